@@ -1,0 +1,96 @@
+const MARKER = Symbol.for('agent-compaction.error');
+
+/**
+ * Machine-readable reason of a {@link CompactError}.
+ *
+ * - `insufficient_budget`: pinned + summary + the smallest recent window do not fit the budget.
+ * - `invalid_messages`: a message is malformed (the message names the index and field).
+ * - `invalid_config`: an option or config value is out of range or unknown.
+ * - `summarizer_failed`: a summarizer could not produce a usable summary.
+ * - `summarizer_timeout`: a summarizer did not answer within its time limit.
+ * - `summarizer_refused`: the summarization model refused the request.
+ * - `summary_too_long`: a summary exceeded its token limit after all retries.
+ * - `storage_failed`: an archive write failed (never fatal to the conversation).
+ * - `missing_dependency`: an optional peer package is not installed.
+ * - `aborted`: the caller aborted the operation through its `AbortSignal`.
+ */
+export type CompactErrorCode =
+  | 'insufficient_budget'
+  | 'invalid_messages'
+  | 'invalid_config'
+  | 'summarizer_failed'
+  | 'summarizer_timeout'
+  | 'summarizer_refused'
+  | 'summary_too_long'
+  | 'storage_failed'
+  | 'missing_dependency'
+  | 'aborted';
+
+/** One problem found while validating input or configuration. */
+export interface CompactIssue {
+  /** Where the problem is, e.g. `['messages', 3, 'role']` or `['policy', 'trigger_pct']`. */
+  path: (string | number)[];
+  /** What is wrong, in one sentence. */
+  message: string;
+}
+
+/** Options of {@link CompactError}. */
+export interface CompactErrorOptions {
+  /** The error that caused this one. */
+  cause?: unknown;
+  /** Individual problems, for validation errors. */
+  issues?: CompactIssue[];
+}
+
+/**
+ * The one error type agent-compaction throws. Check `code` (or use {@link isCompactError})
+ * rather than `instanceof`, which fails across two copies of the package.
+ *
+ * @example
+ * ```ts
+ * try { await manager.preflight(id, messages) }
+ * catch (e) { if (isCompactError(e, 'insufficient_budget')) shrinkProtectedMemory() }
+ * ```
+ */
+export class CompactError extends Error {
+  /** Machine-readable reason. */
+  readonly code: CompactErrorCode;
+  /** Individual problems (validation errors), each with its path. */
+  readonly issues: CompactIssue[];
+  readonly [MARKER] = true;
+
+  constructor(code: CompactErrorCode, message: string, options: CompactErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = new.target.name;
+    this.code = code;
+    this.issues = options.issues ?? [];
+  }
+}
+
+/**
+ * True when `error` is a {@link CompactError} (from any copy of this package), optionally
+ * with the given code.
+ */
+export function isCompactError(error: unknown, code?: CompactErrorCode): error is CompactError {
+  return (
+    typeof error === 'object' &&
+    error !== null &&
+    (error as Record<symbol, unknown>)[MARKER] === true &&
+    (code === undefined || (error as CompactError).code === code)
+  );
+}
+
+/** Builds an `invalid_messages` error naming the message index and field. */
+export function invalidMessage(index: number, field: string, problem: string): CompactError {
+  const where = field ? `messages[${index}].${field}` : `messages[${index}]`;
+  return new CompactError('invalid_messages', `${where}: ${problem}`, {
+    issues: [{ path: ['messages', index, ...(field ? field.split('.') : [])], message: problem }],
+  });
+}
+
+/** Builds an `invalid_config` error naming the option path. */
+export function invalidConfig(path: string, problem: string): CompactError {
+  return new CompactError('invalid_config', `${path} ${problem}`, {
+    issues: [{ path: path.split('.'), message: problem }],
+  });
+}

@@ -1,0 +1,103 @@
+import { invalidConfig } from './errors.js';
+import { STRATEGY_NAMES, type StrategyName } from './summarizer.js';
+
+/** When and how a session is compacted. Config files use the same keys in snake_case. */
+export interface CompactPolicy {
+  /**
+   * Compact when the estimated request reaches this fraction of `maxContextTokens`.
+   * @default 0.85
+   */
+  triggerPct: number;
+  /**
+   * Tokens reserved for the next user input and tool responses: the budget is
+   * `maxContextTokens - hardCapBuffer`.
+   * @default 1500
+   */
+  hardCapBuffer: number;
+  /**
+   * Recent conversational turns (a user message and the replies to it) kept verbatim.
+   * @default 6
+   */
+  keepRecentTurns: number;
+  /**
+   * Recent tool call/result groups kept verbatim.
+   * @default 4
+   */
+  keepToolIoPairs: number;
+  /**
+   * Roles that are never pruned or summarized.
+   * @default ['system', 'developer']
+   */
+  rolesNeverPrune: string[];
+  /**
+   * The `meta` key that marks a message as protected.
+   * @default 'protected'
+   */
+  protectedFlag: string;
+  /**
+   * Summarization strategy.
+   * @default 'task_state'
+   */
+  strategy: StrategyName | (string & {});
+  /**
+   * The summary's token limit.
+   * @default 1024
+   */
+  maxSummaryTokens: number;
+}
+
+/** The spec's defaults. */
+export const DEFAULT_POLICY: Readonly<CompactPolicy> = Object.freeze({
+  triggerPct: 0.85,
+  hardCapBuffer: 1500,
+  keepRecentTurns: 6,
+  keepToolIoPairs: 4,
+  rolesNeverPrune: ['system', 'developer'],
+  protectedFlag: 'protected',
+  strategy: 'task_state',
+  maxSummaryTokens: 1024,
+});
+
+function checkInteger(path: string, value: unknown, min: number): number {
+  if (typeof value !== 'number' || !Number.isFinite(value) || !Number.isInteger(value) || value < min) {
+    throw invalidConfig(path, `must be an integer >= ${min} (got ${String(value)})`);
+  }
+  return value;
+}
+
+/**
+ * Applies defaults to a partial policy and validates it, without touching the input.
+ * Throws `CompactError('invalid_config')` naming the field.
+ */
+export function resolvePolicy(policy: Partial<CompactPolicy> = {}, customStrategies: readonly string[] = []): CompactPolicy {
+  const merged: CompactPolicy = { ...DEFAULT_POLICY, rolesNeverPrune: [...DEFAULT_POLICY.rolesNeverPrune] };
+  for (const [key, value] of Object.entries(policy)) {
+    if (value === undefined) continue;
+    if (!(key in DEFAULT_POLICY)) throw invalidConfig(`policy.${key}`, 'is not a policy option');
+    (merged as unknown as Record<string, unknown>)[key] = Array.isArray(value) ? [...value] : value;
+  }
+  const { triggerPct } = merged;
+  if (typeof triggerPct !== 'number' || !Number.isFinite(triggerPct) || triggerPct <= 0 || triggerPct > 1) {
+    throw invalidConfig('policy.triggerPct', `must be between 0 and 1 (got ${String(triggerPct)})`);
+  }
+  checkInteger('policy.hardCapBuffer', merged.hardCapBuffer, 0);
+  checkInteger('policy.keepRecentTurns', merged.keepRecentTurns, 1);
+  checkInteger('policy.keepToolIoPairs', merged.keepToolIoPairs, 1);
+  checkInteger('policy.maxSummaryTokens', merged.maxSummaryTokens, 16);
+  if (!Array.isArray(merged.rolesNeverPrune) || merged.rolesNeverPrune.some((r) => typeof r !== 'string')) {
+    throw invalidConfig('policy.rolesNeverPrune', 'must be a list of role names');
+  }
+  if (typeof merged.protectedFlag !== 'string' || merged.protectedFlag === '') {
+    throw invalidConfig('policy.protectedFlag', 'must be a non-empty string');
+  }
+  if (
+    typeof merged.strategy !== 'string' ||
+    !([...STRATEGY_NAMES, ...customStrategies] as string[]).includes(merged.strategy)
+  ) {
+    throw invalidConfig(
+      'policy.strategy',
+      `must be one of ${[...STRATEGY_NAMES, ...customStrategies].join(', ')} (got ${String(merged.strategy)})`,
+    );
+  }
+  return merged;
+}

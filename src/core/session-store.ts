@@ -1,0 +1,86 @@
+/**
+ * Per-session compaction state, behind a store interface: in memory by default, shared
+ * (Redis, ...) when several processes serve one session.
+ */
+
+/** The rolling summary of a session. */
+export interface SessionSummary {
+  /** The summary body, without tags. */
+  text: string;
+  /** Its token count with the session's counter. */
+  tokens: number;
+  /** Which summarizer wrote it (after fallbacks). */
+  summarizer: string;
+  /** Epoch milliseconds. */
+  createdAt: number;
+}
+
+/**
+ * What the manager remembers about one session: the summary and which messages it
+ * covers, by stable message id. The view sent to the model is pinned messages + the
+ * summary + every message not covered.
+ */
+export interface SessionState {
+  sessionId: string;
+  /** Number of compactions so far; the summary message is tagged `v{version}`. */
+  version: number;
+  /** The current summary; absent before the first compaction or after a pruning-only one. */
+  summary?: SessionSummary;
+  /** Ids of the messages folded into the summary (or pruned), in history order. */
+  coveredIds: string[];
+  /** Epoch milliseconds of the last change. */
+  updatedAt: number;
+}
+
+/** Options of {@link SessionStore.set}. */
+export interface SessionStoreSetOptions {
+  /**
+   * Write only if the stored state still has this version (`0` for "no state yet").
+   * Lets shared stores run one compaction per trigger across replicas.
+   */
+  expectedVersion?: number;
+}
+
+/**
+ * Holds {@link SessionState} by session id. Implementations must return copies (or
+ * never-mutated objects) so a caller cannot change stored state by accident.
+ */
+export interface SessionStore {
+  /** A short name for diagnostics. */
+  readonly name: string;
+  get(sessionId: string): Promise<SessionState | undefined>;
+  /** Stores `state`; resolves `false` when `expectedVersion` did not match (nothing written). */
+  set(sessionId: string, state: SessionState, options?: SessionStoreSetOptions): Promise<boolean>;
+  delete(sessionId: string): Promise<void>;
+}
+
+/**
+ * The default store: a `Map` in this process.
+ *
+ * @example
+ * ```ts
+ * const manager = new CompactManager({ model: 'gpt-4o', store: new MemorySessionStore() });
+ * ```
+ */
+export class MemorySessionStore implements SessionStore {
+  readonly name = 'memory';
+  readonly #states = new Map<string, SessionState>();
+
+  async get(sessionId: string): Promise<SessionState | undefined> {
+    return this.#states.get(sessionId);
+  }
+
+  async set(sessionId: string, state: SessionState, options: SessionStoreSetOptions = {}): Promise<boolean> {
+    if (options.expectedVersion !== undefined) {
+      const current = this.#states.get(sessionId)?.version ?? 0;
+      if (current !== options.expectedVersion) return false;
+    }
+    // Frozen so that neither the manager nor a caller can mutate stored state in place.
+    this.#states.set(sessionId, Object.freeze({ ...state, coveredIds: Object.freeze([...state.coveredIds]) }) as SessionState);
+    return true;
+  }
+
+  async delete(sessionId: string): Promise<void> {
+    this.#states.delete(sessionId);
+  }
+}

@@ -132,6 +132,8 @@ export interface CompactEvent<N extends CompactEventName = CompactEventName> {
   /** The span this one nests under: the preflight span, or the caller's span. */
   parentId?: string;
   sessionId: string;
+  /** One id per `preflight`/`compact` call: groups the events of one decision. */
+  operationId: string;
   /** Epoch milliseconds. */
   startTime: number;
   /** Epoch milliseconds, `>= startTime`. */

@@ -10,20 +10,33 @@ export type Redactor = (text: string) => string;
 export const REDACTED = '<REDACTED>';
 
 /**
- * Default patterns: `key = value` secrets (API keys, passwords, tokens, secrets), bearer
- * tokens, well-known key formats (OpenAI, Anthropic, AWS, GitHub, Slack, Google), JWTs and
- * PEM private keys.
+ * Default patterns. A pattern whose first two capture groups are a key and a separator
+ * (`api_key` and `=`) keeps both and replaces only the value; any other pattern replaces the
+ * whole match (or, for URLs, the part between its first two groups).
+ *
+ * Covered: `key = value` secrets (API keys, passwords, tokens, secrets, private and access
+ * keys, credentials, `Authorization` headers), bearer/basic tokens, URLs with embedded
+ * credentials, and the well-known key formats of OpenAI, Anthropic, AWS (access key ids and
+ * secret keys), GitHub, Slack, Google, Stripe, plus JWTs and PEM private keys.
  */
 export const DEFAULT_REDACTION_PATTERNS: readonly string[] = [
-  '(?i)(api[_-]?key|apikey|password|passwd|secret|access[_-]?token|auth[_-]?token|client[_-]?secret)(["\']?\\s*[:=]\\s*["\']?)[^\\s"\',;]+',
-  '(?i)\\bbearer\\s+[a-z0-9._~+/-]{8,}=*',
-  '\\bsk-(?:ant-|proj-)?[A-Za-z0-9_-]{16,}',
-  '\\b(?:AKIA|ASIA)[0-9A-Z]{16}\\b',
+  // PEM private keys first: their body would otherwise be cut into pieces by other patterns.
+  '-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\\s\\S]*?-----END [A-Z0-9 ]*PRIVATE KEY-----',
+  // key = value (quoted or not), JSON `"key": "value"` and escaped JSON `\"key\":\"value\"`.
+  '(?i)([a-z0-9_.-]*(?:api[_-]?key|apikey|password|passwd|pwd|passphrase|secret|secret[_-]?key|token|access[_-]?key|private[_-]?key|credentials?|authorization|auth))(\\\\?["\']?\\s*[:=]\\s*)(?:(?:bearer|basic|token|digest)\\s+)?(?:\\\\"(?:[^"\\\\\\n]|\\\\[^"])*\\\\"|"[^"\\n]*"|\'[^\'\\n]*\'|(?:[^\\s"\'\\\\,;]|\\\\(?!["\']))+)',
+  '(?i)\\b(?:bearer|basic)\\s+[a-z0-9._~+/-]{8,}=*',
+  // URLs with credentials: keep scheme and user, replace the password.
+  '(?i)\\b([a-z][a-z0-9+.-]*://[^\\s:/@]+:)[^\\s/@]+(@)',
+  '\\bsk-(?:ant-(?:api\\d{2}-)?|proj-|svcacct-|admin-)?[A-Za-z0-9_-]{16,}',
+  '\\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[0-9A-Z]{16}\\b',
   '\\bgh[pousr]_[A-Za-z0-9]{30,}\\b',
-  '\\bxox[abprs]-[A-Za-z0-9-]{10,}',
-  '\\bAIza[0-9A-Za-z_-]{35}\\b',
-  '\\beyJ[A-Za-z0-9_-]{8,}\\.[A-Za-z0-9_-]{8,}\\.[A-Za-z0-9_-]{8,}',
-  '-----BEGIN [A-Z ]*PRIVATE KEY-----[\\s\\S]*?-----END [A-Z ]*PRIVATE KEY-----',
+  '\\bgithub_pat_[A-Za-z0-9_]{40,}\\b',
+  '\\bxox[abposr]-[A-Za-z0-9-]{10,}',
+  '\\bhttps://hooks\\.slack\\.com/services/[A-Za-z0-9/_-]+',
+  '\\bAIza[0-9A-Za-z_-]{35}',
+  '\\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}',
+  '\\bwhsec_[A-Za-z0-9]{24,}',
+  '\\beyJ[A-Za-z0-9_-]{8,}\\.eyJ[A-Za-z0-9_-]{8,}\\.[A-Za-z0-9_-]{8,}',
 ];
 
 /** Options of {@link createRedactor}. */
@@ -33,9 +46,15 @@ export interface RedactorOptions {
    * @default DEFAULT_REDACTION_PATTERNS
    */
   patterns?: readonly string[];
-  /** Extra patterns added to the defaults. */
+  /**
+   * Extra patterns added to the defaults (or to `patterns`).
+   * @default []
+   */
   extraPatterns?: readonly string[];
-  /** A custom function run after the patterns. */
+  /**
+   * A custom function run after the patterns.
+   * @default undefined
+   */
   custom?: Redactor;
 }
 
@@ -43,6 +62,26 @@ export interface RedactorOptions {
 export function compileRedactionPattern(pattern: string): RegExp {
   if (pattern.startsWith('(?i)')) return new RegExp(pattern.slice(4), 'gi');
   return new RegExp(pattern, 'g');
+}
+
+function replaceMatch(match: string, groups: unknown[]): string {
+  const key = groups[0];
+  const separator = groups[1];
+  if (typeof key === 'string' && typeof separator === 'string') {
+    if (match.startsWith(key + separator)) {
+      const value = match.slice(key.length + separator.length);
+      // Keep the quotes around a quoted value so JSON text stays JSON.
+      if (value.startsWith('\\"')) return `${key}${separator}\\"${REDACTED}\\"`;
+      const quote = value[0];
+      if ((quote === '"' || quote === "'") && value.endsWith(quote) && value.length > 1) {
+        return `${key}${separator}${quote}${REDACTED}${quote}`;
+      }
+      return `${key}${separator}${REDACTED}`;
+    }
+    // Two groups around the secret (a URL's `scheme://user:` and `@`).
+    if (match.startsWith(key) && match.endsWith(separator)) return `${key}${REDACTED}${separator}`;
+  }
+  return REDACTED;
 }
 
 /**
@@ -62,13 +101,11 @@ export function createRedactor(options: RedactorOptions = {}): Redactor {
   return (text: string) => {
     let out = text;
     for (const regex of regexes) {
-      out = out.replace(regex, (match: string, ...groups: unknown[]) => {
-        const key = groups[0];
-        const separator = groups[1];
-        if (typeof key === 'string' && typeof separator === 'string' && match.startsWith(key + separator)) {
-          return `${key}${separator}${REDACTED}`;
-        }
-        return REDACTED;
+      regex.lastIndex = 0;
+      out = out.replace(regex, (match: string, ...rest: unknown[]) => {
+        // `rest` ends with offset, whole string (and named groups when any): keep the groups only.
+        const groups = rest.slice(0, typeof rest.at(-1) === 'object' ? -3 : -2);
+        return replaceMatch(match, groups);
       });
     }
     return custom ? custom(out) : out;
@@ -77,12 +114,23 @@ export function createRedactor(options: RedactorOptions = {}): Redactor {
 
 /** Applies a redactor to every string inside a JSON-like value, returning a copy. */
 export function redactDeep<T>(value: T, redact: Redactor): T {
-  if (typeof value === 'string') return redact(value) as T;
-  if (Array.isArray(value)) return value.map((item) => redactDeep(item, redact)) as T;
-  if (value !== null && typeof value === 'object') {
-    const out: Record<string, unknown> = {};
-    for (const [key, item] of Object.entries(value)) out[key] = redactDeep(item, redact);
-    return out as T;
+  return redactValue(value, redact, new WeakMap()) as T;
+}
+
+function redactValue(value: unknown, redact: Redactor, seen: WeakMap<object, unknown>): unknown {
+  if (typeof value === 'string') return redact(value);
+  if (value === null || typeof value !== 'object') return value;
+  const known = seen.get(value);
+  if (known !== undefined) return known;
+  if (Array.isArray(value)) {
+    const out: unknown[] = [];
+    seen.set(value, out);
+    for (const item of value) out.push(redactValue(item, redact, seen));
+    return out;
   }
-  return value;
+  if (value instanceof Date) return new Date(value.getTime());
+  const out: Record<string, unknown> = {};
+  seen.set(value, out);
+  for (const [key, item] of Object.entries(value)) out[key] = redactValue(item, redact, seen);
+  return out;
 }

@@ -1,0 +1,216 @@
+import type { AnyCompactEvent, EventExporter } from './events.js';
+
+/** Options of {@link ExportQueue}. */
+export interface ExportQueueOptions {
+  /**
+   * Events held at most; when full, the oldest are dropped and counted.
+   * @default 10_000
+   */
+  maxSize?: number;
+  /**
+   * Events handed to an exporter in one call at most.
+   * @default 512
+   */
+  maxBatchSize?: number;
+  /**
+   * Background flush interval in milliseconds (the timer never keeps the process alive).
+   * @default 200
+   */
+  flushIntervalMs?: number;
+  /**
+   * How long one `export`, `forceFlush` or `shutdown` call may take before the queue stops
+   * waiting for it and moves on (a hung exporter never blocks `flush()` forever).
+   * @default 30_000
+   */
+  exportTimeoutMs?: number;
+  /**
+   * Called when an exporter throws, rejects or times out.
+   * @default one `[agent-compaction]` line on stderr
+   */
+  onExporterError?: (exporter: string, error: unknown) => void;
+}
+
+/** The queue's defaults. */
+export const DEFAULT_EXPORT_QUEUE_OPTIONS = Object.freeze({
+  maxSize: 10_000,
+  maxBatchSize: 512,
+  flushIntervalMs: 200,
+  exportTimeoutMs: 30_000,
+});
+
+interface Waiter {
+  target: number;
+  resolve: () => void;
+}
+
+/**
+ * A bounded queue between the engine and its exporters: `enqueue` never blocks and never
+ * throws; batches go out in the background, at the end of each compaction and on
+ * `flush()`/`shutdown()`.
+ *
+ * One worker sends batches in order; events stay in the queue (and count towards
+ * `maxSize`) until the worker takes them, so a slow exporter makes the queue drop its oldest
+ * events rather than grow without bound.
+ *
+ * @example
+ * ```ts
+ * const queue = new ExportQueue([consoleExporter()], { maxSize: 1_000 });
+ * queue.enqueue(event); // returns at once
+ * await queue.flush();  // resolves once every exporter has answered (or timed out)
+ * ```
+ */
+export class ExportQueue {
+  readonly #exporters: readonly EventExporter[];
+  readonly #maxSize: number;
+  readonly #maxBatchSize: number;
+  readonly #flushIntervalMs: number;
+  readonly #exportTimeoutMs: number;
+  readonly #onExporterError: (exporter: string, error: unknown) => void;
+  #events: { seq: number; event: AnyCompactEvent }[] = [];
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #running = false;
+  /** Events ever enqueued (the last sequence number). */
+  #enqueued = 0;
+  /** The lowest sequence number of the batch being exported, if any. */
+  #inFlightSeq: number | undefined;
+  #waiters: Waiter[] = [];
+  #dropped = 0;
+  #closed = false;
+  #shutdown: Promise<void> | undefined;
+
+  constructor(exporters: readonly EventExporter[], options: ExportQueueOptions = {}) {
+    this.#exporters = [...exporters];
+    this.#maxSize = Math.max(1, options.maxSize ?? DEFAULT_EXPORT_QUEUE_OPTIONS.maxSize);
+    this.#maxBatchSize = Math.max(1, options.maxBatchSize ?? DEFAULT_EXPORT_QUEUE_OPTIONS.maxBatchSize);
+    this.#flushIntervalMs = options.flushIntervalMs ?? DEFAULT_EXPORT_QUEUE_OPTIONS.flushIntervalMs;
+    this.#exportTimeoutMs = options.exportTimeoutMs ?? DEFAULT_EXPORT_QUEUE_OPTIONS.exportTimeoutMs;
+    this.#onExporterError =
+      options.onExporterError ??
+      ((exporter, error) =>
+        process.stderr.write(
+          `[agent-compaction] exporter ${exporter} failed: ${String((error as Error)?.message ?? error)}\n`,
+        ));
+  }
+
+  /** Events dropped because the queue was full. */
+  get dropped(): number {
+    return this.#dropped;
+  }
+
+  /** Events waiting to be exported. */
+  get size(): number {
+    return this.#events.length;
+  }
+
+  /** Adds an event; drops the oldest when full. Never throws, never waits. */
+  enqueue(event: AnyCompactEvent): void {
+    if (this.#closed || this.#exporters.length === 0) return;
+    this.#enqueued += 1;
+    this.#events.push({ seq: this.#enqueued, event });
+    if (this.#events.length > this.#maxSize) {
+      const excess = this.#events.length - this.#maxSize;
+      this.#events.splice(0, excess);
+      this.#dropped += excess;
+      this.#notify();
+    }
+    if (this.#timer === undefined && !this.#running) {
+      this.#timer = setTimeout(() => {
+        this.#timer = undefined;
+        this.#kick();
+      }, this.#flushIntervalMs);
+      this.#timer.unref?.();
+    }
+  }
+
+  /**
+   * Sends everything queued so far; resolves when every exporter has answered (or timed
+   * out) for those events. Never rejects.
+   */
+  flush(): Promise<void> {
+    const target = this.#enqueued;
+    if (this.#lowestPending() > target) return Promise.resolve();
+    const done = new Promise<void>((resolve) => this.#waiters.push({ target, resolve }));
+    this.#kick();
+    return done;
+  }
+
+  /** Flushes, then flushes and shuts every exporter down. Later events are ignored. */
+  shutdown(): Promise<void> {
+    this.#shutdown ??= (async () => {
+      await this.flush();
+      this.#closed = true;
+      if (this.#timer !== undefined) clearTimeout(this.#timer);
+      this.#timer = undefined;
+      await Promise.all(
+        this.#exporters.map(async (exporter) => {
+          await this.#call(exporter, () => exporter.forceFlush?.());
+          await this.#call(exporter, () => exporter.shutdown?.());
+        }),
+      );
+    })();
+    return this.#shutdown;
+  }
+
+  #kick(): void {
+    if (this.#timer !== undefined) {
+      clearTimeout(this.#timer);
+      this.#timer = undefined;
+    }
+    if (this.#running) return;
+    this.#running = true;
+    void this.#drain();
+  }
+
+  async #drain(): Promise<void> {
+    try {
+      while (this.#events.length > 0) {
+        const entries = this.#events.splice(0, this.#maxBatchSize);
+        this.#inFlightSeq = entries[0]?.seq;
+        const batch = entries.map((entry) => entry.event);
+        await Promise.all(this.#exporters.map((exporter) => this.#call(exporter, () => exporter.export(batch))));
+        this.#inFlightSeq = undefined;
+        this.#notify();
+      }
+    } finally {
+      this.#running = false;
+      this.#inFlightSeq = undefined;
+      this.#notify();
+    }
+  }
+
+  /** The sequence number of the oldest event not yet exported (or dropped). */
+  #lowestPending(): number {
+    return this.#inFlightSeq ?? this.#events[0]?.seq ?? Number.POSITIVE_INFINITY;
+  }
+
+  #notify(): void {
+    if (this.#waiters.length === 0) return;
+    const lowest = this.#lowestPending();
+    const ready = this.#waiters.filter((waiter) => waiter.target < lowest);
+    this.#waiters = this.#waiters.filter((waiter) => waiter.target >= lowest);
+    for (const waiter of ready) waiter.resolve();
+  }
+
+  /** Runs one exporter call, catching errors (sync or async) and giving up after the timeout. */
+  async #call(exporter: EventExporter, run: () => Promise<void> | undefined): Promise<void> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    try {
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () => reject(new Error(`timed out after ${this.#exportTimeoutMs} ms`)),
+          this.#exportTimeoutMs,
+        );
+        timer.unref?.();
+      });
+      await Promise.race([Promise.resolve().then(run), timeout]);
+    } catch (error) {
+      try {
+        this.#onExporterError(exporter.name, error);
+      } catch {
+        // An error reporter that throws must not stop the queue.
+      }
+    } finally {
+      if (timer !== undefined) clearTimeout(timer);
+    }
+  }
+}

@@ -1,0 +1,50 @@
+import type { CompactMessage, MessageFormat } from '../message.js';
+
+/** A parsed message before it gets its position-dependent `id` and `index`. */
+export type ParsedMessage = Omit<CompactMessage, 'id' | 'index'> & {
+  /** An id the message carries itself (item id, tool call id, `meta.id`). */
+  explicitId?: string;
+};
+
+/**
+ * Converts one wire format to and from the internal model. `parse` validates and throws
+ * `invalid_messages` naming the index and field; `toWire` writes a message back (the
+ * caller's own object, minus `meta`, when it came from this format).
+ */
+export interface MessageCodec {
+  readonly format: MessageFormat;
+  parse(raw: unknown, index: number): ParsedMessage;
+  toWire(message: CompactMessage): unknown;
+  /** The wire object of a summary message. */
+  summaryMessage(text: string): unknown;
+}
+
+/** Returns `raw` without its `meta` key (a shallow copy only when there is one). */
+export function stripMeta(raw: unknown): unknown {
+  if (raw === null || typeof raw !== 'object' || !('meta' in raw)) return raw;
+  const { meta: _meta, ...rest } = raw as Record<string, unknown>;
+  return rest;
+}
+
+/** Reads `meta` if it is an object. */
+export function readMeta(raw: Record<string, unknown>): Record<string, unknown> | undefined {
+  const meta = raw.meta;
+  return meta !== null && typeof meta === 'object' && !Array.isArray(meta) ? (meta as Record<string, unknown>) : undefined;
+}
+
+/** Joins the text of content parts (`text`, `input_text`, `output_text`, `refusal`); marks others. */
+export function partsText(parts: readonly unknown[]): string {
+  const out: string[] = [];
+  for (const part of parts) {
+    if (typeof part === 'string') {
+      out.push(part);
+      continue;
+    }
+    if (part === null || typeof part !== 'object') continue;
+    const p = part as Record<string, unknown>;
+    if (typeof p.text === 'string') out.push(p.text);
+    else if (typeof p.refusal === 'string') out.push(p.refusal);
+    else if (typeof p.type === 'string') out.push(`[${p.type}]`);
+  }
+  return out.join('\n');
+}

@@ -1,0 +1,98 @@
+/**
+ * agent-compaction: keeps long-running LLM agent conversations inside the model's context
+ * window. The main entry loads no SDK; integrations live in subpath exports
+ * (`agent-compaction/openai-agents`, `/ai-sdk`, `/anthropic`, `/otel`, `/s3`, ...).
+ */
+export {
+  type CompactionResult,
+  type CompactionSummary,
+  CompactManager,
+  type CompactManagerOptions,
+  type CompactOptions,
+  DEFAULT_MAX_CONTEXT_TOKENS,
+  DEFAULT_MODEL,
+  DEFAULT_SUMMARIZER_TIMEOUT_MS,
+  type PreflightOptions,
+  type TokenEstimate,
+} from './core/compact-manager.js';
+export { EmbeddedSummarizer } from './core/embedded-summarizer.js';
+export {
+  CompactError,
+  type CompactErrorCode,
+  type CompactErrorOptions,
+  type CompactIssue,
+  isCompactError,
+} from './core/errors.js';
+export {
+  type AnyCompactEvent,
+  COMPACT_EVENT_NAMES,
+  type CompactEvent,
+  type CompactEventListener,
+  type CompactEventName,
+  type CompactEventProperties,
+  type EventExporter,
+  type KeptCounts,
+  type PolicySnapshot,
+  type TokenBreakdown,
+} from './core/events.js';
+export { DEFAULT_EXPORT_QUEUE_OPTIONS, ExportQueue, type ExportQueueOptions } from './core/export-queue.js';
+export { anthropicCodec } from './core/formats/anthropic.js';
+export { detectFormat, MESSAGE_CODECS } from './core/formats/detect-format.js';
+export type { MessageCodec, ParsedMessage } from './core/formats/message-codec.js';
+export { openaiChatCodec } from './core/formats/openai-chat.js';
+export { openaiResponsesCodec } from './core/formats/openai-responses.js';
+export {
+  type CompactMessage,
+  formatSummaryText,
+  type MessageFormat,
+  type MessageKind,
+  type MessageMeta,
+  type MessageRole,
+  SUMMARY_CLOSING_TAG,
+  SUMMARY_TAG_PATTERN,
+  summaryBody,
+  summaryTag,
+  summaryVersionOf,
+  type ToolCall,
+  type ToolResult,
+} from './core/message.js';
+export { type CompactPolicy, DEFAULT_POLICY, resolvePolicy } from './core/policy.js';
+export {
+  compileRedactionPattern,
+  createRedactor,
+  DEFAULT_REDACTION_PATTERNS,
+  REDACTED,
+  type Redactor,
+  type RedactorOptions,
+  redactDeep,
+} from './core/redactor.js';
+export {
+  MemorySessionStore,
+  type SessionState,
+  type SessionStore,
+  type SessionStoreSetOptions,
+  type SessionSummary,
+} from './core/session-store.js';
+export type { ArchivedSummary, StorageAdapter } from './core/storage-adapter.js';
+export {
+  STRATEGY_NAMES,
+  type StrategyName,
+  type SummarizeRequest,
+  type SummarizeResult,
+  type Summarizer,
+  type SummarizerErrorReport,
+} from './core/summarizer.js';
+export {
+  BpeTokenCounter,
+  type BpeTokenCounterOptions,
+  countInSlices,
+  DEFAULT_ESTIMATE_MARGIN,
+  DEFAULT_SLICE_CHARS,
+  type EncodingName,
+  formatToolSchemas,
+  type ModelInfo,
+  modelInfo,
+  OPENAI_MESSAGE_OVERHEAD,
+  type TokenCounter,
+  tokenCounterFor,
+} from './core/token-counter.js';

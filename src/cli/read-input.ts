@@ -1,0 +1,71 @@
+import { readFile } from 'node:fs/promises';
+import { CompactError } from '../core/errors.js';
+
+/** What a CLI input file holds. */
+export interface CliInput {
+  messages: unknown[];
+  tools?: unknown[];
+  system?: string | unknown[];
+}
+
+async function readStdin(stdin: NodeJS.ReadableStream): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stdin) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer));
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/**
+ * Parses a CLI input: a JSON array of messages, a JSONL file (one message a line), or an
+ * object `{messages, tools?, system?}`.
+ */
+export function parseInput(text: string, source = 'input'): CliInput {
+  const trimmed = text.trim();
+  if (trimmed === '') throw new CompactError('invalid_messages', `${source} is empty`);
+  let value: unknown;
+  try {
+    value = JSON.parse(trimmed);
+  } catch (error) {
+    // Not one JSON document: try JSON Lines.
+    const lines = trimmed.split(/\r?\n/).filter((line) => line.trim() !== '');
+    const messages: unknown[] = [];
+    for (let i = 0; i < lines.length; i++) {
+      try {
+        messages.push(JSON.parse(lines[i]!));
+      } catch {
+        throw new CompactError('invalid_messages', `${source} line ${i + 1}: not valid JSON (${(error as Error).message})`);
+      }
+    }
+    return { messages };
+  }
+  if (Array.isArray(value)) return { messages: value };
+  if (value !== null && typeof value === 'object') {
+    const object = value as Record<string, unknown>;
+    if (!Array.isArray(object.messages)) {
+      throw new CompactError('invalid_messages', `${source}: an object input needs a "messages" array`);
+    }
+    const input: CliInput = { messages: object.messages };
+    if (object.tools !== undefined) {
+      if (!Array.isArray(object.tools)) throw new CompactError('invalid_messages', `${source}: "tools" must be an array`);
+      input.tools = object.tools;
+    }
+    if (object.system !== undefined) {
+      if (typeof object.system !== 'string' && !Array.isArray(object.system)) {
+        throw new CompactError('invalid_messages', `${source}: "system" must be a string or an array of blocks`);
+      }
+      input.system = object.system as string | unknown[];
+    }
+    return input;
+  }
+  throw new CompactError('invalid_messages', `${source}: expected a JSON array of messages, JSON Lines, or {"messages": [...]}`);
+}
+
+/** Reads a CLI input from a file path, or from stdin for `-`. */
+export async function readInput(file: string, stdin: NodeJS.ReadableStream): Promise<CliInput> {
+  let text: string;
+  try {
+    text = file === '-' ? await readStdin(stdin) : await readFile(file, 'utf8');
+  } catch (error) {
+    throw new CompactError('invalid_messages', `cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+  }
+  return parseInput(text, file === '-' ? 'stdin' : file);
+}

@@ -1,0 +1,171 @@
+import { writeFile } from 'node:fs/promises';
+import { parseArgs } from 'node:util';
+import { CompactManager, type CompactManagerOptions } from '../core/compact-manager.js';
+import { CompactError, isCompactError } from '../core/errors.js';
+import type { MessageFormat } from '../core/message.js';
+import type { CompactPolicy } from '../core/policy.js';
+import { readInput } from './read-input.js';
+
+/** Where the CLI reads and writes (injectable for tests). */
+export interface CliIo {
+  stdin: NodeJS.ReadableStream;
+  stdout: (text: string) => void;
+  stderr: (text: string) => void;
+  env: Record<string, string | undefined>;
+}
+
+/** Exit codes of the CLI: a stable contract. */
+export const EXIT_CODES = Object.freeze({ ok: 0, failure: 1, badInput: 2, insufficientBudget: 3 });
+
+const USAGE = `Usage:
+  agent-compaction estimate FILE [--model M] [--max-context N] [--config FILE]
+  agent-compaction compact FILE --max-context N [--model M] [--format auto|openai-chat|openai-responses|anthropic]
+                   [--strategy S] [--keep-recent-turns N] [--keep-tool-io-pairs N] [--trigger-pct X] [--buffer N]
+                   [--max-summary-tokens N] [--force] [--report FILE] [--config FILE]
+
+FILE is a JSON array of messages, a JSONL file, or {"messages": [...], "tools"?: [...], "system"?: ...}; "-" reads stdin.
+Exit codes: 0 ok, 2 bad input or options, 3 insufficient budget.`;
+
+const OPTIONS = {
+  model: { type: 'string' },
+  'max-context': { type: 'string' },
+  format: { type: 'string' },
+  strategy: { type: 'string' },
+  'keep-recent-turns': { type: 'string' },
+  'keep-tool-io-pairs': { type: 'string' },
+  'trigger-pct': { type: 'string' },
+  buffer: { type: 'string' },
+  'max-summary-tokens': { type: 'string' },
+  force: { type: 'boolean' },
+  report: { type: 'string' },
+  config: { type: 'string' },
+  'session-id': { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+function badOption(name: string, problem: string): CompactError {
+  return new CompactError('invalid_config', `--${name} ${problem}`, { issues: [{ path: [name], message: problem }] });
+}
+
+function integerOption(values: Record<string, unknown>, name: string, min: number): number | undefined {
+  const raw = values[name];
+  if (raw === undefined) return undefined;
+  const value = Number(raw);
+  if (!/^\s*\d+\s*$/.test(String(raw)) || !Number.isInteger(value) || value < min) {
+    throw badOption(name, `must be an integer >= ${min} (got ${String(raw)})`);
+  }
+  return value;
+}
+
+function numberOption(values: Record<string, unknown>, name: string): number | undefined {
+  const raw = values[name];
+  if (raw === undefined) return undefined;
+  const value = Number(raw);
+  if (String(raw).trim() === '' || !Number.isFinite(value)) throw badOption(name, `must be a number (got ${String(raw)})`);
+  return value;
+}
+
+async function managerOptions(values: Record<string, unknown>, env: CliIo['env']): Promise<CompactManagerOptions> {
+  let base: CompactManagerOptions = {};
+  const configFile = values.config as string | undefined;
+  const { loadManagerOptions } = await import('./load-manager-options.js');
+  base = await loadManagerOptions(configFile, env);
+  const policy: Partial<CompactPolicy> = { ...(base.policy ?? {}) };
+  const set = <K extends keyof CompactPolicy>(key: K, value: CompactPolicy[K] | undefined) => {
+    if (value !== undefined) policy[key] = value;
+  };
+  set('strategy', values.strategy as string | undefined);
+  set('keepRecentTurns', integerOption(values, 'keep-recent-turns', 1));
+  set('keepToolIoPairs', integerOption(values, 'keep-tool-io-pairs', 1));
+  set('triggerPct', numberOption(values, 'trigger-pct'));
+  set('hardCapBuffer', integerOption(values, 'buffer', 0));
+  set('maxSummaryTokens', integerOption(values, 'max-summary-tokens', 16));
+  const options: CompactManagerOptions = { ...base, policy };
+  if (values.model !== undefined) options.model = values.model as string;
+  const maxContext = integerOption(values, 'max-context', 1);
+  if (maxContext !== undefined) options.maxContextTokens = maxContext;
+  return options;
+}
+
+function formatOption(values: Record<string, unknown>): MessageFormat | undefined {
+  const format = values.format as string | undefined;
+  if (format === undefined || format === 'auto') return undefined;
+  if (format !== 'openai-chat' && format !== 'openai-responses' && format !== 'anthropic') {
+    throw badOption('format', `must be auto, openai-chat, openai-responses or anthropic (got ${format})`);
+  }
+  return format;
+}
+
+/**
+ * Runs the `agent-compaction` CLI with `argv` (without `node` and the script) and returns
+ * its exit code. The entry file only calls this.
+ */
+export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
+  let parsed: ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true; args: string[] }>>;
+  try {
+    parsed = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: true });
+  } catch (error) {
+    io.stderr(`error: ${(error as Error).message}\n`);
+    return EXIT_CODES.badInput;
+  }
+  const { values, positionals } = parsed;
+  const [command, file, ...extra] = positionals;
+  if (values.help || command === 'help' || command === undefined) {
+    io.stdout(`${USAGE}\n`);
+    return command === undefined && !values.help ? EXIT_CODES.badInput : EXIT_CODES.ok;
+  }
+  try {
+    if (command !== 'estimate' && command !== 'compact') throw badOption('command', `"${command}" is not a command (estimate, compact)`);
+    if (file === undefined) throw new CompactError('invalid_config', `${command} needs a FILE (or - for stdin)`);
+    if (extra.length > 0) throw new CompactError('invalid_config', `unexpected argument: ${extra[0]}`);
+    const options = await managerOptions(values, io.env);
+    const format = formatOption(values);
+    const input = await readInput(file, io.stdin);
+    const callOptions = {
+      ...(input.tools ? { tools: input.tools } : {}),
+      ...(input.system !== undefined ? { system: input.system } : {}),
+      ...(format ? { format } : {}),
+    };
+    if (command === 'estimate') {
+      const maxGiven = values['max-context'] !== undefined || options.maxContextTokens !== undefined;
+      const manager = new CompactManager(options);
+      const estimate = manager.estimate(input.messages, callOptions);
+      const out: Record<string, unknown> = {
+        model: estimate.model,
+        total: estimate.total,
+        breakdown: {
+          system: estimate.breakdown.system,
+          developer: estimate.breakdown.developer,
+          tools_schema: estimate.breakdown.toolsSchema,
+          messages: estimate.breakdown.messages,
+        },
+        tokenizer: estimate.tokenizer,
+        exact: estimate.exact,
+      };
+      if (maxGiven) {
+        out.max_context_tokens = estimate.maxContextTokens;
+        out.usage_pct = Number(estimate.usagePct.toFixed(6));
+      }
+      io.stdout(`${JSON.stringify(out, null, 2)}\n`);
+      return EXIT_CODES.ok;
+    }
+    if (options.maxContextTokens === undefined) throw badOption('max-context', 'is required for compact');
+    const manager = new CompactManager(options);
+    const sessionId = (values['session-id'] as string | undefined) ?? 'cli';
+    const result = await manager.compact(sessionId, input.messages, { ...callOptions, force: values.force === true });
+    await manager.shutdown();
+    if (values.report !== undefined) {
+      const { messages: _messages, ...report } = result;
+      await writeFile(values.report as string, `${JSON.stringify(report, null, 2)}\n`);
+    }
+    io.stdout(`${JSON.stringify(result.messages, null, 2)}\n`);
+    return EXIT_CODES.ok;
+  } catch (error) {
+    if (isCompactError(error)) {
+      io.stderr(`error: ${error.message}\n`);
+      return error.code === 'insufficient_budget' ? EXIT_CODES.insufficientBudget : EXIT_CODES.badInput;
+    }
+    io.stderr(`error: ${(error as Error)?.stack ?? String(error)}\n`);
+    return EXIT_CODES.failure;
+  }
+}

@@ -4,7 +4,7 @@
 // ai-tokenizer was measured too (warm 32 ms, but 680 ms load and +151 MB); it is not kept as a
 // dev dependency because its optional peer pins `ai` to v5.
 import { execFileSync } from 'node:child_process';
-import { readFileSync, readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 const candidates = {
@@ -47,8 +47,24 @@ if (process.argv[2] === '--child') {
     warm.push(performance.now() - s);
   }
   warm.sort((a, b) => a - b);
-  const special = (() => { try { return count('hello <|endoftext|> world'); } catch (e) { return `throws: ${e.message.slice(0, 40)}`; } })();
-  console.log(JSON.stringify({ name, total, loadMs: +loadMs.toFixed(1), coldMs: +coldMs.toFixed(1), warmMedianMs: +warm[2].toFixed(1), rssMB: +((process.memoryUsage().rss - rss0) / 1e6).toFixed(0), special }));
+  const special = (() => {
+    try {
+      return count('hello <|endoftext|> world');
+    } catch (e) {
+      return `throws: ${e.message.slice(0, 40)}`;
+    }
+  })();
+  console.log(
+    JSON.stringify({
+      name,
+      total,
+      loadMs: +loadMs.toFixed(1),
+      coldMs: +coldMs.toFixed(1),
+      warmMedianMs: +warm[2].toFixed(1),
+      rssMB: +((process.memoryUsage().rss - rss0) / 1e6).toFixed(0),
+      special,
+    }),
+  );
 } else {
   const self = fileURLToPath(import.meta.url);
   for (const name of Object.keys(candidates)) {

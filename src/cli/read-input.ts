@@ -10,7 +10,8 @@ export interface CliInput {
 
 async function readStdin(stdin: NodeJS.ReadableStream): Promise<string> {
   const chunks: Buffer[] = [];
-  for await (const chunk of stdin) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer));
+  for await (const chunk of stdin)
+    chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer));
   return Buffer.concat(chunks).toString('utf8');
 }
 
@@ -32,7 +33,10 @@ export function parseInput(text: string, source = 'input'): CliInput {
       try {
         messages.push(JSON.parse(lines[i]!));
       } catch {
-        throw new CompactError('invalid_messages', `${source} line ${i + 1}: not valid JSON (${(error as Error).message})`);
+        throw new CompactError(
+          'invalid_messages',
+          `${source} line ${i + 1}: not valid JSON (${(error as Error).message})`,
+        );
       }
     }
     return { messages };
@@ -45,18 +49,25 @@ export function parseInput(text: string, source = 'input'): CliInput {
     }
     const input: CliInput = { messages: object.messages };
     if (object.tools !== undefined) {
-      if (!Array.isArray(object.tools)) throw new CompactError('invalid_messages', `${source}: "tools" must be an array`);
+      if (!Array.isArray(object.tools))
+        throw new CompactError('invalid_messages', `${source}: "tools" must be an array`);
       input.tools = object.tools;
     }
     if (object.system !== undefined) {
       if (typeof object.system !== 'string' && !Array.isArray(object.system)) {
-        throw new CompactError('invalid_messages', `${source}: "system" must be a string or an array of blocks`);
+        throw new CompactError(
+          'invalid_messages',
+          `${source}: "system" must be a string or an array of blocks`,
+        );
       }
       input.system = object.system as string | unknown[];
     }
     return input;
   }
-  throw new CompactError('invalid_messages', `${source}: expected a JSON array of messages, JSON Lines, or {"messages": [...]}`);
+  throw new CompactError(
+    'invalid_messages',
+    `${source}: expected a JSON array of messages, JSON Lines, or {"messages": [...]}`,
+  );
 }
 
 /** Reads a CLI input from a file path, or from stdin for `-`. */
@@ -65,7 +76,10 @@ export async function readInput(file: string, stdin: NodeJS.ReadableStream): Pro
   try {
     text = file === '-' ? await readStdin(stdin) : await readFile(file, 'utf8');
   } catch (error) {
-    throw new CompactError('invalid_messages', `cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+    throw new CompactError(
+      'invalid_messages',
+      `cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+    );
   }
   return parseInput(text, file === '-' ? 'stdin' : file);
 }

@@ -44,7 +44,9 @@ const OPTIONS = {
 } as const;
 
 function badOption(name: string, problem: string): CompactError {
-  return new CompactError('invalid_config', `--${name} ${problem}`, { issues: [{ path: [name], message: problem }] });
+  return new CompactError('invalid_config', `--${name} ${problem}`, {
+    issues: [{ path: [name], message: problem }],
+  });
 }
 
 function integerOption(values: Record<string, unknown>, name: string, min: number): number | undefined {
@@ -61,11 +63,15 @@ function numberOption(values: Record<string, unknown>, name: string): number | u
   const raw = values[name];
   if (raw === undefined) return undefined;
   const value = Number(raw);
-  if (String(raw).trim() === '' || !Number.isFinite(value)) throw badOption(name, `must be a number (got ${String(raw)})`);
+  if (String(raw).trim() === '' || !Number.isFinite(value))
+    throw badOption(name, `must be a number (got ${String(raw)})`);
   return value;
 }
 
-async function managerOptions(values: Record<string, unknown>, env: CliIo['env']): Promise<CompactManagerOptions> {
+async function managerOptions(
+  values: Record<string, unknown>,
+  env: CliIo['env'],
+): Promise<CompactManagerOptions> {
   let base: CompactManagerOptions = {};
   const configFile = values.config as string | undefined;
   const { loadManagerOptions } = await import('./load-manager-options.js');
@@ -101,7 +107,9 @@ function formatOption(values: Record<string, unknown>): MessageFormat | undefine
  * its exit code. The entry file only calls this.
  */
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
-  let parsed: ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true; args: string[] }>>;
+  let parsed: ReturnType<
+    typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true; args: string[] }>
+  >;
   try {
     parsed = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: true });
   } catch (error) {
@@ -115,8 +123,10 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     return command === undefined && !values.help ? EXIT_CODES.badInput : EXIT_CODES.ok;
   }
   try {
-    if (command !== 'estimate' && command !== 'compact') throw badOption('command', `"${command}" is not a command (estimate, compact)`);
-    if (file === undefined) throw new CompactError('invalid_config', `${command} needs a FILE (or - for stdin)`);
+    if (command !== 'estimate' && command !== 'compact')
+      throw badOption('command', `"${command}" is not a command (estimate, compact)`);
+    if (file === undefined)
+      throw new CompactError('invalid_config', `${command} needs a FILE (or - for stdin)`);
     if (extra.length > 0) throw new CompactError('invalid_config', `unexpected argument: ${extra[0]}`);
     const options = await managerOptions(values, io.env);
     const format = formatOption(values);
@@ -152,7 +162,10 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     if (options.maxContextTokens === undefined) throw badOption('max-context', 'is required for compact');
     const manager = new CompactManager(options);
     const sessionId = (values['session-id'] as string | undefined) ?? 'cli';
-    const result = await manager.compact(sessionId, input.messages, { ...callOptions, force: values.force === true });
+    const result = await manager.compact(sessionId, input.messages, {
+      ...callOptions,
+      force: values.force === true,
+    });
     await manager.shutdown();
     if (values.report !== undefined) {
       const { messages: _messages, ...report } = result;

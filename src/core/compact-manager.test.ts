@@ -17,7 +17,9 @@ const charCounter: TokenCounter = {
   requestOverhead: 0,
   countText: (text) => text.length,
   countMessage: (m: CompactMessage) =>
-    m.text.length + m.toolCalls.reduce((s, c) => s + c.name.length + c.arguments.length, 0) + m.toolResults.reduce((s, r) => s + r.output.length, 0),
+    m.text.length +
+    m.toolCalls.reduce((s, c) => s + c.name.length + c.arguments.length, 0) +
+    m.toolResults.reduce((s, r) => s + r.output.length, 0),
   countTools: (tools) => JSON.stringify(tools).length,
 };
 
@@ -49,21 +51,37 @@ const summaryCount = (messages: unknown[]) =>
 
 describe('budget and trigger', () => {
   it('computes the budget as max - buffer and the trigger at trigger_pct', () => {
-    const manager = new CompactManager({ model: 'gpt-4', maxContextTokens: 128_000, policy: { hardCapBuffer: 1500 } });
+    const manager = new CompactManager({
+      model: 'gpt-4',
+      maxContextTokens: 128_000,
+      policy: { hardCapBuffer: 1500 },
+    });
     expect(manager.budget).toBe(126_500);
     expect(manager.triggerTokens).toBe(108_800);
   });
 
   it('triggers at 85% and not at 75%, emitting the decision either way', async () => {
-    const mk = () => new CompactManager({ maxContextTokens: 128_000, tokenCounter: charCounter, policy: { keepRecentTurns: 2, keepToolIoPairs: 1 } });
+    const mk = () =>
+      new CompactManager({
+        maxContextTokens: 128_000,
+        tokenCounter: charCounter,
+        policy: { keepRecentTurns: 2, keepToolIoPairs: 1 },
+      });
     const above = mk();
     const aboveEvents = collect(above);
     const at = chatTurns(544, 100); // 108,800 chars
     const r1 = await above.compact('s', at);
     expect(r1.tokensBefore).toBe(108_800);
     expect(r1.applied).toBe(true);
-    const decision = aboveEvents.find((e) => e.name === 'compact.trigger_decision') as CompactEvent<'compact.trigger_decision'>;
-    expect(decision.properties).toMatchObject({ triggered: true, reason: 'usage_pct >= trigger_pct', triggerTokens: 108_800, budget: 126_500 });
+    const decision = aboveEvents.find(
+      (e) => e.name === 'compact.trigger_decision',
+    ) as CompactEvent<'compact.trigger_decision'>;
+    expect(decision.properties).toMatchObject({
+      triggered: true,
+      reason: 'usage_pct >= trigger_pct',
+      triggerTokens: 108_800,
+      budget: 126_500,
+    });
     expect(decision.properties.kept).toBeDefined();
     expect(decision.properties.prunedCount).toBeGreaterThan(0);
 
@@ -72,15 +90,28 @@ describe('budget and trigger', () => {
     const r2 = await below.compact('s', chatTurns(480, 100)); // 96,000
     expect(r2.applied).toBe(false);
     expect(r2.tokensBefore).toBe(96_000);
-    const d2 = belowEvents.find((e) => e.name === 'compact.trigger_decision') as CompactEvent<'compact.trigger_decision'>;
+    const d2 = belowEvents.find(
+      (e) => e.name === 'compact.trigger_decision',
+    ) as CompactEvent<'compact.trigger_decision'>;
     expect(d2.properties.triggered).toBe(false);
-    const estimate = belowEvents.find((e) => e.name === 'compact.token_estimate') as CompactEvent<'compact.token_estimate'>;
+    const estimate = belowEvents.find(
+      (e) => e.name === 'compact.token_estimate',
+    ) as CompactEvent<'compact.token_estimate'>;
     expect(estimate.properties).toMatchObject({ tEst: 96_000, maxTokens: 128_000, usagePct: 0.75 });
   });
 
   it('estimates system, developer, tool schemas and messages separately', () => {
     const manager = new CompactManager({ model: 'gpt-4o' });
-    const tools = [{ type: 'function', function: { name: 'read_file', description: 'Read', parameters: { type: 'object', properties: { path: { type: 'string' } } } } }];
+    const tools = [
+      {
+        type: 'function',
+        function: {
+          name: 'read_file',
+          description: 'Read',
+          parameters: { type: 'object', properties: { path: { type: 'string' } } },
+        },
+      },
+    ];
     const messages = [
       { role: 'system', content: 'You are a coding assistant.' },
       { role: 'developer', content: 'Never print secrets.' },
@@ -94,7 +125,9 @@ describe('budget and trigger', () => {
     const { system, developer, toolsSchema, messages: rest } = estimate.breakdown;
     expect(estimate.total).toBe(system + developer + toolsSchema + rest);
     expect(estimate.usagePct).toBeCloseTo(estimate.total / 128_000);
-    expect(manager.estimate(messages, { tools, system: 'extra system prompt' }).breakdown.system).toBeGreaterThan(system);
+    expect(
+      manager.estimate(messages, { tools, system: 'extra system prompt' }).breakdown.system,
+    ).toBeGreaterThan(system);
     expect(estimate.tokenizer).toBe('o200k_base');
   });
 });
@@ -103,12 +136,20 @@ describe('three layers', () => {
   const session = () => [
     { role: 'system', content: 'system prompt' },
     ...chatTurns(3, 50),
-    { role: 'user', content: 'PROTECTED requirement: keep the API stable', meta: { protected: true, label: 'Requirement' } },
+    {
+      role: 'user',
+      content: 'PROTECTED requirement: keep the API stable',
+      meta: { protected: true, label: 'Requirement' },
+    },
     ...chatTurns(10, 50),
   ];
 
   it('orders pinned, one summary, then recent; protected messages survive unchanged', async () => {
-    const manager = new CompactManager({ maxContextTokens: 100_000, tokenCounter: charCounter, policy: { keepRecentTurns: 2, keepToolIoPairs: 1 } });
+    const manager = new CompactManager({
+      maxContextTokens: 100_000,
+      tokenCounter: charCounter,
+      policy: { keepRecentTurns: 2, keepToolIoPairs: 1 },
+    });
     const input = deepFreeze(session());
     const before = structuredClone(input);
     const result = await manager.manualCompact('s', input, { note: 'user-requested' });
@@ -120,16 +161,28 @@ describe('three layers', () => {
     expect(out.slice(3)).toEqual(input.slice(-4));
     expect(summaryCount(out)).toBe(1);
     expect(out.some((m) => 'meta' in m)).toBe(false);
-    expect(result).toMatchObject({ applied: true, reason: 'manual', version: 1, kept: { pinned: 2, recentTurns: 2, toolPairs: 0 } });
+    expect(result).toMatchObject({
+      applied: true,
+      reason: 'manual',
+      version: 1,
+      kept: { pinned: 2, recentTurns: 2, toolPairs: 0 },
+    });
   });
 
   it('records the manual note in the events', async () => {
     const manager = new CompactManager({ maxContextTokens: 100_000, tokenCounter: charCounter });
     const events = collect(manager);
     await manager.manualCompact('s', session(), { note: 'user-requested' });
-    const decision = events.find((e) => e.name === 'compact.trigger_decision') as CompactEvent<'compact.trigger_decision'>;
+    const decision = events.find(
+      (e) => e.name === 'compact.trigger_decision',
+    ) as CompactEvent<'compact.trigger_decision'>;
     expect(decision.properties).toMatchObject({ manual: true, note: 'user-requested' });
-    expect(events.map((e) => e.name)).toEqual(['compact.token_estimate', 'compact.trigger_decision', 'compact.summary_created', 'compact.pruned_messages']);
+    expect(events.map((e) => e.name)).toEqual([
+      'compact.token_estimate',
+      'compact.trigger_decision',
+      'compact.summary_created',
+      'compact.pruned_messages',
+    ]);
     const created = events[2] as CompactEvent<'compact.summary_created'>;
     expect(created.properties).toMatchObject({ strategy: 'task_state', summarizer: 'embedded', version: 1 });
     expect(created.properties.compressionRatio).toBeGreaterThan(0);
@@ -142,10 +195,23 @@ describe('three layers', () => {
   });
 
   it('rolls the summary: v2 re-summarizes v1 with the new remainder, one summary only', async () => {
-    const manager = new CompactManager({ maxContextTokens: 100_000, tokenCounter: charCounter, policy: { keepRecentTurns: 1, keepToolIoPairs: 1 } });
-    const first = [{ role: 'user', content: 'Goal: ship release v2.4.1 to staging by Friday.' }, { role: 'assistant', content: 'Decided to use the blue-green deploy because it avoids downtime.' }, ...chatTurns(2, 40)];
+    const manager = new CompactManager({
+      maxContextTokens: 100_000,
+      tokenCounter: charCounter,
+      policy: { keepRecentTurns: 1, keepToolIoPairs: 1 },
+    });
+    const first = [
+      { role: 'user', content: 'Goal: ship release v2.4.1 to staging by Friday.' },
+      { role: 'assistant', content: 'Decided to use the blue-green deploy because it avoids downtime.' },
+      ...chatTurns(2, 40),
+    ];
     const r1 = await manager.manualCompact('s', first);
-    const persisted = [...r1.messages, { role: 'user', content: 'Also rotate the key in config/prod.yaml.' }, { role: 'assistant', content: 'OK, rotating.' }, ...chatTurns(2, 40)];
+    const persisted = [
+      ...r1.messages,
+      { role: 'user', content: 'Also rotate the key in config/prod.yaml.' },
+      { role: 'assistant', content: 'OK, rotating.' },
+      ...chatTurns(2, 40),
+    ];
     const r2 = await manager.manualCompact('s', persisted);
     expect(r2.version).toBe(2);
     expect(summaryCount(r2.messages as unknown[])).toBe(1);
@@ -155,7 +221,11 @@ describe('three layers', () => {
     expect(text).toContain('config/prod.yaml');
     // The same works from the raw history (never rewritten), recognized through the state.
     const raw = [...first, ...persisted.slice(r1.messages.length)];
-    const manager2 = new CompactManager({ maxContextTokens: 100_000, tokenCounter: charCounter, policy: { keepRecentTurns: 1, keepToolIoPairs: 1 } });
+    const manager2 = new CompactManager({
+      maxContextTokens: 100_000,
+      tokenCounter: charCounter,
+      policy: { keepRecentTurns: 1, keepToolIoPairs: 1 },
+    });
     await manager2.manualCompact('s', first);
     const r3 = await manager2.manualCompact('s', raw);
     expect(r3.summary!.text).toContain('v2.4.1');
@@ -163,9 +233,20 @@ describe('three layers', () => {
   });
 
   it('recognizes a persisted view after a restart (no stored state)', async () => {
-    const manager = new CompactManager({ maxContextTokens: 100_000, tokenCounter: charCounter, policy: { keepRecentTurns: 1 } });
-    const r1 = await manager.manualCompact('s', [{ role: 'user', content: 'Goal: migrate table users_v3.' }, ...chatTurns(3, 40)]);
-    const restarted = new CompactManager({ maxContextTokens: 100_000, tokenCounter: charCounter, policy: { keepRecentTurns: 1 } });
+    const manager = new CompactManager({
+      maxContextTokens: 100_000,
+      tokenCounter: charCounter,
+      policy: { keepRecentTurns: 1 },
+    });
+    const r1 = await manager.manualCompact('s', [
+      { role: 'user', content: 'Goal: migrate table users_v3.' },
+      ...chatTurns(3, 40),
+    ]);
+    const restarted = new CompactManager({
+      maxContextTokens: 100_000,
+      tokenCounter: charCounter,
+      policy: { keepRecentTurns: 1 },
+    });
     const view = [...r1.messages, ...chatTurns(2, 40)];
     const idle = await restarted.compact('s', view);
     expect(idle.applied).toBe(false);
@@ -179,11 +260,17 @@ describe('three layers', () => {
 
 describe('fit the budget', () => {
   it('throws insufficient_budget when pinned messages alone exceed the budget, with guidance and an event', async () => {
-    const manager = new CompactManager({ maxContextTokens: 1_000, tokenCounter: charCounter, policy: { hardCapBuffer: 100 } });
+    const manager = new CompactManager({
+      maxContextTokens: 1_000,
+      tokenCounter: charCounter,
+      policy: { hardCapBuffer: 100 },
+    });
     const events = collect(manager);
     const messages = [{ role: 'system', content: 'x'.repeat(950) }, ...chatTurns(2, 10)];
     await expect(manager.compact('s', messages)).rejects.toSatisfy(
-      (e: unknown) => isCompactError(e, 'insufficient_budget') && /reduce protected memory or raise the context limit/.test((e as Error).message),
+      (e: unknown) =>
+        isCompactError(e, 'insufficient_budget') &&
+        /reduce protected memory or raise the context limit/.test((e as Error).message),
     );
     const error = events.find((e) => e.name === 'compact.error') as CompactEvent<'compact.error'>;
     expect(error.status).toBe('error');
@@ -191,11 +278,19 @@ describe('fit the budget', () => {
   });
 
   it('reduces keep_recent_turns then keep_tool_io_pairs until the result fits', async () => {
-    const manager = new CompactManager({ maxContextTokens: 1_500, tokenCounter: charCounter, policy: { hardCapBuffer: 0, keepRecentTurns: 6, keepToolIoPairs: 4, maxSummaryTokens: 200 } });
+    const manager = new CompactManager({
+      maxContextTokens: 1_500,
+      tokenCounter: charCounter,
+      policy: { hardCapBuffer: 0, keepRecentTurns: 6, keepToolIoPairs: 4, maxSummaryTokens: 200 },
+    });
     const messages: Record<string, unknown>[] = [];
     for (let t = 0; t < 8; t++) {
       messages.push({ role: 'user', content: `u${t}`.padEnd(150, '.') });
-      messages.push({ role: 'assistant', content: null, tool_calls: [{ id: `c${t}`, type: 'function', function: { name: 'f', arguments: '{}' } }] });
+      messages.push({
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: `c${t}`, type: 'function', function: { name: 'f', arguments: '{}' } }],
+      });
       messages.push({ role: 'tool', tool_call_id: `c${t}`, content: `r${t}`.padEnd(100, '.') });
     }
     const result = await manager.compact('s', messages);
@@ -207,9 +302,15 @@ describe('fit the budget', () => {
   });
 
   it('throws insufficient_budget when the last turn alone cannot fit', async () => {
-    const manager = new CompactManager({ maxContextTokens: 1_000, tokenCounter: charCounter, policy: { hardCapBuffer: 0, maxSummaryTokens: 100 } });
+    const manager = new CompactManager({
+      maxContextTokens: 1_000,
+      tokenCounter: charCounter,
+      policy: { hardCapBuffer: 0, maxSummaryTokens: 100 },
+    });
     const messages = [...chatTurns(3, 10), { role: 'user', content: 'y'.repeat(990) }];
-    await expect(manager.compact('s', messages)).rejects.toSatisfy((e: unknown) => isCompactError(e, 'insufficient_budget'));
+    await expect(manager.compact('s', messages)).rejects.toSatisfy((e: unknown) =>
+      isCompactError(e, 'insufficient_budget'),
+    );
   });
 });
 
@@ -223,7 +324,11 @@ describe('session view', () => {
         return new EmbeddedSummarizer().summarize(request);
       },
     };
-    const manager = new CompactManager({ maxContextTokens: 12_000, summarizer: counting, policy: { keepRecentTurns: 2, keepToolIoPairs: 2, maxSummaryTokens: 400 } });
+    const manager = new CompactManager({
+      maxContextTokens: 12_000,
+      summarizer: counting,
+      policy: { keepRecentTurns: 2, keepToolIoPairs: 2, maxSummaryTokens: 400 },
+    });
     const events = collect(manager);
     const full = syntheticSession({ turns: 60, seed: 4, resultChars: 600 });
     const history: unknown[] = [];
@@ -232,7 +337,11 @@ describe('session view', () => {
       const out = await manager.preflight('s', history);
       expect(summaryCount(out)).toBeLessThanOrEqual(1);
     }
-    const crossings = events.filter((e) => e.name === 'compact.trigger_decision' && (e as CompactEvent<'compact.trigger_decision'>).properties.triggered).length;
+    const crossings = events.filter(
+      (e) =>
+        e.name === 'compact.trigger_decision' &&
+        (e as CompactEvent<'compact.trigger_decision'>).properties.triggered,
+    ).length;
     expect(crossings).toBeGreaterThan(2);
     expect(calls).toBe(crossings);
     expect(calls).toBeLessThan(full.length / 10);
@@ -248,9 +357,16 @@ describe('summarizer failures', () => {
   });
 
   it('falls back to the embedded summarizer and reports the error', async () => {
-    const manager = new CompactManager({ maxContextTokens: 100_000, tokenCounter: charCounter, summarizer: failing(new Error('HTTP 500')) });
+    const manager = new CompactManager({
+      maxContextTokens: 100_000,
+      tokenCounter: charCounter,
+      summarizer: failing(new Error('HTTP 500')),
+    });
     const events = collect(manager);
-    const result = await manager.manualCompact('s', [{ role: 'user', content: 'Goal: fix ticket OPS-42.' }, ...chatTurns(8, 30)]);
+    const result = await manager.manualCompact('s', [
+      { role: 'user', content: 'Goal: fix ticket OPS-42.' },
+      ...chatTurns(8, 30),
+    ]);
     expect(result.summary).toMatchObject({ summarizer: 'embedded', fallback: 'embedded' });
     expect(result.summary!.text).toContain('OPS-42');
     const error = events.find((e) => e.name === 'compact.error') as CompactEvent<'compact.error'>;
@@ -261,7 +377,12 @@ describe('summarizer failures', () => {
     const tooLong: Summarizer = { name: 'verbose', summarize: async () => ({ text: 'word '.repeat(5000) }) };
     const empty: Summarizer = { name: 'empty', summarize: async () => ({ text: '   ' }) };
     for (const summarizer of [tooLong, empty]) {
-      const manager = new CompactManager({ maxContextTokens: 100_000, tokenCounter: charCounter, summarizer, policy: { maxSummaryTokens: 500 } });
+      const manager = new CompactManager({
+        maxContextTokens: 100_000,
+        tokenCounter: charCounter,
+        summarizer,
+        policy: { maxSummaryTokens: 500 },
+      });
       const events = collect(manager);
       const result = await manager.manualCompact('s', chatTurns(8, 30));
       expect(result.summary!.summarizer).toBe('embedded');
@@ -271,15 +392,26 @@ describe('summarizer failures', () => {
 
   it('times out a hanging summarizer', async () => {
     const hanging: Summarizer = { name: 'hang', summarize: () => new Promise(() => {}) };
-    const manager = new CompactManager({ maxContextTokens: 100_000, tokenCounter: charCounter, summarizer: hanging, summarizerTimeoutMs: 50 });
+    const manager = new CompactManager({
+      maxContextTokens: 100_000,
+      tokenCounter: charCounter,
+      summarizer: hanging,
+      summarizerTimeoutMs: 50,
+    });
     const events = collect(manager);
     const result = await manager.manualCompact('s', chatTurns(8, 30));
     expect(result.summary!.summarizer).toBe('embedded');
-    expect((events.find((e) => e.name === 'compact.error') as CompactEvent<'compact.error'>).properties.errorType).toBe('summarizer_timeout');
+    expect(
+      (events.find((e) => e.name === 'compact.error') as CompactEvent<'compact.error'>).properties.errorType,
+    ).toBe('summarizer_timeout');
   });
 
   it('prunes only when every summarizer fails, keeping the previous summary', async () => {
-    const manager = new CompactManager({ maxContextTokens: 100_000, tokenCounter: charCounter, summarizer: failing(new Error('down')) });
+    const manager = new CompactManager({
+      maxContextTokens: 100_000,
+      tokenCounter: charCounter,
+      summarizer: failing(new Error('down')),
+    });
     // Make the embedded fallback fail too.
     const embedded = EmbeddedSummarizer.prototype.summarize;
     EmbeddedSummarizer.prototype.summarize = async () => {
@@ -291,7 +423,9 @@ describe('summarizer failures', () => {
       expect(result.applied).toBe(true);
       expect(result.summary).toBeUndefined();
       expect(result.prunedCount).toBeGreaterThan(0);
-      const fallbacks = events.filter((e) => e.name === 'compact.error').map((e) => (e as CompactEvent<'compact.error'>).properties.fallback);
+      const fallbacks = events
+        .filter((e) => e.name === 'compact.error')
+        .map((e) => (e as CompactEvent<'compact.error'>).properties.fallback);
       expect(fallbacks).toEqual(['embedded', 'pruning-only']);
     } finally {
       EmbeddedSummarizer.prototype.summarize = embedded;
@@ -300,7 +434,11 @@ describe('summarizer failures', () => {
 
   it('aborts when the caller aborts', async () => {
     const hanging: Summarizer = { name: 'hang', summarize: () => new Promise(() => {}) };
-    const manager = new CompactManager({ maxContextTokens: 100_000, tokenCounter: charCounter, summarizer: hanging });
+    const manager = new CompactManager({
+      maxContextTokens: 100_000,
+      tokenCounter: charCounter,
+      summarizer: hanging,
+    });
     const controller = new AbortController();
     const pending = manager.manualCompact('s', chatTurns(8, 30), { signal: controller.signal });
     controller.abort(new Error('user left'));
@@ -326,7 +464,10 @@ describe('archive, redaction and stores', () => {
       },
     };
     const manager = new CompactManager({ maxContextTokens: 100_000, tokenCounter: charCounter, storage });
-    const messages = [{ role: 'user', content: 'my api_key=sk-abc123xyz and password: hunter2' }, ...chatTurns(8, 30)];
+    const messages = [
+      { role: 'user', content: 'my api_key=sk-abc123xyz and password: hunter2' },
+      ...chatTurns(8, 30),
+    ];
     const result = await manager.manualCompact('s', messages);
     await manager.flush();
     await new Promise((r) => setTimeout(r, 10));
@@ -335,34 +476,64 @@ describe('archive, redaction and stores', () => {
     expect(JSON.stringify(written)).not.toContain('hunter2');
     expect(JSON.stringify(written[0]!.data)).toContain('api_key=<REDACTED>');
     expect(written.some((w) => w.kind === 'summary')).toBe(true);
-    expect(written.filter((w) => w.kind === 'event').map((w) => (w.data as AnyCompactEvent).name)).toContain('compact.archival');
+    expect(written.filter((w) => w.kind === 'event').map((w) => (w.data as AnyCompactEvent).name)).toContain(
+      'compact.archival',
+    );
     // The conversation itself is not redacted.
     expect(JSON.stringify(result.messages)).toContain('sk-abc123xyz');
 
-    const broken: StorageAdapter = { ...storage, saveTranscript: async () => Promise.reject(new Error('disk full')) };
-    const manager2 = new CompactManager({ maxContextTokens: 100_000, tokenCounter: charCounter, storage: broken });
+    const broken: StorageAdapter = {
+      ...storage,
+      saveTranscript: async () => Promise.reject(new Error('disk full')),
+    };
+    const manager2 = new CompactManager({
+      maxContextTokens: 100_000,
+      tokenCounter: charCounter,
+      storage: broken,
+    });
     const events = collect(manager2);
     const r2 = await manager2.manualCompact('s', messages);
     expect(r2.applied).toBe(true);
-    expect((events.find((e) => e.name === 'compact.error') as CompactEvent<'compact.error'>).properties.message).toContain('disk full');
+    expect(
+      (events.find((e) => e.name === 'compact.error') as CompactEvent<'compact.error'>).properties.message,
+    ).toContain('disk full');
   });
 
   it('warns once when redaction is disabled', async () => {
-    const manager = new CompactManager({ maxContextTokens: 100_000, tokenCounter: charCounter, redaction: false });
+    const manager = new CompactManager({
+      maxContextTokens: 100_000,
+      tokenCounter: charCounter,
+      redaction: false,
+    });
     const events = collect(manager);
     await manager.compact('s', chatTurns(2));
     await manager.compact('s', chatTurns(2));
-    expect(events.filter((e) => e.name === 'compact.error' && (e as CompactEvent<'compact.error'>).properties.errorType === 'redaction_disabled')).toHaveLength(1);
+    expect(
+      events.filter(
+        (e) =>
+          e.name === 'compact.error' &&
+          (e as CompactEvent<'compact.error'>).properties.errorType === 'redaction_disabled',
+      ),
+    ).toHaveLength(1);
   });
 
   it('serializes compactions of one session and honours the store version', async () => {
     const store = new MemorySessionStore();
     const manager = new CompactManager({ maxContextTokens: 100_000, tokenCounter: charCounter, store });
     const messages = chatTurns(12, 30);
-    const results = await Promise.all([manager.manualCompact('s', messages), manager.manualCompact('s', messages)]);
+    const results = await Promise.all([
+      manager.manualCompact('s', messages),
+      manager.manualCompact('s', messages),
+    ]);
     expect(results.map((r) => r.version).sort()).toEqual([1, 2]);
     expect((await manager.state('s'))!.version).toBe(2);
-    expect(await store.set('s', { sessionId: 's', version: 9, coveredIds: [], updatedAt: 0 }, { expectedVersion: 1 })).toBe(false);
+    expect(
+      await store.set(
+        's',
+        { sessionId: 's', version: 9, coveredIds: [], updatedAt: 0 },
+        { expectedVersion: 1 },
+      ),
+    ).toBe(false);
     await manager.reset('s');
     expect(await manager.state('s')).toBeUndefined();
   });
@@ -372,13 +543,30 @@ describe('archive, redaction and stores', () => {
     const a = new CompactManager({ maxContextTokens: 100_000, tokenCounter: charCounter, store });
     const b = new CompactManager({ maxContextTokens: 100_000, tokenCounter: charCounter, store });
     const messages = chatTurns(12, 30);
-    const slow: Summarizer = { name: 'slow', summarize: async (r) => { await new Promise((x) => setTimeout(x, 30)); return new EmbeddedSummarizer().summarize(r); } };
-    const c = new CompactManager({ maxContextTokens: 100_000, tokenCounter: charCounter, store, summarizer: slow });
+    const slow: Summarizer = {
+      name: 'slow',
+      summarize: async (r) => {
+        await new Promise((x) => setTimeout(x, 30));
+        return new EmbeddedSummarizer().summarize(r);
+      },
+    };
+    const c = new CompactManager({
+      maxContextTokens: 100_000,
+      tokenCounter: charCounter,
+      store,
+      summarizer: slow,
+    });
     const events = collect(c);
     const pending = c.manualCompact('s', messages);
     await a.manualCompact('s', messages);
     const result = await pending;
-    expect(events.some((e) => e.name === 'compact.error' && (e as CompactEvent<'compact.error'>).properties.errorType === 'concurrent_compaction')).toBe(true);
+    expect(
+      events.some(
+        (e) =>
+          e.name === 'compact.error' &&
+          (e as CompactEvent<'compact.error'>).properties.errorType === 'concurrent_compaction',
+      ),
+    ).toBe(true);
     expect(result.version).toBe(1);
     expect((await b.state('s'))!.version).toBe(1);
   });
@@ -386,13 +574,21 @@ describe('archive, redaction and stores', () => {
 
 describe('bad input', () => {
   const manager = new CompactManager({ maxContextTokens: 10_000 });
-  it.each([
+  it.each<[unknown[], RegExp]>([
     [[{ content: 'x' }], /messages\[0\]\.role/],
-    [[{ role: 'user', content: 'x' }, { role: 'tool', tool_call_id: 'nope', content: 'r' }], /messages\[1\].*orphan/],
+    [
+      [
+        { role: 'user', content: 'x' },
+        { role: 'tool', tool_call_id: 'nope', content: 'r' },
+      ],
+      /messages\[1\].*orphan/,
+    ],
     [[{ role: 'user', content: { text: 1 } }], /messages\[0\]\.content/],
     [[null], /messages\[0\]: must be an object/],
   ])('rejects %j', async (messages, pattern) => {
-    await expect(manager.preflight('s', messages)).rejects.toSatisfy((e: unknown) => isCompactError(e, 'invalid_messages') && pattern.test((e as Error).message));
+    await expect(manager.preflight('s', messages)).rejects.toSatisfy(
+      (e: unknown) => isCompactError(e, 'invalid_messages') && pattern.test((e as Error).message),
+    );
   });
 
   it('rejects a bad session id, format and config', async () => {
@@ -400,25 +596,44 @@ describe('bad input', () => {
     await expect(manager.preflight('s', [], { format: 'xml' as never })).rejects.toThrow(/format/);
     expect(() => new CompactManager({ maxContextTokens: Number.NaN })).toThrow(/maxContextTokens/);
     expect(() => new CompactManager({ maxContextTokens: -5 })).toThrow(/maxContextTokens/);
-    expect(() => new CompactManager({ policy: { triggerPct: 1.5 } })).toThrow(/policy.triggerPct must be between 0 and 1/);
+    expect(() => new CompactManager({ policy: { triggerPct: 1.5 } })).toThrow(
+      /policy.triggerPct must be between 0 and 1/,
+    );
     expect(() => new CompactManager({ policy: { keepRecentTurns: 0 } })).toThrow(/policy.keepRecentTurns/);
     expect(() => new CompactManager({ policy: { strategy: 'poem' } })).toThrow(/policy.strategy/);
     expect(() => new CompactManager({ policy: { bogus: 1 } as never })).toThrow(/policy.bogus/);
-    expect(() => new CompactManager({ maxContextTokens: 1000, policy: { hardCapBuffer: 1000 } })).toThrow(/hardCapBuffer/);
+    expect(() => new CompactManager({ maxContextTokens: 1000, policy: { hardCapBuffer: 1000 } })).toThrow(
+      /hardCapBuffer/,
+    );
     expect(() => new CompactManager({ summarizerTimeoutMs: 0 })).toThrow(/summarizerTimeoutMs/);
     expect(() => new CompactManager({ model: '' })).toThrow(/model/);
-    expect(new CompactManager({ customStrategies: ['poem'], policy: { strategy: 'poem' } }).policy.strategy).toBe('poem');
+    expect(
+      new CompactManager({ customStrategies: ['poem'], policy: { strategy: 'poem' } }).policy.strategy,
+    ).toBe('poem');
   });
 });
 
 describe('formats end to end', () => {
   it('compacts Anthropic messages with the system prompt apart and a user-role summary', async () => {
-    const manager = new CompactManager({ model: 'claude-sonnet-4-5', maxContextTokens: 200_000, policy: { keepRecentTurns: 1, keepToolIoPairs: 1 } });
+    const manager = new CompactManager({
+      model: 'claude-sonnet-4-5',
+      maxContextTokens: 200_000,
+      policy: { keepRecentTurns: 1, keepToolIoPairs: 1 },
+    });
     const messages: Record<string, unknown>[] = [];
     for (let i = 0; i < 6; i++) {
       messages.push({ role: 'user', content: `Question ${i} about src/module${i}.ts` });
-      messages.push({ role: 'assistant', content: [{ type: 'text', text: 'Reading.' }, { type: 'tool_use', id: `tu${i}`, name: 'read', input: { path: `src/module${i}.ts` } }] });
-      messages.push({ role: 'user', content: [{ type: 'tool_result', tool_use_id: `tu${i}`, content: `export const v${i} = ${i};` }] });
+      messages.push({
+        role: 'assistant',
+        content: [
+          { type: 'text', text: 'Reading.' },
+          { type: 'tool_use', id: `tu${i}`, name: 'read', input: { path: `src/module${i}.ts` } },
+        ],
+      });
+      messages.push({
+        role: 'user',
+        content: [{ type: 'tool_result', tool_use_id: `tu${i}`, content: `export const v${i} = ${i};` }],
+      });
       messages.push({ role: 'assistant', content: `Module ${i} exports v${i}.` });
     }
     const result = await manager.manualCompact('a', messages, { system: 'You are Orion.' });
@@ -431,7 +646,10 @@ describe('formats end to end', () => {
   });
 
   it('keeps Responses reasoning with its call and unknown items intact', async () => {
-    const manager = new CompactManager({ maxContextTokens: 100_000, policy: { keepRecentTurns: 1, keepToolIoPairs: 1 } });
+    const manager = new CompactManager({
+      maxContextTokens: 100_000,
+      policy: { keepRecentTurns: 1, keepToolIoPairs: 1 },
+    });
     const items: Record<string, unknown>[] = [{ type: 'message', role: 'developer', content: 'be careful' }];
     for (let i = 0; i < 5; i++) {
       items.push({ type: 'message', role: 'user', content: [{ type: 'input_text', text: `task ${i}` }] });

@@ -16,12 +16,19 @@ import { detectFormat, MESSAGE_CODECS } from './formats/detect-format.js';
 import type { MessageCodec } from './formats/message-codec.js';
 import { type CompactMessage, formatSummaryText, type MessageFormat, summaryBody } from './message.js';
 import { entryTokens, type IndexedMessage, MessageIndex, toCompactMessage } from './message-index.js';
-import { assertNoOrphanResults, buildUnits, isPinned, type PartitionInput, pinToolGroups, selectRecent } from './partition.js';
+import {
+  assertNoOrphanResults,
+  buildUnits,
+  isPinned,
+  type PartitionInput,
+  pinToolGroups,
+  selectRecent,
+} from './partition.js';
 import { type CompactPolicy, resolvePolicy } from './policy.js';
 import { createRedactor, type Redactor, type RedactorOptions, redactDeep } from './redactor.js';
 import { MemorySessionStore, type SessionState, type SessionStore } from './session-store.js';
 import type { StorageAdapter } from './storage-adapter.js';
-import type { Summarizer, SummarizerErrorReport, SummarizeResult } from './summarizer.js';
+import type { SummarizeResult, Summarizer, SummarizerErrorReport } from './summarizer.js';
 import { modelInfo, type TokenCounter, tokenCounterFor } from './token-counter.js';
 
 /** The context window assumed when neither the options nor the model table give one. */
@@ -212,8 +219,10 @@ export class CompactManager {
   constructor(options: CompactManagerOptions = {}) {
     if (options === null || typeof options !== 'object') throw invalidConfig('options', 'must be an object');
     this.model = options.model ?? DEFAULT_MODEL;
-    if (typeof this.model !== 'string' || this.model === '') throw invalidConfig('model', 'must be a non-empty string');
-    const maxContext = options.maxContextTokens ?? modelInfo(this.model).contextWindow ?? DEFAULT_MAX_CONTEXT_TOKENS;
+    if (typeof this.model !== 'string' || this.model === '')
+      throw invalidConfig('model', 'must be a non-empty string');
+    const maxContext =
+      options.maxContextTokens ?? modelInfo(this.model).contextWindow ?? DEFAULT_MAX_CONTEXT_TOKENS;
     if (typeof maxContext !== 'number' || !Number.isInteger(maxContext) || maxContext <= 0) {
       throw invalidConfig('maxContextTokens', `must be a positive integer (got ${String(maxContext)})`);
     }
@@ -227,12 +236,17 @@ export class CompactManager {
     this.store = options.store ?? new MemorySessionStore();
     this.#summarizer = options.summarizer ?? this.#embedded;
     this.#summarizerTimeoutMs = options.summarizerTimeoutMs ?? DEFAULT_SUMMARIZER_TIMEOUT_MS;
-    if (!(this.#summarizerTimeoutMs > 0)) throw invalidConfig('summarizerTimeoutMs', 'must be a positive number');
+    if (!(this.#summarizerTimeoutMs > 0))
+      throw invalidConfig('summarizerTimeoutMs', 'must be a positive number');
     this.#storage = options.storage;
     this.#queue = new ExportQueue(options.exporters ?? [], options.exportQueue);
     const redaction = options.redaction ?? true;
     this.#redact =
-      redaction === false ? undefined : typeof redaction === 'function' ? redaction : createRedactor(redaction === true ? {} : redaction);
+      redaction === false
+        ? undefined
+        : typeof redaction === 'function'
+          ? redaction
+          : createRedactor(redaction === true ? {} : redaction);
   }
 
   /** The context budget: `maxContextTokens - hardCapBuffer`. */
@@ -261,7 +275,10 @@ export class CompactManager {
   }
 
   /** Counts a request: system prompt, developer messages, tool schemas and messages. */
-  estimate(messages: readonly unknown[], options: Pick<PreflightOptions, 'tools' | 'system' | 'format'> = {}): TokenEstimate {
+  estimate(
+    messages: readonly unknown[],
+    options: Pick<PreflightOptions, 'tools' | 'system' | 'format'> = {},
+  ): TokenEstimate {
     const codec = this.#codec(messages, options.format);
     const items = this.#index.index(messages, codec);
     const breakdown = this.#breakdown(
@@ -285,7 +302,11 @@ export class CompactManager {
    * summary does not cover), compacted first when it crosses the threshold. Same format as
    * the input; `meta` is stripped; the input is never mutated.
    */
-  async preflight<M = unknown>(sessionId: string, messages: readonly M[], options: PreflightOptions = {}): Promise<M[]> {
+  async preflight<M = unknown>(
+    sessionId: string,
+    messages: readonly M[],
+    options: PreflightOptions = {},
+  ): Promise<M[]> {
     return (await this.compact<M>(sessionId, messages, options)).messages;
   }
 
@@ -299,9 +320,15 @@ export class CompactManager {
   }
 
   /** Like {@link preflight}, returning the full {@link CompactionResult}. */
-  async compact<M = unknown>(sessionId: string, messages: readonly M[], options: CompactOptions = {}): Promise<CompactionResult<M>> {
+  async compact<M = unknown>(
+    sessionId: string,
+    messages: readonly M[],
+    options: CompactOptions = {},
+  ): Promise<CompactionResult<M>> {
     if (typeof sessionId !== 'string' || sessionId === '') {
-      throw new CompactError('invalid_messages', 'sessionId must be a non-empty string', { issues: [{ path: ['sessionId'], message: 'must be a non-empty string' }] });
+      throw new CompactError('invalid_messages', 'sessionId must be a non-empty string', {
+        issues: [{ path: ['sessionId'], message: 'must be a non-empty string' }],
+      });
     }
     const codec = this.#codec(messages, options.format);
     const items = this.#index.index(messages, codec);
@@ -342,7 +369,10 @@ export class CompactManager {
 
   #codec(messages: readonly unknown[], format: MessageFormat | undefined): MessageCodec {
     if (format !== undefined && !(format in MESSAGE_CODECS)) {
-      throw invalidConfig('format', `must be one of ${Object.keys(MESSAGE_CODECS).join(', ')} (got ${String(format)})`);
+      throw invalidConfig(
+        'format',
+        `must be one of ${Object.keys(MESSAGE_CODECS).join(', ')} (got ${String(format)})`,
+      );
     }
     return MESSAGE_CODECS[format ?? detectFormat(messages)];
   }
@@ -370,7 +400,10 @@ export class CompactManager {
     return count;
   }
 
-  #breakdown(view: readonly { item: IndexedMessage; tokens: number }[], options: Pick<PreflightOptions, 'tools' | 'system'>): TokenBreakdown {
+  #breakdown(
+    view: readonly { item: IndexedMessage; tokens: number }[],
+    options: Pick<PreflightOptions, 'tools' | 'system'>,
+  ): TokenBreakdown {
     const breakdown: TokenBreakdown = {
       system: this.#countSystem(options.system),
       developer: 0,
@@ -396,7 +429,17 @@ export class CompactManager {
     if (this.#redact) props = redactDeep(properties, this.#redact);
     else if (!this.#redactionWarned) {
       this.#redactionWarned = true;
-      this.#emitRaw(context, 'compact.error', { errorType: 'redaction_disabled', message: 'redaction is disabled: events and archives carry message text unredacted', fallback: 'none', context: { severity: 'high' } }, { start: timing.start });
+      this.#emitRaw(
+        context,
+        'compact.error',
+        {
+          errorType: 'redaction_disabled',
+          message: 'redaction is disabled: events and archives carry message text unredacted',
+          fallback: 'none',
+          context: { severity: 'high' },
+        },
+        { start: timing.start },
+      );
     }
     return this.#emitRaw(context, name, props, timing);
   }
@@ -429,7 +472,9 @@ export class CompactManager {
         try {
           (listener as CompactEventListener<N>)(event);
         } catch (error) {
-          process.stderr.write(`[agent-compaction] event listener failed: ${String((error as Error)?.message ?? error)}\n`);
+          process.stderr.write(
+            `[agent-compaction] event listener failed: ${String((error as Error)?.message ?? error)}\n`,
+          );
         }
       }
     }
@@ -445,7 +490,9 @@ export class CompactManager {
     codec: MessageCodec,
     options: CompactOptions,
   ): Promise<CompactionResult<M>> {
-    const policy = options.policy ? resolvePolicy({ ...this.policy, ...options.policy }, this.#customStrategies) : this.policy;
+    const policy = options.policy
+      ? resolvePolicy({ ...this.policy, ...options.policy }, this.#customStrategies)
+      : this.policy;
     const context: OperationContext = {
       sessionId,
       operationId: newSpanId(),
@@ -472,11 +519,16 @@ export class CompactManager {
       visible.push(item);
     }
     const version = Math.max(state?.version ?? 0, summaryItem?.entry.summaryVersion ?? 0);
-    const previousSummaryBody = summaryItem ? summaryBody(summaryItem.entry.parsed.text) : state?.summary?.text;
+    const previousSummaryBody = summaryItem
+      ? summaryBody(summaryItem.entry.parsed.text)
+      : state?.summary?.text;
 
     const pinRule = policy;
     const pinned = visible.map((item) => isPinned(item.entry, pinRule));
-    pinToolGroups(visible.map((item) => item.entry), pinned);
+    pinToolGroups(
+      visible.map((item) => item.entry),
+      pinned,
+    );
 
     let fresh = 0;
     const count = (item: IndexedMessage) => {
@@ -485,7 +537,12 @@ export class CompactManager {
       fresh++;
       return entryTokens(item, this.counter);
     };
-    const view: ViewItem[] = visible.map((item, k) => ({ item, pinned: pinned[k]!, isSummary: false, tokens: count(item) }));
+    const view: ViewItem[] = visible.map((item, k) => ({
+      item,
+      pinned: pinned[k]!,
+      isSummary: false,
+      tokens: count(item),
+    }));
 
     // The summary message as it would be sent now.
     let summaryWire: unknown;
@@ -542,7 +599,15 @@ export class CompactManager {
       this.#emit(
         context,
         'compact.trigger_decision',
-        { triggered: false, reason, policy: policySnapshot, tEst: tokensBefore, triggerTokens, budget, manual },
+        {
+          triggered: false,
+          reason,
+          policy: policySnapshot,
+          tEst: tokensBefore,
+          triggerTokens,
+          budget,
+          manual,
+        },
         { start: estimateEvent.endTime },
       );
       const out = this.#assemble(view, summaryWire, () => true);
@@ -559,8 +624,15 @@ export class CompactManager {
         format: codec.format,
       };
       if (summaryWire !== undefined) {
-        const text = summaryItem ? summaryItem.entry.parsed.text : formatSummaryText(version, state!.summary!.text);
-        result.summary = { text, version, tokens: summaryTokens, summarizer: state?.summary?.summarizer ?? 'unknown' };
+        const text = summaryItem
+          ? summaryItem.entry.parsed.text
+          : formatSummaryText(version, state!.summary!.text);
+        result.summary = {
+          text,
+          version,
+          tokens: summaryTokens,
+          summarizer: state?.summary?.summarizer ?? 'unknown',
+        };
       }
       return result;
     }
@@ -579,11 +651,17 @@ export class CompactManager {
     });
     const partitionInputs: PartitionInput[] = view.map((v) => v.item.entry);
     const units = buildUnits(partitionInputs, candidates);
-    const summaryReserve = policy.maxSummaryTokens + this.#summaryMessageTokens(codec, formatSummaryText(version + 1, ''));
+    const summaryReserve =
+      policy.maxSummaryTokens + this.#summaryMessageTokens(codec, formatSummaryText(version + 1, ''));
 
     const fail = (message: string): never => {
       const error = new CompactError('insufficient_budget', message);
-      this.#emit(context, 'compact.error', { errorType: 'InsufficientBudget', message, fallback: 'none' }, { start: decisionStart });
+      this.#emit(
+        context,
+        'compact.error',
+        { errorType: 'InsufficientBudget', message, fallback: 'none' },
+        { start: decisionStart },
+      );
       void this.#flushArchive(context);
       throw error;
     };
@@ -596,7 +674,8 @@ export class CompactManager {
     let turns = policy.keepRecentTurns;
     let pairs = policy.keepToolIoPairs;
     let selection = selectRecent(units, turns, pairs);
-    const keptTokens = (kept: Set<number>) => [...kept].reduce((sum, c) => sum + view[candidates[c]!]!.tokens, 0);
+    const keptTokens = (kept: Set<number>) =>
+      [...kept].reduce((sum, c) => sum + view[candidates[c]!]!.tokens, 0);
     let total = fixed + keptTokens(selection.kept) + summaryReserve;
     let reduceTurns = true;
     // Reduce the recent window until the result fits the budget and sits below the trigger
@@ -625,11 +704,26 @@ export class CompactManager {
     });
     for (const extra of extraSummaries) prunedIds.push(extra.id);
 
-    const kept: KeptCounts = { pinned: pinnedCount, recentTurns: selection.recentTurns, toolPairs: selection.toolPairs };
+    const kept: KeptCounts = {
+      pinned: pinnedCount,
+      recentTurns: selection.recentTurns,
+      toolPairs: selection.toolPairs,
+    };
     const decision = this.#emit(
       context,
       'compact.trigger_decision',
-      { triggered: true, reason, policy: policySnapshot, tEst: tokensBefore, triggerTokens, budget, manual, ...(options.note ? { note: options.note } : {}), kept, prunedCount: remainder.length },
+      {
+        triggered: true,
+        reason,
+        policy: policySnapshot,
+        tEst: tokensBefore,
+        triggerTokens,
+        budget,
+        manual,
+        ...(options.note ? { note: options.note } : {}),
+        kept,
+        prunedCount: remainder.length,
+      },
       { start: estimateEvent.endTime, end: decisionStart },
     );
 
@@ -681,7 +775,9 @@ export class CompactManager {
     const out = this.#assemble(view, newSummaryWire, (k) => keptSet.has(k));
     const tokensAfter = fixed + keptTokens(keptCandidates) + newSummaryTokens;
     if (tokensAfter > budget) {
-      fail(`the compacted request takes ${tokensAfter} tokens, over the budget of ${budget}: reduce protected memory or raise the context limit`);
+      fail(
+        `the compacted request takes ${tokensAfter} tokens, over the budget of ${budget}: reduce protected memory or raise the context limit`,
+      );
     }
 
     const newState: SessionState = {
@@ -691,12 +787,26 @@ export class CompactManager {
       updatedAt: Date.now(),
     };
     if (summaryBodyText !== undefined) {
-      newState.summary = { text: summaryBodyText, tokens: newSummaryTokens, summarizer: summarizerName, createdAt: Date.now() };
+      newState.summary = {
+        text: summaryBodyText,
+        tokens: newSummaryTokens,
+        summarizer: summarizerName,
+        createdAt: Date.now(),
+      };
     }
     const stored = await this.store.set(sessionId, newState, { expectedVersion: state?.version ?? 0 });
     if (!stored) {
       // Another process compacted this session meanwhile: use its state.
-      this.#emit(context, 'compact.error', { errorType: 'concurrent_compaction', message: 'another compaction of this session landed first; its result is used', fallback: 'reload' }, { start: assembleStart });
+      this.#emit(
+        context,
+        'compact.error',
+        {
+          errorType: 'concurrent_compaction',
+          message: 'another compaction of this session landed first; its result is used',
+          fallback: 'reload',
+        },
+        { start: assembleStart },
+      );
       return this.#run(sessionId, messages, items, codec, { ...options, force: false });
     }
 
@@ -710,7 +820,9 @@ export class CompactManager {
         tokensBefore,
         tokensAfter,
         version: nextVersion,
-        pinnedLabels: view.filter((v) => v.pinned && v.item.entry.parsed.meta?.label).map((v) => String(v.item.entry.parsed.meta!.label)),
+        pinnedLabels: view
+          .filter((v) => v.pinned && v.item.entry.parsed.meta?.label)
+          .map((v) => String(v.item.entry.parsed.meta!.label)),
       },
       { start: assembleStart, parentId: decision.spanId },
     );
@@ -727,7 +839,11 @@ export class CompactManager {
         createdAt: Date.now(),
       };
       await this.#archive(context, decision.spanId, nextVersion, 'summary', () =>
-        this.#storage!.saveSummary(sessionId, this.#redact ? redactDeep(archivedSummary, this.#redact) : archivedSummary, nextVersion),
+        this.#storage!.saveSummary(
+          sessionId,
+          this.#redact ? redactDeep(archivedSummary, this.#redact) : archivedSummary,
+          nextVersion,
+        ),
       );
     }
     void this.#flushArchive(context);
@@ -746,7 +862,13 @@ export class CompactManager {
       format: codec.format,
     };
     if (summaryText !== undefined) {
-      result.summary = { text: summaryText, version: nextVersion, tokens: newSummaryTokens, summarizer: summarizerName, ...(fallback ? { fallback } : {}) };
+      result.summary = {
+        text: summaryText,
+        version: nextVersion,
+        tokens: newSummaryTokens,
+        summarizer: summarizerName,
+        ...(fallback ? { fallback } : {}),
+      };
     }
     return result;
   }
@@ -777,8 +899,19 @@ export class CompactManager {
   ): Promise<{ text: string; summarizer: string; fallback?: string } | undefined> {
     const countTokens = (text: string) => this.counter.countText(text);
     const reportError = (report: SummarizerErrorReport) =>
-      this.#emit(context, 'compact.error', { errorType: report.errorType, message: report.message, fallback: report.fallback, ...(report.context ? { context: report.context } : {}) }, { start: Date.now(), parentId });
-    const chain: Summarizer[] = this.#summarizer === this.#embedded ? [this.#embedded] : [this.#summarizer, this.#embedded];
+      this.#emit(
+        context,
+        'compact.error',
+        {
+          errorType: report.errorType,
+          message: report.message,
+          fallback: report.fallback,
+          ...(report.context ? { context: report.context } : {}),
+        },
+        { start: Date.now(), parentId },
+      );
+    const chain: Summarizer[] =
+      this.#summarizer === this.#embedded ? [this.#embedded] : [this.#summarizer, this.#embedded];
     for (let attempt = 0; attempt < chain.length; attempt++) {
       const summarizer = chain[attempt]!;
       const start = Date.now();
@@ -786,10 +919,14 @@ export class CompactManager {
       try {
         const result = await this.#callWithTimeout(summarizer, { ...request, countTokens, reportError });
         const text = typeof result?.text === 'string' ? result.text.trim() : '';
-        if (text === '') throw new CompactError('summarizer_failed', 'the summarizer returned an empty summary');
+        if (text === '')
+          throw new CompactError('summarizer_failed', 'the summarizer returned an empty summary');
         const tokens = countTokens(text);
         if (tokens > request.maxTokens) {
-          throw new CompactError('summary_too_long', `the summary has ${tokens} tokens, over max_summary_tokens ${request.maxTokens}`);
+          throw new CompactError(
+            'summary_too_long',
+            `the summary has ${tokens} tokens, over max_summary_tokens ${request.maxTokens}`,
+          );
         }
         const inputTokens = request.messages.reduce((sum, m) => sum + this.counter.countMessage(m), 0);
         this.#emit(
@@ -810,9 +947,14 @@ export class CompactManager {
           },
           { start, parentId },
         );
-        return { text, summarizer: result.summarizer ?? summarizer.name, ...(attempt > 0 ? { fallback: summarizer.name } : {}) };
+        return {
+          text,
+          summarizer: result.summarizer ?? summarizer.name,
+          ...(attempt > 0 ? { fallback: summarizer.name } : {}),
+        };
       } catch (error) {
-        if (request.signal?.aborted) throw new CompactError('aborted', 'compaction aborted by the caller', { cause: error });
+        if (request.signal?.aborted)
+          throw new CompactError('aborted', 'compaction aborted by the caller', { cause: error });
         this.#emit(
           context,
           'compact.error',
@@ -829,14 +971,20 @@ export class CompactManager {
     return undefined;
   }
 
-  async #callWithTimeout(summarizer: Summarizer, request: Parameters<Summarizer['summarize']>[0]): Promise<SummarizeResult> {
+  async #callWithTimeout(
+    summarizer: Summarizer,
+    request: Parameters<Summarizer['summarize']>[0],
+  ): Promise<SummarizeResult> {
     const controller = new AbortController();
     const signals = request.signal ? [controller.signal, request.signal] : [controller.signal];
     const signal = AbortSignal.any(signals);
     let timer: ReturnType<typeof setTimeout> | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
-        const error = new CompactError('summarizer_timeout', `the summarizer did not answer within ${this.#summarizerTimeoutMs} ms`);
+        const error = new CompactError(
+          'summarizer_timeout',
+          `the summarizer did not answer within ${this.#summarizerTimeoutMs} ms`,
+        );
         controller.abort(error);
         reject(error);
       }, this.#summarizerTimeoutMs);
@@ -852,23 +1000,45 @@ export class CompactManager {
     }
   }
 
-  async #archiveTranscript(context: OperationContext, messages: readonly unknown[], step: number, parentId: string): Promise<void> {
+  async #archiveTranscript(
+    context: OperationContext,
+    messages: readonly unknown[],
+    step: number,
+    parentId: string,
+  ): Promise<void> {
     if (!this.#storage) return;
     const transcript = this.#redact ? redactDeep(messages, this.#redact) : messages;
-    await this.#archive(context, parentId, step, 'transcript', () => this.#storage!.saveTranscript(context.sessionId, transcript, step));
+    await this.#archive(context, parentId, step, 'transcript', () =>
+      this.#storage!.saveTranscript(context.sessionId, transcript, step),
+    );
   }
 
-  async #archive(context: OperationContext, parentId: string, step: number, artifact: string, write: () => Promise<string>): Promise<void> {
+  async #archive(
+    context: OperationContext,
+    parentId: string,
+    step: number,
+    artifact: string,
+    write: () => Promise<string>,
+  ): Promise<void> {
     const start = Date.now();
     try {
       const location = await write();
-      this.#emit(context, 'compact.archival', { step, storageAdapter: this.#storage!.name, artifact, location }, { start, parentId });
+      this.#emit(
+        context,
+        'compact.archival',
+        { step, storageAdapter: this.#storage!.name, artifact, location },
+        { start, parentId },
+      );
     } catch (error) {
       // An archive that fails never costs the conversation.
       this.#emit(
         context,
         'compact.error',
-        { errorType: 'storage_failed', message: `${artifact} archive failed: ${error instanceof Error ? error.message : String(error)}`, fallback: 'continue without archive' },
+        {
+          errorType: 'storage_failed',
+          message: `${artifact} archive failed: ${error instanceof Error ? error.message : String(error)}`,
+          fallback: 'continue without archive',
+        },
         { start, parentId },
       );
     }
@@ -882,7 +1052,9 @@ export class CompactManager {
       try {
         await this.#storage.saveEvent(context.sessionId, event);
       } catch (error) {
-        process.stderr.write(`[agent-compaction] event archive failed: ${error instanceof Error ? error.message : String(error)}\n`);
+        process.stderr.write(
+          `[agent-compaction] event archive failed: ${error instanceof Error ? error.message : String(error)}\n`,
+        );
         return;
       }
     }

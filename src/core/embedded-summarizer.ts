@@ -14,7 +14,8 @@ interface Section {
 const MAX_SENTENCE_CHARS = 220;
 const MAX_ITEMS_PER_SECTION = 40;
 
-const GOAL = /\b(goal|objective|need to|needs to|want to|wants to|please|should|success criteria|so that|make sure|task is|implement|fix|build|add|create|refactor|investigate|find)\b/i;
+const GOAL =
+  /\b(goal|objective|need to|needs to|want to|wants to|please|should|success criteria|so that|make sure|task is|implement|fix|build|add|create|refactor|investigate|find)\b/i;
 const CONSTRAINT =
   /\b(must|must not|never|do not|don't|only|always|required|requirement|cannot|can't|at most|at least|no more than|within|deadline|budget|limit|sla|compliance|security|policy|forbidden|not allowed)\b/i;
 const DECISION =
@@ -38,9 +39,12 @@ const ENTITY_PATTERNS: RegExp[] = [
   /\bv?\d+\.\d+\.\d+(?:-[\w.]+)?\b/g,
 ];
 
-const FILE_PATH = /(?:\.{1,2}\/|\/)?(?:[\w.@-]+\/)*[\w.@-]+\.(?:ts|tsx|js|jsx|mjs|cjs|py|md|json|ya?ml|go|rs|java|kt|rb|php|cs|cpp|c|h|sql|sh|toml|css|html|ini|cfg)\b/g;
-const FUNCTION_NAME = /\b(?:function|def|class|func|fn|interface|type|const|method)\s+([A-Za-z_][\w]*)|\b([A-Za-z_][\w]*)\s*\(\)/g;
-const CHANGE_VERB = /\b(add(?:ed|s)?|remov(?:ed|es)?|renam(?:ed|es)?|fix(?:ed|es)?|chang(?:ed|es)|updat(?:ed|es)|refactor(?:ed|s)?|creat(?:ed|es)|delet(?:ed|es)|replac(?:ed|es)|modif(?:ied|ies)|edit(?:ed|s)?|implement(?:ed|s)?|wrote|written)\b/i;
+const FILE_PATH =
+  /(?:\.{1,2}\/|\/)?(?:[\w.@-]+\/)*[\w.@-]+\.(?:ts|tsx|js|jsx|mjs|cjs|py|md|json|ya?ml|go|rs|java|kt|rb|php|cs|cpp|c|h|sql|sh|toml|css|html|ini|cfg)\b/g;
+const FUNCTION_NAME =
+  /\b(?:function|def|class|func|fn|interface|type|const|method)\s+([A-Za-z_][\w]*)|\b([A-Za-z_][\w]*)\s*\(\)/g;
+const CHANGE_VERB =
+  /\b(add(?:ed|s)?|remov(?:ed|es)?|renam(?:ed|es)?|fix(?:ed|es)?|chang(?:ed|es)|updat(?:ed|es)|refactor(?:ed|s)?|creat(?:ed|es)|delet(?:ed|es)|replac(?:ed|es)|modif(?:ied|ies)|edit(?:ed|s)?|implement(?:ed|s)?|wrote|written)\b/i;
 
 function clip(text: string, max = MAX_SENTENCE_CHARS): string {
   const flat = text.replace(/\s+/g, ' ').trim();
@@ -69,7 +73,8 @@ function firstLine(text: string): string {
 
 function entitiesOf(text: string, into: string[], seen: Set<string>): void {
   for (const pattern of ENTITY_PATTERNS) {
-    for (const match of text.matchAll(pattern)) pushUnique(into, seen, match[0].trim().replace(/[.,;:]+$/, ''));
+    for (const match of text.matchAll(pattern))
+      pushUnique(into, seen, match[0].trim().replace(/[.,;:]+$/, ''));
   }
 }
 
@@ -90,24 +95,50 @@ interface Extracted {
 }
 
 function extract(messages: readonly CompactMessage[]): Extracted {
-  const out: Extracted = { goals: [], constraints: [], decisions: [], openItems: [], entities: [], toolFacts: [], ledger: [], files: new Map(), sources: [] };
-  const seen = { goals: new Set<string>(), constraints: new Set<string>(), decisions: new Set<string>(), openItems: new Set<string>(), entities: new Set<string>(), toolFacts: new Set<string>(), sources: new Set<string>() };
+  const out: Extracted = {
+    goals: [],
+    constraints: [],
+    decisions: [],
+    openItems: [],
+    entities: [],
+    toolFacts: [],
+    ledger: [],
+    files: new Map(),
+    sources: [],
+  };
+  const seen = {
+    goals: new Set<string>(),
+    constraints: new Set<string>(),
+    decisions: new Set<string>(),
+    openItems: new Set<string>(),
+    entities: new Set<string>(),
+    toolFacts: new Set<string>(),
+    sources: new Set<string>(),
+  };
   const results = new Map<string, string>();
-  for (const message of messages) for (const result of message.toolResults) results.set(result.callId, result.output);
+  for (const message of messages)
+    for (const result of message.toolResults) results.set(result.callId, result.output);
   let step = 0;
   for (const message of messages) {
     const text = message.text;
-    const all = [text, ...message.toolCalls.map((c) => c.arguments), ...message.toolResults.map((r) => r.output)].join('\n');
+    const all = [
+      text,
+      ...message.toolCalls.map((c) => c.arguments),
+      ...message.toolResults.map((r) => r.output),
+    ].join('\n');
     entitiesOf(all, out.entities, seen.entities);
-    for (const match of all.matchAll(/\bhttps?:\/\/[^\s)\]>"'`]+/g)) pushUnique(out.sources, seen.sources, match[0]);
+    for (const match of all.matchAll(/\bhttps?:\/\/[^\s)\]>"'`]+/g))
+      pushUnique(out.sources, seen.sources, match[0]);
     const list = sentences(text);
     if (message.role === 'user' && message.toolResults.length === 0) {
       if (list[0]) pushUnique(out.goals, seen.goals, clip(list[0]));
       for (const s of list.slice(1)) if (GOAL.test(s)) pushUnique(out.goals, seen.goals, clip(s));
     }
     for (const s of list) {
-      if (CONSTRAINT.test(s) && message.role !== 'tool') pushUnique(out.constraints, seen.constraints, clip(`${s}`));
-      if (message.role === 'assistant' && DECISION.test(s)) pushUnique(out.decisions, seen.decisions, clip(s));
+      if (CONSTRAINT.test(s) && message.role !== 'tool')
+        pushUnique(out.constraints, seen.constraints, clip(`${s}`));
+      if (message.role === 'assistant' && DECISION.test(s))
+        pushUnique(out.decisions, seen.decisions, clip(s));
       if (OPEN_ITEM.test(s) && message.role !== 'tool') pushUnique(out.openItems, seen.openItems, clip(s));
     }
     for (const call of message.toolCalls) {
@@ -116,13 +147,20 @@ function extract(messages: readonly CompactMessage[]): Extracted {
       const outcome = output === undefined ? 'no result yet' : firstLine(output) || '(empty result)';
       pushUnique(out.toolFacts, seen.toolFacts, `${call.name}(${clip(call.arguments, 100)}) → ${outcome}`);
       const rationale = list.find((s) => RATIONALE.test(s)) ?? list[0] ?? '';
-      out.ledger.push(`[${step}] ${call.name} :: ${clip(rationale, 140) || 'not stated'} :: ${clip(call.arguments, 100)} :: ${outcome}`);
+      out.ledger.push(
+        `[${step}] ${call.name} :: ${clip(rationale, 140) || 'not stated'} :: ${clip(call.arguments, 100)} :: ${outcome}`,
+      );
       const touched = `${call.arguments}\n${text}`.match(FILE_PATH) ?? [];
       for (const file of new Set(touched)) {
         const notes = out.files.get(file) ?? [];
-        const functions = [...`${call.arguments}`.matchAll(FUNCTION_NAME)].map((m) => m[1] ?? m[2]).filter(Boolean).slice(0, 4);
+        const functions = [...`${call.arguments}`.matchAll(FUNCTION_NAME)]
+          .map((m) => m[1] ?? m[2])
+          .filter(Boolean)
+          .slice(0, 4);
         const verb = CHANGE_VERB.exec(`${call.name} ${text}`)?.[0] ?? call.name;
-        notes.push(`${verb} via ${call.name}${functions.length ? ` (touches ${functions.join(', ')})` : ''}${output && OPEN_ITEM.test(firstLine(output)) ? `; result: ${firstLine(output)}` : ''}`);
+        notes.push(
+          `${verb} via ${call.name}${functions.length ? ` (touches ${functions.join(', ')})` : ''}${output && OPEN_ITEM.test(firstLine(output)) ? `; result: ${firstLine(output)}` : ''}`,
+        );
         out.files.set(file, notes);
       }
     }
@@ -131,7 +169,9 @@ function extract(messages: readonly CompactMessage[]): Extracted {
       if (decision) {
         step++;
         const rationale = list.find((s) => RATIONALE.test(s) && s !== decision) ?? 'not stated';
-        out.ledger.push(`[${step}] ${clip(decision, 140)} :: ${clip(rationale, 140)} :: ${label(message)} message :: -`);
+        out.ledger.push(
+          `[${step}] ${clip(decision, 140)} :: ${clip(rationale, 140)} :: ${label(message)} message :: -`,
+        );
       }
     }
     if (message.role === 'assistant' || message.role === 'user') {
@@ -168,12 +208,23 @@ function parseSections(body: string): Map<string, string[]> {
 }
 
 function sectionsFor(strategy: string, data: Extracted): Section[] {
-  const fileLines = [...data.files.entries()].map(([file, notes]) => `${file}: ${[...new Set(notes)].slice(-4).join('; ')}`);
+  const fileLines = [...data.files.entries()].map(
+    ([file, notes]) => `${file}: ${[...new Set(notes)].slice(-4).join('; ')}`,
+  );
   switch (strategy) {
     case 'brief':
       return [
-        { title: 'Summary', priority: 3, keepOldest: true, items: [...data.goals.slice(0, 3), ...data.decisions.slice(-5), ...data.openItems.slice(-3)] },
-        { title: 'Key citations', priority: 2, items: [...data.sources, ...data.entities.filter((e) => /[/.]/.test(e))].slice(-20) },
+        {
+          title: 'Summary',
+          priority: 3,
+          keepOldest: true,
+          items: [...data.goals.slice(0, 3), ...data.decisions.slice(-5), ...data.openItems.slice(-3)],
+        },
+        {
+          title: 'Key citations',
+          priority: 2,
+          items: [...data.sources, ...data.entities.filter((e) => /[/.]/.test(e))].slice(-20),
+        },
       ];
     case 'decision_log':
       return [
@@ -255,16 +306,23 @@ export class EmbeddedSummarizer implements Summarizer {
           : section.items.slice(-MAX_ITEMS_PER_SECTION);
       }
     }
-    return fit(sections, request);
+    return fitToBudget(sections, request);
   }
 }
 
 /** Drops the least important, oldest items until the rendered summary fits. */
-function fit(sections: Section[], request: Pick<SummarizeRequest, 'maxTokens' | 'countTokens' | 'note'>): string {
+function fit(
+  sections: Section[],
+  request: Pick<SummarizeRequest, 'maxTokens' | 'countTokens' | 'note'>,
+): string {
   const { maxTokens, countTokens } = request;
   // Count each item once; the rendered total is close to the sum (bullets add ~1 token each).
   const cost = sections.map((s) => s.items.map((i) => countTokens(i) + 2));
-  let total = sections.reduce((sum, s, k) => sum + (s.items.length ? countTokens(s.title) + 3 : 0) + cost[k]!.reduce((a, b) => a + b, 0), 0);
+  let total = sections.reduce(
+    (sum, s, k) =>
+      sum + (s.items.length ? countTokens(s.title) + 3 : 0) + cost[k]!.reduce((a, b) => a + b, 0),
+    0,
+  );
   const byPriority = sections.map((_, k) => k).sort((a, b) => sections[a]!.priority - sections[b]!.priority);
   const limit = Math.max(1, Math.floor(maxTokens * 0.95));
   for (const k of byPriority) {
@@ -284,6 +342,7 @@ function fit(sections: Section[], request: Pick<SummarizeRequest, 'maxTokens' | 
       text = render(sections, request.note);
     }
   }
-  while (text.length > 0 && countTokens(text) > maxTokens) text = text.slice(0, Math.floor(text.length * 0.9));
+  while (text.length > 0 && countTokens(text) > maxTokens)
+    text = text.slice(0, Math.floor(text.length * 0.9));
   return text;
 }

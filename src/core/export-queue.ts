@@ -167,7 +167,9 @@ export class ExportQueue {
         const entries = this.#events.splice(0, this.#maxBatchSize);
         this.#inFlightSeq = entries[0]?.seq;
         const batch = entries.map((entry) => entry.event);
-        await Promise.all(this.#exporters.map((exporter) => this.#call(exporter, () => exporter.export(batch))));
+        await Promise.all(
+          this.#exporters.map((exporter) => this.#call(exporter, () => exporter.export(batch))),
+        );
         this.#inFlightSeq = undefined;
         this.#notify();
       }

@@ -68,7 +68,8 @@ export class MessageIndex {
   }
 
   #entry(raw: unknown, index: number, codec: MessageCodec): IndexedEntry {
-    if (raw === null || typeof raw !== 'object') throw invalidMessage(index, '', `must be an object (got ${raw === null ? 'null' : typeof raw})`);
+    if (raw === null || typeof raw !== 'object')
+      throw invalidMessage(index, '', `must be an object (got ${raw === null ? 'null' : typeof raw})`);
     const cached = this.#byObject.get(raw);
     const fingerprint = fingerprintOf(raw as Record<string, unknown>);
     if (cached && cached.fingerprint === fingerprint && cached.parsed.format === codec.format) return cached;
@@ -80,7 +81,10 @@ export class MessageIndex {
       entry = {
         parsed,
         hash: hashString(json),
-        summaryVersion: parsed.kind === 'message' && parsed.toolCalls.length === 0 ? summaryVersionOf(parsed.text) : undefined,
+        summaryVersion:
+          parsed.kind === 'message' && parsed.toolCalls.length === 0
+            ? summaryVersionOf(parsed.text)
+            : undefined,
         wire: codec.toWire({ ...parsed, id: '', index }),
         fingerprint,
         tokens: undefined,
@@ -97,7 +101,12 @@ export class MessageIndex {
       this.#byContent.set(key, entry);
     } else if (entry.parsed.raw !== raw) {
       // Same content, new object: reuse the parse and counts, but send this object.
-      entry = { ...entry, parsed: { ...entry.parsed, raw }, wire: codec.toWire({ ...entry.parsed, raw, id: '', index }), fingerprint };
+      entry = {
+        ...entry,
+        parsed: { ...entry.parsed, raw },
+        wire: codec.toWire({ ...entry.parsed, raw, id: '', index }),
+        fingerprint,
+      };
     }
     this.#byObject.set(raw, entry);
     return entry;

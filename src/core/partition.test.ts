@@ -1,12 +1,21 @@
 import { describe, expect, it } from 'vitest';
 import type { ParsedMessage } from './formats/message-codec.js';
-import { assertNoOrphanResults, buildUnits, isPinned, type PartitionInput, pinToolGroups, selectRecent } from './partition.js';
+import {
+  assertNoOrphanResults,
+  buildUnits,
+  isPinned,
+  type PartitionInput,
+  pinToolGroups,
+  selectRecent,
+} from './partition.js';
 
 function m(role: ParsedMessage['role'], extra: Partial<ParsedMessage> = {}): PartitionInput {
   return { parsed: { role, kind: 'message', toolCalls: [], toolResults: [], ...extra } };
 }
-const call = (...ids: string[]) => m('assistant', { toolCalls: ids.map((id) => ({ id, name: 't', arguments: '{}' })) });
-const result = (...ids: string[]) => m('tool', { toolResults: ids.map((callId) => ({ callId, output: 'r' })) });
+const call = (...ids: string[]) =>
+  m('assistant', { toolCalls: ids.map((id) => ({ id, name: 't', arguments: '{}' })) });
+const result = (...ids: string[]) =>
+  m('tool', { toolResults: ids.map((callId) => ({ callId, output: 'r' })) });
 const all = (list: readonly unknown[]) => list.map((_, i) => i);
 
 describe('isPinned', () => {
@@ -16,7 +25,7 @@ describe('isPinned', () => {
     expect(isPinned(m('developer'), rule)).toBe(true);
     expect(isPinned(m('user'), rule)).toBe(false);
     expect(isPinned(m('user', { meta: { protected: true } }), rule)).toBe(true);
-    expect(isPinned(m('user', { meta: { protected: 'yes' } }), rule)).toBe(false);
+    expect(isPinned(m('user', { meta: { protected: 'yes' as unknown as boolean } }), rule)).toBe(false);
     expect(isPinned(m('user', { meta: { keep: true } }), { ...rule, protectedFlag: 'keep' })).toBe(true);
   });
 });
@@ -32,7 +41,10 @@ describe('buildUnits', () => {
 
   it('joins separate call items answered out of order (Responses parallel calls)', () => {
     const messages = [call('a'), call('b'), result('b'), result('a'), call('c'), result('c')];
-    expect(buildUnits(messages, all(messages)).map((u) => u.members)).toEqual([[0, 1, 2, 3], [4, 5]]);
+    expect(buildUnits(messages, all(messages)).map((u) => u.members)).toEqual([
+      [0, 1, 2, 3],
+      [4, 5],
+    ]);
   });
 
   it('attaches reasoning items to the unit after them', () => {
@@ -63,7 +75,9 @@ describe('selectRecent', () => {
     expect(selection.toolPairs).toBe(4);
     const keptUsers = [...selection.kept].filter((i) => messages[i]!.parsed.role === 'user');
     expect(keptUsers).toHaveLength(6);
-    const keptCalls = [...selection.kept].filter((i) => messages[i]!.parsed.toolCalls.length > 0).map((i) => messages[i]!.parsed.toolCalls[0]!.id);
+    const keptCalls = [...selection.kept]
+      .filter((i) => messages[i]!.parsed.toolCalls.length > 0)
+      .map((i) => messages[i]!.parsed.toolCalls[0]!.id);
     expect(keptCalls.sort()).toEqual(['c6', 'c7', 'c8', 'c9']);
   });
 
@@ -77,7 +91,9 @@ describe('selectRecent', () => {
 
 describe('orphans and pinned groups', () => {
   it('rejects an orphan tool result with its index', () => {
-    expect(() => assertNoOrphanResults([m('user'), result('ghost')])).toThrow(/messages\[1\]\.tool result: answers call "ghost"/);
+    expect(() => assertNoOrphanResults([m('user'), result('ghost')])).toThrow(
+      /messages\[1\]\.tool result: answers call "ghost"/,
+    );
     expect(() => assertNoOrphanResults([call('a'), result('a')])).not.toThrow();
   });
 

@@ -14,7 +14,9 @@ export interface PinRule {
 
 /** True when the message is never pruned: a never-prune role, or `meta[protectedFlag] === true`. */
 export function isPinned(message: PartitionInput, rule: PinRule): boolean {
-  return rule.rolesNeverPrune.includes(message.parsed.role) || message.parsed.meta?.[rule.protectedFlag] === true;
+  return (
+    rule.rolesNeverPrune.includes(message.parsed.role) || message.parsed.meta?.[rule.protectedFlag] === true
+  );
 }
 
 /**
@@ -95,7 +97,11 @@ export function assertNoOrphanResults(messages: readonly PartitionInput[]): void
   messages.forEach((message, index) => {
     for (const result of message.parsed.toolResults) {
       if (!calls.has(result.callId)) {
-        throw invalidMessage(index, 'tool result', `answers call "${result.callId}", which is not in the history (orphan tool result)`);
+        throw invalidMessage(
+          index,
+          'tool result',
+          `answers call "${result.callId}", which is not in the history (orphan tool result)`,
+        );
       }
     }
   });
@@ -119,7 +125,10 @@ export function pinToolGroups(messages: readonly PartitionInput[], pinned: boole
     changed = false;
     messages.forEach((message, i) => {
       if (pinned[i]) return;
-      const ids = [...message.parsed.toolCalls.map((c) => c.id), ...message.parsed.toolResults.map((r) => r.callId)];
+      const ids = [
+        ...message.parsed.toolCalls.map((c) => c.id),
+        ...message.parsed.toolResults.map((r) => r.callId),
+      ];
       if (ids.some((id) => pinnedIds.has(id))) {
         pinned[i] = true;
         for (const id of ids) pinnedIds.add(id);
@@ -143,7 +152,11 @@ export interface KeepSelection {
  * Keeps the last `keepRecentTurns` turns' conversational messages (a turn starts at a user
  * message) and the last `keepToolIoPairs` tool blocks; everything else is remainder.
  */
-export function selectRecent(units: readonly Unit[], keepRecentTurns: number, keepToolIoPairs: number): KeepSelection {
+export function selectRecent(
+  units: readonly Unit[],
+  keepRecentTurns: number,
+  keepToolIoPairs: number,
+): KeepSelection {
   const kept = new Set<number>();
   let toolPairs = 0;
   for (let u = units.length - 1; u >= 0 && toolPairs < keepToolIoPairs; u--) {

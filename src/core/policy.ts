@@ -69,7 +69,10 @@ function checkInteger(path: string, value: unknown, min: number): number {
  * Applies defaults to a partial policy and validates it, without touching the input.
  * Throws `CompactError('invalid_config')` naming the field.
  */
-export function resolvePolicy(policy: Partial<CompactPolicy> = {}, customStrategies: readonly string[] = []): CompactPolicy {
+export function resolvePolicy(
+  policy: Partial<CompactPolicy> = {},
+  customStrategies: readonly string[] = [],
+): CompactPolicy {
   const merged: CompactPolicy = { ...DEFAULT_POLICY, rolesNeverPrune: [...DEFAULT_POLICY.rolesNeverPrune] };
   for (const [key, value] of Object.entries(policy)) {
     if (value === undefined) continue;

@@ -10,6 +10,12 @@ export type Redactor = (text: string) => string;
 export const REDACTED = '<REDACTED>';
 
 /**
+ * A word boundary that also holds right after a JSON escape (`\n`, `\t`, `\r`), so secrets
+ * inside JSON-encoded tool arguments are found too.
+ */
+const B = '(?:\\b|(?<=\\\\[nrt]))';
+
+/**
  * Default patterns. A pattern whose first two capture groups are a key and a separator
  * (`api_key` and `=`) keeps both and replaces only the value; any other pattern replaces the
  * whole match (or, for URLs, the part between its first two groups).
@@ -23,20 +29,20 @@ export const DEFAULT_REDACTION_PATTERNS: readonly string[] = [
   // PEM private keys first: their body would otherwise be cut into pieces by other patterns.
   '-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\\s\\S]*?-----END [A-Z0-9 ]*PRIVATE KEY-----',
   // key = value (quoted or not), JSON `"key": "value"` and escaped JSON `\"key\":\"value\"`.
-  '(?i)([a-z0-9_.-]*(?:api[_-]?key|apikey|password|passwd|pwd|passphrase|secret|secret[_-]?key|token|access[_-]?key|private[_-]?key|credentials?|authorization|auth))(\\\\?["\']?\\s*[:=]\\s*)(?:(?:bearer|basic|token|digest)\\s+)?(?:\\\\"(?:[^"\\\\\\n]|\\\\[^"])*\\\\"|"[^"\\n]*"|\'[^\'\\n]*\'|(?:[^\\s"\'\\\\,;]|\\\\(?!["\']))+)',
-  '(?i)\\b(?:bearer|basic)\\s+[a-z0-9._~+/-]{8,}=*',
+  '(?i)([a-z0-9_.-]*(?:api[_-]?key|apikey|password|passwd|pwd|passphrase|secret|secret[_-]?key|token|access[_-]?key|private[_-]?key|credentials?|authorization|auth))(\\\\?["\']?\\s*[:=]\\s*)(?:(?:bearer|basic|token|digest)\\s+)?(?:\\\\"(?:[^"\\\\\\n]|\\\\[^"])*\\\\"|"[^"\\n]*"|\'[^\'\\n]*\'|\\\\?["\']?(?:[^\\s"\'\\\\,;]|\\\\(?!["\']))+)',
+  '(?i)' + B + '(?:bearer|basic)\\s+[a-z0-9._~+/-]{8,}=*',
   // URLs with credentials: keep scheme and user, replace the password.
-  '(?i)\\b([a-z][a-z0-9+.-]*://[^\\s:/@]+:)[^\\s/@]+(@)',
-  '\\bsk-(?:ant-(?:api\\d{2}-)?|proj-|svcacct-|admin-)?[A-Za-z0-9_-]{16,}',
-  '\\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[0-9A-Z]{16}\\b',
-  '\\bgh[pousr]_[A-Za-z0-9]{30,}\\b',
-  '\\bgithub_pat_[A-Za-z0-9_]{40,}\\b',
-  '\\bxox[abposr]-[A-Za-z0-9-]{10,}',
-  '\\bhttps://hooks\\.slack\\.com/services/[A-Za-z0-9/_-]+',
-  '\\bAIza[0-9A-Za-z_-]{35}',
-  '\\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}',
-  '\\bwhsec_[A-Za-z0-9]{24,}',
-  '\\beyJ[A-Za-z0-9_-]{8,}\\.eyJ[A-Za-z0-9_-]{8,}\\.[A-Za-z0-9_-]{8,}',
+  '(?i)' + B + '([a-z][a-z0-9+.-]*://[^\\s:/@]+:)[^\\s/@]+(@)',
+  B + 'sk-(?:ant-(?:api\\d{2}-)?|proj-|svcacct-|admin-)?[A-Za-z0-9_-]{16,}',
+  B + '(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[0-9A-Z]{16}\\b',
+  B + 'gh[pousr]_[A-Za-z0-9]{30,}\\b',
+  B + 'github_pat_[A-Za-z0-9_]{40,}\\b',
+  B + 'xox[abposr]-[A-Za-z0-9-]{10,}',
+  B + 'https://hooks\\.slack\\.com/services/[A-Za-z0-9/_-]+',
+  B + 'AIza[0-9A-Za-z_-]{35}',
+  B + '(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}',
+  B + 'whsec_[A-Za-z0-9]{24,}',
+  B + 'eyJ[A-Za-z0-9_-]{8,}\\.eyJ[A-Za-z0-9_-]{8,}\\.[A-Za-z0-9_-]{8,}',
 ];
 
 /** Options of {@link createRedactor}. */
@@ -73,8 +79,9 @@ function replaceMatch(match: string, groups: unknown[]): string {
       // Keep the quotes around a quoted value so JSON text stays JSON.
       if (value.startsWith('\\"')) return `${key}${separator}\\"${REDACTED}\\"`;
       const quote = value[0];
-      if ((quote === '"' || quote === "'") && value.endsWith(quote) && value.length > 1) {
-        return `${key}${separator}${quote}${REDACTED}${quote}`;
+      if (quote === '"' || quote === "'") {
+        const closed = value.length > 1 && value.endsWith(quote);
+        return `${key}${separator}${quote}${REDACTED}${closed ? quote : ''}`;
       }
       return `${key}${separator}${REDACTED}`;
     }

@@ -76,7 +76,10 @@ export class MemorySessionStore implements SessionStore {
       if (current !== options.expectedVersion) return false;
     }
     // Frozen so that neither the manager nor a caller can mutate stored state in place.
-    this.#states.set(sessionId, Object.freeze({ ...state, coveredIds: Object.freeze([...state.coveredIds]) }) as SessionState);
+    this.#states.set(
+      sessionId,
+      Object.freeze({ ...state, coveredIds: Object.freeze([...state.coveredIds]) }) as SessionState,
+    );
     return true;
   }
 

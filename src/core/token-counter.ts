@@ -81,7 +81,11 @@ function isSpace(code: number): boolean {
  * the next word), or hard at `sliceChars` where there is none (runs of one character,
  * base64, CJK without punctuation).
  */
-export function countInSlices(text: string, encode: (text: string) => number, sliceChars = DEFAULT_SLICE_CHARS): number {
+export function countInSlices(
+  text: string,
+  encode: (text: string) => number,
+  sliceChars = DEFAULT_SLICE_CHARS,
+): number {
   if (text.length <= sliceChars) return encode(text);
   let total = 0;
   let start = 0;
@@ -91,20 +95,37 @@ export function countInSlices(text: string, encode: (text: string) => number, sl
     if (end < text.length) {
       let cut = -1;
       for (let i = end; i > end - lookBack; i--) {
-        if (text.charCodeAt(i) === 32 && !isSpace(text.charCodeAt(i - 1)) && !isSpace(text.charCodeAt(i + 1))) {
+        if (
+          text.charCodeAt(i) === 32 &&
+          !isSpace(text.charCodeAt(i - 1)) &&
+          !isSpace(text.charCodeAt(i + 1))
+        ) {
           cut = i;
           break;
         }
       }
       if (cut > start) end = cut;
-      // Never split a surrogate pair.
-      else if ((text.charCodeAt(end - 1) & 0xfc00) === 0xd800) end -= 1;
+      else {
+        // Never split a surrogate pair.
+        if ((text.charCodeAt(end - 1) & 0xfc00) === 0xd800) end -= 1;
+        // A hard cut splits a token: correct by counting a small window across the cut.
+        let from = Math.max(start, end - BOUNDARY_WINDOW);
+        if ((text.charCodeAt(from) & 0xfc00) === 0xdc00) from += 1;
+        let to = Math.min(text.length, end + BOUNDARY_WINDOW);
+        if ((text.charCodeAt(to - 1) & 0xfc00) === 0xd800) to -= 1;
+        const left = text.slice(from, end);
+        const right = text.slice(end, to);
+        total += encode(left + right) - encode(left) - encode(right);
+      }
     }
     total += encode(text.slice(start, end));
     start = end;
   }
   return total;
 }
+
+/** Characters on each side of a hard slice cut counted again to correct the split token. */
+const BOUNDARY_WINDOW = 48;
 
 /** A tool schema in any of the supported shapes, normalized. */
 interface ToolSchema {
@@ -214,7 +235,8 @@ export class BpeTokenCounter implements TokenCounter {
   constructor(options: BpeTokenCounterOptions) {
     this.#encodingName = options.encoding;
     this.#margin = options.margin ?? 1;
-    if (!(this.#margin >= 1) || !Number.isFinite(this.#margin)) throw invalidConfig('tokenCounter.margin', 'must be a number >= 1');
+    if (!(this.#margin >= 1) || !Number.isFinite(this.#margin))
+      throw invalidConfig('tokenCounter.margin', 'must be a number >= 1');
     this.#sliceChars = options.sliceChars ?? DEFAULT_SLICE_CHARS;
     this.exact = this.#margin === 1;
     this.name = this.exact ? options.encoding : `estimate(${options.encoding} x${this.#margin})`;

@@ -34,20 +34,25 @@ export const anthropicCodec: MessageCodec = {
       texts.push(m.content);
     } else if (Array.isArray(m.content)) {
       m.content.forEach((block: unknown, j) => {
-        if (block === null || typeof block !== 'object') throw invalidMessage(index, `content.${j}`, 'must be a content block object');
+        if (block === null || typeof block !== 'object')
+          throw invalidMessage(index, `content.${j}`, 'must be a content block object');
         const b = block as Record<string, unknown>;
         if (typeof b.type !== 'string') throw invalidMessage(index, `content.${j}.type`, 'is missing');
         if (/tool_use$/.test(b.type)) {
-          if (typeof b.id !== 'string') throw invalidMessage(index, `content.${j}.id`, 'must be a string on a tool_use block');
-          if (typeof b.name !== 'string') throw invalidMessage(index, `content.${j}.name`, 'must be a string on a tool_use block');
+          if (typeof b.id !== 'string')
+            throw invalidMessage(index, `content.${j}.id`, 'must be a string on a tool_use block');
+          if (typeof b.name !== 'string')
+            throw invalidMessage(index, `content.${j}.name`, 'must be a string on a tool_use block');
           toolCalls.push({ id: b.id, name: b.name, arguments: JSON.stringify(b.input ?? {}) });
         } else if (b.tool_use_id !== undefined || b.type === 'tool_result') {
-          if (typeof b.tool_use_id !== 'string') throw invalidMessage(index, `content.${j}.tool_use_id`, 'must be a string');
+          if (typeof b.tool_use_id !== 'string')
+            throw invalidMessage(index, `content.${j}.tool_use_id`, 'must be a string');
           const result: ToolResult = { callId: b.tool_use_id, output: blockText(b.content) };
           if (b.is_error === true) result.isError = true;
           toolResults.push(result);
         } else if (b.type === 'text') {
-          if (typeof b.text !== 'string') throw invalidMessage(index, `content.${j}.text`, 'must be a string');
+          if (typeof b.text !== 'string')
+            throw invalidMessage(index, `content.${j}.text`, 'must be a string');
           texts.push(b.text);
         } else if (b.type === 'thinking' && typeof b.thinking === 'string') {
           texts.push(b.thinking);
@@ -80,7 +85,12 @@ export const anthropicCodec: MessageCodec = {
     if (message.format === 'anthropic') return stripMeta(message.raw);
     const content: Record<string, unknown>[] = [];
     for (const result of message.toolResults) {
-      content.push({ type: 'tool_result', tool_use_id: result.callId, content: result.output, ...(result.isError ? { is_error: true } : {}) });
+      content.push({
+        type: 'tool_result',
+        tool_use_id: result.callId,
+        content: result.output,
+        ...(result.isError ? { is_error: true } : {}),
+      });
     }
     if (message.text) content.push({ type: 'text', text: message.text });
     for (const call of message.toolCalls) {

@@ -13,13 +13,25 @@ export const MESSAGE_CODECS: Readonly<Record<MessageFormat, MessageCodec>> = Obj
 });
 
 const RESPONSES_PART_TYPES = new Set(['input_text', 'output_text', 'input_image', 'input_file', 'refusal']);
-const ANTHROPIC_BLOCK_TYPES = new Set(['tool_use', 'tool_result', 'thinking', 'redacted_thinking', 'image', 'document']);
+const ANTHROPIC_BLOCK_TYPES = new Set([
+  'tool_use',
+  'tool_result',
+  'thinking',
+  'redacted_thinking',
+  'image',
+  'document',
+]);
 
 function formatOf(item: unknown): MessageFormat | undefined {
   if (item === null || typeof item !== 'object') return undefined;
   const m = item as Record<string, unknown>;
   if (typeof m.type === 'string') return 'openai-responses';
-  if (m.role === 'tool' || m.role === 'function' || Array.isArray(m.tool_calls) || typeof m.tool_call_id === 'string') {
+  if (
+    m.role === 'tool' ||
+    m.role === 'function' ||
+    Array.isArray(m.tool_calls) ||
+    typeof m.tool_call_id === 'string'
+  ) {
     return 'openai-chat';
   }
   if (Array.isArray(m.content)) {
@@ -27,7 +39,8 @@ function formatOf(item: unknown): MessageFormat | undefined {
       const type = (part as Record<string, unknown> | null)?.type;
       if (typeof type !== 'string') continue;
       if (RESPONSES_PART_TYPES.has(type)) return 'openai-responses';
-      if (ANTHROPIC_BLOCK_TYPES.has(type) || /tool_use$/.test(type) || 'tool_use_id' in (part as object)) return 'anthropic';
+      if (ANTHROPIC_BLOCK_TYPES.has(type) || /tool_use$/.test(type) || 'tool_use_id' in (part as object))
+        return 'anthropic';
       if (type === 'image_url' || type === 'input_audio') return 'openai-chat';
     }
   }
@@ -41,9 +54,13 @@ function formatOf(item: unknown): MessageFormat | undefined {
  */
 export function detectFormat(messages: readonly unknown[]): MessageFormat {
   if (!Array.isArray(messages)) {
-    throw new CompactError('invalid_messages', `messages must be an array (got ${messages === null ? 'null' : typeof messages})`, {
-      issues: [{ path: ['messages'], message: 'must be an array' }],
-    });
+    throw new CompactError(
+      'invalid_messages',
+      `messages must be an array (got ${messages === null ? 'null' : typeof messages})`,
+      {
+        issues: [{ path: ['messages'], message: 'must be an array' }],
+      },
+    );
   }
   for (const item of messages) {
     const format = formatOf(item);

@@ -29,7 +29,9 @@ export function stripMeta(raw: unknown): unknown {
 /** Reads `meta` if it is an object. */
 export function readMeta(raw: Record<string, unknown>): Record<string, unknown> | undefined {
   const meta = raw.meta;
-  return meta !== null && typeof meta === 'object' && !Array.isArray(meta) ? (meta as Record<string, unknown>) : undefined;
+  return meta !== null && typeof meta === 'object' && !Array.isArray(meta)
+    ? (meta as Record<string, unknown>)
+    : undefined;
 }
 
 /** Joins the text of content parts (`text`, `input_text`, `output_text`, `refusal`); marks others. */

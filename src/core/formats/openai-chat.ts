@@ -11,7 +11,11 @@ function contentText(content: unknown, index: number, role: string): string {
   }
   if (typeof content === 'string') return content;
   if (Array.isArray(content)) return partsText(content);
-  throw invalidMessage(index, 'content', `must be a string or an array of content parts (got ${typeof content})`);
+  throw invalidMessage(
+    index,
+    'content',
+    `must be a string or an array of content parts (got ${typeof content})`,
+  );
 }
 
 /** OpenAI Chat Completions messages: assistant `tool_calls`, `role: "tool"` results. */
@@ -33,11 +37,17 @@ export const openaiChatCodec: MessageCodec = {
       if (!Array.isArray(m.tool_calls)) throw invalidMessage(index, 'tool_calls', 'must be an array');
       m.tool_calls.forEach((call: unknown, j) => {
         const c = call as Record<string, unknown> | null;
-        if (!c || typeof c.id !== 'string') throw invalidMessage(index, `tool_calls.${j}.id`, 'must be a string');
+        if (!c || typeof c.id !== 'string')
+          throw invalidMessage(index, `tool_calls.${j}.id`, 'must be a string');
         const fn = (c.function ?? c.custom) as Record<string, unknown> | undefined;
-        if (!fn || typeof fn.name !== 'string') throw invalidMessage(index, `tool_calls.${j}.function.name`, 'must be a string');
+        if (!fn || typeof fn.name !== 'string')
+          throw invalidMessage(index, `tool_calls.${j}.function.name`, 'must be a string');
         const args = fn.arguments ?? fn.input ?? '';
-        toolCalls.push({ id: c.id, name: fn.name, arguments: typeof args === 'string' ? args : JSON.stringify(args) });
+        toolCalls.push({
+          id: c.id,
+          name: fn.name,
+          arguments: typeof args === 'string' ? args : JSON.stringify(args),
+        });
       });
     }
     const parsed: ParsedMessage = {
@@ -51,7 +61,8 @@ export const openaiChatCodec: MessageCodec = {
     };
     if (role === 'tool') {
       const callId = m.tool_call_id ?? (m.role === 'function' ? m.name : undefined);
-      if (typeof callId !== 'string') throw invalidMessage(index, 'tool_call_id', 'must be a string on a tool message');
+      if (typeof callId !== 'string')
+        throw invalidMessage(index, 'tool_call_id', 'must be a string on a tool message');
       parsed.toolResults = [{ callId, output: text }];
       parsed.explicitId = `result:${callId}`;
     } else if (toolCalls.length > 0) {

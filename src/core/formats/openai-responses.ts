@@ -43,11 +43,17 @@ export const openaiResponsesCodec: MessageCodec = {
       itemType: type,
     };
     const itemId = typeof item.id === 'string' ? item.id : undefined;
-    const callId = typeof item.call_id === 'string' ? item.call_id : typeof item.callId === 'string' ? item.callId : undefined;
+    const callId =
+      typeof item.call_id === 'string'
+        ? item.call_id
+        : typeof item.callId === 'string'
+          ? item.callId
+          : undefined;
 
     if (type === 'message') {
       if (typeof item.role !== 'string') throw invalidMessage(index, 'role', 'is missing');
-      if (!MESSAGE_ROLES.has(item.role)) throw invalidMessage(index, 'role', `"${item.role}" is not a message role`);
+      if (!MESSAGE_ROLES.has(item.role))
+        throw invalidMessage(index, 'role', `"${item.role}" is not a message role`);
       if (typeof item.content !== 'string' && !Array.isArray(item.content)) {
         throw invalidMessage(index, 'content', 'must be a string or an array of content parts');
       }
@@ -56,10 +62,15 @@ export const openaiResponsesCodec: MessageCodec = {
       parsed.text = stringify(item.content);
     } else if (type === 'reasoning') {
       parsed.kind = 'reasoning';
-      parsed.text = Array.isArray(item.summary) ? partsText(item.summary) : Array.isArray(item.content) ? partsText(item.content) : '';
+      parsed.text = Array.isArray(item.summary)
+        ? partsText(item.summary)
+        : Array.isArray(item.content)
+          ? partsText(item.content)
+          : '';
     } else if (callId !== undefined && /_call$/.test(type)) {
       const name = typeof item.name === 'string' ? item.name : type.replace(/_call$/, '');
-      if (type === 'function_call' && typeof item.name !== 'string') throw invalidMessage(index, 'name', 'must be a string');
+      if (type === 'function_call' && typeof item.name !== 'string')
+        throw invalidMessage(index, 'name', 'must be a string');
       const args = item.arguments ?? item.input ?? item.action ?? item.arguments_json ?? '';
       parsed.kind = 'message';
       parsed.toolCalls = [{ id: callId, name, arguments: stringify(args) }];
@@ -67,7 +78,11 @@ export const openaiResponsesCodec: MessageCodec = {
       parsed.role = 'tool';
       parsed.kind = 'message';
       parsed.toolResults = [{ callId, output: stringify(item.output) }];
-    } else if (type === 'function_call' || type === 'function_call_output' || type === 'function_call_result') {
+    } else if (
+      type === 'function_call' ||
+      type === 'function_call_output' ||
+      type === 'function_call_result'
+    ) {
       throw invalidMessage(index, 'call_id', `is required on a ${type} item`);
     }
 
@@ -96,6 +111,11 @@ export const openaiResponsesCodec: MessageCodec = {
   },
 
   summaryMessage(text: string): unknown {
-    return { type: 'message', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text }] };
+    return {
+      type: 'message',
+      role: 'assistant',
+      status: 'completed',
+      content: [{ type: 'output_text', text }],
+    };
   },
 };

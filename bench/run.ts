@@ -1,0 +1,177 @@
+/**
+ * `npm run bench`: the figures of issue 2 point 3, measured in one run.
+ *
+ * 1. Cold count: the first estimate of a 1,000-message ~128k-token conversation in this
+ *    process (tokenizer load included).
+ * 2. Full recount: counting every message again with the same tokenizer (no cache).
+ * 3. Warm preflight: the history grows by one message per call; median per call.
+ * 4. Pathological inputs (100 KB each) counted in slices, with the slicing error measured
+ *    against an unsliced count on 20 KB samples.
+ */
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { MESSAGE_CODECS } from '../src/core/formats/detect-format.js';
+import { BpeTokenCounter, CompactManager, type CompactMessage, tokenCounterFor } from '../src/index.js';
+import { syntheticSession } from '../src/testing/synthetic-session.js';
+
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)]!;
+};
+const ms = (value: number) => `${value.toFixed(3)} ms`;
+
+/** Real text from the SWE-agent transcripts in ../shared/data (BPE caches make repetitive text unrealistically fast). */
+function realCorpus(): string {
+  const dir = new URL('../../shared/data/swe-agent/', import.meta.url);
+  if (!existsSync(dir)) return '';
+  const parts: string[] = [];
+  for (const file of readdirSync(dir).filter((name) => name.endsWith('.traj'))) {
+    const trajectory = JSON.parse(readFileSync(new URL(file, dir), 'utf8')) as {
+      history: { content: unknown }[];
+    };
+    for (const message of trajectory.history) {
+      const content = message.content;
+      parts.push(
+        typeof content === 'string'
+          ? content
+          : (content as { text?: string }[]).map((p) => p.text ?? '').join('\n'),
+      );
+    }
+  }
+  return parts.join('\n');
+}
+
+function conversation(): Record<string, unknown>[] {
+  // About 1,000 messages and 128k tokens: the synthetic session's structure (tool calls,
+  // parallel calls, turns) with its text replaced by real transcript text.
+  const corpus = realCorpus();
+  let turns = 150;
+  for (;;) {
+    const messages = syntheticSession({ turns, seed: 11, toolDensity: 2.5, resultChars: 760 });
+    if (messages.length >= 1001) {
+      if (!corpus) return messages.slice(0, 1001);
+      let offset = 0;
+      return messages.slice(0, 1001).map((message) => {
+        const content = message.content;
+        if (typeof content !== 'string' || message.role === 'system' || message.role === 'developer')
+          return message;
+        const text = corpus.slice(offset % corpus.length, (offset % corpus.length) + content.length);
+        offset += content.length + 97;
+        return { ...message, content: text || content };
+      });
+    }
+    turns += 10;
+  }
+}
+
+const messages = conversation();
+const history = messages.slice(0, 1000);
+const next = messages[1000]!;
+
+// 1. Cold.
+const coldStart = performance.now();
+const cold = new CompactManager({ model: 'gpt-4o', maxContextTokens: 1_000_000 });
+const coldEstimate = cold.estimate(history);
+const coldMs = performance.now() - coldStart;
+
+// 2. Full recount with the same tokenizer, no cache.
+const counter = tokenCounterFor('gpt-4o');
+const codec = MESSAGE_CODECS['openai-chat'];
+const recount = () => {
+  let total = 0;
+  history.forEach((raw, index) => {
+    const parsed = codec.parse(raw, index);
+    total += counter.countMessage({ ...parsed, id: '', index } as CompactMessage);
+  });
+  return total;
+};
+const recountTimes: number[] = [];
+for (let i = 0; i < 7; i++) {
+  const t = performance.now();
+  recount();
+  recountTimes.push(performance.now() - t);
+}
+
+// 3. Warm preflight: a window that does not trigger; the history grows by one message.
+const manager = new CompactManager({ model: 'gpt-4o', maxContextTokens: 400_000 });
+await manager.preflight('bench', history);
+const warmTimes: number[] = [];
+const grown = [...history];
+for (let i = 0; i < 200; i++) {
+  grown.push({ role: 'user', content: `follow-up ${i}: please check src/auth/token.ts again` });
+  const t = performance.now();
+  await manager.preflight('bench', grown);
+  warmTimes.push(performance.now() - t);
+}
+// And the single appended real message.
+const t0 = performance.now();
+const result = await manager.compact('bench', [...history, next]);
+const appendOne = performance.now() - t0;
+
+const recountMedian = median(recountTimes);
+const warmMedian = median(warmTimes);
+
+// 4. Pathological inputs.
+const SIZE = 100_000;
+const patho: Record<string, string> = {
+  'repeated character': 'a'.repeat(SIZE),
+  whitespace: ' '.repeat(SIZE),
+  'newlines and tabs': '\n\t'.repeat(SIZE / 2),
+  'base64 blob': Buffer.from(Array.from({ length: (SIZE * 3) / 4 }, (_, i) => (i * 7919) % 256))
+    .toString('base64')
+    .slice(0, SIZE),
+  'CJK without punctuation': '的一是不了人我在有他这为之大来以个中上们'.repeat(SIZE / 20),
+  'minified JSON': JSON.stringify(
+    Array.from({ length: 4000 }, (_, i) => ({ id: i, k: 'v'.repeat(i % 13) })),
+  ).slice(0, SIZE),
+};
+const unsliced = new BpeTokenCounter({ encoding: 'o200k_base', sliceChars: 1e9 });
+const pathoRows = Object.entries(patho).map(([name, text]) => {
+  const times: number[] = [];
+  let tokens = 0;
+  for (let i = 0; i < 3; i++) {
+    const t = performance.now();
+    tokens = counter.countText(text);
+    times.push(performance.now() - t);
+  }
+  const sample = text.slice(0, 20_000);
+  const exact = unsliced.countText(sample);
+  const error = Math.abs(counter.countText(sample) - exact) / exact;
+  return {
+    name,
+    chars: text.length,
+    tokens,
+    msPer100KB: median(times) * (SIZE / text.length),
+    errorPct: error * 100,
+  };
+});
+
+const figures = {
+  conversation: { messages: history.length, tokens: coldEstimate.total },
+  coldCountMs: coldMs,
+  fullRecountMedianMs: recountMedian,
+  warmPreflightMedianMs: warmMedian,
+  warmPreflightP95Ms: [...warmTimes].sort((a, b) => a - b)[Math.floor(warmTimes.length * 0.95)]!,
+  speedup: recountMedian / warmMedian,
+  appendOneMessageMs: appendOne,
+  triggered: result.applied,
+  pathological: pathoRows,
+};
+
+console.log(
+  `Conversation: ${figures.conversation.messages} messages, ${figures.conversation.tokens} tokens (o200k_base)`,
+);
+console.log(`Cold count (tokenizer load + first count): ${ms(coldMs)}`);
+console.log(`Full recount, same tokenizer, median of 7:  ${ms(recountMedian)}`);
+console.log(
+  `Warm preflight (+1 message), median of 200: ${ms(warmMedian)}  (p95 ${ms(figures.warmPreflightP95Ms)})  target <= 1 ms`,
+);
+console.log(`Speed-up warm preflight vs full recount:    ${figures.speedup.toFixed(0)}x  target >= 50x`);
+console.log('Pathological inputs (counted in ~2k-character slices):');
+for (const row of pathoRows) {
+  console.log(
+    `  ${row.name.padEnd(26)} ${ms(row.msPer100KB).padStart(11)} per 100 KB  slicing error ${row.errorPct.toFixed(3)}%  target <= 50 ms`,
+  );
+}
+const ok = warmMedian <= 1 && figures.speedup >= 50 && pathoRows.every((r) => r.msPer100KB <= 50);
+console.log(ok ? 'All targets met.' : 'Some targets missed.');
+if (process.argv.includes('--json')) console.log(JSON.stringify(figures, null, 2));

@@ -1,0 +1,183 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { createRedactor, DEFAULT_REDACTION_PATTERNS, REDACTED, redactDeep } from './redactor.js';
+
+const redact = createRedactor();
+
+describe('default redaction patterns', () => {
+  it.each([
+    ['api_key=sk-abc123', 'api_key=<REDACTED>'],
+    ['apikey: xyz987654', 'apikey: <REDACTED>'],
+    ['API-KEY = "abc def"', 'API-KEY = "<REDACTED>"'],
+    ['{"api_key":"sk-abc"}', '{"api_key":"<REDACTED>"}'],
+    ['{\\"password\\":\\"hunter2\\"}', '{\\"password\\":\\"<REDACTED>\\"}'],
+    ['password: hunter2', 'password: <REDACTED>'],
+    ["passwd='correct horse battery'", "passwd='<REDACTED>'"],
+    ['DB_PASSWORD=s3cr3t!', 'DB_PASSWORD=<REDACTED>'],
+    ['client_secret=abc.def', 'client_secret=<REDACTED>'],
+    ['GITHUB_TOKEN=ghp_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa', 'GITHUB_TOKEN=<REDACTED>'],
+    ['aws_secret_access_key=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY', 'aws_secret_access_key=<REDACTED>'],
+    ['secretAccessKey: "abc"', 'secretAccessKey: "<REDACTED>"'],
+    ['x-api-key: abc', 'x-api-key: <REDACTED>'],
+    ['Authorization: Bearer abcdefghijklmnop', 'Authorization: <REDACTED>'],
+    ['curl -H "Authorization: Basic dXNlcjpwYXNz"', 'curl -H "Authorization: <REDACTED>"'],
+    ['use bearer eyJhbGciOiJIUzI1NiJ9abc for it', 'use <REDACTED> for it'],
+    ['AKIAIOSFODNN7EXAMPLE', REDACTED],
+    ['key ASIAY34FZKBOKMUTVV7A here', `key ${REDACTED} here`],
+    ['postgres://admin:s3cr3t@db:5432/x', 'postgres://admin:<REDACTED>@db:5432/x'],
+    ['sk-proj-abcdefghijklmnopqrstuvwx', REDACTED],
+    ['sk-ant-api03-abcdefghijklmnopqrstuvwx', REDACTED],
+    ['ghp_abcdefghijklmnopqrstuvwxyz0123456789', REDACTED],
+    [`github_pat_${'a'.repeat(22)}_${'b'.repeat(59)}`, REDACTED],
+    ['xoxb-123456789012-abcdefghij', REDACTED],
+    ['AIzaSyA-abcdefghijklmnopqrstuvwxyz01234', REDACTED],
+    ['sk_live_abcdefghijklmnop1234', REDACTED],
+    ['rk_test_abcdefghijklmnop1234', REDACTED],
+    [
+      'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c',
+      REDACTED,
+    ],
+    ['-----BEGIN RSA PRIVATE KEY-----\nMIIEow\nabc==\n-----END RSA PRIVATE KEY-----', REDACTED],
+    ['-----BEGIN OPENSSH PRIVATE KEY-----\nb3Blbn\n-----END OPENSSH PRIVATE KEY-----', REDACTED],
+  ])('%j -> %j', (input, expected) => {
+    expect(redact(input)).toBe(expected);
+  });
+
+  it.each([
+    'max_tokens: 128000, summaryTokens=480, tokens: 5',
+    'the author: Bob',
+    'token count is 42',
+    'sk-short',
+    'see https://example.com/path@v2',
+    'compact.token_estimate',
+  ])('leaves %j alone', (input) => {
+    expect(redact(input)).toBe(input);
+  });
+
+  it('honours patterns, extraPatterns and a custom callback', () => {
+    const custom = createRedactor({
+      patterns: ['(?i)secret-[0-9]+'],
+      extraPatterns: ['\\binternal-[0-9]+\\b'],
+      custom: (text) => text.replaceAll('Alice', '<NAME>'),
+    });
+    expect(custom('SECRET-42 internal-7 Alice api_key=x')).toBe('<REDACTED> <REDACTED> <NAME> api_key=x');
+    expect(DEFAULT_REDACTION_PATTERNS.length).toBeGreaterThan(10);
+  });
+
+  it('redactDeep copies, redacts every string and survives cycles', () => {
+    const input: Record<string, unknown> = {
+      text: 'password: hunter2',
+      list: ['api_key=abc123', 3, null, true],
+      nested: { when: new Date(0), url: 'https://u:pw1234@h/x' },
+    };
+    input.self = input;
+    const output = redactDeep(input, redact) as Record<string, unknown>;
+    expect(output).not.toBe(input);
+    expect(output.text).toBe('password: <REDACTED>');
+    expect(output.list).toEqual(['api_key=<REDACTED>', 3, null, true]);
+    expect((output.nested as Record<string, unknown>).url).toBe('https://u:<REDACTED>@h/x');
+    expect((output.nested as Record<string, unknown>).when).toEqual(new Date(0));
+    expect(output.self).toBe(output);
+    expect(input.text).toBe('password: hunter2');
+  });
+});
+
+const alnum = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+const upperDigits = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
+const chars = (alphabet: string, min: number, max: number) =>
+  fc.array(fc.constantFrom(...alphabet), { minLength: min, maxLength: max }).map((list) => list.join(''));
+
+/** Each supported kind: the secret itself, and the text it appears in. */
+const secrets: fc.Arbitrary<{ kind: string; secret: string; text: string }> = fc.oneof(
+  chars(alnum, 20, 48).map((s) => ({ kind: 'openai', secret: `sk-${s}`, text: `sk-${s}` })),
+  chars(alnum, 20, 48).map((s) => ({ kind: 'openai-proj', secret: `sk-proj-${s}`, text: `sk-proj-${s}` })),
+  chars(alnum, 24, 60).map((s) => ({
+    kind: 'anthropic',
+    secret: `sk-ant-api03-${s}`,
+    text: `sk-ant-api03-${s}`,
+  })),
+  chars(upperDigits, 16, 16).map((s) => ({ kind: 'aws-id', secret: `AKIA${s}`, text: `AKIA${s}` })),
+  chars(`${alnum}/+`, 40, 40).map((s) => ({
+    kind: 'aws-secret',
+    secret: s,
+    text: `aws_secret_access_key=${s}`,
+  })),
+  chars(alnum, 36, 36).map((s) => ({ kind: 'github', secret: `ghp_${s}`, text: `ghp_${s}` })),
+  chars(`${alnum}-`, 20, 40).map((s) => ({
+    kind: 'slack',
+    secret: `xoxb-1234-${s}`,
+    text: `xoxb-1234-${s}`,
+  })),
+  chars(`${alnum}_-`, 35, 35).map((s) => ({ kind: 'google', secret: `AIza${s}`, text: `AIza${s}` })),
+  chars(alnum, 24, 40).map((s) => ({ kind: 'stripe', secret: `sk_live_${s}`, text: `sk_live_${s}` })),
+  fc
+    .tuple(chars(alnum, 10, 30), chars(alnum, 10, 30), chars(alnum, 10, 40))
+    .map(([a, b, c]) => ({ kind: 'jwt', secret: `eyJ${a}.eyJ${b}.${c}`, text: `eyJ${a}.eyJ${b}.${c}` })),
+  chars(`${alnum}/+`, 40, 200).map((s) => ({
+    kind: 'pem',
+    secret: s,
+    text: `-----BEGIN PRIVATE KEY-----\n${s}\n-----END PRIVATE KEY-----`,
+  })),
+  chars(`${alnum}._~+/-`, 16, 60).map((s) => ({
+    kind: 'bearer',
+    secret: s,
+    text: `Authorization: Bearer ${s}`,
+  })),
+  fc
+    .tuple(
+      fc.constantFrom('password', 'api_key', 'apiKey', 'client_secret', 'token', 'passwd', 'SECRET_KEY'),
+      fc.constantFrom('=', ': ', ' = ', '":"'),
+      chars(`${alnum}!@#$%^&*()-_`, 12, 40),
+    )
+    .map(([key, separator, value]) => ({
+      kind: 'assignment',
+      secret: value,
+      text: `${key}${separator}${value}`,
+    })),
+  chars(alnum, 12, 30).map((s) => ({
+    kind: 'url',
+    secret: s,
+    text: `https://deploy:${s}@git.example.com/repo.git`,
+  })),
+);
+
+const words = fc.array(
+  fc.oneof(
+    fc.constantFrom('run', 'the', 'tests', 'fix', 'deploy', 'config', 'é', '✓', '{', '}', '"note"'),
+    chars(alnum, 1, 12),
+  ),
+  { maxLength: 12 },
+);
+const gap = fc.constantFrom(' ', '\n', ' (', ') ', ', ', '\t', ' "', '" ');
+
+describe('property: redaction never leaves a generated secret in the output', () => {
+  it('in free text, tool arguments and tool results', () => {
+    fc.assert(
+      fc.property(
+        secrets,
+        words,
+        words,
+        gap,
+        gap,
+        fc.constantFrom('text', 'arguments', 'result'),
+        ({ secret, text }, before, after, left, right, where) => {
+          const embedded = `${before.join(' ')}${left}${text}${right}${after.join(' ')}`;
+          const message =
+            where === 'text'
+              ? { role: 'user', content: embedded }
+              : where === 'arguments'
+                ? {
+                    role: 'assistant',
+                    tool_calls: [
+                      { id: 'c1', function: { name: 'sh', arguments: JSON.stringify({ cmd: embedded }) } },
+                    ],
+                  }
+                : { role: 'tool', tool_call_id: 'c1', content: embedded };
+          const output = JSON.stringify(redactDeep(message, redact));
+          return !output.includes(secret);
+        },
+      ),
+      { numRuns: 1000 },
+    );
+  });
+});

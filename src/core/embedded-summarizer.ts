@@ -311,7 +311,7 @@ export class EmbeddedSummarizer implements Summarizer {
 }
 
 /** Drops the least important, oldest items until the rendered summary fits. */
-function fit(
+function fitToBudget(
   sections: Section[],
   request: Pick<SummarizeRequest, 'maxTokens' | 'countTokens' | 'note'>,
 ): string {

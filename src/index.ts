@@ -96,3 +96,4 @@ export {
   type TokenCounter,
   tokenCounterFor,
 } from './core/token-counter.js';
+export * from './summarizers/index.js';

@@ -19,9 +19,9 @@ import { entryTokens, type IndexedMessage, MessageIndex, toCompactMessage } from
 import {
   assertNoOrphanResults,
   buildUnits,
+  closePinned,
   isPinned,
   type PartitionInput,
-  pinToolGroups,
   selectRecent,
 } from './partition.js';
 import { type CompactPolicy, resolvePolicy } from './policy.js';
@@ -525,7 +525,7 @@ export class CompactManager {
 
     const pinRule = policy;
     const pinned = visible.map((item) => isPinned(item.entry, pinRule));
-    pinToolGroups(
+    closePinned(
       visible.map((item) => item.entry),
       pinned,
     );

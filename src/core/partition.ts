@@ -138,6 +138,40 @@ export function pinToolGroups(messages: readonly PartitionInput[], pinned: boole
   }
 }
 
+/**
+ * Keeps reasoning items with the item they belong to (the next one) when pinning moves
+ * messages to the front: reasoning before a pinned item is pinned, and a pinned reasoning
+ * item pins the item after it. Returns true when anything changed.
+ */
+export function pinReasoning(messages: readonly PartitionInput[], pinned: boolean[]): boolean {
+  let changed = false;
+  const isReasoning = (i: number) => messages[i]!.parsed.kind === 'reasoning';
+  for (let i = 0; i < messages.length; i++) {
+    if (!pinned[i] || !isReasoning(i)) continue;
+    let j = i + 1;
+    while (j < messages.length && isReasoning(j)) j++;
+    for (let k = i + 1; k <= Math.min(j, messages.length - 1); k++) {
+      if (!pinned[k]) {
+        pinned[k] = true;
+        changed = true;
+      }
+    }
+  }
+  for (let i = messages.length - 2; i >= 0; i--) {
+    if (isReasoning(i) && pinned[i + 1] && !pinned[i]) {
+      pinned[i] = true;
+      changed = true;
+    }
+  }
+  return changed;
+}
+
+/** Pins whole tool groups and reasoning chains until nothing changes. */
+export function closePinned(messages: readonly PartitionInput[], pinned: boolean[]): void {
+  do pinToolGroups(messages, pinned);
+  while (pinReasoning(messages, pinned));
+}
+
 /** The result of choosing what to keep. */
 export interface KeepSelection {
   /** Candidate positions kept verbatim. */

@@ -214,6 +214,7 @@ export class CompactManager {
   readonly #locks = new Map<string, Promise<unknown>>();
   readonly #toolCounts = new WeakMap<readonly unknown[], number>();
   readonly #systemCounts = new Map<string, number>();
+  readonly #coveredSets = new WeakMap<SessionState, Set<string>>();
   #redactionWarned = false;
 
   constructor(options: CompactManagerOptions = {}) {
@@ -367,6 +368,17 @@ export class CompactManager {
     return this.store.get(sessionId);
   }
 
+  /** The covered ids as a set, built once per stored state object. */
+  #coveredSet(state: SessionState | undefined): Set<string> | undefined {
+    if (!state || state.coveredIds.length === 0) return undefined;
+    let set = this.#coveredSets.get(state);
+    if (!set) {
+      set = new Set(state.coveredIds);
+      this.#coveredSets.set(state, set);
+    }
+    return set;
+  }
+
   #codec(messages: readonly unknown[], format: MessageFormat | undefined): MessageCodec {
     if (format !== undefined && !(format in MESSAGE_CODECS)) {
       throw invalidConfig(
@@ -505,7 +517,7 @@ export class CompactManager {
 
     // The view: drop what the summary covers; the last summary message in the history (a
     // persisted view) stands for the stored summary.
-    const covered = state && state.coveredIds.length > 0 ? new Set(state.coveredIds) : undefined;
+    const covered = this.#coveredSet(state);
     let summaryItem: IndexedMessage | undefined;
     const extraSummaries: IndexedMessage[] = [];
     const visible: IndexedMessage[] = [];

@@ -96,4 +96,22 @@ export {
   type TokenCounter,
   tokenCounterFor,
 } from './core/token-counter.js';
+export {
+  type AriadneExporterOptions,
+  type AriadneSpanEvent,
+  type AriadneTraceEvent,
+  ariadneExporter,
+  DEFAULT_ARIADNE_OPTIONS,
+  splitAriadneBatches,
+  toAriadneSpan,
+} from './exporters/ariadne/index.js';
+export {
+  type ConsoleExporterOptions,
+  consoleExporter,
+  DEFAULT_CONSOLE_OPTIONS,
+  formatEventLine,
+} from './exporters/console/index.js';
+export { defineExporter, type ExporterDefinition } from './exporters/define-exporter.js';
+export { DEFAULT_FS_STORAGE_OPTIONS, type FsStorageOptions, fsStorage } from './storage/fs/index.js';
+export { ARCHIVE_NAMES, safeSessionSegment } from './storage/session-path.js';
 export * from './summarizers/index.js';

@@ -4,6 +4,7 @@ import { CompactManager, type CompactManagerOptions } from '../core/compact-mana
 import { CompactError, isCompactError } from '../core/errors.js';
 import type { MessageFormat } from '../core/message.js';
 import type { CompactPolicy } from '../core/policy.js';
+import { createRedactor, redactDeep } from '../core/redactor.js';
 import { readInput } from './read-input.js';
 
 /** Where the CLI reads and writes (injectable for tests). */
@@ -169,7 +170,11 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     await manager.shutdown();
     if (values.report !== undefined) {
       const { messages: _messages, ...report } = result;
-      await writeFile(values.report as string, `${JSON.stringify(report, null, 2)}\n`);
+      // Reports leave the process: redacted like every export.
+      await writeFile(
+        values.report as string,
+        `${JSON.stringify(redactDeep(report, createRedactor()), null, 2)}\n`,
+      );
     }
     io.stdout(`${JSON.stringify(result.messages, null, 2)}\n`);
     return EXIT_CODES.ok;

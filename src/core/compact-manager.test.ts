@@ -499,6 +499,34 @@ describe('archive, redaction and stores', () => {
     ).toContain('disk full');
   });
 
+  it('redacts what goes to the summarizer when asked', async () => {
+    const seen: string[] = [];
+    const spy: Summarizer = {
+      name: 'spy',
+      async summarize(request) {
+        seen.push(JSON.stringify(request.messages));
+        return { text: 'summary' };
+      },
+    };
+    const messages = [{ role: 'user', content: 'use password: hunter2 please' }, ...chatTurns(8, 30)];
+    const plain = new CompactManager({
+      maxContextTokens: 100_000,
+      tokenCounter: charCounter,
+      summarizer: spy,
+    });
+    await plain.manualCompact('s', messages);
+    const redacting = new CompactManager({
+      maxContextTokens: 100_000,
+      tokenCounter: charCounter,
+      summarizer: spy,
+      redactSummarizerInput: true,
+    });
+    await redacting.manualCompact('s', messages);
+    expect(seen[0]).toContain('hunter2');
+    expect(seen[1]).not.toContain('hunter2');
+    expect(seen[1]).toContain('password: <REDACTED>');
+  });
+
   it('warns once when redaction is disabled', async () => {
     const manager = new CompactManager({
       maxContextTokens: 100_000,

@@ -87,6 +87,12 @@ export interface CompactManagerOptions {
   redaction?: boolean | RedactorOptions | Redactor;
   /** Strategy names a custom summarizer understands, besides the built-in four. */
   customStrategies?: string[];
+  /**
+   * Also redact the messages handed to the summarizer (for an LLM summarizer at another
+   * provider). The agent's own messages are never changed.
+   * @default false
+   */
+  redactSummarizerInput?: boolean;
 }
 
 /** Per-call options of {@link CompactManager.preflight} and {@link CompactManager.compact}. */
@@ -209,6 +215,7 @@ export class CompactManager {
   readonly #queue: ExportQueue;
   readonly #redact: Redactor | undefined;
   readonly #customStrategies: string[];
+  readonly #redactSummarizerInput: boolean;
   readonly #index = new MessageIndex();
   readonly #listeners = new Map<string, Set<CompactEventListener>>();
   readonly #locks = new Map<string, Promise<unknown>>();
@@ -229,6 +236,7 @@ export class CompactManager {
     }
     this.maxContextTokens = maxContext;
     this.#customStrategies = [...(options.customStrategies ?? [])];
+    this.#redactSummarizerInput = options.redactSummarizerInput === true;
     this.policy = Object.freeze(resolvePolicy(options.policy, this.#customStrategies));
     if (this.policy.hardCapBuffer >= maxContext) {
       throw invalidConfig('policy.hardCapBuffer', `must be smaller than maxContextTokens (${maxContext})`);
@@ -711,7 +719,10 @@ export class CompactManager {
     candidates.forEach((k, c) => {
       if (keptCandidates.has(c)) return;
       const item = view[k]!.item;
-      remainder.push(toCompactMessage(item));
+      const message = toCompactMessage(item);
+      remainder.push(
+        this.#redactSummarizerInput && this.#redact ? redactMessage(message, this.#redact) : message,
+      );
       prunedIds.push(item.id);
     });
     for (const extra of extraSummaries) prunedIds.push(extra.id);
@@ -1071,4 +1082,15 @@ export class CompactManager {
       }
     }
   }
+}
+
+/** A copy of a message with its text, tool arguments and tool results redacted. */
+function redactMessage(message: CompactMessage, redact: Redactor): CompactMessage {
+  return {
+    ...message,
+    raw: redactDeep(message.raw, redact),
+    text: redact(message.text),
+    toolCalls: message.toolCalls.map((call) => ({ ...call, arguments: redact(call.arguments) })),
+    toolResults: message.toolResults.map((result) => ({ ...result, output: redact(result.output) })),
+  };
 }

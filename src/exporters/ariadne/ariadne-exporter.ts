@@ -1,0 +1,317 @@
+import type { AnyCompactEvent, EventExporter } from '../../core/events.js';
+import type { Redactor } from '../../core/redactor.js';
+import { isoTime, operationIdOf, redactEvent, summaryTextOf, toWireValue } from '../event-utils.js';
+
+/** Options of {@link ariadneExporter}. */
+export interface AriadneExporterOptions {
+  /**
+   * Ariadne's ingest endpoint (the `COMPACT_ARIADNE_URL` setting).
+   * @default 'http://localhost:5175/ingest'
+   */
+  url?: string;
+  /**
+   * Time limit of one POST in milliseconds; a POST that times out is retried once.
+   * @default 2000
+   */
+  timeoutMs?: number;
+  /**
+   * Largest request body in bytes; batches are split to stay under it (Ariadne answers 413
+   * above 262,144 bytes).
+   * @default 256_000
+   */
+  maxBodyBytes?: number;
+  /**
+   * `metadata.agent_name` of the trace event (Ariadne's UI groups traces by it).
+   * @default 'agent-compaction'
+   */
+  agentName?: string;
+  /**
+   * The span `kind` shown by Ariadne.
+   * @default 'compaction'
+   */
+  kind?: string;
+  /**
+   * Send one `trace` event per trace id (with string metadata). Turn off when the trace
+   * belongs to the caller (e.g. an OpenAI Agents run already exported to Ariadne).
+   * @default true
+   */
+  traceEvents?: boolean;
+  /**
+   * Extra HTTP headers (e.g. an auth header in front of a shared Ariadne).
+   * @default {}
+   */
+  headers?: Record<string, string>;
+  /**
+   * A last-line redactor applied to every event before it is sent. The manager already
+   * redacts what it enqueues; this is defence in depth for events built elsewhere.
+   * @default undefined
+   */
+  redact?: Redactor;
+  /**
+   * Where failures are written.
+   * @default a line on `process.stderr`
+   */
+  log?: (line: string) => void;
+  /**
+   * The `fetch` implementation.
+   * @default globalThis.fetch
+   */
+  fetch?: typeof fetch;
+}
+
+/** The Ariadne exporter's defaults. */
+export const DEFAULT_ARIADNE_OPTIONS = Object.freeze({
+  url: 'http://localhost:5175/ingest',
+  timeoutMs: 2000,
+  maxBodyBytes: 256_000,
+  agentName: 'agent-compaction',
+  kind: 'compaction',
+});
+
+/** Ariadne's trace event. */
+export interface AriadneTraceEvent {
+  type: 'trace';
+  trace_id: string;
+  name?: string;
+  group_id?: string;
+  started_at?: string;
+  ended_at?: string;
+  /** Values must be strings. */
+  metadata?: Record<string, string>;
+}
+
+/** Ariadne's span event. */
+export interface AriadneSpanEvent {
+  type: 'span';
+  trace_id: string;
+  span_id: string;
+  parent_id?: string;
+  kind?: string;
+  name?: string;
+  started_at?: string;
+  ended_at?: string;
+  data?: Record<string, unknown>;
+  status?: 'ok' | 'error';
+}
+
+/** Options of {@link toAriadneSpan}. */
+export interface ToAriadneSpanOptions {
+  /** @default 'compaction' */
+  kind?: string;
+}
+
+/**
+ * Translates one event into Ariadne's span event: `startTime`/`endTime` become
+ * `started_at`/`ended_at` (UTC `Z`), the properties (snake_case, as the spec names them) go
+ * into `data` with `session_id`, `operation_id` and `duration_ms`, and a summary's text goes
+ * into `data.output_text` (Ariadne's Response tab).
+ */
+export function toAriadneSpan(event: AnyCompactEvent, options: ToAriadneSpanOptions = {}): AriadneSpanEvent {
+  const start = isoTime(event.startTime);
+  let end = isoTime(event.endTime);
+  if (end < start) end = start;
+  const properties = (toWireValue(event.properties ?? {}) ?? {}) as Record<string, unknown>;
+  const summary = summaryTextOf(event);
+  if (summary !== undefined) delete properties.summary;
+  const data: Record<string, unknown> = {
+    ...properties,
+    session_id: String(event.sessionId),
+    duration_ms: Math.max(0, Date.parse(end) - Date.parse(start)),
+  };
+  const operationId = operationIdOf(event);
+  if (operationId !== undefined) data.operation_id = operationId;
+  if (summary !== undefined) data.output_text = summary;
+  const span: AriadneSpanEvent = {
+    type: 'span',
+    trace_id: String(event.traceId),
+    span_id: String(event.spanId),
+    kind: options.kind ?? DEFAULT_ARIADNE_OPTIONS.kind,
+    name: String(event.name),
+    started_at: start,
+    ended_at: end,
+    data,
+    status: event.status === 'error' ? 'error' : 'ok',
+  };
+  if (typeof event.parentId === 'string' && event.parentId !== '') span.parent_id = event.parentId;
+  return span;
+}
+
+/**
+ * Splits Ariadne events into `{batch}` bodies of at most `maxBodyBytes` bytes. An event
+ * that is too big on its own has its longest strings shortened until it fits.
+ */
+export function splitAriadneBatches(
+  events: readonly (AriadneTraceEvent | AriadneSpanEvent)[],
+  maxBodyBytes: number,
+): string[] {
+  const bodies: string[] = [];
+  const overhead = Buffer.byteLength('{"batch":[]}');
+  let parts: string[] = [];
+  let size = overhead;
+  for (const event of events) {
+    const json = shrinkToFit(event, maxBodyBytes - overhead);
+    const bytes = Buffer.byteLength(json);
+    if (parts.length > 0 && size + bytes + 1 > maxBodyBytes) {
+      bodies.push(`{"batch":[${parts.join(',')}]}`);
+      parts = [];
+      size = overhead;
+    }
+    parts.push(json);
+    size += bytes + (parts.length > 1 ? 1 : 0);
+  }
+  if (parts.length > 0) bodies.push(`{"batch":[${parts.join(',')}]}`);
+  return bodies;
+}
+
+function shrinkToFit(event: AriadneTraceEvent | AriadneSpanEvent, limit: number): string {
+  let json = JSON.stringify(event);
+  if (Buffer.byteLength(json) <= limit || event.type !== 'span' || !event.data) return json;
+  const data: Record<string, unknown> = { ...event.data, truncated: true };
+  for (let round = 0; round < 64 && Buffer.byteLength(json) > limit; round++) {
+    let longest: string | undefined;
+    for (const [key, value] of Object.entries(data)) {
+      const current = longest === undefined ? undefined : data[longest];
+      const length = typeof value === 'string' ? value.length : JSON.stringify(value).length;
+      const currentLength =
+        current === undefined
+          ? -1
+          : typeof current === 'string'
+            ? current.length
+            : JSON.stringify(current).length;
+      if (length > currentLength) longest = key;
+    }
+    if (longest === undefined) break;
+    const value = data[longest];
+    const text = typeof value === 'string' ? value : JSON.stringify(value);
+    data[longest] = `${text.slice(0, Math.floor(text.length / 2))}… [truncated]`;
+    json = JSON.stringify({ ...event, data });
+  }
+  return json;
+}
+
+/**
+ * Exports events to the Ariadne Trace Viewer (`POST /ingest` with `{batch: [...]}`).
+ *
+ * Each event becomes one Ariadne span (see {@link toAriadneSpan}); the first event of each
+ * trace id is preceded by a `trace` event whose metadata (strings only) names the session
+ * and the agent. Bodies stay under 256 KB. A POST times out after `timeoutMs` (2 s) and is
+ * retried once on timeout; every failure is written to stderr with the prefix `[Ariadne]`
+ * and nothing is ever thrown. When a POST fails on the network, the rest of the call's
+ * batches are dropped (and counted in the log line), so one `export` takes at most about
+ * `2 * timeoutMs`.
+ *
+ * @example
+ * ```ts
+ * const manager = new CompactManager({
+ *   model: 'gpt-4o', maxContextTokens: 128_000,
+ *   exporters: [ariadneExporter({ url: process.env.COMPACT_ARIADNE_URL })],
+ * });
+ * ```
+ */
+export function ariadneExporter(options: AriadneExporterOptions = {}): EventExporter {
+  const url = options.url ?? DEFAULT_ARIADNE_OPTIONS.url;
+  const timeoutMs = options.timeoutMs ?? DEFAULT_ARIADNE_OPTIONS.timeoutMs;
+  const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_ARIADNE_OPTIONS.maxBodyBytes;
+  const agentName = options.agentName ?? DEFAULT_ARIADNE_OPTIONS.agentName;
+  const kind = options.kind ?? DEFAULT_ARIADNE_OPTIONS.kind;
+  const traceEvents = options.traceEvents ?? true;
+  const headers = { 'content-type': 'application/json', ...options.headers };
+  const log = options.log ?? ((line: string) => void process.stderr.write(`${line}\n`));
+  const doFetch = options.fetch ?? globalThis.fetch;
+  const seenTraces = new Set<string>();
+  let closed = false;
+
+  const warn = (line: string) => {
+    try {
+      log(`[Ariadne] ${line}`);
+    } catch {
+      // A broken log sink must not turn into an exception in the agent loop.
+    }
+  };
+
+  /** Returns `network` when the receiver could not be reached, so the caller stops early. */
+  const post = async (body: string, count: number): Promise<'ok' | 'rejected' | 'network'> => {
+    for (let attempt = 1; attempt <= 2; attempt++) {
+      try {
+        const response = await doFetch(url, {
+          method: 'POST',
+          headers,
+          body,
+          signal: AbortSignal.timeout(timeoutMs),
+        });
+        const text = await response.text();
+        if (response.ok) return 'ok';
+        warn(`POST ${url} answered ${response.status} for ${count} events: ${text.slice(0, 500)}`);
+        return 'rejected';
+      } catch (error) {
+        const name = (error as Error)?.name;
+        const timedOut = name === 'TimeoutError' || name === 'AbortError';
+        if (timedOut && attempt === 1) continue;
+        const reason = timedOut
+          ? `timed out after ${timeoutMs} ms${attempt > 1 ? ' (retried once)' : ''}`
+          : describeError(error);
+        warn(`POST ${url} failed for ${count} events: ${reason}`);
+        return 'network';
+      }
+    }
+    return 'network';
+  };
+
+  return {
+    name: 'ariadne',
+    async export(events) {
+      if (closed || events.length === 0) return;
+      try {
+        const wire: (AriadneTraceEvent | AriadneSpanEvent)[] = [];
+        for (const raw of events) {
+          const event = redactEvent(raw, options.redact);
+          const traceId = String(event.traceId);
+          if (traceEvents && !seenTraces.has(traceId)) {
+            if (seenTraces.size >= 10_000) seenTraces.clear();
+            seenTraces.add(traceId);
+            wire.push({
+              type: 'trace',
+              trace_id: traceId,
+              name: `agent-compaction ${String(event.sessionId)}`,
+              started_at: isoTime(event.startTime),
+              metadata: {
+                agent_name: agentName,
+                session_id: String(event.sessionId),
+                source: 'agent-compaction',
+              },
+            });
+          }
+          wire.push(toAriadneSpan(event, { kind }));
+        }
+        const bodies = splitAriadneBatches(wire, maxBodyBytes);
+        for (const [index, body] of bodies.entries()) {
+          const count = (JSON.parse(body) as { batch: unknown[] }).batch.length;
+          const outcome = await post(body, count);
+          if (outcome === 'network') {
+            const rest = bodies.length - index - 1;
+            if (rest > 0) warn(`dropped ${rest} more batch(es) after the failure`);
+            return;
+          }
+        }
+      } catch (error) {
+        warn(`export failed: ${describeError(error)}`);
+      }
+    },
+    async forceFlush() {},
+    async shutdown() {
+      closed = true;
+    },
+  };
+}
+
+function describeError(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const cause = (error as { cause?: unknown }).cause;
+  const detail =
+    cause instanceof Error
+      ? `${(cause as { code?: string }).code ?? cause.name}: ${cause.message}`
+      : cause
+        ? String(cause)
+        : '';
+  return detail ? `${error.message} (${detail})` : error.message;
+}

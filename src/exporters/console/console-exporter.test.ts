@@ -1,0 +1,144 @@
+import { describe, expect, it } from 'vitest';
+import { createRedactor } from '../../core/redactor.js';
+import { defineExporter } from '../define-exporter.js';
+import { describeExporterConformance } from '../testing/exporter-conformance.js';
+import { sampleCompactionEvents } from '../testing/sample-events.js';
+import { consoleExporter, formatEventLine } from './console-exporter.js';
+
+function sink() {
+  const chunks: string[] = [];
+  return { stream: { write: (chunk: string) => chunks.push(chunk) }, text: () => chunks.join('') };
+}
+
+for (const format of ['pretty', 'json'] as const) {
+  describeExporterConformance({
+    name: `console (${format})`,
+    async create() {
+      const out = sink();
+      return {
+        exporter: consoleExporter({ format, stream: out.stream }),
+        received: out.text,
+        close: async () => {},
+      };
+    },
+    async createFailing() {
+      const broken = {
+        write() {
+          throw new Error('EPIPE');
+        },
+      };
+      return { exporter: consoleExporter({ format, stream: broken }), close: async () => {} };
+    },
+  });
+}
+
+describe('consoleExporter', () => {
+  it('writes one readable line per event', async () => {
+    const out = sink();
+    const events = sampleCompactionEvents({ sessionId: 's1', withError: true });
+    await consoleExporter({ stream: out.stream }).export(events);
+    const lines = out.text().trimEnd().split('\n');
+    expect(lines).toHaveLength(events.length);
+    expect(lines[0]).toMatch(
+      /^\[compact\] \d{4}-\d\d-\d\dT[\d:.]+Z compact\.token_estimate session=s1 span=[0-9a-f]{16} ok 3ms model=gpt-4o tEst=112345/,
+    );
+    expect(lines.find((line) => line.includes('compact.error'))).toMatch(
+      /ERROR 2000ms errorType=summarizer_timeout/,
+    );
+    expect(lines.find((line) => line.includes('summary_created'))).toContain(
+      'summary="Goal: fix the failing test.',
+    );
+  });
+
+  it('writes JSON lines with snake_case properties, ISO times and durations', async () => {
+    const out = sink();
+    const events = sampleCompactionEvents();
+    await consoleExporter({ format: 'json', stream: out.stream }).export(events);
+    const parsed = out
+      .text()
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    expect(parsed[0]).toMatchObject({
+      type: 'span',
+      name: 'compact.token_estimate',
+      span_id: events[0]?.spanId,
+      operation_id: expect.any(String),
+      duration_ms: 3,
+      properties: { t_est: 112_345, max_tokens: 128_000, breakdown: { tools_schema: 845 } },
+    });
+    expect(parsed[0].started_at).toMatch(/Z$/);
+  });
+
+  it('redacts with its own redactor when given one, and defaults to stderr', async () => {
+    const out = sink();
+    await consoleExporter({ stream: out.stream, redact: createRedactor() }).export(
+      sampleCompactionEvents({ summary: 'token: ghp_abcdefghijklmnopqrstuvwxyz0123456789' }),
+    );
+    expect(out.text()).not.toContain('ghp_');
+    expect(formatEventLine(sampleCompactionEvents()[0]!)).toContain('compact.token_estimate');
+    const written: string[] = [];
+    const original = process.stderr.write.bind(process.stderr);
+    process.stderr.write = ((chunk: string) =>
+      written.push(String(chunk)) > 0) as typeof process.stderr.write;
+    try {
+      await consoleExporter().export(sampleCompactionEvents().slice(0, 1));
+    } finally {
+      process.stderr.write = original;
+    }
+    expect(written.join('')).toContain('compact.token_estimate');
+  });
+});
+
+describe('defineExporter', () => {
+  describeExporterConformance({
+    name: 'defineExporter (in-memory)',
+    async create() {
+      const lines: string[] = [];
+      return {
+        exporter: defineExporter({
+          name: 'memory',
+          export: (events) => void lines.push(JSON.stringify(events)),
+        }),
+        received: () => lines.join('\n'),
+        close: async () => {},
+      };
+    },
+    async createFailing() {
+      return {
+        exporter: defineExporter({
+          name: 'failing',
+          export() {
+            throw new Error('down');
+          },
+          onError: () => {},
+        }),
+        close: async () => {},
+      };
+    },
+  });
+
+  it('reports errors with the [name] prefix and validates the name', async () => {
+    const written: string[] = [];
+    const original = process.stderr.write.bind(process.stderr);
+    process.stderr.write = ((chunk: string) =>
+      written.push(String(chunk)) > 0) as typeof process.stderr.write;
+    try {
+      const exporter = defineExporter({
+        name: 'webhook',
+        async export() {
+          throw new Error('502 from upstream');
+        },
+        shutdown() {
+          throw new Error('already closed');
+        },
+      });
+      await exporter.export(sampleCompactionEvents());
+      await exporter.shutdown?.();
+    } finally {
+      process.stderr.write = original;
+    }
+    expect(written).toEqual(['[webhook] 502 from upstream\n', '[webhook] already closed\n']);
+    expect(() => defineExporter({ name: '', export: () => {} })).toThrow(TypeError);
+  });
+});

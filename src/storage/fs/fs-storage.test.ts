@@ -1,0 +1,153 @@
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, relative, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { isCompactError } from '../../core/errors.js';
+import { sampleCompactionEvents } from '../../exporters/testing/sample-events.js';
+import { safeSessionSegment } from '../session-path.js';
+import { describeStorageConformance } from '../testing/storage-conformance.js';
+import { fsStorage } from './fs-storage.js';
+
+async function tempRoot(): Promise<string> {
+  return mkdtemp(join(tmpdir(), 'compact-fs-'));
+}
+
+describeStorageConformance({
+  name: 'fs',
+  async create() {
+    const root = await tempRoot();
+    const adapter = fsStorage({ path: root });
+    return {
+      adapter,
+      read: (location) => readFile(location, 'utf8'),
+      async readEvents(sessionId) {
+        const text = await readFile(join(root, safeSessionSegment(sessionId), 'events.jsonl'), 'utf8');
+        return text
+          .trimEnd()
+          .split('\n')
+          .map((line) => JSON.parse(line));
+      },
+      isInsideRoot(location) {
+        const rel = relative(root, resolve(location));
+        return rel !== '' && !rel.startsWith('..') && !rel.includes('/..') && rel.split(/[/\\]/).length === 2;
+      },
+      close: () => rm(root, { recursive: true, force: true }),
+    };
+  },
+});
+
+describe('fsStorage', () => {
+  it('lays the archive out as the spec says and leaves no temp files', async () => {
+    const root = await tempRoot();
+    try {
+      const adapter = fsStorage({ path: join(root, '.compact/archive') });
+      await adapter.saveTranscript('session-abc-123', [{ role: 'user', content: 'hi' }], 1);
+      await adapter.saveSummary(
+        'session-abc-123',
+        {
+          sessionId: 'session-abc-123',
+          step: 1,
+          text: 's',
+          tokens: 1,
+          strategy: 'brief',
+          summarizer: 'embedded',
+          coveredIds: [],
+          createdAt: 0,
+        },
+        1,
+      );
+      await adapter.saveTranscript('session-abc-123', [], 2);
+      for (const event of sampleCompactionEvents()) await adapter.saveEvent('session-abc-123', event);
+      await adapter.close?.();
+      const files = (await readdir(join(root, '.compact/archive/session-abc-123'))).sort();
+      expect(files).toEqual([
+        'events.jsonl',
+        'summary-001.json',
+        'transcript-pre-compact-001.jsonl',
+        'transcript-pre-compact-002.jsonl',
+      ]);
+      const lines = (
+        await readFile(join(root, '.compact/archive/session-abc-123/events.jsonl'), 'utf8')
+      ).split('\n');
+      expect(lines.at(-1)).toBe('');
+      expect(lines).toHaveLength(sampleCompactionEvents().length + 1);
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
+  });
+
+  it('defaults to .compact/archive under the working directory', async () => {
+    const root = await tempRoot();
+    const cwd = process.cwd();
+    try {
+      process.chdir(root);
+      const location = await fsStorage().saveTranscript('s', [], 3);
+      expect(location).toBe(
+        join(
+          await import('node:fs/promises').then((fs) => fs.realpath(root)),
+          '.compact/archive/s/transcript-pre-compact-003.jsonl',
+        ),
+      );
+    } finally {
+      process.chdir(cwd);
+      await rm(root, { recursive: true, force: true });
+    }
+  });
+
+  it('recreates a session directory removed between writes', async () => {
+    const root = await tempRoot();
+    try {
+      const adapter = fsStorage({ path: root });
+      await adapter.saveTranscript('s', [], 1);
+      await rm(join(root, 's'), { recursive: true });
+      await adapter.saveEvent('s', sampleCompactionEvents()[0]!);
+      await rm(join(root, 's'), { recursive: true });
+      await adapter.saveTranscript('s', [{ a: 1 }], 2);
+      expect((await readdir(join(root, 's'))).sort()).toEqual(['transcript-pre-compact-002.jsonl']);
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
+  });
+
+  it('raises storage_failed when it cannot write', async () => {
+    const root = await tempRoot();
+    try {
+      const blocker = join(root, 'file');
+      await writeFile(blocker, 'not a directory');
+      const adapter = fsStorage({ path: blocker });
+      await expect(adapter.saveTranscript('s', [], 1)).rejects.toThrow();
+      const ok = fsStorage({ path: root });
+      await ok.saveTranscript('s', [], 1);
+      await rm(join(root, 's'), { recursive: true });
+      await writeFile(join(root, 's'), 'now a file');
+      const error = await ok
+        .saveSummary('s', { sessionId: 's' } as never, 1)
+        .catch((caught: unknown) => caught);
+      expect(isCompactError(error, 'storage_failed')).toBe(true);
+      const appendError = await ok
+        .saveEvent('s', sampleCompactionEvents()[0]!)
+        .catch((caught: unknown) => caught);
+      expect(isCompactError(appendError, 'storage_failed')).toBe(true);
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('safeSessionSegment', () => {
+  it('keeps plain ids and encodes the rest reversibly', () => {
+    expect(safeSessionSegment('session-abc_123.v2')).toBe('session-abc_123.v2');
+    expect(safeSessionSegment('../etc/passwd')).toBe('%2E.%2Fetc%2Fpasswd');
+    expect(safeSessionSegment('a\u0000b')).toBe('a%00b');
+    expect(safeSessionSegment('')).toBe('~empty');
+    expect(decodeURIComponent(safeSessionSegment('a b/ü%'))).toBe('a b/ü%');
+  });
+
+  it('adds a hash for upper case and long ids', () => {
+    expect(safeSessionSegment('Case')).toMatch(/^Case~[0-9a-f]{16}$/);
+    expect(safeSessionSegment('Case').toLowerCase()).not.toBe(safeSessionSegment('case'));
+    const long = safeSessionSegment('x'.repeat(500));
+    expect(long).toHaveLength(100 + 17);
+    expect(long).not.toBe(safeSessionSegment(`${'x'.repeat(499)}y`));
+  });
+});

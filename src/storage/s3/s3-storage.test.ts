@@ -1,0 +1,184 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import type { IncomingHttpHeaders, IncomingMessage, Server } from 'node:http';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isCompactError } from '../../core/errors.js';
+import { sampleCompactionEvents } from '../../exporters/testing/sample-events.js';
+import { safeSessionSegment } from '../session-path.js';
+import { describeStorageConformance } from '../testing/storage-conformance.js';
+import { s3Storage } from './s3-storage.js';
+
+/** The parts of s3rver (which ships no types) this test uses. */
+interface S3rverInstance {
+  run(): Promise<{ address: string; port: number }>;
+  close(): Promise<void>;
+  httpServer: Server;
+}
+type S3rverConstructor = new (options: Record<string, unknown>) => S3rverInstance;
+const S3rver = createRequire(import.meta.url)('s3rver') as S3rverConstructor;
+
+const BUCKET = 'agent-archive';
+let server: S3rverInstance;
+let directory: string;
+let endpoint: string;
+const seen: { method: string; url: string; headers: IncomingHttpHeaders }[] = [];
+const savedEnv = { id: process.env.AWS_ACCESS_KEY_ID, secret: process.env.AWS_SECRET_ACCESS_KEY };
+
+beforeAll(async () => {
+  // Dummy credentials for the SDK's default chain, in this test process only.
+  process.env.AWS_ACCESS_KEY_ID = 'S3RVER';
+  process.env.AWS_SECRET_ACCESS_KEY = 'S3RVER';
+  directory = await mkdtemp(join(tmpdir(), 'compact-s3rver-'));
+  server = new S3rver({
+    address: '127.0.0.1',
+    port: 0,
+    silent: true,
+    directory,
+    configureBuckets: [{ name: BUCKET }],
+  });
+  const { port } = await server.run();
+  endpoint = `http://127.0.0.1:${port}`;
+  // Record the headers every request carries on the wire (s3rver ignores SSE headers).
+  server.httpServer.prependListener('request', (request: IncomingMessage) => {
+    seen.push({ method: request.method ?? '', url: request.url ?? '', headers: { ...request.headers } });
+  });
+});
+
+afterAll(async () => {
+  await server?.close();
+  await rm(directory, { recursive: true, force: true });
+  if (savedEnv.id === undefined) delete process.env.AWS_ACCESS_KEY_ID;
+  else process.env.AWS_ACCESS_KEY_ID = savedEnv.id;
+  if (savedEnv.secret === undefined) delete process.env.AWS_SECRET_ACCESS_KEY;
+  else process.env.AWS_SECRET_ACCESS_KEY = savedEnv.secret;
+});
+
+function reader() {
+  return new S3Client({ region: 'us-east-1', endpoint, forcePathStyle: true });
+}
+
+async function getText(client: S3Client, key: string): Promise<string> {
+  const object = await client.send(new GetObjectCommand({ Bucket: BUCKET, Key: key }));
+  return (await object.Body?.transformToString('utf8')) ?? '';
+}
+
+async function listKeys(client: S3Client, prefix: string): Promise<string[]> {
+  const keys: string[] = [];
+  let token: string | undefined;
+  do {
+    const page = await client.send(
+      new ListObjectsV2Command({
+        Bucket: BUCKET,
+        Prefix: prefix,
+        ...(token ? { ContinuationToken: token } : {}),
+      }),
+    );
+    keys.push(...(page.Contents ?? []).map((object) => object.Key ?? ''));
+    token = page.IsTruncated ? page.NextContinuationToken : undefined;
+  } while (token);
+  return keys.sort();
+}
+
+let run = 0;
+describeStorageConformance({
+  name: 's3 (s3rver on 127.0.0.1, real AWS SDK)',
+  async create() {
+    run += 1;
+    const prefix = `conformance/run-${run}`;
+    const client = reader();
+    const adapter = s3Storage({
+      bucket: BUCKET,
+      prefix,
+      region: 'us-east-1',
+      endpoint,
+      forcePathStyle: true,
+    });
+    return {
+      adapter,
+      read: (location) => getText(client, location.replace(`s3://${BUCKET}/`, '')),
+      async readEvents(sessionId) {
+        const keys = await listKeys(client, `${prefix}/${safeSessionSegment(sessionId)}/events/`);
+        const texts = await Promise.all(keys.map((key) => getText(client, key)));
+        return texts.map((text) => JSON.parse(text));
+      },
+      isInsideRoot(location) {
+        const key = location.replace(`s3://${BUCKET}/`, '');
+        if (!location.startsWith(`s3://${BUCKET}/${prefix}/`)) return false;
+        const rest = key.slice(prefix.length + 1).split('/');
+        return rest.length === 2 && rest.every((part) => part !== '' && part !== '.' && part !== '..');
+      },
+      close: async () => client.destroy(),
+    };
+  },
+});
+
+describe('s3Storage', () => {
+  it('writes under s3://bucket/prefix/session_id/ with SSE-KMS headers when kmsKeyId is set', async () => {
+    const adapter = s3Storage({
+      bucket: BUCKET,
+      prefix: '/kms-test/',
+      kmsKeyId: 'arn:aws:kms:us-east-1:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab',
+      region: 'us-east-1',
+      endpoint,
+      forcePathStyle: true,
+    });
+    const before = seen.length;
+    const location = await adapter.saveTranscript('session-abc-123', [{ role: 'user', content: 'hi' }], 1);
+    await adapter.saveEvent('session-abc-123', sampleCompactionEvents()[0]!);
+    expect(location).toBe(`s3://${BUCKET}/kms-test/session-abc-123/transcript-pre-compact-001.jsonl`);
+    const puts = seen.slice(before).filter((request) => request.method === 'PUT');
+    expect(puts).toHaveLength(2);
+    for (const put of puts) {
+      expect(put.url).toMatch(/^\/agent-archive\/kms-test\/session-abc-123\//);
+      expect(put.headers['x-amz-server-side-encryption']).toBe('aws:kms');
+      expect(put.headers['x-amz-server-side-encryption-aws-kms-key-id']).toContain('1234abcd-12ab');
+      // Credentials came from the default chain (the environment), signed as SigV4.
+      expect(String(put.headers.authorization)).toMatch(/^AWS4-HMAC-SHA256 Credential=S3RVER\//);
+    }
+    const keys = await listKeys(reader(), 'kms-test/session-abc-123/events/');
+    expect(keys).toHaveLength(1);
+    expect(keys[0]).toMatch(/events\/\d{13}-[a-z0-9]{6}-000001\.json$/);
+  });
+
+  it('sends no SSE headers without kmsKeyId and accepts an injected client', async () => {
+    const client = reader();
+    const adapter = s3Storage({ bucket: BUCKET, client });
+    const before = seen.length;
+    const location = await adapter.saveSummary(
+      's2',
+      {
+        sessionId: 's2',
+        step: 3,
+        text: 'x',
+        tokens: 1,
+        strategy: 'brief',
+        summarizer: 'embedded',
+        coveredIds: [],
+        createdAt: 0,
+      },
+      3,
+    );
+    expect(location).toBe(`s3://${BUCKET}/s2/summary-003.json`);
+    const put = seen.slice(before).find((request) => request.method === 'PUT');
+    expect(put?.headers['x-amz-server-side-encryption']).toBeUndefined();
+    await adapter.close?.();
+  });
+
+  it('raises storage_failed for a missing bucket and invalid_config without one', async () => {
+    const adapter = s3Storage({
+      bucket: 'no-such-bucket',
+      region: 'us-east-1',
+      endpoint,
+      forcePathStyle: true,
+    });
+    const error = await adapter.saveTranscript('s', [], 1).catch((caught: unknown) => caught);
+    expect(isCompactError(error, 'storage_failed')).toBe(true);
+    expect(String((error as Error).message)).toContain(
+      's3://no-such-bucket/s/transcript-pre-compact-001.jsonl',
+    );
+    expect(() => s3Storage({ bucket: '' })).toThrow(/bucket/);
+  });
+});

@@ -1,0 +1,163 @@
+import type { PutObjectCommandInput, S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
+import { CompactError } from '../../core/errors.js';
+import type { AnyCompactEvent } from '../../core/events.js';
+import type { ArchivedSummary, StorageAdapter } from '../../core/storage-adapter.js';
+import { ARCHIVE_NAMES, safeSessionSegment } from '../session-path.js';
+
+/** Options of {@link s3Storage}. */
+export interface S3StorageOptions {
+  /** The bucket. */
+  bucket: string;
+  /**
+   * A key prefix; the archive goes under `{prefix}/{session_id}/`. Leading and trailing
+   * slashes are ignored.
+   * @default ''
+   */
+  prefix?: string;
+  /**
+   * A KMS key id or ARN: every object is written with SSE-KMS
+   * (`ServerSideEncryption: 'aws:kms'`, `SSEKMSKeyId`). Without it the bucket's default
+   * encryption applies.
+   * @default undefined
+   */
+  kmsKeyId?: string;
+  /**
+   * A ready S3 client (its credentials are its own). When omitted, one is created with the
+   * SDK's default credential chain (environment, SSO, shared config, IAM role); this adapter
+   * never takes keys in its options.
+   * @default undefined
+   */
+  client?: S3Client;
+  /**
+   * Region of the client created when `client` is omitted.
+   * @default the SDK's default (AWS_REGION, profile)
+   */
+  region?: string;
+  /**
+   * Endpoint of the client created when `client` is omitted (MinIO, LocalStack, s3rver).
+   * @default AWS
+   */
+  endpoint?: string;
+  /**
+   * Path-style addressing for the created client (needed by most S3-compatible servers).
+   * @default false
+   */
+  forcePathStyle?: boolean;
+}
+
+/**
+ * Archives to Amazon S3 (or any S3-compatible store), with the fs adapter's layout under
+ * `s3://{bucket}/{prefix}/{session_id}/`:
+ *
+ * ```
+ * {prefix}/{session_id}/transcript-pre-compact-001.jsonl
+ * {prefix}/{session_id}/summary-001.json
+ * {prefix}/{session_id}/events/{epoch_ms}-{writer}-{seq}.json   one object per event
+ * ```
+ *
+ * S3 cannot append, so `events.jsonl` becomes an `events/` folder with one object per event;
+ * the keys sort in write order (13-digit epoch milliseconds, a random writer id per adapter,
+ * a 6-digit sequence), and listing `events/` then concatenating gives the same JSON Lines.
+ * `@aws-sdk/client-s3` is an optional peer, imported on first use. Use S3 lifecycle rules
+ * for retention.
+ *
+ * @example
+ * ```ts
+ * import { s3Storage } from 'agent-compaction/s3';
+ * const storage = s3Storage({ bucket: 'agent-archive', prefix: 'compaction', kmsKeyId: 'alias/agent-archive' });
+ * ```
+ */
+export function s3Storage(options: S3StorageOptions): StorageAdapter {
+  if (!options || typeof options.bucket !== 'string' || options.bucket === '') {
+    throw new CompactError('invalid_config', 's3Storage: bucket must be a non-empty string', {
+      issues: [{ path: ['storage', 'bucket'], message: 'must be a non-empty string' }],
+    });
+  }
+  const bucket = options.bucket;
+  const prefix = (options.prefix ?? '').replace(/^\/+|\/+$/g, '');
+  const writer = Math.random().toString(36).slice(2, 8).padEnd(6, '0');
+  let sequence = 0;
+  let clientPromise: Promise<{ client: S3Client; sdk: typeof import('@aws-sdk/client-s3') }> | undefined;
+  const pending = new Set<Promise<unknown>>();
+
+  const load = () => {
+    clientPromise ??= (async () => {
+      let sdk: typeof import('@aws-sdk/client-s3');
+      try {
+        sdk = await import('@aws-sdk/client-s3');
+      } catch (error) {
+        throw new CompactError('missing_dependency', 'install @aws-sdk/client-s3: npm i @aws-sdk/client-s3', {
+          cause: error,
+        });
+      }
+      if (options.client) return { client: options.client, sdk };
+      const config: S3ClientConfig = {};
+      if (options.region !== undefined) config.region = options.region;
+      if (options.endpoint !== undefined) config.endpoint = options.endpoint;
+      if (options.forcePathStyle !== undefined) config.forcePathStyle = options.forcePathStyle;
+      return { client: new sdk.S3Client(config), sdk };
+    })();
+    clientPromise.catch(() => {
+      clientPromise = undefined;
+    });
+    return clientPromise;
+  };
+
+  const keyFor = (sessionId: string, name: string) => {
+    if (typeof sessionId !== 'string') throw new CompactError('storage_failed', 'sessionId must be a string');
+    return [prefix, safeSessionSegment(sessionId), name].filter((part) => part !== '').join('/');
+  };
+
+  const put = async (key: string, body: string, contentType: string): Promise<string> => {
+    const { client, sdk } = await load();
+    const input: PutObjectCommandInput = {
+      Bucket: bucket,
+      Key: key,
+      Body: body,
+      ContentType: contentType,
+      ContentLength: Buffer.byteLength(body),
+    };
+    if (options.kmsKeyId !== undefined) {
+      input.ServerSideEncryption = 'aws:kms';
+      input.SSEKMSKeyId = options.kmsKeyId;
+    }
+    const request = client.send(new sdk.PutObjectCommand(input));
+    pending.add(request);
+    try {
+      await request;
+    } catch (error) {
+      throw new CompactError(
+        'storage_failed',
+        `s3: could not put s3://${bucket}/${key}: ${(error as Error).message}`,
+        {
+          cause: error,
+        },
+      );
+    } finally {
+      pending.delete(request);
+    }
+    return `s3://${bucket}/${key}`;
+  };
+
+  return {
+    name: 's3',
+    async saveTranscript(sessionId, transcript, step) {
+      const key = keyFor(sessionId, ARCHIVE_NAMES.transcript(step));
+      const lines = transcript.map((message) => JSON.stringify(message ?? null));
+      return put(key, lines.length > 0 ? `${lines.join('\n')}\n` : '', 'application/x-ndjson');
+    },
+    async saveSummary(sessionId, summary: ArchivedSummary, step) {
+      const key = keyFor(sessionId, ARCHIVE_NAMES.summary(step));
+      return put(key, `${JSON.stringify(summary, null, 2)}\n`, 'application/json');
+    },
+    async saveEvent(sessionId, event: AnyCompactEvent) {
+      sequence += 1;
+      const time = String(Math.max(0, Math.floor(Date.now()))).padStart(13, '0');
+      const name = `events/${time}-${writer}-${String(sequence).padStart(6, '0')}.json`;
+      await put(keyFor(sessionId, name), `${JSON.stringify(event)}\n`, 'application/json');
+    },
+    async close() {
+      await Promise.allSettled([...pending]);
+    },
+  };
+}

@@ -1,0 +1,1 @@
+export { type AiSdkSummarizerOptions, aiSdkSummarizer } from './ai-sdk-summarizer.js';

@@ -1,0 +1,1 @@
+export { type AnthropicSummarizerOptions, anthropicSummarizer } from './anthropic-summarizer.js';

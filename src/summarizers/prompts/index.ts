@@ -1,0 +1,3 @@
+export * from './build-summary-prompt.js';
+export * from './prompt-template.js';
+export * from './strategy-prompts.js';

@@ -32,10 +32,28 @@ export interface SyntheticSessionOptions {
   pinned?: boolean;
 }
 
-const FILES = ['src/auth/session.ts', 'src/auth/token.ts', 'src/api/routes.ts', 'src/db/migrations/004_users.sql', 'test/auth.test.ts', 'README.md', 'src/config/env.ts'];
-const FUNCS = ['refreshToken', 'validateSession', 'hashPassword', 'createUser', 'rotateKeys', 'parseConfig', 'handleLogin'];
+const FILES = [
+  'src/auth/session.ts',
+  'src/auth/token.ts',
+  'src/api/routes.ts',
+  'src/db/migrations/004_users.sql',
+  'test/auth.test.ts',
+  'README.md',
+  'src/config/env.ts',
+];
+const FUNCS = [
+  'refreshToken',
+  'validateSession',
+  'hashPassword',
+  'createUser',
+  'rotateKeys',
+  'parseConfig',
+  'handleLogin',
+];
 const WORDS =
-  'the session token is validated against the store before each request and rotated every fifteen minutes while the cache keeps hot keys for the gateway and the worker pool drains slowly under load'.split(' ');
+  'the session token is validated against the store before each request and rotated every fifteen minutes while the cache keeps hot keys for the gateway and the worker pool drains slowly under load'.split(
+    ' ',
+  );
 
 function pick<T>(rand: () => number, list: readonly T[]): T {
   return list[Math.floor(rand() * list.length)]!;
@@ -74,10 +92,15 @@ export function syntheticSession(options: SyntheticSessionOptions = {}): Record<
   const parallelRate = options.parallelRate ?? 0.2;
   const messages: Record<string, unknown>[] = [];
   if (options.pinned ?? true) {
-    messages.push({ role: 'system', content: 'You are a careful coding assistant working in the repository acme/auth-service on branch feature/token-rotation.' });
+    messages.push({
+      role: 'system',
+      content:
+        'You are a careful coding assistant working in the repository acme/auth-service on branch feature/token-rotation.',
+    });
     messages.push({
       role: 'developer',
-      content: 'Security policy: never print secrets; all tokens must expire within 15 minutes; migrations must be reversible.',
+      content:
+        'Security policy: never print secrets; all tokens must expire within 15 minutes; migrations must be reversible.',
       meta: { protected: true, label: 'Security Policy' },
     });
   }
@@ -98,12 +121,26 @@ export function syntheticSession(options: SyntheticSessionOptions = {}): Record<
       for (let p = 0; p < parallel; p++) {
         const id = `call_${turn}_${callNo++}`;
         const name = pick(rand, ['read_file', 'run_tests', 'edit_file', 'grep']);
-        toolCalls.push({ id, type: 'function', function: { name, arguments: JSON.stringify({ path: pick(rand, FILES), pattern: pick(rand, FUNCS) }) } });
+        toolCalls.push({
+          id,
+          type: 'function',
+          function: {
+            name,
+            arguments: JSON.stringify({ path: pick(rand, FILES), pattern: pick(rand, FUNCS) }),
+          },
+        });
       }
-      messages.push({ role: 'assistant', content: rand() < 0.5 ? null : `I'll check ${file} because ${prose(rand, 60).trim()}.`, tool_calls: toolCalls });
+      messages.push({
+        role: 'assistant',
+        content: rand() < 0.5 ? null : `I'll check ${file} because ${prose(rand, 60).trim()}.`,
+        tool_calls: toolCalls,
+      });
       for (const call of toolCalls) {
         const size = Math.floor(resultChars * (0.3 + rand() * 1.4));
-        const body = call.function.name === 'run_tests' ? `FAIL test/auth.test.ts > ${pick(rand, FUNCS)}\n${prose(rand, size)}` : code(rand, size);
+        const body =
+          call.function.name === 'run_tests'
+            ? `FAIL test/auth.test.ts > ${pick(rand, FUNCS)}\n${prose(rand, size)}`
+            : code(rand, size);
         messages.push({ role: 'tool', tool_call_id: call.id, content: body });
       }
       c += parallel;

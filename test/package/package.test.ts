@@ -1,0 +1,98 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { builtinModules } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+
+const root = new URL('../../', import.meta.url).pathname;
+const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
+  dependencies: Record<string, string>;
+  peerDependencies: Record<string, string>;
+  peerDependenciesMeta: Record<string, { optional?: boolean }>;
+  exports: Record<string, unknown>;
+};
+const OPTIONAL_PEERS = Object.keys(pkg.peerDependencies);
+
+beforeAll(() => {
+  if (!existsSync(join(root, 'dist/index.js')))
+    execFileSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: root });
+});
+
+function loadedBy(entry: string): string[] {
+  const log = join(mkdtempSync(join(tmpdir(), 'loads-')), 'loads.txt');
+  execFileSync(
+    process.execPath,
+    [
+      '--import',
+      join(root, 'test/package/register-load-recorder.mjs'),
+      '--input-type=module',
+      '-e',
+      `await import(${JSON.stringify(entry)})`,
+    ],
+    {
+      cwd: root,
+      env: { ...process.env, LOAD_LOG: log },
+    },
+  );
+  return readFileSync(log, 'utf8').split('\n').filter(Boolean);
+}
+
+function packageOf(url: string): string | undefined {
+  const match = /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(url);
+  return match?.[1];
+}
+
+describe('package boundaries', () => {
+  it('the main entry loads no optional peer SDK', () => {
+    const packages = new Set(loadedBy(join(root, 'dist/index.js')).map(packageOf).filter(Boolean));
+    for (const peer of OPTIONAL_PEERS) expect(packages, `main entry loaded ${peer}`).not.toContain(peer);
+  });
+
+  it('declares every optional peer as optional', () => {
+    for (const peer of OPTIONAL_PEERS) expect(pkg.peerDependenciesMeta[peer]?.optional, peer).toBe(true);
+  });
+
+  it('every bare import in dist is a dependency, a peer or a Node builtin', () => {
+    const allowed = new Set([
+      ...Object.keys(pkg.dependencies),
+      ...OPTIONAL_PEERS,
+      '@opentelemetry/resources',
+      '@opentelemetry/core',
+      '@opentelemetry/context-async-hooks',
+    ]);
+    const builtins = new Set(builtinModules.flatMap((m) => [m, `node:${m}`]));
+    const files: string[] = [];
+    const walk = (dir: string) => {
+      for (const name of readdirSync(dir)) {
+        const path = join(dir, name);
+        if (statSync(path).isDirectory()) walk(path);
+        else if (name.endsWith('.js')) files.push(path);
+      }
+    };
+    walk(join(root, 'dist'));
+    const unknown = new Set<string>();
+    for (const file of files) {
+      const source = readFileSync(file, 'utf8')
+        .replace(/\/\*[\s\S]*?\*\//g, '')
+        .replace(/^\s*\/\/.*$/gm, '');
+      for (const match of source.matchAll(/(?:from\s+|import\s*\(\s*|require\s*\(\s*)['"]([^'"]+)['"]/g)) {
+        const specifier = match[1]!;
+        if (specifier.startsWith('.') || builtins.has(specifier) || builtins.has(specifier.split('/')[0]!))
+          continue;
+        const name = specifier.startsWith('@')
+          ? specifier.split('/').slice(0, 2).join('/')
+          : specifier.split('/')[0]!;
+        if (!allowed.has(name)) unknown.add(`${name} (${file.slice(root.length)})`);
+      }
+    }
+    expect([...unknown]).toEqual([]);
+  });
+
+  it('every subpath export resolves to a built file', () => {
+    for (const [subpath, target] of Object.entries(pkg.exports)) {
+      const file = typeof target === 'string' ? target : (target as { import: string }).import;
+      expect(existsSync(join(root, file)), `${subpath} -> ${file}`).toBe(true);
+    }
+  });
+});

@@ -1,0 +1,3 @@
+import { register } from 'node:module';
+
+register('./record-loads.mjs', import.meta.url);

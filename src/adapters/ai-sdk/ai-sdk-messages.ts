@@ -1,0 +1,202 @@
+/**
+ * Lossless conversion between the Vercel AI SDK's message formats (the provider-level
+ * `LanguageModelV3Prompt` a middleware sees, and the `ModelMessage[]` `prepareStep` sees) and
+ * OpenAI Chat messages, the format the manager compacts. Each converted message carries a
+ * reference to its origin, so every message the manager keeps comes back as the caller's own
+ * object: nothing is re-serialized, provider options and file parts survive untouched.
+ */
+
+/** A message of either AI SDK format (system content is a string; others are a string or parts). */
+export interface AiSdkMessage {
+  role: 'system' | 'user' | 'assistant' | 'tool';
+  content: string | readonly AiSdkPart[];
+  providerOptions?: Record<string, Record<string, unknown>>;
+  [key: string]: unknown;
+}
+
+/** A content part of either AI SDK format. */
+export interface AiSdkPart {
+  type: string;
+  text?: string;
+  toolCallId?: string;
+  toolName?: string;
+  input?: unknown;
+  output?: unknown;
+  mediaType?: string;
+  [key: string]: unknown;
+}
+
+/** Which AI SDK format a list is in; decides how a summary message is written. */
+export type AiSdkMessageKind = 'prompt' | 'model-messages';
+
+/** The `providerOptions` key under which a message can be marked protected. */
+export const AI_SDK_OPTIONS_KEY = 'agentCompaction';
+
+const ORIGIN = Symbol('agent-compaction.ai-sdk-origin');
+
+interface Origin {
+  message: AiSdkMessage;
+  /** For a tool message split into one Chat message per result: the part index. */
+  part?: number;
+  /** How many results the original tool message has. */
+  parts?: number;
+}
+
+type ChatMessage = Record<string | symbol, unknown>;
+
+/** The text of a tool result output (`text`, `json`, `error-*`, `content`, `execution-denied`). */
+export function toolOutputText(output: unknown): string {
+  if (output === null || typeof output !== 'object') return output === undefined ? '' : String(output);
+  const o = output as { type?: string; value?: unknown; reason?: string };
+  switch (o.type) {
+    case 'text':
+    case 'error-text':
+      return String(o.value ?? '');
+    case 'json':
+    case 'error-json':
+      return JSON.stringify(o.value);
+    case 'execution-denied':
+      return `[execution denied${o.reason ? `: ${o.reason}` : ''}]`;
+    case 'content':
+      return Array.isArray(o.value)
+        ? o.value
+            .map((part: { type?: string; text?: string }) =>
+              typeof part.text === 'string' ? part.text : `[${part.type}]`,
+            )
+            .join('\n')
+        : '';
+    default:
+      return JSON.stringify(output);
+  }
+}
+
+function partText(part: AiSdkPart): string {
+  if (part.type === 'text' || part.type === 'reasoning') return part.text ?? '';
+  if (part.type === 'tool-result') return toolOutputText(part.output);
+  if (part.type === 'file' || part.type === 'image')
+    return `[${part.type}${part.mediaType ? ` ${part.mediaType}` : ''}]`;
+  return `[${part.type}]`;
+}
+
+function parts(message: AiSdkMessage): readonly AiSdkPart[] {
+  return typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : message.content;
+}
+
+function withOrigin(chat: ChatMessage, origin: Origin): ChatMessage {
+  Object.defineProperty(chat, ORIGIN, { value: origin, enumerable: true });
+  return chat;
+}
+
+function metaOf(message: AiSdkMessage): Record<string, unknown> | undefined {
+  const options = message.providerOptions?.[AI_SDK_OPTIONS_KEY];
+  return options && typeof options === 'object' ? { ...options } : undefined;
+}
+
+/**
+ * Converts AI SDK messages to OpenAI Chat messages for the manager: assistant tool calls become
+ * `tool_calls`, each tool result its own `role: "tool"` message. `providerOptions.agentCompaction`
+ * becomes the message's `meta` (so `{ protected: true }` pins it).
+ */
+export function aiSdkToChat(messages: readonly AiSdkMessage[]): ChatMessage[] {
+  const out: ChatMessage[] = [];
+  for (const message of messages) {
+    const meta = metaOf(message);
+    const base = meta ? { meta } : {};
+    if (message.role === 'tool') {
+      const results = parts(message).filter((part) => part.type === 'tool-result');
+      results.forEach((part, index) => {
+        out.push(
+          withOrigin(
+            { role: 'tool', tool_call_id: String(part.toolCallId), content: partText(part), ...base },
+            { message, part: index, parts: results.length },
+          ),
+        );
+      });
+      if (results.length === 0) {
+        // Only approval responses: keep them with the conversation as a user-visible note.
+        out.push(
+          withOrigin(
+            { role: 'user', content: parts(message).map(partText).join('\n'), ...base },
+            { message },
+          ),
+        );
+      }
+      continue;
+    }
+    if (message.role === 'system') {
+      out.push(
+        withOrigin(
+          { role: 'system', content: parts(message).map(partText).join('\n'), ...base },
+          { message },
+        ),
+      );
+      continue;
+    }
+    const all = parts(message);
+    const calls = all.filter((part) => part.type === 'tool-call' && part.providerExecuted !== true);
+    const text = all
+      .filter((part) => !(part.type === 'tool-call' && part.providerExecuted !== true))
+      .map(partText)
+      .filter((value) => value !== '')
+      .join('\n');
+    const chat: ChatMessage = { role: message.role, content: text, ...base };
+    if (calls.length > 0) {
+      chat.tool_calls = calls.map((call) => ({
+        id: String(call.toolCallId),
+        type: 'function',
+        function: { name: String(call.toolName), arguments: JSON.stringify(call.input ?? {}) },
+      }));
+    }
+    out.push(withOrigin(chat, { message }));
+  }
+  return out;
+}
+
+/**
+ * Converts the manager's output back: every kept message is the caller's original object (a
+ * tool message is rebuilt only when some of its results were dropped); the summary message is
+ * written as an assistant text message of the right format.
+ */
+export function chatToAiSdk(messages: readonly unknown[], kind: AiSdkMessageKind): AiSdkMessage[] {
+  const out: AiSdkMessage[] = [];
+  const toolParts = new Map<AiSdkMessage, Set<number>>();
+  const toolSlots = new Map<AiSdkMessage, number>();
+  for (const value of messages) {
+    const chat = value as ChatMessage;
+    const origin = chat[ORIGIN] as Origin | undefined;
+    if (!origin) {
+      const text = typeof chat.content === 'string' ? chat.content : JSON.stringify(chat.content);
+      out.push(
+        kind === 'prompt'
+          ? { role: 'assistant', content: [{ type: 'text', text }] }
+          : { role: 'assistant', content: text },
+      );
+      continue;
+    }
+    if (origin.part === undefined) {
+      if (out.at(-1) !== origin.message) out.push(origin.message);
+      continue;
+    }
+    let kept = toolParts.get(origin.message);
+    if (!kept) {
+      kept = new Set();
+      toolParts.set(origin.message, kept);
+      toolSlots.set(origin.message, out.length);
+      out.push(origin.message);
+    }
+    kept.add(origin.part);
+  }
+  for (const [message, kept] of toolParts) {
+    const results = parts(message).filter((part) => part.type === 'tool-result');
+    if (kept.size === results.length) continue;
+    const slot = toolSlots.get(message)!;
+    let index = -1;
+    const content = parts(message).filter((part) => {
+      if (part.type !== 'tool-result') return true;
+      index++;
+      return kept.has(index);
+    });
+    out[slot] = { ...message, content };
+  }
+  return out;
+}

@@ -1,0 +1,18 @@
+export {
+  AI_SDK_OPTIONS_KEY,
+  type AiSdkMessage,
+  type AiSdkMessageKind,
+  type AiSdkPart,
+  aiSdkToChat,
+  chatToAiSdk,
+  toolOutputText,
+} from './ai-sdk-messages.js';
+export {
+  type CompactionMiddlewareOptions,
+  type CompactionPrepareStepOptions,
+  type CompactMessagesOptions,
+  callToolSchemas,
+  compactionMiddleware,
+  compactionPrepareStep,
+  compactMessages,
+} from './compaction-middleware.js';

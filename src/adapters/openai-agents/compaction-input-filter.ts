@@ -1,0 +1,98 @@
+import type { CallModelInputFilter, CallModelInputFilterArgs, ModelInputData } from '@openai/agents';
+import type { CompactManager } from '../../core/compact-manager.js';
+import { compactWithEvents, describeCompaction } from '../compact-with-events.js';
+import { withCompactionSpan } from './agents-tracing.js';
+
+/** Options of {@link compactionInputFilter}. */
+export interface CompactionInputFilterOptions<TContext = unknown> {
+  /**
+   * The manager's session id for this conversation: a string, or a function of the filter's
+   * arguments (e.g. reading your run context). Use one id per conversation.
+   * @default `context.sessionId` when the run context has a string one, else the agent's name
+   */
+  sessionId?: string | ((args: CallModelInputFilterArgs<TContext>) => string | Promise<string>);
+  /**
+   * Count the agent's function tool schemas as part of the request.
+   * @default true
+   */
+  countTools?: boolean;
+  /**
+   * Name of the custom span recorded in the SDK trace.
+   * @default 'agent.compaction'
+   */
+  spanName?: string;
+}
+
+const toolSchemaCache = new WeakMap<object, { source: readonly unknown[]; schemas: unknown[] }>();
+
+/** The agent's function tools as `{type, name, description, parameters}` schemas (cached per agent). */
+export function agentToolSchemas(agent: { readonly tools?: readonly unknown[] }): unknown[] {
+  const tools = agent.tools ?? [];
+  const cached = toolSchemaCache.get(agent);
+  if (cached && cached.source === tools && cached.schemas.length <= tools.length) return cached.schemas;
+  const schemas = tools.flatMap((tool) => {
+    const t = tool as { type?: string; name?: string; description?: string; parameters?: unknown };
+    return t.type === 'function' && typeof t.name === 'string'
+      ? [{ type: 'function', name: t.name, description: t.description ?? '', parameters: t.parameters ?? {} }]
+      : [];
+  });
+  toolSchemaCache.set(agent, { source: tools, schemas });
+  return schemas;
+}
+
+async function resolveSessionId<TContext>(
+  option: CompactionInputFilterOptions<TContext>['sessionId'],
+  args: CallModelInputFilterArgs<TContext>,
+): Promise<string> {
+  if (typeof option === 'function') return option(args);
+  if (typeof option === 'string') return option;
+  const fromContext = (args.context as { sessionId?: unknown } | undefined)?.sessionId;
+  return typeof fromContext === 'string' && fromContext !== '' ? fromContext : args.agent.name;
+}
+
+/**
+ * A `callModelInputFilter` for the OpenAI Agents SDK that runs the manager's preflight right
+ * before every model call (the spec's `before_model_call` hook): the input the model receives is
+ * compacted (pinned items, the rolling summary, the recent turns with whole tool pairs) whenever
+ * it crosses the trigger, counting the instructions and tool schemas. Items are passed through
+ * by identity, so the session stores the real history, never the summary. The work is recorded
+ * as an `agent.compaction` custom span under the run's trace.
+ *
+ * @example
+ * ```ts
+ * import { Agent, run } from '@openai/agents';
+ * import { CompactManager } from 'agent-compaction';
+ * import { compactionInputFilter } from 'agent-compaction/openai-agents';
+ *
+ * const manager = new CompactManager({ model: 'gpt-4o', maxContextTokens: 128_000 });
+ * const agent = new Agent({ name: 'Assistant', instructions: 'Be helpful.' });
+ * const result = await run(agent, 'Hello', {
+ *   callModelInputFilter: compactionInputFilter(manager, { sessionId: 'chat-42' }),
+ * });
+ * ```
+ */
+export function compactionInputFilter<TContext = unknown>(
+  manager: CompactManager,
+  options: CompactionInputFilterOptions<TContext> = {},
+): CallModelInputFilter<TContext> {
+  const { countTools = true, spanName = 'agent.compaction' } = options;
+  const filter = async (args: CallModelInputFilterArgs<TContext>): Promise<ModelInputData> => {
+    const { modelData, agent } = args;
+    const sessionId = await resolveSessionId(options.sessionId, args);
+    return withCompactionSpan(spanName, async (placement) => {
+      const { result, events } = await compactWithEvents(manager, sessionId, modelData.input, {
+        format: 'openai-responses',
+        agent: agent.name,
+        ...(modelData.instructions ? { system: modelData.instructions } : {}),
+        ...(countTools ? { tools: agentToolSchemas(agent) } : {}),
+        ...placement,
+      });
+      return {
+        value: { ...modelData, input: result.messages },
+        data: describeCompaction(sessionId, result, events),
+      };
+    });
+  };
+  // The manager never mutates items: let the runner match kept items by identity.
+  return Object.assign(filter, { preserveInputIdentity: true });
+}

@@ -1,0 +1,256 @@
+import { z } from 'zod';
+import { DEFAULT_POLICY } from '../core/policy.js';
+import { STRATEGY_NAMES } from '../core/summarizer.js';
+
+/**
+ * The configuration schema: the single source of truth for `compact.yaml` / `compact.json`.
+ * The TypeScript types, the JSON Schema shipped as `agent-compaction/schema.json` and the
+ * configuration reference in `docs/configuration.md` are all derived from it.
+ *
+ * Keys are snake_case, as in the spec; {@link toManagerOptions} maps them to the manager's
+ * camelCase options.
+ */
+
+/** The config format version this package writes and reads. Older versions are migrated on load. */
+export const CONFIG_VERSION = 1;
+
+/** Summarizer providers a config file can name. */
+export const SUMMARIZER_PROVIDERS = ['embedded', 'openai', 'anthropic', 'ai-sdk', 'llama-cpp'] as const;
+
+/** Event exporters a config file can name. */
+export const EXPORTER_NAMES = ['console', 'ariadne', 'otlp', 'none'] as const;
+
+/** Storage adapters a config file can name. */
+export const STORAGE_ADAPTERS = ['fs', 's3', 'none'] as const;
+
+/** Output formats of the console exporter. */
+export const CONSOLE_FORMATS = ['pretty', 'json'] as const;
+
+/** Default Ariadne ingest endpoint (Ariadne listens on 127.0.0.1:5175). */
+export const DEFAULT_ARIADNE_URL = 'http://localhost:5175/ingest';
+
+/** Default directory of the filesystem archive. */
+export const DEFAULT_STORAGE_PATH = './.compact/archive';
+
+function got(input: unknown): string {
+  if (typeof input === 'string') return JSON.stringify(input);
+  if (input === undefined) return 'nothing';
+  if (input === null) return 'null';
+  if (Array.isArray(input)) return 'a list';
+  if (typeof input === 'object') return 'an object';
+  return String(input);
+}
+
+const between = (min: number, max: number, minExclusive = false) => {
+  const error = (issue: { input?: unknown }) =>
+    issue.input === min && minExclusive
+      ? `must be between ${min} and ${max}, and not ${min}`
+      : `must be between ${min} and ${max} (got ${got(issue.input)})`;
+  return z.number().check(minExclusive ? z.gt(min, { error }) : z.gte(min, { error }), z.lte(max, { error }));
+};
+
+const integer = (min: number) => z.int().gte(min);
+
+const regexString = z.string().refine(
+  (pattern) => {
+    try {
+      new RegExp(pattern.startsWith('(?i)') ? pattern.slice(4) : pattern);
+      return true;
+    } catch {
+      return false;
+    }
+  },
+  { error: (issue) => `is not a valid regular expression (got ${got(issue.input)})` },
+);
+
+const httpUrl = z.url({
+  protocol: /^https?$/,
+  error: (issue) => `must be an http(s) URL (got ${got(issue.input)})`,
+});
+
+const exporterName = z.enum(EXPORTER_NAMES);
+
+/** `policy`: when and how a session is compacted. */
+export const policySchema = z
+  .strictObject({
+    trigger_pct: between(0, 1, true)
+      .default(DEFAULT_POLICY.triggerPct)
+      .describe('Compact when the estimated request reaches this fraction of max_context_tokens.'),
+    hard_cap_buffer: integer(0)
+      .default(DEFAULT_POLICY.hardCapBuffer)
+      .describe(
+        'Tokens reserved for the next input and tool results; the budget is max_context_tokens - hard_cap_buffer.',
+      ),
+    keep_recent_turns: integer(1)
+      .default(DEFAULT_POLICY.keepRecentTurns)
+      .describe('Recent user/assistant turns kept verbatim.'),
+    keep_tool_io_pairs: integer(1)
+      .default(DEFAULT_POLICY.keepToolIoPairs)
+      .describe('Recent tool call + tool output pairs kept verbatim.'),
+    roles_never_prune: z
+      .array(z.string().min(1))
+      .default([...DEFAULT_POLICY.rolesNeverPrune])
+      .describe('Roles that are never pruned or summarized.'),
+    protected_flag: z
+      .string()
+      .min(1)
+      .default(DEFAULT_POLICY.protectedFlag)
+      .describe('The `meta` key that marks a message as protected.'),
+    strategy: z
+      .enum(STRATEGY_NAMES as [string, ...string[]])
+      .default(DEFAULT_POLICY.strategy)
+      .describe('Summarization strategy: task_state, brief, decision_log or code_delta.'),
+    max_summary_tokens: integer(16)
+      .default(DEFAULT_POLICY.maxSummaryTokens)
+      .describe('Token limit of one summary.'),
+  })
+  .describe('When and how a session is compacted.');
+
+/** `summarizer.prompts`: prompt templates per strategy. */
+export const promptsSchema = z
+  .strictObject(
+    Object.fromEntries(
+      STRATEGY_NAMES.map((name) => [
+        name,
+        z.string().min(1).optional().describe(`Prompt template of the ${name} strategy.`),
+      ]),
+    ) as Record<(typeof STRATEGY_NAMES)[number], z.ZodOptional<z.ZodString>>,
+  )
+  .describe(
+    'Prompt templates that replace the built-in ones, by strategy. Placeholders: {max_tokens}, {remainder_messages}.',
+  );
+
+/** `summarizer`: who writes the summaries. */
+export const summarizerSchema = z
+  .strictObject({
+    provider: z
+      .enum(SUMMARIZER_PROVIDERS)
+      .default('embedded')
+      .describe(
+        'embedded (deterministic, offline), openai, anthropic, ai-sdk (code only) or llama-cpp (local GGUF model).',
+      ),
+    model: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        'Summarization model (a model name, or a GGUF path for llama-cpp); defaults to the top-level model.',
+      ),
+    timeout_ms: integer(1).default(30_000).describe('Time limit of one summarization call, in milliseconds.'),
+    base_url: httpUrl.optional().describe('Base URL of the provider API (a proxy or a compatible server).'),
+    api_key_env: z
+      .string()
+      .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: 'must be an environment variable name' })
+      .optional()
+      .describe(
+        'Name of the environment variable that holds the API key (keys never go in the file); defaults to the provider SDK convention.',
+      ),
+    seed: z.int().optional().describe('Sampling seed, for reproducible summaries.'),
+    temperature: between(0, 2).default(0).describe('Sampling temperature.'),
+    prompts: promptsSchema.optional(),
+  })
+  .describe('Who writes the summaries.');
+
+/** `telemetry`: where trace events go. */
+export const telemetrySchema = z
+  .strictObject({
+    exporter: z
+      .union([exporterName, z.array(exporterName)], {
+        error: (issue) =>
+          `must be one of ${EXPORTER_NAMES.map((name) => JSON.stringify(name)).join(', ')}, or a list of them (got ${got(issue.input)})`,
+      })
+      .default('none')
+      .describe('Event exporter(s): console, ariadne, otlp or none; a list sends to several.'),
+    ariadne_url: httpUrl.default(DEFAULT_ARIADNE_URL).describe("Ariadne's ingest endpoint."),
+    console_format: z
+      .enum(CONSOLE_FORMATS)
+      .default('pretty')
+      .describe('Console exporter output: pretty or json.'),
+    otlp_endpoint: httpUrl
+      .optional()
+      .describe(
+        'OTLP/HTTP traces endpoint; defaults to OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or localhost:4318.',
+      ),
+  })
+  .describe('Where trace events go.');
+
+/** `storage`: where transcripts and summaries are archived before pruning. */
+export const storageSchema = z
+  .strictObject({
+    adapter: z.enum(STORAGE_ADAPTERS).default('fs').describe('Archive adapter: fs, s3 or none.'),
+    path: z.string().min(1).default(DEFAULT_STORAGE_PATH).describe('Archive directory of the fs adapter.'),
+    bucket: z.string().min(1).optional().describe('S3 bucket (required when adapter is s3).'),
+    prefix: z.string().default('').describe('S3 key prefix.'),
+    region: z.string().min(1).optional().describe('S3 region; defaults to the AWS SDK chain.'),
+    kms_key_id: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('KMS key id or ARN: objects are written with SSE-KMS under this key.'),
+    endpoint: httpUrl.optional().describe('S3-compatible endpoint (MinIO, LocalStack, s3rver).'),
+    force_path_style: z
+      .boolean()
+      .default(false)
+      .describe('Use path-style S3 URLs (most S3-compatible servers).'),
+  })
+  .describe('Where transcripts and summaries are archived before pruning.')
+  .superRefine((storage, context) => {
+    if (storage.adapter === 's3' && storage.bucket === undefined) {
+      context.addIssue({
+        code: 'custom',
+        path: ['bucket'],
+        message: 'is required when storage.adapter is s3',
+      });
+    }
+  });
+
+/** `redaction`: secrets removed before anything leaves the process. */
+export const redactionSchema = z
+  .strictObject({
+    enabled: z
+      .boolean()
+      .default(true)
+      .describe('Redact secrets in events, archives and traces (a warning event is emitted when off).'),
+    patterns: z
+      .array(regexString)
+      .optional()
+      .describe(
+        'Regular expressions that replace the built-in patterns (a leading (?i) makes one case-insensitive).',
+      ),
+    extra_patterns: z.array(regexString).default([]).describe('Regular expressions added to the patterns.'),
+  })
+  .describe('Secrets removed before anything leaves the process.');
+
+/** The whole configuration file. */
+export const compactConfigSchema = z
+  .strictObject({
+    $schema: z.string().optional().describe('JSON Schema reference, for editors; ignored.'),
+    version: z
+      .literal(CONFIG_VERSION, { error: (issue) => `must be ${CONFIG_VERSION} (got ${got(issue.input)})` })
+      .default(CONFIG_VERSION)
+      .describe('Config format version.'),
+    model: z.string().min(1).default('gpt-4o').describe('The model the agent calls (selects the tokenizer).'),
+    max_context_tokens: integer(256).default(128_000).describe("The model's context window, in tokens."),
+    policy: policySchema.prefault({}),
+    summarizer: summarizerSchema.prefault({}),
+    telemetry: telemetrySchema.prefault({}),
+    storage: storageSchema.prefault({}),
+    redaction: redactionSchema.prefault({}),
+  })
+  .describe('agent-compaction configuration (compact.yaml)')
+  .superRefine((config, context) => {
+    const budget = config.max_context_tokens - config.policy.hard_cap_buffer;
+    if (budget <= config.policy.max_summary_tokens) {
+      context.addIssue({
+        code: 'custom',
+        path: ['policy', 'hard_cap_buffer'],
+        message: `leaves no room: max_context_tokens - hard_cap_buffer (${budget}) must exceed max_summary_tokens (${config.policy.max_summary_tokens})`,
+      });
+    }
+  });
+
+/** A validated configuration, every default applied (what {@link loadConfig} returns). */
+export type CompactConfig = z.output<typeof compactConfigSchema>;
+
+/** A configuration as written in a file: every key optional. */
+export type CompactConfigInput = z.input<typeof compactConfigSchema>;

@@ -1,0 +1,179 @@
+import { readFile } from 'node:fs/promises';
+import { extname, resolve } from 'node:path';
+import { parse as parseYaml, YAMLParseError } from 'yaml';
+import { CompactError, type CompactIssue } from '../core/errors.js';
+import { configErrorMap, formatIssue, toCompactIssues } from './config-issues.js';
+import { type CompactConfig, type CompactConfigInput, compactConfigSchema } from './config-schema.js';
+import { CONFIG_FILE_ENV, readEnvOverrides } from './env-overrides.js';
+import { migrateConfig, type RawConfig } from './migrate-config.js';
+
+/** A deep partial of the config, in the file's snake_case layout (for programmatic overrides). */
+export type ConfigOverrides = {
+  [K in keyof CompactConfigInput]?: CompactConfigInput[K] extends infer V
+    ? V extends readonly unknown[]
+      ? V
+      : V extends object
+        ? { [P in keyof V]?: V[P] }
+        : V
+    : never;
+};
+
+/** Options of {@link loadConfig}. */
+export interface LoadConfigOptions {
+  /**
+   * Path of a `compact.yaml` / `compact.yml` / `compact.json` file. Without one, the file
+   * named by `COMPACT_CONFIG` is read, if set; otherwise only the environment and defaults apply.
+   */
+  file?: string;
+  /**
+   * Environment to read `COMPACT_*` overrides from.
+   * @default process.env
+   */
+  env?: Readonly<Record<string, string | undefined>>;
+  /** Values that beat the environment and the file (e.g. CLI flags), in the file's layout. */
+  overrides?: ConfigOverrides;
+  /**
+   * Directory a relative `file` is resolved against.
+   * @default process.cwd()
+   */
+  cwd?: string;
+}
+
+/** Options of {@link resolveConfig}. */
+export interface ResolveConfigOptions {
+  /** Environment to read overrides from; none when omitted. */
+  env?: Readonly<Record<string, string | undefined>>;
+  /** Values that beat the environment and the file. */
+  overrides?: ConfigOverrides;
+  /**
+   * Where the raw config came from, for error messages.
+   * @default 'config'
+   */
+  source?: string;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Merges `patch` into `base` (a copy): objects recursively, everything else replaced. */
+function mergeDeep(base: RawConfig, patch: Record<string, unknown>): RawConfig {
+  const out: RawConfig = { ...base };
+  for (const [key, value] of Object.entries(patch)) {
+    if (value === undefined) continue;
+    const current = out[key];
+    out[key] = isPlainObject(current) && isPlainObject(value) ? mergeDeep(current, value) : value;
+  }
+  return out;
+}
+
+function invalid(source: string, issues: CompactIssue[]): CompactError {
+  const lines = issues.map(formatIssue);
+  const message =
+    lines.length === 1
+      ? `${source}: ${lines[0]}`
+      : `${source}: ${lines.length} problems:\n${lines.map((line) => `  - ${line}`).join('\n')}`;
+  return new CompactError('invalid_config', message, { issues });
+}
+
+/**
+ * Validates a raw config object (parsed YAML or JSON), applies environment overrides and
+ * `overrides`, then defaults. Synchronous: use it when the object is already in memory.
+ *
+ * @throws CompactError `invalid_config` with `issues[]`, each naming its field path.
+ * @example
+ * ```ts
+ * const config = resolveConfig({ model: 'gpt-4o', policy: { trigger_pct: 0.8 } }, { env: process.env });
+ * ```
+ */
+export function resolveConfig(raw: unknown = {}, options: ResolveConfigOptions = {}): CompactConfig {
+  const source = options.source ?? 'config';
+  if (raw === null || raw === undefined) raw = {};
+  if (!isPlainObject(raw)) {
+    throw invalid(source, [{ path: [], message: 'must be a mapping of keys to values' }]);
+  }
+  let migrated: RawConfig;
+  try {
+    migrated = migrateConfig(raw);
+  } catch (error) {
+    if (error instanceof CompactError) throw invalid(source, error.issues);
+    throw error;
+  }
+  const env = options.env
+    ? readEnvOverrides(options.env)
+    : { values: {}, origins: new Map<string, string>() };
+  let merged = mergeDeep(migrated, env.values);
+  if (options.overrides) merged = mergeDeep(merged, options.overrides as Record<string, unknown>);
+  const result = compactConfigSchema.safeParse(merged, { error: configErrorMap });
+  if (!result.success) {
+    throw invalid(
+      source,
+      toCompactIssues(result.error.issues, { schema: compactConfigSchema, origins: env.origins }),
+    );
+  }
+  return result.data;
+}
+
+/** Parses YAML or JSON text into a raw object; `file` picks the parser by extension. */
+export function parseConfigText(text: string, file = 'compact.yaml'): unknown {
+  if (extname(file).toLowerCase() === '.json') {
+    try {
+      return JSON.parse(text);
+    } catch (error) {
+      throw invalid(file, [{ path: [], message: `is not valid JSON: ${(error as Error).message}` }]);
+    }
+  }
+  try {
+    return parseYaml(text, { prettyErrors: true });
+  } catch (error) {
+    if (error instanceof YAMLParseError) {
+      const where = error.linePos?.[0]
+        ? ` at line ${error.linePos[0].line}, column ${error.linePos[0].col}`
+        : '';
+      throw invalid(file, [
+        { path: [], message: `is not valid YAML${where}: ${error.message.split('\n')[0]}` },
+      ]);
+    }
+    throw error;
+  }
+}
+
+/**
+ * Loads the configuration: defaults, then the file (YAML or JSON), then `COMPACT_*`
+ * environment variables, then `overrides`. Pass the result to {@link toManagerOptions}.
+ *
+ * @throws CompactError `invalid_config` naming the field path and rule, e.g.
+ * `compact.yaml: policy.trigger_pct must be between 0 and 1 (exclusive of 0) (got 1.5)`.
+ * @example
+ * ```ts
+ * const config = await loadConfig({ file: 'compact.yaml' });
+ * const manager = new CompactManager(await toManagerOptions(config));
+ * ```
+ */
+export async function loadConfig(options: LoadConfigOptions = {}): Promise<CompactConfig> {
+  const env = options.env ?? process.env;
+  const file = options.file ?? env[CONFIG_FILE_ENV] ?? undefined;
+  let raw: unknown = {};
+  let source = 'config';
+  if (file !== undefined && file !== '') {
+    const path = resolve(options.cwd ?? process.cwd(), file);
+    source = file;
+    let text: string;
+    try {
+      text = await readFile(path, 'utf8');
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      throw new CompactError(
+        'invalid_config',
+        code === 'ENOENT' ? `config file not found: ${path}` : `cannot read config file ${path}: ${code}`,
+        { cause: error, issues: [{ path: [], message: `cannot read ${path}` }] },
+      );
+    }
+    raw = parseConfigText(text, file);
+  }
+  return resolveConfig(raw, {
+    env,
+    source,
+    ...(options.overrides === undefined ? {} : { overrides: options.overrides }),
+  });
+}

@@ -1,0 +1,254 @@
+import { CompactError } from '../core/errors.js';
+import type { EventExporter } from '../core/events.js';
+import type { CompactPolicy } from '../core/policy.js';
+import type { RedactorOptions } from '../core/redactor.js';
+import type { StorageAdapter } from '../core/storage-adapter.js';
+import type { Summarizer } from '../core/summarizer.js';
+import type { CompactConfig } from './config-schema.js';
+
+/**
+ * The manager options a config produces (the subset of the manager's options a file can set),
+ * in the manager's camelCase layout.
+ */
+export interface ConfigManagerOptions {
+  model: string;
+  maxContextTokens: number;
+  policy: CompactPolicy;
+  /** Absent for the `embedded` provider: the manager's default. */
+  summarizer?: Summarizer;
+  summarizerTimeoutMs: number;
+  storage?: StorageAdapter;
+  exporters: EventExporter[];
+  redaction: boolean | RedactorOptions;
+}
+
+/** Options of {@link toManagerOptions}. */
+export interface ToManagerOptionsOptions {
+  /**
+   * Environment used to read the summarizer's API key (`summarizer.api_key_env`).
+   * @default process.env
+   */
+  env?: Readonly<Record<string, string | undefined>>;
+  /** A summarizer to use instead of the configured provider (tests, custom providers). */
+  summarizer?: Summarizer;
+  /**
+   * The AI SDK language model, required when `summarizer.provider` is `ai-sdk` (a model object
+   * cannot be written in a file).
+   */
+  aiSdkModel?: import('ai').LanguageModel;
+  /** A client for the `openai` summarizer (e.g. pointed at a proxy). */
+  openaiClient?: import('openai').default;
+  /** A client for the `anthropic` summarizer. */
+  anthropicClient?: import('@anthropic-ai/sdk').default;
+  /** Extra exporters added to the configured ones. */
+  exporters?: EventExporter[];
+  /** A storage adapter to use instead of the configured one. */
+  storage?: StorageAdapter;
+}
+
+/** The camelCase policy of a config. */
+export function toCompactPolicy(config: CompactConfig): CompactPolicy {
+  const { policy } = config;
+  return {
+    triggerPct: policy.trigger_pct,
+    hardCapBuffer: policy.hard_cap_buffer,
+    keepRecentTurns: policy.keep_recent_turns,
+    keepToolIoPairs: policy.keep_tool_io_pairs,
+    rolesNeverPrune: [...policy.roles_never_prune],
+    protectedFlag: policy.protected_flag,
+    strategy: policy.strategy,
+    maxSummaryTokens: policy.max_summary_tokens,
+  };
+}
+
+/** The redaction option of a config: `false`, `true` (built-in patterns), or the patterns. */
+export function toRedactionOption(config: CompactConfig): boolean | RedactorOptions {
+  const { redaction } = config;
+  if (!redaction.enabled) return false;
+  if (redaction.patterns === undefined && redaction.extra_patterns.length === 0) return true;
+  return {
+    ...(redaction.patterns === undefined ? {} : { patterns: [...redaction.patterns] }),
+    ...(redaction.extra_patterns.length === 0 ? {} : { extraPatterns: [...redaction.extra_patterns] }),
+  };
+}
+
+/** The configured exporter names, without `none`. */
+export function exporterNamesOf(config: CompactConfig): ('console' | 'ariadne' | 'otlp')[] {
+  const names = Array.isArray(config.telemetry.exporter)
+    ? config.telemetry.exporter
+    : [config.telemetry.exporter];
+  return [...new Set(names)].filter((name): name is 'console' | 'ariadne' | 'otlp' => name !== 'none');
+}
+
+async function load<T>(specifier: string, loader: () => Promise<T>): Promise<T> {
+  try {
+    return await loader();
+  } catch (error) {
+    throw new CompactError('missing_dependency', `cannot load ${specifier}: ${(error as Error).message}`, {
+      cause: error,
+    });
+  }
+}
+
+async function buildExporters(config: CompactConfig): Promise<EventExporter[]> {
+  const exporters: EventExporter[] = [];
+  for (const name of exporterNamesOf(config)) {
+    if (name === 'console') {
+      const { consoleExporter } = await load(
+        'console exporter',
+        () => import('../exporters/console/index.js'),
+      );
+      exporters.push(consoleExporter({ format: config.telemetry.console_format }));
+    } else if (name === 'ariadne') {
+      const { ariadneExporter } = await load(
+        'ariadne exporter',
+        () => import('../exporters/ariadne/index.js'),
+      );
+      exporters.push(ariadneExporter({ url: config.telemetry.ariadne_url }));
+    } else {
+      const { otlpExporter } = await load('otlp exporter', () => import('../exporters/otel/index.js'));
+      exporters.push(
+        otlpExporter(
+          config.telemetry.otlp_endpoint === undefined ? {} : { url: config.telemetry.otlp_endpoint },
+        ),
+      );
+    }
+  }
+  return exporters;
+}
+
+async function buildStorage(config: CompactConfig): Promise<StorageAdapter | undefined> {
+  const { storage } = config;
+  if (storage.adapter === 'none') return undefined;
+  if (storage.adapter === 'fs') {
+    const { fsStorage } = await load('fs storage', () => import('../storage/fs/index.js'));
+    return fsStorage({ path: storage.path });
+  }
+  const { s3Storage } = await load('s3 storage', () => import('../storage/s3/index.js'));
+  return s3Storage({
+    bucket: storage.bucket!,
+    prefix: storage.prefix,
+    forcePathStyle: storage.force_path_style,
+    ...(storage.region === undefined ? {} : { region: storage.region }),
+    ...(storage.kms_key_id === undefined ? {} : { kmsKeyId: storage.kms_key_id }),
+    ...(storage.endpoint === undefined ? {} : { endpoint: storage.endpoint }),
+  });
+}
+
+async function buildSummarizer(
+  config: CompactConfig,
+  options: ToManagerOptionsOptions,
+): Promise<Summarizer | undefined> {
+  if (options.summarizer) return options.summarizer;
+  const { summarizer } = config;
+  const env = options.env ?? process.env;
+  const model = summarizer.model ?? config.model;
+  const apiKey = summarizer.api_key_env === undefined ? undefined : env[summarizer.api_key_env];
+  if (summarizer.api_key_env !== undefined && (apiKey === undefined || apiKey === '')) {
+    throw new CompactError(
+      'invalid_config',
+      `summarizer.api_key_env names ${summarizer.api_key_env}, which is not set in the environment`,
+      { issues: [{ path: ['summarizer', 'api_key_env'], message: `${summarizer.api_key_env} is not set` }] },
+    );
+  }
+  const strategies = summarizer.prompts
+    ? Object.fromEntries(Object.entries(summarizer.prompts).filter(([, template]) => template !== undefined))
+    : undefined;
+  const common = {
+    temperature: summarizer.temperature,
+    ...(strategies === undefined ? {} : { strategies: strategies as Record<string, string> }),
+  };
+  switch (summarizer.provider) {
+    case 'embedded':
+      return undefined;
+    case 'openai': {
+      const { openaiSummarizer } = await load(
+        'openai summarizer',
+        () => import('../summarizers/openai/index.js'),
+      );
+      return openaiSummarizer({
+        model,
+        ...common,
+        ...(summarizer.seed === undefined ? {} : { seed: summarizer.seed }),
+        ...(summarizer.base_url === undefined ? {} : { baseURL: summarizer.base_url }),
+        ...(apiKey === undefined ? {} : { apiKey }),
+        ...(options.openaiClient === undefined ? {} : { client: options.openaiClient }),
+      });
+    }
+    case 'anthropic': {
+      const { anthropicSummarizer } = await load(
+        'anthropic summarizer',
+        () => import('../summarizers/anthropic/index.js'),
+      );
+      return anthropicSummarizer({
+        model,
+        ...common,
+        ...(summarizer.base_url === undefined ? {} : { baseURL: summarizer.base_url }),
+        ...(apiKey === undefined ? {} : { apiKey }),
+        ...(options.anthropicClient === undefined ? {} : { client: options.anthropicClient }),
+      });
+    }
+    case 'ai-sdk': {
+      if (options.aiSdkModel === undefined) {
+        throw new CompactError(
+          'invalid_config',
+          'summarizer.provider ai-sdk needs a model object: call toManagerOptions(config, { aiSdkModel })',
+          {
+            issues: [
+              { path: ['summarizer', 'provider'], message: 'ai-sdk needs toManagerOptions({ aiSdkModel })' },
+            ],
+          },
+        );
+      }
+      const { aiSdkSummarizer } = await load(
+        'ai-sdk summarizer',
+        () => import('../summarizers/ai-sdk/index.js'),
+      );
+      return aiSdkSummarizer({
+        model: options.aiSdkModel,
+        ...common,
+        ...(summarizer.seed === undefined ? {} : { seed: summarizer.seed }),
+      });
+    }
+    case 'llama-cpp': {
+      const { llamaCppSummarizer } = await load(
+        'llama-cpp summarizer',
+        () => import('../summarizers/llama-cpp/index.js'),
+      );
+      return llamaCppSummarizer({
+        modelPath: model,
+        ...common,
+        ...(summarizer.seed === undefined ? {} : { seed: summarizer.seed }),
+      });
+    }
+  }
+}
+
+/**
+ * Turns a validated config into `CompactManager` options: the camelCase policy, and the
+ * configured summarizer, exporters and storage built from their factories. Each factory (and
+ * its SDK) is imported only when the config uses it.
+ *
+ * @example
+ * ```ts
+ * const manager = new CompactManager(await toManagerOptions(await loadConfig({ file: 'compact.yaml' })));
+ * ```
+ */
+export async function toManagerOptions(
+  config: CompactConfig,
+  options: ToManagerOptionsOptions = {},
+): Promise<ConfigManagerOptions> {
+  const summarizer = await buildSummarizer(config, options);
+  const storage = options.storage ?? (await buildStorage(config));
+  const exporters = [...(await buildExporters(config)), ...(options.exporters ?? [])];
+  return {
+    model: config.model,
+    maxContextTokens: config.max_context_tokens,
+    policy: toCompactPolicy(config),
+    summarizerTimeoutMs: config.summarizer.timeout_ms,
+    exporters,
+    redaction: toRedactionOption(config),
+    ...(summarizer === undefined ? {} : { summarizer }),
+    ...(storage === undefined ? {} : { storage }),
+  };
+}

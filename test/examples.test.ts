@@ -1,0 +1,65 @@
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+
+const run = promisify(execFile);
+const ROOT = join(import.meta.dirname, '..');
+const TSX = join(ROOT, 'node_modules', '.bin', 'tsx');
+
+/** Runs an example offline: no API keys, the local scripted model, the embedded summarizer. */
+async function example(name: string): Promise<string> {
+  const env: NodeJS.ProcessEnv = { ...process.env, EXAMPLES_OFFLINE: '1', NODE_ENV: 'test' };
+  for (const key of [
+    'OPENAI_API_KEY',
+    'ANTHROPIC_API_KEY',
+    'COMPACT_ARIADNE_URL',
+    'ANTHROPIC_MAX_CONTEXT_TOKENS',
+  ])
+    delete env[key];
+  const { stdout } = await run(TSX, [join('examples', `${name}.ts`)], { cwd: ROOT, env, timeout: 90_000 });
+  return stdout;
+}
+
+function count(output: string, pattern: RegExp): number {
+  return Number(pattern.exec(output)?.[1] ?? Number.NaN);
+}
+
+describe('examples run offline', () => {
+  it('agents-sdk-minimal: compacts with the console exporter', async () => {
+    const output = await example('agents-sdk-minimal');
+    expect(output).toMatch(/turn 6: Done:/);
+    expect(output).toContain('[compact]');
+    expect(output).toContain('compact.summary_created');
+    expect(count(output, /compactions: (\d+)/)).toBeGreaterThanOrEqual(1);
+  });
+
+  it('coding-session: keeps the raw history, pins the brief, traces to Ariadne', async () => {
+    const output = await example('coding-session');
+    expect(output).toMatch(/compaction v2:/);
+    const stored = count(output, /history: (\d+) items stored/);
+    const view = count(output, /, (\d+) items in the model's view/);
+    expect(view).toBeLessThan(stored);
+    expect(output).toContain('task brief kept verbatim: true');
+    expect(count(output, /ariadne: (\d+) spans received/)).toBeGreaterThan(0);
+    expect(output).toContain('compact.summary_created');
+  });
+
+  it('long-research: several compaction rounds, every request within the budget', async () => {
+    const output = await example('long-research');
+    expect(output).toMatch(/question 10: \d+ steps/);
+    expect(count(output, /compaction rounds: (\d+)/)).toBeGreaterThanOrEqual(2);
+    const history = count(output, /~(\d+) tokens;/);
+    const largest = count(output, /largest request sent: (\d+) tokens/);
+    const budget = count(output, /\(budget (\d+)\)/);
+    expect(history).toBeGreaterThan(budget);
+    expect(largest).toBeLessThanOrEqual(budget);
+  });
+
+  it('anthropic-thread: compacts the thread before replies', async () => {
+    const output = await example('anthropic-thread');
+    expect(output).toMatch(/turn 14: Noted/);
+    expect(output).toMatch(/compacted \d+ -> \d+ tokens; summary starts "Preferences:/);
+    expect(count(output, /compactions: (\d+)/)).toBeGreaterThanOrEqual(1);
+  });
+});

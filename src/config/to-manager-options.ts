@@ -135,11 +135,29 @@ async function buildStorage(config: CompactConfig): Promise<StorageAdapter | und
   });
 }
 
+/**
+ * The configured summarizer. LLM summarizers are wrapped in the failure policy
+ * (`resilientSummarizer`: per-attempt timeout, halving retries for over-long summaries, one
+ * `brief` retry after a refusal, a per-session circuit breaker).
+ */
 async function buildSummarizer(
   config: CompactConfig,
   options: ToManagerOptionsOptions,
 ): Promise<Summarizer | undefined> {
   if (options.summarizer) return options.summarizer;
+  const inner = await buildLlmSummarizer(config, options);
+  if (inner === undefined) return undefined;
+  const { resilientSummarizer } = await import('../summarizers/resilient-summarizer.js');
+  return resilientSummarizer(inner, { timeoutMs: config.summarizer.timeout_ms });
+}
+
+/** Worst case of one resilient summarization: the first try and up to three retries. */
+const SUMMARIZER_ATTEMPTS = 4;
+
+async function buildLlmSummarizer(
+  config: CompactConfig,
+  options: ToManagerOptionsOptions,
+): Promise<Summarizer | undefined> {
   const { summarizer } = config;
   const env = options.env ?? process.env;
   const model = summarizer.model ?? config.model;
@@ -245,7 +263,11 @@ export async function toManagerOptions(
     model: config.model,
     maxContextTokens: config.max_context_tokens,
     policy: toCompactPolicy(config),
-    summarizerTimeoutMs: config.summarizer.timeout_ms,
+    // The manager's limit covers the resilient summarizer's retries; each attempt has timeout_ms.
+    summarizerTimeoutMs:
+      config.summarizer.provider === 'embedded' || options.summarizer
+        ? config.summarizer.timeout_ms
+        : config.summarizer.timeout_ms * SUMMARIZER_ATTEMPTS,
     exporters,
     redaction: toRedactionOption(config),
     ...(summarizer === undefined ? {} : { summarizer }),

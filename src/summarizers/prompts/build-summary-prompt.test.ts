@@ -118,6 +118,14 @@ describe('buildSummaryPrompt', () => {
 });
 
 describe('promptTemplate', () => {
+  it("accepts the spec's {remainder_messages} placeholder as an alias of {content}", () => {
+    const template = promptTemplate('Summarize in <= {max_tokens} tokens.\n--- CONVERSATION HISTORY ---\n{remainder_messages}', 'spec');
+    const prompt = buildSummaryPrompt(sampleRequest({ note: 'focus on auth' }), { prompts: { default: template } });
+    expect(prompt.user).toContain('<history>');
+    expect(prompt.user).not.toContain('{remainder_messages}');
+    expect(prompt.user).toContain('focus on auth');
+  });
+
   const dir = mkdtempSync(join(tmpdir(), 'prompts-'));
 
   it('loads YAML with a template key (or TaskWeaver content key) and plain text files', () => {

@@ -126,7 +126,11 @@ export function buildSummaryPrompt(
   const history = `<history>\n${defuseDataTags(transcript)}\n</history>`;
   let userTemplate = template.template;
   if (!userTemplate.includes('{previous_summary}')) userTemplate = `{previous_summary}${userTemplate}`;
-  if (!userTemplate.includes('{note}')) userTemplate = userTemplate.replace('{content}', '{content}\n{note}');
+  if (!userTemplate.includes('{note}')) {
+    userTemplate = userTemplate.includes('{content}')
+      ? userTemplate.replace('{content}', '{content}\n{note}')
+      : userTemplate.replace('{remainder_messages}', '{remainder_messages}\n{note}');
+  }
   const values: PromptValues = {
     content: history,
     max_tokens: String(request.maxTokens),

@@ -37,16 +37,21 @@ export const PROMPT_PLACEHOLDERS = ['content', 'max_tokens', 'previous_summary',
 /** The values substituted into a template. */
 export type PromptValues = Record<(typeof PROMPT_PLACEHOLDERS)[number], string>;
 
-const PLACEHOLDER_PATTERN = /\{(content|max_tokens|previous_summary|note|strategy)\}/g;
+const PLACEHOLDER_PATTERN = /\{(content|remainder_messages|max_tokens|previous_summary|note|strategy)\}/g;
 
-/** Replaces the known placeholders of `text` in a single pass. */
+/**
+ * Replaces the known placeholders of `text` in a single pass. `{remainder_messages}` (the
+ * spec's name) is an alias of `{content}`.
+ */
 export function fillPlaceholders(text: string, values: PromptValues): string {
-  return text.replace(PLACEHOLDER_PATTERN, (_match, key: keyof PromptValues) => values[key]);
+  return text.replace(PLACEHOLDER_PATTERN, (_match, key: string) =>
+    key === 'remainder_messages' ? values.content : values[key as keyof PromptValues],
+  );
 }
 
 function validate(template: PromptTemplate, where: string): PromptTemplate {
-  if (!template.template.includes('{content}')) {
-    throw invalidConfig(where, 'must contain the {content} placeholder');
+  if (!template.template.includes('{content}') && !template.template.includes('{remainder_messages}')) {
+    throw invalidConfig(where, 'must contain the {content} (or {remainder_messages}) placeholder');
   }
   return template;
 }

@@ -111,8 +111,20 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   let parsed: ReturnType<
     typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true; args: string[] }>
   >;
+  // `--buffer -1` would read as an unknown flag: join negative numbers to their option, so
+  // the value's own check names the option.
+  const args: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    const next = argv[i + 1];
+    const name = arg.startsWith('--') ? arg.slice(2) : undefined;
+    if (name && name in OPTIONS && next !== undefined && /^-\d/.test(next)) {
+      args.push(`${arg}=${next}`);
+      i++;
+    } else args.push(arg);
+  }
   try {
-    parsed = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: true });
+    parsed = parseArgs({ args, options: OPTIONS, allowPositionals: true, strict: true });
   } catch (error) {
     io.stderr(`error: ${(error as Error).message}\n`);
     return EXIT_CODES.badInput;

@@ -221,7 +221,7 @@ export class CompactManager {
   readonly #locks = new Map<string, Promise<unknown>>();
   readonly #toolCounts = new WeakMap<readonly unknown[], number>();
   readonly #systemCounts = new Map<string, number>();
-  readonly #coveredSets = new WeakMap<SessionState, Set<string>>();
+  readonly #idSets = new WeakMap<SessionState, { coveredIds?: Set<string>; pinnedIds?: Set<string> }>();
   #redactionWarned = false;
 
   constructor(options: CompactManagerOptions = {}) {
@@ -376,15 +376,17 @@ export class CompactManager {
     return this.store.get(sessionId);
   }
 
-  /** The covered ids as a set, built once per stored state object. */
-  #coveredSet(state: SessionState | undefined): Set<string> | undefined {
-    if (!state || state.coveredIds.length === 0) return undefined;
-    let set = this.#coveredSets.get(state);
-    if (!set) {
-      set = new Set(state.coveredIds);
-      this.#coveredSets.set(state, set);
+  /** A list of ids of the stored state as a set, built once per state object. */
+  #idSet(state: SessionState | undefined, key: 'coveredIds' | 'pinnedIds'): Set<string> | undefined {
+    const ids = state?.[key];
+    if (!state || !ids || ids.length === 0) return undefined;
+    let sets = this.#idSets.get(state);
+    if (!sets) {
+      sets = {};
+      this.#idSets.set(state, sets);
     }
-    return set;
+    sets[key] ??= new Set(ids);
+    return sets[key];
   }
 
   #codec(messages: readonly unknown[], format: MessageFormat | undefined): MessageCodec {
@@ -521,11 +523,11 @@ export class CompactManager {
       archived: undefined,
     };
     const started = Date.now();
-    const state = await this.store.get(sessionId);
+    let state = await this.store.get(sessionId);
 
     // The view: drop what the summary covers; the last summary message in the history (a
     // persisted view) stands for the stored summary.
-    const covered = this.#coveredSet(state);
+    const covered = this.#idSet(state, 'coveredIds');
     let summaryItem: IndexedMessage | undefined;
     const extraSummaries: IndexedMessage[] = [];
     const visible: IndexedMessage[] = [];
@@ -544,11 +546,31 @@ export class CompactManager {
       : state?.summary?.text;
 
     const pinRule = policy;
-    const pinned = visible.map((item) => isPinned(item.entry, pinRule));
+    const pinnedBefore = this.#idSet(state, 'pinnedIds');
+    const pinned = visible.map(
+      (item) => isPinned(item.entry, pinRule) || pinnedBefore?.has(item.id) === true,
+    );
     closePinned(
       visible.map((item) => item.entry),
       pinned,
     );
+
+    // Remember protected messages, so they stay pinned when the caller persists the view
+    // (from which `meta` is stripped). Written only when a new one appears.
+    const newlyPinned: string[] = [];
+    visible.forEach((item, k) => {
+      if (pinned[k] && item.entry.parsed.meta !== undefined && pinnedBefore?.has(item.id) !== true)
+        newlyPinned.push(item.id);
+    });
+    if (newlyPinned.length > 0) {
+      const base: SessionState = state ?? { sessionId, version: 0, coveredIds: [], updatedAt: Date.now() };
+      const updated: SessionState = {
+        ...base,
+        pinnedIds: [...(base.pinnedIds ?? []), ...newlyPinned],
+        updatedAt: Date.now(),
+      };
+      if (await this.store.set(sessionId, updated, { expectedVersion: base.version })) state = updated;
+    }
 
     let fresh = 0;
     const count = (item: IndexedMessage) => {
@@ -630,7 +652,10 @@ export class CompactManager {
         },
         { start: estimateEvent.endTime },
       );
-      const out = this.#assemble(view, summaryWire, () => true);
+      // Before the first compaction the history goes out as it came (nothing is hoisted);
+      // after it, in the layers the model has been seeing.
+      const out =
+        version === 0 ? view.map((v) => v.item.entry.wire) : this.#assemble(view, summaryWire, () => true);
       const result: CompactionResult<M> = {
         messages: out as M[],
         applied: false,
@@ -809,6 +834,9 @@ export class CompactManager {
       coveredIds: [...(state?.coveredIds ?? []), ...prunedIds],
       updatedAt: Date.now(),
     };
+    const pinnedIds = new Set(state?.pinnedIds ?? []);
+    for (const v of view) if (v.pinned) pinnedIds.add(v.item.id);
+    if (pinnedIds.size > 0) newState.pinnedIds = [...pinnedIds];
     if (summaryBodyText !== undefined) {
       newState.summary = {
         text: summaryBodyText,

@@ -188,3 +188,111 @@ describe('EmbeddedSummarizer', () => {
     expect(a.summarizer).toBe('embedded');
   });
 });
+
+describe('EmbeddedSummarizer under a tight budget', () => {
+  // A long session: identifiers and decisions early, then many routine tool calls.
+  const noisy: CompactMessage[] = [...session];
+  for (let i = 0; i < 40; i++) {
+    noisy.push(
+      msg('assistant', 'Let me look at the surrounding code.', {
+        toolCalls: [{ id: `r${i}`, name: 'read_file', arguments: `{"path":"src/util/helper${i % 5}.ts"}` }],
+      }),
+      msg('tool', '', {
+        toolResults: [
+          {
+            callId: `r${i}`,
+            output: `[File: src/util/helper${i % 5}.ts (${100 + i} lines total)]\n1: export const x = ${i};\nDuration ${i}.5s`,
+          },
+        ],
+      }),
+    );
+  }
+  const tight = (strategy: string, maxTokens = 260) =>
+    summarizer.summarizeSync({ strategy, messages: noisy, maxTokens, countTokens });
+
+  it('keeps identifiers, constraints and decisions before routine tool calls', () => {
+    const text = tight('task_state');
+    expect(countTokens(text)).toBeLessThanOrEqual(260);
+    for (const fact of ['PLAT-812', 'feature/rate-limit', 'must not add a new database', 'token bucket']) {
+      expect(text).toContain(fact);
+    }
+  });
+
+  it('drops repetitive counters from tool output and file names already in their path', () => {
+    const text = summarizer.summarizeSync({
+      strategy: 'task_state',
+      messages: noisy,
+      maxTokens: 2000,
+      countTokens,
+    });
+    expect(text).not.toMatch(/^- \d+ lines$/m);
+    expect(text).not.toMatch(/^- \d+\.5s$/m);
+    expect(text).not.toMatch(/^- limiter\.ts$/m);
+    expect(text).toMatch(/^- src\/gateway\/limiter\.ts$/m);
+  });
+
+  it('shows a repeated tool call once, with its latest result', () => {
+    const text = summarizer.summarizeSync({
+      strategy: 'task_state',
+      messages: noisy,
+      maxTokens: 4000,
+      countTokens,
+    });
+    const reads = text.split('\n').filter((l) => l.startsWith('- read_file({"path":"src/util/helper0.ts"})'));
+    expect(reads).toHaveLength(1);
+    expect(reads[0]).toContain('(135 lines total)');
+  });
+
+  it('lists kept items in their original order', () => {
+    const text = tight('task_state', 400);
+    const constraints = text.split('## Constraints\n')[1]!.split('\n\n')[0]!.split('\n');
+    const positions = constraints.map((line) => noisy.findIndex((m) => m.text.includes(line.slice(2, 30))));
+    expect(positions).toEqual([...positions].sort((a, b) => a - b));
+  });
+
+  it('carries the previous summary forward when the budget is tight', () => {
+    const previous =
+      '## Constraints\n- Only deploy on weekdays (ticket OPS-77).\n## Key entities and identifiers\n- 0b7c9e2f-1a2b-4c3d-8e9f-a0b1c2d3e4f5';
+    const text = summarizer.summarizeSync({
+      strategy: 'task_state',
+      messages: noisy,
+      maxTokens: 300,
+      countTokens,
+      previousSummary: previous,
+    });
+    expect(text).toContain('Only deploy on weekdays (ticket OPS-77).');
+    expect(text).toContain('0b7c9e2f-1a2b-4c3d-8e9f-a0b1c2d3e4f5');
+  });
+
+  it('decision_log splits a decision from its rationale, both verbatim', () => {
+    const messages = [
+      msg('user', 'Fix the export.'),
+      msg(
+        'assistant',
+        'Decided to stream the CSV export with a cursor instead of loading all rows, to avoid the out-of-memory kills.',
+      ),
+    ];
+    const text = summarizer.summarizeSync({
+      strategy: 'decision_log',
+      messages,
+      maxTokens: 300,
+      countTokens,
+    });
+    expect(text).toContain(
+      '- [1] Decided to stream the CSV export with a cursor instead of loading all rows :: to avoid the out-of-memory kills. :: assistant message :: -',
+    );
+  });
+
+  it('does not read numbered code listings pasted in a message as constraints or goals', () => {
+    const messages = [
+      msg('user', 'Please fix the precision bug.'),
+      msg(
+        'user',
+        '1463: msg = "The precision must be {} or {}".format(a, b)\n1470: if not x: raise ValueError()',
+      ),
+    ];
+    const text = summarizer.summarizeSync({ strategy: 'task_state', messages, maxTokens: 300, countTokens });
+    expect(text).not.toContain('1463:');
+    expect(text).toContain('ValueError');
+  });
+});

@@ -14,6 +14,8 @@ export interface IndexedEntry {
   readonly wire: unknown;
   /** The value checked to notice a message edited in place. */
   readonly fingerprint: unknown;
+  /** The message's `meta` object when parsed (a new or removed `meta` means a new parse). */
+  readonly metaRef: unknown;
   /** Token counts by counter. */
   tokens: WeakMap<TokenCounter, number> | undefined;
 }
@@ -72,9 +74,20 @@ export class MessageIndex {
       throw invalidMessage(index, '', `must be an object (got ${raw === null ? 'null' : typeof raw})`);
     const cached = this.#byObject.get(raw);
     const fingerprint = fingerprintOf(raw as Record<string, unknown>);
-    if (cached && cached.fingerprint === fingerprint && cached.parsed.format === codec.format) return cached;
+    const meta = (raw as Record<string, unknown>).meta;
+    if (
+      cached &&
+      cached.fingerprint === fingerprint &&
+      cached.metaRef === meta &&
+      cached.parsed.format === codec.format
+    ) {
+      return cached;
+    }
     const json = canonicalJson(raw);
-    const key = `${codec.format}:${json}`;
+    // The identity hash ignores `meta` (ids stay stable when a caller adds a flag or persists
+    // the stripped view); the cache key does not (the parse carries `meta`).
+    const key =
+      meta === undefined ? `${codec.format}:${json}` : `${codec.format}:${json}:${JSON.stringify(meta)}`;
     let entry = this.#byContent.get(key);
     if (!entry) {
       const parsed = codec.parse(raw, index);
@@ -87,6 +100,7 @@ export class MessageIndex {
             : undefined,
         wire: codec.toWire({ ...parsed, id: '', index }),
         fingerprint,
+        metaRef: meta,
         tokens: undefined,
       };
       if (this.#byContent.size >= this.#maxContentEntries) {

@@ -28,6 +28,11 @@ export interface SessionState {
   summary?: SessionSummary;
   /** Ids of the messages folded into the summary (or pruned), in history order. */
   coveredIds: string[];
+  /**
+   * Ids of messages that were pinned (protected) when seen: they stay pinned when the caller
+   * persists the compacted view, from which `meta` is stripped.
+   */
+  pinnedIds?: string[];
   /** Epoch milliseconds of the last change. */
   updatedAt: number;
 }

@@ -10,7 +10,14 @@
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { MESSAGE_CODECS } from '../src/core/formats/detect-format.js';
-import { BpeTokenCounter, CompactManager, type CompactMessage, createRedactor, redactDeep, tokenCounterFor } from '../src/index.js';
+import {
+  BpeTokenCounter,
+  CompactManager,
+  type CompactMessage,
+  createRedactor,
+  redactDeep,
+  tokenCounterFor,
+} from '../src/index.js';
 import { syntheticSession } from '../src/testing/synthetic-session.js';
 
 const median = (values: number[]) => {
@@ -148,7 +155,12 @@ const pathoRows = Object.entries(patho).map(([name, text]) => {
 // 5. Redaction throughput (default patterns) over the conversation's JSON, with secrets planted.
 const redact = createRedactor();
 const planted = history.map((message, i) =>
-  i % 50 === 0 ? { ...message, content: `${String((message as { content?: unknown }).content ?? '')} api_key=sk-proj-${'x'.repeat(24)}${i}` } : message,
+  i % 50 === 0
+    ? {
+        ...message,
+        content: `${String((message as { content?: unknown }).content ?? '')} api_key=sk-proj-${'x'.repeat(24)}${i}`,
+      }
+    : message,
 );
 const redactBytes = Buffer.byteLength(JSON.stringify(planted));
 const redactTimes: number[] = [];
@@ -187,7 +199,9 @@ for (const row of pathoRows) {
     `  ${row.name.padEnd(26)} ${ms(row.msPer100KB).padStart(11)} per 100 KB  slicing error ${row.errorPct.toFixed(3)}%  target <= 50 ms`,
   );
 }
-console.log(`Redaction (default patterns), ${(redactBytes / 1e6).toFixed(2)} MB of messages: ${ms(median(redactTimes))}, ${redactMBps.toFixed(1)} MB/s`);
+console.log(
+  `Redaction (default patterns), ${(redactBytes / 1e6).toFixed(2)} MB of messages: ${ms(median(redactTimes))}, ${redactMBps.toFixed(1)} MB/s`,
+);
 const ok = warmMedian <= 1 && figures.speedup >= 50 && pathoRows.every((r) => r.msPer100KB <= 50);
 console.log(ok ? 'All targets met.' : 'Some targets missed.');
 if (process.argv.includes('--json')) console.log(JSON.stringify(figures, null, 2));

@@ -143,6 +143,7 @@ export interface CompactionSummary {
   /** The whole summary message text, tags included. */
   text: string;
   version: number;
+  /** Tokens of the summary message as sent (tags and message overhead included). */
   tokens: number;
   /** Which summarizer wrote it: the configured one or a fallback. */
   summarizer: string;
@@ -527,7 +528,11 @@ export class CompactManager {
 
     // The view: drop what the summary covers; the last summary message in the history (a
     // persisted view) stands for the stored summary.
-    const covered = this.#idSet(state, 'coveredIds');
+    // A history that carries a summary message is a persisted view: it holds no covered
+    // message by construction, and its ids (content hash + repeat count within the view) are
+    // not comparable with the raw history's, so the covered ids do not apply to it.
+    const isView = items.some((item) => item.entry.summaryVersion !== undefined);
+    const covered = isView ? undefined : this.#idSet(state, 'coveredIds');
     let summaryItem: IndexedMessage | undefined;
     const extraSummaries: IndexedMessage[] = [];
     const visible: IndexedMessage[] = [];

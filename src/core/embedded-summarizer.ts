@@ -23,6 +23,8 @@ interface Section {
 const MAX_SENTENCE_CHARS = 220;
 const MAX_ITEMS_PER_SECTION = 40;
 const MAX_ENTITIES = 80;
+/** Score added to a section's best, second and third items. */
+const RANK_BONUS = [25, 15, 10];
 
 const GOAL =
   /\b(goal|objective|need to|needs to|want to|wants to|please|should|success criteria|so that|make sure|task is|implement|fix|build|add|create|refactor|investigate|find)\b/i;
@@ -38,6 +40,8 @@ const STRONG_OPEN =
   /\b(todo|to do|to-do|next step|remaining|pending|blocked|blocker|still need|still open|not yet|follow[- ]up|open question|unresolved|waiting on|needs? to be done)\b/i;
 const OPEN_ITEM =
   /\b(todo|to do|next step|next,|remaining|pending|blocked|blocker|still need|not yet|follow[- ]up|open question|unresolved|fails?|failed|failing|error|broken)\b/i;
+/** How the user will judge the work: kept with the task. */
+const CRITERIA = /\b(success criteria|acceptance criteria|done when|definition of done)\b/i;
 const RATIONALE = /\b(because|since|so that|in order to|to avoid|due to)\b/i;
 const FAILURE =
   /\b(fail(?:s|ed|ing|ure)?|error|exception|traceback|panic|denied|not found|refused|timed? ?out)\b/i;
@@ -254,7 +258,8 @@ function classify(
   if (CONSTRAINT.test(sentence)) return { section: 'constraint', score: 80 + bonus };
   if (role === 'assistant' && STRONG_DECISION.test(sentence))
     return { section: 'decision', score: 70 + bonus + (RATIONALE.test(sentence) ? 10 : 0) };
-  if (role === 'user' && (first || GOAL.test(sentence))) return { section: 'goal', score: 45 + bonus };
+  if (role === 'user' && (first || GOAL.test(sentence)))
+    return { section: 'goal', score: 45 + bonus + (CRITERIA.test(sentence) ? 25 : 0) };
   if (role === 'assistant' && DECISION.test(sentence))
     return { section: 'decision', score: 12 + bonus + (RATIONALE.test(sentence) ? 10 : 0) };
   if (OPEN_ITEM.test(sentence)) return { section: 'open', score: 20 + bonus };
@@ -310,7 +315,7 @@ function extract(messages: readonly CompactMessage[]): Extracted {
       const item = {
         text: clip(sentence),
         // The session's first request is its task: it outranks later asks.
-        score: score + (position === firstUser && k === 0 && section === 'goal' ? 40 : recency),
+        score: score + (position === firstUser && section === 'goal' ? 40 : recency),
         order: order + k,
       };
       const target =
@@ -413,7 +418,8 @@ function rescore(title: string, text: string, index: number): number {
   switch (title) {
     case 'Goals and success criteria':
     case 'Goals':
-      return (index === 0 ? 85 : 50) + carry;
+      // The oldest goals are the session's task and its criteria.
+      return 50 + Math.max(0, 35 - 10 * index) + (CRITERIA.test(text) ? 25 : 0) + carry;
     case 'Constraints':
       return 80 + carry;
     case 'Key entities and identifiers':
@@ -578,11 +584,18 @@ function fitToBudget(
 ): string {
   const { maxTokens, countTokens } = request;
   const limit = Math.max(1, Math.floor(maxTokens * 0.95));
+  // Every section's best items come first (a summary that keeps its structure), then the
+  // rest by score; long bullets pay for their length: past 20 tokens, a point per 5 tokens.
   const candidates = sections.flatMap((section, k) =>
-    section.items.map((item) => ({ item, k, cost: countTokens(item.text) + 2 })),
+    top(section.items, section.items.length).map((item, rank) => ({
+      item,
+      k,
+      cost: countTokens(item.text) + 2,
+      bonus: RANK_BONUS[rank] ?? 0,
+    })),
   );
-  // Long bullets pay for their length: past 20 tokens, a point per 5 tokens.
-  const weight = (c: { item: Item; cost: number }) => c.item.score - Math.max(0, c.cost - 20) / 5;
+  const weight = (c: { item: Item; cost: number; bonus: number }) =>
+    c.item.score + c.bonus - Math.max(0, c.cost - 20) / 5;
   candidates.sort((a, b) => weight(b) - weight(a) || b.item.order - a.item.order);
   const headerCost = sections.map((s) => countTokens(s.title) + 4);
   const chosen = sections.map(() => new Set<Item>());
@@ -609,7 +622,8 @@ function fitToBudget(
     sections.forEach((section, k) => {
       if (!section.entities) return;
       for (const item of [...chosen[k]!]) {
-        if (!quoted.includes(item.text.toLowerCase())) continue;
+        // The section keeps at least one item, so the summary keeps its structure.
+        if (chosen[k]!.size <= 1 || !quoted.includes(item.text.toLowerCase())) continue;
         chosen[k]!.delete(item);
         dropped.add(item);
         used -= countTokens(item.text) + 2 + (chosen[k]!.size === 0 ? headerCost[k]! : 0);

@@ -119,8 +119,13 @@ describe('buildSummaryPrompt', () => {
 
 describe('promptTemplate', () => {
   it("accepts the spec's {remainder_messages} placeholder as an alias of {content}", () => {
-    const template = promptTemplate('Summarize in <= {max_tokens} tokens.\n--- CONVERSATION HISTORY ---\n{remainder_messages}', 'spec');
-    const prompt = buildSummaryPrompt(sampleRequest({ note: 'focus on auth' }), { prompts: { default: template } });
+    const template = promptTemplate(
+      'Summarize in <= {max_tokens} tokens.\n--- CONVERSATION HISTORY ---\n{remainder_messages}',
+      'spec',
+    );
+    const prompt = buildSummaryPrompt(sampleRequest({ note: 'focus on auth' }), {
+      prompts: { default: template },
+    });
     expect(prompt.user).toContain('<history>');
     expect(prompt.user).not.toContain('{remainder_messages}');
     expect(prompt.user).toContain('focus on auth');

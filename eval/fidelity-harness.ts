@@ -1,0 +1,428 @@
+/**
+ * The fidelity harness: compacts sessions with known key facts through the real
+ * CompactManager at several compression ratios and measures which facts the model would
+ * still see (the summary plus the messages kept verbatim).
+ */
+import { CompactManager } from '../src/core/compact-manager.js';
+import { isCompactError } from '../src/core/errors.js';
+import { STRATEGY_NAMES, type StrategyName, type Summarizer } from '../src/core/summarizer.js';
+import type { FidelitySession, KeyFact } from './planted-session.js';
+
+/** How the history reaches the manager. */
+export type CompactionMode =
+  /** One compaction of the whole history (`manualCompact`). */
+  | 'one-shot'
+  /** `preflight` before every model call as the history grows: repeated compactions that merge the previous summary. */
+  | 'rolling';
+
+/** A summarizer under test. */
+export interface SummarizerUnderTest {
+  /** Shown in the table, e.g. `embedded`, `openai:gpt-4o-mini`. */
+  label: string;
+  summarizer: Summarizer;
+  /** Modes to run it in. @default ['one-shot', 'rolling'] */
+  modes?: CompactionMode[];
+}
+
+/** Options of {@link runFidelity}. */
+export interface FidelityOptions {
+  /** Session sets to compact, by name (e.g. `planted`, `swe-agent`). */
+  sets: Record<string, FidelitySession[]>;
+  summarizers: SummarizerUnderTest[];
+  /** @default all four */
+  strategies?: readonly StrategyName[];
+  /** Target compression ratios (raw history tokens / compacted context tokens). @default [5, 10, 20] */
+  ratios?: readonly number[];
+  /** @default ['one-shot', 'rolling'] */
+  modes?: readonly CompactionMode[];
+  /**
+   * Share of the context budget (system prompts aside) given to the summary
+   * (`maxSummaryTokens`); the rest holds the messages kept verbatim. Smaller shares are tried when the kept tail alone does not fit.
+   * @default 0.5
+   */
+  summaryShare?: number;
+  /** The agent model (its tokenizer counts everything). @default 'gpt-4o' */
+  model?: string;
+  /** Time limit of one summarizer call. @default 60_000 */
+  summarizerTimeoutMs?: number;
+  /** Called after each run (progress). */
+  onRun?: (run: FidelityRun) => void;
+}
+
+/** One session compacted with one configuration. */
+export interface FidelityRun {
+  set: string;
+  session: string;
+  strategy: StrategyName;
+  summarizer: string;
+  mode: CompactionMode;
+  targetRatio: number;
+  /** Tokens of the raw history (the whole request, uncompacted). */
+  rawTokens: number;
+  /** Tokens of the compacted request. */
+  contextTokens: number;
+  /** Tokens of the system and developer messages (never compacted), counted in both. */
+  pinnedTokens: number;
+  /** `(rawTokens - pinnedTokens) / (contextTokens - pinnedTokens)`: the compression of the compactable history. */
+  ratio: number;
+  summaryTokens: number;
+  maxSummaryTokens: number;
+  /** Compactions performed. */
+  compactions: number;
+  facts: number;
+  retained: number;
+  /** Facts whose message was folded into the summary (the summarizer's share of the job). */
+  summarizedFacts: number;
+  retainedSummarized: number;
+  /** Probes of the facts that were lost. */
+  missing: string[];
+  /** Which summarizer wrote the final summary (differs from `summarizer` after a fallback). */
+  writtenBy?: string;
+  /** `compact.error` events seen (summarizer failures and fallbacks). */
+  errors: number;
+  /** Set when the configuration could not run (e.g. the kept tail alone exceeds the budget). */
+  failure?: string;
+}
+
+/** Runs aggregated per set, strategy, summarizer, mode and ratio. */
+export interface FidelityRow {
+  set: string;
+  strategy: StrategyName;
+  summarizer: string;
+  mode: CompactionMode;
+  targetRatio: number;
+  sessions: number;
+  /** Total compactable raw tokens / total compacted tokens (system prompts excluded) over the sessions that ran. */
+  ratio: number;
+  facts: number;
+  retained: number;
+  /** `retained / facts`. */
+  retainedShare: number;
+  summarizedFacts: number;
+  retainedSummarized: number;
+  /** `retainedSummarized / summarizedFacts` (1 when none were summarized). */
+  summarizedShare: number;
+  meanSummaryTokens: number;
+  failures: number;
+  errors: number;
+  /** Runs whose final summary was written by the embedded fallback instead of this summarizer. */
+  fallbacks: number;
+}
+
+const normalize = (text: string) => text.replace(/\s+/g, ' ').toLowerCase();
+
+/** All the text a model would read in a list of wire messages (contents, tool calls, tool results). */
+export function contextText(messages: readonly unknown[]): string {
+  const parts: string[] = [];
+  const skip = new Set(['role', 'type', 'id', 'tool_call_id', 'call_id', 'tool_use_id']);
+  const walk = (value: unknown, key: string) => {
+    if (typeof value === 'string') {
+      if (!skip.has(key)) parts.push(value);
+    } else if (Array.isArray(value)) {
+      for (const item of value) walk(item, key);
+    } else if (value && typeof value === 'object') {
+      for (const [k, v] of Object.entries(value)) walk(v, k);
+    }
+  };
+  walk(messages, '');
+  return parts.join('\n');
+}
+
+/** True when every probe of the fact is in the (normalized) context text. */
+export function factPresent(fact: KeyFact, normalizedContext: string): boolean {
+  return fact.probes.every((probe) => normalizedContext.includes(normalize(probe)));
+}
+
+/** Checks that each fact is in the raw history it was planted in; throws otherwise. */
+export function assertFactsPresent(session: FidelitySession): void {
+  const raw = normalize(contextText(session.messages));
+  for (const fact of session.facts) {
+    if (!factPresent(fact, raw))
+      throw new Error(`${session.name}: fact ${fact.id} (${fact.probes.join(' | ')}) is not in the history`);
+  }
+}
+
+function withIds(messages: readonly Record<string, unknown>[]): Record<string, unknown>[] {
+  // A stable meta id per raw message tells which messages the summary covers.
+  return messages.map((message, index) => ({ ...message, meta: { id: `raw-${index}` } }));
+}
+
+interface RunConfig {
+  set: string;
+  session: FidelitySession;
+  strategy: StrategyName;
+  under: SummarizerUnderTest;
+  mode: CompactionMode;
+  ratio: number;
+  share: number;
+  model: string;
+  timeoutMs: number;
+}
+
+async function runOnce(config: RunConfig): Promise<FidelityRun> {
+  const { session, strategy, mode, ratio, share } = config;
+  const messages = withIds(session.messages);
+  const probe = new CompactManager({ model: config.model, maxContextTokens: 10_000_000 });
+  const rawTokens = probe.estimate(messages).total;
+  // System prompts are never compacted: the ratio applies to the rest of the request.
+  const pinnedTokens = probe.estimate(
+    messages.filter((m) => m.role === 'system' || m.role === 'developer'),
+  ).total;
+  const contextBudget = pinnedTokens + Math.max(64, Math.floor((rawTokens - pinnedTokens) / ratio));
+  const maxSummaryTokens = Math.max(16, Math.floor((contextBudget - pinnedTokens) * share));
+  const manager = new CompactManager({
+    model: config.model,
+    maxContextTokens: contextBudget,
+    summarizer: config.under.summarizer,
+    summarizerTimeoutMs: config.timeoutMs,
+    redaction: false,
+    policy: {
+      strategy,
+      maxSummaryTokens,
+      hardCapBuffer: 0,
+      // One-shot compacts once down to the budget; rolling compacts whenever 85% is reached.
+      triggerPct: mode === 'one-shot' ? 1 : 0.85,
+    },
+  });
+  let errors = 0;
+  let compactions = 0;
+  manager.on('compact.error', (event) => {
+    if (event.properties.errorType !== 'redaction_disabled') errors++;
+  });
+  manager.on('compact.summary_created', () => {
+    compactions++;
+  });
+  const sessionId = `${config.set}/${session.name}`;
+  let output: unknown[];
+  let contextTokens: number;
+  if (mode === 'one-shot') {
+    const result = await manager.manualCompact(sessionId, messages);
+    output = result.messages;
+    contextTokens = result.tokensAfter;
+  } else {
+    // Before every model call: each prefix that ends right before an assistant message.
+    for (let end = 1; end < messages.length; end++) {
+      if ((messages[end] as { role?: string }).role === 'assistant')
+        await manager.preflight(sessionId, messages.slice(0, end));
+    }
+    const result = await manager.compact(sessionId, messages);
+    output = result.messages;
+    contextTokens = result.tokensAfter;
+  }
+  const state = await manager.state(sessionId);
+  const covered = new Set(state?.coveredIds ?? []);
+  await manager.shutdown();
+  const text = normalize(contextText(output));
+  const missing: string[] = [];
+  let retained = 0;
+  let summarizedFacts = 0;
+  let retainedSummarized = 0;
+  for (const fact of session.facts) {
+    const present = factPresent(fact, text);
+    const summarized = covered.has(`raw-${fact.messageIndex}`);
+    if (present) retained++;
+    else missing.push(fact.probes.join(' + '));
+    if (summarized) {
+      summarizedFacts++;
+      if (present) retainedSummarized++;
+    }
+  }
+  const summary = state?.summary;
+  return {
+    set: config.set,
+    session: session.name,
+    strategy,
+    summarizer: config.under.label,
+    mode,
+    targetRatio: ratio,
+    rawTokens,
+    contextTokens,
+    pinnedTokens,
+    ratio: (rawTokens - pinnedTokens) / (contextTokens - pinnedTokens),
+    summaryTokens: summary?.tokens ?? 0,
+    maxSummaryTokens,
+    compactions,
+    facts: session.facts.length,
+    retained,
+    summarizedFacts,
+    retainedSummarized,
+    missing,
+    ...(summary ? { writtenBy: summary.summarizer } : {}),
+    errors,
+  };
+}
+
+/** Compacts every session with every configuration; returns one run per combination. */
+export async function runFidelity(options: FidelityOptions): Promise<FidelityRun[]> {
+  const strategies = options.strategies ?? STRATEGY_NAMES;
+  const ratios = options.ratios ?? [5, 10, 20];
+  const modes = options.modes ?? ['one-shot', 'rolling'];
+  const baseShare = options.summaryShare ?? 0.5;
+  const shares = [baseShare, baseShare * 0.6, baseShare * 0.3];
+  const runs: FidelityRun[] = [];
+  for (const [set, sessions] of Object.entries(options.sets)) {
+    for (const session of sessions) {
+      assertFactsPresent(session);
+      for (const under of options.summarizers) {
+        for (const mode of modes) {
+          if (under.modes && !under.modes.includes(mode)) continue;
+          for (const strategy of strategies) {
+            for (const ratio of ratios) {
+              let run: FidelityRun | undefined;
+              let lastError: unknown;
+              for (const share of shares) {
+                try {
+                  run = await runOnce({
+                    set,
+                    session,
+                    strategy,
+                    under,
+                    mode,
+                    ratio,
+                    share,
+                    model: options.model ?? 'gpt-4o',
+                    timeoutMs: options.summarizerTimeoutMs ?? 60_000,
+                  });
+                  break;
+                } catch (error) {
+                  if (!isCompactError(error, 'insufficient_budget')) throw error;
+                  lastError = error;
+                }
+              }
+              run ??= {
+                set,
+                session: session.name,
+                strategy,
+                summarizer: under.label,
+                mode,
+                targetRatio: ratio,
+                rawTokens: 0,
+                contextTokens: 0,
+                pinnedTokens: 0,
+                ratio: 0,
+                summaryTokens: 0,
+                maxSummaryTokens: 0,
+                compactions: 0,
+                facts: session.facts.length,
+                retained: 0,
+                summarizedFacts: 0,
+                retainedSummarized: 0,
+                missing: [],
+                errors: 0,
+                failure: lastError instanceof Error ? lastError.message : String(lastError),
+              };
+              runs.push(run);
+              options.onRun?.(run);
+            }
+          }
+        }
+      }
+    }
+  }
+  return runs;
+}
+
+/** Aggregates runs per set, strategy, summarizer, mode and target ratio (failed runs excluded from the shares). */
+export function aggregateRuns(runs: readonly FidelityRun[]): FidelityRow[] {
+  const rows = new Map<string, { row: FidelityRow; raw: number; context: number; summary: number }>();
+  for (const run of runs) {
+    const key = [run.set, run.summarizer, run.mode, run.strategy, run.targetRatio].join('\u0000');
+    let entry = rows.get(key);
+    if (!entry) {
+      entry = {
+        row: {
+          set: run.set,
+          strategy: run.strategy,
+          summarizer: run.summarizer,
+          mode: run.mode,
+          targetRatio: run.targetRatio,
+          sessions: 0,
+          ratio: 0,
+          facts: 0,
+          retained: 0,
+          retainedShare: 0,
+          summarizedFacts: 0,
+          retainedSummarized: 0,
+          summarizedShare: 1,
+          meanSummaryTokens: 0,
+          failures: 0,
+          errors: 0,
+          fallbacks: 0,
+        },
+        raw: 0,
+        context: 0,
+        summary: 0,
+      };
+      rows.set(key, entry);
+    }
+    const { row } = entry;
+    if (run.failure) {
+      row.failures++;
+      continue;
+    }
+    row.sessions++;
+    row.facts += run.facts;
+    row.retained += run.retained;
+    row.summarizedFacts += run.summarizedFacts;
+    row.retainedSummarized += run.retainedSummarized;
+    row.errors += run.errors;
+    if (run.summarizer !== 'embedded' && run.writtenBy === 'embedded') row.fallbacks++;
+    entry.raw += run.rawTokens - run.pinnedTokens;
+    entry.context += run.contextTokens - run.pinnedTokens;
+    entry.summary += run.summaryTokens;
+  }
+  return [...rows.values()].map(({ row, raw, context, summary }) => ({
+    ...row,
+    ratio: context > 0 ? raw / context : 0,
+    retainedShare: row.facts > 0 ? row.retained / row.facts : 0,
+    summarizedShare: row.summarizedFacts > 0 ? row.retainedSummarized / row.summarizedFacts : 1,
+    meanSummaryTokens: row.sessions > 0 ? summary / row.sessions : 0,
+  }));
+}
+
+const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
+
+/** Renders aggregated rows as a fixed-width text table. */
+export function formatTable(rows: readonly FidelityRow[]): string {
+  const header = [
+    'set',
+    'summarizer',
+    'mode',
+    'strategy',
+    'target',
+    'ratio',
+    'retained',
+    'of summarized',
+    'summary tok',
+    'runs',
+    'notes',
+  ];
+  const lines = rows.map((row) => [
+    row.set,
+    row.summarizer,
+    row.mode,
+    row.strategy,
+    `${row.targetRatio}:1`,
+    row.sessions > 0 ? `${row.ratio.toFixed(1)}:1` : '-',
+    row.sessions > 0 ? `${pct(row.retainedShare)} (${row.retained}/${row.facts})` : 'n/a',
+    row.sessions > 0
+      ? `${pct(row.summarizedShare)} (${row.retainedSummarized}/${row.summarizedFacts})`
+      : 'n/a',
+    row.sessions > 0 ? String(Math.round(row.meanSummaryTokens)) : '-',
+    String(row.sessions),
+    [
+      row.failures ? `${row.failures} over budget (kept tail alone exceeds it)` : '',
+      row.errors ? `${row.errors} summarizer errors` : '',
+      row.fallbacks ? `${row.fallbacks} written by the embedded fallback` : '',
+    ]
+      .filter(Boolean)
+      .join('; '),
+  ]);
+  const widths = header.map((h, k) => Math.max(h.length, ...lines.map((l) => l[k]!.length)));
+  const render = (cells: string[]) =>
+    cells
+      .map((c, k) => c.padEnd(widths[k]!))
+      .join('  ')
+      .trimEnd();
+  return [render(header), widths.map((w) => '-'.repeat(w)).join('  '), ...lines.map(render)].join('\n');
+}

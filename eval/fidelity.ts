@@ -1,0 +1,128 @@
+/**
+ * `npm run eval:fidelity`: how many key facts survive compaction.
+ *
+ * Compacts planted sessions (seeded, 28 facts each) and the real SWE-agent transcripts
+ * through the real CompactManager at 5:1, 10:1 and 20:1, once (one-shot) and as an agent
+ * would (rolling: preflight before every model call), per strategy and summarizer, and
+ * prints the share of facts still in the compacted context (summary + kept messages).
+ *
+ * Flags: `--json` prints the runs and rows as JSON instead of the table; `--out FILE`
+ * writes that JSON to FILE as well; `--seeds N` planted sessions (default 5);
+ * `--ratios 5,10,20`; `--strategies task_state,brief`; `--no-swe-agent`.
+ * Env: OPENAI_API_KEY / ANTHROPIC_API_KEY add the LLM summarizers (models from
+ * FIDELITY_OPENAI_MODEL, default gpt-4o-mini, and FIDELITY_ANTHROPIC_MODEL, default
+ * claude-haiku-4-5); they run one-shot only.
+ */
+import { writeFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { EmbeddedSummarizer } from '../src/core/embedded-summarizer.js';
+import { STRATEGY_NAMES, type StrategyName } from '../src/core/summarizer.js';
+import { resilientSummarizer } from '../src/summarizers/resilient-summarizer.js';
+import {
+  aggregateRuns,
+  type FidelityRow,
+  formatTable,
+  runFidelity,
+  type SummarizerUnderTest,
+} from './fidelity-harness.js';
+import { plantedSession } from './planted-session.js';
+import { loadSweAgentSessions } from './swe-agent-sessions.js';
+
+/** The spec's figure: share of key facts to retain at 10:1 with the embedded summarizer (task_state). */
+export const FIDELITY_TARGET = 0.9;
+
+async function llmSummarizers(log: (line: string) => void): Promise<SummarizerUnderTest[]> {
+  const out: SummarizerUnderTest[] = [];
+  if (process.env.OPENAI_API_KEY) {
+    const { openaiSummarizer } = await import('../src/summarizers/openai/openai-summarizer.js');
+    const model = process.env.FIDELITY_OPENAI_MODEL ?? 'gpt-4o-mini';
+    out.push({
+      label: `openai:${model}`,
+      summarizer: resilientSummarizer(openaiSummarizer({ model }), { timeoutMs: 60_000 }),
+      modes: ['one-shot'],
+    });
+  } else {
+    log('LLM summarizer openai: SKIPPED (OPENAI_API_KEY is not set)');
+  }
+  if (process.env.ANTHROPIC_API_KEY) {
+    const { anthropicSummarizer } = await import('../src/summarizers/anthropic/anthropic-summarizer.js');
+    const model = process.env.FIDELITY_ANTHROPIC_MODEL ?? 'claude-haiku-4-5';
+    out.push({
+      label: `anthropic:${model}`,
+      summarizer: resilientSummarizer(anthropicSummarizer({ model }), { timeoutMs: 60_000 }),
+      modes: ['one-shot'],
+    });
+  } else {
+    log('LLM summarizer anthropic: SKIPPED (ANTHROPIC_API_KEY is not set)');
+  }
+  return out;
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      json: { type: 'boolean', default: false },
+      out: { type: 'string' },
+      seeds: { type: 'string', default: '5' },
+      ratios: { type: 'string', default: '5,10,20' },
+      strategies: { type: 'string', default: STRATEGY_NAMES.join(',') },
+      'no-swe-agent': { type: 'boolean', default: false },
+    },
+  });
+  // The table goes to stdout; with --json, stdout carries only the JSON and notes go to stderr.
+  const log = (line: string) => (values.json ? process.stderr : process.stdout).write(`${line}\n`);
+  const seeds = Number(values.seeds);
+  const ratios = values.ratios.split(',').map(Number);
+  const strategies = values.strategies.split(',') as StrategyName[];
+  const planted = Array.from({ length: seeds }, (_, k) => plantedSession({ seed: k + 1 }));
+  const sets: Record<string, ReturnType<typeof loadSweAgentSessions>> = { planted };
+  if (!values['no-swe-agent']) {
+    const swe = loadSweAgentSessions();
+    if (swe.length > 0) sets['swe-agent'] = swe;
+    else log('swe-agent transcripts: SKIPPED (../shared/data/swe-agent not found)');
+  }
+  const summarizers: SummarizerUnderTest[] = [
+    { label: 'embedded', summarizer: new EmbeddedSummarizer() },
+    ...(await llmSummarizers(log)),
+  ];
+  const factCounts = Object.entries(sets)
+    .map(
+      ([set, sessions]) =>
+        `${set}: ${sessions.length} sessions, ${sessions.reduce((n, s) => n + s.facts.length, 0)} facts`,
+    )
+    .join('; ');
+  log(`fidelity: ${factCounts}; ratios ${ratios.map((r) => `${r}:1`).join(', ')}`);
+  const runs = await runFidelity({ sets, summarizers, strategies, ratios });
+  const rows = aggregateRuns(runs);
+  const target = rows.find(
+    (r: FidelityRow) =>
+      r.set === 'planted' &&
+      r.summarizer === 'embedded' &&
+      r.mode === 'one-shot' &&
+      r.strategy === 'task_state' &&
+      r.targetRatio === 10,
+  );
+  const verdict = target
+    ? `target: embedded task_state one-shot at 10:1 on planted sessions retains ${(target.retainedShare * 100).toFixed(1)}% (goal >= ${FIDELITY_TARGET * 100}%): ${target.retainedShare >= FIDELITY_TARGET ? 'MET' : 'MISSED'}`
+    : 'target: not measured (planted task_state 10:1 not in this run)';
+  const json = JSON.stringify(
+    { generatedBy: 'eval/fidelity.ts', target: FIDELITY_TARGET, rows, runs },
+    null,
+    2,
+  );
+  if (values.out) writeFileSync(values.out, `${json}\n`);
+  if (values.json) {
+    process.stdout.write(`${json}\n`);
+    log(verdict);
+    return;
+  }
+  log('');
+  log(formatTable(rows));
+  log('');
+  log(
+    'retained = facts (all probes) present in the compacted context: summary + kept messages; of summarized = facts whose message was folded into the summary; ratio = raw history tokens / compacted context tokens, system prompts (never compacted) excluded from both, counted with o200k_base.',
+  );
+  log(verdict);
+}
+
+await main();

@@ -1,0 +1,252 @@
+/**
+ * Long-session and soak tests of issue 2: a session three times the window, a 1,000-session
+ * soak, and compaction as a view (point 7): summarizations happen once per threshold
+ * crossing of the view, never once per call.
+ */
+import { describe, expect, it } from 'vitest';
+import { CompactManager } from '../../src/core/compact-manager.js';
+import { EmbeddedSummarizer } from '../../src/core/embedded-summarizer.js';
+import { isCompactError } from '../../src/core/errors.js';
+import type { SummarizeRequest, SummarizeResult, Summarizer } from '../../src/core/summarizer.js';
+import { seededRandom, syntheticSession } from '../../src/testing/synthetic-session.js';
+import { checkOutput, deepFreeze } from './support/session-model.js';
+
+/** Wraps the embedded summarizer and records every call. */
+class CountingSummarizer implements Summarizer {
+  readonly name = 'counting';
+  readonly #inner = new EmbeddedSummarizer();
+  calls = 0;
+  /** Ids of every message handed to the summarizer, in order. */
+  readonly summarizedIds: string[] = [];
+  readonly inputSizes: number[] = [];
+
+  async summarize(request: SummarizeRequest): Promise<SummarizeResult> {
+    this.calls++;
+    this.inputSizes.push(request.messages.length);
+    for (const message of request.messages) this.summarizedIds.push(message.id);
+    return this.#inner.summarize(request);
+  }
+}
+
+/** Splits a chat session into its pinned head and its turns (each starts at a user message). */
+function splitTurns(messages: Record<string, unknown>[]): {
+  head: Record<string, unknown>[];
+  turns: Record<string, unknown>[][];
+} {
+  const head: Record<string, unknown>[] = [];
+  const turns: Record<string, unknown>[][] = [];
+  for (const message of messages) {
+    if (message.role === 'user') turns.push([message]);
+    else if (turns.length === 0) head.push(message);
+    else turns[turns.length - 1]!.push(message);
+  }
+  return { head, turns };
+}
+
+describe('a session three times the window', () => {
+  let finalSummary = '';
+  it('compacts several times through preflight after every message and ends under budget', async () => {
+    const messages = deepFreeze(
+      syntheticSession({ seed: 384, turns: 330, toolDensity: 3, resultChars: 1_400 }),
+    );
+    const manager = new CompactManager({ model: 'gpt-4o', maxContextTokens: 128_000 });
+    const rawTotal = manager.estimate(messages).total;
+    expect(rawTotal, 'the raw history is about three windows').toBeGreaterThanOrEqual(3 * 128_000);
+    expect(rawTotal).toBeLessThan(4 * 128_000);
+
+    let compactions = 0;
+    const versions: number[] = [];
+    manager.on('compact.pruned_messages', (event) => {
+      compactions++;
+      versions.push(event.properties.version);
+    });
+    let last: unknown[] = [];
+    let overBudget = 0;
+    for (let n = 1; n <= messages.length; n++) {
+      last = await manager.preflight('three-windows', messages.slice(0, n));
+      // A history may end in a call whose results are not in yet; every request still fits.
+      if (n % 25 === 0 || n === messages.length) {
+        if (manager.estimate(last).total > manager.budget) overBudget++;
+      }
+    }
+    expect(overBudget).toBe(0);
+    expect(compactions, 'several compactions').toBeGreaterThanOrEqual(3);
+    expect(versions).toEqual(versions.map((_, k) => k + 1));
+    const final = manager.estimate(last);
+    expect(final.total).toBeLessThanOrEqual(manager.budget);
+    const shape = checkOutput({
+      format: 'openai-chat',
+      raw: messages,
+      output: last,
+      rolesNeverPrune: ['system', 'developer'],
+    });
+    expect(shape.summaries).toBe(1);
+    expect(shape.summaryText).toMatch(new RegExp(`^<COMPACT-SUMMARY v${compactions}>`));
+    finalSummary = shape.summaryText!;
+  });
+
+  it('the goal and success criteria of the first message survive every re-summarization', () => {
+    expect(finalSummary).toContain('Goal: implement token rotation in src/api/routes.ts');
+    // "Success criteria: all tests in test/auth.test.ts pass and p95 latency stays under 120 ms."
+    expect(finalSummary).toContain('test/auth.test.ts');
+    expect(finalSummary).toContain('120 ms');
+  });
+});
+
+describe('soak', () => {
+  it('1,000 sessions with varied tool density, result sizes and policies: zero failures', async () => {
+    const rand = seededRandom(1_000);
+    const failures: string[] = [];
+    let compactions = 0;
+    for (let s = 0; s < 1_000; s++) {
+      const options = {
+        seed: 10_000 + s,
+        turns: 3 + Math.floor(rand() * 9),
+        toolDensity: Math.floor(rand() * 7),
+        resultChars: 100 + Math.floor(rand() * 1_600),
+        parallelRate: rand() * 0.6,
+        pinned: rand() < 0.8,
+      };
+      const maxContextTokens = 5_000 + Math.floor(rand() * 15_000);
+      const policy = {
+        triggerPct: 0.5 + Math.round(rand() * 45) / 100,
+        hardCapBuffer: Math.floor(maxContextTokens * rand() * 0.15),
+        keepRecentTurns: 1 + Math.floor(rand() * 7),
+        keepToolIoPairs: 1 + Math.floor(rand() * 5),
+        maxSummaryTokens: 128 + Math.floor(rand() * 600),
+        strategy: (['task_state', 'brief', 'decision_log', 'code_delta'] as const)[s % 4]!,
+      };
+      const messages = deepFreeze(syntheticSession(options));
+      const { head, turns } = splitTurns(messages);
+      const manager = new CompactManager({
+        model: s % 5 === 0 ? 'gpt-4' : 'gpt-4o',
+        maxContextTokens,
+        policy,
+      });
+      manager.on('compact.pruned_messages', () => compactions++);
+      const raw: Record<string, unknown>[] = [...head];
+      let view: unknown[] = [...head];
+      const persisted = s % 2 === 1;
+      try {
+        for (const turn of turns) {
+          raw.push(...turn);
+          const input = persisted ? [...view, ...turn] : [...raw];
+          view = await manager.preflight(`soak-${s}`, input);
+          // The full structural check on every fourth call keeps the soak within seconds.
+          if (raw.length % 4 === 0 || turn === turns[turns.length - 1]) {
+            checkOutput({
+              format: 'openai-chat',
+              raw,
+              output: view,
+              rolesNeverPrune: ['system', 'developer'],
+            });
+          }
+          const tokens = manager.estimate(view).total;
+          if (tokens > manager.budget)
+            throw new Error(`request of ${tokens} tokens over the budget ${manager.budget}`);
+        }
+      } catch (error) {
+        failures.push(
+          `session ${s} ${JSON.stringify({ options, maxContextTokens, policy, persisted })}: ${isCompactError(error) ? error.code : ''} ${(error as Error).message.slice(0, 300)}`,
+        );
+      }
+    }
+    expect(failures.slice(0, 5)).toEqual([]);
+    expect(failures.length).toBe(0);
+    expect(compactions, 'the soak exercises compaction').toBeGreaterThan(300);
+  });
+});
+
+interface ViewRun {
+  calls: number;
+  crossings: number;
+  triggeredDecisions: number;
+  summarizations: number;
+  summarizedIds: string[];
+  maxFresh: number;
+  maxTurnSize: number;
+  lastView: unknown[];
+  raw: unknown[];
+  budget: number;
+  manager: CompactManager;
+}
+
+/** 1,000 turns through preflight, raw history or persisted view, with a counting summarizer. */
+async function viewRun(mode: 'raw' | 'persisted'): Promise<ViewRun> {
+  const session = deepFreeze(syntheticSession({ seed: 7, turns: 1_000, toolDensity: 1.2, resultChars: 500 }));
+  const { head, turns } = splitTurns(session);
+  const summarizer = new CountingSummarizer();
+  const manager = new CompactManager({
+    model: 'gpt-4o',
+    maxContextTokens: 16_000,
+    summarizer,
+    policy: { hardCapBuffer: 1_000 },
+  });
+  // Crossings are counted from the estimate events alone: the view's tokens against the trigger.
+  let crossings = 0;
+  let triggeredDecisions = 0;
+  let maxFresh = 0;
+  let calls = 0;
+  manager.on('compact.token_estimate', (event) => {
+    if (event.properties.tEst >= manager.triggerTokens || event.properties.tEst > manager.budget) crossings++;
+    if (calls > 1) maxFresh = Math.max(maxFresh, event.properties.countedFresh);
+  });
+  manager.on('compact.trigger_decision', (event) => {
+    if (event.properties.triggered) triggeredDecisions++;
+  });
+  const raw: unknown[] = [...head];
+  let view: unknown[] = [...head];
+  let maxTurnSize = 0;
+  for (const turn of turns) {
+    maxTurnSize = Math.max(maxTurnSize, turn.length);
+    raw.push(...turn);
+    calls++;
+    view = await manager.preflight(`view-${mode}`, mode === 'raw' ? [...raw] : [...view, ...turn]);
+    deepFreeze(view);
+  }
+  return {
+    calls,
+    crossings,
+    triggeredDecisions,
+    summarizations: summarizer.calls,
+    summarizedIds: summarizer.summarizedIds,
+    maxFresh,
+    maxTurnSize,
+    lastView: view,
+    raw,
+    budget: manager.budget,
+    manager,
+  };
+}
+
+describe.each(['raw', 'persisted'] as const)('compaction as a view (%s history)', (mode) => {
+  it('summarizes once per threshold crossing of the view, not once per call', async () => {
+    const run = await viewRun(mode);
+    expect(run.calls).toBe(1_000);
+    expect(run.crossings, 'the view crosses the threshold repeatedly').toBeGreaterThanOrEqual(10);
+    expect(run.crossings, 'far fewer crossings than calls').toBeLessThan(run.calls / 5);
+    expect(run.summarizations).toBe(run.crossings);
+    expect(run.triggeredDecisions).toBe(run.crossings);
+    // Incremental: every message is summarized at most once (the previous summary carries the rest).
+    expect(new Set(run.summarizedIds).size).toBe(run.summarizedIds.length);
+    expect(run.summarizedIds.length).toBeLessThan(run.raw.length);
+    // Incremental accounting: a call counts only what is new (the new turn, plus a new summary).
+    expect(run.maxFresh).toBeLessThanOrEqual(run.maxTurnSize + 1);
+    expect(run.manager.estimate(run.lastView).total).toBeLessThanOrEqual(run.budget);
+    const shape = checkOutput({
+      format: 'openai-chat',
+      raw: run.raw,
+      output: run.lastView,
+      rolesNeverPrune: ['system', 'developer'],
+    });
+    expect(shape.summaries).toBe(1);
+    expect(shape.summaryText).toMatch(new RegExp(`^<COMPACT-SUMMARY v${run.summarizations}>`));
+  });
+});
+
+describe('compaction as a view: both modes agree', () => {
+  it('the raw-history and persisted-view modes compact the same number of times', async () => {
+    const [raw, persisted] = [await viewRun('raw'), await viewRun('persisted')];
+    expect(persisted.summarizations).toBe(raw.summarizations);
+  });
+});

@@ -24,3 +24,38 @@ export async function importPeer<T>(specifier: string, load: () => Promise<T>): 
     });
   }
 }
+
+/** Options shared by the SDK clients a summarizer builds for itself. */
+export interface SdkClientOptions {
+  maxRetries: number;
+  timeout: number;
+  apiKey?: string | undefined;
+  baseURL?: string | undefined;
+}
+
+/**
+ * A memoized client getter: the injected client, or one built on first use from the lazily
+ * imported peer SDK (whose default export is the client class).
+ */
+export function lazySdkClient<C>(
+  specifier: string,
+  load: () => Promise<{ default: new (options: Record<string, unknown>) => C }>,
+  injected: C | undefined,
+  options: SdkClientOptions,
+): () => Promise<C> {
+  let client: Promise<C> | undefined;
+  return () => {
+    client ??= injected
+      ? Promise.resolve(injected)
+      : importPeer(specifier, load).then(
+          (module) =>
+            new module.default({
+              maxRetries: options.maxRetries,
+              timeout: options.timeout,
+              ...(options.apiKey === undefined ? {} : { apiKey: options.apiKey }),
+              ...(options.baseURL === undefined ? {} : { baseURL: options.baseURL }),
+            }),
+        );
+    return client;
+  };
+}

@@ -1,7 +1,7 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import { CompactError } from '../../core/errors.js';
 import type { Summarizer } from '../../core/summarizer.js';
-import { importPeer, toSummarizerError } from '../client-errors.js';
+import { lazySdkClient, toSummarizerError } from '../client-errors.js';
 import { createLlmSummarizer, type LlmSummarizerOptions } from '../llm-summarizer.js';
 
 /** Options of {@link anthropicSummarizer}. */
@@ -65,21 +65,15 @@ export function anthropicSummarizer(options: AnthropicSummarizerOptions): Summar
   } = options;
   if (!model) throw new CompactError('invalid_config', 'anthropicSummarizer: model is required');
   const name = `anthropic:${model}`;
-  let clientPromise: Promise<Anthropic> | undefined;
-  const getClient = (): Promise<Anthropic> => {
-    clientPromise ??= injected
-      ? Promise.resolve(injected)
-      : importPeer('@anthropic-ai/sdk', () => import('@anthropic-ai/sdk')).then(
-          (module) =>
-            new module.default({
-              maxRetries,
-              timeout,
-              ...(apiKey === undefined ? {} : { apiKey }),
-              ...(baseURL === undefined ? {} : { baseURL }),
-            }),
-        );
-    return clientPromise;
-  };
+  const getClient = lazySdkClient<Anthropic>(
+    '@anthropic-ai/sdk',
+    () =>
+      import('@anthropic-ai/sdk') as unknown as Promise<{
+        default: new (options: Record<string, unknown>) => Anthropic;
+      }>,
+    injected,
+    { maxRetries, timeout, apiKey, baseURL },
+  );
 
   return createLlmSummarizer(
     name,

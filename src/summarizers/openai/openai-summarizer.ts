@@ -1,7 +1,7 @@
 import type OpenAI from 'openai';
 import { CompactError } from '../../core/errors.js';
 import type { Summarizer } from '../../core/summarizer.js';
-import { importPeer, toSummarizerError } from '../client-errors.js';
+import { lazySdkClient, toSummarizerError } from '../client-errors.js';
 import { createLlmSummarizer, type LlmSummarizerOptions } from '../llm-summarizer.js';
 
 /** The seed sent by default, so summaries are reproducible where the provider honours it. */
@@ -81,21 +81,13 @@ export function openaiSummarizer(options: OpenAISummarizerOptions): Summarizer {
   } = options;
   if (!model) throw new CompactError('invalid_config', 'openaiSummarizer: model is required');
   const name = `openai:${model}`;
-  let clientPromise: Promise<OpenAI> | undefined;
-  const getClient = (): Promise<OpenAI> => {
-    clientPromise ??= injected
-      ? Promise.resolve(injected)
-      : importPeer('openai', () => import('openai')).then(
-          (module) =>
-            new module.default({
-              maxRetries,
-              timeout,
-              ...(apiKey === undefined ? {} : { apiKey }),
-              ...(baseURL === undefined ? {} : { baseURL }),
-            }),
-        );
-    return clientPromise;
-  };
+  const getClient = lazySdkClient<OpenAI>(
+    'openai',
+    () =>
+      import('openai') as unknown as Promise<{ default: new (options: Record<string, unknown>) => OpenAI }>,
+    injected,
+    { maxRetries, timeout, apiKey, baseURL },
+  );
 
   return createLlmSummarizer(
     name,

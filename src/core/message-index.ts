@@ -28,7 +28,10 @@ export interface IndexedMessage {
   readonly index: number;
 }
 
-/** 53-bit string hash (cyrb53): fast, well distributed, not cryptographic. */
+/**
+ * 64-bit string hash (the two 32-bit lanes of cyrb53, both kept): fast, well distributed,
+ * not cryptographic. Used as message identity and cache key.
+ */
 export function hashString(text: string, seed = 0): string {
   let h1 = 0xdeadbeef ^ seed;
   let h2 = 0x41c6ce57 ^ seed;
@@ -39,15 +42,18 @@ export function hashString(text: string, seed = 0): string {
   }
   h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
   h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
-  return (4294967296 * (2097151 & h2) + (h1 >>> 0)).toString(36);
+  return (h2 >>> 0).toString(36) + (h1 >>> 0).toString(36).padStart(7, '0');
 }
 
 function fingerprintOf(raw: Record<string, unknown>): unknown {
   return raw.content ?? raw.output ?? raw.arguments ?? raw.summary;
 }
 
-function canonicalJson(raw: unknown): string {
-  return JSON.stringify(raw, (key, value) => (key === 'meta' ? undefined : value));
+/** The message's JSON without its top-level `meta` (a replacer function would be much slower). */
+function canonicalJson(raw: object): string {
+  if (!('meta' in raw)) return JSON.stringify(raw);
+  const { meta: _meta, ...rest } = raw as Record<string, unknown>;
+  return JSON.stringify(rest);
 }
 
 /** The largest number of entries kept in the content-keyed cache. */
@@ -86,14 +92,19 @@ export class MessageIndex {
     const json = canonicalJson(raw);
     // The identity hash ignores `meta` (ids stay stable when a caller adds a flag or persists
     // the stripped view); the cache key does not (the parse carries `meta`).
+    // Keyed by two independent 53-bit hashes and the length rather than the text itself, so
+    // the cache holds no copy of the conversation.
+    const hash = hashString(json);
     const key =
-      meta === undefined ? `${codec.format}:${json}` : `${codec.format}:${json}:${JSON.stringify(meta)}`;
+      meta === undefined
+        ? `${codec.format}:${hash}:${json.length}`
+        : `${codec.format}:${hashString(`${json}\u0000${JSON.stringify(meta)}`)}:${json.length}`;
     let entry = this.#byContent.get(key);
     if (!entry) {
       const parsed = codec.parse(raw, index);
       entry = {
         parsed,
-        hash: hashString(json),
+        hash,
         summaryVersion:
           parsed.kind === 'message' && parsed.toolCalls.length === 0
             ? summaryVersionOf(parsed.text)

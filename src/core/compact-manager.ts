@@ -22,6 +22,7 @@ import {
   closePinned,
   isPinned,
   type PartitionInput,
+  type PinRule,
   selectRecent,
 } from './partition.js';
 import { type CompactPolicy, resolvePolicy } from './policy.js';
@@ -222,7 +223,17 @@ export class CompactManager {
   readonly #locks = new Map<string, Promise<unknown>>();
   readonly #toolCounts = new WeakMap<readonly unknown[], number>();
   readonly #systemCounts = new Map<string, number>();
-  readonly #idSets = new WeakMap<SessionState, { coveredIds?: Set<string>; pinnedIds?: Set<string> }>();
+  readonly #idSets = new WeakMap<
+    SessionState,
+    {
+      coveredIds?: Set<string>;
+      pinnedIds?: Set<string>;
+      keptIds?: Set<string>;
+      summaryMessage?: { format: MessageFormat; version: number; wire: unknown; tokens: number };
+    }
+  >();
+  readonly #archiveTails = new Map<string, Promise<void>>();
+  readonly #pendingArchives = new Set<Promise<void>>();
   #redactionWarned = false;
 
   constructor(options: CompactManagerOptions = {}) {
@@ -349,22 +360,43 @@ export class CompactManager {
       () => this.#run<M>(sessionId, messages, items, codec, options),
     );
     this.#locks.set(sessionId, run);
-    try {
-      return await run;
-    } finally {
+    const settled = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    void settled.then(() => {
       if (this.#locks.get(sessionId) === run) this.#locks.delete(sessionId);
+    });
+    const signal = options.signal;
+    if (!signal) return run;
+    // The caller may give up while waiting for the session's lock; the queued run then
+    // stops at its first abort check.
+    this.#throwIfAborted(signal);
+    let onAbort: (() => void) | undefined;
+    const aborted = new Promise<never>((_, reject) => {
+      onAbort = () =>
+        reject(new CompactError('aborted', 'compaction aborted by the caller', { cause: signal.reason }));
+      signal.addEventListener('abort', onAbort, { once: true });
+    });
+    try {
+      return await Promise.race([run, aborted]);
+    } finally {
+      signal.removeEventListener('abort', onAbort!);
     }
   }
 
-  /** Exports queued events now. */
+  /** Exports queued events and waits for pending archive writes. */
   async flush(): Promise<void> {
+    await Promise.all([...this.#pendingArchives]);
     await this.#queue.flush();
   }
 
   /** Flushes events, shuts exporters down and closes the storage adapter. */
   async shutdown(): Promise<void> {
+    await Promise.all([...this.#pendingArchives]);
     await this.#queue.shutdown();
     await this.#storage?.close?.();
+    await (this.#summarizer as { dispose?: () => unknown }).dispose?.();
   }
 
   /** Forgets a session's compaction state (the next call starts over from the raw history). */
@@ -378,7 +410,10 @@ export class CompactManager {
   }
 
   /** A list of ids of the stored state as a set, built once per state object. */
-  #idSet(state: SessionState | undefined, key: 'coveredIds' | 'pinnedIds'): Set<string> | undefined {
+  #idSet(
+    state: SessionState | undefined,
+    key: 'coveredIds' | 'pinnedIds' | 'keptIds',
+  ): Set<string> | undefined {
     const ids = state?.[key];
     if (!state || !ids || ids.length === 0) return undefined;
     let sets = this.#idSets.get(state);
@@ -512,7 +547,9 @@ export class CompactManager {
     items: IndexedMessage[],
     codec: MessageCodec,
     options: CompactOptions,
+    attempt = 0,
   ): Promise<CompactionResult<M>> {
+    this.#throwIfAborted(options.signal);
     const policy = options.policy
       ? resolvePolicy({ ...this.policy, ...options.policy }, this.#customStrategies)
       : this.policy;
@@ -526,32 +563,44 @@ export class CompactManager {
     const started = Date.now();
     let state = await this.store.get(sessionId);
 
-    // The view: drop what the summary covers; the last summary message in the history (a
-    // persisted view) stands for the stored summary.
-    // A history that carries a summary message is a persisted view: it holds no covered
-    // message by construction, and its ids (content hash + repeat count within the view) are
-    // not comparable with the raw history's, so the covered ids do not apply to it.
-    const isView = items.some((item) => item.entry.summaryVersion !== undefined);
-    const covered = isView ? undefined : this.#idSet(state, 'coveredIds');
-    let summaryItem: IndexedMessage | undefined;
+    // A summary message in the history (a persisted view) is accepted only in the codec's
+    // summary role, and only when it is the summary this session stored or, with nothing
+    // stored, when it sits where a summary goes (the first message after the pinned ones).
+    // Anything else that merely starts with the tag is ordinary content.
+    const summaryItem = this.#acceptedSummary(items, state, policy);
+    // The stored state must belong to this history: a raw history that shares no message with
+    // what the summary covers or kept is another conversation under the same session id
+    // (an adapter without a session id, say), and must not receive this session's summary.
+    const mismatch = summaryItem === undefined && state !== undefined && !this.#sharesHistory(items, state);
+    if (mismatch) {
+      this.#emit(
+        context,
+        'compact.error',
+        {
+          errorType: 'session_mismatch',
+          message: `session "${sessionId}" has a stored summary, but this history shares no message with it: the summary is not sent (give each conversation its own session id)`,
+          fallback: 'history without the stored summary',
+        },
+        { start: started },
+      );
+    }
+    const effective = mismatch ? undefined : state;
+    // A persisted view holds no covered message by construction, and its ids (content hash +
+    // repeat count within the view) are not comparable with the raw history's.
+    const covered = summaryItem ? undefined : this.#idSet(effective, 'coveredIds');
     const extraSummaries: IndexedMessage[] = [];
     const visible: IndexedMessage[] = [];
     for (const item of items) {
-      if (covered?.has(item.id)) continue;
-      if (item.entry.summaryVersion !== undefined) {
-        if (summaryItem) extraSummaries.push(summaryItem);
-        summaryItem = item;
-        continue;
-      }
+      if (item === summaryItem || covered?.has(item.id)) continue;
       visible.push(item);
     }
     const version = Math.max(state?.version ?? 0, summaryItem?.entry.summaryVersion ?? 0);
     const previousSummaryBody = summaryItem
       ? summaryBody(summaryItem.entry.parsed.text)
-      : state?.summary?.text;
+      : effective?.summary?.text;
 
     const pinRule = policy;
-    const pinnedBefore = this.#idSet(state, 'pinnedIds');
+    const pinnedBefore = this.#idSet(effective, 'pinnedIds');
     const pinned = visible.map(
       (item) => isPinned(item.entry, pinRule) || pinnedBefore?.has(item.id) === true,
     );
@@ -597,10 +646,8 @@ export class CompactManager {
     if (summaryItem) {
       summaryWire = summaryItem.entry.wire;
       summaryTokens = count(summaryItem);
-    } else if (state?.summary && version > 0) {
-      const text = formatSummaryText(version, state.summary.text);
-      summaryWire = codec.summaryMessage(text);
-      summaryTokens = this.#summaryMessageTokens(codec, text);
+    } else if (effective?.summary && version > 0) {
+      ({ wire: summaryWire, tokens: summaryTokens } = this.#storedSummaryMessage(effective, codec, version));
     }
 
     const breakdown = this.#breakdown(view, options);
@@ -676,12 +723,12 @@ export class CompactManager {
       if (summaryWire !== undefined) {
         const text = summaryItem
           ? summaryItem.entry.parsed.text
-          : formatSummaryText(version, state!.summary!.text);
+          : formatSummaryText(version, effective!.summary!.text);
         result.summary = {
           text,
           version,
           tokens: summaryTokens,
-          summarizer: state?.summary?.summarizer ?? 'unknown',
+          summarizer: effective?.summary?.summarizer ?? 'unknown',
         };
       }
       return result;
@@ -712,7 +759,7 @@ export class CompactManager {
         { errorType: 'InsufficientBudget', message, fallback: 'none' },
         { start: decisionStart },
       );
-      void this.#flushArchive(context);
+      this.#trackArchive(context);
       throw error;
     };
     if (fixed > budget) {
@@ -781,6 +828,7 @@ export class CompactManager {
     );
 
     const nextVersion = version + 1;
+    this.#throwIfAborted(options.signal);
     await this.#archiveTranscript(context, messages, nextVersion, decision.spanId);
 
     // Summarize the previous summary plus the newly covered messages.
@@ -836,10 +884,11 @@ export class CompactManager {
     const newState: SessionState = {
       sessionId,
       version: nextVersion,
-      coveredIds: [...(state?.coveredIds ?? []), ...prunedIds],
+      coveredIds: [...(effective?.coveredIds ?? []), ...prunedIds],
+      keptIds: view.filter((v, k) => !v.pinned && keptSet.has(k)).map((v) => v.item.id),
       updatedAt: Date.now(),
     };
-    const pinnedIds = new Set(state?.pinnedIds ?? []);
+    const pinnedIds = new Set(effective?.pinnedIds ?? []);
     for (const v of view) if (v.pinned) pinnedIds.add(v.item.id);
     if (pinnedIds.size > 0) newState.pinnedIds = [...pinnedIds];
     if (summaryBodyText !== undefined) {
@@ -850,20 +899,31 @@ export class CompactManager {
         createdAt: Date.now(),
       };
     }
+    this.#throwIfAborted(options.signal);
     const stored = await this.store.set(sessionId, newState, { expectedVersion: state?.version ?? 0 });
     if (!stored) {
-      // Another process compacted this session meanwhile: use its state.
+      // Another process compacted this session meanwhile: use its state, once.
+      const retry = attempt === 0;
       this.#emit(
         context,
         'compact.error',
         {
           errorType: 'concurrent_compaction',
-          message: 'another compaction of this session landed first; its result is used',
-          fallback: 'reload',
+          message: retry
+            ? 'another compaction of this session landed first; its result is used'
+            : 'the session state changed again while compacting; giving up',
+          fallback: retry ? 'reload' : 'none',
         },
         { start: assembleStart },
       );
-      return this.#run(sessionId, messages, items, codec, { ...options, force: false });
+      this.#trackArchive(context);
+      if (!retry) {
+        throw new CompactError(
+          'concurrent_compaction',
+          `session "${sessionId}": the stored state kept changing during compaction`,
+        );
+      }
+      return this.#run(sessionId, messages, items, codec, { ...options, force: false }, attempt + 1);
     }
 
     this.#emit(
@@ -902,7 +962,7 @@ export class CompactManager {
         ),
       );
     }
-    void this.#flushArchive(context);
+    this.#trackArchive(context);
     void this.#queue.flush();
 
     const result: CompactionResult<M> = {
@@ -1045,14 +1105,17 @@ export class CompactManager {
         reject(error);
       }, this.#summarizerTimeoutMs);
     });
+    let onAbort: (() => void) | undefined;
     const aborted = new Promise<never>((_, reject) => {
       if (request.signal?.aborted) reject(request.signal.reason);
-      request.signal?.addEventListener('abort', () => reject(request.signal!.reason), { once: true });
+      onAbort = () => reject(request.signal!.reason);
+      request.signal?.addEventListener('abort', onAbort, { once: true });
     });
     try {
       return await Promise.race([summarizer.summarize({ ...request, signal }), timeout, aborted]);
     } finally {
       clearTimeout(timer);
+      if (onAbort) request.signal?.removeEventListener('abort', onAbort);
     }
   }
 
@@ -1100,20 +1163,103 @@ export class CompactManager {
     }
   }
 
-  async #flushArchive(context: OperationContext): Promise<void> {
+  /**
+   * Writes the operation's events to the archive in the background, after the session's
+   * earlier writes (so lines never interleave); `flush()` and `shutdown()` wait for them.
+   */
+  #trackArchive(context: OperationContext): void {
     const events = context.archived;
     context.archived = undefined;
-    if (!this.#storage || !events) return;
-    for (const event of events) {
-      try {
-        await this.#storage.saveEvent(context.sessionId, event);
-      } catch (error) {
-        process.stderr.write(
-          `[agent-compaction] event archive failed: ${error instanceof Error ? error.message : String(error)}\n`,
-        );
-        return;
+    const storage = this.#storage;
+    if (!storage || !events || events.length === 0) return;
+    const { sessionId } = context;
+    const write = async () => {
+      for (const event of events) {
+        try {
+          await storage.saveEvent(sessionId, event);
+        } catch (error) {
+          process.stderr.write(
+            `[agent-compaction] event archive failed: ${error instanceof Error ? error.message : String(error)}\n`,
+          );
+          return;
+        }
+      }
+    };
+    const next = (this.#archiveTails.get(sessionId) ?? Promise.resolve()).then(write);
+    this.#archiveTails.set(sessionId, next);
+    this.#pendingArchives.add(next);
+    void next.finally(() => {
+      this.#pendingArchives.delete(next);
+      if (this.#archiveTails.get(sessionId) === next) this.#archiveTails.delete(sessionId);
+    });
+  }
+
+  /** Throws `CompactError('aborted')` when the caller's signal has fired. */
+  #throwIfAborted(signal: AbortSignal | undefined): void {
+    if (signal?.aborted)
+      throw new CompactError('aborted', 'compaction aborted by the caller', { cause: signal.reason });
+  }
+
+  /**
+   * The summary message of a persisted view, if the history carries one this session can
+   * trust (see the call site).
+   */
+  #acceptedSummary(
+    items: readonly IndexedMessage[],
+    state: SessionState | undefined,
+    rule: PinRule,
+  ): IndexedMessage | undefined {
+    let candidate: IndexedMessage | undefined;
+    for (let i = items.length - 1; i >= 0; i--) {
+      if (items[i]!.entry.summaryVersion !== undefined) {
+        candidate = items[i];
+        break;
       }
     }
+    if (!candidate) return undefined;
+    if (state?.summary) {
+      const body = summaryBody(candidate.entry.parsed.text);
+      return body === state.summary.text && candidate.entry.summaryVersion === state.version
+        ? candidate
+        : undefined;
+    }
+    if (state && state.version > 0) return undefined;
+    // Nothing stored (a restart, another process with its own store): accept it only at the
+    // summary position, right after the leading pinned messages.
+    const firstUnpinned = items.find((item) => !isPinned(item.entry, rule));
+    return firstUnpinned === candidate ? candidate : undefined;
+  }
+
+  /** True when the history contains a message the stored state covers or kept. */
+  #sharesHistory(items: readonly IndexedMessage[], state: SessionState): boolean {
+    const covered = this.#idSet(state, 'coveredIds');
+    const kept = this.#idSet(state, 'keptIds');
+    if (!covered && !kept) return true;
+    return items.some((item) => covered?.has(item.id) === true || kept?.has(item.id) === true);
+  }
+
+  /** The stored summary as a message in this format, with its tokens (cached per state). */
+  #storedSummaryMessage(
+    state: SessionState,
+    codec: MessageCodec,
+    version: number,
+  ): { wire: unknown; tokens: number } {
+    let sets = this.#idSets.get(state);
+    if (!sets) {
+      sets = {};
+      this.#idSets.set(state, sets);
+    }
+    const cached = sets.summaryMessage;
+    if (cached && cached.format === codec.format && cached.version === version) return cached;
+    const text = formatSummaryText(version, state.summary!.text);
+    const message = {
+      format: codec.format,
+      version,
+      wire: codec.summaryMessage(text),
+      tokens: this.#summaryMessageTokens(codec, text),
+    };
+    sets.summaryMessage = message;
+    return message;
   }
 }
 

@@ -13,6 +13,7 @@ const MARKER = Symbol.for('agent-compaction.error');
  * - `storage_failed`: an archive write failed (never fatal to the conversation).
  * - `missing_dependency`: an optional peer package is not installed.
  * - `aborted`: the caller aborted the operation through its `AbortSignal`.
+ * - `concurrent_compaction`: the session's stored state kept changing under a compaction.
  */
 export type CompactErrorCode =
   | 'insufficient_budget'
@@ -24,7 +25,8 @@ export type CompactErrorCode =
   | 'summary_too_long'
   | 'storage_failed'
   | 'missing_dependency'
-  | 'aborted';
+  | 'aborted'
+  | 'concurrent_compaction';
 
 /** One problem found while validating input or configuration. */
 export interface CompactIssue {

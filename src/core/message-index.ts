@@ -106,7 +106,10 @@ export class MessageIndex {
         parsed,
         hash,
         summaryVersion:
-          parsed.kind === 'message' && parsed.toolCalls.length === 0
+          parsed.kind === 'message' &&
+          parsed.role === codec.summaryRole &&
+          parsed.toolCalls.length === 0 &&
+          parsed.toolResults.length === 0
             ? summaryVersionOf(parsed.text)
             : undefined,
         wire: codec.toWire({ ...parsed, id: '', index }),

@@ -33,6 +33,11 @@ export interface SessionState {
    * persists the compacted view, from which `meta` is stripped.
    */
   pinnedIds?: string[];
+  /**
+   * Ids of the recent messages the last compaction kept: with `coveredIds`, they tell
+   * whether a history belongs to this session.
+   */
+  keptIds?: string[];
   /** Epoch milliseconds of the last change. */
   updatedAt: number;
 }
@@ -53,9 +58,11 @@ export interface SessionStoreSetOptions {
 export interface SessionStore {
   /** A short name for diagnostics. */
   readonly name: string;
+  /** The stored state of a session, or `undefined` when there is none. */
   get(sessionId: string): Promise<SessionState | undefined>;
   /** Stores `state`; resolves `false` when `expectedVersion` did not match (nothing written). */
   set(sessionId: string, state: SessionState, options?: SessionStoreSetOptions): Promise<boolean>;
+  /** Forgets a session's state. */
   delete(sessionId: string): Promise<void>;
 }
 

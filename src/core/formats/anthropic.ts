@@ -106,6 +106,8 @@ export const anthropicCodec: MessageCodec = {
     return { role, content };
   },
 
+  summaryRole: 'user',
+
   summaryMessage(text: string): unknown {
     // A user turn: Anthropic conversations must not start with an assistant turn.
     return { role: 'user', content: text };

@@ -17,6 +17,8 @@ export interface MessageCodec {
   toWire(message: CompactMessage): unknown;
   /** The wire object of a summary message. */
   summaryMessage(text: string): unknown;
+  /** The role summary messages have in this format (only that role is read as a summary). */
+  readonly summaryRole: 'assistant' | 'user';
 }
 
 /** Returns `raw` without its `meta` key (a shallow copy only when there is one). */

@@ -93,6 +93,8 @@ export const openaiChatCodec: MessageCodec = {
     return out;
   },
 
+  summaryRole: 'assistant',
+
   summaryMessage(text: string): unknown {
     return { role: 'assistant', content: text };
   },

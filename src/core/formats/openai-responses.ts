@@ -110,6 +110,8 @@ export const openaiResponsesCodec: MessageCodec = {
     return { type: 'message', role, content: message.text };
   },
 
+  summaryRole: 'assistant',
+
   summaryMessage(text: string): unknown {
     return {
       type: 'message',

@@ -772,7 +772,11 @@ describe('review hardening', () => {
   it('reloads at most once when the store keeps refusing writes', async () => {
     const store = new MemorySessionStore();
     store.set = async () => false;
-    const manager = mk({ store, maxContextTokens: 3_000, policy: { hardCapBuffer: 100, maxSummaryTokens: 200 } });
+    const manager = mk({
+      store,
+      maxContextTokens: 3_000,
+      policy: { hardCapBuffer: 100, maxSummaryTokens: 200 },
+    });
     await expect(manager.compact('s', chatTurns(16, 100))).rejects.toSatisfy((e: unknown) =>
       isCompactError(e, 'concurrent_compaction'),
     );

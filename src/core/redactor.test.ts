@@ -181,3 +181,37 @@ describe('property: redaction never leaves a generated secret in the output', ()
     );
   });
 });
+
+describe('structured secrets', () => {
+  it('replaces scalars under secret-named keys, whatever they look like', async () => {
+    const { redactDeep, createRedactor } = await import('./redactor.js');
+    const out = redactDeep(
+      {
+        input: {
+          password: 'hunter2',
+          api_key: 'abc',
+          db: { authToken: 42, note: 'fine' },
+          max_tokens: 500,
+          input_tokens: 7,
+        },
+      },
+      createRedactor(),
+    );
+    expect(out).toEqual({
+      input: {
+        password: '<REDACTED>',
+        api_key: '<REDACTED>',
+        db: { authToken: '<REDACTED>', note: 'fine' },
+        max_tokens: 500,
+        input_tokens: 7,
+      },
+    });
+  });
+
+  it('names an invalid pattern in an invalid_config error', async () => {
+    const { createRedactor } = await import('./redactor.js');
+    expect(() => createRedactor({ extraPatterns: ['(unclosed'] })).toThrow(
+      /redaction pattern "\(unclosed" is not a valid regular expression/,
+    );
+  });
+});

@@ -1,3 +1,5 @@
+import { CompactError } from './errors.js';
+
 /**
  * Redaction: secrets are replaced before anything leaves the process (events, archives,
  * traces, reports). Redaction is copy-on-export: the caller's messages are never changed.
@@ -66,9 +68,27 @@ export interface RedactorOptions {
 
 /** Compiles one pattern string, honouring a leading `(?i)`. */
 export function compileRedactionPattern(pattern: string): RegExp {
-  if (pattern.startsWith('(?i)')) return new RegExp(pattern.slice(4), 'gi');
-  return new RegExp(pattern, 'g');
+  try {
+    if (pattern.startsWith('(?i)')) return new RegExp(pattern.slice(4), 'gi');
+    return new RegExp(pattern, 'g');
+  } catch (error) {
+    throw new CompactError(
+      'invalid_config',
+      `redaction pattern ${JSON.stringify(pattern)} is not a valid regular expression`,
+      {
+        cause: error,
+        issues: [{ path: ['redaction', 'patterns'], message: (error as Error).message }],
+      },
+    );
+  }
 }
+
+/**
+ * Object keys whose value is a secret however it looks (`{"password": "hunter2"}` in a tool
+ * call's structured input): such values are replaced whole by {@link redactDeep}.
+ */
+export const SECRET_KEY_PATTERN =
+  /^[a-z0-9_.-]*?(?:api[_-]?key|apikey|password|passwd|pwd|passphrase|secret|secret[_-]?key|token|access[_-]?key|private[_-]?key|credentials?|authorization|auth|cookie|session[_-]?id)$/i;
 
 function replaceMatch(match: string, groups: unknown[]): string {
   const key = groups[0];
@@ -119,7 +139,10 @@ export function createRedactor(options: RedactorOptions = {}): Redactor {
   };
 }
 
-/** Applies a redactor to every string inside a JSON-like value, returning a copy. */
+/**
+ * Applies a redactor to every string inside a JSON-like value, returning a copy; a scalar
+ * under a secret-named key ({@link SECRET_KEY_PATTERN}) is replaced whole.
+ */
 export function redactDeep<T>(value: T, redact: Redactor): T {
   return redactValue(value, redact, new WeakMap()) as T;
 }
@@ -138,6 +161,9 @@ function redactValue(value: unknown, redact: Redactor, seen: WeakMap<object, unk
   if (value instanceof Date) return new Date(value.getTime());
   const out: Record<string, unknown> = {};
   seen.set(value, out);
-  for (const [key, item] of Object.entries(value)) out[key] = redactValue(item, redact, seen);
+  for (const [key, item] of Object.entries(value)) {
+    const secret = SECRET_KEY_PATTERN.test(key) && item !== null && typeof item !== 'object' && item !== '';
+    out[key] = secret ? REDACTED : redactValue(item, redact, seen);
+  }
   return out;
 }

@@ -783,7 +783,9 @@ describe('review hardening', () => {
   });
 
   it('honours an aborted signal before archiving and releases its listeners', async () => {
-    const { getEventListeners } = await import('node:events');
+    const { getEventListeners } = (await import('node:events')) as unknown as {
+      getEventListeners: (target: EventTarget, name: string) => unknown[];
+    };
     const saved: string[] = [];
     const storage: StorageAdapter = {
       name: 'spy',

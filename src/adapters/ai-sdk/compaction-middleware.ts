@@ -1,5 +1,6 @@
 import type { LanguageModelMiddleware, ModelMessage, PrepareStepFunction, Tool } from 'ai';
 import type { CompactionResult, CompactManager } from '../../core/compact-manager.js';
+import { CompactError } from '../../core/errors.js';
 import { compactWithEvents } from '../compact-with-events.js';
 import { type AiSdkMessage, type AiSdkMessageKind, aiSdkToChat, chatToAiSdk } from './ai-sdk-messages.js';
 
@@ -10,7 +11,7 @@ type CallOptions = Parameters<TransformParams>[0]['params'];
 export interface CompactionMiddlewareOptions {
   /**
    * The manager's session id: a string, or a function of the call's parameters.
-   * @default `providerOptions.agentCompaction.sessionId` of the call, else `'default'`
+   * @default `providerOptions.agentCompaction.sessionId` of the call; without either, the call fails (there is no shared default)
    */
   sessionId?: string | ((params: CallOptions) => string);
   /**
@@ -85,7 +86,13 @@ function sessionIdOf(option: CompactionMiddlewareOptions['sessionId'], params: C
   if (typeof option === 'string') return option;
   const fromCall = (params.providerOptions?.agentCompaction as { sessionId?: unknown } | undefined)
     ?.sessionId;
-  return typeof fromCall === 'string' && fromCall !== '' ? fromCall : 'default';
+  if (typeof fromCall === 'string' && fromCall !== '') return fromCall;
+  // Never a shared default: one conversation's summary must not reach another's request.
+  throw new CompactError(
+    'invalid_config',
+    'compactionMiddleware: no session id; pass { sessionId } (a string or a function of the call) or providerOptions.agentCompaction.sessionId',
+    { issues: [{ path: ['sessionId'], message: 'is required' }] },
+  );
 }
 
 /**

@@ -252,18 +252,24 @@ describe('withCompaction', () => {
     expect(manager.estimate(messages, { system: 'Be brief.', tools }).total).toBeGreaterThan(manager.budget);
   });
 
-  it('defaults the session id to metadata.user_id and rejects a non-client', async () => {
+  it('requires a session id (no shared default) and rejects a non-client', async () => {
     const manager = new CompactManager({ model: 'claude-test-model', maxContextTokens: 5000 });
     const ids: string[] = [];
-    const client = withCompaction(anthropic, manager, { onCompaction: (_, id) => ids.push(id) });
+    const client = withCompaction(anthropic, manager, {
+      sessionId: (params) => String(params.metadata?.user_id ?? ''),
+      onCompaction: (_, id) => ids.push(id),
+    });
     await client.messages.create({
       model: 'm',
       max_tokens: 10,
       messages: [{ role: 'user', content: 'hi' }],
-      metadata: { user_id: 'u-1' },
+      metadata: { user_id: 'thread-1' },
     });
-    await client.messages.create({ model: 'm', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] });
-    expect(ids).toEqual(['u-1', 'default']);
-    expect(() => withCompaction({} as Anthropic, manager)).toThrow('Anthropic client');
+    expect(ids).toEqual(['thread-1']);
+    await expect(
+      client.messages.create({ model: 'm', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] }),
+    ).rejects.toThrow(/sessionId/);
+    expect(() => withCompaction(anthropic, manager, {} as never)).toThrow(/sessionId/);
+    expect(() => withCompaction({} as Anthropic, manager, { sessionId: 's' })).toThrow('Anthropic client');
   });
 });

@@ -7,20 +7,26 @@ type CreateParams = Anthropic.Messages.MessageCreateParams;
 /** Options of {@link withCompaction}. */
 export interface WithCompactionOptions {
   /**
-   * The manager's session id: a string, or a function of the request (e.g. reading
-   * `metadata.user_id` or your thread id).
-   * @default `params.metadata.user_id` when set, else `'default'`
+   * The manager's session id, one per conversation: a string, or a function of the request
+   * (e.g. returning your thread id). Required: there is no shared default.
    */
-  sessionId?: string | ((params: CreateParams) => string);
+  sessionId: string | ((params: CreateParams) => string);
   /** Called after each compaction check. */
   onCompaction?: (result: CompactionResult<unknown>, sessionId: string) => void;
 }
 
 function sessionIdOf(option: WithCompactionOptions['sessionId'], params: CreateParams): string {
-  if (typeof option === 'function') return option(params);
-  if (typeof option === 'string') return option;
-  const user = params.metadata?.user_id;
-  return typeof user === 'string' && user !== '' ? user : 'default';
+  const id = typeof option === 'function' ? option(params) : option;
+  if (typeof id === 'string' && id !== '') return id;
+  // Never a shared default (nor the user id, which spans a user's threads): one
+  // conversation's summary must not reach another's request.
+  throw new CompactError(
+    'invalid_config',
+    'withCompaction: pass { sessionId } (a string or a function of the request, e.g. your thread id)',
+    {
+      issues: [{ path: ['sessionId'], message: 'is required' }],
+    },
+  );
 }
 
 /**
@@ -39,10 +45,19 @@ function sessionIdOf(option: WithCompactionOptions['sessionId'], params: CreateP
 export function withCompaction<C extends Pick<Anthropic, 'messages'>>(
   client: C,
   manager: CompactManager,
-  options: WithCompactionOptions = {},
+  options: WithCompactionOptions,
 ): C {
   if (!client?.messages || typeof client.messages.create !== 'function') {
     throw new CompactError('invalid_config', 'withCompaction: client must be an Anthropic client');
+  }
+  if (options?.sessionId === undefined || options.sessionId === '') {
+    throw new CompactError(
+      'invalid_config',
+      'withCompaction: pass { sessionId } (a string or a function of the request, e.g. your thread id)',
+      {
+        issues: [{ path: ['sessionId'], message: 'is required' }],
+      },
+    );
   }
   const messages = client.messages;
   const create = async (params: CreateParams, requestOptions?: Anthropic.RequestOptions) => {

@@ -1,5 +1,6 @@
 import type { CallModelInputFilter, CallModelInputFilterArgs, ModelInputData } from '@openai/agents';
 import type { CompactManager } from '../../core/compact-manager.js';
+import { CompactError } from '../../core/errors.js';
 import { compactWithEvents, describeCompaction } from '../compact-with-events.js';
 import { withCompactionSpan } from './agents-tracing.js';
 
@@ -8,7 +9,7 @@ export interface CompactionInputFilterOptions<TContext = unknown> {
   /**
    * The manager's session id for this conversation: a string, or a function of the filter's
    * arguments (e.g. reading your run context). Use one id per conversation.
-   * @default `context.sessionId` when the run context has a string one, else the agent's name
+   * @default `context.sessionId` when the run context has a string one; without either, the call fails (there is no shared default)
    */
   sessionId?: string | ((args: CallModelInputFilterArgs<TContext>) => string | Promise<string>);
   /**
@@ -47,7 +48,14 @@ async function resolveSessionId<TContext>(
   if (typeof option === 'function') return option(args);
   if (typeof option === 'string') return option;
   const fromContext = (args.context as { sessionId?: unknown } | undefined)?.sessionId;
-  return typeof fromContext === 'string' && fromContext !== '' ? fromContext : args.agent.name;
+  if (typeof fromContext === 'string' && fromContext !== '') return fromContext;
+  // Never the agent's name or another shared default: one conversation's summary must not
+  // reach another's request.
+  throw new CompactError(
+    'invalid_config',
+    'compactionInputFilter: no session id; pass { sessionId } or run with a context that has a sessionId',
+    { issues: [{ path: ['sessionId'], message: 'is required' }] },
+  );
 }
 
 /**

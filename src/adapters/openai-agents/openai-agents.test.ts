@@ -119,7 +119,7 @@ describe('compactionInputFilter with the real Runner', () => {
     expect(rawTokens).toBeGreaterThan(manager.budget);
   });
 
-  it('counts the agent tools and defaults the session id to context.sessionId, then the agent name', async () => {
+  it('counts the agent tools and defaults the session id to context.sessionId, with no shared fallback', async () => {
     const { manager, events } = newManager();
     const filter = compactionInputFilter<{ sessionId: string } | undefined>(manager);
     const typedAgent = agent as unknown as Parameters<typeof filter>[0]['agent'];
@@ -131,9 +131,11 @@ describe('compactionInputFilter with the real Runner', () => {
     });
     expect(out.input[0]).toBe(input[0]);
     expect(filter.preserveInputIdentity).toBe(true);
-    await filter({ modelData: { input }, agent: typedAgent, context: undefined });
+    await expect(filter({ modelData: { input }, agent: typedAgent, context: undefined })).rejects.toThrow(
+      /no session id/,
+    );
     const estimates = events.filter((event) => event.name === 'compact.token_estimate');
-    expect(estimates.map((event) => event.sessionId)).toEqual(['ctx-7', 'coder']);
+    expect(estimates.map((event) => event.sessionId)).toEqual(['ctx-7']);
     const withTools = estimates[0]!.properties as { breakdown: { toolsSchema: number } };
     expect(withTools.breakdown.toolsSchema).toBeGreaterThan(0);
     expect(agentToolSchemas(agent)).toBe(agentToolSchemas(agent));

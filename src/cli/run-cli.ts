@@ -4,7 +4,7 @@ import { CompactManager, type CompactManagerOptions } from '../core/compact-mana
 import { CompactError, isCompactError } from '../core/errors.js';
 import type { MessageFormat } from '../core/message.js';
 import type { CompactPolicy } from '../core/policy.js';
-import { createRedactor, redactDeep } from '../core/redactor.js';
+import { createRedactor, type Redactor, redactDeep } from '../core/redactor.js';
 import { readInput } from './read-input.js';
 
 /** Where the CLI reads and writes (injectable for tests). */
@@ -103,6 +103,13 @@ function formatOption(values: Record<string, unknown>): MessageFormat | undefine
   return format;
 }
 
+/** The redactor of `--report`: the manager's redaction setting (on by default). */
+function reportRedactor(redaction: CompactManagerOptions['redaction']): Redactor | undefined {
+  if (redaction === false) return undefined;
+  if (typeof redaction === 'function') return redaction;
+  return createRedactor(redaction === true || redaction === undefined ? {} : redaction);
+}
+
 /**
  * Runs the `agent-compaction` CLI with `argv` (without `node` and the script) and returns
  * its exit code. The entry file only calls this.
@@ -175,17 +182,23 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     if (options.maxContextTokens === undefined) throw badOption('max-context', 'is required for compact');
     const manager = new CompactManager(options);
     const sessionId = (values['session-id'] as string | undefined) ?? 'cli';
-    const result = await manager.compact(sessionId, input.messages, {
-      ...callOptions,
-      force: values.force === true,
-    });
-    await manager.shutdown();
+    let result: Awaited<ReturnType<typeof manager.compact>>;
+    try {
+      result = await manager.compact(sessionId, input.messages, {
+        ...callOptions,
+        force: values.force === true,
+      });
+    } finally {
+      // Queued events and archive writes go out on every path, errors included.
+      await manager.shutdown();
+    }
     if (values.report !== undefined) {
       const { messages: _messages, ...report } = result;
-      // Reports leave the process: redacted like every export.
+      // Reports leave the process: redacted like every export, with the configured patterns.
+      const redact = reportRedactor(options.redaction);
       await writeFile(
         values.report as string,
-        `${JSON.stringify(redactDeep(report, createRedactor()), null, 2)}\n`,
+        `${JSON.stringify(redact ? redactDeep(report, redact) : report, null, 2)}\n`,
       );
     }
     io.stdout(`${JSON.stringify(result.messages, null, 2)}\n`);

@@ -218,6 +218,12 @@ export const redactionSchema = z
         'Regular expressions that replace the built-in patterns (a leading (?i) makes one case-insensitive).',
       ),
     extra_patterns: z.array(regexString).default([]).describe('Regular expressions added to the patterns.'),
+    summarizer_input: z
+      .boolean()
+      .optional()
+      .describe(
+        'Also redact the history sent to the summarizer; defaults to true for LLM summarizers and false for the embedded one (which runs in process).',
+      ),
   })
   .describe('Secrets removed before anything leaves the process.');
 

@@ -49,6 +49,11 @@ export const ENV_OVERRIDES: readonly EnvOverride[] = [
   { variable: 'COMPACT_S3_ENDPOINT', path: ['storage', 'endpoint'], type: 'string' },
   { variable: 'COMPACT_S3_FORCE_PATH_STYLE', path: ['storage', 'force_path_style'], type: 'boolean' },
   { variable: 'COMPACT_REDACTION', path: ['redaction', 'enabled'], type: 'boolean' },
+  {
+    variable: 'COMPACT_REDACT_SUMMARIZER_INPUT',
+    path: ['redaction', 'summarizer_input'],
+    type: 'boolean',
+  },
 ];
 
 /** The variable that names the config file when `loadConfig` is given none. */

@@ -190,6 +190,7 @@ describe('resolveConfig', () => {
       COMPACT_S3_ENDPOINT: 'http://127.0.0.1:4569',
       COMPACT_S3_FORCE_PATH_STYLE: 'on',
       COMPACT_REDACTION: 'false',
+      COMPACT_REDACT_SUMMARIZER_INPUT: 'yes',
     };
     expect(Object.keys(env).sort()).toEqual(ENV_OVERRIDES.map((override) => override.variable).sort());
     const config = resolveConfig({}, { env });
@@ -231,7 +232,7 @@ describe('resolveConfig', () => {
         endpoint: 'http://127.0.0.1:4569',
         force_path_style: true,
       },
-      redaction: { enabled: false },
+      redaction: { enabled: false, summarizer_input: true },
     });
   });
 

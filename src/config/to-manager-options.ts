@@ -16,10 +16,13 @@ export interface ConfigManagerOptions {
   policy: CompactPolicy;
   /** Absent for the `embedded` provider: the manager's default. */
   summarizer?: Summarizer;
-  summarizerTimeoutMs: number;
+  /** Set for the embedded summarizer; LLM summarizers carry their own `maxDurationMs`. */
+  summarizerTimeoutMs?: number;
   storage?: StorageAdapter;
   exporters: EventExporter[];
   redaction: boolean | RedactorOptions;
+  /** `redaction.summarizer_input`, when set. */
+  redactSummarizerInput?: boolean;
 }
 
 /** Options of {@link toManagerOptions}. */
@@ -151,9 +154,6 @@ async function buildSummarizer(
   return resilientSummarizer(inner, { timeoutMs: config.summarizer.timeout_ms });
 }
 
-/** Worst case of one resilient summarization: the first try and up to three retries. */
-const SUMMARIZER_ATTEMPTS = 4;
-
 async function buildLlmSummarizer(
   config: CompactConfig,
   options: ToManagerOptionsOptions,
@@ -263,13 +263,14 @@ export async function toManagerOptions(
     model: config.model,
     maxContextTokens: config.max_context_tokens,
     policy: toCompactPolicy(config),
-    // The manager's limit covers the resilient summarizer's retries; each attempt has timeout_ms.
-    summarizerTimeoutMs:
-      config.summarizer.provider === 'embedded' || options.summarizer
-        ? config.summarizer.timeout_ms
-        : config.summarizer.timeout_ms * SUMMARIZER_ATTEMPTS,
+    // With an LLM summarizer, timeout_ms limits each attempt and the manager's limit follows
+    // the resilient summarizer's `maxDurationMs` (all retries).
+    ...(summarizer === undefined ? { summarizerTimeoutMs: config.summarizer.timeout_ms } : {}),
     exporters,
     redaction: toRedactionOption(config),
+    ...(config.redaction.summarizer_input === undefined
+      ? {}
+      : { redactSummarizerInput: config.redaction.summarizer_input }),
     ...(summarizer === undefined ? {} : { summarizer }),
     ...(storage === undefined ? {} : { storage }),
   };

@@ -499,7 +499,7 @@ describe('archive, redaction and stores', () => {
     ).toContain('disk full');
   });
 
-  it('redacts what goes to the summarizer when asked', async () => {
+  it('redacts what goes to an LLM summarizer unless told not to', async () => {
     const seen: string[] = [];
     const spy: Summarizer = {
       name: 'spy',
@@ -509,19 +509,20 @@ describe('archive, redaction and stores', () => {
       },
     };
     const messages = [{ role: 'user', content: 'use password: hunter2 please' }, ...chatTurns(8, 30)];
-    const plain = new CompactManager({
+    const optedOut = new CompactManager({
+      maxContextTokens: 100_000,
+      tokenCounter: charCounter,
+      summarizer: spy,
+      redactSummarizerInput: false,
+    });
+    await optedOut.manualCompact('s', messages);
+    // An LLM summarizer's input leaves the process: redacted by default.
+    const byDefault = new CompactManager({
       maxContextTokens: 100_000,
       tokenCounter: charCounter,
       summarizer: spy,
     });
-    await plain.manualCompact('s', messages);
-    const redacting = new CompactManager({
-      maxContextTokens: 100_000,
-      tokenCounter: charCounter,
-      summarizer: spy,
-      redactSummarizerInput: true,
-    });
-    await redacting.manualCompact('s', messages);
+    await byDefault.manualCompact('s', messages);
     expect(seen[0]).toContain('hunter2');
     expect(seen[1]).not.toContain('hunter2');
     expect(seen[1]).toContain('password: <REDACTED>');

@@ -59,9 +59,9 @@ export interface CompactManagerOptions {
    */
   summarizer?: Summarizer;
   /**
-   * Time limit of one summarizer call; past it the manager falls back to the embedded
-   * summarizer, then to pruning only.
-   * @default 30_000
+   * Time limit of one summarizer call, retries included; past it the manager falls back to
+   * the embedded summarizer, then to pruning only.
+   * @default 30_000, or the summarizer's `maxDurationMs` + 1 s when longer
    */
   summarizerTimeoutMs?: number;
   /**
@@ -89,9 +89,9 @@ export interface CompactManagerOptions {
   /** Strategy names a custom summarizer understands, besides the built-in four. */
   customStrategies?: string[];
   /**
-   * Also redact the messages handed to the summarizer (for an LLM summarizer at another
-   * provider). The agent's own messages are never changed.
-   * @default false
+   * Redact the messages handed to the summarizer (they leave the process with an LLM
+   * summarizer). The agent's own messages are never changed.
+   * @default true with a custom summarizer, false with the embedded one (in process)
    */
   redactSummarizerInput?: boolean;
 }
@@ -248,7 +248,7 @@ export class CompactManager {
     }
     this.maxContextTokens = maxContext;
     this.#customStrategies = [...(options.customStrategies ?? [])];
-    this.#redactSummarizerInput = options.redactSummarizerInput === true;
+
     this.policy = Object.freeze(resolvePolicy(options.policy, this.#customStrategies));
     if (this.policy.hardCapBuffer >= maxContext) {
       throw invalidConfig('policy.hardCapBuffer', `must be smaller than maxContextTokens (${maxContext})`);
@@ -256,7 +256,11 @@ export class CompactManager {
     this.counter = options.tokenCounter ?? tokenCounterFor(this.model);
     this.store = options.store ?? new MemorySessionStore();
     this.#summarizer = options.summarizer ?? this.#embedded;
-    this.#summarizerTimeoutMs = options.summarizerTimeoutMs ?? DEFAULT_SUMMARIZER_TIMEOUT_MS;
+    // History sent to an LLM summarizer leaves the process: redacted unless asked otherwise.
+    this.#redactSummarizerInput = options.redactSummarizerInput ?? this.#summarizer !== this.#embedded;
+    this.#summarizerTimeoutMs =
+      options.summarizerTimeoutMs ??
+      Math.max(DEFAULT_SUMMARIZER_TIMEOUT_MS, (this.#summarizer.maxDurationMs ?? 0) + 1000);
     if (!(this.#summarizerTimeoutMs > 0))
       throw invalidConfig('summarizerTimeoutMs', 'must be a positive number');
     this.#storage = options.storage;
@@ -396,7 +400,7 @@ export class CompactManager {
     await Promise.all([...this.#pendingArchives]);
     await this.#queue.shutdown();
     await this.#storage?.close?.();
-    await (this.#summarizer as { dispose?: () => unknown }).dispose?.();
+    await this.#summarizer.dispose?.();
   }
 
   /** Forgets a session's compaction state (the next call starts over from the raw history). */

@@ -63,5 +63,12 @@ export interface SummarizeResult {
 export interface Summarizer {
   /** A short name for events, e.g. `embedded`, `openai:gpt-4o-mini`. */
   readonly name: string;
+  /**
+   * The longest one `summarize` call may take, retries included. The manager's own time
+   * limit is at least this long (plus a second), unless `summarizerTimeoutMs` is set.
+   */
+  readonly maxDurationMs?: number;
+  /** Releases resources (a local model); called by `manager.shutdown()`. */
+  dispose?(): unknown;
   summarize(request: SummarizeRequest): Promise<SummarizeResult>;
 }

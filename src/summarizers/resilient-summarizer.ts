@@ -204,6 +204,8 @@ export function resilientSummarizer(
 
   return {
     name: inner.name,
+    // First try and length retries, twice over when a refusal is retried with `brief`.
+    maxDurationMs: timeoutMs * (maxLengthRetries + 1) * 2,
     inner,
     circuit(sessionId) {
       const state = circuits.get(sessionId);

@@ -189,7 +189,14 @@ export class CompactionSession implements OpenAIResponsesCompactionAwareSession 
       result.messages.length !== raw.length || result.messages.some((item, k) => item !== raw[k]);
     if (this.#options.writeTimeCompaction && differs) {
       await this.underlying.clearSession();
-      await this.underlying.addItems(result.messages);
+      try {
+        await this.underlying.addItems(result.messages);
+      } catch (error) {
+        // Never lose the history to a failed rewrite: put the raw items back.
+        await this.underlying.clearSession();
+        await this.underlying.addItems(raw);
+        throw error;
+      }
     }
     if (!result.applied || !usage) return null;
     const { RequestUsage } = await loadAgents();

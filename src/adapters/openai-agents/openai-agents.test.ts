@@ -215,6 +215,35 @@ describe('CompactionSession with the real Runner', () => {
     expect(manager.estimate(stored).total).toBeLessThan(manager.budget);
   });
 
+  it('puts the raw history back when a write-time rewrite fails', async () => {
+    const { manager } = newManager();
+    const underlying = new MemorySession();
+    const session = new CompactionSession({
+      session: underlying,
+      manager,
+      sessionId: 'fragile',
+      writeTimeCompaction: true,
+    });
+    const items: AgentInputItem[] = [];
+    for (let i = 0; i < 6; i++) {
+      items.push({ role: 'user', content: `question ${i} ${'detail '.repeat(30)}` });
+      items.push({
+        role: 'assistant',
+        status: 'completed',
+        content: [{ type: 'output_text', text: `answer ${i}` }],
+      });
+    }
+    await underlying.addItems(items);
+    const original = underlying.addItems.bind(underlying);
+    let failures = 1;
+    underlying.addItems = async (added) => {
+      if (failures-- > 0) throw new Error('disk full');
+      return original(added);
+    };
+    await expect(session.runCompaction({ force: true })).rejects.toThrow('disk full');
+    expect(await underlying.getItems()).toEqual(items);
+  });
+
   it('returns null from runCompaction below the trigger and compacts on force', async () => {
     const { manager } = newManager();
     const session = new CompactionSession({ session: new MemorySession(), manager, sessionId: 'forced' });

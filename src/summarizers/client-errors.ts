@@ -47,15 +47,21 @@ export function lazySdkClient<C>(
   return () => {
     client ??= injected
       ? Promise.resolve(injected)
-      : importPeer(specifier, load).then(
-          (module) =>
-            new module.default({
-              maxRetries: options.maxRetries,
-              timeout: options.timeout,
-              ...(options.apiKey === undefined ? {} : { apiKey: options.apiKey }),
-              ...(options.baseURL === undefined ? {} : { baseURL: options.baseURL }),
-            }),
-        );
+      : importPeer(specifier, load)
+          .catch((error: unknown) => {
+            // Not memoized: installing the peer later (or a transient failure) can recover.
+            client = undefined;
+            throw error;
+          })
+          .then(
+            (module) =>
+              new module.default({
+                maxRetries: options.maxRetries,
+                timeout: options.timeout,
+                ...(options.apiKey === undefined ? {} : { apiKey: options.apiKey }),
+                ...(options.baseURL === undefined ? {} : { baseURL: options.baseURL }),
+              }),
+          );
     return client;
   };
 }

@@ -104,6 +104,7 @@ describe('compactThreadHistory', () => {
     const threadHistory = largeThread();
     const result = await compactThreadHistory({ ...base, threadHistory, anthropic });
     expect(result).toMatchObject({ compactionApplied: false, reason: 'summarizer_failed' });
+    expect(result.error?.message).toMatch(/500/);
     expect(result.compactedHistory).toEqual(threadHistory);
     expect(result.compactedEstimatedTokens).toBe(result.originalEstimatedTokens);
   });

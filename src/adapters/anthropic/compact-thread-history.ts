@@ -89,6 +89,8 @@ export interface ThreadCompactionResult {
   compactionApplied: boolean;
   /** Why: `below_threshold`, `nothing_to_summarize`, `compacted`, `forced`, or the failure (`timeout`, `summarizer_failed`, ...). */
   reason: string;
+  /** The error behind a failed (best-effort) compaction, for logging: a 401 is not a timeout. */
+  error?: Error;
 }
 
 /** True when `estimatedTokens` reaches `threshold` of `maxContextTokens` (spec 004). */
@@ -242,7 +244,7 @@ export async function compactThreadHistory(args: CompactThreadHistoryArgs): Prom
   const fixed =
     counter.countText(args.systemPrompt) + counter.countText(args.userMessage) + counter.requestOverhead + 8;
   const originalEstimatedTokens = fixed + countHistory(counter, history);
-  const original = (reason: string): ThreadCompactionResult => {
+  const original = (reason: string, error?: unknown): ThreadCompactionResult => {
     recordSpan(
       args,
       {
@@ -263,6 +265,7 @@ export async function compactThreadHistory(args: CompactThreadHistoryArgs): Prom
       compactedEstimatedTokens: originalEstimatedTokens,
       compactionApplied: false,
       reason,
+      ...(error === undefined ? {} : { error: error instanceof Error ? error : new Error(String(error)) }),
     };
   };
 
@@ -298,6 +301,7 @@ export async function compactThreadHistory(args: CompactThreadHistoryArgs): Prom
         : isCompactError(error)
           ? error.code
           : 'summarizer_failed',
+      error,
     );
   }
   const version =

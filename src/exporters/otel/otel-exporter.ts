@@ -356,6 +356,7 @@ export function instrumentManager<M extends InstrumentableManager>(
   const collectors = new WeakMap<Span, AnyCompactEvent[]>();
   let api: OtelApi | undefined;
   let apiPromise: Promise<OtelApi> | undefined;
+  let warned = false;
 
   const unsubscribe = manager.on('*', (event) => {
     if (!api) return;
@@ -376,7 +377,19 @@ export function instrumentManager<M extends InstrumentableManager>(
     originals.set(name, original);
     target[name] = async function instrumented(sessionId, messages, callOptions) {
       apiPromise ??= loadApi(options.api);
-      const otel = await apiPromise;
+      let otel: OtelApi;
+      try {
+        otel = await apiPromise;
+      } catch (error) {
+        // Instrumentation must never break the agent loop: without the API, run uninstrumented.
+        if (!warned) {
+          warned = true;
+          process.stderr.write(
+            `[agent-compaction] OpenTelemetry instrumentation disabled: ${(error as Error).message}\n`,
+          );
+        }
+        return original.call(manager, sessionId, messages, callOptions);
+      }
       api = otel;
       const active = otel.trace.getSpan(otel.context.active());
       // preflight and manualCompact call compact: one span per top-level call.

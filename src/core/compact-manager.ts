@@ -205,10 +205,15 @@ interface ViewItem {
  * ```
  */
 export class CompactManager {
+  /** The agent's model (selects the tokenizer). */
   readonly model: string;
+  /** The context window in tokens. */
   readonly maxContextTokens: number;
+  /** The resolved policy, defaults applied. */
   readonly policy: Readonly<CompactPolicy>;
+  /** The token counter in use. */
   readonly counter: TokenCounter;
+  /** Where per-session state lives. */
   readonly store: SessionStore;
   readonly #summarizer: Summarizer;
   readonly #embedded = new EmbeddedSummarizer();

@@ -138,6 +138,8 @@ export class ExportQueue {
   shutdown(): Promise<void> {
     this.#shutdown ??= (async () => {
       await this.flush();
+      // Events that arrived while the first flush ran go out too, before the queue closes.
+      while (this.#events.length > 0) await this.flush();
       this.#closed = true;
       if (this.#timer !== undefined) clearTimeout(this.#timer);
       this.#timer = undefined;

@@ -100,55 +100,66 @@ function metaOf(message: AiSdkMessage): Record<string, unknown> | undefined {
 export function aiSdkToChat(messages: readonly AiSdkMessage[]): ChatMessage[] {
   const out: ChatMessage[] = [];
   for (const message of messages) {
-    const meta = metaOf(message);
-    const base = meta ? { meta } : {};
-    if (message.role === 'tool') {
-      const results = parts(message).filter((part) => part.type === 'tool-result');
-      results.forEach((part, index) => {
-        out.push(
-          withOrigin(
-            { role: 'tool', tool_call_id: String(part.toolCallId), content: partText(part), ...base },
-            { message, part: index, parts: results.length },
-          ),
-        );
-      });
-      if (results.length === 0) {
-        // Only approval responses: keep them with the conversation as a user-visible note.
-        out.push(
-          withOrigin(
-            { role: 'user', content: parts(message).map(partText).join('\n'), ...base },
-            { message },
-          ),
-        );
-      }
+    // One conversion per message object (and content), so the manager's identity cache hits
+    // on every later call instead of hashing fresh copies.
+    const cached = conversions.get(message);
+    if (cached && cached.content === message.content && cached.options === message.providerOptions) {
+      out.push(...cached.chats);
       continue;
     }
-    if (message.role === 'system') {
+    const chats = convertMessage(message);
+    conversions.set(message, { content: message.content, options: message.providerOptions, chats });
+    out.push(...chats);
+  }
+  return out;
+}
+
+const conversions = new WeakMap<AiSdkMessage, { content: unknown; options: unknown; chats: ChatMessage[] }>();
+
+function convertMessage(message: AiSdkMessage): ChatMessage[] {
+  const out: ChatMessage[] = [];
+  const meta = metaOf(message);
+  const base = meta ? { meta } : {};
+  if (message.role === 'tool') {
+    const results = parts(message).filter((part) => part.type === 'tool-result');
+    results.forEach((part, index) => {
       out.push(
         withOrigin(
-          { role: 'system', content: parts(message).map(partText).join('\n'), ...base },
-          { message },
+          { role: 'tool', tool_call_id: String(part.toolCallId), content: partText(part), ...base },
+          { message, part: index, parts: results.length },
         ),
       );
-      continue;
+    });
+    if (results.length === 0) {
+      // Only approval responses: keep them with the conversation as a user-visible note.
+      out.push(
+        withOrigin({ role: 'user', content: parts(message).map(partText).join('\n'), ...base }, { message }),
+      );
     }
-    const all = parts(message);
-    const calls = all.filter((part) => part.type === 'tool-call' && part.providerExecuted !== true);
-    const text = all
-      .filter((part) => !(part.type === 'tool-call' && part.providerExecuted !== true))
-      .map(partText)
-      .filter((value) => value !== '')
-      .join('\n');
-    const chat: ChatMessage = { role: message.role, content: text, ...base };
-    if (calls.length > 0) {
-      chat.tool_calls = calls.map((call) => ({
-        id: String(call.toolCallId),
-        type: 'function',
-        function: { name: String(call.toolName), arguments: JSON.stringify(call.input ?? {}) },
-      }));
-    }
-    out.push(withOrigin(chat, { message }));
+    return out;
   }
+  if (message.role === 'system') {
+    out.push(
+      withOrigin({ role: 'system', content: parts(message).map(partText).join('\n'), ...base }, { message }),
+    );
+    return out;
+  }
+  const all = parts(message);
+  const calls = all.filter((part) => part.type === 'tool-call' && part.providerExecuted !== true);
+  const text = all
+    .filter((part) => !(part.type === 'tool-call' && part.providerExecuted !== true))
+    .map(partText)
+    .filter((value) => value !== '')
+    .join('\n');
+  const chat: ChatMessage = { role: message.role, content: text, ...base };
+  if (calls.length > 0) {
+    chat.tool_calls = calls.map((call) => ({
+      id: String(call.toolCallId),
+      type: 'function',
+      function: { name: String(call.toolName), arguments: JSON.stringify(call.input ?? {}) },
+    }));
+  }
+  out.push(withOrigin(chat, { message }));
   return out;
 }
 

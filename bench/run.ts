@@ -204,7 +204,9 @@ console.log(
   `Warm preflight (+1 message), median of 200: ${ms(warmMedian)}  (p95 ${ms(figures.warmPreflightP95Ms)})  target <= 1 ms`,
 );
 console.log(`Speed-up warm preflight vs full recount:    ${figures.speedup.toFixed(0)}x  target >= 50x`);
-console.log(`Preflight with every message object rebuilt (content cache), median of 20: ${ms(median(rebuiltTimes))}`);
+console.log(
+  `Preflight with every message object rebuilt (content cache), median of 20: ${ms(median(rebuiltTimes))}`,
+);
 console.log('Pathological inputs (counted in ~2k-character slices):');
 for (const row of pathoRows) {
   console.log(

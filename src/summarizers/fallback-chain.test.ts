@@ -1,20 +1,13 @@
 import OpenAI from 'openai';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { useProviderTestServer } from '../../test/fixtures/summarizers/use-provider-test-server.js';
 import { CompactManager } from '../core/compact-manager.js';
 import type { AnyCompactEvent } from '../core/events.js';
 import { openaiSummarizer } from './openai/openai-summarizer.js';
 import { resilientSummarizer } from './resilient-summarizer.js';
-import {
-  type ProviderReply,
-  type ProviderTestServer,
-  startProviderTestServer,
-} from './testing/provider-test-server.js';
+import type { ProviderReply } from './testing/provider-test-server.js';
 
-let server: ProviderTestServer | undefined;
-afterEach(async () => {
-  await server?.close();
-  server = undefined;
-});
+const startServer = useProviderTestServer();
 
 function history() {
   const messages: { role: string; content: string }[] = [
@@ -34,10 +27,9 @@ function history() {
 }
 
 async function managerWith(handler: ProviderReply[] | ((n: number) => ProviderReply)) {
-  const started = await startProviderTestServer({
+  const started = await startServer({
     handler: Array.isArray(handler) ? handler : (request) => handler(request.seq),
   });
-  server = started;
   const client = new OpenAI({ baseURL: started.openaiBaseURL, apiKey: 'sk-test', maxRetries: 0 });
   const summarizer = resilientSummarizer(openaiSummarizer({ model: 'gpt-4o-mini', client, maxRetries: 0 }), {
     timeoutMs: 2_000,

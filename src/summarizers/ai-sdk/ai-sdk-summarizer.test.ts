@@ -1,23 +1,15 @@
 import { createOpenAI } from '@ai-sdk/openai';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { sampleRequest } from '../../../test/fixtures/summarizers/sample-session.js';
+import { useProviderTestServer } from '../../../test/fixtures/summarizers/use-provider-test-server.js';
 import { resilientSummarizer } from '../resilient-summarizer.js';
-import {
-  type ProviderReply,
-  type ProviderTestServer,
-  startProviderTestServer,
-} from '../testing/provider-test-server.js';
+import type { ProviderReply } from '../testing/provider-test-server.js';
 import { aiSdkSummarizer } from './ai-sdk-summarizer.js';
 
-let server: ProviderTestServer | undefined;
-afterEach(async () => {
-  await server?.close();
-  server = undefined;
-});
+const startServer = useProviderTestServer();
 
 async function setup(handler: ProviderReply[], maxRetries = 0) {
-  const started = await startProviderTestServer({ handler });
-  server = started;
+  const started = await startServer({ handler });
   const provider = createOpenAI({ baseURL: started.openaiBaseURL, apiKey: 'sk-test' });
   return {
     server: started,

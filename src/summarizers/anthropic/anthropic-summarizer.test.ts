@@ -1,24 +1,16 @@
 import Anthropic from '@anthropic-ai/sdk';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { sampleRequest } from '../../../test/fixtures/summarizers/sample-session.js';
+import { useProviderTestServer } from '../../../test/fixtures/summarizers/use-provider-test-server.js';
 import type { SummarizerErrorReport } from '../../core/summarizer.js';
 import { resilientSummarizer } from '../resilient-summarizer.js';
-import {
-  type ProviderReply,
-  type ProviderTestServer,
-  startProviderTestServer,
-} from '../testing/provider-test-server.js';
+import type { ProviderReply } from '../testing/provider-test-server.js';
 import { anthropicSummarizer } from './anthropic-summarizer.js';
 
-let server: ProviderTestServer | undefined;
-afterEach(async () => {
-  await server?.close();
-  server = undefined;
-});
+const startServer = useProviderTestServer();
 
 async function setup(handler: ProviderReply[], maxRetries = 0) {
-  const started = await startProviderTestServer({ handler });
-  server = started;
+  const started = await startServer({ handler });
   const client = new Anthropic({ baseURL: started.anthropicBaseURL, apiKey: 'sk-ant-test', maxRetries });
   return {
     server: started,
@@ -57,7 +49,7 @@ describe('anthropicSummarizer over the wire', () => {
   });
 
   it('sends temperature when set, and builds its own client from apiKey and baseURL', async () => {
-    server = await startProviderTestServer({ handler: [{ text: 'fine' }] });
+    const server = await startServer({ handler: [{ text: 'fine' }] });
     const summarizer = anthropicSummarizer({
       model: 'claude-3-haiku',
       apiKey: 'k2',

@@ -1,23 +1,16 @@
 import OpenAI from 'openai';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { INJECTION, sampleRequest } from '../../../test/fixtures/summarizers/sample-session.js';
+import { useProviderTestServer } from '../../../test/fixtures/summarizers/use-provider-test-server.js';
 import type { SummarizerErrorReport } from '../../core/summarizer.js';
 import { resilientSummarizer } from '../resilient-summarizer.js';
-import {
-  type ProviderReply,
-  type ProviderTestServer,
-  startProviderTestServer,
-} from '../testing/provider-test-server.js';
+import type { ProviderReply } from '../testing/provider-test-server.js';
 import { openaiSummarizer } from './openai-summarizer.js';
 
-let server: ProviderTestServer | undefined;
-afterEach(async () => {
-  await server?.close();
-  server = undefined;
-});
+const startServer = useProviderTestServer();
 
 async function setup(handler: ProviderReply[], maxRetries = 0) {
-  server = await startProviderTestServer({ handler });
+  const server = await startServer({ handler });
   const client = new OpenAI({ baseURL: server.openaiBaseURL, apiKey: 'sk-test', maxRetries });
   return { server, client, summarizer: openaiSummarizer({ model: 'gpt-4o-mini', client, maxRetries }) };
 }
@@ -64,7 +57,7 @@ describe('openaiSummarizer over the wire', () => {
   });
 
   it('uses max_tokens when asked, and custom seed and temperature', async () => {
-    server = await startProviderTestServer({ handler: [{ text: 'ok summary' }] });
+    const server = await startServer({ handler: [{ text: 'ok summary' }] });
     const summarizer = openaiSummarizer({
       model: 'local',
       apiKey: 'k',
@@ -79,14 +72,13 @@ describe('openaiSummarizer over the wire', () => {
   });
 
   it('retries 429 and 500 exactly maxRetries times through the SDK', async () => {
-    const started = await startProviderTestServer({
+    const started = await startServer({
       handler: [
         { error: { status: 429, message: 'rate limited' } },
         { error: { status: 500, message: 'boom' } },
         { text: 'recovered' },
       ],
     });
-    server = started;
     const client = new OpenAI({ baseURL: started.openaiBaseURL, apiKey: 'sk-test' });
     const summarizer = openaiSummarizer({ model: 'gpt-4o-mini', client, maxRetries: 2 });
     expect((await summarizer.summarize(sampleRequest())).text).toBe('recovered');

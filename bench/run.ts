@@ -26,9 +26,9 @@ const median = (values: number[]) => {
 };
 const ms = (value: number) => `${value.toFixed(3)} ms`;
 
-/** Real text from the SWE-agent transcripts in ../shared/data (BPE caches make repetitive text unrealistically fast). */
+/** Real text from the SWE-agent transcripts vendored in test/fixtures/swe-agent (BPE caches make repetitive text unrealistically fast). */
 function realCorpus(): string {
-  const dir = new URL('../../shared/data/swe-agent/', import.meta.url);
+  const dir = new URL('../test/fixtures/swe-agent/', import.meta.url);
   if (!existsSync(dir)) return '';
   const parts: string[] = [];
   for (const file of readdirSync(dir).filter((name) => name.endsWith('.traj'))) {

@@ -1,5 +1,5 @@
 // Measures the candidate tokenizer packages on one realistic ~128k-token corpus
-// built from the real SWE-agent transcripts in ../shared/data. Each candidate runs
+// built from the real SWE-agent transcripts vendored in test/fixtures/swe-agent. Each candidate runs
 // in its own process (cold start and memory are per process): node bench/tokenizer-choice.mjs
 // ai-tokenizer was measured too (warm 32 ms, but 680 ms load and +151 MB); it is not kept as a
 // dev dependency because its optional peer pins `ai` to v5.
@@ -14,7 +14,7 @@ const candidates = {
 };
 
 function corpus() {
-  const dir = new URL('../../shared/data/swe-agent/', import.meta.url);
+  const dir = new URL('../test/fixtures/swe-agent/', import.meta.url);
   const texts = [];
   for (const f of readdirSync(dir).filter((n) => n.endsWith('.traj'))) {
     const traj = JSON.parse(readFileSync(new URL(f, dir), 'utf8'));

@@ -79,7 +79,7 @@ async function main(): Promise<void> {
   if (!values['no-swe-agent']) {
     const swe = loadSweAgentSessions();
     if (swe.length > 0) sets['swe-agent'] = swe;
-    else log('swe-agent transcripts: SKIPPED (../shared/data/swe-agent not found)');
+    else log('swe-agent transcripts: SKIPPED (test/fixtures/swe-agent not found)');
   }
   const summarizers: SummarizerUnderTest[] = [
     { label: 'embedded', summarizer: new EmbeddedSummarizer() },

@@ -1,5 +1,5 @@
 /**
- * The real SWE-agent transcripts in ../shared/data/swe-agent as OpenAI Chat sessions, with
+ * The real SWE-agent transcripts vendored in test/fixtures/swe-agent as OpenAI Chat sessions, with
  * key facts defined from the transcript itself (not from what any summarizer extracts).
  *
  * Key facts of a transcript: file paths, error/exception names, URLs and backticked code
@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import type { FidelitySession, KeyFact } from './planted-session.js';
 
 /** Where the transcripts are, from the repository root. */
-export const DEFAULT_SWE_AGENT_DIR = join(import.meta.dirname, '..', '..', 'shared', 'data', 'swe-agent');
+export const DEFAULT_SWE_AGENT_DIR = join(import.meta.dirname, '..', 'test', 'fixtures', 'swe-agent');
 
 interface TrajMessage {
   role: string;

@@ -73,7 +73,7 @@ export {
   type SessionStoreSetOptions,
   type SessionSummary,
 } from './core/session-store.js';
-export type { ArchivedSummary, StorageAdapter } from './core/storage-adapter.js';
+export type { ArchivedArtifact, ArchivedSummary, StorageAdapter } from './core/storage-adapter.js';
 export {
   STRATEGY_NAMES,
   type StrategyName,

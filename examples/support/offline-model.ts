@@ -3,11 +3,8 @@
  * the provider (it speaks the OpenAI Chat, Responses and Anthropic Messages wire formats) and
  * plays a tool-using model; with a key, the examples talk to the real provider.
  */
-import {
-  type ToolLoopHandlerOptions,
-  toolLoopHandler,
-} from '../../src/adapters/testing/agent-model-script.js';
-import { type ProviderTestServer, startProviderTestServer } from '../../src/summarizers/testing/index.js';
+import { type ToolLoopHandlerOptions, toolLoopHandler } from '../../src/testing/agent-model-script.js';
+import { type ProviderTestServer, startProviderTestServer } from '../../src/testing/provider-test-server.js';
 
 /** Where the example's model calls go. */
 export interface ModelEndpoint {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CompactManager } from '../core/compact-manager.js';
 import { isCompactError } from '../core/errors.js';
-import { startProviderTestServer } from '../summarizers/testing/index.js';
+import { startProviderTestServer } from '../testing/provider-test-server.js';
 import { resolveConfig } from './load-config.js';
 import { exporterNamesOf, toManagerOptions, toRedactionOption } from './to-manager-options.js';
 

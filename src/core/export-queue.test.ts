@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { sampleCompactionEvents } from '../exporters/testing/sample-events.js';
+import { sampleCompactionEvents } from '../testing/sample-events.js';
 import type { AnyCompactEvent, EventExporter } from './events.js';
 import { ExportQueue } from './export-queue.js';
 

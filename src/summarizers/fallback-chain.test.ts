@@ -3,9 +3,9 @@ import { describe, expect, it } from 'vitest';
 import { useProviderTestServer } from '../../test/fixtures/summarizers/use-provider-test-server.js';
 import { CompactManager } from '../core/compact-manager.js';
 import type { AnyCompactEvent } from '../core/events.js';
+import type { ProviderReply } from '../testing/provider-test-server.js';
 import { openaiSummarizer } from './openai/openai-summarizer.js';
 import { resilientSummarizer } from './resilient-summarizer.js';
-import type { ProviderReply } from './testing/provider-test-server.js';
 
 const startServer = useProviderTestServer();
 

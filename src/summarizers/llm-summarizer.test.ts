@@ -3,11 +3,11 @@ import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
 import { sampleMessages, sampleRequest } from '../../test/fixtures/summarizers/sample-session.js';
+import { startProviderTestServer } from '../testing/provider-test-server.js';
 import { anthropicSummarizer } from './anthropic/anthropic-summarizer.js';
 import { type CompletionRequest, createLlmSummarizer } from './llm-summarizer.js';
 import { openaiSummarizer } from './openai/openai-summarizer.js';
 import { estimateTokens } from './render-transcript.js';
-import { startProviderTestServer } from './testing/provider-test-server.js';
 
 const FIXTURES = new URL('../../test/fixtures/summarizers/', import.meta.url);
 const recorded = JSON.parse(readFileSync(new URL('recorded-responses.json', FIXTURES), 'utf8')) as Record<

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 
 /**
  * An Ariadne-compatible receiver for tests, on 127.0.0.1. It enforces the real server's
- * ingest rules (see ../shared/integrations.md): `{batch:[...]}` or one event, nothing else;
+ * ingest rules (Ariadne's documented contract): `{batch:[...]}` or one event, nothing else;
  * trace and span events with their typed fields; ISO-8601 timestamps in UTC with `Z` only;
  * `ended_at >= started_at`; `status` ok or error; one bad event rejects the whole batch
  * (400 with `details[{path, message}]`); 413 above 262,144 bytes; unknown keys dropped;

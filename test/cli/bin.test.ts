@@ -1,6 +1,6 @@
 /**
  * The built bin, spawned as a child process: its contract (exit codes, stdout, stderr,
- * stdin) and real agent transcripts (SWE-agent trajectories from ../shared/data) run
+ * stdin) and real agent transcripts (SWE-agent trajectories vendored in test/fixtures/swe-agent) run
  * through it. Both live in this one file so the build runs once.
  */
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';

@@ -4,14 +4,14 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { CompactManager } from '../../core/compact-manager.js';
 import type { AnyCompactEvent } from '../../core/events.js';
-import { type ProviderTestServer, startProviderTestServer } from '../../summarizers/testing/index.js';
 import {
   isSummarizationRequest,
   readRequest,
   requestTokens,
   toolLoopHandler,
   toolPairProblems,
-} from '../testing/agent-model-script.js';
+} from '../../testing/agent-model-script.js';
+import { type ProviderTestServer, startProviderTestServer } from '../../testing/provider-test-server.js';
 import {
   type AiSdkMessage,
   aiSdkToChat,

@@ -6,13 +6,13 @@ import {
 } from '@opentelemetry/sdk-trace-base';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CompactManager } from '../../core/compact-manager.js';
-import { type ProviderTestServer, startProviderTestServer } from '../../summarizers/testing/index.js';
 import {
   readRequest,
   requestTokens,
   toolLoopHandler,
   toolPairProblems,
-} from '../testing/agent-model-script.js';
+} from '../../testing/agent-model-script.js';
+import { type ProviderTestServer, startProviderTestServer } from '../../testing/provider-test-server.js';
 import {
   compactThreadHistory,
   DEFAULT_ANTHROPIC_MAX_CONTEXT_TOKENS,

@@ -9,8 +9,8 @@ import {
   startAriadneTestServer,
   subscribeAriadne,
 } from '../../testing/ariadne-test-server.js';
-import { describeExporterConformance } from '../testing/exporter-conformance.js';
-import { sampleCompactionEvents } from '../testing/sample-events.js';
+import { describeExporterConformance } from '../../testing/exporter-conformance.js';
+import { sampleCompactionEvents } from '../../testing/sample-events.js';
 import { ariadneExporter, splitAriadneBatches, toAriadneSpan } from './ariadne-exporter.js';
 
 async function closedPortUrl(): Promise<string> {

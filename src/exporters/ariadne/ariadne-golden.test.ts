@@ -2,7 +2,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import type { AnyCompactEvent } from '../../core/events.js';
 import { validateAriadneEvent } from '../../testing/ariadne-test-server.js';
-import { sampleCompactionEvents } from '../testing/sample-events.js';
+import { sampleCompactionEvents } from '../../testing/sample-events.js';
 import { toAriadneSpan } from './ariadne-exporter.js';
 
 const FIXTURE = new URL('../../../test/fixtures/exporters/ariadne-compaction-spans.json', import.meta.url);

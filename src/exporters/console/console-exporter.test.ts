@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { createRedactor } from '../../core/redactor.js';
+import { describeExporterConformance } from '../../testing/exporter-conformance.js';
+import { sampleCompactionEvents } from '../../testing/sample-events.js';
 import { defineExporter } from '../define-exporter.js';
-import { describeExporterConformance } from '../testing/exporter-conformance.js';
-import { sampleCompactionEvents } from '../testing/sample-events.js';
 import { consoleExporter, formatEventLine } from './console-exporter.js';
 
 function sink() {

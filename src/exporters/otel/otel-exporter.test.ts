@@ -7,13 +7,13 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { CompactManager } from '../../core/compact-manager.js';
 import type { AnyCompactEvent } from '../../core/events.js';
 import type { Summarizer } from '../../core/summarizer.js';
+import { describeExporterConformance } from '../../testing/exporter-conformance.js';
 import {
   type OtlpTestServer,
   type ReceivedSpan,
   startOtlpTestServer,
 } from '../../testing/otlp-test-server.js';
-import { describeExporterConformance } from '../testing/exporter-conformance.js';
-import { sampleCompactionEvents } from '../testing/sample-events.js';
+import { sampleCompactionEvents } from '../../testing/sample-events.js';
 import { compactionAttributes, instrumentManager, otelExporter } from './otel-exporter.js';
 import { otlpExporter } from './otlp-exporter.js';
 

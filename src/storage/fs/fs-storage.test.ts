@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isCompactError } from '../../core/errors.js';
-import { sampleCompactionEvents } from '../../exporters/testing/sample-events.js';
+import { sampleCompactionEvents } from '../../testing/sample-events.js';
+import { describeStorageConformance } from '../../testing/storage-conformance.js';
 import { safeSessionSegment } from '../session-path.js';
-import { describeStorageConformance } from '../testing/storage-conformance.js';
 import { fsStorage } from './fs-storage.js';
 
 async function tempRoot(): Promise<string> {

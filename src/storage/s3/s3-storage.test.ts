@@ -6,9 +6,9 @@ import { join } from 'node:path';
 import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isCompactError } from '../../core/errors.js';
-import { sampleCompactionEvents } from '../../exporters/testing/sample-events.js';
+import { sampleCompactionEvents } from '../../testing/sample-events.js';
+import { describeStorageConformance } from '../../testing/storage-conformance.js';
 import { safeSessionSegment } from '../session-path.js';
-import { describeStorageConformance } from '../testing/storage-conformance.js';
 import { s3Storage } from './s3-storage.js';
 
 /** The parts of s3rver (which ships no types) this test uses. */

@@ -2,8 +2,8 @@ import { createOpenAI } from '@ai-sdk/openai';
 import { describe, expect, it } from 'vitest';
 import { sampleRequest } from '../../../test/fixtures/summarizers/sample-session.js';
 import { useProviderTestServer } from '../../../test/fixtures/summarizers/use-provider-test-server.js';
+import type { ProviderReply } from '../../testing/provider-test-server.js';
 import { resilientSummarizer } from '../resilient-summarizer.js';
-import type { ProviderReply } from '../testing/provider-test-server.js';
 import { aiSdkSummarizer } from './ai-sdk-summarizer.js';
 
 const startServer = useProviderTestServer();

@@ -3,8 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { sampleRequest } from '../../../test/fixtures/summarizers/sample-session.js';
 import { useProviderTestServer } from '../../../test/fixtures/summarizers/use-provider-test-server.js';
 import type { SummarizerErrorReport } from '../../core/summarizer.js';
+import type { ProviderReply } from '../../testing/provider-test-server.js';
 import { resilientSummarizer } from '../resilient-summarizer.js';
-import type { ProviderReply } from '../testing/provider-test-server.js';
 import { anthropicSummarizer } from './anthropic-summarizer.js';
 
 const startServer = useProviderTestServer();

@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sampleMessages, sampleRequest } from '../../../test/fixtures/summarizers/sample-session.js';
 import type { SummarizerErrorReport } from '../../core/summarizer.js';
+import { writeTinyGguf } from '../../testing/write-tiny-gguf.js';
 import { resilientSummarizer } from '../resilient-summarizer.js';
-import { writeTinyGguf } from '../testing/write-tiny-gguf.js';
 import { isUsableSummary, type LlamaCppSummarizer, llamaCppSummarizer } from './llama-cpp-summarizer.js';
 
 // A short prompt: the tiny model's vocabulary spells most text byte by byte.

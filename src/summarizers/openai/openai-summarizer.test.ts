@@ -3,8 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { INJECTION, sampleRequest } from '../../../test/fixtures/summarizers/sample-session.js';
 import { useProviderTestServer } from '../../../test/fixtures/summarizers/use-provider-test-server.js';
 import type { SummarizerErrorReport } from '../../core/summarizer.js';
+import type { ProviderReply } from '../../testing/provider-test-server.js';
 import { resilientSummarizer } from '../resilient-summarizer.js';
-import type { ProviderReply } from '../testing/provider-test-server.js';
 import { openaiSummarizer } from './openai-summarizer.js';
 
 const startServer = useProviderTestServer();

@@ -1,5 +1,5 @@
 /**
- * Converts SWE-agent trajectories (`.traj`, see ../shared/data/README.md) into OpenAI Chat
+ * Converts SWE-agent trajectories (`.traj`, see test/fixtures/swe-agent/README.md) into OpenAI Chat
  * messages: `tool_call_ids` lists become `tool_call_id` strings, and the SWE-agent
  * bookkeeping fields (agent, thought, action, message_type, is_demo) are dropped.
  */
@@ -11,8 +11,8 @@ interface TrajectoryMessage {
   tool_call_ids?: string[];
 }
 
-/** Where the shared transcripts live, relative to the repository root. */
-export const SWE_AGENT_DIR = '../shared/data/swe-agent';
+/** Where the vendored transcripts live, relative to the repository root. */
+export const SWE_AGENT_DIR = 'test/fixtures/swe-agent';
 
 /** The transcripts, by fixture name. */
 export const SWE_AGENT_TRAJECTORIES: Readonly<Record<string, string>> = {

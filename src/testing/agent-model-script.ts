@@ -4,9 +4,9 @@
  * request of any wire format into a neutral conversation, and checks run on every recorded
  * request (tool pairs intact, request within the budget).
  */
-import type { CompactManager } from '../../core/compact-manager.js';
-import type { MessageFormat } from '../../core/message.js';
-import type { ProviderHandler, RecordedRequest, ScriptedReply } from '../../summarizers/testing/index.js';
+import type { CompactManager } from '../core/compact-manager.js';
+import type { MessageFormat } from '../core/message.js';
+import type { ProviderHandler, RecordedRequest, ScriptedReply } from './provider-test-server.js';
 
 /** One entry of a request's conversation, independent of the wire format. */
 export interface ConversationEntry {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { AnyCompactEvent } from '../../core/events.js';
-import type { ArchivedSummary, StorageAdapter } from '../../core/storage-adapter.js';
-import { sampleCompactionEvents } from '../../exporters/testing/sample-events.js';
+import type { AnyCompactEvent } from '../core/events.js';
+import type { ArchivedSummary, StorageAdapter } from '../core/storage-adapter.js';
+import { sampleCompactionEvents } from './sample-events.js';
 
 /** An adapter plus a way to read back what it wrote. */
 export interface StorageHarness {

@@ -1,1 +1,0 @@
-export * from './provider-test-server.js';

@@ -13,6 +13,7 @@ export {
   DEFAULT_MODEL,
   DEFAULT_SUMMARIZER_TIMEOUT_MS,
   type PreflightOptions,
+  type ReportedUsage,
   type TokenEstimate,
 } from './core/compact-manager.js';
 export { EmbeddedSummarizer } from './core/embedded-summarizer.js';

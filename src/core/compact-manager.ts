@@ -114,6 +114,25 @@ export interface PreflightOptions {
   signal?: AbortSignal;
   /** Overrides of the policy for this call. */
   policy?: Partial<CompactPolicy>;
+  /**
+   * The context window for this call only (overflow recovery compacts against the limit a
+   * provider's "too long" error reports).
+   * @default the manager's `maxContextTokens`
+   */
+  maxContextTokens?: number;
+}
+
+/**
+ * Input tokens a provider reported for one request of a session (see
+ * {@link CompactManager.recordUsage}). Fields follow the providers' usage objects.
+ */
+export interface ReportedUsage {
+  /** Input tokens billed (OpenAI `prompt_tokens` / `input_tokens`, Anthropic `input_tokens`, AI SDK `inputTokens`). */
+  inputTokens: number;
+  /** Anthropic `cache_read_input_tokens` (counted in the request's size). */
+  cacheReadInputTokens?: number;
+  /** Anthropic `cache_creation_input_tokens` (counted in the request's size). */
+  cacheCreationInputTokens?: number;
 }
 
 /** Options of {@link CompactManager.compact}. */
@@ -239,6 +258,7 @@ export class CompactManager {
   >();
   readonly #archiveTails = new Map<string, Promise<void>>();
   readonly #pendingArchives = new Set<Promise<void>>();
+  readonly #reportedUsage = new Map<string, { inputTokens: number; at: number }>();
   #redactionWarned = false;
 
   constructor(options: CompactManagerOptions = {}) {
@@ -406,6 +426,23 @@ export class CompactManager {
     await this.#queue.shutdown();
     await this.#storage?.close?.();
     await this.#summarizer.dispose?.();
+  }
+
+  /**
+   * Records the input tokens a provider reported for the session's last request. SDK
+   * integrations call it for you; call it yourself when you call the provider directly.
+   */
+  recordUsage(sessionId: string, usage: ReportedUsage): void {
+    const total =
+      usage.inputTokens + (usage.cacheReadInputTokens ?? 0) + (usage.cacheCreationInputTokens ?? 0);
+    if (!Number.isFinite(total) || total < 0)
+      throw invalidConfig('usage.inputTokens', 'must be a non-negative number');
+    this.#reportedUsage.set(sessionId, { inputTokens: total, at: Date.now() });
+  }
+
+  /** The last usage recorded for a session (input tokens, cache included). */
+  lastReportedUsage(sessionId: string): { inputTokens: number; at: number } | undefined {
+    return this.#reportedUsage.get(sessionId);
   }
 
   /** Forgets a session's compaction state (the next call starts over from the raw history). */
@@ -662,14 +699,15 @@ export class CompactManager {
     const breakdown = this.#breakdown(view, options);
     breakdown.messages += summaryTokens;
     const tokensBefore = breakdown.system + breakdown.developer + breakdown.toolsSchema + breakdown.messages;
-    const usagePct = tokensBefore / this.maxContextTokens;
+    const maxContext = options.maxContextTokens ?? this.maxContextTokens;
+    const usagePct = tokensBefore / maxContext;
     const estimateEvent = this.#emit(
       context,
       'compact.token_estimate',
       {
         model: this.model,
         tEst: tokensBefore,
-        maxTokens: this.maxContextTokens,
+        maxTokens: maxContext,
         usagePct,
         breakdown,
         messageCount: view.length + (summaryWire ? 1 : 0),
@@ -678,8 +716,8 @@ export class CompactManager {
       { start: started },
     );
 
-    const budget = this.maxContextTokens - policy.hardCapBuffer;
-    const triggerTokens = Math.floor(policy.triggerPct * this.maxContextTokens);
+    const budget = maxContext - policy.hardCapBuffer;
+    const triggerTokens = Math.floor(policy.triggerPct * maxContext);
     const manual = options.force === true;
     const triggered = manual || tokensBefore >= triggerTokens || tokensBefore > budget;
     const reason = manual
@@ -773,7 +811,7 @@ export class CompactManager {
     };
     if (fixed > budget) {
       fail(
-        `pinned messages, system prompt and tool schemas alone take ${fixed} tokens, over the budget of ${budget} (max_context_tokens ${this.maxContextTokens} - hard_cap_buffer ${policy.hardCapBuffer}): reduce protected memory or raise the context limit`,
+        `pinned messages, system prompt and tool schemas alone take ${fixed} tokens, over the budget of ${budget} (max_context_tokens ${maxContext} - hard_cap_buffer ${policy.hardCapBuffer}): reduce protected memory or raise the context limit`,
       );
     }
 

@@ -1,0 +1,178 @@
+/**
+ * Positional pairing of tool calls and results. Ids are not unique across a conversation
+ * (local servers and several frameworks number calls per turn: `call_0` every turn;
+ * replays reuse ids), so a result answers the nearest unanswered call with its id **in
+ * the same round**: the round opens at the model turn that made the calls and closes at
+ * the next model turn or user message. Every step that pairs (units, orphan checks, pin
+ * closure, assembly, the summarizer's tool facts, the SDK adapters) reads this one result.
+ */
+import type { MessageKind, MessageRole } from './message.js';
+
+/** What pairing needs to know about a message. */
+export interface PairingInput {
+  readonly role: MessageRole;
+  readonly kind: MessageKind;
+  readonly toolCalls: readonly { readonly id: string }[];
+  readonly toolResults: readonly { readonly callId: string }[];
+}
+
+/** A problem pairing found in the input: providers reject such requests. */
+export interface PairingFinding {
+  /** `orphan_result`: no call of its round has this id; `duplicate_result`: the call was already answered; `dangling_call`: the round closed without a result. */
+  kind: 'orphan_result' | 'duplicate_result' | 'dangling_call';
+  /** Index of the message in the input. */
+  index: number;
+  /** Position of the call or result within the message. */
+  position: number;
+  /** The call id. */
+  callId: string;
+}
+
+/** A call or a result: the message it sits in and its position there. */
+export interface ToolSite {
+  readonly message: number;
+  readonly position: number;
+}
+
+/** The pairing of a whole request. */
+export interface ToolPairing {
+  /** `round[i]`: the round message `i` belongs to, or -1 for messages outside any round. */
+  readonly round: Int32Array;
+  /** Per round: first and last message index (inclusive). */
+  readonly rounds: readonly { start: number; end: number }[];
+  /** `callOf.get(i)[r]`: where the call answered by result `r` of message `i` is (undefined for orphans). */
+  readonly callOf: ReadonlyMap<number, readonly (ToolSite | undefined)[]>;
+  /** Problems found, in input order. */
+  readonly findings: readonly PairingFinding[];
+}
+
+/** True for an entry produced by the model: assistant text, calls, reasoning. */
+function isModelSide(message: PairingInput): boolean {
+  return message.kind === 'reasoning' || (message.role === 'assistant' && message.toolResults.length === 0);
+}
+
+/**
+ * Incremental pairing: feed messages in order with {@link ToolPairer.add}; state is small
+ * (the open round's calls), so a history that grows by appending costs O(new messages).
+ */
+export class ToolPairer {
+  readonly round: number[] = [];
+  readonly rounds: { start: number; end: number }[] = [];
+  readonly callOf = new Map<number, (ToolSite | undefined)[]>();
+  readonly findings: PairingFinding[] = [];
+  /** Calls of the open round, by id, oldest first, with whether each was answered. */
+  #open = new Map<string, { site: ToolSite; answered: boolean }[]>();
+  /** True while the last entry was model-side (a model turn may span several items). */
+  #inModelTurn = false;
+  #roundIndex = -1;
+  #roundHasCalls = false;
+
+  /** Pairs message `index` (messages must be added in order, starting at 0). */
+  add(message: PairingInput, index: number): void {
+    if (isModelSide(message)) {
+      if (!this.#inModelTurn) this.#openRound(index);
+      this.#inModelTurn = true;
+      this.round[index] = this.#roundIndex;
+      this.rounds[this.#roundIndex]!.end = index;
+      message.toolCalls.forEach((call, position) => {
+        this.#roundHasCalls = true;
+        let list = this.#open.get(call.id);
+        if (!list) {
+          list = [];
+          this.#open.set(call.id, list);
+        }
+        list.push({ site: { message: index, position }, answered: false });
+      });
+      return;
+    }
+    this.#inModelTurn = false;
+    if (message.toolResults.length > 0) {
+      const sites: (ToolSite | undefined)[] = [];
+      message.toolResults.forEach((result, position) => {
+        const list = this.#open.get(result.callId);
+        const call = list?.find((c) => !c.answered);
+        if (call) {
+          call.answered = true;
+          sites.push(call.site);
+        } else {
+          sites.push(undefined);
+          this.findings.push({
+            kind: list ? 'duplicate_result' : 'orphan_result',
+            index,
+            position,
+            callId: result.callId,
+          });
+        }
+      });
+      this.callOf.set(index, sites);
+      if (this.#roundIndex >= 0 && this.#roundHasCalls && sites.some((s) => s !== undefined)) {
+        this.round[index] = this.#roundIndex;
+        this.rounds[this.#roundIndex]!.end = index;
+      } else this.round[index] = -1;
+      return;
+    }
+    this.round[index] = -1;
+    // A user turn (or any other entry) closes the round.
+    if (message.role === 'user') this.#closeRound();
+  }
+
+  /** Closes the open round, reporting its unanswered calls. Call once after the last message. */
+  finish(): void {
+    this.#closeRound();
+  }
+
+  /** Unanswered calls of the open round (the tail of an interrupted run). */
+  openCalls(): ToolSite[] {
+    const out: ToolSite[] = [];
+    for (const list of this.#open.values()) for (const c of list) if (!c.answered) out.push(c.site);
+    return out;
+  }
+
+  #openRound(index: number): void {
+    this.#closeRound();
+    this.#roundIndex = this.rounds.length;
+    this.rounds.push({ start: index, end: index });
+    this.#roundHasCalls = false;
+  }
+
+  #closeRound(): void {
+    for (const [callId, list] of this.#open) {
+      for (const c of list) {
+        if (!c.answered)
+          this.findings.push({
+            kind: 'dangling_call',
+            index: c.site.message,
+            position: c.site.position,
+            callId,
+          });
+      }
+    }
+    this.#open = new Map();
+  }
+
+  /** The pairing so far (closing the open round first when `final`). */
+  result(): ToolPairing {
+    return {
+      round: Int32Array.from(this.round),
+      rounds: this.rounds,
+      callOf: this.callOf,
+      findings: [...this.findings].sort((a, b) => a.index - b.index || a.position - b.position),
+    };
+  }
+}
+
+/**
+ * Pairs every tool result of `messages` with its call by position (see the module comment).
+ *
+ * @example
+ * ```ts
+ * const pairing = pairToolCalls(parsedMessages);
+ * for (const finding of pairing.findings) console.warn(finding.kind, finding.index);
+ * ```
+ */
+export function pairToolCalls(messages: readonly PairingInput[]): ToolPairing {
+  const pairer = new ToolPairer();
+  messages.forEach((message, index) => pairer.add(message, index));
+  pairer.finish();
+  return pairer.result();
+}

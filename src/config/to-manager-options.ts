@@ -13,7 +13,7 @@ import type { CompactConfig } from './config-schema.js';
 export interface ConfigManagerOptions {
   model: string;
   maxContextTokens: number;
-  policy: CompactPolicy;
+  policy: Partial<CompactPolicy>;
   /** Absent for the `embedded` provider: the manager's default. */
   summarizer?: Summarizer;
   /** Set for the embedded summarizer; LLM summarizers carry their own `maxDurationMs`. */
@@ -50,7 +50,7 @@ export interface ToManagerOptionsOptions {
 }
 
 /** The camelCase policy of a config. */
-export function toCompactPolicy(config: CompactConfig): CompactPolicy {
+export function toCompactPolicy(config: CompactConfig): Partial<CompactPolicy> {
   const { policy } = config;
   return {
     triggerPct: policy.trigger_pct,

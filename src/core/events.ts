@@ -96,6 +96,25 @@ export interface CompactEventProperties {
     /** Attempt number or other context. */
     context?: Record<string, unknown>;
   };
+  'compact.reduction': {
+    /** The cascade level: `clear_tool_results`, `shorten_arguments`, `summarize` or `cut_oversized`. */
+    level: string;
+    /** Messages the level rewrote or folded. */
+    count: number;
+    /** Request tokens the level saved. */
+    tokensSaved: number;
+    /** Archive references of the originals (pass them to the recall tool). */
+    refs: string[];
+    /** The summary version after this compaction. */
+    version: number;
+  };
+  'compact.repair': {
+    /** `dropped_orphan_result`, `dropped_duplicate_result` or `answered_dangling_call`. */
+    kind: string;
+    /** Index of the message in the caller's history. */
+    index: number;
+    callId: string;
+  };
   'compact.archival': {
     step: number;
     storageAdapter: string;
@@ -115,6 +134,8 @@ export const COMPACT_EVENT_NAMES: readonly CompactEventName[] = [
   'compact.trigger_decision',
   'compact.summary_created',
   'compact.pruned_messages',
+  'compact.reduction',
+  'compact.repair',
   'compact.error',
   'compact.archival',
 ];
@@ -166,9 +187,20 @@ export interface EventExporter {
   shutdown?(): Promise<void>;
 }
 
-/** A random 16-hex-digit span id (8 bytes, as W3C trace context uses). */
+let spanPrefix: string | undefined;
+let spanCounter = 0;
+
+/**
+ * A 16-hex-digit span id (8 bytes, as W3C trace context uses): a random per-process prefix
+ * and a counter, so ids are unique without drawing random bytes on every event.
+ */
 export function newSpanId(): string {
-  const bytes = new Uint8Array(8);
-  crypto.getRandomValues(bytes);
-  return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+  if (spanPrefix === undefined || spanCounter >= 0xffffffff) {
+    const bytes = new Uint32Array(1);
+    crypto.getRandomValues(bytes);
+    spanPrefix = bytes[0]!.toString(16).padStart(8, '0');
+    spanCounter = 0;
+  }
+  spanCounter++;
+  return spanPrefix + spanCounter.toString(16).padStart(8, '0');
 }

@@ -75,7 +75,8 @@ export class MessageIndex {
     this.#maxContentEntries = maxContentEntries;
   }
 
-  #entry(raw: unknown, index: number, codec: MessageCodec): IndexedEntry {
+  /** The entry of one message object (parsed once; cached by identity, then by content). */
+  entry(raw: unknown, index: number, codec: MessageCodec): IndexedEntry {
     if (raw === null || typeof raw !== 'object')
       throw invalidMessage(index, '', `must be an object (got ${raw === null ? 'null' : typeof raw})`);
     const cached = this.#byObject.get(raw);
@@ -145,7 +146,7 @@ export class MessageIndex {
     const out: IndexedMessage[] = new Array(messages.length);
     const seen = new Map<string, number>();
     for (let i = 0; i < messages.length; i++) {
-      const entry = this.#entry(messages[i], i, codec);
+      const entry = this.entry(messages[i], i, codec);
       const base = entry.parsed.explicitId ?? `h:${entry.hash}`;
       const n = seen.get(base) ?? 0;
       seen.set(base, n + 1);
@@ -153,6 +154,14 @@ export class MessageIndex {
     }
     return out;
   }
+}
+
+/** True when `raw` is still the message `entry` was parsed from (not edited in place since). */
+export function isCurrentEntry(entry: IndexedEntry, raw: unknown): boolean {
+  const record = raw as Record<string, unknown>;
+  return (
+    entry.parsed.raw === raw && entry.fingerprint === fingerprintOf(record) && entry.metaRef === record.meta
+  );
 }
 
 /** Token count of an indexed message with `counter`, cached on the entry. */

@@ -44,6 +44,43 @@ export interface CompactPolicy {
    * @default 1024
    */
   maxSummaryTokens: number;
+  /**
+   * After a trigger, compact down to this fraction of `maxContextTokens`, well below the
+   * trigger, so the next trigger is many steps away.
+   * @default 0.5 (or 0.6 x triggerPct when the trigger is set lower)
+   */
+  targetPct: number;
+  /**
+   * Cascade level a: the most recent tool results never cleared.
+   * @default 3
+   */
+  clearKeepRecent: number;
+  /**
+   * Cascade level a: tool results smaller than this (tokens) are not worth clearing.
+   * @default 100
+   */
+  clearMinTokens: number;
+  /**
+   * Cascade level a: tools whose results are never cleared.
+   * @default []
+   */
+  clearExcludeTools: string[];
+  /**
+   * Cascade level b: tool-call arguments longer than this (characters) in old messages are shortened.
+   * @default 2000
+   */
+  shortenArgumentsAbove: number;
+  /**
+   * Cascade level b: characters kept of each shortened argument (head and tail).
+   * @default 600
+   */
+  shortenArgumentsKeep: number;
+  /**
+   * Repair broken input instead of rejecting it: orphan and duplicate tool results are
+   * dropped, unanswered calls get a short placeholder result; one `compact.repair` event each.
+   * @default false (an `invalid_messages` error naming the index)
+   */
+  repairInput: boolean;
 }
 
 /** The spec's defaults. */
@@ -56,6 +93,13 @@ export const DEFAULT_POLICY: Readonly<CompactPolicy> = Object.freeze({
   protectedFlag: 'protected',
   strategy: 'task_state',
   maxSummaryTokens: 1024,
+  targetPct: 0.5,
+  clearKeepRecent: 3,
+  clearMinTokens: 100,
+  clearExcludeTools: [],
+  shortenArgumentsAbove: 2000,
+  shortenArgumentsKeep: 600,
+  repairInput: false,
 });
 
 function checkInteger(path: string, value: unknown, min: number): number {
@@ -73,7 +117,11 @@ export function resolvePolicy(
   policy: Partial<CompactPolicy> = {},
   customStrategies: readonly string[] = [],
 ): CompactPolicy {
-  const merged: CompactPolicy = { ...DEFAULT_POLICY, rolesNeverPrune: [...DEFAULT_POLICY.rolesNeverPrune] };
+  const merged: CompactPolicy = {
+    ...DEFAULT_POLICY,
+    rolesNeverPrune: [...DEFAULT_POLICY.rolesNeverPrune],
+    clearExcludeTools: [],
+  };
   for (const [key, value] of Object.entries(policy)) {
     if (value === undefined) continue;
     if (!(key in DEFAULT_POLICY)) throw invalidConfig(`policy.${key}`, 'is not a policy option');
@@ -87,6 +135,30 @@ export function resolvePolicy(
   checkInteger('policy.keepRecentTurns', merged.keepRecentTurns, 1);
   checkInteger('policy.keepToolIoPairs', merged.keepToolIoPairs, 1);
   checkInteger('policy.maxSummaryTokens', merged.maxSummaryTokens, 16);
+  if (policy.targetPct === undefined && merged.targetPct >= triggerPct) merged.targetPct = triggerPct * 0.6;
+  const { targetPct } = merged;
+  if (
+    typeof targetPct !== 'number' ||
+    !Number.isFinite(targetPct) ||
+    targetPct <= 0 ||
+    targetPct >= triggerPct
+  ) {
+    throw invalidConfig(
+      'policy.targetPct',
+      `must be above 0 and below policy.triggerPct (${triggerPct}) (got ${String(targetPct)})`,
+    );
+  }
+  checkInteger('policy.clearKeepRecent', merged.clearKeepRecent, 0);
+  checkInteger('policy.clearMinTokens', merged.clearMinTokens, 0);
+  checkInteger('policy.shortenArgumentsAbove', merged.shortenArgumentsAbove, 64);
+  checkInteger('policy.shortenArgumentsKeep', merged.shortenArgumentsKeep, 32);
+  if (
+    !Array.isArray(merged.clearExcludeTools) ||
+    merged.clearExcludeTools.some((t) => typeof t !== 'string')
+  ) {
+    throw invalidConfig('policy.clearExcludeTools', 'must be a list of tool names');
+  }
+  if (typeof merged.repairInput !== 'boolean') throw invalidConfig('policy.repairInput', 'must be a boolean');
   if (!Array.isArray(merged.rolesNeverPrune) || merged.rolesNeverPrune.some((r) => typeof r !== 'string')) {
     throw invalidConfig('policy.rolesNeverPrune', 'must be a list of role names');
   }

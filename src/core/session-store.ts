@@ -16,6 +16,19 @@ export interface SessionSummary {
 }
 
 /**
+ * A rewrite the reduction cascade made to one message, replayed identically on every later
+ * call (so provider prompt caches keep hitting). The original is in the archive under `ref`.
+ */
+export interface SessionRewrite {
+  /** `cleared`: a tool result replaced by a placeholder; `shortened`: long call arguments cut head…tail; `cut`: an oversized message cut head…tail. */
+  kind: 'cleared' | 'shortened' | 'cut';
+  /** The archive reference of the original (`tool-…`, `args-…`, `cut-…`). */
+  ref: string;
+  /** For `shortened` and `cut`: the characters kept of each shortened text. */
+  keepChars?: number;
+}
+
+/**
  * What the manager remembers about one session: the summary and which messages it
  * covers, by stable message id. The view sent to the model is pinned messages + the
  * summary + every message not covered.
@@ -38,6 +51,8 @@ export interface SessionState {
    * whether a history belongs to this session.
    */
   keptIds?: string[];
+  /** Rewrites of messages still in the view, by message id. */
+  rewrites?: Record<string, SessionRewrite>;
   /** Epoch milliseconds of the last change. */
   updatedAt: number;
 }

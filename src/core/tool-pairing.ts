@@ -172,7 +172,7 @@ export class ToolPairer {
  */
 export function pairToolCalls(messages: readonly PairingInput[]): ToolPairing {
   const pairer = new ToolPairer();
-  messages.forEach((message, index) => pairer.add(message, index));
+  for (let index = 0; index < messages.length; index++) pairer.add(messages[index]!, index);
   pairer.finish();
   return pairer.result();
 }

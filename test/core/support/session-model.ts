@@ -468,17 +468,44 @@ export function pinnedIndices(
         changed = true;
       }
     });
-    // A reasoning item belongs to the item after it: the two are pinned together.
-    facts.forEach((f, i) => {
-      if (!f.reasoning || i + 1 >= facts.length) return;
-      if (pinned.has(i) !== pinned.has(i + 1)) {
-        pinned.add(i);
-        pinned.add(i + 1);
+    // A model turn (reasoning, text, calls) and the results that answer it are pinned whole.
+    for (const round of modelRounds(facts)) {
+      if (round.some((i) => pinned.has(i)) && round.some((i) => !pinned.has(i))) {
+        for (const i of round) pinned.add(i);
         changed = true;
       }
-    });
+    }
   }
   return pinned;
+}
+
+/**
+ * Rounds, computed independently of the library: a round opens at a model-side entry (an
+ * assistant message or item, a reasoning item) that follows anything else, takes the
+ * model-side entries after it, then the tool results that follow.
+ */
+function modelRounds(facts: readonly ReturnType<typeof wireFacts>[]): number[][] {
+  const rounds: number[][] = [];
+  let current: number[] | undefined;
+  let inModel = false;
+  facts.forEach((f, i) => {
+    const modelSide = f.reasoning || (f.role === 'assistant' && f.results.length === 0);
+    if (modelSide) {
+      if (!inModel) {
+        current = [];
+        rounds.push(current);
+      }
+      inModel = true;
+      current!.push(i);
+    } else if (f.results.length > 0 && current) {
+      inModel = false;
+      current.push(i);
+    } else {
+      inModel = false;
+      current = undefined;
+    }
+  });
+  return rounds;
 }
 
 /** Everything the invariant check needs. */
@@ -520,6 +547,7 @@ export function checkOutput(check: OutputCheck): OutputShape {
   let summaryText: string | undefined;
   // Matched from the end: of equal messages, the ones kept are the latest.
   const rawIndices: number[] = new Array(output.length);
+  const rawIndicesTaken = new Set<number>();
   for (let k = output.length - 1; k >= 0; k--) {
     const m = output[k];
     if (m !== null && typeof m === 'object' && Object.hasOwn(m, 'meta'))
@@ -532,7 +560,27 @@ export function checkOutput(check: OutputCheck): OutputShape {
       rawIndices[k] = -1;
       continue;
     }
-    const index = keyOf.get(JSON.stringify(m))?.pop();
+    const candidates = keyOf.get(JSON.stringify(m));
+    let index: number | undefined;
+    while (candidates && candidates.length > 0 && index === undefined) {
+      const i = candidates.pop()!;
+      if (!rawIndicesTaken.has(i)) index = i;
+    }
+    // A message the cascade rewrote (a cleared tool result, shortened arguments, a cut) keeps
+    // its structure (role, call ids, result ids) and carries the library's marker.
+    if (index === undefined && JSON.stringify(m).includes('[agent-compaction: ')) {
+      const shape = (x: unknown) => {
+        const f = wireFacts(format, x);
+        return JSON.stringify([f.role, f.calls, f.results]);
+      };
+      const wanted = shape(m);
+      for (let i = raw.length - 1; i >= 0; i--) {
+        if (rawIndicesTaken.has(i) || shape(raw[i]) !== wanted) continue;
+        index = i;
+        break;
+      }
+    }
+    if (index !== undefined) rawIndicesTaken.add(index);
     if (index === undefined) {
       fail(
         `output[${k}] is neither a summary nor an input message unchanged (minus meta): ${JSON.stringify(m).slice(0, 300)}`,
@@ -544,6 +592,7 @@ export function checkOutput(check: OutputCheck): OutputShape {
   if (new Set(rawIndices.filter((i) => i >= 0)).size !== rawIndices.filter((i) => i >= 0).length)
     fail('a message appears twice in the output');
 
+  const rawFacts0 = (i: number) => wireFacts(format, raw[i]).role;
   // Pinned messages: all present, unchanged (checked by the key lookup), in original order.
   const pinned = pinnedIndices(format, raw, check.rolesNeverPrune);
   const outPinned = rawIndices.filter((i) => pinned.has(i));
@@ -558,22 +607,33 @@ export function checkOutput(check: OutputCheck): OutputShape {
       fail(
         `kept messages out of their original order (raw order ${rawIndices.join(',')}, pinned ${[...pinned].join(',')})`,
       );
-  // The summary sits right after the pinned messages.
+  // The summary sits right after the pinned messages (Anthropic: before them when they would
+  // open the request with an assistant turn, so the request starts with a user turn).
   if (summaryAt >= 0) {
+    const summaryFirst =
+      format === 'anthropic' && summaryAt === 0 && outPinned.length > 0 && rawFacts0(outPinned[0]!) !== 'user';
     rawIndices.forEach((i, k) => {
       if (k < summaryAt && !pinned.has(i))
         fail(`output[${k}] (raw ${i}) is before the summary but not pinned`);
-      if (k > summaryAt && pinned.has(i)) fail(`output[${k}] (raw ${i}) is pinned but after the summary`);
+      if (summaryFirst) {
+        if (k > 0 && k <= outPinned.length && !pinned.has(i))
+          fail(`output[${k}] (raw ${i}) sits among the pinned messages but is not pinned`);
+      } else if (k > summaryAt && pinned.has(i))
+        fail(`output[${k}] (raw ${i}) is pinned but after the summary (raw order ${rawIndices.join(',')}, pinned ${[...pinned].join(',')})`);
     });
   }
+  if (format === 'anthropic' && output.length > 0 && wireFacts(format, output[0]).role !== 'user')
+    fail('an Anthropic request must start with a user turn');
 
-  // The newest turn is always sent: the last user message that is not only tool results.
-  const lastUser = raw.findLastIndex((m) => {
-    const f = wireFacts(format, m);
-    return f.role === 'user' && f.results.length === 0;
-  });
-  if (lastUser >= 0 && !rawIndices.includes(lastUser))
-    fail(`the last user message (raw ${lastUser}) is missing`);
+  // The newest message is always sent, and the verbatim part is a contiguous suffix of the
+  // history: every unpinned message after the first kept one is kept.
+  if (raw.length > 0 && !rawIndices.includes(raw.length - 1) && !pinned.has(raw.length - 1))
+    fail(`the last message (raw ${raw.length - 1}) is missing`);
+  if (outKept.length > 0) {
+    const keptSet = new Set(outKept);
+    for (let i = outKept[0]!; i < raw.length; i++)
+      if (!pinned.has(i) && !keptSet.has(i)) fail(`raw ${i} is missing from the verbatim suffix (not contiguous)`);
+  }
 
   // Tool pairs: every result has its call earlier; every call has all of its results.
   const rawFacts = raw.map((m) => wireFacts(format, m));

@@ -1,0 +1,186 @@
+/**
+ * Options and results of {@link CompactManager}: what callers pass and get back.
+ */
+import type { EventExporter, KeptCounts, TokenBreakdown } from './events.js';
+import type { ExportQueueOptions } from './export-queue.js';
+import type { MessageFormat } from './message.js';
+import type { CompactPolicy } from './policy.js';
+import type { LevelReport } from './preflight/cascade/cascade-types.js';
+import type { InputRepair } from './preflight/check-pairing.js';
+import type { Redactor, RedactorOptions } from './redactor.js';
+import type { SessionStore } from './session-store.js';
+import type { StorageAdapter } from './storage-adapter.js';
+import type { Summarizer } from './summarizer.js';
+import type { TokenCounter } from './token-counter.js';
+
+/** The context window assumed when neither the options nor the model table give one. */
+export const DEFAULT_MAX_CONTEXT_TOKENS = 128_000;
+/** The model assumed when none is given. */
+export const DEFAULT_MODEL = 'gpt-4o';
+/** How long a summarizer may take before the manager falls back. */
+export const DEFAULT_SUMMARIZER_TIMEOUT_MS = 30_000;
+
+/** Options of {@link CompactManager}. Config files use the same keys in snake_case. */
+export interface CompactManagerOptions {
+  /**
+   * The agent's model: picks the tokenizer and, when `maxContextTokens` is not set, the window.
+   * @default 'gpt-4o'
+   */
+  model?: string;
+  /**
+   * The model's context window in tokens.
+   * @default the model's known window, else 128_000
+   */
+  maxContextTokens?: number;
+  /** Compaction policy; every field defaults as in {@link DEFAULT_POLICY}. */
+  policy?: Partial<CompactPolicy>;
+  /**
+   * Writes summaries.
+   * @default new EmbeddedSummarizer() (offline, deterministic)
+   */
+  summarizer?: Summarizer;
+  /**
+   * Time limit of one summarizer call, retries included; past it the manager falls back to
+   * the embedded summarizer, then to pruning only.
+   * @default 30_000, or the summarizer's `maxDurationMs` + 1 s when longer
+   */
+  summarizerTimeoutMs?: number;
+  /**
+   * Counts tokens.
+   * @default the model's tokenizer (exact for OpenAI models, an estimate with margin otherwise)
+   */
+  tokenCounter?: TokenCounter;
+  /**
+   * Holds per-session state (summary, what it covers).
+   * @default new MemorySessionStore()
+   */
+  store?: SessionStore;
+  /** Archives transcripts, summaries and events. @default none */
+  storage?: StorageAdapter;
+  /** Receive events in the background through a bounded queue. @default [] */
+  exporters?: EventExporter[];
+  /** Options of the exporters' queue. */
+  exportQueue?: ExportQueueOptions;
+  /**
+   * Redaction of everything that leaves the process (events, archives). `false` disables it
+   * and emits a warning event once.
+   * @default true (the default patterns)
+   */
+  redaction?: boolean | RedactorOptions | Redactor;
+  /** Strategy names a custom summarizer understands, besides the built-in four. */
+  customStrategies?: string[];
+  /**
+   * Redact the messages and the previous summary handed to the summarizer, and the summary
+   * it writes, so the summary the model sees holds no secret from a pruned message. Turning
+   * it off keeps secrets in summaries (an embedded summary then may quote them verbatim) in
+   * exchange for summaries that can repeat a credential the agent still needs.
+   * @default true
+   */
+  redactSummarizerInput?: boolean;
+}
+
+/** Per-call options of {@link CompactManager.preflight} and {@link CompactManager.compact}. */
+export interface PreflightOptions {
+  /** Tool schemas sent with the request (counted in the budget). */
+  tools?: readonly unknown[];
+  /** A system prompt sent apart from the messages (Anthropic `system`, Agents `instructions`). */
+  system?: string | readonly unknown[];
+  /** The messages' format. @default detected */
+  format?: MessageFormat;
+  /** The caller's trace id. @default the session id */
+  traceId?: string;
+  /** The caller's span, under which the events nest. */
+  parentSpanId?: string;
+  /** The agent or role (for per-agent summarizer prompts). */
+  agent?: string;
+  /** Aborts a running summarization. */
+  signal?: AbortSignal;
+  /** Overrides of the policy for this call. */
+  policy?: Partial<CompactPolicy>;
+  /**
+   * The context window for this call only (overflow recovery compacts against the limit a
+   * provider's "too long" error reports).
+   * @default the manager's `maxContextTokens`
+   */
+  maxContextTokens?: number;
+}
+
+/**
+ * Input tokens a provider reported for one request of a session (see
+ * {@link CompactManager.recordUsage}). Fields follow the providers' usage objects.
+ */
+export interface ReportedUsage {
+  /** Input tokens billed (OpenAI `prompt_tokens` / `input_tokens`, Anthropic `input_tokens`, AI SDK `inputTokens`). */
+  inputTokens: number;
+  /** Anthropic `cache_read_input_tokens` (counted in the request's size). */
+  cacheReadInputTokens?: number;
+  /** Anthropic `cache_creation_input_tokens` (counted in the request's size). */
+  cacheCreationInputTokens?: number;
+}
+
+/** Options of {@link CompactManager.compact}. */
+export interface CompactOptions extends PreflightOptions {
+  /** Compact even below the threshold. */
+  force?: boolean;
+  /** A note recorded with the events (manual compactions). */
+  note?: string;
+}
+
+/** The result of {@link CompactManager.estimate}. */
+export interface TokenEstimate {
+  model: string;
+  /** Tokens of the whole request. */
+  total: number;
+  breakdown: TokenBreakdown;
+  maxContextTokens: number;
+  /** `total / maxContextTokens`. */
+  usagePct: number;
+  /** The counter's name (e.g. `o200k_base`). */
+  tokenizer: string;
+  /** False when counts are estimates (models without a public tokenizer). */
+  exact: boolean;
+}
+
+/** The summary a compaction produced. */
+export interface CompactionSummary {
+  /** The whole summary message text, tags included. */
+  text: string;
+  version: number;
+  /** Tokens of the summary message as sent (tags and message overhead included). */
+  tokens: number;
+  /** Which summarizer wrote it: the configured one or a fallback. */
+  summarizer: string;
+  /** Set when the configured summarizer failed: `embedded` or `pruning-only`. */
+  fallback?: string;
+}
+
+/** The result of {@link CompactManager.compact}. */
+export interface CompactionResult<M = unknown> {
+  /** The messages to send, in the caller's format. */
+  messages: M[];
+  /** True when this call compacted. */
+  applied: boolean;
+  /** Why (not) compacted. */
+  reason: string;
+  /** Tokens of the request before this call's compaction (the view as it stood). */
+  tokensBefore: number;
+  /** Tokens of the request that `messages` make. */
+  tokensAfter: number;
+  /** `maxContextTokens - hardCapBuffer`. */
+  budget: number;
+  /** The session's current summary, if any. */
+  summary?: CompactionSummary;
+  kept: KeptCounts;
+  /** Messages folded into the summary (or dropped) by this call. */
+  prunedCount: number;
+  /** The session's compaction count (the summary's `vN`). */
+  version: number;
+  format: MessageFormat;
+  /**
+   * The cascade levels this call ran, in order, with what each did and the tokens it saved
+   * (`clear_tool_results`, `shorten_arguments`, `summarize`, `cut_oversized`).
+   */
+  levels: LevelReport[];
+  /** Repairs made to broken input (with `policy.repairInput`). */
+  repairs: InputRepair[];
+}

@@ -1,0 +1,55 @@
+/** What the levels of the reduction cascade share. */
+import type { IndexedMessage } from '../../message-index.js';
+import type { CompactPolicy } from '../../policy.js';
+import type { SessionRewrite } from '../../session-store.js';
+import type { RealizedRewrite, ViewEntry } from '../resume-view.js';
+
+/** The cascade levels, cheapest and most faithful first. */
+export type CascadeLevel = 'clear_tool_results' | 'shorten_arguments' | 'summarize' | 'cut_oversized';
+
+/** What one level did. */
+export interface LevelReport {
+  level: CascadeLevel;
+  /** Messages rewritten (or folded into the summary). */
+  count: number;
+  /** Request tokens saved by the level. */
+  tokensSaved: number;
+  /** Archive references of the originals. */
+  refs: string[];
+}
+
+/** A rewrite made by this compaction: its original goes to the archive first. */
+export interface NewRewrite {
+  item: IndexedMessage;
+  rewrite: SessionRewrite;
+  /** The tool's name, for tool results and arguments. */
+  toolName?: string;
+}
+
+/** The working state of one cascade run (entries are this run's copies). */
+export interface CascadeRun {
+  /** The view, pinned and unpinned, in history order. */
+  entries: ViewEntry[];
+  /** Tokens of the request as it stands. */
+  total: number;
+  /** The soft goal and the hard limit. */
+  target: number;
+  budget: number;
+  readonly policy: Readonly<CompactPolicy>;
+  /** Rewrites made in this run. */
+  readonly rewrites: NewRewrite[];
+  /** Realizes a rewrite of a message (cached). */
+  readonly realize: (item: IndexedMessage, rewrite: SessionRewrite) => RealizedRewrite;
+}
+
+/** Applies `rewrite` to entry `k` of `run`, updating the total. Returns the tokens saved. */
+export function applyRewrite(run: CascadeRun, k: number, rewrite: SessionRewrite, toolName?: string): number {
+  const entry = run.entries[k]!;
+  const realized = run.realize(entry.item, rewrite);
+  const saved = entry.tokens - realized.tokens;
+  if (saved <= 0) return 0;
+  run.entries[k] = { ...entry, wire: realized.wire, tokens: realized.tokens, rewrite };
+  run.total -= saved;
+  run.rewrites.push({ item: entry.item, rewrite, ...(toolName ? { toolName } : {}) });
+  return saved;
+}

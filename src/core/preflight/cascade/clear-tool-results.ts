@@ -1,0 +1,44 @@
+/**
+ * Cascade level a: clear old tool results. Outside the most recent ones, a tool result's
+ * content becomes a one-line placeholder naming the tool, its size and the archive
+ * reference; the call/result structure stays. Oldest first, until the request is under the
+ * target; once cleared, a result keeps the same placeholder on every later call.
+ */
+import type { IndexedMessage } from '../../message-index.js';
+import type { ToolPairer } from '../../tool-pairing.js';
+import { rewriteRef, toolNameOf } from '../realize-rewrite.js';
+import { applyRewrite, type CascadeRun, type LevelReport } from './cascade-types.js';
+
+/** Clears old tool results of `run` until it is under its target. */
+export function clearToolResults(
+  run: CascadeRun,
+  pairing: { pairer: ToolPairer; items: readonly IndexedMessage[] },
+): LevelReport {
+  const report: LevelReport = { level: 'clear_tool_results', count: 0, tokensSaved: 0, refs: [] };
+  const { policy } = run;
+  const resultEntries: number[] = [];
+  run.entries.forEach((entry, k) => {
+    if (!entry.pinned && entry.item.entry.parsed.toolResults.length > 0) resultEntries.push(k);
+  });
+  const lastRound = run.entries.at(-1)?.round ?? -1;
+  const candidates = resultEntries.slice(0, Math.max(0, resultEntries.length - policy.clearKeepRecent));
+  const excluded = new Set(policy.clearExcludeTools);
+  for (const k of candidates) {
+    if (run.total <= run.target) break;
+    const entry = run.entries[k]!;
+    if (entry.rewrite || entry.tokens < policy.clearMinTokens) continue;
+    if (entry.round >= 0 && entry.round === lastRound) continue;
+    const names = entry.item.entry.parsed.toolResults.map((_, position) =>
+      toolNameOf(entry.item, position, pairing.pairer, pairing.items),
+    );
+    if (names.some((name) => excluded.has(name))) continue;
+    const ref = rewriteRef('cleared', entry.item.id);
+    const saved = applyRewrite(run, k, { kind: 'cleared', ref }, names.join(', '));
+    if (saved > 0) {
+      report.count++;
+      report.tokensSaved += saved;
+      report.refs.push(ref);
+    }
+  }
+  return report;
+}

@@ -1,0 +1,47 @@
+/**
+ * Cascade level d, the last resort: a message of the verbatim suffix too large for the
+ * window (a log dump, a 200 KB file read, the latest tool result included) is cut head and
+ * tail around a marker saying how much was removed and where the full text is. Largest
+ * first, until the request fits (the target when possible, the budget at least).
+ */
+import { rewriteRef } from '../realize-rewrite.js';
+import { applyRewrite, type CascadeRun, type LevelReport } from './cascade-types.js';
+
+/** The characters of a message's text, as a rough size for the cut. */
+function textLength(wire: unknown): number {
+  return JSON.stringify(wire)?.length ?? 0;
+}
+
+/** Cuts the largest unpinned messages of `run` until it fits `limit`. */
+export function cutOversized(run: CascadeRun, limit: number): LevelReport {
+  const report: LevelReport = { level: 'cut_oversized', count: 0, tokensSaved: 0, refs: [] };
+  const exhausted = new Set<number>();
+  for (let guard = 0; guard < 64 && run.total > limit; guard++) {
+    let largest = -1;
+    run.entries.forEach((entry, k) => {
+      if (entry.pinned || entry.tokens < 64 || exhausted.has(k)) return;
+      if (entry.rewrite && entry.rewrite.kind !== 'cut') return;
+      if (largest < 0 || entry.tokens > run.entries[largest]!.tokens) largest = k;
+    });
+    if (largest < 0) break;
+    const entry = run.entries[largest]!;
+    const excess = run.total - limit;
+    const keepTokens = Math.max(32, entry.tokens - excess - 48);
+    const chars = textLength(entry.item.entry.wire);
+    const charsPerToken = chars / Math.max(1, entry.originalTokens);
+    const previous = entry.rewrite?.kind === 'cut' ? (entry.rewrite.keepChars ?? chars) : chars;
+    const keepChars = Math.max(64, Math.min(previous - 1, Math.floor(keepTokens * charsPerToken * 0.9)));
+    const ref = entry.rewrite?.kind === 'cut' ? entry.rewrite.ref : rewriteRef('cut', entry.item.id);
+    const saved = applyRewrite(run, largest, { kind: 'cut', ref, keepChars });
+    if (saved <= 0) {
+      exhausted.add(largest);
+      continue;
+    }
+    report.tokensSaved += saved;
+    if (!report.refs.includes(ref)) {
+      report.refs.push(ref);
+      report.count++;
+    }
+  }
+  return report;
+}

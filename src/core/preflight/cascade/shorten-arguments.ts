@@ -1,0 +1,39 @@
+/**
+ * Cascade level b: shorten large tool-call arguments in old messages (file contents the
+ * agent wrote): every string longer than `shortenArgumentsAbove` keeps its head and tail
+ * around a marker naming the archive reference. Oldest first, outside the last
+ * `keepToolIoPairs` rounds, until the request is under the target.
+ */
+import { rewriteRef } from '../realize-rewrite.js';
+import { applyRewrite, type CascadeRun, type LevelReport } from './cascade-types.js';
+
+/** Shortens old, large call arguments of `run` until it is under its target. */
+export function shortenArguments(run: CascadeRun): LevelReport {
+  const report: LevelReport = { level: 'shorten_arguments', count: 0, tokensSaved: 0, refs: [] };
+  const { policy } = run;
+  const callEntries: number[] = [];
+  run.entries.forEach((entry, k) => {
+    if (!entry.pinned && entry.item.entry.parsed.toolCalls.length > 0) callEntries.push(k);
+  });
+  const candidates = callEntries.slice(0, Math.max(0, callEntries.length - policy.keepToolIoPairs));
+  for (const k of candidates) {
+    if (run.total <= run.target) break;
+    const entry = run.entries[k]!;
+    if (entry.rewrite) continue;
+    const calls = entry.item.entry.parsed.toolCalls;
+    if (!calls.some((call) => call.arguments.length > policy.shortenArgumentsAbove)) continue;
+    const ref = rewriteRef('shortened', entry.item.id);
+    const saved = applyRewrite(
+      run,
+      k,
+      { kind: 'shortened', ref, keepChars: policy.shortenArgumentsKeep },
+      calls.map((call) => call.name).join(', '),
+    );
+    if (saved > 0) {
+      report.count++;
+      report.tokensSaved += saved;
+      report.refs.push(ref);
+    }
+  }
+  return report;
+}

@@ -1,0 +1,179 @@
+/**
+ * Cascade level c: summarize. The units before the verbatim suffix, with the previous
+ * summary, are folded into the next version of the rolling summary. The summarizer runs
+ * under a time limit and the caller's signal; a failure falls back to the embedded
+ * summarizer, then to pruning only (the previous summary kept); each step is a
+ * `compact.error` event and a failure is never stored as summary text.
+ */
+import { CompactError, isCompactError } from '../../errors.js';
+import type { CompactEventProperties } from '../../events.js';
+import type { CompactMessage } from '../../message.js';
+import { type Redactor, redactDeep } from '../../redactor.js';
+import type {
+  SummarizeRequest,
+  SummarizeResult,
+  Summarizer,
+  SummarizerErrorReport,
+} from '../../summarizer.js';
+import type { TokenCounter } from '../../token-counter.js';
+
+/** Emits a summarizer event (the manager adds ids, times and redaction). */
+export type SummarizeEmit = <N extends 'compact.summary_created' | 'compact.error'>(
+  name: N,
+  properties: CompactEventProperties[N],
+  start: number,
+) => void;
+
+/** What summarizing needs from the manager. */
+export interface SummarizeContext {
+  /** The configured summarizer, then its fallbacks (the embedded one). */
+  readonly chain: readonly Summarizer[];
+  readonly timeoutMs: number;
+  readonly counter: TokenCounter;
+  /** Redacts the messages and the previous summary before they reach the summarizer. */
+  readonly redact: Redactor | undefined;
+  readonly emit: SummarizeEmit;
+}
+
+/** The summary written, and by whom. */
+export interface SummarizeOutcome {
+  text: string;
+  summarizer: string;
+  /** The fallback that wrote it, when the configured summarizer failed. */
+  fallback?: string;
+}
+
+/** A copy of a message with its text, tool arguments and tool results redacted. */
+export function redactMessage(message: CompactMessage, redact: Redactor): CompactMessage {
+  return {
+    ...message,
+    raw: redactDeep(message.raw, redact),
+    text: redact(message.text),
+    toolCalls: message.toolCalls.map((call) => ({ ...call, arguments: redact(call.arguments) })),
+    toolResults: message.toolResults.map((result) => ({ ...result, output: redact(result.output) })),
+  };
+}
+
+async function callWithTimeout(
+  summarizer: Summarizer,
+  request: SummarizeRequest,
+  timeoutMs: number,
+): Promise<SummarizeResult> {
+  const controller = new AbortController();
+  const signal = request.signal ? AbortSignal.any([controller.signal, request.signal]) : controller.signal;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      const error = new CompactError(
+        'summarizer_timeout',
+        `the summarizer did not answer within ${timeoutMs} ms`,
+      );
+      controller.abort(error);
+      reject(error);
+    }, timeoutMs);
+  });
+  let onAbort: (() => void) | undefined;
+  const aborted = new Promise<never>((_, reject) => {
+    if (request.signal?.aborted) reject(request.signal.reason);
+    onAbort = () => reject(request.signal!.reason);
+    request.signal?.addEventListener('abort', onAbort, { once: true });
+  });
+  try {
+    return await Promise.race([summarizer.summarize({ ...request, signal }), timeout, aborted]);
+  } finally {
+    clearTimeout(timer);
+    if (onAbort) request.signal?.removeEventListener('abort', onAbort);
+  }
+}
+
+/**
+ * Writes the next summary body with the fallback chain, or returns `undefined` when every
+ * summarizer failed (the caller then prunes only).
+ */
+export async function summarizeWithFallback(
+  context: SummarizeContext,
+  request: Omit<SummarizeRequest, 'countTokens' | 'reportError'>,
+  version: number,
+  checkOutput: (text: string, strategy: string) => string | undefined,
+): Promise<SummarizeOutcome | undefined> {
+  const { counter, emit, redact } = context;
+  const countTokens = (text: string) => counter.countText(text);
+  const reportError = (report: SummarizerErrorReport) =>
+    emit(
+      'compact.error',
+      {
+        errorType: report.errorType,
+        message: report.message,
+        fallback: report.fallback,
+        ...(report.context ? { context: report.context } : {}),
+      },
+      Date.now(),
+    );
+  const input = redact
+    ? {
+        ...request,
+        messages: request.messages.map((m) => redactMessage(m, redact)),
+        ...(request.previousSummary ? { previousSummary: redact(request.previousSummary) } : {}),
+      }
+    : request;
+  for (let attempt = 0; attempt < context.chain.length; attempt++) {
+    const summarizer = context.chain[attempt]!;
+    const start = Date.now();
+    const next = context.chain[attempt + 1]?.name ?? 'pruning-only';
+    try {
+      const result = await callWithTimeout(
+        summarizer,
+        { ...input, countTokens, reportError },
+        context.timeoutMs,
+      );
+      const raw = typeof result?.text === 'string' ? result.text.trim() : '';
+      const problem = checkOutput(raw, String(request.strategy));
+      if (problem) throw new CompactError('summarizer_failed', problem);
+      const text = redact ? redact(raw) : raw;
+      const tokens = countTokens(text);
+      if (tokens > request.maxTokens) {
+        throw new CompactError(
+          'summary_too_long',
+          `the summary has ${tokens} tokens, over the limit of ${request.maxTokens}`,
+        );
+      }
+      const inputTokens = input.messages.reduce((sum, m) => sum + counter.countMessage(m), 0);
+      emit(
+        'compact.summary_created',
+        {
+          strategy: String(request.strategy),
+          summarizer: result.summarizer ?? summarizer.name,
+          inputMessages: input.messages.length,
+          inputTokens,
+          summaryTokens: tokens,
+          compressionRatio: inputTokens > 0 ? tokens / inputTokens : 1,
+          version,
+          ...(result.model ? { model: result.model } : {}),
+          ...(result.usage ? { usage: result.usage } : {}),
+          latencyMs: Date.now() - start,
+          summary: text,
+        },
+        start,
+      );
+      return {
+        text,
+        summarizer: result.summarizer ?? summarizer.name,
+        ...(attempt > 0 ? { fallback: summarizer.name } : {}),
+      };
+    } catch (error) {
+      if (request.signal?.aborted)
+        throw new CompactError('aborted', 'compaction aborted by the caller', { cause: error });
+      emit(
+        'compact.error',
+        {
+          errorType: isCompactError(error) ? error.code : 'summarizer_failed',
+          message: error instanceof Error ? error.message : String(error),
+          fallback: next,
+          context: { summarizer: summarizer.name },
+        },
+        start,
+      );
+    }
+  }
+  return undefined;
+}

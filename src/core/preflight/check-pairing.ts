@@ -1,0 +1,119 @@
+/**
+ * Broken input: an orphan or duplicate tool result, or a call left unanswered (at the end,
+ * or followed by a new user turn), makes providers reject the request. By default that is
+ * an `invalid_messages` error naming the index; with `policy.repairInput` the history is
+ * repaired instead: orphan and duplicate results dropped, unanswered calls answered with a
+ * short placeholder result (one object per call, reused across calls).
+ */
+import { invalidMessage } from '../errors.js';
+import type { MessageFormat } from '../message.js';
+import type { IndexedMessage } from '../message-index.js';
+import type { PairingFinding } from '../tool-pairing.js';
+
+/** One repair made to the input. */
+export interface InputRepair {
+  kind: 'dropped_orphan_result' | 'dropped_duplicate_result' | 'answered_dangling_call';
+  index: number;
+  callId: string;
+}
+
+/** Throws `invalid_messages` for the first finding. */
+export function assertSoundPairing(findings: readonly PairingFinding[]): void {
+  const first = findings[0];
+  if (!first) return;
+  const what =
+    first.kind === 'orphan_result'
+      ? `answers call "${first.callId}", which no call of its round made (orphan tool result)`
+      : first.kind === 'duplicate_result'
+        ? `answers call "${first.callId}" a second time (duplicate tool result)`
+        : `call "${first.callId}" has no result before the next turn (unanswered tool call); pass policy.repairInput to answer it with a placeholder`;
+  throw invalidMessage(first.index, first.kind === 'dangling_call' ? 'tool call' : 'tool result', what);
+}
+
+/** The placeholder text of an unanswered call. */
+export const DANGLING_CALL_RESULT = '[agent-compaction: this tool call was interrupted and has no result]';
+
+const placeholders = new WeakMap<object, Map<string, unknown>>();
+
+function placeholderResult(format: MessageFormat, callRaw: unknown, callId: string): unknown {
+  const key = callRaw as object;
+  let byCall = placeholders.get(key);
+  if (!byCall) {
+    byCall = new Map();
+    placeholders.set(key, byCall);
+  }
+  let wire = byCall.get(callId);
+  if (!wire) {
+    wire =
+      format === 'openai-chat'
+        ? { role: 'tool', tool_call_id: callId, content: DANGLING_CALL_RESULT }
+        : format === 'openai-responses'
+          ? { type: 'function_call_output', call_id: callId, output: DANGLING_CALL_RESULT }
+          : {
+              role: 'user',
+              content: [
+                { type: 'tool_result', tool_use_id: callId, content: DANGLING_CALL_RESULT, is_error: true },
+              ],
+            };
+    byCall.set(callId, wire);
+  }
+  return wire;
+}
+
+function withoutResults(raw: unknown, format: MessageFormat, drop: ReadonlySet<number>): unknown | undefined {
+  if (format !== 'anthropic') return undefined;
+  const record = raw as Record<string, unknown>;
+  if (!Array.isArray(record.content)) return undefined;
+  let position = -1;
+  const content = record.content.filter((block) => {
+    if (block === null || typeof block !== 'object' || (block as { type?: unknown }).type !== 'tool_result')
+      return true;
+    position++;
+    return !drop.has(position);
+  });
+  return content.length > 0 ? { ...record, content } : undefined;
+}
+
+/** The repaired history and what was repaired. */
+export function repairHistory(
+  history: readonly unknown[],
+  items: readonly IndexedMessage[],
+  findings: readonly PairingFinding[],
+  format: MessageFormat,
+  rounds: { readonly round: ArrayLike<number>; readonly rounds: readonly { end: number }[] },
+): { history: unknown[]; repairs: InputRepair[] } {
+  const repairs: InputRepair[] = [];
+  const dropResults = new Map<number, Set<number>>();
+  const answerAfter = new Map<number, unknown[]>();
+  for (const finding of findings) {
+    if (finding.kind === 'dangling_call') {
+      const r = rounds.round[finding.index] ?? -1;
+      const after = r >= 0 ? rounds.rounds[r]!.end : finding.index;
+      const list = answerAfter.get(after) ?? [];
+      list.push(placeholderResult(format, history[finding.index], finding.callId));
+      answerAfter.set(after, list);
+      repairs.push({ kind: 'answered_dangling_call', index: finding.index, callId: finding.callId });
+    } else {
+      const set = dropResults.get(finding.index) ?? new Set();
+      set.add(finding.position);
+      dropResults.set(finding.index, set);
+      repairs.push({
+        kind: finding.kind === 'orphan_result' ? 'dropped_orphan_result' : 'dropped_duplicate_result',
+        index: finding.index,
+        callId: finding.callId,
+      });
+    }
+  }
+  const out: unknown[] = [];
+  history.forEach((raw, i) => {
+    const drop = dropResults.get(i);
+    if (!drop) out.push(raw);
+    else if (drop.size < items[i]!.entry.parsed.toolResults.length || items[i]!.entry.parsed.text !== '') {
+      const kept = withoutResults(raw, format, drop);
+      if (kept !== undefined) out.push(kept);
+    }
+    const answers = answerAfter.get(i);
+    if (answers) out.push(...answers);
+  });
+  return { history: out, repairs };
+}

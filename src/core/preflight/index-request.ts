@@ -1,0 +1,139 @@
+/**
+ * Step 1: index the request. Every message is parsed once and given a stable id; tool
+ * results are paired with their calls by position ({@link ToolPairer}). Per session, the
+ * indexed history of the previous call is kept: a history that grew by appending (the
+ * common case) costs one reference comparison per old message and the real work only for
+ * the new ones; an edit or truncation rolls back to the first changed message.
+ */
+import type { MessageCodec } from '../formats/message-codec.js';
+import type { MessageFormat } from '../message.js';
+import { type IndexedMessage, isCurrentEntry, type MessageIndex } from '../message-index.js';
+import { ToolPairer } from '../tool-pairing.js';
+import type { SessionView } from './resume-view.js';
+
+/** The indexed history of one session, kept between calls. */
+export class IndexedHistory {
+  /** The message objects of the last call, by position. */
+  readonly raws: unknown[] = [];
+  /** Indexed messages, by position. */
+  readonly items: IndexedMessage[] = [];
+  /** Positional pairing of the whole history. */
+  pairer = new ToolPairer();
+  /** The format the history was indexed in. */
+  format: MessageFormat | undefined;
+  /** Bumped whenever earlier messages change (an edit, a truncation, another format). */
+  generation = 0;
+  /** The first position the last {@link update} found changed. */
+  changedFrom = 0;
+  /** The session's view of this history, kept for the next call (see resume-view.ts). */
+  view: SessionView | undefined;
+  readonly #bases: string[] = [];
+  readonly #seen = new Map<string, number>();
+
+  /** The number of messages indexed. */
+  get length(): number {
+    return this.items.length;
+  }
+
+  /**
+   * Brings the index up to date with `history`. Returns the first position that changed
+   * (`this.length` before the call when the history only grew).
+   */
+  update(history: readonly unknown[], codec: MessageCodec, index: MessageIndex): number {
+    let same = 0;
+    if (this.format === codec.format) {
+      const limit = Math.min(history.length, this.raws.length);
+      const items = this.items;
+      while (same < limit) {
+        const raw = history[same];
+        if (raw !== this.raws[same] || !isCurrentEntry(items[same]!.entry, raw)) break;
+        same++;
+      }
+    }
+    if (same < this.raws.length) this.#rollback(same);
+    this.format = codec.format;
+    for (let i = same; i < history.length; i++) {
+      const raw = history[i];
+      const entry = index.entry(raw, i, codec);
+      const base = entry.parsed.explicitId ?? `h:${entry.hash}`;
+      const n = this.#seen.get(base) ?? 0;
+      this.#seen.set(base, n + 1);
+      this.#bases.push(base);
+      this.raws.push(raw);
+      this.items.push({ entry, id: n === 0 ? base : `${base}#${n}`, index: i });
+      this.pairer.add(entry.parsed, i);
+    }
+    this.changedFrom = same;
+    return same;
+  }
+
+  #rollback(keep: number): void {
+    this.generation++;
+    for (let i = this.items.length - 1; i >= keep; i--) {
+      const base = this.#bases[i]!;
+      const n = this.#seen.get(base)! - 1;
+      if (n === 0) this.#seen.delete(base);
+      else this.#seen.set(base, n);
+    }
+    this.items.length = keep;
+    this.raws.length = keep;
+    this.#bases.length = keep;
+    this.pairer = new ToolPairer();
+    for (let i = 0; i < keep; i++) this.pairer.add(this.items[i]!.entry.parsed, i);
+  }
+}
+
+/**
+ * Per-session indexed histories, capped by the total number of messages they hold (not by
+ * sessions): the least recently used sessions are dropped first.
+ */
+export class IndexedHistories {
+  readonly #sessions = new Map<string, IndexedHistory>();
+  readonly #maxMessages: number;
+  #total = 0;
+
+  constructor(maxMessages = 200_000) {
+    this.#maxMessages = maxMessages;
+  }
+
+  /** The session's indexed history (moved to most recently used). */
+  get(sessionId: string): IndexedHistory {
+    let history = this.#sessions.get(sessionId);
+    if (history) this.#sessions.delete(sessionId);
+    else history = new IndexedHistory();
+    this.#sessions.set(sessionId, history);
+    return history;
+  }
+
+  /**
+   * Updates the session's index with `history` (see {@link IndexedHistory.update}), then
+   * drops least recently used sessions while the total exceeds the cap.
+   */
+  update(
+    sessionId: string,
+    history: readonly unknown[],
+    codec: MessageCodec,
+    index: MessageIndex,
+  ): { indexed: IndexedHistory; changedFrom: number } {
+    const indexed = this.get(sessionId);
+    const before = indexed.length;
+    const changedFrom = indexed.update(history, codec, index);
+    this.#total += indexed.length - before;
+    if (this.#total > this.#maxMessages) {
+      for (const [id, other] of this.#sessions) {
+        if (this.#total <= this.#maxMessages) break;
+        if (id === sessionId) continue;
+        this.#total -= other.length;
+        this.#sessions.delete(id);
+      }
+    }
+    return { indexed, changedFrom };
+  }
+
+  /** Forgets one session. */
+  delete(sessionId: string): void {
+    const history = this.#sessions.get(sessionId);
+    if (history) this.#total -= history.length;
+    this.#sessions.delete(sessionId);
+  }
+}

@@ -1,0 +1,311 @@
+/**
+ * Steps 1 to 4 of a preflight, the part every call runs: index the request (positional
+ * pairing, broken input rejected or repaired), resume the session's view, count it, decide.
+ * On the warm path (a history that grew by appending, nothing triggered) each step works on
+ * what is new since the session's last call only.
+ */
+import { invalidConfig } from '../errors.js';
+import type { EventBus, OperationContext } from '../event-bus.js';
+import type { CompactEvent, TokenBreakdown } from '../events.js';
+import type { MessageCodec } from '../formats/message-codec.js';
+import type { CompactOptions } from '../manager-options.js';
+import { formatSummaryText } from '../message.js';
+import type { MessageIndex } from '../message-index.js';
+import type { CompactPolicy } from '../policy.js';
+import type { Redactor } from '../redactor.js';
+import type { SessionArchive } from '../session-archive.js';
+import type { SessionState, SessionStore } from '../session-store.js';
+import type { Summarizer } from '../summarizer.js';
+import type { TokenCounter } from '../token-counter.js';
+import { assertSoundPairing, type InputRepair, repairHistory } from './check-pairing.js';
+import { type Decision, decide } from './decide.js';
+import type { IndexedHistories, IndexedHistory } from './index-request.js';
+import type { RewriteCache } from './realize-rewrite.js';
+import { buildView, extendView, type SessionView, type ViewContext, viewIsReusable } from './resume-view.js';
+import { summaryMessageTokens } from './run-cascade.js';
+
+/** What the pipeline needs from the manager (built once per manager). */
+export interface PipelineDeps {
+  readonly counter: TokenCounter;
+  readonly model: string;
+  readonly store: SessionStore;
+  readonly bus: EventBus;
+  readonly archive: SessionArchive;
+  readonly index: MessageIndex;
+  readonly histories: IndexedHistories;
+  readonly rewrites: RewriteCache;
+  /** The configured summarizer, then the embedded fallback. */
+  readonly chain: readonly Summarizer[];
+  readonly summarizerTimeoutMs: number;
+  /** Redacts summarizer input and output (undefined when the user opted out). */
+  readonly summarizerRedact: Redactor | undefined;
+  readonly toolCounts: WeakMap<readonly unknown[], number>;
+  readonly systemCounts: Map<string, number>;
+}
+
+/** One call's input. */
+export interface PreflightInput {
+  readonly context: OperationContext;
+  readonly messages: readonly unknown[];
+  readonly codec: MessageCodec;
+  readonly policy: Readonly<CompactPolicy>;
+  readonly options: CompactOptions;
+  readonly maxContextTokens: number;
+}
+
+/** Steps 1-4 done: everything the cascade or the untriggered answer needs. */
+export interface PreparedRequest extends PreflightInput {
+  readonly indexed: IndexedHistory;
+  readonly repairs: InputRepair[];
+  readonly state: SessionState | undefined;
+  readonly view: SessionView;
+  readonly summaryWire: unknown;
+  readonly summaryTokens: number;
+  readonly breakdown: TokenBreakdown;
+  readonly tokensBefore: number;
+  readonly decision: Decision;
+  readonly started: number;
+  /** Messages tokenized by this call (the rest came from the cache). */
+  readonly countedFresh: number;
+  /** The decision event's span id, under which the compaction's events nest. */
+  readonly decisionSpanId: string | undefined;
+}
+
+/** System prompt, tool schemas and request overhead, each counted once per distinct value. */
+export function fixedTokens(
+  deps: PipelineDeps,
+  options: Pick<CompactOptions, 'system' | 'tools'>,
+): { system: number; toolsSchema: number } {
+  let system = 0;
+  if (options.system !== undefined) {
+    const text = typeof options.system === 'string' ? options.system : JSON.stringify(options.system);
+    const cached = deps.systemCounts.get(text);
+    system = cached ?? deps.counter.countText(text) + 4;
+    if (cached === undefined) {
+      if (deps.systemCounts.size > 256) deps.systemCounts.clear();
+      deps.systemCounts.set(text, system);
+    }
+  }
+  let toolsSchema = 0;
+  const tools = options.tools;
+  if (tools && tools.length > 0) {
+    if (!Array.isArray(tools)) throw invalidConfig('tools', 'must be an array of tool schemas');
+    const cached = deps.toolCounts.get(tools);
+    toolsSchema = cached ?? deps.counter.countTools(tools);
+    if (cached === undefined) deps.toolCounts.set(tools, toolsSchema);
+  }
+  return { system, toolsSchema };
+}
+
+/** Forgets what the pipeline keeps about a session. */
+export function forgetSession(deps: PipelineDeps, sessionId: string): void {
+  deps.histories.delete(sessionId);
+  deps.histories.delete(`${sessionId}\u0000repaired`);
+}
+
+/** Step 1: index, pair, and reject or repair broken input. */
+function indexRequest(
+  deps: PipelineDeps,
+  input: PreflightInput,
+): { indexed: IndexedHistory; repairs: InputRepair[] } {
+  const { context, codec } = input;
+  const { indexed } = deps.histories.update(context.sessionId, input.messages, codec, deps.index);
+  const open = indexed.pairer.openCalls();
+  if (indexed.pairer.findings.length === 0 && open.length === 0) return { indexed, repairs: [] };
+  const findings = [
+    ...indexed.pairer.findings,
+    ...open.map((site) => ({
+      kind: 'dangling_call' as const,
+      index: site.message,
+      position: site.position,
+      callId: indexed.items[site.message]!.entry.parsed.toolCalls[site.position]!.id,
+    })),
+  ].sort((a, b) => a.index - b.index || a.position - b.position);
+  if (!input.policy.repairInput) assertSoundPairing(findings);
+  const repaired = repairHistory(input.messages, indexed.items, findings, codec.format, {
+    round: indexed.pairer.round,
+    rounds: indexed.pairer.rounds,
+  });
+  const fixed = deps.histories.update(
+    `${context.sessionId}\u0000repaired`,
+    repaired.history,
+    codec,
+    deps.index,
+  );
+  return { indexed: fixed.indexed, repairs: repaired.repairs };
+}
+
+/** Step 2: resume the view (extended when possible, rebuilt otherwise). */
+function resumeView(
+  deps: PipelineDeps,
+  input: PreflightInput,
+  indexed: IndexedHistory,
+  state: SessionState | undefined,
+  changedFrom: number,
+  fresh: { count: number },
+): SessionView {
+  const viewContext: ViewContext = {
+    fresh,
+    history: indexed,
+    state,
+    rule: input.policy,
+    codec: input.codec,
+    counter: deps.counter,
+    realize: (item, rewrite) =>
+      deps.rewrites.get(
+        { codec: input.codec, counter: deps.counter, pairer: indexed.pairer, items: indexed.items },
+        item,
+        rewrite,
+      ),
+  };
+  const cached = indexed.view;
+  if (viewIsReusable(cached, viewContext, changedFrom) && extendView(cached, viewContext)) return cached;
+  const view = buildView(viewContext);
+  indexed.view = view;
+  if (view.mismatch) {
+    deps.bus.emit(
+      input.context,
+      'compact.error',
+      {
+        errorType: 'session_mismatch',
+        message: `session "${input.context.sessionId}" has a stored summary, but this history shares no message with it: the summary is not sent (give each conversation its own session id)`,
+        fallback: 'history without the stored summary',
+      },
+      { start: Date.now() },
+    );
+  }
+  return view;
+}
+
+/** Remembers newly protected messages in the state, so a persisted view (meta stripped) keeps them pinned. */
+async function rememberProtected(
+  deps: PipelineDeps,
+  sessionId: string,
+  view: SessionView,
+  state: SessionState | undefined,
+): Promise<SessionState | undefined> {
+  const known = view.pinnedIds;
+  const added: string[] = [];
+  for (const entry of view.entries) {
+    if (entry.pinned && entry.item.entry.parsed.meta !== undefined && !known.has(entry.item.id))
+      added.push(entry.item.id);
+  }
+  if (added.length === 0) return state;
+  const base: SessionState = state ?? { sessionId, version: 0, coveredIds: [], updatedAt: Date.now() };
+  const updated: SessionState = {
+    ...base,
+    pinnedIds: [...(base.pinnedIds ?? []), ...added],
+    updatedAt: Date.now(),
+  };
+  return (await deps.store.set(sessionId, updated, { expectedVersion: base.version })) ? updated : state;
+}
+
+/** Step 3: count the request (system, tools, overhead, view, summary message). */
+function countRequest(deps: PipelineDeps, input: PreflightInput, view: SessionView) {
+  const fixed = fixedTokens(deps, input.options);
+  let summaryWire: unknown;
+  let summaryTokens = 0;
+  if (view.summaryItem) {
+    summaryWire = view.summaryItem.entry.wire;
+    summaryTokens = view.summaryItem.entry.tokens?.get(deps.counter) ?? 0;
+    if (summaryTokens === 0)
+      summaryTokens = summaryMessageTokens(
+        input.codec,
+        deps.counter,
+        view.version,
+        view.previousSummary ?? '',
+      );
+  } else if (view.previousSummary !== undefined && view.version > 0) {
+    view.summaryMessage ??= {
+      wire: input.codec.summaryMessage(formatSummaryText(view.version, view.previousSummary)),
+      tokens: summaryMessageTokens(input.codec, deps.counter, view.version, view.previousSummary),
+    };
+    summaryWire = view.summaryMessage.wire;
+    summaryTokens = view.summaryMessage.tokens;
+  }
+  const breakdown: TokenBreakdown = {
+    system: fixed.system + view.sums.system,
+    developer: view.sums.developer,
+    toolsSchema: fixed.toolsSchema,
+    messages: deps.counter.requestOverhead + view.sums.messages + summaryTokens,
+  };
+  const tokensBefore = breakdown.system + breakdown.developer + breakdown.toolsSchema + breakdown.messages;
+  return { summaryWire, summaryTokens, breakdown, tokensBefore };
+}
+
+/** Steps 1-4 of one call. */
+export async function prepareRequest(deps: PipelineDeps, input: PreflightInput): Promise<PreparedRequest> {
+  const started = Date.now();
+  const { indexed, repairs } = indexRequest(deps, input);
+  const stored = await deps.store.get(input.context.sessionId);
+  const fresh = { count: 0 };
+  const view = resumeView(deps, input, indexed, stored, indexed.changedFrom, fresh);
+  const state = await rememberProtected(deps, input.context.sessionId, view, stored);
+  const counted = countRequest(deps, input, view);
+  const decision = decide(
+    counted.tokensBefore,
+    input.policy,
+    input.maxContextTokens,
+    input.options.force === true,
+  );
+  const prepared: PreparedRequest = {
+    ...input,
+    indexed,
+    repairs,
+    state,
+    view,
+    ...counted,
+    decision,
+    started,
+    countedFresh: fresh.count,
+    decisionSpanId: undefined,
+  };
+  for (const repair of repairs)
+    deps.bus.emit(input.context, 'compact.repair', { ...repair }, { start: started });
+  if (!decision.triggered && !deps.bus.observed) return prepared;
+  return { ...prepared, decisionSpanId: emitDecision(deps, prepared).spanId };
+}
+
+/** The `compact.token_estimate` and `compact.trigger_decision` events. */
+function emitDecision(
+  deps: PipelineDeps,
+  prepared: PreparedRequest,
+): CompactEvent<'compact.trigger_decision'> {
+  const { context, policy, decision, tokensBefore } = prepared;
+  if (decision.triggered) context.archived = [];
+  const estimate = deps.bus.emit(
+    context,
+    'compact.token_estimate',
+    {
+      model: deps.model,
+      tEst: tokensBefore,
+      maxTokens: prepared.maxContextTokens,
+      usagePct: tokensBefore / prepared.maxContextTokens,
+      breakdown: prepared.breakdown,
+      messageCount: prepared.view.entries.length + (prepared.summaryWire === undefined ? 0 : 1),
+      countedFresh: prepared.countedFresh,
+    },
+    { start: prepared.started },
+  );
+  return deps.bus.emit(
+    context,
+    'compact.trigger_decision',
+    {
+      triggered: decision.triggered,
+      reason: decision.reason,
+      policy: {
+        triggerPct: policy.triggerPct,
+        hardCapBuffer: policy.hardCapBuffer,
+        keepRecentTurns: policy.keepRecentTurns,
+        keepToolIoPairs: policy.keepToolIoPairs,
+        strategy: String(policy.strategy),
+      },
+      tEst: tokensBefore,
+      triggerTokens: decision.triggerTokens,
+      budget: decision.budget,
+      manual: prepared.options.force === true,
+      ...(prepared.options.note ? { note: prepared.options.note } : {}),
+    },
+    { start: estimate.endTime },
+  );
+}

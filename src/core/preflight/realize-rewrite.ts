@@ -1,0 +1,108 @@
+/**
+ * Turns a {@link SessionRewrite} into the message sent: the placeholder of a cleared tool
+ * result, the shortened arguments of a call, the head and tail of a cut message. The same
+ * rewrite of the same message always gives the same text.
+ */
+
+import type { MessageCodec } from '../formats/message-codec.js';
+import { hashString, type IndexedMessage } from '../message-index.js';
+import type { SessionRewrite } from '../session-store.js';
+import type { TokenCounter } from '../token-counter.js';
+import type { ToolPairer } from '../tool-pairing.js';
+import type { RealizedRewrite } from './resume-view.js';
+import { cutLongestText, replaceToolResults, shortenToolArguments } from './rewrite-message.js';
+
+/** Archive reference of a rewrite of message `id`: `tool-…`, `args-…` or `cut-…`. */
+export function rewriteRef(kind: SessionRewrite['kind'], id: string): string {
+  const prefix = kind === 'cleared' ? 'tool' : kind === 'shortened' ? 'args' : 'cut';
+  return `${prefix}-${hashString(`${kind}\u0000${id}`)}`;
+}
+
+const formatCount = (n: number) => n.toLocaleString('en-US');
+
+/** The one-line placeholder of a cleared tool result. */
+export function clearedPlaceholder(toolName: string, chars: number, ref: string): string {
+  return `[agent-compaction: output of tool "${toolName}" cleared (${formatCount(chars)} chars); recall ref "${ref}"]`;
+}
+
+/** The marker left where text was removed. */
+export function cutMarker(removed: number, ref: string): string {
+  return `[agent-compaction: ${formatCount(removed)} chars cut here; full text: recall ref "${ref}"]`;
+}
+
+/** The name of the tool whose call result `position` of `item` answers. */
+export function toolNameOf(
+  item: IndexedMessage,
+  position: number,
+  pairer: ToolPairer,
+  items: readonly IndexedMessage[],
+): string {
+  const site = pairer.callOf.get(item.index)?.[position];
+  if (!site) return 'unknown';
+  return items[site.message]?.entry.parsed.toolCalls[site.position]?.name ?? 'unknown';
+}
+
+/** What realizing a rewrite needs. */
+export interface RewriteContext {
+  readonly codec: MessageCodec;
+  readonly counter: TokenCounter;
+  readonly pairer: ToolPairer;
+  readonly items: readonly IndexedMessage[];
+}
+
+function countWire(context: RewriteContext, wire: unknown, index: number): number {
+  const parsed = context.codec.parse(wire, index);
+  return context.counter.countMessage({ ...parsed, id: '', index });
+}
+
+/** Builds the wire message of `rewrite` applied to `item`, with its tokens. */
+export function realizeRewrite(
+  context: RewriteContext,
+  item: IndexedMessage,
+  rewrite: SessionRewrite,
+): RealizedRewrite {
+  const parsed = item.entry.parsed;
+  const raw = item.entry.wire;
+  let wire: unknown;
+  if (rewrite.kind === 'cleared') {
+    const positions = parsed.toolResults.map((_, i) => i);
+    wire = replaceToolResults(raw, parsed.format, positions, (position) =>
+      clearedPlaceholder(
+        toolNameOf(item, position, context.pairer, context.items),
+        parsed.toolResults[position]?.output.length ?? 0,
+        rewrite.ref,
+      ),
+    );
+  } else if (rewrite.kind === 'shortened') {
+    const positions = parsed.toolCalls.map((_, i) => i);
+    wire = shortenToolArguments(raw, parsed.format, positions, rewrite.keepChars ?? 1000, (removed) =>
+      cutMarker(removed, rewrite.ref),
+    );
+  } else {
+    wire = cutLongestText(raw, rewrite.keepChars ?? 1000, (removed) => cutMarker(removed, rewrite.ref))?.wire;
+  }
+  if (wire === undefined) return { wire: raw, tokens: countWire(context, raw, item.index) };
+  return { wire, tokens: countWire(context, wire, item.index) };
+}
+
+/** Caches realized rewrites by message and rewrite (bounded). */
+export class RewriteCache {
+  readonly #cache = new Map<string, RealizedRewrite>();
+  readonly #max: number;
+
+  constructor(max = 20_000) {
+    this.#max = max;
+  }
+
+  /** The realized rewrite, computed once per (message, rewrite, format). */
+  get(context: RewriteContext, item: IndexedMessage, rewrite: SessionRewrite): RealizedRewrite {
+    const key = `${context.codec.format}\u0000${item.entry.hash}\u0000${item.id}\u0000${rewrite.kind}\u0000${rewrite.ref}\u0000${rewrite.keepChars ?? ''}`;
+    let realized = this.#cache.get(key);
+    if (!realized) {
+      realized = realizeRewrite(context, item, rewrite);
+      if (this.#cache.size >= this.#max) this.#cache.clear();
+      this.#cache.set(key, realized);
+    }
+    return realized;
+  }
+}

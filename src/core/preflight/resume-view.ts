@@ -1,0 +1,238 @@
+/**
+ * Step 2: resume the session's view. What the model sees is the pinned messages, the
+ * rolling summary and every message the summary does not cover, with the rewrites earlier
+ * compactions made (cleared tool results, shortened arguments, cut messages) applied the
+ * same way every time, so provider prompt caches keep hitting. The view is kept between
+ * calls and extended for appended messages; it is rebuilt when the stored state, the
+ * policy or earlier messages change.
+ */
+import type { MessageCodec } from '../formats/message-codec.js';
+import { summaryBody } from '../message.js';
+import { entryTokens, type IndexedMessage } from '../message-index.js';
+import { isPinned, type PinRule } from '../partition.js';
+import type { SessionRewrite, SessionState } from '../session-store.js';
+import type { TokenCounter } from '../token-counter.js';
+import type { IndexedHistory } from './index-request.js';
+
+/** One message of the view. */
+export interface ViewEntry {
+  readonly item: IndexedMessage;
+  readonly pinned: boolean;
+  /** The pairing round the message belongs to (-1 outside any). */
+  readonly round: number;
+  /** What is sent: the caller's message without `meta`, or its rewrite. */
+  wire: unknown;
+  /** Tokens of `wire`. */
+  tokens: number;
+  /** Tokens of the message as the caller wrote it. */
+  readonly originalTokens: number;
+  /** The rewrite applied, if any. */
+  rewrite?: SessionRewrite;
+}
+
+/** A rewrite made real for one message: the object sent and its tokens. */
+export interface RealizedRewrite {
+  wire: unknown;
+  tokens: number;
+}
+
+/** What building a view needs. */
+export interface ViewContext {
+  readonly history: IndexedHistory;
+  readonly state: SessionState | undefined;
+  readonly rule: PinRule;
+  readonly codec: MessageCodec;
+  readonly counter: TokenCounter;
+  /** The wire and tokens of a rewrite of `item` (cached by the caller). */
+  readonly realize: (item: IndexedMessage, rewrite: SessionRewrite) => RealizedRewrite;
+  /** Counts messages tokenized by this call (not found in the cache). */
+  readonly fresh: { count: number };
+}
+
+/** The session's view of its history. */
+export interface SessionView {
+  readonly state: SessionState | undefined;
+  readonly rule: PinRule;
+  readonly generation: number;
+  readonly counter: TokenCounter;
+  readonly format: string;
+  /** History positions processed so far. */
+  processed: number;
+  /** A summary message found in the history (a persisted view), when accepted. */
+  readonly summaryItem: IndexedMessage | undefined;
+  /** The summary version the view is at. */
+  readonly version: number;
+  /** The body of the current summary, if any. */
+  readonly previousSummary: string | undefined;
+  /** True when the stored state belongs to another history (it is then ignored). */
+  readonly mismatch: boolean;
+  /** Visible messages in history order (the summary message excluded). */
+  readonly entries: ViewEntry[];
+  /** Rounds with a pinned member (pinned whole). */
+  readonly pinnedRounds: Set<number>;
+  /** Ids protected by the state, and covered by the summary. */
+  readonly pinnedIds: ReadonlySet<string>;
+  readonly coveredIds: ReadonlySet<string>;
+  /** Token sums of the entries by role group. */
+  readonly sums: { system: number; developer: number; messages: number };
+  /** The stored summary as a message in this format, built once per view. */
+  summaryMessage?: { wire: unknown; tokens: number };
+}
+
+const EMPTY = new Set<string>();
+
+/** The summary message of a persisted view, if the history carries one this session can trust. */
+function acceptedSummary(
+  items: readonly IndexedMessage[],
+  state: SessionState | undefined,
+): IndexedMessage | undefined {
+  if (state?.summary) {
+    // The stored summary: only the message that is exactly it.
+    for (let i = items.length - 1; i >= 0; i--) {
+      const item = items[i]!;
+      if (item.entry.summaryVersion === undefined) continue;
+      const matches =
+        item.entry.summaryVersion === state.version &&
+        summaryBody(item.entry.parsed.text) === state.summary.text;
+      return matches ? item : undefined;
+    }
+    return undefined;
+  }
+  if (state && state.version > 0) return undefined;
+  // Nothing stored (a restart, a new process): a summary message is accepted where one is
+  // written, before any tool activity; everything before it was the pinned layer.
+  for (const item of items) {
+    if (item.entry.summaryVersion !== undefined) return item;
+    if (item.entry.parsed.toolCalls.length > 0 || item.entry.parsed.toolResults.length > 0) return undefined;
+  }
+  return undefined;
+}
+
+function addTokens(sums: SessionView['sums'], role: string, tokens: number): void {
+  if (role === 'system') sums.system += tokens;
+  else if (role === 'developer') sums.developer += tokens;
+  else sums.messages += tokens;
+}
+
+function makeEntry(context: ViewContext, item: IndexedMessage, pinned: boolean, round: number): ViewEntry {
+  if (item.entry.tokens?.get(context.counter) === undefined) context.fresh.count++;
+  const originalTokens = entryTokens(item, context.counter);
+  const rewrite = context.state?.rewrites?.[item.id];
+  if (rewrite && !pinned) {
+    const realized = context.realize(item, rewrite);
+    return { item, pinned, round, wire: realized.wire, tokens: realized.tokens, originalTokens, rewrite };
+  }
+  return { item, pinned, round, wire: item.entry.wire, tokens: originalTokens, originalTokens };
+}
+
+/** Builds the view from scratch. */
+export function buildView(context: ViewContext): SessionView {
+  const { history, state, rule } = context;
+  const items = history.items;
+  const summaryItem = acceptedSummary(items, state);
+  const covered = !summaryItem && state?.coveredIds.length ? new Set(state.coveredIds) : EMPTY;
+  const kept = state?.keptIds?.length ? new Set(state.keptIds) : EMPTY;
+  // A raw history that shares no message with what the stored summary covers or kept is
+  // another conversation under the same session id: it must not receive this summary.
+  const mismatch =
+    !summaryItem &&
+    state !== undefined &&
+    (covered.size > 0 || kept.size > 0) &&
+    !items.some((item) => covered.has(item.id) || kept.has(item.id));
+  const effective = mismatch ? undefined : state;
+  const pinnedIds = effective?.pinnedIds?.length ? new Set(effective.pinnedIds) : EMPTY;
+  const coveredIds = mismatch ? EMPTY : covered;
+  const round = history.pairer.round;
+  const visible: IndexedMessage[] = [];
+  const pinnedFlags: boolean[] = [];
+  const pinnedRounds = new Set<number>();
+  for (const item of items) {
+    if (item === summaryItem || coveredIds.has(item.id)) continue;
+    const pinned =
+      isPinned(item.entry, rule) ||
+      pinnedIds.has(item.id) ||
+      (summaryItem !== undefined && !effective?.summary && item.index < summaryItem.index);
+    visible.push(item);
+    pinnedFlags.push(pinned);
+    const r = round[item.index] ?? -1;
+    if (pinned && r >= 0) pinnedRounds.add(r);
+  }
+  const sums = { system: 0, developer: 0, messages: 0 };
+  const entries = visible.map((item, k) => {
+    const r = round[item.index] ?? -1;
+    const entry = makeEntry(
+      { ...context, state: effective },
+      item,
+      pinnedFlags[k]! || pinnedRounds.has(r),
+      r,
+    );
+    addTokens(sums, item.entry.parsed.role, entry.tokens);
+    return entry;
+  });
+  const version = Math.max(effective?.version ?? 0, summaryItem?.entry.summaryVersion ?? 0);
+  return {
+    state,
+    rule,
+    generation: history.generation,
+    counter: context.counter,
+    format: context.codec.format,
+    processed: items.length,
+    summaryItem,
+    version,
+    previousSummary: summaryItem ? summaryBody(summaryItem.entry.parsed.text) : effective?.summary?.text,
+    mismatch,
+    entries,
+    pinnedRounds,
+    pinnedIds,
+    coveredIds,
+    sums,
+  };
+}
+
+/**
+ * Extends `view` with the messages appended since it was built. Returns false when it
+ * cannot (a new message pins a round that has unpinned members, or carries a summary tag):
+ * the caller then rebuilds.
+ */
+export function extendView(view: SessionView, context: ViewContext): boolean {
+  const items = context.history.items;
+  const round = context.history.pairer.round;
+  const added: ViewEntry[] = [];
+  for (let i = view.processed; i < items.length; i++) {
+    const item = items[i]!;
+    if (item.entry.summaryVersion !== undefined) return false;
+    if (view.coveredIds.has(item.id)) continue;
+    const r = round[i] ?? -1;
+    const pinned = isPinned(item.entry, view.rule) || view.pinnedIds.has(item.id) || view.pinnedRounds.has(r);
+    if (pinned && r >= 0 && !view.pinnedRounds.has(r)) {
+      // Pinning this round would pin members already in the view unpinned.
+      const lastEntry = added.at(-1) ?? view.entries.at(-1);
+      if (lastEntry && lastEntry.round === r) return false;
+      view.pinnedRounds.add(r);
+    }
+    added.push(makeEntry({ ...context, state: view.mismatch ? undefined : view.state }, item, pinned, r));
+  }
+  for (const entry of added) {
+    view.entries.push(entry);
+    addTokens(view.sums, entry.item.entry.parsed.role, entry.tokens);
+  }
+  view.processed = items.length;
+  return true;
+}
+
+/** True when `view` can be extended for this call (same state, policy, counter and unchanged prefix). */
+export function viewIsReusable(
+  view: SessionView | undefined,
+  context: ViewContext,
+  changedFrom: number,
+): view is SessionView {
+  return (
+    view !== undefined &&
+    view.state === context.state &&
+    view.rule === context.rule &&
+    view.counter === context.counter &&
+    view.format === context.codec.format &&
+    view.generation === context.history.generation &&
+    changedFrom >= view.processed
+  );
+}

@@ -1,0 +1,185 @@
+/**
+ * Rewrites of one wire message for the reduction cascade: a tool result's content
+ * replaced by a placeholder, long tool-call arguments shortened head…tail, an oversized
+ * message cut head…tail. Each returns a new object (the caller's is never touched) in the
+ * message's own format, or `undefined` when the message has nothing to rewrite.
+ */
+import type { MessageFormat } from '../message.js';
+
+type Json = Record<string, unknown>;
+
+const isObject = (value: unknown): value is Json =>
+  value !== null && typeof value === 'object' && !Array.isArray(value);
+
+/** Replaces the content of every tool result of `raw` (positions in `positions`) with `text(position)`. */
+export function replaceToolResults(
+  raw: unknown,
+  format: MessageFormat,
+  positions: readonly number[],
+  text: (position: number) => string,
+): unknown | undefined {
+  if (!isObject(raw) || positions.length === 0) return undefined;
+  if (format === 'openai-chat') return { ...raw, content: text(positions[0]!) };
+  if (format === 'openai-responses') {
+    const output = raw.output;
+    const replacement = text(positions[0]!);
+    if (typeof output === 'string' || output === undefined) return { ...raw, output: replacement };
+    if (isObject(output) && typeof output.text === 'string')
+      return { ...raw, output: { ...output, text: replacement } };
+    if (Array.isArray(output)) return { ...raw, output: replacement };
+    return undefined;
+  }
+  if (!Array.isArray(raw.content)) return undefined;
+  let position = -1;
+  const wanted = new Set(positions);
+  const content = raw.content.map((block) => {
+    if (!isObject(block) || block.type !== 'tool_result') return block;
+    position++;
+    return wanted.has(position) ? { ...block, content: text(position) } : block;
+  });
+  return { ...raw, content };
+}
+
+/** Shortens every string longer than `maxChars` inside a JSON value (head…tail with a marker). */
+export function shortenStrings(
+  value: unknown,
+  maxChars: number,
+  marker: (removed: number) => string,
+): unknown {
+  if (typeof value === 'string') return shortenText(value, maxChars, marker);
+  if (Array.isArray(value)) return value.map((v) => shortenStrings(v, maxChars, marker));
+  if (isObject(value)) {
+    const out: Json = {};
+    for (const [key, v] of Object.entries(value)) out[key] = shortenStrings(v, maxChars, marker);
+    return out;
+  }
+  return value;
+}
+
+/** Keeps the head and tail of `text` (about `maxChars` in all), cut at whitespace where possible. */
+export function shortenText(text: string, maxChars: number, marker: (removed: number) => string): string {
+  if (text.length <= maxChars) return text;
+  const half = Math.max(1, Math.floor(maxChars / 2));
+  let headEnd = half;
+  let tailStart = text.length - half;
+  // Prefer cutting at whitespace within a short distance, so a token-like string is not split.
+  const space = text.lastIndexOf(' ', headEnd);
+  if (space > half * 0.6) headEnd = space;
+  const nl = text.indexOf('\n', tailStart);
+  if (nl >= 0 && nl < tailStart + half * 0.4) tailStart = nl + 1;
+  const removed = tailStart - headEnd;
+  return `${text.slice(0, headEnd)}\n${marker(removed)}\n${text.slice(tailStart)}`;
+}
+
+/** Shortens the arguments of the calls at `positions` in `raw`. */
+export function shortenToolArguments(
+  raw: unknown,
+  format: MessageFormat,
+  positions: readonly number[],
+  maxChars: number,
+  marker: (removed: number) => string,
+): unknown | undefined {
+  if (!isObject(raw) || positions.length === 0) return undefined;
+  const wanted = new Set(positions);
+  const shortenArgs = (args: unknown): unknown => {
+    if (typeof args !== 'string') return shortenStrings(args, maxChars, marker);
+    try {
+      return JSON.stringify(shortenStrings(JSON.parse(args), maxChars, marker));
+    } catch {
+      return shortenText(args, maxChars, marker);
+    }
+  };
+  if (format === 'openai-chat') {
+    if (!Array.isArray(raw.tool_calls)) return undefined;
+    const toolCalls = raw.tool_calls.map((call, i) => {
+      if (!wanted.has(i) || !isObject(call) || !isObject(call.function)) return call;
+      return { ...call, function: { ...call.function, arguments: shortenArgs(call.function.arguments) } };
+    });
+    return { ...raw, tool_calls: toolCalls };
+  }
+  if (format === 'openai-responses') {
+    for (const key of ['arguments', 'input']) {
+      if (key in raw) return { ...raw, [key]: shortenArgs(raw[key]) };
+    }
+    return undefined;
+  }
+  if (!Array.isArray(raw.content)) return undefined;
+  let position = -1;
+  const content = raw.content.map((block) => {
+    if (!isObject(block) || block.type !== 'tool_use') return block;
+    position++;
+    return wanted.has(position) ? { ...block, input: shortenStrings(block.input, maxChars, marker) } : block;
+  });
+  return { ...raw, content };
+}
+
+/** Keys whose strings are never cut: identifiers, binary data, signatures, thinking. */
+const UNCUT_KEYS = new Set([
+  'id',
+  'type',
+  'role',
+  'name',
+  'call_id',
+  'callId',
+  'tool_call_id',
+  'tool_use_id',
+  'data',
+  'url',
+  'image_url',
+  'signature',
+  'thinking',
+  'encrypted_content',
+  'status',
+  'media_type',
+]);
+
+interface Leaf {
+  parent: Json | unknown[];
+  key: string | number;
+  length: number;
+}
+
+function collectLeaves(value: unknown, out: Leaf[]): void {
+  if (Array.isArray(value)) {
+    value.forEach((v, i) => {
+      if (typeof v === 'string') out.push({ parent: value, key: i, length: v.length });
+      else collectLeaves(v, out);
+    });
+  } else if (isObject(value)) {
+    for (const [key, v] of Object.entries(value)) {
+      if (UNCUT_KEYS.has(key)) continue;
+      if (typeof v === 'string') {
+        if (!v.startsWith('data:')) out.push({ parent: value, key, length: v.length });
+      } else collectLeaves(v, out);
+    }
+  }
+}
+
+/** A deep copy of a JSON value (the cut works on it; the caller's object stays whole). */
+function copyJson<T>(value: T): T {
+  return structuredClone(value);
+}
+
+/**
+ * Cuts the longest text of a message (content, output or arguments, whatever it is) to
+ * `keepChars`, head and tail kept around `marker`. Returns the new message and the number
+ * of characters removed, or `undefined` when nothing can be cut.
+ */
+export function cutLongestText(
+  raw: unknown,
+  keepChars: number,
+  marker: (removed: number) => string,
+): { wire: unknown; removed: number } | undefined {
+  if (!isObject(raw)) return undefined;
+  const copy = copyJson(raw);
+  delete copy.meta;
+  const leaves: Leaf[] = [];
+  collectLeaves(copy, leaves);
+  let longest: Leaf | undefined;
+  for (const leaf of leaves) if (!longest || leaf.length > longest.length) longest = leaf;
+  if (!longest || longest.length <= keepChars) return undefined;
+  const text = (longest.parent as Record<string | number, string>)[longest.key]!;
+  const cut = shortenText(text, keepChars, marker);
+  (longest.parent as Record<string | number, string>)[longest.key] = cut;
+  return { wire: copy, removed: text.length - cut.length };
+}

@@ -1,0 +1,207 @@
+/**
+ * Step 5: the reduction cascade, cheapest and most faithful first; each level stops as soon
+ * as the request is under the target:
+ *   a. clear old tool results (placeholders)          cascade/clear-tool-results.ts
+ *   b. shorten old, large call arguments               cascade/shorten-arguments.ts
+ *   c. summarize the units before the verbatim suffix  cascade/summarize-remainder.ts
+ *   d. cut an oversized message of the suffix          cascade/cut-oversized.ts
+ * Levels a and b need no summarizer, so many triggers end before any LLM call.
+ */
+import { CompactError } from '../errors.js';
+import type { MessageCodec } from '../formats/message-codec.js';
+import { type CompactMessage, formatSummaryText } from '../message.js';
+import { type IndexedMessage, toCompactMessage } from '../message-index.js';
+import type { CompactPolicy } from '../policy.js';
+import type { SessionRewrite } from '../session-store.js';
+import type { TokenCounter } from '../token-counter.js';
+import type { ToolPairer } from '../tool-pairing.js';
+import { buildUnits, policySuffixStart } from './build-units.js';
+import type { CascadeRun, LevelReport, NewRewrite } from './cascade/cascade-types.js';
+import { clearToolResults } from './cascade/clear-tool-results.js';
+import { cutOversized } from './cascade/cut-oversized.js';
+import { shortenArguments } from './cascade/shorten-arguments.js';
+import {
+  type SummarizeContext,
+  type SummarizeOutcome,
+  summarizeWithFallback,
+} from './cascade/summarize-remainder.js';
+import type { Decision } from './decide.js';
+import type { RealizedRewrite, SessionView, ViewEntry } from './resume-view.js';
+
+/** What the cascade needs. */
+export interface CascadeInput {
+  readonly sessionId: string;
+  readonly view: SessionView;
+  readonly pairing: { readonly pairer: ToolPairer; readonly items: readonly IndexedMessage[] };
+  readonly policy: Readonly<CompactPolicy>;
+  readonly decision: Decision;
+  /** Tokens of the request as it stands (system, tools, overhead, view, summary). */
+  readonly tokensBefore: number;
+  /** Tokens of the current summary message (0 without one). */
+  readonly summaryTokens: number;
+  readonly force: boolean;
+  readonly codec: MessageCodec;
+  readonly counter: TokenCounter;
+  readonly realize: (item: IndexedMessage, rewrite: SessionRewrite) => RealizedRewrite;
+  readonly summarize: SummarizeContext;
+  /** Rejects a summarizer's output (returns why), e.g. a refusal. */
+  readonly checkSummary: (text: string, strategy: string) => string | undefined;
+  /** A line naming where the folded messages are archived, added to the summary (when archiving). */
+  readonly archiveLine?: (version: number) => string | undefined;
+  readonly signal?: AbortSignal;
+  readonly note?: string;
+  readonly agent?: string;
+}
+
+/** What the cascade did. */
+export interface CascadeResult {
+  /** The view after the cascade (pinned and the verbatim suffix), rewrites applied. */
+  entries: ViewEntry[];
+  /** The new summary (body and version), when level c ran. */
+  summary?: { body: string; version: number; summarizer: string; fallback?: string; tokens: number };
+  /** Messages folded into the summary (or pruned) by this run, in history order. */
+  folded: IndexedMessage[];
+  /** Rewrites made by this run (their originals go to the archive). */
+  rewrites: NewRewrite[];
+  levels: LevelReport[];
+  tokensAfter: number;
+}
+
+/** Tokens of a summary message with `body` at `version`. */
+export function summaryMessageTokens(
+  codec: MessageCodec,
+  counter: TokenCounter,
+  version: number,
+  body: string,
+): number {
+  const parsed = codec.parse(codec.summaryMessage(formatSummaryText(version, body)), 0);
+  return counter.countMessage({ ...parsed, id: '', index: 0 });
+}
+
+/** The message the summarizer sees for an entry: its rewrite when it has one (a cleared placeholder is what is left). */
+function summarizerMessage(entry: ViewEntry, codec: MessageCodec): CompactMessage {
+  if (!entry.rewrite) return toCompactMessage(entry.item);
+  const parsed = codec.parse(entry.wire, entry.item.index);
+  return { ...parsed, id: entry.item.id, index: entry.item.index };
+}
+
+interface SummaryPlan {
+  /** Index in `run.entries` where the verbatim suffix starts (unpinned entries before it are folded). */
+  foldBefore: number;
+  maxTokens: number;
+}
+
+/** Picks the verbatim suffix: the policy window, shrunk until the request fits the target. */
+function planSummary(run: CascadeRun, input: CascadeInput, overhead: number): SummaryPlan | undefined {
+  const unpinned: number[] = [];
+  run.entries.forEach((entry, k) => {
+    if (!entry.pinned) unpinned.push(k);
+  });
+  const units = buildUnits(unpinned.map((k) => run.entries[k]!));
+  if (units.length === 0) return undefined;
+  const { policy } = input;
+  let start = policySuffixStart(units, policy.keepRecentTurns, policy.keepToolIoPairs);
+  const unpinnedTokens = units.reduce((sum, unit) => sum + unit.tokens, 0);
+  const fixed = run.total - unpinnedTokens - input.summaryTokens;
+  let suffix = units.slice(start).reduce((sum, unit) => sum + unit.tokens, 0);
+  const reserve = Math.min(policy.maxSummaryTokens, 256);
+  while (start < units.length - 1 && fixed + overhead + reserve + suffix > run.target) {
+    suffix -= units[start]!.tokens;
+    start++;
+  }
+  if (start === 0 && !input.force) return undefined;
+  const targetRoom = run.target - fixed - overhead - suffix;
+  const budgetRoom = run.budget - fixed - overhead - suffix;
+  const room = targetRoom >= 64 ? targetRoom : budgetRoom;
+  const maxTokens = Math.max(16, Math.min(policy.maxSummaryTokens, room));
+  return { foldBefore: unpinned[units[start]!.start]!, maxTokens };
+}
+
+/** Level c: folds the units before the suffix into the next summary. */
+async function summarizeLevel(run: CascadeRun, input: CascadeInput, result: CascadeResult): Promise<void> {
+  const { view, codec, counter, policy } = input;
+  const version = view.version + 1;
+  const overhead = summaryMessageTokens(codec, counter, version, '');
+  const plan = planSummary(run, input, overhead);
+  if (!plan && !view.previousSummary) return;
+  const foldBefore = plan?.foldBefore ?? 0;
+  const folded: ViewEntry[] = [];
+  const kept: ViewEntry[] = [];
+  run.entries.forEach((entry, k) => {
+    (!entry.pinned && k < foldBefore ? folded : kept).push(entry);
+  });
+  if (folded.length === 0 && !input.force) return;
+  const outcome: SummarizeOutcome | undefined = await summarizeWithFallback(
+    input.summarize,
+    {
+      sessionId: input.sessionId,
+      strategy: policy.strategy,
+      messages: folded.map((entry) => summarizerMessage(entry, codec)),
+      maxTokens: plan?.maxTokens ?? policy.maxSummaryTokens,
+      ...(view.previousSummary ? { previousSummary: view.previousSummary } : {}),
+      ...(input.note ? { note: input.note } : {}),
+      ...(input.agent ? { agent: input.agent } : {}),
+      ...(input.signal ? { signal: input.signal } : {}),
+    },
+    version,
+    input.checkSummary,
+  );
+  let body = outcome?.text ?? view.previousSummary;
+  const archiveLine = folded.length > 0 ? input.archiveLine?.(version) : undefined;
+  if (body !== undefined && archiveLine) body = `${body}\n${archiveLine}`;
+  const foldedTokens = folded.reduce((sum, entry) => sum + entry.tokens, 0);
+  const tokens = body === undefined ? 0 : summaryMessageTokens(codec, counter, version, body);
+  run.entries = kept;
+  run.total += tokens - input.summaryTokens - foldedTokens;
+  result.folded = folded.map((entry) => entry.item);
+  if (body !== undefined) {
+    result.summary = {
+      body,
+      version,
+      summarizer: outcome?.summarizer ?? 'none',
+      ...(outcome?.fallback ? { fallback: outcome.fallback } : outcome ? {} : { fallback: 'pruning-only' }),
+      tokens,
+    };
+  }
+  result.levels.push({
+    level: 'summarize',
+    count: folded.length,
+    tokensSaved: foldedTokens + input.summaryTokens - tokens,
+    refs: archiveLine ? [`sum-v${version}`] : [],
+  });
+}
+
+/** Runs the cascade on a triggered request. */
+export async function runCascade(input: CascadeInput): Promise<CascadeResult> {
+  const { decision } = input;
+  const run: CascadeRun = {
+    entries: [...input.view.entries],
+    total: input.tokensBefore,
+    target: decision.targetTokens,
+    budget: decision.budget,
+    policy: input.policy,
+    rewrites: [],
+    realize: input.realize,
+  };
+  const result: CascadeResult = {
+    entries: [],
+    folded: [],
+    rewrites: run.rewrites,
+    levels: [],
+    tokensAfter: 0,
+  };
+  if (run.total > run.target) result.levels.push(clearToolResults(run, input.pairing));
+  if (run.total > run.target) result.levels.push(shortenArguments(run));
+  if (run.total > run.target || input.force) await summarizeLevel(run, input, result);
+  if (run.total > run.budget) result.levels.push(cutOversized(run, run.target));
+  if (run.total > run.budget) {
+    throw new CompactError(
+      'insufficient_budget',
+      `pinned messages, system prompt, tool schemas and the latest turn take ${run.total} tokens even after clearing, summarizing and cutting, over the budget of ${run.budget}: reduce protected memory or raise the context limit`,
+    );
+  }
+  result.entries = run.entries;
+  result.tokensAfter = run.total;
+  result.levels = result.levels.filter((level) => level.count > 0 || level.level === 'summarize');
+  return result;
+}

@@ -1,0 +1,337 @@
+/**
+ * Steps 5 to 7 of a triggered preflight: archive the transcript, run the cascade, archive
+ * the originals of what it cleared, shortened, cut or summarized, store the new state (a
+ * compare-and-set), then emit the events and assemble the request. The untriggered answer
+ * is assembled here too.
+ */
+import { CompactError, isCompactError } from '../errors.js';
+import type { CompactionResult } from '../manager-options.js';
+import { formatSummaryText } from '../message.js';
+import type { IndexedMessage } from '../message-index.js';
+import type { SessionRewrite, SessionState } from '../session-store.js';
+import type { ArchivedArtifact } from '../storage-adapter.js';
+import { assemble } from './assemble.js';
+import type { LevelReport } from './cascade/cascade-types.js';
+import type { PipelineDeps, PreparedRequest } from './prepare-request.js';
+import type { ViewEntry } from './resume-view.js';
+import { type CascadeResult, runCascade } from './run-cascade.js';
+import { checkSummaryOutput } from './summary-output.js';
+
+/** A compaction that landed in the store. */
+export interface Compacted {
+  cascade: CascadeResult;
+  state: SessionState;
+}
+
+function keptCounts(entries: readonly ViewEntry[]) {
+  let pinned = 0;
+  let recentTurns = 0;
+  const rounds = new Set<number>();
+  for (const entry of entries) {
+    const parsed = entry.item.entry.parsed;
+    if (entry.pinned) pinned++;
+    else if (parsed.role === 'user' && parsed.toolResults.length === 0) recentTurns++;
+    if (!entry.pinned && entry.round >= 0 && (parsed.toolCalls.length > 0 || parsed.toolResults.length > 0))
+      rounds.add(entry.round);
+  }
+  return { pinned, recentTurns, toolPairs: rounds.size };
+}
+
+/** The answer of a call that did not trigger: the view as it stands. */
+export function untriggeredResult<M>(prepared: PreparedRequest): CompactionResult<M> {
+  const { view, codec } = prepared;
+  const summaryWire = view.version > 0 ? prepared.summaryWire : undefined;
+  const result: CompactionResult<M> = {
+    messages: assemble(view.entries, summaryWire, codec.format) as M[],
+    applied: false,
+    reason: prepared.decision.reason,
+    tokensBefore: prepared.tokensBefore,
+    tokensAfter: prepared.tokensBefore,
+    budget: prepared.decision.budget,
+    kept: { pinned: view.entries.filter((entry) => entry.pinned).length, recentTurns: 0, toolPairs: 0 },
+    prunedCount: 0,
+    version: view.version,
+    format: codec.format,
+    levels: [],
+    repairs: prepared.repairs,
+  };
+  if (summaryWire !== undefined && view.previousSummary !== undefined) {
+    result.summary = {
+      text: formatSummaryText(view.version, view.previousSummary),
+      version: view.version,
+      tokens: prepared.summaryTokens,
+      summarizer: view.mismatch ? 'unknown' : (view.state?.summary?.summarizer ?? 'unknown'),
+    };
+  }
+  return result;
+}
+
+/** The text an archived original holds. */
+function originalText(item: IndexedMessage, kind: SessionRewrite['kind']): string {
+  const parsed = item.entry.parsed;
+  if (kind === 'cleared') return parsed.toolResults.map((result) => result.output).join('\n\n');
+  if (kind === 'shortened')
+    return parsed.toolCalls.map((call) => `${call.name}(${call.arguments})`).join('\n\n');
+  return [
+    parsed.text,
+    ...parsed.toolCalls.map((c) => `${c.name}(${c.arguments})`),
+    ...parsed.toolResults.map((r) => r.output),
+  ]
+    .filter((text) => text !== '')
+    .join('\n\n');
+}
+
+/** The folded messages as a plain transcript (what `sum-vN` holds). */
+function renderFolded(items: readonly IndexedMessage[]): string {
+  const lines: string[] = [];
+  for (const item of items) {
+    const parsed = item.entry.parsed;
+    if (parsed.text !== '') lines.push(`[${item.index}] ${parsed.role}: ${parsed.text}`);
+    for (const call of parsed.toolCalls) lines.push(`[${item.index}] call ${call.name}(${call.arguments})`);
+    for (const result of parsed.toolResults) lines.push(`[${item.index}] result: ${result.output}`);
+  }
+  return lines.join('\n');
+}
+
+function artifactsOf(
+  cascade: CascadeResult,
+  version: number,
+): Omit<ArchivedArtifact, 'sessionId' | 'createdAt'>[] {
+  const latest = new Map<string, (typeof cascade.rewrites)[number]>();
+  for (const rewrite of cascade.rewrites) latest.set(rewrite.rewrite.ref, rewrite);
+  const artifacts: Omit<ArchivedArtifact, 'sessionId' | 'createdAt'>[] = [...latest.values()].map(
+    ({ item, rewrite, toolName }) => ({
+      ref: rewrite.ref,
+      kind:
+        rewrite.kind === 'cleared'
+          ? 'tool_result'
+          : rewrite.kind === 'shortened'
+            ? 'tool_arguments'
+            : 'message',
+      text: originalText(item, rewrite.kind),
+      ...(toolName ? { toolName } : {}),
+      messageIndex: item.index,
+      step: version,
+    }),
+  );
+  if (cascade.summary && cascade.folded.length > 0) {
+    artifacts.push({
+      ref: `sum-v${cascade.summary.version}`,
+      kind: 'summarized',
+      text: renderFolded(cascade.folded),
+      step: cascade.summary.version,
+    });
+  }
+  return artifacts;
+}
+
+/** The state after the cascade. */
+function nextState(prepared: PreparedRequest, cascade: CascadeResult): SessionState {
+  const { view, context } = prepared;
+  const effective = view.mismatch ? undefined : prepared.state;
+  const kept = cascade.entries;
+  const rewrites: Record<string, SessionRewrite> = {};
+  for (const entry of kept) if (entry.rewrite && !entry.pinned) rewrites[entry.item.id] = entry.rewrite;
+  const pinnedIds = new Set(effective?.pinnedIds ?? []);
+  for (const entry of kept) if (entry.pinned) pinnedIds.add(entry.item.id);
+  const summary = cascade.summary;
+  const state: SessionState = {
+    sessionId: context.sessionId,
+    version: summary?.version ?? view.version,
+    coveredIds: [
+      ...(view.summaryItem ? [] : (effective?.coveredIds ?? [])),
+      ...cascade.folded.map((item) => item.id),
+    ],
+    keptIds: kept.filter((entry) => !entry.pinned).map((entry) => entry.item.id),
+    updatedAt: Date.now(),
+  };
+  if (pinnedIds.size > 0) state.pinnedIds = [...pinnedIds];
+  if (Object.keys(rewrites).length > 0) state.rewrites = rewrites;
+  if (summary) {
+    state.summary = {
+      text: summary.body,
+      tokens: summary.tokens,
+      summarizer: summary.summarizer,
+      createdAt: Date.now(),
+    };
+  } else if (view.previousSummary !== undefined) {
+    state.summary = effective?.summary ?? {
+      text: view.previousSummary,
+      tokens: prepared.summaryTokens,
+      summarizer: 'unknown',
+      createdAt: Date.now(),
+    };
+  }
+  return state;
+}
+
+/** Archive, cascade, archive the originals, store. `'retry'` when another process compacted first. */
+export async function runTriggered(
+  deps: PipelineDeps,
+  prepared: PreparedRequest,
+): Promise<Compacted | 'retry'> {
+  const { context, view, options, indexed, codec } = prepared;
+  const parentId = prepared.decisionSpanId;
+  const timing = (start: number) => ({ start, ...(parentId ? { parentId } : {}) });
+  context.archived ??= [];
+  throwIfAborted(options.signal);
+  await deps.archive.transcript(context, prepared.messages, view.version + 1, parentId);
+  let cascade: CascadeResult;
+  try {
+    cascade = await runCascade({
+      sessionId: context.sessionId,
+      view,
+      pairing: { pairer: indexed.pairer, items: indexed.items },
+      policy: prepared.policy,
+      decision: prepared.decision,
+      tokensBefore: prepared.tokensBefore,
+      summaryTokens: prepared.summaryTokens,
+      force: options.force === true,
+      codec,
+      counter: deps.counter,
+      realize: (item, rewrite) =>
+        deps.rewrites.get(
+          { codec, counter: deps.counter, pairer: indexed.pairer, items: indexed.items },
+          item,
+          rewrite,
+        ),
+      summarize: {
+        chain: deps.chain,
+        timeoutMs: deps.summarizerTimeoutMs,
+        counter: deps.counter,
+        redact: deps.summarizerRedact,
+        emit: (name, properties, start) => deps.bus.emit(context, name, properties, timing(start)),
+      },
+      checkSummary: checkSummaryOutput,
+      ...(deps.archive.keepsArtifacts ? { archiveLine: (version: number) => archiveLine(version) } : {}),
+      ...(options.signal ? { signal: options.signal } : {}),
+      ...(options.note ? { note: options.note } : {}),
+      ...(options.agent ? { agent: options.agent } : {}),
+    });
+  } catch (error) {
+    if (isCompactError(error, 'insufficient_budget')) {
+      deps.bus.emit(
+        context,
+        'compact.error',
+        { errorType: 'insufficient_budget', message: error.message, fallback: 'none' },
+        timing(Date.now()),
+      );
+      deps.archive.trackEvents(context);
+    }
+    throw error;
+  }
+  const version = cascade.summary?.version ?? view.version;
+  throwIfAborted(options.signal);
+  await deps.archive.artifacts(context, artifactsOf(cascade, version), parentId);
+  const state = nextState(prepared, cascade);
+  throwIfAborted(options.signal);
+  if (await deps.store.set(context.sessionId, state, { expectedVersion: prepared.state?.version ?? 0 }))
+    return { cascade, state };
+  deps.bus.emit(
+    context,
+    'compact.error',
+    {
+      errorType: 'concurrent_compaction',
+      message: 'another compaction of this session landed first; its result is used',
+      fallback: 'reload',
+    },
+    timing(Date.now()),
+  );
+  deps.archive.trackEvents(context);
+  return 'retry';
+}
+
+/** The line a summary ends with when the folded messages are archived under a reference. */
+export function archiveLine(version: number): string {
+  const earlier = version > 1 ? ` (earlier: "sum-v1" to "sum-v${version - 1}")` : '';
+  return `Archived originals: recall ref "sum-v${version}"${earlier}`;
+}
+
+/** Events, the summary archive and the result of a compaction that landed. */
+export async function finishCompaction<M>(
+  deps: PipelineDeps,
+  prepared: PreparedRequest,
+  { cascade, state }: Compacted,
+): Promise<CompactionResult<M>> {
+  const { context, codec, view } = prepared;
+  const parentId = prepared.decisionSpanId;
+  const start = Date.now();
+  for (const level of cascade.levels) emitLevel(deps, prepared, level, state.version);
+  const kept = keptCounts(cascade.entries);
+  deps.bus.emit(
+    context,
+    'compact.pruned_messages',
+    {
+      prunedCount: cascade.folded.length,
+      prunedIds: cascade.folded.map((item) => item.id),
+      kept,
+      tokensBefore: prepared.tokensBefore,
+      tokensAfter: cascade.tokensAfter,
+      version: state.version,
+      pinnedLabels: cascade.entries
+        .filter((e) => e.pinned && e.item.entry.parsed.meta?.label)
+        .map((e) => String(e.item.entry.parsed.meta!.label)),
+    },
+    { start, ...(parentId ? { parentId } : {}) },
+  );
+  const summary = cascade.summary;
+  const summaryText = state.summary ? formatSummaryText(state.version, state.summary.text) : undefined;
+  if (summary && summaryText) {
+    await deps.archive.summary(
+      context,
+      {
+        sessionId: context.sessionId,
+        step: state.version,
+        text: summaryText,
+        tokens: summary.tokens,
+        strategy: String(prepared.policy.strategy),
+        summarizer: summary.summarizer,
+        coveredIds: state.coveredIds,
+        createdAt: Date.now(),
+      },
+      parentId,
+    );
+  }
+  deps.archive.trackEvents(context);
+  void deps.bus.flush();
+  const summaryWire = summaryText === undefined ? undefined : codec.summaryMessage(summaryText);
+  const result: CompactionResult<M> = {
+    messages: assemble(cascade.entries, summaryWire, codec.format) as M[],
+    applied: true,
+    reason: prepared.decision.reason,
+    tokensBefore: prepared.tokensBefore,
+    tokensAfter: cascade.tokensAfter,
+    budget: prepared.decision.budget,
+    kept,
+    prunedCount: cascade.folded.length,
+    version: state.version,
+    format: codec.format,
+    levels: cascade.levels,
+    repairs: prepared.repairs,
+  };
+  if (summaryText !== undefined) {
+    result.summary = {
+      text: summaryText,
+      version: state.version,
+      tokens: summary?.tokens ?? prepared.summaryTokens,
+      summarizer: summary?.summarizer ?? state.summary?.summarizer ?? 'unknown',
+      ...(summary?.fallback ? { fallback: summary.fallback } : {}),
+    };
+  }
+  void view;
+  return result;
+}
+
+function emitLevel(deps: PipelineDeps, prepared: PreparedRequest, level: LevelReport, version: number): void {
+  deps.bus.emit(
+    prepared.context,
+    'compact.reduction',
+    { level: level.level, count: level.count, tokensSaved: level.tokensSaved, refs: level.refs, version },
+    { start: Date.now(), ...(prepared.decisionSpanId ? { parentId: prepared.decisionSpanId } : {}) },
+  );
+}
+
+function throwIfAborted(signal: AbortSignal | undefined): void {
+  if (signal?.aborted)
+    throw new CompactError('aborted', 'compaction aborted by the caller', { cause: signal.reason });
+}

@@ -98,7 +98,11 @@ export class CompactManager {
     }
     this.maxContextTokens = maxContext;
     this.#customStrategies = [...(options.customStrategies ?? [])];
-    this.policy = Object.freeze(resolvePolicy(options.policy, this.#customStrategies));
+    const resolved = resolvePolicy(options.policy, this.#customStrategies);
+    // The default buffer scales down for small windows (a 2k local model keeps 200, not 1,500).
+    if (options.policy?.hardCapBuffer === undefined)
+      resolved.hardCapBuffer = Math.min(resolved.hardCapBuffer, Math.floor(maxContext * 0.1));
+    this.policy = Object.freeze(resolved);
     if (this.policy.hardCapBuffer >= maxContext) {
       throw invalidConfig('policy.hardCapBuffer', `must be smaller than maxContextTokens (${maxContext})`);
     }
@@ -331,8 +335,13 @@ export class CompactManager {
       maxContextTokens: options.maxContextTokens ?? this.maxContextTokens,
     });
     if (!prepared.decision.triggered) return untriggeredResult<M>(prepared);
-    const outcome = await runTriggered(this.#deps, prepared);
+    // Held events (the decision first) are delivered even when the compaction fails.
+    const outcome = await runTriggered(this.#deps, prepared).catch((error: unknown) => {
+      this.#deps.bus.release(context);
+      throw error;
+    });
     if (outcome === 'retry') {
+      this.#deps.bus.release(context);
       if (attempt > 0) {
         throw new CompactError(
           'concurrent_compaction',

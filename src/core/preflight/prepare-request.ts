@@ -69,6 +69,11 @@ export interface PreparedRequest extends PreflightInput {
   readonly countedFresh: number;
   /** The decision event's span id, under which the compaction's events nest. */
   readonly decisionSpanId: string | undefined;
+  /**
+   * The `compact.trigger_decision` event. When triggered it is held (with the events under it)
+   * until the compaction ends, so that it can carry what was kept and pruned.
+   */
+  readonly decisionEvent?: CompactEvent<'compact.trigger_decision'>;
 }
 
 /** System prompt, tool schemas and request overhead, each counted once per distinct value. */
@@ -110,17 +115,9 @@ function indexRequest(
 ): { indexed: IndexedHistory; repairs: InputRepair[] } {
   const { context, codec } = input;
   const { indexed } = deps.histories.update(context.sessionId, input.messages, codec, deps.index);
-  const open = indexed.pairer.openCalls();
-  if (indexed.pairer.findings.length === 0 && open.length === 0) return { indexed, repairs: [] };
-  const findings = [
-    ...indexed.pairer.findings,
-    ...open.map((site) => ({
-      kind: 'dangling_call' as const,
-      index: site.message,
-      position: site.position,
-      callId: indexed.items[site.message]!.entry.parsed.toolCalls[site.position]!.id,
-    })),
-  ].sort((a, b) => a.index - b.index || a.position - b.position);
+  // Calls of the last, still open round are the tail of a run in progress: not an error.
+  if (indexed.pairer.findings.length === 0) return { indexed, repairs: [] };
+  const findings = [...indexed.pairer.findings].sort((a, b) => a.index - b.index || a.position - b.position);
   if (!input.policy.repairInput) assertSoundPairing(findings);
   const repaired = repairHistory(input.messages, indexed.items, findings, codec.format, {
     round: indexed.pairer.round,
@@ -263,7 +260,8 @@ export async function prepareRequest(deps: PipelineDeps, input: PreflightInput):
   for (const repair of repairs)
     deps.bus.emit(input.context, 'compact.repair', { ...repair }, { start: started });
   if (!decision.triggered && !deps.bus.observed) return prepared;
-  return { ...prepared, decisionSpanId: emitDecision(deps, prepared).spanId };
+  const decisionEvent = emitDecision(deps, prepared);
+  return { ...prepared, decisionSpanId: decisionEvent.spanId, decisionEvent };
 }
 
 /** The `compact.token_estimate` and `compact.trigger_decision` events. */
@@ -287,6 +285,7 @@ function emitDecision(
     },
     { start: prepared.started },
   );
+  if (decision.triggered) deps.bus.hold(context);
   return deps.bus.emit(
     context,
     'compact.trigger_decision',

@@ -101,6 +101,8 @@ function planSummary(run: CascadeRun, input: CascadeInput, overhead: number): Su
   if (units.length === 0) return undefined;
   const { policy } = input;
   let start = policySuffixStart(units, policy.keepRecentTurns, policy.keepToolIoPairs);
+  // A forced (manual) compaction whose policy window covers everything keeps the last turn only.
+  if (start === 0 && input.force) start = Math.max(0, units.findLastIndex((unit) => unit.startsTurn));
   const unpinnedTokens = units.reduce((sum, unit) => sum + unit.tokens, 0);
   const fixed = run.total - unpinnedTokens - input.summaryTokens;
   let suffix = units.slice(start).reduce((sum, unit) => sum + unit.tokens, 0);
@@ -109,7 +111,7 @@ function planSummary(run: CascadeRun, input: CascadeInput, overhead: number): Su
     suffix -= units[start]!.tokens;
     start++;
   }
-  if (start === 0 && !input.force) return undefined;
+  if (start === 0) return undefined;
   const targetRoom = run.target - fixed - overhead - suffix;
   const budgetRoom = run.budget - fixed - overhead - suffix;
   const room = targetRoom >= 64 ? targetRoom : budgetRoom;
@@ -130,7 +132,7 @@ async function summarizeLevel(run: CascadeRun, input: CascadeInput, result: Casc
   run.entries.forEach((entry, k) => {
     (!entry.pinned && k < foldBefore ? folded : kept).push(entry);
   });
-  if (folded.length === 0 && !input.force) return;
+  if (folded.length === 0 && (!input.force || !view.previousSummary)) return;
   const outcome: SummarizeOutcome | undefined = await summarizeWithFallback(
     input.summarize,
     {
@@ -171,6 +173,17 @@ async function summarizeLevel(run: CascadeRun, input: CascadeInput, result: Casc
   });
 }
 
+/** Fails early, before any summarizer call, when what can never be reduced is over the budget. */
+function assertPinnedFit(run: CascadeRun, summaryTokens: number): void {
+  const unpinned = run.entries.reduce((sum, entry) => sum + (entry.pinned ? 0 : entry.tokens), 0);
+  const fixed = run.total - unpinned - summaryTokens;
+  if (fixed <= run.budget) return;
+  throw new CompactError(
+    'insufficient_budget',
+    `pinned messages, system prompt and tool schemas alone take ${fixed} tokens, over the budget of ${run.budget}: reduce protected memory or raise the context limit`,
+  );
+}
+
 /** Runs the cascade on a triggered request. */
 export async function runCascade(input: CascadeInput): Promise<CascadeResult> {
   const { decision } = input;
@@ -190,6 +203,7 @@ export async function runCascade(input: CascadeInput): Promise<CascadeResult> {
     levels: [],
     tokensAfter: 0,
   };
+  assertPinnedFit(run, input.summaryTokens);
   if (run.total > run.target) result.levels.push(clearToolResults(run, input.pairing));
   if (run.total > run.target) result.levels.push(shortenArguments(run));
   if (run.total > run.target || input.force) await summarizeLevel(run, input, result);

@@ -256,8 +256,10 @@ export async function finishCompaction<M>(
   const { context, codec, view } = prepared;
   const parentId = prepared.decisionSpanId;
   const start = Date.now();
-  for (const level of cascade.levels) emitLevel(deps, prepared, level, state.version);
   const kept = keptCounts(cascade.entries);
+  if (prepared.decisionEvent) Object.assign(prepared.decisionEvent.properties, { kept, prunedCount: cascade.folded.length });
+  deps.bus.release(context);
+  for (const level of cascade.levels) emitLevel(deps, prepared, level, state.version);
   deps.bus.emit(
     context,
     'compact.pruned_messages',

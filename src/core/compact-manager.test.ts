@@ -315,6 +315,7 @@ describe('fit the budget', () => {
     expect(result.messages.at(-1)).toEqual(last);
     const error = events.find((e) => e.name === 'compact.error') as CompactEvent<'compact.error'>;
     expect(error.properties.fallback).toBe('pruning-only');
+    expect(result.summary).toBeUndefined();
   });
 
   it('cuts a last message larger than the window around a marker instead of failing', async () => {
@@ -447,7 +448,9 @@ describe('summarizer failures', () => {
       const events = collect(manager);
       const result = await manager.manualCompact('s', chatTurns(8, 30));
       expect(result.applied).toBe(true);
-      expect(result.summary).toBeUndefined();
+      // No summary text survives a double failure: only a note saying what was removed.
+      expect(result.summary).toMatchObject({ summarizer: 'none', fallback: 'pruning-only' });
+      expect(result.summary!.text).toMatch(/earlier messages were removed without a summary/);
       expect(result.prunedCount).toBeGreaterThan(0);
       const fallbacks = events
         .filter((e) => e.name === 'compact.error')

@@ -102,7 +102,11 @@ function planSummary(run: CascadeRun, input: CascadeInput, overhead: number): Su
   const { policy } = input;
   let start = policySuffixStart(units, policy.keepRecentTurns, policy.keepToolIoPairs);
   // A forced (manual) compaction whose policy window covers everything keeps the last turn only.
-  if (start === 0 && input.force) start = Math.max(0, units.findLastIndex((unit) => unit.startsTurn));
+  if (start === 0 && input.force)
+    start = Math.max(
+      0,
+      units.findLastIndex((unit) => unit.startsTurn),
+    );
   const unpinnedTokens = units.reduce((sum, unit) => sum + unit.tokens, 0);
   const fixed = run.total - unpinnedTokens - input.summaryTokens;
   let suffix = units.slice(start).reduce((sum, unit) => sum + unit.tokens, 0);
@@ -148,10 +152,25 @@ async function summarizeLevel(run: CascadeRun, input: CascadeInput, result: Casc
     version,
     input.checkSummary,
   );
-  let body = outcome?.text ?? view.previousSummary;
-  const archiveLine = folded.length > 0 ? input.archiveLine?.(version) : undefined;
-  if (body !== undefined && archiveLine) body = `${body}\n${archiveLine}`;
   const foldedTokens = folded.reduce((sum, entry) => sum + entry.tokens, 0);
+  const archiveLine = folded.length > 0 ? input.archiveLine?.(version) : undefined;
+  let body = outcome?.text ?? view.previousSummary;
+  if (body === undefined && folded.length > 0) {
+    // No summary at all: a one-line note tells the model that history was cut, when it fits
+    // the budget, or always when the request would otherwise open with an assistant turn on
+    // Anthropic (level d then makes room).
+    const note = `${folded.length} earlier messages were removed without a summary.`;
+    const noteTokens = summaryMessageTokens(
+      codec,
+      counter,
+      version,
+      archiveLine ? `${note}\n${archiveLine}` : note,
+    );
+    const opensWithAssistant = codec.format === 'anthropic' && kept[0]?.item.entry.parsed.role !== 'user';
+    if (opensWithAssistant || run.total - foldedTokens - input.summaryTokens + noteTokens <= run.budget)
+      body = note;
+  }
+  if (body !== undefined && archiveLine) body = `${body}\n${archiveLine}`;
   const tokens = body === undefined ? 0 : summaryMessageTokens(codec, counter, version, body);
   run.entries = kept;
   run.total += tokens - input.summaryTokens - foldedTokens;

@@ -257,7 +257,8 @@ export async function finishCompaction<M>(
   const parentId = prepared.decisionSpanId;
   const start = Date.now();
   const kept = keptCounts(cascade.entries);
-  if (prepared.decisionEvent) Object.assign(prepared.decisionEvent.properties, { kept, prunedCount: cascade.folded.length });
+  if (prepared.decisionEvent)
+    Object.assign(prepared.decisionEvent.properties, { kept, prunedCount: cascade.folded.length });
   deps.bus.release(context);
   for (const level of cascade.levels) emitLevel(deps, prepared, level, state.version);
   deps.bus.emit(

@@ -8,7 +8,7 @@ import {
 import { mediaTokens } from './counting/count-media.js';
 import { type EncodingName, modelInfo } from './counting/model-table.js';
 import { invalidConfig } from './errors.js';
-import { elideInlineData, mediaParts } from './formats/media-parts.js';
+import { elideInlineData, type MediaPart, mediaParts } from './formats/media-parts.js';
 import type { CompactMessage } from './message.js';
 
 export { type EncodingName, type ModelInfo, modelInfo } from './counting/model-table.js';
@@ -277,15 +277,19 @@ export class BpeTokenCounter implements TokenCounter {
 
   /**
    * Text, role and per-message overhead (times the margin), plus the message's images,
-   * documents and encrypted reasoning (see `mediaTokens`). Inline `data:` URLs inside tool
-   * outputs or items kept as JSON count as images, not as base64 text.
+   * documents and encrypted reasoning (see `mediaTokens`). When the message carries inline
+   * media, `data:` URLs in text made from its structure (a screenshot object in a tool
+   * output, an item kept as JSON) count as the media, not as base64 text; a `data:` URL in
+   * text the caller wrote is text, as the provider sees it.
    */
   countMessage(message: CompactMessage): number {
     const o = OPENAI_MESSAGE_OVERHEAD;
+    const parts = mediaParts(message.raw);
+    const text = parts.length > 0 ? elideInlineData : (value: string) => value;
     let total = o.perMessage + this.#raw(message.role);
     if (message.kind === 'other') {
-      total += this.#raw(elideInlineData(JSON.stringify(message.raw)));
-      return this.#scale(total) + this.#media(message);
+      total += this.#raw(text(JSON.stringify(message.raw)));
+      return this.#scale(total) + this.#media(message, parts);
     }
     total += this.#raw(message.text);
     const raw = message.raw as Record<string, unknown> | null;
@@ -295,13 +299,11 @@ export class BpeTokenCounter implements TokenCounter {
     for (const call of message.toolCalls) {
       total += o.perToolCall + this.#raw(call.name) + this.#raw(call.arguments);
     }
-    for (const result of message.toolResults)
-      total += o.perMessage + this.#raw(elideInlineData(result.output));
-    return this.#scale(total) + this.#media(message);
+    for (const result of message.toolResults) total += o.perMessage + this.#raw(text(result.output));
+    return this.#scale(total) + this.#media(message, parts);
   }
 
-  #media(message: CompactMessage): number {
-    const parts = mediaParts(message.raw);
+  #media(message: CompactMessage, parts: readonly MediaPart[]): number {
     if (parts.length === 0) return 0;
     const rule =
       this.#imageRule ?? (message.format === 'anthropic' ? ANTHROPIC_IMAGE_RULE : OPENAI_TILE_RULE);

@@ -38,7 +38,12 @@ const o200k: Tokenizer = { encoding: 'o200k_base', exact: true };
 const cl100k: Tokenizer = { encoding: 'cl100k_base', exact: true };
 const estimate: Tokenizer = { encoding: 'o200k_base', exact: false };
 
-function openai(family: string, contextWindow: number, names: string[] = [], enc: Tokenizer = o200k): ModelFamily {
+function openai(
+  family: string,
+  contextWindow: number,
+  names: string[] = [],
+  enc: Tokenizer = o200k,
+): ModelFamily {
   const escaped = family.replace(/[.]/g, '\\.');
   return { family, pattern: new RegExp(`^${escaped}`), provider: 'openai', contextWindow, ...enc, names };
 }
@@ -120,7 +125,7 @@ export const MODEL_FAMILIES: readonly ModelFamily[] = [
   claude('claude-3-haiku', /^claude-3-haiku/, 200_000, ['claude-3-haiku-20240307']),
   claude('claude-2.1', /^claude-2\.1/, 200_000, []),
   claude('claude-2', /^claude-(2|instant)/, 100_000, ['claude-instant-1.2']),
-  claude('claude', /^claude-/, 200_000, []),
+  claude('claude', /^claude/, 200_000, []),
   // Google
   other('google', 'gemini-2.5-pro', /^gemini-2\.5-pro/, 1_048_576),
   other('google', 'gemini-2.5-flash', /^gemini-2\.5-flash/, 1_048_576, ['gemini-2.5-flash-lite']),

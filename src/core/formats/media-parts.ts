@@ -141,8 +141,9 @@ export function mediaParts(raw: unknown): MediaPart[] {
 const DATA_URL = /data:[\w.+-]+\/[\w.+-]+;base64,[A-Za-z0-9+/=]*/g;
 
 /**
- * `text` with inline `data:` URLs replaced by `[data]`: a screenshot inside a tool output
- * or an item kept as JSON is counted as an image, never as megabytes of base64 text.
+ * `text` with inline `data:` URLs replaced by `[data]`, for text made from a structure
+ * whose media {@link mediaParts} already found (a screenshot object in a tool output, an
+ * item kept as JSON): counted as the image, never as megabytes of base64 text.
  */
 export function elideInlineData(text: string): string {
   return text.includes(';base64,') ? text.replace(DATA_URL, '[data]') : text;

@@ -38,8 +38,14 @@ export interface UsageCalibrationOptions {
 
 /** What is known about one session's calibration. */
 export interface CalibrationState {
-  /** The running ratio reported / estimated. */
+  /** The running ratio reported / estimated, of whole requests. */
   ratio: number;
+  /**
+   * The running ratio of what grew between consecutive requests (reported growth /
+   * estimated growth): free of fixed costs the two sides count differently (tool schemas,
+   * per-request framing), so it is what scales the estimate of what was added.
+   */
+  marginalRatio?: number;
   /** Samples recorded. */
   samples: number;
   /** The last sample. */
@@ -99,15 +105,24 @@ export class UsageCalibration {
     const last = { estimatedTokens, reportedTokens };
     let ratio = previous?.ratio ?? 1;
     let samples = previous?.samples ?? 0;
+    let marginalRatio = previous?.marginalRatio;
     if (estimatedTokens > 0 && reportedTokens > 0) {
-      const observed = Math.min(
-        this.#maxCorrection,
-        Math.max(1 / this.#maxCorrection, reportedTokens / estimatedTokens),
-      );
-      ratio = samples === 0 ? observed : ratio + this.#weight * (observed - ratio);
+      const observed = reportedTokens / estimatedTokens;
+      ratio = samples === 0 ? this.#clamp(observed) : this.#blend(ratio, observed);
       samples++;
+      const before = previous?.last;
+      // Growth large enough that rounding on either side does not dominate the ratio.
+      if (
+        before &&
+        estimatedTokens - before.estimatedTokens >= 64 &&
+        reportedTokens > before.reportedTokens
+      ) {
+        const grown = (reportedTokens - before.reportedTokens) / (estimatedTokens - before.estimatedTokens);
+        marginalRatio = marginalRatio === undefined ? this.#clamp(grown) : this.#blend(marginalRatio, grown);
+      }
     }
     const state: CalibrationState = { ratio, samples, last };
+    if (marginalRatio !== undefined) state.marginalRatio = marginalRatio;
     this.#sessions.delete(sessionId);
     this.#sessions.set(sessionId, state);
     if (this.#sessions.size > this.#maxSessions) {
@@ -116,6 +131,14 @@ export class UsageCalibration {
       this.#sent.delete(oldest);
     }
     return state;
+  }
+
+  #clamp(ratio: number): number {
+    return Math.min(this.#maxCorrection, Math.max(1 / this.#maxCorrection, ratio));
+  }
+
+  #blend(running: number, observed: number): number {
+    return running + this.#weight * (this.#clamp(observed) - running);
   }
 
   /** Remembers the estimate of the request just sent, for {@link recordReported}. */
@@ -157,8 +180,8 @@ export class UsageCalibration {
 
   /**
    * The count of a request that extends the session's last reported one (same messages,
-   * more appended): {@link countFromLastUsage} with the session's ratio. Falls back to
-   * {@link adjust} before any usage.
+   * more appended): {@link countFromLastUsage} with the session's marginal ratio (its whole
+   * ratio until two requests have been seen). Unchanged before any usage.
    */
   countExtending(sessionId: string, nowEstimate: number): number {
     const state = this.#sessions.get(sessionId);
@@ -167,7 +190,7 @@ export class UsageCalibration {
       lastReported: state.last.reportedTokens,
       lastEstimate: state.last.estimatedTokens,
       nowEstimate,
-      ratio: state.ratio,
+      ratio: state.marginalRatio ?? state.ratio,
     });
   }
 

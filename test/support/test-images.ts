@@ -9,15 +9,27 @@ function chunk(type: string, data: Buffer): Buffer {
   return Buffer.concat([length, body, crc]);
 }
 
-/** A complete, valid PNG of `width` x `height` (1-bit grayscale, all black): a real screenshot's header. */
-export function pngBytes(width: number, height: number): Buffer {
+/**
+ * A complete, valid PNG of `width` x `height` (1-bit grayscale): all black, or with `noise`
+ * pseudo-random pixels that do not compress (a realistic size for a photo or a generated image).
+ */
+export function pngBytes(width: number, height: number, noise = false): Buffer {
   const header = Buffer.alloc(13);
   header.writeUInt32BE(width, 0);
   header.writeUInt32BE(height, 4);
   header[8] = 1; // bit depth
   header[9] = 0; // grayscale
-  const row = Buffer.alloc(1 + Math.ceil(width / 8));
-  const pixels = Buffer.concat(Array.from({ length: height }, () => row));
+  const rowBytes = 1 + Math.ceil(width / 8);
+  const pixels = Buffer.alloc(rowBytes * height);
+  let seed = 0x2545f491;
+  if (noise) {
+    for (let i = 0; i < pixels.length; i++) {
+      seed ^= seed << 13;
+      seed ^= seed >>> 17;
+      seed ^= seed << 5;
+      pixels[i] = i % rowBytes === 0 ? 0 : seed & 0xff;
+    }
+  }
   return Buffer.concat([
     Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
     chunk('IHDR', header),

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { pdfBytes, pngBytes, pngDataUrl } from '../../../test/support/test-images.js';
 import { anthropicCodec } from '../formats/anthropic.js';
-import { mediaParts } from '../formats/media-parts.js';
+import { elideInlineData, mediaParts } from '../formats/media-parts.js';
 import type { MessageCodec } from '../formats/message-codec.js';
 import { openaiChatCodec } from '../formats/openai-chat.js';
 import { openaiResponsesCodec } from '../formats/openai-responses.js';
@@ -192,6 +192,31 @@ describe('counting messages with images, documents and encrypted reasoning', () 
       content: [{ type: 'thinking', thinking: 'Plan: read a.ts', signature: payload }],
     };
     expect(claude.countMessage(parse(anthropicCodec, signed))).toBeLessThan(40);
+  });
+
+  it('an image generation result is an image; tool arguments that look like images are not', () => {
+    const generated = {
+      type: 'image_generation_call',
+      id: 'ig_1',
+      status: 'completed',
+      result: pngBytes(1024, 1024, true).toString('base64'),
+    };
+    const tokens = gpt4o.countMessage(parse(openaiResponsesCodec, generated));
+    expect(tokens).toBeGreaterThanOrEqual(765);
+    expect(tokens).toBeLessThan(765 + 60);
+    const call = {
+      role: 'assistant',
+      content: [{ type: 'tool_use', id: 'toolu_0', name: 'draw', input: { type: 'image', url: 'x' } }],
+    };
+    expect(mediaParts(call)).toEqual([]);
+  });
+
+  it('elides base64 runs of 1,024+ characters in one pass, keeping shorter runs and padding right', () => {
+    const run = 'QUJD'.repeat(300);
+    expect(elideInlineData(`a ${run}== b`)).toBe('a [data] b');
+    expect(elideInlineData(`x data:image/png;base64,${run}`)).toBe('x data:image/png;base64,[data]');
+    const short = `${'a'.repeat(1023)} `.repeat(100);
+    expect(elideInlineData(short)).toBe(short);
   });
 
   it('finds nothing in text-only messages and does not descend into meta', () => {

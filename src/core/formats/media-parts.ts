@@ -40,6 +40,11 @@ const MAX_DEPTH = 8;
 const MAX_NODES = 20_000;
 
 const IMAGE_TYPES = new Set(['image_url', 'input_image', 'image', 'computer_screenshot']);
+/**
+ * Keys never searched: tool arguments and schemas are the model's or the caller's data (an
+ * argument may well look like `{ "type": "image" }`), `meta` is never sent.
+ */
+const SKIPPED_KEYS = new Set(['meta', 'input', 'arguments', 'parameters', 'input_schema']);
 const DOCUMENT_TYPES = new Set(['document', 'input_file', 'file']);
 
 function str(value: unknown): string | undefined {
@@ -120,6 +125,10 @@ export function mediaParts(raw: unknown): MediaPart[] {
         parts.push(documentPart(n));
         return;
       }
+      if (type === 'image_generation_call' && typeof n.result === 'string' && n.result !== '') {
+        parts.push({ kind: 'image', data: n.result });
+        return;
+      }
       if (type === 'redacted_thinking' && typeof n.data === 'string') {
         parts.push({ kind: 'encrypted', chars: n.data.length });
         return;
@@ -129,7 +138,7 @@ export function mediaParts(raw: unknown): MediaPart[] {
       parts.push({ kind: 'encrypted', chars: n.encrypted_content.length });
     }
     for (const key in n) {
-      if (key === 'meta') continue;
+      if (SKIPPED_KEYS.has(key)) continue;
       const child = n[key];
       if (child !== null && typeof child === 'object') visit(child, depth + 1);
     }
@@ -138,13 +147,46 @@ export function mediaParts(raw: unknown): MediaPart[] {
   return parts;
 }
 
-const DATA_URL = /data:[\w.+-]+\/[\w.+-]+;base64,[A-Za-z0-9+/=]*/g;
+/** Base64 runs at least this long are media, not words. */
+const MIN_BASE64_RUN = 1024;
+
+function isBase64Char(code: number): boolean {
+  return (
+    (code >= 65 && code <= 90) ||
+    (code >= 97 && code <= 122) ||
+    (code >= 48 && code <= 57) ||
+    code === 43 ||
+    code === 47
+  );
+}
 
 /**
- * `text` with inline `data:` URLs replaced by `[data]`, for text made from a structure
- * whose media {@link mediaParts} already found (a screenshot object in a tool output, an
- * item kept as JSON): counted as the image, never as megabytes of base64 text.
+ * `text` with `data:` URL payloads and other base64 runs of 1,024+ characters replaced by `[data]`,
+ * for text made from a structure whose media {@link mediaParts} already found (a screenshot
+ * object in a tool output, an image generation result, an item kept as JSON): counted as
+ * the media, never as megabytes of base64 text.
  */
 export function elideInlineData(text: string): string {
-  return text.includes(';base64,') ? text.replace(DATA_URL, '[data]') : text;
+  if (text.length < MIN_BASE64_RUN && !text.includes(';base64,')) return text;
+  // One pass: the payload of a `data:...;base64,` URL, and any other run of 1,024+ base64
+  // characters (with its `=` padding), becomes `[data]`.
+  let out = '';
+  let copied = 0;
+  let start = -1;
+  for (let i = 0; i <= text.length; i++) {
+    const code = i < text.length ? text.charCodeAt(i) : -1;
+    if (code !== -1 && isBase64Char(code)) {
+      if (start < 0) start = i;
+      continue;
+    }
+    if (start >= 0 && (i - start >= MIN_BASE64_RUN || text.startsWith(';base64,', start - 8))) {
+      let end = i;
+      while (end < text.length && end < i + 2 && text.charCodeAt(end) === 61) end++;
+      out += `${text.slice(copied, start)}[data]`;
+      copied = end;
+      i = end - 1;
+    }
+    start = -1;
+  }
+  return copied === 0 ? text : out + text.slice(copied);
 }

@@ -8,7 +8,7 @@ import {
 import { mediaTokens } from './counting/count-media.js';
 import { type EncodingName, modelInfo } from './counting/model-table.js';
 import { invalidConfig } from './errors.js';
-import { elideInlineData, type MediaPart, mediaParts } from './formats/media-parts.js';
+import { elideMedia, type MediaPart, mediaParts } from './formats/media-parts.js';
 import type { CompactMessage } from './message.js';
 
 export { type EncodingName, type ModelInfo, modelInfo } from './counting/model-table.js';
@@ -277,15 +277,15 @@ export class BpeTokenCounter implements TokenCounter {
 
   /**
    * Text, role and per-message overhead (times the margin), plus the message's images,
-   * documents and encrypted reasoning (see `mediaTokens`). When the message carries inline
-   * media, `data:` URLs in text made from its structure (a screenshot object in a tool
-   * output, an item kept as JSON) count as the media, not as base64 text; a `data:` URL in
-   * text the caller wrote is text, as the provider sees it.
+   * documents and encrypted reasoning (see `mediaTokens`). Media payloads inside text made
+   * from the message's structure (a screenshot object in a tool output, an item kept as JSON)
+   * count as the media, not as base64 text; a `data:` URL in text the caller wrote is text,
+   * as the provider sees it.
    */
   countMessage(message: CompactMessage): number {
     const o = OPENAI_MESSAGE_OVERHEAD;
     const parts = mediaParts(message.raw);
-    const text = parts.length > 0 ? elideInlineData : (value: string) => value;
+    const text = (value: string) => (parts.length > 0 ? elideMedia(value, parts) : value);
     let total = o.perMessage + this.#raw(message.role);
     if (message.kind === 'other') {
       total += this.#raw(text(JSON.stringify(message.raw)));

@@ -86,7 +86,9 @@ export function imageRuleFor(model: string): ImageRule {
   return OPENAI_RULES.find(([pattern]) => pattern.test(name))?.[1] ?? OPENAI_TILE_RULE;
 }
 
-/** Base64 characters decoded to read a header (covers JPEG EXIF blocks in practice). */
+/** Base64 characters decoded first to read a header (PNG, GIF, WebP, most JPEGs). */
+const FIRST_HEADER_CHARS = 4096;
+/** Base64 characters decoded next (covers JPEG EXIF blocks in practice), before the whole image. */
 const HEADER_CHARS = 96 * 1024;
 
 /** Decodes base64 or a `data:` URL to bytes (`limit` characters of the payload at most). */
@@ -116,8 +118,10 @@ export function imageDimensions(data: string): ImageDimensions | undefined {
       return undefined;
     }
   };
+  // Most headers sit in the first bytes; JPEGs with large EXIF blocks need more.
   return (
-    read(decodeInline(data, HEADER_CHARS)) ??
+    read(decodeInline(data, FIRST_HEADER_CHARS)) ??
+    (data.length > FIRST_HEADER_CHARS ? read(decodeInline(data, HEADER_CHARS)) : undefined) ??
     (data.length > HEADER_CHARS ? read(decodeInline(data)) : undefined)
   );
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { pdfBytes, pngBytes, pngDataUrl } from '../../../test/support/test-images.js';
 import { anthropicCodec } from '../formats/anthropic.js';
-import { elideInlineData, mediaParts } from '../formats/media-parts.js';
+import { elideMedia, mediaParts } from '../formats/media-parts.js';
 import type { MessageCodec } from '../formats/message-codec.js';
 import { openaiChatCodec } from '../formats/openai-chat.js';
 import { openaiResponsesCodec } from '../formats/openai-responses.js';
@@ -211,12 +211,14 @@ describe('counting messages with images, documents and encrypted reasoning', () 
     expect(mediaParts(call)).toEqual([]);
   });
 
-  it('elides base64 runs of 1,024+ characters in one pass, keeping shorter runs and padding right', () => {
-    const run = 'QUJD'.repeat(300);
-    expect(elideInlineData(`a ${run}== b`)).toBe('a [data] b');
-    expect(elideInlineData(`x data:image/png;base64,${run}`)).toBe('x data:image/png;base64,[data]');
-    const short = `${'a'.repeat(1023)} `.repeat(100);
-    expect(elideInlineData(short)).toBe(short);
+  it('elides exactly the payloads found, wherever the structure put them', () => {
+    const payload = 'QUJD'.repeat(300);
+    const parts = mediaParts({ type: 'reasoning', encrypted_content: payload });
+    expect(elideMedia(`{"encrypted_content":"${payload}","x":"${payload}"}`, parts)).toBe(
+      '{"encrypted_content":"[data]","x":"[data]"}',
+    );
+    expect(elideMedia('unrelated text', parts)).toBe('unrelated text');
+    expect(elideMedia(payload, [])).toBe(payload);
   });
 
   it('finds nothing in text-only messages and does not descend into meta', () => {

@@ -83,7 +83,7 @@ export function mediaTokens(
     } else if (part.kind === 'document') {
       total += documentTokens(part, countText);
     } else {
-      total += Math.ceil(part.chars / ENCRYPTED_CHARS_PER_TOKEN);
+      total += Math.ceil(part.data.length / ENCRYPTED_CHARS_PER_TOKEN);
     }
   }
   return total;

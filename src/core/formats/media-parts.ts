@@ -30,8 +30,8 @@ export type MediaPart =
     }
   | {
       kind: 'encrypted';
-      /** Length of the encrypted payload (base64 characters). */
-      chars: number;
+      /** The encrypted payload (base64). */
+      data: string;
     };
 
 /** Objects deeper than this are not searched (wire messages are shallow). */
@@ -130,12 +130,12 @@ export function mediaParts(raw: unknown): MediaPart[] {
         return;
       }
       if (type === 'redacted_thinking' && typeof n.data === 'string') {
-        parts.push({ kind: 'encrypted', chars: n.data.length });
+        parts.push({ kind: 'encrypted', data: n.data });
         return;
       }
     }
     if (typeof n.encrypted_content === 'string' && n.encrypted_content.length > 0) {
-      parts.push({ kind: 'encrypted', chars: n.encrypted_content.length });
+      parts.push({ kind: 'encrypted', data: n.encrypted_content });
     }
     for (const key in n) {
       if (SKIPPED_KEYS.has(key)) continue;
@@ -147,46 +147,22 @@ export function mediaParts(raw: unknown): MediaPart[] {
   return parts;
 }
 
-/** Base64 runs at least this long are media, not words. */
-const MIN_BASE64_RUN = 1024;
-
-function isBase64Char(code: number): boolean {
-  return (
-    (code >= 65 && code <= 90) ||
-    (code >= 97 && code <= 122) ||
-    (code >= 48 && code <= 57) ||
-    code === 43 ||
-    code === 47
-  );
-}
+/** Payloads shorter than this are left in the text (too short to matter). */
+const MIN_ELIDED_CHARS = 32;
 
 /**
- * `text` with `data:` URL payloads and other base64 runs of 1,024+ characters replaced by `[data]`,
- * for text made from a structure whose media {@link mediaParts} already found (a screenshot
- * object in a tool output, an image generation result, an item kept as JSON): counted as
- * the media, never as megabytes of base64 text.
+ * `text` with the payloads of `parts` (base64 images, files, encrypted reasoning) replaced by
+ * `[data]`, for text made from the structure that carries them (a screenshot object in a tool
+ * output, an image generation result, an item kept as JSON): counted as the media, never as
+ * megabytes of base64 text. Base64 needs no JSON escaping, so a payload appears verbatim.
  */
-export function elideInlineData(text: string): string {
-  if (text.length < MIN_BASE64_RUN && !text.includes(';base64,')) return text;
-  // One pass: the payload of a `data:...;base64,` URL, and any other run of 1,024+ base64
-  // characters (with its `=` padding), becomes `[data]`.
-  let out = '';
-  let copied = 0;
-  let start = -1;
-  for (let i = 0; i <= text.length; i++) {
-    const code = i < text.length ? text.charCodeAt(i) : -1;
-    if (code !== -1 && isBase64Char(code)) {
-      if (start < 0) start = i;
-      continue;
-    }
-    if (start >= 0 && (i - start >= MIN_BASE64_RUN || text.startsWith(';base64,', start - 8))) {
-      let end = i;
-      while (end < text.length && end < i + 2 && text.charCodeAt(end) === 61) end++;
-      out += `${text.slice(copied, start)}[data]`;
-      copied = end;
-      i = end - 1;
-    }
-    start = -1;
+export function elideMedia(text: string, parts: readonly MediaPart[]): string {
+  let out = text;
+  for (const part of parts) {
+    const data = part.data;
+    if (data === undefined || data.length < MIN_ELIDED_CHARS || out.length < data.length) continue;
+    const pieces = out.split(data);
+    if (pieces.length > 1) out = pieces.join('[data]');
   }
-  return copied === 0 ? text : out + text.slice(copied);
+  return out;
 }

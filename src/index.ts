@@ -42,6 +42,7 @@ export {
   UNKNOWN_MODEL_CONTEXT_WINDOW,
 } from './core/counting/model-table.js';
 export {
+  type CalibratedCount,
   type CalibrationState,
   countFromLastUsage,
   DEFAULT_CALIBRATION_OPTIONS,

@@ -323,7 +323,8 @@ const counters = new Map<string, TokenCounter>();
 
 /**
  * The token counter for a model (shared per encoding, margin and image rule, so caches
- * warm once). Images are counted with the model's provider formula (`imageRuleFor`).
+ * warm once). Images are counted with the model's provider formula (`imageRuleFor`); for a
+ * model the table does not know, with the formula of the message format's provider.
  *
  * @example
  * ```ts
@@ -334,11 +335,16 @@ const counters = new Map<string, TokenCounter>();
 export function tokenCounterFor(model: string, options: { margin?: number } = {}): TokenCounter {
   const info = modelInfo(model);
   const margin = options.margin ?? (info.exact ? 1 : DEFAULT_ESTIMATE_MARGIN);
-  const imageRule = imageRuleFor(model);
-  const key = `${info.encoding}:${margin}:${JSON.stringify(imageRule)}`;
+  // An unknown model's images follow the message format (Anthropic's rule for Anthropic messages).
+  const imageRule = info.known ? imageRuleFor(model) : undefined;
+  const key = `${info.encoding}:${margin}:${JSON.stringify(imageRule ?? 'by-format')}`;
   let counter = counters.get(key);
   if (!counter) {
-    counter = new BpeTokenCounter({ encoding: info.encoding, margin, imageRule });
+    counter = new BpeTokenCounter({
+      encoding: info.encoding,
+      margin,
+      ...(imageRule === undefined ? {} : { imageRule }),
+    });
     counters.set(key, counter);
   }
   return counter;

@@ -221,6 +221,17 @@ describe('counting messages with images, documents and encrypted reasoning', () 
     expect(elideMedia(payload, [])).toBe(payload);
   });
 
+  it('an unknown model counts images by the message format', () => {
+    const data = SCREENSHOT.slice(SCREENSHOT.indexOf(',') + 1);
+    const block = { type: 'image', source: { type: 'base64', media_type: 'image/png', data } };
+    const proxy = tokenCounterFor('my-claude-proxy');
+    const tokens = proxy.countMessage(parse(anthropicCodec, { role: 'user', content: [block] }));
+    expect(tokens).toBeGreaterThanOrEqual(1366);
+    expect(tokens).toBeLessThan(1366 + 20);
+    const chat = { role: 'user', content: [{ type: 'image_url', image_url: { url: SCREENSHOT } }] };
+    expect(proxy.countMessage(parse(openaiChatCodec, chat))).toBeLessThan(1105 + 20);
+  });
+
   it('finds nothing in text-only messages and does not descend into meta', () => {
     expect(mediaParts({ role: 'user', content: 'hi' })).toEqual([]);
     expect(mediaParts({ role: 'user', content: 'hi', meta: { image: { type: 'image' } } })).toEqual([]);

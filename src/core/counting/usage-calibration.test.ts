@@ -33,6 +33,19 @@ describe('UsageCalibration', () => {
     expect(countFromLastUsage({ lastReported: 100, lastEstimate: 10_000, nowEstimate: 0 })).toBe(0);
   });
 
+  it('count: exact counters and sessions without usage keep the estimate; others build on the last report', () => {
+    const calibration = new UsageCalibration();
+    expect(calibration.count('s', 5000, false)).toEqual({ tokens: 5000, estimatedTokens: 5000 });
+    calibration.record('s', { estimatedTokens: 10_000, reportedTokens: 8_000 });
+    expect(calibration.count('s', 11_000, true)).toEqual({ tokens: 11_000, estimatedTokens: 11_000 });
+    expect(calibration.count('s', 11_000, false)).toEqual({
+      tokens: 8_800,
+      estimatedTokens: 11_000,
+      lastReportedTokens: 8_000,
+      ratio: 0.8,
+    });
+  });
+
   it('pairs reported usage with the estimate noted when the request was sent', () => {
     const calibration = new UsageCalibration();
     expect(calibration.recordReported('s', 900)).toBeUndefined();

@@ -194,11 +194,39 @@ export class UsageCalibration {
     });
   }
 
+  /**
+   * The count the preflight should decide on: for a counter that is not exact, once the
+   * session has seen usage, {@link countExtending} (last reported usage + calibrated estimate
+   * of what changed); otherwise the estimate itself. Returns the figures events show.
+   */
+  count(sessionId: string, estimatedTokens: number, exact: boolean): CalibratedCount {
+    const state = this.#sessions.get(sessionId);
+    if (exact || !state || state.samples === 0) return { tokens: estimatedTokens, estimatedTokens };
+    return {
+      tokens: this.countExtending(sessionId, estimatedTokens),
+      estimatedTokens,
+      lastReportedTokens: state.last.reportedTokens,
+      ratio: state.marginalRatio ?? state.ratio,
+    };
+  }
+
   /** Forgets a session. */
   forget(sessionId: string): void {
     this.#sessions.delete(sessionId);
     this.#sent.delete(sessionId);
   }
+}
+
+/** What {@link UsageCalibration.count} returns. */
+export interface CalibratedCount {
+  /** The count to decide on. */
+  tokens: number;
+  /** The local estimate it started from. */
+  estimatedTokens: number;
+  /** The last reported input tokens it built on, when calibrated. */
+  lastReportedTokens?: number;
+  /** The ratio that scaled the estimate of what changed, when calibrated. */
+  ratio?: number;
 }
 
 /** Input of {@link countFromLastUsage}. */

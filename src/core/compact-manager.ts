@@ -1,3 +1,4 @@
+import { warnUnknownModel } from './counting/unknown-model-warning.js';
 import { EmbeddedSummarizer } from './embedded-summarizer.js';
 import { CompactError, invalidConfig } from './errors.js';
 import { EventBus, type OperationContext } from './event-bus.js';
@@ -121,6 +122,7 @@ export class CompactManager {
           ? redaction
           : createRedactor(redaction === true ? {} : redaction);
     this.#bus = new EventBus(options.exporters ?? [], options.exportQueue, this.#redact);
+    warnUnknownModel(this.#bus, this.model, options.maxContextTokens !== undefined);
     this.#deps = {
       counter: this.counter,
       model: this.model,

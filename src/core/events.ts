@@ -115,6 +115,16 @@ export interface CompactEventProperties {
     index: number;
     callId: string;
   };
+  'compact.unknown_model': {
+    /** The model name as given. */
+    model: string;
+    /** The context window assumed for it. */
+    assumedContextWindow: number;
+    /** The known model name closest to it. */
+    closest: string;
+    /** The warning, as printed on the console. */
+    message: string;
+  };
   'compact.archival': {
     step: number;
     storageAdapter: string;
@@ -138,6 +148,7 @@ export const COMPACT_EVENT_NAMES: readonly CompactEventName[] = [
   'compact.repair',
   'compact.error',
   'compact.archival',
+  'compact.unknown_model',
 ];
 
 /**

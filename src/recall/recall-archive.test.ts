@@ -143,10 +143,7 @@ describe('RecallArchive.search', () => {
       sessionId,
       'sum-v1',
       '[3] user: The p99 latency budget for POST /ledger/entries is 240 ms.',
-      {
-        kind: 'summarized',
-        toolName: undefined,
-      },
+      { kind: 'summarized', messageIndex: 3 },
     ),
   ];
 

@@ -28,7 +28,7 @@ export function sampleArtifact(
     sessionId,
     kind: 'tool_result',
     text,
-    toolName: 'grep',
+    ...(extra.kind === 'summarized' || extra.kind === 'message' ? {} : { toolName: 'grep' }),
     messageIndex: 3,
     step: 1,
     createdAt: Date.UTC(2025, 9, 19, 12, 0, 0),

@@ -70,7 +70,10 @@ function psqlOutput(): string {
 }
 
 function fileListing(path: string, lines: number): string {
-  return Array.from({ length: lines }, (_, i) => `${i + 1}: export const value${i} = compute('${path}', ${i});`).join('\n');
+  return Array.from(
+    { length: lines },
+    (_, i) => `${i + 1}: export const value${i} = compute('${path}', ${i});`,
+  ).join('\n');
 }
 
 /** What the loop saw, for the assertions. */
@@ -103,12 +106,15 @@ function scriptedModel(trace: Trace) {
     if (userText !== QUESTION) {
       const step = Number(/step (\d+)/.exec(userText)?.[1] ?? 0);
       if (after.length === 0)
-        return step === 0 ? call('bash', { command: 'psql -c "select id, status from tenants"' }) : call('read_file', { path: `src/module-${step}.ts` });
+        return step === 0
+          ? call('bash', { command: 'psql -c "select id, status from tenants"' })
+          : call('read_file', { path: `src/module-${step}.ts` });
       if (after.length === 1 && step > 0) return call('read_file', { path: `src/module-${step}-b.ts` });
       return { text: `Step ${step} done.` };
     }
     const all = view.entries.map((entry) => entry.text).join('\n');
-    const byRef = (ref: string) => call('recall', { ref, query: null, page: null, page_chars: null, limit: null });
+    const byRef = (ref: string, page: number | null = null) =>
+      call('recall', { ref, query: null, page, page_chars: null, limit: null });
     const byQuery = () =>
       call('recall', { ref: null, query: 'suspended tenant psql', page: null, page_chars: null, limit: 3 });
     if (after.length === 0) {
@@ -121,9 +127,10 @@ function scriptedModel(trace: Trace) {
     trace.recallResults.push(after.at(-1)!.text);
     if (after.length === 1) {
       if (trace.placeholderRef) return byQuery();
-      const top = /ref "([a-z]+-[0-9a-z]+)"/.exec(after[0]!.text)?.[1];
-      trace.followedRef = top;
-      return top ? byRef(top) : { text: 'Nothing found.' };
+      // The top hit's ref and the page its passage starts on.
+      const top = /ref "([a-z]+-[0-9a-z]+)" \([^)]*page (\d+)\)/.exec(after[0]!.text);
+      trace.followedRef = top?.[1];
+      return top ? byRef(top[1]!, Number(top[2])) : { text: 'Nothing found.' };
     }
     const found = after.map((entry) => SUSPENDED_ROW.exec(entry.text)?.[1]);
     trace.answer = found[0] === found[1] ? `The suspended tenant is ${found[0]}.` : 'The recalls disagree.';
@@ -152,7 +159,7 @@ async function runLoop(storage: StorageAdapter, options: LoopOptions) {
   const trace: Trace = { recallResults: [] };
   server = await startProviderTestServer({ handler: scriptedModel(trace) });
   const client = new OpenAI({ apiKey: 'test-key', baseURL: server.openaiBaseURL, maxRetries: 0 });
-  const recall = new RecallArchive(storage, { pageChars: 4000 });
+  const recall = new RecallArchive(storage, { pageChars: 1500 });
   const manager = new CompactManager({
     model: 'gpt-4o',
     maxContextTokens: 4096,
@@ -163,7 +170,10 @@ async function runLoop(storage: StorageAdapter, options: LoopOptions) {
     { role: 'system', content: 'You are a coding agent. Use recall to read back cleared tool outputs.' },
   ];
   const indexedBeforeQuery: string[][] = [];
-  const users = [...Array.from({ length: options.steps }, (_, step) => `Continue the audit, step ${step}.`), QUESTION];
+  const users = [
+    ...Array.from({ length: options.steps }, (_, step) => `Continue the audit, step ${step}.`),
+    QUESTION,
+  ];
   for (const user of users) {
     history.push({ role: 'user', content: user });
     for (let guard = 0; guard < 6; guard++) {
@@ -186,11 +196,6 @@ async function runLoop(storage: StorageAdapter, options: LoopOptions) {
     }
   }
   await manager.shutdown();
-  if (process.env.RECALL_DEBUG) {
-    const last = readRequest(server.requests.findLast((r) => JSON.stringify(r.body).includes('Final check'))!);
-    for (const e of last.entries) console.log(e.kind, e.name ?? '', e.text.slice(0, 200).replace(/\n/g, ' | '));
-    console.log((await (storage.listArtifacts?.(SESSION) ?? [])).map((a) => a.ref).join(' '));
-  }
   const requests = server.requests.map(readRequest);
   return { trace, requests, indexedBeforeQuery, recall };
 }
@@ -240,7 +245,11 @@ describe.each(storages)('recall in an agent loop (%s archive)', (_name, makeStor
   });
 
   it('finds the fact by query after its placeholder was folded into the summary, then reads the hit by ref', async () => {
-    const { trace, requests } = await runLoop(await makeStorage(), { steps: 16, listingLines: 25 });
+    const { trace, requests } = await runLoop(await makeStorage(), {
+      steps: 24,
+      listingLines: 25,
+      policy: { targetPct: 0.7 },
+    });
     expectSound(requests);
     expect(trace.factInViewAtQuestion).toBe(false);
     expect(trace.placeholderRef).toBeUndefined();

@@ -80,9 +80,9 @@ function fileListing(path: string, lines: number): string {
 interface Trace {
   recallResults: string[];
   /** The ref the bash placeholder named, when it was still in view at the question. */
-  placeholderRef?: string;
+  placeholderRef?: string | undefined;
   /** The ref of the top search hit the model followed (when it searched first). */
-  followedRef?: string;
+  followedRef?: string | undefined;
   order?: ('ref' | 'query')[];
   factInViewAtQuestion?: boolean;
   answer?: string;

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isCompactError } from '../../core/errors.js';
+import { RecallArchive } from '../../recall/recall-archive.js';
 import { describeArtifactConformance, sampleArtifact } from '../../testing/artifact-conformance.js';
 import { sampleCompactionEvents } from '../../testing/sample-events.js';
 import { describeStorageConformance } from '../../testing/storage-conformance.js';
@@ -171,6 +172,23 @@ describe('s3Storage', () => {
     expect(await adapter.loadArtifact!('s-1', 'tool-other')).toBeUndefined();
     expect((await adapter.listArtifacts!('s-1')).map((a) => a.ref)).toEqual(['tool-abc123']);
     client.destroy();
+  });
+
+  it('serves recall (by ref and by query) from an S3 archive, one session at a time', async () => {
+    const recall = new RecallArchive(
+      s3Storage({ bucket: BUCKET, prefix: 'recall', region: 'us-east-1', endpoint, forcePathStyle: true }),
+    );
+    await recall.storage.saveArtifact!(
+      's-1',
+      sampleArtifact('s-1', 'tool-s3a', 'quota for tenant 7 is 900 req/min'),
+    );
+    await recall.storage.saveArtifact!(
+      's-2',
+      sampleArtifact('s-2', 'tool-s3b', 'quota for tenant 9 is 50 req/min'),
+    );
+    expect((await recall.read('s-1', 'tool-s3a')).text).toContain('900 req/min');
+    expect((await recall.search('s-1', 'tenant quota')).map((hit) => hit.ref)).toEqual(['tool-s3a']);
+    await expect(recall.read('s-1', 'tool-s3b')).rejects.toMatchObject({ code: 'unknown_ref' });
   });
 
   it('raises storage_failed when reading artifacts from a missing bucket', async () => {

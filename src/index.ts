@@ -149,6 +149,11 @@ export {
   formatEventLine,
 } from './exporters/console/index.js';
 export { defineExporter, type ExporterDefinition } from './exporters/define-exporter.js';
+export {
+  ARTIFACT_REF_PATTERN,
+  isArtifactRef,
+} from './storage/artifact-ref.js';
 export { DEFAULT_FS_STORAGE_OPTIONS, type FsStorageOptions, fsStorage } from './storage/fs/index.js';
+export { type MemoryArchiveSession, type MemoryStorage, memoryStorage } from './storage/memory/index.js';
 export { ARCHIVE_NAMES, safeSessionSegment } from './storage/session-path.js';
 export * from './summarizers/index.js';

@@ -26,6 +26,13 @@ export {
   validateAriadneEvent,
 } from './ariadne-test-server.js';
 export {
+  type ArtifactConformanceOptions,
+  type ArtifactHarness,
+  describeArtifactConformance,
+  FORGED_REFS,
+  sampleArtifact,
+} from './artifact-conformance.js';
+export {
   describeExporterConformance,
   type ExporterConformanceOptions,
   type ExporterHarness,

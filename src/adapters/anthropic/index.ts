@@ -10,4 +10,12 @@ export {
   THREAD_SUMMARY_SYSTEM_PROMPT,
   type ThreadCompactionResult,
 } from './compact-thread-history.js';
+export {
+  type AnthropicRecallTool,
+  type AnthropicRecallToolDefinition,
+  type AnthropicRecallToolOptions,
+  type AnthropicRecallToolResult,
+  type AnthropicToolUseBlock,
+  recallToolDefinition,
+} from './recall-tool.js';
 export { type WithCompactionOptions, withCompaction } from './with-compaction.js';

@@ -5,3 +5,4 @@ export {
   compactionInputFilter,
 } from './compaction-input-filter.js';
 export { boundaryAwareTail, CompactionSession, type CompactionSessionOptions } from './compaction-session.js';
+export { type AgentsRecallToolOptions, recallTool } from './recall-tool.js';

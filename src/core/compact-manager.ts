@@ -1,4 +1,5 @@
 import { warnUnknownModel } from './counting/unknown-model-warning.js';
+import { UsageCalibration } from './counting/usage-calibration.js';
 import { EmbeddedSummarizer } from './embedded-summarizer.js';
 import { CompactError, invalidConfig } from './errors.js';
 import { EventBus, type OperationContext } from './event-bus.js';
@@ -124,6 +125,7 @@ export class CompactManager {
     this.#bus = new EventBus(options.exporters ?? [], options.exportQueue, this.#redact);
     warnUnknownModel(this.#bus, this.model, options.maxContextTokens !== undefined);
     this.#deps = {
+      calibration: new UsageCalibration(),
       counter: this.counter,
       model: this.model,
       store: this.store,
@@ -268,6 +270,7 @@ export class CompactManager {
     if (!Number.isFinite(total) || total < 0)
       throw invalidConfig('usage.inputTokens', 'must be a non-negative number');
     this.#reportedUsage.set(sessionId, { inputTokens: total, at: Date.now() });
+    this.#deps.calibration.recordReported(sessionId, total);
   }
 
   /** The last usage recorded for a session (input tokens, cache included). */
@@ -336,7 +339,7 @@ export class CompactManager {
       options,
       maxContextTokens: options.maxContextTokens ?? this.maxContextTokens,
     });
-    if (!prepared.decision.triggered) return untriggeredResult<M>(prepared);
+    if (!prepared.decision.triggered) return untriggeredResult<M>(this.#deps, prepared);
     // Held events (the decision first) are delivered even when the compaction fails.
     const outcome = await runTriggered(this.#deps, prepared).catch((error: unknown) => {
       this.#deps.bus.release(context);

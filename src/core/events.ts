@@ -48,6 +48,12 @@ export interface CompactEventProperties {
     messageCount: number;
     /** How many of them were counted fresh (not from the cache). */
     countedFresh: number;
+    /** The local estimate, when reported usage calibrated `tEst` (models without an exact tokenizer). */
+    tEstLocal?: number;
+    /** The input tokens the provider reported for the session's previous request. */
+    lastReported?: number;
+    /** The per-session ratio reported/estimated that scaled what changed since. */
+    calibrationRatio?: number;
   };
   'compact.trigger_decision': {
     triggered: boolean;

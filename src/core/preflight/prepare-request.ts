@@ -16,6 +16,7 @@ import type { Redactor } from '../redactor.js';
 import type { SessionArchive } from '../session-archive.js';
 import type { SessionState, SessionStore } from '../session-store.js';
 import type { Summarizer } from '../summarizer.js';
+import type { CalibratedCount, UsageCalibration } from '../counting/usage-calibration.js';
 import type { TokenCounter } from '../token-counter.js';
 import { assertSoundPairing, type InputRepair, repairHistory } from './check-pairing.js';
 import { type Decision, decide } from './decide.js';
@@ -26,6 +27,8 @@ import { summaryMessageTokens } from './run-cascade.js';
 
 /** What the pipeline needs from the manager (built once per manager). */
 export interface PipelineDeps {
+  /** Per-session calibration from reported usage. */
+  readonly calibration: UsageCalibration;
   readonly counter: TokenCounter;
   readonly model: string;
   readonly store: SessionStore;
@@ -62,7 +65,16 @@ export interface PreparedRequest extends PreflightInput {
   readonly summaryWire: unknown;
   readonly summaryTokens: number;
   readonly breakdown: TokenBreakdown;
+  /** Tokens of the request, calibrated by reported usage when the counter is not exact. */
   readonly tokensBefore: number;
+  /** The same, as the local counter counts them (the cascade works in these units). */
+  readonly localTokensBefore: number;
+  /** `tokensBefore / localTokensBefore` (1 without calibration). */
+  readonly scale: number;
+  /** The decision in local units, for the cascade. */
+  readonly localDecision: Decision;
+  /** The calibration behind `tokensBefore`, for the events. */
+  readonly calibrated: CalibratedCount;
   readonly decision: Decision;
   readonly started: number;
   /** Messages tokenized by this call (the rest came from the cache). */
@@ -106,6 +118,7 @@ export function fixedTokens(
 export function forgetSession(deps: PipelineDeps, sessionId: string): void {
   deps.histories.delete(sessionId);
   deps.histories.delete(`${sessionId}\u0000repaired`);
+  deps.calibration.forget(sessionId);
 }
 
 /** Step 1: index, pair, and reject or repair broken input. */
@@ -239,12 +252,9 @@ export async function prepareRequest(deps: PipelineDeps, input: PreflightInput):
   const view = resumeView(deps, input, indexed, stored, indexed.changedFrom, fresh);
   const state = await rememberProtected(deps, input.context.sessionId, view, stored);
   const counted = countRequest(deps, input, view);
-  const decision = decide(
-    counted.tokensBefore,
-    input.policy,
-    input.maxContextTokens,
-    input.options.force === true,
-  );
+  const calibrated = deps.calibration.count(input.context.sessionId, counted.tokensBefore, deps.counter.exact);
+  const decision = decide(calibrated.tokens, input.policy, input.maxContextTokens, input.options.force === true);
+  const scale = counted.tokensBefore > 0 ? calibrated.tokens / counted.tokensBefore : 1;
   const prepared: PreparedRequest = {
     ...input,
     indexed,
@@ -252,6 +262,11 @@ export async function prepareRequest(deps: PipelineDeps, input: PreflightInput):
     state,
     view,
     ...counted,
+    tokensBefore: calibrated.tokens,
+    localTokensBefore: counted.tokensBefore,
+    scale,
+    localDecision: scale === 1 ? decision : toLocal(decision, scale),
+    calibrated,
     decision,
     started,
     countedFresh: fresh.count,
@@ -262,6 +277,15 @@ export async function prepareRequest(deps: PipelineDeps, input: PreflightInput):
   if (!decision.triggered && !deps.bus.observed) return prepared;
   const decisionEvent = emitDecision(deps, prepared);
   return { ...prepared, decisionSpanId: decisionEvent.spanId, decisionEvent };
+}
+
+/** A decision's limits in local-counter units. */
+function toLocal(decision: Decision, scale: number): Decision {
+  return {
+    ...decision,
+    budget: Math.floor(decision.budget / scale),
+    targetTokens: Math.floor(decision.targetTokens / scale),
+  };
 }
 
 /** The `compact.token_estimate` and `compact.trigger_decision` events. */
@@ -282,6 +306,13 @@ function emitDecision(
       breakdown: prepared.breakdown,
       messageCount: prepared.view.entries.length + (prepared.summaryWire === undefined ? 0 : 1),
       countedFresh: prepared.countedFresh,
+      ...(prepared.calibrated.lastReportedTokens === undefined
+        ? {}
+        : {
+            tEstLocal: prepared.localTokensBefore,
+            lastReported: prepared.calibrated.lastReportedTokens,
+            ...(prepared.calibrated.ratio === undefined ? {} : { calibrationRatio: prepared.calibrated.ratio }),
+          }),
     },
     { start: prepared.started },
   );

@@ -111,7 +111,11 @@ function planSummary(run: CascadeRun, input: CascadeInput, overhead: number): Su
   const fixed = run.total - unpinnedTokens - input.summaryTokens;
   let suffix = units.slice(start).reduce((sum, unit) => sum + unit.tokens, 0);
   const reserve = Math.min(policy.maxSummaryTokens, 256);
-  while (start < units.length - 1 && fixed + overhead + reserve + suffix > run.target) {
+  // Shrink toward the target, but keep the current user turn whole while it fits the budget:
+  // its question must not be folded away; past it, shrink only to fit the budget.
+  const lastTurn = units.findLastIndex((unit) => unit.startsTurn);
+  const over = (limit: number) => fixed + overhead + reserve + suffix > limit;
+  while (start < units.length - 1 && (start < lastTurn ? over(run.target) : over(run.budget))) {
     suffix -= units[start]!.tokens;
     start++;
   }
@@ -121,6 +125,11 @@ function planSummary(run: CascadeRun, input: CascadeInput, overhead: number): Su
   const room = targetRoom >= 64 ? targetRoom : budgetRoom;
   const maxTokens = Math.max(16, Math.min(policy.maxSummaryTokens, room));
   return { foldBefore: unpinned[units[start]!.start]!, maxTokens };
+}
+
+/** A previous summary without its trailing archive line (the new summary gets a fresh one). */
+function withoutArchiveLine(summary: string): string {
+  return summary.replace(/\n?Archived originals: recall ref [^\n]*$/, '');
 }
 
 /** Level c: folds the units before the suffix into the next summary. */
@@ -144,7 +153,7 @@ async function summarizeLevel(run: CascadeRun, input: CascadeInput, result: Casc
       strategy: policy.strategy,
       messages: folded.map((entry) => summarizerMessage(entry, codec)),
       maxTokens: plan?.maxTokens ?? policy.maxSummaryTokens,
-      ...(view.previousSummary ? { previousSummary: view.previousSummary } : {}),
+      ...(view.previousSummary ? { previousSummary: withoutArchiveLine(view.previousSummary) } : {}),
       ...(input.note ? { note: input.note } : {}),
       ...(input.agent ? { agent: input.agent } : {}),
       ...(input.signal ? { signal: input.signal } : {}),
@@ -154,7 +163,7 @@ async function summarizeLevel(run: CascadeRun, input: CascadeInput, result: Casc
   );
   const foldedTokens = folded.reduce((sum, entry) => sum + entry.tokens, 0);
   const archiveLine = folded.length > 0 ? input.archiveLine?.(version) : undefined;
-  let body = outcome?.text ?? view.previousSummary;
+  let body = outcome?.text ?? (view.previousSummary === undefined ? undefined : withoutArchiveLine(view.previousSummary));
   if (body === undefined && folded.length > 0) {
     // No summary at all: a one-line note tells the model that history was cut, when it fits
     // the budget, or always when the request would otherwise open with an assistant turn on

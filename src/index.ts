@@ -68,7 +68,16 @@ export {
   redactDeep,
 } from './core/redactor.js';
 export {
+  waitForSessionLock,
+  type WaitForSessionLockOptions,
+  type WithSessionLockOptions,
+  type WithSessionLockResult,
+  withSessionLock,
+} from './core/session-lock.js';
+export {
   MemorySessionStore,
+  type SessionLock,
+  type SessionRewrite,
   type SessionState,
   type SessionStore,
   type SessionStoreSetOptions,

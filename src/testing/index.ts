@@ -1,8 +1,8 @@
 /**
  * `agent-compaction/testing`: what you need to test your own integration without a
  * provider key or a server: provider test servers that speak each wire format, Ariadne
- * and OTLP test receivers, scripted agent models, synthetic sessions, and the storage
- * and exporter conformance suites (these two need `vitest`).
+ * and OTLP test receivers, scripted agent models, synthetic sessions, and the storage,
+ * session store and exporter conformance suites (these three need `vitest`).
  */
 export {
   type ConversationEntry,
@@ -62,5 +62,10 @@ export {
   type StorageConformanceOptions,
   type StorageHarness,
 } from './storage-conformance.js';
+export {
+  describeSessionStoreConformance,
+  type SessionStoreConformanceOptions,
+  type SessionStoreHarness,
+} from './session-store-conformance.js';
 export { type SyntheticSessionOptions, seededRandom, syntheticSession } from './synthetic-session.js';
 export { type TinyGgufOptions, writeTinyGguf } from './write-tiny-gguf.js';

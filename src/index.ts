@@ -68,10 +68,10 @@ export {
   redactDeep,
 } from './core/redactor.js';
 export {
-  waitForSessionLock,
   type WaitForSessionLockOptions,
   type WithSessionLockOptions,
   type WithSessionLockResult,
+  waitForSessionLock,
   withSessionLock,
 } from './core/session-lock.js';
 export {

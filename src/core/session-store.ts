@@ -17,7 +17,6 @@
  */
 import { checkSessionId, checkState, checkTtl, checkWriteOptions } from './session-store-checks.js';
 
-
 /** The rolling summary of a session. */
 export interface SessionSummary {
   /** The summary body, without tags. */

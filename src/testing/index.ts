@@ -58,14 +58,14 @@ export {
 } from './provider-test-server.js';
 export { type SampleCompactionOptions, sampleCompactionEvents } from './sample-events.js';
 export {
-  describeStorageConformance,
-  type StorageConformanceOptions,
-  type StorageHarness,
-} from './storage-conformance.js';
-export {
   describeSessionStoreConformance,
   type SessionStoreConformanceOptions,
   type SessionStoreHarness,
 } from './session-store-conformance.js';
+export {
+  describeStorageConformance,
+  type StorageConformanceOptions,
+  type StorageHarness,
+} from './storage-conformance.js';
 export { type SyntheticSessionOptions, seededRandom, syntheticSession } from './synthetic-session.js';
 export { type TinyGgufOptions, writeTinyGguf } from './write-tiny-gguf.js';

@@ -40,7 +40,13 @@ async function eventually<T>(attempt: () => Promise<T | undefined>, timeoutMs = 
 }
 
 function stateOf(sessionId: string, version: number, extra: Partial<SessionState> = {}): SessionState {
-  return { sessionId, version, coveredIds: [`m-${version}`], updatedAt: 1_760_000_000_000 + version, ...extra };
+  return {
+    sessionId,
+    version,
+    coveredIds: [`m-${version}`],
+    updatedAt: 1_760_000_000_000 + version,
+    ...extra,
+  };
 }
 
 /** A state with every field set, unicode, and 50,000 covered ids. */
@@ -81,16 +87,20 @@ function fullState(sessionId: string): SessionState {
  */
 export function describeSessionStoreConformance(options: SessionStoreConformanceOptions): void {
   describe(`session store conformance: ${options.name}`, () => {
-    const withStore = (run: (store: SessionStore, harness: SessionStoreHarness) => Promise<void>) => async () => {
-      const harness = await options.create();
-      try {
-        await run(harness.store, harness);
-      } finally {
-        await harness.close();
-      }
-    };
+    const withStore =
+      (run: (store: SessionStore, harness: SessionStoreHarness) => Promise<void>) => async () => {
+        const harness = await options.create();
+        try {
+          await run(harness.store, harness);
+        } finally {
+          await harness.close();
+        }
+      };
 
-    it('has a name', withStore(async (store) => expect(store.name).toMatch(/^[a-z0-9-]+$/)));
+    it(
+      'has a name',
+      withStore(async (store) => expect(store.name).toMatch(/^[a-z0-9-]+$/)),
+    );
 
     it(
       'round-trips a full state and knows nothing of other sessions',
@@ -131,7 +141,9 @@ export function describeSessionStoreConformance(options: SessionStoreConformance
         expect(await store.set('s', stateOf('s', 5), { expectedVersion: 2 })).toBe(false);
         expect(await store.get('s')).toEqual(stateOf('s', 1));
         // Same version again (a write that records pins without compacting), then the next one.
-        expect(await store.set('s', stateOf('s', 1, { pinnedIds: ['p'] }), { expectedVersion: 1 })).toBe(true);
+        expect(await store.set('s', stateOf('s', 1, { pinnedIds: ['p'] }), { expectedVersion: 1 })).toBe(
+          true,
+        );
         expect(await store.set('s', stateOf('s', 2), { expectedVersion: 1 })).toBe(true);
         expect(await store.set('s', stateOf('s', 3))).toBe(true);
         expect((await store.get('s'))?.version).toBe(3);
@@ -168,7 +180,20 @@ export function describeSessionStoreConformance(options: SessionStoreConformance
     it(
       'keeps unusual session ids apart',
       withStore(async (store) => {
-        const ids = ['', ' ', 'a', 'A', 'a:lock', 'a:b', '{tag}', '{a}', '../x', 'ü 🚀', 'line\nbreak', 'x'.repeat(2000)];
+        const ids = [
+          '',
+          ' ',
+          'a',
+          'A',
+          'a:lock',
+          'a:b',
+          '{tag}',
+          '{a}',
+          '../x',
+          'ü 🚀',
+          'line\nbreak',
+          'x'.repeat(2000),
+        ];
         for (const [i, id] of ids.entries()) expect(await store.set(id, stateOf(id, i + 1))).toBe(true);
         for (const [i, id] of ids.entries()) expect(await store.get(id)).toEqual(stateOf(id, i + 1));
         const locks = await Promise.all(ids.map((id) => store.acquireLock(id, 60_000)));
@@ -267,17 +292,23 @@ function describeLocks(withStore: WithStore): void {
     'refuses a write fenced by a newer lock, even when its expected version still matches',
     withStore(async (store) => {
       const stale = (await store.acquireLock('s', 150)) as SessionLock;
-      expect(await store.set('s', stateOf('s', 1), { expectedVersion: 0, fencingToken: stale.token })).toBe(true);
+      expect(await store.set('s', stateOf('s', 1), { expectedVersion: 0, fencingToken: stale.token })).toBe(
+        true,
+      );
       const fresh = await eventually(() => store.acquireLock('s', 60_000));
       // The stale holder wakes up and writes over the version it read: refused.
-      expect(await store.set('s', stateOf('s', 2), { expectedVersion: 1, fencingToken: stale.token })).toBe(false);
+      expect(await store.set('s', stateOf('s', 2), { expectedVersion: 1, fencingToken: stale.token })).toBe(
+        false,
+      );
       expect(await store.set('s', stateOf('s', 2), { fencingToken: stale.token })).toBe(false);
       expect(await store.get('s')).toEqual(stateOf('s', 1));
       const written = stateOf('s', 2, { coveredIds: ['fresh'] });
       expect(await store.set('s', written, { expectedVersion: 1, fencingToken: fresh.token })).toBe(true);
       await fresh.release();
       // Released, not superseded: the fresh holder's token is still the newest.
-      expect(await store.set('s', stateOf('s', 3), { expectedVersion: 2, fencingToken: stale.token })).toBe(false);
+      expect(await store.set('s', stateOf('s', 3), { expectedVersion: 2, fencingToken: stale.token })).toBe(
+        false,
+      );
       expect(await store.get('s')).toEqual(written);
     }),
   );
@@ -293,11 +324,15 @@ function describeSharing(withStore: WithStore): void {
       expect(await other.get('s')).toEqual(fullState('s'));
       const lock = (await store.acquireLock('s', 60_000)) as SessionLock;
       expect(await other.acquireLock('s', 60_000)).toBeUndefined();
-      expect(await other.set('s', stateOf('s', 8), { expectedVersion: 7, fencingToken: lock.token })).toBe(true);
+      expect(await other.set('s', stateOf('s', 8), { expectedVersion: 7, fencingToken: lock.token })).toBe(
+        true,
+      );
       await lock.release();
       const next = (await other.acquireLock('s', 60_000)) as SessionLock;
       expect(next.token).toBeGreaterThan(lock.token);
-      expect(await store.set('s', stateOf('s', 9), { expectedVersion: 8, fencingToken: lock.token })).toBe(false);
+      expect(await store.set('s', stateOf('s', 9), { expectedVersion: 8, fencingToken: lock.token })).toBe(
+        false,
+      );
       expect(await store.get('s')).toEqual(stateOf('s', 8));
     }),
   );

@@ -24,7 +24,8 @@ function freePort(): Promise<number> {
 }
 
 function binary(): string {
-  for (const path of ['/usr/bin/redis-server', '/usr/local/bin/redis-server']) if (existsSync(path)) return path;
+  for (const path of ['/usr/bin/redis-server', '/usr/local/bin/redis-server'])
+    if (existsSync(path)) return path;
   throw new Error('redis-server is not installed: apt-get install -y redis-server');
 }
 

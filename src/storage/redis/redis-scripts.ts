@@ -34,7 +34,8 @@ export const GET_SCRIPT = script(`return redis.call('HGET', KEYS[1], 'state')`);
  * KEYS[1]; ARGV: state JSON, version, expectedVersion or '', fencingToken or ''.
  * Returns 1 (written), 0 (version mismatch) or -1 (fenced: a newer lock was issued).
  */
-export const SET_SCRIPT = script(`if ARGV[3] ~= '' and tonumber(redis.call('HGET', KEYS[1], 'version') or '0') ~= tonumber(ARGV[3]) then
+export const SET_SCRIPT =
+  script(`if ARGV[3] ~= '' and tonumber(redis.call('HGET', KEYS[1], 'version') or '0') ~= tonumber(ARGV[3]) then
   return 0
 end
 if ARGV[4] ~= '' and tonumber(ARGV[4]) < tonumber(redis.call('HGET', KEYS[1], 'fence') or '0') then

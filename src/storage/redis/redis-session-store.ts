@@ -1,5 +1,10 @@
 import { CompactError } from '../../core/errors.js';
-import type { SessionLock, SessionState, SessionStore, SessionStoreSetOptions } from '../../core/session-store.js';
+import type {
+  SessionLock,
+  SessionState,
+  SessionStore,
+  SessionStoreSetOptions,
+} from '../../core/session-store.js';
 import { checkSessionId, checkState, checkTtl, checkWriteOptions } from '../../core/session-store-checks.js';
 import {
   ACQUIRE_SCRIPT,
@@ -69,10 +74,20 @@ async function connect(url: string): Promise<OwnedClient> {
   } catch (error) {
     throw new CompactError('missing_dependency', 'install redis: npm i redis', { cause: error });
   }
-  const client = redis.createClient({ url }) as unknown as OwnedClient;
+  let connected = false;
+  const client = redis.createClient({
+    url,
+    socket: {
+      connectTimeout: 5000,
+      // Fail the first connection at once; once connected, reconnect with a capped backoff.
+      reconnectStrategy: (retries: number, cause: Error) =>
+        connected ? Math.min(50 * 2 ** retries, 2000) : cause,
+    },
+  }) as unknown as OwnedClient;
   // node-redis reconnects by itself; without a listener an 'error' event would end the process.
   client.on('error', () => {});
   await client.connect();
+  connected = true;
   return client;
 }
 
@@ -147,12 +162,20 @@ export function redisSessionStore(options: RedisSessionStoreOptions): RedisSessi
       try {
         return JSON.parse(String(json)) as SessionState;
       } catch (error) {
-        throw new CompactError('storage_failed', `redis: the state of session ${JSON.stringify(sessionId)} is not JSON`, {
-          cause: error,
-        });
+        throw new CompactError(
+          'storage_failed',
+          `redis: the state of session ${JSON.stringify(sessionId)} is not JSON`,
+          {
+            cause: error,
+          },
+        );
       }
     },
-    async set(sessionId: string, state: SessionState, setOptions: SessionStoreSetOptions = {}): Promise<boolean> {
+    async set(
+      sessionId: string,
+      state: SessionState,
+      setOptions: SessionStoreSetOptions = {},
+    ): Promise<boolean> {
       checkSessionId(sessionId);
       checkState(state);
       checkWriteOptions(setOptions);

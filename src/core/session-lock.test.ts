@@ -45,7 +45,7 @@ describe('withSessionLock', () => {
       's',
       { ttlMs: 400, renewEveryMs: 40 },
       async (lock, signal) => {
-        await sleep(500);
+        await sleep(1200);
         expect(await store.acquireLock('s', 60_000), 'still held after 3 times its ttl').toBeUndefined();
         expect(signal.aborted).toBe(false);
         return lock.token;

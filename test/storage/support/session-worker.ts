@@ -24,9 +24,9 @@ async function compact(message: TriggerMessage): Promise<'wrote' | 'already' | '
     SESSION,
     { ttlMs: message.ttlMs, timeoutMs: 60_000, retryMs: 20 },
     async (lock) => {
-      report({ type: 'locked', worker, trigger: message.trigger, token: lock.token, at: Date.now() });
       const current = await store.get(SESSION);
       const version = current?.version ?? 0;
+      report({ type: 'locked', worker, trigger: message.trigger, token: lock.token, at: Date.now() });
       if (version >= message.trigger) return 'already' as const;
       // The summarizer. A replica that stalls here (SIGSTOP) does not look at its lock again
       // before writing: only the fencing token stands between it and the newer holder's state.

@@ -97,129 +97,7 @@ export function describeSessionStoreConformance(options: SessionStoreConformance
         }
       };
 
-    it(
-      'has a name',
-      withStore(async (store) => expect(store.name).toMatch(/^[a-z0-9-]+$/)),
-    );
-
-    it(
-      'round-trips a full state and knows nothing of other sessions',
-      withStore(async (store) => {
-        expect(await store.get('unknown')).toBeUndefined();
-        expect(await store.set('s', fullState('s'))).toBe(true);
-        expect(await store.get('s')).toEqual(fullState('s'));
-        expect(await store.get('s2')).toBeUndefined();
-      }),
-    );
-
-    it(
-      'never lets a caller change stored state through an object it passed or got',
-      withStore(async (store) => {
-        const state = fullState('s');
-        await store.set('s', state);
-        state.coveredIds.push('late');
-        state.version = 99;
-        (state.rewrites as Record<string, unknown>)['msg-50000'] = undefined;
-        const got = (await store.get('s')) as SessionState;
-        try {
-          got.coveredIds.length = 0;
-          got.version = 98;
-        } catch {
-          // frozen: as good as a copy
-        }
-        expect(await store.get('s')).toEqual(fullState('s'));
-      }),
-    );
-
-    it(
-      'writes with expectedVersion only over that version (0: no state yet)',
-      withStore(async (store) => {
-        expect(await store.set('s', stateOf('s', 1), { expectedVersion: 1 })).toBe(false);
-        expect(await store.get('s')).toBeUndefined();
-        expect(await store.set('s', stateOf('s', 1), { expectedVersion: 0 })).toBe(true);
-        expect(await store.set('s', stateOf('s', 5), { expectedVersion: 0 })).toBe(false);
-        expect(await store.set('s', stateOf('s', 5), { expectedVersion: 2 })).toBe(false);
-        expect(await store.get('s')).toEqual(stateOf('s', 1));
-        // Same version again (a write that records pins without compacting), then the next one.
-        expect(await store.set('s', stateOf('s', 1, { pinnedIds: ['p'] }), { expectedVersion: 1 })).toBe(
-          true,
-        );
-        expect(await store.set('s', stateOf('s', 2), { expectedVersion: 1 })).toBe(true);
-        expect(await store.set('s', stateOf('s', 3))).toBe(true);
-        expect((await store.get('s'))?.version).toBe(3);
-      }),
-    );
-
-    it(
-      'lets exactly one of 25 concurrent compare-and-sets win',
-      withStore(async (store) => {
-        await store.set('s', stateOf('s', 4));
-        const writes = Array.from({ length: 25 }, (_, i) =>
-          store.set('s', stateOf('s', 5, { coveredIds: [`writer-${i}`] }), { expectedVersion: 4 }),
-        );
-        const results = await Promise.all(writes);
-        expect(results.filter(Boolean)).toHaveLength(1);
-        const winner = results.indexOf(true);
-        expect(await store.get('s')).toEqual(stateOf('s', 5, { coveredIds: [`writer-${winner}`] }));
-      }),
-    );
-
-    it(
-      'deletes one session, and deleting an unknown one is a no-op',
-      withStore(async (store) => {
-        await store.set('a', stateOf('a', 3));
-        await store.set('b', stateOf('b', 4));
-        await store.delete('a');
-        await store.delete('never-seen');
-        expect(await store.get('a')).toBeUndefined();
-        expect(await store.get('b')).toEqual(stateOf('b', 4));
-        expect(await store.set('a', stateOf('a', 1), { expectedVersion: 0 })).toBe(true);
-      }),
-    );
-
-    it(
-      'keeps unusual session ids apart',
-      withStore(async (store) => {
-        const ids = [
-          '',
-          ' ',
-          'a',
-          'A',
-          'a:lock',
-          'a:b',
-          '{tag}',
-          '{a}',
-          '../x',
-          'ü 🚀',
-          'line\nbreak',
-          'x'.repeat(2000),
-        ];
-        for (const [i, id] of ids.entries()) expect(await store.set(id, stateOf(id, i + 1))).toBe(true);
-        for (const [i, id] of ids.entries()) expect(await store.get(id)).toEqual(stateOf(id, i + 1));
-        const locks = await Promise.all(ids.map((id) => store.acquireLock(id, 60_000)));
-        expect(locks.every((lock) => lock !== undefined)).toBe(true);
-        await Promise.all(locks.map((lock) => lock?.release()));
-      }),
-    );
-
-    it(
-      'rejects malformed input and writes nothing',
-      withStore(async (store) => {
-        const bad = [
-          () => store.set('s', { ...stateOf('s', 1), version: -1 }),
-          () => store.set('s', { ...stateOf('s', 1), version: 1.5 }),
-          () => store.set('s', { sessionId: 's', version: 1, updatedAt: 0 } as unknown as SessionState),
-          () => store.set('s', stateOf('s', 1), { expectedVersion: -1 }),
-          () => store.set('s', stateOf('s', 1), { fencingToken: 0 }),
-          () => store.set(42 as unknown as string, stateOf('s', 1)),
-          () => store.acquireLock('s', 0),
-          () => store.acquireLock('s', Number.NaN),
-        ];
-        for (const attempt of bad) await expect(attempt()).rejects.toThrow();
-        expect(await store.get('s')).toBeUndefined();
-      }),
-    );
-
+    describeState(withStore);
     describeLocks(withStore);
     if (options.shared) describeSharing(withStore);
   });
@@ -228,6 +106,129 @@ export function describeSessionStoreConformance(options: SessionStoreConformance
 type WithStore = (
   run: (store: SessionStore, harness: SessionStoreHarness) => Promise<void>,
 ) => () => Promise<void>;
+
+function describeState(withStore: WithStore): void {
+  it(
+    'has a name',
+    withStore(async (store) => expect(store.name).toMatch(/^[a-z0-9-]+$/)),
+  );
+
+  it(
+    'round-trips a full state and knows nothing of other sessions',
+    withStore(async (store) => {
+      expect(await store.get('unknown')).toBeUndefined();
+      expect(await store.set('s', fullState('s'))).toBe(true);
+      expect(await store.get('s')).toEqual(fullState('s'));
+      expect(await store.get('s2')).toBeUndefined();
+    }),
+  );
+
+  it(
+    'never lets a caller change stored state through an object it passed or got',
+    withStore(async (store) => {
+      const state = fullState('s');
+      await store.set('s', state);
+      state.coveredIds.push('late');
+      state.version = 99;
+      (state.rewrites as Record<string, unknown>)['msg-50000'] = undefined;
+      const got = (await store.get('s')) as SessionState;
+      try {
+        got.coveredIds.length = 0;
+        got.version = 98;
+      } catch {
+        // frozen: as good as a copy
+      }
+      expect(await store.get('s')).toEqual(fullState('s'));
+    }),
+  );
+
+  it(
+    'writes with expectedVersion only over that version (0: no state yet)',
+    withStore(async (store) => {
+      expect(await store.set('s', stateOf('s', 1), { expectedVersion: 1 })).toBe(false);
+      expect(await store.get('s')).toBeUndefined();
+      expect(await store.set('s', stateOf('s', 1), { expectedVersion: 0 })).toBe(true);
+      expect(await store.set('s', stateOf('s', 5), { expectedVersion: 0 })).toBe(false);
+      expect(await store.set('s', stateOf('s', 5), { expectedVersion: 2 })).toBe(false);
+      expect(await store.get('s')).toEqual(stateOf('s', 1));
+      // Same version again (a write that records pins without compacting), then the next one.
+      expect(await store.set('s', stateOf('s', 1, { pinnedIds: ['p'] }), { expectedVersion: 1 })).toBe(true);
+      expect(await store.set('s', stateOf('s', 2), { expectedVersion: 1 })).toBe(true);
+      expect(await store.set('s', stateOf('s', 3))).toBe(true);
+      expect((await store.get('s'))?.version).toBe(3);
+    }),
+  );
+
+  it(
+    'lets exactly one of 25 concurrent compare-and-sets win',
+    withStore(async (store) => {
+      await store.set('s', stateOf('s', 4));
+      const writes = Array.from({ length: 25 }, (_, i) =>
+        store.set('s', stateOf('s', 5, { coveredIds: [`writer-${i}`] }), { expectedVersion: 4 }),
+      );
+      const results = await Promise.all(writes);
+      expect(results.filter(Boolean)).toHaveLength(1);
+      const winner = results.indexOf(true);
+      expect(await store.get('s')).toEqual(stateOf('s', 5, { coveredIds: [`writer-${winner}`] }));
+    }),
+  );
+
+  it(
+    'deletes one session, and deleting an unknown one is a no-op',
+    withStore(async (store) => {
+      await store.set('a', stateOf('a', 3));
+      await store.set('b', stateOf('b', 4));
+      await store.delete('a');
+      await store.delete('never-seen');
+      expect(await store.get('a')).toBeUndefined();
+      expect(await store.get('b')).toEqual(stateOf('b', 4));
+      expect(await store.set('a', stateOf('a', 1), { expectedVersion: 0 })).toBe(true);
+    }),
+  );
+
+  it(
+    'keeps unusual session ids apart',
+    withStore(async (store) => {
+      const ids = [
+        '',
+        ' ',
+        'a',
+        'A',
+        'a:lock',
+        'a:b',
+        '{tag}',
+        '{a}',
+        '../x',
+        'ü 🚀',
+        'line\nbreak',
+        'x'.repeat(2000),
+      ];
+      for (const [i, id] of ids.entries()) expect(await store.set(id, stateOf(id, i + 1))).toBe(true);
+      for (const [i, id] of ids.entries()) expect(await store.get(id)).toEqual(stateOf(id, i + 1));
+      const locks = await Promise.all(ids.map((id) => store.acquireLock(id, 60_000)));
+      expect(locks.every((lock) => lock !== undefined)).toBe(true);
+      await Promise.all(locks.map((lock) => lock?.release()));
+    }),
+  );
+
+  it(
+    'rejects malformed input and writes nothing',
+    withStore(async (store) => {
+      const bad = [
+        () => store.set('s', { ...stateOf('s', 1), version: -1 }),
+        () => store.set('s', { ...stateOf('s', 1), version: 1.5 }),
+        () => store.set('s', { sessionId: 's', version: 1, updatedAt: 0 } as unknown as SessionState),
+        () => store.set('s', stateOf('s', 1), { expectedVersion: -1 }),
+        () => store.set('s', stateOf('s', 1), { fencingToken: 0 }),
+        () => store.set(42 as unknown as string, stateOf('s', 1)),
+        () => store.acquireLock('s', 0),
+        () => store.acquireLock('s', Number.NaN),
+      ];
+      for (const attempt of bad) await expect(attempt()).rejects.toThrow();
+      expect(await store.get('s')).toBeUndefined();
+    }),
+  );
+}
 
 function describeLocks(withStore: WithStore): void {
   it(

@@ -91,6 +91,46 @@ async function connect(url: string): Promise<OwnedClient> {
   return client;
 }
 
+/** Runs the store's scripts on one session's key: `EVALSHA`, then `EVAL` when the server lost the script. */
+function scriptRunner(options: RedisSessionStoreOptions) {
+  const prefix = options.keyPrefix ?? 'agent-compaction:session:';
+  let owned: Promise<OwnedClient> | undefined;
+  const clientOf = async (): Promise<RedisScriptClient> => {
+    if (options.client) return options.client;
+    if (!owned) {
+      owned = connect(options.url as string);
+      owned.catch(() => {
+        owned = undefined;
+      });
+    }
+    return owned;
+  };
+  const run = async (script: RedisScript, sessionId: string, args: string[]): Promise<unknown> => {
+    const call = { keys: [prefix + sessionId], arguments: args };
+    try {
+      const client = await clientOf();
+      try {
+        return await client.evalSha(script.sha1, call);
+      } catch (error) {
+        if (!String((error as Error)?.message).startsWith('NOSCRIPT')) throw error;
+        return await client.eval(script.source, call);
+      }
+    } catch (error) {
+      if (error instanceof CompactError) throw error;
+      throw new CompactError('storage_failed', `redis: ${(error as Error)?.message ?? String(error)}`, {
+        cause: error,
+      });
+    }
+  };
+  const close = async () => {
+    const pending = owned;
+    owned = undefined;
+    const client = await pending?.catch(() => undefined);
+    if (client) await (client.close ?? client.quit)?.call(client);
+  };
+  return { run, close };
+}
+
 /**
  * Session state, locks and fencing tokens in Redis, shared by every process that uses the
  * same server and `keyPrefix`: state survives restarts, and processes serving one session
@@ -112,37 +152,7 @@ export function redisSessionStore(options: RedisSessionStoreOptions): RedisSessi
       issues: [{ path: ['store', 'url'], message: 'give a connected client or a non-empty url' }],
     });
   }
-  const prefix = options.keyPrefix ?? 'agent-compaction:session:';
-  let owned: Promise<OwnedClient> | undefined;
-  const clientOf = async (): Promise<RedisScriptClient> => {
-    if (options.client) return options.client;
-    if (!owned) {
-      owned = connect(options.url as string);
-      owned.catch(() => {
-        owned = undefined;
-      });
-    }
-    return owned;
-  };
-
-  const run = async (script: RedisScript, sessionId: string, args: string[]): Promise<unknown> => {
-    const call = { keys: [prefix + sessionId], arguments: args };
-    try {
-      const client = await clientOf();
-      try {
-        return await client.evalSha(script.sha1, call);
-      } catch (error) {
-        if (!String((error as Error)?.message).startsWith('NOSCRIPT')) throw error;
-        return await client.eval(script.source, call);
-      }
-    } catch (error) {
-      if (error instanceof CompactError) throw error;
-      throw new CompactError('storage_failed', `redis: ${(error as Error)?.message ?? String(error)}`, {
-        cause: error,
-      });
-    }
-  };
-
+  const { run, close } = scriptRunner(options);
   const lockOf = (sessionId: string, token: number, ttlMs: number): SessionLock => ({
     sessionId,
     token,
@@ -197,11 +207,6 @@ export function redisSessionStore(options: RedisSessionStoreOptions): RedisSessi
       const token = Number(await run(ACQUIRE_SCRIPT, sessionId, [String(ttlMs)]));
       return token > 0 ? lockOf(sessionId, token, ttlMs) : undefined;
     },
-    async close(): Promise<void> {
-      const pending = owned;
-      owned = undefined;
-      const client = await pending?.catch(() => undefined);
-      if (client) await (client.close ?? client.quit)?.call(client);
-    },
+    close,
   };
 }

@@ -73,16 +73,20 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  for (const child of children.values()) {
-    if (child.signalCode === 'SIGSTOP') child.kill('SIGCONT');
-    child.disconnect?.();
-  }
   await Promise.all(
     [...children.values()].map(
       (child) =>
         new Promise<void>((resolve) => {
           if (child.exitCode !== null || child.signalCode !== null) return resolve();
-          child.once('exit', () => resolve());
+          // A worker left stopped by a failed assertion must run again to exit; one that does
+          // not exit on disconnect within 5 s is killed.
+          const force = setTimeout(() => child.kill('SIGKILL'), 5000);
+          child.once('exit', () => {
+            clearTimeout(force);
+            resolve();
+          });
+          child.kill('SIGCONT');
+          if (child.connected) child.disconnect();
         }),
     ),
   );

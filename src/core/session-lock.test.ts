@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { isCompactError } from './errors.js';
-import { waitForSessionLock, withSessionLock } from './session-lock.js';
-import { MemorySessionStore, type SessionLock } from './session-store.js';
+import { updateSessionOnce, waitForSessionLock, withSessionLock } from './session-lock.js';
+import { MemorySessionStore, type SessionLock, type SessionState } from './session-store.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -98,5 +98,61 @@ describe('withSessionLock', () => {
     );
     expect(result).toEqual({ acquired: true, value: false });
     expect(await taker?.release(), "the stale holder's release left the new lock alone").toBe(true);
+  });
+});
+
+describe('updateSessionOnce', () => {
+  const next = (current: SessionState | undefined, by: number): SessionState => ({
+    sessionId: 's',
+    version: (current?.version ?? 0) + 1,
+    coveredIds: [...(current?.coveredIds ?? []), `by-${by}`],
+    updatedAt: 0,
+  });
+
+  it('runs one update for 50 concurrent callers that saw the same version; the rest get its state', async () => {
+    const store = new MemorySessionStore();
+    let updates = 0;
+    const results = await Promise.all(
+      Array.from({ length: 50 }, (_, i) =>
+        updateSessionOnce(store, 's', { ttlMs: 10_000, seenVersion: 0, retryMs: 1 }, async (current) => {
+          updates++;
+          await sleep(5);
+          return next(current, i);
+        }),
+      ),
+    );
+    expect(updates).toBe(1);
+    const wrote = results.filter((r) => r.outcome === 'wrote');
+    expect(wrote).toHaveLength(1);
+    const stored = await store.get('s');
+    expect(stored?.version).toBe(1);
+    for (const result of results)
+      expect(result.outcome === 'timeout' ? undefined : result.state).toEqual(stored);
+  });
+
+  it('writes nothing when update returns undefined, and reports a write refused outside the lock', async () => {
+    const store = new MemorySessionStore();
+    expect(
+      await updateSessionOnce(store, 's', { ttlMs: 10_000, seenVersion: 0 }, async () => undefined),
+    ).toEqual({ outcome: 'current', state: undefined });
+    const sneaked = next(undefined, 99);
+    const result = await updateSessionOnce(store, 's', { ttlMs: 10_000, seenVersion: 0 }, async (current) => {
+      // A writer that ignores the lock lands first; the compare-and-set catches it.
+      await store.set('s', sneaked);
+      return next(current, 1);
+    });
+    expect(result).toEqual({ outcome: 'refused', state: sneaked });
+  });
+
+  it('times out while a live holder keeps the lock', async () => {
+    const store = new MemorySessionStore();
+    await store.acquireLock('s', 60_000);
+    const result = await updateSessionOnce(
+      store,
+      's',
+      { ttlMs: 1000, timeoutMs: 30, seenVersion: 0 },
+      async (current) => next(current, 1),
+    );
+    expect(result).toEqual({ outcome: 'timeout' });
   });
 });

@@ -3,7 +3,7 @@
  * while holding it (renewed in the background, released at the end).
  */
 import { CompactError } from './errors.js';
-import type { SessionLock, SessionStore } from './session-store.js';
+import type { SessionLock, SessionState, SessionStore } from './session-store.js';
 import { checkTtl } from './session-store-checks.js';
 
 /** Options of {@link waitForSessionLock}. */
@@ -126,4 +126,69 @@ export async function withSessionLock<T>(
     // A release that fails leaves the lock to lapse by itself; the work's outcome stands.
     await lock.release().catch(() => false);
   }
+}
+
+/** Options of {@link updateSessionOnce}. */
+export interface UpdateSessionOnceOptions extends WithSessionLockOptions {
+  /**
+   * The state version the caller saw when it decided to update: if the session has moved
+   * past it by the time the lock is held, another process already did the work.
+   */
+  seenVersion: number;
+}
+
+/** What {@link updateSessionOnce} did. */
+export type UpdateSessionOnceResult =
+  /** `update`'s state was written under the lock. */
+  | { outcome: 'wrote'; state: SessionState }
+  /** The session was already past `seenVersion` (or `update` returned nothing): `state` is current. */
+  | { outcome: 'current'; state: SessionState | undefined }
+  /** The write was refused: the lock was lost to a newer holder, or the state changed outside the lock. */
+  | { outcome: 'refused'; state: SessionState | undefined }
+  /** The lock stayed taken for `timeoutMs`. */
+  | { outcome: 'timeout' };
+
+/**
+ * One update of a session across every process sharing `store`: waits for the session's
+ * lock, re-reads the state, and runs `update` only when nobody moved the session past
+ * `seenVersion` meanwhile; the result is written with a compare-and-set on the version it
+ * read and the lock's fencing token. Callers that lose the race get the winner's state.
+ * `update` gets the lock (its `token` fences the write) and a signal that aborts when the
+ * lock is lost; returning `undefined` writes nothing.
+ *
+ * @example
+ * ```ts
+ * const result = await updateSessionOnce(store, id, { ttlMs: 30_000, seenVersion: state.version },
+ *   async (current, { signal }) => compactedState(current, await summarize(history, signal)));
+ * ```
+ */
+export async function updateSessionOnce(
+  store: SessionStore,
+  sessionId: string,
+  options: UpdateSessionOnceOptions,
+  update: (
+    current: SessionState | undefined,
+    held: { lock: SessionLock; signal: AbortSignal },
+  ) => Promise<SessionState | undefined>,
+): Promise<UpdateSessionOnceResult> {
+  const result = await withSessionLock(
+    store,
+    sessionId,
+    options,
+    async (lock, signal): Promise<UpdateSessionOnceResult> => {
+      const current = await store.get(sessionId);
+      const version = current?.version ?? 0;
+      if (version > options.seenVersion) return { outcome: 'current', state: current };
+      const next = await update(current, { lock, signal });
+      if (!next) return { outcome: 'current', state: current };
+      const written = await store.set(sessionId, next, {
+        expectedVersion: version,
+        fencingToken: lock.token,
+      });
+      return written
+        ? { outcome: 'wrote', state: next }
+        : { outcome: 'refused', state: await store.get(sessionId) };
+    },
+  );
+  return result.acquired ? result.value : { outcome: 'timeout' };
 }

@@ -1,11 +1,11 @@
 /**
  * One replica serving a session through Redis, run as a child process by
  * redis-multi-process.test.ts. On each trigger it compacts the session once unless another
- * replica already did: read, lock, read again, "summarize" (a sleep), fenced compare-and-set.
+ * replica already did (`updateSessionOnce`: lock, read again, "summarize" (a sleep), fenced
+ * compare-and-set).
  * It reports over IPC when it holds the lock and what came of the trigger.
  */
-import { withSessionLock } from '../../../src/core/session-lock.js';
-import type { SessionState } from '../../../src/core/session-store.js';
+import { updateSessionOnce } from '../../../src/core/session-lock.js';
 import { redisSessionStore } from '../../../src/storage/redis/index.js';
 import { SESSION, type TriggerMessage, type WorkerReport } from './session-worker-protocol.js';
 
@@ -19,35 +19,26 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function compact(message: TriggerMessage): Promise<'wrote' | 'already' | 'refused' | 'timeout'> {
   if (((await store.get(SESSION))?.version ?? 0) >= message.trigger) return 'already';
-  const result = await withSessionLock(
-    store,
-    SESSION,
-    { ttlMs: message.ttlMs, timeoutMs: 60_000, retryMs: 20 },
-    async (lock) => {
-      const current = await store.get(SESSION);
-      const version = current?.version ?? 0;
-      report({ type: 'locked', worker, trigger: message.trigger, token: lock.token, at: Date.now() });
-      if (version >= message.trigger) return 'already' as const;
-      // The summarizer. A replica that stalls here (SIGSTOP) does not look at its lock again
-      // before writing: only the fencing token stands between it and the newer holder's state.
-      await sleep(message.compactMs);
-      const next: SessionState = {
-        sessionId: SESSION,
-        version: version + 1,
-        summary: {
-          text: `trigger ${message.trigger} by ${worker}`,
-          tokens: 5,
-          summarizer: worker,
-          createdAt: Date.now(),
-        },
-        coveredIds: [...(current?.coveredIds ?? []), `t${message.trigger}`],
-        updatedAt: Date.now(),
-      };
-      const written = await store.set(SESSION, next, { expectedVersion: version, fencingToken: lock.token });
-      return written ? ('wrote' as const) : ('refused' as const);
-    },
-  );
-  return result.acquired ? result.value : 'timeout';
+  const options = { ttlMs: message.ttlMs, timeoutMs: 60_000, retryMs: 20, seenVersion: message.trigger - 1 };
+  const result = await updateSessionOnce(store, SESSION, options, async (current, { lock }) => {
+    report({ type: 'locked', worker, trigger: message.trigger, token: lock.token, at: Date.now() });
+    // The summarizer. A replica that stalls here (SIGSTOP) does not look at its lock again
+    // before writing: only the fencing token stands between it and the newer holder's state.
+    await sleep(message.compactMs);
+    return {
+      sessionId: SESSION,
+      version: (current?.version ?? 0) + 1,
+      summary: {
+        text: `trigger ${message.trigger} by ${worker}`,
+        tokens: 5,
+        summarizer: worker,
+        createdAt: Date.now(),
+      },
+      coveredIds: [...(current?.coveredIds ?? []), `t${message.trigger}`],
+      updatedAt: Date.now(),
+    };
+  });
+  return result.outcome === 'current' ? 'already' : result.outcome;
 }
 
 process.on('message', (message: TriggerMessage) => {

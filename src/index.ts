@@ -104,7 +104,16 @@ export {
   redactDeep,
 } from './core/redactor.js';
 export {
+  type WaitForSessionLockOptions,
+  type WithSessionLockOptions,
+  type WithSessionLockResult,
+  waitForSessionLock,
+  withSessionLock,
+} from './core/session-lock.js';
+export {
   MemorySessionStore,
+  type SessionLock,
+  type SessionRewrite,
   type SessionState,
   type SessionStore,
   type SessionStoreSetOptions,

@@ -235,7 +235,7 @@ export async function runCascade(input: CascadeInput): Promise<CascadeResult> {
   if (run.total > run.target) result.levels.push(clearToolResults(run, input.pairing));
   if (run.total > run.target) result.levels.push(shortenArguments(run));
   if (run.total > run.target || input.force) await summarizeLevel(run, input, result);
-  if (run.total > run.budget) result.levels.push(cutOversized(run, run.target));
+  if (run.total > run.budget) result.levels.push(cutOversized(run, run.budget));
   if (run.total > run.budget) {
     throw new CompactError(
       'insufficient_budget',

@@ -37,7 +37,7 @@ function reuseIds(messages: readonly ChatMessage[]): ChatMessage[] {
       });
       return { ...message, tool_calls: calls };
     }
-    if (message.role === 'tool') return { ...message, tool_call_id: map.get(message.tool_call_id!) };
+    if (message.role === 'tool') return { ...message, tool_call_id: map.get(message.tool_call_id!) ?? '' };
     return message;
   });
 }

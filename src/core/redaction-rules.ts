@@ -6,8 +6,8 @@
  * bounded or single-class runs), so no input makes it backtrack: long runs of one character
  * and 100 KB lines stay linear.
  *
- * Clipped secrets: the prefixed formats accept a shortened tail (8 characters after the
- * prefix), so a key cut by a preview (`AIzaSyA-abcdefgh…`) is still caught; a PEM block
+ * Clipped secrets: the prefixed formats accept a shortened tail (so that prefix and tail make
+ * at most 11 characters), so a key cut by a preview (`AIzaSyA-abcdefgh…`) is still caught; a PEM block
  * without its END line is redacted to the end of the text; a quoted `key = "value` without
  * its closing quote is redacted to the end of the line; URL credentials cut before the `@`
  * are redacted to the cut.
@@ -64,14 +64,20 @@ export const DEFAULT_REDACTION_RULES: readonly RedactionRule[] = Object.freeze([
     triggers: ['api', 'pass', 'pwd', 'secret', 'token', 'access', 'private', 'credential', 'auth'],
   },
   {
+    // Tokens, not prose: an all-lower-case word after "bearer" or "basic" is left alone.
     name: 'bearer-token',
-    pattern: `(?i)${B}(?:bearer|basic)\\s+[a-z0-9._~+/-]{8,}=*`,
-    triggers: ['bearer', 'basic'],
+    pattern: `${B}(?:Bearer|bearer|BEARER)\\s+(?![a-z]+(?![A-Za-z0-9._~+/=-]))[A-Za-z0-9._~+/-]{8,}=*`,
+    triggers: ['Bearer', 'bearer', 'BEARER'],
+  },
+  {
+    name: 'basic-auth',
+    pattern: `${B}(?:Basic|basic|BASIC)\\s+(?![a-z]+(?![A-Za-z0-9+/=]))[A-Za-z0-9+/]{8,}={0,2}`,
+    triggers: ['Basic', 'basic', 'BASIC'],
   },
   {
     // Keeps `://user:` and `@`; a URL cut before its `@` (end of text or `…`) loses the rest.
     name: 'url-credentials',
-    pattern: '(://[^\\s:/@"\'<>]{1,256}:)(?!\\d+(?:$|…))[^\\s/@"\'<>]{1,256}(@|(?=…)|$)',
+    pattern: '(://[^\\s:/@"\'<>]{1,256}:)(?!\\d{1,5}(?:$|…))[^\\s/@"\'<>]{1,256}(@|(?=…)|$)',
     triggers: ['://'],
   },
   {
@@ -89,23 +95,23 @@ export const DEFAULT_REDACTION_RULES: readonly RedactionRule[] = Object.freeze([
     pattern: `${B}gh[pousr]_[A-Za-z0-9]{8,}`,
     triggers: ['ghp_', 'gho_', 'ghu_', 'ghs_', 'ghr_'],
   },
-  { name: 'github-pat', pattern: `${B}github_pat_[A-Za-z0-9_]{8,}`, triggers: ['github_pat_'] },
-  { name: 'gitlab-pat', pattern: `${B}glpat-[A-Za-z0-9_-]{8,}`, triggers: ['glpat-'] },
-  { name: 'slack-token', pattern: `${B}xox[abposre]-[A-Za-z0-9-]{8,}`, triggers: ['xox'] },
+  { name: 'github-pat', pattern: `${B}github_pat_[A-Za-z0-9_]+`, triggers: ['github_pat_'] },
+  { name: 'gitlab-pat', pattern: `${B}glpat-[A-Za-z0-9_-]{6,}`, triggers: ['glpat-'] },
+  { name: 'slack-token', pattern: `${B}xox[abposre]-[A-Za-z0-9-]{6,}`, triggers: ['xox'] },
   {
     name: 'slack-webhook',
     pattern: 'hooks\\.slack\\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]+',
     triggers: ['hooks.slack.com'],
   },
   { name: 'google-api-key', pattern: `${B}AIza[0-9A-Za-z_-]{8,35}`, triggers: ['AIza'] },
-  { name: 'google-oauth-token', pattern: `${B}ya29\\.[0-9A-Za-z_-]{8,}`, triggers: ['ya29.'] },
-  { name: 'google-client-secret', pattern: `${B}GOCSPX-[0-9A-Za-z_-]{8,}`, triggers: ['GOCSPX-'] },
+  { name: 'google-oauth-token', pattern: `${B}ya29\\.[0-9A-Za-z_-]{6,}`, triggers: ['ya29.'] },
+  { name: 'google-client-secret', pattern: `${B}GOCSPX-[0-9A-Za-z_-]{5,}`, triggers: ['GOCSPX-'] },
   {
     name: 'stripe-key',
-    pattern: `${B}(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{8,}`,
+    pattern: `${B}(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{4,}`,
     triggers: ['sk_live_', 'sk_test_', 'rk_live_', 'rk_test_', 'pk_live_', 'pk_test_'],
   },
-  { name: 'stripe-webhook-secret', pattern: `${B}whsec_[A-Za-z0-9]{8,}`, triggers: ['whsec_'] },
+  { name: 'stripe-webhook-secret', pattern: `${B}whsec_[A-Za-z0-9]{6,}`, triggers: ['whsec_'] },
   { name: 'npm-token', pattern: `${B}npm_[A-Za-z0-9]{36}`, triggers: ['npm_'] },
   { name: 'huggingface-token', pattern: `${B}hf_[A-Za-z0-9]{30,}`, triggers: ['hf_'] },
   {

@@ -16,15 +16,45 @@ interface StickyRule {
 
 const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
-/** A literal matched in any letter case, as a character-class sequence (`[tT][oO]...`). */
-function anyCase(text: string): string {
-  return [...text]
-    .map((char) => {
-      const lower = char.toLowerCase();
-      const upper = char.toUpperCase();
-      return lower === upper ? escapeRegExp(char) : `[${lower}${upper}]`;
-    })
-    .join('');
+/** One character of a trigger: itself, or `[tT]` when matched in any letter case. */
+function unit(char: string, insensitive: boolean): string {
+  const lower = char.toLowerCase();
+  const upper = char.toUpperCase();
+  return insensitive && lower !== upper ? `[${lower}${upper}]` : escapeRegExp(char);
+}
+
+interface TrieNode {
+  children: Map<string, TrieNode>;
+  terminal: boolean;
+}
+
+/**
+ * The triggers as one prefix-factored regex (`A(?:KIA|Iza)|sk(?:-|_live_)`): the engine
+ * decides on the first character once instead of trying every trigger at every position.
+ * Longer triggers win over their prefixes.
+ */
+export function triggerRegex(triggers: readonly { text: string; insensitive: boolean }[]): RegExp {
+  const root: TrieNode = { children: new Map(), terminal: false };
+  for (const { text, insensitive } of triggers) {
+    let node = root;
+    for (const char of text) {
+      const key = unit(char, insensitive);
+      let next = node.children.get(key);
+      if (!next) {
+        next = { children: new Map(), terminal: false };
+        node.children.set(key, next);
+      }
+      node = next;
+    }
+    node.terminal = true;
+  }
+  const emit = (node: TrieNode): string => {
+    const branches = [...node.children].map(([key, child]) => key + emit(child));
+    if (branches.length === 0) return '';
+    const group = branches.length === 1 ? branches[0]! : `(?:${branches.join('|')})`;
+    return node.terminal ? `(?:${group})?` : group;
+  };
+  return new RegExp(emit(root), 'g');
 }
 
 /** Compiles a rule pattern (leading `(?i)` honoured) as a sticky regex. */
@@ -42,7 +72,7 @@ export function createRuleScanner(
 ): (text: string) => string {
   const exact = new Map<string, StickyRule[]>();
   const folded = new Map<string, StickyRule[]>();
-  const alternatives: string[] = [];
+  const triggers: { text: string; insensitive: boolean }[] = [];
   for (const rule of rules) {
     const compiled = { regex: sticky(rule.pattern) };
     const insensitive = rule.pattern.startsWith('(?i)');
@@ -53,14 +83,12 @@ export function createRuleScanner(
       if (list) list.push(compiled);
       else {
         map.set(key, [compiled]);
-        alternatives.push(insensitive ? anyCase(trigger) : escapeRegExp(trigger));
+        triggers.push({ text: trigger, insensitive });
       }
     }
   }
-  if (alternatives.length === 0) return (text) => text;
-  // Longer literals first, so a trigger that is a prefix of another never hides it.
-  alternatives.sort((a, b) => b.length - a.length);
-  const finder = new RegExp(alternatives.join('|'), 'g');
+  if (triggers.length === 0) return (text) => text;
+  const finder = triggerRegex(triggers);
 
   return (text: string) => {
     finder.lastIndex = 0;

@@ -1,9 +1,15 @@
 import type { AnyCompactEvent, EventExporter } from '../../core/events.js';
-import type { Redactor } from '../../core/redactor.js';
-import { isoTime, operationIdOf, redactEvent, summaryTextOf, toWireValue } from '../event-utils.js';
+import {
+  type ExportPrivacyOptions,
+  isoTime,
+  operationIdOf,
+  prepareEvent,
+  summaryTextOf,
+  toWireValue,
+} from '../event-utils.js';
 
 /** Options of {@link ariadneExporter}. */
-export interface AriadneExporterOptions {
+export interface AriadneExporterOptions extends ExportPrivacyOptions {
   /**
    * Ariadne's ingest endpoint (the `COMPACT_ARIADNE_URL` setting).
    * @default 'http://localhost:5175/ingest'
@@ -42,11 +48,11 @@ export interface AriadneExporterOptions {
    */
   headers?: Record<string, string>;
   /**
-   * A last-line redactor applied to every event before it is sent. The manager already
-   * redacts what it enqueues; this is defence in depth for events built elsewhere.
-   * @default undefined
+   * Most span events kept for a later attempt when the receiver cannot be reached; the
+   * oldest are dropped beyond it (and counted on stderr).
+   * @default 1000
    */
-  redact?: Redactor;
+  maxPendingEvents?: number;
   /**
    * Where failures are written.
    * @default a line on `process.stderr`
@@ -66,6 +72,7 @@ export const DEFAULT_ARIADNE_OPTIONS = Object.freeze({
   maxBodyBytes: 256_000,
   agentName: 'agent-compaction',
   kind: 'compaction',
+  maxPendingEvents: 1000,
 });
 
 /** Ariadne's trace event. */
@@ -144,23 +151,37 @@ export function splitAriadneBatches(
   events: readonly (AriadneTraceEvent | AriadneSpanEvent)[],
   maxBodyBytes: number,
 ): string[] {
-  const bodies: string[] = [];
+  return groupAriadneBatches(events, maxBodyBytes).map((batch) => batch.body);
+}
+
+type AriadneEvent = AriadneTraceEvent | AriadneSpanEvent;
+
+/** {@link splitAriadneBatches}, keeping the events of each body. */
+function groupAriadneBatches(
+  events: readonly AriadneEvent[],
+  maxBodyBytes: number,
+): { body: string; events: AriadneEvent[] }[] {
+  const batches: { body: string; events: AriadneEvent[] }[] = [];
   const overhead = Buffer.byteLength('{"batch":[]}');
   let parts: string[] = [];
+  let members: AriadneEvent[] = [];
   let size = overhead;
+  const close = () => {
+    batches.push({ body: `{"batch":[${parts.join(',')}]}`, events: members });
+    parts = [];
+    members = [];
+    size = overhead;
+  };
   for (const event of events) {
     const json = shrinkToFit(event, maxBodyBytes - overhead);
     const bytes = Buffer.byteLength(json);
-    if (parts.length > 0 && size + bytes + 1 > maxBodyBytes) {
-      bodies.push(`{"batch":[${parts.join(',')}]}`);
-      parts = [];
-      size = overhead;
-    }
+    if (parts.length > 0 && size + bytes + 1 > maxBodyBytes) close();
     parts.push(json);
+    members.push(event);
     size += bytes + (parts.length > 1 ? 1 : 0);
   }
-  if (parts.length > 0) bodies.push(`{"batch":[${parts.join(',')}]}`);
-  return bodies;
+  if (parts.length > 0) close();
+  return batches;
 }
 
 function shrinkToFit(event: AriadneTraceEvent | AriadneSpanEvent, limit: number): string {
@@ -192,13 +213,17 @@ function shrinkToFit(event: AriadneTraceEvent | AriadneSpanEvent, limit: number)
 /**
  * Exports events to the Ariadne Trace Viewer (`POST /ingest` with `{batch: [...]}`).
  *
- * Each event becomes one Ariadne span (see {@link toAriadneSpan}); the first event of each
- * trace id is preceded by a `trace` event whose metadata (strings only) names the session
- * and the agent. Bodies stay under 256 KB. A POST times out after `timeoutMs` (2 s) and is
- * retried once on timeout; every failure is written to stderr with the prefix `[Ariadne]`
- * and nothing is ever thrown. When a POST fails on the network, the rest of the call's
- * batches are dropped (and counted in the log line), so one `export` takes at most about
- * `2 * timeoutMs`.
+ * Each event becomes one Ariadne span (see {@link toAriadneSpan}); the spans of a trace are
+ * preceded by one `trace` event whose metadata (strings only) names the session and the
+ * agent. A trace counts as sent only once a POST carrying its trace event succeeded: until
+ * then, every later batch with spans of that trace carries the trace event again.
+ *
+ * Bodies stay under 256 KB. A POST times out after `timeoutMs` (2 s) and is retried once on
+ * timeout; every failure is written to stderr with the prefix `[Ariadne]` and nothing is
+ * ever thrown. When the receiver cannot be reached, the undelivered spans (at most
+ * `maxPendingEvents`) are kept and sent before the next batch, by `forceFlush()`, or by
+ * `shutdown()` (one attempt, no retry, so shutdown takes at most `timeoutMs`). One `export`
+ * takes at most about `2 * timeoutMs`.
  *
  * @example
  * ```ts
@@ -214,11 +239,17 @@ export function ariadneExporter(options: AriadneExporterOptions = {}): EventExpo
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_ARIADNE_OPTIONS.maxBodyBytes;
   const agentName = options.agentName ?? DEFAULT_ARIADNE_OPTIONS.agentName;
   const kind = options.kind ?? DEFAULT_ARIADNE_OPTIONS.kind;
+  const maxPending = options.maxPendingEvents ?? DEFAULT_ARIADNE_OPTIONS.maxPendingEvents;
   const traceEvents = options.traceEvents ?? true;
   const headers = { 'content-type': 'application/json', ...options.headers };
   const log = options.log ?? ((line: string) => void process.stderr.write(`${line}\n`));
   const doFetch = options.fetch ?? globalThis.fetch;
-  const seenTraces = new Set<string>();
+  /** Trace events built, by trace id, until a POST carrying them succeeds. */
+  const unsentTraces = new Map<string, AriadneTraceEvent>();
+  /** Trace ids whose trace event Ariadne accepted. */
+  const sentTraces = new Set<string>();
+  /** Spans not delivered because the receiver could not be reached, oldest first. */
+  let pending: AriadneSpanEvent[] = [];
   let closed = false;
 
   const warn = (line: string) => {
@@ -230,8 +261,12 @@ export function ariadneExporter(options: AriadneExporterOptions = {}): EventExpo
   };
 
   /** Returns `network` when the receiver could not be reached, so the caller stops early. */
-  const post = async (body: string, count: number): Promise<'ok' | 'rejected' | 'network'> => {
-    for (let attempt = 1; attempt <= 2; attempt++) {
+  const post = async (
+    body: string,
+    count: number,
+    attempts: number,
+  ): Promise<'ok' | 'rejected' | 'network'> => {
+    for (let attempt = 1; attempt <= attempts; attempt++) {
       try {
         const response = await doFetch(url, {
           method: 'POST',
@@ -246,7 +281,7 @@ export function ariadneExporter(options: AriadneExporterOptions = {}): EventExpo
       } catch (error) {
         const name = (error as Error)?.name;
         const timedOut = name === 'TimeoutError' || name === 'AbortError';
-        if (timedOut && attempt === 1) continue;
+        if (timedOut && attempt < attempts) continue;
         const reason = timedOut
           ? `timed out after ${timeoutMs} ms${attempt > 1 ? ' (retried once)' : ''}`
           : describeError(error);
@@ -257,49 +292,101 @@ export function ariadneExporter(options: AriadneExporterOptions = {}): EventExpo
     return 'network';
   };
 
+  const remember = (event: AnyCompactEvent): AriadneSpanEvent => {
+    const traceId = String(event.traceId);
+    if (traceEvents && !sentTraces.has(traceId) && !unsentTraces.has(traceId)) {
+      if (unsentTraces.size >= 10_000) unsentTraces.clear();
+      unsentTraces.set(traceId, {
+        type: 'trace',
+        trace_id: traceId,
+        name: `agent-compaction ${String(event.sessionId)}`,
+        started_at: isoTime(event.startTime),
+        metadata: { agent_name: agentName, session_id: String(event.sessionId), source: 'agent-compaction' },
+      });
+    }
+    return toAriadneSpan(event, { kind });
+  };
+
+  /** The spans with, before the first span of each unsent trace, its trace event. */
+  const withTraceEvents = (spans: readonly AriadneSpanEvent[]): AriadneEvent[] => {
+    const wire: AriadneEvent[] = [];
+    const added = new Set<string>();
+    for (const span of spans) {
+      const trace = unsentTraces.get(span.trace_id);
+      if (trace && !added.has(span.trace_id)) {
+        added.add(span.trace_id);
+        wire.push(trace);
+      }
+      wire.push(span);
+    }
+    return wire;
+  };
+
+  /** Sends spans in batches; keeps what could not be delivered for the next attempt. */
+  const deliver = async (spans: AriadneSpanEvent[], attempts: number) => {
+    const batches = groupAriadneBatches(withTraceEvents(spans), maxBodyBytes);
+    for (const [index, batch] of batches.entries()) {
+      const outcome = await post(batch.body, batch.events.length, attempts);
+      if (outcome === 'ok') {
+        for (const event of batch.events) {
+          if (event.type !== 'trace') continue;
+          unsentTraces.delete(event.trace_id);
+          if (sentTraces.size >= 10_000) sentTraces.clear();
+          sentTraces.add(event.trace_id);
+        }
+      } else if (outcome === 'network') {
+        const undelivered = batches
+          .slice(index)
+          .flatMap((rest) => rest.events)
+          .filter((event): event is AriadneSpanEvent => event.type === 'span');
+        keep(undelivered);
+        return;
+      }
+    }
+  };
+
+  const keep = (spans: AriadneSpanEvent[]) => {
+    pending = [...spans, ...pending];
+    if (pending.length > maxPending) {
+      const dropped = pending.length - maxPending;
+      pending = pending.slice(dropped);
+      warn(`dropped ${dropped} undelivered event(s) (more than maxPendingEvents = ${maxPending})`);
+    } else if (spans.length > 0) {
+      warn(`keeping ${pending.length} undelivered event(s) for the next attempt`);
+    }
+  };
+
+  const flushPending = async (attempts: number) => {
+    if (pending.length === 0) return;
+    const spans = pending;
+    pending = [];
+    try {
+      await deliver(spans, attempts);
+    } catch (error) {
+      warn(`export failed: ${describeError(error)}`);
+    }
+  };
+
   return {
     name: 'ariadne',
     async export(events) {
       if (closed || events.length === 0) return;
       try {
-        const wire: (AriadneTraceEvent | AriadneSpanEvent)[] = [];
-        for (const raw of events) {
-          const event = redactEvent(raw, options.redact);
-          const traceId = String(event.traceId);
-          if (traceEvents && !seenTraces.has(traceId)) {
-            if (seenTraces.size >= 10_000) seenTraces.clear();
-            seenTraces.add(traceId);
-            wire.push({
-              type: 'trace',
-              trace_id: traceId,
-              name: `agent-compaction ${String(event.sessionId)}`,
-              started_at: isoTime(event.startTime),
-              metadata: {
-                agent_name: agentName,
-                session_id: String(event.sessionId),
-                source: 'agent-compaction',
-              },
-            });
-          }
-          wire.push(toAriadneSpan(event, { kind }));
-        }
-        const bodies = splitAriadneBatches(wire, maxBodyBytes);
-        for (const [index, body] of bodies.entries()) {
-          const count = (JSON.parse(body) as { batch: unknown[] }).batch.length;
-          const outcome = await post(body, count);
-          if (outcome === 'network') {
-            const rest = bodies.length - index - 1;
-            if (rest > 0) warn(`dropped ${rest} more batch(es) after the failure`);
-            return;
-          }
-        }
+        const spans = [...pending];
+        pending = [];
+        for (const raw of events) spans.push(remember(prepareEvent(raw, options)));
+        await deliver(spans, 2);
       } catch (error) {
         warn(`export failed: ${describeError(error)}`);
       }
     },
-    async forceFlush() {},
+    async forceFlush() {
+      await flushPending(2);
+    },
     async shutdown() {
+      if (closed) return;
       closed = true;
+      await flushPending(1);
     },
   };
 }

@@ -58,9 +58,10 @@ export const DEFAULT_REDACTION_RULES: readonly RedactionRule[] = Object.freeze([
     triggers: ['-----BEGIN'],
   },
   {
-    // Group 1 is the key, group 2 the separator: both are kept, the value is replaced.
+    // Group 1 is the key, group 2 the separator: both are kept, the value is replaced. The
+    // value is on the key's line (`credential:\n## Next` is a heading, not a secret).
     name: 'key-value',
-    pattern: `(?i)(${SECRET_KEY_WORDS})(\\\\?["']?\\s*[:=](?!=)\\s*)${VALUE}`,
+    pattern: `(?i)(${SECRET_KEY_WORDS})(\\\\?["']?[ \\t]*[:=](?!=)[ \\t]*)${VALUE}`,
     triggers: ['api', 'pass', 'pwd', 'secret', 'token', 'access', 'private', 'credential', 'auth'],
   },
   {

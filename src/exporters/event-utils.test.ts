@@ -107,7 +107,7 @@ describe('hashSessionIds on every exporter', () => {
     otlp = await startOtlpTestServer();
     const exporter = otlpExporter({ url: otlp.tracesUrl, hashSessionIds: true, lingerMs: 10 });
     await exporter.export(events());
-    await exporter.shutdown();
+    await exporter.shutdown?.();
     expect(otlp.spans.length).toBeGreaterThan(0);
     expect(otlp.spans[0]!.attributes['gen_ai.conversation.id']).toBe(hashSessionId(SESSION));
     expect(otlp.requests.map((request) => request.body).join('\n')).not.toContain(SESSION);

@@ -434,7 +434,7 @@ describe('ariadneExporter during and after an outage', () => {
     await exporter.export(events.slice(2, 4));
     expect(server.events).toEqual([]);
     front.state.down = false;
-    await exporter.forceFlush();
+    await exporter.forceFlush?.();
     expect(server.events.map((event) => event.type)).toEqual(['trace', 'span', 'span', 'span', 'span']);
     expect(server.events.slice(1).map((event) => event.span_id)).toEqual(
       events.slice(0, 4).map((event) => event.spanId),
@@ -453,10 +453,10 @@ describe('ariadneExporter during and after an outage', () => {
     await exporter.export(sampleCompactionEvents());
     front.state.down = false;
     server.setDelay(2000);
-    await exporter.shutdown();
+    await exporter.shutdown?.();
     expect(server.requests.filter((request) => request.path === '/ingest')).toHaveLength(1);
     expect(lines.at(-2)).toMatch(/timed out after 300 ms$/);
-    await exporter.shutdown();
+    await exporter.shutdown?.();
     expect(server.requests.filter((request) => request.path === '/ingest')).toHaveLength(1);
   });
 
@@ -469,7 +469,7 @@ describe('ariadneExporter during and after an outage', () => {
     await exporter.export(events);
     expect(lines.at(-1)).toBe('[Ariadne] dropped 2 undelivered event(s) (more than maxPendingEvents = 4)');
     front.state.down = false;
-    await exporter.forceFlush();
+    await exporter.forceFlush?.();
     expect(server.events.slice(1).map((event) => event.span_id)).toEqual(
       events.slice(2).map((event) => event.spanId),
     );

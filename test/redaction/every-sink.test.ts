@@ -172,9 +172,9 @@ describe('no secret reaches any sink, whole or clipped', () => {
       if (redactSummarizerInput) texts.summaries = sinks.summaries!.join('\n');
       for (const [name, text] of Object.entries(texts)) expect(text, name).toContain('Step 1');
       expect(archived).toContain(BENIGN.uuid);
-    // Session ids are identifiers: the archived summary names its session, unredacted.
-    expect(archived).toMatch(new RegExp(`"sessionId":\\s*"${sessionId}"`));
-    expect(archived).not.toMatch(/"sessionId":\s*"<REDACTED>"/);
+      // Session ids are identifiers: the archived summary names its session, unredacted.
+      expect(archived).toMatch(new RegExp(`"sessionId":\\s*"${sessionId}"`));
+      expect(archived).not.toMatch(/"sessionId":\s*"<REDACTED>"/);
       expect(archived).toContain(BENIGN.sha);
       for (const [name, text] of Object.entries(texts)) expect(find(text), `leak in ${name}`).toEqual([]);
     },

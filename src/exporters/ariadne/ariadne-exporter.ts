@@ -156,10 +156,11 @@ export function toAriadneSpan(event: AnyCompactEvent, options: ToAriadneSpanOpti
  *
  * Bodies stay under 256 KB. A POST times out after `timeoutMs` (2 s) and is retried once on
  * timeout; every failure is written to stderr with the prefix `[Ariadne]` and nothing is
- * ever thrown. When the receiver cannot be reached, the undelivered spans (at most
- * `maxPendingEvents`) are kept and sent before the next batch, by `forceFlush()`, or by
- * `shutdown()` (one attempt, no retry, so shutdown takes at most `timeoutMs`). One `export`
- * takes at most about `2 * timeoutMs`.
+ * ever thrown. When the receiver cannot be reached (connection refused or reset), the
+ * undelivered spans (at most `maxPendingEvents`) are kept and sent before the next batch, by
+ * `forceFlush()`, or by `shutdown()` (one attempt, no retry, so shutdown takes at most
+ * `timeoutMs`); after a timeout the receiver may have the batch, so only the batches after it
+ * are kept. One `export` takes at most about `2 * timeoutMs`.
  *
  * @example
  * ```ts
@@ -196,12 +197,15 @@ export function ariadneExporter(options: AriadneExporterOptions = {}): EventExpo
     }
   };
 
-  /** Returns `network` when the receiver could not be reached, so the caller stops early. */
+  /**
+   * `unreachable`: the body did not arrive; `timeout`: it may have arrived (a slow receiver),
+   * so its spans are not sent again. Either way the caller stops early.
+   */
   const post = async (
     body: string,
     count: number,
     attempts: number,
-  ): Promise<'ok' | 'rejected' | 'network'> => {
+  ): Promise<'ok' | 'rejected' | 'unreachable' | 'timeout'> => {
     for (let attempt = 1; attempt <= attempts; attempt++) {
       try {
         const response = await doFetch(url, {
@@ -222,10 +226,10 @@ export function ariadneExporter(options: AriadneExporterOptions = {}): EventExpo
           ? `timed out after ${timeoutMs} ms${attempt > 1 ? ' (retried once)' : ''}`
           : describeError(error);
         warn(`POST ${url} failed for ${count} events: ${reason}`);
-        return 'network';
+        return timedOut ? 'timeout' : 'unreachable';
       }
     }
-    return 'network';
+    return 'timeout';
   };
 
   const remember = (event: AnyCompactEvent): AriadneSpanEvent => {
@@ -258,7 +262,11 @@ export function ariadneExporter(options: AriadneExporterOptions = {}): EventExpo
     return wire;
   };
 
-  /** Sends spans in batches; keeps what could not be delivered for the next attempt. */
+  /**
+   * Sends spans in batches; keeps what was not delivered for the next attempt. A trace event
+   * counts as sent only when its POST succeeded, so one in a failed or timed-out batch goes
+   * again with the next spans of its trace.
+   */
   const deliver = async (spans: AriadneSpanEvent[], attempts: number) => {
     const batches = groupAriadneBatches(withTraceEvents(spans), maxBodyBytes);
     for (const [index, batch] of batches.entries()) {
@@ -270,9 +278,9 @@ export function ariadneExporter(options: AriadneExporterOptions = {}): EventExpo
           if (sentTraces.size >= 10_000) sentTraces.clear();
           sentTraces.add(event.trace_id);
         }
-      } else if (outcome === 'network') {
+      } else if (outcome !== 'rejected') {
         const undelivered = batches
-          .slice(index)
+          .slice(outcome === 'timeout' ? index + 1 : index)
           .flatMap((rest) => rest.events)
           .filter((event): event is AriadneSpanEvent => event.type === 'span');
         keep(undelivered);

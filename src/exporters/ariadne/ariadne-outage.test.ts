@@ -110,7 +110,7 @@ describe('ariadneExporter during and after an outage', () => {
     server.setDelay(2000);
     await exporter.shutdown?.();
     expect(server.requests.filter((request) => request.path === '/ingest')).toHaveLength(1);
-    expect(lines.at(-2)).toMatch(/timed out after 300 ms$/);
+    expect(lines.at(-1)).toMatch(/timed out after 300 ms$/);
     await exporter.shutdown?.();
     expect(server.requests.filter((request) => request.path === '/ingest')).toHaveLength(1);
   });

@@ -9,8 +9,8 @@ import type { MessageCodec } from '../formats/message-codec.js';
 import type { MessageFormat } from '../message.js';
 import { type IndexedMessage, isCurrentEntry, type MessageIndex } from '../message-index.js';
 import { ToolPairer } from '../tool-pairing.js';
-import { sameWire } from './same-wire.js';
 import type { SessionView } from './resume-view.js';
+import { sameWire } from './same-wire.js';
 
 /** The indexed history of one session, kept between calls. */
 export class IndexedHistory {

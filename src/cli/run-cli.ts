@@ -7,6 +7,7 @@ import type { CompactPolicy } from '../core/policy.js';
 import { createRedactor, type Redactor, redactDeep } from '../core/redactor.js';
 import { cliErrorMessage } from './flag-names.js';
 import { readInput } from './read-input.js';
+import { loadStateFile, saveStateFile } from './state-file.js';
 
 /** Where the CLI reads and writes (injectable for tests). */
 export interface CliIo {
@@ -24,8 +25,10 @@ const USAGE = `Usage:
   agent-compaction compact FILE --max-context N [--model M] [--format auto|openai-chat|openai-responses|anthropic]
                    [--strategy S] [--keep-recent-turns N] [--keep-tool-io-pairs N] [--trigger-pct X] [--buffer N]
                    [--max-summary-tokens N] [--force] [--report FILE] [--config FILE]
+                   [--state FILE] [--session-id ID]
 
 FILE is a JSON array of messages, a JSONL file, or {"messages": [...], "tools"?: [...], "system"?: ...}; "-" reads stdin.
+--state FILE keeps the session's summary version and protected set between runs (created when absent).
 Exit codes: 0 ok, 2 bad input or options, 3 insufficient budget.`;
 
 const OPTIONS = {
@@ -42,6 +45,7 @@ const OPTIONS = {
   report: { type: 'string' },
   config: { type: 'string' },
   'session-id': { type: 'string' },
+  state: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -181,14 +185,17 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       return EXIT_CODES.ok;
     }
     if (options.maxContextTokens === undefined) throw badOption('max-context', 'is required for compact');
-    const manager = new CompactManager(options);
     const sessionId = (values['session-id'] as string | undefined) ?? 'cli';
+    const statePath = values.state as string | undefined;
+    const store = statePath === undefined ? undefined : await loadStateFile(statePath, sessionId);
+    const manager = new CompactManager(store ? { ...options, store } : options);
     let result: Awaited<ReturnType<typeof manager.compact>>;
     try {
       result = await manager.compact(sessionId, input.messages, {
         ...callOptions,
         force: values.force === true,
       });
+      if (store && statePath !== undefined) await saveStateFile(statePath, store, sessionId);
     } finally {
       // Queued events and archive writes go out on every path, errors included.
       await manager.shutdown();

@@ -1,0 +1,50 @@
+/**
+ * `--state FILE`: the session's compaction state (summary version, protected set, covered
+ * ids, rewrites) kept in a JSON file between CLI runs, so that a later run resumes at the
+ * same version with the same protected messages.
+ */
+import { readFile, rename, writeFile } from 'node:fs/promises';
+import { CompactError } from '../core/errors.js';
+import { MemorySessionStore, type SessionState } from '../core/session-store.js';
+
+/** Reads the state file into a fresh memory store (an absent file starts a new session). */
+export async function loadStateFile(path: string, sessionId: string): Promise<MemorySessionStore> {
+  const store = new MemorySessionStore();
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return store;
+    throw new CompactError('invalid_config', `--state ${path} cannot be read: ${(error as Error).message}`);
+  }
+  let state: unknown;
+  try {
+    state = JSON.parse(text);
+  } catch (error) {
+    throw new CompactError('invalid_config', `--state ${path} is not JSON: ${(error as Error).message}`);
+  }
+  const record = state as Partial<SessionState> | null;
+  if (
+    record === null ||
+    typeof record !== 'object' ||
+    !Number.isInteger(record.version) ||
+    !Array.isArray(record.coveredIds)
+  ) {
+    throw new CompactError('invalid_config', `--state ${path} is not a session state (version, coveredIds)`);
+  }
+  await store.set(sessionId, { ...(record as SessionState), sessionId });
+  return store;
+}
+
+/** Writes the session's state back (atomically: a temporary file, then a rename). */
+export async function saveStateFile(
+  path: string,
+  store: MemorySessionStore,
+  sessionId: string,
+): Promise<void> {
+  const state = await store.get(sessionId);
+  if (!state) return;
+  const temporary = `${path}.${process.pid}.tmp`;
+  await writeFile(temporary, `${JSON.stringify(state, null, 2)}\n`);
+  await rename(temporary, path);
+}

@@ -34,6 +34,11 @@ export interface ReusedIdLoopOptions {
   tool: string;
   /** Tool calls per user message. @default STEPS */
   steps?: number;
+  /**
+   * The call id of step `step` of request `seq`. @default always `call_0`. (The Agents SDK
+   * deduplicates items by call id, so its tests use unique ids.)
+   */
+  idFor?: (step: number, seq: number) => string;
   /** Replies to send instead of the script for requests whose 1-based seq is a key. */
   override?: (request: RecordedRequest) => ProviderReply | undefined;
 }
@@ -60,7 +65,8 @@ export function reusedIdLoop(options: ReusedIdLoopOptions): ProviderHandler {
     const usage = { inputTokens: reportedInput(request.seq), outputTokens: 7 };
     if (done < steps) {
       made.set(userText, done + 1);
-      return { toolCalls: [{ id: 'call_0', name: options.tool, arguments: { step: done } }], usage };
+      const id = options.idFor?.(done, request.seq) ?? 'call_0';
+      return { toolCalls: [{ id, name: options.tool, arguments: { step: done } }], usage };
     }
     return { text: `Done after ${done} steps.`, usage };
   };

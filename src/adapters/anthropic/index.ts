@@ -1,13 +1,10 @@
 export {
   type CompactThreadHistoryArgs,
   compactThreadHistory,
-  DEFAULT_ANTHROPIC_MAX_CONTEXT_TOKENS,
-  DEFAULT_COMPACTION_TIMEOUT_MS,
-  DEFAULT_THREAD_TRIGGER,
   type HistoryMessage,
-  resolveMaxContextTokens,
-  shouldTriggerCompaction,
   THREAD_SUMMARY_SYSTEM_PROMPT,
-  type ThreadCompactionResult,
+  type ThreadMessageLike,
+  type UserTurn,
 } from './compact-thread-history.js';
+export { feedAnthropicUsage } from './compacting-messages.js';
 export { type WithCompactionOptions, withCompaction } from './with-compaction.js';

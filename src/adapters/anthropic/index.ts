@@ -7,4 +7,4 @@ export {
   type UserTurn,
 } from './compact-thread-history.js';
 export { feedAnthropicUsage } from './compacting-messages.js';
-export { type WithCompactionOptions, withCompaction } from './with-compaction.js';
+export { type AnthropicMessage, type WithCompactionOptions, withCompaction } from './with-compaction.js';

@@ -1,9 +1,16 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import type { CompactionResult, CompactManager } from '../../core/compact-manager.js';
 import { CompactError } from '../../core/errors.js';
+import type { WithMeta } from '../../core/message.js';
 import { compactingMessages, type MessagesCallContext } from './compacting-messages.js';
 
 type CreateParams = Anthropic.Messages.MessageCreateParams;
+
+/**
+ * An Anthropic message with the optional `meta` the manager reads (`{ protected: true }` pins
+ * it); `meta` is stripped before the request is sent.
+ */
+export type AnthropicMessage = WithMeta<Anthropic.MessageParam>;
 
 /** Options of {@link withCompaction}. */
 export interface WithCompactionOptions {

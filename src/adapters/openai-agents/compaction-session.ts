@@ -8,10 +8,17 @@ import type {
 } from '@openai/agents';
 import type { CompactionResult, CompactManager } from '../../core/compact-manager.js';
 import { CompactError } from '../../core/errors.js';
+import type { WithMeta } from '../../core/message.js';
 import { openaiResponsesCodec } from '../../core/formats/openai-responses.js';
 import { compactWithEvents, describeCompaction, summaryEventOf } from '../compact-with-events.js';
 import { loadAgents, withCompactionSpan } from './agents-tracing.js';
 import { compactionInputFilter, filterCallCount, registerSessionSummary } from './compaction-input-filter.js';
+
+/**
+ * An Agents SDK input item with the optional `meta` the manager reads (`{ protected: true }`
+ * pins it); `meta` is stripped from what the model receives.
+ */
+export type AgentItem = WithMeta<AgentInputItem>;
 
 /** Options of {@link CompactionSession}. */
 export interface CompactionSessionOptions {

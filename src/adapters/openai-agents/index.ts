@@ -3,5 +3,11 @@ export {
   agentToolSchemas,
   type CompactionInputFilterOptions,
   compactionInputFilter,
+  dropStaleSummaries,
 } from './compaction-input-filter.js';
-export { boundaryAwareTail, CompactionSession, type CompactionSessionOptions } from './compaction-session.js';
+export {
+  type AgentItem,
+  boundaryAwareTail,
+  CompactionSession,
+  type CompactionSessionOptions,
+} from './compaction-session.js';

@@ -29,6 +29,7 @@ import {
 } from '../../src/adapters/anthropic/index.js';
 import {
   type AgentItem,
+  CompactionModelProvider,
   CompactionSession,
   compactionInputFilter,
 } from '../../src/adapters/openai-agents/index.js';
@@ -73,6 +74,8 @@ export async function agentsSdk(tools: Agent['tools']) {
   const callModelInputFilter = compactionInputFilter(manager, { sessionId: 'chat-42' });
   await run(agent, 'Hello', { callModelInputFilter });
   await new Runner().run(agent, 'Hello', { session, callModelInputFilter: session.inputFilter() });
+  const recovering = new Runner({ modelProvider: new CompactionModelProvider(new OpenAIProvider()) });
+  await recovering.run(agent, 'Hello', session.runOptions());
   const pinned: AgentItem = { role: 'system', content: POLICY, meta: { protected: true } };
   const items: AgentInputItem[] = [pinned];
   expectTypeOf(items).toBeArray();
@@ -147,6 +150,33 @@ export async function anthropicSdk(
   expectTypeOf(result).toExtend<CompactionResult<unknown>>();
   await anthropic.messages.create({ model, system, max_tokens: 4096, messages: result.messages });
   messages.push({ role: 'user', content: POLICY, meta: { protected: true, label: 'policy' } });
+}
+
+export async function api(
+  messages: ChatCompletionMessageParam[],
+  tools: OpenAI.ChatCompletionTool[],
+  signal: AbortSignal,
+) {
+  const manager = new CompactManager({ model: 'gpt-4o' });
+  await manager.preflight(sessionId, messages, {
+    tools,
+    system,
+    traceId: 't',
+    parentSpanId: 'p',
+    agent: 'planner',
+    signal,
+  });
+  const result = await manager.compact(sessionId, messages, {});
+  expectTypeOf(result.messages).toEqualTypeOf<ChatCompletionMessageParam[]>();
+  await manager.manualCompact(sessionId, messages, { note: 'by hand' });
+  expectTypeOf(manager.estimate(messages, { tools, system }).total).toBeNumber();
+  const off = manager.on('compact.summary_created', (event) =>
+    expectTypeOf(event.properties.version).toBeNumber(),
+  );
+  off();
+  manager.recordUsage(sessionId, { inputTokens: 1200, cacheReadInputTokens: 300 });
+  await manager.flush();
+  await manager.shutdown();
 }
 
 export async function summariesTracingConfig() {

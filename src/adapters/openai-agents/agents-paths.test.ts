@@ -2,6 +2,7 @@ import { Agent, MemorySession, OpenAIProvider, Runner, setTracingDisabled, tool 
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import {
+  reportedInput,
   requestViolations,
   reusedIdLoop,
   STEPS,
@@ -10,9 +11,11 @@ import {
   WINDOW,
 } from '../../../test/support/tool-loop.js';
 import { CompactManager } from '../../core/compact-manager.js';
+import type { AnyCompactEvent } from '../../core/events.js';
+import { readRequest, requestTokens } from '../../testing/agent-model-script.js';
 import type { ProviderTestServer } from '../../testing/provider-test-server.js';
 import { startProviderTestServer } from '../../testing/provider-test-server.js';
-import { CompactionSession, compactionInputFilter } from './index.js';
+import { CompactionModelProvider, CompactionSession, compactionInputFilter } from './index.js';
 
 const INSTRUCTIONS = 'You are an SRE assistant. Check every host before answering.';
 let step = 0;
@@ -86,5 +89,79 @@ describe('OpenAI Agents JS: 40-step runs', () => {
     const warnings = warn.mock.calls.filter(([text]) => String(text).includes('session.inputFilter()'));
     expect(warnings).toHaveLength(1);
     expect(String(warnings[0]![0])).toContain('runOptions()');
+  });
+});
+
+describe('OpenAI Agents JS: usage and overflow recovery (CompactionModelProvider)', () => {
+  const tooLong = {
+    status: 400,
+    json: {
+      error: {
+        message:
+          'Your input exceeds the context window of this model. Please adjust your input and try again.',
+        type: 'invalid_request_error',
+        param: 'input',
+        code: 'context_length_exceeded',
+      },
+    },
+  };
+
+  async function recoveringRunner(reject: (seq: number) => boolean) {
+    await server.close();
+    server = await startProviderTestServer({
+      handler: reusedIdLoop({
+        tool: 'probe',
+        steps: 14,
+        idFor: (n, seq) => `call_${seq}_${n}`,
+        override: (request) => (reject(request.seq) ? tooLong : undefined),
+      }),
+    });
+    const provider = new OpenAIProvider({ apiKey: 'test-key', baseURL: server.openaiBaseURL });
+    return new Runner({ modelProvider: new CompactionModelProvider(provider) });
+  }
+
+  it('feeds usage and retries once after context_length_exceeded, streamed or not', async () => {
+    const recovering = await recoveringRunner((seq) => seq % 10 === 5);
+    const manager = newManager();
+    const events: AnyCompactEvent[] = [];
+    manager.on('*', (event) => events.push(event as AnyCompactEvent));
+    const session = new CompactionSession({ session: new MemorySession(), manager, sessionId: 'agents' });
+    const first = await recovering.run(agent, 'Probe every host.', { ...session.runOptions(), maxTurns: 20 });
+    const second = await recovering.run(agent, 'Probe them again.', {
+      ...session.runOptions(),
+      maxTurns: 20,
+      stream: true,
+    });
+    await second.completed;
+    expect(String(first.finalOutput)).toContain('Done after');
+    const rejected = server.requests.filter((request) => request.seq % 10 === 5);
+    expect(rejected.length).toBeGreaterThanOrEqual(3);
+    expect(rejected.some((request) => request.stream)).toBe(true);
+    expect(rejected.some((request) => !request.stream)).toBe(true);
+    const recoveries = events.filter(
+      (event) =>
+        event.name === 'compact.trigger_decision' && event.properties.note?.startsWith('overflow_recovery'),
+    );
+    expect(recoveries).toHaveLength(rejected.length);
+    for (const request of rejected) {
+      const sent = requestTokens(manager, readRequest(request));
+      const retried = requestTokens(manager, readRequest(server.requests[request.seq]!));
+      expect(retried).toBeLessThanOrEqual(Math.ceil(sent * 0.8));
+    }
+    expect(manager.lastReportedUsage('agents')?.inputTokens).toBe(reportedInput(server.requests.length));
+  });
+
+  it('surfaces any other error unchanged', async () => {
+    await server.close();
+    server = await startProviderTestServer({
+      handler: () => ({ error: { status: 400, message: 'Invalid tool schema' } }),
+    });
+    const provider = new OpenAIProvider({ apiKey: 'test-key', baseURL: server.openaiBaseURL });
+    const recovering = new Runner({ modelProvider: new CompactionModelProvider(provider) });
+    const filter = compactionInputFilter(newManager(), { sessionId: 'bad' });
+    await expect(recovering.run(agent, 'Hello', { callModelInputFilter: filter })).rejects.toThrow(
+      'Invalid tool schema',
+    );
+    expect(server.requests).toHaveLength(1);
   });
 });

@@ -4,6 +4,7 @@ import { CompactError } from '../../core/errors.js';
 import { summaryVersionOf } from '../../core/message.js';
 import { compactWithEvents, describeCompaction } from '../compact-with-events.js';
 import { withCompactionSpan } from './agents-tracing.js';
+import { rememberFilteredCall } from './compaction-model-provider.js';
 
 /** Options of {@link compactionInputFilter}. */
 export interface CompactionInputFilterOptions<TContext = unknown> {
@@ -174,8 +175,17 @@ export function compactionInputFilter<TContext = unknown>(
         ...(countTools ? { tools: agentToolSchemas(agent) } : {}),
         ...placement,
       });
+      const sent = dropStaleSummaries(result.messages);
+      rememberFilteredCall(sent, {
+        manager,
+        sessionId,
+        input: modelData.input,
+        sentTokens: result.tokensAfter,
+        ...(modelData.instructions ? { instructions: modelData.instructions } : {}),
+        ...(countTools ? { tools: agentToolSchemas(agent) } : {}),
+      });
       return {
-        value: { ...modelData, input: dropStaleSummaries(result.messages) },
+        value: { ...modelData, input: sent },
         data: describeCompaction(sessionId, result, events),
       };
     });

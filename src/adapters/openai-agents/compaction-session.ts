@@ -8,8 +8,8 @@ import type {
 } from '@openai/agents';
 import type { CompactionResult, CompactManager } from '../../core/compact-manager.js';
 import { CompactError } from '../../core/errors.js';
-import type { WithMeta } from '../../core/message.js';
 import { openaiResponsesCodec } from '../../core/formats/openai-responses.js';
+import type { WithMeta } from '../../core/message.js';
 import { compactWithEvents, describeCompaction, summaryEventOf } from '../compact-with-events.js';
 import { loadAgents, withCompactionSpan } from './agents-tracing.js';
 import { compactionInputFilter, filterCallCount, registerSessionSummary } from './compaction-input-filter.js';

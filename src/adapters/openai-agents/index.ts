@@ -6,6 +6,12 @@ export {
   dropStaleSummaries,
 } from './compaction-input-filter.js';
 export {
+  CompactionModel,
+  CompactionModelProvider,
+  type FilteredCall,
+  rememberFilteredCall,
+} from './compaction-model-provider.js';
+export {
   type AgentItem,
   boundaryAwareTail,
   CompactionSession,

@@ -6,7 +6,7 @@
 import { openai } from '@ai-sdk/openai';
 import Anthropic from '@anthropic-ai/sdk';
 import type { AgentInputItem } from '@openai/agents';
-import { Agent, MemorySession, Runner, run } from '@openai/agents';
+import { Agent, MemorySession, OpenAIProvider, Runner, run } from '@openai/agents';
 import {
   generateObject,
   generateText,

@@ -16,6 +16,41 @@ export {
   type ReportedUsage,
   type TokenEstimate,
 } from './core/compact-manager.js';
+export {
+  ANTHROPIC_IMAGE_RULE,
+  DEFAULT_IMAGE_DIMENSIONS,
+  GEMINI_IMAGE_RULE,
+  type ImageDimensions,
+  type ImageRule,
+  imageDimensions,
+  imageRuleFor,
+  imageTokens,
+  OPENAI_TILE_RULE,
+} from './core/counting/count-image.js';
+export {
+  DEFAULT_DOCUMENT_PAGES,
+  ENCRYPTED_CHARS_PER_TOKEN,
+  mediaTokens,
+  PDF_PAGE_TOKENS,
+} from './core/counting/count-media.js';
+export {
+  closestModelName,
+  MODEL_FAMILIES,
+  type ModelFamily,
+  type ModelProvider,
+  normalizeModelName,
+  UNKNOWN_MODEL_CONTEXT_WINDOW,
+} from './core/counting/model-table.js';
+export {
+  type CalibratedCount,
+  type CalibrationState,
+  countFromLastUsage,
+  DEFAULT_CALIBRATION_OPTIONS,
+  type LastUsageInput,
+  UsageCalibration,
+  type UsageCalibrationOptions,
+  type UsageSample,
+} from './core/counting/usage-calibration.js';
 export { EmbeddedSummarizer } from './core/embedded-summarizer.js';
 export {
   CompactError,
@@ -39,6 +74,7 @@ export {
 export { DEFAULT_EXPORT_QUEUE_OPTIONS, ExportQueue, type ExportQueueOptions } from './core/export-queue.js';
 export { anthropicCodec } from './core/formats/anthropic.js';
 export { detectFormat, MESSAGE_CODECS } from './core/formats/detect-format.js';
+export { type ImageDetail, type MediaPart, mediaParts } from './core/formats/media-parts.js';
 export type { MessageCodec, ParsedMessage } from './core/formats/message-codec.js';
 export { openaiChatCodec } from './core/formats/openai-chat.js';
 export { openaiResponsesCodec } from './core/formats/openai-responses.js';
@@ -69,7 +105,16 @@ export {
   redactDeep,
 } from './core/redactor.js';
 export {
+  type WaitForSessionLockOptions,
+  type WithSessionLockOptions,
+  type WithSessionLockResult,
+  waitForSessionLock,
+  withSessionLock,
+} from './core/session-lock.js';
+export {
   MemorySessionStore,
+  type SessionLock,
+  type SessionRewrite,
   type SessionState,
   type SessionStore,
   type SessionStoreSetOptions,
@@ -114,6 +159,11 @@ export {
   formatEventLine,
 } from './exporters/console/index.js';
 export { defineExporter, type ExporterDefinition } from './exporters/define-exporter.js';
+export {
+  ARTIFACT_REF_PATTERN,
+  isArtifactRef,
+} from './storage/artifact-ref.js';
 export { DEFAULT_FS_STORAGE_OPTIONS, type FsStorageOptions, fsStorage } from './storage/fs/index.js';
+export { type MemoryArchiveSession, type MemoryStorage, memoryStorage } from './storage/memory/index.js';
 export { ARCHIVE_NAMES, safeSessionSegment } from './storage/session-path.js';
 export * from './summarizers/index.js';

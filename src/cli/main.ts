@@ -1,10 +1,16 @@
 #!/usr/bin/env node
 import { runCli } from './run-cli.js';
 
-const code = await runCli(process.argv.slice(2), {
-  stdin: process.stdin,
-  stdout: (text) => process.stdout.write(text),
-  stderr: (text) => process.stderr.write(text),
-  env: process.env,
-});
+const argv = process.argv.slice(2);
+const code =
+  argv[0] === 'mcp'
+    ? await (await import('./mcp-server.js')).runMcpCommand(argv.slice(1), (text) =>
+        process.stderr.write(text),
+      )
+    : await runCli(argv, {
+        stdin: process.stdin,
+        stdout: (text) => process.stdout.write(text),
+        stderr: (text) => process.stderr.write(text),
+        env: process.env,
+      });
 process.exitCode = code;

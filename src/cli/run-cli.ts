@@ -5,6 +5,7 @@ import { CompactError, isCompactError } from '../core/errors.js';
 import type { MessageFormat } from '../core/message.js';
 import type { CompactPolicy } from '../core/policy.js';
 import { createRedactor, type Redactor, redactDeep } from '../core/redactor.js';
+import { cliErrorMessage } from './flag-names.js';
 import { readInput } from './read-input.js';
 
 /** Where the CLI reads and writes (injectable for tests). */
@@ -205,7 +206,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     return EXIT_CODES.ok;
   } catch (error) {
     if (isCompactError(error)) {
-      io.stderr(`error: ${error.message}\n`);
+      io.stderr(`error: ${cliErrorMessage(error)}\n`);
       return error.code === 'insufficient_budget' ? EXIT_CODES.insufficientBudget : EXIT_CODES.badInput;
     }
     io.stderr(`error: ${(error as Error)?.stack ?? String(error)}\n`);

@@ -181,6 +181,7 @@ describe('three layers', () => {
       'compact.token_estimate',
       'compact.trigger_decision',
       'compact.summary_created',
+      'compact.reduction',
       'compact.pruned_messages',
     ]);
     const created = events[2] as CompactEvent<'compact.summary_created'>;
@@ -274,7 +275,7 @@ describe('fit the budget', () => {
     );
     const error = events.find((e) => e.name === 'compact.error') as CompactEvent<'compact.error'>;
     expect(error.status).toBe('error');
-    expect(error.properties).toMatchObject({ errorType: 'InsufficientBudget', fallback: 'none' });
+    expect(error.properties).toMatchObject({ errorType: 'insufficient_budget', fallback: 'none' });
   });
 
   it('reduces keep_recent_turns then keep_tool_io_pairs until the result fits', async () => {
@@ -301,16 +302,32 @@ describe('fit the budget', () => {
     expect(result.kept.recentTurns).toBeGreaterThanOrEqual(1);
   });
 
-  it('throws insufficient_budget when the last turn alone cannot fit', async () => {
+  it('keeps the last turn when it leaves no room for a summary, reporting the summary it could not keep', async () => {
     const manager = new CompactManager({
       maxContextTokens: 1_000,
       tokenCounter: charCounter,
       policy: { hardCapBuffer: 0, maxSummaryTokens: 100 },
     });
-    const messages = [...chatTurns(3, 10), { role: 'user', content: 'y'.repeat(990) }];
-    await expect(manager.compact('s', messages)).rejects.toSatisfy((e: unknown) =>
-      isCompactError(e, 'insufficient_budget'),
-    );
+    const events = collect(manager);
+    const last = { role: 'user', content: 'y'.repeat(990) };
+    const result = await manager.compact('s', [...chatTurns(3, 10), last]);
+    expect(result.tokensAfter).toBeLessThanOrEqual(result.budget);
+    expect(result.messages.at(-1)).toEqual(last);
+    const error = events.find((e) => e.name === 'compact.error') as CompactEvent<'compact.error'>;
+    expect(error.properties.fallback).toBe('pruning-only');
+    expect(result.summary).toBeUndefined();
+  });
+
+  it('cuts a last message larger than the window around a marker instead of failing', async () => {
+    const manager = new CompactManager({ maxContextTokens: 1_000, tokenCounter: charCounter });
+    const huge = { role: 'user', content: `BEGIN ${'log line\n'.repeat(400)} END` };
+    const result = await manager.compact('s', [...chatTurns(3, 10), huge]);
+    expect(result.tokensAfter).toBeLessThanOrEqual(result.budget);
+    const out = String((result.messages.at(-1) as { content: string }).content);
+    expect(out.startsWith('BEGIN')).toBe(true);
+    expect(out.endsWith('END')).toBe(true);
+    expect(out).toMatch(/agent-compaction/);
+    expect(result.levels.map((level) => level.level)).toContain('cut_oversized');
   });
 });
 
@@ -343,7 +360,17 @@ describe('session view', () => {
         (e as CompactEvent<'compact.trigger_decision'>).properties.triggered,
     ).length;
     expect(crossings).toBeGreaterThan(2);
-    expect(calls).toBe(crossings);
+    // At most one summarizer call per crossing; crossings that clearing old tool output
+    // resolves need none.
+    const summarizedCrossings = events.filter(
+      (e) => e.name === 'compact.reduction' && e.properties.level === 'summarize',
+    ).length;
+    expect(calls).toBe(summarizedCrossings);
+    expect(calls).toBeGreaterThan(0);
+    expect(calls).toBeLessThanOrEqual(crossings);
+    expect(
+      events.some((e) => e.name === 'compact.reduction' && e.properties.level === 'clear_tool_results'),
+    ).toBe(true);
     expect(calls).toBeLessThan(full.length / 10);
   });
 });
@@ -421,7 +448,9 @@ describe('summarizer failures', () => {
       const events = collect(manager);
       const result = await manager.manualCompact('s', chatTurns(8, 30));
       expect(result.applied).toBe(true);
-      expect(result.summary).toBeUndefined();
+      // No summary text survives a double failure: only a note saying what was removed.
+      expect(result.summary).toMatchObject({ summarizer: 'none', fallback: 'pruning-only' });
+      expect(result.summary!.text).toMatch(/earlier messages were removed without a summary/);
       expect(result.prunedCount).toBeGreaterThan(0);
       const fallbacks = events
         .filter((e) => e.name === 'compact.error')
@@ -467,6 +496,7 @@ describe('archive, redaction and stores', () => {
     const messages = [
       { role: 'user', content: 'my api_key=sk-abc123xyz and password: hunter2' },
       ...chatTurns(8, 30),
+      { role: 'user', content: 'kept verbatim: api_key=sk-keptverbatim42' },
     ];
     const result = await manager.manualCompact('s', messages);
     await manager.flush();
@@ -479,8 +509,9 @@ describe('archive, redaction and stores', () => {
     expect(written.filter((w) => w.kind === 'event').map((w) => (w.data as AnyCompactEvent).name)).toContain(
       'compact.archival',
     );
-    // The conversation itself is not redacted.
-    expect(JSON.stringify(result.messages)).toContain('sk-abc123xyz');
+    // Messages kept verbatim are not redacted; the summary of pruned ones is (redactSummarizerInput).
+    expect(JSON.stringify(result.messages)).toContain('sk-keptverbatim42');
+    expect(JSON.stringify(result.messages)).not.toContain('sk-abc123xyz');
 
     const broken: StorageAdapter = {
       ...storage,

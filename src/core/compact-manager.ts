@@ -1,3 +1,5 @@
+import { warnUnknownModel } from './counting/unknown-model-warning.js';
+import { UsageCalibration } from './counting/usage-calibration.js';
 import { EmbeddedSummarizer } from './embedded-summarizer.js';
 import { CompactError, invalidConfig } from './errors.js';
 import { EventBus, type OperationContext } from './event-bus.js';
@@ -98,7 +100,11 @@ export class CompactManager {
     }
     this.maxContextTokens = maxContext;
     this.#customStrategies = [...(options.customStrategies ?? [])];
-    this.policy = Object.freeze(resolvePolicy(options.policy, this.#customStrategies));
+    const resolved = resolvePolicy(options.policy, this.#customStrategies);
+    // The default buffer scales down for small windows (a 2k local model keeps 200, not 1,500).
+    if (options.policy?.hardCapBuffer === undefined)
+      resolved.hardCapBuffer = Math.min(resolved.hardCapBuffer, Math.floor(maxContext * 0.1));
+    this.policy = Object.freeze(resolved);
     if (this.policy.hardCapBuffer >= maxContext) {
       throw invalidConfig('policy.hardCapBuffer', `must be smaller than maxContextTokens (${maxContext})`);
     }
@@ -117,7 +123,9 @@ export class CompactManager {
           ? redaction
           : createRedactor(redaction === true ? {} : redaction);
     this.#bus = new EventBus(options.exporters ?? [], options.exportQueue, this.#redact);
+    warnUnknownModel(this.#bus, this.model, options.maxContextTokens !== undefined);
     this.#deps = {
+      calibration: new UsageCalibration(),
       counter: this.counter,
       model: this.model,
       store: this.store,
@@ -262,6 +270,7 @@ export class CompactManager {
     if (!Number.isFinite(total) || total < 0)
       throw invalidConfig('usage.inputTokens', 'must be a non-negative number');
     this.#reportedUsage.set(sessionId, { inputTokens: total, at: Date.now() });
+    this.#deps.calibration.recordReported(sessionId, total);
   }
 
   /** The last usage recorded for a session (input tokens, cache included). */
@@ -330,9 +339,14 @@ export class CompactManager {
       options,
       maxContextTokens: options.maxContextTokens ?? this.maxContextTokens,
     });
-    if (!prepared.decision.triggered) return untriggeredResult<M>(prepared);
-    const outcome = await runTriggered(this.#deps, prepared);
+    if (!prepared.decision.triggered) return untriggeredResult<M>(this.#deps, prepared);
+    // Held events (the decision first) are delivered even when the compaction fails.
+    const outcome = await runTriggered(this.#deps, prepared).catch((error: unknown) => {
+      this.#deps.bus.release(context);
+      throw error;
+    });
     if (outcome === 'retry') {
+      this.#deps.bus.release(context);
       if (attempt > 0) {
         throw new CompactError(
           'concurrent_compaction',

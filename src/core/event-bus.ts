@@ -23,6 +23,11 @@ export interface OperationContext {
   readonly parentId: string | undefined;
   /** Events to archive with the session (collected while compacting). */
   archived: AnyCompactEvent[] | undefined;
+  /**
+   * While set, events are built (ids, times) but delivered only by `release`: a compaction's
+   * decision is delivered first, with what the compaction kept, then the events under it.
+   */
+  held?: AnyCompactEvent[] | undefined;
 }
 
 /** Timing of one event. */
@@ -116,12 +121,31 @@ export class EventBus {
     };
     const parentId = timing.parentId ?? context.parentId;
     if (parentId !== undefined) event.parentId = parentId;
+    if (context.held) context.held.push(event as AnyCompactEvent);
+    else this.#dispatch(context, event as AnyCompactEvent);
+    return event;
+  }
+
+  /** Starts holding the events of `context` (see `OperationContext.held`). */
+  hold(context: OperationContext): void {
+    context.held ??= [];
+  }
+
+  /** Delivers the events held for `context`, in order, and stops holding. */
+  release(context: OperationContext): void {
+    const held = context.held;
+    context.held = undefined;
+    for (const event of held ?? []) this.#dispatch(context, event);
+  }
+
+  #dispatch(context: OperationContext, event: AnyCompactEvent): void {
+    const name = event.name;
     for (const key of [name, '*']) {
       const listeners = this.#listeners.get(key);
       if (!listeners) continue;
       for (const listener of listeners) {
         try {
-          (listener as CompactEventListener<N>)(event);
+          (listener as CompactEventListener)(event);
         } catch (error) {
           process.stderr.write(
             `[agent-compaction] event listener failed: ${String((error as Error)?.message ?? error)}\n`,
@@ -129,9 +153,8 @@ export class EventBus {
         }
       }
     }
-    this.#queue.enqueue(event as AnyCompactEvent);
-    context.archived?.push(event as AnyCompactEvent);
-    return event;
+    this.#queue.enqueue(event);
+    context.archived?.push(event);
   }
 
   /** Exports what is queued. */

@@ -48,6 +48,12 @@ export interface CompactEventProperties {
     messageCount: number;
     /** How many of them were counted fresh (not from the cache). */
     countedFresh: number;
+    /** The local estimate, when reported usage calibrated `tEst` (models without an exact tokenizer). */
+    tEstLocal?: number;
+    /** The input tokens the provider reported for the session's previous request. */
+    lastReported?: number;
+    /** The per-session ratio reported/estimated that scaled what changed since. */
+    calibrationRatio?: number;
   };
   'compact.trigger_decision': {
     triggered: boolean;
@@ -133,6 +139,16 @@ export interface CompactEventProperties {
     /** The retried request as the manager counted it. */
     retryTokens: number;
   };
+  'compact.unknown_model': {
+    /** The model name as given. */
+    model: string;
+    /** The context window assumed for it. */
+    assumedContextWindow: number;
+    /** The known model name closest to it. */
+    closest: string;
+    /** The warning, as printed on the console. */
+    message: string;
+  };
   'compact.archival': {
     step: number;
     storageAdapter: string;
@@ -157,6 +173,7 @@ export const COMPACT_EVENT_NAMES: readonly CompactEventName[] = [
   'compact.error',
   'compact.overflow_recovery',
   'compact.archival',
+  'compact.unknown_model',
 ];
 
 /**

@@ -11,7 +11,7 @@ export interface CompactPolicy {
   /**
    * Tokens reserved for the next user input and tool responses: the budget is
    * `maxContextTokens - hardCapBuffer`.
-   * @default 1500
+   * @default 1500, or a tenth of the window when that is smaller (unless set)
    */
   hardCapBuffer: number;
   /**

@@ -50,7 +50,12 @@ describe('modelInfo', () => {
     expect(modelInfo('gpt-4o').contextWindow).toBe(128_000);
     expect(modelInfo('gpt-4').contextWindow).toBe(8_192);
     expect(modelInfo('claude-sonnet-4-5')).toMatchObject({ exact: false, contextWindow: 200_000 });
-    expect(modelInfo('llama-3-70b')).toEqual({ encoding: 'o200k_base', exact: false });
+    expect(modelInfo('llama-3-70b')).toMatchObject({
+      encoding: 'o200k_base',
+      exact: false,
+      contextWindow: 8_192,
+    });
+    expect(modelInfo('my-own-model')).toMatchObject({ encoding: 'o200k_base', exact: false, known: false });
   });
 });
 

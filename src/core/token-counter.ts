@@ -1,6 +1,17 @@
 import { createRequire } from 'node:module';
+import {
+  ANTHROPIC_IMAGE_RULE,
+  type ImageRule,
+  imageRuleFor,
+  OPENAI_TILE_RULE,
+} from './counting/count-image.js';
+import { mediaTokens } from './counting/count-media.js';
+import { type EncodingName, modelInfo } from './counting/model-table.js';
 import { invalidConfig } from './errors.js';
+import { elideMedia, type MediaPart, mediaParts } from './formats/media-parts.js';
 import type { CompactMessage } from './message.js';
+
+export { type EncodingName, type ModelInfo, modelInfo } from './counting/model-table.js';
 
 /**
  * Counts tokens of text, messages and tool schemas for one model. Pluggable: pass your own
@@ -20,9 +31,6 @@ export interface TokenCounter {
   /** Tokens the provider adds once per request (reply priming). */
   readonly requestOverhead: number;
 }
-
-/** The BPE encodings bundled (through `gpt-tokenizer`). */
-export type EncodingName = 'o200k_base' | 'cl100k_base';
 
 /**
  * Texts longer than this are counted in slices. BPE work is quadratic in the length of one
@@ -214,6 +222,11 @@ export interface BpeTokenCounterOptions {
   margin?: number;
   /** @default DEFAULT_SLICE_CHARS */
   sliceChars?: number;
+  /**
+   * How images are counted. Images are provider formulas, never multiplied by `margin`.
+   * @default Anthropic's rule for Anthropic-format messages, OpenAI's tile rule otherwise
+   */
+  imageRule?: ImageRule;
 }
 
 /**
@@ -229,6 +242,7 @@ export class BpeTokenCounter implements TokenCounter {
   readonly #encodingName: EncodingName;
   readonly #margin: number;
   readonly #sliceChars: number;
+  readonly #imageRule: ImageRule | undefined;
   #encoding: BpeEncoding | undefined;
   readonly #encode = (text: string) => this.#load().encode(text, NO_SPECIAL).length;
 
@@ -238,6 +252,7 @@ export class BpeTokenCounter implements TokenCounter {
     if (!(this.#margin >= 1) || !Number.isFinite(this.#margin))
       throw invalidConfig('tokenCounter.margin', 'must be a number >= 1');
     this.#sliceChars = options.sliceChars ?? DEFAULT_SLICE_CHARS;
+    this.#imageRule = options.imageRule;
     this.exact = this.#margin === 1;
     this.name = this.exact ? options.encoding : `estimate(${options.encoding} x${this.#margin})`;
     this.requestOverhead = this.#scale(OPENAI_MESSAGE_OVERHEAD.perRequest);
@@ -260,12 +275,21 @@ export class BpeTokenCounter implements TokenCounter {
     return this.#scale(this.#raw(text));
   }
 
+  /**
+   * Text, role and per-message overhead (times the margin), plus the message's images,
+   * documents and encrypted reasoning (see `mediaTokens`). Media payloads inside text made
+   * from the message's structure (a screenshot object in a tool output, an item kept as JSON)
+   * count as the media, not as base64 text; a `data:` URL in text the caller wrote is text,
+   * as the provider sees it.
+   */
   countMessage(message: CompactMessage): number {
     const o = OPENAI_MESSAGE_OVERHEAD;
+    const parts = mediaParts(message.raw);
+    const text = (value: string) => (parts.length > 0 ? elideMedia(value, parts) : value);
     let total = o.perMessage + this.#raw(message.role);
     if (message.kind === 'other') {
-      total += this.#raw(JSON.stringify(message.raw));
-      return this.#scale(total);
+      total += this.#raw(text(JSON.stringify(message.raw)));
+      return this.#scale(total) + this.#media(message, parts);
     }
     total += this.#raw(message.text);
     const raw = message.raw as Record<string, unknown> | null;
@@ -275,8 +299,15 @@ export class BpeTokenCounter implements TokenCounter {
     for (const call of message.toolCalls) {
       total += o.perToolCall + this.#raw(call.name) + this.#raw(call.arguments);
     }
-    for (const result of message.toolResults) total += o.perMessage + this.#raw(result.output);
-    return this.#scale(total);
+    for (const result of message.toolResults) total += o.perMessage + this.#raw(text(result.output));
+    return this.#scale(total) + this.#media(message, parts);
+  }
+
+  #media(message: CompactMessage, parts: readonly MediaPart[]): number {
+    if (parts.length === 0) return 0;
+    const rule =
+      this.#imageRule ?? (message.format === 'anthropic' ? ANTHROPIC_IMAGE_RULE : OPENAI_TILE_RULE);
+    return mediaTokens(parts, rule, (text) => this.countText(text));
   }
 
   countTools(tools: readonly unknown[]): number {
@@ -288,55 +319,12 @@ export class BpeTokenCounter implements TokenCounter {
   }
 }
 
-/** What agent-compaction knows about a model. */
-export interface ModelInfo {
-  /** The encoding, or the one estimates are based on. */
-  encoding: EncodingName;
-  /** True when the model's own tokenizer is public (counts are exact). */
-  exact: boolean;
-  /** The model's context window in tokens, when known. */
-  contextWindow?: number;
-}
-
-const MODEL_TABLE: [RegExp, ModelInfo][] = [
-  [/^(gpt-5|o1|o3|o4|gpt-4\.1|gpt-4o|chatgpt-4o|gpt-oss)/, { encoding: 'o200k_base', exact: true }],
-  [/^gpt-4-(turbo|1106|0125)/, { encoding: 'cl100k_base', exact: true, contextWindow: 128_000 }],
-  [/^gpt-4-32k/, { encoding: 'cl100k_base', exact: true, contextWindow: 32_768 }],
-  [/^gpt-4/, { encoding: 'cl100k_base', exact: true, contextWindow: 8_192 }],
-  [/^gpt-3\.5-turbo/, { encoding: 'cl100k_base', exact: true, contextWindow: 16_385 }],
-  [/^(text-embedding-3|text-embedding-ada)/, { encoding: 'cl100k_base', exact: true, contextWindow: 8_191 }],
-  [/^claude/, { encoding: 'o200k_base', exact: false, contextWindow: 200_000 }],
-];
-
-const CONTEXT_WINDOWS: [RegExp, number][] = [
-  [/^gpt-4\.1/, 1_047_576],
-  [/^gpt-5/, 400_000],
-  [/^(o1-mini)/, 128_000],
-  [/^(o1|o3|o4)/, 200_000],
-  [/^(gpt-4o|chatgpt-4o|gpt-oss)/, 128_000],
-];
-
-/**
- * Looks a model up: OpenAI models get their real encoding (o200k_base for gpt-4o, gpt-4.1,
- * gpt-5 and the o-series; cl100k_base for gpt-4 and gpt-3.5); any other model (Claude,
- * Gemini, open models) gets an o200k_base estimate with {@link DEFAULT_ESTIMATE_MARGIN}.
- * Provider prefixes such as `openai/` or `anthropic/` are ignored.
- */
-export function modelInfo(model: string): ModelInfo {
-  const name = model.toLowerCase().replace(/^[a-z0-9-]+\//, '');
-  for (const [pattern, info] of MODEL_TABLE) {
-    if (pattern.test(name)) {
-      const contextWindow = info.contextWindow ?? CONTEXT_WINDOWS.find(([p]) => p.test(name))?.[1];
-      return contextWindow === undefined ? { ...info } : { ...info, contextWindow };
-    }
-  }
-  return { encoding: 'o200k_base', exact: false };
-}
-
 const counters = new Map<string, TokenCounter>();
 
 /**
- * The token counter for a model (shared per encoding and margin, so caches warm once).
+ * The token counter for a model (shared per encoding, margin and image rule, so caches
+ * warm once). Images are counted with the model's provider formula (`imageRuleFor`); for a
+ * model the table does not know, with the formula of the message format's provider.
  *
  * @example
  * ```ts
@@ -347,10 +335,16 @@ const counters = new Map<string, TokenCounter>();
 export function tokenCounterFor(model: string, options: { margin?: number } = {}): TokenCounter {
   const info = modelInfo(model);
   const margin = options.margin ?? (info.exact ? 1 : DEFAULT_ESTIMATE_MARGIN);
-  const key = `${info.encoding}:${margin}`;
+  // An unknown model's images follow the message format (Anthropic's rule for Anthropic messages).
+  const imageRule = info.known ? imageRuleFor(model) : undefined;
+  const key = `${info.encoding}:${margin}:${JSON.stringify(imageRule ?? 'by-format')}`;
   let counter = counters.get(key);
   if (!counter) {
-    counter = new BpeTokenCounter({ encoding: info.encoding, margin });
+    counter = new BpeTokenCounter({
+      encoding: info.encoding,
+      margin,
+      ...(imageRule === undefined ? {} : { imageRule }),
+    });
     counters.set(key, counter);
   }
   return counter;

@@ -14,6 +14,8 @@ export interface PairingInput {
   readonly kind: MessageKind;
   readonly toolCalls: readonly { readonly id: string }[];
   readonly toolResults: readonly { readonly callId: string }[];
+  /** The message text: a rolling summary (`<COMPACT-SUMMARY vN>`) separates rounds. */
+  readonly text?: string;
 }
 
 /** A problem pairing found in the input: providers reject such requests. */
@@ -69,6 +71,13 @@ export class ToolPairer {
 
   /** Pairs message `index` (messages must be added in order, starting at 0). */
   add(message: PairingInput, index: number): void {
+    if (message.toolCalls.length === 0 && message.text?.startsWith('<COMPACT-SUMMARY v')) {
+      // The summary stands for older history: the model turns around it are not one round.
+      this.#inModelTurn = false;
+      this.round[index] = -1;
+      this.#closeRound();
+      return;
+    }
     if (isModelSide(message)) {
       if (!this.#inModelTurn) this.#openRound(index);
       this.#inModelTurn = true;

@@ -1,8 +1,8 @@
 /**
  * `agent-compaction/testing`: what you need to test your own integration without a
  * provider key or a server: provider test servers that speak each wire format, Ariadne
- * and OTLP test receivers, scripted agent models, synthetic sessions, and the storage
- * and exporter conformance suites (these two need `vitest`).
+ * and OTLP test receivers, scripted agent models, synthetic sessions, and the storage,
+ * session store and exporter conformance suites (these three need `vitest`).
  */
 export {
   type ConversationEntry,
@@ -25,6 +25,13 @@ export {
   subscribeAriadne,
   validateAriadneEvent,
 } from './ariadne-test-server.js';
+export {
+  type ArtifactConformanceOptions,
+  type ArtifactHarness,
+  describeArtifactConformance,
+  FORGED_REFS,
+  sampleArtifact,
+} from './artifact-conformance.js';
 export {
   describeExporterConformance,
   type ExporterConformanceOptions,
@@ -57,6 +64,11 @@ export {
   startProviderTestServer,
 } from './provider-test-server.js';
 export { type SampleCompactionOptions, sampleCompactionEvents } from './sample-events.js';
+export {
+  describeSessionStoreConformance,
+  type SessionStoreConformanceOptions,
+  type SessionStoreHarness,
+} from './session-store-conformance.js';
 export {
   describeStorageConformance,
   type StorageConformanceOptions,

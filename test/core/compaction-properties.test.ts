@@ -30,7 +30,7 @@ function params<T>(): fc.Parameters<T> {
     reporter: (details) => {
       if (details.failed) {
         throw new Error(
-          `${fc.defaultReportMessage(details)}\n(fixed seed ${SEED}; rerun with FC_SEED=${SEED})\nCause: ${String((details.errorInstance as Error | undefined)?.message ?? details.errorInstance).slice(0, 2_000)}`,
+          `${fc.defaultReportMessage(details)}\n(fixed seed ${SEED}; rerun with FC_SEED=${SEED})\nCause: ${String((details.errorInstance as Error | undefined)?.message ?? details.errorInstance).slice(0, Number(process.env.FC_CAUSE_CHARS ?? 2_000))}`,
         );
       }
     },

@@ -71,7 +71,11 @@ describe('a session three times the window', () => {
     }
     expect(overBudget).toBe(0);
     expect(compactions, 'several compactions').toBeGreaterThanOrEqual(3);
-    expect(versions).toEqual(versions.map((_, k) => k + 1));
+    // Versions only go up, by one per summarization; compactions that only cleared old tool
+    // output keep the version.
+    for (let k = 1; k < versions.length; k++) expect(versions[k]! - versions[k - 1]!).toBeOneOf([0, 1]);
+    const summaries = versions.at(-1)!;
+    expect(summaries, 'at least one summarization').toBeGreaterThanOrEqual(1);
     const final = manager.estimate(last);
     expect(final.total).toBeLessThanOrEqual(manager.budget);
     const shape = checkOutput({
@@ -81,7 +85,7 @@ describe('a session three times the window', () => {
       rolesNeverPrune: ['system', 'developer'],
     });
     expect(shape.summaries).toBe(1);
-    expect(shape.summaryText).toMatch(new RegExp(`^<COMPACT-SUMMARY v${compactions}>`));
+    expect(shape.summaryText).toMatch(new RegExp(`^<COMPACT-SUMMARY v${summaries}>`));
     finalSummary = shape.summaryText!;
   });
 

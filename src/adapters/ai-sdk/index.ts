@@ -17,3 +17,4 @@ export {
   compactionPrepareStep,
   compactMessages,
 } from './compaction-middleware.js';
+export { type AiSdkRecallToolOptions, RecallToolCallError, recallTool } from './recall-tool.js';

@@ -17,3 +17,4 @@ export {
   CompactionSession,
   type CompactionSessionOptions,
 } from './compaction-session.js';
+export { type AgentsRecallToolOptions, recallTool } from './recall-tool.js';

@@ -1,6 +1,7 @@
 /**
- * Step 6: assemble the request: pinned messages in history order, one summary message,
- * then the verbatim suffix; before any summary exists, the view goes out in history order.
+ * Step 6: assemble the request: the pinned messages older than the verbatim suffix in
+ * history order, one summary message, then the verbatim suffix (pinned messages inside it
+ * keep their place); before any summary exists, the view goes out in history order.
  * Provider shape rules: an Anthropic request starts with a user turn, so when the pinned
  * layer would open with an assistant message the summary (a user turn) goes first.
  */
@@ -14,15 +15,12 @@ export function assemble(
   format: MessageFormat,
 ): unknown[] {
   if (summaryWire === undefined) return entries.map((entry) => entry.wire);
-  const pinned: unknown[] = [];
-  const rest: unknown[] = [];
-  let firstPinnedRole: string | undefined;
-  for (const entry of entries) {
-    if (entry.pinned) {
-      firstPinnedRole ??= entry.item.entry.parsed.role;
-      pinned.push(entry.wire);
-    } else rest.push(entry.wire);
-  }
+  // Pinned messages before the verbatim suffix go to the head; those inside it keep their place.
+  const suffixStart = entries.findIndex((entry) => !entry.pinned);
+  const head = suffixStart < 0 ? entries : entries.slice(0, suffixStart);
+  const rest = suffixStart < 0 ? [] : entries.slice(suffixStart).map((entry) => entry.wire);
+  const pinned = head.map((entry) => entry.wire);
+  const firstPinnedRole = head[0]?.item.entry.parsed.role;
   if (format === 'anthropic' && firstPinnedRole !== undefined && firstPinnedRole !== 'user')
     return [summaryWire, ...pinned, ...rest];
   return [...pinned, summaryWire, ...rest];

@@ -58,6 +58,8 @@ export function policySuffixStart(units: readonly Unit[], keepTurns: number, kee
     turns = t;
     pairs = p;
     start = u;
+    // The turn that completes the quota opens the suffix: nothing of the turn before it.
+    if (unit.startsTurn && turns >= keepTurns) break;
   }
   return Math.min(start, Math.max(0, units.length - 1));
 }

@@ -1,6 +1,6 @@
 /**
- * Broken input: an orphan or duplicate tool result, or a call left unanswered (at the end,
- * or followed by a new user turn), makes providers reject the request. By default that is
+ * Broken input: an orphan or duplicate tool result, or a call left unanswered before a new
+ * user turn (calls of the last, open round are a run in progress and fine), makes providers reject the request. By default that is
  * an `invalid_messages` error naming the index; with `policy.repairInput` the history is
  * repaired instead: orphan and duplicate results dropped, unanswered calls answered with a
  * short placeholder result (one object per call, reused across calls).

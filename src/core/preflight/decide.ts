@@ -24,7 +24,10 @@ export function decide(
   maxContextTokens: number,
   force: boolean,
 ): Decision {
-  const budget = maxContextTokens - policy.hardCapBuffer;
+  // A per-call limit smaller than the buffer (overflow recovery) keeps a tenth of it as buffer.
+  const buffer =
+    policy.hardCapBuffer < maxContextTokens ? policy.hardCapBuffer : Math.floor(maxContextTokens * 0.1);
+  const budget = maxContextTokens - buffer;
   const triggerTokens = Math.floor(policy.triggerPct * maxContextTokens);
   const targetTokens = Math.min(Math.floor(policy.targetPct * maxContextTokens), budget);
   const reason = force

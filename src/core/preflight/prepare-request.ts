@@ -16,6 +16,7 @@ import type { Redactor } from '../redactor.js';
 import type { SessionArchive } from '../session-archive.js';
 import type { SessionState, SessionStore } from '../session-store.js';
 import type { Summarizer } from '../summarizer.js';
+import type { CalibratedCount, UsageCalibration } from '../counting/usage-calibration.js';
 import type { TokenCounter } from '../token-counter.js';
 import { assertSoundPairing, type InputRepair, repairHistory } from './check-pairing.js';
 import { type Decision, decide } from './decide.js';
@@ -26,6 +27,8 @@ import { summaryMessageTokens } from './run-cascade.js';
 
 /** What the pipeline needs from the manager (built once per manager). */
 export interface PipelineDeps {
+  /** Per-session calibration from reported usage. */
+  readonly calibration: UsageCalibration;
   readonly counter: TokenCounter;
   readonly model: string;
   readonly store: SessionStore;
@@ -62,13 +65,27 @@ export interface PreparedRequest extends PreflightInput {
   readonly summaryWire: unknown;
   readonly summaryTokens: number;
   readonly breakdown: TokenBreakdown;
+  /** Tokens of the request, calibrated by reported usage when the counter is not exact. */
   readonly tokensBefore: number;
+  /** The same, as the local counter counts them (the cascade works in these units). */
+  readonly localTokensBefore: number;
+  /** `tokensBefore / localTokensBefore` (1 without calibration). */
+  readonly scale: number;
+  /** The decision in local units, for the cascade. */
+  readonly localDecision: Decision;
+  /** The calibration behind `tokensBefore`, for the events. */
+  readonly calibrated: CalibratedCount;
   readonly decision: Decision;
   readonly started: number;
   /** Messages tokenized by this call (the rest came from the cache). */
   readonly countedFresh: number;
   /** The decision event's span id, under which the compaction's events nest. */
   readonly decisionSpanId: string | undefined;
+  /**
+   * The `compact.trigger_decision` event. When triggered it is held (with the events under it)
+   * until the compaction ends, so that it can carry what was kept and pruned.
+   */
+  readonly decisionEvent?: CompactEvent<'compact.trigger_decision'>;
 }
 
 /** System prompt, tool schemas and request overhead, each counted once per distinct value. */
@@ -101,6 +118,7 @@ export function fixedTokens(
 export function forgetSession(deps: PipelineDeps, sessionId: string): void {
   deps.histories.delete(sessionId);
   deps.histories.delete(`${sessionId}\u0000repaired`);
+  deps.calibration.forget(sessionId);
 }
 
 /** Step 1: index, pair, and reject or repair broken input. */
@@ -110,17 +128,9 @@ function indexRequest(
 ): { indexed: IndexedHistory; repairs: InputRepair[] } {
   const { context, codec } = input;
   const { indexed } = deps.histories.update(context.sessionId, input.messages, codec, deps.index);
-  const open = indexed.pairer.openCalls();
-  if (indexed.pairer.findings.length === 0 && open.length === 0) return { indexed, repairs: [] };
-  const findings = [
-    ...indexed.pairer.findings,
-    ...open.map((site) => ({
-      kind: 'dangling_call' as const,
-      index: site.message,
-      position: site.position,
-      callId: indexed.items[site.message]!.entry.parsed.toolCalls[site.position]!.id,
-    })),
-  ].sort((a, b) => a.index - b.index || a.position - b.position);
+  // Calls of the last, still open round are the tail of a run in progress: not an error.
+  if (indexed.pairer.findings.length === 0) return { indexed, repairs: [] };
+  const findings = [...indexed.pairer.findings].sort((a, b) => a.index - b.index || a.position - b.position);
   if (!input.policy.repairInput) assertSoundPairing(findings);
   const repaired = repairHistory(input.messages, indexed.items, findings, codec.format, {
     round: indexed.pairer.round,
@@ -242,12 +252,9 @@ export async function prepareRequest(deps: PipelineDeps, input: PreflightInput):
   const view = resumeView(deps, input, indexed, stored, indexed.changedFrom, fresh);
   const state = await rememberProtected(deps, input.context.sessionId, view, stored);
   const counted = countRequest(deps, input, view);
-  const decision = decide(
-    counted.tokensBefore,
-    input.policy,
-    input.maxContextTokens,
-    input.options.force === true,
-  );
+  const calibrated = deps.calibration.count(input.context.sessionId, counted.tokensBefore, deps.counter.exact);
+  const decision = decide(calibrated.tokens, input.policy, input.maxContextTokens, input.options.force === true);
+  const scale = counted.tokensBefore > 0 ? calibrated.tokens / counted.tokensBefore : 1;
   const prepared: PreparedRequest = {
     ...input,
     indexed,
@@ -255,6 +262,11 @@ export async function prepareRequest(deps: PipelineDeps, input: PreflightInput):
     state,
     view,
     ...counted,
+    tokensBefore: calibrated.tokens,
+    localTokensBefore: counted.tokensBefore,
+    scale,
+    localDecision: scale === 1 ? decision : toLocal(decision, scale),
+    calibrated,
     decision,
     started,
     countedFresh: fresh.count,
@@ -263,7 +275,17 @@ export async function prepareRequest(deps: PipelineDeps, input: PreflightInput):
   for (const repair of repairs)
     deps.bus.emit(input.context, 'compact.repair', { ...repair }, { start: started });
   if (!decision.triggered && !deps.bus.observed) return prepared;
-  return { ...prepared, decisionSpanId: emitDecision(deps, prepared).spanId };
+  const decisionEvent = emitDecision(deps, prepared);
+  return { ...prepared, decisionSpanId: decisionEvent.spanId, decisionEvent };
+}
+
+/** A decision's limits in local-counter units. */
+function toLocal(decision: Decision, scale: number): Decision {
+  return {
+    ...decision,
+    budget: Math.floor(decision.budget / scale),
+    targetTokens: Math.floor(decision.targetTokens / scale),
+  };
 }
 
 /** The `compact.token_estimate` and `compact.trigger_decision` events. */
@@ -284,9 +306,17 @@ function emitDecision(
       breakdown: prepared.breakdown,
       messageCount: prepared.view.entries.length + (prepared.summaryWire === undefined ? 0 : 1),
       countedFresh: prepared.countedFresh,
+      ...(prepared.calibrated.lastReportedTokens === undefined
+        ? {}
+        : {
+            tEstLocal: prepared.localTokensBefore,
+            lastReported: prepared.calibrated.lastReportedTokens,
+            ...(prepared.calibrated.ratio === undefined ? {} : { calibrationRatio: prepared.calibrated.ratio }),
+          }),
     },
     { start: prepared.started },
   );
+  if (decision.triggered) deps.bus.hold(context);
   return deps.bus.emit(
     context,
     'compact.trigger_decision',

@@ -155,7 +155,10 @@ export function buildView(context: ViewContext): SessionView {
     visible.push(item);
     pinnedFlags.push(pinned);
     const r = round[item.index] ?? -1;
-    if (pinned && r >= 0) pinnedRounds.add(r);
+    if (pinned && r >= 0 && pinsItsRound(item)) pinnedRounds.add(r);
+    // Reasoning right before a pinned message stays with it.
+    for (let k = visible.length - 2; pinned && k >= 0 && isReasoningOf(visible[k]!, r, round); k--)
+      pinnedFlags[k] = true;
   }
   const sums = { system: 0, developer: 0, messages: 0 };
   const entries = visible.map((item, k) => {
@@ -190,6 +193,21 @@ export function buildView(context: ViewContext): SessionView {
 }
 
 /**
+ * A pinned message with tool activity or reasoning pins its whole round (calls, results and
+ * the reasoning before them stay together); pinned plain text pins only itself.
+ */
+function pinsItsRound(item: IndexedMessage): boolean {
+  const parsed = item.entry.parsed;
+  return parsed.kind === 'reasoning' || parsed.toolCalls.length > 0 || parsed.toolResults.length > 0;
+}
+
+/** True when `item` (or entry) is a reasoning item of round `r`. */
+function isReasoningOf(target: IndexedMessage | ViewEntry, r: number, round: ArrayLike<number>): boolean {
+  const item = 'item' in target ? target.item : target;
+  return r >= 0 && item.entry.parsed.kind === 'reasoning' && (round[item.index] ?? -1) === r;
+}
+
+/**
  * Extends `view` with the messages appended since it was built. Returns false when it
  * cannot (a new message pins a round that has unpinned members, or carries a summary tag):
  * the caller then rebuilds.
@@ -204,7 +222,9 @@ export function extendView(view: SessionView, context: ViewContext): boolean {
     if (view.coveredIds.has(item.id)) continue;
     const r = round[i] ?? -1;
     const pinned = isPinned(item.entry, view.rule) || view.pinnedIds.has(item.id) || view.pinnedRounds.has(r);
-    if (pinned && r >= 0 && !view.pinnedRounds.has(r)) {
+    const before = added.at(-1) ?? view.entries.at(-1);
+    if (pinned && before && !before.pinned && isReasoningOf(before, r, round)) return false;
+    if (pinned && r >= 0 && !view.pinnedRounds.has(r) && pinsItsRound(item)) {
       // Pinning this round would pin members already in the view unpinned.
       const lastEntry = added.at(-1) ?? view.entries.at(-1);
       if (lastEntry && lastEntry.round === r) return false;

@@ -101,20 +101,35 @@ function planSummary(run: CascadeRun, input: CascadeInput, overhead: number): Su
   if (units.length === 0) return undefined;
   const { policy } = input;
   let start = policySuffixStart(units, policy.keepRecentTurns, policy.keepToolIoPairs);
+  // A forced (manual) compaction whose policy window covers everything keeps the last turn only.
+  if (start === 0 && input.force)
+    start = Math.max(
+      0,
+      units.findLastIndex((unit) => unit.startsTurn),
+    );
   const unpinnedTokens = units.reduce((sum, unit) => sum + unit.tokens, 0);
   const fixed = run.total - unpinnedTokens - input.summaryTokens;
   let suffix = units.slice(start).reduce((sum, unit) => sum + unit.tokens, 0);
   const reserve = Math.min(policy.maxSummaryTokens, 256);
-  while (start < units.length - 1 && fixed + overhead + reserve + suffix > run.target) {
+  // Shrink toward the target, but keep the current user turn whole while it fits the budget:
+  // its question must not be folded away; past it, shrink only to fit the budget.
+  const lastTurn = units.findLastIndex((unit) => unit.startsTurn);
+  const over = (limit: number) => fixed + overhead + reserve + suffix > limit;
+  while (start < units.length - 1 && (start < lastTurn ? over(run.target) : over(run.budget))) {
     suffix -= units[start]!.tokens;
     start++;
   }
-  if (start === 0 && !input.force) return undefined;
+  if (start === 0) return undefined;
   const targetRoom = run.target - fixed - overhead - suffix;
   const budgetRoom = run.budget - fixed - overhead - suffix;
   const room = targetRoom >= 64 ? targetRoom : budgetRoom;
   const maxTokens = Math.max(16, Math.min(policy.maxSummaryTokens, room));
   return { foldBefore: unpinned[units[start]!.start]!, maxTokens };
+}
+
+/** A previous summary without its trailing archive line (the new summary gets a fresh one). */
+function withoutArchiveLine(summary: string): string {
+  return summary.replace(/\n?Archived originals: recall ref [^\n]*$/, '');
 }
 
 /** Level c: folds the units before the suffix into the next summary. */
@@ -130,7 +145,7 @@ async function summarizeLevel(run: CascadeRun, input: CascadeInput, result: Casc
   run.entries.forEach((entry, k) => {
     (!entry.pinned && k < foldBefore ? folded : kept).push(entry);
   });
-  if (folded.length === 0 && !input.force) return;
+  if (folded.length === 0 && (!input.force || !view.previousSummary)) return;
   const outcome: SummarizeOutcome | undefined = await summarizeWithFallback(
     input.summarize,
     {
@@ -138,7 +153,7 @@ async function summarizeLevel(run: CascadeRun, input: CascadeInput, result: Casc
       strategy: policy.strategy,
       messages: folded.map((entry) => summarizerMessage(entry, codec)),
       maxTokens: plan?.maxTokens ?? policy.maxSummaryTokens,
-      ...(view.previousSummary ? { previousSummary: view.previousSummary } : {}),
+      ...(view.previousSummary ? { previousSummary: withoutArchiveLine(view.previousSummary) } : {}),
       ...(input.note ? { note: input.note } : {}),
       ...(input.agent ? { agent: input.agent } : {}),
       ...(input.signal ? { signal: input.signal } : {}),
@@ -146,10 +161,25 @@ async function summarizeLevel(run: CascadeRun, input: CascadeInput, result: Casc
     version,
     input.checkSummary,
   );
-  let body = outcome?.text ?? view.previousSummary;
-  const archiveLine = folded.length > 0 ? input.archiveLine?.(version) : undefined;
-  if (body !== undefined && archiveLine) body = `${body}\n${archiveLine}`;
   const foldedTokens = folded.reduce((sum, entry) => sum + entry.tokens, 0);
+  const archiveLine = folded.length > 0 ? input.archiveLine?.(version) : undefined;
+  let body = outcome?.text ?? (view.previousSummary === undefined ? undefined : withoutArchiveLine(view.previousSummary));
+  if (body === undefined && folded.length > 0) {
+    // No summary at all: a one-line note tells the model that history was cut, when it fits
+    // the budget, or always when the request would otherwise open with an assistant turn on
+    // Anthropic (level d then makes room).
+    const note = `${folded.length} earlier messages were removed without a summary.`;
+    const noteTokens = summaryMessageTokens(
+      codec,
+      counter,
+      version,
+      archiveLine ? `${note}\n${archiveLine}` : note,
+    );
+    const opensWithAssistant = codec.format === 'anthropic' && kept[0]?.item.entry.parsed.role !== 'user';
+    if (opensWithAssistant || run.total - foldedTokens - input.summaryTokens + noteTokens <= run.budget)
+      body = note;
+  }
+  if (body !== undefined && archiveLine) body = `${body}\n${archiveLine}`;
   const tokens = body === undefined ? 0 : summaryMessageTokens(codec, counter, version, body);
   run.entries = kept;
   run.total += tokens - input.summaryTokens - foldedTokens;
@@ -171,6 +201,17 @@ async function summarizeLevel(run: CascadeRun, input: CascadeInput, result: Casc
   });
 }
 
+/** Fails early, before any summarizer call, when what can never be reduced is over the budget. */
+function assertPinnedFit(run: CascadeRun, summaryTokens: number): void {
+  const unpinned = run.entries.reduce((sum, entry) => sum + (entry.pinned ? 0 : entry.tokens), 0);
+  const fixed = run.total - unpinned - summaryTokens;
+  if (fixed <= run.budget) return;
+  throw new CompactError(
+    'insufficient_budget',
+    `pinned messages, system prompt and tool schemas alone take ${fixed} tokens, over the budget of ${run.budget}: reduce protected memory or raise the context limit`,
+  );
+}
+
 /** Runs the cascade on a triggered request. */
 export async function runCascade(input: CascadeInput): Promise<CascadeResult> {
   const { decision } = input;
@@ -190,6 +231,7 @@ export async function runCascade(input: CascadeInput): Promise<CascadeResult> {
     levels: [],
     tokensAfter: 0,
   };
+  assertPinnedFit(run, input.summaryTokens);
   if (run.total > run.target) result.levels.push(clearToolResults(run, input.pairing));
   if (run.total > run.target) result.levels.push(shortenArguments(run));
   if (run.total > run.target || input.force) await summarizeLevel(run, input, result);

@@ -38,8 +38,9 @@ function keptCounts(entries: readonly ViewEntry[]) {
 }
 
 /** The answer of a call that did not trigger: the view as it stands. */
-export function untriggeredResult<M>(prepared: PreparedRequest): CompactionResult<M> {
+export function untriggeredResult<M>(deps: PipelineDeps, prepared: PreparedRequest): CompactionResult<M> {
   const { view, codec } = prepared;
+  deps.calibration.noteSent(prepared.context.sessionId, prepared.localTokensBefore);
   const summaryWire = view.version > 0 ? prepared.summaryWire : undefined;
   const result: CompactionResult<M> = {
     messages: assemble(view.entries, summaryWire, codec.format) as M[],
@@ -183,8 +184,8 @@ export async function runTriggered(
       view,
       pairing: { pairer: indexed.pairer, items: indexed.items },
       policy: prepared.policy,
-      decision: prepared.decision,
-      tokensBefore: prepared.tokensBefore,
+      decision: prepared.localDecision,
+      tokensBefore: prepared.localTokensBefore,
       summaryTokens: prepared.summaryTokens,
       force: options.force === true,
       codec,
@@ -256,8 +257,12 @@ export async function finishCompaction<M>(
   const { context, codec, view } = prepared;
   const parentId = prepared.decisionSpanId;
   const start = Date.now();
-  for (const level of cascade.levels) emitLevel(deps, prepared, level, state.version);
+  deps.calibration.noteSent(context.sessionId, cascade.tokensAfter);
   const kept = keptCounts(cascade.entries);
+  if (prepared.decisionEvent)
+    Object.assign(prepared.decisionEvent.properties, { kept, prunedCount: cascade.folded.length });
+  deps.bus.release(context);
+  for (const level of cascade.levels) emitLevel(deps, prepared, level, state.version);
   deps.bus.emit(
     context,
     'compact.pruned_messages',
@@ -266,7 +271,7 @@ export async function finishCompaction<M>(
       prunedIds: cascade.folded.map((item) => item.id),
       kept,
       tokensBefore: prepared.tokensBefore,
-      tokensAfter: cascade.tokensAfter,
+      tokensAfter: Math.ceil(cascade.tokensAfter * prepared.scale),
       version: state.version,
       pinnedLabels: cascade.entries
         .filter((e) => e.pinned && e.item.entry.parsed.meta?.label)
@@ -300,7 +305,7 @@ export async function finishCompaction<M>(
     applied: true,
     reason: prepared.decision.reason,
     tokensBefore: prepared.tokensBefore,
-    tokensAfter: cascade.tokensAfter,
+    tokensAfter: Math.ceil(cascade.tokensAfter * prepared.scale),
     budget: prepared.decision.budget,
     kept,
     prunedCount: cascade.folded.length,

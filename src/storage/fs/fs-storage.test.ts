@@ -1,8 +1,9 @@
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isCompactError } from '../../core/errors.js';
+import { describeArtifactConformance, sampleArtifact } from '../../testing/artifact-conformance.js';
 import { sampleCompactionEvents } from '../../testing/sample-events.js';
 import { describeStorageConformance } from '../../testing/storage-conformance.js';
 import { safeSessionSegment } from '../session-path.js';
@@ -34,6 +35,56 @@ describeStorageConformance({
       close: () => rm(root, { recursive: true, force: true }),
     };
   },
+});
+
+describeArtifactConformance({
+  name: 'fs',
+  async create() {
+    const root = await tempRoot();
+    return {
+      adapter: fsStorage({ path: root }),
+      isInsideRoot(location) {
+        const parts = relative(root, resolve(location)).split(/[/\\]/);
+        return parts.length === 3 && parts[1] === 'artifacts' && parts.every((p) => p !== '' && p !== '..');
+      },
+      close: () => rm(root, { recursive: true, force: true }),
+    };
+  },
+});
+
+describe('fsStorage artifacts', () => {
+  it('never returns a file copied or symlinked in from another session, nor a non-artifact file', async () => {
+    const root = await tempRoot();
+    try {
+      const adapter = fsStorage({ path: root });
+      await adapter.saveArtifact!('bob', sampleArtifact('bob', 'tool-bob1', 'bob secret'));
+      await adapter.saveArtifact!('alice', sampleArtifact('alice', 'tool-mine', 'alice text'));
+      const aliceDir = join(root, safeSessionSegment('alice'), 'artifacts');
+      const bobFile = join(root, safeSessionSegment('bob'), 'artifacts', 'tool-bob1.json');
+      await writeFile(join(aliceDir, 'tool-copied.json'), await readFile(bobFile, 'utf8'));
+      await symlink(bobFile, join(aliceDir, 'tool-bob1.json'));
+      await writeFile(join(aliceDir, 'notes.txt'), 'not an artifact');
+      await writeFile(join(aliceDir, 'tool-broken.json'), '{ not json');
+      expect(await adapter.loadArtifact!('alice', 'tool-copied')).toBeUndefined();
+      expect(await adapter.loadArtifact!('alice', 'tool-bob1')).toBeUndefined();
+      expect(await adapter.loadArtifact!('alice', 'tool-broken')).toBeUndefined();
+      expect((await adapter.listArtifacts!('alice')).map((a) => a.text)).toEqual(['alice text']);
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
+  });
+
+  it('creates no directory when reading a session that has none', async () => {
+    const root = await tempRoot();
+    try {
+      const adapter = fsStorage({ path: root });
+      expect(await adapter.listArtifacts!('ghost')).toEqual([]);
+      expect(await adapter.loadArtifact!('ghost', 'tool-x')).toBeUndefined();
+      expect(await readdir(root)).toEqual([]);
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
+  });
 });
 
 describe('fsStorage', () => {

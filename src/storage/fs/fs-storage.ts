@@ -1,9 +1,17 @@
 import { randomBytes } from 'node:crypto';
-import { appendFile, mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { CompactError } from '../../core/errors.js';
 import type { AnyCompactEvent } from '../../core/events.js';
-import type { ArchivedSummary, StorageAdapter } from '../../core/storage-adapter.js';
+import type { ArchivedArtifact, ArchivedSummary, StorageAdapter } from '../../core/storage-adapter.js';
+import {
+  artifactFileName,
+  assertArtifact,
+  assertArtifactRef,
+  parseStoredArtifact,
+  refOfArtifactFile,
+  sortArtifacts,
+} from '../artifact-ref.js';
 import { ARCHIVE_NAMES, safeSessionSegment } from '../session-path.js';
 
 /** Options of {@link fsStorage}. */
@@ -15,6 +23,11 @@ export interface FsStorageOptions {
   path?: string;
 }
 
+/** The folder of a session's artifacts. */
+const ARTIFACT_DIR = 'artifacts';
+/** Artifact files read at once by `listArtifacts`. */
+const READ_CONCURRENCY = 16;
+
 /** The fs adapter's defaults. */
 export const DEFAULT_FS_STORAGE_OPTIONS = Object.freeze({ path: '.compact/archive' });
 
@@ -25,9 +38,11 @@ export const DEFAULT_FS_STORAGE_OPTIONS = Object.freeze({ path: '.compact/archiv
  * {path}/{session_id}/transcript-pre-compact-001.jsonl   full history before compaction 1
  * {path}/{session_id}/summary-001.json                   summary of compaction 1
  * {path}/{session_id}/events.jsonl                       every event, one JSON per line
+ * {path}/{session_id}/artifacts/{ref}.json               an original a placeholder names (recall)
  * ```
  *
- * Session ids are made safe for paths (see `safeSessionSegment`). Transcripts and summaries
+ * Session ids are made safe for paths (see `safeSessionSegment`) and references are checked
+ * against `ARTIFACT_REF_PATTERN` before they name a file. Transcripts, summaries and artifacts
  * are written atomically (a temp file, then `rename`), so a reader never sees half a file.
  * Events are appended, one write per line, and appends to the same file are serialized in
  * this process, so lines of concurrent sessions or calls never interleave. Nothing is ever
@@ -90,6 +105,26 @@ export function fsStorage(options: FsStorageOptions = {}): StorageAdapter {
     return next;
   };
 
+  /** The session's artifact folder, without creating anything (reads never create directories). */
+  const artifactDir = (sessionId: string) => {
+    if (typeof sessionId !== 'string') throw new CompactError('storage_failed', 'sessionId must be a string');
+    return join(root, safeSessionSegment(sessionId), ARTIFACT_DIR);
+  };
+
+  const readArtifact = async (sessionId: string, ref: string): Promise<ArchivedArtifact | undefined> => {
+    const file = join(artifactDir(sessionId), artifactFileName(ref));
+    let text: string;
+    try {
+      text = await readFile(file, 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException)?.code === 'ENOENT') return undefined;
+      throw new CompactError('storage_failed', `fs: could not read ${file}: ${(error as Error).message}`, {
+        cause: error,
+      });
+    }
+    return parseStoredArtifact(text, sessionId, ref);
+  };
+
   return {
     name: 'fs',
     async saveTranscript(sessionId, transcript, step) {
@@ -119,6 +154,42 @@ export function fsStorage(options: FsStorageOptions = {}): StorageAdapter {
           );
         }
       });
+    },
+    async saveArtifact(sessionId, artifact: ArchivedArtifact) {
+      assertArtifact(sessionId, artifact);
+      const dir = join(await sessionDir(sessionId), ARTIFACT_DIR);
+      if (!madeDirs.has(dir)) {
+        await mkdir(dir, { recursive: true });
+        madeDirs.add(dir);
+      }
+      const file = join(dir, artifactFileName(artifact.ref));
+      await writeAtomic(file, `${JSON.stringify(artifact)}\n`);
+      return file;
+    },
+    async loadArtifact(sessionId, ref) {
+      assertArtifactRef(ref);
+      return readArtifact(sessionId, ref);
+    },
+    async listArtifacts(sessionId) {
+      const dir = artifactDir(sessionId);
+      let names: string[];
+      try {
+        names = await readdir(dir);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException)?.code === 'ENOENT') return [];
+        throw new CompactError('storage_failed', `fs: could not list ${dir}: ${(error as Error).message}`, {
+          cause: error,
+        });
+      }
+      const refs = names.map(refOfArtifactFile).filter((ref): ref is string => ref !== undefined);
+      const artifacts: ArchivedArtifact[] = [];
+      for (let i = 0; i < refs.length; i += READ_CONCURRENCY) {
+        const batch = await Promise.all(
+          refs.slice(i, i + READ_CONCURRENCY).map((ref) => readArtifact(sessionId, ref)),
+        );
+        for (const artifact of batch) if (artifact) artifacts.push(artifact);
+      }
+      return sortArtifacts(artifacts);
     },
     async close() {
       await Promise.all([...tails.values()]);

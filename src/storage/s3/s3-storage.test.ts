@@ -3,9 +3,11 @@ import type { IncomingHttpHeaders, IncomingMessage, Server } from 'node:http';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isCompactError } from '../../core/errors.js';
+import { RecallArchive } from '../../recall/recall-archive.js';
+import { describeArtifactConformance, sampleArtifact } from '../../testing/artifact-conformance.js';
 import { sampleCompactionEvents } from '../../testing/sample-events.js';
 import { describeStorageConformance } from '../../testing/storage-conformance.js';
 import { safeSessionSegment } from '../session-path.js';
@@ -115,7 +117,91 @@ describeStorageConformance({
   },
 });
 
+describeArtifactConformance({
+  name: 's3 (s3rver on 127.0.0.1, real AWS SDK)',
+  async create() {
+    run += 1;
+    const prefix = `artifacts/run-${run}`;
+    const adapter = s3Storage({
+      bucket: BUCKET,
+      prefix,
+      region: 'us-east-1',
+      endpoint,
+      forcePathStyle: true,
+    });
+    return {
+      adapter,
+      isInsideRoot(location) {
+        if (!location.startsWith(`s3://${BUCKET}/${prefix}/`)) return false;
+        const rest = location.slice(`s3://${BUCKET}/${prefix}/`.length).split('/');
+        return (
+          rest.length === 3 &&
+          rest[1] === 'artifacts' &&
+          rest.every((part) => part !== '' && part !== '.' && part !== '..')
+        );
+      },
+      close: async () => {},
+    };
+  },
+});
+
 describe('s3Storage', () => {
+  it('stores artifacts under {prefix}/{session}/artifacts/{ref}.json, SSE-KMS included, and ignores foreign keys there', async () => {
+    const adapter = s3Storage({
+      bucket: BUCKET,
+      prefix: 'art-kms',
+      kmsKeyId: 'alias/agent-archive',
+      region: 'us-east-1',
+      endpoint,
+      forcePathStyle: true,
+    });
+    const before = seen.length;
+    const location = await adapter.saveArtifact!('s-1', sampleArtifact('s-1', 'tool-abc123', 'grep output'));
+    expect(location).toBe(`s3://${BUCKET}/art-kms/s-1/artifacts/tool-abc123.json`);
+    const put = seen.slice(before).find((request) => request.method === 'PUT');
+    expect(put?.headers['x-amz-server-side-encryption']).toBe('aws:kms');
+    // A key planted by someone else: another session's artifact copied in, a nested key, a non-JSON name.
+    const client = reader();
+    const forged = JSON.stringify(sampleArtifact('s-2', 'tool-other', 'from session s-2'));
+    for (const key of [
+      'art-kms/s-1/artifacts/tool-other.json',
+      'art-kms/s-1/artifacts/x/tool-n.json',
+      'art-kms/s-1/artifacts/notes.txt',
+    ])
+      await client.send(new PutObjectCommand({ Bucket: BUCKET, Key: key, Body: forged }));
+    expect(await adapter.loadArtifact!('s-1', 'tool-other')).toBeUndefined();
+    expect((await adapter.listArtifacts!('s-1')).map((a) => a.ref)).toEqual(['tool-abc123']);
+    client.destroy();
+  });
+
+  it('serves recall (by ref and by query) from an S3 archive, one session at a time', async () => {
+    const recall = new RecallArchive(
+      s3Storage({ bucket: BUCKET, prefix: 'recall', region: 'us-east-1', endpoint, forcePathStyle: true }),
+    );
+    await recall.storage.saveArtifact!(
+      's-1',
+      sampleArtifact('s-1', 'tool-s3a', 'quota for tenant 7 is 900 req/min'),
+    );
+    await recall.storage.saveArtifact!(
+      's-2',
+      sampleArtifact('s-2', 'tool-s3b', 'quota for tenant 9 is 50 req/min'),
+    );
+    expect((await recall.read('s-1', 'tool-s3a')).text).toContain('900 req/min');
+    expect((await recall.search('s-1', 'tenant quota')).map((hit) => hit.ref)).toEqual(['tool-s3a']);
+    await expect(recall.read('s-1', 'tool-s3b')).rejects.toMatchObject({ code: 'unknown_ref' });
+  });
+
+  it('raises storage_failed when reading artifacts from a missing bucket', async () => {
+    const adapter = s3Storage({
+      bucket: 'no-such-bucket',
+      region: 'us-east-1',
+      endpoint,
+      forcePathStyle: true,
+    });
+    const error = await adapter.listArtifacts!('s').catch((caught: unknown) => caught);
+    expect(isCompactError(error, 'storage_failed')).toBe(true);
+  });
+
   it('writes under s3://bucket/prefix/session_id/ with SSE-KMS headers when kmsKeyId is set', async () => {
     const adapter = s3Storage({
       bucket: BUCKET,

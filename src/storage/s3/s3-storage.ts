@@ -1,8 +1,21 @@
 import type { PutObjectCommandInput, S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
 import { CompactError } from '../../core/errors.js';
 import type { AnyCompactEvent } from '../../core/events.js';
-import type { ArchivedSummary, StorageAdapter } from '../../core/storage-adapter.js';
+import type { ArchivedArtifact, ArchivedSummary, StorageAdapter } from '../../core/storage-adapter.js';
+import {
+  artifactFileName,
+  assertArtifact,
+  assertArtifactRef,
+  parseStoredArtifact,
+  refOfArtifactFile,
+  sortArtifacts,
+} from '../artifact-ref.js';
 import { ARCHIVE_NAMES, safeSessionSegment } from '../session-path.js';
+
+/** The folder of a session's artifacts. */
+const ARTIFACT_DIR = 'artifacts';
+/** Artifact objects read at once by `listArtifacts`. */
+const READ_CONCURRENCY = 8;
 
 /** Options of {@link s3Storage}. */
 export interface S3StorageOptions {
@@ -53,6 +66,7 @@ export interface S3StorageOptions {
  * {prefix}/{session_id}/transcript-pre-compact-001.jsonl
  * {prefix}/{session_id}/summary-001.json
  * {prefix}/{session_id}/events/{epoch_ms}-{writer}-{seq}.json   one object per event
+ * {prefix}/{session_id}/artifacts/{ref}.json                    an original a placeholder names (recall)
  * ```
  *
  * S3 cannot append, so `events.jsonl` becomes an `events/` folder with one object per event;
@@ -139,6 +153,60 @@ export function s3Storage(options: S3StorageOptions): StorageAdapter {
     return `s3://${bucket}/${key}`;
   };
 
+  /** Reads one object's text; `undefined` when it does not exist. */
+  const get = async (key: string): Promise<string | undefined> => {
+    const { client, sdk } = await load();
+    try {
+      const object = await client.send(new sdk.GetObjectCommand({ Bucket: bucket, Key: key }));
+      return (await object.Body?.transformToString('utf8')) ?? '';
+    } catch (error) {
+      const name = (error as { name?: string })?.name;
+      const status = (error as { $metadata?: { httpStatusCode?: number } })?.$metadata?.httpStatusCode;
+      if (name === 'NoSuchKey' || name === 'NotFound' || status === 404) return undefined;
+      throw new CompactError(
+        'storage_failed',
+        `s3: could not get s3://${bucket}/${key}: ${(error as Error).message}`,
+        {
+          cause: error,
+        },
+      );
+    }
+  };
+
+  /** Every key under `folder/` (paginated). */
+  const listKeys = async (folder: string): Promise<string[]> => {
+    const { client, sdk } = await load();
+    const keys: string[] = [];
+    let token: string | undefined;
+    try {
+      do {
+        const page = await client.send(
+          new sdk.ListObjectsV2Command({
+            Bucket: bucket,
+            Prefix: `${folder}/`,
+            ...(token ? { ContinuationToken: token } : {}),
+          }),
+        );
+        for (const object of page.Contents ?? []) if (object.Key) keys.push(object.Key);
+        token = page.IsTruncated ? page.NextContinuationToken : undefined;
+      } while (token);
+    } catch (error) {
+      throw new CompactError(
+        'storage_failed',
+        `s3: could not list s3://${bucket}/${folder}/: ${(error as Error).message}`,
+        {
+          cause: error,
+        },
+      );
+    }
+    return keys;
+  };
+
+  const readArtifact = async (sessionId: string, ref: string): Promise<ArchivedArtifact | undefined> => {
+    const text = await get(keyFor(sessionId, `${ARTIFACT_DIR}/${artifactFileName(ref)}`));
+    return text === undefined ? undefined : parseStoredArtifact(text, sessionId, ref);
+  };
+
   return {
     name: 's3',
     async saveTranscript(sessionId, transcript, step) {
@@ -155,6 +223,30 @@ export function s3Storage(options: S3StorageOptions): StorageAdapter {
       const time = String(Math.max(0, Math.floor(Date.now()))).padStart(13, '0');
       const name = `events/${time}-${writer}-${String(sequence).padStart(6, '0')}.json`;
       await put(keyFor(sessionId, name), `${JSON.stringify(event)}\n`, 'application/json');
+    },
+    async saveArtifact(sessionId, artifact: ArchivedArtifact) {
+      assertArtifact(sessionId, artifact);
+      const key = keyFor(sessionId, `${ARTIFACT_DIR}/${artifactFileName(artifact.ref)}`);
+      return put(key, `${JSON.stringify(artifact)}\n`, 'application/json');
+    },
+    async loadArtifact(sessionId, ref) {
+      assertArtifactRef(ref);
+      return readArtifact(sessionId, ref);
+    },
+    async listArtifacts(sessionId) {
+      const folder = keyFor(sessionId, ARTIFACT_DIR);
+      const refs = (await listKeys(folder))
+        .filter((key) => key.lastIndexOf('/') === folder.length)
+        .map((key) => refOfArtifactFile(key.slice(folder.length + 1)))
+        .filter((ref): ref is string => ref !== undefined);
+      const artifacts: ArchivedArtifact[] = [];
+      for (let i = 0; i < refs.length; i += READ_CONCURRENCY) {
+        const batch = await Promise.all(
+          refs.slice(i, i + READ_CONCURRENCY).map((ref) => readArtifact(sessionId, ref)),
+        );
+        for (const artifact of batch) if (artifact) artifacts.push(artifact);
+      }
+      return sortArtifacts(artifacts);
     },
     async close() {
       await Promise.allSettled([...pending]);

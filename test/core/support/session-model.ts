@@ -457,6 +457,7 @@ export function pinnedIndices(
     const meta = (m as { meta?: { protected?: unknown } }).meta;
     if (rolesNeverPrune.includes(facts[i]!.role) || meta?.protected === true) pinned.add(i);
   });
+  const direct = new Set(pinned);
   const ids = new Set<string>();
   let changed = true;
   while (changed) {
@@ -469,8 +470,20 @@ export function pinnedIndices(
       }
     });
     // A model turn (reasoning, text, calls) and the results that answer it are pinned whole.
+    // (Pinned plain text, with no calls, results or reasoning, pins only itself.)
+    const active = (i: number) =>
+      (facts[i]!.reasoning && direct.has(i)) || facts[i]!.calls.length > 0 || facts[i]!.results.length > 0;
     for (const round of modelRounds(facts)) {
-      if (round.some((i) => pinned.has(i)) && round.some((i) => !pinned.has(i))) {
+      // Reasoning right before a pinned message stays with it.
+      for (let k = round.length - 1; k > 0; k--) {
+        const i = round[k]!;
+        const prev = round[k - 1]!;
+        if (pinned.has(i) && !pinned.has(prev) && facts[prev]!.reasoning && prev === i - 1) {
+          pinned.add(prev);
+          changed = true;
+        }
+      }
+      if (round.some((i) => pinned.has(i) && active(i)) && round.some((i) => !pinned.has(i))) {
         for (const i of round) pinned.add(i);
         changed = true;
       }
@@ -533,7 +546,7 @@ export function checkOutput(check: OutputCheck): OutputShape {
   const { format, raw, output } = check;
   const fail = (what: string): never => {
     throw new Error(
-      `${what}\noutput: ${JSON.stringify(output).slice(0, 3000)}\nraw: ${JSON.stringify(raw).slice(0, 3000)}`,
+      `${what}\noutput: ${JSON.stringify(output).slice(0, Number(process.env.FC_CAUSE_CHARS ?? 3000))}\nraw: ${JSON.stringify(raw).slice(0, Number(process.env.FC_CAUSE_CHARS ?? 3000))}`,
     );
   };
   // Equal messages (real transcripts repeat some) are matched to their raw positions in order.
@@ -610,19 +623,38 @@ export function checkOutput(check: OutputCheck): OutputShape {
   // The summary sits right after the pinned messages (Anthropic: before them when they would
   // open the request with an assistant turn, so the request starts with a user turn).
   if (summaryAt >= 0) {
+    // Pinned messages inside the verbatim suffix keep their place after the summary.
+    const firstKept = outKept.length > 0 ? Math.min(...outKept) : Number.POSITIVE_INFINITY;
+    const headPinned = outPinned.filter((i) => i < firstKept);
     const summaryFirst =
-      format === 'anthropic' && summaryAt === 0 && outPinned.length > 0 && rawFacts0(outPinned[0]!) !== 'user';
+      format === 'anthropic' &&
+      summaryAt === 0 &&
+      headPinned.length > 0 &&
+      rawFacts0(headPinned[0]!) !== 'user';
+    const tailFrom = summaryFirst ? headPinned.length + 1 : summaryAt + 1;
     rawIndices.forEach((i, k) => {
       if (k < summaryAt && !pinned.has(i))
         fail(`output[${k}] (raw ${i}) is before the summary but not pinned`);
-      if (summaryFirst) {
-        if (k > 0 && k <= outPinned.length && !pinned.has(i))
-          fail(`output[${k}] (raw ${i}) sits among the pinned messages but is not pinned`);
-      } else if (k > summaryAt && pinned.has(i))
-        fail(`output[${k}] (raw ${i}) is pinned but after the summary (raw order ${rawIndices.join(',')}, pinned ${[...pinned].join(',')})`);
+      if (summaryFirst && k > 0 && k < tailFrom && !headPinned.includes(i))
+        fail(`output[${k}] (raw ${i}) sits among the pinned messages but is not pinned`);
+      if (k >= tailFrom && pinned.has(i) && i < firstKept)
+        fail(
+          `output[${k}] (raw ${i}) is pinned, older than the verbatim suffix, but after the summary (raw order ${rawIndices.join(',')}, pinned ${[...pinned].join(',')})`,
+        );
+      if (k > tailFrom && i < rawIndices[k - 1]!)
+        fail(
+          `output[${k}] (raw ${i}) is out of history order after the summary (raw order ${rawIndices.join(',')})`,
+        );
     });
   }
-  if (format === 'anthropic' && output.length > 0 && wireFacts(format, output[0]).role !== 'user')
+  // An Anthropic request starts with a user turn, unless the caller's own history started
+  // with that assistant message (nothing the library can fix).
+  if (
+    format === 'anthropic' &&
+    output.length > 0 &&
+    wireFacts(format, output[0]).role !== 'user' &&
+    rawIndices[0] !== 0
+  )
     fail('an Anthropic request must start with a user turn');
 
   // The newest message is always sent, and the verbatim part is a contiguous suffix of the
@@ -632,7 +664,8 @@ export function checkOutput(check: OutputCheck): OutputShape {
   if (outKept.length > 0) {
     const keptSet = new Set(outKept);
     for (let i = outKept[0]!; i < raw.length; i++)
-      if (!pinned.has(i) && !keptSet.has(i)) fail(`raw ${i} is missing from the verbatim suffix (not contiguous)`);
+      if (!pinned.has(i) && !keptSet.has(i))
+        fail(`raw ${i} is missing from the verbatim suffix (not contiguous)`);
   }
 
   // Tool pairs: every result has its call earlier; every call has all of its results.

@@ -1,0 +1,34 @@
+import type { CompactError } from '../core/errors.js';
+
+/** The CLI flag that sets each manager option the CLI exposes. */
+export const CLI_FLAGS: Readonly<Record<string, string>> = Object.freeze({
+  maxContextTokens: '--max-context',
+  model: '--model',
+  'policy.hardCapBuffer': '--buffer',
+  'policy.triggerPct': '--trigger-pct',
+  'policy.keepRecentTurns': '--keep-recent-turns',
+  'policy.keepToolIoPairs': '--keep-tool-io-pairs',
+  'policy.maxSummaryTokens': '--max-summary-tokens',
+  'policy.strategy': '--strategy',
+});
+
+const OPTION_NAMES = new RegExp(
+  `(?<![\\w.-])(${Object.keys(CLI_FLAGS)
+    .sort((a, b) => b.length - a.length)
+    .map((key) => key.replace('.', '\\.'))
+    .join('|')})(?![\\w])`,
+  'g',
+);
+
+/**
+ * An error's message as the CLI prints it: option names replaced by the flags that set them
+ * (`policy.hardCapBuffer must be smaller than maxContextTokens (1000)` becomes `--buffer must
+ * be smaller than --max-context (1000)`), and a budget that cannot be met says which flags
+ * change it. Options without a flag (config file only) keep their names.
+ */
+export function cliErrorMessage(error: CompactError): string {
+  const message = error.message.replace(OPTION_NAMES, (name) => CLI_FLAGS[name] ?? name);
+  if (error.code === 'insufficient_budget')
+    return `${message} (raise --max-context, or lower --buffer or --keep-recent-turns)`;
+  return message;
+}

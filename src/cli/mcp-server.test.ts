@@ -1,0 +1,121 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { RecallArchive } from '../recall/recall-archive.js';
+import { RECALL_INPUT_SCHEMA } from '../recall/recall-tool.js';
+import { fsStorage } from '../storage/fs/fs-storage.js';
+import { sampleArtifact } from '../testing/artifact-conformance.js';
+import { createRecallMcpServer, runMcpCommand } from './mcp-server.js';
+
+const ROOT = resolve(fileURLToPath(new URL('.', import.meta.url)), '../..');
+let dir: string | undefined;
+afterEach(async () => {
+  if (dir) await rm(dir, { recursive: true, force: true });
+  dir = undefined;
+});
+
+type TextResult = { content: { type: string; text: string }[]; isError?: boolean };
+
+async function archive() {
+  dir = await mkdtemp(join(tmpdir(), 'recall-mcp-'));
+  const writer = fsStorage({ path: dir });
+  await writer.saveArtifact!(
+    'chat-1',
+    sampleArtifact('chat-1', 'tool-abc', 'retry budget: 17 attempts per hour'),
+  );
+  await writer.saveArtifact!('chat-2', sampleArtifact('chat-2', 'tool-other', 'chat-2 launch code 0451'));
+  return { dir, writer };
+}
+
+describe('recall MCP server', () => {
+  it('lists the recall tool and answers by ref and query for its one session (in process)', async () => {
+    const { dir: path, writer } = await archive();
+    const recall = new RecallArchive(fsStorage({ path }), { refresh: 'list' });
+    const server = await createRecallMcpServer({ recall, sessionId: 'chat-1' });
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await server.connect(serverSide);
+    const client = new Client({ name: 'test', version: '1.0.0' });
+    await client.connect(clientSide);
+    const { tools } = await client.listTools();
+    expect(tools).toEqual([expect.objectContaining({ name: 'recall', inputSchema: RECALL_INPUT_SCHEMA })]);
+    const byRef = (await client.callTool({ name: 'recall', arguments: { ref: 'tool-abc' } })) as TextResult;
+    expect(byRef.isError).toBeFalsy();
+    expect(byRef.content[0]?.text).toContain('retry budget: 17 attempts per hour');
+    const other = (await client.callTool({ name: 'recall', arguments: { ref: 'tool-other' } })) as TextResult;
+    expect(other).toMatchObject({ isError: true });
+    expect(other.content[0]?.text).toMatch(/unknown_ref/);
+    const forged = (await client.callTool({
+      name: 'recall',
+      arguments: { ref: '../chat-2/artifacts/tool-other' },
+    })) as TextResult;
+    expect(forged.content[0]?.text).toMatch(/invalid_ref/);
+    // Written by the agent's process after the index was built: found (refresh 'list').
+    expect(
+      ((await client.callTool({ name: 'recall', arguments: { query: 'retry budget' } })) as TextResult)
+        .content[0]?.text,
+    ).toContain('tool-abc');
+    await writer.saveArtifact!(
+      'chat-1',
+      sampleArtifact('chat-1', 'tool-late', 'deploy window opens at 14:00 UTC'),
+    );
+    const late = (await client.callTool({
+      name: 'recall',
+      arguments: { query: 'deploy window' },
+    })) as TextResult;
+    expect(late.content[0]?.text).toContain('ref "tool-late"');
+    expect(
+      ((await client.callTool({ name: 'recall', arguments: { query: 'launch code' } })) as TextResult)
+        .content[0]?.text,
+    ).toMatch(/no archived passage/);
+    await client.close();
+  });
+
+  it('runs as `agent-compaction mcp` over stdio', async () => {
+    const { dir: path } = await archive();
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [
+        '--import',
+        'tsx',
+        join(ROOT, 'src/cli/main.ts'),
+        'mcp',
+        '--archive',
+        path,
+        '--session',
+        'chat-2',
+      ],
+      cwd: ROOT,
+      stderr: 'pipe',
+    });
+    const client = new Client({ name: 'test', version: '1.0.0' });
+    await client.connect(transport);
+    const result = (await client.callTool({
+      name: 'recall',
+      arguments: { ref: 'tool-other' },
+    })) as TextResult;
+    expect(result.content[0]?.text).toContain('chat-2 launch code 0451');
+    const refused = (await client.callTool({ name: 'recall', arguments: { ref: 'tool-abc' } })) as TextResult;
+    expect(refused.isError).toBe(true);
+    await client.close();
+  });
+
+  it('refuses to start without an archive or a session', async () => {
+    const errors: string[] = [];
+    expect(await runMcpCommand(['--archive', '/tmp/x'], (text) => errors.push(text))).toBe(2);
+    expect(await runMcpCommand(['--session', 's'], (text) => errors.push(text))).toBe(2);
+    expect(
+      await runMcpCommand(['--archive', '/tmp/x', '--session', 's', '--page-chars', '5'], (text) =>
+        errors.push(text),
+      ),
+    ).toBe(2);
+    expect(await runMcpCommand(['--bogus'], (text) => errors.push(text))).toBe(2);
+    expect(errors.join('')).toMatch(
+      /--session ID is required[\s\S]*--archive DIR is required[\s\S]*--page-chars/,
+    );
+  });
+});

@@ -1,0 +1,38 @@
+/**
+ * The warning for a model name the table does not know: its window is a guess, so an agent
+ * on an 8k local model would overflow silently. One console warning and one
+ * `compact.unknown_model` event per manager; giving `maxContextTokens` silences both.
+ */
+import type { EventBus } from '../event-bus.js';
+import { newSpanId } from '../events.js';
+import { modelInfo } from './model-table.js';
+
+/** The warning text for `model`, or `undefined` when the model is known. */
+export function unknownModelMessage(model: string): string | undefined {
+  const info = modelInfo(model);
+  if (info.known) return undefined;
+  return `agent-compaction: unknown model "${model}": assuming a ${info.contextWindow.toLocaleString('en-US')}-token context window (closest known model: "${info.closest}"). Pass maxContextTokens to set the window and silence this warning.`;
+}
+
+/**
+ * Warns once about an unknown model: `console.warn` now, and a `compact.unknown_model`
+ * event on the next microtask, so listeners subscribed right after the constructor receive
+ * it too (exporters always do). Does nothing when the window was given or the model is known.
+ */
+export function warnUnknownModel(bus: EventBus, model: string, windowGiven: boolean): void {
+  if (windowGiven) return;
+  const message = unknownModelMessage(model);
+  if (message === undefined) return;
+  const info = modelInfo(model);
+  console.warn(message);
+  const start = Date.now();
+  queueMicrotask(() => {
+    const id = newSpanId();
+    bus.emit(
+      { sessionId: '', operationId: id, traceId: id, parentId: undefined, archived: undefined },
+      'compact.unknown_model',
+      { model, assumedContextWindow: info.contextWindow, closest: info.closest ?? '', message },
+      { start },
+    );
+  });
+}

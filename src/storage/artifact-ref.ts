@@ -1,0 +1,98 @@
+/**
+ * Archive references (`tool-3kf93jd02kd9`, `args-…`, `cut-…`, `sum-v3`) as every storage
+ * adapter stores and checks them: one shape, one file or key name per reference, one order.
+ */
+import { CompactError } from '../core/errors.js';
+import type { ArchivedArtifact } from '../core/storage-adapter.js';
+
+/** The shape of an archive reference: a lower-case word, a dash, lower-case letters and digits. */
+export const ARTIFACT_REF_PATTERN = /^[a-z]{1,16}-[0-9a-z]{1,48}$/;
+
+/** Longest reference accepted (the pattern's bound). */
+export const MAX_ARTIFACT_REF_LENGTH = 65;
+
+/** The kinds an archived artifact may have. */
+export const ARTIFACT_KINDS: readonly ArchivedArtifact['kind'][] = Object.freeze([
+  'tool_result',
+  'tool_arguments',
+  'message',
+  'summarized',
+]);
+
+/** True when `ref` has the shape of an archive reference (so it is also a safe file or key name). */
+export function isArtifactRef(ref: unknown): ref is string {
+  return typeof ref === 'string' && ref.length <= MAX_ARTIFACT_REF_LENGTH && ARTIFACT_REF_PATTERN.test(ref);
+}
+
+/** Throws `storage_failed` naming `field` unless `ref` is an archive reference. */
+export function assertArtifactRef(ref: unknown, field = 'ref'): asserts ref is string {
+  if (!isArtifactRef(ref)) {
+    const shown = typeof ref === 'string' ? JSON.stringify(ref.slice(0, 80)) : typeof ref;
+    throw new CompactError(
+      'storage_failed',
+      `${field} must be an archive reference like "tool-3kf93jd02kd9" (${ARTIFACT_REF_PATTERN.source}), got ${shown}`,
+    );
+  }
+}
+
+/** Checks an artifact handed to `saveArtifact` for `sessionId`; throws `storage_failed` naming the field. */
+export function assertArtifact(sessionId: unknown, artifact: ArchivedArtifact): void {
+  if (typeof sessionId !== 'string') throw new CompactError('storage_failed', 'sessionId must be a string');
+  if (!artifact || typeof artifact !== 'object')
+    throw new CompactError('storage_failed', 'artifact must be an object');
+  assertArtifactRef(artifact.ref, 'artifact.ref');
+  if (artifact.sessionId !== sessionId) {
+    throw new CompactError('storage_failed', 'artifact.sessionId must equal the sessionId it is saved under');
+  }
+  if (typeof artifact.text !== 'string')
+    throw new CompactError('storage_failed', 'artifact.text must be a string');
+  if (!ARTIFACT_KINDS.includes(artifact.kind)) {
+    throw new CompactError('storage_failed', `artifact.kind must be one of ${ARTIFACT_KINDS.join(', ')}`);
+  }
+}
+
+/** The file (or key) name of an artifact inside its session's `artifacts/` folder. */
+export function artifactFileName(ref: string): string {
+  assertArtifactRef(ref);
+  return `${ref}.json`;
+}
+
+/** The reference a file name of {@link artifactFileName} holds, or `undefined` for any other name. */
+export function refOfArtifactFile(name: string): string | undefined {
+  if (!name.endsWith('.json')) return undefined;
+  const ref = name.slice(0, -'.json'.length);
+  return isArtifactRef(ref) ? ref : undefined;
+}
+
+/**
+ * Parses a stored artifact and checks it belongs to `sessionId` under `ref`; `undefined`
+ * when it does not (a file copied or forged into the wrong session is never returned).
+ */
+export function parseStoredArtifact(
+  text: string,
+  sessionId: string,
+  ref: string,
+): ArchivedArtifact | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  const artifact = value as ArchivedArtifact;
+  if (!artifact || typeof artifact !== 'object') return undefined;
+  if (artifact.sessionId !== sessionId || artifact.ref !== ref || typeof artifact.text !== 'string')
+    return undefined;
+  return artifact;
+}
+
+/** Sorts artifacts oldest first: by time, then compaction step, then message position, then reference. */
+export function sortArtifacts(artifacts: ArchivedArtifact[]): ArchivedArtifact[] {
+  return artifacts.sort(
+    (a, b) =>
+      a.createdAt - b.createdAt ||
+      (a.step ?? 0) - (b.step ?? 0) ||
+      (a.messageIndex ?? Number.MAX_SAFE_INTEGER) - (b.messageIndex ?? Number.MAX_SAFE_INTEGER) ||
+      (a.ref < b.ref ? -1 : a.ref > b.ref ? 1 : 0),
+  );
+}

@@ -1,0 +1,73 @@
+/**
+ * The Lua scripts behind the Redis session store. One hash per session holds every field, so
+ * each script touches one key (atomic on one server, and one slot in a cluster):
+ *
+ * | field       | meaning                                                      |
+ * |-------------|--------------------------------------------------------------|
+ * | `state`     | the `SessionState` as JSON                                   |
+ * | `version`   | its `version`, for the compare-and-set                       |
+ * | `fence`     | the last fencing token issued (kept by `delete`)             |
+ * | `lock`      | the current holder's token                                   |
+ * | `lockUntil` | when that lock lapses, in the server's epoch milliseconds    |
+ *
+ * Lock times come from the server's clock (`TIME`), never a client's.
+ */
+import { createHash } from 'node:crypto';
+
+/** A script and its SHA-1 (for `EVALSHA`). */
+export interface RedisScript {
+  readonly source: string;
+  readonly sha1: string;
+}
+
+function script(source: string): RedisScript {
+  return { source, sha1: createHash('sha1').update(source).digest('hex') };
+}
+
+const NOW = `local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
+
+/** KEYS[1]; returns the state JSON or nil. */
+export const GET_SCRIPT = script(`return redis.call('HGET', KEYS[1], 'state')`);
+
+/**
+ * KEYS[1]; ARGV: state JSON, version, expectedVersion or '', fencingToken or ''.
+ * Returns 1 (written), 0 (version mismatch) or -1 (fenced: a newer lock was issued).
+ */
+export const SET_SCRIPT =
+  script(`if ARGV[3] ~= '' and tonumber(redis.call('HGET', KEYS[1], 'version') or '0') ~= tonumber(ARGV[3]) then
+  return 0
+end
+if ARGV[4] ~= '' and tonumber(ARGV[4]) < tonumber(redis.call('HGET', KEYS[1], 'fence') or '0') then
+  return -1
+end
+redis.call('HSET', KEYS[1], 'state', ARGV[1], 'version', ARGV[2])
+return 1`);
+
+/** KEYS[1]; removes the state, keeps the fencing counter and a held lock. */
+export const DELETE_SCRIPT = script(`redis.call('HDEL', KEYS[1], 'state', 'version')
+return 1`);
+
+/** KEYS[1]; ARGV: ttlMs. Returns the new fencing token, or 0 when another lock is live. */
+export const ACQUIRE_SCRIPT = script(`${NOW}
+if redis.call('HGET', KEYS[1], 'lock') and tonumber(redis.call('HGET', KEYS[1], 'lockUntil')) > now then
+  return 0
+end
+local token = redis.call('HINCRBY', KEYS[1], 'fence', 1)
+redis.call('HSET', KEYS[1], 'lock', token, 'lockUntil', string.format('%d', now + tonumber(ARGV[1])))
+return token`);
+
+/** KEYS[1]; ARGV: token, ttlMs. Returns 1 when renewed, 0 when the lock is no longer this token's. */
+export const RENEW_SCRIPT = script(`if redis.call('HGET', KEYS[1], 'lock') ~= ARGV[1] then
+  return 0
+end
+${NOW}
+redis.call('HSET', KEYS[1], 'lockUntil', string.format('%d', now + tonumber(ARGV[2])))
+return 1`);
+
+/** KEYS[1]; ARGV: token. Returns 1 when released, 0 when the lock was no longer this token's. */
+export const RELEASE_SCRIPT = script(`if redis.call('HGET', KEYS[1], 'lock') ~= ARGV[1] then
+  return 0
+end
+redis.call('HDEL', KEYS[1], 'lock', 'lockUntil')
+return 1`);

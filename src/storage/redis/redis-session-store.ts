@@ -1,0 +1,212 @@
+import { CompactError } from '../../core/errors.js';
+import type {
+  SessionLock,
+  SessionState,
+  SessionStore,
+  SessionStoreSetOptions,
+} from '../../core/session-store.js';
+import { checkSessionId, checkState, checkTtl, checkWriteOptions } from '../../core/session-store-checks.js';
+import {
+  ACQUIRE_SCRIPT,
+  DELETE_SCRIPT,
+  GET_SCRIPT,
+  RELEASE_SCRIPT,
+  RENEW_SCRIPT,
+  type RedisScript,
+  SET_SCRIPT,
+} from './redis-scripts.js';
+
+/** Arguments of a script call, as node-redis (`redis` 4 and later) takes them. */
+export interface RedisEvalOptions {
+  keys: string[];
+  arguments: string[];
+}
+
+/**
+ * The two commands the store needs from a client: a connected `redis` (node-redis 4 or
+ * later) client or cluster satisfies it.
+ */
+export interface RedisScriptClient {
+  eval(script: string, options: RedisEvalOptions): Promise<unknown>;
+  evalSha(sha1: string, options: RedisEvalOptions): Promise<unknown>;
+}
+
+/** Options of {@link redisSessionStore}: a `client` you own, or a `url` to connect to. */
+export interface RedisSessionStoreOptions {
+  /**
+   * A connected node-redis client (`createClient(...)` after `connect()`). The store never
+   * closes it. Takes precedence over `url`.
+   * @default undefined
+   */
+  client?: RedisScriptClient;
+  /**
+   * A Redis URL (`redis://user:pass@host:6379/0`, `rediss://...`): the store creates a
+   * client with the `redis` package on first use and closes it in `close()`.
+   * @default undefined
+   */
+  url?: string;
+  /**
+   * Prefix of the session keys: session `s` lives in the hash `{keyPrefix}s`.
+   * @default 'agent-compaction:session:'
+   */
+  keyPrefix?: string;
+}
+
+/** A {@link SessionStore} kept in Redis. */
+export interface RedisSessionStore extends SessionStore {
+  /** Closes the client the store created from `url` (a given client stays open). */
+  close(): Promise<void>;
+}
+
+/** The parts of a node-redis client the store uses when it creates one. */
+interface OwnedClient extends RedisScriptClient {
+  connect(): Promise<unknown>;
+  close?(): Promise<unknown>;
+  quit?(): Promise<unknown>;
+  on(event: 'error', listener: (error: unknown) => void): unknown;
+}
+
+/** Connects (once) to `url` with the optional `redis` peer. */
+async function connect(url: string): Promise<OwnedClient> {
+  let redis: typeof import('redis');
+  try {
+    redis = await import('redis');
+  } catch (error) {
+    throw new CompactError('missing_dependency', 'install redis: npm i redis', { cause: error });
+  }
+  let connected = false;
+  const client = redis.createClient({
+    url,
+    socket: {
+      connectTimeout: 5000,
+      // Fail the first connection at once; once connected, reconnect with a capped backoff.
+      reconnectStrategy: (retries: number, cause: Error) =>
+        connected ? Math.min(50 * 2 ** retries, 2000) : cause,
+    },
+  }) as unknown as OwnedClient;
+  // node-redis reconnects by itself; without a listener an 'error' event would end the process.
+  client.on('error', () => {});
+  await client.connect();
+  connected = true;
+  return client;
+}
+
+/** Runs the store's scripts on one session's key: `EVALSHA`, then `EVAL` when the server lost the script. */
+function scriptRunner(options: RedisSessionStoreOptions) {
+  const prefix = options.keyPrefix ?? 'agent-compaction:session:';
+  let owned: Promise<OwnedClient> | undefined;
+  const clientOf = async (): Promise<RedisScriptClient> => {
+    if (options.client) return options.client;
+    if (!owned) {
+      owned = connect(options.url as string);
+      owned.catch(() => {
+        owned = undefined;
+      });
+    }
+    return owned;
+  };
+  const run = async (script: RedisScript, sessionId: string, args: string[]): Promise<unknown> => {
+    const call = { keys: [prefix + sessionId], arguments: args };
+    try {
+      const client = await clientOf();
+      try {
+        return await client.evalSha(script.sha1, call);
+      } catch (error) {
+        if (!String((error as Error)?.message).startsWith('NOSCRIPT')) throw error;
+        return await client.eval(script.source, call);
+      }
+    } catch (error) {
+      if (error instanceof CompactError) throw error;
+      throw new CompactError('storage_failed', `redis: ${(error as Error)?.message ?? String(error)}`, {
+        cause: error,
+      });
+    }
+  };
+  const close = async () => {
+    const pending = owned;
+    owned = undefined;
+    const client = await pending?.catch(() => undefined);
+    if (client) await (client.close ?? client.quit)?.call(client);
+  };
+  return { run, close };
+}
+
+/**
+ * Session state, locks and fencing tokens in Redis, shared by every process that uses the
+ * same server and `keyPrefix`: state survives restarts, and processes serving one session
+ * compact it once per trigger. Each operation is one Lua script on one hash per session
+ * (see `redis-scripts.ts`), so compare-and-set, fencing and lock expiry are atomic; lock
+ * times come from the Redis server's clock. `redis` is an optional peer, imported only when
+ * a `url` is given. Use Redis persistence (RDB/AOF) if state must survive a Redis restart.
+ *
+ * @example
+ * ```ts
+ * import { redisSessionStore } from 'agent-compaction/redis';
+ * const store = redisSessionStore({ url: process.env.REDIS_URL });
+ * const manager = new CompactManager({ model: 'gpt-4o', store });
+ * ```
+ */
+export function redisSessionStore(options: RedisSessionStoreOptions): RedisSessionStore {
+  if (!options || (options.client === undefined && (typeof options.url !== 'string' || options.url === ''))) {
+    throw new CompactError('invalid_config', 'redisSessionStore: give a connected client or a url', {
+      issues: [{ path: ['store', 'url'], message: 'give a connected client or a non-empty url' }],
+    });
+  }
+  const { run, close } = scriptRunner(options);
+  const lockOf = (sessionId: string, token: number, ttlMs: number): SessionLock => ({
+    sessionId,
+    token,
+    renew: async (renewTtlMs = ttlMs) => {
+      checkTtl(renewTtlMs);
+      return Number(await run(RENEW_SCRIPT, sessionId, [String(token), String(renewTtlMs)])) === 1;
+    },
+    release: async () => Number(await run(RELEASE_SCRIPT, sessionId, [String(token)])) === 1,
+  });
+
+  return {
+    name: 'redis',
+    async get(sessionId: string): Promise<SessionState | undefined> {
+      checkSessionId(sessionId);
+      const json = await run(GET_SCRIPT, sessionId, []);
+      if (json === null || json === undefined) return undefined;
+      try {
+        return JSON.parse(String(json)) as SessionState;
+      } catch (error) {
+        throw new CompactError(
+          'storage_failed',
+          `redis: the state of session ${JSON.stringify(sessionId)} is not JSON`,
+          {
+            cause: error,
+          },
+        );
+      }
+    },
+    async set(
+      sessionId: string,
+      state: SessionState,
+      setOptions: SessionStoreSetOptions = {},
+    ): Promise<boolean> {
+      checkSessionId(sessionId);
+      checkState(state);
+      checkWriteOptions(setOptions);
+      const args = [
+        JSON.stringify(state),
+        String(state.version),
+        setOptions.expectedVersion === undefined ? '' : String(setOptions.expectedVersion),
+        setOptions.fencingToken === undefined ? '' : String(setOptions.fencingToken),
+      ];
+      return Number(await run(SET_SCRIPT, sessionId, args)) === 1;
+    },
+    async delete(sessionId: string): Promise<void> {
+      checkSessionId(sessionId);
+      await run(DELETE_SCRIPT, sessionId, []);
+    },
+    async acquireLock(sessionId: string, ttlMs: number): Promise<SessionLock | undefined> {
+      checkSessionId(sessionId);
+      checkTtl(ttlMs);
+      const token = Number(await run(ACQUIRE_SCRIPT, sessionId, [String(ttlMs)]));
+      return token > 0 ? lockOf(sessionId, token, ttlMs) : undefined;
+    },
+    close,
+  };
+}

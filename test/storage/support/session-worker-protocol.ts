@@ -1,0 +1,18 @@
+/** The messages between redis-multi-process.test.ts and its session workers. */
+
+/** A trigger from the parent: compact up to version `trigger`. */
+export interface TriggerMessage {
+  type: 'trigger';
+  trigger: number;
+  compactMs: number;
+  ttlMs: number;
+}
+
+/** What a worker reports. */
+export type WorkerReport =
+  | { type: 'ready'; worker: string }
+  | { type: 'locked'; worker: string; trigger: number; token: number; at: number }
+  | { type: 'done'; worker: string; trigger: number; outcome: 'wrote' | 'already' | 'refused' | 'timeout' };
+
+/** The one session every worker serves. */
+export const SESSION = 'shared-session';

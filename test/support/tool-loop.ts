@@ -16,9 +16,12 @@ import type {
 export const WINDOW = 8000;
 /** Steps (model calls with a tool call) of one loop. */
 export const STEPS = 40;
-/** Input tokens the scripted model reports for request `seq` (distinct per request). */
-export function reportedInput(seq: number): number {
-  return 1000 + seq;
+/**
+ * Input tokens the provider test server reports for a request: about 4 characters of the JSON
+ * body per token, a different count from the manager's (calibration must cope).
+ */
+export function reportedInput(request: RecordedRequest): number {
+  return Math.max(1, Math.ceil(request.rawBody.length / 4));
 }
 
 /** A tool output of about 600 tokens, distinct per step. */
@@ -46,7 +49,7 @@ export interface ReusedIdLoopOptions {
 /**
  * A handler that, for each user message, calls `tool` `steps` times in sequence, always with id
  * `call_0`, then answers `Done`. Counts per user text (the visible history may be compacted)
- * and reports {@link reportedInput} as usage.
+ * and reports the server's default usage ({@link reportedInput}).
  */
 export function reusedIdLoop(options: ReusedIdLoopOptions): ProviderHandler {
   const steps = options.steps ?? STEPS;
@@ -62,13 +65,12 @@ export function reusedIdLoop(options: ReusedIdLoopOptions): ProviderHandler {
         ?.text ?? lastTurn;
     lastTurn = userText;
     const done = made.get(userText) ?? 0;
-    const usage = { inputTokens: reportedInput(request.seq), outputTokens: 7 };
     if (done < steps) {
       made.set(userText, done + 1);
       const id = options.idFor?.(done, request.seq) ?? 'call_0';
-      return { toolCalls: [{ id, name: options.tool, arguments: { step: done } }], usage };
+      return { toolCalls: [{ id, name: options.tool, arguments: { step: done } }] };
     }
-    return { text: `Done after ${done} steps.`, usage };
+    return { text: `Done after ${done} steps.` };
   };
 }
 
@@ -96,10 +98,22 @@ export function summaryCount(request: RecordedRequest): number {
   return request.rawBody.split('<COMPACT-SUMMARY v').length - 1;
 }
 
-/** One line per recorded request that breaks a rule: over the window, two summaries, broken pairs. */
-export function requestViolations(server: ProviderTestServer, manager: CompactManager): string[] {
+/** How a request's size is judged: the manager's own count, or what the provider reported. */
+export type RequestMeasure = 'manager' | 'reported';
+
+/**
+ * One line per recorded request that breaks a rule: over the window, two summaries, broken
+ * pairs. Size is the manager's count (exact for OpenAI models) or, for models the manager only
+ * estimates, what the provider reported (the figure the provider rejects on).
+ */
+export function requestViolations(
+  server: ProviderTestServer,
+  manager: CompactManager,
+  measure: RequestMeasure = 'manager',
+): string[] {
   return server.requests.flatMap((request) => {
-    const tokens = requestTokens(manager, readRequest(request));
+    const tokens =
+      measure === 'reported' ? reportedInput(request) : requestTokens(manager, readRequest(request));
     const problems = positionalPairProblems(request);
     const out: string[] = [];
     if (tokens > manager.maxContextTokens) out.push(`#${request.seq}: ${tokens} tokens`);

@@ -178,7 +178,7 @@ function callArguments(chat: ChatMessage): string[] | undefined {
 function rewritten(chat: ChatMessage, origin: Origin): boolean {
   if (chat.content !== origin.content) return true;
   const args = callArguments(chat);
-  return args !== undefined && args.some((value, k) => value !== origin.args?.[k]);
+  return args?.some((value, k) => value !== origin.args?.[k]) === true;
 }
 
 function parseInput(text: string): unknown {

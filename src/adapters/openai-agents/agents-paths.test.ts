@@ -148,7 +148,7 @@ describe('OpenAI Agents JS: usage and overflow recovery (CompactionModelProvider
       const retried = requestTokens(manager, readRequest(server.requests[request.seq]!));
       expect(retried).toBeLessThanOrEqual(Math.ceil(sent * 0.8));
     }
-    expect(manager.lastReportedUsage('agents')?.inputTokens).toBe(reportedInput(server.requests.length));
+    expect(manager.lastReportedUsage('agents')?.inputTokens).toBe(reportedInput(server.requests.at(-1)!));
   });
 
   it('surfaces any other error unchanged', async () => {

@@ -105,7 +105,11 @@ function sessionIdOf(option: CompactionMiddlewareOptions['sessionId'], params: C
 /**
  * A Vercel AI SDK language model middleware that compacts the prompt before every model call
  * (`transformParams`), with the call's tool schemas counted. Works with `generateText`,
- * `streamText` and agents, over any provider; tool calls and their results stay together.
+ * `streamText`, `generateObject` and agents, over any provider; tool calls and their results
+ * stay together. Each response's `usage.inputTokens` goes to `manager.recordUsage`
+ * (`wrapGenerate`, and the `finish` part of a stream); a rejection for length
+ * (`context_length_exceeded`, "prompt is too long", HTTP 413) is retried once, compacted against
+ * the limit the error reports, with one recovery event; any other error is rethrown unchanged.
  *
  * @example
  * ```ts

@@ -243,3 +243,38 @@ describe('withCompaction: overflow recovery', () => {
     expect(server!.requests).toHaveLength(1);
   });
 });
+
+describe('withCompaction: session ids and untouched parts', () => {
+  it('requires a session id (no shared default), rejects a non-client, and leaves countTokens alone', async () => {
+    const manager = new CompactManager({ model: 'claude-sonnet-4-6', maxContextTokens: WINDOW });
+    const raw = await start();
+    const ids: string[] = [];
+    const client = withCompaction(raw, manager, {
+      sessionId: (params) => String(params.metadata?.user_id ?? ''),
+      onCompaction: (_, id) => ids.push(id),
+    });
+    await client.messages.create({
+      model: 'm',
+      max_tokens: 10,
+      messages: [{ role: 'user', content: 'hi' }],
+      metadata: { user_id: 'thread-1' },
+    });
+    expect(ids).toEqual(['thread-1']);
+    await expect(
+      client.messages.create({ model: 'm', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] }),
+    ).rejects.toThrow(/sessionId/);
+    expect(server!.requests).toHaveLength(1);
+    expect(() => withCompaction(raw, manager, {} as never)).toThrow(/sessionId/);
+    expect(() => withCompaction({} as Anthropic, manager, { sessionId: 's' })).toThrow('Anthropic client');
+    // count_tokens is not a request the model answers: sent as given, never compacted.
+    const history: Anthropic.MessageParam[] = Array.from({ length: 30 }, (_, k) => ({
+      role: k % 2 === 0 ? ('user' as const) : ('assistant' as const),
+      content: toolOutput(k),
+    }));
+    await client.messages.countTokens({ model: 'm', messages: history }).catch(() => undefined);
+    const counted = server!.requests.at(-1)!;
+    expect(counted.path).toBe('/v1/messages/count_tokens');
+    expect((counted.body as { messages: unknown[] }).messages).toHaveLength(30);
+    expect(client.baseURL).toBe(raw.baseURL);
+  });
+});

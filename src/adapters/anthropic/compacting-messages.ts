@@ -112,6 +112,23 @@ export function feedAnthropicUsage(
 }
 
 /**
+ * Feeds the usage of a JSON (not streamed) response, read from a clone of the body so that
+ * `.asResponse()` callers, who read the body themselves, get it fed too.
+ */
+function feedJsonUsage(props: unknown, manager: CompactManager, sessionId: string): void {
+  const { response, options } = props as { response?: Response; options?: { stream?: boolean } };
+  if (options?.stream || typeof response?.clone !== 'function') return;
+  response
+    .clone()
+    .json()
+    .then(
+      (body: unknown) =>
+        feedAnthropicUsage(manager, sessionId, (body as { usage?: Record<string, number> })?.usage),
+      () => {},
+    );
+}
+
+/**
  * A `create` that compacts, records usage and recovers from one overflow, returning the
  * SDK's `APIPromise`.
  */
@@ -157,24 +174,9 @@ function compactingCreate(resource: Record<string, unknown>, context: MessagesCa
       });
     });
     const sessionOf = () => attempt.sessionId ?? retried.sessionId;
-    // A JSON body's usage is read from a clone, so `.asResponse()` callers get it fed too.
     const fed = responsePromise.then((props) => {
       const sessionId = sessionOf();
-      const { response, options } = props as unknown as { response: Response; options: { stream?: boolean } };
-      if (sessionId !== undefined && !options.stream && typeof response?.clone === 'function') {
-        response
-          .clone()
-          .json()
-          .then(
-            (body: unknown) =>
-              feedAnthropicUsage(
-                context.manager,
-                sessionId,
-                (body as { usage?: Record<string, number> })?.usage,
-              ),
-            () => {},
-          );
-      }
+      if (sessionId !== undefined) feedJsonUsage(props, context.manager, sessionId);
       return props;
     });
     const parse = async (c: unknown, props: unknown) => {

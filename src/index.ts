@@ -103,6 +103,7 @@ export {
   type Redactor,
   type RedactorOptions,
   redactDeep,
+  redactThenClip,
 } from './core/redactor.js';
 export {
   type WaitForSessionLockOptions,
@@ -159,6 +160,7 @@ export {
   formatEventLine,
 } from './exporters/console/index.js';
 export { defineExporter, type ExporterDefinition } from './exporters/define-exporter.js';
+export { type ExportPrivacyOptions, hashSessionId } from './exporters/event-utils.js';
 export {
   ARTIFACT_REF_PATTERN,
   isArtifactRef,

@@ -77,9 +77,9 @@ export const policySchema = z
       .default(DEFAULT_POLICY.triggerPct)
       .describe('Compact when the estimated request reaches this fraction of max_context_tokens.'),
     hard_cap_buffer: integer(0)
-      .default(DEFAULT_POLICY.hardCapBuffer)
+      .optional()
       .describe(
-        'Tokens reserved for the next input and tool results; the budget is max_context_tokens - hard_cap_buffer.',
+        `Tokens reserved for the next input and tool results; the budget is max_context_tokens - hard_cap_buffer. Default ${DEFAULT_POLICY.hardCapBuffer}, or a tenth of the window when that is smaller.`,
       ),
     keep_recent_turns: integer(1)
       .default(DEFAULT_POLICY.keepRecentTurns)
@@ -103,6 +103,35 @@ export const policySchema = z
     max_summary_tokens: integer(16)
       .default(DEFAULT_POLICY.maxSummaryTokens)
       .describe('Token limit of one summary.'),
+    target_pct: between(0, 1, true)
+      .optional()
+      .describe(
+        'After a trigger, compact down to this fraction of max_context_tokens. Default 0.5, or 0.6 x trigger_pct when the trigger is lower.',
+      ),
+    clear_keep_recent: integer(0)
+      .default(DEFAULT_POLICY.clearKeepRecent)
+      .describe('Cascade level a: the most recent tool results that are never cleared.'),
+    clear_min_tokens: integer(0)
+      .default(DEFAULT_POLICY.clearMinTokens)
+      .describe('Cascade level a: tool results smaller than this (tokens) are not worth clearing.'),
+    clear_exclude_tools: z
+      .array(z.string().min(1))
+      .default([...DEFAULT_POLICY.clearExcludeTools])
+      .describe('Cascade level a: tools whose results are never cleared.'),
+    shorten_arguments_above: integer(1)
+      .default(DEFAULT_POLICY.shortenArgumentsAbove)
+      .describe(
+        'Cascade level b: tool-call arguments longer than this (characters) in old messages are shortened.',
+      ),
+    shorten_arguments_keep: integer(1)
+      .default(DEFAULT_POLICY.shortenArgumentsKeep)
+      .describe('Cascade level b: characters kept of each shortened argument (head and tail).'),
+    repair_input: z
+      .boolean()
+      .default(DEFAULT_POLICY.repairInput)
+      .describe(
+        'Repair broken input (orphan or duplicate tool results dropped, unanswered calls answered with a placeholder) instead of failing with invalid_messages.',
+      ),
   })
   .describe('When and how a session is compacted.');
 
@@ -245,7 +274,10 @@ export const compactConfigSchema = z
   })
   .describe('agent-compaction configuration (compact.yaml)')
   .superRefine((config, context) => {
-    const budget = config.max_context_tokens - config.policy.hard_cap_buffer;
+    const buffer =
+      config.policy.hard_cap_buffer ??
+      Math.min(DEFAULT_POLICY.hardCapBuffer, Math.floor(config.max_context_tokens * 0.1));
+    const budget = config.max_context_tokens - buffer;
     if (budget <= config.policy.max_summary_tokens) {
       context.addIssue({
         code: 'custom',

@@ -35,13 +35,18 @@ describe('resolveConfig', () => {
     const config = resolveConfig();
     expect(config.policy).toEqual({
       trigger_pct: 0.85,
-      hard_cap_buffer: 1500,
       keep_recent_turns: 6,
       keep_tool_io_pairs: 4,
       roles_never_prune: ['system', 'developer'],
       protected_flag: 'protected',
       strategy: 'task_state',
       max_summary_tokens: 1024,
+      clear_keep_recent: 3,
+      clear_min_tokens: 100,
+      clear_exclude_tools: [],
+      shorten_arguments_above: 2000,
+      shorten_arguments_keep: 600,
+      repair_input: false,
     });
     expect(config.version).toBe(1);
     expect(config.summarizer.provider).toBe('embedded');
@@ -170,6 +175,13 @@ describe('resolveConfig', () => {
       COMPACT_PROTECTED_FLAG: 'pinned',
       COMPACT_STRATEGY: 'decision_log',
       COMPACT_MAX_SUMMARY_TOKENS: '512',
+      COMPACT_TARGET_PCT: '0.4',
+      COMPACT_CLEAR_KEEP_RECENT: '5',
+      COMPACT_CLEAR_MIN_TOKENS: '50',
+      COMPACT_CLEAR_EXCLUDE_TOOLS: 'read_plan, memory',
+      COMPACT_SHORTEN_ARGUMENTS_ABOVE: '4000',
+      COMPACT_SHORTEN_ARGUMENTS_KEEP: '300',
+      COMPACT_REPAIR_INPUT: 'true',
       COMPACT_SUMMARIZER: 'openai',
       COMPACT_SUMMARIZER_MODEL: 'gpt-4o-mini',
       COMPACT_SUMMARIZER_TIMEOUT_MS: '4000',
@@ -206,6 +218,13 @@ describe('resolveConfig', () => {
         protected_flag: 'pinned',
         strategy: 'decision_log',
         max_summary_tokens: 512,
+        target_pct: 0.4,
+        clear_keep_recent: 5,
+        clear_min_tokens: 50,
+        clear_exclude_tools: ['read_plan', 'memory'],
+        shorten_arguments_above: 4000,
+        shorten_arguments_keep: 300,
+        repair_input: true,
       },
       summarizer: {
         provider: 'openai',

@@ -19,7 +19,6 @@ describe('toManagerOptions', () => {
       redaction: true,
       policy: {
         triggerPct: 0.85,
-        hardCapBuffer: 1500,
         keepRecentTurns: 6,
         keepToolIoPairs: 4,
         rolesNeverPrune: ['system', 'developer'],

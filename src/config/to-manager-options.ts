@@ -54,7 +54,14 @@ export function toCompactPolicy(config: CompactConfig): Partial<CompactPolicy> {
   const { policy } = config;
   return {
     triggerPct: policy.trigger_pct,
-    hardCapBuffer: policy.hard_cap_buffer,
+    ...(policy.hard_cap_buffer === undefined ? {} : { hardCapBuffer: policy.hard_cap_buffer }),
+    ...(policy.target_pct === undefined ? {} : { targetPct: policy.target_pct }),
+    clearKeepRecent: policy.clear_keep_recent,
+    clearMinTokens: policy.clear_min_tokens,
+    clearExcludeTools: [...policy.clear_exclude_tools],
+    shortenArgumentsAbove: policy.shorten_arguments_above,
+    shortenArgumentsKeep: policy.shorten_arguments_keep,
+    repairInput: policy.repair_input,
     keepRecentTurns: policy.keep_recent_turns,
     keepToolIoPairs: policy.keep_tool_io_pairs,
     rolesNeverPrune: [...policy.roles_never_prune],

@@ -215,3 +215,38 @@ describe('structured secrets', () => {
     );
   });
 });
+
+describe('session ids are identifiers, not secrets', () => {
+  it('keeps sessionId / session_id values, still replaces session tokens and cookies', () => {
+    const record = {
+      sessionId: 'sess_9f8e7d6c5b4a3921',
+      session_id: 'run-2026-11-23',
+      nested: { sessionId: 42 },
+      session_token: 'abc',
+      cookie: 'sid=1',
+    };
+    expect(redactDeep(record, redact)).toEqual({
+      sessionId: 'sess_9f8e7d6c5b4a3921',
+      session_id: 'run-2026-11-23',
+      nested: { sessionId: 42 },
+      session_token: REDACTED,
+      cookie: REDACTED,
+    });
+  });
+
+  it('leaves "session_id=..." text alone', () => {
+    expect(redact('session_id=sess_9f8e7d6c5b4a3921 sessionId: abc')).toBe(
+      'session_id=sess_9f8e7d6c5b4a3921 sessionId: abc',
+    );
+  });
+});
+
+describe('rule selection', () => {
+  it('runs a subset of the default rules, and a user pattern after them', () => {
+    const onlyAws = createRedactor({
+      patterns: DEFAULT_REDACTION_PATTERNS.filter((pattern) => pattern.includes('AKIA')),
+      extraPatterns: ['(?i)ticket-\\d+'],
+    });
+    expect(onlyAws('AKIAIOSFODNN7EXAMPLE password=x TICKET-12')).toBe(`${REDACTED} password=x ${REDACTED}`);
+  });
+});

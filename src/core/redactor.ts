@@ -1,4 +1,8 @@
 import { CompactError } from './errors.js';
+import { DEFAULT_REDACTION_RULES, type RedactionRule } from './redaction-rules.js';
+import { createRuleScanner } from './redaction-scanner.js';
+
+export { DEFAULT_REDACTION_RULES, type RedactionRule } from './redaction-rules.js';
 
 /**
  * Redaction: secrets are replaced before anything leaves the process (events, archives,
@@ -12,40 +16,21 @@ export type Redactor = (text: string) => string;
 export const REDACTED = '<REDACTED>';
 
 /**
- * A word boundary that also holds right after a JSON escape (`\n`, `\t`, `\r`), so secrets
- * inside JSON-encoded tool arguments are found too.
- */
-const B = '(?:\\b|(?<=\\\\[nrt]))';
-
-/**
- * Default patterns. A pattern whose first two capture groups are a key and a separator
- * (`api_key` and `=`) keeps both and replaces only the value; any other pattern replaces the
- * whole match (or, for URLs, the part between its first two groups).
+ * Default patterns, in the order they run: the sources of {@link DEFAULT_REDACTION_RULES}
+ * (see `redaction-rules.ts` for each rule, its triggers and what it does with a clipped
+ * secret). A pattern whose first two capture groups are a key and a separator (`api_key` and
+ * `=`) keeps both and replaces only the value; any other pattern replaces the whole match (or,
+ * for URLs, the part between its first two groups).
  *
  * Covered: `key = value` secrets (API keys, passwords, tokens, secrets, private and access
  * keys, credentials, `Authorization` headers), bearer/basic tokens, URLs with embedded
- * credentials, and the well-known key formats of OpenAI, Anthropic, AWS (access key ids and
- * secret keys), GitHub, Slack, Google, Stripe, plus JWTs and PEM private keys.
+ * credentials, and the well-known key formats of OpenAI, Anthropic, AWS, GitHub, GitLab,
+ * Slack, Google, Stripe, npm, Hugging Face, SendGrid, plus JWTs and PEM private keys, also
+ * when clipped after their recognizable prefix.
  */
-export const DEFAULT_REDACTION_PATTERNS: readonly string[] = [
-  // PEM private keys first: their body would otherwise be cut into pieces by other patterns.
-  '-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\\s\\S]*?-----END [A-Z0-9 ]*PRIVATE KEY-----',
-  // key = value (quoted or not), JSON `"key": "value"` and escaped JSON `\"key\":\"value\"`.
-  '(?i)([a-z0-9_.-]*(?:api[_-]?key|apikey|password|passwd|pwd|passphrase|secret|secret[_-]?key|token|access[_-]?key|private[_-]?key|credentials?|authorization|auth))(\\\\?["\']?\\s*[:=]\\s*)(?:(?:bearer|basic|token|digest)\\s+)?(?:\\\\"(?:[^"\\\\\\n]|\\\\[^"])*\\\\"|"[^"\\n]*"|\'[^\'\\n]*\'|\\\\?["\']?(?:[^\\s"\'\\\\,;]|\\\\(?!["\']))+)',
-  '(?i)' + B + '(?:bearer|basic)\\s+[a-z0-9._~+/-]{8,}=*',
-  // URLs with credentials: keep scheme and user, replace the password.
-  '(?i)' + B + '([a-z][a-z0-9+.-]*://[^\\s:/@]+:)[^\\s/@]+(@)',
-  B + 'sk-(?:ant-(?:api\\d{2}-)?|proj-|svcacct-|admin-)?[A-Za-z0-9_-]{16,}',
-  B + '(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[0-9A-Z]{16}\\b',
-  B + 'gh[pousr]_[A-Za-z0-9]{30,}\\b',
-  B + 'github_pat_[A-Za-z0-9_]{40,}\\b',
-  B + 'xox[abposr]-[A-Za-z0-9-]{10,}',
-  B + 'https://hooks\\.slack\\.com/services/[A-Za-z0-9/_-]+',
-  B + 'AIza[0-9A-Za-z_-]{35}',
-  B + '(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}',
-  B + 'whsec_[A-Za-z0-9]{24,}',
-  B + 'eyJ[A-Za-z0-9_-]{8,}\\.eyJ[A-Za-z0-9_-]{8,}\\.[A-Za-z0-9_-]{8,}',
-];
+export const DEFAULT_REDACTION_PATTERNS: readonly string[] = Object.freeze(
+  DEFAULT_REDACTION_RULES.map((rule) => rule.pattern),
+);
 
 /** Options of {@link createRedactor}. */
 export interface RedactorOptions {
@@ -85,19 +70,24 @@ export function compileRedactionPattern(pattern: string): RegExp {
 
 /**
  * Object keys whose value is a secret however it looks (`{"password": "hunter2"}` in a tool
- * call's structured input): such values are replaced whole by {@link redactDeep}.
+ * call's structured input): such values are replaced whole by {@link redactDeep}. Session ids
+ * (`sessionId`, `session_id`) are identifiers, not secrets, and do not match (a session
+ * *token* or cookie does).
  */
 export const SECRET_KEY_PATTERN =
-  /^[a-z0-9_.-]*?(?:api[_-]?key|apikey|password|passwd|pwd|passphrase|secret|secret[_-]?key|token|access[_-]?key|private[_-]?key|credentials?|authorization|auth|cookie|session[_-]?id)$/i;
+  /^[a-z0-9_.-]*?(?:api[_-]?key|apikey|password|passwd|pwd|passphrase|secret|secret[_-]?key|token|access[_-]?key|private[_-]?key|credentials?|authorization|auth|cookie)$/i;
 
-function replaceMatch(match: string, groups: unknown[]): string {
+function replaceMatch(match: string, groups: readonly unknown[]): string {
   const key = groups[0];
   const separator = groups[1];
   if (typeof key === 'string' && typeof separator === 'string') {
     if (match.startsWith(key + separator)) {
       const value = match.slice(key.length + separator.length);
-      // Keep the quotes around a quoted value so JSON text stays JSON.
-      if (value.startsWith('\\"')) return `${key}${separator}\\"${REDACTED}\\"`;
+      // Keep the quotes around a quoted value so JSON text stays JSON (unless it was clipped).
+      if (value.startsWith('\\"')) {
+        const closed = value.length > 2 && value.endsWith('\\"');
+        return `${key}${separator}\\"${REDACTED}${closed ? '\\"' : ''}`;
+      }
       const quote = value[0];
       if (quote === '"' || quote === "'") {
         const closed = value.length > 1 && value.endsWith(quote);
@@ -123,20 +113,73 @@ function replaceMatch(match: string, groups: unknown[]): string {
  */
 export function createRedactor(options: RedactorOptions = {}): Redactor {
   const sources = [...(options.patterns ?? DEFAULT_REDACTION_PATTERNS), ...(options.extraPatterns ?? [])];
-  const regexes = sources.map(compileRedactionPattern);
+  const passes: Redactor[] = [];
+  const scanned: RedactionRule[] = [];
+  const others: string[] = [];
+  for (const source of sources) {
+    const rule = DEFAULT_RULE_BY_PATTERN.get(source);
+    // PEM blocks go first, on their own: other rules would cut their body into pieces.
+    if (rule?.name === 'pem-private-key') passes.push(fullPass(source, rule.triggers));
+    else if (rule) scanned.push(rule);
+    else others.push(source);
+  }
+  if (scanned.length > 0) passes.push(createRuleScanner(scanned, replaceMatch));
+  for (const source of others) passes.push(fullPass(source, []));
   const custom = options.custom;
   return (text: string) => {
     let out = text;
-    for (const regex of regexes) {
-      regex.lastIndex = 0;
-      out = out.replace(regex, (match: string, ...rest: unknown[]) => {
-        // `rest` ends with offset, whole string (and named groups when any): keep the groups only.
-        const groups = rest.slice(0, typeof rest.at(-1) === 'object' ? -3 : -2);
-        return replaceMatch(match, groups);
-      });
-    }
+    for (const pass of passes) out = pass(out);
     return custom ? custom(out) : out;
   };
+}
+
+const DEFAULT_RULE_BY_PATTERN = new Map(DEFAULT_REDACTION_RULES.map((rule) => [rule.pattern, rule]));
+
+/** One global replace over the text (skipped when none of `triggers` occurs, if any are given). */
+function fullPass(source: string, triggers: readonly string[]): Redactor {
+  const regex = compileRedactionPattern(source);
+  return (text) => {
+    if (triggers.length > 0 && !triggers.some((trigger) => text.includes(trigger))) return text;
+    regex.lastIndex = 0;
+    return text.replace(regex, (match: string, ...rest: unknown[]) => {
+      // `rest` ends with offset, whole string (and named groups when any): keep the groups only.
+      const groups = rest.slice(0, typeof rest.at(-1) === 'object' ? -3 : -2);
+      return replaceMatch(match, groups);
+    });
+  };
+}
+
+let defaultRedactor: Redactor | undefined;
+
+/** The redactor with the default rules (built once). */
+export function getDefaultRedactor(): Redactor {
+  defaultRedactor ??= createRedactor();
+  return defaultRedactor;
+}
+
+/**
+ * Redacts, then shortens to at most `max` characters (the last one an ellipsis `…`). Every
+ * place that previews or clips text (summaries, tool-fact lines, event previews, report
+ * excerpts) should use it: a secret cut first no longer matches the pattern of its full
+ * shape, so redaction must come before the cut. The cut never splits a surrogate pair or a
+ * `<REDACTED>` marker.
+ *
+ * @example
+ * ```ts
+ * redactThenClip(`curl -H "x-api-key: ${key}" https://api.example.com/v1/items`, 40);
+ * // 'curl -H "x-api-key: <REDACTED>" https://…'
+ * ```
+ */
+export function redactThenClip(text: string, max: number, redact: Redactor = getDefaultRedactor()): string {
+  const clean = redact(text);
+  if (clean.length <= max) return clean;
+  if (max <= 0) return '';
+  let end = max - 1;
+  const code = clean.charCodeAt(end - 1);
+  if (code >= 0xd800 && code <= 0xdbff) end--;
+  const marker = clean.lastIndexOf('<', end);
+  if (marker >= 0 && end - marker < REDACTED.length && clean.startsWith(REDACTED, marker)) end = marker;
+  return `${clean.slice(0, end)}…`;
 }
 
 /**

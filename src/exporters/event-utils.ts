@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { AnyCompactEvent } from '../core/events.js';
 import { type Redactor, redactDeep } from '../core/redactor.js';
 
@@ -49,6 +50,72 @@ export function toWireValue(value: unknown, seen: WeakSet<object> = new WeakSet(
 export function redactEvent(event: AnyCompactEvent, redact: Redactor | undefined): AnyCompactEvent {
   if (!redact) return event;
   return redactDeep(event, redact);
+}
+
+/** What the built-in exporters do to an event before it leaves the process. */
+export interface ExportPrivacyOptions {
+  /**
+   * A last-line redactor applied to every event before it is sent. The manager already
+   * redacts what it enqueues; this is defence in depth for events built elsewhere.
+   * @default undefined
+   */
+  redact?: Redactor;
+  /**
+   * Replace the session id by {@link hashSessionId} everywhere in the exported event: its
+   * `sessionId`, a `traceId` equal to it (the default trace id), trace names and metadata,
+   * and every string property equal to it. An id of 8 or more characters is also replaced
+   * inside longer strings (archive paths, summaries). Without it, session ids are exported
+   * verbatim (they are identifiers, never redacted).
+   * @default false
+   */
+  hashSessionIds?: boolean;
+}
+
+/**
+ * A stable, short, non-reversible stand-in for a session id: `sid-` + the first 16 hex
+ * digits of its SHA-256. The same id always gives the same value, so traces of one session
+ * still group together.
+ *
+ * @example
+ * ```ts
+ * hashSessionId('user-42/chat-7'); // 'sid-' + 16 hex digits, the same on every run
+ * ```
+ */
+export function hashSessionId(sessionId: string): string {
+  return `sid-${createHash('sha256').update(sessionId).digest('hex').slice(0, 16)}`;
+}
+
+/** Redacts (when asked) then hashes the session id (when asked): a copy, or the event itself. */
+export function prepareEvent(event: AnyCompactEvent, options: ExportPrivacyOptions): AnyCompactEvent {
+  const redacted = redactEvent(event, options.redact);
+  if (!options.hashSessionIds) return redacted;
+  const id = String(redacted.sessionId);
+  const hashed = hashSessionId(id);
+  const swap = (text: string) =>
+    text === id ? hashed : id.length >= 8 && text.includes(id) ? text.replaceAll(id, hashed) : text;
+  return mapStrings(redacted, swap) as AnyCompactEvent;
+}
+
+/** A copy of a JSON-like value with every string passed through `map` (cycles kept). */
+function mapStrings(
+  value: unknown,
+  map: (text: string) => string,
+  seen = new WeakMap<object, unknown>(),
+): unknown {
+  if (typeof value === 'string') return map(value);
+  if (value === null || typeof value !== 'object' || value instanceof Date) return value;
+  const known = seen.get(value);
+  if (known !== undefined) return known;
+  if (Array.isArray(value)) {
+    const out: unknown[] = [];
+    seen.set(value, out);
+    for (const item of value) out.push(mapStrings(item, map, seen));
+    return out;
+  }
+  const out: Record<string, unknown> = {};
+  seen.set(value, out);
+  for (const [key, item] of Object.entries(value)) out[key] = mapStrings(item, map, seen);
+  return out;
 }
 
 /** Epoch milliseconds to ISO-8601 UTC with `Z`, tolerating bad input (falls back to now). */

@@ -2,14 +2,15 @@
  * Step 1: index the request. Every message is parsed once and given a stable id; tool
  * results are paired with their calls by position ({@link ToolPairer}). Per session, the
  * indexed history of the previous call is kept: a history that grew by appending (the
- * common case) costs one reference comparison per old message and the real work only for
- * the new ones; an edit or truncation rolls back to the first changed message.
+ * common case) costs one reference comparison per old message (a structural comparison when
+ * the caller rebuilds its message objects per call) and the real work only for the new ones; an edit or truncation rolls back to the first changed message.
  */
 import type { MessageCodec } from '../formats/message-codec.js';
 import type { MessageFormat } from '../message.js';
 import { type IndexedMessage, isCurrentEntry, type MessageIndex } from '../message-index.js';
 import { ToolPairer } from '../tool-pairing.js';
 import type { SessionView } from './resume-view.js';
+import { sameWire } from './same-wire.js';
 
 /** The indexed history of one session, kept between calls. */
 export class IndexedHistory {
@@ -46,7 +47,10 @@ export class IndexedHistory {
       const items = this.items;
       while (same < limit) {
         const raw = history[same];
-        if (raw !== this.raws[same] || !isCurrentEntry(items[same]!.entry, raw)) break;
+        const previous = this.raws[same];
+        if (!isCurrentEntry(items[same]!.entry, previous)) break;
+        // Rebuilt per call (as SDKs do): the same content is the same message.
+        if (raw !== previous && !sameWire(raw, previous)) break;
         same++;
       }
     }

@@ -4,6 +4,8 @@
  * On the warm path (a history that grew by appending, nothing triggered) each step works on
  * what is new since the session's last call only.
  */
+
+import type { CalibratedCount, UsageCalibration } from '../counting/usage-calibration.js';
 import { invalidConfig } from '../errors.js';
 import type { EventBus, OperationContext } from '../event-bus.js';
 import type { CompactEvent, TokenBreakdown } from '../events.js';
@@ -16,7 +18,6 @@ import type { Redactor } from '../redactor.js';
 import type { SessionArchive } from '../session-archive.js';
 import type { SessionState, SessionStore } from '../session-store.js';
 import type { Summarizer } from '../summarizer.js';
-import type { CalibratedCount, UsageCalibration } from '../counting/usage-calibration.js';
 import type { TokenCounter } from '../token-counter.js';
 import { assertSoundPairing, type InputRepair, repairHistory } from './check-pairing.js';
 import { type Decision, decide } from './decide.js';
@@ -252,8 +253,17 @@ export async function prepareRequest(deps: PipelineDeps, input: PreflightInput):
   const view = resumeView(deps, input, indexed, stored, indexed.changedFrom, fresh);
   const state = await rememberProtected(deps, input.context.sessionId, view, stored);
   const counted = countRequest(deps, input, view);
-  const calibrated = deps.calibration.count(input.context.sessionId, counted.tokensBefore, deps.counter.exact);
-  const decision = decide(calibrated.tokens, input.policy, input.maxContextTokens, input.options.force === true);
+  const calibrated = deps.calibration.count(
+    input.context.sessionId,
+    counted.tokensBefore,
+    deps.counter.exact,
+  );
+  const decision = decide(
+    calibrated.tokens,
+    input.policy,
+    input.maxContextTokens,
+    input.options.force === true,
+  );
   const scale = counted.tokensBefore > 0 ? calibrated.tokens / counted.tokensBefore : 1;
   const prepared: PreparedRequest = {
     ...input,
@@ -311,7 +321,9 @@ function emitDecision(
         : {
             tEstLocal: prepared.localTokensBefore,
             lastReported: prepared.calibrated.lastReportedTokens,
-            ...(prepared.calibrated.ratio === undefined ? {} : { calibrationRatio: prepared.calibrated.ratio }),
+            ...(prepared.calibrated.ratio === undefined
+              ? {}
+              : { calibrationRatio: prepared.calibrated.ratio }),
           }),
     },
     { start: prepared.started },

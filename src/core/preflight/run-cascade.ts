@@ -12,6 +12,7 @@ import type { MessageCodec } from '../formats/message-codec.js';
 import { type CompactMessage, formatSummaryText } from '../message.js';
 import { type IndexedMessage, toCompactMessage } from '../message-index.js';
 import type { CompactPolicy } from '../policy.js';
+import type { Redactor } from '../redactor.js';
 import type { SessionRewrite } from '../session-store.js';
 import type { TokenCounter } from '../token-counter.js';
 import type { ToolPairer } from '../tool-pairing.js';
@@ -78,11 +79,40 @@ export function summaryMessageTokens(
   return counter.countMessage({ ...parsed, id: '', index: 0 });
 }
 
-/** The message the summarizer sees for an entry: its rewrite when it has one (a cleared placeholder is what is left). */
-function summarizerMessage(entry: ViewEntry, codec: MessageCodec): CompactMessage {
+/** Characters of a shortened or cut text the summarizer sees (head and tail). */
+const SUMMARIZER_CLIP_CHARS = 4_000;
+
+/** Head and tail of `text` (already redacted: a cut can no longer split a secret). */
+function headAndTail(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const half = Math.floor(max / 2);
+  return `${text.slice(0, half)}\n[... ${text.length - 2 * half} chars omitted ...]\n${text.slice(-half)}`;
+}
+
+/**
+ * The message the summarizer sees for an entry. A cleared result is its placeholder. A
+ * shortened or cut message is rebuilt from its original, redacted first and only then
+ * clipped, so that a kept tail never starts inside a secret its prefix would have named.
+ */
+function summarizerMessage(
+  entry: ViewEntry,
+  codec: MessageCodec,
+  redact: Redactor | undefined,
+): CompactMessage {
   if (!entry.rewrite) return toCompactMessage(entry.item);
-  const parsed = codec.parse(entry.wire, entry.item.index);
-  return { ...parsed, id: entry.item.id, index: entry.item.index };
+  if (entry.rewrite.kind === 'cleared') {
+    const parsed = codec.parse(entry.wire, entry.item.index);
+    return { ...parsed, id: entry.item.id, index: entry.item.index };
+  }
+  const original = toCompactMessage(entry.item);
+  const clip = (text: string) => headAndTail(redact ? redact(text) : text, SUMMARIZER_CLIP_CHARS);
+  return {
+    ...original,
+    raw: null, // the wire form holds the clipped original: summarizers read the fields above
+    text: clip(original.text),
+    toolCalls: original.toolCalls.map((call) => ({ ...call, arguments: clip(call.arguments) })),
+    toolResults: original.toolResults.map((result) => ({ ...result, output: clip(result.output) })),
+  };
 }
 
 interface SummaryPlan {
@@ -151,7 +181,7 @@ async function summarizeLevel(run: CascadeRun, input: CascadeInput, result: Casc
     {
       sessionId: input.sessionId,
       strategy: policy.strategy,
-      messages: folded.map((entry) => summarizerMessage(entry, codec)),
+      messages: folded.map((entry) => summarizerMessage(entry, codec, input.summarize.redact)),
       maxTokens: plan?.maxTokens ?? policy.maxSummaryTokens,
       ...(view.previousSummary ? { previousSummary: withoutArchiveLine(view.previousSummary) } : {}),
       ...(input.note ? { note: input.note } : {}),
@@ -163,7 +193,9 @@ async function summarizeLevel(run: CascadeRun, input: CascadeInput, result: Casc
   );
   const foldedTokens = folded.reduce((sum, entry) => sum + entry.tokens, 0);
   const archiveLine = folded.length > 0 ? input.archiveLine?.(version) : undefined;
-  let body = outcome?.text ?? (view.previousSummary === undefined ? undefined : withoutArchiveLine(view.previousSummary));
+  let body =
+    outcome?.text ??
+    (view.previousSummary === undefined ? undefined : withoutArchiveLine(view.previousSummary));
   if (body === undefined && folded.length > 0) {
     // No summary at all: a one-line note tells the model that history was cut, when it fits
     // the budget, or always when the request would otherwise open with an assistant turn on
@@ -235,7 +267,9 @@ export async function runCascade(input: CascadeInput): Promise<CascadeResult> {
   if (run.total > run.target) result.levels.push(clearToolResults(run, input.pairing));
   if (run.total > run.target) result.levels.push(shortenArguments(run));
   if (run.total > run.target || input.force) await summarizeLevel(run, input, result);
-  if (run.total > run.budget) result.levels.push(cutOversized(run, run.target));
+  // Cut no deeper than needed: to a tenth under the budget (or the target, when higher).
+  if (run.total > run.budget)
+    result.levels.push(cutOversized(run, Math.max(run.target, Math.floor(run.budget * 0.9))));
   if (run.total > run.budget) {
     throw new CompactError(
       'insufficient_budget',

@@ -1,9 +1,18 @@
 import type { AnyCompactEvent, EventExporter } from '../../core/events.js';
-import type { Redactor } from '../../core/redactor.js';
-import { isoTime, operationIdOf, redactEvent, summaryTextOf, toWireValue } from '../event-utils.js';
+import {
+  type ExportPrivacyOptions,
+  isoTime,
+  operationIdOf,
+  prepareEvent,
+  summaryTextOf,
+  toWireValue,
+} from '../event-utils.js';
+import { type AriadneEvent, groupAriadneBatches } from './ariadne-batches.js';
+
+export { splitAriadneBatches } from './ariadne-batches.js';
 
 /** Options of {@link ariadneExporter}. */
-export interface AriadneExporterOptions {
+export interface AriadneExporterOptions extends ExportPrivacyOptions {
   /**
    * Ariadne's ingest endpoint (the `COMPACT_ARIADNE_URL` setting).
    * @default 'http://localhost:5175/ingest'
@@ -42,11 +51,11 @@ export interface AriadneExporterOptions {
    */
   headers?: Record<string, string>;
   /**
-   * A last-line redactor applied to every event before it is sent. The manager already
-   * redacts what it enqueues; this is defence in depth for events built elsewhere.
-   * @default undefined
+   * Most span events kept for a later attempt when the receiver cannot be reached; the
+   * oldest are dropped beyond it (and counted on stderr).
+   * @default 1000
    */
-  redact?: Redactor;
+  maxPendingEvents?: number;
   /**
    * Where failures are written.
    * @default a line on `process.stderr`
@@ -66,6 +75,7 @@ export const DEFAULT_ARIADNE_OPTIONS = Object.freeze({
   maxBodyBytes: 256_000,
   agentName: 'agent-compaction',
   kind: 'compaction',
+  maxPendingEvents: 1000,
 });
 
 /** Ariadne's trace event. */
@@ -137,68 +147,20 @@ export function toAriadneSpan(event: AnyCompactEvent, options: ToAriadneSpanOpti
 }
 
 /**
- * Splits Ariadne events into `{batch}` bodies of at most `maxBodyBytes` bytes. An event
- * that is too big on its own has its longest strings shortened until it fits.
- */
-export function splitAriadneBatches(
-  events: readonly (AriadneTraceEvent | AriadneSpanEvent)[],
-  maxBodyBytes: number,
-): string[] {
-  const bodies: string[] = [];
-  const overhead = Buffer.byteLength('{"batch":[]}');
-  let parts: string[] = [];
-  let size = overhead;
-  for (const event of events) {
-    const json = shrinkToFit(event, maxBodyBytes - overhead);
-    const bytes = Buffer.byteLength(json);
-    if (parts.length > 0 && size + bytes + 1 > maxBodyBytes) {
-      bodies.push(`{"batch":[${parts.join(',')}]}`);
-      parts = [];
-      size = overhead;
-    }
-    parts.push(json);
-    size += bytes + (parts.length > 1 ? 1 : 0);
-  }
-  if (parts.length > 0) bodies.push(`{"batch":[${parts.join(',')}]}`);
-  return bodies;
-}
-
-function shrinkToFit(event: AriadneTraceEvent | AriadneSpanEvent, limit: number): string {
-  let json = JSON.stringify(event);
-  if (Buffer.byteLength(json) <= limit || event.type !== 'span' || !event.data) return json;
-  const data: Record<string, unknown> = { ...event.data, truncated: true };
-  for (let round = 0; round < 64 && Buffer.byteLength(json) > limit; round++) {
-    let longest: string | undefined;
-    for (const [key, value] of Object.entries(data)) {
-      const current = longest === undefined ? undefined : data[longest];
-      const length = typeof value === 'string' ? value.length : JSON.stringify(value).length;
-      const currentLength =
-        current === undefined
-          ? -1
-          : typeof current === 'string'
-            ? current.length
-            : JSON.stringify(current).length;
-      if (length > currentLength) longest = key;
-    }
-    if (longest === undefined) break;
-    const value = data[longest];
-    const text = typeof value === 'string' ? value : JSON.stringify(value);
-    data[longest] = `${text.slice(0, Math.floor(text.length / 2))}… [truncated]`;
-    json = JSON.stringify({ ...event, data });
-  }
-  return json;
-}
-
-/**
  * Exports events to the Ariadne Trace Viewer (`POST /ingest` with `{batch: [...]}`).
  *
- * Each event becomes one Ariadne span (see {@link toAriadneSpan}); the first event of each
- * trace id is preceded by a `trace` event whose metadata (strings only) names the session
- * and the agent. Bodies stay under 256 KB. A POST times out after `timeoutMs` (2 s) and is
- * retried once on timeout; every failure is written to stderr with the prefix `[Ariadne]`
- * and nothing is ever thrown. When a POST fails on the network, the rest of the call's
- * batches are dropped (and counted in the log line), so one `export` takes at most about
- * `2 * timeoutMs`.
+ * Each event becomes one Ariadne span (see {@link toAriadneSpan}); the spans of a trace are
+ * preceded by one `trace` event whose metadata (strings only) names the session and the
+ * agent. A trace counts as sent only once a POST carrying its trace event succeeded: until
+ * then, every later batch with spans of that trace carries the trace event again.
+ *
+ * Bodies stay under 256 KB. A POST times out after `timeoutMs` (2 s) and is retried once on
+ * timeout; every failure is written to stderr with the prefix `[Ariadne]` and nothing is
+ * ever thrown. When the receiver cannot be reached (connection refused or reset), the
+ * undelivered spans (at most `maxPendingEvents`) are kept and sent before the next batch, by
+ * `forceFlush()`, or by `shutdown()` (one attempt, no retry, so shutdown takes at most
+ * `timeoutMs`); after a timeout the receiver may have the batch, so only the batches after it
+ * are kept. One `export` takes at most about `2 * timeoutMs`.
  *
  * @example
  * ```ts
@@ -214,11 +176,17 @@ export function ariadneExporter(options: AriadneExporterOptions = {}): EventExpo
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_ARIADNE_OPTIONS.maxBodyBytes;
   const agentName = options.agentName ?? DEFAULT_ARIADNE_OPTIONS.agentName;
   const kind = options.kind ?? DEFAULT_ARIADNE_OPTIONS.kind;
+  const maxPending = options.maxPendingEvents ?? DEFAULT_ARIADNE_OPTIONS.maxPendingEvents;
   const traceEvents = options.traceEvents ?? true;
   const headers = { 'content-type': 'application/json', ...options.headers };
   const log = options.log ?? ((line: string) => void process.stderr.write(`${line}\n`));
   const doFetch = options.fetch ?? globalThis.fetch;
-  const seenTraces = new Set<string>();
+  /** Trace events built, by trace id, until a POST carrying them succeeds. */
+  const unsentTraces = new Map<string, AriadneTraceEvent>();
+  /** Trace ids whose trace event Ariadne accepted. */
+  const sentTraces = new Set<string>();
+  /** Spans not delivered because the receiver could not be reached, oldest first. */
+  let pending: AriadneSpanEvent[] = [];
   let closed = false;
 
   const warn = (line: string) => {
@@ -229,9 +197,16 @@ export function ariadneExporter(options: AriadneExporterOptions = {}): EventExpo
     }
   };
 
-  /** Returns `network` when the receiver could not be reached, so the caller stops early. */
-  const post = async (body: string, count: number): Promise<'ok' | 'rejected' | 'network'> => {
-    for (let attempt = 1; attempt <= 2; attempt++) {
+  /**
+   * `unreachable`: the body did not arrive; `timeout`: it may have arrived (a slow receiver),
+   * so its spans are not sent again. Either way the caller stops early.
+   */
+  const post = async (
+    body: string,
+    count: number,
+    attempts: number,
+  ): Promise<'ok' | 'rejected' | 'unreachable' | 'timeout'> => {
+    for (let attempt = 1; attempt <= attempts; attempt++) {
       try {
         const response = await doFetch(url, {
           method: 'POST',
@@ -246,15 +221,94 @@ export function ariadneExporter(options: AriadneExporterOptions = {}): EventExpo
       } catch (error) {
         const name = (error as Error)?.name;
         const timedOut = name === 'TimeoutError' || name === 'AbortError';
-        if (timedOut && attempt === 1) continue;
+        if (timedOut && attempt < attempts) continue;
         const reason = timedOut
           ? `timed out after ${timeoutMs} ms${attempt > 1 ? ' (retried once)' : ''}`
           : describeError(error);
         warn(`POST ${url} failed for ${count} events: ${reason}`);
-        return 'network';
+        return timedOut ? 'timeout' : 'unreachable';
       }
     }
-    return 'network';
+    return 'timeout';
+  };
+
+  const remember = (event: AnyCompactEvent): AriadneSpanEvent => {
+    const traceId = String(event.traceId);
+    if (traceEvents && !sentTraces.has(traceId) && !unsentTraces.has(traceId)) {
+      if (unsentTraces.size >= 10_000) unsentTraces.clear();
+      unsentTraces.set(traceId, {
+        type: 'trace',
+        trace_id: traceId,
+        name: `agent-compaction ${String(event.sessionId)}`,
+        started_at: isoTime(event.startTime),
+        metadata: { agent_name: agentName, session_id: String(event.sessionId), source: 'agent-compaction' },
+      });
+    }
+    return toAriadneSpan(event, { kind });
+  };
+
+  /** The spans with, before the first span of each unsent trace, its trace event. */
+  const withTraceEvents = (spans: readonly AriadneSpanEvent[]): AriadneEvent[] => {
+    const wire: AriadneEvent[] = [];
+    const added = new Set<string>();
+    for (const span of spans) {
+      const trace = unsentTraces.get(span.trace_id);
+      if (trace && !added.has(span.trace_id)) {
+        added.add(span.trace_id);
+        wire.push(trace);
+      }
+      wire.push(span);
+    }
+    return wire;
+  };
+
+  /**
+   * Sends spans in batches; keeps what was not delivered for the next attempt. A trace event
+   * counts as sent only when its POST succeeded, so one in a failed or timed-out batch goes
+   * again with the next spans of its trace.
+   */
+  const deliver = async (spans: AriadneSpanEvent[], attempts: number) => {
+    const batches = groupAriadneBatches(withTraceEvents(spans), maxBodyBytes);
+    for (const [index, batch] of batches.entries()) {
+      const outcome = await post(batch.body, batch.events.length, attempts);
+      if (outcome === 'ok') {
+        for (const event of batch.events) {
+          if (event.type !== 'trace') continue;
+          unsentTraces.delete(event.trace_id);
+          if (sentTraces.size >= 10_000) sentTraces.clear();
+          sentTraces.add(event.trace_id);
+        }
+      } else if (outcome !== 'rejected') {
+        const undelivered = batches
+          .slice(outcome === 'timeout' ? index + 1 : index)
+          .flatMap((rest) => rest.events)
+          .filter((event): event is AriadneSpanEvent => event.type === 'span');
+        keep(undelivered);
+        return;
+      }
+    }
+  };
+
+  const keep = (spans: AriadneSpanEvent[]) => {
+    pending = [...spans, ...pending];
+    if (pending.length > maxPending) {
+      const dropped = pending.length - maxPending;
+      pending = pending.slice(dropped);
+      warn(`dropped ${dropped} undelivered event(s) (more than maxPendingEvents = ${maxPending})`);
+    } else if (spans.length > 0) {
+      warn(`keeping ${pending.length} undelivered event(s) for the next attempt`);
+    }
+  };
+
+  const flushPending = async (attempts: number) => {
+    if (pending.length === 0) return;
+    const spans = pending;
+    pending = [];
+    try {
+      await deliver(spans, attempts);
+    } catch (error) {
+      warn(`export failed: ${describeError(error)}`);
+    }
   };
 
   return {
@@ -262,44 +316,21 @@ export function ariadneExporter(options: AriadneExporterOptions = {}): EventExpo
     async export(events) {
       if (closed || events.length === 0) return;
       try {
-        const wire: (AriadneTraceEvent | AriadneSpanEvent)[] = [];
-        for (const raw of events) {
-          const event = redactEvent(raw, options.redact);
-          const traceId = String(event.traceId);
-          if (traceEvents && !seenTraces.has(traceId)) {
-            if (seenTraces.size >= 10_000) seenTraces.clear();
-            seenTraces.add(traceId);
-            wire.push({
-              type: 'trace',
-              trace_id: traceId,
-              name: `agent-compaction ${String(event.sessionId)}`,
-              started_at: isoTime(event.startTime),
-              metadata: {
-                agent_name: agentName,
-                session_id: String(event.sessionId),
-                source: 'agent-compaction',
-              },
-            });
-          }
-          wire.push(toAriadneSpan(event, { kind }));
-        }
-        const bodies = splitAriadneBatches(wire, maxBodyBytes);
-        for (const [index, body] of bodies.entries()) {
-          const count = (JSON.parse(body) as { batch: unknown[] }).batch.length;
-          const outcome = await post(body, count);
-          if (outcome === 'network') {
-            const rest = bodies.length - index - 1;
-            if (rest > 0) warn(`dropped ${rest} more batch(es) after the failure`);
-            return;
-          }
-        }
+        const spans = [...pending];
+        pending = [];
+        for (const raw of events) spans.push(remember(prepareEvent(raw, options)));
+        await deliver(spans, 2);
       } catch (error) {
         warn(`export failed: ${describeError(error)}`);
       }
     },
-    async forceFlush() {},
+    async forceFlush() {
+      await flushPending(2);
+    },
     async shutdown() {
+      if (closed) return;
       closed = true;
+      await flushPending(1);
     },
   };
 }

@@ -1,6 +1,12 @@
 import type { AnyCompactEvent, EventExporter } from '../../core/events.js';
-import type { Redactor } from '../../core/redactor.js';
-import { isoTime, operationIdOf, redactEvent, summaryTextOf, toWireValue } from '../event-utils.js';
+import {
+  type ExportPrivacyOptions,
+  isoTime,
+  operationIdOf,
+  prepareEvent,
+  summaryTextOf,
+  toWireValue,
+} from '../event-utils.js';
 
 /** A stream the console exporter can write to. */
 export interface WritableLike {
@@ -8,7 +14,7 @@ export interface WritableLike {
 }
 
 /** Options of {@link consoleExporter}. */
-export interface ConsoleExporterOptions {
+export interface ConsoleExporterOptions extends ExportPrivacyOptions {
   /**
    * `pretty`: one readable line per event; `json`: one JSON object per line (JSON Lines,
    * snake_case properties, ISO times).
@@ -20,11 +26,6 @@ export interface ConsoleExporterOptions {
    * @default process.stderr
    */
   stream?: WritableLike;
-  /**
-   * A last-line redactor applied to every event before it is written.
-   * @default undefined
-   */
-  redact?: Redactor;
 }
 
 /** The console exporter's defaults. */
@@ -71,7 +72,7 @@ export function consoleExporter(options: ConsoleExporterOptions = {}): EventExpo
       const lines: string[] = [];
       for (const raw of events) {
         try {
-          const event = redactEvent(raw, options.redact);
+          const event = prepareEvent(raw, options);
           if (format === 'json') {
             const { startTime, endTime, properties, ...rest } = event;
             lines.push(

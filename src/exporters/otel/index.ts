@@ -1,3 +1,4 @@
+export { type ExportPrivacyOptions, hashSessionId } from '../event-utils.js';
 export {
   COMPACTION_SPAN_NAME,
   compactionAttributes,

@@ -1,8 +1,7 @@
 import type { Attributes, Context, Span, Tracer } from '@opentelemetry/api';
 import { CompactError } from '../../core/errors.js';
 import type { AnyCompactEvent, CompactEvent, CompactEventName, EventExporter } from '../../core/events.js';
-import type { Redactor } from '../../core/redactor.js';
-import { operationIdOf, redactEvent } from '../event-utils.js';
+import { type ExportPrivacyOptions, hashSessionId, operationIdOf, prepareEvent } from '../event-utils.js';
 
 type OtelApi = typeof import('@opentelemetry/api');
 
@@ -13,7 +12,7 @@ export const SUMMARIZER_SPAN_NAME = 'chat';
 const TRACER_NAME = 'agent-compaction';
 
 /** Options shared by {@link otelExporter} and {@link instrumentManager}. */
-export interface OtelOptions {
+export interface OtelOptions extends ExportPrivacyOptions {
   /**
    * The tracer spans are created with.
    * @default api.trace.getTracer('agent-compaction')
@@ -24,11 +23,6 @@ export interface OtelOptions {
    * @default await import('@opentelemetry/api')
    */
   api?: OtelApi;
-  /**
-   * A last-line redactor applied to the events before they become attributes.
-   * @default undefined
-   */
-  redact?: Redactor;
 }
 
 /** Options of {@link otelExporter}. */
@@ -296,7 +290,7 @@ export function otelExporter(options: OtelExporterOptions = {}): EventExporter {
     async export(events) {
       if (closed) return;
       for (const raw of events) {
-        const event = redactEvent(raw, options.redact);
+        const event = prepareEvent(raw, options);
         const key = `${String(event.sessionId)}\u0000${operationIdOf(event) ?? event.parentId ?? event.spanId}`;
         let group = pending.get(key);
         if (!group) {
@@ -362,7 +356,7 @@ export function instrumentManager<M extends InstrumentableManager>(
     if (!api) return;
     const active = api.trace.getSpan(api.context.active());
     const events = active ? collectors.get(active) : undefined;
-    if (events) events.push(options.redact ? redactEvent(event, options.redact) : event);
+    if (events) events.push(prepareEvent(event, options));
   });
 
   type Method = (sessionId: string, messages: readonly unknown[], callOptions?: object) => Promise<unknown>;
@@ -397,7 +391,14 @@ export function instrumentManager<M extends InstrumentableManager>(
       const tracer = options.tracer ?? otel.trace.getTracer(TRACER_NAME);
       return tracer.startActiveSpan(
         COMPACTION_SPAN_NAME,
-        { kind: otel.SpanKind.INTERNAL, attributes: { 'gen_ai.conversation.id': String(sessionId) } },
+        {
+          kind: otel.SpanKind.INTERNAL,
+          attributes: {
+            'gen_ai.conversation.id': options.hashSessionIds
+              ? hashSessionId(String(sessionId))
+              : String(sessionId),
+          },
+        },
         async (span) => {
           const events: AnyCompactEvent[] = [];
           collectors.set(span, events);

@@ -1,13 +1,15 @@
 /**
- * Compaction in a Slack-style agent on the Anthropic SDK (spec 004): before each reply the
- * thread is compacted when system prompt + history + new message approach the context window
- * (ANTHROPIC_MAX_CONTEXT_TOKENS), best-effort within COMPACTION_TIMEOUT_MS.
+ * Compaction in a Slack-style agent on the Anthropic SDK: before each reply the thread (the
+ * full thread, every turn) goes through `compactThreadHistory`, a thin helper over the
+ * manager, with spec 004's summary sections written by an Anthropic summarizer.
  *
  *   npm run example:anthropic-thread               # offline (local Anthropic-compatible server)
  *   ANTHROPIC_API_KEY=sk-ant-... ANTHROPIC_MODEL=<your model> npm run example:anthropic-thread
  */
 import Anthropic from '@anthropic-ai/sdk';
-import { compactThreadHistory, type HistoryMessage } from '../src/adapters/anthropic/index.js';
+import { compactThreadHistory, THREAD_SUMMARY_SYSTEM_PROMPT } from '../src/adapters/anthropic/index.js';
+import { CompactManager } from '../src/index.js';
+import { anthropicSummarizer } from '../src/summarizers/anthropic/index.js';
 import { modelEndpoint } from './support/offline-model.js';
 
 const endpoint = await modelEndpoint('ANTHROPIC_API_KEY', {
@@ -24,40 +26,43 @@ const anthropic = new Anthropic({
   ...(endpoint.anthropicBaseURL ? { baseURL: endpoint.anthropicBaseURL } : {}),
   maxRetries: 1,
 });
+const manager = new CompactManager({
+  model,
+  maxContextTokens: Number(process.env.ANTHROPIC_MAX_CONTEXT_TOKENS ?? 4000),
+  policy: { maxSummaryTokens: 400 },
+  summarizer: anthropicSummarizer({
+    model,
+    client: anthropic,
+    prompts: { default: THREAD_SUMMARY_SYSTEM_PROMPT },
+  }),
+});
 
 const systemPrompt = 'You are Orion, a concise assistant in a Slack workspace.';
-const thread: HistoryMessage[] = [];
-const env = {
-  ...process.env,
-  ANTHROPIC_MAX_CONTEXT_TOKENS: process.env.ANTHROPIC_MAX_CONTEXT_TOKENS ?? '4000',
-};
+const thread: Anthropic.MessageParam[] = [];
 let compactions = 0;
 
 for (let turn = 1; turn <= 14; turn++) {
   const userMessage = `Message ${turn}: status update on the ORION-API deployment, with logs: ${'step ok; '.repeat(100)}`;
   const compaction = await compactThreadHistory({
+    manager,
+    sessionId: 'thread-1',
     systemPrompt,
     threadHistory: thread,
     userMessage,
-    anthropic,
-    model,
-    maxSummaryTokens: 400,
-    keepLastN: 4,
     traceId: `thread-${turn}`,
-    env,
   });
-  if (compaction.compactionApplied) {
+  if (compaction.applied) {
     compactions++;
+    const body = compaction.summary?.text.split('\n')[1] ?? '';
     console.log(
-      `turn ${turn}: compacted ${compaction.originalEstimatedTokens} -> ${compaction.compactedEstimatedTokens} tokens; summary starts "${compaction.summary.split('\n')[0]}"`,
+      `turn ${turn}: compacted ${compaction.tokensBefore} -> ${compaction.tokensAfter} tokens; summary starts "${body}"`,
     );
-    thread.splice(0, thread.length, ...compaction.compactedHistory);
   }
   const reply = await anthropic.messages.create({
     model,
     system: systemPrompt,
     max_tokens: 300,
-    messages: [...thread, { role: 'user', content: userMessage }] as Anthropic.MessageParam[],
+    messages: compaction.messages,
   });
   const text = reply.content.map((block) => (block.type === 'text' ? block.text : '')).join('');
   thread.push({ role: 'user', content: userMessage }, { role: 'assistant', content: text });

@@ -92,6 +92,7 @@ export {
   summaryVersionOf,
   type ToolCall,
   type ToolResult,
+  type WithMeta,
 } from './core/message.js';
 export { type CompactPolicy, DEFAULT_POLICY, resolvePolicy } from './core/policy.js';
 export {

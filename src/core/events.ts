@@ -121,6 +121,24 @@ export interface CompactEventProperties {
     index: number;
     callId: string;
   };
+  'compact.overflow_recovery': {
+    /** The integration that recovered: `anthropic`, `ai-sdk`, `openai-agents`, ... */
+    integration: string;
+    /** HTTP status of the provider's rejection (400, 413). */
+    status?: number;
+    /** The provider's error message (redacted like every event). */
+    providerMessage: string;
+    /** The context limit the error reported, when it said. */
+    reportedLimit?: number;
+    /** The request size the error reported, when it said. */
+    reportedTokens?: number;
+    /** The rejected request as the manager counted it. */
+    sentTokens: number;
+    /** The window the retry was compacted against, in the manager's units. */
+    retryWindow: number;
+    /** The retried request as the manager counted it. */
+    retryTokens: number;
+  };
   'compact.unknown_model': {
     /** The model name as given. */
     model: string;
@@ -153,6 +171,7 @@ export const COMPACT_EVENT_NAMES: readonly CompactEventName[] = [
   'compact.reduction',
   'compact.repair',
   'compact.error',
+  'compact.overflow_recovery',
   'compact.archival',
   'compact.unknown_model',
 ];

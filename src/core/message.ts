@@ -51,6 +51,19 @@ export interface MessageMeta {
 }
 
 /**
+ * A message of any format with the optional `meta` the manager reads (and strips before
+ * sending): `WithMeta<ChatCompletionMessageParam>`, `WithMeta<Anthropic.MessageParam>`, ...
+ * The result of `preflight` keeps the type, so it goes to the SDK without a cast.
+ *
+ * @example
+ * ```ts
+ * const history: WithMeta<ChatCompletionMessageParam>[] = [];
+ * history.push({ role: 'developer', content: POLICY, meta: { protected: true, label: 'Security Policy' } });
+ * ```
+ */
+export type WithMeta<M> = M & { meta?: MessageMeta };
+
+/**
  * One message or item in the internal model.
  *
  * `raw` is the caller's original object: converters write it back unchanged (minus `meta`),

@@ -188,14 +188,19 @@ export function toolLoopHandler(options: ToolLoopHandlerOptions): ProviderHandle
   let calls = 0;
   // Calls made per user message: the visible history may be compacted, so count here.
   const made = new Map<string, number>();
+  let lastTurn = '';
   return (request) => {
     if (request.endpoint === 'other') return undefined;
     const view = readRequest(request);
     if (isSummarizationRequest(view)) {
       return { text: options.summaryFor?.(view) ?? 'Goals: continue the task.\nDecisions: none new.' };
     }
-    const lastUser = view.entries.findLastIndex((entry) => entry.kind === 'user');
-    const userText = view.entries[lastUser]?.text ?? '';
+    const lastUser = view.entries.findLastIndex(
+      (entry) => entry.kind === 'user' && !entry.text.includes('<COMPACT-SUMMARY'),
+    );
+    // The turn's user message may have been folded into the summary: it is then the last turn seen.
+    const userText = view.entries[lastUser]?.text ?? lastTurn;
+    lastTurn = userText;
     const results = view.entries.slice(lastUser + 1).filter((entry) => entry.kind === 'tool_result');
     const done = made.get(userText) ?? 0;
     if (done < callsPerTurn) {

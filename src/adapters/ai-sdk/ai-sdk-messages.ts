@@ -40,6 +40,9 @@ interface Origin {
   part?: number;
   /** How many results the original tool message has. */
   parts?: number;
+  /** The converted message's content and call arguments, to tell a rewrite by the manager. */
+  content?: unknown;
+  args?: string[];
 }
 
 type ChatMessage = Record<string | symbol, unknown>;
@@ -83,6 +86,9 @@ function parts(message: AiSdkMessage): readonly AiSdkPart[] {
 }
 
 function withOrigin(chat: ChatMessage, origin: Origin): ChatMessage {
+  origin.content = chat.content;
+  const calls = chat.tool_calls as { function: { arguments: string } }[] | undefined;
+  if (calls) origin.args = calls.map((call) => call.function.arguments);
   Object.defineProperty(chat, ORIGIN, { value: origin, enumerable: true });
   return chat;
 }
@@ -163,14 +169,75 @@ function convertMessage(message: AiSdkMessage): ChatMessage[] {
   return out;
 }
 
+function callArguments(chat: ChatMessage): string[] | undefined {
+  return (chat.tool_calls as { function: { arguments: string } }[] | undefined)?.map(
+    (call) => call.function.arguments,
+  );
+}
+
+function rewritten(chat: ChatMessage, origin: Origin): boolean {
+  if (chat.content !== origin.content) return true;
+  const args = callArguments(chat);
+  return args?.some((value, k) => value !== origin.args?.[k]) === true;
+}
+
+function parseInput(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return { shortened: text };
+  }
+}
+
 /**
- * Converts the manager's output back: every kept message is the caller's original object (a
- * tool message is rebuilt only when some of its results were dropped); the summary message is
- * written as an assistant text message of the right format.
+ * The caller's message with the manager's rewrite applied (a cleared or cut text, shortened
+ * call arguments): text and reasoning parts become one text part, calls keep their ids.
+ */
+function applyRewrite(message: AiSdkMessage, chat: ChatMessage, origin: Origin): AiSdkMessage {
+  const text = typeof chat.content === 'string' ? chat.content : JSON.stringify(chat.content ?? '');
+  if (typeof message.content === 'string') return { ...message, content: text };
+  const args = callArguments(chat) ?? [];
+  let call = -1;
+  const rest = message.content.flatMap((part): AiSdkPart[] => {
+    if (part.type === 'text' || part.type === 'reasoning') return [];
+    if (part.type !== 'tool-call' || part.providerExecuted === true) return [part];
+    call++;
+    const value = args[call];
+    return [
+      value === undefined || value === origin.args?.[call] ? part : { ...part, input: parseInput(value) },
+    ];
+  });
+  const textChanged = chat.content !== origin.content;
+  const head = textChanged
+    ? text === ''
+      ? []
+      : [{ type: 'text', text }]
+    : message.content.filter((part) => part.type === 'text' || part.type === 'reasoning');
+  return { ...message, content: [...head, ...rest] };
+}
+
+/** A tool message keeping only the `kept` results, with rewritten outputs as text. */
+function rebuildToolMessage(message: AiSdkMessage, kept: Map<number, string | undefined>): AiSdkMessage {
+  let index = -1;
+  const content = parts(message).flatMap((part): AiSdkPart[] => {
+    if (part.type !== 'tool-result') return [part];
+    index++;
+    if (!kept.has(index)) return [];
+    const text = kept.get(index);
+    return [text === undefined ? part : { ...part, output: { type: 'text', value: text } }];
+  });
+  return { ...message, content };
+}
+
+/**
+ * Converts the manager's output back: every kept message is the caller's original object,
+ * unless the manager rewrote it (a cleared tool output, shortened arguments, a cut text) or
+ * dropped some of a tool message's results; the summary message is written as an assistant
+ * text message of the right format.
  */
 export function chatToAiSdk(messages: readonly unknown[], kind: AiSdkMessageKind): AiSdkMessage[] {
   const out: AiSdkMessage[] = [];
-  const toolParts = new Map<AiSdkMessage, Set<number>>();
+  const toolParts = new Map<AiSdkMessage, Map<number, string | undefined>>();
   const toolSlots = new Map<AiSdkMessage, number>();
   for (const value of messages) {
     const chat = value as ChatMessage;
@@ -185,29 +252,24 @@ export function chatToAiSdk(messages: readonly unknown[], kind: AiSdkMessageKind
       continue;
     }
     if (origin.part === undefined) {
-      if (out.at(-1) !== origin.message) out.push(origin.message);
+      const message = rewritten(chat, origin) ? applyRewrite(origin.message, chat, origin) : origin.message;
+      if (out.at(-1) !== origin.message) out.push(message);
       continue;
     }
     let kept = toolParts.get(origin.message);
     if (!kept) {
-      kept = new Set();
+      kept = new Map();
       toolParts.set(origin.message, kept);
       toolSlots.set(origin.message, out.length);
       out.push(origin.message);
     }
-    kept.add(origin.part);
+    kept.set(origin.part, chat.content !== origin.content ? String(chat.content ?? '') : undefined);
   }
   for (const [message, kept] of toolParts) {
     const results = parts(message).filter((part) => part.type === 'tool-result');
-    if (kept.size === results.length) continue;
-    const slot = toolSlots.get(message)!;
-    let index = -1;
-    const content = parts(message).filter((part) => {
-      if (part.type !== 'tool-result') return true;
-      index++;
-      return kept.has(index);
-    });
-    out[slot] = { ...message, content };
+    const unchanged = [...kept.values()].every((text) => text === undefined);
+    if (kept.size === results.length && unchanged) continue;
+    out[toolSlots.get(message)!] = rebuildToolMessage(message, kept);
   }
   return out;
 }

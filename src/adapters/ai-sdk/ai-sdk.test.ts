@@ -147,7 +147,7 @@ describe('compactionPrepareStep with generateText', () => {
       }),
     });
     expect(result.text).toContain('Done:');
-    expect(events.some((event) => event.name === 'compact.summary_created')).toBe(true);
+    expect(events.some((event) => event.name === 'compact.pruned_messages')).toBe(true);
     expectEveryRequestSound(manager);
   });
 });

@@ -1,7 +1,8 @@
-import type { LanguageModelMiddleware, ModelMessage, PrepareStepFunction, Tool } from 'ai';
+import type { LanguageModelMiddleware, ModelMessage } from 'ai';
 import type { CompactionResult, CompactManager } from '../../core/compact-manager.js';
 import { CompactError } from '../../core/errors.js';
 import { compactWithEvents } from '../compact-with-events.js';
+import { compactForRetry, contextOverflowOf, feedUsage } from '../overflow-recovery.js';
 import { type AiSdkMessage, type AiSdkMessageKind, aiSdkToChat, chatToAiSdk } from './ai-sdk-messages.js';
 
 type TransformParams = NonNullable<LanguageModelMiddleware['transformParams']>;
@@ -29,6 +30,11 @@ export interface CompactMessagesOptions {
   tools?: readonly unknown[];
   /** The format of `messages`. @default 'model-messages' */
   kind?: AiSdkMessageKind;
+  /**
+   * A system prompt sent apart from `messages` (e.g. `generateText({ system })`, an agent's
+   * `instructions`): counted in the budget, never sent back.
+   */
+  system?: string;
   /** A trace id for the manager's events. */
   traceId?: string;
   /** Aborts a running summarization. */
@@ -49,6 +55,7 @@ export async function compactMessages<M>(
   const { result } = await compactWithEvents(manager, sessionId, chat, {
     format: 'openai-chat',
     ...(options.tools && options.tools.length > 0 ? { tools: options.tools } : {}),
+    ...(options.system ? { system: options.system } : {}),
     ...(options.traceId === undefined ? {} : { traceId: options.traceId }),
     ...(options.signal === undefined ? {} : { signal: options.signal }),
   });
@@ -98,7 +105,11 @@ function sessionIdOf(option: CompactionMiddlewareOptions['sessionId'], params: C
 /**
  * A Vercel AI SDK language model middleware that compacts the prompt before every model call
  * (`transformParams`), with the call's tool schemas counted. Works with `generateText`,
- * `streamText` and agents, over any provider; tool calls and their results stay together.
+ * `streamText`, `generateObject` and agents, over any provider; tool calls and their results
+ * stay together. Each response's `usage.inputTokens` goes to `manager.recordUsage`
+ * (`wrapGenerate`, and the `finish` part of a stream); a rejection for length
+ * (`context_length_exceeded`, "prompt is too long", HTTP 413) is retried once, compacted against
+ * the limit the error reports, with one recovery event; any other error is rethrown unchanged.
  *
  * @example
  * ```ts
@@ -117,25 +128,123 @@ export function compactionMiddleware(
   options: CompactionMiddlewareOptions = {},
 ): LanguageModelMiddleware {
   const { countTools = true } = options;
+  // What each call's compaction started from, for an overflow retry.
+  const calls = new WeakMap<object, CallRecord>();
   return {
     specificationVersion: 'v3',
     async transformParams({ params }) {
       const sessionId = sessionIdOf(options.sessionId, params);
+      const tools = countTools ? callToolSchemas(params.tools) : [];
       const { messages, result } = await compactMessages(manager, sessionId, params.prompt, {
         kind: 'prompt',
-        ...(countTools ? { tools: callToolSchemas(params.tools) } : {}),
+        tools,
         ...(params.abortSignal === undefined ? {} : { signal: params.abortSignal }),
       });
       options.onCompaction?.(result, sessionId);
-      return { ...params, prompt: messages };
+      const transformed = { ...params, prompt: messages };
+      calls.set(transformed, { sessionId, prompt: params.prompt, tools, sentTokens: result.tokensAfter });
+      return transformed;
+    },
+    async wrapGenerate({ doGenerate, params, model }) {
+      const record = calls.get(params);
+      try {
+        return fedUsage(await doGenerate(), manager, record);
+      } catch (error) {
+        const retry = await retryParams(manager, params, record, error);
+        return fedUsage(await model.doGenerate(retry), manager, record);
+      }
+    },
+    async wrapStream({ doStream, params, model }) {
+      const record = calls.get(params);
+      let result: Awaited<ReturnType<typeof doStream>>;
+      try {
+        result = await doStream();
+      } catch (error) {
+        result = await model.doStream(await retryParams(manager, params, record, error));
+      }
+      if (!record) return result;
+      const feed = new TransformStream<StreamPart, StreamPart>({
+        transform(part, controller) {
+          if (part.type === 'finish') feedV3Usage(manager, record.sessionId, part.usage);
+          controller.enqueue(part);
+        },
+      });
+      return { ...result, stream: result.stream.pipeThrough(feed) };
     },
   };
+}
+
+type Middleware = Required<LanguageModelMiddleware>;
+type GenerateResult = Awaited<ReturnType<Parameters<Middleware['wrapGenerate']>[0]['doGenerate']>>;
+type StreamPart =
+  Awaited<ReturnType<Parameters<Middleware['wrapStream']>[0]['doStream']>>['stream'] extends ReadableStream<
+    infer P
+  >
+    ? P
+    : never;
+
+interface CallRecord {
+  sessionId: string;
+  prompt: CallOptions['prompt'];
+  tools: unknown[];
+  sentTokens: number;
+}
+
+/** Feeds an AI SDK usage object (`inputTokens.total`, or a number in older providers). */
+function feedV3Usage(manager: CompactManager, sessionId: string, usage: unknown): void {
+  const input = (usage as { inputTokens?: unknown } | undefined)?.inputTokens;
+  const total = typeof input === 'number' ? input : (input as { total?: unknown } | undefined)?.total;
+  if (typeof total === 'number') feedUsage(manager, sessionId, { inputTokens: total });
+}
+
+function fedUsage(
+  result: GenerateResult,
+  manager: CompactManager,
+  record: CallRecord | undefined,
+): GenerateResult {
+  if (record) feedV3Usage(manager, record.sessionId, result.usage);
+  return result;
+}
+
+/** The parameters of the one retry after a rejection for length; rethrows anything else. */
+async function retryParams(
+  manager: CompactManager,
+  params: CallOptions,
+  record: CallRecord | undefined,
+  error: unknown,
+): Promise<CallOptions> {
+  const overflow = contextOverflowOf(error);
+  if (!overflow || !record) throw error;
+  const chat = aiSdkToChat(record.prompt as unknown as readonly AiSdkMessage[]);
+  try {
+    const { result } = await compactForRetry(
+      manager,
+      record.sessionId,
+      chat,
+      {
+        format: 'openai-chat',
+        ...(record.tools.length > 0 ? { tools: record.tools } : {}),
+        ...(params.abortSignal === undefined ? {} : { signal: params.abortSignal }),
+      },
+      { overflow, sentTokens: record.sentTokens, integration: 'ai-sdk' },
+    );
+    return { ...params, prompt: chatToAiSdk(result.messages, 'prompt') as unknown as CallOptions['prompt'] };
+  } catch (compactError) {
+    // Even the tighter budget cannot hold the request: the provider's error is the one to see.
+    if (compactError instanceof CompactError) throw error;
+    throw compactError;
+  }
 }
 
 /** Options of {@link compactionPrepareStep}. */
 export interface CompactionPrepareStepOptions {
   /** The manager's session id. */
   sessionId: string;
+  /**
+   * The `system` prompt (or agent `instructions`) of the call: `prepareStep` never sees it, so
+   * pass it here to have it counted.
+   */
+  system?: string;
   /** Tool schemas to count (e.g. `callToolSchemas` of your tools' JSON schemas). */
   tools?: readonly unknown[];
   /** Called after each compaction check. */
@@ -143,21 +252,34 @@ export interface CompactionPrepareStepOptions {
 }
 
 /**
+ * What {@link compactionPrepareStep} returns: a `prepareStep` that fits every `generateText`,
+ * `streamText` and `ToolLoopAgent`, whatever their tools (it can be stored in a variable).
+ */
+export type CompactionPrepareStep = (options: {
+  messages: ModelMessage[];
+  steps?: readonly { usage?: { inputTokens?: number | undefined } }[];
+}) => Promise<{ messages: ModelMessage[] }>;
+
+/**
  * A `prepareStep` function for `generateText` / `streamText` / `ToolLoopAgent` that compacts
  * the messages of each step (when the model cannot be wrapped, or to compact the step's
- * `ModelMessage[]` rather than the provider prompt).
+ * `ModelMessage[]` rather than the provider prompt). The previous step's reported input tokens
+ * go to `manager.recordUsage`. It cannot retry a rejected call: use {@link compactionMiddleware}
+ * for overflow recovery.
  *
  * @example
  * ```ts
- * await generateText({ model, tools, messages, stopWhen: stepCountIs(20),
- *   prepareStep: compactionPrepareStep(manager, { sessionId: 'chat-42' }) });
+ * const prepareStep = compactionPrepareStep(manager, { sessionId: 'chat-42', system });
+ * await generateText({ model, system, tools, messages, stopWhen: stepCountIs(20), prepareStep });
  * ```
  */
-export function compactionPrepareStep<TOOLS extends Record<string, Tool> = Record<string, Tool>>(
+export function compactionPrepareStep(
   manager: CompactManager,
   options: CompactionPrepareStepOptions,
-): PrepareStepFunction<TOOLS> {
-  return async ({ messages }) => {
+): CompactionPrepareStep {
+  return async ({ messages, steps }) => {
+    const last = steps?.at(-1)?.usage?.inputTokens;
+    if (typeof last === 'number') feedUsage(manager, options.sessionId, { inputTokens: last });
     const { messages: compacted, result } = await compactMessages<ModelMessage>(
       manager,
       options.sessionId,
@@ -165,6 +287,7 @@ export function compactionPrepareStep<TOOLS extends Record<string, Tool> = Recor
       {
         kind: 'model-messages',
         ...(options.tools ? { tools: options.tools } : {}),
+        ...(options.system ? { system: options.system } : {}),
       },
     );
     options.onCompaction?.(result, options.sessionId);

@@ -9,6 +9,7 @@ export {
 } from './ai-sdk-messages.js';
 export {
   type CompactionMiddlewareOptions,
+  type CompactionPrepareStep,
   type CompactionPrepareStepOptions,
   type CompactMessagesOptions,
   callToolSchemas,

@@ -1,15 +1,12 @@
 export {
   type CompactThreadHistoryArgs,
   compactThreadHistory,
-  DEFAULT_ANTHROPIC_MAX_CONTEXT_TOKENS,
-  DEFAULT_COMPACTION_TIMEOUT_MS,
-  DEFAULT_THREAD_TRIGGER,
   type HistoryMessage,
-  resolveMaxContextTokens,
-  shouldTriggerCompaction,
   THREAD_SUMMARY_SYSTEM_PROMPT,
-  type ThreadCompactionResult,
+  type ThreadMessageLike,
+  type UserTurn,
 } from './compact-thread-history.js';
+export { feedAnthropicUsage } from './compacting-messages.js';
 export {
   type AnthropicRecallTool,
   type AnthropicRecallToolDefinition,
@@ -18,4 +15,4 @@ export {
   type AnthropicToolUseBlock,
   recallToolDefinition,
 } from './recall-tool.js';
-export { type WithCompactionOptions, withCompaction } from './with-compaction.js';
+export { type AnthropicMessage, type WithCompactionOptions, withCompaction } from './with-compaction.js';

@@ -1,8 +1,16 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import type { CompactionResult, CompactManager } from '../../core/compact-manager.js';
 import { CompactError } from '../../core/errors.js';
+import type { WithMeta } from '../../core/message.js';
+import { compactingMessages, type MessagesCallContext } from './compacting-messages.js';
 
 type CreateParams = Anthropic.Messages.MessageCreateParams;
+
+/**
+ * An Anthropic message with the optional `meta` the manager reads (`{ protected: true }` pins
+ * it); `meta` is stripped before the request is sent.
+ */
+export type AnthropicMessage = WithMeta<Anthropic.MessageParam>;
 
 /** Options of {@link withCompaction}. */
 export interface WithCompactionOptions {
@@ -30,16 +38,21 @@ function sessionIdOf(option: WithCompactionOptions['sessionId'], params: CreateP
 }
 
 /**
- * Wraps an Anthropic client so that every `messages.create` call is compacted by the manager
- * first (system prompt and tool schemas counted; `tool_use` / `tool_result` pairs kept
- * together). Everything else on the client is untouched. The wrapped `create` returns a plain
- * promise (`.withResponse()` is not available on it); streaming with `stream: true` works.
+ * Wraps an Anthropic client so that every request that sends messages is compacted by the
+ * manager first (system prompt and tool schemas counted; `tool_use` / `tool_result` pairs kept
+ * together): `messages.create` (plain, `stream: true`, `.withResponse()`, `.asResponse()`),
+ * `messages.stream()`, `messages.parse()` and the same on `beta.messages`. The SDK's return
+ * types are untouched. Each response's reported input tokens (cache included) go to
+ * `manager.recordUsage`; a rejection for length ("prompt is too long", HTTP 413) is retried
+ * once, compacted against the limit the error reports, with one `compact.overflow_recovery`
+ * event; any other error surfaces unchanged. Everything else on the client is untouched.
  *
  * @example
  * ```ts
  * import Anthropic from '@anthropic-ai/sdk';
  * const anthropic = withCompaction(new Anthropic(), manager, { sessionId: threadTs });
  * const reply = await anthropic.messages.create({ model, system, max_tokens: 4096, messages, tools });
+ * const stream = anthropic.messages.stream({ model, max_tokens: 4096, messages });
  * ```
  */
 export function withCompaction<C extends Pick<Anthropic, 'messages'>>(
@@ -59,28 +72,29 @@ export function withCompaction<C extends Pick<Anthropic, 'messages'>>(
       },
     );
   }
-  const messages = client.messages;
-  const create = async (params: CreateParams, requestOptions?: Anthropic.RequestOptions) => {
-    const sessionId = sessionIdOf(options.sessionId, params);
-    const result = await manager.compact(sessionId, params.messages, {
-      format: 'anthropic',
-      ...(params.system === undefined ? {} : { system: params.system }),
-      ...(params.tools ? { tools: params.tools } : {}),
-      ...(requestOptions?.signal ? { signal: requestOptions.signal } : {}),
-    });
-    options.onCompaction?.(result as CompactionResult<unknown>, sessionId);
-    return messages.create({ ...params, messages: result.messages } as CreateParams, requestOptions);
+  const context: MessagesCallContext = {
+    manager,
+    sessionId: (params) => sessionIdOf(options.sessionId, params as unknown as CreateParams),
+    onCompaction: options.onCompaction,
   };
-  const wrappedMessages = new Proxy(messages, {
-    get(target, property) {
-      if (property === 'create') return create;
-      const value = Reflect.get(target, property, target);
-      return typeof value === 'function' ? value.bind(target) : value;
-    },
-  });
+  const messages = compactingMessages(client.messages, context);
+  const original = client as unknown as { beta?: { messages?: object } };
+  const betaMessages =
+    original.beta?.messages === undefined ? undefined : compactingMessages(original.beta.messages, context);
+  const beta =
+    original.beta === undefined
+      ? undefined
+      : new Proxy(original.beta, {
+          get(target, property) {
+            if (property === 'messages') return betaMessages;
+            const value = Reflect.get(target, property, target);
+            return typeof value === 'function' ? value.bind(target) : value;
+          },
+        });
   return new Proxy(client, {
     get(target, property) {
-      if (property === 'messages') return wrappedMessages;
+      if (property === 'messages') return messages;
+      if (property === 'beta' && beta !== undefined) return beta;
       const value = Reflect.get(target, property, target);
       return typeof value === 'function' ? value.bind(target) : value;
     },

@@ -1,8 +1,10 @@
 import type { CallModelInputFilter, CallModelInputFilterArgs, ModelInputData } from '@openai/agents';
 import type { CompactManager } from '../../core/compact-manager.js';
 import { CompactError } from '../../core/errors.js';
+import { summaryVersionOf } from '../../core/message.js';
 import { compactWithEvents, describeCompaction } from '../compact-with-events.js';
 import { withCompactionSpan } from './agents-tracing.js';
+import { rememberFilteredCall } from './compaction-model-provider.js';
 
 /** Options of {@link compactionInputFilter}. */
 export interface CompactionInputFilterOptions<TContext = unknown> {
@@ -22,6 +24,81 @@ export interface CompactionInputFilterOptions<TContext = unknown> {
    * @default 'agent.compaction'
    */
   spanName?: string;
+}
+
+let filterCalls = 0;
+/** How many times any compaction input filter ran (lets a session tell it is used with one). */
+export function filterCallCount(): number {
+  return filterCalls;
+}
+
+const sessionSummaries = new WeakMap<CompactManager, Map<string, string>>();
+const REMEMBERED_SUMMARIES = 256;
+
+/**
+ * Records that `summaryText` is the summary of the manager session `sessionId` (a
+ * `CompactionSession`'s view), so a filter that meets it in a run's input compacts under that
+ * session rather than writing a second summary beside it.
+ */
+export function registerSessionSummary(
+  manager: CompactManager,
+  summaryText: string,
+  sessionId: string,
+): void {
+  let known = sessionSummaries.get(manager);
+  if (!known) {
+    known = new Map();
+    sessionSummaries.set(manager, known);
+  }
+  known.delete(summaryText);
+  known.set(summaryText, sessionId);
+  if (known.size > REMEMBERED_SUMMARIES) known.delete(known.keys().next().value as string);
+}
+
+function itemText(item: unknown): string | undefined {
+  const content = (item as { content?: unknown } | null)?.content;
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content)) {
+    const first = content[0] as { text?: unknown } | undefined;
+    return typeof first?.text === 'string' ? first.text : undefined;
+  }
+  return undefined;
+}
+
+/**
+ * Keeps only the newest summary item. A session's view (`getItems`) carries summary vN; a
+ * compaction of the run's input writes vN+1, which folds vN in, so vN must not be sent beside
+ * it (see the report on the manager keeping it).
+ */
+export function dropStaleSummaries<T>(items: readonly T[]): T[] {
+  let newest = -1;
+  let newestVersion = -1;
+  let count = 0;
+  items.forEach((item, k) => {
+    const version = summaryVersionOf(itemText(item) ?? '');
+    if (version === undefined) return;
+    count++;
+    if (version > newestVersion) {
+      newest = k;
+      newestVersion = version;
+    }
+  });
+  if (count < 2) return [...items];
+  return items.filter((item, k) => k === newest || summaryVersionOf(itemText(item) ?? '') === undefined);
+}
+
+/** The manager session whose summary `input` carries, when a `CompactionSession` wrote it. */
+function summaryOwner(manager: CompactManager, input: readonly unknown[]): string | undefined {
+  const known = sessionSummaries.get(manager);
+  if (!known) return undefined;
+  for (const item of input) {
+    const text = itemText(item);
+    if (text?.startsWith('<COMPACT-SUMMARY v')) {
+      const owner = known.get(text);
+      if (owner !== undefined) return owner;
+    }
+  }
+  return undefined;
 }
 
 const toolSchemaCache = new WeakMap<object, { source: readonly unknown[]; schemas: unknown[] }>();
@@ -85,8 +162,11 @@ export function compactionInputFilter<TContext = unknown>(
 ): CallModelInputFilter<TContext> {
   const { countTools = true, spanName = 'agent.compaction' } = options;
   const filter = async (args: CallModelInputFilterArgs<TContext>): Promise<ModelInputData> => {
+    filterCalls++;
     const { modelData, agent } = args;
-    const sessionId = await resolveSessionId(options.sessionId, args);
+    // A session's view already holds its summary: compact under that session, never beside it.
+    const sessionId =
+      summaryOwner(manager, modelData.input) ?? (await resolveSessionId(options.sessionId, args));
     return withCompactionSpan(spanName, async (placement) => {
       const { result, events } = await compactWithEvents(manager, sessionId, modelData.input, {
         format: 'openai-responses',
@@ -95,8 +175,17 @@ export function compactionInputFilter<TContext = unknown>(
         ...(countTools ? { tools: agentToolSchemas(agent) } : {}),
         ...placement,
       });
+      const sent = dropStaleSummaries(result.messages);
+      rememberFilteredCall(sent, {
+        manager,
+        sessionId,
+        input: modelData.input,
+        sentTokens: result.tokensAfter,
+        ...(modelData.instructions ? { instructions: modelData.instructions } : {}),
+        ...(countTools ? { tools: agentToolSchemas(agent) } : {}),
+      });
       return {
-        value: { ...modelData, input: result.messages },
+        value: { ...modelData, input: sent },
         data: describeCompaction(sessionId, result, events),
       };
     });

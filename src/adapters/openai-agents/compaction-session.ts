@@ -9,9 +9,16 @@ import type {
 import type { CompactionResult, CompactManager } from '../../core/compact-manager.js';
 import { CompactError } from '../../core/errors.js';
 import { openaiResponsesCodec } from '../../core/formats/openai-responses.js';
+import type { WithMeta } from '../../core/message.js';
 import { compactWithEvents, describeCompaction, summaryEventOf } from '../compact-with-events.js';
 import { loadAgents, withCompactionSpan } from './agents-tracing.js';
-import { compactionInputFilter } from './compaction-input-filter.js';
+import { compactionInputFilter, filterCallCount, registerSessionSummary } from './compaction-input-filter.js';
+
+/**
+ * An Agents SDK input item with the optional `meta` the manager reads (`{ protected: true }`
+ * pins it); `meta` is stripped from what the model receives.
+ */
+export type AgentItem = WithMeta<AgentInputItem>;
 
 /** Options of {@link CompactionSession}. */
 export interface CompactionSessionOptions {
@@ -94,7 +101,7 @@ export function boundaryAwareTail(items: readonly AgentInputItem[], limit?: numb
  *
  * const manager = new CompactManager({ model: 'gpt-4o', maxContextTokens: 128_000 });
  * const session = new CompactionSession({ session: new MemorySession(), manager });
- * await run(agent, 'Hello', { session, callModelInputFilter: session.inputFilter() });
+ * await run(agent, 'Hello', session.runOptions()); // the session and its input filter
  * ```
  */
 export class CompactionSession implements OpenAIResponsesCompactionAwareSession {
@@ -105,6 +112,8 @@ export class CompactionSession implements OpenAIResponsesCompactionAwareSession 
   readonly #options: CompactionSessionOptions;
   #sessionId: Promise<string> | undefined;
   #last: CompactionResult<AgentInputItem> | undefined;
+  #filterCallsSeen = filterCallCount();
+  #warned = false;
 
   constructor(options: CompactionSessionOptions) {
     if (!options?.session || typeof options.session.getItems !== 'function') {
@@ -140,6 +149,17 @@ export class CompactionSession implements OpenAIResponsesCompactionAwareSession 
     return compactionInputFilter<TContext>(this.manager, {
       sessionId: () => this.compactionSessionId(),
     });
+  }
+
+  /**
+   * The options that keep every model call of a run inside the window: this session and its
+   * input filter. `run(agent, input, session.runOptions())`.
+   */
+  runOptions<TContext = unknown>(): {
+    session: CompactionSession;
+    callModelInputFilter: CallModelInputFilter<TContext>;
+  } {
+    return { session: this, callModelInputFilter: this.inputFilter<TContext>() };
   }
 
   async getSessionId(): Promise<string> {
@@ -180,6 +200,7 @@ export class CompactionSession implements OpenAIResponsesCompactionAwareSession 
    * (added to the run's usage), or `null` when nothing was compacted or no model was called.
    */
   async runCompaction(args?: OpenAIResponsesCompactionArgs): Promise<OpenAIResponsesCompactionResult | null> {
+    this.#warnWithoutFilter();
     const raw = await this.underlying.getItems();
     if (raw.length === 0) return null;
     const { result, usage } = await this.#compactTraced(raw, args?.force === true);
@@ -209,6 +230,21 @@ export class CompactionSession implements OpenAIResponsesCompactionAwareSession 
     };
   }
 
+  /**
+   * The runner hands the model its own in-memory items during a run, not the session's view:
+   * without an input filter, one long run can exceed the window. Said once per session.
+   */
+  #warnWithoutFilter(): void {
+    const calls = filterCallCount();
+    const filtered = calls !== this.#filterCallsSeen;
+    this.#filterCallsSeen = calls;
+    if (filtered || this.#warned) return;
+    this.#warned = true;
+    console.warn(
+      '[agent-compaction] CompactionSession without its input filter compacts between runs only: the model calls of one long run can exceed the window. Run with session.runOptions() (or pass callModelInputFilter: session.inputFilter()).',
+    );
+  }
+
   async #compact(raw: AgentInputItem[], force: boolean): Promise<CompactionResult<AgentInputItem>> {
     return (await this.#compactTraced(raw, force)).result;
   }
@@ -231,6 +267,7 @@ export class CompactionSession implements OpenAIResponsesCompactionAwareSession 
         ...placement,
       });
       this.#last = result;
+      if (result.summary) registerSessionSummary(this.manager, result.summary.text, sessionId);
       const usage = summaryEventOf(events)?.properties.usage;
       return {
         value: usage ? { result, usage } : { result },

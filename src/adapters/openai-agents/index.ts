@@ -3,6 +3,18 @@ export {
   agentToolSchemas,
   type CompactionInputFilterOptions,
   compactionInputFilter,
+  dropStaleSummaries,
 } from './compaction-input-filter.js';
-export { boundaryAwareTail, CompactionSession, type CompactionSessionOptions } from './compaction-session.js';
+export {
+  CompactionModel,
+  CompactionModelProvider,
+  type FilteredCall,
+  rememberFilteredCall,
+} from './compaction-model-provider.js';
+export {
+  type AgentItem,
+  boundaryAwareTail,
+  CompactionSession,
+  type CompactionSessionOptions,
+} from './compaction-session.js';
 export { type AgentsRecallToolOptions, recallTool } from './recall-tool.js';

@@ -3,7 +3,13 @@ import { UsageCalibration } from './counting/usage-calibration.js';
 import { EmbeddedSummarizer } from './embedded-summarizer.js';
 import { CompactError, invalidConfig } from './errors.js';
 import { EventBus, type OperationContext } from './event-bus.js';
-import type { CompactEventListener, CompactEventName, TokenBreakdown } from './events.js';
+import type {
+  CompactEvent,
+  CompactEventListener,
+  CompactEventName,
+  CompactEventProperties,
+  TokenBreakdown,
+} from './events.js';
 import { newSpanId } from './events.js';
 import { detectFormat, MESSAGE_CODECS } from './formats/detect-format.js';
 import type { MessageCodec } from './formats/message-codec.js';
@@ -150,6 +156,26 @@ export class CompactManager {
   /** The token count at which compaction triggers: `triggerPct x maxContextTokens`. */
   get triggerTokens(): number {
     return Math.floor(this.policy.triggerPct * this.maxContextTokens);
+  }
+
+  /**
+   * Emits one event for a session from an integration (for example
+   * `compact.overflow_recovery`): redacted and exported like the manager's own events.
+   */
+  emit<N extends CompactEventName>(
+    sessionId: string,
+    name: N,
+    properties: CompactEventProperties[N],
+    options: { traceId?: string; parentSpanId?: string } = {},
+  ): CompactEvent<N> {
+    const context = {
+      sessionId,
+      operationId: newSpanId(),
+      traceId: options.traceId ?? sessionId,
+      parentId: options.parentSpanId,
+      archived: undefined,
+    };
+    return this.#bus.emit(context, name, properties, { start: Date.now() });
   }
 
   /**

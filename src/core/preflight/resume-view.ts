@@ -108,6 +108,16 @@ function acceptedSummary(
   return undefined;
 }
 
+/**
+ * An older summary of this session still in the caller's history (an SDK session that keeps
+ * its own items, e.g. v2 while the store holds v3): the stored summary supersedes it, so it
+ * is dropped rather than sent beside the new one.
+ */
+function isStaleSummary(item: IndexedMessage, state: SessionState | undefined): boolean {
+  const version = item.entry.summaryVersion;
+  return version !== undefined && state?.summary !== undefined && version < state.version;
+}
+
 function addTokens(sums: SessionView['sums'], role: string, tokens: number): void {
   if (role === 'system') sums.system += tokens;
   else if (role === 'developer') sums.developer += tokens;
@@ -147,7 +157,7 @@ export function buildView(context: ViewContext): SessionView {
   const pinnedFlags: boolean[] = [];
   const pinnedRounds = new Set<number>();
   for (const item of items) {
-    if (item === summaryItem || coveredIds.has(item.id)) continue;
+    if (item === summaryItem || coveredIds.has(item.id) || isStaleSummary(item, effective)) continue;
     const pinned =
       isPinned(item.entry, rule) ||
       pinnedIds.has(item.id) ||

@@ -63,9 +63,13 @@ export function textSignal(text: string, source: Unit['source'], agentic: boolea
 }
 
 /** The signal multiplier of a tool fact unit. */
-export function toolSignal(tool: NonNullable<Unit['tool']>): number {
+export function toolSignal(tool: NonNullable<Unit['tool']>, text: string): number {
   if (tool.scratch) return 0.05;
   let m = 1.5;
+  // Ids the result reveals (not those the call was given) are what later steps need.
+  const arrow = text.indexOf(' → ');
+  const given = text.slice(0, Math.max(0, arrow));
+  if (arrow >= 0 && findIdentifiers(text.slice(arrow), 8).some((f) => !given.includes(f.text))) m *= 2;
   if (tool.stateChanging) m *= 1.8;
   if (tool.failed) m *= 2;
   if (tool.superseded) m *= 0.2;
@@ -79,6 +83,16 @@ export interface ScoreOptions {
 }
 
 const NUMERIC = /^[\d.,:/-]+$/;
+const LETTER = /\p{L}/u;
+
+/**
+ * Bare numbers (counters, line numbers, log fields) are rare by chance: they count less.
+ * Codes mixing letters and digits (ids, keys, versions) count double.
+ */
+export function wordWeight(word: string): number {
+  if (NUMERIC.test(word)) return 0.3;
+  return /\d/.test(word) && LETTER.test(word) ? 2 : 1;
+}
 const normalize = (text: string) => text.replace(/\s+/g, ' ').trim().toLowerCase();
 
 /**
@@ -96,9 +110,8 @@ export function scoreUnits(units: Unit[], options: ScoreOptions): Map<string, nu
       continue;
     }
     let rarity = 0;
-    // Bare numbers (counters, line numbers, log fields) are rare by chance: they count less.
-    for (const word of unit.words) rarity += (idf.get(word) ?? 0) * (NUMERIC.test(word) ? 0.3 : 1);
-    const signal = unit.tool ? toolSignal(unit.tool) : textSignal(unit.text, unit.source, options.agentic);
+    for (const word of unit.words) rarity += (idf.get(word) ?? 0) * wordWeight(word);
+    const signal = unit.tool ? toolSignal(unit.tool, unit.text) : textSignal(unit.text, unit.source, options.agentic);
     const recency = 1 + 0.15 * Math.max(0, unit.order / maxOrder);
     unit.value = rarity * signal * recency;
   }

@@ -37,7 +37,7 @@ const NAME_KEY = /^(?:name|title|path|file|filename|url|branch|query|pattern|com
 const STATE_VERBS = new Set(
   `create update delete remove cancel modify change exchange return refund book reserve send transfer pay charge set add
 write edit apply submit place post put patch insert commit push merge deploy move rename replace save upload publish
-approve reject assign close open reopen revert reset restart stop start kill install uninstall run execute`.split(/\s+/),
+approve reject assign close reopen revert reset restart kill install uninstall`.split(/\s+/),
 );
 const SCRATCH = /^(?:think|thought|thinking|scratchpad|scratch|reason|reasoning|plan|planning|reflect|note|notes|todo_?write)$/i;
 const FAILURE =
@@ -190,9 +190,9 @@ export function outcome(output: string | undefined, isError = false): { text: st
     return { text: fields || (Array.isArray(parsed) ? `${parsed.length} items` : 'ok'), failed: false };
   }
   const first = wordsUpTo(lines.find((l) => l.trim()) ?? '', 120);
-  const ids = findIdentifiers(output, 12)
-    .map((f) => f.text)
-    .filter((id) => !first.includes(id));
+  const ids = [...new Set(findIdentifiers(output, 24).map((f) => f.text.replace(/:\d+$/, '')))]
+    .filter((id) => !first.includes(id))
+    .slice(0, 8);
   const withIds = ids.length > 0 ? `${first}${first ? ' ' : ''}[${joinFitting(ids, MAX_OUTCOME_CHARS - first.length)}]` : first;
   return { text: withIds || '(empty result)', failed: false };
 }

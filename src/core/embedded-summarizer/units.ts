@@ -48,7 +48,8 @@ export function contentWords(text: string): string[] {
   const out = new Set<string>();
   for (const match of text.matchAll(WORD)) {
     let word = match[0].toLowerCase();
-    if (word.length > 30) continue;
+    // Long words are blobs, unless they are codes (a UUID is 36 characters).
+    if (word.length > 30 && (word.length > MAX_WORD_CHARS || !/\d/.test(word))) continue;
     if (word.endsWith("'s") || word.endsWith('’s')) word = word.slice(0, -2);
     word = word.replace(/[’]/g, "'").replace(/[-'_]+$/, '');
     if (!word) continue;

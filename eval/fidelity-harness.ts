@@ -4,6 +4,8 @@
  * still see (the summary plus the messages kept verbatim).
  */
 import { CompactManager } from '../src/core/compact-manager.js';
+import { tokenCounterFor } from '../src/core/token-counter.js';
+import { compactDirect } from './direct-compaction.js';
 import { isCompactError } from '../src/core/errors.js';
 import { STRATEGY_NAMES, type StrategyName, type Summarizer } from '../src/core/summarizer.js';
 import type { FidelitySession, KeyFact } from './planted-session.js';
@@ -13,7 +15,11 @@ export type CompactionMode =
   /** One compaction of the whole history (`manualCompact`). */
   | 'one-shot'
   /** `preflight` before every model call as the history grows: repeated compactions that merge the previous summary. */
-  | 'rolling';
+  | 'rolling'
+  /** The summarizer alone, no manager: the older messages folded once, the latest kept verbatim. */
+  | 'direct'
+  /** The summarizer alone, folding as the history grows (the previous summary merged each time). */
+  | 'direct-rolling';
 
 /** A summarizer under test. */
 export interface SummarizerUnderTest {
@@ -74,6 +80,8 @@ export interface FidelityRun {
   /** Facts whose message was folded into the summary (the summarizer's share of the job). */
   summarizedFacts: number;
   retainedSummarized: number;
+  /** Facts a sliding window of the same size keeps (the latest messages within `contextTokens`). */
+  windowRetained: number;
   /** Probes of the facts that were lost. */
   missing: string[];
   /** Which summarizer wrote the final summary (differs from `summarizer` after a fallback). */
@@ -102,6 +110,10 @@ export interface FidelityRow {
   retainedSummarized: number;
   /** `retainedSummarized / summarizedFacts` (1 when none were summarized). */
   summarizedShare: number;
+  /** Facts a same-size sliding window keeps. */
+  windowRetained: number;
+  /** `windowRetained / facts`. */
+  windowShare: number;
   meanSummaryTokens: number;
   failures: number;
   errors: number;
@@ -140,6 +152,30 @@ export function assertFactsPresent(session: FidelitySession): void {
     if (!factPresent(fact, raw))
       throw new Error(`${session.name}: fact ${fact.id} (${fact.probes.join(' | ')}) is not in the history`);
   }
+}
+
+/**
+ * A sliding window of the same size: the system messages plus the longest tail of the
+ * other messages whose estimate stays within `tokens` (a tail never opens on a tool result).
+ */
+export function slidingWindow(
+  messages: readonly Record<string, unknown>[],
+  tokens: number,
+  estimate: (messages: Record<string, unknown>[]) => number,
+): Record<string, unknown>[] {
+  const pinned = messages.filter((m) => m.role === 'system' || m.role === 'developer');
+  const rest = messages.filter((m) => m.role !== 'system' && m.role !== 'developer');
+  const fits = (start: number) => estimate([...pinned, ...rest.slice(start)]) <= tokens;
+  let low = 0;
+  let high = rest.length;
+  while (low < high) {
+    const mid = (low + high) >> 1;
+    if (fits(mid)) high = mid;
+    else low = mid + 1;
+  }
+  let start = low;
+  while (start < rest.length && rest[start]!.role === 'tool') start++;
+  return [...pinned, ...rest.slice(start)];
 }
 
 function withIds(messages: readonly Record<string, unknown>[]): Record<string, unknown>[] {
@@ -195,6 +231,10 @@ async function runOnce(config: RunConfig): Promise<FidelityRun> {
   const sessionId = `${config.set}/${session.name}`;
   let output: unknown[];
   let contextTokens: number;
+  if (mode === 'direct' || mode === 'direct-rolling') {
+    await manager.shutdown();
+    return directRun(config, { rawTokens, pinnedTokens, contextBudget, maxSummaryTokens, probe });
+  }
   if (mode === 'one-shot') {
     const result = await manager.manualCompact(sessionId, messages);
     output = result.messages;
@@ -213,6 +253,10 @@ async function runOnce(config: RunConfig): Promise<FidelityRun> {
   const covered = new Set(state?.coveredIds ?? []);
   await manager.shutdown();
   const text = normalize(contextText(output));
+  const window = normalize(
+    contextText(slidingWindow(session.messages, contextTokens, (m) => probe.estimate(m).total)),
+  );
+  const windowRetained = session.facts.filter((fact) => factPresent(fact, window)).length;
   const missing: string[] = [];
   let retained = 0;
   let summarizedFacts = 0;
@@ -246,9 +290,69 @@ async function runOnce(config: RunConfig): Promise<FidelityRun> {
     retained,
     summarizedFacts,
     retainedSummarized,
+    windowRetained,
     missing,
     ...(summary ? { writtenBy: summary.summarizer } : {}),
     errors,
+  };
+}
+
+/** Counts what a run kept: facts in the compacted context, in the window, among the folded messages. */
+function tally(session: FidelitySession, output: readonly unknown[], window: readonly unknown[], folded: (index: number) => boolean) {
+  const text = normalize(contextText(output));
+  const windowText = normalize(contextText(window));
+  const missing: string[] = [];
+  let retained = 0;
+  let summarizedFacts = 0;
+  let retainedSummarized = 0;
+  let windowRetained = 0;
+  for (const fact of session.facts) {
+    const present = factPresent(fact, text);
+    if (present) retained++;
+    else missing.push(fact.probes.join(' + '));
+    if (factPresent(fact, windowText)) windowRetained++;
+    if (folded(fact.messageIndex)) {
+      summarizedFacts++;
+      if (present) retainedSummarized++;
+    }
+  }
+  return { retained, summarizedFacts, retainedSummarized, windowRetained, missing };
+}
+
+async function directRun(
+  config: RunConfig,
+  sizes: { rawTokens: number; pinnedTokens: number; contextBudget: number; maxSummaryTokens: number; probe: CompactManager },
+): Promise<FidelityRun> {
+  const { probe, pinnedTokens } = sizes;
+  const counter = tokenCounterFor(config.model);
+  const result = await compactDirect({
+    messages: config.session.messages,
+    budget: sizes.contextBudget - pinnedTokens,
+    share: config.share,
+    summarizer: config.under.summarizer,
+    rolling: config.mode === 'direct-rolling',
+    countTokens: (text) => counter.countText(text),
+    estimate: (messages) => probe.estimate(messages).total,
+  });
+  const contextTokens = pinnedTokens + result.contextTokens;
+  const window = slidingWindow(config.session.messages, contextTokens, (m) => probe.estimate(m).total);
+  return {
+    set: config.set,
+    session: config.session.name,
+    strategy: config.strategy,
+    summarizer: config.under.label,
+    mode: config.mode,
+    targetRatio: config.ratio,
+    rawTokens: sizes.rawTokens,
+    contextTokens,
+    pinnedTokens,
+    ratio: (sizes.rawTokens - pinnedTokens) / Math.max(1, result.contextTokens),
+    summaryTokens: result.summaryTokens,
+    maxSummaryTokens: Math.floor((sizes.contextBudget - pinnedTokens) * config.share),
+    compactions: result.compactions,
+    facts: config.session.facts.length,
+    ...tally(config.session, result.output, window, (index) => result.folded.has(index)),
+    errors: 0,
   };
 }
 
@@ -307,6 +411,7 @@ export async function runFidelity(options: FidelityOptions): Promise<FidelityRun
                 retained: 0,
                 summarizedFacts: 0,
                 retainedSummarized: 0,
+                windowRetained: 0,
                 missing: [],
                 errors: 0,
                 failure: lastError instanceof Error ? lastError.message : String(lastError),
@@ -344,6 +449,8 @@ export function aggregateRuns(runs: readonly FidelityRun[]): FidelityRow[] {
           summarizedFacts: 0,
           retainedSummarized: 0,
           summarizedShare: 1,
+          windowRetained: 0,
+          windowShare: 0,
           meanSummaryTokens: 0,
           failures: 0,
           errors: 0,
@@ -365,6 +472,7 @@ export function aggregateRuns(runs: readonly FidelityRun[]): FidelityRow[] {
     row.retained += run.retained;
     row.summarizedFacts += run.summarizedFacts;
     row.retainedSummarized += run.retainedSummarized;
+    row.windowRetained += run.windowRetained;
     row.errors += run.errors;
     if (run.summarizer !== 'embedded' && run.writtenBy === 'embedded') row.fallbacks++;
     entry.raw += run.rawTokens - run.pinnedTokens;
@@ -376,6 +484,7 @@ export function aggregateRuns(runs: readonly FidelityRun[]): FidelityRow[] {
     ratio: context > 0 ? raw / context : 0,
     retainedShare: row.facts > 0 ? row.retained / row.facts : 0,
     summarizedShare: row.summarizedFacts > 0 ? row.retainedSummarized / row.summarizedFacts : 1,
+    windowShare: row.facts > 0 ? row.windowRetained / row.facts : 0,
     meanSummaryTokens: row.sessions > 0 ? summary / row.sessions : 0,
   }));
 }
@@ -393,6 +502,8 @@ export function formatTable(rows: readonly FidelityRow[]): string {
     'ratio',
     'retained',
     'of summarized',
+    'window',
+    'x window',
     'summary tok',
     'runs',
     'notes',
@@ -408,6 +519,8 @@ export function formatTable(rows: readonly FidelityRow[]): string {
     row.sessions > 0
       ? `${pct(row.summarizedShare)} (${row.retainedSummarized}/${row.summarizedFacts})`
       : 'n/a',
+    row.sessions > 0 ? `${pct(row.windowShare)} (${row.windowRetained}/${row.facts})` : 'n/a',
+    row.sessions > 0 && row.windowRetained > 0 ? `${(row.retained / row.windowRetained).toFixed(1)}x` : '-',
     row.sessions > 0 ? String(Math.round(row.meanSummaryTokens)) : '-',
     String(row.sessions),
     [

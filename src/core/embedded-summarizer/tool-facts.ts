@@ -7,7 +7,7 @@
  */
 import type { CompactMessage } from '../message.js';
 import { pairToolCalls } from '../tool-pairing.js';
-import { findIdentifiers } from './key-identifiers.js';
+import { findIdentifiers, identifierKind } from './key-identifiers.js';
 import type { ToolTraits } from './types.js';
 
 /** A tool call with its outcome, ready to become a unit. */
@@ -42,6 +42,8 @@ approve reject assign close reopen revert reset restart kill install uninstall`.
 const SCRATCH = /^(?:think|thought|thinking|scratchpad|scratch|reason|reasoning|plan|planning|reflect|note|notes|todo_?write)$/i;
 const FAILURE =
   /\b(?:error|errors|exception|traceback|fail|failed|failure|fails|failing|denied|not found|refused|timed out|invalid|declined|unauthorized|forbidden|panic|cannot|can't|unable)\b/i;
+/** The placeholder the pipeline leaves for a cleared tool result. */
+const CLEARED = /^\[agent-compaction: output of tool "[^"\n]{0,100}" cleared[^\]\n]{0,80}?(?:recall ref "([\w-]{1,64})")?\]$/;
 const CODE_LINE = /^\s*(?:\d+[:|]|[✓√])|\b(?:throw|raise|new Error|catch|except)\b/;
 
 /** Words of a tool name: `exchange_delivered_order_items` → exchange, delivered, ... */
@@ -89,14 +91,34 @@ function commandValue(value: string): string {
   return words.length === 0 ? '…' : words.join(' ') + (words.join(' ').length < value.trim().length ? ' …' : '');
 }
 
+/** The id field of an element of `key`: `item_id` for `items`, else `id`, else the first id-like key. */
+function idEntry(item: object, key: string): unknown {
+  const singular = key.replace(/ies$/, 'y').replace(/s$/, '');
+  const entries = Object.entries(item);
+  const preferred = [`${singular}_id`, `${singular}Id`, 'id'];
+  for (const name of preferred) {
+    const found = entries.find(([k]) => k === name);
+    if (found) return found[1];
+  }
+  return entries.find(([k]) => ID_KEY.test(k))?.[1];
+}
+
+/** True for an object keyed by ids (`{"credit_card_7719342": {...}, ...}`). */
+function keyedById(value: object): boolean {
+  const keys = Object.keys(value);
+  return keys.length > 0 && keys.filter((k) => identifierKind(k) !== undefined).length * 2 >= keys.length;
+}
+
 /** Ids of an array of objects (or the array's own scalars when they are ids). */
-function arrayIds(list: readonly unknown[]): string[] {
+function arrayIds(list: readonly unknown[], key = ''): string[] {
   const ids: string[] = [];
   for (const item of list) {
     if (item && typeof item === 'object' && !Array.isArray(item)) {
-      const entry = Object.entries(item).find(([k]) => ID_KEY.test(k));
-      const value = entry ? scalar(entry[1]) : undefined;
-      if (value) ids.push(value);
+      const value = scalar(idEntry(item, key));
+      // What the id is for: the element's short name or title, when it has one.
+      const named = (item as { name?: unknown; title?: unknown }).name ?? (item as { title?: unknown }).title;
+      const label = typeof named === 'string' && named.length <= 30 && !named.includes(',') ? `${named} ` : '';
+      if (value) ids.push(`${label}${value}`);
     } else {
       const value = scalar(item);
       if (value) ids.push(value);
@@ -118,9 +140,16 @@ function keyFields(value: unknown, limit: number, prefix = '', depth = 0): strin
     if (CONTACT_KEY.test(key)) continue;
     const name = prefix ? `${prefix}.${key}` : key;
     if (Array.isArray(field)) {
-      const ids = arrayIds(field);
-      if (ids.length > 0 && (ID_KEY.test(key) || field.some((f) => f && typeof f === 'object')))
-        out.push(`${name}=[${ids.slice(0, 12).join(', ')}]`);
+      const ids = arrayIds(field, key);
+      const listed =
+        ID_KEY.test(key) ||
+        field.some((f) => f && typeof f === 'object') ||
+        ids.some((id) => identifierKind(id) !== undefined);
+      if (ids.length > 0 && listed) out.push(`${name}=[${ids.slice(0, 12).join(', ')}]`);
+      continue;
+    }
+    if (field && typeof field === 'object' && keyedById(field)) {
+      out.push(`${name}=[${Object.keys(field).slice(0, 12).join(', ')}]`);
       continue;
     }
     if (field && typeof field === 'object') {
@@ -180,6 +209,9 @@ function wordsUpTo(line: string, limit: number): string {
 /** The outcome of a result: its error line, its key fields, or its first line plus its identifiers. */
 export function outcome(output: string | undefined, isError = false): { text: string; failed: boolean } {
   if (output === undefined) return { text: 'no result', failed: false };
+  // A result the pipeline already cleared: only its recall reference is left to show.
+  const cleared = CLEARED.exec(output);
+  if (cleared) return { text: cleared[1] ? `(cleared; recall ref ${cleared[1]})` : '(cleared)', failed: false };
   const lines = output.split('\n', 2000);
   const failing = lines.find((l) => l.length < 500 && FAILURE.test(l) && !CODE_LINE.test(l));
   if (failing || isError)

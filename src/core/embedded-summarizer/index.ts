@@ -143,7 +143,28 @@ function fitSummary(input: FitInput): string {
     body = body.slice(0, Math.max(0, body.lastIndexOf('\n')));
     count = countTokens(body);
   }
-  return body;
+  body = body.replace(/(?:\n?## [^\n]*)+$/, '');
+  return body.includes('\n- ') || body.startsWith('- ') ? body : bestUnitFitting(extraction.units, maxTokens, countTokens) || body;
+}
+
+/**
+ * When no whole unit fits a tiny budget: the most valuable unit, cut after the most whole
+ * words that fit (never inside a word).
+ */
+function bestUnitFitting(units: readonly Unit[], maxTokens: number, countTokens: (text: string) => number): string {
+  let best: Unit | undefined;
+  for (const unit of units) if (unit.value > 0 && (!best || unit.value > best.value)) best = unit;
+  if (!best) return '';
+  const words = best.text.split(/\s+/);
+  const line = (n: number) => `- ${best.tool || !best.speaker ? '' : `${best.speaker}: `}${words.slice(0, n).join(' ')}${n < words.length ? ' …' : ''}`;
+  let low = 0;
+  let high = words.length;
+  while (low < high) {
+    const mid = (low + high + 1) >> 1;
+    if (countTokens(line(mid)) <= maxTokens) low = mid;
+    else high = mid - 1;
+  }
+  return low > 0 ? line(low) : '';
 }
 
 /**

@@ -64,7 +64,8 @@ export function textSignal(text: string, source: Unit['source'], agentic: boolea
 
 /** The signal multiplier of a tool fact unit. */
 export function toolSignal(tool: NonNullable<Unit['tool']>, text: string): number {
-  if (tool.scratch) return 0.05;
+  // A scratchpad call (`think`) records no fact about the world: never worth a line.
+  if (tool.scratch) return 0;
   let m = 1.5;
   // Ids the result reveals (not those the call was given) are what later steps need.
   const arrow = text.indexOf(' → ');

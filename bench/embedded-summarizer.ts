@@ -6,11 +6,11 @@
  * 100 ms more than ordinary text of the same size.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { plantedSession } from '../eval/planted-session.js';
 import { EmbeddedSummarizer } from '../src/core/embedded-summarizer.js';
 import { MESSAGE_CODECS } from '../src/core/formats/detect-format.js';
 import type { CompactMessage } from '../src/core/message.js';
 import { tokenCounterFor } from '../src/core/token-counter.js';
-import { plantedSession } from '../eval/planted-session.js';
 
 const RUNS = 5;
 const TARGET_EXTRA_MS = 100;
@@ -26,12 +26,18 @@ function ordinary(size: number): string {
   let text = '';
   if (existsSync(dir)) {
     for (const file of readdirSync(dir).filter((name) => name.endsWith('.traj'))) {
-      const trajectory = JSON.parse(readFileSync(new URL(file, dir), 'utf8')) as { history: { content: unknown }[] };
+      const trajectory = JSON.parse(readFileSync(new URL(file, dir), 'utf8')) as {
+        history: { content: unknown }[];
+      };
       for (const { content } of trajectory.history)
-        text += typeof content === 'string' ? content : (content as { text?: string }[]).map((p) => p.text ?? '').join('\n');
+        text +=
+          typeof content === 'string'
+            ? content
+            : (content as { text?: string }[]).map((p) => p.text ?? '').join('\n');
     }
   }
-  while (text.length < size) text += 'We moved the ledger job to the night shift because the morning run kept timing out. ';
+  while (text.length < size)
+    text += 'We moved the ledger job to the night shift because the morning run kept timing out. ';
   return text.slice(0, size);
 }
 
@@ -46,8 +52,23 @@ function hexBlob(size: number): string {
 }
 
 let n = 0;
-function message(role: CompactMessage['role'], text: string, extra: Partial<CompactMessage> = {}): CompactMessage {
-  return { id: `m${n}`, index: n++, role, kind: 'message', text, toolCalls: [], toolResults: [], format: 'openai-chat', raw: {}, ...extra };
+function message(
+  role: CompactMessage['role'],
+  text: string,
+  extra: Partial<CompactMessage> = {},
+): CompactMessage {
+  return {
+    id: `m${n}`,
+    index: n++,
+    role,
+    kind: 'message',
+    text,
+    toolCalls: [],
+    toolResults: [],
+    format: 'openai-chat',
+    raw: {},
+    ...extra,
+  };
 }
 
 /** A short exchange with `text` as a user message, or as a tool output. */
@@ -56,7 +77,9 @@ function session(text: string, where: 'user' | 'tool'): CompactMessage[] {
   if (where === 'user') return [...head, message('user', text), message('assistant', 'I will look into it.')];
   return [
     ...head,
-    message('assistant', '', { toolCalls: [{ id: 'call_0', name: 'bash', arguments: '{"command":"cat build.log"}' }] }),
+    message('assistant', '', {
+      toolCalls: [{ id: 'call_0', name: 'bash', arguments: '{"command":"cat build.log"}' }],
+    }),
     message('tool', '', { toolResults: [{ callId: 'call_0', output: text }] }),
     message('assistant', 'The log is long; the failure is near the end.'),
   ];
@@ -75,7 +98,10 @@ function time(messages: CompactMessage[], maxTokens = 2000): number {
 const cases = [
   { name: '100 KB of one character', text: 'a'.repeat(100_000) },
   { name: '100 KB hex blob', text: hexBlob(100_000) },
-  { name: '80,000 chars, no space', text: Array.from({ length: 80_000 }, (_, k) => 'abcdefghij/._-'[k % 14]).join('') },
+  {
+    name: '80,000 chars, no space',
+    text: Array.from({ length: 80_000 }, (_, k) => 'abcdefghij/._-'[k % 14]).join(''),
+  },
 ];
 time(session(ordinary(10_000), 'user')); // warm-up: tokenizer and segmenter load
 let ok = true;
@@ -95,6 +121,15 @@ for (const { name, text } of cases) {
 const codec = MESSAGE_CODECS['openai-chat'];
 const history = [1, 2].flatMap((seed) => plantedSession({ seed }).messages);
 const parsed = history.map((raw, index) => ({ ...codec.parse(raw, index), id: `h${index}`, index }));
-const historyTokens = parsed.reduce((total, m) => total + countTokens(m.text) + m.toolResults.reduce((t, r) => t + countTokens(r.output), 0), 0);
-console.log(`  ${`agent history, ${parsed.length} messages, ~${Math.round(historyTokens / 1000)}k tokens`.padEnd(48)} ${time(parsed, 8000).toFixed(1).padStart(7)} ms (maxTokens 8000)`);
-console.log(ok ? `Target met: every pathological input within ${TARGET_EXTRA_MS} ms of ordinary text.` : 'Target missed.');
+const historyTokens = parsed.reduce(
+  (total, m) => total + countTokens(m.text) + m.toolResults.reduce((t, r) => t + countTokens(r.output), 0),
+  0,
+);
+console.log(
+  `  ${`agent history, ${parsed.length} messages, ~${Math.round(historyTokens / 1000)}k tokens`.padEnd(48)} ${time(parsed, 8000).toFixed(1).padStart(7)} ms (maxTokens 8000)`,
+);
+console.log(
+  ok
+    ? `Target met: every pathological input within ${TARGET_EXTRA_MS} ms of ordinary text.`
+    : 'Target missed.',
+);

@@ -4,9 +4,13 @@
  * summary merged each time). It measures the summarizer alone, whatever the pipeline around
  * it does first (clearing old tool results, for one).
  */
+import type { CompactManager } from '../src/core/compact-manager.js';
 import { MESSAGE_CODECS } from '../src/core/formats/detect-format.js';
 import { type CompactMessage, formatSummaryText } from '../src/core/message.js';
 import type { Summarizer } from '../src/core/summarizer.js';
+import { tokenCounterFor } from '../src/core/token-counter.js';
+import { slidingWindow, tally } from './context-measures.js';
+import type { FidelityRun, RunConfig } from './fidelity-harness.js';
 
 /** Options of {@link compactDirect}. */
 export interface DirectOptions {
@@ -36,7 +40,13 @@ export interface DirectResult {
 }
 
 /** Where the verbatim tail starts: the longest suffix of `[from, end)` within `room` tokens, not opening on a tool result. */
-function tailStart(sizes: readonly number[], from: number, end: number, room: number, roles: readonly string[]): number {
+function tailStart(
+  sizes: readonly number[],
+  from: number,
+  end: number,
+  room: number,
+  roles: readonly string[],
+): number {
   let start = end;
   let used = 0;
   while (start > from && used + sizes[start - 1]! <= room) used += sizes[--start]!;
@@ -48,9 +58,15 @@ function tailStart(sizes: readonly number[], from: number, end: number, room: nu
 export async function compactDirect(options: DirectOptions): Promise<DirectResult> {
   const codec = MESSAGE_CODECS['openai-chat'];
   const pinned = options.messages.filter((m) => m.role === 'system' || m.role === 'developer');
-  const indices = options.messages.flatMap((m, i) => (m.role === 'system' || m.role === 'developer' ? [] : [i]));
+  const indices = options.messages.flatMap((m, i) =>
+    m.role === 'system' || m.role === 'developer' ? [] : [i],
+  );
   const rest = indices.map((i) => options.messages[i]!);
-  const parsed: CompactMessage[] = rest.map((m, k) => ({ ...codec.parse(m, indices[k]!), id: `raw-${indices[k]}`, index: indices[k]! }));
+  const parsed: CompactMessage[] = rest.map((m, k) => ({
+    ...codec.parse(m, indices[k]!),
+    id: `raw-${indices[k]}`,
+    index: indices[k]!,
+  }));
   const sizes = rest.map((m) => options.estimate([m]));
   const roles = rest.map((m) => String(m.role));
   const summaryMax = Math.max(16, Math.floor(options.budget * options.share));
@@ -72,7 +88,11 @@ export async function compactDirect(options: DirectOptions): Promise<DirectResul
       })
       .then((r) => r.text);
     compactions++;
-    summaryTokens = summary ? options.estimate([codec.summaryMessage(formatSummaryText(compactions, summary)) as Record<string, unknown>]) : 0;
+    summaryTokens = summary
+      ? options.estimate([
+          codec.summaryMessage(formatSummaryText(compactions, summary)) as Record<string, unknown>,
+        ])
+      : 0;
     start = cut;
   };
   const used = (end: number) => summaryTokens + sizes.slice(start, end).reduce((n, s) => n + s, 0);
@@ -81,7 +101,9 @@ export async function compactDirect(options: DirectOptions): Promise<DirectResul
       if (roles[end] === 'assistant' && used(end) > options.budget * 0.85) await fold(end);
   }
   if (used(rest.length) > options.budget) await fold(rest.length);
-  const summaryMessages = summary ? [codec.summaryMessage(formatSummaryText(compactions, summary)) as Record<string, unknown>] : [];
+  const summaryMessages = summary
+    ? [codec.summaryMessage(formatSummaryText(compactions, summary)) as Record<string, unknown>]
+    : [];
   const output = [...pinned, ...summaryMessages, ...rest.slice(start)];
   return {
     output,
@@ -89,5 +111,48 @@ export async function compactDirect(options: DirectOptions): Promise<DirectResul
     summaryTokens,
     compactions,
     folded: new Set(indices.slice(0, start)),
+  };
+}
+
+/** One `direct` or `direct-rolling` run of the fidelity harness. */
+export async function directRun(
+  config: RunConfig,
+  sizes: {
+    rawTokens: number;
+    pinnedTokens: number;
+    contextBudget: number;
+    probe: CompactManager;
+  },
+): Promise<FidelityRun> {
+  const { probe, pinnedTokens } = sizes;
+  const counter = tokenCounterFor(config.model);
+  const result = await compactDirect({
+    messages: config.session.messages,
+    budget: sizes.contextBudget - pinnedTokens,
+    share: config.share,
+    summarizer: config.under.summarizer,
+    rolling: config.mode === 'direct-rolling',
+    countTokens: (text) => counter.countText(text),
+    estimate: (messages) => probe.estimate(messages).total,
+  });
+  const contextTokens = pinnedTokens + result.contextTokens;
+  const window = slidingWindow(config.session.messages, contextTokens, (m) => probe.estimate(m).total);
+  return {
+    set: config.set,
+    session: config.session.name,
+    strategy: config.strategy,
+    summarizer: config.under.label,
+    mode: config.mode,
+    targetRatio: config.ratio,
+    rawTokens: sizes.rawTokens,
+    contextTokens,
+    pinnedTokens,
+    ratio: (sizes.rawTokens - pinnedTokens) / Math.max(1, result.contextTokens),
+    summaryTokens: result.summaryTokens,
+    maxSummaryTokens: Math.floor((sizes.contextBudget - pinnedTokens) * config.share),
+    compactions: result.compactions,
+    facts: config.session.facts.length,
+    ...tally(config.session, result.output, window, (index) => result.folded.has(index)),
+    errors: 0,
   };
 }

@@ -4,11 +4,13 @@
  * still see (the summary plus the messages kept verbatim).
  */
 import { CompactManager } from '../src/core/compact-manager.js';
-import { tokenCounterFor } from '../src/core/token-counter.js';
-import { compactDirect } from './direct-compaction.js';
 import { isCompactError } from '../src/core/errors.js';
 import { STRATEGY_NAMES, type StrategyName, type Summarizer } from '../src/core/summarizer.js';
-import type { FidelitySession, KeyFact } from './planted-session.js';
+import { contextText, factPresent, normalize, slidingWindow } from './context-measures.js';
+import { directRun } from './direct-compaction.js';
+import type { FidelitySession } from './planted-session.js';
+
+export { contextText, factPresent, slidingWindow } from './context-measures.js';
 
 /** How the history reaches the manager. */
 export type CompactionMode =
@@ -121,30 +123,6 @@ export interface FidelityRow {
   fallbacks: number;
 }
 
-const normalize = (text: string) => text.replace(/\s+/g, ' ').toLowerCase();
-
-/** All the text a model would read in a list of wire messages (contents, tool calls, tool results). */
-export function contextText(messages: readonly unknown[]): string {
-  const parts: string[] = [];
-  const skip = new Set(['role', 'type', 'id', 'tool_call_id', 'call_id', 'tool_use_id']);
-  const walk = (value: unknown, key: string) => {
-    if (typeof value === 'string') {
-      if (!skip.has(key)) parts.push(value);
-    } else if (Array.isArray(value)) {
-      for (const item of value) walk(item, key);
-    } else if (value && typeof value === 'object') {
-      for (const [k, v] of Object.entries(value)) walk(v, k);
-    }
-  };
-  walk(messages, '');
-  return parts.join('\n');
-}
-
-/** True when every probe of the fact is in the (normalized) context text. */
-export function factPresent(fact: KeyFact, normalizedContext: string): boolean {
-  return fact.probes.every((probe) => normalizedContext.includes(normalize(probe)));
-}
-
 /** Checks that each fact is in the raw history it was planted in; throws otherwise. */
 export function assertFactsPresent(session: FidelitySession): void {
   const raw = normalize(contextText(session.messages));
@@ -154,36 +132,13 @@ export function assertFactsPresent(session: FidelitySession): void {
   }
 }
 
-/**
- * A sliding window of the same size: the system messages plus the longest tail of the
- * other messages whose estimate stays within `tokens` (a tail never opens on a tool result).
- */
-export function slidingWindow(
-  messages: readonly Record<string, unknown>[],
-  tokens: number,
-  estimate: (messages: Record<string, unknown>[]) => number,
-): Record<string, unknown>[] {
-  const pinned = messages.filter((m) => m.role === 'system' || m.role === 'developer');
-  const rest = messages.filter((m) => m.role !== 'system' && m.role !== 'developer');
-  const fits = (start: number) => estimate([...pinned, ...rest.slice(start)]) <= tokens;
-  let low = 0;
-  let high = rest.length;
-  while (low < high) {
-    const mid = (low + high) >> 1;
-    if (fits(mid)) high = mid;
-    else low = mid + 1;
-  }
-  let start = low;
-  while (start < rest.length && rest[start]!.role === 'tool') start++;
-  return [...pinned, ...rest.slice(start)];
-}
-
 function withIds(messages: readonly Record<string, unknown>[]): Record<string, unknown>[] {
   // A stable meta id per raw message tells which messages the summary covers.
   return messages.map((message, index) => ({ ...message, meta: { id: `raw-${index}` } }));
 }
 
-interface RunConfig {
+/** One configuration of one session (for the runners). */
+export interface RunConfig {
   set: string;
   session: FidelitySession;
   strategy: StrategyName;
@@ -233,7 +188,7 @@ async function runOnce(config: RunConfig): Promise<FidelityRun> {
   let contextTokens: number;
   if (mode === 'direct' || mode === 'direct-rolling') {
     await manager.shutdown();
-    return directRun(config, { rawTokens, pinnedTokens, contextBudget, maxSummaryTokens, probe });
+    return directRun(config, { rawTokens, pinnedTokens, contextBudget, probe });
   }
   if (mode === 'one-shot') {
     const result = await manager.manualCompact(sessionId, messages);
@@ -294,65 +249,6 @@ async function runOnce(config: RunConfig): Promise<FidelityRun> {
     missing,
     ...(summary ? { writtenBy: summary.summarizer } : {}),
     errors,
-  };
-}
-
-/** Counts what a run kept: facts in the compacted context, in the window, among the folded messages. */
-function tally(session: FidelitySession, output: readonly unknown[], window: readonly unknown[], folded: (index: number) => boolean) {
-  const text = normalize(contextText(output));
-  const windowText = normalize(contextText(window));
-  const missing: string[] = [];
-  let retained = 0;
-  let summarizedFacts = 0;
-  let retainedSummarized = 0;
-  let windowRetained = 0;
-  for (const fact of session.facts) {
-    const present = factPresent(fact, text);
-    if (present) retained++;
-    else missing.push(fact.probes.join(' + '));
-    if (factPresent(fact, windowText)) windowRetained++;
-    if (folded(fact.messageIndex)) {
-      summarizedFacts++;
-      if (present) retainedSummarized++;
-    }
-  }
-  return { retained, summarizedFacts, retainedSummarized, windowRetained, missing };
-}
-
-async function directRun(
-  config: RunConfig,
-  sizes: { rawTokens: number; pinnedTokens: number; contextBudget: number; maxSummaryTokens: number; probe: CompactManager },
-): Promise<FidelityRun> {
-  const { probe, pinnedTokens } = sizes;
-  const counter = tokenCounterFor(config.model);
-  const result = await compactDirect({
-    messages: config.session.messages,
-    budget: sizes.contextBudget - pinnedTokens,
-    share: config.share,
-    summarizer: config.under.summarizer,
-    rolling: config.mode === 'direct-rolling',
-    countTokens: (text) => counter.countText(text),
-    estimate: (messages) => probe.estimate(messages).total,
-  });
-  const contextTokens = pinnedTokens + result.contextTokens;
-  const window = slidingWindow(config.session.messages, contextTokens, (m) => probe.estimate(m).total);
-  return {
-    set: config.set,
-    session: config.session.name,
-    strategy: config.strategy,
-    summarizer: config.under.label,
-    mode: config.mode,
-    targetRatio: config.ratio,
-    rawTokens: sizes.rawTokens,
-    contextTokens,
-    pinnedTokens,
-    ratio: (sizes.rawTokens - pinnedTokens) / Math.max(1, result.contextTokens),
-    summaryTokens: result.summaryTokens,
-    maxSummaryTokens: Math.floor((sizes.contextBudget - pinnedTokens) * config.share),
-    compactions: result.compactions,
-    facts: config.session.facts.length,
-    ...tally(config.session, result.output, window, (index) => result.folded.has(index)),
-    errors: 0,
   };
 }
 

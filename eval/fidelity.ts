@@ -24,6 +24,7 @@ import { parseArgs } from 'node:util';
 import { EmbeddedSummarizer } from '../src/core/embedded-summarizer.js';
 import { STRATEGY_NAMES, type StrategyName } from '../src/core/summarizer.js';
 import { resilientSummarizer } from '../src/summarizers/resilient-summarizer.js';
+import { agentIdSession } from './agent-id-sessions.js';
 import {
   aggregateRuns,
   type CompactionMode,
@@ -32,7 +33,6 @@ import {
   runFidelity,
   type SummarizerUnderTest,
 } from './fidelity-harness.js';
-import { agentIdSession } from './agent-id-sessions.js';
 import { personalSession } from './personal-sessions.js';
 import { plantedSession } from './planted-session.js';
 import { loadSweAgentSessions } from './swe-agent-sessions.js';
@@ -112,7 +112,11 @@ async function main(): Promise<void> {
   const rows = aggregateRuns(runs);
   const recall = values['no-recall']
     ? { rows: [] as FidelityRow[], runs: [] as typeof runs, verdicts: [] as string[] }
-    : await recallRuns(Number(values['recall-seeds']), values['recall-ratios'].split(',').map(Number), summarizers);
+    : await recallRuns(
+        Number(values['recall-seeds']),
+        values['recall-ratios'].split(',').map(Number),
+        summarizers,
+      );
   const target = rows.find(
     (r: FidelityRow) =>
       r.set === 'planted' &&
@@ -145,10 +149,14 @@ async function main(): Promise<void> {
   log(verdict);
   if (recall.rows.length > 0) {
     log('');
-    log('Later questions and later actions: personal = facts asked about later; agent-ids = ids the remaining actions take.');
+    log(
+      'Later questions and later actions: personal = facts asked about later; agent-ids = ids the remaining actions take.',
+    );
     log(formatTable(recall.rows));
     log('');
-    log('window = the same facts in a sliding window of the same token size (the latest messages); x window = retained / window.');
+    log(
+      'window = the same facts in a sliding window of the same token size (the latest messages); x window = retained / window.',
+    );
     for (const line of recall.verdicts) log(line);
   }
 }
@@ -170,8 +178,14 @@ async function recallRuns(seeds: number, ratios: number[], summarizers: Summariz
     if (personal) {
       // A window that keeps nothing: the multiple is unbounded; count it met only when facts were kept.
       const multiple =
-        personal.windowRetained > 0 ? personal.retained / personal.windowRetained : personal.retained > 0 ? Number.POSITIVE_INFINITY : 0;
-      const shown = Number.isFinite(multiple) ? `${multiple.toFixed(1)}x` : 'unbounded (the window kept none)';
+        personal.windowRetained > 0
+          ? personal.retained / personal.windowRetained
+          : personal.retained > 0
+            ? Number.POSITIVE_INFINITY
+            : 0;
+      const shown = Number.isFinite(multiple)
+        ? `${multiple.toFixed(1)}x`
+        : 'unbounded (the window kept none)';
       verdicts.push(
         `target: personal ${mode} at 1/8 keeps ${(personal.retainedShare * 100).toFixed(1)}% of the facts, ${shown} a same-size window's ${(personal.windowShare * 100).toFixed(1)}% (goal >= ${WINDOW_MULTIPLE_TARGET}x): ${multiple >= WINDOW_MULTIPLE_TARGET ? 'MET' : 'MISSED'}`,
       );

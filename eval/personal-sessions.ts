@@ -19,7 +19,20 @@ export interface PersonalSessionOptions {
 type Random = () => number;
 const pick = <T>(rand: Random, list: readonly T[]): T => list[Math.floor(rand() * list.length)]!;
 const int = (rand: Random, min: number, max: number) => min + Math.floor(rand() * (max - min + 1));
-const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
+const MONTHS = [
+  'January',
+  'February',
+  'March',
+  'April',
+  'May',
+  'June',
+  'July',
+  'August',
+  'September',
+  'October',
+  'November',
+  'December',
+];
 
 function formatDate(d: Date): string {
   return `${d.getUTCDate()} ${MONTHS[d.getUTCMonth()]} ${d.getUTCFullYear()}`;
@@ -35,7 +48,16 @@ const FACTS: FactTemplate[] = [
   {
     kind: 'pet',
     make: (rand) => {
-      const name = pick(rand, ['Biscuit', 'Pickle', 'Juniper', 'Waffles', 'Mochi', 'Clementine', 'Ziggy', 'Tofu']);
+      const name = pick(rand, [
+        'Biscuit',
+        'Pickle',
+        'Juniper',
+        'Waffles',
+        'Mochi',
+        'Clementine',
+        'Ziggy',
+        'Tofu',
+      ]);
       const animal = pick(rand, ['beagle puppy', 'tabby kitten', 'rescue greyhound', 'corgi mix']);
       return {
         sentence: `Oh, and we finally adopted a ${animal}, we named him ${name}.`,
@@ -47,7 +69,15 @@ const FACTS: FactTemplate[] = [
   {
     kind: 'book',
     make: (rand) => {
-      const title = pick(rand, ['The Night Circus', 'Piranesi', 'Klara and the Sun', 'The Overstory', 'Project Hail Mary', 'A Gentleman in Moscow', 'The Remains of the Day']);
+      const title = pick(rand, [
+        'The Night Circus',
+        'Piranesi',
+        'Klara and the Sun',
+        'The Overstory',
+        'Project Hail Mary',
+        'A Gentleman in Moscow',
+        'The Remains of the Day',
+      ]);
       return {
         sentence: `I just finished reading "${title}" and honestly could not put it down.`,
         probes: [title],
@@ -58,7 +88,15 @@ const FACTS: FactTemplate[] = [
   {
     kind: 'hobby',
     make: (rand) => {
-      const hobby = pick(rand, ['wheel-throwing pottery', 'salsa dancing', 'indoor bouldering', 'watercolor painting', 'urban beekeeping', 'woodcarving', 'ukulele lessons']);
+      const hobby = pick(rand, [
+        'wheel-throwing pottery',
+        'salsa dancing',
+        'indoor bouldering',
+        'watercolor painting',
+        'urban beekeeping',
+        'woodcarving',
+        'ukulele lessons',
+      ]);
       return {
         sentence: `Work is fine, but the fun part is I signed up for ${hobby} at the community center on Thursdays.`,
         probes: [hobby],
@@ -69,7 +107,13 @@ const FACTS: FactTemplate[] = [
   {
     kind: 'decision',
     make: (rand) => {
-      const decision = pick(rand, ['turn down the offer from Halvorsen Logistics', 'move to Tacoma in the spring', 'sell the old Corolla', 'enroll in the nursing program at Whitmore College', 'keep the apartment on Linden Street']);
+      const decision = pick(rand, [
+        'turn down the offer from Halvorsen Logistics',
+        'move to Tacoma in the spring',
+        'sell the old Corolla',
+        'enroll in the nursing program at Whitmore College',
+        'keep the apartment on Linden Street',
+      ]);
       return {
         sentence: `After a lot of back and forth I decided to ${decision}.`,
         probes: [decision],
@@ -103,7 +147,12 @@ const FACTS: FactTemplate[] = [
   {
     kind: 'dated_event',
     make: (rand, date) => {
-      const event = pick(rand, ['my first gallery show at the Loft', 'the charity bake sale at Elmwood School', 'my citizenship ceremony', 'the open mic night at Bluebird Cafe']);
+      const event = pick(rand, [
+        'my first gallery show at the Loft',
+        'the charity bake sale at Elmwood School',
+        'my citizenship ceremony',
+        'the open mic night at Bluebird Cafe',
+      ]);
       return {
         sentence: `So ${event} happened today and I am still buzzing.`,
         probes: [event, date],
@@ -137,7 +186,12 @@ const FACTS: FactTemplate[] = [
     kind: 'job',
     make: (rand) => {
       const role = pick(rand, ['data analyst', 'pastry chef', 'physical therapist', 'park ranger']);
-      const company = pick(rand, ['Northwind Health', 'Crumb & Co', 'Cascade Parks Service', 'Brightline Labs']);
+      const company = pick(rand, [
+        'Northwind Health',
+        'Crumb & Co',
+        'Cascade Parks Service',
+        'Brightline Labs',
+      ]);
       return {
         sentence: `Big news: I started as a ${role} at ${company} on Monday.`,
         probes: [role, company],
@@ -159,7 +213,12 @@ const FACTS: FactTemplate[] = [
   {
     kind: 'gift',
     make: (rand) => {
-      const gift = pick(rand, ['a vintage Polaroid camera', 'a cast-iron dutch oven', 'a telescope', 'a sewing machine']);
+      const gift = pick(rand, [
+        'a vintage Polaroid camera',
+        'a cast-iron dutch oven',
+        'a telescope',
+        'a sewing machine',
+      ]);
       return {
         sentence: `For my birthday my partner got me ${gift}, I love it.`,
         probes: [gift],
@@ -169,10 +228,38 @@ const FACTS: FactTemplate[] = [
   },
 ];
 
-const GREETINGS = ['Hey {B}! How have you been?', 'Hi {B}, long time no talk!', 'Hey! Hope your week is going well.', 'Good morning {B}!'];
-const REPLIES_TO_GREETING = ['Hey {A}! Good to hear from you.', 'Hi! I have been good, thanks for asking.', 'Hey {A}! Doing well, how about you?'];
-const REACTIONS = ['That is awesome!', 'Wow, that sounds amazing.', 'I am so happy for you!', 'That must have been fun.', 'Can not wait to hear more.', 'Haha, classic.', 'Oh no, that sounds rough.', 'Thanks so much!', 'That is so cool.', 'Love that for you!'];
-const QUESTIONS = ['What have you been up to lately?', 'How was your weekend?', 'How is work going?', 'Did you end up going?', 'What are you reading these days?', 'How is the family doing?', 'Any plans for the holidays?'];
+const GREETINGS = [
+  'Hey {B}! How have you been?',
+  'Hi {B}, long time no talk!',
+  'Hey! Hope your week is going well.',
+  'Good morning {B}!',
+];
+const REPLIES_TO_GREETING = [
+  'Hey {A}! Good to hear from you.',
+  'Hi! I have been good, thanks for asking.',
+  'Hey {A}! Doing well, how about you?',
+];
+const REACTIONS = [
+  'That is awesome!',
+  'Wow, that sounds amazing.',
+  'I am so happy for you!',
+  'That must have been fun.',
+  'Can not wait to hear more.',
+  'Haha, classic.',
+  'Oh no, that sounds rough.',
+  'Thanks so much!',
+  'That is so cool.',
+  'Love that for you!',
+];
+const QUESTIONS = [
+  'What have you been up to lately?',
+  'How was your weekend?',
+  'How is work going?',
+  'Did you end up going?',
+  'What are you reading these days?',
+  'How is the family doing?',
+  'Any plans for the holidays?',
+];
 const SMALL_TALK = [
   'Work has been busy with the end of the quarter.',
   'The weather has been pretty rainy here lately.',
@@ -187,8 +274,18 @@ const SMALL_TALK = [
   'The garden is finally starting to come back.',
   'I have been listening to a lot of podcasts on my commute.',
 ];
-const ABOUT_YOU = ['You always know how to cheer me up.', 'You should totally try it sometime.', 'You are so talented, seriously.', 'You have been such a good friend.'];
-const CLOSINGS = ['Anyway, I have to run. Talk soon!', 'Bye! Take care!', 'Okay, talk later!', 'Have a great night!'];
+const ABOUT_YOU = [
+  'You always know how to cheer me up.',
+  'You should totally try it sometime.',
+  'You are so talented, seriously.',
+  'You have been such a good friend.',
+];
+const CLOSINGS = [
+  'Anyway, I have to run. Talk soon!',
+  'Bye! Take care!',
+  'Okay, talk later!',
+  'Have a great night!',
+];
 
 const fill = (text: string, a: string, b: string) => text.replaceAll('{A}', a).replaceAll('{B}', b);
 
@@ -210,9 +307,14 @@ export function personalSession(options: PersonalSessionOptions = {}): FidelityS
   for (let s = 0; s < sessions; s++) {
     date = new Date(date.getTime() + int(rand, 3, 20) * 86_400_000);
     const label = formatDate(date);
-    const stamp = s % 2 === 0 ? `[${label}, ${int(rand, 1, 11)}:${int(rand, 10, 59)} pm]` : `Session ${s + 1} — ${label}, ${int(rand, 8, 11)}:${int(rand, 10, 59)} am`;
+    const stamp =
+      s % 2 === 0
+        ? `[${label}, ${int(rand, 1, 11)}:${int(rand, 10, 59)} pm]`
+        : `Session ${s + 1} — ${label}, ${int(rand, 8, 11)}:${int(rand, 10, 59)} am`;
     const turns = int(rand, 14, 22);
-    const here = plan.filter((p) => p.session === s).map((p) => ({ ...p.template.make(rand, label), kind: p.template.kind }));
+    const here = plan
+      .filter((p) => p.session === s)
+      .map((p) => ({ ...p.template.make(rand, label), kind: p.template.kind }));
     const slots = new Map(here.map((f) => [int(rand, 2, turns - 3), f]));
     for (let t = 0; t < turns; t++) {
       const user = t % 2 === 0;
@@ -234,7 +336,12 @@ export function personalSession(options: PersonalSessionOptions = {}): FidelityS
       if (t === 0) content = `${stamp}\n${content}`;
       messages.push({ role: user ? 'user' : 'assistant', content });
       if (fact) {
-        facts.push({ id: `${fact.kind}-${facts.length + 1}`, kind: 'identifier', probes: fact.probes, messageIndex: messages.length - 1 });
+        facts.push({
+          id: `${fact.kind}-${facts.length + 1}`,
+          kind: 'identifier',
+          probes: fact.probes,
+          messageIndex: messages.length - 1,
+        });
         questions.push(fact.question);
       }
     }

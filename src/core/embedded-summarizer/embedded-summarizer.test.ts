@@ -9,11 +9,19 @@ const summarizer = new EmbeddedSummarizer();
 
 function chat() {
   const list = messageList();
-  list.user('[8 May 2023, 1:56 pm]\nCaroline: Hey Mel! How have you been?\nMelanie: Hi! Good, thanks for asking.');
-  list.user('Caroline: I went to the LGBTQ support group yesterday and it was so powerful.\nMelanie: That is awesome! What did you do this weekend?');
+  list.user(
+    '[8 May 2023, 1:56 pm]\nCaroline: Hey Mel! How have you been?\nMelanie: Hi! Good, thanks for asking.',
+  );
+  list.user(
+    'Caroline: I went to the LGBTQ support group yesterday and it was so powerful.\nMelanie: That is awesome! What did you do this weekend?',
+  );
   list.user('Caroline: Oh, and we finally adopted a corgi, we named him Waffles.\nMelanie: Love that!');
-  list.user('[20 May 2023, 10:02 am]\nMelanie: I just finished reading "The Night Circus" and could not put it down.\nCaroline: You always find the best books.');
-  list.user('Melanie: After a lot of back and forth I decided to sell the old Corolla.\nCaroline: Thanks so much! Talk soon!');
+  list.user(
+    '[20 May 2023, 10:02 am]\nMelanie: I just finished reading "The Night Circus" and could not put it down.\nCaroline: You always find the best books.',
+  );
+  list.user(
+    'Melanie: After a lot of back and forth I decided to sell the old Corolla.\nCaroline: Thanks so much! Talk soon!',
+  );
   return list;
 }
 
@@ -21,16 +29,38 @@ function agentRun() {
   const list = messageList();
   list.user('Hi! I want to exchange the lamp from order #W4829113 and pay with my gift card.');
   list.calls([{ id: 'call_0', name: 'get_user_details', arguments: '{"user_id":"maya_lopez_4821"}' }]);
-  list.result({ callId: 'call_0', output: JSON.stringify({ user_id: 'maya_lopez_4821', email: 'maya@example.com', payment_methods: { gift_card_2284511: { balance: 40 }, credit_card_7719342: { brand: 'visa' } } }) });
+  list.result({
+    callId: 'call_0',
+    output: JSON.stringify({
+      user_id: 'maya_lopez_4821',
+      email: 'maya@example.com',
+      payment_methods: { gift_card_2284511: { balance: 40 }, credit_card_7719342: { brand: 'visa' } },
+    }),
+  });
   list.calls([
     { id: 'call_0', name: 'get_order_details', arguments: '{"order_id":"#W4829113"}' },
-    { id: 'call_1', name: 'pay_order', arguments: '{"order_id":"#W7723441","payment_method_id":"credit_card_7719342"}' },
+    {
+      id: 'call_1',
+      name: 'pay_order',
+      arguments: '{"order_id":"#W7723441","payment_method_id":"credit_card_7719342"}',
+    },
   ]);
   list.result({ callId: 'call_1', output: 'Error: card declined', isError: true });
-  list.result({ callId: 'call_0', output: JSON.stringify({ order_id: '#W4829113', status: 'delivered', items: [{ name: 'Desk Lamp', item_id: '6719934021', price: 40.5 }] }) });
-  list.calls([{ id: 'call_0', name: 'think', arguments: '{"thought":"the exchange needs the new item id"}' }]);
+  list.result({
+    callId: 'call_0',
+    output: JSON.stringify({
+      order_id: '#W4829113',
+      status: 'delivered',
+      items: [{ name: 'Desk Lamp', item_id: '6719934021', price: 40.5 }],
+    }),
+  });
+  list.calls([
+    { id: 'call_0', name: 'think', arguments: '{"thought":"the exchange needs the new item id"}' },
+  ]);
   list.result({ callId: 'call_0', output: '' });
-  list.assistant('The blue lamp is item 9612497925 at $54.20. Shall I use gift card gift_card_2284511 for the difference?');
+  list.assistant(
+    'The blue lamp is item 9612497925 at $54.20. Shall I use gift card gift_card_2284511 for the difference?',
+  );
   return list;
 }
 
@@ -56,8 +86,12 @@ describe('EmbeddedSummarizer', () => {
     const text = run(agentRun().messages, 400);
     // Every id is on a kept line: no separate list.
     expect(text.startsWith('## Conversation\n')).toBe(true);
-    expect(text).toContain('- pay_order(order_id=#W7723441, payment_method_id=credit_card_7719342) → Error: card declined');
-    expect(text).toContain('- get_order_details(#W4829113) → order_id=#W4829113, status=delivered, items=[Desk Lamp 6719934021]');
+    expect(text).toContain(
+      '- pay_order(order_id=#W7723441, payment_method_id=credit_card_7719342) → Error: card declined',
+    );
+    expect(text).toContain(
+      '- get_order_details(#W4829113) → order_id=#W4829113, status=delivered, items=[Desk Lamp 6719934021]',
+    );
     expect(text).toContain('payment_methods=[gift_card_2284511, credit_card_7719342]');
     expect(text).toContain('9612497925');
     expect(text).not.toContain('maya@example.com');
@@ -75,18 +109,24 @@ describe('EmbeddedSummarizer', () => {
       const text = run(messages, maxTokens);
       expect(countTokens(text), `max ${maxTokens}`).toBeLessThanOrEqual(maxTokens);
       if (maxTokens >= 12) expect(text.length, `max ${maxTokens}`).toBeGreaterThan(0);
-      if (maxTokens >= 60 && maxTokens < full) expect(countTokens(text)).toBeGreaterThanOrEqual(maxTokens * 0.7);
+      if (maxTokens >= 60 && maxTokens < full)
+        expect(countTokens(text)).toBeGreaterThanOrEqual(maxTokens * 0.7);
     }
   });
 
   it('rolling: facts carried by the previous summary survive later compactions', () => {
     const list = chat();
     const filler = messageList();
-    for (let k = 0; k < 30; k++) filler.user(`Work has been busy with the end of the quarter. The weather has been rainy ${k % 3 === 0 ? 'again' : 'lately'}.`);
+    for (let k = 0; k < 30; k++)
+      filler.user(
+        `Work has been busy with the end of the quarter. The weather has been rainy ${k % 3 === 0 ? 'again' : 'lately'}.`,
+      );
     let summary = run(list.messages.slice(0, 3), 120);
-    for (let k = 0; k < 3; k++) summary = run(filler.messages.slice(k * 10, k * 10 + 10), 120, { previousSummary: summary });
+    for (let k = 0; k < 3; k++)
+      summary = run(filler.messages.slice(k * 10, k * 10 + 10), 120, { previousSummary: summary });
     summary = run(list.messages.slice(3), 120, { previousSummary: summary });
-    for (const fact of ['Waffles', 'support group', 'The Night Circus', 'sell the old Corolla']) expect(summary).toContain(fact);
+    for (const fact of ['Waffles', 'support group', 'The Night Circus', 'sell the old Corolla'])
+      expect(summary).toContain(fact);
     expect(summary.indexOf('## 8 May 2023')).toBeLessThan(summary.indexOf('## 20 May 2023'));
   });
 
@@ -102,7 +142,13 @@ describe('EmbeddedSummarizer', () => {
   });
 
   it('summarize() resolves with the text and its name', async () => {
-    const result = await summarizer.summarize({ sessionId: 's', strategy: 'brief', messages: chat().messages, maxTokens: 200, countTokens });
+    const result = await summarizer.summarize({
+      sessionId: 's',
+      strategy: 'brief',
+      messages: chat().messages,
+      maxTokens: 200,
+      countTokens,
+    });
     expect(result).toEqual({ text: run(chat().messages, 200), summarizer: 'embedded' });
   });
 });

@@ -28,7 +28,8 @@ interface Extraction {
 }
 
 function sourceOf(message: CompactMessage): UnitSource | undefined {
-  if (message.kind === 'reasoning' || message.role === 'system' || message.role === 'developer') return undefined;
+  if (message.kind === 'reasoning' || message.role === 'system' || message.role === 'developer')
+    return undefined;
   if (message.toolResults.length > 0 || message.role === 'tool') return undefined;
   return message.role === 'user' ? 'user' : 'assistant';
 }
@@ -53,7 +54,15 @@ function extract(messages: readonly CompactMessage[], previousSummary: string | 
         ledger.addText(part.text, source === 'user' ? 'user' : 'assistant');
         for (const unit of textUnits(part.text)) {
           const text = annotateRelativeDate(unit.text, segments[segment]!.date);
-          units.push({ text, words: unit.words, speaker: part.speaker, source, segment, order: order(), value: 0 });
+          units.push({
+            text,
+            words: unit.words,
+            speaker: part.speaker,
+            source,
+            segment,
+            order: order(),
+            value: 0,
+          });
         }
       }
     }
@@ -144,19 +153,26 @@ function fitSummary(input: FitInput): string {
     count = countTokens(body);
   }
   body = body.replace(/(?:\n?## [^\n]*)+$/, '');
-  return body.includes('\n- ') || body.startsWith('- ') ? body : bestUnitFitting(extraction.units, maxTokens, countTokens) || body;
+  return body.includes('\n- ') || body.startsWith('- ')
+    ? body
+    : bestUnitFitting(extraction.units, maxTokens, countTokens) || body;
 }
 
 /**
  * When no whole unit fits a tiny budget: the most valuable unit, cut after the most whole
  * words that fit (never inside a word).
  */
-function bestUnitFitting(units: readonly Unit[], maxTokens: number, countTokens: (text: string) => number): string {
+function bestUnitFitting(
+  units: readonly Unit[],
+  maxTokens: number,
+  countTokens: (text: string) => number,
+): string {
   let best: Unit | undefined;
   for (const unit of units) if (unit.value > 0 && (!best || unit.value > best.value)) best = unit;
   if (!best) return '';
   const words = best.text.split(/\s+/);
-  const line = (n: number) => `- ${best.tool || !best.speaker ? '' : `${best.speaker}: `}${words.slice(0, n).join(' ')}${n < words.length ? ' …' : ''}`;
+  const line = (n: number) =>
+    `- ${best.tool || !best.speaker ? '' : `${best.speaker}: `}${words.slice(0, n).join(' ')}${n < words.length ? ' …' : ''}`;
   let low = 0;
   let high = words.length;
   while (low < high) {

@@ -4,7 +4,20 @@ import { findIdentifiers, IdentifierLedger, identifierKind, pickKeyIdentifiers }
 describe('key identifiers', () => {
   it('classifies ids, paths, tickets, URLs, file and error names; not words, dates, amounts or units', () => {
     const kinds = Object.fromEntries(
-      ['ae03feac-5fd5-406c-88a1-a04687d421fc', 'PAY-1234', 'https://example.com/a?b=1', 'src/core/app.ts', 'fix/ledger-12', 'setup.py', 'AttributeError', 'Dataset.pixel_array', 'K7Q2ZP', '#W4829113', 'credit_card_7719342', '6719934021'].map((t) => [t, identifierKind(t)]),
+      [
+        'ae03feac-5fd5-406c-88a1-a04687d421fc',
+        'PAY-1234',
+        'https://example.com/a?b=1',
+        'src/core/app.ts',
+        'fix/ledger-12',
+        'setup.py',
+        'AttributeError',
+        'Dataset.pixel_array',
+        'K7Q2ZP',
+        '#W4829113',
+        'credit_card_7719342',
+        '6719934021',
+      ].map((t) => [t, identifierKind(t)]),
     );
     expect(kinds).toEqual({
       'ae03feac-5fd5-406c-88a1-a04687d421fc': 'uuid',
@@ -36,7 +49,13 @@ describe('key identifiers', () => {
     ledger.add('#W3333333', 'action');
     expect(ledger.ranked()).toEqual(['#W3333333', '#W2222222', '#W1111111']);
     const count = (text: string) => Math.ceil(text.length / 4);
-    expect(pickKeyIdentifiers(ledger.ranked(), 2 * (count('#W3333333') + 2), count)).toEqual(['#W3333333', '#W2222222']);
-    expect(pickKeyIdentifiers(ledger.ranked(), 100, count, (id) => id === '#W2222222')).toEqual(['#W3333333', '#W1111111']);
+    expect(pickKeyIdentifiers(ledger.ranked(), 2 * (count('#W3333333') + 2), count)).toEqual([
+      '#W3333333',
+      '#W2222222',
+    ]);
+    expect(pickKeyIdentifiers(ledger.ranked(), 100, count, (id) => id === '#W2222222')).toEqual([
+      '#W3333333',
+      '#W1111111',
+    ]);
   });
 });

@@ -26,7 +26,8 @@ export function identifierKind(token: string): IdentifierKind | undefined {
   if (token.startsWith('http://') || token.startsWith('https://'))
     return token.length > 10 && token.length <= MAX_URL_CHARS ? 'url' : undefined;
   if (token.length < 4 || token.length > MAX_ID_CHARS) return undefined;
-  if (token.includes('?') || token.includes('=') || token.includes('&') || token.includes('%')) return undefined;
+  if (token.includes('?') || token.includes('=') || token.includes('&') || token.includes('%'))
+    return undefined;
   if (UUID.test(token)) return 'uuid';
   if (TICKET.test(token)) return 'ticket';
   const slash = token.indexOf('/');
@@ -103,7 +104,12 @@ function trimPunctuation(token: string): string {
   let end = token.length;
   while (end > 0 && '.:,;-+~'.includes(token[end - 1]!)) end--;
   let start = 0;
-  while (start < end && '.:-+~'.includes(token[start]!) && !token.startsWith('./') && !token.startsWith('../'))
+  while (
+    start < end &&
+    '.:-+~'.includes(token[start]!) &&
+    !token.startsWith('./') &&
+    !token.startsWith('../')
+  )
     start++;
   return token.slice(start, end);
 }
@@ -132,9 +138,7 @@ export class IdentifierLedger {
 
   /** Ids by rank (actions, then earlier summary, user, assistant), most recent first within a rank. */
   ranked(): string[] {
-    return [...this.#ids]
-      .sort(([, a], [, b]) => a.rank - b.rank || b.order - a.order)
-      .map(([id]) => id);
+    return [...this.#ids].sort(([, a], [, b]) => a.rank - b.rank || b.order - a.order).map(([id]) => id);
   }
 }
 

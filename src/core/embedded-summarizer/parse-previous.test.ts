@@ -26,13 +26,20 @@ describe('parsing the previous summary', () => {
     ]);
     expect(parsed.units[2]!.tool).toMatchObject({ stateChanging: true, failed: true });
     // Previous units sit before every new unit, in their order.
-    expect(parsed.units.every((u, k) => u.order < 0 && (k === 0 || u.order > parsed.units[k - 1]!.order))).toBe(true);
+    expect(
+      parsed.units.every((u, k) => u.order < 0 && (k === 0 || u.order > parsed.units[k - 1]!.order)),
+    ).toBe(true);
   });
 
   it('takes another layout (an older one, an LLM summary) as undated units', () => {
-    const parsed = parsePrevious('## Goals\n- Migrate billing to Postgres 15 (BILL-2207).\nFree text line about the rollout plan.');
+    const parsed = parsePrevious(
+      '## Goals\n- Migrate billing to Postgres 15 (BILL-2207).\nFree text line about the rollout plan.',
+    );
     expect(parsed.segments.map((s) => s.label)).toEqual(['Goals']);
-    expect(parsed.units.map((u) => u.text)).toEqual(['Migrate billing to Postgres 15 (BILL-2207).', 'Free text line about the rollout plan.']);
+    expect(parsed.units.map((u) => u.text)).toEqual([
+      'Migrate billing to Postgres 15 (BILL-2207).',
+      'Free text line about the rollout plan.',
+    ]);
     expect(parsePrevious(undefined)).toEqual({ segments: [], units: [], ids: [] });
   });
 });

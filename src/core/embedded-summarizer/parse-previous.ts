@@ -4,8 +4,9 @@
  * summarizer's own layout (`## heading`, `- Speaker: text`, `- tool(args) → outcome`) and
  * takes any other text (an older layout, an LLM's summary) as undated units.
  */
-import { isStateChanging } from './tool-facts.js';
+
 import { findDate, formatDate } from './segments.js';
+import { isStateChanging } from './tool-facts.js';
 import { KEY_IDS_TITLE, type Segment, UNDATED_LABEL, type Unit, type UnitSource } from './types.js';
 import { contentWords, textUnits } from './units.js';
 
@@ -71,7 +72,12 @@ export function parsePrevious(body: string | undefined): PreviousSummary {
         segment,
         order: order++,
         words: contentWords(line),
-        tool: { stateChanging: isStateChanging(tool[1]!), failed: FAILED.test(tool[3]!), scratch: false, superseded: false },
+        tool: {
+          stateChanging: isStateChanging(tool[1]!),
+          failed: FAILED.test(tool[3]!),
+          scratch: false,
+          superseded: false,
+        },
         value: 0,
       });
       continue;

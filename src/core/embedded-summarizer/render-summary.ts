@@ -16,7 +16,8 @@ export function renderSummary(options: {
 }): string {
   const parts: string[] = [];
   if (options.note) parts.push(`Note: ${options.note}`);
-  if (options.ids.length > 0) parts.push(`## ${KEY_IDS_TITLE}\n${options.ids.map((id) => `- ${id}`).join('\n')}`);
+  if (options.ids.length > 0)
+    parts.push(`## ${KEY_IDS_TITLE}\n${options.ids.map((id) => `- ${id}`).join('\n')}`);
   const bySegment = new Map<number, Unit[]>();
   for (const unit of options.units) {
     const list = bySegment.get(unit.segment) ?? [];

@@ -17,7 +17,11 @@ const unit = (text: string, extra: Partial<Unit> = {}): Unit => ({
 
 describe('scoring', () => {
   it('rarity: a word in every unit is worth less than a word in one', () => {
-    const idf = inverseDocumentFrequency([unit('weather rain'), unit('weather sun'), unit('weather Biscuit')]);
+    const idf = inverseDocumentFrequency([
+      unit('weather rain'),
+      unit('weather sun'),
+      unit('weather Biscuit'),
+    ]);
     expect(idf.get('biscuit')!).toBeGreaterThan(idf.get('weather')!);
   });
 
@@ -29,14 +33,18 @@ describe('scoring', () => {
     expect(textSignal('the weather turned rainy?', 'assistant', false)).toBeLessThan(base);
     expect(textSignal('you always cheer everyone up', 'assistant', false)).toBeLessThan(base);
     // In agent transcripts the user's words outrank the assistant's prose.
-    expect(textSignal('use the staging db', 'user', true)).toBeGreaterThan(textSignal('use the staging db', 'assistant', true));
+    expect(textSignal('use the staging db', 'user', true)).toBeGreaterThan(
+      textSignal('use the staging db', 'assistant', true),
+    );
   });
 
   it('tool facts: failures and state changes high, revealed ids higher, scratchpad near zero, reruns low', () => {
     const traits = { stateChanging: false, failed: false, scratch: false, superseded: false };
     const plain = toolSignal(traits, 'read_file(a.ts) → ok');
     expect(toolSignal({ ...traits, failed: true }, 'run(x) → Error: boom')).toBeGreaterThan(plain);
-    expect(toolSignal({ ...traits, stateChanging: true }, 'cancel_order(#W1234567) → ok')).toBeGreaterThan(plain);
+    expect(toolSignal({ ...traits, stateChanging: true }, 'cancel_order(#W1234567) → ok')).toBeGreaterThan(
+      plain,
+    );
     expect(toolSignal(traits, 'find_user(Maya) → maya_lopez_4821')).toBeGreaterThan(plain);
     expect(toolSignal({ ...traits, scratch: true }, 'think(plan) → ')).toBe(0);
     expect(toolSignal({ ...traits, superseded: true }, 'read_file(a.ts) → ok')).toBeLessThan(plain);

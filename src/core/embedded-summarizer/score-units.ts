@@ -112,7 +112,9 @@ export function scoreUnits(units: Unit[], options: ScoreOptions): Map<string, nu
     }
     let rarity = 0;
     for (const word of unit.words) rarity += (idf.get(word) ?? 0) * wordWeight(word);
-    const signal = unit.tool ? toolSignal(unit.tool, unit.text) : textSignal(unit.text, unit.source, options.agentic);
+    const signal = unit.tool
+      ? toolSignal(unit.tool, unit.text)
+      : textSignal(unit.text, unit.source, options.agentic);
     const recency = 1 + 0.15 * Math.max(0, unit.order / maxOrder);
     unit.value = rarity * signal * recency;
   }

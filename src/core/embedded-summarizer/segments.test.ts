@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { messageList } from '../../../test/support/compact-messages.js';
-import { annotateRelativeDate, findSpeakers, formatDate, metaDate, parseStamp, placeMessages, speakerParts } from './segments.js';
+import {
+  annotateRelativeDate,
+  findSpeakers,
+  formatDate,
+  metaDate,
+  parseStamp,
+  placeMessages,
+  speakerParts,
+} from './segments.js';
 import type { Segment } from './types.js';
 
 describe('segments', () => {
@@ -42,20 +50,37 @@ describe('segments', () => {
   });
 
   it('a "Name:" prefix seen on two lines or more is a speaker; labels are not', () => {
-    const texts = ['Caroline: hi\nMelanie: hey', 'Caroline: I adopted a dog.', 'Note: keep this', 'Decision: use Redis'];
+    const texts = [
+      'Caroline: hi\nMelanie: hey',
+      'Caroline: I adopted a dog.',
+      'Note: keep this',
+      'Decision: use Redis',
+    ];
     const speakers = findSpeakers(texts.map((text) => ({ text })));
     expect([...speakers]).toEqual(['Caroline']);
-    expect(speakerParts('Caroline: I adopted a dog.\nIt is a corgi.\nMelanie: nice', 'user', new Set(['Caroline', 'Melanie']))).toEqual([
+    expect(
+      speakerParts(
+        'Caroline: I adopted a dog.\nIt is a corgi.\nMelanie: nice',
+        'user',
+        new Set(['Caroline', 'Melanie']),
+      ),
+    ).toEqual([
       { speaker: 'Caroline', text: 'I adopted a dog.\nIt is a corgi.' },
       { speaker: 'Melanie', text: 'nice' },
     ]);
-    expect(speakerParts('Note: x', 'assistant', speakers)).toEqual([{ speaker: 'assistant', text: 'Note: x' }]);
+    expect(speakerParts('Note: x', 'assistant', speakers)).toEqual([
+      { speaker: 'assistant', text: 'Note: x' },
+    ]);
   });
 
   it('resolves relative dates against the segment date, right after the phrase', () => {
     const monday = new Date(Date.UTC(2023, 4, 8));
-    expect(annotateRelativeDate('I went to the group yesterday.', monday)).toBe('I went to the group yesterday (7 May 2023).');
-    expect(annotateRelativeDate('We met last Friday at noon', monday)).toBe('We met last Friday (5 May 2023) at noon');
+    expect(annotateRelativeDate('I went to the group yesterday.', monday)).toBe(
+      'I went to the group yesterday (7 May 2023).',
+    );
+    expect(annotateRelativeDate('We met last Friday at noon', monday)).toBe(
+      'We met last Friday (5 May 2023) at noon',
+    );
     expect(annotateRelativeDate('It broke 3 days ago', monday)).toBe('It broke 3 days ago (5 May 2023)');
     expect(annotateRelativeDate('It broke yesterday', undefined)).toBe('It broke yesterday');
   });

@@ -21,7 +21,11 @@ export interface SelectOptions {
 }
 
 /** The gain of `unit` given the words already covered. */
-export function novelGain(unit: Unit, covered: ReadonlySet<string>, idf: ReadonlyMap<string, number>): number {
+export function novelGain(
+  unit: Unit,
+  covered: ReadonlySet<string>,
+  idf: ReadonlyMap<string, number>,
+): number {
   if (unit.value <= 0) return 0;
   let total = 0;
   let seen = 0;

@@ -11,7 +11,11 @@ describe('tool facts', () => {
     list.user('And the other one?');
     list.calls([
       { id: 'call_0', name: 'get_order_details', arguments: '{"order_id":"#W2222222"}' },
-      { id: 'call_1', name: 'pay_order', arguments: '{"order_id":"#W2222222","payment_method_id":"credit_card_7719342"}' },
+      {
+        id: 'call_1',
+        name: 'pay_order',
+        arguments: '{"order_id":"#W2222222","payment_method_id":"credit_card_7719342"}',
+      },
     ]);
     // Answered out of order.
     list.result({ callId: 'call_1', output: 'Error: card declined', isError: true });
@@ -51,20 +55,28 @@ describe('tool facts', () => {
     const secretish = `sk-${'a'.repeat(70)}`;
     const args = keyArguments(JSON.stringify({ path: 'src/app.ts', content: secretish, token: 'abc' }));
     expect(args.text).toBe('src/app.ts');
-    const command = keyArguments(JSON.stringify({ command: `curl -H 'Authorization: Bearer ${'x'.repeat(50)}' https://api.example.com/v1/things` }));
+    const command = keyArguments(
+      JSON.stringify({
+        command: `curl -H 'Authorization: Bearer ${'x'.repeat(50)}' https://api.example.com/v1/things`,
+      }),
+    );
     expect(command.text).toBe("curl -H 'Authorization: Bearer …");
     expect(keyArguments('not json at all').text).toBe('not json at all');
   });
 
   it('text results: the error line, else the first line plus the ids it names', () => {
-    expect(outcome('collected 3 items\nFAILED test_x.py::test_a - AssertionError\n').text).toBe('FAILED test_x.py::test_a - AssertionError');
-    expect(outcome('On branch fix/ledger-rounding-12\nnothing to commit').text).toBe('On branch fix/ledger-rounding-12');
+    expect(outcome('collected 3 items\nFAILED test_x.py::test_a - AssertionError\n').text).toBe(
+      'FAILED test_x.py::test_a - AssertionError',
+    );
+    expect(outcome('On branch fix/ledger-rounding-12\nnothing to commit').text).toBe(
+      'On branch fix/ledger-rounding-12',
+    );
     expect(outcome(' id | status\n----\n ae03feac-5fd5-406c-88a1-a04687d421fc | suspended').text).toBe(
       'id | status [ae03feac-5fd5-406c-88a1-a04687d421fc]',
     );
-    expect(outcome('[agent-compaction: output of tool "grep" cleared (518 chars); recall ref "tool-abc123"]').text).toBe(
-      '(cleared; recall ref tool-abc123)',
-    );
+    expect(
+      outcome('[agent-compaction: output of tool "grep" cleared (518 chars); recall ref "tool-abc123"]').text,
+    ).toBe('(cleared; recall ref tool-abc123)');
     expect(outcome(undefined).text).toBe('no result');
   });
 

@@ -33,17 +33,20 @@ const ID_KEY = /(?:^|_|-)(?:id|ids|number|code|sku|ref|key)$|[a-z](?:Id|Ids|Numb
 const STATUS_KEY = /(?:^|_)(?:status|state|result|outcome|ok|success)$/i;
 const AMOUNT_KEY = /amount|total|price|balance|cost|refund|fee|subtotal|charge|paid/i;
 const DATE_KEY = /(?:^|_)(?:date|time|at|deadline|due|created|updated|timestamp)$|Date$|At$/;
-const NAME_KEY = /^(?:name|title|path|file|filename|url|branch|query|pattern|command|cmd|method|type|kind|tool|description|reason|item|product)$/i;
+const NAME_KEY =
+  /^(?:name|title|path|file|filename|url|branch|query|pattern|command|cmd|method|type|kind|tool|description|reason|item|product)$/i;
 const STATE_VERBS = new Set(
   `create update delete remove cancel modify change exchange return refund book reserve send transfer pay charge set add
 write edit apply submit place post put patch insert commit push merge deploy move rename replace save upload publish
 approve reject assign close reopen revert reset restart kill install uninstall`.split(/\s+/),
 );
-const SCRATCH = /^(?:think|thought|thinking|scratchpad|scratch|reason|reasoning|plan|planning|reflect|note|notes|todo_?write)$/i;
+const SCRATCH =
+  /^(?:think|thought|thinking|scratchpad|scratch|reason|reasoning|plan|planning|reflect|note|notes|todo_?write)$/i;
 const FAILURE =
   /\b(?:error|errors|exception|traceback|fail|failed|failure|fails|failing|denied|not found|refused|timed out|invalid|declined|unauthorized|forbidden|panic|cannot|can't|unable)\b/i;
 /** The placeholder the pipeline leaves for a cleared tool result. */
-const CLEARED = /^\[agent-compaction: output of tool "[^"\n]{0,100}" cleared[^\]\n]{0,80}?(?:recall ref "([\w-]{1,64})")?\]$/;
+const CLEARED =
+  /^\[agent-compaction: output of tool "[^"\n]{0,100}" cleared[^\]\n]{0,80}?(?:recall ref "([\w-]{1,64})")?\]$/;
 const CODE_LINE = /^\s*(?:\d+[:|]|[✓√])|\b(?:throw|raise|new Error|catch|except)\b/;
 
 /** Words of a tool name: `exchange_delivered_order_items` → exchange, delivered, ... */
@@ -88,7 +91,9 @@ function commandValue(value: string): string {
     words.push(word);
     length += word.length + 1;
   }
-  return words.length === 0 ? '…' : words.join(' ') + (words.join(' ').length < value.trim().length ? ' …' : '');
+  return words.length === 0
+    ? '…'
+    : words.join(' ') + (words.join(' ').length < value.trim().length ? ' …' : '');
 }
 
 /** The id field of an element of `key`: `item_id` for `items`, else `id`, else the first id-like key. */
@@ -117,7 +122,8 @@ function arrayIds(list: readonly unknown[], key = ''): string[] {
       const value = scalar(idEntry(item, key));
       // What the id is for: the element's short name or title, when it has one.
       const named = (item as { name?: unknown; title?: unknown }).name ?? (item as { title?: unknown }).title;
-      const label = typeof named === 'string' && named.length <= 30 && !named.includes(',') ? `${named} ` : '';
+      const label =
+        typeof named === 'string' && named.length <= 30 && !named.includes(',') ? `${named} ` : '';
       if (value) ids.push(`${label}${value}`);
     } else {
       const value = scalar(item);
@@ -159,7 +165,13 @@ function keyFields(value: unknown, limit: number, prefix = '', depth = 0): strin
     const shown =
       /^(?:command|cmd)$/i.test(key) && typeof field === 'string' ? commandValue(field) : scalar(field);
     if (shown === undefined) continue;
-    if (ID_KEY.test(key) || STATUS_KEY.test(key) || AMOUNT_KEY.test(key) || DATE_KEY.test(key) || NAME_KEY.test(key))
+    if (
+      ID_KEY.test(key) ||
+      STATUS_KEY.test(key) ||
+      AMOUNT_KEY.test(key) ||
+      DATE_KEY.test(key) ||
+      NAME_KEY.test(key)
+    )
       out.push(`${name}=${shown}`);
   }
   return out;
@@ -186,7 +198,10 @@ export function keyArguments(argumentsText: string): { text: string; ids: string
       if (!ID_KEY.test(key.split('.').pop()!)) return [];
       return value.startsWith('[') ? value.slice(1, -1).split(', ') : [value];
     });
-    const onlyOne = fields.length === 1 && !fields[0]!.includes('[') ? fields[0]!.slice(fields[0]!.indexOf('=') + 1) : undefined;
+    const onlyOne =
+      fields.length === 1 && !fields[0]!.includes('[')
+        ? fields[0]!.slice(fields[0]!.indexOf('=') + 1)
+        : undefined;
     return { text: onlyOne ?? joinFitting(fields, MAX_ARGS_CHARS), ids };
   }
   const text = argumentsText.trim() === '' ? '' : commandValue(argumentsText);
@@ -211,11 +226,15 @@ export function outcome(output: string | undefined, isError = false): { text: st
   if (output === undefined) return { text: 'no result', failed: false };
   // A result the pipeline already cleared: only its recall reference is left to show.
   const cleared = CLEARED.exec(output);
-  if (cleared) return { text: cleared[1] ? `(cleared; recall ref ${cleared[1]})` : '(cleared)', failed: false };
+  if (cleared)
+    return { text: cleared[1] ? `(cleared; recall ref ${cleared[1]})` : '(cleared)', failed: false };
   const lines = output.split('\n', 2000);
   const failing = lines.find((l) => l.length < 500 && FAILURE.test(l) && !CODE_LINE.test(l));
   if (failing || isError)
-    return { text: wordsUpTo(failing ?? lines.find((l) => l.trim()) ?? 'error', 160) || 'error', failed: true };
+    return {
+      text: wordsUpTo(failing ?? lines.find((l) => l.trim()) ?? 'error', 160) || 'error',
+      failed: true,
+    };
   const parsed = parseJson(output);
   if (parsed !== undefined) {
     const fields = joinFitting(keyFields(parsed, MAX_OUTCOME_CHARS), MAX_OUTCOME_CHARS);
@@ -225,7 +244,10 @@ export function outcome(output: string | undefined, isError = false): { text: st
   const ids = [...new Set(findIdentifiers(output, 24).map((f) => f.text.replace(/:\d+$/, '')))]
     .filter((id) => !first.includes(id))
     .slice(0, 8);
-  const withIds = ids.length > 0 ? `${first}${first ? ' ' : ''}[${joinFitting(ids, MAX_OUTCOME_CHARS - first.length)}]` : first;
+  const withIds =
+    ids.length > 0
+      ? `${first}${first ? ' ' : ''}[${joinFitting(ids, MAX_OUTCOME_CHARS - first.length)}]`
+      : first;
   return { text: withIds || '(empty result)', failed: false };
 }
 
@@ -239,7 +261,11 @@ export function toolFacts(messages: readonly CompactMessage[]): ToolFact[] {
   for (const [index, sites] of pairing.callOf) {
     sites.forEach((site, r) => {
       const result = messages[index]!.toolResults[r];
-      if (site && result) results.set(`${site.message}:${site.position}`, { output: result.output, isError: result.isError === true });
+      if (site && result)
+        results.set(`${site.message}:${site.position}`, {
+          output: result.output,
+          isError: result.isError === true,
+        });
     });
   }
   const facts: ToolFact[] = [];
@@ -264,7 +290,11 @@ export function toolFacts(messages: readonly CompactMessage[]): ToolFact[] {
       };
       const earlier = latest.get(signature);
       // A rerun supersedes the earlier result unless that one named ids this one does not.
-      if (earlier && !earlier.traits.stateChanging && findIdentifiers(earlier.text).every((f) => fact.text.includes(f.text)))
+      if (
+        earlier &&
+        !earlier.traits.stateChanging &&
+        findIdentifiers(earlier.text).every((f) => fact.text.includes(f.text))
+      )
         earlier.traits.superseded = true;
       latest.set(signature, fact);
       facts.push(fact);

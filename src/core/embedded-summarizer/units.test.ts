@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { chunkLong, cleanUnit, contentWords, isPhatic, MAX_UNIT_CHARS, splitClauses, splitSentences, textUnits } from './units.js';
+import {
+  chunkLong,
+  cleanUnit,
+  contentWords,
+  isPhatic,
+  MAX_UNIT_CHARS,
+  splitClauses,
+  splitSentences,
+  textUnits,
+} from './units.js';
 
 describe('units', () => {
   it('splits sentences with the built-in segmenter and re-joins after abbreviations', () => {
@@ -8,11 +17,15 @@ describe('units', () => {
       'She said hi!',
       'Did you see it?',
     ]);
-    expect(splitSentences('line one\n\nline two without a stop')).toEqual(['line one', 'line two without a stop']);
+    expect(splitSentences('line one\n\nline two without a stop')).toEqual([
+      'line one',
+      'line two without a stop',
+    ]);
   });
 
   it('splits clauses at dashes, semicolons and ", but / and / so / which", keeping each verbatim', () => {
-    const sentence = 'I adopted a beagle last week, and his name is Biscuit; the vet visit is on Friday — it was a long day';
+    const sentence =
+      'I adopted a beagle last week, and his name is Biscuit; the vet visit is on Friday — it was a long day';
     const clauses = splitClauses(sentence);
     expect(clauses).toEqual([
       'I adopted a beagle last week,',
@@ -32,19 +45,37 @@ describe('units', () => {
   });
 
   it('keeps content words and numbers, drops function words and small talk', () => {
-    expect(contentWords("That's so fun, we adopted Biscuit's brother in 2023!")).toEqual(['adopted', 'biscuit', 'brother', '2023']);
+    expect(contentWords("That's so fun, we adopted Biscuit's brother in 2023!")).toEqual([
+      'adopted',
+      'biscuit',
+      'brother',
+      '2023',
+    ]);
     expect(contentWords('ae03feac-5fd5-406c-88a1-a04687d421fc')).toHaveLength(1);
   });
 
   it('the phatic filter drops greetings, thanks and bare reactions, keeps facts', () => {
-    for (const text of ['Hi there!', 'Great, thanks!', 'That must have been fun.', "Can't wait.", 'Thank you so much!', 'Yep!'])
+    for (const text of [
+      'Hi there!',
+      'Great, thanks!',
+      'That must have been fun.',
+      "Can't wait.",
+      'Thank you so much!',
+      'Yep!',
+    ])
       expect(isPhatic(cleanUnit(text) || text), text).toBe(true);
-    for (const text of ['Thanks to the new job I moved to Tacoma.', 'My sister named the baby Theo.', 'The limit is 40 ms.'])
+    for (const text of [
+      'Thanks to the new job I moved to Tacoma.',
+      'My sister named the baby Theo.',
+      'The limit is 40 ms.',
+    ])
       expect(isPhatic(text), text).toBe(false);
   });
 
   it('turns a chatty message into its fact units only', () => {
-    const units = textUnits('Hey Sam! How are you? Oh, and we finally adopted a corgi, we named him Waffles. Love that!');
+    const units = textUnits(
+      'Hey Sam! How are you? Oh, and we finally adopted a corgi, we named him Waffles. Love that!',
+    );
     expect(units.map((u) => u.text)).toEqual(['and we finally adopted a corgi, we named him Waffles.']);
   });
 

@@ -126,9 +126,18 @@ const INTERJECTIONS =
   /^(?:(?:oh|ah+|aw+|wow|well|hey|hi|hello|haha+|hah|lol|omg|yeah|yep|yes|no|nope|ok|okay|hmm+|um+|uh|so|anyway|gosh|whoa|ooh|yay|sure|alright|also|btw)\b[\s,!.…:-]*)+/i;
 /** A leading vocative (`Caroline, ...`), unless the word is a time word that carries meaning. */
 const VOCATIVE = /^([A-Z][a-z]{1,15})(?:[,!]\s+|[,!.]?$)/;
-const TIME_WORDS = new Set(['Yesterday', 'Today', 'Tomorrow', 'Tonight', 'Recently', 'Lately', 'Later', 'Then']);
+const TIME_WORDS = new Set([
+  'Yesterday',
+  'Today',
+  'Tomorrow',
+  'Tonight',
+  'Recently',
+  'Lately',
+  'Later',
+  'Then',
+]);
 const DECORATION = /^(?:[#>*+•-]+\s+|\d{1,3}[.)]\s+)+/;
-const EMOJI = /[\p{Extended_Pictographic}\u{FE0F}\u{200D}\u{1F3FB}-\u{1F3FF}]/gu;
+const EMOJI = /\p{Extended_Pictographic}|\u{FE0F}|\u{200D}|[\u{1F3FB}-\u{1F3FF}]/gu;
 
 /** Strips leading interjections, vocatives, emoji and markdown decoration from a unit. */
 export function cleanUnit(text: string): string {

@@ -20,6 +20,7 @@ const MEMBER = /^[A-Z]\w*\.[a-z_]\w*$/;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const TICKET = /^[A-Z][A-Z0-9]{1,9}-\d+$/;
 const CODE = /^#?[A-Za-z0-9][\w-]*$/;
+const PATH_CHARS = /^[\w.@~+/-]+(?::\d+)?$/;
 
 /** Classifies one token (already stripped of trailing punctuation), or undefined for ordinary words. */
 export function identifierKind(token: string): IdentifierKind | undefined {
@@ -32,6 +33,10 @@ export function identifierKind(token: string): IdentifierKind | undefined {
   if (TICKET.test(token)) return 'ticket';
   const slash = token.indexOf('/');
   if (slash >= 0) {
+    // Paths and branches: word characters, dots and dashes between slashes, maybe `:line`.
+    if (!PATH_CHARS.test(token)) return undefined;
+    // `/title` (a closing tag) is no path: one segment needs an extension.
+    if (slash === 0 && token.indexOf('/', 1) < 0 && !token.includes('.')) return undefined;
     if (token.includes('//') || token.length < 5) return undefined;
     // A path or a branch: a/b with a letter on both sides of some slash.
     return /[A-Za-z]/.test(token.slice(0, slash)) || token.startsWith('/') || token.startsWith('.')
@@ -136,9 +141,9 @@ export class IdentifierLedger {
     for (const found of findIdentifiers(text)) this.add(found.text, origin);
   }
 
-  /** Ids by rank (actions, then earlier summary, user, assistant), most recent first within a rank. */
+  /** Ids by rank (actions, then earlier summary, user, assistant), first named first within a rank. */
   ranked(): string[] {
-    return [...this.#ids].sort(([, a], [, b]) => a.rank - b.rank || b.order - a.order).map(([id]) => id);
+    return [...this.#ids].sort(([, a], [, b]) => a.rank - b.rank || a.order - b.order).map(([id]) => id);
   }
 }
 

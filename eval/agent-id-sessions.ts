@@ -121,16 +121,8 @@ class Run {
   }
 }
 
-/** Builds one run; its facts are the ids of the actions that come after it. */
-export function agentIdSession(options: AgentIdSessionOptions = {}): FidelitySession {
-  const seed = options.seed ?? 1;
-  const rand = seededRandom(seed * 15_485_863 + 11);
-  const run = new Run();
-  run.messages.push({
-    role: 'system',
-    content:
-      'You are a retail support agent. Authenticate the user, look up orders and products with the tools, and confirm every change before making it.',
-  });
+/** The customer: ids, payment methods and three orders of two items each. */
+function makeCustomer(rand: Random) {
   const first = pick(rand, FIRST);
   const last = pick(rand, LAST);
   const userId = `${first.toLowerCase()}_${last.toLowerCase()}_${digits(rand, 4)}`;
@@ -151,6 +143,14 @@ export function agentIdSession(options: AgentIdSessionOptions = {}): FidelitySes
       options: { color: pick(rand, COLORS), size: pick(rand, SIZES) },
     })),
   }));
+  return { first, last, userId, cards, orders };
+}
+
+type Customer = ReturnType<typeof makeCustomer>;
+
+/** Authentication, the account and its orders (looked up in parallel, answered out of order). */
+function lookUp(run: Run, rand: Random, customer: Customer): void {
+  const { first, last, userId, cards, orders } = customer;
   run.say(
     'user',
     "Hi there! I hope you're having a good day. I'd like to exchange a couple of things I bought and maybe cancel another order.",
@@ -225,6 +225,11 @@ export function agentIdSession(options: AgentIdSessionOptions = {}): FidelitySes
     'assistant',
     `Thanks ${first}! I found three orders: ${listing}. Which items would you like to exchange?`,
   );
+}
+
+/** The items to exchange and the variants on offer; returns the items and the variants chosen. */
+function pickExchange(run: Run, rand: Random, customer: Customer) {
+  const { orders } = customer;
   const swap = [orders[0]!.items[0]!, orders[1]!.items[1]!];
   run.say(
     'user',
@@ -245,7 +250,12 @@ export function agentIdSession(options: AgentIdSessionOptions = {}): FidelitySes
     'assistant',
     `There are several options available. For the ${swap[0]!.name}, item ${chosen[0]!.item_id} is ${chosen[0]!.options.color}, size ${chosen[0]!.options.size}, at $${chosen[0]!.price}. For the ${swap[1]!.name}, there are many variants in stock too. Which would you prefer?`,
   );
-  for (let b = 0; b < (options.browsing ?? 8); b++) {
+  return { swap, chosen };
+}
+
+/** Browsing other products: large listings and small talk between the early ids and their use. */
+function browse(run: Run, rand: Random, count: number): void {
+  for (let b = 0; b < count; b++) {
     const name = pick(rand, PRODUCTS);
     run.say(
       'user',
@@ -280,6 +290,11 @@ export function agentIdSession(options: AgentIdSessionOptions = {}): FidelitySes
       ]),
     );
   }
+}
+
+/** The user settles the last details; returns the payment method chosen. */
+function settle(run: Run, rand: Random, exchange: ReturnType<typeof pickExchange>) {
+  const { swap, chosen } = exchange;
   run.say(
     'user',
     `Okay, back to the exchange. For the ${swap[1]!.name}, the ${chosen[1]!.options.color} one in size ${chosen[1]!.options.size} is perfect, that's item ${chosen[1]!.item_id}.`,
@@ -308,6 +323,26 @@ export function agentIdSession(options: AgentIdSessionOptions = {}): FidelitySes
     'To confirm: I will exchange both items as discussed, charge or refund the difference to that payment method, and cancel the pending order because you no longer need it. Shall I go ahead?',
   );
   run.say('user', 'Yes, please go ahead with all of it. Thank you!');
+  return method;
+}
+
+/** Builds one run; its facts are the ids of the actions that come after it. */
+export function agentIdSession(options: AgentIdSessionOptions = {}): FidelitySession {
+  const seed = options.seed ?? 1;
+  const rand = seededRandom(seed * 15_485_863 + 11);
+  const run = new Run();
+  run.messages.push({
+    role: 'system',
+    content:
+      'You are a retail support agent. Authenticate the user, look up orders and products with the tools, and confirm every change before making it.',
+  });
+  const customer = makeCustomer(rand);
+  lookUp(run, rand, customer);
+  const exchange = pickExchange(run, rand, customer);
+  browse(run, rand, options.browsing ?? 8);
+  const method = settle(run, rand, exchange);
+  const { orders, cards } = customer;
+  const { swap, chosen } = exchange;
   // The remaining actions (not in the history) take these ids.
   for (const id of [
     orders[0]!.id,

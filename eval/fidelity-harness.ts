@@ -6,7 +6,7 @@
 import { CompactManager } from '../src/core/compact-manager.js';
 import { isCompactError } from '../src/core/errors.js';
 import { STRATEGY_NAMES, type StrategyName, type Summarizer } from '../src/core/summarizer.js';
-import { contextText, factPresent, normalize, slidingWindow } from './context-measures.js';
+import { contextText, factPresent, normalize, slidingWindow, tally } from './context-measures.js';
 import { directRun } from './direct-compaction.js';
 import type { FidelitySession } from './planted-session.js';
 
@@ -160,6 +160,8 @@ async function runOnce(config: RunConfig): Promise<FidelityRun> {
     messages.filter((m) => m.role === 'system' || m.role === 'developer'),
   ).total;
   const contextBudget = pinnedTokens + Math.max(64, Math.floor((rawTokens - pinnedTokens) / ratio));
+  if (mode === 'direct' || mode === 'direct-rolling')
+    return directRun(config, { rawTokens, pinnedTokens, contextBudget, probe });
   const maxSummaryTokens = Math.max(16, Math.floor((contextBudget - pinnedTokens) * share));
   const manager = new CompactManager({
     model: config.model,
@@ -186,10 +188,6 @@ async function runOnce(config: RunConfig): Promise<FidelityRun> {
   const sessionId = `${config.set}/${session.name}`;
   let output: unknown[];
   let contextTokens: number;
-  if (mode === 'direct' || mode === 'direct-rolling') {
-    await manager.shutdown();
-    return directRun(config, { rawTokens, pinnedTokens, contextBudget, probe });
-  }
   if (mode === 'one-shot') {
     const result = await manager.manualCompact(sessionId, messages);
     output = result.messages;
@@ -207,25 +205,8 @@ async function runOnce(config: RunConfig): Promise<FidelityRun> {
   const state = await manager.state(sessionId);
   const covered = new Set(state?.coveredIds ?? []);
   await manager.shutdown();
-  const text = normalize(contextText(output));
-  const window = normalize(
-    contextText(slidingWindow(session.messages, contextTokens, (m) => probe.estimate(m).total)),
-  );
-  const windowRetained = session.facts.filter((fact) => factPresent(fact, window)).length;
-  const missing: string[] = [];
-  let retained = 0;
-  let summarizedFacts = 0;
-  let retainedSummarized = 0;
-  for (const fact of session.facts) {
-    const present = factPresent(fact, text);
-    const summarized = covered.has(`raw-${fact.messageIndex}`);
-    if (present) retained++;
-    else missing.push(fact.probes.join(' + '));
-    if (summarized) {
-      summarizedFacts++;
-      if (present) retainedSummarized++;
-    }
-  }
+  const window = slidingWindow(session.messages, contextTokens, (m) => probe.estimate(m).total);
+  const kept = tally(session, output, window, (index) => covered.has(`raw-${index}`));
   const summary = state?.summary;
   return {
     set: config.set,
@@ -242,11 +223,7 @@ async function runOnce(config: RunConfig): Promise<FidelityRun> {
     maxSummaryTokens,
     compactions,
     facts: session.facts.length,
-    retained,
-    summarizedFacts,
-    retainedSummarized,
-    windowRetained,
-    missing,
+    ...kept,
     ...(summary ? { writtenBy: summary.summarizer } : {}),
     errors,
   };

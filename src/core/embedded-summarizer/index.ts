@@ -71,7 +71,8 @@ function extract(messages: readonly CompactMessage[], previousSummary: string | 
       if (fact.traits.stateChanging) for (const id of fact.argumentIds) ledger.add(id, 'action');
       units.push({
         text: fact.text,
-        words: contentWords(fact.text),
+        // A cleared result's recall ref is unique by construction: it is no rare content word.
+        words: contentWords(fact.text.replace(/ → \(cleared[^)]*\)$/, '')),
         speaker: fact.name,
         source: 'tool',
         segment,

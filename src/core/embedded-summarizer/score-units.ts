@@ -44,15 +44,26 @@ function hasProperNoun(text: string): boolean {
   return false;
 }
 
+/** True for an identifier named in few units (a path named everywhere is no key fact). */
+export type RareId = (id: string) => boolean;
+const ANY_ID: RareId = () => true;
+/** An identifier in more units than this is common. */
+const RARE_ID_UNITS = 3;
+
 /** The signal multiplier of a text unit (message prose). */
-export function textSignal(text: string, source: Unit['source'], agentic: boolean): number {
+export function textSignal(
+  text: string,
+  source: Unit['source'],
+  agentic: boolean,
+  rare: RareId = ANY_ID,
+): number {
   let m = 1;
   if (QUOTED.test(text)) m *= 1.5;
   if (HAS_NUMBER.test(text) || DATE_WORD.test(text)) m *= 1.3;
   if (FIRST_PERSON.test(text)) m *= 1.4;
   if (hasProperNoun(text)) m *= 1.2;
   if (COMMITMENT.test(text)) m *= 1.2;
-  if (findIdentifiers(text, 1).length > 0) m *= 1.5;
+  if (findIdentifiers(text, 8).some((f) => rare(f.text))) m *= 1.5;
   if (QUESTION.test(text)) m *= 0.3;
   if (SECOND_PERSON.test(text) && !FIRST_PERSON.test(text)) m *= 0.5;
   if (agentic) {
@@ -63,14 +74,20 @@ export function textSignal(text: string, source: Unit['source'], agentic: boolea
 }
 
 /** The signal multiplier of a tool fact unit. */
-export function toolSignal(tool: NonNullable<Unit['tool']>, text: string): number {
+export function toolSignal(tool: NonNullable<Unit['tool']>, text: string, rare: RareId = ANY_ID): number {
   // A scratchpad call (`think`) records no fact about the world: never worth a line.
   if (tool.scratch) return 0;
   let m = 1.5;
+  // A result the pipeline cleared says only that the call happened.
+  if (text.endsWith(')') && text.includes(' → (cleared')) m *= 0.3;
   // Ids the result reveals (not those the call was given) are what later steps need.
   const arrow = text.indexOf(' → ');
   const given = text.slice(0, Math.max(0, arrow));
-  if (arrow >= 0 && findIdentifiers(text.slice(arrow), 8).some((f) => !given.includes(f.text))) m *= 2;
+  if (
+    arrow >= 0 &&
+    findIdentifiers(text.slice(arrow), 8).some((f) => !given.includes(f.text) && rare(f.text))
+  )
+    m *= 2;
   if (tool.stateChanging) m *= 1.8;
   if (tool.failed) m *= 2;
   if (tool.superseded) m *= 0.2;
@@ -105,6 +122,11 @@ export function scoreUnits(units: Unit[], options: ScoreOptions): Map<string, nu
   const last = new Map<string, Unit>();
   for (const unit of units) last.set(normalize(unit.text), unit);
   const maxOrder = units.reduce((m, u) => Math.max(m, u.order), 1);
+  const idUnits = new Map<string, number>();
+  for (const unit of units)
+    for (const found of findIdentifiers(unit.text, 16))
+      idUnits.set(found.text, (idUnits.get(found.text) ?? 0) + 1);
+  const rare: RareId = (id) => (idUnits.get(id) ?? 0) <= RARE_ID_UNITS;
   for (const unit of units) {
     if (last.get(normalize(unit.text)) !== unit) {
       unit.value = 0;
@@ -113,8 +135,8 @@ export function scoreUnits(units: Unit[], options: ScoreOptions): Map<string, nu
     let rarity = 0;
     for (const word of unit.words) rarity += (idf.get(word) ?? 0) * wordWeight(word);
     const signal = unit.tool
-      ? toolSignal(unit.tool, unit.text)
-      : textSignal(unit.text, unit.source, options.agentic);
+      ? toolSignal(unit.tool, unit.text, rare)
+      : textSignal(unit.text, unit.source, options.agentic, rare);
     const recency = 1 + 0.15 * Math.max(0, unit.order / maxOrder);
     unit.value = rarity * signal * recency;
   }

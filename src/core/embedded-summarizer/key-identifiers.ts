@@ -121,7 +121,7 @@ function trimPunctuation(token: string): string {
 
 /** Where an id was named: its rank in the key identifiers line. */
 export type IdentifierOrigin = 'action' | 'user' | 'assistant' | 'summary';
-const ORIGIN_RANK: Record<IdentifierOrigin, number> = { action: 0, summary: 1, user: 2, assistant: 3 };
+const ORIGIN_RANK: Record<IdentifierOrigin, number> = { action: 0, user: 1, summary: 2, assistant: 3 };
 
 /** Collects ids with the best place they were named, keeping first-seen order within a rank. */
 export class IdentifierLedger {
@@ -141,9 +141,9 @@ export class IdentifierLedger {
     for (const found of findIdentifiers(text)) this.add(found.text, origin);
   }
 
-  /** Ids by rank (actions, then earlier summary, user, assistant), first named first within a rank. */
+  /** Ids by rank (actions, then user, earlier summary, assistant), most recently named first within a rank. */
   ranked(): string[] {
-    return [...this.#ids].sort(([, a], [, b]) => a.rank - b.rank || a.order - b.order).map(([id]) => id);
+    return [...this.#ids].sort(([, a], [, b]) => a.rank - b.rank || b.order - a.order).map(([id]) => id);
   }
 }
 

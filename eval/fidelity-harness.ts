@@ -6,14 +6,22 @@
 import { CompactManager } from '../src/core/compact-manager.js';
 import { isCompactError } from '../src/core/errors.js';
 import { STRATEGY_NAMES, type StrategyName, type Summarizer } from '../src/core/summarizer.js';
-import type { FidelitySession, KeyFact } from './planted-session.js';
+import { contextText, factPresent, normalize, slidingWindow, tally } from './context-measures.js';
+import { directRun } from './direct-compaction.js';
+import type { FidelitySession } from './planted-session.js';
+
+export { contextText, factPresent, slidingWindow } from './context-measures.js';
 
 /** How the history reaches the manager. */
 export type CompactionMode =
   /** One compaction of the whole history (`manualCompact`). */
   | 'one-shot'
   /** `preflight` before every model call as the history grows: repeated compactions that merge the previous summary. */
-  | 'rolling';
+  | 'rolling'
+  /** The summarizer alone, no manager: the older messages folded once, the latest kept verbatim. */
+  | 'direct'
+  /** The summarizer alone, folding as the history grows (the previous summary merged each time). */
+  | 'direct-rolling';
 
 /** A summarizer under test. */
 export interface SummarizerUnderTest {
@@ -74,6 +82,8 @@ export interface FidelityRun {
   /** Facts whose message was folded into the summary (the summarizer's share of the job). */
   summarizedFacts: number;
   retainedSummarized: number;
+  /** Facts a sliding window of the same size keeps (the latest messages within `contextTokens`). */
+  windowRetained: number;
   /** Probes of the facts that were lost. */
   missing: string[];
   /** Which summarizer wrote the final summary (differs from `summarizer` after a fallback). */
@@ -102,35 +112,15 @@ export interface FidelityRow {
   retainedSummarized: number;
   /** `retainedSummarized / summarizedFacts` (1 when none were summarized). */
   summarizedShare: number;
+  /** Facts a same-size sliding window keeps. */
+  windowRetained: number;
+  /** `windowRetained / facts`. */
+  windowShare: number;
   meanSummaryTokens: number;
   failures: number;
   errors: number;
   /** Runs whose final summary was written by the embedded fallback instead of this summarizer. */
   fallbacks: number;
-}
-
-const normalize = (text: string) => text.replace(/\s+/g, ' ').toLowerCase();
-
-/** All the text a model would read in a list of wire messages (contents, tool calls, tool results). */
-export function contextText(messages: readonly unknown[]): string {
-  const parts: string[] = [];
-  const skip = new Set(['role', 'type', 'id', 'tool_call_id', 'call_id', 'tool_use_id']);
-  const walk = (value: unknown, key: string) => {
-    if (typeof value === 'string') {
-      if (!skip.has(key)) parts.push(value);
-    } else if (Array.isArray(value)) {
-      for (const item of value) walk(item, key);
-    } else if (value && typeof value === 'object') {
-      for (const [k, v] of Object.entries(value)) walk(v, k);
-    }
-  };
-  walk(messages, '');
-  return parts.join('\n');
-}
-
-/** True when every probe of the fact is in the (normalized) context text. */
-export function factPresent(fact: KeyFact, normalizedContext: string): boolean {
-  return fact.probes.every((probe) => normalizedContext.includes(normalize(probe)));
 }
 
 /** Checks that each fact is in the raw history it was planted in; throws otherwise. */
@@ -147,7 +137,8 @@ function withIds(messages: readonly Record<string, unknown>[]): Record<string, u
   return messages.map((message, index) => ({ ...message, meta: { id: `raw-${index}` } }));
 }
 
-interface RunConfig {
+/** One configuration of one session (for the runners). */
+export interface RunConfig {
   set: string;
   session: FidelitySession;
   strategy: StrategyName;
@@ -169,6 +160,8 @@ async function runOnce(config: RunConfig): Promise<FidelityRun> {
     messages.filter((m) => m.role === 'system' || m.role === 'developer'),
   ).total;
   const contextBudget = pinnedTokens + Math.max(64, Math.floor((rawTokens - pinnedTokens) / ratio));
+  if (mode === 'direct' || mode === 'direct-rolling')
+    return directRun(config, { rawTokens, pinnedTokens, contextBudget, probe });
   const maxSummaryTokens = Math.max(16, Math.floor((contextBudget - pinnedTokens) * share));
   const manager = new CompactManager({
     model: config.model,
@@ -212,21 +205,8 @@ async function runOnce(config: RunConfig): Promise<FidelityRun> {
   const state = await manager.state(sessionId);
   const covered = new Set(state?.coveredIds ?? []);
   await manager.shutdown();
-  const text = normalize(contextText(output));
-  const missing: string[] = [];
-  let retained = 0;
-  let summarizedFacts = 0;
-  let retainedSummarized = 0;
-  for (const fact of session.facts) {
-    const present = factPresent(fact, text);
-    const summarized = covered.has(`raw-${fact.messageIndex}`);
-    if (present) retained++;
-    else missing.push(fact.probes.join(' + '));
-    if (summarized) {
-      summarizedFacts++;
-      if (present) retainedSummarized++;
-    }
-  }
+  const window = slidingWindow(session.messages, contextTokens, (m) => probe.estimate(m).total);
+  const kept = tally(session, output, window, (index) => covered.has(`raw-${index}`));
   const summary = state?.summary;
   return {
     set: config.set,
@@ -243,10 +223,7 @@ async function runOnce(config: RunConfig): Promise<FidelityRun> {
     maxSummaryTokens,
     compactions,
     facts: session.facts.length,
-    retained,
-    summarizedFacts,
-    retainedSummarized,
-    missing,
+    ...kept,
     ...(summary ? { writtenBy: summary.summarizer } : {}),
     errors,
   };
@@ -307,6 +284,7 @@ export async function runFidelity(options: FidelityOptions): Promise<FidelityRun
                 retained: 0,
                 summarizedFacts: 0,
                 retainedSummarized: 0,
+                windowRetained: 0,
                 missing: [],
                 errors: 0,
                 failure: lastError instanceof Error ? lastError.message : String(lastError),
@@ -344,6 +322,8 @@ export function aggregateRuns(runs: readonly FidelityRun[]): FidelityRow[] {
           summarizedFacts: 0,
           retainedSummarized: 0,
           summarizedShare: 1,
+          windowRetained: 0,
+          windowShare: 0,
           meanSummaryTokens: 0,
           failures: 0,
           errors: 0,
@@ -365,6 +345,7 @@ export function aggregateRuns(runs: readonly FidelityRun[]): FidelityRow[] {
     row.retained += run.retained;
     row.summarizedFacts += run.summarizedFacts;
     row.retainedSummarized += run.retainedSummarized;
+    row.windowRetained += run.windowRetained;
     row.errors += run.errors;
     if (run.summarizer !== 'embedded' && run.writtenBy === 'embedded') row.fallbacks++;
     entry.raw += run.rawTokens - run.pinnedTokens;
@@ -376,6 +357,7 @@ export function aggregateRuns(runs: readonly FidelityRun[]): FidelityRow[] {
     ratio: context > 0 ? raw / context : 0,
     retainedShare: row.facts > 0 ? row.retained / row.facts : 0,
     summarizedShare: row.summarizedFacts > 0 ? row.retainedSummarized / row.summarizedFacts : 1,
+    windowShare: row.facts > 0 ? row.windowRetained / row.facts : 0,
     meanSummaryTokens: row.sessions > 0 ? summary / row.sessions : 0,
   }));
 }
@@ -393,6 +375,8 @@ export function formatTable(rows: readonly FidelityRow[]): string {
     'ratio',
     'retained',
     'of summarized',
+    'window',
+    'x window',
     'summary tok',
     'runs',
     'notes',
@@ -408,6 +392,8 @@ export function formatTable(rows: readonly FidelityRow[]): string {
     row.sessions > 0
       ? `${pct(row.summarizedShare)} (${row.retainedSummarized}/${row.summarizedFacts})`
       : 'n/a',
+    row.sessions > 0 ? `${pct(row.windowShare)} (${row.windowRetained}/${row.facts})` : 'n/a',
+    row.sessions > 0 && row.windowRetained > 0 ? `${(row.retained / row.windowRetained).toFixed(1)}x` : '-',
     row.sessions > 0 ? String(Math.round(row.meanSummaryTokens)) : '-',
     String(row.sessions),
     [

@@ -6,9 +6,15 @@
  * would (rolling: preflight before every model call), per strategy and summarizer, and
  * prints the share of facts still in the compacted context (summary + kept messages).
  *
+ * Then compacts long multi-session personal conversations (dated sessions, facts stated in
+ * passing among small talk) and agent runs whose remaining actions need ids from early turns
+ * (both seeded) to 1/4, 1/8 and 1/16 of their size, and compares the facts and ids kept with
+ * a sliding window of the same token size.
+ *
  * Flags: `--json` prints the runs and rows as JSON instead of the table; `--out FILE`
  * writes that JSON to FILE as well; `--seeds N` planted sessions (default 5);
- * `--ratios 5,10,20`; `--strategies task_state,brief`; `--no-swe-agent`.
+ * `--ratios 5,10,20`; `--strategies task_state,brief`; `--no-swe-agent`; `--recall-seeds N` personal
+ * conversations and agent runs each (default 5); `--recall-ratios 4,8,16`; `--no-recall`.
  * Env: OPENAI_API_KEY / ANTHROPIC_API_KEY add the LLM summarizers (models from
  * FIDELITY_OPENAI_MODEL, default gpt-4o-mini, and FIDELITY_ANTHROPIC_MODEL, default
  * claude-haiku-4-5); they run one-shot only.
@@ -18,18 +24,25 @@ import { parseArgs } from 'node:util';
 import { EmbeddedSummarizer } from '../src/core/embedded-summarizer.js';
 import { STRATEGY_NAMES, type StrategyName } from '../src/core/summarizer.js';
 import { resilientSummarizer } from '../src/summarizers/resilient-summarizer.js';
+import { agentIdSession } from './agent-id-sessions.js';
 import {
   aggregateRuns,
+  type CompactionMode,
   type FidelityRow,
   formatTable,
   runFidelity,
   type SummarizerUnderTest,
 } from './fidelity-harness.js';
+import { personalSession } from './personal-sessions.js';
 import { plantedSession } from './planted-session.js';
 import { loadSweAgentSessions } from './swe-agent-sessions.js';
 
 /** The spec's figure: share of key facts to retain at 10:1 with the embedded summarizer (task_state). */
 export const FIDELITY_TARGET = 0.9;
+/** Issue 16: at 1/8, the compacted context keeps this many times the facts a same-size window keeps. */
+export const WINDOW_MULTIPLE_TARGET = 3;
+/** Issue 16: at 1/8, share of the ids the remaining actions need that the compacted context keeps. */
+export const ACTION_IDS_TARGET = 0.9;
 
 async function llmSummarizers(log: (line: string) => void): Promise<SummarizerUnderTest[]> {
   const out: SummarizerUnderTest[] = [];
@@ -58,8 +71,8 @@ async function llmSummarizers(log: (line: string) => void): Promise<SummarizerUn
   return out;
 }
 
-async function main(): Promise<void> {
-  const { values } = parseArgs({
+function readOptions() {
+  return parseArgs({
     options: {
       json: { type: 'boolean', default: false },
       out: { type: 'string' },
@@ -67,8 +80,44 @@ async function main(): Promise<void> {
       ratios: { type: 'string', default: '5,10,20' },
       strategies: { type: 'string', default: STRATEGY_NAMES.join(',') },
       'no-swe-agent': { type: 'boolean', default: false },
+      'recall-seeds': { type: 'string', default: '5' },
+      'recall-ratios': { type: 'string', default: '4,8,16' },
+      'no-recall': { type: 'boolean', default: false },
     },
-  });
+  }).values;
+}
+
+/** The spec's check: planted facts at 10:1, one compaction, task_state. */
+function plantedVerdict(rows: readonly FidelityRow[]): string {
+  const target = rows.find(
+    (r: FidelityRow) =>
+      r.set === 'planted' &&
+      r.summarizer === 'embedded' &&
+      r.mode === 'one-shot' &&
+      r.strategy === 'task_state' &&
+      r.targetRatio === 10,
+  );
+  return target
+    ? `target: embedded task_state one-shot at 10:1 on planted sessions retains ${(target.retainedShare * 100).toFixed(1)}% (goal >= ${FIDELITY_TARGET * 100}%): ${target.retainedShare >= FIDELITY_TARGET ? 'MET' : 'MISSED'}`
+    : 'target: not measured (planted task_state 10:1 not in this run)';
+}
+
+function printRecall(log: (line: string) => void, recall: { rows: FidelityRow[]; verdicts: string[] }): void {
+  if (recall.rows.length === 0) return;
+  log('');
+  log(
+    'Later questions and later actions: personal = facts asked about later; agent-ids = ids the remaining actions take.',
+  );
+  log(formatTable(recall.rows));
+  log('');
+  log(
+    'window = the same facts in a sliding window of the same token size (the latest messages); x window = retained / window.',
+  );
+  for (const line of recall.verdicts) log(line);
+}
+
+async function main(): Promise<void> {
+  const values = readOptions();
   // The table goes to stdout; with --json, stdout carries only the JSON and notes go to stderr.
   const log = (line: string) => (values.json ? process.stderr : process.stdout).write(`${line}\n`);
   const seeds = Number(values.seeds);
@@ -94,19 +143,16 @@ async function main(): Promise<void> {
   log(`fidelity: ${factCounts}; ratios ${ratios.map((r) => `${r}:1`).join(', ')}`);
   const runs = await runFidelity({ sets, summarizers, strategies, ratios });
   const rows = aggregateRuns(runs);
-  const target = rows.find(
-    (r: FidelityRow) =>
-      r.set === 'planted' &&
-      r.summarizer === 'embedded' &&
-      r.mode === 'one-shot' &&
-      r.strategy === 'task_state' &&
-      r.targetRatio === 10,
-  );
-  const verdict = target
-    ? `target: embedded task_state one-shot at 10:1 on planted sessions retains ${(target.retainedShare * 100).toFixed(1)}% (goal >= ${FIDELITY_TARGET * 100}%): ${target.retainedShare >= FIDELITY_TARGET ? 'MET' : 'MISSED'}`
-    : 'target: not measured (planted task_state 10:1 not in this run)';
+  const recall = values['no-recall']
+    ? { rows: [] as FidelityRow[], runs: [] as typeof runs, verdicts: [] as string[] }
+    : await recallRuns(
+        Number(values['recall-seeds']),
+        values['recall-ratios'].split(',').map(Number),
+        summarizers,
+      );
+  const verdict = plantedVerdict(rows);
   const json = JSON.stringify(
-    { generatedBy: 'eval/fidelity.ts', target: FIDELITY_TARGET, rows, runs },
+    { generatedBy: 'eval/fidelity.ts', target: FIDELITY_TARGET, rows, runs, recall },
     null,
     2,
   );
@@ -114,6 +160,7 @@ async function main(): Promise<void> {
   if (values.json) {
     process.stdout.write(`${json}\n`);
     log(verdict);
+    for (const line of recall.verdicts) log(line);
     return;
   }
   log('');
@@ -123,6 +170,38 @@ async function main(): Promise<void> {
     'retained = facts (all probes) present in the compacted context: summary + kept messages; of summarized = facts whose message was folded into the summary; ratio = raw history tokens / compacted context tokens, system prompts (never compacted) excluded from both, counted with o200k_base.',
   );
   log(verdict);
+  printRecall(log, recall);
+}
+
+/** The personal conversations and agent runs, compacted to 1/4, 1/8, 1/16, with their verdicts. */
+async function recallRuns(seeds: number, ratios: number[], summarizers: SummarizerUnderTest[]) {
+  const sets = {
+    personal: Array.from({ length: seeds }, (_, k) => personalSession({ seed: k + 1 })),
+    'agent-ids': Array.from({ length: seeds }, (_, k) => agentIdSession({ seed: k + 1 })),
+  };
+  const modes: CompactionMode[] = ['one-shot', 'rolling', 'direct', 'direct-rolling'];
+  const runs = await runFidelity({ sets, summarizers, strategies: ['task_state'], ratios, modes });
+  const rows = aggregateRuns(runs);
+  const at8 = (set: string, mode: string) =>
+    rows.find((r) => r.set === set && r.summarizer === 'embedded' && r.mode === mode && r.targetRatio === 8);
+  const verdicts: string[] = [];
+  for (const mode of modes) {
+    const personal = at8('personal', mode);
+    if (personal) {
+      // A window that kept nothing counts as one fact, so the multiple stays finite and honest.
+      const multiple = personal.retained / Math.max(1, personal.windowRetained);
+      const shown = `${multiple.toFixed(1)}x${personal.windowRetained === 0 ? ' (window kept none; counted as 1)' : ''}`;
+      verdicts.push(
+        `target: personal ${mode} at 1/8 keeps ${(personal.retainedShare * 100).toFixed(1)}% of the facts, ${shown} a same-size window's ${(personal.windowShare * 100).toFixed(1)}% (goal >= ${WINDOW_MULTIPLE_TARGET}x): ${multiple >= WINDOW_MULTIPLE_TARGET ? 'MET' : 'MISSED'}`,
+      );
+    }
+    const ids = at8('agent-ids', mode);
+    if (ids)
+      verdicts.push(
+        `target: agent-ids ${mode} at 1/8 keeps ${(ids.retainedShare * 100).toFixed(1)}% of the ids the remaining actions need (window ${(ids.windowShare * 100).toFixed(1)}%; goal >= ${ACTION_IDS_TARGET * 100}%): ${ids.retainedShare >= ACTION_IDS_TARGET ? 'MET' : 'MISSED'}`,
+      );
+  }
+  return { rows, runs, verdicts };
 }
 
 await main();

@@ -1,0 +1,45 @@
+import { describe, expect, it } from 'vitest';
+import { parsePrevious } from './parse-previous.js';
+
+describe('parsing the previous summary', () => {
+  it('reads back segments, speakers, tool facts and key identifiers', () => {
+    const body = [
+      'Note: manual compaction',
+      '## Key entities and identifiers',
+      '- #W4829113',
+      '- credit_card_7719342',
+      '## 8 May 2023',
+      '- Caroline: I went to the support group yesterday (7 May 2023). We adopted a corgi named Waffles.',
+      '- cancel_pending_order(#W4829113) → Error: order already shipped',
+      '## Conversation',
+      '- user: Push everything to the branch fix/ledger-12.',
+    ].join('\n');
+    const parsed = parsePrevious(body);
+    expect(parsed.ids).toEqual(['#W4829113', 'credit_card_7719342']);
+    expect(parsed.segments.map((s) => s.label)).toEqual(['8 May 2023', 'Conversation']);
+    expect(parsed.segments[0]!.date?.toISOString()).toBe('2023-05-08T00:00:00.000Z');
+    expect(parsed.units.map((u) => [u.segment, u.speaker, u.source, u.text])).toEqual([
+      [0, 'Caroline', 'summary', 'I went to the support group yesterday (7 May 2023).'],
+      [0, 'Caroline', 'summary', 'We adopted a corgi named Waffles.'],
+      [0, 'cancel_pending_order', 'tool', 'cancel_pending_order(#W4829113) → Error: order already shipped'],
+      [1, 'user', 'user', 'Push everything to the branch fix/ledger-12.'],
+    ]);
+    expect(parsed.units[2]!.tool).toMatchObject({ stateChanging: true, failed: true });
+    // Previous units sit before every new unit, in their order.
+    expect(
+      parsed.units.every((u, k) => u.order < 0 && (k === 0 || u.order > parsed.units[k - 1]!.order)),
+    ).toBe(true);
+  });
+
+  it('takes another layout (an older one, an LLM summary) as undated units', () => {
+    const parsed = parsePrevious(
+      '## Goals\n- Migrate billing to Postgres 15 (BILL-2207).\nFree text line about the rollout plan.',
+    );
+    expect(parsed.segments.map((s) => s.label)).toEqual(['Goals']);
+    expect(parsed.units.map((u) => u.text)).toEqual([
+      'Migrate billing to Postgres 15 (BILL-2207).',
+      'Free text line about the rollout plan.',
+    ]);
+    expect(parsePrevious(undefined)).toEqual({ segments: [], units: [], ids: [] });
+  });
+});

@@ -1,0 +1,70 @@
+import { describe, expect, it } from 'vitest';
+import { inverseDocumentFrequency, scoreUnits, textSignal, toolSignal, wordWeight } from './score-units.js';
+import type { Unit } from './types.js';
+import { contentWords } from './units.js';
+
+let order = 0;
+const unit = (text: string, extra: Partial<Unit> = {}): Unit => ({
+  text,
+  speaker: 'user',
+  source: 'user',
+  segment: 0,
+  order: order++,
+  words: contentWords(text),
+  value: 0,
+  ...extra,
+});
+
+describe('scoring', () => {
+  it('rarity: a word in every unit is worth less than a word in one', () => {
+    const idf = inverseDocumentFrequency([
+      unit('weather rain'),
+      unit('weather sun'),
+      unit('weather Biscuit'),
+    ]);
+    expect(idf.get('biscuit')!).toBeGreaterThan(idf.get('weather')!);
+  });
+
+  it('signals raise titles, numbers, first-person facts, proper nouns and ids; lower questions and remarks to the other', () => {
+    const base = textSignal('the weather turned rainy', 'assistant', false);
+    expect(textSignal('I just finished "Piranesi"', 'assistant', false)).toBeGreaterThan(base);
+    expect(textSignal('the race took 1:52:07', 'assistant', false)).toBeGreaterThan(base);
+    expect(textSignal('we moved to Tacoma', 'assistant', false)).toBeGreaterThan(base);
+    expect(textSignal('the weather turned rainy?', 'assistant', false)).toBeLessThan(base);
+    expect(textSignal('you always cheer everyone up', 'assistant', false)).toBeLessThan(base);
+    // In agent transcripts the user's words outrank the assistant's prose.
+    expect(textSignal('use the staging db', 'user', true)).toBeGreaterThan(
+      textSignal('use the staging db', 'assistant', true),
+    );
+  });
+
+  it('tool facts: failures and state changes high, revealed ids higher, scratchpad near zero, reruns low', () => {
+    const traits = { stateChanging: false, failed: false, scratch: false, superseded: false };
+    const plain = toolSignal(traits, 'read_file(a.ts) → ok');
+    expect(toolSignal({ ...traits, failed: true }, 'run(x) → Error: boom')).toBeGreaterThan(plain);
+    expect(toolSignal({ ...traits, stateChanging: true }, 'cancel_order(#W1234567) → ok')).toBeGreaterThan(
+      plain,
+    );
+    expect(toolSignal(traits, 'find_user(Maya) → maya_lopez_4821')).toBeGreaterThan(plain);
+    expect(toolSignal({ ...traits, scratch: true }, 'think(plan) → ')).toBe(0);
+    expect(toolSignal({ ...traits, superseded: true }, 'read_file(a.ts) → ok')).toBeLessThan(plain);
+  });
+
+  it('bare numbers weigh less, letter-digit codes more', () => {
+    expect(wordWeight('4821')).toBeLessThan(1);
+    expect(wordWeight('k7q2zp')).toBeGreaterThan(1);
+    expect(wordWeight('biscuit')).toBe(1);
+  });
+
+  it('values a stated fact above small talk repeated all along, and a repeat only once', () => {
+    const units = [
+      ...Array.from({ length: 6 }, () => unit('Work has been busy with the end of the quarter.')),
+      unit('The weather has been pretty rainy here lately.'),
+      unit('We finally adopted a corgi, we named him Waffles.'),
+    ];
+    scoreUnits(units, { agentic: false });
+    expect(units.slice(0, 5).every((u) => u.value === 0)).toBe(true);
+    expect(units[7]!.value).toBeGreaterThan(units[5]!.value);
+    expect(units[7]!.value).toBeGreaterThan(units[6]!.value);
+  });
+});

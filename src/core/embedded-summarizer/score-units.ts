@@ -1,0 +1,144 @@
+/**
+ * Value by content, not by keyword: the rarity (inverse document frequency within the
+ * conversation) of a unit's distinct content words, multiplied by signals. Titles, numbers
+ * and dates, first-person statements, proper nouns and identifiers raise it; questions and
+ * remarks to the other speaker lower it. In agent transcripts the user's words outrank the
+ * assistant's prose, tool facts and state-changing calls rank high, failures higher,
+ * scratchpad calls near zero. A small bonus goes to recent units.
+ */
+import { findIdentifiers } from './key-identifiers.js';
+import type { Unit } from './types.js';
+
+/** Inverse document frequency of each content word over `units` (each unit a document). */
+export function inverseDocumentFrequency(units: readonly Pick<Unit, 'words'>[]): Map<string, number> {
+  const df = new Map<string, number>();
+  for (const unit of units) for (const word of unit.words) df.set(word, (df.get(word) ?? 0) + 1);
+  const n = Math.max(1, units.length);
+  const idf = new Map<string, number>();
+  for (const [word, count] of df) idf.set(word, Math.log(1 + n / count));
+  return idf;
+}
+
+const QUOTED = /["“][^"”\n]{2,80}["”]|(?:^|\s)'[^'\n]{2,60}'(?=[\s.,!?;:]|$)/;
+const HAS_NUMBER = /\d/;
+const DATE_WORD =
+  /\b(?:jan(?:uary)?|feb(?:ruary)?|march|april|june|july|aug(?:ust)?|sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?|monday|tuesday|wednesday|thursday|friday|saturday|sunday|yesterday|tomorrow|weekend|birthday|anniversary)\b/i;
+const FIRST_PERSON =
+  /^(?:i|we|my|our|i'm|i’m|i've|i’ve|i'll|i’ll|i'd|we're|we’re|we've|we'll)\b|\b(?:i|we) (?:am|was|were|have|had|will|went|got|started|decided|bought|adopted|love|like|prefer|plan|planned|want|need|took|made|finished|joined|moved|visited|signed|use|chose|read|play|work|just|recently|also|really)\b/i;
+const COMMITMENT =
+  /\b(?:must|never|do not|don't|only|always|decided|decision|instead of|rather than|because|todo|blocked|remaining|follow-up|next step|deadline|constraint|required|still open)\b/i;
+const QUESTION = /\?["'”’)]*$/;
+const SECOND_PERSON = /^(?:you|your|you're|you’re|you've|you’ve|you'll|you’ll|yours)\b/i;
+
+/** Capitalized words past the first that are not `I`: names of people, places, things. */
+function hasProperNoun(text: string): boolean {
+  let first = true;
+  for (const match of text.matchAll(/[\p{L}][\p{L}'’-]*/gu)) {
+    const word = match[0];
+    if (!first && word !== 'I' && !word.startsWith("I'") && !word.startsWith('I’')) {
+      const c = word.charCodeAt(0);
+      if (c >= 65 && c <= 90 && word.length > 1) return true;
+    }
+    first = false;
+  }
+  return false;
+}
+
+/** True for an identifier named in few units (a path named everywhere is no key fact). */
+export type RareId = (id: string) => boolean;
+const ANY_ID: RareId = () => true;
+/** An identifier in more units than this is common. */
+const RARE_ID_UNITS = 3;
+
+/** The signal multiplier of a text unit (message prose). */
+export function textSignal(
+  text: string,
+  source: Unit['source'],
+  agentic: boolean,
+  rare: RareId = ANY_ID,
+): number {
+  let m = 1;
+  if (QUOTED.test(text)) m *= 1.5;
+  if (HAS_NUMBER.test(text) || DATE_WORD.test(text)) m *= 1.3;
+  if (FIRST_PERSON.test(text)) m *= 1.4;
+  if (hasProperNoun(text)) m *= 1.2;
+  if (COMMITMENT.test(text)) m *= 1.2;
+  if (findIdentifiers(text, 8).some((f) => rare(f.text))) m *= 1.5;
+  if (QUESTION.test(text)) m *= 0.3;
+  if (SECOND_PERSON.test(text) && !FIRST_PERSON.test(text)) m *= 0.5;
+  if (agentic) {
+    if (source === 'user') m *= 1.3;
+    else if (source === 'assistant') m *= 0.8;
+  }
+  return m;
+}
+
+/** The signal multiplier of a tool fact unit. */
+export function toolSignal(tool: NonNullable<Unit['tool']>, text: string, rare: RareId = ANY_ID): number {
+  // A scratchpad call (`think`) records no fact about the world: never worth a line.
+  if (tool.scratch) return 0;
+  let m = 1.5;
+  // A result the pipeline cleared says only that the call happened.
+  if (text.endsWith(')') && text.includes(' → (cleared')) m *= 0.3;
+  // Ids the result reveals (not those the call was given) are what later steps need.
+  const arrow = text.indexOf(' → ');
+  const given = text.slice(0, Math.max(0, arrow));
+  if (
+    arrow >= 0 &&
+    findIdentifiers(text.slice(arrow), 8).some((f) => !given.includes(f.text) && rare(f.text))
+  )
+    m *= 2;
+  if (tool.stateChanging) m *= 1.8;
+  if (tool.failed) m *= 2;
+  if (tool.superseded) m *= 0.2;
+  return m;
+}
+
+/** Options of {@link scoreUnits}. */
+export interface ScoreOptions {
+  /** True when the conversation has tool calls: the agent weights apply. */
+  agentic: boolean;
+}
+
+const NUMERIC = /^[\d.,:/-]+$/;
+const LETTER = /\p{L}/u;
+
+/**
+ * Bare numbers (counters, line numbers, log fields) are rare by chance: they count less.
+ * Codes mixing letters and digits (ids, keys, versions) count double.
+ */
+export function wordWeight(word: string): number {
+  if (NUMERIC.test(word)) return 0.3;
+  return /\d/.test(word) && LETTER.test(word) ? 2 : 1;
+}
+const normalize = (text: string) => text.replace(/\s+/g, ' ').trim().toLowerCase();
+
+/**
+ * Sets `value` on every unit. A unit repeated verbatim keeps its value only at its last
+ * occurrence. Returns the rarity table for selection's novelty discount.
+ */
+export function scoreUnits(units: Unit[], options: ScoreOptions): Map<string, number> {
+  const idf = inverseDocumentFrequency(units);
+  const last = new Map<string, Unit>();
+  for (const unit of units) last.set(normalize(unit.text), unit);
+  const maxOrder = units.reduce((m, u) => Math.max(m, u.order), 1);
+  const idUnits = new Map<string, number>();
+  for (const unit of units)
+    for (const found of findIdentifiers(unit.text, 16))
+      idUnits.set(found.text, (idUnits.get(found.text) ?? 0) + 1);
+  const rare: RareId = (id) => (idUnits.get(id) ?? 0) <= RARE_ID_UNITS;
+  for (const unit of units) {
+    if (last.get(normalize(unit.text)) !== unit) {
+      unit.value = 0;
+      continue;
+    }
+    let rarity = 0;
+    for (const word of unit.words) rarity += (idf.get(word) ?? 0) * wordWeight(word);
+    const signal = unit.tool
+      ? toolSignal(unit.tool, unit.text, rare)
+      : textSignal(unit.text, unit.source, options.agentic, rare);
+    const recency = 1 + 0.15 * Math.max(0, unit.order / maxOrder);
+    unit.value = rarity * signal * recency;
+  }
+  return idf;
+}

@@ -1,0 +1,94 @@
+import { describe, expect, it } from 'vitest';
+import {
+  chunkLong,
+  cleanUnit,
+  contentWords,
+  isPhatic,
+  MAX_UNIT_CHARS,
+  splitClauses,
+  splitSentences,
+  textUnits,
+} from './units.js';
+
+describe('units', () => {
+  it('splits sentences with the built-in segmenter and re-joins after abbreviations', () => {
+    expect(splitSentences('I met Dr. Patel at 5 pm. She said hi! Did you see it?')).toEqual([
+      'I met Dr. Patel at 5 pm.',
+      'She said hi!',
+      'Did you see it?',
+    ]);
+    expect(splitSentences('line one\n\nline two without a stop')).toEqual([
+      'line one',
+      'line two without a stop',
+    ]);
+  });
+
+  it('splits clauses at dashes, semicolons and ", but / and / so / which", keeping each verbatim', () => {
+    const sentence =
+      'I adopted a beagle last week, and his name is Biscuit; the vet visit is on Friday — it was a long day';
+    const clauses = splitClauses(sentence);
+    expect(clauses).toEqual([
+      'I adopted a beagle last week,',
+      'and his name is Biscuit;',
+      'the vet visit is on Friday —',
+      'it was a long day',
+    ]);
+    for (const clause of clauses) expect(sentence).toContain(clause);
+    // A clause of fewer than three words stays with its neighbour.
+    expect(splitClauses('Yes, and so on')).toEqual(['Yes, and so on']);
+  });
+
+  it('strips leading interjections, vocatives, emoji and markdown decoration, not time words', () => {
+    expect(cleanUnit('Oh wow, Caroline, I finally booked the cabin 🎉')).toBe('I finally booked the cabin');
+    expect(cleanUnit('## **Plan**: move the db')).toBe('Plan: move the db');
+    expect(cleanUnit('- 3. Yesterday, I ran 10 km')).toBe('Yesterday, I ran 10 km');
+  });
+
+  it('keeps content words and numbers, drops function words and small talk', () => {
+    expect(contentWords("That's so fun, we adopted Biscuit's brother in 2023!")).toEqual([
+      'adopted',
+      'biscuit',
+      'brother',
+      '2023',
+    ]);
+    expect(contentWords('ae03feac-5fd5-406c-88a1-a04687d421fc')).toHaveLength(1);
+  });
+
+  it('the phatic filter drops greetings, thanks and bare reactions, keeps facts', () => {
+    for (const text of [
+      'Hi there!',
+      'Great, thanks!',
+      'That must have been fun.',
+      "Can't wait.",
+      'Thank you so much!',
+      'Yep!',
+    ])
+      expect(isPhatic(cleanUnit(text) || text), text).toBe(true);
+    for (const text of [
+      'Thanks to the new job I moved to Tacoma.',
+      'My sister named the baby Theo.',
+      'The limit is 40 ms.',
+    ])
+      expect(isPhatic(text), text).toBe(false);
+  });
+
+  it('turns a chatty message into its fact units only', () => {
+    const units = textUnits(
+      'Hey Sam! How are you? Oh, and we finally adopted a corgi, we named him Waffles. Love that!',
+    );
+    expect(units.map((u) => u.text)).toEqual(['and we finally adopted a corgi, we named him Waffles.']);
+  });
+
+  it('never cuts inside a word: long runs are left out, long units cut at whitespace', () => {
+    const blob = 'a'.repeat(80_000);
+    expect(textUnits(blob)).toEqual([]);
+    const long = Array.from({ length: 200 }, (_, k) => `word${k}`).join(' ');
+    const chunks = chunkLong(long);
+    expect(chunks.length).toBeGreaterThan(1);
+    for (const chunk of chunks) {
+      expect(chunk.length).toBeLessThanOrEqual(MAX_UNIT_CHARS);
+      for (const word of chunk.split(' ')) expect(word).toMatch(/^word\d+$/);
+    }
+    expect(chunkLong(`key sk-${'x'.repeat(100)} end`)).toEqual(['key end']);
+  });
+});

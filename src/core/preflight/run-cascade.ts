@@ -90,20 +90,12 @@ function headAndTail(text: string, max: number): string {
 }
 
 /**
- * The message the summarizer sees for an entry. A cleared result is its placeholder. A
- * shortened or cut message is rebuilt from its original, redacted first and only then
- * clipped, so that a kept tail never starts inside a secret its prefix would have named.
+ * The message the summarizer sees for an entry. A cleared, shortened or cut message is
+ * rebuilt from its original, redacted first and only then clipped (head and tail), so that a kept tail never starts inside a secret its prefix would have named.
  */
-function summarizerMessage(
-  entry: ViewEntry,
-  codec: MessageCodec,
-  redact: Redactor | undefined,
-): CompactMessage {
+function summarizerMessage(entry: ViewEntry, redact: Redactor | undefined): CompactMessage {
   if (!entry.rewrite) return toCompactMessage(entry.item);
-  if (entry.rewrite.kind === 'cleared') {
-    const parsed = codec.parse(entry.wire, entry.item.index);
-    return { ...parsed, id: entry.item.id, index: entry.item.index };
-  }
+  // Cleared results too: the summary should keep the ids and facts of the original.
   const original = toCompactMessage(entry.item);
   const clip = (text: string) => headAndTail(redact ? redact(text) : text, SUMMARIZER_CLIP_CHARS);
   return {
@@ -181,7 +173,7 @@ async function summarizeLevel(run: CascadeRun, input: CascadeInput, result: Casc
     {
       sessionId: input.sessionId,
       strategy: policy.strategy,
-      messages: folded.map((entry) => summarizerMessage(entry, codec, input.summarize.redact)),
+      messages: folded.map((entry) => summarizerMessage(entry, input.summarize.redact)),
       maxTokens: plan?.maxTokens ?? policy.maxSummaryTokens,
       ...(view.previousSummary ? { previousSummary: withoutArchiveLine(view.previousSummary) } : {}),
       ...(input.note ? { note: input.note } : {}),
@@ -244,6 +236,32 @@ function assertPinnedFit(run: CascadeRun, summaryTokens: number): void {
   );
 }
 
+/**
+ * Last step when even cutting left the request over budget: the summary loses lines from its
+ * end (its least recent-weighted part) until the request fits, keeping at least one line.
+ */
+function shrinkSummary(
+  run: CascadeRun,
+  input: CascadeInput,
+  summary: NonNullable<CascadeResult['summary']>,
+): void {
+  const lines = summary.body.split('\n');
+  let keep = lines.length;
+  let tokens = summary.tokens;
+  while (keep > 1 && run.total - summary.tokens + tokens > run.budget) {
+    keep = Math.max(1, Math.floor(keep * 0.8));
+    tokens = summaryMessageTokens(
+      input.codec,
+      input.counter,
+      summary.version,
+      lines.slice(0, keep).join('\n'),
+    );
+  }
+  run.total += tokens - summary.tokens;
+  summary.body = lines.slice(0, keep).join('\n');
+  summary.tokens = tokens;
+}
+
 /** Runs the cascade on a triggered request. */
 export async function runCascade(input: CascadeInput): Promise<CascadeResult> {
   const { decision } = input;
@@ -270,6 +288,21 @@ export async function runCascade(input: CascadeInput): Promise<CascadeResult> {
   // Cut no deeper than needed: to a tenth under the budget (or the target, when higher).
   if (run.total > run.budget)
     result.levels.push(cutOversized(run, Math.max(run.target, Math.floor(run.budget * 0.9))));
+  // Still over: the previous summary, carried as is, is shortened into the next version.
+  if (
+    run.total > run.budget &&
+    !result.summary &&
+    input.view.previousSummary !== undefined &&
+    input.summaryTokens > 0
+  ) {
+    result.summary = {
+      body: withoutArchiveLine(input.view.previousSummary),
+      version: input.view.version + 1,
+      summarizer: 'previous',
+      tokens: input.summaryTokens,
+    };
+  }
+  if (run.total > run.budget && result.summary) shrinkSummary(run, input, result.summary);
   if (run.total > run.budget) {
     throw new CompactError(
       'insufficient_budget',

@@ -668,34 +668,60 @@ export function checkOutput(check: OutputCheck): OutputShape {
         fail(`raw ${i} is missing from the verbatim suffix (not contiguous)`);
   }
 
-  // Tool pairs: every result has its call earlier; every call has all of its results.
+  // Tool pairs, by position (ids may repeat: `call_0` every turn): a result answers the first
+  // unanswered call with its id in its round. Every kept result has its call earlier in the
+  // output; every kept call has all of its results; nothing from outside sits in between.
   const rawFacts = raw.map((m) => wireFacts(format, m));
-  const resultHolders = new Map<string, number[]>();
-  rawFacts.forEach((f, i) => {
-    for (const id of f.results) resultHolders.set(id, [...(resultHolders.get(id) ?? []), i]);
+  const callOfResult = new Map<string, number>(); // `${raw}:${position}` -> raw index of the call
+  const resultsOfCall = new Map<number, number[]>(); // raw index of the call -> raw indices of results
+  {
+    let open = new Map<string, number[]>();
+    let inModel = false;
+    rawFacts.forEach((f, i) => {
+      const modelSide = f.reasoning || (f.role === 'assistant' && f.results.length === 0);
+      if (modelSide) {
+        if (!inModel) open = new Map();
+        inModel = true;
+        for (const id of f.calls) open.set(id, [...(open.get(id) ?? []), i]);
+        return;
+      }
+      inModel = false;
+      if (f.results.length > 0) {
+        f.results.forEach((id, position) => {
+          const list = open.get(id);
+          const call = list?.shift();
+          if (call === undefined) return;
+          callOfResult.set(`${i}:${position}`, call);
+          resultsOfCall.set(call, [...(resultsOfCall.get(call) ?? []), i]);
+        });
+      } else if (f.role === 'user') open = new Map();
+    });
+  }
+  const outAt = new Map<number, number>();
+  rawIndices.forEach((i, k) => {
+    if (i >= 0) outAt.set(i, k);
   });
-  const seenCalls = new Map<string, number>();
   rawIndices.forEach((i, k) => {
     if (i < 0) return;
-    const f = rawFacts[i]!;
-    for (const id of f.results)
-      if (!seenCalls.has(id)) fail(`output[${k}] holds the result of ${id} without its call before it`);
-    for (const id of f.calls) seenCalls.set(id, k);
+    rawFacts[i]!.results.forEach((id, position) => {
+      const call = callOfResult.get(`${i}:${position}`);
+      if (call === undefined) fail(`output[${k}] holds a result of ${id} that answers no call in the input`);
+      const callAt = outAt.get(call!);
+      if (callAt === undefined || callAt > k)
+        fail(`output[${k}] holds the result of ${id} without its call (raw ${call}) before it`);
+    });
   });
-  const present = new Set(rawIndices);
-  for (const [id, k] of seenCalls) {
-    const holders = resultHolders.get(id) ?? [];
-    if (holders.length === 0) fail(`call ${id} has no result in the input either (generator bug)`);
+  for (const [call, holders] of resultsOfCall) {
+    const k = outAt.get(call);
+    if (k === undefined) continue;
     for (const h of holders)
-      if (!present.has(h)) fail(`output[${k}] holds call ${id} but its result (raw ${h}) is missing`);
-    // The block is contiguous: nothing from outside the raw span sits between the call and its results.
-    const callRaw = rawIndices[k]!;
+      if (!outAt.has(h)) fail(`output[${k}] holds call raw ${call} but its result (raw ${h}) is missing`);
     const lastRaw = Math.max(...holders);
-    const lastOut = rawIndices.indexOf(lastRaw);
+    const lastOut = outAt.get(lastRaw)!;
     for (let j = k + 1; j < lastOut; j++) {
       const r = rawIndices[j]!;
-      if (r < callRaw || r > lastRaw)
-        fail(`output[${j}] (raw ${r}) is interleaved in the tool block of ${id}`);
+      if (r < call || r > lastRaw)
+        fail(`output[${j}] (raw ${r}) is interleaved in the tool block of raw ${call}`);
     }
   }
 

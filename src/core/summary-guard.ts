@@ -4,6 +4,7 @@
  * structure the strategy asks for, or the prompt or the transcript given back. Each is a
  * failure that goes down the fallback chain; none is ever stored as summary text. Linear time.
  */
+import { CompactError } from './errors.js';
 import { defuseSummaryMarkup, findLibraryTags } from './summary-markup.js';
 
 export { defuseSummaryMarkup, findLibraryTags } from './summary-markup.js';
@@ -204,4 +205,27 @@ export function guardSummaryOutput(
 ): { ok: true; text: string } | Extract<SummaryCheck, { ok: false }> {
   const check = checkSummaryOutput(text, options);
   return check.ok ? { ok: true, text: defuseSummaryMarkup(text.trim()) } : check;
+}
+
+/**
+ * The error for a rejected output: `summarizer_refused` for a refusal, else
+ * `summarizer_failed`, carrying the {@link SummaryRejection} as `reason`.
+ */
+export class SummaryRejectedError extends CompactError {
+  /** Why the output was rejected. */
+  readonly reason: SummaryRejection;
+
+  constructor(reason: SummaryRejection, message: string) {
+    super(reason === 'refusal' ? 'summarizer_refused' : 'summarizer_failed', message);
+    this.reason = reason;
+  }
+}
+
+/** The rejection reason an error carries (see {@link SummaryRejectedError}), if any. */
+export function summaryRejectionOf(error: unknown): SummaryRejection | undefined {
+  const reason =
+    typeof error === 'object' && error !== null ? (error as { reason?: unknown }).reason : undefined;
+  return reason === 'empty' || reason === 'refusal' || reason === 'no_structure' || reason === 'echo'
+    ? reason
+    : undefined;
 }

@@ -5,6 +5,7 @@
  * failure that goes down the fallback chain; none is ever stored as summary text. Linear time.
  */
 import { CompactError } from './errors.js';
+import type { CompactMessage } from './message.js';
 import { defuseSummaryMarkup, findLibraryTags } from './summary-markup.js';
 
 export { defuseSummaryMarkup, findLibraryTags } from './summary-markup.js';
@@ -165,30 +166,33 @@ function isEcho(text: string, prompt: string | undefined): boolean {
  */
 export function checkSummaryOutput(text: string, options: SummaryCheckOptions): SummaryCheck {
   const body = text.trim();
-  if (body === '') return { ok: false, reason: 'empty', message: 'the summarizer returned an empty summary' };
+  const reason = rejectionOf(body, options);
+  return reason === undefined
+    ? { ok: true }
+    : { ok: false, reason, message: describeSummaryRejection(reason, body, options.strategy) };
+}
+
+function rejectionOf(body: string, options: SummaryCheckOptions): SummaryRejection | undefined {
+  if (body === '') return 'empty';
   const structured = hasStructure(body, options.strategy);
-  if (isRefusal(body, structured)) {
-    return {
-      ok: false,
-      reason: 'refusal',
-      message: `the summarizer refused in plain text: ${JSON.stringify(clip(body, 120))}`,
-    };
+  if (isRefusal(body, structured)) return 'refusal';
+  if (isEcho(body, options.prompt)) return 'echo';
+  return structured ? undefined : 'no_structure';
+}
+
+/** One sentence saying why `text` was rejected, for a `compact.error` event. */
+export function describeSummaryRejection(reason: SummaryRejection, text: string, strategy: string): string {
+  const excerpt = JSON.stringify(clip(text.trim(), 100));
+  switch (reason) {
+    case 'empty':
+      return 'the summarizer returned an empty summary';
+    case 'refusal':
+      return `the summarizer refused in plain text: ${excerpt}`;
+    case 'echo':
+      return 'the summarizer gave back its prompt or the transcript instead of a summary';
+    case 'no_structure':
+      return `the output has none of the structure the ${strategy} strategy asks for: ${excerpt}`;
   }
-  if (isEcho(body, options.prompt)) {
-    return {
-      ok: false,
-      reason: 'echo',
-      message: 'the summarizer gave back its prompt or the transcript instead of a summary',
-    };
-  }
-  if (!structured) {
-    return {
-      ok: false,
-      reason: 'no_structure',
-      message: `the output has none of the structure the ${options.strategy} strategy asks for: ${JSON.stringify(clip(body, 80))}`,
-    };
-  }
-  return { ok: true };
 }
 
 function clip(text: string, max: number): string {
@@ -228,4 +232,18 @@ export function summaryRejectionOf(error: unknown): SummaryRejection | undefined
   return reason === 'empty' || reason === 'refusal' || reason === 'no_structure' || reason === 'echo'
     ? reason
     : undefined;
+}
+
+/**
+ * The text a summarizer is given, flattened (previous summary, message texts, tool arguments
+ * and outputs), for the `prompt` option of {@link checkSummaryOutput}.
+ */
+export function summarySourceText(messages: readonly CompactMessage[], previousSummary?: string): string {
+  const parts: string[] = previousSummary ? [previousSummary] : [];
+  for (const message of messages) {
+    parts.push(message.text);
+    for (const call of message.toolCalls) parts.push(call.arguments);
+    for (const result of message.toolResults) parts.push(result.output);
+  }
+  return parts.join('\n');
 }

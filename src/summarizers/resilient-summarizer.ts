@@ -1,6 +1,6 @@
 import { CompactError, isCompactError } from '../core/errors.js';
 import type { SummarizeRequest, SummarizeResult, Summarizer } from '../core/summarizer.js';
-import { checkSummaryOutput, SummaryRejectedError } from '../core/summary-guard.js';
+import { checkSummaryOutput, SummaryRejectedError, summarySourceText } from '../core/summary-guard.js';
 import {
   type CircuitBreaker,
   type CircuitEvent,
@@ -138,17 +138,6 @@ function outerAbortError(reason: unknown): CompactError {
   return new CompactError('aborted', 'summarization aborted by the caller', { cause: reason });
 }
 
-/** The text the summarizer was given, to recognize an output that copies it back. */
-function sourceOf(request: SummarizeRequest): string {
-  const parts: string[] = request.previousSummary ? [request.previousSummary] : [];
-  for (const message of request.messages) {
-    parts.push(message.text);
-    for (const call of message.toolCalls) parts.push(call.arguments);
-    for (const result of message.toolResults) parts.push(result.output);
-  }
-  return parts.join('\n');
-}
-
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
@@ -225,7 +214,7 @@ async function attempt(
           `summary has ${tokens} tokens, over the limit of ${request.maxTokens}`,
         );
       }
-      source ??= sourceOf(request);
+      source ??= summarySourceText(request.messages, request.previousSummary);
       const check = checkSummaryOutput(result.text, { strategy: String(strategy), prompt: source });
       if (!check.ok) throw new SummaryRejectedError(check.reason, `${inner.name}: ${check.message}`);
       return { summarizer: inner.name, ...result };

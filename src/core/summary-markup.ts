@@ -59,14 +59,13 @@ const IGNORABLE = /^(?:[\p{Mn}\p{Me}\p{Cf}]|\u115f|\u1160|\u3164|\uffa0)$/u;
 const DASH = /^[\p{Pd}\u2212\u2043\ufe63]$/u;
 const SPACE = /^\s$/u;
 
-/** The skeleton of a text, with each skeleton character's start offset in the original. */
+/** The skeleton of a text, with each skeleton character's start offset in the original (`undefined`: the same offsets). */
 interface Skeleton {
   text: string;
-  offsets: number[];
+  offsets: number[] | undefined;
 }
 
 function skeletonChar(ch: string): string {
-  if (ch.length === 1 && ch.charCodeAt(0) < 0x80) return ch.toLowerCase();
   if (IGNORABLE.test(ch)) return '';
   if (SPACE.test(ch)) return ' ';
   if (LESS_THAN.has(ch)) return '<';
@@ -80,15 +79,39 @@ function skeletonChar(ch: string): string {
   return out;
 }
 
+/** Mapped non-ASCII characters: a text repeats few distinct ones, and NFKC per call is slow. */
+const mappedChars = new Map<string, string>();
+
+function mapChar(ch: string): string {
+  let mapped = mappedChars.get(ch);
+  if (mapped === undefined) {
+    mapped = skeletonChar(ch);
+    if (mappedChars.size >= 8192) mappedChars.clear();
+    mappedChars.set(ch, mapped);
+  }
+  return mapped;
+}
+
+// Tabs, newlines and the other ASCII spaces become ' ', as in the general path.
+const ASCII_ONLY = /^[\x00-\x7f]*$/;
+const ASCII_SPACE = /[\t\n\v\f\r]/g;
+
 function skeletonOf(text: string): Skeleton {
+  if (ASCII_ONLY.test(text))
+    return { text: text.toLowerCase().replace(ASCII_SPACE, ' '), offsets: undefined };
   const chars: string[] = [];
   const offsets: number[] = [];
   let i = 0;
   for (const ch of text) {
-    const mapped = skeletonChar(ch);
-    for (const part of mapped) {
-      chars.push(part);
+    const code = ch.charCodeAt(0);
+    if (code < 0x80) {
+      chars.push(code >= 0x09 && code <= 0x0d ? ' ' : ch.toLowerCase());
       offsets.push(i);
+    } else {
+      for (const part of mapChar(ch)) {
+        chars.push(part);
+        offsets.push(i);
+      }
     }
     i += ch.length;
   }
@@ -127,7 +150,7 @@ export function findLibraryTags(text: string): LibraryTagMatch[] {
   const skeleton = skeletonOf(text);
   const found: LibraryTagMatch[] = [];
   for (const match of skeleton.text.matchAll(TAG)) {
-    const start = skeleton.offsets[match.index]!;
+    const start = skeleton.offsets ? skeleton.offsets[match.index]! : match.index;
     const code = text.codePointAt(start)!;
     found.push({
       start,

@@ -263,6 +263,18 @@ describe('resilientSummarizer', () => {
     expect(circuit.map((e) => e.transition)).toEqual(['open', 'probe', 'close']);
   });
 
+  it("does not let one session's refusals or rejected outputs switch the LLM off for everyone", async () => {
+    const refusing = scripted([async () => "I'm sorry, but I can't help with that."]);
+    const wrapped = resilientSummarizer(refusing, {
+      circuitBreaker: { failureThreshold: 1, key: 'content' },
+    });
+    for (let i = 0; i < 3; i++) {
+      await expect(wrapped.summarize(sampleRequest())).rejects.toMatchObject({ code: 'summarizer_refused' });
+    }
+    expect(wrapped.circuit()).toEqual({ failures: 0, open: false });
+    expect(refusing.calls).toHaveLength(6);
+  });
+
   it('validates its options', () => {
     const inner = scripted([async () => 'x']);
     expect(() => resilientSummarizer(inner, { timeoutMs: 0 })).toThrow(

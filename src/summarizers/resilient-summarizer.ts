@@ -1,6 +1,11 @@
 import { CompactError, isCompactError } from '../core/errors.js';
 import type { SummarizeRequest, SummarizeResult, Summarizer } from '../core/summarizer.js';
-import { checkSummaryOutput, SummaryRejectedError, summarySourceText } from '../core/summary-guard.js';
+import {
+  checkSummaryOutput,
+  SummaryRejectedError,
+  summaryRejectionOf,
+  summarySourceText,
+} from '../core/summary-guard.js';
 import {
   type CircuitBreaker,
   type CircuitEvent,
@@ -46,8 +51,8 @@ export interface ResilientSummarizerOptions {
   /**
    * Circuit breaker, one per provider and model shared by every session and wrapper of the
    * process (see `circuitBreakerFor`): after `failureThreshold` consecutive failed
-   * summarizations (timeouts included, whichever layer's limit expired; never the caller's own
-   * abort) calls fail fast (errorType `circuit_open`) for `cooldownMs`; then a single probe is
+   * summarizations (errors and timeouts, whichever layer's limit expired; not the caller's own
+   * abort, and not refusals or rejected outputs, which the provider did answer) calls fail fast (errorType `circuit_open`) for `cooldownMs`; then a single probe is
    * let through, and its success closes the circuit. The first wrapper of a `key` sets its
    * thresholds. `shared` carries the state across processes. `false` disables it.
    * @default { failureThreshold: 3, cooldownMs: 60000, key: inner.name }
@@ -136,6 +141,15 @@ function outerAbortError(reason: unknown): CompactError {
     );
   }
   return new CompactError('aborted', 'summarization aborted by the caller', { cause: reason });
+}
+
+/** True for failures of the output's content (the provider itself answered). */
+function isContentFailure(error: unknown): boolean {
+  return (
+    summaryRejectionOf(error) !== undefined ||
+    isCompactError(error, 'summarizer_refused') ||
+    isCompactError(error, 'summary_too_long')
+  );
 }
 
 function messageOf(error: unknown): string {
@@ -317,6 +331,9 @@ export function resilientSummarizer(
       } catch (error) {
         // The caller's own abort says nothing about the provider's health; every time limit does.
         if (isCompactError(error, 'aborted')) breaker.release(ticket.probe);
+        // A refusal, a rejected or over-long output: the provider answered. Counting these would
+        // let one session's transcript switch the LLM off for every session.
+        else if (isContentFailure(error)) breaker.success(ticket.probe, onEvent);
         else breaker.failure(ticket.probe, messageOf(error), onEvent);
         throw error;
       }

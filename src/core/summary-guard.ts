@@ -8,7 +8,7 @@ import { CompactError } from './errors.js';
 import type { CompactMessage } from './message.js';
 import { defuseSummaryMarkup, findLibraryTags } from './summary-markup.js';
 
-export { defuseSummaryMarkup, findLibraryTags } from './summary-markup.js';
+export { defuseSummaryMarkup, findLibraryTags, type LibraryTagMatch } from './summary-markup.js';
 
 /** Why an output cannot be a summary. */
 export type SummaryRejection = 'empty' | 'refusal' | 'no_structure' | 'echo';

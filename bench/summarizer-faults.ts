@@ -9,6 +9,7 @@
  *
  *   npx tsx bench/summarizer-faults.ts            # every fault (about 2 minutes: hangs wait)
  *   npx tsx bench/summarizer-faults.ts --quick    # total_timeout_ms 3000, timeout_ms 2000
+ *   npx tsx bench/summarizer-faults.ts --only hang --verbose   # one fault, with its events
  */
 import { resolveConfig } from '../src/config/load-config.js';
 import { toManagerOptions } from '../src/config/to-manager-options.js';
@@ -23,6 +24,8 @@ import {
 } from '../src/testing/provider-test-server.js';
 
 const quick = process.argv.includes('--quick');
+const only = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] : undefined;
+const verbose = process.argv.includes('--verbose');
 const TOTAL_MS = quick ? 3_000 : 30_000;
 const ATTEMPT_MS = quick ? 2_000 : 20_000;
 
@@ -96,6 +99,7 @@ async function preflightUnder(
     const start = performance.now();
     const result = await manager.manualCompact(`s${i}`, history());
     times.push(performance.now() - start);
+    if (verbose) for (const e of events.splice(0)) if (e.name === 'compact.error' || e.name === 'compact.circuit') console.log(' ', e.name, JSON.stringify(e.properties));
     outcome = `${result.summary?.summarizer ?? 'none'}${result.summary?.fallback ? ` (fallback ${result.summary.fallback})` : ''}`;
   }
   await manager.shutdown();
@@ -114,6 +118,7 @@ console.log(
 );
 console.log('--- | --- | --- | --- | ---');
 for (const [name, handler] of FAULTS) {
+  if (only && !new RegExp(only).test(name)) continue;
   const { times, requests, outcome } = await preflightUnder(handler, name.startsWith('healthy') ? 1 : 5);
   const worstFirst3 = Math.max(...times.slice(0, 3));
   const open = times.slice(3);

@@ -311,6 +311,8 @@ describe('assembled summary message under hostile bodies', () => {
         expect(findLibraryTags(assembled).map((t) => t.start)).toEqual([0, assembled.length - 18]);
         // Read back, the body is what was written (nothing cut at an injected closing tag).
         expect(summaryBody(assembled)).toBe(defuseSummaryMarkup(body).trim());
+        // formatSummaryText defuses by itself (a previous summary read back, any other caller).
+        expect(formatSummaryText(version, body)).toBe(assembled);
       }),
       { numRuns: 400 },
     );

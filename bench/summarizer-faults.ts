@@ -54,7 +54,7 @@ const FAULTS: [string, ProviderHandler][] = [
   ['provider down (connection refused)', DOWN],
   ['500 on every request', () => ({ error: { status: 500, message: 'upstream exploded' } })],
   ['429, retry-after 10 s', () => ({ error: { status: 429, message: 'slow down', retryAfterMs: '10000' } })],
-  ['connection reset', () => ({ status: 200, headers: { 'content-length': '100' }, body: '{"id":' })],
+  ['truncated body (server closes after 5 s)', () => ({ status: 200, headers: { 'content-length': '100' }, body: '{"id":' })],
   ['invalid JSON body', () => ({ status: 200, body: 'not json at all' })],
   ['plain-text refusal', () => ({ text: "I'm sorry, but I can't help with that." })],
   ['structured refusal', () => ({ refusal: 'no' })],

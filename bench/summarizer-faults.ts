@@ -54,7 +54,10 @@ const FAULTS: [string, ProviderHandler][] = [
   ['provider down (connection refused)', DOWN],
   ['500 on every request', () => ({ error: { status: 500, message: 'upstream exploded' } })],
   ['429, retry-after 10 s', () => ({ error: { status: 429, message: 'slow down', retryAfterMs: '10000' } })],
-  ['truncated body (server closes after 5 s)', () => ({ status: 200, headers: { 'content-length': '100' }, body: '{"id":' })],
+  [
+    'truncated body (server closes after 5 s)',
+    () => ({ status: 200, headers: { 'content-length': '100' }, body: '{"id":' }),
+  ],
   ['invalid JSON body', () => ({ status: 200, body: 'not json at all' })],
   ['plain-text refusal', () => ({ text: "I'm sorry, but I can't help with that." })],
   ['structured refusal', () => ({ refusal: 'no' })],
@@ -128,6 +131,51 @@ for (const [name, handler] of FAULTS) {
   console.log(
     `${name} | ${s(worstFirst3)} | ${requests} | ${outcome} | ${open.length ? open.map(s).join(', ') : '-'}`,
   );
+}
+
+if (!only || new RegExp(only).test('bursts')) {
+  // The breaker counts finished calls: calls already in flight when it opens still run.
+  const server = await startProviderTestServer({
+    handler: () => ({ error: { status: 503, message: 'down' } }),
+  });
+  const freshManager = async () => {
+    resetCircuitBreakers();
+    const config = resolveConfig({
+      summarizer: {
+        provider: 'openai',
+        model: 'gpt-4o-mini',
+        base_url: server.openaiBaseURL,
+        api_key_env: 'BENCH_KEY',
+      },
+      storage: { adapter: 'none' },
+    });
+    const options = await toManagerOptions(config, { env: { BENCH_KEY: 'sk-bench' } });
+    return new CompactManager({
+      ...options,
+      maxContextTokens: 8_000,
+      policy: { ...options.policy, keepRecentTurns: 2, maxSummaryTokens: 300 },
+    });
+  };
+  const measure = async (label: string, run: () => Promise<unknown>) => {
+    const before = server.requests.length;
+    const start = performance.now();
+    await run();
+    console.log(
+      `20 sessions against a 503 provider, ${label}: ${server.requests.length - before} requests, ${s(performance.now() - start)}`,
+    );
+  };
+  console.log('');
+  const sequential = await freshManager();
+  await measure('one after another', async () => {
+    for (let i = 0; i < 20; i++) await sequential.manualCompact(`seq-${i}`, history());
+  });
+  const burst = await freshManager();
+  const twenty = (prefix: string) =>
+    Promise.all(Array.from({ length: 20 }, (_, i) => burst.manualCompact(`${prefix}-${i}`, history())));
+  await measure('all at once, breaker closed', () => twenty('a'));
+  await measure('all at once, breaker open', () => twenty('b'));
+  await Promise.all([sequential.shutdown(), burst.shutdown()]);
+  await server.close();
 }
 
 console.log(

@@ -59,6 +59,13 @@ export interface CircuitBreakerOptions {
   cooldownMs?: number;
   /** Shares state across processes. @default none (this process only) */
   shared?: CircuitSharedState;
+  /**
+   * Start half-open: until the first success, calls go one at a time and the others fail fast
+   * (the caller falls back), so a burst of new sessions against a provider that is down at
+   * start sends one request at a time, not one per session.
+   * @default true
+   */
+  startHalfOpen?: boolean;
   /** Clock, injectable for tests. @default Date.now */
   now?: () => number;
 }
@@ -66,9 +73,16 @@ export interface CircuitBreakerOptions {
 /** Defaults of the breaker. */
 export const DEFAULT_CIRCUIT_BREAKER = { failureThreshold: 3, cooldownMs: 60_000 } as const;
 
+/** A call let through: `probe` when it is the half-open probe after a cool-down, `trial` when it is a first call (start half-open). */
+export interface CircuitPass {
+  allowed: true;
+  probe: boolean;
+  trial: boolean;
+}
+
 /** The answer to {@link CircuitBreaker.acquire}. */
 export type CircuitTicket =
-  | { allowed: true; probe: boolean }
+  | CircuitPass
   | { allowed: false; state: CircuitState; failures: number; retryAt: number };
 
 type Listener = (event: CircuitEvent) => void;
@@ -93,6 +107,8 @@ export class CircuitBreaker {
   #failures = 0;
   #openUntil: number | undefined;
   #probing = false;
+  /** A call has succeeded since creation (or the breaker does not start half-open). */
+  #proven: boolean;
 
   constructor(key: string, options: CircuitBreakerOptions = {}) {
     this.key = key;
@@ -100,6 +116,7 @@ export class CircuitBreaker {
     this.cooldownMs = options.cooldownMs ?? DEFAULT_CIRCUIT_BREAKER.cooldownMs;
     this.#shared = options.shared;
     this.#now = options.now ?? Date.now;
+    this.#proven = options.startHalfOpen === false;
   }
 
   /** The current state, consecutive failures and, when open, until when. */
@@ -110,12 +127,18 @@ export class CircuitBreaker {
   }
 
   /**
-   * Asks to make a call. Closed: allowed. Open: refused until the cool-down ends, then the
-   * first caller is the probe (a `probe` event) and the others are refused until it ends.
+   * Asks to make a call. Closed: allowed (before the first success, one at a time). Open:
+   * refused until the cool-down ends, then the first caller is the probe (a `probe` event) and
+   * the others are refused until it ends.
    */
   async acquire(onEvent?: Listener): Promise<CircuitTicket> {
     await this.#adoptShared();
-    if (this.#openUntil === undefined) return { allowed: true, probe: false };
+    if (this.#openUntil === undefined) {
+      if (this.#proven) return { allowed: true, probe: false, trial: false };
+      if (this.#probing) return this.#refusal('half_open');
+      this.#probing = true;
+      return { allowed: true, probe: false, trial: true };
+    }
     const now = this.#now();
     if (now < this.#openUntil || this.#probing) return this.#refusal(this.#probing ? 'half_open' : 'open');
     this.#probing = true;
@@ -127,28 +150,29 @@ export class CircuitBreaker {
       return this.#refusal('half_open');
     }
     this.#emit({ key: this.key, transition: 'probe', failures: this.#failures, at: now }, onEvent);
-    return { allowed: true, probe: true };
+    return { allowed: true, probe: true, trial: false };
   }
 
   /**
-   * Records a successful call (`probe`: the call was the half-open probe): closes the circuit,
-   * with a `close` event when it was not closed. A call let through before the circuit opened
-   * that succeeds late closes it too: the provider answers.
+   * Records a successful call: closes the circuit, with a `close` event when it was not
+   * closed. A call let through before the circuit opened that succeeds late closes it too: the
+   * provider answers.
    */
-  success(probe: boolean, onEvent?: Listener): void {
+  success(pass: CircuitPass, onEvent?: Listener): void {
     const wasOpen = this.#openUntil !== undefined;
     this.#failures = 0;
     this.#openUntil = undefined;
-    if (probe || !wasOpen) this.#probing = false;
+    this.#proven = true;
+    if (pass.probe || pass.trial || !wasOpen) this.#probing = false;
     if (wasOpen) this.#emit({ key: this.key, transition: 'close', failures: 0, at: this.#now() }, onEvent);
     this.#publish();
   }
 
   /** Records a failed call (timeouts included, never the caller's own abort). */
-  failure(probe: boolean, reason: string, onEvent?: Listener): void {
+  failure(pass: CircuitPass, reason: string, onEvent?: Listener): void {
     this.#failures++;
-    if (probe) this.#probing = false;
-    if (probe || (this.#openUntil === undefined && this.#failures >= this.failureThreshold)) {
+    if (pass.probe || pass.trial) this.#probing = false;
+    if (pass.probe || (this.#openUntil === undefined && this.#failures >= this.failureThreshold)) {
       const at = this.#now();
       this.#openUntil = at + this.cooldownMs;
       this.#emit(
@@ -159,9 +183,9 @@ export class CircuitBreaker {
     this.#publish();
   }
 
-  /** Ends a probe that neither succeeded nor failed (the caller aborted it). */
-  release(probe: boolean): void {
-    if (probe) this.#probing = false;
+  /** Ends a call that neither succeeded nor failed (the caller aborted it). */
+  release(pass: CircuitPass): void {
+    if (pass.probe || pass.trial) this.#probing = false;
   }
 
   #refusal(state: CircuitState): CircuitTicket {

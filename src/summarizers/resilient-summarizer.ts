@@ -53,13 +53,20 @@ export interface ResilientSummarizerOptions {
    * process (see `circuitBreakerFor`): after `failureThreshold` consecutive failed
    * summarizations (errors and timeouts, whichever layer's limit expired; not the caller's own
    * abort, and not refusals or rejected outputs, which the provider did answer) calls fail fast (errorType `circuit_open`) for `cooldownMs`; then a single probe is
-   * let through, and its success closes the circuit. The first wrapper of a `key` sets its
+   * let through, and its success closes the circuit. Until the first success (`startHalfOpen`,
+   * default true) calls also go one at a time. The first wrapper of a `key` sets its
    * thresholds. `shared` carries the state across processes. `false` disables it.
    * @default { failureThreshold: 3, cooldownMs: 60000, key: inner.name }
    */
   circuitBreaker?:
     | false
-    | { failureThreshold?: number; cooldownMs?: number; key?: string; shared?: CircuitSharedState };
+    | {
+        failureThreshold?: number;
+        cooldownMs?: number;
+        key?: string;
+        shared?: CircuitSharedState;
+        startHalfOpen?: boolean;
+      };
   /**
    * Clock, injectable for tests (used by a breaker this wrapper creates).
    * @default Date.now
@@ -177,6 +184,7 @@ function resolveOptions(inner: Summarizer, options: ResilientSummarizerOptions) 
         failureThreshold: threshold,
         cooldownMs: settings.cooldownMs ?? DEFAULT_CIRCUIT_BREAKER.cooldownMs,
         ...(settings.shared ? { shared: settings.shared } : {}),
+        ...(settings.startHalfOpen === undefined ? {} : { startHalfOpen: settings.startHalfOpen }),
         ...(options.now ? { now: options.now } : {}),
       })
     : undefined;
@@ -310,9 +318,12 @@ export function resilientSummarizer(
       };
       const ticket = await breaker.acquire(onEvent);
       if (!ticket.allowed) {
-        const message = `circuit ${breaker.key} ${ticket.state === 'open' ? 'open' : 'half-open, probe in flight'} after ${ticket.failures} consecutive failures; LLM skipped until ${new Date(ticket.retryAt).toISOString()}`;
+        const message =
+          ticket.state === 'open'
+            ? `circuit ${breaker.key} open after ${ticket.failures} consecutive failures; LLM skipped until ${new Date(ticket.retryAt).toISOString()}`
+            : `circuit ${breaker.key} half-open: one call is in flight to see whether the provider answers; LLM skipped for this one`;
         request.reportError?.({
-          errorType: 'circuit_open',
+          errorType: ticket.state === 'open' ? 'circuit_open' : 'circuit_half_open',
           message,
           fallback: 'embedded',
           context: {
@@ -326,15 +337,15 @@ export function resilientSummarizer(
       }
       try {
         const result = await attempt(inner, request, settings);
-        breaker.success(ticket.probe, onEvent);
+        breaker.success(ticket, onEvent);
         return result;
       } catch (error) {
         // The caller's own abort says nothing about the provider's health; every time limit does.
-        if (isCompactError(error, 'aborted')) breaker.release(ticket.probe);
+        if (isCompactError(error, 'aborted')) breaker.release(ticket);
         // A refusal, a rejected or over-long output: the provider answered. Counting these would
         // let one session's transcript switch the LLM off for every session.
-        else if (isContentFailure(error)) breaker.success(ticket.probe, onEvent);
-        else breaker.failure(ticket.probe, messageOf(error), onEvent);
+        else if (isContentFailure(error)) breaker.success(ticket, onEvent);
+        else breaker.failure(ticket, messageOf(error), onEvent);
         throw error;
       }
     },

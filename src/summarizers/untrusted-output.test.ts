@@ -255,6 +255,32 @@ describe('the shared circuit breaker over the wire', () => {
     await Promise.all(managers.map((m) => m.shutdown()));
   });
 
+  it('20 sessions at once against a down provider: one call at a time until the breaker opens', async () => {
+    const { server, events, manager } = await setup(
+      () => ({ error: { status: 503, message: 'upstream unavailable' } }),
+      (inner) => resilientSummarizer(inner),
+      'openai',
+      2,
+    );
+    const m = manager();
+    const wave = (n: number) =>
+      Promise.all(Array.from({ length: 20 }, (_, i) => m.manualCompact(`wave${n}-${i}`, history())));
+    const requestsPerWave: number[] = [];
+    for (let n = 0; n < 4; n++) {
+      const before = server.requests.length;
+      const results = await wave(n);
+      expect(results.every((r) => r.summary?.summarizer === 'embedded')).toBe(true);
+      requestsPerWave.push(server.requests.length - before);
+    }
+    console.info(`[breaker] 4 waves of 20 concurrent sessions: ${requestsPerWave.join(', ')} requests`);
+    // One first call per wave (3 requests with the SDK's retries); the third failure opens it.
+    expect(requestsPerWave).toEqual([3, 3, 3, 0]);
+    expect(propsOf(events, 'compact.error').filter((e) => e.errorType === 'circuit_half_open')).toHaveLength(
+      57,
+    );
+    await m.shutdown();
+  });
+
   it('recovers after the cool-down with a single probe; concurrent sessions meanwhile fall back', async () => {
     let clock = 1_000_000;
     let healthy = false;

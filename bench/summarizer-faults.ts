@@ -172,8 +172,8 @@ if (!only || new RegExp(only).test('bursts')) {
   const burst = await freshManager();
   const twenty = (prefix: string) =>
     Promise.all(Array.from({ length: 20 }, (_, i) => burst.manualCompact(`${prefix}-${i}`, history())));
-  await measure('all at once, breaker closed', () => twenty('a'));
-  await measure('all at once, breaker open', () => twenty('b'));
+  await measure('all at once, first wave', () => twenty('a'));
+  await measure('all at once, second wave', () => twenty('b'));
   await Promise.all([sequential.shutdown(), burst.shutdown()]);
   await server.close();
 }

@@ -4,8 +4,8 @@ import { useProviderTestServer } from '../../test/fixtures/summarizers/use-provi
 import { CompactManager } from '../core/compact-manager.js';
 import type { AnyCompactEvent } from '../core/events.js';
 import type { ProviderReply } from '../testing/provider-test-server.js';
-import { openaiSummarizer } from './openai/openai-summarizer.js';
 import { resetCircuitBreakers } from './circuit-breaker.js';
+import { openaiSummarizer } from './openai/openai-summarizer.js';
 import { resilientSummarizer } from './resilient-summarizer.js';
 
 const startServer = useProviderTestServer();

@@ -99,6 +99,29 @@ async function callWithTimeout(
   }
 }
 
+/**
+ * What the summarizers see: the messages and the previous summary redacted; a previous summary
+ * read back is data too, its tags defused before any summarizer sees it.
+ */
+function summarizerInput<R extends Pick<SummarizeRequest, 'messages' | 'previousSummary'>>(
+  request: R,
+  redact: Redactor | undefined,
+): R {
+  const previous = request.previousSummary ? summaryBodyFrom(request.previousSummary) : undefined;
+  return {
+    ...request,
+    ...(redact ? { messages: request.messages.map((m) => redactMessage(m, redact)) } : {}),
+    ...(previous ? { previousSummary: redact ? redact(previous) : previous } : {}),
+  };
+}
+
+/** Throws the rejection `checkOutput` returned for `raw` (a reason such as `refusal`), if any. */
+function rejectUnusable(problem: string | undefined, raw: string, strategy: string): void {
+  if (!problem) return;
+  const reason = problem as SummaryRejection;
+  throw new SummaryRejectedError(reason, describeSummaryRejection(reason, raw, strategy));
+}
+
 /** The time limit of chain member `attempt` under the shared budget, or 0 when it is spent. */
 function memberLimit(context: SummarizeContext, attempt: number, deadline: number): number {
   const reserve = Math.min(3_000, Math.floor(context.timeoutMs / 10));
@@ -131,13 +154,7 @@ export async function summarizeWithFallback(
       Date.now(),
     );
   const reportCircuit = (report: SummarizerCircuitReport) => emit('compact.circuit', report, Date.now());
-  // A previous summary read back is data too: its tags are defused before any summarizer sees it.
-  const previousSummary = request.previousSummary ? summaryBodyFrom(request.previousSummary) : undefined;
-  const input = {
-    ...request,
-    ...(redact ? { messages: request.messages.map((m) => redactMessage(m, redact)) } : {}),
-    ...(previousSummary ? { previousSummary: redact ? redact(previousSummary) : previousSummary } : {}),
-  };
+  const input = summarizerInput(request, redact);
   let source: string | undefined;
   for (let attempt = 0; attempt < context.chain.length; attempt++) {
     const summarizer = context.chain[attempt]!;
@@ -158,14 +175,7 @@ export async function summarizeWithFallback(
       );
       const raw = typeof result?.text === 'string' ? result.text.trim() : '';
       source ??= summarySourceText(input.messages, input.previousSummary);
-      const problem = checkOutput(raw, String(request.strategy), source);
-      if (problem) {
-        const reason = problem as SummaryRejection;
-        throw new SummaryRejectedError(
-          reason,
-          describeSummaryRejection(reason, raw, String(request.strategy)),
-        );
-      }
+      rejectUnusable(checkOutput(raw, String(request.strategy), source), raw, String(request.strategy));
       const text = summaryBodyFrom(redact ? redact(raw) : raw);
       const tokens = countTokens(text);
       if (tokens > request.maxTokens) {

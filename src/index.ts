@@ -128,8 +128,23 @@ export {
   type SummarizeRequest,
   type SummarizeResult,
   type Summarizer,
+  type SummarizerCircuitReport,
   type SummarizerErrorReport,
 } from './core/summarizer.js';
+export {
+  checkSummaryOutput,
+  defuseSummaryMarkup,
+  describeSummaryRejection,
+  findLibraryTags,
+  guardSummaryOutput,
+  type LibraryTagMatch,
+  type SummaryCheck,
+  type SummaryCheckOptions,
+  SummaryRejectedError,
+  type SummaryRejection,
+  summaryRejectionOf,
+  summarySourceText,
+} from './core/summary-guard.js';
 export {
   BpeTokenCounter,
   type BpeTokenCounterOptions,

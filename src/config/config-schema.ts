@@ -165,7 +165,16 @@ export const summarizerSchema = z
       .describe(
         'Summarization model (a model name, or a GGUF path for llama-cpp); defaults to the top-level model.',
       ),
-    timeout_ms: integer(1).default(30_000).describe('Time limit of one summarization call, in milliseconds.'),
+    timeout_ms: integer(1)
+      .default(20_000)
+      .describe(
+        'Time limit of one summarizer attempt (one model request), in milliseconds; attempts also stop when total_timeout_ms is spent.',
+      ),
+    total_timeout_ms: integer(1)
+      .default(30_000)
+      .describe(
+        'Total time limit of summarizing in one preflight or compaction, in milliseconds: every attempt, retry and retry strategy of the summarizer and the embedded fallback share it; past it the previous summary is kept (pruning only).',
+      ),
     base_url: httpUrl.optional().describe('Base URL of the provider API (a proxy or a compatible server).'),
     api_key_env: z
       .string()

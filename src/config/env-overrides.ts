@@ -43,6 +43,11 @@ export const ENV_OVERRIDES: readonly EnvOverride[] = [
   { variable: 'COMPACT_SUMMARIZER', path: ['summarizer', 'provider'], type: 'string' },
   { variable: 'COMPACT_SUMMARIZER_MODEL', path: ['summarizer', 'model'], type: 'string' },
   { variable: 'COMPACT_SUMMARIZER_TIMEOUT_MS', path: ['summarizer', 'timeout_ms'], type: 'integer' },
+  {
+    variable: 'COMPACT_SUMMARIZER_TOTAL_TIMEOUT_MS',
+    path: ['summarizer', 'total_timeout_ms'],
+    type: 'integer',
+  },
   { variable: 'COMPACT_SUMMARIZER_BASE_URL', path: ['summarizer', 'base_url'], type: 'string' },
   { variable: 'COMPACT_SUMMARIZER_API_KEY_ENV', path: ['summarizer', 'api_key_env'], type: 'string' },
   { variable: 'COMPACT_SUMMARIZER_SEED', path: ['summarizer', 'seed'], type: 'integer' },

@@ -54,6 +54,22 @@ describe('toManagerOptions', () => {
     expect(options.exporters).toHaveLength(3);
     expect(options.storage?.name).toBe('s3');
     expect(options.summarizer?.name).toContain('claude-haiku');
+    // One total budget: the manager's limit, and the wrapper's longest call.
+    expect(options.summarizerTimeoutMs).toBe(30_000);
+    expect(options.summarizer?.maxDurationMs).toBe(30_000);
+    const tight = await toManagerOptions(
+      resolveConfig({
+        summarizer: {
+          provider: 'anthropic',
+          model: 'claude-haiku',
+          timeout_ms: 20_000,
+          total_timeout_ms: 8_000,
+        },
+        storage: { adapter: 'none' },
+      }),
+    );
+    expect(tight.summarizerTimeoutMs).toBe(8_000);
+    expect(tight.summarizer?.maxDurationMs).toBe(8_000);
     expect(options.redaction).toEqual({ extraPatterns: ['secret-[0-9]+'] });
     expect(toRedactionOption(resolveConfig({ redaction: { enabled: false } }))).toBe(false);
     expect(toRedactionOption(resolveConfig({ redaction: { patterns: ['x'] } }))).toEqual({ patterns: ['x'] });

@@ -16,8 +16,8 @@ export interface ConfigManagerOptions {
   policy: Partial<CompactPolicy>;
   /** Absent for the `embedded` provider: the manager's default. */
   summarizer?: Summarizer;
-  /** Set for the embedded summarizer; LLM summarizers carry their own `maxDurationMs`. */
-  summarizerTimeoutMs?: number;
+  /** `summarizer.total_timeout_ms`: the total time limit of one summarization, fallback included. */
+  summarizerTimeoutMs: number;
   storage?: StorageAdapter;
   exporters: EventExporter[];
   redaction: boolean | RedactorOptions;
@@ -147,8 +147,9 @@ async function buildStorage(config: CompactConfig): Promise<StorageAdapter | und
 
 /**
  * The configured summarizer. LLM summarizers are wrapped in the failure policy
- * (`resilientSummarizer`: per-attempt timeout, halving retries for over-long summaries, one
- * `brief` retry after a refusal, a per-session circuit breaker).
+ * (`resilientSummarizer`: per-attempt timeout within one total budget, halving retries for
+ * over-long summaries, one `brief` retry after a refusal, the circuit breaker shared per
+ * provider and model).
  */
 async function buildSummarizer(
   config: CompactConfig,
@@ -158,7 +159,8 @@ async function buildSummarizer(
   const inner = await buildLlmSummarizer(config, options);
   if (inner === undefined) return undefined;
   const { resilientSummarizer } = await import('../summarizers/resilient-summarizer.js');
-  return resilientSummarizer(inner, { timeoutMs: config.summarizer.timeout_ms });
+  const { timeout_ms: attempt, total_timeout_ms: total } = config.summarizer;
+  return resilientSummarizer(inner, { timeoutMs: Math.min(attempt, total), totalTimeoutMs: total });
 }
 
 async function buildLlmSummarizer(
@@ -270,9 +272,9 @@ export async function toManagerOptions(
     model: config.model,
     maxContextTokens: config.max_context_tokens,
     policy: toCompactPolicy(config),
-    // With an LLM summarizer, timeout_ms limits each attempt and the manager's limit follows
-    // the resilient summarizer's `maxDurationMs` (all retries).
-    ...(summarizer === undefined ? { summarizerTimeoutMs: config.summarizer.timeout_ms } : {}),
+    // total_timeout_ms bounds the whole summarization (the LLM's attempts and retries, then the
+    // embedded fallback); timeout_ms bounds each LLM attempt inside it.
+    summarizerTimeoutMs: config.summarizer.total_timeout_ms,
     exporters,
     redaction: toRedactionOption(config),
     ...(config.redaction.summarizer_input === undefined

@@ -102,6 +102,18 @@ export interface CompactEventProperties {
     /** Attempt number or other context. */
     context?: Record<string, unknown>;
   };
+  'compact.circuit': {
+    /** The breaker's key, `provider:model`, shared by every session of the process. */
+    key: string;
+    /** `open` (failure threshold reached or probe failed), `probe` (the one half-open call), `close`. */
+    transition: 'open' | 'probe' | 'close';
+    /** Consecutive failures counted. */
+    failures: number;
+    /** When opened: epoch ms after which one probe is let through. */
+    retryAt?: number;
+    /** When opened: the failure that opened it. */
+    reason?: string;
+  };
   'compact.reduction': {
     /** The cascade level: `clear_tool_results`, `shorten_arguments`, `summarize` or `cut_oversized`. */
     level: string;
@@ -172,6 +184,7 @@ export const COMPACT_EVENT_NAMES: readonly CompactEventName[] = [
   'compact.repair',
   'compact.error',
   'compact.overflow_recovery',
+  'compact.circuit',
   'compact.archival',
   'compact.unknown_model',
 ];

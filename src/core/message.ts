@@ -2,6 +2,7 @@
  * The internal message model. Every supported wire format converts into it and back;
  * the engine (counting, partitioning, summarizing) only ever sees these.
  */
+import { defuseSummaryMarkup } from './summary-markup.js';
 
 /** The wire formats agent-compaction reads and writes. */
 export type MessageFormat = 'openai-chat' | 'openai-responses' | 'anthropic';
@@ -119,7 +120,11 @@ export function summaryBody(text: string): string {
   return body.trim();
 }
 
-/** Wraps a summary body in its tags. */
+/**
+ * Wraps a summary body in its tags. The body is data, never markup: library tags inside it
+ * (`<COMPACT-SUMMARY ...>`, `</COMPACT-SUMMARY>`, `<history>`, ... in any case or look-alike
+ * form) are defused first, so the message has exactly one opening and one closing tag.
+ */
 export function formatSummaryText(version: number, body: string): string {
-  return `${summaryTag(version)}\n${body.trim()}\n${SUMMARY_CLOSING_TAG}`;
+  return `${summaryTag(version)}\n${defuseSummaryMarkup(body.trim())}\n${SUMMARY_CLOSING_TAG}`;
 }

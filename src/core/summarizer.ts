@@ -31,6 +31,20 @@ export interface SummarizeRequest {
    * becomes a `compact.error` event; the compaction goes on.
    */
   reportError?: (error: SummarizerErrorReport) => void;
+  /**
+   * Reports a transition of the summarizer's shared circuit breaker (`open`, `probe`,
+   * `close`); each call becomes a `compact.circuit` event.
+   */
+  reportCircuit?: (event: SummarizerCircuitReport) => void;
+}
+
+/** A circuit-breaker transition inside a summarizer, reported as a `compact.circuit` event. */
+export interface SummarizerCircuitReport {
+  key: string;
+  transition: 'open' | 'probe' | 'close';
+  failures: number;
+  retryAt?: number;
+  reason?: string;
 }
 
 /** A recovered failure inside a summarizer, reported as a `compact.error` event. */

@@ -1,13 +1,15 @@
 import OpenAI from 'openai';
-import { describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { useProviderTestServer } from '../../test/fixtures/summarizers/use-provider-test-server.js';
 import { CompactManager } from '../core/compact-manager.js';
 import type { AnyCompactEvent } from '../core/events.js';
 import type { ProviderReply } from '../testing/provider-test-server.js';
+import { resetCircuitBreakers } from './circuit-breaker.js';
 import { openaiSummarizer } from './openai/openai-summarizer.js';
 import { resilientSummarizer } from './resilient-summarizer.js';
 
 const startServer = useProviderTestServer();
+beforeEach(() => resetCircuitBreakers());
 
 function history() {
   const messages: { role: string; content: string }[] = [
@@ -91,9 +93,9 @@ describe('fallback chain through CompactManager', () => {
     expect(errorsOf(events)).toContainEqual(
       expect.objectContaining({ errorType: 'circuit_open', fallback: 'embedded' }),
     );
-    // Another session still reaches the LLM.
+    // The breaker is per provider and model: another session skips the LLM too.
     await manager.manualCompact('s2', history());
-    expect(server.requests).toHaveLength(4);
+    expect(server.requests).toHaveLength(3);
     await manager.shutdown();
   });
 

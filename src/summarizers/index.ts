@@ -1,3 +1,4 @@
+export * from './circuit-breaker.js';
 export * from './llm-summarizer.js';
 export * from './prompts/index.js';
 export * from './render-transcript.js';

@@ -149,3 +149,34 @@ describe('createLlmSummarizer map-reduce', () => {
     expect(calls.filter((call) => call.user.includes('[part 1 of')).length).toBeGreaterThan(1);
   });
 });
+
+describe('createLlmSummarizer output check', () => {
+  it('throws summarizer_refused on a plain-text refusal, also for a map-reduce partial', async () => {
+    const refusing = createLlmSummarizer('refuser', async () => ({
+      text: "I'm sorry, but I can't help with that.",
+    }));
+    await expect(refusing.summarize(sampleRequest())).rejects.toMatchObject({
+      code: 'summarizer_refused',
+      reason: 'refusal',
+    });
+    let calls = 0;
+    const chunked = createLlmSummarizer(
+      'chunked',
+      async () => {
+        calls++;
+        return { text: calls === 2 ? 'I apologize, but I cannot summarize this part.' : `- part ${calls}` };
+      },
+      { contextTokens: 1_800 },
+    );
+    const messages = Array.from({ length: 30 }, (_, i) => ({
+      ...sampleMessages()[0]!,
+      id: `m${i}`,
+      index: i,
+      text: `fact F-${i} ${'detail '.repeat(60)}`,
+    }));
+    await expect(chunked.summarize(sampleRequest({ messages, maxTokens: 100 }))).rejects.toMatchObject({
+      code: 'summarizer_refused',
+    });
+    expect(calls).toBe(2);
+  });
+});

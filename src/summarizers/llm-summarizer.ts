@@ -1,5 +1,6 @@
 import { CompactError } from '../core/errors.js';
 import type { SummarizeRequest, SummarizeResult, Summarizer } from '../core/summarizer.js';
+import { checkSummaryOutput, SummaryRejectedError } from '../core/summary-guard.js';
 import {
   buildSummaryPrompt,
   type SummaryPrompt,
@@ -88,6 +89,11 @@ export function createLlmSummarizer(
     });
     const text = result.text.trim();
     if (text === '') throw new CompactError('summarizer_failed', `${name} returned an empty summary`);
+    // Every call, partial summaries of a map-reduce included: a plain-text refusal or an echo
+    // of the prompt must not be merged into the summary. (The strategy's structure is checked
+    // on the final summary, by the resilient wrapper and the manager.)
+    const check = checkSummaryOutput(text, { strategy: '' });
+    if (!check.ok) throw new SummaryRejectedError(check.reason, `${name}: ${check.message}`);
     return { ...result, text };
   };
 

@@ -13,12 +13,21 @@ import type {
   SummarizeRequest,
   SummarizeResult,
   Summarizer,
+  SummarizerCircuitReport,
   SummarizerErrorReport,
 } from '../../summarizer.js';
+import {
+  describeSummaryRejection,
+  SummaryRejectedError,
+  type SummaryRejection,
+  summaryRejectionOf,
+  summarySourceText,
+} from '../../summary-guard.js';
 import type { TokenCounter } from '../../token-counter.js';
+import { summaryBodyFrom } from '../summary-output.js';
 
 /** Emits a summarizer event (the manager adds ids, times and redaction). */
-export type SummarizeEmit = <N extends 'compact.summary_created' | 'compact.error'>(
+export type SummarizeEmit = <N extends 'compact.summary_created' | 'compact.error' | 'compact.circuit'>(
   name: N,
   properties: CompactEventProperties[N],
   start: number,
@@ -28,6 +37,10 @@ export type SummarizeEmit = <N extends 'compact.summary_created' | 'compact.erro
 export interface SummarizeContext {
   /** The configured summarizer, then its fallbacks (the embedded one). */
   readonly chain: readonly Summarizer[];
+  /**
+   * The total time budget of one summarization: the chain's members share it, the last one
+   * (the embedded fallback) keeps a reserve of a tenth of it (at most 3 s).
+   */
   readonly timeoutMs: number;
   readonly counter: TokenCounter;
   /** Redacts the messages and the previous summary before they reach the summarizer. */
@@ -87,6 +100,36 @@ async function callWithTimeout(
 }
 
 /**
+ * What the summarizers see: the messages and the previous summary redacted; a previous summary
+ * read back is data too, its tags defused before any summarizer sees it.
+ */
+function summarizerInput<R extends Pick<SummarizeRequest, 'messages' | 'previousSummary'>>(
+  request: R,
+  redact: Redactor | undefined,
+): R {
+  const previous = request.previousSummary ? summaryBodyFrom(request.previousSummary) : undefined;
+  return {
+    ...request,
+    ...(redact ? { messages: request.messages.map((m) => redactMessage(m, redact)) } : {}),
+    ...(previous ? { previousSummary: redact ? redact(previous) : previous } : {}),
+  };
+}
+
+/** Throws the rejection `checkOutput` returned for `raw` (a reason such as `refusal`), if any. */
+function rejectUnusable(problem: string | undefined, raw: string, strategy: string): void {
+  if (!problem) return;
+  const reason = problem as SummaryRejection;
+  throw new SummaryRejectedError(reason, describeSummaryRejection(reason, raw, strategy));
+}
+
+/** The time limit of chain member `attempt` under the shared budget, or 0 when it is spent. */
+function memberLimit(context: SummarizeContext, attempt: number, deadline: number): number {
+  const reserve = Math.min(3_000, Math.floor(context.timeoutMs / 10));
+  const left = deadline - Date.now();
+  return attempt === context.chain.length - 1 ? Math.max(left, reserve) : Math.max(0, left - reserve);
+}
+
+/**
  * Writes the next summary body with the fallback chain, or returns `undefined` when every
  * summarizer failed (the caller then prunes only).
  */
@@ -94,9 +137,10 @@ export async function summarizeWithFallback(
   context: SummarizeContext,
   request: Omit<SummarizeRequest, 'countTokens' | 'reportError'>,
   version: number,
-  checkOutput: (text: string, strategy: string) => string | undefined,
+  checkOutput: (text: string, strategy: string, source?: string) => string | undefined,
 ): Promise<SummarizeOutcome | undefined> {
   const { counter, emit, redact } = context;
+  const deadline = Date.now() + context.timeoutMs;
   const countTokens = (text: string) => counter.countText(text);
   const reportError = (report: SummarizerErrorReport) =>
     emit(
@@ -109,27 +153,30 @@ export async function summarizeWithFallback(
       },
       Date.now(),
     );
-  const input = redact
-    ? {
-        ...request,
-        messages: request.messages.map((m) => redactMessage(m, redact)),
-        ...(request.previousSummary ? { previousSummary: redact(request.previousSummary) } : {}),
-      }
-    : request;
+  const reportCircuit = (report: SummarizerCircuitReport) => emit('compact.circuit', report, Date.now());
+  const input = summarizerInput(request, redact);
+  let source: string | undefined;
   for (let attempt = 0; attempt < context.chain.length; attempt++) {
     const summarizer = context.chain[attempt]!;
     const start = Date.now();
     const next = context.chain[attempt + 1]?.name ?? 'pruning-only';
     try {
+      const limit = memberLimit(context, attempt, deadline);
+      if (limit <= 0) {
+        throw new CompactError(
+          'summarizer_timeout',
+          `the summarization time budget of ${context.timeoutMs} ms was spent`,
+        );
+      }
       const result = await callWithTimeout(
         summarizer,
-        { ...input, countTokens, reportError },
-        context.timeoutMs,
+        { ...input, countTokens, reportError, reportCircuit },
+        limit,
       );
       const raw = typeof result?.text === 'string' ? result.text.trim() : '';
-      const problem = checkOutput(raw, String(request.strategy));
-      if (problem) throw new CompactError('summarizer_failed', problem);
-      const text = redact ? redact(raw) : raw;
+      source ??= summarySourceText(input.messages, input.previousSummary);
+      rejectUnusable(checkOutput(raw, String(request.strategy), source), raw, String(request.strategy));
+      const text = summaryBodyFrom(redact ? redact(raw) : raw);
       const tokens = countTokens(text);
       if (tokens > request.maxTokens) {
         throw new CompactError(
@@ -169,7 +216,10 @@ export async function summarizeWithFallback(
           errorType: isCompactError(error) ? error.code : 'summarizer_failed',
           message: error instanceof Error ? error.message : String(error),
           fallback: next,
-          context: { summarizer: summarizer.name },
+          context: {
+            summarizer: summarizer.name,
+            ...(summaryRejectionOf(error) ? { reason: summaryRejectionOf(error) } : {}),
+          },
         },
         start,
       );

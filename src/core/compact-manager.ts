@@ -117,9 +117,8 @@ export class CompactManager {
     this.counter = options.tokenCounter ?? tokenCounterFor(this.model);
     this.store = options.store ?? new MemorySessionStore();
     this.#summarizer = options.summarizer ?? this.#embedded;
-    const timeoutMs =
-      options.summarizerTimeoutMs ??
-      Math.max(DEFAULT_SUMMARIZER_TIMEOUT_MS, (this.#summarizer.maxDurationMs ?? 0) + 1000);
+    // One total budget per preflight, shared by the summarizer's attempts and the fallback.
+    const timeoutMs = options.summarizerTimeoutMs ?? DEFAULT_SUMMARIZER_TIMEOUT_MS;
     if (!(timeoutMs > 0)) throw invalidConfig('summarizerTimeoutMs', 'must be a positive number');
     const redaction = options.redaction ?? true;
     this.#redact =

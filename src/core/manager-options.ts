@@ -40,9 +40,10 @@ export interface CompactManagerOptions {
    */
   summarizer?: Summarizer;
   /**
-   * Time limit of one summarizer call, retries included; past it the manager falls back to
-   * the embedded summarizer, then to pruning only.
-   * @default 30_000, or the summarizer's `maxDurationMs` + 1 s when longer
+   * Total time budget of the summarization in one preflight: the configured summarizer's
+   * attempts and the embedded fallback share it (a tenth, at most 3 s, is kept for the
+   * fallback); past it the manager falls back to pruning only.
+   * @default 30_000
    */
   summarizerTimeoutMs?: number;
   /**

@@ -56,7 +56,7 @@ const agent = new Agent({
 const session = new MemorySession();
 
 let compactions = 0;
-manager.on('compact.summary_created', () => compactions++);
+manager.on('compact.pruned_messages', () => compactions++);
 for (let turn = 1; turn <= 6; turn++) {
   const result = await runner.run(agent, `Explain src/module-${turn}.ts`, { session, callModelInputFilter });
   console.log(`turn ${turn}: ${String(result.finalOutput).replace(/\s+/g, ' ').slice(0, 80)}`);

@@ -37,10 +37,15 @@ let maxRequest = 0;
 manager.on('compact.token_estimate', (event) => {
   maxRequest = Math.max(maxRequest, event.properties.tEst);
 });
-manager.on('compact.summary_created', (event) => {
+manager.on('compact.pruned_messages', (event) => {
   rounds++;
   console.log(
-    `round ${rounds}: summary v${event.properties.version}, ${event.properties.inputMessages} messages folded in`,
+    `round ${rounds}: ${event.properties.tokensBefore} -> ${event.properties.tokensAfter} tokens, summary v${event.properties.version}, ${event.properties.prunedCount} messages folded in`,
+  );
+});
+manager.on('compact.reduction', (event) => {
+  console.log(
+    `  ${event.properties.level}: ${event.properties.count} messages, ${event.properties.tokensSaved} tokens saved`,
   );
 });
 

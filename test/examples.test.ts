@@ -30,7 +30,7 @@ describe('examples run offline', () => {
     const output = await example('agents-sdk-minimal');
     expect(output).toMatch(/turn 6: Done:/);
     expect(output).toContain('[compact]');
-    expect(output).toContain('compact.summary_created');
+    expect(output).toContain('compact.reduction');
     expect(count(output, /compactions: (\d+)/)).toBeGreaterThanOrEqual(1);
   });
 

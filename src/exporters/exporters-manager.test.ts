@@ -144,7 +144,10 @@ describe('a real compaction exported to Ariadne and archived on disk', () => {
 
     // No secret in any exported byte or archived file.
     const wire = server.requests.map((request) => request.body).join('\n') + consoleLines.join('');
-    const files = await readdir(join(archive, 'deploy-session'));
+    // Every archived file, artifacts (originals of cleared or cut messages) included.
+    const files = (await readdir(join(archive, 'deploy-session'), { recursive: true })).filter((file) =>
+      /\.jsonl?$/.test(file),
+    );
     expect(files).toEqual(
       expect.arrayContaining(['events.jsonl', 'summary-001.json', 'transcript-pre-compact-001.jsonl']),
     );

@@ -103,6 +103,11 @@ export const policySchema = z
     max_summary_tokens: integer(16)
       .default(DEFAULT_POLICY.maxSummaryTokens)
       .describe('Token limit of one summary.'),
+    prepare_at_pct: between(0, 1, true)
+      .optional()
+      .describe(
+        'With background compaction, prepare a summary off the critical path from this fraction of max_context_tokens (default 0.7, below trigger_pct).',
+      ),
   })
   .describe('When and how a session is compacted.');
 

@@ -111,7 +111,7 @@ describe('background preparation and swap', () => {
   it('discards the preparation when a message keeps its id but not its content', async () => {
     const summarizer = new GatedSummarizer('gated', true);
     const manager = mk(summarizer);
-    const history = chatTurns(50).map((m, k) => ({ ...m, meta: { id: `m${k}` } }));
+    const history: Record<string, unknown>[] = chatTurns(50).map((m, k) => ({ ...m, meta: { id: `m${k}` } }));
     await grow(manager, history, 35, 36);
     await nextTurn();
     const edited = history.slice(0, 90).with(3, { ...history[3]!, content: 'changed'.padEnd(100, 'c') });

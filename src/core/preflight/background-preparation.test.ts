@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import {
   charCounter,
@@ -225,4 +226,48 @@ describe('background preparation and swap', () => {
     expect(() => mk(new GatedSummarizer(), { policy: { prepareAtPct: 0 } })).toThrow(/policy\.prepareAtPct/);
     expect(mk(new GatedSummarizer(), { policy: { triggerPct: 0.5 } }).policy.prepareAtPct).toBeCloseTo(0.4);
   });
+});
+
+describe('shutdown in a real process', () => {
+  const child = new URL('../../../test/support/background-shutdown-child.ts', import.meta.url).pathname;
+
+  /** Runs the child; resolves its exit code and output, or rejects if it does not end by itself. */
+  function run(mode: string): Promise<{ code: number | null; output: string }> {
+    return new Promise((resolve, reject) => {
+      const proc = spawn(process.execPath, ['--import', 'tsx', child, mode], {
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
+      let output = '';
+      proc.stdout.on('data', (chunk: Buffer) => {
+        output += chunk.toString();
+      });
+      const stuck = setTimeout(() => {
+        proc.kill('SIGKILL');
+        reject(new Error(`the ${mode} child did not exit by itself: something kept it alive (${output})`));
+      }, 30_000);
+      proc.once('exit', (code) => {
+        clearTimeout(stuck);
+        resolve({ code, output });
+      });
+    });
+  }
+
+  it.each(['running', 'pending', 'waiting'])(
+    'the process exits by itself after shutdown (%s preparation)',
+    async (mode) => {
+      const { code, output } = await run(mode);
+      expect(code).toBe(0);
+      const report = JSON.parse(output) as {
+        before: { running: number };
+        after: { running: number; kept: number };
+        calls: string[];
+        waiterError: string;
+      };
+      expect(report.before.running).toBe(1);
+      expect(report.after).toMatchObject({ running: 0, kept: 0 });
+      expect(report.calls).toEqual(mode === 'pending' ? [] : ['start', 'aborted']);
+      if (mode === 'waiting') expect(report.waiterError).toBe('aborted');
+    },
+    40_000,
+  );
 });

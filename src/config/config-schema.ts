@@ -132,6 +132,11 @@ export const policySchema = z
       .describe(
         'Repair broken input (orphan or duplicate tool results dropped, unanswered calls answered with a placeholder) instead of failing with invalid_messages.',
       ),
+    prepare_at_pct: between(0, 1, true)
+      .optional()
+      .describe(
+        'With background compaction, prepare a summary off the critical path from this fraction of max_context_tokens (default 0.7, below trigger_pct).',
+      ),
   })
   .describe('When and how a session is compacted.');
 

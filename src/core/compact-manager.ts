@@ -27,6 +27,7 @@ import {
 import type { MessageFormat } from './message.js';
 import { entryTokens, MessageIndex } from './message-index.js';
 import { type CompactPolicy, resolvePolicy } from './policy.js';
+import { BackgroundPreparations, type BackgroundStatus } from './preflight/background-preparation.js';
 import { IndexedHistories } from './preflight/index-request.js';
 import {
   fixedTokens,
@@ -36,14 +37,21 @@ import {
   prepareRequest,
 } from './preflight/prepare-request.js';
 import { RewriteCache } from './preflight/realize-rewrite.js';
-import { finishCompaction, runTriggered, untriggeredResult } from './preflight/run-preflight.js';
+import {
+  type Compacted,
+  finishCompaction,
+  runTriggered,
+  untriggeredResult,
+} from './preflight/run-preflight.js';
 import { createRedactor, type Redactor } from './redactor.js';
 import { SessionArchive } from './session-archive.js';
+import { withSessionLock } from './session-lock.js';
 import { MemorySessionStore, type SessionState, type SessionStore } from './session-store.js';
 import type { Summarizer } from './summarizer.js';
 import { modelInfo, type TokenCounter, tokenCounterFor } from './token-counter.js';
 
 export {
+  type AgentCompactorOptions,
   type CompactionResult,
   type CompactionSummary,
   type CompactManagerOptions,
@@ -55,6 +63,7 @@ export {
   type ReportedUsage,
   type TokenEstimate,
 } from './manager-options.js';
+export type { BackgroundStatus } from './preflight/background-preparation.js';
 
 /**
  * Keeps each session's request inside the model's context window. Call {@link preflight}
@@ -93,6 +102,10 @@ export class CompactManager {
   readonly #index = new MessageIndex();
   readonly #locks = new Map<string, Promise<unknown>>();
   readonly #reportedUsage = new Map<string, { inputTokens: number; at: number }>();
+  readonly #agents = new Map<string, { deps: PipelineDeps; policy?: Partial<CompactPolicy> }>();
+  readonly #background: BackgroundPreparations | undefined;
+  /** Time to live of the session lock, or undefined when compactions take no lock. */
+  readonly #lockTtlMs: number | undefined;
 
   constructor(options: CompactManagerOptions = {}) {
     if (options === null || typeof options !== 'object') throw invalidConfig('options', 'must be an object');
@@ -145,6 +158,39 @@ export class CompactManager {
       summarizerTimeoutMs: timeoutMs,
       summarizerRedact: options.redactSummarizerInput === false ? undefined : this.#redact,
     };
+    this.#background = options.background === true ? new BackgroundPreparations() : undefined;
+    this.#lockTtlMs = lockTtl(options, this.store);
+    this.#registerAgents(options, timeoutMs);
+  }
+
+  #registerAgents(options: CompactManagerOptions, timeoutMs: number): void {
+    for (const [name, agent] of Object.entries(options.agents ?? {})) {
+      if (agent === null || typeof agent !== 'object')
+        throw invalidConfig(`agents.${name}`, 'must be an object');
+      // Validated once here; merged again with the call's policy.
+      if (agent.policy) resolvePolicy({ ...this.policy, ...agent.policy }, this.#customStrategies);
+      const summarizer = agent.summarizer ?? this.#summarizer;
+      const agentTimeout =
+        agent.summarizerTimeoutMs ??
+        (agent.summarizer ? Math.max(timeoutMs, (summarizer.maxDurationMs ?? 0) + 1000) : timeoutMs);
+      if (!(agentTimeout > 0))
+        throw invalidConfig(`agents.${name}.summarizerTimeoutMs`, 'must be a positive number');
+      const chain = summarizer === this.#embedded ? [this.#embedded] : [summarizer, this.#embedded];
+      this.#agents.set(name, {
+        deps: { ...this.#deps, chain, summarizerTimeoutMs: agentTimeout },
+        ...(agent.policy ? { policy: { ...agent.policy } } : {}),
+      });
+    }
+  }
+
+  /** The state key of a session for an agent (the session id unless the agent has its own compactor). */
+  #keyOf(sessionId: string, agent: string | undefined): string {
+    return agent !== undefined && this.#agents.has(agent) ? agentStateKey(sessionId, agent) : sessionId;
+  }
+
+  /** Counters of the background preparations (all zero without `background: true`). */
+  backgroundStatus(): BackgroundStatus {
+    return this.#background?.status() ?? { started: 0, used: 0, discarded: 0, running: 0, kept: 0 };
   }
 
   /** The context budget: `maxContextTokens - hardCapBuffer`. */
@@ -252,16 +298,17 @@ export class CompactManager {
       });
     }
     const codec = this.#codec(messages, options.format);
-    // Compactions of one session run one after the other, in call order.
-    const previous = this.#locks.get(sessionId) ?? Promise.resolve();
+    const key = this.#keyOf(sessionId, options.agent);
+    // Compactions of one session (and agent) run one after the other, in call order.
+    const previous = this.#locks.get(key) ?? Promise.resolve();
     const run = previous.then(
-      () => this.#run<M>(sessionId, messages, codec, options),
-      () => this.#run<M>(sessionId, messages, codec, options),
+      () => this.#run<M>(sessionId, key, messages, codec, options),
+      () => this.#run<M>(sessionId, key, messages, codec, options),
     );
-    this.#locks.set(sessionId, run);
+    this.#locks.set(key, run);
     void run.then(
-      () => this.#release(sessionId, run),
-      () => this.#release(sessionId, run),
+      () => this.#release(key, run),
+      () => this.#release(key, run),
     );
     const signal = options.signal;
     if (!signal) return run;
@@ -309,8 +356,12 @@ export class CompactManager {
     await this.#bus.flush();
   }
 
-  /** Flushes events, shuts exporters down, closes the storage adapter and disposes the summarizer. */
+  /**
+   * Aborts background preparations (waiting until none runs), flushes events, shuts
+   * exporters down, closes the storage adapter and disposes the summarizer.
+   */
   async shutdown(): Promise<void> {
+    await this.#background?.shutdown();
     await this.#deps.archive.flush();
     await this.#bus.shutdown();
     await this.#deps.archive.close();
@@ -319,13 +370,19 @@ export class CompactManager {
 
   /** Forgets a session's compaction state (the next call starts over from the raw history). */
   async reset(sessionId: string): Promise<void> {
-    forgetSession(this.#deps, sessionId);
-    await this.store.delete(sessionId);
+    for (const key of [
+      sessionId,
+      ...[...this.#agents.keys()].map((agent) => agentStateKey(sessionId, agent)),
+    ]) {
+      forgetSession(this.#deps, key);
+      this.#background?.discard(key);
+      await this.store.delete(key);
+    }
   }
 
-  /** The session's stored state, if any. */
-  async state(sessionId: string): Promise<SessionState | undefined> {
-    return this.store.get(sessionId);
+  /** The session's stored state (or an agent's, for an agent with its own compactor), if any. */
+  async state(sessionId: string, agent?: string): Promise<SessionState | undefined> {
+    return this.store.get(this.#keyOf(sessionId, agent));
   }
 
   #codec(messages: readonly unknown[], format: MessageFormat | undefined): MessageCodec {
@@ -340,14 +397,18 @@ export class CompactManager {
 
   async #run<M>(
     sessionId: string,
+    key: string,
     messages: readonly M[],
     codec: MessageCodec,
     options: CompactOptions,
     attempt = 0,
   ): Promise<CompactionResult<M>> {
     throwIfAborted(options.signal);
-    const policy = options.policy
-      ? resolvePolicy({ ...this.policy, ...options.policy }, this.#customStrategies)
+    const agent = options.agent === undefined ? undefined : this.#agents.get(options.agent);
+    const deps = agent?.deps ?? this.#deps;
+    const overrides = agent?.policy || options.policy ? { ...agent?.policy, ...options.policy } : undefined;
+    const policy = overrides
+      ? resolvePolicy({ ...this.policy, ...overrides }, this.#customStrategies)
       : this.policy;
     const context: OperationContext = {
       sessionId,
@@ -356,32 +417,110 @@ export class CompactManager {
       parentId: options.parentSpanId,
       archived: undefined,
     };
-    const prepared: PreparedRequest = await prepareRequest(this.#deps, {
+    const prepared: PreparedRequest = await prepareRequest(deps, {
       context,
+      key,
       messages,
       codec,
       policy,
       options,
       maxContextTokens: options.maxContextTokens ?? this.maxContextTokens,
     });
-    if (!prepared.decision.triggered) return untriggeredResult<M>(this.#deps, prepared);
+    if (!prepared.decision.triggered) {
+      this.#maybePrepare(deps, prepared);
+      return untriggeredResult<M>(deps, prepared);
+    }
     // Held events (the decision first) are delivered even when the compaction fails.
-    const outcome = await runTriggered(this.#deps, prepared).catch((error: unknown) => {
-      this.#deps.bus.release(context);
+    const outcome = await this.#triggered(deps, prepared).catch((error: unknown) => {
+      deps.bus.release(context);
       throw error;
     });
     if (outcome === 'retry') {
-      this.#deps.bus.release(context);
+      deps.bus.release(context);
       if (attempt > 0) {
         throw new CompactError(
           'concurrent_compaction',
           `session "${sessionId}": the stored state kept changing during compaction`,
         );
       }
-      return this.#run(sessionId, messages, codec, { ...options, force: false }, attempt + 1);
+      return this.#run(sessionId, key, messages, codec, { ...options, force: false }, attempt + 1);
     }
-    return finishCompaction<M>(this.#deps, prepared, outcome);
+    this.#background?.discard(key, outcome.state.version);
+    return finishCompaction<M>(deps, prepared, outcome);
   }
+
+  /** Starts a background preparation when the request passed `prepareAtPct` (never awaited). */
+  #maybePrepare(deps: PipelineDeps, prepared: PreparedRequest): void {
+    const background = this.#background;
+    if (!background) return;
+    const { policy, view } = prepared;
+    if (prepared.tokensBefore < policy.prepareAtPct * prepared.maxContextTokens || view.mismatch) return;
+    background.start(prepared.key, {
+      sessionId: prepared.context.sessionId,
+      view,
+      policy,
+      codec: prepared.codec,
+      summarize: {
+        chain: deps.chain,
+        timeoutMs: deps.summarizerTimeoutMs,
+        counter: deps.counter,
+        redact: deps.summarizerRedact,
+      },
+      ...(prepared.options.agent ? { agent: prepared.options.agent } : {}),
+    });
+  }
+
+  /**
+   * A triggered compaction under the session's lock, shared by every process using the
+   * store: one of them compacts; the others find the version moved and retry (their retry
+   * then sees the new view). A prepared summary is swapped in when it fits. Without the
+   * lock in time (its holder is stuck), the write still is a compare-and-set.
+   */
+  async #triggered(deps: PipelineDeps, prepared: PreparedRequest): Promise<Compacted | 'retry'> {
+    const { key, options } = prepared;
+    // A manual compaction summarizes with its note: a prepared summary does not serve it.
+    const summary = options.force
+      ? undefined
+      : await this.#background?.take(key, prepared.view, options.signal);
+    const seen = prepared.state?.version ?? 0;
+    if (this.#lockTtlMs === undefined)
+      return runTriggered(deps, prepared, summary ? { prepared: summary } : {});
+    const locked = await withSessionLock(
+      this.store,
+      key,
+      { ttlMs: this.#lockTtlMs, ...(options.signal ? { signal: options.signal } : {}) },
+      async (lock) => {
+        const current = await this.store.get(key);
+        if ((current?.version ?? 0) !== seen) return 'retry' as const;
+        return runTriggered(deps, prepared, {
+          ...(summary ? { prepared: summary } : {}),
+          fencingToken: lock.token,
+        });
+      },
+    );
+    if (locked.acquired) return locked.value;
+    return runTriggered(deps, prepared, summary ? { prepared: summary } : {});
+  }
+}
+
+/** The default time to live of the session lock a compaction holds. */
+export const DEFAULT_LOCK_TTL_MS = 10_000;
+
+/** The session lock's time to live, or undefined when compactions take no lock. */
+function lockTtl(options: CompactManagerOptions, store: SessionStore): number | undefined {
+  const option = options.sessionLock;
+  if (option === false) return undefined;
+  // A store of this process only is served by the per-session queue: no lock needed.
+  if (option === undefined && store instanceof MemorySessionStore) return undefined;
+  const ttl = (option === true || option === undefined ? undefined : option.ttlMs) ?? DEFAULT_LOCK_TTL_MS;
+  if (!Number.isInteger(ttl) || ttl <= 0)
+    throw invalidConfig('sessionLock.ttlMs', 'must be a positive integer (milliseconds)');
+  return ttl;
+}
+
+/** The state key of an agent with its own compactor: `<sessionId>::agent::<agent>`. */
+export function agentStateKey(sessionId: string, agent: string): string {
+  return `${sessionId}::agent::${agent}`;
 }
 
 /** Throws `CompactError('aborted')` when the caller's signal has fired. */

@@ -78,6 +78,47 @@ export interface CompactManagerOptions {
    * @default true
    */
   redactSummarizerInput?: boolean;
+  /**
+   * Prepare summaries off the critical path: once a session's request passes
+   * `policy.prepareAtPct`, the older part of its view is summarized in the background, and
+   * the trigger swaps that summary in (when it still covers a prefix of the history) instead
+   * of waiting for the summarizer. Off by default: the fold point is then chosen at the
+   * soft threshold rather than at the trigger, and a preparation the session never needs
+   * (it ended, or its history was edited) costs a summarizer call. Turn it on with an LLM
+   * summarizer, where a trigger otherwise blocks the agent for seconds.
+   * `shutdown()` aborts the preparations still running.
+   * @default false
+   */
+  background?: boolean;
+  /**
+   * Agents that keep their own compacted view of a shared history (a planner and a code
+   * executor reading one conversation), by the name passed as `agent` to `preflight`. Each
+   * gets its own summary, state and, when given, summarizer (its own prompt and model) and
+   * policy. An `agent` not listed here shares the session's state (the name only reaches
+   * the summarizer's prompt).
+   * @default {}
+   */
+  agents?: Record<string, AgentCompactorOptions>;
+  /**
+   * The session lock a triggered compaction holds while it summarizes and writes (renewed
+   * while it runs, its fencing token on the write): processes sharing a store compact once
+   * per trigger, the others wait and use the result, and a crashed holder blocks them no
+   * longer than `ttlMs` (default 10_000). Without the lock the write is still a
+   * compare-and-set, so versions only go up, but two processes may both summarize.
+   * @default on for shared stores, off for a `MemorySessionStore` (one process; the
+   *   manager already runs a session's compactions one at a time)
+   */
+  sessionLock?: boolean | { ttlMs?: number };
+}
+
+/** One agent's compactor (see {@link CompactManagerOptions.agents}). */
+export interface AgentCompactorOptions {
+  /** Writes this agent's summaries. @default the manager's summarizer */
+  summarizer?: Summarizer;
+  /** Overrides of the manager's policy for this agent. */
+  policy?: Partial<CompactPolicy>;
+  /** Time limit of one of this agent's summarizer calls. @default as for the manager */
+  summarizerTimeoutMs?: number;
 }
 
 /** Per-call options of {@link CompactManager.preflight} and {@link CompactManager.compact}. */
@@ -92,7 +133,11 @@ export interface PreflightOptions {
   traceId?: string;
   /** The caller's span, under which the events nest. */
   parentSpanId?: string;
-  /** The agent or role (for per-agent summarizer prompts). */
+  /**
+   * The agent or role making the call. An agent listed in `CompactManagerOptions.agents`
+   * has its own compacted view and summary; any other name only reaches the summarizer (for
+   * per-agent prompts) and shares the session's state.
+   */
   agent?: string;
   /** Aborts a running summarization. */
   signal?: AbortSignal;

@@ -51,6 +51,14 @@ export interface CompactPolicy {
    */
   targetPct: number;
   /**
+   * With `background: true` on the manager, a summary of the older part of the view is
+   * prepared off the critical path once the request reaches this fraction of
+   * `maxContextTokens`, so the trigger swaps it in instead of waiting on the summarizer.
+   * Ignored without `background`.
+   * @default 0.7 (or 0.8 x triggerPct when the trigger is set at or below 0.7)
+   */
+  prepareAtPct: number;
+  /**
    * Cascade level a: the most recent tool results never cleared.
    * @default 3
    */
@@ -94,6 +102,7 @@ export const DEFAULT_POLICY: Readonly<CompactPolicy> = Object.freeze({
   strategy: 'task_state',
   maxSummaryTokens: 1024,
   targetPct: 0.5,
+  prepareAtPct: 0.7,
   clearKeepRecent: 3,
   clearMinTokens: 100,
   clearExcludeTools: [],
@@ -146,6 +155,20 @@ export function resolvePolicy(
     throw invalidConfig(
       'policy.targetPct',
       `must be above 0 and below policy.triggerPct (${triggerPct}) (got ${String(targetPct)})`,
+    );
+  }
+  if (policy.prepareAtPct === undefined && merged.prepareAtPct >= triggerPct)
+    merged.prepareAtPct = triggerPct * 0.8;
+  const { prepareAtPct } = merged;
+  if (
+    typeof prepareAtPct !== 'number' ||
+    !Number.isFinite(prepareAtPct) ||
+    prepareAtPct <= 0 ||
+    prepareAtPct >= triggerPct
+  ) {
+    throw invalidConfig(
+      'policy.prepareAtPct',
+      `must be above 0 and below policy.triggerPct (${triggerPct}) (got ${String(prepareAtPct)})`,
     );
   }
   checkInteger('policy.clearKeepRecent', merged.clearKeepRecent, 0);

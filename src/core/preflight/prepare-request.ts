@@ -50,6 +50,11 @@ export interface PipelineDeps {
 /** One call's input. */
 export interface PreflightInput {
   readonly context: OperationContext;
+  /**
+   * Where the session's state lives: the session id, or the session id and the agent for an
+   * agent with its own compactor (see `CompactManagerOptions.agents`).
+   */
+  readonly key: string;
   readonly messages: readonly unknown[];
   readonly codec: MessageCodec;
   readonly policy: Readonly<CompactPolicy>;
@@ -127,8 +132,8 @@ function indexRequest(
   deps: PipelineDeps,
   input: PreflightInput,
 ): { indexed: IndexedHistory; repairs: InputRepair[] } {
-  const { context, codec } = input;
-  const { indexed } = deps.histories.update(context.sessionId, input.messages, codec, deps.index);
+  const { key, codec } = input;
+  const { indexed } = deps.histories.update(key, input.messages, codec, deps.index);
   // Calls of the last, still open round are the tail of a run in progress: not an error.
   if (indexed.pairer.findings.length === 0) return { indexed, repairs: [] };
   const findings = [...indexed.pairer.findings].sort((a, b) => a.index - b.index || a.position - b.position);
@@ -137,12 +142,7 @@ function indexRequest(
     round: indexed.pairer.round,
     rounds: indexed.pairer.rounds,
   });
-  const fixed = deps.histories.update(
-    `${context.sessionId}\u0000repaired`,
-    repaired.history,
-    codec,
-    deps.index,
-  );
+  const fixed = deps.histories.update(`${key}\u0000repaired`, repaired.history, codec, deps.index);
   return { indexed: fixed.indexed, repairs: repaired.repairs };
 }
 
@@ -188,10 +188,19 @@ function resumeView(
   return view;
 }
 
-/** Remembers newly protected messages in the state, so a persisted view (meta stripped) keeps them pinned. */
+/** How long the lock taken to remember pins may be held. */
+const PIN_LOCK_TTL_MS = 5_000;
+
+/**
+ * Remembers newly protected messages in the state, so a persisted view (meta stripped) keeps
+ * them pinned. Pins do not move the version, so they are written under the session's lock
+ * (a compaction holds it while it writes, and merges the stored pins), re-read and merged
+ * with the pins stored meanwhile. When the lock is busy, the pins are written by a later call
+ * (the messages still carry their `meta` until then).
+ */
 async function rememberProtected(
   deps: PipelineDeps,
-  sessionId: string,
+  key: string,
   view: SessionView,
   state: SessionState | undefined,
 ): Promise<SessionState | undefined> {
@@ -202,13 +211,29 @@ async function rememberProtected(
       added.push(entry.item.id);
   }
   if (added.length === 0) return state;
-  const base: SessionState = state ?? { sessionId, version: 0, coveredIds: [], updatedAt: Date.now() };
-  const updated: SessionState = {
-    ...base,
-    pinnedIds: [...(base.pinnedIds ?? []), ...added],
-    updatedAt: Date.now(),
-  };
-  return (await deps.store.set(sessionId, updated, { expectedVersion: base.version })) ? updated : state;
+  const lock = await deps.store.acquireLock(key, PIN_LOCK_TTL_MS).catch(() => undefined);
+  if (!lock) return state;
+  try {
+    const current = await deps.store.get(key);
+    // A compaction landed since the view was read: the next call sees its state.
+    if ((current?.version ?? 0) !== (state?.version ?? 0)) return state;
+    const base: SessionState = current ?? {
+      sessionId: key,
+      version: 0,
+      coveredIds: [],
+      updatedAt: Date.now(),
+    };
+    const pins = new Set(base.pinnedIds ?? []);
+    for (const id of added) pins.add(id);
+    const updated: SessionState = { ...base, pinnedIds: [...pins], updatedAt: Date.now() };
+    const written = await deps.store.set(key, updated, {
+      expectedVersion: base.version,
+      fencingToken: lock.token,
+    });
+    return written ? updated : state;
+  } finally {
+    await lock.release().catch(() => false);
+  }
 }
 
 /** Step 3: count the request (system, tools, overhead, view, summary message). */
@@ -248,16 +273,12 @@ function countRequest(deps: PipelineDeps, input: PreflightInput, view: SessionVi
 export async function prepareRequest(deps: PipelineDeps, input: PreflightInput): Promise<PreparedRequest> {
   const started = Date.now();
   const { indexed, repairs } = indexRequest(deps, input);
-  const stored = await deps.store.get(input.context.sessionId);
+  const stored = await deps.store.get(input.key);
   const fresh = { count: 0 };
   const view = resumeView(deps, input, indexed, stored, indexed.changedFrom, fresh);
-  const state = await rememberProtected(deps, input.context.sessionId, view, stored);
+  const state = await rememberProtected(deps, input.key, view, stored);
   const counted = countRequest(deps, input, view);
-  const calibrated = deps.calibration.count(
-    input.context.sessionId,
-    counted.tokensBefore,
-    deps.counter.exact,
-  );
+  const calibrated = deps.calibration.count(input.key, counted.tokensBefore, deps.counter.exact);
   const decision = decide(
     calibrated.tokens,
     input.policy,

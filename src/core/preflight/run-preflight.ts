@@ -5,16 +5,18 @@
  * is assembled here too.
  */
 import { CompactError, isCompactError } from '../errors.js';
+import type { EventTiming } from '../event-bus.js';
 import type { CompactionResult } from '../manager-options.js';
 import { formatSummaryText } from '../message.js';
 import type { IndexedMessage } from '../message-index.js';
 import type { SessionRewrite, SessionState } from '../session-store.js';
 import type { ArchivedArtifact } from '../storage-adapter.js';
 import { assemble } from './assemble.js';
+import { type PreparedSummary, swapPrepared } from './background-preparation.js';
 import type { LevelReport } from './cascade/cascade-types.js';
 import type { PipelineDeps, PreparedRequest } from './prepare-request.js';
 import type { ViewEntry } from './resume-view.js';
-import { type CascadeResult, runCascade } from './run-cascade.js';
+import { type CascadeInput, type CascadeResult, runCascade } from './run-cascade.js';
 import { checkSummaryOutput } from './summary-output.js';
 
 /** A compaction that landed in the store. */
@@ -40,7 +42,7 @@ function keptCounts(entries: readonly ViewEntry[]) {
 /** The answer of a call that did not trigger: the view as it stands. */
 export function untriggeredResult<M>(deps: PipelineDeps, prepared: PreparedRequest): CompactionResult<M> {
   const { view, codec } = prepared;
-  deps.calibration.noteSent(prepared.context.sessionId, prepared.localTokensBefore);
+  deps.calibration.noteSent(prepared.key, prepared.localTokensBefore);
   const summaryWire = view.version > 0 ? prepared.summaryWire : undefined;
   const result: CompactionResult<M> = {
     messages: assemble(view.entries, summaryWire, codec.format) as M[],
@@ -128,7 +130,7 @@ function artifactsOf(
 
 /** The state after the cascade. */
 function nextState(prepared: PreparedRequest, cascade: CascadeResult): SessionState {
-  const { view, context } = prepared;
+  const { view } = prepared;
   const effective = view.mismatch ? undefined : prepared.state;
   const kept = cascade.entries;
   const rewrites: Record<string, SessionRewrite> = {};
@@ -137,7 +139,7 @@ function nextState(prepared: PreparedRequest, cascade: CascadeResult): SessionSt
   for (const entry of kept) if (entry.pinned) pinnedIds.add(entry.item.id);
   const summary = cascade.summary;
   const state: SessionState = {
-    sessionId: context.sessionId,
+    sessionId: prepared.key,
     version: summary?.version ?? view.version,
     coveredIds: [
       ...(view.summaryItem ? [] : (effective?.coveredIds ?? [])),
@@ -166,49 +168,88 @@ function nextState(prepared: PreparedRequest, cascade: CascadeResult): SessionSt
   return state;
 }
 
-/** Archive, cascade, archive the originals, store. `'retry'` when another process compacted first. */
+/** What a triggered run may bring besides the request. */
+export interface TriggeredExtras {
+  /** A summary prepared in the background, swapped in when it still fits the view. */
+  readonly prepared?: PreparedSummary;
+  /** The token of the session lock held for this run: the state is written fenced by it. */
+  readonly fencingToken?: number;
+}
+
+/** The cascade's input for a triggered request. */
+function cascadeInput(
+  deps: PipelineDeps,
+  prepared: PreparedRequest,
+  timing: (start: number) => EventTiming,
+): CascadeInput {
+  const { context, view, options, indexed, codec } = prepared;
+  return {
+    sessionId: context.sessionId,
+    view,
+    pairing: { pairer: indexed.pairer, items: indexed.items },
+    policy: prepared.policy,
+    decision: prepared.localDecision,
+    tokensBefore: prepared.localTokensBefore,
+    summaryTokens: prepared.summaryTokens,
+    force: options.force === true,
+    codec,
+    counter: deps.counter,
+    realize: (item, rewrite) =>
+      deps.rewrites.get(
+        { codec, counter: deps.counter, pairer: indexed.pairer, items: indexed.items },
+        item,
+        rewrite,
+      ),
+    summarize: {
+      chain: deps.chain,
+      timeoutMs: deps.summarizerTimeoutMs,
+      counter: deps.counter,
+      redact: deps.summarizerRedact,
+      emit: (name, properties, start) => deps.bus.emit(context, name, properties, timing(start)),
+    },
+    checkSummary: checkSummaryOutput,
+    ...(deps.archive.keepsArtifacts ? { archiveLine: (version: number) => archiveLine(version) } : {}),
+    ...(options.signal ? { signal: options.signal } : {}),
+    ...(options.note ? { note: options.note } : {}),
+    ...(options.agent ? { agent: options.agent } : {}),
+  };
+}
+
+/** The prepared summary swapped in, its events emitted; `undefined` when it does not fit. */
+function trySwap(
+  deps: PipelineDeps,
+  prepared: PreparedRequest,
+  input: CascadeInput,
+  summary: PreparedSummary | undefined,
+  timing: (start: number) => EventTiming,
+): CascadeResult | undefined {
+  if (!summary || input.force) return undefined;
+  const swapped = swapPrepared(input, summary);
+  if (swapped)
+    for (const event of summary.events)
+      deps.bus.emit(prepared.context, event.name, event.properties as never, timing(event.start));
+  return swapped;
+}
+
+/**
+ * Archive, cascade (or swap in a prepared summary), archive the originals, store. `'retry'`
+ * when another process compacted first.
+ */
 export async function runTriggered(
   deps: PipelineDeps,
   prepared: PreparedRequest,
+  extras: TriggeredExtras = {},
 ): Promise<Compacted | 'retry'> {
-  const { context, view, options, indexed, codec } = prepared;
+  const { context, view, options } = prepared;
   const parentId = prepared.decisionSpanId;
   const timing = (start: number) => ({ start, ...(parentId ? { parentId } : {}) });
   context.archived ??= [];
   throwIfAborted(options.signal);
   await deps.archive.transcript(context, prepared.messages, view.version + 1, parentId);
+  const input = cascadeInput(deps, prepared, timing);
   let cascade: CascadeResult;
   try {
-    cascade = await runCascade({
-      sessionId: context.sessionId,
-      view,
-      pairing: { pairer: indexed.pairer, items: indexed.items },
-      policy: prepared.policy,
-      decision: prepared.localDecision,
-      tokensBefore: prepared.localTokensBefore,
-      summaryTokens: prepared.summaryTokens,
-      force: options.force === true,
-      codec,
-      counter: deps.counter,
-      realize: (item, rewrite) =>
-        deps.rewrites.get(
-          { codec, counter: deps.counter, pairer: indexed.pairer, items: indexed.items },
-          item,
-          rewrite,
-        ),
-      summarize: {
-        chain: deps.chain,
-        timeoutMs: deps.summarizerTimeoutMs,
-        counter: deps.counter,
-        redact: deps.summarizerRedact,
-        emit: (name, properties, start) => deps.bus.emit(context, name, properties, timing(start)),
-      },
-      checkSummary: checkSummaryOutput,
-      ...(deps.archive.keepsArtifacts ? { archiveLine: (version: number) => archiveLine(version) } : {}),
-      ...(options.signal ? { signal: options.signal } : {}),
-      ...(options.note ? { note: options.note } : {}),
-      ...(options.agent ? { agent: options.agent } : {}),
-    });
+    cascade = trySwap(deps, prepared, input, extras.prepared, timing) ?? (await runCascade(input));
   } catch (error) {
     if (isCompactError(error, 'insufficient_budget')) {
       deps.bus.emit(
@@ -226,8 +267,15 @@ export async function runTriggered(
   await deps.archive.artifacts(context, artifactsOf(cascade, version), parentId);
   const state = nextState(prepared, cascade);
   throwIfAborted(options.signal);
-  if (await deps.store.set(context.sessionId, state, { expectedVersion: prepared.state?.version ?? 0 }))
-    return { cascade, state };
+  const expectedVersion = prepared.state?.version ?? 0;
+  // Pins remembered since this run read the state (they do not move the version) are kept.
+  const stored = await deps.store.get(prepared.key);
+  if ((stored?.version ?? 0) === expectedVersion) mergePins(state, stored);
+  const written = await deps.store.set(prepared.key, state, {
+    expectedVersion,
+    ...(extras.fencingToken === undefined ? {} : { fencingToken: extras.fencingToken }),
+  });
+  if (written) return { cascade, state };
   deps.bus.emit(
     context,
     'compact.error',
@@ -240,6 +288,15 @@ export async function runTriggered(
   );
   deps.archive.trackEvents(context);
   return 'retry';
+}
+
+/** Adds the stored state's pinned ids to `state` (pins are only ever added). */
+function mergePins(state: SessionState, stored: SessionState | undefined): void {
+  const extra = stored?.pinnedIds ?? [];
+  if (extra.length === 0) return;
+  const pins = new Set(state.pinnedIds ?? []);
+  for (const id of extra) pins.add(id);
+  state.pinnedIds = [...pins];
 }
 
 /** The line a summary ends with when the folded messages are archived under a reference. */
@@ -257,7 +314,7 @@ export async function finishCompaction<M>(
   const { context, codec, view } = prepared;
   const parentId = prepared.decisionSpanId;
   const start = Date.now();
-  deps.calibration.noteSent(context.sessionId, cascade.tokensAfter);
+  deps.calibration.noteSent(prepared.key, cascade.tokensAfter);
   const kept = keptCounts(cascade.entries);
   if (prepared.decisionEvent)
     Object.assign(prepared.decisionEvent.properties, { kept, prunedCount: cascade.folded.length });

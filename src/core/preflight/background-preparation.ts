@@ -1,0 +1,354 @@
+/**
+ * Background preparation (manager option `background: true`): once a session's request
+ * passes `policy.prepareAtPct`, the older part of its view (everything before the policy's
+ * verbatim window) is summarized off the critical path. When the trigger fires, the
+ * prepared summary is swapped in if it still covers a prefix of the view (same summary
+ * version, same message ids and contents, none of them pinned since); the messages after it
+ * stay verbatim, or go through the cheap cascade levels. Otherwise the preparation is
+ * discarded and the cascade runs as without background.
+ *
+ * One preparation per session key and summary version (single flight); a preflight that
+ * waits on one and is aborted leaves it running for the next caller; `shutdown` aborts
+ * them all and waits until none is left.
+ */
+import { CompactError } from '../errors.js';
+import type { CompactEventProperties } from '../events.js';
+import type { MessageCodec } from '../formats/message-codec.js';
+import type { CompactMessage } from '../message.js';
+import { toCompactMessage } from '../message-index.js';
+import type { CompactPolicy } from '../policy.js';
+import { buildUnits, policySuffixStart } from './build-units.js';
+import type { CascadeRun, LevelReport } from './cascade/cascade-types.js';
+import { clearToolResults } from './cascade/clear-tool-results.js';
+import { shortenArguments } from './cascade/shorten-arguments.js';
+import {
+  type SummarizeContext,
+  type SummarizeOutcome,
+  summarizeWithFallback,
+} from './cascade/summarize-remainder.js';
+import type { SessionView, ViewEntry } from './resume-view.js';
+import { type CascadeInput, type CascadeResult, summaryMessageTokens } from './run-cascade.js';
+import { checkSummaryOutput } from './summary-output.js';
+
+/** An event a preparation produced, delivered only if its summary is used. */
+interface BufferedEvent {
+  name: 'compact.summary_created' | 'compact.error' | 'compact.circuit';
+  properties: CompactEventProperties['compact.summary_created' | 'compact.error' | 'compact.circuit'];
+  start: number;
+}
+
+/** A finished preparation handed to a triggered preflight. */
+export interface PreparedSummary {
+  readonly outcome: SummarizeOutcome;
+  /** Ids of the folded messages, in history order. */
+  readonly foldedIds: readonly string[];
+  /** The summarizer's events, to emit under the preflight that uses the summary. */
+  readonly events: readonly BufferedEvent[];
+}
+
+interface Preparation {
+  readonly baseVersion: number;
+  readonly foldedIds: readonly string[];
+  /** Content hashes of the folded messages (an edit that keeps an id changes the hash). */
+  readonly foldedHashes: readonly string[];
+  readonly controller: AbortController;
+  readonly events: BufferedEvent[];
+  readonly done: Promise<void>;
+  settled: boolean;
+  outcome: SummarizeOutcome | undefined;
+  /** Starts the deferred work at once (shutdown), when it has not started. */
+  kick: (() => void) | undefined;
+  immediate: ReturnType<typeof setImmediate> | undefined;
+}
+
+/** What starting a preparation needs. */
+export interface PreparationRequest {
+  readonly sessionId: string;
+  readonly view: SessionView;
+  readonly policy: Readonly<CompactPolicy>;
+  readonly summarize: Omit<SummarizeContext, 'emit'>;
+  readonly codec: MessageCodec;
+  readonly agent?: string;
+}
+
+/** Counters of a manager's background work (for tests, benchmarks and dashboards). */
+export interface BackgroundStatus {
+  /** Preparations started. */
+  started: number;
+  /** Prepared summaries swapped in at a trigger. */
+  used: number;
+  /** Preparations dropped: stale (history edited, summary moved on), failed, or evicted. */
+  discarded: number;
+  /** Preparations still running. */
+  running: number;
+  /** Preparations kept (running or ready). */
+  kept: number;
+}
+
+/** The unpinned entries before the policy's verbatim window (what a preparation folds). */
+export function planPreparation(view: SessionView, policy: Readonly<CompactPolicy>): ViewEntry[] {
+  const unpinned = view.entries.filter((entry) => !entry.pinned);
+  const units = buildUnits(unpinned);
+  if (units.length === 0) return [];
+  const start = policySuffixStart(units, policy.keepRecentTurns, policy.keepToolIoPairs);
+  return start === 0 ? [] : unpinned.slice(0, units[start]!.start);
+}
+
+/** The message the summarizer sees for an entry (its rewrite when it has one). */
+function summarizerMessage(entry: ViewEntry, codec: MessageCodec): CompactMessage {
+  if (!entry.rewrite) return toCompactMessage(entry.item);
+  return { ...codec.parse(entry.wire, entry.item.index), id: entry.item.id, index: entry.item.index };
+}
+
+/** True when `preparation` folds a prefix of the view's unpinned messages, unchanged. */
+function coversPrefix(preparation: Preparation, view: SessionView): boolean {
+  const { foldedIds, foldedHashes } = preparation;
+  const folded = new Set(foldedIds);
+  let next = 0;
+  for (const entry of view.entries) {
+    if (next === foldedIds.length) break;
+    if (entry.pinned) {
+      if (folded.has(entry.item.id)) return false;
+      continue;
+    }
+    if (entry.item.id !== foldedIds[next] || entry.item.entry.hash !== foldedHashes[next]) return false;
+    next++;
+  }
+  return next === foldedIds.length;
+}
+
+/** Rejects with `CompactError('aborted')` when `signal` fires first; `work` is not cancelled. */
+function untilAborted(work: Promise<void>, signal: AbortSignal | undefined): Promise<void> {
+  if (!signal) return work;
+  if (signal.aborted)
+    return Promise.reject(
+      new CompactError('aborted', 'compaction aborted by the caller', { cause: signal.reason }),
+    );
+  return new Promise((resolve, reject) => {
+    const onAbort = () =>
+      reject(new CompactError('aborted', 'compaction aborted by the caller', { cause: signal.reason }));
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    });
+  });
+}
+
+/** The background preparations of one manager, by session key. */
+export class BackgroundPreparations {
+  readonly #entries = new Map<string, Preparation>();
+  readonly #running = new Set<Preparation>();
+  readonly #maxKept: number;
+  #closed = false;
+  #started = 0;
+  #used = 0;
+  #discarded = 0;
+
+  /** `maxKept`: preparations kept at most (the oldest finished ones are dropped first). */
+  constructor(maxKept = 1_000) {
+    this.#maxKept = maxKept;
+  }
+
+  /** Counters and sizes. */
+  status(): BackgroundStatus {
+    return {
+      started: this.#started,
+      used: this.#used,
+      discarded: this.#discarded,
+      running: this.#running.size,
+      kept: this.#entries.size,
+    };
+  }
+
+  /**
+   * Starts preparing the next summary of `key` unless one is kept for the view's summary
+   * version already. Returns at once: the work starts on a later turn of the event loop.
+   */
+  start(key: string, request: PreparationRequest): boolean {
+    if (this.#closed) return false;
+    const existing = this.#entries.get(key);
+    if (existing && existing.baseVersion === request.view.version) return false;
+    const folded = planPreparation(request.view, request.policy);
+    if (folded.length === 0) return false;
+    if (existing) this.#drop(key, existing);
+    this.#evict();
+    const preparation = this.#launch(folded, request);
+    this.#entries.set(key, preparation);
+    this.#started++;
+    return true;
+  }
+
+  #launch(folded: ViewEntry[], request: PreparationRequest): Preparation {
+    const { view, policy } = request;
+    const controller = new AbortController();
+    const events: BufferedEvent[] = [];
+    const version = view.version + 1;
+    let kick: () => void = () => {};
+    const begun = new Promise<void>((resolve) => {
+      kick = resolve;
+    });
+    const preparation: Preparation = {
+      baseVersion: view.version,
+      foldedIds: folded.map((entry) => entry.item.id),
+      foldedHashes: folded.map((entry) => entry.item.entry.hash),
+      controller,
+      events,
+      settled: false,
+      outcome: undefined,
+      immediate: undefined,
+      kick,
+      done: begun
+        .then(async () => {
+          preparation.kick = undefined;
+          if (controller.signal.aborted) return;
+          preparation.outcome = await summarizeWithFallback(
+            {
+              ...request.summarize,
+              emit: (name, properties, start) => events.push({ name, properties, start }),
+            },
+            {
+              sessionId: request.sessionId,
+              strategy: policy.strategy,
+              messages: folded.map((entry) => summarizerMessage(entry, request.codec)),
+              maxTokens: policy.maxSummaryTokens,
+              ...(view.previousSummary ? { previousSummary: withoutArchiveLine(view.previousSummary) } : {}),
+              ...(request.agent ? { agent: request.agent } : {}),
+              signal: controller.signal,
+            },
+            version,
+            checkSummaryOutput,
+          );
+        })
+        .catch(() => {
+          preparation.outcome = undefined;
+        })
+        .finally(() => {
+          preparation.settled = true;
+          this.#running.delete(preparation);
+        }),
+    };
+    // Off the critical path: the caller's model call goes first.
+    preparation.immediate = setImmediate(kick);
+    this.#running.add(preparation);
+    return preparation;
+  }
+
+  /**
+   * The prepared summary of `key` when it extends the view's summary and folds a prefix of
+   * its messages, waiting for it if it is still running (the wait ends with the caller's
+   * `signal`, the preparation goes on). A preparation that no longer fits is discarded.
+   */
+  async take(key: string, view: SessionView, signal?: AbortSignal): Promise<PreparedSummary | undefined> {
+    const preparation = this.#entries.get(key);
+    if (!preparation) return undefined;
+    if (preparation.baseVersion !== view.version || view.mismatch || !coversPrefix(preparation, view)) {
+      this.#drop(key, preparation);
+      return undefined;
+    }
+    if (!preparation.settled) await untilAborted(preparation.done, signal);
+    if (this.#entries.get(key) !== preparation) return undefined;
+    this.#entries.delete(key);
+    if (!preparation.outcome) {
+      this.#discarded++;
+      return undefined;
+    }
+    this.#used++;
+    return { outcome: preparation.outcome, foldedIds: preparation.foldedIds, events: preparation.events };
+  }
+
+  /** Drops the preparation of `key` when it extends a summary older than `version` (or always). */
+  discard(key: string, version = Number.POSITIVE_INFINITY): void {
+    const preparation = this.#entries.get(key);
+    if (preparation && preparation.baseVersion < version) this.#drop(key, preparation);
+  }
+
+  /** Aborts every preparation and resolves once none is running; later `start` calls do nothing. */
+  async shutdown(): Promise<void> {
+    this.#closed = true;
+    for (const [key, preparation] of this.#entries) this.#drop(key, preparation);
+    const running = [...this.#running];
+    for (const preparation of running) this.#abort(preparation);
+    await Promise.all(running.map((preparation) => preparation.done));
+  }
+
+  #drop(key: string, preparation: Preparation): void {
+    this.#entries.delete(key);
+    this.#discarded++;
+    if (!preparation.settled) this.#abort(preparation);
+  }
+
+  #abort(preparation: Preparation): void {
+    preparation.controller.abort(new CompactError('aborted', 'the background preparation was discarded'));
+    if (preparation.immediate) clearImmediate(preparation.immediate);
+    preparation.kick?.();
+  }
+
+  /** Keeps at most `maxKept` preparations: the oldest go first. */
+  #evict(): void {
+    while (this.#entries.size >= this.#maxKept) {
+      const [key, oldest] = this.#entries.entries().next().value as [string, Preparation];
+      this.#drop(key, oldest);
+    }
+  }
+}
+
+/** A previous summary without its trailing archive line (the new summary gets a fresh one). */
+function withoutArchiveLine(summary: string): string {
+  return summary.replace(/\n?Archived originals: recall ref [^\n]*$/, '');
+}
+
+/**
+ * The cascade result of swapping `prepared` into a triggered request: its messages folded,
+ * the rest kept, the cheap levels (clear old tool results, shorten arguments) run when still
+ * over the target. `undefined` when the request would stay at or above the trigger (the full
+ * cascade then runs).
+ */
+export function swapPrepared(input: CascadeInput, prepared: PreparedSummary): CascadeResult | undefined {
+  const { view, codec, counter, decision } = input;
+  const foldedIds = new Set(prepared.foldedIds);
+  const kept: ViewEntry[] = [];
+  const folded: ViewEntry[] = [];
+  for (const entry of view.entries)
+    (!entry.pinned && foldedIds.has(entry.item.id) ? folded : kept).push(entry);
+  const version = view.version + 1;
+  const archiveLine = input.archiveLine?.(version);
+  const body = archiveLine ? `${prepared.outcome.text}\n${archiveLine}` : prepared.outcome.text;
+  const tokens = summaryMessageTokens(codec, counter, version, body);
+  const foldedTokens = folded.reduce((sum, entry) => sum + entry.tokens, 0);
+  const run: CascadeRun = {
+    entries: kept,
+    total: input.tokensBefore - foldedTokens - input.summaryTokens + tokens,
+    target: decision.targetTokens,
+    budget: decision.budget,
+    policy: input.policy,
+    rewrites: [],
+    realize: input.realize,
+  };
+  const levels: LevelReport[] = [
+    {
+      level: 'summarize',
+      count: folded.length,
+      tokensSaved: foldedTokens + input.summaryTokens - tokens,
+      refs: archiveLine ? [`sum-v${version}`] : [],
+    },
+  ];
+  if (run.total > run.target) levels.push(clearToolResults(run, input.pairing));
+  if (run.total > run.target) levels.push(shortenArguments(run));
+  if (run.total >= decision.triggerTokens || run.total > run.budget) return undefined;
+  const { outcome } = prepared;
+  return {
+    entries: run.entries,
+    summary: {
+      body,
+      version,
+      summarizer: outcome.summarizer,
+      ...(outcome.fallback ? { fallback: outcome.fallback } : {}),
+      tokens,
+    },
+    folded: folded.map((entry) => entry.item),
+    rewrites: run.rewrites,
+    levels: levels.filter((level) => level.count > 0 || level.level === 'summarize'),
+    tokensAfter: run.total,
+  };
+}

@@ -1,0 +1,76 @@
+/** Shared pieces of the background-compaction tests: a counter, histories, gated summarizers. */
+import type { CompactMessage } from '../../src/core/message.js';
+import type { SummarizeRequest, SummarizeResult, Summarizer } from '../../src/core/summarizer.js';
+import type { TokenCounter } from '../../src/core/token-counter.js';
+
+/** One token per character of content: makes thresholds exact in tests. */
+export const charCounter: TokenCounter = {
+  name: 'chars',
+  exact: true,
+  requestOverhead: 0,
+  countText: (text) => text.length,
+  countMessage: (m: CompactMessage) =>
+    m.text.length +
+    m.toolCalls.reduce((s, c) => s + c.name.length + c.arguments.length, 0) +
+    m.toolResults.reduce((s, r) => s + r.output.length, 0),
+  countTools: (tools) => JSON.stringify(tools).length,
+};
+
+/** `n` user/assistant turns of `size` characters per message (200 tokens a turn by default). */
+export function chatTurns(n: number, size = 100, tag = ''): Record<string, unknown>[] {
+  const out: Record<string, unknown>[] = [];
+  for (let i = 0; i < n; i++) {
+    out.push({ role: 'user', content: `Q${tag}${i} `.padEnd(size, 'q') });
+    out.push({ role: 'assistant', content: `A${tag}${i} `.padEnd(size, 'a') });
+  }
+  return out;
+}
+
+/**
+ * A summarizer whose calls wait until released (or aborted through their signal), recording
+ * each request. The summary names the call and the first and last folded ids.
+ */
+export class GatedSummarizer implements Summarizer {
+  readonly name: string;
+  readonly requests: SummarizeRequest[] = [];
+  readonly aborted: number[] = [];
+  #open = false;
+  #waiting: (() => void)[] = [];
+
+  constructor(name = 'gated', open = false) {
+    this.name = name;
+    this.#open = open;
+  }
+
+  async summarize(request: SummarizeRequest): Promise<SummarizeResult> {
+    const call = this.requests.push(request);
+    if (!this.#open) {
+      await new Promise<void>((resolve, reject) => {
+        const onAbort = () => {
+          this.aborted.push(call);
+          reject(request.signal!.reason);
+        };
+        request.signal?.addEventListener('abort', onAbort, { once: true });
+        this.#waiting.push(() => {
+          request.signal?.removeEventListener('abort', onAbort);
+          resolve();
+        });
+      });
+    }
+    const ids = request.messages.map((m) => m.id);
+    return {
+      text: `${this.name} call ${call}: ${ids.length} messages, ${ids[0]} to ${ids.at(-1)}${request.agent ? ` for ${request.agent}` : ''}`,
+    };
+  }
+
+  /** Lets every waiting and future call finish. */
+  release(): void {
+    this.#open = true;
+    for (const resume of this.#waiting.splice(0)) resume();
+  }
+}
+
+/** Resolves after the event loop ran the pending immediates (a preparation has started). */
+export function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}

@@ -40,6 +40,7 @@ export const ENV_OVERRIDES: readonly EnvOverride[] = [
   },
   { variable: 'COMPACT_SHORTEN_ARGUMENTS_KEEP', path: ['policy', 'shorten_arguments_keep'], type: 'integer' },
   { variable: 'COMPACT_REPAIR_INPUT', path: ['policy', 'repair_input'], type: 'boolean' },
+  { variable: 'COMPACT_PREPARE_AT_PCT', path: ['policy', 'prepare_at_pct'], type: 'number' },
   { variable: 'COMPACT_SUMMARIZER', path: ['summarizer', 'provider'], type: 'string' },
   { variable: 'COMPACT_SUMMARIZER_MODEL', path: ['summarizer', 'model'], type: 'string' },
   { variable: 'COMPACT_SUMMARIZER_TIMEOUT_MS', path: ['summarizer', 'timeout_ms'], type: 'integer' },

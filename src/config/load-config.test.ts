@@ -182,6 +182,7 @@ describe('resolveConfig', () => {
       COMPACT_SHORTEN_ARGUMENTS_ABOVE: '4000',
       COMPACT_SHORTEN_ARGUMENTS_KEEP: '300',
       COMPACT_REPAIR_INPUT: 'true',
+      COMPACT_PREPARE_AT_PCT: '0.6',
       COMPACT_SUMMARIZER: 'openai',
       COMPACT_SUMMARIZER_MODEL: 'gpt-4o-mini',
       COMPACT_SUMMARIZER_TIMEOUT_MS: '4000',
@@ -226,6 +227,7 @@ describe('resolveConfig', () => {
         shorten_arguments_above: 4000,
         shorten_arguments_keep: 300,
         repair_input: true,
+        prepare_at_pct: 0.6,
       },
       summarizer: {
         provider: 'openai',

@@ -160,7 +160,8 @@ describe('per-agent compactors sharing one history', () => {
     const coder = new GatedSummarizer('coder', true);
     const manager = mk(planner, { background: true, agents: { coder: { summarizer: coder } } });
     const history = chatTurns(50);
-    for (const agent of [undefined, 'coder']) await manager.preflight('s', history.slice(0, 72), { agent });
+    for (const agent of [undefined, 'coder'])
+      await manager.preflight('s', history.slice(0, 72), agent ? { agent } : {});
     await nextTurn();
     expect(manager.backgroundStatus().started).toBe(2);
     expect([planner.requests.length, coder.requests.length]).toEqual([1, 1]);

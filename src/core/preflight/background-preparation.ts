@@ -17,6 +17,7 @@ import type { MessageCodec } from '../formats/message-codec.js';
 import type { CompactMessage } from '../message.js';
 import { toCompactMessage } from '../message-index.js';
 import type { CompactPolicy } from '../policy.js';
+import type { TokenCounter } from '../token-counter.js';
 import { buildUnits, policySuffixStart } from './build-units.js';
 import type { CascadeRun, LevelReport } from './cascade/cascade-types.js';
 import { clearToolResults } from './cascade/clear-tool-results.js';
@@ -98,6 +99,22 @@ export function planPreparation(view: SessionView, policy: Readonly<CompactPolic
 function summarizerMessage(entry: ViewEntry, codec: MessageCodec): CompactMessage {
   if (!entry.rewrite) return toCompactMessage(entry.item);
   return { ...codec.parse(entry.wire, entry.item.index), id: entry.item.id, index: entry.item.index };
+}
+
+/**
+ * The counter, answering `countMessage` for the folded messages from the counts the view
+ * already has (the summarizer's input size, for its event) instead of tokenizing them again.
+ */
+function withKnownCounts(counter: TokenCounter, folded: readonly ViewEntry[]): TokenCounter {
+  const known = new Map(folded.map((entry) => [entry.item.id, entry.tokens]));
+  return {
+    name: counter.name,
+    exact: counter.exact,
+    requestOverhead: counter.requestOverhead,
+    countText: (text) => counter.countText(text),
+    countMessage: (message) => known.get(message.id) ?? counter.countMessage(message),
+    countTools: (tools) => counter.countTools(tools),
+  };
 }
 
 /** True when `preparation` folds a prefix of the view's unpinned messages, unchanged. */
@@ -205,6 +222,7 @@ export class BackgroundPreparations {
           preparation.outcome = await summarizeWithFallback(
             {
               ...request.summarize,
+              counter: withKnownCounts(request.summarize.counter, folded),
               emit: (name, properties, start) => events.push({ name, properties, start }),
             },
             {

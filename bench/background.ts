@@ -77,7 +77,7 @@ interface RunFigures {
   turns: number;
   compactions: number;
   prepared: { started: number; used: number; discarded: number };
-  blockingMs: { p50: number; p99: number; max: number; n: number };
+  blockingMs: { p50: number; p99: number; max: number; n: number; all: number[] };
   untriggeredP99Ms: number;
   wallMs: number;
   compactionCpuMs: number;
@@ -138,6 +138,7 @@ async function run(background: boolean): Promise<RunFigures> {
       p99: quantile(blocking, 0.99),
       max: Math.max(...blocking),
       n: blocking.length,
+      all: blocking.map((value) => Math.round(value * 100) / 100),
     },
     untriggeredP99Ms: quantile(untriggered, 0.99),
     wallMs,

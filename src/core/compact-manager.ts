@@ -40,6 +40,7 @@ import {
 } from './preflight/prepare-request.js';
 import { RewriteCache } from './preflight/realize-rewrite.js';
 import { finishCompaction, untriggeredResult } from './preflight/run-preflight.js';
+import { preparedKey } from './preflight/shared-preparation.js';
 import { createRedactor, type Redactor } from './redactor.js';
 import { SessionArchive } from './session-archive.js';
 import { MemorySessionStore, type SessionState, type SessionStore } from './session-store.js';
@@ -156,8 +157,11 @@ export class CompactManager {
       summarizerTimeoutMs: timeoutMs,
       summarizerRedact: options.redactSummarizerInput === false ? undefined : this.#redact,
     };
-    this.#background = options.background === true ? new BackgroundPreparations() : undefined;
     this.#lockTtlMs = lockTtl(options.sessionLock, this.store);
+    // With a shared store, one process prepares per session; its lock outlasts the summarizer's time limit.
+    const shared =
+      this.#lockTtlMs === undefined ? undefined : { store: this.store, lockTtlMs: 2 * timeoutMs + 5_000 };
+    this.#background = options.background === true ? new BackgroundPreparations(1_000, shared) : undefined;
     for (const [name, agent] of Object.entries(options.agents ?? {})) {
       // Validated once here; merged again with the call's policy.
       if (agent?.policy) resolvePolicy({ ...this.policy, ...agent.policy }, this.#customStrategies);
@@ -339,6 +343,7 @@ export class CompactManager {
       forgetSession(this.#deps, key);
       this.#background?.discard(key);
       await this.store.delete(key);
+      if (this.#background && this.#lockTtlMs !== undefined) await this.store.delete(preparedKey(key));
     }
   }
 

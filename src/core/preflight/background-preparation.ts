@@ -17,6 +17,7 @@ import type { MessageCodec } from '../formats/message-codec.js';
 import type { CompactMessage } from '../message.js';
 import { toCompactMessage } from '../message-index.js';
 import type { CompactPolicy } from '../policy.js';
+import type { SessionStore } from '../session-store.js';
 import type { TokenCounter } from '../token-counter.js';
 import { buildUnits, policySuffixStart } from './build-units.js';
 import type { CascadeRun, LevelReport } from './cascade/cascade-types.js';
@@ -29,6 +30,7 @@ import {
 } from './cascade/summarize-remainder.js';
 import type { SessionView, ViewEntry } from './resume-view.js';
 import { type CascadeInput, type CascadeResult, summaryMessageTokens } from './run-cascade.js';
+import { coversPrefix, preparedKey, publishPrepared, readPrepared } from './shared-preparation.js';
 import { checkSummaryOutput } from './summary-output.js';
 
 /** An event a preparation produced, delivered only if its summary is used. */
@@ -117,23 +119,6 @@ function withKnownCounts(counter: TokenCounter, folded: readonly ViewEntry[]): T
   };
 }
 
-/** True when `preparation` folds a prefix of the view's unpinned messages, unchanged. */
-function coversPrefix(preparation: Preparation, view: SessionView): boolean {
-  const { foldedIds, foldedHashes } = preparation;
-  const folded = new Set(foldedIds);
-  let next = 0;
-  for (const entry of view.entries) {
-    if (next === foldedIds.length) break;
-    if (entry.pinned) {
-      if (folded.has(entry.item.id)) return false;
-      continue;
-    }
-    if (entry.item.id !== foldedIds[next] || entry.item.entry.hash !== foldedHashes[next]) return false;
-    next++;
-  }
-  return next === foldedIds.length;
-}
-
 /** Rejects with `CompactError('aborted')` when `signal` fires first; `work` is not cancelled. */
 function untilAborted(work: Promise<void>, signal: AbortSignal | undefined): Promise<void> {
   if (!signal) return work;
@@ -152,19 +137,31 @@ function untilAborted(work: Promise<void>, signal: AbortSignal | undefined): Pro
   });
 }
 
+/** A store shared with other processes, and how long a preparation's lock is held at most. */
+export interface SharedStore {
+  readonly store: SessionStore;
+  readonly lockTtlMs: number;
+}
+
 /** The background preparations of one manager, by session key. */
 export class BackgroundPreparations {
   readonly #entries = new Map<string, Preparation>();
   readonly #running = new Set<Preparation>();
   readonly #maxKept: number;
+  readonly #shared: SharedStore | undefined;
   #closed = false;
   #started = 0;
   #used = 0;
   #discarded = 0;
 
-  /** `maxKept`: preparations kept at most (the oldest finished ones are dropped first). */
-  constructor(maxKept = 1_000) {
+  /**
+   * `maxKept`: preparations kept at most (the oldest finished ones are dropped first).
+   * `shared`: a store shared with other processes: one process prepares per session (under
+   * a lock) and publishes the summary there for whichever process compacts at the trigger.
+   */
+  constructor(maxKept = 1_000, shared?: SharedStore) {
     this.#maxKept = maxKept;
+    this.#shared = shared;
   }
 
   /** Counters and sizes. */
@@ -190,23 +187,66 @@ export class BackgroundPreparations {
     if (folded.length === 0) return false;
     if (existing) this.#drop(key, existing);
     this.#evict();
-    const preparation = this.#launch(folded, request);
+    const preparation = this.#launch(key, folded, request);
     this.#entries.set(key, preparation);
     this.#started++;
     return true;
   }
 
-  #launch(folded: ViewEntry[], request: PreparationRequest): Preparation {
+  /** Summarizes `folded` with the fallback chain, its events buffered. */
+  #summarize(
+    folded: readonly ViewEntry[],
+    request: PreparationRequest,
+    signal: AbortSignal,
+    events: BufferedEvent[],
+  ): Promise<SummarizeOutcome | undefined> {
     const { view, policy } = request;
+    return summarizeWithFallback(
+      {
+        ...request.summarize,
+        counter: withKnownCounts(request.summarize.counter, folded),
+        emit: (name, properties, start) => events.push({ name, properties, start }),
+      },
+      {
+        sessionId: request.sessionId,
+        strategy: policy.strategy,
+        messages: folded.map((entry) => summarizerMessage(entry, request.codec)),
+        maxTokens: policy.maxSummaryTokens,
+        ...(view.previousSummary ? { previousSummary: withoutArchiveLine(view.previousSummary) } : {}),
+        ...(request.agent ? { agent: request.agent } : {}),
+        signal,
+      },
+      view.version + 1,
+      checkSummaryOutput,
+    );
+  }
+
+  /** The preparation's work: under the shared lock when the store is shared, then published. */
+  async #work(key: string, preparation: Preparation, run: () => Promise<SummarizeOutcome | undefined>) {
+    const shared = this.#shared;
+    const lock = shared
+      ? await shared.store.acquireLock(preparedKey(key), shared.lockTtlMs).catch(() => undefined)
+      : undefined;
+    // Another process prepares this session: its summary is read from the store at the trigger.
+    if (shared && !lock) return;
+    try {
+      preparation.outcome = await run();
+      if (shared && preparation.outcome && !preparation.controller.signal.aborted)
+        await publishPrepared(shared.store, key, { ...preparation, outcome: preparation.outcome });
+    } finally {
+      await lock?.release().catch(() => false);
+    }
+  }
+
+  #launch(key: string, folded: ViewEntry[], request: PreparationRequest): Preparation {
     const controller = new AbortController();
     const events: BufferedEvent[] = [];
-    const version = view.version + 1;
     let kick: () => void = () => {};
     const begun = new Promise<void>((resolve) => {
       kick = resolve;
     });
     const preparation: Preparation = {
-      baseVersion: view.version,
+      baseVersion: request.view.version,
       foldedIds: folded.map((entry) => entry.item.id),
       foldedHashes: folded.map((entry) => entry.item.entry.hash),
       controller,
@@ -219,23 +259,8 @@ export class BackgroundPreparations {
         .then(async () => {
           preparation.kick = undefined;
           if (controller.signal.aborted) return;
-          preparation.outcome = await summarizeWithFallback(
-            {
-              ...request.summarize,
-              counter: withKnownCounts(request.summarize.counter, folded),
-              emit: (name, properties, start) => events.push({ name, properties, start }),
-            },
-            {
-              sessionId: request.sessionId,
-              strategy: policy.strategy,
-              messages: folded.map((entry) => summarizerMessage(entry, request.codec)),
-              maxTokens: policy.maxSummaryTokens,
-              ...(view.previousSummary ? { previousSummary: withoutArchiveLine(view.previousSummary) } : {}),
-              ...(request.agent ? { agent: request.agent } : {}),
-              signal: controller.signal,
-            },
-            version,
-            checkSummaryOutput,
+          await this.#work(key, preparation, () =>
+            this.#summarize(folded, request, controller.signal, events),
           );
         })
         .catch(() => {
@@ -256,23 +281,30 @@ export class BackgroundPreparations {
    * The prepared summary of `key` when it extends the view's summary and folds a prefix of
    * its messages, waiting for it if it is still running (the wait ends with the caller's
    * `signal`, the preparation goes on). A preparation that no longer fits is discarded.
+   * With a shared store, a summary another process prepared is used when this process has
+   * none.
    */
   async take(key: string, view: SessionView, signal?: AbortSignal): Promise<PreparedSummary | undefined> {
+    const found = this.#entries.get(key);
+    const fits = (p: Preparation) =>
+      p.baseVersion === view.version && !view.mismatch && coversPrefix(p.foldedIds, p.foldedHashes, view);
+    if (found && !fits(found)) this.#drop(key, found);
     const preparation = this.#entries.get(key);
-    if (!preparation) return undefined;
-    if (preparation.baseVersion !== view.version || view.mismatch || !coversPrefix(preparation, view)) {
-      this.#drop(key, preparation);
-      return undefined;
+    if (preparation && !preparation.settled) await untilAborted(preparation.done, signal);
+    if (preparation && this.#entries.get(key) !== preparation) return undefined;
+    if (preparation?.outcome) {
+      this.#entries.delete(key);
+      this.#used++;
+      return { outcome: preparation.outcome, foldedIds: preparation.foldedIds, events: preparation.events };
     }
-    if (!preparation.settled) await untilAborted(preparation.done, signal);
-    if (this.#entries.get(key) !== preparation) return undefined;
-    this.#entries.delete(key);
-    if (!preparation.outcome) {
-      this.#discarded++;
+    const shared = this.#shared ? await readPrepared(this.#shared.store, key, view) : undefined;
+    if (preparation) this.#entries.delete(key);
+    if (!shared) {
+      if (preparation) this.#discarded++;
       return undefined;
     }
     this.#used++;
-    return { outcome: preparation.outcome, foldedIds: preparation.foldedIds, events: preparation.events };
+    return { outcome: shared.outcome, foldedIds: shared.foldedIds, events: [] };
   }
 
   /** Drops the preparation of `key` when it extends a summary older than `version` (or always). */

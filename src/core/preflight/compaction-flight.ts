@@ -107,12 +107,15 @@ export async function runTriggeredOnce(
   prepared: PreparedRequest,
 ): Promise<Compacted | 'retry'> {
   const { key, options } = prepared;
+  // The prepared summary is taken only by the process that compacts (under the lock).
   // A manual compaction summarizes with its note: a prepared summary does not serve it.
-  const summary = options.force
-    ? undefined
-    : await flight.background?.take(key, prepared.view, options.signal);
-  const extras = summary ? { prepared: summary } : {};
-  if (flight.lockTtlMs === undefined) return runTriggered(deps, prepared, extras);
+  const take = async () => {
+    const summary = options.force
+      ? undefined
+      : await flight.background?.take(key, prepared.view, options.signal);
+    return summary ? { prepared: summary } : {};
+  };
+  if (flight.lockTtlMs === undefined) return runTriggered(deps, prepared, await take());
   const seen = prepared.state?.version ?? 0;
   const locked = await withSessionLock(
     flight.store,
@@ -121,8 +124,8 @@ export async function runTriggeredOnce(
     async (lock) => {
       const current = await flight.store.get(key);
       if ((current?.version ?? 0) !== seen) return 'retry' as const;
-      return runTriggered(deps, prepared, { ...extras, fencingToken: lock.token });
+      return runTriggered(deps, prepared, { ...(await take()), fencingToken: lock.token });
     },
   );
-  return locked.acquired ? locked.value : runTriggered(deps, prepared, extras);
+  return locked.acquired ? locked.value : runTriggered(deps, prepared, await take());
 }

@@ -56,15 +56,23 @@ async function startWorker(id: string, summarizeMs: number): Promise<void> {
 type Result = Extract<ManagerWorkerReport, { type: 'result' }>;
 
 /** Sends a preflight of `turns` turns to every live worker; resolves their results. */
-async function preflightAll(turns: number, during?: (since: number) => Promise<string[]>): Promise<Result[]> {
+async function preflightAll(
+  turns: number,
+  during?: (since: number) => Promise<string[]>,
+  background = false,
+): Promise<Result[]> {
   const live = [...children.keys()];
   const since = reports.length;
-  for (const id of live) children.get(id)?.send({ type: 'preflight', turns });
+  for (const id of live) children.get(id)?.send({ type: 'preflight', turns, background });
   const gone = new Set(during ? await during(since) : []);
   return (await Promise.all(
     live
       .filter((id) => !gone.has(id))
-      .map((id) => until((r) => r.type === 'result' && r.turns === turns && r.worker === id)),
+      .map((id) =>
+        until(
+          (r) => r.type === 'result' && r.turns === turns && r.worker === id && reports.indexOf(r) >= since,
+        ),
+      ),
   )) as Result[];
 }
 
@@ -139,5 +147,22 @@ describe('four CompactManager processes serving one session through Redis', () =
     const state = await store.get('shared');
     await store.close();
     expect(state?.version).toBe(version);
+  }, 120_000);
+
+  it('with background: true, one process prepares per trigger and the compacting one swaps it in', async () => {
+    const before = totalCalls();
+    let version = 0;
+    let last: Result[] = [];
+    for (let turns = 30; turns <= 130; turns++) {
+      last = await preflightAll(turns, undefined, true);
+      expect(new Set(last.map((r) => r.version)).size, `turns ${turns}`).toBe(1);
+      version = last[0]!.version;
+      // The model call: longer, over the turns between prepareAtPct and the trigger, than the 200 ms summarizer.
+      await new Promise((resolve) => setTimeout(resolve, 60));
+    }
+    expect(version).toBeGreaterThanOrEqual(2);
+    expect(totalCalls() - before, 'one summarization per trigger across the processes').toBe(version);
+    const used = last.reduce((sum, r) => sum + r.prepared.used, 0);
+    expect(used, 'every trigger swapped a prepared summary in').toBe(version);
   }, 120_000);
 });

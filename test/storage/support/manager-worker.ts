@@ -22,6 +22,7 @@ export type ManagerWorkerReport =
       applied: boolean;
       summary: string | undefined;
       summarizerCalls: number;
+      prepared: { started: number; used: number };
       at: number;
     };
 
@@ -32,12 +33,13 @@ const store = redisSessionStore({
 });
 const report = (message: ManagerWorkerReport) => process.send?.(message);
 let summarizerCalls = 0;
-const manager = new CompactManager({
+const options = (background: boolean) => ({
   maxContextTokens: 10_000,
   tokenCounter: charCounter,
   policy: { hardCapBuffer: 500 },
   store,
   sessionLock: { ttlMs: Number(process.env.LOCK_TTL_MS ?? 1000) },
+  background,
   summarizer: {
     name: `summarizer-${worker}`,
     summarize: async (request: SummarizeRequest) => {
@@ -50,10 +52,23 @@ const manager = new CompactManager({
     },
   },
 });
+const managers = {
+  plain: new CompactManager(options(false)),
+  background: new CompactManager(options(true)),
+};
 const history = chatTurns(200);
 
-process.on('message', (message: { type: 'preflight'; turns: number }) => {
-  manager.compact('shared', history.slice(0, 2 * message.turns)).then(
+/** A request from the test: compact the first `turns` turns (with the background manager and its own session). */
+export interface ManagerWorkerRequest {
+  type: 'preflight';
+  turns: number;
+  background?: boolean;
+}
+
+process.on('message', (message: ManagerWorkerRequest) => {
+  const manager = message.background ? managers.background : managers.plain;
+  const session = message.background ? 'shared-background' : 'shared';
+  manager.compact(session, history.slice(0, 2 * message.turns)).then(
     (result) =>
       report({
         type: 'result',
@@ -63,6 +78,7 @@ process.on('message', (message: { type: 'preflight'; turns: number }) => {
         applied: result.applied,
         summary: result.summary?.text,
         summarizerCalls,
+        prepared: manager.backgroundStatus(),
         at: Date.now(),
       }),
     (error: unknown) => {
@@ -72,8 +88,7 @@ process.on('message', (message: { type: 'preflight'; turns: number }) => {
   );
 });
 process.on('disconnect', () => {
-  void manager
-    .shutdown()
+  void Promise.all([managers.plain.shutdown(), managers.background.shutdown()])
     .then(() => store.close())
     .finally(() => process.exit(0));
 });

@@ -17,24 +17,21 @@ import type { MessageCodec } from '../formats/message-codec.js';
 import type { CompactMessage } from '../message.js';
 import { toCompactMessage } from '../message-index.js';
 import type { CompactPolicy } from '../policy.js';
+import type { Redactor } from '../redactor.js';
 import type { SessionStore } from '../session-store.js';
 import type { TokenCounter } from '../token-counter.js';
 import { buildUnits, policySuffixStart } from './build-units.js';
-import type { CascadeRun, LevelReport } from './cascade/cascade-types.js';
-import { clearToolResults } from './cascade/clear-tool-results.js';
-import { shortenArguments } from './cascade/shorten-arguments.js';
 import {
   type SummarizeContext,
   type SummarizeOutcome,
   summarizeWithFallback,
 } from './cascade/summarize-remainder.js';
 import type { SessionView, ViewEntry } from './resume-view.js';
-import { type CascadeInput, type CascadeResult, summaryMessageTokens } from './run-cascade.js';
 import { coversPrefix, preparedKey, publishPrepared, readPrepared } from './shared-preparation.js';
 import { checkSummaryOutput } from './summary-output.js';
 
 /** An event a preparation produced, delivered only if its summary is used. */
-interface BufferedEvent {
+export interface BufferedEvent {
   name: 'compact.summary_created' | 'compact.error';
   properties: CompactEventProperties['compact.summary_created' | 'compact.error'];
   start: number;
@@ -116,6 +113,24 @@ function withKnownCounts(counter: TokenCounter, folded: readonly ViewEntry[]): T
     countText: (text) => counter.countText(text),
     countMessage: (message) => known.get(message.id) ?? counter.countMessage(message),
     countTools: (tools) => counter.countTools(tools),
+  };
+}
+
+/**
+ * The redactor, remembering its answers for one preparation: a message's text is met twice
+ * (its parsed text and its raw object), and is scanned once.
+ */
+function memoized(redact: Redactor | undefined): Redactor | undefined {
+  if (!redact) return undefined;
+  const seen = new Map<string, string>();
+  return (text) => {
+    if (text.length < 16) return redact(text);
+    let redacted = seen.get(text);
+    if (redacted === undefined) {
+      redacted = redact(text);
+      seen.set(text, redacted);
+    }
+    return redacted;
   };
 }
 
@@ -205,6 +220,7 @@ export class BackgroundPreparations {
       {
         ...request.summarize,
         counter: withKnownCounts(request.summarize.counter, folded),
+        redact: memoized(request.summarize.redact),
         emit: (name, properties, start) => events.push({ name, properties, start }),
       },
       {
@@ -346,59 +362,4 @@ export class BackgroundPreparations {
 /** A previous summary without its trailing archive line (the new summary gets a fresh one). */
 function withoutArchiveLine(summary: string): string {
   return summary.replace(/\n?Archived originals: recall ref [^\n]*$/, '');
-}
-
-/**
- * The cascade result of swapping `prepared` into a triggered request: its messages folded,
- * the rest kept, the cheap levels (clear old tool results, shorten arguments) run when still
- * over the target. `undefined` when the request would stay at or above the trigger (the full
- * cascade then runs).
- */
-export function swapPrepared(input: CascadeInput, prepared: PreparedSummary): CascadeResult | undefined {
-  const { view, codec, counter, decision } = input;
-  const foldedIds = new Set(prepared.foldedIds);
-  const kept: ViewEntry[] = [];
-  const folded: ViewEntry[] = [];
-  for (const entry of view.entries)
-    (!entry.pinned && foldedIds.has(entry.item.id) ? folded : kept).push(entry);
-  const version = view.version + 1;
-  const archiveLine = input.archiveLine?.(version);
-  const body = archiveLine ? `${prepared.outcome.text}\n${archiveLine}` : prepared.outcome.text;
-  const tokens = summaryMessageTokens(codec, counter, version, body);
-  const foldedTokens = folded.reduce((sum, entry) => sum + entry.tokens, 0);
-  const run: CascadeRun = {
-    entries: kept,
-    total: input.tokensBefore - foldedTokens - input.summaryTokens + tokens,
-    target: decision.targetTokens,
-    budget: decision.budget,
-    policy: input.policy,
-    rewrites: [],
-    realize: input.realize,
-  };
-  const levels: LevelReport[] = [
-    {
-      level: 'summarize',
-      count: folded.length,
-      tokensSaved: foldedTokens + input.summaryTokens - tokens,
-      refs: archiveLine ? [`sum-v${version}`] : [],
-    },
-  ];
-  if (run.total > run.target) levels.push(clearToolResults(run, input.pairing));
-  if (run.total > run.target) levels.push(shortenArguments(run));
-  if (run.total >= decision.triggerTokens || run.total > run.budget) return undefined;
-  const { outcome } = prepared;
-  return {
-    entries: run.entries,
-    summary: {
-      body,
-      version,
-      summarizer: outcome.summarizer,
-      ...(outcome.fallback ? { fallback: outcome.fallback } : {}),
-      tokens,
-    },
-    folded: folded.map((entry) => entry.item),
-    rewrites: run.rewrites,
-    levels: levels.filter((level) => level.count > 0 || level.level === 'summarize'),
-    tokensAfter: run.total,
-  };
 }

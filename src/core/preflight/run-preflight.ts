@@ -12,12 +12,13 @@ import type { IndexedMessage } from '../message-index.js';
 import type { SessionRewrite, SessionState } from '../session-store.js';
 import type { ArchivedArtifact } from '../storage-adapter.js';
 import { assemble } from './assemble.js';
-import { type PreparedSummary, swapPrepared } from './background-preparation.js';
+import type { PreparedSummary } from './background-preparation.js';
 import type { LevelReport } from './cascade/cascade-types.js';
 import type { PipelineDeps, PreparedRequest } from './prepare-request.js';
 import type { ViewEntry } from './resume-view.js';
 import { type CascadeInput, type CascadeResult, runCascade } from './run-cascade.js';
 import { checkSummaryOutput } from './summary-output.js';
+import { swapPrepared } from './swap-prepared.js';
 
 /** A compaction that landed in the store. */
 export interface Compacted {

@@ -207,6 +207,32 @@ describe('background preparation and swap', () => {
     expect(manager.backgroundStatus().running).toBe(0);
   });
 
+  it('a preparation whose summarizer fails carries the fallback, and its error event is emitted when used', async () => {
+    let calls = 0;
+    const failing: Summarizer = {
+      name: 'flaky-llm',
+      summarize: async () => {
+        calls++;
+        throw new Error('provider overloaded');
+      },
+    };
+    const manager = mk(failing);
+    const events = collect(manager);
+    const history = chatTurns(50);
+    await grow(manager, history, 35, 36);
+    await nextTurn();
+    await nextTurn();
+    expect(calls).toBe(1);
+    expect(events.filter((e) => e.name === 'compact.error')).toHaveLength(0);
+    const result = await manager.compact('s', history.slice(0, 86));
+    expect(calls).toBe(1);
+    expect(result.summary?.fallback).toBe('embedded');
+    expect(manager.backgroundStatus().used).toBe(1);
+    const errors = events.filter((e) => e.name === 'compact.error');
+    expect(errors).toHaveLength(1);
+    expect(errors[0]!.properties).toMatchObject({ fallback: 'embedded' });
+  });
+
   it('without background, nothing is prepared and the trigger summarizes', async () => {
     const summarizer = new GatedSummarizer('gated', true);
     const manager = mk(summarizer, { background: false });

@@ -7,6 +7,8 @@
  * 3. Warm preflight: the history grows by one message per call; median per call.
  * 4. Pathological inputs (100 KB each) counted in slices, with the slicing error measured
  *    against an unsliced count on 20 KB samples.
+ * 5. Redaction throughput.
+ * 6. Background compaction (bench/background.ts; `--no-background` skips it).
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { MESSAGE_CODECS } from '../src/core/formats/detect-format.js';
@@ -221,3 +223,10 @@ await import('./cascade.js');
 const ok = warmMedian <= 1 && figures.speedup >= 50 && pathoRows.every((r) => r.msPer100KB <= 50);
 console.log(ok ? 'All targets met.' : 'Some targets missed.');
 if (process.argv.includes('--json')) console.log(JSON.stringify(figures, null, 2));
+
+// 6. Background compaction (issue 13): how long a trigger blocks the agent, synchronous
+// against background, and the compaction CPU share (about two minutes; skip with --no-background).
+if (!process.argv.includes('--no-background')) {
+  console.log('\nBackground compaction (bench/background.ts):');
+  await import('./background.js');
+}

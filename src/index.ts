@@ -4,11 +4,15 @@
  * (`agent-compaction/openai-agents`, `/ai-sdk`, `/anthropic`, `/otel`, `/s3`, ...).
  */
 export {
+  type AgentCompactorOptions,
+  agentStateKey,
+  type BackgroundStatus,
   type CompactionResult,
   type CompactionSummary,
   CompactManager,
   type CompactManagerOptions,
   type CompactOptions,
+  DEFAULT_LOCK_TTL_MS,
   DEFAULT_MAX_CONTEXT_TOKENS,
   DEFAULT_MODEL,
   DEFAULT_SUMMARIZER_TIMEOUT_MS,

@@ -73,6 +73,42 @@ describe('single flight', () => {
   });
 });
 
+describe('background preparation shared through the store', () => {
+  it('5 managers over one locked store prepare once per trigger and every trigger swaps it in', async () => {
+    const store = new MemorySessionStore();
+    let calls = 0;
+    const summarizer: Summarizer = {
+      name: 'llm',
+      summarize: async (request) => {
+        calls++;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        return { text: `summary ${calls}: ${request.messages.length} messages` };
+      },
+    };
+    const managers = Array.from({ length: 5 }, () =>
+      mk(summarizer, { store, sessionLock: { ttlMs: 5_000 }, background: true }),
+    );
+    const history = chatTurns(200);
+    let version = 0;
+    for (let turns = 30; turns <= 200; turns++) {
+      const results = await Promise.all(managers.map((m) => m.compact('s', history.slice(0, 2 * turns))));
+      expect(new Set(results.map((r) => r.version)).size, `turn ${turns}`).toBe(1);
+      const next = results[0]!.version;
+      expect(next - version).toBeLessThanOrEqual(1);
+      if (next > version) expect(results.filter((r) => r.applied)).toHaveLength(1);
+      version = next;
+      // The model call.
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    const statuses = managers.map((m) => m.backgroundStatus());
+    const used = statuses.reduce((sum, s) => sum + s.used, 0);
+    expect(version).toBeGreaterThanOrEqual(4);
+    expect(calls, 'one summarization per trigger across the managers').toBe(version);
+    expect(used, 'every trigger swapped a prepared summary in').toBe(version);
+    await Promise.all(managers.map((m) => m.shutdown()));
+  });
+});
+
 describe('pins remembered during a compaction', () => {
   const secret = {
     role: 'user',

@@ -28,6 +28,14 @@ import type { MessageFormat } from './message.js';
 import { entryTokens, MessageIndex } from './message-index.js';
 import { type CompactPolicy, resolvePolicy } from './policy.js';
 import { BackgroundPreparations, type BackgroundStatus } from './preflight/background-preparation.js';
+import {
+  type AgentCompactor,
+  agentCompactor,
+  agentStateKey,
+  lockTtl,
+  maybePrepare,
+  runTriggeredOnce,
+} from './preflight/compaction-flight.js';
 import { IndexedHistories } from './preflight/index-request.js';
 import {
   fixedTokens,
@@ -37,15 +45,10 @@ import {
   prepareRequest,
 } from './preflight/prepare-request.js';
 import { RewriteCache } from './preflight/realize-rewrite.js';
-import {
-  type Compacted,
-  finishCompaction,
-  runTriggered,
-  untriggeredResult,
-} from './preflight/run-preflight.js';
+import { finishCompaction, untriggeredResult } from './preflight/run-preflight.js';
+import { preparedKey } from './preflight/shared-preparation.js';
 import { createRedactor, type Redactor } from './redactor.js';
 import { SessionArchive } from './session-archive.js';
-import { withSessionLock } from './session-lock.js';
 import { MemorySessionStore, type SessionState, type SessionStore } from './session-store.js';
 import type { Summarizer } from './summarizer.js';
 import { modelInfo, type TokenCounter, tokenCounterFor } from './token-counter.js';
@@ -64,6 +67,7 @@ export {
   type TokenEstimate,
 } from './manager-options.js';
 export type { BackgroundStatus } from './preflight/background-preparation.js';
+export { agentStateKey, DEFAULT_LOCK_TTL_MS } from './preflight/compaction-flight.js';
 
 /**
  * Keeps each session's request inside the model's context window. Call {@link preflight}
@@ -102,7 +106,7 @@ export class CompactManager {
   readonly #index = new MessageIndex();
   readonly #locks = new Map<string, Promise<unknown>>();
   readonly #reportedUsage = new Map<string, { inputTokens: number; at: number }>();
-  readonly #agents = new Map<string, { deps: PipelineDeps; policy?: Partial<CompactPolicy> }>();
+  readonly #agents = new Map<string, AgentCompactor>();
   readonly #background: BackgroundPreparations | undefined;
   /** Time to live of the session lock, or undefined when compactions take no lock. */
   readonly #lockTtlMs: number | undefined;
@@ -158,28 +162,15 @@ export class CompactManager {
       summarizerTimeoutMs: timeoutMs,
       summarizerRedact: options.redactSummarizerInput === false ? undefined : this.#redact,
     };
-    this.#background = options.background === true ? new BackgroundPreparations() : undefined;
-    this.#lockTtlMs = lockTtl(options, this.store);
-    this.#registerAgents(options, timeoutMs);
-  }
-
-  #registerAgents(options: CompactManagerOptions, timeoutMs: number): void {
+    this.#lockTtlMs = lockTtl(options.sessionLock, this.store);
+    // With a shared store, one process prepares per session; its lock outlasts the summarizer's time limit.
+    const shared =
+      this.#lockTtlMs === undefined ? undefined : { store: this.store, lockTtlMs: 2 * timeoutMs + 5_000 };
+    this.#background = options.background === true ? new BackgroundPreparations(1_000, shared) : undefined;
     for (const [name, agent] of Object.entries(options.agents ?? {})) {
-      if (agent === null || typeof agent !== 'object')
-        throw invalidConfig(`agents.${name}`, 'must be an object');
       // Validated once here; merged again with the call's policy.
-      if (agent.policy) resolvePolicy({ ...this.policy, ...agent.policy }, this.#customStrategies);
-      const summarizer = agent.summarizer ?? this.#summarizer;
-      const agentTimeout =
-        agent.summarizerTimeoutMs ??
-        (agent.summarizer ? Math.max(timeoutMs, (summarizer.maxDurationMs ?? 0) + 1000) : timeoutMs);
-      if (!(agentTimeout > 0))
-        throw invalidConfig(`agents.${name}.summarizerTimeoutMs`, 'must be a positive number');
-      const chain = summarizer === this.#embedded ? [this.#embedded] : [summarizer, this.#embedded];
-      this.#agents.set(name, {
-        deps: { ...this.#deps, chain, summarizerTimeoutMs: agentTimeout },
-        ...(agent.policy ? { policy: { ...agent.policy } } : {}),
-      });
+      if (agent?.policy) resolvePolicy({ ...this.policy, ...agent.policy }, this.#customStrategies);
+      this.#agents.set(name, agentCompactor(name, agent, this.#deps, this.#embedded, timeoutMs));
     }
   }
 
@@ -377,6 +368,7 @@ export class CompactManager {
       forgetSession(this.#deps, key);
       this.#background?.discard(key);
       await this.store.delete(key);
+      if (this.#background && this.#lockTtlMs !== undefined) await this.store.delete(preparedKey(key));
     }
   }
 
@@ -427,11 +419,12 @@ export class CompactManager {
       maxContextTokens: options.maxContextTokens ?? this.maxContextTokens,
     });
     if (!prepared.decision.triggered) {
-      this.#maybePrepare(deps, prepared);
+      if (this.#background) maybePrepare(this.#background, deps, prepared);
       return untriggeredResult<M>(deps, prepared);
     }
     // Held events (the decision first) are delivered even when the compaction fails.
-    const outcome = await this.#triggered(deps, prepared).catch((error: unknown) => {
+    const flight = { store: this.store, lockTtlMs: this.#lockTtlMs, background: this.#background };
+    const outcome = await runTriggeredOnce(flight, deps, prepared).catch((error: unknown) => {
       deps.bus.release(context);
       throw error;
     });
@@ -448,79 +441,6 @@ export class CompactManager {
     this.#background?.discard(key, outcome.state.version);
     return finishCompaction<M>(deps, prepared, outcome);
   }
-
-  /** Starts a background preparation when the request passed `prepareAtPct` (never awaited). */
-  #maybePrepare(deps: PipelineDeps, prepared: PreparedRequest): void {
-    const background = this.#background;
-    if (!background) return;
-    const { policy, view } = prepared;
-    if (prepared.tokensBefore < policy.prepareAtPct * prepared.maxContextTokens || view.mismatch) return;
-    background.start(prepared.key, {
-      sessionId: prepared.context.sessionId,
-      view,
-      policy,
-      codec: prepared.codec,
-      summarize: {
-        chain: deps.chain,
-        timeoutMs: deps.summarizerTimeoutMs,
-        counter: deps.counter,
-        redact: deps.summarizerRedact,
-      },
-      ...(prepared.options.agent ? { agent: prepared.options.agent } : {}),
-    });
-  }
-
-  /**
-   * A triggered compaction under the session's lock, shared by every process using the
-   * store: one of them compacts; the others find the version moved and retry (their retry
-   * then sees the new view). A prepared summary is swapped in when it fits. Without the
-   * lock in time (its holder is stuck), the write still is a compare-and-set.
-   */
-  async #triggered(deps: PipelineDeps, prepared: PreparedRequest): Promise<Compacted | 'retry'> {
-    const { key, options } = prepared;
-    // A manual compaction summarizes with its note: a prepared summary does not serve it.
-    const summary = options.force
-      ? undefined
-      : await this.#background?.take(key, prepared.view, options.signal);
-    const seen = prepared.state?.version ?? 0;
-    if (this.#lockTtlMs === undefined)
-      return runTriggered(deps, prepared, summary ? { prepared: summary } : {});
-    const locked = await withSessionLock(
-      this.store,
-      key,
-      { ttlMs: this.#lockTtlMs, ...(options.signal ? { signal: options.signal } : {}) },
-      async (lock) => {
-        const current = await this.store.get(key);
-        if ((current?.version ?? 0) !== seen) return 'retry' as const;
-        return runTriggered(deps, prepared, {
-          ...(summary ? { prepared: summary } : {}),
-          fencingToken: lock.token,
-        });
-      },
-    );
-    if (locked.acquired) return locked.value;
-    return runTriggered(deps, prepared, summary ? { prepared: summary } : {});
-  }
-}
-
-/** The default time to live of the session lock a compaction holds. */
-export const DEFAULT_LOCK_TTL_MS = 10_000;
-
-/** The session lock's time to live, or undefined when compactions take no lock. */
-function lockTtl(options: CompactManagerOptions, store: SessionStore): number | undefined {
-  const option = options.sessionLock;
-  if (option === false) return undefined;
-  // A store of this process only is served by the per-session queue: no lock needed.
-  if (option === undefined && store instanceof MemorySessionStore) return undefined;
-  const ttl = (option === true || option === undefined ? undefined : option.ttlMs) ?? DEFAULT_LOCK_TTL_MS;
-  if (!Number.isInteger(ttl) || ttl <= 0)
-    throw invalidConfig('sessionLock.ttlMs', 'must be a positive integer (milliseconds)');
-  return ttl;
-}
-
-/** The state key of an agent with its own compactor: `<sessionId>::agent::<agent>`. */
-export function agentStateKey(sessionId: string, agent: string): string {
-  return `${sessionId}::agent::${agent}`;
 }
 
 /** Throws `CompactError('aborted')` when the caller's signal has fired. */

@@ -6,6 +6,7 @@ import {
   GatedSummarizer,
   nextTurn,
 } from '../../../test/support/background-fixtures.js';
+import { syntheticSession } from '../../testing/synthetic-session.js';
 import { CompactManager, type CompactManagerOptions } from '../compact-manager.js';
 import { isCompactError } from '../errors.js';
 import type { AnyCompactEvent } from '../events.js';
@@ -206,6 +207,32 @@ describe('background preparation and swap', () => {
     expect(manager.backgroundStatus().running).toBe(0);
   });
 
+  it('a preparation whose summarizer fails carries the fallback, and its error event is emitted when used', async () => {
+    let calls = 0;
+    const failing: Summarizer = {
+      name: 'flaky-llm',
+      summarize: async () => {
+        calls++;
+        throw new Error('provider overloaded');
+      },
+    };
+    const manager = mk(failing);
+    const events = collect(manager);
+    const history = chatTurns(50);
+    await grow(manager, history, 35, 36);
+    await nextTurn();
+    await nextTurn();
+    expect(calls).toBe(1);
+    expect(events.filter((e) => e.name === 'compact.error')).toHaveLength(0);
+    const result = await manager.compact('s', history.slice(0, 86));
+    expect(calls).toBe(1);
+    expect(result.summary?.fallback).toBe('embedded');
+    expect(manager.backgroundStatus().used).toBe(1);
+    const errors = events.filter((e) => e.name === 'compact.error');
+    expect(errors).toHaveLength(1);
+    expect(errors[0]!.properties).toMatchObject({ fallback: 'embedded' });
+  });
+
   it('without background, nothing is prepared and the trigger summarizes', async () => {
     const summarizer = new GatedSummarizer('gated', true);
     const manager = mk(summarizer, { background: false });
@@ -269,5 +296,51 @@ describe('shutdown in a real process', () => {
       if (mode === 'waiting') expect(report.waiterError).toBe('aborted');
     },
     40_000,
+  );
+});
+
+describe('background over long tool-heavy sessions', () => {
+  it.each(['raw history', 'persisted view'])(
+    'stays under budget, swaps prepared summaries and keeps versions consecutive (%s)',
+    async (mode) => {
+      const messages = syntheticSession({
+        turns: 160,
+        seed: 13,
+        toolDensity: 3,
+        parallelRate: 0.3,
+        resultChars: 500,
+      });
+      const turnEnds: number[] = [];
+      messages.forEach((m, k) => {
+        if (k > 0 && m.role === 'user') turnEnds.push(k);
+      });
+      turnEnds.push(messages.length);
+      const manager = new CompactManager({ model: 'gpt-4o', maxContextTokens: 16_000, background: true });
+      let view: unknown[] = [];
+      let previousEnd = 0;
+      let version = 0;
+      let compactions = 0;
+      for (const end of turnEnds) {
+        const input =
+          mode === 'raw history' ? messages.slice(0, end) : [...view, ...messages.slice(previousEnd, end)];
+        const result = await manager.compact('s', input);
+        expect(result.tokensAfter).toBeLessThanOrEqual(manager.budget);
+        if (result.applied) {
+          compactions++;
+          expect(result.version).toBe(version + 1);
+        } else expect(result.version).toBe(version);
+        version = result.version;
+        view = result.messages;
+        previousEnd = end;
+        // The model call: background work runs meanwhile.
+        await new Promise((resolve) => setTimeout(resolve, 1));
+      }
+      const status = manager.backgroundStatus();
+      expect(compactions).toBeGreaterThanOrEqual(5);
+      expect(status.used).toBeGreaterThanOrEqual(3);
+      await manager.shutdown();
+      expect(manager.backgroundStatus().running).toBe(0);
+    },
+    120_000,
   );
 });

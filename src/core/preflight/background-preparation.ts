@@ -17,21 +17,21 @@ import type { MessageCodec } from '../formats/message-codec.js';
 import type { CompactMessage } from '../message.js';
 import { toCompactMessage } from '../message-index.js';
 import type { CompactPolicy } from '../policy.js';
+import type { Redactor } from '../redactor.js';
+import type { SessionStore } from '../session-store.js';
+import type { TokenCounter } from '../token-counter.js';
 import { buildUnits, policySuffixStart } from './build-units.js';
-import type { CascadeRun, LevelReport } from './cascade/cascade-types.js';
-import { clearToolResults } from './cascade/clear-tool-results.js';
-import { shortenArguments } from './cascade/shorten-arguments.js';
 import {
   type SummarizeContext,
   type SummarizeOutcome,
   summarizeWithFallback,
 } from './cascade/summarize-remainder.js';
 import type { SessionView, ViewEntry } from './resume-view.js';
-import { type CascadeInput, type CascadeResult, summaryMessageTokens } from './run-cascade.js';
+import { coversPrefix, preparedKey, publishPrepared, readPrepared } from './shared-preparation.js';
 import { checkSummaryOutput } from './summary-output.js';
 
 /** An event a preparation produced, delivered only if its summary is used. */
-interface BufferedEvent {
+export interface BufferedEvent {
   name: 'compact.summary_created' | 'compact.error' | 'compact.circuit';
   properties: CompactEventProperties['compact.summary_created' | 'compact.error' | 'compact.circuit'];
   start: number;
@@ -100,21 +100,38 @@ function summarizerMessage(entry: ViewEntry, codec: MessageCodec): CompactMessag
   return { ...codec.parse(entry.wire, entry.item.index), id: entry.item.id, index: entry.item.index };
 }
 
-/** True when `preparation` folds a prefix of the view's unpinned messages, unchanged. */
-function coversPrefix(preparation: Preparation, view: SessionView): boolean {
-  const { foldedIds, foldedHashes } = preparation;
-  const folded = new Set(foldedIds);
-  let next = 0;
-  for (const entry of view.entries) {
-    if (next === foldedIds.length) break;
-    if (entry.pinned) {
-      if (folded.has(entry.item.id)) return false;
-      continue;
+/**
+ * The counter, answering `countMessage` for the folded messages from the counts the view
+ * already has (the summarizer's input size, for its event) instead of tokenizing them again.
+ */
+function withKnownCounts(counter: TokenCounter, folded: readonly ViewEntry[]): TokenCounter {
+  const known = new Map(folded.map((entry) => [entry.item.id, entry.tokens]));
+  return {
+    name: counter.name,
+    exact: counter.exact,
+    requestOverhead: counter.requestOverhead,
+    countText: (text) => counter.countText(text),
+    countMessage: (message) => known.get(message.id) ?? counter.countMessage(message),
+    countTools: (tools) => counter.countTools(tools),
+  };
+}
+
+/**
+ * The redactor, remembering its answers for one preparation: a message's text is met twice
+ * (its parsed text and its raw object), and is scanned once.
+ */
+function memoized(redact: Redactor | undefined): Redactor | undefined {
+  if (!redact) return undefined;
+  const seen = new Map<string, string>();
+  return (text) => {
+    if (text.length < 16) return redact(text);
+    let redacted = seen.get(text);
+    if (redacted === undefined) {
+      redacted = redact(text);
+      seen.set(text, redacted);
     }
-    if (entry.item.id !== foldedIds[next] || entry.item.entry.hash !== foldedHashes[next]) return false;
-    next++;
-  }
-  return next === foldedIds.length;
+    return redacted;
+  };
 }
 
 /** Rejects with `CompactError('aborted')` when `signal` fires first; `work` is not cancelled. */
@@ -135,19 +152,31 @@ function untilAborted(work: Promise<void>, signal: AbortSignal | undefined): Pro
   });
 }
 
+/** A store shared with other processes, and how long a preparation's lock is held at most. */
+export interface SharedStore {
+  readonly store: SessionStore;
+  readonly lockTtlMs: number;
+}
+
 /** The background preparations of one manager, by session key. */
 export class BackgroundPreparations {
   readonly #entries = new Map<string, Preparation>();
   readonly #running = new Set<Preparation>();
   readonly #maxKept: number;
+  readonly #shared: SharedStore | undefined;
   #closed = false;
   #started = 0;
   #used = 0;
   #discarded = 0;
 
-  /** `maxKept`: preparations kept at most (the oldest finished ones are dropped first). */
-  constructor(maxKept = 1_000) {
+  /**
+   * `maxKept`: preparations kept at most (the oldest finished ones are dropped first).
+   * `shared`: a store shared with other processes: one process prepares per session (under
+   * a lock) and publishes the summary there for whichever process compacts at the trigger.
+   */
+  constructor(maxKept = 1_000, shared?: SharedStore) {
     this.#maxKept = maxKept;
+    this.#shared = shared;
   }
 
   /** Counters and sizes. */
@@ -173,23 +202,67 @@ export class BackgroundPreparations {
     if (folded.length === 0) return false;
     if (existing) this.#drop(key, existing);
     this.#evict();
-    const preparation = this.#launch(folded, request);
+    const preparation = this.#launch(key, folded, request);
     this.#entries.set(key, preparation);
     this.#started++;
     return true;
   }
 
-  #launch(folded: ViewEntry[], request: PreparationRequest): Preparation {
+  /** Summarizes `folded` with the fallback chain, its events buffered. */
+  #summarize(
+    folded: readonly ViewEntry[],
+    request: PreparationRequest,
+    signal: AbortSignal,
+    events: BufferedEvent[],
+  ): Promise<SummarizeOutcome | undefined> {
     const { view, policy } = request;
+    return summarizeWithFallback(
+      {
+        ...request.summarize,
+        counter: withKnownCounts(request.summarize.counter, folded),
+        redact: memoized(request.summarize.redact),
+        emit: (name, properties, start) => events.push({ name, properties, start }),
+      },
+      {
+        sessionId: request.sessionId,
+        strategy: policy.strategy,
+        messages: folded.map((entry) => summarizerMessage(entry, request.codec)),
+        maxTokens: policy.maxSummaryTokens,
+        ...(view.previousSummary ? { previousSummary: withoutArchiveLine(view.previousSummary) } : {}),
+        ...(request.agent ? { agent: request.agent } : {}),
+        signal,
+      },
+      view.version + 1,
+      checkSummaryOutput,
+    );
+  }
+
+  /** The preparation's work: under the shared lock when the store is shared, then published. */
+  async #work(key: string, preparation: Preparation, run: () => Promise<SummarizeOutcome | undefined>) {
+    const shared = this.#shared;
+    const lock = shared
+      ? await shared.store.acquireLock(preparedKey(key), shared.lockTtlMs).catch(() => undefined)
+      : undefined;
+    // Another process prepares this session: its summary is read from the store at the trigger.
+    if (shared && !lock) return;
+    try {
+      preparation.outcome = await run();
+      if (shared && preparation.outcome && !preparation.controller.signal.aborted)
+        await publishPrepared(shared.store, key, { ...preparation, outcome: preparation.outcome });
+    } finally {
+      await lock?.release().catch(() => false);
+    }
+  }
+
+  #launch(key: string, folded: ViewEntry[], request: PreparationRequest): Preparation {
     const controller = new AbortController();
     const events: BufferedEvent[] = [];
-    const version = view.version + 1;
     let kick: () => void = () => {};
     const begun = new Promise<void>((resolve) => {
       kick = resolve;
     });
     const preparation: Preparation = {
-      baseVersion: view.version,
+      baseVersion: request.view.version,
       foldedIds: folded.map((entry) => entry.item.id),
       foldedHashes: folded.map((entry) => entry.item.entry.hash),
       controller,
@@ -202,22 +275,8 @@ export class BackgroundPreparations {
         .then(async () => {
           preparation.kick = undefined;
           if (controller.signal.aborted) return;
-          preparation.outcome = await summarizeWithFallback(
-            {
-              ...request.summarize,
-              emit: (name, properties, start) => events.push({ name, properties, start }),
-            },
-            {
-              sessionId: request.sessionId,
-              strategy: policy.strategy,
-              messages: folded.map((entry) => summarizerMessage(entry, request.codec)),
-              maxTokens: policy.maxSummaryTokens,
-              ...(view.previousSummary ? { previousSummary: withoutArchiveLine(view.previousSummary) } : {}),
-              ...(request.agent ? { agent: request.agent } : {}),
-              signal: controller.signal,
-            },
-            version,
-            checkSummaryOutput,
+          await this.#work(key, preparation, () =>
+            this.#summarize(folded, request, controller.signal, events),
           );
         })
         .catch(() => {
@@ -238,23 +297,30 @@ export class BackgroundPreparations {
    * The prepared summary of `key` when it extends the view's summary and folds a prefix of
    * its messages, waiting for it if it is still running (the wait ends with the caller's
    * `signal`, the preparation goes on). A preparation that no longer fits is discarded.
+   * With a shared store, a summary another process prepared is used when this process has
+   * none.
    */
   async take(key: string, view: SessionView, signal?: AbortSignal): Promise<PreparedSummary | undefined> {
+    const found = this.#entries.get(key);
+    const fits = (p: Preparation) =>
+      p.baseVersion === view.version && !view.mismatch && coversPrefix(p.foldedIds, p.foldedHashes, view);
+    if (found && !fits(found)) this.#drop(key, found);
     const preparation = this.#entries.get(key);
-    if (!preparation) return undefined;
-    if (preparation.baseVersion !== view.version || view.mismatch || !coversPrefix(preparation, view)) {
-      this.#drop(key, preparation);
-      return undefined;
+    if (preparation && !preparation.settled) await untilAborted(preparation.done, signal);
+    if (preparation && this.#entries.get(key) !== preparation) return undefined;
+    if (preparation?.outcome) {
+      this.#entries.delete(key);
+      this.#used++;
+      return { outcome: preparation.outcome, foldedIds: preparation.foldedIds, events: preparation.events };
     }
-    if (!preparation.settled) await untilAborted(preparation.done, signal);
-    if (this.#entries.get(key) !== preparation) return undefined;
-    this.#entries.delete(key);
-    if (!preparation.outcome) {
-      this.#discarded++;
+    const shared = this.#shared ? await readPrepared(this.#shared.store, key, view) : undefined;
+    if (preparation) this.#entries.delete(key);
+    if (!shared) {
+      if (preparation) this.#discarded++;
       return undefined;
     }
     this.#used++;
-    return { outcome: preparation.outcome, foldedIds: preparation.foldedIds, events: preparation.events };
+    return { outcome: shared.outcome, foldedIds: shared.foldedIds, events: [] };
   }
 
   /** Drops the preparation of `key` when it extends a summary older than `version` (or always). */
@@ -296,59 +362,4 @@ export class BackgroundPreparations {
 /** A previous summary without its trailing archive line (the new summary gets a fresh one). */
 function withoutArchiveLine(summary: string): string {
   return summary.replace(/\n?Archived originals: recall ref [^\n]*$/, '');
-}
-
-/**
- * The cascade result of swapping `prepared` into a triggered request: its messages folded,
- * the rest kept, the cheap levels (clear old tool results, shorten arguments) run when still
- * over the target. `undefined` when the request would stay at or above the trigger (the full
- * cascade then runs).
- */
-export function swapPrepared(input: CascadeInput, prepared: PreparedSummary): CascadeResult | undefined {
-  const { view, codec, counter, decision } = input;
-  const foldedIds = new Set(prepared.foldedIds);
-  const kept: ViewEntry[] = [];
-  const folded: ViewEntry[] = [];
-  for (const entry of view.entries)
-    (!entry.pinned && foldedIds.has(entry.item.id) ? folded : kept).push(entry);
-  const version = view.version + 1;
-  const archiveLine = input.archiveLine?.(version);
-  const body = archiveLine ? `${prepared.outcome.text}\n${archiveLine}` : prepared.outcome.text;
-  const tokens = summaryMessageTokens(codec, counter, version, body);
-  const foldedTokens = folded.reduce((sum, entry) => sum + entry.tokens, 0);
-  const run: CascadeRun = {
-    entries: kept,
-    total: input.tokensBefore - foldedTokens - input.summaryTokens + tokens,
-    target: decision.targetTokens,
-    budget: decision.budget,
-    policy: input.policy,
-    rewrites: [],
-    realize: input.realize,
-  };
-  const levels: LevelReport[] = [
-    {
-      level: 'summarize',
-      count: folded.length,
-      tokensSaved: foldedTokens + input.summaryTokens - tokens,
-      refs: archiveLine ? [`sum-v${version}`] : [],
-    },
-  ];
-  if (run.total > run.target) levels.push(clearToolResults(run, input.pairing));
-  if (run.total > run.target) levels.push(shortenArguments(run));
-  if (run.total >= decision.triggerTokens || run.total > run.budget) return undefined;
-  const { outcome } = prepared;
-  return {
-    entries: run.entries,
-    summary: {
-      body,
-      version,
-      summarizer: outcome.summarizer,
-      ...(outcome.fallback ? { fallback: outcome.fallback } : {}),
-      tokens,
-    },
-    folded: folded.map((entry) => entry.item),
-    rewrites: run.rewrites,
-    levels: levels.filter((level) => level.count > 0 || level.level === 'summarize'),
-    tokensAfter: run.total,
-  };
 }

@@ -12,12 +12,13 @@ import type { IndexedMessage } from '../message-index.js';
 import type { SessionRewrite, SessionState } from '../session-store.js';
 import type { ArchivedArtifact } from '../storage-adapter.js';
 import { assemble } from './assemble.js';
-import { type PreparedSummary, swapPrepared } from './background-preparation.js';
+import type { PreparedSummary } from './background-preparation.js';
 import type { LevelReport } from './cascade/cascade-types.js';
 import type { PipelineDeps, PreparedRequest } from './prepare-request.js';
 import type { ViewEntry } from './resume-view.js';
 import { type CascadeInput, type CascadeResult, runCascade } from './run-cascade.js';
 import { checkSummaryOutput } from './summary-output.js';
+import { swapPrepared } from './swap-prepared.js';
 
 /** A compaction that landed in the store. */
 export interface Compacted {
@@ -225,7 +226,7 @@ function trySwap(
 ): CascadeResult | undefined {
   if (!summary || input.force) return undefined;
   const swapped = swapPrepared(input, summary);
-  if (swapped)
+  if (swapped && observed(deps))
     for (const event of summary.events)
       deps.bus.emit(prepared.context, event.name, event.properties as never, timing(event.start));
   return swapped;
@@ -264,7 +265,8 @@ export async function runTriggered(
   }
   const version = cascade.summary?.version ?? view.version;
   throwIfAborted(options.signal);
-  await deps.archive.artifacts(context, artifactsOf(cascade, version), parentId);
+  if (deps.archive.keepsArtifacts)
+    await deps.archive.artifacts(context, artifactsOf(cascade, version), parentId);
   const state = nextState(prepared, cascade);
   throwIfAborted(options.signal);
   const expectedVersion = prepared.state?.version ?? 0;
@@ -313,29 +315,12 @@ export async function finishCompaction<M>(
 ): Promise<CompactionResult<M>> {
   const { context, codec, view } = prepared;
   const parentId = prepared.decisionSpanId;
-  const start = Date.now();
   deps.calibration.noteSent(prepared.key, cascade.tokensAfter);
   const kept = keptCounts(cascade.entries);
   if (prepared.decisionEvent)
     Object.assign(prepared.decisionEvent.properties, { kept, prunedCount: cascade.folded.length });
   deps.bus.release(context);
-  for (const level of cascade.levels) emitLevel(deps, prepared, level, state.version);
-  deps.bus.emit(
-    context,
-    'compact.pruned_messages',
-    {
-      prunedCount: cascade.folded.length,
-      prunedIds: cascade.folded.map((item) => item.id),
-      kept,
-      tokensBefore: prepared.tokensBefore,
-      tokensAfter: Math.ceil(cascade.tokensAfter * prepared.scale),
-      version: state.version,
-      pinnedLabels: cascade.entries
-        .filter((e) => e.pinned && e.item.entry.parsed.meta?.label)
-        .map((e) => String(e.item.entry.parsed.meta!.label)),
-    },
-    { start, ...(parentId ? { parentId } : {}) },
-  );
+  if (observed(deps)) emitOutcome(deps, prepared, cascade, state, kept);
   const summary = cascade.summary;
   const summaryText = state.summary ? formatSummaryText(state.version, state.summary.text) : undefined;
   if (summary && summaryText) {
@@ -382,6 +367,41 @@ export async function finishCompaction<M>(
   }
   void view;
   return result;
+}
+
+/** True when events reach someone: a listener, an exporter or the archive (otherwise they are not built). */
+function observed(deps: PipelineDeps): boolean {
+  return deps.bus.observed || deps.archive.storage !== undefined;
+}
+
+/** The `compact.reduction` and `compact.pruned_messages` events of a compaction that landed. */
+function emitOutcome(
+  deps: PipelineDeps,
+  prepared: PreparedRequest,
+  cascade: CascadeResult,
+  state: SessionState,
+  kept: ReturnType<typeof keptCounts>,
+): void {
+  const { context } = prepared;
+  const parentId = prepared.decisionSpanId;
+  const start = Date.now();
+  for (const level of cascade.levels) emitLevel(deps, prepared, level, state.version);
+  deps.bus.emit(
+    context,
+    'compact.pruned_messages',
+    {
+      prunedCount: cascade.folded.length,
+      prunedIds: cascade.folded.map((item) => item.id),
+      kept,
+      tokensBefore: prepared.tokensBefore,
+      tokensAfter: Math.ceil(cascade.tokensAfter * prepared.scale),
+      version: state.version,
+      pinnedLabels: cascade.entries
+        .filter((e) => e.pinned && e.item.entry.parsed.meta?.label)
+        .map((e) => String(e.item.entry.parsed.meta!.label)),
+    },
+    { start, ...(parentId ? { parentId } : {}) },
+  );
 }
 
 function emitLevel(deps: PipelineDeps, prepared: PreparedRequest, level: LevelReport, version: number): void {

@@ -1,0 +1,66 @@
+/**
+ * The swap at a trigger: a summary prepared in the background (see
+ * background-preparation.ts) replaces the messages it folds; the rest stays verbatim, or goes
+ * through the cheap cascade levels when the request is still over the target.
+ */
+import type { PreparedSummary } from './background-preparation.js';
+import type { CascadeRun, LevelReport } from './cascade/cascade-types.js';
+import { clearToolResults } from './cascade/clear-tool-results.js';
+import { shortenArguments } from './cascade/shorten-arguments.js';
+import type { ViewEntry } from './resume-view.js';
+import { type CascadeInput, type CascadeResult, summaryMessageTokens } from './run-cascade.js';
+
+/**
+ * The cascade result of swapping `prepared` into a triggered request: its messages folded,
+ * the rest kept, the cheap levels (clear old tool results, shorten arguments) run when still
+ * over the target. `undefined` when the request would stay at or above the trigger (the full
+ * cascade then runs).
+ */
+export function swapPrepared(input: CascadeInput, prepared: PreparedSummary): CascadeResult | undefined {
+  const { view, codec, counter, decision } = input;
+  const foldedIds = new Set(prepared.foldedIds);
+  const kept: ViewEntry[] = [];
+  const folded: ViewEntry[] = [];
+  for (const entry of view.entries)
+    (!entry.pinned && foldedIds.has(entry.item.id) ? folded : kept).push(entry);
+  const version = view.version + 1;
+  const archiveLine = input.archiveLine?.(version);
+  const body = archiveLine ? `${prepared.outcome.text}\n${archiveLine}` : prepared.outcome.text;
+  const tokens = summaryMessageTokens(codec, counter, version, body);
+  const foldedTokens = folded.reduce((sum, entry) => sum + entry.tokens, 0);
+  const run: CascadeRun = {
+    entries: kept,
+    total: input.tokensBefore - foldedTokens - input.summaryTokens + tokens,
+    target: decision.targetTokens,
+    budget: decision.budget,
+    policy: input.policy,
+    rewrites: [],
+    realize: input.realize,
+  };
+  const levels: LevelReport[] = [
+    {
+      level: 'summarize',
+      count: folded.length,
+      tokensSaved: foldedTokens + input.summaryTokens - tokens,
+      refs: archiveLine ? [`sum-v${version}`] : [],
+    },
+  ];
+  if (run.total > run.target) levels.push(clearToolResults(run, input.pairing));
+  if (run.total > run.target) levels.push(shortenArguments(run));
+  if (run.total >= decision.triggerTokens || run.total > run.budget) return undefined;
+  const { outcome } = prepared;
+  return {
+    entries: run.entries,
+    summary: {
+      body,
+      version,
+      summarizer: outcome.summarizer,
+      ...(outcome.fallback ? { fallback: outcome.fallback } : {}),
+      tokens,
+    },
+    folded: folded.map((entry) => entry.item),
+    rewrites: run.rewrites,
+    levels: levels.filter((level) => level.count > 0 || level.level === 'summarize'),
+    tokensAfter: run.total,
+  };
+}

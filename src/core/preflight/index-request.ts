@@ -12,6 +12,11 @@ import { ToolPairer } from '../tool-pairing.js';
 import type { SessionView } from './resume-view.js';
 import { sameWire } from './same-wire.js';
 
+/** The newest messages checked for in-place edits on every call. */
+const RECHECK_RECENT = 64;
+/** Older messages checked per call, in rotation. */
+const AUDIT_PER_CALL = 1_024;
+
 /** The indexed history of one session, kept between calls. */
 export class IndexedHistory {
   /** The message objects of the last call, by position. */
@@ -29,6 +34,8 @@ export class IndexedHistory {
   /** The session's view of this history, kept for the next call (see resume-view.ts). */
   view: SessionView | undefined;
   readonly #bases: string[] = [];
+  /** Where the next audit of older messages for in-place edits starts. */
+  #audit = 0;
   readonly #seen = new Map<string, number>();
 
   /** The number of messages indexed. */
@@ -45,12 +52,23 @@ export class IndexedHistory {
     if (this.format === codec.format) {
       const limit = Math.min(history.length, this.raws.length);
       const items = this.items;
+      // Identity first (a tight loop); objects rebuilt per call (as SDKs do) are compared by
+      // content. In-place edits are looked for in the newest messages on every call and in a
+      // rotating slice of the older ones (a full pass every few calls on long histories).
+      const recent = Math.max(0, limit - RECHECK_RECENT);
+      const auditFrom = this.#audit < recent ? this.#audit : 0;
+      const auditTo = Math.min(recent, auditFrom + AUDIT_PER_CALL);
+      this.#audit = auditTo >= recent ? 0 : auditTo;
       while (same < limit) {
         const raw = history[same];
         const previous = this.raws[same];
-        if (!isCurrentEntry(items[same]!.entry, previous)) break;
-        // Rebuilt per call (as SDKs do): the same content is the same message.
-        if (raw !== previous && !sameWire(raw, previous)) break;
+        if (raw !== previous) {
+          if (!isCurrentEntry(items[same]!.entry, previous) || !sameWire(raw, previous)) break;
+        } else if (
+          (same >= recent || (same >= auditFrom && same < auditTo)) &&
+          !isCurrentEntry(items[same]!.entry, raw)
+        )
+          break;
         same++;
       }
     }

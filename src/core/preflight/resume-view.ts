@@ -77,6 +77,17 @@ export interface SessionView {
   readonly sums: { system: number; developer: number; messages: number };
   /** The stored summary as a message in this format, built once per view. */
   summaryMessage?: { wire: unknown; tokens: number };
+  /** The assembled request of the untriggered path, extended as the view grows (see run-preflight.ts). */
+  assembled?: AssembledCache;
+}
+
+/** The untriggered answer of a view, kept so that a warm call appends instead of rebuilding. */
+export interface AssembledCache {
+  summaryWire: unknown;
+  /** Entries already in `wires`. */
+  count: number;
+  wires: unknown[];
+  pinned: number;
 }
 
 const EMPTY = new Set<string>();

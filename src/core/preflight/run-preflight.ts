@@ -7,7 +7,7 @@
 import { CompactError, isCompactError } from '../errors.js';
 import type { EventTiming } from '../event-bus.js';
 import type { CompactionResult } from '../manager-options.js';
-import { formatSummaryText } from '../message.js';
+import { formatSummaryText, type MessageFormat } from '../message.js';
 import type { IndexedMessage } from '../message-index.js';
 import type { SessionRewrite, SessionState } from '../session-store.js';
 import type { ArchivedArtifact } from '../storage-adapter.js';
@@ -15,7 +15,7 @@ import { assemble } from './assemble.js';
 import type { PreparedSummary } from './background-preparation.js';
 import type { LevelReport } from './cascade/cascade-types.js';
 import type { PipelineDeps, PreparedRequest } from './prepare-request.js';
-import type { ViewEntry } from './resume-view.js';
+import type { AssembledCache, SessionView, ViewEntry } from './resume-view.js';
 import { type CascadeInput, type CascadeResult, runCascade } from './run-cascade.js';
 import { checkSummaryOutput } from './summary-output.js';
 import { swapPrepared } from './swap-prepared.js';
@@ -40,19 +40,50 @@ function keptCounts(entries: readonly ViewEntry[]) {
   return { pinned, recentTurns, toolPairs: rounds.size };
 }
 
+/**
+ * The view assembled, from the cache when the view only grew since: new entries go at the end
+ * (after the summary, or in history order without one), so the cached request is extended.
+ */
+function assembledView(view: SessionView, summaryWire: unknown, format: MessageFormat): AssembledCache {
+  const cache = view.assembled;
+  const entries = view.entries;
+  // Without any unpinned entry yet, a new pinned one would go to the head: rebuild then.
+  const extendable =
+    cache !== undefined &&
+    cache.summaryWire === summaryWire &&
+    cache.count <= entries.length &&
+    (summaryWire === undefined || cache.wires.length > cache.pinned + 1);
+  if (!extendable) {
+    view.assembled = {
+      summaryWire,
+      count: entries.length,
+      wires: assemble(entries, summaryWire, format),
+      pinned: entries.reduce((n, entry) => n + (entry.pinned ? 1 : 0), 0),
+    };
+    return view.assembled;
+  }
+  for (let k = cache.count; k < entries.length; k++) {
+    cache.wires.push(entries[k]!.wire);
+    if (entries[k]!.pinned) cache.pinned++;
+  }
+  cache.count = entries.length;
+  return cache;
+}
+
 /** The answer of a call that did not trigger: the view as it stands. */
 export function untriggeredResult<M>(deps: PipelineDeps, prepared: PreparedRequest): CompactionResult<M> {
   const { view, codec } = prepared;
   deps.calibration.noteSent(prepared.key, prepared.localTokensBefore);
   const summaryWire = view.version > 0 ? prepared.summaryWire : undefined;
+  const assembled = assembledView(view, summaryWire, codec.format);
   const result: CompactionResult<M> = {
-    messages: assemble(view.entries, summaryWire, codec.format) as M[],
+    messages: assembled.wires.slice() as M[],
     applied: false,
     reason: prepared.decision.reason,
     tokensBefore: prepared.tokensBefore,
     tokensAfter: prepared.tokensBefore,
     budget: prepared.decision.budget,
-    kept: { pinned: view.entries.filter((entry) => entry.pinned).length, recentTurns: 0, toolPairs: 0 },
+    kept: { pinned: assembled.pinned, recentTurns: 0, toolPairs: 0 },
     prunedCount: 0,
     version: view.version,
     format: codec.format,

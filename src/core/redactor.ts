@@ -210,3 +210,20 @@ function redactValue(value: unknown, redact: Redactor, seen: WeakMap<object, unk
   }
   return out;
 }
+
+/**
+ * A redactor that remembers its answers for one job (a summarizer request scans the same
+ * text in the message's wire form and in its parsed fields): each distinct text is scanned once.
+ */
+export function memoizeRedactor(redact: Redactor): Redactor {
+  const seen = new Map<string, string>();
+  return (text) => {
+    if (text.length < 16) return redact(text);
+    let redacted = seen.get(text);
+    if (redacted === undefined) {
+      redacted = redact(text);
+      seen.set(text, redacted);
+    }
+    return redacted;
+  };
+}

@@ -17,7 +17,7 @@ import type { MessageCodec } from '../formats/message-codec.js';
 import type { CompactMessage } from '../message.js';
 import { toCompactMessage } from '../message-index.js';
 import type { CompactPolicy } from '../policy.js';
-import type { Redactor } from '../redactor.js';
+import { memoizeRedactor, type Redactor } from '../redactor.js';
 import type { SessionStore } from '../session-store.js';
 import type { TokenCounter } from '../token-counter.js';
 import { buildUnits, policySuffixStart } from './build-units.js';
@@ -121,17 +121,7 @@ function withKnownCounts(counter: TokenCounter, folded: readonly ViewEntry[]): T
  * (its parsed text and its raw object), and is scanned once.
  */
 function memoized(redact: Redactor | undefined): Redactor | undefined {
-  if (!redact) return undefined;
-  const seen = new Map<string, string>();
-  return (text) => {
-    if (text.length < 16) return redact(text);
-    let redacted = seen.get(text);
-    if (redacted === undefined) {
-      redacted = redact(text);
-      seen.set(text, redacted);
-    }
-    return redacted;
-  };
+  return redact ? memoizeRedactor(redact) : undefined;
 }
 
 /** Rejects with `CompactError('aborted')` when `signal` fires first; `work` is not cancelled. */

@@ -8,7 +8,7 @@
 import { CompactError, isCompactError } from '../../errors.js';
 import type { CompactEventProperties } from '../../events.js';
 import type { CompactMessage } from '../../message.js';
-import { type Redactor, redactDeep } from '../../redactor.js';
+import { memoizeRedactor, type Redactor, redactDeep } from '../../redactor.js';
 import type {
   SummarizeRequest,
   SummarizeResult,
@@ -67,6 +67,12 @@ export function redactMessage(message: CompactMessage, redact: Redactor): Compac
   };
 }
 
+/** Redacts a summarizer request's messages, each distinct text scanned once. */
+function redactMessages(messages: readonly CompactMessage[], redact: Redactor): CompactMessage[] {
+  const once = memoizeRedactor(redact);
+  return messages.map((m) => redactMessage(m, once));
+}
+
 async function callWithTimeout(
   summarizer: Summarizer,
   request: SummarizeRequest,
@@ -110,7 +116,7 @@ function summarizerInput<R extends Pick<SummarizeRequest, 'messages' | 'previous
   const previous = request.previousSummary ? summaryBodyFrom(request.previousSummary) : undefined;
   return {
     ...request,
-    ...(redact ? { messages: request.messages.map((m) => redactMessage(m, redact)) } : {}),
+    ...(redact ? { messages: redactMessages(request.messages, redact) } : {}),
     ...(previous ? { previousSummary: redact ? redact(previous) : previous } : {}),
   };
 }

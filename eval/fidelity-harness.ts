@@ -180,7 +180,15 @@ async function runOnce(config: RunConfig): Promise<FidelityRun> {
   let errors = 0;
   let compactions = 0;
   manager.on('compact.error', (event) => {
-    if (event.properties.errorType !== 'redaction_disabled') errors++;
+    if (event.properties.errorType !== 'redaction_disabled') {
+      errors++;
+      if (process.env.FIDELITY_DEBUG)
+        console.error(
+          event.properties.errorType,
+          event.properties.message,
+          JSON.stringify(event.properties.context ?? {}),
+        );
+    }
   });
   manager.on('compact.summary_created', () => {
     compactions++;

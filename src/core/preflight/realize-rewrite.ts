@@ -4,6 +4,7 @@
  * rewrite of the same message always gives the same text.
  */
 
+import { findIdentifiers } from '../embedded-summarizer/key-identifiers.js';
 import type { MessageCodec } from '../formats/message-codec.js';
 import { hashString, type IndexedMessage } from '../message-index.js';
 import type { SessionRewrite } from '../session-store.js';
@@ -21,8 +22,19 @@ export function rewriteRef(kind: SessionRewrite['kind'], id: string): string {
 const formatCount = (n: number) => n.toLocaleString('en-US');
 
 /** The one-line placeholder of a cleared tool result. */
-export function clearedPlaceholder(toolName: string, chars: number, ref: string): string {
-  return `[agent-compaction: output of tool "${toolName}" cleared (${formatCount(chars)} chars); recall ref "${ref}"]`;
+export function clearedPlaceholder(toolName: string, chars: number, ref: string, output = ''): string {
+  const ids = placeholderIds(output);
+  const named = ids.length > 0 ? `; ids: ${ids.join(', ')}` : '';
+  return `[agent-compaction: output of tool "${toolName}" cleared (${formatCount(chars)} chars${named}); recall ref "${ref}"]`;
+}
+
+/** Up to six short identifiers of a cleared output (tickets, ids, paths), so the agent can still act on them. */
+function placeholderIds(output: string): string[] {
+  if (output === '') return [];
+  return findIdentifiers(output.length > 200_000 ? output.slice(0, 200_000) : output, 24)
+    .filter((id) => id.kind !== 'url' && id.text.length <= 40)
+    .slice(0, 6)
+    .map((id) => id.text);
 }
 
 /** The marker left where text was removed. */
@@ -71,6 +83,7 @@ export function realizeRewrite(
         toolNameOf(item, position, context.pairer, context.items),
         parsed.toolResults[position]?.output.length ?? 0,
         rewrite.ref,
+        parsed.toolResults[position]?.output ?? '',
       ),
     );
   } else if (rewrite.kind === 'shortened') {

@@ -132,7 +132,9 @@ function planSummary(run: CascadeRun, input: CascadeInput, overhead: number): Su
   const unpinnedTokens = units.reduce((sum, unit) => sum + unit.tokens, 0);
   const fixed = run.total - unpinnedTokens - input.summaryTokens;
   let suffix = units.slice(start).reduce((sum, unit) => sum + unit.tokens, 0);
-  const reserve = Math.min(policy.maxSummaryTokens, 256);
+  // Room kept for the summary while the suffix shrinks: the summary is the memory of all that
+  // is folded, so it gets up to 30% of the target (never more than maxSummaryTokens).
+  const reserve = Math.min(policy.maxSummaryTokens, Math.max(256, Math.floor(run.target * 0.3)));
   // Shrink toward the target, but keep the current user turn whole while it fits the budget:
   // its question must not be folded away; past it, shrink only to fit the budget.
   const lastTurn = units.findLastIndex((unit) => unit.startsTurn);
@@ -144,7 +146,9 @@ function planSummary(run: CascadeRun, input: CascadeInput, overhead: number): Su
   if (start === 0) return undefined;
   const targetRoom = run.target - fixed - overhead - suffix;
   const budgetRoom = run.budget - fixed - overhead - suffix;
-  const room = targetRoom >= 64 ? targetRoom : budgetRoom;
+  // The summary may use the room left under the target, or half the room under the budget
+  // when that is more: a summary squeezed to nothing loses what later steps ask about.
+  const room = Math.max(targetRoom, Math.floor(budgetRoom / 2), Math.min(64, budgetRoom));
   const maxTokens = Math.max(16, Math.min(policy.maxSummaryTokens, room));
   return { foldBefore: unpinned[units[start]!.start]!, maxTokens };
 }

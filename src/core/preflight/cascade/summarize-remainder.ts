@@ -5,6 +5,8 @@
  * summarizer, then to pruning only (the previous summary kept); each step is a
  * `compact.error` event and a failure is never stored as summary text.
  */
+
+import { EmbeddedSummarizer } from '../../embedded-summarizer.js';
 import { CompactError, isCompactError } from '../../errors.js';
 import type { CompactEventProperties } from '../../events.js';
 import type { CompactMessage } from '../../message.js';
@@ -180,8 +182,14 @@ export async function summarizeWithFallback(
         limit,
       );
       const raw = typeof result?.text === 'string' ? result.text.trim() : '';
-      source ??= summarySourceText(input.messages, input.previousSummary);
-      rejectUnusable(checkOutput(raw, String(request.strategy), source), raw, String(request.strategy));
+      // The built-in summarizer is extractive by design (it quotes the transcript): only its
+      // emptiness is checked; every other summarizer's output is untrusted.
+      if (summarizer instanceof EmbeddedSummarizer) {
+        rejectUnusable(raw === '' ? 'empty' : undefined, raw, String(request.strategy));
+      } else {
+        source ??= summarySourceText(input.messages, input.previousSummary);
+        rejectUnusable(checkOutput(raw, String(request.strategy), source), raw, String(request.strategy));
+      }
       const text = summaryBodyFrom(redact ? redact(raw) : raw);
       const tokens = countTokens(text);
       if (tokens > request.maxTokens) {

@@ -14,8 +14,11 @@ const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
 };
 
 const counts: Record<string, number> = {};
+const seen = new Set<string>();
 for (const [subpath, target] of Object.entries(pkg.exports)) {
   if (typeof target === 'string') continue; // schema.json, package.json
+  if (seen.has(target.import)) continue; // a deprecated alias of an entry already counted
+  seen.add(target.import);
   const module = (await import(pathToFileURL(join(root, target.import)).href)) as Record<string, unknown>;
   counts[subpath === '.' ? pkg.name : `${pkg.name}${subpath.slice(1)}`] = Object.keys(module).length;
 }

@@ -67,7 +67,11 @@ describe('resolveConfig', () => {
     );
     expect(error.message).toBe('compact.yaml: policy.trigger_pct must be between 0 and 1 (got 1.5)');
     expect(error.issues).toEqual([
-      { path: ['policy', 'trigger_pct'], message: 'must be between 0 and 1 (got 1.5)' },
+      {
+        path: ['policy', 'trigger_pct'],
+        message: 'must be between 0 and 1 (got 1.5)',
+        code: 'invalid_config',
+      },
     ]);
     expect(configError(() => resolveConfig({ policy: { trigger_pct: 0 } })).message).toContain(
       'policy.trigger_pct must be between 0 and 1, and not 0',
@@ -124,10 +128,18 @@ describe('resolveConfig', () => {
     );
     expect(error.issues).toEqual(
       expect.arrayContaining([
-        { path: ['modle'], message: 'is not a known key (did you mean "model"?)' },
-        { path: ['trigger_pct'], message: 'is not a known key (did you mean policy.trigger_pct?)' },
-        { path: ['policy', 'stratgy'], message: 'is not a known key (did you mean "strategy"?)' },
-        { path: ['telemetry', 'zzzzzzzz'], message: 'is not a known key' },
+        { path: ['modle'], message: 'is not a known key (did you mean "model"?)', code: 'invalid_config' },
+        {
+          path: ['trigger_pct'],
+          message: 'is not a known key (did you mean policy.trigger_pct?)',
+          code: 'invalid_config',
+        },
+        {
+          path: ['policy', 'stratgy'],
+          message: 'is not a known key (did you mean "strategy"?)',
+          code: 'invalid_config',
+        },
+        { path: ['telemetry', 'zzzzzzzz'], message: 'is not a known key', code: 'invalid_config' },
       ]),
     );
   });

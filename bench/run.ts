@@ -12,14 +12,9 @@
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { MESSAGE_CODECS } from '../src/core/formats/detect-format.js';
-import {
-  BpeTokenCounter,
-  CompactManager,
-  type CompactMessage,
-  createRedactor,
-  redactDeep,
-  tokenCounterFor,
-} from '../src/index.js';
+import { createRedactor, redactDeep } from '../src/core/redactor.js';
+import { BpeTokenCounter, tokenCounterFor } from '../src/core/token-counter.js';
+import { CompactManager, type CompactMessage } from '../src/index.js';
 import { syntheticSession } from '../src/testing/synthetic-session.js';
 
 const median = (values: number[]) => {

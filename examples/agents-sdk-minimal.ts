@@ -7,10 +7,10 @@
  * The small context window (6,000 tokens) makes compaction visible after a few turns.
  */
 import { Agent, MemorySession, OpenAIProvider, Runner, setTracingDisabled, tool } from '@openai/agents';
+import { CompactManager } from 'agent-compaction';
+import { consoleExporter } from 'agent-compaction/exporters';
+import { compactionInputFilter } from 'agent-compaction/openai-agents';
 import { z } from 'zod';
-import { compactionInputFilter } from '../src/adapters/openai-agents/index.js';
-import { CompactManager } from '../src/core/compact-manager.js';
-import { consoleExporter } from '../src/exporters/console/index.js';
 import { fakeFile, modelEndpoint } from './support/offline-model.js';
 
 const endpoint = await modelEndpoint('OPENAI_API_KEY', {

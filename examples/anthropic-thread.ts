@@ -7,9 +7,9 @@
  *   ANTHROPIC_API_KEY=sk-ant-... ANTHROPIC_MODEL=<your model> npm run example:anthropic-thread
  */
 import Anthropic from '@anthropic-ai/sdk';
-import { compactThreadHistory, THREAD_SUMMARY_SYSTEM_PROMPT } from '../src/adapters/anthropic/index.js';
-import { CompactManager } from '../src/index.js';
-import { anthropicSummarizer } from '../src/summarizers/anthropic/index.js';
+import { CompactManager } from 'agent-compaction';
+import { compactThreadHistory, THREAD_SUMMARY_SYSTEM_PROMPT } from 'agent-compaction/anthropic';
+import { anthropicSummarizer } from 'agent-compaction/summarizers/anthropic';
 import { modelEndpoint } from './support/offline-model.js';
 
 const endpoint = await modelEndpoint('ANTHROPIC_API_KEY', {

@@ -7,11 +7,11 @@
  *   OPENAI_API_KEY=sk-... COMPACT_ARIADNE_URL=http://localhost:5175/ingest npm run example:coding-session
  */
 import { Agent, MemorySession, OpenAIProvider, Runner, setTracingDisabled, tool } from '@openai/agents';
+import { CompactManager } from 'agent-compaction';
+import { ariadneExporter } from 'agent-compaction/exporters';
+import { agentToolSchemas, CompactionSession } from 'agent-compaction/openai-agents';
+import { startAriadneTestServer } from 'agent-compaction/testing';
 import { z } from 'zod';
-import { agentToolSchemas, CompactionSession } from '../src/adapters/openai-agents/index.js';
-import { CompactManager } from '../src/core/compact-manager.js';
-import { ariadneExporter } from '../src/exporters/ariadne/index.js';
-import { startAriadneTestServer } from '../src/testing/ariadne-test-server.js';
 import { fakeFile, modelEndpoint } from './support/offline-model.js';
 
 const endpoint = await modelEndpoint('OPENAI_API_KEY', {

@@ -7,10 +7,10 @@
  *   OPENAI_API_KEY=sk-... npm run example:long-research        # real OpenAI API
  */
 import { createOpenAI } from '@ai-sdk/openai';
+import { CompactManager } from 'agent-compaction';
+import { type AiSdkMessage, aiSdkToChat, compactionMiddleware } from 'agent-compaction/ai-sdk';
 import { generateText, type ModelMessage, stepCountIs, tool, wrapLanguageModel } from 'ai';
 import { z } from 'zod';
-import { type AiSdkMessage, aiSdkToChat, compactionMiddleware } from '../src/adapters/ai-sdk/index.js';
-import { CompactManager } from '../src/core/compact-manager.js';
 import { modelEndpoint } from './support/offline-model.js';
 
 const endpoint = await modelEndpoint('OPENAI_API_KEY', {

@@ -1,11 +1,20 @@
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 
 const run = promisify(execFile);
 const ROOT = join(import.meta.dirname, '..');
 const TSX = join(ROOT, 'node_modules', '.bin', 'tsx');
+const TSC = join(ROOT, 'node_modules', '.bin', 'tsc');
+
+// Examples import `agent-compaction` by its package name, which resolves (through the
+// package's own `exports`) to dist/: `npm test` builds first; a lone run builds when needed.
+beforeAll(() => {
+  if (!existsSync(join(ROOT, 'dist/index.js')))
+    execFileSync(TSC, ['-p', 'tsconfig.build.json'], { cwd: ROOT });
+}, 120_000);
 
 /** Runs an example offline: no API keys, the local scripted model, the embedded summarizer. */
 async function example(name: string): Promise<string> {
@@ -26,6 +35,12 @@ function count(output: string, pattern: RegExp): number {
 }
 
 describe('examples run offline', () => {
+  it('type-check against the built package', async () => {
+    await expect(
+      run(TSC, ['-p', 'examples/tsconfig.json'], { cwd: ROOT, timeout: 120_000 }),
+    ).resolves.toBeDefined();
+  }, 120_000);
+
   it('agents-sdk-minimal: compacts with the console exporter', async () => {
     const output = await example('agents-sdk-minimal');
     expect(output).toMatch(/turn 6: Done:/);

@@ -3,8 +3,12 @@
  * the provider (it speaks the OpenAI Chat, Responses and Anthropic Messages wire formats) and
  * plays a tool-using model; with a key, the examples talk to the real provider.
  */
-import { type ToolLoopHandlerOptions, toolLoopHandler } from '../../src/testing/agent-model-script.js';
-import { type ProviderTestServer, startProviderTestServer } from '../../src/testing/provider-test-server.js';
+import {
+  type ProviderTestServer,
+  startProviderTestServer,
+  type ToolLoopHandlerOptions,
+  toolLoopHandler,
+} from 'agent-compaction/testing';
 
 /** Where the example's model calls go. */
 export interface ModelEndpoint {

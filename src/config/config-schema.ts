@@ -11,7 +11,7 @@ import { STRATEGY_NAMES } from '../core/summarizer.js';
  * camelCase options.
  */
 
-/** The config format version this package writes and reads. Older versions are migrated on load. */
+/** The config format version this package writes and reads (the only one so far). */
 export const CONFIG_VERSION = 1;
 
 /** Summarizer providers a config file can name. */
@@ -275,7 +275,12 @@ export const compactConfigSchema = z
   .strictObject({
     $schema: z.string().optional().describe('JSON Schema reference, for editors; ignored.'),
     version: z
-      .literal(CONFIG_VERSION, { error: (issue) => `must be ${CONFIG_VERSION} (got ${got(issue.input)})` })
+      .literal(CONFIG_VERSION, {
+        error: (issue) =>
+          typeof issue.input === 'number' && issue.input > CONFIG_VERSION
+            ? `must be ${CONFIG_VERSION} (got ${issue.input}): the file is for a newer agent-compaction`
+            : `must be ${CONFIG_VERSION} (got ${got(issue.input)})`,
+      })
       .default(CONFIG_VERSION)
       .describe('Config format version.'),
     model: z.string().min(1).default('gpt-4o').describe('The model the agent calls (selects the tokenizer).'),

@@ -1,56 +1,35 @@
-export { closestMatch, formatIssue, formatPath, levenshtein } from './config-issues.js';
-export {
-  buildConfigJsonSchema,
-  CONFIG_REFERENCE_MARKERS,
-  CONFIG_SCHEMA_ID,
-  injectConfigReference,
-  renderConfigReference,
-} from './config-json-schema.js';
+/**
+ * `agent-compaction/config`: `compact.yaml` / JSON configuration. {@link loadConfig} reads and
+ * validates a file (with `COMPACT_*` environment overrides), {@link resolveConfig} does the
+ * same for an object, and {@link toManagerOptions} turns the result into `CompactManager`
+ * options, importing only the SDKs the config names. Errors are `CompactError` with code
+ * `invalid_config` and one issue per field.
+ *
+ * @example
+ * ```ts
+ * import { CompactManager } from 'agent-compaction';
+ * import { loadConfig, toManagerOptions } from 'agent-compaction/config';
+ *
+ * const manager = new CompactManager(await toManagerOptions(await loadConfig({ file: 'compact.yaml' })));
+ * ```
+ *
+ * @packageDocumentation
+ */
 export {
   CONFIG_VERSION,
-  CONSOLE_FORMATS,
   type CompactConfig,
   type CompactConfigInput,
   compactConfigSchema,
-  DEFAULT_ARIADNE_URL,
-  DEFAULT_STORAGE_PATH,
-  EXPORTER_NAMES,
-  policySchema,
-  redactionSchema,
-  STORAGE_ADAPTERS,
-  SUMMARIZER_PROVIDERS,
-  storageSchema,
-  summarizerSchema,
-  telemetrySchema,
 } from './config-schema.js';
-export {
-  CONFIG_FILE_ENV,
-  ENV_OVERRIDES,
-  type EnvOverride,
-  type EnvOverridesResult,
-  type EnvValueType,
-  readEnvOverrides,
-} from './env-overrides.js';
 export {
   type ConfigOverrides,
   type LoadConfigOptions,
   loadConfig,
-  parseConfigText,
   type ResolveConfigOptions,
   resolveConfig,
 } from './load-config.js';
 export {
-  CONFIG_MIGRATIONS,
-  type ConfigMigration,
-  configVersionOf,
-  migrateConfig,
-  type RawConfig,
-} from './migrate-config.js';
-export {
   type ConfigManagerOptions,
-  exporterNamesOf,
-  type ToManagerOptionsOptions,
-  toCompactPolicy,
+  type ConfigRuntimeOptions,
   toManagerOptions,
-  toRedactionOption,
 } from './to-manager-options.js';

@@ -6,7 +6,6 @@ import { type CompactError, isCompactError } from '../core/errors.js';
 import { closestMatch, levenshtein } from './config-issues.js';
 import { ENV_OVERRIDES, readEnvOverrides } from './env-overrides.js';
 import { loadConfig, parseConfigText, resolveConfig } from './load-config.js';
-import { migrateConfig } from './migrate-config.js';
 
 const FIXTURES = join(import.meta.dirname, '../../test/fixtures/config');
 
@@ -68,7 +67,11 @@ describe('resolveConfig', () => {
     );
     expect(error.message).toBe('compact.yaml: policy.trigger_pct must be between 0 and 1 (got 1.5)');
     expect(error.issues).toEqual([
-      { path: ['policy', 'trigger_pct'], message: 'must be between 0 and 1 (got 1.5)' },
+      {
+        path: ['policy', 'trigger_pct'],
+        message: 'must be between 0 and 1 (got 1.5)',
+        code: 'invalid_config',
+      },
     ]);
     expect(configError(() => resolveConfig({ policy: { trigger_pct: 0 } })).message).toContain(
       'policy.trigger_pct must be between 0 and 1, and not 0',
@@ -125,10 +128,18 @@ describe('resolveConfig', () => {
     );
     expect(error.issues).toEqual(
       expect.arrayContaining([
-        { path: ['modle'], message: 'is not a known key (did you mean "model"?)' },
-        { path: ['trigger_pct'], message: 'is not a known key (did you mean policy.trigger_pct?)' },
-        { path: ['policy', 'stratgy'], message: 'is not a known key (did you mean "strategy"?)' },
-        { path: ['telemetry', 'zzzzzzzz'], message: 'is not a known key' },
+        { path: ['modle'], message: 'is not a known key (did you mean "model"?)', code: 'invalid_config' },
+        {
+          path: ['trigger_pct'],
+          message: 'is not a known key (did you mean policy.trigger_pct?)',
+          code: 'invalid_config',
+        },
+        {
+          path: ['policy', 'stratgy'],
+          message: 'is not a known key (did you mean "strategy"?)',
+          code: 'invalid_config',
+        },
+        { path: ['telemetry', 'zzzzzzzz'], message: 'is not a known key', code: 'invalid_config' },
       ]),
     );
   });
@@ -285,31 +296,17 @@ describe('resolveConfig', () => {
   });
 });
 
-describe('migrateConfig', () => {
-  it('normalizes the version and rejects newer ones', () => {
-    expect(migrateConfig({ version: '1.0', model: 'x' })).toEqual({ version: 1, model: 'x' });
-    expect(migrateConfig({})).toEqual({ version: 1 });
-    expect(configError(() => resolveConfig({ version: 2 })).message).toBe(
-      'config: version 2 is newer than this package supports (1): upgrade agent-compaction',
+describe('version', () => {
+  it("accepts 1 in the spec's forms and rejects any other", () => {
+    expect(resolveConfig({ version: '1.0', model: 'x' }, { env: {} }).version).toBe(1);
+    expect(resolveConfig({ version: '1' }, { env: {} }).version).toBe(1);
+    expect(resolveConfig({}, { env: {} }).version).toBe(1);
+    expect(configError(() => resolveConfig({ version: 2 }, { env: {} })).message).toContain(
+      'config: version must be 1 (got 2): the file is for a newer agent-compaction',
     );
-    expect(configError(() => resolveConfig({ version: 'one' })).issues[0]?.path).toEqual(['version']);
-  });
-
-  it('runs migrations in order up to the target version', () => {
-    const migrations = [
-      {
-        from: 1,
-        migrate: (config: Record<string, unknown>) => ({ ...config, renamed: config.old, old: undefined }),
-      },
-      { from: 2, migrate: (config: Record<string, unknown>) => ({ ...config, third: true }) },
-    ];
-    expect(migrateConfig({ version: 1, old: 'v' }, migrations, 3)).toEqual({
-      version: 3,
-      renamed: 'v',
-      old: undefined,
-      third: true,
-    });
-    expect(() => migrateConfig({ version: 1 }, [], 2)).toThrow('no migration');
+    const issue = configError(() => resolveConfig({ version: 'one' }, { env: {} })).issues[0];
+    expect(issue?.path).toEqual(['version']);
+    expect(issue?.message).toContain('must be 1');
   });
 });
 

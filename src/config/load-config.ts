@@ -5,7 +5,6 @@ import { CompactError, type CompactIssue } from '../core/errors.js';
 import { configErrorMap, formatIssue, toCompactIssues } from './config-issues.js';
 import { type CompactConfig, type CompactConfigInput, compactConfigSchema } from './config-schema.js';
 import { CONFIG_FILE_ENV, readEnvOverrides } from './env-overrides.js';
-import { migrateConfig, type RawConfig } from './migrate-config.js';
 
 /** A deep partial of the config, in the file's snake_case layout (for programmatic overrides). */
 export type ConfigOverrides = {
@@ -57,14 +56,21 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 }
 
 /** Merges `patch` into `base` (a copy): objects recursively, everything else replaced. */
-function mergeDeep(base: RawConfig, patch: Record<string, unknown>): RawConfig {
-  const out: RawConfig = { ...base };
+function mergeDeep(base: Record<string, unknown>, patch: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...base };
   for (const [key, value] of Object.entries(patch)) {
     if (value === undefined) continue;
     const current = out[key];
     out[key] = isPlainObject(current) && isPlainObject(value) ? mergeDeep(current, value) : value;
   }
   return out;
+}
+
+/** `version: "1"` and `"1.0"` (the spec's form) mean 1; the schema then requires `version` to be 1. */
+function withNumericVersion(raw: Record<string, unknown>): Record<string, unknown> {
+  const { version } = raw;
+  if (typeof version !== 'string' || !/^\d+(?:\.0+)?$/.test(version.trim())) return raw;
+  return { ...raw, version: Number(version) };
 }
 
 function invalid(source: string, issues: CompactIssue[]): CompactError {
@@ -92,17 +98,10 @@ export function resolveConfig(raw: unknown = {}, options: ResolveConfigOptions =
   if (!isPlainObject(raw)) {
     throw invalid(source, [{ path: [], message: 'must be a mapping of keys to values' }]);
   }
-  let migrated: RawConfig;
-  try {
-    migrated = migrateConfig(raw);
-  } catch (error) {
-    if (error instanceof CompactError) throw invalid(source, error.issues);
-    throw error;
-  }
   const env = options.env
     ? readEnvOverrides(options.env)
     : { values: {}, origins: new Map<string, string>() };
-  let merged = mergeDeep(migrated, env.values);
+  let merged = mergeDeep(withNumericVersion(raw), env.values);
   if (options.overrides) merged = mergeDeep(merged, options.overrides as Record<string, unknown>);
   const result = compactConfigSchema.safeParse(merged, { error: configErrorMap });
   if (!result.success) {

@@ -25,8 +25,11 @@ export interface ConfigManagerOptions {
   redactSummarizerInput?: boolean;
 }
 
-/** Options of {@link toManagerOptions}. */
-export interface ToManagerOptionsOptions {
+/**
+ * What {@link toManagerOptions} takes beside the config: what a file cannot hold (clients, model
+ * objects, extra exporters) and the environment the API keys are read from.
+ */
+export interface ConfigRuntimeOptions {
   /**
    * Environment used to read the summarizer's API key (`summarizer.api_key_env`).
    * @default process.env
@@ -154,7 +157,7 @@ async function buildStorage(config: CompactConfig): Promise<StorageAdapter | und
  */
 async function buildSummarizer(
   config: CompactConfig,
-  options: ToManagerOptionsOptions,
+  options: ConfigRuntimeOptions,
 ): Promise<Summarizer | undefined> {
   if (options.summarizer) return options.summarizer;
   const inner = await buildLlmSummarizer(config, options);
@@ -166,7 +169,7 @@ async function buildSummarizer(
 
 async function buildLlmSummarizer(
   config: CompactConfig,
-  options: ToManagerOptionsOptions,
+  options: ConfigRuntimeOptions,
 ): Promise<Summarizer | undefined> {
   const { summarizer } = config;
   const env = options.env ?? process.env;
@@ -264,7 +267,7 @@ async function buildLlmSummarizer(
  */
 export async function toManagerOptions(
   config: CompactConfig,
-  options: ToManagerOptionsOptions = {},
+  options: ConfigRuntimeOptions = {},
 ): Promise<ConfigManagerOptions> {
   const summarizer = await buildSummarizer(config, options);
   const storage = options.storage ?? (await buildStorage(config));

@@ -14,6 +14,21 @@ const MARKER = Symbol.for('agent-compaction.error');
  * - `missing_dependency`: an optional peer package is not installed.
  * - `aborted`: the caller aborted the operation through its `AbortSignal`.
  * - `concurrent_compaction`: the session's stored state kept changing under a compaction.
+ * - `invalid_argument`: a function of this package was called with a bad argument.
+ *
+ * Codes that only appear as `errorType` of `compact.error` events (recovered conditions, never
+ * thrown):
+ *
+ * - `circuit_open` / `circuit_half_open`: the summarizer's circuit breaker skipped the LLM.
+ * - `redaction_disabled`: redaction is off, so events and archives carry raw text.
+ * - `session_mismatch`: stored state belongs to another session and was ignored.
+ *
+ * @example
+ * ```ts
+ * manager.on('compact.error', (event) => {
+ *   if (event.properties.errorType === 'summarizer_timeout') metrics.increment('summary.timeout');
+ * });
+ * ```
  */
 export type CompactErrorCode =
   | 'insufficient_budget'
@@ -26,7 +41,12 @@ export type CompactErrorCode =
   | 'storage_failed'
   | 'missing_dependency'
   | 'aborted'
-  | 'concurrent_compaction';
+  | 'concurrent_compaction'
+  | 'invalid_argument'
+  | 'circuit_open'
+  | 'circuit_half_open'
+  | 'redaction_disabled'
+  | 'session_mismatch';
 
 /** One problem found while validating input or configuration. */
 export interface CompactIssue {
@@ -34,6 +54,8 @@ export interface CompactIssue {
   path: (string | number)[];
   /** What is wrong, in one sentence. */
   message: string;
+  /** The code of the error the issue belongs to; {@link CompactError} fills it in when absent. */
+  code?: CompactErrorCode;
 }
 
 /** Options of {@link CompactError}. */
@@ -57,15 +79,15 @@ export interface CompactErrorOptions {
 export class CompactError extends Error {
   /** Machine-readable reason. */
   readonly code: CompactErrorCode;
-  /** Individual problems (validation errors), each with its path. */
-  readonly issues: CompactIssue[];
+  /** Individual problems (validation errors), each with its path and code. */
+  readonly issues: (CompactIssue & { code: CompactErrorCode })[];
   readonly [MARKER] = true;
 
   constructor(code: CompactErrorCode, message: string, options: CompactErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = new.target.name;
     this.code = code;
-    this.issues = options.issues ?? [];
+    this.issues = (options.issues ?? []).map((issue) => ({ ...issue, code: issue.code ?? code }));
   }
 }
 

@@ -2,6 +2,7 @@
  * Trace events. Every decision the engine takes is one event; exporters (console,
  * Ariadne, OpenTelemetry, Langfuse) and archives consume the same objects.
  */
+import type { CompactErrorCode } from './errors.js';
 
 /** Token counts by part of the request. */
 export interface TokenBreakdown {
@@ -95,7 +96,8 @@ export interface CompactEventProperties {
     pinnedLabels: string[];
   };
   'compact.error': {
-    errorType: string;
+    /** What went wrong, from the library's one vocabulary of snake_case codes. */
+    errorType: CompactErrorCode;
     message: string;
     /** What was done instead: `embedded`, `pruning-only`, `original`, `none`, ... */
     fallback: string;

@@ -33,7 +33,7 @@ describe('MemorySessionStore', () => {
       .catch((e: unknown) => e);
     expect(isCompactError(error, 'invalid_config')).toBe(true);
     expect((error as { issues: unknown }).issues).toEqual([
-      { path: ['state', 'version'], message: 'must be a whole number >= 0' },
+      { path: ['state', 'version'], message: 'must be a whole number >= 0', code: 'invalid_config' },
     ]);
     const ttl = await store.acquireLock('s', -5).catch((e: unknown) => e);
     expect(isCompactError(ttl, 'invalid_config') && ttl.issues[0]?.path).toEqual(['ttlMs']);

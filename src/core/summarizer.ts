@@ -1,3 +1,4 @@
+import type { CompactErrorCode } from './errors.js';
 import type { CompactMessage } from './message.js';
 
 /** The built-in summarization strategies. */
@@ -49,7 +50,8 @@ export interface SummarizerCircuitReport {
 
 /** A recovered failure inside a summarizer, reported as a `compact.error` event. */
 export interface SummarizerErrorReport {
-  errorType: string;
+  /** One of the library's codes (`summarizer_timeout`, `summarizer_refused`, `summary_too_long`, ...). */
+  errorType: CompactErrorCode;
   message: string;
   fallback: string;
   context?: Record<string, unknown>;

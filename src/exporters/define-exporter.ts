@@ -1,3 +1,4 @@
+import { CompactError } from '../core/errors.js';
 import type { AnyCompactEvent, EventExporter } from '../core/events.js';
 
 /**
@@ -55,7 +56,9 @@ export interface ExporterDefinition {
  */
 export function defineExporter(definition: ExporterDefinition): EventExporter {
   if (typeof definition.name !== 'string' || definition.name === '') {
-    throw new TypeError('defineExporter: name must be a non-empty string');
+    throw new CompactError('invalid_argument', 'defineExporter: name must be a non-empty string', {
+      issues: [{ path: ['name'], message: 'must be a non-empty string' }],
+    });
   }
   const report =
     definition.onError ??

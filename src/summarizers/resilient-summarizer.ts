@@ -1,4 +1,4 @@
-import { CompactError, isCompactError } from '../core/errors.js';
+import { CompactError, type CompactErrorCode, isCompactError } from '../core/errors.js';
 import type { SummarizeRequest, SummarizeResult, Summarizer } from '../core/summarizer.js';
 import {
   checkSummaryOutput,
@@ -208,7 +208,12 @@ async function attempt(
   request: SummarizeRequest,
   settings: ReturnType<typeof resolveOptions>,
 ): Promise<SummarizeResult> {
-  const report = (errorType: string, message: string, fallback: string, context: Record<string, unknown>) =>
+  const report = (
+    errorType: CompactErrorCode,
+    message: string,
+    fallback: string,
+    context: Record<string, unknown>,
+  ) =>
     request.reportError?.({ errorType, message, fallback, context: { summarizer: inner.name, ...context } });
   const deadline = Date.now() + settings.totalTimeoutMs;
   let strategy = request.strategy;

@@ -26,7 +26,7 @@ export interface AriadneIssue {
 export type StoredAriadneEvent = Record<string, unknown> & { type: 'trace' | 'span'; trace_id: string };
 
 /** One request the receiver saw. */
-export interface RecordedRequest {
+export interface AriadneRequest {
   method: string;
   path: string;
   headers: Record<string, string | string[] | undefined>;
@@ -52,7 +52,7 @@ export interface AriadneTestServer {
   /** Every event accepted, in order. */
   readonly events: StoredAriadneEvent[];
   /** Every request received, in order. */
-  readonly requests: RecordedRequest[];
+  readonly requests: AriadneRequest[];
   /** Changes the answer delay of later requests. */
   setDelay(ms: number): void;
   close(): Promise<void>;
@@ -188,11 +188,11 @@ export async function startAriadneTestServer(
 ): Promise<AriadneTestServer> {
   let delayMs = options.delayMs ?? 0;
   const events: StoredAriadneEvent[] = [];
-  const requests: RecordedRequest[] = [];
+  const requests: AriadneRequest[] = [];
   const subscribers = new Set<Subscriber>();
   const timers = new Set<ReturnType<typeof setTimeout>>();
 
-  const ingest = async (request: IncomingMessage, response: ServerResponse, record: RecordedRequest) => {
+  const ingest = async (request: IncomingMessage, response: ServerResponse, record: AriadneRequest) => {
     const chunks: Buffer[] = [];
     let size = 0;
     let tooLarge = false;
@@ -272,7 +272,7 @@ export async function startAriadneTestServer(
 
   const server: Server = createServer((request, response) => {
     const url = new URL(request.url ?? '/', 'http://127.0.0.1');
-    const record: RecordedRequest = {
+    const record: AriadneRequest = {
       method: request.method ?? 'GET',
       path: url.pathname,
       headers: { ...request.headers },

@@ -17,6 +17,7 @@ export {
 export {
   ARIADNE_MAX_BODY_BYTES,
   type AriadneIssue,
+  type AriadneRequest,
   type AriadneSubscription,
   type AriadneTestServer,
   type AriadneTestServerOptions,

@@ -34,15 +34,10 @@ import {
   compactionInputFilter,
 } from '../../src/adapters/openai-agents/index.js';
 import { loadConfig, toManagerOptions } from '../../src/config/index.js';
-import {
-  ariadneExporter,
-  type CompactionResult,
-  CompactManager,
-  consoleExporter,
-  fsStorage,
-  resilientSummarizer,
-  type WithMeta,
-} from '../../src/index.js';
+import { ariadneExporter, consoleExporter } from '../../src/exporters/index.js';
+import { type CompactionResult, CompactManager, type WithMeta } from '../../src/index.js';
+import { fsStorage } from '../../src/storage/fs/index.js';
+import { resilientSummarizer } from '../../src/summarizers/index.js';
 import { openaiSummarizer } from '../../src/summarizers/openai/index.js';
 
 declare const sessionId: string;

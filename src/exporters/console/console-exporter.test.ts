@@ -139,6 +139,11 @@ describe('defineExporter', () => {
       process.stderr.write = original;
     }
     expect(written).toEqual(['[webhook] 502 from upstream\n', '[webhook] already closed\n']);
-    expect(() => defineExporter({ name: '', export: () => {} })).toThrow(TypeError);
+    expect(() => defineExporter({ name: '', export: () => {} })).toThrow(
+      expect.objectContaining({
+        code: 'invalid_argument',
+        issues: [expect.objectContaining({ path: ['name'] })],
+      }),
+    );
   });
 });

@@ -141,7 +141,7 @@ function scriptRunner(options: RedisSessionStoreOptions) {
  *
  * @example
  * ```ts
- * import { redisSessionStore } from 'agent-compaction/redis';
+ * import { redisSessionStore } from 'agent-compaction/storage/redis';
  * const store = redisSessionStore({ url: process.env.REDIS_URL });
  * const manager = new CompactManager({ model: 'gpt-4o', store });
  * ```

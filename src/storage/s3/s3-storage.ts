@@ -77,7 +77,7 @@ export interface S3StorageOptions {
  *
  * @example
  * ```ts
- * import { s3Storage } from 'agent-compaction/s3';
+ * import { s3Storage } from 'agent-compaction/storage/s3';
  * const storage = s3Storage({ bucket: 'agent-archive', prefix: 'compaction', kmsKeyId: 'alias/agent-archive' });
  * ```
  */

@@ -1,0 +1,68 @@
+/**
+ * The API report: every public entry's declarations, from the built .d.ts files, checked in
+ * under api/ so that every change to the surface shows in review. After a deliberate change:
+ * `npx vitest run test/package/api-report.test.ts -u`.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import ts from 'typescript';
+import { beforeAll, describe, expect, it } from 'vitest';
+
+const root = join(import.meta.dirname, '..', '..');
+const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
+  name: string;
+  exports: Record<string, string | { types: string; import: string }>;
+};
+const entries = Object.entries(pkg.exports).flatMap(([subpath, target]) =>
+  typeof target === 'string' ? [] : [{ subpath, types: join(root, target.types) }],
+);
+
+beforeAll(() => {
+  if (!existsSync(join(root, 'dist/index.d.ts')))
+    execFileSync(join(root, 'node_modules/.bin/tsc'), ['-p', 'tsconfig.build.json'], { cwd: root });
+}, 120_000);
+
+/** The declaration text of one exported symbol (no comments, one space for any run of whitespace). */
+function declarationText(declaration: ts.Declaration): string {
+  const node = ts.isVariableDeclaration(declaration) ? declaration.parent.parent : declaration;
+  const printer = ts.createPrinter({ removeComments: true });
+  return printer.printNode(ts.EmitHint.Unspecified, node, declaration.getSourceFile()).trim();
+}
+
+/** The report of one entry: every export, sorted by name, with its declaration(s). */
+function report(program: ts.Program, file: string, title: string): string {
+  const checker = program.getTypeChecker();
+  const source = program.getSourceFile(file);
+  if (!source) throw new Error(`${file} is not built`);
+  const module = checker.getSymbolAtLocation(source);
+  const lines = [`# ${title}`, ''];
+  const exports = module ? checker.getExportsOfModule(module) : [];
+  for (const symbol of [...exports].sort((a, b) => a.name.localeCompare(b.name))) {
+    const target = symbol.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(symbol) : symbol;
+    const kind = target.flags & ts.SymbolFlags.Value ? 'value' : 'type';
+    lines.push(`## ${symbol.name} (${kind})`, '', '```ts');
+    for (const declaration of target.declarations ?? []) lines.push(declarationText(declaration));
+    lines.push('```', '');
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+describe('API report', () => {
+  let built: ts.Program | undefined;
+  const program = () =>
+    (built ??= ts.createProgram(
+      entries.map((entry) => entry.types),
+      {
+        module: ts.ModuleKind.NodeNext,
+        moduleResolution: ts.ModuleResolutionKind.NodeNext,
+        skipLibCheck: true,
+      },
+    ));
+
+  it.each(entries)('$subpath matches api/', async ({ subpath, types }) => {
+    const title = subpath === '.' ? pkg.name : `${pkg.name}${subpath.slice(1)}`;
+    const name = subpath === '.' ? 'index' : subpath.slice(2).replaceAll('/', '-');
+    await expect(report(program(), types, title)).toMatchFileSnapshot(join(root, 'api', `${name}.api.md`));
+  });
+});

@@ -148,7 +148,13 @@ function planSummary(run: CascadeRun, input: CascadeInput, overhead: number): Su
   const budgetRoom = run.budget - fixed - overhead - suffix;
   // The summary may use the room left under the target, or half the room under the budget
   // when that is more: a summary squeezed to nothing loses what later steps ask about.
-  const room = Math.max(targetRoom, Math.floor(budgetRoom / 2), Math.min(64, budgetRoom));
+  // When even the shortest suffix leaves no room (an oversized latest message), the summary
+  // still gets its reserve: level d then cuts the oversized message, which the archive keeps.
+  // (Not when that message is the user's own latest input: it is never cut for the summary.)
+  const squeezed = over(run.budget) && !units[units.length - 1]!.startsTurn;
+  const room = squeezed
+    ? reserve
+    : Math.max(targetRoom, Math.floor(budgetRoom / 2), Math.min(64, budgetRoom));
   const maxTokens = Math.max(16, Math.min(policy.maxSummaryTokens, room));
   return { foldBefore: unpinned[units[start]!.start]!, maxTokens };
 }

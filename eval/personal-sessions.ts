@@ -3,6 +3,7 @@
  * sessions; facts are stated in passing among greetings, reactions, questions and small
  * talk, and the last message asks about them. Each fact's probes must survive compaction.
  */
+import { MONTHS } from '../src/core/embedded-summarizer/segments.js';
 import { seededRandom } from '../src/testing/synthetic-session.js';
 import type { FidelitySession, KeyFact } from './planted-session.js';
 
@@ -19,20 +20,6 @@ export interface PersonalSessionOptions {
 type Random = () => number;
 const pick = <T>(rand: Random, list: readonly T[]): T => list[Math.floor(rand() * list.length)]!;
 const int = (rand: Random, min: number, max: number) => min + Math.floor(rand() * (max - min + 1));
-const MONTHS = [
-  'January',
-  'February',
-  'March',
-  'April',
-  'May',
-  'June',
-  'July',
-  'August',
-  'September',
-  'October',
-  'November',
-  'December',
-];
 
 function formatDate(d: Date): string {
   return `${d.getUTCDate()} ${MONTHS[d.getUTCMonth()]} ${d.getUTCFullYear()}`;

@@ -13,16 +13,13 @@ import type {
 import { newSpanId } from './events.js';
 import { detectFormat, MESSAGE_CODECS } from './formats/detect-format.js';
 import type { MessageCodec } from './formats/message-codec.js';
-import {
-  type CompactionResult,
-  type CompactManagerOptions,
-  type CompactOptions,
-  DEFAULT_MAX_CONTEXT_TOKENS,
-  DEFAULT_MODEL,
-  DEFAULT_SUMMARIZER_TIMEOUT_MS,
-  type PreflightOptions,
-  type ReportedUsage,
-  type TokenEstimate,
+import type {
+  CompactionResult,
+  CompactManagerOptions,
+  CompactOptions,
+  PreflightOptions,
+  ReportedUsage,
+  TokenEstimate,
 } from './manager-options.js';
 import type { MessageFormat } from './message.js';
 import { entryTokens, MessageIndex } from './message-index.js';
@@ -45,13 +42,15 @@ import {
   prepareRequest,
 } from './preflight/prepare-request.js';
 import { RewriteCache } from './preflight/realize-rewrite.js';
-import { finishCompaction, untriggeredResult } from './preflight/run-preflight.js';
+import { finishCompaction } from './preflight/run-preflight.js';
 import { preparedKey } from './preflight/shared-preparation.js';
-import { createRedactor, type Redactor } from './redactor.js';
+import { untriggeredResult } from './preflight/untriggered-result.js';
+import type { Redactor } from './redactor.js';
+import { resolveSettings } from './resolve-settings.js';
 import { SessionArchive } from './session-archive.js';
 import { MemorySessionStore, type SessionState, type SessionStore } from './session-store.js';
 import type { Summarizer } from './summarizer.js';
-import { modelInfo, type TokenCounter, tokenCounterFor } from './token-counter.js';
+import { type TokenCounter, tokenCounterFor } from './token-counter.js';
 
 export {
   type AgentCompactorOptions,
@@ -112,38 +111,16 @@ export class CompactManager {
   readonly #lockTtlMs: number | undefined;
 
   constructor(options: CompactManagerOptions = {}) {
-    if (options === null || typeof options !== 'object') throw invalidConfig('options', 'must be an object');
-    this.model = options.model ?? DEFAULT_MODEL;
-    if (typeof this.model !== 'string' || this.model === '')
-      throw invalidConfig('model', 'must be a non-empty string');
-    const maxContext =
-      options.maxContextTokens ?? modelInfo(this.model).contextWindow ?? DEFAULT_MAX_CONTEXT_TOKENS;
-    if (typeof maxContext !== 'number' || !Number.isInteger(maxContext) || maxContext <= 0) {
-      throw invalidConfig('maxContextTokens', `must be a positive integer (got ${String(maxContext)})`);
-    }
-    this.maxContextTokens = maxContext;
-    this.#customStrategies = [...(options.customStrategies ?? [])];
-    const resolved = resolvePolicy(options.policy, this.#customStrategies);
-    // The default buffer scales down for small windows (a 2k local model keeps 200, not 1,500).
-    if (options.policy?.hardCapBuffer === undefined)
-      resolved.hardCapBuffer = Math.min(resolved.hardCapBuffer, Math.floor(maxContext * 0.1));
-    this.policy = Object.freeze(resolved);
-    if (this.policy.hardCapBuffer >= maxContext) {
-      throw invalidConfig('policy.hardCapBuffer', `must be smaller than maxContextTokens (${maxContext})`);
-    }
+    const settings = resolveSettings(options);
+    this.model = settings.model;
+    this.maxContextTokens = settings.maxContextTokens;
+    this.#customStrategies = settings.customStrategies;
+    this.policy = settings.policy;
     this.counter = options.tokenCounter ?? tokenCounterFor(this.model);
     this.store = options.store ?? new MemorySessionStore();
     this.#summarizer = options.summarizer ?? this.#embedded;
-    // One total budget per preflight, shared by the summarizer's attempts and the fallback.
-    const timeoutMs = options.summarizerTimeoutMs ?? DEFAULT_SUMMARIZER_TIMEOUT_MS;
-    if (!(timeoutMs > 0)) throw invalidConfig('summarizerTimeoutMs', 'must be a positive number');
-    const redaction = options.redaction ?? true;
-    this.#redact =
-      redaction === false
-        ? undefined
-        : typeof redaction === 'function'
-          ? redaction
-          : createRedactor(redaction === true ? {} : redaction);
+    const timeoutMs = settings.summarizerTimeoutMs;
+    this.#redact = settings.redact;
     this.#bus = new EventBus(options.exporters ?? [], options.exportQueue, this.#redact);
     warnUnknownModel(this.#bus, this.model, options.maxContextTokens !== undefined);
     this.#deps = {

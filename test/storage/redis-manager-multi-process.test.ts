@@ -4,33 +4,24 @@
  * replica answers with that version, and a replica killed while summarizing blocks the
  * others no longer than the lock's time to live.
  */
+
 import { type ChildProcess, fork } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { redisSessionStore } from '../../src/storage/redis/index.js';
 import { type RedisTestServer, startRedisServer } from '../support/redis-server.js';
 import type { ManagerWorkerReport } from './support/manager-worker.js';
+import { ReportInbox } from './support/report-inbox.js';
 
 const WORKER = new URL('./support/manager-worker.ts', import.meta.url).pathname;
 const TTL_MS = 1000;
 const keyPrefix = `managers:${randomUUID()}:`;
 let server: RedisTestServer;
 const children = new Map<string, ChildProcess>();
-const reports: ManagerWorkerReport[] = [];
-const listeners = new Set<() => void>();
+const inbox = new ReportInbox<ManagerWorkerReport>();
+const reports = inbox.reports;
 
-function until(match: (report: ManagerWorkerReport) => boolean): Promise<ManagerWorkerReport> {
-  return new Promise((resolve) => {
-    const check = () => {
-      const found = reports.find(match);
-      if (!found) return;
-      listeners.delete(check);
-      resolve(found);
-    };
-    listeners.add(check);
-    check();
-  });
-}
+const until = inbox.until.bind(inbox);
 
 async function startWorker(id: string, summarizeMs: number): Promise<void> {
   const child = fork(WORKER, [], {
@@ -46,8 +37,7 @@ async function startWorker(id: string, summarizeMs: number): Promise<void> {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   child.on('message', (report: ManagerWorkerReport) => {
-    reports.push(report);
-    for (const listener of [...listeners]) listener();
+    inbox.push(report);
   });
   children.set(id, child);
   await until((r) => r.type === 'ready' && r.worker === id);

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { redisSessionStore } from '../../src/storage/redis/index.js';
 import { type RedisTestServer, startRedisServer } from '../support/redis-server.js';
+import { ReportInbox } from './support/report-inbox.js';
 import { SESSION, type TriggerMessage, type WorkerReport } from './support/session-worker-protocol.js';
 
 const WORKER = new URL('./support/session-worker.ts', import.meta.url).pathname;
@@ -11,24 +12,10 @@ const TTL_MS = 1000;
 let server: RedisTestServer;
 const keyPrefix = `multi:${randomUUID()}:`;
 const children = new Map<string, ChildProcess>();
-const reports: WorkerReport[] = [];
-const listeners = new Set<() => void>();
+const inbox = new ReportInbox<WorkerReport>();
+const reports = inbox.reports;
 
-/** Resolves with the first report (already received or to come) that matches. */
-function until<T extends WorkerReport>(match: (report: WorkerReport) => report is T): Promise<T>;
-function until(match: (report: WorkerReport) => boolean): Promise<WorkerReport>;
-function until(match: (report: WorkerReport) => boolean): Promise<WorkerReport> {
-  return new Promise((resolve) => {
-    const check = () => {
-      const found = reports.find(match);
-      if (!found) return;
-      listeners.delete(check);
-      resolve(found);
-    };
-    listeners.add(check);
-    check();
-  });
-}
+const until = inbox.until.bind(inbox);
 
 async function startWorker(id: string): Promise<void> {
   const child = fork(WORKER, [], {
@@ -37,8 +24,7 @@ async function startWorker(id: string): Promise<void> {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   child.on('message', (report: WorkerReport) => {
-    reports.push(report);
-    for (const listener of [...listeners]) listener();
+    inbox.push(report);
   });
   children.set(id, child);
   await until((r) => r.type === 'ready' && r.worker === id);

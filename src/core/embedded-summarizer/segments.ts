@@ -7,7 +7,8 @@
 import type { CompactMessage } from '../message.js';
 import { type Segment, UNDATED_LABEL } from './types.js';
 
-const MONTHS = [
+/** Month names, January first (dates in segments and stamps). */
+export const MONTHS = [
   'January',
   'February',
   'March',

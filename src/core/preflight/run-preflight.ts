@@ -2,162 +2,27 @@
  * Steps 5 to 7 of a triggered preflight: archive the transcript, run the cascade, archive
  * the originals of what it cleared, shortened, cut or summarized, store the new state (a
  * compare-and-set), then emit the events and assemble the request. The untriggered answer
- * is assembled here too.
+ * is in untriggered-result.ts, the archived originals in archive-originals.ts.
  */
 import { CompactError, isCompactError } from '../errors.js';
 import type { EventTiming } from '../event-bus.js';
 import type { CompactionResult } from '../manager-options.js';
-import { formatSummaryText, type MessageFormat } from '../message.js';
-import type { IndexedMessage } from '../message-index.js';
+import { formatSummaryText } from '../message.js';
 import type { SessionRewrite, SessionState } from '../session-store.js';
-import type { ArchivedArtifact } from '../storage-adapter.js';
+import { artifactsOf } from './archive-originals.js';
 import { assemble } from './assemble.js';
 import type { PreparedSummary } from './background-preparation.js';
 import type { LevelReport } from './cascade/cascade-types.js';
 import type { PipelineDeps, PreparedRequest } from './prepare-request.js';
-import type { AssembledCache, SessionView, ViewEntry } from './resume-view.js';
 import { type CascadeInput, type CascadeResult, runCascade } from './run-cascade.js';
 import { checkSummaryOutput } from './summary-output.js';
 import { swapPrepared } from './swap-prepared.js';
+import { keptCounts } from './untriggered-result.js';
 
 /** A compaction that landed in the store. */
 export interface Compacted {
   cascade: CascadeResult;
   state: SessionState;
-}
-
-function keptCounts(entries: readonly ViewEntry[]) {
-  let pinned = 0;
-  let recentTurns = 0;
-  const rounds = new Set<number>();
-  for (const entry of entries) {
-    const parsed = entry.item.entry.parsed;
-    if (entry.pinned) pinned++;
-    else if (parsed.role === 'user' && parsed.toolResults.length === 0) recentTurns++;
-    if (!entry.pinned && entry.round >= 0 && (parsed.toolCalls.length > 0 || parsed.toolResults.length > 0))
-      rounds.add(entry.round);
-  }
-  return { pinned, recentTurns, toolPairs: rounds.size };
-}
-
-/**
- * The view assembled, from the cache when the view only grew since: new entries go at the end
- * (after the summary, or in history order without one), so the cached request is extended.
- */
-function assembledView(view: SessionView, summaryWire: unknown, format: MessageFormat): AssembledCache {
-  const cache = view.assembled;
-  const entries = view.entries;
-  // Without any unpinned entry yet, a new pinned one would go to the head: rebuild then.
-  const extendable =
-    cache !== undefined &&
-    cache.summaryWire === summaryWire &&
-    cache.count <= entries.length &&
-    (summaryWire === undefined || cache.wires.length > cache.pinned + 1);
-  if (!extendable) {
-    view.assembled = {
-      summaryWire,
-      count: entries.length,
-      wires: assemble(entries, summaryWire, format),
-      pinned: entries.reduce((n, entry) => n + (entry.pinned ? 1 : 0), 0),
-    };
-    return view.assembled;
-  }
-  for (let k = cache.count; k < entries.length; k++) {
-    cache.wires.push(entries[k]!.wire);
-    if (entries[k]!.pinned) cache.pinned++;
-  }
-  cache.count = entries.length;
-  return cache;
-}
-
-/** The answer of a call that did not trigger: the view as it stands. */
-export function untriggeredResult<M>(deps: PipelineDeps, prepared: PreparedRequest): CompactionResult<M> {
-  const { view, codec } = prepared;
-  deps.calibration.noteSent(prepared.key, prepared.localTokensBefore);
-  const summaryWire = view.version > 0 ? prepared.summaryWire : undefined;
-  const assembled = assembledView(view, summaryWire, codec.format);
-  const result: CompactionResult<M> = {
-    messages: assembled.wires.slice() as M[],
-    applied: false,
-    reason: prepared.decision.reason,
-    tokensBefore: prepared.tokensBefore,
-    tokensAfter: prepared.tokensBefore,
-    budget: prepared.decision.budget,
-    kept: { pinned: assembled.pinned, recentTurns: 0, toolPairs: 0 },
-    prunedCount: 0,
-    version: view.version,
-    format: codec.format,
-    levels: [],
-    repairs: prepared.repairs,
-  };
-  if (summaryWire !== undefined && view.previousSummary !== undefined) {
-    result.summary = {
-      text: formatSummaryText(view.version, view.previousSummary),
-      version: view.version,
-      tokens: prepared.summaryTokens,
-      summarizer: view.mismatch ? 'unknown' : (view.state?.summary?.summarizer ?? 'unknown'),
-    };
-  }
-  return result;
-}
-
-/** The text an archived original holds. */
-function originalText(item: IndexedMessage, kind: SessionRewrite['kind']): string {
-  const parsed = item.entry.parsed;
-  if (kind === 'cleared') return parsed.toolResults.map((result) => result.output).join('\n\n');
-  if (kind === 'shortened')
-    return parsed.toolCalls.map((call) => `${call.name}(${call.arguments})`).join('\n\n');
-  return [
-    parsed.text,
-    ...parsed.toolCalls.map((c) => `${c.name}(${c.arguments})`),
-    ...parsed.toolResults.map((r) => r.output),
-  ]
-    .filter((text) => text !== '')
-    .join('\n\n');
-}
-
-/** The folded messages as a plain transcript (what `sum-vN` holds). */
-function renderFolded(items: readonly IndexedMessage[]): string {
-  const lines: string[] = [];
-  for (const item of items) {
-    const parsed = item.entry.parsed;
-    if (parsed.text !== '') lines.push(`[${item.index}] ${parsed.role}: ${parsed.text}`);
-    for (const call of parsed.toolCalls) lines.push(`[${item.index}] call ${call.name}(${call.arguments})`);
-    for (const result of parsed.toolResults) lines.push(`[${item.index}] result: ${result.output}`);
-  }
-  return lines.join('\n');
-}
-
-function artifactsOf(
-  cascade: CascadeResult,
-  version: number,
-): Omit<ArchivedArtifact, 'sessionId' | 'createdAt'>[] {
-  const latest = new Map<string, (typeof cascade.rewrites)[number]>();
-  for (const rewrite of cascade.rewrites) latest.set(rewrite.rewrite.ref, rewrite);
-  const artifacts: Omit<ArchivedArtifact, 'sessionId' | 'createdAt'>[] = [...latest.values()].map(
-    ({ item, rewrite, toolName }) => ({
-      ref: rewrite.ref,
-      kind:
-        rewrite.kind === 'cleared'
-          ? 'tool_result'
-          : rewrite.kind === 'shortened'
-            ? 'tool_arguments'
-            : 'message',
-      text: originalText(item, rewrite.kind),
-      ...(toolName ? { toolName } : {}),
-      messageIndex: item.index,
-      step: version,
-    }),
-  );
-  if (cascade.summary && cascade.folded.length > 0) {
-    artifacts.push({
-      ref: `sum-v${cascade.summary.version}`,
-      kind: 'summarized',
-      text: renderFolded(cascade.folded),
-      step: cascade.summary.version,
-    });
-  }
-  return artifacts;
 }
 
 /** The state after the cascade. */

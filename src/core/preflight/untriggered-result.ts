@@ -1,0 +1,84 @@
+/**
+ * The answer of a call that did not trigger: the view as it stands, assembled from a cache
+ * that warm calls extend instead of rebuilding.
+ */
+import type { CompactionResult } from '../manager-options.js';
+import { formatSummaryText, type MessageFormat } from '../message.js';
+import { assemble } from './assemble.js';
+import type { PipelineDeps, PreparedRequest } from './prepare-request.js';
+import type { AssembledCache, SessionView, ViewEntry } from './resume-view.js';
+
+export function keptCounts(entries: readonly ViewEntry[]) {
+  let pinned = 0;
+  let recentTurns = 0;
+  const rounds = new Set<number>();
+  for (const entry of entries) {
+    const parsed = entry.item.entry.parsed;
+    if (entry.pinned) pinned++;
+    else if (parsed.role === 'user' && parsed.toolResults.length === 0) recentTurns++;
+    if (!entry.pinned && entry.round >= 0 && (parsed.toolCalls.length > 0 || parsed.toolResults.length > 0))
+      rounds.add(entry.round);
+  }
+  return { pinned, recentTurns, toolPairs: rounds.size };
+}
+
+/**
+ * The view assembled, from the cache when the view only grew since: new entries go at the end
+ * (after the summary, or in history order without one), so the cached request is extended.
+ */
+function assembledView(view: SessionView, summaryWire: unknown, format: MessageFormat): AssembledCache {
+  const cache = view.assembled;
+  const entries = view.entries;
+  // Without any unpinned entry yet, a new pinned one would go to the head: rebuild then.
+  const extendable =
+    cache !== undefined &&
+    cache.summaryWire === summaryWire &&
+    cache.count <= entries.length &&
+    (summaryWire === undefined || cache.wires.length > cache.pinned + 1);
+  if (!extendable) {
+    view.assembled = {
+      summaryWire,
+      count: entries.length,
+      wires: assemble(entries, summaryWire, format),
+      pinned: entries.reduce((n, entry) => n + (entry.pinned ? 1 : 0), 0),
+    };
+    return view.assembled;
+  }
+  for (let k = cache.count; k < entries.length; k++) {
+    cache.wires.push(entries[k]!.wire);
+    if (entries[k]!.pinned) cache.pinned++;
+  }
+  cache.count = entries.length;
+  return cache;
+}
+
+/** The answer of a call that did not trigger: the view as it stands. */
+export function untriggeredResult<M>(deps: PipelineDeps, prepared: PreparedRequest): CompactionResult<M> {
+  const { view, codec } = prepared;
+  deps.calibration.noteSent(prepared.key, prepared.localTokensBefore);
+  const summaryWire = view.version > 0 ? prepared.summaryWire : undefined;
+  const assembled = assembledView(view, summaryWire, codec.format);
+  const result: CompactionResult<M> = {
+    messages: assembled.wires.slice() as M[],
+    applied: false,
+    reason: prepared.decision.reason,
+    tokensBefore: prepared.tokensBefore,
+    tokensAfter: prepared.tokensBefore,
+    budget: prepared.decision.budget,
+    kept: { pinned: assembled.pinned, recentTurns: 0, toolPairs: 0 },
+    prunedCount: 0,
+    version: view.version,
+    format: codec.format,
+    levels: [],
+    repairs: prepared.repairs,
+  };
+  if (summaryWire !== undefined && view.previousSummary !== undefined) {
+    result.summary = {
+      text: formatSummaryText(view.version, view.previousSummary),
+      version: view.version,
+      tokens: prepared.summaryTokens,
+      summarizer: view.mismatch ? 'unknown' : (view.state?.summary?.summarizer ?? 'unknown'),
+    };
+  }
+  return result;
+}

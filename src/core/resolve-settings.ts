@@ -1,0 +1,66 @@
+/**
+ * The manager's options checked and resolved once, in the constructor: model and window,
+ * the policy (with the default buffer scaled to small windows), the summarizer time budget
+ * and the redactor.
+ */
+import { invalidConfig } from './errors.js';
+import {
+  type CompactManagerOptions,
+  DEFAULT_MAX_CONTEXT_TOKENS,
+  DEFAULT_MODEL,
+  DEFAULT_SUMMARIZER_TIMEOUT_MS,
+} from './manager-options.js';
+import { type CompactPolicy, resolvePolicy } from './policy.js';
+import { createRedactor, type Redactor } from './redactor.js';
+import { modelInfo } from './token-counter.js';
+
+/** What {@link resolveSettings} returns. */
+export interface ManagerSettings {
+  model: string;
+  maxContextTokens: number;
+  customStrategies: string[];
+  policy: Readonly<CompactPolicy>;
+  /** One total budget per preflight, shared by the summarizer's attempts and the fallback. */
+  summarizerTimeoutMs: number;
+  redact: Redactor | undefined;
+}
+
+/** Checks and resolves the options a manager is built from (errors name the field). */
+export function resolveSettings(options: CompactManagerOptions): ManagerSettings {
+  if (options === null || typeof options !== 'object') throw invalidConfig('options', 'must be an object');
+  const model = options.model ?? DEFAULT_MODEL;
+  if (typeof model !== 'string' || model === '') throw invalidConfig('model', 'must be a non-empty string');
+  const maxContextTokens =
+    options.maxContextTokens ?? modelInfo(model).contextWindow ?? DEFAULT_MAX_CONTEXT_TOKENS;
+  if (typeof maxContextTokens !== 'number' || !Number.isInteger(maxContextTokens) || maxContextTokens <= 0) {
+    throw invalidConfig('maxContextTokens', `must be a positive integer (got ${String(maxContextTokens)})`);
+  }
+  const customStrategies = [...(options.customStrategies ?? [])];
+  const policy = resolvePolicy(options.policy, customStrategies);
+  // The default buffer scales down for small windows (a 2k local model keeps 200, not 1,500).
+  if (options.policy?.hardCapBuffer === undefined)
+    policy.hardCapBuffer = Math.min(policy.hardCapBuffer, Math.floor(maxContextTokens * 0.1));
+  if (policy.hardCapBuffer >= maxContextTokens) {
+    throw invalidConfig(
+      'policy.hardCapBuffer',
+      `must be smaller than maxContextTokens (${maxContextTokens})`,
+    );
+  }
+  const summarizerTimeoutMs = options.summarizerTimeoutMs ?? DEFAULT_SUMMARIZER_TIMEOUT_MS;
+  if (!(summarizerTimeoutMs > 0)) throw invalidConfig('summarizerTimeoutMs', 'must be a positive number');
+  const redaction = options.redaction ?? true;
+  const redact =
+    redaction === false
+      ? undefined
+      : typeof redaction === 'function'
+        ? redaction
+        : createRedactor(redaction === true ? {} : redaction);
+  return {
+    model,
+    maxContextTokens,
+    customStrategies,
+    policy: Object.freeze(policy),
+    summarizerTimeoutMs,
+    redact,
+  };
+}

@@ -14,8 +14,8 @@
 import { resolveConfig } from '../src/config/load-config.js';
 import { toManagerOptions } from '../src/config/to-manager-options.js';
 import { CompactManager } from '../src/core/compact-manager.js';
-import type { AnyCompactEvent } from '../src/core/events.js';
-import { checkSummaryOutput, defuseSummaryMarkup } from '../src/core/summary-guard.js';
+import type { AnyCompactEvent } from '../src/core/events/events.js';
+import { checkSummaryOutput, defuseSummaryMarkup } from '../src/core/summary/summary-guard.js';
 import { resetCircuitBreakers } from '../src/summarizers/circuit-breaker.js';
 import {
   type ProviderHandler,

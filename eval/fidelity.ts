@@ -21,8 +21,8 @@
  */
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { EmbeddedSummarizer } from '../src/core/embedded-summarizer.js';
-import { STRATEGY_NAMES, type StrategyName } from '../src/core/summarizer.js';
+import { EmbeddedSummarizer } from '../src/core/summary/embedded-summarizer.js';
+import { STRATEGY_NAMES, type StrategyName } from '../src/core/summary/summarizer.js';
 import { resilientSummarizer } from '../src/summarizers/resilient-summarizer.js';
 import { agentIdSession } from './agent-id-sessions.js';
 import {

@@ -3,7 +3,7 @@
  * sessions; facts are stated in passing among greetings, reactions, questions and small
  * talk, and the last message asks about them. Each fact's probes must survive compaction.
  */
-import { MONTHS } from '../src/core/embedded-summarizer/segments.js';
+import { MONTHS } from '../src/core/summary/embedded/segments.js';
 import { seededRandom } from '../src/testing/synthetic-session.js';
 import type { FidelitySession, KeyFact } from './planted-session.js';
 

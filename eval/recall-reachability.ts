@@ -226,7 +226,7 @@ async function main(): Promise<void> {
       summarizers: [
         {
           label: 'embedded',
-          summarizer: new (await import('../src/core/embedded-summarizer.js')).EmbeddedSummarizer(),
+          summarizer: new (await import('../src/core/summary/embedded-summarizer.js')).EmbeddedSummarizer(),
         },
       ],
       strategies: ['task_state'],

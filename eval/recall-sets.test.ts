@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { EmbeddedSummarizer } from '../src/core/embedded-summarizer.js';
+import { EmbeddedSummarizer } from '../src/core/summary/embedded-summarizer.js';
 import { agentIdSession } from './agent-id-sessions.js';
 import {
   aggregateRuns,

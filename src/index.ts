@@ -32,7 +32,7 @@ export {
   type ReportedUsage,
   type TokenEstimate,
 } from './core/compact-manager.js';
-export { EmbeddedSummarizer } from './core/embedded-summarizer.js';
+export { EmbeddedSummarizer } from './core/summary/embedded-summarizer.js';
 export {
   CompactError,
   type CompactErrorCode,
@@ -51,8 +51,8 @@ export {
   type KeptCounts,
   type PolicySnapshot,
   type TokenBreakdown,
-} from './core/events.js';
-export type { ExportQueueOptions } from './core/export-queue.js';
+} from './core/events/events.js';
+export type { ExportQueueOptions } from './core/events/export-queue.js';
 export type {
   CompactMessage,
   MessageFormat,
@@ -62,7 +62,7 @@ export type {
   ToolCall,
   ToolResult,
   WithMeta,
-} from './core/message.js';
+} from './core/messages/message.js';
 export type { CompactPolicy } from './core/policy.js';
 export {
   createRedactor,
@@ -70,7 +70,7 @@ export {
   REDACTED,
   type Redactor,
   type RedactorOptions,
-} from './core/redactor.js';
+} from './core/redaction/redactor.js';
 export {
   type UpdateSessionOnceOptions,
   type UpdateSessionOnceResult,
@@ -80,7 +80,7 @@ export {
   type WithSessionLockResult,
   waitForSessionLock,
   withSessionLock,
-} from './core/session-lock.js';
+} from './core/session/session-lock.js';
 export {
   MemorySessionStore,
   type SessionLock,
@@ -89,8 +89,8 @@ export {
   type SessionStore,
   type SessionStoreSetOptions,
   type SessionSummary,
-} from './core/session-store.js';
-export type { ArchivedArtifact, ArchivedSummary, StorageAdapter } from './core/storage-adapter.js';
+} from './core/session/session-store.js';
+export type { ArchivedArtifact, ArchivedSummary, StorageAdapter } from './core/session/storage-adapter.js';
 export type {
   StrategyName,
   SummarizeRequest,
@@ -98,6 +98,6 @@ export type {
   Summarizer,
   SummarizerCircuitReport,
   SummarizerErrorReport,
-} from './core/summarizer.js';
-export type { TokenCounter } from './core/token-counter.js';
+} from './core/summary/summarizer.js';
+export type { TokenCounter } from './core/counting/token-counter.js';
 export { type MemoryArchiveSession, type MemoryStorage, memoryStorage } from './storage/memory/index.js';

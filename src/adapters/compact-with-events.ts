@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { CompactionResult, CompactManager, CompactOptions } from '../core/compact-manager.js';
-import type { AnyCompactEvent, CompactEvent } from '../core/events.js';
+import type { CompactManager } from '../core/compact-manager.js';
+import type { CompactionResult, CompactOptions } from '../core/manager-options.js';
+import type { AnyCompactEvent, CompactEvent } from '../core/events/events.js';
 
 const capture = new AsyncLocalStorage<AnyCompactEvent[]>();
 const subscribed = new WeakSet<CompactManager>();

@@ -1,4 +1,4 @@
-import type { CompactManagerOptions } from '../core/compact-manager.js';
+import type { CompactManagerOptions } from '../core/manager-options.js';
 
 /**
  * Manager options from a config file and `COMPACT_*` environment variables (the config

@@ -1,10 +1,11 @@
 import { writeFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { CompactManager, type CompactManagerOptions } from '../core/compact-manager.js';
+import { CompactManager } from '../core/compact-manager.js';
+import type { CompactManagerOptions } from '../core/manager-options.js';
 import { CompactError, isCompactError } from '../core/errors.js';
-import type { MessageFormat } from '../core/message.js';
+import type { MessageFormat } from '../core/messages/message.js';
 import type { CompactPolicy } from '../core/policy.js';
-import { createRedactor, type Redactor, redactDeep } from '../core/redactor.js';
+import { createRedactor, type Redactor, redactDeep } from '../core/redaction/redactor.js';
 import { cliErrorMessage } from './flag-names.js';
 import { readInput } from './read-input.js';
 import { loadStateFile, saveStateFile } from './state-file.js';

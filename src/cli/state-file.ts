@@ -5,7 +5,7 @@
  */
 import { readFile, rename, writeFile } from 'node:fs/promises';
 import { CompactError } from '../core/errors.js';
-import { MemorySessionStore, type SessionState } from '../core/session-store.js';
+import { MemorySessionStore, type SessionState } from '../core/session/session-store.js';
 
 /** Reads the state file into a fresh memory store (an absent file starts a new session). */
 export async function loadStateFile(path: string, sessionId: string): Promise<MemorySessionStore> {

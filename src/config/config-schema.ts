@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { DEFAULT_POLICY } from '../core/policy.js';
-import { STRATEGY_NAMES } from '../core/summarizer.js';
+import { STRATEGY_NAMES } from '../core/summary/summarizer.js';
 
 /**
  * The configuration schema: the single source of truth for `compact.yaml` / `compact.json`.

@@ -1,9 +1,9 @@
 import { CompactError } from '../core/errors.js';
-import type { EventExporter } from '../core/events.js';
+import type { EventExporter } from '../core/events/events.js';
 import type { CompactPolicy } from '../core/policy.js';
-import type { RedactorOptions } from '../core/redactor.js';
-import type { StorageAdapter } from '../core/storage-adapter.js';
-import type { Summarizer } from '../core/summarizer.js';
+import type { RedactorOptions } from '../core/redaction/redactor.js';
+import type { StorageAdapter } from '../core/session/storage-adapter.js';
+import type { Summarizer } from '../core/summary/summarizer.js';
 import type { CompactConfig } from './config-schema.js';
 
 /**

@@ -6,8 +6,8 @@
 import { describe, expect, it } from 'vitest';
 import { charCounter, chatTurns, GatedSummarizer, nextTurn } from '../../test/support/background-fixtures.js';
 import { CompactManager, type CompactManagerOptions } from './compact-manager.js';
-import { MemorySessionStore } from './session-store.js';
-import type { Summarizer } from './summarizer.js';
+import { MemorySessionStore } from './session/session-store.js';
+import type { Summarizer } from './summary/summarizer.js';
 
 function mk(summarizer: Summarizer, extra: Partial<CompactManagerOptions> = {}): CompactManager {
   return new CompactManager({

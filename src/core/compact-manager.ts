@@ -1,18 +1,17 @@
 import { warnUnknownModel } from './counting/unknown-model-warning.js';
 import { UsageCalibration } from './counting/usage-calibration.js';
-import { EmbeddedSummarizer } from './embedded-summarizer.js';
+import { EmbeddedSummarizer } from './summary/embedded-summarizer.js';
 import { CompactError, invalidConfig } from './errors.js';
-import { EventBus, type OperationContext } from './event-bus.js';
+import { EventBus, type OperationContext } from './events/event-bus.js';
 import type {
   CompactEvent,
   CompactEventListener,
   CompactEventName,
   CompactEventProperties,
-  TokenBreakdown,
-} from './events.js';
-import { newSpanId } from './events.js';
-import { detectFormat, MESSAGE_CODECS } from './formats/detect-format.js';
-import type { MessageCodec } from './formats/message-codec.js';
+} from './events/events.js';
+import { newSpanId } from './events/events.js';
+import { detectFormat, MESSAGE_CODECS } from './messages/formats/detect-format.js';
+import type { MessageCodec } from './messages/formats/message-codec.js';
 import type {
   CompactionResult,
   CompactManagerOptions,
@@ -21,10 +20,10 @@ import type {
   ReportedUsage,
   TokenEstimate,
 } from './manager-options.js';
-import type { MessageFormat } from './message.js';
-import { entryTokens, MessageIndex } from './message-index.js';
+import type { MessageFormat } from './messages/message.js';
+import { MessageIndex } from './messages/message-index.js';
 import { type CompactPolicy, resolvePolicy } from './policy.js';
-import { BackgroundPreparations, type BackgroundStatus } from './preflight/background-preparation.js';
+import { BackgroundPreparations, type BackgroundStatus } from './background/background-preparation.js';
 import {
   type AgentCompactor,
   agentCompactor,
@@ -32,25 +31,26 @@ import {
   lockTtl,
   maybePrepare,
   runTriggeredOnce,
-} from './preflight/compaction-flight.js';
+} from './background/compaction-flight.js';
 import { IndexedHistories } from './preflight/index-request.js';
 import {
-  fixedTokens,
   forgetSession,
   type PipelineDeps,
   type PreparedRequest,
   prepareRequest,
 } from './preflight/prepare-request.js';
+import { estimateRequest } from './preflight/estimate-request.js';
 import { RewriteCache } from './preflight/realize-rewrite.js';
 import { finishCompaction } from './preflight/run-preflight.js';
-import { preparedKey } from './preflight/shared-preparation.js';
+import { preparedKey } from './background/shared-preparation.js';
 import { untriggeredResult } from './preflight/untriggered-result.js';
-import type { Redactor } from './redactor.js';
+import type { Redactor } from './redaction/redactor.js';
 import { resolveSettings } from './resolve-settings.js';
-import { SessionArchive } from './session-archive.js';
-import { MemorySessionStore, type SessionState, type SessionStore } from './session-store.js';
-import type { Summarizer } from './summarizer.js';
-import { type TokenCounter, tokenCounterFor } from './token-counter.js';
+import { CallQueue, throwIfAborted } from './session/call-queue.js';
+import { SessionArchive } from './session/session-archive.js';
+import { MemorySessionStore, type SessionState, type SessionStore } from './session/session-store.js';
+import type { Summarizer } from './summary/summarizer.js';
+import { type TokenCounter, tokenCounterFor } from './counting/token-counter.js';
 
 export {
   type AgentCompactorOptions,
@@ -65,8 +65,8 @@ export {
   type ReportedUsage,
   type TokenEstimate,
 } from './manager-options.js';
-export type { BackgroundStatus } from './preflight/background-preparation.js';
-export { agentStateKey, DEFAULT_LOCK_TTL_MS } from './preflight/compaction-flight.js';
+export type { BackgroundStatus } from './background/background-preparation.js';
+export { agentStateKey, DEFAULT_LOCK_TTL_MS } from './background/compaction-flight.js';
 
 /**
  * Keeps each session's request inside the model's context window. Call {@link preflight}
@@ -103,7 +103,7 @@ export class CompactManager {
   readonly #bus: EventBus;
   readonly #deps: PipelineDeps;
   readonly #index = new MessageIndex();
-  readonly #locks = new Map<string, Promise<unknown>>();
+  readonly #queue = new CallQueue();
   readonly #reportedUsage = new Map<string, { inputTokens: number; at: number }>();
   readonly #agents = new Map<string, AgentCompactor>();
   readonly #background: BackgroundPreparations | undefined;
@@ -205,31 +205,7 @@ export class CompactManager {
     messages: readonly unknown[],
     options: Pick<PreflightOptions, 'tools' | 'system' | 'format'> = {},
   ): TokenEstimate {
-    const codec = this.#codec(messages, options.format);
-    const fixed = fixedTokens(this.#deps, options);
-    const breakdown: TokenBreakdown = {
-      system: fixed.system,
-      developer: 0,
-      toolsSchema: fixed.toolsSchema,
-      messages: this.counter.requestOverhead,
-    };
-    for (const item of this.#index.index(messages, codec)) {
-      const tokens = entryTokens(item, this.counter);
-      const role = item.entry.parsed.role;
-      if (role === 'system') breakdown.system += tokens;
-      else if (role === 'developer') breakdown.developer += tokens;
-      else breakdown.messages += tokens;
-    }
-    const total = breakdown.system + breakdown.developer + breakdown.toolsSchema + breakdown.messages;
-    return {
-      model: this.model,
-      total,
-      breakdown,
-      maxContextTokens: this.maxContextTokens,
-      usagePct: total / this.maxContextTokens,
-      tokenizer: this.counter.name,
-      exact: this.counter.exact,
-    };
+    return estimateRequest(this.#deps, messages, this.#codec(messages, options.format), options, this.maxContextTokens);
   }
 
   /**
@@ -267,37 +243,7 @@ export class CompactManager {
     }
     const codec = this.#codec(messages, options.format);
     const key = this.#keyOf(sessionId, options.agent);
-    // Compactions of one session (and agent) run one after the other, in call order.
-    const previous = this.#locks.get(key) ?? Promise.resolve();
-    const run = previous.then(
-      () => this.#run<M>(sessionId, key, messages, codec, options),
-      () => this.#run<M>(sessionId, key, messages, codec, options),
-    );
-    this.#locks.set(key, run);
-    void run.then(
-      () => this.#release(key, run),
-      () => this.#release(key, run),
-    );
-    const signal = options.signal;
-    if (!signal) return run;
-    // The caller may give up while waiting for the session's lock; the queued run then
-    // stops at its first abort check.
-    throwIfAborted(signal);
-    let onAbort: (() => void) | undefined;
-    const aborted = new Promise<never>((_, reject) => {
-      onAbort = () =>
-        reject(new CompactError('aborted', 'compaction aborted by the caller', { cause: signal.reason }));
-      signal.addEventListener('abort', onAbort, { once: true });
-    });
-    try {
-      return await Promise.race([run, aborted]);
-    } finally {
-      signal.removeEventListener('abort', onAbort!);
-    }
-  }
-
-  #release(sessionId: string, run: Promise<unknown>): void {
-    if (this.#locks.get(sessionId) === run) this.#locks.delete(sessionId);
+    return this.#queue.enqueue(key, () => this.#run<M>(sessionId, key, messages, codec, options), options.signal);
   }
 
   /**
@@ -418,10 +364,4 @@ export class CompactManager {
     this.#background?.discard(key, outcome.state.version);
     return finishCompaction<M>(deps, prepared, outcome);
   }
-}
-
-/** Throws `CompactError('aborted')` when the caller's signal has fired. */
-function throwIfAborted(signal: AbortSignal | undefined): void {
-  if (signal?.aborted)
-    throw new CompactError('aborted', 'compaction aborted by the caller', { cause: signal.reason });
 }

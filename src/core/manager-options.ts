@@ -1,17 +1,36 @@
 /**
  * Options and results of {@link CompactManager}: what callers pass and get back.
  */
-import type { EventExporter, KeptCounts, TokenBreakdown } from './events.js';
-import type { ExportQueueOptions } from './export-queue.js';
-import type { MessageFormat } from './message.js';
+import type { EventExporter, KeptCounts, TokenBreakdown } from './events/events.js';
+import type { ExportQueueOptions } from './events/export-queue.js';
+import type { MessageFormat } from './messages/message.js';
 import type { CompactPolicy } from './policy.js';
-import type { LevelReport } from './preflight/cascade/cascade-types.js';
-import type { InputRepair } from './preflight/check-pairing.js';
-import type { Redactor, RedactorOptions } from './redactor.js';
-import type { SessionStore } from './session-store.js';
-import type { StorageAdapter } from './storage-adapter.js';
-import type { Summarizer } from './summarizer.js';
-import type { TokenCounter } from './token-counter.js';
+import type { Redactor, RedactorOptions } from './redaction/redactor.js';
+import type { SessionStore } from './session/session-store.js';
+import type { StorageAdapter } from './session/storage-adapter.js';
+import type { Summarizer } from './summary/summarizer.js';
+import type { TokenCounter } from './counting/token-counter.js';
+
+/** The cascade levels, cheapest and most faithful first. */
+export type CascadeLevel = 'clear_tool_results' | 'shorten_arguments' | 'summarize' | 'cut_oversized';
+
+/** What one level did. */
+export interface LevelReport {
+  level: CascadeLevel;
+  /** Messages rewritten (or folded into the summary). */
+  count: number;
+  /** Request tokens saved by the level. */
+  tokensSaved: number;
+  /** Archive references of the originals. */
+  refs: string[];
+}
+
+/** One repair made to the input. */
+export interface InputRepair {
+  kind: 'dropped_orphan_result' | 'dropped_duplicate_result' | 'answered_dangling_call';
+  index: number;
+  callId: string;
+}
 
 /** The context window assumed when neither the options nor the model table give one. */
 export const DEFAULT_MAX_CONTEXT_TOKENS = 128_000;

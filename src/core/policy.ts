@@ -1,5 +1,5 @@
 import { invalidConfig } from './errors.js';
-import { STRATEGY_NAMES, type StrategyName } from './summarizer.js';
+import { STRATEGY_NAMES, type StrategyName } from './summary/summarizer.js';
 
 /** When and how a session is compacted. Config files use the same keys in snake_case. */
 export interface CompactPolicy {

@@ -11,8 +11,8 @@ import {
   DEFAULT_SUMMARIZER_TIMEOUT_MS,
 } from './manager-options.js';
 import { type CompactPolicy, resolvePolicy } from './policy.js';
-import { createRedactor, type Redactor } from './redactor.js';
-import { modelInfo } from './token-counter.js';
+import { createRedactor, type Redactor } from './redaction/redactor.js';
+import { modelInfo } from './counting/token-counter.js';
 
 /** What {@link resolveSettings} returns. */
 export interface ManagerSettings {

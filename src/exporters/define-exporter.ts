@@ -1,5 +1,5 @@
 import { CompactError } from '../core/errors.js';
-import type { AnyCompactEvent, EventExporter } from '../core/events.js';
+import type { AnyCompactEvent, EventExporter } from '../core/events/events.js';
 
 /**
  * # The custom exporter contract

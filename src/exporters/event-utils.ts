@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { AnyCompactEvent } from '../core/events.js';
-import { type Redactor, redactDeep } from '../core/redactor.js';
+import type { AnyCompactEvent } from '../core/events/events.js';
+import { type Redactor, redactDeep } from '../core/redaction/redactor.js';
 
 /** The `operationId` of an event (one per preflight/compact call), when it carries one. */
 export function operationIdOf(event: AnyCompactEvent): string | undefined {

@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CompactManager } from '../core/compact-manager.js';
-import type { AnyCompactEvent, EventExporter } from '../core/events.js';
-import type { Summarizer } from '../core/summarizer.js';
+import type { AnyCompactEvent, EventExporter } from '../core/events/events.js';
+import type { Summarizer } from '../core/summary/summarizer.js';
 import { fsStorage } from '../storage/fs/fs-storage.js';
 import {
   type AriadneTestServer,

@@ -11,7 +11,7 @@ import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CompactManager } from '../core/compact-manager.js';
 import type { CompactPolicy } from '../core/policy.js';
-import type { StorageAdapter } from '../core/storage-adapter.js';
+import type { StorageAdapter } from '../core/session/storage-adapter.js';
 import { fsStorage } from '../storage/fs/fs-storage.js';
 import { memoryStorage } from '../storage/memory/memory-storage.js';
 import { readRequest, toolPairProblems } from '../testing/agent-model-script.js';

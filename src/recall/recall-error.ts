@@ -3,7 +3,7 @@
  * what to pass instead.
  *
  * - `invalid_input`: the tool input is not an object, or gives neither (or both of) `ref` and `query`, or a field has the wrong type.
- * - `invalid_ref`: the reference does not have the shape of one (paths, `../`, absolute names are refused before any read).
+ * - `invalid_ref`: the reference does not have the shape of one (paths, `..`, absolute names are refused before any read).
  * - `unknown_ref`: no archived text of this session has that reference.
  * - `page_too_large`: `page_chars` is over the limit.
  * - `page_out_of_range`: `page` is below 1 or past the last page.

@@ -24,7 +24,7 @@ export {
   type SummaryCheckOptions,
   SummaryRejectedError,
   type SummaryRejection,
-} from '../core/summary-guard.js';
+} from '../core/summary/summary-guard.js';
 export {
   CircuitBreaker,
   type CircuitBreakerOptions,

@@ -1,6 +1,6 @@
 import { CompactError } from '../core/errors.js';
-import type { SummarizeRequest, SummarizeResult, Summarizer } from '../core/summarizer.js';
-import { checkSummaryOutput, SummaryRejectedError } from '../core/summary-guard.js';
+import type { SummarizeRequest, SummarizeResult, Summarizer } from '../core/summary/summarizer.js';
+import { checkSummaryOutput, SummaryRejectedError } from '../core/summary/summary-guard.js';
 import {
   buildSummaryPrompt,
   type SummaryPrompt,

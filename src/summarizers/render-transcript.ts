@@ -1,4 +1,4 @@
-import type { CompactMessage } from '../core/message.js';
+import type { CompactMessage } from '../core/messages/message.js';
 
 /** Default token budget for one tool result (or one tool call's arguments) in a rendered transcript. */
 export const DEFAULT_TOOL_RESULT_TOKENS = 400;

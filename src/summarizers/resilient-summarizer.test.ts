@@ -6,7 +6,7 @@ import type {
   Summarizer,
   SummarizerCircuitReport,
   SummarizerErrorReport,
-} from '../core/summarizer.js';
+} from '../core/summary/summarizer.js';
 import { resetCircuitBreakers } from './circuit-breaker.js';
 import { resilientSummarizer } from './resilient-summarizer.js';
 

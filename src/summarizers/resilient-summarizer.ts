@@ -1,11 +1,11 @@
 import { CompactError, type CompactErrorCode, isCompactError } from '../core/errors.js';
-import type { SummarizeRequest, SummarizeResult, Summarizer } from '../core/summarizer.js';
+import type { SummarizeRequest, SummarizeResult, Summarizer } from '../core/summary/summarizer.js';
 import {
   checkSummaryOutput,
   SummaryRejectedError,
   summaryRejectionOf,
   summarySourceText,
-} from '../core/summary-guard.js';
+} from '../core/summary/summary-guard.js';
 import {
   type CircuitBreaker,
   type CircuitEvent,

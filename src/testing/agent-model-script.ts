@@ -5,7 +5,7 @@
  * request (tool pairs intact, request within the budget).
  */
 import type { CompactManager } from '../core/compact-manager.js';
-import type { MessageFormat } from '../core/message.js';
+import type { MessageFormat } from '../core/messages/message.js';
 import type { ProviderHandler, RecordedRequest, ScriptedReply } from './provider-test-server.js';
 
 /** One entry of a request's conversation, independent of the wire format. */

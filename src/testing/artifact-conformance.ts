@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ArchivedArtifact, StorageAdapter } from '../core/storage-adapter.js';
+import type { ArchivedArtifact, StorageAdapter } from '../core/session/storage-adapter.js';
 
 /** An adapter with artifact support, plus a check of where it wrote. */
 export interface ArtifactHarness {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { AnyCompactEvent, EventExporter } from '../core/events.js';
+import type { AnyCompactEvent, EventExporter } from '../core/events/events.js';
 import { sampleCompactionEvents } from './sample-events.js';
 
 /** An exporter wired to a receiver the test controls. */

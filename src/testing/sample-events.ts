@@ -3,7 +3,7 @@ import type {
   CompactEvent,
   CompactEventName,
   CompactEventProperties,
-} from '../core/events.js';
+} from '../core/events/events.js';
 
 /** Options of {@link sampleCompactionEvents}. */
 export interface SampleCompactionOptions {

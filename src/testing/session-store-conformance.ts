@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { SessionLock, SessionState, SessionStore } from '../core/session-store.js';
+import type { SessionLock, SessionState, SessionStore } from '../core/session/session-store.js';
 
 /** A store under test, and a way to dispose of it. */
 export interface SessionStoreHarness {

@@ -9,7 +9,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { CompactManager } from '../../src/core/compact-manager.js';
 import { isCompactError } from '../../src/core/errors.js';
-import type { StrategyName } from '../../src/core/summarizer.js';
+import type { StrategyName } from '../../src/core/summary/summarizer.js';
 import {
   checkOutput,
   deepFreeze,

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { CompactManager } from '../../src/core/compact-manager.js';
-import { MemorySessionStore } from '../../src/core/session-store.js';
+import { MemorySessionStore } from '../../src/core/session/session-store.js';
 
 const words = (tag: string, n = 150) => Array.from({ length: n }, (_, i) => `${tag}x${i}`).join(' ');
 const smallWindow = { hardCapBuffer: 100, keepRecentTurns: 1, keepToolIoPairs: 1, maxSummaryTokens: 200 };

@@ -5,9 +5,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { CompactManager } from '../../src/core/compact-manager.js';
-import { EmbeddedSummarizer } from '../../src/core/embedded-summarizer.js';
+import { EmbeddedSummarizer } from '../../src/core/summary/embedded-summarizer.js';
 import { isCompactError } from '../../src/core/errors.js';
-import type { SummarizeRequest, SummarizeResult, Summarizer } from '../../src/core/summarizer.js';
+import type { SummarizeRequest, SummarizeResult, Summarizer } from '../../src/core/summary/summarizer.js';
 import { seededRandom, syntheticSession } from '../../src/testing/synthetic-session.js';
 import { checkOutput, deepFreeze } from './support/session-model.js';
 

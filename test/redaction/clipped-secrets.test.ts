@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { createRedactor, REDACTED, redactThenClip } from '../../src/core/redactor.js';
+import { createRedactor, REDACTED, redactThenClip } from '../../src/core/redaction/redactor.js';
 import { anySecret, leakFinder, oneOfEachKind, SECRET_SHAPES } from './support/secret-shapes.js';
 
 const redact = createRedactor();

@@ -8,7 +8,7 @@
  * deferred start), `waiting` (a triggered preflight waits on the preparation and is aborted).
  */
 import { CompactManager } from '../../src/core/compact-manager.js';
-import type { SummarizeRequest, SummarizeResult, Summarizer } from '../../src/core/summarizer.js';
+import type { SummarizeRequest, SummarizeResult, Summarizer } from '../../src/core/summary/summarizer.js';
 import { charCounter, chatTurns, nextTurn } from './background-fixtures.js';
 
 const calls: string[] = [];

@@ -1,5 +1,5 @@
 /** Builders of internal-model messages for unit tests (private test support). */
-import type { CompactMessage, ToolCall, ToolResult } from '../../src/core/message.js';
+import type { CompactMessage, ToolCall, ToolResult } from '../../src/core/messages/message.js';
 
 /** Builds a list of messages with consecutive indices. */
 export function messageList() {

@@ -21,7 +21,7 @@ import {
   WINDOW,
 } from '../../../test/support/tool-loop.js';
 import { CompactManager } from '../../core/compact-manager.js';
-import type { AnyCompactEvent } from '../../core/events.js';
+import type { AnyCompactEvent } from '../../core/events/events.js';
 import { readRequest } from '../../testing/agent-model-script.js';
 import {
   type ProviderReply,

@@ -1,5 +1,6 @@
 import type { LanguageModelMiddleware, ModelMessage } from 'ai';
-import type { CompactionResult, CompactManager } from '../../core/compact-manager.js';
+import type { CompactManager } from '../../core/compact-manager.js';
+import type { CompactionResult } from '../../core/manager-options.js';
 import { CompactError } from '../../core/errors.js';
 import { compactWithEvents } from '../compact-with-events.js';
 import { compactForRetry, contextOverflowOf, feedUsage } from '../overflow-recovery.js';

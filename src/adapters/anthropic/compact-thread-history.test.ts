@@ -1,8 +1,8 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CompactManager } from '../../core/compact-manager.js';
-import type { AnyCompactEvent } from '../../core/events.js';
-import { summaryVersionOf } from '../../core/message.js';
+import type { AnyCompactEvent } from '../../core/events/events.js';
+import { summaryVersionOf } from '../../core/messages/message.js';
 import { anthropicSummarizer } from '../../summarizers/anthropic/index.js';
 import { readRequest, requestTokens } from '../../testing/agent-model-script.js';
 import { type ProviderTestServer, startProviderTestServer } from '../../testing/provider-test-server.js';

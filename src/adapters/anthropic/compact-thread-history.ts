@@ -1,6 +1,7 @@
-import type { CompactionResult, CompactManager, CompactOptions } from '../../core/compact-manager.js';
+import type { CompactManager } from '../../core/compact-manager.js';
+import type { CompactionResult, CompactOptions } from '../../core/manager-options.js';
 import { CompactError } from '../../core/errors.js';
-import type { MessageMeta } from '../../core/message.js';
+import type { MessageMeta } from '../../core/messages/message.js';
 
 /**
  * A thread message: plain text (as in a Slack thread) or any Anthropic `MessageParam`.

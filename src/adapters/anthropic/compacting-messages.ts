@@ -8,7 +8,8 @@
  * the compaction before the options reach the real client. A rejection for length is retried
  * once, compacted against the limit the error reports, inside the same `APIPromise`.
  */
-import type { CompactionResult, CompactManager, CompactOptions } from '../../core/compact-manager.js';
+import type { CompactManager } from '../../core/compact-manager.js';
+import type { CompactionResult, CompactOptions } from '../../core/manager-options.js';
 import { isCompactError } from '../../core/errors.js';
 import { compactForRetry, contextOverflowOf, feedUsage } from '../overflow-recovery.js';
 

@@ -1,7 +1,7 @@
 import type { CallModelInputFilter, CallModelInputFilterArgs, ModelInputData } from '@openai/agents';
 import type { CompactManager } from '../../core/compact-manager.js';
 import { CompactError } from '../../core/errors.js';
-import { summaryVersionOf } from '../../core/message.js';
+import { summaryVersionOf } from '../../core/messages/message.js';
 import { compactWithEvents, describeCompaction } from '../compact-with-events.js';
 import { withCompactionSpan } from './agents-tracing.js';
 import { rememberFilteredCall } from './compaction-model-provider.js';

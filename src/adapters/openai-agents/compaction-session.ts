@@ -6,10 +6,11 @@ import type {
   OpenAIResponsesCompactionResult,
   Session,
 } from '@openai/agents';
-import type { CompactionResult, CompactManager } from '../../core/compact-manager.js';
+import type { CompactManager } from '../../core/compact-manager.js';
+import type { CompactionResult } from '../../core/manager-options.js';
 import { CompactError } from '../../core/errors.js';
-import { openaiResponsesCodec } from '../../core/formats/openai-responses.js';
-import type { WithMeta } from '../../core/message.js';
+import { openaiResponsesCodec } from '../../core/messages/formats/openai-responses.js';
+import type { WithMeta } from '../../core/messages/message.js';
 import { compactWithEvents, describeCompaction, summaryEventOf } from '../compact-with-events.js';
 import { loadAgents, withCompactionSpan } from './agents-tracing.js';
 import { compactionInputFilter, filterCallCount, registerSessionSummary } from './compaction-input-filter.js';

@@ -15,7 +15,7 @@ import {
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { CompactManager } from '../../core/compact-manager.js';
-import type { AnyCompactEvent } from '../../core/events.js';
+import type { AnyCompactEvent } from '../../core/events/events.js';
 import {
   isSummarizationRequest,
   readRequest,

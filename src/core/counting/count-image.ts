@@ -3,7 +3,7 @@
  * image's header (read with `image-size`, which needs only the first bytes).
  */
 import { imageSize } from 'image-size';
-import type { ImageDetail } from '../formats/media-parts.js';
+import type { ImageDetail } from '../messages/formats/media-parts.js';
 import { normalizeModelName } from './model-table.js';
 
 /** Width and height in pixels. */

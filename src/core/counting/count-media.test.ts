@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { pdfBytes, pngBytes, pngDataUrl } from '../../../test/support/test-images.js';
-import { anthropicCodec } from '../formats/anthropic.js';
-import { elideMedia, mediaParts } from '../formats/media-parts.js';
-import type { MessageCodec } from '../formats/message-codec.js';
-import { openaiChatCodec } from '../formats/openai-chat.js';
-import { openaiResponsesCodec } from '../formats/openai-responses.js';
-import type { CompactMessage } from '../message.js';
-import { tokenCounterFor } from '../token-counter.js';
+import { anthropicCodec } from '../messages/formats/anthropic.js';
+import { elideMedia, mediaParts } from '../messages/formats/media-parts.js';
+import type { MessageCodec } from '../messages/formats/message-codec.js';
+import { openaiChatCodec } from '../messages/formats/openai-chat.js';
+import { openaiResponsesCodec } from '../messages/formats/openai-responses.js';
+import type { CompactMessage } from '../messages/message.js';
+import { tokenCounterFor } from './token-counter.js';
 import {
   ANTHROPIC_IMAGE_RULE,
   DEFAULT_IMAGE_DIMENSIONS,

@@ -3,7 +3,7 @@
  * documents and encrypted reasoning (documented estimates that calibration from reported
  * usage corrects).
  */
-import type { MediaPart } from '../formats/media-parts.js';
+import type { MediaPart } from '../messages/formats/media-parts.js';
 import { decodeInline, type ImageRule, imageDimensions, imageTokens } from './count-image.js';
 
 /**

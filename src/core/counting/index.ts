@@ -18,7 +18,7 @@ export {
   DEFAULT_ESTIMATE_MARGIN,
   type TokenCounter,
   tokenCounterFor,
-} from '../token-counter.js';
+} from './token-counter.js';
 export {
   ANTHROPIC_IMAGE_RULE,
   GEMINI_IMAGE_RULE,

@@ -3,8 +3,8 @@
  * on an 8k local model would overflow silently. One console warning and one
  * `compact.unknown_model` event per manager; giving `maxContextTokens` silences both.
  */
-import type { EventBus } from '../event-bus.js';
-import { newSpanId } from '../events.js';
+import type { EventBus } from '../events/event-bus.js';
+import { newSpanId } from '../events/events.js';
 import { modelInfo } from './model-table.js';
 
 /** The warning text for `model`, or `undefined` when the model is known. */

@@ -5,8 +5,8 @@
  * Provider shape rules: an Anthropic request starts with a user turn, so when the pinned
  * layer would open with an assistant message the summary (a user turn) goes first.
  */
-import type { MessageFormat } from '../message.js';
-import type { ViewEntry } from './resume-view.js';
+import type { MessageFormat } from '../messages/message.js';
+import type { ViewEntry } from './session-view.js';
 
 /** The wire messages of a view. */
 export function assemble(

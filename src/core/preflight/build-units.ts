@@ -4,7 +4,7 @@
  * are contiguous by construction (a result only answers a call of its own round), so a
  * unit never spans another.
  */
-import type { ViewEntry } from './resume-view.js';
+import type { ViewEntry } from './session-view.js';
 
 /** A unit of the unpinned view. */
 export interface Unit {

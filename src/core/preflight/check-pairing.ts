@@ -6,16 +6,13 @@
  * short placeholder result (one object per call, reused across calls).
  */
 import { invalidMessage } from '../errors.js';
-import type { MessageFormat } from '../message.js';
-import type { IndexedMessage } from '../message-index.js';
-import type { PairingFinding } from '../tool-pairing.js';
+import type { MessageFormat } from '../messages/message.js';
+import type { IndexedMessage } from '../messages/message-index.js';
+import type { PairingFinding } from '../messages/tool-pairing.js';
 
-/** One repair made to the input. */
-export interface InputRepair {
-  kind: 'dropped_orphan_result' | 'dropped_duplicate_result' | 'answered_dangling_call';
-  index: number;
-  callId: string;
-}
+import type { InputRepair } from '../manager-options.js';
+
+export type { InputRepair } from '../manager-options.js';
 
 /** Throws `invalid_messages` for the first finding. */
 export function assertSoundPairing(findings: readonly PairingFinding[]): void {

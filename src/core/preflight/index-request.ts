@@ -5,11 +5,11 @@
  * common case) costs one reference comparison per old message (a structural comparison when
  * the caller rebuilds its message objects per call) and the real work only for the new ones; an edit or truncation rolls back to the first changed message.
  */
-import type { MessageCodec } from '../formats/message-codec.js';
-import type { MessageFormat } from '../message.js';
-import { type IndexedMessage, isCurrentEntry, type MessageIndex } from '../message-index.js';
-import { ToolPairer } from '../tool-pairing.js';
-import type { SessionView } from './resume-view.js';
+import type { MessageCodec } from '../messages/formats/message-codec.js';
+import type { MessageFormat } from '../messages/message.js';
+import { type IndexedMessage, isCurrentEntry, type MessageIndex } from '../messages/message-index.js';
+import { ToolPairer } from '../messages/tool-pairing.js';
+import type { SessionView } from './session-view.js';
 import { sameWire } from './same-wire.js';
 
 /** The newest messages checked for in-place edits on every call. */

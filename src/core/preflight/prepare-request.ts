@@ -7,23 +7,24 @@
 
 import type { CalibratedCount, UsageCalibration } from '../counting/usage-calibration.js';
 import { invalidConfig } from '../errors.js';
-import type { EventBus, OperationContext } from '../event-bus.js';
-import type { CompactEvent, TokenBreakdown } from '../events.js';
-import type { MessageCodec } from '../formats/message-codec.js';
+import type { EventBus, OperationContext } from '../events/event-bus.js';
+import type { CompactEvent, TokenBreakdown } from '../events/events.js';
+import type { MessageCodec } from '../messages/formats/message-codec.js';
 import type { CompactOptions } from '../manager-options.js';
-import { formatSummaryText } from '../message.js';
-import type { MessageIndex } from '../message-index.js';
+import { formatSummaryText } from '../messages/message.js';
+import type { MessageIndex } from '../messages/message-index.js';
 import type { CompactPolicy } from '../policy.js';
-import type { Redactor } from '../redactor.js';
-import type { SessionArchive } from '../session-archive.js';
-import type { SessionState, SessionStore } from '../session-store.js';
-import type { Summarizer } from '../summarizer.js';
-import type { TokenCounter } from '../token-counter.js';
+import type { Redactor } from '../redaction/redactor.js';
+import type { SessionArchive } from '../session/session-archive.js';
+import type { SessionState, SessionStore } from '../session/session-store.js';
+import type { Summarizer } from '../summary/summarizer.js';
+import type { TokenCounter } from '../counting/token-counter.js';
 import { assertSoundPairing, type InputRepair, repairHistory } from './check-pairing.js';
 import { type Decision, decide } from './decide.js';
 import type { IndexedHistories, IndexedHistory } from './index-request.js';
 import type { RewriteCache } from './realize-rewrite.js';
-import { buildView, extendView, type SessionView, type ViewContext, viewIsReusable } from './resume-view.js';
+import { buildView, extendView, type ViewContext, viewIsReusable } from './resume-view.js';
+import type { SessionView } from './session-view.js';
 import { summaryMessageTokens } from './run-cascade.js';
 
 /** What the pipeline needs from the manager (built once per manager). */

@@ -4,13 +4,13 @@
  * rewrite of the same message always gives the same text.
  */
 
-import { findIdentifiers } from '../embedded-summarizer/key-identifiers.js';
-import type { MessageCodec } from '../formats/message-codec.js';
-import { hashString, type IndexedMessage } from '../message-index.js';
-import type { SessionRewrite } from '../session-store.js';
-import type { TokenCounter } from '../token-counter.js';
-import type { ToolPairer } from '../tool-pairing.js';
-import type { RealizedRewrite } from './resume-view.js';
+import { findIdentifiers } from '../summary/embedded/key-identifiers.js';
+import type { MessageCodec } from '../messages/formats/message-codec.js';
+import { hashString, type IndexedMessage } from '../messages/message-index.js';
+import type { SessionRewrite } from '../session/session-store.js';
+import type { TokenCounter } from '../counting/token-counter.js';
+import type { ToolPairer } from '../messages/tool-pairing.js';
+import type { RealizedRewrite } from './session-view.js';
 import { cutLongestText, replaceToolResults, shortenToolArguments } from './rewrite-message.js';
 
 /** Archive reference of a rewrite of message `id`: `tool-…`, `args-…` or `cut-…`. */

@@ -6,35 +6,14 @@
  * calls and extended for appended messages; it is rebuilt when the stored state, the
  * policy or earlier messages change.
  */
-import type { MessageCodec } from '../formats/message-codec.js';
-import { summaryBody } from '../message.js';
-import { entryTokens, type IndexedMessage } from '../message-index.js';
-import { isPinned, type PinRule } from '../partition.js';
-import type { SessionRewrite, SessionState } from '../session-store.js';
-import type { TokenCounter } from '../token-counter.js';
+import type { MessageCodec } from '../messages/formats/message-codec.js';
+import { summaryBody } from '../messages/message.js';
+import { entryTokens, type IndexedMessage } from '../messages/message-index.js';
+import { isPinned, type PinRule } from '../messages/partition.js';
+import type { SessionRewrite, SessionState } from '../session/session-store.js';
+import type { TokenCounter } from '../counting/token-counter.js';
 import type { IndexedHistory } from './index-request.js';
-
-/** One message of the view. */
-export interface ViewEntry {
-  readonly item: IndexedMessage;
-  readonly pinned: boolean;
-  /** The pairing round the message belongs to (-1 outside any). */
-  readonly round: number;
-  /** What is sent: the caller's message without `meta`, or its rewrite. */
-  wire: unknown;
-  /** Tokens of `wire`. */
-  tokens: number;
-  /** Tokens of the message as the caller wrote it. */
-  readonly originalTokens: number;
-  /** The rewrite applied, if any. */
-  rewrite?: SessionRewrite;
-}
-
-/** A rewrite made real for one message: the object sent and its tokens. */
-export interface RealizedRewrite {
-  wire: unknown;
-  tokens: number;
-}
+import type { AssembledCache, RealizedRewrite, SessionView, ViewEntry } from './session-view.js';
 
 /** What building a view needs. */
 export interface ViewContext {
@@ -47,47 +26,6 @@ export interface ViewContext {
   readonly realize: (item: IndexedMessage, rewrite: SessionRewrite) => RealizedRewrite;
   /** Counts messages tokenized by this call (not found in the cache). */
   readonly fresh: { count: number };
-}
-
-/** The session's view of its history. */
-export interface SessionView {
-  readonly state: SessionState | undefined;
-  readonly rule: PinRule;
-  readonly generation: number;
-  readonly counter: TokenCounter;
-  readonly format: string;
-  /** History positions processed so far. */
-  processed: number;
-  /** A summary message found in the history (a persisted view), when accepted. */
-  readonly summaryItem: IndexedMessage | undefined;
-  /** The summary version the view is at. */
-  readonly version: number;
-  /** The body of the current summary, if any. */
-  readonly previousSummary: string | undefined;
-  /** True when the stored state belongs to another history (it is then ignored). */
-  readonly mismatch: boolean;
-  /** Visible messages in history order (the summary message excluded). */
-  readonly entries: ViewEntry[];
-  /** Rounds with a pinned member (pinned whole). */
-  readonly pinnedRounds: Set<number>;
-  /** Ids protected by the state, and covered by the summary. */
-  readonly pinnedIds: ReadonlySet<string>;
-  readonly coveredIds: ReadonlySet<string>;
-  /** Token sums of the entries by role group. */
-  readonly sums: { system: number; developer: number; messages: number };
-  /** The stored summary as a message in this format, built once per view. */
-  summaryMessage?: { wire: unknown; tokens: number };
-  /** The assembled request of the untriggered path, extended as the view grows (see run-preflight.ts). */
-  assembled?: AssembledCache;
-}
-
-/** The untriggered answer of a view, kept so that a warm call appends instead of rebuilding. */
-export interface AssembledCache {
-  summaryWire: unknown;
-  /** Entries already in `wires`. */
-  count: number;
-  wires: unknown[];
-  pinned: number;
 }
 
 const EMPTY = new Set<string>();

@@ -4,7 +4,7 @@
  * message cut head…tail. Each returns a new object (the caller's is never touched) in the
  * message's own format, or `undefined` when the message has nothing to rewrite.
  */
-import type { MessageFormat } from '../message.js';
+import type { MessageFormat } from '../messages/message.js';
 
 type Json = Record<string, unknown>;
 

@@ -8,14 +8,14 @@
  * Levels a and b need no summarizer, so many triggers end before any LLM call.
  */
 import { CompactError } from '../errors.js';
-import type { MessageCodec } from '../formats/message-codec.js';
-import { type CompactMessage, formatSummaryText } from '../message.js';
-import { type IndexedMessage, toCompactMessage } from '../message-index.js';
+import type { MessageCodec } from '../messages/formats/message-codec.js';
+import { type CompactMessage, formatSummaryText } from '../messages/message.js';
+import { type IndexedMessage, toCompactMessage } from '../messages/message-index.js';
 import type { CompactPolicy } from '../policy.js';
-import type { Redactor } from '../redactor.js';
-import type { SessionRewrite } from '../session-store.js';
-import type { TokenCounter } from '../token-counter.js';
-import type { ToolPairer } from '../tool-pairing.js';
+import type { Redactor } from '../redaction/redactor.js';
+import type { SessionRewrite } from '../session/session-store.js';
+import type { TokenCounter } from '../counting/token-counter.js';
+import type { ToolPairer } from '../messages/tool-pairing.js';
 import { buildUnits, policySuffixStart } from './build-units.js';
 import type { CascadeRun, LevelReport, NewRewrite } from './cascade/cascade-types.js';
 import { clearToolResults } from './cascade/clear-tool-results.js';
@@ -27,7 +27,7 @@ import {
   summarizeWithFallback,
 } from './cascade/summarize-remainder.js';
 import type { Decision } from './decide.js';
-import type { RealizedRewrite, SessionView, ViewEntry } from './resume-view.js';
+import type { RealizedRewrite, SessionView, ViewEntry } from './session-view.js';
 
 /** What the cascade needs. */
 export interface CascadeInput {

@@ -5,13 +5,13 @@
  * is in untriggered-result.ts, the archived originals in archive-originals.ts.
  */
 import { CompactError, isCompactError } from '../errors.js';
-import type { EventTiming } from '../event-bus.js';
+import type { EventTiming } from '../events/event-bus.js';
 import type { CompactionResult } from '../manager-options.js';
-import { formatSummaryText } from '../message.js';
-import type { SessionRewrite, SessionState } from '../session-store.js';
+import { formatSummaryText } from '../messages/message.js';
+import type { SessionRewrite, SessionState } from '../session/session-store.js';
 import { artifactsOf } from './archive-originals.js';
 import { assemble } from './assemble.js';
-import type { PreparedSummary } from './background-preparation.js';
+import type { PreparedSummary } from './prepared-summary.js';
 import type { LevelReport } from './cascade/cascade-types.js';
 import type { PipelineDeps, PreparedRequest } from './prepare-request.js';
 import { type CascadeInput, type CascadeResult, runCascade } from './run-cascade.js';

@@ -1,10 +1,10 @@
 /**
- * Checks a summarizer's output before it becomes the summary (see `../summary-guard.ts`): an
+ * Checks a summarizer's output before it becomes the summary (see `../summary/summary-guard.ts`): an
  * empty output, a plain-text refusal, an output with none of the strategy's structure, or one
  * that echoes the prompt or the transcript is a failure (it goes down the fallback chain, and
  * is never stored as summary text). A usable output has the library's tags defused.
  */
-import { defuseSummaryMarkup, checkSummaryOutput as guard } from '../summary-guard.js';
+import { defuseSummaryMarkup, checkSummaryOutput as guard } from '../summary/summary-guard.js';
 
 /**
  * Returns why `text` cannot be a summary (`empty`, `refusal`, `no_structure` or `echo`), or

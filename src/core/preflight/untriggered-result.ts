@@ -3,10 +3,10 @@
  * that warm calls extend instead of rebuilding.
  */
 import type { CompactionResult } from '../manager-options.js';
-import { formatSummaryText, type MessageFormat } from '../message.js';
+import { formatSummaryText, type MessageFormat } from '../messages/message.js';
 import { assemble } from './assemble.js';
 import type { PipelineDeps, PreparedRequest } from './prepare-request.js';
-import type { AssembledCache, SessionView, ViewEntry } from './resume-view.js';
+import type { AssembledCache, SessionView, ViewEntry } from './session-view.js';
 
 export function keptCounts(entries: readonly ViewEntry[]) {
   let pinned = 0;

@@ -1,7 +1,7 @@
 import { createServer } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { AnyCompactEvent } from '../../core/events.js';
-import { createRedactor } from '../../core/redactor.js';
+import type { AnyCompactEvent } from '../../core/events/events.js';
+import { createRedactor } from '../../core/redaction/redactor.js';
 import {
   ARIADNE_MAX_BODY_BYTES,
   type AriadneTestServer,

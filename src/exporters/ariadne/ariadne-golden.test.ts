@@ -1,6 +1,6 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
-import type { AnyCompactEvent } from '../../core/events.js';
+import type { AnyCompactEvent } from '../../core/events/events.js';
 import { validateAriadneEvent } from '../../testing/ariadne-test-server.js';
 import { sampleCompactionEvents } from '../../testing/sample-events.js';
 import { toAriadneSpan } from './ariadne-exporter.js';

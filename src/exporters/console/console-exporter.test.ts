@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createRedactor } from '../../core/redactor.js';
+import { createRedactor } from '../../core/redaction/redactor.js';
 import { describeExporterConformance } from '../../testing/exporter-conformance.js';
 import { sampleCompactionEvents } from '../../testing/sample-events.js';
 import { defineExporter } from '../define-exporter.js';

@@ -1,4 +1,4 @@
-import type { AnyCompactEvent, EventExporter } from '../../core/events.js';
+import type { AnyCompactEvent, EventExporter } from '../../core/events/events.js';
 import {
   type ExportPrivacyOptions,
   isoTime,

@@ -1,5 +1,5 @@
 import { CompactError } from '../../core/errors.js';
-import type { EventExporter } from '../../core/events.js';
+import type { EventExporter } from '../../core/events/events.js';
 import { type OtelExporterOptions, otelExporter } from './otel-exporter.js';
 
 /** Options of {@link otlpExporter}. */

@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { appendFile, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { CompactError } from '../../core/errors.js';
-import type { AnyCompactEvent } from '../../core/events.js';
-import type { ArchivedArtifact, ArchivedSummary, StorageAdapter } from '../../core/storage-adapter.js';
+import type { AnyCompactEvent } from '../../core/events/events.js';
+import type { ArchivedArtifact, ArchivedSummary, StorageAdapter } from '../../core/session/storage-adapter.js';
 import {
   artifactFileName,
   assertArtifact,

@@ -3,7 +3,7 @@ import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RedisTestServer, startRedisServer } from '../../../test/support/redis-server.js';
 import { isCompactError } from '../../core/errors.js';
-import type { SessionState } from '../../core/session-store.js';
+import type { SessionState } from '../../core/session/session-store.js';
 import { describeSessionStoreConformance } from '../../testing/session-store-conformance.js';
 import { type RedisScriptClient, redisSessionStore } from './redis-session-store.js';
 

@@ -4,8 +4,8 @@ import type {
   SessionState,
   SessionStore,
   SessionStoreSetOptions,
-} from '../../core/session-store.js';
-import { checkSessionId, checkState, checkTtl, checkWriteOptions } from '../../core/session-store-checks.js';
+} from '../../core/session/session-store.js';
+import { checkSessionId, checkState, checkTtl, checkWriteOptions } from '../../core/session/session-store-checks.js';
 import {
   ACQUIRE_SCRIPT,
   DELETE_SCRIPT,

@@ -1,6 +1,6 @@
 import type { LanguageModel } from 'ai';
 import { CompactError } from '../../core/errors.js';
-import type { Summarizer } from '../../core/summarizer.js';
+import type { Summarizer } from '../../core/summary/summarizer.js';
 import { importPeer, toSummarizerError } from '../client-errors.js';
 import { createLlmSummarizer, type LlmSummarizerOptions } from '../llm-summarizer.js';
 

@@ -2,7 +2,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import { describe, expect, it } from 'vitest';
 import { sampleRequest } from '../../../test/fixtures/summarizers/sample-session.js';
 import { useProviderTestServer } from '../../../test/fixtures/summarizers/use-provider-test-server.js';
-import type { SummarizerErrorReport } from '../../core/summarizer.js';
+import type { SummarizerErrorReport } from '../../core/summary/summarizer.js';
 import type { ProviderReply } from '../../testing/provider-test-server.js';
 import { resilientSummarizer } from '../resilient-summarizer.js';
 import { anthropicSummarizer } from './anthropic-summarizer.js';

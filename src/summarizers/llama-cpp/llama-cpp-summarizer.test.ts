@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sampleMessages, sampleRequest } from '../../../test/fixtures/summarizers/sample-session.js';
-import type { SummarizerErrorReport } from '../../core/summarizer.js';
+import type { SummarizerErrorReport } from '../../core/summary/summarizer.js';
 import { writeTinyGguf } from '../../testing/write-tiny-gguf.js';
 import { resilientSummarizer } from '../resilient-summarizer.js';
 import { isUsableSummary, type LlamaCppSummarizer, llamaCppSummarizer } from './llama-cpp-summarizer.js';

@@ -2,7 +2,7 @@ import OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
 import { INJECTION, sampleRequest } from '../../../test/fixtures/summarizers/sample-session.js';
 import { useProviderTestServer } from '../../../test/fixtures/summarizers/use-provider-test-server.js';
-import type { SummarizerErrorReport } from '../../core/summarizer.js';
+import type { SummarizerErrorReport } from '../../core/summary/summarizer.js';
 import type { ProviderReply } from '../../testing/provider-test-server.js';
 import { resilientSummarizer } from '../resilient-summarizer.js';
 import { openaiSummarizer } from './openai-summarizer.js';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { INJECTION, sampleRequest } from '../../../test/fixtures/summarizers/sample-session.js';
 import { isCompactError } from '../../core/errors.js';
-import { STRATEGY_NAMES } from '../../core/summarizer.js';
+import { STRATEGY_NAMES } from '../../core/summary/summarizer.js';
 import { buildSummaryPrompt, defuseDataTags, selectPromptTemplate } from './build-summary-prompt.js';
 import { promptTemplate } from './prompt-template.js';
 

@@ -1,5 +1,5 @@
 import { invalidConfig } from '../../core/errors.js';
-import type { SummarizeRequest } from '../../core/summarizer.js';
+import type { SummarizeRequest } from '../../core/summary/summarizer.js';
 import { type RenderTranscriptOptions, renderTranscript } from '../render-transcript.js';
 import {
   fillPlaceholders,

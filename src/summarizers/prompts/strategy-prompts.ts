@@ -1,4 +1,4 @@
-import type { StrategyName } from '../../core/summarizer.js';
+import type { StrategyName } from '../../core/summary/summarizer.js';
 import type { PromptTemplate } from './prompt-template.js';
 
 /**

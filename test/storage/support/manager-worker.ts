@@ -6,7 +6,7 @@
  * takes `SUMMARIZE_MS`.
  */
 import { CompactManager } from '../../../src/core/compact-manager.js';
-import type { SummarizeRequest } from '../../../src/core/summarizer.js';
+import type { SummarizeRequest } from '../../../src/core/summary/summarizer.js';
 import { redisSessionStore } from '../../../src/storage/redis/index.js';
 import { charCounter, chatTurns } from '../../support/background-fixtures.js';
 

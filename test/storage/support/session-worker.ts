@@ -5,7 +5,7 @@
  * compare-and-set).
  * It reports over IPC when it holds the lock and what came of the trigger.
  */
-import { updateSessionOnce } from '../../../src/core/session-lock.js';
+import { updateSessionOnce } from '../../../src/core/session/session-lock.js';
 import { redisSessionStore } from '../../../src/storage/redis/index.js';
 import { SESSION, type TriggerMessage, type WorkerReport } from './session-worker-protocol.js';
 

@@ -1,22 +1,10 @@
 /** What the levels of the reduction cascade share. */
-import type { IndexedMessage } from '../../message-index.js';
+import type { IndexedMessage } from '../../messages/message-index.js';
 import type { CompactPolicy } from '../../policy.js';
-import type { SessionRewrite } from '../../session-store.js';
-import type { RealizedRewrite, ViewEntry } from '../resume-view.js';
-
-/** The cascade levels, cheapest and most faithful first. */
-export type CascadeLevel = 'clear_tool_results' | 'shorten_arguments' | 'summarize' | 'cut_oversized';
-
-/** What one level did. */
-export interface LevelReport {
-  level: CascadeLevel;
-  /** Messages rewritten (or folded into the summary). */
-  count: number;
-  /** Request tokens saved by the level. */
-  tokensSaved: number;
-  /** Archive references of the originals. */
-  refs: string[];
-}
+import type { SessionRewrite } from '../../session/session-store.js';
+import type { RealizedRewrite, ViewEntry } from '../session-view.js';
+import type { CascadeLevel, LevelReport } from '../../manager-options.js';
+export type { CascadeLevel, LevelReport } from '../../manager-options.js';
 
 /** A rewrite made by this compaction: its original goes to the archive first. */
 export interface NewRewrite {

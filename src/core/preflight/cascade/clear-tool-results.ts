@@ -4,8 +4,8 @@
  * reference; the call/result structure stays. Oldest first, until the request is under the
  * target; once cleared, a result keeps the same placeholder on every later call.
  */
-import type { IndexedMessage } from '../../message-index.js';
-import type { ToolPairer } from '../../tool-pairing.js';
+import type { IndexedMessage } from '../../messages/message-index.js';
+import type { ToolPairer } from '../../messages/tool-pairing.js';
 import { rewriteRef, toolNameOf } from '../realize-rewrite.js';
 import { applyRewrite, type CascadeRun, type LevelReport } from './cascade-types.js';
 

@@ -6,26 +6,26 @@
  * `compact.error` event and a failure is never stored as summary text.
  */
 
-import { EmbeddedSummarizer } from '../../embedded-summarizer.js';
+import { EmbeddedSummarizer } from '../../summary/embedded-summarizer.js';
 import { CompactError, isCompactError } from '../../errors.js';
-import type { CompactEventProperties } from '../../events.js';
-import type { CompactMessage } from '../../message.js';
-import { memoizeRedactor, type Redactor, redactDeep } from '../../redactor.js';
+import type { CompactEventProperties } from '../../events/events.js';
+import type { CompactMessage } from '../../messages/message.js';
+import { memoizeRedactor, type Redactor, redactDeep } from '../../redaction/redactor.js';
 import type {
   SummarizeRequest,
   SummarizeResult,
   Summarizer,
   SummarizerCircuitReport,
   SummarizerErrorReport,
-} from '../../summarizer.js';
+} from '../../summary/summarizer.js';
 import {
   describeSummaryRejection,
   SummaryRejectedError,
   type SummaryRejection,
   summaryRejectionOf,
   summarySourceText,
-} from '../../summary-guard.js';
-import type { TokenCounter } from '../../token-counter.js';
+} from '../../summary/summary-guard.js';
+import type { TokenCounter } from '../../counting/token-counter.js';
 import { summaryBodyFrom } from '../summary-output.js';
 
 /** Emits a summarizer event (the manager adds ids, times and redaction). */

@@ -1,0 +1,131 @@
+/**
+ * How a triggered compaction flies when several callers want it: under the session's lock
+ * when the store is shared (one process summarizes, the others find the version moved and
+ * answer with it), with a summary prepared in the background swapped in when it fits; and
+ * the per-agent compactors that keep their own state over one shared history.
+ */
+import { invalidConfig } from '../errors.js';
+import type { AgentCompactorOptions, CompactManagerOptions } from '../manager-options.js';
+import type { CompactPolicy } from '../policy.js';
+import { withSessionLock } from '../session/session-lock.js';
+import { MemorySessionStore, type SessionStore } from '../session/session-store.js';
+import type { Summarizer } from '../summary/summarizer.js';
+import type { BackgroundPreparations } from './background-preparation.js';
+import type { PipelineDeps, PreparedRequest } from '../preflight/prepare-request.js';
+import { type Compacted, runTriggered } from '../preflight/run-preflight.js';
+
+/** The default time to live of the session lock a compaction holds. */
+export const DEFAULT_LOCK_TTL_MS = 10_000;
+
+/** The state key of an agent with its own compactor: `<sessionId>::agent::<agent>`. */
+export function agentStateKey(sessionId: string, agent: string): string {
+  return `${sessionId}::agent::${agent}`;
+}
+
+/** The session lock's time to live, or undefined when compactions take no lock. */
+export function lockTtl(
+  option: CompactManagerOptions['sessionLock'],
+  store: SessionStore,
+): number | undefined {
+  if (option === false) return undefined;
+  // A store of this process only is served by the manager's per-session queue: no lock needed.
+  if (option === undefined && store instanceof MemorySessionStore) return undefined;
+  const ttl = (option === true || option === undefined ? undefined : option.ttlMs) ?? DEFAULT_LOCK_TTL_MS;
+  if (!Number.isInteger(ttl) || ttl <= 0)
+    throw invalidConfig('sessionLock.ttlMs', 'must be a positive integer (milliseconds)');
+  return ttl;
+}
+
+/** A registered agent's pipeline (its summarizer chain and time limit) and policy overrides. */
+export interface AgentCompactor {
+  readonly deps: PipelineDeps;
+  readonly policy?: Partial<CompactPolicy>;
+}
+
+/** Builds agent `name`'s compactor over the manager's pipeline (caches and store shared). */
+export function agentCompactor(
+  name: string,
+  agent: AgentCompactorOptions,
+  base: PipelineDeps,
+  embedded: Summarizer,
+  timeoutMs: number,
+): AgentCompactor {
+  if (agent === null || typeof agent !== 'object') throw invalidConfig(`agents.${name}`, 'must be an object');
+  const summarizer = agent.summarizer ?? base.chain[0]!;
+  const agentTimeout =
+    agent.summarizerTimeoutMs ??
+    (agent.summarizer ? Math.max(timeoutMs, (summarizer.maxDurationMs ?? 0) + 1000) : timeoutMs);
+  if (!(agentTimeout > 0))
+    throw invalidConfig(`agents.${name}.summarizerTimeoutMs`, 'must be a positive number');
+  const chain = summarizer === embedded ? [embedded] : [summarizer, embedded];
+  return {
+    deps: { ...base, chain, summarizerTimeoutMs: agentTimeout },
+    ...(agent.policy ? { policy: { ...agent.policy } } : {}),
+  };
+}
+
+/** Starts a background preparation when the request passed `prepareAtPct` (never awaited). */
+export function maybePrepare(
+  background: BackgroundPreparations,
+  deps: PipelineDeps,
+  prepared: PreparedRequest,
+): void {
+  const { policy, view } = prepared;
+  if (prepared.tokensBefore < policy.prepareAtPct * prepared.maxContextTokens || view.mismatch) return;
+  background.start(prepared.key, {
+    sessionId: prepared.context.sessionId,
+    view,
+    policy,
+    codec: prepared.codec,
+    summarize: {
+      chain: deps.chain,
+      timeoutMs: deps.summarizerTimeoutMs,
+      counter: deps.counter,
+      redact: deps.summarizerRedact,
+    },
+    ...(prepared.options.agent ? { agent: prepared.options.agent } : {}),
+  });
+}
+
+/** What {@link runTriggeredOnce} needs from the manager. */
+export interface Flight {
+  readonly store: SessionStore;
+  /** The session lock's time to live; undefined: no lock (the write is still a compare-and-set). */
+  readonly lockTtlMs: number | undefined;
+  readonly background: BackgroundPreparations | undefined;
+}
+
+/**
+ * A triggered compaction under the session's lock, shared by every process using the
+ * store: one of them compacts; the others find the version moved and return `'retry'`
+ * (their retry then sees the new view). A prepared summary is swapped in when it fits.
+ * Without the lock in time (its holder is stuck), the write still is a compare-and-set.
+ */
+export async function runTriggeredOnce(
+  flight: Flight,
+  deps: PipelineDeps,
+  prepared: PreparedRequest,
+): Promise<Compacted | 'retry'> {
+  const { key, options } = prepared;
+  // The prepared summary is taken only by the process that compacts (under the lock).
+  // A manual compaction summarizes with its note: a prepared summary does not serve it.
+  const take = async () => {
+    const summary = options.force
+      ? undefined
+      : await flight.background?.take(key, prepared.view, options.signal);
+    return summary ? { prepared: summary } : {};
+  };
+  if (flight.lockTtlMs === undefined) return runTriggered(deps, prepared, await take());
+  const seen = prepared.state?.version ?? 0;
+  const locked = await withSessionLock(
+    flight.store,
+    key,
+    { ttlMs: flight.lockTtlMs, ...(options.signal ? { signal: options.signal } : {}) },
+    async (lock) => {
+      const current = await flight.store.get(key);
+      if ((current?.version ?? 0) !== seen) return 'retry' as const;
+      return runTriggered(deps, prepared, { ...(await take()), fencingToken: lock.token });
+    },
+  );
+  return locked.acquired ? locked.value : runTriggered(deps, prepared, await take());
+}

@@ -1,0 +1,169 @@
+/**
+ * Delivers the manager's events: redacted once, handed synchronously to in-process
+ * listeners (in the caller's async context, so OpenTelemetry spans nest under the caller's
+ * span), then queued for exporters, which never make a preflight wait.
+ */
+import type {
+  AnyCompactEvent,
+  CompactEvent,
+  CompactEventListener,
+  CompactEventName,
+  CompactEventProperties,
+  EventExporter,
+} from './events.js';
+import { newSpanId } from './events.js';
+import { ExportQueue, type ExportQueueOptions } from './export-queue.js';
+import { type Redactor, redactDeep } from '../redaction/redactor.js';
+
+/** The ids one `preflight`/`compact` call gives its events. */
+export interface OperationContext {
+  readonly sessionId: string;
+  readonly operationId: string;
+  readonly traceId: string;
+  readonly parentId: string | undefined;
+  /** Events to archive with the session (collected while compacting). */
+  archived: AnyCompactEvent[] | undefined;
+  /**
+   * While set, events are built (ids, times) but delivered only by `release`: a compaction's
+   * decision is delivered first, with what the compaction kept, then the events under it.
+   */
+  held?: AnyCompactEvent[] | undefined;
+}
+
+/** Timing of one event. */
+export interface EventTiming {
+  start: number;
+  end?: number;
+  parentId?: string;
+  status?: 'ok' | 'error';
+}
+
+/** The manager's event bus. */
+export class EventBus {
+  readonly #listeners = new Map<string, Set<CompactEventListener>>();
+  readonly #queue: ExportQueue;
+  readonly #redact: Redactor | undefined;
+  readonly #hasExporters: boolean;
+  #redactionWarned = false;
+
+  constructor(
+    exporters: readonly EventExporter[],
+    queueOptions: ExportQueueOptions | undefined,
+    redact: Redactor | undefined,
+  ) {
+    this.#queue = new ExportQueue([...exporters], queueOptions);
+    this.#hasExporters = exporters.length > 0;
+    this.#redact = redact;
+  }
+
+  /** True when someone receives events (a listener or an exporter): otherwise they are not built. */
+  get observed(): boolean {
+    return this.#hasExporters || this.#listeners.size > 0;
+  }
+
+  /** Subscribes to one event or to all (`'*'`); returns the unsubscribe function. */
+  on<N extends CompactEventName>(name: N | '*', listener: CompactEventListener<N>): () => void {
+    let set = this.#listeners.get(name);
+    if (!set) {
+      set = new Set();
+      this.#listeners.set(name, set);
+    }
+    set.add(listener as CompactEventListener);
+    return () => {
+      set.delete(listener as CompactEventListener);
+      if (set.size === 0 && this.#listeners.get(name) === set) this.#listeners.delete(name);
+    };
+  }
+
+  /** Redacts and delivers one event. */
+  emit<N extends CompactEventName>(
+    context: OperationContext,
+    name: N,
+    properties: CompactEventProperties[N],
+    timing: EventTiming,
+  ): CompactEvent<N> {
+    let props = properties;
+    if (this.#redact) props = redactDeep(properties, this.#redact);
+    else if (!this.#redactionWarned) {
+      this.#redactionWarned = true;
+      this.#deliver(
+        context,
+        'compact.error',
+        {
+          errorType: 'redaction_disabled',
+          message: 'redaction is disabled: events and archives carry message text unredacted',
+          fallback: 'none',
+          context: { severity: 'high' },
+        },
+        { start: timing.start },
+      );
+    }
+    return this.#deliver(context, name, props, timing);
+  }
+
+  #deliver<N extends CompactEventName>(
+    context: OperationContext,
+    name: N,
+    properties: CompactEventProperties[N],
+    timing: EventTiming,
+  ): CompactEvent<N> {
+    const event: CompactEvent<N> = {
+      type: 'span',
+      name,
+      traceId: context.traceId,
+      spanId: newSpanId(),
+      sessionId: context.sessionId,
+      operationId: context.operationId,
+      startTime: timing.start,
+      endTime: Math.max(timing.end ?? Date.now(), timing.start),
+      status: timing.status ?? (name === 'compact.error' ? 'error' : 'ok'),
+      properties,
+    };
+    const parentId = timing.parentId ?? context.parentId;
+    if (parentId !== undefined) event.parentId = parentId;
+    if (context.held) context.held.push(event as AnyCompactEvent);
+    else this.#dispatch(context, event as AnyCompactEvent);
+    return event;
+  }
+
+  /** Starts holding the events of `context` (see `OperationContext.held`). */
+  hold(context: OperationContext): void {
+    context.held ??= [];
+  }
+
+  /** Delivers the events held for `context`, in order, and stops holding. */
+  release(context: OperationContext): void {
+    const held = context.held;
+    context.held = undefined;
+    for (const event of held ?? []) this.#dispatch(context, event);
+  }
+
+  #dispatch(context: OperationContext, event: AnyCompactEvent): void {
+    const name = event.name;
+    for (const key of [name, '*']) {
+      const listeners = this.#listeners.get(key);
+      if (!listeners) continue;
+      for (const listener of listeners) {
+        try {
+          (listener as CompactEventListener)(event);
+        } catch (error) {
+          process.stderr.write(
+            `[agent-compaction] event listener failed: ${String((error as Error)?.message ?? error)}\n`,
+          );
+        }
+      }
+    }
+    this.#queue.enqueue(event);
+    context.archived?.push(event);
+  }
+
+  /** Exports what is queued. */
+  flush(): Promise<void> {
+    return this.#queue.flush();
+  }
+
+  /** Flushes and shuts the exporters down. */
+  shutdown(): Promise<void> {
+    return this.#queue.shutdown();
+  }
+}

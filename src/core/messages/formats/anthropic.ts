@@ -1,0 +1,115 @@
+import { invalidMessage } from '../../errors.js';
+import type { CompactMessage, ToolCall, ToolResult } from '../message.js';
+import { type MessageCodec, type ParsedMessage, partsText, readMeta, stripMeta } from './message-codec.js';
+
+function blockText(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content)) return partsText(content);
+  return '';
+}
+
+/**
+ * Anthropic Messages: `user`/`assistant` messages whose content is a string or blocks;
+ * `tool_use` blocks (and `server_tool_use`, `mcp_tool_use`) are calls, blocks with a
+ * `tool_use_id` (`tool_result`, `web_search_tool_result`, ...) are results. The system
+ * prompt travels separately (pass it as `system` in the options).
+ */
+export const anthropicCodec: MessageCodec = {
+  format: 'anthropic',
+
+  parse(raw: unknown, index: number): ParsedMessage {
+    if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
+      throw invalidMessage(index, '', 'must be an object');
+    }
+    const m = raw as Record<string, unknown>;
+    if (typeof m.role !== 'string') throw invalidMessage(index, 'role', 'is missing');
+    if (m.role !== 'user' && m.role !== 'assistant' && m.role !== 'system') {
+      throw invalidMessage(index, 'role', `"${m.role}" is not an Anthropic role (user or assistant)`);
+    }
+    const meta = readMeta(m);
+    const toolCalls: ToolCall[] = [];
+    const toolResults: ToolResult[] = [];
+    const texts: string[] = [];
+    if (typeof m.content === 'string') {
+      texts.push(m.content);
+    } else if (Array.isArray(m.content)) {
+      m.content.forEach((block: unknown, j) => {
+        if (block === null || typeof block !== 'object')
+          throw invalidMessage(index, `content.${j}`, 'must be a content block object');
+        const b = block as Record<string, unknown>;
+        if (typeof b.type !== 'string') throw invalidMessage(index, `content.${j}.type`, 'is missing');
+        if (/tool_use$/.test(b.type)) {
+          if (typeof b.id !== 'string')
+            throw invalidMessage(index, `content.${j}.id`, 'must be a string on a tool_use block');
+          if (typeof b.name !== 'string')
+            throw invalidMessage(index, `content.${j}.name`, 'must be a string on a tool_use block');
+          toolCalls.push({ id: b.id, name: b.name, arguments: JSON.stringify(b.input ?? {}) });
+        } else if (b.tool_use_id !== undefined || b.type === 'tool_result') {
+          if (typeof b.tool_use_id !== 'string')
+            throw invalidMessage(index, `content.${j}.tool_use_id`, 'must be a string');
+          const result: ToolResult = { callId: b.tool_use_id, output: blockText(b.content) };
+          if (b.is_error === true) result.isError = true;
+          toolResults.push(result);
+        } else if (b.type === 'text') {
+          if (typeof b.text !== 'string')
+            throw invalidMessage(index, `content.${j}.text`, 'must be a string');
+          texts.push(b.text);
+        } else if (b.type === 'thinking' && typeof b.thinking === 'string') {
+          texts.push(b.thinking);
+        } else {
+          texts.push(`[${b.type}]`);
+        }
+      });
+    } else {
+      throw invalidMessage(index, 'content', 'must be a string or an array of content blocks');
+    }
+    const parsed: ParsedMessage = {
+      role: m.role,
+      kind: 'message',
+      text: texts.join('\n'),
+      toolCalls,
+      toolResults,
+      format: 'anthropic',
+      raw,
+    };
+    if (toolCalls.length > 0) parsed.explicitId = `use:${toolCalls[0]!.id}`;
+    else if (toolResults.length > 0) parsed.explicitId = `result:${toolResults[0]!.callId}`;
+    if (meta) {
+      parsed.meta = meta;
+      if (typeof meta.id === 'string') parsed.explicitId = meta.id;
+    }
+    return parsed;
+  },
+
+  toWire(message: CompactMessage): unknown {
+    if (message.format === 'anthropic') return stripMeta(message.raw);
+    const content: Record<string, unknown>[] = [];
+    for (const result of message.toolResults) {
+      content.push({
+        type: 'tool_result',
+        tool_use_id: result.callId,
+        content: result.output,
+        ...(result.isError ? { is_error: true } : {}),
+      });
+    }
+    if (message.text) content.push({ type: 'text', text: message.text });
+    for (const call of message.toolCalls) {
+      let input: unknown = {};
+      try {
+        input = JSON.parse(call.arguments || '{}');
+      } catch {
+        input = { arguments: call.arguments };
+      }
+      content.push({ type: 'tool_use', id: call.id, name: call.name, input });
+    }
+    const role = message.role === 'assistant' ? 'assistant' : 'user';
+    return { role, content };
+  },
+
+  summaryRole: 'user',
+
+  summaryMessage(text: string): unknown {
+    // A user turn: Anthropic conversations must not start with an assistant turn.
+    return { role: 'user', content: text };
+  },
+};

@@ -1,0 +1,101 @@
+import { invalidMessage } from '../../errors.js';
+import type { CompactMessage, MessageRole, ToolCall } from '../message.js';
+import { type MessageCodec, type ParsedMessage, partsText, readMeta, stripMeta } from './message-codec.js';
+
+const ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool', 'function']);
+
+function contentText(content: unknown, index: number, role: string): string {
+  if (content === null || content === undefined) {
+    if (role === 'assistant') return '';
+    throw invalidMessage(index, 'content', `is required for role "${role}"`);
+  }
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content)) return partsText(content);
+  throw invalidMessage(
+    index,
+    'content',
+    `must be a string or an array of content parts (got ${typeof content})`,
+  );
+}
+
+/** OpenAI Chat Completions messages: assistant `tool_calls`, `role: "tool"` results. */
+export const openaiChatCodec: MessageCodec = {
+  format: 'openai-chat',
+
+  parse(raw: unknown, index: number): ParsedMessage {
+    if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
+      throw invalidMessage(index, '', 'must be an object');
+    }
+    const m = raw as Record<string, unknown>;
+    if (typeof m.role !== 'string') throw invalidMessage(index, 'role', 'is missing');
+    if (!ROLES.has(m.role)) throw invalidMessage(index, 'role', `"${m.role}" is not a Chat Completions role`);
+    const role = (m.role === 'function' ? 'tool' : m.role) as MessageRole;
+    const meta = readMeta(m);
+    const text = contentText(m.content, index, m.role);
+    const toolCalls: ToolCall[] = [];
+    if (m.tool_calls !== undefined && m.tool_calls !== null) {
+      if (!Array.isArray(m.tool_calls)) throw invalidMessage(index, 'tool_calls', 'must be an array');
+      m.tool_calls.forEach((call: unknown, j) => {
+        const c = call as Record<string, unknown> | null;
+        if (!c || typeof c.id !== 'string')
+          throw invalidMessage(index, `tool_calls.${j}.id`, 'must be a string');
+        const fn = (c.function ?? c.custom) as Record<string, unknown> | undefined;
+        if (!fn || typeof fn.name !== 'string')
+          throw invalidMessage(index, `tool_calls.${j}.function.name`, 'must be a string');
+        const args = fn.arguments ?? fn.input ?? '';
+        toolCalls.push({
+          id: c.id,
+          name: fn.name,
+          arguments: typeof args === 'string' ? args : JSON.stringify(args),
+        });
+      });
+    }
+    const parsed: ParsedMessage = {
+      role,
+      kind: 'message',
+      text: role === 'tool' ? '' : text,
+      toolCalls,
+      toolResults: [],
+      format: 'openai-chat',
+      raw,
+    };
+    if (role === 'tool') {
+      const callId = m.tool_call_id ?? (m.role === 'function' ? m.name : undefined);
+      if (typeof callId !== 'string')
+        throw invalidMessage(index, 'tool_call_id', 'must be a string on a tool message');
+      parsed.toolResults = [{ callId, output: text }];
+      parsed.explicitId = `result:${callId}`;
+    } else if (toolCalls.length > 0) {
+      parsed.explicitId = `call:${toolCalls[0]!.id}`;
+    }
+    if (meta) {
+      parsed.meta = meta;
+      if (typeof meta.id === 'string') parsed.explicitId = meta.id;
+    }
+    return parsed;
+  },
+
+  toWire(message: CompactMessage): unknown {
+    if (message.format === 'openai-chat') return stripMeta(message.raw);
+    if (message.toolResults.length > 0) {
+      const result = message.toolResults[0]!;
+      return { role: 'tool', tool_call_id: result.callId, content: result.output };
+    }
+    const role = message.role === 'tool' ? 'user' : message.role;
+    const out: Record<string, unknown> = { role, content: message.text };
+    if (message.toolCalls.length > 0) {
+      out.tool_calls = message.toolCalls.map((call) => ({
+        id: call.id,
+        type: 'function',
+        function: { name: call.name, arguments: call.arguments },
+      }));
+    }
+    return out;
+  },
+
+  summaryRole: 'assistant',
+
+  summaryMessage(text: string): unknown {
+    return { role: 'assistant', content: text };
+  },
+};

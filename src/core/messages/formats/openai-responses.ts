@@ -1,0 +1,123 @@
+import { invalidMessage } from '../../errors.js';
+import type { CompactMessage, MessageRole } from '../message.js';
+import { type MessageCodec, type ParsedMessage, partsText, readMeta, stripMeta } from './message-codec.js';
+
+const MESSAGE_ROLES = new Set(['system', 'developer', 'user', 'assistant']);
+
+function stringify(value: unknown): string {
+  if (typeof value === 'string') return value;
+  if (Array.isArray(value)) return partsText(value);
+  if (value !== null && typeof value === 'object') {
+    const v = value as Record<string, unknown>;
+    if (typeof v.text === 'string') return v.text;
+  }
+  return value === undefined ? '' : JSON.stringify(value);
+}
+
+/**
+ * OpenAI Responses API input items and the OpenAI Agents SDK's items: `message`,
+ * `function_call` / `function_call_output` (`call_id`) or `function_call_result` (`callId`),
+ * `reasoning`, and every other type kept intact. Any `*_call` item with a call id is a tool
+ * call and any `*_output` / `*_result` item with one is its result, so hosted tools
+ * (computer, shell, apply_patch, custom tools) stay atomic too.
+ */
+export const openaiResponsesCodec: MessageCodec = {
+  format: 'openai-responses',
+
+  parse(raw: unknown, index: number): ParsedMessage {
+    if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
+      throw invalidMessage(index, '', 'must be an object');
+    }
+    const item = raw as Record<string, unknown>;
+    const meta = readMeta(item);
+    const type = item.type === undefined ? 'message' : item.type;
+    if (typeof type !== 'string') throw invalidMessage(index, 'type', 'must be a string');
+    const parsed: ParsedMessage = {
+      role: 'assistant',
+      kind: 'other',
+      text: '',
+      toolCalls: [],
+      toolResults: [],
+      format: 'openai-responses',
+      raw,
+      itemType: type,
+    };
+    const itemId = typeof item.id === 'string' ? item.id : undefined;
+    const callId =
+      typeof item.call_id === 'string'
+        ? item.call_id
+        : typeof item.callId === 'string'
+          ? item.callId
+          : undefined;
+
+    if (type === 'message') {
+      if (typeof item.role !== 'string') throw invalidMessage(index, 'role', 'is missing');
+      if (!MESSAGE_ROLES.has(item.role))
+        throw invalidMessage(index, 'role', `"${item.role}" is not a message role`);
+      if (typeof item.content !== 'string' && !Array.isArray(item.content)) {
+        throw invalidMessage(index, 'content', 'must be a string or an array of content parts');
+      }
+      parsed.role = item.role as MessageRole;
+      parsed.kind = 'message';
+      parsed.text = stringify(item.content);
+    } else if (type === 'reasoning') {
+      parsed.kind = 'reasoning';
+      parsed.text = Array.isArray(item.summary)
+        ? partsText(item.summary)
+        : Array.isArray(item.content)
+          ? partsText(item.content)
+          : '';
+    } else if (callId !== undefined && /_call$/.test(type)) {
+      const name = typeof item.name === 'string' ? item.name : type.replace(/_call$/, '');
+      if (type === 'function_call' && typeof item.name !== 'string')
+        throw invalidMessage(index, 'name', 'must be a string');
+      const args = item.arguments ?? item.input ?? item.action ?? item.arguments_json ?? '';
+      parsed.kind = 'message';
+      parsed.toolCalls = [{ id: callId, name, arguments: stringify(args) }];
+    } else if (callId !== undefined && /_(output|result)$/.test(type)) {
+      parsed.role = 'tool';
+      parsed.kind = 'message';
+      parsed.toolResults = [{ callId, output: stringify(item.output) }];
+    } else if (
+      type === 'function_call' ||
+      type === 'function_call_output' ||
+      type === 'function_call_result'
+    ) {
+      throw invalidMessage(index, 'call_id', `is required on a ${type} item`);
+    }
+
+    if (parsed.toolCalls.length > 0) parsed.explicitId = `call:${callId}`;
+    else if (parsed.toolResults.length > 0) parsed.explicitId = `result:${callId}`;
+    else if (itemId !== undefined) parsed.explicitId = `item:${itemId}`;
+    if (meta) {
+      parsed.meta = meta;
+      if (typeof meta.id === 'string') parsed.explicitId = meta.id;
+    }
+    return parsed;
+  },
+
+  toWire(message: CompactMessage): unknown {
+    if (message.format === 'openai-responses') return stripMeta(message.raw);
+    if (message.toolResults.length > 0) {
+      const result = message.toolResults[0]!;
+      return { type: 'function_call_output', call_id: result.callId, output: result.output };
+    }
+    if (message.toolCalls.length > 0) {
+      const call = message.toolCalls[0]!;
+      return { type: 'function_call', call_id: call.id, name: call.name, arguments: call.arguments };
+    }
+    const role = message.role === 'tool' ? 'user' : message.role;
+    return { type: 'message', role, content: message.text };
+  },
+
+  summaryRole: 'assistant',
+
+  summaryMessage(text: string): unknown {
+    return {
+      type: 'message',
+      role: 'assistant',
+      status: 'completed',
+      content: [{ type: 'output_text', text }],
+    };
+  },
+};

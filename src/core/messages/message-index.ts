@@ -1,0 +1,182 @@
+import { invalidMessage } from '../errors.js';
+import type { MessageCodec, ParsedMessage } from './formats/message-codec.js';
+import { type CompactMessage, summaryVersionOf } from './message.js';
+import type { TokenCounter } from '../counting/token-counter.js';
+
+/** What is remembered about one message object between preflights. */
+export interface IndexedEntry {
+  readonly parsed: ParsedMessage;
+  /** Content hash (the identity of messages that carry no id of their own). */
+  readonly hash: string;
+  /** The summary version when this is a `<COMPACT-SUMMARY vN>` message. */
+  readonly summaryVersion: number | undefined;
+  /** What is sent to the provider: the caller's object without `meta`. */
+  readonly wire: unknown;
+  /** The value checked to notice a message edited in place. */
+  readonly fingerprint: unknown;
+  /** The message's `meta` object when parsed (a new or removed `meta` means a new parse). */
+  readonly metaRef: unknown;
+  /** Token counts by counter. */
+  tokens: WeakMap<TokenCounter, number> | undefined;
+}
+
+/** One message of a history, positioned. */
+export interface IndexedMessage {
+  readonly entry: IndexedEntry;
+  /** Stable id: explicit id or content hash, plus `#n` for the n-th repeat. */
+  readonly id: string;
+  readonly index: number;
+}
+
+/**
+ * 64-bit string hash (the two 32-bit lanes of cyrb53, both kept): fast, well distributed,
+ * not cryptographic. Used as message identity and cache key.
+ */
+export function hashString(text: string, seed = 0): string {
+  let h1 = 0xdeadbeef ^ seed;
+  let h2 = 0x41c6ce57 ^ seed;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text.charCodeAt(i);
+    h1 = Math.imul(h1 ^ ch, 2654435761);
+    h2 = Math.imul(h2 ^ ch, 1597334677);
+  }
+  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
+  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
+  return (h2 >>> 0).toString(36) + (h1 >>> 0).toString(36).padStart(7, '0');
+}
+
+function fingerprintOf(raw: Record<string, unknown>): unknown {
+  return raw.content ?? raw.output ?? raw.arguments ?? raw.summary;
+}
+
+/** The message's JSON without its top-level `meta` (a replacer function would be much slower). */
+function canonicalJson(raw: object): string {
+  if (!('meta' in raw)) return JSON.stringify(raw);
+  const { meta: _meta, ...rest } = raw as Record<string, unknown>;
+  return JSON.stringify(rest);
+}
+
+/** The largest number of entries kept in the content-keyed cache. */
+export const DEFAULT_CONTENT_CACHE_SIZE = 50_000;
+
+/**
+ * Parses messages once and remembers them: by object identity (a history that grows by
+ * appending costs one parse and one count per new message) and, for callers that rebuild
+ * their message objects each call, by content. Edits made in place to a message's content
+ * are noticed (the content reference changes); deep edits inside content arrays are not,
+ * so treat messages as immutable once sent.
+ */
+export class MessageIndex {
+  readonly #byObject = new WeakMap<object, IndexedEntry>();
+  readonly #byContent = new Map<string, IndexedEntry>();
+  readonly #maxContentEntries: number;
+
+  constructor(maxContentEntries = DEFAULT_CONTENT_CACHE_SIZE) {
+    this.#maxContentEntries = maxContentEntries;
+  }
+
+  /** The entry of one message object (parsed once; cached by identity, then by content). */
+  entry(raw: unknown, index: number, codec: MessageCodec): IndexedEntry {
+    if (raw === null || typeof raw !== 'object')
+      throw invalidMessage(index, '', `must be an object (got ${raw === null ? 'null' : typeof raw})`);
+    const cached = this.#byObject.get(raw);
+    const fingerprint = fingerprintOf(raw as Record<string, unknown>);
+    const meta = (raw as Record<string, unknown>).meta;
+    if (
+      cached &&
+      cached.fingerprint === fingerprint &&
+      cached.metaRef === meta &&
+      cached.parsed.format === codec.format
+    ) {
+      return cached;
+    }
+    const json = canonicalJson(raw);
+    // The identity hash ignores `meta` (ids stay stable when a caller adds a flag or persists
+    // the stripped view); the cache key does not (the parse carries `meta`).
+    // Keyed by two independent 53-bit hashes and the length rather than the text itself, so
+    // the cache holds no copy of the conversation.
+    const hash = hashString(json);
+    const key =
+      meta === undefined
+        ? `${codec.format}:${hash}:${json.length}`
+        : `${codec.format}:${hashString(`${json}\u0000${JSON.stringify(meta)}`)}:${json.length}`;
+    let entry = this.#byContent.get(key);
+    if (!entry) {
+      const parsed = codec.parse(raw, index);
+      entry = {
+        parsed,
+        hash,
+        summaryVersion:
+          parsed.kind === 'message' &&
+          parsed.role === codec.summaryRole &&
+          parsed.toolCalls.length === 0 &&
+          parsed.toolResults.length === 0
+            ? summaryVersionOf(parsed.text)
+            : undefined,
+        wire: codec.toWire({ ...parsed, id: '', index }),
+        fingerprint,
+        metaRef: meta,
+        tokens: undefined,
+      };
+      if (this.#byContent.size >= this.#maxContentEntries) {
+        // Drop the oldest entries (Map iterates in insertion order).
+        const drop = Math.ceil(this.#maxContentEntries / 10);
+        let n = 0;
+        for (const k of this.#byContent.keys()) {
+          if (n++ >= drop) break;
+          this.#byContent.delete(k);
+        }
+      }
+      this.#byContent.set(key, entry);
+    } else if (entry.parsed.raw !== raw) {
+      // Same content, new object: reuse the parse and counts, but send this object.
+      entry = {
+        ...entry,
+        parsed: { ...entry.parsed, raw },
+        wire: codec.toWire({ ...entry.parsed, raw, id: '', index }),
+        fingerprint,
+      };
+    }
+    this.#byObject.set(raw, entry);
+    return entry;
+  }
+
+  /** Indexes a whole history, giving every message its stable id. */
+  index(messages: readonly unknown[], codec: MessageCodec): IndexedMessage[] {
+    const out: IndexedMessage[] = new Array(messages.length);
+    const seen = new Map<string, number>();
+    for (let i = 0; i < messages.length; i++) {
+      const entry = this.entry(messages[i], i, codec);
+      const base = entry.parsed.explicitId ?? `h:${entry.hash}`;
+      const n = seen.get(base) ?? 0;
+      seen.set(base, n + 1);
+      out[i] = { entry, id: n === 0 ? base : `${base}#${n}`, index: i };
+    }
+    return out;
+  }
+}
+
+/** True when `raw` is still the message `entry` was parsed from (not edited in place since). */
+export function isCurrentEntry(entry: IndexedEntry, raw: unknown): boolean {
+  const record = raw as Record<string, unknown>;
+  return (
+    entry.parsed.raw === raw && entry.fingerprint === fingerprintOf(record) && entry.metaRef === record.meta
+  );
+}
+
+/** Token count of an indexed message with `counter`, cached on the entry. */
+export function entryTokens(item: IndexedMessage, counter: TokenCounter): number {
+  const entry = item.entry;
+  entry.tokens ??= new WeakMap();
+  let count = entry.tokens.get(counter);
+  if (count === undefined) {
+    count = counter.countMessage(toCompactMessage(item));
+    entry.tokens.set(counter, count);
+  }
+  return count;
+}
+
+/** Materializes the internal message of an indexed one. */
+export function toCompactMessage(item: IndexedMessage): CompactMessage {
+  return { ...item.entry.parsed, id: item.id, index: item.index };
+}

@@ -1,0 +1,130 @@
+/**
+ * The internal message model. Every supported wire format converts into it and back;
+ * the engine (counting, partitioning, summarizing) only ever sees these.
+ */
+import { defuseSummaryMarkup } from '../summary/summary-markup.js';
+
+/** The wire formats agent-compaction reads and writes. */
+export type MessageFormat = 'openai-chat' | 'openai-responses' | 'anthropic';
+
+/** Conversational role of a message. `tool` carries tool results in the OpenAI Chat format. */
+export type MessageRole = 'system' | 'developer' | 'user' | 'assistant' | 'tool';
+
+/**
+ * What a message is, independent of its format.
+ *
+ * - `message`: ordinary text (possibly with tool calls or tool results attached).
+ * - `reasoning`: a reasoning item (Responses `reasoning`); it belongs to the item after it.
+ * - `other`: any item type the engine does not interpret (kept intact, never split from
+ *   its neighbours when it carries a call id).
+ */
+export type MessageKind = 'message' | 'reasoning' | 'other';
+
+/** A tool call issued by an assistant message or item. */
+export interface ToolCall {
+  /** The call id that its result refers to (`tool_call_id`, `call_id`, `tool_use_id`). */
+  id: string;
+  /** The tool's name. */
+  name: string;
+  /** The arguments as text (JSON for most providers). */
+  arguments: string;
+}
+
+/** A tool result carried by a message or item. */
+export interface ToolResult {
+  /** The id of the call this result answers. */
+  callId: string;
+  /** The result as text. */
+  output: string;
+  /** True when the tool reported an error. */
+  isError?: boolean;
+}
+
+/** Metadata a caller may attach to any message as `meta`; stripped before sending. */
+export interface MessageMeta {
+  /** Never prune or summarize this message (the flag name is `policy.protectedFlag`). */
+  protected?: boolean;
+  /** A human label, shown in events and reports. */
+  label?: string;
+  /** A stable id for this message; otherwise one is derived from its content. */
+  id?: string;
+  [key: string]: unknown;
+}
+
+/**
+ * A message of any format with the optional `meta` the manager reads (and strips before
+ * sending): `WithMeta<ChatCompletionMessageParam>`, `WithMeta<Anthropic.MessageParam>`, ...
+ * The result of `preflight` keeps the type, so it goes to the SDK without a cast.
+ *
+ * @example
+ * ```ts
+ * const history: WithMeta<ChatCompletionMessageParam>[] = [];
+ * history.push({ role: 'developer', content: POLICY, meta: { protected: true, label: 'Security Policy' } });
+ * ```
+ */
+export type WithMeta<M> = M & { meta?: MessageMeta };
+
+/**
+ * One message or item in the internal model.
+ *
+ * `raw` is the caller's original object: converters write it back unchanged (minus `meta`),
+ * which is what makes every conversion lossless.
+ */
+export interface CompactMessage {
+  /** Stable identity: `meta.id`, the item's own id, or a content hash plus occurrence. */
+  id: string;
+  /** Conversational role. */
+  role: MessageRole;
+  /** What kind of entry this is. */
+  kind: MessageKind;
+  /** The plain text of the message (text parts joined), used for counting and summaries. */
+  text: string;
+  /** Tool calls this message issues. */
+  toolCalls: ToolCall[];
+  /** Tool results this message carries. */
+  toolResults: ToolResult[];
+  /** The caller's metadata, if any. */
+  meta?: MessageMeta;
+  /** Position in the caller's array. */
+  index: number;
+  /** The format `raw` is in. */
+  format: MessageFormat;
+  /** The caller's original object, never mutated. */
+  raw: unknown;
+  /** For `other` items: the item's `type`. */
+  itemType?: string;
+}
+
+/** The opening tag of a summary message; `N` is the session's compaction count. */
+export const SUMMARY_TAG_PATTERN = /^<COMPACT-SUMMARY v(\d+)>/;
+
+/** Builds the opening tag of summary version `version`. */
+export function summaryTag(version: number): string {
+  return `<COMPACT-SUMMARY v${version}>`;
+}
+
+/** The closing tag written after a summary's body. */
+export const SUMMARY_CLOSING_TAG = '</COMPACT-SUMMARY>';
+
+/** Returns the version of a summary message, or `undefined` when `text` is not one. */
+export function summaryVersionOf(text: string): number | undefined {
+  const match = SUMMARY_TAG_PATTERN.exec(text);
+  return match ? Number(match[1]) : undefined;
+}
+
+/** Strips the tags from a summary message's text, leaving the body. */
+export function summaryBody(text: string): string {
+  let body = text.replace(SUMMARY_TAG_PATTERN, '');
+  const close = body.lastIndexOf(SUMMARY_CLOSING_TAG);
+  if (close >= 0) body = body.slice(0, close);
+  return body.trim();
+}
+
+/**
+ * Wraps a summary body in its tags. The body is data, never markup: library tags inside it
+ * (`<COMPACT-SUMMARY ...>`, `</COMPACT-SUMMARY>`, `<history>`, ... in any case or look-alike
+ * form) are defused first, so the message has exactly one opening and one closing tag.
+ */
+export function formatSummaryText(version: number, body: string): string {
+  return `${summaryTag(version)}\n${defuseSummaryMarkup(body.trim())}\n${SUMMARY_CLOSING_TAG}`;
+}

@@ -1,0 +1,71 @@
+/**
+ * The types of a session's view (what resume-view.ts builds and the later steps read), apart
+ * from the steps so that the index and the view do not import each other.
+ */
+import type { TokenCounter } from '../counting/token-counter.js';
+import type { IndexedMessage } from '../messages/message-index.js';
+import type { PinRule } from '../messages/partition.js';
+import type { SessionRewrite, SessionState } from '../session/session-store.js';
+
+/** One message of the view. */
+export interface ViewEntry {
+  readonly item: IndexedMessage;
+  readonly pinned: boolean;
+  /** The pairing round the message belongs to (-1 outside any). */
+  readonly round: number;
+  /** What is sent: the caller's message without `meta`, or its rewrite. */
+  wire: unknown;
+  /** Tokens of `wire`. */
+  tokens: number;
+  /** Tokens of the message as the caller wrote it. */
+  readonly originalTokens: number;
+  /** The rewrite applied, if any. */
+  rewrite?: SessionRewrite;
+}
+
+/** A rewrite made real for one message: the object sent and its tokens. */
+export interface RealizedRewrite {
+  wire: unknown;
+  tokens: number;
+}
+
+/** The session's view of its history. */
+export interface SessionView {
+  readonly state: SessionState | undefined;
+  readonly rule: PinRule;
+  readonly generation: number;
+  readonly counter: TokenCounter;
+  readonly format: string;
+  /** History positions processed so far. */
+  processed: number;
+  /** A summary message found in the history (a persisted view), when accepted. */
+  readonly summaryItem: IndexedMessage | undefined;
+  /** The summary version the view is at. */
+  readonly version: number;
+  /** The body of the current summary, if any. */
+  readonly previousSummary: string | undefined;
+  /** True when the stored state belongs to another history (it is then ignored). */
+  readonly mismatch: boolean;
+  /** Visible messages in history order (the summary message excluded). */
+  readonly entries: ViewEntry[];
+  /** Rounds with a pinned member (pinned whole). */
+  readonly pinnedRounds: Set<number>;
+  /** Ids protected by the state, and covered by the summary. */
+  readonly pinnedIds: ReadonlySet<string>;
+  readonly coveredIds: ReadonlySet<string>;
+  /** Token sums of the entries by role group. */
+  readonly sums: { system: number; developer: number; messages: number };
+  /** The stored summary as a message in this format, built once per view. */
+  summaryMessage?: { wire: unknown; tokens: number };
+  /** The assembled request of the untriggered path, extended as the view grows (see run-preflight.ts). */
+  assembled?: AssembledCache;
+}
+
+/** The untriggered answer of a view, kept so that a warm call appends instead of rebuilding. */
+export interface AssembledCache {
+  summaryWire: unknown;
+  /** Entries already in `wires`. */
+  count: number;
+  wires: unknown[];
+  pinned: number;
+}

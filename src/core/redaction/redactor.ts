@@ -1,0 +1,229 @@
+import { CompactError } from '../errors.js';
+import { DEFAULT_REDACTION_RULES, type RedactionRule } from './redaction-rules.js';
+import { createRuleScanner } from './redaction-scanner.js';
+
+export { DEFAULT_REDACTION_RULES, type RedactionRule } from './redaction-rules.js';
+
+/**
+ * Redaction: secrets are replaced before anything leaves the process (events, archives,
+ * traces, reports). Redaction is copy-on-export: the caller's messages are never changed.
+ */
+
+/** Replaces secrets in a string. */
+export type Redactor = (text: string) => string;
+
+/** The replacement written in place of a secret. */
+export const REDACTED = '<REDACTED>';
+
+/**
+ * Default patterns, in the order they run: the sources of {@link DEFAULT_REDACTION_RULES}
+ * (see `redaction-rules.ts` for each rule, its triggers and what it does with a clipped
+ * secret). A pattern whose first two capture groups are a key and a separator (`api_key` and
+ * `=`) keeps both and replaces only the value; any other pattern replaces the whole match (or,
+ * for URLs, the part between its first two groups).
+ *
+ * Covered: `key = value` secrets (API keys, passwords, tokens, secrets, private and access
+ * keys, credentials, `Authorization` headers), bearer/basic tokens, URLs with embedded
+ * credentials, and the well-known key formats of OpenAI, Anthropic, AWS, GitHub, GitLab,
+ * Slack, Google, Stripe, npm, Hugging Face, SendGrid, plus JWTs and PEM private keys, also
+ * when clipped after their recognizable prefix.
+ */
+export const DEFAULT_REDACTION_PATTERNS: readonly string[] = Object.freeze(
+  DEFAULT_REDACTION_RULES.map((rule) => rule.pattern),
+);
+
+/** Options of {@link createRedactor}. */
+export interface RedactorOptions {
+  /**
+   * Regular expressions (strings; a leading `(?i)` makes one case-insensitive, as in the spec).
+   * @default DEFAULT_REDACTION_PATTERNS
+   */
+  patterns?: readonly string[];
+  /**
+   * Extra patterns added to the defaults (or to `patterns`).
+   * @default []
+   */
+  extraPatterns?: readonly string[];
+  /**
+   * A custom function run after the patterns.
+   * @default undefined
+   */
+  custom?: Redactor;
+}
+
+/** Compiles one pattern string, honouring a leading `(?i)`. */
+export function compileRedactionPattern(pattern: string): RegExp {
+  try {
+    if (pattern.startsWith('(?i)')) return new RegExp(pattern.slice(4), 'gi');
+    return new RegExp(pattern, 'g');
+  } catch (error) {
+    throw new CompactError(
+      'invalid_config',
+      `redaction pattern ${JSON.stringify(pattern)} is not a valid regular expression`,
+      {
+        cause: error,
+        issues: [{ path: ['redaction', 'patterns'], message: (error as Error).message }],
+      },
+    );
+  }
+}
+
+/**
+ * Object keys whose value is a secret however it looks (`{"password": "hunter2"}` in a tool
+ * call's structured input): such values are replaced whole by {@link redactDeep}. Session ids
+ * (`sessionId`, `session_id`) are identifiers, not secrets, and do not match (a session
+ * *token* or cookie does).
+ */
+export const SECRET_KEY_PATTERN =
+  /^[a-z0-9_.-]*?(?:api[_-]?key|apikey|password|passwd|pwd|passphrase|secret|secret[_-]?key|token|access[_-]?key|private[_-]?key|credentials?|authorization|auth|cookie)$/i;
+
+function replaceMatch(match: string, groups: readonly unknown[]): string {
+  const key = groups[0];
+  const separator = groups[1];
+  if (typeof key === 'string' && typeof separator === 'string') {
+    if (match.startsWith(key + separator)) {
+      const value = match.slice(key.length + separator.length);
+      // Keep the quotes around a quoted value so JSON text stays JSON (unless it was clipped).
+      if (value.startsWith('\\"')) {
+        const closed = value.length > 2 && value.endsWith('\\"');
+        return `${key}${separator}\\"${REDACTED}${closed ? '\\"' : ''}`;
+      }
+      const quote = value[0];
+      if (quote === '"' || quote === "'") {
+        const closed = value.length > 1 && value.endsWith(quote);
+        return `${key}${separator}${quote}${REDACTED}${closed ? quote : ''}`;
+      }
+      return `${key}${separator}${REDACTED}`;
+    }
+    // Two groups around the secret (a URL's `scheme://user:` and `@`).
+    if (match.startsWith(key) && match.endsWith(separator)) return `${key}${REDACTED}${separator}`;
+  }
+  return REDACTED;
+}
+
+/**
+ * Builds a {@link Redactor}. `key = value` patterns keep the key and replace the value
+ * (`api_key=sk-abc` becomes `api_key=<REDACTED>`); others replace the whole match.
+ *
+ * @example
+ * ```ts
+ * const redact = createRedactor({ extraPatterns: ['\\binternal-[0-9]+\\b'] });
+ * redact('password: hunter2'); // 'password: <REDACTED>'
+ * ```
+ */
+export function createRedactor(options: RedactorOptions = {}): Redactor {
+  const sources = [...(options.patterns ?? DEFAULT_REDACTION_PATTERNS), ...(options.extraPatterns ?? [])];
+  const passes: Redactor[] = [];
+  const scanned: RedactionRule[] = [];
+  const others: string[] = [];
+  for (const source of sources) {
+    const rule = DEFAULT_RULE_BY_PATTERN.get(source);
+    // PEM blocks go first, on their own: other rules would cut their body into pieces.
+    if (rule?.name === 'pem-private-key') passes.push(fullPass(source, rule.triggers));
+    else if (rule) scanned.push(rule);
+    else others.push(source);
+  }
+  if (scanned.length > 0) passes.push(createRuleScanner(scanned, replaceMatch));
+  for (const source of others) passes.push(fullPass(source, []));
+  const custom = options.custom;
+  return (text: string) => {
+    let out = text;
+    for (const pass of passes) out = pass(out);
+    return custom ? custom(out) : out;
+  };
+}
+
+const DEFAULT_RULE_BY_PATTERN = new Map(DEFAULT_REDACTION_RULES.map((rule) => [rule.pattern, rule]));
+
+/** One global replace over the text (skipped when none of `triggers` occurs, if any are given). */
+function fullPass(source: string, triggers: readonly string[]): Redactor {
+  const regex = compileRedactionPattern(source);
+  return (text) => {
+    if (triggers.length > 0 && !triggers.some((trigger) => text.includes(trigger))) return text;
+    regex.lastIndex = 0;
+    return text.replace(regex, (match: string, ...rest: unknown[]) => {
+      // `rest` ends with offset, whole string (and named groups when any): keep the groups only.
+      const groups = rest.slice(0, typeof rest.at(-1) === 'object' ? -3 : -2);
+      return replaceMatch(match, groups);
+    });
+  };
+}
+
+let defaultRedactor: Redactor | undefined;
+
+/** The redactor with the default rules (built once). */
+export function getDefaultRedactor(): Redactor {
+  defaultRedactor ??= createRedactor();
+  return defaultRedactor;
+}
+
+/**
+ * Redacts, then shortens to at most `max` characters (the last one an ellipsis `…`). Every
+ * place that previews or clips text (summaries, tool-fact lines, event previews, report
+ * excerpts) should use it: a secret cut first no longer matches the pattern of its full
+ * shape, so redaction must come before the cut. The cut never splits a surrogate pair or a
+ * `<REDACTED>` marker.
+ *
+ * @example
+ * ```ts
+ * redactThenClip(`curl -H "x-api-key: ${key}" https://api.example.com/v1/items`, 40);
+ * // 'curl -H "x-api-key: <REDACTED>" https://…'
+ * ```
+ */
+export function redactThenClip(text: string, max: number, redact: Redactor = getDefaultRedactor()): string {
+  const clean = redact(text);
+  if (clean.length <= max) return clean;
+  if (max <= 0) return '';
+  let end = max - 1;
+  const code = clean.charCodeAt(end - 1);
+  if (code >= 0xd800 && code <= 0xdbff) end--;
+  const marker = clean.lastIndexOf('<', end);
+  if (marker >= 0 && end - marker < REDACTED.length && clean.startsWith(REDACTED, marker)) end = marker;
+  return `${clean.slice(0, end)}…`;
+}
+
+/**
+ * Applies a redactor to every string inside a JSON-like value, returning a copy; a scalar
+ * under a secret-named key ({@link SECRET_KEY_PATTERN}) is replaced whole.
+ */
+export function redactDeep<T>(value: T, redact: Redactor): T {
+  return redactValue(value, redact, new WeakMap()) as T;
+}
+
+function redactValue(value: unknown, redact: Redactor, seen: WeakMap<object, unknown>): unknown {
+  if (typeof value === 'string') return redact(value);
+  if (value === null || typeof value !== 'object') return value;
+  const known = seen.get(value);
+  if (known !== undefined) return known;
+  if (Array.isArray(value)) {
+    const out: unknown[] = [];
+    seen.set(value, out);
+    for (const item of value) out.push(redactValue(item, redact, seen));
+    return out;
+  }
+  if (value instanceof Date) return new Date(value.getTime());
+  const out: Record<string, unknown> = {};
+  seen.set(value, out);
+  for (const [key, item] of Object.entries(value)) {
+    const secret = SECRET_KEY_PATTERN.test(key) && item !== null && typeof item !== 'object' && item !== '';
+    out[key] = secret ? REDACTED : redactValue(item, redact, seen);
+  }
+  return out;
+}
+
+/**
+ * A redactor that remembers its answers for one job (a summarizer request scans the same
+ * text in the message's wire form and in its parsed fields): each distinct text is scanned once.
+ */
+export function memoizeRedactor(redact: Redactor): Redactor {
+  const seen = new Map<string, string>();
+  return (text) => {
+    if (text.length < 16) return redact(text);
+    let redacted = seen.get(text);
+    if (redacted === undefined) {
+      redacted = redact(text);
+      seen.set(text, redacted);
+    }
+    return redacted;
+  };
+}

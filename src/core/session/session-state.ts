@@ -1,0 +1,73 @@
+/**
+ * The state a session store holds for one session: the rolling summary, what it covers and
+ * the rewrites earlier compactions made. Types only, below the store and its checks.
+ */
+
+/** The rolling summary of a session. */
+export interface SessionSummary {
+  /** The summary body, without tags. */
+  text: string;
+  /** Its token count with the session's counter. */
+  tokens: number;
+  /** Which summarizer wrote it (after fallbacks). */
+  summarizer: string;
+  /** Epoch milliseconds. */
+  createdAt: number;
+}
+
+/**
+ * A rewrite the reduction cascade made to one message, replayed identically on every later
+ * call (so provider prompt caches keep hitting). The original is in the archive under `ref`.
+ */
+export interface SessionRewrite {
+  /** `cleared`: a tool result replaced by a placeholder; `shortened`: long call arguments cut head…tail; `cut`: an oversized message cut head…tail. */
+  kind: 'cleared' | 'shortened' | 'cut';
+  /** The archive reference of the original (`tool-…`, `args-…`, `cut-…`). */
+  ref: string;
+  /** For `shortened` and `cut`: the characters kept of each shortened text. */
+  keepChars?: number;
+}
+
+/**
+ * What the manager remembers about one session: the summary and which messages it
+ * covers, by stable message id. The view sent to the model is pinned messages + the
+ * summary + every message not covered.
+ */
+export interface SessionState {
+  sessionId: string;
+  /** Number of compactions so far; the summary message is tagged `v{version}`. */
+  version: number;
+  /** The current summary; absent before the first compaction or after a pruning-only one. */
+  summary?: SessionSummary;
+  /** Ids of the messages folded into the summary (or pruned), in history order. */
+  coveredIds: string[];
+  /**
+   * Ids of messages that were pinned (protected) when seen: they stay pinned when the caller
+   * persists the compacted view, from which `meta` is stripped.
+   */
+  pinnedIds?: string[];
+  /**
+   * Ids of the recent messages the last compaction kept: with `coveredIds`, they tell
+   * whether a history belongs to this session.
+   */
+  keptIds?: string[];
+  /** Rewrites of messages still in the view, by message id. */
+  rewrites?: Record<string, SessionRewrite>;
+  /** Epoch milliseconds of the last change. */
+  updatedAt: number;
+}
+
+/** Options of {@link SessionStore.set}. */
+export interface SessionStoreSetOptions {
+  /**
+   * Write only if the stored state still has this version (`0` for "no state yet").
+   * Lets shared stores run one compaction per trigger across replicas.
+   */
+  expectedVersion?: number;
+  /**
+   * The {@link SessionLock.token} of the lock the writer holds: the write is refused when a
+   * newer lock was issued for the session since (the writer's lock lapsed and another process
+   * took over), so a stalled holder cannot overwrite the newer holder's state.
+   */
+  fencingToken?: number;
+}

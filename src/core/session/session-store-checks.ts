@@ -1,0 +1,42 @@
+/**
+ * Argument checks shared by the session stores, so every backend rejects the same bad input
+ * with the same typed error.
+ */
+import { CompactError } from '../errors.js';
+import type { SessionState, SessionStoreSetOptions } from './session-state.js';
+
+function invalid(path: (string | number)[], problem: string): CompactError {
+  return new CompactError('invalid_config', `${path.join('.')} ${problem}`, {
+    issues: [{ path, message: problem }],
+  });
+}
+
+const isCount = (value: unknown): value is number =>
+  typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
+
+/** Throws unless `sessionId` is a string. */
+export function checkSessionId(sessionId: unknown): asserts sessionId is string {
+  if (typeof sessionId !== 'string') throw invalid(['sessionId'], 'must be a string');
+}
+
+/** Throws unless `state` has a whole non-negative `version` and an array of `coveredIds`. */
+export function checkState(state: unknown): asserts state is SessionState {
+  if (typeof state !== 'object' || state === null) throw invalid(['state'], 'must be an object');
+  const { version, coveredIds } = state as Partial<SessionState>;
+  if (!isCount(version)) throw invalid(['state', 'version'], 'must be a whole number >= 0');
+  if (!Array.isArray(coveredIds)) throw invalid(['state', 'coveredIds'], 'must be an array of message ids');
+}
+
+/** Throws unless the options of `set` are whole numbers (`fencingToken` >= 1). */
+export function checkWriteOptions(options: SessionStoreSetOptions): void {
+  if (options.expectedVersion !== undefined && !isCount(options.expectedVersion))
+    throw invalid(['options', 'expectedVersion'], 'must be a whole number >= 0');
+  if (options.fencingToken !== undefined && !(isCount(options.fencingToken) && options.fencingToken >= 1))
+    throw invalid(['options', 'fencingToken'], 'must be a whole number >= 1');
+}
+
+/** Throws unless `ttlMs` is a whole number of milliseconds from 1 to 24 hours. */
+export function checkTtl(ttlMs: unknown): asserts ttlMs is number {
+  if (!isCount(ttlMs) || ttlMs < 1 || ttlMs > 86_400_000)
+    throw invalid(['ttlMs'], 'must be a whole number of milliseconds from 1 to 86400000');
+}

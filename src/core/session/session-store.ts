@@ -1,0 +1,165 @@
+/**
+ * Per-session compaction state, behind a small store interface: in memory by default,
+ * shared (Redis, ...) when several processes serve one session.
+ *
+ * The contract every backend keeps (checked by `describeSessionStoreConformance` from
+ * `agent-compaction/testing`):
+ *
+ * - `get` returns what the last successful `set` wrote (a JSON round trip of it), or
+ *   `undefined`; a caller can never change stored state through an object it passed in or got.
+ * - `set` with `expectedVersion` is a compare-and-set on `SessionState.version` (`0` means
+ *   "no state yet"); with `fencingToken` it is refused once a newer lock than that token was
+ *   issued for the session. Both checks and the write are one atomic step.
+ * - `acquireLock` gives at most one holder per session at a time; the lock lapses after its
+ *   time to live unless renewed, so a crashed holder blocks nobody longer than that; every
+ *   lock carries a fencing token greater than every token issued before for that session
+ *   (also across `delete`).
+ */
+import { checkSessionId, checkState, checkTtl, checkWriteOptions } from './session-store-checks.js';
+import type { SessionState, SessionStoreSetOptions } from './session-state.js';
+
+export type { SessionRewrite, SessionState, SessionStoreSetOptions, SessionSummary } from './session-state.js';
+
+
+/**
+ * A held lock on one session, from {@link SessionStore.acquireLock}. It lapses after its
+ * time to live unless renewed.
+ */
+export interface SessionLock {
+  /** The locked session. */
+  readonly sessionId: string;
+  /**
+   * The fencing token: a positive integer greater than every token issued before for this
+   * session by this store (shared by all processes using it). Pass it as
+   * {@link SessionStoreSetOptions.fencingToken} on the writes made under the lock.
+   */
+  readonly token: number;
+  /**
+   * Extends the lock to `ttlMs` from now (default: the time to live it was acquired with).
+   * Resolves `false` when the lock is lost: released, or a newer lock was issued after it
+   * lapsed. A lapsed lock that nobody took meanwhile is revived.
+   */
+  renew(ttlMs?: number): Promise<boolean>;
+  /** Releases the lock; resolves `false` when it was no longer held. Safe to call twice. */
+  release(): Promise<boolean>;
+}
+
+/**
+ * Holds {@link SessionState} by session id, and a lock per session with expiry and a fencing
+ * token so that processes sharing the store compact a session once per trigger.
+ *
+ * A new backend (Postgres, DynamoDB, ...) implements these five members and runs
+ * `describeSessionStoreConformance` from `agent-compaction/testing` against a real server.
+ * The natural mapping is one row/item per session with the columns `state` (JSON),
+ * `version`, `fence` (the last token issued), `lock_token` and `lock_until`, each method one
+ * conditional statement: a `WHERE version = $expected AND $token >= fence` update, or a
+ * `ConditionExpression` in DynamoDB. Take the lock's clock from the server, not the caller.
+ */
+export interface SessionStore {
+  /** A short name for diagnostics. */
+  readonly name: string;
+  /** The stored state of a session, or `undefined` when there is none. */
+  get(sessionId: string): Promise<SessionState | undefined>;
+  /**
+   * Stores `state`; resolves `false` (nothing written) when `expectedVersion` did not match or
+   * `fencingToken` is older than the session's newest lock.
+   */
+  set(sessionId: string, state: SessionState, options?: SessionStoreSetOptions): Promise<boolean>;
+  /** Forgets a session's state (a held lock and the fencing counter stay). */
+  delete(sessionId: string): Promise<void>;
+  /**
+   * Takes the session's lock for `ttlMs` milliseconds, or resolves `undefined` at once when
+   * another holder has it and it has not lapsed. To wait for it, see `waitForSessionLock`.
+   */
+  acquireLock(sessionId: string, ttlMs: number): Promise<SessionLock | undefined>;
+}
+
+interface MemoryEntry {
+  state?: SessionState;
+  /** The last fencing token issued. */
+  fence: number;
+  /** The current holder's token, and when it lapses (epoch ms). */
+  lock?: { token: number; until: number };
+}
+
+/** Returns `value` with every object and array in it frozen. */
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
+}
+
+/**
+ * The default store: a `Map` in this process (state, locks and fencing tokens). Stored
+ * states are deep-frozen copies, so `get` returns them without copying.
+ *
+ * @example
+ * ```ts
+ * const manager = new CompactManager({ model: 'gpt-4o', store: new MemorySessionStore() });
+ * ```
+ */
+export class MemorySessionStore implements SessionStore {
+  readonly name = 'memory';
+  readonly #entries = new Map<string, MemoryEntry>();
+
+  async get(sessionId: string): Promise<SessionState | undefined> {
+    checkSessionId(sessionId);
+    return this.#entries.get(sessionId)?.state;
+  }
+
+  async set(sessionId: string, state: SessionState, options: SessionStoreSetOptions = {}): Promise<boolean> {
+    checkSessionId(sessionId);
+    checkState(state);
+    checkWriteOptions(options);
+    // A JSON round trip, as a shared store does: what a later `get` returns is the same everywhere.
+    const copy = deepFreeze(JSON.parse(JSON.stringify(state)) as SessionState);
+    const entry = this.#entries.get(sessionId);
+    if (options.expectedVersion !== undefined && (entry?.state?.version ?? 0) !== options.expectedVersion)
+      return false;
+    if (options.fencingToken !== undefined && options.fencingToken < (entry?.fence ?? 0)) return false;
+    if (entry) entry.state = copy;
+    else this.#entries.set(sessionId, { state: copy, fence: 0 });
+    return true;
+  }
+
+  async delete(sessionId: string): Promise<void> {
+    checkSessionId(sessionId);
+    const entry = this.#entries.get(sessionId);
+    if (!entry) return;
+    delete entry.state;
+    // The fencing counter outlives the state so tokens never repeat; an idle entry goes.
+    if (entry.fence === 0) this.#entries.delete(sessionId);
+  }
+
+  async acquireLock(sessionId: string, ttlMs: number): Promise<SessionLock | undefined> {
+    checkSessionId(sessionId);
+    checkTtl(ttlMs);
+    let entry = this.#entries.get(sessionId);
+    if (!entry) {
+      entry = { fence: 0 };
+      this.#entries.set(sessionId, entry);
+    }
+    const now = Date.now();
+    if (entry.lock && entry.lock.until > now) return undefined;
+    const token = ++entry.fence;
+    entry.lock = { token, until: now + ttlMs };
+    const held = entry;
+    return {
+      sessionId,
+      token,
+      renew: async (renewTtlMs = ttlMs) => {
+        checkTtl(renewTtlMs);
+        if (held.lock?.token !== token) return false;
+        held.lock.until = Date.now() + renewTtlMs;
+        return true;
+      },
+      release: async () => {
+        if (held.lock?.token !== token) return false;
+        delete held.lock;
+        return true;
+      },
+    };
+  }
+}

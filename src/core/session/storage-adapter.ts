@@ -1,0 +1,72 @@
+import type { AnyCompactEvent } from '../events/events.js';
+
+/** A summary as archived next to its transcript. */
+export interface ArchivedSummary {
+  sessionId: string;
+  /** The compaction step (= summary version). */
+  step: number;
+  /** The full summary message text, tags included. */
+  text: string;
+  tokens: number;
+  strategy: string;
+  summarizer: string;
+  /** Ids of the messages this summary covers. */
+  coveredIds: string[];
+  /** Epoch milliseconds. */
+  createdAt: number;
+}
+
+/**
+ * The original of something compaction cleared, shortened, cut or summarized, archived
+ * under a reference the model can pass to the recall tool (`agent-compaction/recall`).
+ */
+export interface ArchivedArtifact {
+  /**
+   * The reference named in the placeholder, cut marker or summary: a short token such as
+   * `tool-3kf93jd02kd9` (`[a-z]+-[0-9a-z]+`), unique within its session.
+   */
+  ref: string;
+  sessionId: string;
+  /** What the original was. */
+  kind: 'tool_result' | 'tool_arguments' | 'message' | 'summarized';
+  /** The original text, redacted like every archive. */
+  text: string;
+  /** The tool's name, for tool results and arguments. */
+  toolName?: string;
+  /** Position of the message in the history when it was archived. */
+  messageIndex?: number;
+  /** The summary version whose compaction archived it. */
+  step?: number;
+  /** Epoch milliseconds. */
+  createdAt: number;
+}
+
+/**
+ * Archives what compaction is about to remove, so nothing is ever lost: the full
+ * transcript before each compaction, each summary, and every event.
+ *
+ * Everything handed to an adapter has already been redacted. Adapters may throw; the
+ * manager turns a failed write into a `compact.error` event and the conversation goes on.
+ */
+export interface StorageAdapter {
+  /** `fs`, `s3`, ... (reported as `storage_adapter` in `compact.archival`). */
+  readonly name: string;
+  /** Saves the full history (in the caller's format) before compaction `step`. Returns its path or key. */
+  saveTranscript(sessionId: string, transcript: readonly unknown[], step: number): Promise<string>;
+  /** Saves the summary of compaction `step`. Returns its path or key. */
+  saveSummary(sessionId: string, summary: ArchivedSummary, step: number): Promise<string>;
+  /** Appends one event to the session's event log. */
+  saveEvent(sessionId: string, event: AnyCompactEvent): Promise<void>;
+  /**
+   * Saves the original of a cleared, cut or summarized text under `artifact.ref`, before the
+   * request that drops it is sent. Returns its path or key. Optional: without it, placeholders
+   * name no reference.
+   */
+  saveArtifact?(sessionId: string, artifact: ArchivedArtifact): Promise<string>;
+  /** Reads one artifact of `sessionId` back; `undefined` when there is none. Never crosses sessions. */
+  loadArtifact?(sessionId: string, ref: string): Promise<ArchivedArtifact | undefined>;
+  /** Every artifact of `sessionId`, oldest first (for search). */
+  listArtifacts?(sessionId: string): Promise<ArchivedArtifact[]>;
+  /** Waits for pending writes and releases resources. */
+  close?(): Promise<void>;
+}

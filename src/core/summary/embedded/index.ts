@@ -1,0 +1,222 @@
+/**
+ * The built-in summarizer, as a list of steps: units, dated segments and speakers, tool
+ * facts, key identifiers, scoring, selection, layout, and an exact fit to the budget.
+ */
+import type { CompactMessage } from '../../messages/message.js';
+import type { SummarizeRequest, SummarizeResult, Summarizer } from '../summarizer.js';
+import { IdentifierLedger, pickKeyIdentifiers } from './key-identifiers.js';
+import { parsePrevious } from './parse-previous.js';
+import { renderSummary } from './render-summary.js';
+import { scoreUnits } from './score-units.js';
+import { annotateRelativeDate, placeMessages } from './segments.js';
+import { selectUnits, weakestUnits } from './select-units.js';
+import { toolFacts } from './tool-facts.js';
+import type { Segment, Unit, UnitSource } from './types.js';
+import { contentWords, textUnits } from './units.js';
+
+/** Share of the budget the key identifiers may take. */
+export const KEY_IDS_SHARE = 0.25;
+/** Longest manual-compaction note kept (longer notes are cut at a word). */
+const MAX_NOTE_CHARS = 300;
+
+/** What the steps extract from the previous summary and the messages. */
+interface Extraction {
+  segments: Segment[];
+  units: Unit[];
+  ledger: IdentifierLedger;
+  agentic: boolean;
+}
+
+function sourceOf(message: CompactMessage): UnitSource | undefined {
+  if (message.kind === 'reasoning' || message.role === 'system' || message.role === 'developer')
+    return undefined;
+  if (message.toolResults.length > 0 || message.role === 'tool') return undefined;
+  return message.role === 'user' ? 'user' : 'assistant';
+}
+
+/** Units of the previous summary and the messages, with the identifiers they name. */
+function extract(messages: readonly CompactMessage[], previousSummary: string | undefined): Extraction {
+  const previous = parsePrevious(previousSummary);
+  const segments = previous.segments;
+  const units = previous.units;
+  const ledger = new IdentifierLedger();
+  for (const id of previous.ids) ledger.add(id, 'summary');
+  const placed = placeMessages(messages, segments);
+  const facts = toolFacts(messages);
+  let nextFact = 0;
+  messages.forEach((message, index) => {
+    const { segment, parts } = placed[index]!;
+    const source = sourceOf(message);
+    let k = 0;
+    const order = () => index * 1000 + k++;
+    if (source) {
+      for (const part of parts) {
+        ledger.addText(part.text, source === 'user' ? 'user' : 'assistant');
+        for (const unit of textUnits(part.text)) {
+          const text = annotateRelativeDate(unit.text, segments[segment]!.date);
+          units.push({
+            text,
+            words: unit.words,
+            speaker: part.speaker,
+            source,
+            segment,
+            order: order(),
+            value: 0,
+          });
+        }
+      }
+    }
+    while (nextFact < facts.length && facts[nextFact]!.message === index) {
+      const fact = facts[nextFact++]!;
+      if (fact.traits.stateChanging) for (const id of fact.argumentIds) ledger.add(id, 'action');
+      units.push({
+        text: fact.text,
+        // A cleared result's recall ref is unique by construction: it is no rare content word.
+        words: contentWords(fact.text.replace(/ → \(cleared[^)]*\)$/, '')),
+        speaker: fact.name,
+        source: 'tool',
+        segment,
+        order: order(),
+        tool: fact.traits,
+        value: 0,
+      });
+    }
+  });
+  return { segments, units, ledger, agentic: facts.length > 0 };
+}
+
+function noteText(note: string | undefined): string | undefined {
+  if (!note?.trim()) return undefined;
+  const flat = note.replace(/\s+/g, ' ').trim();
+  if (flat.length <= MAX_NOTE_CHARS) return flat;
+  const cut = flat.slice(0, MAX_NOTE_CHARS);
+  return `${cut.slice(0, Math.max(0, cut.lastIndexOf(' ')))} …`;
+}
+
+/** Options of {@link fitSummary}. */
+interface FitInput {
+  extraction: Extraction;
+  idf: Map<string, number>;
+  maxTokens: number;
+  countTokens: (text: string) => number;
+  note: string | undefined;
+}
+
+/**
+ * Fills the budget, then drops the weakest units until the exact count fits; the key
+ * identifiers take at most a quarter and leave out ids the kept units already show.
+ */
+function fitSummary(input: FitInput): string {
+  const { extraction, idf, maxTokens, countTokens, note } = input;
+  const costs = new Map<Unit, number>();
+  const cost = (unit: Unit) => {
+    let c = costs.get(unit);
+    if (c === undefined) {
+      c = countTokens(unit.text) + 2;
+      costs.set(unit, c);
+    }
+    return c;
+  };
+  const ranked = extraction.ledger.ranked();
+  const keyBudget = Math.floor(maxTokens * KEY_IDS_SHARE);
+  let ids = pickKeyIdentifiers(ranked, keyBudget, countTokens);
+  const idsCost = ids.reduce((n, id) => n + countTokens(id) + 2, ids.length > 0 ? 8 : 0);
+  const fixed = note ? countTokens(`Note: ${note}`) + 1 : 0;
+  const chosen = new Set<Unit>();
+  const budget = Math.floor((maxTokens - fixed - idsCost) * 0.95);
+  for (const unit of selectUnits(extraction.units, { budget, cost, idf })) chosen.add(unit);
+  const shown = () => [...chosen].map((u) => u.text).join('\n');
+  const refreshIds = () => {
+    const text = shown();
+    ids = pickKeyIdentifiers(ranked, keyBudget, countTokens, (id) => text.includes(id));
+  };
+  refreshIds();
+  const render = () => renderSummary({ segments: extraction.segments, units: chosen, ids, note });
+  let body = render();
+  let count = countTokens(body);
+  for (let round = 0; round < 3 && maxTokens - count > Math.max(8, maxTokens * 0.03); round++) {
+    const extra = Math.floor((maxTokens - count) * 0.85);
+    const added = selectUnits(extraction.units, { budget: extra, cost, idf, chosen });
+    if (added.length === 0) break;
+    for (const unit of added) chosen.add(unit);
+    refreshIds();
+    body = render();
+    count = countTokens(body);
+  }
+  while (count > maxTokens && chosen.size > 0) {
+    for (const unit of weakestUnits(chosen, count - maxTokens, cost)) chosen.delete(unit);
+    body = render();
+    count = countTokens(body);
+  }
+  while (count > maxTokens && body.length > 0) {
+    // Only the identifiers and the note are left: drop lines from the end.
+    body = body.slice(0, Math.max(0, body.lastIndexOf('\n')));
+    count = countTokens(body);
+  }
+  body = body.replace(/(?:\n?## [^\n]*)+$/, '');
+  return body.includes('\n- ') || body.startsWith('- ')
+    ? body
+    : bestUnitFitting(extraction.units, maxTokens, countTokens) || body;
+}
+
+/**
+ * When no whole unit fits a tiny budget: the most valuable unit, cut after the most whole
+ * words that fit (never inside a word).
+ */
+function bestUnitFitting(
+  units: readonly Unit[],
+  maxTokens: number,
+  countTokens: (text: string) => number,
+): string {
+  let best: Unit | undefined;
+  for (const unit of units) if (unit.value > 0 && (!best || unit.value > best.value)) best = unit;
+  if (!best) return '';
+  const words = best.text.split(/\s+/);
+  const line = (n: number) =>
+    `- ${best.tool || !best.speaker ? '' : `${best.speaker}: `}${words.slice(0, n).join(' ')}${n < words.length ? ' …' : ''}`;
+  let low = 0;
+  let high = words.length;
+  while (low < high) {
+    const mid = (low + high + 1) >> 1;
+    if (countTokens(line(mid)) <= maxTokens) low = mid;
+    else high = mid - 1;
+  }
+  return low > 0 ? line(low) : '';
+}
+
+/**
+ * The built-in summarizer: deterministic, offline, no model. It cuts the messages into
+ * units (sentences and clauses, small talk dropped) and tool facts (`name(key arguments) →
+ * outcome`, results paired with calls by position), values each unit by the rarity of its
+ * words times content signals, and keeps the best value per token with a novelty discount,
+ * filling `maxTokens` exactly. The summary is laid out oldest first in dated segments, one
+ * line per speaker turn, after a list of key identifiers (ids passed to state-changing calls,
+ * then ids the user and the assistant named). A previous summary is parsed back into its
+ * units, which compete with the new ones. It never invents: every line is text from the input
+ * (or a tool fact built from a call and its result). The same layout serves every strategy.
+ *
+ * @example
+ * ```ts
+ * const manager = new CompactManager({ model: 'gpt-4o', summarizer: new EmbeddedSummarizer() });
+ * ```
+ */
+export class EmbeddedSummarizer implements Summarizer {
+  readonly name = 'embedded';
+
+  async summarize(request: SummarizeRequest): Promise<SummarizeResult> {
+    return { text: this.summarizeSync(request), summarizer: this.name };
+  }
+
+  /** The same as {@link summarize}, synchronously. */
+  summarizeSync(request: Omit<SummarizeRequest, 'sessionId'> & { sessionId?: string }): string {
+    const extraction = extract(request.messages, request.previousSummary);
+    const idf = scoreUnits(extraction.units, { agentic: extraction.agentic });
+    return fitSummary({
+      extraction,
+      idf,
+      maxTokens: Math.max(0, Math.floor(request.maxTokens)),
+      countTokens: request.countTokens,
+      note: noteText(request.note),
+    });
+  }
+}

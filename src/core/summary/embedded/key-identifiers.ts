@@ -1,0 +1,171 @@
+/**
+ * Key identifiers: the ids an agent needs to go on acting after compaction. Ids passed to
+ * state-changing calls first, then ids the user named, then ids the assistant named, capped
+ * at a share of the budget. The scan is one pass over whitespace-separated tokens.
+ */
+
+/** What kind of identifier a token is. */
+export type IdentifierKind = 'uuid' | 'url' | 'path' | 'file' | 'ticket' | 'code' | 'name';
+
+/** Longest token considered an identifier. */
+const MAX_ID_CHARS = 80;
+/** Longest URL considered. */
+const MAX_URL_CHARS = 300;
+const TOKEN = /[\w#@./:~+%?=&-]+/g;
+const BACKTICKED = /`([A-Za-z_][\w.]{2,60})`/g;
+const FILE_NAME =
+  /^[\w-][\w.-]*\.(?:ts|tsx|js|jsx|mjs|cjs|py|md|rst|json|ya?ml|go|rs|java|kt|rb|php|cs|cpp|c|h|sql|sh|toml|txt|css|html|ini|cfg|lock|pl|cgi|csv|xml|log)$/;
+const ERROR_NAME = /^[A-Z]\w*(?:Error|Exception)$/;
+const MEMBER = /^[A-Z]\w*\.[a-z_]\w*$/;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const TICKET = /^[A-Z][A-Z0-9]{1,9}-\d+$/;
+const CODE = /^#?[A-Za-z0-9][\w-]*$/;
+const PATH_CHARS = /^[\w.@~+/-]+(?::\d+)?$/;
+
+/** Classifies one token (already stripped of trailing punctuation), or undefined for ordinary words. */
+export function identifierKind(token: string): IdentifierKind | undefined {
+  if (token.startsWith('http://') || token.startsWith('https://'))
+    return token.length > 10 && token.length <= MAX_URL_CHARS ? 'url' : undefined;
+  if (token.length < 4 || token.length > MAX_ID_CHARS) return undefined;
+  if (token.includes('?') || token.includes('=') || token.includes('&') || token.includes('%'))
+    return undefined;
+  if (UUID.test(token)) return 'uuid';
+  if (TICKET.test(token)) return 'ticket';
+  const slash = token.indexOf('/');
+  if (slash >= 0) {
+    // Paths and branches: word characters, dots and dashes between slashes, maybe `:line`.
+    if (!PATH_CHARS.test(token)) return undefined;
+    // `/title` (a closing tag) is no path: one segment needs an extension.
+    if (slash === 0 && token.indexOf('/', 1) < 0 && !token.includes('.')) return undefined;
+    if (token.includes('//') || token.length < 5) return undefined;
+    // A path or a branch: a/b with a letter on both sides of some slash.
+    return /[A-Za-z]/.test(token.slice(0, slash)) || token.startsWith('/') || token.startsWith('.')
+      ? 'path'
+      : undefined;
+  }
+  if (FILE_NAME.test(token)) return 'file';
+  if (ERROR_NAME.test(token) || MEMBER.test(token)) return 'name';
+  if (!CODE.test(token)) return undefined;
+  const digits = countDigits(token);
+  if (digits === 0) {
+    // CONSTANT_NAMES and snake_case_ids with no digit are names, not ids, unless quoted as such.
+    return undefined;
+  }
+  const letters = token.length - digits - countOf(token, '-_#');
+  // Pure numbers: long ones only (order numbers), never dates or amounts.
+  if (letters === 0) return digits >= 6 && !token.includes('-') ? 'code' : undefined;
+  // Short things like p99, 4xx, v2, 10ms are not ids.
+  if (token.length < 5 && !token.startsWith('#')) return undefined;
+  if (/^\d+(?:ms|s|kb|mb|gb|px|am|pm|st|nd|rd|th|k|m|x|h|d)$/i.test(token)) return undefined;
+  return 'code';
+}
+
+function countDigits(text: string): number {
+  let n = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 48 && c <= 57) n++;
+  }
+  return n;
+}
+
+function countOf(text: string, chars: string): number {
+  let n = 0;
+  for (const c of text) if (chars.includes(c)) n++;
+  return n;
+}
+
+/** An identifier found in text. */
+export interface FoundIdentifier {
+  text: string;
+  kind: IdentifierKind;
+}
+
+/** The distinct identifiers of `text`, in order of first appearance, at most `limit`. */
+export function findIdentifiers(text: string, limit = Number.POSITIVE_INFINITY): FoundIdentifier[] {
+  const seen = new Set<string>();
+  const out: FoundIdentifier[] = [];
+  for (const match of text.matchAll(TOKEN)) {
+    let token = match[0];
+    if (token.length > MAX_URL_CHARS + 4) continue;
+    token = trimPunctuation(token);
+    const kind = identifierKind(token);
+    if (!kind || seen.has(token)) continue;
+    seen.add(token);
+    out.push({ text: token, kind });
+    if (out.length >= limit) return out;
+  }
+  for (const match of text.matchAll(BACKTICKED)) {
+    const token = match[1]!;
+    if (seen.has(token) || !/[._]|[a-z][A-Z]/.test(token)) continue;
+    seen.add(token);
+    out.push({ text: token, kind: 'name' });
+    if (out.length >= limit) break;
+  }
+  return out;
+}
+
+function trimPunctuation(token: string): string {
+  let end = token.length;
+  while (end > 0 && '.:,;-+~'.includes(token[end - 1]!)) end--;
+  let start = 0;
+  while (
+    start < end &&
+    '.:-+~'.includes(token[start]!) &&
+    !token.startsWith('../embedded-summarizer') &&
+    !token.startsWith('../')
+  )
+    start++;
+  return token.slice(start, end);
+}
+
+/** Where an id was named: its rank in the key identifiers line. */
+export type IdentifierOrigin = 'action' | 'user' | 'assistant' | 'summary';
+const ORIGIN_RANK: Record<IdentifierOrigin, number> = { action: 0, user: 1, summary: 2, assistant: 3 };
+
+/** Collects ids with the best place they were named, keeping first-seen order within a rank. */
+export class IdentifierLedger {
+  readonly #ids = new Map<string, { rank: number; order: number }>();
+  #order = 0;
+
+  /** Records an id named at `origin`. */
+  add(id: string, origin: IdentifierOrigin): void {
+    const rank = ORIGIN_RANK[origin];
+    const known = this.#ids.get(id);
+    if (!known) this.#ids.set(id, { rank, order: this.#order++ });
+    else if (rank < known.rank) known.rank = rank;
+  }
+
+  /** Records every identifier found in `text`. */
+  addText(text: string, origin: IdentifierOrigin): void {
+    for (const found of findIdentifiers(text)) this.add(found.text, origin);
+  }
+
+  /** Ids by rank (actions, then user, earlier summary, assistant), most recently named first within a rank. */
+  ranked(): string[] {
+    return [...this.#ids].sort(([, a], [, b]) => a.rank - b.rank || b.order - a.order).map(([id]) => id);
+  }
+}
+
+/**
+ * Picks the ids for the key identifiers section: in rank order, skipping those `covered`
+ * says are already in the summary, while their cost (`countTokens(id) + 2` each: a bullet and
+ * a line break) stays within `budget` tokens.
+ */
+export function pickKeyIdentifiers(
+  ranked: readonly string[],
+  budget: number,
+  countTokens: (text: string) => number,
+  covered: (id: string) => boolean = () => false,
+): string[] {
+  const out: string[] = [];
+  let used = 0;
+  for (const id of ranked) {
+    if (covered(id)) continue;
+    const cost = countTokens(id) + 2;
+    if (used + cost > budget) continue;
+    used += cost;
+    out.push(id);
+  }
+  return out;
+}

@@ -1,0 +1,101 @@
+import { describe, expect, it } from 'vitest';
+import { messageList } from '../../../../test/support/compact-messages.js';
+import { isStateChanging, keyArguments, outcome, toolFacts } from './tool-facts.js';
+
+describe('tool facts', () => {
+  it('pairs results with calls by position when ids repeat every turn (call_0)', () => {
+    const list = messageList();
+    list.user('Check my orders please.');
+    list.calls([{ id: 'call_0', name: 'get_order_details', arguments: '{"order_id":"#W1111111"}' }]);
+    list.result({ callId: 'call_0', output: '{"order_id":"#W1111111","status":"delivered","total":112.5}' });
+    list.user('And the other one?');
+    list.calls([
+      { id: 'call_0', name: 'get_order_details', arguments: '{"order_id":"#W2222222"}' },
+      {
+        id: 'call_1',
+        name: 'pay_order',
+        arguments: '{"order_id":"#W2222222","payment_method_id":"credit_card_7719342"}',
+      },
+    ]);
+    // Answered out of order.
+    list.result({ callId: 'call_1', output: 'Error: card declined', isError: true });
+    list.result({ callId: 'call_0', output: '{"order_id":"#W2222222","status":"pending"}' });
+    const lines = toolFacts(list.messages).map((f) => f.text);
+    expect(lines).toEqual([
+      'get_order_details(#W1111111) → order_id=#W1111111, status=delivered, total=112.5',
+      'get_order_details(#W2222222) → order_id=#W2222222, status=pending',
+      'pay_order(order_id=#W2222222, payment_method_id=credit_card_7719342) → Error: card declined',
+    ]);
+    const facts = toolFacts(list.messages);
+    expect(facts[2]!.traits).toMatchObject({ stateChanging: true, failed: true });
+    expect(facts[2]!.argumentIds).toEqual(['#W2222222', 'credit_card_7719342']);
+  });
+
+  it('reduces results to key fields: arrays to named ids, id-keyed objects to their ids, contact details out', () => {
+    const output = JSON.stringify({
+      user_id: 'maya_lopez_4821',
+      email: 'maya@example.com',
+      phone: '555-0100',
+      address: { address1: '12 Elm Street', city: 'Springfield' },
+      payment_methods: { credit_card_7719342: { source: 'credit_card' }, gift_card_2284511: { balance: 40 } },
+      items: [
+        { name: 'T-Shirt', product_id: '9523456873', item_id: '6719934021', price: 53.27 },
+        { name: 'Desk Lamp', product_id: '1234567890', item_id: '5555555555', price: 20 },
+      ],
+    });
+    const text = outcome(output).text;
+    expect(text).toBe(
+      'user_id=maya_lopez_4821, payment_methods=[credit_card_7719342, gift_card_2284511], items=[T-Shirt 6719934021, Desk Lamp 5555555555]',
+    );
+    expect(text).not.toContain('maya@example.com');
+    expect(text).not.toContain('Elm Street');
+  });
+
+  it('never cuts an argument value: long values are left out whole, commands keep whole leading words', () => {
+    const secretish = `sk-${'a'.repeat(70)}`;
+    const args = keyArguments(JSON.stringify({ path: 'src/app.ts', content: secretish, token: 'abc' }));
+    expect(args.text).toBe('src/app.ts');
+    const command = keyArguments(
+      JSON.stringify({
+        command: `curl -H 'Authorization: Bearer ${'x'.repeat(50)}' https://api.example.com/v1/things`,
+      }),
+    );
+    expect(command.text).toBe("curl -H 'Authorization: Bearer …");
+    expect(keyArguments('not json at all').text).toBe('not json at all');
+  });
+
+  it('text results: the error line, else the first line plus the ids it names', () => {
+    expect(outcome('collected 3 items\nFAILED test_x.py::test_a - AssertionError\n').text).toBe(
+      'FAILED test_x.py::test_a - AssertionError',
+    );
+    expect(outcome('On branch fix/ledger-rounding-12\nnothing to commit').text).toBe(
+      'On branch fix/ledger-rounding-12',
+    );
+    expect(outcome(' id | status\n----\n ae03feac-5fd5-406c-88a1-a04687d421fc | suspended').text).toBe(
+      'id | status [ae03feac-5fd5-406c-88a1-a04687d421fc]',
+    );
+    expect(
+      outcome('[agent-compaction: output of tool "grep" cleared (518 chars); recall ref "tool-abc123"]').text,
+    ).toBe('(cleared; recall ref tool-abc123)');
+    expect(outcome(undefined).text).toBe('no result');
+  });
+
+  it('marks a rerun superseded unless the earlier result named ids the later one lacks; scratchpad calls are flagged', () => {
+    const list = messageList();
+    for (const output of ['Tests 1 failed | 3 passed', 'Tests 4 passed']) {
+      list.calls([{ id: 'call_0', name: 'run_tests', arguments: '{"command":"npm test"}' }]);
+      list.result({ callId: 'call_0', output });
+    }
+    for (const id of ['ae03feac-5fd5-406c-88a1-a04687d421fc', '62771eac-1b3b-41ca-ae70-210de37e5ca0']) {
+      list.calls([{ id: 'call_0', name: 'bash', arguments: '{"command":"psql -c \\"select id\\""}' }]);
+      list.result({ callId: 'call_0', output: id });
+    }
+    list.calls([{ id: 'call_0', name: 'think', arguments: '{"thought":"plan the refund"}' }]);
+    list.result({ callId: 'call_0', output: '' });
+    const traits = toolFacts(list.messages).map((f) => f.traits);
+    expect(traits.map((t) => t.superseded)).toEqual([true, false, false, false, false]);
+    expect(traits[4]!.scratch).toBe(true);
+    expect(isStateChanging('exchange_delivered_order_items')).toBe(true);
+    expect(isStateChanging('get_order_details')).toBe(false);
+  });
+});

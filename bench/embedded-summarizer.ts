@@ -7,10 +7,10 @@
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { plantedSession } from '../eval/planted-session.js';
-import { EmbeddedSummarizer } from '../src/core/summary/embedded-summarizer.js';
+import { tokenCounterFor } from '../src/core/counting/token-counter.js';
 import { MESSAGE_CODECS } from '../src/core/messages/formats/detect-format.js';
 import type { CompactMessage } from '../src/core/messages/message.js';
-import { tokenCounterFor } from '../src/core/counting/token-counter.js';
+import { EmbeddedSummarizer } from '../src/core/summary/embedded-summarizer.js';
 
 const RUNS = 5;
 const TARGET_EXTRA_MS = 100;

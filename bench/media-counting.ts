@@ -2,10 +2,11 @@
 // 50,000 text-only chat messages (the media search runs on each), of 200 messages carrying a
 // real-sized screenshot (1280x800, ~130 KB of base64: header read plus elision), and of 200
 // reasoning items with 8 KB of encrypted content. Run: npx tsx bench/media-counting.ts
+
+import { tokenCounterFor } from '../src/core/counting/token-counter.js';
 import { openaiChatCodec } from '../src/core/messages/formats/openai-chat.js';
 import { openaiResponsesCodec } from '../src/core/messages/formats/openai-responses.js';
 import type { CompactMessage } from '../src/core/messages/message.js';
-import { tokenCounterFor } from '../src/core/counting/token-counter.js';
 import { pngBytes } from '../test/support/test-images.js';
 
 const counter = tokenCounterFor('gpt-4o');

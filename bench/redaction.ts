@@ -7,7 +7,11 @@
  * replace pass per pattern over the whole text.
  */
 import { readdirSync, readFileSync } from 'node:fs';
-import { compileRedactionPattern, createRedactor, DEFAULT_REDACTION_PATTERNS } from '../src/core/redaction/redactor.js';
+import {
+  compileRedactionPattern,
+  createRedactor,
+  DEFAULT_REDACTION_PATTERNS,
+} from '../src/core/redaction/redactor.js';
 
 const TARGET_BYTES = 10 * 1024 * 1024;
 

@@ -11,9 +11,9 @@
  * 6. Background compaction (bench/background.ts; `--no-background` skips it).
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { BpeTokenCounter, tokenCounterFor } from '../src/core/counting/token-counter.js';
 import { MESSAGE_CODECS } from '../src/core/messages/formats/detect-format.js';
 import { createRedactor, redactDeep } from '../src/core/redaction/redactor.js';
-import { BpeTokenCounter, tokenCounterFor } from '../src/core/counting/token-counter.js';
 import { CompactManager, type CompactMessage } from '../src/index.js';
 import { syntheticSession } from '../src/testing/synthetic-session.js';
 

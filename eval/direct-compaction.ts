@@ -5,10 +5,10 @@
  * it does first (clearing old tool results, for one).
  */
 import type { CompactManager } from '../src/core/compact-manager.js';
+import { tokenCounterFor } from '../src/core/counting/token-counter.js';
 import { MESSAGE_CODECS } from '../src/core/messages/formats/detect-format.js';
 import { type CompactMessage, formatSummaryText } from '../src/core/messages/message.js';
 import type { Summarizer } from '../src/core/summary/summarizer.js';
-import { tokenCounterFor } from '../src/core/counting/token-counter.js';
 import { slidingWindow, tally } from './context-measures.js';
 import type { FidelityRun, RunConfig } from './fidelity-harness.js';
 

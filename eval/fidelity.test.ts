@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { EmbeddedSummarizer } from '../src/core/summary/embedded-summarizer.js';
 import { summaryBody } from '../src/core/messages/message.js';
+import { EmbeddedSummarizer } from '../src/core/summary/embedded-summarizer.js';
 import {
   aggregateRuns,
   assertFactsPresent,

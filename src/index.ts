@@ -32,7 +32,7 @@ export {
   type ReportedUsage,
   type TokenEstimate,
 } from './core/compact-manager.js';
-export { EmbeddedSummarizer } from './core/summary/embedded-summarizer.js';
+export type { TokenCounter } from './core/counting/token-counter.js';
 export {
   CompactError,
   type CompactErrorCode,
@@ -91,6 +91,7 @@ export {
   type SessionSummary,
 } from './core/session/session-store.js';
 export type { ArchivedArtifact, ArchivedSummary, StorageAdapter } from './core/session/storage-adapter.js';
+export { EmbeddedSummarizer } from './core/summary/embedded-summarizer.js';
 export type {
   StrategyName,
   SummarizeRequest,
@@ -99,5 +100,4 @@ export type {
   SummarizerCircuitReport,
   SummarizerErrorReport,
 } from './core/summary/summarizer.js';
-export type { TokenCounter } from './core/counting/token-counter.js';
 export { type MemoryArchiveSession, type MemoryStorage, memoryStorage } from './storage/memory/index.js';

@@ -1,8 +1,8 @@
 import { writeFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { CompactManager } from '../core/compact-manager.js';
-import type { CompactManagerOptions } from '../core/manager-options.js';
 import { CompactError, isCompactError } from '../core/errors.js';
+import type { CompactManagerOptions } from '../core/manager-options.js';
 import type { MessageFormat } from '../core/messages/message.js';
 import type { CompactPolicy } from '../core/policy.js';
 import { createRedactor, type Redactor, redactDeep } from '../core/redaction/redactor.js';

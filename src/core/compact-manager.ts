@@ -1,28 +1,3 @@
-import { warnUnknownModel } from './counting/unknown-model-warning.js';
-import { UsageCalibration } from './counting/usage-calibration.js';
-import { EmbeddedSummarizer } from './summary/embedded-summarizer.js';
-import { CompactError, invalidConfig } from './errors.js';
-import { EventBus, type OperationContext } from './events/event-bus.js';
-import type {
-  CompactEvent,
-  CompactEventListener,
-  CompactEventName,
-  CompactEventProperties,
-} from './events/events.js';
-import { newSpanId } from './events/events.js';
-import { detectFormat, MESSAGE_CODECS } from './messages/formats/detect-format.js';
-import type { MessageCodec } from './messages/formats/message-codec.js';
-import type {
-  CompactionResult,
-  CompactManagerOptions,
-  CompactOptions,
-  PreflightOptions,
-  ReportedUsage,
-  TokenEstimate,
-} from './manager-options.js';
-import type { MessageFormat } from './messages/message.js';
-import { MessageIndex } from './messages/message-index.js';
-import { type CompactPolicy, resolvePolicy } from './policy.js';
 import { BackgroundPreparations, type BackgroundStatus } from './background/background-preparation.js';
 import {
   type AgentCompactor,
@@ -32,6 +7,33 @@ import {
   maybePrepare,
   runTriggeredOnce,
 } from './background/compaction-flight.js';
+import { preparedKey } from './background/shared-preparation.js';
+import { type TokenCounter, tokenCounterFor } from './counting/token-counter.js';
+import { warnUnknownModel } from './counting/unknown-model-warning.js';
+import { UsageCalibration } from './counting/usage-calibration.js';
+import { CompactError, invalidConfig } from './errors.js';
+import { EventBus, type OperationContext } from './events/event-bus.js';
+import type {
+  CompactEvent,
+  CompactEventListener,
+  CompactEventName,
+  CompactEventProperties,
+} from './events/events.js';
+import { newSpanId } from './events/events.js';
+import type {
+  CompactionResult,
+  CompactManagerOptions,
+  CompactOptions,
+  PreflightOptions,
+  ReportedUsage,
+  TokenEstimate,
+} from './manager-options.js';
+import { detectFormat, MESSAGE_CODECS } from './messages/formats/detect-format.js';
+import type { MessageCodec } from './messages/formats/message-codec.js';
+import type { MessageFormat } from './messages/message.js';
+import { MessageIndex } from './messages/message-index.js';
+import { type CompactPolicy, resolvePolicy } from './policy.js';
+import { estimateRequest } from './preflight/estimate-request.js';
 import { IndexedHistories } from './preflight/index-request.js';
 import {
   forgetSession,
@@ -39,19 +41,19 @@ import {
   type PreparedRequest,
   prepareRequest,
 } from './preflight/prepare-request.js';
-import { estimateRequest } from './preflight/estimate-request.js';
 import { RewriteCache } from './preflight/realize-rewrite.js';
 import { finishCompaction } from './preflight/run-preflight.js';
-import { preparedKey } from './background/shared-preparation.js';
 import { untriggeredResult } from './preflight/untriggered-result.js';
 import type { Redactor } from './redaction/redactor.js';
 import { resolveSettings } from './resolve-settings.js';
 import { CallQueue, throwIfAborted } from './session/call-queue.js';
 import { SessionArchive } from './session/session-archive.js';
 import { MemorySessionStore, type SessionState, type SessionStore } from './session/session-store.js';
+import { EmbeddedSummarizer } from './summary/embedded-summarizer.js';
 import type { Summarizer } from './summary/summarizer.js';
-import { type TokenCounter, tokenCounterFor } from './counting/token-counter.js';
 
+export type { BackgroundStatus } from './background/background-preparation.js';
+export { agentStateKey, DEFAULT_LOCK_TTL_MS } from './background/compaction-flight.js';
 export {
   type AgentCompactorOptions,
   type CompactionResult,
@@ -65,8 +67,6 @@ export {
   type ReportedUsage,
   type TokenEstimate,
 } from './manager-options.js';
-export type { BackgroundStatus } from './background/background-preparation.js';
-export { agentStateKey, DEFAULT_LOCK_TTL_MS } from './background/compaction-flight.js';
 
 /**
  * Keeps each session's request inside the model's context window. Call {@link preflight}
@@ -205,7 +205,13 @@ export class CompactManager {
     messages: readonly unknown[],
     options: Pick<PreflightOptions, 'tools' | 'system' | 'format'> = {},
   ): TokenEstimate {
-    return estimateRequest(this.#deps, messages, this.#codec(messages, options.format), options, this.maxContextTokens);
+    return estimateRequest(
+      this.#deps,
+      messages,
+      this.#codec(messages, options.format),
+      options,
+      this.maxContextTokens,
+    );
   }
 
   /**
@@ -243,7 +249,11 @@ export class CompactManager {
     }
     const codec = this.#codec(messages, options.format);
     const key = this.#keyOf(sessionId, options.agent);
-    return this.#queue.enqueue(key, () => this.#run<M>(sessionId, key, messages, codec, options), options.signal);
+    return this.#queue.enqueue(
+      key,
+      () => this.#run<M>(sessionId, key, messages, codec, options),
+      options.signal,
+    );
   }
 
   /**

@@ -3,6 +3,8 @@
  * the policy (with the default buffer scaled to small windows), the summarizer time budget
  * and the redactor.
  */
+
+import { modelInfo } from './counting/token-counter.js';
 import { invalidConfig } from './errors.js';
 import {
   type CompactManagerOptions,
@@ -12,7 +14,6 @@ import {
 } from './manager-options.js';
 import { type CompactPolicy, resolvePolicy } from './policy.js';
 import { createRedactor, type Redactor } from './redaction/redactor.js';
-import { modelInfo } from './counting/token-counter.js';
 
 /** What {@link resolveSettings} returns. */
 export interface ManagerSettings {

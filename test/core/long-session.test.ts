@@ -5,8 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { CompactManager } from '../../src/core/compact-manager.js';
-import { EmbeddedSummarizer } from '../../src/core/summary/embedded-summarizer.js';
 import { isCompactError } from '../../src/core/errors.js';
+import { EmbeddedSummarizer } from '../../src/core/summary/embedded-summarizer.js';
 import type { SummarizeRequest, SummarizeResult, Summarizer } from '../../src/core/summary/summarizer.js';
 import { seededRandom, syntheticSession } from '../../src/testing/synthetic-session.js';
 import { checkOutput, deepFreeze } from './support/session-model.js';

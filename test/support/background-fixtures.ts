@@ -1,7 +1,8 @@
 /** Shared pieces of the background-compaction tests: a counter, histories, gated summarizers. */
+
+import type { TokenCounter } from '../../src/core/counting/token-counter.js';
 import type { CompactMessage } from '../../src/core/messages/message.js';
 import type { SummarizeRequest, SummarizeResult, Summarizer } from '../../src/core/summary/summarizer.js';
-import type { TokenCounter } from '../../src/core/counting/token-counter.js';
 
 /** One token per character of content: makes thresholds exact in tests. */
 export const charCounter: TokenCounter = {

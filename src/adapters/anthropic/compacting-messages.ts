@@ -9,8 +9,8 @@
  * once, compacted against the limit the error reports, inside the same `APIPromise`.
  */
 import type { CompactManager } from '../../core/compact-manager.js';
-import type { CompactionResult, CompactOptions } from '../../core/manager-options.js';
 import { isCompactError } from '../../core/errors.js';
+import type { CompactionResult, CompactOptions } from '../../core/manager-options.js';
 import { compactForRetry, contextOverflowOf, feedUsage } from '../overflow-recovery.js';
 
 /** What the wrapper needs to know about one call. */

@@ -11,15 +11,14 @@
  * waits on one and is aborted leaves it running for the next caller; `shutdown` aborts
  * them all and waits until none is left.
  */
+
+import type { TokenCounter } from '../counting/token-counter.js';
 import { CompactError } from '../errors.js';
 import type { CompactEventProperties } from '../events/events.js';
 import type { MessageCodec } from '../messages/formats/message-codec.js';
 import type { CompactMessage } from '../messages/message.js';
 import { toCompactMessage } from '../messages/message-index.js';
 import type { CompactPolicy } from '../policy.js';
-import { memoizeRedactor, type Redactor } from '../redaction/redactor.js';
-import type { SessionStore } from '../session/session-store.js';
-import type { TokenCounter } from '../counting/token-counter.js';
 import { buildUnits, policySuffixStart } from '../preflight/build-units.js';
 import {
   type SummarizeContext,
@@ -28,8 +27,10 @@ import {
 } from '../preflight/cascade/summarize-remainder.js';
 import type { BufferedEvent, PreparedSummary } from '../preflight/prepared-summary.js';
 import type { SessionView, ViewEntry } from '../preflight/session-view.js';
-import { coversPrefix, preparedKey, publishPrepared, readPrepared } from './shared-preparation.js';
 import { checkSummaryOutput } from '../preflight/summary-output.js';
+import { memoizeRedactor, type Redactor } from '../redaction/redactor.js';
+import type { SessionStore } from '../session/session-store.js';
+import { coversPrefix, preparedKey, publishPrepared, readPrepared } from './shared-preparation.js';
 
 export type { BufferedEvent, PreparedSummary } from '../preflight/prepared-summary.js';
 

@@ -7,12 +7,12 @@
 import { invalidConfig } from '../errors.js';
 import type { AgentCompactorOptions, CompactManagerOptions } from '../manager-options.js';
 import type { CompactPolicy } from '../policy.js';
+import type { PipelineDeps, PreparedRequest } from '../preflight/prepare-request.js';
+import { type Compacted, runTriggered } from '../preflight/run-preflight.js';
 import { withSessionLock } from '../session/session-lock.js';
 import { MemorySessionStore, type SessionStore } from '../session/session-store.js';
 import type { Summarizer } from '../summary/summarizer.js';
 import type { BackgroundPreparations } from './background-preparation.js';
-import type { PipelineDeps, PreparedRequest } from '../preflight/prepare-request.js';
-import { type Compacted, runTriggered } from '../preflight/run-preflight.js';
 
 /** The default time to live of the session lock a compaction holds. */
 export const DEFAULT_LOCK_TTL_MS = 10_000;

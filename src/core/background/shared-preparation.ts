@@ -7,9 +7,10 @@
  * else): `version` is the summary version it extends, `summary` the prepared body,
  * `coveredIds` the folded message ids and `keptIds` their content hashes, in order.
  */
-import type { SessionState, SessionStore } from '../session/session-store.js';
+
 import type { SummarizeOutcome } from '../preflight/cascade/summarize-remainder.js';
 import type { SessionView } from '../preflight/session-view.js';
+import type { SessionState, SessionStore } from '../session/session-store.js';
 
 /** The store key of a session's prepared summary (and of its preparation lock). */
 export function preparedKey(key: string): string {

@@ -6,7 +6,6 @@ import type { MessageCodec } from '../messages/formats/message-codec.js';
 import { openaiChatCodec } from '../messages/formats/openai-chat.js';
 import { openaiResponsesCodec } from '../messages/formats/openai-responses.js';
 import type { CompactMessage } from '../messages/message.js';
-import { tokenCounterFor } from './token-counter.js';
 import {
   ANTHROPIC_IMAGE_RULE,
   DEFAULT_IMAGE_DIMENSIONS,
@@ -22,6 +21,7 @@ import {
   PDF_PAGE_TOKENS,
   pdfPageCount,
 } from './count-media.js';
+import { tokenCounterFor } from './token-counter.js';
 
 const SCREENSHOT = pngDataUrl(1280, 800);
 

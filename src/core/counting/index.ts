@@ -14,11 +14,7 @@
  *
  * @packageDocumentation
  */
-export {
-  DEFAULT_ESTIMATE_MARGIN,
-  type TokenCounter,
-  tokenCounterFor,
-} from './token-counter.js';
+
 export {
   ANTHROPIC_IMAGE_RULE,
   GEMINI_IMAGE_RULE,
@@ -46,6 +42,11 @@ export {
   normalizeModelName,
   UNKNOWN_MODEL_CONTEXT_WINDOW,
 } from './model-table.js';
+export {
+  DEFAULT_ESTIMATE_MARGIN,
+  type TokenCounter,
+  tokenCounterFor,
+} from './token-counter.js';
 export {
   type CalibratedCount,
   type CalibrationState,

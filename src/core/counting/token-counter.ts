@@ -1,15 +1,10 @@
 import { createRequire } from 'node:module';
-import {
-  ANTHROPIC_IMAGE_RULE,
-  type ImageRule,
-  imageRuleFor,
-  OPENAI_TILE_RULE,
-} from './count-image.js';
-import { mediaTokens } from './count-media.js';
-import { type EncodingName, modelInfo } from './model-table.js';
 import { invalidConfig } from '../errors.js';
 import { elideMedia, type MediaPart, mediaParts } from '../messages/formats/media-parts.js';
 import type { CompactMessage } from '../messages/message.js';
+import { ANTHROPIC_IMAGE_RULE, type ImageRule, imageRuleFor, OPENAI_TILE_RULE } from './count-image.js';
+import { mediaTokens } from './count-media.js';
+import { type EncodingName, modelInfo } from './model-table.js';
 
 export { type EncodingName, type ModelInfo, modelInfo } from './model-table.js';
 

@@ -3,6 +3,8 @@
  * listeners (in the caller's async context, so OpenTelemetry spans nest under the caller's
  * span), then queued for exporters, which never make a preflight wait.
  */
+
+import { type Redactor, redactDeep } from '../redaction/redactor.js';
 import type {
   AnyCompactEvent,
   CompactEvent,
@@ -13,7 +15,6 @@ import type {
 } from './events.js';
 import { newSpanId } from './events.js';
 import { ExportQueue, type ExportQueueOptions } from './export-queue.js';
-import { type Redactor, redactDeep } from '../redaction/redactor.js';
 
 /** The ids one `preflight`/`compact` call gives its events. */
 export interface OperationContext {

@@ -1,7 +1,7 @@
+import type { TokenCounter } from '../counting/token-counter.js';
 import { invalidMessage } from '../errors.js';
 import type { MessageCodec, ParsedMessage } from './formats/message-codec.js';
 import { type CompactMessage, summaryVersionOf } from './message.js';
-import type { TokenCounter } from '../counting/token-counter.js';
 
 /** What is remembered about one message object between preflights. */
 export interface IndexedEntry {

@@ -6,11 +6,10 @@
  * short placeholder result (one object per call, reused across calls).
  */
 import { invalidMessage } from '../errors.js';
+import type { InputRepair } from '../manager-options.js';
 import type { MessageFormat } from '../messages/message.js';
 import type { IndexedMessage } from '../messages/message-index.js';
 import type { PairingFinding } from '../messages/tool-pairing.js';
-
-import type { InputRepair } from '../manager-options.js';
 
 export type { InputRepair } from '../manager-options.js';
 

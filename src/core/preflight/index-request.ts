@@ -9,8 +9,8 @@ import type { MessageCodec } from '../messages/formats/message-codec.js';
 import type { MessageFormat } from '../messages/message.js';
 import { type IndexedMessage, isCurrentEntry, type MessageIndex } from '../messages/message-index.js';
 import { ToolPairer } from '../messages/tool-pairing.js';
-import type { SessionView } from './session-view.js';
 import { sameWire } from './same-wire.js';
+import type { SessionView } from './session-view.js';
 
 /** The newest messages checked for in-place edits on every call. */
 const RECHECK_RECENT = 64;

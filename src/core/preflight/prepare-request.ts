@@ -5,12 +5,13 @@
  * what is new since the session's last call only.
  */
 
+import type { TokenCounter } from '../counting/token-counter.js';
 import type { CalibratedCount, UsageCalibration } from '../counting/usage-calibration.js';
 import { invalidConfig } from '../errors.js';
 import type { EventBus, OperationContext } from '../events/event-bus.js';
 import type { CompactEvent, TokenBreakdown } from '../events/events.js';
-import type { MessageCodec } from '../messages/formats/message-codec.js';
 import type { CompactOptions } from '../manager-options.js';
+import type { MessageCodec } from '../messages/formats/message-codec.js';
 import { formatSummaryText } from '../messages/message.js';
 import type { MessageIndex } from '../messages/message-index.js';
 import type { CompactPolicy } from '../policy.js';
@@ -18,14 +19,13 @@ import type { Redactor } from '../redaction/redactor.js';
 import type { SessionArchive } from '../session/session-archive.js';
 import type { SessionState, SessionStore } from '../session/session-store.js';
 import type { Summarizer } from '../summary/summarizer.js';
-import type { TokenCounter } from '../counting/token-counter.js';
 import { assertSoundPairing, type InputRepair, repairHistory } from './check-pairing.js';
 import { type Decision, decide } from './decide.js';
 import type { IndexedHistories, IndexedHistory } from './index-request.js';
 import type { RewriteCache } from './realize-rewrite.js';
 import { buildView, extendView, type ViewContext, viewIsReusable } from './resume-view.js';
-import type { SessionView } from './session-view.js';
 import { summaryMessageTokens } from './run-cascade.js';
+import type { SessionView } from './session-view.js';
 
 /** What the pipeline needs from the manager (built once per manager). */
 export interface PipelineDeps {

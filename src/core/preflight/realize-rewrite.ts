@@ -4,14 +4,14 @@
  * rewrite of the same message always gives the same text.
  */
 
-import { findIdentifiers } from '../summary/embedded/key-identifiers.js';
+import type { TokenCounter } from '../counting/token-counter.js';
 import type { MessageCodec } from '../messages/formats/message-codec.js';
 import { hashString, type IndexedMessage } from '../messages/message-index.js';
-import type { SessionRewrite } from '../session/session-store.js';
-import type { TokenCounter } from '../counting/token-counter.js';
 import type { ToolPairer } from '../messages/tool-pairing.js';
-import type { RealizedRewrite } from './session-view.js';
+import type { SessionRewrite } from '../session/session-store.js';
+import { findIdentifiers } from '../summary/embedded/key-identifiers.js';
 import { cutLongestText, replaceToolResults, shortenToolArguments } from './rewrite-message.js';
+import type { RealizedRewrite } from './session-view.js';
 
 /** Archive reference of a rewrite of message `id`: `tool-…`, `args-…` or `cut-…`. */
 export function rewriteRef(kind: SessionRewrite['kind'], id: string): string {

@@ -6,12 +6,13 @@
  * calls and extended for appended messages; it is rebuilt when the stored state, the
  * policy or earlier messages change.
  */
+
+import type { TokenCounter } from '../counting/token-counter.js';
 import type { MessageCodec } from '../messages/formats/message-codec.js';
 import { summaryBody } from '../messages/message.js';
 import { entryTokens, type IndexedMessage } from '../messages/message-index.js';
 import { isPinned, type PinRule } from '../messages/partition.js';
 import type { SessionRewrite, SessionState } from '../session/session-store.js';
-import type { TokenCounter } from '../counting/token-counter.js';
 import type { IndexedHistory } from './index-request.js';
 import type { AssembledCache, RealizedRewrite, SessionView, ViewEntry } from './session-view.js';
 

@@ -7,15 +7,16 @@
  *   d. cut an oversized message of the suffix          cascade/cut-oversized.ts
  * Levels a and b need no summarizer, so many triggers end before any LLM call.
  */
+
+import type { TokenCounter } from '../counting/token-counter.js';
 import { CompactError } from '../errors.js';
 import type { MessageCodec } from '../messages/formats/message-codec.js';
 import { type CompactMessage, formatSummaryText } from '../messages/message.js';
 import { type IndexedMessage, toCompactMessage } from '../messages/message-index.js';
+import type { ToolPairer } from '../messages/tool-pairing.js';
 import type { CompactPolicy } from '../policy.js';
 import type { Redactor } from '../redaction/redactor.js';
 import type { SessionRewrite } from '../session/session-store.js';
-import type { TokenCounter } from '../counting/token-counter.js';
-import type { ToolPairer } from '../messages/tool-pairing.js';
 import { buildUnits, policySuffixStart } from './build-units.js';
 import type { CascadeRun, LevelReport, NewRewrite } from './cascade/cascade-types.js';
 import { clearToolResults } from './cascade/clear-tool-results.js';

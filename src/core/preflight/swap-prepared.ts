@@ -3,12 +3,13 @@
  * background-preparation.ts) replaces the messages it folds; the rest stays verbatim, or goes
  * through the cheap cascade levels when the request is still over the target.
  */
-import type { PreparedSummary } from './prepared-summary.js';
+
 import type { CascadeRun, LevelReport } from './cascade/cascade-types.js';
 import { clearToolResults } from './cascade/clear-tool-results.js';
 import { shortenArguments } from './cascade/shorten-arguments.js';
-import type { ViewEntry } from './session-view.js';
+import type { PreparedSummary } from './prepared-summary.js';
 import { type CascadeInput, type CascadeResult, summaryMessageTokens } from './run-cascade.js';
+import type { ViewEntry } from './session-view.js';
 
 /**
  * The cascade result of swapping `prepared` into a triggered request: its messages folded,

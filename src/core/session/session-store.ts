@@ -15,11 +15,16 @@
  *   lock carries a fencing token greater than every token issued before for that session
  *   (also across `delete`).
  */
-import { checkSessionId, checkState, checkTtl, checkWriteOptions } from './session-store-checks.js';
+
 import type { SessionState, SessionStoreSetOptions } from './session-state.js';
+import { checkSessionId, checkState, checkTtl, checkWriteOptions } from './session-store-checks.js';
 
-export type { SessionRewrite, SessionState, SessionStoreSetOptions, SessionSummary } from './session-state.js';
-
+export type {
+  SessionRewrite,
+  SessionState,
+  SessionStoreSetOptions,
+  SessionSummary,
+} from './session-state.js';
 
 /**
  * A held lock on one session, from {@link SessionStore.acquireLock}. It lapses after its

@@ -2,8 +2,13 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { buildSummaryPrompt } from '../../summarizers/prompts/build-summary-prompt.js';
 import { renderTranscriptEntries } from '../../summarizers/render-transcript.js';
+import {
+  type CompactMessage,
+  formatSummaryText,
+  summaryBody,
+  summaryVersionOf,
+} from '../messages/message.js';
 import { EmbeddedSummarizer } from './embedded-summarizer.js';
-import { type CompactMessage, formatSummaryText, summaryBody, summaryVersionOf } from '../messages/message.js';
 import { STRATEGY_NAMES } from './summarizer.js';
 import {
   checkSummaryOutput,

@@ -1,6 +1,11 @@
 import type { Attributes, Context, Span, Tracer } from '@opentelemetry/api';
 import { CompactError } from '../../core/errors.js';
-import type { AnyCompactEvent, CompactEvent, CompactEventName, EventExporter } from '../../core/events/events.js';
+import type {
+  AnyCompactEvent,
+  CompactEvent,
+  CompactEventName,
+  EventExporter,
+} from '../../core/events/events.js';
 import { type ExportPrivacyOptions, hashSessionId, operationIdOf, prepareEvent } from '../event-utils.js';
 
 type OtelApi = typeof import('@opentelemetry/api');

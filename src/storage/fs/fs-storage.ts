@@ -3,7 +3,11 @@ import { appendFile, mkdir, readdir, readFile, rename, rm, writeFile } from 'nod
 import { dirname, join, resolve } from 'node:path';
 import { CompactError } from '../../core/errors.js';
 import type { AnyCompactEvent } from '../../core/events/events.js';
-import type { ArchivedArtifact, ArchivedSummary, StorageAdapter } from '../../core/session/storage-adapter.js';
+import type {
+  ArchivedArtifact,
+  ArchivedSummary,
+  StorageAdapter,
+} from '../../core/session/storage-adapter.js';
 import {
   artifactFileName,
   assertArtifact,

@@ -1,6 +1,10 @@
 import { CompactError } from '../../core/errors.js';
 import type { AnyCompactEvent } from '../../core/events/events.js';
-import type { ArchivedArtifact, ArchivedSummary, StorageAdapter } from '../../core/session/storage-adapter.js';
+import type {
+  ArchivedArtifact,
+  ArchivedSummary,
+  StorageAdapter,
+} from '../../core/session/storage-adapter.js';
 import { assertArtifact, assertArtifactRef, sortArtifacts } from '../artifact-ref.js';
 import { ARCHIVE_NAMES, safeSessionSegment } from '../session-path.js';
 

@@ -5,7 +5,12 @@ import type {
   SessionStore,
   SessionStoreSetOptions,
 } from '../../core/session/session-store.js';
-import { checkSessionId, checkState, checkTtl, checkWriteOptions } from '../../core/session/session-store-checks.js';
+import {
+  checkSessionId,
+  checkState,
+  checkTtl,
+  checkWriteOptions,
+} from '../../core/session/session-store-checks.js';
 import {
   ACQUIRE_SCRIPT,
   DELETE_SCRIPT,

@@ -1,7 +1,11 @@
 import type { PutObjectCommandInput, S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
 import { CompactError } from '../../core/errors.js';
 import type { AnyCompactEvent } from '../../core/events/events.js';
-import type { ArchivedArtifact, ArchivedSummary, StorageAdapter } from '../../core/session/storage-adapter.js';
+import type {
+  ArchivedArtifact,
+  ArchivedSummary,
+  StorageAdapter,
+} from '../../core/session/storage-adapter.js';
 import {
   artifactFileName,
   assertArtifact,

@@ -1,9 +1,11 @@
 /** What the levels of the reduction cascade share. */
+
+import type { CascadeLevel, LevelReport } from '../../manager-options.js';
 import type { IndexedMessage } from '../../messages/message-index.js';
 import type { CompactPolicy } from '../../policy.js';
 import type { SessionRewrite } from '../../session/session-store.js';
 import type { RealizedRewrite, ViewEntry } from '../session-view.js';
-import type { CascadeLevel, LevelReport } from '../../manager-options.js';
+
 export type { CascadeLevel, LevelReport } from '../../manager-options.js';
 
 /** A rewrite made by this compaction: its original goes to the archive first. */

@@ -6,11 +6,12 @@
  * `compact.error` event and a failure is never stored as summary text.
  */
 
-import { EmbeddedSummarizer } from '../../summary/embedded-summarizer.js';
+import type { TokenCounter } from '../../counting/token-counter.js';
 import { CompactError, isCompactError } from '../../errors.js';
 import type { CompactEventProperties } from '../../events/events.js';
 import type { CompactMessage } from '../../messages/message.js';
 import { memoizeRedactor, type Redactor, redactDeep } from '../../redaction/redactor.js';
+import { EmbeddedSummarizer } from '../../summary/embedded-summarizer.js';
 import type {
   SummarizeRequest,
   SummarizeResult,
@@ -25,7 +26,6 @@ import {
   summaryRejectionOf,
   summarySourceText,
 } from '../../summary/summary-guard.js';
-import type { TokenCounter } from '../../counting/token-counter.js';
 import { summaryBodyFrom } from '../summary-output.js';
 
 /** Emits a summarizer event (the manager adds ids, times and redaction). */

@@ -10,7 +10,7 @@ import { type CompactMessage, formatSummaryText } from '../src/core/message.js';
 import type { Summarizer } from '../src/core/summarizer.js';
 import { tokenCounterFor } from '../src/core/token-counter.js';
 import { slidingWindow, tally } from './context-measures.js';
-import type { FidelityRun, RunConfig } from './fidelity-harness.js';
+import type { FidelityRun, RunConfig } from './fidelity-run.js';
 
 /** Options of {@link compactDirect}. */
 export interface DirectOptions {

@@ -10,7 +10,7 @@ import { MESSAGE_CODECS } from '../src/core/messages/formats/detect-format.js';
 import { type CompactMessage, formatSummaryText } from '../src/core/messages/message.js';
 import type { Summarizer } from '../src/core/summary/summarizer.js';
 import { slidingWindow, tally } from './context-measures.js';
-import type { FidelityRun, RunConfig } from './fidelity-harness.js';
+import type { FidelityRun, RunConfig } from './fidelity-run.js';
 
 /** Options of {@link compactDirect}. */
 export interface DirectOptions {

@@ -8,29 +8,11 @@ import { isCompactError } from '../src/core/errors.js';
 import { STRATEGY_NAMES, type StrategyName, type Summarizer } from '../src/core/summary/summarizer.js';
 import { contextText, factPresent, normalize, slidingWindow, tally } from './context-measures.js';
 import { directRun } from './direct-compaction.js';
+import type { CompactionMode, FidelityRun, RunConfig, SummarizerUnderTest } from './fidelity-run.js';
 import type { FidelitySession } from './planted-session.js';
 
 export { contextText, factPresent, slidingWindow } from './context-measures.js';
-
-/** How the history reaches the manager. */
-export type CompactionMode =
-  /** One compaction of the whole history (`manualCompact`). */
-  | 'one-shot'
-  /** `preflight` before every model call as the history grows: repeated compactions that merge the previous summary. */
-  | 'rolling'
-  /** The summarizer alone, no manager: the older messages folded once, the latest kept verbatim. */
-  | 'direct'
-  /** The summarizer alone, folding as the history grows (the previous summary merged each time). */
-  | 'direct-rolling';
-
-/** A summarizer under test. */
-export interface SummarizerUnderTest {
-  /** Shown in the table, e.g. `embedded`, `openai:gpt-4o-mini`. */
-  label: string;
-  summarizer: Summarizer;
-  /** Modes to run it in. @default ['one-shot', 'rolling'] */
-  modes?: CompactionMode[];
-}
+export type { CompactionMode, FidelityRun, RunConfig, SummarizerUnderTest } from './fidelity-run.js';
 
 /** Options of {@link runFidelity}. */
 export interface FidelityOptions {
@@ -55,43 +37,6 @@ export interface FidelityOptions {
   summarizerTimeoutMs?: number;
   /** Called after each run (progress). */
   onRun?: (run: FidelityRun) => void;
-}
-
-/** One session compacted with one configuration. */
-export interface FidelityRun {
-  set: string;
-  session: string;
-  strategy: StrategyName;
-  summarizer: string;
-  mode: CompactionMode;
-  targetRatio: number;
-  /** Tokens of the raw history (the whole request, uncompacted). */
-  rawTokens: number;
-  /** Tokens of the compacted request. */
-  contextTokens: number;
-  /** Tokens of the system and developer messages (never compacted), counted in both. */
-  pinnedTokens: number;
-  /** `(rawTokens - pinnedTokens) / (contextTokens - pinnedTokens)`: the compression of the compactable history. */
-  ratio: number;
-  summaryTokens: number;
-  maxSummaryTokens: number;
-  /** Compactions performed. */
-  compactions: number;
-  facts: number;
-  retained: number;
-  /** Facts whose message was folded into the summary (the summarizer's share of the job). */
-  summarizedFacts: number;
-  retainedSummarized: number;
-  /** Facts a sliding window of the same size keeps (the latest messages within `contextTokens`). */
-  windowRetained: number;
-  /** Probes of the facts that were lost. */
-  missing: string[];
-  /** Which summarizer wrote the final summary (differs from `summarizer` after a fallback). */
-  writtenBy?: string;
-  /** `compact.error` events seen (summarizer failures and fallbacks). */
-  errors: number;
-  /** Set when the configuration could not run (e.g. the kept tail alone exceeds the budget). */
-  failure?: string;
 }
 
 /** Runs aggregated per set, strategy, summarizer, mode and ratio. */
@@ -135,19 +80,6 @@ export function assertFactsPresent(session: FidelitySession): void {
 function withIds(messages: readonly Record<string, unknown>[]): Record<string, unknown>[] {
   // A stable meta id per raw message tells which messages the summary covers.
   return messages.map((message, index) => ({ ...message, meta: { id: `raw-${index}` } }));
-}
-
-/** One configuration of one session (for the runners). */
-export interface RunConfig {
-  set: string;
-  session: FidelitySession;
-  strategy: StrategyName;
-  under: SummarizerUnderTest;
-  mode: CompactionMode;
-  ratio: number;
-  share: number;
-  model: string;
-  timeoutMs: number;
 }
 
 async function runOnce(config: RunConfig): Promise<FidelityRun> {

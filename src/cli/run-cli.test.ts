@@ -1,153 +1,17 @@
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { Readable } from 'node:stream';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EXIT_CODES, runCli } from './run-cli.js';
+import { readFile } from 'node:fs/promises';
+import { describe, expect, it } from 'vitest';
+import {
+  anthropicSession,
+  chatSession,
+  cli,
+  responsesSession,
+  summaryTexts,
+  useTempFiles,
+} from '../../test/support/cli-fixtures.js';
+import { EXIT_CODES } from './run-cli.js';
 
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-async function cli(argv: string[], stdin = ''): Promise<Run> {
-  let stdout = '';
-  let stderr = '';
-  const code = await runCli(argv, {
-    stdin: Readable.from([Buffer.from(stdin)]),
-    stdout: (text) => {
-      stdout += text;
-    },
-    stderr: (text) => {
-      stderr += text;
-    },
-    env: {},
-  });
-  return { code, stdout, stderr };
-}
-
-let dir: string;
-async function file(name: string, content: unknown): Promise<string> {
-  const path = join(dir, name);
-  await writeFile(path, typeof content === 'string' ? content : JSON.stringify(content));
-  return path;
-}
-
-const words = (tag: string, n: number) =>
-  Array.from({ length: n }, (_, i) => `${tag}-${i} src/app/${tag}.ts`).join(' ');
-
-/** A chat session with parallel tool calls, long enough to compact in a 2,500-token window. */
-function chatSession(): Record<string, unknown>[] {
-  const messages: Record<string, unknown>[] = [
-    { role: 'system', content: 'You are a coding agent in repo acme/shop.' },
-  ];
-  for (let t = 0; t < 8; t++) {
-    messages.push({
-      role: 'user',
-      content: `Turn ${t}: fix ticket SHOP-${100 + t} in src/cart/cart-${t}.ts. ${words(`u${t}`, 20)}`,
-    });
-    messages.push({
-      role: 'assistant',
-      content: null,
-      tool_calls: [
-        {
-          id: `call_${t}_a`,
-          type: 'function',
-          function: { name: 'read_file', arguments: `{"path":"src/cart/cart-${t}.ts"}` },
-        },
-        { id: `call_${t}_b`, type: 'function', function: { name: 'grep', arguments: '{"pattern":"total"}' } },
-      ],
-    });
-    messages.push({ role: 'tool', tool_call_id: `call_${t}_a`, content: words(`file${t}`, 30) });
-    messages.push({ role: 'tool', tool_call_id: `call_${t}_b`, content: words(`grep${t}`, 20) });
-    messages.push({
-      role: 'assistant',
-      content: `Decided to round totals in cart-${t}.ts because SHOP-${100 + t} needs cents.`,
-    });
-  }
-  return messages;
-}
-
-function responsesSession(): Record<string, unknown>[] {
-  const items: Record<string, unknown>[] = [
-    { type: 'message', role: 'developer', content: 'Never delete files.' },
-  ];
-  for (let t = 0; t < 8; t++) {
-    items.push({
-      type: 'message',
-      role: 'user',
-      content: [{ type: 'input_text', text: `Turn ${t}: ${words(`r${t}`, 25)}` }],
-    });
-    items.push({
-      type: 'reasoning',
-      id: `rs_${t}`,
-      summary: [{ type: 'summary_text', text: `thinking ${t}` }],
-    });
-    items.push({
-      type: 'function_call',
-      id: `fc_${t}`,
-      call_id: `call_${t}`,
-      name: 'read_file',
-      arguments: `{"path":"src/r${t}.ts"}`,
-    });
-    items.push({ type: 'function_call_output', call_id: `call_${t}`, output: words(`out${t}`, 30) });
-    items.push({
-      type: 'web_search_call',
-      id: `ws_${t}`,
-      status: 'completed',
-      action: { type: 'search', query: `q${t}` },
-    });
-    items.push({
-      type: 'message',
-      id: `msg_${t}`,
-      role: 'assistant',
-      status: 'completed',
-      content: [{ type: 'output_text', text: `Done ${t}.` }],
-    });
-  }
-  return items;
-}
-
-function anthropicSession(): Record<string, unknown>[] {
-  const messages: Record<string, unknown>[] = [];
-  for (let t = 0; t < 8; t++) {
-    messages.push({ role: 'user', content: `Turn ${t}: ${words(`a${t}`, 25)}` });
-    messages.push({
-      role: 'assistant',
-      content: [
-        { type: 'text', text: `Reading two files for turn ${t}.` },
-        { type: 'tool_use', id: `toolu_${t}_a`, name: 'read_file', input: { path: `src/a${t}.ts` } },
-        { type: 'tool_use', id: `toolu_${t}_b`, name: 'read_file', input: { path: `src/b${t}.ts` } },
-      ],
-    });
-    messages.push({
-      role: 'user',
-      content: [
-        { type: 'tool_result', tool_use_id: `toolu_${t}_a`, content: words(`ra${t}`, 25) },
-        {
-          type: 'tool_result',
-          tool_use_id: `toolu_${t}_b`,
-          content: [{ type: 'text', text: words(`rb${t}`, 25) }],
-        },
-      ],
-    });
-    messages.push({ role: 'assistant', content: [{ type: 'text', text: `Turn ${t} done.` }] });
-  }
-  return messages;
-}
-
-beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'agent-compaction-cli-'));
-});
-
-afterAll(async () => {
-  await rm(dir, { recursive: true, force: true });
-});
-
-function summaryTexts(messages: unknown[]): string[] {
-  return JSON.stringify(messages).match(/<COMPACT-SUMMARY v\d+>/g) ?? [];
-}
+const temp = useTempFiles();
+const file = temp.file;
 
 describe('estimate', () => {
   it('prints {model, total, breakdown} for a JSON array, without window figures by default', async () => {
@@ -323,7 +187,7 @@ describe('compact', () => {
       { role: 'user', content: 'hello', meta: { label: 'greeting' } },
       { role: 'assistant', content: 'hi' },
     ];
-    const report = join(dir, 'below-report.json');
+    const report = temp.path('below-report.json');
     const run = await cli([
       'compact',
       await file('small.json', session),
@@ -343,7 +207,7 @@ describe('compact', () => {
   });
 
   it('--report writes the CompactionResult without messages, with consistent figures', async () => {
-    const report = join(dir, 'report.json');
+    const report = temp.path('report.json');
     const run = await cli([
       'compact',
       await file('c-report.json', chatSession()),
@@ -385,211 +249,6 @@ describe('compact', () => {
   });
 });
 
-describe('exit 2: bad input or options, one line naming the index and field', () => {
-  const oneLine = (run: Run) => {
-    expect(run.stdout).toBe('');
-    expect(run.stderr.trim().split('\n')).toHaveLength(1);
-    return run.stderr;
-  };
-
-  it('a missing role at index 3 names messages[3].role', async () => {
-    const session = chatSession().slice(0, 3);
-    session.splice(3, 0, { content: 'no role here' });
-    for (const command of ['estimate', 'compact']) {
-      const run = await cli([
-        command,
-        await file(`no-role-${command}.json`, session),
-        '--max-context',
-        '4000',
-      ]);
-      expect(run.code).toBe(EXIT_CODES.badInput);
-      expect(oneLine(run)).toContain('messages[3].role');
-    }
-  });
-
-  it('non-string content where text is required names messages[i].content', async () => {
-    const run = await cli([
-      'compact',
-      await file('bad-content.json', [
-        { role: 'user', content: 'hi' },
-        { role: 'user', content: 42 },
-      ]),
-      '--max-context',
-      '4000',
-    ]);
-    expect(run.code).toBe(2);
-    expect(oneLine(run)).toContain('messages[1].content');
-  });
-
-  it('an orphan tool result names its index', async () => {
-    const session = [
-      { role: 'user', content: 'hi' },
-      { role: 'assistant', content: 'let me look' },
-      { role: 'tool', tool_call_id: 'call_missing', content: 'output' },
-    ];
-    const run = await cli(['compact', await file('orphan.json', session), '--max-context', '4000']);
-    expect(run.code).toBe(2);
-    const line = oneLine(run);
-    expect(line).toContain('messages[2]');
-    expect(line).toMatch(/orphan|call_missing/);
-  });
-
-  it('an Anthropic tool_result without its tool_use is rejected too', async () => {
-    const session = [
-      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_x', content: 'x' }] },
-    ];
-    const run = await cli(['compact', await file('orphan-anthropic.json', session), '--max-context', '4000']);
-    expect(run.code).toBe(2);
-    expect(oneLine(run)).toContain('messages[0]');
-  });
-
-  it.each([
-    ['--max-context', 'NaN'],
-    ['--max-context', '-5'],
-    ['--max-context', '0'],
-    ['--max-context', '12.5'],
-    ['--max-context', 'abc'],
-    ['--buffer', '-1'],
-    ['--keep-recent-turns', '0'],
-    ['--keep-tool-io-pairs', 'NaN'],
-    ['--trigger-pct', 'NaN'],
-    ['--trigger-pct', '-0.2'],
-    ['--trigger-pct', '1.5'],
-    ['--max-summary-tokens', '-3'],
-    ['--strategy', 'no_such_strategy'],
-  ])('%s %s is rejected with exit 2 naming the option', async (option, value) => {
-    const args = ['compact', await file('ok.json', chatSession()), '--max-context', '4000', option, value];
-    const run = await cli(args);
-    expect(run.code).toBe(2);
-    // The flag itself, never the internal option name.
-    expect(oneLine(run)).toMatch(new RegExp(`^error: ${option}\\b`));
-  });
-
-  it.each([['--max-context=-5'], ['--buffer=-1'], ['--trigger-pct=-0.2'], ['--max-context=NaN']])(
-    '%s (inline value) is rejected with exit 2 naming the option',
-    async (argument) => {
-      const run = await cli([
-        'compact',
-        await file('ok-inline.json', chatSession()),
-        '--max-context',
-        '4000',
-        argument,
-      ]);
-      expect(run.code).toBe(2);
-      const flag = argument.replace(/^(--[a-z-]+)=.*$/, '$1');
-      expect(oneLine(run)).toMatch(new RegExp(`^error: ${flag}\\b`));
-    },
-  );
-
-  it('a buffer as large as the window is rejected', async () => {
-    const run = await cli([
-      'compact',
-      await file('ok2.json', chatSession()),
-      '--max-context',
-      '1000',
-      '--buffer',
-      '1000',
-    ]);
-    expect(run.code).toBe(2);
-    expect(oneLine(run).trim()).toBe('error: --buffer must be smaller than --max-context (1000)');
-  });
-
-  it('the default buffer scales down to a small window instead of failing', async () => {
-    const run = await cli(['compact', await file('ok2b.json', chatSession()), '--max-context', '500']);
-    expect(run.code).toBe(0);
-    expect(run.stderr).not.toContain('--buffer must be smaller');
-    expect(JSON.parse(run.stdout)[0].role).toBe('system');
-  });
-
-  it('an unknown --format is rejected', async () => {
-    const run = await cli([
-      'compact',
-      await file('ok3.json', chatSession()),
-      '--max-context',
-      '4000',
-      '--format',
-      'xml',
-    ]);
-    expect(run.code).toBe(2);
-    expect(oneLine(run)).toContain('format');
-  });
-
-  it('compact without --max-context, an unknown command, a missing file, invalid JSON, an unknown option', async () => {
-    const path = await file('ok4.json', chatSession());
-    const cases: string[][] = [
-      ['compact', path],
-      ['shrink', path],
-      ['estimate', join(dir, 'does-not-exist.json')],
-      ['estimate', await file('broken.json', '[{"role": "user", "content": "hi"')],
-      ['estimate', await file('scalar.json', '42')],
-      ['estimate', await file('empty.json', '')],
-      ['estimate', path, '--no-such-option'],
-      ['estimate', path, 'extra-argument'],
-    ];
-    for (const argv of cases) {
-      const run = await cli(argv);
-      expect(run.code, argv.join(' ')).toBe(2);
-      expect(run.stderr.trim().split('\n'), argv.join(' ')).toHaveLength(1);
-    }
-  });
-
-  it('an object input without a messages array is rejected', async () => {
-    const run = await cli(['estimate', await file('no-messages.json', { items: [] })]);
-    expect(run.code).toBe(2);
-    expect(oneLine(run)).toContain('messages');
-  });
-
-  it('a message that is not an object names its index', async () => {
-    const run = await cli([
-      'estimate',
-      await file('not-object.json', [{ role: 'user', content: 'hi' }, 'oops']),
-    ]);
-    expect(run.code).toBe(2);
-    expect(oneLine(run)).toContain('messages[1]');
-  });
-});
-
-describe('exit 3: insufficient budget', () => {
-  it('protected messages bigger than the window', async () => {
-    const session = [
-      { role: 'system', content: words('policy', 400) },
-      { role: 'user', content: words('memo', 200), meta: { protected: true, label: 'Memo' } },
-      { role: 'user', content: 'hello' },
-      { role: 'assistant', content: 'hi' },
-    ];
-    const run = await cli([
-      'compact',
-      await file('huge-pinned.json', session),
-      '--max-context',
-      '2000',
-      '--buffer',
-      '100',
-      '--force',
-    ]);
-    expect(run.code).toBe(EXIT_CODES.insufficientBudget);
-    expect(run.stdout).toBe('');
-    expect(run.stderr.trim().split('\n')).toHaveLength(1);
-    expect(run.stderr).toMatch(/protected|context limit/);
-    expect(run.stderr).toContain('raise --max-context, or lower --buffer or --keep-recent-turns');
-  });
-
-  it('also without --force, when the history is over the budget', async () => {
-    const session = [
-      { role: 'developer', content: words('rules', 600) },
-      { role: 'user', content: 'hello' },
-    ];
-    const run = await cli([
-      'compact',
-      await file('huge-dev.json', session),
-      '--max-context',
-      '2000',
-      '--buffer',
-      '100',
-    ]);
-    expect(run.code).toBe(3);
-  });
-});
-
 describe('help', () => {
   it('--help prints the usage with exit 0; no command prints it with exit 2', async () => {
     const help = await cli(['--help']);
@@ -598,66 +257,5 @@ describe('help', () => {
     expect(help.stdout).toContain('agent-compaction compact FILE --max-context N');
     const none = await cli([]);
     expect(none.code).toBe(2);
-  });
-});
-
-describe('--state FILE', () => {
-  it('resumes a later run at the same version with the same protected set', async () => {
-    const statePath = join(dir, 'session-state.json');
-    const first = [
-      { role: 'system', content: 'You are a shop assistant.' },
-      { role: 'user', content: 'REQUIREMENT: totals in cents', meta: { protected: true } },
-      ...chatSession().slice(1),
-    ];
-    const run1 = await cli([
-      'compact',
-      await file('state1.json', first),
-      '--max-context',
-      '100000',
-      '--force',
-      '--state',
-      statePath,
-    ]);
-    expect(run1.code).toBe(0);
-    const state1 = JSON.parse(await readFile(statePath, 'utf8'));
-    expect(state1.version).toBe(1);
-    expect(state1.pinnedIds.length).toBeGreaterThan(0);
-    // The next turn: the compacted view (meta gone) plus new messages.
-    const view = JSON.parse(run1.stdout) as Record<string, unknown>[];
-    const second = [
-      ...view,
-      { role: 'user', content: 'and the tax?' },
-      { role: 'assistant', content: 'Tax is 8%.' },
-    ];
-    const run2 = await cli([
-      'compact',
-      await file('state2.json', second),
-      '--max-context',
-      '100000',
-      '--force',
-      '--state',
-      statePath,
-    ]);
-    expect(run2.code).toBe(0);
-    const state2 = JSON.parse(await readFile(statePath, 'utf8'));
-    expect(state2.version).toBe(2);
-    expect(state2.pinnedIds).toEqual(expect.arrayContaining(state1.pinnedIds));
-    const out = JSON.parse(run2.stdout) as { role: string; content: string }[];
-    expect(out[1]).toEqual({ role: 'user', content: 'REQUIREMENT: totals in cents' });
-    expect(out.filter((m) => m.content.startsWith('<COMPACT-SUMMARY v2>'))).toHaveLength(1);
-  });
-
-  it('names --state when the file is not a session state', async () => {
-    const bad = await file('not-state.json', { hello: 1 });
-    const run = await cli([
-      'compact',
-      await file('s3.json', chatSession()),
-      '--max-context',
-      '100000',
-      '--state',
-      bad,
-    ]);
-    expect(run.code).toBe(2);
-    expect(run.stderr).toContain('--state');
   });
 });

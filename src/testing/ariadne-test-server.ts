@@ -1,5 +1,19 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import {
+  ARIADNE_MAX_BODY_BYTES,
+  type AriadneIssue,
+  type StoredAriadneEvent,
+  validateAriadneEvent,
+} from './validate-ariadne-event.js';
+
+export { type AriadneSubscription, subscribeAriadne } from './subscribe-ariadne.js';
+export {
+  ARIADNE_MAX_BODY_BYTES,
+  type AriadneIssue,
+  type StoredAriadneEvent,
+  validateAriadneEvent,
+} from './validate-ariadne-event.js';
 
 /**
  * An Ariadne-compatible receiver for tests, on 127.0.0.1. It enforces the real server's
@@ -10,20 +24,6 @@ import type { AddressInfo } from 'node:net';
  * strings in `data` over 100 KB truncated. `GET /events` streams what it stores as
  * Server-Sent Events (first frame `{"type":"connected"}`, filters `traceId` and `kinds`).
  */
-
-/** Ariadne's request body limit. */
-export const ARIADNE_MAX_BODY_BYTES = 262_144;
-const MAX_DATA_STRING = 100 * 1024;
-const ISO_Z = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?Z$/;
-
-/** One validation problem, as Ariadne reports it. */
-export interface AriadneIssue {
-  path: string;
-  message: string;
-}
-
-/** An event as the receiver stores it (unknown keys dropped). */
-export type StoredAriadneEvent = Record<string, unknown> & { type: 'trace' | 'span'; trace_id: string };
 
 /** One request the receiver saw. */
 export interface AriadneRequest {
@@ -56,102 +56,6 @@ export interface AriadneTestServer {
   /** Changes the answer delay of later requests. */
   setDelay(ms: number): void;
   close(): Promise<void>;
-}
-
-const TRACE_KEYS: Record<string, 'string' | 'time' | 'metadata'> = {
-  trace_id: 'string',
-  name: 'string',
-  group_id: 'string',
-  started_at: 'time',
-  ended_at: 'time',
-  metadata: 'metadata',
-};
-const SPAN_KEYS: Record<string, 'string' | 'time' | 'data' | 'status'> = {
-  trace_id: 'string',
-  span_id: 'string',
-  parent_id: 'string',
-  kind: 'string',
-  name: 'string',
-  started_at: 'time',
-  ended_at: 'time',
-  data: 'data',
-  status: 'status',
-};
-
-/** Validates one event; returns the stored form or the problems found. */
-export function validateAriadneEvent(
-  value: unknown,
-  path: string,
-): { event?: StoredAriadneEvent; issues: AriadneIssue[] } {
-  const issues: AriadneIssue[] = [];
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    return { issues: [{ path, message: 'expected an object' }] };
-  }
-  const input = value as Record<string, unknown>;
-  const type = input.type;
-  if (type !== 'trace' && type !== 'span') {
-    return { issues: [{ path: `${path}.type`, message: "expected 'trace' or 'span'" }] };
-  }
-  const keys: Record<string, string> = type === 'trace' ? TRACE_KEYS : SPAN_KEYS;
-  const out: Record<string, unknown> = { type };
-  const required = type === 'trace' ? ['trace_id'] : ['trace_id', 'span_id'];
-  for (const key of required) {
-    if (typeof input[key] !== 'string' || input[key] === '') {
-      issues.push({ path: `${path}.${key}`, message: 'required non-empty string' });
-    }
-  }
-  for (const [key, kind] of Object.entries(keys)) {
-    const item = input[key];
-    if (item === undefined || item === null) continue;
-    const at = `${path}.${key}`;
-    switch (kind) {
-      case 'string':
-        if (typeof item !== 'string') issues.push({ path: at, message: 'expected a string' });
-        else out[key] = item;
-        break;
-      case 'time':
-        if (typeof item !== 'string' || !ISO_Z.test(item) || Number.isNaN(Date.parse(item))) {
-          issues.push({ path: at, message: 'expected an ISO-8601 UTC timestamp ending in Z' });
-        } else out[key] = item;
-        break;
-      case 'metadata':
-        if (typeof item !== 'object' || Array.isArray(item)) {
-          issues.push({ path: at, message: 'expected an object' });
-        } else {
-          for (const [metaKey, metaValue] of Object.entries(item as Record<string, unknown>)) {
-            if (typeof metaValue !== 'string')
-              issues.push({ path: `${at}.${metaKey}`, message: 'expected a string' });
-          }
-          out[key] = item;
-        }
-        break;
-      case 'data':
-        if (typeof item !== 'object' || Array.isArray(item))
-          issues.push({ path: at, message: 'expected an object' });
-        else out[key] = truncateStrings(item);
-        break;
-      case 'status':
-        if (item !== 'ok' && item !== 'error') issues.push({ path: at, message: "expected 'ok' or 'error'" });
-        else out[key] = item;
-        break;
-    }
-  }
-  if (typeof out.started_at === 'string' && typeof out.ended_at === 'string') {
-    if (Date.parse(out.ended_at) < Date.parse(out.started_at)) {
-      issues.push({ path: `${path}.ended_at`, message: 'ended_at must be >= started_at' });
-    }
-  }
-  return issues.length > 0 ? { issues } : { event: out as StoredAriadneEvent, issues };
-}
-
-function truncateStrings(value: unknown): unknown {
-  if (typeof value === 'string')
-    return value.length > MAX_DATA_STRING ? value.slice(0, MAX_DATA_STRING) : value;
-  if (Array.isArray(value)) return value.map(truncateStrings);
-  if (value !== null && typeof value === 'object') {
-    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, truncateStrings(item)]));
-  }
-  return value;
 }
 
 interface Subscriber {
@@ -330,92 +234,6 @@ export async function startAriadneTestServer(
       subscribers.clear();
       server.closeAllConnections();
       return new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
-}
-
-/** A live `GET /events` subscription. */
-export interface AriadneSubscription {
-  /** Every frame received after `connected`, parsed. */
-  readonly events: StoredAriadneEvent[];
-  /** Resolves when `predicate` holds for the frames received so far (rejects after `timeoutMs`). */
-  waitFor(
-    predicate: (events: StoredAriadneEvent[]) => boolean,
-    timeoutMs?: number,
-  ): Promise<StoredAriadneEvent[]>;
-  close(): void;
-}
-
-/**
- * Subscribes to an Ariadne server's `/events` stream (the test receiver or a real Ariadne)
- * and resolves once the `connected` frame has arrived, so nothing ingested afterwards is missed.
- */
-export async function subscribeAriadne(
-  baseUrl: string,
-  filters: { traceId?: string; kinds?: string[] } = {},
-): Promise<AriadneSubscription> {
-  const url = new URL('/events', baseUrl);
-  if (filters.traceId) url.searchParams.set('traceId', filters.traceId);
-  if (filters.kinds) url.searchParams.set('kinds', filters.kinds.join(','));
-  const controller = new AbortController();
-  const response = await fetch(url, { signal: controller.signal, headers: { accept: 'text/event-stream' } });
-  if (!response.ok || !response.body) throw new Error(`GET ${url} answered ${response.status}`);
-  const events: StoredAriadneEvent[] = [];
-  const listeners = new Set<() => void>();
-  let connected!: () => void;
-  const ready = new Promise<void>((resolve) => {
-    connected = resolve;
-  });
-  const decoder = new TextDecoder();
-  void (async () => {
-    let buffer = '';
-    try {
-      for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
-        buffer += decoder.decode(chunk, { stream: true });
-        let end = buffer.indexOf('\n\n');
-        while (end >= 0) {
-          const frame = buffer.slice(0, end);
-          buffer = buffer.slice(end + 2);
-          const data = frame
-            .split('\n')
-            .filter((line) => line.startsWith('data:'))
-            .map((line) => line.slice(5).trimStart())
-            .join('\n');
-          if (data) {
-            const parsed = JSON.parse(data) as StoredAriadneEvent | { type: 'connected' };
-            if (parsed.type === 'connected') connected();
-            else events.push(parsed as StoredAriadneEvent);
-            for (const listener of listeners) listener();
-          }
-          end = buffer.indexOf('\n\n');
-        }
-      }
-    } catch {
-      // Aborted by close().
-    }
-  })();
-  await ready;
-  return {
-    events,
-    waitFor(predicate, timeoutMs = 10_000) {
-      return new Promise((resolve, reject) => {
-        const check = () => {
-          if (predicate(events)) {
-            listeners.delete(check);
-            clearTimeout(timer);
-            resolve(events);
-          }
-        };
-        const timer = setTimeout(() => {
-          listeners.delete(check);
-          reject(new Error(`no matching events over SSE within ${timeoutMs} ms (got ${events.length})`));
-        }, timeoutMs);
-        listeners.add(check);
-        check();
-      });
-    },
-    close() {
-      controller.abort();
     },
   };
 }

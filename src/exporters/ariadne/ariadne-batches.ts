@@ -1,4 +1,4 @@
-import type { AriadneSpanEvent, AriadneTraceEvent } from './ariadne-exporter.js';
+import type { AriadneEvent, AriadneSpanEvent, AriadneTraceEvent } from './ariadne-event.js';
 
 /**
  * Splits Ariadne events into `{batch}` bodies of at most `maxBodyBytes` bytes. An event
@@ -10,9 +10,6 @@ export function splitAriadneBatches(
 ): string[] {
   return groupAriadneBatches(events, maxBodyBytes).map((batch) => batch.body);
 }
-
-/** An event of Ariadne's ingest API. */
-export type AriadneEvent = AriadneTraceEvent | AriadneSpanEvent;
 
 /** {@link splitAriadneBatches}, keeping the events of each body. */
 export function groupAriadneBatches(
@@ -42,7 +39,7 @@ export function groupAriadneBatches(
   return batches;
 }
 
-function shrinkToFit(event: AriadneTraceEvent | AriadneSpanEvent, limit: number): string {
+function shrinkToFit(event: AriadneEvent, limit: number): string {
   let json = JSON.stringify(event);
   if (Buffer.byteLength(json) <= limit || event.type !== 'span' || !event.data) return json;
   const data: Record<string, unknown> = { ...event.data, truncated: true };

@@ -7,7 +7,8 @@ import {
   summaryTextOf,
   toWireValue,
 } from '../event-utils.js';
-import { type AriadneEvent, groupAriadneBatches } from './ariadne-batches.js';
+import { groupAriadneBatches } from './ariadne-batches.js';
+import type { AriadneEvent, AriadneSpanEvent } from './ariadne-event.js';
 
 export { splitAriadneBatches } from './ariadne-batches.js';
 
@@ -77,32 +78,6 @@ export const DEFAULT_ARIADNE_OPTIONS = Object.freeze({
   kind: 'compaction',
   maxPendingEvents: 1000,
 });
-
-/** Ariadne's trace event. */
-export interface AriadneTraceEvent {
-  type: 'trace';
-  trace_id: string;
-  name?: string;
-  group_id?: string;
-  started_at?: string;
-  ended_at?: string;
-  /** Values must be strings. */
-  metadata?: Record<string, string>;
-}
-
-/** Ariadne's span event. */
-export interface AriadneSpanEvent {
-  type: 'span';
-  trace_id: string;
-  span_id: string;
-  parent_id?: string;
-  kind?: string;
-  name?: string;
-  started_at?: string;
-  ended_at?: string;
-  data?: Record<string, unknown>;
-  status?: 'ok' | 'error';
-}
 
 /** Options of {@link toAriadneSpan}. */
 export interface ToAriadneSpanOptions {

@@ -1,10 +1,9 @@
+export { splitAriadneBatches } from './ariadne-batches.js';
+export type { AriadneSpanEvent, AriadneTraceEvent } from './ariadne-event.js';
 export {
   type AriadneExporterOptions,
-  type AriadneSpanEvent,
-  type AriadneTraceEvent,
   ariadneExporter,
   DEFAULT_ARIADNE_OPTIONS,
-  splitAriadneBatches,
   type ToAriadneSpanOptions,
   toAriadneSpan,
 } from './ariadne-exporter.js';

@@ -2,12 +2,10 @@ export { type ExportPrivacyOptions, hashSessionId } from '../event-utils.js';
 export {
   COMPACTION_SPAN_NAME,
   compactionAttributes,
-  type InstrumentableManager,
-  instrumentManager,
-  type OtelExporterOptions,
-  type OtelOptions,
-  otelExporter,
   recordCompaction,
   SUMMARIZER_SPAN_NAME,
-} from './otel-exporter.js';
+} from './compaction-attributes.js';
+export { type InstrumentableManager, instrumentManager } from './instrument-manager.js';
+export type { OtelOptions } from './otel-api.js';
+export { type OtelExporterOptions, otelExporter } from './otel-exporter.js';
 export { type OtlpExporterOptions, otlpExporter } from './otlp-exporter.js';

@@ -14,7 +14,9 @@ import {
   startOtlpTestServer,
 } from '../../testing/otlp-test-server.js';
 import { sampleCompactionEvents } from '../../testing/sample-events.js';
-import { compactionAttributes, instrumentManager, otelExporter } from './otel-exporter.js';
+import { compactionAttributes } from './compaction-attributes.js';
+import { instrumentManager } from './instrument-manager.js';
+import { otelExporter } from './otel-exporter.js';
 import { otlpExporter } from './otlp-exporter.js';
 
 const SUMMARY = 'Goal: migrate billing to schema v2. Done: wrote the migration. Next: backfill invoices.';

@@ -1,0 +1,71 @@
+import { readFile } from 'node:fs/promises';
+import { describe, expect, it } from 'vitest';
+import {
+  chatSession,
+  cli,
+  useTempFiles,
+} from '../../test/support/cli-fixtures.js';
+
+const temp = useTempFiles();
+const file = temp.file;
+
+describe('--state FILE', () => {
+  it('resumes a later run at the same version with the same protected set', async () => {
+    const statePath = temp.path('session-state.json');
+    const first = [
+      { role: 'system', content: 'You are a shop assistant.' },
+      { role: 'user', content: 'REQUIREMENT: totals in cents', meta: { protected: true } },
+      ...chatSession().slice(1),
+    ];
+    const run1 = await cli([
+      'compact',
+      await file('state1.json', first),
+      '--max-context',
+      '100000',
+      '--force',
+      '--state',
+      statePath,
+    ]);
+    expect(run1.code).toBe(0);
+    const state1 = JSON.parse(await readFile(statePath, 'utf8'));
+    expect(state1.version).toBe(1);
+    expect(state1.pinnedIds.length).toBeGreaterThan(0);
+    // The next turn: the compacted view (meta gone) plus new messages.
+    const view = JSON.parse(run1.stdout) as Record<string, unknown>[];
+    const second = [
+      ...view,
+      { role: 'user', content: 'and the tax?' },
+      { role: 'assistant', content: 'Tax is 8%.' },
+    ];
+    const run2 = await cli([
+      'compact',
+      await file('state2.json', second),
+      '--max-context',
+      '100000',
+      '--force',
+      '--state',
+      statePath,
+    ]);
+    expect(run2.code).toBe(0);
+    const state2 = JSON.parse(await readFile(statePath, 'utf8'));
+    expect(state2.version).toBe(2);
+    expect(state2.pinnedIds).toEqual(expect.arrayContaining(state1.pinnedIds));
+    const out = JSON.parse(run2.stdout) as { role: string; content: string }[];
+    expect(out[1]).toEqual({ role: 'user', content: 'REQUIREMENT: totals in cents' });
+    expect(out.filter((m) => m.content.startsWith('<COMPACT-SUMMARY v2>'))).toHaveLength(1);
+  });
+
+  it('names --state when the file is not a session state', async () => {
+    const bad = await file('not-state.json', { hello: 1 });
+    const run = await cli([
+      'compact',
+      await file('s3.json', chatSession()),
+      '--max-context',
+      '100000',
+      '--state',
+      bad,
+    ]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('--state');
+  });
+});

@@ -1,0 +1,126 @@
+import type { Span } from '@opentelemetry/api';
+import type { AnyCompactEvent } from '../../core/events/events.js';
+import { hashSessionId, prepareEvent } from '../event-utils.js';
+import { COMPACTION_SPAN_NAME, recordCompaction } from './compaction-attributes.js';
+import { loadApi, type OtelApi, type OtelOptions, TRACER_NAME } from './otel-api.js';
+
+/** The parts of a `CompactManager` that {@link instrumentManager} wraps. */
+export interface InstrumentableManager {
+  on(name: '*', listener: (event: AnyCompactEvent) => void): () => void;
+  compact(sessionId: string, messages: readonly unknown[], options?: object): Promise<unknown>;
+  preflight(sessionId: string, messages: readonly unknown[], options?: object): Promise<unknown>;
+  manualCompact?(sessionId: string, messages: readonly unknown[], options?: object): Promise<unknown>;
+}
+
+/**
+ * Instruments a manager instance live: every `preflight`, `compact` and `manualCompact`
+ * call runs inside an `agent.compaction` span started with `startActiveSpan`, so it nests
+ * under the caller's active span (and anything the summarizer's SDK traces nests under it).
+ * A `'*'` listener, which the manager calls synchronously in the caller's async context,
+ * collects the operation's events; when the call settles the span gets its attributes (see
+ * {@link compactionAttributes}), a `chat` child for the summarizer call, an ERROR status
+ * for errors, and ends. A call that throws records the exception and rethrows it.
+ *
+ * Returns a function that removes the instrumentation.
+ *
+ * @example
+ * ```ts
+ * import { instrumentManager } from 'agent-compaction/otel';
+ * const manager = new CompactManager({ model: 'gpt-4o', maxContextTokens: 128_000 });
+ * const uninstrument = instrumentManager(manager);
+ * await tracer.startActiveSpan('agent.turn', async (turn) => {
+ *   const messages = await manager.preflight(sessionId, history); // agent.compaction nests under agent.turn
+ *   turn.end();
+ * });
+ * ```
+ */
+export function instrumentManager<M extends InstrumentableManager>(
+  manager: M,
+  options: OtelOptions = {},
+): () => void {
+  const collectors = new WeakMap<Span, AnyCompactEvent[]>();
+  let api: OtelApi | undefined;
+  let apiPromise: Promise<OtelApi> | undefined;
+  let warned = false;
+
+  const unsubscribe = manager.on('*', (event) => {
+    if (!api) return;
+    const active = api.trace.getSpan(api.context.active());
+    const events = active ? collectors.get(active) : undefined;
+    if (events) events.push(prepareEvent(event, options));
+  });
+
+  type Method = (sessionId: string, messages: readonly unknown[], callOptions?: object) => Promise<unknown>;
+  const methods = ['preflight', 'compact', 'manualCompact'] as const;
+  const originals = new Map<string, Method>();
+  const target = manager as unknown as Record<string, Method | undefined>;
+  const ownBefore = new Set(methods.filter((name) => Object.hasOwn(manager, name)));
+
+  for (const name of methods) {
+    const original = target[name];
+    if (typeof original !== 'function') continue;
+    originals.set(name, original);
+    target[name] = async function instrumented(sessionId, messages, callOptions) {
+      apiPromise ??= loadApi(options.api);
+      let otel: OtelApi;
+      try {
+        otel = await apiPromise;
+      } catch (error) {
+        // Instrumentation must never break the agent loop: without the API, run uninstrumented.
+        if (!warned) {
+          warned = true;
+          process.stderr.write(
+            `[agent-compaction] OpenTelemetry instrumentation disabled: ${(error as Error).message}\n`,
+          );
+        }
+        return original.call(manager, sessionId, messages, callOptions);
+      }
+      api = otel;
+      const active = otel.trace.getSpan(otel.context.active());
+      // preflight and manualCompact call compact: one span per top-level call.
+      if (active && collectors.has(active)) return original.call(manager, sessionId, messages, callOptions);
+      const tracer = options.tracer ?? otel.trace.getTracer(TRACER_NAME);
+      return tracer.startActiveSpan(
+        COMPACTION_SPAN_NAME,
+        {
+          kind: otel.SpanKind.INTERNAL,
+          attributes: {
+            'gen_ai.conversation.id': options.hashSessionIds
+              ? hashSessionId(String(sessionId))
+              : String(sessionId),
+          },
+        },
+        async (span) => {
+          const events: AnyCompactEvent[] = [];
+          collectors.set(span, events);
+          try {
+            return await original.call(manager, sessionId, messages, callOptions);
+          } catch (error) {
+            span.recordException(error instanceof Error ? error : String(error));
+            span.setStatus({
+              code: otel.SpanStatusCode.ERROR,
+              message: String((error as Error)?.message ?? error),
+            });
+            throw error;
+          } finally {
+            try {
+              recordCompaction(otel, tracer, span, events);
+            } catch {
+              // Instrumentation must never break the agent loop.
+            }
+            collectors.delete(span);
+            span.end();
+          }
+        },
+      );
+    };
+  }
+
+  return () => {
+    unsubscribe();
+    for (const [name, original] of originals) {
+      if (ownBefore.has(name as (typeof methods)[number])) target[name] = original;
+      else delete target[name];
+    }
+  };
+}

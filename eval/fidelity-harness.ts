@@ -5,7 +5,7 @@
  */
 import { CompactManager } from '../src/core/compact-manager.js';
 import { isCompactError } from '../src/core/errors.js';
-import { STRATEGY_NAMES, type StrategyName, type Summarizer } from '../src/core/summary/summarizer.js';
+import { STRATEGY_NAMES, type StrategyName } from '../src/core/summary/summarizer.js';
 import { contextText, factPresent, normalize, slidingWindow, tally } from './context-measures.js';
 import { directRun } from './direct-compaction.js';
 import type { CompactionMode, FidelityRun, RunConfig, SummarizerUnderTest } from './fidelity-run.js';

@@ -1,11 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  chatSession,
-  cli,
-  type Run,
-  useTempFiles,
-  words,
-} from '../../test/support/cli-fixtures.js';
+import { chatSession, cli, type Run, useTempFiles, words } from '../../test/support/cli-fixtures.js';
 import { EXIT_CODES } from './run-cli.js';
 
 const temp = useTempFiles();

@@ -1,10 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
-import {
-  chatSession,
-  cli,
-  useTempFiles,
-} from '../../test/support/cli-fixtures.js';
+import { chatSession, cli, useTempFiles } from '../../test/support/cli-fixtures.js';
 
 const temp = useTempFiles();
 const file = temp.file;

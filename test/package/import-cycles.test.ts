@@ -72,7 +72,8 @@ function importGraph(): Map<string, ImportEdge[]> {
         undefined,
         ts.ModuleKind.ESNext,
       ).resolvedModule;
-      const inRepo = resolved && !resolved.isExternalLibraryImport && !resolved.resolvedFileName.endsWith('.d.ts');
+      const inRepo =
+        resolved && !resolved.isExternalLibraryImport && !resolved.resolvedFileName.endsWith('.d.ts');
       return { specifier, target: inRepo ? rel(resolved.resolvedFileName) : undefined };
     });
     graph.set(rel(file), edges);
@@ -211,7 +212,9 @@ describe('import graph', () => {
       const isTest = file.endsWith('.test.ts');
       return edges
         .filter(({ target }) => target !== undefined && !target.startsWith('src/core/'))
-        .filter(({ target }) => !(isTest && (target!.startsWith('src/testing/') || target!.startsWith('test/'))))
+        .filter(
+          ({ target }) => !(isTest && (target!.startsWith('src/testing/') || target!.startsWith('test/'))),
+        )
         .map(({ target }) => `${file} imports ${target}`)
         .filter((line) => !CORE_TEST_EXCEPTIONS.includes(line));
     });

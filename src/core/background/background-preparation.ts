@@ -14,7 +14,6 @@
 
 import type { TokenCounter } from '../counting/token-counter.js';
 import { CompactError } from '../errors.js';
-import type { CompactEventProperties } from '../events/events.js';
 import type { MessageCodec } from '../messages/formats/message-codec.js';
 import type { CompactMessage } from '../messages/message.js';
 import { toCompactMessage } from '../messages/message-index.js';

@@ -14,7 +14,7 @@ import { entryTokens, type IndexedMessage } from '../messages/message-index.js';
 import { isPinned, type PinRule } from '../messages/partition.js';
 import type { SessionRewrite, SessionState } from '../session/session-store.js';
 import type { IndexedHistory } from './index-request.js';
-import type { AssembledCache, RealizedRewrite, SessionView, ViewEntry } from './session-view.js';
+import type { RealizedRewrite, SessionView, ViewEntry } from './session-view.js';
 
 /** What building a view needs. */
 export interface ViewContext {

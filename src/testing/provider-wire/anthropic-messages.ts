@@ -2,8 +2,8 @@
 import {
   argumentsObject,
   type RecordedRequest,
-  resolve,
   type Resolved,
+  resolve,
   type ScriptedReply,
   splitText,
 } from './scripted-reply.js';

@@ -3,8 +3,8 @@ import {
   argumentsText,
   FIXED_CREATED,
   type RecordedRequest,
-  resolve,
   type Resolved,
+  resolve,
   type ScriptedReply,
   splitText,
 } from './scripted-reply.js';

@@ -1,6 +1,5 @@
 /** What the levels of the reduction cascade share. */
 
-import type { CascadeLevel, LevelReport } from '../../manager-options.js';
 import type { IndexedMessage } from '../../messages/message-index.js';
 import type { CompactPolicy } from '../../policy.js';
 import type { SessionRewrite } from '../../session/session-store.js';

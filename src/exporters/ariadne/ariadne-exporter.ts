@@ -8,7 +8,7 @@ import {
   toWireValue,
 } from '../event-utils.js';
 import { groupAriadneBatches } from './ariadne-batches.js';
-import type { AriadneEvent, AriadneSpanEvent } from './ariadne-event.js';
+import type { AriadneEvent, AriadneSpanEvent, AriadneTraceEvent } from './ariadne-event.js';
 
 export { splitAriadneBatches } from './ariadne-batches.js';
 

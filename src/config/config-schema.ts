@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { MIN_CONTEXT_TOKENS } from '../core/manager-options.js';
 import { DEFAULT_POLICY } from '../core/policy.js';
 import { STRATEGY_NAMES } from '../core/summary/summarizer.js';
 
@@ -139,6 +140,50 @@ export const policySchema = z
       ),
   })
   .describe('When and how a session is compacted.');
+
+/** Policy overrides of one agent: the policy's keys, each optional and without a default. */
+export const agentPolicySchema = z
+  .strictObject(
+    Object.fromEntries(
+      Object.entries(policySchema.shape).map(([key, field]) => {
+        const bare = field instanceof z.ZodDefault ? field.removeDefault() : field;
+        return [key, bare.optional().describe(field.description ?? key)];
+      }),
+    ) as { [K in keyof typeof policySchema.shape]: z.ZodOptional<z.ZodType<z.output<(typeof policySchema.shape)[K]>>> },
+  )
+  .describe("Overrides of the top-level policy for this agent (keys not given keep the top-level policy's values).");
+
+/** `agents.<name>`: one agent's own compactor over a shared history. */
+export const agentSchema = z
+  .strictObject({
+    policy: agentPolicySchema.optional(),
+    summarizer_timeout_ms: integer(1)
+      .optional()
+      .describe("Total time limit of this agent's summarization, in milliseconds (default: the manager's)."),
+  })
+  .describe("One agent's compactor: its own summary and state, and optionally its own policy.");
+
+/** `session_lock`: the lock a triggered compaction holds in a shared store. */
+export const sessionLockSchema = z
+  .union([
+    z.boolean(),
+    z.strictObject({
+      ttl_ms: integer(100).optional().describe('How long a crashed holder can block the others (default 10000).'),
+    }),
+  ])
+  .describe(
+    'The session lock of a triggered compaction: true/false, or { ttl_ms }. Default: on for shared stores, off in memory.',
+  );
+
+/** `export_queue`: the bounded queue between the manager and its exporters. */
+export const exportQueueSchema = z
+  .strictObject({
+    max_size: integer(1).optional().describe('Events held before the oldest are dropped (default 10000).'),
+    max_batch_size: integer(1).optional().describe('Events handed to an exporter at once (default 512).'),
+    flush_interval_ms: integer(1).optional().describe('How often queued events are exported, in milliseconds (default 200).'),
+    export_timeout_ms: integer(1).optional().describe('Time limit of one export call, in milliseconds (default 30000).'),
+  })
+  .describe('The bounded queue between the manager and its exporters.');
 
 /** `summarizer.prompts`: prompt templates per strategy. */
 export const promptsSchema = z
@@ -284,12 +329,24 @@ export const compactConfigSchema = z
       .default(CONFIG_VERSION)
       .describe('Config format version.'),
     model: z.string().min(1).default('gpt-4o').describe('The model the agent calls (selects the tokenizer).'),
-    max_context_tokens: integer(256).default(128_000).describe("The model's context window, in tokens."),
+    max_context_tokens: integer(MIN_CONTEXT_TOKENS).default(128_000).describe("The model's context window, in tokens."),
     policy: policySchema.prefault({}),
     summarizer: summarizerSchema.prefault({}),
     telemetry: telemetrySchema.prefault({}),
     storage: storageSchema.prefault({}),
     redaction: redactionSchema.prefault({}),
+    background: z
+      .boolean()
+      .default(false)
+      .describe(
+        'Prepare summaries off the critical path from policy.prepare_at_pct, and swap them in at the trigger.',
+      ),
+    session_lock: sessionLockSchema.optional(),
+    export_queue: exportQueueSchema.optional(),
+    agents: z
+      .record(z.string().min(1), agentSchema)
+      .default({})
+      .describe('Agents that keep their own compacted view of a shared history, by the name passed as `agent`.'),
   })
   .describe('agent-compaction configuration (compact.yaml)')
   .superRefine((config, context) => {

@@ -65,6 +65,7 @@ export const ENV_OVERRIDES: readonly EnvOverride[] = [
   { variable: 'COMPACT_S3_KMS_KEY_ID', path: ['storage', 'kms_key_id'], type: 'string' },
   { variable: 'COMPACT_S3_ENDPOINT', path: ['storage', 'endpoint'], type: 'string' },
   { variable: 'COMPACT_S3_FORCE_PATH_STYLE', path: ['storage', 'force_path_style'], type: 'boolean' },
+  { variable: 'COMPACT_BACKGROUND', path: ['background'], type: 'boolean' },
   { variable: 'COMPACT_REDACTION', path: ['redaction', 'enabled'], type: 'boolean' },
   {
     variable: 'COMPACT_REDACT_SUMMARIZER_INPUT',

@@ -216,12 +216,14 @@ describe('resolveConfig', () => {
       COMPACT_S3_FORCE_PATH_STYLE: 'on',
       COMPACT_REDACTION: 'false',
       COMPACT_REDACT_SUMMARIZER_INPUT: 'yes',
+      COMPACT_BACKGROUND: '1',
     };
     expect(Object.keys(env).sort()).toEqual(ENV_OVERRIDES.map((override) => override.variable).sort());
     const config = resolveConfig({}, { env });
     expect(config).toMatchObject({
       model: 'gpt-4.1',
       max_context_tokens: 1_000_000,
+      background: true,
       policy: {
         trigger_pct: 0.5,
         hard_cap_buffer: 2000,

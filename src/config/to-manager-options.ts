@@ -1,5 +1,7 @@
 import { CompactError } from '../core/errors.js';
 import type { EventExporter } from '../core/events/events.js';
+import type { ExportQueueOptions } from '../core/events/export-queue.js';
+import type { AgentCompactorOptions } from '../core/manager-options.js';
 import type { CompactPolicy } from '../core/policy.js';
 import type { RedactorOptions } from '../core/redaction/redactor.js';
 import type { StorageAdapter } from '../core/session/storage-adapter.js';
@@ -23,6 +25,14 @@ export interface ConfigManagerOptions {
   redaction: boolean | RedactorOptions;
   /** `redaction.summarizer_input`, when set. */
   redactSummarizerInput?: boolean;
+  /** `background`. */
+  background: boolean;
+  /** `session_lock`, when set. */
+  sessionLock?: boolean | { ttlMs?: number };
+  /** `export_queue`, when set. */
+  exportQueue?: ExportQueueOptions;
+  /** `agents` (their policy overrides and time limits). */
+  agents: Record<string, AgentCompactorOptions>;
 }
 
 /**
@@ -50,6 +60,35 @@ export interface ConfigRuntimeOptions {
   exporters?: EventExporter[];
   /** A storage adapter to use instead of the configured one. */
   storage?: StorageAdapter;
+}
+
+const camel = (key: string) => key.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
+
+/** The keys a config object sets, camelCased (arrays copied); unset keys left out. */
+function camelKeys<T>(object: Record<string, unknown>): T {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(object)) {
+    if (value !== undefined) out[camel(key)] = Array.isArray(value) ? [...value] : value;
+  }
+  return out as T;
+}
+
+/** The per-agent compactors of a config. */
+function toAgents(config: CompactConfig): Record<string, AgentCompactorOptions> {
+  const agents: Record<string, AgentCompactorOptions> = {};
+  for (const [name, agent] of Object.entries(config.agents)) {
+    agents[name] = {
+      ...(agent.policy === undefined ? {} : { policy: camelKeys<Partial<CompactPolicy>>(agent.policy) }),
+      ...(agent.summarizer_timeout_ms === undefined ? {} : { summarizerTimeoutMs: agent.summarizer_timeout_ms }),
+    };
+  }
+  return agents;
+}
+
+function toSessionLock(lock: CompactConfig['session_lock']): { sessionLock?: boolean | { ttlMs?: number } } {
+  if (lock === undefined) return {};
+  if (typeof lock === 'boolean') return { sessionLock: lock };
+  return { sessionLock: lock.ttl_ms === undefined ? {} : { ttlMs: lock.ttl_ms } };
 }
 
 /** The camelCase policy of a config. */
@@ -286,5 +325,9 @@ export async function toManagerOptions(
       : { redactSummarizerInput: config.redaction.summarizer_input }),
     ...(summarizer === undefined ? {} : { summarizer }),
     ...(storage === undefined ? {} : { storage }),
+    background: config.background,
+    ...toSessionLock(config.session_lock),
+    ...(config.export_queue === undefined ? {} : { exportQueue: camelKeys<ExportQueueOptions>(config.export_queue) }),
+    agents: toAgents(config),
   };
 }

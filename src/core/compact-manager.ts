@@ -10,7 +10,7 @@ import {
 import { preparedKey } from './background/shared-preparation.js';
 import { type TokenCounter, tokenCounterFor } from './counting/token-counter.js';
 import { warnUnknownModel } from './counting/unknown-model-warning.js';
-import { UsageCalibration } from './counting/usage-calibration.js';
+import { UsageCalibration, usageMismatch } from './counting/usage-calibration.js';
 import { CompactError, invalidConfig } from './errors.js';
 import { EventBus, type OperationContext } from './events/event-bus.js';
 import type {
@@ -266,7 +266,10 @@ export class CompactManager {
     if (!Number.isFinite(total) || total < 0)
       throw invalidConfig('usage.inputTokens', 'must be a non-negative number');
     this.#reportedUsage.set(sessionId, { inputTokens: total, at: Date.now() });
-    this.#deps.calibration.recordReported(sessionId, total);
+    const state = this.#deps.calibration.recordReported(sessionId, total);
+    if (state?.lastRejected && state.rejected === 1) {
+      this.emit(sessionId, 'compact.warning', usageMismatch(total, this.#deps.calibration.lastSent(sessionId)));
+    }
   }
 
   /** The last usage recorded for a session (input tokens, cache included). */

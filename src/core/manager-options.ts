@@ -35,6 +35,9 @@ export interface InputRepair {
 
 /** The context window assumed when neither the options nor the model table give one. */
 export const DEFAULT_MAX_CONTEXT_TOKENS = 128_000;
+
+/** The smallest context window accepted, in code and in config files alike. */
+export const MIN_CONTEXT_TOKENS = 256;
 /** The model assumed when none is given. */
 export const DEFAULT_MODEL = 'gpt-4o';
 /** How long a summarizer may take before the manager falls back. */

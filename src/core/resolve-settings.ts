@@ -11,6 +11,7 @@ import {
   DEFAULT_MAX_CONTEXT_TOKENS,
   DEFAULT_MODEL,
   DEFAULT_SUMMARIZER_TIMEOUT_MS,
+  MIN_CONTEXT_TOKENS,
 } from './manager-options.js';
 import { type CompactPolicy, resolvePolicy } from './policy.js';
 import { createRedactor, type Redactor } from './redaction/redactor.js';
@@ -29,12 +30,20 @@ export interface ManagerSettings {
 /** Checks and resolves the options a manager is built from (errors name the field). */
 export function resolveSettings(options: CompactManagerOptions): ManagerSettings {
   if (options === null || typeof options !== 'object') throw invalidConfig('options', 'must be an object');
+  checkKnownKeys(options);
   const model = options.model ?? DEFAULT_MODEL;
   if (typeof model !== 'string' || model === '') throw invalidConfig('model', 'must be a non-empty string');
   const maxContextTokens =
     options.maxContextTokens ?? modelInfo(model).contextWindow ?? DEFAULT_MAX_CONTEXT_TOKENS;
-  if (typeof maxContextTokens !== 'number' || !Number.isInteger(maxContextTokens) || maxContextTokens <= 0) {
-    throw invalidConfig('maxContextTokens', `must be a positive integer (got ${String(maxContextTokens)})`);
+  if (
+    typeof maxContextTokens !== 'number' ||
+    !Number.isInteger(maxContextTokens) ||
+    maxContextTokens < MIN_CONTEXT_TOKENS
+  ) {
+    throw invalidConfig(
+      'maxContextTokens',
+      `must be an integer >= ${MIN_CONTEXT_TOKENS} (got ${String(maxContextTokens)})`,
+    );
   }
   const customStrategies = [...(options.customStrategies ?? [])];
   const policy = resolvePolicy(options.policy, customStrategies);
@@ -64,4 +73,34 @@ export function resolveSettings(options: CompactManagerOptions): ManagerSettings
     summarizerTimeoutMs,
     redact,
   };
+}
+
+/** Every option of the manager: a key missing here fails the type check. */
+const MANAGER_OPTION_KEYS = {
+  model: true,
+  maxContextTokens: true,
+  policy: true,
+  summarizer: true,
+  summarizerTimeoutMs: true,
+  tokenCounter: true,
+  store: true,
+  storage: true,
+  exporters: true,
+  exportQueue: true,
+  redaction: true,
+  customStrategies: true,
+  redactSummarizerInput: true,
+  background: true,
+  agents: true,
+  sessionLock: true,
+} satisfies Record<keyof CompactManagerOptions, true>;
+
+/** An unknown option is an error, as in a config file (a misspelt key would do nothing). */
+function checkKnownKeys(options: object): void {
+  for (const key of Object.keys(options)) {
+    if (!Object.hasOwn(MANAGER_OPTION_KEYS, key)) {
+      const close = Object.keys(MANAGER_OPTION_KEYS).find((known) => known.toLowerCase() === key.toLowerCase().replace(/_/g, ''));
+      throw invalidConfig(key, `is not a CompactManager option${close ? ` (did you mean ${close}?)` : ''}`);
+    }
+  }
 }

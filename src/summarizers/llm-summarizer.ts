@@ -42,6 +42,11 @@ export interface LlmSummarizerOptions extends SummaryPromptOptions {
    * @default undefined (no chunking)
    */
   contextTokens?: number;
+  /**
+   * Where the calls go (a base URL), for the circuit breaker's key.
+   * @default undefined (the breaker is keyed by name only)
+   */
+  endpoint?: string;
 }
 
 /** Tokens kept free in the summarizer's context for message framing. */
@@ -78,7 +83,7 @@ export function createLlmSummarizer(
   complete: CompleteFunction,
   options: LlmSummarizerOptions = {},
 ): Summarizer {
-  const { contextTokens, ...promptOptions } = options;
+  const { contextTokens, endpoint, ...promptOptions } = options;
 
   const call = async (prompt: SummaryPrompt, request: SummarizeRequest) => {
     const result = await complete({
@@ -99,6 +104,7 @@ export function createLlmSummarizer(
 
   return {
     name,
+    ...(endpoint === undefined ? {} : { endpoint }),
     async summarize(request: SummarizeRequest): Promise<SummarizeResult> {
       const count = promptOptions.countTokens ?? request.countTokens;
       const renderOptions = { ...promptOptions, countTokens: count };

@@ -180,7 +180,7 @@ function resolveOptions(inner: Summarizer, options: ResilientSummarizerOptions) 
     );
   }
   const breaker = settings
-    ? circuitBreakerFor(settings.key ?? inner.name, {
+    ? circuitBreakerFor(settings.key ?? breakerKey(inner), {
         failureThreshold: threshold,
         cooldownMs: settings.cooldownMs ?? DEFAULT_CIRCUIT_BREAKER.cooldownMs,
         ...(settings.shared ? { shared: settings.shared } : {}),
@@ -355,4 +355,13 @@ export function resilientSummarizer(
       }
     },
   };
+}
+
+/**
+ * The default breaker key: the summarizer's name (`provider:model`) and, when it says where its
+ * calls go, the endpoint (`openai:gpt-4o-mini@http://10.0.0.5:8000/v1`). Summarizers with the
+ * same name and endpoint share one breaker in the process; a custom `circuitBreaker.key` wins.
+ */
+export function breakerKey(inner: Pick<Summarizer, 'name' | 'endpoint'>): string {
+  return inner.endpoint === undefined ? inner.name : `${inner.name}@${inner.endpoint}`;
 }

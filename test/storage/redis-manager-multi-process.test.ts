@@ -9,7 +9,7 @@ import { type ChildProcess, fork } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { redisSessionStore } from '../../src/storage/redis/index.js';
-import { type RedisTestServer, startRedisServer } from '../support/redis-server.js';
+import { type RedisTestServer, redisAvailable, startRedisServer } from '../support/redis-server.js';
 import type { ManagerWorkerReport } from './support/manager-worker.js';
 import { ReportInbox } from './support/report-inbox.js';
 
@@ -72,7 +72,10 @@ const totalCalls = () => {
   return [...last.values()].reduce((sum, n) => sum + n, 0);
 };
 
+const withRedis = redisAvailable('Redis CompactManager multi-process tests');
+
 beforeAll(async () => {
+  if (!withRedis) return;
   server = await startRedisServer();
   await Promise.all(['m1', 'm2', 'm3', 'm4'].map((id) => startWorker(id, 200)));
 }, 60_000);
@@ -95,7 +98,7 @@ afterAll(async () => {
   await server?.stop();
 });
 
-describe('four CompactManager processes serving one session through Redis', () => {
+describe.runIf(withRedis)('four CompactManager processes serving one session through Redis', () => {
   it('summarize once per trigger, answer with one version, and survive a killed summarizing holder', async () => {
     let version = 0;
     for (const turns of [45, 85, 125]) {

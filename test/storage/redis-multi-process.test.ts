@@ -2,7 +2,7 @@ import { type ChildProcess, fork } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { redisSessionStore } from '../../src/storage/redis/index.js';
-import { type RedisTestServer, startRedisServer } from '../support/redis-server.js';
+import { type RedisTestServer, redisAvailable, startRedisServer } from '../support/redis-server.js';
 import { ReportInbox } from './support/report-inbox.js';
 import { SESSION, type TriggerMessage, type WorkerReport } from './support/session-worker-protocol.js';
 
@@ -53,7 +53,10 @@ async function trigger(
 
 const wrote = (outcomes: Map<string, string>) => [...outcomes.values()].filter((o) => o === 'wrote').length;
 
+const withRedis = redisAvailable('Redis multi-process tests');
+
 beforeAll(async () => {
+  if (!withRedis) return;
   server = await startRedisServer();
   await Promise.all(['w1', 'w2', 'w3', 'w4'].map(startWorker));
 });
@@ -79,7 +82,7 @@ afterAll(async () => {
   await server?.stop();
 });
 
-describe('four processes serving one session through Redis', () => {
+describe.runIf(withRedis)('four processes serving one session through Redis', () => {
   it('write exactly one version per trigger, survive a killed and a stalled lock holder', async () => {
     // Triggers 1-3: all four race, one compacts, three see the new version.
     for (const n of [1, 2, 3]) {

@@ -1,9 +1,9 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { accessSync, constants, statSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { delimiter, join } from 'node:path';
 
 /** A redis-server started for a test, on 127.0.0.1. */
 export interface RedisTestServer {
@@ -23,10 +23,42 @@ function freePort(): Promise<number> {
   });
 }
 
+/** The `redis-server` executable on `PATH` (as a shell finds it), or `undefined`. */
+export function findRedisServer(pathEnv: string = process.env.PATH ?? ''): string | undefined {
+  for (const dir of pathEnv.split(delimiter)) {
+    if (dir === '') continue;
+    const candidate = join(dir, 'redis-server');
+    try {
+      accessSync(candidate, constants.X_OK);
+      if (statSync(candidate).isFile()) return candidate;
+    } catch {
+      // not in this folder
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Whether the Redis suites can run: `true` with `redis-server` on PATH. Without it they are
+ * skipped with one notice line, unless `COMPACT_REQUIRE_REDIS=1` (set by CI) makes that an error.
+ */
+export function redisAvailable(
+  suite: string,
+  env: { PATH?: string; COMPACT_REQUIRE_REDIS?: string } = process.env,
+  warn: (line: string) => void = console.warn,
+): boolean {
+  if (findRedisServer(env.PATH ?? '') !== undefined) return true;
+  if (env.COMPACT_REQUIRE_REDIS === '1') {
+    throw new Error(`${suite}: COMPACT_REQUIRE_REDIS=1 but redis-server is not on PATH (apt-get install -y redis-server)`);
+  }
+  warn(`skipped ${suite}: redis-server is not on PATH (optional; apt-get install -y redis-server to run it)`);
+  return false;
+}
+
 function binary(): string {
-  for (const path of ['/usr/bin/redis-server', '/usr/local/bin/redis-server'])
-    if (existsSync(path)) return path;
-  throw new Error('redis-server is not installed: apt-get install -y redis-server');
+  const path = findRedisServer();
+  if (path === undefined) throw new Error('redis-server is not on PATH: apt-get install -y redis-server');
+  return path;
 }
 
 /** Resolves once the server logs that it accepts connections; rejects when it exits first. */

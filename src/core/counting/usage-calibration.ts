@@ -34,6 +34,14 @@ export interface UsageCalibrationOptions {
    * @default 10000
    */
   maxSessions?: number;
+  /**
+   * Reported usage is evidence, not truth: a report whose ratio to the estimate of the same
+   * request falls outside `[1 / mismatchBand, mismatchBand]` is not used (a proxy that reports
+   * a constant, a report for another request); the estimate stays in force, so compaction
+   * never turns off because of it.
+   * @default 2
+   */
+  mismatchBand?: number;
 }
 
 /** What is known about one session's calibration. */
@@ -48,8 +56,12 @@ export interface CalibrationState {
   marginalRatio?: number;
   /** Samples recorded. */
   samples: number;
-  /** The last sample. */
+  /** The last sample used. */
   last: UsageSample;
+  /** Reports left out because they were too far from the estimate (see `mismatchBand`). */
+  rejected?: number;
+  /** Whether the sample just recorded was left out. */
+  lastRejected?: boolean;
 }
 
 /** Defaults of {@link UsageCalibrationOptions}. */
@@ -57,6 +69,7 @@ export const DEFAULT_CALIBRATION_OPTIONS = Object.freeze({
   weight: 0.5,
   maxCorrection: 3,
   maxSessions: 10_000,
+  mismatchBand: 2,
 });
 
 function checkTokens(value: unknown, field: string): number {
@@ -79,6 +92,7 @@ export class UsageCalibration {
   readonly #weight: number;
   readonly #maxCorrection: number;
   readonly #maxSessions: number;
+  readonly #band: number;
   readonly #sessions = new Map<string, CalibrationState>();
   readonly #sent = new Map<string, number>();
 
@@ -89,6 +103,9 @@ export class UsageCalibration {
       throw invalidConfig('calibration.maxCorrection', 'must be a number >= 1');
     if (!Number.isInteger(o.maxSessions) || o.maxSessions < 1)
       throw invalidConfig('calibration.maxSessions', 'must be a positive integer');
+    if (!(o.mismatchBand > 1) || !Number.isFinite(o.mismatchBand))
+      throw invalidConfig('calibration.mismatchBand', 'must be a number > 1');
+    this.#band = o.mismatchBand;
     this.#weight = o.weight;
     this.#maxCorrection = o.maxCorrection;
     this.#maxSessions = o.maxSessions;
@@ -102,6 +119,10 @@ export class UsageCalibration {
     const estimatedTokens = checkTokens(sample.estimatedTokens, 'estimatedTokens');
     const reportedTokens = checkTokens(sample.reportedTokens, 'reportedTokens');
     const previous = this.#sessions.get(sessionId);
+    if (estimatedTokens > 0 && reportedTokens > 0) {
+      const observed = reportedTokens / estimatedTokens;
+      if (observed > this.#band || observed < 1 / this.#band) return this.#reject(sessionId, sample, previous);
+    }
     const last = { estimatedTokens, reportedTokens };
     let ratio = previous?.ratio ?? 1;
     let samples = previous?.samples ?? 0;
@@ -123,6 +144,19 @@ export class UsageCalibration {
     }
     const state: CalibrationState = { ratio, samples, last };
     if (marginalRatio !== undefined) state.marginalRatio = marginalRatio;
+    if (previous?.rejected) state.rejected = previous.rejected;
+    return this.#remember(sessionId, state);
+  }
+
+  /** A report too far from the estimate: counted, not used; the session keeps what it had. */
+  #reject(sessionId: string, sample: UsageSample, previous: CalibrationState | undefined): CalibrationState {
+    const state: CalibrationState = previous
+      ? { ...previous, rejected: (previous.rejected ?? 0) + 1, lastRejected: true }
+      : { ratio: 1, samples: 0, last: { estimatedTokens: sample.estimatedTokens, reportedTokens: 0 }, rejected: 1, lastRejected: true };
+    return this.#remember(sessionId, state);
+  }
+
+  #remember(sessionId: string, state: CalibrationState): CalibrationState {
     this.#sessions.delete(sessionId);
     this.#sessions.set(sessionId, state);
     if (this.#sessions.size > this.#maxSessions) {
@@ -146,6 +180,11 @@ export class UsageCalibration {
     this.#sent.delete(sessionId);
     this.#sent.set(sessionId, checkTokens(estimatedTokens, 'estimatedTokens'));
     if (this.#sent.size > this.#maxSessions) this.#sent.delete(this.#sent.keys().next().value as string);
+  }
+
+  /** The estimate last passed to {@link noteSent} for the session. */
+  lastSent(sessionId: string): number | undefined {
+    return this.#sent.get(sessionId);
   }
 
   /**
@@ -262,4 +301,16 @@ export function countFromLastUsage(input: LastUsageInput): number {
   const nowEstimate = checkTokens(input.nowEstimate, 'nowEstimate');
   const ratio = input.ratio ?? 1;
   return Math.max(0, Math.ceil(lastReported + (nowEstimate - lastEstimate) * ratio));
+}
+
+/** The `compact.warning` of a report left out of calibration (once per session). */
+export function usageMismatch(
+  reportedTokens: number,
+  estimatedTokens: number | undefined,
+): { code: 'usage_mismatch'; message: string; context: Record<string, unknown> } {
+  return {
+    code: 'usage_mismatch',
+    message: `reported usage (${reportedTokens} input tokens) is far from the estimate (${estimatedTokens ?? '?'}) of the same request: not used for calibration; the estimate decides (reported once per session)`,
+    context: { reportedTokens, estimatedTokens },
+  };
 }

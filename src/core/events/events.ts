@@ -163,6 +163,14 @@ export interface CompactEventProperties {
     /** The warning, as printed on the console. */
     message: string;
   };
+  'compact.warning': {
+    /** `usage_mismatch`: a provider's reported usage far from the estimate was not used. */
+    code: 'usage_mismatch';
+    /** What happened and what the manager does instead. */
+    message: string;
+    /** The figures behind it (reported and estimated tokens). */
+    context?: Record<string, unknown>;
+  };
   'compact.archival': {
     step: number;
     storageAdapter: string;
@@ -189,6 +197,7 @@ export const COMPACT_EVENT_NAMES: readonly CompactEventName[] = [
   'compact.circuit',
   'compact.archival',
   'compact.unknown_model',
+  'compact.warning',
 ];
 
 /**

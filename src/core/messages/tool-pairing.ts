@@ -130,6 +130,20 @@ export class ToolPairer {
     this.#closeRound();
   }
 
+  /**
+   * The open round's unanswered calls as `dangling_call` findings, without closing the round
+   * (a request that ends with them is rejected by every provider).
+   */
+  openFindings(): PairingFinding[] {
+    const out: PairingFinding[] = [];
+    for (const [callId, list] of this.#open) {
+      for (const c of list) {
+        if (!c.answered) out.push({ kind: 'dangling_call', index: c.site.message, position: c.site.position, callId });
+      }
+    }
+    return out;
+  }
+
   /** Unanswered calls of the open round (the tail of an interrupted run). */
   openCalls(): ToolSite[] {
     const out: ToolSite[] = [];

@@ -1,6 +1,6 @@
 /**
- * Broken input: an orphan or duplicate tool result, or a call left unanswered before a new
- * user turn (calls of the last, open round are a run in progress and fine), makes providers reject the request. By default that is
+ * Broken input: an orphan or duplicate tool result, or a call left unanswered (before a new
+ * user turn or at the end of the request), makes providers reject the request. By default that is
  * an `invalid_messages` error naming the index; with `policy.repairInput` the history is
  * repaired instead: orphan and duplicate results dropped, unanswered calls answered with a
  * short placeholder result (one object per call, reused across calls).
@@ -22,7 +22,7 @@ export function assertSoundPairing(findings: readonly PairingFinding[]): void {
       ? `answers call "${first.callId}", which no call of its round made (orphan tool result)`
       : first.kind === 'duplicate_result'
         ? `answers call "${first.callId}" a second time (duplicate tool result)`
-        : `call "${first.callId}" has no result before the next turn (unanswered tool call); pass policy.repairInput to answer it with a placeholder`;
+        : `call "${first.callId}" has no result (unanswered tool call); pass policy.repairInput to answer it with a placeholder`;
   throw invalidMessage(first.index, first.kind === 'dangling_call' ? 'tool call' : 'tool result', what);
 }
 

@@ -135,9 +135,12 @@ function indexRequest(
 ): { indexed: IndexedHistory; repairs: InputRepair[] } {
   const { key, codec } = input;
   const { indexed } = deps.histories.update(key, input.messages, codec, deps.index);
-  // Calls of the last, still open round are the tail of a run in progress: not an error.
-  if (indexed.pairer.findings.length === 0) return { indexed, repairs: [] };
-  const findings = [...indexed.pairer.findings].sort((a, b) => a.index - b.index || a.position - b.position);
+  // Calls of the last round still unanswered are rejected by every provider, like the rest.
+  const open = indexed.pairer.openFindings();
+  if (indexed.pairer.findings.length === 0 && open.length === 0) return { indexed, repairs: [] };
+  const findings = [...indexed.pairer.findings, ...open].sort(
+    (a, b) => a.index - b.index || a.position - b.position,
+  );
   if (!input.policy.repairInput) assertSoundPairing(findings);
   const repaired = repairHistory(input.messages, indexed.items, findings, codec.format, {
     round: indexed.pairer.round,

@@ -84,6 +84,11 @@ export interface Summarizer {
    * limit is at least this long (plus a second), unless `summarizerTimeoutMs` is set.
    */
   readonly maxDurationMs?: number;
+  /**
+   * Where the calls go (an LLM summarizer's base URL): part of the circuit breaker's key, so a
+   * failing self-hosted endpoint does not open the breaker of a healthy hosted one.
+   */
+  readonly endpoint?: string;
   /** Releases resources (a local model); called by `manager.shutdown()`. */
   dispose?(): unknown;
   summarize(request: SummarizeRequest): Promise<SummarizeResult>;

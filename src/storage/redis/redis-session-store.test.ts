@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RedisTestServer, startRedisServer } from '../../../test/support/redis-server.js';
+import { type RedisTestServer, redisAvailable, startRedisServer } from '../../../test/support/redis-server.js';
 import { isCompactError } from '../../core/errors.js';
 import type { SessionState } from '../../core/session/session-store.js';
 import { describeSessionStoreConformance } from '../../testing/session-store-conformance.js';
@@ -10,7 +10,10 @@ import { type RedisScriptClient, redisSessionStore } from './redis-session-store
 let server: RedisTestServer;
 let admin: ReturnType<typeof createClient>;
 
+const withRedis = redisAvailable('redisSessionStore tests');
+
 beforeAll(async () => {
+  if (!withRedis) return;
   server = await startRedisServer();
   admin = createClient({ url: server.url });
   await admin.connect();
@@ -28,7 +31,7 @@ const state = (version: number): SessionState => ({
   updatedAt: version,
 });
 
-describeSessionStoreConformance({
+if (withRedis) describeSessionStoreConformance({
   name: 'redis (url)',
   shared: true,
   async create() {
@@ -48,7 +51,7 @@ describeSessionStoreConformance({
   },
 });
 
-describeSessionStoreConformance({
+if (withRedis) describeSessionStoreConformance({
   name: 'redis (client)',
   async create() {
     return {
@@ -58,7 +61,7 @@ describeSessionStoreConformance({
   },
 });
 
-describe('redisSessionStore', () => {
+describe.runIf(withRedis)('redisSessionStore', () => {
   it('keeps one hash per session under the key prefix, the lock time from the server clock', async () => {
     const keyPrefix = `layout:${randomUUID()}:`;
     const store = redisSessionStore({ client: admin, keyPrefix });

@@ -75,6 +75,11 @@ export function anthropicSummarizer(options: AnthropicSummarizerOptions): Summar
     { maxRetries, timeout, apiKey, baseURL },
   );
 
+  const endpoint =
+    (injected as { baseURL?: string } | undefined)?.baseURL ??
+    baseURL ??
+    process.env.ANTHROPIC_BASE_URL ??
+    'https://api.anthropic.com';
   return createLlmSummarizer(
     name,
     async ({ system, user, maxTokens, signal }) => {
@@ -119,6 +124,6 @@ export function anthropicSummarizer(options: AnthropicSummarizerOptions): Summar
           : {}),
       };
     },
-    llmOptions,
+    { endpoint, ...llmOptions },
   );
 }

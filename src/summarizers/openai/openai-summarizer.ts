@@ -89,6 +89,11 @@ export function openaiSummarizer(options: OpenAISummarizerOptions): Summarizer {
     { maxRetries, timeout, apiKey, baseURL },
   );
 
+  const endpoint =
+    (injected as { baseURL?: string } | undefined)?.baseURL ??
+    baseURL ??
+    process.env.OPENAI_BASE_URL ??
+    'https://api.openai.com/v1';
   return createLlmSummarizer(
     name,
     async ({ system, user, maxTokens, signal }) => {
@@ -141,6 +146,6 @@ export function openaiSummarizer(options: OpenAISummarizerOptions): Summarizer {
           : {}),
       };
     },
-    llmOptions,
+    { endpoint, ...llmOptions },
   );
 }

@@ -15,6 +15,7 @@
  */
 import { CompactManager, type Summarizer } from '../src/index.js';
 import { syntheticSession } from '../src/testing/synthetic-session.js';
+import { hasOpenToolCalls } from '../test/support/open-tool-calls.js';
 
 const SUMMARIZER_MS = 500;
 const WINDOW = 64_000;
@@ -66,6 +67,7 @@ async function warmUp(background: boolean): Promise<void> {
   const warm = syntheticSession({ turns: 200, seed: 99, toolDensity: 1.5, resultChars: 600 });
   const manager = new CompactManager({ model: 'gpt-4o', maxContextTokens: 16_000, background });
   for (let end = 2; end <= warm.length; end += 5) {
+    if (hasOpenToolCalls(warm.slice(0, end))) continue;
     await manager.compact('warm', warm.slice(0, end)).catch(() => undefined);
     await new Promise((resolve) => setImmediate(resolve));
   }

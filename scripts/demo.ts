@@ -25,11 +25,12 @@ const history: unknown[] = [];
 let compactions = 0;
 let maxSent = 0;
 const started = performance.now();
-for (const message of session) {
+for (const [index, message] of session.entries()) {
   history.push(message);
-  // Only before a model call: after a user message or a tool result.
-  const role = (message as { role: string }).role;
-  if (role !== 'user' && role !== 'tool') continue;
+  // Only before a model call: where the model speaks next (every tool result of a round in).
+  const next = session[index + 1] as { role: string } | undefined;
+  if (next !== undefined && next.role !== 'assistant') continue;
+  if ((message as { role: string }).role === 'assistant') continue;
   const result = await manager.compact('demo-session', history);
   maxSent = Math.max(maxSent, result.tokensAfter);
   if (result.applied) {

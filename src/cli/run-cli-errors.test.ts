@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { chatSession, cli, type Run, useTempFiles, words } from '../../test/support/cli-fixtures.js';
 import { EXIT_CODES } from './run-cli.js';
@@ -191,6 +192,27 @@ describe('exit 3: insufficient budget', () => {
     expect(run.stderr.trim().split('\n')).toHaveLength(1);
     expect(run.stderr).toMatch(/protected|context limit/);
     expect(run.stderr).toContain('raise --max-context, or lower --buffer or --keep-recent-turns');
+  });
+
+  it('a transcript ending with an assistant reply in a tiny window keeps the last user message or exits 3', async () => {
+    const session = chatSession();
+    session.push(
+      { role: 'user', content: `Final question: ${words('ask', 60)}` },
+      { role: 'assistant', content: words('answer', 200) },
+    );
+    const report = temp.path('ends-assistant-report.json');
+    const input = await file('ends-assistant.json', session);
+    const run = await cli(['compact', input, '--max-context', '300', '--report', report]);
+    if (run.code === EXIT_CODES.insufficientBudget) {
+      expect(run.stderr).toMatch(/budget|context limit/);
+      return;
+    }
+    expect(run.code).toBe(0);
+    const messages = JSON.parse(run.stdout) as { role: string; content: unknown }[];
+    const written = JSON.parse(await readFile(report, 'utf8')) as { kept: { recentTurns: number } };
+    expect(written.kept.recentTurns).toBeGreaterThanOrEqual(1);
+    const lastUser = messages.findLast((m) => m.role === 'user');
+    expect(JSON.stringify(lastUser?.content)).toContain('Final question');
   });
 
   it('also without --force, when the history is over the budget', async () => {

@@ -139,8 +139,11 @@ function planSummary(run: CascadeRun, input: CascadeInput, overhead: number): Su
   // Shrink toward the target, but keep the current user turn whole while it fits the budget:
   // its question must not be folded away; past it, shrink only to fit the budget.
   const lastTurn = units.findLastIndex((unit) => unit.startsTurn);
+  // A latest turn without tool rounds (the user's message and a reply) is the least that is
+  // kept: past it nothing is folded; level d cuts it, or the budget is insufficient.
+  const floor = lastTurn >= 0 && !units.slice(lastTurn).some((unit) => unit.tool) ? lastTurn : units.length - 1;
   const over = (limit: number) => fixed + overhead + reserve + suffix > limit;
-  while (start < units.length - 1 && (start < lastTurn ? over(run.target) : over(run.budget))) {
+  while (start < floor && (start < lastTurn ? over(run.target) : over(run.budget))) {
     suffix -= units[start]!.tokens;
     start++;
   }

@@ -11,7 +11,7 @@ describe('a config key for every manager option', () => {
       session_lock: { ttl_ms: 5000 },
       export_queue: { max_size: 100, max_batch_size: 10, flush_interval_ms: 50, export_timeout_ms: 1000 },
       agents: {
-        planner: { policy: { keep_recent_turns: 2, trigger_pct: 0.6 }, summarizer_timeout_ms: 4000 },
+        planner: { policy: { keep_recent_turns: 2, trigger_pct: 0.8 }, summarizer_timeout_ms: 4000 },
         executor: {},
       },
       policy: { prepare_at_pct: 0.6 },
@@ -23,7 +23,7 @@ describe('a config key for every manager option', () => {
       sessionLock: { ttlMs: 5000 },
       exportQueue: { maxSize: 100, maxBatchSize: 10, flushIntervalMs: 50, exportTimeoutMs: 1000 },
       agents: {
-        planner: { policy: { keepRecentTurns: 2, triggerPct: 0.6 }, summarizerTimeoutMs: 4000 },
+        planner: { policy: { keepRecentTurns: 2, triggerPct: 0.8 }, summarizerTimeoutMs: 4000 },
         executor: {},
       },
       policy: { prepareAtPct: 0.6 },

@@ -100,7 +100,7 @@ export function compileRedactionPattern(pattern: string): RegExp {
  * *token* or cookie does).
  */
 export const SECRET_KEY_PATTERN =
-  /^[a-z0-9_.-]*?(?:api[_-]?key|apikey|password|passwd|pwd|passphrase|secret|secret[_-]?key|token|access[_-]?key|private[_-]?key|credentials?|authorization|auth|cookie)$/i;
+  /^(?:[a-z0-9_.-]*?(?:api[_-]?key|apikey|password|passwd|pwd|passphrase|secret|secret[_-]?key|token|access[_-]?key|private[_-]?key|(?:encryption|signing|master|account|shared[_-]?access)[_-]?key|connection[_-]?string|credentials?|authorization|auth|cookie|jwt)|(?:[a-z0-9_.-]*[_.-])?pass)$/i;
 
 function replaceMatch(match: string, groups: readonly unknown[]): string {
   const key = groups[0];

@@ -21,16 +21,40 @@ const CAUGHT: readonly (readonly [string, string, string])[] = [
   ['Set-Cookie header', 'Set-Cookie: sid=Zx81kLm02PqRs; Path=/; HttpOnly', 'Zx81kLm02PqRs'],
   ['prefix glued after _', 'key_sk-proj-Ab3dEfGh1jKlMnOpQrStUv', 'Ab3dEfGh1jKlMnOpQrStUv'],
   ['prefix glued after a digit', '0ghp_Ab3dEfGh1jKlMnOpQrStUvWxYz012345', 'Ab3dEfGh1jKlMnOpQrStUvWxYz012345'],
-  ['prefix glued after %22', '%22ghp_Ab3dEfGh1jKlMnOpQrStUvWxYz012345%22', 'Ab3dEfGh1jKlMnOpQrStUvWxYz012345'],
+  [
+    'prefix glued after %22',
+    '%22ghp_Ab3dEfGh1jKlMnOpQrStUvWxYz012345%22',
+    'Ab3dEfGh1jKlMnOpQrStUvWxYz012345',
+  ],
   ['doubly escaped JSON', '{\\\\\\"password\\\\\\": \\\\\\"Zx81kLm02PqRs\\\\\\"}', 'Zx81kLm02PqRs'],
   ['pass key', 'DB_PASS=Zx81kLm02PqRs', 'Zx81kLm02PqRs'],
-  ['Azure AccountKey', 'DefaultEndpointsProtocol=https;AccountName=a;AccountKey=Zx81kLm02PqRs+/==;EndpointSuffix=x', 'Zx81kLm02PqRs'],
-  ['SharedAccessKey', 'Endpoint=sb://x/;SharedAccessKeyName=r;SharedAccessKey=Zx81kLm02PqRs=', 'Zx81kLm02PqRs'],
-  ['S3 presigned URL', 'https://b.s3.amazonaws.com/k?X-Amz-Credential=AK%2F1&X-Amz-Signature=9f8e7d6c5b4a39281706', '9f8e7d6c5b4a39281706'],
-  ['Azure SAS sig=', 'https://a.blob.core.windows.net/c/b?sv=2022&sig=Zx81kLm02PqRs%3D&se=2030', 'Zx81kLm02PqRs'],
+  [
+    'Azure AccountKey',
+    'DefaultEndpointsProtocol=https;AccountName=a;AccountKey=Zx81kLm02PqRs+/==;EndpointSuffix=x',
+    'Zx81kLm02PqRs',
+  ],
+  [
+    'SharedAccessKey',
+    'Endpoint=sb://x/;SharedAccessKeyName=r;SharedAccessKey=Zx81kLm02PqRs=',
+    'Zx81kLm02PqRs',
+  ],
+  [
+    'S3 presigned URL',
+    'https://b.s3.amazonaws.com/k?X-Amz-Credential=AK%2F1&X-Amz-Signature=9f8e7d6c5b4a39281706',
+    '9f8e7d6c5b4a39281706',
+  ],
+  [
+    'Azure SAS sig=',
+    'https://a.blob.core.windows.net/c/b?sv=2022&sig=Zx81kLm02PqRs%3D&se=2030',
+    'Zx81kLm02PqRs',
+  ],
   ['token: long value', 'token: 9f8e7d6c5b4a39281706f5e4d3c2b1a0', '9f8e7d6c5b4a39281706f5e4d3c2b1a0'],
   ['password: a number', 'password: 12345678', '12345678'],
-  ['base64 path-like secret', 'secret: wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY', 'K7MDENG/bPxRfiCYEXAMPLEKEY'],
+  [
+    'base64 path-like secret',
+    'secret: wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY',
+    'K7MDENG/bPxRfiCYEXAMPLEKEY',
+  ],
 ];
 
 /** Documented limits: shapes recognizes nothing in (SECURITY.md, "Limits"). */
@@ -94,5 +118,21 @@ describe('secret shapes of the review', () => {
       connection_string: REDACTED,
       bypass: true,
     });
+  });
+});
+
+describe('archived artifacts get the structured-key pass', () => {
+  it('a {"Cookie": ...} tool input in a JSON artifact is replaced whole', async () => {
+    const { redactArchivedText } = await import('../../src/core/redaction/redactor.js');
+    const artifact = JSON.stringify([
+      {
+        role: 'assistant',
+        tool_calls: [{ input: { url: 'https://x', headers: { Cookie: 'plain words here' } } }],
+      },
+    ]);
+    const out = redactArchivedText(artifact, redact);
+    expect(out).not.toContain('plain words here');
+    expect(JSON.parse(out)[0].tool_calls[0].input.headers.Cookie).toBe(REDACTED);
+    expect(redactArchivedText('not json: password=hunter2x', redact)).toBe(`not json: password=${REDACTED}`);
   });
 });

@@ -239,6 +239,27 @@ function redactValue(value: unknown, redact: Redactor, seen: WeakMap<object, unk
 }
 
 /**
+ * Redacts an archived text that may be JSON (an artifact of summarized messages): when it
+ * parses, the structured-key pass of {@link redactDeep} runs too (a `{"Cookie": ...}` tool input
+ * is replaced whole, as in the transcript file), then it is written back as JSON; other text is
+ * redacted as text.
+ */
+export function redactArchivedText(text: string, redact: Redactor): string {
+  const start = text.trimStart()[0];
+  if (start === '{' || start === '[') {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      return redact(text);
+    }
+    const pretty = /^[[{]\r?\n/.test(text.trimStart());
+    return JSON.stringify(redactDeep(parsed, redact), null, pretty ? 2 : undefined);
+  }
+  return redact(text);
+}
+
+/**
  * A redactor that remembers its answers for one job (a summarizer request scans the same
  * text in the message's wire form and in its parsed fields): each distinct text is scanned once.
  */

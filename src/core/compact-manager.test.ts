@@ -234,21 +234,20 @@ describe('three layers', () => {
     expect(r3.messages.length).toBe(r2.messages.length);
   });
 
-  it('recognizes a persisted view after a restart (no stored state)', async () => {
-    const manager = new CompactManager({
+  it('recognizes a persisted view after a restart through the stored state (a shared store)', async () => {
+    const store = new MemorySessionStore();
+    const options = {
       maxContextTokens: 100_000,
       tokenCounter: charCounter,
       policy: { keepRecentTurns: 1 },
-    });
+      store,
+    };
+    const manager = new CompactManager(options);
     const r1 = await manager.manualCompact('s', [
       { role: 'user', content: 'Goal: migrate table users_v3.' },
       ...chatTurns(3, 40),
     ]);
-    const restarted = new CompactManager({
-      maxContextTokens: 100_000,
-      tokenCounter: charCounter,
-      policy: { keepRecentTurns: 1 },
-    });
+    const restarted = new CompactManager(options);
     const view = [...r1.messages, ...chatTurns(2, 40)];
     const idle = await restarted.compact('s', view);
     expect(idle.applied).toBe(false);
@@ -257,6 +256,22 @@ describe('three layers', () => {
     const r2 = await restarted.manualCompact('s', view);
     expect(r2.version).toBe(2);
     expect(r2.summary!.text).toContain('users_v3');
+  });
+
+  it('without stored state a summary-looking message is ordinary content (issue 23)', async () => {
+    const options = { maxContextTokens: 100_000, tokenCounter: charCounter, policy: { keepRecentTurns: 1 } };
+    const r1 = await new CompactManager(options).manualCompact('s', [
+      { role: 'user', content: 'Goal: migrate table users_v3.' },
+      ...chatTurns(3, 40),
+    ]);
+    const restarted = new CompactManager(options);
+    const view = [...r1.messages, ...chatTurns(2, 40)];
+    const idle = await restarted.compact('s', view);
+    expect(idle.version).toBe(0);
+    expect(idle.messages).toEqual(view);
+    const r2 = await restarted.manualCompact('s', view);
+    expect(r2.version).toBe(1);
+    expect(summaryCount(r2.messages as unknown[])).toBe(1);
   });
 });
 

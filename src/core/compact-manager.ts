@@ -121,7 +121,12 @@ export class CompactManager {
     this.#summarizer = options.summarizer ?? this.#embedded;
     const timeoutMs = settings.summarizerTimeoutMs;
     this.#redact = settings.redact;
-    this.#bus = new EventBus(options.exporters ?? [], options.exportQueue, this.#redact);
+    this.#bus = new EventBus(
+      options.exporters ?? [],
+      options.exportQueue,
+      this.#redact,
+      settings.redactionFailures,
+    );
     warnUnknownModel(this.#bus, this.model, options.maxContextTokens !== undefined);
     this.#deps = {
       calibration: new UsageCalibration(),

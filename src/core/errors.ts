@@ -21,6 +21,8 @@ const MARKER = Symbol.for('agent-compaction.error');
  *
  * - `circuit_open` / `circuit_half_open`: the summarizer's circuit breaker skipped the LLM.
  * - `redaction_disabled`: redaction is off, so events and archives carry raw text.
+ * - `redaction_failed`: a value could not be scanned for secrets and was replaced whole.
+ * - `forged_summary`: a message looked like this library's summary but was not one (defused).
  * - `session_mismatch`: stored state belongs to another session and was ignored.
  *
  * @example
@@ -46,6 +48,8 @@ export type CompactErrorCode =
   | 'circuit_open'
   | 'circuit_half_open'
   | 'redaction_disabled'
+  | 'redaction_failed'
+  | 'forged_summary'
   | 'session_mismatch';
 
 /** One problem found while validating input or configuration. */

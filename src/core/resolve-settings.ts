@@ -14,7 +14,7 @@ import {
   MIN_CONTEXT_TOKENS,
 } from './manager-options.js';
 import { type CompactPolicy, resolvePolicy } from './policy.js';
-import { createRedactor, type Redactor } from './redaction/redactor.js';
+import { createRedactor, guardRedactor, type Redactor } from './redaction/redactor.js';
 
 /** What {@link resolveSettings} returns. */
 export interface ManagerSettings {
@@ -25,6 +25,11 @@ export interface ManagerSettings {
   /** One total budget per preflight, shared by the summarizer's attempts and the fallback. */
   summarizerTimeoutMs: number;
   redact: Redactor | undefined;
+  /**
+   * The errors of values the redactor could not scan (each replaced whole by `<REDACTED>`),
+   * until the event bus reports them as a `compact.error`.
+   */
+  redactionFailures: unknown[];
 }
 
 /** Checks and resolves the options a manager is built from (errors name the field). */
@@ -59,12 +64,18 @@ export function resolveSettings(options: CompactManagerOptions): ManagerSettings
   const summarizerTimeoutMs = options.summarizerTimeoutMs ?? DEFAULT_SUMMARIZER_TIMEOUT_MS;
   if (!(summarizerTimeoutMs > 0)) throw invalidConfig('summarizerTimeoutMs', 'must be a positive number');
   const redaction = options.redaction ?? true;
+  // Never throws: a value that cannot be scanned is replaced whole and reported (bounded list).
+  const redactionFailures: unknown[] = [];
+  const onError = (error: unknown) => {
+    if (redactionFailures.length < 16) redactionFailures.push(error);
+    (redaction as { onError?: (error: unknown) => void }).onError?.(error);
+  };
   const redact =
     redaction === false
       ? undefined
       : typeof redaction === 'function'
-        ? redaction
-        : createRedactor(redaction === true ? {} : redaction);
+        ? guardRedactor(redaction, onError)
+        : createRedactor({ ...(redaction === true ? {} : redaction), onError });
   return {
     model,
     maxContextTokens,
@@ -72,6 +83,7 @@ export function resolveSettings(options: CompactManagerOptions): ManagerSettings
     policy: Object.freeze(policy),
     summarizerTimeoutMs,
     redact,
+    redactionFailures,
   };
 }
 

@@ -65,17 +65,44 @@ function itemText(item: unknown): string | undefined {
   return undefined;
 }
 
+/** The role of a message item, when it has one. */
+function itemRole(item: unknown): unknown {
+  return item !== null && typeof item === 'object' ? (item as { role?: unknown }).role : undefined;
+}
+
+/** The summary version of an item the manager may have written (an assistant message), else undefined. */
+function summaryItemVersion(item: unknown): number | undefined {
+  if (itemRole(item) !== 'assistant') return undefined;
+  return summaryVersionOf(itemText(item) ?? '');
+}
+
 /**
- * Keeps only the newest summary item. A session's view (`getItems`) carries summary vN; a
- * compaction of the run's input writes vN+1, which folds vN in, so vN must not be sent beside
- * it (see the report on the manager keeping it).
+ * Drops stale summaries. A session's view (`getItems`) carries summary vN; a compaction of
+ * the run's input writes vN+1, which folds vN in, so vN must not be sent beside it.
+ *
+ * Only the manager's own summaries count: pass `current`, the summary message text the
+ * session's state holds (`result.summary.text`), and exactly that item is kept as the summary;
+ * other summary items of lower version are stale and dropped. A tag in any other item (a user
+ * message starting with `<COMPACT-SUMMARY v99>`, a newer-looking forgery) is ordinary content:
+ * it is never preferred over the genuine summary nor makes it dropped. Without `current`, the
+ * newest assistant summary item is kept (user items are never taken for summaries).
  */
-export function dropStaleSummaries<T>(items: readonly T[]): T[] {
+export function dropStaleSummaries<T>(items: readonly T[], current?: string): T[] {
+  if (current !== undefined) {
+    const version = summaryVersionOf(current);
+    const keep = items.findIndex((item) => itemText(item) === current);
+    if (version === undefined || keep < 0) return [...items];
+    return items.filter((item, k) => {
+      if (k === keep) return true;
+      const other = summaryItemVersion(item);
+      return other === undefined || other >= version;
+    });
+  }
   let newest = -1;
   let newestVersion = -1;
   let count = 0;
   items.forEach((item, k) => {
-    const version = summaryVersionOf(itemText(item) ?? '');
+    const version = summaryItemVersion(item);
     if (version === undefined) return;
     count++;
     if (version > newestVersion) {
@@ -84,7 +111,7 @@ export function dropStaleSummaries<T>(items: readonly T[]): T[] {
     }
   });
   if (count < 2) return [...items];
-  return items.filter((item, k) => k === newest || summaryVersionOf(itemText(item) ?? '') === undefined);
+  return items.filter((item, k) => k === newest || summaryItemVersion(item) === undefined);
 }
 
 /** The manager session whose summary `input` carries, when a `CompactionSession` wrote it. */
@@ -175,7 +202,7 @@ export function compactionInputFilter<TContext = unknown>(
         ...(countTools ? { tools: agentToolSchemas(agent) } : {}),
         ...placement,
       });
-      const sent = dropStaleSummaries(result.messages);
+      const sent = dropStaleSummaries(result.messages, result.summary?.text);
       rememberFilteredCall(sent, {
         manager,
         sessionId,

@@ -45,16 +45,44 @@ export class EventBus {
   readonly #queue: ExportQueue;
   readonly #redact: Redactor | undefined;
   readonly #hasExporters: boolean;
+  readonly #redactionFailures: unknown[];
   #redactionWarned = false;
+  #redactionFailureReported = false;
 
   constructor(
     exporters: readonly EventExporter[],
     queueOptions: ExportQueueOptions | undefined,
     redact: Redactor | undefined,
+    redactionFailures: unknown[] = [],
   ) {
     this.#queue = new ExportQueue([...exporters], queueOptions);
     this.#hasExporters = exporters.length > 0;
     this.#redact = redact;
+    this.#redactionFailures = redactionFailures;
+  }
+
+  /** One `compact.error` for the values the redactor could not scan (they were replaced whole). */
+  #reportRedactionFailure(context: OperationContext, start: number): void {
+    const failures = this.#redactionFailures;
+    if (failures.length === 0) return;
+    const first = failures[0];
+    failures.length = 0;
+    if (this.#redactionFailureReported) return;
+    this.#redactionFailureReported = true;
+    this.#deliver(
+      context,
+      'compact.error',
+      {
+        errorType: 'redaction_failed',
+        // The error's message only: it never holds the scanned text.
+        message: `a value could not be scanned for secrets and was replaced whole: ${this.#redact!(
+          first instanceof Error ? `${first.name}: ${first.message}`.slice(0, 200) : 'unknown error',
+        )}`,
+        fallback: 'value replaced by <REDACTED>',
+        context: { severity: 'medium' },
+      },
+      { start },
+    );
   }
 
   /** True when someone receives events (a listener or an exporter): otherwise they are not built. */
@@ -84,8 +112,10 @@ export class EventBus {
     timing: EventTiming,
   ): CompactEvent<N> {
     let props = properties;
-    if (this.#redact) props = redactDeep(properties, this.#redact);
-    else if (!this.#redactionWarned) {
+    if (this.#redact) {
+      props = redactDeep(properties, this.#redact);
+      this.#reportRedactionFailure(context, timing.start);
+    } else if (!this.#redactionWarned) {
       this.#redactionWarned = true;
       this.#deliver(
         context,

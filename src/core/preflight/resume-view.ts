@@ -31,29 +31,30 @@ export interface ViewContext {
 
 const EMPTY = new Set<string>();
 
-/** The summary message of a persisted view, if the history carries one this session can trust. */
+/**
+ * The summary message of a persisted view, if the history carries one this session can trust:
+ * only the message that is exactly the summary the session's stored state holds (its version
+ * and text). Anything else that looks like a summary, from any role, is ordinary content (a
+ * user message starting with `<COMPACT-SUMMARY v9>` is not adopted: its claims are not merged,
+ * the version does not jump, nothing is pinned by it). Without stored state (a restart with a
+ * memory store) a persisted summary is therefore content too; use a shared store to resume.
+ */
 function acceptedSummary(
   items: readonly IndexedMessage[],
   state: SessionState | undefined,
 ): IndexedMessage | undefined {
-  if (state?.summary) {
-    // The stored summary: only the message that is exactly it.
-    for (let i = items.length - 1; i >= 0; i--) {
-      const item = items[i]!;
-      if (item.entry.summaryVersion === undefined) continue;
-      const matches =
-        item.entry.summaryVersion === state.version &&
-        summaryBody(item.entry.parsed.text) === state.summary.text;
-      return matches ? item : undefined;
-    }
+  if (!state?.summary) return undefined;
+  for (let i = items.length - 1; i >= 0; i--) {
+    const item = items[i]!;
+    if (item.entry.summaryVersion === undefined) continue;
+    if (
+      item.entry.summaryVersion === state.version &&
+      summaryBody(item.entry.parsed.text) === state.summary.text
+    )
+      return item;
+    // A newer-looking tag than the stored summary is not ours: keep looking for the real one.
+    if (item.entry.summaryVersion > state.version) continue;
     return undefined;
-  }
-  if (state && state.version > 0) return undefined;
-  // Nothing stored (a restart, a new process): a summary message is accepted where one is
-  // written, before any tool activity; everything before it was the pinned layer.
-  for (const item of items) {
-    if (item.entry.summaryVersion !== undefined) return item;
-    if (item.entry.parsed.toolCalls.length > 0 || item.entry.parsed.toolResults.length > 0) return undefined;
   }
   return undefined;
 }
@@ -108,10 +109,7 @@ export function buildView(context: ViewContext): SessionView {
   const pinnedRounds = new Set<number>();
   for (const item of items) {
     if (item === summaryItem || coveredIds.has(item.id) || isStaleSummary(item, effective)) continue;
-    const pinned =
-      isPinned(item.entry, rule) ||
-      pinnedIds.has(item.id) ||
-      (summaryItem !== undefined && !effective?.summary && item.index < summaryItem.index);
+    const pinned = isPinned(item.entry, rule) || pinnedIds.has(item.id);
     visible.push(item);
     pinnedFlags.push(pinned);
     const r = round[item.index] ?? -1;

@@ -12,6 +12,25 @@ export type MatchReplacer = (match: string, groups: readonly (string | undefined
 
 interface StickyRule {
   readonly regex: RegExp;
+  readonly extend: ((text: string, end: number) => number) | undefined;
+  readonly accept: RedactionRule['accept'];
+}
+
+/**
+ * The extension of a match through a character class, as a plain loop (a lookup table for
+ * ASCII): linear, whatever the length, and no regex backtrack stack.
+ */
+function extender(charClass: string): (text: string, end: number) => number {
+  const test = new RegExp(`^${charClass}$`);
+  const ascii = new Uint8Array(128);
+  for (let code = 0; code < 128; code++) ascii[code] = test.test(String.fromCharCode(code)) ? 1 : 0;
+  const inClass = (code: number) => (code < 128 ? ascii[code] === 1 : test.test(String.fromCharCode(code)));
+  return (text, end) => {
+    if (end === 0 || !inClass(text.charCodeAt(end - 1))) return end;
+    let at = end;
+    while (at < text.length && inClass(text.charCodeAt(at))) at++;
+    return at;
+  };
 }
 
 const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -74,7 +93,11 @@ export function createRuleScanner(
   const folded = new Map<string, StickyRule[]>();
   const triggers: { text: string; insensitive: boolean }[] = [];
   for (const rule of rules) {
-    const compiled = { regex: sticky(rule.pattern) };
+    const compiled: StickyRule = {
+      regex: sticky(rule.pattern),
+      extend: rule.extend ? extender(rule.extend) : undefined,
+      accept: rule.accept,
+    };
     const insensitive = rule.pattern.startsWith('(?i)');
     for (const trigger of rule.triggers) {
       const key = insensitive ? trigger.toLowerCase() : trigger;
@@ -98,12 +121,16 @@ export function createRuleScanner(
       const at = hit.index;
       const candidates = exact.get(hit[0]) ?? folded.get(hit[0].toLowerCase()) ?? [];
       let end = -1;
-      for (const { regex } of candidates) {
+      for (const { regex, extend, accept } of candidates) {
         regex.lastIndex = at;
         const match = regex.exec(text);
         if (match === null || match[0].length === 0) continue;
-        out += text.slice(copied, at) + replace(match[0], match.slice(1));
-        end = at + match[0].length;
+        const groups = match.slice(1);
+        const stop = extend ? extend(text, at + match[0].length) : at + match[0].length;
+        const whole = stop === at + match[0].length ? match[0] : text.slice(at, stop);
+        if (accept && !accept(whole, groups)) continue;
+        out += text.slice(copied, at) + replace(whole, groups);
+        end = stop;
         break;
       }
       if (end >= 0) {

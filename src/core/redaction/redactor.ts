@@ -49,6 +49,31 @@ export interface RedactorOptions {
    * @default undefined
    */
   custom?: Redactor;
+  /**
+   * Called when a value cannot be scanned (a pattern or `custom` threw): the whole value is
+   * then replaced by `<REDACTED>`, so nothing leaks and the caller goes on.
+   * @default undefined
+   */
+  onError?: (error: unknown) => void;
+}
+
+/**
+ * Wraps a redactor so that it never throws: a value it cannot scan is replaced whole by
+ * `<REDACTED>` and `onError` hears why.
+ */
+export function guardRedactor(redact: Redactor, onError?: (error: unknown) => void): Redactor {
+  return (text) => {
+    try {
+      return redact(text);
+    } catch (error) {
+      try {
+        onError?.(error);
+      } catch {
+        // a failing listener must not make the redactor throw either
+      }
+      return REDACTED;
+    }
+  };
 }
 
 /** Compiles one pattern string, honouring a leading `(?i)`. */
@@ -75,7 +100,7 @@ export function compileRedactionPattern(pattern: string): RegExp {
  * *token* or cookie does).
  */
 export const SECRET_KEY_PATTERN =
-  /^[a-z0-9_.-]*?(?:api[_-]?key|apikey|password|passwd|pwd|passphrase|secret|secret[_-]?key|token|access[_-]?key|private[_-]?key|credentials?|authorization|auth|cookie)$/i;
+  /^(?:[a-z0-9_.-]*?(?:api[_-]?key|apikey|password|passwd|pwd|passphrase|secret|secret[_-]?key|token|access[_-]?key|private[_-]?key|(?:encryption|signing|master|account|shared[_-]?access)[_-]?key|connection[_-]?string|credentials?|authorization|auth|cookie|jwt)|(?:[a-z0-9_.-]*[_.-])?pass)$/i;
 
 function replaceMatch(match: string, groups: readonly unknown[]): string {
   const key = groups[0];
@@ -83,10 +108,12 @@ function replaceMatch(match: string, groups: readonly unknown[]): string {
   if (typeof key === 'string' && typeof separator === 'string') {
     if (match.startsWith(key + separator)) {
       const value = match.slice(key.length + separator.length);
-      // Keep the quotes around a quoted value so JSON text stays JSON (unless it was clipped).
-      if (value.startsWith('\\"')) {
-        const closed = value.length > 2 && value.endsWith('\\"');
-        return `${key}${separator}\\"${REDACTED}${closed ? '\\"' : ''}`;
+      // Keep the quotes around a quoted value so JSON text stays JSON (unless it was clipped),
+      // escaped at any depth (`\"`, `\\\"`).
+      const escaped = /^\\+"/.exec(value)?.[0];
+      if (escaped) {
+        const closed = value.length > 2 * escaped.length - 1 && value.endsWith(escaped);
+        return `${key}${separator}${escaped}${REDACTED}${closed ? escaped : ''}`;
       }
       const quote = value[0];
       if (quote === '"' || quote === "'") {
@@ -119,18 +146,18 @@ export function createRedactor(options: RedactorOptions = {}): Redactor {
   for (const source of sources) {
     const rule = DEFAULT_RULE_BY_PATTERN.get(source);
     // PEM blocks go first, on their own: other rules would cut their body into pieces.
-    if (rule?.name === 'pem-private-key') passes.push(fullPass(source, rule.triggers));
+    if (rule?.name === 'pem-private-key') passes.push(createRuleScanner([rule], replaceMatch));
     else if (rule) scanned.push(rule);
     else others.push(source);
   }
   if (scanned.length > 0) passes.push(createRuleScanner(scanned, replaceMatch));
   for (const source of others) passes.push(fullPass(source, []));
   const custom = options.custom;
-  return (text: string) => {
+  return guardRedactor((text: string) => {
     let out = text;
     for (const pass of passes) out = pass(out);
     return custom ? custom(out) : out;
-  };
+  }, options.onError);
 }
 
 const DEFAULT_RULE_BY_PATTERN = new Map(DEFAULT_REDACTION_RULES.map((rule) => [rule.pattern, rule]));
@@ -209,6 +236,27 @@ function redactValue(value: unknown, redact: Redactor, seen: WeakMap<object, unk
     out[key] = secret ? REDACTED : redactValue(item, redact, seen);
   }
   return out;
+}
+
+/**
+ * Redacts an archived text that may be JSON (an artifact of summarized messages): when it
+ * parses, the structured-key pass of {@link redactDeep} runs too (a `{"Cookie": ...}` tool input
+ * is replaced whole, as in the transcript file), then it is written back as JSON; other text is
+ * redacted as text.
+ */
+export function redactArchivedText(text: string, redact: Redactor): string {
+  const start = text.trimStart()[0];
+  if (start === '{' || start === '[') {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      return redact(text);
+    }
+    const pretty = /^[[{]\r?\n/.test(text.trimStart());
+    return JSON.stringify(redactDeep(parsed, redact), null, pretty ? 2 : undefined);
+  }
+  return redact(text);
 }
 
 /**

@@ -6,7 +6,7 @@
  * conversation goes on.
  */
 import type { EventBus, OperationContext } from '../events/event-bus.js';
-import { type Redactor, redactDeep } from '../redaction/redactor.js';
+import { type Redactor, redactArchivedText, redactDeep } from '../redaction/redactor.js';
 import type { ArchivedArtifact, ArchivedSummary, StorageAdapter } from './storage-adapter.js';
 
 /** The manager's archive writer (a no-op without storage). */
@@ -87,7 +87,7 @@ export class SessionArchive {
         this.#write(context, parentId, artifact.step ?? 0, `artifact ${artifact.ref}`, () =>
           storage.saveArtifact!(context.sessionId, {
             ...artifact,
-            text: this.#redact ? this.#redact(artifact.text) : artifact.text,
+            text: this.#redact ? redactArchivedText(artifact.text, this.#redact) : artifact.text,
             sessionId: context.sessionId,
             createdAt,
           }),

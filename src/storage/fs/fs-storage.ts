@@ -67,7 +67,7 @@ export function fsStorage(options: FsStorageOptions = {}): StorageAdapter {
     if (typeof sessionId !== 'string') throw new CompactError('storage_failed', 'sessionId must be a string');
     const dir = join(root, safeSessionSegment(sessionId));
     if (!madeDirs.has(dir)) {
-      await mkdir(dir, { recursive: true });
+      await mkdir(dir, { recursive: true, mode: 0o700 });
       madeDirs.add(dir);
     }
     return dir;
@@ -79,7 +79,7 @@ export function fsStorage(options: FsStorageOptions = {}): StorageAdapter {
       await run();
     } catch (error) {
       if ((error as NodeJS.ErrnoException)?.code !== 'ENOENT') throw error;
-      await mkdir(dirname(file), { recursive: true });
+      await mkdir(dirname(file), { recursive: true, mode: 0o700 });
       await run();
     }
   };
@@ -163,7 +163,7 @@ export function fsStorage(options: FsStorageOptions = {}): StorageAdapter {
       assertArtifact(sessionId, artifact);
       const dir = join(await sessionDir(sessionId), ARTIFACT_DIR);
       if (!madeDirs.has(dir)) {
-        await mkdir(dir, { recursive: true });
+        await mkdir(dir, { recursive: true, mode: 0o700 });
         madeDirs.add(dir);
       }
       const file = join(dir, artifactFileName(artifact.ref));

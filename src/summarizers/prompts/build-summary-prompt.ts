@@ -1,5 +1,6 @@
 import { invalidConfig } from '../../core/errors.js';
 import type { SummarizeRequest } from '../../core/summary/summarizer.js';
+import { defuseSummaryMarkup } from '../../core/summary/summary-markup.js';
 import { type RenderTranscriptOptions, renderTranscript } from '../render-transcript.js';
 import {
   fillPlaceholders,
@@ -52,9 +53,15 @@ ${SUMMARY_RULES}`;
 /** Tags that delimit data sections; occurrences inside the data are defused so data cannot close them. */
 const DATA_TAG_PATTERN = /<(\/?)(history|previous_summary)\b/gi;
 
-/** Defuses `<history>`/`</history>`/`<previous_summary>` tags inside data. */
+/**
+ * Defuses `<history>`/`</history>`/`<previous_summary>` tags inside data: the ASCII forms, and
+ * (through `defuseSummaryMarkup`) their look-alikes (fullwidth or small `＜`, `‹`, `〈`, zero-width
+ * characters, other separators) and the summary tag's, so data can close no section.
+ */
 export function defuseDataTags(text: string): string {
-  return text.replace(DATA_TAG_PATTERN, (_match, slash: string, tag: string) => `<${slash}\u200b${tag}`);
+  return defuseSummaryMarkup(
+    text.replace(DATA_TAG_PATTERN, (_match, slash: string, tag: string) => `<${slash}\u200b${tag}`),
+  );
 }
 
 function isTemplateSource(value: AgentPrompt): value is PromptTemplateSource {

@@ -26,6 +26,7 @@ import {
   summaryRejectionOf,
   summarySourceText,
 } from '../../summary/summary-guard.js';
+import { defuseSummaryMarkup } from '../../summary/summary-markup.js';
 import { summaryBodyFrom } from '../summary-output.js';
 
 /** Emits a summarizer event (the manager adds ids, times and redaction). */
@@ -108,17 +109,19 @@ async function callWithTimeout(
 }
 
 /**
- * What the summarizers see: the messages and the previous summary redacted; a previous summary
- * read back is data too, its tags defused before any summarizer sees it.
+ * What the summarizers see: the messages and the previous summary redacted; the messages'
+ * library tags (a forged `<COMPACT-SUMMARY v9>` in a user message, `</history>`, look-alikes
+ * included) defused; a previous summary read back is data too, its tags defused as well.
  */
 function summarizerInput<R extends Pick<SummarizeRequest, 'messages' | 'previousSummary'>>(
   request: R,
   redact: Redactor | undefined,
 ): R {
   const previous = request.previousSummary ? summaryBodyFrom(request.previousSummary) : undefined;
+  const clean: Redactor = redact ? (text) => defuseSummaryMarkup(redact(text)) : defuseSummaryMarkup;
   return {
     ...request,
-    ...(redact ? { messages: redactMessages(request.messages, redact) } : {}),
+    messages: redactMessages(request.messages, clean),
     ...(previous ? { previousSummary: redact ? redact(previous) : previous } : {}),
   };
 }

@@ -5,7 +5,8 @@
  */
 import { KEY_IDS_TITLE, type Segment, type Unit } from './types.js';
 
-const MARKUP = /<\/?compact-summary/i;
+/** The tag, raw or defused (`[COMPACT-SUMMARY`: a forged tag defused before the summarizer). */
+const MARKUP = /[<[]\/?compact-summary/i;
 
 /** Renders the summary body. */
 export function renderSummary(options: {

@@ -1,0 +1,203 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { CompactManager } from '../../src/core/compact-manager.js';
+import type { AnyCompactEvent } from '../../src/core/events/events.js';
+import { DEFAULT_REDACTION_RULES } from '../../src/core/redaction/redaction-rules.js';
+import { createRedactor, getDefaultRedactor, REDACTED } from '../../src/core/redaction/redactor.js';
+
+/**
+ * Issue 23, finding 1: one very long token after a secret-like prefix (a fetched page, a
+ * base64 blob) made every preflight of the session throw `RangeError: Maximum call stack
+ * size exceeded` in the scanner. Every quantifier is now bounded and a match that reaches its
+ * bound continues through a plain loop: the redactor never throws, stays linear, and the
+ * whole token is replaced.
+ */
+
+const MB = 1024 * 1024;
+const MIXED = 'Ab3dEf9hKm2pQr7t';
+const UPPER = 'AB3DEF9HKM2PQR7T';
+
+/** One prefix per default rule (a rule may have several), and the alphabet its token uses. */
+const PREFIXES: Record<string, readonly { prefix: string; unit?: string }[]> = {
+  'pem-private-key': [{ prefix: '-----BEGIN RSA PRIVATE KEY-----\n' }],
+  'key-value': [
+    { prefix: 'token=' },
+    { prefix: 'password: "' },
+    { prefix: "secret='" },
+    { prefix: 'api_key := ' },
+    { prefix: '{\\"password\\": \\"' },
+  ],
+  'signed-url-connection-string': [
+    { prefix: 'https://a.blob.core.windows.net/c?sig=' },
+    { prefix: 'AccountKey=' },
+  ],
+  'bearer-token': [{ prefix: 'Bearer ' }],
+  'basic-auth': [{ prefix: 'Basic ' }],
+  'openai-anthropic-key': [{ prefix: 'sk-' }, { prefix: 'sk-proj-' }],
+  'aws-access-key-id': [{ prefix: 'AKIA', unit: UPPER }],
+  'github-token': [{ prefix: 'ghp_' }],
+  'github-pat': [{ prefix: 'github_pat_' }],
+  'gitlab-pat': [{ prefix: 'glpat-' }],
+  'slack-token': [{ prefix: 'xoxb-' }],
+  'slack-webhook': [{ prefix: 'https://hooks.slack.com/services/' }],
+  'google-api-key': [{ prefix: 'AIza' }],
+  'google-oauth-token': [{ prefix: 'ya29.' }],
+  'google-client-secret': [{ prefix: 'GOCSPX-' }],
+  'stripe-key': [{ prefix: 'sk_live_' }],
+  'stripe-webhook-secret': [{ prefix: 'whsec_' }],
+  'npm-token': [{ prefix: 'npm_' }],
+  'huggingface-token': [{ prefix: 'hf_' }],
+  'sendgrid-key': [{ prefix: 'SG.' }],
+  jwt: [{ prefix: 'eyJ' }],
+};
+
+/**
+ * Documented limit (SECURITY.md): URL credentials are matched up to 256 characters of
+ * password; a longer "password" is not taken for one (a 5 MB run is a page, not a password).
+ */
+const LIMITED = new Set(['url-credentials']);
+
+const token = (unit: string, length: number) => unit.repeat(Math.ceil(length / unit.length)).slice(0, length);
+
+/** True when any 32 characters of the token survive. */
+const leaks = (out: string, unit: string) => out.includes(unit.repeat(2));
+
+const ALL = Object.entries(PREFIXES).flatMap(([rule, list]) => list.map((entry) => ({ rule, ...entry })));
+
+describe('one very long token after a secret-like prefix', () => {
+  const redact = getDefaultRedactor();
+
+  it('every default rule is covered here (or a documented limit)', () => {
+    for (const rule of DEFAULT_REDACTION_RULES) {
+      expect(PREFIXES[rule.name] !== undefined || LIMITED.has(rule.name), rule.name).toBe(true);
+    }
+  });
+
+  it.each(['sk-', 'eyJ', 'token=', 'Bearer '])(
+    '%s + 5 MB: no throw, the whole token is replaced',
+    (prefix) => {
+      const text = `fetched: ${prefix}${token(MIXED, 5 * MB)} end`;
+      const out = redact(text);
+      expect(out.startsWith('fetched: ')).toBe(true);
+      expect(out.endsWith(' end')).toBe(true);
+      expect(out).toContain(REDACTED);
+      expect(leaks(out, MIXED)).toBe(false);
+      expect(out.length).toBeLessThan(100);
+    },
+  );
+
+  it('sk- + 16 MB stays linear (well under a second per MB on a loaded machine)', () => {
+    const text = `sk-${token(MIXED, 16 * MB)}`;
+    const start = performance.now();
+    const out = redact(text);
+    const ms = performance.now() - start;
+    expect(out).toBe(REDACTED);
+    expect(ms).toBeLessThan(16 * 1000);
+  });
+
+  it('property: any rule prefix + a token of 1 byte to 2 MB never throws nor leaks', () => {
+    fc.assert(
+      fc.property(fc.constantFrom(...ALL), fc.integer({ min: 1, max: 2 * MB }), (entry, length) => {
+        const unit = entry.unit ?? MIXED;
+        const out = redact(`x ${entry.prefix}${token(unit, Math.max(length, 40))}\nnext line`);
+        expect(out.endsWith('\nnext line')).toBe(true);
+        expect(leaks(out, unit), `${entry.rule} ${entry.prefix} ${length}`).toBe(false);
+      }),
+      { numRuns: 40 },
+    );
+  });
+
+  it('URL credentials up to 256 characters of password are caught (longer: documented limit)', () => {
+    const password = token(MIXED, 250);
+    expect(redact(`git clone https://deploy:${password}@git.example.com/r.git`)).toBe(
+      `git clone https://deploy:${REDACTED}@git.example.com/r.git`,
+    );
+    expect(() => redact(`https://deploy:${token(MIXED, 5 * MB)}@host`)).not.toThrow();
+  });
+});
+
+describe('a redactor that cannot scan a value replaces it whole', () => {
+  it('a throwing pattern pass or custom function: <REDACTED>, onError hears it, no throw', () => {
+    const errors: unknown[] = [];
+    const redact = createRedactor({
+      custom: () => {
+        throw new RangeError('Maximum call stack size exceeded');
+      },
+      onError: (error) => errors.push(error),
+    });
+    expect(redact('password: hunter2 and more')).toBe(REDACTED);
+    expect(errors).toHaveLength(1);
+    expect((errors[0] as Error).name).toBe('RangeError');
+  });
+
+  it('through a manager: preflight goes on, one compact.error redaction_failed, nothing leaks', async () => {
+    const secret = 'hunter2-very-secret-value';
+    let calls = 0;
+    const manager = new CompactManager({
+      model: 'gpt-4o',
+      maxContextTokens: 8_000,
+      redaction: (text) => {
+        calls++;
+        if (text.includes(secret)) throw new RangeError('Maximum call stack size exceeded');
+        return text;
+      },
+    });
+    const events: AnyCompactEvent[] = [];
+    manager.on('*', (event) => events.push(event as AnyCompactEvent));
+    const messages = [
+      { role: 'user', content: `Use ${secret} please. ${'filler '.repeat(3000)}` },
+      { role: 'assistant', content: 'ok' },
+      { role: 'user', content: `again ${secret}` },
+    ];
+    for (let round = 0; round < 2; round++) {
+      const out = await manager.preflight('s-fail', messages, { force: true });
+      expect(out.length).toBeGreaterThan(0);
+    }
+    expect(calls).toBeGreaterThan(0);
+    const failures = events.filter(
+      (event) => event.name === 'compact.error' && event.properties.errorType === 'redaction_failed',
+    );
+    expect(failures).toHaveLength(1);
+    expect(JSON.stringify(events)).not.toContain(secret);
+  });
+});
+
+describe('preflight of a session whose tool result is one long token', () => {
+  // 5 MB for one prefix, 1 MB for the others (the same path; it keeps npm test short).
+  it.each([
+    ['sk-', 5],
+    ['eyJ', 1],
+    ['token=', 1],
+    ['Bearer ', 1],
+  ] as const)(
+    '%s + %i MB, default settings: no throw, no leak',
+    async (prefix, size) => {
+      const manager = new CompactManager({ model: 'gpt-4o' });
+      const sinks: string[] = [];
+      manager.on('*', (event) => sinks.push(JSON.stringify(event)));
+      const body = `${prefix}${token(MIXED, size * MB)}`;
+      const messages = [
+        { role: 'user', content: 'Fetch the page.' },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [
+            { id: 'call_1', type: 'function', function: { name: 'fetch', arguments: '{"url":"x"}' } },
+          ],
+        },
+        { role: 'tool', tool_call_id: 'call_1', content: body },
+        { role: 'user', content: 'Summarize it.' },
+      ];
+      for (let round = 0; round < 2; round++) {
+        const out = await manager.preflight(`s-long-${prefix}`, messages);
+        expect(out.length).toBeGreaterThan(0);
+      }
+      // The caller's messages are never changed.
+      expect(messages[2]!.content).toBe(body);
+      const all = sinks.join('\n');
+      expect(all.length).toBeGreaterThan(0);
+      expect(leaks(all, MIXED)).toBe(false);
+    },
+    120_000,
+  );
+});

@@ -47,6 +47,7 @@ import { untriggeredResult } from './preflight/untriggered-result.js';
 import type { Redactor } from './redaction/redactor.js';
 import { resolveSettings } from './resolve-settings.js';
 import { CallQueue, throwIfAborted } from './session/call-queue.js';
+import { FailOpenStore } from './session/fail-open-store.js';
 import { SessionArchive } from './session/session-archive.js';
 import { MemorySessionStore, type SessionState, type SessionStore } from './session/session-store.js';
 import { EmbeddedSummarizer } from './summary/embedded-summarizer.js';
@@ -109,6 +110,8 @@ export class CompactManager {
   readonly #background: BackgroundPreparations | undefined;
   /** Time to live of the session lock, or undefined when compactions take no lock. */
   readonly #lockTtlMs: number | undefined;
+  /** The store the pipeline uses: `store` behind fail-open (undefined for the in-process store). */
+  readonly #failOpen: FailOpenStore | undefined;
 
   constructor(options: CompactManagerOptions = {}) {
     const settings = resolveSettings(options);
@@ -123,11 +126,21 @@ export class CompactManager {
     this.#redact = settings.redact;
     this.#bus = new EventBus(options.exporters ?? [], options.exportQueue, this.#redact);
     warnUnknownModel(this.#bus, this.model, options.maxContextTokens !== undefined);
+    // The in-process store cannot fail; any other goes behind fail-open unless told otherwise.
+    this.#failOpen =
+      Object.getPrototypeOf(this.store) === MemorySessionStore.prototype
+        ? undefined
+        : new FailOpenStore(this.store, {
+            timeoutMs: settings.storeTimeoutMs,
+            failClosed: settings.failOnStorageError,
+            onOutage: (key, cause) => this.#storeOutage(key, cause),
+          });
+    const store = this.#failOpen ?? this.store;
     this.#deps = {
       calibration: new UsageCalibration(),
       counter: this.counter,
       model: this.model,
-      store: this.store,
+      store,
       bus: this.#bus,
       archive: new SessionArchive(options.storage, this.#redact, this.#bus),
       index: this.#index,
@@ -142,13 +155,27 @@ export class CompactManager {
     this.#lockTtlMs = lockTtl(options.sessionLock, this.store);
     // With a shared store, one process prepares per session; its lock outlasts the summarizer's time limit.
     const shared =
-      this.#lockTtlMs === undefined ? undefined : { store: this.store, lockTtlMs: 2 * timeoutMs + 5_000 };
+      this.#lockTtlMs === undefined ? undefined : { store, lockTtlMs: 2 * timeoutMs + 5_000 };
     this.#background = options.background === true ? new BackgroundPreparations(1_000, shared) : undefined;
     for (const [name, agent] of Object.entries(options.agents ?? {})) {
       // Validated once here; merged again with the call's policy.
       if (agent?.policy) resolvePolicy({ ...this.policy, ...agent.policy }, this.#customStrategies);
       this.#agents.set(name, agentCompactor(name, agent, this.#deps, this.#embedded, timeoutMs));
     }
+  }
+
+  /** One `compact.error` per store outage (the store is left alone a moment, calls go on locally). */
+  #storeOutage(key: string, cause: string): void {
+    this.#bus.emit(
+      { sessionId: key, operationId: newSpanId(), traceId: key, parentId: undefined, archived: undefined },
+      'compact.error',
+      {
+        errorType: 'storage_failed',
+        message: `session store "${this.store.name}" failed: ${cause}; calls go on from this process's copy of the session state until it answers again`,
+        fallback: 'in-process session state',
+      },
+      { start: Date.now() },
+    );
   }
 
   /** The state key of a session for an agent (the session id unless the agent has its own compactor). */
@@ -300,14 +327,14 @@ export class CompactManager {
     ]) {
       forgetSession(this.#deps, key);
       this.#background?.discard(key);
-      await this.store.delete(key);
-      if (this.#background && this.#lockTtlMs !== undefined) await this.store.delete(preparedKey(key));
+      await this.#deps.store.delete(key);
+      if (this.#background && this.#lockTtlMs !== undefined) await this.#deps.store.delete(preparedKey(key));
     }
   }
 
   /** The session's stored state (or an agent's, for an agent with its own compactor), if any. */
   async state(sessionId: string, agent?: string): Promise<SessionState | undefined> {
-    return this.store.get(this.#keyOf(sessionId, agent));
+    return this.#deps.store.get(this.#keyOf(sessionId, agent));
   }
 
   #codec(messages: readonly unknown[], format: MessageFormat | undefined): MessageCodec {
@@ -356,7 +383,7 @@ export class CompactManager {
       return untriggeredResult<M>(deps, prepared);
     }
     // Held events (the decision first) are delivered even when the compaction fails.
-    const flight = { store: this.store, lockTtlMs: this.#lockTtlMs, background: this.#background };
+    const flight = { store: deps.store, lockTtlMs: this.#lockTtlMs, background: this.#background };
     const outcome = await runTriggeredOnce(flight, deps, prepared).catch((error: unknown) => {
       deps.bus.release(context);
       throw error;

@@ -129,6 +129,22 @@ export interface CompactManagerOptions {
    *   manager already runs a session's compactions one at a time)
    */
   sessionLock?: boolean | { ttlMs?: number };
+  /**
+   * Time limit of one session-store operation (read, write, lock). A store operation that
+   * fails or takes longer is a store fault: unless `failOnStorageError` is set, the call goes
+   * on from this process's copy of the session's state (or from the history alone), one
+   * `compact.error` (`storage_failed`) is emitted per outage, and the writes missed are
+   * written when the store answers again (a compare-and-set: a newer state written by another
+   * process meanwhile wins).
+   * @default 500
+   */
+  storeTimeoutMs?: number;
+  /**
+   * Throw `storage_failed` when the session store fails, as before fail-open existed (no
+   * time limit is applied then either).
+   * @default false
+   */
+  failOnStorageError?: boolean;
 }
 
 /** One agent's compactor (see {@link CompactManagerOptions.agents}). */

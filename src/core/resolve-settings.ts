@@ -13,6 +13,7 @@ import {
   DEFAULT_SUMMARIZER_TIMEOUT_MS,
 } from './manager-options.js';
 import { type CompactPolicy, resolvePolicy } from './policy.js';
+import { DEFAULT_STORE_TIMEOUT_MS } from './session/fail-open-store.js';
 import { createRedactor, type Redactor } from './redaction/redactor.js';
 
 /** What {@link resolveSettings} returns. */
@@ -24,6 +25,9 @@ export interface ManagerSettings {
   /** One total budget per preflight, shared by the summarizer's attempts and the fallback. */
   summarizerTimeoutMs: number;
   redact: Redactor | undefined;
+  /** Time limit of one session-store operation. */
+  storeTimeoutMs: number;
+  failOnStorageError: boolean;
 }
 
 /** Checks and resolves the options a manager is built from (errors name the field). */
@@ -49,6 +53,11 @@ export function resolveSettings(options: CompactManagerOptions): ManagerSettings
   }
   const summarizerTimeoutMs = options.summarizerTimeoutMs ?? DEFAULT_SUMMARIZER_TIMEOUT_MS;
   if (!(summarizerTimeoutMs > 0)) throw invalidConfig('summarizerTimeoutMs', 'must be a positive number');
+  const storeTimeoutMs = options.storeTimeoutMs ?? DEFAULT_STORE_TIMEOUT_MS;
+  if (typeof storeTimeoutMs !== 'number' || !Number.isInteger(storeTimeoutMs) || storeTimeoutMs < 1 || storeTimeoutMs > 600_000)
+    throw invalidConfig('storeTimeoutMs', `must be a whole number of milliseconds from 1 to 600000 (got ${String(storeTimeoutMs)})`);
+  const failOnStorageError = options.failOnStorageError ?? false;
+  if (typeof failOnStorageError !== 'boolean') throw invalidConfig('failOnStorageError', 'must be a boolean');
   const redaction = options.redaction ?? true;
   const redact =
     redaction === false
@@ -63,5 +72,7 @@ export function resolveSettings(options: CompactManagerOptions): ManagerSettings
     policy: Object.freeze(policy),
     summarizerTimeoutMs,
     redact,
+    storeTimeoutMs,
+    failOnStorageError,
   };
 }

@@ -154,8 +154,7 @@ export class CompactManager {
     };
     this.#lockTtlMs = lockTtl(options.sessionLock, this.store);
     // With a shared store, one process prepares per session; its lock outlasts the summarizer's time limit.
-    const shared =
-      this.#lockTtlMs === undefined ? undefined : { store, lockTtlMs: 2 * timeoutMs + 5_000 };
+    const shared = this.#lockTtlMs === undefined ? undefined : { store, lockTtlMs: 2 * timeoutMs + 5_000 };
     this.#background = options.background === true ? new BackgroundPreparations(1_000, shared) : undefined;
     for (const [name, agent] of Object.entries(options.agents ?? {})) {
       // Validated once here; merged again with the call's policy.

@@ -13,8 +13,8 @@ import {
   DEFAULT_SUMMARIZER_TIMEOUT_MS,
 } from './manager-options.js';
 import { type CompactPolicy, resolvePolicy } from './policy.js';
-import { DEFAULT_STORE_TIMEOUT_MS } from './session/fail-open-store.js';
 import { createRedactor, type Redactor } from './redaction/redactor.js';
+import { DEFAULT_STORE_TIMEOUT_MS } from './session/fail-open-store.js';
 
 /** What {@link resolveSettings} returns. */
 export interface ManagerSettings {
@@ -54,8 +54,16 @@ export function resolveSettings(options: CompactManagerOptions): ManagerSettings
   const summarizerTimeoutMs = options.summarizerTimeoutMs ?? DEFAULT_SUMMARIZER_TIMEOUT_MS;
   if (!(summarizerTimeoutMs > 0)) throw invalidConfig('summarizerTimeoutMs', 'must be a positive number');
   const storeTimeoutMs = options.storeTimeoutMs ?? DEFAULT_STORE_TIMEOUT_MS;
-  if (typeof storeTimeoutMs !== 'number' || !Number.isInteger(storeTimeoutMs) || storeTimeoutMs < 1 || storeTimeoutMs > 600_000)
-    throw invalidConfig('storeTimeoutMs', `must be a whole number of milliseconds from 1 to 600000 (got ${String(storeTimeoutMs)})`);
+  if (
+    typeof storeTimeoutMs !== 'number' ||
+    !Number.isInteger(storeTimeoutMs) ||
+    storeTimeoutMs < 1 ||
+    storeTimeoutMs > 600_000
+  )
+    throw invalidConfig(
+      'storeTimeoutMs',
+      `must be a whole number of milliseconds from 1 to 600000 (got ${String(storeTimeoutMs)})`,
+    );
   const failOnStorageError = options.failOnStorageError ?? false;
   if (typeof failOnStorageError !== 'boolean') throw invalidConfig('failOnStorageError', 'must be a boolean');
   const redaction = options.redaction ?? true;

@@ -46,7 +46,11 @@ export function describeCause(error: unknown): string {
   for (let depth = 0; current !== undefined && current !== null && depth < 4; depth++) {
     const text =
       current instanceof Error
-        ? [current.name !== 'Error' ? current.name : '', (current as { code?: unknown }).code, current.message]
+        ? [
+            current.name !== 'Error' ? current.name : '',
+            (current as { code?: unknown }).code,
+            current.message,
+          ]
             .filter((part) => part !== undefined && part !== '' && part !== null)
             .join(' ')
         : String(current);
@@ -175,8 +179,10 @@ export class FailOpenStore implements SessionStore {
   }
 
   /**
-   * Writes the states kept during an outage: each a compare-and-set on the version the store
-   * last had for that session, so a newer write by another process wins (and is adopted).
+   * Writes the states kept during an outage, last state wins: a kept state is written (a
+   * compare-and-set on the version the store has now) unless the store already holds a newer
+   * version, written by another process meanwhile, which is then adopted. A store that came
+   * back empty (restarted without persistence) gets the kept state.
    */
   async flushPending(): Promise<void> {
     for (const [key, pending] of [...this.#pending]) {
@@ -188,8 +194,11 @@ export class FailOpenStore implements SessionStore {
           continue;
         }
         const state = pending.state;
-        const expectedVersion = this.#storedVersion.get(key) ?? 0;
-        const written = await this.#call(key, () => this.inner.set(key, state, { expectedVersion }));
+        const current = await this.#call(key, () => this.inner.get(key));
+        const currentVersion = current?.version ?? 0;
+        const written =
+          currentVersion < state.version &&
+          (await this.#call(key, () => this.inner.set(key, state, { expectedVersion: currentVersion })));
         if (written) {
           this.#storedVersion.set(key, state.version);
         } else {
@@ -245,7 +254,8 @@ export class FailOpenStore implements SessionStore {
     }
     // The store is down (or has writes of this session pending): the write is kept.
     const local = this.#local.get(sessionId) ?? undefined;
-    if (options.expectedVersion !== undefined && (local?.version ?? 0) !== options.expectedVersion) return false;
+    if (options.expectedVersion !== undefined && (local?.version ?? 0) !== options.expectedVersion)
+      return false;
     const copy = JSON.parse(JSON.stringify(state)) as SessionState;
     this.#local.set(sessionId, copy);
     this.#pending.set(sessionId, { state: copy });

@@ -1,4 +1,5 @@
 import { CompactError } from '../../core/errors.js';
+import { describeCause } from '../../core/session/fail-open-store.js';
 import type {
   SessionLock,
   SessionState,
@@ -71,8 +72,8 @@ interface OwnedClient extends RedisScriptClient {
   on(event: 'error', listener: (error: unknown) => void): unknown;
 }
 
-/** Connects (once) to `url` with the optional `redis` peer. */
-async function connect(url: string): Promise<OwnedClient> {
+/** Connects (once) to `url` with the optional `redis` peer; `onError` gets the client's errors. */
+async function connect(url: string, onError: (error: unknown) => void): Promise<OwnedClient> {
   let redis: typeof import('redis');
   try {
     redis = await import('redis');
@@ -90,7 +91,7 @@ async function connect(url: string): Promise<OwnedClient> {
     },
   }) as unknown as OwnedClient;
   // node-redis reconnects by itself; without a listener an 'error' event would end the process.
-  client.on('error', () => {});
+  client.on('error', onError);
   await client.connect();
   connected = true;
   return client;
@@ -100,15 +101,26 @@ async function connect(url: string): Promise<OwnedClient> {
 function scriptRunner(options: RedisSessionStoreOptions) {
   const prefix = options.keyPrefix ?? 'agent-compaction:session:';
   let owned: Promise<OwnedClient> | undefined;
+  let lastError: unknown;
   const clientOf = async (): Promise<RedisScriptClient> => {
-    if (options.client) return options.client;
+    const given = options.client;
+    if (given) {
+      if ((given as { isReady?: boolean }).isReady === false) throw new Error('not connected');
+      return given;
+    }
     if (!owned) {
-      owned = connect(options.url as string);
+      owned = connect(options.url as string, (error) => {
+        lastError = error;
+      });
       owned.catch(() => {
         owned = undefined;
       });
     }
-    return owned;
+    const client = await owned;
+    // While the client reconnects, commands would wait in its queue: fail at once with the cause.
+    if ((client as { isReady?: boolean }).isReady === false)
+      throw new Error(`not connected (${describeCause(lastError ?? 'reconnecting')})`);
+    return client;
   };
   const run = async (script: RedisScript, sessionId: string, args: string[]): Promise<unknown> => {
     const call = { keys: [prefix + sessionId], arguments: args };
@@ -122,7 +134,7 @@ function scriptRunner(options: RedisSessionStoreOptions) {
       }
     } catch (error) {
       if (error instanceof CompactError) throw error;
-      throw new CompactError('storage_failed', `redis: ${(error as Error)?.message ?? String(error)}`, {
+      throw new CompactError('storage_failed', `redis: ${describeCause(error)}`, {
         cause: error,
       });
     }

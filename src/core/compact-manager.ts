@@ -151,6 +151,7 @@ export class CompactManager {
       chain: this.#summarizer === this.#embedded ? [this.#embedded] : [this.#summarizer, this.#embedded],
       summarizerTimeoutMs: timeoutMs,
       summarizerRedact: options.redactSummarizerInput === false ? undefined : this.#redact,
+      requireArchive: settings.requireArchive,
     };
     this.#lockTtlMs = lockTtl(options.sessionLock, this.store);
     // With a shared store, one process prepares per session; its lock outlasts the summarizer's time limit.

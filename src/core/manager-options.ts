@@ -78,6 +78,15 @@ export interface CompactManagerOptions {
   store?: SessionStore;
   /** Archives transcripts, summaries and events. @default none */
   storage?: StorageAdapter;
+  /**
+   * Block pruning while the archive cannot be written: a compaction whose transcript or
+   * originals fail to archive throws `storage_failed` (naming the cause) instead of pruning.
+   * For callers that persist the compacted view and rely on recall. Off by default: a failed
+   * archive write is a `compact.error` and the compaction goes on (its summary then names no
+   * archive ref).
+   * @default false
+   */
+  requireArchive?: boolean;
   /** Receive events in the background through a bounded queue. @default [] */
   exporters?: EventExporter[];
   /** Options of the exporters' queue. */

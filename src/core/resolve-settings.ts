@@ -28,6 +28,7 @@ export interface ManagerSettings {
   /** Time limit of one session-store operation. */
   storeTimeoutMs: number;
   failOnStorageError: boolean;
+  requireArchive: boolean;
 }
 
 /** Checks and resolves the options a manager is built from (errors name the field). */
@@ -66,6 +67,8 @@ export function resolveSettings(options: CompactManagerOptions): ManagerSettings
     );
   const failOnStorageError = options.failOnStorageError ?? false;
   if (typeof failOnStorageError !== 'boolean') throw invalidConfig('failOnStorageError', 'must be a boolean');
+  const requireArchive = options.requireArchive ?? false;
+  if (typeof requireArchive !== 'boolean') throw invalidConfig('requireArchive', 'must be a boolean');
   const redaction = options.redaction ?? true;
   const redact =
     redaction === false
@@ -82,5 +85,6 @@ export function resolveSettings(options: CompactManagerOptions): ManagerSettings
     redact,
     storeTimeoutMs,
     failOnStorageError,
+    requireArchive,
   };
 }

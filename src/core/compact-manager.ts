@@ -144,7 +144,7 @@ export class CompactManager {
       bus: this.#bus,
       archive: new SessionArchive(options.storage, this.#redact, this.#bus),
       index: this.#index,
-      histories: new IndexedHistories(),
+      histories: new IndexedHistories(undefined, settings.cacheMaxBytes, (key) => this.#evicted(key)),
       rewrites: new RewriteCache(),
       toolCounts: new WeakMap(),
       systemCounts: new Map(),
@@ -162,6 +162,13 @@ export class CompactManager {
       if (agent?.policy) resolvePolicy({ ...this.policy, ...agent.policy }, this.#customStrategies);
       this.#agents.set(name, agentCompactor(name, agent, this.#deps, this.#embedded, timeoutMs));
     }
+  }
+
+  /** A session the byte cap dropped from the histories: the rest of what it holds goes too. */
+  #evicted(key: string): void {
+    if (key.endsWith('\u0000repaired')) return;
+    this.#deps.calibration.forget(key);
+    this.#failOpen?.forget(key);
   }
 
   /** One `compact.error` per store outage (the store is left alone a moment, calls go on locally). */
@@ -317,6 +324,50 @@ export class CompactManager {
     await this.#bus.shutdown();
     await this.#deps.archive.close();
     await this.#summarizer.dispose?.();
+    this.#freeCaches();
+  }
+
+  /** Frees every session's memory (shutdown). */
+  #freeCaches(): void {
+    this.#deps.histories.clear();
+    this.#index.clear();
+    this.#deps.rewrites.clear();
+    this.#deps.systemCounts.clear();
+    this.#deps.calibration.clear();
+    this.#reportedUsage.clear();
+    this.#failOpen?.clear();
+  }
+
+  /**
+   * Frees what this manager holds in memory for a session (its indexed history, view,
+   * calibration, reported usage, background preparation and in-process copy of its state),
+   * for it and its agents' compactors. Its stored state stays: a later call resumes it.
+   */
+  endSession(sessionId: string): void {
+    for (const key of [
+      sessionId,
+      ...[...this.#agents.keys()].map((agent) => agentStateKey(sessionId, agent)),
+    ]) {
+      forgetSession(this.#deps, key);
+      this.#background?.discard(key);
+      this.#failOpen?.forget(key);
+      this.#failOpen?.forget(preparedKey(key));
+    }
+    this.#reportedUsage.delete(sessionId);
+  }
+
+  /**
+   * What the manager holds in memory between calls: sessions with an indexed history, their
+   * approximate bytes (capped by `cacheMaxBytes`), parsed messages in the shared content
+   * cache, and in-process copies of stored states.
+   */
+  cacheStatus(): { sessions: number; bytes: number; cachedMessages: number; storedStates: number } {
+    return {
+      sessions: this.#deps.histories.size,
+      bytes: this.#deps.histories.bytes + (this.#failOpen?.bytes ?? 0),
+      cachedMessages: this.#index.size,
+      storedStates: this.#failOpen?.size ?? 0,
+    };
   }
 
   /** Forgets a session's compaction state (the next call starts over from the raw history). */
@@ -327,6 +378,7 @@ export class CompactManager {
     ]) {
       forgetSession(this.#deps, key);
       this.#background?.discard(key);
+      this.#reportedUsage.delete(sessionId);
       await this.#deps.store.delete(key);
       if (this.#background && this.#lockTtlMs !== undefined) await this.#deps.store.delete(preparedKey(key));
     }

@@ -33,6 +33,9 @@ export interface InputRepair {
   callId: string;
 }
 
+/** The default of {@link CompactManagerOptions.cacheMaxBytes}: 256 MiB. */
+export const DEFAULT_CACHE_MAX_BYTES = 268_435_456;
+
 /** The context window assumed when neither the options nor the model table give one. */
 export const DEFAULT_MAX_CONTEXT_TOKENS = 128_000;
 /** The model assumed when none is given. */
@@ -148,6 +151,15 @@ export interface CompactManagerOptions {
    * @default 500
    */
   storeTimeoutMs?: number;
+  /**
+   * Cap, in bytes (approximate), of what the manager keeps in memory per session between
+   * calls (the indexed history and its view): past it, the least recently used sessions are
+   * forgotten (their next call indexes the history again; stored state is untouched). Each
+   * indexed message counts 400 bytes plus 4 per character of its text, arguments and
+   * results. `endSession(id)` frees one session at once; `shutdown()` frees everything.
+   * @default 268_435_456 (256 MiB)
+   */
+  cacheMaxBytes?: number;
   /**
    * Throw `storage_failed` when the session store fails, as before fail-open existed (no
    * time limit is applied then either).

@@ -8,6 +8,7 @@ import { modelInfo } from './counting/token-counter.js';
 import { invalidConfig } from './errors.js';
 import {
   type CompactManagerOptions,
+  DEFAULT_CACHE_MAX_BYTES,
   DEFAULT_MAX_CONTEXT_TOKENS,
   DEFAULT_MODEL,
   DEFAULT_SUMMARIZER_TIMEOUT_MS,
@@ -29,6 +30,7 @@ export interface ManagerSettings {
   storeTimeoutMs: number;
   failOnStorageError: boolean;
   requireArchive: boolean;
+  cacheMaxBytes: number;
 }
 
 /** Checks and resolves the options a manager is built from (errors name the field). */
@@ -67,6 +69,12 @@ export function resolveSettings(options: CompactManagerOptions): ManagerSettings
     );
   const failOnStorageError = options.failOnStorageError ?? false;
   if (typeof failOnStorageError !== 'boolean') throw invalidConfig('failOnStorageError', 'must be a boolean');
+  const cacheMaxBytes = options.cacheMaxBytes ?? DEFAULT_CACHE_MAX_BYTES;
+  if (typeof cacheMaxBytes !== 'number' || !Number.isSafeInteger(cacheMaxBytes) || cacheMaxBytes < 0)
+    throw invalidConfig(
+      'cacheMaxBytes',
+      `must be a whole number of bytes >= 0 (got ${String(cacheMaxBytes)})`,
+    );
   const requireArchive = options.requireArchive ?? false;
   if (typeof requireArchive !== 'boolean') throw invalidConfig('requireArchive', 'must be a boolean');
   const redaction = options.redaction ?? true;
@@ -86,5 +94,6 @@ export function resolveSettings(options: CompactManagerOptions): ManagerSettings
     storeTimeoutMs,
     failOnStorageError,
     requireArchive,
+    cacheMaxBytes,
   };
 }

@@ -67,7 +67,7 @@ export const DEFAULT_CONTENT_CACHE_SIZE = 50_000;
  * so treat messages as immutable once sent.
  */
 export class MessageIndex {
-  readonly #byObject = new WeakMap<object, IndexedEntry>();
+  #byObject = new WeakMap<object, IndexedEntry>();
   readonly #byContent = new Map<string, IndexedEntry>();
   readonly #maxContentEntries: number;
 
@@ -139,6 +139,17 @@ export class MessageIndex {
     }
     this.#byObject.set(raw, entry);
     return entry;
+  }
+
+  /** Messages held in the content cache. */
+  get size(): number {
+    return this.#byContent.size;
+  }
+
+  /** Drops every cached parse. */
+  clear(): void {
+    this.#byContent.clear();
+    this.#byObject = new WeakMap();
   }
 
   /** Indexes a whole history, giving every message its stable id. */

@@ -101,6 +101,11 @@ export class FailOpenStore implements SessionStore {
     return this.#pending.size;
   }
 
+  /** In-process copies of stored states held. */
+  get size(): number {
+    return this.#local.size;
+  }
+
   /** Approximate bytes of the in-process copies. */
   get bytes(): number {
     let total = 0;

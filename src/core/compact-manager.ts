@@ -45,7 +45,7 @@ import { RewriteCache } from './preflight/realize-rewrite.js';
 import { finishCompaction } from './preflight/run-preflight.js';
 import { untriggeredResult } from './preflight/untriggered-result.js';
 import type { Redactor } from './redaction/redactor.js';
-import { resolveSettings } from './resolve-settings.js';
+import { checkCallOptions, resolveSettings } from './resolve-settings.js';
 import { CallQueue, throwIfAborted } from './session/call-queue.js';
 import { FailOpenStore } from './session/fail-open-store.js';
 import { SessionArchive } from './session/session-archive.js';
@@ -134,6 +134,19 @@ export class CompactManager {
             timeoutMs: settings.storeTimeoutMs,
             failClosed: settings.failOnStorageError,
             onOutage: (key, cause) => this.#storeOutage(key, cause),
+            onCorrupt: (key, problem) =>
+              this.#bus.emit(
+                {
+                  sessionId: key,
+                  operationId: newSpanId(),
+                  traceId: key,
+                  parentId: undefined,
+                  archived: undefined,
+                },
+                'compact.error',
+                { errorType: 'corrupt_state', message: problem, fallback: 'the session starts over as new' },
+                { start: Date.now() },
+              ),
           });
     const store = this.#failOpen ?? this.store;
     this.#deps = {
@@ -281,6 +294,7 @@ export class CompactManager {
         issues: [{ path: ['sessionId'], message: 'must be a non-empty string' }],
       });
     }
+    checkCallOptions(options);
     const codec = this.#codec(messages, options.format);
     const key = this.#keyOf(sessionId, options.agent);
     return this.#queue.enqueue(

@@ -22,6 +22,8 @@ const MARKER = Symbol.for('agent-compaction.error');
  * - `circuit_open` / `circuit_half_open`: the summarizer's circuit breaker skipped the LLM.
  * - `redaction_disabled`: redaction is off, so events and archives carry raw text.
  * - `session_mismatch`: stored state belongs to another session and was ignored.
+ * - `corrupt_state`: a stored state did not parse or match its schema; it was set aside and
+ *   the session went on as new (thrown by a store's `get`, reported as an event).
  *
  * @example
  * ```ts
@@ -46,7 +48,8 @@ export type CompactErrorCode =
   | 'circuit_open'
   | 'circuit_half_open'
   | 'redaction_disabled'
-  | 'session_mismatch';
+  | 'session_mismatch'
+  | 'corrupt_state';
 
 /** One problem found while validating input or configuration. */
 export interface CompactIssue {

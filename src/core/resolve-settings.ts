@@ -97,3 +97,36 @@ export function resolveSettings(options: CompactManagerOptions): ManagerSettings
     cacheMaxBytes,
   };
 }
+
+/**
+ * Checks a call's options as strictly as the constructor checks the manager's (errors name
+ * the field): a value that would switch safety off (`maxContextTokens: NaN`) is refused.
+ */
+export function checkCallOptions(options: unknown): void {
+  if (options === null || typeof options !== 'object') throw invalidConfig('options', 'must be an object');
+  const o = options as Record<string, unknown>;
+  const max = o.maxContextTokens;
+  if (max !== undefined && (typeof max !== 'number' || !Number.isInteger(max) || max <= 0))
+    throw invalidConfig('maxContextTokens', `must be a positive integer (got ${String(max)})`);
+  for (const field of ['traceId', 'parentSpanId', 'agent', 'note'] as const) {
+    if (o[field] !== undefined && typeof o[field] !== 'string')
+      throw invalidConfig(field, 'must be a string');
+  }
+  if (o.force !== undefined && typeof o.force !== 'boolean')
+    throw invalidConfig('force', 'must be a boolean');
+  if (o.tools !== undefined && !Array.isArray(o.tools))
+    throw invalidConfig('tools', 'must be an array of tool schemas');
+  if (o.system !== undefined && typeof o.system !== 'string' && !Array.isArray(o.system))
+    throw invalidConfig('system', 'must be a string or an array of content blocks');
+  if (
+    o.policy !== undefined &&
+    (o.policy === null || typeof o.policy !== 'object' || Array.isArray(o.policy))
+  )
+    throw invalidConfig('policy', 'must be an object');
+  const signal = o.signal as { aborted?: unknown; addEventListener?: unknown } | undefined;
+  if (
+    signal !== undefined &&
+    (typeof signal !== 'object' || signal === null || typeof signal.aborted !== 'boolean')
+  )
+    throw invalidConfig('signal', 'must be an AbortSignal');
+}

@@ -3,6 +3,7 @@
  * session: no call fails, no request goes over the window, one `compact.error` per outage,
  * and the state kept during the outage reaches the restarted server.
  */
+import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CompactManager } from '../../src/core/compact-manager.js';
 import type { TokenCounter } from '../../src/core/counting/token-counter.js';
@@ -51,7 +52,7 @@ describe('redis-server killed and restarted mid-run', () => {
       tokenCounter: charCounter,
       store,
       // Generous for a loaded test machine: a stopped server is detected at once (not connected).
-      storeTimeoutMs: 1_000,
+      storeTimeoutMs: 5_000,
       policy: { keepRecentTurns: 2, hardCapBuffer: 500 },
     });
     const errors: AnyCompactEvent[] = [];
@@ -95,4 +96,52 @@ describe('redis-server killed and restarted mid-run', () => {
     expect(errors.length - earlier).toBe(1);
     await manager.shutdown();
   }, 90_000);
+});
+
+describe('a corrupted state in redis', () => {
+  let own: RedisTestServer;
+  let ownStore: RedisSessionStore;
+  beforeAll(async () => {
+    own = await startRedisServer();
+    ownStore = redisSessionStore({ url: own.url, keyPrefix: 'outage:' });
+    await ownStore.get('warm-up');
+  });
+  afterAll(async () => {
+    await ownStore?.close();
+    await own?.stop();
+  });
+  for (const [label, value] of [
+    ['truncated JSON', '{"sessionId":"c","version":3,"coveredIds":["m'],
+    ['valid JSON of the wrong shape', '{"version":"3","coveredIds":{}}'],
+  ] as const) {
+    it(`${label}: set aside under "corrupt", one compact.error, the session goes on as new`, async () => {
+      const admin = createClient({ url: own.url });
+      await admin.connect();
+      try {
+        const manager = new CompactManager({
+          maxContextTokens: 10_000,
+          tokenCounter: charCounter,
+          store: ownStore,
+          storeTimeoutMs: 5_000,
+        });
+        const errors: string[] = [];
+        manager.on('compact.error', (event) => {
+          if (event.properties.errorType === 'corrupt_state') errors.push(String(event.properties.message));
+        });
+        const id = `corrupt-${label.length}`;
+        await manager.compact(id, chatTurns(45));
+        await admin.hSet(`outage:${id}`, { state: value, version: '3' });
+        for (let turns = 46; turns < 49; turns++) {
+          const result = await manager.compact(id, chatTurns(turns));
+          expect(result.tokensAfter).toBeLessThanOrEqual(manager.budget);
+        }
+        expect(errors).toHaveLength(1);
+        expect(errors[0]).toContain('"corrupt"');
+        expect(await admin.hGet(`outage:${id}`, 'corrupt')).toBe(value);
+        expect((await ownStore.get(id))?.version).toBeGreaterThan(0);
+      } finally {
+        await admin.close();
+      }
+    }, 60_000);
+  }
 });

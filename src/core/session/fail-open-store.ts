@@ -10,6 +10,7 @@
 import { CompactError, isCompactError } from '../errors.js';
 import type { SessionState, SessionStoreSetOptions } from './session-state.js';
 import type { SessionLock, SessionStore } from './session-store.js';
+import { storedStateProblem } from './session-store-checks.js';
 
 /** The default time limit of one store operation, in milliseconds. */
 export const DEFAULT_STORE_TIMEOUT_MS = 500;
@@ -25,6 +26,11 @@ export interface FailOpenStoreOptions {
    * (the manager's `failOnStorageError`).
    */
   readonly failClosed?: boolean;
+  /**
+   * Called when a stored state did not parse or match its schema: it was set aside (by the
+   * store) or deleted, and the session goes on as new.
+   */
+  readonly onCorrupt?: (key: string, problem: string) => void;
   /** Called when the store answers again after an outage. */
   readonly onRecovery?: (key: string) => void;
 }
@@ -152,8 +158,13 @@ export class FailOpenStore implements SessionStore {
       if (this.#down) this.#recovered(key);
       return value;
     } catch (error) {
-      // A bad argument is the caller's bug, not an outage.
-      if (isCompactError(error, 'invalid_config') || isCompactError(error, 'invalid_argument')) throw error;
+      // A bad argument is the caller's bug, and a corrupt value is no outage.
+      if (
+        isCompactError(error, 'invalid_config') ||
+        isCompactError(error, 'invalid_argument') ||
+        isCompactError(error, 'corrupt_state')
+      )
+        throw error;
       const first = this.#down === undefined;
       this.#down = { retryAt: Date.now() + RETRY_AFTER_MS };
       if (first) this.#options.onOutage(key, describeCause(error));
@@ -229,13 +240,28 @@ export class FailOpenStore implements SessionStore {
     const local = this.#local.get(sessionId);
     if (this.#pending.has(sessionId)) return local ?? undefined;
     try {
-      const state = await this.#call(sessionId, () => this.inner.get(sessionId));
+      let state = await this.#call(sessionId, () => this.inner.get(sessionId));
+      const problem = state === undefined ? undefined : storedStateProblem(state);
+      if (problem !== undefined) {
+        state = undefined;
+        await this.#call(sessionId, () => this.inner.delete(sessionId)).catch(() => {});
+        this.#options.onCorrupt?.(
+          sessionId,
+          `the stored state of session ${JSON.stringify(sessionId)} ${problem}; it was deleted and the session starts over`,
+        );
+      }
       this.#local.set(sessionId, state ?? null);
       if (state) this.#storedVersion.set(sessionId, state.version);
       else this.#storedVersion.delete(sessionId);
       return state;
     } catch (error) {
       if (error instanceof StoreFault) return local ?? undefined;
+      if (isCompactError(error, 'corrupt_state')) {
+        this.#options.onCorrupt?.(sessionId, error.message);
+        this.#local.set(sessionId, null);
+        this.#storedVersion.delete(sessionId);
+        return undefined;
+      }
       throw error;
     }
   }

@@ -11,6 +11,7 @@ import {
   checkState,
   checkTtl,
   checkWriteOptions,
+  storedStateProblem,
 } from '../../core/session/session-store-checks.js';
 import {
   ACQUIRE_SCRIPT,
@@ -19,6 +20,7 @@ import {
   RELEASE_SCRIPT,
   RENEW_SCRIPT,
   type RedisScript,
+  SET_ASIDE_SCRIPT,
   SET_SCRIPT,
 } from './redis-scripts.js';
 
@@ -170,6 +172,7 @@ export function redisSessionStore(options: RedisSessionStoreOptions): RedisSessi
     });
   }
   const { run, close } = scriptRunner(options);
+  const prefix = options.keyPrefix ?? 'agent-compaction:session:';
   const lockOf = (sessionId: string, token: number, ttlMs: number): SessionLock => ({
     sessionId,
     token,
@@ -186,17 +189,21 @@ export function redisSessionStore(options: RedisSessionStoreOptions): RedisSessi
       checkSessionId(sessionId);
       const json = await run(GET_SCRIPT, sessionId, []);
       if (json === null || json === undefined) return undefined;
+      let state: unknown;
+      let problem: string | undefined;
       try {
-        return JSON.parse(String(json)) as SessionState;
-      } catch (error) {
-        throw new CompactError(
-          'storage_failed',
-          `redis: the state of session ${JSON.stringify(sessionId)} is not JSON`,
-          {
-            cause: error,
-          },
-        );
+        state = JSON.parse(String(json));
+        problem = storedStateProblem(state);
+      } catch {
+        problem = 'is not JSON';
       }
+      if (problem === undefined) return state as SessionState;
+      // Kept aside (field `corrupt` of the session's hash) and forgotten: the session goes on as new.
+      await run(SET_ASIDE_SCRIPT, sessionId, [String(json)]);
+      throw new CompactError(
+        'corrupt_state',
+        `redis: the stored state of session ${JSON.stringify(sessionId)} ${problem}; it was moved to the field "corrupt" of ${JSON.stringify(prefix + sessionId)} and the session starts over`,
+      );
     },
     async set(
       sessionId: string,

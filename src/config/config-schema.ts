@@ -280,6 +280,12 @@ export const storageSchema = z
       .boolean()
       .default(false)
       .describe('Use path-style S3 URLs (most S3-compatible servers).'),
+    require_archive: z
+      .boolean()
+      .default(false)
+      .describe(
+        'Block pruning while the archive cannot be written: a compaction whose originals fail to archive throws storage_failed instead of pruning (for callers that persist the compacted view).',
+      ),
   })
   .describe('Where transcripts and summaries are archived before pruning.')
   .superRefine((storage, context) => {
@@ -291,6 +297,27 @@ export const storageSchema = z
       });
     }
   });
+
+/** `sessions`: the session store's time limit and fault mode, and the in-memory session cache. */
+export const sessionsSchema = z
+  .strictObject({
+    store_timeout_ms: integer(1)
+      .max(600_000)
+      .default(500)
+      .describe(
+        'Time limit of one session-store operation, in milliseconds; a store that fails or takes longer is an outage: calls go on from the in-process state and one compact.error is emitted per outage.',
+      ),
+    fail_on_storage_error: z
+      .boolean()
+      .default(false)
+      .describe('Throw storage_failed when the session store fails, instead of going on without it.'),
+    cache_max_bytes: integer(0)
+      .default(268_435_456)
+      .describe(
+        'Cap of the memory the manager keeps per session between calls (approximate bytes); least recently used sessions are forgotten first.',
+      ),
+  })
+  .describe('Session store faults and the in-memory session cache.');
 
 /** `redaction`: secrets removed before anything leaves the process. */
 export const redactionSchema = z
@@ -347,6 +374,7 @@ export const compactConfigSchema = z
       .record(z.string().min(1), agentSchema)
       .default({})
       .describe('Agents that keep their own compacted view of a shared history, by the name passed as `agent`.'),
+    sessions: sessionsSchema.prefault({}),
   })
   .describe('agent-compaction configuration (compact.yaml)')
   .superRefine((config, context) => {

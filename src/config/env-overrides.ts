@@ -66,6 +66,14 @@ export const ENV_OVERRIDES: readonly EnvOverride[] = [
   { variable: 'COMPACT_S3_ENDPOINT', path: ['storage', 'endpoint'], type: 'string' },
   { variable: 'COMPACT_S3_FORCE_PATH_STYLE', path: ['storage', 'force_path_style'], type: 'boolean' },
   { variable: 'COMPACT_BACKGROUND', path: ['background'], type: 'boolean' },
+  { variable: 'COMPACT_REQUIRE_ARCHIVE', path: ['storage', 'require_archive'], type: 'boolean' },
+  { variable: 'COMPACT_STORE_TIMEOUT_MS', path: ['sessions', 'store_timeout_ms'], type: 'integer' },
+  {
+    variable: 'COMPACT_FAIL_ON_STORAGE_ERROR',
+    path: ['sessions', 'fail_on_storage_error'],
+    type: 'boolean',
+  },
+  { variable: 'COMPACT_CACHE_MAX_BYTES', path: ['sessions', 'cache_max_bytes'], type: 'integer' },
   { variable: 'COMPACT_REDACTION', path: ['redaction', 'enabled'], type: 'boolean' },
   {
     variable: 'COMPACT_REDACT_SUMMARIZER_INPUT',

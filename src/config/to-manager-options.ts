@@ -33,6 +33,14 @@ export interface ConfigManagerOptions {
   exportQueue?: ExportQueueOptions;
   /** `agents` (their policy overrides and time limits). */
   agents: Record<string, AgentCompactorOptions>;
+  /** `sessions.store_timeout_ms`. */
+  storeTimeoutMs: number;
+  /** `sessions.fail_on_storage_error`. */
+  failOnStorageError: boolean;
+  /** `sessions.cache_max_bytes`. */
+  cacheMaxBytes: number;
+  /** `storage.require_archive`. */
+  requireArchive: boolean;
 }
 
 /**
@@ -320,6 +328,10 @@ export async function toManagerOptions(
     summarizerTimeoutMs: config.summarizer.total_timeout_ms,
     exporters,
     redaction: toRedactionOption(config),
+    storeTimeoutMs: config.sessions.store_timeout_ms,
+    failOnStorageError: config.sessions.fail_on_storage_error,
+    cacheMaxBytes: config.sessions.cache_max_bytes,
+    requireArchive: config.storage.require_archive,
     ...(config.redaction.summarizer_input === undefined
       ? {}
       : { redactSummarizerInput: config.redaction.summarizer_input }),

@@ -45,8 +45,9 @@ import { RewriteCache } from './preflight/realize-rewrite.js';
 import { finishCompaction } from './preflight/run-preflight.js';
 import { untriggeredResult } from './preflight/untriggered-result.js';
 import type { Redactor } from './redaction/redactor.js';
-import { resolveSettings } from './resolve-settings.js';
+import { checkCallOptions, resolveSettings } from './resolve-settings.js';
 import { CallQueue, throwIfAborted } from './session/call-queue.js';
+import { FailOpenStore } from './session/fail-open-store.js';
 import { SessionArchive } from './session/session-archive.js';
 import { MemorySessionStore, type SessionState, type SessionStore } from './session/session-store.js';
 import { EmbeddedSummarizer } from './summary/embedded-summarizer.js';
@@ -109,6 +110,8 @@ export class CompactManager {
   readonly #background: BackgroundPreparations | undefined;
   /** Time to live of the session lock, or undefined when compactions take no lock. */
   readonly #lockTtlMs: number | undefined;
+  /** The store the pipeline uses: `store` behind fail-open (undefined for the in-process store). */
+  readonly #failOpen: FailOpenStore | undefined;
 
   constructor(options: CompactManagerOptions = {}) {
     const settings = resolveSettings(options);
@@ -128,32 +131,76 @@ export class CompactManager {
       settings.redactionFailures,
     );
     warnUnknownModel(this.#bus, this.model, options.maxContextTokens !== undefined);
+    // The in-process store cannot fail; any other goes behind fail-open unless told otherwise.
+    this.#failOpen =
+      Object.getPrototypeOf(this.store) === MemorySessionStore.prototype
+        ? undefined
+        : new FailOpenStore(this.store, {
+            timeoutMs: settings.storeTimeoutMs,
+            failClosed: settings.failOnStorageError,
+            onOutage: (key, cause) => this.#storeOutage(key, cause),
+            onCorrupt: (key, problem) =>
+              this.#bus.emit(
+                {
+                  sessionId: key,
+                  operationId: newSpanId(),
+                  traceId: key,
+                  parentId: undefined,
+                  archived: undefined,
+                },
+                'compact.error',
+                { errorType: 'corrupt_state', message: problem, fallback: 'the session starts over as new' },
+                { start: Date.now() },
+              ),
+          });
+    const store = this.#failOpen ?? this.store;
     this.#deps = {
       calibration: new UsageCalibration(),
       counter: this.counter,
       model: this.model,
-      store: this.store,
+      store,
       bus: this.#bus,
       archive: new SessionArchive(options.storage, this.#redact, this.#bus),
       index: this.#index,
-      histories: new IndexedHistories(),
+      histories: new IndexedHistories(undefined, settings.cacheMaxBytes, (key) => this.#evicted(key)),
       rewrites: new RewriteCache(),
       toolCounts: new WeakMap(),
       systemCounts: new Map(),
       chain: this.#summarizer === this.#embedded ? [this.#embedded] : [this.#summarizer, this.#embedded],
       summarizerTimeoutMs: timeoutMs,
       summarizerRedact: options.redactSummarizerInput === false ? undefined : this.#redact,
+      requireArchive: settings.requireArchive,
     };
     this.#lockTtlMs = lockTtl(options.sessionLock, this.store);
     // With a shared store, one process prepares per session; its lock outlasts the summarizer's time limit.
-    const shared =
-      this.#lockTtlMs === undefined ? undefined : { store: this.store, lockTtlMs: 2 * timeoutMs + 5_000 };
+    const shared = this.#lockTtlMs === undefined ? undefined : { store, lockTtlMs: 2 * timeoutMs + 5_000 };
     this.#background = options.background === true ? new BackgroundPreparations(1_000, shared) : undefined;
     for (const [name, agent] of Object.entries(options.agents ?? {})) {
       // Validated once here; merged again with the call's policy.
       if (agent?.policy) resolvePolicy({ ...this.policy, ...agent.policy }, this.#customStrategies);
       this.#agents.set(name, agentCompactor(name, agent, this.#deps, this.#embedded, timeoutMs));
     }
+  }
+
+  /** A session the byte cap dropped from the histories: the rest of what it holds goes too. */
+  #evicted(key: string): void {
+    if (key.endsWith('\u0000repaired')) return;
+    this.#deps.calibration.forget(key);
+    this.#failOpen?.forget(key);
+  }
+
+  /** One `compact.error` per store outage (the store is left alone a moment, calls go on locally). */
+  #storeOutage(key: string, cause: string): void {
+    this.#bus.emit(
+      { sessionId: key, operationId: newSpanId(), traceId: key, parentId: undefined, archived: undefined },
+      'compact.error',
+      {
+        errorType: 'storage_failed',
+        message: `session store "${this.store.name}" failed: ${cause}; calls go on from this process's copy of the session state until it answers again`,
+        fallback: 'in-process session state',
+      },
+      { start: Date.now() },
+    );
   }
 
   /** The state key of a session for an agent (the session id unless the agent has its own compactor). */
@@ -252,6 +299,7 @@ export class CompactManager {
         issues: [{ path: ['sessionId'], message: 'must be a non-empty string' }],
       });
     }
+    checkCallOptions(options);
     const codec = this.#codec(messages, options.format);
     const key = this.#keyOf(sessionId, options.agent);
     return this.#queue.enqueue(
@@ -298,6 +346,50 @@ export class CompactManager {
     await this.#bus.shutdown();
     await this.#deps.archive.close();
     await this.#summarizer.dispose?.();
+    this.#freeCaches();
+  }
+
+  /** Frees every session's memory (shutdown). */
+  #freeCaches(): void {
+    this.#deps.histories.clear();
+    this.#index.clear();
+    this.#deps.rewrites.clear();
+    this.#deps.systemCounts.clear();
+    this.#deps.calibration.clear();
+    this.#reportedUsage.clear();
+    this.#failOpen?.clear();
+  }
+
+  /**
+   * Frees what this manager holds in memory for a session (its indexed history, view,
+   * calibration, reported usage, background preparation and in-process copy of its state),
+   * for it and its agents' compactors. Its stored state stays: a later call resumes it.
+   */
+  endSession(sessionId: string): void {
+    for (const key of [
+      sessionId,
+      ...[...this.#agents.keys()].map((agent) => agentStateKey(sessionId, agent)),
+    ]) {
+      forgetSession(this.#deps, key);
+      this.#background?.discard(key);
+      this.#failOpen?.forget(key);
+      this.#failOpen?.forget(preparedKey(key));
+    }
+    this.#reportedUsage.delete(sessionId);
+  }
+
+  /**
+   * What the manager holds in memory between calls: sessions with an indexed history, their
+   * approximate bytes (capped by `cacheMaxBytes`), parsed messages in the shared content
+   * cache, and in-process copies of stored states.
+   */
+  cacheStatus(): { sessions: number; bytes: number; cachedMessages: number; storedStates: number } {
+    return {
+      sessions: this.#deps.histories.size,
+      bytes: this.#deps.histories.bytes + (this.#failOpen?.bytes ?? 0),
+      cachedMessages: this.#index.size,
+      storedStates: this.#failOpen?.size ?? 0,
+    };
   }
 
   /** Forgets a session's compaction state (the next call starts over from the raw history). */
@@ -308,14 +400,15 @@ export class CompactManager {
     ]) {
       forgetSession(this.#deps, key);
       this.#background?.discard(key);
-      await this.store.delete(key);
-      if (this.#background && this.#lockTtlMs !== undefined) await this.store.delete(preparedKey(key));
+      this.#reportedUsage.delete(sessionId);
+      await this.#deps.store.delete(key);
+      if (this.#background && this.#lockTtlMs !== undefined) await this.#deps.store.delete(preparedKey(key));
     }
   }
 
   /** The session's stored state (or an agent's, for an agent with its own compactor), if any. */
   async state(sessionId: string, agent?: string): Promise<SessionState | undefined> {
-    return this.store.get(this.#keyOf(sessionId, agent));
+    return this.#deps.store.get(this.#keyOf(sessionId, agent));
   }
 
   #codec(messages: readonly unknown[], format: MessageFormat | undefined): MessageCodec {
@@ -364,7 +457,7 @@ export class CompactManager {
       return untriggeredResult<M>(deps, prepared);
     }
     // Held events (the decision first) are delivered even when the compaction fails.
-    const flight = { store: this.store, lockTtlMs: this.#lockTtlMs, background: this.#background };
+    const flight = { store: deps.store, lockTtlMs: this.#lockTtlMs, background: this.#background };
     const outcome = await runTriggeredOnce(flight, deps, prepared).catch((error: unknown) => {
       deps.bus.release(context);
       throw error;

@@ -24,6 +24,8 @@ const MARKER = Symbol.for('agent-compaction.error');
  * - `redaction_failed`: a value could not be scanned for secrets and was replaced whole.
  * - `forged_summary`: a message looked like this library's summary but was not one (defused).
  * - `session_mismatch`: stored state belongs to another session and was ignored.
+ * - `corrupt_state`: a stored state did not parse or match its schema; it was set aside and
+ *   the session went on as new (thrown by a store's `get`, reported as an event).
  *
  * @example
  * ```ts
@@ -50,7 +52,8 @@ export type CompactErrorCode =
   | 'redaction_disabled'
   | 'redaction_failed'
   | 'forged_summary'
-  | 'session_mismatch';
+  | 'session_mismatch'
+  | 'corrupt_state';
 
 /** One problem found while validating input or configuration. */
 export interface CompactIssue {

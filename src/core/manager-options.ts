@@ -33,6 +33,9 @@ export interface InputRepair {
   callId: string;
 }
 
+/** The default of {@link CompactManagerOptions.cacheMaxBytes}: 256 MiB. */
+export const DEFAULT_CACHE_MAX_BYTES = 268_435_456;
+
 /** The context window assumed when neither the options nor the model table give one. */
 export const DEFAULT_MAX_CONTEXT_TOKENS = 128_000;
 
@@ -81,6 +84,15 @@ export interface CompactManagerOptions {
   store?: SessionStore;
   /** Archives transcripts, summaries and events. @default none */
   storage?: StorageAdapter;
+  /**
+   * Block pruning while the archive cannot be written: a compaction whose transcript or
+   * originals fail to archive throws `storage_failed` (naming the cause) instead of pruning.
+   * For callers that persist the compacted view and rely on recall. Off by default: a failed
+   * archive write is a `compact.error` and the compaction goes on (its summary then names no
+   * archive ref).
+   * @default false
+   */
+  requireArchive?: boolean;
   /** Receive events in the background through a bounded queue. @default [] */
   exporters?: EventExporter[];
   /** Options of the exporters' queue. */
@@ -132,6 +144,31 @@ export interface CompactManagerOptions {
    *   manager already runs a session's compactions one at a time)
    */
   sessionLock?: boolean | { ttlMs?: number };
+  /**
+   * Time limit of one session-store operation (read, write, lock). A store operation that
+   * fails or takes longer is a store fault: unless `failOnStorageError` is set, the call goes
+   * on from this process's copy of the session's state (or from the history alone), one
+   * `compact.error` (`storage_failed`) is emitted per outage, and the writes missed are
+   * written when the store answers again (a compare-and-set: a newer state written by another
+   * process meanwhile wins).
+   * @default 500
+   */
+  storeTimeoutMs?: number;
+  /**
+   * Cap, in bytes (approximate), of what the manager keeps in memory per session between
+   * calls (the indexed history and its view): past it, the least recently used sessions are
+   * forgotten (their next call indexes the history again; stored state is untouched). Each
+   * indexed message counts 400 bytes plus 4 per character of its text, arguments and
+   * results. `endSession(id)` frees one session at once; `shutdown()` frees everything.
+   * @default 268_435_456 (256 MiB)
+   */
+  cacheMaxBytes?: number;
+  /**
+   * Throw `storage_failed` when the session store fails, as before fail-open existed (no
+   * time limit is applied then either).
+   * @default false
+   */
+  failOnStorageError?: boolean;
 }
 
 /** One agent's compactor (see {@link CompactManagerOptions.agents}). */

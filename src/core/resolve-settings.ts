@@ -8,6 +8,7 @@ import { modelInfo } from './counting/token-counter.js';
 import { invalidConfig } from './errors.js';
 import {
   type CompactManagerOptions,
+  DEFAULT_CACHE_MAX_BYTES,
   DEFAULT_MAX_CONTEXT_TOKENS,
   DEFAULT_MODEL,
   DEFAULT_SUMMARIZER_TIMEOUT_MS,
@@ -15,6 +16,7 @@ import {
 } from './manager-options.js';
 import { type CompactPolicy, resolvePolicy } from './policy.js';
 import { createRedactor, guardRedactor, type Redactor } from './redaction/redactor.js';
+import { DEFAULT_STORE_TIMEOUT_MS } from './session/fail-open-store.js';
 
 /** What {@link resolveSettings} returns. */
 export interface ManagerSettings {
@@ -30,6 +32,11 @@ export interface ManagerSettings {
    * until the event bus reports them as a `compact.error`.
    */
   redactionFailures: unknown[];
+  /** Time limit of one session-store operation. */
+  storeTimeoutMs: number;
+  failOnStorageError: boolean;
+  requireArchive: boolean;
+  cacheMaxBytes: number;
 }
 
 /** Checks and resolves the options a manager is built from (errors name the field). */
@@ -63,6 +70,27 @@ export function resolveSettings(options: CompactManagerOptions): ManagerSettings
   }
   const summarizerTimeoutMs = options.summarizerTimeoutMs ?? DEFAULT_SUMMARIZER_TIMEOUT_MS;
   if (!(summarizerTimeoutMs > 0)) throw invalidConfig('summarizerTimeoutMs', 'must be a positive number');
+  const storeTimeoutMs = options.storeTimeoutMs ?? DEFAULT_STORE_TIMEOUT_MS;
+  if (
+    typeof storeTimeoutMs !== 'number' ||
+    !Number.isInteger(storeTimeoutMs) ||
+    storeTimeoutMs < 1 ||
+    storeTimeoutMs > 600_000
+  )
+    throw invalidConfig(
+      'storeTimeoutMs',
+      `must be a whole number of milliseconds from 1 to 600000 (got ${String(storeTimeoutMs)})`,
+    );
+  const failOnStorageError = options.failOnStorageError ?? false;
+  if (typeof failOnStorageError !== 'boolean') throw invalidConfig('failOnStorageError', 'must be a boolean');
+  const cacheMaxBytes = options.cacheMaxBytes ?? DEFAULT_CACHE_MAX_BYTES;
+  if (typeof cacheMaxBytes !== 'number' || !Number.isSafeInteger(cacheMaxBytes) || cacheMaxBytes < 0)
+    throw invalidConfig(
+      'cacheMaxBytes',
+      `must be a whole number of bytes >= 0 (got ${String(cacheMaxBytes)})`,
+    );
+  const requireArchive = options.requireArchive ?? false;
+  if (typeof requireArchive !== 'boolean') throw invalidConfig('requireArchive', 'must be a boolean');
   const redaction = options.redaction ?? true;
   // Never throws: a value that cannot be scanned is replaced whole and reported (bounded list).
   const redactionFailures: unknown[] = [];
@@ -84,6 +112,10 @@ export function resolveSettings(options: CompactManagerOptions): ManagerSettings
     summarizerTimeoutMs,
     redact,
     redactionFailures,
+    storeTimeoutMs,
+    failOnStorageError,
+    requireArchive,
+    cacheMaxBytes,
   };
 }
 
@@ -105,6 +137,10 @@ const MANAGER_OPTION_KEYS = {
   background: true,
   agents: true,
   sessionLock: true,
+  storeTimeoutMs: true,
+  failOnStorageError: true,
+  cacheMaxBytes: true,
+  requireArchive: true,
 } satisfies Record<keyof CompactManagerOptions, true>;
 
 /** An unknown option is an error, as in a config file (a misspelt key would do nothing). */
@@ -115,4 +151,37 @@ function checkKnownKeys(options: object): void {
       throw invalidConfig(key, `is not a CompactManager option${close ? ` (did you mean ${close}?)` : ''}`);
     }
   }
+}
+
+/**
+ * Checks a call's options as strictly as the constructor checks the manager's (errors name
+ * the field): a value that would switch safety off (`maxContextTokens: NaN`) is refused.
+ */
+export function checkCallOptions(options: unknown): void {
+  if (options === null || typeof options !== 'object') throw invalidConfig('options', 'must be an object');
+  const o = options as Record<string, unknown>;
+  const max = o.maxContextTokens;
+  if (max !== undefined && (typeof max !== 'number' || !Number.isInteger(max) || max <= 0))
+    throw invalidConfig('maxContextTokens', `must be a positive integer (got ${String(max)})`);
+  for (const field of ['traceId', 'parentSpanId', 'agent', 'note'] as const) {
+    if (o[field] !== undefined && typeof o[field] !== 'string')
+      throw invalidConfig(field, 'must be a string');
+  }
+  if (o.force !== undefined && typeof o.force !== 'boolean')
+    throw invalidConfig('force', 'must be a boolean');
+  if (o.tools !== undefined && !Array.isArray(o.tools))
+    throw invalidConfig('tools', 'must be an array of tool schemas');
+  if (o.system !== undefined && typeof o.system !== 'string' && !Array.isArray(o.system))
+    throw invalidConfig('system', 'must be a string or an array of content blocks');
+  if (
+    o.policy !== undefined &&
+    (o.policy === null || typeof o.policy !== 'object' || Array.isArray(o.policy))
+  )
+    throw invalidConfig('policy', 'must be an object');
+  const signal = o.signal as { aborted?: unknown; addEventListener?: unknown } | undefined;
+  if (
+    signal !== undefined &&
+    (typeof signal !== 'object' || signal === null || typeof signal.aborted !== 'boolean')
+  )
+    throw invalidConfig('signal', 'must be an AbortSignal');
 }

@@ -80,11 +80,14 @@ function ready(child: ChildProcess): Promise<void> {
   });
 }
 
-/** Starts Debian's redis-server on a free port, without persistence, in a temp directory. */
-export async function startRedisServer(): Promise<RedisTestServer> {
+/**
+ * Starts Debian's redis-server on a free port (or on `port`, to restart a stopped server
+ * where its clients reconnect), without persistence, in a temp directory.
+ */
+export async function startRedisServer(options: { port?: number } = {}): Promise<RedisTestServer> {
   const dir = await mkdtemp(join(tmpdir(), 'compact-redis-'));
   for (let attempt = 0; ; attempt++) {
-    const port = await freePort();
+    const port = options.port ?? (await freePort());
     const child = spawn(
       binary(),
       ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir],

@@ -254,6 +254,12 @@ export class UsageCalibration {
     this.#sessions.delete(sessionId);
     this.#sent.delete(sessionId);
   }
+
+  /** Forgets every session. */
+  clear(): void {
+    this.#sessions.clear();
+    this.#sent.clear();
+  }
 }
 
 /** What {@link UsageCalibration.count} returns. */

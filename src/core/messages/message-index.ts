@@ -56,6 +56,28 @@ function canonicalJson(raw: object): string {
   return JSON.stringify(rest);
 }
 
+/** Runs `work` on message `index`, turning a stack overflow (absurdly deep nesting) into a typed error. */
+function guardDepth<T>(work: () => T, index: number): T {
+  try {
+    return work();
+  } catch (error) {
+    if (error instanceof RangeError)
+      throw invalidMessage(index, '', 'is nested too deeply to process (check for runaway nesting)');
+    throw error;
+  }
+}
+
+/** {@link canonicalJson}, with circular and too-deep messages as typed errors naming the index. */
+function safeJson(raw: object, index: number): string {
+  try {
+    return guardDepth(() => canonicalJson(raw), index);
+  } catch (error) {
+    if (error instanceof TypeError && /circular/i.test(error.message))
+      throw invalidMessage(index, '', 'contains a circular reference (messages must be JSON data)');
+    throw error;
+  }
+}
+
 /** The largest number of entries kept in the content-keyed cache. */
 export const DEFAULT_CONTENT_CACHE_SIZE = 50_000;
 
@@ -67,7 +89,7 @@ export const DEFAULT_CONTENT_CACHE_SIZE = 50_000;
  * so treat messages as immutable once sent.
  */
 export class MessageIndex {
-  readonly #byObject = new WeakMap<object, IndexedEntry>();
+  #byObject = new WeakMap<object, IndexedEntry>();
   readonly #byContent = new Map<string, IndexedEntry>();
   readonly #maxContentEntries: number;
 
@@ -90,7 +112,7 @@ export class MessageIndex {
     ) {
       return cached;
     }
-    const json = canonicalJson(raw);
+    const json = safeJson(raw, index);
     // The identity hash ignores `meta` (ids stay stable when a caller adds a flag or persists
     // the stripped view); the cache key does not (the parse carries `meta`).
     // Keyed by two independent 53-bit hashes and the length rather than the text itself, so
@@ -102,7 +124,7 @@ export class MessageIndex {
         : `${codec.format}:${hashString(`${json}\u0000${JSON.stringify(meta)}`)}:${json.length}`;
     let entry = this.#byContent.get(key);
     if (!entry) {
-      const parsed = codec.parse(raw, index);
+      const parsed = guardDepth(() => codec.parse(raw, index), index);
       entry = {
         parsed,
         hash,
@@ -139,6 +161,17 @@ export class MessageIndex {
     }
     this.#byObject.set(raw, entry);
     return entry;
+  }
+
+  /** Messages held in the content cache. */
+  get size(): number {
+    return this.#byContent.size;
+  }
+
+  /** Drops every cached parse. */
+  clear(): void {
+    this.#byContent.clear();
+    this.#byObject = new WeakMap();
   }
 
   /** Indexes a whole history, giving every message its stable id. */

@@ -7,7 +7,12 @@
  */
 import type { MessageCodec } from '../messages/formats/message-codec.js';
 import type { MessageFormat } from '../messages/message.js';
-import { type IndexedMessage, isCurrentEntry, type MessageIndex } from '../messages/message-index.js';
+import {
+  type IndexedEntry,
+  type IndexedMessage,
+  isCurrentEntry,
+  type MessageIndex,
+} from '../messages/message-index.js';
 import { ToolPairer } from '../messages/tool-pairing.js';
 import { sameWire } from './same-wire.js';
 import type { SessionView } from './session-view.js';
@@ -16,6 +21,18 @@ import type { SessionView } from './session-view.js';
 const RECHECK_RECENT = 64;
 /** Older messages checked per call, in rotation. */
 const AUDIT_PER_CALL = 1_024;
+
+/**
+ * Approximate bytes one indexed message keeps alive in a session's cache: its parse and its
+ * wire copy (UTF-16 text, twice) and the bookkeeping around them.
+ */
+export function entryBytes(entry: IndexedEntry): number {
+  const parsed = entry.parsed;
+  let chars = parsed.text.length;
+  for (const call of parsed.toolCalls) chars += call.name.length + call.arguments.length;
+  for (const result of parsed.toolResults) chars += result.output.length;
+  return 400 + 4 * chars;
+}
 
 /** The indexed history of one session, kept between calls. */
 export class IndexedHistory {
@@ -34,6 +51,9 @@ export class IndexedHistory {
   /** The session's view of this history, kept for the next call (see resume-view.ts). */
   view: SessionView | undefined;
   readonly #bases: string[] = [];
+  readonly #sizes: number[] = [];
+  /** Approximate bytes of the indexed messages (see {@link entryBytes}). */
+  bytes = 0;
   /** Where the next audit of older messages for in-place edits starts. */
   #audit = 0;
   readonly #seen = new Map<string, number>();
@@ -81,6 +101,9 @@ export class IndexedHistory {
       const n = this.#seen.get(base) ?? 0;
       this.#seen.set(base, n + 1);
       this.#bases.push(base);
+      const size = entryBytes(entry);
+      this.#sizes.push(size);
+      this.bytes += size;
       this.raws.push(raw);
       this.items.push({ entry, id: n === 0 ? base : `${base}#${n}`, index: i });
       this.pairer.add(entry.parsed, i);
@@ -96,7 +119,9 @@ export class IndexedHistory {
       const n = this.#seen.get(base)! - 1;
       if (n === 0) this.#seen.delete(base);
       else this.#seen.set(base, n);
+      this.bytes -= this.#sizes[i]!;
     }
+    this.#sizes.length = keep;
     this.items.length = keep;
     this.raws.length = keep;
     this.#bases.length = keep;
@@ -106,16 +131,36 @@ export class IndexedHistory {
 }
 
 /**
- * Per-session indexed histories, capped by the total number of messages they hold (not by
- * sessions): the least recently used sessions are dropped first.
+ * Per-session indexed histories, capped by the total number of messages they hold and by
+ * their approximate bytes (not by sessions): the least recently used sessions are dropped
+ * first, and `onEvict` hears of each.
  */
 export class IndexedHistories {
   readonly #sessions = new Map<string, IndexedHistory>();
   readonly #maxMessages: number;
+  readonly #maxBytes: number;
+  readonly #onEvict: ((sessionId: string) => void) | undefined;
   #total = 0;
+  #bytes = 0;
 
-  constructor(maxMessages = 200_000) {
+  constructor(
+    maxMessages = 200_000,
+    maxBytes = Number.POSITIVE_INFINITY,
+    onEvict?: (sessionId: string) => void,
+  ) {
     this.#maxMessages = maxMessages;
+    this.#maxBytes = maxBytes;
+    this.#onEvict = onEvict;
+  }
+
+  /** Sessions held. */
+  get size(): number {
+    return this.#sessions.size;
+  }
+
+  /** Approximate bytes held (see {@link entryBytes}). */
+  get bytes(): number {
+    return this.#bytes;
   }
 
   /** The session's indexed history (moved to most recently used). */
@@ -129,7 +174,7 @@ export class IndexedHistories {
 
   /**
    * Updates the session's index with `history` (see {@link IndexedHistory.update}), then
-   * drops least recently used sessions while the total exceeds the cap.
+   * drops least recently used sessions while the totals exceed the caps.
    */
   update(
     sessionId: string,
@@ -139,14 +184,18 @@ export class IndexedHistories {
   ): { indexed: IndexedHistory; changedFrom: number } {
     const indexed = this.get(sessionId);
     const before = indexed.length;
+    const bytesBefore = indexed.bytes;
     const changedFrom = indexed.update(history, codec, index);
     this.#total += indexed.length - before;
-    if (this.#total > this.#maxMessages) {
+    this.#bytes += indexed.bytes - bytesBefore;
+    if (this.#total > this.#maxMessages || this.#bytes > this.#maxBytes) {
       for (const [id, other] of this.#sessions) {
-        if (this.#total <= this.#maxMessages) break;
+        if (this.#total <= this.#maxMessages && this.#bytes <= this.#maxBytes) break;
         if (id === sessionId) continue;
         this.#total -= other.length;
+        this.#bytes -= other.bytes;
         this.#sessions.delete(id);
+        this.#onEvict?.(id);
       }
     }
     return { indexed, changedFrom };
@@ -155,7 +204,17 @@ export class IndexedHistories {
   /** Forgets one session. */
   delete(sessionId: string): void {
     const history = this.#sessions.get(sessionId);
-    if (history) this.#total -= history.length;
+    if (history) {
+      this.#total -= history.length;
+      this.#bytes -= history.bytes;
+    }
     this.#sessions.delete(sessionId);
+  }
+
+  /** Forgets every session. */
+  clear(): void {
+    this.#sessions.clear();
+    this.#total = 0;
+    this.#bytes = 0;
   }
 }

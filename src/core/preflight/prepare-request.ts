@@ -46,6 +46,8 @@ export interface PipelineDeps {
   readonly summarizerRedact: Redactor | undefined;
   readonly toolCounts: WeakMap<readonly unknown[], number>;
   readonly systemCounts: Map<string, number>;
+  /** Stop a compaction (nothing pruned, `storage_failed` thrown) when its archive cannot be written. */
+  readonly requireArchive?: boolean;
 }
 
 /** One call's input. */

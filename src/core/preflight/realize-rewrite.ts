@@ -107,6 +107,11 @@ export class RewriteCache {
     this.#max = max;
   }
 
+  /** Drops every realized rewrite. */
+  clear(): void {
+    this.#cache.clear();
+  }
+
   /** The realized rewrite, computed once per (message, rewrite, format). */
   get(context: RewriteContext, item: IndexedMessage, rewrite: SessionRewrite): RealizedRewrite {
     const key = `${context.codec.format}\u0000${item.entry.hash}\u0000${item.id}\u0000${rewrite.kind}\u0000${rewrite.ref}\u0000${rewrite.keepChars ?? ''}`;

@@ -14,7 +14,7 @@ import { assemble } from './assemble.js';
 import type { LevelReport } from './cascade/cascade-types.js';
 import type { PipelineDeps, PreparedRequest } from './prepare-request.js';
 import type { PreparedSummary } from './prepared-summary.js';
-import { type CascadeInput, type CascadeResult, runCascade } from './run-cascade.js';
+import { type CascadeInput, type CascadeResult, runCascade, summaryMessageTokens } from './run-cascade.js';
 import { checkSummaryOutput } from './summary-output.js';
 import { swapPrepared } from './swap-prepared.js';
 import { keptCounts } from './untriggered-result.js';
@@ -142,7 +142,8 @@ export async function runTriggered(
   const timing = (start: number) => ({ start, ...(parentId ? { parentId } : {}) });
   context.archived ??= [];
   throwIfAborted(options.signal);
-  await deps.archive.transcript(context, prepared.messages, view.version + 1, parentId);
+  const archived = await deps.archive.transcript(context, prepared.messages, view.version + 1, parentId);
+  if (!archived && deps.requireArchive) throw pruningBlocked(deps);
   const input = cascadeInput(deps, prepared, timing);
   let cascade: CascadeResult;
   try {
@@ -161,8 +162,13 @@ export async function runTriggered(
   }
   const version = cascade.summary?.version ?? view.version;
   throwIfAborted(options.signal);
-  if (deps.archive.keepsArtifacts)
-    await deps.archive.artifacts(context, artifactsOf(cascade, version), parentId);
+  if (deps.archive.keepsArtifacts) {
+    const artifacts = artifactsOf(cascade, version);
+    const written = await deps.archive.artifacts(context, artifacts, parentId);
+    if (deps.requireArchive && written.size < artifacts.length) throw pruningBlocked(deps);
+    // A summary names its archive ref only when the folded originals were written.
+    if (!written.has(`sum-v${version}`)) dropArchiveLine(deps, prepared, cascade, version);
+  }
   const state = nextState(prepared, cascade);
   throwIfAborted(options.signal);
   const expectedVersion = prepared.state?.version ?? 0;
@@ -186,6 +192,33 @@ export async function runTriggered(
   );
   deps.archive.trackEvents(context);
   return 'retry';
+}
+
+/** The error of a compaction stopped because the archive could not be written (`requireArchive`). */
+function pruningBlocked(deps: PipelineDeps): CompactError {
+  return new CompactError(
+    'storage_failed',
+    `${deps.archive.lastFailure ?? 'the archive could not be written'}; nothing was pruned (requireArchive is on)`,
+  );
+}
+
+/** Removes the summary's archive line (its `sum-vN` was not written) and recounts the summary. */
+function dropArchiveLine(
+  deps: PipelineDeps,
+  prepared: PreparedRequest,
+  cascade: CascadeResult,
+  version: number,
+): void {
+  const summary = cascade.summary;
+  const line = archiveLine(version);
+  if (!summary || !summary.body.endsWith(line)) return;
+  const body = summary.body.slice(0, -line.length).replace(/\n$/, '');
+  const tokens = summaryMessageTokens(prepared.codec, deps.counter, version, body);
+  cascade.tokensAfter -= summary.tokens - tokens;
+  summary.body = body;
+  summary.tokens = tokens;
+  for (const level of cascade.levels)
+    if (level.level === 'summarize') level.refs = level.refs.filter((ref) => ref !== `sum-v${version}`);
 }
 
 /** Adds the stored state's pinned ids to `state` (pins are only ever added). */

@@ -7,6 +7,7 @@
  */
 import type { EventBus, OperationContext } from '../events/event-bus.js';
 import { type Redactor, redactArchivedText, redactDeep } from '../redaction/redactor.js';
+import { describeCause } from './fail-open-store.js';
 import type { ArchivedArtifact, ArchivedSummary, StorageAdapter } from './storage-adapter.js';
 
 /** The manager's archive writer (a no-op without storage). */
@@ -16,6 +17,8 @@ export class SessionArchive {
   readonly #bus: EventBus;
   readonly #tails = new Map<string, Promise<void>>();
   readonly #pending = new Set<Promise<void>>();
+  /** The cause of the last failed write, for errors that name it. */
+  lastFailure: string | undefined;
 
   constructor(storage: StorageAdapter | undefined, redact: Redactor | undefined, bus: EventBus) {
     this.storage = storage;
@@ -34,7 +37,7 @@ export class SessionArchive {
     step: number,
     artifact: string,
     write: () => Promise<string>,
-  ): Promise<void> {
+  ): Promise<boolean> {
     const start = Date.now();
     try {
       const location = await write();
@@ -44,56 +47,62 @@ export class SessionArchive {
         { step, storageAdapter: this.storage!.name, artifact, location },
         { start, ...(parentId ? { parentId } : {}) },
       );
+      return true;
     } catch (error) {
+      this.lastFailure = `${artifact} archive failed: ${describeCause(error)}`;
       this.#bus.emit(
         context,
         'compact.error',
         {
           errorType: 'storage_failed',
-          message: `${artifact} archive failed: ${error instanceof Error ? error.message : String(error)}`,
+          message: this.lastFailure,
           fallback: 'continue without archive',
         },
         { start, ...(parentId ? { parentId } : {}) },
       );
+      return false;
     }
   }
 
-  /** Archives the full history before compaction `step`. */
+  /** Archives the full history before compaction `step`; resolves whether it was written (true without storage). */
   async transcript(
     context: OperationContext,
     messages: readonly unknown[],
     step: number,
     parentId?: string,
-  ): Promise<void> {
+  ): Promise<boolean> {
     const storage = this.storage;
-    if (!storage) return;
+    if (!storage) return true;
     const transcript = this.#redact ? redactDeep(messages, this.#redact) : messages;
-    await this.#write(context, parentId, step, 'transcript', () =>
+    return this.#write(context, parentId, step, 'transcript', () =>
       storage.saveTranscript(context.sessionId, transcript, step),
     );
   }
 
-  /** Archives originals under their references (redacted), in parallel. */
+  /** Archives originals under their references (redacted), in parallel; resolves the refs written. */
   async artifacts(
     context: OperationContext,
     artifacts: readonly Omit<ArchivedArtifact, 'sessionId' | 'createdAt'>[],
     parentId?: string,
-  ): Promise<void> {
+  ): Promise<Set<string>> {
+    const written = new Set<string>();
     const storage = this.storage;
-    if (!storage?.saveArtifact || artifacts.length === 0) return;
+    if (!storage?.saveArtifact || artifacts.length === 0) return written;
     const createdAt = Date.now();
     await Promise.all(
-      artifacts.map((artifact) =>
-        this.#write(context, parentId, artifact.step ?? 0, `artifact ${artifact.ref}`, () =>
+      artifacts.map(async (artifact) => {
+        const ok = await this.#write(context, parentId, artifact.step ?? 0, `artifact ${artifact.ref}`, () =>
           storage.saveArtifact!(context.sessionId, {
             ...artifact,
             text: this.#redact ? redactArchivedText(artifact.text, this.#redact) : artifact.text,
             sessionId: context.sessionId,
             createdAt,
           }),
-        ),
-      ),
+        );
+        if (ok) written.add(artifact.ref);
+      }),
     );
+    return written;
   }
 
   /** Archives a summary. */

@@ -40,3 +40,45 @@ export function checkTtl(ttlMs: unknown): asserts ttlMs is number {
   if (!isCount(ttlMs) || ttlMs < 1 || ttlMs > 86_400_000)
     throw invalid(['ttlMs'], 'must be a whole number of milliseconds from 1 to 86400000');
 }
+
+const REWRITE_KINDS = new Set(['cleared', 'shortened', 'cut']);
+const isStringArray = (value: unknown): boolean =>
+  Array.isArray(value) && value.every((item) => typeof item === 'string');
+
+/**
+ * What is wrong with a state read back from a store (`undefined` when it matches the
+ * schema): a value that does not parse or has the wrong shape is treated as lost.
+ */
+export function storedStateProblem(state: unknown): string | undefined {
+  if (typeof state !== 'object' || state === null || Array.isArray(state)) return 'is not an object';
+  const s = state as Record<string, unknown>;
+  if (!isCount(s.version)) return 'version is not a whole number >= 0';
+  if (!isStringArray(s.coveredIds)) return 'coveredIds is not an array of message ids';
+  for (const field of ['pinnedIds', 'keptIds'] as const)
+    if (s[field] !== undefined && !isStringArray(s[field])) return `${field} is not an array of message ids`;
+  const summary = s.summary as Record<string, unknown> | undefined;
+  if (summary !== undefined) {
+    if (typeof summary !== 'object' || summary === null) return 'summary is not an object';
+    if (typeof summary.text !== 'string') return 'summary.text is not a string';
+    if (typeof summary.tokens !== 'number' || !Number.isFinite(summary.tokens))
+      return 'summary.tokens is not a number';
+  }
+  const rewrites = s.rewrites as Record<string, unknown> | undefined;
+  if (rewrites !== undefined) {
+    if (typeof rewrites !== 'object' || rewrites === null || Array.isArray(rewrites))
+      return 'rewrites is not an object';
+    for (const [id, rewrite] of Object.entries(rewrites)) {
+      const r = rewrite as Record<string, unknown> | null;
+      if (
+        typeof r !== 'object' ||
+        r === null ||
+        !REWRITE_KINDS.has(r.kind as string) ||
+        typeof r.ref !== 'string'
+      )
+        return `rewrites[${JSON.stringify(id)}] is not a rewrite`;
+      if (r.keepChars !== undefined && !isCount(r.keepChars))
+        return `rewrites[${JSON.stringify(id)}].keepChars is not a count`;
+    }
+  }
+  return undefined;
+}

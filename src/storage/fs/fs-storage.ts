@@ -1,8 +1,20 @@
 import { randomBytes } from 'node:crypto';
-import { appendFile, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import {
+  appendFile,
+  link,
+  mkdir,
+  readdir,
+  readFile,
+  rename,
+  rm,
+  stat,
+  unlink,
+  writeFile,
+} from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { CompactError } from '../../core/errors.js';
 import type { AnyCompactEvent } from '../../core/events/events.js';
+import { describeCause } from '../../core/session/fail-open-store.js';
 import type {
   ArchivedArtifact,
   ArchivedSummary,
@@ -32,6 +44,34 @@ const ARTIFACT_DIR = 'artifacts';
 /** Artifact files read at once by `listArtifacts`. */
 const READ_CONCURRENCY = 16;
 
+/**
+ * `mkdir -p` that names the real cause: Node's recursive mkdir reports ENOENT on a read-only
+ * file system; a plain mkdir of the first missing folder tells EROFS, EACCES or ENOTDIR.
+ */
+async function makeDir(dir: string): Promise<void> {
+  try {
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException)?.code !== 'ENOENT') throw error;
+    let missing = dir;
+    for (let parent = dirname(missing); parent !== missing; parent = dirname(parent)) {
+      const exists = await stat(parent).then(
+        () => true,
+        () => false,
+      );
+      if (exists) break;
+      missing = parent;
+    }
+    await mkdir(missing);
+    await mkdir(dir, { recursive: true });
+  }
+}
+
+/** A unique, time-ordered id for a file moved aside: base-36 milliseconds, then random. */
+function writeId(): string {
+  return `${Date.now().toString(36).padStart(9, '0')}-${randomBytes(4).toString('hex')}`;
+}
+
 /** The fs adapter's defaults. */
 export const DEFAULT_FS_STORAGE_OPTIONS = Object.freeze({ path: '.compact/archive' });
 
@@ -47,7 +87,9 @@ export const DEFAULT_FS_STORAGE_OPTIONS = Object.freeze({ path: '.compact/archiv
  *
  * Session ids are made safe for paths (see `safeSessionSegment`) and references are checked
  * against `ARTIFACT_REF_PATTERN` before they name a file. Transcripts, summaries and artifacts
- * are written atomically (a temp file, then `rename`), so a reader never sees half a file.
+ * are written atomically (a temp file, then a hard link), so a reader never sees half a file,
+ * and never replace an earlier file: one already there (written before the session's state
+ * was lost, or by another process) is moved aside to `{name}.{time}-{random}.prev` first.
  * Events are appended, one write per line, and appends to the same file are serialized in
  * this process, so lines of concurrent sessions or calls never interleave. Nothing is ever
  * deleted: clean up old sessions yourself (see SECURITY.md, retention).
@@ -67,7 +109,7 @@ export function fsStorage(options: FsStorageOptions = {}): StorageAdapter {
     if (typeof sessionId !== 'string') throw new CompactError('storage_failed', 'sessionId must be a string');
     const dir = join(root, safeSessionSegment(sessionId));
     if (!madeDirs.has(dir)) {
-      await mkdir(dir, { recursive: true, mode: 0o700 });
+      await makeDir(dir);
       madeDirs.add(dir);
     }
     return dir;
@@ -79,19 +121,52 @@ export function fsStorage(options: FsStorageOptions = {}): StorageAdapter {
       await run();
     } catch (error) {
       if ((error as NodeJS.ErrnoException)?.code !== 'ENOENT') throw error;
-      await mkdir(dirname(file), { recursive: true, mode: 0o700 });
+      // A failing mkdir is the real cause (EROFS, ENOSPC, ENOTDIR, EACCES), not the ENOENT.
+      await makeDir(dirname(file));
       await run();
     }
+  };
+
+  /**
+   * Puts `temp` at `file` without ever replacing a file another write left there: `link` is
+   * atomic and refuses an existing name, so an earlier file (from before a state loss, or by
+   * another process) is first moved aside under a unique, time-ordered name
+   * (`{name}.{time}-{random}.prev`), and `file` always holds the latest write.
+   */
+  const placeNoClobber = async (temp: string, file: string) => {
+    for (let attempt = 0; attempt < 5; attempt++) {
+      try {
+        await link(temp, file);
+        await unlink(temp).catch(() => {});
+        return;
+      } catch (error) {
+        const code = (error as NodeJS.ErrnoException)?.code;
+        if (code === 'EEXIST') {
+          await rename(file, `${file}.${writeId()}.prev`).catch((moveError: NodeJS.ErrnoException) => {
+            if (moveError?.code !== 'ENOENT') throw moveError;
+          });
+          continue;
+        }
+        // File systems without hard links: a plain rename (earlier files are still moved aside).
+        if (code === 'EPERM' || code === 'ENOTSUP' || code === 'EXDEV' || code === 'EOPNOTSUPP') {
+          await rename(file, `${file}.${writeId()}.prev`).catch(() => {});
+          await rename(temp, file);
+          return;
+        }
+        throw error;
+      }
+    }
+    throw new Error(`${file} kept being replaced by other writers`);
   };
 
   const writeAtomic = async (file: string, content: string) => {
     const temp = `${file}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
     try {
       await withDir(file, () => writeFile(temp, content, { encoding: 'utf8', mode: 0o600 }));
-      await rename(temp, file);
+      await placeNoClobber(temp, file);
     } catch (error) {
       await rm(temp, { force: true }).catch(() => {});
-      throw new CompactError('storage_failed', `fs: could not write ${file}: ${(error as Error).message}`, {
+      throw new CompactError('storage_failed', `fs: could not write ${file}: ${describeCause(error)}`, {
         cause: error,
       });
     }
@@ -163,7 +238,7 @@ export function fsStorage(options: FsStorageOptions = {}): StorageAdapter {
       assertArtifact(sessionId, artifact);
       const dir = join(await sessionDir(sessionId), ARTIFACT_DIR);
       if (!madeDirs.has(dir)) {
-        await mkdir(dir, { recursive: true, mode: 0o700 });
+        await makeDir(dir);
         madeDirs.add(dir);
       }
       const file = join(dir, artifactFileName(artifact.ref));

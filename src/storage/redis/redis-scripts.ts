@@ -71,3 +71,14 @@ export const RELEASE_SCRIPT = script(`if redis.call('HGET', KEYS[1], 'lock') ~= 
 end
 redis.call('HDEL', KEYS[1], 'lock', 'lockUntil')
 return 1`);
+
+/**
+ * KEYS[1]; ARGV: the state value found corrupt. Moves it to the `corrupt` field (kept for
+ * inspection) and forgets the state, when it is still that value. Returns 1 when moved.
+ */
+export const SET_ASIDE_SCRIPT = script(`if redis.call('HGET', KEYS[1], 'state') ~= ARGV[1] then
+  return 0
+end
+redis.call('HSET', KEYS[1], 'corrupt', ARGV[1])
+redis.call('HDEL', KEYS[1], 'state', 'version')
+return 1`);

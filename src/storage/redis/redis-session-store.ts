@@ -1,4 +1,5 @@
 import { CompactError } from '../../core/errors.js';
+import { describeCause } from '../../core/session/fail-open-store.js';
 import type {
   SessionLock,
   SessionState,
@@ -10,6 +11,7 @@ import {
   checkState,
   checkTtl,
   checkWriteOptions,
+  storedStateProblem,
 } from '../../core/session/session-store-checks.js';
 import {
   ACQUIRE_SCRIPT,
@@ -18,6 +20,7 @@ import {
   RELEASE_SCRIPT,
   RENEW_SCRIPT,
   type RedisScript,
+  SET_ASIDE_SCRIPT,
   SET_SCRIPT,
 } from './redis-scripts.js';
 
@@ -71,8 +74,8 @@ interface OwnedClient extends RedisScriptClient {
   on(event: 'error', listener: (error: unknown) => void): unknown;
 }
 
-/** Connects (once) to `url` with the optional `redis` peer. */
-async function connect(url: string): Promise<OwnedClient> {
+/** Connects (once) to `url` with the optional `redis` peer; `onError` gets the client's errors. */
+async function connect(url: string, onError: (error: unknown) => void): Promise<OwnedClient> {
   let redis: typeof import('redis');
   try {
     redis = await import('redis');
@@ -90,7 +93,7 @@ async function connect(url: string): Promise<OwnedClient> {
     },
   }) as unknown as OwnedClient;
   // node-redis reconnects by itself; without a listener an 'error' event would end the process.
-  client.on('error', () => {});
+  client.on('error', onError);
   await client.connect();
   connected = true;
   return client;
@@ -100,15 +103,26 @@ async function connect(url: string): Promise<OwnedClient> {
 function scriptRunner(options: RedisSessionStoreOptions) {
   const prefix = options.keyPrefix ?? 'agent-compaction:session:';
   let owned: Promise<OwnedClient> | undefined;
+  let lastError: unknown;
   const clientOf = async (): Promise<RedisScriptClient> => {
-    if (options.client) return options.client;
+    const given = options.client;
+    if (given) {
+      if ((given as { isReady?: boolean }).isReady === false) throw new Error('not connected');
+      return given;
+    }
     if (!owned) {
-      owned = connect(options.url as string);
+      owned = connect(options.url as string, (error) => {
+        lastError = error;
+      });
       owned.catch(() => {
         owned = undefined;
       });
     }
-    return owned;
+    const client = await owned;
+    // While the client reconnects, commands would wait in its queue: fail at once with the cause.
+    if ((client as { isReady?: boolean }).isReady === false)
+      throw new Error(`not connected (${describeCause(lastError ?? 'reconnecting')})`);
+    return client;
   };
   const run = async (script: RedisScript, sessionId: string, args: string[]): Promise<unknown> => {
     const call = { keys: [prefix + sessionId], arguments: args };
@@ -122,7 +136,7 @@ function scriptRunner(options: RedisSessionStoreOptions) {
       }
     } catch (error) {
       if (error instanceof CompactError) throw error;
-      throw new CompactError('storage_failed', `redis: ${(error as Error)?.message ?? String(error)}`, {
+      throw new CompactError('storage_failed', `redis: ${describeCause(error)}`, {
         cause: error,
       });
     }
@@ -158,6 +172,7 @@ export function redisSessionStore(options: RedisSessionStoreOptions): RedisSessi
     });
   }
   const { run, close } = scriptRunner(options);
+  const prefix = options.keyPrefix ?? 'agent-compaction:session:';
   const lockOf = (sessionId: string, token: number, ttlMs: number): SessionLock => ({
     sessionId,
     token,
@@ -174,17 +189,21 @@ export function redisSessionStore(options: RedisSessionStoreOptions): RedisSessi
       checkSessionId(sessionId);
       const json = await run(GET_SCRIPT, sessionId, []);
       if (json === null || json === undefined) return undefined;
+      let state: unknown;
+      let problem: string | undefined;
       try {
-        return JSON.parse(String(json)) as SessionState;
-      } catch (error) {
-        throw new CompactError(
-          'storage_failed',
-          `redis: the state of session ${JSON.stringify(sessionId)} is not JSON`,
-          {
-            cause: error,
-          },
-        );
+        state = JSON.parse(String(json));
+        problem = storedStateProblem(state);
+      } catch {
+        problem = 'is not JSON';
       }
+      if (problem === undefined) return state as SessionState;
+      // Kept aside (field `corrupt` of the session's hash) and forgotten: the session goes on as new.
+      await run(SET_ASIDE_SCRIPT, sessionId, [String(json)]);
+      throw new CompactError(
+        'corrupt_state',
+        `redis: the stored state of session ${JSON.stringify(sessionId)} ${problem}; it was moved to the field "corrupt" of ${JSON.stringify(prefix + sessionId)} and the session starts over`,
+      );
     },
     async set(
       sessionId: string,

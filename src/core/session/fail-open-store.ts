@@ -1,0 +1,332 @@
+/**
+ * The manager's view of its session store: a store fault (an operation that throws or
+ * exceeds a short time limit) never fails a call. Reads fall back to the state this process
+ * last saw or wrote for the session (or none, as for a new session), writes are kept and
+ * written when the store answers again (last state wins, still a compare-and-set on the
+ * version the store last had), and a lock the store cannot give is taken in this process
+ * only (the manager's per-session queue still serializes its own calls). One outage is
+ * reported once, through `onOutage`, however many calls it touches.
+ */
+import { CompactError, isCompactError } from '../errors.js';
+import type { SessionState, SessionStoreSetOptions } from './session-state.js';
+import type { SessionLock, SessionStore } from './session-store.js';
+import { storedStateProblem } from './session-store-checks.js';
+
+/** The default time limit of one store operation, in milliseconds. */
+export const DEFAULT_STORE_TIMEOUT_MS = 500;
+
+/** Options of {@link FailOpenStore}. */
+export interface FailOpenStoreOptions {
+  /** Time limit of one store operation. */
+  readonly timeoutMs: number;
+  /** Called once when an outage starts, with the session key that met it and the cause. */
+  readonly onOutage: (key: string, cause: string) => void;
+  /**
+   * Fail closed instead: no time limit, and a fault throws `storage_failed` naming the cause
+   * (the manager's `failOnStorageError`).
+   */
+  readonly failClosed?: boolean;
+  /**
+   * Called when a stored state did not parse or match its schema: it was set aside (by the
+   * store) or deleted, and the session goes on as new.
+   */
+  readonly onCorrupt?: (key: string, problem: string) => void;
+  /** Called when the store answers again after an outage. */
+  readonly onRecovery?: (key: string) => void;
+}
+
+/** A write the store missed: the state to write (undefined: a delete). */
+interface PendingWrite {
+  state: SessionState | undefined;
+}
+
+/** After a fault, the store is left alone this long before the next try (calls go local). */
+const RETRY_AFTER_MS = 1_000;
+
+class StoreFault extends Error {}
+
+/** Why an operation failed, in words (a timeout of the client often has no message). */
+export function describeCause(error: unknown): string {
+  const parts: string[] = [];
+  let current: unknown = error;
+  for (let depth = 0; current !== undefined && current !== null && depth < 4; depth++) {
+    const text =
+      current instanceof Error
+        ? [
+            current.name !== 'Error' ? current.name : '',
+            (current as { code?: unknown }).code,
+            current.message,
+          ]
+            .filter((part) => part !== undefined && part !== '' && part !== null)
+            .join(' ')
+        : String(current);
+    if (text !== '' && !parts.some((part) => part.includes(text))) parts.push(text);
+    current = current instanceof Error ? current.cause : undefined;
+  }
+  return parts.join(': ') || 'unknown error';
+}
+
+/** Rough bytes of a state as JSON (strings counted by length). */
+function stateBytes(state: SessionState | undefined): number {
+  if (!state) return 0;
+  let bytes = 200 + (state.summary?.text.length ?? 0);
+  for (const id of state.coveredIds) bytes += id.length + 3;
+  for (const id of state.keptIds ?? []) bytes += id.length + 3;
+  for (const id of state.pinnedIds ?? []) bytes += id.length + 3;
+  for (const id of Object.keys(state.rewrites ?? {})) bytes += id.length + 60;
+  return bytes;
+}
+
+/** Wraps the manager's store so that its faults never fail a call (see the file comment). */
+export class FailOpenStore implements SessionStore {
+  readonly name: string;
+  readonly inner: SessionStore;
+  readonly #options: FailOpenStoreOptions;
+  /** The state this process last saw or wrote, per key (null: known to have none). */
+  readonly #local = new Map<string, SessionState | null>();
+  /** The version the store last had, per key, as far as this process knows. */
+  readonly #storedVersion = new Map<string, number>();
+  readonly #pending = new Map<string, PendingWrite>();
+  #down: { retryAt: number } | undefined;
+  #flushing: Promise<void> | undefined;
+  #localTokens = 0;
+
+  constructor(inner: SessionStore, options: FailOpenStoreOptions) {
+    this.inner = inner;
+    this.name = inner.name;
+    this.#options = options;
+  }
+
+  /** True while the store is considered down. */
+  get down(): boolean {
+    return this.#down !== undefined;
+  }
+
+  /** Writes kept for when the store answers again. */
+  get pendingWrites(): number {
+    return this.#pending.size;
+  }
+
+  /** In-process copies of stored states held. */
+  get size(): number {
+    return this.#local.size;
+  }
+
+  /** Approximate bytes of the in-process copies. */
+  get bytes(): number {
+    let total = 0;
+    for (const state of this.#local.values()) total += stateBytes(state ?? undefined);
+    return total;
+  }
+
+  /** Forgets what this process keeps of a session (its pending write is kept). */
+  forget(key: string): void {
+    if (this.#pending.has(key)) return;
+    this.#local.delete(key);
+    this.#storedVersion.delete(key);
+  }
+
+  /** Forgets everything but pending writes. */
+  clear(): void {
+    for (const key of [...this.#local.keys()]) this.forget(key);
+  }
+
+  /** Runs one store operation under the time limit; a fault marks an outage and throws StoreFault. */
+  async #call<T>(key: string, operation: () => Promise<T>): Promise<T> {
+    if (this.#options.failClosed) {
+      try {
+        return await operation();
+      } catch (error) {
+        if (isCompactError(error)) throw error;
+        throw new CompactError('storage_failed', `session store "${this.name}": ${describeCause(error)}`, {
+          cause: error,
+        });
+      }
+    }
+    if (this.#down && Date.now() < this.#down.retryAt) throw new StoreFault();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const started = operation();
+    started.catch(() => {});
+    const limit = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`no answer within ${this.#options.timeoutMs} ms`)),
+        this.#options.timeoutMs,
+      );
+    });
+    try {
+      const value = await Promise.race([started, limit]);
+      if (this.#down) this.#recovered(key);
+      return value;
+    } catch (error) {
+      // A bad argument is the caller's bug, and a corrupt value is no outage.
+      if (
+        isCompactError(error, 'invalid_config') ||
+        isCompactError(error, 'invalid_argument') ||
+        isCompactError(error, 'corrupt_state')
+      )
+        throw error;
+      const first = this.#down === undefined;
+      this.#down = { retryAt: Date.now() + RETRY_AFTER_MS };
+      if (first) this.#options.onOutage(key, describeCause(error));
+      throw new StoreFault();
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  #recovered(key: string): void {
+    this.#down = undefined;
+    this.#options.onRecovery?.(key);
+    if (this.#pending.size > 0) void this.#flush();
+  }
+
+  #flush(): Promise<void> {
+    this.#flushing ??= this.flushPending().finally(() => {
+      this.#flushing = undefined;
+    });
+    return this.#flushing;
+  }
+
+  /** Before an operation: writes kept during an outage go first, when the store may be back. */
+  async #catchUp(): Promise<void> {
+    const coolingDown = this.#down !== undefined && Date.now() < this.#down.retryAt;
+    if (this.#pending.size > 0 && !coolingDown) await this.#flush().catch(() => {});
+    else await this.#flushing;
+  }
+
+  /**
+   * Writes the states kept during an outage, last state wins: a kept state is written (a
+   * compare-and-set on the version the store has now) unless the store already holds a newer
+   * version, written by another process meanwhile, which is then adopted. A store that came
+   * back empty (restarted without persistence) gets the kept state.
+   */
+  async flushPending(): Promise<void> {
+    for (const [key, pending] of [...this.#pending]) {
+      this.#pending.delete(key);
+      try {
+        if (pending.state === undefined) {
+          await this.#call(key, () => this.inner.delete(key));
+          this.#storedVersion.delete(key);
+          continue;
+        }
+        const state = pending.state;
+        const current = await this.#call(key, () => this.inner.get(key));
+        const currentVersion = current?.version ?? 0;
+        const written =
+          currentVersion < state.version &&
+          (await this.#call(key, () => this.inner.set(key, state, { expectedVersion: currentVersion })));
+        if (written) {
+          this.#storedVersion.set(key, state.version);
+        } else {
+          // Another process moved the session meanwhile: its state wins.
+          this.#local.delete(key);
+          this.#storedVersion.delete(key);
+        }
+      } catch (error) {
+        if (!(error instanceof StoreFault)) throw error;
+        if (!this.#pending.has(key)) this.#pending.set(key, pending);
+        return;
+      }
+    }
+  }
+
+  /** Waits for a flush of pending writes in progress. */
+  async settled(): Promise<void> {
+    await this.#flushing;
+  }
+
+  async get(sessionId: string): Promise<SessionState | undefined> {
+    await this.#catchUp();
+    const local = this.#local.get(sessionId);
+    if (this.#pending.has(sessionId)) return local ?? undefined;
+    try {
+      let state = await this.#call(sessionId, () => this.inner.get(sessionId));
+      const problem = state === undefined ? undefined : storedStateProblem(state);
+      if (problem !== undefined) {
+        state = undefined;
+        await this.#call(sessionId, () => this.inner.delete(sessionId)).catch(() => {});
+        this.#options.onCorrupt?.(
+          sessionId,
+          `the stored state of session ${JSON.stringify(sessionId)} ${problem}; it was deleted and the session starts over`,
+        );
+      }
+      this.#local.set(sessionId, state ?? null);
+      if (state) this.#storedVersion.set(sessionId, state.version);
+      else this.#storedVersion.delete(sessionId);
+      return state;
+    } catch (error) {
+      if (error instanceof StoreFault) return local ?? undefined;
+      if (isCompactError(error, 'corrupt_state')) {
+        this.#options.onCorrupt?.(sessionId, error.message);
+        this.#local.set(sessionId, null);
+        this.#storedVersion.delete(sessionId);
+        return undefined;
+      }
+      throw error;
+    }
+  }
+
+  async set(sessionId: string, state: SessionState, options: SessionStoreSetOptions = {}): Promise<boolean> {
+    const { fencingToken, ...rest } = options;
+    // A token of a lock taken in this process only fences nothing in the store.
+    const forwarded = fencingToken !== undefined && fencingToken < 0 ? rest : options;
+    await this.#catchUp();
+    if (!this.#pending.has(sessionId)) {
+      try {
+        const written = await this.#call(sessionId, () => this.inner.set(sessionId, state, forwarded));
+        if (written) {
+          this.#local.set(sessionId, JSON.parse(JSON.stringify(state)) as SessionState);
+          this.#storedVersion.set(sessionId, state.version);
+        }
+        return written;
+      } catch (error) {
+        if (!(error instanceof StoreFault)) throw error;
+      }
+    }
+    // The store is down (or has writes of this session pending): the write is kept.
+    const local = this.#local.get(sessionId) ?? undefined;
+    if (options.expectedVersion !== undefined && (local?.version ?? 0) !== options.expectedVersion)
+      return false;
+    const copy = JSON.parse(JSON.stringify(state)) as SessionState;
+    this.#local.set(sessionId, copy);
+    this.#pending.set(sessionId, { state: copy });
+    return true;
+  }
+
+  async delete(sessionId: string): Promise<void> {
+    await this.#catchUp();
+    try {
+      await this.#call(sessionId, () => this.inner.delete(sessionId));
+      this.#pending.delete(sessionId);
+      this.#local.delete(sessionId);
+      this.#storedVersion.delete(sessionId);
+    } catch (error) {
+      if (!(error instanceof StoreFault)) throw error;
+      this.#local.set(sessionId, null);
+      this.#pending.set(sessionId, { state: undefined });
+    }
+  }
+
+  async acquireLock(sessionId: string, ttlMs: number): Promise<SessionLock | undefined> {
+    await this.#catchUp();
+    try {
+      return await this.#call(sessionId, () => this.inner.acquireLock(sessionId, ttlMs));
+    } catch (error) {
+      if (!(error instanceof StoreFault)) throw error;
+      // The manager's queue serializes this process's calls of the session; other processes
+      // are fenced by the compare-and-set when the kept write reaches the store.
+      const token = -++this.#localTokens;
+      let held = true;
+      return {
+        sessionId,
+        token,
+        renew: async () => held,
+        release: async () => {
+          const was = held;
+          held = false;
+          return was;
+        },
+      };
+    }
+  }
+}

@@ -1,0 +1,191 @@
+/**
+ * The fs archive under faults: state loss never overwrites an earlier original, a summary
+ * names its archive ref only when the write succeeded, errors name the real cause (ENOTDIR,
+ * EROFS, ENOSPC), and `requireArchive` blocks pruning while the archive cannot be written.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { CompactManager } from '../../src/core/compact-manager.js';
+import type { TokenCounter } from '../../src/core/counting/token-counter.js';
+import { isCompactError } from '../../src/core/errors.js';
+import type { CompactMessage } from '../../src/core/messages/message.js';
+import { fsStorage } from '../../src/storage/fs/index.js';
+
+const charCounter: TokenCounter = {
+  name: 'chars',
+  exact: true,
+  requestOverhead: 0,
+  countText: (text) => text.length,
+  countMessage: (m: CompactMessage) =>
+    m.text.length +
+    m.toolCalls.reduce((s, c) => s + c.arguments.length, 0) +
+    m.toolResults.reduce((s, r) => s + r.output.length, 0),
+  countTools: (tools) => JSON.stringify(tools).length,
+};
+
+/** Turns with a tool call each, so compactions clear tool results (artifacts) and summarize (sum-vN). */
+function toolTurns(n: number, seed: string): Record<string, unknown>[] {
+  const out: Record<string, unknown>[] = [];
+  for (let i = 0; i < n; i++) {
+    out.push({ role: 'user', content: `${seed} question ${i} `.padEnd(80, 'q') });
+    out.push({
+      role: 'assistant',
+      content: null,
+      tool_calls: [
+        { id: `call_${i}`, type: 'function', function: { name: 'read', arguments: `{"i":${i}}` } },
+      ],
+    });
+    out.push({ role: 'tool', tool_call_id: `call_${i}`, content: `${seed} output ${i} `.padEnd(120, 'o') });
+    out.push({ role: 'assistant', content: `${seed} answer ${i} `.padEnd(60, 'a') });
+  }
+  return out;
+}
+
+const dirs: string[] = [];
+async function tempDir(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'compact-archive-faults-'));
+  dirs.push(dir);
+  return dir;
+}
+afterAll(async () => {
+  for (const dir of dirs) await rm(dir, { recursive: true, force: true });
+});
+
+async function filesUnder(root: string): Promise<Map<string, string>> {
+  const files = new Map<string, string>();
+  for (const entry of await readdir(root, { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile()) continue;
+    const path = join(entry.parentPath, entry.name);
+    files.set(path, await readFile(path, 'utf8'));
+  }
+  return files;
+}
+
+function manager(path: string, extra: Record<string, unknown> = {}) {
+  return new CompactManager({
+    maxContextTokens: 6_000,
+    tokenCounter: charCounter,
+    storage: fsStorage({ path }),
+    policy: { keepRecentTurns: 2, keepToolIoPairs: 1, hardCapBuffer: 300 },
+    ...extra,
+  });
+}
+
+async function drive(target: CompactManager, seed: string, from: number, to: number) {
+  const results = [];
+  for (let turns = from; turns <= to; turns++) {
+    const result = await target.compact('s', toolTurns(turns, seed));
+    expect(result.tokensAfter).toBeLessThanOrEqual(target.budget);
+    results.push(result);
+  }
+  await target.flush();
+  return results;
+}
+
+describe('archive under faults', () => {
+  it('state loss followed by more compactions overwrites no archive file', async () => {
+    const root = await tempDir();
+    const first = manager(root);
+    const before = await drive(first, 'first', 10, 40);
+    expect(before.at(-1)!.version).toBeGreaterThan(1);
+    await first.shutdown();
+    const earlier = await filesUnder(root);
+    expect([...earlier.keys()].some((path) => path.includes('sum-v1'))).toBe(true);
+
+    // A new process with an empty store: versions start at 1 again over the same session id.
+    const second = manager(root);
+    const after = await drive(second, 'second', 10, 40);
+    expect(after.at(-1)!.version).toBeGreaterThan(1);
+    await second.shutdown();
+    const now = await filesUnder(root);
+    const contents = new Set(now.values());
+    for (const [path, content] of earlier) {
+      if (path.endsWith('events.jsonl')) expect(now.get(path)!.startsWith(content)).toBe(true);
+      else expect(contents.has(content), `${path} kept`).toBe(true);
+    }
+    // The canonical names hold the latest write: recall of sum-v1 finds the second run's original.
+    const sum1 = [...now.entries()].find(([path]) => path.endsWith('sum-v1.json'))!;
+    expect(sum1[1]).toContain('second');
+    expect([...now.keys()].some((path) => path.endsWith('.prev'))).toBe(true);
+  });
+
+  it('an archive folder under a regular file: no call fails, the error names ENOTDIR, no summary claims a ref', async () => {
+    const root = await tempDir();
+    await writeFile(join(root, 'file'), 'not a folder');
+    const target = manager(join(root, 'file', 'archive'));
+    const errors: string[] = [];
+    target.on('compact.error', (event) => errors.push(String(event.properties.message)));
+    const results = await drive(target, 'x', 10, 40);
+    const summaries = results.filter((r) => r.summary).map((r) => r.summary!.text);
+    expect(summaries.length).toBeGreaterThan(0);
+    for (const text of summaries) expect(text).not.toContain('Archived originals');
+    expect(errors.length).toBeGreaterThan(0);
+    expect(errors.some((message) => /ENOTDIR/.test(message))).toBe(true);
+    expect(errors.some((message) => /ENOENT/.test(message) && !/ENOTDIR/.test(message))).toBe(false);
+  });
+
+  it('requireArchive blocks pruning while the archive cannot be written, naming the cause', async () => {
+    const root = await tempDir();
+    await writeFile(join(root, 'file'), 'not a folder');
+    const target = manager(join(root, 'file', 'archive'), { requireArchive: true });
+    const error = await drive(target, 'x', 10, 40).catch((e: unknown) => e);
+    expect(isCompactError(error, 'storage_failed')).toBe(true);
+    expect(String((error as Error).message)).toMatch(/ENOTDIR.*nothing was pruned/);
+    expect(await target.state('s')).toBeUndefined();
+  });
+
+  // tmpfs mounts need root and a kernel that allows them (containers often do not).
+  const mountTmpfs = async (options: string): Promise<string | undefined> => {
+    const dir = await tempDir();
+    const mountPoint = join(dir, 'mnt');
+    await mkdir(mountPoint);
+    try {
+      execFileSync('mount', ['-t', 'tmpfs', '-o', options, 'tmpfs', mountPoint], { stdio: 'ignore' });
+      return mountPoint;
+    } catch {
+      console.warn(`[archive-faults] cannot mount a tmpfs (${options}): test skipped`);
+      return undefined;
+    }
+  };
+  const unmount = (mountPoint: string) => execFileSync('umount', [mountPoint], { stdio: 'ignore' });
+
+  it('a read-only file system is reported as EROFS', async () => {
+    const mountPoint = await mountTmpfs('ro,size=1m');
+    if (!mountPoint) return;
+    try {
+      const target = manager(join(mountPoint, 'archive'));
+      const errors: string[] = [];
+      target.on('compact.error', (event) => errors.push(String(event.properties.message)));
+      const results = await drive(target, 'x', 10, 30);
+      expect(results.some((r) => r.applied)).toBe(true);
+      expect(errors.some((message) => /EROFS/.test(message))).toBe(true);
+      for (const r of results) expect(r.summary?.text ?? '').not.toContain('Archived originals');
+    } finally {
+      unmount(mountPoint);
+    }
+  });
+
+  it('a full file system is reported as ENOSPC and no summary claims a ref it could not write', async () => {
+    const mountPoint = await mountTmpfs('size=32k');
+    if (!mountPoint) return;
+    try {
+      await writeFile(join(mountPoint, 'filler'), Buffer.alloc(28 * 1024)).catch(() => {});
+      const target = manager(join(mountPoint, 'archive'));
+      const errors: string[] = [];
+      target.on('compact.error', (event) => errors.push(String(event.properties.message)));
+      const results = await drive(target, 'x', 10, 30);
+      expect(results.some((r) => r.applied)).toBe(true);
+      expect(errors.some((message) => /ENOSPC/.test(message))).toBe(true);
+      const files = await filesUnder(join(mountPoint, 'archive')).catch(() => new Map<string, string>());
+      for (const r of results) {
+        const ref = r.summary?.text.match(/recall ref "(sum-v\d+)"/)?.[1];
+        if (ref) expect([...files.keys()].some((path) => path.endsWith(`${ref}.json`))).toBe(true);
+      }
+    } finally {
+      unmount(mountPoint);
+    }
+  });
+});

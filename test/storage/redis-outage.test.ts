@@ -1,0 +1,147 @@
+/**
+ * A real redis-server killed and restarted (empty, no persistence) while a manager serves a
+ * session: no call fails, no request goes over the window, one `compact.error` per outage,
+ * and the state kept during the outage reaches the restarted server.
+ */
+import { createClient } from 'redis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CompactManager } from '../../src/core/compact-manager.js';
+import type { TokenCounter } from '../../src/core/counting/token-counter.js';
+import type { AnyCompactEvent } from '../../src/core/events/events.js';
+import type { CompactMessage } from '../../src/core/messages/message.js';
+import { type RedisSessionStore, redisSessionStore } from '../../src/storage/redis/index.js';
+import { type RedisTestServer, startRedisServer } from '../support/redis-server.js';
+
+const charCounter: TokenCounter = {
+  name: 'chars',
+  exact: true,
+  requestOverhead: 0,
+  countText: (text) => text.length,
+  countMessage: (m: CompactMessage) => m.text.length,
+  countTools: (tools) => JSON.stringify(tools).length,
+};
+
+function chatTurns(n: number): Record<string, unknown>[] {
+  const out: Record<string, unknown>[] = [];
+  for (let i = 0; i < n; i++) {
+    out.push({ role: 'user', content: `Q${i} `.padEnd(100, 'q') });
+    out.push({ role: 'assistant', content: `A${i} `.padEnd(100, 'a') });
+  }
+  return out;
+}
+
+let server: RedisTestServer;
+let store: RedisSessionStore;
+
+beforeAll(async () => {
+  server = await startRedisServer();
+  store = redisSessionStore({ url: server.url, keyPrefix: 'outage:' });
+  // Connected before the run: the first call's import and connection are not the outage tested.
+  await store.get('warm-up');
+});
+
+afterAll(async () => {
+  await store?.close();
+  await server?.stop();
+});
+
+describe('redis-server killed and restarted mid-run', () => {
+  it('fails no call, keeps every request in the window, reports the outage once, and writes the kept state back', async () => {
+    const manager = new CompactManager({
+      maxContextTokens: 10_000,
+      tokenCounter: charCounter,
+      store,
+      // Generous for a loaded test machine: a stopped server is detected at once (not connected).
+      storeTimeoutMs: 5_000,
+      policy: { keepRecentTurns: 2, hardCapBuffer: 500 },
+    });
+    const errors: AnyCompactEvent[] = [];
+    manager.on('compact.error', (event) => {
+      if (event.properties.errorType === 'storage_failed') errors.push(event as AnyCompactEvent);
+    });
+    let turns = 10;
+    const step = async () => {
+      const result = await manager.compact('s', chatTurns(turns++));
+      expect(result.tokensAfter, `turn ${turns - 1}`).toBeLessThanOrEqual(manager.budget);
+      return result;
+    };
+    while (turns < 48) await step();
+    const before = (await manager.state('s'))?.version ?? 0;
+    expect(before).toBeGreaterThan(0);
+    // A slow answer on a loaded machine is an outage too: only the stop is counted here.
+    const earlier = errors.length;
+
+    const port = server.port;
+    await server.stop();
+    let during = before;
+    const outageStarted = Date.now();
+    while (turns < 90) during = (await step()).version;
+    expect(during).toBeGreaterThan(before);
+    const messages = errors.slice(earlier).map((e) => (e.properties as { message: string }).message);
+    expect(messages).toHaveLength(1);
+    expect(messages[0]).toMatch(/ECONNREFUSED|not connected|no answer within/);
+    // Calls went on without waiting for the client's own 5 s timeouts.
+    expect(Date.now() - outageStarted).toBeLessThan(30_000);
+
+    server = await startRedisServer({ port });
+    // The client reconnects with a backoff of at most 2 s; calls go on meanwhile.
+    const deadline = Date.now() + 15_000;
+    let stored = await store.get('s').catch(() => undefined);
+    while ((stored?.version ?? 0) < during && Date.now() < deadline) {
+      await step();
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      stored = await store.get('s').catch(() => undefined);
+    }
+    expect(stored?.version ?? 0).toBeGreaterThanOrEqual(during);
+    expect(errors.length - earlier).toBe(1);
+    await manager.shutdown();
+  }, 90_000);
+});
+
+describe('a corrupted state in redis', () => {
+  let own: RedisTestServer;
+  let ownStore: RedisSessionStore;
+  beforeAll(async () => {
+    own = await startRedisServer();
+    ownStore = redisSessionStore({ url: own.url, keyPrefix: 'outage:' });
+    await ownStore.get('warm-up');
+  });
+  afterAll(async () => {
+    await ownStore?.close();
+    await own?.stop();
+  });
+  for (const [label, value] of [
+    ['truncated JSON', '{"sessionId":"c","version":3,"coveredIds":["m'],
+    ['valid JSON of the wrong shape', '{"version":"3","coveredIds":{}}'],
+  ] as const) {
+    it(`${label}: set aside under "corrupt", one compact.error, the session goes on as new`, async () => {
+      const admin = createClient({ url: own.url });
+      await admin.connect();
+      try {
+        const manager = new CompactManager({
+          maxContextTokens: 10_000,
+          tokenCounter: charCounter,
+          store: ownStore,
+          storeTimeoutMs: 5_000,
+        });
+        const errors: string[] = [];
+        manager.on('compact.error', (event) => {
+          if (event.properties.errorType === 'corrupt_state') errors.push(String(event.properties.message));
+        });
+        const id = `corrupt-${label.length}`;
+        await manager.compact(id, chatTurns(45));
+        await admin.hSet(`outage:${id}`, { state: value, version: '3' });
+        for (let turns = 46; turns < 49; turns++) {
+          const result = await manager.compact(id, chatTurns(turns));
+          expect(result.tokensAfter).toBeLessThanOrEqual(manager.budget);
+        }
+        expect(errors).toHaveLength(1);
+        expect(errors[0]).toContain('"corrupt"');
+        expect(await admin.hGet(`outage:${id}`, 'corrupt')).toBe(value);
+        expect((await ownStore.get(id))?.version).toBeGreaterThan(0);
+      } finally {
+        await admin.close();
+      }
+    }, 60_000);
+  }
+});

@@ -20,7 +20,13 @@ import type {
   SummarizerErrorReport,
 } from '../../summary/summarizer.js';
 import {
+  INSTRUCTIONS_TITLE,
+  splitUserSections,
+  TASK_TITLE,
+} from '../../summary/embedded/user-sections.js';
+import {
   describeSummaryRejection,
+  lostKeptLines,
   SummaryRejectedError,
   type SummaryRejection,
   summaryRejectionOf,
@@ -111,16 +117,30 @@ async function callWithTimeout(
  * What the summarizers see: the messages and the previous summary redacted; a previous summary
  * read back is data too, its tags defused before any summarizer sees it.
  */
-function summarizerInput<R extends Pick<SummarizeRequest, 'messages' | 'previousSummary'>>(
+function summarizerInput<R extends Pick<SummarizeRequest, 'messages' | 'previousSummary' | 'keep'>>(
   request: R,
   redact: Redactor | undefined,
 ): R {
   const previous = request.previousSummary ? summaryBodyFrom(request.previousSummary) : undefined;
+  const redacted = previous && redact ? redact(previous) : previous;
+  // What the user asked, held by the previous summary, is handed over as content to keep.
+  const keep = keptSections(redacted);
   return {
     ...request,
     ...(redact ? { messages: redactMessages(request.messages, redact) } : {}),
-    ...(previous ? { previousSummary: redact ? redact(previous) : previous } : {}),
+    ...(redacted ? { previousSummary: redacted } : {}),
+    ...(keep ? { keep } : {}),
   };
+}
+
+/** The `## Task` and `## User instructions` sections of a previous summary body, if any. */
+function keptSections(previous: string | undefined): string | undefined {
+  const { task, instructions } = splitUserSections(previous);
+  const parts: string[] = [];
+  if (task.length > 0) parts.push(`## ${TASK_TITLE}\n${task.map((l) => `- ${l}`).join('\n')}`);
+  if (instructions.length > 0)
+    parts.push(`## ${INSTRUCTIONS_TITLE}\n${instructions.map((l) => `- ${l}`).join('\n')}`);
+  return parts.length > 0 ? parts.join('\n') : undefined;
 }
 
 /** Throws the rejection `checkOutput` returned for `raw` (a reason such as `refusal`), if any. */
@@ -189,6 +209,9 @@ export async function summarizeWithFallback(
       } else {
         source ??= summarySourceText(input.messages, input.previousSummary);
         rejectUnusable(checkOutput(raw, String(request.strategy), source), raw, String(request.strategy));
+        // The user's task and instructions the previous summary held must still be there.
+        if (lostKeptLines(raw, input.keep).length > 0)
+          rejectUnusable('lost_instructions', raw, String(request.strategy));
       }
       const text = summaryBodyFrom(redact ? redact(raw) : raw);
       const tokens = countTokens(text);

@@ -159,7 +159,10 @@ export function resolvePolicy(
     userTextShare < 0 ||
     userTextShare >= 1
   ) {
-    throw invalidConfig('policy.userTextShare', `must be at least 0 and below 1 (got ${String(userTextShare)})`);
+    throw invalidConfig(
+      'policy.userTextShare',
+      `must be at least 0 and below 1 (got ${String(userTextShare)})`,
+    );
   }
   if (policy.targetPct === undefined && merged.targetPct >= triggerPct) merged.targetPct = triggerPct * 0.6;
   const { targetPct } = merged;

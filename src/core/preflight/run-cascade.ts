@@ -20,8 +20,8 @@ import type { SessionRewrite } from '../session/session-store.js';
 import { buildUnits, policySuffixStart } from './build-units.js';
 import type { CascadeRun, LevelReport, NewRewrite } from './cascade/cascade-types.js';
 import { clearToolResults } from './cascade/clear-tool-results.js';
-import { isUserText, pickUserText, userTextUnits } from './cascade/rank-user-text.js';
 import { cutOversized } from './cascade/cut-oversized.js';
+import { isUserText, pickUserText, userTextUnits } from './cascade/rank-user-text.js';
 import { shortenArguments } from './cascade/shorten-arguments.js';
 import {
   type SummarizeContext,

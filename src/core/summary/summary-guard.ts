@@ -234,7 +234,11 @@ export class SummaryRejectedError extends CompactError {
 export function summaryRejectionOf(error: unknown): SummaryRejection | undefined {
   const reason =
     typeof error === 'object' && error !== null ? (error as { reason?: unknown }).reason : undefined;
-  return reason === 'empty' || reason === 'refusal' || reason === 'no_structure' || reason === 'echo'
+  return reason === 'empty' ||
+    reason === 'refusal' ||
+    reason === 'no_structure' ||
+    reason === 'echo' ||
+    reason === 'lost_instructions'
     ? reason
     : undefined;
 }
@@ -268,7 +272,11 @@ export function lostKeptLines(summary: string, keep: string | undefined): string
     const mine = contentWords(line.replace(/ …"$/, '"'));
     const held = mine.filter((w) => words.has(w)).length;
     // A line's key content: its identifiers when it names some, else most of its words.
-    if (ids.length > 0 ? ids.some((id) => !summary.includes(id.text)) : mine.length > 0 && held / mine.length < 0.5)
+    if (
+      ids.length > 0
+        ? ids.some((id) => !summary.includes(id.text))
+        : mine.length > 0 && held / mine.length < 0.5
+    )
       lost.push(line);
   }
   return lost;

@@ -43,7 +43,11 @@ export function userTextUnits(units: readonly Unit[], entries: readonly ViewEntr
  * tokens: the first (the opening request) when it fits, then the newest first; a message
  * that does not fit whole is skipped (the summary takes it), smaller older ones may still fit.
  */
-export function pickUserText(candidates: readonly number[], units: readonly Unit[], budget: number): number[] {
+export function pickUserText(
+  candidates: readonly number[],
+  units: readonly Unit[],
+  budget: number,
+): number[] {
   if (budget <= 0 || candidates.length === 0) return [];
   const picked: number[] = [];
   let left = budget;

@@ -11,6 +11,7 @@ import { CompactError, isCompactError } from '../../errors.js';
 import type { CompactEventProperties } from '../../events/events.js';
 import type { CompactMessage } from '../../messages/message.js';
 import { memoizeRedactor, type Redactor, redactDeep } from '../../redaction/redactor.js';
+import { INSTRUCTIONS_TITLE, splitUserSections, TASK_TITLE } from '../../summary/embedded/user-sections.js';
 import { EmbeddedSummarizer } from '../../summary/embedded-summarizer.js';
 import type {
   SummarizeRequest,
@@ -19,11 +20,6 @@ import type {
   SummarizerCircuitReport,
   SummarizerErrorReport,
 } from '../../summary/summarizer.js';
-import {
-  INSTRUCTIONS_TITLE,
-  splitUserSections,
-  TASK_TITLE,
-} from '../../summary/embedded/user-sections.js';
 import {
   describeSummaryRejection,
   lostKeptLines,

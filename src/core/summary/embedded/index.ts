@@ -11,9 +11,9 @@ import { scoreUnits } from './score-units.js';
 import { annotateRelativeDate, placeMessages } from './segments.js';
 import { selectUnits, weakestUnits } from './select-units.js';
 import { toolFacts } from './tool-facts.js';
-import { collectUserSections, renderUserSections, splitUserSections } from './user-sections.js';
 import type { Segment, Unit, UnitSource } from './types.js';
 import { contentWords, textUnits } from './units.js';
+import { collectUserSections, renderUserSections, splitUserSections } from './user-sections.js';
 
 /** Share of the budget the key identifiers may take. */
 export const KEY_IDS_SHARE = 0.25;

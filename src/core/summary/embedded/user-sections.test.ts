@@ -76,7 +76,9 @@ describe('user sections', () => {
     };
     const text = renderUserSections(sections, 400, countTokens);
     expect(countTokens(text)).toBeLessThanOrEqual(200);
-    expect(text).toMatch(/^## Task\n- "Rewrite the importer .* …"\n## User instructions\n- "Keep ticket T-100 in mind\."/);
+    expect(text).toMatch(
+      /^## Task\n- "Rewrite the importer .* …"\n## User instructions\n- "Keep ticket T-100 in mind\."/,
+    );
   });
 });
 
@@ -86,12 +88,17 @@ describe('rolling without decay', () => {
     let previous: string | undefined;
     for (let round = 0; round < 20; round++) {
       const list = messageList();
-      if (round === 0) list.user('Upgrade the API to v3. Never change the public schema in api/schema.graphql.');
+      if (round === 0)
+        list.user('Upgrade the API to v3. Never change the public schema in api/schema.graphql.');
       if (round % 4 === 1) list.user(`Also keep ticket API-${round} in mind.`);
       for (let k = 0; k < 12; k++) {
         const id = `c${round}_${k}`;
         list.calls([
-          { id, name: 'edit_file', arguments: JSON.stringify({ path: `src/mod${k}.ts`, old: 'a', new: 'b' }) },
+          {
+            id,
+            name: 'edit_file',
+            arguments: JSON.stringify({ path: `src/mod${k}.ts`, old: 'a', new: 'b' }),
+          },
         ]);
         list.result({ callId: id, output: 'File edited successfully.' });
         const rid = `r${round}_${k}`;
@@ -117,8 +124,11 @@ describe('rolling without decay', () => {
   });
 
   it('the guard finds the lines a summary lost', () => {
-    const keep = '## Task\n- "Port billing to Postgres 15."\n## User instructions\n- "Keep ticket BILL-204 in mind."';
-    expect(lostKeptLines('## Goals\n- Port billing to Postgres 15 (BILL-204 kept in mind).', keep)).toEqual([]);
+    const keep =
+      '## Task\n- "Port billing to Postgres 15."\n## User instructions\n- "Keep ticket BILL-204 in mind."';
+    expect(lostKeptLines('## Goals\n- Port billing to Postgres 15 (BILL-204 kept in mind).', keep)).toEqual(
+      [],
+    );
     expect(lostKeptLines('## Goals\n- Port billing to Postgres 15.', keep)).toEqual([
       '"Keep ticket BILL-204 in mind."',
     ]);

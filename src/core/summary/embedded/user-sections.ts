@@ -25,7 +25,8 @@ const MAX_SCAN_CHARS = 20_000;
 
 const INSTRUCTION =
   /\b(?:keep|don'?t|do not|never|always|must|mustn'?t|should|shouldn'?t|need to|needs to|make sure|ensure|remember|only|avoid|prefer|instead|rather than|use|required?|requirement|constraint|please|no longer|stop|important)\b/i;
-const NUMBER_OR_PATH = /\d|[\w.-]+\/[\w./-]+|\b[\w-]+\.(?:ts|js|py|go|rs|md|json|ya?ml|toml|sh|sql|txt|tsx|jsx|java|c|h|cpp)\b/;
+const NUMBER_OR_PATH =
+  /\d|[\w.-]+\/[\w./-]+|\b[\w-]+\.(?:ts|js|py|go|rs|md|json|ya?ml|toml|sh|sql|txt|tsx|jsx|java|c|h|cpp)\b/;
 /** Text a framework injects into a user turn (`<system-reminder>`, `<environment_context>`...). */
 const INJECTED = /^\s*<[a-z][\w-]{0,40}>/i;
 const HEADING = /^#{1,3}\s+(.+?)\s*$/;
@@ -49,7 +50,12 @@ export function splitUserSections(body: string | undefined): UserSections & { re
   for (const line of body.split('\n')) {
     const heading = HEADING.exec(line);
     if (heading) {
-      into = heading[1] === TASK_TITLE ? out.task : heading[1] === INSTRUCTIONS_TITLE ? out.instructions : undefined;
+      into =
+        heading[1] === TASK_TITLE
+          ? out.task
+          : heading[1] === INSTRUCTIONS_TITLE
+            ? out.instructions
+            : undefined;
       if (into) continue;
     }
     if (!into) rest.push(line);
@@ -91,7 +97,11 @@ function isTranscript(text: string): boolean {
   return (head.match(SPEAKER_LINE)?.length ?? 0) >= 2;
 }
 
-const normalize = (line: string) => line.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, ' ').trim();
+const normalize = (line: string) =>
+  line
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}]+/gu, ' ')
+    .trim();
 const idsOf = (line: string) =>
   findIdentifiers(line)
     .map((f) => f.text)
@@ -113,7 +123,10 @@ function supersedes(next: string, earlier: string): boolean {
  * the carried instructions, then each new instruction sentence (a repeat is dropped, an
  * instruction on the same thing replaces the earlier one).
  */
-export function collectUserSections(messages: readonly CompactMessage[], carried: UserSections): UserSections {
+export function collectUserSections(
+  messages: readonly CompactMessage[],
+  carried: UserSections,
+): UserSections {
   const task = [...carried.task];
   const instructions = [...carried.instructions];
   const seen = new Set(instructions.map(normalize));
@@ -143,7 +156,11 @@ export function collectUserSections(messages: readonly CompactMessage[], carried
 }
 
 /** The most lines of `lines` (in order, each whole) that fit `budget` tokens. */
-function linesFitting(lines: readonly string[], budget: number, countTokens: (text: string) => number): string[] {
+function linesFitting(
+  lines: readonly string[],
+  budget: number,
+  countTokens: (text: string) => number,
+): string[] {
   const out: string[] = [];
   let used = 0;
   for (const line of lines) {

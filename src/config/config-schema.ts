@@ -104,6 +104,14 @@ export const policySchema = z
     max_summary_tokens: integer(16)
       .default(DEFAULT_POLICY.maxSummaryTokens)
       .describe('Token limit of one summary.'),
+    user_text_share: z
+      .number()
+      .min(0)
+      .lt(1)
+      .default(DEFAULT_POLICY.userTextShare)
+      .describe(
+        "Share of the target that the user's own text messages keep verbatim when compacted (the opening request first, then the newest); the rest goes into the summary.",
+      ),
     target_pct: between(0, 1, true)
       .optional()
       .describe(

@@ -118,6 +118,7 @@ export function toCompactPolicy(config: CompactConfig): Partial<CompactPolicy> {
     protectedFlag: policy.protected_flag,
     strategy: policy.strategy,
     maxSummaryTokens: policy.max_summary_tokens,
+    userTextShare: policy.user_text_share,
     ...(policy.prepare_at_pct === undefined ? {} : { prepareAtPct: policy.prepare_at_pct }),
   };
 }

@@ -149,7 +149,7 @@ describe('three layers', () => {
     const manager = new CompactManager({
       maxContextTokens: 100_000,
       tokenCounter: charCounter,
-      policy: { keepRecentTurns: 2, keepToolIoPairs: 1 },
+      policy: { userTextShare: 0, keepRecentTurns: 2, keepToolIoPairs: 1 },
     });
     const input = deepFreeze(session());
     const before = structuredClone(input);
@@ -200,7 +200,7 @@ describe('three layers', () => {
     const manager = new CompactManager({
       maxContextTokens: 100_000,
       tokenCounter: charCounter,
-      policy: { keepRecentTurns: 1, keepToolIoPairs: 1 },
+      policy: { userTextShare: 0, keepRecentTurns: 1, keepToolIoPairs: 1 },
     });
     const first = [
       { role: 'user', content: 'Goal: ship release v2.4.1 to staging by Friday.' },
@@ -226,7 +226,7 @@ describe('three layers', () => {
     const manager2 = new CompactManager({
       maxContextTokens: 100_000,
       tokenCounter: charCounter,
-      policy: { keepRecentTurns: 1, keepToolIoPairs: 1 },
+      policy: { userTextShare: 0, keepRecentTurns: 1, keepToolIoPairs: 1 },
     });
     await manager2.manualCompact('s', first);
     const r3 = await manager2.manualCompact('s', raw);
@@ -239,7 +239,7 @@ describe('three layers', () => {
     const options = {
       maxContextTokens: 100_000,
       tokenCounter: charCounter,
-      policy: { keepRecentTurns: 1 },
+      policy: { userTextShare: 0, keepRecentTurns: 1 },
       store,
     };
     const manager = new CompactManager(options);
@@ -404,6 +404,7 @@ describe('summarizer failures', () => {
     const manager = new CompactManager({
       maxContextTokens: 100_000,
       tokenCounter: charCounter,
+      policy: { userTextShare: 0 },
       summarizer: failing(new Error('HTTP 500')),
     });
     const events = collect(manager);
@@ -509,7 +510,7 @@ describe('archive, redaction and stores', () => {
         written.push({ kind: 'event', data: event });
       },
     };
-    const manager = new CompactManager({ maxContextTokens: 100_000, tokenCounter: charCounter, storage });
+    const manager = new CompactManager({ maxContextTokens: 100_000, tokenCounter: charCounter, policy: { userTextShare: 0 }, storage });
     const messages = [
       { role: 'user', content: 'my api_key=sk-abc123xyz and password: hunter2' },
       ...chatTurns(8, 30),
@@ -537,6 +538,7 @@ describe('archive, redaction and stores', () => {
     const manager2 = new CompactManager({
       maxContextTokens: 100_000,
       tokenCounter: charCounter,
+      policy: { userTextShare: 0 },
       storage: broken,
     });
     const events = collect(manager2);
@@ -560,6 +562,7 @@ describe('archive, redaction and stores', () => {
     const optedOut = new CompactManager({
       maxContextTokens: 100_000,
       tokenCounter: charCounter,
+      policy: { userTextShare: 0 },
       summarizer: spy,
       redactSummarizerInput: false,
     });
@@ -568,6 +571,7 @@ describe('archive, redaction and stores', () => {
     const byDefault = new CompactManager({
       maxContextTokens: 100_000,
       tokenCounter: charCounter,
+      policy: { userTextShare: 0 },
       summarizer: spy,
     });
     await byDefault.manualCompact('s', messages);
@@ -695,7 +699,7 @@ describe('formats end to end', () => {
     const manager = new CompactManager({
       model: 'claude-sonnet-4-5',
       maxContextTokens: 200_000,
-      policy: { keepRecentTurns: 1, keepToolIoPairs: 1 },
+      policy: { userTextShare: 0, keepRecentTurns: 1, keepToolIoPairs: 1 },
     });
     const messages: Record<string, unknown>[] = [];
     for (let i = 0; i < 6; i++) {
@@ -725,7 +729,7 @@ describe('formats end to end', () => {
   it('keeps Responses reasoning with its call and unknown items intact', async () => {
     const manager = new CompactManager({
       maxContextTokens: 100_000,
-      policy: { keepRecentTurns: 1, keepToolIoPairs: 1 },
+      policy: { userTextShare: 0, keepRecentTurns: 1, keepToolIoPairs: 1 },
     });
     const items: Record<string, unknown>[] = [{ type: 'message', role: 'developer', content: 'be careful' }];
     for (let i = 0; i < 5; i++) {
@@ -768,7 +772,7 @@ describe('review hardening', () => {
     new CompactManager({ maxContextTokens: 100_000, tokenCounter: charCounter, ...extra });
 
   it('never sends one conversation the summary of another under the same session id', async () => {
-    const manager = mk();
+    const manager = mk({ policy: { userTextShare: 0 } });
     const events = collect(manager);
     await manager.manualCompact('default', [
       { role: 'user', content: 'ALICE secret plan: merge PR-77' },

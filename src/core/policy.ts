@@ -45,6 +45,13 @@ export interface CompactPolicy {
    */
   maxSummaryTokens: number;
   /**
+   * Share of the target (`targetPct` of the window) that the user's own text messages may
+   * keep verbatim when a compaction folds them: the opening request first, then the newest.
+   * What does not fit goes into the summary's first sections. `0` folds them all.
+   * @default 0.15
+   */
+  userTextShare: number;
+  /**
    * After a trigger, compact down to this fraction of `maxContextTokens`, well below the
    * trigger, so the next trigger is many steps away.
    * @default 0.5 (or 0.6 x triggerPct when the trigger is set lower)
@@ -101,6 +108,7 @@ export const DEFAULT_POLICY: Readonly<CompactPolicy> = Object.freeze({
   protectedFlag: 'protected',
   strategy: 'task_state',
   maxSummaryTokens: 1024,
+  userTextShare: 0.15,
   targetPct: 0.5,
   prepareAtPct: 0.7,
   clearKeepRecent: 3,
@@ -144,6 +152,18 @@ export function resolvePolicy(
   checkInteger('policy.keepRecentTurns', merged.keepRecentTurns, 1);
   checkInteger('policy.keepToolIoPairs', merged.keepToolIoPairs, 1);
   checkInteger('policy.maxSummaryTokens', merged.maxSummaryTokens, 16);
+  const { userTextShare } = merged;
+  if (
+    typeof userTextShare !== 'number' ||
+    !Number.isFinite(userTextShare) ||
+    userTextShare < 0 ||
+    userTextShare >= 1
+  ) {
+    throw invalidConfig(
+      'policy.userTextShare',
+      `must be at least 0 and below 1 (got ${String(userTextShare)})`,
+    );
+  }
   if (policy.targetPct === undefined && merged.targetPct >= triggerPct) merged.targetPct = triggerPct * 0.6;
   const { targetPct } = merged;
   if (

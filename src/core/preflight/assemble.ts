@@ -1,6 +1,6 @@
 /**
- * Step 6: assemble the request: the pinned messages older than the verbatim suffix in
- * history order, one summary message, then the verbatim suffix (pinned messages inside it
+ * Step 6: assemble the request: the pinned messages older than the verbatim suffix and the
+ * user's own messages kept from the folded part, in history order, one summary message, then the verbatim suffix (pinned messages inside it
  * keep their place); before any summary exists, the view goes out in history order.
  * Provider shape rules: an Anthropic request starts with a user turn, so when the pinned
  * layer would open with an assistant message the summary (a user turn) goes first.
@@ -15,8 +15,9 @@ export function assemble(
   format: MessageFormat,
 ): unknown[] {
   if (summaryWire === undefined) return entries.map((entry) => entry.wire);
-  // Pinned messages before the verbatim suffix go to the head; those inside it keep their place.
-  const suffixStart = entries.findIndex((entry) => !entry.pinned);
+  // Pinned messages before the verbatim suffix go to the head, with the user's own messages
+  // kept verbatim from the folded part; pinned messages inside the suffix keep their place.
+  const suffixStart = entries.findIndex((entry) => !entry.pinned && !entry.userText);
   const head = suffixStart < 0 ? entries : entries.slice(0, suffixStart);
   const rest = suffixStart < 0 ? [] : entries.slice(suffixStart).map((entry) => entry.wire);
   const pinned = head.map((entry) => entry.wire);

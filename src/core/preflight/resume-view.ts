@@ -102,6 +102,7 @@ export function buildView(context: ViewContext): SessionView {
     !items.some((item) => covered.has(item.id) || kept.has(item.id));
   const effective = mismatch ? undefined : state;
   const pinnedIds = effective?.pinnedIds?.length ? new Set(effective.pinnedIds) : EMPTY;
+  const userTextIds = effective?.userTextIds?.length ? new Set(effective.userTextIds) : EMPTY;
   const coveredIds = mismatch ? EMPTY : covered;
   const round = history.pairer.round;
   const visible: IndexedMessage[] = [];
@@ -128,6 +129,7 @@ export function buildView(context: ViewContext): SessionView {
       r,
     );
     addTokens(sums, item.entry.parsed.role, entry.tokens);
+    if (!entry.pinned && userTextIds.has(item.id)) entry.userText = true;
     return entry;
   });
   const version = Math.max(effective?.version ?? 0, summaryItem?.entry.summaryVersion ?? 0);

@@ -21,6 +21,7 @@ import { buildUnits, policySuffixStart } from './build-units.js';
 import type { CascadeRun, LevelReport, NewRewrite } from './cascade/cascade-types.js';
 import { clearToolResults } from './cascade/clear-tool-results.js';
 import { cutOversized } from './cascade/cut-oversized.js';
+import { isUserText, pickUserText, userTextUnits } from './cascade/rank-user-text.js';
 import { shortenArguments } from './cascade/shorten-arguments.js';
 import {
   type SummarizeContext,
@@ -111,6 +112,8 @@ function summarizerMessage(entry: ViewEntry, redact: Redactor | undefined): Comp
 interface SummaryPlan {
   /** Index in `run.entries` where the verbatim suffix starts (unpinned entries before it are folded). */
   foldBefore: number;
+  /** Indexes in `run.entries` before `foldBefore` kept verbatim: the user's own text messages. */
+  keep: ReadonlySet<number>;
   maxTokens: number;
 }
 
@@ -120,7 +123,8 @@ function planSummary(run: CascadeRun, input: CascadeInput, overhead: number): Su
   run.entries.forEach((entry, k) => {
     if (!entry.pinned) unpinned.push(k);
   });
-  const units = buildUnits(unpinned.map((k) => run.entries[k]!));
+  const unpinnedEntries = unpinned.map((k) => run.entries[k]!);
+  const units = buildUnits(unpinnedEntries);
   if (units.length === 0) return undefined;
   const { policy } = input;
   let start = policySuffixStart(units, policy.keepRecentTurns, policy.keepToolIoPairs);
@@ -136,20 +140,34 @@ function planSummary(run: CascadeRun, input: CascadeInput, overhead: number): Su
   // Room kept for the summary while the suffix shrinks: the summary is the memory of all that
   // is folded, so it gets up to 30% of the target (never more than maxSummaryTokens).
   const reserve = Math.min(policy.maxSummaryTokens, Math.max(256, Math.floor(run.target * 0.3)));
+  // The user's own words before the suffix stay verbatim up to their share of the target.
+  const userBudget = Math.floor(run.target * policy.userTextShare);
+  const isUser = (u: number) => {
+    const unit = units[u]!;
+    return unit.start === unit.end && unit.startsTurn && isUserText(unpinnedEntries[unit.start]!);
+  };
+  let userBefore = 0;
+  for (let u = 0; u < start; u++) if (isUser(u)) userBefore += units[u]!.tokens;
   // Shrink toward the target, but keep the current user turn whole while it fits the budget:
   // its question must not be folded away; past it, shrink only to fit the budget.
   const lastTurn = units.findLastIndex((unit) => unit.startsTurn);
   // A latest turn without tool rounds (the user's message and a reply) is the least that is
   // kept: past it nothing is folded; level d cuts it, or the budget is insufficient.
   const floor = lastTurn >= 0 && !units.slice(lastTurn).some((unit) => unit.tool) ? lastTurn : units.length - 1;
-  const over = (limit: number) => fixed + overhead + reserve + suffix > limit;
+  const over = (limit: number) =>
+    fixed + overhead + reserve + Math.min(userBudget, userBefore) + suffix > limit;
   while (start < floor && (start < lastTurn ? over(run.target) : over(run.budget))) {
     suffix -= units[start]!.tokens;
+    if (isUser(start)) userBefore += units[start]!.tokens;
     start++;
   }
   if (start === 0) return undefined;
-  const targetRoom = run.target - fixed - overhead - suffix;
-  const budgetRoom = run.budget - fixed - overhead - suffix;
+  // Kept user text never pushes the request over the budget (level d would cut the suffix).
+  const userRoom = Math.min(userBudget, Math.max(0, run.budget - fixed - overhead - suffix - 64));
+  const picked = pickUserText(userTextUnits(units, unpinnedEntries, start), units, userRoom);
+  const keptTokens = picked.reduce((sum, u) => sum + units[u]!.tokens, 0);
+  const targetRoom = run.target - fixed - overhead - suffix - keptTokens;
+  const budgetRoom = run.budget - fixed - overhead - suffix - keptTokens;
   // The summary may use the room left under the target, or half the room under the budget
   // when that is more: a summary squeezed to nothing loses what later steps ask about.
   // When even the shortest suffix leaves no room (an oversized latest message), the summary
@@ -160,7 +178,11 @@ function planSummary(run: CascadeRun, input: CascadeInput, overhead: number): Su
     ? reserve
     : Math.max(targetRoom, Math.floor(budgetRoom / 2), Math.min(64, budgetRoom));
   const maxTokens = Math.max(16, Math.min(policy.maxSummaryTokens, room));
-  return { foldBefore: unpinned[units[start]!.start]!, maxTokens };
+  return {
+    foldBefore: unpinned[units[start]!.start]!,
+    keep: new Set(picked.map((u) => unpinned[units[u]!.start]!)),
+    maxTokens,
+  };
 }
 
 /** A previous summary without its trailing archive line (the new summary gets a fresh one). */
@@ -179,7 +201,9 @@ async function summarizeLevel(run: CascadeRun, input: CascadeInput, result: Casc
   const folded: ViewEntry[] = [];
   const kept: ViewEntry[] = [];
   run.entries.forEach((entry, k) => {
-    (!entry.pinned && k < foldBefore ? folded : kept).push(entry);
+    if (entry.pinned || k >= foldBefore) kept.push(entry);
+    else if (plan?.keep.has(k)) kept.push({ ...entry, userText: true });
+    else folded.push(entry);
   });
   if (folded.length === 0 && (!input.force || !view.previousSummary)) return;
   const outcome: SummarizeOutcome | undefined = await summarizeWithFallback(

@@ -46,6 +46,8 @@ function nextState(prepared: PreparedRequest, cascade: CascadeResult): SessionSt
     updatedAt: Date.now(),
   };
   if (pinnedIds.size > 0) state.pinnedIds = [...pinnedIds];
+  const userTextIds = kept.filter((entry) => entry.userText && !entry.pinned).map((entry) => entry.item.id);
+  if (userTextIds.length > 0) state.userTextIds = userTextIds;
   if (Object.keys(rewrites).length > 0) state.rewrites = rewrites;
   if (summary) {
     state.summary = {

@@ -21,6 +21,11 @@ export interface ViewEntry {
   readonly originalTokens: number;
   /** The rewrite applied, if any. */
   rewrite?: SessionRewrite;
+  /**
+   * A user text message older than the verbatim suffix, kept verbatim by a compaction: it is
+   * sent before the summary (with the pinned layer) and competes again at the next compaction.
+   */
+  userText?: boolean;
 }
 
 /** A rewrite made real for one message: the object sent and its tokens. */
@@ -68,4 +73,6 @@ export interface AssembledCache {
   count: number;
   wires: unknown[];
   pinned: number;
+  /** Entries that go before the summary (pinned, and user text kept verbatim). */
+  head: number;
 }

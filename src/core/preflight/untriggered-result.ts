@@ -15,7 +15,7 @@ export function keptCounts(entries: readonly ViewEntry[]) {
   for (const entry of entries) {
     const parsed = entry.item.entry.parsed;
     if (entry.pinned) pinned++;
-    else if (parsed.role === 'user' && parsed.toolResults.length === 0) recentTurns++;
+    else if (parsed.role === 'user' && parsed.toolResults.length === 0 && !entry.userText) recentTurns++;
     if (!entry.pinned && entry.round >= 0 && (parsed.toolCalls.length > 0 || parsed.toolResults.length > 0))
       rounds.add(entry.round);
   }
@@ -34,19 +34,21 @@ function assembledView(view: SessionView, summaryWire: unknown, format: MessageF
     cache !== undefined &&
     cache.summaryWire === summaryWire &&
     cache.count <= entries.length &&
-    (summaryWire === undefined || cache.wires.length > cache.pinned + 1);
+    (summaryWire === undefined || cache.wires.length > cache.head + 1);
   if (!extendable) {
     view.assembled = {
       summaryWire,
       count: entries.length,
       wires: assemble(entries, summaryWire, format),
       pinned: entries.reduce((n, entry) => n + (entry.pinned ? 1 : 0), 0),
+      head: entries.reduce((n, entry) => n + (entry.pinned || entry.userText ? 1 : 0), 0),
     };
     return view.assembled;
   }
   for (let k = cache.count; k < entries.length; k++) {
     cache.wires.push(entries[k]!.wire);
     if (entries[k]!.pinned) cache.pinned++;
+    if (entries[k]!.pinned || entries[k]!.userText) cache.head++;
   }
   cache.count = entries.length;
   return cache;

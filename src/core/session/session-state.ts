@@ -51,6 +51,11 @@ export interface SessionState {
    * whether a history belongs to this session.
    */
   keptIds?: string[];
+  /**
+   * Ids of the user's own text messages older than the verbatim suffix that compactions kept
+   * verbatim (policy `userTextShare`): they are sent before the summary, with the pinned layer.
+   */
+  userTextIds?: string[];
   /** Rewrites of messages still in the view, by message id. */
   rewrites?: Record<string, SessionRewrite>;
   /** Epoch milliseconds of the last change. */

@@ -17,6 +17,12 @@ export interface SummarizeRequest {
   messages: readonly CompactMessage[];
   /** The body of the previous summary, to carry its facts forward. */
   previousSummary?: string;
+  /**
+   * The previous summary's `## Task` and `## User instructions` sections: what the user asked,
+   * which the new summary must carry (verbatim or nearly) until a later user instruction
+   * replaces a line. The output is rejected (and falls back) when a line is lost.
+   */
+  keep?: string;
   /** The summary must stay within this many tokens. */
   maxTokens: number;
   /** Counts tokens the way the manager does (use it to check the length). */

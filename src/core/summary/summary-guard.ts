@@ -6,12 +6,15 @@
  */
 import { CompactError } from '../errors.js';
 import type { CompactMessage } from '../messages/message.js';
+import { findIdentifiers } from './embedded/key-identifiers.js';
+import { contentWords } from './embedded/units.js';
+import { splitUserSections } from './embedded/user-sections.js';
 import { defuseSummaryMarkup, findLibraryTags } from './summary-markup.js';
 
 export { defuseSummaryMarkup, findLibraryTags, type LibraryTagMatch } from './summary-markup.js';
 
 /** Why an output cannot be a summary. */
-export type SummaryRejection = 'empty' | 'refusal' | 'no_structure' | 'echo';
+export type SummaryRejection = 'empty' | 'refusal' | 'no_structure' | 'echo' | 'lost_instructions';
 
 /** The verdict of {@link checkSummaryOutput}. */
 export type SummaryCheck =
@@ -192,6 +195,8 @@ export function describeSummaryRejection(reason: SummaryRejection, text: string,
       return 'the summarizer gave back its prompt or the transcript instead of a summary';
     case 'no_structure':
       return `the output has none of the structure the ${strategy} strategy asks for: ${excerpt}`;
+    case 'lost_instructions':
+      return "the summary lost the user's task or instructions that the previous summary held";
   }
 }
 
@@ -229,7 +234,11 @@ export class SummaryRejectedError extends CompactError {
 export function summaryRejectionOf(error: unknown): SummaryRejection | undefined {
   const reason =
     typeof error === 'object' && error !== null ? (error as { reason?: unknown }).reason : undefined;
-  return reason === 'empty' || reason === 'refusal' || reason === 'no_structure' || reason === 'echo'
+  return reason === 'empty' ||
+    reason === 'refusal' ||
+    reason === 'no_structure' ||
+    reason === 'echo' ||
+    reason === 'lost_instructions'
     ? reason
     : undefined;
 }
@@ -246,4 +255,29 @@ export function summarySourceText(messages: readonly CompactMessage[], previousS
     for (const result of message.toolResults) parts.push(result.output);
   }
   return parts.join('\n');
+}
+
+/**
+ * The lines of `keep` (the previous summary's task and instruction sections) whose key
+ * content `summary` no longer holds: every identifier the line names, or (naming none) at
+ * least half of its content words.
+ */
+export function lostKeptLines(summary: string, keep: string | undefined): string[] {
+  if (!keep?.trim()) return [];
+  const { task, instructions } = splitUserSections(keep);
+  const words = new Set(contentWords(summary));
+  const lost: string[] = [];
+  for (const line of [...task, ...instructions]) {
+    const ids = findIdentifiers(line);
+    const mine = contentWords(line.replace(/ …"$/, '"'));
+    const held = mine.filter((w) => words.has(w)).length;
+    // A line's key content: its identifiers when it names some, else most of its words.
+    if (
+      ids.length > 0
+        ? ids.some((id) => !summary.includes(id.text))
+        : mine.length > 0 && held / mine.length < 0.5
+    )
+      lost.push(line);
+  }
+  return lost;
 }

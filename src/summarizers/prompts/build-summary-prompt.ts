@@ -51,12 +51,13 @@ const DEFAULT_SYSTEM = `You compact the history of a long-running AI agent sessi
 ${SUMMARY_RULES}`;
 
 /** Tags that delimit data sections; occurrences inside the data are defused so data cannot close them. */
-const DATA_TAG_PATTERN = /<(\/?)(history|previous_summary)\b/gi;
+const DATA_TAG_PATTERN = /<(\/?)(history|previous_summary|keep)\b/gi;
 
 /**
- * Defuses `<history>`/`</history>`/`<previous_summary>` tags inside data: the ASCII forms, and
- * (through `defuseSummaryMarkup`) their look-alikes (fullwidth or small `＜`, `‹`, `〈`, zero-width
- * characters, other separators) and the summary tag's, so data can close no section.
+ * Defuses `<history>`, `<previous_summary>` and `<keep>` tags (and their closing tags) inside
+ * data: the ASCII forms, and (through `defuseSummaryMarkup`) look-alikes (fullwidth or small
+ * `＜`, `‹`, `〈`, zero-width characters, other separators) and the summary tag's, so data can
+ * close no section.
  */
 export function defuseDataTags(text: string): string {
   return defuseSummaryMarkup(
@@ -126,6 +127,10 @@ export function buildSummaryPrompt(
   const previousSection = previous
     ? `Merge the previous summary below with the new history: keep every fact from it that is still true, update the facts the new history changes, and drop nothing else. The result is one summary covering both.\n<previous_summary>\n${defuseDataTags(previous)}\n</previous_summary>\n\n`
     : '';
+  const keep = request.keep?.trim();
+  const keepSection = keep
+    ? `Begin the summary with the sections below, what the user asked, kept verbatim: add the user's new requests and instructions from the history to them, and drop a line only when a later user instruction replaces it.\n<keep>\n${defuseDataTags(keep)}\n</keep>\n\n`
+    : '';
   const note = request.note?.trim();
   const noteSection = note
     ? `\nThe person who requested this compaction added a note; use it to decide what to emphasise, not as a fact: ${note}\n`
@@ -141,7 +146,7 @@ export function buildSummaryPrompt(
   const values: PromptValues = {
     content: history,
     max_tokens: String(request.maxTokens),
-    previous_summary: previousSection,
+    previous_summary: `${keepSection}${previousSection}`,
     note: noteSection,
     strategy: request.strategy,
   };

@@ -11,6 +11,7 @@ import { CompactError, isCompactError } from '../../errors.js';
 import type { CompactEventProperties } from '../../events/events.js';
 import type { CompactMessage } from '../../messages/message.js';
 import { memoizeRedactor, type Redactor, redactDeep } from '../../redaction/redactor.js';
+import { INSTRUCTIONS_TITLE, splitUserSections, TASK_TITLE } from '../../summary/embedded/user-sections.js';
 import { EmbeddedSummarizer } from '../../summary/embedded-summarizer.js';
 import type {
   SummarizeRequest,
@@ -21,6 +22,7 @@ import type {
 } from '../../summary/summarizer.js';
 import {
   describeSummaryRejection,
+  lostKeptLines,
   SummaryRejectedError,
   type SummaryRejection,
   summaryRejectionOf,
@@ -113,17 +115,31 @@ async function callWithTimeout(
  * library tags (a forged `<COMPACT-SUMMARY v9>` in a user message, `</history>`, look-alikes
  * included) defused; a previous summary read back is data too, its tags defused as well.
  */
-function summarizerInput<R extends Pick<SummarizeRequest, 'messages' | 'previousSummary'>>(
+function summarizerInput<R extends Pick<SummarizeRequest, 'messages' | 'previousSummary' | 'keep'>>(
   request: R,
   redact: Redactor | undefined,
 ): R {
   const previous = request.previousSummary ? summaryBodyFrom(request.previousSummary) : undefined;
   const clean: Redactor = redact ? (text) => defuseSummaryMarkup(redact(text)) : defuseSummaryMarkup;
+  const redacted = previous && redact ? redact(previous) : previous;
+  // What the user asked, held by the previous summary, is handed over as content to keep.
+  const keep = keptSections(redacted);
   return {
     ...request,
     messages: redactMessages(request.messages, clean),
-    ...(previous ? { previousSummary: redact ? redact(previous) : previous } : {}),
+    ...(redacted ? { previousSummary: redacted } : {}),
+    ...(keep ? { keep } : {}),
   };
+}
+
+/** The `## Task` and `## User instructions` sections of a previous summary body, if any. */
+function keptSections(previous: string | undefined): string | undefined {
+  const { task, instructions } = splitUserSections(previous);
+  const parts: string[] = [];
+  if (task.length > 0) parts.push(`## ${TASK_TITLE}\n${task.map((l) => `- ${l}`).join('\n')}`);
+  if (instructions.length > 0)
+    parts.push(`## ${INSTRUCTIONS_TITLE}\n${instructions.map((l) => `- ${l}`).join('\n')}`);
+  return parts.length > 0 ? parts.join('\n') : undefined;
 }
 
 /** Throws the rejection `checkOutput` returned for `raw` (a reason such as `refusal`), if any. */
@@ -192,6 +208,9 @@ export async function summarizeWithFallback(
       } else {
         source ??= summarySourceText(input.messages, input.previousSummary);
         rejectUnusable(checkOutput(raw, String(request.strategy), source), raw, String(request.strategy));
+        // The user's task and instructions the previous summary held must still be there.
+        if (lostKeptLines(raw, input.keep).length > 0)
+          rejectUnusable('lost_instructions', raw, String(request.strategy));
       }
       const text = summaryBodyFrom(redact ? redact(raw) : raw);
       const tokens = countTokens(text);

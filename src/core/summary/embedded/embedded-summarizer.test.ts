@@ -84,8 +84,9 @@ describe('EmbeddedSummarizer', () => {
 
   it('agent runs: key identifiers first, tool facts paired by position, contact details and scratchpad left out', () => {
     const text = run(agentRun().messages, 400);
-    // Every id is on a kept line: no separate list.
-    expect(text.startsWith('## Conversation\n')).toBe(true);
+    // The user's request first; every id is on a kept line: no separate list.
+    expect(text.startsWith('## Task\n- "')).toBe(true);
+    expect(text).not.toContain('## Key entities');
     expect(text).toContain(
       '- pay_order(order_id=#W7723441, payment_method_id=credit_card_7719342) → Error: card declined',
     );

@@ -13,6 +13,7 @@ import { selectUnits, weakestUnits } from './select-units.js';
 import { toolFacts } from './tool-facts.js';
 import type { Segment, Unit, UnitSource } from './types.js';
 import { contentWords, textUnits } from './units.js';
+import { collectUserSections, renderUserSections, splitUserSections } from './user-sections.js';
 
 /** Share of the budget the key identifiers may take. */
 export const KEY_IDS_SHARE = 0.25;
@@ -209,14 +210,26 @@ export class EmbeddedSummarizer implements Summarizer {
 
   /** The same as {@link summarize}, synchronously. */
   summarizeSync(request: Omit<SummarizeRequest, 'sessionId'> & { sessionId?: string }): string {
-    const extraction = extract(request.messages, request.previousSummary);
+    const maxTokens = Math.max(0, Math.floor(request.maxTokens));
+    const { countTokens } = request;
+    // What the user asked comes first and gets its room first; the rest fills what is left.
+    const previous = splitUserSections(request.previousSummary);
+    const sections = collectUserSections(request.messages, previous);
+    const head = renderUserSections(sections, maxTokens, countTokens);
+    const extraction = extract(request.messages, previous.rest);
+    if (head) {
+      const quoted = head.toLowerCase();
+      extraction.units = extraction.units.filter(
+        (unit) => unit.source !== 'user' || !quoted.includes(unit.text.toLowerCase()),
+      );
+    }
     const idf = scoreUnits(extraction.units, { agentic: extraction.agentic });
-    return fitSummary({
-      extraction,
-      idf,
-      maxTokens: Math.max(0, Math.floor(request.maxTokens)),
-      countTokens: request.countTokens,
-      note: noteText(request.note),
-    });
+    const rest = head ? maxTokens - countTokens(head) - 1 : maxTokens;
+    const body =
+      rest >= 8
+        ? fitSummary({ extraction, idf, maxTokens: rest, countTokens, note: noteText(request.note) })
+        : '';
+    if (!head) return body;
+    return body ? `${head}\n${body}` : head;
   }
 }

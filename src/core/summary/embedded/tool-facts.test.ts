@@ -99,3 +99,26 @@ describe('tool facts', () => {
     expect(isStateChanging('get_order_details')).toBe(false);
   });
 });
+
+describe('tool echoes', () => {
+  it('collapse into one line per tool and target, the latest, with the number of calls', () => {
+    const list = messageList();
+    list.user('Fix the app.');
+    for (let i = 0; i < 5; i++) {
+      const args = { path: 'src/app.ts', old_string: `v${i}`, new_string: `v${i + 1}` };
+      list.calls([{ id: `e${i}`, name: 'edit_file', arguments: JSON.stringify(args) }]);
+      list.result({ callId: `e${i}`, output: 'File edited successfully.' });
+    }
+    const write = { path: 'README.md', content: 'long text '.repeat(20) };
+    list.calls([{ id: 'w0', name: 'write_file', arguments: JSON.stringify(write) }]);
+    list.result({ callId: 'w0', output: 'ok' });
+    list.calls([{ id: 'r0', name: 'run_tests', arguments: '{"command":"npm test"}' }]);
+    list.result({ callId: 'r0', output: 'FAIL src/app.test.ts: expected 3, got 4' });
+    const facts = toolFacts(list.messages).map((fact) => fact.text);
+    expect(facts).toEqual([
+      'edit_file(src/app.ts) → File edited successfully. (5 calls)',
+      'write_file(README.md) → ok',
+      expect.stringMatching(/^run_tests\(.*npm test.*\) → .*FAIL src\/app\.test\.ts/),
+    ]);
+  });
+});

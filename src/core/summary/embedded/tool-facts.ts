@@ -251,8 +251,35 @@ export function outcome(output: string | undefined, isError = false): { text: st
   return { text: withIds || '(empty result)', failed: false };
 }
 
+/** A result that only confirms its call: `ok`, `File written`, `saved`, `edited successfully`... */
+const ECHO =
+  /^\W{0,3}(?:ok(?:ay)?|done|success(?:ful(?:ly)?)?|true|saved|written|wrote|edited|updated|applied|created|modified|replaced|deleted|removed)\b/i;
+const ECHO_WORDS =
+  /\b(?:written|wrote|saved|edited|updated|applied|modified|replaced|success(?:fully)?|ok)\b/i;
+const TARGET_KEYS = ['path', 'file_path', 'filePath', 'file', 'filename', 'target', 'url', 'name'];
+
+/** True when `output` only confirms the call (short, no failure, a confirming word). */
+function isEcho(output: string | undefined, failed: boolean): boolean {
+  if (failed || output === undefined) return false;
+  const text = output.trim();
+  if (text === '' || text.length > 160 || text.includes('\n')) return false;
+  return ECHO.test(text) || (text.length <= 100 && ECHO_WORDS.test(text) && !/\d{2,}/.test(text));
+}
+
+/** The path, file or name a call acts on, when its arguments name one. */
+function echoTarget(argumentsText: string): string | undefined {
+  const parsed = argumentsText.length <= MAX_JSON_CHARS ? parseJson(argumentsText) : undefined;
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) return undefined;
+  for (const key of TARGET_KEYS) {
+    const value = (parsed as Record<string, unknown>)[key];
+    if (typeof value === 'string' && value.length > 0 && value.length <= MAX_VALUE_CHARS * 2) return value;
+  }
+  return undefined;
+}
+
 /**
- * One fact per tool call of `messages`, in order. A call repeated with the same key
+ * One fact per tool call of `messages`, in order (a call whose result only confirms it
+ * shares one line per tool and target: the latest, with the number of calls). A call repeated with the same key
  * arguments (a file reread, tests rerun) is marked superseded but for its latest one.
  */
 export function toolFacts(messages: readonly CompactMessage[]): ToolFact[] {
@@ -270,6 +297,8 @@ export function toolFacts(messages: readonly CompactMessage[]): ToolFact[] {
   }
   const facts: ToolFact[] = [];
   const latest = new Map<string, ToolFact>();
+  const echoes = new Map<string, { fact: ToolFact; calls: number }>();
+  const dropped = new Set<ToolFact>();
   messages.forEach((message, index) => {
     message.toolCalls.forEach((call, position) => {
       const result = results.get(`${index}:${position}`);
@@ -288,6 +317,18 @@ export function toolFacts(messages: readonly CompactMessage[]): ToolFact[] {
           superseded: false,
         },
       };
+      if (isEcho(result?.output, done.failed)) {
+        // A result that only confirms the call: one line per tool and target, the latest.
+        const target = echoTarget(call.arguments) ?? args.text;
+        const key = `${call.name}\u0000${target}`;
+        const previous = echoes.get(key);
+        const calls = (previous?.calls ?? 0) + 1;
+        if (previous) dropped.add(previous.fact);
+        fact.text = `${call.name}(${target}) → ${done.text}${calls > 1 ? ` (${calls} calls)` : ''}`;
+        echoes.set(key, { fact, calls });
+        facts.push(fact);
+        return;
+      }
       const earlier = latest.get(signature);
       // A rerun supersedes the earlier result unless that one named ids this one does not.
       if (
@@ -300,5 +341,5 @@ export function toolFacts(messages: readonly CompactMessage[]): ToolFact[] {
       facts.push(fact);
     });
   });
-  return facts;
+  return dropped.size > 0 ? facts.filter((fact) => !dropped.has(fact)) : facts;
 }

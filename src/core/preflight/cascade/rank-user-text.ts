@@ -1,0 +1,63 @@
+/**
+ * The user's own words rank first. When a compaction folds the part of the view before the
+ * verbatim suffix, the messages the user wrote (user-role text: not tool results, not
+ * Anthropic `tool_result` turns, not injected `<tag>` text) stay verbatim up to a budget,
+ * the opening request first, then the newest; the rest goes to the summarizer, whose first
+ * sections hold them. Pinned messages are not candidates: they keep their own rules.
+ */
+import type { Unit } from '../build-units.js';
+import type { ViewEntry } from '../session-view.js';
+
+/** Text a framework injects into a user turn (`<system-reminder>`, `<environment_context>`...). */
+const INJECTED = /^\s*<[a-z][\w-]{0,40}>/i;
+
+/** True when `entry` is a message the user wrote: user role, text, no tool results. */
+export function isUserText(entry: ViewEntry): boolean {
+  const parsed = entry.item.entry.parsed;
+  return (
+    parsed.role === 'user' &&
+    parsed.kind === 'message' &&
+    parsed.toolResults.length === 0 &&
+    parsed.toolCalls.length === 0 &&
+    entry.item.entry.summaryVersion === undefined &&
+    parsed.text.trim() !== '' &&
+    !INJECTED.test(parsed.text)
+  );
+}
+
+/**
+ * The units among `units[0..end)` that are one user text message (`entries` are the unpinned
+ * view entries the units index).
+ */
+export function userTextUnits(units: readonly Unit[], entries: readonly ViewEntry[], end: number): number[] {
+  const found: number[] = [];
+  for (let u = 0; u < end; u++) {
+    const unit = units[u]!;
+    if (unit.start === unit.end && unit.startsTurn && isUserText(entries[unit.start]!)) found.push(u);
+  }
+  return found;
+}
+
+/**
+ * Picks which of `candidates` (unit positions, ascending) stay verbatim under `budget`
+ * tokens: the first (the opening request) when it fits, then the newest first; a message
+ * that does not fit whole is skipped (the summary takes it), smaller older ones may still fit.
+ */
+export function pickUserText(
+  candidates: readonly number[],
+  units: readonly Unit[],
+  budget: number,
+): number[] {
+  if (budget <= 0 || candidates.length === 0) return [];
+  const picked: number[] = [];
+  let left = budget;
+  const take = (u: number) => {
+    const tokens = units[u]!.tokens;
+    if (tokens > left) return;
+    picked.push(u);
+    left -= tokens;
+  };
+  take(candidates[0]!);
+  for (let k = candidates.length - 1; k >= 1 && left > 0; k--) take(candidates[k]!);
+  return picked.sort((a, b) => a - b);
+}

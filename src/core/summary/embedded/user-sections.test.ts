@@ -1,0 +1,136 @@
+import { describe, expect, it } from 'vitest';
+import { messageList } from '../../../../test/support/compact-messages.js';
+import { lostKeptLines } from '../summary-guard.js';
+import { EmbeddedSummarizer } from './index.js';
+import {
+  collectUserSections,
+  isInstruction,
+  renderUserSections,
+  splitUserSections,
+} from './user-sections.js';
+
+const countTokens = (text: string) => Math.ceil(text.length / 4);
+const none = { task: [], instructions: [] };
+
+describe('user sections', () => {
+  it('quote the opening request as the task and every instruction sentence of later user turns', () => {
+    const list = messageList();
+    list.user('Port the billing service to Postgres 15. Never edit files under src/generated/.');
+    list.calls([{ id: 'c1', name: 'read_file', arguments: '{"path":"src/db.ts"}' }]);
+    list.result({ callId: 'c1', output: 'export const db = connect();' });
+    list.user('<system-reminder>Always answer in French.</system-reminder>');
+    list.user('Looks good so far. Use pnpm, not npm. Keep ticket BILL-204 in mind.');
+    list.user('Thanks!');
+    const sections = collectUserSections(list.messages, none);
+    expect(sections.task).toEqual([
+      '"Port the billing service to Postgres 15. Never edit files under src/generated/."',
+    ]);
+    // The opening request's instructions are in the task already; injected text is not the user's.
+    expect(sections.instructions).toEqual(['"Use pnpm, not npm."', '"Keep ticket BILL-204 in mind."']);
+  });
+
+  it('recognise instructions by their verbs, ids, numbers and paths, not small talk', () => {
+    for (const yes of [
+      "Don't push to main.",
+      'You must keep the public API stable.',
+      'Always run the linter first.',
+      'Use vitest instead of jest.',
+      'The config lives in config/prod.yaml.',
+      'Retry at most 3 times.',
+      'See OPS-42.',
+    ])
+      expect(isInstruction(yes), yes).toBe(true);
+    for (const no of ['Thanks, looks great!', 'Hello there.', 'Nice work on that.'])
+      expect(isInstruction(no), no).toBe(false);
+  });
+
+  it('are carried from the previous summary; a later instruction on the same thing replaces the earlier one', () => {
+    const previous = [
+      '## Task',
+      '- "Migrate the payments tables."',
+      '## User instructions',
+      '- "Use Node 18 for the build."',
+      '- "Keep ticket PAY-7 open."',
+      '## Conversation',
+      '- assistant: Migrated t_0.',
+    ].join('\n');
+    const carried = splitUserSections(previous);
+    expect(carried.rest).toBe('## Conversation\n- assistant: Migrated t_0.');
+    const list = messageList();
+    list.user('Use Node 20 for the build.');
+    list.user('Keep ticket PAY-9 open.');
+    const sections = collectUserSections(list.messages, carried);
+    expect(sections.task).toEqual(['"Migrate the payments tables."']);
+    // Node 20 replaces Node 18 (same thing, same ids); PAY-9 does not replace PAY-7.
+    expect(sections.instructions).toEqual([
+      '"Keep ticket PAY-7 open."',
+      '"Use Node 20 for the build."',
+      '"Keep ticket PAY-9 open."',
+    ]);
+  });
+
+  it('take their room first and stay within it: the task cut at a word, instructions that fit', () => {
+    const sections = {
+      task: [`"${'Rewrite the importer so that it streams rows. '.repeat(20).trim()}"`],
+      instructions: Array.from({ length: 30 }, (_, i) => `"Keep ticket T-${100 + i} in mind."`),
+    };
+    const text = renderUserSections(sections, 400, countTokens);
+    expect(countTokens(text)).toBeLessThanOrEqual(200);
+    expect(text).toMatch(
+      /^## Task\n- "Rewrite the importer .* …"\n## User instructions\n- "Keep ticket T-100 in mind\."/,
+    );
+  });
+});
+
+describe('rolling without decay', () => {
+  it('keeps the task and every instruction through 20 rolling compactions of tool-heavy history', () => {
+    const summarizer = new EmbeddedSummarizer();
+    let previous: string | undefined;
+    for (let round = 0; round < 20; round++) {
+      const list = messageList();
+      if (round === 0)
+        list.user('Upgrade the API to v3. Never change the public schema in api/schema.graphql.');
+      if (round % 4 === 1) list.user(`Also keep ticket API-${round} in mind.`);
+      for (let k = 0; k < 12; k++) {
+        const id = `c${round}_${k}`;
+        list.calls([
+          {
+            id,
+            name: 'edit_file',
+            arguments: JSON.stringify({ path: `src/mod${k}.ts`, old: 'a', new: 'b' }),
+          },
+        ]);
+        list.result({ callId: id, output: 'File edited successfully.' });
+        const rid = `r${round}_${k}`;
+        list.calls([{ id: rid, name: 'grep', arguments: JSON.stringify({ pattern: `fn${round}_${k}` }) }]);
+        list.result({ callId: rid, output: `src/mod${k}.ts:${k + 1}: export function fn${round}_${k}() {}` });
+      }
+      const text = summarizer.summarizeSync({
+        strategy: 'task_state',
+        messages: list.messages,
+        maxTokens: 400,
+        countTokens,
+        ...(previous ? { previousSummary: previous } : {}),
+      });
+      expect(countTokens(text)).toBeLessThanOrEqual(400);
+      previous = text;
+    }
+    expect(previous).toMatch(/^## Task\n- "Upgrade the API to v3\./);
+    expect(previous).toContain('api/schema.graphql');
+    for (const round of [1, 5, 9, 13, 17]) expect(previous).toContain(`API-${round}`);
+    // Edits that only echo collapse to one line per file.
+    expect(previous!.match(/edit_file\(src\/mod3\.ts\)/g)?.length ?? 0).toBeLessThanOrEqual(1);
+    expect(lostKeptLines(previous!, previous)).toEqual([]);
+  });
+
+  it('the guard finds the lines a summary lost', () => {
+    const keep =
+      '## Task\n- "Port billing to Postgres 15."\n## User instructions\n- "Keep ticket BILL-204 in mind."';
+    expect(lostKeptLines('## Goals\n- Port billing to Postgres 15 (BILL-204 kept in mind).', keep)).toEqual(
+      [],
+    );
+    expect(lostKeptLines('## Goals\n- Port billing to Postgres 15.', keep)).toEqual([
+      '"Keep ticket BILL-204 in mind."',
+    ]);
+  });
+});

@@ -1,0 +1,216 @@
+/**
+ * The summary's first sections: what the user asked. `## Task` quotes the opening request
+ * (and keeps it through every later version); `## User instructions` quotes every user
+ * sentence that asks, forbids, requires or names something to keep (keep, don't, never,
+ * always, must, use X not Y, ids, numbers, paths). Both are carried from the previous summary
+ * into every later version until a later instruction on the same thing supersedes one; they
+ * get their room before anything else.
+ */
+import type { CompactMessage } from '../../messages/message.js';
+import { findIdentifiers } from './key-identifiers.js';
+import { contentWords, splitSentences } from './units.js';
+
+/** The heading of the task section. */
+export const TASK_TITLE = 'Task';
+/** The heading of the user's instructions section. */
+export const INSTRUCTIONS_TITLE = 'User instructions';
+/** Share of the summary budget the task may take. */
+export const TASK_SHARE = 0.2;
+/** Share of the summary budget the instructions may take. */
+export const INSTRUCTIONS_SHARE = 0.3;
+/** Longest quote of one message (longer ones are cut at a word). */
+const MAX_QUOTE_CHARS = 700;
+/** Longest user message read for instructions (a paste beyond it is data, not instructions). */
+const MAX_SCAN_CHARS = 20_000;
+
+const INSTRUCTION =
+  /\b(?:keep|don'?t|do not|never|always|must|mustn'?t|should|shouldn'?t|need to|needs to|make sure|ensure|remember|only|avoid|prefer|instead|rather than|use|required?|requirement|constraint|please|no longer|stop|important)\b/i;
+const NUMBER_OR_PATH =
+  /\d|[\w.-]+\/[\w./-]+|\b[\w-]+\.(?:ts|js|py|go|rs|md|json|ya?ml|toml|sh|sql|txt|tsx|jsx|java|c|h|cpp)\b/;
+/** Text a framework injects into a user turn (`<system-reminder>`, `<environment_context>`...). */
+const INJECTED = /^\s*<[a-z][\w-]{0,40}>/i;
+const HEADING = /^#{1,3}\s+(.+?)\s*$/;
+const MARKUP = /<\/?compact-summary/i;
+/** A transcript pasted as one user turn: a `[date]` stamp first, or several `Name: ` lines. */
+const STAMP = /^\s*\[[^\]\n]{1,40}\]/;
+const SPEAKER_LINE = /^[\w.'’-]{1,30}(?: [\w.'’-]{1,20})?: /gm;
+
+/** The user's sections of a summary. */
+export interface UserSections {
+  task: string[];
+  instructions: string[];
+}
+
+/** A previous summary split into its user sections and the rest of its body. */
+export function splitUserSections(body: string | undefined): UserSections & { rest: string | undefined } {
+  const out: UserSections & { rest: string | undefined } = { task: [], instructions: [], rest: body };
+  if (!body) return out;
+  const rest: string[] = [];
+  let into: string[] | undefined;
+  for (const line of body.split('\n')) {
+    const heading = HEADING.exec(line);
+    if (heading) {
+      into =
+        heading[1] === TASK_TITLE
+          ? out.task
+          : heading[1] === INSTRUCTIONS_TITLE
+            ? out.instructions
+            : undefined;
+      if (into) continue;
+    }
+    if (!into) rest.push(line);
+    else if (line.trim()) into.push(line.replace(/^\s*[-*•]\s+/, '').trim());
+  }
+  out.rest = rest.join('\n');
+  return out;
+}
+
+/** `text` flattened and cut at a word under `max` characters. */
+function quote(text: string, max = MAX_QUOTE_CHARS): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  if (flat.length <= max) return `"${flat}"`;
+  const cut = flat.slice(0, max);
+  return `"${cut.slice(0, Math.max(0, cut.lastIndexOf(' ')))} …"`;
+}
+
+/** True when `sentence` asks, forbids, requires or names something the agent must keep. */
+export function isInstruction(sentence: string): boolean {
+  return INSTRUCTION.test(sentence) || NUMBER_OR_PATH.test(sentence) || findIdentifiers(sentence).length > 0;
+}
+
+/** True when `message` is text the user wrote (not tool results, not injected text). */
+export function isUserMessage(message: CompactMessage): boolean {
+  return (
+    message.role === 'user' &&
+    message.kind === 'message' &&
+    message.toolResults.length === 0 &&
+    message.text.trim() !== '' &&
+    !INJECTED.test(message.text) &&
+    !isTranscript(message.text)
+  );
+}
+
+/** True when `text` is a conversation pasted into one turn (speakers inside, not the user's own words). */
+function isTranscript(text: string): boolean {
+  if (STAMP.test(text)) return true;
+  const head = text.length > 4_000 ? text.slice(0, 4_000) : text;
+  return (head.match(SPEAKER_LINE)?.length ?? 0) >= 2;
+}
+
+const normalize = (line: string) =>
+  line
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}]+/gu, ' ')
+    .trim();
+const idsOf = (line: string) =>
+  findIdentifiers(line)
+    .map((f) => f.text)
+    .sort()
+    .join('|');
+
+/** True when the later instruction `next` is on the same thing as `earlier` (it supersedes it). */
+function supersedes(next: string, earlier: string): boolean {
+  if (idsOf(next) !== idsOf(earlier)) return false;
+  const a = new Set(contentWords(next));
+  const b = contentWords(earlier);
+  if (a.size === 0 || b.length === 0) return false;
+  const shared = b.filter((w) => a.has(w)).length;
+  return shared / Math.min(a.size, b.length) >= 0.6;
+}
+
+/**
+ * The user sections after `messages`: the carried task, or the first user message quoted;
+ * the carried instructions, then each new instruction sentence (a repeat is dropped, an
+ * instruction on the same thing replaces the earlier one).
+ */
+export function collectUserSections(
+  messages: readonly CompactMessage[],
+  carried: UserSections,
+): UserSections {
+  const task = [...carried.task];
+  const instructions = [...carried.instructions];
+  const seen = new Set(instructions.map(normalize));
+  for (const message of messages) {
+    if (!isUserMessage(message)) continue;
+    const text = message.text.length > MAX_SCAN_CHARS ? message.text.slice(0, MAX_SCAN_CHARS) : message.text;
+    let opening: string | undefined;
+    if (task.length === 0 && !MARKUP.test(text)) {
+      opening = quote(text);
+      task.push(opening);
+    }
+    for (const sentence of splitSentences(text)) {
+      if (!isInstruction(sentence) || MARKUP.test(sentence)) continue;
+      const line = quote(sentence, 400);
+      const key = normalize(line);
+      if (seen.has(key) || (opening && normalize(opening).includes(key))) continue;
+      for (let k = instructions.length - 1; k >= 0; k--)
+        if (supersedes(line, instructions[k]!)) {
+          seen.delete(normalize(instructions[k]!));
+          instructions.splice(k, 1);
+        }
+      seen.add(key);
+      instructions.push(line);
+    }
+  }
+  return { task, instructions };
+}
+
+/** The most lines of `lines` (in order, each whole) that fit `budget` tokens. */
+function linesFitting(
+  lines: readonly string[],
+  budget: number,
+  countTokens: (text: string) => number,
+): string[] {
+  const out: string[] = [];
+  let used = 0;
+  for (const line of lines) {
+    const cost = countTokens(line) + 2;
+    if (used + cost > budget) continue;
+    out.push(line);
+    used += cost;
+  }
+  return out;
+}
+
+/** A quote cut after the most whole words that fit `budget` tokens (never inside a word). */
+function quoteFitting(line: string, budget: number, countTokens: (text: string) => number): string {
+  if (countTokens(line) + 2 <= budget) return line;
+  const words = line.replace(/^"|"$/g, '').split(' ');
+  let low = 0;
+  let high = words.length;
+  const cut = (n: number) => `"${words.slice(0, n).join(' ')} …"`;
+  while (low < high) {
+    const mid = (low + high + 1) >> 1;
+    if (countTokens(cut(mid)) + 2 <= budget) low = mid;
+    else high = mid - 1;
+  }
+  return low > 0 ? cut(low) : '';
+}
+
+/**
+ * The user sections rendered within their room of `maxTokens`: the task first (cut at a word
+ * when it alone is over its share), then as many instructions as fit theirs (the room the
+ * task leaves unused goes to them).
+ */
+export function renderUserSections(
+  sections: UserSections,
+  maxTokens: number,
+  countTokens: (text: string) => number,
+): string {
+  const taskRoom = Math.floor(maxTokens * TASK_SHARE);
+  const task: string[] = [];
+  let used = 0;
+  for (const line of sections.task) {
+    const fitted = quoteFitting(line, taskRoom - used, countTokens);
+    if (!fitted) break;
+    task.push(fitted);
+    used += countTokens(fitted) + 2;
+  }
+  const room = Math.floor(maxTokens * (TASK_SHARE + INSTRUCTIONS_SHARE)) - used;
+  const instructions = linesFitting(sections.instructions, room, countTokens);
+  const parts: string[] = [];
+  if (task.length > 0) parts.push(`## ${TASK_TITLE}\n${task.map((l) => `- ${l}`).join('\n')}`);
+  if (instructions.length > 0)
+    parts.push(`## ${INSTRUCTIONS_TITLE}\n${instructions.map((l) => `- ${l}`).join('\n')}`);
+  return parts.join('\n');
+}

@@ -38,14 +38,19 @@ describe('a config key for every manager option', () => {
   });
 
   it('rejects what it does not know, in a file as in code, with the same limits', () => {
-    expect(() => resolveConfig({ agents: { a: { policy: { keep_recent: 2 } } } } as never)).toThrow(/keep_recent/);
+    expect(() => resolveConfig({ agents: { a: { policy: { keep_recent: 2 } } } } as never)).toThrow(
+      /keep_recent/,
+    );
     expect(() => resolveConfig({ max_context_tokens: MIN_CONTEXT_TOKENS - 1 })).toThrow(/max_context_tokens/);
     expect(() => new CompactManager({ maxContextTokens: MIN_CONTEXT_TOKENS - 1 })).toThrow(
       expect.objectContaining({ code: 'invalid_config', message: expect.stringMatching(/maxContextTokens/) }),
     );
     expect(() => new CompactManager({ maxContextTokens: MIN_CONTEXT_TOKENS })).not.toThrow();
     expect(() => new CompactManager({ maxContextToken: 8000 } as never)).toThrow(
-      expect.objectContaining({ code: 'invalid_config', message: expect.stringMatching(/maxContextToken.*not a CompactManager option/) }),
+      expect.objectContaining({
+        code: 'invalid_config',
+        message: expect.stringMatching(/maxContextToken.*not a CompactManager option/),
+      }),
     );
     expect(() => new CompactManager({ session_lock: true } as never)).toThrow(/did you mean sessionLock/);
   });

@@ -157,9 +157,15 @@ export const agentPolicySchema = z
         const bare = field instanceof z.ZodDefault ? field.removeDefault() : field;
         return [key, bare.optional().describe(field.description ?? key)];
       }),
-    ) as { [K in keyof typeof policySchema.shape]: z.ZodOptional<z.ZodType<z.output<(typeof policySchema.shape)[K]>>> },
+    ) as {
+      [K in keyof typeof policySchema.shape]: z.ZodOptional<
+        z.ZodType<z.output<(typeof policySchema.shape)[K]>>
+      >;
+    },
   )
-  .describe("Overrides of the top-level policy for this agent (keys not given keep the top-level policy's values).");
+  .describe(
+    "Overrides of the top-level policy for this agent (keys not given keep the top-level policy's values).",
+  );
 
 /** `agents.<name>`: one agent's own compactor over a shared history. */
 export const agentSchema = z
@@ -176,7 +182,9 @@ export const sessionLockSchema = z
   .union([
     z.boolean(),
     z.strictObject({
-      ttl_ms: integer(100).optional().describe('How long a crashed holder can block the others (default 10000).'),
+      ttl_ms: integer(100)
+        .optional()
+        .describe('How long a crashed holder can block the others (default 10000).'),
     }),
   ])
   .describe(
@@ -188,8 +196,12 @@ export const exportQueueSchema = z
   .strictObject({
     max_size: integer(1).optional().describe('Events held before the oldest are dropped (default 10000).'),
     max_batch_size: integer(1).optional().describe('Events handed to an exporter at once (default 512).'),
-    flush_interval_ms: integer(1).optional().describe('How often queued events are exported, in milliseconds (default 200).'),
-    export_timeout_ms: integer(1).optional().describe('Time limit of one export call, in milliseconds (default 30000).'),
+    flush_interval_ms: integer(1)
+      .optional()
+      .describe('How often queued events are exported, in milliseconds (default 200).'),
+    export_timeout_ms: integer(1)
+      .optional()
+      .describe('Time limit of one export call, in milliseconds (default 30000).'),
   })
   .describe('The bounded queue between the manager and its exporters.');
 
@@ -364,7 +376,9 @@ export const compactConfigSchema = z
       .default(CONFIG_VERSION)
       .describe('Config format version.'),
     model: z.string().min(1).default('gpt-4o').describe('The model the agent calls (selects the tokenizer).'),
-    max_context_tokens: integer(MIN_CONTEXT_TOKENS).default(128_000).describe("The model's context window, in tokens."),
+    max_context_tokens: integer(MIN_CONTEXT_TOKENS)
+      .default(128_000)
+      .describe("The model's context window, in tokens."),
     policy: policySchema.prefault({}),
     summarizer: summarizerSchema.prefault({}),
     telemetry: telemetrySchema.prefault({}),
@@ -381,7 +395,9 @@ export const compactConfigSchema = z
     agents: z
       .record(z.string().min(1), agentSchema)
       .default({})
-      .describe('Agents that keep their own compacted view of a shared history, by the name passed as `agent`.'),
+      .describe(
+        'Agents that keep their own compacted view of a shared history, by the name passed as `agent`.',
+      ),
     sessions: sessionsSchema.prefault({}),
   })
   .describe('agent-compaction configuration (compact.yaml)')

@@ -87,7 +87,9 @@ function toAgents(config: CompactConfig): Record<string, AgentCompactorOptions> 
   for (const [name, agent] of Object.entries(config.agents)) {
     agents[name] = {
       ...(agent.policy === undefined ? {} : { policy: camelKeys<Partial<CompactPolicy>>(agent.policy) }),
-      ...(agent.summarizer_timeout_ms === undefined ? {} : { summarizerTimeoutMs: agent.summarizer_timeout_ms }),
+      ...(agent.summarizer_timeout_ms === undefined
+        ? {}
+        : { summarizerTimeoutMs: agent.summarizer_timeout_ms }),
     };
   }
   return agents;
@@ -340,7 +342,9 @@ export async function toManagerOptions(
     ...(storage === undefined ? {} : { storage }),
     background: config.background,
     ...toSessionLock(config.session_lock),
-    ...(config.export_queue === undefined ? {} : { exportQueue: camelKeys<ExportQueueOptions>(config.export_queue) }),
+    ...(config.export_queue === undefined
+      ? {}
+      : { exportQueue: camelKeys<ExportQueueOptions>(config.export_queue) }),
     agents: toAgents(config),
   };
 }

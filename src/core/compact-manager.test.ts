@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { hasOpenToolCalls } from '../../test/support/open-tool-calls.js';
 import { syntheticSession } from '../testing/synthetic-session.js';
 import { CompactManager } from './compact-manager.js';
 import type { TokenCounter } from './counting/token-counter.js';
@@ -9,7 +10,6 @@ import { MemorySessionStore } from './session/session-store.js';
 import type { StorageAdapter } from './session/storage-adapter.js';
 import { EmbeddedSummarizer } from './summary/embedded-summarizer.js';
 import type { SummarizeRequest, Summarizer } from './summary/summarizer.js';
-import { hasOpenToolCalls } from '../../test/support/open-tool-calls.js';
 
 /** One token per character of content: makes thresholds exact in tests. */
 const charCounter: TokenCounter = {
@@ -510,7 +510,12 @@ describe('archive, redaction and stores', () => {
         written.push({ kind: 'event', data: event });
       },
     };
-    const manager = new CompactManager({ maxContextTokens: 100_000, tokenCounter: charCounter, policy: { userTextShare: 0 }, storage });
+    const manager = new CompactManager({
+      maxContextTokens: 100_000,
+      tokenCounter: charCounter,
+      policy: { userTextShare: 0 },
+      storage,
+    });
     const messages = [
       { role: 'user', content: 'my api_key=sk-abc123xyz and password: hunter2' },
       ...chatTurns(8, 30),

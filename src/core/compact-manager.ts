@@ -321,7 +321,11 @@ export class CompactManager {
     this.#reportedUsage.set(sessionId, { inputTokens: total, at: Date.now() });
     const state = this.#deps.calibration.recordReported(sessionId, total);
     if (state?.lastRejected && state.rejected === 1) {
-      this.emit(sessionId, 'compact.warning', usageMismatch(total, this.#deps.calibration.lastSent(sessionId)));
+      this.emit(
+        sessionId,
+        'compact.warning',
+        usageMismatch(total, this.#deps.calibration.lastSent(sessionId)),
+      );
     }
   }
 

@@ -147,7 +147,9 @@ const MANAGER_OPTION_KEYS = {
 function checkKnownKeys(options: object): void {
   for (const key of Object.keys(options)) {
     if (!Object.hasOwn(MANAGER_OPTION_KEYS, key)) {
-      const close = Object.keys(MANAGER_OPTION_KEYS).find((known) => known.toLowerCase() === key.toLowerCase().replace(/_/g, ''));
+      const close = Object.keys(MANAGER_OPTION_KEYS).find(
+        (known) => known.toLowerCase() === key.toLowerCase().replace(/_/g, ''),
+      );
       throw invalidConfig(key, `is not a CompactManager option${close ? ` (did you mean ${close}?)` : ''}`);
     }
   }

@@ -26,23 +26,30 @@ function summarizerAt(server: ProviderTestServer, key?: string) {
 
 describe('one circuit breaker per endpoint', () => {
   it('a failing self-hosted endpoint does not open the breaker of a healthy one with the same model', async () => {
-    const down = await startProviderTestServer({ handler: () => ({ error: { status: 503, message: 'down' } }) });
+    const down = await startProviderTestServer({
+      handler: () => ({ error: { status: 503, message: 'down' } }),
+    });
     const up = await startProviderTestServer({ handler: () => ({ text: '## Goals\n- keep going' }) });
     servers.push(down, up);
     const failing = summarizerAt(down);
     const healthy = summarizerAt(up);
     const circuits: SummarizerCircuitReport[] = [];
-    const request = () => sampleRequest({ reportCircuit: (report: SummarizerCircuitReport) => circuits.push(report) });
+    const request = () =>
+      sampleRequest({ reportCircuit: (report: SummarizerCircuitReport) => circuits.push(report) });
     for (let i = 0; i < 3; i++) await failing.summarize(request()).catch(() => undefined);
     expect(down.requests).toHaveLength(2); // the third was skipped: its breaker is open
-    expect(circuits.find((c) => c.transition === 'open')?.key).toBe(`openai:gpt-4o-mini@${down.openaiBaseURL}`);
+    expect(circuits.find((c) => c.transition === 'open')?.key).toBe(
+      `openai:gpt-4o-mini@${down.openaiBaseURL}`,
+    );
     const result = await healthy.summarize(request());
     expect(result.text).toContain('keep going');
     expect(up.requests).toHaveLength(1);
   });
 
   it('a custom key still lets two endpoints share one breaker', async () => {
-    const down = await startProviderTestServer({ handler: () => ({ error: { status: 503, message: 'down' } }) });
+    const down = await startProviderTestServer({
+      handler: () => ({ error: { status: 503, message: 'down' } }),
+    });
     const up = await startProviderTestServer({ handler: () => ({ text: '## Goals\n- keep going' }) });
     servers.push(down, up);
     const failing = summarizerAt(down, 'openai:shared');

@@ -227,7 +227,11 @@ describe('the shared circuit breaker over the wire', () => {
     }
     expect(server.requests).toHaveLength(3);
     expect(propsOf(events, 'compact.circuit')).toEqual([
-      expect.objectContaining({ key: expect.stringMatching(/^openai:gpt-4o-mini@http:\/\/127.0.0.1:/), transition: 'open', failures: 3 }),
+      expect.objectContaining({
+        key: expect.stringMatching(/^openai:gpt-4o-mini@http:\/\/127.0.0.1:/),
+        transition: 'open',
+        failures: 3,
+      }),
     ]);
     const result = await m.manualCompact('s4', history());
     expect(result.summary?.summarizer).toBe('embedded');

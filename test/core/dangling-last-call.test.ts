@@ -6,7 +6,11 @@ import { DANGLING_CALL_RESULT } from '../../src/core/preflight/check-pairing.js'
 const histories = {
   'openai-chat': [
     { role: 'user', content: 'List the files.' },
-    { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'ls', arguments: '{}' } }] },
+    {
+      role: 'assistant',
+      content: null,
+      tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'ls', arguments: '{}' } }],
+    },
   ],
   'openai-responses': [
     { role: 'user', content: 'List the files.' },
@@ -22,7 +26,9 @@ describe('an unanswered tool call at the end of the request', () => {
   for (const [format, history] of Object.entries(histories)) {
     it(`${format}: invalid_messages naming the index by default`, async () => {
       const manager = new CompactManager({ model: 'gpt-4o', maxContextTokens: 8000 });
-      await expect(manager.compact('s', history, { format: format as keyof typeof histories })).rejects.toMatchObject({
+      await expect(
+        manager.compact('s', history, { format: format as keyof typeof histories }),
+      ).rejects.toMatchObject({
         code: 'invalid_messages',
         message: expect.stringMatching(/1.*call_1.*unanswered/s),
       });
@@ -30,7 +36,11 @@ describe('an unanswered tool call at the end of the request', () => {
     });
 
     it(`${format}: a placeholder result with repairInput, the caller's array untouched`, async () => {
-      const manager = new CompactManager({ model: 'gpt-4o', maxContextTokens: 8000, policy: { repairInput: true } });
+      const manager = new CompactManager({
+        model: 'gpt-4o',
+        maxContextTokens: 8000,
+        policy: { repairInput: true },
+      });
       const events: AnyCompactEvent[] = [];
       manager.on('compact.repair', (event) => events.push(event as AnyCompactEvent));
       const input = structuredClone(history) as unknown[];
@@ -40,7 +50,9 @@ describe('an unanswered tool call at the end of the request', () => {
       expect(JSON.stringify(result.messages[2])).toContain(DANGLING_CALL_RESULT);
       expect(JSON.stringify(result.messages[2])).toContain('call_1');
       expect(result.repairs).toEqual([{ kind: 'answered_dangling_call', index: 1, callId: 'call_1' }]);
-      expect(events.map((e) => e.properties)).toEqual([{ kind: 'answered_dangling_call', index: 1, callId: 'call_1' }]);
+      expect(events.map((e) => e.properties)).toEqual([
+        { kind: 'answered_dangling_call', index: 1, callId: 'call_1' },
+      ]);
       await manager.shutdown();
     });
   }

@@ -9,8 +9,8 @@ import { isCompactError } from '../../src/core/errors.js';
 import { EmbeddedSummarizer } from '../../src/core/summary/embedded-summarizer.js';
 import type { SummarizeRequest, SummarizeResult, Summarizer } from '../../src/core/summary/summarizer.js';
 import { seededRandom, syntheticSession } from '../../src/testing/synthetic-session.js';
-import { checkOutput, deepFreeze } from './support/session-model.js';
 import { hasOpenToolCalls } from '../support/open-tool-calls.js';
+import { checkOutput, deepFreeze } from './support/session-model.js';
 
 /** Wraps the embedded summarizer and records every call. */
 class CountingSummarizer implements Summarizer {

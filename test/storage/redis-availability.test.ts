@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { findRedisServer, redisAvailable } from '../support/redis-server.js';
 
-describe("the Redis suites on a machine without redis-server", () => {
+describe('the Redis suites on a machine without redis-server', () => {
   it('finds redis-server on PATH, not in hard-coded folders', () => {
     const dir = mkdtempSync(join(tmpdir(), 'fake-redis-'));
     const other = mkdtempSync(join(tmpdir(), 'empty-'));
@@ -37,6 +37,11 @@ describe("the Redis suites on a machine without redis-server", () => {
       { cwd: process.cwd(), env: { PATH: '' } },
     );
     expect(stdout.trim()).toBe('false');
-    expect(stderr.trim().split('\n').filter((line) => line.startsWith('skipped'))).toHaveLength(1);
+    expect(
+      stderr
+        .trim()
+        .split('\n')
+        .filter((line) => line.startsWith('skipped')),
+    ).toHaveLength(1);
   });
 });

@@ -49,7 +49,9 @@ export function redisAvailable(
 ): boolean {
   if (findRedisServer(env.PATH ?? '') !== undefined) return true;
   if (env.COMPACT_REQUIRE_REDIS === '1') {
-    throw new Error(`${suite}: COMPACT_REQUIRE_REDIS=1 but redis-server is not on PATH (apt-get install -y redis-server)`);
+    throw new Error(
+      `${suite}: COMPACT_REQUIRE_REDIS=1 but redis-server is not on PATH (apt-get install -y redis-server)`,
+    );
   }
   warn(`skipped ${suite}: redis-server is not on PATH (optional; apt-get install -y redis-server to run it)`);
   return false;

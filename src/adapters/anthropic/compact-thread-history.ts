@@ -82,10 +82,9 @@ export type UserTurn<C = string | readonly unknown[]> = { role: 'user'; content:
 export function compactThreadHistory<M extends ThreadMessage>(
   args: CompactThreadWithClientArgs<M>,
 ): Promise<ThreadCompactionResult<M | ThreadMessage>>;
-export function compactThreadHistory<
-  M extends ThreadMessageLike,
-  C extends UserTurn['content'] = string,
->(args: CompactThreadHistoryArgs<M, C>): Promise<CompactionResult<M | UserTurn<C>> & ThreadCompactionFields<M | UserTurn<C>>>;
+export function compactThreadHistory<M extends ThreadMessageLike, C extends UserTurn['content'] = string>(
+  args: CompactThreadHistoryArgs<M, C>,
+): Promise<CompactionResult<M | UserTurn<C>> & ThreadCompactionFields<M | UserTurn<C>>>;
 export async function compactThreadHistory(
   args: CompactThreadHistoryArgs<ThreadMessageLike, UserTurn['content']> | CompactThreadWithClientArgs,
 ): Promise<unknown> {
@@ -95,11 +94,16 @@ export async function compactThreadHistory(
 
 async function compactWithManager<M extends ThreadMessageLike, C extends UserTurn['content']>(
   args: CompactThreadHistoryArgs<M, C>,
-) {  const { manager, sessionId, threadHistory, userMessage, systemPrompt, ...options } = args ?? {};
+) {
+  const { manager, sessionId, threadHistory, userMessage, systemPrompt, ...options } = args ?? {};
   if (!manager || typeof manager.compact !== 'function') {
-    throw new CompactError('invalid_config', 'compactThreadHistory: manager must be a CompactManager (or pass anthropic and model: the spec form)', {
-      issues: [{ path: ['manager'], message: 'must be a CompactManager' }],
-    });
+    throw new CompactError(
+      'invalid_config',
+      'compactThreadHistory: manager must be a CompactManager (or pass anthropic and model: the spec form)',
+      {
+        issues: [{ path: ['manager'], message: 'must be a CompactManager' }],
+      },
+    );
   }
   if (!Array.isArray(threadHistory)) {
     throw new CompactError('invalid_messages', 'compactThreadHistory: threadHistory must be an array', {

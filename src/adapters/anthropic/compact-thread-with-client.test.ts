@@ -21,7 +21,10 @@ function thread(turns: number): HistoryMessage[] {
   const history: HistoryMessage[] = [];
   for (let turn = 1; turn <= turns; turn++) {
     history.push(
-      { role: 'user', content: `Turn ${turn}: what is the status of ORION-${1000 + turn}? ${'context '.repeat(60)}` },
+      {
+        role: 'user',
+        content: `Turn ${turn}: what is the status of ORION-${1000 + turn}? ${'context '.repeat(60)}`,
+      },
       { role: 'assistant', content: `ORION-${1000 + turn} is in review. ${'detail '.repeat(60)}` },
     );
   }

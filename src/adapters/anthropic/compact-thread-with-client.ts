@@ -116,7 +116,9 @@ export async function compactThreadWithClient<M extends ThreadMessage>(
   checkArgs(args);
   const { threadHistory, userMessage, systemPrompt, keepLastN = 6, timeoutMs = 20_000 } = args;
   const original: (M | ThreadMessage)[] =
-    userMessage === undefined ? [...threadHistory] : [...threadHistory, { role: 'user', content: userMessage }];
+    userMessage === undefined
+      ? [...threadHistory]
+      : [...threadHistory, { role: 'user', content: userMessage }];
   const manager = new CompactManager({
     model: args.model,
     ...(args.maxContextTokens === undefined ? {} : { maxContextTokens: args.maxContextTokens }),
@@ -147,7 +149,8 @@ export async function compactThreadWithClient<M extends ThreadMessage>(
     reason,
   });
   try {
-    if (threadHistory.length <= keepLastN) return unchanged('nothing_to_summarize', await countOf(manager, original, systemPrompt));
+    if (threadHistory.length <= keepLastN)
+      return unchanged('nothing_to_summarize', await countOf(manager, original, systemPrompt));
     const result = await manager.compact(`thread-${args.traceId ?? crypto.randomUUID()}`, marked, {
       force: true,
       format: 'anthropic',

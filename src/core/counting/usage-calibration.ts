@@ -121,7 +121,8 @@ export class UsageCalibration {
     const previous = this.#sessions.get(sessionId);
     if (estimatedTokens > 0 && reportedTokens > 0) {
       const observed = reportedTokens / estimatedTokens;
-      if (observed > this.#band || observed < 1 / this.#band) return this.#reject(sessionId, sample, previous);
+      if (observed > this.#band || observed < 1 / this.#band)
+        return this.#reject(sessionId, sample, previous);
     }
     const last = { estimatedTokens, reportedTokens };
     let ratio = previous?.ratio ?? 1;
@@ -152,7 +153,13 @@ export class UsageCalibration {
   #reject(sessionId: string, sample: UsageSample, previous: CalibrationState | undefined): CalibrationState {
     const state: CalibrationState = previous
       ? { ...previous, rejected: (previous.rejected ?? 0) + 1, lastRejected: true }
-      : { ratio: 1, samples: 0, last: { estimatedTokens: sample.estimatedTokens, reportedTokens: 0 }, rejected: 1, lastRejected: true };
+      : {
+          ratio: 1,
+          samples: 0,
+          last: { estimatedTokens: sample.estimatedTokens, reportedTokens: 0 },
+          rejected: 1,
+          lastRejected: true,
+        };
     return this.#remember(sessionId, state);
   }
 

@@ -40,10 +40,15 @@ describe('reported usage that lies', () => {
       manager.recordUsage('lying-proxy', { inputTokens: 100 });
       const id = `toolu_${step}`;
       history.push(
-        { role: 'assistant', content: [{ type: 'tool_use', id, name: 'read_file', input: { path: `f${step}.ts` } }] },
+        {
+          role: 'assistant',
+          content: [{ type: 'tool_use', id, name: 'read_file', input: { path: `f${step}.ts` } }],
+        },
         {
           role: 'user',
-          content: [{ type: 'tool_result', tool_use_id: id, content: `line ${step}: ${'const x = 1; '.repeat(120)}` }],
+          content: [
+            { type: 'tool_result', tool_use_id: id, content: `line ${step}: ${'const x = 1; '.repeat(120)}` },
+          ],
         },
       );
     }

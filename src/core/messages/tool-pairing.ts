@@ -138,7 +138,8 @@ export class ToolPairer {
     const out: PairingFinding[] = [];
     for (const [callId, list] of this.#open) {
       for (const c of list) {
-        if (!c.answered) out.push({ kind: 'dangling_call', index: c.site.message, position: c.site.position, callId });
+        if (!c.answered)
+          out.push({ kind: 'dangling_call', index: c.site.message, position: c.site.position, callId });
       }
     }
     return out;

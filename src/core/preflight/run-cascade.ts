@@ -153,7 +153,8 @@ function planSummary(run: CascadeRun, input: CascadeInput, overhead: number): Su
   const lastTurn = units.findLastIndex((unit) => unit.startsTurn);
   // A latest turn without tool rounds (the user's message and a reply) is the least that is
   // kept: past it nothing is folded; level d cuts it, or the budget is insufficient.
-  const floor = lastTurn >= 0 && !units.slice(lastTurn).some((unit) => unit.tool) ? lastTurn : units.length - 1;
+  const floor =
+    lastTurn >= 0 && !units.slice(lastTurn).some((unit) => unit.tool) ? lastTurn : units.length - 1;
   const over = (limit: number) =>
     fixed + overhead + reserve + Math.min(userBudget, userBefore) + suffix > limit;
   while (start < floor && (start < lastTurn ? over(run.target) : over(run.budget))) {

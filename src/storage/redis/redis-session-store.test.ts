@@ -1,7 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RedisTestServer, redisAvailable, startRedisServer } from '../../../test/support/redis-server.js';
+import {
+  type RedisTestServer,
+  redisAvailable,
+  startRedisServer,
+} from '../../../test/support/redis-server.js';
 import { isCompactError } from '../../core/errors.js';
 import type { SessionState } from '../../core/session/session-store.js';
 import { describeSessionStoreConformance } from '../../testing/session-store-conformance.js';
@@ -31,35 +35,37 @@ const state = (version: number): SessionState => ({
   updatedAt: version,
 });
 
-if (withRedis) describeSessionStoreConformance({
-  name: 'redis (url)',
-  shared: true,
-  async create() {
-    const keyPrefix = `conformance:${randomUUID()}:`;
-    const stores = [redisSessionStore({ url: server.url, keyPrefix })];
-    return {
-      store: stores[0]!,
-      async open() {
-        const other = redisSessionStore({ url: server.url, keyPrefix });
-        stores.push(other);
-        return other;
-      },
-      close: async () => {
-        await Promise.all(stores.map((store) => store.close()));
-      },
-    };
-  },
-});
+if (withRedis)
+  describeSessionStoreConformance({
+    name: 'redis (url)',
+    shared: true,
+    async create() {
+      const keyPrefix = `conformance:${randomUUID()}:`;
+      const stores = [redisSessionStore({ url: server.url, keyPrefix })];
+      return {
+        store: stores[0]!,
+        async open() {
+          const other = redisSessionStore({ url: server.url, keyPrefix });
+          stores.push(other);
+          return other;
+        },
+        close: async () => {
+          await Promise.all(stores.map((store) => store.close()));
+        },
+      };
+    },
+  });
 
-if (withRedis) describeSessionStoreConformance({
-  name: 'redis (client)',
-  async create() {
-    return {
-      store: redisSessionStore({ client: admin, keyPrefix: `client:${randomUUID()}:` }),
-      close: async () => {},
-    };
-  },
-});
+if (withRedis)
+  describeSessionStoreConformance({
+    name: 'redis (client)',
+    async create() {
+      return {
+        store: redisSessionStore({ client: admin, keyPrefix: `client:${randomUUID()}:` }),
+        close: async () => {},
+      };
+    },
+  });
 
 describe.runIf(withRedis)('redisSessionStore', () => {
   it('keeps one hash per session under the key prefix, the lock time from the server clock', async () => {

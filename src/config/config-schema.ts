@@ -157,7 +157,7 @@ export const agentPolicySchema = z
         const bare = field instanceof z.ZodDefault ? field.removeDefault() : field;
         return [key, bare.optional().describe(field.description ?? key)];
       }),
-    ) as {
+    ) as unknown as {
       [K in keyof typeof policySchema.shape]: z.ZodOptional<
         z.ZodType<z.output<(typeof policySchema.shape)[K]>>
       >;

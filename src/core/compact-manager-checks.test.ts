@@ -107,9 +107,11 @@ describe('corrupted stored state', () => {
       expect(first.tokensAfter).toBeLessThanOrEqual(manager.budget);
       const second = await manager.compact('s', chatTurns(47));
       expect(second.tokensAfter).toBeLessThanOrEqual(manager.budget);
-      const corruptEvents = events.filter((e) => e.properties.errorType === 'corrupt_state');
+      const corruptEvents = events.filter(
+        (e) => (e.properties as { errorType?: string }).errorType === 'corrupt_state',
+      );
       expect(corruptEvents).toHaveLength(1);
-      expect(String(corruptEvents[0]!.properties.message)).toMatch(/stored state of session "s"/);
+      expect(String((corruptEvents[0]!.properties as { message?: string }).message)).toMatch(/stored state of session "s"/);
       expect(await inner.get('s')).toBeDefined();
     });
   }

@@ -27,7 +27,7 @@ describe('an unanswered tool call at the end of the request', () => {
     it(`${format}: invalid_messages naming the index by default`, async () => {
       const manager = new CompactManager({ model: 'gpt-4o', maxContextTokens: 8000 });
       await expect(
-        manager.compact('s', history, { format: format as keyof typeof histories }),
+        manager.compact('s', history as readonly unknown[], { format: format as keyof typeof histories }),
       ).rejects.toMatchObject({
         code: 'invalid_messages',
         message: expect.stringMatching(/1.*call_1.*unanswered/s),
@@ -43,7 +43,7 @@ describe('an unanswered tool call at the end of the request', () => {
       });
       const events: AnyCompactEvent[] = [];
       manager.on('compact.repair', (event) => events.push(event as AnyCompactEvent));
-      const input = structuredClone(history) as unknown[];
+      const input = structuredClone(history as readonly unknown[]) as unknown[];
       const result = await manager.compact('s', input, { format: format as keyof typeof histories });
       expect(input).toEqual(history);
       expect(result.messages).toHaveLength(3);

@@ -23,6 +23,7 @@ const quarterCounter: TokenCounter = {
         m.toolResults.reduce((s, r) => s + r.output.length, 0)) /
         4,
     ) + 4,
+  countTools: (tools) => Math.ceil(JSON.stringify(tools).length / 4),
 };
 
 const WORDS =

@@ -66,6 +66,23 @@ export const ENV_OVERRIDES: readonly EnvOverride[] = [
   { variable: 'COMPACT_S3_ENDPOINT', path: ['storage', 'endpoint'], type: 'string' },
   { variable: 'COMPACT_S3_FORCE_PATH_STYLE', path: ['storage', 'force_path_style'], type: 'boolean' },
   { variable: 'COMPACT_BACKGROUND', path: ['background'], type: 'boolean' },
+  { variable: 'COMPACT_USER_TEXT_SHARE', path: ['policy', 'user_text_share'], type: 'number' },
+  { variable: 'COMPACT_EXPORT_QUEUE_MAX_SIZE', path: ['export_queue', 'max_size'], type: 'integer' },
+  {
+    variable: 'COMPACT_EXPORT_QUEUE_MAX_BATCH_SIZE',
+    path: ['export_queue', 'max_batch_size'],
+    type: 'integer',
+  },
+  {
+    variable: 'COMPACT_EXPORT_QUEUE_FLUSH_INTERVAL_MS',
+    path: ['export_queue', 'flush_interval_ms'],
+    type: 'integer',
+  },
+  {
+    variable: 'COMPACT_EXPORT_QUEUE_EXPORT_TIMEOUT_MS',
+    path: ['export_queue', 'export_timeout_ms'],
+    type: 'integer',
+  },
   { variable: 'COMPACT_REQUIRE_ARCHIVE', path: ['storage', 'require_archive'], type: 'boolean' },
   { variable: 'COMPACT_STORE_TIMEOUT_MS', path: ['sessions', 'store_timeout_ms'], type: 'integer' },
   {

@@ -1,3 +1,4 @@
+import { DEFAULT_POLICY } from '../core/policy.js';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -46,6 +47,7 @@ describe('resolveConfig', () => {
       shorten_arguments_above: 2000,
       shorten_arguments_keep: 600,
       repair_input: false,
+      user_text_share: DEFAULT_POLICY.userTextShare,
     });
     expect(config.version).toBe(1);
     expect(config.summarizer.provider).toBe('embedded');
@@ -217,6 +219,15 @@ describe('resolveConfig', () => {
       COMPACT_REDACTION: 'false',
       COMPACT_REDACT_SUMMARIZER_INPUT: 'yes',
       COMPACT_BACKGROUND: '1',
+      COMPACT_REQUIRE_ARCHIVE: 'yes',
+      COMPACT_STORE_TIMEOUT_MS: '800',
+      COMPACT_FAIL_ON_STORAGE_ERROR: 'true',
+      COMPACT_CACHE_MAX_BYTES: '1000000',
+      COMPACT_USER_TEXT_SHARE: '0.2',
+      COMPACT_EXPORT_QUEUE_MAX_SIZE: '100',
+      COMPACT_EXPORT_QUEUE_MAX_BATCH_SIZE: '10',
+      COMPACT_EXPORT_QUEUE_FLUSH_INTERVAL_MS: '50',
+      COMPACT_EXPORT_QUEUE_EXPORT_TIMEOUT_MS: '1000',
     };
     expect(Object.keys(env).sort()).toEqual(ENV_OVERRIDES.map((override) => override.variable).sort());
     const config = resolveConfig({}, { env });
@@ -224,6 +235,8 @@ describe('resolveConfig', () => {
       model: 'gpt-4.1',
       max_context_tokens: 1_000_000,
       background: true,
+      sessions: { store_timeout_ms: 800, fail_on_storage_error: true, cache_max_bytes: 1_000_000 },
+      export_queue: { max_size: 100, max_batch_size: 10, flush_interval_ms: 50, export_timeout_ms: 1000 },
       policy: {
         trigger_pct: 0.5,
         hard_cap_buffer: 2000,
@@ -241,6 +254,7 @@ describe('resolveConfig', () => {
         shorten_arguments_keep: 300,
         repair_input: true,
         prepare_at_pct: 0.6,
+        user_text_share: 0.2,
       },
       summarizer: {
         provider: 'openai',

@@ -1,9 +1,9 @@
-import { DEFAULT_POLICY } from '../core/policy.js';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { type CompactError, isCompactError } from '../core/errors.js';
+import { DEFAULT_POLICY } from '../core/policy.js';
 import { closestMatch, levenshtein } from './config-issues.js';
 import { ENV_OVERRIDES, readEnvOverrides } from './env-overrides.js';
 import { loadConfig, parseConfigText, resolveConfig } from './load-config.js';

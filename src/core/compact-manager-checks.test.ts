@@ -111,7 +111,9 @@ describe('corrupted stored state', () => {
         (e) => (e.properties as { errorType?: string }).errorType === 'corrupt_state',
       );
       expect(corruptEvents).toHaveLength(1);
-      expect(String((corruptEvents[0]!.properties as { message?: string }).message)).toMatch(/stored state of session "s"/);
+      expect(String((corruptEvents[0]!.properties as { message?: string }).message)).toMatch(
+        /stored state of session "s"/,
+      );
       expect(await inner.get('s')).toBeDefined();
     });
   }

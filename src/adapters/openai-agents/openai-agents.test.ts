@@ -211,7 +211,9 @@ describe('CompactionSession with the real Runner', () => {
     expect(JSON.stringify(stored)).toContain('<COMPACT-SUMMARY v');
     // The user's own messages are kept verbatim (issue 20: user text ranked first); what is
     // folded is the assistant's and the tools' output.
-    expect(stored.filter((item) => (item as { role?: string }).role === 'user').length).toBeLessThanOrEqual(8);
+    expect(stored.filter((item) => (item as { role?: string }).role === 'user').length).toBeLessThanOrEqual(
+      8,
+    );
     expect(JSON.stringify(stored)).toContain('Explain file 0');
     expectEveryRequestSound(manager);
     // Storage stays bounded: the stored history is the compacted view.

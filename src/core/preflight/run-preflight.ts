@@ -213,7 +213,7 @@ function dropArchiveLine(
 ): void {
   const summary = cascade.summary;
   const line = archiveLine(version);
-  if (!summary || !summary.body.endsWith(line)) return;
+  if (!summary?.body.endsWith(line)) return;
   const body = summary.body.slice(0, -line.length).replace(/\n$/, '');
   const tokens = summaryMessageTokens(prepared.codec, deps.counter, version, body);
   cascade.tokensAfter -= summary.tokens - tokens;

@@ -32,6 +32,7 @@ export {
   type ReportedUsage,
   type TokenEstimate,
 } from './core/compact-manager.js';
+export { type CompactMessagesOptions, compactMessages } from './core/compact-messages.js';
 export type { TokenCounter } from './core/counting/token-counter.js';
 export {
   CompactError,

@@ -2,6 +2,8 @@ import { z } from 'zod';
 import { MIN_CONTEXT_TOKENS } from '../core/manager-options.js';
 import { DEFAULT_POLICY } from '../core/policy.js';
 import { STRATEGY_NAMES } from '../core/summary/summarizer.js';
+import { agentSchema, policySchema } from './policy-schema.js';
+import { between, got, httpUrl, integer, regexString } from './schema-helpers.js';
 
 /**
  * The configuration schema: the single source of truth for `compact.yaml` / `compact.json`.
@@ -14,6 +16,8 @@ import { STRATEGY_NAMES } from '../core/summary/summarizer.js';
 
 /** The config format version this package writes and reads (the only one so far). */
 export const CONFIG_VERSION = 1;
+
+export { agentPolicySchema, agentSchema, policySchema } from './policy-schema.js';
 
 /** Summarizer providers a config file can name. */
 export const SUMMARIZER_PROVIDERS = ['embedded', 'openai', 'anthropic', 'ai-sdk', 'llama-cpp'] as const;
@@ -32,150 +36,7 @@ export const DEFAULT_ARIADNE_URL = 'http://localhost:5175/ingest';
 
 /** Default directory of the filesystem archive. */
 export const DEFAULT_STORAGE_PATH = './.compact/archive';
-
-function got(input: unknown): string {
-  if (typeof input === 'string') return JSON.stringify(input);
-  if (input === undefined) return 'nothing';
-  if (input === null) return 'null';
-  if (Array.isArray(input)) return 'a list';
-  if (typeof input === 'object') return 'an object';
-  return String(input);
-}
-
-const between = (min: number, max: number, minExclusive = false) => {
-  const error = (issue: { input?: unknown }) =>
-    issue.input === min && minExclusive
-      ? `must be between ${min} and ${max}, and not ${min}`
-      : `must be between ${min} and ${max} (got ${got(issue.input)})`;
-  return z.number().check(minExclusive ? z.gt(min, { error }) : z.gte(min, { error }), z.lte(max, { error }));
-};
-
-const integer = (min: number) => z.int().gte(min);
-
-const regexString = z.string().refine(
-  (pattern) => {
-    try {
-      new RegExp(pattern.startsWith('(?i)') ? pattern.slice(4) : pattern);
-      return true;
-    } catch {
-      return false;
-    }
-  },
-  { error: (issue) => `is not a valid regular expression (got ${got(issue.input)})` },
-);
-
-const httpUrl = z.url({
-  protocol: /^https?$/,
-  error: (issue) => `must be an http(s) URL (got ${got(issue.input)})`,
-});
-
 const exporterName = z.enum(EXPORTER_NAMES);
-
-/** `policy`: when and how a session is compacted. */
-export const policySchema = z
-  .strictObject({
-    trigger_pct: between(0, 1, true)
-      .default(DEFAULT_POLICY.triggerPct)
-      .describe('Compact when the estimated request reaches this fraction of max_context_tokens.'),
-    hard_cap_buffer: integer(0)
-      .optional()
-      .describe(
-        `Tokens reserved for the next input and tool results; the budget is max_context_tokens - hard_cap_buffer. Default ${DEFAULT_POLICY.hardCapBuffer}, or a tenth of the window when that is smaller.`,
-      ),
-    keep_recent_turns: integer(1)
-      .default(DEFAULT_POLICY.keepRecentTurns)
-      .describe('Recent user/assistant turns kept verbatim.'),
-    keep_tool_io_pairs: integer(1)
-      .default(DEFAULT_POLICY.keepToolIoPairs)
-      .describe('Recent tool call + tool output pairs kept verbatim.'),
-    roles_never_prune: z
-      .array(z.string().min(1))
-      .default([...DEFAULT_POLICY.rolesNeverPrune])
-      .describe('Roles that are never pruned or summarized.'),
-    protected_flag: z
-      .string()
-      .min(1)
-      .default(DEFAULT_POLICY.protectedFlag)
-      .describe('The `meta` key that marks a message as protected.'),
-    strategy: z
-      .enum(STRATEGY_NAMES as [string, ...string[]])
-      .default(DEFAULT_POLICY.strategy)
-      .describe('Summarization strategy: task_state, brief, decision_log or code_delta.'),
-    max_summary_tokens: integer(16)
-      .default(DEFAULT_POLICY.maxSummaryTokens)
-      .describe('Token limit of one summary.'),
-    user_text_share: z
-      .number()
-      .min(0)
-      .lt(1)
-      .default(DEFAULT_POLICY.userTextShare)
-      .describe(
-        "Share of the target that the user's own text messages keep verbatim when compacted (the opening request first, then the newest); the rest goes into the summary.",
-      ),
-    target_pct: between(0, 1, true)
-      .optional()
-      .describe(
-        'After a trigger, compact down to this fraction of max_context_tokens. Default 0.5, or 0.6 x trigger_pct when the trigger is lower.',
-      ),
-    clear_keep_recent: integer(0)
-      .default(DEFAULT_POLICY.clearKeepRecent)
-      .describe('Cascade level a: the most recent tool results that are never cleared.'),
-    clear_min_tokens: integer(0)
-      .default(DEFAULT_POLICY.clearMinTokens)
-      .describe('Cascade level a: tool results smaller than this (tokens) are not worth clearing.'),
-    clear_exclude_tools: z
-      .array(z.string().min(1))
-      .default([...DEFAULT_POLICY.clearExcludeTools])
-      .describe('Cascade level a: tools whose results are never cleared.'),
-    shorten_arguments_above: integer(1)
-      .default(DEFAULT_POLICY.shortenArgumentsAbove)
-      .describe(
-        'Cascade level b: tool-call arguments longer than this (characters) in old messages are shortened.',
-      ),
-    shorten_arguments_keep: integer(1)
-      .default(DEFAULT_POLICY.shortenArgumentsKeep)
-      .describe('Cascade level b: characters kept of each shortened argument (head and tail).'),
-    repair_input: z
-      .boolean()
-      .default(DEFAULT_POLICY.repairInput)
-      .describe(
-        'Repair broken input (orphan or duplicate tool results dropped, unanswered calls answered with a placeholder) instead of failing with invalid_messages.',
-      ),
-    prepare_at_pct: between(0, 1, true)
-      .optional()
-      .describe(
-        'With background compaction, prepare a summary off the critical path from this fraction of max_context_tokens (default 0.7, below trigger_pct).',
-      ),
-  })
-  .describe('When and how a session is compacted.');
-
-/** Policy overrides of one agent: the policy's keys, each optional and without a default. */
-export const agentPolicySchema = z
-  .strictObject(
-    Object.fromEntries(
-      Object.entries(policySchema.shape).map(([key, field]) => {
-        const bare = field instanceof z.ZodDefault ? field.removeDefault() : field;
-        return [key, bare.optional().describe(field.description ?? key)];
-      }),
-    ) as unknown as {
-      [K in keyof typeof policySchema.shape]: z.ZodOptional<
-        z.ZodType<z.output<(typeof policySchema.shape)[K]>>
-      >;
-    },
-  )
-  .describe(
-    "Overrides of the top-level policy for this agent (keys not given keep the top-level policy's values).",
-  );
-
-/** `agents.<name>`: one agent's own compactor over a shared history. */
-export const agentSchema = z
-  .strictObject({
-    policy: agentPolicySchema.optional(),
-    summarizer_timeout_ms: integer(1)
-      .optional()
-      .describe("Total time limit of this agent's summarization, in milliseconds (default: the manager's)."),
-  })
-  .describe("One agent's compactor: its own summary and state, and optionally its own policy.");
 
 /** `session_lock`: the lock a triggered compaction holds in a shared store. */
 export const sessionLockSchema = z
@@ -279,6 +140,12 @@ export const telemetrySchema = z
       .describe(
         'OTLP/HTTP traces endpoint; defaults to OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or localhost:4318.',
       ),
+    hash_session_ids: z
+      .boolean()
+      .default(false)
+      .describe(
+        'Exporters send a keyed hash of each session id instead of the id (key: COMPACT_SESSION_HASH_KEY).',
+      ),
   })
   .describe('Where trace events go.');
 
@@ -300,6 +167,12 @@ export const storageSchema = z
       .boolean()
       .default(false)
       .describe('Use path-style S3 URLs (most S3-compatible servers).'),
+    hash_session_ids: z
+      .boolean()
+      .default(false)
+      .describe(
+        'Name each session folder (or S3 key prefix) by a keyed hash of the session id (key: COMPACT_SESSION_HASH_KEY); folders written before keep their names.',
+      ),
     require_archive: z
       .boolean()
       .default(false)

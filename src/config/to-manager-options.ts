@@ -156,25 +156,27 @@ async function load<T>(specifier: string, loader: () => Promise<T>): Promise<T> 
 
 async function buildExporters(config: CompactConfig): Promise<EventExporter[]> {
   const exporters: EventExporter[] = [];
+  const privacy = { hashSessionIds: config.telemetry.hash_session_ids };
   for (const name of exporterNamesOf(config)) {
     if (name === 'console') {
       const { consoleExporter } = await load(
         'console exporter',
         () => import('../exporters/console/index.js'),
       );
-      exporters.push(consoleExporter({ format: config.telemetry.console_format }));
+      exporters.push(consoleExporter({ format: config.telemetry.console_format, ...privacy }));
     } else if (name === 'ariadne') {
       const { ariadneExporter } = await load(
         'ariadne exporter',
         () => import('../exporters/ariadne/index.js'),
       );
-      exporters.push(ariadneExporter({ url: config.telemetry.ariadne_url }));
+      exporters.push(ariadneExporter({ url: config.telemetry.ariadne_url, ...privacy }));
     } else {
       const { otlpExporter } = await load('otlp exporter', () => import('../exporters/otel/index.js'));
       exporters.push(
-        otlpExporter(
-          config.telemetry.otlp_endpoint === undefined ? {} : { url: config.telemetry.otlp_endpoint },
-        ),
+        otlpExporter({
+          ...privacy,
+          ...(config.telemetry.otlp_endpoint === undefined ? {} : { url: config.telemetry.otlp_endpoint }),
+        }),
       );
     }
   }
@@ -186,12 +188,13 @@ async function buildStorage(config: CompactConfig): Promise<StorageAdapter | und
   if (storage.adapter === 'none') return undefined;
   if (storage.adapter === 'fs') {
     const { fsStorage } = await load('fs storage', () => import('../storage/fs/index.js'));
-    return fsStorage({ path: storage.path });
+    return fsStorage({ path: storage.path, hashSessionIds: storage.hash_session_ids });
   }
   const { s3Storage } = await load('s3 storage', () => import('../storage/s3/index.js'));
   return s3Storage({
     bucket: storage.bucket!,
     prefix: storage.prefix,
+    hashSessionIds: storage.hash_session_ids,
     forcePathStyle: storage.force_path_style,
     ...(storage.region === undefined ? {} : { region: storage.region }),
     ...(storage.kms_key_id === undefined ? {} : { kmsKeyId: storage.kms_key_id }),

@@ -1,10 +1,12 @@
+import { createHash } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
+import { safeSessionSegment } from '../storage/session-path.js';
 import { type AriadneTestServer, startAriadneTestServer } from '../testing/ariadne-test-server.js';
 import { type OtlpTestServer, startOtlpTestServer } from '../testing/otlp-test-server.js';
 import { sampleCompactionEvents } from '../testing/sample-events.js';
 import { ariadneExporter } from './ariadne/ariadne-exporter.js';
 import { consoleExporter } from './console/console-exporter.js';
-import { hashSessionId, prepareEvent } from './event-utils.js';
+import { hashSessionId, prepareEvent, SESSION_HASH_KEY_ENV } from './event-utils.js';
 import { otlpExporter } from './otel/otlp-exporter.js';
 
 /** A token-shaped session id: exactly what must not appear verbatim when hashing is on. */
@@ -24,11 +26,46 @@ function events() {
 }
 
 describe('hashSessionId', () => {
-  it('is stable, short and not the id', () => {
-    const hashed = hashSessionId(SESSION);
-    expect(hashed).toMatch(/^sid-[0-9a-f]{16}$/);
-    expect(hashSessionId(SESSION)).toBe(hashed);
-    expect(hashSessionId(`${SESSION}x`)).not.toBe(hashed);
+  it('is stable, 128 bits and not the id', () => {
+    const hashed = hashSessionId(SESSION, 'k1');
+    expect(hashed).toMatch(/^sid-[0-9a-f]{32}$/);
+    expect(hashSessionId(SESSION, 'k1')).toBe(hashed);
+    expect(hashSessionId(`${SESSION}x`, 'k1')).not.toBe(hashed);
+  });
+
+  it('is keyed: another key gives another value, and the env key is the default', () => {
+    const previous = process.env[SESSION_HASH_KEY_ENV];
+    try {
+      process.env[SESSION_HASH_KEY_ENV] = 'from-env';
+      expect(hashSessionId(SESSION)).toBe(hashSessionId(SESSION, 'from-env'));
+      expect(hashSessionId(SESSION, 'k1')).not.toBe(hashSessionId(SESSION, 'k2'));
+      // A guessable id does not come back from a plain SHA-256 of candidates.
+      const plain = createHash('sha256').update(SESSION).digest('hex');
+      expect(hashSessionId(SESSION, 'k1').slice(4)).not.toContain(plain.slice(0, 16));
+    } finally {
+      if (previous === undefined) delete process.env[SESSION_HASH_KEY_ENV];
+      else process.env[SESSION_HASH_KEY_ENV] = previous;
+    }
+  });
+
+  it('without a key: stable, warns once, and differs from the archive folder suffix', async () => {
+    const previous = process.env[SESSION_HASH_KEY_ENV];
+    const warnings: string[] = [];
+    const onWarning = (warning: Error & { code?: string }) => warnings.push(String(warning.code));
+    process.on('warning', onWarning);
+    try {
+      delete process.env[SESSION_HASH_KEY_ENV];
+      const hashed = hashSessionId('User-42');
+      expect(hashSessionId('User-42')).toBe(hashed);
+      // The folder of a mixed-case id ends with a plain hash of the id; the unkeyed hash is another.
+      const suffix = safeSessionSegment('User-42').split('~')[1]!;
+      expect(hashed).not.toContain(suffix);
+    } finally {
+      if (previous !== undefined) process.env[SESSION_HASH_KEY_ENV] = previous;
+    }
+    await new Promise((resolve) => setImmediate(resolve));
+    process.off('warning', onWarning);
+    expect(warnings.filter((code) => code === 'COMPACT_UNKEYED_SESSION_HASH').length).toBeLessThanOrEqual(1);
   });
 });
 
@@ -57,6 +94,26 @@ describe('prepareEvent', () => {
     );
     expect(out.sessionId).toBe(hashSessionId('cli'));
     expect((out.properties as Record<string, unknown>).note).toBe('click the client');
+  });
+
+  it('replaces the archive folder of an id in any encoding, whatever its length', () => {
+    for (const id of ['a/b', 'Ab', 'user@example.com', 'x y']) {
+      const [event] = sampleCompactionEvents({ sessionId: id });
+      const paths = [
+        `.compact/archive/${safeSessionSegment(id)}/summary-001.json`,
+        `s3://bucket/p/${encodeURIComponent(id)}/events.jsonl`,
+      ];
+      const out = prepareEvent(
+        { ...event!, properties: { ...event!.properties, paths } } as typeof event & {},
+        { hashSessionIds: true, hashKey: 'k' },
+      );
+      const hashed = hashSessionId(id, 'k');
+      expect((out.properties as { paths: string[] }).paths).toEqual([
+        `.compact/archive/${hashed}/summary-001.json`,
+        `s3://bucket/p/${hashed}/events.jsonl`,
+      ]);
+      expect(JSON.stringify(out)).not.toContain(safeSessionSegment(id));
+    }
   });
 
   it('leaves the event alone without options', () => {
@@ -92,7 +149,7 @@ describe('hashSessionIds on every exporter', () => {
 
   it('Ariadne: trace id, trace name and metadata, spans and archive paths carry the hash', async () => {
     ariadne = await startAriadneTestServer();
-    await ariadneExporter({ url: ariadne.ingestUrl, hashSessionIds: true, log: () => {} }).export(events());
+    await ariadneExporter({ url: ariadne.ingestUrl, timeoutMs: 30_000, hashSessionIds: true, log: () => {} }).export(events());
     const hashed = hashSessionId(SESSION);
     expect(ariadne.events[0]).toMatchObject({
       type: 'trace',

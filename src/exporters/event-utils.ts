@@ -1,6 +1,9 @@
-import { createHash } from 'node:crypto';
 import type { AnyCompactEvent } from '../core/events/events.js';
 import { type Redactor, redactDeep } from '../core/redaction/redactor.js';
+import { hashSessionId } from '../core/session/hash-session-id.js';
+import { safeSessionSegment } from '../storage/session-path.js';
+
+export { hashSessionId, SESSION_HASH_KEY_ENV } from '../core/session/hash-session-id.js';
 
 /** The `operationId` of an event (one per preflight/compact call), when it carries one. */
 export function operationIdOf(event: AnyCompactEvent): string | undefined {
@@ -63,26 +66,20 @@ export interface ExportPrivacyOptions {
   /**
    * Replace the session id by {@link hashSessionId} everywhere in the exported event: its
    * `sessionId`, a `traceId` equal to it (the default trace id), trace names and metadata,
-   * and every string property equal to it. An id of 8 or more characters is also replaced
-   * inside longer strings (archive paths, summaries). Without it, session ids are exported
-   * verbatim (they are identifiers, never redacted).
+   * every string property equal to it, and every path segment holding it (the archive
+   * folder in `compact.archival` locations, whether the id is written as is, path-encoded or
+   * URL-encoded). An id of 8 or more characters is also replaced inside longer strings
+   * (summaries). Without it, session ids are exported verbatim (they are identifiers, never
+   * redacted).
    * @default false
    */
   hashSessionIds?: boolean;
-}
-
-/**
- * A stable, short, non-reversible stand-in for a session id: `sid-` + the first 16 hex
- * digits of its SHA-256. The same id always gives the same value, so traces of one session
- * still group together.
- *
- * @example
- * ```ts
- * hashSessionId('user-42/chat-7'); // 'sid-' + 16 hex digits, the same on every run
- * ```
- */
-export function hashSessionId(sessionId: string): string {
-  return `sid-${createHash('sha256').update(sessionId).digest('hex').slice(0, 16)}`;
+  /**
+   * The secret of the keyed hash used by `hashSessionIds` (HMAC-SHA256). Use the same key in
+   * every process so that one session's traces group together.
+   * @default process.env.COMPACT_SESSION_HASH_KEY (none: an unkeyed hash and a warning)
+   */
+  hashKey?: string;
 }
 
 /** Redacts (when asked) then hashes the session id (when asked): a copy, or the event itself. */
@@ -90,10 +87,34 @@ export function prepareEvent(event: AnyCompactEvent, options: ExportPrivacyOptio
   const redacted = redactEvent(event, options.redact);
   if (!options.hashSessionIds) return redacted;
   const id = String(redacted.sessionId);
-  const hashed = hashSessionId(id);
-  const swap = (text: string) =>
-    text === id ? hashed : id.length >= 8 && text.includes(id) ? text.replaceAll(id, hashed) : text;
-  return mapStrings(redacted, swap) as AnyCompactEvent;
+  return mapStrings(redacted, sessionIdSwap(id, hashSessionId(id, options.hashKey))) as AnyCompactEvent;
+}
+
+/**
+ * Replaces a session id in one string: the whole string, a path segment (`/{id}/`, as is,
+ * path-encoded by the archive or URL-encoded), or (ids of 8+ characters) any occurrence.
+ */
+function sessionIdSwap(id: string, hashed: string): (text: string) => string {
+  // Longest first: the archive's segment of a mixed-case id holds the id plus a suffix.
+  const forms = [...new Set([id, safeSessionSegment(id), encodeURIComponent(id)])]
+    .filter((form) => form !== '')
+    .sort((a, b) => b.length - a.length);
+  return (text) => {
+    if (text === id) return hashed;
+    let out = text;
+    for (const form of forms) {
+      if (form.length >= 8) out = out.replaceAll(form, hashed);
+      else if (out.includes(`/${form}`)) out = replaceSegment(out, form, hashed);
+    }
+    return out;
+  };
+}
+
+/** Replaces `form` where it is a whole path segment (between `/` and `/` or the end). */
+function replaceSegment(text: string, form: string, hashed: string): string {
+  const parts = text.split('/');
+  for (let i = 1; i < parts.length; i += 1) if (parts[i] === form) parts[i] = hashed;
+  return parts.join('/');
 }
 
 /** A copy of a JSON-like value with every string passed through `map` (cycles kept). */

@@ -93,7 +93,7 @@ describe('a real compaction exported to Ariadne and archived on disk', () => {
     const consoleLines: string[] = [];
     const manager = newManager(
       [
-        ariadneExporter({ url: server.ingestUrl, log: (line) => consoleLines.push(line) }),
+        ariadneExporter({ url: server.ingestUrl, timeoutMs: 30_000, log: (line) => consoleLines.push(line) }),
         consoleExporter({ format: 'json', stream: { write: (chunk: string) => consoleLines.push(chunk) } }),
       ],
       archive,
@@ -168,7 +168,7 @@ describe('a real compaction exported to Ariadne and archived on disk', () => {
 
   it('returns from preflight while the receiver is still answering, and flush waits for it', async () => {
     server = await startAriadneTestServer({ delayMs: 1500 });
-    const inner = ariadneExporter({ url: server.ingestUrl, timeoutMs: 10_000, log: () => {} });
+    const inner = ariadneExporter({ url: server.ingestUrl, timeoutMs: 30_000, timeoutMs: 10_000, log: () => {} });
     let exported = 0;
     const tracked: EventExporter = {
       name: 'tracked-ariadne',

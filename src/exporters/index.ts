@@ -26,4 +26,4 @@ export {
 } from './ariadne/index.js';
 export { type ConsoleExporterOptions, consoleExporter, type WritableLike } from './console/index.js';
 export { defineExporter, type ExporterDefinition } from './define-exporter.js';
-export { type ExportPrivacyOptions, hashSessionId } from './event-utils.js';
+export { type ExportPrivacyOptions, hashSessionId, SESSION_HASH_KEY_ENV } from './event-utils.js';

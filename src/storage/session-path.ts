@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { CompactError } from '../core/errors.js';
+import { hashSessionId } from '../core/session/hash-session-id.js';
 
 /** Longest encoded session id kept whole; longer ones are cut and get a hash suffix. */
 const MAX_SEGMENT = 100;
@@ -42,6 +43,27 @@ export function safeSessionSegment(sessionId: string): string {
   const needsHash = /[A-Z]/.test(sessionId) || encoded.length > MAX_SEGMENT;
   if (!needsHash) return encoded;
   return `${encoded.slice(0, MAX_SEGMENT)}~${hash(sessionId)}`;
+}
+
+/** How an archive adapter names a session's folder (or key prefix). */
+export interface SessionFolderOptions {
+  /**
+   * Name each session's folder by {@link hashSessionId} (a keyed hash of the id) instead of
+   * the id, so the archive does not name the user. Folders written before the switch keep
+   * their old names (see SECURITY.md, migration).
+   * @default false
+   */
+  hashSessionIds?: boolean;
+  /**
+   * The key of that hash; use the exporters' key so events and folders match.
+   * @default process.env.COMPACT_SESSION_HASH_KEY (none: an unkeyed hash and a warning)
+   */
+  hashKey?: string;
+}
+
+/** The folder name (one safe path segment) of a session's archive. */
+export function sessionFolderName(sessionId: string, options: SessionFolderOptions = {}): string {
+  return options.hashSessionIds ? hashSessionId(sessionId, options.hashKey) : safeSessionSegment(sessionId);
 }
 
 /** Zero-pads a compaction step to three digits (`7` -> `007`), as the archive names need. */

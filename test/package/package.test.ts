@@ -1,5 +1,14 @@
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { builtinModules } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -94,5 +103,21 @@ describe('package boundaries', () => {
       const file = typeof target === 'string' ? target : (target as { import: string }).import;
       expect(existsSync(join(root, file)), `${subpath} -> ${file}`).toBe(true);
     }
+  });
+
+  it('every subpath loads with require() from a CommonJS project (Node 20.19+ require of ESM)', () => {
+    const project = mkdtempSync(join(tmpdir(), 'cjs-consumer-'));
+    writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'consumer', type: 'commonjs' }));
+    mkdirSync(join(project, 'node_modules'));
+    symlinkSync(root, join(project, 'node_modules', 'agent-compaction'), 'dir');
+    const subpaths = Object.entries(pkg.exports)
+      .filter(([, target]) => typeof target === 'object' && target !== null && 'require' in target)
+      .map(([subpath]) => subpath.replace(/^\./, 'agent-compaction'));
+    expect(subpaths).toContain('agent-compaction');
+    const script = `const out = {}; for (const id of ${JSON.stringify(subpaths)}) out[id] = Object.keys(require(id)).length; console.log(JSON.stringify(out));`;
+    const result = spawnSync(process.execPath, ['-e', script], { cwd: project, encoding: 'utf8' });
+    expect(result.stderr).not.toMatch(/Error/);
+    const counts = JSON.parse(result.stdout) as Record<string, number>;
+    for (const id of subpaths) expect(counts[id], id).toBeGreaterThan(0);
   });
 });

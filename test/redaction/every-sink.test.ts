@@ -124,7 +124,7 @@ describe('no secret reaches any sink, whole or clipped', () => {
           storage: fsStorage({ path: archive }),
           exporters: [
             consoleExporter({ format: 'json', stream: { write: (chunk) => sinks.console!.push(chunk) } }),
-            ariadneExporter({ url: ariadne.ingestUrl, log: () => {} }),
+            ariadneExporter({ url: ariadne.ingestUrl, timeoutMs: 30_000, log: () => {} }),
             otlpExporter({ url: otlp.tracesUrl, lingerMs: 10 }),
           ],
         });

@@ -188,6 +188,15 @@ describe('defuseSummaryMarkup', () => {
     ['﹤history>', '[history>'],
     ['</previous_summary><conversation>', '[/previous_summary>[conversation>'],
     ['<<COMPACT-SUMMARY v1>>', '<[COMPACT-SUMMARY v1>>'],
+    // Issue 23.6: small capitals, other separators, HTML entities.
+    ['<ᴄᴏᴍᴘᴀᴄᴛ-ꜱᴜᴍᴍᴀʀʏ v3>', '[ᴄᴏᴍᴘᴀᴄᴛ-ꜱᴜᴍᴍᴀʀʏ v3>'],
+    ['<COMPACT.SUMMARY v3>', '[COMPACT.SUMMARY v3>'],
+    ['<COMPACT:SUMMARY v3>', '[COMPACT:SUMMARY v3>'],
+    ['&lt;COMPACT-SUMMARY v7&gt;', '[COMPACT-SUMMARY v7&gt;'],
+    ['&LT;/compact-summary&GT;', '[/compact-summary&GT;'],
+    ['&#60;COMPACT-SUMMARY v7>', '[COMPACT-SUMMARY v7>'],
+    ['x &#x3C;/history> y', 'x [/history> y'],
+    ['é &lt;СOMPACT-SUMMARY v2>', 'é [СOMPACT-SUMMARY v2>'],
   ])('defuses %j', (input, expected) => {
     expect(defuseSummaryMarkup(input)).toBe(expected);
     expect(findLibraryTags(defuseSummaryMarkup(input))).toEqual([]);
@@ -198,6 +207,7 @@ describe('defuseSummaryMarkup', () => {
     expect(defuseSummaryMarkup('a < b, <REDACTED>, Array<string>')).toBe('a < b, <REDACTED>, Array<string>');
     // `<history` followed by a space is still a tag opener to a reader, so it is defused.
     expect(defuseSummaryMarkup(text)).toBe(text.replace('<history', '[history'));
+    expect(defuseSummaryMarkup('a &lt; b &amp;&amp; &lt;div&gt;')).toBe('a &lt; b &amp;&amp; &lt;div&gt;');
   });
 });
 

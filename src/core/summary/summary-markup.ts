@@ -4,7 +4,8 @@
  * detection works on a skeleton of the text (each character NFKC-normalized and lower-cased,
  * invisible characters and combining marks dropped, dash, slash and common Cyrillic/Greek
  * look-alikes mapped to ASCII), so fullwidth `＜`, `<\u200bCOMPACT-SUMMARY`, `</ＣＯＭＰＡＣＴ-summary`
- * and `<СOMPACT-SUMMARY` (Cyrillic С) are all found. Linear time in the length of the text.
+ * `<СOMPACT-SUMMARY` (Cyrillic С), `<ᴄᴏᴍᴘᴀᴄᴛ-ꜱᴜᴍᴍᴀʀʏ` (small capitals), `<COMPACT.SUMMARY` and
+ * `&lt;COMPACT-SUMMARY` (an HTML entity) are all found. Linear time in the length of the text.
  */
 
 /** The tag names the library writes around data or summaries (compared on the skeleton). */
@@ -54,6 +55,32 @@ const CONFUSABLES: Record<string, string> = {
   ϲ: 'c',
   ϳ: 'j',
   ѵ: 'v',
+  // Small capitals (not NFKC-equal to their letters).
+  ᴀ: 'a',
+  ʙ: 'b',
+  ᴄ: 'c',
+  ᴅ: 'd',
+  ᴇ: 'e',
+  ꜰ: 'f',
+  ɢ: 'g',
+  ʜ: 'h',
+  ɪ: 'i',
+  ᴊ: 'j',
+  ᴋ: 'k',
+  ʟ: 'l',
+  ᴍ: 'm',
+  ɴ: 'n',
+  ᴏ: 'o',
+  ᴘ: 'p',
+  ǫ: 'q',
+  ʀ: 'r',
+  ꜱ: 's',
+  ᴛ: 't',
+  ᴜ: 'u',
+  ᴠ: 'v',
+  ᴡ: 'w',
+  ʏ: 'y',
+  ᴢ: 'z',
 };
 const IGNORABLE = /^(?:[\p{Mn}\p{Me}\p{Cf}]|\u115f|\u1160|\u3164|\uffa0)$/u;
 const DASH = /^[\p{Pd}\u2212\u2043\ufe63]$/u;
@@ -118,10 +145,12 @@ function skeletonOf(text: string): Skeleton {
   return { text: chars.join(''), offsets };
 }
 
-// `<`, optional `/`, then a library tag name; `-`, `_` and spaces inside the name are free.
-// Only a `<` starts a match and no two quantifiers compete for the same characters, so the
-// work is linear in the text.
-const TAG = /< *(?:(\/) *)?(compact[-_ ]*summary|previous[-_ ]*summary|history|conversation)/g;
+// `<` (or its HTML entity: `&lt;`, `&#60;`, `&#x3c;`, the `;` optional), optional `/`, then a
+// library tag name; `-`, `_`, `.`, `:` and spaces inside the name are free. Only a `<` or `&`
+// starts a match and no two quantifiers compete for the same characters, so the work is
+// linear in the text.
+const TAG =
+  /(<|&lt;?|&#0*60;?|&#x0*3c;?) *(?:(\/) *)?(compact[-_ .:]*summary|previous[-_ .:]*summary|history|conversation)/g;
 
 /** One library tag found in a text. */
 export interface LibraryTagMatch {
@@ -152,11 +181,13 @@ export function findLibraryTags(text: string): LibraryTagMatch[] {
   for (const match of skeleton.text.matchAll(TAG)) {
     const start = skeleton.offsets ? skeleton.offsets[match.index]! : match.index;
     const code = text.codePointAt(start)!;
+    // An entity is ASCII, so its length in the skeleton is its length in the text.
+    const opener = match[1]!;
     found.push({
       start,
-      openerLength: code > 0xffff ? 2 : 1,
-      closing: match[1] === '/',
-      name: normalizeName(match[2]!),
+      openerLength: opener.length > 1 ? opener.length : code > 0xffff ? 2 : 1,
+      closing: match[2] === '/',
+      name: normalizeName(match[3]!),
     });
   }
   return found;

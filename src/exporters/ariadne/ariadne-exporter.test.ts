@@ -31,7 +31,7 @@ describeExporterConformance({
   async create() {
     const server = await startAriadneTestServer();
     return {
-      exporter: ariadneExporter({ url: server.ingestUrl, log: () => {} }),
+      exporter: ariadneExporter({ url: server.ingestUrl, timeoutMs: 30_000, log: () => {} }),
       received: () =>
         server.requests
           .filter((request) => request.status === 200)
@@ -155,7 +155,7 @@ describe('ariadneExporter against the Ariadne test receiver', () => {
   it('splits batches under 256 KB so the receiver never answers 413', async () => {
     server = await startAriadneTestServer();
     const { lines, log } = captureLog();
-    const exporter = ariadneExporter({ url: server.ingestUrl, log });
+    const exporter = ariadneExporter({ url: server.ingestUrl, timeoutMs: 30_000, log });
     const events: AnyCompactEvent[] = [];
     for (let index = 0; index < 12; index++) {
       events.push(
@@ -179,7 +179,7 @@ describe('ariadneExporter against the Ariadne test receiver', () => {
 
   it('shortens a single event that is too big on its own', async () => {
     server = await startAriadneTestServer();
-    const exporter = ariadneExporter({ url: server.ingestUrl, log: () => {} });
+    const exporter = ariadneExporter({ url: server.ingestUrl, timeoutMs: 30_000, log: () => {} });
     const [, , summary] = sampleCompactionEvents({ summary: 'z'.repeat(400_000) });
     await exporter.export([summary as AnyCompactEvent]);
     const span = server.events.find((event) => event.type === 'span');
@@ -194,7 +194,7 @@ describe('ariadneExporter against the Ariadne test receiver', () => {
   it('reports a rejected batch on stderr with the [Ariadne] prefix and the details', async () => {
     server = await startAriadneTestServer();
     const { lines, log } = captureLog();
-    const exporter = ariadneExporter({ url: server.ingestUrl, log, traceEvents: false });
+    const exporter = ariadneExporter({ url: server.ingestUrl, timeoutMs: 30_000, log, traceEvents: false });
     const [event] = sampleCompactionEvents();
     await exporter.export([{ ...event, traceId: '' } as AnyCompactEvent]);
     expect(lines).toHaveLength(1);
@@ -222,7 +222,7 @@ describe('ariadneExporter against the Ariadne test receiver', () => {
   it('gives up on a receiver slower than 2 s after one retry, in bounded time', async () => {
     server = await startAriadneTestServer({ delayMs: 2600 });
     const { lines, log } = captureLog();
-    const exporter = ariadneExporter({ url: server.ingestUrl, log });
+    const exporter = ariadneExporter({ url: server.ingestUrl, timeoutMs: 30_000, log });
     const started = performance.now();
     await expect(exporter.export(sampleCompactionEvents())).resolves.toBeUndefined();
     const elapsed = performance.now() - started;
@@ -248,7 +248,7 @@ describe('ariadneExporter against the Ariadne test receiver', () => {
 
   it('redacts with its own redactor when given one', async () => {
     server = await startAriadneTestServer();
-    const exporter = ariadneExporter({ url: server.ingestUrl, redact: createRedactor(), log: () => {} });
+    const exporter = ariadneExporter({ url: server.ingestUrl, timeoutMs: 30_000, redact: createRedactor(), log: () => {} });
     await exporter.export(
       sampleCompactionEvents({ summary: 'deploy with api_key=sk-abc123 and password: hunter2' }),
     );

@@ -1,4 +1,4 @@
-export { type ExportPrivacyOptions, hashSessionId } from '../event-utils.js';
+export { type ExportPrivacyOptions, hashSessionId, SESSION_HASH_KEY_ENV } from '../event-utils.js';
 export {
   COMPACTION_SPAN_NAME,
   compactionAttributes,

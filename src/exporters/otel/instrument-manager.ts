@@ -86,7 +86,7 @@ export function instrumentManager<M extends InstrumentableManager>(
           kind: otel.SpanKind.INTERNAL,
           attributes: {
             'gen_ai.conversation.id': options.hashSessionIds
-              ? hashSessionId(String(sessionId))
+              ? hashSessionId(String(sessionId), options.hashKey)
               : String(sessionId),
           },
         },

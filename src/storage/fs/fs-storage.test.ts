@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isCompactError } from '../../core/errors.js';
+import { hashSessionId } from '../../core/session/hash-session-id.js';
 import { describeArtifactConformance, sampleArtifact } from '../../testing/artifact-conformance.js';
 import { sampleCompactionEvents } from '../../testing/sample-events.js';
 import { describeStorageConformance } from '../../testing/storage-conformance.js';
@@ -122,6 +123,26 @@ describe('fsStorage', () => {
       ).split('\n');
       expect(lines.at(-1)).toBe('');
       expect(lines).toHaveLength(sampleCompactionEvents().length + 1);
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
+  });
+
+  it('names session folders by the keyed hash with hashSessionIds, and reads them back', async () => {
+    const root = await tempRoot();
+    try {
+      const adapter = fsStorage({ path: root, hashSessionIds: true, hashKey: 'secret-key' });
+      const id = 'alice@example.com';
+      const location = await adapter.saveTranscript(id, [{ role: 'user', content: 'hi' }], 1);
+      const hashed = hashSessionId(id, 'secret-key');
+      expect(await readdir(root)).toEqual([hashed]);
+      expect(location).toContain(hashed);
+      expect(location).not.toContain('alice');
+      await adapter.saveArtifact?.(id, sampleArtifact(id, 'call-1', 'original output'));
+      expect((await adapter.loadArtifact?.(id, 'call-1'))?.text).toBe('original output');
+      // Another key is another folder: nothing of the first is found.
+      const other = fsStorage({ path: root, hashSessionIds: true, hashKey: 'other-key' });
+      expect(await other.loadArtifact?.(id, 'call-1')).toBeUndefined();
     } finally {
       await rm(root, { recursive: true, force: true });
     }

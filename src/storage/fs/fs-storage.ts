@@ -28,10 +28,10 @@ import {
   refOfArtifactFile,
   sortArtifacts,
 } from '../artifact-ref.js';
-import { ARCHIVE_NAMES, safeSessionSegment } from '../session-path.js';
+import { ARCHIVE_NAMES, type SessionFolderOptions, sessionFolderName } from '../session-path.js';
 
 /** Options of {@link fsStorage}. */
-export interface FsStorageOptions {
+export interface FsStorageOptions extends SessionFolderOptions {
   /**
    * The archive root; each session gets a directory below it.
    * @default '.compact/archive'
@@ -85,7 +85,7 @@ export const DEFAULT_FS_STORAGE_OPTIONS = Object.freeze({ path: '.compact/archiv
  * {path}/{session_id}/artifacts/{ref}.json               an original a placeholder names (recall)
  * ```
  *
- * Session ids are made safe for paths (see `safeSessionSegment`) and references are checked
+ * Session ids are made safe for paths (see `safeSessionSegment`; `hashSessionIds` names folders by a keyed hash instead) and references are checked
  * against `ARTIFACT_REF_PATTERN` before they name a file. Transcripts, summaries and artifacts
  * are written atomically (a temp file, then a hard link), so a reader never sees half a file,
  * and never replace an earlier file: one already there (written before the session's state
@@ -107,7 +107,7 @@ export function fsStorage(options: FsStorageOptions = {}): StorageAdapter {
 
   const sessionDir = async (sessionId: string) => {
     if (typeof sessionId !== 'string') throw new CompactError('storage_failed', 'sessionId must be a string');
-    const dir = join(root, safeSessionSegment(sessionId));
+    const dir = join(root, sessionFolderName(sessionId, options));
     if (!madeDirs.has(dir)) {
       await makeDir(dir);
       madeDirs.add(dir);
@@ -187,7 +187,7 @@ export function fsStorage(options: FsStorageOptions = {}): StorageAdapter {
   /** The session's artifact folder, without creating anything (reads never create directories). */
   const artifactDir = (sessionId: string) => {
     if (typeof sessionId !== 'string') throw new CompactError('storage_failed', 'sessionId must be a string');
-    return join(root, safeSessionSegment(sessionId), ARTIFACT_DIR);
+    return join(root, sessionFolderName(sessionId, options), ARTIFACT_DIR);
   };
 
   const readArtifact = async (sessionId: string, ref: string): Promise<ArchivedArtifact | undefined> => {

@@ -14,7 +14,7 @@ import {
   refOfArtifactFile,
   sortArtifacts,
 } from '../artifact-ref.js';
-import { ARCHIVE_NAMES, safeSessionSegment } from '../session-path.js';
+import { ARCHIVE_NAMES, type SessionFolderOptions, sessionFolderName } from '../session-path.js';
 
 /** The folder of a session's artifacts. */
 const ARTIFACT_DIR = 'artifacts';
@@ -22,7 +22,7 @@ const ARTIFACT_DIR = 'artifacts';
 const READ_CONCURRENCY = 8;
 
 /** Options of {@link s3Storage}. */
-export interface S3StorageOptions {
+export interface S3StorageOptions extends SessionFolderOptions {
   /** The bucket. */
   bucket: string;
   /**
@@ -123,7 +123,7 @@ export function s3Storage(options: S3StorageOptions): StorageAdapter {
 
   const keyFor = (sessionId: string, name: string) => {
     if (typeof sessionId !== 'string') throw new CompactError('storage_failed', 'sessionId must be a string');
-    return [prefix, safeSessionSegment(sessionId), name].filter((part) => part !== '').join('/');
+    return [prefix, sessionFolderName(sessionId, options), name].filter((part) => part !== '').join('/');
   };
 
   const put = async (key: string, body: string, contentType: string): Promise<string> => {

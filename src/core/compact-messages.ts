@@ -1,0 +1,90 @@
+import { randomUUID } from 'node:crypto';
+import { CompactManager } from './compact-manager.js';
+import { CompactError, invalidConfig } from './errors.js';
+import {
+  type CompactionResult,
+  type CompactManagerOptions,
+  MIN_CONTEXT_TOKENS,
+  type PreflightOptions,
+} from './manager-options.js';
+import type { CompactPolicy } from './policy.js';
+
+/** Options of {@link compactMessages}. */
+export interface CompactMessagesOptions
+  extends Pick<CompactManagerOptions, 'model' | 'summarizer' | 'tokenCounter' | 'redaction' | 'storage'>,
+    Pick<PreflightOptions, 'tools' | 'system' | 'format' | 'signal'> {
+  /**
+   * The token budget of the whole request (messages, system prompt and tool schemas). A
+   * request within it is returned unchanged; a larger one is compacted to
+   * `policy.targetPct` of it (default half), so the next turns have room.
+   */
+  maxTokens: number;
+  /**
+   * The policy (recent turns kept, pinned roles, the summary's size, what the cascade may
+   * clear or shorten). `triggerPct` and `hardCapBuffer` are fixed by `maxTokens`.
+   * @default DEFAULT_POLICY
+   */
+  policy?: Partial<Omit<CompactPolicy, 'triggerPct' | 'hardCapBuffer'>>;
+  /**
+   * Compact even when the request fits (to the target).
+   * @default false
+   */
+  force?: boolean;
+}
+
+/**
+ * Compacts one message array to a token budget and says what was done: no session, no
+ * store, nothing kept between calls. The same engine as {@link CompactManager} (tool calls
+ * never split from their results, pinned messages kept, recent turns verbatim, old tool
+ * output cleared, the rest folded into one `<COMPACT-SUMMARY v1>`), with a throwaway
+ * session and the built-in summarizer unless one is given. The input is never mutated.
+ *
+ * The sessionless counterpart of LangChain's `trimMessages`: instead of dropping what does
+ * not fit, it summarizes it. For an agent loop, prefer a `CompactManager` with a session id:
+ * it keeps one rolling summary across calls and only rewrites the prefix when it must.
+ *
+ * @example
+ * ```ts
+ * const { messages, applied, tokensBefore, tokensAfter, levels } = await compactMessages(history, {
+ *   model: 'gpt-4o',
+ *   maxTokens: 8_000,
+ * });
+ * ```
+ */
+export async function compactMessages<M = unknown>(
+  messages: readonly M[],
+  options: CompactMessagesOptions,
+): Promise<CompactionResult<M>> {
+  if (options === null || typeof options !== 'object') {
+    throw new CompactError('invalid_config', 'compactMessages: options must be an object with maxTokens', {
+      issues: [{ path: ['options'], message: 'must be an object' }],
+    });
+  }
+  const { maxTokens, policy, force, tools, system, format, signal, ...rest } = options;
+  if (typeof maxTokens !== 'number' || !Number.isInteger(maxTokens) || maxTokens < MIN_CONTEXT_TOKENS) {
+    throw invalidConfig(
+      'maxTokens',
+      `must be an integer >= ${MIN_CONTEXT_TOKENS} (got ${String(maxTokens)})`,
+    );
+  }
+  for (const key of ['triggerPct', 'hardCapBuffer'] as const) {
+    if (policy && key in policy)
+      throw invalidConfig(`policy.${key}`, 'is set by maxTokens in compactMessages');
+  }
+  const manager = new CompactManager({
+    ...rest,
+    maxContextTokens: maxTokens,
+    policy: { ...policy, triggerPct: 1, hardCapBuffer: 0 },
+  });
+  try {
+    return await manager.compact<M>(`compact-messages-${randomUUID()}`, messages, {
+      ...(tools === undefined ? {} : { tools }),
+      ...(system === undefined ? {} : { system }),
+      ...(format === undefined ? {} : { format }),
+      ...(signal === undefined ? {} : { signal }),
+      ...(force ? { force: true } : {}),
+    });
+  } finally {
+    await manager.shutdown();
+  }
+}

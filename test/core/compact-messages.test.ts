@@ -1,0 +1,99 @@
+import { describe, expect, it } from 'vitest';
+import { CompactManager } from '../../src/core/compact-manager.js';
+import { isCompactError } from '../../src/core/errors.js';
+import { compactMessages } from '../../src/index.js';
+
+type ChatMessage = {
+  role: string;
+  content: string | null;
+  tool_calls?: { id: string; type: 'function'; function: { name: string; arguments: string } }[];
+  tool_call_id?: string;
+};
+
+/** A coding session: one request with a constraint, then `rounds` tool calls with large outputs. */
+function session(rounds: number): ChatMessage[] {
+  const history: ChatMessage[] = [
+    { role: 'system', content: 'You are a coding agent.' },
+    { role: 'user', content: 'Fix the flaky login test. Never touch the payments module.' },
+  ];
+  for (let i = 0; i < rounds; i += 1) {
+    const id = `call_${i}`;
+    history.push({
+      role: 'assistant',
+      content: null,
+      tool_calls: [
+        { id, type: 'function', function: { name: 'read_file', arguments: `{"path":"src/f${i}.ts"}` } },
+      ],
+    });
+    const lines = Array.from(
+      { length: 40 },
+      (_, line) => `export const value${i}_${line} = compute(${line}, "${i}");`,
+    );
+    history.push({ role: 'tool', tool_call_id: id, content: lines.join('\n') });
+  }
+  return history;
+}
+
+function unansweredCalls(messages: readonly ChatMessage[]): string[] {
+  const answered = new Set(messages.filter((m) => m.role === 'tool').map((m) => m.tool_call_id));
+  return messages
+    .flatMap((m) => (m.tool_calls ?? []).map((call) => call.id))
+    .filter((id) => !answered.has(id));
+}
+
+describe('compactMessages (one call, no session)', () => {
+  it('returns a request that fits unchanged, and never mutates the input', async () => {
+    const history = session(3);
+    const snapshot = JSON.stringify(history);
+    const result = await compactMessages(history, { model: 'gpt-4o', maxTokens: 32_000 });
+    expect(result.applied).toBe(false);
+    expect(result.messages).toEqual(history);
+    expect(result.tokensAfter).toBe(result.tokensBefore);
+    expect(JSON.stringify(history)).toBe(snapshot);
+  });
+
+  it('compacts a request over the budget to within it: the request kept, pairs whole, levels reported', async () => {
+    const history = session(60);
+    const snapshot = JSON.stringify(history);
+    const maxTokens = 8_000;
+    const before = new CompactManager({ model: 'gpt-4o', maxContextTokens: 1_000_000 }).estimate(
+      history,
+    ).total;
+    expect(before).toBeGreaterThan(maxTokens * 2);
+    const result = await compactMessages(history, { model: 'gpt-4o', maxTokens });
+    expect(result.applied).toBe(true);
+    expect(result.tokensBefore).toBe(before);
+    expect(result.tokensAfter).toBeLessThanOrEqual(maxTokens);
+    // What the result reports is what it is.
+    const after = new CompactManager({ model: 'gpt-4o', maxContextTokens: 1_000_000 }).estimate(
+      result.messages,
+    ).total;
+    expect(after).toBe(result.tokensAfter);
+    expect(result.levels.length).toBeGreaterThan(0);
+    expect(JSON.stringify(result.messages)).toContain('Never touch the payments module');
+    expect(unansweredCalls(result.messages)).toEqual([]);
+    expect(result.messages.at(-1)).toEqual(history.at(-1));
+    expect(JSON.stringify(history)).toBe(snapshot);
+  });
+
+  it('force compacts a request that fits', async () => {
+    const history = session(12);
+    const result = await compactMessages(history, { model: 'gpt-4o', maxTokens: 64_000, force: true });
+    expect(result.applied).toBe(true);
+    expect(result.tokensAfter).toBeLessThan(result.tokensBefore);
+  });
+
+  it('rejects a bad budget or a policy key it sets itself, naming the field', async () => {
+    for (const maxTokens of [undefined, 0, 100, 1.5, Number.NaN]) {
+      const error = await compactMessages(session(1), { maxTokens: maxTokens as number }).catch((e) => e);
+      expect(isCompactError(error) && error.code).toBe('invalid_config');
+      expect(String(error.message)).toMatch(/^maxTokens /);
+    }
+    const error = await compactMessages(session(1), {
+      maxTokens: 4_000,
+      policy: { triggerPct: 0.5 } as never,
+    }).catch((e) => e);
+    expect(isCompactError(error) && error.code).toBe('invalid_config');
+    expect(String(error.message)).toMatch(/policy\.triggerPct/);
+  });
+});

@@ -26,7 +26,7 @@ async function example(name: string): Promise<string> {
     'ANTHROPIC_MAX_CONTEXT_TOKENS',
   ])
     delete env[key];
-  const { stdout } = await run(TSX, [join('examples', `${name}.ts`)], { cwd: ROOT, env, timeout: 90_000 });
+  const { stdout } = await run(TSX, [join('examples', `${name}.ts`)], { cwd: ROOT, env, timeout: 240_000 });
   return stdout;
 }
 
@@ -37,9 +37,9 @@ function count(output: string, pattern: RegExp): number {
 describe('examples run offline', () => {
   it('type-check against the built package', async () => {
     await expect(
-      run(TSC, ['-p', 'examples/tsconfig.json'], { cwd: ROOT, timeout: 120_000 }),
+      run(TSC, ['-p', 'examples/tsconfig.json'], { cwd: ROOT, timeout: 280_000 }),
     ).resolves.toBeDefined();
-  }, 120_000);
+  }, 300_000);
 
   it('agents-sdk-minimal: compacts with the console exporter', async () => {
     const output = await example('agents-sdk-minimal');

@@ -149,7 +149,12 @@ describe('hashSessionIds on every exporter', () => {
 
   it('Ariadne: trace id, trace name and metadata, spans and archive paths carry the hash', async () => {
     ariadne = await startAriadneTestServer();
-    await ariadneExporter({ url: ariadne.ingestUrl, timeoutMs: 30_000, hashSessionIds: true, log: () => {} }).export(events());
+    await ariadneExporter({
+      url: ariadne.ingestUrl,
+      timeoutMs: 30_000,
+      hashSessionIds: true,
+      log: () => {},
+    }).export(events());
     const hashed = hashSessionId(SESSION);
     expect(ariadne.events[0]).toMatchObject({
       type: 'trace',

@@ -168,7 +168,7 @@ describe('a real compaction exported to Ariadne and archived on disk', () => {
 
   it('returns from preflight while the receiver is still answering, and flush waits for it', async () => {
     server = await startAriadneTestServer({ delayMs: 1500 });
-    const inner = ariadneExporter({ url: server.ingestUrl, timeoutMs: 30_000, timeoutMs: 10_000, log: () => {} });
+    const inner = ariadneExporter({ url: server.ingestUrl, timeoutMs: 10_000, log: () => {} });
     let exported = 0;
     const tracked: EventExporter = {
       name: 'tracked-ariadne',

@@ -229,7 +229,10 @@ describe('resilientSummarizer', () => {
     });
     expect(wrapped.maxDurationMs).toBe(60);
     await expect(wrapped.summarize(sampleRequest())).rejects.toMatchObject({ code: 'summarizer_timeout' });
-    expect(calls).toBe(2);
+    // 40 ms attempts in a 60 ms budget: the second attempt is cut (a loaded machine may cut
+    // the first); never the 6 attempts the length retries alone would allow.
+    expect(calls).toBeGreaterThanOrEqual(1);
+    expect(calls).toBeLessThanOrEqual(2);
   });
 
   it('lets a single probe through while half-open; concurrent sessions fall back', async () => {

@@ -198,6 +198,6 @@ describe('preflight of a session whose tool result is one long token', () => {
       expect(all.length).toBeGreaterThan(0);
       expect(leaks(all, MIXED)).toBe(false);
     },
-    120_000,
+    300_000,
   );
 });

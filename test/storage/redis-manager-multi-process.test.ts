@@ -140,7 +140,7 @@ describe.runIf(withRedis)('four CompactManager processes serving one session thr
     const state = await store.get('shared');
     await store.close();
     expect(state?.version).toBe(version);
-  }, 120_000);
+  }, 300_000);
 
   it('with background: true, one process prepares per trigger and the compacting one swaps it in', async () => {
     const before = totalCalls();
@@ -157,5 +157,5 @@ describe.runIf(withRedis)('four CompactManager processes serving one session thr
     expect(totalCalls() - before, 'one summarization per trigger across the processes').toBe(version);
     const used = last.reduce((sum, r) => sum + r.prepared.used, 0);
     expect(used, 'every trigger swapped a prepared summary in').toBe(version);
-  }, 120_000);
+  }, 300_000);
 });

@@ -95,7 +95,7 @@ describe('redis-server killed and restarted mid-run', () => {
     expect(stored?.version ?? 0).toBeGreaterThanOrEqual(during);
     expect(errors.length - earlier).toBe(1);
     await manager.shutdown();
-  }, 90_000);
+  }, 300_000);
 });
 
 describe('a corrupted state in redis', () => {
@@ -142,6 +142,6 @@ describe('a corrupted state in redis', () => {
       } finally {
         await admin.close();
       }
-    }, 60_000);
+    }, 300_000);
   }
 });

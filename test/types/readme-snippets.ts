@@ -117,7 +117,7 @@ export async function anthropicSdk(
   threadHistory: Anthropic.MessageParam[],
   userMessage: string,
 ) {
-  const manager = new CompactManager({ model: 'claude-sonnet-4-5', maxContextTokens: 200_000 });
+  const manager = new CompactManager({ model: 'claude-sonnet-4-6', maxContextTokens: 200_000 });
   const anthropic = withCompaction(new Anthropic(), manager, { sessionId: threadId });
   const reply = await anthropic.messages.create({ model, system, max_tokens: 4096, messages, tools });
   expectTypeOf(reply).toExtend<Anthropic.Message>();

@@ -68,7 +68,7 @@ export type UserTurn<C = string | readonly unknown[]> = { role: 'user'; content:
  *
  * @example
  * ```ts
- * const manager = new CompactManager({ model: 'claude-sonnet-4-5', maxContextTokens: 200_000 });
+ * const manager = new CompactManager({ model: 'claude-sonnet-4-6', maxContextTokens: 200_000 });
  * const { messages } = await compactThreadHistory({ manager, sessionId: threadTs, systemPrompt,
  *   threadHistory, userMessage });
  * await anthropic.messages.create({ model, system: systemPrompt, max_tokens: 4096, messages });

@@ -22,7 +22,7 @@ describe('recallToolDefinition (Anthropic SDK)', () => {
     const messages: Anthropic.MessageParam[] = [{ role: 'user', content: 'What was archived?' }];
     for (let turn = 0; turn < RECALL_CALLS.length + 2; turn++) {
       const reply = await anthropic.messages.create({
-        model: 'claude-sonnet-4-5',
+        model: 'claude-sonnet-4-6',
         max_tokens: 1024,
         messages,
         tools: [recaller.tool as unknown as Anthropic.Tool],

@@ -57,7 +57,7 @@ export interface AnthropicRecallToolDefinition {
  * @example
  * ```ts
  * const recall = new RecallArchive(fsStorage());
- * const manager = new CompactManager({ model: 'claude-sonnet-4-5', storage: recall.storage });
+ * const manager = new CompactManager({ model: 'claude-sonnet-4-6', storage: recall.storage });
  * const anthropic = withCompaction(new Anthropic(), manager, { sessionId: threadId });
  * const recaller = recallToolDefinition({ recall, sessionId: threadId });
  * const reply = await anthropic.messages.create({ model, max_tokens, messages, tools: [...tools, recaller.tool] });

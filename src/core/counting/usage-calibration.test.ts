@@ -54,9 +54,16 @@ describe('UsageCalibration', () => {
   });
 
   it('clamps absurd ratios, ignores zero samples, forgets the least recently used session', () => {
+    // With the mismatch band wide open, a 1000x report is used but clamped to maxCorrection.
+    const wide = new UsageCalibration({ mismatchBand: 10_000 });
+    wide.record('a', { estimatedTokens: 100, reportedTokens: 100_000 });
+    expect(wide.ratio('a')).toBe(3);
     const calibration = new UsageCalibration({ maxSessions: 2 });
-    calibration.record('a', { estimatedTokens: 100, reportedTokens: 100_000 });
-    expect(calibration.ratio('a')).toBe(3);
+    // With the default band (2x) it is left out: the estimate stays in force.
+    expect(calibration.record('a', { estimatedTokens: 100, reportedTokens: 100_000 }).lastRejected).toBe(
+      true,
+    );
+    expect(calibration.ratio('a')).toBeUndefined();
     calibration.record('b', { estimatedTokens: 0, reportedTokens: 50 });
     expect(calibration.ratio('b')).toBeUndefined();
     calibration.record('c', { estimatedTokens: 100, reportedTokens: 50 });
@@ -225,12 +232,12 @@ describe('calibration against a provider that counts with another tokenizer', ()
   it('Anthropic SDK, cl100k on the server: the next request is estimated within 2% after calibration', async () => {
     tokenize = (text) => cl100k.countTokens(text);
     const client = new Anthropic({ baseURL: server.anthropicBaseURL, apiKey: 'sk-ant-test', maxRetries: 0 });
-    const manager = new CompactManager({ model: 'claude-sonnet-4-5' });
+    const manager = new CompactManager({ model: 'claude-sonnet-4-6' });
     const run = await runLoop(
       30,
       async (messages) => {
         const reply = await client.messages.create({
-          model: 'claude-sonnet-4-5',
+          model: 'claude-sonnet-4-6',
           max_tokens: 1024,
           system: SYSTEM,
           tools: TOOLS_ANTHROPIC,

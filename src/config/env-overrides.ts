@@ -55,6 +55,7 @@ export const ENV_OVERRIDES: readonly EnvOverride[] = [
   { variable: 'COMPACT_SUMMARIZER_TEMPERATURE', path: ['summarizer', 'temperature'], type: 'number' },
   { variable: 'COMPACT_EXPORTER', path: ['telemetry', 'exporter'], type: 'list' },
   { variable: 'COMPACT_ARIADNE_URL', path: ['telemetry', 'ariadne_url'], type: 'string' },
+  { variable: 'COMPACT_HASH_SESSION_IDS', path: ['telemetry', 'hash_session_ids'], type: 'boolean' },
   { variable: 'COMPACT_CONSOLE_FORMAT', path: ['telemetry', 'console_format'], type: 'string' },
   { variable: 'COMPACT_OTLP_ENDPOINT', path: ['telemetry', 'otlp_endpoint'], type: 'string' },
   { variable: 'COMPACT_STORAGE', path: ['storage', 'adapter'], type: 'string' },
@@ -84,6 +85,7 @@ export const ENV_OVERRIDES: readonly EnvOverride[] = [
     type: 'integer',
   },
   { variable: 'COMPACT_REQUIRE_ARCHIVE', path: ['storage', 'require_archive'], type: 'boolean' },
+  { variable: 'COMPACT_HASH_SESSION_FOLDERS', path: ['storage', 'hash_session_ids'], type: 'boolean' },
   { variable: 'COMPACT_STORE_TIMEOUT_MS', path: ['sessions', 'store_timeout_ms'], type: 'integer' },
   {
     variable: 'COMPACT_FAIL_ON_STORAGE_ERROR',

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * Packs the repository as npm would publish it, installs the tarball into fresh projects
- * (from the npm cache: no network beyond the registry), and checks what a user gets:
+ * (from the npm cache where it can, the registry otherwise), and checks what a user gets:
  *
  * - the tarball holds dist (code and types), the schema, README, ARCHITECTURE, SECURITY,
  *   OBSERVABILITY, docs/ and LICENSE, and no tests;
@@ -84,7 +84,7 @@ function project(name, type, source) {
   writeFileSync(join(dir, 'src/index.ts'), source);
   run(
     'npm',
-    ['install', '--offline', '--no-audit', '--no-fund', '--ignore-scripts', tarball, `@types/node@${typesNode}`],
+    ['install', '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts', tarball, `@types/node@${typesNode}`],
     dir,
   );
   return dir;

@@ -33,6 +33,13 @@ function history(secrets: readonly PlantedSecret[], from = 0): Record<string, un
   ]);
 }
 
+/** The summary message of a compacted view. */
+function summaryOf(messages: readonly unknown[]): unknown {
+  const found = messages.find((message) => JSON.stringify(message).includes('<COMPACT-SUMMARY v'));
+  expect(found).toBeDefined();
+  return found;
+}
+
 /** A model that quotes the first 600 characters of what it was given (as models do). */
 function echo(request: RecordedRequest) {
   const body = request.body as { messages: { content: string }[] };
@@ -55,7 +62,7 @@ describe('the summarizer wire', () => {
       redactSummarizerInput: false,
     });
     const saved = await optedOut.manualCompact('wire', history(first));
-    const savedSummary = JSON.stringify(saved.messages[0]);
+    const savedSummary = JSON.stringify(summaryOf(saved.messages));
     expect(savedSummary).toContain('COMPACT-SUMMARY');
     expect(find(savedSummary).length).toBeGreaterThan(0);
     await optedOut.shutdown();
@@ -71,12 +78,13 @@ describe('the summarizer wire', () => {
 
     expect(server.requests.length).toBeGreaterThanOrEqual(2);
     const wire = server.requests.map((request) => request.rawBody);
-    expect(wire[0]).toContain('Step 1');
-    // Step 0 is only in the saved summary: the resumed request did carry the previous summary.
-    expect(wire.slice(1).join('\n')).toContain('Step 0');
+    // The user's own messages are kept verbatim (issue 20), so the wire carries the tool work.
+    expect(wire[0]).toContain('deploy --cred');
     expect(find(wire[0]!), 'fresh request').toEqual([]);
+    // A summary read back by another manager is untrusted content (issue 23): whatever of it
+    // reaches the summarizer is redacted like any message.
     expect(find(wire.slice(1).join('\n')), 'resumed request (previous summary)').toEqual([]);
-    expect(find(JSON.stringify(fresh.messages[0])), 'fresh summary').toEqual([]);
-    expect(find(JSON.stringify(resumed.messages[0])), 'resumed summary').toEqual([]);
+    expect(find(JSON.stringify(summaryOf(fresh.messages))), 'fresh summary').toEqual([]);
+    expect(find(JSON.stringify(summaryOf(resumed.messages))), 'resumed summary').toEqual([]);
   });
 });

@@ -97,10 +97,14 @@ describe('EmbeddedSummarizer', () => {
     expect(text).toContain('9612497925');
     expect(text).not.toContain('maya@example.com');
     expect(text).not.toContain('think(');
-    // Tight: the key identifiers come first, an id passed to the state-changing call first among them.
-    const tight = run(agentRun().messages, 45).split('\n');
-    expect(tight[0]).toBe('## Key entities and identifiers');
-    expect(['- credit_card_7719342', '- #W7723441']).toContain(tight[1]);
+    // Tight: the user's request first (issue 20), then the key identifiers lead the rest, an id
+    // passed to the state-changing call first among them.
+    const tight = run(agentRun().messages, 60).split('\n');
+    expect(tight[0]).toBe('## Task');
+    const keys = tight.indexOf('## Key entities and identifiers');
+    expect(keys).toBeGreaterThan(0);
+    expect(tight.slice(1, keys).every((line) => line.startsWith('- ') || line === '')).toBe(true);
+    expect(['- credit_card_7719342', '- #W7723441']).toContain(tight[keys + 1]);
   });
 
   it('fits the exact token count for any budget, and fills most of a generous one', () => {

@@ -6,21 +6,14 @@ import { CompactError, isCompactError } from '../core/errors.js';
 import { type CompactManagerOptions, DEFAULT_MODEL } from '../core/manager-options.js';
 import type { MessageFormat } from '../core/messages/message.js';
 import type { CompactPolicy } from '../core/policy.js';
-import { createRedactor, type Redactor, redactDeep } from '../core/redaction/redactor.js';
+import { redactDeep } from '../core/redaction/redactor.js';
+import { type CliIo, reportRedactor } from './cli-io.js';
 import { cliErrorMessage } from './flag-names.js';
 import { COMMAND_HELP, commandHelp, generalHelp, packageVersion } from './help.js';
 import { readInput } from './read-input.js';
 import { loadStateFile, saveStateFile } from './state-file.js';
 
-/** Where the CLI reads and writes (injectable for tests). */
-export interface CliIo {
-  stdin: NodeJS.ReadableStream;
-  stdout: (text: string) => void;
-  stderr: (text: string) => void;
-  env: Record<string, string | undefined>;
-  /** True when stderr is a terminal: `replay` draws a progress bar instead of plain lines. */
-  isTTY?: boolean;
-}
+export type { CliIo } from './cli-io.js';
 
 /** Exit codes of the CLI: a stable contract. */
 export const EXIT_CODES = Object.freeze({ ok: 0, failure: 1, badInput: 2, insufficientBudget: 3 });
@@ -105,13 +98,6 @@ function formatOption(values: Record<string, unknown>): MessageFormat | undefine
     throw badOption('format', `must be auto, openai-chat, openai-responses or anthropic (got ${format})`);
   }
   return format;
-}
-
-/** The redactor of `--report`: the manager's redaction setting (on by default). */
-function reportRedactor(redaction: CompactManagerOptions['redaction']): Redactor | undefined {
-  if (redaction === false) return undefined;
-  if (typeof redaction === 'function') return redaction;
-  return createRedactor(redaction === true || redaction === undefined ? {} : redaction);
 }
 
 /** The commands `runCli` runs (`mcp` is dispatched by the bin before it). */

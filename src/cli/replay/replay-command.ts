@@ -2,7 +2,7 @@ import { CompactError } from '../../core/errors.js';
 import type { CompactManagerOptions } from '../../core/manager-options.js';
 import { jsonlExporter } from '../../exporters/jsonl/jsonl-exporter.js';
 import { fsStorage } from '../../storage/fs/fs-storage.js';
-import type { CliIo } from '../run-cli.js';
+import type { CliIo } from '../cli-io.js';
 import { compactionTable, formatNumber } from './format-table.js';
 import { createProgress } from './progress.js';
 import { readTranscript } from './read-transcript.js';

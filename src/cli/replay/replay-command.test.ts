@@ -39,7 +39,7 @@ describe('replay', () => {
     const archived = await readdir(join(out, 'replay'));
     expect(archived).toContain('transcript-pre-compact-001.jsonl');
     expect(archived).toContain('events.jsonl');
-  });
+  }, 240_000);
 
   it('with a window the transcript never crosses: no compactions, --json gives the calls', async () => {
     const input = await temp.file('grow.json', session());
@@ -56,7 +56,7 @@ describe('replay', () => {
     const run = await cli(['replay', join(out, 'replay'), '--max-context', WINDOW, '--json']);
     expect(run.code).toBe(0);
     expect(JSON.parse(run.stdout).calls).toBeGreaterThan(1);
-  });
+  }, 240_000);
 
   it('draws a progress bar on a terminal', async () => {
     const { runCli } = await import('../run-cli.js');

@@ -48,7 +48,7 @@ for (const [index, message] of session.entries()) {
       .map((level) => `${levelLabel(level.level)} ${fmt(level.count)} (-${fmt(level.tokensSaved)} tokens)`)
       .join(', ');
     console.log(
-      `#${compactions} at message ${fmt(history.length)}: ${fmt(result.tokensBefore)} -> ${fmt(result.tokensAfter)} tokens | ${levels || 'no level ran'} | summary v${result.version}`,
+      `#${compactions} at message ${fmt(history.length)}: ${fmt(result.tokensBefore)} -> ${fmt(result.tokensAfter)} tokens | ${levels || 'no level ran'} | ${result.version === 0 ? 'no summary yet' : `summary v${result.version}`}`,
     );
   }
 }

@@ -64,7 +64,12 @@ function refsBlock(compaction: TraceCompaction): string {
 /** The summary with what changed from the previous version marked (`ins` / `del` lines). */
 function summaryBlock(compaction: TraceCompaction, previous: string | undefined): string {
   if (compaction.summary === undefined) return '<p class="muted">No new summary in this compaction.</p>';
-  const lines = lineDiff(previous ?? '', compaction.summary).map((line) => {
+  // The first summary is shown plain; later ones mark what changed.
+  const diff =
+    previous === undefined
+      ? compaction.summary.split('\n').map((text) => ({ kind: 'same' as const, text }))
+      : lineDiff(previous, compaction.summary);
+  const lines = diff.map((line) => {
     const text = escapeHtml(line.text) || '&nbsp;';
     if (line.kind === 'added') return `<ins class="line added">${text}</ins>`;
     if (line.kind === 'removed') return `<del class="line removed">${text}</del>`;

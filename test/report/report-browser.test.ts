@@ -124,7 +124,9 @@ describe.skipIf(!available)('the HTML report in Chromium', () => {
       await page.waitForLoadState('load');
 
       expect(problems).toEqual([]);
-      expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
+      expect(
+        await page.evaluate(() => (globalThis as unknown as { __pwned?: number }).__pwned),
+      ).toBeUndefined();
       expect(await page.locator('script, img').count()).toBe(0);
 
       const markers = page.locator('svg.chart circle.compaction-marker');

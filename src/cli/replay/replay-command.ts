@@ -4,7 +4,7 @@ import { jsonlExporter } from '../../exporters/jsonl/jsonl-exporter.js';
 import { fsStorage } from '../../storage/fs/fs-storage.js';
 import type { CliIo } from '../cli-io.js';
 import { compactionTable, formatNumber } from './format-table.js';
-import { createProgress } from './progress.js';
+import { createProgress, type Progress } from './progress.js';
 import { readTranscript } from './read-transcript.js';
 import { type ReplayResult, replayTranscript } from './run-replay.js';
 
@@ -32,16 +32,17 @@ export async function replayFile(
     const trace = jsonlExporter({ path: flags.trace, maxBytes: 0 });
     manager.exporters = [...(options.exporters ?? []), trace];
   }
-  let progress: ReturnType<typeof createProgress> | undefined;
+  // Made at the first call, when the number of calls is known.
+  const shown: { progress?: Progress } = {};
   const result = await replayTranscript(input, {
     manager,
     sessionId: flags.sessionId ?? 'replay',
     onProgress: (done, total, compactions) => {
-      progress ??= createProgress(total, io.stderr, io.isTTY === true);
-      progress.update(done, compactions);
+      shown.progress ??= createProgress(total, io.stderr, io.isTTY === true);
+      shown.progress.update(done, compactions);
     },
   });
-  progress?.finish();
+  shown.progress?.finish();
   return result;
 }
 

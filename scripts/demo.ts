@@ -3,7 +3,12 @@
  * default CompactManager (gpt-4o, 128k, embedded summarizer), preflight before every
  * model call, printing each compaction. No API key, no server.
  */
+import { mkdir, writeFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import type { AnyCompactEvent } from '../src/core/events/events.js';
 import { CompactManager } from '../src/index.js';
+import { renderReport } from '../src/report/render-report.js';
+import { buildTraceModel, levelLabel } from '../src/report/trace-model.js';
 import { syntheticSession } from '../src/testing/synthetic-session.js';
 
 const fmt = (n: number) => n.toLocaleString('en-US');
@@ -21,6 +26,10 @@ manager.on('compact.summary_created', (event) => {
   );
 });
 
+// Every event (redacted) goes into the HTML report written at the end.
+const events: AnyCompactEvent[] = [];
+manager.on('*', (event) => void events.push(event as AnyCompactEvent));
+
 const history: unknown[] = [];
 let compactions = 0;
 let maxSent = 0;
@@ -35,9 +44,11 @@ for (const [index, message] of session.entries()) {
   maxSent = Math.max(maxSent, result.tokensAfter);
   if (result.applied) {
     compactions++;
-    const k = result.kept;
+    const levels = result.levels
+      .map((level) => `${levelLabel(level.level)} ${fmt(level.count)} (-${fmt(level.tokensSaved)} tokens)`)
+      .join(', ');
     console.log(
-      `#${compactions} at message ${fmt(history.length)}: ${fmt(result.tokensBefore)} -> ${fmt(result.tokensAfter)} tokens | kept: ${k.pinned} pinned, ${k.recentTurns} recent turns, ${k.toolPairs} tool pairs | ${fmt(result.prunedCount)} messages folded into <COMPACT-SUMMARY v${result.version}>`,
+      `#${compactions} at message ${fmt(history.length)}: ${fmt(result.tokensBefore)} -> ${fmt(result.tokensAfter)} tokens | ${levels || 'no level ran'} | ${result.version === 0 ? 'no summary yet' : `summary v${result.version}`}`,
     );
   }
 }
@@ -49,3 +60,8 @@ console.log(
 console.log('\nThe rolling summary the model sees now (first lines):\n');
 console.log(final.summary?.text.split('\n').slice(0, 16).join('\n'));
 await manager.shutdown();
+
+const reportPath = resolve('.compact/demo-report.html');
+await mkdir(resolve('.compact'), { recursive: true });
+await writeFile(reportPath, renderReport(buildTraceModel(events), { source: 'npm run demo' }));
+console.log(`\nReport (open it in a browser): ${reportPath}`);

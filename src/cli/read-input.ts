@@ -25,17 +25,19 @@ export function parseInput(text: string, source = 'input'): CliInput {
   let value: unknown;
   try {
     value = JSON.parse(trimmed);
-  } catch (error) {
-    // Not one JSON document: try JSON Lines.
-    const lines = trimmed.split(/\r?\n/).filter((line) => line.trim() !== '');
+  } catch {
+    // Not one JSON document: try JSON Lines, naming the file's own line number of a broken record.
+    const lines = trimmed.split(/\r?\n/);
+    const offset = text.slice(0, text.indexOf(trimmed)).split(/\r?\n/).length - 1;
     const messages: unknown[] = [];
     for (let i = 0; i < lines.length; i++) {
+      if (lines[i]!.trim() === '') continue;
       try {
         messages.push(JSON.parse(lines[i]!));
-      } catch {
+      } catch (lineError) {
         throw new CompactError(
           'invalid_messages',
-          `${source} line ${i + 1}: not valid JSON (${(error as Error).message})`,
+          `${source} line ${i + 1 + offset}: not valid JSON (${(lineError as Error).message})`,
         );
       }
     }

@@ -14,7 +14,7 @@ const temp = useTempFiles();
 const file = temp.file;
 
 describe('estimate', () => {
-  it('prints {model, total, breakdown} for a JSON array, without window figures by default', async () => {
+  it("prints {model, total, breakdown} for a JSON array, with the known model's window", async () => {
     const run = await cli(['estimate', await file('chat.json', chatSession())]);
     expect(run.code).toBe(EXIT_CODES.ok);
     expect(run.stderr).toBe('');
@@ -25,8 +25,23 @@ describe('estimate', () => {
       out.breakdown.system + out.breakdown.developer + out.breakdown.tools_schema + out.breakdown.messages,
     );
     expect(out.breakdown.system).toBeGreaterThan(0);
+    // gpt-4o is a known model: its window (128k) is reported without --max-context.
+    expect(out.max_context_tokens).toBe(128_000);
+    expect(out.usage_pct).toBeCloseTo(out.total / 128_000, 5);
+    expect(out.usage_percent).toBeCloseTo((out.total / 128_000) * 100, 1);
+  });
+
+  it('leaves the window out for an unknown model without --max-context', async () => {
+    const run = await cli([
+      'estimate',
+      await file('chat-unknown.json', chatSession()),
+      '--model',
+      'my-local-llm',
+    ]);
+    expect(run.code).toBe(0);
+    const out = JSON.parse(run.stdout);
     expect(out).not.toHaveProperty('max_context_tokens');
-    expect(out).not.toHaveProperty('usage_pct');
+    expect(out).not.toHaveProperty('usage_percent');
   });
 
   it('--model picks the tokenizer and --max-context adds max_context_tokens and usage_pct', async () => {
@@ -257,5 +272,24 @@ describe('help', () => {
     expect(help.stdout).toContain('agent-compaction compact FILE --max-context N');
     const none = await cli([]);
     expect(none.code).toBe(2);
+    for (const command of ['replay', 'report', 'status', 'mcp'])
+      expect(help.stdout).toContain(`agent-compaction ${command}`);
+  });
+
+  it.each(['estimate', 'compact', 'replay', 'report', 'status'])(
+    '%s --help prints its usage, a description and an example',
+    async (command) => {
+      const run = await cli([command, '--help']);
+      expect(run.code).toBe(0);
+      expect(run.stdout).toContain(`Usage:\n  agent-compaction ${command}`);
+      expect(run.stdout).toMatch(new RegExp(`Example:\\n  agent-compaction ${command} \\S+`));
+    },
+  );
+
+  it('--version prints the package version', async () => {
+    const { version } = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8'));
+    const run = await cli(['--version']);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toBe(`${version}\n`);
   });
 });

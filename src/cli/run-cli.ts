@@ -1,36 +1,22 @@
 import { writeFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { CompactManager } from '../core/compact-manager.js';
+import { modelInfo } from '../core/counting/model-table.js';
 import { CompactError, isCompactError } from '../core/errors.js';
-import type { CompactManagerOptions } from '../core/manager-options.js';
+import { type CompactManagerOptions, DEFAULT_MODEL } from '../core/manager-options.js';
 import type { MessageFormat } from '../core/messages/message.js';
 import type { CompactPolicy } from '../core/policy.js';
-import { createRedactor, type Redactor, redactDeep } from '../core/redaction/redactor.js';
+import { redactDeep } from '../core/redaction/redactor.js';
+import { type CliIo, reportRedactor } from './cli-io.js';
 import { cliErrorMessage } from './flag-names.js';
+import { COMMAND_HELP, commandHelp, generalHelp, packageVersion } from './help.js';
 import { readInput } from './read-input.js';
 import { loadStateFile, saveStateFile } from './state-file.js';
 
-/** Where the CLI reads and writes (injectable for tests). */
-export interface CliIo {
-  stdin: NodeJS.ReadableStream;
-  stdout: (text: string) => void;
-  stderr: (text: string) => void;
-  env: Record<string, string | undefined>;
-}
+export type { CliIo } from './cli-io.js';
 
 /** Exit codes of the CLI: a stable contract. */
 export const EXIT_CODES = Object.freeze({ ok: 0, failure: 1, badInput: 2, insufficientBudget: 3 });
-
-const USAGE = `Usage:
-  agent-compaction estimate FILE [--model M] [--max-context N] [--config FILE]
-  agent-compaction compact FILE --max-context N [--model M] [--format auto|openai-chat|openai-responses|anthropic]
-                   [--strategy S] [--keep-recent-turns N] [--keep-tool-io-pairs N] [--trigger-pct X] [--buffer N]
-                   [--max-summary-tokens N] [--force] [--report FILE] [--config FILE]
-                   [--state FILE] [--session-id ID]
-
-FILE is a JSON array of messages, a JSONL file, or {"messages": [...], "tools"?: [...], "system"?: ...}; "-" reads stdin.
---state FILE keeps the session's summary version and protected set between runs (created when absent).
-Exit codes: 0 ok, 2 bad input or options, 3 insufficient budget.`;
 
 const OPTIONS = {
   model: { type: 'string' },
@@ -47,7 +33,11 @@ const OPTIONS = {
   config: { type: 'string' },
   'session-id': { type: 'string' },
   state: { type: 'string' },
+  out: { type: 'string' },
+  trace: { type: 'string' },
+  json: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
+  version: { type: 'boolean', short: 'v' },
 } as const;
 
 function badOption(name: string, problem: string): CompactError {
@@ -75,7 +65,8 @@ function numberOption(values: Record<string, unknown>, name: string): number | u
   return value;
 }
 
-async function managerOptions(
+/** Manager options from `--config`, `COMPACT_*` variables and the policy flags. */
+export async function managerOptions(
   values: Record<string, unknown>,
   env: CliIo['env'],
 ): Promise<CompactManagerOptions> {
@@ -109,12 +100,8 @@ function formatOption(values: Record<string, unknown>): MessageFormat | undefine
   return format;
 }
 
-/** The redactor of `--report`: the manager's redaction setting (on by default). */
-function reportRedactor(redaction: CompactManagerOptions['redaction']): Redactor | undefined {
-  if (redaction === false) return undefined;
-  if (typeof redaction === 'function') return redaction;
-  return createRedactor(redaction === true || redaction === undefined ? {} : redaction);
-}
+/** The commands `runCli` runs (`mcp` is dispatched by the bin before it). */
+const COMMANDS = new Set(['estimate', 'compact', 'replay', 'report', 'status', 'mcp']);
 
 /**
  * Runs the `agent-compaction` CLI with `argv` (without `node` and the script) and returns
@@ -144,18 +131,51 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   }
   const { values, positionals } = parsed;
   const [command, file, ...extra] = positionals;
+  if (values.version) {
+    io.stdout(`${packageVersion()}\n`);
+    return EXIT_CODES.ok;
+  }
+  if (values.help && command !== undefined && COMMAND_HELP[command]) {
+    io.stdout(`${commandHelp(command)}\n`);
+    return EXIT_CODES.ok;
+  }
   if (values.help || command === 'help' || command === undefined) {
-    io.stdout(`${USAGE}\n`);
+    const topic = command === 'help' && file !== undefined ? commandHelp(file) : undefined;
+    io.stdout(`${topic ?? generalHelp()}\n`);
     return command === undefined && !values.help ? EXIT_CODES.badInput : EXIT_CODES.ok;
   }
   try {
-    if (command !== 'estimate' && command !== 'compact')
-      throw badOption('command', `"${command}" is not a command (estimate, compact)`);
+    if (command === 'mcp') throw badOption('command', 'mcp runs from the agent-compaction bin');
+    if (!COMMANDS.has(command))
+      throw badOption('command', `"${command}" is not a command (${[...COMMANDS].join(', ')})`);
     if (file === undefined)
-      throw new CompactError('invalid_config', `${command} needs a FILE (or - for stdin)`);
+      throw new CompactError(
+        'invalid_config',
+        `${command} needs a ${command === 'status' ? 'SESSION_DIR' : 'FILE'} (see agent-compaction ${command} --help)`,
+      );
     if (extra.length > 0) throw new CompactError('invalid_config', `unexpected argument: ${extra[0]}`);
+    if (command === 'status') {
+      const { runStatusCommand } = await import('./status/status-command.js');
+      await runStatusCommand(file, { json: values.json === true }, io);
+      return EXIT_CODES.ok;
+    }
     const options = await managerOptions(values, io.env);
     const format = formatOption(values);
+    const flags = {
+      ...(values.out !== undefined ? { out: values.out } : {}),
+      ...(values.trace !== undefined ? { trace: values.trace } : {}),
+      ...(values['session-id'] !== undefined ? { sessionId: values['session-id'] } : {}),
+    };
+    if (command === 'replay') {
+      const { runReplayCommand } = await import('./replay/replay-command.js');
+      await runReplayCommand(file, options, { ...flags, json: values.json === true }, io);
+      return EXIT_CODES.ok;
+    }
+    if (command === 'report') {
+      const { runReportCommand } = await import('./report/report-command.js');
+      await runReportCommand(file, options, flags, io);
+      return EXIT_CODES.ok;
+    }
     const input = await readInput(file, io.stdin);
     const callOptions = {
       ...(input.tools ? { tools: input.tools } : {}),
@@ -163,7 +183,10 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       ...(format ? { format } : {}),
     };
     if (command === 'estimate') {
-      const maxGiven = values['max-context'] !== undefined || options.maxContextTokens !== undefined;
+      const maxGiven =
+        values['max-context'] !== undefined ||
+        options.maxContextTokens !== undefined ||
+        modelInfo(options.model ?? DEFAULT_MODEL).known;
       const manager = new CompactManager(options);
       const estimate = manager.estimate(input.messages, callOptions);
       const out: Record<string, unknown> = {
@@ -180,7 +203,9 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       };
       if (maxGiven) {
         out.max_context_tokens = estimate.maxContextTokens;
+        // usage_pct is a fraction (kept one release); usage_percent is the percentage.
         out.usage_pct = Number(estimate.usagePct.toFixed(6));
+        out.usage_percent = Number((estimate.usagePct * 100).toFixed(2));
       }
       io.stdout(`${JSON.stringify(out, null, 2)}\n`);
       return EXIT_CODES.ok;

@@ -1,7 +1,7 @@
 /**
  * `agent-compaction/exporters`: where compaction events go besides in-process listeners.
- * {@link consoleExporter} prints one line per event, {@link ariadneExporter} sends Ariadne
- * Trace Viewer's `/ingest` format, and {@link defineExporter} builds your own; every exporter
+ * {@link consoleExporter} prints one line per event, {@link jsonlExporter} writes a JSON Lines
+ * trace file (rotated by size), {@link ariadneExporter} sends Ariadne Trace Viewer's `/ingest` format, and {@link defineExporter} builds your own; every exporter
  * runs behind the manager's bounded background queue. OpenTelemetry lives in
  * `agent-compaction/otel`.
  *
@@ -27,3 +27,4 @@ export {
 export { type ConsoleExporterOptions, consoleExporter, type WritableLike } from './console/index.js';
 export { defineExporter, type ExporterDefinition } from './define-exporter.js';
 export { type ExportPrivacyOptions, hashSessionId, SESSION_HASH_KEY_ENV } from './event-utils.js';
+export { DEFAULT_JSONL_OPTIONS, type JsonlExporterOptions, jsonlExporter } from './jsonl/index.js';

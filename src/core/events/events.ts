@@ -65,6 +65,8 @@ export interface CompactEventProperties {
     triggerTokens: number;
     /** `max_context_tokens - hard_cap_buffer`. */
     budget: number;
+    /** The size a triggered compaction reduces the request to (`targetPct` of the window, at most the budget). */
+    targetTokens?: number;
     manual: boolean;
     note?: string;
     kept?: KeptCounts;

@@ -372,6 +372,7 @@ function emitDecision(
       tEst: tokensBefore,
       triggerTokens: decision.triggerTokens,
       budget: decision.budget,
+      targetTokens: decision.targetTokens,
       manual: prepared.options.force === true,
       ...(prepared.options.note ? { note: prepared.options.note } : {}),
     },

@@ -1,0 +1,83 @@
+import { CompactError } from '../../core/errors.js';
+import type { CompactManagerOptions } from '../../core/manager-options.js';
+import { jsonlExporter } from '../../exporters/jsonl/jsonl-exporter.js';
+import { fsStorage } from '../../storage/fs/fs-storage.js';
+import type { CliIo } from '../cli-io.js';
+import { compactionTable, formatNumber } from './format-table.js';
+import { createProgress, type Progress } from './progress.js';
+import { readTranscript } from './read-transcript.js';
+import { type ReplayResult, replayTranscript } from './run-replay.js';
+
+/** The flags `replay` (and `report` on a transcript) read besides the manager's. */
+export interface ReplayFlags {
+  out?: string;
+  trace?: string;
+  sessionId?: string;
+}
+
+/**
+ * Replays the transcript at `file` with progress on stderr, archiving to `--out` and writing
+ * the JSONL trace to `--trace` when given.
+ */
+export async function replayFile(
+  file: string,
+  options: CompactManagerOptions,
+  flags: ReplayFlags,
+  io: CliIo,
+): Promise<ReplayResult> {
+  const input = await readTranscript(file, io.stdin);
+  const manager: CompactManagerOptions = { ...options };
+  if (flags.out !== undefined) manager.storage = fsStorage({ path: flags.out });
+  if (flags.trace !== undefined) {
+    const trace = jsonlExporter({ path: flags.trace, maxBytes: 0 });
+    manager.exporters = [...(options.exporters ?? []), trace];
+  }
+  // Made at the first call, when the number of calls is known.
+  const shown: { progress?: Progress } = {};
+  const result = await replayTranscript(input, {
+    manager,
+    sessionId: flags.sessionId ?? 'replay',
+    onProgress: (done, total, compactions) => {
+      shown.progress ??= createProgress(total, io.stderr, io.isTTY === true);
+      shown.progress.update(done, compactions);
+    },
+  });
+  shown.progress?.finish();
+  return result;
+}
+
+/** The line above the table: what was replayed against which window. */
+export function replayHeadline(file: string, result: ReplayResult): string {
+  const calls = result.trace.calls.length;
+  return `replay ${file}: ${formatNumber(result.messages)} messages, ${formatNumber(calls)} calls, ${result.model} (window ${formatNumber(result.maxContextTokens)}, trigger ${formatNumber(result.triggerTokens)}, budget ${formatNumber(result.budget)})`;
+}
+
+/** The closing line: compactions, largest request sent, time. */
+export function replayFooter(result: ReplayResult): string {
+  const { calls, compactions } = result.trace;
+  const largest = calls.reduce((max, call) => Math.max(max, call.tokensSent), 0);
+  const errors = compactions.reduce((n, c) => n + c.errors.length, 0) + result.trace.otherErrors.length;
+  return `${compactions.length} compaction${compactions.length === 1 ? '' : 's'} in ${calls.length} calls; largest request sent ${formatNumber(largest)} tokens; ${errors} error${errors === 1 ? '' : 's'}; ${(result.elapsedMs / 1000).toFixed(1)} s`;
+}
+
+/** `agent-compaction replay FILE`: prints the table (or JSON with `--json`). */
+export async function runReplayCommand(
+  file: string,
+  options: CompactManagerOptions,
+  flags: ReplayFlags & { json?: boolean },
+  io: CliIo,
+): Promise<void> {
+  if (flags.out !== undefined && flags.out === '')
+    throw new CompactError('invalid_config', '--out must name a folder');
+  const result = await replayFile(file, options, flags, io);
+  if (flags.json) {
+    const { compactions, calls } = result.trace;
+    io.stdout(`${JSON.stringify({ calls: calls.length, compactions }, null, 2)}\n`);
+    return;
+  }
+  io.stdout(
+    `${replayHeadline(file, result)}\n\n${compactionTable(result.trace)}\n\n${replayFooter(result)}\n`,
+  );
+  if (flags.trace !== undefined) io.stdout(`trace: ${flags.trace}\n`);
+  if (flags.out !== undefined) io.stdout(`archive: ${flags.out}\n`);
+}

@@ -1,0 +1,75 @@
+import { CompactManager } from '../../core/compact-manager.js';
+import type { AnyCompactEvent } from '../../core/events/events.js';
+import type { CompactManagerOptions, CompactOptions } from '../../core/manager-options.js';
+import { buildTraceModel, type TraceModel } from '../../report/trace-model.js';
+import type { CliInput } from '../read-input.js';
+import { callPoints } from './call-points.js';
+
+/** Options of {@link replayTranscript}. */
+export interface ReplayOptions {
+  /** The manager's options (window, model, policy, storage, exporters). */
+  manager: CompactManagerOptions;
+  /** @default 'replay' */
+  sessionId?: string;
+  /** Called after every call with the calls done so far and the compactions seen. */
+  onProgress?: (done: number, total: number, compactions: number) => void;
+  /** Passed to every call (tools, system, format). */
+  callOptions?: CompactOptions;
+}
+
+/** What a replay saw. */
+export interface ReplayResult {
+  trace: TraceModel;
+  /** The (redacted) events, in order. */
+  events: AnyCompactEvent[];
+  model: string;
+  maxContextTokens: number;
+  triggerTokens: number;
+  budget: number;
+  messages: number;
+  elapsedMs: number;
+}
+
+/**
+ * Runs a recorded transcript through a {@link CompactManager} as if live: one call at each
+ * point where the model speaks next (see `callPoints`), each seeing only the history up to
+ * it. Events are collected as the manager emits them (redacted).
+ */
+export async function replayTranscript(input: CliInput, options: ReplayOptions): Promise<ReplayResult> {
+  const sessionId = options.sessionId ?? 'replay';
+  const manager = new CompactManager(options.manager);
+  const events: AnyCompactEvent[] = [];
+  let compactions = 0;
+  const off = manager.on('*', (event) => {
+    events.push(event as AnyCompactEvent);
+    if (event.name === 'compact.trigger_decision' && (event.properties as { triggered?: boolean }).triggered)
+      compactions++;
+  });
+  const points = callPoints(input.messages);
+  const callOptions: CompactOptions = {
+    ...(input.tools ? { tools: input.tools } : {}),
+    ...(input.system !== undefined ? { system: input.system } : {}),
+    ...options.callOptions,
+  };
+  const started = performance.now();
+  try {
+    for (const [done, end] of points.entries()) {
+      await manager.compact(sessionId, input.messages.slice(0, end), callOptions);
+      options.onProgress?.(done + 1, points.length, compactions);
+    }
+  } finally {
+    off();
+    // Archive writes and exporters (the trace file) finish before the result is read.
+    await manager.shutdown();
+  }
+  return {
+    trace: buildTraceModel(events),
+    events,
+    model: manager.model,
+    maxContextTokens: manager.maxContextTokens,
+    triggerTokens: manager.triggerTokens,
+    budget: manager.budget,
+    messages: input.messages.length,
+    elapsedMs: performance.now() - started,
+  };
+}

@@ -1,0 +1,101 @@
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { CompactError } from '../../core/errors.js';
+import type { AnyCompactEvent } from '../../core/events/events.js';
+import type { CompactManagerOptions } from '../../core/manager-options.js';
+import { redactDeep } from '../../core/redaction/redactor.js';
+import { renderReport } from '../../report/render-report.js';
+import { buildTraceModel, parseTrace } from '../../report/trace-model.js';
+import { type CliIo, reportRedactor } from '../cli-io.js';
+import { isDirectory } from '../replay/read-transcript.js';
+import { type ReplayFlags, replayFile } from '../replay/replay-command.js';
+
+/** Events to report on, and where they came from. */
+export interface LoadedTrace {
+  events: AnyCompactEvent[];
+  source: string;
+  note?: string;
+}
+
+async function readText(file: string): Promise<string> {
+  try {
+    return await readFile(file, 'utf8');
+  } catch (error) {
+    throw new CompactError(
+      'invalid_messages',
+      `cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+    );
+  }
+}
+
+/** True when the first non-blank line of `text` is a compaction event (a trace, not a transcript). */
+export function looksLikeTrace(text: string): boolean {
+  const first = text.split(/\r?\n/).find((line) => line.trim() !== '');
+  if (first === undefined) return false;
+  try {
+    const value = JSON.parse(first) as { name?: unknown };
+    return (
+      value !== null &&
+      typeof value === 'object' &&
+      typeof value.name === 'string' &&
+      value.name.startsWith('compact.')
+    );
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The events behind a report: a JSONL trace file as it is, an archived session folder's
+ * `events.jsonl`, or a transcript (file or archive folder without events) replayed first.
+ */
+export async function loadTrace(
+  path: string,
+  options: CompactManagerOptions,
+  flags: ReplayFlags,
+  io: CliIo,
+): Promise<LoadedTrace> {
+  if (await isDirectory(path)) {
+    const eventsFile = join(path, 'events.jsonl');
+    const text = await readFile(eventsFile, 'utf8').catch(() => undefined);
+    if (text !== undefined && text.trim() !== '') {
+      return {
+        events: parseTrace(text, eventsFile),
+        source: path,
+        note: "From an archive's events.jsonl, which records the calls that compacted only: the chart shows those calls.",
+      };
+    }
+  } else {
+    const text = await readText(path);
+    if (looksLikeTrace(text)) return { events: parseTrace(text, path), source: path };
+  }
+  const result = await replayFile(path, options, flags, io);
+  return { events: result.events, source: `${path} (replayed)` };
+}
+
+/** `agent-compaction report FILE|DIR --out report.html`. */
+export async function runReportCommand(
+  path: string,
+  options: CompactManagerOptions,
+  flags: ReplayFlags,
+  io: CliIo,
+): Promise<void> {
+  const out = flags.out;
+  if (out === undefined || out === '')
+    throw new CompactError(
+      'invalid_config',
+      '--out FILE is required for report (where to write the HTML page)',
+    );
+  // --out is the page here, not an archive folder.
+  const { out: _page, ...replayFlags } = flags;
+  const loaded = await loadTrace(path, options, replayFlags, io);
+  // Defence in depth: a trace file may come from elsewhere; redact it again like every export.
+  const redact = reportRedactor(options.redaction);
+  const events = redact ? redactDeep(loaded.events, redact) : loaded.events;
+  const trace = buildTraceModel(events);
+  const html = renderReport(trace, { source: loaded.source, ...(loaded.note ? { note: loaded.note } : {}) });
+  await writeFile(out, html, 'utf8');
+  io.stdout(
+    `report: ${out} (${trace.compactions.length} compaction${trace.compactions.length === 1 ? '' : 's'}, ${trace.calls.length} calls)\n`,
+  );
+}

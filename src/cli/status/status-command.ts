@@ -1,0 +1,161 @@
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { CompactManager } from '../../core/compact-manager.js';
+import { CompactError } from '../../core/errors.js';
+import type { ArchivedSummary } from '../../core/session/storage-adapter.js';
+import { buildTraceModel, parseTrace, type TraceModel } from '../../report/trace-model.js';
+import type { CliIo } from '../cli-io.js';
+import { formatNumber, levelsText } from '../replay/format-table.js';
+import { isDirectory, latestTranscript } from '../replay/read-transcript.js';
+
+/** What `status` reports about an archived session. */
+export interface SessionStatus {
+  folder: string;
+  model?: string;
+  window?: number;
+  compactions: number;
+  lastCompaction?: {
+    at?: string;
+    version?: number;
+    tokensBefore: number;
+    tokensAfter: number;
+    levels: string;
+    fallback: string;
+  };
+  layers?: { pinned: number; pinnedMessages: number; summary: number; recent: number };
+  summary?: { version: number; tokens: number; summarizer: string; strategy: string; text: string };
+  errors: { errorType: string; message: string; fallback: string }[];
+}
+
+const SUMMARY = /^summary-(\d+)\.json$/;
+
+async function latestSummary(folder: string): Promise<ArchivedSummary | undefined> {
+  const names = (await readdir(folder)).filter((name) => SUMMARY.test(name)).sort();
+  const last = names.at(-1);
+  if (last === undefined) return undefined;
+  try {
+    return JSON.parse(await readFile(join(folder, last), 'utf8')) as ArchivedSummary;
+  } catch (error) {
+    throw new CompactError(
+      'invalid_messages',
+      `${join(folder, last)}: not valid JSON (${(error as Error).message})`,
+    );
+  }
+}
+
+/** Tokens of the pinned messages (system, developer, protected) of the newest transcript. */
+async function pinnedTokens(
+  folder: string,
+  model: string | undefined,
+): Promise<{ tokens: number; count: number }> {
+  const transcript = await latestTranscript(folder);
+  if (transcript === undefined) return { tokens: 0, count: 0 };
+  const messages = (await readFile(transcript, 'utf8'))
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line) => JSON.parse(line) as { role?: unknown; meta?: { protected?: unknown } });
+  const pinned = messages.filter(
+    (message) =>
+      message.role === 'system' || message.role === 'developer' || message.meta?.protected === true,
+  );
+  if (pinned.length === 0) return { tokens: 0, count: 0 };
+  const manager = new CompactManager(model === undefined ? {} : { model, maxContextTokens: 1_000_000 });
+  const { breakdown } = manager.estimate(pinned);
+  return { tokens: breakdown.system + breakdown.developer + breakdown.messages, count: pinned.length };
+}
+
+/** Reads an archived session folder (fs archive layout) into a {@link SessionStatus}. */
+export async function readSessionStatus(folder: string): Promise<SessionStatus> {
+  if (!(await isDirectory(folder)))
+    throw new CompactError(
+      'invalid_messages',
+      `${folder} is not a folder (expected an archived session, e.g. .compact/archive/<session>)`,
+    );
+  const eventsText = await readFile(join(folder, 'events.jsonl'), 'utf8').catch(() => '');
+  const summary = await latestSummary(folder);
+  if (eventsText.trim() === '' && summary === undefined)
+    throw new CompactError(
+      'invalid_messages',
+      `${folder} has no events.jsonl or summary-NNN.json (not an archived session)`,
+    );
+  const trace: TraceModel | undefined =
+    eventsText.trim() === ''
+      ? undefined
+      : buildTraceModel(parseTrace(eventsText, join(folder, 'events.jsonl')));
+  const status: SessionStatus = { folder, compactions: trace?.compactions.length ?? 0, errors: [] };
+  if (trace?.model !== undefined) status.model = trace.model;
+  const last = trace?.compactions.at(-1);
+  if (last?.call.maxTokens !== undefined) status.window = last.call.maxTokens;
+  if (trace) status.errors = [...trace.compactions.flatMap((c) => c.errors), ...trace.otherErrors];
+  if (last) {
+    status.lastCompaction = {
+      tokensBefore: last.tokensBefore,
+      tokensAfter: last.tokensAfter,
+      levels: levelsText(last),
+      fallback: last.fallback,
+      ...(last.version !== undefined ? { version: last.version } : {}),
+      ...(summary?.createdAt !== undefined ? { at: new Date(summary.createdAt).toISOString() } : {}),
+    };
+  }
+  if (summary) {
+    status.summary = {
+      version: summary.step,
+      tokens: summary.tokens,
+      summarizer: summary.summarizer,
+      strategy: summary.strategy,
+      text: summary.text,
+    };
+  }
+  if (last) {
+    const pinned = await pinnedTokens(folder, status.model);
+    const summaryTokens = summary?.tokens ?? 0;
+    status.layers = {
+      pinned: pinned.tokens,
+      pinnedMessages: pinned.count,
+      summary: summaryTokens,
+      recent: Math.max(0, last.tokensAfter - pinned.tokens - summaryTokens),
+    };
+  }
+  return status;
+}
+
+/** The status as lines of text. */
+export function formatStatus(status: SessionStatus): string {
+  const lines = [`session folder: ${status.folder}`];
+  const window = status.window === undefined ? '' : `, window ${formatNumber(status.window)}`;
+  lines.push(
+    `model: ${status.model ?? 'unknown'}${window}; ${status.compactions} compaction${status.compactions === 1 ? '' : 's'}`,
+  );
+  const last = status.lastCompaction;
+  if (last) {
+    const usage = status.window
+      ? ` (${((last.tokensAfter / status.window) * 100).toFixed(1)}% of the window)`
+      : '';
+    lines.push(
+      `last compaction${last.at ? ` ${last.at}` : ''}${last.version ? ` (v${last.version})` : ''}: ${formatNumber(last.tokensBefore)} -> ${formatNumber(last.tokensAfter)} tokens${usage}; ${last.levels}; fallback ${last.fallback}`,
+    );
+  }
+  if (status.layers) {
+    const { pinned, pinnedMessages, summary, recent } = status.layers;
+    lines.push('what the agent remembers (tokens, as of the last compaction):');
+    lines.push(`  pinned   ${formatNumber(pinned).padStart(9)}  (${pinnedMessages} messages)`);
+    lines.push(
+      `  summary  ${formatNumber(summary).padStart(9)}${status.summary ? `  (v${status.summary.version}, ${status.summary.summarizer}, ${status.summary.strategy})` : ''}`,
+    );
+    lines.push(`  recent   ${formatNumber(recent).padStart(9)}`);
+  }
+  lines.push(`errors: ${status.errors.length}`);
+  for (const error of status.errors.slice(-5))
+    lines.push(`  ${error.errorType}: ${error.message} (fallback ${error.fallback})`);
+  if (status.summary) {
+    lines.push('summary (first lines):');
+    for (const line of status.summary.text.split('\n').slice(0, 8)) lines.push(`  ${line}`);
+  }
+  return lines.join('\n');
+}
+
+/** `agent-compaction status SESSION_DIR [--json]`. */
+export async function runStatusCommand(folder: string, flags: { json: boolean }, io: CliIo): Promise<void> {
+  const status = await readSessionStatus(folder);
+  io.stdout(flags.json ? `${JSON.stringify(status, null, 2)}\n` : `${formatStatus(status)}\n`);
+}

@@ -1,0 +1,103 @@
+import { escapeHtml } from './html-escape.js';
+import { lineDiff } from './line-diff.js';
+import { levelLabel, type TraceCompaction, type TraceError } from './trace-model.js';
+
+const fmt = (n: number | undefined) => (n === undefined ? '-' : Math.round(n).toLocaleString('en-US'));
+
+/** Why the compaction ran, in words, with the figures behind it. */
+function whyText(compaction: TraceCompaction): string {
+  const { call } = compaction;
+  const figures = [
+    `${fmt(compaction.tokensBefore)} tokens`,
+    call.triggerTokens === undefined ? '' : `trigger ${fmt(call.triggerTokens)}`,
+    call.budget === undefined ? '' : `budget ${fmt(call.budget)}`,
+    call.maxTokens === undefined ? '' : `window ${fmt(call.maxTokens)}`,
+  ].filter(Boolean);
+  const manual = compaction.manual ? ' (forced)' : '';
+  const note = compaction.note === undefined ? '' : `; note: ${compaction.note}`;
+  return `${compaction.reason}${manual}: ${figures.join(', ')}${note}`;
+}
+
+/** The levels with tokens before and after each (running from the request's size). */
+function levelsTable(compaction: TraceCompaction): string {
+  if (compaction.levels.length === 0) return '<p class="muted">No level reported a reduction.</p>';
+  let running = compaction.tokensBefore;
+  const rows = compaction.levels.map((level) => {
+    const before = running;
+    running = Math.max(0, running - level.tokensSaved);
+    return `<tr data-level="${escapeHtml(level.level)}"><td>${escapeHtml(levelLabel(level.level))}</td><td class="num">${fmt(level.count)}</td><td class="num">${fmt(before)}</td><td class="num">${fmt(running)}</td><td class="num">${fmt(level.tokensSaved)}</td></tr>`;
+  });
+  return `<table class="levels"><thead><tr><th>level</th><th>messages</th><th>tokens before</th><th>after</th><th>freed</th></tr></thead><tbody>${rows.join('')}</tbody></table>`;
+}
+
+/** Kept / cleared / summarized counts. */
+function countsText(compaction: TraceCompaction): string {
+  const count = (level: string) => compaction.levels.find((item) => item.level === level)?.count ?? 0;
+  const kept = compaction.kept;
+  const parts = [
+    kept
+      ? `kept ${fmt(kept.pinned)} pinned, ${fmt(kept.recentTurns)} recent turns, ${fmt(kept.toolPairs)} tool pairs`
+      : '',
+    `cleared ${fmt(count('clear_tool_results'))}`,
+    count('shorten_arguments') > 0 ? `shortened ${fmt(count('shorten_arguments'))}` : '',
+    `summarized ${fmt(compaction.summarizedMessages ?? count('summarize'))}`,
+    count('cut_oversized') > 0 ? `cut ${fmt(count('cut_oversized'))}` : '',
+  ].filter(Boolean);
+  return parts.join(' · ');
+}
+
+function errorsBlock(errors: readonly TraceError[]): string {
+  if (errors.length === 0) return '';
+  const items = errors.map(
+    (error) =>
+      `<li><strong>${escapeHtml(error.errorType)}</strong>: ${escapeHtml(error.message)} <span class="fallback">fallback: ${escapeHtml(error.fallback)}</span></li>`,
+  );
+  return `<div class="errors"><h4>Errors and fallbacks</h4><ul>${items.join('')}</ul></div>`;
+}
+
+function refsBlock(compaction: TraceCompaction): string {
+  const refs = compaction.levels.flatMap((level) => level.refs);
+  if (refs.length === 0) return '';
+  return `<details class="refs"><summary>recall refs (${refs.length})</summary><code>${refs.map(escapeHtml).join(' ')}</code></details>`;
+}
+
+/** The summary with what changed from the previous version marked (`ins` / `del` lines). */
+function summaryBlock(compaction: TraceCompaction, previous: string | undefined): string {
+  if (compaction.summary === undefined) return '<p class="muted">No new summary in this compaction.</p>';
+  // The first summary is shown plain; later ones mark what changed.
+  const diff =
+    previous === undefined
+      ? compaction.summary.split('\n').map((text) => ({ kind: 'same' as const, text }))
+      : lineDiff(previous, compaction.summary);
+  const lines = diff.map((line) => {
+    const text = escapeHtml(line.text) || '&nbsp;';
+    if (line.kind === 'added') return `<ins class="line added">${text}</ins>`;
+    if (line.kind === 'removed') return `<del class="line removed">${text}</del>`;
+    return `<span class="line">${text}</span>`;
+  });
+  const meta = `v${compaction.version ?? '?'} · ${escapeHtml(compaction.summarizer ?? '?')} · ${escapeHtml(compaction.strategy ?? '')} · ${fmt(compaction.summaryTokens)} tokens`;
+  const legend =
+    previous === undefined
+      ? 'first summary'
+      : 'changes from the previous summary: added lines in green, removed in red';
+  return `<div class="summary"><h4>Summary <span class="muted">${meta}</span></h4><p class="muted">${legend}</p><pre>${lines.join('\n')}</pre></div>`;
+}
+
+/** One card per compaction. */
+export function renderCards(compactions: readonly TraceCompaction[]): string {
+  let previous: string | undefined;
+  const cards = compactions.map((compaction) => {
+    const card = `<section class="card${compaction.errors.length > 0 ? ' has-error' : ''}" id="compaction-${compaction.number}" data-compaction="${compaction.number}" data-call="${compaction.call.index}">
+<h3>#${compaction.number} · call ${compaction.call.index} · ${fmt(compaction.tokensBefore)} → ${fmt(compaction.tokensAfter)} tokens${compaction.fallback === 'none' ? '' : ` <span class="badge">fallback: ${escapeHtml(compaction.fallback)}</span>`}</h3>
+<p class="why"><strong>Why:</strong> ${escapeHtml(whyText(compaction))}</p>
+${levelsTable(compaction)}
+<p class="counts">${escapeHtml(countsText(compaction))}</p>
+${errorsBlock(compaction.errors)}
+${summaryBlock(compaction, previous)}
+${refsBlock(compaction)}
+</section>`;
+    if (compaction.summary !== undefined) previous = compaction.summary;
+    return card;
+  });
+  return cards.join('\n');
+}

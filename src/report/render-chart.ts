@@ -1,0 +1,93 @@
+import { escapeHtml } from './html-escape.js';
+import type { TraceCall, TraceModel } from './trace-model.js';
+
+const WIDTH = 960;
+const HEIGHT = 320;
+const PAD = { left: 72, right: 110, top: 16, bottom: 40 } as const;
+
+const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
+
+/** A "nice" step for about `count` ticks over `span`. */
+function tickStep(span: number, count: number): number {
+  const raw = span / Math.max(1, count);
+  const power = 10 ** Math.floor(Math.log10(Math.max(raw, 1)));
+  const unit = raw / power;
+  return (unit <= 1 ? 1 : unit <= 2 ? 2 : unit <= 5 ? 5 : 10) * power;
+}
+
+/** The last value a field takes over the calls (the window and lines rarely change). */
+function lastOf(
+  calls: readonly TraceCall[],
+  pick: (call: TraceCall) => number | undefined,
+): number | undefined {
+  for (let i = calls.length - 1; i >= 0; i--) {
+    const value = pick(calls[i]!);
+    if (value !== undefined && Number.isFinite(value)) return value;
+  }
+  return undefined;
+}
+
+/**
+ * The sawtooth: context tokens per call as an inline SVG, with the window, trigger and
+ * target as horizontal lines and one marker (`circle.compaction-marker`) per compaction,
+ * linking to its card.
+ */
+export function renderChart(trace: TraceModel): string {
+  const { calls, compactions } = trace;
+  if (calls.length === 0) return '<p class="empty">No calls in this trace.</p>';
+  const window = lastOf(calls, (call) => call.maxTokens);
+  const trigger = lastOf(calls, (call) => call.triggerTokens);
+  const target = lastOf(calls, (call) => call.targetTokens);
+  const top = Math.max(window ?? 0, ...calls.map((call) => call.tokens)) * 1.05 || 1;
+  const plotWidth = WIDTH - PAD.left - PAD.right;
+  const plotHeight = HEIGHT - PAD.top - PAD.bottom;
+  const x = (index: number) =>
+    PAD.left + (calls.length === 1 ? plotWidth / 2 : ((index - 1) / (calls.length - 1)) * plotWidth);
+  const y = (tokens: number) => PAD.top + plotHeight - (tokens / top) * plotHeight;
+  const parts: string[] = [];
+  const yStep = tickStep(top, 5);
+  for (let value = 0; value <= top; value += yStep) {
+    parts.push(
+      `<line class="grid" x1="${PAD.left}" x2="${PAD.left + plotWidth}" y1="${y(value).toFixed(1)}" y2="${y(value).toFixed(1)}"/>`,
+      `<text class="tick" x="${PAD.left - 6}" y="${(y(value) + 4).toFixed(1)}" text-anchor="end">${fmt(value)}</text>`,
+    );
+  }
+  const xStep = tickStep(calls.length, 10);
+  const xTicks = [1];
+  for (let index = xStep; index <= calls.length; index += xStep) if (index > 1) xTicks.push(index);
+  for (const index of xTicks) {
+    parts.push(
+      `<text class="tick" x="${x(index).toFixed(1)}" y="${PAD.top + plotHeight + 16}" text-anchor="middle">${index}</text>`,
+    );
+  }
+  parts.push(
+    `<text class="axis-label" x="${PAD.left + plotWidth / 2}" y="${HEIGHT - 4}" text-anchor="middle">call</text>`,
+  );
+  const line = (value: number | undefined, name: string, label: string) => {
+    if (value === undefined) return;
+    const at = y(value).toFixed(1);
+    parts.push(
+      `<line class="limit ${name}" data-line="${name}" x1="${PAD.left}" x2="${PAD.left + plotWidth}" y1="${at}" y2="${at}"/>`,
+      `<text class="limit-label ${name}" x="${PAD.left + plotWidth + 6}" y="${(Number(at) + 4).toFixed(1)}">${escapeHtml(label)} ${fmt(value)}</text>`,
+    );
+  };
+  line(window, 'window', 'window');
+  line(trigger, 'trigger', 'trigger');
+  line(target, 'target', 'target');
+  const points: string[] = [];
+  for (const call of calls) {
+    points.push(`${x(call.index).toFixed(1)},${y(call.tokens).toFixed(1)}`);
+    if (call.tokensSent !== call.tokens)
+      points.push(`${x(call.index).toFixed(1)},${y(call.tokensSent).toFixed(1)}`);
+  }
+  parts.push(`<polyline class="tokens" points="${points.join(' ')}"/>`);
+  for (const compaction of compactions) {
+    const { call } = compaction;
+    parts.push(
+      `<a href="#compaction-${compaction.number}"><circle class="compaction-marker${compaction.errors.length > 0 ? ' has-error' : ''}" data-compaction="${compaction.number}" data-call="${call.index}" cx="${x(call.index).toFixed(1)}" cy="${y(compaction.tokensBefore).toFixed(1)}" r="5"><title>${escapeHtml(
+        `#${compaction.number} at call ${call.index}: ${fmt(compaction.tokensBefore)} -> ${fmt(compaction.tokensAfter)} tokens`,
+      )}</title></circle></a>`,
+    );
+  }
+  return `<svg class="chart" role="img" aria-label="Context tokens per call" viewBox="0 0 ${WIDTH} ${HEIGHT}" width="${WIDTH}" height="${HEIGHT}" xmlns="http://www.w3.org/2000/svg">${parts.join('')}</svg>`;
+}

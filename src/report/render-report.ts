@@ -1,0 +1,96 @@
+import { escapeHtml } from './html-escape.js';
+import { renderCards } from './render-cards.js';
+import { renderChart } from './render-chart.js';
+import type { TraceModel } from './trace-model.js';
+
+/** Options of {@link renderReport}. */
+export interface RenderReportOptions {
+  /** Where the trace came from (shown in the header). */
+  source: string;
+  /** A note under the header (e.g. that an archive holds compacting calls only). */
+  note?: string;
+  /** When the page was made. @default now */
+  generatedAt?: Date;
+}
+
+const STYLE = `
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:24px auto;max-width:1000px;color:#1f2328;background:#fff;padding:0 16px}
+h1{font-size:22px;margin:0 0 4px}h2{font-size:18px;margin:28px 0 8px}h3{font-size:16px;margin:0 0 8px}h4{font-size:14px;margin:12px 0 4px}
+.muted{color:#656d76;font-weight:normal}.facts{display:flex;flex-wrap:wrap;gap:6px 18px;margin:8px 0;padding:0;list-style:none}
+.chart{max-width:100%;height:auto;border:1px solid #d0d7de;border-radius:6px;background:#fcfcfd}
+.chart .grid{stroke:#eaeef2}.chart .tick,.chart .axis-label,.chart .limit-label{font-size:11px;fill:#656d76}
+.chart .tokens{fill:none;stroke:#0969da;stroke-width:1.6}
+.chart .limit{stroke-width:1.2;stroke-dasharray:6 4}.chart .window{stroke:#cf222e}.chart .trigger{stroke:#bf8700}.chart .target{stroke:#1a7f37}
+.chart .limit-label.window{fill:#cf222e}.chart .limit-label.trigger{fill:#9a6700}.chart .limit-label.target{fill:#1a7f37}
+.chart .compaction-marker{fill:#8250df;stroke:#fff;stroke-width:1.5}.chart .compaction-marker.has-error{fill:#cf222e}
+.card{border:1px solid #d0d7de;border-radius:6px;padding:12px 16px;margin:12px 0}.card.has-error{border-color:#cf222e;box-shadow:0 0 0 1px #cf222e33}
+table.levels{border-collapse:collapse;margin:6px 0}table.levels th,table.levels td{border-bottom:1px solid #eaeef2;padding:3px 10px;text-align:left}
+td.num{text-align:right;font-variant-numeric:tabular-nums}
+.errors{background:#ffebe9;border:1px solid #ff818266;border-radius:6px;padding:4px 12px}.errors ul{margin:4px 0;padding-left:18px}
+.badge{background:#fff8c5;border:1px solid #d4a72c;border-radius:10px;padding:0 8px;font-size:12px;font-weight:normal}
+.fallback{color:#9a6700}
+pre{background:#f6f8fa;border-radius:6px;padding:8px;overflow-x:auto;white-space:pre-wrap;font-size:12.5px}
+.line{display:inline}ins.line{background:#dafbe1;text-decoration:none}del.line{background:#ffebe9;color:#82071e}
+.refs code{font-size:12px;word-break:break-all}.empty{color:#656d76}
+`;
+
+/** The header facts: model, sessions, calls, compactions, errors. */
+function facts(trace: TraceModel): string {
+  const errors = trace.compactions.reduce((n, c) => n + c.errors.length, 0) + trace.otherErrors.length;
+  const items = [
+    `model: ${trace.model ?? 'unknown'}`,
+    `session${trace.sessionIds.length === 1 ? '' : 's'}: ${trace.sessionIds.join(', ') || '-'}`,
+    `${trace.calls.length} calls`,
+    `${trace.compactions.length} compactions`,
+    `${errors} errors`,
+    `${trace.eventCount} events`,
+  ];
+  return `<ul class="facts">${items.map((item) => `<li>${escapeHtml(item)}</li>`).join('')}</ul>`;
+}
+
+function otherErrors(trace: TraceModel): string {
+  if (trace.otherErrors.length === 0) return '';
+  const items = trace.otherErrors.map(
+    (error) =>
+      `<li><strong>${escapeHtml(error.errorType)}</strong>: ${escapeHtml(error.message)} <span class="fallback">fallback: ${escapeHtml(error.fallback)}</span></li>`,
+  );
+  return `<h2>Errors outside compactions</h2><div class="errors"><ul>${items.join('')}</ul></div>`;
+}
+
+/**
+ * One self-contained HTML page for a trace: the chart of context tokens per call (inline
+ * SVG, no script, nothing fetched), then a card per compaction. Every text is HTML-escaped;
+ * the events are expected redacted already.
+ */
+export function renderReport(trace: TraceModel, options: RenderReportOptions): string {
+  const generated = (options.generatedAt ?? new Date()).toISOString();
+  const cards =
+    trace.compactions.length === 0
+      ? '<p class="empty">No compactions in this trace.</p>'
+      : renderCards(trace.compactions);
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">
+<title>agent-compaction report: ${escapeHtml(options.source)}</title>
+<style>${STYLE}</style>
+</head>
+<body>
+<header>
+<h1>What compaction did</h1>
+<p class="muted">${escapeHtml(options.source)} · generated ${escapeHtml(generated)} by agent-compaction</p>
+${facts(trace)}
+${options.note === undefined ? '' : `<p class="muted">${escapeHtml(options.note)}</p>`}
+</header>
+<h2>Context tokens per call</h2>
+<p class="muted">Each point is a request as counted before the call; a drop is a compaction (marker), down to what was sent.</p>
+${renderChart(trace)}
+<h2>Compactions</h2>
+${cards}
+${otherErrors(trace)}
+</body>
+</html>
+`;
+}

@@ -1,0 +1,58 @@
+import { describe, expect, it } from 'vitest';
+import { sampleCompactionEvents } from '../testing/sample-events.js';
+import { escapeHtml } from './html-escape.js';
+import { lineDiff } from './line-diff.js';
+import { renderReport } from './render-report.js';
+import { buildTraceModel, parseTrace } from './trace-model.js';
+
+describe('lineDiff', () => {
+  it('marks kept, added and removed lines in order', () => {
+    expect(lineDiff('a\nb\nc', 'a\nc\nd')).toEqual([
+      { kind: 'same', text: 'a' },
+      { kind: 'removed', text: 'b' },
+      { kind: 'same', text: 'c' },
+      { kind: 'added', text: 'd' },
+    ]);
+    expect(lineDiff('', 'x')).toEqual([{ kind: 'added', text: 'x' }]);
+  });
+});
+
+describe('escapeHtml', () => {
+  it('escapes the five characters that matter', () => {
+    expect(escapeHtml(`<a href="x" title='y'>&</a>`)).toBe(
+      '&lt;a href=&quot;x&quot; title=&#39;y&#39;&gt;&amp;&lt;/a&gt;',
+    );
+  });
+});
+
+describe('parseTrace', () => {
+  it('names the broken line and rejects lines that are not events', () => {
+    const good = JSON.stringify(sampleCompactionEvents()[0]);
+    expect(() => parseTrace(`${good}\n\n{oops`, 't.jsonl')).toThrow(/t\.jsonl line 3: not valid JSON/);
+    expect(() => parseTrace(`${good}\n{"role":"user"}`, 't.jsonl')).toThrow(/line 2: not a compaction event/);
+    expect(() => parseTrace('  \n', 't.jsonl')).toThrow(/empty/);
+  });
+});
+
+describe('buildTraceModel and renderReport', () => {
+  it('reads a compaction with its levels, summary and fallback, and escapes it in the page', () => {
+    const events = sampleCompactionEvents({
+      sessionId: 's-1',
+      summary: 'Goal: <b>bold</b> & done',
+      withError: true,
+    });
+    const trace = buildTraceModel(events);
+    expect(trace.calls).toHaveLength(1);
+    expect(trace.compactions).toHaveLength(1);
+    const [compaction] = trace.compactions;
+    expect(compaction?.summary).toBe('Goal: <b>bold</b> & done');
+    expect(compaction?.errors.length).toBeGreaterThan(0);
+    expect(compaction?.fallback).not.toBe('none');
+    const html = renderReport(trace, { source: 'sample <trace>' });
+    expect(html).toContain('Goal: &lt;b&gt;bold&lt;/b&gt; &amp; done');
+    expect(html).not.toContain('<b>bold</b>');
+    expect(html).toContain('sample &lt;trace&gt;');
+    expect(html.match(/class="compaction-marker/g)).toHaveLength(1);
+    expect(html).toContain('class="card has-error"');
+  });
+});

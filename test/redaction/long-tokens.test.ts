@@ -86,13 +86,13 @@ describe('one very long token after a secret-like prefix', () => {
     },
   );
 
-  it('sk- + 16 MB stays linear (well under a second per MB on a loaded machine)', () => {
-    const text = `sk-${token(MIXED, 16 * MB)}`;
-    const start = performance.now();
-    const out = redact(text);
-    const ms = performance.now() - start;
-    expect(out).toBe(REDACTED);
-    expect(ms).toBeLessThan(16 * 1000);
+  // Issue 23.1 names tokens up to 64 MB: one prefix of each scanner path (a format, a
+  // key-value assignment, a header token, a JWT). Linear time is what lets it finish at all
+  // (a backtracking rule needs the regex stack and throws past a few MB); no wall clock here.
+  it.each(['sk-', 'token=', 'Bearer ', 'eyJ'])('%s + 64 MB: replaced whole, no throw', (prefix) => {
+    const out = redact(`${prefix}${token(MIXED, 64 * MB)}`);
+    expect(out).toContain(REDACTED);
+    expect(out.length).toBeLessThan(64);
   });
 
   it('property: any rule prefix + a token of 1 byte to 2 MB never throws nor leaks', () => {

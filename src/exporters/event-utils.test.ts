@@ -104,11 +104,11 @@ describe('prepareEvent', () => {
         `s3://bucket/p/${encodeURIComponent(id)}/events.jsonl`,
       ];
       const out = prepareEvent(
-        { ...event!, properties: { ...event!.properties, paths } } as typeof event & {},
+        { ...event!, properties: { ...event!.properties, paths } } as unknown as typeof event & {},
         { hashSessionIds: true, hashKey: 'k' },
       );
       const hashed = hashSessionId(id, 'k');
-      expect((out.properties as { paths: string[] }).paths).toEqual([
+      expect((out.properties as unknown as { paths: string[] }).paths).toEqual([
         `.compact/archive/${hashed}/summary-001.json`,
         `s3://bucket/p/${hashed}/events.jsonl`,
       ]);

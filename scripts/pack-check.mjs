@@ -20,7 +20,9 @@ import { join, resolve } from 'node:path';
 const root = resolve(new URL('..', import.meta.url).pathname);
 const require = createRequire(import.meta.url);
 const tsc = require.resolve('typescript/bin/tsc');
-const typesNode = JSON.parse(readFileSync(join(root, 'node_modules/@types/node/package.json'), 'utf8')).version;
+const typesNode = JSON.parse(
+  readFileSync(join(root, 'node_modules/@types/node/package.json'), 'utf8'),
+).version;
 const failures = [];
 const check = (ok, message) => {
   console.log(`${ok ? 'ok  ' : 'FAIL'} ${message}`);
@@ -31,7 +33,9 @@ const run = (command, args, cwd) =>
 
 // 1. The tarball.
 const work = mkdtempSync(join(tmpdir(), 'pack-check-'));
-const [packed] = JSON.parse(run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', work], root));
+const [packed] = JSON.parse(
+  run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', work], root),
+);
 const files = new Set(packed.files.map((file) => file.path));
 for (const required of [
   'dist/index.js',
@@ -84,7 +88,15 @@ function project(name, type, source) {
   writeFileSync(join(dir, 'src/index.ts'), source);
   run(
     'npm',
-    ['install', '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts', tarball, `@types/node@${typesNode}`],
+    [
+      'install',
+      '--prefer-offline',
+      '--no-audit',
+      '--no-fund',
+      '--ignore-scripts',
+      tarball,
+      `@types/node@${typesNode}`,
+    ],
     dir,
   );
   return dir;
@@ -103,7 +115,13 @@ function typecheck(dir, label, compilerOptions) {
     check(true, `${label}: the quick start type-checks`);
     return true;
   } catch (error) {
-    check(false, `${label}: tsc failed: ${String(error.stdout || error.message).split('\n').slice(0, 5).join(' | ')}`);
+    check(
+      false,
+      `${label}: tsc failed: ${String(error.stdout || error.message)
+        .split('\n')
+        .slice(0, 5)
+        .join(' | ')}`,
+    );
     return false;
   }
 }
@@ -113,19 +131,30 @@ function runs(dir, label) {
     const out = run(process.execPath, ['out/index.js'], dir);
     check(/quick start:/.test(out), `${label}: runs under node (${out.trim()})`);
   } catch (error) {
-    check(false, `${label}: node failed: ${String(error.stderr || error.message).split('\n').slice(0, 5).join(' | ')}`);
+    check(
+      false,
+      `${label}: node failed: ${String(error.stderr || error.message)
+        .split('\n')
+        .slice(0, 5)
+        .join(' | ')}`,
+    );
   }
 }
 
 const esm = project('esm-consumer', 'module', QUICK_START);
-if (typecheck(esm, 'ESM, NodeNext', { module: 'nodenext', moduleResolution: 'nodenext' })) runs(esm, 'ESM, NodeNext');
+if (typecheck(esm, 'ESM, NodeNext', { module: 'nodenext', moduleResolution: 'nodenext' }))
+  runs(esm, 'ESM, NodeNext');
 typecheck(esm, 'ESM, bundler', { module: 'esnext', moduleResolution: 'bundler', noEmit: true });
 
 const cjs = project('cjs-consumer', 'commonjs', QUICK_START_CJS);
 if (typecheck(cjs, 'CommonJS, NodeNext', { module: 'nodenext', moduleResolution: 'nodenext' }))
   runs(cjs, 'CommonJS, NodeNext');
 try {
-  const out = run(process.execPath, ['-e', "console.log(typeof require('agent-compaction').compactMessages)"], cjs);
+  const out = run(
+    process.execPath,
+    ['-e', "console.log(typeof require('agent-compaction').compactMessages)"],
+    cjs,
+  );
   check(out.trim() === 'function', 'CommonJS: require("agent-compaction") from plain JS');
 } catch (error) {
   check(false, `CommonJS: require failed: ${String(error.stderr || error.message).split('\n')[0]}`);

@@ -1,11 +1,23 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
+
+// Most test files share one module graph per worker (`isolate: false`): importing the SDKs,
+// the tokenizer and the engine again for each of 100+ files cost more than the tests
+// themselves. Files that depend on process-wide state (environment variables, warnings given
+// once per process) keep a fresh module graph of their own.
+const ISOLATED = [
+  'src/core/counting/unknown-model-warning.test.ts',
+  'src/exporters/event-utils.test.ts',
+  'src/storage/s3/s3-storage.test.ts',
+];
 
 export default defineConfig({
   test: {
-    include: ['src/**/*.test.ts', 'test/**/*.test.ts', 'eval/**/*.test.ts'],
     testTimeout: 180_000,
     hookTimeout: 180_000,
     pool: 'forks',
+    // Many tests wait on servers and child processes: two workers even on two cores.
+    maxWorkers: Math.max(2, availableParallelism() - 1),
     coverage: {
       provider: 'v8',
       include: ['src/**/*.ts'],
@@ -13,5 +25,20 @@ export default defineConfig({
       reporter: ['text-summary', 'json-summary'],
       thresholds: { lines: 85 },
     },
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'shared',
+          include: ['src/**/*.test.ts', 'test/**/*.test.ts', 'eval/**/*.test.ts'],
+          exclude: ISOLATED,
+          isolate: false,
+        },
+      },
+      {
+        extends: true,
+        test: { name: 'isolated', include: ISOLATED, isolate: true },
+      },
+    ],
   },
 });

@@ -1,8 +1,8 @@
-import { execFile, execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { ensureBuilt } from './support/ensure-built.js';
 
 const run = promisify(execFile);
 const ROOT = join(import.meta.dirname, '..');
@@ -11,10 +11,7 @@ const TSC = join(ROOT, 'node_modules', '.bin', 'tsc');
 
 // Examples import `agent-compaction` by its package name, which resolves (through the
 // package's own `exports`) to dist/: `npm test` builds first; a lone run builds when needed.
-beforeAll(() => {
-  if (!existsSync(join(ROOT, 'dist/index.js')))
-    execFileSync(TSC, ['-p', 'tsconfig.build.json'], { cwd: ROOT });
-}, 120_000);
+beforeAll(() => ensureBuilt(), 600_000);
 
 /** Runs an example offline: no API keys, the local scripted model, the embedded summarizer. */
 async function example(name: string): Promise<string> {

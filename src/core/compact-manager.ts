@@ -7,7 +7,6 @@ import {
   maybePrepare,
   runTriggeredOnce,
 } from './background/compaction-flight.js';
-import { preparedKey } from './background/shared-preparation.js';
 import { type TokenCounter, tokenCounterFor } from './counting/token-counter.js';
 import { warnUnknownModel } from './counting/unknown-model-warning.js';
 import { UsageCalibration, usageMismatch } from './counting/usage-calibration.js';
@@ -20,6 +19,16 @@ import type {
   CompactEventProperties,
 } from './events/events.js';
 import { newSpanId } from './events/events.js';
+import { storeFaultEvents } from './events/store-fault-events.js';
+import {
+  cacheStatus,
+  endSessionMemory,
+  forgetEvicted,
+  freeMemory,
+  type ManagerMemory,
+  type ReportedInput,
+  resetSession,
+} from './manager-memory.js';
 import type {
   CompactionResult,
   CompactManagerOptions,
@@ -28,26 +37,20 @@ import type {
   ReportedUsage,
   TokenEstimate,
 } from './manager-options.js';
-import { detectFormat, MESSAGE_CODECS } from './messages/formats/detect-format.js';
+import { codecFor } from './messages/formats/detect-format.js';
 import type { MessageCodec } from './messages/formats/message-codec.js';
-import type { MessageFormat } from './messages/message.js';
 import { MessageIndex } from './messages/message-index.js';
 import { type CompactPolicy, resolvePolicy } from './policy.js';
 import { estimateRequest } from './preflight/estimate-request.js';
 import { IndexedHistories } from './preflight/index-request.js';
-import {
-  forgetSession,
-  type PipelineDeps,
-  type PreparedRequest,
-  prepareRequest,
-} from './preflight/prepare-request.js';
+import { type PipelineDeps, type PreparedRequest, prepareRequest } from './preflight/prepare-request.js';
 import { RewriteCache } from './preflight/realize-rewrite.js';
 import { finishCompaction } from './preflight/run-preflight.js';
 import { untriggeredResult } from './preflight/untriggered-result.js';
 import type { Redactor } from './redaction/redactor.js';
 import { checkCallOptions, resolveSettings } from './resolve-settings.js';
 import { CallQueue, throwIfAborted } from './session/call-queue.js';
-import { FailOpenStore } from './session/fail-open-store.js';
+import { type FailOpenStore, failOpenFor } from './session/fail-open-store.js';
 import { SessionArchive } from './session/session-archive.js';
 import { MemorySessionStore, type SessionState, type SessionStore } from './session/session-store.js';
 import { EmbeddedSummarizer } from './summary/embedded-summarizer.js';
@@ -105,13 +108,15 @@ export class CompactManager {
   readonly #deps: PipelineDeps;
   readonly #index = new MessageIndex();
   readonly #queue = new CallQueue();
-  readonly #reportedUsage = new Map<string, { inputTokens: number; at: number }>();
+  readonly #reportedUsage = new Map<string, ReportedInput>();
   readonly #agents = new Map<string, AgentCompactor>();
   readonly #background: BackgroundPreparations | undefined;
   /** Time to live of the session lock, or undefined when compactions take no lock. */
   readonly #lockTtlMs: number | undefined;
   /** The store the pipeline uses: `store` behind fail-open (undefined for the in-process store). */
   readonly #failOpen: FailOpenStore | undefined;
+  /** What outlives one call in memory, for `endSession`, `reset`, `cacheStatus` and `shutdown`. */
+  readonly #memory: ManagerMemory;
 
   constructor(options: CompactManagerOptions = {}) {
     const settings = resolveSettings(options);
@@ -132,27 +137,7 @@ export class CompactManager {
     );
     warnUnknownModel(this.#bus, this.model, options.maxContextTokens !== undefined);
     // The in-process store cannot fail; any other goes behind fail-open unless told otherwise.
-    this.#failOpen =
-      Object.getPrototypeOf(this.store) === MemorySessionStore.prototype
-        ? undefined
-        : new FailOpenStore(this.store, {
-            timeoutMs: settings.storeTimeoutMs,
-            failClosed: settings.failOnStorageError,
-            onOutage: (key, cause) => this.#storeOutage(key, cause),
-            onCorrupt: (key, problem) =>
-              this.#bus.emit(
-                {
-                  sessionId: key,
-                  operationId: newSpanId(),
-                  traceId: key,
-                  parentId: undefined,
-                  archived: undefined,
-                },
-                'compact.error',
-                { errorType: 'corrupt_state', message: problem, fallback: 'the session starts over as new' },
-                { start: Date.now() },
-              ),
-          });
+    this.#failOpen = failOpenFor(this.store, settings, storeFaultEvents(this.#bus, this.store.name));
     const store = this.#failOpen ?? this.store;
     this.#deps = {
       calibration: new UsageCalibration(),
@@ -162,7 +147,9 @@ export class CompactManager {
       bus: this.#bus,
       archive: new SessionArchive(options.storage, this.#redact, this.#bus),
       index: this.#index,
-      histories: new IndexedHistories(undefined, settings.cacheMaxBytes, (key) => this.#evicted(key)),
+      histories: new IndexedHistories(undefined, settings.cacheMaxBytes, (key) =>
+        forgetEvicted(this.#memory, key),
+      ),
       rewrites: new RewriteCache(),
       toolCounts: new WeakMap(),
       systemCounts: new Map(),
@@ -180,27 +167,15 @@ export class CompactManager {
       if (agent?.policy) resolvePolicy({ ...this.policy, ...agent.policy }, this.#customStrategies);
       this.#agents.set(name, agentCompactor(name, agent, this.#deps, this.#embedded, timeoutMs));
     }
-  }
-
-  /** A session the byte cap dropped from the histories: the rest of what it holds goes too. */
-  #evicted(key: string): void {
-    if (key.endsWith('\u0000repaired')) return;
-    this.#deps.calibration.forget(key);
-    this.#failOpen?.forget(key);
-  }
-
-  /** One `compact.error` per store outage (the store is left alone a moment, calls go on locally). */
-  #storeOutage(key: string, cause: string): void {
-    this.#bus.emit(
-      { sessionId: key, operationId: newSpanId(), traceId: key, parentId: undefined, archived: undefined },
-      'compact.error',
-      {
-        errorType: 'storage_failed',
-        message: `session store "${this.store.name}" failed: ${cause}; calls go on from this process's copy of the session state until it answers again`,
-        fallback: 'in-process session state',
-      },
-      { start: Date.now() },
-    );
+    this.#memory = {
+      deps: this.#deps,
+      index: this.#index,
+      agents: this.#agents,
+      reportedUsage: this.#reportedUsage,
+      background: this.#background,
+      failOpen: this.#failOpen,
+      lockTtlMs: this.#lockTtlMs,
+    };
   }
 
   /** The state key of a session for an agent (the session id unless the agent has its own compactor). */
@@ -260,7 +235,7 @@ export class CompactManager {
     return estimateRequest(
       this.#deps,
       messages,
-      this.#codec(messages, options.format),
+      codecFor(messages, options.format),
       options,
       this.maxContextTokens,
     );
@@ -300,7 +275,7 @@ export class CompactManager {
       });
     }
     checkCallOptions(options);
-    const codec = this.#codec(messages, options.format);
+    const codec = codecFor(messages, options.format);
     const key = this.#keyOf(sessionId, options.agent);
     return this.#queue.enqueue(
       key,
@@ -350,18 +325,7 @@ export class CompactManager {
     await this.#bus.shutdown();
     await this.#deps.archive.close();
     await this.#summarizer.dispose?.();
-    this.#freeCaches();
-  }
-
-  /** Frees every session's memory (shutdown). */
-  #freeCaches(): void {
-    this.#deps.histories.clear();
-    this.#index.clear();
-    this.#deps.rewrites.clear();
-    this.#deps.systemCounts.clear();
-    this.#deps.calibration.clear();
-    this.#reportedUsage.clear();
-    this.#failOpen?.clear();
+    freeMemory(this.#memory);
   }
 
   /**
@@ -370,16 +334,7 @@ export class CompactManager {
    * for it and its agents' compactors. Its stored state stays: a later call resumes it.
    */
   endSession(sessionId: string): void {
-    for (const key of [
-      sessionId,
-      ...[...this.#agents.keys()].map((agent) => agentStateKey(sessionId, agent)),
-    ]) {
-      forgetSession(this.#deps, key);
-      this.#background?.discard(key);
-      this.#failOpen?.forget(key);
-      this.#failOpen?.forget(preparedKey(key));
-    }
-    this.#reportedUsage.delete(sessionId);
+    endSessionMemory(this.#memory, sessionId);
   }
 
   /**
@@ -388,41 +343,17 @@ export class CompactManager {
    * cache, and in-process copies of stored states.
    */
   cacheStatus(): { sessions: number; bytes: number; cachedMessages: number; storedStates: number } {
-    return {
-      sessions: this.#deps.histories.size,
-      bytes: this.#deps.histories.bytes + (this.#failOpen?.bytes ?? 0),
-      cachedMessages: this.#index.size,
-      storedStates: this.#failOpen?.size ?? 0,
-    };
+    return cacheStatus(this.#memory);
   }
 
   /** Forgets a session's compaction state (the next call starts over from the raw history). */
   async reset(sessionId: string): Promise<void> {
-    for (const key of [
-      sessionId,
-      ...[...this.#agents.keys()].map((agent) => agentStateKey(sessionId, agent)),
-    ]) {
-      forgetSession(this.#deps, key);
-      this.#background?.discard(key);
-      this.#reportedUsage.delete(sessionId);
-      await this.#deps.store.delete(key);
-      if (this.#background && this.#lockTtlMs !== undefined) await this.#deps.store.delete(preparedKey(key));
-    }
+    await resetSession(this.#memory, sessionId);
   }
 
   /** The session's stored state (or an agent's, for an agent with its own compactor), if any. */
   async state(sessionId: string, agent?: string): Promise<SessionState | undefined> {
     return this.#deps.store.get(this.#keyOf(sessionId, agent));
-  }
-
-  #codec(messages: readonly unknown[], format: MessageFormat | undefined): MessageCodec {
-    if (format !== undefined && !(format in MESSAGE_CODECS)) {
-      throw invalidConfig(
-        'format',
-        `must be one of ${Object.keys(MESSAGE_CODECS).join(', ')} (got ${String(format)})`,
-      );
-    }
-    return MESSAGE_CODECS[format ?? detectFormat(messages)];
   }
 
   async #run<M>(

@@ -1,14 +1,15 @@
 /**
  * The built bin, spawned as a child process: its contract (exit codes, stdout, stderr,
  * stdin) and real agent transcripts (SWE-agent trajectories vendored in test/fixtures/swe-agent) run
- * through it. Both live in this one file so the build runs once.
+ * through it (the first one; the others through the same CLI code in process).
  */
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkOutput } from '../core/support/session-model.js';
-import { BIN, ensureBuilt, ROOT, runBin } from './support/built-cli.js';
+import { cli } from '../support/cli-fixtures.js';
+import { BIN, type BinRun, ensureBuilt, ROOT, runBin } from './support/built-cli.js';
 import { convertTrajectory, SWE_AGENT_DIR, SWE_AGENT_TRAJECTORIES } from './support/swe-agent.js';
 
 let dir: string;
@@ -119,6 +120,10 @@ function sectionItems(summary: string, title: string): string[] {
 describe.each(Object.keys(SWE_AGENT_TRAJECTORIES))('real transcript: SWE-agent %s', (name) => {
   let messages: Record<string, unknown>[];
   let total: number;
+  // The built bin for the first transcript; the same CLI code in process for the others (a
+  // process per run costs seconds of start-up on a slow machine, and tests nothing new).
+  const invoke = (args: string[]): Promise<BinRun> =>
+    name === Object.keys(SWE_AGENT_TRAJECTORIES)[0] ? runBin(args) : cli(args);
 
   beforeAll(async () => {
     messages = JSON.parse(await readFile(fixture(name), 'utf8'));
@@ -133,7 +138,7 @@ describe.each(Object.keys(SWE_AGENT_TRAJECTORIES))('real transcript: SWE-agent %
   });
 
   it('estimate: exit 0 and a breakdown that adds up', async () => {
-    const run = await runBin(['estimate', fixture(name)]);
+    const run = await invoke(['estimate', fixture(name)]);
     expect(run.code).toBe(0);
     const out = JSON.parse(run.stdout);
     total = out.total;
@@ -149,7 +154,7 @@ describe.each(Object.keys(SWE_AGENT_TRAJECTORIES))('real transcript: SWE-agent %
     async (share) => {
       const maxContext = Math.ceil(total * share);
       const report = join(dir, `${name}-${share}-report.json`);
-      const run = await runBin([
+      const run = await invoke([
         'compact',
         fixture(name),
         '--max-context',
@@ -182,7 +187,7 @@ describe.each(Object.keys(SWE_AGENT_TRAJECTORIES))('real transcript: SWE-agent %
       // The report agrees with an estimate of the printed messages.
       const outPath = join(dir, `${name}-${share}-out.json`);
       await writeFile(outPath, run.stdout);
-      const estimate = JSON.parse((await runBin(['estimate', outPath])).stdout);
+      const estimate = JSON.parse((await invoke(['estimate', outPath])).stdout);
       expect(estimate.total).toBe(written.tokensAfter);
       // The summary never invents identifiers: each one is in the transcript.
       const text = transcriptText(messages);
@@ -195,7 +200,7 @@ describe.each(Object.keys(SWE_AGENT_TRAJECTORIES))('real transcript: SWE-agent %
   );
 
   it('the summary carries identifiers of the task (file paths from the transcript)', async () => {
-    const run = await runBin([
+    const run = await invoke([
       'compact',
       fixture(name),
       '--max-context',

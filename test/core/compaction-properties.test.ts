@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { CompactManager } from '../../src/core/compact-manager.js';
 import { isCompactError } from '../../src/core/errors.js';
 import type { StrategyName } from '../../src/core/summary/summarizer.js';
+import { scaled } from '../support/test-scale.js';
 import {
   checkOutput,
   deepFreeze,
@@ -20,7 +21,7 @@ import {
 } from './support/session-model.js';
 
 const SEED = Number(process.env.FC_SEED ?? 20_250_611);
-const RUNS = Math.max(100, Number(process.env.FC_RUNS ?? 100));
+const RUNS = Number(process.env.FC_RUNS ?? scaled(100, 30));
 const FORMATS: WireFormat[] = ['openai-chat', 'openai-responses', 'anthropic'];
 
 function params<T>(): fc.Parameters<T> {

@@ -3,11 +3,11 @@
  * under api/ so that every change to the surface shows in review. After a deliberate change:
  * `npx vitest run test/package/api-report.test.ts -u`.
  */
-import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import ts from 'typescript';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { ensureBuilt } from '../support/ensure-built.js';
 
 const root = join(import.meta.dirname, '..', '..');
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
@@ -18,10 +18,7 @@ const entries = Object.entries(pkg.exports).flatMap(([subpath, target]) =>
   typeof target === 'string' ? [] : [{ subpath, types: join(root, target.types) }],
 );
 
-beforeAll(() => {
-  if (!existsSync(join(root, 'dist/index.d.ts')))
-    execFileSync(join(root, 'node_modules/.bin/tsc'), ['-p', 'tsconfig.build.json'], { cwd: root });
-}, 120_000);
+beforeAll(() => ensureBuilt(), 600_000);
 
 /** The declaration text of one exported symbol (no comments, one space for any run of whitespace). */
 function declarationText(declaration: ts.Declaration): string {

@@ -13,6 +13,7 @@ import { builtinModules } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { ensureBuilt } from '../support/ensure-built.js';
 
 const root = new URL('../../', import.meta.url).pathname;
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
@@ -23,10 +24,7 @@ const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
 };
 const OPTIONAL_PEERS = Object.keys(pkg.peerDependencies);
 
-beforeAll(() => {
-  if (!existsSync(join(root, 'dist/index.js')))
-    execFileSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: root });
-});
+beforeAll(() => ensureBuilt(), 600_000);
 
 function loadedBy(entry: string): string[] {
   const log = join(mkdtempSync(join(tmpdir(), 'loads-')), 'loads.txt');

@@ -9,7 +9,7 @@
  */
 import { CompactError, isCompactError } from '../errors.js';
 import type { SessionState, SessionStoreSetOptions } from './session-state.js';
-import type { SessionLock, SessionStore } from './session-store.js';
+import { MemorySessionStore, type SessionLock, type SessionStore } from './session-store.js';
 import { storedStateProblem } from './session-store-checks.js';
 
 /** The default time limit of one store operation, in milliseconds. */
@@ -329,4 +329,21 @@ export class FailOpenStore implements SessionStore {
       };
     }
   }
+}
+
+/**
+ * The store a manager's pipeline uses: the in-process store as it is (it cannot fail), any
+ * other behind a {@link FailOpenStore} (or fail-closed with `failOnStorageError`).
+ */
+export function failOpenFor(
+  store: SessionStore,
+  settings: { storeTimeoutMs: number; failOnStorageError: boolean },
+  handlers: Pick<FailOpenStoreOptions, 'onOutage' | 'onCorrupt'>,
+): FailOpenStore | undefined {
+  if (Object.getPrototypeOf(store) === MemorySessionStore.prototype) return undefined;
+  return new FailOpenStore(store, {
+    timeoutMs: settings.storeTimeoutMs,
+    failClosed: settings.failOnStorageError,
+    ...handlers,
+  });
 }

@@ -613,8 +613,22 @@ export function checkOutput(check: OutputCheck): OutputShape {
     if (!outPinned.includes(i)) fail(`pinned raw message ${i} is missing from the output`);
   for (let k = 1; k < outPinned.length; k++)
     if (outPinned[k]! < outPinned[k - 1]!) fail('pinned messages out of their original order');
-  // Kept (non-pinned) messages keep their relative order.
-  const outKept = rawIndices.filter((i) => i >= 0 && !pinned.has(i));
+  // The user's own text messages may be kept verbatim before the summary, beside the pinned
+  // ones (issue 20: user text is ranked first): user role, plain text, no tool result.
+  const headUser = new Set(
+    summaryAt >= 0 ? rawIndices.slice(0, summaryAt).filter((i) => i >= 0 && !pinned.has(i)) : [],
+  );
+  for (const i of headUser) {
+    const facts = wireFacts(format, raw[i]);
+    if (facts.role !== 'user' || facts.results.length > 0 || facts.calls.length > 0)
+      fail(`raw ${i} is kept before the summary but is neither pinned nor the user's own text`);
+  }
+  const head = rawIndices.slice(0, Math.max(summaryAt, 0)).filter((i) => i >= 0);
+  for (let k = 1; k < head.length; k++)
+    if (head[k]! < head[k - 1]!)
+      fail(`messages before the summary out of their original order (${head.join(',')})`);
+  // Kept (non-pinned) messages after the summary keep their relative order.
+  const outKept = rawIndices.filter((i) => i >= 0 && !pinned.has(i) && !headUser.has(i));
   for (let k = 1; k < outKept.length; k++)
     if (outKept[k]! < outKept[k - 1]!)
       fail(
@@ -633,7 +647,7 @@ export function checkOutput(check: OutputCheck): OutputShape {
       rawFacts0(headPinned[0]!) !== 'user';
     const tailFrom = summaryFirst ? headPinned.length + 1 : summaryAt + 1;
     rawIndices.forEach((i, k) => {
-      if (k < summaryAt && !pinned.has(i))
+      if (k < summaryAt && !pinned.has(i) && !headUser.has(i))
         fail(`output[${k}] (raw ${i}) is before the summary but not pinned`);
       if (summaryFirst && k > 0 && k < tailFrom && !headPinned.includes(i))
         fail(`output[${k}] (raw ${i}) sits among the pinned messages but is not pinned`);

@@ -1,4 +1,4 @@
-import { CompactError } from '../../errors.js';
+import { CompactError, invalidConfig } from '../../errors.js';
 import type { MessageFormat } from '../message.js';
 import { anthropicCodec } from './anthropic.js';
 import type { MessageCodec } from './message-codec.js';
@@ -67,4 +67,15 @@ export function detectFormat(messages: readonly unknown[]): MessageFormat {
     if (format) return format;
   }
   return 'openai-chat';
+}
+
+/** The codec of a call: the `format` option when given (checked), else detected from the messages. */
+export function codecFor(messages: readonly unknown[], format: MessageFormat | undefined): MessageCodec {
+  if (format !== undefined && !(format in MESSAGE_CODECS)) {
+    throw invalidConfig(
+      'format',
+      `must be one of ${Object.keys(MESSAGE_CODECS).join(', ')} (got ${String(format)})`,
+    );
+  }
+  return MESSAGE_CODECS[format ?? detectFormat(messages)];
 }

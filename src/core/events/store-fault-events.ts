@@ -1,0 +1,41 @@
+/**
+ * The events a failing session store leads to: one `compact.error` when an outage starts
+ * (calls go on from the process's own copy of the state) and one when a stored state does
+ * not read back (the session starts over).
+ */
+import type { EventBus, OperationContext } from './event-bus.js';
+import { newSpanId } from './events.js';
+
+/** A session's own context for an event outside any compaction. */
+function contextOf(key: string): OperationContext {
+  return { sessionId: key, operationId: newSpanId(), traceId: key, parentId: undefined, archived: undefined };
+}
+
+/** The fail-open store's `onOutage` and `onCorrupt`, reporting on the manager's bus. */
+export function storeFaultEvents(
+  bus: EventBus,
+  storeName: string,
+): { onOutage: (key: string, cause: string) => void; onCorrupt: (key: string, problem: string) => void } {
+  return {
+    onOutage(key, cause) {
+      bus.emit(
+        contextOf(key),
+        'compact.error',
+        {
+          errorType: 'storage_failed',
+          message: `session store "${storeName}" failed: ${cause}; calls go on from this process's copy of the session state until it answers again`,
+          fallback: 'in-process session state',
+        },
+        { start: Date.now() },
+      );
+    },
+    onCorrupt(key, problem) {
+      bus.emit(
+        contextOf(key),
+        'compact.error',
+        { errorType: 'corrupt_state', message: problem, fallback: 'the session starts over as new' },
+        { start: Date.now() },
+      );
+    },
+  };
+}

@@ -1,0 +1,96 @@
+/**
+ * What a `CompactManager` holds in memory between calls, and how it is freed: per session
+ * (`endSession`, `reset`) or all at once (`shutdown`). The manager owns these objects; the
+ * functions here only walk them, so the manager reads as a list of calls.
+ */
+import type { BackgroundPreparations } from './background/background-preparation.js';
+import { agentStateKey } from './background/compaction-flight.js';
+import { preparedKey } from './background/shared-preparation.js';
+import type { MessageIndex } from './messages/message-index.js';
+import { forgetSession, type PipelineDeps } from './preflight/prepare-request.js';
+import type { FailOpenStore } from './session/fail-open-store.js';
+
+/** Input tokens a caller reported for a session's last model call, and when. */
+export interface ReportedInput {
+  inputTokens: number;
+  at: number;
+}
+
+/** The manager's in-memory parts that outlive one call. */
+export interface ManagerMemory {
+  readonly deps: PipelineDeps;
+  readonly index: MessageIndex;
+  readonly agents: ReadonlyMap<string, unknown>;
+  readonly reportedUsage: Map<string, ReportedInput>;
+  readonly background: BackgroundPreparations | undefined;
+  readonly failOpen: FailOpenStore | undefined;
+  /** Time to live of the session lock, or undefined when compactions take no lock. */
+  readonly lockTtlMs: number | undefined;
+}
+
+/** What the manager holds in memory between calls (`CompactManager.cacheStatus`). */
+export interface CacheStatus {
+  /** Sessions with an indexed history. */
+  sessions: number;
+  /** Their approximate bytes (capped by `cacheMaxBytes`), in-process state copies included. */
+  bytes: number;
+  /** Parsed messages in the shared content cache. */
+  cachedMessages: number;
+  /** In-process copies of stored states (fail-open). */
+  storedStates: number;
+}
+
+/** The state keys of a session: its own and one per agent with its own compactor. */
+export function sessionKeys(memory: ManagerMemory, sessionId: string): string[] {
+  return [sessionId, ...[...memory.agents.keys()].map((agent) => agentStateKey(sessionId, agent))];
+}
+
+/** Frees a session's memory for it and its agents' compactors; its stored state stays. */
+export function endSessionMemory(memory: ManagerMemory, sessionId: string): void {
+  for (const key of sessionKeys(memory, sessionId)) {
+    forgetSession(memory.deps, key);
+    memory.background?.discard(key);
+    memory.failOpen?.forget(key);
+    memory.failOpen?.forget(preparedKey(key));
+  }
+  memory.reportedUsage.delete(sessionId);
+}
+
+/** Frees a session's memory and deletes its stored state (and its shared preparation). */
+export async function resetSession(memory: ManagerMemory, sessionId: string): Promise<void> {
+  for (const key of sessionKeys(memory, sessionId)) {
+    forgetSession(memory.deps, key);
+    memory.background?.discard(key);
+    memory.reportedUsage.delete(sessionId);
+    await memory.deps.store.delete(key);
+    if (memory.background && memory.lockTtlMs !== undefined) await memory.deps.store.delete(preparedKey(key));
+  }
+}
+
+/** A session the byte cap dropped from the histories: the rest of what it holds goes too. */
+export function forgetEvicted(memory: ManagerMemory, key: string): void {
+  if (key.endsWith('\u0000repaired')) return;
+  memory.deps.calibration.forget(key);
+  memory.failOpen?.forget(key);
+}
+
+/** Frees every session's memory (shutdown). */
+export function freeMemory(memory: ManagerMemory): void {
+  memory.deps.histories.clear();
+  memory.index.clear();
+  memory.deps.rewrites.clear();
+  memory.deps.systemCounts.clear();
+  memory.deps.calibration.clear();
+  memory.reportedUsage.clear();
+  memory.failOpen?.clear();
+}
+
+/** Counters of what the manager holds in memory. */
+export function cacheStatus(memory: ManagerMemory): CacheStatus {
+  return {
+    sessions: memory.deps.histories.size,
+    bytes: memory.deps.histories.bytes + (memory.failOpen?.bytes ?? 0),
+    cachedMessages: memory.index.size,
+    storedStates: memory.failOpen?.size ?? 0,
+  };
+}

@@ -215,17 +215,19 @@ describe('tags planted in the transcript', () => {
 
 describe('the shared circuit breaker over the wire', () => {
   it("a hang cut by the manager's own limit counts: the breaker opens after 3", async () => {
-    // The manager's limit (300 ms) is far below the wrapper's per-attempt limit (20 s).
+    // The manager's limit (2 s) is far below the wrapper's per-attempt limit (20 s). On a loaded
+    // machine a request may be cut before the server sees it: it counts as a failure all the same.
     const { server, events, manager } = await setup(
       () => ({ hang: true }),
       (inner) => resilientSummarizer(inner, { circuitBreaker: { failureThreshold: 3, cooldownMs: 60_000 } }),
     );
-    const m = manager({ summarizerTimeoutMs: 300 });
+    const m = manager({ summarizerTimeoutMs: 2_000 });
     for (let i = 0; i < 3; i++) {
       const result = await m.manualCompact(`s${i}`, history());
       expect(result.summary?.summarizer).toBe('embedded');
     }
-    expect(server.requests).toHaveLength(3);
+    const seen = server.requests.length;
+    expect(seen).toBeLessThanOrEqual(3);
     expect(propsOf(events, 'compact.circuit')).toEqual([
       expect.objectContaining({
         key: expect.stringMatching(/^openai:gpt-4o-mini@http:\/\/127.0.0.1:/),
@@ -235,7 +237,8 @@ describe('the shared circuit breaker over the wire', () => {
     ]);
     const result = await m.manualCompact('s4', history());
     expect(result.summary?.summarizer).toBe('embedded');
-    expect(server.requests).toHaveLength(3);
+    // The open breaker sends nothing.
+    expect(server.requests).toHaveLength(seen);
     expect(propsOf(events, 'compact.error').at(-2)).toMatchObject({
       errorType: 'circuit_open',
       fallback: 'embedded',

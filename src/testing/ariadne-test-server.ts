@@ -217,6 +217,9 @@ export async function startAriadneTestServer(
     record.status = 404;
     json(response, 404, { error: 'Not found' });
   });
+  // Keep idle connections open: a client idle for seconds between calls (a compaction between
+  // two model calls on a slow machine) must never reuse a socket the server is closing.
+  server.keepAliveTimeout = 0;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   const baseUrl = `http://127.0.0.1:${port}`;

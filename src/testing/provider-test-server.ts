@@ -202,7 +202,9 @@ export async function startProviderTestServer(
       response.end(JSON.stringify({ error: { message: String(error), type: 'test_server_error' } }));
     }
   });
-
+  // Keep idle connections open: a client idle for seconds between calls (a compaction between
+  // two model calls on a slow machine) must never reuse a socket the server is closing.
+  server.keepAliveTimeout = 0;
   await new Promise<void>((ready) => server.listen(0, '127.0.0.1', ready));
   const { port } = server.address() as AddressInfo;
   const url = `http://127.0.0.1:${port}`;

@@ -90,31 +90,36 @@ export function describeStorageConformance(options: StorageConformanceOptions): 
         expect(await readEvents('ordered')).toEqual(JSON.parse(JSON.stringify(events)));
       }));
 
-    it('never loses or mixes events of concurrent sessions and calls', () =>
-      withHarness(async ({ adapter, readEvents }) => {
-        const sessions = ['alpha', 'beta', 'gamma'];
-        const byId = new Map<string, AnyCompactEvent[]>();
-        const writes: Promise<void>[] = [];
-        for (const session of sessions) {
-          const events: AnyCompactEvent[] = [];
-          for (let round = 0; round < 10; round++) {
-            events.push(
-              ...sampleCompactionEvents({ sessionId: session, summary: `${session} ${'x'.repeat(5000)}` }),
+    it(
+      'never loses or mixes events of concurrent sessions and calls',
+      () =>
+        withHarness(async ({ adapter, readEvents }) => {
+          const sessions = ['alpha', 'beta', 'gamma'];
+          const byId = new Map<string, AnyCompactEvent[]>();
+          const writes: Promise<void>[] = [];
+          for (const session of sessions) {
+            const events: AnyCompactEvent[] = [];
+            for (let round = 0; round < 10; round++) {
+              events.push(
+                ...sampleCompactionEvents({ sessionId: session, summary: `${session} ${'x'.repeat(5000)}` }),
+              );
+            }
+            byId.set(session, events);
+            for (const event of events) writes.push(adapter.saveEvent(session, event));
+          }
+          await Promise.all(writes);
+          for (const session of sessions) {
+            const saved = (await readEvents(session)) as AnyCompactEvent[];
+            expect(saved).toHaveLength(byId.get(session)?.length ?? -1);
+            expect(saved.every((event) => event.sessionId === session)).toBe(true);
+            expect(new Set(saved.map((event) => event.spanId))).toEqual(
+              new Set(byId.get(session)?.map((event) => event.spanId)),
             );
           }
-          byId.set(session, events);
-          for (const event of events) writes.push(adapter.saveEvent(session, event));
-        }
-        await Promise.all(writes);
-        for (const session of sessions) {
-          const saved = (await readEvents(session)) as AnyCompactEvent[];
-          expect(saved).toHaveLength(byId.get(session)?.length ?? -1);
-          expect(saved.every((event) => event.sessionId === session)).toBe(true);
-          expect(new Set(saved.map((event) => event.spanId))).toEqual(
-            new Set(byId.get(session)?.map((event) => event.spanId)),
-          );
-        }
-      }));
+        }),
+      // Thirty appends per session race each other: minutes on a slow machine's S3 server.
+      600_000,
+    );
 
     it('keeps unsafe session ids inside the root and apart from each other', () =>
       withHarness(async ({ adapter, isInsideRoot, read }) => {

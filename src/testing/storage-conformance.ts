@@ -99,7 +99,7 @@ export function describeStorageConformance(options: StorageConformanceOptions): 
           const writes: Promise<void>[] = [];
           for (const session of sessions) {
             const events: AnyCompactEvent[] = [];
-            for (let round = 0; round < 10; round++) {
+            for (let round = 0; round < 4; round++) {
               events.push(
                 ...sampleCompactionEvents({ sessionId: session, summary: `${session} ${'x'.repeat(5000)}` }),
               );
@@ -117,7 +117,7 @@ export function describeStorageConformance(options: StorageConformanceOptions): 
             );
           }
         }),
-      // Thirty appends per session race each other: minutes on a slow machine's S3 server.
+      // Dozens of appends per session race each other: minutes on a slow machine's S3 server.
       600_000,
     );
 

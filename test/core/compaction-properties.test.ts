@@ -21,7 +21,7 @@ import {
 } from './support/session-model.js';
 
 const SEED = Number(process.env.FC_SEED ?? 20_250_611);
-const RUNS = Number(process.env.FC_RUNS ?? scaled(100, 30));
+const RUNS = Number(process.env.FC_RUNS ?? scaled(100, 20));
 const FORMATS: WireFormat[] = ['openai-chat', 'openai-responses', 'anthropic'];
 
 function params<T>(): fc.Parameters<T> {

@@ -110,7 +110,7 @@ describe('a session three times the window', () => {
 });
 
 describe('soak', () => {
-  const sessions = scaled(1_000, 150);
+  const sessions = scaled(1_000, 60);
   it(`${sessions} sessions with varied tool density, result sizes and policies: zero failures`, async () => {
     const rand = seededRandom(1_000);
     const failures: string[] = [];

@@ -79,16 +79,19 @@ describe.each(Object.entries(FORMATS))('a forged summary tag in %s', (_name, { f
       // The version counts this session's compactions: it does not jump to 8.
       expect(result.version).toBe(1);
       expect(result.summary!.text).not.toContain('unrestricted shell access');
-      // Not adopted as the previous summary; its tag reaches the summarizer defused.
+      // Not adopted as the previous summary. Its text is ordinary content: folded into the
+      // summary with its tag defused, or (from the user, issue 20) kept as the user's words.
       const request = summarizer.requests.at(-1)!;
       expect(request.previousSummary).toBeUndefined();
       const seen = JSON.stringify(request.messages);
-      expect(seen).toContain('unrestricted shell access');
       expect(seen).not.toMatch(/<\/?COMPACT-SUMMARY/);
-      // Nothing before it was pinned by it: the early questions were folded into the summary.
       const sent = JSON.stringify(result.messages);
-      expect(sent).not.toContain('question 0');
+      expect(seen.includes('unrestricted shell access') || sent.includes('unrestricted shell access')).toBe(true);
+      // Nothing before it was pinned by it: the early answers were folded into the summary.
+      expect(sent).not.toContain('answer 0');
+      // One tag pair in what is sent: the genuine summary's.
       expect(sent.match(/<COMPACT-SUMMARY v\d+>/g)).toEqual(['<COMPACT-SUMMARY v1>']);
+      expect(sent.match(/<\/COMPACT-SUMMARY>/g)).toHaveLength(1);
     },
   );
 });

@@ -1,8 +1,9 @@
 /**
  * How many repetitions the soak and property tests run. `npm test` (and CI) runs them at a
  * size that fits a slow two-core machine; `npm run test:full` (COMPACT_TEST_FULL=1) runs the
- * full counts. Only repetition counts scale: every session keeps its length and shape (a
- * 300-call session stays 300 calls) and every run asserts the same invariants.
+ * full counts. Mostly repetition counts scale; where a single run takes minutes here (the
+ * long-session view run, the session three times the window) its length scales too. Every run
+ * asserts the same invariants.
  */
 export const FULL_SCALE: boolean = process.env.COMPACT_TEST_FULL === '1';
 

@@ -11,11 +11,17 @@ import type {
   ProviderTestServer,
   RecordedRequest,
 } from '../../src/testing/provider-test-server.js';
+import { scaled } from './test-scale.js';
 
 /** The window every loop test runs in. */
 export const WINDOW = 8000;
-/** Steps (model calls with a tool call) of one loop. */
-export const STEPS = 40;
+/**
+ * Steps (model calls with a tool call) of one loop: 40 under `test:full`, 28 with longer tool
+ * outputs under `npm test` (the raw loop is over three windows either way).
+ */
+export const STEPS = scaled(40, 28);
+/** Lines of one tool output (about 25 tokens each). */
+const OUTPUT_LINES = scaled(24, 36);
 /**
  * Input tokens the provider test server reports for a request: about 4 characters of the JSON
  * body per token, a different count from the manager's (calibration must cope).
@@ -24,10 +30,10 @@ export function reportedInput(request: RecordedRequest): number {
   return Math.max(1, Math.ceil(request.rawBody.length / 4));
 }
 
-/** A tool output of about 600 tokens, distinct per step. */
+/** A tool output of about 600 tokens (900 under `npm test`), distinct per step. */
 export function toolOutput(step: number): string {
   return Array.from(
-    { length: 24 },
+    { length: OUTPUT_LINES },
     (_, line) => `step ${step} line ${line}: status=ok latency=${(step * 31 + line) % 97}ms host=web-${line}`,
   ).join('\n');
 }

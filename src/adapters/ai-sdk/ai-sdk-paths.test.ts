@@ -82,7 +82,7 @@ function expectLoopSound(manager: CompactManager, sessionId: string) {
   expect(manager.lastReportedUsage(sessionId)?.inputTokens).toBe(reportedInput(server!.requests.at(-1)!));
 }
 
-describe('AI SDK: every path in a 40-step loop with reused call ids', () => {
+describe(`AI SDK: every path in a ${STEPS}-step loop with reused call ids`, () => {
   it('generateText through the middleware', async () => {
     const { manager } = newManager();
     const model = wrapped(await start(), manager, 'gen');
@@ -113,7 +113,7 @@ describe('AI SDK: every path in a 40-step loop with reused call ids', () => {
     expectLoopSound(manager, 'stream');
   });
 
-  it('generateObject over the history of a 40-step loop', async () => {
+  it(`generateObject over the history of a ${STEPS}-step loop`, async () => {
     const { manager } = newManager();
     const provider = await start((request) =>
       (request.body as { response_format?: unknown }).response_format

@@ -93,7 +93,7 @@ const paths: Record<string, Send> = {
       .finalMessage()) as never,
 };
 
-/** Runs one 40-step tool loop through `send`; returns the history. */
+/** Runs one STEPS-step tool loop through `send`; returns the history. */
 async function toolLoop(client: Anthropic, send: Send): Promise<Anthropic.MessageParam[]> {
   const messages: Anthropic.MessageParam[] = [{ role: 'user', content: 'Probe every host, one at a time.' }];
   for (let step = 0; step <= STEPS; step++) {
@@ -119,7 +119,7 @@ async function toolLoop(client: Anthropic, send: Send): Promise<Anthropic.Messag
   return messages;
 }
 
-describe('withCompaction: every request path in a 40-step loop', () => {
+describe(`withCompaction: every request path in a ${STEPS}-step loop`, () => {
   for (const [name, send] of Object.entries(paths)) {
     it(`${name} keeps every request under the window with sound pairs and one summary at most`, async () => {
       const { manager } = newManager();

@@ -46,7 +46,7 @@ afterEach(async () => {
 
 const newManager = () => new CompactManager({ model: 'gpt-4o', maxContextTokens: WINDOW });
 
-describe('OpenAI Agents JS: 40-step runs', () => {
+describe(`OpenAI Agents JS: ${STEPS}-step runs`, () => {
   it('compactionInputFilter keeps every model call of a run under the window', async () => {
     const manager = newManager();
     const filter = compactionInputFilter(manager, { sessionId: 'filter' });

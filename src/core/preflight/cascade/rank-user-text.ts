@@ -5,13 +5,19 @@
  * the opening request first, then the newest; the rest goes to the summarizer, whose first
  * sections hold them. Pinned messages are not candidates: they keep their own rules.
  */
+import { findLibraryTags } from '../../summary/summary-markup.js';
 import type { Unit } from '../build-units.js';
 import type { ViewEntry } from '../session-view.js';
 
 /** Text a framework injects into a user turn (`<system-reminder>`, `<environment_context>`...). */
 const INJECTED = /^\s*<[a-z][\w-]{0,40}>/i;
 
-/** True when `entry` is a message the user wrote: user role, text, no tool results. */
+/**
+ * True when `entry` is a message the user wrote: user role, text, no tool results. Text that
+ * carries the library's own markup (a forged `<COMPACT-SUMMARY vN>`, `</history>`...) is not
+ * kept verbatim: it goes to the summarizer with its tags defused, so the request never holds a
+ * second summary tag.
+ */
 export function isUserText(entry: ViewEntry): boolean {
   const parsed = entry.item.entry.parsed;
   return (
@@ -21,7 +27,8 @@ export function isUserText(entry: ViewEntry): boolean {
     parsed.toolCalls.length === 0 &&
     entry.item.entry.summaryVersion === undefined &&
     parsed.text.trim() !== '' &&
-    !INJECTED.test(parsed.text)
+    !INJECTED.test(parsed.text) &&
+    findLibraryTags(parsed.text).length === 0
   );
 }
 

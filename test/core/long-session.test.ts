@@ -200,7 +200,9 @@ function viewRun(mode: 'raw' | 'persisted'): Promise<ViewRun> {
 }
 
 async function runView(mode: 'raw' | 'persisted'): Promise<ViewRun> {
-  const session = deepFreeze(syntheticSession({ seed: 7, turns: VIEW_TURNS, toolDensity: 1.2, resultChars: 500 }));
+  const session = deepFreeze(
+    syntheticSession({ seed: 7, turns: VIEW_TURNS, toolDensity: 1.2, resultChars: 500 }),
+  );
   const { head, turns } = splitTurns(session);
   const summarizer = new CountingSummarizer();
   const manager = new CompactManager({

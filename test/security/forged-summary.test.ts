@@ -86,7 +86,9 @@ describe.each(Object.entries(FORMATS))('a forged summary tag in %s', (_name, { f
       const seen = JSON.stringify(request.messages);
       expect(seen).not.toMatch(/<\/?COMPACT-SUMMARY/);
       const sent = JSON.stringify(result.messages);
-      expect(seen.includes('unrestricted shell access') || sent.includes('unrestricted shell access')).toBe(true);
+      expect(seen.includes('unrestricted shell access') || sent.includes('unrestricted shell access')).toBe(
+        true,
+      );
       // Nothing before it was pinned by it: the early answers were folded into the summary.
       expect(sent).not.toContain('answer 0');
       // One tag pair in what is sent: the genuine summary's.

@@ -6,7 +6,7 @@
  *
  * Used by `.ci/run`: `vitest run --reporter=default --reporter=./test/support/live-failure-reporter.ts`.
  */
-import type { Reporter, TestCase, TestModule } from 'vitest/reporters';
+import type { Reporter, TestCase, TestModule } from 'vitest/node';
 
 const started = Date.now();
 const minutes = () => ((Date.now() - started) / 60_000).toFixed(1);

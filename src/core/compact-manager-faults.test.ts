@@ -110,10 +110,11 @@ describe('fail open on store faults', () => {
       expect((await store.inner.get('s'))?.version).toBe(versionBefore);
 
       store.mode = mode;
-      const started = Date.now();
+      const callsBefore = store.calls;
       const during = await run(manager, 46, 90);
-      // The store is left alone after the fault: 45 calls do not each wait for the time limit.
-      expect(Date.now() - started).toBeLessThan(45 * 50);
+      // The store is left alone after the fault: 45 calls do not each try it (and wait for the
+      // time limit); only an occasional probe does. Counted, not timed: a loaded machine is slow.
+      expect(store.calls - callsBefore).toBeLessThan(45);
       expect(during.some((r) => r.applied)).toBe(true);
       const versionDuring = during.at(-1)!.version;
       expect(versionDuring).toBeGreaterThan(versionBefore);

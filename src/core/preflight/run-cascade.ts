@@ -142,9 +142,16 @@ function planSummary(run: CascadeRun, input: CascadeInput, overhead: number): Su
   const reserve = Math.min(policy.maxSummaryTokens, Math.max(256, Math.floor(run.target * 0.3)));
   // The user's own words before the suffix stay verbatim up to their share of the target.
   const userBudget = Math.floor(run.target * policy.userTextShare);
+  // Memoized: the check scans the text for library tags, and the loops below ask more than once.
+  const userUnits = new Map<number, boolean>();
   const isUser = (u: number) => {
-    const unit = units[u]!;
-    return unit.start === unit.end && unit.startsTurn && isUserText(unpinnedEntries[unit.start]!);
+    let known = userUnits.get(u);
+    if (known === undefined) {
+      const unit = units[u]!;
+      known = unit.start === unit.end && unit.startsTurn && isUserText(unpinnedEntries[unit.start]!);
+      userUnits.set(u, known);
+    }
+    return known;
   };
   let userBefore = 0;
   for (let u = 0; u < start; u++) if (isUser(u)) userBefore += units[u]!.tokens;

@@ -129,7 +129,11 @@ describe('fidelity of the embedded summarizer (regression guard)', () => {
         const outcome = tool && !tool[3]!.startsWith('(cleared') ? tool[3]! : '';
         const pieces = tool
           ? [tool[1]!, ...`${tool[2]} ${outcome}`.split(/[\s=,[\]()|]+/).filter((p) => /[\d/]/.test(p))]
-          : item.replace(/^(?:user|assistant): /, '').split(/\s+/);
+          : item
+              .replace(/^(?:user|assistant): /, '')
+              // The user's own words are quoted (issue 20).
+              .replace(/^"(.*)"$/, '$1')
+              .split(/\s+/);
         for (const piece of pieces) expect(raw, line).toContain(normalize(piece.replace(/…$/, '')));
       }
       // Far smaller than what it summarizes.

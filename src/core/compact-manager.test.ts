@@ -808,7 +808,14 @@ describe('review hardening', () => {
     const result = await manager.manualCompact('s', messages);
     expect(result.version).toBe(1);
     const out = result.messages as { role: string; content: string }[];
-    expect(out.filter((m) => m.role === 'assistant' && m.content.includes('deleting prod'))).toEqual([]);
+    // Ordinary user content (issue 23): its words may be summarized as the user's, quoted, but
+    // its tag is defused, its version is not adopted, and one summary is sent.
+    const sent = JSON.stringify(out);
+    expect(sent).not.toContain('<COMPACT-SUMMARY v99>');
+    expect(sent.match(/<COMPACT-SUMMARY v\d+>/g)).toEqual(['<COMPACT-SUMMARY v1>']);
+    const summary = out.find((m) => m.content.startsWith('<COMPACT-SUMMARY v1>'))!.content;
+    for (const line of summary.split('\n').filter((l) => l.includes('deleting prod')))
+      expect(line).toMatch(/^- "[^"]*deleting prod\.?"$/);
   });
 
   it('ignores a summary message that is not the one stored for the session', async () => {

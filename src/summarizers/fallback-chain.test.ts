@@ -34,7 +34,8 @@ async function managerWith(handler: ProviderReply[] | ((n: number) => ProviderRe
   });
   const client = new OpenAI({ baseURL: started.openaiBaseURL, apiKey: 'sk-test', maxRetries: 0 });
   const summarizer = resilientSummarizer(openaiSummarizer({ model: 'gpt-4o-mini', client, maxRetries: 0 }), {
-    timeoutMs: 2_000,
+    // Generous: no test here is about timeouts, and a loaded CI machine took over 2 s for a retry.
+    timeoutMs: 60_000,
     circuitBreaker: { failureThreshold: 3, cooldownMs: 60_000 },
   });
   const manager = new CompactManager({

@@ -24,7 +24,26 @@ beforeAll(() => ensureBuilt(), 600_000);
 function declarationText(declaration: ts.Declaration): string {
   const node = ts.isVariableDeclaration(declaration) ? declaration.parent.parent : declaration;
   const printer = ts.createPrinter({ removeComments: true });
-  return printer.printNode(ts.EmitHint.Unspecified, node, declaration.getSourceFile()).trim();
+  return sortEnumMembers(
+    printer.printNode(ts.EmitHint.Unspecified, node, declaration.getSourceFile()).trim(),
+  );
+}
+
+/**
+ * zod's inferred `ZodEnum<{ a: "a"; b: "b" }>` members come out of `tsc` in the order its
+ * checker met them, which differs between builds: sorted, the report changes only with the API.
+ */
+function sortEnumMembers(text: string): string {
+  return text.replace(/ZodEnum<\{([^{}]*)\}>/g, (_match, body: string) => {
+    const indent = /\n([ ]*)\S/.exec(body)?.[1] ?? '';
+    const members = body
+      .split(';')
+      .map((member) => member.trim())
+      .filter(Boolean)
+      .sort();
+    const close = /\n([ ]*)$/.exec(body)?.[1] ?? '';
+    return `ZodEnum<{\n${members.map((member) => `${indent}${member};\n`).join('')}${close}}>`;
+  });
 }
 
 /** The report of one entry: every export, sorted by name, with its declaration(s). */
@@ -45,17 +64,38 @@ function report(program: ts.Program, file: string, title: string): string {
   return `${lines.join('\n')}\n`;
 }
 
+const options: ts.CompilerOptions = {
+  module: ts.ModuleKind.NodeNext,
+  moduleResolution: ts.ModuleResolutionKind.NodeNext,
+  skipLibCheck: true,
+  types: [],
+  noLib: true,
+};
+
+/**
+ * A compiler host that resolves the package's own relative imports only: the report prints
+ * our declarations as written, so the SDKs' and Node's types (most of the parse time) are
+ * never needed.
+ */
+function ownFilesOnly(compilerOptions: ts.CompilerOptions): ts.CompilerHost {
+  const host = ts.createCompilerHost(compilerOptions);
+  host.resolveModuleNameLiterals = (literals, containingFile, redirected, resolveOptions) =>
+    literals.map((literal) =>
+      literal.text.startsWith('.')
+        ? ts.resolveModuleName(literal.text, containingFile, resolveOptions, host, undefined, redirected)
+        : { resolvedModule: undefined },
+    );
+  return host;
+}
+
 describe('API report', () => {
   let built: ts.Program | undefined;
   const program = () =>
-    (built ??= ts.createProgram(
-      entries.map((entry) => entry.types),
-      {
-        module: ts.ModuleKind.NodeNext,
-        moduleResolution: ts.ModuleResolutionKind.NodeNext,
-        skipLibCheck: true,
-      },
-    ));
+    (built ??= ts.createProgram({
+      rootNames: entries.map((entry) => entry.types),
+      options,
+      host: ownFilesOnly(options),
+    }));
 
   it.each(entries)('$subpath matches api/', async ({ subpath, types }) => {
     const title = subpath === '.' ? pkg.name : `${pkg.name}${subpath.slice(1)}`;

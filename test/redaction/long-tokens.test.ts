@@ -31,6 +31,7 @@ const PREFIXES: Record<string, readonly { prefix: string; unit?: string }[]> = {
     { prefix: 'https://a.blob.core.windows.net/c?sig=' },
     { prefix: 'AccountKey=' },
   ],
+  'cookie-header': [{ prefix: 'Cookie: ' }, { prefix: 'Set-Cookie: sid=' }],
   'bearer-token': [{ prefix: 'Bearer ' }],
   'basic-auth': [{ prefix: 'Basic ' }],
   'openai-anthropic-key': [{ prefix: 'sk-' }, { prefix: 'sk-proj-' }],

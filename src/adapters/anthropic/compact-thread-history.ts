@@ -58,8 +58,8 @@ export type UserTurn<C = string | readonly unknown[]> = { role: 'user'; content:
  * grows as `vN`, never restarts from v1), the summarizer's input bounded by its own context,
  * tool_use and tool_result kept together, and a failing LLM summarizer falling back as the
  * manager's failure policy says. The result also carries the spec's fields
- * (`compactedHistory`, `summary`, `originalEstimatedTokens`, `compactedEstimatedTokens`,
- * `compactionApplied`).
+ * (`compactedHistory`, `originalEstimatedTokens`, `compactedEstimatedTokens`,
+ * `compactionApplied`); its `summary` is the manager's (`summary?.text` is the spec's string).
  *
  * Without a manager (the spec's form): pass `anthropic`, `model`, `maxSummaryTokens`,
  * `keepLastN` and `traceId`; the oldest part is summarized with the thread prompt, the last
@@ -84,7 +84,7 @@ export function compactThreadHistory<M extends ThreadMessage>(
 ): Promise<ThreadCompactionResult<M | ThreadMessage>>;
 export function compactThreadHistory<M extends ThreadMessageLike, C extends UserTurn['content'] = string>(
   args: CompactThreadHistoryArgs<M, C>,
-): Promise<CompactionResult<M | UserTurn<C>> & ThreadCompactionFields<M | UserTurn<C>>>;
+): Promise<CompactionResult<M | UserTurn<C>> & Omit<ThreadCompactionFields<M | UserTurn<C>>, 'summary'>>;
 export async function compactThreadHistory(
   args: CompactThreadHistoryArgs<ThreadMessageLike, UserTurn['content']> | CompactThreadWithClientArgs,
 ): Promise<unknown> {
@@ -120,5 +120,8 @@ async function compactWithManager<M extends ThreadMessageLike, C extends UserTur
     format: 'anthropic',
     ...(system === undefined ? {} : { system }),
   });
-  return Object.assign(result, threadFields(result));
+  // The manager's result keeps its own `summary` (text, version, summarizer); the spec's other
+  // fields are added beside it.
+  const { summary: _text, ...fields } = threadFields(result);
+  return Object.assign(result, fields);
 }

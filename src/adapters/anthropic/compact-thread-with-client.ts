@@ -129,7 +129,15 @@ export async function compactThreadWithClient<M extends ThreadMessage>(
       maxRetries: 0,
     }),
     summarizerTimeoutMs: timeoutMs,
-    policy: { keepRecentTurns: 1, keepToolIoPairs: 1, clearKeepRecent: keepLastN, ...summaryRoom(args) },
+    // The spec's shape, one summary then the last keepLastN: earlier user words are summarized
+    // (first, in the summary's request sections) rather than kept verbatim beside it.
+    policy: {
+      keepRecentTurns: 1,
+      keepToolIoPairs: 1,
+      clearKeepRecent: keepLastN,
+      userTextShare: 0,
+      ...summaryRoom(args),
+    },
   });
   // The last keepLastN thread messages stay verbatim: marked protected on copies.
   const firstKept = Math.max(0, threadHistory.length - keepLastN);

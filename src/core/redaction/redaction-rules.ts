@@ -68,7 +68,6 @@ const SECRET_KEY_WORDS = [
   'credentials?',
   'authorization',
   'auth',
-  'cookie',
   'jwt',
 ].join('|');
 
@@ -79,24 +78,39 @@ const SECRET_KEY_WORDS = [
 const SEPARATOR = '\\\\{0,7}["\']?[ \\t]{0,16}(?::=|=>|:|=(?!=))[ \\t]{0,16}';
 
 /**
- * The value after `key =`: escaped-JSON quoted (any depth), double or single quoted (a missing
- * closing quote runs to the end of the line: the value was clipped), or bare, to the end of
- * the line (`password = correct horse battery`, `Cookie: a=1; b=2`), stopping at a quote or a
- * JSON escape.
+ * Where a bare value ends before the line does: another assignment (`a=1 token=abc b=2`,
+ * `pass=x; user=bob`), so the rest of a log line is not taken for the secret.
  */
-const VALUE = [
-  '(?:(?:bearer|basic|token|digest)[ \\t]{1,16})?',
-  '(?:\\\\{1,7}"(?:[^"\\\\\\r\\n]|\\\\{1,7}[^"\\\\\\r\\n]){0,4096}(?:\\\\{1,7}")?',
-  '|"[^"\\r\\n]{0,4096}"?',
-  "|'[^'\\r\\n]{0,4096}'?",
-  '|(?:[^\\s"\'\\\\]|\\\\(?![nrtu"\'\\\\]))(?:[^\\r\\n"\\\\]|\\\\(?![nrtu"\'\\\\])){0,4096})',
-].join('');
+const NEXT_ASSIGNMENT = '[ \\t,;&]{1,4}[A-Za-z_][\\w.-]{0,63}[ \\t]{0,4}(?::=|=>|=(?!=)|:[ \\t])';
+
+/**
+ * The value after `key =`: escaped-JSON quoted (any depth), double or single quoted (a missing
+ * closing quote runs to the end of the line: the value was clipped), or bare, stopping at a
+ * quote, a JSON escape or the end of the line (`password = correct horse battery`) and, unless
+ * `toLineEnd` (a `Cookie:` header's `a=1; b=2` is all secret), before another assignment.
+ */
+function valuePattern(toLineEnd: boolean): string {
+  const stop = toLineEnd ? '' : `(?!${NEXT_ASSIGNMENT})`;
+  return [
+    '(?:(?:bearer|basic|token|digest)[ \\t]{1,16})?',
+    '(?:\\\\{1,7}"(?:[^"\\\\\\r\\n]|\\\\{1,7}[^"\\\\\\r\\n]){0,4096}(?:\\\\{1,7}")?',
+    '|"[^"\\r\\n]{0,4096}"?',
+    "|'[^'\\r\\n]{0,4096}'?",
+    `|(?:[^\\s"'\\\\]|\\\\(?![nrtu"'\\\\]))(?:${stop}[^\\r\\n"\\\\]|\\\\(?![nrtu"'\\\\])){0,4096})`,
+  ].join('');
+}
 
 const PEM_HEADER = '-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY[A-Z ]{0,10}-----';
 const PEM_FOOTER = '-----END[A-Z0-9 ]{0,40}PRIVATE KEY[A-Z ]{0,10}-----';
-/** A PEM body without its END line: base64 lines and the optional header fields, nothing else. */
-const PEM_BODY =
-  '(?:[ \\t]{0,8}(?:\\r?\\n|\\\\r\\\\n|\\\\n)|[A-Za-z0-9+/=]{1,128}|(?:Proc-Type|DEK-Info|Comment):[^\\r\\n\\\\]{0,256}){0,8192}';
+/** A line break, raw or JSON-escaped. */
+const PEM_BREAK = '(?:\\r?\\n|\\\\r\\\\n|\\\\n)';
+/**
+ * A PEM body without its END line: whole base64 lines (a line of prose after a clipped key,
+ * `next line`, is no key material; a line at the 4,096 bound goes on through the rule's
+ * `extend`) and the optional header fields, nothing else.
+ */
+const PEM_LINE = `(?:[A-Za-z0-9+/=]{4096}|[A-Za-z0-9+/=]{1,4095}(?![A-Za-z0-9+/=])(?=[ \\t]{0,8}(?:${PEM_BREAK}|$|…|["'\\\\])))`;
+const PEM_BODY = `(?:(?:[ \\t]{0,8}${PEM_BREAK}){1,2}(?:${PEM_LINE}|(?:Proc-Type|DEK-Info|Comment):[^\\r\\n\\\\]{0,256})){0,8192}`;
 
 /** Words that start prose or a placeholder, not a secret (`password: is required`). */
 const NOT_A_VALUE =
@@ -110,7 +124,11 @@ const KEY_MATERIAL = (segment: string) =>
 export function looksLikePath(word: string): boolean {
   if (!word.includes('/') || word.length > 1024) return false;
   if (!/^(?:~|\.{1,2})?\/?[A-Za-z0-9_.@~-]+(?:\/[A-Za-z0-9_.@~-]*)*$/.test(word)) return false;
-  if (word.split('/').some(KEY_MATERIAL)) return false;
+  const segments = word.split('/');
+  if (segments.some(KEY_MATERIAL)) return false;
+  // One long segment without a dot (`/AAAA...` of a 40-character AWS secret) is no path.
+  const named = segments.filter(Boolean);
+  if (named.length === 1 && named[0]!.length >= 24 && !named[0]!.includes('.')) return false;
   return /^[~./]/.test(word) || !/[A-Z]/.test(word);
 }
 
@@ -152,7 +170,7 @@ export const DEFAULT_REDACTION_RULES: readonly RedactionRule[] = Object.freeze([
     // Group 1 is the key, group 2 the separator: both are kept, the value is replaced. The
     // value is on the key's line (`credential:\n## Next` is a heading, not a secret).
     name: 'key-value',
-    pattern: `(?i)(${SECRET_KEY_WORDS})(${SEPARATOR})${VALUE}`,
+    pattern: `(?i)(${SECRET_KEY_WORDS})(${SEPARATOR})${valuePattern(false)}`,
     triggers: [
       'api',
       'pass',
@@ -163,7 +181,6 @@ export const DEFAULT_REDACTION_RULES: readonly RedactionRule[] = Object.freeze([
       'private',
       'credential',
       'auth',
-      'cookie',
       'encryption',
       'signing',
       'master',
@@ -172,6 +189,15 @@ export const DEFAULT_REDACTION_RULES: readonly RedactionRule[] = Object.freeze([
       'connection',
       'jwt',
     ],
+    extend: '[^\\s"\'\\\\]',
+    accept: acceptKeyValue,
+  },
+  {
+    // `Cookie:` and `Set-Cookie:` headers: every `name=value; ...` pair is a secret, to the end
+    // of the line.
+    name: 'cookie-header',
+    pattern: `(?i)((?:set-)?cookie)(${SEPARATOR})${valuePattern(true)}`,
+    triggers: ['cookie'],
     extend: '[^\\s"\'\\\\]',
     accept: acceptKeyValue,
   },
@@ -199,10 +225,11 @@ export const DEFAULT_REDACTION_RULES: readonly RedactionRule[] = Object.freeze([
   {
     // Keeps `://user:` and `@`; the user may be empty, the password may hold `/` and `@` (the
     // last `@` ends it); a URL cut before its `@` (end of text or `…`) loses the rest. A port
-    // (`host:8080/path`) is not a password.
+    // (`host:8080/path`) is not a password, nor is a `//` after the colon (`s3://:///`, a
+    // scheme repeated: no user, no password).
     name: 'url-credentials',
     pattern:
-      '(://[^\\s:/@"\'<>]{0,256}:)(?!\\d{1,5}(?:[/?#]|$|…))[^\\s"\'<>]{1,256}?(@(?![^\\s"\'<>@]{0,256}@)|(?=…)|$)',
+      '(://[^\\s:/@"\'<>]{0,256}:)(?!\\d{1,5}(?:[/?#]|$|…))(?!//)[^\\s"\'<>]{1,256}?(@(?![^\\s"\'<>@]{0,256}@)|(?=…)|$)',
     triggers: ['://'],
   },
   {

@@ -120,7 +120,8 @@ function replaceMatch(match: string, groups: readonly unknown[]): string {
         const closed = value.length > 1 && value.endsWith(quote);
         return `${key}${separator}${quote}${REDACTED}${closed ? quote : ''}`;
       }
-      return `${key}${separator}${REDACTED}`;
+      // A bare value runs to the line's end or the next assignment: its trailing blanks stay.
+      return `${key}${separator}${REDACTED}${/[ \t]*$/.exec(value)?.[0] ?? ''}`;
     }
     // Two groups around the secret (a URL's `scheme://user:` and `@`).
     if (match.startsWith(key) && match.endsWith(separator)) return `${key}${REDACTED}${separator}`;

@@ -615,9 +615,11 @@ export function checkOutput(check: OutputCheck): OutputShape {
     if (outPinned[k]! < outPinned[k - 1]!) fail('pinned messages out of their original order');
   // The user's own text messages may be kept verbatim before the summary, beside the pinned
   // ones (issue 20: user text is ranked first): user role, plain text, no tool result.
-  const headUser = new Set(
+  let headUser = new Set(
     summaryAt >= 0 ? rawIndices.slice(0, summaryAt).filter((i) => i >= 0 && !pinned.has(i)) : [],
   );
+  if (format === 'anthropic' && summaryAt === 0)
+    headUser = userWordsAfterSummary(format, raw, rawIndices, pinned);
   for (const i of headUser) {
     const facts = wireFacts(format, raw[i]);
     if (facts.role !== 'user' || facts.results.length > 0 || facts.calls.length > 0)
@@ -645,11 +647,11 @@ export function checkOutput(check: OutputCheck): OutputShape {
       summaryAt === 0 &&
       headPinned.length > 0 &&
       rawFacts0(headPinned[0]!) !== 'user';
-    const tailFrom = summaryFirst ? headPinned.length + 1 : summaryAt + 1;
+    const tailFrom = summaryFirst ? headPinned.length + headUser.size + 1 : summaryAt + 1;
     rawIndices.forEach((i, k) => {
       if (k < summaryAt && !pinned.has(i) && !headUser.has(i))
         fail(`output[${k}] (raw ${i}) is before the summary but not pinned`);
-      if (summaryFirst && k > 0 && k < tailFrom && !headPinned.includes(i))
+      if (summaryFirst && k > 0 && k < tailFrom && !headPinned.includes(i) && !headUser.has(i))
         fail(`output[${k}] (raw ${i}) sits among the pinned messages but is not pinned`);
       if (k >= tailFrom && pinned.has(i) && i < firstKept)
         fail(
@@ -751,4 +753,39 @@ export function checkOutput(check: OutputCheck): OutputShape {
     });
   }
   return { summaries, rawIndices, ...(summaryText !== undefined ? { summaryText } : {}) };
+}
+
+/**
+ * Anthropic with the summary first (the pinned head opens with an assistant turn): the user's
+ * kept words sit after the pinned head, before the verbatim suffix. Repeated texts make the
+ * mapping of output to history ambiguous, so the longest run of user text that leaves a
+ * contiguous suffix is taken as the kept words.
+ */
+function userWordsAfterSummary(
+  format: WireFormat,
+  raw: readonly unknown[],
+  rawIndices: readonly number[],
+  pinned: ReadonlySet<number>,
+): Set<number> {
+  const isUserText = (i: number) => {
+    const facts = wireFacts(format, raw[i]);
+    return facts.role === 'user' && facts.results.length === 0 && facts.calls.length === 0;
+  };
+  const candidates: number[] = [];
+  for (let k = 1; k < rawIndices.length; k++) {
+    const i = rawIndices[k]!;
+    if (i < 0 || (k > 1 && i < rawIndices[k - 1]!)) break;
+    if (pinned.has(i)) continue;
+    if (!isUserText(i)) break;
+    candidates.push(i);
+  }
+  for (let n = candidates.length; n > 0; n--) {
+    const head = new Set(candidates.slice(0, n));
+    const rest = rawIndices.filter((i) => i >= 0 && !pinned.has(i) && !head.has(i));
+    const first = rest.length > 0 ? Math.min(...rest) : raw.length;
+    let contiguous = true;
+    for (let i = first; i < raw.length; i++) if (!pinned.has(i) && !rest.includes(i)) contiguous = false;
+    if (contiguous) return head;
+  }
+  return new Set();
 }

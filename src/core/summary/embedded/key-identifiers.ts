@@ -22,8 +22,23 @@ const TICKET = /^[A-Z][A-Z0-9]{1,9}-\d+$/;
 const CODE = /^#?[A-Za-z0-9][\w-]*$/;
 const PATH_CHARS = /^[\w.@~+/-]+(?::\d+)?$/;
 
+/**
+ * Random key material (a PEM body line, a pasted API key): a run of 16 or more characters,
+ * between `/ + - _ . =`, that mixes upper case, lower case and digits. Never an id worth
+ * keeping, and a secret the redactor could not recognize once cut from its context.
+ */
+export function isKeyMaterial(token: string): boolean {
+  if (token.length < 16) return false;
+  for (const segment of token.split(/[/+\-_.=]/)) {
+    if (segment.length >= 16 && /[A-Z]/.test(segment) && /[a-z]/.test(segment) && /\d/.test(segment))
+      return true;
+  }
+  return false;
+}
+
 /** Classifies one token (already stripped of trailing punctuation), or undefined for ordinary words. */
 export function identifierKind(token: string): IdentifierKind | undefined {
+  if (isKeyMaterial(token) && !token.startsWith('http')) return undefined;
   if (token.startsWith('http://') || token.startsWith('https://'))
     return token.length > 10 && token.length <= MAX_URL_CHARS ? 'url' : undefined;
   if (token.length < 4 || token.length > MAX_ID_CHARS) return undefined;

@@ -7,7 +7,7 @@
  * get their room before anything else.
  */
 import type { CompactMessage } from '../../messages/message.js';
-import { findIdentifiers } from './key-identifiers.js';
+import { findIdentifiers, isKeyMaterial } from './key-identifiers.js';
 import { contentWords, splitSentences } from './units.js';
 
 /** The heading of the task section. */
@@ -75,6 +75,9 @@ function quote(text: string, max = MAX_QUOTE_CHARS): string {
 
 /** True when `sentence` asks, forbids, requires or names something the agent must keep. */
 export function isInstruction(sentence: string): boolean {
+  // A line of key material (a PEM body line, a pasted key) is data, not an instruction.
+  const words = sentence.trim().split(/\s+/);
+  if (words.length <= 2 && words.some(isKeyMaterial)) return false;
   return INSTRUCTION.test(sentence) || NUMBER_OR_PATH.test(sentence) || findIdentifiers(sentence).length > 0;
 }
 

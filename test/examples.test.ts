@@ -41,7 +41,8 @@ async function runAll(): Promise<Map<string, string>> {
 
 /** One example's output; its error when it threw. */
 async function example(name: string): Promise<string> {
-  const output = (await (outputs ??= runAll())).get(name);
+  outputs ??= runAll();
+  const output = (await outputs).get(name);
   if (output === undefined) throw new Error(`${name} printed no section: it did not run`);
   if (output.startsWith('FAILED\n')) throw new Error(`${name} threw:\n${output.slice(7)}`);
   return output;

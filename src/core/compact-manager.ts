@@ -11,14 +11,13 @@ import { type TokenCounter, tokenCounterFor } from './counting/token-counter.js'
 import { warnUnknownModel } from './counting/unknown-model-warning.js';
 import { UsageCalibration, usageMismatch } from './counting/usage-calibration.js';
 import { CompactError, invalidConfig } from './errors.js';
-import { EventBus, type OperationContext } from './events/event-bus.js';
+import { EventBus, newOperation } from './events/event-bus.js';
 import type {
   CompactEvent,
   CompactEventListener,
   CompactEventName,
   CompactEventProperties,
 } from './events/events.js';
-import { newSpanId } from './events/events.js';
 import { storeFaultEvents } from './events/store-fault-events.js';
 import {
   cacheStatus,
@@ -40,7 +39,7 @@ import type {
 import { codecFor } from './messages/formats/detect-format.js';
 import type { MessageCodec } from './messages/formats/message-codec.js';
 import { MessageIndex } from './messages/message-index.js';
-import { type CompactPolicy, resolvePolicy } from './policy.js';
+import { type CompactPolicy, overridePolicy, resolvePolicy } from './policy.js';
 import { estimateRequest } from './preflight/estimate-request.js';
 import { IndexedHistories } from './preflight/index-request.js';
 import { type PipelineDeps, type PreparedRequest, prepareRequest } from './preflight/prepare-request.js';
@@ -208,14 +207,7 @@ export class CompactManager {
     properties: CompactEventProperties[N],
     options: { traceId?: string; parentSpanId?: string } = {},
   ): CompactEvent<N> {
-    const context = {
-      sessionId,
-      operationId: newSpanId(),
-      traceId: options.traceId ?? sessionId,
-      parentId: options.parentSpanId,
-      archived: undefined,
-    };
-    return this.#bus.emit(context, name, properties, { start: Date.now() });
+    return this.#bus.emit(newOperation(sessionId, options), name, properties, { start: Date.now() });
   }
 
   /**
@@ -367,17 +359,8 @@ export class CompactManager {
     throwIfAborted(options.signal);
     const agent = options.agent === undefined ? undefined : this.#agents.get(options.agent);
     const deps = agent?.deps ?? this.#deps;
-    const overrides = agent?.policy || options.policy ? { ...agent?.policy, ...options.policy } : undefined;
-    const policy = overrides
-      ? resolvePolicy({ ...this.policy, ...overrides }, this.#customStrategies)
-      : this.policy;
-    const context: OperationContext = {
-      sessionId,
-      operationId: newSpanId(),
-      traceId: options.traceId ?? sessionId,
-      parentId: options.parentSpanId,
-      archived: undefined,
-    };
+    const policy = overridePolicy(this.policy, [agent?.policy, options.policy], this.#customStrategies);
+    const context = newOperation(sessionId, options);
     const prepared: PreparedRequest = await prepareRequest(deps, {
       context,
       key,

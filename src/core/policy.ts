@@ -219,3 +219,17 @@ export function resolvePolicy(
   }
   return merged;
 }
+
+/**
+ * `base` with the overrides that apply to one call (an agent's policy, then the call's own),
+ * validated; `base` itself when there are none.
+ */
+export function overridePolicy(
+  base: CompactPolicy,
+  overrides: readonly (Partial<CompactPolicy> | undefined)[],
+  customStrategies: readonly string[] = [],
+): CompactPolicy {
+  const present = overrides.filter((o): o is Partial<CompactPolicy> => o !== undefined);
+  if (present.length === 0) return base;
+  return resolvePolicy(Object.assign({ ...base }, ...present), customStrategies);
+}

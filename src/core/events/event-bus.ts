@@ -40,6 +40,20 @@ export interface EventTiming {
 }
 
 /** The manager's event bus. */
+/** The context of a new operation of `sessionId`: a fresh span, under the caller's trace. */
+export function newOperation(
+  sessionId: string,
+  options: { traceId?: string | undefined; parentSpanId?: string | undefined } = {},
+): OperationContext {
+  return {
+    sessionId,
+    operationId: newSpanId(),
+    traceId: options.traceId ?? sessionId,
+    parentId: options.parentSpanId,
+    archived: undefined,
+  };
+}
+
 export class EventBus {
   readonly #listeners = new Map<string, Set<CompactEventListener>>();
   readonly #queue: ExportQueue;

@@ -1,10 +1,63 @@
 import { describe, expect, it } from 'vitest';
 import { CompactManager } from '../core/compact-manager.js';
-import { MIN_CONTEXT_TOKENS } from '../core/manager-options.js';
+import { type CompactManagerOptions, MIN_CONTEXT_TOKENS } from '../core/manager-options.js';
+import { buildConfigJsonSchema } from './config-json-schema.js';
 import { resolveConfig } from './load-config.js';
 import { toManagerOptions } from './to-manager-options.js';
 
+/**
+ * Where a config file sets each manager option (a path in the config), or why it cannot: a
+ * key of the manager's options missing here fails the type check.
+ */
+const CONFIG_KEY_OF = {
+  model: 'model',
+  maxContextTokens: 'max_context_tokens',
+  policy: 'policy',
+  summarizer: 'summarizer.provider',
+  summarizerTimeoutMs: 'summarizer.total_timeout_ms',
+  tokenCounter: 'code only: a counter object; a file selects it through model',
+  store: 'sessions.store',
+  storage: 'storage.adapter',
+  exporters: 'telemetry.exporter',
+  exportQueue: 'export_queue',
+  redaction: 'redaction.enabled',
+  customStrategies: 'code only: strategy functions',
+  redactSummarizerInput: 'redaction.summarizer_input',
+  background: 'background',
+  agents: 'agents',
+  sessionLock: 'session_lock',
+  storeTimeoutMs: 'sessions.store_timeout_ms',
+  failOnStorageError: 'sessions.fail_on_storage_error',
+  cacheMaxBytes: 'sessions.cache_max_bytes',
+  requireArchive: 'storage.require_archive',
+} satisfies Record<keyof CompactManagerOptions, string>;
+
 describe('a config key for every manager option', () => {
+  it('names a config key in the JSON schema for every option a file can hold', () => {
+    const schema = buildConfigJsonSchema() as { properties: Record<string, unknown> };
+    const at = (path: string) =>
+      path.split('.').reduce<unknown>((node, key) => {
+        const object = node as { properties?: Record<string, unknown> } | undefined;
+        return object?.properties?.[key];
+      }, schema);
+    const codeOnly = Object.entries(CONFIG_KEY_OF).filter(([, path]) => path.startsWith('code only'));
+    expect(codeOnly.map(([option]) => option).sort()).toEqual(['customStrategies', 'tokenCounter']);
+    for (const [option, path] of Object.entries(CONFIG_KEY_OF)) {
+      if (!path.startsWith('code only')) expect(at(path), `${option} -> ${path}`).toBeDefined();
+    }
+  });
+
+  it('sessions.store: redis builds a Redis session store from the URL in the environment', async () => {
+    const config = resolveConfig({ sessions: { store: 'redis', redis_key_prefix: 'app:' } });
+    await expect(toManagerOptions(config, { env: {} })).rejects.toMatchObject({
+      code: 'invalid_config',
+      issues: [{ path: ['sessions', 'redis_url_env'] }],
+    });
+    const options = await toManagerOptions(config, { env: { REDIS_URL: 'redis://127.0.0.1:9/0' } });
+    expect(typeof options.store?.get).toBe('function');
+    expect((await toManagerOptions(resolveConfig({}))).store).toBeUndefined();
+  });
+
   it('maps background, session_lock, export_queue and agents', async () => {
     const config = resolveConfig({
       background: true,

@@ -194,6 +194,24 @@ export const storageSchema = z
 /** `sessions`: the session store's time limit and fault mode, and the in-memory session cache. */
 export const sessionsSchema = z
   .strictObject({
+    store: z
+      .enum(['memory', 'redis'])
+      .default('memory')
+      .describe(
+        'Where session state lives: memory (one process) or redis (shared by every process serving a session; needs the redis package).',
+      ),
+    redis_url_env: z
+      .string()
+      .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: 'must be an environment variable name' })
+      .default('REDIS_URL')
+      .describe(
+        'Name of the environment variable that holds the Redis URL when store is redis (a URL can carry a password: it never goes in the file).',
+      ),
+    redis_key_prefix: z
+      .string()
+      .min(1)
+      .optional()
+      .describe("Prefix of the session keys in Redis (default 'agent-compaction:session:')."),
     store_timeout_ms: integer(1)
       .max(600_000)
       .default(500)

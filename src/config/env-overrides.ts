@@ -86,6 +86,9 @@ export const ENV_OVERRIDES: readonly EnvOverride[] = [
   },
   { variable: 'COMPACT_REQUIRE_ARCHIVE', path: ['storage', 'require_archive'], type: 'boolean' },
   { variable: 'COMPACT_HASH_SESSION_FOLDERS', path: ['storage', 'hash_session_ids'], type: 'boolean' },
+  { variable: 'COMPACT_SESSION_STORE', path: ['sessions', 'store'], type: 'string' },
+  { variable: 'COMPACT_REDIS_URL_ENV', path: ['sessions', 'redis_url_env'], type: 'string' },
+  { variable: 'COMPACT_REDIS_KEY_PREFIX', path: ['sessions', 'redis_key_prefix'], type: 'string' },
   { variable: 'COMPACT_STORE_TIMEOUT_MS', path: ['sessions', 'store_timeout_ms'], type: 'integer' },
   {
     variable: 'COMPACT_FAIL_ON_STORAGE_ERROR',

@@ -4,6 +4,7 @@ import type { ExportQueueOptions } from '../core/events/export-queue.js';
 import type { AgentCompactorOptions } from '../core/manager-options.js';
 import type { CompactPolicy } from '../core/policy.js';
 import type { RedactorOptions } from '../core/redaction/redactor.js';
+import type { SessionStore } from '../core/session/session-store.js';
 import type { StorageAdapter } from '../core/session/storage-adapter.js';
 import type { Summarizer } from '../core/summary/summarizer.js';
 import type { CompactConfig } from './config-schema.js';
@@ -41,6 +42,8 @@ export interface ConfigManagerOptions {
   cacheMaxBytes: number;
   /** `storage.require_archive`. */
   requireArchive: boolean;
+  /** `sessions.store: redis`: a Redis session store (absent for memory, the manager's default). */
+  store?: SessionStore;
 }
 
 /**
@@ -308,6 +311,23 @@ async function buildLlmSummarizer(
   }
 }
 
+/** `sessions.store: redis`: a Redis session store on the URL from `sessions.redis_url_env`. */
+async function buildSessionStore(
+  config: CompactConfig,
+  env: Readonly<Record<string, string | undefined>>,
+): Promise<SessionStore | undefined> {
+  const { store, redis_url_env: urlEnv, redis_key_prefix: keyPrefix } = config.sessions;
+  if (store !== 'redis') return undefined;
+  const url = env[urlEnv];
+  if (!url) {
+    throw new CompactError('invalid_config', `sessions.store is redis but ${urlEnv} is not set`, {
+      issues: [{ path: ['sessions', 'redis_url_env'], message: `set ${urlEnv} to the Redis URL` }],
+    });
+  }
+  const { redisSessionStore } = await import('../storage/redis/index.js');
+  return redisSessionStore({ url, ...(keyPrefix === undefined ? {} : { keyPrefix }) });
+}
+
 /**
  * Turns a validated config into `CompactManager` options: the camelCase policy, and the
  * configured summarizer, exporters and storage built from their factories. Each factory (and
@@ -325,6 +345,7 @@ export async function toManagerOptions(
   const summarizer = await buildSummarizer(config, options);
   const storage = options.storage ?? (await buildStorage(config));
   const exporters = [...(await buildExporters(config)), ...(options.exporters ?? [])];
+  const store = await buildSessionStore(config, options.env ?? process.env);
   return {
     model: config.model,
     maxContextTokens: config.max_context_tokens,
@@ -343,6 +364,7 @@ export async function toManagerOptions(
       : { redactSummarizerInput: config.redaction.summarizer_input }),
     ...(summarizer === undefined ? {} : { summarizer }),
     ...(storage === undefined ? {} : { storage }),
+    ...(store === undefined ? {} : { store }),
     background: config.background,
     ...toSessionLock(config.session_lock),
     ...(config.export_queue === undefined

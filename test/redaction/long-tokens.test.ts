@@ -205,3 +205,40 @@ describe('preflight of a session whose tool result is one long token', () => {
     300_000,
   );
 });
+
+describe('a compaction of a session whose tool result is one long token, any rule prefix', () => {
+  // Issue 23: single tokens after each rule's prefix through preflight, 1 byte to 64 MB in the
+  // full suite (256 KB in the quick one: the scanner's path is the same past its 4,096 bound).
+  const MAX = scaled(64 * MB, MB);
+  it(`property: a prefix of every rule + 1 byte to ${MAX / 1024} KB: compact answers, no sink leaks`, async () => {
+    const manager = new CompactManager({ model: 'gpt-4o' });
+    const sinks: string[] = [];
+    manager.on('*', (event) => sinks.push(JSON.stringify(event)));
+    let run = 0;
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom(...ALL), fc.integer({ min: 1, max: MAX }), async (entry, length) => {
+        const unit = entry.unit ?? MIXED;
+        const body = `${entry.prefix}${token(unit, Math.max(length, 40))}`;
+        const messages = [
+          { role: 'user', content: 'Fetch the page.' },
+          {
+            role: 'assistant',
+            content: null,
+            tool_calls: [{ id: 'c1', type: 'function', function: { name: 'fetch', arguments: '{}' } }],
+          },
+          { role: 'tool', tool_call_id: 'c1', content: body },
+          { role: 'user', content: 'Summarize it.' },
+        ];
+        sinks.length = 0;
+        // Forced: the summarizer and every event of a compaction see the token.
+        const out = (await manager.compact(`s-prop-${run++}`, messages, { force: true })).messages;
+        expect(out.length).toBeGreaterThan(0);
+        expect(messages[2]!.content).toBe(body);
+        expect(sinks.length, entry.rule).toBeGreaterThan(0);
+        expect(leaks(sinks.join('\n'), unit), `${entry.rule} ${entry.prefix} ${length}`).toBe(false);
+      }),
+      { numRuns: scaled(ALL.length, ALL.length * 2) },
+    );
+    await manager.shutdown();
+  }, 600_000);
+});

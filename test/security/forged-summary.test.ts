@@ -140,9 +140,10 @@ describe('Agents SDK: dropStaleSummaries trusts only the session state summary',
     expect(dropStaleSummaries(items, text(genuine))).toContain(genuine);
   });
 
-  it('without the state summary, a user item is never taken for a summary', () => {
-    expect(dropStaleSummaries([stale, genuine, forged])).toEqual([genuine, forged]);
-    expect(dropStaleSummaries([genuine, forged])).toEqual([genuine, forged]);
+  it('without the state summary nothing is trusted, so nothing is dropped', () => {
+    expect(dropStaleSummaries([stale, genuine, forged])).toEqual([stale, genuine, forged]);
+    // A newer-looking assistant forgery (prompt injection) would otherwise win over v2.
+    expect(dropStaleSummaries([genuine, forgedAssistant])).toEqual([genuine, forgedAssistant]);
   });
 });
 

@@ -84,8 +84,8 @@ function summaryItemVersion(item: unknown): number | undefined {
  * session's state holds (`result.summary.text`), and exactly that item is kept as the summary;
  * other summary items of lower version are stale and dropped. A tag in any other item (a user
  * message starting with `<COMPACT-SUMMARY v99>`, a newer-looking forgery) is ordinary content:
- * it is never preferred over the genuine summary nor makes it dropped. Without `current`, the
- * newest assistant summary item is kept (user items are never taken for summaries).
+ * it is never preferred over the genuine summary nor makes it dropped. Without `current`,
+ * nothing is dropped: no item can be trusted as the summary without the session's state.
  */
 export function dropStaleSummaries<T>(items: readonly T[], current?: string): T[] {
   if (current !== undefined) {
@@ -98,20 +98,9 @@ export function dropStaleSummaries<T>(items: readonly T[], current?: string): T[
       return other === undefined || other >= version;
     });
   }
-  let newest = -1;
-  let newestVersion = -1;
-  let count = 0;
-  items.forEach((item, k) => {
-    const version = summaryItemVersion(item);
-    if (version === undefined) return;
-    count++;
-    if (version > newestVersion) {
-      newest = k;
-      newestVersion = version;
-    }
-  });
-  if (count < 2) return [...items];
-  return items.filter((item, k) => k === newest || summaryItemVersion(item) === undefined);
+  // Without the state's summary nothing tells the genuine one from a newer-looking forgery
+  // (an assistant item a prompt injection made the model write): nothing is dropped.
+  return [...items];
 }
 
 /** The manager session whose summary `input` carries, when a `CompactionSession` wrote it. */

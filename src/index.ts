@@ -33,6 +33,11 @@ export {
   type TokenEstimate,
 } from './core/compact-manager.js';
 export { type CompactMessagesOptions, compactMessages } from './core/compact-messages.js';
+export {
+  type CachePrice,
+  DEFAULT_CACHE_PRICES,
+  type SessionCost,
+} from './core/counting/session-cost.js';
 export type { TokenCounter } from './core/counting/token-counter.js';
 export {
   CompactError,

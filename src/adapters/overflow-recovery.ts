@@ -173,6 +173,10 @@ export function feedUsage(manager: CompactManager, sessionId: string, usage: Par
     reported.cacheReadInputTokens = usage.cacheReadInputTokens;
   if (typeof usage.cacheCreationInputTokens === 'number' && usage.cacheCreationInputTokens > 0)
     reported.cacheCreationInputTokens = usage.cacheCreationInputTokens;
+  if (typeof usage.cachedInputTokens === 'number' && usage.cachedInputTokens > 0)
+    reported.cachedInputTokens = Math.min(usage.cachedInputTokens, input);
+  if (typeof usage.outputTokens === 'number' && usage.outputTokens >= 0)
+    reported.outputTokens = usage.outputTokens;
   try {
     manager.recordUsage(sessionId, reported);
   } catch {

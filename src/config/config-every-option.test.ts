@@ -30,6 +30,7 @@ const CONFIG_KEY_OF = {
   failOnStorageError: 'sessions.fail_on_storage_error',
   cacheMaxBytes: 'sessions.cache_max_bytes',
   requireArchive: 'storage.require_archive',
+  pricing: 'pricing',
 } satisfies Record<keyof CompactManagerOptions, string>;
 
 describe('a config key for every manager option', () => {

@@ -290,6 +290,24 @@ export const compactConfigSchema = z
         'Agents that keep their own compacted view of a shared history, by the name passed as `agent`.',
       ),
     sessions: sessionsSchema.prefault({}),
+    pricing: z
+      .record(
+        z.string().min(1),
+        z
+          .strictObject({
+            cache_read: z.number().min(0).describe('A cached input token read, times the base input price.'),
+            cache_write: z
+              .number()
+              .min(0)
+              .describe('An input token written to the cache, times the base input price.'),
+            output: z.number().min(0).describe('An output token, times the base input price.'),
+          })
+          .describe('Price multipliers of one model family.'),
+      )
+      .optional()
+      .describe(
+        'Price multipliers by model-name prefix (the longest prefix wins), over the defaults; they price costSnapshot and compact.usage events.',
+      ),
   })
   .describe('agent-compaction configuration (compact.yaml)')
   .superRefine((config, context) => {

@@ -1,3 +1,4 @@
+import type { CachePrice } from '../core/counting/session-cost.js';
 import { CompactError } from '../core/errors.js';
 import type { EventExporter } from '../core/events/events.js';
 import type { ExportQueueOptions } from '../core/events/export-queue.js';
@@ -42,6 +43,8 @@ export interface ConfigManagerOptions {
   cacheMaxBytes: number;
   /** `storage.require_archive`. */
   requireArchive: boolean;
+  /** `pricing`, when set. */
+  pricing?: Record<string, CachePrice>;
   /** `sessions.store: redis`: a Redis session store (absent for memory, the manager's default). */
   store?: SessionStore;
 }
@@ -371,5 +374,16 @@ export async function toManagerOptions(
       ? {}
       : { exportQueue: camelKeys<ExportQueueOptions>(config.export_queue) }),
     agents: toAgents(config),
+    ...(config.pricing === undefined ? {} : { pricing: toPricing(config.pricing) }),
   };
+}
+
+/** `pricing`, in the manager's camelCase. */
+function toPricing(pricing: NonNullable<CompactConfig['pricing']>): Record<string, CachePrice> {
+  return Object.fromEntries(
+    Object.entries(pricing).map(([prefix, price]) => [
+      prefix,
+      { cacheRead: price.cache_read, cacheWrite: price.cache_write, output: price.output },
+    ]),
+  );
 }

@@ -7,10 +7,12 @@ import {
   maybePrepare,
   runTriggeredOnce,
 } from './background/compaction-flight.js';
+import { cachePriceFor, checkPricing, type SessionCost } from './counting/session-cost.js';
 import { type TokenCounter, tokenCounterFor } from './counting/token-counter.js';
 import { warnUnknownModel } from './counting/unknown-model-warning.js';
-import { UsageCalibration, usageMismatch } from './counting/usage-calibration.js';
-import { CompactError, invalidConfig } from './errors.js';
+import { UsageCalibration } from './counting/usage-calibration.js';
+import { UsageLedger } from './counting/usage-ledger.js';
+import { CompactError } from './errors.js';
 import { EventBus, newOperation } from './events/event-bus.js';
 import type {
   CompactEvent,
@@ -25,7 +27,6 @@ import {
   forgetEvicted,
   freeMemory,
   type ManagerMemory,
-  type ReportedInput,
   resetSession,
 } from './manager-memory.js';
 import type {
@@ -107,7 +108,7 @@ export class CompactManager {
   readonly #deps: PipelineDeps;
   readonly #index = new MessageIndex();
   readonly #queue = new CallQueue();
-  readonly #reportedUsage = new Map<string, ReportedInput>();
+  readonly #usage: UsageLedger;
   readonly #agents = new Map<string, AgentCompactor>();
   readonly #background: BackgroundPreparations | undefined;
   /** Time to live of the session lock, or undefined when compactions take no lock. */
@@ -124,6 +125,7 @@ export class CompactManager {
     this.#customStrategies = settings.customStrategies;
     this.policy = settings.policy;
     this.counter = options.tokenCounter ?? tokenCounterFor(this.model);
+    this.#usage = new UsageLedger(cachePriceFor(this.model, checkPricing(options.pricing)));
     this.store = options.store ?? new MemorySessionStore();
     this.#summarizer = options.summarizer ?? this.#embedded;
     const timeoutMs = settings.summarizerTimeoutMs;
@@ -170,7 +172,7 @@ export class CompactManager {
       deps: this.#deps,
       index: this.#index,
       agents: this.#agents,
-      reportedUsage: this.#reportedUsage,
+      usage: this.#usage,
       background: this.#background,
       failOpen: this.#failOpen,
       lockTtlMs: this.#lockTtlMs,
@@ -281,24 +283,23 @@ export class CompactManager {
    * integrations call it for you; call it yourself when you call the provider directly.
    */
   recordUsage(sessionId: string, usage: ReportedUsage): void {
-    const total =
-      usage.inputTokens + (usage.cacheReadInputTokens ?? 0) + (usage.cacheCreationInputTokens ?? 0);
-    if (!Number.isFinite(total) || total < 0)
-      throw invalidConfig('usage.inputTokens', 'must be a non-negative number');
-    this.#reportedUsage.set(sessionId, { inputTokens: total, at: Date.now() });
-    const state = this.#deps.calibration.recordReported(sessionId, total);
-    if (state?.lastRejected && state.rejected === 1) {
-      this.emit(
-        sessionId,
-        'compact.warning',
-        usageMismatch(total, this.#deps.calibration.lastSent(sessionId)),
-      );
-    }
+    const recorded = this.#usage.record(sessionId, usage, this.#deps.calibration);
+    if (recorded.mismatch) this.emit(sessionId, 'compact.warning', recorded.mismatch);
+    this.emit(sessionId, 'compact.usage', recorded.usage);
+  }
+
+  /**
+   * What the session's reported requests cost under prompt caching: input split into cache
+   * reads, cache writes and uncached tokens, the hit share, the compactions that rewrote the
+   * prefix, and billed-equivalent input tokens priced by the `pricing` table.
+   */
+  costSnapshot(sessionId: string): SessionCost | undefined {
+    return this.#usage.cost(sessionId);
   }
 
   /** The last usage recorded for a session (input tokens, cache included). */
   lastReportedUsage(sessionId: string): { inputTokens: number; at: number } | undefined {
-    return this.#reportedUsage.get(sessionId);
+    return this.#usage.lastReported(sessionId);
   }
 
   /** Exports queued events and waits for pending archive writes. */
@@ -391,6 +392,8 @@ export class CompactManager {
       return this.#run(sessionId, key, messages, codec, { ...options, force: false }, attempt + 1);
     }
     this.#background?.discard(key, outcome.state.version);
-    return finishCompaction<M>(deps, prepared, outcome);
+    const result = await finishCompaction<M>(deps, prepared, outcome);
+    if (result.applied) this.#usage.rewrite(sessionId);
+    return result;
   }
 }

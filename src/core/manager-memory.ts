@@ -6,22 +6,17 @@
 import type { BackgroundPreparations } from './background/background-preparation.js';
 import { agentStateKey } from './background/compaction-flight.js';
 import { preparedKey } from './background/shared-preparation.js';
+import type { UsageLedger } from './counting/usage-ledger.js';
 import type { MessageIndex } from './messages/message-index.js';
 import { forgetSession, type PipelineDeps } from './preflight/prepare-request.js';
 import type { FailOpenStore } from './session/fail-open-store.js';
-
-/** Input tokens a caller reported for a session's last model call, and when. */
-export interface ReportedInput {
-  inputTokens: number;
-  at: number;
-}
 
 /** The manager's in-memory parts that outlive one call. */
 export interface ManagerMemory {
   readonly deps: PipelineDeps;
   readonly index: MessageIndex;
   readonly agents: ReadonlyMap<string, unknown>;
-  readonly reportedUsage: Map<string, ReportedInput>;
+  readonly usage: UsageLedger;
   readonly background: BackgroundPreparations | undefined;
   readonly failOpen: FailOpenStore | undefined;
   /** Time to live of the session lock, or undefined when compactions take no lock. */
@@ -53,7 +48,7 @@ export function endSessionMemory(memory: ManagerMemory, sessionId: string): void
     memory.failOpen?.forget(key);
     memory.failOpen?.forget(preparedKey(key));
   }
-  memory.reportedUsage.delete(sessionId);
+  memory.usage.delete(sessionId);
 }
 
 /** Frees a session's memory and deletes its stored state (and its shared preparation). */
@@ -61,7 +56,7 @@ export async function resetSession(memory: ManagerMemory, sessionId: string): Pr
   for (const key of sessionKeys(memory, sessionId)) {
     forgetSession(memory.deps, key);
     memory.background?.discard(key);
-    memory.reportedUsage.delete(sessionId);
+    memory.usage.delete(sessionId);
     await memory.deps.store.delete(key);
     if (memory.background && memory.lockTtlMs !== undefined) await memory.deps.store.delete(preparedKey(key));
   }
@@ -81,7 +76,7 @@ export function freeMemory(memory: ManagerMemory): void {
   memory.deps.rewrites.clear();
   memory.deps.systemCounts.clear();
   memory.deps.calibration.clear();
-  memory.reportedUsage.clear();
+  memory.usage.clear();
   memory.failOpen?.clear();
 }
 

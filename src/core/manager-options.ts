@@ -2,6 +2,7 @@
  * Options and results of {@link CompactManager}: what callers pass and get back.
  */
 
+import type { CachePrice } from './counting/session-cost.js';
 import type { TokenCounter } from './counting/token-counter.js';
 import type { EventExporter, KeptCounts, TokenBreakdown } from './events/events.js';
 import type { ExportQueueOptions } from './events/export-queue.js';
@@ -93,6 +94,13 @@ export interface CompactManagerOptions {
    * @default false
    */
   requireArchive?: boolean;
+  /**
+   * Price multipliers of the models' base input price, by model-name prefix (the longest
+   * prefix wins), merged over the defaults: `{ 'claude': { cacheRead: 0.1, cacheWrite: 1.25,
+   * output: 5 } }`. They price `costSnapshot` and the `compact.usage` events.
+   * @default DEFAULT_CACHE_PRICES
+   */
+  pricing?: Record<string, CachePrice>;
   /** Receive events in the background through a bounded queue. @default [] */
   exporters?: EventExporter[];
   /** Options of the exporters' queue. */
@@ -218,10 +226,17 @@ export interface PreflightOptions {
 export interface ReportedUsage {
   /** Input tokens billed (OpenAI `prompt_tokens` / `input_tokens`, Anthropic `input_tokens`, AI SDK `inputTokens`). */
   inputTokens: number;
-  /** Anthropic `cache_read_input_tokens` (counted in the request's size). */
+  /** Anthropic `cache_read_input_tokens` (beside `inputTokens`; counted in the request's size). */
   cacheReadInputTokens?: number;
-  /** Anthropic `cache_creation_input_tokens` (counted in the request's size). */
+  /** Anthropic `cache_creation_input_tokens` (beside `inputTokens`; counted in the request's size). */
   cacheCreationInputTokens?: number;
+  /**
+   * OpenAI cached tokens, *included* in `inputTokens` (Chat `prompt_tokens_details.cached_tokens`,
+   * Responses `input_tokens_details.cached_tokens`, AI SDK `inputTokens.cacheRead`).
+   */
+  cachedInputTokens?: number;
+  /** Output tokens (priced in `costSnapshot`). */
+  outputTokens?: number;
 }
 
 /** Options of {@link CompactManager.compact}. */

@@ -141,6 +141,7 @@ const MANAGER_OPTION_KEYS = {
   failOnStorageError: true,
   cacheMaxBytes: true,
   requireArchive: true,
+  pricing: true,
 } satisfies Record<keyof CompactManagerOptions, true>;
 
 /** An unknown option is an error, as in a config file (a misspelt key would do nothing). */

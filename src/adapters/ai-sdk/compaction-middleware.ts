@@ -191,11 +191,32 @@ interface CallRecord {
   sentTokens: number;
 }
 
-/** Feeds an AI SDK usage object (`inputTokens.total`, or a number in older providers). */
-function feedV3Usage(manager: CompactManager, sessionId: string, usage: unknown): void {
-  const input = (usage as { inputTokens?: unknown } | undefined)?.inputTokens;
-  const total = typeof input === 'number' ? input : (input as { total?: unknown } | undefined)?.total;
-  if (typeof total === 'number') feedUsage(manager, sessionId, { inputTokens: total });
+/**
+ * Feeds an AI SDK usage object: `inputTokens.total` (cache included) with its `cacheRead` and
+ * `cacheWrite`, `outputTokens.total`; or plain numbers (older providers, `cachedInputTokens`).
+ */
+export function feedV3Usage(manager: CompactManager, sessionId: string, usage: unknown): void {
+  const u = usage as
+    | { inputTokens?: unknown; outputTokens?: unknown; cachedInputTokens?: unknown }
+    | undefined;
+  const input = u?.inputTokens as
+    | number
+    | { total?: unknown; cacheRead?: unknown; cacheWrite?: unknown }
+    | undefined;
+  const num = (value: unknown) => (typeof value === 'number' && Number.isFinite(value) ? value : undefined);
+  const total = typeof input === 'number' ? input : num(input?.total);
+  if (total === undefined) return;
+  const read = typeof input === 'number' ? num(u?.cachedInputTokens) : num(input?.cacheRead);
+  const write = typeof input === 'number' ? undefined : num(input?.cacheWrite);
+  const output = u?.outputTokens as number | { total?: unknown } | undefined;
+  const outputTokens = typeof output === 'number' ? output : num(output?.total);
+  // The total holds the cache writes, which `recordUsage` takes beside the input.
+  feedUsage(manager, sessionId, {
+    inputTokens: Math.max(0, total - (write ?? 0)),
+    ...(read === undefined ? {} : { cachedInputTokens: read }),
+    ...(write === undefined ? {} : { cacheCreationInputTokens: write }),
+    ...(outputTokens === undefined ? {} : { outputTokens }),
+  });
 }
 
 function fedUsage(
@@ -279,8 +300,8 @@ export function compactionPrepareStep(
   options: CompactionPrepareStepOptions,
 ): CompactionPrepareStep {
   return async ({ messages, steps }) => {
-    const last = steps?.at(-1)?.usage?.inputTokens;
-    if (typeof last === 'number') feedUsage(manager, options.sessionId, { inputTokens: last });
+    const last = steps?.at(-1)?.usage;
+    if (last) feedV3Usage(manager, options.sessionId, last);
     const { messages: compacted, result } = await compactMessages<ModelMessage>(
       manager,
       options.sessionId,

@@ -77,24 +77,44 @@ function compactOptionsOf(body: Record<string, unknown>, signal: AbortSignal | u
   };
 }
 
-/** Wraps a stream's iterator to feed the usage of `message_start` to the manager. */
+/**
+ * Wraps a stream's iterator to feed the usage to the manager once: the input and cache figures
+ * of `message_start` with the output count of the last `message_delta`, at `message_stop` (or
+ * when the stream ends without one).
+ */
 function feedStreamUsage(stream: unknown, manager: CompactManager, sessionId: string): void {
   const s = stream as { iterator?: () => AsyncIterator<unknown> };
   if (typeof s?.iterator !== 'function') return;
   const original = s.iterator.bind(stream);
   s.iterator = async function* () {
     const iterator = original();
-    for (;;) {
-      const next = await iterator.next();
-      if (next.done) return;
-      const event = next.value as { type?: string; message?: { usage?: Record<string, number> } };
-      if (event?.type === 'message_start') feedAnthropicUsage(manager, sessionId, event.message?.usage);
-      yield next.value;
+    let usage: Record<string, number> | undefined;
+    const feed = () => {
+      if (usage) feedAnthropicUsage(manager, sessionId, usage);
+      usage = undefined;
+    };
+    try {
+      for (;;) {
+        const next = await iterator.next();
+        if (next.done) return;
+        const event = next.value as {
+          type?: string;
+          message?: { usage?: Record<string, number> };
+          usage?: Record<string, number>;
+        };
+        if (event?.type === 'message_start' && event.message?.usage) usage = { ...event.message.usage };
+        if (event?.type === 'message_delta' && usage && typeof event.usage?.output_tokens === 'number')
+          usage.output_tokens = event.usage.output_tokens;
+        if (event?.type === 'message_stop') feed();
+        yield next.value;
+      }
+    } finally {
+      feed();
     }
   } as () => AsyncIterator<unknown>;
 }
 
-/** Feeds an Anthropic `usage` object (input, cache read and cache creation tokens). */
+/** Feeds an Anthropic `usage` object (input, cache read, cache creation and output tokens). */
 export function feedAnthropicUsage(
   manager: CompactManager,
   sessionId: string,
@@ -109,6 +129,7 @@ export function feedAnthropicUsage(
     ...(typeof usage.cache_creation_input_tokens === 'number'
       ? { cacheCreationInputTokens: usage.cache_creation_input_tokens }
       : {}),
+    ...(typeof usage.output_tokens === 'number' ? { outputTokens: usage.output_tokens } : {}),
   });
 }
 

@@ -47,9 +47,26 @@ function filteredCallOf(request: ModelRequest): FilteredCall | undefined {
 
 function feedAgentsUsage(call: FilteredCall | undefined, usage: unknown): void {
   if (!call || usage === null || typeof usage !== 'object') return;
-  const u = usage as { inputTokens?: unknown; input_tokens?: unknown };
+  const u = usage as {
+    inputTokens?: unknown;
+    input_tokens?: unknown;
+    outputTokens?: unknown;
+    inputTokensDetails?: unknown;
+  };
   const input = typeof u.inputTokens === 'number' ? u.inputTokens : u.input_tokens;
-  if (typeof input === 'number') feedUsage(call.manager, call.sessionId, { inputTokens: input });
+  if (typeof input !== 'number') return;
+  // The SDK's Usage keeps Responses' `input_tokens_details` as one record per request.
+  const details = Array.isArray(u.inputTokensDetails) ? u.inputTokensDetails : [u.inputTokensDetails];
+  let cached = 0;
+  for (const entry of details) {
+    const value = (entry as { cached_tokens?: unknown } | undefined)?.cached_tokens;
+    if (typeof value === 'number') cached += value;
+  }
+  feedUsage(call.manager, call.sessionId, {
+    inputTokens: input,
+    ...(cached > 0 ? { cachedInputTokens: cached } : {}),
+    ...(typeof u.outputTokens === 'number' ? { outputTokens: u.outputTokens } : {}),
+  });
 }
 
 /** The request of the one retry after a rejection for length; rethrows anything else. */

@@ -165,6 +165,23 @@ export interface CompactEventProperties {
     /** The warning, as printed on the console. */
     message: string;
   };
+  'compact.usage': {
+    /** Input tokens the provider reported for the request, cache included. */
+    inputTokens: number;
+    cacheReadTokens: number;
+    cacheWriteTokens: number;
+    uncachedTokens: number;
+    outputTokens: number;
+    /** Share of this request's input read from the cache (0 to 1). */
+    hitShare: number;
+    /** What the request cost, in input tokens at the model's base price (`pricing`). */
+    billedInputEquivalent: number;
+    /** The session's total so far. */
+    sessionBilledInputEquivalent: number;
+    sessionHitShare: number;
+    /** Compactions that rewrote the session's prefix so far. */
+    prefixRewrites: number;
+  };
   'compact.warning': {
     /** `usage_mismatch`: a provider's reported usage far from the estimate was not used. */
     code: 'usage_mismatch';
@@ -199,6 +216,7 @@ export const COMPACT_EVENT_NAMES: readonly CompactEventName[] = [
   'compact.circuit',
   'compact.archival',
   'compact.unknown_model',
+  'compact.usage',
   'compact.warning',
 ];
 

@@ -51,10 +51,10 @@ export function anthropicMessageBody(
     stop_reason: anthropicStop(r),
     stop_sequence: null,
     usage: {
-      input_tokens: r.inputTokens,
+      input_tokens: Math.max(0, r.inputTokens - r.cacheReadTokens - r.cacheWriteTokens),
       output_tokens: r.outputTokens,
-      cache_creation_input_tokens: 0,
-      cache_read_input_tokens: 0,
+      cache_creation_input_tokens: r.cacheWriteTokens,
+      cache_read_input_tokens: r.cacheReadTokens,
     },
   };
 }

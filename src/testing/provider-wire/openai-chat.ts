@@ -40,6 +40,7 @@ export function chatCompletionBody(reply: ScriptedReply, request: RecordedReques
       prompt_tokens: r.inputTokens,
       completion_tokens: r.outputTokens,
       total_tokens: r.inputTokens + r.outputTokens,
+      prompt_tokens_details: { cached_tokens: r.cacheReadTokens },
     },
     system_fingerprint: 'fp_test',
   };
@@ -88,6 +89,7 @@ export function chatCompletionChunks(reply: ScriptedReply, request: RecordedRequ
           prompt_tokens: r.inputTokens,
           completion_tokens: r.outputTokens,
           total_tokens: r.inputTokens + r.outputTokens,
+          prompt_tokens_details: { cached_tokens: r.cacheReadTokens },
         },
       }),
     );

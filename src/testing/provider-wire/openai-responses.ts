@@ -70,7 +70,7 @@ export function responsesBody(reply: ScriptedReply, request: RecordedRequest): R
     truncation: 'disabled',
     usage: {
       input_tokens: r.inputTokens,
-      input_tokens_details: { cached_tokens: 0 },
+      input_tokens_details: { cached_tokens: r.cacheReadTokens },
       output_tokens: r.outputTokens,
       output_tokens_details: { reasoning_tokens: 0 },
       total_tokens: r.inputTokens + r.outputTokens,

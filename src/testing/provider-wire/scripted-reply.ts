@@ -55,8 +55,13 @@ export interface ScriptedReply {
   finishReason?: 'stop' | 'length' | 'tool_calls' | 'content_filter' | 'refusal';
   /** Model name in the response. @default the request's `model` */
   model?: string;
-  /** Token usage. @default about 4 characters per token of the request body and the text */
-  usage?: { inputTokens: number; outputTokens: number };
+  /**
+   * Token usage. `inputTokens` is the request's whole input; `cacheReadTokens` and
+   * `cacheWriteTokens` of it were read from or written to the prompt cache (reported in each
+   * provider's own fields: Anthropic beside `input_tokens`, OpenAI inside `prompt_tokens`).
+   * @default about 4 characters per token of the request body and the text, no cache
+   */
+  usage?: { inputTokens: number; outputTokens: number; cacheReadTokens?: number; cacheWriteTokens?: number };
   /** Wait this long before answering, in ms. */
   delayMs?: number;
 }
@@ -131,6 +136,8 @@ export interface Resolved {
   finish: NonNullable<ScriptedReply['finishReason']>;
   inputTokens: number;
   outputTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
   seq: number;
 }
 
@@ -150,6 +157,8 @@ export function resolve(reply: ScriptedReply, request: RecordedRequest): Resolve
     finish,
     inputTokens: reply.usage?.inputTokens ?? estimate(request.rawBody),
     outputTokens: reply.usage?.outputTokens ?? estimate(text + toolCalls.map(argumentsText).join('')),
+    cacheReadTokens: reply.usage?.cacheReadTokens ?? 0,
+    cacheWriteTokens: reply.usage?.cacheWriteTokens ?? 0,
     seq: request.seq,
   };
 }

@@ -9,6 +9,8 @@
  *    against an unsliced count on 20 KB samples.
  * 5. Redaction throughput.
  * 6. Background compaction (bench/background.ts; `--no-background` skips it).
+ * 7. Cost under prompt caching (bench/cache-cost.ts; `--no-cost` skips it), written to
+ *    bench/results.json.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { BpeTokenCounter, tokenCounterFor } from '../src/core/counting/token-counter.js';
@@ -215,6 +217,19 @@ console.log(
 );
 // Issue 9: the cascade and the 16,000-message warm path.
 await import('./cascade.js');
+// Issue 21: what a long coding session bills under prompt caching, this engine beside its
+// peers' strategies (`--no-cost` skips it); the rows go to bench/results.json.
+if (!process.argv.includes('--no-cost')) {
+  console.log('\nCost under prompt caching (bench/cache-cost.ts), billed-equivalent input tokens:');
+  const { runCacheCostBench } = await import('./cache-cost.js');
+  const rows = await runCacheCostBench();
+  const { writeFileSync } = await import('node:fs');
+  writeFileSync(
+    new URL('./results.json', import.meta.url),
+    `${JSON.stringify({ measuredAt: new Date().toISOString(), node: process.version, cacheCost: rows }, null, 2)}\n`,
+  );
+  console.log('(rows written to bench/results.json)');
+}
 const ok = warmMedian <= 1 && figures.speedup >= 50 && pathoRows.every((r) => r.msPer100KB <= 50);
 console.log(ok ? 'All targets met.' : 'Some targets missed.');
 if (process.argv.includes('--json')) console.log(JSON.stringify(figures, null, 2));

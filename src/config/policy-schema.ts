@@ -55,6 +55,12 @@ export const policySchema = z
     clear_min_tokens: integer(0)
       .default(DEFAULT_POLICY.clearMinTokens)
       .describe('Cascade level a: tool results smaller than this (tokens) are not worth clearing.'),
+    cache_aware: z
+      .boolean()
+      .default(DEFAULT_POLICY.cacheAware)
+      .describe(
+        'Cascade level a, priced for prompt caching: once a compaction clears, it clears every old tool result (one rewrite, the next far away); false stops at the target.',
+      ),
     clear_exclude_tools: z
       .array(z.string().min(1))
       .default([...DEFAULT_POLICY.clearExcludeTools])

@@ -116,6 +116,7 @@ export function toCompactPolicy(config: CompactConfig): Partial<CompactPolicy> {
     ...(policy.target_pct === undefined ? {} : { targetPct: policy.target_pct }),
     clearKeepRecent: policy.clear_keep_recent,
     clearMinTokens: policy.clear_min_tokens,
+    cacheAware: policy.cache_aware,
     clearExcludeTools: [...policy.clear_exclude_tools],
     shortenArgumentsAbove: policy.shorten_arguments_above,
     shortenArgumentsKeep: policy.shorten_arguments_keep,

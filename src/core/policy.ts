@@ -76,6 +76,16 @@ export interface CompactPolicy {
    */
   clearMinTokens: number;
   /**
+   * Priced for prompt caching: a compaction rewrites the prompt from its first change on (a
+   * cache write of everything after it), so once it clears, it clears every old tool result
+   * (all but `clearKeepRecent`, the current round and `clearExcludeTools`) rather than only
+   * down to the target: one rewrite that leaves the next trigger far away. `false` stops
+   * clearing at the target (the behaviour before 0.2: more of the tool output kept, more
+   * frequent rewrites).
+   * @default true
+   */
+  cacheAware: boolean;
+  /**
    * Cascade level a: tools whose results are never cleared.
    * @default []
    */
@@ -113,6 +123,7 @@ export const DEFAULT_POLICY: Readonly<CompactPolicy> = Object.freeze({
   prepareAtPct: 0.7,
   clearKeepRecent: 3,
   clearMinTokens: 100,
+  cacheAware: true,
   clearExcludeTools: [],
   shortenArgumentsAbove: 2000,
   shortenArgumentsKeep: 600,
@@ -202,6 +213,7 @@ export function resolvePolicy(
     throw invalidConfig('policy.clearExcludeTools', 'must be a list of tool names');
   }
   if (typeof merged.repairInput !== 'boolean') throw invalidConfig('policy.repairInput', 'must be a boolean');
+  if (typeof merged.cacheAware !== 'boolean') throw invalidConfig('policy.cacheAware', 'must be a boolean');
   if (!Array.isArray(merged.rolesNeverPrune) || merged.rolesNeverPrune.some((r) => typeof r !== 'string')) {
     throw invalidConfig('policy.rolesNeverPrune', 'must be a list of role names');
   }

@@ -1,15 +1,17 @@
 /**
  * Cascade level a: clear old tool results. Outside the most recent ones, a tool result's
  * content becomes a one-line placeholder naming the tool, its size and the archive
- * reference; the call/result structure stays. Oldest first, until the request is under the
- * target; once cleared, a result keeps the same placeholder on every later call.
+ * reference; the call/result structure stays. Oldest first: every one of them when the policy
+ * is `cacheAware` (the prompt is rewritten from the first cleared result anyway), else until
+ * the request is under the target. Once cleared, a result keeps the same placeholder on every
+ * later call.
  */
 import type { IndexedMessage } from '../../messages/message-index.js';
 import type { ToolPairer } from '../../messages/tool-pairing.js';
 import { rewriteRef, toolNameOf } from '../realize-rewrite.js';
 import { applyRewrite, type CascadeRun, type LevelReport } from './cascade-types.js';
 
-/** Clears old tool results of `run` until it is under its target. */
+/** Clears old tool results of `run` (all of them, or until it is under its target). */
 export function clearToolResults(
   run: CascadeRun,
   pairing: { pairer: ToolPairer; items: readonly IndexedMessage[] },
@@ -24,7 +26,7 @@ export function clearToolResults(
   const candidates = resultEntries.slice(0, Math.max(0, resultEntries.length - policy.clearKeepRecent));
   const excluded = new Set(policy.clearExcludeTools);
   for (const k of candidates) {
-    if (run.total <= run.target) break;
+    if (!policy.cacheAware && run.total <= run.target) break;
     const entry = run.entries[k]!;
     if (entry.rewrite || entry.tokens < policy.clearMinTokens) continue;
     if (entry.round >= 0 && entry.round === lastRound) continue;

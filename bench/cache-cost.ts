@@ -1,0 +1,353 @@
+/**
+ * `npm run bench -- --cost` (or `npx tsx bench/cache-cost.ts`): what a long tool-heavy coding
+ * session bills under prompt caching, for this library's default engine and its peers' plain
+ * strategies, all held to the same window, in one run.
+ *
+ * The session: one opening request with a constraint, a short user message naming a ticket
+ * every 40 calls, and one tool call per model call with outputs of 200 to 3,000 tokens
+ * (deterministic). Each strategy turns the history into the request of every call; a
+ * prefix-cache model prices it: the messages it shares with the previous request are read
+ * from the cache (Anthropic: from 1,024 tokens, the rest written at 1.25x; OpenAI: from 1,024
+ * tokens, the rest at 1x), and a summarizer call is billed too (its input at 1x, its output at
+ * the output multiplier). Tokens are characters / 4 for every strategy alike.
+ *
+ * Columns: billed-equivalent input (x the base input price) with Anthropic and with OpenAI
+ * multipliers, the cache-hit share, prefix rewrites (a request that does not extend the
+ * previous one), summarizer calls, the share of requests that still hold every thing the
+ * user asked to keep (the instruction and each ticket named so far), and requests over the
+ * window.
+ */
+import { CompactManager } from '../src/core/compact-manager.js';
+import type { TokenCounter } from '../src/core/counting/token-counter.js';
+import type { CompactMessage } from '../src/core/messages/message.js';
+import type { SummarizeRequest, Summarizer } from '../src/core/summary/summarizer.js';
+
+type Message = Record<string, unknown>;
+const tokensOf = (text: string) => Math.ceil(text.length / 4);
+/** A message's tokens as the engine's counter below sees them: its text, calls and results. */
+const messageTokens = (message: Message) => {
+  const calls = (message.tool_calls as { function: { name: string; arguments: string } }[] | undefined) ?? [];
+  const text = typeof message.content === 'string' ? message.content : '';
+  return tokensOf(text + calls.map((c) => c.function.name + c.function.arguments).join('')) + 4;
+};
+
+/** The counter every strategy uses (characters / 4), so that the engine and the model agree. */
+const quarterCounter: TokenCounter = {
+  name: 'quarter-chars',
+  exact: true,
+  requestOverhead: 0,
+  countText: tokensOf,
+  countMessage: (m: CompactMessage) =>
+    tokensOf(
+      m.text +
+        m.toolCalls.map((c) => c.name + c.arguments).join('') +
+        m.toolResults.map((r) => r.output).join(''),
+    ) + 4,
+  countTools: (tools) => tokensOf(JSON.stringify(tools)),
+};
+
+const INSTRUCTION =
+  'Refactor the billing module to the new invoice API. Never edit files under src/generated/, they are produced by codegen.';
+const SUMMARY_TOKENS = 800;
+
+/** A deterministic word stream. */
+function words(seed: number, tokens: number): string {
+  const vocabulary =
+    'alpha beta gamma delta const let return await async import export function class type'.split(' ');
+  let x = (seed * 2654435761) >>> 0;
+  const out: string[] = [];
+  let chars = 0;
+  while (chars < tokens * 4) {
+    x = (x * 1103515245 + 12345) >>> 0;
+    const word = `${vocabulary[x % vocabulary.length]}${x % 97}`;
+    out.push(word);
+    chars += word.length + 1;
+  }
+  return out.join(' ');
+}
+
+/** The session's history after `calls` model calls, and what the user asked to keep by then. */
+function buildSession(calls: number): { steps: Message[][]; keep: string[][] } {
+  const steps: Message[][] = [];
+  const keep: string[][] = [];
+  const asked = ['src/generated/'];
+  for (let call = 1; call <= calls; call++) {
+    const added: Message[] = [];
+    if (call % 40 === 0) {
+      const id = `BILL-${100 + call / 40}`;
+      asked.push(id);
+      added.push({
+        role: 'user',
+        content: `Keep ticket ${id} in mind: its fix must ship with this refactor.`,
+      });
+    }
+    const size = 200 + ((call * 7919) % 2800);
+    added.push({
+      role: 'assistant',
+      content: null,
+      tool_calls: [
+        {
+          id: `call_${call}`,
+          type: 'function',
+          function: {
+            name: 'read_file',
+            arguments: JSON.stringify({ path: `src/billing/module_${call % 37}.ts` }),
+          },
+        },
+      ],
+    });
+    added.push({ role: 'tool', tool_call_id: `call_${call}`, content: words(call, size) });
+    steps.push(added);
+    keep.push([...asked]);
+  }
+  return { steps, keep };
+}
+
+interface Priced {
+  anthropic: number;
+  openai: number;
+  input: number;
+  cached: number;
+  rewrites: number;
+  summarizerCalls: number;
+  kept: number;
+  over: number;
+  requests: number;
+}
+
+const PRICES = {
+  anthropic: { read: 0.1, write: 1.25, output: 5 },
+  openai: { read: 0.1, write: 1, output: 4 },
+};
+
+/** Prices each request against the previous one (the prefix they share is a cache hit). */
+class CacheModel {
+  #previous: string[] = [];
+  readonly priced: Priced = {
+    anthropic: 0,
+    openai: 0,
+    input: 0,
+    cached: 0,
+    rewrites: 0,
+    summarizerCalls: 0,
+    kept: 0,
+    over: 0,
+    requests: 0,
+  };
+
+  constructor(readonly window: number) {}
+
+  request(messages: readonly Message[], keep: readonly string[]): void {
+    const texts = messages.map((m) => JSON.stringify(m));
+    const tokens = messages.map(messageTokens);
+    let shared = 0;
+    while (
+      shared < texts.length &&
+      shared < this.#previous.length &&
+      texts[shared] === this.#previous[shared]
+    )
+      shared++;
+    const total = tokens.reduce((a, b) => a + b, 0);
+    let prefix = 0;
+    for (let k = 0; k < shared; k++) prefix += tokens[k]!;
+    if (prefix < 1024) prefix = 0;
+    if (this.#previous.length > 0 && shared < this.#previous.length) this.priced.rewrites++;
+    const rest = total - prefix;
+    this.priced.anthropic += prefix * PRICES.anthropic.read + rest * PRICES.anthropic.write;
+    this.priced.openai += prefix * PRICES.openai.read + rest;
+    this.priced.input += total;
+    this.priced.cached += prefix;
+    this.priced.requests++;
+    if (total > this.window) this.priced.over++;
+    const joined = texts.join('\n');
+    if (keep.every((thing) => joined.includes(thing))) this.priced.kept++;
+    this.#previous = texts;
+  }
+
+  /** A summarizer call: input at 1x, output at each provider's output multiplier. */
+  summarizer(inputTokens: number, outputTokens: number): void {
+    this.priced.summarizerCalls++;
+    this.priced.anthropic += inputTokens + outputTokens * PRICES.anthropic.output;
+    this.priced.openai += inputTokens + outputTokens * PRICES.openai.output;
+  }
+}
+
+/** A summary that keeps what the user asked (a careful LLM would), about SUMMARY_TOKENS long. */
+function summaryText(previous: string | undefined, texts: readonly string[]): string {
+  const asked = new Set<string>();
+  for (const text of [previous ?? '', ...texts]) {
+    if (text.includes('src/generated/')) asked.add(INSTRUCTION);
+    for (const id of text.match(/BILL-\d+/g) ?? []) asked.add(`Keep ticket ${id} in mind.`);
+  }
+  return [...asked, words(asked.size + texts.length, SUMMARY_TOKENS - 60)].join('\n');
+}
+
+/** This library's engine with an LLM-like summarizer whose calls are billed. */
+async function engine(
+  window: number,
+  session: ReturnType<typeof buildSession>,
+  model: CacheModel,
+  cacheAware = true,
+): Promise<void> {
+  const summarizer: Summarizer = {
+    name: 'billed',
+    async summarize(request: SummarizeRequest) {
+      const input = request.messages.reduce(
+        (sum, m) => sum + tokensOf(m.text + m.toolResults.map((r) => r.output).join('')),
+        0,
+      );
+      const text = summaryText(request.previousSummary, [
+        request.keep ?? '',
+        ...request.messages.map((m) => m.text + m.toolResults.map((r) => r.output).join('')),
+      ]);
+      model.summarizer(input + tokensOf(request.previousSummary ?? ''), tokensOf(text));
+      return { text };
+    },
+  };
+  const policy = {
+    cacheAware,
+    ...(process.env.BENCH_TARGET_PCT ? { targetPct: Number(process.env.BENCH_TARGET_PCT) } : {}),
+  };
+  const manager = new CompactManager({
+    maxContextTokens: window,
+    tokenCounter: quarterCounter,
+    summarizer,
+    policy,
+  });
+  const history: Message[] = [
+    { role: 'system', content: 'You are a coding agent with file and shell tools.' },
+    { role: 'user', content: INSTRUCTION },
+  ];
+  for (const [k, added] of session.steps.entries()) {
+    history.push(...added);
+    model.request(await manager.preflight('bench', history), session.keep[k]!);
+  }
+  await manager.shutdown();
+}
+
+/** Summarize at the trigger (LangChain's summarization middleware): all but the newest 30% of the window. */
+function summarizeAtTrigger(
+  window: number,
+  session: ReturnType<typeof buildSession>,
+  model: CacheModel,
+): void {
+  const head: Message[] = [
+    { role: 'system', content: 'You are a coding agent with file and shell tools.' },
+    { role: 'user', content: INSTRUCTION },
+  ];
+  let view: Message[] = [...head];
+  let previous: string | undefined;
+  for (const [k, added] of session.steps.entries()) {
+    view.push(...added);
+    const total = view.reduce((sum, m) => sum + messageTokens(m), 0);
+    if (total > window * 0.85) {
+      // Keep the newest messages up to 30% of the window (LangChain's `keep: ('fraction', 0.3)`).
+      let cut = view.length;
+      let kept = 0;
+      while (cut > 2 && kept + messageTokens(view[cut - 1]!) <= window * 0.3)
+        kept += messageTokens(view[--cut]!);
+      while (cut < view.length && view[cut]!.role === 'tool') cut++;
+      const folded = view.slice(1, cut).map((m) => JSON.stringify(m));
+      const text = summaryText(previous, folded);
+      model.summarizer(
+        folded.reduce((sum, t) => sum + tokensOf(t), 0),
+        tokensOf(text),
+      );
+      previous = text;
+      view = [
+        head[0]!,
+        { role: 'user', content: `Summary of the conversation so far:\n${text}` },
+        ...view.slice(cut),
+      ];
+    }
+    model.request(view, session.keep[k]!);
+  }
+}
+
+/** Anthropic's clear_tool_uses: past the trigger, clear old tool results (keep 3), at least 5,000 tokens. */
+function clearToolUses(window: number, session: ReturnType<typeof buildSession>, model: CacheModel): void {
+  const view: Message[] = [
+    { role: 'system', content: 'You are a coding agent with file and shell tools.' },
+    { role: 'user', content: INSTRUCTION },
+  ];
+  for (const [k, added] of session.steps.entries()) {
+    view.push(...added);
+    const total = view.reduce((sum, m) => sum + messageTokens(m), 0);
+    if (total > window * 0.85) {
+      const results = view.flatMap((m, i) => (m.role === 'tool' && m.content !== '[cleared]' ? [i] : []));
+      const clearable = results.slice(0, Math.max(0, results.length - 3));
+      const freed = clearable.reduce((sum, i) => sum + messageTokens(view[i]!) - 8, 0);
+      if (freed >= 5_000) for (const i of clearable) view[i] = { ...view[i]!, content: '[cleared]' };
+    }
+    model.request(view, session.keep[k]!);
+  }
+}
+
+/** A sliding window: past the trigger, drop the oldest turns down to half the window. */
+function slidingWindow(window: number, session: ReturnType<typeof buildSession>, model: CacheModel): void {
+  let view: Message[] = [
+    { role: 'system', content: 'You are a coding agent with file and shell tools.' },
+    { role: 'user', content: INSTRUCTION },
+  ];
+  for (const [k, added] of session.steps.entries()) {
+    view.push(...added);
+    let total = view.reduce((sum, m) => sum + messageTokens(m), 0);
+    if (total > window * 0.85) {
+      let cut = 1;
+      while (cut < view.length - 2 && total > window * 0.5) total -= messageTokens(view[cut++]!);
+      while (cut < view.length && view[cut]!.role === 'tool') total -= messageTokens(view[cut++]!);
+      view = [view[0]!, ...view.slice(cut)];
+    }
+    model.request(view, session.keep[k]!);
+  }
+}
+
+function noCompaction(session: ReturnType<typeof buildSession>, model: CacheModel): void {
+  const view: Message[] = [
+    { role: 'system', content: 'You are a coding agent with file and shell tools.' },
+    { role: 'user', content: INSTRUCTION },
+  ];
+  for (const [k, added] of session.steps.entries()) {
+    view.push(...added);
+    model.request(view, session.keep[k]!);
+  }
+}
+
+/** Runs every strategy at each window; returns the rows and prints the table. */
+export async function runCacheCostBench(
+  cases: readonly { window: number; calls: number }[] = [
+    { window: 32_000, calls: 240 },
+    { window: 128_000, calls: 300 },
+  ],
+): Promise<Record<string, Priced & { window: number }>> {
+  const rows: Record<string, Priced & { window: number }> = {};
+  for (const { window, calls } of cases) {
+    const session = buildSession(calls);
+    const strategies: [string, (model: CacheModel) => Promise<void> | void][] = [
+      ['agent-compaction (default)', (m) => engine(window, session, m)],
+      ['agent-compaction, cacheAware off', (m) => engine(window, session, m, false)],
+      ['summarize at trigger', (m) => summarizeAtTrigger(window, session, m)],
+      ['clear_tool_uses', (m) => clearToolUses(window, session, m)],
+      ['sliding window', (m) => slidingWindow(window, session, m)],
+      ['no compaction', (m) => noCompaction(session, m)],
+    ];
+    console.log(`\n${window.toLocaleString('en')} tokens, ${calls} calls`);
+    console.log(
+      'strategy                          | billed Anthropic | billed OpenAI | hit share | rewrites | summarizer calls | asked kept | over window',
+    );
+    for (const [name, run] of strategies) {
+      const model = new CacheModel(window);
+      await run(model);
+      const p = model.priced;
+      rows[`${window}:${name}`] = { ...p, window };
+      console.log(
+        `${name.padEnd(33)} | ${Math.round(p.anthropic).toLocaleString('en').padStart(16)} | ${Math.round(p.openai).toLocaleString('en').padStart(13)} | ${((100 * p.cached) / p.input).toFixed(1).padStart(8)}% | ${String(p.rewrites).padStart(8)} | ${String(p.summarizerCalls).padStart(16)} | ${((100 * p.kept) / p.requests).toFixed(1).padStart(9)}% | ${String(p.over).padStart(11)}`,
+      );
+    }
+  }
+  return rows;
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  await runCacheCostBench();
+}

@@ -1,0 +1,93 @@
+import { describe, expect, it } from 'vitest';
+import { CompactManager } from '../../src/core/compact-manager.js';
+import type { TokenCounter } from '../../src/core/counting/token-counter.js';
+import type { AnyCompactEvent } from '../../src/core/events/events.js';
+import type { CompactMessage } from '../../src/core/messages/message.js';
+
+/**
+ * Issue 21, what prompt caching needs from the engine: between triggers each request extends
+ * the previous one byte for byte (the cached prefix is read, never rewritten); a trigger
+ * rewrites the prefix once, on the call it fires, never on several consecutive calls; and a
+ * cache-aware clearing pass leaves the next trigger further away than clearing to the target.
+ */
+
+const quarter: TokenCounter = {
+  name: 'quarter-chars',
+  exact: true,
+  requestOverhead: 0,
+  countText: (text) => Math.ceil(text.length / 4),
+  countMessage: (m: CompactMessage) =>
+    Math.ceil(
+      (
+        m.text +
+        m.toolCalls.map((c) => c.name + c.arguments).join('') +
+        m.toolResults.map((r) => r.output).join('')
+      ).length / 4,
+    ) + 4,
+  countTools: (tools) => Math.ceil(JSON.stringify(tools).length / 4),
+};
+
+/** Runs `calls` tool calls through preflight; returns the requests and the calls that compacted. */
+async function session(calls: number, cacheAware: boolean) {
+  const manager = new CompactManager({
+    maxContextTokens: 16_000,
+    tokenCounter: quarter,
+    policy: { cacheAware },
+  });
+  const compacted = new Set<number>();
+  let call = 0;
+  manager.on('compact.trigger_decision', (event) => {
+    if ((event as AnyCompactEvent).properties.triggered) compacted.add(call);
+  });
+  const history: Record<string, unknown>[] = [
+    { role: 'system', content: 'You are a coding agent.' },
+    { role: 'user', content: 'Port the billing module; never touch src/generated/.' },
+  ];
+  const requests: string[][] = [];
+  for (call = 1; call <= calls; call++) {
+    if (call % 25 === 0) history.push({ role: 'user', content: `Keep ticket BILL-${call} in mind.` });
+    history.push({
+      role: 'assistant',
+      content: null,
+      tool_calls: [
+        { id: `c${call}`, type: 'function', function: { name: 'read_file', arguments: `{"n":${call}}` } },
+      ],
+    });
+    history.push({
+      role: 'tool',
+      tool_call_id: `c${call}`,
+      content: `${call} `.repeat(300 + ((call * 37) % 900)),
+    });
+    requests.push((await manager.preflight('s', history)).map((m) => JSON.stringify(m)));
+  }
+  await manager.shutdown();
+  return { requests, compacted };
+}
+
+/** Calls whose request does not extend the previous one (a prefix rewrite). */
+function rewrites(requests: readonly string[][]): number[] {
+  const out: number[] = [];
+  for (let k = 1; k < requests.length; k++) {
+    const before = requests[k - 1]!;
+    const now = requests[k]!;
+    if (before.some((message, i) => now[i] !== message)) out.push(k + 1);
+  }
+  return out;
+}
+
+describe('the prompt prefix under compaction', () => {
+  it('is extended byte for byte between triggers and rewritten only on a call that compacted, never twice in a row', async () => {
+    const { requests, compacted } = await session(150, true);
+    const rewritten = rewrites(requests);
+    expect(rewritten.length).toBeGreaterThan(2);
+    for (const call of rewritten)
+      expect(compacted.has(call), `call ${call} rewrote the prefix without compacting`).toBe(true);
+    for (let k = 1; k < rewritten.length; k++) expect(rewritten[k]! - rewritten[k - 1]!).toBeGreaterThan(1);
+  }, 120_000);
+
+  it('clearing every old tool result (cacheAware) rewrites less often than clearing to the target', async () => {
+    const aware = rewrites((await session(150, true)).requests).length;
+    const toTarget = rewrites((await session(150, false)).requests).length;
+    expect(aware).toBeLessThan(toTarget);
+  }, 120_000);
+});

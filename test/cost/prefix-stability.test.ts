@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { CompactManager } from '../../src/core/compact-manager.js';
 import type { TokenCounter } from '../../src/core/counting/token-counter.js';
-import type { AnyCompactEvent } from '../../src/core/events/events.js';
 import type { CompactMessage } from '../../src/core/messages/message.js';
 
 /**
@@ -37,7 +36,7 @@ async function session(calls: number, cacheAware: boolean) {
   const compacted = new Set<number>();
   let call = 0;
   manager.on('compact.trigger_decision', (event) => {
-    if ((event as AnyCompactEvent).properties.triggered) compacted.add(call);
+    if (event.properties.triggered) compacted.add(call);
   });
   const history: Record<string, unknown>[] = [
     { role: 'system', content: 'You are a coding agent.' },

@@ -12,6 +12,7 @@ import type { CompactManager } from '../../core/compact-manager.js';
 import { isCompactError } from '../../core/errors.js';
 import type { CompactionResult, CompactOptions } from '../../core/manager-options.js';
 import { compactForRetry, contextOverflowOf, feedUsage } from '../overflow-recovery.js';
+import { type CacheBreakpointsOption, placeBreakpoints } from './cache-breakpoints.js';
 
 /** What the wrapper needs to know about one call. */
 export interface MessagesCallContext {
@@ -19,6 +20,8 @@ export interface MessagesCallContext {
   /** The manager's session id for these parameters. */
   sessionId: (params: Record<string, unknown>) => string;
   onCompaction?: ((result: CompactionResult<unknown>, sessionId: string) => void) | undefined;
+  /** Prompt-cache breakpoints the integration places (see `placeBreakpoints`). */
+  cacheBreakpoints?: CacheBreakpointsOption | undefined;
 }
 
 type RequestOptions = { body?: Record<string, unknown>; signal?: AbortSignal; [key: string]: unknown };
@@ -176,7 +179,10 @@ function compactingCreate(resource: Record<string, unknown>, context: MessagesCa
       }
       Object.assign(attempt, { sessionId, messages, compactOptions, sentTokens: result.tokensAfter });
       context.onCompaction?.(result, sessionId);
-      return { ...options, body: { ...body, messages: result.messages } };
+      return {
+        ...options,
+        body: placeBreakpoints({ ...body, messages: result.messages }, context.cacheBreakpoints ?? 'auto'),
+      };
     };
     const scoped = Object.create(resource, { _client: { value: interceptingClient(client, transform) } });
     return originalCreate.call(scoped, params, requestOptions);

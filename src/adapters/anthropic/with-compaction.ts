@@ -22,6 +22,14 @@ export interface WithCompactionOptions {
   sessionId: string | ((params: CreateParams) => string);
   /** Called after each compaction check. */
   onCompaction?: (result: CompactionResult<unknown>, sessionId: string) => void;
+  /**
+   * Prompt-cache breakpoints (`cache_control`) the wrapper places: after the tools and system
+   * prompt, after the compaction summary and on the newest message, 4 at most with the
+   * caller's. `'auto'`: only when the request carries none of its own; `true`: beside the
+   * caller's; `false`: never.
+   * @default 'auto'
+   */
+  cacheBreakpoints?: 'auto' | boolean;
 }
 
 function sessionIdOf(option: WithCompactionOptions['sessionId'], params: CreateParams): string {
@@ -77,6 +85,7 @@ export function withCompaction<C extends Pick<Anthropic, 'messages'>>(
     manager,
     sessionId: (params) => sessionIdOf(options.sessionId, params as unknown as CreateParams),
     onCompaction: options.onCompaction,
+    cacheBreakpoints: options.cacheBreakpoints,
   };
   const messages = compactingMessages(client.messages, context);
   const original = client as unknown as { beta?: { messages?: object } };

@@ -1,0 +1,97 @@
+import Anthropic from '@anthropic-ai/sdk';
+import { afterEach, describe, expect, it } from 'vitest';
+import { CompactManager } from '../../core/compact-manager.js';
+import { type ProviderTestServer, startProviderTestServer } from '../../testing/provider-test-server.js';
+import { countBreakpoints, placeBreakpoints } from './cache-breakpoints.js';
+import { withCompaction } from './index.js';
+
+let server: ProviderTestServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+const SYSTEM = 'You are a release assistant.';
+
+function thread(turns: number): Anthropic.MessageParam[] {
+  const out: Anthropic.MessageParam[] = [];
+  for (let i = 0; i < turns; i++) {
+    out.push({ role: 'user', content: `status ${i}: ${'log line ok; '.repeat(80)}` });
+    out.push({ role: 'assistant', content: [{ type: 'text', text: `noted ${i}` }] });
+  }
+  out.push({ role: 'user', content: 'what is left?' });
+  return out;
+}
+
+const marksOf = (value: unknown) => JSON.stringify(value).split('"cache_control"').length - 1;
+
+describe('Anthropic cache breakpoints placed by withCompaction', () => {
+  it('after the system prompt, after the summary and on the newest message; the caller’s objects untouched', async () => {
+    server = await startProviderTestServer({ handler: () => ({ text: 'ok' }) });
+    const manager = new CompactManager({ model: 'claude-sonnet-4-6', maxContextTokens: 4_000 });
+    const client = withCompaction(
+      new Anthropic({ apiKey: 'k', baseURL: server.anthropicBaseURL, maxRetries: 0 }),
+      manager,
+      {
+        sessionId: 'bp',
+      },
+    );
+    const messages = thread(12);
+    const before = structuredClone(messages);
+    await client.messages.create({ model: 'claude-sonnet-4-6', max_tokens: 64, system: SYSTEM, messages });
+    expect(messages).toEqual(before);
+    const body = server.requests.at(-1)!.body as { system: unknown; messages: { content: unknown }[] };
+    expect(countBreakpoints(body as never)).toBe(3);
+    expect(body.system).toEqual([{ type: 'text', text: SYSTEM, cache_control: { type: 'ephemeral' } }]);
+    const summaryAt = body.messages.findIndex((m) =>
+      JSON.stringify(m.content).includes('<COMPACT-SUMMARY v1>'),
+    );
+    expect(summaryAt).toBeGreaterThanOrEqual(0);
+    expect(marksOf(body.messages[summaryAt])).toBe(1);
+    expect(marksOf(body.messages.at(-1))).toBe(1);
+    await manager.shutdown();
+  });
+
+  it("keeps the caller's marks: 'auto' adds none beside them, true adds up to 4 in all", () => {
+    const own = {
+      system: [{ type: 'text', text: SYSTEM, cache_control: { type: 'ephemeral' } }],
+      messages: [
+        { role: 'user', content: '<COMPACT-SUMMARY v2>\nsummary\n</COMPACT-SUMMARY>' },
+        { role: 'assistant', content: 'ok' },
+        { role: 'user', content: 'next' },
+      ],
+    };
+    expect(placeBreakpoints(own, 'auto')).toBe(own);
+    const added = placeBreakpoints(own, true);
+    expect(countBreakpoints(added)).toBe(3);
+    expect(added.system).toBe(own.system);
+    const full = {
+      tools: [1, 2, 3].map((n) => ({
+        name: `t${n}`,
+        input_schema: {},
+        cache_control: { type: 'ephemeral' },
+      })),
+      system: [{ type: 'text', text: SYSTEM, cache_control: { type: 'ephemeral' } }],
+      messages: own.messages,
+    };
+    expect(countBreakpoints(placeBreakpoints(full, true))).toBe(4);
+    expect(placeBreakpoints(own, false)).toBe(own);
+  });
+
+  it('never more than 4, whatever the request holds', () => {
+    for (let marks = 0; marks <= 6; marks++) {
+      const body = {
+        tools: Array.from({ length: marks }, (_, n) => ({
+          name: `t${n}`,
+          cache_control: { type: 'ephemeral' },
+        })),
+        system: 'sys',
+        messages: [
+          { role: 'user', content: '<COMPACT-SUMMARY v1>\ns\n</COMPACT-SUMMARY>' },
+          { role: 'user', content: 'go' },
+        ],
+      };
+      expect(countBreakpoints(placeBreakpoints(body, true))).toBe(Math.max(marks, Math.min(4, marks + 3)));
+    }
+  });
+});

@@ -1,0 +1,109 @@
+/**
+ * Anthropic prompt-cache breakpoints placed by the integration. Anthropic caches a request's
+ * prefix (tools, then system, then messages) up to each `cache_control` mark; without marks
+ * nothing is cached. After compaction the request is: tools and system, the pinned messages
+ * and the summary, then the recent messages. Marks go where a later request shares the prefix:
+ * after the tools and system prompt, after the summary (a compaction rewrites what follows it,
+ * not what precedes it), and on the newest message (the next call extends it). Never more
+ * than the API's 4; marks the caller set are kept and counted.
+ */
+import { findLibraryTags } from '../../core/summary/summary-markup.js';
+
+/** Where the integration places cache breakpoints. */
+export type CacheBreakpointsOption = 'auto' | boolean;
+
+const MAX_BREAKPOINTS = 4;
+const EPHEMERAL = Object.freeze({ type: 'ephemeral' });
+
+type Block = Record<string, unknown>;
+type Message = { role?: unknown; content?: unknown; [key: string]: unknown };
+
+const marked = (value: unknown) =>
+  value !== null && typeof value === 'object' && (value as Block).cache_control !== undefined;
+
+/** The caller's own `cache_control` marks in a request body. */
+export function countBreakpoints(body: Record<string, unknown>): number {
+  let count = 0;
+  if (Array.isArray(body.tools)) count += body.tools.filter(marked).length;
+  if (Array.isArray(body.system)) count += body.system.filter(marked).length;
+  for (const message of (body.messages as Message[] | undefined) ?? []) {
+    if (Array.isArray(message?.content)) count += message.content.filter(marked).length;
+  }
+  return count;
+}
+
+/** A copy of `message` with its last content block marked (string content becomes one text block). */
+function markMessage(message: Message): Message {
+  const content =
+    typeof message.content === 'string'
+      ? [{ type: 'text', text: message.content }]
+      : Array.isArray(message.content)
+        ? [...(message.content as Block[])]
+        : undefined;
+  if (!content || content.length === 0) return message;
+  const last = content.length - 1;
+  content[last] = { ...content[last], cache_control: EPHEMERAL };
+  return { ...message, content };
+}
+
+/** True when `message` is the manager's summary message (its text opens with the summary tag). */
+function isSummary(message: Message): boolean {
+  const text =
+    typeof message.content === 'string'
+      ? message.content
+      : Array.isArray(message.content)
+        ? String((message.content[0] as Block | undefined)?.text ?? '')
+        : '';
+  return text.startsWith('<COMPACT-SUMMARY v') && findLibraryTags(text).length > 0;
+}
+
+/**
+ * `body` with breakpoints placed: with `'auto'` only when the caller set none, with `true`
+ * beside the caller's up to 4 in all. Never changes the caller's objects.
+ */
+export function placeBreakpoints(
+  body: Record<string, unknown>,
+  option: CacheBreakpointsOption = 'auto',
+): Record<string, unknown> {
+  if (option === false) return body;
+  const existing = countBreakpoints(body);
+  if (option === 'auto' && existing > 0) return body;
+  let room = MAX_BREAKPOINTS - existing;
+  const out = { ...body };
+  const messages = [...((body.messages as Message[] | undefined) ?? [])];
+  // 1. After the tools and the system prompt (the last system block, else the last tool).
+  if (room > 0 && typeof out.system === 'string' && out.system !== '') {
+    out.system = [{ type: 'text', text: out.system, cache_control: EPHEMERAL }];
+    room--;
+  } else if (room > 0 && Array.isArray(out.system) && out.system.length > 0 && !out.system.some(marked)) {
+    const system = [...(out.system as Block[])];
+    system[system.length - 1] = { ...system[system.length - 1], cache_control: EPHEMERAL };
+    out.system = system;
+    room--;
+  } else if (room > 0 && out.system === undefined && Array.isArray(out.tools) && out.tools.length > 0) {
+    const tools = [...(out.tools as Block[])];
+    if (!tools.some(marked)) {
+      tools[tools.length - 1] = { ...tools[tools.length - 1], cache_control: EPHEMERAL };
+      out.tools = tools;
+      room--;
+    }
+  }
+  // 2. After the summary, when it is not the newest message.
+  const summary = messages.findIndex(isSummary);
+  if (room > 0 && summary >= 0 && summary < messages.length - 1) {
+    messages[summary] = markMessage(messages[summary]!);
+    room--;
+  }
+  // 3. The newest message: the next call reads everything up to it from the cache.
+  const last = messages.length - 1;
+  if (
+    room > 0 &&
+    last >= 0 &&
+    !(Array.isArray(messages[last]!.content) && (messages[last]!.content as Block[]).some(marked))
+  ) {
+    messages[last] = markMessage(messages[last]!);
+    room--;
+  }
+  out.messages = messages;
+  return out;
+}

@@ -31,6 +31,7 @@ const CONFIG_KEY_OF = {
   cacheMaxBytes: 'sessions.cache_max_bytes',
   requireArchive: 'storage.require_archive',
   pricing: 'pricing',
+  clock: 'code only: a function (tests inject a fake clock)',
 } satisfies Record<keyof CompactManagerOptions, string>;
 
 describe('a config key for every manager option', () => {
@@ -42,7 +43,7 @@ describe('a config key for every manager option', () => {
         return object?.properties?.[key];
       }, schema);
     const codeOnly = Object.entries(CONFIG_KEY_OF).filter(([, path]) => path.startsWith('code only'));
-    expect(codeOnly.map(([option]) => option).sort()).toEqual(['customStrategies', 'tokenCounter']);
+    expect(codeOnly.map(([option]) => option).sort()).toEqual(['clock', 'customStrategies', 'tokenCounter']);
     for (const [option, path] of Object.entries(CONFIG_KEY_OF)) {
       if (!path.startsWith('code only')) expect(at(path), `${option} -> ${path}`).toBeDefined();
     }

@@ -55,6 +55,11 @@ export const policySchema = z
     clear_min_tokens: integer(0)
       .default(DEFAULT_POLICY.clearMinTokens)
       .describe('Cascade level a: tool results smaller than this (tokens) are not worth clearing.'),
+    cache_lifetime_ms: integer(0)
+      .default(DEFAULT_POLICY.cacheLifetimeMs)
+      .describe(
+        "The provider's prompt-cache lifetime: a session idle longer than this compacts from prepare_at_pct (its cache is cold anyway); 0 turns it off.",
+      ),
     cache_aware: z
       .boolean()
       .default(DEFAULT_POLICY.cacheAware)

@@ -117,6 +117,7 @@ export function toCompactPolicy(config: CompactConfig): Partial<CompactPolicy> {
     clearKeepRecent: policy.clear_keep_recent,
     clearMinTokens: policy.clear_min_tokens,
     cacheAware: policy.cache_aware,
+    cacheLifetimeMs: policy.cache_lifetime_ms,
     clearExcludeTools: [...policy.clear_exclude_tools],
     shortenArgumentsAbove: policy.shorten_arguments_above,
     shortenArgumentsKeep: policy.shorten_arguments_keep,

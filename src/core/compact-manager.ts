@@ -158,6 +158,8 @@ export class CompactManager {
       summarizerTimeoutMs: timeoutMs,
       summarizerRedact: options.redactSummarizerInput === false ? undefined : this.#redact,
       requireArchive: settings.requireArchive,
+      clock: options.clock ?? Date.now,
+      lastCalls: new Map(),
     };
     this.#lockTtlMs = lockTtl(options.sessionLock, this.store);
     // With a shared store, one process prepares per session; its lock outlasts the summarizer's time limit.

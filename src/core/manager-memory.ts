@@ -76,6 +76,7 @@ export function freeMemory(memory: ManagerMemory): void {
   memory.deps.rewrites.clear();
   memory.deps.systemCounts.clear();
   memory.deps.calibration.clear();
+  memory.deps.lastCalls.clear();
   memory.usage.clear();
   memory.failOpen?.clear();
 }

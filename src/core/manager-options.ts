@@ -101,6 +101,12 @@ export interface CompactManagerOptions {
    * @default DEFAULT_CACHE_PRICES
    */
   pricing?: Record<string, CachePrice>;
+  /**
+   * The clock, in epoch ms: how the manager tells an idle gap past `policy.cacheLifetimeMs`.
+   * Inject a fake one in tests.
+   * @default Date.now
+   */
+  clock?: () => number;
   /** Receive events in the background through a bounded queue. @default [] */
   exporters?: EventExporter[];
   /** Options of the exporters' queue. */

@@ -66,6 +66,14 @@ export interface CompactPolicy {
    */
   prepareAtPct: number;
   /**
+   * How long the provider keeps a prompt cache (Anthropic's default 5 minutes; set 3,600,000
+   * for its 1-hour cache). When a session's previous call is older than this, its cache is
+   * cold anyway: a request past `prepareAtPct` compacts then rather than later at the trigger,
+   * when the rewrite would cost a cache write on a warm cache. `0` turns this off.
+   * @default 300000
+   */
+  cacheLifetimeMs: number;
+  /**
    * Cascade level a: the most recent tool results never cleared.
    * @default 3
    */
@@ -121,6 +129,7 @@ export const DEFAULT_POLICY: Readonly<CompactPolicy> = Object.freeze({
   userTextShare: 0.15,
   targetPct: 0.5,
   prepareAtPct: 0.7,
+  cacheLifetimeMs: 300_000,
   clearKeepRecent: 3,
   clearMinTokens: 100,
   cacheAware: true,
@@ -204,6 +213,7 @@ export function resolvePolicy(
   }
   checkInteger('policy.clearKeepRecent', merged.clearKeepRecent, 0);
   checkInteger('policy.clearMinTokens', merged.clearMinTokens, 0);
+  checkInteger('policy.cacheLifetimeMs', merged.cacheLifetimeMs, 0);
   checkInteger('policy.shortenArgumentsAbove', merged.shortenArgumentsAbove, 64);
   checkInteger('policy.shortenArgumentsKeep', merged.shortenArgumentsKeep, 32);
   if (

@@ -142,6 +142,7 @@ const MANAGER_OPTION_KEYS = {
   cacheMaxBytes: true,
   requireArchive: true,
   pricing: true,
+  clock: true,
 } satisfies Record<keyof CompactManagerOptions, true>;
 
 /** An unknown option is an error, as in a config file (a misspelt key would do nothing). */

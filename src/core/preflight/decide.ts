@@ -1,6 +1,7 @@
 /**
  * Step 4: decide. Compaction triggers when the request reaches `triggerPct` of the window,
- * exceeds the budget, or is forced; it then reduces down to the target (`targetPct` of the
+ * exceeds the budget, or is forced, or, after an idle gap longer than the prompt cache's
+ * lifetime (the cache is cold: a rewrite costs nothing extra), from `prepareAtPct`; it then reduces down to the target (`targetPct` of the
  * window, well below the trigger), so the next trigger is many steps away.
  */
 import type { CompactPolicy } from '../policy.js';
@@ -8,7 +9,7 @@ import type { CompactPolicy } from '../policy.js';
 /** The decision of one preflight. */
 export interface Decision {
   triggered: boolean;
-  reason: 'manual' | 'usage_pct >= trigger_pct' | 'over budget' | 'usage_pct < trigger_pct';
+  reason: 'manual' | 'usage_pct >= trigger_pct' | 'over budget' | 'cache cold' | 'usage_pct < trigger_pct';
   /** `maxContextTokens - hardCapBuffer`: the hard limit. */
   budget: number;
   /** Where compaction triggers. */
@@ -20,9 +21,10 @@ export interface Decision {
 /** Decides whether a request of `tokens` compacts. */
 export function decide(
   tokens: number,
-  policy: Pick<CompactPolicy, 'triggerPct' | 'targetPct' | 'hardCapBuffer'>,
+  policy: Pick<CompactPolicy, 'triggerPct' | 'targetPct' | 'hardCapBuffer' | 'prepareAtPct'>,
   maxContextTokens: number,
   force: boolean,
+  coldCache = false,
 ): Decision {
   // A per-call limit smaller than the buffer (overflow recovery) keeps a tenth of it as buffer.
   const buffer =
@@ -36,6 +38,8 @@ export function decide(
       ? 'usage_pct >= trigger_pct'
       : tokens > budget
         ? 'over budget'
-        : 'usage_pct < trigger_pct';
+        : coldCache && tokens >= Math.floor(policy.prepareAtPct * maxContextTokens)
+          ? 'cache cold'
+          : 'usage_pct < trigger_pct';
   return { triggered: reason !== 'usage_pct < trigger_pct', reason, budget, triggerTokens, targetTokens };
 }

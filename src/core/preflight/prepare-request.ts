@@ -48,6 +48,10 @@ export interface PipelineDeps {
   readonly systemCounts: Map<string, number>;
   /** Stop a compaction (nothing pruned, `storage_failed` thrown) when its archive cannot be written. */
   readonly requireArchive?: boolean;
+  /** The time, in epoch ms (injectable for tests). */
+  readonly clock: () => number;
+  /** When each session key was last called: an idle gap past the cache lifetime compacts early. */
+  readonly lastCalls: Map<string, number>;
 }
 
 /** One call's input. */
@@ -128,6 +132,7 @@ export function forgetSession(deps: PipelineDeps, sessionId: string): void {
   deps.histories.delete(sessionId);
   deps.histories.delete(`${sessionId}\u0000repaired`);
   deps.calibration.forget(sessionId);
+  deps.lastCalls.delete(sessionId);
 }
 
 /** Step 1: index, pair, and reject or repair broken input. */
@@ -275,6 +280,14 @@ function countRequest(deps: PipelineDeps, input: PreflightInput, view: SessionVi
   return { summaryWire, summaryTokens, breakdown, tokensBefore };
 }
 
+/** True when the session's previous call is older than the cache lifetime (and records this one). */
+function idlePastCacheLifetime(deps: PipelineDeps, key: string, lifetimeMs: number): boolean {
+  const now = deps.clock();
+  const last = deps.lastCalls.get(key);
+  deps.lastCalls.set(key, now);
+  return lifetimeMs > 0 && last !== undefined && now - last > lifetimeMs;
+}
+
 /** Steps 1-4 of one call. */
 export async function prepareRequest(deps: PipelineDeps, input: PreflightInput): Promise<PreparedRequest> {
   const started = Date.now();
@@ -290,6 +303,7 @@ export async function prepareRequest(deps: PipelineDeps, input: PreflightInput):
     input.policy,
     input.maxContextTokens,
     input.options.force === true,
+    idlePastCacheLifetime(deps, input.key, input.policy.cacheLifetimeMs),
   );
   const scale = counted.tokensBefore > 0 ? calibrated.tokens / counted.tokensBefore : 1;
   const prepared: PreparedRequest = {

@@ -260,8 +260,10 @@ export interface TokenEstimate {
   total: number;
   breakdown: TokenBreakdown;
   maxContextTokens: number;
-  /** `total / maxContextTokens`. */
+  /** `total / maxContextTokens`, a fraction (0.877). */
   usagePct: number;
+  /** The same as a percentage, two decimals (87.7). */
+  usagePercent: number;
   /** The counter's name (e.g. `o200k_base`). */
   tokenizer: string;
   /** False when counts are estimates (models without a public tokenizer). */

@@ -75,6 +75,7 @@ export function sampleCompactionEvents(options: SampleCompactionOptions = {}): A
       tEst: 112_345,
       maxTokens: 128_000,
       usagePct: 0.8777,
+      usagePercent: 87.77,
       breakdown: { system: 1200, developer: 300, toolsSchema: 845, messages: 110_000 },
       messageCount: 212,
       countedFresh: 4,

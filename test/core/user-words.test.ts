@@ -64,12 +64,12 @@ describe('what the user asked survives every compaction', () => {
   });
 
   it('an instruction given once and six tickets stay in every request of 300 tool calls in a 32k window', async () => {
-    // Clearing only down to the target (cacheAware off) summarizes more often: the rolling
-    // summaries are what this test puts the user's words through.
+    // Clearing only down to a deeper target (cacheAware off, targetPct 0.35) summarizes more
+    // often: the rolling summaries are what this test puts the user's words through.
     const manager = new CompactManager({
       maxContextTokens: 32_000,
       tokenCounter: quarterCounter,
-      policy: { cacheAware: false },
+      policy: { cacheAware: false, targetPct: 0.35 },
     });
     const events: AnyCompactEvent[] = [];
     manager.on('*', (event) => events.push(event as AnyCompactEvent));

@@ -43,7 +43,10 @@ export interface CompactEventProperties {
     tEst: number;
     /** The model's context window. */
     maxTokens: number;
+    /** `tEst / maxTokens`, a fraction (the spec's name): 0.877 is 87.7% of the window. */
     usagePct: number;
+    /** The same as a percentage, two decimals: 87.7. */
+    usagePercent: number;
     breakdown: TokenBreakdown;
     /** How many messages were counted (the view, not the raw history). */
     messageCount: number;

@@ -38,6 +38,7 @@ export function estimateRequest(
     breakdown,
     maxContextTokens,
     usagePct: total / maxContextTokens,
+    usagePercent: Math.round((10_000 * total) / maxContextTokens) / 100,
     tokenizer: counter.name,
     exact: counter.exact,
   };

@@ -175,7 +175,13 @@ function resumeView(
     counter: deps.counter,
     realize: (item, rewrite) =>
       deps.rewrites.get(
-        { codec: input.codec, counter: deps.counter, pairer: indexed.pairer, items: indexed.items },
+        {
+          codec: input.codec,
+          counter: deps.counter,
+          pairer: indexed.pairer,
+          items: indexed.items,
+          archived: deps.archive.keepsArtifacts,
+        },
         item,
         rewrite,
       ),
@@ -354,6 +360,7 @@ function emitDecision(
       tEst: tokensBefore,
       maxTokens: prepared.maxContextTokens,
       usagePct: tokensBefore / prepared.maxContextTokens,
+      usagePercent: Math.round((10_000 * tokensBefore) / prepared.maxContextTokens) / 100,
       breakdown: prepared.breakdown,
       messageCount: prepared.view.entries.length + (prepared.summaryWire === undefined ? 0 : 1),
       countedFresh: prepared.countedFresh,

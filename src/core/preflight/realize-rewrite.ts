@@ -22,10 +22,16 @@ export function rewriteRef(kind: SessionRewrite['kind'], id: string): string {
 const formatCount = (n: number) => n.toLocaleString('en-US');
 
 /** The one-line placeholder of a cleared tool result. */
-export function clearedPlaceholder(toolName: string, chars: number, ref: string, output = ''): string {
+export function clearedPlaceholder(
+  toolName: string,
+  chars: number,
+  ref: string | undefined,
+  output = '',
+): string {
   const ids = placeholderIds(output);
   const named = ids.length > 0 ? `; ids: ${ids.join(', ')}` : '';
-  return `[agent-compaction: output of tool "${toolName}" cleared (${formatCount(chars)} chars${named}); recall ref "${ref}"]`;
+  const recall = ref === undefined ? '' : `; recall ref "${ref}"`;
+  return `[agent-compaction: output of tool "${toolName}" cleared (${formatCount(chars)} chars${named})${recall}]`;
 }
 
 /** Up to six short identifiers of a cleared output (tickets, ids, paths), so the agent can still act on them. */
@@ -38,8 +44,9 @@ function placeholderIds(output: string): string[] {
 }
 
 /** The marker left where text was removed. */
-export function cutMarker(removed: number, ref: string): string {
-  return `[agent-compaction: ${formatCount(removed)} chars cut here; full text: recall ref "${ref}"]`;
+export function cutMarker(removed: number, ref: string | undefined): string {
+  const recall = ref === undefined ? '' : `; full text: recall ref "${ref}"`;
+  return `[agent-compaction: ${formatCount(removed)} chars cut here${recall}]`;
 }
 
 /** The name of the tool whose call result `position` of `item` answers. */
@@ -60,6 +67,11 @@ export interface RewriteContext {
   readonly counter: TokenCounter;
   readonly pairer: ToolPairer;
   readonly items: readonly IndexedMessage[];
+  /**
+   * Whether originals are archived under their refs: without an archive (no storage) a
+   * placeholder names no recall ref, since recall could not find it.
+   */
+  readonly archived?: boolean;
 }
 
 function countWire(context: RewriteContext, wire: unknown, index: number): number {
@@ -75,6 +87,7 @@ export function realizeRewrite(
 ): RealizedRewrite {
   const parsed = item.entry.parsed;
   const raw = item.entry.wire;
+  const ref = context.archived === false ? undefined : rewrite.ref;
   let wire: unknown;
   if (rewrite.kind === 'cleared') {
     const positions = parsed.toolResults.map((_, i) => i);
@@ -82,17 +95,17 @@ export function realizeRewrite(
       clearedPlaceholder(
         toolNameOf(item, position, context.pairer, context.items),
         parsed.toolResults[position]?.output.length ?? 0,
-        rewrite.ref,
+        context.archived === false ? undefined : rewrite.ref,
         parsed.toolResults[position]?.output ?? '',
       ),
     );
   } else if (rewrite.kind === 'shortened') {
     const positions = parsed.toolCalls.map((_, i) => i);
     wire = shortenToolArguments(raw, parsed.format, positions, rewrite.keepChars ?? 1000, (removed) =>
-      cutMarker(removed, rewrite.ref),
+      cutMarker(removed, ref),
     );
   } else {
-    wire = cutLongestText(raw, rewrite.keepChars ?? 1000, (removed) => cutMarker(removed, rewrite.ref))?.wire;
+    wire = cutLongestText(raw, rewrite.keepChars ?? 1000, (removed) => cutMarker(removed, ref))?.wire;
   }
   if (wire === undefined) return { wire: raw, tokens: countWire(context, raw, item.index) };
   return { wire, tokens: countWire(context, wire, item.index) };

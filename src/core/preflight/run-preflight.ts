@@ -95,7 +95,13 @@ function cascadeInput(
     counter: deps.counter,
     realize: (item, rewrite) =>
       deps.rewrites.get(
-        { codec, counter: deps.counter, pairer: indexed.pairer, items: indexed.items },
+        {
+          codec,
+          counter: deps.counter,
+          pairer: indexed.pairer,
+          items: indexed.items,
+          archived: deps.archive.keepsArtifacts,
+        },
         item,
         rewrite,
       ),

@@ -29,7 +29,7 @@ export const EXPORTER_NAMES = ['console', 'ariadne', 'otlp', 'none'] as const;
 export const STORAGE_ADAPTERS = ['fs', 's3', 'none'] as const;
 
 /** Output formats of the console exporter. */
-export const CONSOLE_FORMATS = ['pretty', 'json'] as const;
+export const CONSOLE_FORMATS = ['summary', 'pretty', 'json'] as const;
 
 /** Default Ariadne ingest endpoint (Ariadne listens on 127.0.0.1:5175). */
 export const DEFAULT_ARIADNE_URL = 'http://localhost:5175/ingest';
@@ -133,8 +133,10 @@ export const telemetrySchema = z
     ariadne_url: httpUrl.default(DEFAULT_ARIADNE_URL).describe("Ariadne's ingest endpoint."),
     console_format: z
       .enum(CONSOLE_FORMATS)
-      .default('pretty')
-      .describe('Console exporter output: pretty or json.'),
+      .default('summary')
+      .describe(
+        'Console exporter output: summary (one line per compaction, error and warning), pretty (one line per event) or json.',
+      ),
     otlp_endpoint: httpUrl
       .optional()
       .describe(

@@ -287,14 +287,13 @@ export class CompactManager {
   recordUsage(sessionId: string, usage: ReportedUsage): void {
     const recorded = this.#usage.record(sessionId, usage, this.#deps.calibration);
     if (recorded.mismatch) this.emit(sessionId, 'compact.warning', recorded.mismatch);
-    this.emit(sessionId, 'compact.usage', recorded.usage);
+    // Archived with the session's events too: `status` and `report` read the cost there.
+    const context = { ...newOperation(sessionId), archived: [] };
+    this.#bus.emit(context, 'compact.usage', recorded.usage, { start: Date.now() });
+    this.#deps.archive.trackEvents(context);
   }
 
-  /**
-   * What the session's reported requests cost under prompt caching: input split into cache
-   * reads, cache writes and uncached tokens, the hit share, the compactions that rewrote the
-   * prefix, and billed-equivalent input tokens priced by the `pricing` table.
-   */
+  /** The session's cost under prompt caching so far (see {@link SessionCost}; `pricing` prices it). */
   costSnapshot(sessionId: string): SessionCost | undefined {
     return this.#usage.cost(sessionId);
   }

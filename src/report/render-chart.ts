@@ -81,6 +81,15 @@ export function renderChart(trace: TraceModel): string {
       points.push(`${x(call.index).toFixed(1)},${y(call.tokensSent).toFixed(1)}`);
   }
   parts.push(`<polyline class="tokens" points="${points.join(' ')}"/>`);
+  // Where the provider's usage is known: a dot per call with its cache hit and billed input.
+  for (const call of calls) {
+    if (!call.usage) continue;
+    parts.push(
+      `<circle class="usage-point" data-call="${call.index}" cx="${x(call.index).toFixed(1)}" cy="${y(call.tokensSent).toFixed(1)}" r="2"><title>${escapeHtml(
+        `call ${call.index}: ${fmt(call.usage.inputTokens)} input tokens, ${(100 * call.usage.hitShare).toFixed(0)}% from the cache, billed as ${fmt(Math.round(call.usage.billedInputEquivalent))}`,
+      )}</title></circle>`,
+    );
+  }
   for (const compaction of compactions) {
     const { call } = compaction;
     parts.push(

@@ -23,6 +23,7 @@ h1{font-size:22px;margin:0 0 4px}h2{font-size:18px;margin:28px 0 8px}h3{font-siz
 .chart .limit{stroke-width:1.2;stroke-dasharray:6 4}.chart .window{stroke:#cf222e}.chart .trigger{stroke:#bf8700}.chart .target{stroke:#1a7f37}
 .chart .limit-label.window{fill:#cf222e}.chart .limit-label.trigger{fill:#9a6700}.chart .limit-label.target{fill:#1a7f37}
 .chart .compaction-marker{fill:#8250df;stroke:#fff;stroke-width:1.5}.chart .compaction-marker.has-error{fill:#cf222e}
+.chart .usage-point{fill:#1a7f37}
 .card{border:1px solid #d0d7de;border-radius:6px;padding:12px 16px;margin:12px 0}.card.has-error{border-color:#cf222e;box-shadow:0 0 0 1px #cf222e33}
 table.levels{border-collapse:collapse;margin:6px 0}table.levels th,table.levels td{border-bottom:1px solid #eaeef2;padding:3px 10px;text-align:left}
 td.num{text-align:right;font-variant-numeric:tabular-nums}
@@ -44,6 +45,13 @@ function facts(trace: TraceModel): string {
     `${trace.compactions.length} compactions`,
     `${errors} errors`,
     `${trace.eventCount} events`,
+    ...(trace.cost
+      ? [
+          `prompt cache: ${(100 * trace.cost.hitShare).toFixed(1)}% hit over ${trace.cost.requests} reported requests`,
+          `billed-equivalent input: ${Math.round(trace.cost.billedInputEquivalent).toLocaleString('en')} tokens`,
+          `prefix rewrites: ${trace.cost.prefixRewrites}`,
+        ]
+      : []),
   ];
   return `<ul class="facts">${items.map((item) => `<li>${escapeHtml(item)}</li>`).join('')}</ul>`;
 }

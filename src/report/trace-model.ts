@@ -20,6 +20,25 @@ export interface TraceCall {
   targetTokens?: number;
   budget?: number;
   triggered: boolean;
+  /** What the provider reported for this call's request (`compact.usage`), when recorded. */
+  usage?: TraceUsage;
+}
+
+/** A call's reported usage under prompt caching. */
+export interface TraceUsage {
+  inputTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+  hitShare: number;
+  billedInputEquivalent: number;
+}
+
+/** The session's cost, from its last reported usage. */
+export interface TraceCost {
+  requests: number;
+  hitShare: number;
+  billedInputEquivalent: number;
+  prefixRewrites: number;
 }
 
 /** One level of the cascade in one compaction. */
@@ -72,6 +91,8 @@ export interface TraceModel {
   otherErrors: TraceError[];
   /** How many events were read. */
   eventCount: number;
+  /** Totals of the reported usage (`compact.usage`), when any was recorded. */
+  cost?: TraceCost;
 }
 
 const LEVEL_NAMES: Readonly<Record<string, string>> = Object.freeze({
@@ -235,7 +256,24 @@ export function buildTraceModel(events: readonly AnyCompactEvent[]): TraceModel 
   const otherErrors: TraceError[] = [];
   const sessionIds = new Set<string>();
   let model: string | undefined;
+  const lastCallOf = new Map<string, TraceCall>();
+  let cost: TraceCost | undefined;
+  let requests = 0;
   for (const operation of groupByOperation(events)) {
+    const usage = operation.events.map((e) => propsOf(e, 'compact.usage')).find(Boolean);
+    if (usage) {
+      // The usage of a response belongs to the session's request just before it.
+      const call = lastCallOf.get(operation.sessionId);
+      if (call) call.usage = traceUsage(usage);
+      requests++;
+      cost = {
+        requests,
+        hitShare: Number(usage.sessionHitShare) || 0,
+        billedInputEquivalent: Number(usage.sessionBilledInputEquivalent) || 0,
+        prefixRewrites: Number(usage.prefixRewrites) || 0,
+      };
+      continue;
+    }
     const estimate = operation.events.map((e) => propsOf(e, 'compact.token_estimate')).find(Boolean);
     const decision = operation.events.map((e) => propsOf(e, 'compact.trigger_decision')).find(Boolean);
     if (!estimate && !decision) {
@@ -259,6 +297,7 @@ export function buildTraceModel(events: readonly AnyCompactEvent[]): TraceModel 
     if (decision?.targetTokens !== undefined) call.targetTokens = Number(decision.targetTokens);
     if (decision?.budget !== undefined) call.budget = Number(decision.budget);
     calls.push(call);
+    lastCallOf.set(operation.sessionId, call);
     if (call.triggered) compactions.push(compactionOf(call, operation.events, compactions.length + 1));
     else otherErrors.push(...errorsOf(operation.events));
   }
@@ -270,5 +309,16 @@ export function buildTraceModel(events: readonly AnyCompactEvent[]): TraceModel 
     eventCount: events.length,
   };
   if (model !== undefined) result.model = model;
+  if (cost !== undefined) result.cost = cost;
   return result;
+}
+
+function traceUsage(usage: Props<'compact.usage'>): TraceUsage {
+  return {
+    inputTokens: Number(usage.inputTokens) || 0,
+    cacheReadTokens: Number(usage.cacheReadTokens) || 0,
+    cacheWriteTokens: Number(usage.cacheWriteTokens) || 0,
+    hitShare: Number(usage.hitShare) || 0,
+    billedInputEquivalent: Number(usage.billedInputEquivalent) || 0,
+  };
 }

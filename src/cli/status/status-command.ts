@@ -25,6 +25,8 @@ export interface SessionStatus {
   layers?: { pinned: number; pinnedMessages: number; summary: number; recent: number };
   summary?: { version: number; tokens: number; summarizer: string; strategy: string; text: string };
   errors: { errorType: string; message: string; fallback: string }[];
+  /** The cost snapshot from the last reported usage (`compact.usage`), when any was recorded. */
+  cost?: { requests: number; hitShare: number; billedInputEquivalent: number; prefixRewrites: number };
 }
 
 const SUMMARY = /^summary-(\d+)\.json$/;
@@ -87,6 +89,7 @@ export async function readSessionStatus(folder: string): Promise<SessionStatus> 
   const last = trace?.compactions.at(-1);
   if (last?.call.maxTokens !== undefined) status.window = last.call.maxTokens;
   if (trace) status.errors = [...trace.compactions.flatMap((c) => c.errors), ...trace.otherErrors];
+  if (trace?.cost) status.cost = trace.cost;
   if (last) {
     status.lastCompaction = {
       tokensBefore: last.tokensBefore,
@@ -144,6 +147,12 @@ export function formatStatus(status: SessionStatus): string {
     );
     lines.push(`  recent   ${formatNumber(recent).padStart(9)}`);
   }
+  if (status.cost) {
+    const { requests, hitShare, billedInputEquivalent, prefixRewrites } = status.cost;
+    lines.push(
+      `cost: ${requests} reported requests, ${(100 * hitShare).toFixed(1)}% of the input from the prompt cache, billed-equivalent input ${formatNumber(Math.round(billedInputEquivalent))} tokens, ${prefixRewrites} prefix rewrites`,
+    );
+  } else lines.push('cost: no usage reported (integrations record it; or call manager.recordUsage)');
   lines.push(`errors: ${status.errors.length}`);
   for (const error of status.errors.slice(-5))
     lines.push(`  ${error.errorType}: ${error.message} (fallback ${error.fallback})`);

@@ -109,7 +109,11 @@ export function billedEquivalent(split: UsageSplit, price: CachePrice): number {
   );
 }
 
-/** A session's cost so far (`CompactManager.costSnapshot`). */
+/**
+ * A session's cost so far (`CompactManager.costSnapshot`): its reported requests, their input
+ * split into cache reads, cache writes and uncached tokens, the hit share, the compactions that
+ * rewrote the prefix, and billed-equivalent input tokens priced by the `pricing` table.
+ */
 export interface SessionCost {
   /** Requests whose usage was reported. */
   requests: number;

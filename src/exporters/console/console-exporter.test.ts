@@ -36,7 +36,7 @@ describe('consoleExporter', () => {
   it('writes one readable line per event', async () => {
     const out = sink();
     const events = sampleCompactionEvents({ sessionId: 's1', withError: true });
-    await consoleExporter({ stream: out.stream }).export(events);
+    await consoleExporter({ format: 'pretty', stream: out.stream }).export(events);
     const lines = out.text().trimEnd().split('\n');
     expect(lines).toHaveLength(events.length);
     expect(lines[0]).toMatch(
@@ -72,7 +72,7 @@ describe('consoleExporter', () => {
 
   it('redacts with its own redactor when given one, and defaults to stderr', async () => {
     const out = sink();
-    await consoleExporter({ stream: out.stream, redact: createRedactor() }).export(
+    await consoleExporter({ format: 'pretty', stream: out.stream, redact: createRedactor() }).export(
       sampleCompactionEvents({ summary: 'token: ghp_abcdefghijklmnopqrstuvwxyz0123456789' }),
     );
     expect(out.text()).not.toContain('ghp_');
@@ -82,11 +82,29 @@ describe('consoleExporter', () => {
     process.stderr.write = ((chunk: string) =>
       written.push(String(chunk)) > 0) as typeof process.stderr.write;
     try {
-      await consoleExporter().export(sampleCompactionEvents().slice(0, 1));
+      await consoleExporter({ format: 'pretty' }).export(sampleCompactionEvents().slice(0, 1));
     } finally {
       process.stderr.write = original;
     }
     expect(written.join('')).toContain('compact.token_estimate');
+  });
+});
+
+describe('consoleExporter, summary format (the default)', () => {
+  it('writes one line per compaction and per error, nothing per event of a call', async () => {
+    const out = sink();
+    const events = sampleCompactionEvents({ sessionId: 's1', withError: true });
+    await consoleExporter({ stream: out.stream }).export(events);
+    const lines = out.text().trimEnd().split('\n');
+    const compactions = events.filter((e) => e.name === 'compact.pruned_messages').length;
+    const errors = events.filter((e) => e.name === 'compact.error').length;
+    expect(lines).toHaveLength(compactions + errors);
+    const line = lines.find((l) => l.includes('compacted'))!;
+    expect(line).toMatch(
+      /^\[compact\] \d\d:\d\d:\d\d session=s1 compacted [\d,]+ -> [\d,]+ tokens \(.+\): .+; summary v\d+ \(\w+\)$/,
+    );
+    expect(lines.some((l) => / ERROR \w+: /.test(l))).toBe(true);
+    expect(out.text()).not.toContain('compact.token_estimate');
   });
 });
 

@@ -7,6 +7,7 @@ import {
   summaryTextOf,
   toWireValue,
 } from '../event-utils.js';
+import { CompactionLines } from './compaction-lines.js';
 
 /** A stream the console exporter can write to. */
 export interface WritableLike {
@@ -16,11 +17,13 @@ export interface WritableLike {
 /** Options of {@link consoleExporter}. */
 export interface ConsoleExporterOptions extends ExportPrivacyOptions {
   /**
-   * `pretty`: one readable line per event; `json`: one JSON object per line (JSON Lines,
-   * snake_case properties, ISO times).
-   * @default 'pretty'
+   * `summary`: one readable line per compaction (what triggered it, tokens before and after,
+   * what each level freed, the summary version and summarizer), per error and per warning,
+   * nothing for calls that do not compact; `pretty` (verbose): one readable line per event;
+   * `json`: one JSON object per line (JSON Lines, snake_case properties, ISO times).
+   * @default 'summary'
    */
-  format?: 'pretty' | 'json';
+  format?: 'summary' | 'pretty' | 'json';
   /**
    * Where lines go. Stderr keeps stdout free for the agent's own output.
    * @default process.stderr
@@ -29,7 +32,7 @@ export interface ConsoleExporterOptions extends ExportPrivacyOptions {
 }
 
 /** The console exporter's defaults. */
-export const DEFAULT_CONSOLE_OPTIONS = Object.freeze({ format: 'pretty' as const });
+export const DEFAULT_CONSOLE_OPTIONS = Object.freeze({ format: 'summary' as const });
 
 function short(value: unknown, max = 80): string {
   const text = typeof value === 'string' ? value : JSON.stringify(value);
@@ -64,6 +67,7 @@ export function formatEventLine(event: AnyCompactEvent): string {
 export function consoleExporter(options: ConsoleExporterOptions = {}): EventExporter {
   const format = options.format ?? DEFAULT_CONSOLE_OPTIONS.format;
   const stream = options.stream ?? process.stderr;
+  const summary = new CompactionLines();
   let closed = false;
   return {
     name: 'console',
@@ -73,7 +77,10 @@ export function consoleExporter(options: ConsoleExporterOptions = {}): EventExpo
       for (const raw of events) {
         try {
           const event = prepareEvent(raw, options);
-          if (format === 'json') {
+          if (format === 'summary') {
+            const line = summary.line(event);
+            if (line !== undefined) lines.push(line);
+          } else if (format === 'json') {
             const { startTime, endTime, properties, ...rest } = event;
             lines.push(
               JSON.stringify({

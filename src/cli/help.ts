@@ -44,9 +44,10 @@ export const COMMAND_HELP: Readonly<Record<string, CommandHelp>> = Object.freeze
     example: 'agent-compaction status .compact/archive/my-session',
   },
   mcp: {
-    usage: 'agent-compaction mcp [--config FILE]',
-    description: 'Serves compaction as an MCP server over stdio (needs @modelcontextprotocol/sdk).',
-    example: 'agent-compaction mcp --config compact.yaml',
+    usage: 'agent-compaction mcp --archive DIR --session ID [--page-chars N]',
+    description:
+      "Serves the recall tool over MCP (stdio) for one session of an fs archive, so an MCP host's model can read back what compaction removed (needs @modelcontextprotocol/sdk).",
+    example: 'agent-compaction mcp --archive .compact/archive --session my-session',
   },
 });
 

@@ -104,6 +104,33 @@ describe('recall MCP server', () => {
     await client.close();
   });
 
+  it('without @modelcontextprotocol/sdk installed: one line naming the package, exit 2', async () => {
+    const { execFile } = await import('node:child_process');
+    const run = await new Promise<{ code: number; stderr: string }>((done) => {
+      execFile(
+        process.execPath,
+        [
+          '--import',
+          join(ROOT, 'test/support/hide-mcp-sdk.mjs'),
+          '--import',
+          'tsx',
+          join(ROOT, 'src/cli/main.ts'),
+          'mcp',
+          '--archive',
+          tmpdir(),
+          '--session',
+          's',
+        ],
+        { cwd: ROOT },
+        (error, _stdout, stderr) => done({ code: (error as { code?: number } | null)?.code ?? 0, stderr }),
+      );
+    });
+    expect(run.code).toBe(2);
+    expect(run.stderr.trim()).toBe(
+      'error: install @modelcontextprotocol/sdk: npm i @modelcontextprotocol/sdk',
+    );
+  });
+
   it('refuses to start without an archive or a session', async () => {
     const errors: string[] = [];
     expect(await runMcpCommand(['--archive', '/tmp/x'], (text) => errors.push(text))).toBe(2);

@@ -6,7 +6,7 @@
  * lazily.
  */
 import { parseArgs } from 'node:util';
-import { CompactError } from '../core/errors.js';
+import { CompactError, isCompactError } from '../core/errors.js';
 import { RecallArchive } from '../recall/recall-archive.js';
 import {
   RECALL_INPUT_SCHEMA,
@@ -125,7 +125,15 @@ export async function runMcpCommand(
     refresh: 'list',
     ...(pageChars !== undefined ? { pageChars, maxPageChars: Math.max(pageChars, 20_000) } : {}),
   });
-  const server = await createRecallMcpServer({ recall, sessionId: values.session! });
+  let server: Awaited<ReturnType<typeof createRecallMcpServer>>;
+  try {
+    server = await createRecallMcpServer({ recall, sessionId: values.session! });
+  } catch (error) {
+    // A missing optional peer is one line naming the package to install, not a stack trace.
+    if (!isCompactError(error, 'missing_dependency')) throw error;
+    stderr(`error: ${error.message}\n`);
+    return 2;
+  }
   const { StdioServerTransport } = await import('@modelcontextprotocol/sdk/server/stdio.js');
   const closed = new Promise<void>((resolve) => {
     server.onclose = () => resolve();

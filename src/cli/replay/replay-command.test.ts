@@ -31,6 +31,14 @@ describe('replay', () => {
     expect(run.stdout).toContain('levels (tokens freed)');
     expect(run.stdout).toMatch(/cleared [\d,]+/);
     expect(run.stdout).toContain(`${triggered.length} compactions in ${decisions.length} calls`);
+    // The modeled prompt cache: each compaction rewrites the prefix once.
+    const cache =
+      /prompt cache \(modeled[^)]*\): ([\d.]+)% hit, (\d+) prefix rewrites, billed-equivalent input [\d,]+ tokens/.exec(
+        run.stdout,
+      );
+    expect(cache).not.toBeNull();
+    expect(Number(cache![2])).toBe(triggered.length);
+    expect(Number(cache![1])).toBeGreaterThan(0);
     // Non-TTY progress: a few plain lines on stderr, ending at 100%.
     const progress = run.stderr.trim().split('\n');
     expect(progress.length).toBeLessThanOrEqual(11);

@@ -57,7 +57,9 @@ export function replayFooter(result: ReplayResult): string {
   const { calls, compactions } = result.trace;
   const largest = calls.reduce((max, call) => Math.max(max, call.tokensSent), 0);
   const errors = compactions.reduce((n, c) => n + c.errors.length, 0) + result.trace.otherErrors.length;
-  return `${compactions.length} compaction${compactions.length === 1 ? '' : 's'} in ${calls.length} calls; largest request sent ${formatNumber(largest)} tokens; ${errors} error${errors === 1 ? '' : 's'}; ${(result.elapsedMs / 1000).toFixed(1)} s`;
+  const { hitShare, prefixRewrites, billedInputEquivalent } = result.cache;
+  return `${compactions.length} compaction${compactions.length === 1 ? '' : 's'} in ${calls.length} calls; largest request sent ${formatNumber(largest)} tokens; ${errors} error${errors === 1 ? '' : 's'}; ${(result.elapsedMs / 1000).toFixed(1)} s
+prompt cache (modeled: what each request shares with the previous one is read from it): ${(100 * hitShare).toFixed(1)}% hit, ${prefixRewrites} prefix rewrites, billed-equivalent input ${formatNumber(billedInputEquivalent)} tokens`;
 }
 
 /** `agent-compaction replay FILE`: prints the table (or JSON with `--json`). */
@@ -72,7 +74,7 @@ export async function runReplayCommand(
   const result = await replayFile(file, options, flags, io);
   if (flags.json) {
     const { compactions, calls } = result.trace;
-    io.stdout(`${JSON.stringify({ calls: calls.length, compactions }, null, 2)}\n`);
+    io.stdout(`${JSON.stringify({ calls: calls.length, compactions, cache: result.cache }, null, 2)}\n`);
     return;
   }
   io.stdout(

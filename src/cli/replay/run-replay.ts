@@ -1,9 +1,11 @@
 import { CompactManager } from '../../core/compact-manager.js';
+import { cachePriceFor } from '../../core/counting/session-cost.js';
 import type { AnyCompactEvent } from '../../core/events/events.js';
 import type { CompactManagerOptions, CompactOptions } from '../../core/manager-options.js';
 import { buildTraceModel, type TraceModel } from '../../report/trace-model.js';
 import type { CliInput } from '../read-input.js';
 import { callPoints } from './call-points.js';
+import { type ModeledCache, PrefixCacheTally } from './prefix-cache.js';
 
 /** Options of {@link replayTranscript}. */
 export interface ReplayOptions {
@@ -28,6 +30,8 @@ export interface ReplayResult {
   budget: number;
   messages: number;
   elapsedMs: number;
+  /** The prompt cache the requests would have had, modeled (see `PrefixCacheTally`). */
+  cache: ModeledCache;
 }
 
 /**
@@ -51,10 +55,16 @@ export async function replayTranscript(input: CliInput, options: ReplayOptions):
     ...(input.system !== undefined ? { system: input.system } : {}),
     ...options.callOptions,
   };
+  const overhead = manager.estimate([], callOptions).total;
+  const cache = new PrefixCacheTally(
+    cachePriceFor(manager.model, options.manager.pricing),
+    (message) => manager.estimate([message], callOptions).total - overhead,
+  );
   const started = performance.now();
   try {
     for (const [done, end] of points.entries()) {
-      await manager.compact(sessionId, input.messages.slice(0, end), callOptions);
+      const result = await manager.compact(sessionId, input.messages.slice(0, end), callOptions);
+      cache.add(result.messages);
       options.onProgress?.(done + 1, points.length, compactions);
     }
   } finally {
@@ -71,5 +81,6 @@ export async function replayTranscript(input: CliInput, options: ReplayOptions):
     budget: manager.budget,
     messages: input.messages.length,
     elapsedMs: performance.now() - started,
+    cache: cache.totals(),
   };
 }

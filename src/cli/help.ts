@@ -38,10 +38,12 @@ export const COMMAND_HELP: Readonly<Record<string, CommandHelp>> = Object.freeze
     example: 'agent-compaction report trace.jsonl --out report.html',
   },
   status: {
-    usage: 'agent-compaction status SESSION_DIR [--json]',
+    usage:
+      'agent-compaction status SESSION_DIR [--json]\n  agent-compaction status SESSION_ID --store redis [--redis-url-env NAME] [--json]',
     description:
-      'What an archived session remembers now: the summary, its tokens, the last compaction, errors.\nSESSION_DIR is a session folder of an fs archive (.compact/archive/<session>).',
-    example: 'agent-compaction status .compact/archive/my-session',
+      'What a session remembers now: the summary, its tokens, the last compaction, errors and the cost.\nSESSION_DIR is a session folder of an fs archive (.compact/archive/<session>); with --store redis, SESSION_ID is read from the shared Redis session store at $REDIS_URL (or the variable --redis-url-env names).',
+    example:
+      'agent-compaction status .compact/archive/my-session\n  REDIS_URL=redis://localhost:6379 agent-compaction status my-session --store redis',
   },
   mcp: {
     usage: 'agent-compaction mcp --archive DIR --session ID [--page-chars N]',

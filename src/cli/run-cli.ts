@@ -36,6 +36,8 @@ const OPTIONS = {
   out: { type: 'string' },
   trace: { type: 'string' },
   json: { type: 'boolean' },
+  store: { type: 'string' },
+  'redis-url-env': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean', short: 'v' },
 } as const;
@@ -155,6 +157,17 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       );
     if (extra.length > 0) throw new CompactError('invalid_config', `unexpected argument: ${extra[0]}`);
     if (command === 'status') {
+      if (values.store !== undefined && values.store !== 'redis')
+        throw badOption(
+          'store',
+          `must be redis (got ${values.store}); without it SESSION is an archive folder`,
+        );
+      if (values.store === 'redis') {
+        const { runStoreStatus } = await import('./status/store-status.js');
+        const urlEnv = values['redis-url-env'];
+        await runStoreStatus(file, { json: values.json === true, ...(urlEnv ? { urlEnv } : {}) }, io);
+        return EXIT_CODES.ok;
+      }
       const { runStatusCommand } = await import('./status/status-command.js');
       await runStatusCommand(file, { json: values.json === true }, io);
       return EXIT_CODES.ok;

@@ -14,7 +14,11 @@ export interface Run {
 }
 
 /** Runs the CLI in process with `argv` and `stdin`, capturing stdout and stderr. */
-export async function cli(argv: string[], stdin = ''): Promise<Run> {
+export async function cli(
+  argv: string[],
+  stdin = '',
+  env: Readonly<Record<string, string | undefined>> = {},
+): Promise<Run> {
   let stdout = '';
   let stderr = '';
   const code = await runCli(argv, {
@@ -25,7 +29,7 @@ export async function cli(argv: string[], stdin = ''): Promise<Run> {
     stderr: (text) => {
       stderr += text;
     },
-    env: {},
+    env,
   });
   return { code, stdout, stderr };
 }

@@ -1,0 +1,60 @@
+/**
+ * `agent-compaction status SESSION --store redis`: what a session remembers in a shared Redis
+ * session store (the state every process serving it reads): its summary version and text, the
+ * messages it covers, what it pins and keeps, and when it changed. The URL comes from an
+ * environment variable (a URL can carry a password: never on the command line).
+ */
+import { CompactError } from '../../core/errors.js';
+import type { SessionState } from '../../core/session/session-state.js';
+import type { CliIo } from '../cli-io.js';
+import { formatNumber } from '../replay/format-table.js';
+
+/** Reads `sessionId`'s state from the Redis store at `$urlEnv`. */
+export async function readStoreState(
+  sessionId: string,
+  env: Readonly<Record<string, string | undefined>>,
+  urlEnv = 'REDIS_URL',
+  keyPrefix?: string,
+): Promise<SessionState> {
+  const url = env[urlEnv];
+  if (!url)
+    throw new CompactError(
+      'invalid_config',
+      `--store redis reads the Redis URL from ${urlEnv}, which is not set`,
+    );
+  const { redisSessionStore } = await import('../../storage/redis/index.js');
+  const store = redisSessionStore({ url, ...(keyPrefix === undefined ? {} : { keyPrefix }) });
+  try {
+    const state = await store.get(sessionId);
+    if (!state) throw new CompactError('invalid_messages', `no session "${sessionId}" in the Redis store`);
+    return state;
+  } finally {
+    await store.close();
+  }
+}
+
+/** The state as lines of text. */
+export function formatStoreState(state: SessionState): string {
+  const lines = [
+    `session: ${state.sessionId} (Redis store), state version ${state.version}, updated ${new Date(state.updatedAt).toISOString()}`,
+    `covered by the summary: ${formatNumber(state.coveredIds.length)} messages; pinned ${formatNumber(state.pinnedIds?.length ?? 0)}; the user's words kept verbatim ${formatNumber(state.userTextIds?.length ?? 0)}; rewritten (cleared, shortened, cut) ${formatNumber(Object.keys(state.rewrites ?? {}).length)}`,
+  ];
+  if (state.summary) {
+    const { tokens, summarizer, createdAt, text } = state.summary;
+    lines.push(
+      `summary v${state.version}: ${formatNumber(tokens)} tokens, ${summarizer}, ${new Date(createdAt).toISOString()}`,
+    );
+    for (const line of text.split('\n').slice(0, 8)) lines.push(`  ${line}`);
+  } else lines.push('summary: none yet');
+  return lines.join('\n');
+}
+
+/** Prints a session's state from the store (text or `--json`). */
+export async function runStoreStatus(
+  sessionId: string,
+  flags: { json: boolean; urlEnv?: string },
+  io: CliIo,
+): Promise<void> {
+  const state = await readStoreState(sessionId, io.env, flags.urlEnv);
+  io.stdout(flags.json ? `${JSON.stringify(state, null, 2)}\n` : `${formatStoreState(state)}\n`);
+}

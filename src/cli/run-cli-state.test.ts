@@ -66,4 +66,23 @@ describe('--state FILE', () => {
     expect(run.code).toBe(2);
     expect(run.stderr).toContain('--state');
   });
+
+  it.each([
+    [{ version: 1, coveredIds: [], summary: { text: 42, tokens: 3 } }, /summary\.text is not a string/],
+    [{ version: -1, coveredIds: [] }, /version is not a whole number/],
+    [{ version: 1, coveredIds: 'm1' }, /coveredIds is not an array/],
+    [{ version: 1, coveredIds: [], rewrites: { m1: { kind: 'gone' } } }, /rewrites\["m1"\] is not a rewrite/],
+  ])('a state of the wrong shape (%j): one line naming the field, exit 2', async (state, message) => {
+    const run = await cli([
+      'compact',
+      await file('s4.json', chatSession()),
+      '--max-context',
+      '100000',
+      '--state',
+      await file('wrong-state.json', state),
+    ]);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(message);
+    expect(run.stderr.trim().split('\n')).toHaveLength(1);
+  });
 });

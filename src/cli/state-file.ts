@@ -6,6 +6,7 @@
 import { readFile, rename, writeFile } from 'node:fs/promises';
 import { CompactError } from '../core/errors.js';
 import { MemorySessionStore, type SessionState } from '../core/session/session-store.js';
+import { storedStateProblem } from '../core/session/session-store-checks.js';
 
 /** Reads the state file into a fresh memory store (an absent file starts a new session). */
 export async function loadStateFile(path: string, sessionId: string): Promise<MemorySessionStore> {
@@ -23,16 +24,12 @@ export async function loadStateFile(path: string, sessionId: string): Promise<Me
   } catch (error) {
     throw new CompactError('invalid_config', `--state ${path} is not JSON: ${(error as Error).message}`);
   }
-  const record = state as Partial<SessionState> | null;
-  if (
-    record === null ||
-    typeof record !== 'object' ||
-    !Number.isInteger(record.version) ||
-    !Array.isArray(record.coveredIds)
-  ) {
-    throw new CompactError('invalid_config', `--state ${path} is not a session state (version, coveredIds)`);
-  }
-  await store.set(sessionId, { ...(record as SessionState), sessionId });
+  // The same schema check as a state read back from a shared store: a wrong shape is a typed
+  // error naming the field (a summary whose text is not a string used to crash the run).
+  const problem = storedStateProblem(state);
+  if (problem !== undefined)
+    throw new CompactError('invalid_config', `--state ${path} is not a session state: ${problem}`);
+  await store.set(sessionId, { ...(state as SessionState), sessionId });
   return store;
 }
 

@@ -229,6 +229,24 @@ describe('s3Storage', () => {
     expect(keys[0]).toMatch(/events\/\d{13}-[a-z0-9]{6}-000001\.json$/);
   });
 
+  it('never replaces an earlier transcript or summary: the one already there is copied aside (issue 24)', async () => {
+    const adapter = s3Storage({ bucket: BUCKET, client: reader() });
+    await adapter.saveTranscript('lost-state', [{ role: 'user', content: 'first run' }], 1);
+    // The session's state was lost: the next run writes step 1 again.
+    await adapter.saveTranscript('lost-state', [{ role: 'user', content: 'second run' }], 1);
+    const keys = await listKeys(reader(), 'lost-state/');
+    const aside = keys.filter((key) =>
+      /transcript-pre-compact-001\.jsonl\.[0-9a-z]{9}-[0-9a-z]+\.prev$/.test(key),
+    );
+    expect(aside).toHaveLength(1);
+    const text = async (key: string) =>
+      (await reader().send(new GetObjectCommand({ Bucket: BUCKET, Key: key }))).Body!.transformToString(
+        'utf8',
+      );
+    expect(await text(aside[0]!)).toContain('first run');
+    expect(await text('lost-state/transcript-pre-compact-001.jsonl')).toContain('second run');
+  });
+
   it('sends no SSE headers without kmsKeyId and accepts an injected client', async () => {
     const client = reader();
     const adapter = s3Storage({ bucket: BUCKET, client });

@@ -76,7 +76,9 @@ export interface S3StorageOptions extends SessionFolderOptions {
  * S3 cannot append, so `events.jsonl` becomes an `events/` folder with one object per event;
  * the keys sort in write order (13-digit epoch milliseconds, a random writer id per adapter,
  * a 6-digit sequence), and listing `events/` then concatenating gives the same JSON Lines.
- * `@aws-sdk/client-s3` is an optional peer, imported on first use. Use S3 lifecycle rules
+ * Transcripts, summaries and artifacts never replace an earlier object: one already at the
+ * key (written before the session's state was lost, or by another process) is copied aside
+ * to `{key}.{time}-{random}.prev` first. `@aws-sdk/client-s3` is an optional peer, imported on first use. Use S3 lifecycle rules
  * for retention.
  *
  * @example
@@ -177,6 +179,20 @@ export function s3Storage(options: S3StorageOptions): StorageAdapter {
     }
   };
 
+  /**
+   * Puts `key` without replacing an earlier object: one already there (written before the
+   * session's state was lost, or by another process) is copied aside first to
+   * `{key}.{time}-{random}.prev`, as the fs adapter moves its files.
+   */
+  const putNoClobber = async (key: string, body: string, contentType: string): Promise<string> => {
+    const earlier = await get(key);
+    if (earlier !== undefined) {
+      const aside = `${key}.${Date.now().toString(36).padStart(9, '0')}-${Math.random().toString(36).slice(2, 10)}.prev`;
+      await put(aside, earlier, contentType);
+    }
+    return put(key, body, contentType);
+  };
+
   /** Every key under `folder/` (paginated). */
   const listKeys = async (folder: string): Promise<string[]> => {
     const { client, sdk } = await load();
@@ -216,11 +232,11 @@ export function s3Storage(options: S3StorageOptions): StorageAdapter {
     async saveTranscript(sessionId, transcript, step) {
       const key = keyFor(sessionId, ARCHIVE_NAMES.transcript(step));
       const lines = transcript.map((message) => JSON.stringify(message ?? null));
-      return put(key, lines.length > 0 ? `${lines.join('\n')}\n` : '', 'application/x-ndjson');
+      return putNoClobber(key, lines.length > 0 ? `${lines.join('\n')}\n` : '', 'application/x-ndjson');
     },
     async saveSummary(sessionId, summary: ArchivedSummary, step) {
       const key = keyFor(sessionId, ARCHIVE_NAMES.summary(step));
-      return put(key, `${JSON.stringify(summary, null, 2)}\n`, 'application/json');
+      return putNoClobber(key, `${JSON.stringify(summary, null, 2)}\n`, 'application/json');
     },
     async saveEvent(sessionId, event: AnyCompactEvent) {
       sequence += 1;
@@ -231,7 +247,7 @@ export function s3Storage(options: S3StorageOptions): StorageAdapter {
     async saveArtifact(sessionId, artifact: ArchivedArtifact) {
       assertArtifact(sessionId, artifact);
       const key = keyFor(sessionId, `${ARTIFACT_DIR}/${artifactFileName(artifact.ref)}`);
-      return put(key, `${JSON.stringify(artifact)}\n`, 'application/json');
+      return putNoClobber(key, `${JSON.stringify(artifact)}\n`, 'application/json');
     },
     async loadArtifact(sessionId, ref) {
       assertArtifactRef(ref);

@@ -111,11 +111,28 @@ const idsOf = (line: string) =>
     .sort()
     .join('|');
 
+/** A line's identifiers and content words, worked out once per line (the comparisons are pairwise). */
+interface LineKeys {
+  ids: string;
+  words: string[];
+  wordSet: Set<string>;
+}
+
+function keysOf(cache: Map<string, LineKeys>, line: string): LineKeys {
+  let keys = cache.get(line);
+  if (!keys) {
+    const words = contentWords(line);
+    keys = { ids: idsOf(line), words, wordSet: new Set(words) };
+    cache.set(line, keys);
+  }
+  return keys;
+}
+
 /** True when the later instruction `next` is on the same thing as `earlier` (it supersedes it). */
-function supersedes(next: string, earlier: string): boolean {
-  if (idsOf(next) !== idsOf(earlier)) return false;
-  const a = new Set(contentWords(next));
-  const b = contentWords(earlier);
+function supersedes(next: LineKeys, earlier: LineKeys): boolean {
+  if (next.ids !== earlier.ids) return false;
+  const a = next.wordSet;
+  const b = earlier.words;
   if (a.size === 0 || b.length === 0) return false;
   const shared = b.filter((w) => a.has(w)).length;
   return shared / Math.min(a.size, b.length) >= 0.6;
@@ -133,6 +150,7 @@ export function collectUserSections(
   const task = [...carried.task];
   const instructions = [...carried.instructions];
   const seen = new Set(instructions.map(normalize));
+  const keys = new Map<string, LineKeys>();
   for (const message of messages) {
     if (!isUserMessage(message)) continue;
     const text = message.text.length > MAX_SCAN_CHARS ? message.text.slice(0, MAX_SCAN_CHARS) : message.text;
@@ -146,8 +164,9 @@ export function collectUserSections(
       const line = quote(sentence, 400);
       const key = normalize(line);
       if (seen.has(key) || (opening && normalize(opening).includes(key))) continue;
+      const lineKeys = keysOf(keys, line);
       for (let k = instructions.length - 1; k >= 0; k--)
-        if (supersedes(line, instructions[k]!)) {
+        if (supersedes(lineKeys, keysOf(keys, instructions[k]!))) {
           seen.delete(normalize(instructions[k]!));
           instructions.splice(k, 1);
         }

@@ -59,6 +59,7 @@ export {
   type TokenBreakdown,
 } from './core/events/events.js';
 export type { ExportQueueOptions } from './core/events/export-queue.js';
+export type { CacheStatus } from './core/manager-memory.js';
 export type {
   CompactMessage,
   MessageFormat,

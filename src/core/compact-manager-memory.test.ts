@@ -45,7 +45,13 @@ describe('bounded memory', () => {
   it('endSession returns the held sessions and bytes to zero; the stored state stays', async () => {
     const manager = new CompactManager({ ...options, store: sharedStore() });
     const empty = manager.cacheStatus();
-    expect(empty).toEqual({ sessions: 0, bytes: 0, cachedMessages: 0, storedStates: 0 });
+    expect(empty).toEqual({
+      sessions: 0,
+      bytes: 0,
+      cachedMessages: 0,
+      cachedMessageBytes: 0,
+      storedStates: 0,
+    });
     const ids = Array.from({ length: 50 }, (_, i) => `s${i}`);
     for (const id of ids) await manager.compact(id, chatTurns(48, id));
     const full = manager.cacheStatus();
@@ -94,6 +100,34 @@ describe('bounded memory', () => {
     for (let i = 0; i < 10; i++) await manager.compact(`s${i}`, chatTurns(45, `s${i}`));
     expect(manager.cacheStatus().cachedMessages).toBeGreaterThan(0);
     await manager.shutdown();
-    expect(manager.cacheStatus()).toEqual({ sessions: 0, bytes: 0, cachedMessages: 0, storedStates: 0 });
+    expect(manager.cacheStatus()).toEqual({
+      sessions: 0,
+      bytes: 0,
+      cachedMessages: 0,
+      cachedMessageBytes: 0,
+      storedStates: 0,
+    });
+  });
+});
+
+describe('the shared content cache is capped in bytes too', () => {
+  it('60 sessions of 10 KB messages (about 25 MB of parses) stay under cacheMaxBytes', async () => {
+    const cap = 2 * 1024 * 1024;
+    const manager = new CompactManager({
+      maxContextTokens: 2_000_000,
+      tokenCounter: charCounter,
+      cacheMaxBytes: cap,
+    });
+    for (let s = 0; s < 60; s++) await manager.compact(`big-${s}`, chatTurns(10, `session ${s}`, 10_000));
+    const status = manager.cacheStatus();
+    expect(status.cachedMessageBytes).toBeGreaterThan(0);
+    expect(status.cachedMessageBytes).toBeLessThanOrEqual(cap);
+    expect(status.bytes).toBeLessThanOrEqual(cap);
+    // The newest session is still served from the cache: its messages are counted once.
+    const before = status.cachedMessages;
+    await manager.compact('big-59', chatTurns(10, 'session 59', 10_000));
+    expect(manager.cacheStatus().cachedMessages).toBe(before);
+    await manager.shutdown();
+    expect(manager.cacheStatus()).toMatchObject({ cachedMessages: 0, cachedMessageBytes: 0 });
   });
 });

@@ -22,6 +22,7 @@ import type {
 } from './events/events.js';
 import { storeFaultEvents } from './events/store-fault-events.js';
 import {
+  type CacheStatus,
   cacheStatus,
   endSessionMemory,
   forgetEvicted,
@@ -106,13 +107,12 @@ export class CompactManager {
   readonly #redact: Redactor | undefined;
   readonly #bus: EventBus;
   readonly #deps: PipelineDeps;
-  readonly #index = new MessageIndex();
+  readonly #index: MessageIndex;
   readonly #queue = new CallQueue();
   readonly #usage: UsageLedger;
   readonly #agents = new Map<string, AgentCompactor>();
   readonly #background: BackgroundPreparations | undefined;
-  /** Time to live of the session lock, or undefined when compactions take no lock. */
-  readonly #lockTtlMs: number | undefined;
+  readonly #lockTtlMs: number | undefined; // the session lock's time to live (undefined: no lock)
   /** The store the pipeline uses: `store` behind fail-open (undefined for the in-process store). */
   readonly #failOpen: FailOpenStore | undefined;
   /** What outlives one call in memory, for `endSession`, `reset`, `cacheStatus` and `shutdown`. */
@@ -120,6 +120,7 @@ export class CompactManager {
 
   constructor(options: CompactManagerOptions = {}) {
     const settings = resolveSettings(options);
+    this.#index = new MessageIndex(undefined, settings.cacheMaxBytes);
     this.model = settings.model;
     this.maxContextTokens = settings.maxContextTokens;
     this.#customStrategies = settings.customStrategies;
@@ -336,7 +337,7 @@ export class CompactManager {
    * approximate bytes (capped by `cacheMaxBytes`), parsed messages in the shared content
    * cache, and in-process copies of stored states.
    */
-  cacheStatus(): { sessions: number; bytes: number; cachedMessages: number; storedStates: number } {
+  cacheStatus(): CacheStatus {
     return cacheStatus(this.#memory);
   }
 

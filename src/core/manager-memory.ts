@@ -31,6 +31,8 @@ export interface CacheStatus {
   bytes: number;
   /** Parsed messages in the shared content cache. */
   cachedMessages: number;
+  /** Their approximate bytes (capped by `cacheMaxBytes` too). */
+  cachedMessageBytes: number;
   /** In-process copies of stored states (fail-open). */
   storedStates: number;
 }
@@ -87,6 +89,7 @@ export function cacheStatus(memory: ManagerMemory): CacheStatus {
     sessions: memory.deps.histories.size,
     bytes: memory.deps.histories.bytes + (memory.failOpen?.bytes ?? 0),
     cachedMessages: memory.index.size,
+    cachedMessageBytes: memory.index.bytes,
     storedStates: memory.failOpen?.size ?? 0,
   };
 }

@@ -173,7 +173,9 @@ export interface CompactManagerOptions {
    * calls (the indexed history and its view): past it, the least recently used sessions are
    * forgotten (their next call indexes the history again; stored state is untouched). Each
    * indexed message counts 400 bytes plus 4 per character of its text, arguments and
-   * results. `endSession(id)` frees one session at once; `shutdown()` frees everything.
+   * results. `endSession(id)` frees one session at once; `shutdown()` frees everything. The
+   * content cache shared by the sessions (a message parsed once, by content) is capped at the
+   * same figure, oldest first (`cacheStatus().cachedMessageBytes`).
    * @default 268_435_456 (256 MiB)
    */
   cacheMaxBytes?: number;

@@ -91,10 +91,35 @@ export const DEFAULT_CONTENT_CACHE_SIZE = 50_000;
 export class MessageIndex {
   #byObject = new WeakMap<object, IndexedEntry>();
   readonly #byContent = new Map<string, IndexedEntry>();
+  /** Approximate bytes of each cached parse (its serialized length, twice: the parse and the wire). */
+  readonly #bytesOf = new Map<string, number>();
+  #bytes = 0;
   readonly #maxContentEntries: number;
+  readonly #maxBytes: number;
 
-  constructor(maxContentEntries = DEFAULT_CONTENT_CACHE_SIZE) {
+  /**
+   * @param maxContentEntries Parses kept in the content cache (oldest dropped first).
+   * @param maxBytes Their approximate bytes, capped the same way (the manager passes its
+   *   `cacheMaxBytes`), so a long-lived manager of large messages stays bounded.
+   */
+  constructor(maxContentEntries = DEFAULT_CONTENT_CACHE_SIZE, maxBytes = Number.POSITIVE_INFINITY) {
     this.#maxContentEntries = maxContentEntries;
+    this.#maxBytes = maxBytes;
+  }
+
+  /** Drops the oldest parses until `incoming` more bytes and one more entry fit the caps. */
+  #makeRoom(incoming: number): void {
+    if (this.#byContent.size < this.#maxContentEntries && this.#bytes + incoming <= this.#maxBytes) return;
+    // Oldest first (a Map iterates in insertion order); a tenth of the entries at least, so
+    // that eviction is not paid on every insert.
+    let drop = this.#byContent.size >= this.#maxContentEntries ? Math.ceil(this.#maxContentEntries / 10) : 0;
+    for (const k of this.#byContent.keys()) {
+      if (drop <= 0 && this.#bytes + incoming <= this.#maxBytes) break;
+      this.#byContent.delete(k);
+      this.#bytes -= this.#bytesOf.get(k) ?? 0;
+      this.#bytesOf.delete(k);
+      drop--;
+    }
   }
 
   /** The entry of one message object (parsed once; cached by identity, then by content). */
@@ -140,16 +165,11 @@ export class MessageIndex {
         metaRef: meta,
         tokens: undefined,
       };
-      if (this.#byContent.size >= this.#maxContentEntries) {
-        // Drop the oldest entries (Map iterates in insertion order).
-        const drop = Math.ceil(this.#maxContentEntries / 10);
-        let n = 0;
-        for (const k of this.#byContent.keys()) {
-          if (n++ >= drop) break;
-          this.#byContent.delete(k);
-        }
-      }
+      const bytes = 2 * json.length;
+      this.#makeRoom(bytes);
       this.#byContent.set(key, entry);
+      this.#bytesOf.set(key, bytes);
+      this.#bytes += bytes;
     } else if (entry.parsed.raw !== raw) {
       // Same content, new object: reuse the parse and counts, but send this object.
       entry = {
@@ -168,9 +188,16 @@ export class MessageIndex {
     return this.#byContent.size;
   }
 
+  /** Their approximate bytes. */
+  get bytes(): number {
+    return this.#bytes;
+  }
+
   /** Drops every cached parse. */
   clear(): void {
     this.#byContent.clear();
+    this.#bytesOf.clear();
+    this.#bytes = 0;
     this.#byObject = new WeakMap();
   }
 

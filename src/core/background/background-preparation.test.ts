@@ -10,6 +10,7 @@ import { syntheticSession } from '../../testing/synthetic-session.js';
 import { CompactManager, type CompactManagerOptions } from '../compact-manager.js';
 import { isCompactError } from '../errors.js';
 import type { AnyCompactEvent } from '../events/events.js';
+import { MemorySessionStore } from '../session/session-store.js';
 import type { Summarizer } from '../summary/summarizer.js';
 
 /**
@@ -82,6 +83,30 @@ describe('background preparation and swap', () => {
     expect(result.applied).toBe(true);
     expect(summarizer.requests).toHaveLength(1);
     expect(manager.backgroundStatus().used).toBe(1);
+  });
+
+  it("another process's preparation still running at the trigger is awaited, not summarized twice (issue 24)", async () => {
+    // Two managers on one shared store stand for two processes serving one session.
+    const store = new MemorySessionStore();
+    const preparing = new GatedSummarizer('first');
+    const compacting = new GatedSummarizer('second', true);
+    const first = mk(preparing, { store, sessionLock: true });
+    const second = mk(compacting, { store, sessionLock: true });
+    const history = chatTurns(50);
+    await grow(first, history, 35, 36);
+    await nextTurn();
+    expect(preparing.requests).toHaveLength(1);
+    // The second process reaches the trigger while the first still summarizes.
+    const pending = second.compact('s', history.slice(0, 86));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    preparing.release();
+    const result = await pending;
+    expect(result.applied).toBe(true);
+    expect(compacting.requests).toHaveLength(0);
+    expect(result.summary?.text).toContain('first call 1');
+    expect(second.backgroundStatus().used).toBe(1);
+    await first.shutdown();
+    await second.shutdown();
   });
 
   it.each([

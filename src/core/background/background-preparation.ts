@@ -29,7 +29,13 @@ import type { SessionView, ViewEntry } from '../preflight/session-view.js';
 import { checkSummaryOutput } from '../preflight/summary-output.js';
 import { memoizeRedactor, type Redactor } from '../redaction/redactor.js';
 import type { SessionStore } from '../session/session-store.js';
-import { coversPrefix, preparedKey, publishPrepared, readPrepared } from './shared-preparation.js';
+import {
+  coversPrefix,
+  preparedKey,
+  publishPrepared,
+  readPrepared,
+  type SharedPrepared,
+} from './shared-preparation.js';
 
 export type { BufferedEvent, PreparedSummary } from '../preflight/prepared-summary.js';
 
@@ -290,7 +296,10 @@ export class BackgroundPreparations {
       this.#used++;
       return { outcome: preparation.outcome, foldedIds: preparation.foldedIds, events: preparation.events };
     }
-    const shared = this.#shared ? await readPrepared(this.#shared.store, key, view) : undefined;
+    let shared = this.#shared ? await readPrepared(this.#shared.store, key, view) : undefined;
+    // Another process may be preparing this session right now: its summary is awaited rather
+    // than written a second time (within the summarizer's time limit).
+    if (!shared && !preparation && this.#shared) shared = await this.#awaitOther(key, view, signal);
     if (preparation) this.#entries.delete(key);
     if (!shared) {
       if (preparation) this.#discarded++;
@@ -298,6 +307,33 @@ export class BackgroundPreparations {
     }
     this.#used++;
     return { outcome: shared.outcome, foldedIds: shared.foldedIds, events: [] };
+  }
+
+  /**
+   * When another process holds `key`'s preparation lock, polls the store for its summary until
+   * it is published, the lock is free, `signal` fires or the summarizer's time limit passes
+   * (the lock lives twice that, plus 5 s). A probe that gets the lock means nobody prepares.
+   */
+  async #awaitOther(
+    key: string,
+    view: SessionView,
+    signal?: AbortSignal,
+  ): Promise<SharedPrepared | undefined> {
+    const { store, lockTtlMs } = this.#shared!;
+    const lockFree = async () => {
+      const probe = await store.acquireLock(preparedKey(key), 1_000).catch(() => undefined);
+      if (probe) await probe.release().catch(() => false);
+      return probe !== undefined;
+    };
+    if (await lockFree()) return undefined;
+    const deadline = Date.now() + Math.max(1_000, (lockTtlMs - 5_000) / 2);
+    while (Date.now() < deadline && !signal?.aborted) {
+      await new Promise((resolve) => setTimeout(resolve, 25));
+      const found = await readPrepared(store, key, view);
+      if (found) return found;
+      if (await lockFree()) return readPrepared(store, key, view);
+    }
+    return undefined;
   }
 
   /** Drops the preparation of `key` when it extends a summary older than `version` (or always). */

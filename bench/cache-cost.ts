@@ -339,7 +339,12 @@ export async function runCacheCostBench(
       const model = new CacheModel(window);
       await run(model);
       const p = model.priced;
-      rows[`${window}:${name}`] = { ...p, window };
+      rows[`${window}:${name}`] = {
+        ...p,
+        anthropic: Math.round(p.anthropic),
+        openai: Math.round(p.openai),
+        window,
+      };
       console.log(
         `${name.padEnd(33)} | ${Math.round(p.anthropic).toLocaleString('en').padStart(16)} | ${Math.round(p.openai).toLocaleString('en').padStart(13)} | ${((100 * p.cached) / p.input).toFixed(1).padStart(8)}% | ${String(p.rewrites).padStart(8)} | ${String(p.summarizerCalls).padStart(16)} | ${((100 * p.kept) / p.requests).toFixed(1).padStart(9)}% | ${String(p.over).padStart(11)}`,
       );

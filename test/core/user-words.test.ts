@@ -4,27 +4,10 @@
  */
 import { describe, expect, it } from 'vitest';
 import { CompactManager } from '../../src/core/compact-manager.js';
-import type { TokenCounter } from '../../src/core/counting/token-counter.js';
 import type { AnyCompactEvent } from '../../src/core/events/events.js';
-import type { CompactMessage } from '../../src/core/messages/message.js';
 import { pickUserText } from '../../src/core/preflight/cascade/rank-user-text.js';
 import type { SummarizeRequest, Summarizer } from '../../src/core/summary/summarizer.js';
-
-/** About four characters a token, like English text and code. */
-const quarterCounter: TokenCounter = {
-  name: 'quarter-chars',
-  exact: true,
-  requestOverhead: 0,
-  countText: (text) => Math.ceil(text.length / 4),
-  countMessage: (m: CompactMessage) =>
-    Math.ceil(
-      (m.text.length +
-        m.toolCalls.reduce((s, c) => s + c.name.length + c.arguments.length, 0) +
-        m.toolResults.reduce((s, r) => s + r.output.length, 0)) /
-        4,
-    ) + 4,
-  countTools: (tools) => Math.ceil(JSON.stringify(tools).length / 4),
-};
+import { quarterCounter } from '../support/quarter-counter.js';
 
 const WORDS =
   'alpha beta gamma delta const let return await async import export function class interface type'.split(

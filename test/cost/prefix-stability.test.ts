@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { CompactManager } from '../../src/core/compact-manager.js';
-import type { TokenCounter } from '../../src/core/counting/token-counter.js';
-import type { CompactMessage } from '../../src/core/messages/message.js';
+import { quarterCounter } from '../support/quarter-counter.js';
 
 /**
  * Issue 21, what prompt caching needs from the engine: between triggers each request extends
@@ -10,27 +9,11 @@ import type { CompactMessage } from '../../src/core/messages/message.js';
  * cache-aware clearing pass leaves the next trigger further away than clearing to the target.
  */
 
-const quarter: TokenCounter = {
-  name: 'quarter-chars',
-  exact: true,
-  requestOverhead: 0,
-  countText: (text) => Math.ceil(text.length / 4),
-  countMessage: (m: CompactMessage) =>
-    Math.ceil(
-      (
-        m.text +
-        m.toolCalls.map((c) => c.name + c.arguments).join('') +
-        m.toolResults.map((r) => r.output).join('')
-      ).length / 4,
-    ) + 4,
-  countTools: (tools) => Math.ceil(JSON.stringify(tools).length / 4),
-};
-
 /** Runs `calls` tool calls through preflight; returns the requests and the calls that compacted. */
 async function session(calls: number, cacheAware: boolean) {
   const manager = new CompactManager({
     maxContextTokens: 16_000,
-    tokenCounter: quarter,
+    tokenCounter: quarterCounter,
     policy: { cacheAware },
   });
   const compacted = new Set<number>();

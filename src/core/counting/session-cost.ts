@@ -6,6 +6,7 @@
  * tokens*: tokens at the model's base input price (an uncached input token costs 1).
  */
 import { invalidConfig } from '../errors.js';
+import type { CompactEventProperties } from '../events/events.js';
 
 /** Multipliers of a model's base input price. */
 export interface CachePrice {
@@ -218,18 +219,7 @@ export function usageEvent(
   split: UsageSplit,
   billed: number,
   session: SessionCost,
-): {
-  inputTokens: number;
-  cacheReadTokens: number;
-  cacheWriteTokens: number;
-  uncachedTokens: number;
-  outputTokens: number;
-  hitShare: number;
-  billedInputEquivalent: number;
-  sessionBilledInputEquivalent: number;
-  sessionHitShare: number;
-  prefixRewrites: number;
-} {
+): CompactEventProperties['compact.usage'] {
   return {
     inputTokens: split.input,
     cacheReadTokens: split.cacheRead,

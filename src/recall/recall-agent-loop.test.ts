@@ -27,7 +27,7 @@ const TENANT = '3f9c2b1e-7a4d-4c8e-9b21-5d6e0f1a2b3c';
 const AWS_KEY = 'AKIAIOSFODNN7EXAMPLE';
 const SESSION = 'agent-loop-1';
 const QUESTION = 'Final check: which tenant id did the psql query show as suspended?';
-const CLEARED_BASH = /output of tool "bash" cleared \([^)]*\); recall ref "([a-z]+-[0-9a-z]+)"/;
+const CLEARED_BASH = /\[cleared: bash output, [^\]]*; recall "([a-z]+-[0-9a-z]+)"\]/;
 /** The model reads the id off the row that says `suspended`. */
 const SUSPENDED_ROW = /([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}) \| suspended/;
 

@@ -14,7 +14,7 @@ export const RECALL_TOOL_NAME = 'recall';
 /** The tool's description, written for the model. */
 export const RECALL_TOOL_DESCRIPTION = [
   'Read back conversation content that was removed to save context.',
-  'Placeholders such as [agent-compaction: output of tool "grep" cleared (...); recall ref "tool-3kf93jd02kd9"],',
+  'Placeholders such as [cleared: grep output, 25,000 chars; recall "tool-3kf93jd02kd9"],',
   'cut markers ("full text: recall ref \\"cut-...\\"") and the summary line "Archived originals: recall ref \\"sum-v2\\""',
   'name a ref: pass it as "ref" to get the original text (long texts come in pages: pass "page").',
   'If you do not know the ref, pass "query" (a few words naming what you are looking for: a file, an id, a setting)',

@@ -106,7 +106,7 @@ describe('compactionMiddleware with generateText', () => {
     const views = expectEveryRequestSound(manager);
     expect(views.length).toBe(18);
     const summarized = events.some((event) => event.name === 'compact.summary_created');
-    const cleared = (text: string) => text.includes('agent-compaction: output of tool');
+    const cleared = (text: string) => text.includes('[cleared: ');
     expect(
       views
         .at(-1)!

@@ -52,6 +52,9 @@ function newManager(): { manager: CompactManager; events: AnyCompactEvent[] } {
       keepRecentTurns: 2,
       keepToolIoPairs: 1,
       maxSummaryTokens: 300,
+      // Deep enough that clearing old tool output alone never suffices: these tests follow
+      // the summary through the SDK.
+      targetPct: 0.3,
     },
   });
   const events: AnyCompactEvent[] = [];

@@ -30,16 +30,20 @@ export function clearedPlaceholder(
 ): string {
   const ids = placeholderIds(output);
   const named = ids.length > 0 ? `; ids: ${ids.join(', ')}` : '';
-  const recall = ref === undefined ? '' : `; recall ref "${ref}"`;
-  return `[agent-compaction: output of tool "${toolName}" cleared (${formatCount(chars)} chars${named})${recall}]`;
+  const recall = ref === undefined ? '' : `; recall "${ref}"`;
+  return `[cleared: ${toolName} output, ${formatCount(chars)} chars${named}${recall}]`;
 }
 
-/** Up to six short identifiers of a cleared output (tickets, ids, paths), so the agent can still act on them. */
+/**
+ * Up to four identifiers of a cleared output the agent may still act on: tickets, UUIDs, paths,
+ * file names and URLs (not every code-like word: a placeholder stays in every later request,
+ * so each word of it is paid for on every call).
+ */
 function placeholderIds(output: string): string[] {
   if (output === '') return [];
   return findIdentifiers(output.length > 200_000 ? output.slice(0, 200_000) : output, 24)
-    .filter((id) => id.kind !== 'url' && id.text.length <= 40)
-    .slice(0, 6)
+    .filter((id) => ['ticket', 'uuid', 'path', 'file'].includes(id.kind) && id.text.length <= 40)
+    .slice(0, 4)
     .map((id) => id.text);
 }
 

@@ -126,9 +126,11 @@ export function looksLikePath(word: string): boolean {
   if (!/^(?:~|\.{1,2})?\/?[A-Za-z0-9_.@~-]+(?:\/[A-Za-z0-9_.@~-]*)*$/.test(word)) return false;
   const segments = word.split('/');
   if (segments.some(KEY_MATERIAL)) return false;
-  // One long segment without a dot (`/AAAA...` of a 40-character AWS secret) is no path.
+  // One segment of 8 or more characters without a dot that is not a lower-case word
+  // (`/AAAA...` of a 40-character AWS secret, whole or cut) is no path; `/workspace` is.
   const named = segments.filter(Boolean);
-  if (named.length === 1 && named[0]!.length >= 24 && !named[0]!.includes('.')) return false;
+  const only = named.length === 1 ? named[0]! : '';
+  if (only.length >= 8 && !only.includes('.') && !/^[a-z_-]+$/.test(only)) return false;
   return /^[~./]/.test(word) || !/[A-Z]/.test(word);
 }
 

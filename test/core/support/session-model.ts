@@ -581,7 +581,8 @@ export function checkOutput(check: OutputCheck): OutputShape {
     }
     // A message the cascade rewrote (a cleared tool result, shortened arguments, a cut) keeps
     // its structure (role, call ids, result ids) and carries the library's marker.
-    if (index === undefined && JSON.stringify(m).includes('[agent-compaction: ')) {
+    const text = JSON.stringify(m);
+    if (index === undefined && (text.includes('[agent-compaction: ') || text.includes('[cleared: '))) {
       const shape = (x: unknown) => {
         const f = wireFacts(format, x);
         return JSON.stringify([f.role, f.calls, f.results]);

@@ -74,6 +74,11 @@ describe('tool facts', () => {
     expect(outcome(' id | status\n----\n ae03feac-5fd5-406c-88a1-a04687d421fc | suspended').text).toBe(
       'id | status [ae03feac-5fd5-406c-88a1-a04687d421fc]',
     );
+    expect(outcome('[cleared: grep output, 518 chars; ids: AUTH-1; recall "tool-abc123"]').text).toBe(
+      '(cleared; recall ref tool-abc123)',
+    );
+    expect(outcome('[cleared: grep output, 518 chars]').text).toBe('(cleared)');
+    // The longer form of earlier versions, still in views persisted by callers.
     expect(
       outcome('[agent-compaction: output of tool "grep" cleared (518 chars); recall ref "tool-abc123"]').text,
     ).toBe('(cleared; recall ref tool-abc123)');

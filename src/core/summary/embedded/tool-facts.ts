@@ -44,9 +44,12 @@ const SCRATCH =
   /^(?:think|thought|thinking|scratchpad|scratch|reason|reasoning|plan|planning|reflect|note|notes|todo_?write)$/i;
 const FAILURE =
   /\b(?:error|errors|exception|traceback|fail|failed|failure|fails|failing|denied|not found|refused|timed out|invalid|declined|unauthorized|forbidden|panic|cannot|can't|unable)\b/i;
-/** The placeholder the pipeline leaves for a cleared tool result. */
+/**
+ * The placeholder the pipeline leaves for a cleared tool result: `[cleared: grep output, 518
+ * chars; recall "tool-abc"]` (and the longer form of earlier versions, still in persisted views).
+ */
 const CLEARED =
-  /^\[agent-compaction: output of tool "[^"\n]{0,100}" cleared[^\]\n]{0,80}?(?:recall ref "([\w-]{1,64})")?\]$/;
+  /^\[(?:cleared: [^,\]\n]{1,100} output|agent-compaction: output of tool "[^"\n]{0,100}" cleared)[^\]\n]{0,200}?(?:recall(?: ref)? "([\w-]{1,64})")?\]$/;
 const CODE_LINE = /^\s*(?:\d+[:|]|[✓√])|\b(?:throw|raise|new Error|catch|except)\b/;
 
 /** Words of a tool name: `exchange_delivered_order_items` → exchange, delivered, ... */

@@ -289,9 +289,7 @@ export class CompactManager {
     const recorded = this.#usage.record(sessionId, usage, this.#deps.calibration);
     if (recorded.mismatch) this.emit(sessionId, 'compact.warning', recorded.mismatch);
     // Archived with the session's events too: `status` and `report` read the cost there.
-    const context = { ...newOperation(sessionId), archived: [] };
-    this.#bus.emit(context, 'compact.usage', recorded.usage, { start: Date.now() });
-    this.#deps.archive.trackEvents(context);
+    this.#deps.archive.emitArchived(sessionId, 'compact.usage', recorded.usage);
   }
 
   /** The session's cost under prompt caching so far (see {@link SessionCost}; `pricing` prices it). */

@@ -48,10 +48,8 @@ export interface PipelineDeps {
   readonly systemCounts: Map<string, number>;
   /** Stop a compaction (nothing pruned, `storage_failed` thrown) when its archive cannot be written. */
   readonly requireArchive?: boolean;
-  /** The time, in epoch ms (injectable for tests). */
-  readonly clock: () => number;
-  /** When each session key was last called: an idle gap past the cache lifetime compacts early. */
-  readonly lastCalls: Map<string, number>;
+  readonly clock: () => number; // epoch ms, injectable for tests
+  readonly lastCalls: Map<string, number>; // each key's last call: an idle gap compacts early
 }
 
 /** One call's input. */

@@ -5,7 +5,8 @@
  * Everything is redacted first; a failed write is a `compact.error` event and the
  * conversation goes on.
  */
-import type { EventBus, OperationContext } from '../events/event-bus.js';
+import { type EventBus, newOperation, type OperationContext } from '../events/event-bus.js';
+import type { CompactEventName, CompactEventProperties } from '../events/events.js';
 import { type Redactor, redactArchivedText, redactDeep } from '../redaction/redactor.js';
 import { describeCause } from './fail-open-store.js';
 import type { ArchivedArtifact, ArchivedSummary, StorageAdapter } from './storage-adapter.js';
@@ -115,6 +116,17 @@ export class SessionArchive {
     await this.#write(context, parentId, summary.step, 'summary', () =>
       storage.saveSummary(sessionId, redacted, summary.step),
     );
+  }
+
+  /** Emits one event outside a compaction and archives it with the session's events. */
+  emitArchived<N extends CompactEventName>(
+    sessionId: string,
+    name: N,
+    properties: CompactEventProperties[N],
+  ): void {
+    const context = { ...newOperation(sessionId), archived: [] };
+    this.#bus.emit(context, name, properties, { start: Date.now() });
+    this.trackEvents(context);
   }
 
   /**

@@ -157,3 +157,28 @@ describe('EmbeddedSummarizer', () => {
     expect(result).toEqual({ text: run(chat().messages, 200), summarizer: 'embedded' });
   });
 });
+
+describe('the event loop while summarizing', () => {
+  it('summarize() hands the loop back between its phases, with the same text as summarizeSync', async () => {
+    const messages = agentRun().messages;
+    let turns = 0;
+    let running = true;
+    const tick = () => {
+      turns++;
+      if (running) setImmediate(tick);
+    };
+    setImmediate(tick);
+    const request = {
+      sessionId: 's',
+      strategy: 'task_state' as const,
+      messages,
+      maxTokens: 400,
+      countTokens,
+    };
+    const { text } = await summarizer.summarize(request);
+    running = false;
+    // Other work ran during the summary (a background preparation shares the loop).
+    expect(turns).toBeGreaterThanOrEqual(4);
+    expect(text).toBe(summarizer.summarizeSync(request));
+  });
+});

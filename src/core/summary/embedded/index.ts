@@ -36,14 +36,17 @@ function sourceOf(message: CompactMessage): UnitSource | undefined {
 }
 
 /** Units of the previous summary and the messages, with the identifiers they name. */
-function extract(messages: readonly CompactMessage[], previousSummary: string | undefined): Extraction {
+function extract(
+  messages: readonly CompactMessage[],
+  previousSummary: string | undefined,
+  facts: ReturnType<typeof toolFacts> = toolFacts(messages),
+): Extraction {
   const previous = parsePrevious(previousSummary);
   const segments = previous.segments;
   const units = previous.units;
   const ledger = new IdentifierLedger();
   for (const id of previous.ids) ledger.add(id, 'summary');
   const placed = placeMessages(messages, segments);
-  const facts = toolFacts(messages);
   let nextFact = 0;
   messages.forEach((message, index) => {
     const { segment, parts } = placed[index]!;
@@ -204,26 +207,48 @@ function bestUnitFitting(
 export class EmbeddedSummarizer implements Summarizer {
   readonly name = 'embedded';
 
+  /**
+   * Yields to the event loop between its phases (what the user asked, the units of the
+   * history, their scores, the fitting), so a long history does not hold the loop for the
+   * whole summary (a background preparation shares it with the agent's own work).
+   */
   async summarize(request: SummarizeRequest): Promise<SummarizeResult> {
-    return { text: this.summarizeSync(request), summarizer: this.name };
+    const steps = this.#steps(request);
+    for (let step = steps.next(); ; step = steps.next()) {
+      if (step.done) return { text: step.value, summarizer: this.name };
+      await new Promise((resolve) => setImmediate(resolve));
+    }
   }
 
   /** The same as {@link summarize}, synchronously. */
   summarizeSync(request: Omit<SummarizeRequest, 'sessionId'> & { sessionId?: string }): string {
+    const steps = this.#steps(request);
+    for (let step = steps.next(); ; step = steps.next()) if (step.done) return step.value;
+  }
+
+  *#steps(
+    request: Omit<SummarizeRequest, 'sessionId'> & { sessionId?: string },
+  ): Generator<undefined, string, undefined> {
     const maxTokens = Math.max(0, Math.floor(request.maxTokens));
     const { countTokens } = request;
     // What the user asked comes first and gets its room first; the rest fills what is left.
     const previous = splitUserSections(request.previousSummary);
     const sections = collectUserSections(request.messages, previous);
+    yield;
     const head = renderUserSections(sections, maxTokens, countTokens);
-    const extraction = extract(request.messages, previous.rest);
+    yield;
+    const facts = toolFacts(request.messages);
+    yield;
+    const extraction = extract(request.messages, previous.rest, facts);
     if (head) {
       const quoted = head.toLowerCase();
       extraction.units = extraction.units.filter(
         (unit) => unit.source !== 'user' || !quoted.includes(unit.text.toLowerCase()),
       );
     }
+    yield;
     const idf = scoreUnits(extraction.units, { agentic: extraction.agentic });
+    yield;
     const rest = head ? maxTokens - countTokens(head) - 1 : maxTokens;
     const body =
       rest >= 8

@@ -18,6 +18,7 @@
  * window.
  */
 import { CompactManager } from '../src/core/compact-manager.js';
+import { PrefixCacheTally } from '../src/core/counting/prefix-cache.js';
 import type { TokenCounter } from '../src/core/counting/token-counter.js';
 import type { CompactMessage } from '../src/core/messages/message.js';
 import type { SummarizeRequest, Summarizer } from '../src/core/summary/summarizer.js';
@@ -120,9 +121,15 @@ const PRICES = {
   openai: { read: 0.1, write: 1, output: 4 },
 };
 
-/** Prices each request against the previous one (the prefix they share is a cache hit). */
+/**
+ * Prices each request against the previous one (the prefix they share is a cache hit, as the
+ * library's own model for `replay` counts it), for both providers at once.
+ */
 class CacheModel {
-  #previous: string[] = [];
+  readonly #tally = new PrefixCacheTally(
+    { cacheRead: PRICES.anthropic.read, cacheWrite: PRICES.anthropic.write, output: PRICES.anthropic.output },
+    (message) => messageTokens(message as Message),
+  );
   readonly priced: Priced = {
     anthropic: 0,
     openai: 0,
@@ -138,30 +145,17 @@ class CacheModel {
   constructor(readonly window: number) {}
 
   request(messages: readonly Message[], keep: readonly string[]): void {
-    const texts = messages.map((m) => JSON.stringify(m));
-    const tokens = messages.map(messageTokens);
-    let shared = 0;
-    while (
-      shared < texts.length &&
-      shared < this.#previous.length &&
-      texts[shared] === this.#previous[shared]
-    )
-      shared++;
-    const total = tokens.reduce((a, b) => a + b, 0);
-    let prefix = 0;
-    for (let k = 0; k < shared; k++) prefix += tokens[k]!;
-    if (prefix < 1024) prefix = 0;
-    if (this.#previous.length > 0 && shared < this.#previous.length) this.priced.rewrites++;
+    const { prefix, total, rewrote } = this.#tally.add(messages);
+    if (rewrote) this.priced.rewrites++;
     const rest = total - prefix;
     this.priced.anthropic += prefix * PRICES.anthropic.read + rest * PRICES.anthropic.write;
-    this.priced.openai += prefix * PRICES.openai.read + rest;
+    this.priced.openai += prefix * PRICES.openai.read + rest * PRICES.openai.write;
     this.priced.input += total;
     this.priced.cached += prefix;
     this.priced.requests++;
     if (total > this.window) this.priced.over++;
-    const joined = texts.join('\n');
+    const joined = JSON.stringify(messages);
     if (keep.every((thing) => joined.includes(thing))) this.priced.kept++;
-    this.#previous = texts;
   }
 
   /** A summarizer call: input at 1x, output at each provider's output multiplier. */

@@ -24,11 +24,21 @@ afterEach(async () => {
   server = undefined;
 });
 
-function turns(n: number, from = 0): { user: string; assistant: string }[] {
-  return Array.from({ length: n }, (_, k) => ({
-    user: `question ${from + k}: ${'words '.repeat(150)}`,
-    assistant: `answer ${from + k}: ${'more '.repeat(150)}`,
-  }));
+/**
+ * A thread of plain text turns (valid in both SDKs' message types) with a forged summary tag
+ * in a user turn after the third, and a last question.
+ */
+function forgedThread(): { role: 'user' | 'assistant'; content: string }[] {
+  const out: { role: 'user' | 'assistant'; content: string }[] = [];
+  for (let k = 0; k < 9; k++) {
+    if (k === 3) out.push({ role: 'user', content: FORGED }, { role: 'assistant', content: 'ok' });
+    out.push(
+      { role: 'user', content: `question ${k}: ${'words '.repeat(150)}` },
+      { role: 'assistant', content: `answer ${k}: ${'more '.repeat(150)}` },
+    );
+  }
+  out.push({ role: 'user', content: 'next?' });
+  return out;
 }
 
 /** The tags of what the provider received, and the manager's summary text when it wrote one. */
@@ -48,13 +58,7 @@ describe('a forged summary tag in a user turn, through each integration', () => 
       manager,
       { sessionId: 'forged-anthropic' },
     );
-    const messages: Anthropic.MessageParam[] = [];
-    for (const turn of turns(3))
-      messages.push({ role: 'user', content: turn.user }, { role: 'assistant', content: turn.assistant });
-    messages.push({ role: 'user', content: FORGED }, { role: 'assistant', content: 'ok' });
-    for (const turn of turns(6, 3))
-      messages.push({ role: 'user', content: turn.user }, { role: 'assistant', content: turn.assistant });
-    messages.push({ role: 'user', content: 'next?' });
+    const messages: Anthropic.MessageParam[] = forgedThread();
     await client.messages.create({ model: 'claude-sonnet-4-6', max_tokens: 64, messages });
     const state = await manager.state('forged-anthropic');
     expect(state?.version, 'the window forced a compaction').toBe(1);
@@ -71,13 +75,7 @@ describe('a forged summary tag in a user turn, through each integration', () => 
       model: provider.chat('gpt-4o'),
       middleware: compactionMiddleware(manager, { sessionId: 'forged-ai-sdk' }),
     });
-    const messages: ModelMessage[] = [];
-    for (const turn of turns(3))
-      messages.push({ role: 'user', content: turn.user }, { role: 'assistant', content: turn.assistant });
-    messages.push({ role: 'user', content: FORGED }, { role: 'assistant', content: 'ok' });
-    for (const turn of turns(6, 3))
-      messages.push({ role: 'user', content: turn.user }, { role: 'assistant', content: turn.assistant });
-    messages.push({ role: 'user', content: 'next?' });
+    const messages: ModelMessage[] = forgedThread();
     await generateText({ model, messages });
     const state = await manager.state('forged-ai-sdk');
     expect(state?.version, 'the window forced a compaction').toBe(1);

@@ -76,18 +76,21 @@ export interface UsageSplit {
   output: number;
 }
 
-/**
- * Splits a reported usage. Anthropic reports `input_tokens` *beside* its cache reads and
- * writes; OpenAI reports `prompt_tokens` / `input_tokens` *including* its cached tokens
- * (`cachedInputTokens` here): both come out as the same four figures.
- */
-export function splitUsage(usage: {
+/** The counts of a reported usage (the fields of `ReportedUsage`). */
+export interface UsageCounts {
   inputTokens: number;
   cachedInputTokens?: number | undefined;
   cacheReadInputTokens?: number | undefined;
   cacheCreationInputTokens?: number | undefined;
   outputTokens?: number | undefined;
-}): UsageSplit {
+}
+
+/**
+ * Splits a reported usage. Anthropic reports `input_tokens` *beside* its cache reads and
+ * writes; OpenAI reports `prompt_tokens` / `input_tokens` *including* its cached tokens
+ * (`cachedInputTokens` here): both come out as the same four figures.
+ */
+export function splitUsage(usage: UsageCounts): UsageSplit {
   const read = usage.cacheReadInputTokens ?? 0;
   const write = usage.cacheCreationInputTokens ?? 0;
   const cachedInside = Math.min(usage.cachedInputTokens ?? 0, usage.inputTokens);
@@ -191,13 +194,7 @@ export class SessionCosts {
 }
 
 /** A reported usage checked (each count a non-negative finite number) and split. */
-export function checkedUsage(usage: {
-  inputTokens: number;
-  cachedInputTokens?: number | undefined;
-  cacheReadInputTokens?: number | undefined;
-  cacheCreationInputTokens?: number | undefined;
-  outputTokens?: number | undefined;
-}): UsageSplit {
+export function checkedUsage(usage: UsageCounts): UsageSplit {
   const fields = [
     'inputTokens',
     'cachedInputTokens',

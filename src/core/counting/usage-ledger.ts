@@ -3,7 +3,14 @@
  * input (for calibration and `lastReportedUsage`) and the session's cost under prompt caching
  * (`costSnapshot`, `compact.usage` events). Freed with the session's memory.
  */
-import { type CachePrice, checkedUsage, type SessionCost, SessionCosts, usageEvent } from './session-cost.js';
+import {
+  type CachePrice,
+  checkedUsage,
+  type SessionCost,
+  SessionCosts,
+  type UsageCounts,
+  usageEvent,
+} from './session-cost.js';
 import { type UsageCalibration, usageMismatch } from './usage-calibration.js';
 
 /** Input tokens a caller reported for a session's last model call, and when. */
@@ -27,11 +34,7 @@ export class UsageLedger {
   constructor(readonly price: CachePrice) {}
 
   /** Checks and records one request's usage (throws `invalid_config` naming a bad field). */
-  record(
-    sessionId: string,
-    usage: Parameters<typeof checkedUsage>[0],
-    calibration: UsageCalibration,
-  ): RecordedUsage {
+  record(sessionId: string, usage: UsageCounts, calibration: UsageCalibration): RecordedUsage {
     const split = checkedUsage(usage);
     this.#reported.set(sessionId, { inputTokens: split.input, at: Date.now() });
     const state = calibration.recordReported(sessionId, split.input);

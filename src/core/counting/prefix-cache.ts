@@ -1,11 +1,11 @@
 /**
- * The prompt cache a replay would have had, modeled: each request's messages that equal the
+ * The prompt cache a sequence of requests would have had, modeled (`replay`, the cost bench): each request's messages that equal the
  * previous request's, from the first on, are read from the cache (from 1,024 tokens, as both
  * providers cache); the rest is written (priced at the model's cache-write multiplier). It
  * counts how often compaction rewrote the prefix and what the requests bill in input tokens
  * at the base price, so replays of the same transcript under other policies compare.
  */
-import type { CachePrice } from '../../core/counting/session-cost.js';
+import type { CachePrice } from './session-cost.js';
 
 /** What the modeled cache saw over a replay. */
 export interface ModeledCache {
@@ -44,8 +44,11 @@ export class PrefixCacheTally {
     return text;
   }
 
-  /** Adds one request (the messages sent). */
-  add(messages: readonly unknown[]): void {
+  /**
+   * Adds one request (the messages sent); returns its tokens read from the cache (`prefix`),
+   * its total, and whether it rewrote the previous request's prefix.
+   */
+  add(messages: readonly unknown[]): { prefix: number; total: number; rewrote: boolean } {
     const texts = messages.map((message) => this.#text(message));
     let shared = 0;
     while (
@@ -54,7 +57,8 @@ export class PrefixCacheTally {
       texts[shared] === this.#previous[shared]
     )
       shared++;
-    if (this.#previous.length > 0 && shared < this.#previous.length) this.#rewrites++;
+    const rewrote = this.#previous.length > 0 && shared < this.#previous.length;
+    if (rewrote) this.#rewrites++;
     let prefix = 0;
     let total = 0;
     texts.forEach((text, k) => {
@@ -72,6 +76,7 @@ export class PrefixCacheTally {
     this.#cached += prefix;
     this.#billed += prefix * this.price.cacheRead + (total - prefix) * this.price.cacheWrite;
     this.#previous = texts;
+    return { prefix, total, rewrote };
   }
 
   totals(): ModeledCache {

@@ -14,7 +14,14 @@ beforeAll(async () => {
   if (!withRedis) return;
   server = await startRedisServer();
   const store = redisSessionStore({ url: server.url });
-  const manager = new CompactManager({ model: 'gpt-4o', maxContextTokens: 4_000, store });
+  // The state must reach Redis: no fail-open fallback to the in-process copy on a busy machine.
+  const manager = new CompactManager({
+    model: 'gpt-4o',
+    maxContextTokens: 4_000,
+    store,
+    failOnStorageError: true,
+    storeTimeoutMs: 60_000,
+  });
   await manager.compact('shared-1', syntheticSession({ turns: 20, seed: 4 }), { force: true });
   await manager.shutdown();
   await store.close();

@@ -145,7 +145,9 @@ function acceptKeyValue(match: string, groups: readonly (string | undefined)[]):
   const value = bareValue(match, groups);
   const first = value.split(/[\s,;]/, 1)[0] ?? '';
   if (first === '' || NOT_A_VALUE.test(first) || first.startsWith('<REDACTED>')) return false;
-  if (looksLikePath(first)) return false;
+  // A path is a value only for the keys that name one as often as a secret (`pwd`, `auth`):
+  // after `aws_secret_access_key=` a slash-separated value is key material (`/AAAA/AAAA...`).
+  if (/^(?:pwd|auth)$/i.test(groups[0] ?? '') && looksLikePath(first)) return false;
   // Plain numbers are counts and limits (`token: 128000`), except for passwords and PINs.
   if (/^\d+(?:\.\d+)?$/.test(first) && !/pass|pwd|secret|pin/i.test(groups[0] ?? '')) return false;
   return true;

@@ -27,7 +27,7 @@ const charCounter: TokenCounter = {
 };
 
 /** Turns with a tool call each, so compactions clear tool results (artifacts) and summarize (sum-vN). */
-function toolTurns(n: number, seed: string): Record<string, unknown>[] {
+function toolTurns(n: number, seed: string, outputChars = 120): Record<string, unknown>[] {
   const out: Record<string, unknown>[] = [];
   for (let i = 0; i < n; i++) {
     out.push({ role: 'user', content: `${seed} question ${i} `.padEnd(80, 'q') });
@@ -38,7 +38,11 @@ function toolTurns(n: number, seed: string): Record<string, unknown>[] {
         { id: `call_${i}`, type: 'function', function: { name: 'read', arguments: `{"i":${i}}` } },
       ],
     });
-    out.push({ role: 'tool', tool_call_id: `call_${i}`, content: `${seed} output ${i} `.padEnd(120, 'o') });
+    out.push({
+      role: 'tool',
+      tool_call_id: `call_${i}`,
+      content: `${seed} output ${i} `.padEnd(outputChars, 'o'),
+    });
     out.push({ role: 'assistant', content: `${seed} answer ${i} `.padEnd(60, 'a') });
   }
   return out;
@@ -127,6 +131,37 @@ describe('archive under faults', () => {
     expect(errors.some((message) => /ENOENT/.test(message) && !/ENOTDIR/.test(message))).toBe(false);
   });
 
+  it('a placeholder names its recall ref only when its original was written, in this call and later ones', async () => {
+    const root = await tempDir();
+    await writeFile(join(root, 'file'), 'not a folder');
+    const target = manager(join(root, 'file', 'archive'), { maxContextTokens: 30_000 });
+    const sent: string[] = [];
+    for (let turns = 10; turns <= 24; turns++) {
+      const result = await target.compact('s', toolTurns(turns, 'x', 3_000));
+      expect(result.tokensAfter).toBeLessThanOrEqual(target.budget);
+      sent.push(JSON.stringify(result.messages));
+    }
+    expect(sent.some((text) => text.includes('[cleared: read output'))).toBe(true);
+    for (const text of sent) expect(text).not.toMatch(/recall (ref )?\\"/);
+
+    // The same session with a working archive names refs, and each one was written.
+    const good = await tempDir();
+    const working = manager(good, { maxContextTokens: 30_000 });
+    const named = new Set<string>();
+    for (let turns = 10; turns <= 24; turns++) {
+      const text = JSON.stringify((await working.compact('s', toolTurns(turns, 'x', 3_000))).messages);
+      for (const [, ref] of text.matchAll(/recall \\"(tool-[0-9a-z]+)/g)) named.add(ref!);
+    }
+    await working.flush();
+    const files = [...(await filesUnder(good)).keys()];
+    expect(named.size).toBeGreaterThan(0);
+    for (const ref of named)
+      expect(
+        files.some((path) => path.includes(ref)),
+        ref,
+      ).toBe(true);
+  });
+
   it('requireArchive blocks pruning while the archive cannot be written, naming the cause', async () => {
     const root = await tempDir();
     await writeFile(join(root, 'file'), 'not a folder');
@@ -183,6 +218,14 @@ describe('archive under faults', () => {
       for (const r of results) {
         const ref = r.summary?.text.match(/recall ref "(sum-v\d+)"/)?.[1];
         if (ref) expect([...files.keys()].some((path) => path.endsWith(`${ref}.json`))).toBe(true);
+        // Every placeholder ref in what is sent was written.
+        for (const [, named] of JSON.stringify(r.messages).matchAll(
+          /recall \\"((?:tool|args|cut)-[0-9a-z]+)/g,
+        ))
+          expect(
+            [...files.keys()].some((path) => path.includes(named!)),
+            named,
+          ).toBe(true);
       }
     } finally {
       unmount(mountPoint);

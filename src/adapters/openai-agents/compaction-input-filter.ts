@@ -175,7 +175,7 @@ async function resolveSessionId<TContext>(
 export function compactionInputFilter<TContext = unknown>(
   manager: CompactManager,
   options: CompactionInputFilterOptions<TContext> = {},
-): CallModelInputFilter<TContext> {
+): CallModelInputFilter<TContext> & { preserveInputIdentity: true } {
   const { countTools = true, spanName = 'agent.compaction' } = options;
   const filter = async (args: CallModelInputFilterArgs<TContext>): Promise<ModelInputData> => {
     filterCalls++;
@@ -206,6 +206,7 @@ export function compactionInputFilter<TContext = unknown>(
       };
     });
   };
-  // The manager never mutates items: let the runner match kept items by identity.
-  return Object.assign(filter, { preserveInputIdentity: true });
+  // The manager never mutates items: let the runner match kept items by identity
+  // (read by @openai/agents 0.15+; older versions ignore the flag).
+  return Object.assign(filter, { preserveInputIdentity: true as const });
 }

@@ -91,7 +91,7 @@ export function realizeRewrite(
 ): RealizedRewrite {
   const parsed = item.entry.parsed;
   const raw = item.entry.wire;
-  const ref = context.archived === false ? undefined : rewrite.ref;
+  const ref = context.archived === false || rewrite.unarchived ? undefined : rewrite.ref;
   let wire: unknown;
   if (rewrite.kind === 'cleared') {
     const positions = parsed.toolResults.map((_, i) => i);
@@ -99,7 +99,7 @@ export function realizeRewrite(
       clearedPlaceholder(
         toolNameOf(item, position, context.pairer, context.items),
         parsed.toolResults[position]?.output.length ?? 0,
-        context.archived === false ? undefined : rewrite.ref,
+        ref,
         parsed.toolResults[position]?.output ?? '',
       ),
     );
@@ -131,7 +131,7 @@ export class RewriteCache {
 
   /** The realized rewrite, computed once per (message, rewrite, format). */
   get(context: RewriteContext, item: IndexedMessage, rewrite: SessionRewrite): RealizedRewrite {
-    const key = `${context.codec.format}\u0000${item.entry.hash}\u0000${item.id}\u0000${rewrite.kind}\u0000${rewrite.ref}\u0000${rewrite.keepChars ?? ''}`;
+    const key = `${context.codec.format}\u0000${item.entry.hash}\u0000${item.id}\u0000${rewrite.kind}\u0000${rewrite.ref}\u0000${rewrite.keepChars ?? ''}\u0000${rewrite.unarchived ? 1 : 0}`;
     let realized = this.#cache.get(key);
     if (!realized) {
       realized = realizeRewrite(context, item, rewrite);

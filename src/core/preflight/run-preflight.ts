@@ -174,8 +174,10 @@ export async function runTriggered(
     const artifacts = artifactsOf(cascade, version);
     const written = await deps.archive.artifacts(context, artifacts, parentId);
     if (deps.requireArchive && written.size < artifacts.length) throw pruningBlocked(deps);
-    // A summary names its archive ref only when the folded originals were written.
+    // A summary or placeholder names its archive ref only when that original was written.
     if (!written.has(`sum-v${version}`)) dropArchiveLine(deps, prepared, cascade, version);
+    const unwritten = new Set(artifacts.map((artifact) => artifact.ref).filter((ref) => !written.has(ref)));
+    if (unwritten.size > 0) unnameRefs(input, cascade, unwritten);
   }
   const state = nextState(prepared, cascade);
   throwIfAborted(options.signal);
@@ -227,6 +229,20 @@ function dropArchiveLine(
   summary.tokens = tokens;
   for (const level of cascade.levels)
     if (level.level === 'summarize') level.refs = level.refs.filter((ref) => ref !== `sum-v${version}`);
+}
+
+/** Re-renders the rewrites whose originals were not archived without their recall ref. */
+function unnameRefs(input: CascadeInput, cascade: CascadeResult, unwritten: ReadonlySet<string>): void {
+  for (const entry of cascade.entries) {
+    if (!entry.rewrite || !unwritten.has(entry.rewrite.ref)) continue;
+    const rewrite = { ...entry.rewrite, unarchived: true };
+    const realized = input.realize(entry.item, rewrite);
+    cascade.tokensAfter += realized.tokens - entry.tokens;
+    entry.rewrite = rewrite;
+    entry.wire = realized.wire;
+    entry.tokens = realized.tokens;
+  }
+  for (const level of cascade.levels) level.refs = level.refs.filter((ref) => !unwritten.has(ref));
 }
 
 /** Adds the stored state's pinned ids to `state` (pins are only ever added). */

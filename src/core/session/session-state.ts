@@ -26,6 +26,8 @@ export interface SessionRewrite {
   ref: string;
   /** For `shortened` and `cut`: the characters kept of each shortened text. */
   keepChars?: number;
+  /** True when the original could not be archived: the placeholder names no recall ref. */
+  unarchived?: boolean;
 }
 
 /**

@@ -78,6 +78,8 @@ export function storedStateProblem(state: unknown): string | undefined {
         return `rewrites[${JSON.stringify(id)}] is not a rewrite`;
       if (r.keepChars !== undefined && !isCount(r.keepChars))
         return `rewrites[${JSON.stringify(id)}].keepChars is not a count`;
+      if (r.unarchived !== undefined && typeof r.unarchived !== 'boolean')
+        return `rewrites[${JSON.stringify(id)}].unarchived is not a boolean`;
     }
   }
   return undefined;

@@ -159,8 +159,9 @@ describe('EmbeddedSummarizer', () => {
 });
 
 describe('the event loop while summarizing', () => {
-  it('summarize() hands the loop back between its phases, with the same text as summarizeSync', async () => {
+  it('summarize() hands the loop back between messages, with the same text as summarizeSync', async () => {
     const messages = agentRun().messages;
+    const summarizer = new EmbeddedSummarizer({ sliceMs: 0 });
     let turns = 0;
     let running = true;
     const tick = () => {
@@ -177,8 +178,14 @@ describe('the event loop while summarizing', () => {
     };
     const { text } = await summarizer.summarize(request);
     running = false;
-    // Other work ran during the summary (a background preparation shares the loop).
-    expect(turns).toBeGreaterThanOrEqual(4);
+    // Other work ran during the summary, at least once per message (each phase walks the
+    // messages and pauses between them; with the default slice it pauses every 8 ms).
+    expect(turns).toBeGreaterThanOrEqual(messages.length);
     expect(text).toBe(summarizer.summarizeSync(request));
+  });
+
+  it('rejects a slice that is not a finite number >= 0', () => {
+    for (const sliceMs of [-1, Number.NaN, Number.POSITIVE_INFINITY])
+      expect(() => new EmbeddedSummarizer({ sliceMs })).toThrow(/sliceMs/);
   });
 });

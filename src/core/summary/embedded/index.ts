@@ -2,18 +2,20 @@
  * The built-in summarizer, as a list of steps: units, dated segments and speakers, tool
  * facts, key identifiers, scoring, selection, layout, and an exact fit to the budget.
  */
+import { CompactError } from '../../errors.js';
 import type { CompactMessage } from '../../messages/message.js';
 import type { SummarizeRequest, SummarizeResult, Summarizer } from '../summarizer.js';
 import { IdentifierLedger, pickKeyIdentifiers } from './key-identifiers.js';
 import { parsePrevious } from './parse-previous.js';
 import { renderSummary } from './render-summary.js';
-import { scoreUnits } from './score-units.js';
+import { scoreUnitSteps } from './score-units.js';
 import { annotateRelativeDate, placeMessages } from './segments.js';
-import { selectUnits, weakestUnits } from './select-units.js';
-import { toolFacts } from './tool-facts.js';
+import { selectUnitSteps, weakestUnits } from './select-units.js';
+import { runSteps, runStepsYielding, SLICE_MS, type Steps } from './steps.js';
+import { type ToolFact, toolFactSteps } from './tool-facts.js';
 import type { Segment, Unit, UnitSource } from './types.js';
 import { contentWords, textUnits } from './units.js';
-import { collectUserSections, renderUserSections, splitUserSections } from './user-sections.js';
+import { collectUserSectionSteps, renderUserSections, splitUserSections } from './user-sections.js';
 
 /** Share of the budget the key identifiers may take. */
 export const KEY_IDS_SHARE = 0.25;
@@ -35,12 +37,12 @@ function sourceOf(message: CompactMessage): UnitSource | undefined {
   return message.role === 'user' ? 'user' : 'assistant';
 }
 
-/** Units of the previous summary and the messages, with the identifiers they name. */
-function extract(
+/** Units of the previous summary and the messages, with the identifiers they name; a pause after each message. */
+function* extractSteps(
   messages: readonly CompactMessage[],
   previousSummary: string | undefined,
-  facts: ReturnType<typeof toolFacts> = toolFacts(messages),
-): Extraction {
+  facts: readonly ToolFact[],
+): Steps<Extraction> {
   const previous = parsePrevious(previousSummary);
   const segments = previous.segments;
   const units = previous.units;
@@ -48,7 +50,9 @@ function extract(
   for (const id of previous.ids) ledger.add(id, 'summary');
   const placed = placeMessages(messages, segments);
   let nextFact = 0;
-  messages.forEach((message, index) => {
+  for (let index = 0; index < messages.length; index++) {
+    if (index > 0) yield;
+    const message = messages[index]!;
     const { segment, parts } = placed[index]!;
     const source = sourceOf(message);
     let k = 0;
@@ -85,8 +89,20 @@ function extract(
         value: 0,
       });
     }
-  });
+  }
   return { segments, units, ledger, agentic: facts.length > 0 };
+}
+
+/** The units but the user's own words the head already quotes; a pause every few dozen units. */
+function* unquotedUnitSteps(units: readonly Unit[], head: string): Steps<Unit[]> {
+  const quoted = head.toLowerCase();
+  const kept: Unit[] = [];
+  for (let i = 0; i < units.length; i++) {
+    if (i % 64 === 63) yield;
+    const unit = units[i]!;
+    if (unit.source !== 'user' || !quoted.includes(unit.text.toLowerCase())) kept.push(unit);
+  }
+  return kept;
 }
 
 function noteText(note: string | undefined): string | undefined {
@@ -110,7 +126,7 @@ interface FitInput {
  * Fills the budget, then drops the weakest units until the exact count fits; the key
  * identifiers take at most a quarter and leave out ids the kept units already show.
  */
-function fitSummary(input: FitInput): string {
+function* fitSummarySteps(input: FitInput): Steps<string> {
   const { extraction, idf, maxTokens, countTokens, note } = input;
   const costs = new Map<Unit, number>();
   const cost = (unit: Unit) => {
@@ -128,7 +144,8 @@ function fitSummary(input: FitInput): string {
   const fixed = note ? countTokens(`Note: ${note}`) + 1 : 0;
   const chosen = new Set<Unit>();
   const budget = Math.floor((maxTokens - fixed - idsCost) * 0.95);
-  for (const unit of selectUnits(extraction.units, { budget, cost, idf })) chosen.add(unit);
+  for (const unit of yield* selectUnitSteps(extraction.units, { budget, cost, idf })) chosen.add(unit);
+  yield;
   const shown = () => [...chosen].map((u) => u.text).join('\n');
   const refreshIds = () => {
     const text = shown();
@@ -140,14 +157,16 @@ function fitSummary(input: FitInput): string {
   let count = countTokens(body);
   for (let round = 0; round < 3 && maxTokens - count > Math.max(8, maxTokens * 0.03); round++) {
     const extra = Math.floor((maxTokens - count) * 0.85);
-    const added = selectUnits(extraction.units, { budget: extra, cost, idf, chosen });
+    const added = yield* selectUnitSteps(extraction.units, { budget: extra, cost, idf, chosen });
     if (added.length === 0) break;
     for (const unit of added) chosen.add(unit);
     refreshIds();
     body = render();
     count = countTokens(body);
+    yield;
   }
   while (count > maxTokens && chosen.size > 0) {
+    yield;
     for (const unit of weakestUnits(chosen, count - maxTokens, cost)) chosen.delete(unit);
     body = render();
     count = countTokens(body);
@@ -206,53 +225,60 @@ function bestUnitFitting(
  */
 export class EmbeddedSummarizer implements Summarizer {
   readonly name = 'embedded';
+  readonly #sliceMs: number;
 
   /**
-   * Yields to the event loop between its phases (what the user asked, the units of the
-   * history, their scores, the fitting), so a long history does not hold the loop for the
-   * whole summary (a background preparation shares it with the agent's own work).
+   * @param options.sliceMs - Longest stretch of work, in milliseconds, between two turns of
+   *   the event loop in {@link summarize} (default 8; 0 gives the loop a turn after every
+   *   message).
+   */
+  constructor(options: { sliceMs?: number } = {}) {
+    const sliceMs = options.sliceMs ?? SLICE_MS;
+    if (!(sliceMs >= 0) || !Number.isFinite(sliceMs))
+      throw new CompactError('invalid_argument', `sliceMs must be a finite number >= 0, got ${sliceMs}`);
+    this.#sliceMs = sliceMs;
+  }
+
+  /**
+   * Gives the event loop a turn every few milliseconds (between messages, between a few
+   * dozen units), so a long history never holds the loop for the whole summary: a
+   * background preparation shares it with the agent's own work.
    */
   async summarize(request: SummarizeRequest): Promise<SummarizeResult> {
-    const steps = this.#steps(request);
-    for (let step = steps.next(); ; step = steps.next()) {
-      if (step.done) return { text: step.value, summarizer: this.name };
-      await new Promise((resolve) => setImmediate(resolve));
-    }
+    return { text: await runStepsYielding(this.#steps(request), this.#sliceMs), summarizer: this.name };
   }
 
   /** The same as {@link summarize}, synchronously. */
   summarizeSync(request: Omit<SummarizeRequest, 'sessionId'> & { sessionId?: string }): string {
-    const steps = this.#steps(request);
-    for (let step = steps.next(); ; step = steps.next()) if (step.done) return step.value;
+    return runSteps(this.#steps(request));
   }
 
-  *#steps(
-    request: Omit<SummarizeRequest, 'sessionId'> & { sessionId?: string },
-  ): Generator<undefined, string, undefined> {
+  *#steps(request: Omit<SummarizeRequest, 'sessionId'> & { sessionId?: string }): Steps<string> {
     const maxTokens = Math.max(0, Math.floor(request.maxTokens));
     const { countTokens } = request;
     // What the user asked comes first and gets its room first; the rest fills what is left.
     const previous = splitUserSections(request.previousSummary);
-    const sections = collectUserSections(request.messages, previous);
+    const sections = yield* collectUserSectionSteps(request.messages, previous);
     yield;
     const head = renderUserSections(sections, maxTokens, countTokens);
     yield;
-    const facts = toolFacts(request.messages);
+    const facts = yield* toolFactSteps(request.messages);
     yield;
-    const extraction = extract(request.messages, previous.rest, facts);
-    if (head) {
-      const quoted = head.toLowerCase();
-      extraction.units = extraction.units.filter(
-        (unit) => unit.source !== 'user' || !quoted.includes(unit.text.toLowerCase()),
-      );
-    }
+    const extraction = yield* extractSteps(request.messages, previous.rest, facts);
+    if (head) extraction.units = yield* unquotedUnitSteps(extraction.units, head);
     yield;
-    const idf = scoreUnits(extraction.units, { agentic: extraction.agentic });
+    const idf = yield* scoreUnitSteps(extraction.units, { agentic: extraction.agentic });
     yield;
     const rest = head ? maxTokens - countTokens(head) - 1 : maxTokens;
     const body =
       rest >= 8
-        ? fitSummary({ extraction, idf, maxTokens: rest, countTokens, note: noteText(request.note) })
+        ? yield* fitSummarySteps({
+            extraction,
+            idf,
+            maxTokens: rest,
+            countTokens,
+            note: noteText(request.note),
+          })
         : '';
     if (!head) return body;
     return body ? `${head}\n${body}` : head;

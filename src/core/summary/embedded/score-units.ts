@@ -6,7 +6,9 @@
  * assistant's prose, tool facts and state-changing calls rank high, failures higher,
  * scratchpad calls near zero. A small bonus goes to recent units.
  */
+
 import { findIdentifiers } from './key-identifiers.js';
+import { runSteps, type Steps } from './steps.js';
 import type { Unit } from './types.js';
 
 /** Inverse document frequency of each content word over `units` (each unit a document). */
@@ -118,16 +120,25 @@ const normalize = (text: string) => text.replace(/\s+/g, ' ').trim().toLowerCase
  * occurrence. Returns the rarity table for selection's novelty discount.
  */
 export function scoreUnits(units: Unit[], options: ScoreOptions): Map<string, number> {
+  return runSteps(scoreUnitSteps(units, options));
+}
+
+/** {@link scoreUnits} as {@link Steps}: a pause every few dozen units. */
+export function* scoreUnitSteps(units: Unit[], options: ScoreOptions): Steps<Map<string, number>> {
   const idf = inverseDocumentFrequency(units);
   const last = new Map<string, Unit>();
   for (const unit of units) last.set(normalize(unit.text), unit);
   const maxOrder = units.reduce((m, u) => Math.max(m, u.order), 1);
   const idUnits = new Map<string, number>();
-  for (const unit of units)
+  let work = 0;
+  for (const unit of units) {
+    if (++work % 32 === 0) yield;
     for (const found of findIdentifiers(unit.text, 16))
       idUnits.set(found.text, (idUnits.get(found.text) ?? 0) + 1);
+  }
   const rare: RareId = (id) => (idUnits.get(id) ?? 0) <= RARE_ID_UNITS;
   for (const unit of units) {
+    if (++work % 32 === 0) yield;
     if (last.get(normalize(unit.text)) !== unit) {
       unit.value = 0;
       continue;

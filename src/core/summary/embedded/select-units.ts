@@ -3,6 +3,7 @@
  * already holds (maximal marginal relevance). Gains only fall as the summary grows, so a
  * lazy heap re-scores a unit only when it reaches the top: O(n log n).
  */
+import { runSteps, type Steps } from './steps.js';
 import type { Unit } from './types.js';
 
 /** Share of a unit's value lost when every one of its words is already in the summary. */
@@ -92,12 +93,19 @@ class Heap {
  * the newly chosen units in the order they were chosen (strongest first).
  */
 export function selectUnits(units: readonly Unit[], options: SelectOptions): Unit[] {
+  return runSteps(selectUnitSteps(units, options));
+}
+
+/** {@link selectUnits} as {@link Steps}: a pause every few dozen units. */
+export function* selectUnitSteps(units: readonly Unit[], options: SelectOptions): Steps<Unit[]> {
   const { budget, cost, idf } = options;
   const already = options.chosen ?? new Set<Unit>();
   const covered = new Set<string>();
   for (const unit of already) for (const word of unit.words) covered.add(word);
   const heap = new Heap();
+  let work = 0;
   for (const unit of units) {
+    if (++work % 64 === 0) yield;
     if (already.has(unit) || unit.value <= 0) continue;
     const c = Math.max(1, cost(unit));
     if (c > budget) continue;
@@ -106,6 +114,7 @@ export function selectUnits(units: readonly Unit[], options: SelectOptions): Uni
   const out: Unit[] = [];
   let used = 0;
   while (heap.size > 0) {
+    if (++work % 64 === 0) yield;
     const entry = heap.pop()!;
     if (used + entry.cost > budget) continue;
     const ratio = novelGain(entry.unit, covered, idf) / entry.cost;

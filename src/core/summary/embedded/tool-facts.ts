@@ -5,9 +5,11 @@
  * what they are for, dates), arrays reduced to their ids, contact details left out. Values
  * are never cut inside: a field too long to show is left out whole.
  */
+
 import type { CompactMessage } from '../../messages/message.js';
 import { pairToolCalls } from '../../messages/tool-pairing.js';
 import { findIdentifiers, identifierKind } from './key-identifiers.js';
+import { runSteps, type Steps } from './steps.js';
 import type { ToolTraits } from './types.js';
 
 /** A tool call with its outcome, ready to become a unit. */
@@ -286,7 +288,13 @@ function echoTarget(argumentsText: string): string | undefined {
  * arguments (a file reread, tests rerun) is marked superseded but for its latest one.
  */
 export function toolFacts(messages: readonly CompactMessage[]): ToolFact[] {
+  return runSteps(toolFactSteps(messages));
+}
+
+/** {@link toolFacts} as {@link Steps}: a pause after each message. */
+export function* toolFactSteps(messages: readonly CompactMessage[]): Steps<ToolFact[]> {
   const pairing = pairToolCalls(messages);
+  yield;
   const results = new Map<string, { output: string; isError: boolean }>();
   for (const [index, sites] of pairing.callOf) {
     sites.forEach((site, r) => {
@@ -302,8 +310,11 @@ export function toolFacts(messages: readonly CompactMessage[]): ToolFact[] {
   const latest = new Map<string, ToolFact>();
   const echoes = new Map<string, { fact: ToolFact; calls: number }>();
   const dropped = new Set<ToolFact>();
-  messages.forEach((message, index) => {
-    message.toolCalls.forEach((call, position) => {
+  for (let index = 0; index < messages.length; index++) {
+    if (index > 0) yield;
+    const calls = messages[index]!.toolCalls;
+    for (let position = 0; position < calls.length; position++) {
+      const call = calls[position]!;
       const result = results.get(`${index}:${position}`);
       const args = keyArguments(call.arguments);
       const done = outcome(result?.output, result?.isError);
@@ -325,12 +336,12 @@ export function toolFacts(messages: readonly CompactMessage[]): ToolFact[] {
         const target = echoTarget(call.arguments) ?? args.text;
         const key = `${call.name}\u0000${target}`;
         const previous = echoes.get(key);
-        const calls = (previous?.calls ?? 0) + 1;
+        const count = (previous?.calls ?? 0) + 1;
         if (previous) dropped.add(previous.fact);
-        fact.text = `${call.name}(${target}) → ${done.text}${calls > 1 ? ` (${calls} calls)` : ''}`;
-        echoes.set(key, { fact, calls });
+        fact.text = `${call.name}(${target}) → ${done.text}${count > 1 ? ` (${count} calls)` : ''}`;
+        echoes.set(key, { fact, calls: count });
         facts.push(fact);
-        return;
+        continue;
       }
       const earlier = latest.get(signature);
       // A rerun supersedes the earlier result unless that one named ids this one does not.
@@ -342,7 +353,7 @@ export function toolFacts(messages: readonly CompactMessage[]): ToolFact[] {
         earlier.traits.superseded = true;
       latest.set(signature, fact);
       facts.push(fact);
-    });
-  });
+    }
+  }
   return dropped.size > 0 ? facts.filter((fact) => !dropped.has(fact)) : facts;
 }

@@ -6,8 +6,10 @@
  * into every later version until a later instruction on the same thing supersedes one; they
  * get their room before anything else.
  */
+
 import type { CompactMessage } from '../../messages/message.js';
 import { findIdentifiers, isKeyMaterial } from './key-identifiers.js';
+import { runSteps, type Steps } from './steps.js';
 import { contentWords, splitSentences } from './units.js';
 
 /** The heading of the task section. */
@@ -147,12 +149,21 @@ export function collectUserSections(
   messages: readonly CompactMessage[],
   carried: UserSections,
 ): UserSections {
+  return runSteps(collectUserSectionSteps(messages, carried));
+}
+
+/** {@link collectUserSections} as {@link Steps}: a pause after each user message. */
+export function* collectUserSectionSteps(
+  messages: readonly CompactMessage[],
+  carried: UserSections,
+): Steps<UserSections> {
   const task = [...carried.task];
   const instructions = [...carried.instructions];
   const seen = new Set(instructions.map(normalize));
   const keys = new Map<string, LineKeys>();
   for (const message of messages) {
     if (!isUserMessage(message)) continue;
+    yield;
     const text = message.text.length > MAX_SCAN_CHARS ? message.text.slice(0, MAX_SCAN_CHARS) : message.text;
     let opening: string | undefined;
     if (task.length === 0 && !MARKUP.test(text)) {

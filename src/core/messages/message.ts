@@ -3,6 +3,7 @@
  * the engine (counting, partitioning, summarizing) only ever sees these.
  */
 import { defuseSummaryMarkup } from '../summary/summary-markup.js';
+import type { ProviderCompaction } from './formats/provider-compaction.js';
 
 /** The wire formats agent-compaction reads and writes. */
 export type MessageFormat = 'openai-chat' | 'openai-responses' | 'anthropic';
@@ -93,6 +94,13 @@ export interface CompactMessage {
   raw: unknown;
   /** For `other` items: the item's `type`. */
   itemType?: string;
+  /**
+   * Set when the message is or carries a provider compaction (a Responses `compaction` item,
+   * an Anthropic `compaction` block): `boundary` when the provider reads it in place of
+   * everything before it, `inert` for an Anthropic block without a summary (a no-op). Such a
+   * message is pinned; see formats/provider-compaction.ts.
+   */
+  providerCompaction?: ProviderCompaction;
 }
 
 /** The opening tag of a summary message; `N` is the session's compaction count. */

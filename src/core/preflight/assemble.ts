@@ -3,7 +3,8 @@
  * user's own messages kept from the folded part, in history order, one summary message, then the verbatim suffix (pinned messages inside it
  * keep their place); before any summary exists, the view goes out in history order.
  * Provider shape rules: an Anthropic request starts with a user turn, so when the pinned
- * layer would open with an assistant message the summary (a user turn) goes first.
+ * layer would open with an assistant message the summary (a user turn) goes first, unless
+ * the head holds a provider compaction boundary (the summary then follows it).
  */
 import type { MessageFormat } from '../messages/message.js';
 import type { ViewEntry } from './session-view.js';
@@ -22,7 +23,10 @@ export function assemble(
   const rest = suffixStart < 0 ? [] : entries.slice(suffixStart).map((entry) => entry.wire);
   const pinned = head.map((entry) => entry.wire);
   const firstPinnedRole = head[0]?.item.entry.parsed.role;
-  if (format === 'anthropic' && firstPinnedRole !== undefined && firstPinnedRole !== 'user')
+  // Never before a provider compaction boundary (the API would drop the summary with what
+  // precedes the block): the head then holds the boundary, and the summary follows it.
+  const bounded = head.some((entry) => entry.item.entry.parsed.providerCompaction === 'boundary');
+  if (format === 'anthropic' && !bounded && firstPinnedRole !== undefined && firstPinnedRole !== 'user')
     return [summaryWire, ...pinned, ...rest];
   return [...pinned, summaryWire, ...rest];
 }

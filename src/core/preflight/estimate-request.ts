@@ -1,10 +1,12 @@
 /**
  * `CompactManager.estimate`: the token count of a request as it would be sent now, without
- * a session (system prompt, developer messages, tool schemas and messages).
+ * a session (system prompt, developer messages, tool schemas and messages; messages before a
+ * provider compaction boundary are not counted, see messages/formats/provider-compaction.ts).
  */
 import type { TokenBreakdown } from '../events/events.js';
 import type { PreflightOptions, TokenEstimate } from '../manager-options.js';
 import type { MessageCodec } from '../messages/formats/message-codec.js';
+import { newestBoundary } from '../messages/formats/provider-compaction.js';
 import { entryTokens } from '../messages/message-index.js';
 import { fixedTokens, type PipelineDeps } from './prepare-request.js';
 
@@ -24,7 +26,9 @@ export function estimateRequest(
     toolsSchema: fixed.toolsSchema,
     messages: counter.requestOverhead,
   };
-  for (const item of deps.index.index(messages, codec)) {
+  const items = deps.index.index(messages, codec);
+  // The provider drops what precedes its newest compaction item or block: not counted.
+  for (const item of items.slice(Math.max(0, newestBoundary(items)))) {
     const tokens = entryTokens(item, counter);
     const role = item.entry.parsed.role;
     if (role === 'system') breakdown.system += tokens;

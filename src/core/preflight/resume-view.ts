@@ -9,6 +9,7 @@
 
 import type { TokenCounter } from '../counting/token-counter.js';
 import type { MessageCodec } from '../messages/formats/message-codec.js';
+import { newestBoundary } from '../messages/formats/provider-compaction.js';
 import { summaryBody } from '../messages/message.js';
 import { entryTokens, type IndexedMessage } from '../messages/message-index.js';
 import { isPinned, type PinRule } from '../messages/partition.js';
@@ -86,17 +87,59 @@ function makeEntry(context: ViewContext, item: IndexedMessage, pinned: boolean, 
   return { item, pinned, round, wire: item.entry.wire, tokens: originalTokens, originalTokens };
 }
 
+/**
+ * An entry before the newest provider compaction boundary: the provider drops it, so it goes
+ * out as the caller wrote it (no rewrite), pinned, and counts 0 tokens.
+ */
+function beforeBoundaryEntry(item: IndexedMessage, round: number): ViewEntry {
+  return {
+    item,
+    pinned: true,
+    round,
+    wire: item.entry.wire,
+    tokens: 0,
+    originalTokens: 0,
+    beforeBoundary: true,
+  };
+}
+
+/**
+ * True when the session's summary was made before the newest provider compaction boundary at
+ * `boundary` (so the provider's compaction already holds it): the boundary was not in the
+ * view of the compaction that wrote the state (every pinned message of it is in
+ * `pinnedIds`), no message after it is covered, and a summary message in the history sits
+ * before it.
+ */
+function summaryPredatesBoundary(
+  items: readonly IndexedMessage[],
+  boundary: number,
+  state: SessionState | undefined,
+  summaryItem: IndexedMessage | undefined,
+): boolean {
+  if (boundary < 0 || state === undefined) return false;
+  if (summaryItem) return summaryItem.index < boundary;
+  if (state.pinnedIds?.includes(items[boundary]!.id)) return false;
+  if (state.coveredIds.length === 0) return true;
+  const covered = new Set(state.coveredIds);
+  for (let i = boundary + 1; i < items.length; i++) if (covered.has(items[i]!.id)) return false;
+  return true;
+}
+
 /** Builds the view from scratch. */
 export function buildView(context: ViewContext): SessionView {
   const { history, state, rule } = context;
   const items = history.items;
-  const summaryItem = acceptedSummary(items, state);
-  const covered = !summaryItem && state?.coveredIds.length ? new Set(state.coveredIds) : EMPTY;
+  const boundary = newestBoundary(items);
+  const accepted = acceptedSummary(items, state);
+  // A summary made before the provider compacted is part of what the provider dropped.
+  const stale = summaryPredatesBoundary(items, boundary, state, accepted);
+  const summaryItem = stale ? undefined : accepted;
+  const covered = !accepted && state?.coveredIds.length ? new Set(state.coveredIds) : EMPTY;
   const kept = state?.keptIds?.length ? new Set(state.keptIds) : EMPTY;
   // A raw history that shares no message with what the stored summary covers or kept is
   // another conversation under the same session id: it must not receive this summary.
   const mismatch =
-    !summaryItem &&
+    !accepted &&
     state !== undefined &&
     (covered.size > 0 || kept.size > 0) &&
     !items.some((item) => covered.has(item.id) || kept.has(item.id));
@@ -109,8 +152,11 @@ export function buildView(context: ViewContext): SessionView {
   const pinnedFlags: boolean[] = [];
   const pinnedRounds = new Set<number>();
   for (const item of items) {
-    if (item === summaryItem || coveredIds.has(item.id) || isStaleSummary(item, effective)) continue;
-    const pinned = isPinned(item.entry, rule) || pinnedIds.has(item.id);
+    // Before the boundary everything is sent as is (summaries and covered messages included).
+    const dropped = item.index < boundary;
+    if (!dropped && (item === summaryItem || coveredIds.has(item.id) || isStaleSummary(item, effective)))
+      continue;
+    const pinned = dropped || isPinned(item.entry, rule) || pinnedIds.has(item.id);
     visible.push(item);
     pinnedFlags.push(pinned);
     const r = round[item.index] ?? -1;
@@ -122,6 +168,7 @@ export function buildView(context: ViewContext): SessionView {
   const sums = { system: 0, developer: 0, messages: 0 };
   const entries = visible.map((item, k) => {
     const r = round[item.index] ?? -1;
+    if (item.index < boundary) return beforeBoundaryEntry(item, r);
     const entry = makeEntry(
       { ...context, state: effective },
       item,
@@ -132,7 +179,7 @@ export function buildView(context: ViewContext): SessionView {
     if (!entry.pinned && userTextIds.has(item.id)) entry.userText = true;
     return entry;
   });
-  const version = Math.max(effective?.version ?? 0, summaryItem?.entry.summaryVersion ?? 0);
+  const version = Math.max(effective?.version ?? 0, accepted?.entry.summaryVersion ?? 0);
   return {
     state,
     rule,
@@ -142,7 +189,11 @@ export function buildView(context: ViewContext): SessionView {
     processed: items.length,
     summaryItem,
     version,
-    previousSummary: summaryItem ? summaryBody(summaryItem.entry.parsed.text) : effective?.summary?.text,
+    previousSummary: stale
+      ? undefined
+      : summaryItem
+        ? summaryBody(summaryItem.entry.parsed.text)
+        : effective?.summary?.text,
     mismatch,
     entries,
     pinnedRounds,
@@ -179,6 +230,8 @@ export function extendView(view: SessionView, context: ViewContext): boolean {
   for (let i = view.processed; i < items.length; i++) {
     const item = items[i]!;
     if (item.entry.summaryVersion !== undefined) return false;
+    // A new provider compaction boundary: what was before it is no longer counted.
+    if (item.entry.parsed.providerCompaction === 'boundary') return false;
     if (view.coveredIds.has(item.id)) continue;
     const r = round[i] ?? -1;
     const pinned = isPinned(item.entry, view.rule) || view.pinnedIds.has(item.id) || view.pinnedRounds.has(r);

@@ -33,7 +33,8 @@ function nextState(prepared: PreparedRequest, cascade: CascadeResult): SessionSt
   const rewrites: Record<string, SessionRewrite> = {};
   for (const entry of kept) if (entry.rewrite && !entry.pinned) rewrites[entry.item.id] = entry.rewrite;
   const pinnedIds = new Set(effective?.pinnedIds ?? []);
-  for (const entry of kept) if (entry.pinned) pinnedIds.add(entry.item.id);
+  // What precedes a provider compaction boundary is pinned by position, not remembered.
+  for (const entry of kept) if (entry.pinned && !entry.beforeBoundary) pinnedIds.add(entry.item.id);
   const summary = cascade.summary;
   const state: SessionState = {
     sessionId: prepared.key,

@@ -26,6 +26,12 @@ export interface ViewEntry {
    * sent before the summary (with the pinned layer) and competes again at the next compaction.
    */
   userText?: boolean;
+  /**
+   * Before the newest provider compaction boundary (an OpenAI `compaction` item, an Anthropic
+   * `compaction` block): the provider drops it, so it is sent as the caller wrote it, pinned,
+   * and counted as 0 tokens.
+   */
+  beforeBoundary?: boolean;
 }
 
 /** A rewrite made real for one message: the object sent and its tokens. */

@@ -1,6 +1,7 @@
 import { invalidMessage } from '../../errors.js';
 import type { CompactMessage, ToolCall, ToolResult } from '../message.js';
 import { type MessageCodec, type ParsedMessage, partsText, readMeta, stripMeta } from './message-codec.js';
+import { anthropicCompactionBlock, type ProviderCompaction } from './provider-compaction.js';
 
 function blockText(content: unknown): string {
   if (typeof content === 'string') return content;
@@ -11,8 +12,10 @@ function blockText(content: unknown): string {
 /**
  * Anthropic Messages: `user`/`assistant` messages whose content is a string or blocks;
  * `tool_use` blocks (and `server_tool_use`, `mcp_tool_use`) are calls, blocks with a
- * `tool_use_id` (`tool_result`, `web_search_tool_result`, ...) are results. The system
- * prompt travels separately (pass it as `system` in the options).
+ * `tool_use_id` (`tool_result`, `web_search_tool_result`, ...) are results. A `compaction`
+ * block (context edit `compact_20260112`) counts as its summary text and pins its message;
+ * with a summary it is the boundary before which nothing counts (provider-compaction.ts).
+ * The system prompt travels separately (pass it as `system` in the options).
  */
 export const anthropicCodec: MessageCodec = {
   format: 'anthropic',
@@ -30,6 +33,7 @@ export const anthropicCodec: MessageCodec = {
     const toolCalls: ToolCall[] = [];
     const toolResults: ToolResult[] = [];
     const texts: string[] = [];
+    let compaction: ProviderCompaction | undefined;
     if (typeof m.content === 'string') {
       texts.push(m.content);
     } else if (Array.isArray(m.content)) {
@@ -56,6 +60,10 @@ export const anthropicCodec: MessageCodec = {
           texts.push(b.text);
         } else if (b.type === 'thinking' && typeof b.thinking === 'string') {
           texts.push(b.thinking);
+        } else if (b.type === 'compaction' && anthropicCompactionBlock(b)) {
+          const read = anthropicCompactionBlock(b)!;
+          if (read.text) texts.push(read.text);
+          if (compaction !== 'boundary') compaction = read.state;
         } else {
           texts.push(`[${b.type}]`);
         }
@@ -72,6 +80,7 @@ export const anthropicCodec: MessageCodec = {
       format: 'anthropic',
       raw,
     };
+    if (compaction) parsed.providerCompaction = compaction;
     if (toolCalls.length > 0) parsed.explicitId = `use:${toolCalls[0]!.id}`;
     else if (toolResults.length > 0) parsed.explicitId = `result:${toolResults[0]!.callId}`;
     if (meta) {

@@ -20,6 +20,8 @@ const ANTHROPIC_BLOCK_TYPES = new Set([
   'redacted_thinking',
   'image',
   'document',
+  // A Responses compaction is a top-level item (it has its own `type`), never a content part.
+  'compaction',
 ]);
 
 function formatOf(item: unknown): MessageFormat | undefined {

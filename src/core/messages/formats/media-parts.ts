@@ -133,6 +133,11 @@ export function mediaParts(raw: unknown): MediaPart[] {
         parts.push({ kind: 'encrypted', data: n.data });
         return;
       }
+      // An Anthropic compaction block (a content block, never top level): its summary is
+      // counted as text, its `encrypted_content` is metadata sent back verbatim, not model
+      // input (provider-compaction.ts). A Responses compaction item (top level) falls through:
+      // its payload is counted by length.
+      if (type === 'compaction' && depth > 0) return;
     }
     if (typeof n.encrypted_content === 'string' && n.encrypted_content.length > 0) {
       parts.push({ kind: 'encrypted', data: n.encrypted_content });

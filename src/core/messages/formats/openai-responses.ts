@@ -1,6 +1,7 @@
 import { invalidMessage } from '../../errors.js';
 import type { CompactMessage, MessageRole } from '../message.js';
 import { type MessageCodec, type ParsedMessage, partsText, readMeta, stripMeta } from './message-codec.js';
+import { responsesCompaction } from './provider-compaction.js';
 
 const MESSAGE_ROLES = new Set(['system', 'developer', 'user', 'assistant']);
 
@@ -19,7 +20,9 @@ function stringify(value: unknown): string {
  * `function_call` / `function_call_output` (`call_id`) or `function_call_result` (`callId`),
  * `reasoning`, and every other type kept intact. Any `*_call` item with a call id is a tool
  * call and any `*_output` / `*_result` item with one is its result, so hosted tools
- * (computer, shell, apply_patch, custom tools) stay atomic too.
+ * (computer, shell, apply_patch, custom tools) stay atomic too. A `compaction` item (from
+ * `context_management` or `/responses/compact`) is kept byte for byte, pinned, and is the
+ * boundary before which nothing counts (provider-compaction.ts).
  */
 export const openaiResponsesCodec: MessageCodec = {
   format: 'openai-responses',
@@ -78,6 +81,10 @@ export const openaiResponsesCodec: MessageCodec = {
       parsed.role = 'tool';
       parsed.kind = 'message';
       parsed.toolResults = [{ callId, output: stringify(item.output) }];
+    } else if (type === 'compaction') {
+      // Opaque: counted as the item's JSON with the payload counted by length (media-parts.ts).
+      const state = responsesCompaction(item);
+      if (state) parsed.providerCompaction = state;
     } else if (
       type === 'function_call' ||
       type === 'function_call_output' ||

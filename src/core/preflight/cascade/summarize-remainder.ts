@@ -11,6 +11,7 @@ import { CompactError, isCompactError } from '../../errors.js';
 import type { CompactEventProperties } from '../../events/events.js';
 import type { CompactMessage } from '../../messages/message.js';
 import { memoizeRedactor, type Redactor, redactDeep } from '../../redaction/redactor.js';
+import { SLICE_MS } from '../../summary/embedded/steps.js';
 import { INSTRUCTIONS_TITLE, splitUserSections, TASK_TITLE } from '../../summary/embedded/user-sections.js';
 import { EmbeddedSummarizer } from '../../summary/embedded-summarizer.js';
 import type {
@@ -72,10 +73,25 @@ export function redactMessage(message: CompactMessage, redact: Redactor): Compac
   };
 }
 
-/** Redacts a summarizer request's messages, each distinct text scanned once. */
-function redactMessages(messages: readonly CompactMessage[], redact: Redactor): CompactMessage[] {
+/**
+ * Redacts a summarizer request's messages, each distinct text scanned once, giving the event
+ * loop a turn every few milliseconds (a long history takes tens of milliseconds to scan).
+ */
+async function redactMessages(
+  messages: readonly CompactMessage[],
+  redact: Redactor,
+): Promise<CompactMessage[]> {
   const once = memoizeRedactor(redact);
-  return messages.map((m) => redactMessage(m, once));
+  const out: CompactMessage[] = [];
+  let since = performance.now();
+  for (const message of messages) {
+    out.push(redactMessage(message, once));
+    if (performance.now() - since >= SLICE_MS) {
+      await new Promise((resolve) => setImmediate(resolve));
+      since = performance.now();
+    }
+  }
+  return out;
 }
 
 async function callWithTimeout(
@@ -115,10 +131,10 @@ async function callWithTimeout(
  * library tags (a forged `<COMPACT-SUMMARY v9>` in a user message, `</history>`, look-alikes
  * included) defused; a previous summary read back is data too, its tags defused as well.
  */
-function summarizerInput<R extends Pick<SummarizeRequest, 'messages' | 'previousSummary' | 'keep'>>(
+async function summarizerInput<R extends Pick<SummarizeRequest, 'messages' | 'previousSummary' | 'keep'>>(
   request: R,
   redact: Redactor | undefined,
-): R {
+): Promise<R> {
   const previous = request.previousSummary ? summaryBodyFrom(request.previousSummary) : undefined;
   const clean: Redactor = redact ? (text) => defuseSummaryMarkup(redact(text)) : defuseSummaryMarkup;
   const redacted = previous && redact ? redact(previous) : previous;
@@ -126,7 +142,7 @@ function summarizerInput<R extends Pick<SummarizeRequest, 'messages' | 'previous
   const keep = keptSections(redacted);
   return {
     ...request,
-    messages: redactMessages(request.messages, clean),
+    messages: await redactMessages(request.messages, clean),
     ...(redacted ? { previousSummary: redacted } : {}),
     ...(keep ? { keep } : {}),
   };
@@ -181,7 +197,7 @@ export async function summarizeWithFallback(
       Date.now(),
     );
   const reportCircuit = (report: SummarizerCircuitReport) => emit('compact.circuit', report, Date.now());
-  const input = summarizerInput(request, redact);
+  const input = await summarizerInput(request, redact);
   let source: string | undefined;
   for (let attempt = 0; attempt < context.chain.length; attempt++) {
     const summarizer = context.chain[attempt]!;

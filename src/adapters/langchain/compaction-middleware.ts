@@ -1,0 +1,250 @@
+import type { BaseMessage } from '@langchain/core/messages';
+import type { AgentMiddleware, ModelRequest } from 'langchain';
+import type { CompactManager } from '../../core/compact-manager.js';
+import { CompactError } from '../../core/errors.js';
+import type { CompactionResult, CompactOptions } from '../../core/manager-options.js';
+import { type ContextOverflow, compactForRetry, contextOverflowOf, feedUsage } from '../overflow-recovery.js';
+import {
+  chatToLangChain,
+  contentText,
+  type LangChainMessageClasses,
+  langChainToChat,
+} from './langchain-messages.js';
+
+/** The runtime a LangChain middleware sees (`request.runtime`). */
+export type LangChainRuntime = ModelRequest['runtime'];
+
+/** Options of {@link compactionMiddleware}. */
+export interface CompactionMiddlewareOptions {
+  /**
+   * The manager's session id: a string, or a function of the model request and its runtime
+   * (e.g. reading `runtime.context`). Use one id per conversation.
+   * @default `runtime.configurable.thread_id` (the checkpointer's thread); without either, the call fails (there is no shared default)
+   */
+  sessionId?: string | ((request: ModelRequest, runtime: LangChainRuntime) => string | Promise<string>);
+  /**
+   * Count the bound tools' schemas as part of the request.
+   * @default true
+   */
+  countTools?: boolean;
+  /**
+   * The middleware's name in the agent (LangChain requires names to be unique per agent).
+   * @default 'AgentCompactionMiddleware'
+   */
+  name?: string;
+  /** Called after each compaction check (for logging or status displays). */
+  onCompaction?: (result: CompactionResult<unknown>, sessionId: string) => void;
+}
+
+/** The default {@link CompactionMiddlewareOptions.name}. */
+export const DEFAULT_MIDDLEWARE_NAME = 'AgentCompactionMiddleware';
+
+let classesPromise: Promise<LangChainMessageClasses> | undefined;
+
+/** `@langchain/core/messages`, loaded on the first model call (never by `import`). */
+function messageClasses(): Promise<LangChainMessageClasses> {
+  classesPromise ??= import('@langchain/core/messages').catch((error: unknown) => {
+    classesPromise = undefined;
+    throw new CompactError('missing_dependency', 'install @langchain/core: npm i @langchain/core langchain', {
+      cause: error,
+    });
+  });
+  return classesPromise;
+}
+
+const toolSchemas = new WeakMap<object, unknown>();
+
+/**
+ * The agent's tools as OpenAI function schemas the token counter reads (`convertToOpenAITool`
+ * of `@langchain/core`); provider tools (plain objects) are counted as they are. One conversion
+ * per tool object.
+ */
+export async function langChainToolSchemas(tools: readonly unknown[]): Promise<unknown[]> {
+  if (tools.length === 0) return [];
+  const { convertToOpenAITool } = await import('@langchain/core/utils/function_calling');
+  return tools.map((tool) => {
+    if (tool === null || typeof tool !== 'object') return tool;
+    let schema = toolSchemas.get(tool);
+    if (schema === undefined) {
+      try {
+        schema = convertToOpenAITool(tool as Parameters<typeof convertToOpenAITool>[0]);
+      } catch {
+        const t = tool as { name?: unknown; description?: unknown };
+        schema = { type: 'function', function: { name: String(t.name), description: t.description ?? '' } };
+      }
+      toolSchemas.set(tool, schema);
+    }
+    return schema;
+  });
+}
+
+/**
+ * Feeds a LangChain `usage_metadata` to `manager.recordUsage`: `input_tokens` (the whole input,
+ * cache included, as LangChain reports it for every provider), `input_token_details.cache_read`
+ * and `cache_creation`, `output_tokens`. Does nothing without `input_tokens`.
+ */
+export function feedLangChainUsage(manager: CompactManager, sessionId: string, usage: unknown): void {
+  const u = usage as
+    | {
+        input_tokens?: unknown;
+        output_tokens?: unknown;
+        input_token_details?: { cache_read?: unknown; cache_creation?: unknown };
+      }
+    | undefined;
+  const num = (value: unknown) => (typeof value === 'number' && Number.isFinite(value) ? value : undefined);
+  const total = num(u?.input_tokens);
+  if (total === undefined) return;
+  const read = num(u?.input_token_details?.cache_read);
+  const write = num(u?.input_token_details?.cache_creation);
+  const output = num(u?.output_tokens);
+  // The total holds the cache writes, which `recordUsage` takes beside the input.
+  feedUsage(manager, sessionId, {
+    inputTokens: Math.max(0, total - (write ?? 0)),
+    ...(read === undefined ? {} : { cachedInputTokens: read }),
+    ...(write === undefined ? {} : { cacheCreationInputTokens: write }),
+    ...(output === undefined ? {} : { outputTokens: output }),
+  });
+}
+
+/**
+ * A provider's rejection for length, looked for along the error's `cause` chain: LangChain wraps
+ * it (`ContextOverflowError` over the SDK's error, `MiddlewareError` over an inner middleware's).
+ */
+export function langChainOverflowOf(error: unknown): ContextOverflow | undefined {
+  let found: ContextOverflow | undefined;
+  let current = error;
+  for (let depth = 0; depth < 5 && current !== null && typeof current === 'object'; depth++) {
+    const e = current as { name?: unknown; message?: unknown; cause?: unknown };
+    const overflow =
+      contextOverflowOf(current) ??
+      (e.name === 'ContextOverflowError' ? { message: String(e.message ?? '') } : undefined);
+    // The outer error names the overflow; the inner ones add what they know (status, figures).
+    if (overflow) found = { ...overflow, ...found };
+    current = e.cause;
+  }
+  return found;
+}
+
+async function resolveSessionId(
+  option: CompactionMiddlewareOptions['sessionId'],
+  request: ModelRequest,
+): Promise<string> {
+  if (typeof option === 'function') return option(request, request.runtime);
+  if (typeof option === 'string') return option;
+  const thread = request.runtime?.configurable?.thread_id;
+  if (typeof thread === 'string' && thread !== '') return thread;
+  // Never a shared default: one conversation's summary must not reach another's request.
+  throw new CompactError(
+    'invalid_config',
+    'compactionMiddleware: no session id; pass { sessionId } (a string or a function of the request) or run the agent with configurable.thread_id',
+    { issues: [{ path: ['sessionId'], message: 'is required' }] },
+  );
+}
+
+/** What one model call compacted, for the usage feed and an overflow retry. */
+interface CallPlan {
+  sessionId: string;
+  chat: unknown[];
+  options: CompactOptions;
+  sentTokens: number;
+}
+
+async function compactCall(
+  manager: CompactManager,
+  request: ModelRequest,
+  options: CompactionMiddlewareOptions,
+): Promise<{ messages: BaseMessage[]; plan: CallPlan }> {
+  const sessionId = await resolveSessionId(options.sessionId, request);
+  const system = contentText(request.systemMessage?.content ?? request.systemPrompt ?? '');
+  const tools = options.countTools === false ? [] : await langChainToolSchemas(request.tools ?? []);
+  const signal = request.runtime?.signal;
+  const compactOptions: CompactOptions = {
+    format: 'openai-chat',
+    ...(system === '' ? {} : { system }),
+    ...(tools.length > 0 ? { tools } : {}),
+    ...(signal ? { signal } : {}),
+  };
+  const chat = langChainToChat(request.messages);
+  const classes = await messageClasses();
+  const result = await manager.compact<unknown>(sessionId, chat, compactOptions);
+  options.onCompaction?.(result, sessionId);
+  return {
+    messages: chatToLangChain(result.messages, classes),
+    plan: { sessionId, chat, options: compactOptions, sentTokens: result.tokensAfter },
+  };
+}
+
+/** The messages of the one retry after a rejection for length; rethrows anything else. */
+async function retryMessages(
+  manager: CompactManager,
+  plan: CallPlan,
+  error: unknown,
+): Promise<BaseMessage[]> {
+  const overflow = langChainOverflowOf(error);
+  if (!overflow) throw error;
+  try {
+    const { result } = await compactForRetry(manager, plan.sessionId, plan.chat, plan.options, {
+      overflow,
+      sentTokens: plan.sentTokens,
+      integration: 'langchain',
+    });
+    return chatToLangChain(result.messages, await messageClasses());
+  } catch (compactError) {
+    // Even the tighter budget cannot hold the request: the provider's error is the one to see.
+    if (compactError instanceof CompactError) throw error;
+    throw compactError;
+  }
+}
+
+/**
+ * A LangChain.js v1 agent middleware (`createAgent({ middleware: [...] })`) that compacts the
+ * messages of every model call (`wrapModelCall`): the model sees pinned messages, one rolling
+ * summary and the recent turns with whole tool call/result pairs, counted with the system prompt
+ * and the bound tools' schemas. The agent's state keeps the full history; kept messages are your
+ * own objects. Each response's `usage_metadata` goes to `manager.recordUsage`; a rejection for
+ * length (`context_length_exceeded`, "prompt is too long", HTTP 413, LangChain's
+ * `ContextOverflowError`) is retried once, compacted against the limit the error reports, with
+ * one `compact.overflow_recovery` event; any other error is rethrown unchanged.
+ *
+ * `langchain` is never imported at runtime; `@langchain/core/messages` loads on the first call.
+ *
+ * @example
+ * ```ts
+ * import { createAgent } from 'langchain';
+ * import { ChatOpenAI } from '@langchain/openai';
+ * import { CompactManager } from 'agent-compaction';
+ * import { compactionMiddleware } from 'agent-compaction/langchain';
+ *
+ * const manager = new CompactManager({ model: 'gpt-4o', maxContextTokens: 128_000 });
+ * const agent = createAgent({
+ *   model: new ChatOpenAI({ model: 'gpt-4o' }),
+ *   tools,
+ *   systemPrompt: 'You are a coding agent.',
+ *   middleware: [compactionMiddleware(manager, { sessionId: 'chat-42' })],
+ * });
+ * const result = await agent.invoke({ messages: [{ role: 'user', content: 'Fix the tests.' }] });
+ * ```
+ */
+export function compactionMiddleware(
+  manager: CompactManager,
+  options: CompactionMiddlewareOptions = {},
+): AgentMiddleware {
+  const wrapModelCall: NonNullable<AgentMiddleware['wrapModelCall']> = async (request, handler) => {
+    const { messages, plan } = await compactCall(manager, request, options);
+    let response: Awaited<ReturnType<typeof handler>>;
+    try {
+      response = await handler({ ...request, messages });
+    } catch (error) {
+      const retry = await retryMessages(manager, plan, error);
+      response = await handler({ ...request, messages: retry });
+    }
+    feedLangChainUsage(manager, plan.sessionId, (response as { usage_metadata?: unknown }).usage_metadata);
+    return response;
+  };
+  return {
+    // What `createMiddleware` adds (a registered symbol), so `langchain` need not be loaded.
+    [Symbol.for('AgentMiddleware')]: true,
+    name: options.name ?? DEFAULT_MIDDLEWARE_NAME,
+    wrapModelCall,
+  } as AgentMiddleware;
+}

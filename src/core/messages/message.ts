@@ -3,7 +3,6 @@
  * the engine (counting, partitioning, summarizing) only ever sees these.
  */
 import { defuseSummaryMarkup } from '../summary/summary-markup.js';
-import type { ProviderCompaction } from './formats/provider-compaction.js';
 
 /** The wire formats agent-compaction reads and writes. */
 export type MessageFormat = 'openai-chat' | 'openai-responses' | 'anthropic';
@@ -100,7 +99,7 @@ export interface CompactMessage {
    * everything before it, `inert` for an Anthropic block without a summary (a no-op). Such a
    * message is pinned; see formats/provider-compaction.ts.
    */
-  providerCompaction?: ProviderCompaction;
+  providerCompaction?: 'boundary' | 'inert';
 }
 
 /** The opening tag of a summary message; `N` is the session's compaction count. */

@@ -26,8 +26,10 @@
  * summary) is read as an opaque item: kept and counted as sent, never a boundary.
  */
 
+import type { CompactMessage } from '../message.js';
+
 /** How a message takes part in provider compaction. */
-export type ProviderCompaction = 'boundary' | 'inert';
+export type ProviderCompaction = NonNullable<CompactMessage['providerCompaction']>;
 
 /** The state of a Responses item of type `compaction`, or `undefined` when it is malformed (opaque). */
 export function responsesCompaction(item: Readonly<Record<string, unknown>>): ProviderCompaction | undefined {

@@ -39,15 +39,19 @@ export interface CompactionMiddlewareOptions {
 /** The default {@link CompactionMiddlewareOptions.name}. */
 export const DEFAULT_MIDDLEWARE_NAME = 'AgentCompactionMiddleware';
 
+function missingCore(error: unknown): CompactError {
+  return new CompactError('missing_dependency', 'install @langchain/core: npm i @langchain/core langchain', {
+    cause: error,
+  });
+}
+
 let classesPromise: Promise<LangChainMessageClasses> | undefined;
 
 /** `@langchain/core/messages`, loaded on the first model call (never by `import`). */
 function messageClasses(): Promise<LangChainMessageClasses> {
   classesPromise ??= import('@langchain/core/messages').catch((error: unknown) => {
     classesPromise = undefined;
-    throw new CompactError('missing_dependency', 'install @langchain/core: npm i @langchain/core langchain', {
-      cause: error,
-    });
+    throw missingCore(error);
   });
   return classesPromise;
 }
@@ -61,7 +65,11 @@ const toolSchemas = new WeakMap<object, unknown>();
  */
 export async function langChainToolSchemas(tools: readonly unknown[]): Promise<unknown[]> {
   if (tools.length === 0) return [];
-  const { convertToOpenAITool } = await import('@langchain/core/utils/function_calling');
+  const { convertToOpenAITool } = await import('@langchain/core/utils/function_calling').catch(
+    (error: unknown) => {
+      throw missingCore(error);
+    },
+  );
   return tools.map((tool) => {
     if (tool === null || typeof tool !== 'object') return tool;
     let schema = toolSchemas.get(tool);

@@ -45,6 +45,7 @@ export function sessionKeys(memory: ManagerMemory, sessionId: string): string[] 
 /** Frees a session's memory for it and its agents' compactors; its stored state stays. */
 export function endSessionMemory(memory: ManagerMemory, sessionId: string): void {
   for (const key of sessionKeys(memory, sessionId)) {
+    forgetParses(memory, key);
     forgetSession(memory.deps, key);
     memory.background?.discard(key);
     memory.failOpen?.forget(key);
@@ -53,9 +54,20 @@ export function endSessionMemory(memory: ManagerMemory, sessionId: string): void
   memory.usage.delete(sessionId);
 }
 
+/** Drops the parses and realized rewrites of a session's messages from the shared caches. */
+function forgetParses(memory: ManagerMemory, key: string): void {
+  for (const history of [key, `${key}\u0000repaired`]) {
+    if (!memory.deps.histories.has(history)) continue;
+    const items = memory.deps.histories.get(history).items;
+    memory.index.forget(items.map((item) => item.entry));
+    memory.deps.rewrites.forget(items);
+  }
+}
+
 /** Frees a session's memory and deletes its stored state (and its shared preparation). */
 export async function resetSession(memory: ManagerMemory, sessionId: string): Promise<void> {
   for (const key of sessionKeys(memory, sessionId)) {
+    forgetParses(memory, key);
     forgetSession(memory.deps, key);
     memory.background?.discard(key);
     memory.usage.delete(sessionId);

@@ -18,6 +18,8 @@ export interface IndexedEntry {
   readonly metaRef: unknown;
   /** Token counts by counter. */
   tokens: WeakMap<TokenCounter, number> | undefined;
+  /** Its key in the content cache (to drop it when the sessions that sent it end). */
+  readonly contentKey?: string;
 }
 
 /** One message of a history, positioned. */
@@ -164,6 +166,7 @@ export class MessageIndex {
         fingerprint,
         metaRef: meta,
         tokens: undefined,
+        contentKey: key,
       };
       const bytes = 2 * json.length;
       this.#makeRoom(bytes);
@@ -191,6 +194,20 @@ export class MessageIndex {
   /** Their approximate bytes. */
   get bytes(): number {
     return this.#bytes;
+  }
+
+  /**
+   * Drops the parses of `entries` from the content cache (the messages of a session that
+   * ended). A session still holding one keeps its own entry; only the sharing is lost.
+   */
+  forget(entries: Iterable<IndexedEntry>): void {
+    for (const entry of entries) {
+      const key = entry.contentKey;
+      if (key === undefined || this.#byContent.get(key)?.hash !== entry.hash) continue;
+      this.#byContent.delete(key);
+      this.#bytes -= this.#bytesOf.get(key) ?? 0;
+      this.#bytesOf.delete(key);
+    }
   }
 
   /** Drops every cached parse. */

@@ -1,26 +1,38 @@
 /**
  * Step 1: index the request. Every message is parsed once and given a stable id; tool
  * results are paired with their calls by position ({@link ToolPairer}). Per session, the
- * indexed history of the previous call is kept: a history that grew by appending (the
- * common case) costs one reference comparison per old message (a structural comparison when
- * the caller rebuilds its message objects per call) and the real work only for the new ones; an edit or truncation rolls back to the first changed message.
+ * indexed history of the previous call is kept, and a call costs the real work only for the
+ * new messages plus a bounded sample of the old ones, whatever the history's length: the
+ * newest messages, a few spread over the whole history (a dropped or inserted message moves
+ * them all), and a rotating audit slice, so that every old message is checked again within a
+ * bounded number of calls. A message object the caller rebuilt (SDKs and JSON round trips
+ * rebuild every object per call) is compared by content where it is sampled and adopted when
+ * equal, so the next call finds it by identity. Anything found changed falls back to a full
+ * scan from the start, which rolls back to the first changed message.
  */
 import type { MessageCodec } from '../messages/formats/message-codec.js';
 import type { MessageFormat } from '../messages/message.js';
-import {
-  type IndexedEntry,
-  type IndexedMessage,
-  isCurrentEntry,
-  type MessageIndex,
-} from '../messages/message-index.js';
+import type { IndexedEntry, IndexedMessage, MessageIndex } from '../messages/message-index.js';
 import { ToolPairer } from '../messages/tool-pairing.js';
-import { sameWire } from './same-wire.js';
+import { sameShape, sameWire, unchangedInPlace, wireFingerprint } from './same-wire.js';
 import type { SessionView } from './session-view.js';
 
-/** The newest messages checked for in-place edits on every call. */
+/** The newest messages checked on every call (compared by content when rebuilt). */
+const RECHECK_NEWEST = 8;
+/** The newest messages looked at on every call (by shape when rebuilt, see {@link sameShape}). */
 const RECHECK_RECENT = 64;
-/** Older messages checked per call, in rotation. */
+/** Messages spread evenly over the older history, looked at on every call. */
+const PROBES = 16;
+/**
+ * The rotating audit's work per call: an old message found by identity costs 1 (its content
+ * field and `meta` compared), a rebuilt one {@link DEEP_COST} (compared by content and
+ * adopted). A history of n messages is audited whole within n / 1,024 calls, n / 32 when
+ * every object is rebuilt per call.
+ */
 const AUDIT_PER_CALL = 1_024;
+const DEEP_COST = 32;
+/** Rebuilt messages looked at by shape per call, in a second rotation (n / 256 calls). */
+const SHAPE_AUDIT_PER_CALL = 256;
 
 /**
  * Approximate bytes one indexed message keeps alive in a session's cache: its parse and its
@@ -36,7 +48,10 @@ export function entryBytes(entry: IndexedEntry): number {
 
 /** The indexed history of one session, kept between calls. */
 export class IndexedHistory {
-  /** The message objects of the last call, by position. */
+  /**
+   * The message objects of the last calls, by position: the object indexed, or a rebuilt
+   * object with the same content adopted since.
+   */
   readonly raws: unknown[] = [];
   /** Indexed messages, by position. */
   readonly items: IndexedMessage[] = [];
@@ -52,10 +67,14 @@ export class IndexedHistory {
   view: SessionView | undefined;
   readonly #bases: string[] = [];
   readonly #sizes: number[] = [];
+  /** The content field and `meta` of each object in {@link raws} when it was indexed or adopted. */
+  readonly #fingerprints: unknown[] = [];
+  readonly #metas: unknown[] = [];
   /** Approximate bytes of the indexed messages (see {@link entryBytes}). */
   bytes = 0;
-  /** Where the next audit of older messages for in-place edits starts. */
+  /** Where the next audits of older messages start (by content, by shape). */
   #audit = 0;
+  #shapeAudit = 0;
   readonly #seen = new Map<string, number>();
 
   /** The number of messages indexed. */
@@ -71,26 +90,7 @@ export class IndexedHistory {
     let same = 0;
     if (this.format === codec.format) {
       const limit = Math.min(history.length, this.raws.length);
-      const items = this.items;
-      // Identity first (a tight loop); objects rebuilt per call (as SDKs do) are compared by
-      // content. In-place edits are looked for in the newest messages on every call and in a
-      // rotating slice of the older ones (a full pass every few calls on long histories).
-      const recent = Math.max(0, limit - RECHECK_RECENT);
-      const auditFrom = this.#audit < recent ? this.#audit : 0;
-      const auditTo = Math.min(recent, auditFrom + AUDIT_PER_CALL);
-      this.#audit = auditTo >= recent ? 0 : auditTo;
-      while (same < limit) {
-        const raw = history[same];
-        const previous = this.raws[same];
-        if (raw !== previous) {
-          if (!isCurrentEntry(items[same]!.entry, previous) || !sameWire(raw, previous)) break;
-        } else if (
-          (same >= recent || (same >= auditFrom && same < auditTo)) &&
-          !isCurrentEntry(items[same]!.entry, raw)
-        )
-          break;
-        same++;
-      }
+      same = this.#sampleHolds(history, limit) ? limit : this.#scan(history, limit);
     }
     if (same < this.raws.length) this.#rollback(same);
     this.format = codec.format;
@@ -105,10 +105,72 @@ export class IndexedHistory {
       this.#sizes.push(size);
       this.bytes += size;
       this.raws.push(raw);
+      this.#fingerprints.push(wireFingerprint(raw));
+      this.#metas.push((raw as Record<string, unknown>).meta);
       this.items.push({ entry, id: n === 0 ? base : `${base}#${n}`, index: i });
       this.pairer.add(entry.parsed, i);
     }
     this.changedFrom = same;
+    return same;
+  }
+
+  /**
+   * True when position `i` of `history` still holds what was indexed there: the same object
+   * not edited in place, or a rebuilt object with the same content (then adopted).
+   */
+  #holds(history: readonly unknown[], i: number): boolean {
+    const raw = history[i];
+    const previous = this.raws[i];
+    if (raw === previous) return unchangedInPlace(raw, this.#fingerprints[i], this.#metas[i]);
+    if (raw === null || typeof raw !== 'object') return false;
+    if (!unchangedInPlace(previous, this.#fingerprints[i], this.#metas[i]) || !sameWire(raw, previous))
+      return false;
+    this.raws[i] = raw;
+    this.#fingerprints[i] = wireFingerprint(raw);
+    this.#metas[i] = (raw as Record<string, unknown>).meta;
+    return true;
+  }
+
+  /**
+   * True when position `i` of `history` looks unchanged: the same object not edited in
+   * place, or a rebuilt object of the same shape (not adopted: only a comparison by content
+   * adopts).
+   */
+  #resembles(history: readonly unknown[], i: number): boolean {
+    const raw = history[i];
+    const previous = this.raws[i];
+    if (raw === previous) return unchangedInPlace(raw, this.#fingerprints[i], this.#metas[i]);
+    return sameShape(raw, previous);
+  }
+
+  /**
+   * Checks the sample of this call: the newest messages, probes spread over the older ones,
+   * and the next slices of the rotating audits. False at the first position found changed.
+   */
+  #sampleHolds(history: readonly unknown[], limit: number): boolean {
+    const newest = Math.max(0, limit - RECHECK_NEWEST);
+    for (let i = limit - 1; i >= newest; i--) if (!this.#holds(history, i)) return false;
+    const recent = Math.max(0, limit - RECHECK_RECENT);
+    for (let i = newest - 1; i >= recent; i--) if (!this.#resembles(history, i)) return false;
+    const step = Math.max(1, Math.ceil(recent / PROBES));
+    for (let i = 0; i < recent; i += step) if (!this.#resembles(history, i)) return false;
+    let i = this.#audit < recent ? this.#audit : 0;
+    for (let budget = AUDIT_PER_CALL; budget > 0 && i < recent; i++) {
+      budget -= history[i] === this.raws[i] ? 1 : DEEP_COST;
+      if (!this.#holds(history, i)) return false;
+    }
+    let j = this.#shapeAudit < recent ? this.#shapeAudit : 0;
+    for (const end = Math.min(recent, j + SHAPE_AUDIT_PER_CALL); j < end; j++)
+      if (!this.#resembles(history, j)) return false;
+    this.#audit = i >= recent ? 0 : i;
+    this.#shapeAudit = j >= recent ? 0 : j;
+    return true;
+  }
+
+  /** The first position of `history` (below `limit`) that changed, checking every one. */
+  #scan(history: readonly unknown[], limit: number): number {
+    let same = 0;
+    while (same < limit && this.#holds(history, same)) same++;
     return same;
   }
 
@@ -124,6 +186,8 @@ export class IndexedHistory {
     this.#sizes.length = keep;
     this.items.length = keep;
     this.raws.length = keep;
+    this.#fingerprints.length = keep;
+    this.#metas.length = keep;
     this.#bases.length = keep;
     this.pairer = new ToolPairer();
     for (let i = 0; i < keep; i++) this.pairer.add(this.items[i]!.entry.parsed, i);
@@ -199,6 +263,11 @@ export class IndexedHistories {
       }
     }
     return { indexed, changedFrom };
+  }
+
+  /** Whether the session is held (without moving it). */
+  has(sessionId: string): boolean {
+    return this.#sessions.has(sessionId);
   }
 
   /** Forgets one session. */

@@ -129,6 +129,16 @@ export class RewriteCache {
     this.#cache.clear();
   }
 
+  /** Drops the realized rewrites of `items` (a session that ended); one pass over the cache. */
+  forget(items: readonly IndexedMessage[]): void {
+    if (items.length === 0 || this.#cache.size === 0) return;
+    const ids = new Set(items.map((item) => `${item.entry.hash}\u0000${item.id}`));
+    for (const key of this.#cache.keys()) {
+      const [, hash, id] = key.split('\u0000', 3);
+      if (ids.has(`${hash}\u0000${id}`)) this.#cache.delete(key);
+    }
+  }
+
   /** The realized rewrite, computed once per (message, rewrite, format). */
   get(context: RewriteContext, item: IndexedMessage, rewrite: SessionRewrite): RealizedRewrite {
     const key = `${context.codec.format}\u0000${item.entry.hash}\u0000${item.id}\u0000${rewrite.kind}\u0000${rewrite.ref}\u0000${rewrite.keepChars ?? ''}\u0000${rewrite.unarchived ? 1 : 0}`;

@@ -1,4 +1,5 @@
 import { ToolMessage } from '@langchain/core/messages';
+import { MemorySaver } from '@langchain/langgraph';
 import { ChatOpenAI } from '@langchain/openai';
 import { createAgent, tool } from 'langchain';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -173,6 +174,55 @@ describe(`LangChain createAgent: a ${STEPS}-step tool loop in a ${WINDOW}-token 
       cacheReadTokens: 16_000,
       outputTokens: 80,
     });
+  });
+});
+
+describe('LangChain createAgent: streamed, and across invocations of a checkpointed thread', () => {
+  it('compacts streamed model calls and feeds their usage', async () => {
+    const { manager } = newManager();
+    const agent = agentWith(await start(), manager, 'lc-stream');
+    const stream = await agent.stream(
+      { messages: [{ role: 'user', content: PROMPT }] },
+      { streamMode: 'messages', recursionLimit: 500 },
+    );
+    let chunks = 0;
+    for await (const _chunk of stream) chunks++;
+    expect(chunks).toBeGreaterThan(STEPS);
+    const requests = server!.requests;
+    expect(requests).toHaveLength(STEPS + 1);
+    expect(requests.every((request) => request.stream)).toBe(true);
+    expect(requestViolations(server!, manager)).toEqual([]);
+    expect(manager.costSnapshot('lc-stream')?.requests).toBe(STEPS + 1);
+  });
+
+  it('resumes the thread: the checkpoint keeps the full history, the manager its summary', async () => {
+    const { manager, events } = newManager({ clearExcludeTools: ['probe'] });
+    const model = await start();
+    const agent = createAgent({
+      model,
+      tools: [probe],
+      systemPrompt: SYSTEM,
+      checkpointer: new MemorySaver(),
+      middleware: [compactionMiddleware(manager)],
+    });
+    const config = { configurable: { thread_id: 'thread-7' }, recursionLimit: 500 };
+    await agent.invoke({ messages: [{ role: 'user', content: PROMPT }] }, config);
+    const second = await agent.invoke(
+      { messages: [{ role: 'user', content: 'Probe them all again.' }] },
+      config,
+    );
+    expect(second.messages).toHaveLength(2 * (2 + 2 * STEPS));
+    expect(server!.requests).toHaveLength(2 * (STEPS + 1));
+    expect(requestViolations(server!, manager)).toEqual([]);
+    // One rolling summary for the thread, resumed by the second run: its version only grows.
+    const summarized = events.filter((event) => event.name === 'compact.summary_created');
+    expect(summarized.length).toBeGreaterThan(0);
+    expect(summarized.every((event) => event.sessionId === 'thread-7')).toBe(true);
+    const versions = server!.requests.map((request) =>
+      Number(/<COMPACT-SUMMARY v(\d+)/.exec(request.rawBody)?.[1] ?? 0),
+    );
+    expect(versions).toEqual([...versions].sort((a, b) => a - b));
+    expect(versions[STEPS + 1]).toBeGreaterThan(0);
   });
 });
 

@@ -154,7 +154,15 @@ describe.runIf(withRedis)('four CompactManager processes serving one session thr
       await new Promise((resolve) => setTimeout(resolve, 60));
     }
     expect(version).toBeGreaterThanOrEqual(2);
-    expect(totalCalls() - before, 'one summarization per trigger across the processes').toBe(version);
+    // One summarization per trigger across the processes; the last may be the preparation of
+    // the next version, still to be swapped in.
+    expect(
+      totalCalls() - before,
+      'one summarization per trigger across the processes',
+    ).toBeGreaterThanOrEqual(version);
+    expect(totalCalls() - before, 'one summarization per trigger across the processes').toBeLessThanOrEqual(
+      version + 1,
+    );
     const used = last.reduce((sum, r) => sum + r.prepared.used, 0);
     expect(used, 'every trigger swapped a prepared summary in').toBe(version);
   }, 300_000);

@@ -49,8 +49,10 @@ describe('background preparation and swap', () => {
     await grow(manager, history, 30, 38);
     await nextTurn();
     expect(summarizer.requests).toHaveLength(1);
-    // 35 turns reached 7,000 tokens: the 29 turns before the last six are folded.
-    expect(summarizer.requests[0]!.messages).toHaveLength(58);
+    // 35 turns reached 7,000 tokens: the 23 oldest turns are folded, what the trigger (8,500)
+    // sheds to reach the target (5,000) plus the summary's room (1,500); the rest stays verbatim,
+    // as deep as a synchronous compaction goes.
+    expect(summarizer.requests[0]!.messages).toHaveLength(46);
     expect(manager.backgroundStatus()).toMatchObject({ started: 1, running: 1, used: 0 });
     expect(events.filter((e) => e.name === 'compact.summary_created')).toHaveLength(0);
     summarizer.release();
@@ -58,16 +60,38 @@ describe('background preparation and swap', () => {
     const result = await manager.compact('s', history.slice(0, 86));
     expect(result.applied).toBe(true);
     expect(result.version).toBe(1);
-    expect(result.summary?.text).toContain('gated call 1: 58 messages');
+    expect(result.summary?.text).toContain('gated call 1: 46 messages');
     expect(summarizer.requests).toHaveLength(1);
     // Everything after the prepared point is sent verbatim.
-    expect(result.messages.slice(1)).toEqual(history.slice(58, 86));
+    expect(result.messages.slice(1)).toEqual(history.slice(46, 86));
     expect(result.tokensAfter).toBeLessThan(manager.triggerTokens);
     expect(manager.backgroundStatus()).toMatchObject({ used: 1, running: 0, kept: 0 });
     const created = events.filter((e) => e.name === 'compact.summary_created');
     expect(created).toHaveLength(1);
-    expect(created[0]!.properties).toMatchObject({ version: 1, inputMessages: 58 });
-    expect((await manager.state('s'))!.coveredIds).toHaveLength(58);
+    expect(created[0]!.properties).toMatchObject({ version: 1, inputMessages: 46 });
+    expect((await manager.state('s'))!.coveredIds).toHaveLength(46);
+  });
+
+  it('the prepared and the synchronous compaction reach the same depth: what the target holds stays verbatim (issue 20)', async () => {
+    const history = chatTurns(50);
+    const depth = async (background: boolean) => {
+      const manager = mk(new GatedSummarizer('gated', true), { background });
+      await grow(manager, history, 30, 42);
+      await nextTurn();
+      await nextTurn();
+      const result = await manager.compact('s', history.slice(0, 86));
+      expect(result.applied).toBe(true);
+      expect(manager.backgroundStatus().used).toBe(background ? 1 : 0);
+      return { kept: result.messages.length - 1, tokens: result.tokensAfter, target: 5_000 };
+    };
+    const [sync, prepared] = [await depth(false), await depth(true)];
+    for (const run of [sync, prepared]) {
+      // Lands under the target, and near it: not only the policy's six recent turns.
+      expect(run.tokens).toBeLessThanOrEqual(run.target);
+      expect(run.tokens).toBeGreaterThan(0.7 * run.target);
+      expect(run.kept).toBeGreaterThan(12);
+    }
+    expect(Math.abs(prepared.kept - sync.kept)).toBeLessThanOrEqual(8);
   });
 
   it('waits for a preparation still running at the trigger instead of starting another', async () => {
@@ -167,7 +191,7 @@ describe('background preparation and swap', () => {
     expect(result.applied).toBe(true);
     expect(summarizer.requests).toHaveLength(1);
     expect(result.summary?.text).toContain('gated call 1');
-    expect(result.messages.slice(1)).toEqual(edited.slice(58));
+    expect(result.messages.slice(1)).toEqual(edited.slice(46));
     expect(manager.backgroundStatus().used).toBe(1);
   });
 

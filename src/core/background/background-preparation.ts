@@ -62,6 +62,11 @@ export interface PreparationRequest {
   readonly summarize: Omit<SummarizeContext, 'emit'>;
   readonly codec: MessageCodec;
   readonly agent?: string;
+  /**
+   * Tokens to fold at least (oldest first): what the request will have to shed at the trigger
+   * to reach the target, plus the summary's room. Without it, all before the policy window.
+   */
+  readonly foldAtLeast?: number;
 }
 
 /** Counters of a manager's background work (for tests, benchmarks and dashboards). */
@@ -79,12 +84,21 @@ export interface BackgroundStatus {
 }
 
 /** The unpinned entries before the policy's verbatim window (what a preparation folds). */
-export function planPreparation(view: SessionView, policy: Readonly<CompactPolicy>): ViewEntry[] {
+export function planPreparation(
+  view: SessionView,
+  policy: Readonly<CompactPolicy>,
+  foldAtLeast = Number.POSITIVE_INFINITY,
+): ViewEntry[] {
   const unpinned = view.entries.filter((entry) => !entry.pinned);
   const units = buildUnits(unpinned);
   if (units.length === 0) return [];
-  const start = policySuffixStart(units, policy.keepRecentTurns, policy.keepToolIoPairs);
-  return start === 0 ? [] : unpinned.slice(0, units[start]!.start);
+  const policyStart = policySuffixStart(units, policy.keepRecentTurns, policy.keepToolIoPairs);
+  // The oldest units, until they free what the trigger will need to reach the target: the
+  // rest stays verbatim, as deep as a synchronous compaction goes.
+  let start = 0;
+  let folded = 0;
+  while (start < policyStart && folded < foldAtLeast) folded += units[start++]!.tokens;
+  return start === 0 ? [] : unpinned.slice(0, units[start]?.start ?? unpinned.length);
 }
 
 /** The message the summarizer sees for an entry (its rewrite when it has one). */
@@ -181,7 +195,7 @@ export class BackgroundPreparations {
     if (this.#closed) return false;
     const existing = this.#entries.get(key);
     if (existing && existing.baseVersion === request.view.version) return false;
-    const folded = planPreparation(request.view, request.policy);
+    const folded = planPreparation(request.view, request.policy, request.foldAtLeast);
     if (folded.length === 0) return false;
     if (existing) this.#drop(key, existing);
     this.#evict();

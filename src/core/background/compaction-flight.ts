@@ -4,10 +4,12 @@
  * answer with it), with a summary prepared in the background swapped in when it fits; and
  * the per-agent compactors that keep their own state over one shared history.
  */
+
 import { invalidConfig } from '../errors.js';
 import type { AgentCompactorOptions, CompactManagerOptions } from '../manager-options.js';
 import type { CompactPolicy } from '../policy.js';
 import type { PipelineDeps, PreparedRequest } from '../preflight/prepare-request.js';
+import { summaryReserve } from '../preflight/run-cascade.js';
 import { type Compacted, runTriggered } from '../preflight/run-preflight.js';
 import { withSessionLock } from '../session/session-lock.js';
 import { MemorySessionStore, type SessionStore } from '../session/session-store.js';
@@ -77,6 +79,7 @@ export function maybePrepare(
     view,
     policy,
     codec: prepared.codec,
+    foldAtLeast: foldAtLeast(prepared),
     summarize: {
       chain: deps.chain,
       timeoutMs: deps.summarizerTimeoutMs,
@@ -85,6 +88,15 @@ export function maybePrepare(
     },
     ...(prepared.options.agent ? { agent: prepared.options.agent } : {}),
   });
+}
+
+/**
+ * What a preparation folds at least: the growth still to come before the trigger plus what
+ * the trigger sheds to reach the target, plus the summary's room (local token units).
+ */
+function foldAtLeast(prepared: PreparedRequest): number {
+  const { triggerTokens, targetTokens } = prepared.localDecision;
+  return Math.max(0, triggerTokens - targetTokens) + summaryReserve(prepared.policy, targetTokens);
 }
 
 /** What {@link runTriggeredOnce} needs from the manager. */

@@ -117,7 +117,15 @@ interface SummaryPlan {
   maxTokens: number;
 }
 
-/** Picks the verbatim suffix: the policy window, shrunk until the request fits the target. */
+/** Room kept for the summary while the suffix is chosen: up to 30% of the target. */
+export function summaryReserve(policy: Readonly<CompactPolicy>, target: number): number {
+  return Math.min(policy.maxSummaryTokens, Math.max(256, Math.floor(target * 0.3)));
+}
+
+/**
+ * Picks the verbatim suffix: the policy window grown while the request fits the target (what
+ * the target can hold stays verbatim), or shrunk until it does.
+ */
 function planSummary(run: CascadeRun, input: CascadeInput, overhead: number): SummaryPlan | undefined {
   const unpinned: number[] = [];
   run.entries.forEach((entry, k) => {
@@ -139,7 +147,7 @@ function planSummary(run: CascadeRun, input: CascadeInput, overhead: number): Su
   let suffix = units.slice(start).reduce((sum, unit) => sum + unit.tokens, 0);
   // Room kept for the summary while the suffix shrinks: the summary is the memory of all that
   // is folded, so it gets up to 30% of the target (never more than maxSummaryTokens).
-  const reserve = Math.min(policy.maxSummaryTokens, Math.max(256, Math.floor(run.target * 0.3)));
+  const reserve = summaryReserve(policy, run.target);
   // The user's own words before the suffix stay verbatim up to their share of the target.
   const userBudget = Math.floor(run.target * policy.userTextShare);
   // Memoized: the check scans the text for library tags, and the loops below ask more than once.
@@ -164,6 +172,17 @@ function planSummary(run: CascadeRun, input: CascadeInput, overhead: number): Su
     lastTurn >= 0 && !units.slice(lastTurn).some((unit) => unit.tool) ? lastTurn : units.length - 1;
   const over = (limit: number) =>
     fixed + overhead + reserve + Math.min(userBudget, userBefore) + suffix > limit;
+  // Keep what the target can hold: the suffix grows back past the policy window while the
+  // request stays under the target (only the older part is folded).
+  while (start > 0 && !input.force) {
+    const unit = units[start - 1]!;
+    const userAfter = userBefore - (isUser(start - 1) ? unit.tokens : 0);
+    if (fixed + overhead + reserve + Math.min(userBudget, userAfter) + suffix + unit.tokens > run.target)
+      break;
+    start--;
+    suffix += unit.tokens;
+    userBefore = userAfter;
+  }
   while (start < floor && (start < lastTurn ? over(run.target) : over(run.budget))) {
     suffix -= units[start]!.tokens;
     if (isUser(start)) userBefore += units[start]!.tokens;

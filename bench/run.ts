@@ -11,6 +11,8 @@
  * 6. Background compaction (bench/background.ts; `--no-background` skips it).
  * 7. Cost under prompt caching (bench/cache-cost.ts; `--no-cost` skips it), written to
  *    bench/results.json.
+ * 8. Speed on every path (bench/speed.ts; `--no-speed` skips it): warm, rebuilt, first calls,
+ *    triggers, background at the trigger.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { BpeTokenCounter, tokenCounterFor } from '../src/core/counting/token-counter.js';
@@ -260,6 +262,13 @@ const ok =
   cascadeFigures.summarizerCallsPer100Steps <= 10;
 console.log(ok ? 'All targets met.' : 'Some targets missed (see the lines marked above).');
 if (process.argv.includes('--json')) console.log(JSON.stringify(figures, null, 2));
+
+// Issue 28: speed on every path (bench/speed.ts; `--no-speed` skips it).
+if (!process.argv.includes('--no-speed')) {
+  console.log('\nSpeed (bench/speed.ts):');
+  const { runSpeedBench } = await import('./speed.js');
+  await runSpeedBench();
+}
 
 // 6. Background compaction (issue 13): how long a trigger blocks the agent, synchronous
 // against background, and the compaction CPU share (about two minutes; skip with --no-background).

@@ -20,19 +20,21 @@ import type { SessionView } from './session-view.js';
 /** The newest messages checked on every call (compared by content when rebuilt). */
 const RECHECK_NEWEST = 8;
 /** The newest messages looked at on every call (by shape when rebuilt, see {@link sameShape}). */
-const RECHECK_RECENT = 64;
+const RECHECK_RECENT = 32;
 /** Messages spread evenly over the older history, looked at on every call. */
-const PROBES = 16;
+const PROBES = 8;
 /**
  * The rotating audit's work per call: an old message found by identity costs 1 (its content
  * field and `meta` compared), a rebuilt one {@link DEEP_COST} (compared by content and
- * adopted). A history of n messages is audited whole within n / 1,024 calls, n / 32 when
- * every object is rebuilt per call.
+ * adopted). A history of n messages is audited whole within n / 768 calls, n / 12 when every
+ * object is rebuilt per call. Each look at an old message is a cache miss on a long history,
+ * and a rebuilt object is slower still to touch (about 1-2 us when freshly allocated), so the
+ * sample is what a warm call costs.
  */
-const AUDIT_PER_CALL = 1_024;
-const DEEP_COST = 32;
-/** Rebuilt messages looked at by shape per call, in a second rotation (n / 256 calls). */
-const SHAPE_AUDIT_PER_CALL = 256;
+const AUDIT_PER_CALL = 768;
+const DEEP_COST = 64;
+/** Rebuilt messages looked at by shape per call, in a second rotation (n / 32 calls). */
+const SHAPE_AUDIT_PER_CALL = 32;
 
 /**
  * Approximate bytes one indexed message keeps alive in a session's cache: its parse and its
@@ -161,7 +163,7 @@ export class IndexedHistory {
     }
     let j = this.#shapeAudit < recent ? this.#shapeAudit : 0;
     for (const end = Math.min(recent, j + SHAPE_AUDIT_PER_CALL); j < end; j++)
-      if (!this.#resembles(history, j)) return false;
+      if (history[j] !== this.raws[j] && !sameShape(history[j], this.raws[j])) return false;
     this.#audit = i >= recent ? 0 : i;
     this.#shapeAudit = j >= recent ? 0 : j;
     return true;

@@ -5,6 +5,7 @@
  * what is new since the session's last call only.
  */
 
+import type { CachePrice } from '../counting/session-cost.js';
 import type { TokenCounter } from '../counting/token-counter.js';
 import type { CalibratedCount, UsageCalibration } from '../counting/usage-calibration.js';
 import { invalidConfig } from '../errors.js';
@@ -23,6 +24,7 @@ import { assertSoundPairing, type InputRepair, repairHistory } from './check-pai
 import { type Decision, decide } from './decide.js';
 import type { IndexedHistories, IndexedHistory } from './index-request.js';
 import type { RewriteCache } from './realize-rewrite.js';
+import { rememberProtected } from './remember-protected.js';
 import { buildView, extendView, type ViewContext, viewIsReusable } from './resume-view.js';
 import { summaryMessageTokens } from './run-cascade.js';
 import type { SessionView } from './session-view.js';
@@ -50,6 +52,8 @@ export interface PipelineDeps {
   readonly requireArchive?: boolean;
   readonly clock: () => number; // epoch ms, injectable for tests
   readonly lastCalls: Map<string, number>; // each key's last call: an idle gap compacts early
+  /** Prices a compaction's effect on the prompt cache (its `compact.pruned_messages` event). */
+  readonly cachePrice?: CachePrice;
 }
 
 /** One call's input. */
@@ -203,54 +207,6 @@ function resumeView(
   return view;
 }
 
-/** How long the lock taken to remember pins may be held. */
-const PIN_LOCK_TTL_MS = 5_000;
-
-/**
- * Remembers newly protected messages in the state, so a persisted view (meta stripped) keeps
- * them pinned. Pins do not move the version, so they are written under the session's lock
- * (a compaction holds it while it writes, and merges the stored pins), re-read and merged
- * with the pins stored meanwhile. When the lock is busy, the pins are written by a later call
- * (the messages still carry their `meta` until then).
- */
-async function rememberProtected(
-  deps: PipelineDeps,
-  key: string,
-  view: SessionView,
-  state: SessionState | undefined,
-): Promise<SessionState | undefined> {
-  const known = view.pinnedIds;
-  const added: string[] = [];
-  for (const entry of view.entries) {
-    if (entry.pinned && entry.item.entry.parsed.meta !== undefined && !known.has(entry.item.id))
-      added.push(entry.item.id);
-  }
-  if (added.length === 0) return state;
-  const lock = await deps.store.acquireLock(key, PIN_LOCK_TTL_MS).catch(() => undefined);
-  if (!lock) return state;
-  try {
-    const current = await deps.store.get(key);
-    // A compaction landed since the view was read: the next call sees its state.
-    if ((current?.version ?? 0) !== (state?.version ?? 0)) return state;
-    const base: SessionState = current ?? {
-      sessionId: key,
-      version: 0,
-      coveredIds: [],
-      updatedAt: Date.now(),
-    };
-    const pins = new Set(base.pinnedIds ?? []);
-    for (const id of added) pins.add(id);
-    const updated: SessionState = { ...base, pinnedIds: [...pins], updatedAt: Date.now() };
-    const written = await deps.store.set(key, updated, {
-      expectedVersion: base.version,
-      fencingToken: lock.token,
-    });
-    return written ? updated : state;
-  } finally {
-    await lock.release().catch(() => false);
-  }
-}
-
 /** Step 3: count the request (system, tools, overhead, view, summary message). */
 function countRequest(deps: PipelineDeps, input: PreflightInput, view: SessionView) {
   const fixed = fixedTokens(deps, input.options);
@@ -299,7 +255,7 @@ export async function prepareRequest(deps: PipelineDeps, input: PreflightInput):
   const stored = await deps.store.get(input.key);
   const fresh = { count: 0 };
   const view = resumeView(deps, input, indexed, stored, indexed.changedFrom, fresh);
-  const state = await rememberProtected(deps, input.key, view, stored);
+  const state = await rememberProtected(deps.store, input.key, view, stored);
   const counted = countRequest(deps, input, view);
   const calibrated = deps.calibration.count(input.key, counted.tokensBefore, deps.counter.exact);
   const decision = decide(

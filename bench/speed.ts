@@ -1,0 +1,268 @@
+/**
+ * Speed on every path users take (issue 28), printed by `npm run bench` (`--no-speed` skips
+ * it; `npx tsx bench/speed.ts` runs it alone, `--quick` with smaller sizes):
+ *
+ * 1. Warm preflight, no trigger, median per call at 250 / 1k / 4k / 16k / 50k messages:
+ *    - appended: the same objects, one message appended per call;
+ *    - same objects: the same array again, nothing new (a retry);
+ *    - rebuilt: every object rebuilt per call (structuredClone, as JSON round trips and the
+ *      SDKs do; the clone itself is not timed), one message appended.
+ *    Targets: appended <= 0.1 ms plus tokenizing the new message; rebuilt <= 2x appended.
+ * 2. First calls of a session (1k messages): the first call, calls 2-50 against steady state.
+ * 3. A trigger at 32k / 128k / 1M windows, the history twice the window, the built-in
+ *    summarizer, the session warm (indexed and counted by earlier calls): the triggering call,
+ *    beside what recounting the summarized messages costs (what each trigger paid before
+ *    counts were reused).
+ * 4. Background against synchronous at the trigger: a tool-heavy session whose trigger the
+ *    cheap levels can settle, with an LLM stand-in summarizer of 400 ms.
+ */
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { tokenCounterFor } from '../src/core/counting/token-counter.js';
+import { CompactManager, type Summarizer } from '../src/index.js';
+import { syntheticSession } from '../src/testing/synthetic-session.js';
+
+const quick = process.argv.includes('--quick');
+// The garbage of the caller's clones is collected before each timed rebuilt call: the clone is
+// the caller's cost, not the preflight's.
+setFlagsFromString('--expose-gc');
+const gc = runInNewContext('gc') as (options?: { type: 'minor' | 'major' }) => void;
+const collect = () => gc({ type: 'minor' });
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+const ms = (value: number) => `${value < 10 ? value.toFixed(3) : value.toFixed(1)} ms`;
+const pad = (text: string, width: number) => text.padStart(width);
+
+/** A coding session of about `count` messages (~400 tokens each), ending on a complete round. */
+function sessionOf(count: number, seed = 3, resultChars = 3_300): unknown[] {
+  const messages: unknown[] = [];
+  for (let part = 0; messages.length < count; part++) {
+    const chunk = syntheticSession({ turns: 200, seed: seed + part, toolDensity: 3, resultChars });
+    // Only the first part keeps its system prompt and policy.
+    messages.push(
+      ...(part === 0 ? chunk : chunk.filter((m) => m.role !== 'system' && m.role !== 'developer')),
+    );
+  }
+  let end = count;
+  while (end > 1 && (messages[end] as { role?: string }).role !== 'user') end--;
+  return messages.slice(0, end);
+}
+
+let appendedId = 0;
+const newMessage = () => ({
+  role: 'user',
+  content: `follow-up ${appendedId++}: please check src/auth/token.ts again and run the tests`,
+});
+
+interface WarmRow {
+  size: number;
+  tokens: number;
+  first: number;
+  appended: number;
+  same: number;
+  rebuilt: number;
+  tokenize: number;
+}
+
+/** Tokenizing one new message like the appended ones (what the appended path must pay). */
+function tokenizeOne(): number {
+  const counter = tokenCounterFor('gpt-4o');
+  const times: number[] = [];
+  for (let i = 0; i < 200; i++) {
+    const text = newMessage().content;
+    const t = performance.now();
+    counter.countText(text);
+    times.push(performance.now() - t);
+  }
+  return median(times);
+}
+
+async function warmPaths(size: number, calls: number): Promise<WarmRow> {
+  const history = sessionOf(size);
+  const manager = new CompactManager({ model: 'gpt-4o', maxContextTokens: 2_000_000_000 });
+  let t = performance.now();
+  const first = await manager.compact('warm', history);
+  const firstMs = performance.now() - t;
+  const grown = [...history];
+  const appended: number[] = [];
+  for (let i = 0; i < calls; i++) {
+    grown.push(newMessage());
+    t = performance.now();
+    await manager.preflight('warm', grown);
+    appended.push(performance.now() - t);
+  }
+  const same: number[] = [];
+  for (let i = 0; i < calls; i++) {
+    t = performance.now();
+    await manager.preflight('warm', grown);
+    same.push(performance.now() - t);
+  }
+  const rebuilt: number[] = [];
+  const rebuiltCalls = Math.max(8, Math.min(calls, Math.floor(400_000 / size)));
+  for (let i = 0; i < rebuiltCalls; i++) {
+    grown.push(newMessage());
+    const copy = structuredClone(grown);
+    collect();
+    t = performance.now();
+    await manager.preflight('warm', copy);
+    rebuilt.push(performance.now() - t);
+  }
+  await manager.shutdown();
+  return {
+    size: history.length,
+    tokens: first.tokensBefore,
+    first: firstMs,
+    appended: median(appended),
+    same: median(same),
+    rebuilt: median(rebuilt),
+    tokenize: 0,
+  };
+}
+
+/** The first call of a session, calls 2-50 and steady state (calls 151-250), one message appended per call. */
+async function firstCalls(size: number) {
+  const history = sessionOf(size, 41);
+  const manager = new CompactManager({ model: 'gpt-4o', maxContextTokens: 2_000_000_000 });
+  const grown = [...history];
+  const times: number[] = [];
+  for (let call = 1; call <= 250; call++) {
+    if (call > 1) grown.push(newMessage());
+    const t = performance.now();
+    await manager.preflight('first', grown);
+    times.push(performance.now() - t);
+  }
+  await manager.shutdown();
+  return { first: times[0]!, early: median(times.slice(1, 50)), steady: median(times.slice(150)) };
+}
+
+/** A warm session twice the window, then the triggering call. */
+async function triggerAt(window: number) {
+  const perMessage = 400;
+  const history = sessionOf(Math.ceil((2 * window) / perMessage), 17);
+  const manager = new CompactManager({ model: 'gpt-4o', maxContextTokens: window });
+  // Warm: indexed and counted without triggering (a wider window for this call only).
+  const warm = await manager.compact('trigger', history, { maxContextTokens: 2_000_000_000 });
+  let summarized = 0;
+  manager.on('compact.summary_created', (event) => {
+    summarized = event.properties.inputMessages;
+  });
+  const t = performance.now();
+  const result = await manager.compact('trigger', history);
+  const triggerMs = performance.now() - t;
+  await manager.shutdown();
+  // What recounting the summarized messages costs (a fresh counter of the same encoding:
+  // the BPE's own caches are warm, as they were for the old recount).
+  const counter = tokenCounterFor('gpt-4o', { margin: 1.000001 });
+  const r = performance.now();
+  for (const message of history.slice(0, summarized)) counter.countText(JSON.stringify(message));
+  const recountMs = performance.now() - r;
+  return {
+    window,
+    messages: history.length,
+    tokens: warm.tokensBefore,
+    triggerMs,
+    recountMs,
+    summarized,
+    applied: result.applied,
+    after: result.tokensAfter,
+  };
+}
+
+/** An LLM stand-in: `delay` ms of waiting, then a short summary. */
+function slowSummarizer(delay: number): Summarizer {
+  return {
+    name: 'slow-llm',
+    summarize: (request) =>
+      new Promise((resolve, reject) => {
+        const timer = setTimeout(
+          () =>
+            resolve({ text: `Goal: fix the auth refresh flow. Folded ${request.messages.length} messages.` }),
+          delay,
+        );
+        request.signal?.addEventListener(
+          'abort',
+          () => {
+            clearTimeout(timer);
+            reject(request.signal?.reason);
+          },
+          { once: true },
+        );
+      }),
+  };
+}
+
+/**
+ * Grows a tool-heavy session one round per call through a 32k window; the time of each call
+ * that compacted. The model's time between calls is 20 ms (a preparation is still running
+ * when the trigger comes).
+ */
+async function triggersOf(background: boolean) {
+  const manager = new CompactManager({
+    model: 'gpt-4o',
+    maxContextTokens: 32_000,
+    background,
+    summarizer: slowSummarizer(400),
+  });
+  const session = sessionOf(900, 23, 2_400);
+  const ends: number[] = [];
+  session.forEach((message, k) => {
+    if (k > 0 && (message as { role?: string }).role === 'user') ends.push(k);
+  });
+  const blocking: number[] = [];
+  let over = 0;
+  for (const end of ends) {
+    const t = performance.now();
+    const result = await manager.compact('bg', session.slice(0, end));
+    const took = performance.now() - t;
+    if (result.applied) blocking.push(took);
+    if (result.tokensAfter > 32_000) over++;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  await manager.shutdown();
+  return { blocking, over };
+}
+
+export async function runSpeedBench(): Promise<void> {
+  const sizes = quick ? [250, 1_000, 4_000] : [250, 1_000, 4_000, 16_000, 50_000];
+  console.log('Warm preflight, no trigger, median per call (~400-token messages, gpt-4o tokenizer):');
+  const tokenize = tokenizeOne();
+  console.log(
+    `  ${'messages'.padStart(8)} ${'tokens'.padStart(11)} ${'appended'.padStart(11)} ${'same objs'.padStart(11)} ${'rebuilt'.padStart(11)} ${'rebuilt/app'.padStart(11)}  targets: appended <= ${ms(0.1 + tokenize)} (0.1 ms + ${ms(tokenize)} tokenizing), rebuilt <= 2x`,
+  );
+  await warmPaths(250, 60); // compiles the hot paths first
+  for (const size of sizes) {
+    const row = await warmPaths(size, size >= 16_000 ? 60 : 120);
+    const ratio = row.rebuilt / row.appended;
+    const appendedOk = row.appended <= 0.1 + tokenize;
+    console.log(
+      `  ${pad(row.size.toLocaleString('en'), 8)} ${pad(row.tokens.toLocaleString('en'), 11)} ${pad(ms(row.appended), 11)} ${pad(ms(row.same), 11)} ${pad(ms(row.rebuilt), 11)} ${pad(`${ratio.toFixed(2)}x`, 11)}  ${appendedOk ? 'met' : 'MISSED'} / ${ratio <= 2 ? 'met' : 'MISSED'}  (first call ${ms(row.first)})`,
+    );
+  }
+  const early = await firstCalls(1_000);
+  const earlyRatio = early.early / early.steady;
+  console.log(
+    `First calls of a session at 1k messages (tokenizer already loaded in this process): first ${ms(early.first)}, calls 2-50 median ${ms(early.early)}, steady state ${ms(early.steady)}: ${earlyRatio.toFixed(2)}x  target <= 1.5x (${earlyRatio <= 1.5 ? 'met' : 'MISSED'})`,
+  );
+  const windows = quick ? [32_000, 128_000] : [32_000, 128_000, 1_000_000];
+  console.log('Trigger, warm session twice the window, built-in summarizer (one triggering call):');
+  for (const window of windows) {
+    const row = await triggerAt(window);
+    console.log(
+      `  window ${pad(window.toLocaleString('en'), 9)}: ${row.messages.toLocaleString('en')} messages, ${row.tokens.toLocaleString('en')} tokens -> ${row.after.toLocaleString('en')}: ${ms(row.triggerMs)}; recounting the ${row.summarized.toLocaleString('en')} summarized messages (paid on top before issue 28) ${ms(row.recountMs)}`,
+    );
+  }
+  const sync = await triggersOf(false);
+  const bg = await triggersOf(true);
+  const q = (values: number[], p: number) =>
+    values.length === 0
+      ? Number.NaN
+      : [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(p * values.length))]!;
+  console.log(
+    `Background vs synchronous at the trigger (32k window, 400 ms LLM summarizer, ${sync.blocking.length} / ${bg.blocking.length} compactions): synchronous median ${ms(median(sync.blocking))} max ${ms(Math.max(...sync.blocking))}; background median ${ms(median(bg.blocking))} max ${ms(Math.max(...bg.blocking))}  target: background <= synchronous (${median(bg.blocking) <= median(sync.blocking) && q(bg.blocking, 0.9) <= q(sync.blocking, 0.9) * 1.1 ? 'met' : 'MISSED'}); requests over the window: ${sync.over + bg.over}`,
+  );
+  if (!quick)
+    console.log(
+      '(Sizes are as stated: 50k messages at ~400 tokens and the 1M window run in full on this machine.)',
+    );
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) await runSpeedBench();

@@ -126,7 +126,8 @@ export class CompactManager {
     this.#customStrategies = settings.customStrategies;
     this.policy = settings.policy;
     this.counter = options.tokenCounter ?? tokenCounterFor(this.model);
-    this.#usage = new UsageLedger(cachePriceFor(this.model, checkPricing(options.pricing)));
+    const cachePrice = cachePriceFor(this.model, checkPricing(options.pricing));
+    this.#usage = new UsageLedger(cachePrice);
     this.store = options.store ?? new MemorySessionStore();
     this.#summarizer = options.summarizer ?? this.#embedded;
     const timeoutMs = settings.summarizerTimeoutMs;
@@ -161,6 +162,7 @@ export class CompactManager {
       requireArchive: settings.requireArchive,
       clock: options.clock ?? Date.now,
       lastCalls: new Map(),
+      cachePrice,
     };
     this.#lockTtlMs = lockTtl(options.sessionLock, this.store);
     // With a shared store, one process prepares per session; its lock outlasts the summarizer's time limit.

@@ -99,6 +99,18 @@ export interface CompactEventProperties {
     version: number;
     /** Labels of the pinned messages that carry one. */
     pinnedLabels: string[];
+    /**
+     * What the compaction does to the prompt cache: the request's prefix kept (still read from
+     * the cache), the tokens rewritten (written by the next request), and the next request's
+     * input priced by the manager's `pricing` without and with the compaction.
+     */
+    cache?: {
+      tokensFreed: number;
+      prefixKeptTokens: number;
+      rewrittenTokens: number;
+      billedNextBefore: number;
+      billedNextAfter: number;
+    };
   };
   'compact.error': {
     /** What went wrong, from the library's one vocabulary of snake_case codes. */

@@ -11,6 +11,7 @@ import { formatSummaryText } from '../messages/message.js';
 import type { SessionRewrite, SessionState } from '../session/session-store.js';
 import { artifactsOf } from './archive-originals.js';
 import { assemble } from './assemble.js';
+import { compactionCacheImpact } from './cache-impact.js';
 import type { LevelReport } from './cascade/cascade-types.js';
 import type { PipelineDeps, PreparedRequest } from './prepare-request.js';
 import type { PreparedSummary } from './prepared-summary.js';
@@ -274,9 +275,10 @@ export async function finishCompaction<M>(
   if (prepared.decisionEvent)
     Object.assign(prepared.decisionEvent.properties, { kept, prunedCount: cascade.folded.length });
   deps.bus.release(context);
-  if (observed(deps)) emitOutcome(deps, prepared, cascade, state, kept);
   const summary = cascade.summary;
   const summaryText = state.summary ? formatSummaryText(state.version, state.summary.text) : undefined;
+  const summaryWire = summaryText === undefined ? undefined : codec.summaryMessage(summaryText);
+  if (observed(deps)) emitOutcome(deps, prepared, cascade, state, kept, summaryWire);
   if (summary && summaryText) {
     await deps.archive.summary(
       context,
@@ -295,7 +297,6 @@ export async function finishCompaction<M>(
   }
   deps.archive.trackEvents(context);
   void deps.bus.flush();
-  const summaryWire = summaryText === undefined ? undefined : codec.summaryMessage(summaryText);
   const result: CompactionResult<M> = {
     messages: assemble(cascade.entries, summaryWire, codec.format) as M[],
     applied: true,
@@ -335,6 +336,7 @@ function emitOutcome(
   cascade: CascadeResult,
   state: SessionState,
   kept: ReturnType<typeof keptCounts>,
+  summaryWire: unknown,
 ): void {
   const { context } = prepared;
   const parentId = prepared.decisionSpanId;
@@ -353,6 +355,9 @@ function emitOutcome(
       pinnedLabels: cascade.entries
         .filter((e) => e.pinned && e.item.entry.parsed.meta?.label)
         .map((e) => String(e.item.entry.parsed.meta!.label)),
+      ...(deps.cachePrice
+        ? { cache: compactionCacheImpact(deps.cachePrice, prepared, cascade, summaryWire) }
+        : {}),
     },
     { start, ...(parentId ? { parentId } : {}) },
   );

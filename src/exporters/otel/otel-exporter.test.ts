@@ -137,7 +137,8 @@ describe('instrumentManager with the real OTLPTraceExporter (JSON) on 127.0.0.1'
     expect(compaction.attributes['compaction.usage_pct']).toBeCloseTo(before / 4000, 5);
     expect(compaction.attributes['compaction.pruned']).toBeGreaterThan(0);
     expect(compaction.attributes['compaction.summary_tokens']).toBeGreaterThan(0);
-    expect(compaction.attributes['compaction.kept.recent_turns']).toBe(2);
+    // At least the policy's two recent turns; more when the target holds them (issue 20).
+    expect(compaction.attributes['compaction.kept.recent_turns']).toBeGreaterThanOrEqual(2);
     expect(compaction.status?.code ?? 0).toBe(0);
     expect(chat.attributes).toMatchObject({
       'gen_ai.operation.name': 'chat',

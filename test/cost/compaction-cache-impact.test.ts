@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { CompactManager } from '../../src/core/compact-manager.js';
+import type { CompactEventProperties } from '../../src/index.js';
 import { quarterCounter } from '../support/quarter-counter.js';
 
 /**
@@ -16,9 +17,7 @@ describe('compact.pruned_messages carries the cache impact of the compaction', (
     '%s: kept prefix, rewritten tokens and the next request priced before and after',
     async (model, read, write) => {
       const manager = new CompactManager({ model, maxContextTokens: 16_000, tokenCounter: quarterCounter });
-      const impacts: NonNullable<
-        import('../../src/index.js').CompactEventProperties<'compact.pruned_messages'>['cache']
-      >[] = [];
+      const impacts: NonNullable<CompactEventProperties['compact.pruned_messages']['cache']>[] = [];
       manager.on('compact.pruned_messages', (event) => {
         if (event.properties.cache) impacts.push(event.properties.cache);
       });

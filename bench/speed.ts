@@ -20,9 +20,15 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { tokenCounterFor } from '../src/core/counting/token-counter.js';
 import { CompactManager, type Summarizer } from '../src/index.js';
-import { syntheticSession } from '../src/testing/synthetic-session.js';
+import { seededRandom, syntheticSession } from '../src/testing/synthetic-session.js';
 
 const quick = process.argv.includes('--quick');
+/** `--speed-only=warm,first,trigger,background`: the sections to run (all by default). */
+const only = process.argv
+  .find((arg) => arg.startsWith('--speed-only='))
+  ?.split('=')[1]
+  ?.split(',');
+const runs = (section: string) => only === undefined || only.includes(section);
 // The garbage of the caller's clones is collected before each timed rebuilt call: the clone is
 // the caller's cost, not the preflight's.
 setFlagsFromString('--expose-gc');
@@ -45,6 +51,25 @@ function sessionOf(count: number, seed = 3, resultChars = 3_300): unknown[] {
   let end = count;
   while (end > 1 && (messages[end] as { role?: string }).role !== 'user') end--;
   return messages.slice(0, end);
+}
+
+/**
+ * A conversation of plain text turns, ~400 tokens each, of varied words (what the built-in
+ * summarizer must fold: clearing tool results cannot free it).
+ */
+function textSession(count: number, seed: number): unknown[] {
+  const rand = seededRandom(seed);
+  const syllables = ['ka', 'lo', 'mi', 'ren', 'tas', 'vo', 'qui', 'zel', 'dra', 'pon', 'sul', 'eth'];
+  const word = () =>
+    Array.from(
+      { length: 1 + Math.floor(rand() * 3) },
+      () => syllables[Math.floor(rand() * syllables.length)],
+    ).join('');
+  const text = (words: number) => Array.from({ length: words }, word).join(' ');
+  const messages: unknown[] = [{ role: 'system', content: 'You are a careful assistant.' }];
+  for (let i = 0; i < count; i++)
+    messages.push({ role: i % 2 === 0 ? 'user' : 'assistant', content: `Turn ${i}: ${text(230)}` });
+  return messages;
 }
 
 let appendedId = 0;
@@ -136,8 +161,7 @@ async function firstCalls(size: number) {
 
 /** A warm session twice the window, then the triggering call. */
 async function triggerAt(window: number) {
-  const perMessage = 400;
-  const history = sessionOf(Math.ceil((2 * window) / perMessage), 17);
+  const history = textSession(Math.ceil((2 * window) / 400), 17);
   const manager = new CompactManager({ model: 'gpt-4o', maxContextTokens: window });
   // Warm: indexed and counted without triggering (a wider window for this call only).
   const warm = await manager.compact('trigger', history, { maxContextTokens: 2_000_000_000 });
@@ -222,6 +246,17 @@ async function triggersOf(background: boolean) {
 }
 
 export async function runSpeedBench(): Promise<void> {
+  if (runs('warm')) await warmSection();
+  if (runs('first')) await firstSection();
+  if (runs('trigger')) await triggerSection();
+  if (runs('background')) await backgroundSection();
+  if (!quick)
+    console.log(
+      '(Sizes are as stated: 50k messages at ~400 tokens and the 1M window run in full on this machine.)',
+    );
+}
+
+async function warmSection(): Promise<void> {
   const sizes = quick ? [250, 1_000, 4_000] : [250, 1_000, 4_000, 16_000, 50_000];
   console.log('Warm preflight, no trigger, median per call (~400-token messages, gpt-4o tokenizer):');
   const tokenize = tokenizeOne();
@@ -237,12 +272,22 @@ export async function runSpeedBench(): Promise<void> {
       `  ${pad(row.size.toLocaleString('en'), 8)} ${pad(row.tokens.toLocaleString('en'), 11)} ${pad(ms(row.appended), 11)} ${pad(ms(row.same), 11)} ${pad(ms(row.rebuilt), 11)} ${pad(`${ratio.toFixed(2)}x`, 11)}  ${appendedOk ? 'met' : 'MISSED'} / ${ratio <= 2 ? 'met' : 'MISSED'}  (first call ${ms(row.first)})`,
     );
   }
+}
+
+async function firstSection(): Promise<void> {
   const early = await firstCalls(1_000);
   const earlyRatio = early.early / early.steady;
   console.log(
     `First calls of a session at 1k messages (tokenizer already loaded in this process): first ${ms(early.first)}, calls 2-50 median ${ms(early.early)}, steady state ${ms(early.steady)}: ${earlyRatio.toFixed(2)}x  target <= 1.5x (${earlyRatio <= 1.5 ? 'met' : 'MISSED'})`,
   );
-  const windows = quick ? [32_000, 128_000] : [32_000, 128_000, 1_000_000];
+}
+
+async function triggerSection(): Promise<void> {
+  const windows = process.env.SPEED_WINDOWS
+    ? process.env.SPEED_WINDOWS.split(',').map(Number)
+    : quick
+      ? [32_000, 128_000]
+      : [32_000, 128_000, 1_000_000];
   console.log('Trigger, warm session twice the window, built-in summarizer (one triggering call):');
   for (const window of windows) {
     const row = await triggerAt(window);
@@ -250,6 +295,9 @@ export async function runSpeedBench(): Promise<void> {
       `  window ${pad(window.toLocaleString('en'), 9)}: ${row.messages.toLocaleString('en')} messages, ${row.tokens.toLocaleString('en')} tokens -> ${row.after.toLocaleString('en')}: ${ms(row.triggerMs)}; recounting the ${row.summarized.toLocaleString('en')} summarized messages (paid on top before issue 28) ${ms(row.recountMs)}`,
     );
   }
+}
+
+async function backgroundSection(): Promise<void> {
   const sync = await triggersOf(false);
   const bg = await triggersOf(true);
   const q = (values: number[], p: number) =>
@@ -259,10 +307,6 @@ export async function runSpeedBench(): Promise<void> {
   console.log(
     `Background vs synchronous at the trigger (32k window, 400 ms LLM summarizer, ${sync.blocking.length} / ${bg.blocking.length} compactions): synchronous median ${ms(median(sync.blocking))} max ${ms(Math.max(...sync.blocking))}; background median ${ms(median(bg.blocking))} max ${ms(Math.max(...bg.blocking))}  target: background <= synchronous (${median(bg.blocking) <= median(sync.blocking) && q(bg.blocking, 0.9) <= q(sync.blocking, 0.9) * 1.1 ? 'met' : 'MISSED'}); requests over the window: ${sync.over + bg.over}`,
   );
-  if (!quick)
-    console.log(
-      '(Sizes are as stated: 50k messages at ~400 tokens and the 1M window run in full on this machine.)',
-    );
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) await runSpeedBench();

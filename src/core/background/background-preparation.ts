@@ -12,7 +12,6 @@
  * them all and waits until none is left.
  */
 
-import type { TokenCounter } from '../counting/token-counter.js';
 import { CompactError } from '../errors.js';
 import type { MessageCodec } from '../messages/formats/message-codec.js';
 import type { CompactMessage } from '../messages/message.js';
@@ -23,6 +22,7 @@ import {
   type SummarizeContext,
   type SummarizeOutcome,
   summarizeWithFallback,
+  withKnownCounts,
 } from '../preflight/cascade/summarize-remainder.js';
 import type { BufferedEvent, PreparedSummary } from '../preflight/prepared-summary.js';
 import type { SessionView, ViewEntry } from '../preflight/session-view.js';
@@ -105,22 +105,6 @@ export function planPreparation(
 function summarizerMessage(entry: ViewEntry, codec: MessageCodec): CompactMessage {
   if (!entry.rewrite) return toCompactMessage(entry.item);
   return { ...codec.parse(entry.wire, entry.item.index), id: entry.item.id, index: entry.item.index };
-}
-
-/**
- * The counter, answering `countMessage` for the folded messages from the counts the view
- * already has (the summarizer's input size, for its event) instead of tokenizing them again.
- */
-function withKnownCounts(counter: TokenCounter, folded: readonly ViewEntry[]): TokenCounter {
-  const known = new Map(folded.map((entry) => [entry.item.id, entry.tokens]));
-  return {
-    name: counter.name,
-    exact: counter.exact,
-    requestOverhead: counter.requestOverhead,
-    countText: (text) => counter.countText(text),
-    countMessage: (message) => known.get(message.id) ?? counter.countMessage(message),
-    countTools: (tools) => counter.countTools(tools),
-  };
 }
 
 /**

@@ -6,7 +6,7 @@
 
 import type { TokenCounter } from '../counting/token-counter.js';
 import type { MessageCodec } from '../messages/formats/message-codec.js';
-import { hashString, type IndexedMessage } from '../messages/message-index.js';
+import { entryTokens, hashString, type IndexedMessage } from '../messages/message-index.js';
 import type { ToolPairer } from '../messages/tool-pairing.js';
 import type { SessionRewrite } from '../session/session-store.js';
 import { findIdentifiers } from '../summary/embedded/key-identifiers.js';
@@ -111,7 +111,8 @@ export function realizeRewrite(
   } else {
     wire = cutLongestText(raw, rewrite.keepChars ?? 1000, (removed) => cutMarker(removed, ref))?.wire;
   }
-  if (wire === undefined) return { wire: raw, tokens: countWire(context, raw, item.index) };
+  // Nothing to rewrite: the message as indexed, its count from the index.
+  if (wire === undefined) return { wire: raw, tokens: entryTokens(item, context.counter) };
   return { wire, tokens: countWire(context, wire, item.index) };
 }
 

@@ -27,6 +27,7 @@ import {
   type SummarizeContext,
   type SummarizeOutcome,
   summarizeWithFallback,
+  withKnownCounts,
 } from './cascade/summarize-remainder.js';
 import type { Decision } from './decide.js';
 import type { RealizedRewrite, SessionView, ViewEntry } from './session-view.js';
@@ -234,7 +235,7 @@ async function summarizeLevel(run: CascadeRun, input: CascadeInput, result: Casc
   });
   if (folded.length === 0 && (!input.force || !view.previousSummary)) return;
   const outcome: SummarizeOutcome | undefined = await summarizeWithFallback(
-    input.summarize,
+    { ...input.summarize, counter: withKnownCounts(input.summarize.counter, folded) },
     {
       sessionId: input.sessionId,
       strategy: policy.strategy,

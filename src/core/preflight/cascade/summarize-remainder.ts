@@ -30,6 +30,7 @@ import {
   summarySourceText,
 } from '../../summary/summary-guard.js';
 import { defuseSummaryMarkup } from '../../summary/summary-markup.js';
+import type { ViewEntry } from '../session-view.js';
 import { summaryBodyFrom } from '../summary-output.js';
 
 /** Emits a summarizer event (the manager adds ids, times and redaction). */
@@ -60,6 +61,23 @@ export interface SummarizeOutcome {
   summarizer: string;
   /** The fallback that wrote it, when the configured summarizer failed. */
   fallback?: string;
+}
+
+/**
+ * The counter, answering `countMessage` for the folded messages from the counts the view
+ * already has (the summarizer's input size, for its event) instead of tokenizing them again:
+ * no message is counted twice in one preflight.
+ */
+export function withKnownCounts(counter: TokenCounter, folded: readonly ViewEntry[]): TokenCounter {
+  const known = new Map(folded.map((entry) => [entry.item.id, entry.tokens]));
+  return {
+    name: counter.name,
+    exact: counter.exact,
+    requestOverhead: counter.requestOverhead,
+    countText: (text) => counter.countText(text),
+    countMessage: (message) => known.get(message.id) ?? counter.countMessage(message),
+    countTools: (tools) => counter.countTools(tools),
+  };
 }
 
 /** A copy of a message with its text, tool arguments and tool results redacted. */

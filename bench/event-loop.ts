@@ -7,11 +7,12 @@
  * during the model calls (the agent's own time), and the longest stretch the summarizer
  * holds the loop is timed with setImmediate ticks.
  *
- * Compared in one run: the summarizer's default slice (a turn of the loop every 8 ms) and
+ * Compared in one run: the summarizer's default slice (a turn of the loop every 5 ms) and
  * no slicing (`sliceMs` of a day: each summary in one piece). Target: p99 delay and the
  * longest block <= 20 ms with the default.
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { SLICE_MS } from '../src/core/summary/embedded/steps.js';
 import { CompactManager, EmbeddedSummarizer } from '../src/index.js';
 import { syntheticSession } from '../src/testing/synthetic-session.js';
 import { hasOpenToolCalls } from '../test/support/open-tool-calls.js';
@@ -79,10 +80,10 @@ async function run(label: string, sliceMs: number, turns: number): Promise<LoopF
 
 export async function eventLoopBench(): Promise<LoopFigures[]> {
   // Warm the tokenizer and the code first (a long-running server has).
-  await run('warm', 8, 60);
+  await run('warm', SLICE_MS, 60);
   const figures: LoopFigures[] = [];
   for (const turns of [200, 400]) {
-    figures.push(await run('default (8 ms slices)', 8, turns));
+    figures.push(await run('default (5 ms slices)', SLICE_MS, turns));
     figures.push(await run('no slicing', DAY_MS, turns));
   }
   return figures;

@@ -13,6 +13,8 @@
  *    bench/results.json.
  * 8. Speed on every path (bench/speed.ts; `--no-speed` skips it): warm, rebuilt, first calls,
  *    triggers, background at the trigger.
+ * 9. The event loop while the built-in summarizer prepares in the background
+ *    (bench/event-loop.ts; `--no-event-loop` skips it).
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { BpeTokenCounter, tokenCounterFor } from '../src/core/counting/token-counter.js';
@@ -275,4 +277,11 @@ if (!process.argv.includes('--no-speed')) {
 if (!process.argv.includes('--no-background')) {
   console.log('\nBackground compaction (bench/background.ts):');
   await import('./background.js');
+}
+
+// Issue 24: the event loop while the built-in summarizer prepares in the background
+// (bench/event-loop.ts; `--no-event-loop` skips it).
+if (!process.argv.includes('--no-event-loop')) {
+  const { eventLoopBench, printEventLoop } = await import('./event-loop.js');
+  printEventLoop(await eventLoopBench());
 }

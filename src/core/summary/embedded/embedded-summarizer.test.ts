@@ -179,7 +179,7 @@ describe('the event loop while summarizing', () => {
     const { text } = await summarizer.summarize(request);
     running = false;
     // Other work ran during the summary, at least once per message (each phase walks the
-    // messages and pauses between them; with the default slice it pauses every 8 ms).
+    // messages and pauses between them; with the default slice it pauses every 5 ms).
     expect(turns).toBeGreaterThanOrEqual(messages.length);
     expect(text).toBe(summarizer.summarizeSync(request));
   });

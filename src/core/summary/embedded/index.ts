@@ -229,7 +229,7 @@ export class EmbeddedSummarizer implements Summarizer {
 
   /**
    * @param options.sliceMs - Longest stretch of work, in milliseconds, between two turns of
-   *   the event loop in {@link summarize} (default 8; 0 gives the loop a turn after every
+   *   the event loop in {@link summarize} (default 5; 0 gives the loop a turn after every
    *   message).
    */
   constructor(options: { sliceMs?: number } = {}) {

@@ -15,7 +15,7 @@ export function runSteps<T>(steps: Steps<T>): T {
 }
 
 /** Longest stretch of work between two turns of the event loop, in milliseconds. */
-export const SLICE_MS = 8;
+export const SLICE_MS = 5;
 
 /**
  * Runs `steps`, giving the event loop a turn (`setImmediate`) whenever `sliceMs` have passed

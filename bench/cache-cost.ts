@@ -307,6 +307,28 @@ function noCompaction(session: ReturnType<typeof buildSession>, model: CacheMode
   }
 }
 
+/**
+ * The least any strategy can bill: every new message written to the cache once and nothing
+ * ever read back (no strategy sends less and still sends each message once). Printed beside
+ * 0.8x the best bounded peer (issue 21's goal) to show how much room the goal leaves.
+ */
+function printFloor(
+  window: number,
+  session: ReturnType<typeof buildSession>,
+  rows: Record<string, Priced & { window: number }>,
+): void {
+  const fresh = session.steps.flat().reduce((sum, message) => sum + messageTokens(message), 0);
+  const peers = ['summarize at trigger', 'clear_tool_uses', 'sliding window'];
+  for (const provider of ['anthropic', 'openai'] as const) {
+    const floor = fresh * PRICES[provider].write;
+    const best = Math.min(...peers.map((peer) => rows[`${window}:${peer}`]![provider]));
+    const ours = rows[`${window}:agent-compaction (default)`]![provider];
+    console.log(
+      `${provider}: floor (each new message written once, nothing read) ${Math.round(floor).toLocaleString('en')}; best bounded peer ${Math.round(best).toLocaleString('en')}, 0.8x of it ${Math.round(0.8 * best).toLocaleString('en')}; default ${(ours / best).toFixed(2)}x the best peer, ${(ours / floor).toFixed(2)}x the floor`,
+    );
+  }
+}
+
 /** Runs every strategy at each window; returns the rows and prints the table. */
 export async function runCacheCostBench(
   cases: readonly { window: number; calls: number }[] = [
@@ -343,6 +365,7 @@ export async function runCacheCostBench(
         `${name.padEnd(33)} | ${Math.round(p.anthropic).toLocaleString('en').padStart(16)} | ${Math.round(p.openai).toLocaleString('en').padStart(13)} | ${((100 * p.cached) / p.input).toFixed(1).padStart(8)}% | ${String(p.rewrites).padStart(8)} | ${String(p.summarizerCalls).padStart(16)} | ${((100 * p.kept) / p.requests).toFixed(1).padStart(9)}% | ${String(p.over).padStart(11)}`,
       );
     }
+    printFloor(window, session, rows);
   }
   return rows;
 }

@@ -1,1 +1,5 @@
-export { type AnthropicSummarizerOptions, anthropicSummarizer } from './anthropic-summarizer.js';
+export {
+  type AnthropicCachedPrefixOptions,
+  type AnthropicSummarizerOptions,
+  anthropicSummarizer,
+} from './anthropic-summarizer.js';

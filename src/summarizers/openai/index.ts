@@ -1,1 +1,6 @@
-export { DEFAULT_SUMMARY_SEED, type OpenAISummarizerOptions, openaiSummarizer } from './openai-summarizer.js';
+export {
+  DEFAULT_SUMMARY_SEED,
+  type OpenAICachedPrefixOptions,
+  type OpenAISummarizerOptions,
+  openaiSummarizer,
+} from './openai-summarizer.js';

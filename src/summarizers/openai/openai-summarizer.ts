@@ -1,8 +1,9 @@
 import type OpenAI from 'openai';
 import { CompactError } from '../../core/errors.js';
 import type { Summarizer } from '../../core/summary/summarizer.js';
+import { withCachedPrefix } from '../cached-prefix.js';
 import { lazySdkClient, toSummarizerError } from '../client-errors.js';
-import { createLlmSummarizer, type LlmSummarizerOptions } from '../llm-summarizer.js';
+import { type CompletionResult, createLlmSummarizer, type LlmSummarizerOptions } from '../llm-summarizer.js';
 
 /** The seed sent by default, so summaries are reproducible where the provider honours it. */
 export const DEFAULT_SUMMARY_SEED = 42;
@@ -52,6 +53,37 @@ export interface OpenAISummarizerOptions extends LlmSummarizerOptions {
    * @default 'max_completion_tokens'
    */
   maxTokensField?: 'max_completion_tokens' | 'max_tokens';
+  /**
+   * Send each summary request as the conversation's own prefix followed by the summary
+   * instruction, so the provider's prompt cache serves the history (cached input is billed at
+   * a fraction of the input price), instead of a transcript rendered into one prompt. Use it
+   * only when `model` is the conversation's model and the conversation speaks Chat
+   * Completions: a cache is per model. The folded messages go in their wire form (the bytes
+   * the conversation sent, redacted, without `meta`), then one user message with the
+   * strategy's instructions, the previous summary and the sections to keep. Pass the
+   * conversation's system/developer messages (`messages`) and `tools` to reproduce the
+   * prefix before the history. A call falls back to the transcript when a folded message was
+   * rewritten (cleared, shortened, cut), redaction changed one, a tool call and its result are
+   * not both folded, or a message is in another format. See docs/configuration.md.
+   * @default false (the rendered transcript)
+   */
+  cachedPrefix?: boolean | OpenAICachedPrefixOptions;
+}
+
+/** What the conversation sends before its history, for {@link OpenAISummarizerOptions.cachedPrefix}. */
+export interface OpenAICachedPrefixOptions {
+  /**
+   * The messages the conversation sends before its history (its system or developer
+   * prompt), byte for byte as it sends them.
+   * @default [] (none)
+   */
+  messages?: readonly OpenAI.Chat.Completions.ChatCompletionMessageParam[];
+  /**
+   * The conversation's tools, as it sends them: tool schemas are part of the cached prefix.
+   * The summary call never calls one (an answer with tool calls is a failure).
+   * @default undefined (not sent)
+   */
+  tools?: readonly OpenAI.Chat.Completions.ChatCompletionTool[];
 }
 
 /**
@@ -77,6 +109,7 @@ export function openaiSummarizer(options: OpenAISummarizerOptions): Summarizer {
     maxRetries = 2,
     timeout = 60_000,
     maxTokensField = 'max_completion_tokens',
+    cachedPrefix = false,
     ...llmOptions
   } = options;
   if (!model) throw new CompactError('invalid_config', 'openaiSummarizer: model is required');
@@ -94,58 +127,94 @@ export function openaiSummarizer(options: OpenAISummarizerOptions): Summarizer {
     baseURL ??
     process.env.OPENAI_BASE_URL ??
     'https://api.openai.com/v1';
-  return createLlmSummarizer(
+  const create = async (
+    messages: OpenAI.Chat.Completions.ChatCompletionMessageParam[],
+    maxTokens: number,
+    signal: AbortSignal | undefined,
+    tools?: readonly OpenAI.Chat.Completions.ChatCompletionTool[],
+  ): Promise<CompletionResult> => {
+    const client = await getClient();
+    let completion: OpenAI.Chat.Completions.ChatCompletion;
+    try {
+      completion = await client.chat.completions.create(
+        {
+          model,
+          messages,
+          ...(tools === undefined ? {} : { tools: [...tools] }),
+          [maxTokensField]: maxTokens,
+          temperature,
+          seed,
+        },
+        { maxRetries, ...(signal === undefined ? {} : { signal }) },
+      );
+    } catch (error) {
+      throw toSummarizerError(name, error);
+    }
+    const choice = completion.choices?.[0];
+    if (!choice) throw new CompactError('summarizer_failed', `${name}: response has no choices`);
+    if (choice.message?.refusal) {
+      throw new CompactError('summarizer_refused', `${name} refused: ${choice.message.refusal}`);
+    }
+    if (choice.finish_reason === 'content_filter') {
+      throw new CompactError('summarizer_refused', `${name} refused: finish_reason content_filter`);
+    }
+    if (choice.finish_reason === 'length') {
+      throw new CompactError('summary_too_long', `${name}: summary hit the ${maxTokens}-token output limit`);
+    }
+    if (choice.finish_reason === 'tool_calls' || (choice.message?.tool_calls?.length ?? 0) > 0) {
+      throw new CompactError('summarizer_failed', `${name}: answered with a tool call instead of a summary`);
+    }
+    const text = choice.message?.content;
+    if (typeof text !== 'string')
+      throw new CompactError('summarizer_failed', `${name}: response has no text`);
+    return {
+      text,
+      model: completion.model ?? model,
+      ...(completion.usage
+        ? {
+            usage: {
+              inputTokens: completion.usage.prompt_tokens,
+              outputTokens: completion.usage.completion_tokens,
+            },
+          }
+        : {}),
+    };
+  };
+
+  const transcript = createLlmSummarizer(
     name,
-    async ({ system, user, maxTokens, signal }) => {
-      const client = await getClient();
-      let completion: OpenAI.Chat.Completions.ChatCompletion;
-      try {
-        completion = await client.chat.completions.create(
-          {
-            model,
-            messages: [
-              { role: 'system', content: system },
-              { role: 'user', content: user },
-            ],
-            [maxTokensField]: maxTokens,
-            temperature,
-            seed,
-          },
-          { maxRetries, ...(signal === undefined ? {} : { signal }) },
-        );
-      } catch (error) {
-        throw toSummarizerError(name, error);
-      }
-      const choice = completion.choices?.[0];
-      if (!choice) throw new CompactError('summarizer_failed', `${name}: response has no choices`);
-      if (choice.message?.refusal) {
-        throw new CompactError('summarizer_refused', `${name} refused: ${choice.message.refusal}`);
-      }
-      if (choice.finish_reason === 'content_filter') {
-        throw new CompactError('summarizer_refused', `${name} refused: finish_reason content_filter`);
-      }
-      if (choice.finish_reason === 'length') {
-        throw new CompactError(
-          'summary_too_long',
-          `${name}: summary hit the ${maxTokens}-token output limit`,
-        );
-      }
-      const text = choice.message?.content;
-      if (typeof text !== 'string')
-        throw new CompactError('summarizer_failed', `${name}: response has no text`);
-      return {
-        text,
-        model: completion.model ?? model,
-        ...(completion.usage
-          ? {
-              usage: {
-                inputTokens: completion.usage.prompt_tokens,
-                outputTokens: completion.usage.completion_tokens,
-              },
-            }
-          : {}),
-      };
-    },
+    ({ system, user, maxTokens, signal }) =>
+      create(
+        [
+          { role: 'system', content: system },
+          { role: 'user', content: user },
+        ],
+        maxTokens,
+        signal,
+      ),
     { endpoint, ...llmOptions },
+  );
+  if (!cachedPrefix) return transcript;
+  const head = cachedPrefix === true ? {} : cachedPrefix;
+  const { contextTokens, endpoint: _endpoint, ...promptOptions } = llmOptions;
+  return withCachedPrefix(
+    transcript,
+    ({ prefix, instruction, maxTokens, signal }) =>
+      create(
+        [
+          ...(head.messages ?? []),
+          ...(prefix as unknown as OpenAI.Chat.Completions.ChatCompletionMessageParam[]),
+          { role: 'user', content: instruction },
+        ],
+        maxTokens,
+        signal,
+        head.tools,
+      ),
+    {
+      ...promptOptions,
+      format: 'openai-chat',
+      ...(contextTokens === undefined ? {} : { contextTokens }),
+      headTokens: Math.ceil(JSON.stringify([head.messages ?? [], head.tools ?? []]).length / 4),
+    },
   );
 }

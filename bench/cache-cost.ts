@@ -24,16 +24,16 @@ import type { CompactMessage } from '../src/core/messages/message.js';
 import type { SummarizeRequest, Summarizer } from '../src/core/summary/summarizer.js';
 
 type Message = Record<string, unknown>;
-const tokensOf = (text: string) => Math.ceil(text.length / 4);
+export const tokensOf = (text: string) => Math.ceil(text.length / 4);
 /** A message's tokens as the engine's counter below sees them: its text, calls and results. */
-const messageTokens = (message: Message) => {
+export const messageTokens = (message: Message) => {
   const calls = (message.tool_calls as { function: { name: string; arguments: string } }[] | undefined) ?? [];
   const text = typeof message.content === 'string' ? message.content : '';
   return tokensOf(text + calls.map((c) => c.function.name + c.function.arguments).join('')) + 4;
 };
 
 /** The counter every strategy uses (characters / 4), so that the engine and the model agree. */
-const quarterCounter: TokenCounter = {
+export const quarterCounter: TokenCounter = {
   name: 'quarter-chars',
   exact: true,
   requestOverhead: 0,
@@ -47,7 +47,7 @@ const quarterCounter: TokenCounter = {
   countTools: (tools) => tokensOf(JSON.stringify(tools)),
 };
 
-const INSTRUCTION =
+export const INSTRUCTION =
   'Refactor the billing module to the new invoice API. Never edit files under src/generated/, they are produced by codegen.';
 const SUMMARY_TOKENS = 800;
 
@@ -68,7 +68,7 @@ function words(seed: number, tokens: number): string {
 }
 
 /** The session's history after `calls` model calls, and what the user asked to keep by then. */
-function buildSession(calls: number): { steps: Message[][]; keep: string[][] } {
+export function buildSession(calls: number): { steps: Message[][]; keep: string[][] } {
   const steps: Message[][] = [];
   const keep: string[][] = [];
   const asked = ['src/generated/'];
@@ -167,7 +167,7 @@ class CacheModel {
 }
 
 /** A summary that keeps what the user asked (a careful LLM would), about SUMMARY_TOKENS long. */
-function summaryText(previous: string | undefined, texts: readonly string[]): string {
+export function summaryText(previous: string | undefined, texts: readonly string[]): string {
   const asked = new Set<string>();
   for (const text of [previous ?? '', ...texts]) {
     if (text.includes('src/generated/')) asked.add(INSTRUCTION);

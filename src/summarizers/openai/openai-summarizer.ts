@@ -65,6 +65,10 @@ export interface OpenAISummarizerOptions extends LlmSummarizerOptions {
    * prefix before the history. A call falls back to the transcript when a folded message was
    * rewritten (cleared, shortened, cut), redaction changed one, a tool call and its result are
    * not both folded, or a message is in another format. See docs/configuration.md.
+   * The cache is read only when the folded messages directly follow that head in the
+   * conversation (no kept user text, pinned message or previous summary before them, e.g.
+   * `policy.userTextShare: 0` and the first compaction); otherwise the request is a full-price
+   * miss larger than the transcript (bench/summary-prefix.ts: 2.2x to 3.7x the transcript).
    * @default false (the rendered transcript)
    */
   cachedPrefix?: boolean | OpenAICachedPrefixOptions;

@@ -103,7 +103,9 @@ describe('background preparation shared through the store', () => {
     const statuses = managers.map((m) => m.backgroundStatus());
     const used = statuses.reduce((sum, s) => sum + s.used, 0);
     expect(version).toBeGreaterThanOrEqual(4);
-    expect(calls, 'one summarization per trigger across the managers').toBe(version);
+    // One summarization per trigger; the last may be the next version's preparation, in flight.
+    expect(calls, 'one summarization per trigger across the managers').toBeGreaterThanOrEqual(version);
+    expect(calls, 'one summarization per trigger across the managers').toBeLessThanOrEqual(version + 1);
     expect(used, 'every trigger swapped a prepared summary in').toBe(version);
     await Promise.all(managers.map((m) => m.shutdown()));
   });
@@ -161,7 +163,7 @@ describe('per-agent compactors sharing one history', () => {
     const manager = mk(shared, {
       agents: {
         planner: { summarizer: planner },
-        coder: { summarizer: coder, policy: { keepRecentTurns: 2 } },
+        coder: { summarizer: coder, policy: { keepRecentTurns: 2, targetPct: 0.3 } },
       },
     });
     const history = chatTurns(45);

@@ -11,6 +11,7 @@ import type { CompactPolicy } from '../policy.js';
 import type { PipelineDeps, PreparedRequest } from '../preflight/prepare-request.js';
 import { summaryReserve } from '../preflight/run-cascade.js';
 import { type Compacted, runTriggered } from '../preflight/run-preflight.js';
+import { cheapLevelsReachTarget } from '../preflight/swap-prepared.js';
 import { withSessionLock } from '../session/session-lock.js';
 import { MemorySessionStore, type SessionStore } from '../session/session-store.js';
 import type { Summarizer } from '../summary/summarizer.js';
@@ -99,6 +100,21 @@ function foldAtLeast(prepared: PreparedRequest): number {
   return Math.max(0, triggerTokens - targetTokens) + summaryReserve(prepared.policy, targetTokens);
 }
 
+/** True when clearing and shortening alone bring `prepared` to its target (a dry run). */
+function cheapLevelsSuffice(deps: PipelineDeps, prepared: PreparedRequest): boolean {
+  const { indexed, codec } = prepared;
+  const pairing = { pairer: indexed.pairer, items: indexed.items };
+  const context = { codec, counter: deps.counter, ...pairing, archived: deps.archive.keepsArtifacts };
+  return cheapLevelsReachTarget({
+    view: prepared.view,
+    pairing,
+    policy: prepared.policy,
+    decision: prepared.localDecision,
+    tokensBefore: prepared.localTokensBefore,
+    realize: (item, rewrite) => deps.rewrites.get(context, item, rewrite),
+  });
+}
+
 /** What {@link runTriggeredOnce} needs from the manager. */
 export interface Flight {
   readonly store: SessionStore;
@@ -121,10 +137,11 @@ export async function runTriggeredOnce(
   const { key, options } = prepared;
   // The prepared summary is taken only by the process that compacts (under the lock).
   // A manual compaction summarizes with its note: a prepared summary does not serve it.
+  // Cheap levels first: when they reach the target alone (as the synchronous cascade would
+  // find), no prepared summary is taken or waited for; it stays for the next trigger.
   const take = async () => {
-    const summary = options.force
-      ? undefined
-      : await flight.background?.take(key, prepared.view, options.signal);
+    if (options.force || !flight.background || cheapLevelsSuffice(deps, prepared)) return {};
+    const summary = await flight.background.take(key, prepared.view, options.signal);
     return summary ? { prepared: summary } : {};
   };
   if (flight.lockTtlMs === undefined) return runTriggered(deps, prepared, await take());

@@ -12,6 +12,29 @@ import { type CascadeInput, type CascadeResult, summaryMessageTokens } from './r
 import type { ViewEntry } from './session-view.js';
 
 /**
+ * True when the cheap levels alone (clear old tool results, shorten arguments) bring the
+ * request to the target: a trigger then needs no summary, and does not wait for one still
+ * being prepared in the background. A dry run on copies of the entries; the rewrites it
+ * realizes are cached, so the cascade that follows counts none of them again.
+ */
+export function cheapLevelsReachTarget(
+  input: Pick<CascadeInput, 'view' | 'pairing' | 'policy' | 'decision' | 'tokensBefore' | 'realize'>,
+): boolean {
+  const run: CascadeRun = {
+    entries: [...input.view.entries],
+    total: input.tokensBefore,
+    target: input.decision.targetTokens,
+    budget: input.decision.budget,
+    policy: input.policy,
+    rewrites: [],
+    realize: input.realize,
+  };
+  if (run.total > run.target) clearToolResults(run, input.pairing);
+  if (run.total > run.target) shortenArguments(run);
+  return run.total <= run.target;
+}
+
+/**
  * The cascade result of swapping `prepared` into a triggered request: its messages folded,
  * the rest kept, the cheap levels (clear old tool results, shorten arguments) run when still
  * over the target. `undefined` when the request would stay at or above the trigger (the full

@@ -11,10 +11,16 @@
  * (both seeded) to 1/4, 1/8 and 1/16 of their size, and compares the facts and ids kept with
  * a sliding window of the same token size.
  *
+ * Then drives generated coding, support and research sessions of 300 model calls with 5 to
+ * 15 user instructions through a CompactManager (default policy, built-in summarizer) in 8k,
+ * 32k and 128k windows, and prints the share of (instruction, later call) pairs whose request
+ * still holds the instruction's key content (eval/instruction-retention.ts).
+ *
  * Flags: `--json` prints the runs and rows as JSON instead of the table; `--out FILE`
  * writes that JSON to FILE as well; `--seeds N` planted sessions (default 5);
  * `--ratios 5,10,20`; `--strategies task_state,brief`; `--no-swe-agent`; `--recall-seeds N` personal
- * conversations and agent runs each (default 5); `--recall-ratios 4,8,16`; `--no-recall`.
+ * conversations and agent runs each (default 5); `--recall-ratios 4,8,16`; `--no-recall`;
+ * `--instruction-seeds N` sessions per kind and window (default 2); `--no-instructions`.
  * Env: OPENAI_API_KEY / ANTHROPIC_API_KEY add the LLM summarizers (models from
  * FIDELITY_OPENAI_MODEL, default gpt-4o-mini, and FIDELITY_ANTHROPIC_MODEL, default
  * claude-haiku-4-5); they run one-shot only.
@@ -33,6 +39,13 @@ import {
   runFidelity,
   type SummarizerUnderTest,
 } from './fidelity-harness.js';
+import {
+  aggregateInstructionRuns,
+  formatInstructionTable,
+  type InstructionRun,
+  instructionVerdict,
+  runInstructionRetention,
+} from './instruction-retention.js';
 import { personalSession } from './personal-sessions.js';
 import { plantedSession } from './planted-session.js';
 import { loadSweAgentSessions } from './swe-agent-sessions.js';
@@ -83,6 +96,8 @@ function readOptions() {
       'recall-seeds': { type: 'string', default: '5' },
       'recall-ratios': { type: 'string', default: '4,8,16' },
       'no-recall': { type: 'boolean', default: false },
+      'instruction-seeds': { type: 'string', default: '2' },
+      'no-instructions': { type: 'boolean', default: false },
     },
   }).values;
 }
@@ -150,9 +165,18 @@ async function main(): Promise<void> {
         values['recall-ratios'].split(',').map(Number),
         summarizers,
       );
+  const instructionRuns: InstructionRun[] = values['no-instructions']
+    ? []
+    : await runInstructionRetention({ seeds: Number(values['instruction-seeds']) });
+  const instructionRows = aggregateInstructionRuns(instructionRuns);
+  const instructions = {
+    rows: instructionRows,
+    runs: instructionRuns,
+    verdicts: instructionRuns.length > 0 ? [instructionVerdict(instructionRows)] : [],
+  };
   const verdict = plantedVerdict(rows);
   const json = JSON.stringify(
-    { generatedBy: 'eval/fidelity.ts', target: FIDELITY_TARGET, rows, runs, recall },
+    { generatedBy: 'eval/fidelity.ts', target: FIDELITY_TARGET, rows, runs, recall, instructions },
     null,
     2,
   );
@@ -161,6 +185,7 @@ async function main(): Promise<void> {
     process.stdout.write(`${json}\n`);
     log(verdict);
     for (const line of recall.verdicts) log(line);
+    for (const line of instructions.verdicts) log(line);
     return;
   }
   log('');
@@ -171,6 +196,32 @@ async function main(): Promise<void> {
   );
   log(verdict);
   printRecall(log, recall);
+  printInstructions(log, instructions);
+}
+
+/** The instruction-retention table and its verdict. */
+function printInstructions(
+  log: (line: string) => void,
+  instructions: {
+    rows: ReturnType<typeof aggregateInstructionRuns>;
+    runs: InstructionRun[];
+    verdicts: string[];
+  },
+): void {
+  if (instructions.rows.length === 0) return;
+  log('');
+  log(
+    "Instruction retention: generated sessions of 300 model calls, default policy, built-in summarizer, compact() before every call; retained = (instruction, later call) pairs whose request holds the instruction's key content (id, path or key words).",
+  );
+  log(formatInstructionTable(instructions.rows));
+  const lost = instructions.runs.flatMap((run) => run.lost.map((l) => ({ run, ...l })));
+  for (const l of lost.slice(0, 12))
+    log(
+      `lost: ${l.run.session} at ${l.run.window / 1000}k, "${l.sentence}" missing from ${l.missing} calls from call ${l.firstMissing}`,
+    );
+  if (lost.length > 12) log(`lost: ... and ${lost.length - 12} more`);
+  log('');
+  for (const line of instructions.verdicts) log(line);
 }
 
 /** The personal conversations and agent runs, compacted to 1/4, 1/8, 1/16, with their verdicts. */

@@ -156,15 +156,17 @@ export class IndexedHistory {
     for (let i = newest - 1; i >= recent; i--) if (!this.#resembles(history, i)) return false;
     const step = Math.max(1, Math.ceil(recent / PROBES));
     for (let i = 0; i < recent; i += step) if (!this.#resembles(history, i)) return false;
-    let i = this.#audit < recent ? this.#audit : 0;
-    for (let budget = AUDIT_PER_CALL; budget > 0 && i < recent; i++) {
+    // The audit by content covers everything older than the newest: the recent ones were only
+    // looked at by shape.
+    let i = this.#audit < newest ? this.#audit : 0;
+    for (let budget = AUDIT_PER_CALL; budget > 0 && i < newest; i++) {
       budget -= history[i] === this.raws[i] ? 1 : DEEP_COST;
       if (!this.#holds(history, i)) return false;
     }
     let j = this.#shapeAudit < recent ? this.#shapeAudit : 0;
     for (const end = Math.min(recent, j + SHAPE_AUDIT_PER_CALL); j < end; j++)
       if (history[j] !== this.raws[j] && !sameShape(history[j], this.raws[j])) return false;
-    this.#audit = i >= recent ? 0 : i;
+    this.#audit = i >= newest ? 0 : i;
     this.#shapeAudit = j >= recent ? 0 : j;
     return true;
   }

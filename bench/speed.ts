@@ -2,7 +2,7 @@
  * Speed on every path users take (issue 28), printed by `npm run bench` (`--no-speed` skips
  * it; `npx tsx bench/speed.ts` runs it alone, `--quick` with smaller sizes):
  *
- * 1. Warm preflight, no trigger, median per call at 250 / 1k / 4k / 16k / 50k messages:
+ * 1. Warm preflight, no trigger, median per call at 250 / 1k / 4k / 16k / 50k messages (~340 tokens each):
  *    - appended: the same objects, one message appended per call;
  *    - same objects: the same array again, nothing new (a retry);
  *    - rebuilt: every object rebuilt per call (structuredClone, as JSON round trips and the
@@ -38,7 +38,7 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floo
 const ms = (value: number) => `${value < 10 ? value.toFixed(3) : value.toFixed(1)} ms`;
 const pad = (text: string, width: number) => text.padStart(width);
 
-/** A coding session of about `count` messages (~400 tokens each), ending on a complete round. */
+/** A coding session of about `count` messages (~340 tokens each), ending on a complete round. */
 function sessionOf(count: number, seed = 3, resultChars = 3_300): unknown[] {
   const messages: unknown[] = [];
   for (let part = 0; messages.length < count; part++) {
@@ -86,6 +86,8 @@ interface WarmRow {
   same: number;
   rebuilt: number;
   tokenize: number;
+  /** A fresh output array of this size (slice): the floor of a call that returns a new array. */
+  copy: number;
 }
 
 /** Tokenizing one new message like the appended ones (what the appended path must pay). */
@@ -97,6 +99,20 @@ function tokenizeOne(): number {
     const t = performance.now();
     counter.countText(text);
     times.push(performance.now() - t);
+  }
+  return median(times);
+}
+
+/** Median time to copy an array of `n` references (what returning a fresh array costs at least). */
+function copyFloor(n: number): number {
+  const source = new Array<unknown>(n).fill({});
+  const kept: unknown[][] = [];
+  const times: number[] = [];
+  for (let i = 0; i < 60; i++) {
+    const t = performance.now();
+    kept.push(source.slice());
+    times.push(performance.now() - t);
+    if (kept.length > 8) kept.shift();
   }
   return median(times);
 }
@@ -140,6 +156,7 @@ async function warmPaths(size: number, calls: number): Promise<WarmRow> {
     same: median(same),
     rebuilt: median(rebuilt),
     tokenize: 0,
+    copy: copyFloor(grown.length),
   };
 }
 
@@ -252,13 +269,13 @@ export async function runSpeedBench(): Promise<void> {
   if (runs('background')) await backgroundSection();
   if (!quick)
     console.log(
-      '(Sizes are as stated: 50k messages at ~400 tokens and the 1M window run in full on this machine.)',
+      '(Sizes are as stated: 50k messages at ~340 tokens and the 1M window run in full on this machine.)',
     );
 }
 
 async function warmSection(): Promise<void> {
   const sizes = quick ? [250, 1_000, 4_000] : [250, 1_000, 4_000, 16_000, 50_000];
-  console.log('Warm preflight, no trigger, median per call (~400-token messages, gpt-4o tokenizer):');
+  console.log('Warm preflight, no trigger, median per call (~340-token messages, gpt-4o tokenizer):');
   const tokenize = tokenizeOne();
   console.log(
     `  ${'messages'.padStart(8)} ${'tokens'.padStart(11)} ${'appended'.padStart(11)} ${'same objs'.padStart(11)} ${'rebuilt'.padStart(11)} ${'rebuilt/app'.padStart(11)}  targets: appended <= ${ms(0.1 + tokenize)} (0.1 ms + ${ms(tokenize)} tokenizing), rebuilt <= 2x`,
@@ -269,7 +286,7 @@ async function warmSection(): Promise<void> {
     const ratio = row.rebuilt / row.appended;
     const appendedOk = row.appended <= 0.1 + tokenize;
     console.log(
-      `  ${pad(row.size.toLocaleString('en'), 8)} ${pad(row.tokens.toLocaleString('en'), 11)} ${pad(ms(row.appended), 11)} ${pad(ms(row.same), 11)} ${pad(ms(row.rebuilt), 11)} ${pad(`${ratio.toFixed(2)}x`, 11)}  ${appendedOk ? 'met' : 'MISSED'} / ${ratio <= 2 ? 'met' : 'MISSED'}  (first call ${ms(row.first)})`,
+      `  ${pad(row.size.toLocaleString('en'), 8)} ${pad(row.tokens.toLocaleString('en'), 11)} ${pad(ms(row.appended), 11)} ${pad(ms(row.same), 11)} ${pad(ms(row.rebuilt), 11)} ${pad(`${ratio.toFixed(2)}x`, 11)}  ${appendedOk ? 'met' : 'MISSED'} / ${ratio <= 2 ? 'met' : 'MISSED'}  (output array copy ${ms(row.copy)}; first call ${ms(row.first)})`,
     );
   }
 }

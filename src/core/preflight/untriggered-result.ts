@@ -61,6 +61,9 @@ export function untriggeredResult<M>(deps: PipelineDeps, prepared: PreparedReque
   const summaryWire = view.version > 0 ? prepared.summaryWire : undefined;
   const assembled = assembledView(view, summaryWire, codec.format);
   const result: CompactionResult<M> = {
+    // A fresh array per call (the caller owns it and may push to it; the cache is extended
+    // next call): a copy of references, the one step of a warm call that grows with the view
+    // (~0.02 ms at 16k messages, ~0.35 ms at 50k, where the array no longer fits V8's young heap).
     messages: assembled.wires.slice() as M[],
     applied: false,
     reason: prepared.decision.reason,
@@ -83,4 +86,18 @@ export function untriggeredResult<M>(deps: PipelineDeps, prepared: PreparedReque
     };
   }
   return result;
+}
+
+/** The reason of a compaction declined by `policy.clearAtLeast`. */
+export const DECLINED_REASON = 'frees < clear_at_least';
+
+/**
+ * A triggered compaction not applied (`policy.clearAtLeast`: it would free too little): the
+ * held decision event says so, and the view goes out as it stands.
+ */
+export function declinedResult<M>(deps: PipelineDeps, prepared: PreparedRequest): CompactionResult<M> {
+  if (prepared.decisionEvent)
+    Object.assign(prepared.decisionEvent.properties, { triggered: false, reason: DECLINED_REASON });
+  deps.bus.release(prepared.context);
+  return { ...untriggeredResult<M>(deps, prepared), reason: DECLINED_REASON };
 }

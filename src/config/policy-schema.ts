@@ -60,6 +60,11 @@ export const policySchema = z
       .describe(
         "The provider's prompt-cache lifetime: a session idle longer than this compacts from prepare_at_pct (its cache is cold anyway); 0 turns it off.",
       ),
+    clear_at_least: integer(0)
+      .default(DEFAULT_POLICY.clearAtLeast)
+      .describe(
+        "The least a compaction must free (tokens) to be worth its rewrite (Anthropic's clear_at_least): an automatic compaction that would free less is not applied while the request fits the budget; 0 turns it off.",
+      ),
     cache_aware: z
       .boolean()
       .default(DEFAULT_POLICY.cacheAware)

@@ -118,6 +118,7 @@ export function toCompactPolicy(config: CompactConfig): Partial<CompactPolicy> {
     clearMinTokens: policy.clear_min_tokens,
     cacheAware: policy.cache_aware,
     cacheLifetimeMs: policy.cache_lifetime_ms,
+    clearAtLeast: policy.clear_at_least,
     clearExcludeTools: [...policy.clear_exclude_tools],
     shortenArgumentsAbove: policy.shorten_arguments_above,
     shortenArgumentsKeep: policy.shorten_arguments_keep,

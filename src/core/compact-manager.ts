@@ -47,7 +47,7 @@ import { IndexedHistories } from './preflight/index-request.js';
 import { type PipelineDeps, type PreparedRequest, prepareRequest } from './preflight/prepare-request.js';
 import { RewriteCache } from './preflight/realize-rewrite.js';
 import { finishCompaction } from './preflight/run-preflight.js';
-import { untriggeredResult } from './preflight/untriggered-result.js';
+import { declinedResult, untriggeredResult } from './preflight/untriggered-result.js';
 import type { Redactor } from './redaction/redactor.js';
 import { checkCallOptions, resolveSettings } from './resolve-settings.js';
 import { CallQueue, throwIfAborted } from './session/call-queue.js';
@@ -383,6 +383,7 @@ export class CompactManager {
       deps.bus.release(context);
       throw error;
     });
+    if (outcome === 'declined') return declinedResult<M>(deps, prepared);
     if (outcome === 'retry') {
       deps.bus.release(context);
       if (attempt > 0) {

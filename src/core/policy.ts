@@ -74,6 +74,15 @@ export interface CompactPolicy {
    */
   cacheLifetimeMs: number;
   /**
+   * The least a compaction must free (tokens) to be worth its rewrite, like Anthropic's
+   * `clear_at_least`: a triggered compaction that would free less (a clearing pass over small
+   * results) is not applied while the request fits the budget; the request goes out as it is
+   * and the cache stays warm. Manual compactions and requests over the budget always compact.
+   * `0` turns this off.
+   * @default 0
+   */
+  clearAtLeast: number;
+  /**
    * Cascade level a: the most recent tool results never cleared.
    * @default 3
    */
@@ -130,6 +139,7 @@ export const DEFAULT_POLICY: Readonly<CompactPolicy> = Object.freeze({
   targetPct: 0.5,
   prepareAtPct: 0.7,
   cacheLifetimeMs: 300_000,
+  clearAtLeast: 0,
   clearKeepRecent: 3,
   clearMinTokens: 100,
   cacheAware: true,
@@ -214,6 +224,7 @@ export function resolvePolicy(
   checkInteger('policy.clearKeepRecent', merged.clearKeepRecent, 0);
   checkInteger('policy.clearMinTokens', merged.clearMinTokens, 0);
   checkInteger('policy.cacheLifetimeMs', merged.cacheLifetimeMs, 0);
+  checkInteger('policy.clearAtLeast', merged.clearAtLeast, 0);
   checkInteger('policy.shortenArgumentsAbove', merged.shortenArgumentsAbove, 64);
   checkInteger('policy.shortenArgumentsKeep', merged.shortenArgumentsKeep, 32);
   if (

@@ -133,7 +133,7 @@ export async function runTriggeredOnce(
   flight: Flight,
   deps: PipelineDeps,
   prepared: PreparedRequest,
-): Promise<Compacted | 'retry'> {
+): Promise<Compacted | 'retry' | 'declined'> {
   const { key, options } = prepared;
   // The prepared summary is taken only by the process that compacts (under the lock).
   // A manual compaction summarizes with its note: a prepared summary does not serve it.

@@ -146,7 +146,7 @@ export async function runTriggered(
   deps: PipelineDeps,
   prepared: PreparedRequest,
   extras: TriggeredExtras = {},
-): Promise<Compacted | 'retry'> {
+): Promise<Compacted | 'retry' | 'declined'> {
   const { context, view, options } = prepared;
   const parentId = prepared.decisionSpanId;
   const timing = (start: number) => ({ start, ...(parentId ? { parentId } : {}) });
@@ -170,6 +170,7 @@ export async function runTriggered(
     }
     throw error;
   }
+  if (freesTooLittle(prepared, cascade)) return 'declined';
   const version = cascade.summary?.version ?? view.version;
   throwIfAborted(options.signal);
   if (deps.archive.keepsArtifacts) {
@@ -204,6 +205,17 @@ export async function runTriggered(
   );
   deps.archive.trackEvents(context);
   return 'retry';
+}
+
+/**
+ * A compaction not worth its rewrite (`policy.clearAtLeast`): no summary, less freed than the
+ * minimum, and the request fits the budget as it is. Manual compactions always apply.
+ */
+function freesTooLittle(prepared: PreparedRequest, cascade: CascadeResult): boolean {
+  const min = prepared.policy.clearAtLeast;
+  if (!(min > 0) || prepared.options.force || cascade.summary) return false;
+  const before = prepared.localTokensBefore;
+  return before - cascade.tokensAfter < min && before <= prepared.localDecision.budget;
 }
 
 /** The error of a compaction stopped because the archive could not be written (`requireArchive`). */

@@ -189,3 +189,25 @@ describe('the event loop while summarizing', () => {
       expect(() => new EmbeddedSummarizer({ sliceMs })).toThrow(/sliceMs/);
   });
 });
+
+describe('key identifiers beside the user sections', () => {
+  it('are not listed again when the user sections already quote them', () => {
+    const list = messageList();
+    list.user('Fix the ledger rounding in the invoice totals.');
+    list.user('The affected tenant is 29cd5820-1828-44ec-91a0-9cdb0748cf36. Remember ticket BILL-4340.');
+    list.calls([{ id: 'call_0', name: 'read_file', arguments: '{"path":"src/ledger.ts"}' }]);
+    list.result({ callId: 'call_0', output: 'export function total() { return 1; }' });
+    const text = summarizer.summarizeSync({
+      strategy: 'task_state',
+      messages: list.messages,
+      maxTokens: 400,
+      countTokens,
+    });
+    expect(text).toContain(
+      '## User instructions\n- "The affected tenant is 29cd5820-1828-44ec-91a0-9cdb0748cf36."',
+    );
+    // Quoted once is enough: the key identifiers list neither again.
+    expect(text.split('29cd5820-1828-44ec-91a0-9cdb0748cf36')).toHaveLength(2);
+    expect(text.split('BILL-4340')).toHaveLength(2);
+  });
+});

@@ -6,7 +6,7 @@ import { CompactError } from '../../errors.js';
 import type { CompactMessage } from '../../messages/message.js';
 import type { SummarizeRequest, SummarizeResult, Summarizer } from '../summarizer.js';
 import { IdentifierLedger, pickKeyIdentifiers } from './key-identifiers.js';
-import { parsePrevious } from './parse-previous.js';
+import { parsePrevious, supersedeCarriedSteps } from './parse-previous.js';
 import { renderSummary } from './render-summary.js';
 import { scoreUnitSteps } from './score-units.js';
 import { annotateRelativeDate, placeMessages } from './segments.js';
@@ -90,7 +90,14 @@ function* extractSteps(
       });
     }
   }
-  return { segments, units, ledger, agentic: facts.length > 0 };
+  if (previous.units.length > 0) yield* supersedeCarriedSteps(units);
+  return {
+    segments,
+    units,
+    ledger,
+    // A round with no new tool call is still an agent's: the previous summary's tool lines say so.
+    agentic: facts.length > 0 || previous.units.some((u) => u.tool),
+  };
 }
 
 /** The units but the user's own words the head already quotes; a pause every few dozen units. */
@@ -120,6 +127,8 @@ interface FitInput {
   maxTokens: number;
   countTokens: (text: string) => number;
   note: string | undefined;
+  /** Text above the body (the user sections): ids it shows are not listed again. */
+  above: string;
 }
 
 /**
@@ -127,7 +136,7 @@ interface FitInput {
  * identifiers take at most a quarter and leave out ids the kept units already show.
  */
 function* fitSummarySteps(input: FitInput): Steps<string> {
-  const { extraction, idf, maxTokens, countTokens, note } = input;
+  const { extraction, idf, maxTokens, countTokens, note, above } = input;
   const costs = new Map<Unit, number>();
   const cost = (unit: Unit) => {
     let c = costs.get(unit);
@@ -139,14 +148,14 @@ function* fitSummarySteps(input: FitInput): Steps<string> {
   };
   const ranked = extraction.ledger.ranked();
   const keyBudget = Math.floor(maxTokens * KEY_IDS_SHARE);
-  let ids = pickKeyIdentifiers(ranked, keyBudget, countTokens);
+  let ids = pickKeyIdentifiers(ranked, keyBudget, countTokens, (id) => above.includes(id));
   const idsCost = ids.reduce((n, id) => n + countTokens(id) + 2, ids.length > 0 ? 8 : 0);
   const fixed = note ? countTokens(`Note: ${note}`) + 1 : 0;
   const chosen = new Set<Unit>();
   const budget = Math.floor((maxTokens - fixed - idsCost) * 0.95);
   for (const unit of yield* selectUnitSteps(extraction.units, { budget, cost, idf })) chosen.add(unit);
   yield;
-  const shown = () => [...chosen].map((u) => u.text).join('\n');
+  const shown = () => [above, ...[...chosen].map((u) => u.text)].join('\n');
   const refreshIds = () => {
     const text = shown();
     ids = pickKeyIdentifiers(ranked, keyBudget, countTokens, (id) => text.includes(id));
@@ -278,6 +287,7 @@ export class EmbeddedSummarizer implements Summarizer {
             maxTokens: rest,
             countTokens,
             note: noteText(request.note),
+            above: head,
           })
         : '';
     if (!head) return body;

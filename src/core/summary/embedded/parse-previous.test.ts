@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { parsePrevious } from './parse-previous.js';
+import { parsePrevious, supersedeCarriedSteps } from './parse-previous.js';
+import { runSteps } from './steps.js';
+import type { Unit } from './types.js';
 
 describe('parsing the previous summary', () => {
   it('reads back segments, speakers, tool facts and key identifiers', () => {
@@ -41,5 +43,47 @@ describe('parsing the previous summary', () => {
       'Free text line about the rollout plan.',
     ]);
     expect(parsePrevious(undefined)).toEqual({ segments: [], units: [], ids: [] });
+  });
+});
+
+describe('tool lines carried from the previous summary', () => {
+  it('a rerun in a later round supersedes the carried result; state changes and lines with other ids stay', () => {
+    const previous = parsePrevious(
+      [
+        '## Conversation',
+        '- run_tests(npm test) → Tests 1 failed | 37 passed',
+        '- bash(git status) → On branch fix/a-12',
+        '- edit_file(package.json) → Edited package.json: 1 replacement.',
+        '- cancel_order(#W1) → cancelled',
+      ].join('\n'),
+    );
+    const later = (text: string, order: number): Unit => ({
+      text,
+      speaker: text.slice(0, text.indexOf('(')),
+      source: 'tool',
+      segment: 0,
+      order,
+      words: [],
+      tool: { stateChanging: false, failed: false, scratch: false, superseded: false },
+      value: 0,
+    });
+    const units = [
+      ...previous.units,
+      later('run_tests(npm test) → Tests 40 passed', 1),
+      later('bash(git status) → nothing to commit', 2),
+      later('edit_file(package.json) → Edited package.json: 1 replacement. (2 calls)', 3),
+      later('cancel_order(#W1) → already cancelled', 4),
+    ];
+    runSteps(supersedeCarriedSteps(units));
+    expect(previous.units.map((u) => [u.speaker, u.tool!.superseded])).toEqual([
+      ['run_tests', true],
+      // The earlier result named a branch the rerun does not.
+      ['bash', false],
+      // The same echo again: one line is enough.
+      ['edit_file', true],
+      ['cancel_order', false],
+    ]);
+    // New facts are left as toolFacts judged them.
+    expect(units.slice(previous.units.length).every((u) => !u.tool!.superseded)).toBe(true);
   });
 });

@@ -5,7 +5,9 @@
  * takes any other text (an older layout, an LLM's summary) as undated units.
  */
 
+import { findIdentifiers } from './key-identifiers.js';
 import { findDate, formatDate } from './segments.js';
+import type { Steps } from './steps.js';
 import { isStateChanging } from './tool-facts.js';
 import { KEY_IDS_TITLE, type Segment, UNDATED_LABEL, type Unit, type UnitSource } from './types.js';
 import { contentWords, textUnits } from './units.js';
@@ -89,4 +91,47 @@ export function parsePrevious(body: string | undefined): PreviousSummary {
       out.units.push({ ...unit, speaker: who, source: sourceOf(who), segment, order: order++, value: 0 });
   }
   return out;
+}
+
+/** `name(arguments)` of a tool fact line, and its outcome. */
+function toolParts(text: string): { signature: string; outcome: string } | undefined {
+  const arrow = text.indexOf(' → ');
+  return arrow < 0 ? undefined : { signature: text.slice(0, arrow), outcome: text.slice(arrow + 3) };
+}
+
+/** An outcome without its `(N calls)` count (echo lines of one tool and target). */
+const withoutCount = (outcome: string) => outcome.replace(/ \(\d+ calls\)$/, '');
+
+/**
+ * Marks the tool lines of the previous summary that a later line supersedes, across rounds as
+ * within one: a read-only call repeated with the same key arguments (a file reread, tests
+ * rerun) whose earlier result named no id the later one lacks, or the same line again (an
+ * echo of one tool and target). Without it, a rerun's old result held its place in every
+ * later version. A pause every few dozen units.
+ */
+export function* supersedeCarriedSteps(units: readonly Unit[]): Steps<void> {
+  const latest = new Map<string, Unit>();
+  let work = 0;
+  for (let i = units.length - 1; i >= 0; i--) {
+    if (++work % 64 === 0) yield;
+    const unit = units[i]!;
+    if (!unit.tool) continue;
+    const parts = toolParts(unit.text);
+    if (!parts) continue;
+    const later = latest.get(parts.signature);
+    if (!later) {
+      latest.set(parts.signature, unit);
+      continue;
+    }
+    // Only the previous summary's lines (negative orders): new facts were judged by toolFacts.
+    if (unit.order >= 0 || unit.tool.superseded) continue;
+    const laterOutcome = toolParts(later.text)!.outcome;
+    const same = withoutCount(parts.outcome) === withoutCount(laterOutcome);
+    if (
+      same ||
+      (!unit.tool.stateChanging &&
+        findIdentifiers(unit.text).every((found) => later.text.includes(found.text)))
+    )
+      unit.tool.superseded = true;
+  }
 }

@@ -8,14 +8,15 @@
  * Per summarizer call, billed-equivalent input (x the base input price), output included:
  * - transcript: the strategy prompt with the folded messages rendered into it (tool payloads
  *   shortened to 400 tokens), all input at 1x;
- * - cached prefix, as shipped (`cachedPrefix: { messages: [system] }`): the system message,
- *   the folded messages' wire form, then the instruction. The messages it shares with the
+ * - cached prefix, as shipped (`cachedPrefix: { messages: [system] }`): the conversation's
+ *   previous request up to its last folded message as the manager hands it over
+ *   (`SummarizeRequest.sentPrefix`), then the instruction. The messages it shares with the
  *   conversation's previous request, from the first on, are read at the cache-read price (from
  *   1,024 tokens); the rest of the prefix is written (Anthropic 1.25x, its breakpoint) or read
  *   at 1x (OpenAI); the instruction at 1x. A call the plan refuses is billed as a transcript;
  * - cached prefix, whole view: the conversation's previous request up to its last folded
  *   message, as sent (pinned messages, kept user texts, the summary message, placeholders),
- *   then the instruction: what the summarizer could send if the manager handed it the view.
+ *   then the instruction, computed here from the requests themselves (a check on the first).
  * Output at the provider's output multiplier in every column.
  */
 import { CompactManager } from '../src/core/compact-manager.js';
@@ -121,10 +122,12 @@ export async function runSummaryPrefixBench(window: number, calls: number): Prom
 
       const noted = buildSummaryPrompt(request, options, { transcript: CACHED_PREFIX_HISTORY_NOTE });
       const instruction = tokensOf(`${noted.system}\n\n${noted.user}`) + 4;
-      const plan = planCachedPrefix(request.messages, 'openai-chat');
+      const plan = planCachedPrefix(request.messages, 'openai-chat', request.sentPrefix);
       if (plan.ok) {
         figures.prefixCalls++;
-        const { shared, total } = sharedPrefix([SYSTEM, ...plan.messages], previous);
+        // The summarizer prepends its system message unless the sent prefix opens with it.
+        const head = JSON.stringify(plan.messages[0]) === JSON.stringify(SYSTEM) ? [] : [SYSTEM];
+        const { shared, total } = sharedPrefix([...head, ...plan.messages], previous);
         bill(figures.shipped, shared, total - shared, instruction, output);
       } else {
         figures.fallbacks[plan.reason] = (figures.fallbacks[plan.reason] ?? 0) + 1;

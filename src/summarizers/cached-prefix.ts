@@ -8,9 +8,15 @@
  */
 
 import { CompactError } from '../core/errors.js';
+import { MESSAGE_CODECS } from '../core/messages/formats/detect-format.js';
 import type { CompactMessage, MessageFormat } from '../core/messages/message.js';
 import { redactDeep } from '../core/redaction/redactor.js';
-import type { SummarizeRequest, SummarizeResult, Summarizer } from '../core/summary/summarizer.js';
+import type {
+  SentPrefix,
+  SummarizeRequest,
+  SummarizeResult,
+  Summarizer,
+} from '../core/summary/summarizer.js';
 import { checkSummaryOutput, SummaryRejectedError } from '../core/summary/summary-guard.js';
 import { defuseSummaryMarkup } from '../core/summary/summary-markup.js';
 import type { CompletionResult } from './llm-summarizer.js';
@@ -75,8 +81,10 @@ function paired(messages: readonly CompactMessage[]): boolean {
 export function planCachedPrefix(
   messages: readonly CompactMessage[],
   format: MessageFormat,
+  sent?: SentPrefix,
 ): CachedPrefixPlan {
   if (messages.length === 0) return { ok: false, reason: 'empty' };
+  if (sent) return planSentPrefix(sent, format);
   const wire: Record<string, unknown>[] = [];
   for (const message of messages) {
     if (message.format !== format) return { ok: false, reason: 'format' };
@@ -98,6 +106,41 @@ export function planCachedPrefix(
   }
   if (!paired(messages)) return { ok: false, reason: 'unpaired' };
   if (format === 'anthropic' && messages[0]!.role !== 'user')
+    return { ok: false, reason: 'opens_with_assistant' };
+  return { ok: true, messages: wire };
+}
+
+/**
+ * Plans the prefix from the conversation's last request as sent (`SummarizeRequest.sentPrefix`,
+ * redacted by the manager): the same bytes from the first message on, so the provider's cache
+ * serves all of it. Falls back when redaction changed a message, a message other than the
+ * library's own summary carries its markup, a tool call and its result are not both in it, or
+ * (Anthropic) it opens with an assistant turn.
+ */
+function planSentPrefix(sent: SentPrefix, format: MessageFormat): CachedPrefixPlan {
+  const codec = MESSAGE_CODECS[format];
+  const wire: Record<string, unknown>[] = [];
+  const parsed: CompactMessage[] = [];
+  for (const [index, message] of sent.messages.entries()) {
+    if (message === null || typeof message !== 'object' || Array.isArray(message))
+      return { ok: false, reason: 'format' };
+    if (hasString(message, (text) => text.includes(REDACTED_MARKER)))
+      return { ok: false, reason: 'redacted' };
+    if (
+      index !== sent.summaryIndex &&
+      JSON.stringify(redactDeep(message, defuseSummaryMarkup)) !== JSON.stringify(message)
+    )
+      return { ok: false, reason: 'redacted' };
+    try {
+      parsed.push({ ...codec.parse(message, index), id: String(index), index });
+    } catch {
+      return { ok: false, reason: 'format' };
+    }
+    wire.push(message as Record<string, unknown>);
+  }
+  if (wire.length === 0) return { ok: false, reason: 'empty' };
+  if (!paired(parsed)) return { ok: false, reason: 'unpaired' };
+  if (format === 'anthropic' && parsed[0]!.role !== 'user')
     return { ok: false, reason: 'opens_with_assistant' };
   return { ok: true, messages: wire };
 }
@@ -135,8 +178,9 @@ export function withCachedPrefix(
   return {
     ...transcript,
     name,
+    readsSentPrefix: true,
     async summarize(request: SummarizeRequest): Promise<SummarizeResult> {
-      const plan = planCachedPrefix(request.messages, format);
+      const plan = planCachedPrefix(request.messages, format, request.sentPrefix);
       if (!plan.ok) return transcript.summarize(request);
       const count = promptOptions.countTokens ?? request.countTokens;
       const prompt = buildSummaryPrompt(

@@ -75,3 +75,12 @@ export class GatedSummarizer implements Summarizer {
 export function nextTurn(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }
+
+/**
+ * Turns of the event loop until `check` holds (at most `max`): a preparation redacts its
+ * input in time slices before it calls the summarizer, so on a slow machine that takes more
+ * than one turn.
+ */
+export async function turnsUntil(check: () => boolean, max = 10_000): Promise<void> {
+  for (let turn = 0; turn < max && !check(); turn++) await nextTurn();
+}

@@ -42,7 +42,8 @@ const manager = new CompactManager({
 const history = chatTurns(50);
 await manager.preflight('s', history.slice(0, 72));
 let waiterError = '';
-if (mode !== 'pending') await nextTurn();
+// The preparation redacts its input in slices before it calls the summarizer: wait for the call.
+if (mode !== 'pending') while (!calls.includes('start')) await nextTurn();
 if (mode === 'waiting') {
   const controller = new AbortController();
   const waiting = manager.preflight('s', history.slice(0, 90), { signal: controller.signal });

@@ -5,6 +5,7 @@ import {
   chatTurns,
   GatedSummarizer,
   nextTurn,
+  turnsUntil,
 } from '../../../test/support/background-fixtures.js';
 import { syntheticSession } from '../../testing/synthetic-session.js';
 import { CompactManager, type CompactManagerOptions } from '../compact-manager.js';
@@ -47,7 +48,7 @@ describe('background preparation and swap', () => {
     const history = chatTurns(50);
     // The summarizer stays blocked: these calls return anyway.
     await grow(manager, history, 30, 38);
-    await nextTurn();
+    await turnsUntil(() => summarizer.requests.length > 0);
     expect(summarizer.requests).toHaveLength(1);
     // 35 turns reached 7,000 tokens: the 23 oldest turns are folded, what the trigger (8,500)
     // sheds to reach the target (5,000) plus the summary's room (1,500); the rest stays verbatim,
@@ -118,7 +119,7 @@ describe('background preparation and swap', () => {
     const second = mk(compacting, { store, sessionLock: true });
     const history = chatTurns(50);
     await grow(first, history, 35, 36);
-    await nextTurn();
+    await turnsUntil(() => preparing.requests.length > 0);
     expect(preparing.requests).toHaveLength(1);
     // The second process reaches the trigger while the first still summarizes.
     const pending = second.compact('s', history.slice(0, 86));
@@ -149,7 +150,7 @@ describe('background preparation and swap', () => {
     const history = chatTurns(50);
     await grow(manager, history, 35, 36);
     await nextTurn();
-    await nextTurn();
+    await turnsUntil(() => summarizer.requests.length > 0);
     expect(summarizer.requests).toHaveLength(1);
     const edited = edit(history.slice(0, 90));
     const result = await manager.compact('s', edited);
@@ -235,7 +236,8 @@ describe('background preparation and swap', () => {
     const manager = mk(summarizer);
     const history = chatTurns(50);
     await grow(manager, history, 35, 36);
-    await nextTurn();
+    // The preparation redacts its input in slices before it calls the summarizer.
+    await turnsUntil(() => summarizer.requests.length > 0);
     expect(manager.backgroundStatus().running).toBe(1);
     await manager.shutdown();
     expect(summarizer.aborted).toEqual([1]);

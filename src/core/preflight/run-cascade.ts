@@ -17,6 +17,7 @@ import type { ToolPairer } from '../messages/tool-pairing.js';
 import type { CompactPolicy } from '../policy.js';
 import type { Redactor } from '../redaction/redactor.js';
 import type { SessionRewrite } from '../session/session-store.js';
+import type { SentPrefix } from '../summary/summarizer.js';
 import { buildUnits, policySuffixStart } from './build-units.js';
 import type { CascadeRun, LevelReport, NewRewrite } from './cascade/cascade-types.js';
 import { clearToolResults } from './cascade/clear-tool-results.js';
@@ -30,6 +31,7 @@ import {
   withKnownCounts,
 } from './cascade/summarize-remainder.js';
 import type { Decision } from './decide.js';
+import { sentPrefixOf } from './sent-prefix.js';
 import type { RealizedRewrite, SessionView, ViewEntry } from './session-view.js';
 
 /** What the cascade needs. */
@@ -43,6 +45,8 @@ export interface CascadeInput {
   readonly tokensBefore: number;
   /** Tokens of the current summary message (0 without one). */
   readonly summaryTokens: number;
+  /** The current summary message as the last request sent it (cached-prefix summarizers). */
+  readonly summaryWire?: unknown;
   readonly force: boolean;
   readonly codec: MessageCodec;
   readonly counter: TokenCounter;
@@ -213,6 +217,13 @@ function planSummary(run: CascadeRun, input: CascadeInput, overhead: number): Su
   };
 }
 
+/** The conversation as last sent, up to the last folded message (for cached-prefix summarizers). */
+function sentPrefixField(input: CascadeInput, folded: readonly ViewEntry[]): { sentPrefix?: SentPrefix } {
+  const { view, codec } = input;
+  const prefix = sentPrefixOf(view, input.summaryWire, folded, codec.format);
+  return prefix ? { sentPrefix: prefix } : {};
+}
+
 /** A previous summary without its trailing archive line (the new summary gets a fresh one). */
 function withoutArchiveLine(summary: string): string {
   return summary.replace(/\n?Archived originals: recall ref [^\n]*$/, '');
@@ -240,6 +251,7 @@ async function summarizeLevel(run: CascadeRun, input: CascadeInput, result: Casc
       sessionId: input.sessionId,
       strategy: policy.strategy,
       messages: folded.map((entry) => summarizerMessage(entry, input.summarize.redact)),
+      ...sentPrefixField(input, folded),
       maxTokens: plan?.maxTokens ?? policy.maxSummaryTokens,
       ...(view.previousSummary ? { previousSummary: withoutArchiveLine(view.previousSummary) } : {}),
       ...(input.note ? { note: input.note } : {}),

@@ -91,6 +91,7 @@ function cascadeInput(
     policy: prepared.policy,
     decision: prepared.localDecision,
     tokensBefore: prepared.localTokensBefore,
+    ...(view.version > 0 ? { summaryWire: prepared.summaryWire } : {}),
     summaryTokens: prepared.summaryTokens,
     force: options.force === true,
     codec,

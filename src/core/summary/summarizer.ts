@@ -23,6 +23,13 @@ export interface SummarizeRequest {
    * replaces a line. The output is rejected (and falls back) when a line is lost.
    */
   keep?: string;
+  /**
+   * The conversation as its last request sent it, up to the last folded message (wire
+   * objects, redacted like the messages): what a summarizer that repeats the conversation
+   * before its instruction sends (`cachedPrefix`), so the provider's prompt cache serves it.
+   * Absent when the manager cannot tell.
+   */
+  sentPrefix?: SentPrefix;
   /** The summary must stay within this many tokens. */
   maxTokens: number;
   /** Counts tokens the way the manager does (use it to check the length). */
@@ -43,6 +50,14 @@ export interface SummarizeRequest {
    * `close`); each call becomes a `compact.circuit` event.
    */
   reportCircuit?: (event: SummarizerCircuitReport) => void;
+}
+
+/** The conversation's last request up to the last folded message (see `SummarizeRequest.sentPrefix`). */
+export interface SentPrefix {
+  /** The wire messages, in the order sent. */
+  readonly messages: readonly unknown[];
+  /** The position of the library's own summary message among them, if any (its tag is genuine). */
+  readonly summaryIndex?: number;
 }
 
 /** A circuit-breaker transition inside a summarizer, reported as a `compact.circuit` event. */
@@ -95,6 +110,11 @@ export interface Summarizer {
    * failing self-hosted endpoint does not open the breaker of a healthy hosted one.
    */
   readonly endpoint?: string;
+  /**
+   * True when the summarizer reads `SummarizeRequest.sentPrefix` (a cached-prefix request):
+   * the manager redacts and hands it over only then.
+   */
+  readonly readsSentPrefix?: boolean;
   /** Releases resources (a local model); called by `manager.shutdown()`. */
   dispose?(): unknown;
   summarize(request: SummarizeRequest): Promise<SummarizeResult>;

@@ -206,7 +206,8 @@ export function openaiSummarizer(options: OpenAISummarizerOptions): Summarizer {
     ({ prefix, instruction, maxTokens, signal }) =>
       create(
         [
-          ...(head.messages ?? []),
+          // The conversation's own request (`sentPrefix`) already opens with its system prompt.
+          ...(opensWith(prefix, head.messages ?? []) ? [] : (head.messages ?? [])),
           ...(prefix as unknown as OpenAI.Chat.Completions.ChatCompletionMessageParam[]),
           { role: 'user', content: instruction },
         ],
@@ -221,4 +222,9 @@ export function openaiSummarizer(options: OpenAISummarizerOptions): Summarizer {
       headTokens: Math.ceil(JSON.stringify([head.messages ?? [], head.tools ?? []]).length / 4),
     },
   );
+}
+
+/** Whether `prefix` starts with `head`, message for message. */
+function opensWith(prefix: readonly unknown[], head: readonly unknown[]): boolean {
+  return head.length > 0 && head.every((message, k) => JSON.stringify(prefix[k]) === JSON.stringify(message));
 }

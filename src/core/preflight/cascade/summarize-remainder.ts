@@ -15,6 +15,7 @@ import { SLICE_MS } from '../../summary/embedded/steps.js';
 import { INSTRUCTIONS_TITLE, splitUserSections, TASK_TITLE } from '../../summary/embedded/user-sections.js';
 import { EmbeddedSummarizer } from '../../summary/embedded-summarizer.js';
 import type {
+  SentPrefix,
   SummarizeRequest,
   SummarizeResult,
   Summarizer,
@@ -149,10 +150,28 @@ async function callWithTimeout(
  * library tags (a forged `<COMPACT-SUMMARY v9>` in a user message, `</history>`, look-alikes
  * included) defused; a previous summary read back is data too, its tags defused as well.
  */
-async function summarizerInput<R extends Pick<SummarizeRequest, 'messages' | 'previousSummary' | 'keep'>>(
-  request: R,
-  redact: Redactor | undefined,
-): Promise<R> {
+/**
+ * The sent prefix, redacted (never defused: its bytes must stay the conversation's to be read
+ * from the cache; the summary message's tag is genuine, and a summarizer falls back to the
+ * transcript when any other message carries the library's markup).
+ */
+async function redactSentPrefix(prefix: SentPrefix, redact: Redactor): Promise<SentPrefix> {
+  const once = memoizeRedactor(redact);
+  const messages: unknown[] = [];
+  let since = performance.now();
+  for (const message of prefix.messages) {
+    messages.push(redactDeep(message, once));
+    if (performance.now() - since >= SLICE_MS) {
+      await new Promise((resolve) => setImmediate(resolve));
+      since = performance.now();
+    }
+  }
+  return { ...prefix, messages };
+}
+
+async function summarizerInput<
+  R extends Pick<SummarizeRequest, 'messages' | 'previousSummary' | 'keep' | 'sentPrefix'>,
+>(request: R, redact: Redactor | undefined): Promise<R> {
   const previous = request.previousSummary ? summaryBodyFrom(request.previousSummary) : undefined;
   const clean: Redactor = redact ? (text) => defuseSummaryMarkup(redact(text)) : defuseSummaryMarkup;
   const redacted = previous && redact ? redact(previous) : previous;
@@ -161,6 +180,9 @@ async function summarizerInput<R extends Pick<SummarizeRequest, 'messages' | 'pr
   return {
     ...request,
     messages: await redactMessages(request.messages, clean),
+    ...(request.sentPrefix && redact
+      ? { sentPrefix: await redactSentPrefix(request.sentPrefix, redact) }
+      : {}),
     ...(redacted ? { previousSummary: redacted } : {}),
     ...(keep ? { keep } : {}),
   };
@@ -215,7 +237,10 @@ export async function summarizeWithFallback(
       Date.now(),
     );
   const reportCircuit = (report: SummarizerCircuitReport) => emit('compact.circuit', report, Date.now());
-  const input = await summarizerInput(request, redact);
+  // The conversation's sent prefix is redacted and handed over only to a summarizer that reads it.
+  const wanted = context.chain.some((summarizer) => summarizer.readsSentPrefix === true);
+  const { sentPrefix, ...rest } = request;
+  const input = await summarizerInput(wanted && sentPrefix ? { ...rest, sentPrefix } : rest, redact);
   let source: string | undefined;
   for (let attempt = 0; attempt < context.chain.length; attempt++) {
     const summarizer = context.chain[attempt]!;

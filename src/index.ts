@@ -100,6 +100,7 @@ export {
 export type { ArchivedArtifact, ArchivedSummary, StorageAdapter } from './core/session/storage-adapter.js';
 export { EmbeddedSummarizer } from './core/summary/embedded-summarizer.js';
 export type {
+  SentPrefix,
   StrategyName,
   SummarizeRequest,
   SummarizeResult,

@@ -191,7 +191,7 @@ describe('the event loop while summarizing', () => {
 });
 
 describe('key identifiers beside the user sections', () => {
-  it('are not listed again when the user sections already quote them', () => {
+  it('are listed again when the user sections quote them: the backup of a squeezed round', () => {
     const list = messageList();
     list.user('Fix the ledger rounding in the invoice totals.');
     list.user('The affected tenant is 29cd5820-1828-44ec-91a0-9cdb0748cf36. Remember ticket BILL-4340.');
@@ -206,8 +206,9 @@ describe('key identifiers beside the user sections', () => {
     expect(text).toContain(
       '## User instructions\n- "The affected tenant is 29cd5820-1828-44ec-91a0-9cdb0748cf36."',
     );
-    // Quoted once is enough: the key identifiers list neither again.
-    expect(text.split('29cd5820-1828-44ec-91a0-9cdb0748cf36')).toHaveLength(2);
-    expect(text.split('BILL-4340')).toHaveLength(2);
+    // The key identifiers list names them too: a later round squeezed for room may drop the
+    // instruction line, and the id must survive it (the retention eval lost a ticket without).
+    expect(text.split('29cd5820-1828-44ec-91a0-9cdb0748cf36').length).toBeGreaterThanOrEqual(3);
+    expect(text.split('BILL-4340').length).toBeGreaterThanOrEqual(3);
   });
 });

@@ -127,8 +127,6 @@ interface FitInput {
   maxTokens: number;
   countTokens: (text: string) => number;
   note: string | undefined;
-  /** Text above the body (the user sections): ids it shows are not listed again. */
-  above: string;
 }
 
 /**
@@ -136,7 +134,7 @@ interface FitInput {
  * identifiers take at most a quarter and leave out ids the kept units already show.
  */
 function* fitSummarySteps(input: FitInput): Steps<string> {
-  const { extraction, idf, maxTokens, countTokens, note, above } = input;
+  const { extraction, idf, maxTokens, countTokens, note } = input;
   const costs = new Map<Unit, number>();
   const cost = (unit: Unit) => {
     let c = costs.get(unit);
@@ -148,14 +146,16 @@ function* fitSummarySteps(input: FitInput): Steps<string> {
   };
   const ranked = extraction.ledger.ranked();
   const keyBudget = Math.floor(maxTokens * KEY_IDS_SHARE);
-  let ids = pickKeyIdentifiers(ranked, keyBudget, countTokens, (id) => above.includes(id));
+  // Ids the user sections quote are listed again: the list is their backup when a squeezed
+  // round drops an instruction line (one ticket was lost without it in the retention eval).
+  let ids = pickKeyIdentifiers(ranked, keyBudget, countTokens);
   const idsCost = ids.reduce((n, id) => n + countTokens(id) + 2, ids.length > 0 ? 8 : 0);
   const fixed = note ? countTokens(`Note: ${note}`) + 1 : 0;
   const chosen = new Set<Unit>();
   const budget = Math.floor((maxTokens - fixed - idsCost) * 0.95);
   for (const unit of yield* selectUnitSteps(extraction.units, { budget, cost, idf })) chosen.add(unit);
   yield;
-  const shown = () => [above, ...[...chosen].map((u) => u.text)].join('\n');
+  const shown = () => [...chosen].map((u) => u.text).join('\n');
   const refreshIds = () => {
     const text = shown();
     ids = pickKeyIdentifiers(ranked, keyBudget, countTokens, (id) => text.includes(id));
@@ -287,7 +287,6 @@ export class EmbeddedSummarizer implements Summarizer {
             maxTokens: rest,
             countTokens,
             note: noteText(request.note),
-            above: head,
           })
         : '';
     if (!head) return body;

@@ -200,15 +200,17 @@ function planSummary(run: CascadeRun, input: CascadeInput, overhead: number): Su
   const keptTokens = picked.reduce((sum, u) => sum + units[u]!.tokens, 0);
   const targetRoom = run.target - fixed - overhead - suffix - keptTokens;
   const budgetRoom = run.budget - fixed - overhead - suffix - keptTokens;
-  // The summary may use the room left under the target, or half the room under the budget
-  // when that is more: a summary squeezed to nothing loses what later steps ask about.
+  // The summary may use the room left under the target, or half the room under the budget,
+  // or its reserve while the budget holds it, whichever is more: a summary squeezed to nothing
+  // loses what later steps ask about, and what a squeezed round drops never comes back (the
+  // rolling eval: agent ids kept at 1/8 rose from 52.5% to 65% with the reserve).
   // When even the shortest suffix leaves no room (an oversized latest message), the summary
   // still gets its reserve: level d then cuts the oversized message, which the archive keeps.
   // (Not when that message is the user's own latest input: it is never cut for the summary.)
   const squeezed = over(run.budget) && !units[units.length - 1]!.startsTurn;
   const room = squeezed
     ? reserve
-    : Math.max(targetRoom, Math.floor(budgetRoom / 2), Math.min(64, budgetRoom));
+    : Math.max(targetRoom, Math.floor(budgetRoom / 2), Math.min(reserve, budgetRoom));
   const maxTokens = Math.max(16, Math.min(policy.maxSummaryTokens, room));
   return {
     foldBefore: unpinned[units[start]!.start]!,

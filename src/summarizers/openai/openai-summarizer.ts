@@ -58,17 +58,15 @@ export interface OpenAISummarizerOptions extends LlmSummarizerOptions {
    * instruction, so the provider's prompt cache serves the history (cached input is billed at
    * a fraction of the input price), instead of a transcript rendered into one prompt. Use it
    * only when `model` is the conversation's model and the conversation speaks Chat
-   * Completions: a cache is per model. The folded messages go in their wire form (the bytes
-   * the conversation sent, redacted, without `meta`), then one user message with the
-   * strategy's instructions, the previous summary and the sections to keep. Pass the
-   * conversation's system/developer messages (`messages`) and `tools` to reproduce the
-   * prefix before the history. A call falls back to the transcript when a folded message was
-   * rewritten (cleared, shortened, cut), redaction changed one, a tool call and its result are
-   * not both folded, or a message is in another format. See docs/configuration.md.
-   * The cache is read only when the folded messages directly follow that head in the
-   * conversation (no kept user text, pinned message or previous summary before them, e.g.
-   * `policy.userTextShare: 0` and the first compaction); otherwise the request is a full-price
-   * miss larger than the transcript (bench/summary-prefix.ts: 2.2x to 3.7x the transcript).
+   * Completions: a cache is per model. The manager hands the summarizer the conversation's
+   * last request up to the last folded message, as sent (`SummarizeRequest.sentPrefix`:
+   * pinned messages, kept user text, the previous summary, the folded messages; redacted);
+   * it goes out after `messages` (skipped when the prefix already opens with them) and with
+   * `tools`, then one user message with the strategy's instructions, the previous summary and
+   * the sections to keep. A call falls back to the transcript when redaction changed a
+   * message, another message carries the library's markup, a tool call and its result are
+   * not both in the prefix, or a message is in another format. bench/summary-prefix.ts:
+   * 0.76x (32k) and 0.57x (128k) of the transcript's cost. See docs/configuration.md.
    * @default false (the rendered transcript)
    */
   cachedPrefix?: boolean | OpenAICachedPrefixOptions;

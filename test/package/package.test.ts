@@ -96,11 +96,54 @@ describe('package boundaries', () => {
     expect([...unknown]).toEqual([]);
   });
 
-  it('every subpath export resolves to a built file', () => {
-    for (const [subpath, target] of Object.entries(pkg.exports)) {
-      const file = typeof target === 'string' ? target : (target as { import: string }).import;
-      expect(existsSync(join(root, file)), `${subpath} -> ${file}`).toBe(true);
-    }
+  it('every subpath export resolves to a built file, its types too (under import and require)', () => {
+    type Target = string | { [condition: string]: Target };
+    const files = (target: Target): string[] =>
+      typeof target === 'string' ? [target] : Object.values(target).flatMap(files);
+    for (const [subpath, target] of Object.entries(pkg.exports as Record<string, Target>))
+      for (const file of files(target))
+        expect(existsSync(join(root, file)), `${subpath} -> ${file}`).toBe(true);
+  });
+
+  it('the LangChain middleware type-checks in a CommonJS TypeScript project (NodeNext)', () => {
+    // @langchain/core ships separate CommonJS and ESM types: a CommonJS project resolves the
+    // CommonJS ones, so the subpath's `require` condition gives .d.cts twins (scripts/cjs-types.mjs).
+    const project = mkdtempSync(join(tmpdir(), 'cjs-langchain-'));
+    writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'consumer', type: 'commonjs' }));
+    const modules = join(project, 'node_modules');
+    mkdirSync(join(modules, '@langchain'), { recursive: true });
+    mkdirSync(join(modules, '@types'), { recursive: true });
+    symlinkSync(root, join(modules, 'agent-compaction'), 'dir');
+    for (const peer of ['langchain', '@langchain/core', '@langchain/openai', '@types/node'])
+      symlinkSync(join(root, 'node_modules', peer), join(modules, peer), 'dir');
+    writeFileSync(
+      join(project, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: {
+          module: 'nodenext',
+          moduleResolution: 'nodenext',
+          strict: true,
+          noEmit: true,
+          skipLibCheck: true,
+        },
+        files: ['agent.ts'],
+      }),
+    );
+    writeFileSync(
+      join(project, 'agent.ts'),
+      [
+        "import { ChatOpenAI } from '@langchain/openai';",
+        "import { createAgent } from 'langchain';",
+        "import { CompactManager } from 'agent-compaction';",
+        "import { compactionMiddleware } from 'agent-compaction/langchain';",
+        "const manager = new CompactManager({ model: 'gpt-4o', maxContextTokens: 8_000 });",
+        "export const agent = createAgent({ model: new ChatOpenAI({ model: 'gpt-4o' }), tools: [], middleware: [compactionMiddleware(manager)] });",
+      ].join('\n'),
+    );
+    const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
+    const result = spawnSync(process.execPath, [tsc, '-p', project], { encoding: 'utf8' });
+    expect(result.stdout + result.stderr).toBe('');
+    expect(result.status).toBe(0);
   });
 
   it('every subpath loads with require() from a CommonJS project (Node 20.19+ require of ESM)', () => {

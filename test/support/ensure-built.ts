@@ -1,5 +1,5 @@
 /**
- * Builds dist/ (`tsc -p tsconfig.build.json --noCheck`, as `npm run build` does) when it is
+ * Builds dist/ (`tsc -p tsconfig.build.json --noCheck` and scripts/cjs-types.mjs, as `npm run build` does) when it is
  * missing or older than any source file. Tests of the built package, the bin and the
  * examples call it first, so a lone `npx vitest run FILE` works on a fresh clone; under
  * `npm test`, which builds first, it does nothing.
@@ -38,4 +38,6 @@ export function ensureBuilt(): void {
     [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json', '--noCheck'],
     { cwd: ROOT, stdio: 'pipe' },
   );
+  // The CommonJS type twins of the subpaths that need them (as `npm run build` does).
+  execFileSync(process.execPath, [join(ROOT, 'scripts/cjs-types.mjs')], { cwd: ROOT, stdio: 'pipe' });
 }

@@ -285,3 +285,11 @@ if (!process.argv.includes('--no-event-loop')) {
   const { eventLoopBench, printEventLoop } = await import('./event-loop.js');
   printEventLoop(await eventLoopBench());
 }
+
+// Issue 28 point 6: each SDK integration against the SDK alone, warm, against a loopback
+// server (bench/sdk-overhead.ts; `--no-sdk` skips it).
+if (!process.argv.includes('--no-sdk')) {
+  console.log('\nSDK integrations (bench/sdk-overhead.ts):');
+  const { sdkOverheadBench, printSdkOverhead } = await import('./sdk-overhead.js');
+  printSdkOverhead(await sdkOverheadBench());
+}

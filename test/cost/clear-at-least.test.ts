@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { CompactManager } from '../../src/core/compact-manager.js';
 import type { CompactPolicy } from '../../src/core/policy.js';
+import { memoryStorage } from '../../src/storage/memory/index.js';
 import { quarterCounter } from '../support/quarter-counter.js';
 
 /**
@@ -10,7 +11,16 @@ import { quarterCounter } from '../support/quarter-counter.js';
  * is (no rewrite of the cached prefix), the decision event says why.
  */
 async function session(policy: Partial<CompactPolicy>) {
-  const manager = new CompactManager({ maxContextTokens: 16_000, tokenCounter: quarterCounter, policy });
+  const manager = new CompactManager({
+    maxContextTokens: 16_000,
+    tokenCounter: quarterCounter,
+    policy,
+    storage: memoryStorage(),
+  });
+  let transcripts = 0;
+  manager.on('compact.archival', (event) => {
+    if (event.properties.artifact === 'transcript') transcripts++;
+  });
   const declined: string[] = [];
   manager.on('compact.trigger_decision', (event) => {
     if (!event.properties.triggered && event.properties.reason.includes('clear_at_least'))
@@ -41,7 +51,8 @@ async function session(policy: Partial<CompactPolicy>) {
       expect(result.tokensAfter).toBe(result.tokensBefore);
     }
   }
-  return { manager, applied, declined, declinedResults };
+  await manager.flush();
+  return { manager, applied, declined, declinedResults, transcripts };
 }
 
 describe('policy.clearAtLeast', () => {
@@ -57,6 +68,9 @@ describe('policy.clearAtLeast', () => {
     for (const { freed, before } of atLeast.applied)
       expect(freed >= 3_000 || before > atLeast.manager.budget, `freed ${freed} of ${before}`).toBe(true);
     expect(atLeast.applied.length).toBeLessThan(plain.applied.length);
+    // A declined compaction archives nothing: one transcript per applied compaction.
+    expect(atLeast.transcripts).toBe(atLeast.applied.length);
+    expect(plain.transcripts).toBe(plain.applied.length);
   });
 
   it('is checked like every policy number', () => {

@@ -153,8 +153,6 @@ export async function runTriggered(
   const timing = (start: number) => ({ start, ...(parentId ? { parentId } : {}) });
   context.archived ??= [];
   throwIfAborted(options.signal);
-  const archived = await deps.archive.transcript(context, prepared.messages, view.version + 1, parentId);
-  if (!archived && deps.requireArchive) throw pruningBlocked(deps);
   const input = cascadeInput(deps, prepared, timing);
   let cascade: CascadeResult;
   try {
@@ -172,6 +170,9 @@ export async function runTriggered(
     throw error;
   }
   if (freesTooLittle(prepared, cascade)) return 'declined';
+  // Archived before anything is pruned (the state is written last), and only when it will be.
+  const archived = await deps.archive.transcript(context, prepared.messages, view.version + 1, parentId);
+  if (!archived && deps.requireArchive) throw pruningBlocked(deps);
   const version = cascade.summary?.version ?? view.version;
   throwIfAborted(options.signal);
   if (deps.archive.keepsArtifacts) {
@@ -215,8 +216,9 @@ export async function runTriggered(
 function freesTooLittle(prepared: PreparedRequest, cascade: CascadeResult): boolean {
   const min = prepared.policy.clearAtLeast;
   if (!(min > 0) || prepared.options.force || cascade.summary) return false;
-  const before = prepared.localTokensBefore;
-  return before - cascade.tokensAfter < min && before <= prepared.localDecision.budget;
+  // In the request's (calibrated) tokens, as the option and the results speak.
+  const freed = (prepared.localTokensBefore - cascade.tokensAfter) * prepared.scale;
+  return freed < min && prepared.localTokensBefore <= prepared.localDecision.budget;
 }
 
 /** The error of a compaction stopped because the archive could not be written (`requireArchive`). */

@@ -184,6 +184,25 @@ describe('the event loop while summarizing', () => {
     expect(text).toBe(summarizer.summarizeSync(request));
   });
 
+  it('stops when its signal fires (a time limit or the caller), instead of finishing unseen', async () => {
+    const messages = agentRun().messages;
+    const request = {
+      sessionId: 's',
+      strategy: 'task_state' as const,
+      messages,
+      maxTokens: 400,
+      countTokens,
+    };
+    const aborted = new AbortController();
+    aborted.abort(new Error('gave up'));
+    await expect(summarizer.summarize({ ...request, signal: aborted.signal })).rejects.toThrow('gave up');
+    const later = new AbortController();
+    const sliced = new EmbeddedSummarizer({ sliceMs: 0 });
+    const pending = sliced.summarize({ ...request, signal: later.signal });
+    later.abort(new Error('time limit'));
+    await expect(pending).rejects.toThrow('time limit');
+  });
+
   it('rejects a slice that is not a finite number >= 0', () => {
     for (const sliceMs of [-1, Number.NaN, Number.POSITIVE_INFINITY])
       expect(() => new EmbeddedSummarizer({ sliceMs })).toThrow(/sliceMs/);

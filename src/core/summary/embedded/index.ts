@@ -254,7 +254,9 @@ export class EmbeddedSummarizer implements Summarizer {
    * background preparation shares it with the agent's own work.
    */
   async summarize(request: SummarizeRequest): Promise<SummarizeResult> {
-    return { text: await runStepsYielding(this.#steps(request), this.#sliceMs), summarizer: this.name };
+    request.signal?.throwIfAborted();
+    const text = await runStepsYielding(this.#steps(request), this.#sliceMs, request.signal);
+    return { text, summarizer: this.name };
   }
 
   /** The same as {@link summarize}, synchronously. */

@@ -21,13 +21,19 @@ export const SLICE_MS = 5;
  * Runs `steps`, giving the event loop a turn (`setImmediate`) whenever `sliceMs` have passed
  * since the last one: timers, I/O and other requests run while a long summary is computed.
  */
-export async function runStepsYielding<T>(steps: Steps<T>, sliceMs = SLICE_MS): Promise<T> {
+export async function runStepsYielding<T>(
+  steps: Steps<T>,
+  sliceMs = SLICE_MS,
+  signal?: AbortSignal,
+): Promise<T> {
   let since = performance.now();
   for (;;) {
     const step = steps.next();
     if (step.done) return step.value;
     if (performance.now() - since >= sliceMs) {
       await new Promise((resolve) => setImmediate(resolve));
+      // Stops when the caller gave up or a time limit passed (the work is not wasted on).
+      signal?.throwIfAborted();
       since = performance.now();
     }
   }

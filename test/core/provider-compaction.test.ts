@@ -1,8 +1,9 @@
 /**
  * Provider-native compaction in whole preflights (issue 25, item 6): an OpenAI Responses
  * `compaction` item or an Anthropic `compaction` block is kept byte for byte through every
- * compaction, what precedes the newest one is sent as the caller wrote it and never counted,
- * and the requests stay under the window. Real wire shapes, no mocks; the SDK path runs
+ * compaction and the requests stay under the window. What precedes the newest Anthropic
+ * block is sent as the caller wrote it and never counted (the API drops it); what precedes an
+ * OpenAI item is counted like any input (OpenAI does not document that the server ignores it). Real wire shapes, no mocks; the SDK path runs
  * against the loopback provider server.
  */
 import OpenAI from 'openai';
@@ -63,33 +64,33 @@ const index = (messages: readonly unknown[], item: unknown) =>
   messages.findIndex((m) => JSON.stringify(m) === JSON.stringify(item));
 
 describe('OpenAI Responses compaction items', () => {
-  it('does not count what precedes the item, and sends it as the caller wrote it', async () => {
+  it('counts what precedes the item (the server may read it) and compacts it to fit, the item kept', async () => {
     const manager = new CompactManager({ model: 'gpt-4o', maxContextTokens: 8_000 });
-    const tail = [compactionItem('cmp_1'), { role: 'user', content: 'Next: fix the linker.' }];
+    const item = compactionItem('cmp_1');
+    const tail = [item, { role: 'user', content: 'Next: fix the linker.' }];
     const history = [...preBoundaryHistory(), ...tail];
+    expect(manager.estimate(history).total).toBeGreaterThan(manager.estimate(tail).total + 10_000);
     const full = await manager.compact('full', history);
-    const alone = await manager.compact('alone', tail);
-    expect(full.applied).toBe(false);
-    expect(full.tokensBefore).toBe(alone.tokensBefore);
-    expect(manager.estimate(history).total).toBe(manager.estimate(tail).total);
-    expect(full.messages).toEqual(history);
+    expect(full.applied).toBe(true);
+    expect(manager.estimate(full.messages).total).toBeLessThanOrEqual(manager.budget);
+    expect(full.messages.filter((m) => JSON.stringify(m) === JSON.stringify(item))).toHaveLength(1);
   });
 
-  it('the newest of two items wins', async () => {
-    const manager = new CompactManager({ model: 'gpt-4o', maxContextTokens: 8_000 });
-    const tail = [compactionItem('cmp_2'), { role: 'user', content: 'Carry on.' }];
-    const history = [...preBoundaryHistory(), compactionItem('cmp_1'), ...responsesRound(1, 1_500), ...tail];
+  it('two items: both are kept byte for byte and everything is counted', async () => {
+    const manager = new CompactManager({ model: 'gpt-4o', maxContextTokens: 64_000 });
+    const [first, second] = [compactionItem('cmp_1'), compactionItem('cmp_2')];
+    const tail = [second, { role: 'user', content: 'Carry on.' }];
+    const history = [...preBoundaryHistory(), first, ...responsesRound(1, 1_500), ...tail];
     const full = await manager.compact('two', history);
-    const alone = await manager.compact('two-alone', tail);
-    expect(full.tokensBefore).toBe(alone.tokensBefore);
-    expect(manager.estimate(history).total).toBe(manager.estimate(tail).total);
+    expect(full.tokensBefore).toBeGreaterThan(manager.estimate(tail).total + 10_000);
+    for (const item of [first, second])
+      expect(full.messages.filter((m) => JSON.stringify(m) === JSON.stringify(item))).toHaveLength(1);
   });
 
   it('keeps the item through every compaction of a long session, under the window', async () => {
     const manager = new CompactManager({ model: 'gpt-4o', maxContextTokens: 8_000 });
     const item = compactionItem('cmp_1');
     const history: Record<string, unknown>[] = [...preBoundaryHistory(), item];
-    const prefix = history.length - 1;
     let compactions = 0;
     for (let step = 0; step < 40; step++) {
       history.push({ role: 'user', content: `Step ${step}: run the next build.` });
@@ -98,15 +99,8 @@ describe('OpenAI Responses compaction items', () => {
       if (result.applied) compactions++;
       expect(result.tokensAfter).toBeLessThanOrEqual(result.budget);
       expect(manager.estimate(result.messages).total).toBeLessThanOrEqual(manager.budget);
-      const at = index(result.messages, item);
-      expect(at).toBe(prefix);
-      // What the provider drops is sent untouched, the item itself byte for byte.
-      expect(JSON.stringify(result.messages.slice(0, at + 1))).toBe(
-        JSON.stringify(history.slice(0, prefix + 1)),
-      );
-      // Our summary, when there is one, follows the item (never dropped with what precedes it).
-      const summaryAt = result.messages.findIndex((m) => JSON.stringify(m).includes('<COMPACT-SUMMARY v'));
-      if (summaryAt >= 0) expect(summaryAt).toBeGreaterThan(at);
+      // The item itself goes out byte for byte in every request.
+      expect(index(result.messages, item)).toBeGreaterThanOrEqual(0);
     }
     expect(compactions).toBeGreaterThan(0);
   });
@@ -233,15 +227,11 @@ describe('end to end through the openai SDK', () => {
     const sent = server.requests.map((request) => (request.body as { input: unknown[] }).input);
     const wire = JSON.stringify(compactionItem('cmp_srv'));
     const before = preBoundaryHistory().length + 1; // and the first user message
-    // The first request had no boundary yet: the library compacted it to fit the window.
+    // The first request had no item yet: the library compacted it to fit the window.
     expect(sent[0]!.length).toBeLessThan(before);
-    for (const input of sent.slice(1)) {
-      expect(input.filter((item) => JSON.stringify(item) === wire)).toHaveLength(1);
-      // Once the provider has compacted, what it drops goes out as the caller has it.
-      expect(JSON.stringify(input.slice(0, before))).toBe(JSON.stringify(history.slice(0, before)));
-      // Our first summary only held what the provider's compaction now holds: not sent again.
-      expect(JSON.stringify(input)).not.toContain('<COMPACT-SUMMARY v1>');
-    }
     expect(JSON.stringify(sent[0])).toContain('<COMPACT-SUMMARY v1>');
+    // Every later request carries the server's item once, byte for byte.
+    for (const input of sent.slice(1))
+      expect(input.filter((item) => JSON.stringify(item) === wire)).toHaveLength(1);
   });
 });

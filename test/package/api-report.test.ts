@@ -12,10 +12,13 @@ import { ensureBuilt } from '../support/ensure-built.js';
 const root = join(import.meta.dirname, '..', '..');
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
   name: string;
-  exports: Record<string, string | { types: string; import: string }>;
+  exports: Record<string, string | { types?: string; import: string | { types: string } }>;
 };
+// The ESM declarations of each subpath (top-level `types`, or nested under `import`).
+const typesOf = (target: { types?: string; import: string | { types: string } }) =>
+  target.types ?? (typeof target.import === 'string' ? target.import : target.import.types);
 const entries = Object.entries(pkg.exports).flatMap(([subpath, target]) =>
-  typeof target === 'string' ? [] : [{ subpath, types: join(root, target.types) }],
+  typeof target === 'string' ? [] : [{ subpath, types: join(root, typesOf(target)) }],
 );
 
 beforeAll(() => ensureBuilt(), 600_000);

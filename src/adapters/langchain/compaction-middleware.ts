@@ -32,7 +32,11 @@ export interface CompactionMiddlewareOptions {
    * @default 'AgentCompactionMiddleware'
    */
   name?: string;
-  /** Called after each compaction check (for logging or status displays). */
+  /**
+   * Called after each compaction check (for logging or status displays), not for the retry
+   * after a context-length error (its `compact.overflow_recovery` event reports it).
+   * `result.messages` are in the library's OpenAI Chat form, not LangChain messages.
+   */
   onCompaction?: (result: CompactionResult<unknown>, sessionId: string) => void;
 }
 

@@ -1,15 +1,17 @@
 /**
  * Provider-native compaction: the OpenAI Responses `compaction` item and the Anthropic
- * `compaction` content block. Both stand for the conversation before them, so both are a
- * boundary: the provider reads the newest one in place of what precedes it.
+ * `compaction` content block. Both stand for the conversation before them and are pinned.
+ * The Anthropic block is a boundary: the API drops what precedes the newest one, so that is
+ * not counted. The OpenAI item is not: what the caller sends before it is counted.
  *
  * - OpenAI Responses (`POST /responses` with `context_management: [{ type: 'compaction',
  *   compact_threshold }]`, and `POST /responses/compact`): `{ type: 'compaction', id?,
  *   encrypted_content }` (openai `ResponseCompactionItemParam`). The guide
  *   (developers.openai.com/api/docs/guides/compaction, "Server-side compaction") says the
  *   latest compaction item "carries the necessary context to continue the conversation" and
- *   that the items before it can be dropped from the input; the server prunes them when it
- *   compacts. The payload is opaque: counted by its length like encrypted reasoning
+ *   that the items before it can be dropped from the input (a latency tip for the client); it
+ *   does not say the server ignores them when they are sent, so they are counted. The
+ *   payload is opaque: counted by its length like encrypted reasoning
  *   (`ENCRYPTED_CHARS_PER_TOKEN`, 16/3 base64 characters per token), the only defensible
  *   figure without a documented one.
  * - Anthropic (`context_management.edits: [{ type: 'compact_20260112' }]`, beta
@@ -33,8 +35,11 @@ export type ProviderCompaction = NonNullable<CompactMessage['providerCompaction'
 
 /** The state of a Responses item of type `compaction`, or `undefined` when it is malformed (opaque). */
 export function responsesCompaction(item: Readonly<Record<string, unknown>>): ProviderCompaction | undefined {
+  // Pinned, but no boundary: OpenAI documents dropping the items before it as something the
+  // client may do (a latency tip), not that the server ignores them when they are sent, so
+  // they are counted like any input (an over-count is safe, an under-count is not).
   return typeof item.encrypted_content === 'string' && item.encrypted_content.length > 0
-    ? 'boundary'
+    ? 'inert'
     : undefined;
 }
 

@@ -3,6 +3,7 @@ import { CompactManager } from '../../src/core/compact-manager.js';
 import type { CompactPolicy } from '../../src/core/policy.js';
 import { memoryStorage } from '../../src/storage/memory/index.js';
 import { quarterCounter } from '../support/quarter-counter.js';
+import { codingSessionHead, readFileRound } from '../support/read-file-session.js';
 
 /**
  * Issue 21 point 2: a rewrite happens only when it frees at least a minimum
@@ -26,21 +27,13 @@ async function session(policy: Partial<CompactPolicy>) {
     if (!event.properties.triggered && event.properties.reason.includes('clear_at_least'))
       declined.push(event.properties.reason);
   });
-  const history: Record<string, unknown>[] = [
-    { role: 'system', content: 'You are a coding agent.' },
-    { role: 'user', content: 'Port the billing module; never touch src/generated/.' },
-  ];
+  const history: Record<string, unknown>[] = codingSessionHead();
   const applied: { freed: number; before: number }[] = [];
   let declinedResults = 0;
   for (let call = 1; call <= 120; call++) {
-    history.push({
-      role: 'assistant',
-      content: `Step ${call}: reading the next file.`,
-      tool_calls: [
-        { id: `c${call}`, type: 'function', function: { name: 'read_file', arguments: `{"n":${call}}` } },
-      ],
-    });
-    history.push({ role: 'tool', tool_call_id: `c${call}`, content: `file ${call}\n${'x'.repeat(1_200)}` });
+    history.push(
+      ...readFileRound(call, `file ${call}\n${'x'.repeat(1_200)}`, `Step ${call}: reading the next file.`),
+    );
     const result = await manager.compact('s', history);
     expect(result.tokensAfter).toBeLessThanOrEqual(manager.budget);
     if (result.applied)

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { CompactManager } from '../../src/core/compact-manager.js';
 import type { CompactEventProperties } from '../../src/index.js';
 import { quarterCounter } from '../support/quarter-counter.js';
+import { codingSessionHead, readFileRound } from '../support/read-file-session.js';
 
 /**
  * Issue 21 point 5: a compaction's event says what it does to the prompt cache. The figures
@@ -21,25 +22,11 @@ describe('compact.pruned_messages carries the cache impact of the compaction', (
       manager.on('compact.pruned_messages', (event) => {
         if (event.properties.cache) impacts.push(event.properties.cache);
       });
-      const history: Record<string, unknown>[] = [
-        { role: 'system', content: 'You are a coding agent.' },
-        { role: 'user', content: 'Port the billing module; never touch src/generated/.' },
-      ];
+      const history: Record<string, unknown>[] = codingSessionHead();
       let previous: string[] = [];
       let checked = 0;
       for (let call = 1; call <= 140; call++) {
-        history.push({
-          role: 'assistant',
-          content: null,
-          tool_calls: [
-            { id: `c${call}`, type: 'function', function: { name: 'read_file', arguments: `{"n":${call}}` } },
-          ],
-        });
-        history.push({
-          role: 'tool',
-          tool_call_id: `c${call}`,
-          content: `file ${call}\n${'x'.repeat(1_600)}`,
-        });
+        history.push(...readFileRound(call, `file ${call}\n${'x'.repeat(1_600)}`));
         const before = impacts.length;
         const result = await manager.compact('s', history);
         const sent = result.messages as unknown[];

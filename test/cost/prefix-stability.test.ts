@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { CompactManager } from '../../src/core/compact-manager.js';
 import { quarterCounter } from '../support/quarter-counter.js';
+import { codingSessionHead, readFileRound } from '../support/read-file-session.js';
 
 /**
  * Issue 21, what prompt caching needs from the engine: between triggers each request extends
@@ -21,25 +22,11 @@ async function session(calls: number, cacheAware: boolean) {
   manager.on('compact.trigger_decision', (event) => {
     if (event.properties.triggered) compacted.add(call);
   });
-  const history: Record<string, unknown>[] = [
-    { role: 'system', content: 'You are a coding agent.' },
-    { role: 'user', content: 'Port the billing module; never touch src/generated/.' },
-  ];
+  const history: Record<string, unknown>[] = codingSessionHead();
   const requests: string[][] = [];
   for (call = 1; call <= calls; call++) {
     if (call % 25 === 0) history.push({ role: 'user', content: `Keep ticket BILL-${call} in mind.` });
-    history.push({
-      role: 'assistant',
-      content: null,
-      tool_calls: [
-        { id: `c${call}`, type: 'function', function: { name: 'read_file', arguments: `{"n":${call}}` } },
-      ],
-    });
-    history.push({
-      role: 'tool',
-      tool_call_id: `c${call}`,
-      content: `${call} `.repeat(300 + ((call * 37) % 900)),
-    });
+    history.push(...readFileRound(call, `${call} `.repeat(300 + ((call * 37) % 900))));
     requests.push((await manager.preflight('s', history)).map((m) => JSON.stringify(m)));
   }
   await manager.shutdown();

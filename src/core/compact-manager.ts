@@ -324,18 +324,16 @@ export class CompactManager {
   }
 
   /**
-   * Frees what this manager holds in memory for a session (its indexed history, view,
-   * calibration, reported usage, background preparation and in-process copy of its state),
-   * for it and its agents' compactors. Its stored state stays: a later call resumes it.
+   * Frees what this manager holds in memory for a session and its agents' compactors (history,
+   * parses, view, usage, preparation, state copy). Its stored state stays: a later call resumes it.
    */
   endSession(sessionId: string): void {
     endSessionMemory(this.#memory, sessionId);
   }
 
   /**
-   * What the manager holds in memory between calls: sessions with an indexed history, their
-   * approximate bytes (capped by `cacheMaxBytes`), parsed messages in the shared content
-   * cache, and in-process copies of stored states.
+   * What the manager holds in memory between calls: sessions and their bytes (capped by
+   * `cacheMaxBytes`), shared parsed messages, and in-process copies of stored states.
    */
   cacheStatus(): CacheStatus {
     return cacheStatus(this.#memory);

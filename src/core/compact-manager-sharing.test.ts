@@ -4,7 +4,12 @@
  * and per-agent compactors sharing one history.
  */
 import { describe, expect, it } from 'vitest';
-import { charCounter, chatTurns, GatedSummarizer, nextTurn } from '../../test/support/background-fixtures.js';
+import {
+  charCounter,
+  chatTurns,
+  GatedSummarizer,
+  turnsUntil,
+} from '../../test/support/background-fixtures.js';
 import { CompactManager, type CompactManagerOptions } from './compact-manager.js';
 import { MemorySessionStore } from './session/session-store.js';
 import type { Summarizer } from './summary/summarizer.js';
@@ -200,7 +205,7 @@ describe('per-agent compactors sharing one history', () => {
     const history = chatTurns(50);
     for (const agent of [undefined, 'coder'])
       await manager.preflight('s', history.slice(0, 72), agent ? { agent } : {});
-    await nextTurn();
+    await turnsUntil(() => planner.requests.length > 0 && coder.requests.length > 0);
     expect(manager.backgroundStatus().started).toBe(2);
     expect([planner.requests.length, coder.requests.length]).toEqual([1, 1]);
   });

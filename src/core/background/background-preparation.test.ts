@@ -166,6 +166,7 @@ describe('background preparation and swap', () => {
     const history: Record<string, unknown>[] = chatTurns(50).map((m, k) => ({ ...m, meta: { id: `m${k}` } }));
     await grow(manager, history, 35, 36);
     await nextTurn();
+    await turnsUntil(() => summarizer.requests.length > 0);
     const edited = history.slice(0, 90).with(3, { ...history[3]!, content: 'changed'.padEnd(100, 'c') });
     const result = await manager.compact('s', edited);
     expect(result.summary?.text).toContain('gated call 2');
@@ -201,7 +202,7 @@ describe('background preparation and swap', () => {
     const manager = mk(summarizer);
     const history = chatTurns(60);
     await grow(manager, history, 35, 36);
-    await nextTurn();
+    await turnsUntil(() => summarizer.requests.length > 0);
     const manual = await manager.manualCompact('s', history.slice(0, 72));
     expect(manual.version).toBe(1);
     expect(manager.backgroundStatus()).toMatchObject({ discarded: 1, kept: 0 });
@@ -271,7 +272,7 @@ describe('background preparation and swap', () => {
     const events = collect(manager);
     const history = chatTurns(50);
     await grow(manager, history, 35, 36);
-    await nextTurn();
+    await turnsUntil(() => calls > 0);
     await nextTurn();
     expect(calls).toBe(1);
     expect(events.filter((e) => e.name === 'compact.error')).toHaveLength(0);

@@ -9,6 +9,7 @@ import {
   slidingWindow,
 } from './fidelity-harness.js';
 import { personalSession } from './personal-sessions.js';
+import { plantedSession } from './planted-session.js';
 
 const normalize = (text: string) => text.replace(/\s+/g, ' ').toLowerCase();
 
@@ -93,6 +94,31 @@ describe('recall of the embedded summarizer (regression guard, summarizer alone)
       if (row.set === 'personal')
         expect(row.retained).toBeGreaterThanOrEqual(3 * Math.max(1, row.windowRetained));
       else expect(row.retainedShare).toBeGreaterThanOrEqual(0.9);
+    }
+  });
+});
+
+describe('rolling compaction through the manager (regression guard, issue 20)', () => {
+  it('keeps >= 90% of the ids at 1/8 and of the planted facts at 20:1 when a preflight runs before every call', async () => {
+    const rolling = (sets: Parameters<typeof runFidelity>[0]['sets'], ratio: number) =>
+      runFidelity({
+        sets,
+        summarizers: [{ label: 'embedded', summarizer: new EmbeddedSummarizer() }],
+        strategies: ['task_state'],
+        ratios: [ratio],
+        modes: ['rolling'],
+      });
+    const runs = [
+      ...(await rolling({ 'agent-ids': [agentIdSession({ seed: 1 }), agentIdSession({ seed: 2 })] }, 8)),
+      ...(await rolling({ planted: [plantedSession({ seed: 1 })] }, 20)),
+    ];
+    const rows = aggregateRuns(runs);
+    expect(rows.map((row) => row.set).sort()).toEqual(['agent-ids', 'planted']);
+    for (const row of rows) {
+      expect(row.failures).toBe(0);
+      // Many rolling compactions: each round re-summarizes the previous version.
+      expect(runs.find((run) => run.set === row.set)!.compactions).toBeGreaterThan(5);
+      expect(row.retainedShare, row.set).toBeGreaterThanOrEqual(0.9);
     }
   });
 });

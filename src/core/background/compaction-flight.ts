@@ -97,7 +97,10 @@ export function maybePrepare(
  */
 function foldAtLeast(prepared: PreparedRequest): number {
   const { triggerTokens, targetTokens } = prepared.localDecision;
-  return Math.max(0, triggerTokens - targetTokens) + summaryReserve(prepared.policy, targetTokens);
+  return (
+    Math.max(0, triggerTokens - targetTokens) +
+    summaryReserve(prepared.policy, targetTokens, prepared.summaryTokens)
+  );
 }
 
 /** True when clearing and shortening alone bring `prepared` to its target (a dry run). */

@@ -122,9 +122,16 @@ interface SummaryPlan {
   maxTokens: number;
 }
 
-/** Room kept for the summary while the suffix is chosen: up to 30% of the target. */
-export function summaryReserve(policy: Readonly<CompactPolicy>, target: number): number {
-  return Math.min(policy.maxSummaryTokens, Math.max(256, Math.floor(target * 0.3)));
+/**
+ * Room kept for the summary while the suffix is chosen: up to 30% of the target, and never
+ * less than the previous version used (up to `maxSummaryTokens`). A round that gives the
+ * summary less than the last one drops lines that never come back (the rolling eval lost
+ * 12 of 24 planted facts in one squeezed round), so older tool rounds of the current turn
+ * are folded instead.
+ */
+export function summaryReserve(policy: Readonly<CompactPolicy>, target: number, previousTokens = 0): number {
+  const share = Math.min(policy.maxSummaryTokens, Math.max(256, Math.floor(target * 0.3)));
+  return Math.max(share, Math.min(previousTokens, policy.maxSummaryTokens));
 }
 
 /**
@@ -152,7 +159,7 @@ function planSummary(run: CascadeRun, input: CascadeInput, overhead: number): Su
   let suffix = units.slice(start).reduce((sum, unit) => sum + unit.tokens, 0);
   // Room kept for the summary while the suffix shrinks: the summary is the memory of all that
   // is folded, so it gets up to 30% of the target (never more than maxSummaryTokens).
-  const reserve = summaryReserve(policy, run.target);
+  const reserve = summaryReserve(policy, run.target, input.summaryTokens);
   // The user's own words before the suffix stay verbatim up to their share of the target.
   const userBudget = Math.floor(run.target * policy.userTextShare);
   // Memoized: the check scans the text for library tags, and the loops below ask more than once.

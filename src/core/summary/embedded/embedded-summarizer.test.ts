@@ -115,7 +115,7 @@ describe('EmbeddedSummarizer', () => {
       expect(countTokens(text), `max ${maxTokens}`).toBeLessThanOrEqual(maxTokens);
       if (maxTokens >= 12) expect(text.length, `max ${maxTokens}`).toBeGreaterThan(0);
       if (maxTokens >= 60 && maxTokens < full)
-        expect(countTokens(text)).toBeGreaterThanOrEqual(maxTokens * 0.7);
+        expect(countTokens(text), `${maxTokens}: ${text}`).toBeGreaterThanOrEqual(maxTokens * 0.7);
     }
   });
 
@@ -229,5 +229,45 @@ describe('key identifiers beside the user sections', () => {
     // instruction line, and the id must survive it (the retention eval lost a ticket without).
     expect(text.split('29cd5820-1828-44ec-91a0-9cdb0748cf36').length).toBeGreaterThanOrEqual(3);
     expect(text.split('BILL-4340').length).toBeGreaterThanOrEqual(3);
+  });
+});
+
+describe('ids a tool result reveals', () => {
+  function orderLookups(listingSize: number) {
+    const list = messageList();
+    list.user('Please exchange the speaker from my first order.');
+    list.calls([{ id: 'call_0', name: 'get_order_details', arguments: '{"order_id":"#W4013501"}' }]);
+    list.result({
+      callId: 'call_0',
+      output: JSON.stringify({
+        order_id: '#W4013501',
+        items: [{ name: 'Bluetooth Speaker', item_id: '2066958818' }],
+        payment_history: [{ payment_method_id: 'credit_card_3381128' }],
+      }),
+    });
+    list.calls([{ id: 'call_0', name: 'get_product_details', arguments: '{"product_id":"4948697118"}' }]);
+    const variants = Array.from({ length: listingSize }, (_, k) => String(5_000_000_000 + k * 7919));
+    list.result({ callId: 'call_0', output: JSON.stringify({ name: 'Running Shoes', variants }) });
+    list.assistant('Which variant would you like?');
+    return { messages: list.messages, variants };
+  }
+
+  it('are kept in the key identifiers when their line does not fit, but not those of a listing', () => {
+    const { messages, variants } = orderLookups(12);
+    const roomy = summarizer.summarizeSync({ strategy: 'task_state', messages, maxTokens: 400, countTokens });
+    expect(roomy).toContain('2066958818');
+    // Tight: the order's line is dropped, its ids are still listed; no variant of the listing is.
+    const tight = summarizer.summarizeSync({ strategy: 'task_state', messages, maxTokens: 48, countTokens });
+    expect(countTokens(tight)).toBeLessThanOrEqual(48);
+    expect(tight).not.toContain('get_order_details');
+    expect(tight).toContain('## Key entities and identifiers');
+    expect(tight).toMatch(/2066958818|credit_card_3381128/);
+    for (const id of variants) expect(tight).not.toContain(id);
+  });
+
+  it('a result naming only a few ids is no listing: its ids are listed', () => {
+    const { messages, variants } = orderLookups(3);
+    const tight = summarizer.summarizeSync({ strategy: 'task_state', messages, maxTokens: 48, countTokens });
+    expect(variants.some((id) => tight.includes(id))).toBe(true);
   });
 });

@@ -5,7 +5,7 @@
 import { CompactError } from '../../errors.js';
 import type { CompactMessage } from '../../messages/message.js';
 import type { SummarizeRequest, SummarizeResult, Summarizer } from '../summarizer.js';
-import { IdentifierLedger, pickKeyIdentifiers } from './key-identifiers.js';
+import { findIdentifiers, IdentifierLedger, pickKeyIdentifiers } from './key-identifiers.js';
 import { parsePrevious, supersedeCarriedSteps } from './parse-previous.js';
 import { renderSummary } from './render-summary.js';
 import { scoreUnitSteps } from './score-units.js';
@@ -19,6 +19,10 @@ import { collectUserSectionSteps, renderUserSections, splitUserSections } from '
 
 /** Share of the budget the key identifiers may take. */
 export const KEY_IDS_SHARE = 0.25;
+/** Tokens of a section heading line in the summary (`## Conversation`). */
+const SECTION_HEADING_TOKENS = 4;
+/** A tool result naming more new ids than this is a listing: none of them goes to the key identifiers. */
+const MAX_RESULT_IDS = 6;
 /** Longest manual-compaction note kept (longer notes are cut at a word). */
 const MAX_NOTE_CHARS = 300;
 
@@ -35,6 +39,22 @@ function sourceOf(message: CompactMessage): UnitSource | undefined {
     return undefined;
   if (message.toolResults.length > 0 || message.role === 'tool') return undefined;
   return message.role === 'user' ? 'user' : 'assistant';
+}
+
+/**
+ * The ids a tool result reveals beyond the call's own (an order's items, a user's payment
+ * method), at the lowest rank of the key identifiers: kept when the result's line is not,
+ * and carried by later versions. Not from a listing that names more than a few: none of
+ * those is key.
+ */
+function addResultIds(ledger: IdentifierLedger, fact: ToolFact): void {
+  const arrow = fact.text.indexOf(' → ');
+  if (arrow < 0 || fact.traits.scratch || fact.traits.superseded) return;
+  const given = fact.text.slice(0, arrow);
+  const found = findIdentifiers(fact.text.slice(arrow + 3), MAX_RESULT_IDS + 1).filter(
+    (f) => !given.includes(f.text),
+  );
+  if (found.length <= MAX_RESULT_IDS) for (const f of found) ledger.add(f.text, 'result');
 }
 
 /** Units of the previous summary and the messages, with the identifiers they name; a pause after each message. */
@@ -77,6 +97,7 @@ function* extractSteps(
     while (nextFact < facts.length && facts[nextFact]!.message === index) {
       const fact = facts[nextFact++]!;
       if (fact.traits.stateChanging) for (const id of fact.argumentIds) ledger.add(id, 'action');
+      else addResultIds(ledger, fact);
       units.push({
         text: fact.text,
         // A cleared result's recall ref is unique by construction: it is no rare content word.
@@ -152,7 +173,8 @@ function* fitSummarySteps(input: FitInput): Steps<string> {
   const idsCost = ids.reduce((n, id) => n + countTokens(id) + 2, ids.length > 0 ? 8 : 0);
   const fixed = note ? countTokens(`Note: ${note}`) + 1 : 0;
   const chosen = new Set<Unit>();
-  const budget = Math.floor((maxTokens - fixed - idsCost) * 0.95);
+  // The lines' own section heading (`## Conversation`) is paid out of the budget too.
+  const budget = Math.floor((maxTokens - fixed - idsCost - SECTION_HEADING_TOKENS) * 0.95);
   for (const unit of yield* selectUnitSteps(extraction.units, { budget, cost, idf })) chosen.add(unit);
   yield;
   const shown = () => [...chosen].map((u) => u.text).join('\n');

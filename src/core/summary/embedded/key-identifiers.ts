@@ -1,6 +1,7 @@
 /**
  * Key identifiers: the ids an agent needs to go on acting after compaction. Ids passed to
- * state-changing calls first, then ids the user named, then ids the assistant named, capped
+ * state-changing calls first, then ids the user named, then ids the assistant named, then ids
+ * tool results revealed (not from listings), capped
  * at a share of the budget. The scan is one pass over whitespace-separated tokens.
  */
 
@@ -135,8 +136,14 @@ function trimPunctuation(token: string): string {
 }
 
 /** Where an id was named: its rank in the key identifiers line. */
-export type IdentifierOrigin = 'action' | 'user' | 'assistant' | 'summary';
-const ORIGIN_RANK: Record<IdentifierOrigin, number> = { action: 0, user: 1, summary: 2, assistant: 3 };
+export type IdentifierOrigin = 'action' | 'user' | 'assistant' | 'summary' | 'result';
+const ORIGIN_RANK: Record<IdentifierOrigin, number> = {
+  action: 0,
+  user: 1,
+  summary: 2,
+  assistant: 3,
+  result: 4,
+};
 
 /** Collects ids with the best place they were named, keeping first-seen order within a rank. */
 export class IdentifierLedger {
@@ -156,7 +163,7 @@ export class IdentifierLedger {
     for (const found of findIdentifiers(text)) this.add(found.text, origin);
   }
 
-  /** Ids by rank (actions, then user, earlier summary, assistant), most recently named first within a rank. */
+  /** Ids by rank (actions, then user, earlier summary, assistant, tool results), most recently named first within a rank. */
   ranked(): string[] {
     return [...this.#ids].sort(([, a], [, b]) => a.rank - b.rank || b.order - a.order).map(([id]) => id);
   }

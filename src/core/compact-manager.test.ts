@@ -451,6 +451,28 @@ describe('summarizer failures', () => {
     ).toBe('summarizer_timeout');
   });
 
+  it('gives the embedded fallback at least a second, however small the budget', async () => {
+    const hanging: Summarizer = { name: 'hang', summarize: () => new Promise(() => {}) };
+    const manager = new CompactManager({
+      maxContextTokens: 100_000,
+      tokenCounter: charCounter,
+      summarizer: hanging,
+      summarizerTimeoutMs: 50,
+    });
+    // A fallback slower than the budget's tenth (5 ms), as on a loaded machine.
+    const embedded = EmbeddedSummarizer.prototype.summarize;
+    EmbeddedSummarizer.prototype.summarize = async function (this: EmbeddedSummarizer, request) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      return embedded.call(this, request);
+    };
+    try {
+      const result = await manager.manualCompact('s', chatTurns(8, 30));
+      expect(result.summary).toMatchObject({ summarizer: 'embedded', fallback: 'embedded' });
+    } finally {
+      EmbeddedSummarizer.prototype.summarize = embedded;
+    }
+  });
+
   it('prunes only when every summarizer fails, keeping the previous summary', async () => {
     const manager = new CompactManager({
       maxContextTokens: 100_000,

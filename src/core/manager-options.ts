@@ -69,7 +69,7 @@ export interface CompactManagerOptions {
   /**
    * Total time budget of the summarization in one preflight: the configured summarizer's
    * attempts and the embedded fallback share it (a tenth, at most 3 s, is kept for the
-   * fallback); past it the manager falls back to pruning only.
+   * fallback, which gets at least 1 s in any case); past it the manager falls back to pruning only.
    * @default 30_000
    */
   summarizerTimeoutMs?: number;

@@ -47,7 +47,7 @@ export interface SummarizeContext {
   readonly chain: readonly Summarizer[];
   /**
    * The total time budget of one summarization: the chain's members share it, the last one
-   * (the embedded fallback) keeps a reserve of a tenth of it (at most 3 s).
+   * (the embedded fallback) keeps a reserve of a tenth of it (at most 3 s), and gets at least 1 s.
    */
   readonly timeoutMs: number;
   readonly counter: TokenCounter;
@@ -205,11 +205,20 @@ function rejectUnusable(problem: string | undefined, raw: string, strategy: stri
   throw new SummaryRejectedError(reason, describeSummaryRejection(reason, raw, strategy));
 }
 
+/**
+ * The least time the last member of the chain (the embedded fallback) gets, whatever the budget:
+ * it is local and bounded by its input, and stopping it leaves only pruning (on a slow machine a
+ * 5 ms reserve of a 50 ms budget was not enough for sixteen short messages).
+ */
+const LAST_MEMBER_MIN_MS = 1_000;
+
 /** The time limit of chain member `attempt` under the shared budget, or 0 when it is spent. */
 function memberLimit(context: SummarizeContext, attempt: number, deadline: number): number {
   const reserve = Math.min(3_000, Math.floor(context.timeoutMs / 10));
   const left = deadline - Date.now();
-  return attempt === context.chain.length - 1 ? Math.max(left, reserve) : Math.max(0, left - reserve);
+  return attempt === context.chain.length - 1
+    ? Math.max(left, reserve, LAST_MEMBER_MIN_MS)
+    : Math.max(0, left - reserve);
 }
 
 /**

@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { RecallArchive } from '../recall/recall-archive.js';
 import { RECALL_INPUT_SCHEMA } from '../recall/recall-tool.js';
 import { fsStorage } from '../storage/fs/fs-storage.js';
-import { sampleArtifact } from '../testing/artifact-conformance.js';
+import { sampleArtifact } from '../testing/sample-artifact.js';
 import { createRecallMcpServer, runMcpCommand } from './mcp-server.js';
 
 const ROOT = resolve(fileURLToPath(new URL('.', import.meta.url)), '../..');

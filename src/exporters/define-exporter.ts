@@ -7,7 +7,7 @@ import type { AnyCompactEvent, EventExporter } from '../core/events/events.js';
  * An exporter is an {@link EventExporter}: `{ name, export(events), forceFlush?, shutdown? }`.
  * The manager hands it batches from a bounded background queue, never on the preflight path.
  * Whatever you write must keep these promises (the shared conformance suite,
- * `describeExporterConformance` in `agent-compaction/testing`, checks them):
+ * `describeExporterConformance` in `agent-compaction/testing/conformance`, checks them):
  *
  * 1. `name` is a short non-empty string (it appears in diagnostics).
  * 2. `export(events)` resolves once the batch is sent or given up; it never rejects on

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ArchivedArtifact, StorageAdapter } from '../core/session/storage-adapter.js';
 import { memoryStorage } from '../storage/memory/memory-storage.js';
-import { FORGED_REFS, sampleArtifact } from '../testing/artifact-conformance.js';
+import { FORGED_REFS, sampleArtifact } from '../testing/sample-artifact.js';
 import { RecallArchive } from './recall-archive.js';
 import { isRecallError } from './recall-error.js';
 import { runRecallTool } from './recall-tool.js';

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { ArchivedArtifact, StorageAdapter } from '../core/session/storage-adapter.js';
+import type { StorageAdapter } from '../core/session/storage-adapter.js';
+import { FORGED_REFS, sampleArtifact } from './sample-artifact.js';
 
 /** An adapter with artifact support, plus a check of where it wrote. */
 export interface ArtifactHarness {
@@ -15,46 +16,6 @@ export interface ArtifactConformanceOptions {
   name: string;
   create(): Promise<ArtifactHarness>;
 }
-
-/** An artifact of `sessionId` under `ref`, for tests. */
-export function sampleArtifact(
-  sessionId: string,
-  ref: string,
-  text: string,
-  extra: Partial<ArchivedArtifact> = {},
-): ArchivedArtifact {
-  return {
-    ref,
-    sessionId,
-    kind: 'tool_result',
-    text,
-    ...(extra.kind === 'summarized' || extra.kind === 'message' ? {} : { toolName: 'grep' }),
-    messageIndex: 3,
-    step: 1,
-    createdAt: Date.UTC(2025, 9, 19, 12, 0, 0),
-    ...extra,
-  };
-}
-
-/** References the model might forge to leave its session's archive; every adapter must refuse them. */
-export const FORGED_REFS: readonly unknown[] = Object.freeze([
-  '../other/tool-abc',
-  '../../etc/passwd',
-  '/etc/passwd',
-  'C:\\Windows\\win.ini',
-  'tool-abc/../../x',
-  'tool-abc/..',
-  '..',
-  '.',
-  '',
-  'TOOL-ABC',
-  'tool-abc.json',
-  'tool-abc\u0000',
-  'tool-%2e%2e',
-  `tool-${'a'.repeat(200)}`,
-  42,
-  null,
-]);
 
 /**
  * Registers the artifact contract tests (`saveArtifact`, `loadArtifact`, `listArtifacts`) for

@@ -1,8 +1,9 @@
 /**
  * `agent-compaction/testing`: what you need to test your own integration without a
  * provider key or a server: provider test servers that speak each wire format, Ariadne
- * and OTLP test receivers, scripted agent models, synthetic sessions, and the storage,
- * session store and exporter conformance suites (these three need `vitest`).
+ * and OTLP test receivers, scripted agent models, synthetic sessions, sample events and
+ * artifacts. No test runner is needed: the conformance suites, which register `vitest` tests,
+ * are in `agent-compaction/testing/conformance`.
  */
 export {
   type ConversationEntry,
@@ -26,18 +27,6 @@ export {
   subscribeAriadne,
   validateAriadneEvent,
 } from './ariadne-test-server.js';
-export {
-  type ArtifactConformanceOptions,
-  type ArtifactHarness,
-  describeArtifactConformance,
-  FORGED_REFS,
-  sampleArtifact,
-} from './artifact-conformance.js';
-export {
-  describeExporterConformance,
-  type ExporterConformanceOptions,
-  type ExporterHarness,
-} from './exporter-conformance.js';
 export {
   type OtlpRequest,
   type OtlpTestServer,
@@ -64,16 +53,7 @@ export {
   type ScriptedToolCall,
   startProviderTestServer,
 } from './provider-test-server.js';
+export { FORGED_REFS, sampleArtifact } from './sample-artifact.js';
 export { type SampleCompactionOptions, sampleCompactionEvents } from './sample-events.js';
-export {
-  describeSessionStoreConformance,
-  type SessionStoreConformanceOptions,
-  type SessionStoreHarness,
-} from './session-store-conformance.js';
-export {
-  describeStorageConformance,
-  type StorageConformanceOptions,
-  type StorageHarness,
-} from './storage-conformance.js';
 export { type SyntheticSessionOptions, seededRandom, syntheticSession } from './synthetic-session.js';
 export { type TinyGgufOptions, writeTinyGguf } from './write-tiny-gguf.js';

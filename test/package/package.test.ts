@@ -56,6 +56,15 @@ describe('package boundaries', () => {
     for (const peer of OPTIONAL_PEERS) expect(packages, `main entry loaded ${peer}`).not.toContain(peer);
   });
 
+  it('agent-compaction/testing loads no test runner: the vitest suites are in testing/conformance', () => {
+    const packages = new Set(loadedBy(join(root, 'dist/testing/index.js')).map(packageOf).filter(Boolean));
+    expect(packages).not.toContain('vitest');
+    const suites = new Set(
+      loadedBy(join(root, 'dist/testing/conformance.js')).map(packageOf).filter(Boolean),
+    );
+    expect(suites).toContain('vitest');
+  });
+
   it('declares every optional peer as optional', () => {
     for (const peer of OPTIONAL_PEERS) expect(pkg.peerDependenciesMeta[peer]?.optional, peer).toBe(true);
   });

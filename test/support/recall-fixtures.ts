@@ -1,7 +1,7 @@
 /** A recall archive with two sessions, and the calls the adapter tests make against it. */
 import { RecallArchive } from '../../src/recall/recall-archive.js';
 import { memoryStorage } from '../../src/storage/memory/memory-storage.js';
-import { sampleArtifact } from '../../src/testing/artifact-conformance.js';
+import { sampleArtifact } from '../../src/testing/sample-artifact.js';
 
 /** The text archived in `chat-1` under `tool-abc` (3 pages of 200 chars). */
 export const ABC_TEXT = Array.from({ length: 30 }, (_, i) => `row ${String(i).padStart(2, '0')} ok`)

@@ -3,7 +3,7 @@
  * shared (Redis, ...) when several processes serve one session.
  *
  * The contract every backend keeps (checked by `describeSessionStoreConformance` from
- * `agent-compaction/testing`):
+ * `agent-compaction/testing/conformance`):
  *
  * - `get` returns what the last successful `set` wrote (a JSON round trip of it), or
  *   `undefined`; a caller can never change stored state through an object it passed in or got.
@@ -54,7 +54,7 @@ export interface SessionLock {
  * token so that processes sharing the store compact a session once per trigger.
  *
  * A new backend (Postgres, DynamoDB, ...) implements these five members and runs
- * `describeSessionStoreConformance` from `agent-compaction/testing` against a real server.
+ * `describeSessionStoreConformance` from `agent-compaction/testing/conformance` against a real server.
  * The natural mapping is one row/item per session with the columns `state` (JSON),
  * `version`, `fence` (the last token issued), `lock_token` and `lock_until`, each method one
  * conditional statement: a `WHERE version = $expected AND $token >= fence` update, or a

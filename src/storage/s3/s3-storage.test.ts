@@ -7,7 +7,8 @@ import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } fr
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isCompactError } from '../../core/errors.js';
 import { RecallArchive } from '../../recall/recall-archive.js';
-import { describeArtifactConformance, sampleArtifact } from '../../testing/artifact-conformance.js';
+import { describeArtifactConformance } from '../../testing/artifact-conformance.js';
+import { sampleArtifact } from '../../testing/sample-artifact.js';
 import { sampleCompactionEvents } from '../../testing/sample-events.js';
 import { describeStorageConformance } from '../../testing/storage-conformance.js';
 import { safeSessionSegment } from '../session-path.js';

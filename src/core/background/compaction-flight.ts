@@ -8,8 +8,8 @@
 import { invalidConfig } from '../errors.js';
 import type { AgentCompactorOptions, CompactManagerOptions } from '../manager-options.js';
 import type { CompactPolicy } from '../policy.js';
+import { summaryReserve } from '../preflight/cascade/plan-summary.js';
 import type { PipelineDeps, PreparedRequest } from '../preflight/prepare-request.js';
-import { summaryReserve } from '../preflight/run-cascade.js';
 import { type Compacted, runTriggered } from '../preflight/run-preflight.js';
 import { cheapLevelsReachTarget } from '../preflight/swap-prepared.js';
 import { withSessionLock } from '../session/session-lock.js';

@@ -253,7 +253,7 @@ describe('ids a tool result reveals', () => {
   }
 
   it('are kept in the key identifiers when their line does not fit, but not those of a listing', () => {
-    const { messages, variants } = orderLookups(12);
+    const { messages, variants } = orderLookups(30);
     const roomy = summarizer.summarizeSync({ strategy: 'task_state', messages, maxTokens: 400, countTokens });
     expect(roomy).toContain('2066958818');
     // Tight: the order's line is dropped, its ids are still listed; no variant of the listing is.
@@ -263,6 +263,32 @@ describe('ids a tool result reveals', () => {
     expect(tight).toContain('## Key entities and identifiers');
     expect(tight).toMatch(/2066958818|credit_card_3381128/);
     for (const id of variants) expect(tight).not.toContain(id);
+  });
+
+  it('a listing is judged by the whole result, not by the few ids its shortened line shows', () => {
+    const list = messageList();
+    list.user('Reset my login and look at the TODOs.');
+    list.calls([{ id: 'c_0', name: 'get_account', arguments: '{"user":"u_1234567"}' }]);
+    list.result({ callId: 'c_0', output: JSON.stringify({ user_id: 'u_1234567', status: 'active' }) });
+    for (let g = 0; g < 6; g++) {
+      list.calls([{ id: `g_${g}`, name: 'grep', arguments: JSON.stringify({ pattern: `TODO${g}` }) }]);
+      const hits = Array.from(
+        { length: 300 },
+        (_, k) => `src/pkg${g}/feature-module-${k}/very-long-component-name-${k}.tsx:${k}: // TODO`,
+      );
+      list.result({ callId: `g_${g}`, output: hits.join('\n') });
+    }
+    list.assistant('Done looking; your account is active.');
+    for (const maxTokens of [90, 140]) {
+      const text = summarizer.summarizeSync({
+        strategy: 'task_state',
+        messages: list.messages,
+        maxTokens,
+        countTokens,
+      });
+      const keys = text.split('## Key entities and identifiers')[1] ?? '';
+      expect(keys, text).not.toMatch(/very-long-component-name/);
+    }
   });
 
   it('a result naming only a few ids is no listing: its ids are listed', () => {

@@ -12,7 +12,7 @@ import { scoreUnitSteps } from './score-units.js';
 import { annotateRelativeDate, placeMessages } from './segments.js';
 import { selectUnitSteps, weakestUnits } from './select-units.js';
 import { runSteps, runStepsYielding, SLICE_MS, type Steps } from './steps.js';
-import { type ToolFact, toolFactSteps } from './tool-facts.js';
+import { MAX_REVEALED_IDS, type ToolFact, toolFactSteps } from './tool-facts.js';
 import type { Segment, Unit, UnitSource } from './types.js';
 import { contentWords, textUnits } from './units.js';
 import { collectUserSectionSteps, renderUserSections, splitUserSections } from './user-sections.js';
@@ -21,8 +21,6 @@ import { collectUserSectionSteps, renderUserSections, splitUserSections } from '
 export const KEY_IDS_SHARE = 0.25;
 /** Tokens of a section heading line in the summary (`## Conversation`). */
 const SECTION_HEADING_TOKENS = 4;
-/** A tool result naming more new ids than this is a listing: none of them goes to the key identifiers. */
-const MAX_RESULT_IDS = 6;
 /** Longest manual-compaction note kept (longer notes are cut at a word). */
 const MAX_NOTE_CHARS = 300;
 
@@ -44,17 +42,16 @@ function sourceOf(message: CompactMessage): UnitSource | undefined {
 /**
  * The ids a tool result reveals beyond the call's own (an order's items, a user's payment
  * method), at the lowest rank of the key identifiers: kept when the result's line is not,
- * and carried by later versions. Not from a listing that names more than a few: none of
- * those is key.
+ * and carried by later versions. Not from a listing (the whole result names more than a
+ * few): none of those is key.
  */
 function addResultIds(ledger: IdentifierLedger, fact: ToolFact): void {
   const arrow = fact.text.indexOf(' → ');
   if (arrow < 0 || fact.traits.scratch || fact.traits.superseded) return;
+  if (fact.revealedIds > MAX_REVEALED_IDS) return;
   const given = fact.text.slice(0, arrow);
-  const found = findIdentifiers(fact.text.slice(arrow + 3), MAX_RESULT_IDS + 1).filter(
-    (f) => !given.includes(f.text),
-  );
-  if (found.length <= MAX_RESULT_IDS) for (const f of found) ledger.add(f.text, 'result');
+  for (const found of findIdentifiers(fact.text.slice(arrow + 3), MAX_REVEALED_IDS))
+    if (!given.includes(found.text)) ledger.add(found.text, 'result');
 }
 
 /** Units of the previous summary and the messages, with the identifiers they name; a pause after each message. */

@@ -135,7 +135,11 @@ function trimPunctuation(token: string): string {
   return token.slice(start, end);
 }
 
-/** Where an id was named: its rank in the key identifiers line. */
+/**
+ * Where an id was named: its rank in the key identifiers line. An id the previous summary
+ * carries ranks as `summary` whatever its first origin: what a version kept, the next keeps
+ * before ids the assistant has only just named.
+ */
 export type IdentifierOrigin = 'action' | 'user' | 'assistant' | 'summary' | 'result';
 const ORIGIN_RANK: Record<IdentifierOrigin, number> = {
   action: 0,

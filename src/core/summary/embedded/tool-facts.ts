@@ -21,7 +21,29 @@ export interface ToolFact {
   text: string;
   /** Identifier values passed as arguments. */
   argumentIds: string[];
+  /**
+   * Distinct identifiers the whole result names beyond the call's own (counted up to
+   * {@link MAX_REVEALED_IDS} + 1, before the outcome is shortened): more is a listing.
+   */
+  revealedIds: number;
   traits: ToolTraits;
+}
+
+/** A result naming more new ids than this is a listing (a search hit list, a catalog). */
+export const MAX_REVEALED_IDS = 12;
+
+/** The distinct ids `output` names that `signature` does not, counted up to `MAX_REVEALED_IDS + 1`. */
+function countRevealed(output: string | undefined, signature: string): number {
+  if (output === undefined) return 0;
+  let n = 0;
+  const seen = new Set<string>();
+  for (const found of findIdentifiers(output, MAX_REVEALED_IDS + 1 + 16)) {
+    const id = found.text;
+    if (seen.has(id) || signature.includes(id)) continue;
+    seen.add(id);
+    if (++n > MAX_REVEALED_IDS) break;
+  }
+  return n;
 }
 
 const MAX_VALUE_CHARS = 60;
@@ -324,6 +346,7 @@ export function* toolFactSteps(messages: readonly CompactMessage[]): Steps<ToolF
         name: call.name,
         text: `${signature} → ${done.text}`,
         argumentIds: args.ids,
+        revealedIds: countRevealed(result?.output, signature),
         traits: {
           stateChanging: isStateChanging(call.name),
           failed: done.failed,

@@ -1,0 +1,141 @@
+/**
+ * Level c's plan: which units stay verbatim (the suffix, grown to what the target holds, and
+ * the user's own words before it) and how much room the summary gets.
+ */
+import type { CompactPolicy } from '../../policy.js';
+import { buildUnits, policySuffixStart } from '../build-units.js';
+import type { CascadeRun } from './cascade-types.js';
+import { isUserText, pickUserText, userTextUnits } from './rank-user-text.js';
+
+/** What the plan reads of the cascade's input. */
+export interface PlanInput {
+  readonly policy: Readonly<CompactPolicy>;
+  readonly force: boolean;
+  /** Tokens of the current summary message (0 without one). */
+  readonly summaryTokens: number;
+}
+
+export interface SummaryPlan {
+  /** Index in `run.entries` where the verbatim suffix starts (unpinned entries before it are folded). */
+  foldBefore: number;
+  /** Indexes in `run.entries` before `foldBefore` kept verbatim: the user's own text messages. */
+  keep: ReadonlySet<number>;
+  maxTokens: number;
+}
+
+/**
+ * Room kept for the summary while the suffix is chosen: up to 30% of the target, and no less
+ * than the previous version's body (`previousTokens`, up to `maxSummaryTokens` and half the
+ * target). A round that gives the summary less than the last one drops lines that never come
+ * back (the rolling eval lost 12 of 24 planted facts in one squeezed round), so older tool
+ * rounds of the current turn are folded instead; the latest turn is never cut for it.
+ */
+export function summaryReserve(
+  policy: Readonly<CompactPolicy>,
+  target: number,
+  previousTokens = 0,
+  cap = 1,
+): number {
+  const share = Math.min(policy.maxSummaryTokens, Math.max(256, Math.floor(target * 0.3)));
+  const keep = Math.min(previousTokens, policy.maxSummaryTokens, Math.floor(target * cap));
+  return Math.max(share, keep);
+}
+
+/** Squeezed by an oversized latest turn, the summary keeps its previous size up to this share of the target. */
+const SQUEEZED_KEEP_CAP = 0.5;
+
+/**
+ * Picks the verbatim suffix: the policy window grown while the request fits the target (what
+ * the target can hold stays verbatim), or shrunk until it does.
+ */
+export function planSummary(run: CascadeRun, input: PlanInput, overhead: number): SummaryPlan | undefined {
+  const unpinned: number[] = [];
+  run.entries.forEach((entry, k) => {
+    if (!entry.pinned) unpinned.push(k);
+  });
+  const unpinnedEntries = unpinned.map((k) => run.entries[k]!);
+  const units = buildUnits(unpinnedEntries);
+  if (units.length === 0) return undefined;
+  const { policy } = input;
+  let start = policySuffixStart(units, policy.keepRecentTurns, policy.keepToolIoPairs);
+  // A forced (manual) compaction whose policy window covers everything keeps the last turn only.
+  if (start === 0 && input.force)
+    start = Math.max(
+      0,
+      units.findLastIndex((unit) => unit.startsTurn),
+    );
+  const unpinnedTokens = units.reduce((sum, unit) => sum + unit.tokens, 0);
+  const fixed = run.total - unpinnedTokens - input.summaryTokens;
+  let suffix = units.slice(start).reduce((sum, unit) => sum + unit.tokens, 0);
+  // Room kept for the summary while the suffix shrinks (see summaryReserve), from the previous
+  // body: the message's tags and role overhead are `overhead`, counted apart.
+  const previousBody = input.summaryTokens - overhead;
+  const reserve = summaryReserve(policy, run.target, previousBody);
+  // The user's own words before the suffix stay verbatim up to their share of the target.
+  const userBudget = Math.floor(run.target * policy.userTextShare);
+  // Memoized: the check scans the text for library tags, and the loops below ask more than once.
+  const userUnits = new Map<number, boolean>();
+  const isUser = (u: number) => {
+    let known = userUnits.get(u);
+    if (known === undefined) {
+      const unit = units[u]!;
+      known = unit.start === unit.end && unit.startsTurn && isUserText(unpinnedEntries[unit.start]!);
+      userUnits.set(u, known);
+    }
+    return known;
+  };
+  let userBefore = 0;
+  for (let u = 0; u < start; u++) if (isUser(u)) userBefore += units[u]!.tokens;
+  // Shrink toward the target, but keep the current user turn whole while it fits the budget:
+  // its question must not be folded away; past it, shrink only to fit the budget.
+  const lastTurn = units.findLastIndex((unit) => unit.startsTurn);
+  // A latest turn without tool rounds (the user's message and a reply) is the least that is
+  // kept: past it nothing is folded; level d cuts it, or the budget is insufficient.
+  const floor =
+    lastTurn >= 0 && !units.slice(lastTurn).some((unit) => unit.tool) ? lastTurn : units.length - 1;
+  const over = (limit: number) =>
+    fixed + overhead + reserve + Math.min(userBudget, userBefore) + suffix > limit;
+  // Keep what the target can hold: the suffix grows back past the policy window while the
+  // request stays under the target (only the older part is folded).
+  while (start > 0 && !input.force) {
+    const unit = units[start - 1]!;
+    const userAfter = userBefore - (isUser(start - 1) ? unit.tokens : 0);
+    if (fixed + overhead + reserve + Math.min(userBudget, userAfter) + suffix + unit.tokens > run.target)
+      break;
+    start--;
+    suffix += unit.tokens;
+    userBefore = userAfter;
+  }
+  while (start < floor && (start < lastTurn ? over(run.target) : over(run.budget))) {
+    suffix -= units[start]!.tokens;
+    if (isUser(start)) userBefore += units[start]!.tokens;
+    start++;
+  }
+  if (start === 0) return undefined;
+  // Kept user text never pushes the request over the budget (level d would cut the suffix).
+  const userRoom = Math.min(userBudget, Math.max(0, run.budget - fixed - overhead - suffix - 64));
+  const picked = pickUserText(userTextUnits(units, unpinnedEntries, start), units, userRoom);
+  const keptTokens = picked.reduce((sum, u) => sum + units[u]!.tokens, 0);
+  const targetRoom = run.target - fixed - overhead - suffix - keptTokens;
+  const budgetRoom = run.budget - fixed - overhead - suffix - keptTokens;
+  // The summary may use the room left under the target, or half the room under the budget,
+  // or its reserve while the budget holds it, whichever is more: a summary squeezed to nothing
+  // loses what later steps ask about, and what a squeezed round drops never comes back (the
+  // rolling eval: agent ids kept at 1/8 rose from 52.5% to 65% with the reserve).
+  // When even the shortest suffix leaves no room (an oversized latest message), the summary
+  // still gets its reserve: level d then cuts the oversized message, which the archive keeps.
+  // (Not when that message is the user's own latest input: it is never cut for the summary.)
+  // Squeezed, level d cuts the latest turn for the summary's room: for its share of the target
+  // and its previous size up to half the target, no more (a 3.6k-token log is not cut to 288
+  // characters to keep a summary larger than the target).
+  const squeezed = over(run.budget) && !units[units.length - 1]!.startsTurn;
+  const room = squeezed
+    ? summaryReserve(policy, run.target, previousBody, SQUEEZED_KEEP_CAP)
+    : Math.max(targetRoom, Math.floor(budgetRoom / 2), Math.min(reserve, budgetRoom));
+  const maxTokens = Math.max(16, Math.min(policy.maxSummaryTokens, room));
+  return {
+    foldBefore: unpinned[units[start]!.start]!,
+    keep: new Set(picked.map((u) => unpinned[units[u]!.start]!)),
+    maxTokens,
+  };
+}

@@ -155,37 +155,31 @@ async function warmPaths(size: number, calls: number): Promise<WarmRow> {
     await manager.preflight('warm', grown);
     same.push(performance.now() - t);
   }
-  const rebuilt: number[] = [];
   const rebuiltCalls = Math.max(8, Math.min(calls, Math.floor(400_000 / size)));
-  for (let i = 0; i < rebuiltCalls; i++) {
-    grown.push(newMessage());
-    const copy = structuredClone(grown);
-    collect();
-    t = performance.now();
-    await manager.preflight('warm', copy);
-    rebuilt.push(performance.now() - t);
-  }
+  /** Appends a message, rebuilds the history as `rebuild` does (not timed), then times the call on `sent`. */
+  const afterRebuild = async (
+    rebuild: (history: unknown[]) => unknown[],
+    sent: (copy: unknown[]) => unknown[],
+  ): Promise<number> => {
+    const times: number[] = [];
+    for (let i = 0; i < rebuiltCalls; i++) {
+      grown.push(newMessage());
+      const copy = rebuild(grown);
+      collect();
+      t = performance.now();
+      await manager.preflight('warm', sent(copy));
+      times.push(performance.now() - t);
+    }
+    return median(times);
+  };
+  const rebuilt = await afterRebuild(structuredClone, (copy) => copy);
   // Rebuilt as the SDKs' conversions do: new objects and arrays around the same strings.
-  const rebuiltSdk: number[] = [];
-  for (let i = 0; i < rebuiltCalls; i++) {
-    grown.push(newMessage());
-    const copy = grown.map(rebuildObjects);
-    collect();
-    t = performance.now();
-    await manager.preflight('warm', copy);
-    rebuiltSdk.push(performance.now() - t);
-  }
+  const rebuiltSdk = await afterRebuild(
+    (history) => history.map(rebuildObjects),
+    (copy) => copy,
+  );
   // The same clone and collection as above, then the caller's own objects: the cache flush alone.
-  const cold: number[] = [];
-  for (let i = 0; i < rebuiltCalls; i++) {
-    grown.push(newMessage());
-    const copy = structuredClone(grown);
-    collect();
-    t = performance.now();
-    await manager.preflight('warm', grown);
-    cold.push(performance.now() - t);
-    if (copy.length !== grown.length) throw new Error('unreachable');
-  }
+  const cold = await afterRebuild(structuredClone, () => grown);
   await manager.shutdown();
   return {
     size: history.length,
@@ -193,9 +187,9 @@ async function warmPaths(size: number, calls: number): Promise<WarmRow> {
     first: firstMs,
     appended: median(appended),
     same: median(same),
-    rebuilt: median(rebuilt),
-    rebuiltSdk: median(rebuiltSdk),
-    cold: median(cold),
+    rebuilt,
+    rebuiltSdk,
+    cold,
     tokenize: 0,
     copy: copyFloor(grown.length),
   };

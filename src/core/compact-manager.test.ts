@@ -435,14 +435,17 @@ describe('summarizer failures', () => {
     }
   });
 
-  it('times out a hanging summarizer', async () => {
-    const hanging: Summarizer = { name: 'hang', summarize: () => new Promise(() => {}) };
-    const manager = new CompactManager({
+  /** A manager whose summarizer never answers, with a 50 ms summarization budget. */
+  const hangingSummarizerManager = () =>
+    new CompactManager({
       maxContextTokens: 100_000,
       tokenCounter: charCounter,
-      summarizer: hanging,
+      summarizer: { name: 'hang', summarize: () => new Promise(() => {}) },
       summarizerTimeoutMs: 50,
     });
+
+  it('times out a hanging summarizer', async () => {
+    const manager = hangingSummarizerManager();
     const events = collect(manager);
     const result = await manager.manualCompact('s', chatTurns(8, 30));
     expect(result.summary!.summarizer).toBe('embedded');
@@ -452,13 +455,7 @@ describe('summarizer failures', () => {
   });
 
   it('gives the embedded fallback at least a second, however small the budget', async () => {
-    const hanging: Summarizer = { name: 'hang', summarize: () => new Promise(() => {}) };
-    const manager = new CompactManager({
-      maxContextTokens: 100_000,
-      tokenCounter: charCounter,
-      summarizer: hanging,
-      summarizerTimeoutMs: 50,
-    });
+    const manager = hangingSummarizerManager();
     // A fallback slower than the budget's tenth (5 ms), as on a loaded machine.
     const embedded = EmbeddedSummarizer.prototype.summarize;
     EmbeddedSummarizer.prototype.summarize = async function (this: EmbeddedSummarizer, request) {

@@ -1,4 +1,5 @@
-import { availableParallelism } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { defineConfig } from 'vitest/config';
 
 // Most test files share one module graph per worker (`isolate: false`): importing the SDKs,
@@ -14,6 +15,8 @@ const ISOLATED = [
 export default defineConfig({
   test: {
     testTimeout: 180_000,
+    // The summary key file a manager generates when no key is given: not in the user's home.
+    env: { COMPACT_SUMMARY_KEY_FILE: join(tmpdir(), 'agent-compaction-tests', 'summary-key') },
     hookTimeout: 180_000,
     pool: 'forks',
     // Many tests wait on servers and child processes: two workers even on two cores.

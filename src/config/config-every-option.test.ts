@@ -32,6 +32,7 @@ const CONFIG_KEY_OF = {
   requireArchive: 'storage.require_archive',
   pricing: 'pricing',
   clock: 'code only: a function (tests inject a fake clock)',
+  summaryKeys: 'code only: secrets, given by the COMPACT_SUMMARY_KEY environment variable to config users',
 } satisfies Record<keyof CompactManagerOptions, string>;
 
 describe('a config key for every manager option', () => {
@@ -43,7 +44,7 @@ describe('a config key for every manager option', () => {
         return object?.properties?.[key];
       }, schema);
     const codeOnly = Object.entries(CONFIG_KEY_OF).filter(([, path]) => path.startsWith('code only'));
-    expect(codeOnly.map(([option]) => option).sort()).toEqual(['clock', 'customStrategies', 'tokenCounter']);
+    expect(codeOnly.map(([option]) => option).sort()).toEqual(['clock', 'customStrategies', 'summaryKeys', 'tokenCounter']);
     for (const [option, path] of Object.entries(CONFIG_KEY_OF)) {
       if (!path.startsWith('code only')) expect(at(path), `${option} -> ${path}`).toBeDefined();
     }

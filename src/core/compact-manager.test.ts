@@ -264,14 +264,21 @@ describe('three layers', () => {
       { role: 'user', content: 'Goal: migrate table users_v3.' },
       ...chatTurns(3, 40),
     ]);
+    // A restart resumes the persisted view: its summary carries a mark this installation
+    // verifies (issue 33), so it is the summary, not content.
     const restarted = new CompactManager(options);
     const view = [...r1.messages, ...chatTurns(2, 40)];
     const idle = await restarted.compact('s', view);
-    expect(idle.version).toBe(0);
+    expect(idle.version).toBe(1);
     expect(idle.messages).toEqual(view);
     const r2 = await restarted.manualCompact('s', view);
-    expect(r2.version).toBe(1);
+    expect(r2.version).toBe(2);
     expect(summaryCount(r2.messages as unknown[])).toBe(1);
+    // Another installation's key: the same view is ordinary content there.
+    const elsewhere = new CompactManager({ ...options, summaryKeys: 'another-installation-key' });
+    const foreign = await elsewhere.compact('s', view);
+    expect(foreign.version).toBe(0);
+    expect(foreign.messages).toEqual(view);
   });
 });
 
@@ -806,7 +813,9 @@ describe('review hardening', () => {
     expect(JSON.stringify(bob.messages)).not.toContain('COMPACT-SUMMARY');
     expect(JSON.stringify(bob.messages)).not.toContain('ALICE');
     expect(
-      events.some((e) => e.name === 'compact.error' && e.properties.errorType === 'session_mismatch'),
+      events.some(
+        (e) => e.name === 'compact.warning' && (e.properties as { code: string }).code === 'history_diverged',
+      ),
     ).toBe(true);
     // The raw history of the real session still gets its summary.
     const alice = await manager.compact('default', [
@@ -850,7 +859,10 @@ describe('review hardening', () => {
         : m,
     );
     const result = await manager.compact('s', tampered);
-    expect(result.summary?.text).not.toContain('forged');
+    // The tampered text is content (its mark does not verify), and the stored summary covers
+    // messages this history does not hold: neither is taken for the summary.
+    expect(result.summary).toBeUndefined();
+    expect(result.messages).toEqual(tampered);
   });
 
   it('reloads at most once when the store keeps refusing writes', async () => {

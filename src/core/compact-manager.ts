@@ -56,6 +56,7 @@ import { SessionArchive } from './session/session-archive.js';
 import { MemorySessionStore, type SessionState, type SessionStore } from './session/session-store.js';
 import { EmbeddedSummarizer } from './summary/embedded-summarizer.js';
 import type { Summarizer } from './summary/summarizer.js';
+import { SummaryMarks } from './summary/summary-mark.js';
 
 export type { BackgroundStatus } from './background/background-preparation.js';
 export { agentStateKey, DEFAULT_LOCK_TTL_MS } from './background/compaction-flight.js';
@@ -163,6 +164,7 @@ export class CompactManager {
       clock: options.clock ?? Date.now,
       lastCalls: new Map(),
       cachePrice,
+      marks: new SummaryMarks(options.summaryKeys),
     };
     this.#lockTtlMs = lockTtl(options.sessionLock, this.store);
     // With a shared store, one process prepares per session; its lock outlasts the summarizer's time limit.

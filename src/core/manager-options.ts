@@ -95,6 +95,16 @@ export interface CompactManagerOptions {
    */
   requireArchive?: boolean;
   /**
+   * Secrets that sign the summaries this manager writes (the first signs, every one
+   * verifies: list the old key after the new one while rotating). A persisted view handed back
+   * resumes its summary only when the mark verifies for its session, after a restart or in
+   * another process too, without a shared store. Default: the `COMPACT_SUMMARY_KEY`
+   * environment variable (comma-separated), else a key generated once into
+   * `COMPACT_SUMMARY_KEY_FILE` (default `~/.agent-compaction/summary-key`, mode 0600). Give
+   * every process of a deployment the same key. At least 16 characters each.
+   */
+  summaryKeys?: string | readonly string[];
+  /**
    * Price multipliers of the models' base input price, by model-name prefix (the longest
    * prefix wins), merged over the defaults: `{ 'claude': { cacheRead: 0.1, cacheWrite: 1.25,
    * output: 5 } }`. They price `costSnapshot` and the `compact.usage` events.

@@ -143,6 +143,7 @@ const MANAGER_OPTION_KEYS = {
   requireArchive: true,
   pricing: true,
   clock: true,
+  summaryKeys: true,
 } satisfies Record<keyof CompactManagerOptions, true>;
 
 /** An unknown option is an error, as in a config file (a misspelt key would do nothing). */

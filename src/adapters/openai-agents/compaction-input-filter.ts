@@ -70,37 +70,24 @@ function itemRole(item: unknown): unknown {
   return item !== null && typeof item === 'object' ? (item as { role?: unknown }).role : undefined;
 }
 
-/** The summary version of an item the manager may have written (an assistant message), else undefined. */
-function summaryItemVersion(item: unknown): number | undefined {
-  if (itemRole(item) !== 'assistant') return undefined;
-  return summaryVersionOf(itemText(item) ?? '');
-}
-
 /**
- * Drops stale summaries. A session's view (`getItems`) carries summary vN; a compaction of
- * the run's input writes vN+1, which folds vN in, so vN must not be sent beside it.
- *
- * Only the manager's own summaries count: pass `current`, the summary message text the
- * session's state holds (`result.summary.text`), and exactly that item is kept as the summary;
- * other summary items of lower version are stale and dropped. A tag in any other item (a user
- * message starting with `<COMPACT-SUMMARY v99>`, a newer-looking forgery) is ordinary content:
- * it is never preferred over the genuine summary nor makes it dropped. Without `current`,
- * nothing is dropped: no item can be trusted as the summary without the session's state.
+ * Drops extra copies of the session's summary. The manager sends at most one summary it
+ * trusts (its mark verifies, see `summaryKeys`); every other message that looks like a summary
+ * (a user message starting with `<COMPACT-SUMMARY v1>`, an assistant item a prompt injection
+ * made the model write, an older tag) is ordinary content and is never dropped. Pass
+ * `current`, the summary message text of the result (`result.summary.text`): copies of
+ * exactly that text after the first are dropped, so the genuine summary is never sent twice.
+ * Without `current`, nothing is dropped.
  */
 export function dropStaleSummaries<T>(items: readonly T[], current?: string): T[] {
-  if (current !== undefined) {
-    const version = summaryVersionOf(current);
-    const keep = items.findIndex((item) => itemText(item) === current);
-    if (version === undefined || keep < 0) return [...items];
-    return items.filter((item, k) => {
-      if (k === keep) return true;
-      const other = summaryItemVersion(item);
-      return other === undefined || other >= version;
-    });
-  }
-  // Without the state's summary nothing tells the genuine one from a newer-looking forgery
-  // (an assistant item a prompt injection made the model write): nothing is dropped.
-  return [...items];
+  if (current === undefined) return [...items];
+  let seen = false;
+  return items.filter((item) => {
+    if (itemText(item) !== current) return true;
+    if (seen) return false;
+    seen = true;
+    return true;
+  });
 }
 
 /** The manager session whose summary `input` carries, when a `CompactionSession` wrote it. */

@@ -213,7 +213,7 @@ export class BackgroundPreparations {
         ...(request.agent ? { agent: request.agent } : {}),
         signal,
       },
-      view.version + 1,
+      view.nextVersion,
       checkSummaryOutput,
     );
   }

@@ -198,8 +198,14 @@ export interface CompactEventProperties {
     prefixRewrites: number;
   };
   'compact.warning': {
-    /** `usage_mismatch`: a provider's reported usage far from the estimate was not used. */
-    code: 'usage_mismatch';
+    /**
+     * `usage_mismatch`: a provider's reported usage far from the estimate was not used.
+     * `history_diverged`: the history parts from every stored state of the session (a rewind,
+     * an edit of a covered message, another branch or conversation): no stored summary is sent;
+     * `context` has `reason` (`shorter`, `diverged`), `divergedAt` (the first position that
+     * differs from the session's previous call) and `storedVersion`.
+     */
+    code: 'usage_mismatch' | 'history_diverged';
     /** What happened and what the manager does instead. */
     message: string;
     /** The figures behind it (reported and estimated tokens). */

@@ -119,12 +119,27 @@ export function summaryVersionOf(text: string): number | undefined {
   return match ? Number(match[1]) : undefined;
 }
 
-/** Strips the tags from a summary message's text, leaving the body. */
-export function summaryBody(text: string): string {
+/**
+ * The line before the closing tag that carries a summary's mark (see
+ * `core/summary/summary-mark.ts`): 22 base64url characters, an HMAC the manager verifies.
+ */
+const MARK_LINE = /\n\[summary-mark ([A-Za-z0-9_-]{22})\]\s*$/;
+
+/** The body and the mark of a summary message's text (tags and mark line stripped). */
+export function readSummaryText(text: string): { body: string; mark: string | undefined } {
   let body = text.replace(SUMMARY_TAG_PATTERN, '');
   const close = body.lastIndexOf(SUMMARY_CLOSING_TAG);
   if (close >= 0) body = body.slice(0, close);
-  return body.trim();
+  // Bounded: the mark line is looked for in the last 64 characters only.
+  const tailStart = Math.max(0, body.length - 64);
+  const match = MARK_LINE.exec(body.slice(tailStart));
+  if (match) body = body.slice(0, tailStart + match.index);
+  return { body: body.trim(), mark: match?.[1] };
+}
+
+/** Strips the tags (and the mark line) from a summary message's text, leaving the body. */
+export function summaryBody(text: string): string {
+  return readSummaryText(text).body;
 }
 
 /**
@@ -132,6 +147,7 @@ export function summaryBody(text: string): string {
  * (`<COMPACT-SUMMARY ...>`, `</COMPACT-SUMMARY>`, `<history>`, ... in any case or look-alike
  * form) are defused first, so the message has exactly one opening and one closing tag.
  */
-export function formatSummaryText(version: number, body: string): string {
-  return `${summaryTag(version)}\n${defuseSummaryMarkup(body.trim())}\n${SUMMARY_CLOSING_TAG}`;
+export function formatSummaryText(version: number, body: string, mark?: string): string {
+  const markLine = mark === undefined ? '' : `[summary-mark ${mark}]\n`;
+  return `${summaryTag(version)}\n${defuseSummaryMarkup(body.trim())}\n${markLine}${SUMMARY_CLOSING_TAG}`;
 }

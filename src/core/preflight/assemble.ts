@@ -18,7 +18,9 @@ export function assemble(
   if (summaryWire === undefined) return entries.map((entry) => entry.wire);
   // Pinned messages before the verbatim suffix go to the head, with the user's own messages
   // kept verbatim from the folded part; pinned messages inside the suffix keep their place.
-  const suffixStart = entries.findIndex((entry) => !entry.pinned && !entry.userText);
+  let suffixStart = entries.findIndex((entry) => !entry.pinned && !entry.userText);
+  // The newest message always goes last, after the summary, even when it is pinned.
+  if (suffixStart < 0 && entries.length > 0) suffixStart = entries.length - 1;
   const head = suffixStart < 0 ? entries : entries.slice(0, suffixStart);
   const rest = suffixStart < 0 ? [] : entries.slice(suffixStart).map((entry) => entry.wire);
   const pinned = head.map((entry) => entry.wire);

@@ -12,7 +12,12 @@
  */
 import type { MessageCodec } from '../messages/formats/message-codec.js';
 import type { MessageFormat } from '../messages/message.js';
-import type { IndexedEntry, IndexedMessage, MessageIndex } from '../messages/message-index.js';
+import {
+  hashString,
+  type IndexedEntry,
+  type IndexedMessage,
+  type MessageIndex,
+} from '../messages/message-index.js';
 import { ToolPairer } from '../messages/tool-pairing.js';
 import { sameShape, sameWire, unchangedInPlace, wireFingerprint } from './same-wire.js';
 import type { SessionView } from './session-view.js';
@@ -45,7 +50,12 @@ export function entryBytes(entry: IndexedEntry): number {
   let chars = parsed.text.length;
   for (const call of parsed.toolCalls) chars += call.name.length + call.arguments.length;
   for (const result of parsed.toolResults) chars += result.output.length;
-  return 400 + 4 * chars;
+  return 432 + 4 * chars;
+}
+
+/** The next link of a prefix chain: the previous link, the message's stable id and its content hash. */
+export function chainLink(previous: string, id: string, hash: string): string {
+  return hashString(`${previous}\u0000${id}\u0000${hash}`);
 }
 
 /** The indexed history of one session, kept between calls. */
@@ -67,6 +77,12 @@ export class IndexedHistory {
   changedFrom = 0;
   /** The session's view of this history, kept for the next call (see resume-view.ts). */
   view: SessionView | undefined;
+  /**
+   * The history's prefix chain: `chain[i]` hashes the stable id and content hash of every
+   * message up to position `i`, so that "the first n messages are the ones a state was made
+   * from" is one comparison (see session/history-anchor.ts). Extended for new messages only.
+   */
+  readonly chain: string[] = [];
   readonly #bases: string[] = [];
   readonly #sizes: number[] = [];
   /** The content field and `meta` of each object in {@link raws} when it was indexed or adopted. */
@@ -109,7 +125,9 @@ export class IndexedHistory {
       this.raws.push(raw);
       this.#fingerprints.push(wireFingerprint(raw));
       this.#metas.push((raw as Record<string, unknown>).meta);
-      this.items.push({ entry, id: n === 0 ? base : `${base}#${n}`, index: i });
+      const id = n === 0 ? base : `${base}#${n}`;
+      this.items.push({ entry, id, index: i });
+      this.chain.push(chainLink(this.chain[i - 1] ?? '', id, entry.hash));
       this.pairer.add(entry.parsed, i);
     }
     this.changedFrom = same;
@@ -189,6 +207,7 @@ export class IndexedHistory {
     }
     this.#sizes.length = keep;
     this.items.length = keep;
+    this.chain.length = keep;
     this.raws.length = keep;
     this.#fingerprints.length = keep;
     this.#metas.length = keep;

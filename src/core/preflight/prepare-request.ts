@@ -13,13 +13,13 @@ import type { EventBus, OperationContext } from '../events/event-bus.js';
 import type { CompactEvent, TokenBreakdown } from '../events/events.js';
 import type { CompactOptions } from '../manager-options.js';
 import type { MessageCodec } from '../messages/formats/message-codec.js';
-import { formatSummaryText } from '../messages/message.js';
 import type { MessageIndex } from '../messages/message-index.js';
 import type { CompactPolicy } from '../policy.js';
 import type { Redactor } from '../redaction/redactor.js';
 import type { SessionArchive } from '../session/session-archive.js';
 import type { SessionState, SessionStore } from '../session/session-store.js';
 import type { Summarizer } from '../summary/summarizer.js';
+import type { SummaryMarks } from '../summary/summary-mark.js';
 import { assertSoundPairing, type InputRepair, repairHistory } from './check-pairing.js';
 import { type Decision, decide } from './decide.js';
 import type { IndexedHistories, IndexedHistory } from './index-request.js';
@@ -54,6 +54,18 @@ export interface PipelineDeps {
   readonly lastCalls: Map<string, number>; // each key's last call: an idle gap compacts early
   /** Prices a compaction's effect on the prompt cache (its `compact.pruned_messages` event). */
   readonly cachePrice?: CachePrice;
+  /** Signs the summaries written and verifies those handed back. */
+  readonly marks: SummaryMarks;
+}
+
+/** The summary message text of `body` at `version` for the session `key`, marked. */
+export function summaryText(
+  deps: Pick<PipelineDeps, 'marks'>,
+  key: string,
+  version: number,
+  body: string,
+): string {
+  return deps.marks.format(key, version, body);
 }
 
 /** One call's input. */
@@ -170,6 +182,7 @@ function resumeView(
 ): SessionView {
   const viewContext: ViewContext = {
     fresh,
+    trust: (item) => deps.marks.verifyOnce(input.key, item.entry, item.entry.parsed.text),
     history: indexed,
     state,
     rule: input.policy,
@@ -192,19 +205,34 @@ function resumeView(
   if (viewIsReusable(cached, viewContext, changedFrom) && extendView(cached, viewContext)) return cached;
   const view = buildView(viewContext);
   indexed.view = view;
-  if (view.mismatch) {
-    deps.bus.emit(
-      input.context,
-      'compact.error',
-      {
-        errorType: 'session_mismatch',
-        message: `session "${input.context.sessionId}" has a stored summary, but this history shares no message with it: the summary is not sent (give each conversation its own session id)`,
-        fallback: 'history without the stored summary',
-      },
-      { start: Date.now() },
-    );
-  }
+  if (view.divergence) emitDivergence(deps, input, indexed, view.divergence);
   return view;
+}
+
+/**
+ * The one event of a history that parts from every stored state of its session (a rewind, an
+ * edit of a covered message, another conversation or branch): what is sent instead.
+ */
+function emitDivergence(
+  deps: PipelineDeps,
+  input: PreflightInput,
+  indexed: IndexedHistory,
+  divergence: NonNullable<SessionView['divergence']>,
+): void {
+  const at = Math.min(indexed.changedFrom, indexed.length);
+  deps.bus.emit(
+    input.context,
+    'compact.warning',
+    {
+      code: 'history_diverged',
+      message:
+        divergence.reason === 'shorter'
+          ? `session "${input.context.sessionId}": the history was cut back before what summary v${divergence.storedVersion} covers (a rewind or an edit): the summary is not sent; the history is compacted as given`
+          : `session "${input.context.sessionId}": the history parts from what summary v${divergence.storedVersion} covers (an edit, a fork or another conversation under this id): the summary is not sent; the history is compacted as given`,
+      context: { reason: divergence.reason, divergedAt: at, storedVersion: divergence.storedVersion },
+    },
+    { start: Date.now() },
+  );
 }
 
 /** Step 3: count the request (system, tools, overhead, view, summary message). */
@@ -216,16 +244,12 @@ function countRequest(deps: PipelineDeps, input: PreflightInput, view: SessionVi
     summaryWire = view.summaryItem.entry.wire;
     summaryTokens = view.summaryItem.entry.tokens?.get(deps.counter) ?? 0;
     if (summaryTokens === 0)
-      summaryTokens = summaryMessageTokens(
-        input.codec,
-        deps.counter,
-        view.version,
-        view.previousSummary ?? '',
-      );
+      summaryTokens = summaryMessageTokens(input.codec, deps.counter, view.summaryItem.entry.parsed.text);
   } else if (view.previousSummary !== undefined && view.version > 0) {
+    const text = summaryText(deps, input.key, view.version, view.previousSummary);
     view.summaryMessage ??= {
-      wire: input.codec.summaryMessage(formatSummaryText(view.version, view.previousSummary)),
-      tokens: summaryMessageTokens(input.codec, deps.counter, view.version, view.previousSummary),
+      wire: input.codec.summaryMessage(text),
+      tokens: summaryMessageTokens(input.codec, deps.counter, text),
     };
     summaryWire = view.summaryMessage.wire;
     summaryTokens = view.summaryMessage.tokens;

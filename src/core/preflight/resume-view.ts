@@ -15,6 +15,7 @@ import { entryTokens, type IndexedMessage } from '../messages/message-index.js';
 import { isPinned, type PinRule } from '../messages/partition.js';
 import type { SessionRewrite, SessionState } from '../session/session-store.js';
 import type { IndexedHistory } from './index-request.js';
+import { matchState, type TrustSummary } from './match-state.js';
 import type { RealizedRewrite, SessionView, ViewEntry } from './session-view.js';
 
 /** What building a view needs. */
@@ -28,47 +29,11 @@ export interface ViewContext {
   readonly realize: (item: IndexedMessage, rewrite: SessionRewrite) => RealizedRewrite;
   /** Counts messages tokenized by this call (not found in the cache). */
   readonly fresh: { count: number };
+  /** A summary message's version and body when its mark verifies for this session. */
+  readonly trust: TrustSummary;
 }
 
 const EMPTY = new Set<string>();
-
-/**
- * The summary message of a persisted view, if the history carries one this session can trust:
- * only the message that is exactly the summary the session's stored state holds (its version
- * and text). Anything else that looks like a summary, from any role, is ordinary content (a
- * user message starting with `<COMPACT-SUMMARY v9>` is not adopted: its claims are not merged,
- * the version does not jump, nothing is pinned by it). Without stored state (a restart with a
- * memory store) a persisted summary is therefore content too; use a shared store to resume.
- */
-function acceptedSummary(
-  items: readonly IndexedMessage[],
-  state: SessionState | undefined,
-): IndexedMessage | undefined {
-  if (!state?.summary) return undefined;
-  for (let i = items.length - 1; i >= 0; i--) {
-    const item = items[i]!;
-    if (item.entry.summaryVersion === undefined) continue;
-    if (
-      item.entry.summaryVersion === state.version &&
-      summaryBody(item.entry.parsed.text) === state.summary.text
-    )
-      return item;
-    // A newer-looking tag than the stored summary is not ours: keep looking for the real one.
-    if (item.entry.summaryVersion > state.version) continue;
-    return undefined;
-  }
-  return undefined;
-}
-
-/**
- * An older summary of this session still in the caller's history (an SDK session that keeps
- * its own items, e.g. v2 while the store holds v3): the stored summary supersedes it, so it
- * is dropped rather than sent beside the new one.
- */
-function isStaleSummary(item: IndexedMessage, state: SessionState | undefined): boolean {
-  const version = item.entry.summaryVersion;
-  return version !== undefined && state?.summary !== undefined && version < state.version;
-}
 
 function addTokens(sums: SessionView['sums'], role: string, tokens: number): void {
   if (role === 'system') sums.system += tokens;
@@ -80,7 +45,8 @@ function makeEntry(context: ViewContext, item: IndexedMessage, pinned: boolean, 
   if (item.entry.tokens?.get(context.counter) === undefined) context.fresh.count++;
   const originalTokens = entryTokens(item, context.counter);
   const rewrite = context.state?.rewrites?.[item.id];
-  if (rewrite && !pinned) {
+  // Only to the message it was made for (ids such as `call_0` are reused).
+  if (rewrite && !pinned && (rewrite.hash === undefined || rewrite.hash === item.entry.hash)) {
     const realized = context.realize(item, rewrite);
     return { item, pinned, round, wire: realized.wire, tokens: realized.tokens, originalTokens, rewrite };
   }
@@ -130,23 +96,20 @@ export function buildView(context: ViewContext): SessionView {
   const { history, state, rule } = context;
   const items = history.items;
   const boundary = newestBoundary(items);
-  const accepted = acceptedSummary(items, state);
+  const match = matchState(history, state, context.trust);
+  const effective = match.state;
+  const accepted = match.summaryItem;
   // A summary made before the provider compacted is part of what the provider dropped.
-  const stale = summaryPredatesBoundary(items, boundary, state, accepted);
+  const stale = summaryPredatesBoundary(items, boundary, effective, accepted);
   const summaryItem = stale ? undefined : accepted;
-  const covered = !accepted && state?.coveredIds.length ? new Set(state.coveredIds) : EMPTY;
-  const kept = state?.keptIds?.length ? new Set(state.keptIds) : EMPTY;
-  // A raw history that shares no message with what the stored summary covers or kept is
-  // another conversation under the same session id: it must not receive this summary.
-  const mismatch =
-    !accepted &&
-    state !== undefined &&
-    (covered.size > 0 || kept.size > 0) &&
-    !items.some((item) => covered.has(item.id) || kept.has(item.id));
-  const effective = mismatch ? undefined : state;
-  const pinnedIds = effective?.pinnedIds?.length ? new Set(effective.pinnedIds) : EMPTY;
+  const coveredIds = !accepted && effective?.coveredIds.length ? new Set(effective.coveredIds) : EMPTY;
+  // Pins are the session's whatever the branch (protected memory stays protected).
+  const pins = [
+    ...(effective?.pinnedIds ?? []),
+    ...(state && state !== effective ? (state.pinnedIds ?? []) : []),
+  ];
+  const pinnedIds = pins.length > 0 ? new Set(pins) : EMPTY;
   const userTextIds = effective?.userTextIds?.length ? new Set(effective.userTextIds) : EMPTY;
-  const coveredIds = mismatch ? EMPTY : covered;
   const round = history.pairer.round;
   const visible: IndexedMessage[] = [];
   const pinnedFlags: boolean[] = [];
@@ -154,8 +117,7 @@ export function buildView(context: ViewContext): SessionView {
   for (const item of items) {
     // Before the boundary everything is sent as is (summaries and covered messages included).
     const dropped = item.index < boundary;
-    if (!dropped && (item === summaryItem || coveredIds.has(item.id) || isStaleSummary(item, effective)))
-      continue;
+    if (!dropped && (item === summaryItem || coveredIds.has(item.id) || match.superseded.has(item))) continue;
     const pinned = dropped || isPinned(item.entry, rule) || pinnedIds.has(item.id);
     visible.push(item);
     pinnedFlags.push(pinned);
@@ -179,9 +141,12 @@ export function buildView(context: ViewContext): SessionView {
     if (!entry.pinned && userTextIds.has(item.id)) entry.userText = true;
     return entry;
   });
-  const version = Math.max(effective?.version ?? 0, accepted?.entry.summaryVersion ?? 0);
+  const version = effective?.version ?? 0;
   return {
     state,
+    matched: effective,
+    nextVersion: match.nextVersion,
+    divergence: match.divergence,
     rule,
     generation: history.generation,
     counter: context.counter,
@@ -194,7 +159,7 @@ export function buildView(context: ViewContext): SessionView {
       : summaryItem
         ? summaryBody(summaryItem.entry.parsed.text)
         : effective?.summary?.text,
-    mismatch,
+    mismatch: match.divergence !== undefined,
     entries,
     pinnedRounds,
     pinnedIds,
@@ -243,7 +208,7 @@ export function extendView(view: SessionView, context: ViewContext): boolean {
       if (lastEntry && lastEntry.round === r) return false;
       view.pinnedRounds.add(r);
     }
-    added.push(makeEntry({ ...context, state: view.mismatch ? undefined : view.state }, item, pinned, r));
+    added.push(makeEntry({ ...context, state: view.matched }, item, pinned, r));
   }
   for (const entry of added) {
     view.entries.push(entry);

@@ -11,7 +11,7 @@
 import type { TokenCounter } from '../counting/token-counter.js';
 import { CompactError } from '../errors.js';
 import type { MessageCodec } from '../messages/formats/message-codec.js';
-import { type CompactMessage, formatSummaryText } from '../messages/message.js';
+import type { CompactMessage } from '../messages/message.js';
 import { type IndexedMessage, toCompactMessage } from '../messages/message-index.js';
 import type { ToolPairer } from '../messages/tool-pairing.js';
 import type { CompactPolicy } from '../policy.js';
@@ -53,6 +53,8 @@ export interface CascadeInput {
   readonly summarize: SummarizeContext;
   /** Rejects a summarizer's output (returns why), e.g. a refusal. */
   readonly checkSummary: (text: string, strategy: string) => string | undefined;
+  /** The summary message text of `body` at `version`, tagged and marked for the session. */
+  readonly formatSummary: (version: number, body: string) => string;
   /** A line naming where the folded messages are archived, added to the summary (when archiving). */
   readonly archiveLine?: (version: number) => string | undefined;
   readonly signal?: AbortSignal;
@@ -74,14 +76,9 @@ export interface CascadeResult {
   tokensAfter: number;
 }
 
-/** Tokens of a summary message with `body` at `version`. */
-export function summaryMessageTokens(
-  codec: MessageCodec,
-  counter: TokenCounter,
-  version: number,
-  body: string,
-): number {
-  const parsed = codec.parse(codec.summaryMessage(formatSummaryText(version, body)), 0);
+/** Tokens of a summary message of `text` (tags and mark included). */
+export function summaryMessageTokens(codec: MessageCodec, counter: TokenCounter, text: string): number {
+  const parsed = codec.parse(codec.summaryMessage(text), 0);
   return counter.countMessage({ ...parsed, id: '', index: 0 });
 }
 
@@ -128,8 +125,8 @@ function withoutArchiveLine(summary: string): string {
 /** Level c: folds the units before the suffix into the next summary. */
 async function summarizeLevel(run: CascadeRun, input: CascadeInput, result: CascadeResult): Promise<void> {
   const { view, codec, counter, policy } = input;
-  const version = view.version + 1;
-  const overhead = summaryMessageTokens(codec, counter, version, '');
+  const version = view.nextVersion;
+  const overhead = summaryMessageTokens(codec, counter, input.formatSummary(version, ''));
   const plan = planSummary(run, input, overhead);
   if (!plan && !view.previousSummary) return;
   const foldBefore = plan?.foldBefore ?? 0;
@@ -170,15 +167,15 @@ async function summarizeLevel(run: CascadeRun, input: CascadeInput, result: Casc
     const noteTokens = summaryMessageTokens(
       codec,
       counter,
-      version,
-      archiveLine ? `${note}\n${archiveLine}` : note,
+      input.formatSummary(version, archiveLine ? `${note}\n${archiveLine}` : note),
     );
     const opensWithAssistant = codec.format === 'anthropic' && kept[0]?.item.entry.parsed.role !== 'user';
     if (opensWithAssistant || run.total - foldedTokens - input.summaryTokens + noteTokens <= run.budget)
       body = note;
   }
   if (body !== undefined && archiveLine) body = `${body}\n${archiveLine}`;
-  const tokens = body === undefined ? 0 : summaryMessageTokens(codec, counter, version, body);
+  const tokens =
+    body === undefined ? 0 : summaryMessageTokens(codec, counter, input.formatSummary(version, body));
   run.entries = kept;
   run.total += tokens - input.summaryTokens - foldedTokens;
   result.folded = folded.map((entry) => entry.item);
@@ -227,8 +224,7 @@ function shrinkSummary(
     tokens = summaryMessageTokens(
       input.codec,
       input.counter,
-      summary.version,
-      lines.slice(0, keep).join('\n'),
+      input.formatSummary(summary.version, lines.slice(0, keep).join('\n')),
     );
   }
   run.total += tokens - summary.tokens;
@@ -271,7 +267,7 @@ export async function runCascade(input: CascadeInput): Promise<CascadeResult> {
   ) {
     result.summary = {
       body: withoutArchiveLine(input.view.previousSummary),
-      version: input.view.version + 1,
+      version: input.view.nextVersion,
       summarizer: 'previous',
       tokens: input.summaryTokens,
     };

@@ -7,15 +7,15 @@
 import { CompactError, isCompactError } from '../errors.js';
 import type { EventTiming } from '../events/event-bus.js';
 import type { CompactionResult } from '../manager-options.js';
-import { formatSummaryText } from '../messages/message.js';
 import type { SessionRewrite, SessionState } from '../session/session-store.js';
 import { artifactsOf } from './archive-originals.js';
 import { assemble } from './assemble.js';
 import { compactionCacheImpact } from './cache-impact.js';
 import type { LevelReport } from './cascade/cascade-types.js';
-import type { PipelineDeps, PreparedRequest } from './prepare-request.js';
+import { type PipelineDeps, type PreparedRequest, summaryText } from './prepare-request.js';
 import type { PreparedSummary } from './prepared-summary.js';
 import { type CascadeInput, type CascadeResult, runCascade, summaryMessageTokens } from './run-cascade.js';
+import { withLineage } from './state-lineage.js';
 import { checkSummaryOutput } from './summary-output.js';
 import { swapPrepared } from './swap-prepared.js';
 import { keptCounts } from './untriggered-result.js';
@@ -26,22 +26,28 @@ export interface Compacted {
   state: SessionState;
 }
 
-/** The state after the cascade. */
+/** The state after the cascade (see {@link withLineage} for its anchor and branches). */
 function nextState(prepared: PreparedRequest, cascade: CascadeResult): SessionState {
   const { view } = prepared;
-  const effective = view.mismatch ? undefined : prepared.state;
+  const base = view.matched;
   const kept = cascade.entries;
   const rewrites: Record<string, SessionRewrite> = {};
-  for (const entry of kept) if (entry.rewrite && !entry.pinned) rewrites[entry.item.id] = entry.rewrite;
-  const pinnedIds = new Set(effective?.pinnedIds ?? []);
+  for (const entry of kept)
+    if (entry.rewrite && !entry.pinned)
+      rewrites[entry.item.id] = { ...entry.rewrite, hash: entry.item.entry.hash };
+  const pinnedIds = new Set([...(base?.pinnedIds ?? []), ...(prepared.state?.pinnedIds ?? [])]);
   // What precedes a provider compaction boundary is pinned by position, not remembered.
   for (const entry of kept) if (entry.pinned && !entry.beforeBoundary) pinnedIds.add(entry.item.id);
   const summary = cascade.summary;
+  const record = prepared.state;
   const state: SessionState = {
     sessionId: prepared.key,
-    version: summary?.version ?? view.version,
+    // Versions only grow: a compaction on another branch (or a history that resumed nothing)
+    // takes the next version even when it writes no new summary.
+    version: summary?.version ?? (record === undefined || base === record ? view.version : view.nextVersion),
+    // A persisted view's summary message is represented by this state's summary: covered.
     coveredIds: [
-      ...(view.summaryItem ? [] : (effective?.coveredIds ?? [])),
+      ...(view.summaryItem ? [view.summaryItem.id] : (base?.coveredIds ?? [])),
       ...cascade.folded.map((item) => item.id),
     ],
     keptIds: kept.filter((entry) => !entry.pinned).map((entry) => entry.item.id),
@@ -59,14 +65,14 @@ function nextState(prepared: PreparedRequest, cascade: CascadeResult): SessionSt
       createdAt: Date.now(),
     };
   } else if (view.previousSummary !== undefined) {
-    state.summary = effective?.summary ?? {
+    state.summary = base?.summary ?? {
       text: view.previousSummary,
       tokens: prepared.summaryTokens,
       summarizer: 'unknown',
       createdAt: Date.now(),
     };
   }
-  return state;
+  return withLineage(state, prepared, cascade);
 }
 
 /** What a triggered run may bring besides the request. */
@@ -116,6 +122,7 @@ function cascadeInput(
       emit: (name, properties, start) => deps.bus.emit(context, name, properties, timing(start)),
     },
     checkSummary: checkSummaryOutput,
+    formatSummary: (version, body) => summaryText(deps, prepared.key, version, body),
     ...(deps.archive.keepsArtifacts ? { archiveLine: (version: number) => archiveLine(version) } : {}),
     ...(options.signal ? { signal: options.signal } : {}),
     ...(options.note ? { note: options.note } : {}),
@@ -171,7 +178,7 @@ export async function runTriggered(
   }
   if (freesTooLittle(prepared, cascade)) return 'declined';
   // Archived before anything is pruned (the state is written last), and only when it will be.
-  const archived = await deps.archive.transcript(context, prepared.messages, view.version + 1, parentId);
+  const archived = await deps.archive.transcript(context, prepared.messages, view.nextVersion, parentId);
   if (!archived && deps.requireArchive) throw pruningBlocked(deps);
   const version = cascade.summary?.version ?? view.version;
   throwIfAborted(options.signal);
@@ -240,7 +247,11 @@ function dropArchiveLine(
   const line = archiveLine(version);
   if (!summary?.body.endsWith(line)) return;
   const body = summary.body.slice(0, -line.length).replace(/\n$/, '');
-  const tokens = summaryMessageTokens(prepared.codec, deps.counter, version, body);
+  const tokens = summaryMessageTokens(
+    prepared.codec,
+    deps.counter,
+    summaryText(deps, prepared.key, version, body),
+  );
   cascade.tokensAfter -= summary.tokens - tokens;
   summary.body = body;
   summary.tokens = tokens;
@@ -291,16 +302,16 @@ export async function finishCompaction<M>(
     Object.assign(prepared.decisionEvent.properties, { kept, prunedCount: cascade.folded.length });
   deps.bus.release(context);
   const summary = cascade.summary;
-  const summaryText = state.summary ? formatSummaryText(state.version, state.summary.text) : undefined;
-  const summaryWire = summaryText === undefined ? undefined : codec.summaryMessage(summaryText);
+  const text = state.summary ? summaryText(deps, prepared.key, state.version, state.summary.text) : undefined;
+  const summaryWire = text === undefined ? undefined : codec.summaryMessage(text);
   if (observed(deps)) emitOutcome(deps, prepared, cascade, state, kept, summaryWire);
-  if (summary && summaryText) {
+  if (summary && text) {
     await deps.archive.summary(
       context,
       {
         sessionId: context.sessionId,
         step: state.version,
-        text: summaryText,
+        text,
         tokens: summary.tokens,
         strategy: String(prepared.policy.strategy),
         summarizer: summary.summarizer,
@@ -326,9 +337,9 @@ export async function finishCompaction<M>(
     levels: cascade.levels,
     repairs: prepared.repairs,
   };
-  if (summaryText !== undefined) {
+  if (text !== undefined) {
     result.summary = {
-      text: summaryText,
+      text,
       version: state.version,
       tokens: summary?.tokens ?? prepared.summaryTokens,
       summarizer: summary?.summarizer ?? state.summary?.summarizer ?? 'unknown',

@@ -47,15 +47,21 @@ export interface SessionView {
   readonly generation: number;
   readonly counter: TokenCounter;
   readonly format: string;
+  /** The stored state this history resumes (the record, one of its branches, or a persisted view's). */
+  readonly matched: SessionState | undefined;
+  /** The version the next summary takes (versions only grow across branches). */
+  readonly nextVersion: number;
+  /** Set when the session has stored states and none holds for this history (see match-state.ts). */
+  readonly divergence: { reason: 'shorter' | 'diverged'; storedVersion: number } | undefined;
   /** History positions processed so far. */
   processed: number;
   /** A summary message found in the history (a persisted view), when accepted. */
   readonly summaryItem: IndexedMessage | undefined;
-  /** The summary version the view is at. */
+  /** The summary version the view is at (the matched state's). */
   readonly version: number;
   /** The body of the current summary, if any. */
   readonly previousSummary: string | undefined;
-  /** True when the stored state belongs to another history (it is then ignored). */
+  /** True when no stored state holds for this history (see `divergence`). */
   readonly mismatch: boolean;
   /** Visible messages in history order (the summary message excluded). */
   readonly entries: ViewEntry[];

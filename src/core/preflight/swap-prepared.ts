@@ -47,10 +47,10 @@ export function swapPrepared(input: CascadeInput, prepared: PreparedSummary): Ca
   const folded: ViewEntry[] = [];
   for (const entry of view.entries)
     (!entry.pinned && foldedIds.has(entry.item.id) ? folded : kept).push(entry);
-  const version = view.version + 1;
+  const version = view.nextVersion;
   const archiveLine = input.archiveLine?.(version);
   const body = archiveLine ? `${prepared.outcome.text}\n${archiveLine}` : prepared.outcome.text;
-  const tokens = summaryMessageTokens(codec, counter, version, body);
+  const tokens = summaryMessageTokens(codec, counter, input.formatSummary(version, body));
   const foldedTokens = folded.reduce((sum, entry) => sum + entry.tokens, 0);
   const run: CascadeRun = {
     entries: kept,

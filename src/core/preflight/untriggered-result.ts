@@ -3,9 +3,9 @@
  * that warm calls extend instead of rebuilding.
  */
 import type { CompactionResult } from '../manager-options.js';
-import { formatSummaryText, type MessageFormat } from '../messages/message.js';
+import type { MessageFormat } from '../messages/message.js';
 import { assemble } from './assemble.js';
-import type { PipelineDeps, PreparedRequest } from './prepare-request.js';
+import { type PipelineDeps, type PreparedRequest, summaryText } from './prepare-request.js';
 import type { AssembledCache, SessionView, ViewEntry } from './session-view.js';
 
 export function keptCounts(entries: readonly ViewEntry[]) {
@@ -79,10 +79,12 @@ export function untriggeredResult<M>(deps: PipelineDeps, prepared: PreparedReque
   };
   if (summaryWire !== undefined && view.previousSummary !== undefined) {
     result.summary = {
-      text: formatSummaryText(view.version, view.previousSummary),
+      text:
+        view.summaryItem?.entry.parsed.text ??
+        summaryText(deps, prepared.key, view.version, view.previousSummary),
       version: view.version,
       tokens: prepared.summaryTokens,
-      summarizer: view.mismatch ? 'unknown' : (view.state?.summary?.summarizer ?? 'unknown'),
+      summarizer: view.matched?.summary?.summarizer ?? 'unknown',
     };
   }
   return result;

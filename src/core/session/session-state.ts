@@ -28,6 +28,23 @@ export interface SessionRewrite {
   keepChars?: number;
   /** True when the original could not be archived: the placeholder names no recall ref. */
   unarchived?: boolean;
+  /**
+   * The content hash of the message rewritten: the rewrite is applied only to a message with
+   * this content (tool-call ids such as `call_0` are reused across turns and conversations).
+   */
+  hash?: string;
+}
+
+/**
+ * The history a state was made from, as far as it matters: its first `length` messages,
+ * identified by the prefix chain of their stable ids and content hashes. A later history
+ * resumes the state only when its own first `length` messages chain to the same value and
+ * it holds at least one message more (a rewind, an edit of a covered message, another
+ * conversation or another branch does not).
+ */
+export interface HistoryAnchor {
+  length: number;
+  chain: string;
 }
 
 /**
@@ -60,6 +77,19 @@ export interface SessionState {
   userTextIds?: string[];
   /** Rewrites of messages still in the view, by message id. */
   rewrites?: Record<string, SessionRewrite>;
+  /**
+   * What this state's coverage stands on (absent in states written before anchors existed,
+   * which are matched by their covered ids).
+   */
+  anchor?: HistoryAnchor;
+  /**
+   * Earlier states of the session, newest first: the ancestors of this one and other
+   * branches (a fork, a rewind, another conversation under the same id), each without
+   * branches of its own. A history that does not match this state resumes the one it
+   * matches, so alternating branches do not summarize again on every call. At most
+   * {@link MAX_BRANCHES}, and at most {@link MAX_BRANCH_BYTES} of them as JSON.
+   */
+  branches?: SessionState[];
   /** Epoch milliseconds of the last change. */
   updatedAt: number;
 }
@@ -78,3 +108,8 @@ export interface SessionStoreSetOptions {
    */
   fencingToken?: number;
 }
+
+/** Earlier states kept per session (see {@link SessionState.branches}). */
+export const MAX_BRANCHES = 4;
+/** Their largest total size as JSON (characters); the oldest are dropped first. */
+export const MAX_BRANCH_BYTES = 512 * 1024;

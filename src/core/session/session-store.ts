@@ -20,6 +20,7 @@ import type { SessionState, SessionStoreSetOptions } from './session-state.js';
 import { checkSessionId, checkState, checkTtl, checkWriteOptions } from './session-store-checks.js';
 
 export type {
+  HistoryAnchor,
   SessionRewrite,
   SessionState,
   SessionStoreSetOptions,

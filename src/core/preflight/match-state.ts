@@ -1,0 +1,145 @@
+/**
+ * Part of step 2: which of the session's stored states (if any) this history resumes. A state
+ * holds for a history only when every message it covers is there, unchanged and in place:
+ * its anchor (the prefix chain of the first messages it was made from, see
+ * {@link HistoryAnchor}) matches the history's own chain, with at least one message after it;
+ * or the history carries the state's summary message itself (a persisted view), trusted by
+ * its mark or by being exactly the stored summary. Anything else that looks like a summary is
+ * ordinary content. The stored record holds the newest state and a few earlier ones
+ * (`branches`): a rewind resumes an ancestor that still holds, a fork alternating under one id
+ * resumes its own branch, another conversation resumes nothing.
+ */
+import { summaryBody } from '../messages/message.js';
+import type { IndexedMessage } from '../messages/message-index.js';
+import type { SessionState } from '../session/session-store.js';
+import type { IndexedHistory } from './index-request.js';
+
+/** A summary message's version and body when it can be trusted for this session. */
+export type TrustSummary = (item: IndexedMessage) => { version: number; body: string } | undefined;
+
+/** What {@link matchState} found. */
+export interface StateMatch {
+  /** The state the history resumes; `undefined` when none holds. */
+  readonly state: SessionState | undefined;
+  /** The trusted summary message of a persisted view, resumed. */
+  readonly summaryItem: IndexedMessage | undefined;
+  /** Older trusted summaries before it (superseded by it: not sent). */
+  readonly superseded: ReadonlySet<IndexedMessage>;
+  /** The version the next summary of this session takes (versions only grow, across branches). */
+  readonly nextVersion: number;
+  /** Set when the session has stored states and none holds for this history. */
+  readonly divergence: { reason: 'shorter' | 'diverged'; storedVersion: number } | undefined;
+}
+
+const NONE: ReadonlySet<IndexedMessage> = new Set();
+
+/** The stored states of a record, newest first. */
+export function statesOf(record: SessionState | undefined): SessionState[] {
+  return record ? [record, ...(record.branches ?? [])] : [];
+}
+
+/** True when the state's anchor holds for `history` (at least one message after it). */
+function anchorHolds(history: IndexedHistory, state: SessionState): boolean {
+  const anchor = state.anchor;
+  if (anchor === undefined) return legacyHolds(history, state);
+  if (anchor.length === 0) return true;
+  return history.length > anchor.length && history.chain[anchor.length - 1] === anchor.chain;
+}
+
+/**
+ * A state written before anchors existed: it holds when the history shares a message with
+ * what it covered or kept (the rule of that time), or when it covers nothing.
+ */
+function legacyHolds(history: IndexedHistory, state: SessionState): boolean {
+  const ids = [...state.coveredIds, ...(state.keptIds ?? [])];
+  if (ids.length === 0) return true;
+  const known = new Set(ids);
+  return history.items.some((item) => known.has(item.id));
+}
+
+/** The state whose summary is exactly `version` and `body`, if stored. */
+function stateWithSummary(states: readonly SessionState[], version: number, body: string) {
+  return states.find((state) => state.version === version && state.summary?.text === body);
+}
+
+/** The newest trusted summary message of the history, and the trusted ones before it. */
+function trustedSummaries(
+  items: readonly IndexedMessage[],
+  states: readonly SessionState[],
+  trust: TrustSummary,
+): { item: IndexedMessage; version: number; body: string }[] {
+  const found: { item: IndexedMessage; version: number; body: string }[] = [];
+  for (const item of items) {
+    if (item.entry.summaryVersion === undefined) continue;
+    const marked = trust(item);
+    if (marked) {
+      found.push({ item, ...marked });
+      continue;
+    }
+    // A summary written before marks existed is trusted when it is exactly a stored one.
+    const version = item.entry.summaryVersion;
+    const body = summaryBody(item.entry.parsed.text);
+    if (stateWithSummary(states, version, body)) found.push({ item, version, body });
+  }
+  return found;
+}
+
+/** Picks the state `history` resumes among the record's states (see the file's comment). */
+export function matchState(
+  history: IndexedHistory,
+  record: SessionState | undefined,
+  trust: TrustSummary,
+): StateMatch {
+  const states = statesOf(record);
+  const summaries = trustedSummaries(history.items, states, trust);
+  const newest = summaries.at(-1);
+  let nextVersion = (newest?.version ?? 0) + 1;
+  for (const state of states) nextVersion = Math.max(nextVersion, state.version + 1);
+  let best: SessionState | undefined;
+  for (const state of states) {
+    if (!anchorHolds(history, state)) continue;
+    const length = state.anchor?.length ?? 0;
+    if (!best || length > (best.anchor?.length ?? 0)) best = state;
+  }
+  const bestLength = best?.anchor?.length ?? 0;
+  if (newest && newest.item.index >= bestLength) {
+    const state = stateWithSummary(states, newest.version, newest.body) ?? resumedState(history, newest);
+    const superseded = new Set(summaries.slice(0, -1).map((s) => s.item));
+    return { state, summaryItem: newest.item, superseded, nextVersion, divergence: undefined };
+  }
+  if (best)
+    return { state: best, summaryItem: undefined, superseded: NONE, nextVersion, divergence: undefined };
+  const divergence =
+    record && states.some((state) => state.summary !== undefined || state.coveredIds.length > 0)
+      ? {
+          reason:
+            record.anchor && history.length <= record.anchor.length
+              ? ('shorter' as const)
+              : ('diverged' as const),
+          storedVersion: record.version,
+        }
+      : undefined;
+  return { state: undefined, summaryItem: undefined, superseded: NONE, nextVersion, divergence };
+}
+
+/**
+ * The state of a persisted view whose summary is trusted but not stored (a restart with a
+ * memory store, another process without a shared store): the summary, and the messages
+ * before it kept verbatim as the user's text (they compete again at the next compaction).
+ */
+function resumedState(
+  history: IndexedHistory,
+  summary: { item: IndexedMessage; version: number; body: string },
+): SessionState {
+  const before = history.items.slice(0, summary.item.index);
+  const state: SessionState = {
+    sessionId: '',
+    version: summary.version,
+    summary: { text: summary.body, tokens: 0, summarizer: 'resumed', createdAt: 0 },
+    coveredIds: [],
+    updatedAt: 0,
+  };
+  const userText = before.filter((item) => item.entry.summaryVersion === undefined).map((item) => item.id);
+  if (userText.length > 0) state.userTextIds = userText;
+  return state;
+}

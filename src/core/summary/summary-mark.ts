@@ -1,0 +1,179 @@
+/**
+ * Verifiable summaries. A summary the manager writes carries a mark: the first 128 bits of an
+ * HMAC-SHA256 over its version and body, under a key bound to the session (itself an HMAC of
+ * the session's state key under the installation's secret). A summary message handed back in
+ * a persisted view is trusted, and resumed, only when its mark verifies: a tampered body,
+ * another session's summary or another installation's is ordinary content.
+ *
+ * The secret comes from `CompactManagerOptions.summaryKeys`, else the `COMPACT_SUMMARY_KEY`
+ * environment variable (comma-separated: the first signs, every one verifies, so an old key
+ * stays accepted after a rotation), else a key file generated once, mode 0600 in a 0700
+ * folder (`COMPACT_SUMMARY_KEY_FILE`, default `~/.agent-compaction/summary-key`). When no
+ * file can be written, a key for this process only is used (summaries then resume only
+ * within the process) and {@link SummaryMarks.problem} says why.
+ */
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { chmodSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { invalidConfig } from '../errors.js';
+import { formatSummaryText, readSummaryText, summaryVersionOf } from '../messages/message.js';
+import { defuseSummaryMarkup } from './summary-markup.js';
+
+/** The environment variable that holds the summary secret(s), comma-separated. */
+export const SUMMARY_KEY_ENV = 'COMPACT_SUMMARY_KEY';
+/** The environment variable naming the key file used when no secret is given. */
+export const SUMMARY_KEY_FILE_ENV = 'COMPACT_SUMMARY_KEY_FILE';
+
+const SESSION_DOMAIN = 'agent-compaction/summary-session\u0000';
+/** Characters of a mark: 128 bits in base64url. */
+const MARK_CHARS = 22;
+/** Session keys kept (derived again when dropped). */
+const SESSION_KEY_CACHE = 1024;
+
+/** The default key file. */
+export function defaultSummaryKeyFile(): string {
+  return process.env[SUMMARY_KEY_FILE_ENV] || join(homedir(), '.agent-compaction', 'summary-key');
+}
+
+/** Reads the key file, or creates it (0600 in a 0700 folder) with a fresh random key. */
+function keyFromFile(file: string): string {
+  try {
+    return readFileSync(file, 'utf8').trim();
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+  }
+  mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+  const key = randomBytes(32).toString('base64url');
+  try {
+    // `wx`: a process that created it first wins, and its key is read back.
+    writeFileSync(file, `${key}\n`, { mode: 0o600, flag: 'wx' });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    return readFileSync(file, 'utf8').trim();
+  }
+  if ((statSync(file).mode & 0o077) !== 0) chmodSync(file, 0o600);
+  return key;
+}
+
+/** The secrets given (options, then environment), checked. */
+function givenSecrets(keys: string | readonly string[] | undefined): string[] | undefined {
+  const list =
+    keys === undefined
+      ? process.env[SUMMARY_KEY_ENV]
+          ?.split(',')
+          .map((key) => key.trim())
+          .filter((key) => key.length > 0)
+      : typeof keys === 'string'
+        ? [keys]
+        : [...keys];
+  if (list === undefined || list.length === 0) {
+    if (keys !== undefined) throw invalidConfig('summaryKeys', 'must name at least one key');
+    return undefined;
+  }
+  list.forEach((key, k) => {
+    if (typeof key !== 'string' || key.length < 16)
+      throw invalidConfig(
+        keys === undefined ? SUMMARY_KEY_ENV : `summaryKeys[${k}]`,
+        'must be a secret of at least 16 characters',
+      );
+  });
+  return list;
+}
+
+/** Signs and verifies summary messages for one manager. */
+export class SummaryMarks {
+  readonly #given: string[] | undefined;
+  #secrets: Buffer[] | undefined;
+  readonly #sessionKeys = new Map<string, Buffer[]>();
+  readonly #verified = new WeakMap<
+    object,
+    { sessionKey: string; result: { version: number; body: string } | undefined }
+  >();
+  /** Why summaries cannot outlive this process, when they cannot (no key file could be written). */
+  problem: string | undefined;
+
+  /** @param keys The `summaryKeys` option: the first signs, every one verifies. */
+  constructor(keys?: string | readonly string[]) {
+    this.#given = givenSecrets(keys);
+  }
+
+  /** The secrets, resolved on first use (the key file is read or written then). */
+  #resolve(): Buffer[] {
+    if (this.#secrets) return this.#secrets;
+    let secrets = this.#given;
+    if (!secrets) {
+      const file = defaultSummaryKeyFile();
+      try {
+        secrets = [keyFromFile(file)];
+      } catch (error) {
+        this.problem = `the summary key file ${file} could not be read or written (${(error as Error).message}): summaries are verifiable in this process only; set ${SUMMARY_KEY_ENV}`;
+        secrets = [randomBytes(32).toString('base64url')];
+      }
+    }
+    this.#secrets = secrets.map((secret) => Buffer.from(secret, 'utf8'));
+    return this.#secrets;
+  }
+
+  /** The session's keys, one per secret. */
+  #keysOf(sessionKey: string): Buffer[] {
+    let keys = this.#sessionKeys.get(sessionKey);
+    if (!keys) {
+      keys = this.#resolve().map((secret) =>
+        createHmac('sha256', secret).update(SESSION_DOMAIN).update(sessionKey, 'utf8').digest(),
+      );
+      if (this.#sessionKeys.size >= SESSION_KEY_CACHE) this.#sessionKeys.clear();
+      this.#sessionKeys.set(sessionKey, keys);
+    }
+    return keys;
+  }
+
+  /** The mark of a (defused, trimmed) body at `version` under one session key. */
+  static #mac(key: Buffer, version: number, body: string): string {
+    return createHmac('sha256', key)
+      .update(`v${version}\u0000`)
+      .update(body, 'utf8')
+      .digest('base64url')
+      .slice(0, MARK_CHARS);
+  }
+
+  /** The summary message text of `body` at `version` for the session, marked. */
+  format(sessionKey: string, version: number, body: string): string {
+    const defused = defuseSummaryMarkup(body.trim()).trim();
+    return formatSummaryText(
+      version,
+      body,
+      SummaryMarks.#mac(this.#keysOf(sessionKey)[0]!, version, defused),
+    );
+  }
+
+  /**
+   * The version and body of a summary message text when its mark verifies for the session
+   * (under any of the secrets), else `undefined`.
+   */
+  verify(sessionKey: string, text: string): { version: number; body: string } | undefined {
+    const version = summaryVersionOf(text);
+    if (version === undefined) return undefined;
+    const { body, mark } = readSummaryText(text);
+    if (mark === undefined) return undefined;
+    const given = Buffer.from(mark);
+    for (const key of this.#keysOf(sessionKey)) {
+      const expected = Buffer.from(SummaryMarks.#mac(key, version, body));
+      if (expected.length === given.length && timingSafeEqual(expected, given)) return { version, body };
+    }
+    return undefined;
+  }
+
+  /** {@link verify}, remembered per `holder` object (a parsed message) and session. */
+  verifyOnce(
+    sessionKey: string,
+    holder: object,
+    text: string,
+  ): { version: number; body: string } | undefined {
+    const known = this.#verified.get(holder);
+    if (known?.sessionKey === sessionKey) return known.result;
+    const result = this.verify(sessionKey, text);
+    this.#verified.set(holder, { sessionKey, result });
+    return result;
+  }
+}

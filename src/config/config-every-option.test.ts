@@ -44,7 +44,12 @@ describe('a config key for every manager option', () => {
         return object?.properties?.[key];
       }, schema);
     const codeOnly = Object.entries(CONFIG_KEY_OF).filter(([, path]) => path.startsWith('code only'));
-    expect(codeOnly.map(([option]) => option).sort()).toEqual(['clock', 'customStrategies', 'summaryKeys', 'tokenCounter']);
+    expect(codeOnly.map(([option]) => option).sort()).toEqual([
+      'clock',
+      'customStrategies',
+      'summaryKeys',
+      'tokenCounter',
+    ]);
     for (const [option, path] of Object.entries(CONFIG_KEY_OF)) {
       if (!path.startsWith('code only')) expect(at(path), `${option} -> ${path}`).toBeDefined();
     }

@@ -1,7 +1,6 @@
 import type { CallModelInputFilter, CallModelInputFilterArgs, ModelInputData } from '@openai/agents';
 import type { CompactManager } from '../../core/compact-manager.js';
 import { CompactError } from '../../core/errors.js';
-import { summaryVersionOf } from '../../core/messages/message.js';
 import { compactWithEvents, describeCompaction } from '../compact-with-events.js';
 import { withCompactionSpan } from './agents-tracing.js';
 import { rememberFilteredCall } from './compaction-model-provider.js';
@@ -63,11 +62,6 @@ function itemText(item: unknown): string | undefined {
     return typeof first?.text === 'string' ? first.text : undefined;
   }
   return undefined;
-}
-
-/** The role of a message item, when it has one. */
-function itemRole(item: unknown): unknown {
-  return item !== null && typeof item === 'object' ? (item as { role?: unknown }).role : undefined;
 }
 
 /**

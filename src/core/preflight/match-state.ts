@@ -107,19 +107,20 @@ export function matchState(
     const superseded = new Set(summaries.slice(0, -1).map((s) => s.item));
     return { state, summaryItem: newest.item, superseded, nextVersion, divergence: undefined };
   }
-  if (best)
-    return { state: best, summaryItem: undefined, superseded: NONE, nextVersion, divergence: undefined };
-  const divergence =
-    record && states.some((state) => state.summary !== undefined || state.coveredIds.length > 0)
-      ? {
-          reason:
-            record.anchor && history.length <= record.anchor.length
-              ? ('shorter' as const)
-              : ('diverged' as const),
-          storedVersion: record.version,
-        }
-      : undefined;
+  // The newest state does not hold: said once, whatever older state is resumed instead.
+  const divergence = record && best !== record ? divergenceOf(history, record) : undefined;
+  if (best) return { state: best, summaryItem: undefined, superseded: NONE, nextVersion, divergence };
   return { state: undefined, summaryItem: undefined, superseded: NONE, nextVersion, divergence };
+}
+
+/**
+ * How a history parts from the session's newest state, when that state holds something (a
+ * summary or coverage) the history's own messages do not back.
+ */
+function divergenceOf(history: IndexedHistory, record: SessionState): StateMatch['divergence'] {
+  if (record.summary === undefined && record.coveredIds.length === 0) return undefined;
+  const shorter = record.anchor !== undefined && history.length <= record.anchor.length;
+  return { reason: shorter ? 'shorter' : 'diverged', storedVersion: record.version };
 }
 
 /**

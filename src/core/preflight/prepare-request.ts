@@ -250,9 +250,14 @@ function countRequest(deps: PipelineDeps, input: PreflightInput, view: SessionVi
 function recordCall(deps: PipelineDeps, key: string, lifetimeMs: number): { idle: boolean; number: number } {
   const now = deps.clock();
   const last = deps.lastCalls.get(key);
-  const number = (last?.count ?? 0) + 1;
-  deps.lastCalls.set(key, { at: now, count: number });
-  return { idle: lifetimeMs > 0 && last !== undefined && now - last.at > lifetimeMs, number };
+  if (last === undefined) {
+    deps.lastCalls.set(key, { at: now, count: 1 });
+    return { idle: false, number: 1 };
+  }
+  const idle = lifetimeMs > 0 && now - last.at > lifetimeMs;
+  last.at = now;
+  last.count++;
+  return { idle, number: last.count };
 }
 
 /** Steps 1-4 of one call. */

@@ -1,4 +1,3 @@
-import { writeFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { CompactManager } from '../core/compact-manager.js';
 import { modelInfo } from '../core/counting/model-table.js';
@@ -7,6 +6,7 @@ import { type CompactManagerOptions, DEFAULT_MODEL } from '../core/manager-optio
 import type { MessageFormat } from '../core/messages/message.js';
 import type { CompactPolicy } from '../core/policy.js';
 import { redactDeep } from '../core/redaction/redactor.js';
+import { writePrivateFile } from '../storage/fs/private-files.js';
 import { type CliIo, reportRedactor } from './cli-io.js';
 import { cliErrorMessage } from './flag-names.js';
 import { COMMAND_HELP, commandHelp, generalHelp, packageVersion } from './help.js';
@@ -243,9 +243,10 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       const { messages: _messages, ...report } = result;
       // Reports leave the process: redacted like every export, with the configured patterns.
       const redact = reportRedactor(options.redaction);
-      await writeFile(
+      await writePrivateFile(
         values.report as string,
         `${JSON.stringify(redact ? redactDeep(report, redact) : report, null, 2)}\n`,
+        { what: '--report' },
       );
     }
     io.stdout(`${JSON.stringify(result.messages, null, 2)}\n`);

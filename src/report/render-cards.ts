@@ -1,5 +1,5 @@
 import { escapeHtml } from './html-escape.js';
-import { lineDiff } from './line-diff.js';
+import { summaryDiff } from './summary-diff.js';
 import { levelLabel, type TraceCompaction, type TraceError } from './trace-model.js';
 
 const fmt = (n: number | undefined) => (n === undefined ? '-' : Math.round(n).toLocaleString('en-US'));
@@ -36,7 +36,7 @@ function countsText(compaction: TraceCompaction): string {
   const kept = compaction.kept;
   const parts = [
     kept
-      ? `kept ${fmt(kept.pinned)} pinned, ${fmt(kept.recentTurns)} recent turns, ${fmt(kept.toolPairs)} tool pairs`
+      ? `kept verbatim ${fmt(kept.pinned)} pinned, ${fmt(kept.recentTurns)} recent turns, ${fmt(kept.toolPairs)} tool pairs`
       : '',
     `cleared ${fmt(count('clear_tool_results'))}`,
     count('shorten_arguments') > 0 ? `shortened ${fmt(count('shorten_arguments'))}` : '',
@@ -68,18 +68,20 @@ function summaryBlock(compaction: TraceCompaction, previous: string | undefined)
   const diff =
     previous === undefined
       ? compaction.summary.split('\n').map((text) => ({ kind: 'same' as const, text }))
-      : lineDiff(previous, compaction.summary);
+      : summaryDiff(previous, compaction.summary);
   const lines = diff.map((line) => {
     const text = escapeHtml(line.text) || '&nbsp;';
     if (line.kind === 'added') return `<ins class="line added">${text}</ins>`;
     if (line.kind === 'removed') return `<del class="line removed">${text}</del>`;
     return `<span class="line">${text}</span>`;
   });
-  const meta = `v${compaction.version ?? '?'} · ${escapeHtml(compaction.summarizer ?? '?')} · ${escapeHtml(compaction.strategy ?? '')} · ${fmt(compaction.summaryTokens)} tokens`;
+  const meta = escapeHtml(
+    `v${compaction.version ?? '?'} · ${compaction.summarizer ?? '?'} · ${compaction.strategy ?? ''} · ${fmt(compaction.summaryTokens)} tokens`,
+  );
   const legend =
     previous === undefined
       ? 'first summary'
-      : 'changes from the previous summary: added lines in green, removed in red';
+      : 'changes from the previous summary: added lines in green, removed in red (list items compared regardless of order)';
   return `<div class="summary"><h4>Summary <span class="muted">${meta}</span></h4><p class="muted">${legend}</p><pre>${lines.join('\n')}</pre></div>`;
 }
 
@@ -87,8 +89,10 @@ function summaryBlock(compaction: TraceCompaction, previous: string | undefined)
 export function renderCards(compactions: readonly TraceCompaction[]): string {
   let previous: string | undefined;
   const cards = compactions.map((compaction) => {
-    const card = `<section class="card${compaction.errors.length > 0 ? ' has-error' : ''}" id="compaction-${compaction.number}" data-compaction="${compaction.number}" data-call="${compaction.call.index}">
-<h3>#${compaction.number} · call ${compaction.call.index} · ${fmt(compaction.tokensBefore)} → ${fmt(compaction.tokensAfter)} tokens${compaction.fallback === 'none' ? '' : ` <span class="badge">fallback: ${escapeHtml(compaction.fallback)}</span>`}</h3>
+    const number = escapeHtml(compaction.number);
+    const call = escapeHtml(compaction.call.index);
+    const card = `<section class="card${compaction.errors.length > 0 ? ' has-error' : ''}" id="compaction-${number}" data-compaction="${number}" data-call="${call}">
+<h3>#${number} · call ${call} · ${fmt(compaction.tokensBefore)} → ${fmt(compaction.tokensAfter)} tokens${compaction.fallback === 'none' ? '' : ` <span class="badge">fallback: ${escapeHtml(compaction.fallback)}</span>`}</h3>
 <p class="why"><strong>Why:</strong> ${escapeHtml(whyText(compaction))}</p>
 ${levelsTable(compaction)}
 <p class="counts">${escapeHtml(countsText(compaction))}</p>

@@ -38,11 +38,21 @@ export function renderChart(trace: TraceModel): string {
   const window = lastOf(calls, (call) => call.maxTokens);
   const trigger = lastOf(calls, (call) => call.triggerTokens);
   const target = lastOf(calls, (call) => call.targetTokens);
-  const top = Math.max(window ?? 0, ...calls.map((call) => call.tokens)) * 1.05 || 1;
+  // Loops, not Math.max(...spread): a trace may hold more calls than a call takes arguments.
+  let top = window ?? 0;
+  let first = Number.POSITIVE_INFINITY;
+  let last = Number.NEGATIVE_INFINITY;
+  for (const call of calls) {
+    top = Math.max(top, call.tokensSent);
+    // Calls are placed by their number (an archive's trace holds compacting calls only: 18, 24, 36).
+    first = Math.min(first, call.index);
+    last = Math.max(last, call.index);
+  }
+  top = top * 1.05 || 1;
   const plotWidth = WIDTH - PAD.left - PAD.right;
   const plotHeight = HEIGHT - PAD.top - PAD.bottom;
   const x = (index: number) =>
-    PAD.left + (calls.length === 1 ? plotWidth / 2 : ((index - 1) / (calls.length - 1)) * plotWidth);
+    PAD.left + (last === first ? plotWidth / 2 : ((index - first) / (last - first)) * plotWidth);
   const y = (tokens: number) => PAD.top + plotHeight - (tokens / top) * plotHeight;
   const parts: string[] = [];
   const yStep = tickStep(top, 5);
@@ -52,12 +62,12 @@ export function renderChart(trace: TraceModel): string {
       `<text class="tick" x="${PAD.left - 6}" y="${(y(value) + 4).toFixed(1)}" text-anchor="end">${fmt(value)}</text>`,
     );
   }
-  const xStep = tickStep(calls.length, 10);
-  const xTicks = [1];
-  for (let index = xStep; index <= calls.length; index += xStep) if (index > 1) xTicks.push(index);
+  const xStep = tickStep(last - first + 1, 10);
+  const xTicks = [first];
+  for (let index = xStep; index <= last; index += xStep) if (index > first) xTicks.push(index);
   for (const index of xTicks) {
     parts.push(
-      `<text class="tick" x="${x(index).toFixed(1)}" y="${PAD.top + plotHeight + 16}" text-anchor="middle">${index}</text>`,
+      `<text class="tick" x="${x(index).toFixed(1)}" y="${PAD.top + plotHeight + 16}" text-anchor="middle">${escapeHtml(index)}</text>`,
     );
   }
   parts.push(
@@ -74,18 +84,15 @@ export function renderChart(trace: TraceModel): string {
   line(window, 'window', 'window');
   line(trigger, 'trigger', 'trigger');
   line(target, 'target', 'target');
-  const points: string[] = [];
-  for (const call of calls) {
-    points.push(`${x(call.index).toFixed(1)},${y(call.tokens).toFixed(1)}`);
-    if (call.tokensSent !== call.tokens)
-      points.push(`${x(call.index).toFixed(1)},${y(call.tokensSent).toFixed(1)}`);
-  }
+  // Each point is what the call sent: a compacting call's count before never reached the model
+  // (it may lie over the window); its marker's tooltip and card give it.
+  const points = calls.map((call) => `${x(call.index).toFixed(1)},${y(call.tokensSent).toFixed(1)}`);
   parts.push(`<polyline class="tokens" points="${points.join(' ')}"/>`);
   // Where the provider's usage is known: a dot per call with its cache hit and billed input.
   for (const call of calls) {
     if (!call.usage) continue;
     parts.push(
-      `<circle class="usage-point" data-call="${call.index}" cx="${x(call.index).toFixed(1)}" cy="${y(call.tokensSent).toFixed(1)}" r="2"><title>${escapeHtml(
+      `<circle class="usage-point" data-call="${escapeHtml(call.index)}" cx="${x(call.index).toFixed(1)}" cy="${y(call.tokensSent).toFixed(1)}" r="2"><title>${escapeHtml(
         `call ${call.index}: ${fmt(call.usage.inputTokens)} input tokens, ${(100 * call.usage.hitShare).toFixed(0)}% from the cache, billed as ${fmt(Math.round(call.usage.billedInputEquivalent))}`,
       )}</title></circle>`,
     );
@@ -93,7 +100,7 @@ export function renderChart(trace: TraceModel): string {
   for (const compaction of compactions) {
     const { call } = compaction;
     parts.push(
-      `<a href="#compaction-${compaction.number}"><circle class="compaction-marker${compaction.errors.length > 0 ? ' has-error' : ''}" data-compaction="${compaction.number}" data-call="${call.index}" cx="${x(call.index).toFixed(1)}" cy="${y(compaction.tokensBefore).toFixed(1)}" r="5"><title>${escapeHtml(
+      `<a href="#compaction-${escapeHtml(compaction.number)}"><circle class="compaction-marker${compaction.errors.length > 0 ? ' has-error' : ''}" data-compaction="${escapeHtml(compaction.number)}" data-call="${escapeHtml(call.index)}" cx="${x(call.index).toFixed(1)}" cy="${y(compaction.tokensAfter).toFixed(1)}" r="5"><title>${escapeHtml(
         `#${compaction.number} at call ${call.index}: ${fmt(compaction.tokensBefore)} -> ${fmt(compaction.tokensAfter)} tokens`,
       )}</title></circle></a>`,
     );

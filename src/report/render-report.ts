@@ -65,6 +65,13 @@ function otherErrors(trace: TraceModel): string {
   return `<h2>Errors outside compactions</h2><div class="errors"><ul>${items.join('')}</ul></div>`;
 }
 
+/** What the reader skipped in the trace (fields not of their type), so the page says it. */
+function notesBlock(trace: TraceModel): string {
+  if (trace.notes.length === 0) return '';
+  const items = trace.notes.map((note) => `<li>${escapeHtml(note)}</li>`);
+  return `<h2>Skipped trace fields</h2><p class="muted">These fields were not of their type and are not shown.</p><ul class="notes">${items.join('')}</ul>`;
+}
+
 /**
  * One self-contained HTML page for a trace: the chart of context tokens per call (inline
  * SVG, no script, nothing fetched), then a card per compaction. Every text is HTML-escaped;
@@ -93,11 +100,12 @@ ${facts(trace)}
 ${options.note === undefined ? '' : `<p class="muted">${escapeHtml(options.note)}</p>`}
 </header>
 <h2>Context tokens per call</h2>
-<p class="muted">Each point is a request as counted before the call; a drop is a compaction (marker), down to what was sent.</p>
+<p class="muted">Each point is the request a call sent (after compaction when it compacted); a marker is a compaction, with the count before it in its tooltip and card.</p>
 ${renderChart(trace)}
 <h2>Compactions</h2>
 ${cards}
 ${otherErrors(trace)}
+${notesBlock(trace)}
 </body>
 </html>
 `;

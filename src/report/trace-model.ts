@@ -3,97 +3,20 @@
  * back as calls and compactions: what `replay`, `report` and `status` show.
  */
 import { CompactError } from '../core/errors.js';
-import type { AnyCompactEvent, CompactEventProperties, KeptCounts } from '../core/events/events.js';
+import type { AnyCompactEvent } from '../core/events/events.js';
+import { compactionOf, errorsOf, type Fields, firstFields } from './read-compaction.js';
+import { isFields, TraceFieldReader } from './trace-fields.js';
+import type { TraceCall, TraceCost, TraceError, TraceModel, TraceUsage } from './trace-types.js';
 
-/** One preflight/compact call of the trace. */
-export interface TraceCall {
-  /** 1-based position of the call in the trace. */
-  index: number;
-  operationId: string;
-  sessionId: string;
-  /** Request tokens before the call's compaction. */
-  tokens: number;
-  /** Request tokens sent (after compaction when it compacted). */
-  tokensSent: number;
-  maxTokens?: number;
-  triggerTokens?: number;
-  targetTokens?: number;
-  budget?: number;
-  triggered: boolean;
-  /** What the provider reported for this call's request (`compact.usage`), when recorded. */
-  usage?: TraceUsage;
-}
-
-/** A call's reported usage under prompt caching. */
-export interface TraceUsage {
-  inputTokens: number;
-  cacheReadTokens: number;
-  cacheWriteTokens: number;
-  hitShare: number;
-  billedInputEquivalent: number;
-}
-
-/** The session's cost, from its last reported usage. */
-export interface TraceCost {
-  requests: number;
-  hitShare: number;
-  billedInputEquivalent: number;
-  prefixRewrites: number;
-}
-
-/** One level of the cascade in one compaction. */
-export interface TraceLevel {
-  level: string;
-  count: number;
-  tokensSaved: number;
-  refs: string[];
-}
-
-/** A failure inside a compaction (`compact.error`) and what was done instead. */
-export interface TraceError {
-  errorType: string;
-  message: string;
-  fallback: string;
-}
-
-/** One compaction: a call whose decision triggered. */
-export interface TraceCompaction {
-  /** 1-based position among the trace's compactions. */
-  number: number;
-  call: TraceCall;
-  reason: string;
-  manual: boolean;
-  note?: string;
-  tokensBefore: number;
-  tokensAfter: number;
-  levels: TraceLevel[];
-  kept?: KeptCounts;
-  prunedCount?: number;
-  version?: number;
-  summarizer?: string;
-  strategy?: string;
-  summary?: string;
-  summaryTokens?: number;
-  /** Messages folded into the summary this time. */
-  summarizedMessages?: number;
-  errors: TraceError[];
-  /** The last fallback taken (`embedded`, `pruning-only`, ...), or `none`. */
-  fallback: string;
-}
-
-/** A trace read back. */
-export interface TraceModel {
-  model?: string;
-  sessionIds: string[];
-  calls: TraceCall[];
-  compactions: TraceCompaction[];
-  /** Errors of calls that did not compact, and warnings. */
-  otherErrors: TraceError[];
-  /** How many events were read. */
-  eventCount: number;
-  /** Totals of the reported usage (`compact.usage`), when any was recorded. */
-  cost?: TraceCost;
-}
+export type {
+  TraceCall,
+  TraceCompaction,
+  TraceCost,
+  TraceError,
+  TraceLevel,
+  TraceModel,
+  TraceUsage,
+} from './trace-types.js';
 
 const LEVEL_NAMES: Readonly<Record<string, string>> = Object.freeze({
   clear_tool_results: 'cleared',
@@ -110,11 +33,7 @@ export function levelLabel(level: string): string {
 function isEvent(value: unknown): value is AnyCompactEvent {
   if (value === null || typeof value !== 'object') return false;
   const event = value as Record<string, unknown>;
-  return (
-    typeof event.name === 'string' &&
-    event.name.startsWith('compact.') &&
-    typeof event.properties === 'object'
-  );
+  return typeof event.name === 'string' && event.name.startsWith('compact.') && isFields(event.properties);
 }
 
 /**
@@ -148,17 +67,13 @@ export function parseTrace(text: string, source = 'trace'): AnyCompactEvent[] {
   return events;
 }
 
-type Props<N extends keyof CompactEventProperties> = CompactEventProperties[N];
-const propsOf = <N extends keyof CompactEventProperties>(event: AnyCompactEvent, name: N) =>
-  event.name === name ? (event.properties as Props<N>) : undefined;
-
 interface Operation {
   id: string;
   sessionId: string;
   events: AnyCompactEvent[];
 }
 
-function groupByOperation(events: readonly AnyCompactEvent[]): Operation[] {
+function groupByOperation(events: readonly AnyCompactEvent[], read: TraceFieldReader): Operation[] {
   const operations = new Map<string, Operation>();
   let orphan = 0;
   for (const event of events) {
@@ -168,7 +83,8 @@ function groupByOperation(events: readonly AnyCompactEvent[]): Operation[] {
         : `orphan-${orphan++}`;
     let operation = operations.get(id);
     if (!operation) {
-      operation = { id, sessionId: String(event.sessionId), events: [] };
+      const sessionId = read.string(event as unknown as Fields, 'sessionId', 'event') ?? '?';
+      operation = { id, sessionId, events: [] };
       operations.set(id, operation);
     }
     operation.events.push(event);
@@ -176,149 +92,125 @@ function groupByOperation(events: readonly AnyCompactEvent[]): Operation[] {
   return [...operations.values()];
 }
 
-function errorsOf(events: readonly AnyCompactEvent[]): TraceError[] {
-  const errors: TraceError[] = [];
-  for (const event of events) {
-    const error = propsOf(event, 'compact.error');
-    if (error)
-      errors.push({
-        errorType: String(error.errorType),
-        message: String(error.message),
-        fallback: String(error.fallback),
-      });
-  }
-  return errors;
+/** One call of the trace from its estimate, decision and outcome events. */
+function callOf(
+  operation: Operation,
+  estimate: Fields | undefined,
+  decision: Fields | undefined,
+  read: TraceFieldReader,
+): TraceCall & { callNumber?: number } {
+  const ESTIMATE = 'compact.token_estimate';
+  const DECISION = 'compact.trigger_decision';
+  const pruned = firstFields(operation.events, 'compact.pruned_messages');
+  const tokens = read.number(estimate, 'tEst', ESTIMATE) ?? read.number(decision, 'tEst', DECISION) ?? 0;
+  const call: TraceCall & { callNumber?: number } = {
+    index: 0,
+    operationId: operation.id,
+    sessionId: operation.sessionId,
+    tokens,
+    tokensSent: read.number(pruned, 'tokensAfter', 'compact.pruned_messages') ?? tokens,
+    triggered: read.boolean(decision, 'triggered', DECISION) === true,
+  };
+  const callNumber = read.number(estimate, 'callNumber', ESTIMATE);
+  if (callNumber !== undefined) call.callNumber = callNumber;
+  const maxTokens = read.number(estimate, 'maxTokens', ESTIMATE);
+  if (maxTokens !== undefined) call.maxTokens = maxTokens;
+  const triggerTokens = read.number(decision, 'triggerTokens', DECISION);
+  if (triggerTokens !== undefined) call.triggerTokens = triggerTokens;
+  const targetTokens = read.number(decision, 'targetTokens', DECISION);
+  if (targetTokens !== undefined) call.targetTokens = targetTokens;
+  const budget = read.number(decision, 'budget', DECISION);
+  if (budget !== undefined) call.budget = budget;
+  return call;
 }
 
-function compactionOf(call: TraceCall, events: readonly AnyCompactEvent[], number: number): TraceCompaction {
-  const find = <N extends keyof CompactEventProperties>(name: N) => {
-    for (const event of events) {
-      const found = propsOf(event, name);
-      if (found) return found;
+/**
+ * Numbers the calls: by the session's own call numbers (`callNumber` of each estimate) when
+ * the trace is one session's and they rise, so a trace of compacting calls only (an archive)
+ * shows calls 18, 24, 36 as the run made them; otherwise by position in the trace.
+ */
+function numberCalls(calls: readonly (TraceCall & { callNumber?: number })[]): void {
+  let own = calls.length > 0 && new Set(calls.map((call) => call.sessionId)).size === 1;
+  let previous = 0;
+  for (const call of calls) {
+    const number = call.callNumber;
+    if (number === undefined || !Number.isInteger(number) || number <= previous) {
+      own = false;
+      break;
     }
-    return undefined;
-  };
-  const decision = find('compact.trigger_decision');
-  const pruned = find('compact.pruned_messages');
-  const summary = find('compact.summary_created');
-  const levels: TraceLevel[] = [];
-  for (const event of events) {
-    const level = propsOf(event, 'compact.reduction');
-    if (level)
-      levels.push({
-        level: String(level.level),
-        count: Number(level.count) || 0,
-        tokensSaved: Number(level.tokensSaved) || 0,
-        refs: Array.isArray(level.refs) ? level.refs.map(String) : [],
-      });
+    previous = number;
   }
-  const errors = errorsOf(events);
-  const tokensAfter = pruned?.tokensAfter ?? call.tokensSent;
-  const compaction: TraceCompaction = {
-    number,
-    call,
-    reason: String(decision?.reason ?? 'unknown'),
-    manual: decision?.manual === true,
-    tokensBefore: pruned?.tokensBefore ?? call.tokens,
-    tokensAfter,
-    levels,
-    errors,
-    fallback: errors.at(-1)?.fallback ?? 'none',
-  };
-  if (decision?.note !== undefined) compaction.note = String(decision.note);
-  const kept = pruned?.kept ?? decision?.kept;
-  if (kept) compaction.kept = kept;
-  if (pruned) compaction.prunedCount = pruned.prunedCount;
-  const version = pruned?.version ?? summary?.version ?? findVersion(events);
-  if (version !== undefined) compaction.version = version;
-  if (summary) {
-    compaction.summarizer = String(summary.summarizer);
-    compaction.strategy = String(summary.strategy);
-    compaction.summary = String(summary.summary);
-    compaction.summaryTokens = summary.summaryTokens;
-    compaction.summarizedMessages = summary.inputMessages;
-  }
-  return compaction;
+  calls.forEach((call, position) => {
+    call.index = own ? call.callNumber! : position + 1;
+    delete call.callNumber;
+  });
 }
 
-function findVersion(events: readonly AnyCompactEvent[]): number | undefined {
-  for (const event of events) {
-    const value = (event.properties as { version?: unknown }).version;
-    if (typeof value === 'number') return value;
-  }
-  return undefined;
+function usageOf(usage: Fields, read: TraceFieldReader): TraceUsage {
+  const at = 'compact.usage';
+  return {
+    inputTokens: read.number(usage, 'inputTokens', at) ?? 0,
+    cacheReadTokens: read.number(usage, 'cacheReadTokens', at) ?? 0,
+    cacheWriteTokens: read.number(usage, 'cacheWriteTokens', at) ?? 0,
+    hitShare: read.number(usage, 'hitShare', at) ?? 0,
+    billedInputEquivalent: read.number(usage, 'billedInputEquivalent', at) ?? 0,
+  };
 }
 
-/** Reads events back as calls (one per operation with a decision) and compactions. */
+/**
+ * Reads events back as calls (one per operation with a decision) and compactions. Every field
+ * is checked before use (see `TraceFieldReader`); what was skipped is listed in `notes`.
+ */
 export function buildTraceModel(events: readonly AnyCompactEvent[]): TraceModel {
-  const calls: TraceCall[] = [];
-  const compactions: TraceCompaction[] = [];
+  const read = new TraceFieldReader();
+  const calls: (TraceCall & { callNumber?: number })[] = [];
+  const triggered: { call: TraceCall; events: AnyCompactEvent[] }[] = [];
   const otherErrors: TraceError[] = [];
   const sessionIds = new Set<string>();
   let model: string | undefined;
   const lastCallOf = new Map<string, TraceCall>();
   let cost: TraceCost | undefined;
   let requests = 0;
-  for (const operation of groupByOperation(events)) {
-    const usage = operation.events.map((e) => propsOf(e, 'compact.usage')).find(Boolean);
+  for (const operation of groupByOperation(events, read)) {
+    const usage = firstFields(operation.events, 'compact.usage');
     if (usage) {
       // The usage of a response belongs to the session's request just before it.
       const call = lastCallOf.get(operation.sessionId);
-      if (call) call.usage = traceUsage(usage);
+      if (call) call.usage = usageOf(usage, read);
       requests++;
       cost = {
         requests,
-        hitShare: Number(usage.sessionHitShare) || 0,
-        billedInputEquivalent: Number(usage.sessionBilledInputEquivalent) || 0,
-        prefixRewrites: Number(usage.prefixRewrites) || 0,
+        hitShare: read.number(usage, 'sessionHitShare', 'compact.usage') ?? 0,
+        billedInputEquivalent: read.number(usage, 'sessionBilledInputEquivalent', 'compact.usage') ?? 0,
+        prefixRewrites: read.number(usage, 'prefixRewrites', 'compact.usage') ?? 0,
       };
       continue;
     }
-    const estimate = operation.events.map((e) => propsOf(e, 'compact.token_estimate')).find(Boolean);
-    const decision = operation.events.map((e) => propsOf(e, 'compact.trigger_decision')).find(Boolean);
+    const estimate = firstFields(operation.events, 'compact.token_estimate');
+    const decision = firstFields(operation.events, 'compact.trigger_decision');
     if (!estimate && !decision) {
-      otherErrors.push(...errorsOf(operation.events));
+      otherErrors.push(...errorsOf(operation.events, read));
       continue;
     }
     sessionIds.add(operation.sessionId);
-    if (estimate?.model) model = String(estimate.model);
-    const tokens = Number(estimate?.tEst ?? decision?.tEst) || 0;
-    const pruned = operation.events.map((e) => propsOf(e, 'compact.pruned_messages')).find(Boolean);
-    const call: TraceCall = {
-      index: calls.length + 1,
-      operationId: operation.id,
-      sessionId: operation.sessionId,
-      tokens,
-      tokensSent: pruned?.tokensAfter ?? tokens,
-      triggered: decision?.triggered === true,
-    };
-    if (estimate?.maxTokens !== undefined) call.maxTokens = Number(estimate.maxTokens);
-    if (decision?.triggerTokens !== undefined) call.triggerTokens = Number(decision.triggerTokens);
-    if (decision?.targetTokens !== undefined) call.targetTokens = Number(decision.targetTokens);
-    if (decision?.budget !== undefined) call.budget = Number(decision.budget);
+    model = read.string(estimate, 'model', 'compact.token_estimate') ?? model;
+    const call = callOf(operation, estimate, decision, read);
     calls.push(call);
     lastCallOf.set(operation.sessionId, call);
-    if (call.triggered) compactions.push(compactionOf(call, operation.events, compactions.length + 1));
-    else otherErrors.push(...errorsOf(operation.events));
+    if (call.triggered) triggered.push({ call, events: operation.events });
+    else otherErrors.push(...errorsOf(operation.events, read));
   }
+  numberCalls(calls);
+  const compactions = triggered.map((item, i) => compactionOf(item.call, item.events, i + 1, read));
   const result: TraceModel = {
     sessionIds: [...sessionIds],
     calls,
     compactions,
     otherErrors,
     eventCount: events.length,
+    notes: read.notes(),
   };
   if (model !== undefined) result.model = model;
   if (cost !== undefined) result.cost = cost;
   return result;
-}
-
-function traceUsage(usage: Props<'compact.usage'>): TraceUsage {
-  return {
-    inputTokens: Number(usage.inputTokens) || 0,
-    cacheReadTokens: Number(usage.cacheReadTokens) || 0,
-    cacheWriteTokens: Number(usage.cacheWriteTokens) || 0,
-    hitShare: Number(usage.hitShare) || 0,
-    billedInputEquivalent: Number(usage.billedInputEquivalent) || 0,
-  };
 }

@@ -1,4 +1,4 @@
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CompactError } from '../../core/errors.js';
 import type { AnyCompactEvent } from '../../core/events/events.js';
@@ -6,6 +6,7 @@ import type { CompactManagerOptions } from '../../core/manager-options.js';
 import { redactDeep } from '../../core/redaction/redactor.js';
 import { renderReport } from '../../report/render-report.js';
 import { buildTraceModel, parseTrace } from '../../report/trace-model.js';
+import { writePrivateFile } from '../../storage/fs/private-files.js';
 import { type CliIo, reportRedactor } from '../cli-io.js';
 import { isDirectory } from '../replay/read-transcript.js';
 import { type ReplayFlags, replayFile } from '../replay/replay-command.js';
@@ -94,7 +95,8 @@ export async function runReportCommand(
   const events = redact ? redactDeep(loaded.events, redact) : loaded.events;
   const trace = buildTraceModel(events);
   const html = renderReport(trace, { source: loaded.source, ...(loaded.note ? { note: loaded.note } : {}) });
-  await writeFile(out, html, 'utf8');
+  // 0600 like the archive it reads, and never through a link planted at --out.
+  await writePrivateFile(out, html, { what: '--out' });
   io.stdout(
     `report: ${out} (${trace.compactions.length} compaction${trace.compactions.length === 1 ? '' : 's'}, ${trace.calls.length} calls)\n`,
   );

@@ -52,6 +52,13 @@ export interface CompactEventProperties {
     messageCount: number;
     /** How many of them were counted fresh (not from the cache). */
     countedFresh: number;
+    /**
+     * The session's call number: 1 for its first call to this manager, counted in memory (it
+     * starts again at 1 in a new process or after the session is reset or evicted). Reports
+     * number calls by it, so an archive, which records compacting calls only, shows calls 18,
+     * 24, 36 as they happened.
+     */
+    callNumber?: number;
     /** The local estimate, when reported usage calibrated `tEst` (models without an exact tokenizer). */
     tEstLocal?: number;
     /** The input tokens the provider reported for the session's previous request. */

@@ -51,7 +51,8 @@ export interface PipelineDeps {
   /** Stop a compaction (nothing pruned, `storage_failed` thrown) when its archive cannot be written. */
   readonly requireArchive?: boolean;
   readonly clock: () => number; // epoch ms, injectable for tests
-  readonly lastCalls: Map<string, number>; // each key's last call: an idle gap compacts early
+  /** Each key's last call (an idle gap compacts early) and how many calls it made (the events' `callNumber`). */
+  readonly lastCalls: Map<string, { at: number; count: number }>;
   /** Prices a compaction's effect on the prompt cache (its `compact.pruned_messages` event). */
   readonly cachePrice?: CachePrice;
   /** Signs the summaries written and verifies those handed back. */
@@ -106,6 +107,8 @@ export interface PreparedRequest extends PreflightInput {
   readonly started: number;
   /** Messages tokenized by this call (the rest came from the cache). */
   readonly countedFresh: number;
+  /** The session's call number (1 for its first call to this manager). */
+  readonly callNumber: number;
   /** The decision event's span id, under which the compaction's events nest. */
   readonly decisionSpanId: string | undefined;
   /**
@@ -264,12 +267,21 @@ function countRequest(deps: PipelineDeps, input: PreflightInput, view: SessionVi
   return { summaryWire, summaryTokens, breakdown, tokensBefore };
 }
 
-/** True when the session's previous call is older than the cache lifetime (and records this one). */
-function idlePastCacheLifetime(deps: PipelineDeps, key: string, lifetimeMs: number): boolean {
+/**
+ * Records this call: its number for the session (1 for the first since the manager started or
+ * forgot the session), and whether the previous call is older than the cache lifetime.
+ */
+function recordCall(deps: PipelineDeps, key: string, lifetimeMs: number): { idle: boolean; number: number } {
   const now = deps.clock();
   const last = deps.lastCalls.get(key);
-  deps.lastCalls.set(key, now);
-  return lifetimeMs > 0 && last !== undefined && now - last > lifetimeMs;
+  if (last === undefined) {
+    deps.lastCalls.set(key, { at: now, count: 1 });
+    return { idle: false, number: 1 };
+  }
+  const idle = lifetimeMs > 0 && now - last.at > lifetimeMs;
+  last.at = now;
+  last.count++;
+  return { idle, number: last.count };
 }
 
 /** Steps 1-4 of one call. */
@@ -282,12 +294,13 @@ export async function prepareRequest(deps: PipelineDeps, input: PreflightInput):
   const state = await rememberProtected(deps.store, input.key, view, stored);
   const counted = countRequest(deps, input, view);
   const calibrated = deps.calibration.count(input.key, counted.tokensBefore, deps.counter.exact);
+  const call = recordCall(deps, input.key, input.policy.cacheLifetimeMs);
   const decision = decide(
     calibrated.tokens,
     input.policy,
     input.maxContextTokens,
     input.options.force === true,
-    idlePastCacheLifetime(deps, input.key, input.policy.cacheLifetimeMs),
+    call.idle,
   );
   const scale = counted.tokensBefore > 0 ? calibrated.tokens / counted.tokensBefore : 1;
   // Written out rather than `{ ...input, ... }`: on Node 20 a literal that adds properties after
@@ -315,6 +328,7 @@ export async function prepareRequest(deps: PipelineDeps, input: PreflightInput):
     decision,
     started,
     countedFresh: fresh.count,
+    callNumber: call.number,
     decisionSpanId: undefined,
     decisionEvent: undefined,
   };
@@ -353,6 +367,7 @@ function emitDecision(
       breakdown: prepared.breakdown,
       messageCount: prepared.view.entries.length + (prepared.summaryWire === undefined ? 0 : 1),
       countedFresh: prepared.countedFresh,
+      callNumber: prepared.callNumber,
       ...(prepared.calibrated.lastReportedTokens === undefined
         ? {}
         : {

@@ -8,18 +8,36 @@ import { assemble } from './assemble.js';
 import { type PipelineDeps, type PreparedRequest, summaryText } from './prepare-request.js';
 import type { AssembledCache, SessionView, ViewEntry } from './session-view.js';
 
+/**
+ * What a compaction kept verbatim: pinned messages, conversational turns none of whose messages
+ * was rewritten (a user message and what follows it up to the next one), and tool rounds none
+ * of whose calls or results was rewritten. A round whose results were cleared, or a turn with
+ * a shortened argument or a cut message, is not counted as kept.
+ */
 export function keptCounts(entries: readonly ViewEntry[]) {
   let pinned = 0;
   let recentTurns = 0;
-  const rounds = new Set<number>();
+  // The open turn: undefined before the first user message, else whether it is still verbatim.
+  let turnVerbatim: boolean | undefined;
+  const rounds = new Map<number, boolean>();
   for (const entry of entries) {
     const parsed = entry.item.entry.parsed;
-    if (entry.pinned) pinned++;
-    else if (parsed.role === 'user' && parsed.toolResults.length === 0 && !entry.userText) recentTurns++;
-    if (!entry.pinned && entry.round >= 0 && (parsed.toolCalls.length > 0 || parsed.toolResults.length > 0))
-      rounds.add(entry.round);
+    if (entry.pinned) {
+      pinned++;
+      continue;
+    }
+    const verbatim = entry.rewrite === undefined;
+    if (parsed.role === 'user' && parsed.toolResults.length === 0 && !entry.userText) {
+      if (turnVerbatim === true) recentTurns++;
+      turnVerbatim = verbatim;
+    } else if (turnVerbatim !== undefined && !verbatim) turnVerbatim = false;
+    if (entry.round >= 0 && (parsed.toolCalls.length > 0 || parsed.toolResults.length > 0))
+      rounds.set(entry.round, (rounds.get(entry.round) ?? true) && verbatim);
   }
-  return { pinned, recentTurns, toolPairs: rounds.size };
+  if (turnVerbatim === true) recentTurns++;
+  let toolPairs = 0;
+  for (const kept of rounds.values()) if (kept) toolPairs++;
+  return { pinned, recentTurns, toolPairs };
 }
 
 /**

@@ -1,16 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import {
-  appendFile,
-  link,
-  mkdir,
-  readdir,
-  readFile,
-  rename,
-  rm,
-  stat,
-  unlink,
-  writeFile,
-} from 'node:fs/promises';
+import { link, mkdir, readdir, rename, rm, unlink } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { CompactError } from '../../core/errors.js';
 import type { AnyCompactEvent } from '../../core/events/events.js';
@@ -29,6 +18,14 @@ import {
   sortArtifacts,
 } from '../artifact-ref.js';
 import { ARCHIVE_NAMES, type SessionFolderOptions, sessionFolderName } from '../session-path.js';
+import {
+  appendPrivateFile,
+  assertPrivateFolder,
+  makePrivateDir,
+  PRIVATE_DIR_MODE,
+  readFileNoFollow,
+  writePrivateFile,
+} from './private-files.js';
 
 /** Options of {@link fsStorage}. */
 export interface FsStorageOptions extends SessionFolderOptions {
@@ -43,29 +40,6 @@ export interface FsStorageOptions extends SessionFolderOptions {
 const ARTIFACT_DIR = 'artifacts';
 /** Artifact files read at once by `listArtifacts`. */
 const READ_CONCURRENCY = 16;
-
-/**
- * `mkdir -p` that names the real cause: Node's recursive mkdir reports ENOENT on a read-only
- * file system; a plain mkdir of the first missing folder tells EROFS, EACCES or ENOTDIR.
- */
-async function makeDir(dir: string): Promise<void> {
-  try {
-    await mkdir(dir, { recursive: true, mode: 0o700 });
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException)?.code !== 'ENOENT') throw error;
-    let missing = dir;
-    for (let parent = dirname(missing); parent !== missing; parent = dirname(parent)) {
-      const exists = await stat(parent).then(
-        () => true,
-        () => false,
-      );
-      if (exists) break;
-      missing = parent;
-    }
-    await mkdir(missing);
-    await mkdir(dir, { recursive: true });
-  }
-}
 
 /** A unique, time-ordered id for a file moved aside: base-36 milliseconds, then random. */
 function writeId(): string {
@@ -94,6 +68,14 @@ export const DEFAULT_FS_STORAGE_OPTIONS = Object.freeze({ path: '.compact/archiv
  * this process, so lines of concurrent sessions or calls never interleave. Nothing is ever
  * deleted: clean up old sessions yourself (see SECURITY.md, retention).
  *
+ * Only this user reads the archive: folders are created 0700 and files 0600 (an events file
+ * left wider is set to 0600). A root, session or artifacts folder not owned by this process's
+ * user, or writable by the group or others, is refused with a `storage_failed` error naming the
+ * folder and its mode (nothing is written; the manager reports it as a `compact.error` and the
+ * conversation goes on); the mode is never changed for you. Inside the root no symbolic link is
+ * followed: a linked folder is refused, files are opened with `O_NOFOLLOW`, and a link planted
+ * at a transcript's name is moved aside like any earlier file. The root itself may be a link.
+ *
  * @example
  * ```ts
  * const manager = new CompactManager({ model: 'gpt-4o', maxContextTokens: 128_000,
@@ -105,11 +87,29 @@ export function fsStorage(options: FsStorageOptions = {}): StorageAdapter {
   const tails = new Map<string, Promise<void>>();
   const madeDirs = new Set<string>();
 
+  /**
+   * Makes a folder of the archive (0700) and checks it: the root may be a link the user set
+   * up, a folder inside it never; each must be owned by this user and not group/world-writable.
+   */
+  const ensureDir = async (dir: string): Promise<void> => {
+    if (dir === root || !dir.startsWith(root)) {
+      await makePrivateDir(root);
+      await assertPrivateFolder(root, 'archive root', true);
+      return;
+    }
+    // The parent first: nothing is made inside a folder before it passed the check.
+    await ensureDir(dirname(dir));
+    await mkdir(dir, { mode: PRIVATE_DIR_MODE }).catch((error: NodeJS.ErrnoException) => {
+      if (error?.code !== 'EEXIST') throw error;
+    });
+    await assertPrivateFolder(dir, dirname(dir) === root ? 'session folder' : 'archive folder');
+  };
+
   const sessionDir = async (sessionId: string) => {
     if (typeof sessionId !== 'string') throw new CompactError('storage_failed', 'sessionId must be a string');
     const dir = join(root, sessionFolderName(sessionId, options));
     if (!madeDirs.has(dir)) {
-      await makeDir(dir);
+      await ensureDir(dir);
       madeDirs.add(dir);
     }
     return dir;
@@ -122,7 +122,7 @@ export function fsStorage(options: FsStorageOptions = {}): StorageAdapter {
     } catch (error) {
       if ((error as NodeJS.ErrnoException)?.code !== 'ENOENT') throw error;
       // A failing mkdir is the real cause (EROFS, ENOSPC, ENOTDIR, EACCES), not the ENOENT.
-      await makeDir(dirname(file));
+      await ensureDir(dirname(file));
       await run();
     }
   };
@@ -162,10 +162,11 @@ export function fsStorage(options: FsStorageOptions = {}): StorageAdapter {
   const writeAtomic = async (file: string, content: string) => {
     const temp = `${file}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
     try {
-      await withDir(file, () => writeFile(temp, content, { encoding: 'utf8', mode: 0o600 }));
+      await withDir(file, () => writePrivateFile(temp, content, { what: 'archive file', exclusive: true }));
       await placeNoClobber(temp, file);
     } catch (error) {
       await rm(temp, { force: true }).catch(() => {});
+      if (error instanceof CompactError) throw error;
       throw new CompactError('storage_failed', `fs: could not write ${file}: ${describeCause(error)}`, {
         cause: error,
       });
@@ -190,13 +191,35 @@ export function fsStorage(options: FsStorageOptions = {}): StorageAdapter {
     return join(root, sessionFolderName(sessionId, options), ARTIFACT_DIR);
   };
 
+  /**
+   * Whether the session's artifact folder can be read: false when it does not exist; a folder
+   * on the way that is a link, not this user's, or group/world-writable is refused.
+   */
+  const readableArtifacts = async (sessionId: string): Promise<boolean> => {
+    const dir = artifactDir(sessionId);
+    try {
+      await assertPrivateFolder(root, 'archive root', true);
+      await assertPrivateFolder(dirname(dir), 'session folder');
+      await assertPrivateFolder(dir, 'archive folder');
+      return true;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException)?.code === 'ENOENT') return false;
+      if (error instanceof CompactError) throw error;
+      throw new CompactError('storage_failed', `fs: could not read ${dir}: ${(error as Error).message}`, {
+        cause: error,
+      });
+    }
+  };
+
   const readArtifact = async (sessionId: string, ref: string): Promise<ArchivedArtifact | undefined> => {
     const file = join(artifactDir(sessionId), artifactFileName(ref));
     let text: string;
     try {
-      text = await readFile(file, 'utf8');
+      text = await readFileNoFollow(file);
     } catch (error) {
-      if ((error as NodeJS.ErrnoException)?.code === 'ENOENT') return undefined;
+      // A link planted among the artifacts is not one of them: never followed, never returned.
+      const code = (error as NodeJS.ErrnoException)?.code;
+      if (code === 'ENOENT' || code === 'ELOOP') return undefined;
       throw new CompactError('storage_failed', `fs: could not read ${file}: ${(error as Error).message}`, {
         cause: error,
       });
@@ -222,8 +245,9 @@ export function fsStorage(options: FsStorageOptions = {}): StorageAdapter {
       const line = `${JSON.stringify(event)}\n`;
       await serialize(file, async () => {
         try {
-          await withDir(file, () => appendFile(file, line, { encoding: 'utf8', mode: 0o600 }));
+          await withDir(file, () => appendPrivateFile(file, line, 'archive file'));
         } catch (error) {
+          if (error instanceof CompactError) throw error;
           throw new CompactError(
             'storage_failed',
             `fs: could not append to ${file}: ${(error as Error).message}`,
@@ -238,7 +262,7 @@ export function fsStorage(options: FsStorageOptions = {}): StorageAdapter {
       assertArtifact(sessionId, artifact);
       const dir = join(await sessionDir(sessionId), ARTIFACT_DIR);
       if (!madeDirs.has(dir)) {
-        await makeDir(dir);
+        await ensureDir(dir);
         madeDirs.add(dir);
       }
       const file = join(dir, artifactFileName(artifact.ref));
@@ -247,10 +271,12 @@ export function fsStorage(options: FsStorageOptions = {}): StorageAdapter {
     },
     async loadArtifact(sessionId, ref) {
       assertArtifactRef(ref);
+      if (!(await readableArtifacts(sessionId))) return undefined;
       return readArtifact(sessionId, ref);
     },
     async listArtifacts(sessionId) {
       const dir = artifactDir(sessionId);
+      if (!(await readableArtifacts(sessionId))) return [];
       let names: string[];
       try {
         names = await readdir(dir);

@@ -165,6 +165,7 @@ export class CompactManager {
       lastCalls: new Map(),
       cachePrice,
       marks: new SummaryMarks(options.summaryKeys),
+      fallbackStreaks: new Map(),
     };
     this.#lockTtlMs = lockTtl(options.sessionLock, this.store);
     // With a shared store, one process prepares per session; its lock outlasts the summarizer's time limit.

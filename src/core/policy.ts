@@ -96,10 +96,10 @@ export interface CompactPolicy {
    * Priced for prompt caching: a compaction rewrites the prompt from its first change on (a
    * cache write of everything after it), so once it clears, it clears every old tool result
    * (all but `clearKeepRecent`, the current round and `clearExcludeTools`) rather than only
-   * down to the target: one rewrite that leaves the next trigger far away. `false` stops
-   * clearing at the target (the behaviour before 0.2: more of the tool output kept, more
-   * frequent rewrites).
-   * @default true
+   * down to the target: one rewrite that leaves the next trigger far away, at the price of
+   * tool output the window could have held. Off by default (issue 34: quality first, keep what
+   * the window can hold): clearing stops at the target.
+   * @default false
    */
   cacheAware: boolean;
   /**
@@ -142,7 +142,7 @@ export const DEFAULT_POLICY: Readonly<CompactPolicy> = Object.freeze({
   clearAtLeast: 0,
   clearKeepRecent: 3,
   clearMinTokens: 100,
-  cacheAware: true,
+  cacheAware: false,
   clearExcludeTools: [],
   shortenArgumentsAbove: 2000,
   shortenArgumentsKeep: 600,

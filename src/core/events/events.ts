@@ -81,6 +81,11 @@ export interface CompactEventProperties {
     note?: string;
     kept?: KeptCounts;
     prunedCount?: number;
+    /**
+     * Set when the compaction ended above its target: the tokens it ended at and what the
+     * latest round alone takes (when that is over the target, no level can reach it).
+     */
+    overTarget?: { tokensAfter: number; latestRoundTokens: number };
   };
   'compact.summary_created': {
     strategy: string;
@@ -211,8 +216,10 @@ export interface CompactEventProperties {
      * an edit of a covered message, another branch or conversation): no stored summary is sent;
      * `context` has `reason` (`shorter`, `diverged`), `divergedAt` (the first position that
      * differs from the session's previous call) and `storedVersion`.
+     * `summarizer_stuck`: the session's last 3 summaries were written by the fallback, not by
+     * the configured summarizer (said once per streak; `context`: `streak`, `summarizer`, `fallback`).
      */
-    code: 'usage_mismatch' | 'history_diverged';
+    code: 'usage_mismatch' | 'history_diverged' | 'summarizer_stuck';
     /** What happened and what the manager does instead. */
     message: string;
     /** The figures behind it (reported and estimated tokens). */

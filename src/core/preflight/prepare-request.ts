@@ -57,6 +57,8 @@ export interface PipelineDeps {
   readonly cachePrice?: CachePrice;
   /** Signs the summaries written and verifies those handed back. */
   readonly marks: SummaryMarks;
+  /** Per session, compactions in a row written by a fallback summarizer (see run-preflight.ts). */
+  readonly fallbackStreaks: Map<string, number>;
 }
 
 /** The summary message text of `body` at `version` for the session `key`, marked. */

@@ -232,6 +232,21 @@ function shrinkSummary(
   summary.tokens = tokens;
 }
 
+/** One report per level (level a may run twice: before summarizing, and for protected results after). */
+function mergeLevels(levels: readonly LevelReport[]): LevelReport[] {
+  const merged = new Map<string, LevelReport>();
+  for (const level of levels) {
+    const known = merged.get(level.level);
+    if (!known) merged.set(level.level, { ...level, refs: [...level.refs] });
+    else {
+      known.count += level.count;
+      known.tokensSaved += level.tokensSaved;
+      known.refs.push(...level.refs);
+    }
+  }
+  return [...merged.values()];
+}
+
 /** Runs the cascade on a triggered request. */
 export async function runCascade(input: CascadeInput): Promise<CascadeResult> {
   const { decision } = input;
@@ -255,6 +270,8 @@ export async function runCascade(input: CascadeInput): Promise<CascadeResult> {
   if (run.total > run.target) result.levels.push(clearToolResults(run, input.pairing));
   if (run.total > run.target) result.levels.push(shortenArguments(run));
   if (run.total > run.target || input.force) await summarizeLevel(run, input, result);
+  // Recent results protected by count give way when they alone keep the request over target.
+  if (run.total > run.target) result.levels.push(clearToolResults(run, input.pairing, true));
   // Cut no deeper than needed: to a tenth under the budget (or the target, when higher).
   if (run.total > run.budget)
     result.levels.push(cutOversized(run, Math.max(run.target, Math.floor(run.budget * 0.9))));
@@ -281,6 +298,8 @@ export async function runCascade(input: CascadeInput): Promise<CascadeResult> {
   }
   result.entries = run.entries;
   result.tokensAfter = run.total;
-  result.levels = result.levels.filter((level) => level.count > 0 || level.level === 'summarize');
+  result.levels = mergeLevels(result.levels).filter(
+    (level) => level.count > 0 || level.level === 'summarize',
+  );
   return result;
 }

@@ -7,15 +7,16 @@
 import { CompactError, isCompactError } from '../errors.js';
 import type { EventTiming } from '../events/event-bus.js';
 import type { CompactionResult } from '../manager-options.js';
-import type { SessionRewrite, SessionState } from '../session/session-store.js';
+import type { SessionState } from '../session/session-store.js';
 import { artifactsOf } from './archive-originals.js';
 import { assemble } from './assemble.js';
 import { compactionCacheImpact } from './cache-impact.js';
 import type { LevelReport } from './cascade/cascade-types.js';
+import { noteFallbackStreak, overTarget } from './compaction-notes.js';
+import { nextState } from './next-state.js';
 import { type PipelineDeps, type PreparedRequest, summaryText } from './prepare-request.js';
 import type { PreparedSummary } from './prepared-summary.js';
 import { type CascadeInput, type CascadeResult, runCascade, summaryMessageTokens } from './run-cascade.js';
-import { withLineage } from './state-lineage.js';
 import { checkSummaryOutput } from './summary-output.js';
 import { swapPrepared } from './swap-prepared.js';
 import { keptCounts } from './untriggered-result.js';
@@ -24,55 +25,6 @@ import { keptCounts } from './untriggered-result.js';
 export interface Compacted {
   cascade: CascadeResult;
   state: SessionState;
-}
-
-/** The state after the cascade (see {@link withLineage} for its anchor and branches). */
-function nextState(prepared: PreparedRequest, cascade: CascadeResult): SessionState {
-  const { view } = prepared;
-  const base = view.matched;
-  const kept = cascade.entries;
-  const rewrites: Record<string, SessionRewrite> = {};
-  for (const entry of kept)
-    if (entry.rewrite && !entry.pinned)
-      rewrites[entry.item.id] = { ...entry.rewrite, hash: entry.item.entry.hash };
-  const pinnedIds = new Set([...(base?.pinnedIds ?? []), ...(prepared.state?.pinnedIds ?? [])]);
-  // What precedes a provider compaction boundary is pinned by position, not remembered.
-  for (const entry of kept) if (entry.pinned && !entry.beforeBoundary) pinnedIds.add(entry.item.id);
-  const summary = cascade.summary;
-  const record = prepared.state;
-  const state: SessionState = {
-    sessionId: prepared.key,
-    // Versions only grow: a compaction on another branch (or a history that resumed nothing)
-    // takes the next version even when it writes no new summary.
-    version: summary?.version ?? (record === undefined || base === record ? view.version : view.nextVersion),
-    // A persisted view's summary message is represented by this state's summary: covered.
-    coveredIds: [
-      ...(view.summaryItem ? [view.summaryItem.id] : (base?.coveredIds ?? [])),
-      ...cascade.folded.map((item) => item.id),
-    ],
-    keptIds: kept.filter((entry) => !entry.pinned).map((entry) => entry.item.id),
-    updatedAt: Date.now(),
-  };
-  if (pinnedIds.size > 0) state.pinnedIds = [...pinnedIds];
-  const userTextIds = kept.filter((entry) => entry.userText && !entry.pinned).map((entry) => entry.item.id);
-  if (userTextIds.length > 0) state.userTextIds = userTextIds;
-  if (Object.keys(rewrites).length > 0) state.rewrites = rewrites;
-  if (summary) {
-    state.summary = {
-      text: summary.body,
-      tokens: summary.tokens,
-      summarizer: summary.summarizer,
-      createdAt: Date.now(),
-    };
-  } else if (view.previousSummary !== undefined) {
-    state.summary = base?.summary ?? {
-      text: view.previousSummary,
-      tokens: prepared.summaryTokens,
-      summarizer: 'unknown',
-      createdAt: Date.now(),
-    };
-  }
-  return withLineage(state, prepared, cascade);
 }
 
 /** What a triggered run may bring besides the request. */
@@ -299,7 +251,11 @@ export async function finishCompaction<M>(
   deps.calibration.noteSent(prepared.key, cascade.tokensAfter);
   const kept = keptCounts(cascade.entries);
   if (prepared.decisionEvent)
-    Object.assign(prepared.decisionEvent.properties, { kept, prunedCount: cascade.folded.length });
+    Object.assign(prepared.decisionEvent.properties, {
+      kept,
+      prunedCount: cascade.folded.length,
+      ...overTarget(prepared, cascade),
+    });
   deps.bus.release(context);
   const summary = cascade.summary;
   const text = state.summary ? summaryText(deps, prepared.key, state.version, state.summary.text) : undefined;
@@ -321,6 +277,7 @@ export async function finishCompaction<M>(
       parentId,
     );
   }
+  noteFallbackStreak(deps, prepared, cascade);
   deps.archive.trackEvents(context);
   void deps.bus.flush();
   const result: CompactionResult<M> = {

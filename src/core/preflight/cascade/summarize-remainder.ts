@@ -170,13 +170,14 @@ async function redactSentPrefix(prefix: SentPrefix, redact: Redactor): Promise<S
 }
 
 async function summarizerInput<
-  R extends Pick<SummarizeRequest, 'messages' | 'previousSummary' | 'keep' | 'sentPrefix'>,
+  R extends Pick<SummarizeRequest, 'messages' | 'previousSummary' | 'keep' | 'sentPrefix' | 'maxTokens'>,
 >(request: R, redact: Redactor | undefined): Promise<R> {
   const previous = request.previousSummary ? summaryBodyFrom(request.previousSummary) : undefined;
   const clean: Redactor = redact ? (text) => defuseSummaryMarkup(redact(text)) : defuseSummaryMarkup;
   const redacted = previous && redact ? redact(previous) : previous;
-  // What the user asked, held by the previous summary, is handed over as content to keep.
-  const keep = keptSections(redacted);
+  // What the user asked, held by the previous summary, is handed over as content to keep,
+  // within half of the summary's limit (the rest stays in the previous summary as material).
+  const keep = keptSections(redacted, request.maxTokens);
   return {
     ...request,
     messages: await redactMessages(request.messages, clean),
@@ -188,13 +189,59 @@ async function summarizerInput<
   };
 }
 
-/** The `## Task` and `## User instructions` sections of a previous summary body, if any. */
-function keptSections(previous: string | undefined): string | undefined {
+/** Characters per token assumed when sizing the kept sections (a safe overestimate of tokens). */
+const CHARS_PER_TOKEN = 3;
+
+/**
+ * A later instruction on the same thing supersedes an earlier one: lines whose first words
+ * (the subject: "use", "never call", "deploy to") match keep only their newest form.
+ */
+function supersede(lines: readonly string[]): string[] {
+  const subject = (line: string) =>
+    line
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N}\s]/gu, ' ')
+      .split(/\s+/)
+      .filter(Boolean)
+      .slice(0, 3)
+      .join(' ');
+  const newest = new Map<string, number>();
+  lines.forEach((line, k) => {
+    newest.set(subject(line), k);
+  });
+  return lines.filter((line, k) => newest.get(subject(line)) === k);
+}
+
+/**
+ * The `## Task` and `## User instructions` sections of a previous summary body, if any, within
+ * half of `maxTokens` (issue 34): superseded instructions go first, then the oldest; what does
+ * not fit is not demanded of the summarizer (it still reads it in the previous summary).
+ */
+export function keptSections(
+  previous: string | undefined,
+  maxTokens = Number.POSITIVE_INFINITY,
+): string | undefined {
   const { task, instructions } = splitUserSections(previous);
+  let budget = Math.floor((maxTokens / 2) * CHARS_PER_TOKEN);
+  const taskLines: string[] = [];
+  for (const line of task) {
+    if (line.length + 3 > budget) break;
+    taskLines.push(line);
+    budget -= line.length + 3;
+  }
+  const rules: string[] = [];
+  const size = instructions.reduce((sum, line) => sum + line.length + 3, 0);
+  // Only past the budget does a later instruction on the same subject replace an earlier one.
+  const candidates = size > budget ? supersede(instructions) : instructions;
+  for (let k = candidates.length - 1; k >= 0; k--) {
+    const line = candidates[k]!;
+    if (line.length + 3 > budget) break;
+    rules.unshift(line);
+    budget -= line.length + 3;
+  }
   const parts: string[] = [];
-  if (task.length > 0) parts.push(`## ${TASK_TITLE}\n${task.map((l) => `- ${l}`).join('\n')}`);
-  if (instructions.length > 0)
-    parts.push(`## ${INSTRUCTIONS_TITLE}\n${instructions.map((l) => `- ${l}`).join('\n')}`);
+  if (taskLines.length > 0) parts.push(`## ${TASK_TITLE}\n${taskLines.map((l) => `- ${l}`).join('\n')}`);
+  if (rules.length > 0) parts.push(`## ${INSTRUCTIONS_TITLE}\n${rules.map((l) => `- ${l}`).join('\n')}`);
   return parts.length > 0 ? parts.join('\n') : undefined;
 }
 

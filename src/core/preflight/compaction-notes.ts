@@ -1,0 +1,65 @@
+/**
+ * Part of step 7: what a compaction that landed says beyond its result (issue 34): whether it
+ * ended above its target (on the decision event), and when a session stays on the fallback
+ * summarizer (one warning per streak).
+ */
+
+import type { PipelineDeps, PreparedRequest } from './prepare-request.js';
+import type { CascadeResult } from './run-cascade.js';
+
+/** What the decision event says of a compaction that ended above its target (issue 34). */
+export function overTarget(prepared: PreparedRequest, cascade: CascadeResult) {
+  const target = prepared.localDecision.targetTokens;
+  if (cascade.tokensAfter <= target) return {};
+  const entries = cascade.entries;
+  const round = entries.at(-1)?.round ?? -1;
+  let latest = 0;
+  for (let k = entries.length - 1; k >= 0; k--) {
+    const entry = entries[k]!;
+    if (k < entries.length - 1 && (round < 0 || entry.round !== round)) break;
+    latest += entry.tokens;
+  }
+  const scale = prepared.scale;
+  return {
+    overTarget: {
+      tokensAfter: Math.ceil(cascade.tokensAfter * scale),
+      latestRoundTokens: Math.ceil(latest * scale),
+    },
+  };
+}
+
+/** Consecutive compactions written by a fallback before a session is said to be stuck on it. */
+const STUCK_AFTER = 3;
+
+/**
+ * Counts the session's compactions in a row whose configured summarizer failed, and says once,
+ * with one `summarizer_stuck` warning, when a session stays on the fallback (issue 34); a
+ * summary by the configured summarizer ends the streak.
+ */
+export function noteFallbackStreak(
+  deps: PipelineDeps,
+  prepared: PreparedRequest,
+  cascade: CascadeResult,
+): void {
+  const summary = cascade.summary;
+  if (!summary || deps.chain.length < 2 || summary.summarizer === 'previous') return;
+  const streaks = deps.fallbackStreaks;
+  if (!summary.fallback) {
+    streaks.delete(prepared.key);
+    return;
+  }
+  const streak = (streaks.get(prepared.key) ?? 0) + 1;
+  if (streaks.size >= 10_000 && !streaks.has(prepared.key)) streaks.clear();
+  streaks.set(prepared.key, streak);
+  if (streak !== STUCK_AFTER) return;
+  deps.bus.emit(
+    prepared.context,
+    'compact.warning',
+    {
+      code: 'summarizer_stuck',
+      message: `session "${prepared.context.sessionId}": the last ${streak} summaries were written by the fallback (${summary.fallback}), not by ${deps.chain[0]!.name}; see the compact.error events for why`,
+      context: { streak, summarizer: deps.chain[0]!.name, fallback: summary.fallback },
+    },
+    { start: Date.now(), ...(prepared.decisionSpanId ? { parentId: prepared.decisionSpanId } : {}) },
+  );
+}

@@ -1,0 +1,109 @@
+/**
+ * Part of step 7: the state a compaction leaves, and what binds it to the history it was made
+ * from. Its anchor is the prefix chain of the history up to the last message it covers (the
+ * previous summary message of a persisted view included), so a later history resumes it only
+ * when that prefix is unchanged; its branches are the states stored before it (ancestors and
+ * other branches), newest first, bounded in number and size, so a rewind or a fork resumes
+ * what still holds.
+ */
+import {
+  type HistoryAnchor,
+  MAX_BRANCH_BYTES,
+  MAX_BRANCHES,
+  type SessionRewrite,
+  type SessionState,
+} from '../session/session-state.js';
+import type { PreparedRequest } from './prepare-request.js';
+import type { CascadeResult } from './run-cascade.js';
+
+/** The anchor of a state made by `cascade` from `prepared`'s history. */
+function anchorOf(prepared: PreparedRequest, cascade: CascadeResult): HistoryAnchor {
+  const { view, indexed } = prepared;
+  const base = view.matched;
+  let length = 0;
+  if (view.summaryItem) length = view.summaryItem.index + 1;
+  else if (base?.anchor) length = base.anchor.length;
+  else if (base && base.coveredIds.length > 0) {
+    // A state written before anchors: up to the last message it covers in this history.
+    const covered = new Set(base.coveredIds);
+    for (const item of indexed.items) if (covered.has(item.id)) length = item.index + 1;
+  }
+  for (const item of cascade.folded) length = Math.max(length, item.index + 1);
+  return { length, chain: length === 0 ? '' : indexed.chain[length - 1]! };
+}
+
+/** A state as kept among the branches (no branches of its own). */
+function asBranch(state: SessionState): SessionState {
+  if (state.branches === undefined) return state;
+  const { branches: _branches, ...rest } = state;
+  return rest;
+}
+
+/** `state` with its anchor and the earlier states as branches (bounded). */
+function withLineage(state: SessionState, prepared: PreparedRequest, cascade: CascadeResult): SessionState {
+  state.anchor = anchorOf(prepared, cascade);
+  const record = prepared.state;
+  if (!record) return state;
+  const earlier = [record, ...(record.branches ?? [])].map(asBranch);
+  const branches: SessionState[] = [];
+  let bytes = 0;
+  for (const branch of earlier) {
+    if (branches.length >= MAX_BRANCHES) break;
+    // Only states that can be resumed for something (a summary or coverage).
+    if (branch.summary === undefined && branch.coveredIds.length === 0) continue;
+    bytes += JSON.stringify(branch).length;
+    if (bytes > MAX_BRANCH_BYTES) break;
+    branches.push(branch);
+  }
+  if (branches.length > 0) state.branches = branches;
+  return state;
+}
+
+/** The state after the cascade (see {@link withLineage} for its anchor and branches). */
+export function nextState(prepared: PreparedRequest, cascade: CascadeResult): SessionState {
+  const { view } = prepared;
+  const base = view.matched;
+  const kept = cascade.entries;
+  const rewrites: Record<string, SessionRewrite> = {};
+  for (const entry of kept)
+    if (entry.rewrite && !entry.pinned)
+      rewrites[entry.item.id] = { ...entry.rewrite, hash: entry.item.entry.hash };
+  const pinnedIds = new Set([...(base?.pinnedIds ?? []), ...(prepared.state?.pinnedIds ?? [])]);
+  // What precedes a provider compaction boundary is pinned by position, not remembered.
+  for (const entry of kept) if (entry.pinned && !entry.beforeBoundary) pinnedIds.add(entry.item.id);
+  const summary = cascade.summary;
+  const record = prepared.state;
+  const state: SessionState = {
+    sessionId: prepared.key,
+    // Versions only grow: a compaction on another branch (or a history that resumed nothing)
+    // takes the next version even when it writes no new summary.
+    version: summary?.version ?? (record === undefined || base === record ? view.version : view.nextVersion),
+    // A persisted view's summary message is represented by this state's summary: covered.
+    coveredIds: [
+      ...(view.summaryItem ? [view.summaryItem.id] : (base?.coveredIds ?? [])),
+      ...cascade.folded.map((item) => item.id),
+    ],
+    keptIds: kept.filter((entry) => !entry.pinned).map((entry) => entry.item.id),
+    updatedAt: Date.now(),
+  };
+  if (pinnedIds.size > 0) state.pinnedIds = [...pinnedIds];
+  const userTextIds = kept.filter((entry) => entry.userText && !entry.pinned).map((entry) => entry.item.id);
+  if (userTextIds.length > 0) state.userTextIds = userTextIds;
+  if (Object.keys(rewrites).length > 0) state.rewrites = rewrites;
+  if (summary) {
+    state.summary = {
+      text: summary.body,
+      tokens: summary.tokens,
+      summarizer: summary.summarizer,
+      createdAt: Date.now(),
+    };
+  } else if (view.previousSummary !== undefined) {
+    state.summary = base?.summary ?? {
+      text: view.previousSummary,
+      tokens: prepared.summaryTokens,
+      summarizer: 'unknown',
+      createdAt: Date.now(),
+    };
+  }
+  return withLineage(state, prepared, cascade);
+}

@@ -272,6 +272,14 @@ if (!process.argv.includes('--no-speed')) {
   await runSpeedBench();
 }
 
+// Issue 34: the compaction rhythm with tool outputs of 1% to 25% of the window (bench/rhythm.ts;
+// `--no-rhythm` skips it).
+if (!process.argv.includes('--no-rhythm')) {
+  console.log('\nCompaction rhythm (bench/rhythm.ts):');
+  const { rhythmBench, printRhythm } = await import('./rhythm.js');
+  printRhythm(await rhythmBench());
+}
+
 // 6. Background compaction (issue 13): how long a trigger blocks the agent, synchronous
 // against background, and the compaction CPU share (about two minutes; skip with --no-background).
 if (!process.argv.includes('--no-background')) {

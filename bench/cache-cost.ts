@@ -185,7 +185,7 @@ async function engine(
   window: number,
   session: ReturnType<typeof buildSession>,
   model: CacheModel,
-  cacheAware = true,
+  cacheAware = false,
   knobs: { triggerPct?: number; targetPct?: number } = {},
 ): Promise<void> {
   const summarizer: Summarizer = {
@@ -351,7 +351,7 @@ export async function runCacheCostBench(
     const session = buildSession(calls);
     const strategies: [string, (model: CacheModel) => Promise<void> | void][] = [
       ['agent-compaction (default)', (m) => engine(window, session, m)],
-      ['agent-compaction, cacheAware off', (m) => engine(window, session, m, false)],
+      ['agent-compaction, cacheAware on', (m) => engine(window, session, m, true)],
       // The cost-tuned setting docs/prompt-caching.md describes: a smaller view, read on every call.
       [LOW_TRIGGER, (m) => engine(window, session, m, true, { triggerPct: 0.4, targetPct: 0.2 })],
       ['summarize at trigger', (m) => summarizeAtTrigger(window, session, m)],

@@ -16,6 +16,9 @@
  * 32k and 128k windows, and prints the share of (instruction, later call) pairs whose request
  * still holds the instruction's key content (eval/instruction-retention.ts).
  *
+ * Then scores instruction detection on real user sentences labelled by hand (issue 35,
+ * test/fixtures/instructions): precision and recall per split (eval/instruction-labels.ts).
+ *
  * Flags: `--json` prints the runs and rows as JSON instead of the table; `--out FILE`
  * writes that JSON to FILE as well; `--seeds N` planted sessions (default 5);
  * `--ratios 5,10,20`; `--strategies task_state,brief`; `--no-swe-agent`; `--recall-seeds N` personal
@@ -39,6 +42,7 @@ import {
   runFidelity,
   type SummarizerUnderTest,
 } from './fidelity-harness.js';
+import { formatLabelScores, scoreLabelledSet } from './instruction-labels.js';
 import {
   aggregateInstructionRuns,
   formatInstructionTable,
@@ -183,8 +187,17 @@ async function main(): Promise<void> {
     verdicts: instructionRuns.length > 0 ? [instructionVerdict(instructionRows)] : [],
   };
   const verdict = plantedVerdict(rows);
+  const labels = scoreLabelledSet();
   const json = JSON.stringify(
-    { generatedBy: 'eval/fidelity.ts', target: FIDELITY_TARGET, rows, runs, recall, instructions },
+    {
+      generatedBy: 'eval/fidelity.ts',
+      target: FIDELITY_TARGET,
+      rows,
+      runs,
+      recall,
+      instructions,
+      labels: labels.map(({ wrong, ...score }) => score),
+    },
     null,
     2,
   );
@@ -194,6 +207,7 @@ async function main(): Promise<void> {
     log(verdict);
     for (const line of recall.verdicts) log(line);
     for (const line of instructions.verdicts) log(line);
+    for (const line of formatLabelScores(labels).slice(-2)) log(line);
     return;
   }
   log('');
@@ -205,6 +219,18 @@ async function main(): Promise<void> {
   log(verdict);
   printRecall(log, recall);
   printInstructions(log, instructions);
+  printLabels(log, labels);
+}
+
+/** Issue 35: instruction detection on the labelled real sentences. */
+function printLabels(log: (line: string) => void, labels: ReturnType<typeof scoreLabelledSet>): void {
+  log('');
+  log(
+    'Instruction detection on real user sentences (test/fixtures/instructions): is the sentence a request to the assistant (the summary quotes it under User instructions)?',
+  );
+  for (const line of formatLabelScores(labels)) log(line);
+  for (const wrong of labels.find((s) => s.split === 'all')?.wrong.slice(0, 8) ?? [])
+    log(`wrong: ${wrong.label === 'instruction' ? 'missed' : 'false alarm'}: "${wrong.text}"`);
 }
 
 /** The instruction-retention table and its verdict. */

@@ -23,7 +23,8 @@
  * writes that JSON to FILE as well; `--seeds N` planted sessions (default 5);
  * `--ratios 5,10,20`; `--strategies task_state,brief`; `--no-swe-agent`; `--recall-seeds N` personal
  * conversations and agent runs each (default 5); `--recall-ratios 4,8,16`; `--no-recall`;
- * `--instruction-seeds N` sessions per kind and window (default 2); `--no-instructions`.
+ * `--instruction-seeds N` sessions per kind and window (default 2); `--no-instructions`;
+ * `--no-budget` skips the budget-use rows (eval/budget-use.ts).
  * Env: OPENAI_API_KEY / ANTHROPIC_API_KEY add the LLM summarizers (models from
  * FIDELITY_OPENAI_MODEL, default gpt-4o-mini, and FIDELITY_ANTHROPIC_MODEL, default
  * claude-haiku-4-5); they run one-shot only.
@@ -34,6 +35,7 @@ import { EmbeddedSummarizer } from '../src/core/summary/embedded-summarizer.js';
 import { STRATEGY_NAMES, type StrategyName } from '../src/core/summary/summarizer.js';
 import { resilientSummarizer } from '../src/summarizers/resilient-summarizer.js';
 import { agentIdSession } from './agent-id-sessions.js';
+import { formatBudgetUse, runBudgetUse } from './budget-use.js';
 import {
   aggregateRuns,
   type CompactionMode,
@@ -50,6 +52,7 @@ import {
   instructionVerdict,
   runInstructionRetention,
 } from './instruction-retention.js';
+import { noisyPersonalSession } from './noisy-personal-sessions.js';
 import { personalSession } from './personal-sessions.js';
 import { plantedSession } from './planted-session.js';
 import { loadSweAgentSessions } from './swe-agent-sessions.js';
@@ -102,6 +105,7 @@ function readOptions() {
       'no-recall': { type: 'boolean', default: false },
       'instruction-seeds': { type: 'string', default: '2' },
       'no-instructions': { type: 'boolean', default: false },
+      'no-budget': { type: 'boolean', default: false },
     },
   }).values;
 }
@@ -188,6 +192,14 @@ async function main(): Promise<void> {
   };
   const verdict = plantedVerdict(rows);
   const labels = scoreLabelledSet();
+  const budget = values['no-budget']
+    ? []
+    : await runBudgetUse({
+        chats: {
+          personal: [1, 2, 3].map((seed) => personalSession({ seed })),
+          'personal-noisy': [1, 2, 3].map((seed) => noisyPersonalSession({ seed })),
+        },
+      });
   const json = JSON.stringify(
     {
       generatedBy: 'eval/fidelity.ts',
@@ -197,6 +209,7 @@ async function main(): Promise<void> {
       recall,
       instructions,
       labels: labels.map(({ wrong, ...score }) => score),
+      budget,
     },
     null,
     2,
@@ -208,6 +221,7 @@ async function main(): Promise<void> {
     for (const line of recall.verdicts) log(line);
     for (const line of instructions.verdicts) log(line);
     for (const line of formatLabelScores(labels).slice(-2)) log(line);
+    if (budget.length > 0) log(formatBudgetUse(budget).at(-1)!);
     return;
   }
   log('');
@@ -220,6 +234,13 @@ async function main(): Promise<void> {
   printRecall(log, recall);
   printInstructions(log, instructions);
   printLabels(log, labels);
+  if (budget.length > 0) {
+    log('');
+    log(
+      'Budget use after compaction (issue 35): tokensAfter / targetTokens of every compaction that folded history (default policy, built-in summarizer, compact() before every call); chat in a window of 1/8 of the conversation.',
+    );
+    for (const line of formatBudgetUse(budget)) log(line);
+  }
 }
 
 /** Issue 35: instruction detection on the labelled real sentences. */
@@ -262,6 +283,8 @@ function printInstructions(
 async function recallRuns(seeds: number, ratios: number[], summarizers: SummarizerUnderTest[]) {
   const sets = {
     personal: Array.from({ length: seeds }, (_, k) => personalSession({ seed: k + 1 })),
+    // Issue 35: real-chat noise; the old generator's row stays beside it for one wave.
+    'personal-noisy': Array.from({ length: seeds }, (_, k) => noisyPersonalSession({ seed: k + 1 })),
     'agent-ids': Array.from({ length: seeds }, (_, k) => agentIdSession({ seed: k + 1 })),
   };
   const modes: CompactionMode[] = ['one-shot', 'rolling', 'direct', 'direct-rolling'];
@@ -271,14 +294,16 @@ async function recallRuns(seeds: number, ratios: number[], summarizers: Summariz
     rows.find((r) => r.set === set && r.summarizer === 'embedded' && r.mode === mode && r.targetRatio === 8);
   const verdicts: string[] = [];
   for (const mode of modes) {
-    const personal = at8('personal', mode);
-    if (personal) {
-      // A window that kept nothing counts as one fact, so the multiple stays finite and honest.
-      const multiple = personal.retained / Math.max(1, personal.windowRetained);
-      const shown = `${multiple.toFixed(1)}x${personal.windowRetained === 0 ? ' (window kept none; counted as 1)' : ''}`;
-      verdicts.push(
-        `target: personal ${mode} at 1/8 keeps ${(personal.retainedShare * 100).toFixed(1)}% of the facts, ${shown} a same-size window's ${(personal.windowShare * 100).toFixed(1)}% (goal >= ${WINDOW_MULTIPLE_TARGET}x): ${multiple >= WINDOW_MULTIPLE_TARGET ? 'MET' : 'MISSED'}`,
-      );
+    for (const set of ['personal', 'personal-noisy']) {
+      const personal = at8(set, mode);
+      if (personal) {
+        // A window that kept nothing counts as one fact, so the multiple stays finite and honest.
+        const multiple = personal.retained / Math.max(1, personal.windowRetained);
+        const shown = `${multiple.toFixed(1)}x${personal.windowRetained === 0 ? ' (window kept none; counted as 1)' : ''}`;
+        verdicts.push(
+          `target: ${set} ${mode} at 1/8 keeps ${(personal.retainedShare * 100).toFixed(1)}% of the facts, ${shown} a same-size window's ${(personal.windowShare * 100).toFixed(1)}% (goal >= ${WINDOW_MULTIPLE_TARGET}x): ${multiple >= WINDOW_MULTIPLE_TARGET ? 'MET' : 'MISSED'}`,
+        );
+      }
     }
     const ids = at8('agent-ids', mode);
     if (ids)

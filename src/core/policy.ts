@@ -40,7 +40,8 @@ export interface CompactPolicy {
    */
   strategy: StrategyName | (string & {});
   /**
-   * The summary's token limit.
+   * The summary's token limit while the verbatim recent turns fill the target; when they leave
+   * more room under the target (a large turn before them was folded), the summary may fill it.
    * @default 1024
    */
   maxSummaryTokens: number;

@@ -132,7 +132,15 @@ export function planSummary(run: CascadeRun, input: PlanInput, overhead: number)
   const room = squeezed
     ? summaryReserve(policy, run.target, previousBody, SQUEEZED_KEEP_CAP)
     : Math.max(targetRoom, Math.floor(budgetRoom / 2), Math.min(reserve, budgetRoom));
-  const maxTokens = Math.max(16, Math.min(policy.maxSummaryTokens, room));
+  // The view fills its target (issue 35): verbatim turns first, then summary lines. When the
+  // suffix leaves more room under the target than maxSummaryTokens (a large turn before it was
+  // folded), the summary fills that room instead of leaving it empty (requests at 30-60% of
+  // the target in the retention eval's 8k sessions).
+  // Never more than it folds (a forced compaction of a request that fits has nothing to fill).
+  let folded = -keptTokens;
+  for (let u = 0; u < start; u++) folded += units[u]!.tokens;
+  const fill = squeezed || input.force ? 0 : Math.min(targetRoom, folded);
+  const maxTokens = Math.max(16, Math.min(Math.max(policy.maxSummaryTokens, fill), room));
   return {
     foldBefore: unpinned[units[start]!.start]!,
     keep: new Set(picked.map((u) => unpinned[units[u]!.start]!)),

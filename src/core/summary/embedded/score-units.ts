@@ -102,6 +102,8 @@ export interface ScoreOptions {
   agentic: boolean;
 }
 
+/** Value factor of an excerpt unit: below any unit of the conversation. */
+const FILLER_WEIGHT = 0.01;
 const NUMERIC = /^[\d.,:/-]+$/;
 const LETTER = /\p{L}/u;
 
@@ -149,7 +151,8 @@ export function* scoreUnitSteps(units: Unit[], options: ScoreOptions): Steps<Map
       ? toolSignal(unit.tool, unit.text, rare)
       : textSignal(unit.text, unit.source, options.agentic, rare);
     const recency = 1 + 0.15 * Math.max(0, unit.order / maxOrder);
-    unit.value = rarity * signal * recency;
+    // An excerpt only fills room no other unit can use.
+    unit.value = rarity * signal * recency * (unit.filler ? FILLER_WEIGHT : 1);
   }
   return idf;
 }

@@ -3,8 +3,9 @@
  * once in passing in the first half of the conversation and asked about only at its end,
  * among the noise of real chats: pleasantries, emotional reactions and sympathy (with modal
  * verbs and "important" in them), questions back about the other's life, topic drift with
- * names, numbers and places nobody asks about, and themes that come back session after
- * session. The old generator stays beside it (its figures are kept for one wave).
+ * names, numbers and places nobody asks about, as many other facts of the same kinds that
+ * are never asked about, and themes that come back session after session. The old generator
+ * stays beside it (its figures are kept for one wave).
  */
 import { seededRandom } from '../src/testing/synthetic-session.js';
 import { FACTS, formatDate, int, pick, type Random } from './personal-sessions.js';
@@ -16,8 +17,10 @@ export interface NoisyPersonalOptions {
   seed?: number;
   /** Dated sessions. @default 16 */
   sessions?: number;
-  /** Facts planted. @default 12 */
+  /** Facts planted and asked about at the end. @default 12 */
   facts?: number;
+  /** Facts of the same kinds mentioned and never asked about. @default 12 */
+  unasked?: number;
 }
 
 const PLEASANTRIES = [
@@ -105,25 +108,42 @@ export function noisyPersonalSession(options: NoisyPersonalOptions = {}): Fideli
   const seed = options.seed ?? 1;
   const rand = seededRandom(seed * 7_919 + 11);
   const sessions = options.sessions ?? 16;
-  const nameA = pick(rand, ['Maya', 'Jonah', 'Aisha', 'Lukas']);
   const nameB = pick(rand, ['Sam', 'Noor', 'Felix', 'Ines']);
-  const templates = [...FACTS].sort(() => rand() - 0.5).slice(0, options.facts ?? 12);
-  const half = Math.max(1, Math.floor(sessions / 2));
-  const plan = templates.map((t) => ({ template: t, session: int(rand, 0, half - 1) }));
-  const messages: Record<string, unknown>[] = [];
-  const facts: KeyFact[] = [];
-  const questions: string[] = [];
+  const labels: string[] = [];
   let date = new Date(Date.UTC(2023, int(rand, 0, 5), int(rand, 1, 28)));
   for (let s = 0; s < sessions; s++) {
     date = new Date(date.getTime() + int(rand, 3, 20) * 86_400_000);
-    const label = formatDate(date);
+    labels.push(formatDate(date));
+  }
+  // Asked facts in the first half; unasked ones anywhere, never naming an asked probe (a
+  // mention of it would count as the asked fact kept).
+  const half = Math.max(1, Math.floor(sessions / 2));
+  const made = (template: (typeof FACTS)[number], session: number, asked: boolean) => ({
+    ...template.make(rand, labels[session]!),
+    kind: template.kind,
+    session,
+    asked,
+  });
+  const planned = [...FACTS]
+    .sort(() => rand() - 0.5)
+    .slice(0, options.facts ?? 12)
+    .map((t) => made(t, int(rand, 0, half - 1), true));
+  const askedProbes = planned.flatMap((f) => f.probes);
+  for (let k = 0; k < (options.unasked ?? 12); k++) {
+    const fact = made(pick(rand, FACTS), int(rand, 0, sessions - 2), false);
+    if (!askedProbes.some((probe) => fact.sentence.includes(probe))) planned.push(fact);
+  }
+  const messages: Record<string, unknown>[] = [];
+  const facts: KeyFact[] = [];
+  const questions: string[] = [];
+  for (let s = 0; s < sessions; s++) {
     const turns = int(rand, 16, 24);
-    const here = plan
-      .filter((p) => p.session === s)
-      .map((p) => ({ ...p.template.make(rand, label), kind: p.template.kind }));
-    const slots = new Map(here.map((f) => [int(rand, 2, turns - 3), f]));
+    const slots = new Map<number, (typeof planned)[number]>();
+    for (const fact of planned.filter((f) => f.session === s)) {
+      const free = Array.from({ length: turns - 4 }, (_, i) => i + 2).filter((t) => !slots.has(t));
+      if (free.length > 0) slots.set(pick(rand, free), fact);
+    }
     for (let t = 0; t < turns; t++) {
-      const user = t % 2 === 0;
       let parts: string[];
       if (t === 0) parts = [fill(pick(rand, PLEASANTRIES), nameB)];
       else if (t >= turns - 2) parts = [pick(rand, CLOSINGS)];
@@ -137,9 +157,9 @@ export function noisyPersonalSession(options: NoisyPersonalOptions = {}): Fideli
           rand() < 0.5 ? `${pick(rand, PASSING)}${lower(fact.sentence)}` : fact.sentence,
         );
       let content = parts.join(' ');
-      if (t === 0) content = `[${label}, ${int(rand, 1, 11)}:${int(rand, 10, 59)} pm]\n${content}`;
-      messages.push({ role: user ? 'user' : 'assistant', content });
-      if (fact) {
+      if (t === 0) content = `[${labels[s]}, ${int(rand, 1, 11)}:${int(rand, 10, 59)} pm]\n${content}`;
+      messages.push({ role: t % 2 === 0 ? 'user' : 'assistant', content });
+      if (fact?.asked) {
         facts.push({
           id: `${fact.kind}-${facts.length + 1}`,
           kind: 'identifier',

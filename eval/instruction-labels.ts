@@ -113,8 +113,13 @@ export function formatLabelScores(scores: readonly LabelScore[], before?: readon
   scores.forEach((s, k) => {
     const old = before?.[k];
     const was = old ? ` (old rule: precision ${pct(old.precision)}, recall ${pct(old.recall)})` : '';
+    // A split of negatives only: its figure is the false alarms.
+    const negativesOnly = s.truePositives + s.falseNegatives === 0;
+    const precision = negativesOnly ? '-' : pct(s.precision);
+    const recall = negativesOnly ? '-' : pct(s.recall);
+    const alarms = negativesOnly ? `  (false alarms ${s.falsePositives} of ${s.sentences})` : '';
     lines.push(
-      `${s.split.padEnd(23)}  ${String(s.sentences).padStart(9)}  ${pct(s.precision).padStart(9)}  ${pct(s.recall).padStart(7)}  ${String(s.falsePositives).padStart(3)}  ${String(s.falseNegatives).padStart(3)}${was}`,
+      `${s.split.padEnd(23)}  ${String(s.sentences).padStart(9)}  ${precision.padStart(9)}  ${recall.padStart(7)}  ${String(s.falsePositives).padStart(3)}  ${String(s.falseNegatives).padStart(3)}${alarms}${was}`,
     );
   });
   const balanced = scores.find((s) => s.split.startsWith('balanced'));

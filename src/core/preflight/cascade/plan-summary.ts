@@ -136,10 +136,9 @@ export function planSummary(run: CascadeRun, input: PlanInput, overhead: number)
   // suffix leaves more room under the target than maxSummaryTokens (a large turn before it was
   // folded), the summary fills that room instead of leaving it empty (requests at 30-60% of
   // the target in the retention eval's 8k sessions).
-  // Never more than it folds (a forced compaction of a request that fits has nothing to fill).
-  let folded = -keptTokens;
-  for (let u = 0; u < start; u++) folded += units[u]!.tokens;
-  const fill = squeezed || input.force ? 0 : Math.min(targetRoom, folded);
+  // Not when forced: a manual compaction of a request that fits has nothing to fill (the
+  // summary would only grow the request). Otherwise the request was over the target.
+  const fill = squeezed || input.force ? 0 : targetRoom;
   const maxTokens = Math.max(16, Math.min(Math.max(policy.maxSummaryTokens, fill), room));
   return {
     foldBefore: unpinned[units[start]!.start]!,

@@ -16,11 +16,15 @@
  * 32k and 128k windows, and prints the share of (instruction, later call) pairs whose request
  * still holds the instruction's key content (eval/instruction-retention.ts).
  *
+ * Then scores instruction detection on real user sentences labelled by hand (issue 35,
+ * test/fixtures/instructions): precision and recall per split (eval/instruction-labels.ts).
+ *
  * Flags: `--json` prints the runs and rows as JSON instead of the table; `--out FILE`
  * writes that JSON to FILE as well; `--seeds N` planted sessions (default 5);
  * `--ratios 5,10,20`; `--strategies task_state,brief`; `--no-swe-agent`; `--recall-seeds N` personal
  * conversations and agent runs each (default 5); `--recall-ratios 4,8,16`; `--no-recall`;
- * `--instruction-seeds N` sessions per kind and window (default 2); `--no-instructions`.
+ * `--instruction-seeds N` sessions per kind and window (default 2); `--no-instructions`;
+ * `--no-budget` skips the budget-use rows (eval/budget-use.ts).
  * Env: OPENAI_API_KEY / ANTHROPIC_API_KEY add the LLM summarizers (models from
  * FIDELITY_OPENAI_MODEL, default gpt-4o-mini, and FIDELITY_ANTHROPIC_MODEL, default
  * claude-haiku-4-5); they run one-shot only.
@@ -31,6 +35,7 @@ import { EmbeddedSummarizer } from '../src/core/summary/embedded-summarizer.js';
 import { STRATEGY_NAMES, type StrategyName } from '../src/core/summary/summarizer.js';
 import { resilientSummarizer } from '../src/summarizers/resilient-summarizer.js';
 import { agentIdSession } from './agent-id-sessions.js';
+import { formatBudgetUse, runBudgetUse } from './budget-use.js';
 import {
   aggregateRuns,
   type CompactionMode,
@@ -39,6 +44,7 @@ import {
   runFidelity,
   type SummarizerUnderTest,
 } from './fidelity-harness.js';
+import { formatLabelScores, scoreLabelledSet } from './instruction-labels.js';
 import {
   aggregateInstructionRuns,
   formatInstructionTable,
@@ -46,6 +52,7 @@ import {
   instructionVerdict,
   runInstructionRetention,
 } from './instruction-retention.js';
+import { noisyPersonalSession } from './noisy-personal-sessions.js';
 import { personalSession } from './personal-sessions.js';
 import { plantedSession } from './planted-session.js';
 import { loadSweAgentSessions } from './swe-agent-sessions.js';
@@ -98,6 +105,7 @@ function readOptions() {
       'no-recall': { type: 'boolean', default: false },
       'instruction-seeds': { type: 'string', default: '2' },
       'no-instructions': { type: 'boolean', default: false },
+      'no-budget': { type: 'boolean', default: false },
     },
   }).values;
 }
@@ -183,8 +191,26 @@ async function main(): Promise<void> {
     verdicts: instructionRuns.length > 0 ? [instructionVerdict(instructionRows)] : [],
   };
   const verdict = plantedVerdict(rows);
+  const labels = scoreLabelledSet();
+  const budget = values['no-budget']
+    ? []
+    : await runBudgetUse({
+        chats: {
+          personal: [1, 2, 3].map((seed) => personalSession({ seed })),
+          'personal-noisy': [1, 2, 3].map((seed) => noisyPersonalSession({ seed })),
+        },
+      });
   const json = JSON.stringify(
-    { generatedBy: 'eval/fidelity.ts', target: FIDELITY_TARGET, rows, runs, recall, instructions },
+    {
+      generatedBy: 'eval/fidelity.ts',
+      target: FIDELITY_TARGET,
+      rows,
+      runs,
+      recall,
+      instructions,
+      labels: labels.map(({ wrong, ...score }) => score),
+      budget,
+    },
     null,
     2,
   );
@@ -194,6 +220,8 @@ async function main(): Promise<void> {
     log(verdict);
     for (const line of recall.verdicts) log(line);
     for (const line of instructions.verdicts) log(line);
+    for (const line of formatLabelScores(labels).slice(-2)) log(line);
+    if (budget.length > 0) log(formatBudgetUse(budget).at(-1)!);
     return;
   }
   log('');
@@ -205,6 +233,25 @@ async function main(): Promise<void> {
   log(verdict);
   printRecall(log, recall);
   printInstructions(log, instructions);
+  printLabels(log, labels);
+  if (budget.length > 0) {
+    log('');
+    log(
+      'Budget use after compaction (issue 35): tokensAfter / targetTokens of every compaction that folded history (default policy, built-in summarizer, compact() before every call); chat in a window of 1/8 of the conversation.',
+    );
+    for (const line of formatBudgetUse(budget)) log(line);
+  }
+}
+
+/** Issue 35: instruction detection on the labelled real sentences. */
+function printLabels(log: (line: string) => void, labels: ReturnType<typeof scoreLabelledSet>): void {
+  log('');
+  log(
+    'Instruction detection on real user sentences (test/fixtures/instructions): is the sentence a request to the assistant (the summary quotes it under User instructions)?',
+  );
+  for (const line of formatLabelScores(labels)) log(line);
+  for (const wrong of labels.find((s) => s.split === 'all')?.wrong.slice(0, 8) ?? [])
+    log(`wrong: ${wrong.label === 'instruction' ? 'missed' : 'false alarm'}: "${wrong.text}"`);
 }
 
 /** The instruction-retention table and its verdict. */
@@ -236,6 +283,8 @@ function printInstructions(
 async function recallRuns(seeds: number, ratios: number[], summarizers: SummarizerUnderTest[]) {
   const sets = {
     personal: Array.from({ length: seeds }, (_, k) => personalSession({ seed: k + 1 })),
+    // Issue 35: real-chat noise; the old generator's row stays beside it for one wave.
+    'personal-noisy': Array.from({ length: seeds }, (_, k) => noisyPersonalSession({ seed: k + 1 })),
     'agent-ids': Array.from({ length: seeds }, (_, k) => agentIdSession({ seed: k + 1 })),
   };
   const modes: CompactionMode[] = ['one-shot', 'rolling', 'direct', 'direct-rolling'];
@@ -245,14 +294,16 @@ async function recallRuns(seeds: number, ratios: number[], summarizers: Summariz
     rows.find((r) => r.set === set && r.summarizer === 'embedded' && r.mode === mode && r.targetRatio === 8);
   const verdicts: string[] = [];
   for (const mode of modes) {
-    const personal = at8('personal', mode);
-    if (personal) {
-      // A window that kept nothing counts as one fact, so the multiple stays finite and honest.
-      const multiple = personal.retained / Math.max(1, personal.windowRetained);
-      const shown = `${multiple.toFixed(1)}x${personal.windowRetained === 0 ? ' (window kept none; counted as 1)' : ''}`;
-      verdicts.push(
-        `target: personal ${mode} at 1/8 keeps ${(personal.retainedShare * 100).toFixed(1)}% of the facts, ${shown} a same-size window's ${(personal.windowShare * 100).toFixed(1)}% (goal >= ${WINDOW_MULTIPLE_TARGET}x): ${multiple >= WINDOW_MULTIPLE_TARGET ? 'MET' : 'MISSED'}`,
-      );
+    for (const set of ['personal', 'personal-noisy']) {
+      const personal = at8(set, mode);
+      if (personal) {
+        // A window that kept nothing counts as one fact, so the multiple stays finite and honest.
+        const multiple = personal.retained / Math.max(1, personal.windowRetained);
+        const shown = `${multiple.toFixed(1)}x${personal.windowRetained === 0 ? ' (window kept none; counted as 1)' : ''}`;
+        verdicts.push(
+          `target: ${set} ${mode} at 1/8 keeps ${(personal.retainedShare * 100).toFixed(1)}% of the facts, ${shown} a same-size window's ${(personal.windowShare * 100).toFixed(1)}% (goal >= ${WINDOW_MULTIPLE_TARGET}x): ${multiple >= WINDOW_MULTIPLE_TARGET ? 'MET' : 'MISSED'}`,
+        );
+      }
     }
     const ids = at8('agent-ids', mode);
     if (ids)

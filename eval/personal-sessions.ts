@@ -17,21 +17,21 @@ export interface PersonalSessionOptions {
   facts?: number;
 }
 
-type Random = () => number;
-const pick = <T>(rand: Random, list: readonly T[]): T => list[Math.floor(rand() * list.length)]!;
-const int = (rand: Random, min: number, max: number) => min + Math.floor(rand() * (max - min + 1));
+export type Random = () => number;
+export const pick = <T>(rand: Random, list: readonly T[]): T => list[Math.floor(rand() * list.length)]!;
+export const int = (rand: Random, min: number, max: number) => min + Math.floor(rand() * (max - min + 1));
 
-function formatDate(d: Date): string {
+export function formatDate(d: Date): string {
   return `${d.getUTCDate()} ${MONTHS[d.getUTCMonth()]} ${d.getUTCFullYear()}`;
 }
 
 /** A fact template: the sentence, its probes, and the question asked about it later. */
-interface FactTemplate {
+export interface FactTemplate {
   kind: string;
   make: (rand: Random, date: string) => { sentence: string; probes: string[]; question: string };
 }
 
-const FACTS: FactTemplate[] = [
+export const FACTS: FactTemplate[] = [
   {
     kind: 'pet',
     make: (rand) => {

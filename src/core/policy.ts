@@ -40,7 +40,9 @@ export interface CompactPolicy {
    */
   strategy: StrategyName | (string & {});
   /**
-   * The summary's token limit.
+   * The summary's token limit. The built-in summarizer may go past it to fill room the verbatim
+   * recent turns leave under the target (a large turn before them was folded); an LLM
+   * summarizer never does.
    * @default 1024
    */
   maxSummaryTokens: number;

@@ -66,6 +66,7 @@ describe('what the user asked survives every compaction', () => {
         { role: 'system', content: 'You are a coding agent with file and shell tools.' },
         { role: 'user', content: INSTRUCTION },
       ];
+      const target = Math.floor(('targetPct' in policy ? policy.targetPct : 0.5) * 32_000);
       const tickets: { id: string; from: number }[] = [];
       const misses: string[] = [];
       let maxTokens = 0;
@@ -78,6 +79,9 @@ describe('what the user asked survives every compaction', () => {
         const result = await manager.compact('s', history);
         const sent = JSON.stringify(result.messages);
         maxTokens = Math.max(maxTokens, result.tokensAfter);
+        // A summary over maxSummaryTokens only fills room under the target (issue 35).
+        if (result.applied && result.summary && result.summary.tokens > 1024 && result.tokensAfter > target)
+          misses.push(`call ${call}: summary of ${result.summary.tokens} tokens past the target`);
         if (!sent.includes('src/generated/')) misses.push(`call ${call}: instruction`);
         for (const ticket of tickets)
           if (!sent.includes(ticket.id)) misses.push(`call ${call}: ${ticket.id}`);
@@ -116,7 +120,7 @@ describe('what the user asked survives every compaction', () => {
       expect(summaries.length).toBeGreaterThanOrEqual(minSummaries);
       expect(events.filter((e) => e.name === 'compact.reduction').length).toBeGreaterThan(10);
       for (const event of summaries)
-        expect((event.properties as { summaryTokens: number }).summaryTokens).toBeLessThanOrEqual(1024);
+        expect((event.properties as { summaryTokens: number }).summaryTokens).toBeLessThanOrEqual(target);
     },
     240_000,
   );

@@ -153,6 +153,7 @@ async function summarizeLevel(run: CascadeRun, input: CascadeInput, result: Casc
     },
     version,
     input.checkSummary,
+    plan?.fillTokens,
   );
   const foldedTokens = folded.reduce((sum, entry) => sum + entry.tokens, 0);
   const archiveLine = folded.length > 0 ? input.archiveLine?.(version) : undefined;

@@ -21,6 +21,11 @@ export interface SummaryPlan {
   /** Indexes in `run.entries` before `foldBefore` kept verbatim: the user's own text messages. */
   keep: ReadonlySet<number>;
   maxTokens: number;
+  /**
+   * The built-in summarizer's limit: `maxTokens`, or the room the suffix leaves under the
+   * target when that is more (it fills it; an LLM summarizer keeps `maxTokens`).
+   */
+  fillTokens: number;
 }
 
 /**
@@ -132,10 +137,19 @@ export function planSummary(run: CascadeRun, input: PlanInput, overhead: number)
   const room = squeezed
     ? summaryReserve(policy, run.target, previousBody, SQUEEZED_KEEP_CAP)
     : Math.max(targetRoom, Math.floor(budgetRoom / 2), Math.min(reserve, budgetRoom));
+  // The view fills its target (issue 35): verbatim turns first, then summary lines. When the
+  // suffix leaves more room under the target than maxSummaryTokens (a large turn before it was
+  // folded), the built-in summarizer fills that room instead of leaving it empty (requests at
+  // 30-60% of the target in the retention eval's 8k sessions).
+  // Not when forced: a manual compaction of a request that fits has nothing to fill (the
+  // summary would only grow the request). Otherwise the request was over the target.
+  const fill = squeezed || input.force ? 0 : targetRoom;
   const maxTokens = Math.max(16, Math.min(policy.maxSummaryTokens, room));
+  const fillTokens = Math.max(maxTokens, Math.min(fill, room));
   return {
     foldBefore: unpinned[units[start]!.start]!,
     keep: new Set(picked.map((u) => unpinned[units[u]!.start]!)),
     maxTokens,
+    fillTokens,
   };
 }

@@ -277,6 +277,7 @@ export async function summarizeWithFallback(
   request: Omit<SummarizeRequest, 'countTokens' | 'reportError'>,
   version: number,
   checkOutput: (text: string, strategy: string, source?: string) => string | undefined,
+  fillTokens?: number,
 ): Promise<SummarizeOutcome | undefined> {
   const { counter, emit, redact } = context;
   const deadline = Date.now() + context.timeoutMs;
@@ -310,15 +311,20 @@ export async function summarizeWithFallback(
           `the summarization time budget of ${context.timeoutMs} ms was spent`,
         );
       }
+      // The built-in summarizer may fill the room under the target (issue 35); an LLM
+      // summarizer keeps the policy's limit (its own context and cost).
+      const embedded = summarizer instanceof EmbeddedSummarizer;
+      const maxTokens =
+        embedded && fillTokens !== undefined ? Math.max(request.maxTokens, fillTokens) : request.maxTokens;
       const result = await callWithTimeout(
         summarizer,
-        { ...input, countTokens, reportError, reportCircuit },
+        { ...input, maxTokens, countTokens, reportError, reportCircuit },
         limit,
       );
       const raw = typeof result?.text === 'string' ? result.text.trim() : '';
       // The built-in summarizer is extractive by design (it quotes the transcript): only its
       // emptiness is checked; every other summarizer's output is untrusted.
-      if (summarizer instanceof EmbeddedSummarizer) {
+      if (embedded) {
         rejectUnusable(raw === '' ? 'empty' : undefined, raw, String(request.strategy));
       } else {
         source ??= summarySourceText(input.messages, input.previousSummary);
@@ -329,10 +335,10 @@ export async function summarizeWithFallback(
       }
       const text = summaryBodyFrom(redact ? redact(raw) : raw);
       const tokens = countTokens(text);
-      if (tokens > request.maxTokens) {
+      if (tokens > maxTokens) {
         throw new CompactError(
           'summary_too_long',
-          `the summary has ${tokens} tokens, over the limit of ${request.maxTokens}`,
+          `the summary has ${tokens} tokens, over the limit of ${maxTokens}`,
         );
       }
       const inputTokens = input.messages.reduce((sum, m) => sum + counter.countMessage(m), 0);

@@ -222,12 +222,11 @@ describe('key identifiers beside the user sections', () => {
       maxTokens: 400,
       countTokens,
     });
-    expect(text).toContain(
-      '## User instructions\n- "The affected tenant is 29cd5820-1828-44ec-91a0-9cdb0748cf36."',
-    );
-    // The key identifiers list names them too: a later round squeezed for room may drop the
-    // instruction line, and the id must survive it (the retention eval lost a ticket without).
-    expect(text.split('29cd5820-1828-44ec-91a0-9cdb0748cf36').length).toBeGreaterThanOrEqual(3);
+    expect(text).toContain('## User instructions\n- "Remember ticket BILL-4340."');
+    // A fact with an id is no instruction (issue 35): it is a line of the conversation.
+    expect(text).toContain('user: The affected tenant is 29cd5820-1828-44ec-91a0-9cdb0748cf36.');
+    // The key identifiers list names the quoted ticket too: a later round squeezed for room may
+    // drop the instruction line, and the id must survive it (the retention eval lost a ticket without).
     expect(text.split('BILL-4340').length).toBeGreaterThanOrEqual(3);
   });
 });
@@ -295,5 +294,53 @@ describe('ids a tool result reveals', () => {
     const { messages, variants } = orderLookups(3);
     const tight = summarizer.summarizeSync({ strategy: 'task_state', messages, maxTokens: 48, countTokens });
     expect(variants.some((id) => tight.includes(id))).toBe(true);
+  });
+});
+
+describe('excerpts of folded tool results (issue 35)', () => {
+  const big = Array.from(
+    { length: 120 },
+    (_, i) => `row ${i}: shard s${i} replica r${i % 7} holds ${i * 13} ledger entries`,
+  ).join('\n');
+  const request = (maxTokens: number, previousSummary?: string) => {
+    const list = messageList();
+    list.user('Find which shard lost the ledger entries of tenant T-4411.');
+    list.calls([{ id: 'c1', name: 'read_shards', arguments: '{}' }]);
+    list.result({ callId: 'c1', output: big });
+    list.assistant('The tenant T-4411 lives on shard s42; its replica r0 lags behind.');
+    return {
+      strategy: 'task_state' as const,
+      messages: list.messages,
+      maxTokens,
+      countTokens,
+      ...(previousSummary ? { previousSummary } : {}),
+    };
+  };
+
+  it('fill the room other lines leave, and never push out a line of the conversation', () => {
+    const small = summarizer.summarizeSync(request(120));
+    expect(small).toContain('shard s42');
+    expect(countTokens(small)).toBeLessThanOrEqual(120);
+    const roomy = summarizer.summarizeSync(request(1_500));
+    expect(roomy).toContain('shard s42');
+    expect(roomy).toMatch(/excerpt: row \d+: shard s\d+/);
+    expect(countTokens(roomy)).toBeGreaterThan(0.9 * 1_500);
+    expect(countTokens(roomy)).toBeLessThanOrEqual(1_500);
+  });
+
+  it('are read back as filler: a later version drops them before the conversation', () => {
+    const roomy = summarizer.summarizeSync(request(1_500));
+    const list = messageList();
+    list.user('Now check replica r0 of shard s42.');
+    const next = summarizer.summarizeSync({
+      strategy: 'task_state',
+      messages: list.messages,
+      maxTokens: 150,
+      countTokens,
+      previousSummary: roomy,
+    });
+    expect(next).toContain('shard s42');
+    expect(next).toContain('replica r0 of shard s42');
+    expect(countTokens(next)).toBeLessThanOrEqual(150);
   });
 });

@@ -13,8 +13,8 @@ import { annotateRelativeDate, placeMessages } from './segments.js';
 import { selectUnitSteps, weakestUnits } from './select-units.js';
 import { runSteps, runStepsYielding, SLICE_MS, type Steps } from './steps.js';
 import { MAX_REVEALED_IDS, type ToolFact, toolFactSteps } from './tool-facts.js';
-import type { Segment, Unit, UnitSource } from './types.js';
-import { contentWords, textUnits } from './units.js';
+import { EXCERPT_SPEAKER, type Segment, type Unit, type UnitSource } from './types.js';
+import { contentWords, excerptUnits, textUnits } from './units.js';
 import { collectUserSectionSteps, renderUserSections, splitUserSections } from './user-sections.js';
 
 /** Share of the budget the key identifiers may take. */
@@ -91,6 +91,17 @@ function* extractSteps(
         }
       }
     }
+    for (const result of message.toolResults)
+      for (const unit of excerptUnits(result.output))
+        units.push({
+          ...unit,
+          speaker: EXCERPT_SPEAKER,
+          source: 'tool',
+          segment,
+          order: order(),
+          value: 0,
+          filler: true,
+        });
     while (nextFact < facts.length && facts[nextFact]!.message === index) {
       const fact = facts[nextFact++]!;
       if (fact.traits.stateChanging) for (const id of fact.argumentIds) ledger.add(id, 'action');

@@ -9,7 +9,14 @@ import { findIdentifiers } from './key-identifiers.js';
 import { findDate, formatDate } from './segments.js';
 import type { Steps } from './steps.js';
 import { isStateChanging } from './tool-facts.js';
-import { KEY_IDS_TITLE, type Segment, UNDATED_LABEL, type Unit, type UnitSource } from './types.js';
+import {
+  EXCERPT_SPEAKER,
+  KEY_IDS_TITLE,
+  type Segment,
+  UNDATED_LABEL,
+  type Unit,
+  type UnitSource,
+} from './types.js';
 import { contentWords, textUnits } from './units.js';
 
 /** What a previous summary holds. */
@@ -87,8 +94,17 @@ export function parsePrevious(body: string | undefined): PreviousSummary {
     const speaker = SPEAKER.exec(line);
     const who = speaker ? speaker[1]! : '';
     const rest = speaker ? line.slice(speaker[0].length) : line;
+    const filler = who === EXCERPT_SPEAKER ? { filler: true as const } : {};
     for (const unit of textUnits(rest))
-      out.units.push({ ...unit, speaker: who, source: sourceOf(who), segment, order: order++, value: 0 });
+      out.units.push({
+        ...unit,
+        speaker: who,
+        source: sourceOf(who),
+        segment,
+        order: order++,
+        value: 0,
+        ...filler,
+      });
   }
   return out;
 }

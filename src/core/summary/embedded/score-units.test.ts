@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { messageList } from '../../../../test/support/compact-messages.js';
+import { EmbeddedSummarizer } from './index.js';
 import { inverseDocumentFrequency, scoreUnits, textSignal, toolSignal, wordWeight } from './score-units.js';
 import type { Unit } from './types.js';
 import { contentWords } from './units.js';
@@ -66,5 +68,63 @@ describe('scoring', () => {
     expect(units.slice(0, 5).every((u) => u.value === 0)).toBe(true);
     expect(units[7]!.value).toBeGreaterThan(units[5]!.value);
     expect(units[7]!.value).toBeGreaterThan(units[6]!.value);
+  });
+});
+
+describe('facts get the room small talk had (issue 35)', () => {
+  const summarizer = new EmbeddedSummarizer();
+  const countTokens = (text: string) => Math.ceil(text.length / 4);
+  const chat = () => {
+    const list = messageList();
+    const noise = [
+      'It is so important to slow down sometimes, especially after weeks like these.',
+      'Oh wow, that must have been so hard for you and the whole family.',
+      'Work has been really busy lately with all the meetings.',
+      'I hope you got some rest after such a long week of travel.',
+      'Work has been so busy, the meetings never end.',
+      'Honestly I am so proud of you for getting through the semester.',
+      'Work has been busy again, so many meetings this week.',
+    ];
+    list.user('Hi Sam, long time no talk!');
+    list.assistant(noise[0]!);
+    list.user(noise[1]!);
+    list.user('We booked a cabin near Tofino for the summer, two whole weeks.');
+    list.assistant(noise[2]!);
+    list.user(noise[3]!);
+    list.assistant(noise[4]!);
+    list.user('My sister Elena had a baby last month, they called him Otis.');
+    list.assistant(noise[5]!);
+    list.user(noise[6]!);
+    return list.messages;
+  };
+
+  it('names, places and events outrank sympathy, pleasantries and a recurring theme', () => {
+    const text = summarizer.summarizeSync({
+      strategy: 'task_state',
+      messages: chat(),
+      maxTokens: 75,
+      countTokens,
+    });
+    expect(text).toContain('Tofino');
+    expect(text).toContain('Otis');
+    expect(text).not.toContain('slow down');
+    expect(text).not.toContain('so hard for you');
+    expect(text).not.toContain('proud of you');
+    // What room the facts leave is filled, by one line of the recurring theme at most.
+    expect(text.match(/busy/g)?.length ?? 0).toBeLessThanOrEqual(1);
+  });
+
+  it('a theme that keeps coming back counts for less than the same words said once', () => {
+    const recurring = [
+      unit('Work has been busy with meetings.'),
+      unit('Work is busy, meetings all day.'),
+      unit('So busy at work, meetings again.'),
+      unit('We adopted a puppy named Biscuit.'),
+    ];
+    scoreUnits(recurring, { agentic: false });
+    expect(recurring[0]!.value).toBeLessThan(recurring[3]!.value / 2);
+    expect(textSignal('That must have been so hard for you.', 'user', false)).toBeLessThan(
+      textSignal('We booked a cabin near Tofino.', 'user', false) / 4,
+    );
   });
 });

@@ -1,8 +1,10 @@
 /**
  * Value by content, not by keyword: the rarity (inverse document frequency within the
  * conversation) of a unit's distinct content words, multiplied by signals. Titles, numbers
- * and dates, first-person statements, proper nouns and identifiers raise it; questions and
- * remarks to the other speaker lower it. In agent transcripts the user's words outrank the
+ * and dates, first-person statements, events and decisions, proper nouns and identifiers raise
+ * it; questions, remarks to the other speaker, sympathy, pleasantries and bare exclamations
+ * lower it, and a theme that keeps coming back collapses (issue 35: facts get the room small
+ * talk had). In agent transcripts the user's words outrank the
  * assistant's prose, tool facts and state-changing calls rank high, failures higher,
  * scratchpad calls near zero. A small bonus goes to recent units.
  */
@@ -30,6 +32,17 @@ const FIRST_PERSON =
 const COMMITMENT =
   /\b(?:must|never|do not|don't|only|always|decided|decision|instead of|rather than|because|todo|blocked|remaining|follow-up|next step|deadline|constraint|required|still open)\b/i;
 const QUESTION = /\?["'”’)]*$/;
+/**
+ * Sympathy, reactions and pleasantries: "That must have been amazing!", "It is so important
+ * to slow down sometimes.", "Hope you got some rest". They hold no fact a later turn asks about.
+ */
+const PLEASANTRY =
+  /\b(?:must have been|must be so|sounds? (?:so |really |absolutely |pretty )?(?:amazing|awesome|great|wonderful|fun|hard|rough|tough|lovely|exciting|scary|nice)|(?:i'?m|i am) so (?:sorry|happy|glad|proud)|so (?:happy|proud) (?:for|of) you|hope you|it(?:'s| is) (?:so |really |very )?important to|can only imagine|take care|means a lot|you (?:are|'re) the (?:best|sweetest))\b/i;
+/** An exclamation: feeling, not fact (unless it names a number, a date or a name). */
+const EXCLAMATION = /!["'”’)]*$/;
+/** Events and decisions: who did what (adopted, booked, started, moved, decided ...). */
+const EVENT =
+  /\b(?:adopted|named|called|booked|bought|started|moved|signed up|got the keys|finished|decided|married|engaged|graduated|hired|promoted|born|had a baby|ran|won|visited|diagnosed|allergic|enrolled|quit|sold|joined)\b/i;
 const SECOND_PERSON = /^(?:you|your|you're|you’re|you've|you’ve|you'll|you’ll|yours)\b/i;
 
 /** Capitalized words past the first that are not `I`: names of people, places, things. */
@@ -67,6 +80,9 @@ export function textSignal(
   if (COMMITMENT.test(text)) m *= 1.2;
   if (findIdentifiers(text, 8).some((f) => rare(f.text))) m *= 1.5;
   if (QUESTION.test(text)) m *= 0.3;
+  if (PLEASANTRY.test(text)) m *= 0.3;
+  else if (EXCLAMATION.test(text) && !HAS_NUMBER.test(text) && !hasProperNoun(text)) m *= 0.5;
+  if (EVENT.test(text)) m *= 1.3;
   if (SECOND_PERSON.test(text) && !FIRST_PERSON.test(text)) m *= 0.5;
   if (agentic) {
     if (source === 'user') m *= 1.3;
@@ -102,6 +118,10 @@ export interface ScoreOptions {
   agentic: boolean;
 }
 
+/** A unit all of whose words are in at least this many units is a recurring theme. */
+const THEME_UNITS = 3;
+/** Value factor of an excerpt unit: below any unit of the conversation. */
+const FILLER_WEIGHT = 0.01;
 const NUMERIC = /^[\d.,:/-]+$/;
 const LETTER = /\p{L}/u;
 
@@ -126,6 +146,8 @@ export function scoreUnits(units: Unit[], options: ScoreOptions): Map<string, nu
 /** {@link scoreUnits} as {@link Steps}: a pause every few dozen units. */
 export function* scoreUnitSteps(units: Unit[], options: ScoreOptions): Steps<Map<string, number>> {
   const idf = inverseDocumentFrequency(units);
+  const df = new Map<string, number>();
+  for (const unit of units) for (const word of unit.words) df.set(word, (df.get(word) ?? 0) + 1);
   const last = new Map<string, Unit>();
   for (const unit of units) last.set(normalize(unit.text), unit);
   const maxOrder = units.reduce((m, u) => Math.max(m, u.order), 1);
@@ -145,11 +167,16 @@ export function* scoreUnitSteps(units: Unit[], options: ScoreOptions): Steps<Map
     }
     let rarity = 0;
     for (const word of unit.words) rarity += (idf.get(word) ?? 0) * wordWeight(word);
+    // A theme that keeps coming back (every word of it in several other units) collapses: its
+    // earlier mentions count for little, the novelty discount does the rest.
+    if (!unit.tool && unit.words.length > 0 && unit.words.every((w) => (df.get(w) ?? 0) >= THEME_UNITS))
+      rarity *= 0.5;
     const signal = unit.tool
       ? toolSignal(unit.tool, unit.text, rare)
       : textSignal(unit.text, unit.source, options.agentic, rare);
     const recency = 1 + 0.15 * Math.max(0, unit.order / maxOrder);
-    unit.value = rarity * signal * recency;
+    // An excerpt only fills room no other unit can use.
+    unit.value = rarity * signal * recency * (unit.filler ? FILLER_WEIGHT : 1);
   }
   return idf;
 }

@@ -33,6 +33,11 @@ export interface Unit {
   words: string[];
   /** Set for tool fact units. */
   tool?: ToolTraits;
+  /**
+   * Set for excerpt units (lines of a folded tool result): they fill room no other unit can
+   * use and never outrank one.
+   */
+  filler?: true;
   /** Value assigned by scoring (higher is kept first). */
   value: number;
 }
@@ -47,6 +52,9 @@ export interface Segment {
 
 /** The heading of a segment with no date. */
 export const UNDATED_LABEL = 'Conversation';
+
+/** The speaker of excerpt lines (`- excerpt: ...`), read back as filler by the next version. */
+export const EXCERPT_SPEAKER = 'excerpt';
 
 /** The heading of the key identifiers section. */
 export const KEY_IDS_TITLE = 'Key entities and identifiers';

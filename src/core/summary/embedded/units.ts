@@ -210,3 +210,31 @@ export function textUnits(text: string): TextUnit[] {
   }
   return out;
 }
+
+/** Characters of one tool result read for excerpts. */
+const MAX_EXCERPT_CHARS = 12_000;
+/** Excerpt units taken from one tool result. */
+const MAX_EXCERPTS = 120;
+/** A placeholder the pipeline left for a cleared result: nothing to quote. */
+const PLACEHOLDER = /^\s*\[(?:cleared|agent-compaction)\b/;
+
+/**
+ * Lines of a tool result as units, in order: what the summary quotes when room is left after
+ * every other unit (a large result folded whole leaves the view under its target otherwise).
+ */
+export function excerptUnits(output: string | undefined): TextUnit[] {
+  if (!output || PLACEHOLDER.test(output)) return [];
+  const head = output.length > MAX_EXCERPT_CHARS ? output.slice(0, MAX_EXCERPT_CHARS) : output;
+  const out: TextUnit[] = [];
+  for (const line of head.split('\n')) {
+    const trimmed = line.trim();
+    if (trimmed.length < 8) continue;
+    for (const chunk of chunkLong(trimmed)) {
+      const words = contentWords(chunk);
+      if (words.length === 0) continue;
+      out.push({ text: chunk, words });
+      if (out.length >= MAX_EXCERPTS) return out;
+    }
+  }
+  return out;
+}

@@ -29,18 +29,37 @@ describe('user sections', () => {
     expect(sections.instructions).toEqual(['"Use pnpm, not npm."', '"Keep ticket BILL-204 in mind."']);
   });
 
-  it('recognise instructions by their verbs, ids, numbers and paths, not small talk', () => {
+  it('recognise instructions by what they ask of the assistant, not small talk with a modal in it', () => {
     for (const yes of [
       "Don't push to main.",
       'You must keep the public API stable.',
       'Always run the linter first.',
       'Use vitest instead of jest.',
-      'The config lives in config/prod.yaml.',
       'Retry at most 3 times.',
       'See OPS-42.',
+      "it's important that this ships today",
+      'can you also look at src/billing/invoice.ts?',
+      'Keep ticket PAY-9 in mind.',
+      'Whatever you change, the `legacyInvoiceTotal` export has to stay.',
+      'The deadline for the migration is 14 March at 17:00.',
+      'This is tracked in OPS-7781; reference it when you are done.',
     ])
       expect(isInstruction(yes), yes).toBe(true);
-    for (const no of ['Thanks, looks great!', 'Hello there.', 'Nice work on that.'])
+    for (const no of [
+      'Thanks, looks great!',
+      'Hello there.',
+      'Nice work on that.',
+      // Issue 35: what real chats filled the instructions section with.
+      'That must have been amazing!',
+      'It is so important to slow down sometimes.',
+      'Hope you got some rest after such a week.',
+      'What did you like to read as a kid?',
+      'that must have been painful to debug!',
+      'You should totally try it sometime.',
+      // A fact with a path is a line of the conversation (and a key identifier), not an instruction.
+      'The config lives in config/prod.yaml.',
+      'I ran the Riverside half marathon in 1:52:10, which is my best time so far.',
+    ])
       expect(isInstruction(no), no).toBe(false);
   });
 

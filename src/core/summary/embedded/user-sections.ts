@@ -1,14 +1,16 @@
 /**
  * The summary's first sections: what the user asked. `## Task` quotes the opening request
  * (and keeps it through every later version); `## User instructions` quotes every user
- * sentence that asks, forbids, requires or names something to keep (keep, don't, never,
- * always, must, use X not Y, ids, numbers, paths). Both are carried from the previous summary
+ * sentence that asks the assistant to do, keep, avoid or prefer something
+ * (instruction-sentence.ts: imperatives, requests, don't, never, always, must, use X not Y,
+ * deadlines), not small talk with a modal verb in it. Both are carried from the previous summary
  * into every later version until a later instruction on the same thing supersedes one; they
  * get their room before anything else.
  */
 
 import type { CompactMessage } from '../../messages/message.js';
-import { findIdentifiers, isKeyMaterial } from './key-identifiers.js';
+import { isInstructionSentence } from './instruction-sentence.js';
+import { findIdentifiers } from './key-identifiers.js';
 import { runSteps, type Steps } from './steps.js';
 import { contentWords, splitSentences } from './units.js';
 
@@ -25,10 +27,6 @@ const MAX_QUOTE_CHARS = 700;
 /** Longest user message read for instructions (a paste beyond it is data, not instructions). */
 const MAX_SCAN_CHARS = 20_000;
 
-const INSTRUCTION =
-  /\b(?:keep|don'?t|do not|never|always|must|mustn'?t|should|shouldn'?t|need to|needs to|make sure|ensure|remember|only|avoid|prefer|instead|rather than|use|required?|requirement|constraint|please|no longer|stop|important)\b/i;
-const NUMBER_OR_PATH =
-  /\d|[\w.-]+\/[\w./-]+|\b[\w-]+\.(?:ts|js|py|go|rs|md|json|ya?ml|toml|sh|sql|txt|tsx|jsx|java|c|h|cpp)\b/;
 /** Text a framework injects into a user turn (`<system-reminder>`, `<environment_context>`...). */
 const INJECTED = /^\s*<[a-z][\w-]{0,40}>/i;
 const HEADING = /^#{1,3}\s+(.+?)\s*$/;
@@ -75,12 +73,9 @@ function quote(text: string, max = MAX_QUOTE_CHARS): string {
   return `"${cut.slice(0, Math.max(0, cut.lastIndexOf(' ')))} …"`;
 }
 
-/** True when `sentence` asks, forbids, requires or names something the agent must keep. */
+/** True when `sentence` asks the assistant to do, keep, avoid or prefer something. */
 export function isInstruction(sentence: string): boolean {
-  // A line of key material (a PEM body line, a pasted key) is data, not an instruction.
-  const words = sentence.trim().split(/\s+/);
-  if (words.length <= 2 && words.some(isKeyMaterial)) return false;
-  return INSTRUCTION.test(sentence) || NUMBER_OR_PATH.test(sentence) || findIdentifiers(sentence).length > 0;
+  return isInstructionSentence(sentence);
 }
 
 /** True when `message` is text the user wrote (not tool results, not injected text). */

@@ -43,7 +43,7 @@ describe('resolveConfig', () => {
       max_summary_tokens: 1024,
       clear_keep_recent: 3,
       clear_min_tokens: 100,
-      cache_aware: true,
+      cache_aware: false,
       cache_lifetime_ms: 300_000,
       clear_at_least: 0,
       clear_exclude_tools: [],

@@ -155,7 +155,8 @@ interface LoopOptions {
 }
 
 async function runLoop(storage: StorageAdapter, options: LoopOptions) {
-  const policy = { hardCapBuffer: 300, maxSummaryTokens: 400, ...options.policy };
+  // Every old tool output cleared at the first compaction (cacheAware), so the fact is long gone.
+  const policy = { hardCapBuffer: 300, maxSummaryTokens: 400, cacheAware: true, ...options.policy };
   const trace: Trace = { recallResults: [] };
   server = await startProviderTestServer({ handler: scriptedModel(trace) });
   const client = new OpenAI({ apiKey: 'test-key', baseURL: server.openaiBaseURL, maxRetries: 0 });

@@ -175,7 +175,7 @@ export interface CompactEventProperties {
     model: string;
     /** The context window assumed for it. */
     assumedContextWindow: number;
-    /** The known model name closest to it. */
+    /** The known model name close enough to be a typo of it (`gtp-4o` -> `gpt-4o`); empty when none is. */
     closest: string;
     /** The warning, as printed on the console. */
     message: string;

@@ -198,8 +198,12 @@ export interface CompactEventProperties {
     prefixRewrites: number;
   };
   'compact.warning': {
-    /** `usage_mismatch`: a provider's reported usage far from the estimate was not used. */
-    code: 'usage_mismatch';
+    /**
+     * `usage_mismatch`: a provider's reported usage far from the estimate was not used.
+     * `media_estimate`: a part whose size is unknown here (a file sent by id) was counted
+     * by a stated estimate; reported usage corrects it.
+     */
+    code: 'usage_mismatch' | 'media_estimate';
     /** What happened and what the manager does instead. */
     message: string;
     /** The figures behind it (reported and estimated tokens). */

@@ -115,9 +115,8 @@ const TICKETS: Ticket[] = [
       'formatAmount > puts the sign before the symbol\n  expected "-$12.50", received "$-12.50"\n  at test/format.test.ts:9:35',
     patch: {
       path: 'src/format.ts',
-      before: 'const units = (amount / 100).toFixed(2);\n  return `${symbol}${units}`;',
-      after:
-        "const units = (Math.abs(amount) / 100).toFixed(2);\n  return `${amount < 0 ? '-' : ''}${symbol}${units}`;",
+      before: `const units = (amount / 100).toFixed(2);\n  return \`\${symbol}\${units}\`;`,
+      after: `const units = (Math.abs(amount) / 100).toFixed(2);\n  return \`\${amount < 0 ? '-' : ''}\${symbol}\${units}\`;`,
     },
     done: 'Fixed INV-163: formatAmount now puts the minus sign before the currency symbol (-$12.50, -€3.00). One-line change in src/format.ts plus two tests.',
   },
@@ -145,8 +144,7 @@ const TICKETS: Ticket[] = [
     patch: {
       path: 'src/invoice.ts',
       before: "const currency = invoice.lines[0]?.currency ?? 'USD';",
-      after:
-        "const currencies = [...new Set(invoice.lines.map((line) => line.currency))];\n  if (currencies.length > 1) throw new Error(`mixed currencies: ${currencies.join(', ')}`);\n  const currency = currencies[0] ?? 'USD';",
+      after: `const currencies = [...new Set(invoice.lines.map((line) => line.currency))];\n  if (currencies.length > 1) throw new Error(\`mixed currencies: \${currencies.join(', ')}\`);\n  const currency = currencies[0] ?? 'USD';`,
     },
     done: 'Fixed INV-177: computeTotals throws "mixed currencies: USD, EUR" when an invoice has lines in more than one currency. The error names every currency found.',
   },

@@ -62,7 +62,15 @@ describe('summarizeWithFallback and the caller signal', () => {
     });
     const run = summarizeWithFallback(
       {
-        chain: [{ ...summarizer, summarize: (request) => (entered(), summarizer.summarize(request)) }],
+        chain: [
+          {
+            ...summarizer,
+            summarize: (request) => {
+              entered();
+              return summarizer.summarize(request);
+            },
+          },
+        ],
         timeoutMs: 600_000,
         counter: tokenCounterFor('gpt-4o'),
         redact: undefined,

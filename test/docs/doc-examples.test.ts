@@ -123,6 +123,8 @@ describe('TypeScript snippets compile and run', () => {
     await rm(out, { recursive: true, force: true });
     await mkdir(out, { recursive: true });
     for (const block of snippets) await writeFile(join(out, snippetName(block)), snippetModule(block));
+    // The configuration the snippets load by name.
+    await cp(join(ROOT, 'docs', 'examples', 'compact.yaml'), join(out, 'compact.yaml'));
     await writeFile(
       join(out, 'tsconfig.json'),
       JSON.stringify({ extends: '../../tsconfig.json', compilerOptions: { noEmit: true }, include: ['.'] }),

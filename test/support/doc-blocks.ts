@@ -76,13 +76,20 @@ export function masked(line: string): string {
 
 /** Values every snippet may use without declaring them (it may shadow them). */
 const PRELUDE = `import type { ChatCompletionMessageParam as __Chat } from 'openai/resources/chat/completions';
+import { MemorySession as __MemorySession } from '@openai/agents';
 import { syntheticSession as __synthetic } from 'agent-compaction/testing';
 const sessionId = 'doc-session';
 const threadId = 'doc-thread';
 const history = __synthetic({ turns: 6, seed: 11 }) as unknown as __Chat[];
 const tools: any = [];
 const system = 'You are a careful coding agent.';
-void sessionId, threadId, history, tools, system;
+const SYSTEM = system;
+const messages: any = [{ role: 'user', content: 'Hello' }];
+const threadHistory: any = [{ role: 'user', content: 'Hi' }, { role: 'assistant', content: 'Hello! How can I help?' }];
+const userMessage = 'Summarize the thread so far.';
+const model: any = 'claude-sonnet-4-6';
+const session = new __MemorySession();
+void sessionId, threadId, history, tools, system, SYSTEM, messages, threadHistory, userMessage, model, session;
 `;
 
 /**
@@ -91,8 +98,6 @@ void sessionId, threadId, history, tools, system;
  * not declare itself is compiled, not run.
  */
 const CONTEXT_NAMES = [
-  'messages',
-  'model',
   'manager',
   'options',
   'traceId',
@@ -100,14 +105,10 @@ const CONTEXT_NAMES = [
   'agent',
   'signal',
   'note',
-  'session',
-  'threadHistory',
-  'userMessage',
   'recall',
   'input',
   'max_tokens',
   'toolResults',
-  'SYSTEM',
   'POLICY',
   'plannerSummarizer',
   'coderSummarizer',
@@ -130,7 +131,8 @@ const KNOWN_IMPORTS: Record<string, string> = {
 };
 
 function uses(code: string, name: string): boolean {
-  return new RegExp(`(?<![\\w.$'"])${name}(?![\\w$'"])`).test(code.replace(/\/\/.*$/gm, ''));
+  // Not as an object key (`{ model: 'gpt-4o' }`), a property (`.model`), a string or a comment.
+  return new RegExp(`(?<![\\w.$'"])${name}(?![\\w$'"]|\\s*:)`).test(code.replace(/\/\/.*$/gm, ''));
 }
 
 function declares(code: string, name: string): boolean {

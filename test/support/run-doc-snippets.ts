@@ -9,6 +9,8 @@ import { pathToFileURL } from 'node:url';
 import { startProviderTestServer } from '../../src/testing/provider-test-server.js';
 
 const [dir, ...names] = process.argv.slice(2);
+// Files a snippet reads or writes (compact.yaml, events.jsonl) are in the snippets' folder.
+process.chdir(dir!);
 const server = await startProviderTestServer();
 process.env.OPENAI_BASE_URL = server.openaiBaseURL;
 process.env.OPENAI_API_KEY = 'sk-doc-test';

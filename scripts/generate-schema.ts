@@ -1,8 +1,8 @@
 /**
- * Generates `schema/compact.schema.json` and the configuration table of README.md and
+ * Generates `schema/compact.schema.json` and the configuration table of
  * `docs/configuration.md` from the zod config schema (src/config/config-schema.ts).
  *
- *   tsx scripts/generate-schema.ts          # write both files
+ *   tsx scripts/generate-schema.ts          # write them
  *   tsx scripts/generate-schema.ts --check  # exit 1 when either is stale
  */
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -13,18 +13,15 @@ import { buildConfigJsonSchema, injectConfigReference } from '../src/config/conf
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const schemaPath = join(root, 'schema', 'compact.schema.json');
 const docsPath = join(root, 'docs', 'configuration.md');
-const readmePath = join(root, 'README.md');
 
 const schemaText = `${JSON.stringify(buildConfigJsonSchema(), null, 2)}\n`;
 const docsText = injectConfigReference(readFileSync(docsPath, 'utf8'));
-const readmeText = injectConfigReference(readFileSync(readmePath, 'utf8'));
 
 const check = process.argv.includes('--check');
 let stale = false;
 for (const [path, text] of [
   [schemaPath, schemaText],
   [docsPath, docsText],
-  [readmePath, readmeText],
 ] as const) {
   let current = '';
   try {

@@ -12,8 +12,10 @@ export const CLI_FLAGS: Readonly<Record<string, string>> = Object.freeze({
   'policy.strategy': '--strategy',
 });
 
+// `model` is left out: the word is also plain English ("unknown model").
 const OPTION_NAMES = new RegExp(
   `(?<![\\w.-])(${Object.keys(CLI_FLAGS)
+    .filter((key) => key !== 'model')
     .sort((a, b) => b.length - a.length)
     .map((key) => key.replace('.', '\\.'))
     .join('|')})(?![\\w])`,
@@ -27,8 +29,16 @@ const OPTION_NAMES = new RegExp(
  * change it. Options without a flag (config file only) keep their names.
  */
 export function cliErrorMessage(error: CompactError): string {
-  const message = error.message.replace(OPTION_NAMES, (name) => CLI_FLAGS[name] ?? name);
+  const message = cliText(error.message);
   if (error.code === 'insufficient_budget')
     return `${message} (raise --max-context, or lower --buffer or --keep-recent-turns)`;
   return message;
+}
+
+/**
+ * A library text (an error, a warning) in the CLI's words: option names replaced by their
+ * flags (`Pass maxContextTokens to set the window` becomes `Pass --max-context ...`).
+ */
+export function cliText(text: string): string {
+  return text.replace(OPTION_NAMES, (name) => CLI_FLAGS[name] ?? name);
 }

@@ -145,4 +145,36 @@ describe('recall MCP server', () => {
       /--session ID is required[\s\S]*--archive DIR is required[\s\S]*--page-chars/,
     );
   });
+
+  it('exits with code 0 when the host closes stdin', async () => {
+    const { dir: path } = await archive();
+    const { spawn } = await import('node:child_process');
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), 'mcp', '--archive', path, '--session', 'chat-2'],
+      { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] },
+    );
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr += chunk;
+    });
+    child.stdin.end();
+    const code = await new Promise<number | null>((done) => child.on('close', done));
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
+  });
+
+  it('refuses an --archive folder that does not exist: one line, exit 2', async () => {
+    const errors: string[] = [];
+    const missing = join(tmpdir(), 'agent-compaction-no-such-archive');
+    expect(await runMcpCommand(['--archive', missing, '--session', 's'], (text) => errors.push(text))).toBe(
+      2,
+    );
+    expect(errors.join('').trim().split('\n')).toEqual([
+      `error: --archive ${missing}: no such folder (the storage path the manager archives to, e.g. .compact/archive)`,
+    ]);
+    errors.length = 0;
+    expect(await runMcpCommand(['--archive', missing, '--sesion', 's'], (text) => errors.push(text))).toBe(2);
+    expect(errors.join('')).toBe('error: unknown flag --sesion for mcp (did you mean --session?)\n');
+  });
 });

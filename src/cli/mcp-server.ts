@@ -5,7 +5,8 @@
  * the server, never by the model. `@modelcontextprotocol/sdk` is an optional peer, imported
  * lazily.
  */
-import { parseArgs } from 'node:util';
+import { stat } from 'node:fs/promises';
+import type { Readable } from 'node:stream';
 import { CompactError, isCompactError } from '../core/errors.js';
 import { RecallArchive } from '../recall/recall-archive.js';
 import {
@@ -15,6 +16,9 @@ import {
   runRecallTool,
 } from '../recall/recall-tool.js';
 import { fsStorage } from '../storage/fs/fs-storage.js';
+import { commandFlags } from './help.js';
+import { checkFlags, type FlagOptions, type ParsedArgs, parseCliArgs } from './parse-cli-args.js';
+import { terminalText } from './terminal-text.js';
 
 /** Options of {@link createRecallMcpServer}. */
 export interface RecallMcpServerOptions {
@@ -86,59 +90,75 @@ export async function createRecallMcpServer(options: RecallMcpServerOptions) {
   return server;
 }
 
-/** Runs the `mcp` command until stdin closes. Returns the exit code (2 for bad arguments). */
-export async function runMcpCommand(
-  argv: readonly string[],
-  stderr: (text: string) => void,
-): Promise<number> {
-  let values: { archive?: string; session?: string; 'page-chars'?: string; help?: boolean };
-  try {
-    ({ values } = parseArgs({
-      args: [...argv],
-      options: {
-        archive: { type: 'string' },
-        session: { type: 'string' },
-        'page-chars': { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
-      strict: true,
-    }));
-  } catch (error) {
-    stderr(`error: ${(error as Error).message}\n${MCP_USAGE}\n`);
-    return 2;
-  }
-  if (values.help) {
-    stderr(`${MCP_USAGE}\n`);
-    return 0;
-  }
-  const problem = !values.archive
-    ? '--archive DIR is required'
-    : !values.session
-      ? '--session ID is required'
-      : undefined;
-  const pageChars = values['page-chars'] === undefined ? undefined : Number(values['page-chars']);
-  if (problem || (pageChars !== undefined && !(Number.isInteger(pageChars) && pageChars >= 100))) {
-    stderr(`error: ${problem ?? '--page-chars must be an integer of at least 100'}\n${MCP_USAGE}\n`);
-    return 2;
-  }
-  const recall = new RecallArchive(fsStorage({ path: values.archive! }), {
+/** The `mcp` command's flags, as `parseArgs` options. */
+const MCP_OPTIONS: FlagOptions = {
+  archive: { type: 'string' },
+  session: { type: 'string' },
+  'page-chars': { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+};
+
+/** The recall archive the `mcp` flags name: the folder must exist (a typo would answer nothing). */
+async function recallFromFlags(values: ParsedArgs['values']): Promise<RecallArchive> {
+  const archive = values.archive;
+  const session = values.session;
+  if (typeof archive !== 'string' || archive === '')
+    throw new CompactError('invalid_config', '--archive DIR is required (see agent-compaction mcp --help)');
+  if (typeof session !== 'string' || session === '')
+    throw new CompactError('invalid_config', '--session ID is required (see agent-compaction mcp --help)');
+  const raw = values['page-chars'];
+  const pageChars = raw === undefined ? undefined : Number(raw);
+  if (pageChars !== undefined && !(Number.isInteger(pageChars) && pageChars >= 100))
+    throw new CompactError(
+      'invalid_config',
+      `--page-chars must be an integer of at least 100 (got ${String(raw)})`,
+    );
+  const info = await stat(archive).catch(() => undefined);
+  if (!info?.isDirectory())
+    throw new CompactError(
+      'invalid_config',
+      `--archive ${archive}: ${info ? 'is not a folder' : 'no such folder'} (the storage path the manager archives to, e.g. .compact/archive)`,
+    );
+  return new RecallArchive(fsStorage({ path: archive }), {
     refresh: 'list',
     ...(pageChars !== undefined ? { pageChars, maxPageChars: Math.max(pageChars, 20_000) } : {}),
   });
+}
+
+/**
+ * Runs the `mcp` command until stdin closes (then exit code 0). Bad flags, a missing archive
+ * folder or a missing MCP SDK are one line on stderr and exit code 2.
+ */
+export async function runMcpCommand(
+  argv: readonly string[],
+  stderr: (text: string) => void,
+  stdin: NodeJS.ReadableStream = process.stdin,
+): Promise<number> {
   let server: Awaited<ReturnType<typeof createRecallMcpServer>>;
   try {
-    server = await createRecallMcpServer({ recall, sessionId: values.session! });
+    checkFlags(argv, commandFlags('mcp'), 'mcp');
+    const { values } = parseCliArgs(argv, MCP_OPTIONS);
+    if (values.help) {
+      stderr(`${MCP_USAGE}\n`);
+      return 0;
+    }
+    const recall = await recallFromFlags(values);
+    server = await createRecallMcpServer({ recall, sessionId: values.session as string });
   } catch (error) {
-    // A missing optional peer is one line naming the package to install, not a stack trace.
-    if (!isCompactError(error, 'missing_dependency')) throw error;
-    stderr(`error: ${error.message}\n`);
+    // Bad flags and a missing optional peer are one line, not a stack trace.
+    if (!isCompactError(error)) throw error;
+    stderr(`error: ${terminalText(error.message)}\n`);
     return 2;
   }
   const { StdioServerTransport } = await import('@modelcontextprotocol/sdk/server/stdio.js');
+  // The stdio transport does not notice the end of stdin: the host closing the pipe ends the server.
   const closed = new Promise<void>((resolve) => {
     server.onclose = () => resolve();
+    stdin.once('end', resolve);
+    stdin.once('close', resolve);
   });
-  await server.connect(new StdioServerTransport());
+  await server.connect(new StdioServerTransport(stdin as Readable));
   await closed;
+  await server.close();
   return 0;
 }

@@ -1,11 +1,14 @@
 import { readFile } from 'node:fs/promises';
 import { CompactError } from '../core/errors.js';
+import { dropTornLastLine } from './torn-line.js';
 
 /** What a CLI input file holds. */
 export interface CliInput {
   messages: unknown[];
   tools?: unknown[];
   system?: string | unknown[];
+  /** The input object when it was one (`{system, messages, tools, ...}`): `compact` prints the same shape. */
+  object?: Record<string, unknown>;
 }
 
 async function readStdin(stdin: NodeJS.ReadableStream): Promise<string> {
@@ -17,9 +20,13 @@ async function readStdin(stdin: NodeJS.ReadableStream): Promise<string> {
 
 /**
  * Parses a CLI input: a JSON array of messages, a JSONL file (one message a line), or an
- * object `{messages, tools?, system?}`.
+ * object `{messages, tools?, system?}`. A torn last JSONL line is skipped with a warning.
  */
-export function parseInput(text: string, source = 'input'): CliInput {
+export function parseInput(
+  text: string,
+  source = 'input',
+  warn: (line: string) => void = () => {},
+): CliInput {
   const trimmed = text.trim();
   if (trimmed === '') throw new CompactError('invalid_messages', `${source} is empty`);
   let value: unknown;
@@ -27,7 +34,10 @@ export function parseInput(text: string, source = 'input'): CliInput {
     value = JSON.parse(trimmed);
   } catch {
     // Not one JSON document: try JSON Lines, naming the file's own line number of a broken record.
-    const lines = trimmed.split(/\r?\n/);
+    // A file that ends in a newline has no torn line: its bad last line is an error like any other.
+    const terminated = /\n\s*$/.test(text);
+    const kept = dropTornLastLine(terminated ? `${trimmed}\n` : trimmed, source, warn);
+    const lines = kept.split(/\r?\n/);
     const offset = text.slice(0, text.indexOf(trimmed)).split(/\r?\n/).length - 1;
     const messages: unknown[] = [];
     for (let i = 0; i < lines.length; i++) {
@@ -49,7 +59,7 @@ export function parseInput(text: string, source = 'input'): CliInput {
     if (!Array.isArray(object.messages)) {
       throw new CompactError('invalid_messages', `${source}: an object input needs a "messages" array`);
     }
-    const input: CliInput = { messages: object.messages };
+    const input: CliInput = { messages: object.messages, object };
     if (object.tools !== undefined) {
       if (!Array.isArray(object.tools))
         throw new CompactError('invalid_messages', `${source}: "tools" must be an array`);
@@ -73,7 +83,11 @@ export function parseInput(text: string, source = 'input'): CliInput {
 }
 
 /** Reads a CLI input from a file path, or from stdin for `-`. */
-export async function readInput(file: string, stdin: NodeJS.ReadableStream): Promise<CliInput> {
+export async function readInput(
+  file: string,
+  stdin: NodeJS.ReadableStream,
+  warn?: (line: string) => void,
+): Promise<CliInput> {
   let text: string;
   try {
     text = file === '-' ? await readStdin(stdin) : await readFile(file, 'utf8');
@@ -83,5 +97,5 @@ export async function readInput(file: string, stdin: NodeJS.ReadableStream): Pro
       `cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
     );
   }
-  return parseInput(text, file === '-' ? 'stdin' : file);
+  return parseInput(text, file === '-' ? 'stdin' : file, warn);
 }

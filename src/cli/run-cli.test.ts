@@ -162,8 +162,14 @@ describe('compact', () => {
       '--force',
     ]);
     expect(run.code).toBe(0);
-    const out = JSON.parse(run.stdout) as { role: string; content: unknown }[];
-    expect(Array.isArray(out)).toBe(true);
+    // What came in as {messages, system} goes out the same way: the system prompt is kept.
+    const printed = JSON.parse(run.stdout) as {
+      messages: { role: string; content: unknown }[];
+      system: string;
+    };
+    expect(Object.keys(printed)).toEqual(['messages', 'system']);
+    expect(printed.system).toBe('You are terse.');
+    const out = printed.messages;
     expect(out[0]).toEqual({ role: 'user', content: expect.stringMatching(/^<COMPACT-SUMMARY v1>/) });
     for (const message of out.slice(1)) expect(session).toContainEqual(message);
     const blocks = out.flatMap((m) =>

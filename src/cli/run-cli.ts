@@ -1,24 +1,24 @@
-import { parseArgs } from 'node:util';
-import { CompactManager } from '../core/compact-manager.js';
-import { modelInfo } from '../core/counting/model-table.js';
+import { format as formatText } from 'node:util';
 import { CompactError, isCompactError } from '../core/errors.js';
-import { type CompactManagerOptions, DEFAULT_MODEL } from '../core/manager-options.js';
+import type { CompactManagerOptions } from '../core/manager-options.js';
 import type { MessageFormat } from '../core/messages/message.js';
 import type { CompactPolicy } from '../core/policy.js';
-import { redactDeep } from '../core/redaction/redactor.js';
-import { writePrivateFile } from '../storage/fs/private-files.js';
-import { type CliIo, reportRedactor } from './cli-io.js';
-import { cliErrorMessage } from './flag-names.js';
-import { COMMAND_HELP, commandHelp, generalHelp, packageVersion } from './help.js';
-import { readInput } from './read-input.js';
-import { loadStateFile, saveStateFile } from './state-file.js';
+import type { CliIo } from './cli-io.js';
+import { type CompactFlags, runCompactCommand, runEstimateCommand } from './compact-command.js';
+import { cliErrorMessage, cliText } from './flag-names.js';
+import { COMMAND_HELP, commandFlags, commandHelp, generalHelp, packageVersion } from './help.js';
+import { checkFlags, type FlagOptions, parseCliArgs, unknownCommand } from './parse-cli-args.js';
+import { colorAllowed, terminalText } from './terminal-text.js';
 
 export type { CliIo } from './cli-io.js';
 
-/** Exit codes of the CLI: a stable contract. */
+/**
+ * Exit codes of the CLI: a stable contract. Every failure is 2 (bad input, options or files)
+ * or 3 (a budget that cannot be met); `failure` (1) is kept for compatibility and no longer used.
+ */
 export const EXIT_CODES = Object.freeze({ ok: 0, failure: 1, badInput: 2, insufficientBudget: 3 });
 
-const OPTIONS = {
+const OPTIONS: FlagOptions = {
   model: { type: 'string' },
   'max-context': { type: 'string' },
   format: { type: 'string' },
@@ -38,9 +38,14 @@ const OPTIONS = {
   json: { type: 'boolean' },
   store: { type: 'string' },
   'redis-url-env': { type: 'string' },
+  archive: { type: 'string' },
+  session: { type: 'string' },
+  'page-chars': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean', short: 'v' },
-} as const;
+};
+
+type Values = Record<string, string | boolean | undefined>;
 
 function badOption(name: string, problem: string): CompactError {
   return new CompactError('invalid_config', `--${name} ${problem}`, {
@@ -48,7 +53,7 @@ function badOption(name: string, problem: string): CompactError {
   });
 }
 
-function integerOption(values: Record<string, unknown>, name: string, min: number): number | undefined {
+function integerOption(values: Values, name: string, min: number): number | undefined {
   const raw = values[name];
   if (raw === undefined) return undefined;
   const value = Number(raw);
@@ -58,7 +63,7 @@ function integerOption(values: Record<string, unknown>, name: string, min: numbe
   return value;
 }
 
-function numberOption(values: Record<string, unknown>, name: string): number | undefined {
+function numberOption(values: Values, name: string): number | undefined {
   const raw = values[name];
   if (raw === undefined) return undefined;
   const value = Number(raw);
@@ -68,14 +73,9 @@ function numberOption(values: Record<string, unknown>, name: string): number | u
 }
 
 /** Manager options from `--config`, `COMPACT_*` variables and the policy flags. */
-export async function managerOptions(
-  values: Record<string, unknown>,
-  env: CliIo['env'],
-): Promise<CompactManagerOptions> {
-  let base: CompactManagerOptions = {};
-  const configFile = values.config as string | undefined;
+export async function managerOptions(values: Values, env: CliIo['env']): Promise<CompactManagerOptions> {
   const { loadManagerOptions } = await import('./load-manager-options.js');
-  base = await loadManagerOptions(configFile, env);
+  const base = await loadManagerOptions(values.config as string | undefined, env);
   const policy: Partial<CompactPolicy> = { ...(base.policy ?? {}) };
   const set = <K extends keyof CompactPolicy>(key: K, value: CompactPolicy[K] | undefined) => {
     if (value !== undefined) policy[key] = value;
@@ -93,7 +93,7 @@ export async function managerOptions(
   return options;
 }
 
-function formatOption(values: Record<string, unknown>): MessageFormat | undefined {
+function formatOption(values: Values): MessageFormat | undefined {
   const format = values.format as string | undefined;
   if (format === undefined || format === 'auto') return undefined;
   if (format !== 'openai-chat' && format !== 'openai-responses' && format !== 'anthropic') {
@@ -102,161 +102,137 @@ function formatOption(values: Record<string, unknown>): MessageFormat | undefine
   return format;
 }
 
-/** The commands `runCli` runs (`mcp` is dispatched by the bin before it). */
-const COMMANDS = new Set(['estimate', 'compact', 'replay', 'report', 'status', 'mcp']);
+/** The commands of the CLI (`mcp` is dispatched by the bin before `runCli`). */
+const COMMANDS = Object.keys(COMMAND_HELP);
+
+/**
+ * What the CLI writes, made safe for a terminal: every text has its control characters made
+ * visible (a summary or a file name may carry ESC sequences or U+202E); JSON output (`json`)
+ * stays byte-exact. A progress bar's leading carriage return is the CLI's own and stays.
+ */
+function terminalIo(io: CliIo, json: boolean): CliIo {
+  const safe = (text: string) =>
+    text.startsWith('\r') ? `\r${terminalText(text.slice(1))}` : terminalText(text);
+  return {
+    ...io,
+    stdout: json ? io.stdout : (text) => io.stdout(safe(text)),
+    stderr: (text) => io.stderr(safe(text)),
+  };
+}
+
+/**
+ * One line for any failure: a `CompactError` in the CLI's words (flags, not option names);
+ * anything else (a file that cannot be written, input nested too deep to walk) its message's
+ * first line. `AGENT_COMPACTION_DEBUG=1` adds the stack.
+ */
+export function failureLine(error: unknown, env: CliIo['env']): { line: string; code: number } {
+  const oneLine = (text: string) => text.replace(/\s*\r?\n\s*/g, ' ').trim();
+  const debug = (err: Error) => (env.AGENT_COMPACTION_DEBUG ? `\n${err.stack ?? ''}` : '');
+  if (isCompactError(error))
+    return {
+      line: `${oneLine(cliErrorMessage(error))}${debug(error)}`,
+      code: error.code === 'insufficient_budget' ? EXIT_CODES.insufficientBudget : EXIT_CODES.badInput,
+    };
+  const err = error instanceof Error ? error : new Error(String(error));
+  const message =
+    err instanceof RangeError && /call stack/i.test(err.message)
+      ? `input nested too deeply to process (${err.message})`
+      : oneLine(err.message);
+  return { line: `${message}${debug(err)}`, code: EXIT_CODES.badInput };
+}
 
 /**
  * Runs the `agent-compaction` CLI with `argv` (without `node` and the script) and returns
- * its exit code. The entry file only calls this.
+ * its exit code. The entry file only calls this. Warnings the library prints while the
+ * command runs (`console.warn`) reach `io.stderr` in the CLI's words (`--max-context`, not
+ * `maxContextTokens`).
  */
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
-  let parsed: ReturnType<
-    typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true; args: string[] }>
-  >;
-  // `--buffer -1` would read as an unknown flag: join negative numbers to their option, so
-  // the value's own check names the option.
-  const args: string[] = [];
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    const next = argv[i + 1];
-    const name = arg.startsWith('--') ? arg.slice(2) : undefined;
-    if (name && name in OPTIONS && next !== undefined && /^-\d/.test(next)) {
-      args.push(`${arg}=${next}`);
-      i++;
-    } else args.push(arg);
-  }
+  const color = colorAllowed(io.env, io.isTTY === true);
+  const label = (word: string, code: number) => (color ? `\u001b[${code}m${word}\u001b[0m` : word);
+  const warn = console.warn;
+  const textIo = terminalIo(io, false);
+  console.warn = (...args: unknown[]) => textIo.stderr(`${cliText(formatText(...args))}\n`);
   try {
-    parsed = parseArgs({ args, options: OPTIONS, allowPositionals: true, strict: true });
+    return await dispatch(argv, io);
   } catch (error) {
-    io.stderr(`error: ${(error as Error).message}\n`);
-    return EXIT_CODES.badInput;
+    const { line, code } = failureLine(error, io.env);
+    // The colour codes are the CLI's own; the line itself is made safe for the terminal.
+    io.stderr(`${label('error:', 31)} ${terminalText(line)}\n`);
+    return code;
+  } finally {
+    console.warn = warn;
   }
-  const { values, positionals } = parsed;
+}
+
+async function dispatch(argv: readonly string[], io: CliIo): Promise<number> {
+  // The command's own flags first, so a typo is matched against what that command reads.
+  const first = argv[0];
+  if (first !== undefined && COMMAND_HELP[first]) checkFlags(argv, commandFlags(first), first);
+  const { values, positionals } = parseCliArgs(argv, OPTIONS);
   const [command, file, ...extra] = positionals;
   if (values.version) {
     io.stdout(`${packageVersion()}\n`);
     return EXIT_CODES.ok;
   }
-  if (values.help && command !== undefined && COMMAND_HELP[command]) {
-    io.stdout(`${commandHelp(command)}\n`);
-    return EXIT_CODES.ok;
-  }
   if (values.help || command === 'help' || command === undefined) {
-    const topic = command === 'help' && file !== undefined ? commandHelp(file) : undefined;
-    io.stdout(`${topic ?? generalHelp()}\n`);
+    const topic = command === 'help' ? file : command;
+    if (topic !== undefined && !COMMAND_HELP[topic]) throw unknownCommand(topic, COMMANDS);
+    io.stdout(`${(topic && commandHelp(topic)) ?? generalHelp()}\n`);
     return command === undefined && !values.help ? EXIT_CODES.badInput : EXIT_CODES.ok;
   }
-  try {
-    if (command === 'mcp') throw badOption('command', 'mcp runs from the agent-compaction bin');
-    if (!COMMANDS.has(command))
-      throw badOption('command', `"${command}" is not a command (${[...COMMANDS].join(', ')})`);
-    if (file === undefined)
-      throw new CompactError(
-        'invalid_config',
-        `${command} needs a ${command === 'status' ? 'SESSION_DIR' : 'FILE'} (see agent-compaction ${command} --help)`,
-      );
-    if (extra.length > 0) throw new CompactError('invalid_config', `unexpected argument: ${extra[0]}`);
-    if (command === 'status') {
-      if (values.store !== undefined && values.store !== 'redis')
-        throw badOption(
-          'store',
-          `must be redis (got ${values.store}); without it SESSION is an archive folder`,
-        );
-      if (values.store === 'redis') {
-        const { runStoreStatus } = await import('./status/store-status.js');
-        const urlEnv = values['redis-url-env'];
-        await runStoreStatus(file, { json: values.json === true, ...(urlEnv ? { urlEnv } : {}) }, io);
-        return EXIT_CODES.ok;
-      }
-      const { runStatusCommand } = await import('./status/status-command.js');
-      await runStatusCommand(file, { json: values.json === true }, io);
-      return EXIT_CODES.ok;
-    }
-    const options = await managerOptions(values, io.env);
-    const format = formatOption(values);
-    const flags = {
-      ...(values.out !== undefined ? { out: values.out } : {}),
-      ...(values.trace !== undefined ? { trace: values.trace } : {}),
-      ...(values['session-id'] !== undefined ? { sessionId: values['session-id'] } : {}),
-    };
-    if (command === 'replay') {
-      const { runReplayCommand } = await import('./replay/replay-command.js');
-      await runReplayCommand(file, options, { ...flags, json: values.json === true }, io);
-      return EXIT_CODES.ok;
-    }
-    if (command === 'report') {
-      const { runReportCommand } = await import('./report/report-command.js');
-      await runReportCommand(file, options, flags, io);
-      return EXIT_CODES.ok;
-    }
-    const input = await readInput(file, io.stdin);
-    const callOptions = {
-      ...(input.tools ? { tools: input.tools } : {}),
-      ...(input.system !== undefined ? { system: input.system } : {}),
-      ...(format ? { format } : {}),
-    };
-    if (command === 'estimate') {
-      const maxGiven =
-        values['max-context'] !== undefined ||
-        options.maxContextTokens !== undefined ||
-        modelInfo(options.model ?? DEFAULT_MODEL).known;
-      const manager = new CompactManager(options);
-      const estimate = manager.estimate(input.messages, callOptions);
-      const out: Record<string, unknown> = {
-        model: estimate.model,
-        total: estimate.total,
-        breakdown: {
-          system: estimate.breakdown.system,
-          developer: estimate.breakdown.developer,
-          tools_schema: estimate.breakdown.toolsSchema,
-          messages: estimate.breakdown.messages,
-        },
-        tokenizer: estimate.tokenizer,
-        exact: estimate.exact,
-      };
-      if (maxGiven) {
-        out.max_context_tokens = estimate.maxContextTokens;
-        // usage_pct is a fraction (kept one release); usage_percent is the percentage.
-        out.usage_pct = Number(estimate.usagePct.toFixed(6));
-        out.usage_percent = Number((estimate.usagePct * 100).toFixed(2));
-      }
-      io.stdout(`${JSON.stringify(out, null, 2)}\n`);
-      return EXIT_CODES.ok;
-    }
-    if (options.maxContextTokens === undefined) throw badOption('max-context', 'is required for compact');
-    const sessionId = (values['session-id'] as string | undefined) ?? 'cli';
-    const statePath = values.state as string | undefined;
-    const store = statePath === undefined ? undefined : await loadStateFile(statePath, sessionId);
-    const manager = new CompactManager(store ? { ...options, store } : options);
-    let result: Awaited<ReturnType<typeof manager.compact>>;
-    try {
-      result = await manager.compact(sessionId, input.messages, {
-        ...callOptions,
-        force: values.force === true,
-      });
-      if (store && statePath !== undefined) await saveStateFile(statePath, store, sessionId);
-    } finally {
-      // Queued events and archive writes go out on every path, errors included.
-      await manager.shutdown();
-    }
-    if (values.report !== undefined) {
-      const { messages: _messages, ...report } = result;
-      // Reports leave the process: redacted like every export, with the configured patterns.
-      const redact = reportRedactor(options.redaction);
-      await writePrivateFile(
-        values.report as string,
-        `${JSON.stringify(redact ? redactDeep(report, redact) : report, null, 2)}\n`,
-        { what: '--report' },
-      );
-    }
-    io.stdout(`${JSON.stringify(result.messages, null, 2)}\n`);
+  if (!COMMAND_HELP[command]) throw unknownCommand(command, COMMANDS);
+  checkFlags(argv, commandFlags(command), command);
+  if (command === 'mcp') throw badOption('command', 'mcp runs from the agent-compaction bin');
+  if (file === undefined)
+    throw new CompactError(
+      'invalid_config',
+      `${command} needs a ${command === 'status' ? 'SESSION_DIR' : 'FILE'} (see agent-compaction ${command} --help)`,
+    );
+  if (extra.length > 0) throw new CompactError('invalid_config', `unexpected argument: ${extra[0]}`);
+  const json = values.json === true || command === 'estimate' || command === 'compact';
+  const out = terminalIo(io, json);
+  if (command === 'status') return runStatus(file, values, out);
+  const options = await managerOptions(values, io.env);
+  const flags = {
+    ...(values.out !== undefined ? { out: values.out as string } : {}),
+    ...(values.trace !== undefined ? { trace: values.trace as string } : {}),
+    ...(values['session-id'] !== undefined ? { sessionId: values['session-id'] as string } : {}),
+  };
+  if (command === 'replay') {
+    const { runReplayCommand } = await import('./replay/replay-command.js');
+    await runReplayCommand(file, options, { ...flags, json: values.json === true }, out);
     return EXIT_CODES.ok;
-  } catch (error) {
-    if (isCompactError(error)) {
-      io.stderr(`error: ${cliErrorMessage(error)}\n`);
-      return error.code === 'insufficient_budget' ? EXIT_CODES.insufficientBudget : EXIT_CODES.badInput;
-    }
-    io.stderr(`error: ${(error as Error)?.stack ?? String(error)}\n`);
-    return EXIT_CODES.failure;
   }
+  if (command === 'report') {
+    const { runReportCommand } = await import('./report/report-command.js');
+    await runReportCommand(file, options, flags, out);
+    return EXIT_CODES.ok;
+  }
+  const format = formatOption(values);
+  const compactFlags: CompactFlags = {
+    ...(format ? { format } : {}),
+    maxContextGiven: values['max-context'] !== undefined,
+    force: values.force === true,
+    ...(values.report !== undefined ? { report: values.report as string } : {}),
+    ...(values.state !== undefined ? { state: values.state as string } : {}),
+    ...flags,
+  };
+  if (command === 'estimate') await runEstimateCommand(file, options, compactFlags, out);
+  else await runCompactCommand(file, options, compactFlags, out);
+  return EXIT_CODES.ok;
+}
+
+async function runStatus(file: string, values: Values, io: CliIo): Promise<number> {
+  if (values.store !== undefined && values.store !== 'redis')
+    throw badOption('store', `must be redis (got ${values.store}); without it SESSION is an archive folder`);
+  if (values.store === 'redis') {
+    const { runStoreStatus } = await import('./status/store-status.js');
+    const urlEnv = values['redis-url-env'] as string | undefined;
+    await runStoreStatus(file, { json: values.json === true, ...(urlEnv ? { urlEnv } : {}) }, io);
+    return EXIT_CODES.ok;
+  }
+  const { runStatusCommand } = await import('./status/status-command.js');
+  await runStatusCommand(file, { json: values.json === true }, io);
+  return EXIT_CODES.ok;
 }

@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { CompactManager } from './compact-manager.js';
-import { CompactError, invalidConfig } from './errors.js';
+import { CompactError, invalidConfig, isCompactError } from './errors.js';
 import {
   type CompactionResult,
   type CompactManagerOptions,
   MIN_CONTEXT_TOKENS,
   type PreflightOptions,
 } from './manager-options.js';
-import type { CompactPolicy } from './policy.js';
+import { type CompactPolicy, DEFAULT_POLICY } from './policy.js';
 
 /** Options of {@link compactMessages}. */
 export interface CompactMessagesOptions
@@ -15,8 +15,10 @@ export interface CompactMessagesOptions
     Pick<PreflightOptions, 'tools' | 'system' | 'format' | 'signal'> {
   /**
    * The token budget of the whole request (messages, system prompt and tool schemas). A
-   * request within it is returned unchanged; a larger one is compacted to
-   * `policy.targetPct` of it (default half), so the next turns have room.
+   * request within it is returned unchanged; a larger one is compacted to at most
+   * `policy.targetPct` of it (default half), so the next turns have room. Only when the
+   * pinned messages and the latest turn alone exceed that target does the result end
+   * between the target and `maxTokens`.
    */
   maxTokens: number;
   /**
@@ -71,20 +73,39 @@ export async function compactMessages<M = unknown>(
     if (policy && key in policy)
       throw invalidConfig(`policy.${key}`, 'is set by maxTokens in compactMessages');
   }
-  const manager = new CompactManager({
-    ...rest,
-    maxContextTokens: maxTokens,
-    policy: { ...policy, triggerPct: 1, hardCapBuffer: 0 },
-  });
-  try {
-    return await manager.compact<M>(`compact-messages-${randomUUID()}`, messages, {
-      ...(tools === undefined ? {} : { tools }),
-      ...(system === undefined ? {} : { system }),
-      ...(format === undefined ? {} : { format }),
-      ...(signal === undefined ? {} : { signal }),
-      ...(force ? { force: true } : {}),
+  const callOptions = {
+    ...(tools === undefined ? {} : { tools }),
+    ...(system === undefined ? {} : { system }),
+    ...(format === undefined ? {} : { format }),
+    ...(signal === undefined ? {} : { signal }),
+    ...(force ? { force: true } : {}),
+  };
+  const run = async (hardCapBuffer: number) => {
+    const manager = new CompactManager({
+      ...rest,
+      maxContextTokens: maxTokens,
+      policy: { ...policy, triggerPct: 1, hardCapBuffer },
     });
-  } finally {
-    await manager.shutdown();
+    try {
+      return await manager.compact<M>(`compact-messages-${randomUUID()}`, messages, callOptions);
+    } finally {
+      await manager.shutdown();
+    }
+  };
+  // The cascade cuts only what is over its budget, and the latest turn's tool pairs are kept
+  // whole: with maxTokens as the budget a result could stop above the target (4,473 for
+  // 8,000). A request over maxTokens (or forced) is compacted with the target as the budget;
+  // when pinned messages and the latest turn cannot fit the target, to maxTokens as before.
+  const target = Math.floor((policy?.targetPct ?? DEFAULT_POLICY.targetPct) * maxTokens);
+  const fits = () => {
+    const probe = new CompactManager({ ...rest, maxContextTokens: maxTokens });
+    return probe.estimate(messages, callOptions).total <= maxTokens;
+  };
+  if (target < 1 || (!force && fits())) return run(0);
+  try {
+    return await run(maxTokens - target);
+  } catch (error) {
+    if (!isCompactError(error, 'insufficient_budget')) throw error;
+    return run(0);
   }
 }

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { safeSessionSegment } from '../storage/session-path.js';
 import { type AriadneTestServer, startAriadneTestServer } from '../testing/ariadne-test-server.js';
 import { type OtlpTestServer, startOtlpTestServer } from '../testing/otlp-test-server.js';
@@ -50,9 +50,14 @@ describe('hashSessionId', () => {
 
   it('without a key: stable, warns once, and differs from the archive folder suffix', async () => {
     const previous = process.env[SESSION_HASH_KEY_ENV];
+    // Captured, not printed: the warning is the subject here, not test-run noise.
     const warnings: string[] = [];
-    const onWarning = (warning: Error & { code?: string }) => warnings.push(String(warning.code));
-    process.on('warning', onWarning);
+    const emit = vi.spyOn(process, 'emitWarning').mockImplementation(((
+      _message: string,
+      options?: { code?: string },
+    ) => {
+      warnings.push(String(options?.code));
+    }) as typeof process.emitWarning);
     try {
       delete process.env[SESSION_HASH_KEY_ENV];
       const hashed = hashSessionId('User-42');
@@ -62,9 +67,8 @@ describe('hashSessionId', () => {
       expect(hashed).not.toContain(suffix);
     } finally {
       if (previous !== undefined) process.env[SESSION_HASH_KEY_ENV] = previous;
+      emit.mockRestore();
     }
-    await new Promise((resolve) => setImmediate(resolve));
-    process.off('warning', onWarning);
     expect(warnings.filter((code) => code === 'COMPACT_UNKEYED_SESSION_HASH').length).toBeLessThanOrEqual(1);
   });
 });

@@ -96,4 +96,29 @@ describe('compactMessages (one call, no session)', () => {
     expect(isCompactError(error) && error.code).toBe('invalid_config');
     expect(String(error.message)).toMatch(/policy\.triggerPct/);
   });
+
+  it('ends at or under the target (half of maxTokens) when the latest turn holds large tool outputs', async () => {
+    const { syntheticSession } = await import('../../src/testing/synthetic-session.js');
+    // Seeds that ended between the target and maxTokens (4,151-5,779 for 8,000) before.
+    for (const seed of [13, 15, 19]) {
+      const history = syntheticSession({ turns: 20, seed, toolDensity: 3, resultChars: 4000 });
+      const result = await compactMessages(history, { model: 'gpt-4o', maxTokens: 8_000 });
+      expect(result.applied).toBe(true);
+      expect(result.tokensBefore).toBeGreaterThan(8_000);
+      expect(result.tokensAfter, `seed ${seed}`).toBeLessThanOrEqual(4_000);
+      const check = new CompactManager({ model: 'gpt-4o', maxContextTokens: 8_000 });
+      expect(check.estimate(result.messages).total).toBe(result.tokensAfter);
+    }
+  });
+
+  it('protected messages larger than the target still fit maxTokens (the target is then out of reach)', async () => {
+    const big = {
+      role: 'user',
+      content: `Review this file, all of it:\n${'const line = "keep every line of this file";\n'.repeat(500)}`,
+      meta: { protected: true },
+    };
+    const result = await compactMessages([...session(30), big], { model: 'gpt-4o', maxTokens: 8_000 });
+    expect(result.tokensAfter).toBeLessThanOrEqual(8_000);
+    expect(result.tokensAfter).toBeGreaterThan(4_000);
+  });
 });

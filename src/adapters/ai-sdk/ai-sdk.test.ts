@@ -93,11 +93,24 @@ describe('compactionMiddleware with generateText', () => {
       { role: 'system', content: 'You are a coding assistant.' },
       { role: 'user', content: 'Read the first eight files and explain them.' },
     ];
-    const first = await generateText({ model, tools, messages, stopWhen: stepCountIs(12) });
+    // The system prompt is a message on purpose (the view keeps it pinned first), not noise.
+    const first = await generateText({
+      model,
+      tools,
+      messages,
+      allowSystemInMessages: true,
+      stopWhen: stepCountIs(12),
+    });
     expect(first.steps.length).toBe(9);
     expect(first.text).toContain('Done:');
     messages.push(...first.response.messages, { role: 'user', content: 'Now read eight more.' });
-    const second = await generateText({ model, tools, messages, stopWhen: stepCountIs(12) });
+    const second = await generateText({
+      model,
+      tools,
+      messages,
+      allowSystemInMessages: true,
+      stopWhen: stepCountIs(12),
+    });
     expect(second.text).toContain('Done:');
 
     // Compactions ran (clearing old tool output first; summarizing only when that is not enough).

@@ -75,8 +75,10 @@ function imagePart(block: Json): Json | undefined {
 
 /**
  * A LangChain content value as OpenAI Chat content: a string stays a string; text, reasoning
- * and images become parts the counter reads; other blocks go along as they are (counted by
- * type). Tool-call blocks are left out on assistant messages, which carry them as `tool_calls`.
+ * and images become parts the counter reads; Chat's own media parts go along as they are;
+ * any other block (LangChain's content blocks are open-ended) is counted as its type name,
+ * `[x-custom]`, since the Chat format rejects part types it does not know. Tool-call blocks
+ * are left out on assistant messages, which carry them as `tool_calls`.
  */
 function chatContent(content: unknown, assistant: boolean): unknown {
   if (typeof content === 'string') return content;
@@ -98,7 +100,10 @@ function chatContent(content: unknown, assistant: boolean): unknown {
       parts.push({ type: 'text', text: reasoning });
       continue;
     }
-    parts.push(imagePart(block) ?? block);
+    const image = imagePart(block);
+    if (image) parts.push(image);
+    else if (block.type === 'input_audio' || block.type === 'file') parts.push(block);
+    else parts.push({ type: 'text', text: `[${String(block.type)}]` });
   }
   const allText = parts.every((part) => (part as Json).type === 'text');
   return allText ? parts.map((part) => (part as { text: string }).text).join('\n') : parts;

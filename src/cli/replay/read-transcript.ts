@@ -30,7 +30,11 @@ export async function isDirectory(path: string): Promise<boolean> {
  * `transcript-pre-compact-NNN.jsonl`). Empty input and messages that are not objects are
  * `invalid_messages` errors with one line of explanation.
  */
-export async function readTranscript(path: string, stdin: NodeJS.ReadableStream): Promise<CliInput> {
+export async function readTranscript(
+  path: string,
+  stdin: NodeJS.ReadableStream,
+  warn?: (line: string) => void,
+): Promise<CliInput> {
   let file = path;
   if (path !== '-' && (await isDirectory(path))) {
     const transcript = await latestTranscript(path);
@@ -41,7 +45,7 @@ export async function readTranscript(path: string, stdin: NodeJS.ReadableStream)
       );
     file = transcript;
   }
-  const input = await readInput(file, stdin);
+  const input = await readInput(file, stdin, warn);
   if (input.messages.length === 0) throw new CompactError('invalid_messages', `${file} holds no messages`);
   const bad = input.messages.findIndex(
     (message) => message === null || typeof message !== 'object' || Array.isArray(message),

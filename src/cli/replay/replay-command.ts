@@ -25,7 +25,7 @@ export async function replayFile(
   flags: ReplayFlags,
   io: CliIo,
 ): Promise<ReplayResult> {
-  const input = await readTranscript(file, io.stdin);
+  const input = await readTranscript(file, io.stdin, io.stderr);
   const manager: CompactManagerOptions = { ...options };
   if (flags.out !== undefined) manager.storage = fsStorage({ path: flags.out });
   if (flags.trace !== undefined) {

@@ -74,7 +74,11 @@ describe('report', () => {
     ['not JSON', async () => temp.file('bad.jsonl', 'not json at all'), /not valid JSON/],
     [
       'a broken trace line',
-      async () => temp.file('broken.jsonl', '{"name":"compact.token_estimate","properties":{}}\n{"name":'),
+      async () =>
+        temp.file(
+          'broken.jsonl',
+          '{"name":"compact.token_estimate","properties":{}}\n{"name":\n{"name":"compact.token_estimate","properties":{}}\n',
+        ),
       /broken\.jsonl line 2: not valid JSON/,
     ],
     ['wrong shape', async () => temp.file('shape.json', { conversation: [] }), /needs a "messages" array/],

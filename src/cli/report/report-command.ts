@@ -10,6 +10,7 @@ import { writePrivateFile } from '../../storage/fs/private-files.js';
 import { type CliIo, reportRedactor } from '../cli-io.js';
 import { isDirectory } from '../replay/read-transcript.js';
 import { type ReplayFlags, replayFile } from '../replay/replay-command.js';
+import { dropTornLastLine } from '../torn-line.js';
 
 /** Events to report on, and where they came from. */
 export interface LoadedTrace {
@@ -61,14 +62,15 @@ export async function loadTrace(
     const text = await readFile(eventsFile, 'utf8').catch(() => undefined);
     if (text !== undefined && text.trim() !== '') {
       return {
-        events: parseTrace(text, eventsFile),
+        events: parseTrace(dropTornLastLine(text, eventsFile, io.stderr), eventsFile),
         source: path,
         note: "From an archive's events.jsonl, which records the calls that compacted only: the chart shows those calls.",
       };
     }
   } else {
     const text = await readText(path);
-    if (looksLikeTrace(text)) return { events: parseTrace(text, path), source: path };
+    if (looksLikeTrace(text))
+      return { events: parseTrace(dropTornLastLine(text, path, io.stderr), path), source: path };
   }
   const result = await replayFile(path, options, flags, io);
   return { events: result.events, source: `${path} (replayed)` };

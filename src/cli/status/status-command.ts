@@ -7,6 +7,7 @@ import { buildTraceModel, parseTrace, type TraceModel } from '../../report/trace
 import type { CliIo } from '../cli-io.js';
 import { formatNumber, levelsText } from '../replay/format-table.js';
 import { isDirectory, latestTranscript } from '../replay/read-transcript.js';
+import { dropTornLastLine } from '../torn-line.js';
 
 /** What `status` reports about an archived session. */
 export interface SessionStatus {
@@ -31,31 +32,69 @@ export interface SessionStatus {
 
 const SUMMARY = /^summary-(\d+)\.json$/;
 
+/** The fields of an archived summary `status` shows, each checked: the file may be damaged or forged. */
+function checkedSummary(value: unknown, file: string): ArchivedSummary {
+  const summary = value as Partial<Record<keyof ArchivedSummary, unknown>> | null;
+  const problem = (field: string, expected: string) =>
+    new CompactError('invalid_messages', `${file}: "${field}" must be ${expected}`);
+  if (summary === null || typeof summary !== 'object' || Array.isArray(summary))
+    throw new CompactError('invalid_messages', `${file}: not a summary object`);
+  if (typeof summary.text !== 'string') throw problem('text', 'a string');
+  for (const field of ['step', 'tokens'] as const)
+    if (typeof summary[field] !== 'number' || !Number.isFinite(summary[field]))
+      throw problem(field, 'a number');
+  for (const field of ['summarizer', 'strategy'] as const)
+    if (summary[field] !== undefined && typeof summary[field] !== 'string') throw problem(field, 'a string');
+  if (summary.createdAt !== undefined && !Number.isFinite(new Date(summary.createdAt as never).getTime()))
+    throw problem('createdAt', 'a valid date');
+  return summary as ArchivedSummary;
+}
+
 async function latestSummary(folder: string): Promise<ArchivedSummary | undefined> {
   const names = (await readdir(folder)).filter((name) => SUMMARY.test(name)).sort();
   const last = names.at(-1);
   if (last === undefined) return undefined;
+  let value: unknown;
   try {
-    return JSON.parse(await readFile(join(folder, last), 'utf8')) as ArchivedSummary;
+    value = JSON.parse(await readFile(join(folder, last), 'utf8'));
   } catch (error) {
     throw new CompactError(
       'invalid_messages',
       `${join(folder, last)}: not valid JSON (${(error as Error).message})`,
     );
   }
+  return checkedSummary(value, join(folder, last));
+}
+
+/** The messages of an archived transcript (JSONL); a bad line is named, a torn last line skipped. */
+async function transcriptMessages(
+  file: string,
+  warn: (line: string) => void,
+): Promise<{ role?: unknown; meta?: { protected?: unknown } }[]> {
+  const text = dropTornLastLine(await readFile(file, 'utf8'), file, warn);
+  return text.split('\n').flatMap((line, index) => {
+    if (line.trim() === '') return [];
+    try {
+      const value = JSON.parse(line) as unknown;
+      return value !== null && typeof value === 'object' ? [value as { role?: unknown }] : [];
+    } catch (error) {
+      throw new CompactError(
+        'invalid_messages',
+        `${file} line ${index + 1}: not valid JSON (${(error as Error).message})`,
+      );
+    }
+  });
 }
 
 /** Tokens of the pinned messages (system, developer, protected) of the newest transcript. */
 async function pinnedTokens(
   folder: string,
   model: string | undefined,
+  warn: (line: string) => void,
 ): Promise<{ tokens: number; count: number }> {
   const transcript = await latestTranscript(folder);
   if (transcript === undefined) return { tokens: 0, count: 0 };
-  const messages = (await readFile(transcript, 'utf8'))
-    .split('\n')
-    .filter((line) => line.trim() !== '')
-    .map((line) => JSON.parse(line) as { role?: unknown; meta?: { protected?: unknown } });
+  const messages = await transcriptMessages(transcript, warn);
   const pinned = messages.filter(
     (message) =>
       message.role === 'system' || message.role === 'developer' || message.meta?.protected === true,
@@ -67,13 +106,17 @@ async function pinnedTokens(
 }
 
 /** Reads an archived session folder (fs archive layout) into a {@link SessionStatus}. */
-export async function readSessionStatus(folder: string): Promise<SessionStatus> {
+export async function readSessionStatus(
+  folder: string,
+  warn: (line: string) => void = () => {},
+): Promise<SessionStatus> {
   if (!(await isDirectory(folder)))
     throw new CompactError(
       'invalid_messages',
       `${folder} is not a folder (expected an archived session, e.g. .compact/archive/<session>)`,
     );
-  const eventsText = await readFile(join(folder, 'events.jsonl'), 'utf8').catch(() => '');
+  const eventsFile = join(folder, 'events.jsonl');
+  const eventsText = dropTornLastLine(await readFile(eventsFile, 'utf8').catch(() => ''), eventsFile, warn);
   const summary = await latestSummary(folder);
   if (eventsText.trim() === '' && summary === undefined)
     throw new CompactError(
@@ -81,9 +124,7 @@ export async function readSessionStatus(folder: string): Promise<SessionStatus> 
       `${folder} has no events.jsonl or summary-NNN.json (not an archived session)`,
     );
   const trace: TraceModel | undefined =
-    eventsText.trim() === ''
-      ? undefined
-      : buildTraceModel(parseTrace(eventsText, join(folder, 'events.jsonl')));
+    eventsText.trim() === '' ? undefined : buildTraceModel(parseTrace(eventsText, eventsFile));
   const status: SessionStatus = { folder, compactions: trace?.compactions.length ?? 0, errors: [] };
   if (trace?.model !== undefined) status.model = trace.model;
   const last = trace?.compactions.at(-1);
@@ -110,7 +151,7 @@ export async function readSessionStatus(folder: string): Promise<SessionStatus> 
     };
   }
   if (last) {
-    const pinned = await pinnedTokens(folder, status.model);
+    const pinned = await pinnedTokens(folder, status.model, warn);
     const summaryTokens = summary?.tokens ?? 0;
     status.layers = {
       pinned: pinned.tokens,
@@ -165,6 +206,6 @@ export function formatStatus(status: SessionStatus): string {
 
 /** `agent-compaction status SESSION_DIR [--json]`. */
 export async function runStatusCommand(folder: string, flags: { json: boolean }, io: CliIo): Promise<void> {
-  const status = await readSessionStatus(folder);
+  const status = await readSessionStatus(folder, io.stderr);
   io.stdout(flags.json ? `${JSON.stringify(status, null, 2)}\n` : `${formatStatus(status)}\n`);
 }

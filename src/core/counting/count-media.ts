@@ -30,6 +30,53 @@ export const DEFAULT_DOCUMENT_PAGES = 5;
  */
 export const ENCRYPTED_CHARS_PER_TOKEN = 16 / 3;
 
+/**
+ * Tokens of a file sent by id (`file.file_id`): its size is unknown here, so it counts as one
+ * PDF page, and the preflight reports the estimate in a `compact.warning` (`media_estimate`);
+ * reported usage corrects it (calibration).
+ * @default 3000
+ */
+export const FILE_REFERENCE_TOKENS = PDF_PAGE_TOKENS;
+
+/**
+ * Input tokens per second of audio: OpenAI bills user audio at one token per 100 ms.
+ * @default 10
+ */
+export const AUDIO_TOKENS_PER_SECOND = 10;
+
+/** Bytes per second assumed for compressed audio whose duration is not read (128 kbit/s). */
+const COMPRESSED_AUDIO_BYTES_PER_SECOND = 16_000;
+
+/**
+ * Seconds of a WAV file from its header (`byteRate` and the `data` chunk, capped by the file's
+ * `totalBytes`), else undefined.
+ */
+export function wavSeconds(bytes: Uint8Array, totalBytes = bytes.length): number | undefined {
+  if (bytes.length < 44) return undefined;
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.length);
+  const tag = (at: number) => String.fromCharCode(...bytes.subarray(at, at + 4));
+  if (tag(0) !== 'RIFF' || tag(8) !== 'WAVE') return undefined;
+  let byteRate = 0;
+  // Walk the chunks (at most 64: a header is short) for fmt and data.
+  for (let at = 12, chunks = 0; at + 8 <= bytes.length && chunks < 64; chunks++) {
+    const size = view.getUint32(at + 4, true);
+    if (tag(at) === 'fmt ' && at + 16 <= bytes.length) byteRate = view.getUint32(at + 16, true);
+    if (tag(at) === 'data') return byteRate > 0 ? Math.min(size, totalBytes - at - 8) / byteRate : undefined;
+    at += 8 + size + (size % 2);
+  }
+  return undefined;
+}
+
+/** Tokens of an audio part: its duration (WAV header, else 128 kbit/s) at {@link AUDIO_TOKENS_PER_SECOND}. */
+export function audioTokens(part: { data?: string; format?: string }): number {
+  if (part.data === undefined) return 0;
+  const comma = part.data.startsWith('data:') ? part.data.indexOf(',') + 1 : 0;
+  const totalBytes = Math.floor(((part.data.length - comma) * 3) / 4);
+  const seconds =
+    wavSeconds(decodeInline(part.data, 4096), totalBytes) ?? totalBytes / COMPRESSED_AUDIO_BYTES_PER_SECOND;
+  return Math.max(1, Math.ceil(seconds * AUDIO_TOKENS_PER_SECOND));
+}
+
 /** Bytes of a PDF beyond which page markers are not searched (size decides instead). */
 const PDF_SCAN_BYTES = 64 * 1024 * 1024;
 /** Bytes per page assumed when a PDF's page objects cannot be found. */
@@ -58,6 +105,7 @@ function mediaTypeOf(part: { data?: string; mediaType?: string }): string | unde
 
 function documentTokens(part: MediaPart & { kind: 'document' }, countText: (text: string) => number): number {
   if (part.text !== undefined) return countText(part.text);
+  if (part.fileId !== undefined) return FILE_REFERENCE_TOKENS;
   if (part.data === undefined) return DEFAULT_DOCUMENT_PAGES * PDF_PAGE_TOKENS;
   const type = mediaTypeOf(part);
   const bytes = decodeInline(part.data);
@@ -68,7 +116,8 @@ function documentTokens(part: MediaPart & { kind: 'document' }, countText: (text
 
 /**
  * Input tokens of a message's media parts: images by `rule` from their header dimensions,
- * documents by page (text sources counted with `countText`), encrypted reasoning by length.
+ * documents by page (text sources counted with `countText`, a file by id as
+ * {@link FILE_REFERENCE_TOKENS}), audio by duration, encrypted reasoning by length.
  */
 export function mediaTokens(
   parts: readonly MediaPart[],
@@ -82,6 +131,8 @@ export function mediaTokens(
       total += imageTokens(rule, size, part.detail);
     } else if (part.kind === 'document') {
       total += documentTokens(part, countText);
+    } else if (part.kind === 'audio') {
+      total += audioTokens(part);
     } else {
       total += Math.ceil(part.data.length / ENCRYPTED_CHARS_PER_TOKEN);
     }

@@ -72,4 +72,17 @@ describe('unknown model warning', () => {
     expect(local.maxContextTokens).toBe(131_072);
     expect(gemini.maxContextTokens).toBe(1_048_576);
   });
+
+  it('suggests only a close name: my-llm gets no o1-pro, the event an empty closest', async () => {
+    const exporter = collector();
+    const manager = new CompactManager({ model: 'my-llm', exporters: [exporter] });
+    await manager.preflight('s1', history);
+    await manager.flush();
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toContain('unknown model "my-llm"');
+    expect(warnings[0]).not.toContain('closest known model');
+    expect(warnings[0]).toContain('Pass maxContextTokens');
+    const event = exporter.events.find((e) => e.name === 'compact.unknown_model');
+    expect(event?.properties).toMatchObject({ model: 'my-llm', closest: '' });
+  });
 });

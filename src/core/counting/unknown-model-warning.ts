@@ -5,13 +5,27 @@
  */
 import type { EventBus } from '../events/event-bus.js';
 import { newSpanId } from '../events/events.js';
-import { modelInfo } from './model-table.js';
+import { boundedLevenshtein, modelInfo, normalizeModelName } from './model-table.js';
+
+/**
+ * The known name to suggest for an unknown `model`: the closest one, when it is close enough
+ * to be a typo (`gtp-4o` -> `gpt-4o`); `my-llm` is not a misspelt `o1-pro`.
+ */
+export function suggestedModelName(model: string): string | undefined {
+  const closest = modelInfo(model).closest;
+  if (closest === undefined) return undefined;
+  const probe = normalizeModelName(model).slice(0, 64);
+  const bound = Math.max(2, Math.floor(probe.length / 4));
+  return boundedLevenshtein(probe, closest, bound) <= bound ? closest : undefined;
+}
 
 /** The warning text for `model`, or `undefined` when the model is known. */
 export function unknownModelMessage(model: string): string | undefined {
   const info = modelInfo(model);
   if (info.known) return undefined;
-  return `agent-compaction: unknown model "${model}": assuming a ${info.contextWindow.toLocaleString('en-US')}-token context window (closest known model: "${info.closest}"). Pass maxContextTokens to set the window and silence this warning.`;
+  const suggestion = suggestedModelName(model);
+  const closest = suggestion === undefined ? '' : ` (closest known model: "${suggestion}")`;
+  return `agent-compaction: unknown model "${model}": assuming a ${info.contextWindow.toLocaleString('en-US')}-token context window${closest}. Pass maxContextTokens to set the window and silence this warning.`;
 }
 
 /**
@@ -31,7 +45,7 @@ export function warnUnknownModel(bus: EventBus, model: string, windowGiven: bool
     bus.emit(
       { sessionId: '', operationId: id, traceId: id, parentId: undefined, archived: undefined },
       'compact.unknown_model',
-      { model, assumedContextWindow: info.contextWindow, closest: info.closest ?? '', message },
+      { model, assumedContextWindow: info.contextWindow, closest: suggestedModelName(model) ?? '', message },
       { start },
     );
   });

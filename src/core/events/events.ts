@@ -187,7 +187,7 @@ export interface CompactEventProperties {
     model: string;
     /** The context window assumed for it. */
     assumedContextWindow: number;
-    /** The known model name closest to it. */
+    /** The known model name close enough to be a typo of it (`gtp-4o` -> `gpt-4o`); empty when none is. */
     closest: string;
     /** The warning, as printed on the console. */
     message: string;
@@ -218,8 +218,10 @@ export interface CompactEventProperties {
      * differs from the session's previous call) and `storedVersion`.
      * `summarizer_stuck`: the session's last 3 summaries were written by the fallback, not by
      * the configured summarizer (said once per streak; `context`: `streak`, `summarizer`, `fallback`).
+     * `media_estimate`: a part whose size is unknown here (a file sent by id) was counted
+     * by a stated estimate; reported usage corrects it.
      */
-    code: 'usage_mismatch' | 'history_diverged' | 'summarizer_stuck';
+    code: 'usage_mismatch' | 'history_diverged' | 'summarizer_stuck' | 'media_estimate';
     /** What happened and what the manager does instead. */
     message: string;
     /** The figures behind it (reported and estimated tokens). */

@@ -23,6 +23,7 @@ import type { SummaryMarks } from '../summary/summary-mark.js';
 import { assertSoundPairing, type InputRepair, repairHistory } from './check-pairing.js';
 import { type Decision, decide } from './decide.js';
 import type { IndexedHistories, IndexedHistory } from './index-request.js';
+import { emitMediaEstimates } from './media-estimates.js';
 import type { RewriteCache } from './realize-rewrite.js';
 import { rememberProtected } from './remember-protected.js';
 import { buildView, extendView, type ViewContext, viewIsReusable } from './resume-view.js';
@@ -336,6 +337,7 @@ export async function prepareRequest(deps: PipelineDeps, input: PreflightInput):
   };
   for (const repair of repairs)
     deps.bus.emit(input.context, 'compact.repair', { ...repair }, { start: started });
+  emitMediaEstimates(deps.bus, input.context, input.messages, indexed.changedFrom, started);
   if (!decision.triggered && !deps.bus.observed) return prepared;
   const decisionEvent = emitDecision(deps, prepared);
   return { ...prepared, decisionSpanId: decisionEvent.spanId, decisionEvent };

@@ -64,7 +64,12 @@ describe('jsonlExporter', () => {
 
   it('applies an extra redactor and hashes session ids when asked', async () => {
     const path = fresh();
-    const exporter = jsonlExporter({ path, redact: createRedactor({}), hashSessionIds: true });
+    const exporter = jsonlExporter({
+      path,
+      redact: createRedactor({}),
+      hashSessionIds: true,
+      hashKey: 'jsonl-test-key',
+    });
     const events = sampleCompactionEvents({
       sessionId: 'customer-secret-session',
       summary: 'Deploy with api_key=sk-proj-abcdefghijklmnopqrstuvwxyz0123456789 tonight.',
@@ -74,7 +79,7 @@ describe('jsonlExporter', () => {
     const text = await readFile(path, 'utf8');
     expect(text).not.toContain('sk-proj-abcdefghijklmnopqrstuvwxyz0123456789');
     expect(text).not.toContain('customer-secret-session');
-    expect(text).toContain(hashSessionId('customer-secret-session'));
+    expect(text).toContain(hashSessionId('customer-secret-session', 'jsonl-test-key'));
   });
 
   it('rotates by size, keeping maxFiles older files, each line whole', async () => {

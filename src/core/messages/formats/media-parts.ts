@@ -27,6 +27,15 @@ export type MediaPart =
       text?: string;
       /** The media type when given (`application/pdf`, `text/plain`). */
       mediaType?: string;
+      /** The provider's file id, for a file sent by reference (its size is unknown here). */
+      fileId?: string;
+    }
+  | {
+      kind: 'audio';
+      /** Base64 audio (Chat `input_audio.data`). */
+      data?: string;
+      /** `wav`, `mp3`... as given. */
+      format?: string;
     }
   | {
       kind: 'encrypted';
@@ -97,6 +106,19 @@ function documentPart(node: Record<string, unknown>): MediaPart {
   }
   const data = str(file.file_data);
   if (data !== undefined) part.data = data;
+  const fileId = str(file.file_id);
+  if (data === undefined && fileId !== undefined) part.fileId = fileId;
+  return part;
+}
+
+/** A Chat `input_audio` part: `{ input_audio: { data, format } }`. */
+function audioPart(node: Record<string, unknown>): MediaPart {
+  const audio = (node.input_audio ?? {}) as Record<string, unknown>;
+  const part: MediaPart & { kind: 'audio' } = { kind: 'audio' };
+  const data = str(audio.data);
+  const format = str(audio.format);
+  if (data !== undefined) part.data = data;
+  if (format !== undefined) part.format = format;
   return part;
 }
 
@@ -123,6 +145,10 @@ export function mediaParts(raw: unknown): MediaPart[] {
       }
       if (DOCUMENT_TYPES.has(type)) {
         parts.push(documentPart(n));
+        return;
+      }
+      if (type === 'input_audio') {
+        parts.push(audioPart(n));
         return;
       }
       if (type === 'image_generation_call' && typeof n.result === 'string' && n.result !== '') {

@@ -1,8 +1,36 @@
-import { invalidMessage } from '../../errors.js';
+import { CompactError, invalidMessage } from '../../errors.js';
 import type { CompactMessage, MessageRole, ToolCall } from '../message.js';
 import { type MessageCodec, type ParsedMessage, partsText, readMeta, stripMeta } from './message-codec.js';
 
 const ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool', 'function']);
+
+/**
+ * Content part types a Chat message may carry: Chat's own, plus the Responses input types SDKs
+ * sometimes put in Chat messages. An unknown type is rejected: counting it would be a guess,
+ * and the provider would refuse it anyway.
+ */
+const CHAT_PART_TYPES: ReadonlySet<string> = new Set([
+  'text',
+  'image_url',
+  'input_audio',
+  'file',
+  'refusal',
+  'input_text',
+  'input_image',
+  'input_file',
+  'output_text',
+]);
+
+function checkPartTypes(parts: readonly unknown[], index: number): void {
+  parts.forEach((part, k) => {
+    const type = (part as { type?: unknown } | null)?.type;
+    if (typeof type !== 'string' || CHAT_PART_TYPES.has(type)) return;
+    const problem = `unknown content part type "${type.slice(0, 64)}" (Chat Completions parts: text, image_url, input_audio, file, refusal)`;
+    throw new CompactError('invalid_messages', `messages[${index}].content[${k}]: ${problem}`, {
+      issues: [{ path: ['messages', index, 'content', k, 'type'], message: problem }],
+    });
+  });
+}
 
 function contentText(content: unknown, index: number, role: string): string {
   if (content === null || content === undefined) {
@@ -10,7 +38,10 @@ function contentText(content: unknown, index: number, role: string): string {
     throw invalidMessage(index, 'content', `is required for role "${role}"`);
   }
   if (typeof content === 'string') return content;
-  if (Array.isArray(content)) return partsText(content);
+  if (Array.isArray(content)) {
+    checkPartTypes(content, index);
+    return partsText(content);
+  }
   throw invalidMessage(
     index,
     'content',

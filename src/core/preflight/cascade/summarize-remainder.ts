@@ -131,17 +131,21 @@ async function callWithTimeout(
       reject(error);
     }, timeoutMs);
   });
+  // Listened to on this call's own signal, never the caller's: one signal shared by many
+  // concurrent calls would otherwise collect a listener per call (Node warns past 10).
   let onAbort: (() => void) | undefined;
   const aborted = new Promise<never>((_, reject) => {
     if (request.signal?.aborted) reject(request.signal.reason);
-    onAbort = () => reject(request.signal!.reason);
-    request.signal?.addEventListener('abort', onAbort, { once: true });
+    onAbort = () => {
+      if (request.signal?.aborted) reject(request.signal.reason);
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
   });
   try {
     return await Promise.race([summarizer.summarize({ ...request, signal }), timeout, aborted]);
   } finally {
     clearTimeout(timer);
-    if (onAbort) request.signal?.removeEventListener('abort', onAbort);
+    if (onAbort) signal.removeEventListener('abort', onAbort);
   }
 }
 

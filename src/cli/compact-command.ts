@@ -1,0 +1,112 @@
+import { CompactManager } from '../core/compact-manager.js';
+import { modelInfo } from '../core/counting/model-table.js';
+import { CompactError } from '../core/errors.js';
+import { type CompactManagerOptions, DEFAULT_MODEL } from '../core/manager-options.js';
+import type { MessageFormat } from '../core/messages/message.js';
+import { redactDeep } from '../core/redaction/redactor.js';
+import { writePrivateFile } from '../storage/fs/private-files.js';
+import { type CliIo, reportRedactor } from './cli-io.js';
+import { type CliInput, readInput } from './read-input.js';
+import { loadStateFile, saveStateFile } from './state-file.js';
+
+/** The flags `estimate` and `compact` read besides the manager's options. */
+export interface CompactFlags {
+  format?: MessageFormat;
+  maxContextGiven: boolean;
+  force?: boolean;
+  report?: string;
+  state?: string;
+  sessionId?: string;
+}
+
+function callOptions(input: CliInput, format: MessageFormat | undefined) {
+  return {
+    ...(input.tools ? { tools: input.tools } : {}),
+    ...(input.system !== undefined ? { system: input.system } : {}),
+    ...(format ? { format } : {}),
+  };
+}
+
+/** `agent-compaction estimate FILE`: the JSON estimate on stdout. */
+export async function runEstimateCommand(
+  file: string,
+  options: CompactManagerOptions,
+  flags: CompactFlags,
+  io: CliIo,
+): Promise<void> {
+  const input = await readInput(file, io.stdin, io.stderr);
+  const maxGiven =
+    flags.maxContextGiven ||
+    options.maxContextTokens !== undefined ||
+    modelInfo(options.model ?? DEFAULT_MODEL).known;
+  const manager = new CompactManager(options);
+  const estimate = manager.estimate(input.messages, callOptions(input, flags.format));
+  const out: Record<string, unknown> = {
+    model: estimate.model,
+    total: estimate.total,
+    breakdown: {
+      system: estimate.breakdown.system,
+      developer: estimate.breakdown.developer,
+      tools_schema: estimate.breakdown.toolsSchema,
+      messages: estimate.breakdown.messages,
+    },
+    tokenizer: estimate.tokenizer,
+    exact: estimate.exact,
+  };
+  if (maxGiven) {
+    out.max_context_tokens = estimate.maxContextTokens;
+    // usage_pct is a fraction (kept one release); usage_percent is the percentage.
+    out.usage_pct = Number(estimate.usagePct.toFixed(6));
+    out.usage_percent = Number((estimate.usagePct * 100).toFixed(2));
+  }
+  io.stdout(`${JSON.stringify(out, null, 2)}\n`);
+}
+
+/**
+ * The compacted request in the input's shape: a bare array (or JSONL) prints as an array; an
+ * object (`{system, messages, tools}` and any other keys, in their order) prints as the same
+ * object with its messages replaced.
+ */
+export function outputShape(input: CliInput, messages: readonly unknown[]): unknown {
+  if (input.object === undefined) return messages;
+  return { ...input.object, messages };
+}
+
+/** `agent-compaction compact FILE --max-context N`: the messages to send on stdout. */
+export async function runCompactCommand(
+  file: string,
+  options: CompactManagerOptions,
+  flags: CompactFlags,
+  io: CliIo,
+): Promise<void> {
+  const input = await readInput(file, io.stdin, io.stderr);
+  if (options.maxContextTokens === undefined)
+    throw new CompactError('invalid_config', '--max-context is required for compact', {
+      issues: [{ path: ['max-context'], message: 'is required for compact' }],
+    });
+  const sessionId = flags.sessionId ?? 'cli';
+  const store = flags.state === undefined ? undefined : await loadStateFile(flags.state, sessionId);
+  const manager = new CompactManager(store ? { ...options, store } : options);
+  let result: Awaited<ReturnType<typeof manager.compact>>;
+  try {
+    result = await manager.compact(sessionId, input.messages, {
+      ...callOptions(input, flags.format),
+      force: flags.force === true,
+    });
+    if (store && flags.state !== undefined) await saveStateFile(flags.state, store, sessionId);
+  } finally {
+    // Queued events and archive writes go out on every path, errors included.
+    await manager.shutdown();
+  }
+  if (flags.report !== undefined) {
+    const { messages: _messages, ...report } = result;
+    // Reports leave the process: redacted like every export, with the configured patterns.
+    const redact = reportRedactor(options.redaction);
+    await writePrivateFile(
+      flags.report,
+      `${JSON.stringify(redact ? redactDeep(report, redact) : report, null, 2)}\n`,
+      { what: '--report' },
+    );
+  }
+  io.stdout(`${JSON.stringify(outputShape(input, result.messages), null, 2)}\n`);
+}

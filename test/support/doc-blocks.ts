@@ -1,0 +1,182 @@
+/**
+ * The fenced code blocks of README.md and docs/*.md, for the doc tests: each with its file,
+ * line, language and the reason it is not run when a `<!-- doc-test: skip (reason) -->`
+ * comment precedes it. TypeScript blocks become modules (imports hoisted, the rest inside an
+ * exported `__docSnippet()`), so every snippet is type-checked and run as written.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+
+/** One fenced block. */
+export interface DocBlock {
+  file: string;
+  /** The line of the opening fence (1-based). */
+  line: number;
+  lang: string;
+  code: string;
+  /** Why the block is not run, from its `doc-test: skip (...)` comment. */
+  skip?: string;
+}
+
+/** The documents whose blocks are tested: README.md and every docs/*.md. */
+export function docFiles(root: string): string[] {
+  const docs = readdirSync(join(root, 'docs'))
+    .filter((name) => name.endsWith('.md'))
+    .sort()
+    .map((name) => join(root, 'docs', name));
+  return [join(root, 'README.md'), ...docs];
+}
+
+/** Every fenced block of `path`. */
+export function docBlocks(path: string, root: string): DocBlock[] {
+  const lines = readFileSync(path, 'utf8').split('\n');
+  const blocks: DocBlock[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    const open = /^```(\S*)\s*$/.exec(lines[i]!);
+    if (!open) continue;
+    const start = i;
+    const body: string[] = [];
+    for (i++; i < lines.length && !lines[i]!.startsWith('```'); i++) body.push(lines[i]!);
+    let previous = start - 1;
+    while (previous >= 0 && lines[previous]!.trim() === '') previous--;
+    const skip = /<!-- doc-test: skip \((.+)\) -->/.exec(lines[previous] ?? '')?.[1];
+    blocks.push({
+      file: relative(root, path),
+      line: start + 1,
+      lang: open[1]!,
+      code: body.join('\n'),
+      ...(skip ? { skip } : {}),
+    });
+  }
+  return blocks;
+}
+
+/** The `agent-compaction` commands of a `sh` block (one a line) or a `console` block (`$ ` lines). */
+export function cliCommands(block: DocBlock): { command: string; firstLine?: string }[] {
+  const lines = block.code.split('\n');
+  const commands: { command: string; firstLine?: string }[] = [];
+  lines.forEach((line, i) => {
+    const command = block.lang === 'console' ? /^\$ (.*)$/.exec(line)?.[1] : line;
+    if (command === undefined || !/^(\w+=\S+ )*agent-compaction /.test(command.trim())) return;
+    const next = lines[i + 1];
+    commands.push({
+      command: command.trim(),
+      ...(block.lang === 'console' && next !== undefined && !next.startsWith('$ ')
+        ? { firstLine: next }
+        : {}),
+    });
+  });
+  return commands;
+}
+
+/** A line with its figures, dates and times masked (`# compactions in # calls`). */
+export function masked(line: string): string {
+  return line.replace(/\d[\d,.:TZ-]*/g, '#');
+}
+
+/** Values every snippet may use without declaring them (it may shadow them). */
+const PRELUDE = `import type { ChatCompletionMessageParam as __Chat } from 'openai/resources/chat/completions';
+import { MemorySession as __MemorySession } from '@openai/agents';
+import { syntheticSession as __synthetic } from 'agent-compaction/testing';
+const sessionId = 'doc-session';
+const threadId = 'doc-thread';
+const history = __synthetic({ turns: 6, seed: 11 }) as unknown as __Chat[];
+const tools: any = [];
+const system = 'You are a careful coding agent.';
+const SYSTEM = system;
+const messages: any = [{ role: 'user', content: 'Hello' }];
+const threadHistory: any = [{ role: 'user', content: 'Hi' }, { role: 'assistant', content: 'Hello! How can I help?' }];
+const userMessage = 'Summarize the thread so far.';
+const model: any = 'claude-sonnet-4-6';
+const session = new __MemorySession();
+void sessionId, threadId, history, tools, system, SYSTEM, messages, threadHistory, userMessage, model, session;
+`;
+
+/**
+ * Names a fragment may use from the text around it (a `manager` made above, the `messages`
+ * of the reader's loop): declared for the type check only. A snippet that uses one it does
+ * not declare itself is compiled, not run.
+ */
+const CONTEXT_NAMES = [
+  'manager',
+  'options',
+  'traceId',
+  'parentSpanId',
+  'agent',
+  'signal',
+  'note',
+  'recall',
+  'input',
+  'max_tokens',
+  'toolResults',
+  'POLICY',
+  'plannerSummarizer',
+  'coderSummarizer',
+  'openAISummarizer',
+  'promptTemplate',
+  'client',
+];
+
+/** Package and SDK exports a fragment may use without its import line: imported for it. */
+const KNOWN_IMPORTS: Record<string, string> = {
+  CompactManager: "import { CompactManager } from 'agent-compaction';",
+  openaiSummarizer: "import { openaiSummarizer } from 'agent-compaction/summarizers/openai';",
+  anthropicSummarizer: "import { anthropicSummarizer } from 'agent-compaction/summarizers/anthropic';",
+  Agent: "import { Agent } from '@openai/agents';",
+  run: "import { run } from '@openai/agents';",
+  wrapLanguageModel: "import { wrapLanguageModel } from 'ai';",
+  generateText: "import { generateText } from 'ai';",
+  openai: "import { openai } from '@ai-sdk/openai';",
+  Anthropic: "import Anthropic from '@anthropic-ai/sdk';",
+};
+
+function uses(code: string, name: string): boolean {
+  // Not as an object key (`{ model: 'gpt-4o' }`), a property (`.model`), a string or a comment.
+  return new RegExp(`(?<![\\w.$'"])${name}(?![\\w$'"]|\\s*:)`).test(code.replace(/\/\/.*$/gm, ''));
+}
+
+function declares(code: string, name: string): boolean {
+  const binding = `(?:const|let|var|function|class)\\s+(?:${name}\\b|[{[][^}\\]]*\\b${name}\\b(?!\\s*:))`;
+  const imported = `import[^;]*\\b${name}\\b[^;]*from`;
+  return new RegExp(`${binding}|${imported}`).test(code);
+}
+
+/** The context names `block` uses without declaring them (empty: it runs as written). */
+export function contextNames(block: DocBlock): string[] {
+  return CONTEXT_NAMES.filter((name) => uses(block.code, name) && !declares(block.code, name));
+}
+
+/**
+ * A TypeScript block as a module: its imports first (and those of package exports it uses
+ * without importing), the prelude, the context names it needs declared, then the rest of the
+ * block inside `export async function __docSnippet()`.
+ */
+export function snippetModule(block: DocBlock): string {
+  const imports: string[] = [];
+  const body: string[] = [];
+  let inImport = false;
+  for (const line of block.code.split('\n')) {
+    if (inImport || /^import\s/.test(line)) {
+      imports.push(line);
+      inImport = !/;\s*(\/\/.*)?$/.test(line);
+    } else body.push(line);
+  }
+  for (const [name, line] of Object.entries(KNOWN_IMPORTS))
+    if (uses(block.code, name) && !declares(block.code, name)) imports.push(line);
+  const context = contextNames(block).map((name) => `declare const ${name}: any;`);
+  return `// ${block.file}:${block.line} (generated by test/support/doc-blocks.ts)
+${imports.join('\n')}
+${PRELUDE}${context.join('\n')}
+export async function __docSnippet(): Promise<void> {
+${body.map((line) => `  ${line}`).join('\n')}
+}
+`;
+}
+
+/** A file name for a block's module: `readme-42.ts`, `docs-report-30.ts`. */
+export function snippetName(block: DocBlock): string {
+  return `${block.file
+    .replace(/\.md$/, '')
+    .replace(/[^\w]+/g, '-')
+    .toLowerCase()}-${block.line}.ts`;
+}

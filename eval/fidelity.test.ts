@@ -130,7 +130,7 @@ describe('fidelity of the embedded summarizer (regression guard)', () => {
         const pieces = tool
           ? [tool[1]!, ...`${tool[2]} ${outcome}`.split(/[\s=,[\]()|]+/).filter((p) => /[\d/]/.test(p))]
           : item
-              .replace(/^(?:user|assistant): /, '')
+              .replace(/^(?:user|assistant|excerpt): /, '')
               // The user's own words are quoted (issue 20).
               .replace(/^"(.*)"$/, '$1')
               .split(/\s+/);

@@ -106,7 +106,14 @@ export async function runCompactCommand(
       flags.report,
       `${JSON.stringify(redact ? redactDeep(report, redact) : report, null, 2)}\n`,
       { what: '--report' },
-    );
+    ).catch((error: NodeJS.ErrnoException) => {
+      if (error instanceof CompactError) throw error;
+      throw new CompactError(
+        'invalid_config',
+        `--report ${flags.report}: cannot write (${error.code ?? error.message})`,
+        { cause: error },
+      );
+    });
   }
   io.stdout(`${JSON.stringify(outputShape(input, result.messages), null, 2)}\n`);
 }

@@ -21,6 +21,7 @@ import type { SentPrefix } from '../summary/summarizer.js';
 import type { CascadeRun, LevelReport, NewRewrite } from './cascade/cascade-types.js';
 import { clearToolResults } from './cascade/clear-tool-results.js';
 import { cutOversized } from './cascade/cut-oversized.js';
+import { giveWay } from './cascade/give-way.js';
 import { planSummary } from './cascade/plan-summary.js';
 import { shortenArguments } from './cascade/shorten-arguments.js';
 import {
@@ -272,7 +273,7 @@ export async function runCascade(input: CascadeInput): Promise<CascadeResult> {
   if (run.total > run.target) result.levels.push(shortenArguments(run));
   if (run.total > run.target || input.force) await summarizeLevel(run, input, result);
   // Recent results protected by count give way when they alone keep the request over target.
-  if (run.total > run.target) result.levels.push(clearToolResults(run, input.pairing, true));
+  if (run.total > run.target) result.levels.push(...giveWay(run, input.pairing));
   // Cut no deeper than needed: to a tenth under the budget (or the target, when higher).
   if (run.total > run.budget)
     result.levels.push(cutOversized(run, Math.max(run.target, Math.floor(run.budget * 0.9))));

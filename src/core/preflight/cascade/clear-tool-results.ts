@@ -11,16 +11,10 @@ import type { ToolPairer } from '../../messages/tool-pairing.js';
 import { rewriteRef, toolNameOf } from '../realize-rewrite.js';
 import { applyRewrite, type CascadeRun, type LevelReport } from './cascade-types.js';
 
-/**
- * Clears old tool results of `run` (all of them, or until it is under its target). With
- * `protectedToo`, the most recent results that `clearKeepRecent` protects give way as well,
- * oldest first, when they alone keep the request over its target (issue 34: a compaction
- * reaches its target whenever the latest round fits in it); the latest round is never cleared.
- */
+/** Clears old tool results of `run` (all of them, or until it is under its target). */
 export function clearToolResults(
   run: CascadeRun,
   pairing: { pairer: ToolPairer; items: readonly IndexedMessage[] },
-  protectedToo = false,
 ): LevelReport {
   const report: LevelReport = { level: 'clear_tool_results', count: 0, tokensSaved: 0, refs: [] };
   const { policy } = run;
@@ -29,11 +23,10 @@ export function clearToolResults(
     if (!entry.pinned && entry.item.entry.parsed.toolResults.length > 0) resultEntries.push(k);
   });
   const lastRound = run.entries.at(-1)?.round ?? -1;
-  const keepRecent = protectedToo ? 0 : policy.clearKeepRecent;
-  const candidates = resultEntries.slice(0, Math.max(0, resultEntries.length - keepRecent));
+  const candidates = resultEntries.slice(0, Math.max(0, resultEntries.length - policy.clearKeepRecent));
   const excluded = new Set(policy.clearExcludeTools);
   for (const k of candidates) {
-    if ((protectedToo || !policy.cacheAware) && run.total <= run.target) break;
+    if (!policy.cacheAware && run.total <= run.target) break;
     const entry = run.entries[k]!;
     if (entry.rewrite || entry.tokens < policy.clearMinTokens) continue;
     if (entry.round >= 0 && entry.round === lastRound) continue;

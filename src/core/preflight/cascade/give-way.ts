@@ -1,0 +1,58 @@
+/**
+ * After the summary (issue 34): the recent tool results that `clearKeepRecent` protects give
+ * way when they alone keep the request over its target, oldest first. A result larger than
+ * what must go is shortened head and tail to land on the target (the view keeps the rest of
+ * it); a smaller one is cleared with its recall ref. The latest round is never touched (its
+ * oversized output is level d's), nor pinned messages or `clearExcludeTools`.
+ */
+import type { IndexedMessage } from '../../messages/message-index.js';
+import type { ToolPairer } from '../../messages/tool-pairing.js';
+import { rewriteRef, toolNameOf } from '../realize-rewrite.js';
+import { applyRewrite, type CascadeRun, type LevelReport } from './cascade-types.js';
+
+/** Below this many tokens kept, a shortened result is not worth keeping: it is cleared. */
+const MIN_KEPT_TOKENS = 200;
+/** The marker a shortened text carries, in tokens (kept in hand when sizing the cut). */
+const MARKER_TOKENS = 48;
+
+/** Shortens or clears protected tool results of `run`, oldest first, until it is under its target. */
+export function giveWay(
+  run: CascadeRun,
+  pairing: { pairer: ToolPairer; items: readonly IndexedMessage[] },
+): LevelReport[] {
+  const cleared: LevelReport = { level: 'clear_tool_results', count: 0, tokensSaved: 0, refs: [] };
+  const cut: LevelReport = { level: 'cut_oversized', count: 0, tokensSaved: 0, refs: [] };
+  const lastRound = run.entries.at(-1)?.round ?? -1;
+  const excluded = new Set(run.policy.clearExcludeTools);
+  for (let k = 0; k < run.entries.length && run.total > run.target; k++) {
+    const entry = run.entries[k]!;
+    if (entry.pinned || entry.rewrite || entry.item.entry.parsed.toolResults.length === 0) continue;
+    if (entry.round >= 0 && entry.round === lastRound) continue;
+    if (entry.tokens < run.policy.clearMinTokens) continue;
+    const names = entry.item.entry.parsed.toolResults.map((_, position) =>
+      toolNameOf(entry.item, position, pairing.pairer, pairing.items),
+    );
+    if (names.some((name) => excluded.has(name))) continue;
+    const keepTokens = entry.tokens - (run.total - run.target) - MARKER_TOKENS;
+    if (keepTokens >= MIN_KEPT_TOKENS) {
+      const chars = JSON.stringify(entry.item.entry.wire)?.length ?? 0;
+      const keepChars = Math.floor((keepTokens * chars * 0.9) / Math.max(1, entry.originalTokens));
+      const ref = rewriteRef('cut', entry.item.id);
+      const saved = applyRewrite(run, k, { kind: 'cut', ref, keepChars });
+      if (saved > 0) {
+        cut.count++;
+        cut.tokensSaved += saved;
+        cut.refs.push(ref);
+        continue;
+      }
+    }
+    const ref = rewriteRef('cleared', entry.item.id);
+    const saved = applyRewrite(run, k, { kind: 'cleared', ref }, names.join(', '));
+    if (saved > 0) {
+      cleared.count++;
+      cleared.tokensSaved += saved;
+      cleared.refs.push(ref);
+    }
+  }
+  return [cleared, cut];
+}

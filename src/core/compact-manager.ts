@@ -276,11 +276,10 @@ export class CompactManager {
     checkCallOptions(options);
     const codec = codecFor(messages, options.format);
     const key = this.#keyOf(sessionId, options.agent);
-    return this.#queue.enqueue(
-      key,
-      () => this.#run<M>(sessionId, key, messages, codec, options),
-      options.signal,
-    );
+    const run = () => this.#run<M>(sessionId, key, messages, codec, options);
+    // One budget of `storeTimeoutMs` for all the call's waits on the store.
+    const failOpen = this.#failOpen;
+    return this.#queue.enqueue(key, failOpen ? () => failOpen.within(key, run) : run, options.signal);
   }
 
   /**
@@ -311,11 +310,14 @@ export class CompactManager {
   }
 
   /**
-   * Aborts background preparations (waiting until none runs), flushes events, shuts
-   * exporters down, closes the storage adapter and disposes the summarizer.
+   * Aborts background preparations (waiting until none runs), tries once more to write what
+   * a store outage kept (within `storeTimeoutMs`), flushes events, shuts exporters down,
+   * closes the storage adapter and disposes the summarizer.
    */
   async shutdown(): Promise<void> {
     await this.#background?.shutdown();
+    // One last try for writes kept during a store outage, within `storeTimeoutMs`.
+    await this.#failOpen?.shutdown();
     await this.#deps.archive.flush();
     await this.#bus.shutdown();
     await this.#deps.archive.close();

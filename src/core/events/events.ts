@@ -198,8 +198,13 @@ export interface CompactEventProperties {
     prefixRewrites: number;
   };
   'compact.warning': {
-    /** `usage_mismatch`: a provider's reported usage far from the estimate was not used. */
-    code: 'usage_mismatch';
+    /**
+     * `usage_mismatch`: a provider's reported usage far from the estimate was not used.
+     * `storage_recovered`: a session store or archive that failed answers again (the failure
+     * was one `compact.error` of errorType `storage_failed`); `context.affectedCalls` counts
+     * the calls that went on without it meanwhile, `context.target` says which (`store`, `archive`).
+     */
+    code: 'usage_mismatch' | 'storage_recovered';
     /** What happened and what the manager does instead. */
     message: string;
     /** The figures behind it (reported and estimated tokens). */

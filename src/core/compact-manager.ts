@@ -117,6 +117,7 @@ export class CompactManager {
   readonly #failOpen: FailOpenStore | undefined;
   /** What outlives one call in memory, for `endSession`, `reset`, `cacheStatus` and `shutdown`. */
   readonly #memory: ManagerMemory;
+  #ready: Promise<void> | true | undefined; // true once the counter is loaded (see ready)
 
   constructor(options: CompactManagerOptions = {}) {
     const settings = resolveSettings(options);
@@ -182,6 +183,18 @@ export class CompactManager {
       failOpen: this.#failOpen,
       lockTtlMs: this.#lockTtlMs,
     };
+  }
+
+  /**
+   * Loads the tokenizer's tables in slices of a few milliseconds (`await manager.ready()` at
+   * start-up); calls made before it wait for the same load instead of loading in one block.
+   */
+  async ready(): Promise<void> {
+    if (this.#ready === true) return;
+    this.#ready ??= Promise.resolve(this.counter.ready?.()).then(() => {
+      this.#ready = true;
+    });
+    await this.#ready;
   }
 
   /** The state key of a session for an agent (the session id unless the agent has its own compactor). */
@@ -276,9 +289,9 @@ export class CompactManager {
     checkCallOptions(options);
     const codec = codecFor(messages, options.format);
     const key = this.#keyOf(sessionId, options.agent);
+    if (this.#ready !== true) await this.ready();
     const run = () => this.#run<M>(sessionId, key, messages, codec, options);
-    // One budget of `storeTimeoutMs` for all the call's waits on the store.
-    const failOpen = this.#failOpen;
+    const failOpen = this.#failOpen; // one budget of `storeTimeoutMs` for the call's store waits
     return this.#queue.enqueue(key, failOpen ? () => failOpen.within(key, run) : run, options.signal);
   }
 

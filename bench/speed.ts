@@ -18,10 +18,10 @@
  *    summarizer, the session warm (indexed and counted by earlier calls): the triggering call,
  *    beside what recounting the summarized messages costs (what each trigger paid before
  *    counts were reused).
- * 5. Warm appended by history size (1k / 16k / 50k / 100k) beside the tokenize-only floor
- *    (`--speed-only=scale`); target: within 1.5x of 1k at every size (issue 38).
  * 4. Background against synchronous at the trigger: a tool-heavy session whose trigger the
  *    cheap levels can settle, with an LLM stand-in summarizer of 400 ms.
+ * 5. Warm appended by history size (1k / 16k / 50k / 100k) beside the tokenize-only floor
+ *    (`--speed-only=scale`); target: within 1.5x of 1k at every size (issue 38).
  */
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';

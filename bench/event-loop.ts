@@ -11,11 +11,14 @@
  * no slicing (`sliceMs` of a day: each summary in one piece). Target: p99 delay and the
  * longest block <= 20 ms with the default.
  */
+import { execFile } from 'node:child_process';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { promisify } from 'node:util';
 import { SLICE_MS } from '../src/core/summary/embedded/steps.js';
 import { CompactManager, EmbeddedSummarizer } from '../src/index.js';
 import { syntheticSession } from '../src/testing/synthetic-session.js';
 import { hasOpenToolCalls } from '../test/support/open-tool-calls.js';
+import type { WarmupFigures } from './tokenizer-warmup.js';
 
 const TARGET_MS = 20;
 const MODEL_MS = 20;
@@ -89,6 +92,72 @@ export async function eventLoopBench(): Promise<LoopFigures[]> {
   return figures;
 }
 
+/** The tokenizer's load in a fresh process: awaited through `manager.ready()`, and cold (the first count). */
+export async function tokenizerWarmupBench(): Promise<WarmupFigures[]> {
+  const script = new URL('./tokenizer-warmup.ts', import.meta.url).pathname;
+  const figures: WarmupFigures[] = [];
+  for (const mode of ['ready', 'cold'] as const) {
+    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', script, mode]);
+    figures.push(JSON.parse(stdout.trim().split('\n').at(-1) ?? '{}') as WarmupFigures);
+  }
+  return figures;
+}
+
+/** The longest stall of the loop while `work` runs (setImmediate ticks). */
+async function longestStall(work: () => Promise<unknown>): Promise<number> {
+  let longest = 0;
+  let last = performance.now();
+  let done = false;
+  const tick = () => {
+    const now = performance.now();
+    longest = Math.max(longest, now - last);
+    last = now;
+    if (!done) setImmediate(tick);
+  };
+  setImmediate(tick);
+  await work();
+  done = true;
+  return Math.max(longest, performance.now() - last);
+}
+
+/** Per path, the longest stall of the loop in one call: warm untriggered, and a triggered synchronous compaction. */
+export async function pathStallsBench(): Promise<{ path: string; longestMs: number }[]> {
+  const history = syntheticSession({ turns: 400, seed: 5, toolDensity: 2.5, resultChars: 500 });
+  const manager = new CompactManager({ model: 'gpt-4o', maxContextTokens: 128_000 });
+  await manager.ready();
+  const ends: number[] = [];
+  for (let end = 40; end <= history.length; end += 24)
+    if (!hasOpenToolCalls(history.slice(0, end))) ends.push(end);
+  let warm = 0;
+  let triggered = 0;
+  for (const end of ends) {
+    let applied = false;
+    const stall = await longestStall(async () => {
+      applied = (await manager.compact('paths', history.slice(0, end))).applied;
+    });
+    if (applied) triggered = Math.max(triggered, stall);
+    else warm = Math.max(warm, stall);
+  }
+  await manager.shutdown();
+  return [
+    { path: 'untriggered preflight, 24 new messages a call (128k window)', longestMs: warm },
+    { path: 'triggered compaction, built-in summarizer, synchronous', longestMs: triggered },
+  ];
+}
+
+export function printTokenizerWarmup(figures: readonly WarmupFigures[]): void {
+  console.log('Tokenizer load in a fresh process (gpt-4o, o200k_base): longest stall of the loop');
+  for (const f of figures)
+    console.log(
+      `  ${(f.mode === 'ready' ? 'await manager.ready() (in slices)' : 'first count, cold (one block)').padEnd(34)} ${f.longestStallMs.toFixed(1).padStart(7)} ms wall (${f.longestStallCpuMs.toFixed(1)} ms CPU), load ${f.totalMs.toFixed(0)} ms; idle loop's own longest gap ${f.idleGapMs.toFixed(1)} ms`,
+    );
+}
+
+export function printPathStalls(rows: readonly { path: string; longestMs: number }[]): void {
+  console.log('Longest stall of the loop per path (one call each, tokenizer loaded ahead):');
+  for (const row of rows) console.log(`  ${row.path.padEnd(56)} ${row.longestMs.toFixed(1).padStart(7)} ms`);
+}
+
 export function printEventLoop(figures: readonly LoopFigures[]): boolean {
   console.log('\nEvent loop while the built-in summarizer prepares in the background (128k window)');
   console.log('mode                  | messages | preparations | delay p99 | delay max | longest block');
@@ -104,4 +173,8 @@ export function printEventLoop(figures: readonly LoopFigures[]): boolean {
   return met;
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) printEventLoop(await eventLoopBench());
+if (import.meta.url === `file://${process.argv[1]}`) {
+  printTokenizerWarmup(await tokenizerWarmupBench());
+  printPathStalls(await pathStallsBench());
+  printEventLoop(await eventLoopBench());
+}

@@ -13,8 +13,11 @@
  *    bench/results.json.
  * 8. Speed on every path (bench/speed.ts; `--no-speed` skips it): warm, rebuilt, first calls,
  *    triggers, background at the trigger.
- * 9. The event loop while the built-in summarizer prepares in the background
+ * 9. The event loop: the tokenizer's load (awaited through `ready()` and cold), the longest
+ *    stall per path, and while the built-in summarizer prepares in the background
  *    (bench/event-loop.ts; `--no-event-loop` skips it).
+ * 10. SDK integrations, then the LangChain.js middleware's own work per call at 1k/4k/16k
+ *    messages (bench/sdk-overhead.ts, bench/langchain-middleware.ts; `--no-sdk` skips them).
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { BpeTokenCounter, tokenCounterFor } from '../src/core/counting/token-counter.js';
@@ -290,7 +293,16 @@ if (!process.argv.includes('--no-background')) {
 // Issue 24: the event loop while the built-in summarizer prepares in the background
 // (bench/event-loop.ts; `--no-event-loop` skips it).
 if (!process.argv.includes('--no-event-loop')) {
-  const { eventLoopBench, printEventLoop } = await import('./event-loop.js');
+  const {
+    eventLoopBench,
+    pathStallsBench,
+    printEventLoop,
+    printPathStalls,
+    printTokenizerWarmup,
+    tokenizerWarmupBench,
+  } = await import('./event-loop.js');
+  printTokenizerWarmup(await tokenizerWarmupBench());
+  printPathStalls(await pathStallsBench());
   printEventLoop(await eventLoopBench());
 }
 
@@ -300,4 +312,6 @@ if (!process.argv.includes('--no-sdk')) {
   console.log('\nSDK integrations (bench/sdk-overhead.ts):');
   const { sdkOverheadBench, printSdkOverhead } = await import('./sdk-overhead.js');
   printSdkOverhead(await sdkOverheadBench());
+  const { langChainMiddlewareBench, printLangChainMiddleware } = await import('./langchain-middleware.js');
+  printLangChainMiddleware(await langChainMiddlewareBench());
 }

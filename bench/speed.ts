@@ -20,6 +20,8 @@
  *    counts were reused).
  * 4. Background against synchronous at the trigger: a tool-heavy session whose trigger the
  *    cheap levels can settle, with an LLM stand-in summarizer of 400 ms.
+ * 5. Warm appended by history size (1k / 16k / 50k / 100k) beside the tokenize-only floor
+ *    (`--speed-only=scale`); target: within 1.5x of 1k at every size (issue 38).
  */
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
@@ -297,7 +299,46 @@ async function triggersOf(background: boolean) {
   return { blocking, over };
 }
 
+/**
+ * Warm appended calls at `size` messages: the same objects, one message appended per call,
+ * median per call. Smaller messages than the warm section (~60 tokens): the history's length
+ * is what scales here, and 100k messages of 340 tokens would take minutes to count cold.
+ */
+async function appendedAt(size: number, calls: number): Promise<number> {
+  const history = sessionOf(size, 3, 200);
+  const manager = new CompactManager({ model: 'gpt-4o', maxContextTokens: 2_000_000_000 });
+  await manager.compact('scale', history);
+  const grown = [...history];
+  const times: number[] = [];
+  for (let i = 0; i < calls; i++) {
+    grown.push(newMessage());
+    const t = performance.now();
+    await manager.preflight('scale', grown);
+    times.push(performance.now() - t);
+  }
+  await manager.shutdown();
+  return median(times);
+}
+
+/** Issue 38 point 2: warm appended at 1k / 16k / 50k / 100k messages beside the tokenize-only floor. */
+async function scaleSection(): Promise<void> {
+  const sizes = quick ? [1_000, 16_000] : [1_000, 16_000, 50_000, 100_000];
+  const tokenize = tokenizeOne();
+  await appendedAt(1_000, 60); // compiles the hot paths first
+  console.log('Warm appended by history size (same objects, one message appended per call, median):');
+  let base: number | undefined;
+  for (const size of sizes) {
+    const appended = await appendedAt(size, 120);
+    base ??= appended;
+    const ratio = appended / base;
+    console.log(
+      `  ${pad(size.toLocaleString('en'), 8)} messages: appended ${pad(ms(appended), 9)}  tokenize-only floor ${ms(tokenize)} (${(appended / tokenize).toFixed(1)}x)  vs 1k ${ratio.toFixed(2)}x  target <= 1.5x (${ratio <= 1.5 ? 'met' : 'MISSED'})`,
+    );
+  }
+}
+
 export async function runSpeedBench(): Promise<void> {
+  if (runs('scale')) await scaleSection();
   if (runs('warm')) await warmSection();
   if (runs('first')) await firstSection();
   if (runs('trigger')) await triggerSection();

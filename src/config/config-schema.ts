@@ -218,7 +218,7 @@ export const sessionsSchema = z
       .max(600_000)
       .default(500)
       .describe(
-        'Time limit of one session-store operation, in milliseconds; a store that fails or takes longer is an outage: calls go on from the in-process state and one compact.error is emitted per outage.',
+        "Time limit of one call's waits on the session store, all its operations together, in milliseconds; a store that fails or takes longer is an outage: calls go on from the in-process state, one compact.error is emitted when it starts and one compact.warning (storage_recovered) when it ends.",
       ),
     fail_on_storage_error: z
       .boolean()

@@ -118,6 +118,7 @@ export class CompactManager {
   readonly #failOpen: FailOpenStore | undefined;
   /** What outlives one call in memory, for `endSession`, `reset`, `cacheStatus` and `shutdown`. */
   readonly #memory: ManagerMemory;
+  #ready: Promise<void> | true | undefined; // true once the counter is loaded (see ready)
 
   constructor(options: CompactManagerOptions = {}) {
     const settings = resolveSettings(options);
@@ -185,6 +186,18 @@ export class CompactManager {
       failOpen: this.#failOpen,
       lockTtlMs: this.#lockTtlMs,
     };
+  }
+
+  /**
+   * Loads the tokenizer's tables in slices of a few milliseconds (`await manager.ready()` at
+   * start-up); calls made before it wait for the same load instead of loading in one block.
+   */
+  async ready(): Promise<void> {
+    if (this.#ready === true) return;
+    this.#ready ??= Promise.resolve(this.counter.ready?.()).then(() => {
+      this.#ready = true;
+    });
+    await this.#ready;
   }
 
   /** The state key of a session for an agent (the session id unless the agent has its own compactor). */
@@ -279,11 +292,10 @@ export class CompactManager {
     checkCallOptions(options);
     const codec = codecFor(messages, options.format);
     const key = this.#keyOf(sessionId, options.agent);
-    return this.#queue.enqueue(
-      key,
-      () => this.#run<M>(sessionId, key, messages, codec, options),
-      options.signal,
-    );
+    if (this.#ready !== true) await this.ready();
+    const run = () => this.#run<M>(sessionId, key, messages, codec, options);
+    const failOpen = this.#failOpen; // one budget of `storeTimeoutMs` for the call's store waits
+    return this.#queue.enqueue(key, failOpen ? () => failOpen.within(key, run) : run, options.signal);
   }
 
   /**
@@ -314,11 +326,14 @@ export class CompactManager {
   }
 
   /**
-   * Aborts background preparations (waiting until none runs), flushes events, shuts
-   * exporters down, closes the storage adapter and disposes the summarizer.
+   * Aborts background preparations (waiting until none runs), tries once more to write what
+   * a store outage kept (within `storeTimeoutMs`), flushes events, shuts exporters down,
+   * closes the storage adapter and disposes the summarizer.
    */
   async shutdown(): Promise<void> {
     await this.#background?.shutdown();
+    // One last try for writes kept during a store outage, within `storeTimeoutMs`.
+    await this.#failOpen?.shutdown();
     await this.#deps.archive.flush();
     await this.#bus.shutdown();
     await this.#deps.archive.close();

@@ -169,12 +169,14 @@ export interface CompactManagerOptions {
    */
   sessionLock?: boolean | { ttlMs?: number };
   /**
-   * Time limit of one session-store operation (read, write, lock). A store operation that
-   * fails or takes longer is a store fault: unless `failOnStorageError` is set, the call goes
-   * on from this process's copy of the session's state (or from the history alone), one
-   * `compact.error` (`storage_failed`) is emitted per outage, and the writes missed are
-   * written when the store answers again (a compare-and-set: a newer state written by another
-   * process meanwhile wins).
+   * Time limit of one call's waits on the session store, all its operations together (reads,
+   * writes, the lock, its renewals and release); `shutdown()` waits on the store no longer
+   * either. A store operation that fails or outlasts what is left is a store fault: unless
+   * `failOnStorageError` is set, the call goes on from this process's copy of the session's
+   * state (or from the history alone), one `compact.error` (`storage_failed`) is emitted when
+   * the outage starts and one `compact.warning` (`storage_recovered`, with the number of calls
+   * affected) when the store answers again, and the writes missed are written then (a
+   * compare-and-set: a newer state written by another process meanwhile wins).
    * @default 500
    */
   storeTimeoutMs?: number;

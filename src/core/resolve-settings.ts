@@ -32,7 +32,7 @@ export interface ManagerSettings {
    * until the event bus reports them as a `compact.error`.
    */
   redactionFailures: unknown[];
-  /** Time limit of one session-store operation. */
+  /** Time limit of one call's waits on the session store, all its operations together. */
   storeTimeoutMs: number;
   failOnStorageError: boolean;
   requireArchive: boolean;

@@ -7,7 +7,6 @@
  * a tool call cut from its result, another wire format), the call falls back to the transcript.
  */
 
-import { CompactError } from '../core/errors.js';
 import { MESSAGE_CODECS } from '../core/messages/formats/detect-format.js';
 import type { CompactMessage, MessageFormat } from '../core/messages/message.js';
 import { redactDeep } from '../core/redaction/redactor.js';
@@ -203,7 +202,7 @@ export function withCachedPrefix(
         ...(request.signal === undefined ? {} : { signal: request.signal }),
       });
       const text = result.text.trim();
-      if (text === '') throw new CompactError('summarizer_failed', `${name} returned an empty summary`);
+      if (text === '') throw new SummaryRejectedError('empty', `${name} returned an empty summary`);
       const check = checkSummaryOutput(text, { strategy: '' });
       if (!check.ok) throw new SummaryRejectedError(check.reason, `${name}: ${check.message}`);
       return {

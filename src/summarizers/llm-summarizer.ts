@@ -93,7 +93,7 @@ export function createLlmSummarizer(
       ...(request.signal === undefined ? {} : { signal: request.signal }),
     });
     const text = result.text.trim();
-    if (text === '') throw new CompactError('summarizer_failed', `${name} returned an empty summary`);
+    if (text === '') throw new SummaryRejectedError('empty', `${name} returned an empty summary`);
     // Every call, partial summaries of a map-reduce included: a plain-text refusal or an echo
     // of the prompt must not be merged into the summary. (The strategy's structure is checked
     // on the final summary, by the resilient wrapper and the manager.)

@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { CompactManager } from '../../src/core/compact-manager.js';
 import type { TokenCounter } from '../../src/core/counting/token-counter.js';
 import { isCompactError } from '../../src/core/errors.js';
@@ -129,6 +129,35 @@ describe('archive under faults', () => {
     expect(errors.length).toBeGreaterThan(0);
     expect(errors.some((message) => /ENOTDIR/.test(message))).toBe(true);
     expect(errors.some((message) => /ENOENT/.test(message) && !/ENOTDIR/.test(message))).toBe(false);
+  });
+
+  it('a failing archive is reported once when it starts failing and once when it recovers, nothing on stderr', async () => {
+    const root = await tempDir();
+    await writeFile(join(root, 'file'), 'not a folder');
+    const target = manager(join(root, 'file', 'archive'));
+    const events: { name: string; properties: Record<string, unknown> }[] = [];
+    target.on('compact.error', (event) => events.push(event));
+    target.on('compact.warning', (event) => events.push(event));
+    const stderr = vi.spyOn(process.stderr, 'write');
+    try {
+      const failing = await drive(target, 'x', 10, 40);
+      expect(failing.filter((r) => r.applied).length).toBeGreaterThan(1);
+      expect(events.map((e) => e.properties.errorType ?? e.properties.code)).toEqual(['storage_failed']);
+      expect(String(events[0]!.properties.message)).toMatch(/ENOTDIR/);
+
+      // The archive can be written again: one recovery, with the calls the failure affected.
+      await rm(join(root, 'file'));
+      await drive(target, 'x', 41, 60);
+      expect(events.map((e) => e.properties.errorType ?? e.properties.code)).toEqual([
+        'storage_failed',
+        'storage_recovered',
+      ]);
+      const affected = (events[1]!.properties.context as { affectedCalls: number }).affectedCalls;
+      expect(affected).toBeGreaterThan(1);
+      expect(stderr).not.toHaveBeenCalled();
+    } finally {
+      stderr.mockRestore();
+    }
   });
 
   it('a placeholder names its recall ref only when its original was written, in this call and later ones', async () => {

@@ -9,6 +9,8 @@ import { delimiter, join } from 'node:path';
 export interface RedisTestServer {
   url: string;
   port: number;
+  /** The server's process id (to SIGSTOP it: a stalled server that accepts and never answers). */
+  pid: number;
   stop(): Promise<void>;
 }
 
@@ -107,8 +109,13 @@ export async function startRedisServer(options: { port?: number } = {}): Promise
     return {
       url: `redis://127.0.0.1:${port}`,
       port,
+      pid: child.pid as number,
       async stop() {
-        if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+        if (child.exitCode === null && child.signalCode === null) {
+          // A stopped (SIGSTOP) server takes no SIGTERM until it runs again.
+          child.kill('SIGCONT');
+          child.kill('SIGTERM');
+        }
         await exited;
         await rm(dir, { recursive: true, force: true });
       },

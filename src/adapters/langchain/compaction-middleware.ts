@@ -4,11 +4,12 @@ import type { CompactManager } from '../../core/compact-manager.js';
 import { CompactError } from '../../core/errors.js';
 import type { CompactionResult, CompactOptions } from '../../core/manager-options.js';
 import { type ContextOverflow, compactForRetry, contextOverflowOf, feedUsage } from '../overflow-recovery.js';
+import { ConversationChat } from './conversation-chat.js';
 import {
   chatToLangChain,
+  chatToLangChainInPlace,
   contentText,
   type LangChainMessageClasses,
-  langChainToChat,
 } from './langchain-messages.js';
 
 /** The runtime a LangChain middleware sees (`request.runtime`). */
@@ -165,6 +166,7 @@ async function compactCall(
   manager: CompactManager,
   request: ModelRequest,
   options: CompactionMiddlewareOptions,
+  chat: unknown[],
 ): Promise<{ messages: BaseMessage[]; plan: CallPlan }> {
   const sessionId = await resolveSessionId(options.sessionId, request);
   const system = contentText(request.systemMessage?.content ?? request.systemPrompt ?? '');
@@ -176,14 +178,15 @@ async function compactCall(
     ...(tools.length > 0 ? { tools } : {}),
     ...(signal ? { signal } : {}),
   };
-  const chat = langChainToChat(request.messages);
   const classes = await messageClasses();
   const result = await manager.compact<unknown>(sessionId, chat, compactOptions);
-  options.onCompaction?.(result, sessionId);
-  return {
-    messages: chatToLangChain(result.messages, classes),
-    plan: { sessionId, chat, options: compactOptions, sentTokens: result.tokensAfter },
-  };
+  const plan = { sessionId, chat, options: compactOptions, sentTokens: result.tokensAfter };
+  if (options.onCompaction) {
+    options.onCompaction(result, sessionId);
+    return { messages: chatToLangChain(result.messages, classes), plan };
+  }
+  // The result's array is ours: converted where it lies, not copied once more.
+  return { messages: chatToLangChainInPlace(result.messages, classes), plan };
 }
 
 /** The messages of the one retry after a rejection for length; rethrows anything else. */
@@ -241,17 +244,24 @@ export function compactionMiddleware(
   manager: CompactManager,
   options: CompactionMiddlewareOptions = {},
 ): AgentMiddleware {
+  const conversations = new ConversationChat();
   const wrapModelCall: NonNullable<AgentMiddleware['wrapModelCall']> = async (request, handler) => {
-    const { messages, plan } = await compactCall(manager, request, options);
-    let response: Awaited<ReturnType<typeof handler>>;
+    // Only the messages not seen on an earlier call are converted (the state grows by appending).
+    const { chat, release } = conversations.toChat(request.messages);
     try {
-      response = await handler({ ...request, messages });
-    } catch (error) {
-      const retry = await retryMessages(manager, plan, error);
-      response = await handler({ ...request, messages: retry });
+      const { messages, plan } = await compactCall(manager, request, options, chat);
+      let response: Awaited<ReturnType<typeof handler>>;
+      try {
+        response = await handler({ ...request, messages });
+      } catch (error) {
+        const retry = await retryMessages(manager, plan, error);
+        response = await handler({ ...request, messages: retry });
+      }
+      feedLangChainUsage(manager, plan.sessionId, (response as { usage_metadata?: unknown }).usage_metadata);
+      return response;
+    } finally {
+      release();
     }
-    feedLangChainUsage(manager, plan.sessionId, (response as { usage_metadata?: unknown }).usage_metadata);
-    return response;
   };
   return {
     // What `createMiddleware` adds (a registered symbol), so `langchain` need not be loaded.

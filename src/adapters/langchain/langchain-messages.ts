@@ -262,7 +262,10 @@ function rebuild(chat: ChatMessage, origin: Origin, classes: LangChainMessageCla
 
 function rewritten(chat: ChatMessage, origin: Origin): boolean {
   if (chat.content !== origin.content) return true;
-  return callArguments(chat).some((value, k) => value !== origin.args[k]);
+  const calls = chat.tool_calls as ChatToolCall[] | undefined;
+  if (calls === undefined) return origin.args.length > 0;
+  for (let k = 0; k < calls.length; k++) if (calls[k]!.function.arguments !== origin.args[k]) return true;
+  return false;
 }
 
 /** A message the manager wrote itself (the summary; a result added by `policy.repairInput`). */
@@ -297,12 +300,23 @@ export function chatToLangChain(
   messages: readonly unknown[],
   classes: LangChainMessageClasses,
 ): BaseMessage[] {
-  return messages.map((value) => {
-    const chat = value as ChatMessage;
-    const origin = chat[ORIGIN] as Origin | undefined;
-    if (!origin) return created(chat, classes);
-    return rewritten(chat, origin) ? rebuild(chat, origin, classes) : origin.message;
-  });
+  return messages.map((value) => backToLangChain(value as ChatMessage, classes));
+}
+
+function backToLangChain(chat: ChatMessage, classes: LangChainMessageClasses): BaseMessage {
+  const origin = chat[ORIGIN] as Origin | undefined;
+  if (!origin) return created(chat, classes);
+  return rewritten(chat, origin) ? rebuild(chat, origin, classes) : origin.message;
+}
+
+/**
+ * {@link chatToLangChain} into the same array: for an array the caller owns (a manager's
+ * result), so a long history is not copied once more.
+ */
+export function chatToLangChainInPlace(messages: unknown[], classes: LangChainMessageClasses): BaseMessage[] {
+  for (let i = 0; i < messages.length; i++)
+    messages[i] = backToLangChain(messages[i] as ChatMessage, classes);
+  return messages as BaseMessage[];
 }
 
 /** The text of a LangChain message's content (strings and text blocks; other blocks by type). */

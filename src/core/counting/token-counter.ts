@@ -1,9 +1,9 @@
-import { createRequire } from 'node:module';
 import { invalidConfig } from '../errors.js';
 import { elideMedia, type MediaPart, mediaParts } from '../messages/formats/media-parts.js';
 import type { CompactMessage } from '../messages/message.js';
 import { ANTHROPIC_IMAGE_RULE, type ImageRule, imageRuleFor, OPENAI_TILE_RULE } from './count-image.js';
 import { mediaTokens } from './count-media.js';
+import { type BpeEncoding, loadEncoding, loadEncodingInSlices } from './load-encoding.js';
 import { type EncodingName, modelInfo } from './model-table.js';
 
 export { type EncodingName, type ModelInfo, modelInfo } from './model-table.js';
@@ -25,6 +25,12 @@ export interface TokenCounter {
   countTools(tools: readonly unknown[]): number;
   /** Tokens the provider adds once per request (reply priming). */
   readonly requestOverhead: number;
+  /**
+   * Loads what the counter needs (a tokenizer's tables) ahead of the first count, without
+   * holding the event loop long; resolves when counting no longer loads anything. Optional:
+   * a counter without it is ready at once.
+   */
+  ready?(): Promise<void>;
 }
 
 /**
@@ -57,23 +63,7 @@ export const OPENAI_MESSAGE_OVERHEAD = Object.freeze({
  */
 export const DEFAULT_ESTIMATE_MARGIN = 1.25;
 
-interface BpeEncoding {
-  encode(text: string, options?: { disallowedSpecial?: Set<string> }): number[];
-}
-
-const requireFromHere = createRequire(import.meta.url);
-const encodings = new Map<EncodingName, BpeEncoding>();
 const NO_SPECIAL = { disallowedSpecial: new Set<string>() };
-
-/** Loads an encoding on first use (the rank tables cost ~100 ms and ~40 MB each). */
-function loadEncoding(name: EncodingName): BpeEncoding {
-  let encoding = encodings.get(name);
-  if (!encoding) {
-    encoding = requireFromHere(`gpt-tokenizer/encoding/${name}`) as BpeEncoding;
-    encodings.set(name, encoding);
-  }
-  return encoding;
-}
 
 function isSpace(code: number): boolean {
   return code === 32 || code === 10 || code === 9 || code === 13;
@@ -256,6 +246,14 @@ export class BpeTokenCounter implements TokenCounter {
   #load(): BpeEncoding {
     this.#encoding ??= loadEncoding(this.#encodingName);
     return this.#encoding;
+  }
+
+  /**
+   * Loads the encoding in slices of a few milliseconds (see `loadEncodingInSlices`): await it
+   * at start-up so the first count does not load the rank tables in one block.
+   */
+  async ready(): Promise<void> {
+    this.#encoding ??= await loadEncodingInSlices(this.#encodingName);
   }
 
   #scale(count: number): number {

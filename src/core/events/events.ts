@@ -220,8 +220,11 @@ export interface CompactEventProperties {
      * the configured summarizer (said once per streak; `context`: `streak`, `summarizer`, `fallback`).
      * `media_estimate`: a part whose size is unknown here (a file sent by id) was counted
      * by a stated estimate; reported usage corrects it.
+     * `storage_recovered`: a session store or archive that failed answers again (the failure
+     * was one `compact.error` of errorType `storage_failed`); `context.affectedCalls` counts
+     * the calls that went on without it meanwhile, `context.target` says which (`store`, `archive`).
      */
-    code: 'usage_mismatch' | 'history_diverged' | 'summarizer_stuck' | 'media_estimate';
+    code: 'usage_mismatch' | 'history_diverged' | 'summarizer_stuck' | 'media_estimate' | 'storage_recovered';
     /** What happened and what the manager does instead. */
     message: string;
     /** The figures behind it (reported and estimated tokens). */

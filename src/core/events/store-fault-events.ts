@@ -15,7 +15,11 @@ function contextOf(key: string): OperationContext {
 export function storeFaultEvents(
   bus: EventBus,
   storeName: string,
-): { onOutage: (key: string, cause: string) => void; onCorrupt: (key: string, problem: string) => void } {
+): {
+  onOutage: (key: string, cause: string) => void;
+  onRecovery: (key: string, affectedCalls: number) => void;
+  onCorrupt: (key: string, problem: string) => void;
+} {
   return {
     onOutage(key, cause) {
       bus.emit(
@@ -25,6 +29,18 @@ export function storeFaultEvents(
           errorType: 'storage_failed',
           message: `session store "${storeName}" failed: ${cause}; calls go on from this process's copy of the session state until it answers again`,
           fallback: 'in-process session state',
+        },
+        { start: Date.now() },
+      );
+    },
+    onRecovery(key, affectedCalls) {
+      bus.emit(
+        contextOf(key),
+        'compact.warning',
+        {
+          code: 'storage_recovered',
+          message: `session store "${storeName}" answers again; ${affectedCalls} call(s) went on without it`,
+          context: { target: 'store', name: storeName, affectedCalls },
         },
         { start: Date.now() },
       );

@@ -197,11 +197,15 @@ export class MessageIndex {
   }
 
   /**
-   * Drops the parses of `entries` from the content cache (the messages of a session that
-   * ended). A session still holding one keeps its own entry; only the sharing is lost.
+   * Drops the parses of `entries` from both caches (the messages of a session that ended):
+   * nothing of them stays reachable from the manager, even while the caller keeps the
+   * message objects. A session still holding one keeps its own entry; only the sharing is lost.
    */
   forget(entries: Iterable<IndexedEntry>): void {
     for (const entry of entries) {
+      // The identity cache too: a caller that keeps its history would keep the parses alive.
+      if (this.#byObject.get(entry.parsed.raw as object) === entry)
+        this.#byObject.delete(entry.parsed.raw as object);
       const key = entry.contentKey;
       if (key === undefined || this.#byContent.get(key)?.hash !== entry.hash) continue;
       this.#byContent.delete(key);

@@ -5,12 +5,26 @@
  * written when the store answers again (last state wins, still a compare-and-set on the
  * version the store last had), and a lock the store cannot give is taken in this process
  * only (the manager's per-session queue still serializes its own calls). One outage is
- * reported once, through `onOutage`, however many calls it touches.
+ * reported once, through `onOutage`, however many calls it touches, and its end once, through
+ * `onRecovery`, with the number of calls it affected.
+ *
+ * The time limit bounds a whole call, not each operation: every operation of a manager call
+ * ({@link FailOpenStore.within}) draws on one budget of `timeoutMs`, locks' renewals and
+ * releases included, so a call never waits on the store longer than that in total, whatever
+ * the store does (a stalled server answers nothing and holds every client's commands).
+ * Waiting is the time the event loop sits idle meanwhile; time this process spends busy is
+ * its own (see `idleTimeLimit`).
  */
 import { CompactError, isCompactError } from '../errors.js';
+import { describeCause } from './describe-cause.js';
+import { type CallBudget, idleTimeLimit, waitWithin } from './idle-time-limit.js';
 import type { SessionState, SessionStoreSetOptions } from './session-state.js';
 import { MemorySessionStore, type SessionLock, type SessionStore } from './session-store.js';
 import { storedStateProblem } from './session-store-checks.js';
+import { stateBytes } from './state-bytes.js';
+import { boundedLock, localLock } from './store-locks.js';
+
+export { describeCause } from './describe-cause.js';
 
 /** The default time limit of one store operation, in milliseconds. */
 export const DEFAULT_STORE_TIMEOUT_MS = 500;
@@ -31,8 +45,11 @@ export interface FailOpenStoreOptions {
    * store) or deleted, and the session goes on as new.
    */
   readonly onCorrupt?: (key: string, problem: string) => void;
-  /** Called when the store answers again after an outage. */
-  readonly onRecovery?: (key: string) => void;
+  /**
+   * Called once when the store answers again after an outage, with the number of calls
+   * (manager calls, or operations outside one) that went on without it meanwhile.
+   */
+  readonly onRecovery?: (key: string, affectedCalls: number) => void;
 }
 
 /** A write the store missed: the state to write (undefined: a delete). */
@@ -45,40 +62,6 @@ const RETRY_AFTER_MS = 1_000;
 
 class StoreFault extends Error {}
 
-/** Why an operation failed, in words (a timeout of the client often has no message). */
-export function describeCause(error: unknown): string {
-  const parts: string[] = [];
-  let current: unknown = error;
-  for (let depth = 0; current !== undefined && current !== null && depth < 4; depth++) {
-    const text =
-      current instanceof Error
-        ? [
-            current.name !== 'Error' ? current.name : '',
-            (current as { code?: unknown }).code,
-            current.message,
-          ]
-            .filter((part) => part !== undefined && part !== '' && part !== null)
-            .join(' ')
-        : String(current);
-    if (text !== '' && !parts.some((part) => part.includes(text))) parts.push(text);
-    current = current instanceof Error ? current.cause : undefined;
-  }
-  return parts.join(': ') || 'unknown error';
-}
-
-/** Rough bytes of a state as JSON (strings counted by length). */
-function stateBytes(state: SessionState | undefined): number {
-  if (!state) return 0;
-  let bytes = 200 + (state.summary?.text.length ?? 0);
-  for (const id of state.coveredIds) bytes += id.length + 3;
-  for (const id of state.keptIds ?? []) bytes += id.length + 3;
-  for (const id of state.pinnedIds ?? []) bytes += id.length + 3;
-  for (const id of Object.keys(state.rewrites ?? {})) bytes += id.length + 80;
-  // The earlier states kept for rewinds and forks count too (see SessionState.branches).
-  for (const branch of state.branches ?? []) bytes += stateBytes(branch);
-  return bytes;
-}
-
 /** Wraps the manager's store so that its faults never fail a call (see the file comment). */
 export class FailOpenStore implements SessionStore {
   readonly name: string;
@@ -90,6 +73,10 @@ export class FailOpenStore implements SessionStore {
   readonly #storedVersion = new Map<string, number>();
   readonly #pending = new Map<string, PendingWrite>();
   #down: { retryAt: number } | undefined;
+  /** Budgets of the manager calls in progress, per session key. */
+  readonly #budgets = new Map<string, CallBudget>();
+  /** Calls the current outage affected. */
+  #affected = 0;
   #flushing: Promise<void> | undefined;
   #localTokens = 0;
 
@@ -133,8 +120,36 @@ export class FailOpenStore implements SessionStore {
     for (const key of [...this.#local.keys()]) this.forget(key);
   }
 
-  /** Runs one store operation under the time limit; a fault marks an outage and throws StoreFault. */
-  async #call<T>(key: string, operation: () => Promise<T>): Promise<T> {
+  /**
+   * Runs one manager call of session `key`: its store operations share one budget of
+   * `timeoutMs` (see the file comment).
+   */
+  async within<T>(key: string, run: () => Promise<T>): Promise<T> {
+    if (this.#options.failClosed || this.#budgets.has(key)) return run();
+    const budget: CallBudget = { leftMs: this.#options.timeoutMs, affected: false };
+    this.#budgets.set(key, budget);
+    try {
+      return await run();
+    } finally {
+      this.#budgets.delete(key);
+      if (budget.affected) this.#affected++;
+    }
+  }
+
+  /** A fault met by a call (counted once per call) or by an operation outside one. */
+  #affect(budget: CallBudget | undefined): void {
+    if (budget) budget.affected = true;
+    else this.#affected++;
+  }
+
+  /** Runs one store operation under the call's budget; a fault marks an outage and throws StoreFault. */
+  async #call<T>(
+    key: string,
+    operation: () => Promise<T>,
+    budget: CallBudget | undefined = this.#budgets.get(key),
+    /** An answer that costs the call nothing (a lock held elsewhere: the wait for it has its own bound). */
+    free?: (value: T) => boolean,
+  ): Promise<T> {
     if (this.#options.failClosed) {
       try {
         return await operation();
@@ -145,18 +160,23 @@ export class FailOpenStore implements SessionStore {
         });
       }
     }
-    if (this.#down && Date.now() < this.#down.retryAt) throw new StoreFault();
-    let timer: ReturnType<typeof setTimeout> | undefined;
+    if (this.#down && Date.now() < this.#down.retryAt) {
+      this.#affect(budget);
+      throw new StoreFault();
+    }
+    // The call has waited its whole budget already: it goes on without the store (no outage:
+    // the store answered, slowly).
+    if (budget && budget.leftMs < 1) {
+      this.#affect(budget);
+      throw new StoreFault();
+    }
+    const limit = idleTimeLimit(Math.ceil(budget ? budget.leftMs : this.#options.timeoutMs));
     const started = operation();
     started.catch(() => {});
-    const limit = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () => reject(new Error(`no answer within ${this.#options.timeoutMs} ms`)),
-        this.#options.timeoutMs,
-      );
-    });
+    let spent = true;
     try {
-      const value = await Promise.race([started, limit]);
+      const value = await Promise.race([started, limit.promise]);
+      spent = !free?.(value);
       if (this.#down) this.#recovered(key);
       return value;
     } catch (error) {
@@ -169,31 +189,38 @@ export class FailOpenStore implements SessionStore {
         throw error;
       const first = this.#down === undefined;
       this.#down = { retryAt: Date.now() + RETRY_AFTER_MS };
+      this.#affect(budget);
       if (first) this.#options.onOutage(key, describeCause(error));
       throw new StoreFault();
     } finally {
-      clearTimeout(timer);
+      limit.cancel();
+      if (budget && spent) budget.leftMs -= limit.waitedMs();
     }
   }
 
   #recovered(key: string): void {
     this.#down = undefined;
-    this.#options.onRecovery?.(key);
+    // The call that found the store back counts as affected too when an earlier operation of it failed.
+    const affected = this.#affected;
+    this.#affected = 0;
+    this.#options.onRecovery?.(key, affected);
     if (this.#pending.size > 0) void this.#flush();
   }
 
-  #flush(): Promise<void> {
-    this.#flushing ??= this.flushPending().finally(() => {
+  #flush(budget?: CallBudget): Promise<void> {
+    this.#flushing ??= this.flushPending(budget).finally(() => {
       this.#flushing = undefined;
     });
     return this.#flushing;
   }
 
-  /** Before an operation: writes kept during an outage go first, when the store may be back. */
-  async #catchUp(): Promise<void> {
+  /** Before an operation of `key`: writes kept during an outage go first, when the store may be back. */
+  async #catchUp(key: string): Promise<void> {
     const coolingDown = this.#down !== undefined && Date.now() < this.#down.retryAt;
-    if (this.#pending.size > 0 && !coolingDown) await this.#flush().catch(() => {});
-    else await this.#flushing;
+    const budget = this.#budgets.get(key);
+    // A flush started by another call runs on that call's budget: wait for it on ours.
+    if (this.#flushing) await waitWithin(this.#flushing, budget);
+    else if (this.#pending.size > 0 && !coolingDown) await this.#flush(budget).catch(() => {});
   }
 
   /**
@@ -202,21 +229,25 @@ export class FailOpenStore implements SessionStore {
    * version, written by another process meanwhile, which is then adopted. A store that came
    * back empty (restarted without persistence) gets the kept state.
    */
-  async flushPending(): Promise<void> {
+  async flushPending(budget?: CallBudget): Promise<void> {
     for (const [key, pending] of [...this.#pending]) {
       this.#pending.delete(key);
       try {
         if (pending.state === undefined) {
-          await this.#call(key, () => this.inner.delete(key));
+          await this.#call(key, () => this.inner.delete(key), budget);
           this.#storedVersion.delete(key);
           continue;
         }
         const state = pending.state;
-        const current = await this.#call(key, () => this.inner.get(key));
+        const current = await this.#call(key, () => this.inner.get(key), budget);
         const currentVersion = current?.version ?? 0;
         const written =
           currentVersion < state.version &&
-          (await this.#call(key, () => this.inner.set(key, state, { expectedVersion: currentVersion })));
+          (await this.#call(
+            key,
+            () => this.inner.set(key, state, { expectedVersion: currentVersion }),
+            budget,
+          ));
         if (written) {
           this.#storedVersion.set(key, state.version);
         } else {
@@ -237,8 +268,22 @@ export class FailOpenStore implements SessionStore {
     await this.#flushing;
   }
 
+  /**
+   * At shutdown: one last try to write what is pending, within one budget of `timeoutMs`
+   * (never longer, whatever the store does); what does not make it stays unwritten.
+   */
+  async shutdown(): Promise<void> {
+    const budget: CallBudget = { leftMs: this.#options.timeoutMs, affected: false };
+    const coolingDown = this.#down !== undefined && Date.now() < this.#down.retryAt;
+    const flush = this.#pending.size > 0 && !coolingDown ? this.#flush(budget) : this.#flushing;
+    await waitWithin(
+      flush?.catch(() => {}),
+      budget,
+    );
+  }
+
   async get(sessionId: string): Promise<SessionState | undefined> {
-    await this.#catchUp();
+    await this.#catchUp(sessionId);
     const local = this.#local.get(sessionId);
     if (this.#pending.has(sessionId)) return local ?? undefined;
     try {
@@ -272,7 +317,7 @@ export class FailOpenStore implements SessionStore {
     const { fencingToken, ...rest } = options;
     // A token of a lock taken in this process only fences nothing in the store.
     const forwarded = fencingToken !== undefined && fencingToken < 0 ? rest : options;
-    await this.#catchUp();
+    await this.#catchUp(sessionId);
     if (!this.#pending.has(sessionId)) {
       try {
         const written = await this.#call(sessionId, () => this.inner.set(sessionId, state, forwarded));
@@ -296,7 +341,7 @@ export class FailOpenStore implements SessionStore {
   }
 
   async delete(sessionId: string): Promise<void> {
-    await this.#catchUp();
+    await this.#catchUp(sessionId);
     try {
       await this.#call(sessionId, () => this.inner.delete(sessionId));
       this.#pending.delete(sessionId);
@@ -310,25 +355,29 @@ export class FailOpenStore implements SessionStore {
   }
 
   async acquireLock(sessionId: string, ttlMs: number): Promise<SessionLock | undefined> {
-    await this.#catchUp();
+    await this.#catchUp(sessionId);
     try {
-      return await this.#call(sessionId, () => this.inner.acquireLock(sessionId, ttlMs));
+      // Polls that find the lock taken answer at once; the wait for the lock is bounded by
+      // its own time limit (`waitForSessionLock`), not by the call's store budget.
+      const lock = await this.#call(
+        sessionId,
+        () => this.inner.acquireLock(sessionId, ttlMs),
+        undefined,
+        (taken) => taken === undefined,
+      );
+      if (!lock) return undefined;
+      // Renewals run beside the call's work (a summarizer): an answered one costs it nothing.
+      return boundedLock(lock, (operation, free) =>
+        this.#call(sessionId, operation, undefined, free).catch((error: unknown) => {
+          if (error instanceof StoreFault) return undefined;
+          throw error;
+        }),
+      );
     } catch (error) {
       if (!(error instanceof StoreFault)) throw error;
       // The manager's queue serializes this process's calls of the session; other processes
       // are fenced by the compare-and-set when the kept write reaches the store.
-      const token = -++this.#localTokens;
-      let held = true;
-      return {
-        sessionId,
-        token,
-        renew: async () => held,
-        release: async () => {
-          const was = held;
-          held = false;
-          return was;
-        },
-      };
+      return localLock(sessionId, -++this.#localTokens);
     }
   }
 }
@@ -340,7 +389,7 @@ export class FailOpenStore implements SessionStore {
 export function failOpenFor(
   store: SessionStore,
   settings: { storeTimeoutMs: number; failOnStorageError: boolean },
-  handlers: Pick<FailOpenStoreOptions, 'onOutage' | 'onCorrupt'>,
+  handlers: Pick<FailOpenStoreOptions, 'onOutage' | 'onCorrupt' | 'onRecovery'>,
 ): FailOpenStore | undefined {
   if (Object.getPrototypeOf(store) === MemorySessionStore.prototype) return undefined;
   return new FailOpenStore(store, {

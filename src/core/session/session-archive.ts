@@ -2,8 +2,10 @@
  * Writes the archive of a session through its {@link StorageAdapter}: the full transcript
  * before anything is pruned, the originals of what the cascade cleared, shortened, cut or
  * summarized (under the references placeholders name), each summary, and the events.
- * Everything is redacted first; a failed write is a `compact.error` event and the
- * conversation goes on.
+ * Everything is redacted first; a failed write never costs the conversation. A failing
+ * archive is reported once when it starts failing (`compact.error`, `storage_failed`) and once
+ * when a write succeeds again (`compact.warning`, `storage_recovered`, with the number of
+ * calls it affected), not on every call; nothing is written on stderr.
  */
 import { type EventBus, newOperation, type OperationContext } from '../events/event-bus.js';
 import type { CompactEventName, CompactEventProperties } from '../events/events.js';
@@ -20,6 +22,8 @@ export class SessionArchive {
   readonly #pending = new Set<Promise<void>>();
   /** The cause of the last failed write, for errors that name it. */
   lastFailure: string | undefined;
+  /** While the archive fails: the calls (operations) it affected, the last one counted. */
+  #outage: { affected: number; lastOperation: string } | undefined;
 
   constructor(storage: StorageAdapter | undefined, redact: Redactor | undefined, bus: EventBus) {
     this.storage = storage;
@@ -42,6 +46,7 @@ export class SessionArchive {
     const start = Date.now();
     try {
       const location = await write();
+      this.#recovered(context, start, parentId);
       this.#bus.emit(
         context,
         'compact.archival',
@@ -51,18 +56,49 @@ export class SessionArchive {
       return true;
     } catch (error) {
       this.lastFailure = `${artifact} archive failed: ${describeCause(error)}`;
-      this.#bus.emit(
-        context,
-        'compact.error',
-        {
-          errorType: 'storage_failed',
-          message: this.lastFailure,
-          fallback: 'continue without archive',
-        },
-        { start, ...(parentId ? { parentId } : {}) },
-      );
+      this.#failed(context, this.lastFailure, start, parentId);
       return false;
     }
+  }
+
+  /** A failed write: reported when the archive starts failing; later ones are counted. */
+  #failed(context: OperationContext, message: string, start: number, parentId?: string): void {
+    if (this.#outage) {
+      if (this.#outage.lastOperation !== context.operationId) {
+        this.#outage.affected++;
+        this.#outage.lastOperation = context.operationId;
+      }
+      return;
+    }
+    this.#outage = { affected: 1, lastOperation: context.operationId };
+    this.#bus.emit(
+      context,
+      'compact.error',
+      {
+        errorType: 'storage_failed',
+        message: `${message}; further failures are counted until a write succeeds again`,
+        fallback: 'continue without archive',
+      },
+      { start, ...(parentId ? { parentId } : {}) },
+    );
+  }
+
+  /** A write that succeeded: the end of a failure, if any, is reported once. */
+  #recovered(context: OperationContext, start: number, parentId?: string): void {
+    const outage = this.#outage;
+    if (!outage) return;
+    this.#outage = undefined;
+    const name = this.storage?.name ?? 'archive';
+    this.#bus.emit(
+      context,
+      'compact.warning',
+      {
+        code: 'storage_recovered',
+        message: `archive "${name}" writes again; ${outage.affected} call(s) went on without it`,
+        context: { target: 'archive', name, affectedCalls: outage.affected },
+      },
+      { start, ...(parentId ? { parentId } : {}) },
+    );
   }
 
   /** Archives the full history before compaction `step`; resolves whether it was written (true without storage). */
@@ -139,14 +175,16 @@ export class SessionArchive {
     const storage = this.storage;
     if (!storage || !events || events.length === 0) return;
     const { sessionId } = context;
+    // Reported (once per failure) outside the operation: those events are not archived again.
+    const own: OperationContext = { ...context, archived: undefined, held: undefined };
     const write = async () => {
       for (const event of events) {
+        const start = Date.now();
         try {
           await storage.saveEvent(sessionId, event);
+          this.#recovered(own, start);
         } catch (error) {
-          process.stderr.write(
-            `[agent-compaction] event archive failed: ${error instanceof Error ? error.message : String(error)}\n`,
-          );
+          this.#failed(own, `event archive failed: ${describeCause(error)}`, start);
           return;
         }
       }

@@ -1,4 +1,5 @@
 export {
+  DEFAULT_REDIS_CLOSE_TIMEOUT_MS,
   type RedisEvalOptions,
   type RedisScriptClient,
   type RedisSessionStore,

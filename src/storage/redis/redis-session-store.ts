@@ -58,11 +58,24 @@ export interface RedisSessionStoreOptions {
    * @default 'agent-compaction:session:'
    */
   keyPrefix?: string;
+  /**
+   * How long `close()` waits for the commands in flight before it drops the connection (a
+   * stalled or unreachable server never answers them): `close()` settles within this bound
+   * whatever state the server is in.
+   * @default 1000
+   */
+  closeTimeoutMs?: number;
 }
+
+/** The default bound of {@link RedisSessionStore.close}. */
+export const DEFAULT_REDIS_CLOSE_TIMEOUT_MS = 1_000;
 
 /** A {@link SessionStore} kept in Redis. */
 export interface RedisSessionStore extends SessionStore {
-  /** Closes the client the store created from `url` (a given client stays open). */
+  /**
+   * Closes the client the store created from `url` (a given client stays open): waits for
+   * the commands in flight up to `closeTimeoutMs`, then drops the connection.
+   */
   close(): Promise<void>;
 }
 
@@ -71,6 +84,9 @@ interface OwnedClient extends RedisScriptClient {
   connect(): Promise<unknown>;
   close?(): Promise<unknown>;
   quit?(): Promise<unknown>;
+  /** node-redis 5 (`disconnect` in 4): drops the connection, rejecting the commands in flight. */
+  destroy?(): void;
+  disconnect?(): Promise<unknown>;
   on(event: 'error', listener: (error: unknown) => void): unknown;
 }
 
@@ -141,11 +157,38 @@ function scriptRunner(options: RedisSessionStoreOptions) {
       });
     }
   };
+  /** Drops a client's connection at once (its commands in flight reject). */
+  const drop = (client: OwnedClient) => {
+    try {
+      if (client.destroy) client.destroy();
+      else void client.disconnect?.call(client).catch(() => {});
+    } catch {
+      // already closed
+    }
+  };
   const close = async () => {
     const pending = owned;
     owned = undefined;
-    const client = await pending?.catch(() => undefined);
-    if (client) await (client.close ?? client.quit)?.call(client);
+    if (!pending) return;
+    const bound = options.closeTimeoutMs ?? DEFAULT_REDIS_CLOSE_TIMEOUT_MS;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<'late'>((resolve) => {
+      timer = setTimeout(() => resolve('late'), bound);
+    });
+    try {
+      // A connection still being made is dropped as soon as it is made.
+      const client = await Promise.race([pending.catch(() => undefined), late]);
+      if (client === 'late') {
+        void pending.then(drop, () => {});
+        return;
+      }
+      if (!client) return;
+      // A graceful close waits for the commands in flight, which a stalled server never answers.
+      const closing = Promise.resolve((client.close ?? client.quit)?.call(client)).catch(() => undefined);
+      if ((await Promise.race([closing, late])) === 'late') drop(client);
+    } finally {
+      clearTimeout(timer);
+    }
   };
   return { run, close };
 }
@@ -169,6 +212,15 @@ export function redisSessionStore(options: RedisSessionStoreOptions): RedisSessi
   if (!options || (options.client === undefined && (typeof options.url !== 'string' || options.url === ''))) {
     throw new CompactError('invalid_config', 'redisSessionStore: give a connected client or a url', {
       issues: [{ path: ['store', 'url'], message: 'give a connected client or a non-empty url' }],
+    });
+  }
+  const closeTimeoutMs = options.closeTimeoutMs;
+  if (
+    closeTimeoutMs !== undefined &&
+    (typeof closeTimeoutMs !== 'number' || !Number.isFinite(closeTimeoutMs) || closeTimeoutMs < 0)
+  ) {
+    throw new CompactError('invalid_config', 'redisSessionStore: closeTimeoutMs must be a number >= 0', {
+      issues: [{ path: ['store', 'closeTimeoutMs'], message: 'must be a number of milliseconds >= 0' }],
     });
   }
   const { run, close } = scriptRunner(options);

@@ -172,6 +172,21 @@ describe('openaiSummarizer over the wire', () => {
     await expect(summarizer.summarize(sampleRequest())).rejects.toMatchObject({ code: 'summarizer_failed' });
   });
 
+  it('empty answers are rejected outputs (reason empty): they never open the circuit', async () => {
+    const { server, client } = await setup(Array.from({ length: 20 }, () => ({ text: '   ' })));
+    const summarizer = resilientSummarizer(openaiSummarizer({ model: 'gpt-4o-mini', client }), {
+      circuitBreaker: { failureThreshold: 1, key: 'empty-answers' },
+    });
+    for (let i = 0; i < 3; i++)
+      await expect(summarizer.summarize(sampleRequest())).rejects.toMatchObject({
+        code: 'summarizer_failed',
+        reason: 'empty',
+      });
+    expect(summarizer.circuit()).toEqual({ failures: 0, open: false });
+    // Every call reached the provider: none was skipped by an open circuit.
+    expect(server.requests.length).toBeGreaterThanOrEqual(3);
+  });
+
   it('requires a model', () => {
     expect(() => openaiSummarizer({ model: '' })).toThrow(
       expect.objectContaining({ code: 'invalid_config' }),

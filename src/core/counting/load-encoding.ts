@@ -1,0 +1,215 @@
+/**
+ * Loading a BPE encoding of `gpt-tokenizer`: at once on first use (the rank table costs
+ * hundreds of milliseconds in one block), or ahead of time without holding the event loop
+ * long ({@link loadEncodingInSlices}, behind `TokenCounter.ready()` and `CompactManager.ready()`):
+ * the rank file is read asynchronously, its array literal evaluated a few thousand lines at a
+ * time, and the encoder's maps filled in slices of a few milliseconds, yielding between them.
+ */
+import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { runInThisContext } from 'node:vm';
+import type { EncodingName } from './model-table.js';
+
+/** What the counter uses of an encoding. */
+export interface BpeEncoding {
+  encode(text: string, options?: { disallowedSpecial?: Set<string> }): number[];
+}
+
+const requireFromHere = createRequire(import.meta.url);
+const encodings = new Map<EncodingName, BpeEncoding>();
+const loading = new Map<EncodingName, Promise<BpeEncoding>>();
+
+/** Loads an encoding on first use, in one block (the rank tables cost ~100-600 ms and ~40 MB each). */
+export function loadEncoding(name: EncodingName): BpeEncoding {
+  let encoding = encodings.get(name);
+  if (!encoding) {
+    encoding = requireFromHere(`gpt-tokenizer/encoding/${name}`) as BpeEncoding;
+    encodings.set(name, encoding);
+  }
+  return encoding;
+}
+
+/** True when `name` is loaded (a call counts without loading it). */
+export function encodingLoaded(name: EncodingName): boolean {
+  return encodings.has(name);
+}
+
+/** Work done between two turns of the event loop while loading in slices. */
+export const LOAD_SLICE_MS = 5;
+/** Lines of the rank file evaluated at a time (a few milliseconds each). */
+const LINES_PER_CHUNK = 1_000;
+
+/** A clock of slices: `due()` is true once the current slice has run `LOAD_SLICE_MS`. */
+function sliceClock() {
+  let started = performance.now();
+  return {
+    due: () => performance.now() - started >= LOAD_SLICE_MS,
+    async yieldNow() {
+      await new Promise((resolve) => setImmediate(resolve));
+      started = performance.now();
+    },
+  };
+}
+
+/** True for a line (at `at`) that starts an element of a rank block: one tab, then a string or an array. */
+function startsElement(text: string, at: number): boolean {
+  const next = text.charCodeAt(at + 1);
+  return text.charCodeAt(at) === 9 && (next === 34 || next === 91);
+}
+
+/** The rank table of `name`: the array literals of its file, evaluated a chunk of lines at a time. */
+async function readRanks(name: EncodingName, clock: ReturnType<typeof sliceClock>): Promise<unknown[]> {
+  const path = requireFromHere.resolve(`gpt-tokenizer/bpeRanks/${name}`);
+  const text = await readFile(path, 'utf8');
+  await clock.yieldNow();
+  const ranks: unknown[] = [];
+  // The file holds `const cN = [` ... `];` blocks, one element per line, concatenated in order.
+  let at = 0;
+  for (;;) {
+    const open = text.indexOf(' = [\n', at);
+    if (open < 0) break;
+    const close = text.indexOf('\n];', open);
+    if (close < 0) throw new Error(`gpt-tokenizer/bpeRanks/${name}: unterminated array`);
+    // Chunks of about LINES_PER_CHUNK lines, each ending where an element starts (a byte array
+    // may span lines, indented deeper), found line by line rather than by splitting the file.
+    for (let start = open + 5; start < close; ) {
+      let end = start;
+      for (let n = 0; n < LINES_PER_CHUNK && end < close; n++) end = text.indexOf('\n', end) + 1 || close;
+      while (end < close && !startsElement(text, end)) end = text.indexOf('\n', end) + 1 || close;
+      const chunk = runInThisContext(`[${text.slice(start, Math.min(end, close))}]`) as unknown[];
+      for (const rank of chunk) ranks.push(rank);
+      start = end;
+      if (clock.due()) await clock.yieldNow();
+    }
+    at = close + 3;
+  }
+  return ranks;
+}
+
+/** The fields of gpt-tokenizer's `BytePairEncodingCore` (4.x) that hold the rank table. */
+interface RankCore {
+  bytePairRankDecoder: unknown[];
+  bytePairStringRankEncoder: Map<string, number>;
+  bytePairNonUtfRankDecoder: Map<number, Uint8Array>;
+  bytePairNonUtfSortedEncoder: [Uint8Array, number][];
+  mergeableBytePairRankCount: number;
+}
+
+function isRankCore(core: unknown): core is RankCore {
+  const c = core as Partial<RankCore> | undefined;
+  return (
+    c !== undefined &&
+    Array.isArray(c.bytePairRankDecoder) &&
+    c.bytePairStringRankEncoder instanceof Map &&
+    c.bytePairNonUtfRankDecoder instanceof Map &&
+    Array.isArray(c.bytePairNonUtfSortedEncoder) &&
+    typeof c.mergeableBytePairRankCount === 'number'
+  );
+}
+
+/** The modules `GptEncoding` loads, leaves first. */
+const GPT_TOKENIZER_MODULES = [
+  'constants',
+  'utfUtil',
+  'util',
+  'specialTokens',
+  'BytePairEncodingCore',
+  'functionCalling',
+  'modelsChatEnabled.gen',
+  'modelsMap',
+  'mapping',
+  'encodingParams/constants',
+  'encodingParams/o200k_base',
+  'encodingParams/cl100k_base',
+  'modelParams',
+];
+
+/** Builds the encoder over `ranks` as gpt-tokenizer's constructor does, in slices. */
+async function buildEncoding(
+  name: EncodingName,
+  ranks: unknown[],
+  clock: ReturnType<typeof sliceClock>,
+): Promise<BpeEncoding | undefined> {
+  // The encoder's modules one turn of the loop each (the pre-tokenizer's expressions and the
+  // model tables are the heavy ones), then the class.
+  for (const module of GPT_TOKENIZER_MODULES) {
+    requireFromHere(`gpt-tokenizer/${module}`);
+    await clock.yieldNow();
+  }
+  const { GptEncoding } = requireFromHere('gpt-tokenizer/GptEncoding') as {
+    GptEncoding: {
+      getEncodingApi(name: string, ranks: () => unknown[]): BpeEncoding & Record<string, unknown>;
+    };
+  };
+  const { compareUint8Arrays } = requireFromHere('gpt-tokenizer/utfUtil') as {
+    compareUint8Arrays(a: Uint8Array, b: Uint8Array): number;
+  };
+  await clock.yieldNow();
+  // An encoder over an empty table (cheap), then its table filled in slices.
+  const encoding = GptEncoding.getEncodingApi(name, () => []);
+  const core = encoding.bytePairEncodingCoreProcessor;
+  if (!isRankCore(core)) return undefined;
+  const strings = new Map<string, number>();
+  const bytes = new Map<number, Uint8Array>();
+  const sorted: [Uint8Array, number][] = [];
+  let count = 0;
+  for (let rank = 0; rank < ranks.length; rank++) {
+    const value = ranks[rank];
+    if (typeof value === 'string') strings.set(value, rank);
+    else if (Array.isArray(value)) {
+      const array = new Uint8Array(value as number[]);
+      sorted.push([array, rank]);
+      bytes.set(rank, array);
+    } else continue;
+    count++;
+    if ((rank & 1023) === 0 && clock.due()) await clock.yieldNow();
+  }
+  sorted.sort((a, b) => compareUint8Arrays(a[0], b[0]));
+  core.bytePairRankDecoder = ranks;
+  core.bytePairStringRankEncoder = strings;
+  core.bytePairNonUtfRankDecoder = bytes;
+  core.bytePairNonUtfSortedEncoder = sorted;
+  core.mergeableBytePairRankCount = count;
+  const specials = (core as { specialTokensEncoder?: Map<string, number> }).specialTokensEncoder;
+  encoding.vocabularySize = count + (specials?.size ?? 0);
+  // Compiles the pre-tokenizer's expression now rather than in the first count.
+  encoding.encode('warm up 123', { disallowedSpecial: new Set() });
+  return encoding;
+}
+
+/**
+ * Builds `name` from its rank file in slices (undefined when the file or the encoder of this
+ * `gpt-tokenizer` version is laid out otherwise); {@link loadEncodingInSlices} shares it.
+ */
+export async function buildEncodingInSlices(name: EncodingName): Promise<BpeEncoding | undefined> {
+  const clock = sliceClock();
+  try {
+    return await buildEncoding(name, await readRanks(name, clock), clock);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Loads `name` ahead of time without holding the event loop more than a few milliseconds at
+ * a time (see the file comment); the same encoding a first use would load. Falls back to
+ * loading at once if this version of `gpt-tokenizer` is laid out differently.
+ */
+export function loadEncodingInSlices(name: EncodingName): Promise<BpeEncoding> {
+  const loaded = encodings.get(name);
+  if (loaded) return Promise.resolve(loaded);
+  let pending = loading.get(name);
+  if (!pending) {
+    pending = (async () => {
+      const built = await buildEncodingInSlices(name);
+      // Loaded at once meanwhile (a count came first): that one stays.
+      const current = encodings.get(name);
+      if (current) return current;
+      if (!built) return loadEncoding(name);
+      encodings.set(name, built);
+      return built;
+    })().finally(() => loading.delete(name));
+    loading.set(name, pending);
+  }
+  return pending;
+}

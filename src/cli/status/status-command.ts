@@ -4,9 +4,10 @@ import { CompactManager } from '../../core/compact-manager.js';
 import { CompactError } from '../../core/errors.js';
 import type { ArchivedSummary } from '../../core/session/storage-adapter.js';
 import { buildTraceModel, parseTrace, type TraceModel } from '../../report/trace-model.js';
+import { newestArchiveName } from '../../storage/session-path.js';
 import type { CliIo } from '../cli-io.js';
 import { formatNumber, levelsText } from '../replay/format-table.js';
-import { isDirectory, latestTranscript } from '../replay/read-transcript.js';
+import { isDirectory, readLatestTranscript } from '../replay/read-transcript.js';
 
 /** What `status` reports about an archived session. */
 export interface SessionStatus {
@@ -29,11 +30,9 @@ export interface SessionStatus {
   cost?: { requests: number; hitShare: number; billedInputEquivalent: number; prefixRewrites: number };
 }
 
-const SUMMARY = /^summary-(\d+)\.json$/;
-
+/** The newest summary of the folder (the latest write; in the layout before write ids, the highest step). */
 async function latestSummary(folder: string): Promise<ArchivedSummary | undefined> {
-  const names = (await readdir(folder)).filter((name) => SUMMARY.test(name)).sort();
-  const last = names.at(-1);
+  const last = newestArchiveName(await readdir(folder), 'summary');
   if (last === undefined) return undefined;
   try {
     return JSON.parse(await readFile(join(folder, last), 'utf8')) as ArchivedSummary;
@@ -50,12 +49,9 @@ async function pinnedTokens(
   folder: string,
   model: string | undefined,
 ): Promise<{ tokens: number; count: number }> {
-  const transcript = await latestTranscript(folder);
+  const transcript = await readLatestTranscript(folder);
   if (transcript === undefined) return { tokens: 0, count: 0 };
-  const messages = (await readFile(transcript, 'utf8'))
-    .split('\n')
-    .filter((line) => line.trim() !== '')
-    .map((line) => JSON.parse(line) as { role?: unknown; meta?: { protected?: unknown } });
+  const messages = transcript as { role?: unknown; meta?: { protected?: unknown } }[];
   const pinned = messages.filter(
     (message) =>
       message.role === 'system' || message.role === 'developer' || message.meta?.protected === true,

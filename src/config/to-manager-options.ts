@@ -111,7 +111,8 @@ function toSessionLock(lock: CompactConfig['session_lock']): { sessionLock?: boo
 export function toCompactPolicy(config: CompactConfig): Partial<CompactPolicy> {
   const { policy } = config;
   return {
-    triggerPct: policy.trigger_pct,
+    preset: policy.preset,
+    ...(policy.trigger_pct === undefined ? {} : { triggerPct: policy.trigger_pct }),
     ...(policy.hard_cap_buffer === undefined ? {} : { hardCapBuffer: policy.hard_cap_buffer }),
     ...(policy.target_pct === undefined ? {} : { targetPct: policy.target_pct }),
     clearKeepRecent: policy.clear_keep_recent,

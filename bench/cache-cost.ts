@@ -11,7 +11,7 @@
  * tokens, the rest at 1x), and a summarizer call is billed too (its input at 1x, its output at
  * the output multiplier). Tokens are characters / 4 for every strategy alike.
  *
- * Beside the default, one cost-tuned setting (trigger 0.4, target 0.2: a smaller view, read on
+ * Beside the default, the cost preset (`policy.preset: 'cost'`, trigger 0.4, target 0.2: a smaller view, read on
  * every call). `BENCH_TRIGGER_PCT` / `BENCH_TARGET_PCT` set the default row's policy to try
  * others.
  *
@@ -25,6 +25,7 @@ import { CompactManager } from '../src/core/compact-manager.js';
 import { PrefixCacheTally } from '../src/core/counting/prefix-cache.js';
 import type { TokenCounter } from '../src/core/counting/token-counter.js';
 import type { CompactMessage } from '../src/core/messages/message.js';
+import type { PolicyPreset } from '../src/core/policy.js';
 import type { SummarizeRequest, Summarizer } from '../src/core/summary/summarizer.js';
 
 type Message = Record<string, unknown>;
@@ -186,7 +187,7 @@ async function engine(
   session: ReturnType<typeof buildSession>,
   model: CacheModel,
   cacheAware = false,
-  knobs: { triggerPct?: number; targetPct?: number } = {},
+  knobs: { preset?: PolicyPreset; triggerPct?: number; targetPct?: number } = {},
 ): Promise<void> {
   const summarizer: Summarizer = {
     name: 'billed',
@@ -352,8 +353,8 @@ export async function runCacheCostBench(
     const strategies: [string, (model: CacheModel) => Promise<void> | void][] = [
       ['agent-compaction (default)', (m) => engine(window, session, m)],
       ['agent-compaction, cacheAware on', (m) => engine(window, session, m, true)],
-      // The cost-tuned setting docs/prompt-caching.md describes: a smaller view, read on every call.
-      [LOW_TRIGGER, (m) => engine(window, session, m, true, { triggerPct: 0.4, targetPct: 0.2 })],
+      // The cost preset (policy.preset 'cost': trigger 0.4, target 0.2, cacheAware): a smaller view, read on every call.
+      [LOW_TRIGGER, (m) => engine(window, session, m, true, { preset: 'cost' })],
       ['summarize at trigger', (m) => summarizeAtTrigger(window, session, m)],
       ['clear_tool_uses', (m) => clearToolUses(window, session, m)],
       ['sliding window', (m) => slidingWindow(window, session, m)],

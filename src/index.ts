@@ -70,7 +70,8 @@ export type {
   ToolResult,
   WithMeta,
 } from './core/messages/message.js';
-export type { CompactPolicy } from './core/policy.js';
+export type { CompactPolicy, PolicyPreset } from './core/policy.js';
+export { POLICY_PRESETS } from './core/policy.js';
 export {
   createRedactor,
   DEFAULT_REDACTION_PATTERNS,

@@ -69,9 +69,13 @@ describe('generated artifacts', () => {
     expect(schema.$id).toContain('compact.schema.json');
     expect(schema.additionalProperties).toBe(false);
     expect(schema.properties.policy.properties.trigger_pct).toMatchObject({
-      default: 0.85,
       exclusiveMinimum: 0,
       maximum: 1,
+    });
+    expect(schema.properties.policy.properties.trigger_pct.description).toContain('Default 0.85');
+    expect((schema.properties.policy.properties as Record<string, unknown>).preset).toMatchObject({
+      default: 'quality',
+      enum: ['quality', 'cost'],
     });
   });
 

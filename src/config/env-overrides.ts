@@ -21,6 +21,7 @@ export interface EnvOverride {
 export const ENV_OVERRIDES: readonly EnvOverride[] = [
   { variable: 'COMPACT_MODEL', path: ['model'], type: 'string' },
   { variable: 'COMPACT_MAX_CONTEXT_TOKENS', path: ['max_context_tokens'], type: 'integer' },
+  { variable: 'COMPACT_PRESET', path: ['policy', 'preset'], type: 'string' },
   { variable: 'COMPACT_TRIGGER_PCT', path: ['policy', 'trigger_pct'], type: 'number' },
   { variable: 'COMPACT_HARD_CAP_BUFFER', path: ['policy', 'hard_cap_buffer'], type: 'integer' },
   { variable: 'COMPACT_KEEP_RECENT_TURNS', path: ['policy', 'keep_recent_turns'], type: 'integer' },

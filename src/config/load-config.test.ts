@@ -2,11 +2,13 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { CompactManager } from '../core/compact-manager.js';
 import { type CompactError, isCompactError } from '../core/errors.js';
 import { DEFAULT_POLICY } from '../core/policy.js';
 import { closestMatch, levenshtein } from './config-issues.js';
 import { ENV_OVERRIDES, readEnvOverrides } from './env-overrides.js';
 import { loadConfig, parseConfigText, resolveConfig } from './load-config.js';
+import { toManagerOptions } from './to-manager-options.js';
 
 const FIXTURES = join(import.meta.dirname, '../../test/fixtures/config');
 
@@ -34,7 +36,7 @@ describe('resolveConfig', () => {
   it('applies the spec defaults when nothing is given', () => {
     const config = resolveConfig();
     expect(config.policy).toEqual({
-      trigger_pct: 0.85,
+      preset: 'quality',
       keep_recent_turns: 6,
       keep_tool_io_pairs: 4,
       roles_never_prune: ['system', 'developer'],
@@ -43,7 +45,6 @@ describe('resolveConfig', () => {
       max_summary_tokens: 1024,
       clear_keep_recent: 3,
       clear_min_tokens: 100,
-      cache_aware: false,
       cache_lifetime_ms: 300_000,
       clear_at_least: 0,
       clear_exclude_tools: [],
@@ -183,6 +184,7 @@ describe('resolveConfig', () => {
     const env = {
       COMPACT_MODEL: 'gpt-4.1',
       COMPACT_MAX_CONTEXT_TOKENS: '1000000',
+      COMPACT_PRESET: 'cost',
       COMPACT_TRIGGER_PCT: '0.5',
       COMPACT_HARD_CAP_BUFFER: '2000',
       COMPACT_KEEP_RECENT_TURNS: '3',
@@ -256,6 +258,7 @@ describe('resolveConfig', () => {
       },
       export_queue: { max_size: 100, max_batch_size: 10, flush_interval_ms: 50, export_timeout_ms: 1000 },
       policy: {
+        preset: 'cost',
         trigger_pct: 0.5,
         hard_cap_buffer: 2000,
         keep_recent_turns: 3,
@@ -381,7 +384,9 @@ describe('loadConfig', () => {
   });
 
   it('treats an empty file as all defaults', async () => {
-    expect((await loadConfig({ file: join(FIXTURES, 'empty.yaml'), env: {} })).policy.trigger_pct).toBe(0.85);
+    const config = await loadConfig({ file: join(FIXTURES, 'empty.yaml'), env: {} });
+    expect(config.policy.preset).toBe('quality');
+    expect(new CompactManager(await toManagerOptions(config)).triggerTokens).toBe(0.85 * 128_000);
   });
 
   it('lists every problem of a file with typos', async () => {

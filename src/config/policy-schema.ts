@@ -1,14 +1,22 @@
 import { z } from 'zod';
-import { DEFAULT_POLICY } from '../core/policy.js';
+import { DEFAULT_POLICY, POLICY_PRESETS, type PolicyPreset } from '../core/policy.js';
 import { STRATEGY_NAMES } from '../core/summary/summarizer.js';
 import { between, integer } from './schema-helpers.js';
 
 /** `policy`: when and how a session is compacted. */
 export const policySchema = z
   .strictObject({
+    preset: z
+      .enum(Object.keys(POLICY_PRESETS) as [PolicyPreset, ...PolicyPreset[]])
+      .default(DEFAULT_POLICY.preset)
+      .describe(
+        "Named settings the policy starts from (keys set beside it win): quality keeps what the window can hold (trigger 0.85, target 0.5); cost compacts early and deep (trigger 0.4, target 0.2), cheaper under prompt caching on long sessions in large windows, dearer in small ones (README, Measured: 'Tuning for cost').",
+      ),
     trigger_pct: between(0, 1, true)
-      .default(DEFAULT_POLICY.triggerPct)
-      .describe('Compact when the estimated request reaches this fraction of max_context_tokens.'),
+      .optional()
+      .describe(
+        `Compact when the estimated request reaches this fraction of max_context_tokens. Default ${DEFAULT_POLICY.triggerPct} (${POLICY_PRESETS.cost.triggerPct} with preset cost).`,
+      ),
     hard_cap_buffer: integer(0)
       .optional()
       .describe(
@@ -47,7 +55,7 @@ export const policySchema = z
     target_pct: between(0, 1, true)
       .optional()
       .describe(
-        'After a trigger, compact down to this fraction of max_context_tokens. Default 0.5, or 0.6 x trigger_pct when the trigger is lower.',
+        'After a trigger, compact down to this fraction of max_context_tokens. Default 0.5 (0.2 with preset cost), or 0.6 x trigger_pct when the trigger is lower.',
       ),
     clear_keep_recent: integer(0)
       .default(DEFAULT_POLICY.clearKeepRecent)
@@ -67,9 +75,9 @@ export const policySchema = z
       ),
     cache_aware: z
       .boolean()
-      .default(DEFAULT_POLICY.cacheAware)
+      .optional()
       .describe(
-        'Cascade level a, priced for prompt caching: once a compaction clears, it clears every old tool result (one rewrite, the next far away); false stops at the target.',
+        'Cascade level a, priced for prompt caching: once a compaction clears, it clears every old tool result (one rewrite, the next far away); false stops at the target. Default false (true with preset cost).',
       ),
     clear_exclude_tools: z
       .array(z.string().min(1))

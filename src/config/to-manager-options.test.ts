@@ -18,7 +18,7 @@ describe('toManagerOptions', () => {
       exporters: [],
       redaction: true,
       policy: {
-        triggerPct: 0.85,
+        preset: 'quality',
         keepRecentTurns: 6,
         keepToolIoPairs: 4,
         rolesNeverPrune: ['system', 'developer'],

@@ -111,12 +111,13 @@ function toSessionLock(lock: CompactConfig['session_lock']): { sessionLock?: boo
 export function toCompactPolicy(config: CompactConfig): Partial<CompactPolicy> {
   const { policy } = config;
   return {
-    triggerPct: policy.trigger_pct,
+    preset: policy.preset,
+    ...(policy.trigger_pct === undefined ? {} : { triggerPct: policy.trigger_pct }),
     ...(policy.hard_cap_buffer === undefined ? {} : { hardCapBuffer: policy.hard_cap_buffer }),
     ...(policy.target_pct === undefined ? {} : { targetPct: policy.target_pct }),
     clearKeepRecent: policy.clear_keep_recent,
     clearMinTokens: policy.clear_min_tokens,
-    cacheAware: policy.cache_aware,
+    ...(policy.cache_aware === undefined ? {} : { cacheAware: policy.cache_aware }),
     cacheLifetimeMs: policy.cache_lifetime_ms,
     clearAtLeast: policy.clear_at_least,
     clearExcludeTools: [...policy.clear_exclude_tools],

@@ -1,8 +1,38 @@
 import { invalidConfig } from './errors.js';
 import { STRATEGY_NAMES, type StrategyName } from './summary/summarizer.js';
 
+/** The named settings a policy can start from ({@link POLICY_PRESETS}). */
+export type PolicyPreset = 'quality' | 'cost';
+
+/**
+ * What each preset sets; keys the policy gives itself win over the preset's.
+ *
+ * - `quality` (the default): keep what the window can hold; compact at 0.85 of the window down to 0.5.
+ * - `cost`: compact early and deep (trigger 0.4, target 0.2) and clear every old tool result
+ *   once clearing (`cacheAware`), measured cheaper where a session runs long against a large
+ *   window and the provider caches prompts: at 128k, 0.42x the billed-equivalent input of the
+ *   defaults (0.65x Anthropic's `clear_tool_uses`), with no summarizer call; at 32k 0.86x the
+ *   defaults but 1.16x `clear_tool_uses`. See docs/how-it-works.md's cost table (`npm run
+ *   bench`, bench/cache-cost.ts). The model sees less of the history, so use it where cost
+ *   matters more than recall.
+ */
+export const POLICY_PRESETS: Readonly<Record<PolicyPreset, Readonly<Partial<CompactPolicy>>>> = Object.freeze(
+  {
+    quality: Object.freeze({}),
+    cost: Object.freeze({ triggerPct: 0.4, targetPct: 0.2, cacheAware: true }),
+  },
+);
+
 /** When and how a session is compacted. Config files use the same keys in snake_case. */
 export interface CompactPolicy {
+  /**
+   * The named settings this policy starts from ({@link POLICY_PRESETS}): `'quality'` keeps what
+   * the window can hold; `'cost'` compacts early and deep (trigger 0.4, target 0.2, cacheAware), cheaper
+   * under prompt caching on long sessions in large windows (the README's cost table). Keys
+   * set beside it win over the preset's.
+   * @default 'quality'
+   */
+  preset: PolicyPreset;
   /**
    * Compact when the estimated request reaches this fraction of `maxContextTokens`.
    * @default 0.85
@@ -129,6 +159,7 @@ export interface CompactPolicy {
 
 /** The spec's defaults. */
 export const DEFAULT_POLICY: Readonly<CompactPolicy> = Object.freeze({
+  preset: 'quality',
   triggerPct: 0.85,
   hardCapBuffer: 1500,
   keepRecentTurns: 6,
@@ -171,6 +202,13 @@ export function resolvePolicy(
     rolesNeverPrune: [...DEFAULT_POLICY.rolesNeverPrune],
     clearExcludeTools: [],
   };
+  const preset = policy.preset ?? DEFAULT_POLICY.preset;
+  if (!Object.hasOwn(POLICY_PRESETS, preset))
+    throw invalidConfig(
+      'policy.preset',
+      `must be one of ${Object.keys(POLICY_PRESETS).join(', ')} (got ${String(preset)})`,
+    );
+  Object.assign(merged, POLICY_PRESETS[preset]);
   for (const [key, value] of Object.entries(policy)) {
     if (value === undefined) continue;
     if (!(key in DEFAULT_POLICY)) throw invalidConfig(`policy.${key}`, 'is not a policy option');
@@ -266,5 +304,16 @@ export function overridePolicy(
 ): CompactPolicy {
   const present = overrides.filter((o): o is Partial<CompactPolicy> => o !== undefined);
   if (present.length === 0) return base;
-  return resolvePolicy(Object.assign({ ...base }, ...present), customStrategies);
+  const merged: Partial<CompactPolicy> = { ...base };
+  // An override naming a preset takes the preset's values, then its own keys.
+  for (const override of present) {
+    const preset = override.preset === undefined ? undefined : POLICY_PRESETS[override.preset];
+    if (preset) {
+      Object.assign(merged, preset);
+      // Derived from the trigger: taken again from the preset's unless the override sets it.
+      delete merged.prepareAtPct;
+    }
+    Object.assign(merged, override);
+  }
+  return resolvePolicy(merged, customStrategies);
 }

@@ -149,7 +149,11 @@ describe('a real compaction exported to Ariadne and archived on disk', () => {
       /\.jsonl?$/.test(file),
     );
     expect(files).toEqual(
-      expect.arrayContaining(['events.jsonl', 'summary-001.json', 'transcript-pre-compact-001.jsonl']),
+      expect.arrayContaining([
+        'events.jsonl',
+        expect.stringMatching(/^summary-001-[0-9a-z-]+\.json$/),
+        expect.stringMatching(/^transcript-pre-compact-001-[0-9a-z-]+\.jsonl$/),
+      ]),
     );
     const archived = (
       await Promise.all(files.map((file) => readFile(join(archive!, 'deploy-session', file), 'utf8')))

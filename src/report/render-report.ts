@@ -24,6 +24,7 @@ h1{font-size:22px;margin:0 0 4px}h2{font-size:18px;margin:28px 0 8px}h3{font-siz
 .chart .limit-label.window{fill:#cf222e}.chart .limit-label.trigger{fill:#9a6700}.chart .limit-label.target{fill:#1a7f37}
 .chart .compaction-marker{fill:#8250df;stroke:#fff;stroke-width:1.5}.chart .compaction-marker.has-error{fill:#cf222e}
 .chart .usage-point{fill:#1a7f37}
+.usage{border-collapse:collapse;font-size:13px}.usage td,.usage th{padding:2px 8px;text-align:right}
 .card{border:1px solid #d0d7de;border-radius:6px;padding:12px 16px;margin:12px 0}.card.has-error{border-color:#cf222e;box-shadow:0 0 0 1px #cf222e33}
 table.levels{border-collapse:collapse;margin:6px 0}table.levels th,table.levels td{border-bottom:1px solid #eaeef2;padding:3px 10px;text-align:left}
 td.num{text-align:right;font-variant-numeric:tabular-nums}
@@ -49,11 +50,30 @@ function facts(trace: TraceModel): string {
       ? [
           `prompt cache: ${(100 * trace.cost.hitShare).toFixed(1)}% hit over ${trace.cost.requests} reported requests`,
           `billed-equivalent input: ${Math.round(trace.cost.billedInputEquivalent).toLocaleString('en')} tokens`,
+          ...(trace.cost.requests > 0
+            ? [
+                `billed-equivalent input per reported request: ${Math.round(trace.cost.billedInputEquivalent / trace.cost.requests).toLocaleString('en')} tokens`,
+              ]
+            : []),
           `prefix rewrites: ${trace.cost.prefixRewrites}`,
         ]
       : []),
   ];
   return `<ul class="facts">${items.map((item) => `<li>${escapeHtml(item)}</li>`).join('')}</ul>`;
+}
+
+/** The calls whose provider usage was recorded: what each billed, in base-price input tokens. */
+function usageTable(trace: TraceModel): string {
+  const calls = trace.calls.filter((call) => call.usage !== undefined);
+  if (calls.length === 0) return '';
+  const fmt = (n: number) => Math.round(n).toLocaleString('en');
+  const rows = calls.map((call) => {
+    const usage = call.usage!;
+    return `<tr><td>${escapeHtml(call.index)}</td><td>${escapeHtml(fmt(usage.inputTokens))}</td><td>${escapeHtml((100 * usage.hitShare).toFixed(0))}%</td><td>${escapeHtml(fmt(usage.billedInputEquivalent))}</td></tr>`;
+  });
+  return `<h2>Billed input per call</h2>
+<p class="muted">Where the provider's usage was recorded: the input it reported, the share read from the prompt cache, and the billed-equivalent input (input tokens at the model's base price).</p>
+<table class="usage"><thead><tr><th>call</th><th>input tokens</th><th>from the cache</th><th>billed-equivalent input</th></tr></thead><tbody>${rows.join('')}</tbody></table>`;
 }
 
 function otherErrors(trace: TraceModel): string {
@@ -104,6 +124,7 @@ ${options.note === undefined ? '' : `<p class="muted">${escapeHtml(options.note)
 ${renderChart(trace)}
 <h2>Compactions</h2>
 ${cards}
+${usageTable(trace)}
 ${otherErrors(trace)}
 ${notesBlock(trace)}
 </body>

@@ -51,17 +51,48 @@ export function assertArtifact(sessionId: unknown, artifact: ArchivedArtifact): 
   }
 }
 
-/** The file (or key) name of an artifact inside its session's `artifacts/` folder. */
-export function artifactFileName(ref: string): string {
+/**
+ * The file (or key) name of an artifact inside its session's `artifacts/` folder: `{ref}.{id}.json`
+ * with the write id of `archiveWriteId`, so saving a reference again writes a new file and the
+ * earlier one stays; without an id, the name of the layout before write ids (`{ref}.json`).
+ */
+export function artifactFileName(ref: string, id?: string): string {
   assertArtifactRef(ref);
-  return `${ref}.json`;
+  return id === undefined ? `${ref}.json` : `${ref}.${id}.json`;
+}
+
+const WRITE_ID = /^[0-9a-z]{9,}-[0-9a-f]{8}$/;
+
+/** The reference and write id a file name of {@link artifactFileName} holds, or `undefined` for any other name. */
+export function parseArtifactFile(name: string): { ref: string; id?: string } | undefined {
+  if (!name.endsWith('.json')) return undefined;
+  const stem = name.slice(0, -'.json'.length);
+  const dot = stem.indexOf('.');
+  if (dot < 0) return isArtifactRef(stem) ? { ref: stem } : undefined;
+  const ref = stem.slice(0, dot);
+  const id = stem.slice(dot + 1);
+  return isArtifactRef(ref) && WRITE_ID.test(id) ? { ref, id } : undefined;
 }
 
 /** The reference a file name of {@link artifactFileName} holds, or `undefined` for any other name. */
 export function refOfArtifactFile(name: string): string | undefined {
-  if (!name.endsWith('.json')) return undefined;
-  const ref = name.slice(0, -'.json'.length);
-  return isArtifactRef(ref) ? ref : undefined;
+  return parseArtifactFile(name)?.ref;
+}
+
+/**
+ * The newest file of each reference among `names` (an artifacts folder's listing): the one with
+ * the latest write id; a name without one (the layout before write ids) is the oldest.
+ */
+export function newestArtifactFiles(names: Iterable<string>): Map<string, string> {
+  const newest = new Map<string, { name: string; id: string }>();
+  for (const name of names) {
+    const parsed = parseArtifactFile(name);
+    if (!parsed) continue;
+    const id = parsed.id ?? '';
+    const current = newest.get(parsed.ref);
+    if (!current || id > current.id) newest.set(parsed.ref, { name, id });
+  }
+  return new Map([...newest].map(([ref, { name }]) => [ref, name]));
 }
 
 /**

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { CompactError } from '../core/errors.js';
 import { hashSessionId } from '../core/session/hash-session-id.js';
 
@@ -74,9 +74,81 @@ export function padStep(step: number): string {
   return String(step).padStart(3, '0');
 }
 
-/** The archive's file names, shared by every adapter. */
+/** The last time an archive write id used in this process (ids stay strictly increasing). */
+let lastWriteTime = 0;
+
+/**
+ * A new archive write id: base-36 milliseconds (9 digits, strictly increasing in this process),
+ * a dash and 8 random hex digits. Ids sort in write order, and two writes never share one, so
+ * every write of the archive gets a name nobody wrote before.
+ */
+export function archiveWriteId(): string {
+  lastWriteTime = Math.max(Date.now(), lastWriteTime + 1);
+  return `${lastWriteTime.toString(36).padStart(9, '0')}-${randomBytes(4).toString('hex')}`;
+}
+
+/**
+ * The archive's file names, shared by every adapter. Every write gets its own name (a compaction
+ * that only clears keeps the summary version, so the step alone would repeat): the step, then a
+ * write id from {@link archiveWriteId}. A transcript whose history extends the one archived
+ * before it is written as a part (`.part.jsonl`): a first line `{"continues": name, "from": n}`,
+ * then only the messages after the first `n` (see `transcript-parts.ts`).
+ */
 export const ARCHIVE_NAMES = Object.freeze({
-  transcript: (step: number) => `transcript-pre-compact-${padStep(step)}.jsonl`,
-  summary: (step: number) => `summary-${padStep(step)}.json`,
+  transcript: (step: number, id: string) => `transcript-pre-compact-${padStep(step)}-${id}.jsonl`,
+  transcriptPart: (step: number, id: string) => `transcript-pre-compact-${padStep(step)}-${id}.part.jsonl`,
+  summary: (step: number, id: string) => `summary-${padStep(step)}-${id}.json`,
   events: 'events.jsonl',
 });
+
+/** A transcript or summary file name of the archive, read back ({@link parseArchiveName}). */
+export interface ArchiveName {
+  kind: 'transcript' | 'summary';
+  step: number;
+  /** The write id; `undefined` in the layout before write ids (`summary-001.json`). */
+  id?: string;
+  /** A transcript part (only the messages after those of the transcript it continues). */
+  part: boolean;
+}
+
+const NAME =
+  /^(transcript-pre-compact|summary)-(\d{3,})(?:-([0-9a-z]{9,}-[0-9a-f]{8}))?(\.part)?\.(jsonl|json)$/;
+
+/**
+ * Reads an archive file name, this layout's or the one before write ids
+ * (`transcript-pre-compact-001.jsonl`); `undefined` for any other name (events, files moved
+ * aside as `.prev`, temp files).
+ */
+export function parseArchiveName(name: string): ArchiveName | undefined {
+  const match = NAME.exec(name);
+  if (!match) return undefined;
+  const kind = match[1] === 'summary' ? 'summary' : 'transcript';
+  if ((kind === 'summary') !== (match[5] === 'json')) return undefined;
+  if (match[4] && (kind !== 'transcript' || !match[3])) return undefined;
+  return {
+    kind,
+    step: Number(match[2]),
+    part: match[4] !== undefined,
+    ...(match[3] ? { id: match[3] } : {}),
+  };
+}
+
+/**
+ * The newest of `names` of one kind: files with write ids are newer than those without and
+ * ordered by their ids (time-ordered); files without, by step. `undefined` when there is none.
+ */
+export function newestArchiveName(names: readonly string[], kind: ArchiveName['kind']): string | undefined {
+  let best: { name: string; parsed: ArchiveName } | undefined;
+  for (const name of names) {
+    const parsed = parseArchiveName(name);
+    if (parsed?.kind !== kind) continue;
+    if (!best || compareArchiveNames(parsed, best.parsed) > 0) best = { name, parsed };
+  }
+  return best?.name;
+}
+
+function compareArchiveNames(a: ArchiveName, b: ArchiveName): number {
+  if ((a.id === undefined) !== (b.id === undefined)) return a.id === undefined ? -1 : 1;
+  if (a.id !== undefined && b.id !== undefined && a.id !== b.id) return a.id < b.id ? -1 : 1;
+  return a.step - b.step;
+}

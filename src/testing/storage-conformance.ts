@@ -61,7 +61,7 @@ export function describeStorageConformance(options: StorageConformanceOptions): 
         expect(adapter.name).toMatch(/^[a-z0-9-]+$/);
       }));
 
-    it('saves the transcript as JSON lines named transcript-pre-compact-{step:03d}.jsonl', () =>
+    it('saves the transcript as JSON lines named transcript-pre-compact-{step:03d}-{id}.jsonl', () =>
       withHarness(async ({ adapter, read }) => {
         const transcript = [
           { role: 'system', content: 'You are a coding agent.' },
@@ -69,18 +69,31 @@ export function describeStorageConformance(options: StorageConformanceOptions): 
           { type: 'function_call', call_id: 'c1', name: 'grep', arguments: '{"q":"x"}' },
         ];
         const location = await adapter.saveTranscript('session-abc-123', transcript, 1);
-        expect(location).toMatch(/session-abc-123[/\\]transcript-pre-compact-001\.jsonl$/);
+        expect(location).toMatch(
+          /session-abc-123[/\\]transcript-pre-compact-001-[0-9a-z]{9}-[0-9a-f]{8}\.jsonl$/,
+        );
         const lines = (await read(location)).trimEnd().split('\n');
         expect(lines.map((line) => JSON.parse(line))).toEqual(transcript);
       }));
 
-    it('saves the summary as summary-{step:03d}.json and replaces it whole on a rewrite', () =>
+    it('saves each summary under a new name summary-{step:03d}-{id}.json, never replacing one', () =>
       withHarness(async ({ adapter, read }) => {
         const first = await adapter.saveSummary('s1', summaryOf('s1', 12, 'first'), 12);
-        expect(first).toMatch(/s1[/\\]summary-012\.json$/);
+        expect(first).toMatch(/s1[/\\]summary-012-[0-9a-z]{9}-[0-9a-f]{8}\.json$/);
         const second = await adapter.saveSummary('s1', summaryOf('s1', 12, 'second'), 12);
-        expect(second).toBe(first);
+        expect(second).not.toBe(first);
+        expect(second > first).toBe(true);
+        expect(JSON.parse(await read(first))).toEqual(summaryOf('s1', 12, 'first'));
         expect(JSON.parse(await read(second))).toEqual(summaryOf('s1', 12, 'second'));
+      }));
+
+    it('saves each transcript under a new name, never replacing one', () =>
+      withHarness(async ({ adapter, read }) => {
+        const first = await adapter.saveTranscript('s2', [{ role: 'user', content: 'first run' }], 1);
+        const second = await adapter.saveTranscript('s2', [{ role: 'user', content: 'second run' }], 1);
+        expect(second).not.toBe(first);
+        expect(await read(first)).toContain('first run');
+        expect(await read(second)).toContain('second run');
       }));
 
     it('keeps events in order', () =>

@@ -134,17 +134,20 @@ describe.skipIf(process.platform === 'win32')('the fs archive owns its folders',
     expect(await readFile(target, 'utf8')).toBe('untouched\n');
   });
 
-  it('never writes a transcript through a link planted at its name (the link is moved aside)', async () => {
+  it('never writes a transcript through a link planted at a name it could take', async () => {
     const root = await fresh();
     const target = join(await fresh(), 'victim.txt');
     await writeFile(target, 'untouched\n');
     await mkdir(join(root, 's'), { mode: 0o700 });
     const name = join(root, 's', 'transcript-pre-compact-001.jsonl');
     await symlink(target, name);
-    await fsStorage({ path: root }).saveTranscript('s', transcript, 1);
+    const written = await fsStorage({ path: root }).saveTranscript('s', transcript, 1);
     expect(await readFile(target, 'utf8')).toBe('untouched\n');
-    expect((await lstat(name)).isFile()).toBe(true);
-    expect(await mode(name)).toBe(0o600);
+    // Every write takes a new name (issue 34): the planted link is neither followed nor replaced.
+    expect(written).not.toBe(name);
+    expect((await lstat(written)).isFile()).toBe(true);
+    expect(await mode(written)).toBe(0o600);
+    expect((await lstat(name)).isSymbolicLink()).toBe(true);
   });
 
   it('writes every file 0600 in 0700 folders, and tightens an events file left wider', async () => {

@@ -45,7 +45,9 @@ describe('replay', () => {
     expect(progress.at(-1)).toMatch(/^replay: call (\d+)\/\1 \(100%\)/);
     expect(run.stderr).not.toContain('\r');
     const archived = await readdir(join(out, 'replay'));
-    expect(archived).toContain('transcript-pre-compact-001.jsonl');
+    expect(archived).toContainEqual(
+      expect.stringMatching(/^transcript-pre-compact-001-[0-9a-z]{9}-[0-9a-f]{8}\.jsonl$/),
+    );
     expect(archived).toContain('events.jsonl');
   }, 240_000);
 

@@ -55,6 +55,17 @@ describe('the cost in status and report', () => {
     expect(html).toMatch(new RegExp(`prompt cache: \\d+\\.\\d% hit over ${calls} reported requests`));
     // The archive keeps the calls that compacted: each has its usage point.
     expect(html.match(/<circle class="usage-point"/g)?.length).toBe(compactions);
+    // Billed-equivalent input per call (issue 34, point 6): the mean, and a row per call with usage.
+    expect(html).toMatch(/billed-equivalent input per reported request: [\d,]+ tokens/);
+    const table = /<table class="usage">[\s\S]*?<\/table>/.exec(html)?.[0] ?? '';
+    const rows = [
+      ...table.matchAll(/<tr><td>(\d+)<\/td><td>[\d,]+<\/td><td>(\d+)%<\/td><td>([\d,]+)<\/td><\/tr>/g),
+    ];
+    expect(rows).toHaveLength(compactions);
+    for (const row of rows) {
+      expect(Number(row[2])).toBeGreaterThanOrEqual(80);
+      expect(Number(row[3]!.replaceAll(',', ''))).toBeGreaterThan(0);
+    }
   }, 120_000);
 
   it('a session without reported usage says so', async () => {

@@ -4,9 +4,10 @@ import { CompactManager } from '../../core/compact-manager.js';
 import { CompactError } from '../../core/errors.js';
 import type { ArchivedSummary } from '../../core/session/storage-adapter.js';
 import { buildTraceModel, parseTrace, type TraceModel } from '../../report/trace-model.js';
+import { newestArchiveName } from '../../storage/session-path.js';
 import type { CliIo } from '../cli-io.js';
 import { formatNumber, levelsText } from '../replay/format-table.js';
-import { isDirectory, latestTranscript } from '../replay/read-transcript.js';
+import { isDirectory, readLatestTranscript } from '../replay/read-transcript.js';
 import { dropTornLastLine } from '../torn-line.js';
 
 /** What `status` reports about an archived session. */
@@ -30,8 +31,6 @@ export interface SessionStatus {
   cost?: { requests: number; hitShare: number; billedInputEquivalent: number; prefixRewrites: number };
 }
 
-const SUMMARY = /^summary-(\d+)\.json$/;
-
 /** The fields of an archived summary `status` shows, each checked: the file may be damaged or forged. */
 function checkedSummary(value: unknown, file: string): ArchivedSummary {
   const summary = value as Partial<Record<keyof ArchivedSummary, unknown>> | null;
@@ -50,9 +49,9 @@ function checkedSummary(value: unknown, file: string): ArchivedSummary {
   return summary as ArchivedSummary;
 }
 
+/** The newest summary of the folder (the latest write; in the layout before write ids, the highest step). */
 async function latestSummary(folder: string): Promise<ArchivedSummary | undefined> {
-  const names = (await readdir(folder)).filter((name) => SUMMARY.test(name)).sort();
-  const last = names.at(-1);
+  const last = newestArchiveName(await readdir(folder), 'summary');
   if (last === undefined) return undefined;
   let value: unknown;
   try {
@@ -66,35 +65,14 @@ async function latestSummary(folder: string): Promise<ArchivedSummary | undefine
   return checkedSummary(value, join(folder, last));
 }
 
-/** The messages of an archived transcript (JSONL); a bad line is named, a torn last line skipped. */
-async function transcriptMessages(
-  file: string,
-  warn: (line: string) => void,
-): Promise<{ role?: unknown; meta?: { protected?: unknown } }[]> {
-  const text = dropTornLastLine(await readFile(file, 'utf8'), file, warn);
-  return text.split('\n').flatMap((line, index) => {
-    if (line.trim() === '') return [];
-    try {
-      const value = JSON.parse(line) as unknown;
-      return value !== null && typeof value === 'object' ? [value as { role?: unknown }] : [];
-    } catch (error) {
-      throw new CompactError(
-        'invalid_messages',
-        `${file} line ${index + 1}: not valid JSON (${(error as Error).message})`,
-      );
-    }
-  });
-}
-
 /** Tokens of the pinned messages (system, developer, protected) of the newest transcript. */
 async function pinnedTokens(
   folder: string,
   model: string | undefined,
-  warn: (line: string) => void,
 ): Promise<{ tokens: number; count: number }> {
-  const transcript = await latestTranscript(folder);
+  const transcript = await readLatestTranscript(folder);
   if (transcript === undefined) return { tokens: 0, count: 0 };
-  const messages = await transcriptMessages(transcript, warn);
+  const messages = transcript as { role?: unknown; meta?: { protected?: unknown } }[];
   const pinned = messages.filter(
     (message) =>
       message.role === 'system' || message.role === 'developer' || message.meta?.protected === true,
@@ -151,7 +129,7 @@ export async function readSessionStatus(
     };
   }
   if (last) {
-    const pinned = await pinnedTokens(folder, status.model, warn);
+    const pinned = await pinnedTokens(folder, status.model);
     const summaryTokens = summary?.tokens ?? 0;
     status.layers = {
       pinned: pinned.tokens,

@@ -62,7 +62,8 @@ describe('fsStorage artifacts', () => {
       await adapter.saveArtifact!('bob', sampleArtifact('bob', 'tool-bob1', 'bob secret'));
       await adapter.saveArtifact!('alice', sampleArtifact('alice', 'tool-mine', 'alice text'));
       const aliceDir = join(root, safeSessionSegment('alice'), 'artifacts');
-      const bobFile = join(root, safeSessionSegment('bob'), 'artifacts', 'tool-bob1.json');
+      const bobDir = join(root, safeSessionSegment('bob'), 'artifacts');
+      const bobFile = join(bobDir, (await readdir(bobDir))[0]!);
       await writeFile(join(aliceDir, 'tool-copied.json'), await readFile(bobFile, 'utf8'));
       await symlink(bobFile, join(aliceDir, 'tool-bob1.json'));
       await writeFile(join(aliceDir, 'notes.txt'), 'not an artifact');
@@ -113,12 +114,12 @@ describe('fsStorage', () => {
       for (const event of sampleCompactionEvents()) await adapter.saveEvent('session-abc-123', event);
       await adapter.close?.();
       const files = (await readdir(join(root, '.compact/archive/session-abc-123'))).sort();
-      expect(files).toEqual([
-        'events.jsonl',
-        'summary-001.json',
-        'transcript-pre-compact-001.jsonl',
-        'transcript-pre-compact-002.jsonl',
-      ]);
+      expect(files).toHaveLength(4);
+      expect(files[0]).toBe('events.jsonl');
+      expect(files[1]).toMatch(/^summary-001-[0-9a-z]{9}-[0-9a-f]{8}\.json$/);
+      expect(files[2]).toMatch(/^transcript-pre-compact-001-[0-9a-z]{9}-[0-9a-f]{8}\.jsonl$/);
+      // The second history does not extend the first (it is empty): written whole.
+      expect(files[3]).toMatch(/^transcript-pre-compact-002-[0-9a-z]{9}-[0-9a-f]{8}\.jsonl$/);
       const lines = (
         await readFile(join(root, '.compact/archive/session-abc-123/events.jsonl'), 'utf8')
       ).split('\n');
@@ -155,12 +156,11 @@ describe('fsStorage', () => {
     try {
       process.chdir(root);
       const location = await fsStorage().saveTranscript('s', [], 3);
-      expect(location).toBe(
-        join(
-          await import('node:fs/promises').then((fs) => fs.realpath(root)),
-          '.compact/archive/s/transcript-pre-compact-003.jsonl',
-        ),
+      const folder = join(
+        await import('node:fs/promises').then((fs) => fs.realpath(root)),
+        '.compact/archive/s',
       );
+      expect(location.startsWith(`${folder}/transcript-pre-compact-003-`)).toBe(true);
     } finally {
       process.chdir(cwd);
       await rm(root, { recursive: true, force: true });
@@ -176,7 +176,9 @@ describe('fsStorage', () => {
       await adapter.saveEvent('s', sampleCompactionEvents()[0]!);
       await rm(join(root, 's'), { recursive: true });
       await adapter.saveTranscript('s', [{ a: 1 }], 2);
-      expect((await readdir(join(root, 's'))).sort()).toEqual(['transcript-pre-compact-002.jsonl']);
+      expect(await readdir(join(root, 's'))).toEqual([
+        expect.stringMatching(/^transcript-pre-compact-002-.*\.jsonl$/),
+      ]);
     } finally {
       await rm(root, { recursive: true, force: true });
     }

@@ -13,11 +13,17 @@ import {
   artifactFileName,
   assertArtifact,
   assertArtifactRef,
+  newestArtifactFiles,
   parseStoredArtifact,
-  refOfArtifactFile,
   sortArtifacts,
 } from '../artifact-ref.js';
-import { ARCHIVE_NAMES, type SessionFolderOptions, sessionFolderName } from '../session-path.js';
+import {
+  ARCHIVE_NAMES,
+  archiveWriteId,
+  type SessionFolderOptions,
+  sessionFolderName,
+} from '../session-path.js';
+import { transcriptParts } from '../transcript-parts.js';
 import {
   appendPrivateFile,
   assertPrivateFolder,
@@ -41,11 +47,6 @@ const ARTIFACT_DIR = 'artifacts';
 /** Artifact files read at once by `listArtifacts`. */
 const READ_CONCURRENCY = 16;
 
-/** A unique, time-ordered id for a file moved aside: base-36 milliseconds, then random. */
-function writeId(): string {
-  return `${Date.now().toString(36).padStart(9, '0')}-${randomBytes(4).toString('hex')}`;
-}
-
 /** The fs adapter's defaults. */
 export const DEFAULT_FS_STORAGE_OPTIONS = Object.freeze({ path: '.compact/archive' });
 
@@ -53,17 +54,26 @@ export const DEFAULT_FS_STORAGE_OPTIONS = Object.freeze({ path: '.compact/archiv
  * Archives on the local file system (the default adapter):
  *
  * ```
- * {path}/{session_id}/transcript-pre-compact-001.jsonl   full history before compaction 1
- * {path}/{session_id}/summary-001.json                   summary of compaction 1
- * {path}/{session_id}/events.jsonl                       every event, one JSON per line
- * {path}/{session_id}/artifacts/{ref}.json               an original a placeholder names (recall)
+ * {path}/{session_id}/transcript-pre-compact-001-{id}.jsonl       full history before a compaction (v1 next)
+ * {path}/{session_id}/transcript-pre-compact-001-{id}.part.jsonl  the same, as the messages after those of the last one
+ * {path}/{session_id}/summary-001-{id}.json                      summary v1
+ * {path}/{session_id}/events.jsonl                               every event, one JSON per line
+ * {path}/{session_id}/artifacts/{ref}.{id}.json                  an original a placeholder names (recall)
  * ```
+ *
+ * The archive only grows: every write gets a name nobody wrote before (`{id}` is a write id:
+ * base-36 milliseconds and random digits, so names sort in write order), nothing is renamed or
+ * rewritten. A history that extends the one archived before it is written as a part holding
+ * only the new messages, its first line `{"continues": name, "from": n}` naming the transcript
+ * it continues (read back whole with `readTranscriptLines`); so a session archives each message
+ * about once. Saving an artifact's reference again writes a new file; reads return the newest.
+ * Archives written before write ids (`summary-001.json`, `{ref}.json`, `.prev` files) are read
+ * as they are.
  *
  * Session ids are made safe for paths (see `safeSessionSegment`; `hashSessionIds` names folders by a keyed hash instead) and references are checked
  * against `ARTIFACT_REF_PATTERN` before they name a file. Transcripts, summaries and artifacts
  * are written atomically (a temp file, then a hard link), so a reader never sees half a file,
- * and never replace an earlier file: one already there (written before the session's state
- * was lost, or by another process) is moved aside to `{name}.{time}-{random}.prev` first.
+ * and never replace a file already there (that write fails with `storage_failed`).
  * Events are appended, one write per line, and appends to the same file are serialized in
  * this process, so lines of concurrent sessions or calls never interleave. Nothing is ever
  * deleted: clean up old sessions yourself (see SECURITY.md, retention).
@@ -74,7 +84,7 @@ export const DEFAULT_FS_STORAGE_OPTIONS = Object.freeze({ path: '.compact/archiv
  * folder and its mode (nothing is written; the manager reports it as a `compact.error` and the
  * conversation goes on); the mode is never changed for you. Inside the root no symbolic link is
  * followed: a linked folder is refused, files are opened with `O_NOFOLLOW`, and a link planted
- * at a transcript's name is moved aside like any earlier file. The root itself may be a link.
+ * at a file's name is never written through. The root itself may be a link.
  *
  * @example
  * ```ts
@@ -86,6 +96,7 @@ export function fsStorage(options: FsStorageOptions = {}): StorageAdapter {
   const root = resolve(options.path ?? DEFAULT_FS_STORAGE_OPTIONS.path);
   const tails = new Map<string, Promise<void>>();
   const madeDirs = new Set<string>();
+  const parts = transcriptParts();
 
   /**
    * Makes a folder of the archive (0700) and checks it: the root may be a link the user set
@@ -128,42 +139,34 @@ export function fsStorage(options: FsStorageOptions = {}): StorageAdapter {
   };
 
   /**
-   * Puts `temp` at `file` without ever replacing a file another write left there: `link` is
-   * atomic and refuses an existing name, so an earlier file (from before a state loss, or by
-   * another process) is first moved aside under a unique, time-ordered name
-   * (`{name}.{time}-{random}.prev`), and `file` always holds the latest write.
+   * Puts `temp` at `file`, a name no write used before: `link` is atomic and refuses an
+   * existing name, so a file already there (planted, or a link) is never replaced.
    */
-  const placeNoClobber = async (temp: string, file: string) => {
-    for (let attempt = 0; attempt < 5; attempt++) {
-      try {
-        await link(temp, file);
-        await unlink(temp).catch(() => {});
+  const placeNew = async (temp: string, file: string) => {
+    try {
+      await link(temp, file);
+      await unlink(temp).catch(() => {});
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException)?.code;
+      if (code === 'EEXIST')
+        throw new CompactError(
+          'storage_failed',
+          `fs: ${file} already exists; archive files are never replaced`,
+        );
+      // File systems without hard links: a plain rename (the name is new, see archiveWriteId).
+      if (code === 'EPERM' || code === 'ENOTSUP' || code === 'EXDEV' || code === 'EOPNOTSUPP') {
+        await rename(temp, file);
         return;
-      } catch (error) {
-        const code = (error as NodeJS.ErrnoException)?.code;
-        if (code === 'EEXIST') {
-          await rename(file, `${file}.${writeId()}.prev`).catch((moveError: NodeJS.ErrnoException) => {
-            if (moveError?.code !== 'ENOENT') throw moveError;
-          });
-          continue;
-        }
-        // File systems without hard links: a plain rename (earlier files are still moved aside).
-        if (code === 'EPERM' || code === 'ENOTSUP' || code === 'EXDEV' || code === 'EOPNOTSUPP') {
-          await rename(file, `${file}.${writeId()}.prev`).catch(() => {});
-          await rename(temp, file);
-          return;
-        }
-        throw error;
       }
+      throw error;
     }
-    throw new Error(`${file} kept being replaced by other writers`);
   };
 
   const writeAtomic = async (file: string, content: string) => {
     const temp = `${file}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
     try {
       await withDir(file, () => writePrivateFile(temp, content, { what: 'archive file', exclusive: true }));
-      await placeNoClobber(temp, file);
+      await placeNew(temp, file);
     } catch (error) {
       await rm(temp, { force: true }).catch(() => {});
       if (error instanceof CompactError) throw error;
@@ -211,8 +214,26 @@ export function fsStorage(options: FsStorageOptions = {}): StorageAdapter {
     }
   };
 
-  const readArtifact = async (sessionId: string, ref: string): Promise<ArchivedArtifact | undefined> => {
-    const file = join(artifactDir(sessionId), artifactFileName(ref));
+  /** The newest file of each reference in the session's artifact folder (none when it is missing). */
+  const artifactFiles = async (sessionId: string): Promise<Map<string, string>> => {
+    const dir = artifactDir(sessionId);
+    if (!(await readableArtifacts(sessionId))) return new Map();
+    try {
+      return newestArtifactFiles(await readdir(dir));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException)?.code === 'ENOENT') return new Map();
+      throw new CompactError('storage_failed', `fs: could not list ${dir}: ${(error as Error).message}`, {
+        cause: error,
+      });
+    }
+  };
+
+  const readArtifact = async (
+    sessionId: string,
+    ref: string,
+    name: string,
+  ): Promise<ArchivedArtifact | undefined> => {
+    const file = join(artifactDir(sessionId), name);
     let text: string;
     try {
       text = await readFileNoFollow(file);
@@ -230,13 +251,15 @@ export function fsStorage(options: FsStorageOptions = {}): StorageAdapter {
   return {
     name: 'fs',
     async saveTranscript(sessionId, transcript, step) {
-      const file = join(await sessionDir(sessionId), ARCHIVE_NAMES.transcript(step));
-      const lines = transcript.map((message) => JSON.stringify(message ?? null));
-      await writeAtomic(file, lines.length > 0 ? `${lines.join('\n')}\n` : '');
+      const dir = await sessionDir(sessionId);
+      const planned = parts.plan(dir, transcript, step);
+      const file = join(dir, planned.name);
+      await writeAtomic(file, planned.body);
+      planned.commit();
       return file;
     },
     async saveSummary(sessionId, summary: ArchivedSummary, step) {
-      const file = join(await sessionDir(sessionId), ARCHIVE_NAMES.summary(step));
+      const file = join(await sessionDir(sessionId), ARCHIVE_NAMES.summary(step, archiveWriteId()));
       await writeAtomic(file, `${JSON.stringify(summary, null, 2)}\n`);
       return file;
     },
@@ -265,32 +288,21 @@ export function fsStorage(options: FsStorageOptions = {}): StorageAdapter {
         await ensureDir(dir);
         madeDirs.add(dir);
       }
-      const file = join(dir, artifactFileName(artifact.ref));
+      const file = join(dir, artifactFileName(artifact.ref, archiveWriteId()));
       await writeAtomic(file, `${JSON.stringify(artifact)}\n`);
       return file;
     },
     async loadArtifact(sessionId, ref) {
       assertArtifactRef(ref);
-      if (!(await readableArtifacts(sessionId))) return undefined;
-      return readArtifact(sessionId, ref);
+      const name = (await artifactFiles(sessionId)).get(ref);
+      return name === undefined ? undefined : readArtifact(sessionId, ref, name);
     },
     async listArtifacts(sessionId) {
-      const dir = artifactDir(sessionId);
-      if (!(await readableArtifacts(sessionId))) return [];
-      let names: string[];
-      try {
-        names = await readdir(dir);
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException)?.code === 'ENOENT') return [];
-        throw new CompactError('storage_failed', `fs: could not list ${dir}: ${(error as Error).message}`, {
-          cause: error,
-        });
-      }
-      const refs = names.map(refOfArtifactFile).filter((ref): ref is string => ref !== undefined);
+      const files = [...(await artifactFiles(sessionId))];
       const artifacts: ArchivedArtifact[] = [];
-      for (let i = 0; i < refs.length; i += READ_CONCURRENCY) {
+      for (let i = 0; i < files.length; i += READ_CONCURRENCY) {
         const batch = await Promise.all(
-          refs.slice(i, i + READ_CONCURRENCY).map((ref) => readArtifact(sessionId, ref)),
+          files.slice(i, i + READ_CONCURRENCY).map(([ref, name]) => readArtifact(sessionId, ref, name)),
         );
         for (const artifact of batch) if (artifact) artifacts.push(artifact);
       }

@@ -26,14 +26,14 @@ describeStorageConformance({
       isInsideRoot,
       close,
       async read(location) {
-        const match = /^memory:\/\/([^/]+)\/(transcript-pre-compact|summary)-(\d{3})\.jsonl?$/.exec(location);
+        const match =
+          /^memory:\/\/([^/]+)\/((transcript-pre-compact|summary)-\d{3}-[0-9a-z-]+\.jsonl?)$/.exec(location);
         if (!match) throw new Error(`not a memory location: ${location}`);
         const session = adapter.sessions().find((id) => safeSessionSegment(id) === match[1]);
         const stored = adapter.snapshot(session!)!;
-        const step = Number(match[3]);
-        if (match[2] === 'summary') return JSON.stringify(stored.summaries.get(step));
+        if (match[3] === 'summary') return JSON.stringify(stored.summaries.get(match[2]!));
         return stored.transcripts
-          .get(step)!
+          .get(match[2]!)!
           .map((message) => `${JSON.stringify(message ?? null)}\n`)
           .join('');
       },
@@ -48,13 +48,15 @@ describe('memoryStorage', () => {
   it('copies transcripts and events in, so later changes by the caller are not archived', async () => {
     const storage = memoryStorage();
     const transcript = [{ role: 'user', content: 'first' }];
-    await storage.saveTranscript('s', transcript, 1);
+    const location = await storage.saveTranscript('s', transcript, 1);
     transcript[0]!.content = 'changed';
     const [event] = sampleCompactionEvents({ sessionId: 's' });
     await storage.saveEvent('s', event!);
     (event as { sessionId: string }).sessionId = 'other';
     const snapshot = storage.snapshot('s')!;
-    expect(snapshot.transcripts.get(1)).toEqual([{ role: 'user', content: 'first' }]);
+    expect(snapshot.transcripts.get(location.split('/').at(-1)!)).toEqual([
+      { role: 'user', content: 'first' },
+    ]);
     expect(snapshot.events[0]?.sessionId).toBe('s');
     expect(storage.sessions()).toEqual(['s']);
   });

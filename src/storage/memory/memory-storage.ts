@@ -5,18 +5,23 @@ import type {
   ArchivedSummary,
   StorageAdapter,
 } from '../../core/session/storage-adapter.js';
-import { assertArtifact, assertArtifactRef, sortArtifacts } from '../artifact-ref.js';
-import { ARCHIVE_NAMES, safeSessionSegment } from '../session-path.js';
+import { artifactFileName, assertArtifact, assertArtifactRef, sortArtifacts } from '../artifact-ref.js';
+import { ARCHIVE_NAMES, archiveWriteId, safeSessionSegment } from '../session-path.js';
 
 /** What a {@link memoryStorage} holds for one session (copies; changing them changes nothing stored). */
 export interface MemoryArchiveSession {
-  /** Transcripts by compaction step. */
-  transcripts: Map<number, unknown[]>;
-  /** Summaries by compaction step. */
-  summaries: Map<number, ArchivedSummary>;
+  /**
+   * Transcripts (each whole) by the name of their write (`transcript-pre-compact-001-{id}.jsonl`,
+   * the fs layout's names; in write order). Nothing is replaced: every write has its own name.
+   */
+  transcripts: Map<string, unknown[]>;
+  /** Summaries by the name of their write (`summary-001-{id}.json`), in write order. */
+  summaries: Map<string, ArchivedSummary>;
   events: AnyCompactEvent[];
-  /** Artifacts by reference. */
+  /** Artifacts by reference (the newest write of each). */
   artifacts: Map<string, ArchivedArtifact>;
+  /** Artifacts a later write under the same reference superseded, oldest first (kept, never dropped). */
+  superseded: ArchivedArtifact[];
 }
 
 /** A {@link StorageAdapter} that keeps the archive in this process, with a way to look inside. */
@@ -34,7 +39,8 @@ export interface MemoryStorage extends StorageAdapter {
 /**
  * Archives in memory: for tests, short-lived agents and recall without a disk. Everything is
  * copied in and out (`structuredClone`), so neither the caller nor the model can change what
- * was stored. Locations look like the fs layout under `memory://` (`memory://{session}/summary-001.json`).
+ * was stored. Locations look like the fs layout under `memory://` (`memory://{session}/summary-001-{id}.json`);
+ * every write has its own, as on disk (transcripts are kept whole, not as parts).
  * Nothing is ever evicted: the archive lives as long as the adapter.
  *
  * @example
@@ -49,7 +55,13 @@ export function memoryStorage(): MemoryStorage {
     if (typeof sessionId !== 'string') throw new CompactError('storage_failed', 'sessionId must be a string');
     let session = sessions.get(sessionId);
     if (!session) {
-      session = { transcripts: new Map(), summaries: new Map(), events: [], artifacts: new Map() };
+      session = {
+        transcripts: new Map(),
+        summaries: new Map(),
+        events: [],
+        artifacts: new Map(),
+        superseded: [],
+      };
       sessions.set(sessionId, session);
     }
     return session;
@@ -59,13 +71,13 @@ export function memoryStorage(): MemoryStorage {
   return {
     name: 'memory',
     async saveTranscript(sessionId, transcript, step) {
-      const name = ARCHIVE_NAMES.transcript(step);
-      sessionOf(sessionId).transcripts.set(step, structuredClone([...transcript]));
+      const name = ARCHIVE_NAMES.transcript(step, archiveWriteId());
+      sessionOf(sessionId).transcripts.set(name, structuredClone([...transcript]));
       return location(sessionId, name);
     },
     async saveSummary(sessionId, summary, step) {
-      const name = ARCHIVE_NAMES.summary(step);
-      sessionOf(sessionId).summaries.set(step, structuredClone(summary));
+      const name = ARCHIVE_NAMES.summary(step, archiveWriteId());
+      sessionOf(sessionId).summaries.set(name, structuredClone(summary));
       return location(sessionId, name);
     },
     async saveEvent(sessionId, event) {
@@ -73,8 +85,11 @@ export function memoryStorage(): MemoryStorage {
     },
     async saveArtifact(sessionId, artifact) {
       assertArtifact(sessionId, artifact);
-      sessionOf(sessionId).artifacts.set(artifact.ref, structuredClone(artifact));
-      return location(sessionId, `artifacts/${artifact.ref}.json`);
+      const session = sessionOf(sessionId);
+      const earlier = session.artifacts.get(artifact.ref);
+      if (earlier) session.superseded.push(earlier);
+      session.artifacts.set(artifact.ref, structuredClone(artifact));
+      return location(sessionId, `artifacts/${artifactFileName(artifact.ref, archiveWriteId())}`);
     },
     async loadArtifact(sessionId, ref) {
       assertArtifactRef(ref);

@@ -12,6 +12,7 @@ import { sampleArtifact } from '../../testing/sample-artifact.js';
 import { sampleCompactionEvents } from '../../testing/sample-events.js';
 import { describeStorageConformance } from '../../testing/storage-conformance.js';
 import { safeSessionSegment } from '../session-path.js';
+import { readTranscriptLines } from '../transcript-parts.js';
 import { s3Storage } from './s3-storage.js';
 
 /** The parts of s3rver (which ships no types) this test uses. */
@@ -147,7 +148,7 @@ describeArtifactConformance({
 });
 
 describe('s3Storage', () => {
-  it('stores artifacts under {prefix}/{session}/artifacts/{ref}.json, SSE-KMS included, and ignores foreign keys there', async () => {
+  it('stores artifacts under {prefix}/{session}/artifacts/{ref}.{id}.json, SSE-KMS included, and ignores foreign keys there', async () => {
     const adapter = s3Storage({
       bucket: BUCKET,
       prefix: 'art-kms',
@@ -158,7 +159,9 @@ describe('s3Storage', () => {
     });
     const before = seen.length;
     const location = await adapter.saveArtifact!('s-1', sampleArtifact('s-1', 'tool-abc123', 'grep output'));
-    expect(location).toBe(`s3://${BUCKET}/art-kms/s-1/artifacts/tool-abc123.json`);
+    expect(location).toMatch(
+      /^s3:\/\/agent-archive\/art-kms\/s-1\/artifacts\/tool-abc123\.[0-9a-z]{9}-[0-9a-f]{8}\.json$/,
+    );
     const put = seen.slice(before).find((request) => request.method === 'PUT');
     expect(put?.headers['x-amz-server-side-encryption']).toBe('aws:kms');
     // A key planted by someone else: another session's artifact copied in, a nested key, a non-JSON name.
@@ -215,7 +218,9 @@ describe('s3Storage', () => {
     const before = seen.length;
     const location = await adapter.saveTranscript('session-abc-123', [{ role: 'user', content: 'hi' }], 1);
     await adapter.saveEvent('session-abc-123', sampleCompactionEvents()[0]!);
-    expect(location).toBe(`s3://${BUCKET}/kms-test/session-abc-123/transcript-pre-compact-001.jsonl`);
+    expect(location).toMatch(
+      /^s3:\/\/agent-archive\/kms-test\/session-abc-123\/transcript-pre-compact-001-[0-9a-z]{9}-[0-9a-f]{8}\.jsonl$/,
+    );
     const puts = seen.slice(before).filter((request) => request.method === 'PUT');
     expect(puts).toHaveLength(2);
     for (const put of puts) {
@@ -230,22 +235,27 @@ describe('s3Storage', () => {
     expect(keys[0]).toMatch(/events\/\d{13}-[a-z0-9]{6}-000001\.json$/);
   });
 
-  it('never replaces an earlier transcript or summary: the one already there is copied aside (issue 24)', async () => {
+  it('never replaces or copies an earlier transcript: each write has its own key, growth is written as parts (issues 24, 34)', async () => {
     const adapter = s3Storage({ bucket: BUCKET, client: reader() });
-    await adapter.saveTranscript('lost-state', [{ role: 'user', content: 'first run' }], 1);
+    const first = [{ role: 'user', content: 'first run' }];
+    await adapter.saveTranscript('lost-state', first, 1);
+    await adapter.saveTranscript('lost-state', [...first, { role: 'assistant', content: 'grown' }], 1);
     // The session's state was lost: the next run writes step 1 again.
     await adapter.saveTranscript('lost-state', [{ role: 'user', content: 'second run' }], 1);
-    const keys = await listKeys(reader(), 'lost-state/');
-    const aside = keys.filter((key) =>
-      /transcript-pre-compact-001\.jsonl\.[0-9a-z]{9}-[0-9a-z]+\.prev$/.test(key),
-    );
-    expect(aside).toHaveLength(1);
+    const keys = (await listKeys(reader(), 'lost-state/')).sort();
+    expect(keys.some((key) => key.endsWith('.prev'))).toBe(false);
+    expect(keys).toHaveLength(3);
     const text = async (key: string) =>
       (await reader().send(new GetObjectCommand({ Bucket: BUCKET, Key: key }))).Body!.transformToString(
         'utf8',
       );
-    expect(await text(aside[0]!)).toContain('first run');
-    expect(await text('lost-state/transcript-pre-compact-001.jsonl')).toContain('second run');
+    expect(keys[1]).toMatch(/\.part\.jsonl$/);
+    const whole = await readTranscriptLines(keys[1]!.slice('lost-state/'.length), async (name) =>
+      text(`lost-state/${name}`),
+    );
+    expect(whole.map((line) => JSON.parse(line).content)).toEqual(['first run', 'grown']);
+    expect(await text(keys[0]!)).toContain('first run');
+    expect(await text(keys[2]!)).toContain('second run');
   });
 
   it('sends no SSE headers without kmsKeyId and accepts an injected client', async () => {
@@ -266,7 +276,7 @@ describe('s3Storage', () => {
       },
       3,
     );
-    expect(location).toBe(`s3://${BUCKET}/s2/summary-003.json`);
+    expect(location).toMatch(/^s3:\/\/agent-archive\/s2\/summary-003-[0-9a-z]{9}-[0-9a-f]{8}\.json$/);
     const put = seen.slice(before).find((request) => request.method === 'PUT');
     expect(put?.headers['x-amz-server-side-encryption']).toBeUndefined();
     await adapter.close?.();
@@ -281,8 +291,8 @@ describe('s3Storage', () => {
     });
     const error = await adapter.saveTranscript('s', [], 1).catch((caught: unknown) => caught);
     expect(isCompactError(error, 'storage_failed')).toBe(true);
-    expect(String((error as Error).message)).toContain(
-      's3://no-such-bucket/s/transcript-pre-compact-001.jsonl',
+    expect(String((error as Error).message)).toMatch(
+      /s3:\/\/no-such-bucket\/s\/transcript-pre-compact-001-[0-9a-z]{9}-[0-9a-f]{8}\.jsonl/,
     );
     expect(() => s3Storage({ bucket: '' })).toThrow(/bucket/);
   });

@@ -10,11 +10,17 @@ import {
   artifactFileName,
   assertArtifact,
   assertArtifactRef,
+  newestArtifactFiles,
   parseStoredArtifact,
-  refOfArtifactFile,
   sortArtifacts,
 } from '../artifact-ref.js';
-import { ARCHIVE_NAMES, type SessionFolderOptions, sessionFolderName } from '../session-path.js';
+import {
+  ARCHIVE_NAMES,
+  archiveWriteId,
+  type SessionFolderOptions,
+  sessionFolderName,
+} from '../session-path.js';
+import { transcriptParts } from '../transcript-parts.js';
 
 /** The folder of a session's artifacts. */
 const ARTIFACT_DIR = 'artifacts';
@@ -67,18 +73,17 @@ export interface S3StorageOptions extends SessionFolderOptions {
  * `s3://{bucket}/{prefix}/{session_id}/`:
  *
  * ```
- * {prefix}/{session_id}/transcript-pre-compact-001.jsonl
- * {prefix}/{session_id}/summary-001.json
+ * {prefix}/{session_id}/transcript-pre-compact-001-{id}.jsonl (or .part.jsonl: the messages after the last one's)
+ * {prefix}/{session_id}/summary-001-{id}.json
  * {prefix}/{session_id}/events/{epoch_ms}-{writer}-{seq}.json   one object per event
- * {prefix}/{session_id}/artifacts/{ref}.json                    an original a placeholder names (recall)
+ * {prefix}/{session_id}/artifacts/{ref}.{id}.json               an original a placeholder names (recall)
  * ```
  *
  * S3 cannot append, so `events.jsonl` becomes an `events/` folder with one object per event;
  * the keys sort in write order (13-digit epoch milliseconds, a random writer id per adapter,
  * a 6-digit sequence), and listing `events/` then concatenating gives the same JSON Lines.
- * Transcripts, summaries and artifacts never replace an earlier object: one already at the
- * key (written before the session's state was lost, or by another process) is copied aside
- * to `{key}.{time}-{random}.prev` first. `@aws-sdk/client-s3` is an optional peer, imported on first use. Use S3 lifecycle rules
+ * As in the fs layout, every write has a key nobody wrote before (`{id}`: a time-ordered
+ * write id), nothing is copied aside or replaced; reads of an artifact return its newest write. `@aws-sdk/client-s3` is an optional peer, imported on first use. Use S3 lifecycle rules
  * for retention.
  *
  * @example
@@ -97,6 +102,7 @@ export function s3Storage(options: S3StorageOptions): StorageAdapter {
   const prefix = (options.prefix ?? '').replace(/^\/+|\/+$/g, '');
   const writer = Math.random().toString(36).slice(2, 8).padEnd(6, '0');
   let sequence = 0;
+  const parts = transcriptParts();
   let clientPromise: Promise<{ client: S3Client; sdk: typeof import('@aws-sdk/client-s3') }> | undefined;
   const pending = new Set<Promise<unknown>>();
 
@@ -179,22 +185,8 @@ export function s3Storage(options: S3StorageOptions): StorageAdapter {
     }
   };
 
-  /**
-   * Puts `key` without replacing an earlier object: one already there (written before the
-   * session's state was lost, or by another process) is copied aside first to
-   * `{key}.{time}-{random}.prev`, as the fs adapter moves its files.
-   */
-  const putNoClobber = async (key: string, body: string, contentType: string): Promise<string> => {
-    const earlier = await get(key);
-    if (earlier !== undefined) {
-      const aside = `${key}.${Date.now().toString(36).padStart(9, '0')}-${Math.random().toString(36).slice(2, 10)}.prev`;
-      await put(aside, earlier, contentType);
-    }
-    return put(key, body, contentType);
-  };
-
   /** Every key under `folder/` (paginated). */
-  const listKeys = async (folder: string): Promise<string[]> => {
+  const listKeys = async (folder: string, exactPrefix = false): Promise<string[]> => {
     const { client, sdk } = await load();
     const keys: string[] = [];
     let token: string | undefined;
@@ -203,7 +195,7 @@ export function s3Storage(options: S3StorageOptions): StorageAdapter {
         const page = await client.send(
           new sdk.ListObjectsV2Command({
             Bucket: bucket,
-            Prefix: `${folder}/`,
+            Prefix: exactPrefix ? folder : `${folder}/`,
             ...(token ? { ContinuationToken: token } : {}),
           }),
         );
@@ -222,21 +214,35 @@ export function s3Storage(options: S3StorageOptions): StorageAdapter {
     return keys;
   };
 
-  const readArtifact = async (sessionId: string, ref: string): Promise<ArchivedArtifact | undefined> => {
-    const text = await get(keyFor(sessionId, `${ARTIFACT_DIR}/${artifactFileName(ref)}`));
+  /** The newest key name of each reference in the session's `artifacts/` folder. */
+  const artifactFiles = async (sessionId: string, ref?: string): Promise<Map<string, string>> => {
+    const folder = keyFor(sessionId, ARTIFACT_DIR);
+    const names = (await listKeys(ref === undefined ? folder : `${folder}/${ref}.`, ref !== undefined))
+      .filter((key) => key.lastIndexOf('/') === folder.length)
+      .map((key) => key.slice(folder.length + 1));
+    return newestArtifactFiles(names);
+  };
+
+  const readArtifact = async (
+    sessionId: string,
+    ref: string,
+    name: string,
+  ): Promise<ArchivedArtifact | undefined> => {
+    const text = await get(keyFor(sessionId, `${ARTIFACT_DIR}/${name}`));
     return text === undefined ? undefined : parseStoredArtifact(text, sessionId, ref);
   };
 
   return {
     name: 's3',
     async saveTranscript(sessionId, transcript, step) {
-      const key = keyFor(sessionId, ARCHIVE_NAMES.transcript(step));
-      const lines = transcript.map((message) => JSON.stringify(message ?? null));
-      return putNoClobber(key, lines.length > 0 ? `${lines.join('\n')}\n` : '', 'application/x-ndjson');
+      const planned = parts.plan(keyFor(sessionId, ''), transcript, step);
+      const location = await put(keyFor(sessionId, planned.name), planned.body, 'application/x-ndjson');
+      planned.commit();
+      return location;
     },
     async saveSummary(sessionId, summary: ArchivedSummary, step) {
-      const key = keyFor(sessionId, ARCHIVE_NAMES.summary(step));
-      return putNoClobber(key, `${JSON.stringify(summary, null, 2)}\n`, 'application/json');
+      const key = keyFor(sessionId, ARCHIVE_NAMES.summary(step, archiveWriteId()));
+      return put(key, `${JSON.stringify(summary, null, 2)}\n`, 'application/json');
     },
     async saveEvent(sessionId, event: AnyCompactEvent) {
       sequence += 1;
@@ -246,23 +252,24 @@ export function s3Storage(options: S3StorageOptions): StorageAdapter {
     },
     async saveArtifact(sessionId, artifact: ArchivedArtifact) {
       assertArtifact(sessionId, artifact);
-      const key = keyFor(sessionId, `${ARTIFACT_DIR}/${artifactFileName(artifact.ref)}`);
-      return putNoClobber(key, `${JSON.stringify(artifact)}\n`, 'application/json');
+      const name = artifactFileName(artifact.ref, archiveWriteId());
+      return put(
+        keyFor(sessionId, `${ARTIFACT_DIR}/${name}`),
+        `${JSON.stringify(artifact)}\n`,
+        'application/json',
+      );
     },
     async loadArtifact(sessionId, ref) {
       assertArtifactRef(ref);
-      return readArtifact(sessionId, ref);
+      const name = (await artifactFiles(sessionId, ref)).get(ref);
+      return name === undefined ? undefined : readArtifact(sessionId, ref, name);
     },
     async listArtifacts(sessionId) {
-      const folder = keyFor(sessionId, ARTIFACT_DIR);
-      const refs = (await listKeys(folder))
-        .filter((key) => key.lastIndexOf('/') === folder.length)
-        .map((key) => refOfArtifactFile(key.slice(folder.length + 1)))
-        .filter((ref): ref is string => ref !== undefined);
+      const files = [...(await artifactFiles(sessionId))];
       const artifacts: ArchivedArtifact[] = [];
-      for (let i = 0; i < refs.length; i += READ_CONCURRENCY) {
+      for (let i = 0; i < files.length; i += READ_CONCURRENCY) {
         const batch = await Promise.all(
-          refs.slice(i, i + READ_CONCURRENCY).map((ref) => readArtifact(sessionId, ref)),
+          files.slice(i, i + READ_CONCURRENCY).map(([ref, name]) => readArtifact(sessionId, ref, name)),
         );
         for (const artifact of batch) if (artifact) artifacts.push(artifact);
       }

@@ -24,10 +24,14 @@ export const REDACTED = '<REDACTED>';
  * for URLs, the part between its first two groups).
  *
  * Covered: `key = value` secrets (API keys, passwords, tokens, secrets, private and access
- * keys, credentials, `Authorization` headers), bearer/basic tokens, URLs with embedded
- * credentials, and the well-known key formats of OpenAI, Anthropic, AWS, GitHub, GitLab,
- * Slack, Google, Stripe, npm, Hugging Face, SendGrid, plus JWTs and PEM private keys, also
- * when clipped after their recognizable prefix.
+ * keys, credentials, `Authorization` headers) and keys whose name contains a secret word
+ * (`SECRET_KEY_BASE=`, `OPENAI_KEY=`), bearer/basic tokens, URLs with embedded credentials or
+ * a key as their user (Sentry DSN), passwords on command lines (`--password x`, `mysql -px`,
+ * `curl -u user:x`), the prefixed key formats of the gitleaks/secretlint families (AI
+ * providers, cloud, VCS, CI, package registries, chat, payment, databases, tools), JWTs, PEM
+ * private keys and age keys, also when clipped after their recognizable prefix, and all of
+ * these written with JSON unicode escapes (`\u0067hp_...`). Code that names a secret
+ * (`const token = getToken()`) is left alone.
  */
 export const DEFAULT_REDACTION_PATTERNS: readonly string[] = Object.freeze(
   DEFAULT_REDACTION_RULES.map((rule) => rule.pattern),

@@ -96,7 +96,8 @@ function rawIndex(decoded: Decoded, index: number): number {
  * included). Text without a `\u00` escape is returned as it is, at the cost of one search.
  */
 export function redactEscaped(raw: string, find: (text: string, sink: MatchSink) => void): string {
-  if (!raw.includes('u00') || !ESCAPE.test(raw)) return raw;
+  // A backslash is rarer than a `u`: the cheap search looks for it first.
+  if (!raw.includes('\\u00') || !ESCAPE.test(raw)) return raw;
   const decoded = decode(raw);
   let out = '';
   let copied = 0;

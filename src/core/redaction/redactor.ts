@@ -1,7 +1,7 @@
 import { CompactError } from '../errors.js';
 import { DEFAULT_REDACTION_RULES, type RedactionRule } from './redaction-rules.js';
 import { createRuleMatcher } from './redaction-scanner.js';
-import { redactEscaped } from './unicode-escapes.js';
+import { hasUnicodeEscape, redactEscaped } from './unicode-escapes.js';
 
 export { DEFAULT_REDACTION_RULES, type RedactionRule } from './redaction-rules.js';
 
@@ -179,7 +179,9 @@ function rulePass(rules: readonly RedactionRule[]): Redactor {
       out += text.slice(copied, start) + replacement;
       copied = end;
     });
-    return redactEscaped(copied === 0 ? text : out + text.slice(copied), find);
+    const redacted = copied === 0 ? text : out + text.slice(copied);
+    // Replacements add no escape: the input tells whether the output has one.
+    return hasUnicodeEscape(text) ? redactEscaped(redacted, find) : redacted;
   };
 }
 

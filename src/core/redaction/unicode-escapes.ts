@@ -92,12 +92,19 @@ function rawIndex(decoded: Decoded, index: number): number {
 }
 
 /**
- * Runs `find` on the decoded copy of `raw` and replaces each match's raw span (escapes
- * included). Text without a `\u00` escape is returned as it is, at the cost of one search.
+ * True when `text` holds an escape of a printable ASCII character. Cheap: a search for a
+ * backslash and `u00` first (run it on the caller's flat input, not on a text built from
+ * pieces, which each search would flatten again).
+ */
+export function hasUnicodeEscape(text: string): boolean {
+  return text.includes('\\u00') && ESCAPE.test(text);
+}
+
+/**
+ * Runs `find` on the decoded copy of `raw` (a text with {@link hasUnicodeEscape}) and replaces
+ * each match's raw span (escapes included).
  */
 export function redactEscaped(raw: string, find: (text: string, sink: MatchSink) => void): string {
-  // A backslash is rarer than a `u`: the cheap search looks for it first.
-  if (!raw.includes('\\u00') || !ESCAPE.test(raw)) return raw;
   const decoded = decode(raw);
   let out = '';
   let copied = 0;

@@ -71,14 +71,20 @@ interface TrieNode {
  * The triggers as one prefix-factored regex (`A(?:KIA|Iza)|sk(?:-|_live_)`): the engine
  * decides on the first character once instead of trying every trigger at every position.
  * Longer triggers win over their prefixes (an exact trigger over a case-folded one that
- * starts the same way).
+ * starts the same way). The first character is matched in any case, so the root has one
+ * branch per letter, however many triggers start with it in either case.
  */
 export function triggerRegex(triggers: readonly { text: string; insensitive: boolean }[]): RegExp {
   const root: TrieNode = { children: new Map(), terminal: false };
   for (const { text, insensitive } of triggers) {
     let node = root;
+    let first = true;
     for (const char of text) {
-      const key = unit(char, insensitive);
+      // The first character in any case: one branch per letter at the root (the engine tests
+      // the root's branches one by one at each position); a hit in the wrong case finds no
+      // candidate rule and costs one look-up.
+      const key = unit(char, insensitive || first);
+      first = false;
       let next = node.children.get(key);
       if (!next) {
         next = { children: new Map(), terminal: false };

@@ -50,24 +50,51 @@ const wordy = (path: string) => path.split(PATH_SEPARATOR).every((part) => WORDY
  * words: `AbCdEf(1)` may be a password.
  */
 export function looksLikeCode(rest: string, key: string): boolean {
-  if (/^(?:\$\{|\{\{|\$\(|%[A-Za-z_]\w{0,63}%)/.test(rest)) return true;
-  if (/^\$[A-Z_][A-Z0-9_]{0,63}(?![\w])/.test(rest)) return true;
-  if (rest.startsWith('`') && rest.includes('${')) return true;
+  const reference =
+    /^(?:\$\{\{[^}]{1,256}\}\}|\{\{[^}]{1,256}\}\}|\$\{[A-Za-z_][\w.:-]{0,63}\}|%[A-Za-z_]\w{0,63}%)/.exec(
+      rest,
+    );
+  if (reference && ends(rest.slice(reference[0].length))) return true;
+  if (rest.startsWith('$(') && closes(rest, 1)) return true;
+  // `$DB_PASSWORD`: upper-case words (a random `$AAAAAAAAAAAA` may be the password).
+  const variable = /^\$([A-Z_][A-Z0-9_]{2,63})(?=$|[\s;'"}])/.exec(rest);
+  if (variable?.[1]!.split('_').every(isWordPart)) return true;
+  if (/^`[^`]{0,512}\$\{[^`]{0,512}`/.test(rest)) return true;
   const code = /^(?:(?:await|new|yield)\s+)?([\s\S]*)$/.exec(rest)?.[1] ?? rest;
   const path = IDENTIFIER_PATH.exec(code)?.[0];
   if (path === undefined || !wordy(path)) return false;
   const after = code.slice(path.length);
-  if (/^\s{0,4}\([\s\S]*\)/.test(after) || /^\s{0,4}\[[\s\S]*\]/.test(after)) return true;
+  // A call or an index whose bracket closes and ends the expression: `getToken();`, `env["X"]`.
+  const bracket = /^\s{0,4}[([]/.exec(after);
+  // The called or indexed name's last word has three letters or more (`xy(AB)` may be a password).
+  if (bracket) return /[A-Za-z]{3}[\w$]*$/.test(path) && closes(after, bracket[0].length - 1);
   const parts = path.split(PATH_SEPARATOR).length;
   // `a.b;` ends a statement; `a.b` alone at the end may be a password with a dot.
-  const ends = /^\s{0,4}(?:[;,)\]}]|\|\||\?\?|&&)/.test(after);
-  if (parts >= 2 && (ends || parts >= 3 || CODE_ROOTS.test(path))) return true;
-  if (parts === 1 && (ends || /^\s*$/.test(after)) && !/\d/.test(path)) {
+  const statementEnd = /^\s{0,4}(?:[;,)\]}]|\|\||\?\?|&&)/.test(after);
+  if (parts >= 2 && ends(after) && (statementEnd || parts >= 3 || CODE_ROOTS.test(path))) return true;
+  if (parts === 1 && (statementEnd || /^\s*$/.test(after)) && !/\d/.test(path)) {
     // `token = token`, `password: userPassword,`, `apiKey = api_key;`
     const word = /pass|pwd|secret|token|key|auth|cred|jwt|cookie/i.exec(key)?.[0];
     const named = word !== undefined && path.toLowerCase().includes(word.toLowerCase());
     // `mypassword` may be the password itself; `userPassword`, `api_key`, `token` are names.
     if (named && (/[a-z][A-Z]|_/.test(path) || path.toLowerCase() === key.toLowerCase())) return true;
+  }
+  return false;
+}
+
+/** An expression ends here: the end, a blank, a closing bracket, a separator, a method call. */
+const ends = (after: string) => /^(?:$|\s|[;,)\]}"'`&|?]|\.[A-Za-z_$])/.test(after);
+const isWordPart = (part: string) => /^(?:[A-Z]{1,10}[0-9]{0,2})?$/.test(part);
+
+/** The bracket at `open` closes (same kind) and the expression ends right after it. */
+function closes(text: string, open: number): boolean {
+  const opener = text[open];
+  const closer = opener === '(' ? ')' : opener === '[' ? ']' : '}';
+  let depth = 0;
+  for (let index = open; index < text.length; index++) {
+    const char = text[index];
+    if (char === opener) depth++;
+    else if (char === closer && --depth === 0) return ends(text.slice(index + 1, index + 3));
   }
   return false;
 }

@@ -58,7 +58,7 @@ export function looksLikeCode(rest: string, key: string): boolean {
   if (rest.startsWith('$(') && closes(rest, 1)) return true;
   // `$DB_PASSWORD`: upper-case words (a random `$AAAAAAAAAAAA` may be the password).
   const variable = /^\$([A-Z_][A-Z0-9_]{2,63})(?=$|[\s;'"}])/.exec(rest);
-  if (variable?.[1]!.split('_').every(isWordPart)) return true;
+  if (variable?.[1]?.split('_').every(isWordPart)) return true;
   if (/^`[^`]{0,512}\$\{[^`]{0,512}`/.test(rest)) return true;
   const code = /^(?:(?:await|new|yield)\s+)?([\s\S]*)$/.exec(rest)?.[1] ?? rest;
   const path = IDENTIFIER_PATH.exec(code)?.[0];

@@ -130,8 +130,9 @@ describe('no input makes the redactor backtrack', () => {
     expect(redact('://'.repeat(line / 3))).toBe('://'.repeat(line / 3));
     expect(redact(`https://u:${'p'.repeat(line)}`)).toBe(`https://u:${'p'.repeat(line)}`);
     expect(redact('eyJ'.repeat(line / 3))).toBe(REDACTED);
-    // Each header without an END line is a block of its own (bounded PEM, issue 23).
-    expect(redact('-----BEGIN PRIVATE KEY-----'.repeat(line / 27)).replaceAll(REDACTED, '')).toBe('');
+    // Headers without a body are no key material (issue 36: a line of code naming the marker).
+    const headers = '-----BEGIN PRIVATE KEY-----'.repeat(line / 27);
+    expect(redact(headers)).toBe(headers);
     expect(redact(`api_key="${'x'.repeat(line)}`)).toBe(`api_key="${REDACTED}`);
     const keyValues = 'a=1 token=abc '.repeat(line / 14);
     expect(redact(keyValues)).toBe(`a=1 token=${REDACTED} `.repeat(line / 14));

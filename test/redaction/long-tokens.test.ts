@@ -18,6 +18,7 @@ const MB = 1024 * 1024;
 const HUGE_MB = scaled(64, 16);
 const MIXED = 'Ab3dEf9hKm2pQr7t';
 const UPPER = 'AB3DEF9HKM2PQR7T';
+const HEX = 'ab3def9c0d1e2f47';
 
 /** One prefix per default rule (a rule may have several), and the alphabet its token uses. */
 const PREFIXES: Record<string, readonly { prefix: string; unit?: string }[]> = {
@@ -40,9 +41,12 @@ const PREFIXES: Record<string, readonly { prefix: string; unit?: string }[]> = {
   'aws-access-key-id': [{ prefix: 'AKIA', unit: UPPER }],
   'github-token': [{ prefix: 'ghp_' }],
   'github-pat': [{ prefix: 'github_pat_' }],
-  'gitlab-pat': [{ prefix: 'glpat-' }],
-  'slack-token': [{ prefix: 'xoxb-' }],
-  'slack-webhook': [{ prefix: 'https://hooks.slack.com/services/' }],
+  'gitlab-token': [{ prefix: 'glpat-' }, { prefix: 'glrt-' }],
+  'slack-token': [{ prefix: 'xoxb-' }, { prefix: 'xapp-' }],
+  'chat-webhook': [
+    { prefix: 'https://hooks.slack.com/services/' },
+    { prefix: 'https://discord.com/api/webhooks/123456789/' },
+  ],
   'google-api-key': [{ prefix: 'AIza' }],
   'google-oauth-token': [{ prefix: 'ya29.' }],
   'google-client-secret': [{ prefix: 'GOCSPX-' }],
@@ -52,13 +56,69 @@ const PREFIXES: Record<string, readonly { prefix: string; unit?: string }[]> = {
   'huggingface-token': [{ prefix: 'hf_' }],
   'sendgrid-key': [{ prefix: 'SG.' }],
   jwt: [{ prefix: 'eyJ' }],
+  // Issue 36: command lines, suffixed key names and more provider families.
+  'password-flag': [{ prefix: '--password ' }, { prefix: '--api-key=' }],
+  'mysql-password': [{ prefix: 'mysql -uroot -p' }],
+  'login-password': [{ prefix: 'docker login -u me -p ' }, { prefix: 'sshpass -p ' }],
+  'user-password-flag': [{ prefix: 'curl -u deploy:' }],
+  'secret-named-key': [{ prefix: 'SECRET_KEY_BASE=' }, { prefix: 'OPENAI_KEY=' }],
+  'groq-key': [{ prefix: 'gsk_' }],
+  'replicate-token': [{ prefix: 'r8_' }],
+  'perplexity-xai-tavily-key': [{ prefix: 'pplx-' }],
+  'langsmith-key': [{ prefix: 'lsv2_pt_' }],
+  'pinecone-key': [{ prefix: 'pcsk_' }],
+  'alibaba-access-key': [{ prefix: 'LTAI' }],
+  'digitalocean-token': [{ prefix: 'dop_v1_', unit: HEX }],
+  'cloudflare-origin-ca-key': [{ prefix: `v1.0-${HEX}${HEX.slice(0, 8)}-`, unit: HEX }],
+  'databricks-token': [{ prefix: 'dapi', unit: HEX }],
+  'vault-token': [{ prefix: 'hvs.' }],
+  'terraform-cloud-token': [{ prefix: 'Ab3dEf9hKm2pQr.atlasv1.' }],
+  'doppler-token': [{ prefix: 'dp.pt.' }],
+  'pulumi-token': [{ prefix: 'pul-', unit: HEX }],
+  'heroku-token': [{ prefix: 'HRKU-' }],
+  'planetscale-token': [{ prefix: 'pscale_pw_' }],
+  'supabase-token': [{ prefix: 'sbp_' }],
+  'onepassword-token': [{ prefix: 'ops_eyJ' }],
+  'gitlab-runner-registration': [{ prefix: 'GR1348941' }],
+  'atlassian-bitbucket-token': [{ prefix: 'ATBB' }],
+  'circleci-token': [{ prefix: 'CCIPAT_' }],
+  'buildkite-token': [{ prefix: 'bkua_', unit: HEX }],
+  'pypi-token': [{ prefix: 'pypi-AgE' }],
+  'rubygems-token': [{ prefix: 'rubygems_', unit: HEX }],
+  'docker-hub-token': [{ prefix: 'dckr_pat_' }],
+  'clojars-token': [{ prefix: 'CLOJARS_' }],
+  'shopify-token': [{ prefix: 'shpat_', unit: HEX }],
+  'square-token': [{ prefix: 'sq0atp-' }, { prefix: 'EAAA' }],
+  'braintree-token': [{ prefix: `access_token$production$${HEX}$`, unit: HEX }],
+  'flutterwave-key': [{ prefix: 'FLWSECK_TEST-' }],
+  'plaid-token': [{ prefix: 'access-production-', unit: HEX }],
+  'sentry-token': [{ prefix: 'sntrys_' }],
+  'grafana-token': [{ prefix: 'glsa_' }],
+  'new-relic-key': [{ prefix: 'NRAK-' }],
+  'dynatrace-token': [{ prefix: 'dt0c01.' }],
+  'linear-notion-figma-key': [{ prefix: 'lin_api_' }],
+  'postman-contentful-key': [{ prefix: 'PMAK-' }],
+  'age-secret-key': [{ prefix: 'AGE-SECRET-KEY-1', unit: UPPER }],
 };
 
 /**
- * Documented limit (SECURITY.md): URL credentials are matched up to 256 characters of
- * password; a longer "password" is not taken for one (a 5 MB run is a page, not a password).
+ * Documented limits (SECURITY.md): URL credentials and a key in a URL's user part are matched
+ * up to 256 characters (a 5 MB run is a page, not a password); the fixed-length formats
+ * (Twilio `SK` + 32 hex, NuGet, crates.io, Mailgun, Notion `secret_` + 43, Telegram, Mailchimp,
+ * Azure AD `Q~` secrets) match their length only, so a longer run is no such key.
  */
-const LIMITED = new Set(['url-credentials']);
+const LIMITED = new Set([
+  'url-credentials',
+  'url-user-key',
+  'twilio-api-key',
+  'nuget-key',
+  'crates-io-token',
+  'mailgun-key',
+  'notion-secret',
+  'telegram-bot-token',
+  'mailchimp-key',
+  'azure-ad-client-secret',
+]);
 
 const token = (unit: string, length: number) => unit.repeat(Math.ceil(length / unit.length)).slice(0, length);
 

@@ -1,3 +1,11 @@
+import { PROVIDER_RULES } from './redaction-families.js';
+import { B, type RedactionRule } from './redaction-rule.js';
+import { COMMAND_LINE_RULES, NAMED_KEY_RULE, URL_USER_KEY_RULE } from './redaction-shapes.js';
+import { acceptKeyValue } from './redaction-values.js';
+
+export type { RedactionRule } from './redaction-rule.js';
+export { looksLikePath } from './redaction-values.js';
+
 /**
  * The default redaction rules: one regular expression per secret family, each with the
  * literal trigger substrings that every match starts with. The redactor finds all triggers
@@ -12,41 +20,10 @@
  * its closing quote is redacted to the end of the line; URL credentials cut before the `@`
  * are redacted to the cut.
  *
- * Coverage follows the rule families of gitleaks and secretlint for the providers an agent
- * transcript meets most.
+ * Coverage follows the rule families of gitleaks and secretlint (`redaction-families.ts` for
+ * the prefixed provider formats, `redaction-shapes.ts` for command lines and suffixed key
+ * names).
  */
-
-/** One default rule. */
-export interface RedactionRule {
-  /** A short name (for documentation and tests). */
-  readonly name: string;
-  /** The pattern (a leading `(?i)` makes it case-insensitive). Every quantifier is bounded. */
-  readonly pattern: string;
-  /**
-   * Literal substrings, one of which every match starts with; matched case-insensitively
-   * when the pattern is. The redactor tries the rule only where a trigger occurs.
-   */
-  readonly triggers: readonly string[];
-  /**
-   * A character class (`[A-Za-z0-9_-]`): a match that ends in it continues through it, one
-   * character at a time (linear, no regex stack), so a token longer than the pattern's bound
-   * is replaced whole.
-   */
-  readonly extend?: string;
-  /**
-   * False for a match that does not look like a secret (a path, a plain number, prose, a CSS
-   * class): it is left alone and other rules may still match inside it.
-   */
-  readonly accept?: (match: string, groups: readonly (string | undefined)[]) => boolean;
-}
-
-/**
- * Where a prefixed format may start: not right after a letter (`task-list` is no `sk-` key),
- * but after anything else, a digit, `_` or `%22` included (`key_sk-...`, `0ghp_...`), and
- * right after a JSON escape (`\n`, `\t`, `\r`), so secrets inside JSON-encoded tool
- * arguments are found too.
- */
-const B = '(?:(?<![A-Za-z])|(?<=\\\\[nrt]))';
 
 /** Key names whose value is a secret, in `key = value` text. */
 const SECRET_KEY_WORDS = [
@@ -75,7 +52,7 @@ const SECRET_KEY_WORDS = [
  * The separator: `=`, `:`, `:=` or `=>`, after the key's closing quote (escaped once or
  * twice in JSON inside JSON). `==` is a comparison, not an assignment.
  */
-const SEPARATOR = '\\\\{0,7}["\']?[ \\t]{0,16}(?::=|=>|:|=(?!=))[ \\t]{0,16}';
+export const SEPARATOR = '\\\\{0,7}["\']?[ \\t]{0,16}(?::=|=>|:|=(?!=))[ \\t]{0,16}';
 
 /**
  * Where a bare value ends before the line does: another assignment (`a=1 token=abc b=2`,
@@ -89,7 +66,7 @@ const NEXT_ASSIGNMENT = '[ \\t,;&]{1,4}[A-Za-z_][\\w.-]{0,63}[ \\t]{0,4}(?::=|=>
  * quote, a JSON escape or the end of the line (`password = correct horse battery`) and, unless
  * `toLineEnd` (a `Cookie:` header's `a=1; b=2` is all secret), before another assignment.
  */
-function valuePattern(toLineEnd: boolean): string {
+export function valuePattern(toLineEnd: boolean): string {
   const stop = toLineEnd ? '' : `(?!${NEXT_ASSIGNMENT})`;
   return [
     '(?:(?:bearer|basic|token|digest)[ \\t]{1,16})?',
@@ -102,62 +79,30 @@ function valuePattern(toLineEnd: boolean): string {
 
 const PEM_HEADER = '-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY[A-Z ]{0,10}-----';
 const PEM_FOOTER = '-----END[A-Z0-9 ]{0,40}PRIVATE KEY[A-Z ]{0,10}-----';
-/** A line break, raw or JSON-escaped. */
-const PEM_BREAK = '(?:\\r?\\n|\\\\r\\\\n|\\\\n)';
+/** A line break, raw or JSON-escaped (at any depth). */
+const PEM_BREAK = '(?:\\r?\\n|(?:\\\\{1,7}r)?\\\\{1,7}n)';
+const PEM_FIELD = '(?:Proc-Type|DEK-Info|Comment):[^\\r\\n\\\\]{0,256}';
 /**
- * A PEM body without its END line: whole base64 lines (a line of prose after a clipped key,
- * `next line`, is no key material; a line at the 4,096 bound goes on through the rule's
- * `extend`) and the optional header fields, nothing else.
+ * A body line without an END line after it: a whole base64 line of 16 or more characters,
+ * one with a digit, `+`, `/` or `=`, or the text's last (a clipped key's tail), or a header
+ * field. A line of prose or code after a clipped key (`next line`, `else`) is no key
+ * material; a line at the 4,096 bound goes on through the rule's `extend`.
  */
-const PEM_LINE = `(?:[A-Za-z0-9+/=]{4096}|[A-Za-z0-9+/=]{1,4095}(?![A-Za-z0-9+/=])(?=[ \\t]{0,8}(?:${PEM_BREAK}|$|…|["'\\\\])))`;
-const PEM_BODY = `(?:(?:[ \\t]{0,8}${PEM_BREAK}){1,2}(?:${PEM_LINE}|(?:Proc-Type|DEK-Info|Comment):[^\\r\\n\\\\]{0,256})){0,8192}`;
+const PEM_LINE = `(?:[A-Za-z0-9+/=]{4096}|(?=[A-Za-z]{0,15}[0-9+/=]|[A-Za-z0-9+/=]{16}|[A-Za-z]{1,15}[ \\t]{0,8}(?:$|…|["'\\\\]))[A-Za-z0-9+/=]{1,4095}(?![A-Za-z0-9+/=])(?=[ \\t]{0,8}(?:${PEM_BREAK}|$|…|["'\\\\])))`;
+const PEM_BODY = `(?:(?:[ \\t]{0,8}${PEM_BREAK}){1,2}(?:${PEM_LINE}|${PEM_FIELD})){0,8192}`;
+/**
+ * A whole block: base64 runs and header fields between BEGIN and END, on lines or on one line
+ * (`-----BEGIN ... KEY----- MIIE... -----END ... KEY-----` from a flattened variable). Anything
+ * else between the two (code that names both markers) is no key: only the markers' own text,
+ * left alone, is matched then.
+ */
+const PEM_SEPARATOR = `(?:[ \\t]{1,8}|[ \\t]{0,8}${PEM_BREAK}){1,2}`;
+const PEM_BLOCK = `(?:${PEM_SEPARATOR}(?:[A-Za-z0-9+/=]{1,4096}(?![A-Za-z0-9+/=])|${PEM_FIELD})){1,8192}${PEM_SEPARATOR}${PEM_FOOTER}`;
 
-/** Words that start prose or a placeholder, not a secret (`password: is required`). */
-const NOT_A_VALUE =
-  /^(?:is|are|was|were|be|the|a|an|and|or|not|no|none|null|nil|true|false|yes|undefined|required|optional|set|unset|empty|see|use|it|this|that|must|should|will|can|to|of|in|for|with|from|by|on|if|when|your|my|our)$/i;
-
-/** A mix of upper case, lower case and digits over 16 characters: key material, not a file name. */
-const KEY_MATERIAL = (segment: string) =>
-  segment.length >= 16 && /[A-Z]/.test(segment) && /[a-z]/.test(segment) && /[0-9]/.test(segment);
-
-/** `/srv/app`, `~/x`, `./a/b`, `src/auth/x`: a path, not a secret (base64 key material is not). */
-export function looksLikePath(word: string): boolean {
-  if (!word.includes('/') || word.length > 1024) return false;
-  if (!/^(?:~|\.{1,2})?\/?[A-Za-z0-9_.@~-]+(?:\/[A-Za-z0-9_.@~-]*)*$/.test(word)) return false;
-  const segments = word.split('/');
-  if (segments.some(KEY_MATERIAL)) return false;
-  // One segment of 8 or more characters without a dot that is not a lower-case word
-  // (`/AAAA...` of a 40-character AWS secret, whole or cut) is no path; `/workspace` is.
-  const named = segments.filter(Boolean);
-  const only = named.length === 1 ? named[0]! : '';
-  if (only.length >= 8 && !only.includes('.') && !/^[a-z_-]+$/.test(only)) return false;
-  return /^[~./]/.test(word) || !/[A-Z]/.test(word);
-}
-
-/** The value of a `key = value` match without its quotes and scheme word. */
-function bareValue(match: string, groups: readonly (string | undefined)[]): string {
-  const value = match.slice((groups[0]?.length ?? 0) + (groups[1]?.length ?? 0));
-  return value.replace(/^(?:(?:bearer|basic|token|digest)[ \t]+)?\\*["']?/i, '').replace(/\\*["']?\s*$/, '');
-}
-
-/** `token: 128000`, `pwd: /path`, `auth: src/auth/x`, `password: is required` are left alone. */
-function acceptKeyValue(match: string, groups: readonly (string | undefined)[]): boolean {
-  const value = bareValue(match, groups);
-  const first = value.split(/[\s,;]/, 1)[0] ?? '';
-  if (first === '' || NOT_A_VALUE.test(first) || first.startsWith('<REDACTED>')) return false;
-  // A path is a value only for the keys that name one as often as a secret (`pwd`, `auth`):
-  // after `aws_secret_access_key=` a slash-separated value is key material (`/AAAA/AAAA...`).
-  if (/^(?:pwd|auth)$/i.test(groups[0] ?? '') && looksLikePath(first)) return false;
-  // Plain numbers are counts and limits (`token: 128000`), except for passwords and PINs.
-  if (/^\d+(?:\.\d+)?$/.test(first) && !/pass|pwd|secret|pin/i.test(groups[0] ?? '')) return false;
-  return true;
-}
-
-/** `sk-spinner-bounce` (a CSS class) is no key: lower-case words only, no digit, no key family. */
-function acceptOpenAiKey(match: string): boolean {
-  const body = match.slice(3);
-  if (!/^[a-z]{1,14}(?:-[a-z]{1,14}){1,8}$/.test(body)) return true;
-  return /^(?:proj|ant|svcacct|admin|None)-/.test(body);
+/** A PEM match holds key material, not only its markers (`'-----BEGIN PRIVATE KEY-----'` in code). */
+function acceptPem(match: string): boolean {
+  const body = match.replace(new RegExp(PEM_HEADER), '').replace(new RegExp(PEM_FOOTER), '');
+  return /[A-Za-z0-9+/]/.test(body.replace(/\\+[rn]/g, ''));
 }
 
 /** The default rules, in the order they run (PEM first: other rules would cut its body). */
@@ -166,10 +111,12 @@ export const DEFAULT_REDACTION_RULES: readonly RedactionRule[] = Object.freeze([
     // No END line (clipped): the base64 lines after BEGIN are key material, up to the first
     // line that is not base64 (prose after a clipped key stays).
     name: 'pem-private-key',
-    pattern: `${PEM_HEADER}(?:[\\s\\S]{0,65536}?${PEM_FOOTER}|${PEM_BODY})`,
+    pattern: `${PEM_HEADER}(?:${PEM_BLOCK}|${PEM_BODY})`,
     triggers: ['-----BEGIN'],
     extend: '[A-Za-z0-9+/=]',
+    accept: acceptPem,
   },
+  ...COMMAND_LINE_RULES,
   {
     // Group 1 is the key, group 2 the separator: both are kept, the value is replaced. The
     // value is on the key's line (`credential:\n## Next` is a heading, not a secret).
@@ -213,6 +160,7 @@ export const DEFAULT_REDACTION_RULES: readonly RedactionRule[] = Object.freeze([
     triggers: ['x-amz-', 'x-goog-', 'signature', 'sig', 'accountkey', 'sharedaccess'],
     extend: '[^&;\\s"\'\\\\<>]',
   },
+  NAMED_KEY_RULE,
   {
     // Tokens, not prose: an all-lower-case word after "bearer" or "basic" is left alone.
     name: 'bearer-token',
@@ -236,104 +184,6 @@ export const DEFAULT_REDACTION_RULES: readonly RedactionRule[] = Object.freeze([
       '(://[^\\s:/@"\'<>]{0,256}:)(?!\\d{1,5}(?:[/?#]|$|…))(?!//)[^\\s"\'<>]{1,256}?(@(?![^\\s"\'<>@]{0,256}@)|(?=…)|$)',
     triggers: ['://'],
   },
-  {
-    name: 'openai-anthropic-key',
-    pattern: `${B}sk-[A-Za-z0-9_-]{8,4096}`,
-    triggers: ['sk-'],
-    extend: '[A-Za-z0-9_-]',
-    accept: acceptOpenAiKey,
-  },
-  {
-    name: 'aws-access-key-id',
-    pattern: `${B}(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA|ABIA|ACCA)[0-9A-Z]{8,16}`,
-    triggers: ['AKIA', 'ASIA', 'AGPA', 'AIDA', 'AROA', 'ANPA', 'ANVA', 'AIPA', 'ABIA', 'ACCA'],
-    extend: '[0-9A-Z]',
-  },
-  {
-    name: 'github-token',
-    pattern: `${B}gh[pousr]_[A-Za-z0-9]{8,4096}`,
-    triggers: ['ghp_', 'gho_', 'ghu_', 'ghs_', 'ghr_'],
-    extend: '[A-Za-z0-9]',
-  },
-  {
-    name: 'github-pat',
-    pattern: `${B}github_pat_[A-Za-z0-9_]{1,4096}`,
-    triggers: ['github_pat_'],
-    extend: '[A-Za-z0-9_]',
-  },
-  {
-    name: 'gitlab-pat',
-    pattern: `${B}glpat-[A-Za-z0-9_-]{6,4096}`,
-    triggers: ['glpat-'],
-    extend: '[A-Za-z0-9_-]',
-  },
-  {
-    name: 'slack-token',
-    pattern: `${B}xox[abposre]-[A-Za-z0-9-]{6,4096}`,
-    triggers: ['xox'],
-    extend: '[A-Za-z0-9-]',
-  },
-  {
-    name: 'slack-webhook',
-    pattern: 'hooks\\.slack\\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]{1,4096}',
-    triggers: ['hooks.slack.com'],
-    extend: '[A-Za-z0-9/_-]',
-  },
-  {
-    name: 'google-api-key',
-    pattern: `${B}AIza[0-9A-Za-z_-]{8,35}`,
-    triggers: ['AIza'],
-    extend: '[0-9A-Za-z_-]',
-  },
-  {
-    name: 'google-oauth-token',
-    pattern: `${B}ya29\\.[0-9A-Za-z_-]{6,4096}`,
-    triggers: ['ya29.'],
-    extend: '[0-9A-Za-z_-]',
-  },
-  {
-    name: 'google-client-secret',
-    pattern: `${B}GOCSPX-[0-9A-Za-z_-]{5,4096}`,
-    triggers: ['GOCSPX-'],
-    extend: '[0-9A-Za-z_-]',
-  },
-  {
-    name: 'stripe-key',
-    pattern: `${B}(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{4,4096}`,
-    triggers: ['sk_live_', 'sk_test_', 'rk_live_', 'rk_test_', 'pk_live_', 'pk_test_'],
-    extend: '[A-Za-z0-9]',
-  },
-  {
-    name: 'stripe-webhook-secret',
-    pattern: `${B}whsec_[A-Za-z0-9]{6,4096}`,
-    triggers: ['whsec_'],
-    extend: '[A-Za-z0-9]',
-  },
-  {
-    name: 'npm-token',
-    pattern: `${B}npm_[A-Za-z0-9]{36}`,
-    triggers: ['npm_'],
-    extend: '[A-Za-z0-9]',
-  },
-  {
-    name: 'huggingface-token',
-    pattern: `${B}hf_[A-Za-z0-9]{30,4096}`,
-    triggers: ['hf_'],
-    extend: '[A-Za-z0-9]',
-  },
-  {
-    name: 'sendgrid-key',
-    pattern: `${B}SG\\.[A-Za-z0-9_-]{16,4096}(?:\\.[A-Za-z0-9_-]{0,4096})?`,
-    triggers: ['SG.'],
-    extend: '[A-Za-z0-9_.-]',
-  },
-  {
-    // Not after a base64 character nor `base64,`: a JWT starts a token, never the middle of
-    // image data or a data URL. Header alone (a clipped token) is enough.
-    name: 'jwt',
-    pattern:
-      '(?:(?<=\\\\[nrt])|(?<![A-Za-z0-9+/=_-]))(?<!base64,)eyJ[A-Za-z0-9_-]{8,4096}(?:\\.[A-Za-z0-9_-]{0,8192}){0,2}',
-    triggers: ['eyJ'],
-    extend: '[A-Za-z0-9_.-]',
-  },
+  URL_USER_KEY_RULE,
+  ...PROVIDER_RULES,
 ]);

@@ -11,8 +11,10 @@ import type { RedactionRule } from './redaction-rules.js';
 export type MatchReplacer = (match: string, groups: readonly (string | undefined)[]) => string;
 
 interface StickyRule {
+  readonly order: number;
   readonly regex: RegExp;
   readonly extend: ((text: string, end: number) => number) | undefined;
+  readonly back: ((text: string, start: number, floor: number) => number) | undefined;
   readonly accept: RedactionRule['accept'];
 }
 
@@ -29,6 +31,24 @@ function extender(charClass: string): (text: string, end: number) => number {
     if (end === 0 || !inClass(text.charCodeAt(end - 1))) return end;
     let at = end;
     while (at < text.length && inClass(text.charCodeAt(at))) at++;
+    return at;
+  };
+}
+
+/**
+ * The extension of a match backwards through a character class, at most `max` characters and
+ * never into text already replaced (`floor`): a key whose recognizable part sits in its middle
+ * (`<32 hex>-us6`, `<14>.atlasv1.`) is replaced whole.
+ */
+function backExtender(
+  charClass: string,
+  max: number,
+): (text: string, start: number, floor: number) => number {
+  const test = new RegExp(`^${charClass}$`);
+  return (text, start, floor) => {
+    const limit = Math.max(floor, start - max);
+    let at = start;
+    while (at > limit && test.test(text[at - 1]!)) at--;
     return at;
   };
 }
@@ -50,14 +70,21 @@ interface TrieNode {
 /**
  * The triggers as one prefix-factored regex (`A(?:KIA|Iza)|sk(?:-|_live_)`): the engine
  * decides on the first character once instead of trying every trigger at every position.
- * Longer triggers win over their prefixes.
+ * Longer triggers win over their prefixes (an exact trigger over a case-folded one that
+ * starts the same way). The first character is matched in any case, so the root has one
+ * branch per letter, however many triggers start with it in either case.
  */
 export function triggerRegex(triggers: readonly { text: string; insensitive: boolean }[]): RegExp {
   const root: TrieNode = { children: new Map(), terminal: false };
   for (const { text, insensitive } of triggers) {
     let node = root;
+    let first = true;
     for (const char of text) {
-      const key = unit(char, insensitive);
+      // The first character in any case: one branch per letter at the root (the engine tests
+      // the root's branches one by one at each position); a hit in the wrong case finds no
+      // candidate rule and costs one look-up.
+      const key = unit(char, insensitive || first);
+      first = false;
       let next = node.children.get(key);
       if (!next) {
         next = { children: new Map(), terminal: false };
@@ -68,7 +95,13 @@ export function triggerRegex(triggers: readonly { text: string; insensitive: boo
     node.terminal = true;
   }
   const emit = (node: TrieNode): string => {
-    const branches = [...node.children].map(([key, child]) => key + emit(child));
+    // Exact branches first: where an exact trigger and a case-folded one share a start
+    // (`access_token$`, `[aA][cC]...`), the longer exact one is found, and the scanner tries
+    // the folded one too as its prefix.
+    const children = [...node.children].sort(
+      ([a], [b]) => Number(a.startsWith('[')) - Number(b.startsWith('[')),
+    );
+    const branches = children.map(([key, child]) => key + emit(child));
     if (branches.length === 0) return '';
     const group = branches.length === 1 ? branches[0]! : `(?:${branches.join('|')})`;
     return node.terminal ? `(?:${group})?` : group;
@@ -81,24 +114,30 @@ function sticky(pattern: string): RegExp {
   return pattern.startsWith('(?i)') ? new RegExp(pattern.slice(4), 'iy') : new RegExp(pattern, 'y');
 }
 
+/** Hears one replacement: `text.slice(start, end)` becomes `replacement` (calls in text order). */
+export type MatchSink = (start: number, end: number, replacement: string) => void;
+
 /**
- * Builds the one-pass scanner of `rules` (each trigger must be where its matches start).
- * Returns a function that rewrites every match with `replace`.
+ * The scanner's matching half: reports each replacement (non-overlapping, left to right)
+ * instead of building the new text, so a caller can map them onto another text (the
+ * unicode-escape pass maps matches in a decoded copy back to the raw text).
  */
-export function createRuleScanner(
+export function createRuleMatcher(
   rules: readonly RedactionRule[],
   replace: MatchReplacer,
-): (text: string) => string {
+): (text: string, sink: MatchSink) => void {
   const exact = new Map<string, StickyRule[]>();
   const folded = new Map<string, StickyRule[]>();
   const triggers: { text: string; insensitive: boolean }[] = [];
-  for (const rule of rules) {
+  rules.forEach((rule, order) => {
     const compiled: StickyRule = {
+      order,
       regex: sticky(rule.pattern),
       extend: rule.extend ? extender(rule.extend) : undefined,
+      back: rule.extendBack ? backExtender(rule.extendBack.chars, rule.extendBack.max) : undefined,
       accept: rule.accept,
     };
-    const insensitive = rule.pattern.startsWith('(?i)');
+    const insensitive = rule.pattern.startsWith('(?i)') || rule.foldTriggers === true;
     for (const trigger of rule.triggers) {
       const key = insensitive ? trigger.toLowerCase() : trigger;
       const map = insensitive ? folded : exact;
@@ -109,27 +148,44 @@ export function createRuleScanner(
         triggers.push({ text: trigger, insensitive });
       }
     }
-  }
-  if (triggers.length === 0) return (text) => text;
+  });
+  if (triggers.length === 0) return () => {};
   const finder = triggerRegex(triggers);
+  // The finder reports the longest trigger at a position; the rules of every shorter trigger
+  // that is a prefix of it (`pass` under `password`, a case-folded `secret` under an exact
+  // `secret_`) are candidates too, in rule order.
+  const byHit = new Map<string, readonly StickyRule[]>();
+  const candidatesOf = (hit: string): readonly StickyRule[] => {
+    let list = byHit.get(hit);
+    if (list === undefined) {
+      const found = new Set<StickyRule>();
+      for (let length = 1; length <= hit.length; length++) {
+        const prefix = hit.slice(0, length);
+        for (const rule of exact.get(prefix) ?? []) found.add(rule);
+        for (const rule of folded.get(prefix.toLowerCase()) ?? []) found.add(rule);
+      }
+      list = [...found].sort((a, b) => a.order - b.order);
+      if (byHit.size < 4096) byHit.set(hit, list);
+    }
+    return list;
+  };
 
-  return (text: string) => {
+  return (text, sink) => {
     finder.lastIndex = 0;
-    let out = '';
     let copied = 0;
     for (let hit = finder.exec(text); hit !== null; hit = finder.exec(text)) {
       const at = hit.index;
-      const candidates = exact.get(hit[0]) ?? folded.get(hit[0].toLowerCase()) ?? [];
       let end = -1;
-      for (const { regex, extend, accept } of candidates) {
+      for (const { regex, extend, back, accept } of candidatesOf(hit[0])) {
         regex.lastIndex = at;
         const match = regex.exec(text);
         if (match === null || match[0].length === 0) continue;
         const groups = match.slice(1);
         const stop = extend ? extend(text, at + match[0].length) : at + match[0].length;
-        const whole = stop === at + match[0].length ? match[0] : text.slice(at, stop);
-        if (accept && !accept(whole, groups)) continue;
-        out += text.slice(copied, at) + replace(whole, groups);
+        const start = back ? back(text, at, copied) : at;
+        const whole = start === at && stop === at + match[0].length ? match[0] : text.slice(start, stop);
+        if (accept && !accept(whole, groups, text, start)) continue;
+        sink(start, stop, replace(whole, groups));
         end = stop;
         break;
       }
@@ -141,6 +197,5 @@ export function createRuleScanner(
         finder.lastIndex = at + 1;
       }
     }
-    return copied === 0 ? text : out + text.slice(copied);
   };
 }

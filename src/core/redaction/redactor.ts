@@ -1,6 +1,7 @@
 import { CompactError } from '../errors.js';
 import { DEFAULT_REDACTION_RULES, type RedactionRule } from './redaction-rules.js';
-import { createRuleScanner } from './redaction-scanner.js';
+import { createRuleMatcher } from './redaction-scanner.js';
+import { hasUnicodeEscape, redactEscaped } from './unicode-escapes.js';
 
 export { DEFAULT_REDACTION_RULES, type RedactionRule } from './redaction-rules.js';
 
@@ -23,10 +24,14 @@ export const REDACTED = '<REDACTED>';
  * for URLs, the part between its first two groups).
  *
  * Covered: `key = value` secrets (API keys, passwords, tokens, secrets, private and access
- * keys, credentials, `Authorization` headers), bearer/basic tokens, URLs with embedded
- * credentials, and the well-known key formats of OpenAI, Anthropic, AWS, GitHub, GitLab,
- * Slack, Google, Stripe, npm, Hugging Face, SendGrid, plus JWTs and PEM private keys, also
- * when clipped after their recognizable prefix.
+ * keys, credentials, `Authorization` headers) and keys whose name contains a secret word
+ * (`SECRET_KEY_BASE=`, `OPENAI_KEY=`), bearer/basic tokens, URLs with embedded credentials or
+ * a key as their user (Sentry DSN), passwords on command lines (`--password x`, `mysql -px`,
+ * `curl -u user:x`), the prefixed key formats of the gitleaks/secretlint families (AI
+ * providers, cloud, VCS, CI, package registries, chat, payment, databases, tools), JWTs, PEM
+ * private keys and age keys, also when clipped after their recognizable prefix, and all of
+ * these written with JSON unicode escapes (`\u0067hp_...`). Code that names a secret
+ * (`const token = getToken()`) is left alone.
  */
 export const DEFAULT_REDACTION_PATTERNS: readonly string[] = Object.freeze(
   DEFAULT_REDACTION_RULES.map((rule) => rule.pattern),
@@ -147,11 +152,11 @@ export function createRedactor(options: RedactorOptions = {}): Redactor {
   for (const source of sources) {
     const rule = DEFAULT_RULE_BY_PATTERN.get(source);
     // PEM blocks go first, on their own: other rules would cut their body into pieces.
-    if (rule?.name === 'pem-private-key') passes.push(createRuleScanner([rule], replaceMatch));
+    if (rule?.name === 'pem-private-key') passes.push(rulePass([rule]));
     else if (rule) scanned.push(rule);
     else others.push(source);
   }
-  if (scanned.length > 0) passes.push(createRuleScanner(scanned, replaceMatch));
+  if (scanned.length > 0) passes.push(rulePass(scanned));
   for (const source of others) passes.push(fullPass(source, []));
   const custom = options.custom;
   return guardRedactor((text: string) => {
@@ -159,6 +164,25 @@ export function createRedactor(options: RedactorOptions = {}): Redactor {
     for (const pass of passes) out = pass(out);
     return custom ? custom(out) : out;
   }, options.onError);
+}
+
+/**
+ * One scan of `rules` over the text, then over its copy with unicode escapes decoded
+ * (`\u0067hp_...`), when it has any.
+ */
+function rulePass(rules: readonly RedactionRule[]): Redactor {
+  const find = createRuleMatcher(rules, replaceMatch);
+  return (text) => {
+    let out = '';
+    let copied = 0;
+    find(text, (start: number, end: number, replacement: string) => {
+      out += text.slice(copied, start) + replacement;
+      copied = end;
+    });
+    const redacted = copied === 0 ? text : out + text.slice(copied);
+    // Replacements add no escape: the input tells whether the output has one.
+    return hasUnicodeEscape(text) ? redactEscaped(redacted, find) : redacted;
+  };
 }
 
 const DEFAULT_RULE_BY_PATTERN = new Map(DEFAULT_REDACTION_RULES.map((rule) => [rule.pattern, rule]));
@@ -234,9 +258,30 @@ function redactValue(value: unknown, redact: Redactor, seen: WeakMap<object, unk
   seen.set(value, out);
   for (const [key, item] of Object.entries(value)) {
     const secret = SECRET_KEY_PATTERN.test(key) && item !== null && typeof item !== 'object' && item !== '';
-    out[key] = secret ? REDACTED : redactValue(item, redact, seen);
+    out[key] = secret ? REDACTED : redactUnderKey(key, item, redact, seen);
   }
   return out;
+}
+
+/** A key whose name holds a secret word without ending in one (`SECRET_KEY_BASE`, `OPENAI_KEY`). */
+const NAMED_KEY = /^[A-Za-z0-9_.-]{1,64}$/;
+const SECRET_WORD = /secret|token|passw|key|cred/i;
+
+/**
+ * A string under such a key is redacted as `key=value` text, so the rules that need the key
+ * (`SECRET_KEY_BASE=<hex>`) see it; the key's own text is dropped again.
+ */
+function redactUnderKey(
+  key: string,
+  item: unknown,
+  redact: Redactor,
+  seen: WeakMap<object, unknown>,
+): unknown {
+  if (typeof item !== 'string' || !SECRET_WORD.test(key) || !NAMED_KEY.test(key)) {
+    return redactValue(item, redact, seen);
+  }
+  const assigned = redact(`${key}=${item}`);
+  return assigned.startsWith(`${key}=`) ? assigned.slice(key.length + 1) : redact(item);
 }
 
 /**

@@ -1,0 +1,66 @@
+/** One default redaction rule (see `redaction-rules.ts` for the list). */
+export interface RedactionRule {
+  /** A short name (for documentation and tests). */
+  readonly name: string;
+  /** The pattern (a leading `(?i)` makes it case-insensitive). Every quantifier is bounded. */
+  readonly pattern: string;
+  /**
+   * Literal substrings, one of which every match starts with; matched case-insensitively
+   * when the pattern is. The redactor tries the rule only where a trigger occurs.
+   */
+  readonly triggers: readonly string[];
+  /**
+   * Find the triggers in any letter case although the pattern is case-sensitive (the scan
+   * shares them with the case-insensitive rules' triggers, which costs less).
+   */
+  readonly foldTriggers?: boolean;
+  /**
+   * A character class (`[A-Za-z0-9_-]`): a match that ends in it continues through it, one
+   * character at a time (linear, no regex stack), so a token longer than the pattern's bound
+   * is replaced whole.
+   */
+  readonly extend?: string;
+  /**
+   * A character class and a bound: the match also takes up to `max` characters of the class
+   * before its trigger (the pattern checks them with a lookbehind), for keys whose
+   * recognizable part sits in their middle (`<32 hex>-us6`, `123456:AA...`).
+   */
+  readonly extendBack?: { readonly chars: string; readonly max: number };
+  /**
+   * False for a match that does not look like a secret (a path, a plain number, prose, a CSS
+   * class, code): it is left alone and other rules may still match inside it. `text` and
+   * `start` locate the match, for a look at what precedes it.
+   */
+  readonly accept?: (
+    match: string,
+    groups: readonly (string | undefined)[],
+    text: string,
+    start: number,
+  ) => boolean;
+}
+
+/**
+ * Where a prefixed format may start: not right after a letter (`task-list` is no `sk-` key),
+ * but after anything else, a digit, `_` or `%22` included (`key_sk-...`, `0ghp_...`), and
+ * right after a JSON escape (`\n`, `\t`, `\r`), so secrets inside JSON-encoded tool
+ * arguments are found too.
+ */
+export const B = '(?:(?<![A-Za-z])|(?<=\\\\[nrt]))';
+
+/** A prefixed format: `prefix` (a regex source) then `body` repeated `min` to 4,096 times. */
+export function prefixed(
+  name: string,
+  triggers: readonly string[],
+  prefix: string,
+  body: string,
+  min: number,
+  extra: Partial<Pick<RedactionRule, 'accept' | 'extend'>> & { tail?: string } = {},
+): RedactionRule {
+  return {
+    name,
+    pattern: `${B}${prefix}${body}{${min},4096}${extra.tail ?? ''}`,
+    triggers,
+    extend: extra.extend ?? body,
+    ...(extra.accept ? { accept: extra.accept } : {}),
+  };
+}

@@ -1,0 +1,157 @@
+import type { RedactionRule } from './redaction-rule.js';
+import { acceptKeyValue, bareValue, looksLikeKeyMaterial } from './redaction-values.js';
+
+/**
+ * Secret shapes that are neither a prefixed format nor a plain `key = value`: passwords on a
+ * command line, keys whose name only contains a secret word (`SECRET_KEY_BASE=`,
+ * `OPENAI_KEY=`), and a key in a URL's user part (a Sentry DSN).
+ */
+
+/** A value on a command line: quoted (at any JSON escape depth) or one word. */
+const ARGUMENT =
+  '(?:"[^"\\r\\n]{1,256}"?|\'[^\'\\r\\n]{1,256}\'?|\\\\{1,7}"[^"\\\\\\r\\n]{1,256}(?:\\\\{1,7}")?|[^\\s"\'|;&<>()`\\\\]{1,256})';
+const ARGUMENT_CHAR = '[^\\s"\'|;&<>()`\\\\]';
+/** Up to 16 other arguments before the one that holds the password. */
+const OTHER_ARGUMENTS = '(?:[ \\t]{1,8}[^\\s|;&]{1,256}){0,16}?';
+
+/** `1000:1000` after `-u` is a uid and gid; a `$VAR` or `$(cmd)` is a reference. */
+function acceptUserPassword(match: string, groups: readonly (string | undefined)[]): boolean {
+  const user = (groups[1] ?? '').trim();
+  const value = match.slice((groups[0] ?? '').length + (groups[1] ?? '').length);
+  if (/^["']?\d+:$/.test(user) && /^\d+$/.test(value)) return false;
+  return acceptKeyValue(match, groups);
+}
+
+/** Passwords and tokens on command lines (group 1 and 2 are kept, the value is replaced). */
+export const COMMAND_LINE_RULES: readonly RedactionRule[] = [
+  {
+    // `--password value`, `--password=value`, `--db-password "x"`, `--client-secret x`,
+    // `--api-key x`, `--auth-token x`: the value is one argument (a `--password=` value no
+    // longer takes the rest of the line).
+    name: 'password-flag',
+    pattern: `(?i)(?<=(?<![\\w-])--(?:[a-z0-9]{1,20}-){0,3})(passwd|password|pass|pwd|secret-key|secret|token|api-?key|access-key|private-key)(?![A-Za-z0-9_-])([ \\t]{1,8}|[ \\t]{0,4}=[ \\t]{0,4})(?!-)${ARGUMENT}`,
+    triggers: ['pass', 'pwd', 'secret', 'token', 'api', 'access', 'private'],
+    extend: ARGUMENT_CHAR,
+    accept: acceptKeyValue,
+  },
+  {
+    // `mysql -uroot -pS3cret db`: the password glued to `-p` (`-p` alone prompts). The
+    // command is checked behind the `-p` (a trigger on `-p` costs less than one per command).
+    name: 'mysql-password',
+    pattern: `(?<=(?<![\\w-])(?:mysql(?:dump|admin|import|show|check|slap|sh)?|mariadb(?:-dump|-admin)?)${OTHER_ARGUMENTS}[ \\t]{1,8})(-p)()${ARGUMENT}`,
+    triggers: ['-p'],
+    extend: ARGUMENT_CHAR,
+    accept: acceptKeyValue,
+  },
+  {
+    // `docker login -u me -p S3cret`, `sshpass -p S3cret ssh host`.
+    name: 'login-password',
+    pattern: `(?<=(?<![\\w-])(?:(?:docker|podman|nerdctl|buildah|helm|skopeo)(?:[ \\t]{1,8}registry)?[ \\t]{1,8}login|sshpass)${OTHER_ARGUMENTS}[ \\t]{1,8})(-p)([ \\t]{0,8})(?!-)${ARGUMENT}`,
+    triggers: ['-p'],
+    extend: ARGUMENT_CHAR,
+    accept: acceptKeyValue,
+  },
+  {
+    // `curl -u user:S3cret`, `--user user:S3cret` (not `-u 1000:1000`).
+    name: 'user-password-flag',
+    pattern: `(?<![\\w-])(-u|--user)([ \\t]{1,8}["']?[^\\s:"'@/]{1,128}:)(?!//)[^\\s"'@]{1,256}`,
+    triggers: ['-u', '--user'],
+    extend: '[^\\s"\'@]',
+    accept: acceptUserPassword,
+  },
+];
+
+/** Key names that hold a key but are no lookup, sort or cache key. */
+const NOT_SECRET_KEYS = [
+  'sort',
+  'cache',
+  'primary',
+  'foreign',
+  'partition',
+  'lookup',
+  'hash',
+  'range',
+  'idempotency',
+  'public',
+  'object',
+  'row',
+  'map',
+  'dict',
+  'group',
+  'index',
+  'i18n',
+  'translation',
+  'unique',
+  'composite',
+  'dedup',
+  'routing',
+  'shard',
+  'storage',
+  'file',
+  'state',
+  'query',
+  'item',
+  'list',
+  'node',
+  'entry',
+  'field',
+  'column',
+  'table',
+  'message',
+  'event',
+  'react',
+  'data',
+  'ssh',
+  'gpg',
+  'pub',
+  'hotkey',
+  'short',
+  'menu',
+];
+const NOT_LOWER = NOT_SECRET_KEYS.join('|');
+const NOT_UPPER = NOT_LOWER.toUpperCase();
+
+/** `key`, `Key`, `KEY` as a component after another (`api_key`, `openaiKey`, `OPENAI_KEY`). */
+const KEY_WORD = [
+  `(?<=[A-Za-z0-9][_-])(?<!(?:${NOT_LOWER})[_-])(?<!(?:${NOT_UPPER})[_-])(?:key|Key)(?![a-z])`,
+  `(?<=[A-Za-z0-9][_-])(?<!(?:${NOT_UPPER})[_-])KEY(?![A-Z])`,
+  `(?<=[a-z0-9])(?<!${NOT_LOWER})Key(?![a-z])`,
+].join('|');
+/** The words that make any name a secret's: `SECRET_KEY_BASE`, `refreshToken`, `db_password_v2`. */
+const SECRET_WORD = [
+  '(?<![A-Za-z])(?:secret|token|password|passwd|credentials?)(?![a-z])',
+  '(?<![A-Z])(?:Secret|Token|Password|Passwd|Credentials?)(?![a-z])',
+  '(?<![A-Za-z])(?:SECRET|TOKEN|PASSWORD|PASSWD|CREDENTIALS?)(?![A-Z])',
+].join('|');
+/** The rest of the name: up to four more components (`_KEY_BASE`, `Id`, `-v2`). */
+const NAME_TAIL = '(?:[_.-][A-Za-z0-9]{1,20}|[A-Z][a-z0-9]{0,19}){0,4}';
+const KEY_CHARS = '[A-Za-z0-9_.=+/~-]';
+
+/**
+ * A key name that contains a secret word and a compact value of key material:
+ * `SECRET_KEY_BASE=<hex>`, `OPENAI_KEY=<40 chars>`, `"private_key_id": "<hex>"`. The value
+ * must look like key material (`cache_key=user_123_profile` and `token_count: 128000` stay).
+ */
+export const NAMED_KEY_RULE: RedactionRule = {
+  name: 'secret-named-key',
+  pattern: `((?:${KEY_WORD}|${SECRET_WORD})${NAME_TAIL})(\\\\{0,7}["']?[ \\t]{0,16}(?::=|=>|:|=(?!=))[ \\t]{0,16})(?:\\\\{1,7}"|["'\`])?${KEY_CHARS}{12,4096}(?=[\\s"'\`,;)\\]}&<>|\\\\]|${KEY_CHARS}|$)`,
+  // Found in any case (they share the scan with the `key = value` rule's), checked by case here.
+  triggers: ['key', 'secret', 'token', 'passw', 'credential'],
+  foldTriggers: true,
+  extend: KEY_CHARS,
+  accept: (match, groups) => looksLikeKeyMaterial(bareValue(match, groups).replace(/^`/, '')),
+};
+
+/**
+ * A key in a URL's user part with no password (a Sentry DSN, `https://<key>@o1.ingest.sentry.io/2`):
+ * 16 or more characters with letters and digits, not a user name.
+ */
+export const URL_USER_KEY_RULE: RedactionRule = {
+  name: 'url-user-key',
+  pattern: '(://)[A-Za-z0-9_-]{16,256}(@)',
+  triggers: ['://'],
+  accept: (match) => {
+    const user = match.slice(3, -1);
+    return /[0-9]/.test(user) && /[A-Za-z]/.test(user) && !/^[a-z]+(?:[._-][a-z]+)*[0-9]{0,4}$/.test(user);
+  },
+};

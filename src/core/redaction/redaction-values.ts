@@ -1,0 +1,158 @@
+/**
+ * What a value after a secret-named key must look like to be taken for a secret: not prose,
+ * a placeholder, a type name, a path, a count, nor code that handles a secret by name
+ * (`const token = getToken()`, `password = req.body.password;`, `token: ${{ secrets.X }}`).
+ */
+
+/** Words that start prose, a placeholder or a type, not a secret (`password: is required`). */
+const NOT_A_VALUE =
+  /^(?:is|are|was|were|be|the|a|an|and|or|not|no|none|null|nil|true|false|yes|undefined|required|optional|set|unset|empty|see|use|it|this|that|must|should|will|can|to|of|in|for|with|from|by|on|if|when|your|my|our|string|str|number|int|integer|bool|boolean|bytes|any|unknown|object|void|never|function|async|await|return|new|typeof|const|let|var)$/i;
+
+/** A mix of upper case, lower case and digits over 16 characters: key material, not a file name. */
+export const KEY_MATERIAL = (segment: string) =>
+  segment.length >= 16 && /[A-Z]/.test(segment) && /[a-z]/.test(segment) && /[0-9]/.test(segment);
+
+/** `/srv/app`, `~/x`, `./a/b`, `src/auth/x`: a path, not a secret (base64 key material is not). */
+export function looksLikePath(word: string): boolean {
+  if (!word.includes('/') || word.length > 1024) return false;
+  if (!/^(?:~|\.{1,2})?\/?[A-Za-z0-9_.@~-]+(?:\/[A-Za-z0-9_.@~-]*)*$/.test(word)) return false;
+  const segments = word.split('/');
+  if (segments.some(KEY_MATERIAL)) return false;
+  // One segment of 8 or more characters without a dot that is not a lower-case word
+  // (`/AAAA...` of a 40-character AWS secret, whole or cut) is no path; `/workspace` is.
+  const named = segments.filter(Boolean);
+  const only = named.length === 1 ? named[0]! : '';
+  if (only.length >= 8 && !only.includes('.') && !/^[a-z_-]+$/.test(only)) return false;
+  return /^[~./]/.test(word) || !/[A-Z]/.test(word);
+}
+
+/** Objects whose fields hold a secret by reference: `process.env.X`, `req.body.password`. */
+const CODE_ROOTS =
+  /^(?:this|self|cls|process|os|env|req|request|res|response|ctx|context|config|cfg|conf|settings|options|opts|args|argv|params|props|state|data|body|headers|user|auth|session|secrets|vault|credentials|creds|window|document|localStorage|sessionStorage|import|module|app|client|provider|store)\b/;
+/** An identifier path: `a`, `a.b`, `a?.b`, `a::b`, `a->b`. */
+const IDENTIFIER_PATH = /^[A-Za-z_$][\w$]{0,63}(?:(?:\?\.|\.|::|->)[A-Za-z_$][\w$]{0,63}){0,8}/;
+const PATH_SEPARATOR = /\?\.|\.|::|->/;
+/**
+ * An identifier made of words, as code names are (`getToken`, `HTTPBasicAuth`, `OPENAI_API_KEY`,
+ * `req`), not random characters (`AbCdEfGh`, `AAAAAAAAAAA`, `x9Qz`).
+ */
+const WORDY = /^(?:[A-Z]{2,8}(?![a-z])|[A-Z]?[a-z]{2,}|[0-9]{1,2}|[_$])+$/;
+const wordy = (path: string) => path.split(PATH_SEPARATOR).every((part) => WORDY.test(part));
+
+/**
+ * Code that names a secret instead of holding it, after `key =` or `key:` unquoted (`rest` is
+ * the text from the value to the end of its line): a call or an index whose brackets close
+ * (`getToken()`, `os.environ["X"]`, `await fetchToken()`), a property path that ends the
+ * statement or starts at a well-known object (`req.body.password;`, `process.env.OPENAI_API_KEY`),
+ * a variable or template reference (`$TOKEN`, `${TOKEN}`, `${{ secrets.X }}`,
+ * `{{ .Values.x }}`, `%TOKEN%`), a template literal with a placeholder, or an identifier that
+ * repeats the key's word (`token = token`, `password: userPassword,`). Names must be made of
+ * words: `AbCdEf(1)` may be a password.
+ */
+export function looksLikeCode(rest: string, key: string): boolean {
+  const reference =
+    /^(?:\$\{\{[^}]{1,256}\}\}|\{\{[^}]{1,256}\}\}|\$\{[A-Za-z_][\w.:-]{0,63}\}|%[A-Za-z_]\w{0,63}%)/.exec(
+      rest,
+    );
+  if (reference && ends(rest.slice(reference[0].length))) return true;
+  if (rest.startsWith('$(') && closes(rest, 1)) return true;
+  // `$DB_PASSWORD`: upper-case words (a random `$AAAAAAAAAAAA` may be the password).
+  const variable = /^\$([A-Z_][A-Z0-9_]{2,63})(?=$|[\s;'"}])/.exec(rest);
+  if (variable?.[1]?.split('_').every(isWordPart)) return true;
+  if (/^`[^`]{0,512}\$\{[^`]{0,512}`/.test(rest)) return true;
+  const code = /^(?:(?:await|new|yield)\s+)?([\s\S]*)$/.exec(rest)?.[1] ?? rest;
+  const path = IDENTIFIER_PATH.exec(code)?.[0];
+  if (path === undefined || !wordy(path)) return false;
+  const after = code.slice(path.length);
+  // A call or an index whose bracket closes and ends the expression: `getToken();`, `env["X"]`.
+  const bracket = /^\s{0,4}[([]/.exec(after);
+  // The called or indexed name's last word has three letters or more (`xy(AB)` may be a password).
+  if (bracket) return /[A-Za-z]{3}[\w$]*$/.test(path) && closes(after, bracket[0].length - 1);
+  const parts = path.split(PATH_SEPARATOR).length;
+  // `a.b;` ends a statement; `a.b` alone at the end may be a password with a dot.
+  const statementEnd = /^\s{0,4}(?:[;,)\]}]|\|\||\?\?|&&)/.test(after);
+  if (parts >= 2 && ends(after) && (statementEnd || parts >= 3 || CODE_ROOTS.test(path))) return true;
+  if (parts === 1 && (statementEnd || /^\s*$/.test(after)) && !/\d/.test(path)) {
+    // `token = token`, `password: userPassword,`, `apiKey = api_key;`
+    const word = /pass|pwd|secret|token|key|auth|cred|jwt|cookie/i.exec(key)?.[0];
+    const named = word !== undefined && path.toLowerCase().includes(word.toLowerCase());
+    // `mypassword` may be the password itself; `userPassword`, `api_key`, `token` are names.
+    if (named && (/[a-z][A-Z]|_/.test(path) || path.toLowerCase() === key.toLowerCase())) return true;
+  }
+  return false;
+}
+
+/** An expression ends here: the end, a blank, a closing bracket, a separator, a method call. */
+const ends = (after: string) => /^(?:$|\s|[;,)\]}"'`&|?]|\.[A-Za-z_$])/.test(after);
+const isWordPart = (part: string) => /^(?:[A-Z]{1,10}[0-9]{0,2})?$/.test(part);
+
+/** The bracket at `open` closes (same kind) and the expression ends right after it. */
+function closes(text: string, open: number): boolean {
+  const opener = text[open];
+  const closer = opener === '(' ? ')' : opener === '[' ? ']' : '}';
+  let depth = 0;
+  for (let index = open; index < text.length; index++) {
+    const char = text[index];
+    if (char === opener) depth++;
+    else if (char === closer && --depth === 0) return ends(text.slice(index + 1, index + 3));
+  }
+  return false;
+}
+
+/** A CSS pseudo-class or pseudo-element right after `:` (`.token:hover`, `.secret::before`). */
+const CSS_PSEUDO =
+  /^:?(?:hover|focus|focus-visible|focus-within|active|visited|link|before|after|first-child|last-child|only-child|nth-child|nth-of-type|first-of-type|last-of-type|not|is|where|has|disabled|enabled|checked|root|placeholder|empty|invalid|valid|required|target|selection|marker)(?![\w-])/;
+
+/** The value of a `key = value` match without its quotes and scheme word. */
+export function bareValue(match: string, groups: readonly (string | undefined)[]): string {
+  const value = match.slice((groups[0]?.length ?? 0) + (groups[1]?.length ?? 0));
+  return value.replace(/^(?:(?:bearer|basic|token|digest)[ \t]+)?\\*["']?/i, '').replace(/\\*["']?\s*$/, '');
+}
+
+/**
+ * `token: 128000`, `pwd: /path`, `auth: src/auth/x`, `password: is required`,
+ * `token: string`, `const token = getToken();` are left alone.
+ */
+export function acceptKeyValue(
+  match: string,
+  groups: readonly (string | undefined)[],
+  text = match,
+  start = 0,
+): boolean {
+  const key = groups[0] ?? '';
+  const from = start + key.length + (groups[1]?.length ?? 0);
+  // The value's line, beyond the match (a call's closing bracket may come after a quote).
+  const rest = text.slice(from, from + 512).split(/\r?\n|\\n/, 1)[0]!;
+  const value = bareValue(match, groups);
+  const first = value.split(/[\s,;]/, 1)[0] ?? '';
+  if (first === '' || NOT_A_VALUE.test(first) || first.startsWith('<REDACTED>')) return false;
+  // A path is a value only for the keys that name one as often as a secret (`pwd`, `auth`):
+  // after `aws_secret_access_key=` a slash-separated value is key material (`/AAAA/AAAA...`).
+  if (/^(?:pwd|auth)$/i.test(key) && looksLikePath(first)) return false;
+  // Plain numbers are counts and limits (`token: 128000`), except for passwords and PINs.
+  if (/^\d+(?:\.\d+)?$/.test(first) && !/pass|pwd|secret|pin/i.test(key)) return false;
+  // `.btn-secret:hover {` is a CSS selector, not an assignment.
+  if (groups[1] === ':' && CSS_PSEUDO.test(rest)) return false;
+  // A quoted value is a literal; an unquoted one may be code that handles the secret by name.
+  if (!/^\\*["']/.test(rest) && looksLikeCode(rest, key)) return false;
+  return true;
+}
+
+/**
+ * A compact value after a key that merely contains a secret word (`SECRET_KEY_BASE`,
+ * `OPENAI_KEY`, `private_key_id`): key material, not an identifier (`user_123_profile`), a
+ * path, a count or code.
+ */
+export function looksLikeKeyMaterial(value: string): boolean {
+  if (looksLikePath(value) || looksLikeCode(value, '')) return false;
+  const letters = /[A-Za-z]/.test(value);
+  const digits = /[0-9]/.test(value);
+  const mixedCase = /[A-Z]/.test(value) && /[a-z]/.test(value);
+  if (!letters || !(digits || (mixedCase && value.length >= 20))) return false;
+  // snake/kebab identifiers and versions: every part a word or a number (`prod-db-v2`).
+  const parts = value.split(/[_.-]/);
+  if (parts.length >= 2 && parts.every((part) => /^(?:[a-z]*|[A-Z]*|[A-Z][a-z]+)[0-9]{0,4}$/.test(part))) {
+    return false;
+  }
+  return true;
+}

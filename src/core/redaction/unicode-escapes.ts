@@ -1,0 +1,117 @@
+import type { MatchSink } from './redaction-scanner.js';
+
+/**
+ * Secrets written with JSON unicode escapes (`\u0067hp_...` for `ghp_...`, also escaped again
+ * inside JSON-encoded tool arguments: `\\u0067hp_...`): the rules run on a copy where the
+ * escapes of printable ASCII characters are decoded, and each match is mapped back onto the
+ * raw text. Quotes and backslashes stay escaped, so the copy keeps the text's JSON structure.
+ */
+
+/** Any escape of a printable ASCII character, at any depth up to 7 backslashes. */
+const ESCAPE = /\\{1,7}u00[2-7][0-9a-fA-F]/;
+
+/** A decoded copy and where its escapes were: decoded index, extra raw characters so far. */
+interface Decoded {
+  readonly text: string;
+  readonly at: Int32Array;
+  readonly extra: Int32Array;
+  readonly count: number;
+}
+
+const hexValue = (code: number) =>
+  code >= 48 && code <= 57
+    ? code - 48
+    : code >= 97 && code <= 102
+      ? code - 87
+      : code >= 65 && code <= 70
+        ? code - 55
+        : -1;
+
+/** The printable ASCII character a `\u00XX` escape at `at` (after its backslashes) stands for, or -1. */
+function escapedCode(raw: string, at: number): number {
+  if (raw.charCodeAt(at) !== 117 || raw.charCodeAt(at + 1) !== 48 || raw.charCodeAt(at + 2) !== 48) return -1;
+  const high = hexValue(raw.charCodeAt(at + 3));
+  const low = hexValue(raw.charCodeAt(at + 4));
+  if (high < 2 || high > 7 || low < 0) return -1;
+  const code = high * 16 + low;
+  // `"`, `'`, `\` and a backtick stay escaped: decoding them would end a string early.
+  return code === 0x22 || code === 0x27 || code === 0x5c || code === 0x60 || code === 0x7f ? -1 : code;
+}
+
+/** One linear pass: the copy's characters in a typed array, the escapes' places beside it. */
+function decode(raw: string): Decoded {
+  const units = new Uint16Array(raw.length);
+  let at: Int32Array<ArrayBuffer> = new Int32Array(64);
+  let extra: Int32Array<ArrayBuffer> = new Int32Array(64);
+  let count = 0;
+  let length = 0;
+  let skipped = 0;
+  for (let index = 0; index < raw.length; index++) {
+    const code = raw.charCodeAt(index);
+    if (code === 92) {
+      let slashes = 1;
+      while (slashes < 7 && raw.charCodeAt(index + slashes) === 92) slashes++;
+      const decoded = escapedCode(raw, index + slashes);
+      if (decoded >= 0) {
+        if (count === at.length) {
+          at = grow(at);
+          extra = grow(extra);
+        }
+        skipped += slashes + 4;
+        at[count] = length;
+        extra[count] = skipped;
+        count++;
+        units[length++] = decoded;
+        index += slashes + 4;
+        continue;
+      }
+    }
+    units[length++] = code;
+  }
+  return { text: UTF16.decode(units.subarray(0, length)), at, extra, count };
+}
+
+const UTF16 = new TextDecoder('utf-16le');
+
+function grow(array: Int32Array<ArrayBuffer>): Int32Array<ArrayBuffer> {
+  const bigger = new Int32Array(array.length * 2);
+  bigger.set(array);
+  return bigger;
+}
+
+/** The raw index of a decoded boundary: escapes that end before it add their extra length. */
+function rawIndex(decoded: Decoded, index: number): number {
+  let low = 0;
+  let high = decoded.count;
+  while (low < high) {
+    const middle = (low + high) >> 1;
+    if (decoded.at[middle]! < index) low = middle + 1;
+    else high = middle;
+  }
+  return index + (low === 0 ? 0 : decoded.extra[low - 1]!);
+}
+
+/**
+ * True when `text` holds an escape of a printable ASCII character. Cheap: a search for a
+ * backslash and `u00` first (run it on the caller's flat input, not on a text built from
+ * pieces, which each search would flatten again).
+ */
+export function hasUnicodeEscape(text: string): boolean {
+  return text.includes('\\u00') && ESCAPE.test(text);
+}
+
+/**
+ * Runs `find` on the decoded copy of `raw` (a text with {@link hasUnicodeEscape}) and replaces
+ * each match's raw span (escapes included).
+ */
+export function redactEscaped(raw: string, find: (text: string, sink: MatchSink) => void): string {
+  const decoded = decode(raw);
+  let out = '';
+  let copied = 0;
+  find(decoded.text, (start, end, replacement) => {
+    const rawStart = rawIndex(decoded, start);
+    out += raw.slice(copied, rawStart) + replacement;
+    copied = rawIndex(decoded, end);
+  });
+  return copied === 0 ? raw : out + raw.slice(copied);
+}

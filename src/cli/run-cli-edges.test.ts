@@ -7,6 +7,7 @@ import { appendFile, cp, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { chatSession, cli, useTempFiles } from '../../test/support/cli-fixtures.js';
+import { newestArchiveName } from '../storage/session-path.js';
 import { syntheticSession } from '../testing/synthetic-session.js';
 import { EXIT_CODES } from './run-cli.js';
 import { terminalText } from './terminal-text.js';
@@ -29,10 +30,7 @@ async function sessionCopy(name: string, edit?: (summary: Record<string, unknown
   const folder = temp.path(name);
   await cp(join(archive, 'replay'), folder, { recursive: true });
   if (edit) {
-    const file = (await readdir(folder))
-      .filter((f) => /^summary-\d+\.json$/.test(f))
-      .sort()
-      .at(-1)!;
+    const file = newestArchiveName(await readdir(folder), 'summary')!;
     const summary = JSON.parse(await readFile(join(folder, file), 'utf8'));
     edit(summary);
     await writeFile(join(folder, file), JSON.stringify(summary));
@@ -115,15 +113,12 @@ describe('every failure is one line and exit 2', () => {
     });
     expect(oneLine(await cli(['status', text]))).toMatch(/"text" must be a string/);
     const line = await sessionCopy('bad-line');
-    const transcript = (await readdir(line))
-      .filter((f) => f.startsWith('transcript-pre-compact-'))
-      .sort()
-      .at(-1)!;
+    const transcript = newestArchiveName(await readdir(line), 'transcript')!;
     const lines = (await readFile(join(line, transcript), 'utf8')).split('\n');
     lines.splice(1, 0, 'not json at all');
     await writeFile(join(line, transcript), lines.join('\n'));
     expect(oneLine(await cli(['status', line]))).toMatch(
-      /transcript-pre-compact-\d+\.jsonl line 2: not valid JSON/,
+      /transcript-pre-compact-\S+: message \d+ is not valid JSON/,
     );
   });
 });

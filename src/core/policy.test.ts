@@ -8,9 +8,10 @@ describe('policy presets (issue 34, point 6)', () => {
       preset: 'cost',
       triggerPct: 0.4,
       targetPct: 0.2,
+      cacheAware: true,
     });
     expect(resolvePolicy()).toMatchObject({ preset: 'quality', triggerPct: 0.85, targetPct: 0.5 });
-    expect(POLICY_PRESETS.cost).toEqual({ triggerPct: 0.4, targetPct: 0.2 });
+    expect(POLICY_PRESETS.cost).toEqual({ triggerPct: 0.4, targetPct: 0.2, cacheAware: true });
     // The background preparation moves below the lower trigger.
     expect(resolvePolicy({ preset: 'cost' }).prepareAtPct).toBeCloseTo(0.32);
   });

@@ -67,7 +67,15 @@ export function looksLikeCode(rest: string, key: string): boolean {
   // A call or an index whose bracket closes and ends the expression: `getToken();`, `env["X"]`.
   const bracket = /^\s{0,4}[([]/.exec(after);
   // The called or indexed name's last word has three letters or more (`xy(AB)` may be a password).
-  if (bracket) return /[A-Za-z]{3}[\w$]*$/.test(path) && closes(after, bracket[0].length - 1);
+  // Its last part holds a lower-case letter (`AAA(B)` may be a password), and what it is called
+  // with reads as code too: nothing, quoted strings, numbers, word-made names.
+  if (bracket)
+    return (
+      /[A-Za-z]{3}[\w$]*$/.test(path) &&
+      /[a-z]/.test(path.split(PATH_SEPARATOR).at(-1) ?? '') &&
+      closes(after, bracket[0].length - 1) &&
+      argumentsLookLikeCode(after, bracket[0].length - 1)
+    );
   const parts = path.split(PATH_SEPARATOR).length;
   // `a.b;` ends a statement; `a.b` alone at the end may be a password with a dot.
   const statementEnd = /^\s{0,4}(?:[;,)\]}]|\|\||\?\?|&&)/.test(after);
@@ -85,6 +93,24 @@ export function looksLikeCode(rest: string, key: string): boolean {
 /** An expression ends here: the end, a blank, a closing bracket, a separator, a method call. */
 const ends = (after: string) => /^(?:$|\s|[;,)\]}"'`&|?]|\.[A-Za-z_$])/.test(after);
 const isWordPart = (part: string) => /^(?:[A-Z]{1,10}[0-9]{0,2})?$/.test(part);
+
+/** One argument of a call or index that reads as code: a quoted string, a number, a word-made name. */
+const ARGUMENT =
+  /^\s*(?:"[^"]{0,256}"|'[^']{0,256}'|\d{1,12}|[A-Za-z_$][\w$]{0,63}(?:\.[A-Za-z_$][\w$]{0,63}){0,8})\s*$/;
+
+/** What the bracket at `open` encloses reads as code (see {@link ARGUMENT}); nested brackets are let be. */
+function argumentsLookLikeCode(text: string, open: number): boolean {
+  const close = text.indexOf(text[open] === '(' ? ')' : ']', open);
+  if (close < 0) return false;
+  const inner = text.slice(open + 1, close);
+  if (/[([{]/.test(inner)) return true;
+  if (inner.trim() === '') return true;
+  return inner.split(',').every((part) => {
+    if (!ARGUMENT.test(part)) return false;
+    const name = part.trim();
+    return /^["'\d]/.test(name) || name.split('.').every((word) => WORDY.test(word));
+  });
+}
 
 /** The bracket at `open` closes (same kind) and the expression ends right after it. */
 function closes(text: string, open: number): boolean {

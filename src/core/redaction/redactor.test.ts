@@ -177,7 +177,8 @@ describe('property: redaction never leaves a generated secret in the output', ()
           return !output.includes(secret);
         },
       ),
-      { numRuns: 1000 },
+      // A fixed seed keeps CI reproducible; FC_SEED=<n> explores others.
+      { numRuns: 1000, seed: Number(process.env.FC_SEED ?? 20_261_127) },
     );
   });
 });

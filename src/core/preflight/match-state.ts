@@ -9,6 +9,7 @@
  * (`branches`): a rewind resumes an ancestor that still holds, a fork alternating under one id
  * resumes its own branch, another conversation resumes nothing.
  */
+import type { EventBus, OperationContext } from '../events/event-bus.js';
 import { summaryBody } from '../messages/message.js';
 import type { IndexedMessage } from '../messages/message-index.js';
 import type { SessionState } from '../session/session-store.js';
@@ -143,4 +144,32 @@ function resumedState(
   const userText = before.filter((item) => item.entry.summaryVersion === undefined).map((item) => item.id);
   if (userText.length > 0) state.userTextIds = userText;
   return state;
+}
+
+/**
+ * The one event of a history that parts from the session's newest state (a rewind, an edit of
+ * a covered message, another conversation or branch): what is sent instead. `divergedAt` is the
+ * first position that differs from the session's previous call.
+ */
+export function emitDivergence(
+  bus: EventBus,
+  context: OperationContext,
+  history: IndexedHistory,
+  divergence: NonNullable<StateMatch['divergence']>,
+): void {
+  const at = Math.min(history.changedFrom, history.length);
+  const session = `session "${context.sessionId}"`;
+  bus.emit(
+    context,
+    'compact.warning',
+    {
+      code: 'history_diverged',
+      message:
+        divergence.reason === 'shorter'
+          ? `${session}: the history was cut back before what summary v${divergence.storedVersion} covers (a rewind or an edit): the summary is not sent; the history is compacted as given`
+          : `${session}: the history parts from what summary v${divergence.storedVersion} covers (an edit, a fork or another conversation under this id): the summary is not sent; the history is compacted as given`,
+      context: { reason: divergence.reason, divergedAt: at, storedVersion: divergence.storedVersion },
+    },
+    { start: Date.now() },
+  );
 }

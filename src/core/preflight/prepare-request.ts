@@ -23,6 +23,7 @@ import type { SummaryMarks } from '../summary/summary-mark.js';
 import { assertSoundPairing, type InputRepair, repairHistory } from './check-pairing.js';
 import { type Decision, decide } from './decide.js';
 import type { IndexedHistories, IndexedHistory } from './index-request.js';
+import { emitDivergence } from './match-state.js';
 import { emitMediaEstimates } from './media-estimates.js';
 import type { RewriteCache } from './realize-rewrite.js';
 import { rememberProtected } from './remember-protected.js';
@@ -211,34 +212,8 @@ function resumeView(
   if (viewIsReusable(cached, viewContext, changedFrom) && extendView(cached, viewContext)) return cached;
   const view = buildView(viewContext);
   indexed.view = view;
-  if (view.divergence) emitDivergence(deps, input, indexed, view.divergence);
+  if (view.divergence) emitDivergence(deps.bus, input.context, indexed, view.divergence);
   return view;
-}
-
-/**
- * The one event of a history that parts from every stored state of its session (a rewind, an
- * edit of a covered message, another conversation or branch): what is sent instead.
- */
-function emitDivergence(
-  deps: PipelineDeps,
-  input: PreflightInput,
-  indexed: IndexedHistory,
-  divergence: NonNullable<SessionView['divergence']>,
-): void {
-  const at = Math.min(indexed.changedFrom, indexed.length);
-  deps.bus.emit(
-    input.context,
-    'compact.warning',
-    {
-      code: 'history_diverged',
-      message:
-        divergence.reason === 'shorter'
-          ? `session "${input.context.sessionId}": the history was cut back before what summary v${divergence.storedVersion} covers (a rewind or an edit): the summary is not sent; the history is compacted as given`
-          : `session "${input.context.sessionId}": the history parts from what summary v${divergence.storedVersion} covers (an edit, a fork or another conversation under this id): the summary is not sent; the history is compacted as given`,
-      context: { reason: divergence.reason, divergedAt: at, storedVersion: divergence.storedVersion },
-    },
-    { start: Date.now() },
-  );
 }
 
 /** Step 3: count the request (system, tools, overhead, view, summary message). */

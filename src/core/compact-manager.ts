@@ -10,7 +10,6 @@ import {
 import { cachePriceFor, checkPricing, type SessionCost } from './counting/session-cost.js';
 import { type TokenCounter, tokenCounterFor } from './counting/token-counter.js';
 import { warnUnknownModel } from './counting/unknown-model-warning.js';
-import { UsageCalibration } from './counting/usage-calibration.js';
 import { UsageLedger } from './counting/usage-ledger.js';
 import { CompactError } from './errors.js';
 import { EventBus, newOperation } from './events/event-bus.js';
@@ -41,22 +40,19 @@ import type {
 import { codecFor } from './messages/formats/detect-format.js';
 import type { MessageCodec } from './messages/formats/message-codec.js';
 import { MessageIndex } from './messages/message-index.js';
+import { pipelineDeps } from './pipeline-deps.js';
 import { type CompactPolicy, overridePolicy, resolvePolicy } from './policy.js';
 import { estimateRequest } from './preflight/estimate-request.js';
-import { IndexedHistories } from './preflight/index-request.js';
 import { type PipelineDeps, type PreparedRequest, prepareRequest } from './preflight/prepare-request.js';
-import { RewriteCache } from './preflight/realize-rewrite.js';
 import { finishCompaction } from './preflight/run-preflight.js';
 import { declinedResult, untriggeredResult } from './preflight/untriggered-result.js';
 import type { Redactor } from './redaction/redactor.js';
 import { checkCallOptions, resolveSettings } from './resolve-settings.js';
 import { CallQueue, throwIfAborted } from './session/call-queue.js';
 import { type FailOpenStore, failOpenFor } from './session/fail-open-store.js';
-import { SessionArchive } from './session/session-archive.js';
 import { MemorySessionStore, type SessionState, type SessionStore } from './session/session-store.js';
 import { EmbeddedSummarizer } from './summary/embedded-summarizer.js';
 import type { Summarizer } from './summary/summarizer.js';
-import { SummaryMarks } from './summary/summary-mark.js';
 
 export type { BackgroundStatus } from './background/background-preparation.js';
 export { agentStateKey, DEFAULT_LOCK_TTL_MS } from './background/compaction-flight.js';
@@ -144,30 +140,17 @@ export class CompactManager {
     // The in-process store cannot fail; any other goes behind fail-open unless told otherwise.
     this.#failOpen = failOpenFor(this.store, settings, storeFaultEvents(this.#bus, this.store.name));
     const store = this.#failOpen ?? this.store;
-    this.#deps = {
-      calibration: new UsageCalibration(),
+    this.#deps = pipelineDeps(options, settings, {
       counter: this.counter,
       model: this.model,
       store,
       bus: this.#bus,
-      archive: new SessionArchive(options.storage, this.#redact, this.#bus),
       index: this.#index,
-      histories: new IndexedHistories(undefined, settings.cacheMaxBytes, (key) =>
-        forgetEvicted(this.#memory, key),
-      ),
-      rewrites: new RewriteCache(),
-      toolCounts: new WeakMap(),
-      systemCounts: new Map(),
-      chain: this.#summarizer === this.#embedded ? [this.#embedded] : [this.#summarizer, this.#embedded],
-      summarizerTimeoutMs: timeoutMs,
-      summarizerRedact: options.redactSummarizerInput === false ? undefined : this.#redact,
-      requireArchive: settings.requireArchive,
-      clock: options.clock ?? Date.now,
-      lastCalls: new Map(),
+      summarizer: this.#summarizer,
+      embedded: this.#embedded,
       cachePrice,
-      marks: new SummaryMarks(options.summaryKeys),
-      fallbackStreaks: new Map(),
-    };
+      onEvict: (key) => forgetEvicted(this.#memory, key),
+    });
     this.#lockTtlMs = lockTtl(options.sessionLock, this.store);
     // With a shared store, one process prepares per session; its lock outlasts the summarizer's time limit.
     const shared = this.#lockTtlMs === undefined ? undefined : { store, lockTtlMs: 2 * timeoutMs + 5_000 };

@@ -198,6 +198,7 @@ describe('import graph', () => {
       if (
         file === 'src/core/compact-manager.ts' ||
         file === 'src/core/manager-memory.ts' ||
+        file === 'src/core/pipeline-deps.ts' ||
         file === 'src/core/resolve-settings.ts'
       )
         return 4;

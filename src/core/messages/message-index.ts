@@ -114,9 +114,12 @@ export class MessageIndex {
     if (this.#byContent.size < this.#maxContentEntries && this.#bytes + incoming <= this.#maxBytes) return;
     // Oldest first (a Map iterates in insertion order); a tenth of the entries at least, so
     // that eviction is not paid on every insert.
+    // By bytes, down to nine tenths of the cap: evicting just enough on every insert walked the
+    // Map's deleted slots from its start each time (a cost that grew with the history).
     let drop = this.#byContent.size >= this.#maxContentEntries ? Math.ceil(this.#maxContentEntries / 10) : 0;
+    const bytesAfter = this.#bytes + incoming <= this.#maxBytes ? this.#maxBytes : this.#maxBytes * 0.9;
     for (const k of this.#byContent.keys()) {
-      if (drop <= 0 && this.#bytes + incoming <= this.#maxBytes) break;
+      if (drop <= 0 && this.#bytes + incoming <= bytesAfter) break;
       this.#byContent.delete(k);
       this.#bytes -= this.#bytesOf.get(k) ?? 0;
       this.#bytesOf.delete(k);

@@ -40,6 +40,12 @@ const AUDIT_PER_CALL = 768;
 const DEEP_COST = 64;
 /** Rebuilt messages looked at by shape per call, in a second rotation (n / 32 calls). */
 const SHAPE_AUDIT_PER_CALL = 32;
+/**
+ * From this length, the rotating audits run in a turn of the event loop after the call (while
+ * the agent waits on its model) on the array the call was given, and a call given that same
+ * array again skips them: on a long history their cache misses were most of a warm call.
+ */
+const AUDIT_AFTER_FROM = 4_096;
 
 /**
  * Approximate bytes one indexed message keeps alive in a session's cache: its parse and its
@@ -94,6 +100,12 @@ export class IndexedHistory {
   #audit = 0;
   #shapeAudit = 0;
   readonly #seen = new Map<string, number>();
+  /** The array of the last call, audited after it (held weakly: it is the caller's). */
+  #audited: WeakRef<readonly unknown[]> | undefined;
+  /** Whether the audit after the last call ran, and whether it found a change. */
+  #auditedAfter = false;
+  #suspect = false;
+  #auditPending = false;
 
   /** The number of messages indexed. */
   get length(): number {
@@ -108,8 +120,14 @@ export class IndexedHistory {
     let same = 0;
     if (this.format === codec.format) {
       const limit = Math.min(history.length, this.raws.length);
-      same = this.#sampleHolds(history, limit) ? limit : this.#scan(history, limit);
+      const audited = this.#auditedAfter && this.#audited?.deref() === history;
+      same =
+        !(audited && this.#suspect) && this.#sampleHolds(history, limit, !audited)
+          ? limit
+          : this.#scan(history, limit);
     }
+    this.#auditedAfter = false;
+    this.#suspect = false;
     if (same < this.raws.length) this.#rollback(same);
     this.format = codec.format;
     for (let i = same; i < history.length; i++) {
@@ -131,7 +149,25 @@ export class IndexedHistory {
       this.pairer.add(entry.parsed, i);
     }
     this.changedFrom = same;
+    if (history.length >= AUDIT_AFTER_FROM) this.#auditAfter(history);
     return same;
+  }
+
+  /** Runs the next audit slices on `history` in a later turn of the loop. */
+  #auditAfter(history: readonly unknown[]): void {
+    this.#audited = new WeakRef(history);
+    if (this.#auditPending) return;
+    this.#auditPending = true;
+    const timer = setImmediate(() => {
+      this.#auditPending = false;
+      const audited = this.#audited?.deref();
+      if (audited === undefined) return;
+      const limit = Math.min(audited.length, this.raws.length);
+      const newest = Math.max(0, limit - RECHECK_NEWEST);
+      this.#suspect = !this.#auditHolds(audited, newest, Math.max(0, limit - RECHECK_RECENT));
+      this.#auditedAfter = true;
+    });
+    timer.unref?.();
   }
 
   /**
@@ -167,13 +203,18 @@ export class IndexedHistory {
    * Checks the sample of this call: the newest messages, probes spread over the older ones,
    * and the next slices of the rotating audits. False at the first position found changed.
    */
-  #sampleHolds(history: readonly unknown[], limit: number): boolean {
+  #sampleHolds(history: readonly unknown[], limit: number, audit: boolean): boolean {
     const newest = Math.max(0, limit - RECHECK_NEWEST);
     for (let i = limit - 1; i >= newest; i--) if (!this.#holds(history, i)) return false;
     const recent = Math.max(0, limit - RECHECK_RECENT);
     for (let i = newest - 1; i >= recent; i--) if (!this.#resembles(history, i)) return false;
     const step = Math.max(1, Math.ceil(recent / PROBES));
     for (let i = 0; i < recent; i += step) if (!this.#resembles(history, i)) return false;
+    return !audit || this.#auditHolds(history, newest, recent);
+  }
+
+  /** The next slices of the rotating audits (before `newest` by content, `recent` by shape). */
+  #auditHolds(history: readonly unknown[], newest: number, recent: number): boolean {
     // The audit by content covers everything older than the newest: the recent ones were only
     // looked at by shape.
     let i = this.#audit < newest ? this.#audit : 0;

@@ -12,7 +12,8 @@
  * 7. Cost under prompt caching (bench/cache-cost.ts; `--no-cost` skips it), written to
  *    bench/results.json.
  * 8. Speed on every path (bench/speed.ts; `--no-speed` skips it): warm, rebuilt, first calls,
- *    triggers, background at the trigger.
+ *    triggers, background at the trigger; the first call after a compaction by window
+ *    (bench/after-compaction.ts).
  * 9. The event loop: the tokenizer's load (awaited through `ready()` and cold), the longest
  *    stall per path, and while the built-in summarizer prepares in the background
  *    (bench/event-loop.ts; `--no-event-loop` skips it).
@@ -273,6 +274,8 @@ if (!process.argv.includes('--no-speed')) {
   console.log('\nSpeed (bench/speed.ts):');
   const { runSpeedBench } = await import('./speed.js');
   await runSpeedBench();
+  const { runAfterCompactionBench } = await import('./after-compaction.js');
+  await runAfterCompactionBench();
 }
 
 // Issue 34: the compaction rhythm with tool outputs of 1% to 25% of the window (bench/rhythm.ts;

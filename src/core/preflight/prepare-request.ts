@@ -27,7 +27,7 @@ import { emitDivergence } from './match-state.js';
 import { emitMediaEstimates } from './media-estimates.js';
 import type { RewriteCache } from './realize-rewrite.js';
 import { rememberProtected } from './remember-protected.js';
-import { buildView, extendView, type ViewContext, viewIsReusable } from './resume-view.js';
+import { adoptState, buildView, extendView, type ViewContext, viewIsReusable } from './resume-view.js';
 import { summaryMessageTokens } from './run-cascade.js';
 import type { SessionView } from './session-view.js';
 
@@ -209,7 +209,10 @@ function resumeView(
       ),
   };
   const cached = indexed.view;
-  if (viewIsReusable(cached, viewContext, changedFrom) && extendView(cached, viewContext)) return cached;
+  if (viewIsReusable(cached, viewContext, changedFrom) && extendView(cached, viewContext)) {
+    adoptState(cached, state);
+    return cached;
+  }
   const view = buildView(viewContext);
   indexed.view = view;
   if (view.divergence) emitDivergence(deps.bus, input.context, indexed, view.divergence);

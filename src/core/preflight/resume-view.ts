@@ -35,7 +35,7 @@ export interface ViewContext {
 
 const EMPTY = new Set<string>();
 
-function addTokens(sums: SessionView['sums'], role: string, tokens: number): void {
+export function addTokens(sums: SessionView['sums'], role: string, tokens: number): void {
   if (role === 'system') sums.system += tokens;
   else if (role === 'developer') sums.developer += tokens;
   else sums.messages += tokens;
@@ -172,7 +172,7 @@ export function buildView(context: ViewContext): SessionView {
  * A pinned message with tool activity or reasoning pins its whole round (calls, results and
  * the reasoning before them stay together); pinned plain text pins only itself.
  */
-function pinsItsRound(item: IndexedMessage): boolean {
+export function pinsItsRound(item: IndexedMessage): boolean {
   const parsed = item.entry.parsed;
   return parsed.kind === 'reasoning' || parsed.toolCalls.length > 0 || parsed.toolResults.length > 0;
 }
@@ -218,6 +218,35 @@ export function extendView(view: SessionView, context: ViewContext): boolean {
   return true;
 }
 
+/**
+ * True when `a` and `b` are the same stored state: the same object, or the same write read
+ * back (a store may hand out a copy). A state is never changed once written, and a session's
+ * versions only grow, so its version and write time name it.
+ */
+function sameState(a: SessionState | undefined, b: SessionState | undefined): boolean {
+  if (a === b) return true;
+  if (a === undefined || b === undefined) return false;
+  return (
+    a.sessionId === b.sessionId &&
+    a.version === b.version &&
+    a.updatedAt === b.updatedAt &&
+    a.coveredIds.length === b.coveredIds.length &&
+    a.keptIds?.length === b.keptIds?.length &&
+    a.anchor?.length === b.anchor?.length
+  );
+}
+
+/**
+ * Makes `view` hold `state`, the same write as its own read back as another object (see
+ * {@link sameState}): later steps tell the record from a branch by identity.
+ */
+export function adoptState(view: SessionView, state: SessionState | undefined): void {
+  if (view.state === state) return;
+  const mutable = view as { state: SessionState | undefined; matched: SessionState | undefined };
+  if (mutable.matched === mutable.state) mutable.matched = state;
+  mutable.state = state;
+}
+
 /** True when `view` can be extended for this call (same state, policy, counter and unchanged prefix). */
 export function viewIsReusable(
   view: SessionView | undefined,
@@ -226,7 +255,7 @@ export function viewIsReusable(
 ): view is SessionView {
   return (
     view !== undefined &&
-    view.state === context.state &&
+    sameState(view.state, context.state) &&
     view.rule === context.rule &&
     view.counter === context.counter &&
     view.format === context.codec.format &&

@@ -20,6 +20,7 @@ import { type CascadeInput, type CascadeResult, runCascade, summaryMessageTokens
 import { checkSummaryOutput } from './summary-output.js';
 import { swapPrepared } from './swap-prepared.js';
 import { keptCounts } from './untriggered-result.js';
+import { viewAfterCompaction } from './view-after-compaction.js';
 
 /** A compaction that landed in the store. */
 export interface Compacted {
@@ -303,6 +304,15 @@ export async function finishCompaction<M>(
       ...(summary?.fallback ? { fallback: summary.fallback } : {}),
     };
   }
+  // The next call extends the view this compaction made (O(what changed), not O(history)).
+  prepared.indexed.view =
+    viewAfterCompaction(prepared, cascade, state, {
+      summaryWire,
+      summaryText: text,
+      codec,
+      counter: deps.counter,
+      summaryTokens: (summary) => summaryMessageTokens(codec, deps.counter, summary),
+    }) ?? prepared.indexed.view;
   void view;
   return result;
 }

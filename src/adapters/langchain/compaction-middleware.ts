@@ -4,13 +4,8 @@ import type { CompactManager } from '../../core/compact-manager.js';
 import { CompactError } from '../../core/errors.js';
 import type { CompactionResult, CompactOptions } from '../../core/manager-options.js';
 import { type ContextOverflow, compactForRetry, contextOverflowOf, feedUsage } from '../overflow-recovery.js';
-import { ConversationChat } from './conversation-chat.js';
-import {
-  chatToLangChain,
-  chatToLangChainInPlace,
-  contentText,
-  type LangChainMessageClasses,
-} from './langchain-messages.js';
+import { ConversationChat, type ConversationLease } from './conversation-chat.js';
+import { chatToLangChain, contentText, type LangChainMessageClasses } from './langchain-messages.js';
 
 /** The runtime a LangChain middleware sees (`request.runtime`). */
 export type LangChainRuntime = ModelRequest['runtime'];
@@ -166,7 +161,7 @@ async function compactCall(
   manager: CompactManager,
   request: ModelRequest,
   options: CompactionMiddlewareOptions,
-  chat: unknown[],
+  { chat, back }: ConversationLease,
 ): Promise<{ messages: BaseMessage[]; plan: CallPlan }> {
   const sessionId = await resolveSessionId(options.sessionId, request);
   const system = contentText(request.systemMessage?.content ?? request.systemPrompt ?? '');
@@ -186,7 +181,7 @@ async function compactCall(
     return { messages: chatToLangChain(result.messages, classes), plan };
   }
   // The result's array is ours: converted where it lies, not copied once more.
-  return { messages: chatToLangChainInPlace(result.messages, classes), plan };
+  return { messages: back(result.messages, classes), plan };
 }
 
 /** The messages of the one retry after a rejection for length; rethrows anything else. */
@@ -247,9 +242,9 @@ export function compactionMiddleware(
   const conversations = new ConversationChat();
   const wrapModelCall: NonNullable<AgentMiddleware['wrapModelCall']> = async (request, handler) => {
     // Only the messages not seen on an earlier call are converted (the state grows by appending).
-    const { chat, release } = conversations.toChat(request.messages);
+    const lease = conversations.toChat(request.messages);
     try {
-      const { messages, plan } = await compactCall(manager, request, options, chat);
+      const { messages, plan } = await compactCall(manager, request, options, lease);
       let response: Awaited<ReturnType<typeof handler>>;
       try {
         response = await handler({ ...request, messages });
@@ -260,7 +255,7 @@ export function compactionMiddleware(
       feedLangChainUsage(manager, plan.sessionId, (response as { usage_metadata?: unknown }).usage_metadata);
       return response;
     } finally {
-      release();
+      lease.release();
     }
   };
   return {

@@ -98,4 +98,43 @@ describe('the LangChain middleware converts only what it has not seen', () => {
     expect(seen[0]!.messages[0]).not.toBeInstanceOf(HumanMessage);
     await manager.shutdown();
   });
+
+  it('an old message of a long conversation edited in place is found by the rotating audit', () => {
+    const conversations = new ConversationChat();
+    const state = turns(1_500);
+    conversations.toChat(state).release();
+    (state[1_234] as unknown as { content: string }).content = 'answer 617, edited in place';
+    // Fields of older messages are audited 512 per call (conversation-chat.ts).
+    const bound = Math.ceil(state.length / 512) + 1;
+    let foundAt = -1;
+    for (let k = 0; k < bound && foundAt < 0; k++) {
+      state.push(new HumanMessage(`follow-up ${k}`));
+      const lease = conversations.toChat(state);
+      if ((lease.chat[1_234] as { content: string }).content.endsWith('edited in place')) foundAt = k;
+      lease.release();
+    }
+    expect(foundAt).toBeGreaterThanOrEqual(0);
+  });
+
+  it("hands the model the caller's own objects for what was kept, call after call", async () => {
+    const manager = new CompactManager({ model: 'gpt-4o', maxContextTokens: 1_000_000 });
+    const middleware = compactionMiddleware(manager, { sessionId: 'own' });
+    const state = turns(40);
+    for (let k = 0; k < 4; k++) {
+      state.push(new HumanMessage(`follow-up ${k}`));
+      const sent: BaseMessage[][] = [];
+      await middleware.wrapModelCall!(
+        { messages: state, tools: [], runtime: {} } as unknown as ModelRequest,
+        (async (request: ModelRequest) => {
+          sent.push(request.messages);
+          return new AIMessage('ok');
+        }) as never,
+      );
+      expect(sent[0]).toHaveLength(state.length);
+      for (const [i, message] of state.entries()) expect(sent[0]![i]).toBe(message);
+      // A message replaced by the caller: the next call sends the replacement.
+      if (k === 1) state[7] = new AIMessage('answer 3, replaced');
+    }
+    await manager.shutdown();
+  });
 });

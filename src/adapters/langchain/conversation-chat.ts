@@ -1,23 +1,42 @@
 /**
  * The OpenAI Chat form of a LangChain conversation, kept between model calls: an agent's state
  * grows by appending, so each call converts only the messages it has not seen. The messages
- * already converted are checked by identity (the same object at the same position, its
- * `content` and `tool_calls` not replaced), which costs no lookup and no allocation.
+ * already converted are checked by identity (the same object at the same position), and the
+ * newest and a rotating slice of the older ones by their `content` and `tool_calls` (not
+ * replaced), which costs no lookup and no allocation.
  */
 import type { BaseMessage } from '@langchain/core/messages';
-import { langChainToChat } from './langchain-messages.js';
+import {
+  chatToLangChainInPlace,
+  type LangChainMessageClasses,
+  langChainToChat,
+} from './langchain-messages.js';
 
 /** What was converted of one conversation, position by position. */
 interface Converted {
   /** True while a model call reads `chat` (another call of the conversation converts apart). */
   leased: boolean;
+  /** Where the next audit of older messages' fields starts. */
+  audit: number;
   readonly messages: BaseMessage[];
   readonly contents: unknown[];
   readonly calls: unknown[];
   readonly chat: unknown[];
+  /**
+   * The last result turned back, position by position: the Chat message and the LangChain
+   * message it became. A result that only grew reads them back by position (two arrays read in
+   * order) instead of touching every message again.
+   */
+  readonly backChat: unknown[];
+  readonly backMessages: BaseMessage[];
 }
 
 type Fields = { content?: unknown; tool_calls?: unknown };
+
+/** The newest messages whose fields are checked on every call. */
+const RECHECK_NEWEST = 32;
+/** Older messages whose fields are checked per call, in rotation. */
+const AUDIT_PER_CALL = 512;
 
 /**
  * Conversions of conversations, each keyed by its first message object: a conversation the
@@ -31,13 +50,23 @@ export class ConversationChat {
    * then the array is the call's (the conversation's next call extends it afterwards; a call
    * of the same conversation made meanwhile converts on its own, with the per-message cache).
    */
-  toChat(messages: readonly BaseMessage[]): { chat: unknown[]; release: () => void } {
+  toChat(messages: readonly BaseMessage[]): ConversationLease {
     const first = messages[0];
-    if (first === undefined) return { chat: [], release: () => {} };
+    if (first === undefined) return { chat: [], release: () => {}, back: chatToLangChainInPlace };
     let converted = this.#conversations.get(first);
-    if (converted?.leased) return { chat: langChainToChat(messages), release: () => {} };
+    if (converted?.leased)
+      return { chat: langChainToChat(messages), release: () => {}, back: chatToLangChainInPlace };
     if (!converted) {
-      converted = { leased: false, messages: [], contents: [], calls: [], chat: [] };
+      converted = {
+        leased: false,
+        audit: 0,
+        messages: [],
+        contents: [],
+        calls: [],
+        chat: [],
+        backChat: [],
+        backMessages: [],
+      };
       this.#conversations.set(first, converted);
     }
     const lease = converted;
@@ -47,22 +76,33 @@ export class ConversationChat {
       release: () => {
         lease.leased = false;
       },
+      back: (result, classes) => turnBack(lease, result, classes),
     };
   }
 
   #extend(converted: Converted, messages: readonly BaseMessage[]): unknown[] {
     const held = Math.min(converted.messages.length, messages.length);
+    // Every position by identity (two arrays read in order), then the fields of the newest and
+    // of a rotating slice of the older ones: an old message edited in place is found within
+    // held / AUDIT_PER_CALL calls, as the manager's own index does.
     let same = 0;
-    while (same < held) {
-      const message = messages[same] as unknown as Fields;
-      if (
-        message !== (converted.messages[same] as unknown) ||
-        message.content !== converted.contents[same] ||
-        message.tool_calls !== converted.calls[same]
-      )
-        break;
-      same++;
+    while (same < held && messages[same] === converted.messages[same]) same++;
+    const fieldsHeld = (i: number) => {
+      const message = messages[i] as unknown as Fields;
+      return message.content === converted.contents[i] && message.tool_calls === converted.calls[i];
+    };
+    for (let i = Math.max(0, same - RECHECK_NEWEST); i < same; i++) {
+      if (fieldsHeld(i)) continue;
+      same = i;
+      break;
     }
+    let audit = converted.audit < same ? converted.audit : 0;
+    for (const end = Math.min(same, audit + AUDIT_PER_CALL); audit < end; audit++) {
+      if (fieldsHeld(audit)) continue;
+      same = audit;
+      break;
+    }
+    converted.audit = audit;
     if (same < converted.messages.length) {
       for (const list of [converted.messages, converted.contents, converted.calls, converted.chat])
         list.length = same;
@@ -80,4 +120,32 @@ export class ConversationChat {
     }
     return converted.chat;
   }
+}
+
+/** One model call's use of a conversation's conversion. */
+export interface ConversationLease {
+  /** The Chat form of the call's messages. */
+  chat: unknown[];
+  /** Ends the call's use of `chat`. */
+  release: () => void;
+  /** Turns a result of the manager (an array the caller owns) back into LangChain messages, in place. */
+  back: (result: unknown[], classes: LangChainMessageClasses) => BaseMessage[];
+}
+
+/** {@link chatToLangChainInPlace}, reading back by position what the last result already turned. */
+function turnBack(converted: Converted, result: unknown[], classes: LangChainMessageClasses): BaseMessage[] {
+  const { backChat, backMessages } = converted;
+  const held = Math.min(backChat.length, result.length);
+  let same = 0;
+  while (same < held && result[same] === backChat[same]) same++;
+  const chat = result.slice(same);
+  const turned = chatToLangChainInPlace(chat, classes);
+  backChat.length = same;
+  backMessages.length = same;
+  for (let k = 0; k < turned.length; k++) {
+    backChat.push(result[same + k]);
+    backMessages.push(turned[k]!);
+  }
+  for (let i = 0; i < result.length; i++) result[i] = i < same ? backMessages[i] : turned[i - same];
+  return result as BaseMessage[];
 }

@@ -108,7 +108,10 @@ export interface PathStall {
   path: string;
   /** The longest gap between two setImmediate turns while the path ran (wall clock). */
   longestMs: number;
-  /** The process's CPU time within that gap (over the wall time: the OS ran another process meanwhile). */
+  /**
+   * The most CPU time the process used between two turns (what the work itself held, whatever
+   * the OS did meanwhile; V8's GC threads count too).
+   */
   cpuMs: number;
   /** The longest garbage collection pause while the path ran (`PerformanceObserver` 'gc' entries). */
   gcMs: number;
@@ -125,7 +128,14 @@ function gcWatch(): { longest: () => number; stop: () => void } {
     for (const entry of list.getEntries()) longest = Math.max(longest, entry.duration);
   });
   observer.observe({ entryTypes: ['gc'] });
-  return { longest: () => longest, stop: () => observer.disconnect() };
+  return {
+    longest: () => longest,
+    stop: () => {
+      // Entries queued but not delivered to the callback yet.
+      for (const entry of observer.takeRecords()) longest = Math.max(longest, entry.duration);
+      observer.disconnect();
+    },
+  };
 }
 
 /**
@@ -136,7 +146,7 @@ async function longestStall(path: string, work: () => Promise<unknown>): Promise
   const delay = monitorEventLoopDelay({ resolution: 1 });
   const gc = gcWatch();
   let longest = 0;
-  let cpuInLongest = 0;
+  let cpu = 0;
   let turns = 0;
   let last = performance.now();
   let lastCpu = process.cpuUsage();
@@ -144,10 +154,8 @@ async function longestStall(path: string, work: () => Promise<unknown>): Promise
   const gap = () => {
     const now = performance.now();
     const used = process.cpuUsage(lastCpu);
-    if (now - last > longest) {
-      longest = now - last;
-      cpuInLongest = (used.user + used.system) / 1000;
-    }
+    longest = Math.max(longest, now - last);
+    cpu = Math.max(cpu, (used.user + used.system) / 1000);
     last = now;
     lastCpu = process.cpuUsage();
   };
@@ -163,13 +171,13 @@ async function longestStall(path: string, work: () => Promise<unknown>): Promise
   gap();
   done = true;
   delay.disable();
-  // Entries are delivered asynchronously.
+  // GC entries are queued in a later turn of the loop.
   await new Promise((resolve) => setImmediate(resolve));
   gc.stop();
   return {
     path,
     longestMs: longest,
-    cpuMs: cpuInLongest,
+    cpuMs: cpu,
     gcMs: gc.longest(),
     delayMaxMs: delay.max / 1e6,
     turns,
@@ -206,14 +214,29 @@ async function coldCount(messages: number): Promise<PathStall> {
   };
 }
 
-/**
- * Per path, the longest stall of the loop in one call: the cold first count of a long history
- * (5k and 20k messages), warm untriggered calls, triggered synchronous compactions (built-in
- * summarizer, no `background`).
- */
-export async function pathStallsBench(): Promise<PathStall[]> {
-  const rows: PathStall[] = [];
-  for (const messages of [5_000, 20_000]) rows.push(await coldCount(messages));
+/** The median run of `runs` (by wall clock), its CPU and GC figures the medians too. */
+function median(runs: readonly PathStall[]): PathStall {
+  const mid = <T>(values: T[], by: (value: T) => number) =>
+    values.sort((a, b) => by(a) - by(b))[Math.floor(values.length / 2)]!;
+  return {
+    ...mid([...runs], (run) => run.longestMs),
+    cpuMs: mid(
+      runs.map((run) => run.cpuMs),
+      (v) => v,
+    ),
+    gcMs: mid(
+      runs.map((run) => run.gcMs),
+      (v) => v,
+    ),
+    delayMaxMs: mid(
+      runs.map((run) => run.delayMaxMs),
+      (v) => v,
+    ),
+  };
+}
+
+/** Warm untriggered calls and triggered synchronous compactions of one growing session: the worst call of each. */
+async function sessionPaths(): Promise<{ warm: PathStall; triggered: PathStall }> {
   const history = syntheticSession({ turns: 400, seed: 5, toolDensity: 2.5, resultChars: 500 });
   const manager = new CompactManager({ model: 'gpt-4o', maxContextTokens: 128_000 });
   await manager.ready();
@@ -234,8 +257,32 @@ export async function pathStallsBench(): Promise<PathStall[]> {
     else warm = worst(warm, stall);
   }
   await manager.shutdown();
-  if (warm) rows.push({ ...warm, path: 'untriggered preflight, 24 new messages a call (128k window)' });
-  if (triggered) rows.push({ ...triggered, path: 'triggered compaction, built-in summarizer, synchronous' });
+  if (!warm || !triggered) throw new Error('the session should have both warm and triggered calls');
+  return { warm, triggered };
+}
+
+/**
+ * Per path, the longest stall of the loop in one call, the median of `runs` runs: the cold
+ * first count of a long history (5k and 20k messages), warm untriggered calls, triggered
+ * synchronous compactions (built-in summarizer, no `background`).
+ */
+export async function pathStallsBench(runs = 3): Promise<PathStall[]> {
+  const rows: PathStall[] = [];
+  for (const messages of [5_000, 20_000]) {
+    const each: PathStall[] = [];
+    for (let run = 0; run < runs; run++) each.push(await coldCount(messages));
+    rows.push(median(each));
+  }
+  const sessions: { warm: PathStall; triggered: PathStall }[] = [];
+  for (let run = 0; run < runs; run++) sessions.push(await sessionPaths());
+  rows.push({
+    ...median(sessions.map((s) => s.warm)),
+    path: 'untriggered preflight, 24 new messages a call (128k window)',
+  });
+  rows.push({
+    ...median(sessions.map((s) => s.triggered)),
+    path: 'triggered compaction, built-in summarizer, synchronous',
+  });
   return rows;
 }
 
@@ -255,11 +302,11 @@ export function printTokenizerWarmup(figures: readonly WarmupFigures[]): void {
 
 export function printPathStalls(rows: readonly PathStall[]): void {
   console.log(
-    'Longest stall of the loop per path (one call each, tokenizer loaded ahead): wall clock between two setImmediate turns, the process CPU in that gap, the longest GC pause, monitorEventLoopDelay max',
+    'Longest stall of the loop per path (tokenizer loaded ahead; median of 3 runs): wall clock between two setImmediate turns, the most process CPU between two turns, the longest GC pause, monitorEventLoopDelay max',
   );
   for (const row of rows)
     console.log(
-      `  ${row.path.padEnd(66)} ${row.longestMs.toFixed(1).padStart(7)} ms (CPU ${row.cpuMs.toFixed(1).padStart(5)} ms; GC max ${row.gcMs.toFixed(1).padStart(5)} ms; delay max ${row.delayMaxMs.toFixed(1).padStart(6)} ms; ${row.turns} turns)`,
+      `  ${row.path.padEnd(66)} ${row.longestMs.toFixed(1).padStart(7)} ms (CPU ${row.cpuMs.toFixed(1).padStart(6)} ms; GC max ${row.gcMs.toFixed(1).padStart(5)} ms; delay max ${row.delayMaxMs.toFixed(1).padStart(6)} ms; ${row.turns} turns)`,
     );
 }
 

@@ -12,9 +12,9 @@
  * longest block <= 20 ms with the default.
  */
 import { execFile } from 'node:child_process';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import { promisify } from 'node:util';
-import { SLICE_MS } from '../src/core/summary/embedded/steps.js';
+import { SLICE_MS } from '../src/core/time-slice.js';
 import { CompactManager, EmbeddedSummarizer } from '../src/index.js';
 import { syntheticSession } from '../src/testing/synthetic-session.js';
 import { hasOpenToolCalls } from '../test/support/open-tool-calls.js';
@@ -103,46 +103,193 @@ export async function tokenizerWarmupBench(): Promise<WarmupFigures[]> {
   return figures;
 }
 
-/** The longest stall of the loop while `work` runs (setImmediate ticks). */
-async function longestStall(work: () => Promise<unknown>): Promise<number> {
-  let longest = 0;
-  let last = performance.now();
-  let done = false;
-  const tick = () => {
-    const now = performance.now();
-    longest = Math.max(longest, now - last);
-    last = now;
-    if (!done) setImmediate(tick);
-  };
-  setImmediate(tick);
-  await work();
-  done = true;
-  return Math.max(longest, performance.now() - last);
+/** What one path held the loop for: the longest gap between two turns, and what was in it. */
+export interface PathStall {
+  path: string;
+  /** The longest gap between two setImmediate turns while the path ran (wall clock). */
+  longestMs: number;
+  /**
+   * The most CPU time the process used between two turns (what the work itself held, whatever
+   * the OS did meanwhile; V8's GC threads count too).
+   */
+  cpuMs: number;
+  /** The longest garbage collection pause while the path ran (`PerformanceObserver` 'gc' entries). */
+  gcMs: number;
+  /** `monitorEventLoopDelay`'s largest delay while the path ran. */
+  delayMaxMs: number;
+  /** Turns of the loop while the path ran. */
+  turns: number;
 }
 
-/** Per path, the longest stall of the loop in one call: warm untriggered, and a triggered synchronous compaction. */
-export async function pathStallsBench(): Promise<{ path: string; longestMs: number }[]> {
+/** GC pauses seen while observing (the longest one). */
+function gcWatch(): { longest: () => number; stop: () => void } {
+  let longest = 0;
+  const observer = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) longest = Math.max(longest, entry.duration);
+  });
+  observer.observe({ entryTypes: ['gc'] });
+  return {
+    longest: () => longest,
+    stop: () => {
+      // Entries queued but not delivered to the callback yet.
+      for (const entry of observer.takeRecords()) longest = Math.max(longest, entry.duration);
+      observer.disconnect();
+    },
+  };
+}
+
+/**
+ * The longest stall of the loop while `work` runs: setImmediate ticks (wall clock and the
+ * process's CPU time in the gap), `monitorEventLoopDelay`, and the longest GC pause.
+ */
+async function longestStall(path: string, work: () => Promise<unknown>): Promise<PathStall> {
+  const delay = monitorEventLoopDelay({ resolution: 1 });
+  const gc = gcWatch();
+  let longest = 0;
+  let cpu = 0;
+  let turns = 0;
+  let last = performance.now();
+  let lastCpu = process.cpuUsage();
+  let done = false;
+  const gap = () => {
+    const now = performance.now();
+    const used = process.cpuUsage(lastCpu);
+    longest = Math.max(longest, now - last);
+    cpu = Math.max(cpu, (used.user + used.system) / 1000);
+    last = now;
+    lastCpu = process.cpuUsage();
+  };
+  const tick = () => {
+    if (done) return;
+    gap();
+    turns++;
+    setImmediate(tick);
+  };
+  delay.enable();
+  setImmediate(tick);
+  await work();
+  gap();
+  done = true;
+  delay.disable();
+  // GC entries are queued in a later turn of the loop.
+  await new Promise((resolve) => setImmediate(resolve));
+  gc.stop();
+  return {
+    path,
+    longestMs: longest,
+    cpuMs: cpu,
+    gcMs: gc.longest(),
+    delayMaxMs: delay.max / 1e6,
+    turns,
+  };
+}
+
+/** A synthetic coding session of at least `messages` messages (cut at the end of a turn), ~270 tokens a message. */
+function longHistory(messages: number): unknown[] {
+  let turns = Math.ceil(messages / 8);
+  let history = syntheticSession({ turns, seed: 7, resultChars: 2500 });
+  while (history.length < messages) {
+    turns = Math.ceil((turns * messages) / history.length) + 1;
+    history = syntheticSession({ turns, seed: 7, resultChars: 2500 });
+  }
+  let end = messages;
+  while (end > 0 && hasOpenToolCalls(history.slice(Math.max(0, end - 40), end))) end--;
+  return history.slice(0, end);
+}
+
+/** The first call of a long history in a process whose tokenizer is loaded: indexed and counted cold. */
+async function coldCount(messages: number): Promise<PathStall> {
+  const history = longHistory(messages);
+  // A window the history fits: the count alone, no compaction.
+  const manager = new CompactManager({ model: 'gpt-4o', maxContextTokens: 20_000_000 });
+  await manager.ready();
+  let tokens = 0;
+  const stall = await longestStall('', async () => {
+    tokens = (await manager.compact('cold', history)).tokensBefore;
+  });
+  await manager.shutdown();
+  return {
+    ...stall,
+    path: `first call, cold count: ${history.length.toLocaleString('en')} messages, ${(tokens / 1e6).toFixed(2)}M tokens`,
+  };
+}
+
+/** The median run of `runs` (by wall clock), its CPU and GC figures the medians too. */
+function median(runs: readonly PathStall[]): PathStall {
+  const mid = <T>(values: T[], by: (value: T) => number) =>
+    values.sort((a, b) => by(a) - by(b))[Math.floor(values.length / 2)]!;
+  return {
+    ...mid([...runs], (run) => run.longestMs),
+    cpuMs: mid(
+      runs.map((run) => run.cpuMs),
+      (v) => v,
+    ),
+    gcMs: mid(
+      runs.map((run) => run.gcMs),
+      (v) => v,
+    ),
+    delayMaxMs: mid(
+      runs.map((run) => run.delayMaxMs),
+      (v) => v,
+    ),
+  };
+}
+
+/** Warm untriggered calls and triggered synchronous compactions of one growing session: the worst call of each. */
+async function sessionPaths(): Promise<{ warm: PathStall; triggered: PathStall }> {
   const history = syntheticSession({ turns: 400, seed: 5, toolDensity: 2.5, resultChars: 500 });
   const manager = new CompactManager({ model: 'gpt-4o', maxContextTokens: 128_000 });
   await manager.ready();
   const ends: number[] = [];
   for (let end = 40; end <= history.length; end += 24)
     if (!hasOpenToolCalls(history.slice(0, end))) ends.push(end);
-  let warm = 0;
-  let triggered = 0;
+  const worst = (a: PathStall | undefined, b: PathStall) => (a && a.longestMs >= b.longestMs ? a : b);
+  let warm: PathStall | undefined;
+  let triggered: PathStall | undefined;
+  // A first call of another session warms the code (the redaction rules, the pipeline's functions).
+  await manager.compact('warm-up', history.slice(0, ends[0]));
   for (const end of ends) {
     let applied = false;
-    const stall = await longestStall(async () => {
+    const stall = await longestStall('', async () => {
       applied = (await manager.compact('paths', history.slice(0, end))).applied;
     });
-    if (applied) triggered = Math.max(triggered, stall);
-    else warm = Math.max(warm, stall);
+    if (applied) triggered = worst(triggered, stall);
+    else warm = worst(warm, stall);
   }
   await manager.shutdown();
-  return [
-    { path: 'untriggered preflight, 24 new messages a call (128k window)', longestMs: warm },
-    { path: 'triggered compaction, built-in summarizer, synchronous', longestMs: triggered },
-  ];
+  if (!warm || !triggered) throw new Error('the session should have both warm and triggered calls');
+  return { warm, triggered };
+}
+
+/**
+ * Per path, the longest stall of the loop in one call, the median of `runs` runs: the cold
+ * first count of a long history (5k and 20k messages), warm untriggered calls, triggered
+ * synchronous compactions (built-in summarizer, no `background`).
+ */
+export async function pathStallsBench(runs = 3): Promise<PathStall[]> {
+  const rows: PathStall[] = [];
+  for (const messages of [5_000, 20_000]) {
+    const each: PathStall[] = [];
+    for (let run = 0; run < runs; run++) each.push(await coldCount(messages));
+    rows.push(median(each));
+  }
+  const sessions: { warm: PathStall; triggered: PathStall }[] = [];
+  for (let run = 0; run < runs; run++) sessions.push(await sessionPaths());
+  rows.push({
+    ...median(sessions.map((s) => s.warm)),
+    path: 'untriggered preflight, 24 new messages a call (128k window)',
+  });
+  rows.push({
+    ...median(sessions.map((s) => s.triggered)),
+    path: 'triggered compaction, built-in summarizer, synchronous',
+  });
+  return rows;
+}
+
+/** The longest gap of the loop doing nothing for `ms` (the machine's own noise). */
+export async function idleGap(ms = 1_000): Promise<PathStall> {
+  const stall = await longestStall('', () => sleep(ms));
+  return { ...stall, path: `idle loop for ${ms} ms (the machine's noise)` };
 }
 
 export function printTokenizerWarmup(figures: readonly WarmupFigures[]): void {
@@ -153,9 +300,14 @@ export function printTokenizerWarmup(figures: readonly WarmupFigures[]): void {
     );
 }
 
-export function printPathStalls(rows: readonly { path: string; longestMs: number }[]): void {
-  console.log('Longest stall of the loop per path (one call each, tokenizer loaded ahead):');
-  for (const row of rows) console.log(`  ${row.path.padEnd(56)} ${row.longestMs.toFixed(1).padStart(7)} ms`);
+export function printPathStalls(rows: readonly PathStall[]): void {
+  console.log(
+    'Longest stall of the loop per path (tokenizer loaded ahead; median of 3 runs): wall clock between two setImmediate turns, the most process CPU between two turns, the longest GC pause, monitorEventLoopDelay max',
+  );
+  for (const row of rows)
+    console.log(
+      `  ${row.path.padEnd(66)} ${row.longestMs.toFixed(1).padStart(7)} ms (CPU ${row.cpuMs.toFixed(1).padStart(6)} ms; GC max ${row.gcMs.toFixed(1).padStart(5)} ms; delay max ${row.delayMaxMs.toFixed(1).padStart(6)} ms; ${row.turns} turns)`,
+    );
 }
 
 export function printEventLoop(figures: readonly LoopFigures[]): boolean {
@@ -175,6 +327,6 @@ export function printEventLoop(figures: readonly LoopFigures[]): boolean {
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   printTokenizerWarmup(await tokenizerWarmupBench());
-  printPathStalls(await pathStallsBench());
+  printPathStalls([await idleGap(), ...(await pathStallsBench())]);
   printEventLoop(await eventLoopBench());
 }

@@ -298,6 +298,7 @@ if (!process.argv.includes('--no-background')) {
 if (!process.argv.includes('--no-event-loop')) {
   const {
     eventLoopBench,
+    idleGap,
     pathStallsBench,
     printEventLoop,
     printPathStalls,
@@ -305,7 +306,7 @@ if (!process.argv.includes('--no-event-loop')) {
     tokenizerWarmupBench,
   } = await import('./event-loop.js');
   printTokenizerWarmup(await tokenizerWarmupBench());
-  printPathStalls(await pathStallsBench());
+  printPathStalls([await idleGap(), ...(await pathStallsBench())]);
   printEventLoop(await eventLoopBench());
 }
 

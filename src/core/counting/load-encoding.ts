@@ -8,6 +8,7 @@
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { runInThisContext } from 'node:vm';
+import { TimeSlice } from '../time-slice.js';
 import type { EncodingName } from './model-table.js';
 
 /** What the counter uses of an encoding. */
@@ -34,22 +35,8 @@ export function encodingLoaded(name: EncodingName): boolean {
   return encodings.has(name);
 }
 
-/** Work done between two turns of the event loop while loading in slices. */
-export const LOAD_SLICE_MS = 5;
 /** Lines of the rank file evaluated at a time (a few milliseconds each). */
 const LINES_PER_CHUNK = 1_000;
-
-/** A clock of slices: `due()` is true once the current slice has run `LOAD_SLICE_MS`. */
-function sliceClock() {
-  let started = performance.now();
-  return {
-    due: () => performance.now() - started >= LOAD_SLICE_MS,
-    async yieldNow() {
-      await new Promise((resolve) => setImmediate(resolve));
-      started = performance.now();
-    },
-  };
-}
 
 /** True for a line (at `at`) that starts an element of a rank block: one tab, then a string or an array. */
 function startsElement(text: string, at: number): boolean {
@@ -58,10 +45,10 @@ function startsElement(text: string, at: number): boolean {
 }
 
 /** The rank table of `name`: the array literals of its file, evaluated a chunk of lines at a time. */
-async function readRanks(name: EncodingName, clock: ReturnType<typeof sliceClock>): Promise<unknown[]> {
+async function readRanks(name: EncodingName, clock: TimeSlice): Promise<unknown[]> {
   const path = requireFromHere.resolve(`gpt-tokenizer/bpeRanks/${name}`);
   const text = await readFile(path, 'utf8');
-  await clock.yieldNow();
+  await clock.pause();
   const ranks: unknown[] = [];
   // The file holds `const cN = [` ... `];` blocks, one element per line, concatenated in order.
   let at = 0;
@@ -79,7 +66,7 @@ async function readRanks(name: EncodingName, clock: ReturnType<typeof sliceClock
       const chunk = runInThisContext(`[${text.slice(start, Math.min(end, close))}]`) as unknown[];
       for (const rank of chunk) ranks.push(rank);
       start = end;
-      if (clock.due()) await clock.yieldNow();
+      if (clock.due()) await clock.pause();
     }
     at = close + 3;
   }
@@ -128,13 +115,13 @@ const GPT_TOKENIZER_MODULES = [
 async function buildEncoding(
   name: EncodingName,
   ranks: unknown[],
-  clock: ReturnType<typeof sliceClock>,
+  clock: TimeSlice,
 ): Promise<BpeEncoding | undefined> {
   // The encoder's modules one turn of the loop each (the pre-tokenizer's expressions and the
   // model tables are the heavy ones), then the class.
   for (const module of GPT_TOKENIZER_MODULES) {
     requireFromHere(`gpt-tokenizer/${module}`);
-    await clock.yieldNow();
+    await clock.pause();
   }
   const { GptEncoding } = requireFromHere('gpt-tokenizer/GptEncoding') as {
     GptEncoding: {
@@ -144,7 +131,7 @@ async function buildEncoding(
   const { compareUint8Arrays } = requireFromHere('gpt-tokenizer/utfUtil') as {
     compareUint8Arrays(a: Uint8Array, b: Uint8Array): number;
   };
-  await clock.yieldNow();
+  await clock.pause();
   // An encoder over an empty table (cheap), then its table filled in slices.
   const encoding = GptEncoding.getEncodingApi(name, () => []);
   const core = encoding.bytePairEncodingCoreProcessor;
@@ -162,7 +149,7 @@ async function buildEncoding(
       bytes.set(rank, array);
     } else continue;
     count++;
-    if ((rank & 1023) === 0 && clock.due()) await clock.yieldNow();
+    if ((rank & 1023) === 0 && clock.due()) await clock.pause();
   }
   sorted.sort((a, b) => compareUint8Arrays(a[0], b[0]));
   core.bytePairRankDecoder = ranks;
@@ -182,7 +169,7 @@ async function buildEncoding(
  * `gpt-tokenizer` version is laid out otherwise); {@link loadEncodingInSlices} shares it.
  */
 export async function buildEncodingInSlices(name: EncodingName): Promise<BpeEncoding | undefined> {
-  const clock = sliceClock();
+  const clock = new TimeSlice();
   try {
     return await buildEncoding(name, await readRanks(name, clock), clock);
   } catch {

@@ -9,7 +9,7 @@ import { invalidMessage } from '../errors.js';
 import type { InputRepair } from '../manager-options.js';
 import type { MessageFormat } from '../messages/message.js';
 import type { IndexedMessage } from '../messages/message-index.js';
-import type { PairingFinding } from '../messages/tool-pairing.js';
+import type { PairingFinding, ToolPairer } from '../messages/tool-pairing.js';
 
 export type { InputRepair } from '../manager-options.js';
 
@@ -112,4 +112,27 @@ export function repairHistory(
     if (answers) out.push(...answers);
   });
   return { history: out, repairs };
+}
+
+/**
+ * Step 1's check of an indexed history: nothing to do (`undefined`) when its pairing is sound,
+ * an `invalid_messages` error for broken input, or the repaired history with `policy.repairInput`.
+ */
+export function pairingRepair(
+  history: readonly unknown[],
+  indexed: { readonly pairer: ToolPairer; readonly items: readonly IndexedMessage[] },
+  format: MessageFormat,
+  repairInput: boolean,
+): { history: unknown[]; repairs: InputRepair[] } | undefined {
+  // Calls of the last round still unanswered are rejected by every provider, like the rest.
+  const open = indexed.pairer.openFindings();
+  if (indexed.pairer.findings.length === 0 && open.length === 0) return undefined;
+  const findings = [...indexed.pairer.findings, ...open].sort(
+    (a, b) => a.index - b.index || a.position - b.position,
+  );
+  if (!repairInput) assertSoundPairing(findings);
+  return repairHistory(history, indexed.items, findings, format, {
+    round: indexed.pairer.round,
+    rounds: indexed.pairer.rounds,
+  });
 }

@@ -329,6 +329,11 @@ export class IndexedHistories {
     return { indexed, changedFrom };
   }
 
+  /** The messages held for a session (0 when none), without moving it. */
+  heldLength(sessionId: string): number {
+    return this.#sessions.get(sessionId)?.length ?? 0;
+  }
+
   /** Whether the session is held (without moving it). */
   has(sessionId: string): boolean {
     return this.#sessions.has(sessionId);

@@ -20,14 +20,24 @@ import type { SessionArchive } from '../session/session-archive.js';
 import type { SessionState, SessionStore } from '../session/session-store.js';
 import type { Summarizer } from '../summary/summarizer.js';
 import type { SummaryMarks } from '../summary/summary-mark.js';
-import { assertSoundPairing, type InputRepair, repairHistory } from './check-pairing.js';
+import { runStepsYielding, TimeSlice } from '../time-slice.js';
+import type { InputRepair } from './check-pairing.js';
+import { countAhead } from './count-ahead.js';
 import { type Decision, decide } from './decide.js';
+import { indexMessages, indexMessagesInSlices, manyNewMessages } from './index-messages.js';
 import type { IndexedHistories, IndexedHistory } from './index-request.js';
 import { emitDivergence } from './match-state.js';
-import { emitMediaEstimates } from './media-estimates.js';
+import { emitMediaEstimates, emitMediaEstimatesInSlices } from './media-estimates.js';
 import type { RewriteCache } from './realize-rewrite.js';
 import { rememberProtected } from './remember-protected.js';
-import { adoptState, buildView, extendView, type ViewContext, viewIsReusable } from './resume-view.js';
+import {
+  adoptState,
+  buildView,
+  buildViewSteps,
+  extendView,
+  type ViewContext,
+  viewIsReusable,
+} from './resume-view.js';
 import { summaryMessageTokens } from './run-cascade.js';
 import type { SessionView } from './session-view.js';
 
@@ -156,38 +166,22 @@ export function forgetSession(deps: PipelineDeps, sessionId: string): void {
   deps.lastCalls.delete(sessionId);
 }
 
-/** Step 1: index, pair, and reject or repair broken input. */
-function indexRequest(
-  deps: PipelineDeps,
-  input: PreflightInput,
-): { indexed: IndexedHistory; repairs: InputRepair[] } {
-  const { key, codec } = input;
-  const { indexed } = deps.histories.update(key, input.messages, codec, deps.index);
-  // Calls of the last round still unanswered are rejected by every provider, like the rest.
-  const open = indexed.pairer.openFindings();
-  if (indexed.pairer.findings.length === 0 && open.length === 0) return { indexed, repairs: [] };
-  const findings = [...indexed.pairer.findings, ...open].sort(
-    (a, b) => a.index - b.index || a.position - b.position,
-  );
-  if (!input.policy.repairInput) assertSoundPairing(findings);
-  const repaired = repairHistory(input.messages, indexed.items, findings, codec.format, {
-    round: indexed.pairer.round,
-    rounds: indexed.pairer.rounds,
-  });
-  const fixed = deps.histories.update(`${key}\u0000repaired`, repaired.history, codec, deps.index);
-  return { indexed: fixed.indexed, repairs: repaired.repairs };
-}
-
-/** Step 2: resume the view (extended when possible, rebuilt otherwise). */
-function resumeView(
+/** Step 2's context: what building or extending the view needs (step 2 is in {@link prepareRequest}). */
+function viewContextOf(
   deps: PipelineDeps,
   input: PreflightInput,
   indexed: IndexedHistory,
   state: SessionState | undefined,
-  changedFrom: number,
   fresh: { count: number },
-): SessionView {
-  const viewContext: ViewContext = {
+): ViewContext {
+  const rewriting = {
+    codec: input.codec,
+    counter: deps.counter,
+    pairer: indexed.pairer,
+    items: indexed.items,
+    archived: deps.archive.keepsArtifacts,
+  };
+  return {
     fresh,
     trust: (item) => deps.marks.verifyOnce(input.key, item.entry, item.entry.parsed.text),
     history: indexed,
@@ -195,25 +189,22 @@ function resumeView(
     rule: input.policy,
     codec: input.codec,
     counter: deps.counter,
-    realize: (item, rewrite) =>
-      deps.rewrites.get(
-        {
-          codec: input.codec,
-          counter: deps.counter,
-          pairer: indexed.pairer,
-          items: indexed.items,
-          archived: deps.archive.keepsArtifacts,
-        },
-        item,
-        rewrite,
-      ),
+    realize: (item, rewrite) => deps.rewrites.get(rewriting, item, rewrite),
   };
+}
+
+/** The view of the last call extended with the new messages, when it can be. */
+function extendedView(indexed: IndexedHistory, viewContext: ViewContext): SessionView | undefined {
   const cached = indexed.view;
-  if (viewIsReusable(cached, viewContext, changedFrom) && extendView(cached, viewContext)) {
-    adoptState(cached, state);
+  if (viewIsReusable(cached, viewContext, indexed.changedFrom) && extendView(cached, viewContext)) {
+    adoptState(cached, viewContext.state);
     return cached;
   }
-  const view = buildView(viewContext);
+  return undefined;
+}
+
+/** A view built anew, kept for the next call (its divergence reported). */
+function keepView(deps: PipelineDeps, input: PreflightInput, indexed: IndexedHistory, view: SessionView) {
   indexed.view = view;
   if (view.divergence) emitDivergence(deps.bus, input.context, indexed, view.divergence);
   return view;
@@ -268,10 +259,24 @@ function recordCall(deps: PipelineDeps, key: string, lifetimeMs: number): { idle
 /** Steps 1-4 of one call. */
 export async function prepareRequest(deps: PipelineDeps, input: PreflightInput): Promise<PreparedRequest> {
   const started = Date.now();
-  const { indexed, repairs } = indexRequest(deps, input);
+  // Many new messages (a first call, a rebuilt history): indexed and counted in slices.
+  const slice = manyNewMessages(deps, input) ? new TimeSlice() : undefined;
+  const { indexed, repairs } = slice
+    ? await indexMessagesInSlices(deps, input, slice)
+    : indexMessages(deps, input);
   const stored = await deps.store.get(input.key);
   const fresh = { count: 0 };
-  const view = resumeView(deps, input, indexed, stored, indexed.changedFrom, fresh);
+  // Step 2: resume the view (extended when possible, rebuilt otherwise; in slices for many new messages).
+  const viewContext = viewContextOf(deps, input, indexed, stored, fresh);
+  if (slice) await countAhead({ ...viewContext, stored }, slice);
+  const view =
+    extendedView(indexed, viewContext) ??
+    keepView(
+      deps,
+      input,
+      indexed,
+      slice ? await runStepsYielding(buildViewSteps(viewContext), slice) : buildView(viewContext),
+    );
   const state = await rememberProtected(deps.store, input.key, view, stored);
   const counted = countRequest(deps, input, view);
   const calibrated = deps.calibration.count(input.key, counted.tokensBefore, deps.counter.exact);
@@ -315,7 +320,16 @@ export async function prepareRequest(deps: PipelineDeps, input: PreflightInput):
   };
   for (const repair of repairs)
     deps.bus.emit(input.context, 'compact.repair', { ...repair }, { start: started });
-  emitMediaEstimates(deps.bus, input.context, input.messages, indexed.changedFrom, started);
+  if (slice)
+    await emitMediaEstimatesInSlices(
+      deps.bus,
+      input.context,
+      input.messages,
+      indexed.changedFrom,
+      started,
+      slice,
+    );
+  else emitMediaEstimates(deps.bus, input.context, input.messages, indexed.changedFrom, started);
   if (!decision.triggered && !deps.bus.observed) return prepared;
   const decisionEvent = emitDecision(deps, prepared);
   return { ...prepared, decisionSpanId: decisionEvent.spanId, decisionEvent };

@@ -14,6 +14,7 @@ import { summaryBody } from '../messages/message.js';
 import { entryTokens, type IndexedMessage } from '../messages/message-index.js';
 import { isPinned, type PinRule } from '../messages/partition.js';
 import type { SessionRewrite, SessionState } from '../session/session-store.js';
+import { runSteps, type Steps } from '../time-slice.js';
 import type { IndexedHistory } from './index-request.js';
 import { matchState, type TrustSummary } from './match-state.js';
 import type { RealizedRewrite, SessionView, ViewEntry } from './session-view.js';
@@ -93,6 +94,11 @@ function summaryPredatesBoundary(
 
 /** Builds the view from scratch. */
 export function buildView(context: ViewContext): SessionView {
+  return runSteps(buildViewSteps(context));
+}
+
+/** {@link buildView} as {@link Steps}: a pause every few hundred messages (a cold call of a long history). */
+export function* buildViewSteps(context: ViewContext): Steps<SessionView> {
   const { history, state, rule } = context;
   const items = history.items;
   const boundary = newestBoundary(items);
@@ -115,6 +121,7 @@ export function buildView(context: ViewContext): SessionView {
   const pinnedFlags: boolean[] = [];
   const pinnedRounds = new Set<number>();
   for (const item of items) {
+    if (item.index % 256 === 255) yield;
     // Before the boundary everything is sent as is (summaries and covered messages included).
     const dropped = item.index < boundary;
     if (!dropped && (item === summaryItem || coveredIds.has(item.id) || match.superseded.has(item))) continue;
@@ -128,9 +135,15 @@ export function buildView(context: ViewContext): SessionView {
       pinnedFlags[k] = true;
   }
   const sums = { system: 0, developer: 0, messages: 0 };
-  const entries = visible.map((item, k) => {
+  const entries: ViewEntry[] = [];
+  for (let k = 0; k < visible.length; k++) {
+    if (k % 256 === 255) yield;
+    const item = visible[k]!;
     const r = round[item.index] ?? -1;
-    if (item.index < boundary) return beforeBoundaryEntry(item, r);
+    if (item.index < boundary) {
+      entries.push(beforeBoundaryEntry(item, r));
+      continue;
+    }
     const entry = makeEntry(
       { ...context, state: effective },
       item,
@@ -139,8 +152,8 @@ export function buildView(context: ViewContext): SessionView {
     );
     addTokens(sums, item.entry.parsed.role, entry.tokens);
     if (!entry.pinned && userTextIds.has(item.id)) entry.userText = true;
-    return entry;
-  });
+    entries.push(entry);
+  }
   const version = effective?.version ?? 0;
   return {
     state,

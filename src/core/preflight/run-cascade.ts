@@ -18,12 +18,13 @@ import type { CompactPolicy } from '../policy.js';
 import type { Redactor } from '../redaction/redactor.js';
 import type { SessionRewrite } from '../session/session-store.js';
 import type { SentPrefix } from '../summary/summarizer.js';
+import { runStepsYielding, type Steps, TimeSlice } from '../time-slice.js';
 import type { CascadeRun, LevelReport, NewRewrite } from './cascade/cascade-types.js';
-import { clearToolResults } from './cascade/clear-tool-results.js';
-import { cutOversized } from './cascade/cut-oversized.js';
-import { giveWay } from './cascade/give-way.js';
-import { planSummary } from './cascade/plan-summary.js';
-import { shortenArguments } from './cascade/shorten-arguments.js';
+import { clearToolResultSteps } from './cascade/clear-tool-results.js';
+import { cutOversizedSteps } from './cascade/cut-oversized.js';
+import { giveWaySteps } from './cascade/give-way.js';
+import { planSummarySteps } from './cascade/plan-summary.js';
+import { shortenArgumentSteps } from './cascade/shorten-arguments.js';
 import {
   type SummarizeContext,
   type SummarizeOutcome,
@@ -123,12 +124,31 @@ function withoutArchiveLine(summary: string): string {
   return summary.replace(/\n?Archived originals: recall ref [^\n]*$/, '');
 }
 
+/** The messages the summarizer sees for `folded`, giving the loop a turn whenever `slice` has run its time. */
+async function summarizerMessages(
+  folded: readonly ViewEntry[],
+  redact: Redactor | undefined,
+  slice: TimeSlice,
+): Promise<CompactMessage[]> {
+  const messages: CompactMessage[] = [];
+  for (const entry of folded) {
+    messages.push(summarizerMessage(entry, redact));
+    if (slice.due()) await slice.pause();
+  }
+  return messages;
+}
+
 /** Level c: folds the units before the suffix into the next summary. */
-async function summarizeLevel(run: CascadeRun, input: CascadeInput, result: CascadeResult): Promise<void> {
+async function summarizeLevel(
+  run: CascadeRun,
+  input: CascadeInput,
+  result: CascadeResult,
+  slice: TimeSlice,
+): Promise<void> {
   const { view, codec, counter, policy } = input;
   const version = view.nextVersion;
   const overhead = summaryMessageTokens(codec, counter, input.formatSummary(version, ''));
-  const plan = planSummary(run, input, overhead);
+  const plan = await runStepsYielding(planSummarySteps(run, input, overhead), slice);
   if (!plan && !view.previousSummary) return;
   const foldBefore = plan?.foldBefore ?? 0;
   const folded: ViewEntry[] = [];
@@ -144,7 +164,7 @@ async function summarizeLevel(run: CascadeRun, input: CascadeInput, result: Casc
     {
       sessionId: input.sessionId,
       strategy: policy.strategy,
-      messages: folded.map((entry) => summarizerMessage(entry, input.summarize.redact)),
+      messages: await summarizerMessages(folded, input.summarize.redact, slice),
       ...sentPrefixField(input, folded),
       maxTokens: plan?.maxTokens ?? policy.maxSummaryTokens,
       ...(view.previousSummary ? { previousSummary: withoutArchiveLine(view.previousSummary) } : {}),
@@ -269,14 +289,20 @@ export async function runCascade(input: CascadeInput): Promise<CascadeResult> {
     tokensAfter: 0,
   };
   assertPinnedFit(run, input.summaryTokens);
-  if (run.total > run.target) result.levels.push(clearToolResults(run, input.pairing));
-  if (run.total > run.target) result.levels.push(shortenArguments(run));
-  if (run.total > run.target || input.force) await summarizeLevel(run, input, result);
+  // Each level gives the event loop a turn every few milliseconds (a long view's rewrites
+  // are realized and counted one message at a time).
+  const slice = new TimeSlice();
+  const level = <T>(steps: Steps<T>) => runStepsYielding(steps, slice);
+  if (run.total > run.target) result.levels.push(await level(clearToolResultSteps(run, input.pairing)));
+  if (run.total > run.target) result.levels.push(await level(shortenArgumentSteps(run)));
+  if (run.total > run.target || input.force) await summarizeLevel(run, input, result, slice);
   // Recent results protected by count give way when they alone keep the request over target.
-  if (run.total > run.target) result.levels.push(...giveWay(run, input.pairing));
+  if (run.total > run.target) result.levels.push(...(await level(giveWaySteps(run, input.pairing))));
   // Cut no deeper than needed: to a tenth under the budget (or the target, when higher).
-  if (run.total > run.budget)
-    result.levels.push(cutOversized(run, Math.max(run.target, Math.floor(run.budget * 0.9))));
+  if (run.total > run.budget) {
+    const limit = Math.max(run.target, Math.floor(run.budget * 0.9));
+    result.levels.push(await level(cutOversizedSteps(run, limit)));
+  }
   // Still over: the previous summary, carried as is, is shortened into the next version.
   if (
     run.total > run.budget &&

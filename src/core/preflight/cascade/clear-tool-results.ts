@@ -8,6 +8,7 @@
  */
 import type { IndexedMessage } from '../../messages/message-index.js';
 import type { ToolPairer } from '../../messages/tool-pairing.js';
+import { runSteps, type Steps } from '../../time-slice.js';
 import { rewriteRef, toolNameOf } from '../realize-rewrite.js';
 import { applyRewrite, type CascadeRun, type LevelReport } from './cascade-types.js';
 
@@ -16,6 +17,14 @@ export function clearToolResults(
   run: CascadeRun,
   pairing: { pairer: ToolPairer; items: readonly IndexedMessage[] },
 ): LevelReport {
+  return runSteps(clearToolResultSteps(run, pairing));
+}
+
+/** {@link clearToolResults} as {@link Steps}: a pause after each result looked at. */
+export function* clearToolResultSteps(
+  run: CascadeRun,
+  pairing: { pairer: ToolPairer; items: readonly IndexedMessage[] },
+): Steps<LevelReport> {
   const report: LevelReport = { level: 'clear_tool_results', count: 0, tokensSaved: 0, refs: [] };
   const { policy } = run;
   const resultEntries: number[] = [];
@@ -27,6 +36,7 @@ export function clearToolResults(
   const excluded = new Set(policy.clearExcludeTools);
   for (const k of candidates) {
     if (!policy.cacheAware && run.total <= run.target) break;
+    yield;
     const entry = run.entries[k]!;
     if (entry.rewrite || entry.tokens < policy.clearMinTokens) continue;
     if (entry.round >= 0 && entry.round === lastRound) continue;

@@ -4,6 +4,7 @@
  * tail around a marker saying how much was removed and where the full text is. Largest
  * first, until the request fits (the target when possible, the budget at least).
  */
+import { runSteps, type Steps } from '../../time-slice.js';
 import { rewriteRef } from '../realize-rewrite.js';
 import { applyRewrite, type CascadeRun, type LevelReport } from './cascade-types.js';
 
@@ -14,9 +15,15 @@ function textLength(wire: unknown): number {
 
 /** Cuts the largest unpinned messages of `run` until it fits `limit`. */
 export function cutOversized(run: CascadeRun, limit: number): LevelReport {
+  return runSteps(cutOversizedSteps(run, limit));
+}
+
+/** {@link cutOversized} as {@link Steps}: a pause after each cut. */
+export function* cutOversizedSteps(run: CascadeRun, limit: number): Steps<LevelReport> {
   const report: LevelReport = { level: 'cut_oversized', count: 0, tokensSaved: 0, refs: [] };
   const exhausted = new Set<number>();
   for (let guard = 0; guard < 64 && run.total > limit; guard++) {
+    if (guard > 0) yield;
     let largest = -1;
     run.entries.forEach((entry, k) => {
       if (entry.pinned || entry.tokens < 64 || exhausted.has(k)) return;

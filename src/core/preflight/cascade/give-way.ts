@@ -7,6 +7,7 @@
  */
 import type { IndexedMessage } from '../../messages/message-index.js';
 import type { ToolPairer } from '../../messages/tool-pairing.js';
+import { runSteps, type Steps } from '../../time-slice.js';
 import { rewriteRef, toolNameOf } from '../realize-rewrite.js';
 import { applyRewrite, type CascadeRun, type LevelReport } from './cascade-types.js';
 
@@ -20,6 +21,14 @@ export function giveWay(
   run: CascadeRun,
   pairing: { pairer: ToolPairer; items: readonly IndexedMessage[] },
 ): LevelReport[] {
+  return runSteps(giveWaySteps(run, pairing));
+}
+
+/** {@link giveWay} as {@link Steps}: a pause after each result looked at. */
+export function* giveWaySteps(
+  run: CascadeRun,
+  pairing: { pairer: ToolPairer; items: readonly IndexedMessage[] },
+): Steps<LevelReport[]> {
   const cleared: LevelReport = { level: 'clear_tool_results', count: 0, tokensSaved: 0, refs: [] };
   const cut: LevelReport = { level: 'cut_oversized', count: 0, tokensSaved: 0, refs: [] };
   const lastRound = run.entries.at(-1)?.round ?? -1;
@@ -27,6 +36,7 @@ export function giveWay(
   for (let k = 0; k < run.entries.length && run.total > run.target; k++) {
     const entry = run.entries[k]!;
     if (entry.pinned || entry.rewrite || entry.item.entry.parsed.toolResults.length === 0) continue;
+    yield;
     if (entry.round >= 0 && entry.round === lastRound) continue;
     if (entry.tokens < run.policy.clearMinTokens) continue;
     const names = entry.item.entry.parsed.toolResults.map((_, position) =>

@@ -3,9 +3,10 @@
  * the user's own words before it) and how much room the summary gets.
  */
 import type { CompactPolicy } from '../../policy.js';
+import { runSteps, type Steps } from '../../time-slice.js';
 import { buildUnits, policySuffixStart } from '../build-units.js';
 import type { CascadeRun } from './cascade-types.js';
-import { isUserText, pickUserText, userTextUnits } from './rank-user-text.js';
+import { isUserText, pickUserText } from './rank-user-text.js';
 
 /** What the plan reads of the cascade's input. */
 export interface PlanInput {
@@ -54,6 +55,15 @@ const SQUEEZED_KEEP_CAP = 0.5;
  * the target can hold stays verbatim), or shrunk until it does.
  */
 export function planSummary(run: CascadeRun, input: PlanInput, overhead: number): SummaryPlan | undefined {
+  return runSteps(planSummarySteps(run, input, overhead));
+}
+
+/** {@link planSummary} as {@link Steps}: a pause every few dozen units looked at. */
+export function* planSummarySteps(
+  run: CascadeRun,
+  input: PlanInput,
+  overhead: number,
+): Steps<SummaryPlan | undefined> {
   const unpinned: number[] = [];
   run.entries.forEach((entry, k) => {
     if (!entry.pinned) unpinned.push(k);
@@ -90,7 +100,10 @@ export function planSummary(run: CascadeRun, input: PlanInput, overhead: number)
     return known;
   };
   let userBefore = 0;
-  for (let u = 0; u < start; u++) if (isUser(u)) userBefore += units[u]!.tokens;
+  for (let u = 0; u < start; u++) {
+    if (u % 64 === 63) yield;
+    if (isUser(u)) userBefore += units[u]!.tokens;
+  }
   // Shrink toward the target, but keep the current user turn whole while it fits the budget:
   // its question must not be folded away; past it, shrink only to fit the budget.
   const lastTurn = units.findLastIndex((unit) => unit.startsTurn);
@@ -119,7 +132,12 @@ export function planSummary(run: CascadeRun, input: PlanInput, overhead: number)
   if (start === 0) return undefined;
   // Kept user text never pushes the request over the budget (level d would cut the suffix).
   const userRoom = Math.min(userBudget, Math.max(0, run.budget - fixed - overhead - suffix - 64));
-  const picked = pickUserText(userTextUnits(units, unpinnedEntries, start), units, userRoom);
+  const candidates: number[] = [];
+  for (let u = 0; u < start; u++) {
+    if (u % 64 === 63) yield;
+    if (isUser(u)) candidates.push(u);
+  }
+  const picked = pickUserText(candidates, units, userRoom);
   const keptTokens = picked.reduce((sum, u) => sum + units[u]!.tokens, 0);
   const targetRoom = run.target - fixed - overhead - suffix - keptTokens;
   const budgetRoom = run.budget - fixed - overhead - suffix - keptTokens;

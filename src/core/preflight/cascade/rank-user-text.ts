@@ -33,19 +33,6 @@ export function isUserText(entry: ViewEntry): boolean {
 }
 
 /**
- * The units among `units[0..end)` that are one user text message (`entries` are the unpinned
- * view entries the units index).
- */
-export function userTextUnits(units: readonly Unit[], entries: readonly ViewEntry[], end: number): number[] {
-  const found: number[] = [];
-  for (let u = 0; u < end; u++) {
-    const unit = units[u]!;
-    if (unit.start === unit.end && unit.startsTurn && isUserText(entries[unit.start]!)) found.push(u);
-  }
-  return found;
-}
-
-/**
  * Picks which of `candidates` (unit positions, ascending) stay verbatim under `budget`
  * tokens: the first (the opening request) when it fits, then the newest first; a message
  * that does not fit whole is skipped (the summary takes it), smaller older ones may still fit.

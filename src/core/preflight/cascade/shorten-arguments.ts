@@ -4,11 +4,17 @@
  * around a marker naming the archive reference. Oldest first, outside the last
  * `keepToolIoPairs` rounds, until the request is under the target.
  */
+import { runSteps, type Steps } from '../../time-slice.js';
 import { rewriteRef } from '../realize-rewrite.js';
 import { applyRewrite, type CascadeRun, type LevelReport } from './cascade-types.js';
 
 /** Shortens old, large call arguments of `run` until it is under its target. */
 export function shortenArguments(run: CascadeRun): LevelReport {
+  return runSteps(shortenArgumentSteps(run));
+}
+
+/** {@link shortenArguments} as {@link Steps}: a pause after each call looked at. */
+export function* shortenArgumentSteps(run: CascadeRun): Steps<LevelReport> {
   const report: LevelReport = { level: 'shorten_arguments', count: 0, tokensSaved: 0, refs: [] };
   const { policy } = run;
   const callEntries: number[] = [];
@@ -18,6 +24,7 @@ export function shortenArguments(run: CascadeRun): LevelReport {
   const candidates = callEntries.slice(0, Math.max(0, callEntries.length - policy.keepToolIoPairs));
   for (const k of candidates) {
     if (run.total <= run.target) break;
+    yield;
     const entry = run.entries[k]!;
     if (entry.rewrite) continue;
     const calls = entry.item.entry.parsed.toolCalls;

@@ -11,7 +11,6 @@ import { CompactError, isCompactError } from '../../errors.js';
 import type { CompactEventProperties } from '../../events/events.js';
 import type { CompactMessage } from '../../messages/message.js';
 import { memoizeRedactor, type Redactor, redactDeep } from '../../redaction/redactor.js';
-import { SLICE_MS } from '../../summary/embedded/steps.js';
 import { INSTRUCTIONS_TITLE, splitUserSections, TASK_TITLE } from '../../summary/embedded/user-sections.js';
 import { EmbeddedSummarizer } from '../../summary/embedded-summarizer.js';
 import type {
@@ -31,6 +30,7 @@ import {
   summarySourceText,
 } from '../../summary/summary-guard.js';
 import { defuseSummaryMarkup } from '../../summary/summary-markup.js';
+import { TimeSlice } from '../../time-slice.js';
 import type { ViewEntry } from '../session-view.js';
 import { summaryBodyFrom } from '../summary-output.js';
 
@@ -102,13 +102,10 @@ async function redactMessages(
 ): Promise<CompactMessage[]> {
   const once = memoizeRedactor(redact);
   const out: CompactMessage[] = [];
-  let since = performance.now();
+  const slice = new TimeSlice();
   for (const message of messages) {
     out.push(redactMessage(message, once));
-    if (performance.now() - since >= SLICE_MS) {
-      await new Promise((resolve) => setImmediate(resolve));
-      since = performance.now();
-    }
+    if (slice.due()) await slice.pause();
   }
   return out;
 }
@@ -162,13 +159,10 @@ async function callWithTimeout(
 async function redactSentPrefix(prefix: SentPrefix, redact: Redactor): Promise<SentPrefix> {
   const once = memoizeRedactor(redact);
   const messages: unknown[] = [];
-  let since = performance.now();
+  const slice = new TimeSlice();
   for (const message of prefix.messages) {
     messages.push(redactDeep(message, once));
-    if (performance.now() - since >= SLICE_MS) {
-      await new Promise((resolve) => setImmediate(resolve));
-      since = performance.now();
-    }
+    if (slice.due()) await slice.pause();
   }
   return { ...prefix, messages };
 }

@@ -4,14 +4,14 @@
  */
 import { CompactError } from '../../errors.js';
 import type { CompactMessage } from '../../messages/message.js';
+import { runSteps, runStepsYielding, SLICE_MS, type Steps } from '../../time-slice.js';
 import type { SummarizeRequest, SummarizeResult, Summarizer } from '../summarizer.js';
-import { findIdentifiers, IdentifierLedger, pickKeyIdentifiers } from './key-identifiers.js';
+import { findIdentifiers, IdentifierLedger, pickKeyIdentifierSteps } from './key-identifiers.js';
 import { parsePrevious, supersedeCarriedSteps } from './parse-previous.js';
 import { renderSummary } from './render-summary.js';
 import { scoreUnitSteps } from './score-units.js';
 import { annotateRelativeDate, placeMessages } from './segments.js';
 import { selectUnitSteps, weakestUnits } from './select-units.js';
-import { runSteps, runStepsYielding, SLICE_MS, type Steps } from './steps.js';
 import { MAX_REVEALED_IDS, type ToolFact, toolFactSteps } from './tool-facts.js';
 import { EXCERPT_SPEAKER, type Segment, type Unit, type UnitSource } from './types.js';
 import { contentWords, excerptUnits, textUnits } from './units.js';
@@ -173,12 +173,22 @@ function* fitSummarySteps(input: FitInput): Steps<string> {
     }
     return c;
   };
+  // Ids are counted once (the list is picked again as the chosen lines change).
+  const idTokens = new Map<string, number>();
+  const idCost = (id: string) => {
+    let c = idTokens.get(id);
+    if (c === undefined) {
+      c = countTokens(id);
+      idTokens.set(id, c);
+    }
+    return c;
+  };
   const ranked = extraction.ledger.ranked();
   const keyBudget = Math.floor(maxTokens * KEY_IDS_SHARE);
   // Ids the user sections quote are listed again: the list is their backup when a squeezed
   // round drops an instruction line (one ticket was lost without it in the retention eval).
-  let ids = pickKeyIdentifiers(ranked, keyBudget, countTokens);
-  const idsCost = ids.reduce((n, id) => n + countTokens(id) + 2, ids.length > 0 ? 8 : 0);
+  let ids = yield* pickKeyIdentifierSteps(ranked, keyBudget, idCost);
+  const idsCost = ids.reduce((n, id) => n + idCost(id) + 2, ids.length > 0 ? 8 : 0);
   const fixed = note ? countTokens(`Note: ${note}`) + 1 : 0;
   const chosen = new Set<Unit>();
   // The lines' own section heading (`## Conversation`) is paid out of the budget too.
@@ -186,11 +196,11 @@ function* fitSummarySteps(input: FitInput): Steps<string> {
   for (const unit of yield* selectUnitSteps(extraction.units, { budget, cost, idf })) chosen.add(unit);
   yield;
   const shown = () => [...chosen].map((u) => u.text).join('\n');
-  const refreshIds = () => {
+  function* refreshIds(): Steps<void> {
     const text = shown();
-    ids = pickKeyIdentifiers(ranked, keyBudget, countTokens, (id) => text.includes(id));
-  };
-  refreshIds();
+    ids = yield* pickKeyIdentifierSteps(ranked, keyBudget, idCost, (id) => text.includes(id));
+  }
+  yield* refreshIds();
   const render = () => renderSummary({ segments: extraction.segments, units: chosen, ids, note });
   let body = render();
   let count = countTokens(body);
@@ -199,7 +209,7 @@ function* fitSummarySteps(input: FitInput): Steps<string> {
     const added = yield* selectUnitSteps(extraction.units, { budget: extra, cost, idf, chosen });
     if (added.length === 0) break;
     for (const unit of added) chosen.add(unit);
-    refreshIds();
+    yield* refreshIds();
     body = render();
     count = countTokens(body);
     yield;

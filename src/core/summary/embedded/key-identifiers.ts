@@ -5,6 +5,8 @@
  * at a share of the budget. The scan is one pass over whitespace-separated tokens.
  */
 
+import { runSteps, type Steps } from '../../time-slice.js';
+
 /** What kind of identifier a token is. */
 export type IdentifierKind = 'uuid' | 'url' | 'path' | 'file' | 'ticket' | 'code' | 'name';
 
@@ -184,9 +186,21 @@ export function pickKeyIdentifiers(
   countTokens: (text: string) => number,
   covered: (id: string) => boolean = () => false,
 ): string[] {
+  return runSteps(pickKeyIdentifierSteps(ranked, budget, countTokens, covered));
+}
+
+/** {@link pickKeyIdentifiers} as {@link Steps}: a pause every few ids (each is counted, and looked for in the summary). */
+export function* pickKeyIdentifierSteps(
+  ranked: readonly string[],
+  budget: number,
+  countTokens: (text: string) => number,
+  covered: (id: string) => boolean = () => false,
+): Steps<string[]> {
   const out: string[] = [];
   let used = 0;
+  let work = 0;
   for (const id of ranked) {
+    if (++work % 16 === 0) yield;
     if (covered(id)) continue;
     const cost = countTokens(id) + 2;
     if (used + cost > budget) continue;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { runSteps } from '../../time-slice.js';
 import { parsePrevious, supersedeCarriedSteps } from './parse-previous.js';
-import { runSteps } from './steps.js';
 import type { Unit } from './types.js';
 
 describe('parsing the previous summary', () => {

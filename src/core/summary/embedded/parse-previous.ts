@@ -5,9 +5,9 @@
  * takes any other text (an older layout, an LLM's summary) as undated units.
  */
 
+import type { Steps } from '../../time-slice.js';
 import { findIdentifiers } from './key-identifiers.js';
 import { findDate, formatDate } from './segments.js';
-import type { Steps } from './steps.js';
 import { isStateChanging } from './tool-facts.js';
 import {
   EXCERPT_SPEAKER,

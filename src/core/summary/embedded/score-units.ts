@@ -9,17 +9,21 @@
  * scratchpad calls near zero. A small bonus goes to recent units.
  */
 
+import { runSteps, type Steps } from '../../time-slice.js';
 import { findIdentifiers } from './key-identifiers.js';
-import { runSteps, type Steps } from './steps.js';
 import type { Unit } from './types.js';
 
 /** Inverse document frequency of each content word over `units` (each unit a document). */
 export function inverseDocumentFrequency(units: readonly Pick<Unit, 'words'>[]): Map<string, number> {
   const df = new Map<string, number>();
   for (const unit of units) for (const word of unit.words) df.set(word, (df.get(word) ?? 0) + 1);
-  const n = Math.max(1, units.length);
+  return idfOf(df, units.length);
+}
+
+/** The rarity of each word from its document frequency `df` over `n` units. */
+function idfOf(df: ReadonlyMap<string, number>, n: number): Map<string, number> {
   const idf = new Map<string, number>();
-  for (const [word, count] of df) idf.set(word, Math.log(1 + n / count));
+  for (const [word, count] of df) idf.set(word, Math.log(1 + Math.max(1, n) / count));
   return idf;
 }
 
@@ -145,22 +149,28 @@ export function scoreUnits(units: Unit[], options: ScoreOptions): Map<string, nu
 
 /** {@link scoreUnits} as {@link Steps}: a pause every few dozen units. */
 export function* scoreUnitSteps(units: Unit[], options: ScoreOptions): Steps<Map<string, number>> {
-  const idf = inverseDocumentFrequency(units);
-  const df = new Map<string, number>();
-  for (const unit of units) for (const word of unit.words) df.set(word, (df.get(word) ?? 0) + 1);
-  const last = new Map<string, Unit>();
-  for (const unit of units) last.set(normalize(unit.text), unit);
-  const maxOrder = units.reduce((m, u) => Math.max(m, u.order), 1);
-  const idUnits = new Map<string, number>();
+  // A pause every few units: a long tool excerpt's unit takes tens of microseconds to scan.
   let work = 0;
+  const df = new Map<string, number>();
+  const last = new Map<string, Unit>();
+  let maxOrder = 1;
   for (const unit of units) {
-    if (++work % 32 === 0) yield;
+    if (++work % 64 === 0) yield;
+    for (const word of unit.words) df.set(word, (df.get(word) ?? 0) + 1);
+    last.set(normalize(unit.text), unit);
+    maxOrder = Math.max(maxOrder, unit.order);
+  }
+  const idf = idfOf(df, units.length);
+  yield;
+  const idUnits = new Map<string, number>();
+  for (const unit of units) {
+    if (++work % 8 === 0) yield;
     for (const found of findIdentifiers(unit.text, 16))
       idUnits.set(found.text, (idUnits.get(found.text) ?? 0) + 1);
   }
   const rare: RareId = (id) => (idUnits.get(id) ?? 0) <= RARE_ID_UNITS;
   for (const unit of units) {
-    if (++work % 32 === 0) yield;
+    if (++work % 8 === 0) yield;
     if (last.get(normalize(unit.text)) !== unit) {
       unit.value = 0;
       continue;

@@ -3,7 +3,7 @@
  * already holds (maximal marginal relevance). Gains only fall as the summary grows, so a
  * lazy heap re-scores a unit only when it reaches the top: O(n log n).
  */
-import { runSteps, type Steps } from './steps.js';
+import { runSteps, type Steps } from '../../time-slice.js';
 import type { Unit } from './types.js';
 
 /** Share of a unit's value lost when every one of its words is already in the summary. */

@@ -8,8 +8,8 @@
 
 import type { CompactMessage } from '../../messages/message.js';
 import { pairToolCalls } from '../../messages/tool-pairing.js';
+import { runSteps, type Steps } from '../../time-slice.js';
 import { findIdentifiers, identifierKind } from './key-identifiers.js';
-import { runSteps, type Steps } from './steps.js';
 import type { ToolTraits } from './types.js';
 
 /** A tool call with its outcome, ready to become a unit. */
@@ -313,7 +313,7 @@ export function toolFacts(messages: readonly CompactMessage[]): ToolFact[] {
   return runSteps(toolFactSteps(messages));
 }
 
-/** {@link toolFacts} as {@link Steps}: a pause after each message. */
+/** {@link toolFacts} as {@link Steps}: a pause after each call. */
 export function* toolFactSteps(messages: readonly CompactMessage[]): Steps<ToolFact[]> {
   const pairing = pairToolCalls(messages);
   yield;
@@ -336,6 +336,7 @@ export function* toolFactSteps(messages: readonly CompactMessage[]): Steps<ToolF
     if (index > 0) yield;
     const calls = messages[index]!.toolCalls;
     for (let position = 0; position < calls.length; position++) {
+      if (position > 0) yield;
       const call = calls[position]!;
       const result = results.get(`${index}:${position}`);
       const args = keyArguments(call.arguments);

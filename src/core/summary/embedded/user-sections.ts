@@ -9,9 +9,9 @@
  */
 
 import type { CompactMessage } from '../../messages/message.js';
+import { runSteps, type Steps } from '../../time-slice.js';
 import { isInstructionSentence } from './instruction-sentence.js';
 import { findIdentifiers } from './key-identifiers.js';
-import { runSteps, type Steps } from './steps.js';
 import { contentWords, splitSentences } from './units.js';
 
 /** The heading of the task section. */

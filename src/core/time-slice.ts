@@ -1,0 +1,83 @@
+/**
+ * Work done in slices: a long loop (the first count of a long history, a compaction, the
+ * built-in summary, the tokenizer's load) gives the event loop a turn every few milliseconds,
+ * so that timers, I/O and other requests of the process run meanwhile. Two forms: a
+ * {@link TimeSlice} checked inside an async loop (`if (slice.due()) await slice.pause()`, no
+ * await while the work is short), and {@link Steps}, a generator that yields between small
+ * pieces of work, run at once ({@link runSteps}) or in slices ({@link runStepsYielding}).
+ */
+
+/** Longest stretch of work between two turns of the event loop, in milliseconds. */
+export const SLICE_MS = 5;
+
+/** One turn of the event loop (`setImmediate`): timers and I/O that are due run first. */
+export function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
+/** Options of {@link TimeSlice}. */
+export interface TimeSliceOptions {
+  /** @default SLICE_MS */
+  sliceMs?: number;
+  /** Stops at the next pause once aborted (the caller gave up, or a time limit passed). */
+  signal?: AbortSignal | undefined;
+}
+
+/**
+ * The clock of one piece of sliced work, shared by its steps: {@link due} is true once
+ * `sliceMs` have passed since the last turn of the loop, {@link pause} gives the loop a turn.
+ */
+export class TimeSlice {
+  readonly #sliceMs: number;
+  readonly #signal: AbortSignal | undefined;
+  #since = performance.now();
+  /** Turns of the loop given so far. */
+  pauses = 0;
+
+  constructor(options: TimeSliceOptions = {}) {
+    this.#sliceMs = options.sliceMs ?? SLICE_MS;
+    this.#signal = options.signal;
+  }
+
+  /** True when the current slice has run its time (reads the clock: call it per piece of work, not per character). */
+  due(): boolean {
+    return performance.now() - this.#since >= this.#sliceMs;
+  }
+
+  /** Gives the event loop a turn, then starts a new slice; throws the signal's reason once aborted. */
+  async pause(): Promise<void> {
+    await nextTurn();
+    this.pauses++;
+    this.#signal?.throwIfAborted();
+    this.#since = performance.now();
+  }
+}
+
+/** A computation that yields between small pieces of work and returns `T`. */
+export type Steps<T> = Generator<void, T, void>;
+
+/** Runs `steps` to the end without pausing. */
+export function runSteps<T>(steps: Steps<T>): T {
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
+}
+
+/**
+ * Runs `steps`, giving the event loop a turn whenever the slice has run its time (`sliceMs`,
+ * or the clock of a {@link TimeSlice} shared with the steps around them): timers, I/O and
+ * other requests run while a long summary is computed.
+ */
+export async function runStepsYielding<T>(
+  steps: Steps<T>,
+  slice: TimeSlice | number = SLICE_MS,
+  signal?: AbortSignal,
+): Promise<T> {
+  const clock = typeof slice === 'number' ? new TimeSlice({ sliceMs: slice, signal }) : slice;
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+    if (clock.due()) await clock.pause();
+  }
+}

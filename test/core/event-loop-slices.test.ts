@@ -1,0 +1,162 @@
+/**
+ * Issue 38 point 1: a long piece of work gives the event loop turns. The first call of a long
+ * history (index, count, view) and a triggered compaction (the cascade's levels) work in
+ * slices; a warm call of a few new messages does not pause at all; and slicing changes no
+ * result, even when other sessions' calls run in the pauses. Turns of the loop are counted
+ * with setImmediate ticks while a call runs: no timing is asserted.
+ */
+import { describe, expect, it } from 'vitest';
+import { CompactManager } from '../../src/index.js';
+import { syntheticSession } from '../../src/testing/synthetic-session.js';
+import { hasOpenToolCalls } from '../support/open-tool-calls.js';
+
+/** Turns of the event loop (setImmediate ticks) while `work` runs, and its result. */
+async function turnsDuring<T>(work: () => Promise<T>): Promise<{ value: T; turns: number }> {
+  let turns = 0;
+  let done = false;
+  const tick = () => {
+    if (done) return;
+    turns++;
+    setImmediate(tick);
+  };
+  setImmediate(tick);
+  try {
+    return { value: await work(), turns };
+  } finally {
+    done = true;
+  }
+}
+
+/** A coding session of about `messages` messages, cut where no tool call is left open. */
+function session(messages: number, resultChars = 1_200): Record<string, unknown>[] {
+  const history = syntheticSession({ turns: Math.ceil(messages / 7), seed: 11, resultChars });
+  let end = Math.min(messages, history.length);
+  while (end > 0 && hasOpenToolCalls(history.slice(0, end))) end--;
+  return history.slice(0, end) as Record<string, unknown>[];
+}
+
+/** A window the whole history fits in: the call only indexes and counts. */
+const HUGE_WINDOW = 50_000_000;
+
+describe('long work in slices (issue 38 point 1)', () => {
+  const history = session(2_400);
+
+  it('the first call of a long history gives the loop turns while it indexes and counts', async () => {
+    const manager = new CompactManager({ model: 'gpt-4o', maxContextTokens: HUGE_WINDOW });
+    await manager.ready();
+    const { value, turns } = await turnsDuring(() => manager.compact('cold', history));
+    expect(value.applied).toBe(false);
+    expect(value.tokensBefore).toBeGreaterThan(200_000);
+    // One block before (0 turns): 2,400 messages and ~350k tokens take far more than one slice.
+    expect(turns).toBeGreaterThan(2);
+    await manager.shutdown();
+  });
+
+  it('a warm call of a few new messages does not pause', async () => {
+    const manager = new CompactManager({ model: 'gpt-4o', maxContextTokens: HUGE_WINDOW });
+    await manager.ready();
+    let end = history.length - 40;
+    while (hasOpenToolCalls(history.slice(0, end))) end--;
+    await manager.compact('warm', history.slice(0, end));
+    const { turns } = await turnsDuring(() => manager.compact('warm', history));
+    expect(turns).toBe(0);
+    await manager.shutdown();
+  });
+
+  it('a triggered compaction gives the loop turns while the cascade clears tool results', async () => {
+    // Tool results hold most tokens: clearing them (all but the newest, cache-aware) reaches
+    // the target, so no summarizer runs; before, the level ran in one block (0 turns).
+    const long = session(3_000, 2_000);
+    const manager = new CompactManager({ model: 'gpt-4o', maxContextTokens: HUGE_WINDOW });
+    await manager.ready();
+    let end = long.length - 30;
+    while (hasOpenToolCalls(long.slice(0, end))) end--;
+    const first = await manager.compact('hot', long.slice(0, end));
+    const window = Math.ceil(first.tokensBefore * 1.1);
+    const { value, turns } = await turnsDuring(() =>
+      manager.compact('hot', long, {
+        maxContextTokens: window,
+        policy: { cacheAware: true },
+      }),
+    );
+    expect(value.applied).toBe(true);
+    expect(value.levels.map((level) => level.level)).toEqual(['clear_tool_results']);
+    expect(value.levels[0]!.count).toBeGreaterThan(500);
+    expect(turns).toBeGreaterThan(2);
+    await manager.shutdown();
+  });
+});
+
+describe('slicing changes no result', () => {
+  const history = session(1_600);
+  const other = session(900);
+  const otherEnds = [40, 44, 48, 52, 56, 60].filter((end) => !hasOpenToolCalls(other.slice(0, end)));
+
+  /**
+   * Other sessions' calls for as long as `call` runs: each a first call of a short history (at
+   * once), ending another session, under a small `cacheMaxBytes` (so that they evict, the
+   * session under test included). They only run in the pauses of `call`.
+   */
+  async function interleave(manager: CompactManager, call: Promise<unknown>): Promise<number> {
+    let running = true;
+    const stop = () => {
+      running = false;
+    };
+    call.then(stop, stop);
+    let calls = 0;
+    while (running) {
+      // A turn of the loop between calls, as a server's requests arrive (the call under test resumes in its own).
+      await new Promise((resolve) => setImmediate(resolve));
+      if (!running) break;
+      await manager.compact(`other-${calls % 3}`, other.slice(0, otherEnds[calls % otherEnds.length]));
+      manager.endSession(`other-${(calls + 1) % 3}`);
+      calls++;
+    }
+    return calls;
+  }
+
+  /** The result of `history` given whole to a fresh manager (one call, in slices). */
+  async function whole(window: number, interleaved = false) {
+    const manager = new CompactManager({
+      model: 'gpt-4o',
+      maxContextTokens: window,
+      cacheMaxBytes: 2_000_000,
+    });
+    await manager.ready();
+    const call = manager.compact('s', history);
+    const others = interleaved ? await interleave(manager, call) : 0;
+    const result = await call;
+    await manager.shutdown();
+    return { result, others };
+  }
+
+  it('the first call in slices sends what a history grown a few messages a call sends', async () => {
+    const { result: sliced } = await whole(HUGE_WINDOW);
+    const manager = new CompactManager({ model: 'gpt-4o', maxContextTokens: HUGE_WINDOW });
+    await manager.ready();
+    let grown: Awaited<ReturnType<typeof manager.compact>> | undefined;
+    for (let end = 40; ; end = Math.min(history.length, end + 40)) {
+      if (end < history.length && hasOpenToolCalls(history.slice(0, end))) continue;
+      grown = await manager.compact('s', history.slice(0, end));
+      if (end === history.length) break;
+    }
+    await manager.shutdown();
+    expect(sliced.tokensBefore).toBe(grown!.tokensBefore);
+    expect(sliced.messages).toEqual(grown!.messages);
+  });
+
+  it.each([
+    ['a cold call', HUGE_WINDOW],
+    ['a cold call that compacts', 128_000],
+  ])('other sessions running in the pauses of %s change nothing', async (_, window) => {
+    const alone = await whole(window);
+    const shared = await whole(window, true);
+    // The other sessions did run meanwhile (in the pauses).
+    expect(shared.others).toBeGreaterThan(0);
+    expect(shared.result.applied).toBe(alone.result.applied);
+    expect(shared.result.applied).toBe(window !== HUGE_WINDOW);
+    expect(shared.result.tokensBefore).toBe(alone.result.tokensBefore);
+    expect(shared.result.tokensAfter).toBe(alone.result.tokensAfter);
+    expect(shared.result.messages).toEqual(alone.result.messages);
+  });
+});

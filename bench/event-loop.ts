@@ -190,12 +190,12 @@ async function longestStall(path: string, work: () => Promise<unknown>): Promise
 }
 
 /** A synthetic coding session of at least `messages` messages (cut at the end of a turn), ~270 tokens a message. */
-function longHistory(messages: number): unknown[] {
+function longHistory(messages: number, resultChars = 2500): unknown[] {
   let turns = Math.ceil(messages / 8);
-  let history = syntheticSession({ turns, seed: 7, resultChars: 2500 });
+  let history = syntheticSession({ turns, seed: 7, resultChars });
   while (history.length < messages) {
     turns = Math.ceil((turns * messages) / history.length) + 1;
-    history = syntheticSession({ turns, seed: 7, resultChars: 2500 });
+    history = syntheticSession({ turns, seed: 7, resultChars });
   }
   let end = messages;
   while (end > 0 && hasOpenToolCalls(history.slice(Math.max(0, end - 40), end))) end--;
@@ -217,6 +217,32 @@ async function coldCount(messages: number): Promise<PathStall> {
     ...stall,
     path: `first call, cold count: ${history.length.toLocaleString('en')} messages, ${(tokens / 1e6).toFixed(2)}M tokens`,
   };
+}
+
+/**
+ * A triggered synchronous compaction of a long history whose earlier calls indexed and counted
+ * it (warm): the trigger comes from the window of the last call (its tokens at 91% of it).
+ * Large tool results (`resultChars` 2,500, cache-aware) are settled by clearing them; small
+ * ones (150) need the built-in summarizer.
+ */
+async function warmTrigger(messages: number, resultChars: number): Promise<PathStall> {
+  const history = longHistory(messages, resultChars);
+  const manager = new CompactManager({ model: 'gpt-4o', maxContextTokens: 20_000_000 });
+  await manager.ready();
+  let end = history.length - 30;
+  while (end > 0 && hasOpenToolCalls(history.slice(0, end))) end--;
+  const first = await manager.compact('hot', history.slice(0, end));
+  const options = {
+    maxContextTokens: Math.ceil(first.tokensBefore * 1.1),
+    ...(resultChars > 1_000 ? { policy: { cacheAware: true } } : {}),
+  };
+  let levels = '';
+  const stall = await longestStall('', async () => {
+    const result = await manager.compact('hot', history, options);
+    levels = result.levels.map((level) => level.level).join(', ');
+  });
+  await manager.shutdown();
+  return { ...stall, path: `triggered, warm, ${history.length.toLocaleString('en')} messages: ${levels}` };
 }
 
 /** The median run of `runs` (by wall clock), its CPU and GC figures the medians too. */
@@ -278,6 +304,11 @@ export async function pathStallsBench(runs = 3): Promise<PathStall[]> {
     for (let run = 0; run < runs; run++) each.push(await coldCount(messages));
     rows.push(median(each));
   }
+  for (const resultChars of [2_500, 150]) {
+    const each: PathStall[] = [];
+    for (let run = 0; run < runs; run++) each.push(await warmTrigger(5_000, resultChars));
+    rows.push(median(each));
+  }
   const sessions: { warm: PathStall; triggered: PathStall }[] = [];
   for (let run = 0; run < runs; run++) sessions.push(await sessionPaths());
   rows.push({
@@ -311,7 +342,7 @@ export function printPathStalls(rows: readonly PathStall[]): void {
   );
   for (const row of rows)
     console.log(
-      `  ${row.path.padEnd(66)} ${row.longestMs.toFixed(1).padStart(7)} ms (CPU ${row.cpuMs.toFixed(1).padStart(6)} ms; GC max ${row.gcMs.toFixed(1).padStart(5)} ms; delay max ${row.delayMaxMs.toFixed(1).padStart(6)} ms; ${row.turns} turns)`,
+      `  ${row.path.padEnd(80)} ${row.longestMs.toFixed(1).padStart(7)} ms (CPU ${row.cpuMs.toFixed(1).padStart(6)} ms; GC max ${row.gcMs.toFixed(1).padStart(5)} ms; delay max ${row.delayMaxMs.toFixed(1).padStart(6)} ms; ${row.turns} turns)`,
     );
 }
 

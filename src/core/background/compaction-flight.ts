@@ -104,7 +104,7 @@ function foldAtLeast(prepared: PreparedRequest): number {
 }
 
 /** True when clearing and shortening alone bring `prepared` to its target (a dry run). */
-function cheapLevelsSuffice(deps: PipelineDeps, prepared: PreparedRequest): boolean {
+function cheapLevelsSuffice(deps: PipelineDeps, prepared: PreparedRequest): Promise<boolean> {
   const { indexed, codec } = prepared;
   const pairing = { pairer: indexed.pairer, items: indexed.items };
   const context = { codec, counter: deps.counter, ...pairing, archived: deps.archive.keepsArtifacts };
@@ -143,7 +143,7 @@ export async function runTriggeredOnce(
   // Cheap levels first: when they reach the target alone (as the synchronous cascade would
   // find), no prepared summary is taken or waited for; it stays for the next trigger.
   const take = async () => {
-    if (options.force || !flight.background || cheapLevelsSuffice(deps, prepared)) return {};
+    if (options.force || !flight.background || (await cheapLevelsSuffice(deps, prepared))) return {};
     const summary = await flight.background.take(key, prepared.view, options.signal);
     return summary ? { prepared: summary } : {};
   };

@@ -93,6 +93,9 @@ async function growInSlices(
       if (slice.due()) await slice.pause();
     }
     if (next === history.length) break;
+    // Dropped in a pause (other sessions' calls evicted it, or it ended): the rest is indexed at
+    // once below, rather than regrown from the start after every pause.
+    if (deps.histories.heldLength(key) < end) break;
     changedFrom = Math.min(
       changedFrom,
       deps.histories.update(key, history.slice(0, next), codec, deps.index).changedFrom,

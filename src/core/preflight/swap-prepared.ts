@@ -4,9 +4,10 @@
  * through the cheap cascade levels when the request is still over the target.
  */
 
+import { runStepsYielding, TimeSlice } from '../time-slice.js';
 import type { CascadeRun, LevelReport } from './cascade/cascade-types.js';
-import { clearToolResults } from './cascade/clear-tool-results.js';
-import { shortenArguments } from './cascade/shorten-arguments.js';
+import { clearToolResultSteps, clearToolResults } from './cascade/clear-tool-results.js';
+import { shortenArgumentSteps, shortenArguments } from './cascade/shorten-arguments.js';
 import type { PreparedSummary } from './prepared-summary.js';
 import { type CascadeInput, type CascadeResult, summaryMessageTokens } from './run-cascade.js';
 import type { ViewEntry } from './session-view.js';
@@ -17,9 +18,9 @@ import type { ViewEntry } from './session-view.js';
  * being prepared in the background. A dry run on copies of the entries; the rewrites it
  * realizes are cached, so the cascade that follows counts none of them again.
  */
-export function cheapLevelsReachTarget(
+export async function cheapLevelsReachTarget(
   input: Pick<CascadeInput, 'view' | 'pairing' | 'policy' | 'decision' | 'tokensBefore' | 'realize'>,
-): boolean {
+): Promise<boolean> {
   const run: CascadeRun = {
     entries: [...input.view.entries],
     total: input.tokensBefore,
@@ -29,8 +30,10 @@ export function cheapLevelsReachTarget(
     rewrites: [],
     realize: input.realize,
   };
-  if (run.total > run.target) clearToolResults(run, input.pairing);
-  if (run.total > run.target) shortenArguments(run);
+  // In slices, as the cascade runs them (each rewrite realized and counted).
+  const slice = new TimeSlice();
+  if (run.total > run.target) await runStepsYielding(clearToolResultSteps(run, input.pairing), slice);
+  if (run.total > run.target) await runStepsYielding(shortenArgumentSteps(run), slice);
   return run.total <= run.target;
 }
 

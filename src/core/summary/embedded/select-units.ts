@@ -96,7 +96,7 @@ export function selectUnits(units: readonly Unit[], options: SelectOptions): Uni
   return runSteps(selectUnitSteps(units, options));
 }
 
-/** {@link selectUnits} as {@link Steps}: a pause every few dozen units. */
+/** {@link selectUnits} as {@link Steps}: a pause every few units. */
 export function* selectUnitSteps(units: readonly Unit[], options: SelectOptions): Steps<Unit[]> {
   const { budget, cost, idf } = options;
   const already = options.chosen ?? new Set<Unit>();
@@ -105,7 +105,8 @@ export function* selectUnitSteps(units: readonly Unit[], options: SelectOptions)
   const heap = new Heap();
   let work = 0;
   for (const unit of units) {
-    if (++work % 64 === 0) yield;
+    // Every few units: the first look at a unit counts its tokens.
+    if (++work % 8 === 0) yield;
     if (already.has(unit) || unit.value <= 0) continue;
     const c = Math.max(1, cost(unit));
     if (c > budget) continue;

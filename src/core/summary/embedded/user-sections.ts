@@ -147,7 +147,7 @@ export function collectUserSections(
   return runSteps(collectUserSectionSteps(messages, carried));
 }
 
-/** {@link collectUserSections} as {@link Steps}: a pause after each user message. */
+/** {@link collectUserSections} as {@link Steps}: a pause after each user message, and every few sentences. */
 export function* collectUserSectionSteps(
   messages: readonly CompactMessage[],
   carried: UserSections,
@@ -165,7 +165,9 @@ export function* collectUserSectionSteps(
       opening = quote(text);
       task.push(opening);
     }
+    let work = 0;
     for (const sentence of splitSentences(text)) {
+      if (++work % 16 === 0) yield;
       if (!isInstruction(sentence) || MARKUP.test(sentence)) continue;
       const line = quote(sentence, 400);
       const key = normalize(line);

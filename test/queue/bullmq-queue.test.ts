@@ -145,6 +145,23 @@ describe.runIf(withRedis)('the BullMQ preparation queue', () => {
     expect(result.summary?.summarizer).toBe('queue:scripted-w1');
   }, 120_000);
 
+  it('supersede mid-job: a summary finished after the session was compacted is not published', async () => {
+    const { fleet, agents } = setup(1);
+    const agent = agents[0]!;
+    const gated = await fleet.start('gated', { MODE: 'gate' });
+    await agent.manager.compact('s', CROSSED);
+    await settled(agent);
+    await fleet.inbox.until((r) => r.type === 'summarizing' && r.worker === 'gated');
+    // The trigger does not wait on the queue: the agent compacts itself, version 1.
+    const result = await agent.manager.compact('s', TRIGGERED);
+    expect(result.summary?.summarizer).toBe('agent-summarizer');
+    gated.send({ type: 'release' });
+    await fleet.inbox.until((r) => r.type === 'job');
+    expect(fleet.of('job').map((r) => r.outcome.result)).toEqual(['superseded']);
+    expect(await agent.store.get('s::prepared')).toBeUndefined();
+    expect((await agent.store.get('s'))?.summary?.summarizer).toBe('agent-summarizer');
+  }, 120_000);
+
   it('restart: after Redis restarts, the running worker and the agent reconnect and prepare again', async () => {
     const { fleet, agents } = setup(1);
     const agent = agents[0]!;

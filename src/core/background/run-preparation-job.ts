@@ -13,7 +13,7 @@ import { CompactError } from '../errors.js';
 import { type SummarizeEmit, summarizeWithFallback } from '../preflight/cascade/summarize-remainder.js';
 import { checkSummaryOutput } from '../preflight/summary-output.js';
 import type { Redactor } from '../redaction/redactor.js';
-import type { PreparationJob } from '../session/preparation-queue.js';
+import { type PreparationJob, QUEUE_SUMMARIZER_PREFIX } from '../session/preparation-queue.js';
 import type { SessionStore } from '../session/session-store.js';
 import type { Summarizer } from '../summary/summarizer.js';
 import { publishedVersion, publishPrepared } from './shared-preparation.js';
@@ -40,9 +40,6 @@ export interface PreparationJobDeps {
  * this version's summary was published before (by another run of the same job).
  */
 export type PreparationJobResult = 'published' | 'superseded' | 'already_prepared';
-
-/** The prefix a prepared summary's `summarizer` gets when a queue worker wrote it. */
-export const QUEUE_SUMMARIZER_PREFIX = 'queue:';
 
 /** Why the job must not run (or publish) now, or `undefined` when it may. */
 async function fence(store: SessionStore, job: PreparationJob): Promise<PreparationJobResult | undefined> {

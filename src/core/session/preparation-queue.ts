@@ -51,3 +51,6 @@ export interface PreparationQueue {
 export function preparationJobId(key: string, baseVersion: number): string {
   return `prep-${encodeURIComponent(key)}-v${baseVersion}`;
 }
+
+/** The prefix of a summary's `summarizer` when a queue worker prepared it (`queue:<name>`). */
+export const QUEUE_SUMMARIZER_PREFIX = 'queue:';

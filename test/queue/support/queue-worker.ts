@@ -2,7 +2,7 @@
  * One preparation worker process (a child of the queue tests and bench): a real BullMQ worker
  * over a real Redis, publishing into the Redis session store. Its summarizer is scripted by
  * `MODE`: `ok` answers after `SUMMARIZE_MS`, `fail` always throws (a poisoned job), `hang`
- * never answers (a worker to be killed mid-job). It reports over IPC when a summarizer starts,
+ * never answers (a worker to be killed mid-job), `gate` answers when the parent sends a message. It reports over IPC when a summarizer starts,
  * each job run's outcome and each event it emits; it exits on `disconnect`.
  */
 import type { AnyCompactEvent } from '../../../src/core/events/events.js';
@@ -43,6 +43,7 @@ const started = await startPreparationWorker({
       });
       if (mode === 'fail') throw new Error('the provider is down (scripted)');
       if (mode === 'hang') await new Promise(() => {});
+      if (mode === 'gate') await new Promise((resolve) => process.once('message', resolve));
       await new Promise((resolve) => setTimeout(resolve, Number(process.env.SUMMARIZE_MS ?? 0)));
       const ids = request.messages.map((m) => m.id);
       return { text: `by ${worker}: ${ids.length} messages, ${ids[0]} to ${ids.at(-1)}` };

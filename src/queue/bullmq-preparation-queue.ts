@@ -90,6 +90,9 @@ export function bullmqPreparationQueue(options: BullmqPreparationQueueOptions): 
   const keepFailed = positiveInteger(options.keepFailed, 'keepFailed', 1000, 0);
   let queue: Promise<Queue> | undefined;
   let closed = false;
+  // The module loads now, at start-up, not on a preflight's first add (its evaluation takes
+  // the event loop for a moment); a missing peer is reported by that first add.
+  loadBullmq().catch(() => {});
   const open = () => {
     queue ??= loadBullmq().then(({ Queue }) => {
       const created = new Queue(name, {

@@ -4,6 +4,7 @@
  * optional peer, imported on first use.
  */
 
+export type { PreparationJobResult } from '../core/background/run-preparation-job.js';
 export type { PreparationJob, PreparationQueue } from '../core/session/preparation-queue.js';
 export { preparationJobId } from '../core/session/preparation-queue.js';
 export {

@@ -248,6 +248,12 @@ export async function startPreparationWorker(options: PreparationWorkerOptions):
     status.deadLettered++;
     deadLetter(bus, job, error);
   });
+  // The tokenizer's tables and the redactor's patterns load now, not inside the first job.
+  await counter.ready?.();
+  counter.countText('warm');
+  redact?.('warm');
+  // The store connects now too (a read of nothing): the first job does not pay for it.
+  await options.store.get(`${name}::worker-warm-up`).catch(() => undefined);
   await worker.waitUntilReady();
   return {
     name,

@@ -7,15 +7,29 @@
  */
 import type { AnyCompactEvent } from '../../../src/core/events/events.js';
 import type { SummarizeRequest } from '../../../src/core/summary/summarizer.js';
-import { type PreparationJobOutcome, startPreparationWorker } from '../../../src/queue/index.js';
+import {
+  type PreparationJobOutcome,
+  type PreparationWorkerStatus,
+  startPreparationWorker,
+} from '../../../src/queue/index.js';
 import { redisSessionStore } from '../../../src/storage/redis/index.js';
+import { previousMark } from './queue-worker-mark.js';
 
 /** Messages from a worker to its parent. */
 export type QueueWorkerReport =
   | { type: 'ready'; worker: string }
   | { type: 'summarizing'; worker: string; sessionId: string; messages: number }
   | { type: 'job'; worker: string; outcome: PreparationJobOutcome }
-  | { type: 'event'; worker: string; name: string; code?: string; sessionId: string; summarizer?: string };
+  | {
+      type: 'event';
+      worker: string;
+      name: string;
+      code?: string;
+      sessionId: string;
+      summarizer?: string;
+      error?: string;
+    }
+  | { type: 'status'; worker: string; status: PreparationWorkerStatus };
 
 const worker = process.env.WORKER_ID ?? String(process.pid);
 const mode = process.env.MODE ?? 'ok';
@@ -46,7 +60,9 @@ const started = await startPreparationWorker({
       if (mode === 'gate') await new Promise((resolve) => process.once('message', resolve));
       await new Promise((resolve) => setTimeout(resolve, Number(process.env.SUMMARIZE_MS ?? 0)));
       const ids = request.messages.map((m) => m.id);
-      return { text: `by ${worker}: ${ids.length} messages, ${ids[0]} to ${ids.at(-1)}` };
+      return {
+        text: `${request.keep ?? '## Task'}\n- by ${worker} ${previousMark(request.previousSummary)}: ${ids.length} messages, ${ids[0]} to ${ids.at(-1)}`,
+      };
     },
   },
   onJobDone: (outcome) => report({ type: 'job', worker, outcome }),
@@ -59,8 +75,14 @@ started.on('*', (event: AnyCompactEvent) =>
     sessionId: event.sessionId,
     ...(event.name === 'compact.warning' ? { code: event.properties.code } : {}),
     ...(event.name === 'compact.summary_created' ? { summarizer: event.properties.summarizer } : {}),
+    ...(event.name === 'compact.error'
+      ? { error: `${event.properties.errorType}: ${event.properties.message}` }
+      : {}),
   }),
 );
+process.on('message', (message: { type?: string }) => {
+  if (message?.type === 'status') report({ type: 'status', worker, status: started.status() });
+});
 process.on('disconnect', () => {
   void started
     .close(true)

@@ -81,12 +81,15 @@ describe.runIf(withRedis)('the BullMQ preparation queue', () => {
 
   it('crash: a worker SIGKILLed mid-job; another runs the stalled job, which is applied once', async () => {
     const { fleet, agents } = setup(2);
-    await fleet.start('hung', { MODE: 'hang', STALLED_MS: '500', LOCK_MS: '2000' });
+    // A lock that outlives a loaded machine's pauses (renewed every half of it), and a second
+    // stall allowed: the crash, not a slow renewal, is what this test is about.
+    const stall = { STALLED_MS: '500', LOCK_MS: '4000', MAX_STALLED: '2' };
+    await fleet.start('hung', { MODE: 'hang', ...stall });
     await agents[0]!.manager.compact('s', CROSSED);
     await settled(agents[0]!);
     await fleet.inbox.until((r) => r.type === 'summarizing' && r.worker === 'hung');
     await fleet.kill('hung');
-    await fleet.start('rescuer', { STALLED_MS: '500', LOCK_MS: '2000' });
+    await fleet.start('rescuer', stall);
     await fleet.inbox.until((r) => r.type === 'job' && r.worker === 'rescuer');
     expect(fleet.of('job').map((r) => [r.worker, r.outcome.result])).toEqual([['rescuer', 'published']]);
     expect(summarizing(fleet, 's').map((r) => r.worker)).toEqual(['hung', 'rescuer']);

@@ -46,6 +46,7 @@ const started = await startPreparationWorker({
   concurrency: Number(process.env.CONCURRENCY ?? 1),
   ...(process.env.STALLED_MS ? { stalledIntervalMs: Number(process.env.STALLED_MS) } : {}),
   ...(process.env.LOCK_MS ? { lockDurationMs: Number(process.env.LOCK_MS) } : {}),
+  ...(process.env.MAX_STALLED ? { maxStalledCount: Number(process.env.MAX_STALLED) } : {}),
   summarizer: {
     name: `scripted-${worker}`,
     summarize: async (request: SummarizeRequest) => {

@@ -7,6 +7,8 @@
 
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { bullmqPreparationQueue, startPreparationWorker } from '../../src/queue/index.js';
+import { redisSessionStore } from '../../src/storage/redis/index.js';
 import { chatTurns } from '../support/background-fixtures.js';
 import { type RedisTestServer, redisAvailable, startRedisServer } from '../support/redis-server.js';
 import { type Agent, settled, startAgent, WorkerFleet } from './support/queue-fleet.js';
@@ -37,9 +39,12 @@ afterAll(async () => {
 });
 
 /** A fleet and `n` agents on their own queue and key prefix. */
+let currentPrefix = '';
+
 function setup(n: number): { fleet: WorkerFleet; agents: Agent[] } {
   const queue = `q-${randomUUID()}`;
   const keyPrefix = `queue-test:${randomUUID()}:`;
+  currentPrefix = keyPrefix;
   fleet = new WorkerFleet({ REDIS_URL: server.url, KEY_PREFIX: keyPrefix, QUEUE_NAME: queue });
   agents = Array.from({ length: n }, () => startAgent(server.url, keyPrefix, queue));
   return { fleet, agents };
@@ -163,6 +168,40 @@ describe.runIf(withRedis)('the BullMQ preparation queue', () => {
     expect(fleet.of('job').map((r) => r.outcome.result)).toEqual(['superseded']);
     expect(await agent.store.get('s::prepared')).toBeUndefined();
     expect((await agent.store.get('s'))?.summary?.summarizer).toBe('agent-summarizer');
+  }, 120_000);
+
+  it('in process: a worker started beside the agent prepares, counts and reports through its events', async () => {
+    const { agents } = setup(1);
+    const agent = agents[0]!;
+    const store = redisSessionStore({ url: server.url, keyPrefix: currentPrefix });
+    const outcomes: string[] = [];
+    const worker = await startPreparationWorker({
+      connection: server.url,
+      store,
+      name: agent.queue.name,
+      concurrency: 2,
+      rateLimit: { max: 10, durationMs: 1000 },
+      summarizer: {
+        name: 'in-process',
+        summarize: async (request) => ({ text: `## Task\n- ${request.messages.length} messages` }),
+      },
+      onJobDone: (outcome) => outcomes.push(outcome.result),
+    });
+    const created = new Promise((resolve) => worker.on('compact.summary_created', resolve));
+    await agent.manager.compact('s', CROSSED);
+    await settled(agent);
+    await created;
+    while (outcomes.length === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(outcomes).toEqual(['published']);
+    expect(worker.status()).toMatchObject({ published: 1, processed: 1, summarizerRuns: 1, running: 0 });
+    const result = await agent.manager.compact('s', TRIGGERED);
+    expect(result.summary?.summarizer).toBe('queue:in-process');
+    await worker.close();
+    await store.close();
+    await expect(
+      startPreparationWorker({ connection: server.url, store, concurrency: 0 }),
+    ).rejects.toMatchObject({ code: 'invalid_config', issues: [{ path: ['concurrency'] }] });
+    expect(() => bullmqPreparationQueue({ connection: 'http://x', name: 'q' })).toThrow(/redis:\/\//);
   }, 120_000);
 
   it('restart: after Redis restarts, the running worker and the agent reconnect and prepare again', async () => {

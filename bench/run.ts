@@ -19,6 +19,7 @@
  *    (bench/event-loop.ts; `--no-event-loop` skips it).
  * 10. SDK integrations, then the LangChain.js middleware's own work per call at 1k/4k/16k
  *    messages (bench/sdk-overhead.ts, bench/langchain-middleware.ts; `--no-sdk` skips them).
+ * 11. A fleet with the preparation queue (bench/queue.ts; `--no-queue` skips it).
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { BpeTokenCounter, tokenCounterFor } from '../src/core/counting/token-counter.js';
@@ -291,6 +292,18 @@ if (!process.argv.includes('--no-rhythm')) {
 if (!process.argv.includes('--no-background')) {
   console.log('\nBackground compaction (bench/background.ts):');
   await import('./background.js');
+}
+
+// Issue 39: a fleet of 3 agent processes with background preparation, without and with the
+// BullMQ queue and 2 workers (one killed halfway), on a real redis-server (bench/queue.ts;
+// `--no-queue` skips it; QUEUE_BENCH_SESSIONS / QUEUE_BENCH_STEPS size it).
+if (!process.argv.includes('--no-queue')) {
+  const { queueBench, printQueueBench } = await import('./queue.js');
+  const { redisAvailable } = await import('../test/support/redis-server.js');
+  if (redisAvailable('bench/queue.ts')) {
+    console.log('\nPreparation queue (bench/queue.ts):');
+    printQueueBench(await queueBench());
+  }
 }
 
 // Issue 24: the event loop while the built-in summarizer prepares in the background

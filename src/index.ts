@@ -79,6 +79,7 @@ export {
   type Redactor,
   type RedactorOptions,
 } from './core/redaction/redactor.js';
+export type { PreparationJob, PreparationQueue } from './core/session/preparation-queue.js';
 export {
   type UpdateSessionOnceOptions,
   type UpdateSessionOnceResult,

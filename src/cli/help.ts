@@ -100,6 +100,17 @@ export const COMMAND_HELP: Readonly<Record<string, CommandHelp>> = Object.freeze
     example:
       'agent-compaction status .compact/archive/my-session\n  REDIS_URL=redis://localhost:6379 agent-compaction status my-session --store redis',
   },
+  worker: {
+    summary: 'Runs a worker of the summary preparation queue until stopped (SIGINT or SIGTERM).',
+    usage: 'agent-compaction worker --config FILE [--json]',
+    description:
+      "Runs a worker of the BullMQ summary preparation queue (the config's queue section, on the Redis of\n$REDIS_URL or queue.redis_url_env): it summarizes the jobs agents enqueue with the configured summarizer\nand publishes each summary in the Redis session store (needs bullmq and ioredis). One line per job.",
+    flags: {
+      '--config FILE': 'the config with queue, sessions.store: redis and the summarizer (required)',
+      '--json': 'print each job run as one JSON line',
+    },
+    example: 'agent-compaction worker --config compact.yaml   (with REDIS_URL=redis://localhost:6379)',
+  },
   mcp: {
     summary: 'Serves the recall tool over MCP (stdio) for one session of an fs archive.',
     usage: 'agent-compaction mcp --archive DIR --session ID [--page-chars N]',

@@ -282,11 +282,11 @@ describe('help', () => {
     expect(help.stdout).toContain('agent-compaction compact FILE --max-context N');
     const none = await cli([]);
     expect(none.code).toBe(2);
-    for (const command of ['replay', 'report', 'status', 'mcp'])
+    for (const command of ['replay', 'report', 'status', 'worker', 'mcp'])
       expect(help.stdout).toContain(`agent-compaction ${command}`);
   });
 
-  it.each(['estimate', 'compact', 'replay', 'report', 'status'])(
+  it.each(['estimate', 'compact', 'replay', 'report', 'status', 'worker'])(
     '%s --help prints its usage, a description and an example',
     async (command) => {
       const run = await cli([command, '--help']);

@@ -184,6 +184,16 @@ async function dispatch(argv: readonly string[], io: CliIo): Promise<number> {
   if (!COMMAND_HELP[command]) throw unknownCommand(command, COMMANDS);
   checkFlags(argv, commandFlags(command), command);
   if (command === 'mcp') throw badOption('command', 'mcp runs from the agent-compaction bin');
+  if (command === 'worker') {
+    if (file !== undefined) throw new CompactError('invalid_config', `unexpected argument: ${file}`);
+    const { runWorkerCommand } = await import('./worker-command.js');
+    await runWorkerCommand(
+      values.config as string | undefined,
+      values.json === true,
+      terminalIo(io, values.json === true),
+    );
+    return EXIT_CODES.ok;
+  }
   if (file === undefined)
     throw new CompactError(
       'invalid_config',

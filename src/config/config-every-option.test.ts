@@ -24,6 +24,7 @@ const CONFIG_KEY_OF = {
   customStrategies: 'code only: strategy functions',
   redactSummarizerInput: 'redaction.summarizer_input',
   background: 'background',
+  preparationQueue: 'queue',
   agents: 'agents',
   sessionLock: 'session_lock',
   storeTimeoutMs: 'sessions.store_timeout_ms',

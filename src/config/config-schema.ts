@@ -232,6 +232,48 @@ export const sessionsSchema = z
   })
   .describe('Session store faults and the in-memory session cache.');
 
+/** `queue`: summaries prepared on a BullMQ job queue by workers (`agent-compaction/queue`). */
+export const queueSchema = z
+  .strictObject({
+    name: z
+      .string()
+      .min(1)
+      .regex(/^[^:]+$/, { error: 'must not contain ":"' })
+      .default('agent-compaction-prepare')
+      .describe('Name of the queue; the agents and the workers of one fleet use the same.'),
+    redis_url_env: z
+      .string()
+      .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: 'must be an environment variable name' })
+      .optional()
+      .describe(
+        "Name of the environment variable that holds the queue's Redis URL; defaults to sessions.redis_url_env.",
+      ),
+    attempts: integer(1)
+      .max(100)
+      .default(3)
+      .describe('Runs of one job at most (the first and its retries) before it is dead-lettered.'),
+    backoff_ms: integer(0)
+      .max(3_600_000)
+      .default(1000)
+      .describe('Delay before the first retry of a failed job, doubled at each next one, in milliseconds.'),
+    concurrency: integer(1)
+      .max(1000)
+      .default(1)
+      .describe('Jobs one worker runs at once (agent-compaction worker).'),
+    rate_limit: z
+      .strictObject({
+        max: integer(1).describe('Jobs started at most per duration_ms.'),
+        duration_ms: integer(1).describe('The window of the limit, in milliseconds.'),
+      })
+      .optional()
+      .describe(
+        "Jobs started at most per window across every worker of the queue (one queue per provider gives a provider's limit).",
+      ),
+  })
+  .describe(
+    'Prepare summaries on a BullMQ job queue (needs sessions.store: redis, and the bullmq and ioredis packages); run workers with agent-compaction worker.',
+  );
+
 /** `redaction`: secrets removed before anything leaves the process. */
 export const redactionSchema = z
   .strictObject({
@@ -284,6 +326,7 @@ export const compactConfigSchema = z
         'Prepare summaries off the critical path from policy.prepare_at_pct, and swap them in at the trigger.',
       ),
     session_lock: sessionLockSchema.optional(),
+    queue: queueSchema.optional(),
     export_queue: exportQueueSchema.optional(),
     agents: z
       .record(z.string().min(1), agentSchema)

@@ -100,6 +100,17 @@ export const ENV_OVERRIDES: readonly EnvOverride[] = [
     type: 'boolean',
   },
   { variable: 'COMPACT_CACHE_MAX_BYTES', path: ['sessions', 'cache_max_bytes'], type: 'integer' },
+  { variable: 'COMPACT_QUEUE_NAME', path: ['queue', 'name'], type: 'string' },
+  { variable: 'COMPACT_QUEUE_REDIS_URL_ENV', path: ['queue', 'redis_url_env'], type: 'string' },
+  { variable: 'COMPACT_QUEUE_ATTEMPTS', path: ['queue', 'attempts'], type: 'integer' },
+  { variable: 'COMPACT_QUEUE_BACKOFF_MS', path: ['queue', 'backoff_ms'], type: 'integer' },
+  { variable: 'COMPACT_QUEUE_CONCURRENCY', path: ['queue', 'concurrency'], type: 'integer' },
+  { variable: 'COMPACT_QUEUE_RATE_LIMIT_MAX', path: ['queue', 'rate_limit', 'max'], type: 'integer' },
+  {
+    variable: 'COMPACT_QUEUE_RATE_LIMIT_DURATION_MS',
+    path: ['queue', 'rate_limit', 'duration_ms'],
+    type: 'integer',
+  },
   { variable: 'COMPACT_REDACTION', path: ['redaction', 'enabled'], type: 'boolean' },
   {
     variable: 'COMPACT_REDACT_SUMMARIZER_INPUT',

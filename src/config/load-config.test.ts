@@ -241,6 +241,13 @@ describe('resolveConfig', () => {
       COMPACT_EXPORT_QUEUE_MAX_BATCH_SIZE: '10',
       COMPACT_EXPORT_QUEUE_FLUSH_INTERVAL_MS: '50',
       COMPACT_EXPORT_QUEUE_EXPORT_TIMEOUT_MS: '1000',
+      COMPACT_QUEUE_NAME: 'prepare-openai',
+      COMPACT_QUEUE_REDIS_URL_ENV: 'QUEUE_REDIS',
+      COMPACT_QUEUE_ATTEMPTS: '5',
+      COMPACT_QUEUE_BACKOFF_MS: '250',
+      COMPACT_QUEUE_CONCURRENCY: '4',
+      COMPACT_QUEUE_RATE_LIMIT_MAX: '20',
+      COMPACT_QUEUE_RATE_LIMIT_DURATION_MS: '60000',
     };
     expect(Object.keys(env).sort()).toEqual(ENV_OVERRIDES.map((override) => override.variable).sort());
     const config = resolveConfig({}, { env });
@@ -257,6 +264,14 @@ describe('resolveConfig', () => {
         cache_max_bytes: 1_000_000,
       },
       export_queue: { max_size: 100, max_batch_size: 10, flush_interval_ms: 50, export_timeout_ms: 1000 },
+      queue: {
+        name: 'prepare-openai',
+        redis_url_env: 'QUEUE_REDIS',
+        attempts: 5,
+        backoff_ms: 250,
+        concurrency: 4,
+        rate_limit: { max: 20, duration_ms: 60_000 },
+      },
       policy: {
         preset: 'cost',
         trigger_pct: 0.5,

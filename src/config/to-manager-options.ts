@@ -5,10 +5,12 @@ import type { ExportQueueOptions } from '../core/events/export-queue.js';
 import type { AgentCompactorOptions } from '../core/manager-options.js';
 import type { CompactPolicy } from '../core/policy.js';
 import type { RedactorOptions } from '../core/redaction/redactor.js';
+import type { PreparationQueue } from '../core/session/preparation-queue.js';
 import type { SessionStore } from '../core/session/session-store.js';
 import type { StorageAdapter } from '../core/session/storage-adapter.js';
 import type { Summarizer } from '../core/summary/summarizer.js';
 import type { CompactConfig } from './config-schema.js';
+import { buildPreparationQueue } from './queue-options.js';
 
 /**
  * The manager options a config produces (the subset of the manager's options a file can set),
@@ -29,6 +31,8 @@ export interface ConfigManagerOptions {
   redactSummarizerInput?: boolean;
   /** `background`. */
   background: boolean;
+  /** `queue`, when set: the BullMQ preparation queue. */
+  preparationQueue?: PreparationQueue;
   /** `session_lock`, when set. */
   sessionLock?: boolean | { ttlMs?: number };
   /** `export_queue`, when set. */
@@ -353,6 +357,7 @@ export async function toManagerOptions(
   const storage = options.storage ?? (await buildStorage(config));
   const exporters = [...(await buildExporters(config)), ...(options.exporters ?? [])];
   const store = await buildSessionStore(config, options.env ?? process.env);
+  const preparationQueue = await buildPreparationQueue(config, options.env ?? process.env);
   return {
     model: config.model,
     maxContextTokens: config.max_context_tokens,
@@ -373,6 +378,7 @@ export async function toManagerOptions(
     ...(storage === undefined ? {} : { storage }),
     ...(store === undefined ? {} : { store }),
     background: config.background,
+    ...(preparationQueue === undefined ? {} : { preparationQueue }),
     ...toSessionLock(config.session_lock),
     ...(config.export_queue === undefined
       ? {}

@@ -1,4 +1,8 @@
-import { BackgroundPreparations, type BackgroundStatus } from './background/background-preparation.js';
+import {
+  BackgroundPreparations,
+  type BackgroundStatus,
+  backgroundFor,
+} from './background/background-preparation.js';
 import {
   type AgentCompactor,
   agentCompactor,
@@ -152,9 +156,7 @@ export class CompactManager {
       onEvict: (key) => forgetEvicted(this.#memory, key),
     });
     this.#lockTtlMs = lockTtl(options.sessionLock, this.store);
-    // With a shared store, one process prepares per session; its lock outlasts the summarizer's time limit.
-    const shared = this.#lockTtlMs === undefined ? undefined : { store, lockTtlMs: 2 * timeoutMs + 5_000 };
-    this.#background = options.background === true ? new BackgroundPreparations(1_000, shared) : undefined;
+    this.#background = backgroundFor(options, store, this.#lockTtlMs, timeoutMs);
     for (const [name, agent] of Object.entries(options.agents ?? {})) {
       // Validated once here; merged again with the call's policy.
       if (agent?.policy) resolvePolicy({ ...this.policy, ...agent.policy }, this.#customStrategies);
@@ -190,7 +192,7 @@ export class CompactManager {
 
   /** Counters of the background preparations (all zero without `background: true`). */
   backgroundStatus(): BackgroundStatus {
-    return this.#background?.status() ?? { started: 0, used: 0, discarded: 0, running: 0, kept: 0 };
+    return this.#background?.status() ?? new BackgroundPreparations().status();
   }
 
   /** The context budget: `maxContextTokens - hardCapBuffer`. */

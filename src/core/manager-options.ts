@@ -9,6 +9,7 @@ import type { ExportQueueOptions } from './events/export-queue.js';
 import type { MessageFormat } from './messages/message.js';
 import type { CompactPolicy } from './policy.js';
 import type { Redactor, RedactorOptions } from './redaction/redactor.js';
+import type { PreparationQueue } from './session/preparation-queue.js';
 import type { SessionStore } from './session/session-store.js';
 import type { StorageAdapter } from './session/storage-adapter.js';
 import type { Summarizer } from './summary/summarizer.js';
@@ -149,6 +150,16 @@ export interface CompactManagerOptions {
    * @default false
    */
   background?: boolean;
+  /**
+   * Prepare summaries on a job queue instead of in this process (implies `background`):
+   * past `policy.prepareAtPct` one job per session and summary version is enqueued (once
+   * across every process), a worker summarizes it and publishes the summary in the `store`
+   * (which must be the store the workers write: Redis), and the trigger swaps it in when it
+   * fits, else compacts as without a queue: it never waits on the queue. The job carries the
+   * folded messages redacted. `agent-compaction/queue` has the BullMQ queue and its worker.
+   * @default undefined
+   */
+  preparationQueue?: PreparationQueue;
   /**
    * Agents that keep their own compacted view of a shared history (a planner and a code
    * executor reading one conversation), by the name passed as `agent` to `preflight`. Each

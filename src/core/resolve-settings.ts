@@ -135,6 +135,7 @@ const MANAGER_OPTION_KEYS = {
   customStrategies: true,
   redactSummarizerInput: true,
   background: true,
+  preparationQueue: true,
   agents: true,
   sessionLock: true,
   storeTimeoutMs: true,

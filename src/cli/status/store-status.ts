@@ -5,6 +5,7 @@
  * environment variable (a URL can carry a password: never on the command line).
  */
 import { CompactError } from '../../core/errors.js';
+import { QUEUE_SUMMARIZER_PREFIX } from '../../core/session/preparation-queue.js';
 import type { SessionState } from '../../core/session/session-state.js';
 import type { CliIo } from '../cli-io.js';
 import { formatNumber } from '../replay/format-table.js';
@@ -42,7 +43,7 @@ export function formatStoreState(state: SessionState): string {
   if (state.summary) {
     const { tokens, summarizer, createdAt, text } = state.summary;
     lines.push(
-      `summary v${state.version}: ${formatNumber(tokens)} tokens, ${summarizer}, ${new Date(createdAt).toISOString()}`,
+      `summary v${state.version}: ${formatNumber(tokens)} tokens, ${summarizer}${summarizer.startsWith(QUEUE_SUMMARIZER_PREFIX) ? ' (prepared by a queue worker)' : ''}, ${new Date(createdAt).toISOString()}`,
     );
     for (const line of text.split('\n').slice(0, 8)) lines.push(`  ${line}`);
   } else lines.push('summary: none yet');

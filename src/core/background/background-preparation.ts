@@ -12,14 +12,9 @@
  * them all and waits until none is left.
  */
 
-import { CompactError } from '../errors.js';
-import type { MessageCodec } from '../messages/formats/message-codec.js';
-import type { CompactMessage } from '../messages/message.js';
-import { toCompactMessage } from '../messages/message-index.js';
-import type { CompactPolicy } from '../policy.js';
-import { buildUnits, policySuffixStart } from '../preflight/build-units.js';
+import { CompactError, invalidConfig } from '../errors.js';
+import type { CompactManagerOptions } from '../manager-options.js';
 import {
-  type SummarizeContext,
   type SummarizeOutcome,
   summarizeWithFallback,
   withKnownCounts,
@@ -27,17 +22,28 @@ import {
 import type { BufferedEvent, PreparedSummary } from '../preflight/prepared-summary.js';
 import type { SessionView, ViewEntry } from '../preflight/session-view.js';
 import { checkSummaryOutput } from '../preflight/summary-output.js';
-import { memoizeRedactor, type Redactor } from '../redaction/redactor.js';
+import type { PreparationQueue } from '../session/preparation-queue.js';
 import type { SessionStore } from '../session/session-store.js';
+import {
+  memoized,
+  type PreparationRequest,
+  planPreparation,
+  queueJob,
+  summarizerMessage,
+  untilAborted,
+  withoutArchiveLine,
+} from './preparation-plan.js';
 import {
   coversPrefix,
   preparedKey,
+  publishedVersion,
   publishPrepared,
   readPrepared,
   type SharedPrepared,
 } from './shared-preparation.js';
 
 export type { BufferedEvent, PreparedSummary } from '../preflight/prepared-summary.js';
+export { type PreparationRequest, planPreparation } from './preparation-plan.js';
 
 interface Preparation {
   readonly baseVersion: number;
@@ -54,21 +60,6 @@ interface Preparation {
   immediate: ReturnType<typeof setImmediate> | undefined;
 }
 
-/** What starting a preparation needs. */
-export interface PreparationRequest {
-  readonly sessionId: string;
-  readonly view: SessionView;
-  readonly policy: Readonly<CompactPolicy>;
-  readonly summarize: Omit<SummarizeContext, 'emit'>;
-  readonly codec: MessageCodec;
-  readonly agent?: string;
-  /**
-   * Tokens to fold at least (oldest first): what the request will have to shed at the trigger
-   * to reach the target, plus the summary's room. Without it, all before the policy window.
-   */
-  readonly foldAtLeast?: number;
-}
-
 /** Counters of a manager's background work (for tests, benchmarks and dashboards). */
 export interface BackgroundStatus {
   /** Preparations started. */
@@ -81,56 +72,13 @@ export interface BackgroundStatus {
   running: number;
   /** Preparations kept (running or ready). */
   kept: number;
-}
-
-/** The unpinned entries before the policy's verbatim window (what a preparation folds). */
-export function planPreparation(
-  view: SessionView,
-  policy: Readonly<CompactPolicy>,
-  foldAtLeast = Number.POSITIVE_INFINITY,
-): ViewEntry[] {
-  const unpinned = view.entries.filter((entry) => !entry.pinned);
-  const units = buildUnits(unpinned);
-  if (units.length === 0) return [];
-  const policyStart = policySuffixStart(units, policy.keepRecentTurns, policy.keepToolIoPairs);
-  // The oldest units, until they free what the trigger will need to reach the target: the
-  // rest stays verbatim, as deep as a synchronous compaction goes.
-  let start = 0;
-  let folded = 0;
-  while (start < policyStart && folded < foldAtLeast) folded += units[start++]!.tokens;
-  return start === 0 ? [] : unpinned.slice(0, units[start]?.start ?? unpinned.length);
-}
-
-/** The message the summarizer sees for an entry (its rewrite when it has one). */
-function summarizerMessage(entry: ViewEntry, codec: MessageCodec): CompactMessage {
-  if (!entry.rewrite) return toCompactMessage(entry.item);
-  return { ...codec.parse(entry.wire, entry.item.index), id: entry.item.id, index: entry.item.index };
-}
-
-/**
- * The redactor, remembering its answers for one preparation: a message's text is met twice
- * (its parsed text and its raw object), and is scanned once.
- */
-function memoized(redact: Redactor | undefined): Redactor | undefined {
-  return redact ? memoizeRedactor(redact) : undefined;
-}
-
-/** Rejects with `CompactError('aborted')` when `signal` fires first; `work` is not cancelled. */
-function untilAborted(work: Promise<void>, signal: AbortSignal | undefined): Promise<void> {
-  if (!signal) return work;
-  if (signal.aborted)
-    return Promise.reject(
-      new CompactError('aborted', 'compaction aborted by the caller', { cause: signal.reason }),
-    );
-  return new Promise((resolve, reject) => {
-    const onAbort = () =>
-      reject(new CompactError('aborted', 'compaction aborted by the caller', { cause: signal.reason }));
-    signal.addEventListener('abort', onAbort, { once: true });
-    work.then(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    });
-  });
+  /**
+   * Preparations that ran a summarizer in this process (with a shared store, only the one
+   * holding the session's preparation lock, and only for a version nobody published yet).
+   */
+  summarized: number;
+  /** Jobs handed to the preparation queue (`preparationQueue`); a worker summarizes them. */
+  queued: number;
 }
 
 /** A store shared with other processes, and how long a preparation's lock is held at most. */
@@ -145,19 +93,25 @@ export class BackgroundPreparations {
   readonly #running = new Set<Preparation>();
   readonly #maxKept: number;
   readonly #shared: SharedStore | undefined;
+  readonly #queue: PreparationQueue | undefined;
   #closed = false;
   #started = 0;
   #used = 0;
   #discarded = 0;
+  #summarized = 0;
+  #queued = 0;
 
   /**
    * `maxKept`: preparations kept at most (the oldest finished ones are dropped first).
    * `shared`: a store shared with other processes: one process prepares per session (under
    * a lock) and publishes the summary there for whichever process compacts at the trigger.
+   * `queue`: preparations become jobs of that queue (a worker summarizes and publishes them in
+   * `shared.store`); the trigger uses a published summary when one fits and never waits.
    */
-  constructor(maxKept = 1_000, shared?: SharedStore) {
+  constructor(maxKept = 1_000, shared?: SharedStore, queue?: PreparationQueue) {
     this.#maxKept = maxKept;
     this.#shared = shared;
+    this.#queue = queue;
   }
 
   /** Counters and sizes. */
@@ -168,6 +122,8 @@ export class BackgroundPreparations {
       discarded: this.#discarded,
       running: this.#running.size,
       kept: this.#entries.size,
+      summarized: this.#summarized,
+      queued: this.#queued,
     };
   }
 
@@ -227,6 +183,11 @@ export class BackgroundPreparations {
     // Another process prepares this session: its summary is read from the store at the trigger.
     if (shared && !lock) return;
     try {
+      // The lock is the session's, not the version's: a process that crosses the threshold
+      // after another one published this version's summary (and released the lock) would
+      // otherwise summarize it again.
+      if (shared && (await publishedVersion(shared.store, key)) === preparation.baseVersion) return;
+      this.#summarized++;
       preparation.outcome = await run();
       if (shared && preparation.outcome && !preparation.controller.signal.aborted)
         await publishPrepared(shared.store, key, { ...preparation, outcome: preparation.outcome });
@@ -256,9 +217,13 @@ export class BackgroundPreparations {
         .then(async () => {
           preparation.kick = undefined;
           if (controller.signal.aborted) return;
-          await this.#work(key, preparation, () =>
-            this.#summarize(folded, request, controller.signal, events),
-          );
+          if (this.#queue) {
+            await this.#queue.enqueue(await queueJob(key, folded, request));
+            this.#queued++;
+          } else
+            await this.#work(key, preparation, () =>
+              this.#summarize(folded, request, controller.signal, events),
+            );
         })
         .catch(() => {
           preparation.outcome = undefined;
@@ -287,7 +252,8 @@ export class BackgroundPreparations {
       p.baseVersion === view.version && !view.mismatch && coversPrefix(p.foldedIds, p.foldedHashes, view);
     if (found && !fits(found)) this.#drop(key, found);
     const preparation = this.#entries.get(key);
-    if (preparation && !preparation.settled) await untilAborted(preparation.done, signal);
+    // A queued preparation is summarized elsewhere: the trigger never waits on the queue.
+    if (preparation && !preparation.settled && !this.#queue) await untilAborted(preparation.done, signal);
     if (preparation && this.#entries.get(key) !== preparation) return undefined;
     if (preparation?.outcome) {
       this.#entries.delete(key);
@@ -297,7 +263,8 @@ export class BackgroundPreparations {
     let shared = this.#shared ? await readPrepared(this.#shared.store, key, view) : undefined;
     // Another process may be preparing this session right now: its summary is awaited rather
     // than written a second time (within the summarizer's time limit).
-    if (!shared && !preparation && this.#shared) shared = await this.#awaitOther(key, view, signal);
+    if (!shared && !preparation && this.#shared && !this.#queue)
+      shared = await this.#awaitOther(key, view, signal);
     if (preparation) this.#entries.delete(key);
     if (!shared) {
       if (preparation) this.#discarded++;
@@ -370,7 +337,22 @@ export class BackgroundPreparations {
   }
 }
 
-/** A previous summary without its trailing archive line (the new summary gets a fresh one). */
-function withoutArchiveLine(summary: string): string {
-  return summary.replace(/\n?Archived originals: recall ref [^\n]*$/, '');
+/**
+ * The manager's background preparations (`background: true`, or a `preparationQueue`), or
+ * `undefined`. With a shared store (`lockTtlMs` set), one process prepares per session; its
+ * lock outlasts the summarizer's time limit. With a queue, workers prepare and publish in `store`.
+ */
+export function backgroundFor(
+  options: Pick<CompactManagerOptions, 'background' | 'preparationQueue'>,
+  store: SessionStore,
+  lockTtlMs: number | undefined,
+  timeoutMs: number,
+): BackgroundPreparations | undefined {
+  const queue = options.preparationQueue;
+  if (options.background !== true && queue === undefined) return undefined;
+  if (queue !== undefined && (queue === null || typeof queue.enqueue !== 'function'))
+    throw invalidConfig('preparationQueue', 'must be a PreparationQueue (an object with enqueue)');
+  const shared =
+    lockTtlMs === undefined && queue === undefined ? undefined : { store, lockTtlMs: 2 * timeoutMs + 5_000 };
+  return new BackgroundPreparations(1_000, shared, queue);
 }

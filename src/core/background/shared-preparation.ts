@@ -45,12 +45,24 @@ export interface SharedPrepared {
   readonly outcome: SummarizeOutcome;
 }
 
-/** Publishes a prepared summary for the other processes (a failure only loses the sharing). */
+/**
+ * The summary version the published prepared summary of `key` extends (`undefined`: none, or
+ * the store failed: the caller then prepares, as without sharing).
+ */
+export async function publishedVersion(store: SessionStore, key: string): Promise<number | undefined> {
+  const record = await store.get(preparedKey(key)).catch(() => undefined);
+  return record?.summary ? record.version : undefined;
+}
+
+/**
+ * Publishes a prepared summary for the other processes; false when the store failed (the
+ * caller only loses the sharing).
+ */
 export async function publishPrepared(
   store: SessionStore,
   key: string,
   prepared: SharedPrepared,
-): Promise<void> {
+): Promise<boolean> {
   const record: SessionState = {
     sessionId: preparedKey(key),
     version: prepared.baseVersion,
@@ -64,7 +76,7 @@ export async function publishPrepared(
     keptIds: [...prepared.foldedHashes],
     updatedAt: Date.now(),
   };
-  await store.set(preparedKey(key), record).catch(() => false);
+  return store.set(preparedKey(key), record).catch(() => false);
 }
 
 /** The published prepared summary of `key` when it still fits `view`, else `undefined`. */

@@ -223,8 +223,17 @@ export interface CompactEventProperties {
      * `storage_recovered`: a session store or archive that failed answers again (the failure
      * was one `compact.error` of errorType `storage_failed`); `context.affectedCalls` counts
      * the calls that went on without it meanwhile, `context.target` says which (`store`, `archive`).
+     * `preparation_dead_lettered`: a queue worker's summary preparation failed every attempt
+     * and was dead-lettered (`agent-compaction/queue`); the agent compacts at its trigger as
+     * without a queue. `context`: `jobId`, `queue`, `attempts`, `version`, `errorType`, `error`.
      */
-    code: 'usage_mismatch' | 'history_diverged' | 'summarizer_stuck' | 'media_estimate' | 'storage_recovered';
+    code:
+      | 'usage_mismatch'
+      | 'history_diverged'
+      | 'summarizer_stuck'
+      | 'media_estimate'
+      | 'storage_recovered'
+      | 'preparation_dead_lettered';
     /** What happened and what the manager does instead. */
     message: string;
     /** The figures behind it (reported and estimated tokens). */

@@ -6,7 +6,9 @@
  */
 import { CompactError, isCompactError } from '../errors.js';
 import type { EventTiming } from '../events/event-bus.js';
+import type { CompactEventProperties } from '../events/events.js';
 import type { CompactionResult } from '../manager-options.js';
+import { QUEUE_SUMMARIZER_PREFIX } from '../session/preparation-queue.js';
 import type { SessionState } from '../session/session-store.js';
 import { artifactsOf } from './archive-originals.js';
 import { assemble } from './assemble.js';
@@ -93,10 +95,43 @@ function trySwap(
 ): CascadeResult | undefined {
   if (!summary || input.force) return undefined;
   const swapped = swapPrepared(input, summary);
-  if (swapped && observed(deps))
+  if (swapped && observed(deps)) {
     for (const event of summary.events)
       deps.bus.emit(prepared.context, event.name, event.properties as never, timing(event.start));
+    if (swapped.summary && summary.outcome.summarizer.startsWith(QUEUE_SUMMARIZER_PREFIX))
+      deps.bus.emit(
+        prepared.context,
+        'compact.summary_created',
+        queuedSummaryEvent(input, swapped),
+        timing(Date.now()),
+      );
+  }
   return swapped;
+}
+
+/**
+ * The `compact.summary_created` of a summary a queue worker prepared (the worker's own event
+ * went to its exporters): so that this session's trace, report and status name it too.
+ */
+function queuedSummaryEvent(
+  input: CascadeInput,
+  swapped: CascadeResult,
+): CompactEventProperties['compact.summary_created'] {
+  const summary = swapped.summary!;
+  const folded = new Set(swapped.folded.map((item) => item.id));
+  const inputTokens = input.view.entries.reduce((sum, e) => sum + (folded.has(e.item.id) ? e.tokens : 0), 0);
+  return {
+    strategy: String(input.policy.strategy),
+    summarizer: summary.summarizer,
+    inputMessages: folded.size,
+    inputTokens,
+    summaryTokens: summary.tokens,
+    compressionRatio: inputTokens > 0 ? summary.tokens / inputTokens : 1,
+    version: summary.version,
+    // Prepared off this process: no time of this call went into it.
+    latencyMs: 0,
+    summary: summary.body,
+  };
 }
 
 /**

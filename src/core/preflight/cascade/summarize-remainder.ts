@@ -96,7 +96,7 @@ export function redactMessage(message: CompactMessage, redact: Redactor): Compac
  * Redacts a summarizer request's messages, each distinct text scanned once, giving the event
  * loop a turn every few milliseconds (a long history takes tens of milliseconds to scan).
  */
-async function redactMessages(
+export async function redactMessages(
   messages: readonly CompactMessage[],
   redact: Redactor,
 ): Promise<CompactMessage[]> {

@@ -1,0 +1,326 @@
+/**
+ * `npx tsx bench/queue.ts` (or `npm run bench`, where `--no-queue` skips it): a fleet on a real
+ * redis-server on loopback. 3 agent processes (bench/queue-agent.ts) serve SESSIONS sessions
+ * of STEPS steps (each step goes to the next process, as behind a load balancer; a model call
+ * of MODEL_MS between steps); summaries take SUMMARIZE_MS (a scripted slow summarizer).
+ * Three runs: background preparation with the library's own lock (no queue); the BullMQ queue
+ * with 2 worker processes (test/queue/support/queue-worker.ts); the same with one worker
+ * SIGKILLed halfway. Reported: preparations run per prepared version used, summaries stale
+ * (built on another base than the version before) or doubled (two texts for one version),
+ * and the agents' preflight p50/p99.
+ *
+ * Size: QUEUE_BENCH_SESSIONS (default 30), QUEUE_BENCH_STEPS (default 120).
+ */
+import { type ChildProcess, fork } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { bullmqPreparationQueue } from '../src/queue/index.js';
+import { redisSessionStore } from '../src/storage/redis/index.js';
+import type { QueueWorkerReport } from '../test/queue/support/queue-worker.js';
+import { previousMark } from '../test/queue/support/queue-worker-mark.js';
+import { redisAvailable, startRedisServer } from '../test/support/redis-server.js';
+import type { QueueAgentReport } from './queue-agent.js';
+
+const SESSIONS = Number(process.env.QUEUE_BENCH_SESSIONS ?? 30);
+const STEPS = Number(process.env.QUEUE_BENCH_STEPS ?? 120);
+const MODEL_MS = Number(process.env.QUEUE_BENCH_MODEL_MS ?? 300);
+const SUMMARIZE_MS = Number(process.env.QUEUE_BENCH_SUMMARIZE_MS ?? 400);
+const AGENT = new URL('./queue-agent.ts', import.meta.url).pathname;
+const WORKER = new URL('../test/queue/support/queue-worker.ts', import.meta.url).pathname;
+
+type Mode = 'background' | 'queue' | 'queue, a worker killed';
+
+/** The figures of one run. */
+export interface QueueBenchRun {
+  mode: Mode;
+  steps: number;
+  /** Summary versions written (compactions applied across the fleet). */
+  versions: number;
+  /** Prepared summaries swapped in at a trigger. */
+  used: number;
+  /** Summarizer runs of preparations (agents' for background, workers' for the queue). */
+  preparations: number;
+  /** Summarizer runs of compactions at the trigger (no prepared summary fitted). */
+  synchronous: number;
+  ratio: number;
+  /** Preparations of a session's last version, published after its last trigger (the session ended). */
+  endOfSession: number;
+  /** Preparations run, without those, per version used. */
+  ratioInSession: number;
+  stale: number;
+  doubled: number;
+  p50: number;
+  p99: number;
+  wallMs: number;
+  /** Jobs a worker dropped: superseded, already prepared. */
+  skipped?: { superseded: number; alreadyPrepared: number };
+}
+
+interface Child<R> {
+  process: ChildProcess;
+  reports: R[];
+  waiters: ((report: R) => boolean)[];
+}
+
+function spawnChild<R extends { type: string }>(
+  file: string,
+  env: Record<string, string>,
+): Promise<Child<R>> {
+  const child: Child<R> = {
+    process: fork(file, [], {
+      execArgv: ['--import', 'tsx'],
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    }),
+    reports: [],
+    waiters: [],
+  };
+  child.process.on('message', (report: R) => {
+    (report as { at?: number }).at ??= Date.now();
+    child.reports.push(report);
+    child.waiters = child.waiters.filter((waiter) => !waiter(report));
+  });
+  return next(child, (r) => r.type === 'ready').then(() => child);
+}
+
+function next<R>(child: Child<R>, match: (report: R) => boolean): Promise<R> {
+  return new Promise((resolve) =>
+    child.waiters.push((report) => {
+      if (!match(report)) return false;
+      resolve(report);
+      return true;
+    }),
+  );
+}
+
+function stop(child: Child<unknown>): Promise<void> {
+  const { process: p } = child;
+  if (p.exitCode !== null || p.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const force = setTimeout(() => p.kill('SIGKILL'), 10_000);
+    p.once('exit', () => {
+      clearTimeout(force);
+      resolve();
+    });
+    if (p.connected) p.disconnect();
+  });
+}
+
+const percentile = (values: number[], p: number) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? 0;
+};
+
+/** A summary message's body as the summarizer of the next version gets it (no tags, no mark). */
+function body(text: string): string {
+  return text
+    .split('\n')
+    .filter((line) => !/^(<\/?COMPACT-SUMMARY[^>]*>|\[summary-mark [^\]]*\])$/.test(line.trim()))
+    .join('\n');
+}
+
+/** Stale (a summary on another base than the version before) and doubled (two texts for one version). */
+function checkChains(done: Extract<QueueAgentReport, { type: 'done' }>[]): {
+  stale: number;
+  doubled: number;
+} {
+  const texts = new Map<string, Map<number, Set<string>>>();
+  for (const r of done) {
+    if (r.summary === undefined || r.version === 0) continue;
+    const bySession = texts.get(r.session) ?? new Map<number, Set<string>>();
+    texts.set(r.session, bySession);
+    const set = bySession.get(r.version) ?? new Set<string>();
+    bySession.set(r.version, set);
+    set.add(r.summary);
+  }
+  let stale = 0;
+  let doubled = 0;
+  for (const bySession of texts.values()) {
+    for (const [version, set] of bySession) {
+      if (set.size > 1) doubled++;
+      const text = [...set][0]!;
+      const previous = bySession.get(version - 1);
+      const expected =
+        version === 1 ? previousMark(undefined) : previous && previousMark(body([...previous][0]!));
+      // A version whose predecessor no result showed cannot be checked.
+      if (expected !== undefined && !text.includes(` ${expected}:`)) {
+        stale++;
+        if (process.env.QUEUE_BENCH_DEBUG)
+          console.log('stale?', JSON.stringify([text, body([...previous!][0]!)]));
+      }
+    }
+  }
+  return { stale, doubled };
+}
+
+async function run(url: string, mode: Mode): Promise<QueueBenchRun> {
+  const keyPrefix = `bench:${randomUUID()}:`;
+  const queueName = mode === 'background' ? '' : `bench-${randomUUID()}`;
+  const common = {
+    REDIS_URL: url,
+    KEY_PREFIX: keyPrefix,
+    SUMMARIZE_MS: String(SUMMARIZE_MS),
+    STEPS: String(STEPS),
+  };
+  const agents = await Promise.all(
+    ['a1', 'a2', 'a3'].map((id) =>
+      spawnChild<QueueAgentReport>(AGENT, { ...common, AGENT_ID: id, QUEUE_NAME: queueName }),
+    ),
+  );
+  const workerEnv = {
+    ...common,
+    QUEUE_NAME: queueName,
+    CONCURRENCY: '4',
+    STALLED_MS: '1000',
+    LOCK_MS: '3000',
+  };
+  const workers =
+    mode === 'background'
+      ? []
+      : await Promise.all(
+          ['w1', 'w2'].map((id) => spawnChild<QueueWorkerReport>(WORKER, { ...workerEnv, WORKER_ID: id })),
+        );
+  const done: Extract<QueueAgentReport, { type: 'done' }>[] = [];
+  let finished = 0;
+  let killed = false;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: SESSIONS }, async (_, s) => {
+      const session = `s${s}`;
+      for (let step = 1; step <= STEPS; step++) {
+        const agent = agents[(s + step) % agents.length]!;
+        const answer = next(agent, (r) => r.type === 'done' && r.session === session && r.step === step);
+        agent.process.send({ type: 'step', session, step });
+        done.push((await answer) as Extract<QueueAgentReport, { type: 'done' }>);
+        if (++finished === Math.floor((SESSIONS * STEPS) / 2) && mode === 'queue, a worker killed') {
+          killed = true;
+          workers[1]!.process.kill('SIGKILL');
+        }
+        await new Promise((resolve) => setTimeout(resolve, MODEL_MS));
+      }
+    }),
+  );
+  const wallMs = performance.now() - started;
+  if (process.env.QUEUE_BENCH_DEBUG) {
+    for (const r of done)
+      console.log(
+        r.session,
+        r.step,
+        (r as { at?: number }).at,
+        r.agent,
+        r.version,
+        r.applied,
+        Math.round(r.ms),
+        r.summarizer,
+        JSON.stringify(r.summary?.slice(0, 80)),
+      );
+    for (const w of workers) for (const r of w.reports) console.log(JSON.stringify(r));
+    for (const r of [...done].sort((a, b) => b.ms - a.ms).slice(0, 5))
+      console.log('slow', r.session, r.step, r.agent, Math.round(r.ms), r.applied);
+  }
+  const statsOf = () =>
+    Promise.all(
+      agents.map((agent) => {
+        const answer = next(agent, (r) => r.type === 'stats');
+        agent.process.send({ type: 'stats' });
+        return answer as Promise<Extract<QueueAgentReport, { type: 'stats' }>>;
+      }),
+    );
+  // Quiet first: the preparations still running finish (published, or dropped by the fence).
+  let stats = await statsOf();
+  while (stats.some((s) => s.status.running > 0)) stats = await statsOf();
+  if (queueName) {
+    const queue = bullmqPreparationQueue({ connection: url, name: queueName });
+    for (;;) {
+      const counts = await queue.counts();
+      if (counts.active + counts.waiting + counts.delayed === 0) break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    await queue.close();
+  }
+  const live = workers.filter((_, i) => !(killed && i === 1));
+  const workerStats = await Promise.all(
+    live.map((worker) => {
+      const answer = next(worker, (r) => r.type === 'status');
+      worker.process.send({ type: 'status' });
+      return answer as Promise<Extract<QueueWorkerReport, { type: 'status' }>>;
+    }),
+  );
+  await Promise.all([...agents, ...workers].map((child) => stop(child as Child<unknown>)));
+
+  const versions = new Map<string, number>();
+  for (const r of done) versions.set(r.session, Math.max(versions.get(r.session) ?? 0, r.version));
+  const versionCount = [...versions.values()].reduce((sum, v) => sum + v, 0);
+  // Preparations of each session's last version: published, never used (the session ended first).
+  const store = redisSessionStore({ url, keyPrefix });
+  let endOfSession = 0;
+  for (const [session, version] of versions)
+    if ((await store.get(`${session}::prepared`))?.version === version) endOfSession++;
+  await store.close();
+  const used = stats.reduce((sum, s) => sum + s.status.used, 0);
+  const agentPreparations = stats.reduce((sum, s) => sum + s.status.summarized, 0);
+  const agentCalls = stats.reduce((sum, s) => sum + s.ownSummarizerCalls, 0);
+  // Every summarizer start a worker reported, the killed worker's included.
+  const workerRuns = workers.reduce(
+    (sum, w) => sum + w.reports.filter((r) => r.type === 'summarizing').length,
+    0,
+  );
+  const preparations = mode === 'background' ? agentPreparations : workerRuns;
+  const { stale, doubled } = checkChains(done);
+  const times = done.map((r) => r.ms);
+  return {
+    mode,
+    steps: done.length,
+    versions: versionCount,
+    used,
+    preparations,
+    synchronous: agentCalls - agentPreparations,
+    ratio: used > 0 ? preparations / used : Number.NaN,
+    endOfSession,
+    ratioInSession: used > 0 ? (preparations - endOfSession) / used : Number.NaN,
+    stale,
+    doubled,
+    p50: percentile(times, 0.5),
+    p99: percentile(times, 0.99),
+    wallMs,
+    ...(mode === 'background'
+      ? {}
+      : {
+          skipped: {
+            superseded: workerStats.reduce((sum, w) => sum + w.status.superseded, 0),
+            alreadyPrepared: workerStats.reduce((sum, w) => sum + w.status.alreadyPrepared, 0),
+          },
+        }),
+  };
+}
+
+/** Runs the three modes on one redis-server. */
+export async function queueBench(): Promise<QueueBenchRun[]> {
+  const server = await startRedisServer();
+  try {
+    const runs: QueueBenchRun[] = [];
+    for (const mode of ['background', 'queue', 'queue, a worker killed'] as const)
+      runs.push(await run(server.url, mode));
+    return runs;
+  } finally {
+    await server.stop();
+  }
+}
+
+/** Prints the runs as a table. */
+export function printQueueBench(runs: readonly QueueBenchRun[]): void {
+  console.log(
+    `${SESSIONS} sessions x ${STEPS} steps, 3 agent processes (+2 workers with the queue), model call ${MODEL_MS} ms, summarizer ${SUMMARIZE_MS} ms:`,
+  );
+  for (const r of runs) {
+    const skipped = r.skipped
+      ? `; worker skipped ${r.skipped.superseded} superseded, ${r.skipped.alreadyPrepared} already prepared`
+      : '';
+    console.log(
+      `  ${r.mode.padEnd(24)} versions ${r.versions}, prepared used ${r.used}, preparations run ${r.preparations} (${r.ratio.toFixed(3)} per version used; ${r.endOfSession} of them for a last version the session never reached: ${r.ratioInSession.toFixed(3)} without them; goal <= 1.05), at the trigger ${r.synchronous}; stale ${r.stale}, doubled ${r.doubled}; preflight p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms; ${(r.wallMs / 1000).toFixed(1)} s${skipped}`,
+    );
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  if (redisAvailable('bench/queue.ts')) printQueueBench(await queueBench());
+}

@@ -1,0 +1,57 @@
+/**
+ * `agent-compaction worker --config FILE`: a worker of the summary preparation queue
+ * (`agent-compaction/queue`) built from the config (its queue, session store, summarizer,
+ * redaction and exporters), running until SIGINT or SIGTERM.
+ */
+
+import { CompactError } from '../core/errors.js';
+import type { CliIo } from './cli-io.js';
+
+/** Runs the worker; resolves once it stopped after SIGINT or SIGTERM. */
+export async function runWorkerCommand(file: string | undefined, json: boolean, io: CliIo): Promise<void> {
+  if (file === undefined)
+    throw new CompactError('invalid_config', 'worker needs --config FILE (with a queue section)', {
+      issues: [{ path: ['config'], message: 'is required' }],
+    });
+  const config = await import('../config/index.js');
+  const { queueUrl } = await import('../config/queue-options.js');
+  const loaded = await config.loadConfig({ file, env: io.env });
+  const url = queueUrl(loaded, io.env);
+  const options = await config.toManagerOptions(loaded, { env: io.env });
+  const queue = loaded.queue!;
+  const { startPreparationWorker } = await import('../queue/index.js');
+  const worker = await startPreparationWorker({
+    connection: url,
+    // queueUrl checked that sessions.store is redis: toManagerOptions built that store.
+    store: options.store!,
+    ...(options.summarizer ? { summarizer: options.summarizer } : {}),
+    name: queue.name,
+    concurrency: queue.concurrency,
+    ...(queue.rate_limit
+      ? { rateLimit: { max: queue.rate_limit.max, durationMs: queue.rate_limit.duration_ms } }
+      : {}),
+    timeoutMs: options.summarizerTimeoutMs,
+    model: options.model,
+    redaction: options.redaction === true ? {} : options.redaction,
+    exporters: options.exporters,
+    onJobDone: (outcome) =>
+      io.stdout(
+        json
+          ? `${JSON.stringify(outcome)}\n`
+          : `${outcome.jobId} attempt ${outcome.attempt}: ${outcome.result}${outcome.error ? ` (${outcome.error})` : ''}\n`,
+      ),
+  });
+  io.stderr(`worker listening on queue ${queue.name} (concurrency ${queue.concurrency})\n`);
+  await new Promise<void>((resolve) => {
+    const stop = () => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      resolve();
+    };
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
+  io.stderr('worker stopping: finishing the jobs running\n');
+  await worker.close();
+  await (options.store as { close?: () => Promise<void> } | undefined)?.close?.();
+}

@@ -1,0 +1,30 @@
+/** The job a manager hands to its preparation queue (see session/preparation-queue.ts). */
+
+import type { CompactMessage } from '../messages/message.js';
+import { redactMessages } from '../preflight/cascade/summarize-remainder.js';
+import type { ViewEntry } from '../preflight/session-view.js';
+import { summaryBodyFrom } from '../preflight/summary-output.js';
+import type { Redactor } from '../redaction/redactor.js';
+import type { PreparationJob } from '../session/preparation-queue.js';
+import { defuseSummaryMarkup } from '../summary/summary-markup.js';
+
+/** The job of a preparation that folds `folded` (redacted with `redact`, as the summarizer's input). */
+export async function preparationJob(
+  base: Omit<PreparationJob, 'messages' | 'foldedIds' | 'foldedHashes' | 'previousSummary' | 'enqueuedAt'>,
+  folded: readonly ViewEntry[],
+  message: (entry: ViewEntry) => CompactMessage,
+  previousSummary: string | undefined,
+  redact: Redactor | undefined,
+): Promise<PreparationJob> {
+  const clean: Redactor = redact ? (text) => defuseSummaryMarkup(redact(text)) : defuseSummaryMarkup;
+  const previous = previousSummary ? summaryBodyFrom(previousSummary) : undefined;
+  const messages = await redactMessages(folded.map(message), clean);
+  return {
+    ...base,
+    foldedIds: folded.map((entry) => entry.item.id),
+    foldedHashes: folded.map((entry) => entry.item.entry.hash),
+    messages,
+    ...(previous ? { previousSummary: redact ? redact(previous) : previous } : {}),
+    enqueuedAt: Date.now(),
+  };
+}

@@ -1,0 +1,129 @@
+/**
+ * The preparation queue contract without BullMQ: a queue of this file's own (an array) behind
+ * the manager's `preparationQueue`, and core's `runPreparationJob` as the worker, over the
+ * in-process store. The job leaves the process redacted; the trigger never waits on the
+ * queue; the worker's fence drops superseded and already-published versions.
+ */
+
+import { describe, expect, it } from 'vitest';
+import { charCounter, chatTurns } from '../../../test/support/background-fixtures.js';
+import { expandTemplates } from '../../../test/support/secret-templates.js';
+import { CompactManager } from '../compact-manager.js';
+import type { CompactEventName } from '../events/events.js';
+import type { PreparationJob, PreparationQueue } from '../session/preparation-queue.js';
+import { MemorySessionStore } from '../session/session-store.js';
+import type { Summarizer } from '../summary/summarizer.js';
+import { runPreparationJob } from './run-preparation-job.js';
+
+/** A queue that keeps its jobs (one per id, as BullMQ does) until `take`n. */
+class ArrayQueue implements PreparationQueue {
+  readonly name = 'array';
+  readonly jobs = new Map<string, PreparationJob>();
+  async enqueue(job: PreparationJob): Promise<void> {
+    const id = `${job.key}|${job.baseVersion}`;
+    if (!this.jobs.has(id)) this.jobs.set(id, structuredClone(job));
+  }
+}
+
+const worker: Summarizer = {
+  name: 'worker',
+  summarize: async (request) => ({ text: `## Task\n- worker folded ${request.messages.length} messages` }),
+};
+
+function deps(store: MemorySessionStore, chain: Summarizer[] = [worker]) {
+  const events: CompactEventName[] = [];
+  return {
+    events,
+    deps: {
+      store,
+      chain,
+      counter: charCounter,
+      timeoutMs: 5_000,
+      redact: undefined,
+      emit: (name: CompactEventName) => {
+        events.push(name);
+      },
+    },
+  };
+}
+
+function manager(store: MemorySessionStore, queue: PreparationQueue) {
+  return new CompactManager({
+    maxContextTokens: 10_000,
+    tokenCounter: charCounter,
+    policy: { hardCapBuffer: 500 },
+    store,
+    preparationQueue: queue,
+    summarizer: { name: 'agent', summarize: async () => ({ text: '## Task\n- by the agent' }) },
+  });
+}
+
+async function settled(m: CompactManager): Promise<void> {
+  while (m.backgroundStatus().running > 0) await new Promise((resolve) => setImmediate(resolve));
+}
+
+describe('a preparation queue (the contract)', () => {
+  it('enqueues one redacted job per version; a worker publishes it; the trigger swaps it in', async () => {
+    const [secretLine, secret] = expandTemplates(
+      'queue-job',
+      'deploy with OPENAI_API_KEY=sk-proj-⟨key:ALNUM:48⟩ please',
+      '⟨key⟩',
+    );
+    const history = chatTurns(60);
+    history[2] = { role: 'user', content: secretLine };
+    const store = new MemorySessionStore();
+    const queue = new ArrayQueue();
+    const m = manager(store, queue);
+    for (const turns of [36, 37, 38]) {
+      await m.compact('s', history.slice(0, 2 * turns));
+      await settled(m);
+    }
+    expect(queue.jobs.size).toBe(1);
+    const [job] = queue.jobs.values();
+    expect(job!.baseVersion).toBe(0);
+    expect(JSON.stringify(job)).not.toContain(secret!.slice(8, 24));
+    expect(JSON.stringify(job)).toContain('deploy with OPENAI_API_KEY=');
+
+    const { deps: d } = deps(store);
+    expect(await runPreparationJob(job!, d)).toBe('published');
+    expect(await runPreparationJob(job!, d), 'a second run of the job').toBe('already_prepared');
+    const result = await m.compact('s', history.slice(0, 90));
+    expect(result.applied).toBe(true);
+    expect(result.summary?.summarizer).toBe('queue:worker');
+    expect(m.backgroundStatus()).toMatchObject({ queued: 1, used: 1, summarized: 0 });
+    // The next version moved on: the old job is superseded, before and after summarizing.
+    expect(await runPreparationJob(job!, d)).toBe('superseded');
+    await m.shutdown();
+  });
+
+  it('the trigger never waits on a queue that does not answer', async () => {
+    const stuck: PreparationQueue = { name: 'stuck', enqueue: () => new Promise(() => {}) };
+    const m = manager(new MemorySessionStore(), stuck);
+    const history = chatTurns(60);
+    await m.compact('s', history.slice(0, 72));
+    const result = await m.compact('s', history.slice(0, 90));
+    expect(result.applied).toBe(true);
+    expect(result.summary?.summarizer).toBe('agent');
+  });
+
+  it('a job whose chain fails throws (the queue retries it) and publishes nothing', async () => {
+    const store = new MemorySessionStore();
+    const queue = new ArrayQueue();
+    const m = manager(store, queue);
+    await m.compact('s', chatTurns(60).slice(0, 72));
+    await settled(m);
+    const failing: Summarizer = {
+      name: 'down',
+      summarize: async () => {
+        throw new Error('provider down');
+      },
+    };
+    const { deps: d, events } = deps(store, [failing]);
+    await expect(runPreparationJob([...queue.jobs.values()][0]!, d)).rejects.toMatchObject({
+      code: 'summarizer_failed',
+    });
+    expect(events).toEqual(['compact.error']);
+    expect(await store.get('s::prepared')).toBeUndefined();
+    await m.shutdown();
+  });
+});

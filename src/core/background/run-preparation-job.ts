@@ -1,0 +1,98 @@
+/**
+ * What a queue worker does with one {@link PreparationJob}: summarize it with the configured
+ * chain and publish the summary in the session store. Fenced by the session's version: a job
+ * whose session moved on (compacted since, by anyone) is dropped before the summarizer runs
+ * and again before publishing, and a job whose version someone already published (a retried
+ * or duplicated job) is not summarized twice. The agent swaps a published summary in only
+ * when it still covers a prefix of its history (shared-preparation.ts), and its compaction's
+ * compare-and-set on the version applies it at most once.
+ */
+
+import type { TokenCounter } from '../counting/token-counter.js';
+import { CompactError } from '../errors.js';
+import { type SummarizeEmit, summarizeWithFallback } from '../preflight/cascade/summarize-remainder.js';
+import { checkSummaryOutput } from '../preflight/summary-output.js';
+import type { Redactor } from '../redaction/redactor.js';
+import { type PreparationJob, QUEUE_SUMMARIZER_PREFIX } from '../session/preparation-queue.js';
+import type { SessionStore } from '../session/session-store.js';
+import type { Summarizer } from '../summary/summarizer.js';
+import { publishedVersion, publishPrepared } from './shared-preparation.js';
+
+/** What a worker needs to run jobs. */
+export interface PreparationJobDeps {
+  /** The session store the agents use (read for the fence, written with the summary). */
+  readonly store: SessionStore;
+  /** The summarizers tried in turn; a job whose chain all fails throws (the queue retries it). */
+  readonly chain: readonly Summarizer[];
+  readonly counter: TokenCounter;
+  /** Time limit of one job's summarization, in milliseconds. */
+  readonly timeoutMs: number;
+  /** Redacts the summary written (the job's input was redacted by the agent). */
+  readonly redact: Redactor | undefined;
+  /** Receives the summarizer's events (`compact.summary_created`, `compact.error`, `compact.circuit`). */
+  readonly emit: SummarizeEmit;
+  readonly signal?: AbortSignal;
+}
+
+/**
+ * `published`: the summary is in the store. `superseded`: the session's version moved past
+ * the job's (or the store holds a newer preparation): nothing was written. `already_prepared`:
+ * this version's summary was published before (by another run of the same job).
+ */
+export type PreparationJobResult = 'published' | 'superseded' | 'already_prepared';
+
+/** Why the job must not run (or publish) now, or `undefined` when it may. */
+async function fence(store: SessionStore, job: PreparationJob): Promise<PreparationJobResult | undefined> {
+  // A failing store throws: the queue retries the job later.
+  const state = await store.get(job.key);
+  if ((state?.version ?? 0) !== job.baseVersion) return 'superseded';
+  const published = await publishedVersion(store, job.key);
+  if (published === undefined || published < job.baseVersion) return undefined;
+  return published === job.baseVersion ? 'already_prepared' : 'superseded';
+}
+
+/** Runs one job (see the module's comment); throws when every summarizer failed or the store did. */
+export async function runPreparationJob(
+  job: PreparationJob,
+  deps: PreparationJobDeps,
+): Promise<PreparationJobResult> {
+  const before = await fence(deps.store, job);
+  if (before) return before;
+  const outcome = await summarizeWithFallback(
+    {
+      chain: deps.chain,
+      timeoutMs: deps.timeoutMs,
+      counter: deps.counter,
+      redact: deps.redact,
+      emit: deps.emit,
+    },
+    {
+      sessionId: job.sessionId,
+      strategy: job.strategy,
+      messages: job.messages,
+      maxTokens: job.maxTokens,
+      ...(job.previousSummary ? { previousSummary: job.previousSummary } : {}),
+      ...(job.agent ? { agent: job.agent } : {}),
+      ...(deps.signal ? { signal: deps.signal } : {}),
+    },
+    job.baseVersion + 1,
+    checkSummaryOutput,
+  );
+  if (!outcome)
+    throw new CompactError('summarizer_failed', `no summarizer of the chain (${chainNames(deps)}) answered`);
+  // The session may have been compacted while the summarizer ran: a late summary is dropped.
+  const after = await fence(deps.store, job);
+  if (after) return after;
+  const written = await publishPrepared(deps.store, job.key, {
+    baseVersion: job.baseVersion,
+    foldedIds: job.foldedIds,
+    foldedHashes: job.foldedHashes,
+    outcome: { ...outcome, summarizer: `${QUEUE_SUMMARIZER_PREFIX}${outcome.summarizer}` },
+  });
+  if (!written) throw new CompactError('storage_failed', 'the prepared summary could not be published');
+  return 'published';
+}
+
+function chainNames(deps: PreparationJobDeps): string {
+  return deps.chain.map((summarizer) => summarizer.name).join(', ');
+}

@@ -1,0 +1,56 @@
+/**
+ * The contract between background preparation and a job queue (manager option
+ * `preparationQueue`; the BullMQ implementation is `agent-compaction/queue`). The manager
+ * hands over one job per session and summary version, its messages already redacted; a
+ * worker anywhere summarizes it (background/run-preparation-job.ts) and publishes the summary
+ * in the session store, where the agent that reaches the trigger finds it
+ * (background/shared-preparation.ts).
+ * The agent never waits on the queue.
+ */
+
+import type { CompactMessage } from '../messages/message.js';
+
+/** One summary to prepare: everything a worker needs, nothing of the agent's process. */
+export interface PreparationJob {
+  /** The session's state key in the store (the session id, or an agent's own key). */
+  readonly key: string;
+  readonly sessionId: string;
+  /** The summary version the preparation extends (the session's state version when enqueued). */
+  readonly baseVersion: number;
+  /** Ids of the folded messages, in history order. */
+  readonly foldedIds: readonly string[];
+  /** Their content hashes (an edit that keeps an id changes the hash). */
+  readonly foldedHashes: readonly string[];
+  /** The folded messages, redacted as the summarizer's input is. */
+  readonly messages: readonly CompactMessage[];
+  /** The previous summary's body, redacted. */
+  readonly previousSummary?: string;
+  readonly strategy: string;
+  readonly maxTokens: number;
+  readonly agent?: string;
+  /** Epoch milliseconds. */
+  readonly enqueuedAt: number;
+}
+
+/**
+ * A queue of summary preparations. `enqueue` adds the job once across every process
+ * (a second add of the same session and version is a no-op) and resolves once the queue
+ * holds it; it may reject (the queue is down): the agent then compacts at the trigger as
+ * without a queue.
+ */
+export interface PreparationQueue {
+  /** The queue's name (in events and status). */
+  readonly name: string;
+  enqueue(job: PreparationJob): Promise<void>;
+}
+
+/**
+ * The job's id: one per session key and summary version, the same in every process. Made of
+ * characters job queues accept in ids (no `:`, never a bare integer).
+ */
+export function preparationJobId(key: string, baseVersion: number): string {
+  return `prep-${encodeURIComponent(key)}-v${baseVersion}`;
+}
+
+/** The prefix of a summary's `summarizer` when a queue worker prepared it (`queue:<name>`). */
+export const QUEUE_SUMMARIZER_PREFIX = 'queue:';

@@ -1,0 +1,155 @@
+/**
+ * The agent's side of the BullMQ preparation queue: a {@link PreparationQueue} for the
+ * manager's `preparationQueue` option. One job per session and summary version, its id the
+ * same in every process, so a second add anywhere in the fleet is a no-op while the job is
+ * kept (completed jobs are kept an hour by default for that reason; a worker also skips a
+ * version already published). Retries with exponential backoff; failed jobs are kept as the
+ * dead letters (`counts().failed`).
+ */
+
+import type { Queue } from 'bullmq';
+import { CompactError } from '../core/errors.js';
+import {
+  type PreparationJob,
+  type PreparationQueue,
+  preparationJobId,
+} from '../core/session/preparation-queue.js';
+import { connectionOptions, loadBullmq, type QueueConnection } from './load-bullmq.js';
+
+/** The queue's name unless told otherwise (agents and workers must agree on it). */
+export const DEFAULT_PREPARATION_QUEUE_NAME = 'agent-compaction-prepare';
+
+/** Options of {@link bullmqPreparationQueue}. */
+export interface BullmqPreparationQueueOptions {
+  /** The Redis the queue lives in: a URL, or BullMQ connection options. */
+  connection: QueueConnection;
+  /** The queue's name; workers must use the same. @default 'agent-compaction-prepare' */
+  name?: string;
+  /** BullMQ's key prefix in Redis. @default 'bull' */
+  prefix?: string;
+  /** Runs of one job at most (the first and its retries), then it is dead-lettered. @default 3 */
+  attempts?: number;
+  /** Delay before the first retry, doubled at each next one, in milliseconds. @default 1000 */
+  backoffMs?: number;
+  /** Time limit of one add, in milliseconds: past it the preparation is given up. @default 2000 */
+  enqueueTimeoutMs?: number;
+  /**
+   * Seconds a completed job is kept: while it is, a duplicate add of its session and version
+   * is a no-op. @default 3600
+   */
+  keepCompletedSeconds?: number;
+  /** Failed (dead-lettered) jobs kept, newest first. @default 1000 */
+  keepFailed?: number;
+}
+
+/** Jobs of the queue by state. */
+export interface PreparationQueueCounts {
+  waiting: number;
+  active: number;
+  delayed: number;
+  completed: number;
+  /** Dead letters: jobs that failed every attempt. */
+  failed: number;
+}
+
+/** A preparation queue on BullMQ. */
+export interface BullmqPreparationQueue extends PreparationQueue {
+  /** Jobs by state (pending, running, failed). */
+  counts(): Promise<PreparationQueueCounts>;
+  /** Closes the queue's Redis connection (jobs stay in Redis for the workers). */
+  close(): Promise<void>;
+}
+
+function positiveInteger(value: number | undefined, name: string, fallback: number, min = 1): number {
+  if (value === undefined) return fallback;
+  if (!Number.isInteger(value) || value < min)
+    throw new CompactError('invalid_config', `${name} must be an integer >= ${min} (got ${String(value)})`, {
+      issues: [{ path: [name], message: `must be an integer >= ${min}` }],
+    });
+  return value;
+}
+
+/**
+ * A preparation queue on BullMQ (the `bullmq` and `ioredis` peers are imported on the first
+ * add). Give it to the manager as `preparationQueue`, and run workers with
+ * `startPreparationWorker` or `agent-compaction worker --config compact.yaml`.
+ *
+ * @example
+ * ```ts
+ * const queue = bullmqPreparationQueue({ connection: process.env.REDIS_URL! });
+ * const manager = new CompactManager({ store: redisSessionStore({ url }), preparationQueue: queue });
+ * ```
+ */
+export function bullmqPreparationQueue(options: BullmqPreparationQueueOptions): BullmqPreparationQueue {
+  const name = options.name ?? DEFAULT_PREPARATION_QUEUE_NAME;
+  const connection = connectionOptions(options.connection, 'queue');
+  const attempts = positiveInteger(options.attempts, 'attempts', 3);
+  const backoffMs = positiveInteger(options.backoffMs, 'backoffMs', 1000, 0);
+  const timeoutMs = positiveInteger(options.enqueueTimeoutMs, 'enqueueTimeoutMs', 2000);
+  const keepCompleted = positiveInteger(options.keepCompletedSeconds, 'keepCompletedSeconds', 3600, 0);
+  const keepFailed = positiveInteger(options.keepFailed, 'keepFailed', 1000, 0);
+  let queue: Promise<Queue> | undefined;
+  let closed = false;
+  // The module loads now, at start-up, not on a preflight's first add (its evaluation takes
+  // the event loop for a moment); a missing peer is reported by that first add.
+  loadBullmq().catch(() => {});
+  const open = () => {
+    queue ??= loadBullmq().then(({ Queue }) => {
+      const created = new Queue(name, {
+        connection,
+        ...(options.prefix ? { prefix: options.prefix } : {}),
+      });
+      // Connection errors reach the adds that fail; the emitter must not crash the process.
+      created.on('error', () => {});
+      return created;
+    });
+    return queue;
+  };
+  return {
+    name,
+    async enqueue(job: PreparationJob) {
+      if (closed) throw new CompactError('aborted', 'the preparation queue is closed');
+      const add = open().then((q) =>
+        q.add('prepare', job, {
+          jobId: preparationJobId(job.key, job.baseVersion),
+          attempts,
+          backoff: { type: 'exponential', delay: backoffMs },
+          removeOnComplete: { age: keepCompleted },
+          removeOnFail: { count: keepFailed },
+        }),
+      );
+      await withTimeout(add, timeoutMs);
+    },
+    async counts() {
+      const q = await open();
+      const counts = await q.getJobCounts('waiting', 'active', 'delayed', 'completed', 'failed');
+      return {
+        waiting: counts.waiting ?? 0,
+        active: counts.active ?? 0,
+        delayed: counts.delayed ?? 0,
+        completed: counts.completed ?? 0,
+        failed: counts.failed ?? 0,
+      };
+    },
+    async close() {
+      closed = true;
+      if (queue) await (await queue).close();
+    },
+  };
+}
+
+/** `work`, or a `storage_failed` rejection once `ms` passed (the work is not cancelled). */
+function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () =>
+        reject(
+          new CompactError('storage_failed', `the preparation queue did not take the job within ${ms} ms`),
+        ),
+      ms,
+    );
+    timer.unref?.();
+  });
+  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
+}

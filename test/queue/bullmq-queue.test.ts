@@ -1,0 +1,238 @@
+/**
+ * Summaries prepared on a real BullMQ queue over a real redis-server, by real worker
+ * processes (support/queue-worker.ts), for agents whose managers have their own Redis
+ * clients: one job per session version however many agents enqueue it, a worker killed
+ * mid-job, a Redis restart, a poisoned job, a backlog of superseded jobs.
+ */
+
+import { randomUUID } from 'node:crypto';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { bullmqPreparationQueue, startPreparationWorker } from '../../src/queue/index.js';
+import { redisSessionStore } from '../../src/storage/redis/index.js';
+import { chatTurns } from '../support/background-fixtures.js';
+import { type RedisTestServer, redisAvailable, startRedisServer } from '../support/redis-server.js';
+import { type Agent, settled, startAgent, WorkerFleet } from './support/queue-fleet.js';
+
+const withRedis = redisAvailable('BullMQ preparation queue tests');
+let server: RedisTestServer;
+const history = chatTurns(200);
+/** 36 turns: past prepareAtPct (7,000 of 10,000 tokens), under the trigger. */
+const CROSSED = history.slice(0, 72);
+/** 45 turns: past the trigger (8,500). */
+const TRIGGERED = history.slice(0, 90);
+let fleet: WorkerFleet | undefined;
+let agents: Agent[] = [];
+
+beforeAll(async () => {
+  if (withRedis) server = await startRedisServer();
+}, 60_000);
+
+afterEach(async () => {
+  await fleet?.stop();
+  await Promise.all(agents.map((agent) => agent.close()));
+  fleet = undefined;
+  agents = [];
+}, 60_000);
+
+afterAll(async () => {
+  await server?.stop();
+});
+
+/** A fleet and `n` agents on their own queue and key prefix. */
+let currentPrefix = '';
+
+function setup(n: number): { fleet: WorkerFleet; agents: Agent[] } {
+  const queue = `q-${randomUUID()}`;
+  const keyPrefix = `queue-test:${randomUUID()}:`;
+  currentPrefix = keyPrefix;
+  fleet = new WorkerFleet({ REDIS_URL: server.url, KEY_PREFIX: keyPrefix, QUEUE_NAME: queue });
+  agents = Array.from({ length: n }, () => startAgent(server.url, keyPrefix, queue));
+  return { fleet, agents };
+}
+
+const summarizing = (f: WorkerFleet, session: string) =>
+  f.of('summarizing').filter((r) => r.sessionId === session);
+
+describe.runIf(withRedis)('the BullMQ preparation queue', () => {
+  it('dedup: three agents enqueue one version, two workers summarize it once, the trigger swaps it in', async () => {
+    const { fleet, agents } = setup(3);
+    await Promise.all([fleet.start('w1'), fleet.start('w2')]);
+    for (const agent of agents) {
+      expect((await agent.manager.compact('s', CROSSED)).applied).toBe(false);
+      await settled(agent);
+    }
+    await fleet.untilCount((r) => r.type === 'job' && r.outcome.sessionId === 's', 1);
+    expect(agents.reduce((sum, a) => sum + a.manager.backgroundStatus().queued, 0)).toBe(3);
+    const counts = await agents[0]!.queue.counts();
+    expect(counts).toMatchObject({ waiting: 0, active: 0, delayed: 0, completed: 1, failed: 0 });
+    expect(summarizing(fleet, 's')).toHaveLength(1);
+    const [job] = fleet.of('job');
+    expect(job?.outcome).toMatchObject({ result: 'published', baseVersion: 0 });
+
+    const result = await agents[2]!.manager.compact('s', TRIGGERED);
+    expect(result.applied).toBe(true);
+    expect(result.summary?.summarizer).toBe(`queue:scripted-${job!.worker}`);
+    expect(result.summary?.text).toContain(`by ${job!.worker}`);
+    expect(agents[2]!.manager.backgroundStatus().used).toBe(1);
+    expect(
+      agents.flatMap((a) => a.calls),
+      'no agent summarized',
+    ).toEqual([]);
+    // Another agent at the same history answers with that version: applied once.
+    const again = await agents[0]!.manager.compact('s', TRIGGERED);
+    expect(again.version).toBe(1);
+    expect(again.summary?.text).toBe(result.summary?.text);
+  }, 120_000);
+
+  it('crash: a worker SIGKILLed mid-job; another runs the stalled job, which is applied once', async () => {
+    const { fleet, agents } = setup(2);
+    // A lock that outlives a loaded machine's pauses (renewed every half of it), and a second
+    // stall allowed: the crash, not a slow renewal, is what this test is about.
+    const stall = { STALLED_MS: '500', LOCK_MS: '4000', MAX_STALLED: '2' };
+    await fleet.start('hung', { MODE: 'hang', ...stall });
+    await agents[0]!.manager.compact('s', CROSSED);
+    await settled(agents[0]!);
+    await fleet.inbox.until((r) => r.type === 'summarizing' && r.worker === 'hung');
+    await fleet.kill('hung');
+    await fleet.start('rescuer', stall);
+    await fleet.inbox.until((r) => r.type === 'job' && r.worker === 'rescuer');
+    expect(fleet.of('job').map((r) => [r.worker, r.outcome.result])).toEqual([['rescuer', 'published']]);
+    expect(summarizing(fleet, 's').map((r) => r.worker)).toEqual(['hung', 'rescuer']);
+
+    const first = await agents[1]!.manager.compact('s', TRIGGERED);
+    expect(first.applied).toBe(true);
+    expect(first.summary?.text).toContain('by rescuer');
+    const second = await agents[0]!.manager.compact('s', TRIGGERED);
+    expect(second.applied).toBe(false);
+    expect(second.version).toBe(1);
+    expect(agents.reduce((sum, a) => sum + a.manager.backgroundStatus().used, 0)).toBe(1);
+  }, 120_000);
+
+  it('poison: an always-failing summarizer is retried with backoff, dead-lettered with one warning; the agent compacts itself', async () => {
+    const { fleet, agents } = setup(1);
+    await fleet.start('poisoned', { MODE: 'fail' });
+    await agents[0]!.manager.compact('s', CROSSED);
+    await settled(agents[0]!);
+    await fleet.inbox.until((r) => r.type === 'event' && r.code === 'preparation_dead_lettered');
+    const runs = fleet.of('job').filter((r) => r.outcome.sessionId === 's');
+    expect(runs.map((r) => r.outcome.result)).toEqual(['failed', 'failed', 'failed']);
+    expect(runs.map((r) => r.outcome.deadLettered === true)).toEqual([false, false, true]);
+    expect(fleet.of('event').filter((r) => r.code === 'preparation_dead_lettered')).toHaveLength(1);
+    expect(await agents[0]!.queue.counts()).toMatchObject({ failed: 1, waiting: 0, active: 0, delayed: 0 });
+
+    const result = await agents[0]!.manager.compact('s', TRIGGERED);
+    expect(result.applied).toBe(true);
+    expect(result.summary?.summarizer).toBe('agent-summarizer');
+    expect(agents[0]!.calls).toEqual(['s']);
+  }, 120_000);
+
+  it('backlog and supersede: jobs of sessions compacted since are dropped unsummarized; the fresh one is prepared', async () => {
+    const { fleet, agents } = setup(1);
+    const agent = agents[0]!;
+    // No worker yet: the jobs wait while their sessions move on (the agent compacts itself).
+    for (const session of ['old-1', 'old-2', 'old-3', 'old-4']) {
+      await agent.manager.compact(session, CROSSED);
+      await settled(agent);
+      expect((await agent.manager.compact(session, TRIGGERED)).applied).toBe(true);
+    }
+    await agent.manager.compact('fresh', CROSSED);
+    await settled(agent);
+    expect(await agent.queue.counts()).toMatchObject({ waiting: 5 });
+    await fleet.start('w1');
+    await fleet.untilCount((r) => r.type === 'job', 5);
+    const results = Object.fromEntries(fleet.of('job').map((r) => [r.outcome.sessionId, r.outcome.result]));
+    expect(results).toEqual({
+      'old-1': 'superseded',
+      'old-2': 'superseded',
+      'old-3': 'superseded',
+      'old-4': 'superseded',
+      fresh: 'published',
+    });
+    expect(fleet.of('summarizing').map((r) => r.sessionId)).toEqual(['fresh']);
+    const result = await agent.manager.compact('fresh', TRIGGERED);
+    expect(result.summary?.summarizer).toBe('queue:scripted-w1');
+  }, 120_000);
+
+  it('supersede mid-job: a summary finished after the session was compacted is not published', async () => {
+    const { fleet, agents } = setup(1);
+    const agent = agents[0]!;
+    const gated = await fleet.start('gated', { MODE: 'gate' });
+    await agent.manager.compact('s', CROSSED);
+    await settled(agent);
+    await fleet.inbox.until((r) => r.type === 'summarizing' && r.worker === 'gated');
+    // The trigger does not wait on the queue: the agent compacts itself, version 1.
+    const result = await agent.manager.compact('s', TRIGGERED);
+    expect(result.summary?.summarizer).toBe('agent-summarizer');
+    gated.send({ type: 'release' });
+    await fleet.inbox.until((r) => r.type === 'job');
+    expect(fleet.of('job').map((r) => r.outcome.result)).toEqual(['superseded']);
+    expect(await agent.store.get('s::prepared')).toBeUndefined();
+    expect((await agent.store.get('s'))?.summary?.summarizer).toBe('agent-summarizer');
+  }, 120_000);
+
+  it('in process: a worker started beside the agent prepares, counts and reports through its events', async () => {
+    const { agents } = setup(1);
+    const agent = agents[0]!;
+    const store = redisSessionStore({ url: server.url, keyPrefix: currentPrefix });
+    const outcomes: string[] = [];
+    const worker = await startPreparationWorker({
+      connection: server.url,
+      store,
+      name: agent.queue.name,
+      concurrency: 2,
+      rateLimit: { max: 10, durationMs: 1000 },
+      summarizer: {
+        name: 'in-process',
+        summarize: async (request) => ({ text: `## Task\n- ${request.messages.length} messages` }),
+      },
+      onJobDone: (outcome) => outcomes.push(outcome.result),
+    });
+    const created = new Promise((resolve) => worker.on('compact.summary_created', resolve));
+    await agent.manager.compact('s', CROSSED);
+    await settled(agent);
+    await created;
+    while (outcomes.length === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(outcomes).toEqual(['published']);
+    expect(worker.status()).toMatchObject({ published: 1, processed: 1, summarizerRuns: 1, running: 0 });
+    const result = await agent.manager.compact('s', TRIGGERED);
+    expect(result.summary?.summarizer).toBe('queue:in-process');
+    await worker.close();
+    await store.close();
+    await expect(
+      startPreparationWorker({ connection: server.url, store, concurrency: 0 }),
+    ).rejects.toMatchObject({ code: 'invalid_config', issues: [{ path: ['concurrency'] }] });
+    expect(() => bullmqPreparationQueue({ connection: 'http://x', name: 'q' })).toThrow(/redis:\/\//);
+  }, 120_000);
+
+  it('restart: after Redis restarts, the running worker and the agent reconnect and prepare again', async () => {
+    const { fleet, agents } = setup(1);
+    const agent = agents[0]!;
+    await fleet.start('w1');
+    await agent.manager.compact('before', CROSSED);
+    await settled(agent);
+    await fleet.inbox.until((r) => r.type === 'job' && r.outcome.sessionId === 'before');
+
+    await server.stop();
+    server = await startRedisServer({ port: server.port });
+    // The agent's store client reconnects (its commands wait meanwhile); the manager's calls
+    // made before that would run through the store's outage mode, as without a queue.
+    for (;;) {
+      if (
+        await agent.store.get('probe').then(
+          () => true,
+          () => false,
+        )
+      )
+        break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    // The restarted server is empty (no persistence): a new session's job goes through.
+    await agent.manager.compact('after', CROSSED);
+    await settled(agent);
+    expect(agent.manager.backgroundStatus().queued).toBe(2);
+    await fleet.inbox.until((r) => r.type === 'job' && r.outcome.sessionId === 'after');
+    expect(fleet.of('job').find((r) => r.outcome.sessionId === 'after')?.outcome.result).toBe('published');
+    const result = await agent.manager.compact('after', TRIGGERED);
+    expect(result.summary?.summarizer).toBe('queue:scripted-w1');
+  }, 120_000);
+});

@@ -13,6 +13,14 @@ const pinsSeen = new WeakMap<SessionView, number>();
 const PIN_LOCK_TTL_MS = 5_000;
 
 /**
+ * Marks every entry of `view` as looked at: a compaction's view, whose pinned messages its
+ * state already protects (so the next call does not look at the whole view again).
+ */
+export function pinsAllSeen(view: SessionView): void {
+  pinsSeen.set(view, view.entries.length);
+}
+
+/**
  * Remembers newly protected messages in the state, so a persisted view (meta stripped) keeps
  * them pinned. Pins do not move the version, so they are written under the session's lock
  * (a compaction holds it while it writes, and merges the stored pins), re-read and merged

@@ -47,6 +47,14 @@ export function resultCopy(cache: AssembledCache): unknown[] {
   return out;
 }
 
+/** Starts the copy for the first call that answers from `cache` (a compaction's request). */
+export function copyAheadOf(cache: AssembledCache): void {
+  if (cache.wires.length < COPY_AHEAD_FROM) return;
+  const state: CopyAhead = {};
+  ahead.set(cache, state);
+  copyAhead(cache, state);
+}
+
 /** Makes the next call's copy in a later turn of the loop, with room to grow. */
 function copyAhead(cache: AssembledCache, state: CopyAhead): void {
   if (state.pending) return;

@@ -11,6 +11,8 @@ import type { MessageCodec } from '../messages/formats/message-codec.js';
 import type { SessionState } from '../session/session-store.js';
 import { assemble } from './assemble.js';
 import type { PreparedRequest } from './prepare-request.js';
+import { pinsAllSeen } from './remember-protected.js';
+import { copyAheadOf } from './result-copy.js';
 import { addTokens, pinsItsRound } from './resume-view.js';
 import type { CascadeResult } from './run-cascade.js';
 import type { SessionView } from './session-view.js';
@@ -90,5 +92,8 @@ export function viewAfterCompaction(
   };
   if (text !== undefined && summaryWire !== undefined)
     after.summaryMessage = { wire: summaryWire, tokens: output.summaryTokens(text) };
+  if (after.assembled) copyAheadOf(after.assembled);
+  // The state protects every pinned entry already (next-state.ts).
+  if (entries.every((entry) => !entry.pinned || after.pinnedIds.has(entry.item.id))) pinsAllSeen(after);
   return after;
 }

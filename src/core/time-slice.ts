@@ -53,6 +53,20 @@ export class TimeSlice {
   }
 }
 
+/** `items.map(map)`, giving the loop a turn whenever `slice` has run its time. */
+export async function mapSliced<T, U>(
+  items: readonly T[],
+  map: (item: T) => U,
+  slice: TimeSlice = new TimeSlice(),
+): Promise<U[]> {
+  const out: U[] = [];
+  for (const item of items) {
+    out.push(map(item));
+    if (slice.due()) await slice.pause();
+  }
+  return out;
+}
+
 /** A computation that yields between small pieces of work and returns `T`. */
 export type Steps<T> = Generator<void, T, void>;
 

@@ -43,3 +43,12 @@ export function decide(
           : 'usage_pct < trigger_pct';
   return { triggered: reason !== 'usage_pct < trigger_pct', reason, budget, triggerTokens, targetTokens };
 }
+
+/** A decision's limits in local-counter units. */
+export function toLocal(decision: Decision, scale: number): Decision {
+  return {
+    ...decision,
+    budget: Math.floor(decision.budget / scale),
+    targetTokens: Math.floor(decision.targetTokens / scale),
+  };
+}

@@ -23,7 +23,7 @@ import type { SummaryMarks } from '../summary/summary-mark.js';
 import { runStepsYielding, TimeSlice } from '../time-slice.js';
 import type { InputRepair } from './check-pairing.js';
 import { countAhead } from './count-ahead.js';
-import { type Decision, decide } from './decide.js';
+import { type Decision, decide, toLocal } from './decide.js';
 import { indexMessages, indexMessagesInSlices, manyNewMessages } from './index-messages.js';
 import type { IndexedHistories, IndexedHistory } from './index-request.js';
 import { emitDivergence } from './match-state.js';
@@ -333,15 +333,6 @@ export async function prepareRequest(deps: PipelineDeps, input: PreflightInput):
   if (!decision.triggered && !deps.bus.observed) return prepared;
   const decisionEvent = emitDecision(deps, prepared);
   return { ...prepared, decisionSpanId: decisionEvent.spanId, decisionEvent };
-}
-
-/** A decision's limits in local-counter units. */
-function toLocal(decision: Decision, scale: number): Decision {
-  return {
-    ...decision,
-    budget: Math.floor(decision.budget / scale),
-    targetTokens: Math.floor(decision.targetTokens / scale),
-  };
 }
 
 /** The `compact.token_estimate` and `compact.trigger_decision` events. */

@@ -18,7 +18,7 @@ import type { CompactPolicy } from '../policy.js';
 import type { Redactor } from '../redaction/redactor.js';
 import type { SessionRewrite } from '../session/session-store.js';
 import type { SentPrefix } from '../summary/summarizer.js';
-import { runStepsYielding, type Steps, TimeSlice } from '../time-slice.js';
+import { mapSliced, runStepsYielding, type Steps, TimeSlice } from '../time-slice.js';
 import type { CascadeRun, LevelReport, NewRewrite } from './cascade/cascade-types.js';
 import { clearToolResultSteps } from './cascade/clear-tool-results.js';
 import { cutOversizedSteps } from './cascade/cut-oversized.js';
@@ -130,12 +130,7 @@ async function summarizerMessages(
   redact: Redactor | undefined,
   slice: TimeSlice,
 ): Promise<CompactMessage[]> {
-  const messages: CompactMessage[] = [];
-  for (const entry of folded) {
-    messages.push(summarizerMessage(entry, redact));
-    if (slice.due()) await slice.pause();
-  }
-  return messages;
+  return mapSliced(folded, (entry) => summarizerMessage(entry, redact), slice);
 }
 
 /** Level c: folds the units before the suffix into the next summary. */

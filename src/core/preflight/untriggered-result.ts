@@ -41,6 +41,21 @@ export function keptCounts(entries: readonly ViewEntry[]) {
   return { pinned, recentTurns, toolPairs };
 }
 
+/** The request of `entries` (and the summary message, when there is one), to be extended by later calls. */
+export function assembledCache(
+  entries: readonly ViewEntry[],
+  summaryWire: unknown,
+  format: MessageFormat,
+): AssembledCache {
+  return {
+    summaryWire,
+    count: entries.length,
+    wires: assemble(entries, summaryWire, format),
+    pinned: entries.reduce((n, entry) => n + (entry.pinned ? 1 : 0), 0),
+    head: entries.reduce((n, entry) => n + (entry.pinned || entry.userText ? 1 : 0), 0),
+  };
+}
+
 /**
  * The view assembled, from the cache when the view only grew since: new entries go at the end
  * (after the summary, or in history order without one), so the cached request is extended.
@@ -55,13 +70,7 @@ function assembledView(view: SessionView, summaryWire: unknown, format: MessageF
     cache.count <= entries.length &&
     (summaryWire === undefined || cache.wires.length > cache.head + 1);
   if (!extendable) {
-    view.assembled = {
-      summaryWire,
-      count: entries.length,
-      wires: assemble(entries, summaryWire, format),
-      pinned: entries.reduce((n, entry) => n + (entry.pinned ? 1 : 0), 0),
-      head: entries.reduce((n, entry) => n + (entry.pinned || entry.userText ? 1 : 0), 0),
-    };
+    view.assembled = assembledCache(entries, summaryWire, format);
     return view.assembled;
   }
   for (let k = cache.count; k < entries.length; k++) {

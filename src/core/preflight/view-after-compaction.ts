@@ -9,13 +9,14 @@
 import type { TokenCounter } from '../counting/token-counter.js';
 import type { MessageCodec } from '../messages/formats/message-codec.js';
 import type { SessionState } from '../session/session-store.js';
-import { assemble } from './assemble.js';
+import { statesOf } from './match-state.js';
 import type { PreparedRequest } from './prepare-request.js';
 import { pinsAllSeen } from './remember-protected.js';
 import { copyAheadOf } from './result-copy.js';
 import { addTokens, pinsItsRound } from './resume-view.js';
 import type { CascadeResult } from './run-cascade.js';
 import type { SessionView } from './session-view.js';
+import { assembledCache } from './untriggered-result.js';
 
 /** What the compaction sent besides its entries: the summary message, when there is one. */
 export interface CompactionOutput {
@@ -51,18 +52,15 @@ export function viewAfterCompaction(
   const entries = cascade.entries.slice();
   const sums = { system: 0, developer: 0, messages: 0 };
   const pinnedRounds = new Set<number>();
-  let pinned = 0;
-  let head = 0;
   for (const entry of entries) {
     addTokens(sums, entry.item.entry.parsed.role, entry.tokens);
     if (entry.pinned && entry.round >= 0 && pinsItsRound(entry.item)) pinnedRounds.add(entry.round);
-    if (entry.pinned) pinned++;
-    if (entry.pinned || entry.userText) head++;
   }
-  let nextVersion = state.version + 1;
-  for (const branch of state.branches ?? []) nextVersion = Math.max(nextVersion, branch.version + 1);
+  // As match-state.ts counts it: past every version the session's record holds.
+  const nextVersion = Math.max(...statesOf(state).map((held) => held.version)) + 1;
   const text = output.summaryText;
-  const summaryWire = text === undefined ? undefined : output.summaryWire;
+  const summaryWire = text !== undefined && state.version > 0 ? output.summaryWire : undefined;
+  const assembled = assembledCache(entries, summaryWire, output.codec.format);
   const after: SessionView = {
     state,
     matched: state,
@@ -82,17 +80,11 @@ export function viewAfterCompaction(
     pinnedIds: new Set(state.pinnedIds ?? []),
     coveredIds,
     sums,
-    assembled: {
-      summaryWire: state.version > 0 ? summaryWire : undefined,
-      count: entries.length,
-      wires: assemble(entries, summaryWire, output.codec.format),
-      pinned,
-      head,
-    },
+    assembled,
   };
   if (text !== undefined && summaryWire !== undefined)
     after.summaryMessage = { wire: summaryWire, tokens: output.summaryTokens(text) };
-  if (after.assembled) copyAheadOf(after.assembled);
+  copyAheadOf(assembled);
   // The state protects every pinned entry already (next-state.ts).
   if (entries.every((entry) => !entry.pinned || after.pinnedIds.has(entry.item.id))) pinsAllSeen(after);
   return after;

@@ -40,17 +40,30 @@ export function* clearToolResultSteps(
     const entry = run.entries[k]!;
     if (entry.rewrite || entry.tokens < policy.clearMinTokens) continue;
     if (entry.round >= 0 && entry.round === lastRound) continue;
-    const names = entry.item.entry.parsed.toolResults.map((_, position) =>
-      toolNameOf(entry.item, position, pairing.pairer, pairing.items),
-    );
-    if (names.some((name) => excluded.has(name))) continue;
-    const ref = rewriteRef('cleared', entry.item.id);
-    const saved = applyRewrite(run, k, { kind: 'cleared', ref }, names.join(', '));
-    if (saved > 0) {
-      report.count++;
-      report.tokensSaved += saved;
-      report.refs.push(ref);
-    }
+    const names = clearableNames(entry.item, pairing, excluded);
+    if (names) clearEntry(run, k, names, report);
   }
   return report;
+}
+
+/** The tools whose results `item` holds, or undefined when one of them may not be cleared. */
+export function clearableNames(
+  item: IndexedMessage,
+  pairing: { pairer: ToolPairer; items: readonly IndexedMessage[] },
+  excluded: ReadonlySet<string>,
+): string[] | undefined {
+  const names = item.entry.parsed.toolResults.map((_, position) =>
+    toolNameOf(item, position, pairing.pairer, pairing.items),
+  );
+  return names.some((name) => excluded.has(name)) ? undefined : names;
+}
+
+/** Clears the results of entry `k` of `run` (a placeholder with its recall ref), noted in `report`. */
+export function clearEntry(run: CascadeRun, k: number, names: readonly string[], report: LevelReport): void {
+  const ref = rewriteRef('cleared', run.entries[k]!.item.id);
+  const saved = applyRewrite(run, k, { kind: 'cleared', ref }, names.join(', '));
+  if (saved <= 0) return;
+  report.count++;
+  report.tokensSaved += saved;
+  report.refs.push(ref);
 }

@@ -8,8 +8,9 @@
 import type { IndexedMessage } from '../../messages/message-index.js';
 import type { ToolPairer } from '../../messages/tool-pairing.js';
 import { runSteps, type Steps } from '../../time-slice.js';
-import { rewriteRef, toolNameOf } from '../realize-rewrite.js';
+import { rewriteRef } from '../realize-rewrite.js';
 import { applyRewrite, type CascadeRun, type LevelReport } from './cascade-types.js';
+import { clearableNames, clearEntry } from './clear-tool-results.js';
 
 /** Below this many tokens kept, a shortened result is not worth keeping: it is cleared. */
 const MIN_KEPT_TOKENS = 200;
@@ -39,10 +40,8 @@ export function* giveWaySteps(
     yield;
     if (entry.round >= 0 && entry.round === lastRound) continue;
     if (entry.tokens < run.policy.clearMinTokens) continue;
-    const names = entry.item.entry.parsed.toolResults.map((_, position) =>
-      toolNameOf(entry.item, position, pairing.pairer, pairing.items),
-    );
-    if (names.some((name) => excluded.has(name))) continue;
+    const names = clearableNames(entry.item, pairing, excluded);
+    if (!names) continue;
     const keepTokens = entry.tokens - (run.total - run.target) - MARKER_TOKENS;
     if (keepTokens >= MIN_KEPT_TOKENS) {
       const chars = JSON.stringify(entry.item.entry.wire)?.length ?? 0;
@@ -56,13 +55,7 @@ export function* giveWaySteps(
         continue;
       }
     }
-    const ref = rewriteRef('cleared', entry.item.id);
-    const saved = applyRewrite(run, k, { kind: 'cleared', ref }, names.join(', '));
-    if (saved > 0) {
-      cleared.count++;
-      cleared.tokensSaved += saved;
-      cleared.refs.push(ref);
-    }
+    clearEntry(run, k, names, cleared);
   }
   return [cleared, cut];
 }

@@ -30,7 +30,7 @@ import {
   summarySourceText,
 } from '../../summary/summary-guard.js';
 import { defuseSummaryMarkup } from '../../summary/summary-markup.js';
-import { TimeSlice } from '../../time-slice.js';
+import { mapSliced, TimeSlice } from '../../time-slice.js';
 import type { ViewEntry } from '../session-view.js';
 import { summaryBodyFrom } from '../summary-output.js';
 
@@ -101,13 +101,7 @@ export async function redactMessages(
   redact: Redactor,
 ): Promise<CompactMessage[]> {
   const once = memoizeRedactor(redact);
-  const out: CompactMessage[] = [];
-  const slice = new TimeSlice();
-  for (const message of messages) {
-    out.push(redactMessage(message, once));
-    if (slice.due()) await slice.pause();
-  }
-  return out;
+  return mapSliced(messages, (message) => redactMessage(message, once));
 }
 
 async function callWithTimeout(

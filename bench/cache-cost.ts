@@ -21,9 +21,10 @@
  * user asked to keep (the instruction and each ticket named so far), and requests over the
  * window.
  */
-import { CompactManager } from '../src/core/compact-manager.js';
+
 import { PrefixCacheTally } from '../src/core/counting/prefix-cache.js';
 import type { TokenCounter } from '../src/core/counting/token-counter.js';
+import { CompactManager } from '../src/core/manager/compact-manager.js';
 import type { CompactMessage } from '../src/core/messages/message.js';
 import type { PolicyPreset } from '../src/core/policy.js';
 import type { SummarizeRequest, Summarizer } from '../src/core/summary/summarizer.js';

@@ -5,7 +5,7 @@
  * compacts the session's first `step` turns and answers with the time the call took and the
  * summary it answered with; on `{ type: 'stats' }` with its counters.
  */
-import { CompactManager } from '../src/core/compact-manager.js';
+import { CompactManager } from '../src/core/manager/compact-manager.js';
 import type { SummarizeRequest } from '../src/core/summary/summarizer.js';
 import { bullmqPreparationQueue } from '../src/queue/index.js';
 import { redisSessionStore } from '../src/storage/redis/index.js';

@@ -13,8 +13,8 @@
  */
 import { resolveConfig } from '../src/config/load-config.js';
 import { toManagerOptions } from '../src/config/to-manager-options.js';
-import { CompactManager } from '../src/core/compact-manager.js';
 import type { AnyCompactEvent } from '../src/core/events/events.js';
+import { CompactManager } from '../src/core/manager/compact-manager.js';
 import { checkSummaryOutput, defuseSummaryMarkup } from '../src/core/summary/summary-guard.js';
 import { resetCircuitBreakers } from '../src/summarizers/circuit-breaker.js';
 import {

@@ -19,7 +19,7 @@
  *   then the instruction, computed here from the requests themselves (a check on the first).
  * Output at the provider's output multiplier in every column.
  */
-import { CompactManager } from '../src/core/compact-manager.js';
+import { CompactManager } from '../src/core/manager/compact-manager.js';
 import type { SummarizeRequest, Summarizer } from '../src/core/summary/summarizer.js';
 import { CACHED_PREFIX_HISTORY_NOTE, planCachedPrefix } from '../src/summarizers/cached-prefix.js';
 import { buildSummaryPrompt } from '../src/summarizers/prompts/build-summary-prompt.js';

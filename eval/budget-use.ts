@@ -8,7 +8,7 @@
  * (folded history). Compactions that only cleared old tool results are counted apart: their
  * view holds the whole history (old outputs as placeholders), so there is nothing to fill with.
  */
-import { CompactManager } from '../src/core/compact-manager.js';
+import { CompactManager } from '../src/core/manager/compact-manager.js';
 import { instructionSession } from './instruction-sessions.js';
 import type { FidelitySession } from './planted-session.js';
 

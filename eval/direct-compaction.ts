@@ -4,8 +4,9 @@
  * summary merged each time). It measures the summarizer alone, whatever the pipeline around
  * it does first (clearing old tool results, for one).
  */
-import type { CompactManager } from '../src/core/compact-manager.js';
+
 import { tokenCounterFor } from '../src/core/counting/token-counter.js';
+import type { CompactManager } from '../src/core/manager/compact-manager.js';
 import { MESSAGE_CODECS } from '../src/core/messages/formats/detect-format.js';
 import { type CompactMessage, formatSummaryText } from '../src/core/messages/message.js';
 import type { Summarizer } from '../src/core/summary/summarizer.js';

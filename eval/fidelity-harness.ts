@@ -3,8 +3,9 @@
  * CompactManager at several compression ratios and measures which facts the model would
  * still see (the summary plus the messages kept verbatim).
  */
-import { CompactManager } from '../src/core/compact-manager.js';
+
 import { isCompactError } from '../src/core/errors.js';
+import { CompactManager } from '../src/core/manager/compact-manager.js';
 import { STRATEGY_NAMES, type StrategyName } from '../src/core/summary/summarizer.js';
 import { contextText, factPresent, normalize, slidingWindow, tally } from './context-measures.js';
 import { directRun } from './direct-compaction.js';

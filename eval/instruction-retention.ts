@@ -6,7 +6,7 @@
  * pairs whose request, the messages `compact()` returned, still holds the instruction's key
  * content.
  */
-import { CompactManager } from '../src/core/compact-manager.js';
+import { CompactManager } from '../src/core/manager/compact-manager.js';
 import { contextText, normalize } from './context-measures.js';
 import {
   type InstructionSession,

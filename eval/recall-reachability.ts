@@ -17,8 +17,8 @@
  * Flags: `--seeds N` (default 5), `--ratios 5,10,20`, `--json`.
  */
 import { parseArgs } from 'node:util';
-import { CompactManager } from '../src/core/compact-manager.js';
 import { isCompactError } from '../src/core/errors.js';
+import { CompactManager } from '../src/core/manager/compact-manager.js';
 import { RecallArchive } from '../src/recall/recall-archive.js';
 import { runRecallTool } from '../src/recall/recall-tool.js';
 import { memoryStorage } from '../src/storage/memory/memory-storage.js';

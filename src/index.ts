@@ -18,20 +18,7 @@
  *
  * @packageDocumentation
  */
-export {
-  type AgentCompactorOptions,
-  agentStateKey,
-  type BackgroundStatus,
-  type CompactionResult,
-  type CompactionSummary,
-  CompactManager,
-  type CompactManagerOptions,
-  type CompactOptions,
-  DEFAULT_LOCK_TTL_MS,
-  type PreflightOptions,
-  type ReportedUsage,
-  type TokenEstimate,
-} from './core/compact-manager.js';
+
 export { type CompactMessagesOptions, compactMessages } from './core/compact-messages.js';
 export {
   type CachePrice,
@@ -59,7 +46,21 @@ export {
   type TokenBreakdown,
 } from './core/events/events.js';
 export type { ExportQueueOptions } from './core/events/export-queue.js';
-export type { CacheStatus } from './core/manager-memory.js';
+export {
+  type AgentCompactorOptions,
+  agentStateKey,
+  type BackgroundStatus,
+  type CompactionResult,
+  type CompactionSummary,
+  CompactManager,
+  type CompactManagerOptions,
+  type CompactOptions,
+  DEFAULT_LOCK_TTL_MS,
+  type PreflightOptions,
+  type ReportedUsage,
+  type TokenEstimate,
+} from './core/manager/compact-manager.js';
+export type { CacheStatus } from './core/manager/manager-memory.js';
 export type {
   CompactMessage,
   MessageFormat,

@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { CompactManager } from '../core/compact-manager.js';
 import type { AnyCompactEvent, CompactEvent } from '../core/events/events.js';
-import type { CompactionResult, CompactOptions } from '../core/manager-options.js';
+import type { CompactManager } from '../core/manager/compact-manager.js';
+import type { CompactionResult, CompactOptions } from '../core/manager/manager-options.js';
 
 const capture = new AsyncLocalStorage<AnyCompactEvent[]>();
 const subscribed = new WeakSet<CompactManager>();

@@ -3,9 +3,10 @@
  * long" rejection, compacting again against the limit it reports, and feeding each response's
  * reported input tokens back to the manager.
  */
-import type { CompactManager } from '../core/compact-manager.js';
+
 import type { CompactEventProperties } from '../core/events/events.js';
-import type { CompactionResult, CompactOptions, ReportedUsage } from '../core/manager-options.js';
+import type { CompactManager } from '../core/manager/compact-manager.js';
+import type { CompactionResult, CompactOptions, ReportedUsage } from '../core/manager/manager-options.js';
 
 /** A provider's rejection of a request for its length, with what the error said about it. */
 export interface ContextOverflow {

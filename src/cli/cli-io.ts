@@ -1,4 +1,4 @@
-import type { CompactManagerOptions } from '../core/manager-options.js';
+import type { CompactManagerOptions } from '../core/manager/manager-options.js';
 import { createRedactor, type Redactor } from '../core/redaction/redactor.js';
 
 /** Where the CLI reads and writes (injectable for tests). */

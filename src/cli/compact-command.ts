@@ -1,7 +1,7 @@
-import { CompactManager } from '../core/compact-manager.js';
 import { modelInfo } from '../core/counting/model-table.js';
 import { CompactError } from '../core/errors.js';
-import { type CompactManagerOptions, DEFAULT_MODEL } from '../core/manager-options.js';
+import { CompactManager } from '../core/manager/compact-manager.js';
+import { type CompactManagerOptions, DEFAULT_MODEL } from '../core/manager/manager-options.js';
 import type { MessageFormat } from '../core/messages/message.js';
 import { redactDeep } from '../core/redaction/redactor.js';
 import { writePrivateFile } from '../storage/fs/private-files.js';

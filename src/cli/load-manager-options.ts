@@ -1,4 +1,4 @@
-import type { CompactManagerOptions } from '../core/manager-options.js';
+import type { CompactManagerOptions } from '../core/manager/manager-options.js';
 
 /**
  * Manager options from a config file and `COMPACT_*` environment variables (the config

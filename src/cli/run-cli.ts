@@ -1,6 +1,6 @@
 import { format as formatText } from 'node:util';
 import { CompactError, isCompactError } from '../core/errors.js';
-import type { CompactManagerOptions } from '../core/manager-options.js';
+import type { CompactManagerOptions } from '../core/manager/manager-options.js';
 import type { MessageFormat } from '../core/messages/message.js';
 import type { CompactPolicy } from '../core/policy.js';
 import type { CliIo } from './cli-io.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { CompactManager } from '../core/compact-manager.js';
-import { type CompactManagerOptions, MIN_CONTEXT_TOKENS } from '../core/manager-options.js';
+import { CompactManager } from '../core/manager/compact-manager.js';
+import { type CompactManagerOptions, MIN_CONTEXT_TOKENS } from '../core/manager/manager-options.js';
 import { buildConfigJsonSchema } from './config-json-schema.js';
 import { resolveConfig } from './load-config.js';
 import { toManagerOptions } from './to-manager-options.js';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { MIN_CONTEXT_TOKENS } from '../core/manager-options.js';
+import { MIN_CONTEXT_TOKENS } from '../core/manager/manager-options.js';
 import { DEFAULT_POLICY } from '../core/policy.js';
 import { STRATEGY_NAMES } from '../core/summary/summarizer.js';
 import { agentSchema, policySchema } from './policy-schema.js';

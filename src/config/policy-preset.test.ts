@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CompactManager } from '../core/compact-manager.js';
+import { CompactManager } from '../core/manager/compact-manager.js';
 import { resolveConfig } from './load-config.js';
 import { toManagerOptions } from './to-manager-options.js';
 

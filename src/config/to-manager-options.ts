@@ -2,7 +2,7 @@ import type { CachePrice } from '../core/counting/session-cost.js';
 import { CompactError } from '../core/errors.js';
 import type { EventExporter } from '../core/events/events.js';
 import type { ExportQueueOptions } from '../core/events/export-queue.js';
-import type { AgentCompactorOptions } from '../core/manager-options.js';
+import type { AgentCompactorOptions } from '../core/manager/manager-options.js';
 import type { CompactPolicy } from '../core/policy.js';
 import type { RedactorOptions } from '../core/redaction/redactor.js';
 import type { PreparationQueue } from '../core/session/preparation-queue.js';

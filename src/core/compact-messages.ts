@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { CompactManager } from './compact-manager.js';
 import { CompactError, invalidConfig, isCompactError } from './errors.js';
+import { CompactManager } from './manager/compact-manager.js';
 import {
   type CompactionResult,
   type CompactManagerOptions,
   MIN_CONTEXT_TOKENS,
   type PreflightOptions,
-} from './manager-options.js';
+} from './manager/manager-options.js';
 import { type CompactPolicy, DEFAULT_POLICY } from './policy.js';
 
 /** Options of {@link compactMessages}. */

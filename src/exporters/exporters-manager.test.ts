@@ -2,8 +2,8 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { CompactManager } from '../core/compact-manager.js';
 import type { AnyCompactEvent, EventExporter } from '../core/events/events.js';
+import { CompactManager } from '../core/manager/compact-manager.js';
 import type { Summarizer } from '../core/summary/summarizer.js';
 import { fsStorage } from '../storage/fs/fs-storage.js';
 import {

@@ -17,7 +17,7 @@ import { tokenCounterFor } from '../core/counting/token-counter.js';
 import { CompactError, isCompactError } from '../core/errors.js';
 import { EventBus, newOperation } from '../core/events/event-bus.js';
 import type { CompactEventListener, CompactEventName, EventExporter } from '../core/events/events.js';
-import { DEFAULT_SUMMARIZER_TIMEOUT_MS } from '../core/manager-options.js';
+import { DEFAULT_SUMMARIZER_TIMEOUT_MS } from '../core/manager/manager-options.js';
 import { createRedactor, type Redactor, type RedactorOptions } from '../core/redaction/redactor.js';
 import type { PreparationJob } from '../core/session/preparation-queue.js';
 import type { SessionStore } from '../core/session/session-store.js';

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
-import { CompactManager } from '../core/compact-manager.js';
+import { CompactManager } from '../core/manager/compact-manager.js';
 import type { CompactPolicy } from '../core/policy.js';
 import type { StorageAdapter } from '../core/session/storage-adapter.js';
 import { fsStorage } from '../storage/fs/fs-storage.js';

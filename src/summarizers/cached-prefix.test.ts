@@ -2,7 +2,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
 import { useProviderTestServer } from '../../test/fixtures/summarizers/use-provider-test-server.js';
-import { CompactManager } from '../core/compact-manager.js';
+import { CompactManager } from '../core/manager/compact-manager.js';
 import { MESSAGE_CODECS } from '../core/messages/formats/detect-format.js';
 import type { CompactMessage, MessageFormat } from '../core/messages/message.js';
 import type { SummarizeRequest } from '../core/summary/summarizer.js';

@@ -1,8 +1,8 @@
 import OpenAI from 'openai';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { useProviderTestServer } from '../../test/fixtures/summarizers/use-provider-test-server.js';
-import { CompactManager } from '../core/compact-manager.js';
 import type { AnyCompactEvent } from '../core/events/events.js';
+import { CompactManager } from '../core/manager/compact-manager.js';
 import type { ProviderReply } from '../testing/provider-test-server.js';
 import { resetCircuitBreakers } from './circuit-breaker.js';
 import { openaiSummarizer } from './openai/openai-summarizer.js';

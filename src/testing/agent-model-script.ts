@@ -4,7 +4,7 @@
  * request of any wire format into a neutral conversation, and checks run on every recorded
  * request (tool pairs intact, request within the budget).
  */
-import type { CompactManager } from '../core/compact-manager.js';
+import type { CompactManager } from '../core/manager/compact-manager.js';
 import type { MessageFormat } from '../core/messages/message.js';
 import type { ProviderHandler, RecordedRequest, ScriptedReply } from './provider-test-server.js';
 

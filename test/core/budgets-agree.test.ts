@@ -4,8 +4,8 @@
  * and the kept sections never starve the LLM summarizer.
  */
 import { describe, expect, it } from 'vitest';
-import { CompactManager } from '../../src/core/compact-manager.js';
 import type { CompactEvent } from '../../src/core/events/events.js';
+import { CompactManager } from '../../src/core/manager/compact-manager.js';
 import type { SummarizeRequest } from '../../src/core/summary/summarizer.js';
 import { codingSessionHead, readFileRound } from '../support/read-file-session.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { CompactManager } from '../../src/core/compact-manager.js';
 import { isCompactError } from '../../src/core/errors.js';
+import { CompactManager } from '../../src/core/manager/compact-manager.js';
 import { compactMessages } from '../../src/index.js';
 
 type ChatMessage = {

@@ -7,8 +7,8 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { CompactManager } from '../../src/core/compact-manager.js';
 import { isCompactError } from '../../src/core/errors.js';
+import { CompactManager } from '../../src/core/manager/compact-manager.js';
 import type { StrategyName } from '../../src/core/summary/summarizer.js';
 import { scaled } from '../support/test-scale.js';
 import {

@@ -3,7 +3,7 @@
  * stays visible (and guarded) on its own. Each name says what must hold.
  */
 import { describe, expect, it } from 'vitest';
-import { CompactManager } from '../../src/core/compact-manager.js';
+import { CompactManager } from '../../src/core/manager/compact-manager.js';
 import { MemorySessionStore } from '../../src/core/session/session-store.js';
 
 const words = (tag: string, n = 150) => Array.from({ length: n }, (_, i) => `${tag}x${i}`).join(' ');

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { CompactManager } from '../../src/core/compact-manager.js';
 import type { AnyCompactEvent } from '../../src/core/events/events.js';
+import { CompactManager } from '../../src/core/manager/compact-manager.js';
 import { DANGLING_CALL_RESULT } from '../../src/core/preflight/check-pairing.js';
 
 const histories = {

@@ -7,8 +7,8 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
-import { CompactManager } from '../../src/core/compact-manager.js';
 import type { TokenCounter } from '../../src/core/counting/token-counter.js';
+import { CompactManager } from '../../src/core/manager/compact-manager.js';
 import type { CompactMessage } from '../../src/core/messages/message.js';
 import type { SessionStore } from '../../src/core/session/session-store.js';
 import { MemorySessionStore } from '../../src/core/session/session-store.js';

@@ -13,7 +13,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { CompactManager } from '../../src/core/compact-manager.js';
+import { CompactManager } from '../../src/core/manager/compact-manager.js';
 import { syntheticSession } from '../../src/testing/synthetic-session.js';
 import { charCounter } from '../support/background-fixtures.js';
 import { scaled } from '../support/test-scale.js';

@@ -1,14 +1,14 @@
 /**
  * Memory at the heap level (issue 24 point 3): a long-lived manager that served many sessions
  * gives the heap back when those sessions end. The counters of `cacheStatus` are checked in
- * src/core/compact-manager-memory.test.ts; here the V8 heap itself is measured after full
+ * src/core/manager/compact-manager-memory.test.ts; here the V8 heap itself is measured after full
  * garbage collections, so a reference the counters do not see (a map keyed by session, a
  * closure over a history) would show.
  */
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
-import { CompactManager } from '../../src/core/compact-manager.js';
+import { CompactManager } from '../../src/core/manager/compact-manager.js';
 import { MemorySessionStore } from '../../src/core/session/session-store.js';
 
 setFlagsFromString('--expose-gc');

@@ -8,7 +8,7 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CompactManager } from '../../src/core/compact-manager.js';
+import { CompactManager } from '../../src/core/manager/compact-manager.js';
 import type { SessionStore } from '../../src/core/session/session-store.js';
 import { MemorySessionStore } from '../../src/core/session/session-store.js';
 import { SummaryMarks } from '../../src/core/summary/summary-mark.js';

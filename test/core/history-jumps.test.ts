@@ -5,8 +5,8 @@
  * user); a request may only name markers of the history it was given.
  */
 import { describe, expect, it } from 'vitest';
-import { CompactManager, type CompactManagerOptions } from '../../src/core/compact-manager.js';
 import type { CompactEvent } from '../../src/core/events/events.js';
+import { CompactManager, type CompactManagerOptions } from '../../src/core/manager/compact-manager.js';
 import { SummaryMarks } from '../../src/core/summary/summary-mark.js';
 import { type ChatMessage, foreignMarkers, turnsOf } from '../support/history-jumps.js';
 

@@ -4,7 +4,7 @@
  * one within a few calls (messages should be treated as immutable once sent).
  */
 import { describe, expect, it } from 'vitest';
-import { CompactManager } from '../../src/core/compact-manager.js';
+import { CompactManager } from '../../src/core/manager/compact-manager.js';
 
 function chat(n: number): { role: string; content: string }[] {
   return Array.from({ length: n }, (_, i) => ({

@@ -4,8 +4,8 @@
  * crossing of the view, never once per call.
  */
 import { describe, expect, it } from 'vitest';
-import { CompactManager } from '../../src/core/compact-manager.js';
 import { isCompactError } from '../../src/core/errors.js';
+import { CompactManager } from '../../src/core/manager/compact-manager.js';
 import { EmbeddedSummarizer } from '../../src/core/summary/embedded-summarizer.js';
 import type { SummarizeRequest, SummarizeResult, Summarizer } from '../../src/core/summary/summarizer.js';
 import { seededRandom, syntheticSession } from '../../src/testing/synthetic-session.js';

@@ -4,7 +4,7 @@
  * marker naming a reference, and the archive holds the full text under that reference.
  */
 import { describe, expect, it } from 'vitest';
-import { CompactManager } from '../../src/core/compact-manager.js';
+import { CompactManager } from '../../src/core/manager/compact-manager.js';
 import { memoryStorage } from '../../src/index.js';
 
 function agentTurns(turns: number): Record<string, unknown>[] {

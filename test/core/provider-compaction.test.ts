@@ -8,7 +8,7 @@
  */
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
-import { CompactManager } from '../../src/core/compact-manager.js';
+import { CompactManager } from '../../src/core/manager/compact-manager.js';
 import { type ProviderTestServer, startProviderTestServer } from '../../src/testing/provider-test-server.js';
 
 const PAYLOAD = 'gAAAAABoQ2'.repeat(400); // 4,000 base64 characters, about 750 tokens

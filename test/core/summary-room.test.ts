@@ -5,7 +5,7 @@
  * the target).
  */
 import { describe, expect, it } from 'vitest';
-import { CompactManager } from '../../src/core/compact-manager.js';
+import { CompactManager } from '../../src/core/manager/compact-manager.js';
 import { seededRandom } from '../../src/testing/synthetic-session.js';
 
 const WORDS =

@@ -3,8 +3,8 @@
  * 300 model calls in a 32k window, with the default policy and the built-in summarizer.
  */
 import { describe, expect, it } from 'vitest';
-import { CompactManager } from '../../src/core/compact-manager.js';
 import type { AnyCompactEvent } from '../../src/core/events/events.js';
+import { CompactManager } from '../../src/core/manager/compact-manager.js';
 import { pickUserText } from '../../src/core/preflight/cascade/rank-user-text.js';
 import type { SummarizeRequest, Summarizer } from '../../src/core/summary/summarizer.js';
 import { quarterCounter } from '../support/quarter-counter.js';

@@ -5,7 +5,7 @@
  * `maxSummaryTokens`: requests at 30-60% of the target in 8k agent sessions.
  */
 import { describe, expect, it } from 'vitest';
-import { CompactManager } from '../../src/core/compact-manager.js';
+import { CompactManager } from '../../src/core/manager/compact-manager.js';
 import { quarterCounter } from '../support/quarter-counter.js';
 
 const WORDS = 'invoice ledger tenant refund region cluster deploy shard replica quota'.split(' ');

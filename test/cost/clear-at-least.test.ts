@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CompactManager } from '../../src/core/compact-manager.js';
+import { CompactManager } from '../../src/core/manager/compact-manager.js';
 import type { CompactPolicy } from '../../src/core/policy.js';
 import { memoryStorage } from '../../src/storage/memory/index.js';
 import { quarterCounter } from '../support/quarter-counter.js';

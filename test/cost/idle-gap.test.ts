@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CompactManager } from '../../src/core/compact-manager.js';
+import { CompactManager } from '../../src/core/manager/compact-manager.js';
 
 /**
  * Issue 21: past the provider's cache lifetime the prompt cache is cold, so a rewrite costs

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CompactManager } from '../../src/core/compact-manager.js';
+import { CompactManager } from '../../src/core/manager/compact-manager.js';
 import { quarterCounter } from '../support/quarter-counter.js';
 import { codingSessionHead, readFileRound } from '../support/read-file-session.js';
 

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../src/cli/run-cli.js';
-import { CompactManager } from '../../src/core/compact-manager.js';
+import { CompactManager } from '../../src/core/manager/compact-manager.js';
 import { ariadneExporter } from '../../src/exporters/ariadne/ariadne-exporter.js';
 import { consoleExporter } from '../../src/exporters/console/console-exporter.js';
 import { otlpExporter } from '../../src/exporters/otel/otlp-exporter.js';

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { CompactManager } from '../../src/core/compact-manager.js';
 import type { AnyCompactEvent } from '../../src/core/events/events.js';
+import { CompactManager } from '../../src/core/manager/compact-manager.js';
 import { DEFAULT_REDACTION_RULES } from '../../src/core/redaction/redaction-rules.js';
 import { createRedactor, getDefaultRedactor, REDACTED } from '../../src/core/redaction/redactor.js';
 import { scaled } from '../support/test-scale.js';

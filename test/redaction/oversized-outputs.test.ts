@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CompactManager } from '../../src/core/compact-manager.js';
+import { CompactManager } from '../../src/core/manager/compact-manager.js';
 import { consoleExporter } from '../../src/exporters/console/console-exporter.js';
 import { fsStorage } from '../../src/storage/fs/fs-storage.js';
 import { openaiSummarizer } from '../../src/summarizers/openai/openai-summarizer.js';

@@ -1,6 +1,6 @@
 import OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
-import { CompactManager } from '../../src/core/compact-manager.js';
+import { CompactManager } from '../../src/core/manager/compact-manager.js';
 import { openaiSummarizer } from '../../src/summarizers/openai/openai-summarizer.js';
 import type { RecordedRequest } from '../../src/testing/provider-test-server.js';
 import { useProviderTestServer } from '../fixtures/summarizers/use-provider-test-server.js';

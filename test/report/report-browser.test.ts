@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { callPoints } from '../../src/cli/replay/call-points.js';
-import { CompactManager } from '../../src/core/compact-manager.js';
+import { CompactManager } from '../../src/core/manager/compact-manager.js';
 import type { SummarizeRequest } from '../../src/core/summary/summarizer.js';
 import { jsonlExporter } from '../../src/exporters/jsonl/jsonl-exporter.js';
 import { syntheticSession } from '../../src/testing/synthetic-session.js';

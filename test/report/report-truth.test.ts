@@ -7,7 +7,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { callPoints } from '../../src/cli/replay/call-points.js';
-import { CompactManager } from '../../src/core/compact-manager.js';
+import { CompactManager } from '../../src/core/manager/compact-manager.js';
 import { jsonlExporter } from '../../src/exporters/jsonl/jsonl-exporter.js';
 import { fsStorage } from '../../src/storage/fs/fs-storage.js';
 import { syntheticSession } from '../../src/testing/synthetic-session.js';

@@ -22,9 +22,9 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CompactManager } from '../../src/core/compact-manager.js';
 import { isCompactError } from '../../src/core/errors.js';
 import type { AnyCompactEvent } from '../../src/core/events/events.js';
+import { CompactManager } from '../../src/core/manager/compact-manager.js';
 import type { ArchivedSummary } from '../../src/core/session/storage-adapter.js';
 import { fsStorage } from '../../src/storage/fs/fs-storage.js';
 import { sampleArtifact } from '../../src/testing/sample-artifact.js';

@@ -4,7 +4,7 @@ import { generateText, type ModelMessage, wrapLanguageModel } from 'ai';
 import { afterEach, describe, expect, it } from 'vitest';
 import { compactionMiddleware } from '../../src/adapters/ai-sdk/index.js';
 import { withCompaction } from '../../src/adapters/anthropic/index.js';
-import { CompactManager } from '../../src/core/compact-manager.js';
+import { CompactManager } from '../../src/core/manager/compact-manager.js';
 import { type ProviderTestServer, startProviderTestServer } from '../../src/testing/provider-test-server.js';
 
 /**

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { dropStaleSummaries } from '../../src/adapters/openai-agents/compaction-input-filter.js';
-import { CompactManager } from '../../src/core/compact-manager.js';
+import { CompactManager } from '../../src/core/manager/compact-manager.js';
 import type { MessageFormat } from '../../src/core/messages/message.js';
 import type { SummarizeRequest, Summarizer } from '../../src/core/summary/summarizer.js';
 

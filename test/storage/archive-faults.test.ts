@@ -8,9 +8,9 @@ import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import { CompactManager } from '../../src/core/compact-manager.js';
 import type { TokenCounter } from '../../src/core/counting/token-counter.js';
 import { isCompactError } from '../../src/core/errors.js';
+import { CompactManager } from '../../src/core/manager/compact-manager.js';
 import type { CompactMessage } from '../../src/core/messages/message.js';
 import { fsStorage } from '../../src/storage/fs/index.js';
 

@@ -5,9 +5,9 @@
  */
 import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CompactManager } from '../../src/core/compact-manager.js';
 import type { TokenCounter } from '../../src/core/counting/token-counter.js';
 import type { AnyCompactEvent } from '../../src/core/events/events.js';
+import { CompactManager } from '../../src/core/manager/compact-manager.js';
 import type { CompactMessage } from '../../src/core/messages/message.js';
 import { type RedisSessionStore, redisSessionStore } from '../../src/storage/redis/index.js';
 import { type RedisTestServer, redisAvailable, startRedisServer } from '../support/redis-server.js';

@@ -8,7 +8,7 @@
 
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CompactManager } from '../../src/core/compact-manager.js';
+import { CompactManager } from '../../src/core/manager/compact-manager.js';
 import type { SummarizeRequest } from '../../src/core/summary/summarizer.js';
 import { type RedisSessionStore, redisSessionStore } from '../../src/storage/redis/index.js';
 import { charCounter, chatTurns } from '../support/background-fixtures.js';

@@ -8,7 +8,7 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CompactManager } from '../../src/core/compact-manager.js';
+import { CompactManager } from '../../src/core/manager/compact-manager.js';
 import { redisSessionStore } from '../../src/storage/redis/index.js';
 import { charCounter, chatTurns } from '../support/background-fixtures.js';
 import { type RedisTestServer, redisAvailable, startRedisServer } from '../support/redis-server.js';

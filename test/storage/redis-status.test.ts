@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXIT_CODES } from '../../src/cli/run-cli.js';
-import { CompactManager } from '../../src/core/compact-manager.js';
+import { CompactManager } from '../../src/core/manager/compact-manager.js';
 import { redisSessionStore } from '../../src/storage/redis/index.js';
 import { syntheticSession } from '../../src/testing/synthetic-session.js';
 import { cli } from '../support/cli-fixtures.js';

@@ -7,7 +7,7 @@
  * Modes (argv[2]): `running` (the summarizer is waiting), `pending` (shutdown before the
  * deferred start), `waiting` (a triggered preflight waits on the preparation and is aborted).
  */
-import { CompactManager } from '../../src/core/compact-manager.js';
+import { CompactManager } from '../../src/core/manager/compact-manager.js';
 import type { SummarizeRequest, SummarizeResult, Summarizer } from '../../src/core/summary/summarizer.js';
 import { charCounter, chatTurns, nextTurn } from './background-fixtures.js';
 

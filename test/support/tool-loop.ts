@@ -3,7 +3,7 @@
  * the same call id every step (`call_0`, as providers that number calls per response do), and
  * the checks every recorded request must pass.
  */
-import type { CompactManager } from '../../src/core/compact-manager.js';
+import type { CompactManager } from '../../src/core/manager/compact-manager.js';
 import { readRequest, requestTokens } from '../../src/testing/agent-model-script.js';
 import type {
   ProviderHandler,

@@ -20,8 +20,8 @@ import {
   toolOutput,
   WINDOW,
 } from '../../../test/support/tool-loop.js';
-import { CompactManager } from '../../core/compact-manager.js';
 import type { AnyCompactEvent } from '../../core/events/events.js';
+import { CompactManager } from '../../core/manager/compact-manager.js';
 import { readRequest } from '../../testing/agent-model-script.js';
 import {
   type ProviderReply,

@@ -2,8 +2,8 @@ import { createOpenAI } from '@ai-sdk/openai';
 import { generateText, type ModelMessage, stepCountIs, tool, wrapLanguageModel } from 'ai';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { CompactManager } from '../../core/compact-manager.js';
 import type { AnyCompactEvent } from '../../core/events/events.js';
+import { CompactManager } from '../../core/manager/compact-manager.js';
 import {
   isSummarizationRequest,
   readRequest,

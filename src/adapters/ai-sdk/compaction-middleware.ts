@@ -1,7 +1,7 @@
 import type { LanguageModelMiddleware, ModelMessage } from 'ai';
-import type { CompactManager } from '../../core/compact-manager.js';
 import { CompactError } from '../../core/errors.js';
-import type { CompactionResult } from '../../core/manager-options.js';
+import type { CompactManager } from '../../core/manager/compact-manager.js';
+import type { CompactionResult } from '../../core/manager/manager-options.js';
 import { compactWithEvents } from '../compact-with-events.js';
 import { compactForRetry, contextOverflowOf, feedUsage } from '../overflow-recovery.js';
 import { type AiSdkMessage, type AiSdkMessageKind, aiSdkToChat, chatToAiSdk } from './ai-sdk-messages.js';

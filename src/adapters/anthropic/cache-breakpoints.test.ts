@@ -1,6 +1,6 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { afterEach, describe, expect, it } from 'vitest';
-import { CompactManager } from '../../core/compact-manager.js';
+import { CompactManager } from '../../core/manager/compact-manager.js';
 import { type ProviderTestServer, startProviderTestServer } from '../../testing/provider-test-server.js';
 import { countBreakpoints, placeBreakpoints } from './cache-breakpoints.js';
 import { withCompaction } from './index.js';

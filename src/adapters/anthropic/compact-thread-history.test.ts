@@ -1,7 +1,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { afterEach, describe, expect, it } from 'vitest';
-import { CompactManager } from '../../core/compact-manager.js';
 import type { AnyCompactEvent } from '../../core/events/events.js';
+import { CompactManager } from '../../core/manager/compact-manager.js';
 import { summaryVersionOf } from '../../core/messages/message.js';
 import { anthropicSummarizer } from '../../summarizers/anthropic/index.js';
 import { readRequest, requestTokens } from '../../testing/agent-model-script.js';

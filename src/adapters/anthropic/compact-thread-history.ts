@@ -1,6 +1,6 @@
-import type { CompactManager } from '../../core/compact-manager.js';
 import { CompactError } from '../../core/errors.js';
-import type { CompactionResult, CompactOptions } from '../../core/manager-options.js';
+import type { CompactManager } from '../../core/manager/compact-manager.js';
+import type { CompactionResult, CompactOptions } from '../../core/manager/manager-options.js';
 import type { MessageMeta } from '../../core/messages/message.js';
 import {
   type CompactThreadWithClientArgs,

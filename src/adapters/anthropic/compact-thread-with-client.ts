@@ -1,7 +1,7 @@
 import type Anthropic from '@anthropic-ai/sdk';
-import { CompactManager } from '../../core/compact-manager.js';
 import { CompactError } from '../../core/errors.js';
-import type { CompactionResult } from '../../core/manager-options.js';
+import { CompactManager } from '../../core/manager/compact-manager.js';
+import type { CompactionResult } from '../../core/manager/manager-options.js';
 import type { MessageMeta } from '../../core/messages/message.js';
 import { anthropicSummarizer } from '../../summarizers/anthropic/anthropic-summarizer.js';
 import { THREAD_SUMMARY_SYSTEM_PROMPT } from './thread-summary-prompt.js';

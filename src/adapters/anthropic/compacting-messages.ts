@@ -8,9 +8,10 @@
  * the compaction before the options reach the real client. A rejection for length is retried
  * once, compacted against the limit the error reports, inside the same `APIPromise`.
  */
-import type { CompactManager } from '../../core/compact-manager.js';
+
 import { isCompactError } from '../../core/errors.js';
-import type { CompactionResult, CompactOptions } from '../../core/manager-options.js';
+import type { CompactManager } from '../../core/manager/compact-manager.js';
+import type { CompactionResult, CompactOptions } from '../../core/manager/manager-options.js';
 import { compactForRetry, contextOverflowOf, feedUsage } from '../overflow-recovery.js';
 import { type CacheBreakpointsOption, placeBreakpoints } from './cache-breakpoints.js';
 

@@ -1,7 +1,7 @@
 import type Anthropic from '@anthropic-ai/sdk';
-import type { CompactManager } from '../../core/compact-manager.js';
 import { CompactError } from '../../core/errors.js';
-import type { CompactionResult } from '../../core/manager-options.js';
+import type { CompactManager } from '../../core/manager/compact-manager.js';
+import type { CompactionResult } from '../../core/manager/manager-options.js';
 import type { WithMeta } from '../../core/messages/message.js';
 import { compactingMessages, type MessagesCallContext } from './compacting-messages.js';
 

@@ -1,8 +1,8 @@
 import type { BaseMessage } from '@langchain/core/messages';
 import type { AgentMiddleware, ModelRequest } from 'langchain';
-import type { CompactManager } from '../../core/compact-manager.js';
 import { CompactError } from '../../core/errors.js';
-import type { CompactionResult, CompactOptions } from '../../core/manager-options.js';
+import type { CompactManager } from '../../core/manager/compact-manager.js';
+import type { CompactionResult, CompactOptions } from '../../core/manager/manager-options.js';
 import { type ContextOverflow, compactForRetry, contextOverflowOf, feedUsage } from '../overflow-recovery.js';
 import { ConversationChat, type ConversationLease } from './conversation-chat.js';
 import { chatToLangChain, contentText, type LangChainMessageClasses } from './langchain-messages.js';

@@ -8,8 +8,8 @@
 import { AIMessage, type BaseMessage, HumanMessage } from '@langchain/core/messages';
 import type { ModelRequest } from 'langchain';
 import { describe, expect, it } from 'vitest';
-import { CompactManager } from '../../core/compact-manager.js';
-import type { CompactionResult, CompactOptions } from '../../core/manager-options.js';
+import { CompactManager } from '../../core/manager/compact-manager.js';
+import type { CompactionResult, CompactOptions } from '../../core/manager/manager-options.js';
 import { compactionMiddleware } from './compaction-middleware.js';
 import { ConversationChat } from './conversation-chat.js';
 

@@ -9,7 +9,7 @@ import {
 import { tool } from 'langchain';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { CompactManager } from '../../core/compact-manager.js';
+import { CompactManager } from '../../core/manager/compact-manager.js';
 import { feedLangChainUsage, langChainOverflowOf, langChainToolSchemas } from './compaction-middleware.js';
 import { chatToLangChain, LANGCHAIN_META_KEY, langChainToChat } from './index.js';
 

@@ -10,7 +10,7 @@ import { createAgent, tool } from 'langchain';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { reusedIdLoop } from '../../../test/support/tool-loop.js';
-import { CompactManager } from '../../core/compact-manager.js';
+import { CompactManager } from '../../core/manager/compact-manager.js';
 import { readRequest, requestTokens } from '../../testing/agent-model-script.js';
 import { type ProviderTestServer, startProviderTestServer } from '../../testing/provider-test-server.js';
 import { compactionMiddleware } from './index.js';

@@ -12,9 +12,9 @@ import {
   toolOutput,
   WINDOW,
 } from '../../../test/support/tool-loop.js';
-import { CompactManager } from '../../core/compact-manager.js';
 import { isCompactError } from '../../core/errors.js';
 import type { AnyCompactEvent } from '../../core/events/events.js';
+import { CompactManager } from '../../core/manager/compact-manager.js';
 import type { CompactPolicy } from '../../core/policy.js';
 import { EmbeddedSummarizer } from '../../core/summary/embedded-summarizer.js';
 import type { SummarizeRequest, Summarizer } from '../../core/summary/summarizer.js';

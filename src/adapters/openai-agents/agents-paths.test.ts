@@ -10,8 +10,8 @@ import {
   toolOutput,
   WINDOW,
 } from '../../../test/support/tool-loop.js';
-import { CompactManager } from '../../core/compact-manager.js';
 import type { AnyCompactEvent } from '../../core/events/events.js';
+import { CompactManager } from '../../core/manager/compact-manager.js';
 import { readRequest, requestTokens } from '../../testing/agent-model-script.js';
 import type { ProviderTestServer } from '../../testing/provider-test-server.js';
 import { startProviderTestServer } from '../../testing/provider-test-server.js';

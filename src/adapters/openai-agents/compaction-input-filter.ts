@@ -1,6 +1,6 @@
 import type { CallModelInputFilter, CallModelInputFilterArgs, ModelInputData } from '@openai/agents';
-import type { CompactManager } from '../../core/compact-manager.js';
 import { CompactError } from '../../core/errors.js';
+import type { CompactManager } from '../../core/manager/compact-manager.js';
 import { compactWithEvents, describeCompaction } from '../compact-with-events.js';
 import { withCompactionSpan } from './agents-tracing.js';
 import { rememberFilteredCall } from './compaction-model-provider.js';

@@ -1,6 +1,6 @@
 import type { AgentInputItem, Model, ModelProvider, ModelRequest, ModelResponse } from '@openai/agents';
-import type { CompactManager } from '../../core/compact-manager.js';
 import { isCompactError } from '../../core/errors.js';
+import type { CompactManager } from '../../core/manager/compact-manager.js';
 import { compactForRetry, contextOverflowOf, feedUsage } from '../overflow-recovery.js';
 
 /** What an input filter compacted for one model call (found again by the request's last item). */

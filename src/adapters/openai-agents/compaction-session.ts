@@ -6,9 +6,9 @@ import type {
   OpenAIResponsesCompactionResult,
   Session,
 } from '@openai/agents';
-import type { CompactManager } from '../../core/compact-manager.js';
 import { CompactError } from '../../core/errors.js';
-import type { CompactionResult } from '../../core/manager-options.js';
+import type { CompactManager } from '../../core/manager/compact-manager.js';
+import type { CompactionResult } from '../../core/manager/manager-options.js';
 import { openaiResponsesCodec } from '../../core/messages/formats/openai-responses.js';
 import type { WithMeta } from '../../core/messages/message.js';
 import { compactWithEvents, describeCompaction, summaryEventOf } from '../compact-with-events.js';

@@ -14,8 +14,8 @@ import {
 } from '@openai/agents';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { CompactManager } from '../../core/compact-manager.js';
 import type { AnyCompactEvent } from '../../core/events/events.js';
+import { CompactManager } from '../../core/manager/compact-manager.js';
 import {
   isSummarizationRequest,
   readRequest,

@@ -1,5 +1,5 @@
 import { CompactError } from '../../core/errors.js';
-import type { CompactManagerOptions } from '../../core/manager-options.js';
+import type { CompactManagerOptions } from '../../core/manager/manager-options.js';
 import { jsonlExporter } from '../../exporters/jsonl/jsonl-exporter.js';
 import { fsStorage } from '../../storage/fs/fs-storage.js';
 import type { CliIo } from '../cli-io.js';

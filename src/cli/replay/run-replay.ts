@@ -1,8 +1,8 @@
-import { CompactManager } from '../../core/compact-manager.js';
 import { type ModeledCache, PrefixCacheTally } from '../../core/counting/prefix-cache.js';
 import { cachePriceFor } from '../../core/counting/session-cost.js';
 import type { AnyCompactEvent } from '../../core/events/events.js';
-import type { CompactManagerOptions, CompactOptions } from '../../core/manager-options.js';
+import { CompactManager } from '../../core/manager/compact-manager.js';
+import type { CompactManagerOptions, CompactOptions } from '../../core/manager/manager-options.js';
 import { buildTraceModel, type TraceModel } from '../../report/trace-model.js';
 import type { CliInput } from '../read-input.js';
 import { callPoints } from './call-points.js';

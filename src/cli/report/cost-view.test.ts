@@ -2,7 +2,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { cli, useTempFiles } from '../../../test/support/cli-fixtures.js';
-import { CompactManager } from '../../core/compact-manager.js';
+import { CompactManager } from '../../core/manager/compact-manager.js';
 import { fsStorage } from '../../storage/fs/fs-storage.js';
 import { syntheticSession } from '../../testing/synthetic-session.js';
 import { EXIT_CODES } from '../run-cli.js';

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CompactError } from '../../core/errors.js';
 import type { AnyCompactEvent } from '../../core/events/events.js';
-import type { CompactManagerOptions } from '../../core/manager-options.js';
+import type { CompactManagerOptions } from '../../core/manager/manager-options.js';
 import { redactDeep } from '../../core/redaction/redactor.js';
 import { renderReport } from '../../report/render-report.js';
 import { buildTraceModel, parseTrace } from '../../report/trace-model.js';

@@ -1,7 +1,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { CompactManager } from '../../core/compact-manager.js';
 import { CompactError } from '../../core/errors.js';
+import { CompactManager } from '../../core/manager/compact-manager.js';
 import type { ArchivedSummary } from '../../core/session/storage-adapter.js';
 import { buildTraceModel, parseTrace, type TraceModel } from '../../report/trace-model.js';
 import { newestArchiveName } from '../../storage/session-path.js';

@@ -8,9 +8,9 @@ import {
   turnsUntil,
 } from '../../../test/support/background-fixtures.js';
 import { syntheticSession } from '../../testing/synthetic-session.js';
-import { CompactManager, type CompactManagerOptions } from '../compact-manager.js';
 import { isCompactError } from '../errors.js';
 import type { AnyCompactEvent } from '../events/events.js';
+import { CompactManager, type CompactManagerOptions } from '../manager/compact-manager.js';
 import { MemorySessionStore } from '../session/session-store.js';
 import type { Summarizer } from '../summary/summarizer.js';
 

@@ -13,7 +13,7 @@
  */
 
 import { CompactError, invalidConfig } from '../errors.js';
-import type { CompactManagerOptions } from '../manager-options.js';
+import type { CompactManagerOptions } from '../manager/manager-options.js';
 import {
   type SummarizeOutcome,
   summarizeWithFallback,

@@ -6,7 +6,7 @@
  */
 
 import { invalidConfig } from '../errors.js';
-import type { AgentCompactorOptions, CompactManagerOptions } from '../manager-options.js';
+import type { AgentCompactorOptions, CompactManagerOptions } from '../manager/manager-options.js';
 import type { CompactPolicy } from '../policy.js';
 import { summaryReserve } from '../preflight/cascade/plan-summary.js';
 import type { PipelineDeps, PreparedRequest } from '../preflight/prepare-request.js';

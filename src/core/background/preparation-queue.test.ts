@@ -8,8 +8,8 @@
 import { describe, expect, it } from 'vitest';
 import { charCounter, chatTurns } from '../../../test/support/background-fixtures.js';
 import { expandTemplates } from '../../../test/support/secret-templates.js';
-import { CompactManager } from '../compact-manager.js';
 import type { CompactEventName } from '../events/events.js';
+import { CompactManager } from '../manager/compact-manager.js';
 import type { PreparationJob, PreparationQueue } from '../session/preparation-queue.js';
 import { MemorySessionStore } from '../session/session-store.js';
 import type { Summarizer } from '../summary/summarizer.js';

@@ -3,9 +3,9 @@
  * an event, and a content part of a type nobody knows rejected with its index.
  */
 import { describe, expect, it } from 'vitest';
-import { CompactManager } from '../compact-manager.js';
 import { isCompactError } from '../errors.js';
 import type { AnyCompactEvent } from '../events/events.js';
+import { CompactManager } from '../manager/compact-manager.js';
 import { openaiChatCodec } from '../messages/formats/openai-chat.js';
 import { AUDIO_TOKENS_PER_SECOND, audioTokens, FILE_REFERENCE_TOKENS, wavSeconds } from './count-media.js';
 

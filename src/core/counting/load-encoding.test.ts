@@ -4,7 +4,7 @@
  */
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
-import { CompactManager } from '../compact-manager.js';
+import { CompactManager } from '../manager/compact-manager.js';
 import { buildEncodingInSlices } from './load-encoding.js';
 import { BpeTokenCounter } from './token-counter.js';
 

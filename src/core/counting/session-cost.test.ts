@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { CompactManager } from '../compact-manager.js';
 import type { AnyCompactEvent } from '../events/events.js';
+import { CompactManager } from '../manager/compact-manager.js';
 import { billedEquivalent, cachePriceFor, DEFAULT_CACHE_PRICES, splitUsage } from './session-cost.js';
 
 describe('cache figures and prices', () => {

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { CompactManager } from '../compact-manager.js';
 import type { AnyCompactEvent, EventExporter } from '../events/events.js';
+import { CompactManager } from '../manager/compact-manager.js';
 
 let warnings: string[];
 beforeEach(() => {

@@ -4,8 +4,8 @@ import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ProviderTestServer, startProviderTestServer } from '../../testing/provider-test-server.js';
-import { CompactManager } from '../compact-manager.js';
 import { isCompactError } from '../errors.js';
+import { CompactManager } from '../manager/compact-manager.js';
 import { countFromLastUsage, UsageCalibration } from './usage-calibration.js';
 
 describe('UsageCalibration', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { CompactManager } from '../compact-manager.js';
 import type { AnyCompactEvent } from '../events/events.js';
+import { CompactManager } from '../manager/compact-manager.js';
 import { UsageCalibration } from './usage-calibration.js';
 
 describe('reported usage that lies', () => {

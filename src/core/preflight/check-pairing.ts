@@ -6,12 +6,12 @@
  * short placeholder result (one object per call, reused across calls).
  */
 import { invalidMessage } from '../errors.js';
-import type { InputRepair } from '../manager-options.js';
+import type { InputRepair } from '../manager/manager-options.js';
 import type { MessageFormat } from '../messages/message.js';
 import type { IndexedMessage } from '../messages/message-index.js';
 import type { PairingFinding, ToolPairer } from '../messages/tool-pairing.js';
 
-export type { InputRepair } from '../manager-options.js';
+export type { InputRepair } from '../manager/manager-options.js';
 
 /** Throws `invalid_messages` for the first finding. */
 export function assertSoundPairing(findings: readonly PairingFinding[]): void {

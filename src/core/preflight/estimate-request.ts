@@ -4,7 +4,7 @@
  * provider compaction boundary are not counted, see messages/formats/provider-compaction.ts).
  */
 import type { TokenBreakdown } from '../events/events.js';
-import type { PreflightOptions, TokenEstimate } from '../manager-options.js';
+import type { PreflightOptions, TokenEstimate } from '../manager/manager-options.js';
 import type { MessageCodec } from '../messages/formats/message-codec.js';
 import { newestBoundary } from '../messages/formats/provider-compaction.js';
 import { entryTokens } from '../messages/message-index.js';

@@ -11,7 +11,7 @@ import type { CalibratedCount, UsageCalibration } from '../counting/usage-calibr
 import { invalidConfig } from '../errors.js';
 import type { EventBus, OperationContext } from '../events/event-bus.js';
 import type { CompactEvent, TokenBreakdown } from '../events/events.js';
-import type { CompactOptions } from '../manager-options.js';
+import type { CompactOptions } from '../manager/manager-options.js';
 import type { MessageCodec } from '../messages/formats/message-codec.js';
 import type { MessageIndex } from '../messages/message-index.js';
 import type { CompactPolicy } from '../policy.js';

@@ -2,7 +2,7 @@
  * The answer of a call that did not trigger: the view as it stands, assembled from a cache
  * that warm calls extend instead of rebuilding.
  */
-import type { CompactionResult } from '../manager-options.js';
+import type { CompactionResult } from '../manager/manager-options.js';
 import type { MessageFormat } from '../messages/message.js';
 import { assemble } from './assemble.js';
 import { type PipelineDeps, type PreparedRequest, summaryText } from './prepare-request.js';

@@ -2,7 +2,7 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CompactManager } from '../../core/compact-manager.js';
+import { CompactManager } from '../../core/manager/compact-manager.js';
 import { createRedactor } from '../../core/redaction/redactor.js';
 import { describeExporterConformance } from '../../testing/exporter-conformance.js';
 import { sampleCompactionEvents } from '../../testing/sample-events.js';

@@ -4,8 +4,8 @@ import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-ho
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { CompactManager } from '../../core/compact-manager.js';
 import type { AnyCompactEvent } from '../../core/events/events.js';
+import { CompactManager } from '../../core/manager/compact-manager.js';
 import type { Summarizer } from '../../core/summary/summarizer.js';
 import { describeExporterConformance } from '../../testing/exporter-conformance.js';
 import {

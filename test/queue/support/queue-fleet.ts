@@ -4,7 +4,7 @@
  * separate processes would have.
  */
 import { type ChildProcess, fork } from 'node:child_process';
-import { CompactManager, type CompactManagerOptions } from '../../../src/core/compact-manager.js';
+import { CompactManager, type CompactManagerOptions } from '../../../src/core/manager/compact-manager.js';
 import type { SummarizeRequest } from '../../../src/core/summary/summarizer.js';
 import { type BullmqPreparationQueue, bullmqPreparationQueue } from '../../../src/queue/index.js';
 import { type RedisSessionStore, redisSessionStore } from '../../../src/storage/redis/index.js';

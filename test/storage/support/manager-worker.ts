@@ -5,7 +5,7 @@
  * outcome; its summarizer reports when it starts (so the test can kill the lock holder) and
  * takes `SUMMARIZE_MS`.
  */
-import { CompactManager } from '../../../src/core/compact-manager.js';
+import { CompactManager } from '../../../src/core/manager/compact-manager.js';
 import type { SummarizeRequest } from '../../../src/core/summary/summarizer.js';
 import { redisSessionStore } from '../../../src/storage/redis/index.js';
 import { charCounter, chatTurns } from '../../support/background-fixtures.js';

@@ -5,7 +5,7 @@
  * how long the slowest call took and the store events it saw; on `{ type: 'shutdown' }` it
  * awaits `manager.shutdown()` and the store's `close()` and reports that they settled.
  */
-import { CompactManager } from '../../../src/core/compact-manager.js';
+import { CompactManager } from '../../../src/core/manager/compact-manager.js';
 import { redisSessionStore } from '../../../src/storage/redis/index.js';
 import { charCounter, chatTurns } from '../../support/background-fixtures.js';
 

@@ -5,7 +5,7 @@ import type { CompactPolicy } from '../../policy.js';
 import type { SessionRewrite } from '../../session/session-store.js';
 import type { RealizedRewrite, ViewEntry } from '../session-view.js';
 
-export type { CascadeLevel, LevelReport } from '../../manager-options.js';
+export type { CascadeLevel, LevelReport } from '../../manager/manager-options.js';
 
 /** A rewrite made by this compaction: its original goes to the archive first. */
 export interface NewRewrite {

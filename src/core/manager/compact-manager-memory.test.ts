@@ -4,10 +4,10 @@
  * the manager's own counters (`cacheStatus`), not on heap figures.
  */
 import { describe, expect, it } from 'vitest';
+import type { TokenCounter } from '../counting/token-counter.js';
+import type { CompactMessage } from '../messages/message.js';
+import { MemorySessionStore, type SessionStore } from '../session/session-store.js';
 import { CompactManager } from './compact-manager.js';
-import type { TokenCounter } from './counting/token-counter.js';
-import type { CompactMessage } from './messages/message.js';
-import { MemorySessionStore, type SessionStore } from './session/session-store.js';
 
 const charCounter: TokenCounter = {
   name: 'chars',

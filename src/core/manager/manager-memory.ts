@@ -3,13 +3,13 @@
  * (`endSession`, `reset`) or all at once (`shutdown`). The manager owns these objects; the
  * functions here only walk them, so the manager reads as a list of calls.
  */
-import type { BackgroundPreparations } from './background/background-preparation.js';
-import { agentStateKey } from './background/compaction-flight.js';
-import { preparedKey } from './background/shared-preparation.js';
-import type { UsageLedger } from './counting/usage-ledger.js';
-import type { MessageIndex } from './messages/message-index.js';
-import { forgetSession, type PipelineDeps } from './preflight/prepare-request.js';
-import type { FailOpenStore } from './session/fail-open-store.js';
+import type { BackgroundPreparations } from '../background/background-preparation.js';
+import { agentStateKey } from '../background/compaction-flight.js';
+import { preparedKey } from '../background/shared-preparation.js';
+import type { UsageLedger } from '../counting/usage-ledger.js';
+import type { MessageIndex } from '../messages/message-index.js';
+import { forgetSession, type PipelineDeps } from '../preflight/prepare-request.js';
+import type { FailOpenStore } from '../session/fail-open-store.js';
 
 /** The manager's in-memory parts that outlive one call. */
 export interface ManagerMemory {

@@ -1,15 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { hasOpenToolCalls } from '../../test/support/open-tool-calls.js';
-import { syntheticSession } from '../testing/synthetic-session.js';
+import { hasOpenToolCalls } from '../../../test/support/open-tool-calls.js';
+import { syntheticSession } from '../../testing/synthetic-session.js';
+import type { TokenCounter } from '../counting/token-counter.js';
+import { CompactError, isCompactError } from '../errors.js';
+import type { AnyCompactEvent, CompactEvent } from '../events/events.js';
+import type { CompactMessage } from '../messages/message.js';
+import { MemorySessionStore } from '../session/session-store.js';
+import type { StorageAdapter } from '../session/storage-adapter.js';
+import { EmbeddedSummarizer } from '../summary/embedded-summarizer.js';
+import type { SummarizeRequest, Summarizer } from '../summary/summarizer.js';
 import { CompactManager } from './compact-manager.js';
-import type { TokenCounter } from './counting/token-counter.js';
-import { CompactError, isCompactError } from './errors.js';
-import type { AnyCompactEvent, CompactEvent } from './events/events.js';
-import type { CompactMessage } from './messages/message.js';
-import { MemorySessionStore } from './session/session-store.js';
-import type { StorageAdapter } from './session/storage-adapter.js';
-import { EmbeddedSummarizer } from './summary/embedded-summarizer.js';
-import type { SummarizeRequest, Summarizer } from './summary/summarizer.js';
 
 /** One token per character of content: makes thresholds exact in tests. */
 const charCounter: TokenCounter = {

@@ -5,17 +5,17 @@
  * number of calls it affected. Counted, not timed.
  */
 import { describe, expect, it } from 'vitest';
-import { CompactManager } from './compact-manager.js';
-import type { TokenCounter } from './counting/token-counter.js';
-import type { AnyCompactEvent } from './events/events.js';
-import type { CompactMessage } from './messages/message.js';
+import type { TokenCounter } from '../counting/token-counter.js';
+import type { AnyCompactEvent } from '../events/events.js';
+import type { CompactMessage } from '../messages/message.js';
 import {
   MemorySessionStore,
   type SessionLock,
   type SessionState,
   type SessionStore,
   type SessionStoreSetOptions,
-} from './session/session-store.js';
+} from '../session/session-store.js';
+import { CompactManager } from './compact-manager.js';
 
 const charCounter: TokenCounter = {
   name: 'chars',

@@ -4,8 +4,11 @@
  * and the redactor.
  */
 
-import { modelInfo } from './counting/token-counter.js';
-import { invalidConfig } from './errors.js';
+import { modelInfo } from '../counting/token-counter.js';
+import { invalidConfig } from '../errors.js';
+import { type CompactPolicy, resolvePolicy } from '../policy.js';
+import { createRedactor, guardRedactor, type Redactor } from '../redaction/redactor.js';
+import { DEFAULT_STORE_TIMEOUT_MS } from '../session/fail-open-store.js';
 import {
   type CompactManagerOptions,
   DEFAULT_CACHE_MAX_BYTES,
@@ -14,9 +17,6 @@ import {
   DEFAULT_SUMMARIZER_TIMEOUT_MS,
   MIN_CONTEXT_TOKENS,
 } from './manager-options.js';
-import { type CompactPolicy, resolvePolicy } from './policy.js';
-import { createRedactor, guardRedactor, type Redactor } from './redaction/redactor.js';
-import { DEFAULT_STORE_TIMEOUT_MS } from './session/fail-open-store.js';
 
 /** What {@link resolveSettings} returns. */
 export interface ManagerSettings {

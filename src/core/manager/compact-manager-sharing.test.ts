@@ -9,10 +9,10 @@ import {
   chatTurns,
   GatedSummarizer,
   turnsUntil,
-} from '../../test/support/background-fixtures.js';
+} from '../../../test/support/background-fixtures.js';
+import { MemorySessionStore } from '../session/session-store.js';
+import type { Summarizer } from '../summary/summarizer.js';
 import { CompactManager, type CompactManagerOptions } from './compact-manager.js';
-import { MemorySessionStore } from './session/session-store.js';
-import type { Summarizer } from './summary/summarizer.js';
 
 function mk(summarizer: Summarizer, extra: Partial<CompactManagerOptions> = {}): CompactManager {
   return new CompactManager({

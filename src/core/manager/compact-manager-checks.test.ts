@@ -4,12 +4,12 @@
  * new), and circular or absurdly deep messages are typed errors naming the index.
  */
 import { describe, expect, it } from 'vitest';
+import type { TokenCounter } from '../counting/token-counter.js';
+import { type CompactError, isCompactError } from '../errors.js';
+import type { AnyCompactEvent } from '../events/events.js';
+import type { CompactMessage } from '../messages/message.js';
+import { MemorySessionStore, type SessionState, type SessionStore } from '../session/session-store.js';
 import { CompactManager } from './compact-manager.js';
-import type { TokenCounter } from './counting/token-counter.js';
-import { type CompactError, isCompactError } from './errors.js';
-import type { AnyCompactEvent } from './events/events.js';
-import type { CompactMessage } from './messages/message.js';
-import { MemorySessionStore, type SessionState, type SessionStore } from './session/session-store.js';
 
 const charCounter: TokenCounter = {
   name: 'chars',

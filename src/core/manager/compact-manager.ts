@@ -2,7 +2,7 @@ import {
   BackgroundPreparations,
   type BackgroundStatus,
   backgroundFor,
-} from './background/background-preparation.js';
+} from '../background/background-preparation.js';
 import {
   type AgentCompactor,
   agentCompactor,
@@ -10,20 +10,34 @@ import {
   lockTtl,
   maybePrepare,
   runTriggeredOnce,
-} from './background/compaction-flight.js';
-import { cachePriceFor, checkPricing, type SessionCost } from './counting/session-cost.js';
-import { type TokenCounter, tokenCounterFor } from './counting/token-counter.js';
-import { warnUnknownModel } from './counting/unknown-model-warning.js';
-import { UsageLedger } from './counting/usage-ledger.js';
-import { CompactError } from './errors.js';
-import { EventBus, newOperation } from './events/event-bus.js';
+} from '../background/compaction-flight.js';
+import { cachePriceFor, checkPricing, type SessionCost } from '../counting/session-cost.js';
+import { type TokenCounter, tokenCounterFor } from '../counting/token-counter.js';
+import { warnUnknownModel } from '../counting/unknown-model-warning.js';
+import { UsageLedger } from '../counting/usage-ledger.js';
+import { CompactError } from '../errors.js';
+import { EventBus, newOperation } from '../events/event-bus.js';
 import type {
   CompactEvent,
   CompactEventListener,
   CompactEventName,
   CompactEventProperties,
-} from './events/events.js';
-import { storeFaultEvents } from './events/store-fault-events.js';
+} from '../events/events.js';
+import { storeFaultEvents } from '../events/store-fault-events.js';
+import { codecFor } from '../messages/formats/detect-format.js';
+import type { MessageCodec } from '../messages/formats/message-codec.js';
+import { MessageIndex } from '../messages/message-index.js';
+import { type CompactPolicy, overridePolicy, resolvePolicy } from '../policy.js';
+import { estimateRequest } from '../preflight/estimate-request.js';
+import { type PipelineDeps, type PreparedRequest, prepareRequest } from '../preflight/prepare-request.js';
+import { finishCompaction } from '../preflight/run-preflight.js';
+import { declinedResult, untriggeredResult } from '../preflight/untriggered-result.js';
+import type { Redactor } from '../redaction/redactor.js';
+import { CallQueue, throwIfAborted } from '../session/call-queue.js';
+import { type FailOpenStore, failOpenFor } from '../session/fail-open-store.js';
+import { MemorySessionStore, type SessionState, type SessionStore } from '../session/session-store.js';
+import { EmbeddedSummarizer } from '../summary/embedded-summarizer.js';
+import type { Summarizer } from '../summary/summarizer.js';
 import {
   type CacheStatus,
   cacheStatus,
@@ -41,25 +55,11 @@ import type {
   ReportedUsage,
   TokenEstimate,
 } from './manager-options.js';
-import { codecFor } from './messages/formats/detect-format.js';
-import type { MessageCodec } from './messages/formats/message-codec.js';
-import { MessageIndex } from './messages/message-index.js';
 import { pipelineDeps } from './pipeline-deps.js';
-import { type CompactPolicy, overridePolicy, resolvePolicy } from './policy.js';
-import { estimateRequest } from './preflight/estimate-request.js';
-import { type PipelineDeps, type PreparedRequest, prepareRequest } from './preflight/prepare-request.js';
-import { finishCompaction } from './preflight/run-preflight.js';
-import { declinedResult, untriggeredResult } from './preflight/untriggered-result.js';
-import type { Redactor } from './redaction/redactor.js';
 import { checkCallOptions, resolveSettings } from './resolve-settings.js';
-import { CallQueue, throwIfAborted } from './session/call-queue.js';
-import { type FailOpenStore, failOpenFor } from './session/fail-open-store.js';
-import { MemorySessionStore, type SessionState, type SessionStore } from './session/session-store.js';
-import { EmbeddedSummarizer } from './summary/embedded-summarizer.js';
-import type { Summarizer } from './summary/summarizer.js';
 
-export type { BackgroundStatus } from './background/background-preparation.js';
-export { agentStateKey, DEFAULT_LOCK_TTL_MS } from './background/compaction-flight.js';
+export type { BackgroundStatus } from '../background/background-preparation.js';
+export { agentStateKey, DEFAULT_LOCK_TTL_MS } from '../background/compaction-flight.js';
 export {
   type AgentCompactorOptions,
   type CompactionResult,

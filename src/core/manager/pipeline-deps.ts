@@ -2,20 +2,20 @@
  * What the pipeline of every call needs from its manager (see preflight/prepare-request.ts's
  * `PipelineDeps`), built once per manager from its options and resolved settings.
  */
-import type { CachePrice } from './counting/session-cost.js';
-import type { TokenCounter } from './counting/token-counter.js';
-import { UsageCalibration } from './counting/usage-calibration.js';
-import type { EventBus } from './events/event-bus.js';
+import type { CachePrice } from '../counting/session-cost.js';
+import type { TokenCounter } from '../counting/token-counter.js';
+import { UsageCalibration } from '../counting/usage-calibration.js';
+import type { EventBus } from '../events/event-bus.js';
+import type { MessageIndex } from '../messages/message-index.js';
+import { IndexedHistories } from '../preflight/index-request.js';
+import type { PipelineDeps } from '../preflight/prepare-request.js';
+import { RewriteCache } from '../preflight/realize-rewrite.js';
+import { SessionArchive } from '../session/session-archive.js';
+import type { SessionStore } from '../session/session-store.js';
+import type { Summarizer } from '../summary/summarizer.js';
+import { SummaryMarks } from '../summary/summary-mark.js';
 import type { CompactManagerOptions } from './manager-options.js';
-import type { MessageIndex } from './messages/message-index.js';
-import { IndexedHistories } from './preflight/index-request.js';
-import type { PipelineDeps } from './preflight/prepare-request.js';
-import { RewriteCache } from './preflight/realize-rewrite.js';
 import type { ManagerSettings } from './resolve-settings.js';
-import { SessionArchive } from './session/session-archive.js';
-import type { SessionStore } from './session/session-store.js';
-import type { Summarizer } from './summary/summarizer.js';
-import { SummaryMarks } from './summary/summary-mark.js';
 
 /** The parts the manager made itself, which the pipeline shares. */
 export interface PipelineParts {

@@ -229,6 +229,21 @@ function rebuildToolMessage(message: AiSdkMessage, kept: Map<number, string | un
   return { ...message, content };
 }
 
+/** A tool message answering `callId` (its tool named from the call earlier in `out`). */
+function createdToolResult(out: readonly AiSdkMessage[], callId: string, text: string): AiSdkMessage {
+  let toolName = 'unknown';
+  for (let k = out.length - 1; k >= 0 && toolName === 'unknown'; k--) {
+    const content = out[k]!.content;
+    if (out[k]!.role !== 'assistant' || typeof content === 'string') continue;
+    const call = content.find((part) => part.type === 'tool-call' && part.toolCallId === callId);
+    if (call) toolName = String(call.toolName);
+  }
+  return {
+    role: 'tool',
+    content: [{ type: 'tool-result', toolCallId: callId, toolName, output: { type: 'text', value: text } }],
+  };
+}
+
 /**
  * Converts the manager's output back: every kept message is the caller's original object,
  * unless the manager rewrote it (a cleared tool output, shortened arguments, a cut text) or
@@ -244,6 +259,11 @@ export function chatToAiSdk(messages: readonly unknown[], kind: AiSdkMessageKind
     const origin = chat[ORIGIN] as Origin | undefined;
     if (!origin) {
       const text = typeof chat.content === 'string' ? chat.content : JSON.stringify(chat.content);
+      if (chat.role === 'tool') {
+        // A result the manager wrote or rebuilt without its origin stays a result of its call.
+        out.push(createdToolResult(out, String(chat.tool_call_id ?? ''), text));
+        continue;
+      }
       out.push(
         kind === 'prompt'
           ? { role: 'assistant', content: [{ type: 'text', text }] }

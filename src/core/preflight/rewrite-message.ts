@@ -173,6 +173,12 @@ export function cutLongestText(
   if (!isObject(raw)) return undefined;
   const copy = copyJson(raw);
   delete copy.meta;
+  // structuredClone drops symbol keys: an integration's tag on its converted message (the AI
+  // SDK's origin) must survive, or the cut message comes back as a message of its own.
+  for (const key of Object.getOwnPropertySymbols(raw)) {
+    const descriptor = Object.getOwnPropertyDescriptor(raw, key);
+    if (descriptor) Object.defineProperty(copy, key, descriptor);
+  }
   const leaves: Leaf[] = [];
   collectLeaves(copy, leaves);
   let longest: Leaf | undefined;

@@ -42,12 +42,29 @@ export function addTokens(sums: SessionView['sums'], role: string, tokens: numbe
   else sums.messages += tokens;
 }
 
-function makeEntry(context: ViewContext, item: IndexedMessage, pinned: boolean, round: number): ViewEntry {
+/** The stored rewrite of `item`, if one applies (only to the message it was made for). */
+function storedRewrite(state: SessionState | undefined, item: IndexedMessage): SessionRewrite | undefined {
+  const rewrite = state?.rewrites?.[item.id];
+  // Ids such as `call_0` are reused: a rewrite holds only for the message it was made for.
+  return rewrite && (rewrite.hash === undefined || rewrite.hash === item.entry.hash) ? rewrite : undefined;
+}
+
+/**
+ * The view entry of `item`. The newest message of the history goes as given even when the
+ * state rewrote it while it was old (a rewind or a branch switch onto a cleared result): the
+ * rewrite applies again once a later message follows it ({@link extendView}).
+ */
+function makeEntry(
+  context: ViewContext,
+  item: IndexedMessage,
+  pinned: boolean,
+  round: number,
+  newest: boolean,
+): ViewEntry {
   if (item.entry.tokens?.get(context.counter) === undefined) context.fresh.count++;
   const originalTokens = entryTokens(item, context.counter);
-  const rewrite = context.state?.rewrites?.[item.id];
-  // Only to the message it was made for (ids such as `call_0` are reused).
-  if (rewrite && !pinned && (rewrite.hash === undefined || rewrite.hash === item.entry.hash)) {
+  const rewrite = newest ? undefined : storedRewrite(context.state, item);
+  if (rewrite && !pinned) {
     const realized = context.realize(item, rewrite);
     return { item, pinned, round, wire: realized.wire, tokens: realized.tokens, originalTokens, rewrite };
   }
@@ -149,6 +166,7 @@ export function* buildViewSteps(context: ViewContext): Steps<SessionView> {
       item,
       pinnedFlags[k]! || pinnedRounds.has(r),
       r,
+      item.index === items.length - 1,
     );
     addTokens(sums, item.entry.parsed.role, entry.tokens);
     if (!entry.pinned && userTextIds.has(item.id)) entry.userText = true;
@@ -205,6 +223,7 @@ export function extendView(view: SessionView, context: ViewContext): boolean {
   const items = context.history.items;
   const round = context.history.pairer.round;
   const added: ViewEntry[] = [];
+  const grew = items.length > view.processed;
   for (let i = view.processed; i < items.length; i++) {
     const item = items[i]!;
     if (item.entry.summaryVersion !== undefined) return false;
@@ -221,14 +240,33 @@ export function extendView(view: SessionView, context: ViewContext): boolean {
       if (lastEntry && lastEntry.round === r) return false;
       view.pinnedRounds.add(r);
     }
-    added.push(makeEntry({ ...context, state: view.matched }, item, pinned, r));
+    added.push(makeEntry({ ...context, state: view.matched }, item, pinned, r, i === items.length - 1));
   }
+  if (grew) rewriteFormerNewest(view, context);
   for (const entry of added) {
     view.entries.push(entry);
     addTokens(view.sums, entry.item.entry.parsed.role, entry.tokens);
   }
   view.processed = items.length;
   return true;
+}
+
+/**
+ * The view's last entry was the newest message, sent as given: now that messages follow it,
+ * the state's rewrite of it (if any) applies again, as a rebuilt view would apply it.
+ */
+function rewriteFormerNewest(view: SessionView, context: ViewContext): void {
+  const last = view.entries.at(-1);
+  if (!last || last.pinned || last.rewrite || last.beforeBoundary) return;
+  const rewrite = storedRewrite(view.matched, last.item);
+  if (!rewrite) return;
+  const realized = context.realize(last.item, rewrite);
+  addTokens(view.sums, last.item.entry.parsed.role, realized.tokens - last.tokens);
+  last.wire = realized.wire;
+  last.tokens = realized.tokens;
+  last.rewrite = rewrite;
+  // The assembled request holds the message as it was sent: built again next time.
+  delete view.assembled;
 }
 
 /**

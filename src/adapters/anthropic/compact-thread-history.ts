@@ -63,8 +63,9 @@ export type UserTurn<C = string | readonly unknown[]> = { role: 'user'; content:
  *
  * Without a manager (the spec's form): pass `anthropic`, `model`, `maxSummaryTokens`,
  * `keepLastN` and `traceId`; the oldest part is summarized with the thread prompt, the last
- * `keepLastN` messages are kept verbatim, and a summary call that fails gives back the original
- * history with `compactionApplied: false`.
+ * `keepLastN` messages are kept verbatim, and any failure gives back the original history with
+ * `compactionApplied: false`. There `compactedHistory` never holds the new `userMessage` (it
+ * is counted): the caller appends it, as the spec's handler does.
  *
  * @example
  * ```ts

@@ -57,10 +57,12 @@ describe("compactThreadHistory in the spec's form (no manager)", () => {
     expect(result.compactedEstimatedTokens).toBeLessThan(result.originalEstimatedTokens);
     expect(result.originalEstimatedTokens).toBeGreaterThan(5_000);
     const history = result.compactedHistory;
-    // One summary message, then the last 4 thread messages and the new user message, verbatim.
+    // One summary message, then the last 4 thread messages verbatim; the new user message is
+    // counted but not appended (the caller appends it, as the spec's handler does).
     expect(history.filter((m) => JSON.stringify(m.content).includes('<COMPACT-SUMMARY v')).length).toBe(1);
-    expect(history.slice(-5)).toEqual([...threadHistory.slice(-4), { role: 'user', content: userMessage }]);
-    expect(history.slice(-5).every((m) => !('meta' in m))).toBe(true);
+    expect(history.slice(-4)).toEqual(threadHistory.slice(-4));
+    expect(history.slice(-4).every((m) => !('meta' in m))).toBe(true);
+    expect(JSON.stringify(history)).not.toContain(userMessage);
     expect(history.length).toBeLessThan(10);
     // The summary went through the given client with the spec's sections and the model.
     expect(server.requests.length).toBe(1);
@@ -76,7 +78,9 @@ describe("compactThreadHistory in the spec's form (no manager)", () => {
     });
     servers.push(server);
     const anthropic = new Anthropic({ apiKey: 'k', baseURL: server.anthropicBaseURL, maxRetries: 0 });
-    const threadHistory = thread(40);
+    // Issue 43: a 30-message thread gave back 31 (the user message appended).
+    const threadHistory = thread(15);
+    const before = structuredClone(threadHistory);
     const result = await compactThreadHistory({
       threadHistory,
       userMessage: 'next?',
@@ -89,7 +93,8 @@ describe("compactThreadHistory in the spec's form (no manager)", () => {
     expect(result.compactionApplied).toBe(false);
     expect(result.reason).toBe('summarizer_failed');
     expect(result.summary).toBe('');
-    expect(result.compactedHistory).toEqual([...threadHistory, { role: 'user', content: 'next?' }]);
+    expect(result.compactedHistory).toHaveLength(30);
+    expect(result.compactedHistory).toEqual(before);
     expect(result.compactedHistory[0]).toBe(threadHistory[0]);
   });
 
@@ -98,10 +103,12 @@ describe("compactThreadHistory in the spec's form (no manager)", () => {
     const result = await compactThreadHistory({
       threadHistory: thread(1),
       anthropic,
+      userMessage: 'next?',
       model: 'claude-sonnet-4-6',
       keepLastN: 6,
     });
     expect(result.compactionApplied).toBe(false);
+    expect(result.compactedHistory).toEqual(thread(1));
     expect(result.originalEstimatedTokens).toBeGreaterThan(0);
     await expect(
       compactThreadHistory({ threadHistory: [], anthropic: {} as Anthropic, model: 'm' }),

@@ -20,7 +20,10 @@ export interface ThreadMessage {
 export interface CompactThreadWithClientArgs<M extends ThreadMessage = ThreadMessage> {
   /** The thread so far, oldest first. */
   threadHistory: readonly M[];
-  /** The new user message (kept verbatim, never summarized). */
+  /**
+   * The new user message: counted and never summarized, but not part of `compactedHistory`
+   * (append it yourself, as the spec's handler does).
+   */
   userMessage?: string;
   /** The agent's system prompt (counted, never summarized). */
   systemPrompt?: string;
@@ -55,7 +58,10 @@ export interface CompactThreadWithClientArgs<M extends ThreadMessage = ThreadMes
 
 /** The spec's result fields. */
 export interface ThreadCompactionFields<M> {
-  /** The history to send: a summary message, then the kept messages (or the original history). */
+  /**
+   * The history to send: a summary message, then the kept messages (or the original history).
+   * In the spec's form the new user message is not in it: the caller appends it.
+   */
   compactedHistory: M[];
   /** The summary's text, `''` when none was written. */
   summary: string;
@@ -148,8 +154,10 @@ export async function compactThreadWithClient<M extends ThreadMessage>(
     sources.set(copy, message);
     return copy;
   });
+  // The spec's contract: on any failure the original history, the new user message not in it
+  // (the caller appends it itself).
   const unchanged = (reason: string, tokens?: number): ThreadCompactionResult<M | ThreadMessage> => ({
-    compactedHistory: original,
+    compactedHistory: [...threadHistory],
     summary: '',
     originalEstimatedTokens: tokens ?? 0,
     compactedEstimatedTokens: tokens ?? 0,
@@ -167,8 +175,10 @@ export async function compactThreadWithClient<M extends ThreadMessage>(
     });
     if (result.summary?.fallback !== undefined) return unchanged('summarizer_failed', result.tokensBefore);
     const fields = threadFields(result);
-    // Copies handed back without the protection mark this helper added.
-    fields.compactedHistory = fields.compactedHistory.map((message) => sources.get(message) ?? message);
+    // Copies handed back without the protection mark this helper added; the new user message,
+    // counted and sent last to the manager, is the caller's to append (as in the spec).
+    const sent = userMessage === undefined ? result.messages : result.messages.slice(0, -1);
+    fields.compactedHistory = sent.map((message) => sources.get(message) ?? message);
     return fields;
   } catch (error) {
     return unchanged((error as { code?: string }).code ?? 'compaction_failed');

@@ -4,7 +4,7 @@ import { CompactError } from '../../core/errors.js';
 import { CompactManager } from '../../core/manager/compact-manager.js';
 import type { ArchivedSummary } from '../../core/session/storage-adapter.js';
 import { buildTraceModel, parseTrace, type TraceModel } from '../../report/trace-model.js';
-import { newestArchiveName } from '../../storage/session-path.js';
+import { newestArchiveName, parseArchiveName } from '../../storage/session-path.js';
 import type { CliIo } from '../cli-io.js';
 import { formatNumber, levelsText } from '../replay/format-table.js';
 import { isDirectory, readLatestTranscript } from '../replay/read-transcript.js';
@@ -65,6 +65,16 @@ async function latestSummary(folder: string): Promise<ArchivedSummary | undefine
   return checkedSummary(value, join(folder, last));
 }
 
+/**
+ * Compactions the archive holds: each writes its transcript (whole or a part) before it prunes
+ * anything, while its events are written after it; so a process killed mid-compaction leaves
+ * the transcript and may lose the events (issue 43: 8 counted from events at v15).
+ */
+async function archivedCompactions(folder: string): Promise<number> {
+  const names = await readdir(folder);
+  return names.filter((name) => parseArchiveName(name)?.kind === 'transcript').length;
+}
+
 /** Tokens of the pinned messages (system, developer, protected) of the newest transcript. */
 async function pinnedTokens(
   folder: string,
@@ -103,7 +113,11 @@ export async function readSessionStatus(
     );
   const trace: TraceModel | undefined =
     eventsText.trim() === '' ? undefined : buildTraceModel(parseTrace(eventsText, eventsFile));
-  const status: SessionStatus = { folder, compactions: trace?.compactions.length ?? 0, errors: [] };
+  const status: SessionStatus = {
+    folder,
+    compactions: Math.max(trace?.compactions.length ?? 0, await archivedCompactions(folder)),
+    errors: [],
+  };
   if (trace?.model !== undefined) status.model = trace.model;
   const last = trace?.compactions.at(-1);
   if (last?.call.maxTokens !== undefined) status.window = last.call.maxTokens;

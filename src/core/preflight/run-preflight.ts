@@ -182,6 +182,9 @@ export async function runTriggered(
   }
   const state = nextState(prepared, cascade);
   throwIfAborted(options.signal);
+  // The summary file goes to the archive before the state names its version: a crash between
+  // the two leaves a summary no state holds yet, never a stored version without its file.
+  await archiveSummary(deps, prepared, cascade, state);
   const expectedVersion = prepared.state?.version ?? 0;
   // Pins remembered since this run read the state (they do not move the version) are kept.
   const stored = await deps.store.get(prepared.key);
@@ -277,14 +280,39 @@ export function archiveLine(version: number): string {
   return `Archived originals: recall ref "sum-v${version}"${earlier}`;
 }
 
-/** Events, the summary archive and the result of a compaction that landed. */
+/** Archives the summary a compaction wrote (before its state is stored). */
+async function archiveSummary(
+  deps: PipelineDeps,
+  prepared: PreparedRequest,
+  cascade: CascadeResult,
+  state: SessionState,
+): Promise<void> {
+  const summary = cascade.summary;
+  if (!summary || !state.summary) return;
+  const { context } = prepared;
+  await deps.archive.summary(
+    context,
+    {
+      sessionId: context.sessionId,
+      step: state.version,
+      text: summaryText(deps, prepared.key, state.version, state.summary.text),
+      tokens: summary.tokens,
+      strategy: String(prepared.policy.strategy),
+      summarizer: summary.summarizer,
+      coveredIds: state.coveredIds,
+      createdAt: Date.now(),
+    },
+    prepared.decisionSpanId,
+  );
+}
+
+/** Events and the result of a compaction that landed. */
 export async function finishCompaction<M>(
   deps: PipelineDeps,
   prepared: PreparedRequest,
   { cascade, state }: Compacted,
 ): Promise<CompactionResult<M>> {
   const { context, codec, view } = prepared;
-  const parentId = prepared.decisionSpanId;
   deps.calibration.noteSent(prepared.key, cascade.tokensAfter);
   const kept = keptCounts(cascade.entries);
   if (prepared.decisionEvent)
@@ -298,22 +326,6 @@ export async function finishCompaction<M>(
   const text = state.summary ? summaryText(deps, prepared.key, state.version, state.summary.text) : undefined;
   const summaryWire = text === undefined ? undefined : codec.summaryMessage(text);
   if (observed(deps)) emitOutcome(deps, prepared, cascade, state, kept, summaryWire);
-  if (summary && text) {
-    await deps.archive.summary(
-      context,
-      {
-        sessionId: context.sessionId,
-        step: state.version,
-        text,
-        tokens: summary.tokens,
-        strategy: String(prepared.policy.strategy),
-        summarizer: summary.summarizer,
-        coveredIds: state.coveredIds,
-        createdAt: Date.now(),
-      },
-      parentId,
-    );
-  }
   noteFallbackStreak(deps, prepared, cascade);
   deps.archive.trackEvents(context);
   void deps.bus.flush();

@@ -47,6 +47,41 @@ const ARTIFACT_DIR = 'artifacts';
 /** Artifact files read at once by `listArtifacts`. */
 const READ_CONCURRENCY = 16;
 
+/** A temp file of {@link fsStorage}'s atomic writes: `{name}.{pid}.{12 hex}.tmp`. */
+const TEMP_FILE = /\.(\d+)\.[0-9a-f]{12}\.tmp$/;
+
+/** Whether process `pid` is alive (a process of another user counts as alive). */
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException)?.code === 'EPERM';
+  }
+}
+
+/**
+ * Removes the temp files a writer killed mid-write left in `dir` (issue 43): those of a process
+ * that is gone, and this process's own (none is in flight before the session is opened: every
+ * write waits for it). A missing folder has none; a file that cannot be removed stays.
+ */
+async function removeStaleTemps(dir: string): Promise<void> {
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch {
+    return;
+  }
+  await Promise.all(
+    names.map(async (name) => {
+      const pid = Number(TEMP_FILE.exec(name)?.[1]);
+      if (!Number.isInteger(pid) || pid <= 0) return;
+      if (pid !== process.pid && processAlive(pid)) return;
+      await unlink(join(dir, name)).catch(() => {});
+    }),
+  );
+}
+
 /** The fs adapter's defaults. */
 export const DEFAULT_FS_STORAGE_OPTIONS = Object.freeze({ path: '.compact/archive' });
 
@@ -73,7 +108,8 @@ export const DEFAULT_FS_STORAGE_OPTIONS = Object.freeze({ path: '.compact/archiv
  * Session ids are made safe for paths (see `safeSessionSegment`; `hashSessionIds` names folders by a keyed hash instead) and references are checked
  * against `ARTIFACT_REF_PATTERN` before they name a file. Transcripts, summaries and artifacts
  * are written atomically (a temp file, then a hard link), so a reader never sees half a file,
- * and never replace a file already there (that write fails with `storage_failed`).
+ * and never replace a file already there (that write fails with `storage_failed`). The temp
+ * files of a writer killed mid-write are removed when a writer next opens the session.
  * Events are appended, one write per line, and appends to the same file are serialized in
  * this process, so lines of concurrent sessions or calls never interleave. Nothing is ever
  * deleted: clean up old sessions yourself (see SECURITY.md, retention).
@@ -116,13 +152,23 @@ export function fsStorage(options: FsStorageOptions = {}): StorageAdapter {
     await assertPrivateFolder(dir, dirname(dir) === root ? 'session folder' : 'archive folder');
   };
 
+  /** Sessions opened by this writer: made, checked and rid of dead writers' temp files once. */
+  const opened = new Map<string, Promise<void>>();
   const sessionDir = async (sessionId: string) => {
     if (typeof sessionId !== 'string') throw new CompactError('storage_failed', 'sessionId must be a string');
     const dir = join(root, sessionFolderName(sessionId, options));
-    if (!madeDirs.has(dir)) {
-      await ensureDir(dir);
-      madeDirs.add(dir);
+    let opening = opened.get(dir);
+    if (!opening) {
+      opening = (async () => {
+        await ensureDir(dir);
+        madeDirs.add(dir);
+        await removeStaleTemps(dir);
+        await removeStaleTemps(join(dir, ARTIFACT_DIR));
+      })();
+      opened.set(dir, opening);
+      opening.catch(() => opened.delete(dir));
     }
+    await opening;
     return dir;
   };
 

@@ -26,6 +26,8 @@ const MARKER = Symbol.for('agent-compaction.error');
  * - `session_mismatch`: stored state belongs to another session and was ignored.
  * - `corrupt_state`: a stored state did not parse or match its schema; it was set aside and
  *   the session went on as new (thrown by a store's `get`, reported as an event).
+ * - `unsound_request`: a request about to leave broke the invariant (a tool call without its
+ *   result, the newest message not as given, two summaries); a sound one was sent instead.
  *
  * @example
  * ```ts
@@ -53,7 +55,8 @@ export type CompactErrorCode =
   | 'redaction_failed'
   | 'forged_summary'
   | 'session_mismatch'
-  | 'corrupt_state';
+  | 'corrupt_state'
+  | 'unsound_request';
 
 /** One problem found while validating input or configuration. */
 export interface CompactIssue {

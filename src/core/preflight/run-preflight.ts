@@ -19,7 +19,15 @@ import { emitOutcome, observed } from './compaction-outcome.js';
 import { nextState } from './next-state.js';
 import { type PipelineDeps, type PreparedRequest, summaryText } from './prepare-request.js';
 import type { PreparedSummary } from './prepared-summary.js';
+import {
+  compactionFault,
+  foldedCallIds,
+  newestFault,
+  reportUnsound,
+  withNewestAsGiven,
+} from './request-guard.js';
 import { type CascadeInput, type CascadeResult, runCascade, summaryMessageTokens } from './run-cascade.js';
+import type { ViewEntry } from './session-view.js';
 import { checkSummaryOutput } from './summary-output.js';
 import { swapPrepared } from './swap-prepared.js';
 import { keptCounts } from './untriggered-result.js';
@@ -352,6 +360,7 @@ export async function finishCompaction<M>(
       ...(summary?.fallback ? { fallback: summary.fallback } : {}),
     };
   }
+  guardCompacted(deps, prepared, cascade, summaryWire, result);
   // The next call extends the view this compaction made (O(what changed), not O(history)).
   prepared.indexed.view =
     viewAfterCompaction(prepared, cascade, state, {
@@ -363,6 +372,49 @@ export async function finishCompaction<M>(
     }) ?? prepared.indexed.view;
   void view;
   return result;
+}
+
+/**
+ * The last guard on a compacted request (request-guard.ts): a newest message the cascade
+ * rewrote goes as given; a request whose pairing or summaries broke is replaced by the given
+ * history. Either way one `compact.error` (`unsound_request`) says what broke and where.
+ */
+function guardCompacted<M>(
+  deps: PipelineDeps,
+  prepared: PreparedRequest,
+  cascade: CascadeResult,
+  summaryWire: unknown,
+  result: CompactionResult<M>,
+): void {
+  // A cut newest message is level d's last resort only when the request cannot hold it whole.
+  const oversized = (entry: ViewEntry) =>
+    cascade.tokensAfter - entry.tokens + entry.originalTokens > prepared.localDecision.budget;
+  const newest = newestFault(result.messages, prepared, cascade.entries, oversized);
+  const fault =
+    newest ??
+    compactionFault(
+      cascade.entries,
+      summaryWire,
+      foldedCallIds(cascade.folded),
+      prepared.codec.format,
+      prepared.view.summaryItem,
+    );
+  if (!fault) return;
+  const repaired =
+    fault.rule === 'newest_message'
+      ? withNewestAsGiven(result.messages, prepared, cascade.entries)
+      : undefined;
+  if (repaired) {
+    reportUnsound(deps, prepared, fault, 'rewrite_dropped');
+    result.messages = repaired as M[];
+    const last = cascade.entries.at(-1)!;
+    result.tokensAfter += Math.ceil((last.originalTokens - last.tokens) * prepared.scale);
+    return;
+  }
+  reportUnsound(deps, prepared, fault, 'given_history');
+  result.messages = prepared.indexed.items.map((item) => item.entry.wire) as M[];
+  result.tokensAfter = result.tokensBefore;
+  delete result.summary;
 }
 
 function throwIfAborted(signal: AbortSignal | undefined): void {

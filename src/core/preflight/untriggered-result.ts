@@ -6,6 +6,7 @@ import type { CompactionResult } from '../manager/manager-options.js';
 import type { MessageFormat } from '../messages/message.js';
 import { assemble } from './assemble.js';
 import { type PipelineDeps, type PreparedRequest, summaryText } from './prepare-request.js';
+import { newestFault, reportUnsound, withNewestAsGiven } from './request-guard.js';
 import { resultCopy } from './result-copy.js';
 import type { AssembledCache, SessionView, ViewEntry } from './session-view.js';
 
@@ -104,6 +105,19 @@ export function untriggeredResult<M>(deps: PipelineDeps, prepared: PreparedReque
     levels: [],
     repairs: prepared.repairs,
   };
+  // The last guard (request-guard.ts), one comparison: the newest message goes last, as given.
+  const fault = newestFault(
+    result.messages,
+    prepared,
+    view.entries,
+    (entry) =>
+      prepared.localTokensBefore - entry.tokens + entry.originalTokens > prepared.localDecision.budget,
+  );
+  if (fault) {
+    const repaired = withNewestAsGiven(result.messages, prepared, view.entries);
+    reportUnsound(deps, prepared, fault, repaired ? 'rewrite_dropped' : 'given_history');
+    result.messages = (repaired ?? prepared.indexed.items.map((item) => item.entry.wire)) as M[];
+  }
   if (summaryWire !== undefined && view.previousSummary !== undefined) {
     result.summary = {
       text:

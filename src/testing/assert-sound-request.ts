@@ -241,7 +241,10 @@ function newestViolations(request: ReadRequest, given: readonly ReadMessage[]): 
 
 function describe(atoms: readonly Atom[]): string {
   const text = atoms
-    .map((atom) => `${atom.kind}${atom.id ? ` ${atom.id}` : ''} "${atom.text.slice(0, 60)}"`)
+    .map(
+      (atom) =>
+        `${atom.kind}${atom.id ? ` ${atom.id}` : ''} "${atom.text.slice(0, 60)}${atom.text.length > 60 ? '…' : ''}" (${atom.text.length} chars)`,
+    )
     .join(' + ');
   return text === '' ? '(nothing)' : text;
 }

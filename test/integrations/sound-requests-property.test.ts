@@ -32,10 +32,15 @@ const ledger = new Ledger();
 const loopCase = fc.record({
   steps: fc.integer({ min: 40, max: 46 }),
   outputPct: fc.array(fc.integer({ min: 1, max: 25 }), { minLength: 7, maxLength: 13 }),
-  notePct: fc.array(fc.oneof({ weight: 5, arbitrary: fc.constant(0) }, fc.integer({ min: 4, max: 10 })), {
-    minLength: 5,
-    maxLength: 9,
-  }),
+  // Arguments: mostly small, some long (shortened when old), a few huge (cut when in the latest round).
+  notePct: fc.array(
+    fc.oneof(
+      { weight: 4, arbitrary: fc.constant(0) },
+      { weight: 2, arbitrary: fc.integer({ min: 8, max: 20 }) },
+      { weight: 1, arbitrary: fc.integer({ min: 45, max: 60 }) },
+    ),
+    { minLength: 5, maxLength: 9 },
+  ),
   promptTokens: fc.oneof(fc.integer({ min: 20, max: 200 }), fc.integer({ min: 2000, max: 3000 })),
   llm: fc.boolean(),
 });
@@ -86,7 +91,7 @@ const opArbitrary: fc.Arbitrary<JumpOp> = fc.oneof(
     arbitrary: fc.record({
       kind: fc.constant('grow' as const),
       outputPct: fc.array(fc.integer({ min: 1, max: 25 }), { minLength: 0, maxLength: 4 }),
-      notePct: fc.oneof({ weight: 4, arbitrary: fc.constant(0) }, fc.integer({ min: 4, max: 10 })),
+      notePct: fc.oneof({ weight: 2, arbitrary: fc.constant(0) }, fc.integer({ min: 8, max: 20 })),
       pastePct: fc.oneof({ weight: 6, arbitrary: fc.constant(0) }, fc.integer({ min: 30, max: 60 })),
       answer: fc.boolean(),
     }),

@@ -262,13 +262,21 @@ function specThread(context: JumpContext, anthropic: Anthropic): JumpPath {
         messages: result.compactedHistory as Anthropic.MessageParam[],
       });
       context.ledger.steps++;
+      // The spec's contract: on any failure, the original history (over the window when it was).
       context.ledger.check(name, lastRequest(context.server), compactForm(turns, SYSTEM), {
         sessionId: `thread-${traceId}`,
         keys: 'default',
         model: CLAUDE,
         reported: true,
-        note: `(${turns.length} messages)`,
+        window: result.compactionApplied,
+        note: `(${turns.length} messages, ${result.compactionApplied ? 'applied' : `not applied: ${result.reason}`})`,
       });
+      if (!result.compactionApplied && result.compactedHistory.length !== turns.length)
+        context.ledger
+          .of(name)
+          .violations.push(
+            `not applied (${result.reason}): ${result.compactedHistory.length} messages back for a ${turns.length}-message thread, not the original`,
+          );
     },
     close: async () => {},
   };

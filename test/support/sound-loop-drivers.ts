@@ -82,12 +82,16 @@ async function runLoop(
   const manager = managerFor(model, loop);
   ledger.listen(path, manager);
   const session = `${path}-${ledger.of(path).requests}`;
+  let failure: unknown;
   try {
     await drive({ url: server.url, manager, script, session });
+  } catch (error) {
+    failure = error;
   } finally {
     await manager.shutdown();
     await server.close();
   }
+  // The requests sent before a failure are checked too.
   for (const request of server.requests) {
     const given = script.givenAt.get(request.seq);
     if (!given) continue;
@@ -99,6 +103,7 @@ async function runLoop(
       note: loop.api,
     });
   }
+  if (failure) throw failure;
 }
 
 function aiTools(script: LoopScript) {

@@ -111,7 +111,7 @@ export function chatForm(turns: readonly Turn[]): Record<string, unknown>[] {
 }
 
 /** The transcript as Anthropic messages (each call its own assistant turn, each result its own user turn). */
-export function anthropicForm(turns: readonly Turn[]): Record<string, unknown>[] {
+export function anthropicForm(turns: readonly Turn[]): { role: 'user' | 'assistant'; content: unknown }[] {
   return turns.map((turn) => {
     if (turn.kind === 'user') return { role: 'user', content: turn.text };
     if (turn.kind === 'answer') return { role: 'assistant', content: turn.text };
@@ -221,6 +221,8 @@ export class Ledger {
       model?: string;
       /** Count as the provider does (the test server: 4 characters of the body per token). */
       reported?: boolean;
+      /** Whether the window applies. @default true */
+      window?: boolean;
       note?: string;
     } = {},
   ): SoundRequestViolation[] {
@@ -231,7 +233,7 @@ export class Ledger {
       given,
       ...(context.sessionId === undefined ? {} : { sessionId: context.sessionId }),
       ...(context.keys === 'default' ? {} : { summaryKeys: SUMMARY_KEY }),
-      maxContextTokens: WINDOW,
+      ...(context.window === false ? {} : { maxContextTokens: WINDOW }),
       model: context.model ?? 'gpt-4o',
       ...(context.reported && 'rawBody' in request
         ? { countTokens: () => Math.ceil(request.rawBody.length / 4) }

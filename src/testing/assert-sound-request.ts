@@ -269,6 +269,23 @@ function piecesIn(pieces: readonly string[], original: string): boolean {
   return true;
 }
 
+/**
+ * The text a cut call's arguments stand for: the arguments as sent, or the text inside
+ * `{"shortened": "..."}` (how an SDK that needs an object carries arguments cut as text).
+ */
+function cutArguments(sent: Atom): string {
+  try {
+    const parsed = JSON.parse(sent.raw ?? sent.text) as unknown;
+    if (parsed && typeof parsed === 'object' && Object.keys(parsed).length === 1) {
+      const shortened = (parsed as { shortened?: unknown }).shortened;
+      if (typeof shortened === 'string') return shortened;
+    }
+  } catch {
+    // Not JSON: arguments cut as text.
+  }
+  return sent.raw ?? sent.text;
+}
+
 /** Whether a request atom says only what a given atom holds. */
 function holds(sent: Atom, held: Atom): boolean {
   if (sent.kind !== held.kind) return false;
@@ -278,7 +295,11 @@ function holds(sent: Atom, held: Atom): boolean {
   if (sent.text === held.text) return true;
   if (sent.kind === 'result' && CLEARED.test(sent.text)) return true;
   const pieces = piecesOf(sent.text);
-  return pieces !== undefined && piecesIn(pieces, held.text);
+  if (pieces !== undefined && piecesIn(pieces, held.text)) return true;
+  if (sent.kind !== 'call') return false;
+  // Arguments cut as text (not JSON-aware): compared with the arguments as given.
+  const raw = piecesOf(cutArguments(sent));
+  return raw !== undefined && piecesIn(raw, held.raw ?? held.text);
 }
 
 /**

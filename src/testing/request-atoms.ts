@@ -38,6 +38,8 @@ export interface Atom {
   text: string;
   id?: string;
   name?: string;
+  /** A call's arguments as sent (`text` is their canonical JSON). */
+  raw?: string;
   message: number;
 }
 
@@ -162,6 +164,7 @@ export function atomsOf(messages: readonly ReadMessage[]): Atom[] {
         id: call.id,
         name: call.name,
         text: canonicalArguments(call.arguments),
+        raw: call.arguments,
         message: index,
       });
     for (const result of message.toolResults)

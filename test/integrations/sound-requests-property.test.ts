@@ -22,28 +22,38 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { startProviderTestServer } from '../../src/testing/provider-test-server.js';
 import { JumpHistory, type JumpOp, jumpPaths } from '../support/sound-jump-drivers.js';
 import { LOOP_PATHS, type LoopCase } from '../support/sound-loop-drivers.js';
-import { LEVELS, Ledger, type Level, llmSummarizer } from '../support/sound-paths.js';
+import { LEVELS, Ledger, type Level, llmSummarizer, WINDOW } from '../support/sound-paths.js';
 
 const SEED = Number(process.env.FC_SEED ?? 20_261_128);
 const RUNS = Number(process.env.FC_RUNS ?? 1);
 const ledger = new Ledger();
 
-/** One loop case: 40 to 46 steps, per step an output of 1% to 25% of the window, some long arguments. */
+/**
+ * One loop case: 40 to 46 steps; per step an output of 1% to 25% of the window (a few of 20-25%
+ * always among them); long arguments (8-20%, shortened once old) every few steps, and one call
+ * whose arguments alone are 65-80% of the window (cut while it is the latest).
+ */
 const loopCase = fc.record({
   steps: fc.integer({ min: 40, max: 46 }),
-  outputPct: fc.array(fc.integer({ min: 1, max: 25 }), { minLength: 7, maxLength: 13 }),
-  // Arguments: mostly small, some long (shortened when old), a few huge (cut when in the latest round).
-  notePct: fc.array(
-    fc.oneof(
-      { weight: 4, arbitrary: fc.constant(0) },
-      { weight: 2, arbitrary: fc.integer({ min: 8, max: 20 }) },
-      { weight: 1, arbitrary: fc.integer({ min: 45, max: 60 }) },
-    ),
-    { minLength: 5, maxLength: 9 },
-  ),
-  promptTokens: fc.oneof(fc.integer({ min: 20, max: 200 }), fc.integer({ min: 2000, max: 3000 })),
+  outputPct: fc.array(fc.integer({ min: 1, max: 25 }), { minLength: 5, maxLength: 11 }),
+  bigPct: fc.array(fc.integer({ min: 20, max: 25 }), { minLength: 2, maxLength: 3 }),
+  longEvery: fc.integer({ min: 3, max: 6 }),
+  longPct: fc.array(fc.integer({ min: 8, max: 20 }), { minLength: 1, maxLength: 4 }),
+  hugeAt: fc.integer({ min: 12, max: 30 }),
+  hugePct: fc.integer({ min: 65, max: 80 }),
+  promptTokens: fc.oneof(fc.integer({ min: 20, max: 200 }), fc.integer({ min: 1000, max: 2000 })),
   llm: fc.boolean(),
 });
+
+const tokensOf = (pct: number) => Math.round((pct * WINDOW) / 100);
+
+function sizesOf(c: typeof loopCase extends fc.Arbitrary<infer T> ? T : never) {
+  const notes = Array.from({ length: c.steps }, (_, k) => {
+    if (k === c.hugeAt) return tokensOf(c.hugePct);
+    return k % c.longEvery === 1 ? tokensOf(c.longPct[k % c.longPct.length]!) : 0;
+  });
+  return { outputTokens: [...c.outputPct, ...c.bigPct].map(tokensOf), noteTokens: notes };
+}
 
 /** The loop paths; the AI SDK's run once per OpenAI API (Chat, Responses). */
 const LOOPS: { path: string; driver: string; api: LoopCase['api'] }[] = Object.keys(LOOP_PATHS).flatMap(
@@ -62,10 +72,7 @@ describe('tool loops of 40+ steps after one user message, every request sound', 
         try {
           await LOOP_PATHS[driver]!(ledger, {
             steps: c.steps,
-            sizes: {
-              outputTokens: c.outputPct.map((pct) => Math.round((pct * 8000) / 100)),
-              noteTokens: c.notePct.map((pct) => Math.round((pct * 8000) / 100)),
-            },
+            sizes: sizesOf(c),
             api,
             promptTokens: c.promptTokens,
             ...(llm ? { summarizer: llm.summarizer } : {}),
@@ -90,7 +97,9 @@ const opArbitrary: fc.Arbitrary<JumpOp> = fc.oneof(
     weight: 8,
     arbitrary: fc.record({
       kind: fc.constant('grow' as const),
-      outputPct: fc.array(fc.integer({ min: 1, max: 25 }), { minLength: 0, maxLength: 4 }),
+      outputPct: fc.array(fc.oneof(fc.integer({ min: 1, max: 10 }), fc.integer({ min: 15, max: 25 })), {
+        maxLength: 4,
+      }),
       notePct: fc.oneof({ weight: 2, arbitrary: fc.constant(0) }, fc.integer({ min: 8, max: 20 })),
       pastePct: fc.oneof({ weight: 6, arbitrary: fc.constant(0) }, fc.integer({ min: 30, max: 60 })),
       answer: fc.boolean(),
@@ -121,7 +130,7 @@ describe('histories that jump, every request sound', () => {
     try {
       await fc.assert(
         fc.asyncProperty(
-          fc.array(opArbitrary, { minLength: 24, maxLength: 32 }),
+          fc.array(opArbitrary, { minLength: 16, maxLength: 22 }),
           fc.boolean(),
           async (ops, llm) => {
             const server = await startProviderTestServer({ handler: () => ({ text: 'ok' }) });

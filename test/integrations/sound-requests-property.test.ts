@@ -48,11 +48,16 @@ const loopCase = fc.record({
 const tokensOf = (pct: number) => Math.round((pct * WINDOW) / 100);
 
 function sizesOf(c: typeof loopCase extends fc.Arbitrary<infer T> ? T : never) {
-  const notes = Array.from({ length: c.steps }, (_, k) => {
+  // Before the huge call, outputs of 1-6% pile up: old results to clear, old arguments to shorten.
+  const outputs = [...c.outputPct, ...c.bigPct];
+  const outputTokens = Array.from({ length: c.steps }, (_, k) =>
+    tokensOf(k < c.hugeAt ? 1 + (outputs[k % outputs.length]! % 6) : outputs[k % outputs.length]!),
+  );
+  const noteTokens = Array.from({ length: c.steps }, (_, k) => {
     if (k === c.hugeAt) return tokensOf(c.hugePct);
     return k % c.longEvery === 1 ? tokensOf(c.longPct[k % c.longPct.length]!) : 0;
   });
-  return { outputTokens: [...c.outputPct, ...c.bigPct].map(tokensOf), noteTokens: notes };
+  return { outputTokens, noteTokens };
 }
 
 /** The loop paths; the AI SDK's run once per OpenAI API (Chat, Responses). */
@@ -101,7 +106,7 @@ const opArbitrary: fc.Arbitrary<JumpOp> = fc.oneof(
         maxLength: 4,
       }),
       notePct: fc.oneof({ weight: 2, arbitrary: fc.constant(0) }, fc.integer({ min: 8, max: 20 })),
-      pastePct: fc.oneof({ weight: 6, arbitrary: fc.constant(0) }, fc.integer({ min: 30, max: 60 })),
+      pastePct: fc.oneof({ weight: 6, arbitrary: fc.constant(0) }, fc.integer({ min: 80, max: 95 })),
       answer: fc.boolean(),
     }),
   },
@@ -176,8 +181,14 @@ describe('histories that jump, every request sound', () => {
   });
 });
 
-/** Levels a path cannot show: the spec form's throwaway manager reports no levels, only whether it summarized. */
+/**
+ * Levels a path cannot show: the spec form's throwaway manager reports no levels, only whether it
+ * summarized; compactMessages never lets protected results give way.
+ */
 const UNOBSERVABLE: Record<string, readonly Level[]> = {
+  // compactMessages compacts to the target in one call with no session: it summarizes the
+  // protected results rather than letting them give way (0 in 76 calls and 3 crafted histories).
+  compactMessages: ['give_way_shorten', 'give_way_clear'],
   'anthropic: compactThreadHistory (spec)': [
     'clear',
     'shorten_arguments',

@@ -111,7 +111,10 @@ export class JumpHistory {
         { kind: 'result', id, output: outputOf(`${tag}r${k}`, Math.round((pct * WINDOW) / 100)) },
       );
     });
-    if (op.answer) turns.push({ kind: 'answer', text: `Answer ${tag}: all hosts ok.` });
+    // A paste is never the newest message: it is answered and followed by a short request, so
+    // it stays in the verbatim suffix, too long for the window (the cut of oversized messages).
+    if (op.answer || op.pastePct > 0) turns.push({ kind: 'answer', text: `Answer ${tag}: all hosts ok.` });
+    if (op.pastePct > 0) turns.push({ kind: 'user', text: userText(`mk-${tag}next`) });
     this.turns = [...this.turns, ...turns];
   }
 }

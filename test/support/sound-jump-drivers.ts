@@ -104,17 +104,17 @@ export class JumpHistory {
     ];
     // Ids numbered per conversation, as many SDKs do: two conversations reuse them.
     let n = this.turns.filter((turn) => turn.kind === 'call').length;
-    op.outputPct.forEach((pct, k) => {
+    // A paste is never the newest message: the agent works on it (a tool round at least), so it
+    // stays in the verbatim suffix, too long for the window (the cut of oversized messages).
+    const outputs = op.pastePct > 0 && op.outputPct.length === 0 ? [2] : op.outputPct;
+    outputs.forEach((pct) => {
       const id = `call_${n++}`;
       turns.push(
-        { kind: 'call', id, args: argsOf(n, k === 0 ? Math.round((op.notePct * WINDOW) / 100) : 0) },
-        { kind: 'result', id, output: outputOf(`${tag}r${k}`, Math.round((pct * WINDOW) / 100)) },
+        { kind: 'call', id, args: argsOf(n, Math.round((op.notePct * WINDOW) / 100)) },
+        { kind: 'result', id, output: outputOf(`${tag}r${n}`, Math.round((pct * WINDOW) / 100)) },
       );
     });
-    // A paste is never the newest message: it is answered and followed by a short request, so
-    // it stays in the verbatim suffix, too long for the window (the cut of oversized messages).
-    if (op.answer || op.pastePct > 0) turns.push({ kind: 'answer', text: `Answer ${tag}: all hosts ok.` });
-    if (op.pastePct > 0) turns.push({ kind: 'user', text: userText(`mk-${tag}next`) });
+    if (op.answer) turns.push({ kind: 'answer', text: `Answer ${tag}: all hosts ok.` });
     this.turns = [...this.turns, ...turns];
   }
 }

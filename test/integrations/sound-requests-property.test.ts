@@ -106,6 +106,7 @@ const opArbitrary: fc.Arbitrary<JumpOp> = fc.oneof(
         maxLength: 4,
       }),
       notePct: fc.oneof({ weight: 2, arbitrary: fc.constant(0) }, fc.integer({ min: 8, max: 25 })),
+      hugePct: fc.oneof({ weight: 6, arbitrary: fc.constant(0) }, fc.integer({ min: 65, max: 80 })),
       pastePct: fc.oneof({ weight: 6, arbitrary: fc.constant(0) }, fc.integer({ min: 80, max: 95 })),
       answer: fc.boolean(),
     }),
@@ -130,7 +131,7 @@ const JUMP_PATHS = [
 
 describe('histories that jump, every request sound', () => {
   let run = 0;
-  it(`${JUMP_PATHS.length} paths, the same ops each (${RUNS * 2} runs, seed ${SEED})`, async () => {
+  it(`${JUMP_PATHS.length} paths, the same ops each (${RUNS * 3} runs, seed ${SEED})`, async () => {
     const dir = await mkdtemp(join(tmpdir(), 'sound-jumps-'));
     try {
       await fc.assert(
@@ -169,7 +170,7 @@ describe('histories that jump, every request sound', () => {
             }
           },
         ),
-        { seed: SEED, numRuns: RUNS * 2 },
+        { seed: SEED, numRuns: RUNS * 3 },
       );
     } finally {
       await rm(dir, { recursive: true, force: true });

@@ -39,7 +39,14 @@ const CLAUDE = 'claude-sonnet-4-6';
 
 /** One change of the caller's history. */
 export type JumpOp =
-  | { kind: 'grow'; outputPct: number[]; notePct: number; pastePct: number; answer: boolean }
+  | {
+      kind: 'grow';
+      outputPct: number[];
+      notePct: number;
+      hugePct?: number;
+      pastePct: number;
+      answer: boolean;
+    }
   | { kind: 'rewind' | 'edit'; at: number }
   | { kind: 'fork' | 'switch' | 'reuse' | 'restart' };
 
@@ -106,11 +113,14 @@ export class JumpHistory {
     let n = this.turns.filter((turn) => turn.kind === 'call').length;
     // A paste is never the newest message: the agent works on it (a tool round at least), so it
     // stays in the verbatim suffix, too long for the window (the cut of oversized messages).
-    const outputs = op.pastePct > 0 && op.outputPct.length === 0 ? [2] : op.outputPct;
-    outputs.forEach((pct) => {
+    // A call with huge arguments (a file written whole) is cut while it is the latest round.
+    const huge = op.hugePct ?? 0;
+    const outputs = (op.pastePct > 0 || huge > 0) && op.outputPct.length === 0 ? [2] : op.outputPct;
+    outputs.forEach((pct, k) => {
       const id = `call_${n++}`;
+      const note = k === outputs.length - 1 && huge > 0 ? huge : op.notePct;
       turns.push(
-        { kind: 'call', id, args: argsOf(n, Math.round((op.notePct * WINDOW) / 100)) },
+        { kind: 'call', id, args: argsOf(n, Math.round((note * WINDOW) / 100)) },
         { kind: 'result', id, output: outputOf(`${tag}r${n}`, Math.round((pct * WINDOW) / 100)) },
       );
     });

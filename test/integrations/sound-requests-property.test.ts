@@ -105,7 +105,7 @@ const opArbitrary: fc.Arbitrary<JumpOp> = fc.oneof(
       outputPct: fc.array(fc.oneof(fc.integer({ min: 1, max: 10 }), fc.integer({ min: 15, max: 25 })), {
         maxLength: 4,
       }),
-      notePct: fc.oneof({ weight: 2, arbitrary: fc.constant(0) }, fc.integer({ min: 8, max: 25 })),
+      notePct: fc.oneof(fc.constant(0), fc.integer({ min: 8, max: 25 })),
       hugePct: fc.oneof({ weight: 6, arbitrary: fc.constant(0) }, fc.integer({ min: 65, max: 80 })),
       pastePct: fc.oneof({ weight: 6, arbitrary: fc.constant(0) }, fc.integer({ min: 80, max: 95 })),
       answer: fc.boolean(),

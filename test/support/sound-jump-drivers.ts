@@ -228,7 +228,7 @@ export function jumpPaths(context: JumpContext): JumpPath[] {
         await anthropic.messages.create(params(result.messages));
       },
     ),
-    managed(context, 'ai-sdk: generateText', 'gpt-4o', async (manager, sessionId, turns) => {
+    managed(context, 'ai-sdk: generateText (chat)', 'gpt-4o', async (manager, sessionId, turns) => {
       const provider = createOpenAI({ baseURL: server.openaiBaseURL, apiKey: 'test-key' });
       await generateText({
         model: wrapLanguageModel({

@@ -5,6 +5,9 @@
  * (create, stream) and LangChain createAgent. Every agent request is checked against the
  * transcript the SDK held when it sent it.
  */
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createOpenAI } from '@ai-sdk/openai';
 import Anthropic from '@anthropic-ai/sdk';
 import { ChatOpenAI } from '@langchain/openai';
@@ -18,15 +21,18 @@ import {
 } from '@openai/agents';
 import { tool as aiTool, generateText, stepCountIs, streamText, wrapLanguageModel } from 'ai';
 import { createAgent, tool as lcTool } from 'langchain';
+import OpenAI from 'openai';
 import { z } from 'zod';
 import { compactionMiddleware, compactionPrepareStep } from '../../src/adapters/ai-sdk/index.js';
-import { withCompaction } from '../../src/adapters/anthropic/index.js';
+import { compactThreadHistory, withCompaction } from '../../src/adapters/anthropic/index.js';
 import { compactionMiddleware as langchainMiddleware } from '../../src/adapters/langchain/index.js';
 import { CompactionSession, compactionInputFilter } from '../../src/adapters/openai-agents/index.js';
 import { CompactManager } from '../../src/core/manager/compact-manager.js';
 import type { Summarizer } from '../../src/core/summary/summarizer.js';
+import { cli } from './cli-fixtures.js';
 import {
   anthropicForm,
+  chatForm,
   compactForm,
   type Ledger,
   type LoopScript,
@@ -98,6 +104,8 @@ async function runLoop(
     ledger.steps++;
     ledger.check(path, request, compactForm(given, SYSTEM), {
       sessionId: session,
+      // The CLI's manager signs with the default key (the key file), not the test's.
+      ...(path.startsWith('cli') ? { keys: 'default' as const } : {}),
       model,
       reported: model.startsWith('claude'),
       note: loop.api,
@@ -192,8 +200,11 @@ export const LOOP_PATHS: Record<string, (ledger: Ledger, loop: LoopCase) => Prom
         stopWhen: stepCountIs(loop.steps + 5),
       });
     }),
-  'anthropic: create': (ledger, loop) => anthropicLoop('anthropic: create', ledger, loop, false),
-  'anthropic: stream': (ledger, loop) => anthropicLoop('anthropic: stream', ledger, loop, true),
+  'anthropic: create': (ledger, loop) => anthropicLoop('anthropic: create', ledger, loop, 'create'),
+  'anthropic: stream': (ledger, loop) => anthropicLoop('anthropic: stream', ledger, loop, 'stream'),
+  'anthropic: compactThreadHistory (manager)': (ledger, loop) =>
+    anthropicLoop('anthropic: compactThreadHistory (manager)', ledger, loop, 'thread'),
+  'cli: compact': (ledger, loop) => cliLoop(ledger, loop),
   'langchain: createAgent': (ledger, loop) =>
     runLoop('langchain: createAgent', ledger, loop, 'gpt-4o', async ({ url, manager, script, session }) => {
       const prompt = userText('langchain', loop.promptTokens);
@@ -239,32 +250,82 @@ function agentsAgent(script: LoopScript): Agent {
   return new Agent({ name: 'sre', instructions: SYSTEM, tools: [probe], model: 'gpt-4o' });
 }
 
-/** The Anthropic loop, driven by the test through a client wrapped by withCompaction. */
-function anthropicLoop(path: string, ledger: Ledger, loop: LoopCase, stream: boolean): Promise<void> {
+/** The Anthropic loop, driven by the test: through withCompaction, or compactThreadHistory then a plain client. */
+function anthropicLoop(
+  path: string,
+  ledger: Ledger,
+  loop: LoopCase,
+  how: 'create' | 'stream' | 'thread',
+): Promise<void> {
   return runLoop(path, ledger, loop, 'claude-sonnet-4-6', async ({ url, manager, script, session }) => {
-    const client = withCompaction(
-      new Anthropic({ apiKey: 'test-key', baseURL: url, maxRetries: 0 }),
-      manager,
-      {
-        sessionId: session,
-      },
-    );
+    const plain = new Anthropic({ apiKey: 'test-key', baseURL: url, maxRetries: 0 });
+    const client = withCompaction(plain, manager, { sessionId: session });
     const tools: Anthropic.Tool[] = [
       { name: TOOL, description: 'Probe the next host', input_schema: { type: 'object', properties: {} } },
     ];
     script.startRun(userText(path, loop.promptTokens), loop.steps);
     for (let step = 0; step <= loop.steps; step++) {
-      const params = {
-        model: 'claude-sonnet-4-6',
-        max_tokens: 512,
-        system: SYSTEM,
-        messages: anthropicForm(script.turns) as unknown as Anthropic.MessageParam[],
-        tools,
-      };
-      const reply = stream
-        ? await client.messages.stream(params).finalMessage()
-        : await client.messages.create(params);
+      let messages = anthropicForm(script.turns) as Anthropic.MessageParam[];
+      if (how === 'thread')
+        messages = (
+          await compactThreadHistory({
+            manager,
+            sessionId: session,
+            threadHistory: messages,
+            systemPrompt: SYSTEM,
+            tools,
+          })
+        ).messages;
+      const params = { model: 'claude-sonnet-4-6', max_tokens: 512, system: SYSTEM, messages, tools };
+      const reply =
+        how === 'stream'
+          ? await client.messages.stream(params).finalMessage()
+          : await (how === 'thread' ? plain : client).messages.create(params);
       if (!reply.content.some((block) => block.type === 'tool_use')) break;
+    }
+  });
+}
+
+/** The CLI's `compact` in a loop: each step's history compacted with a state file, sent with the OpenAI client. */
+function cliLoop(ledger: Ledger, loop: LoopCase): Promise<void> {
+  const path = 'cli: compact';
+  return runLoop(path, ledger, loop, 'gpt-4o', async ({ url, script, session }) => {
+    const dir = await mkdtemp(join(tmpdir(), 'sound-cli-loop-'));
+    const openai = new OpenAI({ apiKey: 'test-key', baseURL: `${url}/v1`, maxRetries: 0 });
+    try {
+      script.startRun(userText(path, loop.promptTokens), loop.steps);
+      for (let step = 0; step <= loop.steps; step++) {
+        const input = join(dir, `history-${step}.json`);
+        const report = join(dir, `report-${step}.json`);
+        await writeFile(
+          input,
+          JSON.stringify([{ role: 'system', content: SYSTEM }, ...chatForm(script.turns)]),
+        );
+        // The CLI's manager is its own: its session id is the one checked, its levels come from --report.
+        const run = await cli([
+          'compact',
+          input,
+          '--max-context',
+          String(WINDOW),
+          '--model',
+          'gpt-4o',
+          '--state',
+          join(dir, 'state.json'),
+          '--session-id',
+          session,
+          '--report',
+          report,
+        ]);
+        if (run.code !== 0) throw new Error(`cli compact exited ${run.code}: ${run.stderr}`);
+        ledger.countResult(loop.ledgerPath ?? path, JSON.parse(await readFile(report, 'utf8')));
+        const reply = await openai.chat.completions.create({
+          model: 'gpt-4o',
+          messages: JSON.parse(run.stdout) as never,
+        });
+        if (!reply.choices[0]?.message.tool_calls?.length) break;
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
     }
   });
 }

@@ -28,6 +28,15 @@ export {
   validateAriadneEvent,
 } from './ariadne-test-server.js';
 export {
+  assertSoundRequest,
+  checkSoundRequest,
+  type SoundRequestFormat,
+  type SoundRequestInput,
+  type SoundRequestRule,
+  type SoundRequestViolation,
+  UnsoundRequestError,
+} from './assert-sound-request.js';
+export {
   type OtlpRequest,
   type OtlpTestServer,
   type ReceivedSpan,
@@ -53,6 +62,7 @@ export {
   type ScriptedToolCall,
   startProviderTestServer,
 } from './provider-test-server.js';
+export type { ReadMessage, ReadRequest } from './request-atoms.js';
 export { FORGED_REFS, sampleArtifact } from './sample-artifact.js';
 export { type SampleCompactionOptions, sampleCompactionEvents } from './sample-events.js';
 export { type SyntheticSessionOptions, seededRandom, syntheticSession } from './synthetic-session.js';

@@ -156,6 +156,8 @@ export interface CompactEventProperties {
     refs: string[];
     /** The summary version after this compaction. */
     version: number;
+    /** Of `count`, the protected recent tool results that gave way after the summary; absent when none. */
+    gaveWay?: number;
   };
   'compact.repair': {
     /** `dropped_orphan_result`, `dropped_duplicate_result` or `answered_dangling_call`. */

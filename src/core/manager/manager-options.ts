@@ -26,6 +26,11 @@ export interface LevelReport {
   tokensSaved: number;
   /** Archive references of the originals. */
   refs: string[];
+  /**
+   * Of `count`, the recent tool results that `clearKeepRecent` protected and that gave way after
+   * the summary (cleared, or shortened head and tail under `cut_oversized`); absent when none.
+   */
+  gaveWay?: number;
 }
 
 /** One repair made to the input. */

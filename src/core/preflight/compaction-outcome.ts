@@ -52,7 +52,14 @@ function emitLevel(deps: PipelineDeps, prepared: PreparedRequest, level: LevelRe
   deps.bus.emit(
     prepared.context,
     'compact.reduction',
-    { level: level.level, count: level.count, tokensSaved: level.tokensSaved, refs: level.refs, version },
+    {
+      level: level.level,
+      count: level.count,
+      tokensSaved: level.tokensSaved,
+      refs: level.refs,
+      version,
+      ...(level.gaveWay === undefined ? {} : { gaveWay: level.gaveWay }),
+    },
     { start: Date.now(), ...(prepared.decisionSpanId ? { parentId: prepared.decisionSpanId } : {}) },
   );
 }

@@ -185,7 +185,35 @@ export function cutLongestText(
   for (const leaf of leaves) if (!longest || leaf.length > longest.length) longest = leaf;
   if (!longest || longest.length <= keepChars) return undefined;
   const text = (longest.parent as Record<string | number, string>)[longest.key]!;
-  const cut = shortenText(text, keepChars, marker);
+  // Call arguments are JSON text: cut inside their longest string, so they stay JSON.
+  const cut =
+    (longest.key === 'arguments' ? cutInsideJson(text, keepChars, marker) : undefined) ??
+    shortenText(text, keepChars, marker);
   (longest.parent as Record<string | number, string>)[longest.key] = cut;
   return { wire: copy, removed: text.length - cut.length };
+}
+
+/** Cuts the longest string inside JSON `text` so the whole keeps about `keepChars`; `undefined` when not JSON. */
+function cutInsideJson(
+  text: string,
+  keepChars: number,
+  marker: (removed: number) => string,
+): string | undefined {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (!isObject(parsed) && !Array.isArray(parsed)) return undefined;
+  const leaves: Leaf[] = [];
+  collectLeaves(parsed, leaves);
+  let longest: Leaf | undefined;
+  for (const leaf of leaves) if (!longest || leaf.length > longest.length) longest = leaf;
+  if (!longest) return undefined;
+  const parent = longest.parent as Record<string | number, string>;
+  const value = parent[longest.key]!;
+  const rest = text.length - JSON.stringify(value).length;
+  parent[longest.key] = shortenText(value, Math.max(1, keepChars - rest), marker);
+  return JSON.stringify(parsed);
 }

@@ -259,6 +259,7 @@ function mergeLevels(levels: readonly LevelReport[]): LevelReport[] {
       known.count += level.count;
       known.tokensSaved += level.tokensSaved;
       known.refs.push(...level.refs);
+      if (level.gaveWay !== undefined) known.gaveWay = (known.gaveWay ?? 0) + level.gaveWay;
     }
   }
   return [...merged.values()];

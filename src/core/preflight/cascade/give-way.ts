@@ -57,5 +57,6 @@ export function* giveWaySteps(
     }
     clearEntry(run, k, names, cleared);
   }
+  for (const report of [cleared, cut]) if (report.count > 0) report.gaveWay = report.count;
   return [cleared, cut];
 }

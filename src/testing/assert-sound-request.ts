@@ -74,6 +74,13 @@ export interface SoundRequestInput {
   summaryKeys?: string | readonly string[];
   /** The window. Without it (or `countTokens`), rule 5 is not checked. */
   maxContextTokens?: number;
+  /**
+   * The most the request may take: the window less the room kept for the answer (the
+   * manager's `budget`, `maxContextTokens - hardCapBuffer`). A newest message too large to
+   * fit whole in it may be sent cut around the marker; nothing else may change it.
+   * @default maxContextTokens
+   */
+  budgetTokens?: number;
   /** The model, for the library's count. @default `gpt-4o` */
   model?: string;
   /** The provider's count of the request. @default the library's counter for `model` */
@@ -121,7 +128,7 @@ export function checkSoundRequest(input: SoundRequestInput): SoundRequestViolati
       index: [...summaries][1]!,
     });
   if (given) {
-    violations.push(...newestViolations(request, given));
+    violations.push(...newestViolations(request, given, input));
     violations.push(...foreignViolations(request, given, summaries));
   }
   violations.push(...windowViolations(request, input));
@@ -221,7 +228,11 @@ function sameAtoms(a: readonly Atom[], b: readonly Atom[]): boolean {
 }
 
 /** The newest message of the given history is the request's last, sent as given. */
-function newestViolations(request: ReadRequest, given: readonly ReadMessage[]): SoundRequestViolation[] {
+function newestViolations(
+  request: ReadRequest,
+  given: readonly ReadMessage[],
+  input: SoundRequestInput,
+): SoundRequestViolation[] {
   const newest = given.at(-1);
   if (!newest) return [];
   const last = request.messages.length - 1;
@@ -232,11 +243,40 @@ function newestViolations(request: ReadRequest, given: readonly ReadMessage[]): 
   if (!sent) return violation('the request has no messages; the newest given message is not sent');
   const wanted = atomsOf([newest]);
   const sentAtoms = atomsOf(request.messages).slice(-wanted.length);
-  if (!sameAtoms(wanted, sentAtoms))
+  if (!sameAtoms(wanted, sentAtoms) && !cutToFit(request, newest, wanted, sentAtoms, input))
     return violation(
       `the newest message is not sent as given: ${describe(wanted)} became ${describe(sentAtoms)}`,
     );
   return [];
+}
+
+/**
+ * The one exception to "as given": a newest message too large to fit whole may be cut around
+ * the marker, when the request with it whole would be over the budget (an output bigger than
+ * what the window leaves it). Checked only when the window is known.
+ */
+function cutToFit(
+  request: ReadRequest,
+  newest: ReadMessage,
+  wanted: readonly Atom[],
+  sentAtoms: readonly Atom[],
+  input: SoundRequestInput,
+): boolean {
+  if (input.maxContextTokens === undefined || wanted.length !== sentAtoms.length) return false;
+  if (!sentAtoms.every((atom, k) => atom.text === wanted[k]!.text || piecesOf(atom.text) !== undefined))
+    return false;
+  if (!sentAtoms.every((atom, k) => holds(atom, wanted[k]!))) return false;
+  // The request's own count, grown by what the newest adds whole: the library's count of both
+  // read in the format-free form (the given history may be in another format than the request).
+  const model = input.model ?? 'gpt-4o';
+  const sent: ReadRequest = { format: 'compact', messages: request.messages };
+  const whole: ReadRequest = { format: 'compact', messages: [...request.messages.slice(0, -1), newest] };
+  const grown = libraryCount(whole, model) - libraryCount(sent, model);
+  return countOf(request, input) + grown > (input.budgetTokens ?? input.maxContextTokens);
+}
+
+function countOf(request: ReadRequest, input: SoundRequestInput): number {
+  return input.countTokens ? input.countTokens(request) : libraryCount(request, input.model ?? 'gpt-4o');
 }
 
 function describe(atoms: readonly Atom[]): string {
@@ -375,9 +415,7 @@ function chatWireOf(message: ReadMessage): unknown {
 
 function windowViolations(request: ReadRequest, input: SoundRequestInput): SoundRequestViolation[] {
   if (input.maxContextTokens === undefined) return [];
-  const tokens = input.countTokens
-    ? input.countTokens(request)
-    : libraryCount(request, input.model ?? 'gpt-4o');
+  const tokens = countOf(request, input);
   if (tokens <= input.maxContextTokens) return [];
   return [
     {

@@ -20,6 +20,8 @@ import {
 
 /** The window every path runs in, and the summary key of every manager. */
 export const WINDOW = 8000;
+/** The managers' budget at that window: the default buffer is a tenth of a small window. */
+export const BUDGET = WINDOW - Math.floor(WINDOW * 0.1);
 export const SUMMARY_KEY = 'sound-requests-property-key-0123456789';
 export const TOOL = 'probe';
 
@@ -233,7 +235,7 @@ export class Ledger {
       given,
       ...(context.sessionId === undefined ? {} : { sessionId: context.sessionId }),
       ...(context.keys === 'default' ? {} : { summaryKeys: SUMMARY_KEY }),
-      ...(context.window === false ? {} : { maxContextTokens: WINDOW }),
+      ...(context.window === false ? {} : { maxContextTokens: WINDOW, budgetTokens: BUDGET }),
       model: context.model ?? 'gpt-4o',
       ...(context.reported && 'rawBody' in request
         ? { countTokens: () => Math.ceil(request.rawBody.length / 4) }

@@ -1,8 +1,10 @@
 /**
  * Cascade level d, the last resort: a message of the verbatim suffix too large for the
- * window (a log dump, a 200 KB file read, the latest tool result included) is cut head and
- * tail around a marker saying how much was removed and where the full text is. Largest
- * first, until the request fits (the target when possible, the budget at least).
+ * window (a log dump, a 200 KB file read) is cut head and tail around a marker saying how
+ * much was removed and where the full text is. Largest first, until the request fits (the
+ * target when possible, the budget at least). The newest message is sent as given (issue 43):
+ * it is cut only when every other message is cut as far as it goes and the request still
+ * exceeds its budget, that is when it alone is too large for what the window leaves it.
  */
 import { runSteps, type Steps } from '../../time-slice.js';
 import { rewriteRef } from '../realize-rewrite.js';
@@ -21,7 +23,24 @@ export function cutOversized(run: CascadeRun, limit: number): LevelReport {
 /** {@link cutOversized} as {@link Steps}: a pause after each cut. */
 export function* cutOversizedSteps(run: CascadeRun, limit: number): Steps<LevelReport> {
   const report: LevelReport = { level: 'cut_oversized', count: 0, tokensSaved: 0, refs: [] };
-  const exhausted = new Set<number>();
+  const newest = run.entries.length - 1;
+  // Every other message first, to the limit; the newest only if the request still exceeds
+  // its budget without it cut, and then no deeper than the budget.
+  const exhausted = new Set<number>([newest]);
+  yield* cutLargest(run, limit, exhausted, report);
+  if (run.total > run.budget) {
+    exhausted.delete(newest);
+    yield* cutLargest(run, run.budget, exhausted, report);
+  }
+  return report;
+}
+
+function* cutLargest(
+  run: CascadeRun,
+  limit: number,
+  exhausted: Set<number>,
+  report: LevelReport,
+): Steps<void> {
   for (let guard = 0; guard < 64 && run.total > limit; guard++) {
     if (guard > 0) yield;
     let largest = -1;
@@ -50,5 +69,4 @@ export function* cutOversizedSteps(run: CascadeRun, limit: number): Steps<LevelR
       report.count++;
     }
   }
-  return report;
 }

@@ -2,8 +2,8 @@
  * After the summary (issue 34): the recent tool results that `clearKeepRecent` protects give
  * way when they alone keep the request over its target, oldest first. A result larger than
  * what must go is shortened head and tail to land on the target (the view keeps the rest of
- * it); a smaller one is cleared with its recall ref. The latest round is never touched (its
- * oversized output is level d's), nor pinned messages or `clearExcludeTools`.
+ * it); a smaller one is cleared with its recall ref. The latest round and the newest message
+ * are never touched (an oversized one is level d's), nor pinned messages or `clearExcludeTools`.
  */
 import type { IndexedMessage } from '../../messages/message-index.js';
 import type { ToolPairer } from '../../messages/tool-pairing.js';
@@ -38,7 +38,8 @@ export function* giveWaySteps(
     const entry = run.entries[k]!;
     if (entry.pinned || entry.rewrite || entry.item.entry.parsed.toolResults.length === 0) continue;
     yield;
-    if (entry.round >= 0 && entry.round === lastRound) continue;
+    // The newest message is sent as given, whatever its round (issue 43).
+    if (k === run.entries.length - 1 || (entry.round >= 0 && entry.round === lastRound)) continue;
     if (entry.tokens < run.policy.clearMinTokens) continue;
     const names = clearableNames(entry.item, pairing, excluded);
     if (!names) continue;

@@ -60,7 +60,9 @@ const responsesLoop: Loop = async (proxyUrl, streamed) => {
     const response = streamed
       ? await client.responses.stream(params).finalResponse()
       : await client.responses.create(params);
-    const calls = response.output.filter((item) => item.type === 'function_call');
+    const calls = (response.output as OpenAI.Responses.ResponseOutputItem[]).filter(
+      (item): item is OpenAI.Responses.ResponseFunctionToolCall => item.type === 'function_call',
+    );
     if (calls.length === 0) return response.output_text;
     for (const call of calls) {
       input.push({

@@ -200,7 +200,9 @@ async function gatedUpstream(): Promise<{
   release: () => void;
   arrived: Promise<void>;
   server: Server;
+  paths: string[];
 }> {
+  const paths: string[] = [];
   let release!: () => void;
   const gate = new Promise<void>((open) => {
     release = open;
@@ -210,6 +212,7 @@ async function gatedUpstream(): Promise<{
     arrived = done;
   });
   const server = createServer((request, response) => {
+    paths.push(request.url ?? '');
     request.resume();
     request.on('end', async () => {
       response.writeHead(200, { 'content-type': 'text/event-stream' });
@@ -226,6 +229,7 @@ async function gatedUpstream(): Promise<{
     release,
     arrived: arrivedPromise,
     server,
+    paths,
   };
 }
 
@@ -240,7 +244,7 @@ describe('streams', () => {
       stream: true,
       messages: [{ role: 'user', content: 'go' }],
     });
-    const response = await fetch(`${proxy.url}/v1/chat/completions`, { method: 'POST', body });
+    const response = await fetch(`${proxy.url}/v1/chat/completions?beta=true`, { method: 'POST', body });
     const reader = response.body!.getReader();
     const first = new TextDecoder().decode((await reader.read()).value);
     // Read while the upstream still holds the rest back: nothing was buffered.
@@ -255,6 +259,8 @@ describe('streams', () => {
     await closed;
     // ...which ended whole, its usage fed to the manager.
     expect(rest).toContain('[DONE]');
+    // The query string went along (Claude Code calls /v1/messages?beta=true).
+    expect(upstream.paths).toEqual(['/v1/chat/completions?beta=true']);
     const session = response.headers.get('x-compaction-session')!;
     expect(manager.lastReportedUsage(session)?.inputTokens).toBe(7);
     // And the proxy no longer listens.

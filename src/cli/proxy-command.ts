@@ -45,8 +45,11 @@ export async function runProxyCommand(argv: readonly string[], io: CliIo): Promi
     });
   const port = integerFlag(values.port, 'port', 0, 65535);
   const maxBodyBytes = integerFlag(values['max-body'], 'max-body', 1024, 2 ** 31);
-  const { managerOptions } = await import('./run-cli.js');
-  const options = await managerOptions(values, io.env);
+  const { loadManagerOptions } = await import('./load-manager-options.js');
+  const options = await loadManagerOptions(values.config as string | undefined, io.env);
+  if (typeof values.model === 'string') options.model = values.model;
+  const maxContext = integerFlag(values['max-context'], 'max-context', 1, 2 ** 31);
+  if (maxContext !== undefined) options.maxContextTokens = maxContext;
   const { CompactManager } = await import('../core/manager/compact-manager.js');
   const manager = new CompactManager(options);
   const { startProxy } = await import('../proxy/index.js');

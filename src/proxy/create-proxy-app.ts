@@ -141,6 +141,7 @@ export function createProxyApp(options: CompactionProxyOptions): Hono {
     entry: Partial<ProxyLogEntry>,
   ): Promise<Response> {
     const text = await c.req.text();
+    const started = performance.now();
     let body: Record<string, unknown>;
     try {
       body = JSON.parse(text) as Record<string, unknown>;
@@ -162,7 +163,7 @@ export function createProxyApp(options: CompactionProxyOptions): Hono {
         return proxyError(400, 'invalid_request_error', error.message);
       throw error;
     }
-    Object.assign(entry, compacted.log);
+    Object.assign(entry, compacted.log, { prepareMs: performance.now() - started });
     const url = upstreamUrl(upstream, route.path, new URL(c.req.url).search)!;
     const session = compacted.session;
     const upstreamResponse = await callUpstream({

@@ -27,6 +27,11 @@ export interface ProxyLogEntry {
   applied?: boolean;
   /** Milliseconds spent compacting. */
   compactMs?: number;
+  /**
+   * Milliseconds of the proxy's own work before the upstream call: parsing the body, finding
+   * the session, compacting, writing the body to forward (reading the request not included).
+   */
+  prepareMs?: number;
   /** Why the request was forwarded uncompacted (the `CompactError` code), when it was. */
   error?: string;
 }

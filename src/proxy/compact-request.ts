@@ -49,9 +49,41 @@ function withoutMessageMarks(messages: readonly unknown[]): readonly unknown[] {
   return out ?? messages;
 }
 
-function sameMessages(a: readonly unknown[], b: readonly unknown[]): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+/** Sessions whose last request's messages are remembered (oldest forgotten first). */
+const REMEMBERED_SESSIONS = 256;
+
+/**
+ * Each session's last view, when it was the history itself. A client resends its history as
+ * new objects every call; the manager keeps the objects it indexed first where the new ones are
+ * the same (it adopts them), so its view holds those. A view made, position for position, of
+ * this call's objects and of the last view's (which was the history) is the history itself:
+ * the client's own bytes can be forwarded without writing the body again. A view with any
+ * other object (a rewrite, a summary) is not, and forgets the last view.
+ */
+export class LastViews {
+  readonly #bySession = new Map<string, readonly unknown[]>();
+
+  get(session: string): readonly unknown[] | undefined {
+    return this.#bySession.get(session);
+  }
+
+  set(session: string, view: readonly unknown[] | undefined): void {
+    this.#bySession.delete(session);
+    if (view === undefined) return;
+    this.#bySession.set(session, view);
+    if (this.#bySession.size > REMEMBERED_SESSIONS)
+      this.#bySession.delete(this.#bySession.keys().next().value as string);
+  }
+}
+
+/** True when `view` is `messages` position for position (this call's objects or the last view's). */
+function isHistory(
+  view: readonly unknown[],
+  messages: readonly unknown[],
+  last: readonly unknown[] | undefined,
+) {
+  if (view.length !== messages.length) return false;
+  for (let i = 0; i < view.length; i++) if (view[i] !== messages[i] && view[i] !== last?.[i]) return false;
   return true;
 }
 
@@ -61,7 +93,12 @@ export async function compactRequest(
   route: ProxyRoute,
   text: string,
   body: Json,
-  options: { sessionHeader: string | undefined; signal: AbortSignal; cacheBreakpoints: boolean },
+  options: {
+    sessionHeader: string | undefined;
+    signal: AbortSignal;
+    cacheBreakpoints: boolean;
+    lastViews: LastViews;
+  },
 ): Promise<CompactedRequest> {
   const streamed = body.stream === true;
   const original = route.messagesOf(body);
@@ -84,8 +121,10 @@ export async function compactRequest(
       applied: result.applied,
       compactMs: performance.now() - started,
     });
-    // The view is the history itself until a first compaction: send the client's own bytes.
-    if (sameMessages(result.messages, messages)) return { body: text, session, streamed, log };
+    // The view is the history itself (below the trigger, nothing compacted yet): the client's own bytes.
+    const history = isHistory(result.messages, messages, options.lastViews.get(session));
+    options.lastViews.set(session, history ? result.messages : undefined);
+    if (history) return { body: text, session, streamed, log };
     let next = route.withMessages(body, result.messages);
     if (anthropic && options.cacheBreakpoints) next = placeBreakpoints(next, true);
     return { body: JSON.stringify(next), session, streamed, log };

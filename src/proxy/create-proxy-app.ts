@@ -10,7 +10,7 @@ import { bodyLimit } from 'hono/body-limit';
 import { feedUsage } from '../adapters/overflow-recovery.js';
 import { isCompactError } from '../core/errors.js';
 import type { MessageFormat } from '../core/messages/message.js';
-import { compactRequest } from './compact-request.js';
+import { compactRequest, LastViews } from './compact-request.js';
 import { forwardHeaders, parseUpstream, responseHeaders, upstreamUrl } from './forward-request.js';
 import { type CompactionProxyOptions, DEFAULT_MAX_BODY_BYTES, type ProxyLogEntry } from './proxy-options.js';
 import { PROXY_ROUTES, type ProxyRoute } from './proxy-routes.js';
@@ -81,6 +81,7 @@ export function createProxyApp(options: CompactionProxyOptions): Hono {
   const { manager } = options;
   const maxSize = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const log = options.log;
+  const lastViews = new LastViews();
   const app = new Hono();
   app.onError((error) => {
     // Whatever went wrong is said without the request's content or headers.
@@ -157,6 +158,7 @@ export function createProxyApp(options: CompactionProxyOptions): Hono {
         sessionHeader: c.req.header(SESSION_HEADER),
         signal,
         cacheBreakpoints: options.cacheBreakpoints ?? true,
+        lastViews,
       });
     } catch (error) {
       if (isCompactError(error, 'invalid_config'))

@@ -268,6 +268,22 @@ describe('streams', () => {
   });
 });
 
+describe("the client's own bytes", () => {
+  it('below the trigger the upstream receives exactly what the client sent, call after call', async () => {
+    running = await startProxiedProvider(() => ({ text: 'ok' }));
+    const messages: unknown[] = [{ role: 'system', content: 'Be brief.' }];
+    for (let call = 0; call < 4; call++) {
+      messages.push({ role: 'user', content: `question ${call}` });
+      // Spaced JSON, as some clients write it: a body written again would lose the spaces.
+      const body = JSON.stringify({ model: 'gpt-4o', messages }, null, 2);
+      const response = await fetch(`${running.proxy.url}/v1/chat/completions`, { method: 'POST', body });
+      expect(response.status).toBe(200);
+      expect(running.provider.requests.at(-1)?.rawBody).toBe(body);
+      messages.push({ role: 'assistant', content: 'ok' });
+    }
+  });
+});
+
 describe('curl', () => {
   it('streamed and whole answers through the proxy, session header honoured', async () => {
     running = await startProxiedProvider(() => ({ text: 'hello from upstream' }));

@@ -20,6 +20,8 @@
  * 10. SDK integrations, then the LangChain.js middleware's own work per call at 1k/4k/16k
  *    messages (bench/sdk-overhead.ts, bench/langchain-middleware.ts; `--no-sdk` skips them).
  * 11. A fleet with the preparation queue (bench/queue.ts; `--no-queue` skips it).
+ * 12. The compacting proxy's overhead per request and on a stream's first byte (bench/proxy.ts;
+ *    `--no-proxy` skips it).
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { BpeTokenCounter, tokenCounterFor } from '../src/core/counting/token-counter.js';
@@ -331,4 +333,12 @@ if (!process.argv.includes('--no-sdk')) {
   printSdkOverhead(await sdkOverheadBench());
   const { langChainMiddlewareBench, printLangChainMiddleware } = await import('./langchain-middleware.js');
   printLangChainMiddleware(await langChainMiddlewareBench());
+}
+
+// Issue 49 point 5: what the compacting proxy adds per request at a 128k history, and to a
+// stream's first byte (bench/proxy.ts; `--no-proxy` skips it).
+if (!process.argv.includes('--no-proxy')) {
+  console.log('\nCompacting proxy (bench/proxy.ts):');
+  const { proxyBench, printProxyBench } = await import('./proxy.js');
+  printProxyBench(await proxyBench());
 }

@@ -111,6 +111,26 @@ export const COMMAND_HELP: Readonly<Record<string, CommandHelp>> = Object.freeze
     },
     example: 'agent-compaction worker --config compact.yaml   (with REDIS_URL=redis://localhost:6379)',
   },
+  proxy: {
+    summary: 'Runs an HTTP proxy that compacts every request on its way to a provider.',
+    usage: `agent-compaction proxy --upstream URL [--port N] [--host H] [--config FILE] [--model M]
+                 [--max-context N] [--max-body BYTES] [--quiet] [--json]`,
+    description:
+      "Serves OpenAI Chat Completions (/v1/chat/completions), OpenAI Responses (/v1/responses) and Anthropic\nMessages (/v1/messages) on 127.0.0.1: each request is compacted (sessions from the x-compaction-session\nheader, else from the history's opening), forwarded to --upstream with the client's own key, and the answer\nstreamed back unchanged. Needs hono and @hono/node-server. See docs/proxy.md.",
+    flags: {
+      '--upstream URL':
+        'the provider, fixed for every request (https://api.anthropic.com, https://api.openai.com/v1)',
+      '--port N': 'the port (default 8787; 0 for a free one)',
+      '--host H': 'the address bound (default 127.0.0.1: this machine only)',
+      '--config FILE': POLICY_FLAGS['--config FILE'],
+      '--model M': POLICY_FLAGS['--model M'],
+      '--max-context N': POLICY_FLAGS['--max-context N'],
+      '--max-body BYTES': 'the largest request body read; larger ones get 413 (default 33554432)',
+      '--quiet': 'no line per request on stderr',
+      '--json': 'print the address and each request line as JSON',
+    },
+    example: 'agent-compaction proxy --upstream https://api.anthropic.com --max-context 200000',
+  },
   mcp: {
     summary: 'Serves the recall tool over MCP (stdio) for one session of an fs archive.',
     usage: 'agent-compaction mcp --archive DIR --session ID [--page-chars N]',

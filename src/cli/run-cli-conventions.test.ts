@@ -40,7 +40,7 @@ describe('unknown commands and flags: one line with the closest valid name', () 
     const far = await cli(['frobnicate']);
     expect(far.code).toBe(EXIT_CODES.badInput);
     expect(oneLine(far.stderr)).toEqual([
-      "error: unknown command 'frobnicate' (commands: estimate, compact, replay, report, status, worker, mcp); see agent-compaction --help",
+      "error: unknown command 'frobnicate' (commands: estimate, compact, replay, report, status, worker, proxy, mcp); see agent-compaction --help",
     ]);
     const near = await cli(['comapct', 'x.json']);
     expect(oneLine(near.stderr)).toEqual([

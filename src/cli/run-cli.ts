@@ -169,6 +169,11 @@ async function dispatch(argv: readonly string[], io: CliIo): Promise<number> {
   // The command's own flags first, so a typo is matched against what that command reads.
   const first = argv[0];
   if (first !== undefined && COMMAND_HELP[first]) checkFlags(argv, commandFlags(first), first);
+  if (first === 'proxy' && !argv.includes('--help') && !argv.includes('-h')) {
+    // The proxy reads its own flags (proxy-command.ts).
+    await (await import('./proxy-command.js')).runProxyCommand(argv.slice(1), io);
+    return EXIT_CODES.ok;
+  }
   const { values, positionals } = parseCliArgs(argv, OPTIONS);
   const [command, file, ...extra] = positionals;
   if (values.version) {

@@ -1,0 +1,137 @@
+/**
+ * One compacted route's request: parse the body, find the session, compact the conversation
+ * with the manager, and give the body to forward. A request the manager cannot compact (bad
+ * messages, a budget it cannot meet, a failing store past fail-open) is forwarded as the
+ * client sent it: the upstream's answer to it is the client's to see.
+ */
+import { placeBreakpoints } from '../adapters/anthropic/cache-breakpoints.js';
+import { isCompactError } from '../core/errors.js';
+import type { CompactManager } from '../core/manager/compact-manager.js';
+import type { ProxyLogEntry } from './proxy-options.js';
+import type { ProxyRoute } from './proxy-routes.js';
+import { fingerprintSession, headerSession } from './session-of-request.js';
+
+/** What to forward for one compacted request. */
+export interface CompactedRequest {
+  /** The body to send upstream (the client's own text when nothing changed). */
+  body: string;
+  /** The session (also the key the usage is recorded under). */
+  session: string | undefined;
+  /** Whether the answer is streamed (the body's `stream: true`). */
+  streamed: boolean;
+  /** Fields for the log line. */
+  log: Partial<ProxyLogEntry>;
+}
+
+type Json = Record<string, unknown>;
+
+/**
+ * Anthropic clients mark the newest message for the prompt cache, so a message's marks
+ * change from one call to the next: without them the history is the same every call.
+ * Returns the same array when no message carries a mark.
+ */
+function withoutMessageMarks(messages: readonly unknown[]): readonly unknown[] {
+  let out: unknown[] | undefined;
+  messages.forEach((message, i) => {
+    const content = (message as Json | null)?.content;
+    if (!Array.isArray(content) || !content.some((block) => (block as Json)?.cache_control !== undefined))
+      return;
+    out ??= [...messages];
+    out[i] = {
+      ...(message as Json),
+      content: content.map((block) => {
+        if ((block as Json)?.cache_control === undefined) return block;
+        const { cache_control: _mark, ...rest } = block as Json;
+        return rest;
+      }),
+    };
+  });
+  return out ?? messages;
+}
+
+/** Sessions whose last request's messages are remembered (oldest forgotten first). */
+const REMEMBERED_SESSIONS = 256;
+
+/**
+ * Each session's last view, when it was the history itself. A client resends its history as
+ * new objects every call; the manager keeps the objects it indexed first where the new ones are
+ * the same (it adopts them), so its view holds those. A view made, position for position, of
+ * this call's objects and of the last view's (which was the history) is the history itself:
+ * the client's own bytes can be forwarded without writing the body again. A view with any
+ * other object (a rewrite, a summary) is not, and forgets the last view.
+ */
+export class LastViews {
+  readonly #bySession = new Map<string, readonly unknown[]>();
+
+  get(session: string): readonly unknown[] | undefined {
+    return this.#bySession.get(session);
+  }
+
+  set(session: string, view: readonly unknown[] | undefined): void {
+    this.#bySession.delete(session);
+    if (view === undefined) return;
+    this.#bySession.set(session, view);
+    if (this.#bySession.size > REMEMBERED_SESSIONS)
+      this.#bySession.delete(this.#bySession.keys().next().value as string);
+  }
+}
+
+/** True when `view` is `messages` position for position (this call's objects or the last view's). */
+function isHistory(
+  view: readonly unknown[],
+  messages: readonly unknown[],
+  last: readonly unknown[] | undefined,
+) {
+  if (view.length !== messages.length) return false;
+  for (let i = 0; i < view.length; i++) if (view[i] !== messages[i] && view[i] !== last?.[i]) return false;
+  return true;
+}
+
+/** Compacts one request's conversation (see the file's comment). */
+export async function compactRequest(
+  manager: CompactManager,
+  route: ProxyRoute,
+  text: string,
+  body: Json,
+  options: {
+    sessionHeader: string | undefined;
+    signal: AbortSignal;
+    cacheBreakpoints: boolean;
+    lastViews: LastViews;
+  },
+): Promise<CompactedRequest> {
+  const streamed = body.stream === true;
+  const original = route.messagesOf(body);
+  if (original === undefined || original.length === 0)
+    return { body: text, session: undefined, streamed, log: {} };
+  const named = headerSession(options.sessionHeader);
+  const session = named ?? fingerprintSession(route.format, original);
+  const log: Partial<ProxyLogEntry> = { session, sessionFrom: named ? 'header' : 'fingerprint' };
+  const anthropic = route.format === 'anthropic';
+  const messages = anthropic ? withoutMessageMarks(original) : original;
+  const started = performance.now();
+  try {
+    const result = await manager.compact(session, messages, {
+      ...route.optionsOf(body),
+      signal: options.signal,
+    });
+    Object.assign(log, {
+      tokensBefore: result.tokensBefore,
+      tokensAfter: result.tokensAfter,
+      applied: result.applied,
+      compactMs: performance.now() - started,
+    });
+    // The view is the history itself (below the trigger, nothing compacted yet): the client's own bytes.
+    const history = isHistory(result.messages, messages, options.lastViews.get(session));
+    options.lastViews.set(session, history ? result.messages : undefined);
+    if (history) return { body: text, session, streamed, log };
+    let next = route.withMessages(body, result.messages);
+    if (anthropic && options.cacheBreakpoints) next = placeBreakpoints(next, true);
+    return { body: JSON.stringify(next), session, streamed, log };
+  } catch (error) {
+    if (!isCompactError(error) || options.signal.aborted) throw error;
+    log.error = error.code;
+    log.compactMs = performance.now() - started;
+    return { body: text, session, streamed, log };
+  }
+}

@@ -1,0 +1,99 @@
+/**
+ * How a request reaches the upstream: the URL is the configured upstream's origin and base
+ * path with one checked path appended, never anything the request says about a host (its
+ * `Host` header, an absolute request target, `//host` or `..` in its path); the headers are
+ * the client's (credentials included, passed on and nowhere else) minus the hop-by-hop ones
+ * and the proxy's own.
+ */
+import { CompactError } from '../core/errors.js';
+import { SESSION_HEADER } from './session-of-request.js';
+
+/** Request headers never forwarded: hop-by-hop, framing the proxy redoes, and its own. */
+const DROPPED_REQUEST_HEADERS = new Set([
+  'host',
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'proxy-authorization',
+  'proxy-authenticate',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'content-length',
+  'expect',
+  'forwarded',
+  'via',
+  // The answer is streamed back as it is decoded: ask the upstream for no compression.
+  'accept-encoding',
+  SESSION_HEADER,
+]);
+
+/** Response headers not passed back: framing of the upstream's connection, not of ours. */
+const DROPPED_RESPONSE_HEADERS = new Set([
+  'connection',
+  'keep-alive',
+  'transfer-encoding',
+  'content-length',
+  'content-encoding',
+  'trailer',
+  'upgrade',
+]);
+
+/** A path the proxy forwards: `/v1/...` with plain segments only. */
+const FORWARDABLE_PATH = /^\/v1(?:\/[A-Za-z0-9._~-]+)+$/;
+
+/** The upstream, checked once: an `http(s)` URL without credentials, query or fragment. */
+export function parseUpstream(value: string | URL): URL {
+  let url: URL;
+  try {
+    url = new URL(String(value));
+  } catch {
+    throw upstreamError(`is not a URL (got ${String(value)})`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw upstreamError('must be http or https');
+  if (url.username !== '' || url.password !== '')
+    throw upstreamError('must not carry credentials (clients send their own)');
+  if (url.search !== '' || url.hash !== '') throw upstreamError('must not carry a query or fragment');
+  return url;
+}
+
+function upstreamError(problem: string): CompactError {
+  return new CompactError('invalid_config', `upstream ${problem}`, {
+    issues: [{ path: ['upstream'], message: problem }],
+  });
+}
+
+/**
+ * The upstream URL for a request to `path` (with its query string `search`), or `undefined`
+ * when the path is not one the proxy forwards. An upstream whose base path ends in `/v1`
+ * (`https://api.openai.com/v1`) takes the path without its own `/v1`.
+ */
+export function upstreamUrl(upstream: URL, path: string, search: string): URL | undefined {
+  if (!FORWARDABLE_PATH.test(path) || path.split('/').some((segment) => segment === '..' || segment === '.'))
+    return undefined;
+  const base = upstream.pathname.replace(/\/+$/, '');
+  const tail = base.endsWith('/v1') ? path.slice(3) : path;
+  const query = search.startsWith('?') ? search : '';
+  const url = new URL(`${upstream.origin}${base}${tail}${query}`);
+  // Belt and braces: whatever the path held, the host is the configured one.
+  return url.origin === upstream.origin ? url : undefined;
+}
+
+/** The client's headers as forwarded to the upstream. */
+export function forwardHeaders(headers: Headers): Headers {
+  const out = new Headers();
+  headers.forEach((value, name) => {
+    if (!DROPPED_REQUEST_HEADERS.has(name)) out.set(name, value);
+  });
+  return out;
+}
+
+/** The upstream's response headers as passed back to the client. */
+export function responseHeaders(headers: Headers): Headers {
+  const out = new Headers();
+  headers.forEach((value, name) => {
+    if (!DROPPED_RESPONSE_HEADERS.has(name)) out.append(name, value);
+  });
+  return out;
+}

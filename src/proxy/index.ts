@@ -1,0 +1,16 @@
+/**
+ * `agent-compaction/proxy`: an HTTP proxy in front of a provider that compacts every request
+ * with a `CompactManager`, for clients that only take a base URL (any language, agent CLIs).
+ * Needs `hono` and `@hono/node-server` (optional peers). See docs/proxy.md.
+ */
+export { createProxyApp } from './create-proxy-app.js';
+export {
+  type CompactionProxyOptions,
+  DEFAULT_MAX_BODY_BYTES,
+  DEFAULT_PROXY_HOST,
+  DEFAULT_PROXY_PORT,
+  DEFAULT_SHUTDOWN_GRACE_MS,
+  type ProxyLogEntry,
+} from './proxy-options.js';
+export { fingerprintSession, SESSION_HEADER } from './session-of-request.js';
+export { type RunningProxy, type StartProxyOptions, startProxy } from './start-proxy.js';

@@ -1,0 +1,60 @@
+import type { CompactManager } from '../core/manager/compact-manager.js';
+
+/** The largest request body the proxy reads (a larger one is answered 413). */
+export const DEFAULT_MAX_BODY_BYTES = 32 * 1024 * 1024;
+/** The address the proxy binds when none is given: this machine only. */
+export const DEFAULT_PROXY_HOST = '127.0.0.1';
+/** The port the proxy listens on when none is given. */
+export const DEFAULT_PROXY_PORT = 8787;
+/** How long a shutdown waits for answers in flight before dropping them. */
+export const DEFAULT_SHUTDOWN_GRACE_MS = 30_000;
+
+/** What the proxy did with one request, for a log line. Never carries a header or a message. */
+export interface ProxyLogEntry {
+  method: string;
+  /** The path called (no query string). */
+  path: string;
+  /** The upstream's status, or the proxy's own (400, 404, 413, 502). */
+  status: number;
+  /** The session the request was compacted in (compacted routes only). */
+  session?: string;
+  /** Whether the session came from the header or from the history's fingerprint. */
+  sessionFrom?: 'header' | 'fingerprint';
+  /** Tokens of the request before and after compaction. */
+  tokensBefore?: number;
+  tokensAfter?: number;
+  /** True when the request was compacted (a summary or a pruning changed it). */
+  applied?: boolean;
+  /** Milliseconds spent compacting. */
+  compactMs?: number;
+  /**
+   * Milliseconds of the proxy's own work before the upstream call: parsing the body, finding
+   * the session, compacting, writing the body to forward (reading the request not included).
+   */
+  prepareMs?: number;
+  /** Why the request was forwarded uncompacted (the `CompactError` code), when it was. */
+  error?: string;
+}
+
+/** Options of {@link createProxyApp}. */
+export interface CompactionProxyOptions {
+  /**
+   * The provider the proxy forwards to: an origin with an optional base path
+   * (`https://api.anthropic.com`, `https://api.openai.com/v1`). Fixed here: no request can
+   * change it.
+   */
+  upstream: string | URL;
+  /** The manager that compacts every request (its store shares sessions between instances). */
+  manager: CompactManager;
+  /** The largest request body read, in bytes. @default DEFAULT_MAX_BODY_BYTES (32 MiB) */
+  maxBodyBytes?: number;
+  /**
+   * Anthropic prompt-cache breakpoints on a compacted request: the client's marks on messages
+   * are dropped (they move every turn and would split the session) and the proxy places its own
+   * beside the client's system and tool marks (`true`), or none (`false`).
+   * @default true
+   */
+  cacheBreakpoints?: boolean;
+  /** Called once per request, after the answer's head was sent. */
+  log?: (entry: ProxyLogEntry) => void;
+}

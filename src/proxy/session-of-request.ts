@@ -1,0 +1,67 @@
+/**
+ * Which session a proxied request belongs to: the `x-compaction-session` header when the
+ * client sends one; else the fingerprint of the conversation's opening, so a stateless client
+ * that resends its whole history every turn (every SDK, Claude Code, Codex) lands in the same
+ * session on every call, on every proxy instance and after a restart.
+ */
+import { createHash } from 'node:crypto';
+import { CompactError } from '../core/errors.js';
+import type { MessageFormat } from '../core/messages/message.js';
+
+/** The request header naming the session. */
+export const SESSION_HEADER = 'x-compaction-session';
+/** The prefix of session ids found from a history. */
+export const FINGERPRINT_PREFIX = 'fp-';
+/** The longest session id the header may carry. */
+export const MAX_SESSION_ID_LENGTH = 200;
+
+const OPENING_ROLES = new Set(['user', 'system', 'developer']);
+
+/**
+ * The conversation's opening: every message before the model's first reply (the first
+ * assistant message or tool item). It is what the first request of a conversation holds, and
+ * every later request resends it unchanged, so its fingerprint names the session from the
+ * first call on. The system prompt is left out: clients such as Claude Code rebuild it.
+ */
+function openingOf(messages: readonly unknown[]): unknown[] {
+  const opening: unknown[] = [];
+  for (const message of messages) {
+    const record = message as Record<string, unknown> | null;
+    const type = record?.type;
+    if (type !== undefined && type !== 'message') break; // a Responses tool item or reasoning
+    if (!OPENING_ROLES.has(String(record?.role))) break;
+    opening.push(message);
+  }
+  return opening.length > 0 ? opening : messages.slice(0, 1);
+}
+
+/** `cache_control` marks move from message to message between calls: they are not content. */
+function withoutCacheMarks(key: string, value: unknown): unknown {
+  return key === 'cache_control' ? undefined : value;
+}
+
+/**
+ * The session id of a history without a header: `fp-` and 32 hex digits of a SHA-256 over the
+ * format and the conversation's opening (`cache_control` marks ignored). Two conversations
+ * that open with the very same messages share the id; the state's anchor (which holds only for
+ * the history it was made from) keeps each one's summary to itself.
+ */
+export function fingerprintSession(format: MessageFormat, messages: readonly unknown[]): string {
+  const opening = JSON.stringify(openingOf(messages), withoutCacheMarks);
+  const digest = createHash('sha256').update(`${format}\u0000`).update(opening).digest('hex');
+  return `${FINGERPRINT_PREFIX}${digest.slice(0, 32)}`;
+}
+
+/** The session named by the header, checked; `undefined` without the header. */
+export function headerSession(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  const id = value.trim();
+  if (id === '' || id.length > MAX_SESSION_ID_LENGTH || /[\u0000-\u001f\u007f]/.test(id)) {
+    throw new CompactError(
+      'invalid_config',
+      `${SESSION_HEADER} must be 1 to ${MAX_SESSION_ID_LENGTH} printable characters`,
+      { issues: [{ path: [SESSION_HEADER], message: 'invalid session id' }] },
+    );
+  }
+  return id;
+}

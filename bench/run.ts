@@ -13,7 +13,8 @@
  *    bench/results.json.
  * 8. Speed on every path (bench/speed.ts; `--no-speed` skips it): warm, rebuilt, first calls,
  *    triggers, background at the trigger; the first call after a compaction by window
- *    (bench/after-compaction.ts).
+ *    (bench/after-compaction.ts); the first call of a fresh manager on a known session, its
+ *    counts stored, against a warm call (bench/cold-start.ts).
  * 9. The event loop: the tokenizer's load (awaited through `ready()` and cold), the longest
  *    stall per path, and while the built-in summarizer prepares in the background
  *    (bench/event-loop.ts; `--no-event-loop` skips it).
@@ -277,6 +278,9 @@ if (!process.argv.includes('--no-speed')) {
   await runSpeedBench();
   const { runAfterCompactionBench } = await import('./after-compaction.js');
   await runAfterCompactionBench();
+  // Issue 47 point 1: the first call of a fresh manager on a known session.
+  const { coldStartBench, printColdStart } = await import('./cold-start.js');
+  printColdStart(await coldStartBench(process.argv.includes('--quick')));
 }
 
 // Issue 34: the compaction rhythm with tool outputs of 1% to 25% of the window (bench/rhythm.ts;

@@ -319,6 +319,7 @@ export class CompactManager {
     await this.#background?.shutdown();
     // One last try for writes kept during a store outage, within `storeTimeoutMs`.
     await this.#failOpen?.shutdown();
+    await this.#deps.counts.settled();
     await this.#deps.archive.flush();
     await this.#bus.shutdown();
     await this.#deps.archive.close();

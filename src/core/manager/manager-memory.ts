@@ -10,6 +10,7 @@ import type { UsageLedger } from '../counting/usage-ledger.js';
 import type { MessageIndex } from '../messages/message-index.js';
 import { forgetSession, type PipelineDeps } from '../preflight/prepare-request.js';
 import type { FailOpenStore } from '../session/fail-open-store.js';
+import { deleteStoredCounts } from '../session/stored-counts.js';
 
 /** The manager's in-memory parts that outlive one call. */
 export interface ManagerMemory {
@@ -47,6 +48,7 @@ export function endSessionMemory(memory: ManagerMemory, sessionId: string): void
   for (const key of sessionKeys(memory, sessionId)) {
     forgetParses(memory, key);
     forgetSession(memory.deps, key);
+    memory.deps.counts.forget(key);
     memory.background?.discard(key);
     memory.failOpen?.forget(key);
     memory.failOpen?.forget(preparedKey(key));
@@ -71,7 +73,9 @@ export async function resetSession(memory: ManagerMemory, sessionId: string): Pr
     forgetSession(memory.deps, key);
     memory.background?.discard(key);
     memory.usage.delete(sessionId);
+    memory.deps.counts.forget(key);
     await memory.deps.store.delete(key);
+    await deleteStoredCounts(memory.deps.store, key);
     if (memory.background && memory.lockTtlMs !== undefined) await memory.deps.store.delete(preparedKey(key));
   }
 }
@@ -91,6 +95,7 @@ export function freeMemory(memory: ManagerMemory): void {
   memory.deps.systemCounts.clear();
   memory.deps.calibration.clear();
   memory.deps.lastCalls.clear();
+  memory.deps.counts.clear();
   memory.usage.clear();
   memory.failOpen?.clear();
 }

@@ -8,6 +8,7 @@ import { UsageCalibration } from '../counting/usage-calibration.js';
 import type { EventBus } from '../events/event-bus.js';
 import type { MessageIndex } from '../messages/message-index.js';
 import { IndexedHistories } from '../preflight/index-request.js';
+import { PersistedCounts } from '../preflight/persist-counts.js';
 import type { PipelineDeps } from '../preflight/prepare-request.js';
 import { RewriteCache } from '../preflight/realize-rewrite.js';
 import { SessionArchive } from '../session/session-archive.js';
@@ -60,5 +61,6 @@ export function pipelineDeps(
     cachePrice: parts.cachePrice,
     marks: new SummaryMarks(options.summaryKeys),
     fallbackStreaks: new Map(),
+    counts: new PersistedCounts(parts.store, parts.counter, parts.model),
   };
 }

@@ -245,6 +245,9 @@ console.log(
     `Memory (cacheStatus), ${sessions} sessions of 20 turns: ${Math.round(held.bytes / sessions).toLocaleString('en')} bytes per session held, ${Math.round(held.cachedMessageBytes / Math.max(1, held.cachedMessages)).toLocaleString('en')} bytes per cached message (${held.cachedMessages.toLocaleString('en')} cached); after endSession: ${ended.sessions} sessions, ${ended.bytes} bytes held`,
   );
   await memoryManager.shutdown();
+  // Issue 47 point 4: the heap after endSession on half of 1,000 sessions, on all, and after shutdown.
+  const { memoryBench, printMemory } = await import('./memory.js');
+  printMemory(await memoryBench(process.argv.includes('--quick') ? 200 : 1_000));
 }
 // Issue 9: the cascade and the 16,000-message warm path.
 await import('./cascade.js');
@@ -335,4 +338,6 @@ if (!process.argv.includes('--no-sdk')) {
   printSdkOverhead(await sdkOverheadBench());
   const { langChainMiddlewareBench, printLangChainMiddleware } = await import('./langchain-middleware.js');
   printLangChainMiddleware(await langChainMiddlewareBench());
+  const { langChainFirstCall, printLangChainFirstCall } = await import('./langchain-middleware.js');
+  printLangChainFirstCall(await langChainFirstCall(process.argv.includes('--quick') ? 4_000 : 16_000));
 }

@@ -153,7 +153,7 @@ export class CompactManager {
       summarizer: this.#summarizer,
       embedded: this.#embedded,
       cachePrice,
-      onEvict: (key) => forgetEvicted(this.#memory, key),
+      onEvict: (key, history) => forgetEvicted(this.#memory, key, history),
     });
     this.#lockTtlMs = lockTtl(options.sessionLock, this.store);
     this.#background = backgroundFor(options, store, this.#lockTtlMs, timeoutMs);

@@ -8,6 +8,7 @@ import { agentStateKey } from '../background/compaction-flight.js';
 import { preparedKey } from '../background/shared-preparation.js';
 import type { UsageLedger } from '../counting/usage-ledger.js';
 import type { MessageIndex } from '../messages/message-index.js';
+import type { IndexedHistory } from '../preflight/index-request.js';
 import { forgetSession, type PipelineDeps } from '../preflight/prepare-request.js';
 import type { FailOpenStore } from '../session/fail-open-store.js';
 import { deleteStoredCounts } from '../session/stored-counts.js';
@@ -80,9 +81,16 @@ export async function resetSession(memory: ManagerMemory, sessionId: string): Pr
   }
 }
 
-/** A session the byte cap dropped from the histories: the rest of what it holds goes too. */
-export function forgetEvicted(memory: ManagerMemory, key: string): void {
+/**
+ * A session the caps dropped from the histories: the rest of what it holds goes too, its
+ * parses in the shared content cache first (nothing else would find them: `endSession` walks
+ * the histories still held).
+ */
+export function forgetEvicted(memory: ManagerMemory, key: string, history: IndexedHistory): void {
+  memory.index.forget(history.items.map((item) => item.entry));
+  memory.deps.rewrites.forget(history.items);
   if (key.endsWith('\u0000repaired')) return;
+  memory.deps.counts.forget(key);
   memory.deps.calibration.forget(key);
   memory.failOpen?.forget(key);
 }
@@ -96,6 +104,7 @@ export function freeMemory(memory: ManagerMemory): void {
   memory.deps.calibration.clear();
   memory.deps.lastCalls.clear();
   memory.deps.counts.clear();
+  memory.deps.fallbackStreaks.clear();
   memory.usage.clear();
   memory.failOpen?.clear();
 }

@@ -167,6 +167,8 @@ export function forgetSession(deps: PipelineDeps, sessionId: string): void {
   deps.histories.delete(`${sessionId}\u0000repaired`);
   deps.calibration.forget(sessionId);
   deps.lastCalls.delete(sessionId);
+  deps.fallbackStreaks.delete(sessionId);
+  deps.marks.forget(sessionId);
 }
 
 /** Step 2's context: what building or extending the view needs (step 2 is in {@link prepareRequest}). */

@@ -181,7 +181,7 @@ async function compactCall(
     return { messages: chatToLangChain(result.messages, classes), plan };
   }
   // The result's array is ours: converted where it lies, not copied once more.
-  return { messages: back(result.messages, classes), plan };
+  return { messages: await back(result.messages, classes), plan };
 }
 
 /** The messages of the one retry after a rejection for length; rethrows anything else. */

@@ -169,23 +169,34 @@ export interface ConversationLease {
   /** Ends the call's use of `chat`. */
   release: () => void;
   /** Turns a result of the manager (an array the caller owns) back into LangChain messages, in place. */
-  back: (result: unknown[], classes: LangChainMessageClasses) => BaseMessage[];
+  back: (result: unknown[], classes: LangChainMessageClasses) => BaseMessage[] | Promise<BaseMessage[]>;
 }
 
-/** {@link chatToLangChainInPlace}, reading back by position what the last result already turned. */
-function turnBack(converted: Converted, result: unknown[], classes: LangChainMessageClasses): BaseMessage[] {
+/**
+ * {@link chatToLangChainInPlace}, reading back by position what the last result already turned;
+ * many new messages (a first call of a long history) are turned in slices.
+ */
+async function turnBack(
+  converted: Converted,
+  result: unknown[],
+  classes: LangChainMessageClasses,
+): Promise<BaseMessage[]> {
   const { backChat, backMessages } = converted;
   const held = Math.min(backChat.length, result.length);
   let same = 0;
   while (same < held && result[same] === backChat[same]) same++;
-  const chat = result.slice(same);
-  const turned = chatToLangChainInPlace(chat, classes);
   backChat.length = same;
   backMessages.length = same;
-  for (let k = 0; k < turned.length; k++) {
-    backChat.push(result[same + k]);
-    backMessages.push(turned[k]!);
+  const slice = result.length - same > SLICE_FROM ? new TimeSlice() : undefined;
+  for (let start = same; start < result.length; start += SLICE_MESSAGES) {
+    const chat = result.slice(start, start + SLICE_MESSAGES);
+    const turned = chatToLangChainInPlace(chat, classes);
+    for (let k = 0; k < turned.length; k++) {
+      backChat.push(result[start + k]);
+      backMessages.push(turned[k]!);
+    }
+    if (slice?.due()) await slice.pause();
   }
-  for (let i = 0; i < result.length; i++) result[i] = i < same ? backMessages[i] : turned[i - same];
+  for (let i = 0; i < result.length; i++) result[i] = backMessages[i];
   return result as BaseMessage[];
 }

@@ -37,8 +37,17 @@ export class PersistedCounts {
 
   /** The counts stored for `key`, by content hash (`undefined` when none can be used). */
   async read(key: string, format: MessageFormat): Promise<Map<string, number> | undefined> {
-    const counts = await readStoredCounts(this.#store, key, this.scope(format));
-    if (counts) this.#written.set(key, counts.size);
+    const stored = await readStoredCounts(this.#store, key, this.scope(format));
+    if (!stored) return undefined;
+    const { hashes, tokens } = stored;
+    const counts = new Map<string, number>();
+    const slice = new TimeSlice();
+    for (let i = 0; i < hashes.length; i++) {
+      const count = Number(tokens[i]);
+      if (Number.isSafeInteger(count) && count >= 0) counts.set(hashes[i]!, count);
+      if ((i & 1023) === 1023 && slice.due()) await slice.pause();
+    }
+    this.#written.set(key, counts.size);
     return counts;
   }
 

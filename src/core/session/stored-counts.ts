@@ -58,14 +58,14 @@ async function bounded<T>(operation: () => Promise<T>): Promise<T | undefined> {
 }
 
 /**
- * The counts stored for session `key` in `scope`, by content hash (`undefined`: none, another
- * scope, a malformed record, or the store failed).
+ * The counts stored for session `key` in `scope`: content hashes and their counts, in order
+ * (`undefined`: none, another scope, a malformed record, or the store failed).
  */
 export async function readStoredCounts(
   store: SessionStore,
   key: string,
   scope: string,
-): Promise<Map<string, number> | undefined> {
+): Promise<{ hashes: string[]; tokens: string[] } | undefined> {
   const inner = innerOf(store);
   if (!inner) return undefined;
   const record = (await bounded(() => inner.get(countsKey(key)))) as CountsRecord | undefined;
@@ -74,13 +74,7 @@ export async function readStoredCounts(
   if (typeof counts.hashes !== 'string' || typeof counts.tokens !== 'string') return undefined;
   const hashes = counts.hashes.split(' ');
   const tokens = counts.tokens.split(' ');
-  if (hashes.length !== tokens.length) return undefined;
-  const map = new Map<string, number>();
-  for (let i = 0; i < hashes.length; i++) {
-    const count = Number(tokens[i]);
-    if (Number.isSafeInteger(count) && count >= 0) map.set(hashes[i]!, count);
-  }
-  return map;
+  return hashes.length === tokens.length ? { hashes, tokens } : undefined;
 }
 
 /** Stores the counts of session `key` (replacing the record); false when the store failed. */

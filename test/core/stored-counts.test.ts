@@ -132,6 +132,52 @@ describe('token counts kept with the session state', () => {
     }
   });
 
+  it('the record is rewritten as the history grows by an eighth, not on every call; a store that fails it costs nothing', async () => {
+    const inner = new MemorySessionStore();
+    let countWrites = 0;
+    let failCounts = false;
+    const store: SessionStore = {
+      name: 'counting',
+      get: (id) =>
+        failCounts && id.endsWith('::counts') ? Promise.reject(new Error('down')) : inner.get(id),
+      set: async (id, state, options) => {
+        if (id.endsWith('::counts')) {
+          countWrites++;
+          if (failCounts) throw new Error('down');
+        }
+        return inner.set(id, state, options);
+      },
+      delete: (id) => inner.delete(id),
+      acquireLock: (id, ttl) => inner.acquireLock(id, ttl),
+    };
+    const history = syntheticSession({ turns: 120, seed: 5, toolDensity: 1, resultChars: 200 });
+    const manager = new CompactManager({ ...options, maxContextTokens: 1_000_000, store });
+    let end = 300;
+    while (history[end]?.role !== 'user') end++;
+    const grown = history.slice(0, end);
+    await manager.compact('s', grown);
+    for (let i = 0; i < 200; i++) {
+      grown.push({ role: 'user', content: `step ${i}` });
+      await manager.compact('s', grown);
+      // The model call: turns of the event loop, where the writes run.
+      for (let k = 0; k < 3; k++) await new Promise((resolve) => setImmediate(resolve));
+    }
+    await manager.shutdown();
+    // About 300 messages, then 256 more: two writes for 201 calls.
+    expect(countWrites).toBeGreaterThanOrEqual(1);
+    expect(countWrites).toBeLessThanOrEqual(2);
+    // The record's reads and writes fail: the answers are the same as with a healthy store.
+    failCounts = true;
+    const healthy = new CompactManager({ ...options, maxContextTokens: 1_000_000 });
+    const failing = new CompactManager({ ...options, maxContextTokens: 1_000_000, store });
+    const expected = await healthy.compact('s', grown);
+    const got = await failing.compact('s', JSON.parse(JSON.stringify(grown)));
+    expect(JSON.stringify(got.messages)).toBe(JSON.stringify(expected.messages));
+    expect(got.tokensBefore).toBe(expected.tokensBefore);
+    await healthy.shutdown();
+    await failing.shutdown();
+  });
+
   it('reset deletes the record', async () => {
     const store = new MemorySessionStore();
     await warmThenFresh(store);

@@ -135,7 +135,7 @@ export interface PreparedRequest extends PreflightInput {
   readonly decisionEvent?: CompactEvent<'compact.trigger_decision'> | undefined;
 }
 
-/** System prompt, tool schemas and request overhead, each counted once per distinct value. */
+/** System prompt and tool schemas, each counted once per distinct value. */
 export function fixedTokens(
   deps: PipelineDeps,
   options: Pick<CompactOptions, 'system' | 'tools'>,
@@ -266,8 +266,7 @@ export async function prepareRequest(deps: PipelineDeps, input: PreflightInput):
   const started = Date.now();
   // Many new messages (a first call, a rebuilt history): indexed and counted in slices.
   const slice = manyNewMessages(deps, input) ? new TimeSlice() : undefined;
-  // A long history this process has not seen: its counts may be stored with its state (read
-  // while it is indexed).
+  // A long history this process has not seen: its counts may be stored with its state.
   const known =
     slice && input.messages.length >= PERSIST_COUNTS_FROM && deps.histories.heldLength(input.key) === 0
       ? deps.counts.read(input.key, input.codec.format)

@@ -8,8 +8,9 @@
  */
 import * as classes from '@langchain/core/messages';
 import type { ModelRequest } from 'langchain';
+import { ConversationChat } from '../src/adapters/langchain/conversation-chat.js';
 import { chatToLangChain, compactionMiddleware } from '../src/adapters/langchain/index.js';
-import { CompactManager } from '../src/index.js';
+import { CompactManager, MemorySessionStore } from '../src/index.js';
 import { syntheticSession } from '../src/testing/synthetic-session.js';
 
 const quick = process.argv.includes('--quick');
@@ -93,5 +94,89 @@ export function printLangChainMiddleware(rows: readonly MiddlewareRow[]): void {
   }
 }
 
-if (import.meta.url === `file://${process.argv[1]}`)
-  printLangChainMiddleware(await langChainMiddlewareBench());
+/** The longest gap between two turns of the event loop while `work` runs, and its wall time. */
+async function longestBlock(work: () => Promise<unknown>): Promise<{ wall: number; block: number }> {
+  let last = performance.now();
+  let block = 0;
+  let running = true;
+  const tick = () => {
+    const now = performance.now();
+    block = Math.max(block, now - last);
+    last = now;
+    if (running) setImmediate(tick);
+  };
+  setImmediate(tick);
+  const t = performance.now();
+  last = t;
+  await work();
+  const wall = performance.now() - t;
+  running = false;
+  block = Math.max(block, performance.now() - last);
+  return { wall, block };
+}
+
+export interface FirstCallRow {
+  messages: number;
+  /** A fresh middleware and manager on a session the store knows (its counts stored). */
+  known: { wall: number; block: number };
+  /** The same session, the counts record deleted (every cold start before issue 47). */
+  recount: { wall: number; block: number };
+  /** Converting the messages at once (the old first call) against in slices. */
+  convertAtOnce: number;
+  convertSliced: number;
+}
+
+/** Issue 47: the middleware's first call on a known session of `size` messages (a new process). */
+export async function langChainFirstCall(size: number): Promise<FirstCallRow> {
+  const chat = chatOf(size);
+  const store = new MemorySessionStore();
+  const options = { model: 'gpt-4o', maxContextTokens: 2_000_000_000, store } as const;
+  const reply = new classes.AIMessage('ok');
+  // The session served by the middleware in an earlier process.
+  const served = new CompactManager(options);
+  await served.ready();
+  await compactionMiddleware(served, { sessionId: 'bench' }).wrapModelCall!(
+    { messages: chatToLangChain(chat, classes), tools: [], runtime: {} } as unknown as ModelRequest,
+    (async () => reply) as never,
+  );
+  await served.shutdown();
+  const fresh = async () => {
+    const manager = new CompactManager(options);
+    await manager.ready();
+    const middleware = compactionMiddleware(manager, { sessionId: 'bench' });
+    const state = chatToLangChain(JSON.parse(JSON.stringify(chat)), classes);
+    const figures = await longestBlock(async () =>
+      middleware.wrapModelCall!(
+        { messages: state, tools: [], runtime: {} } as unknown as ModelRequest,
+        (async () => reply) as never,
+      ),
+    );
+    await manager.shutdown();
+    return figures;
+  };
+  const known = await fresh();
+  await store.delete('bench::counts');
+  const recount = await fresh();
+  const state = chatToLangChain(chat, classes);
+  const atOnce = await longestBlock(async () => new ConversationChat().toChat(state));
+  const sliced = await longestBlock(() => new ConversationChat().toChatInSlices(state));
+  return {
+    messages: size,
+    known,
+    recount,
+    convertAtOnce: atOnce.block,
+    convertSliced: sliced.block,
+  };
+}
+
+export function printLangChainFirstCall(row: FirstCallRow): void {
+  const f = (value: number) => `${value.toFixed(1)} ms`;
+  console.log(
+    `LangChain.js middleware, first call of a fresh process on a known ${row.messages.toLocaleString('en')}-message session: ${f(row.known.wall)} (longest block ${f(row.known.block)}); counts not stored ${f(row.recount.wall)} (block ${f(row.recount.block)}); converting the messages at once blocks ${f(row.convertAtOnce)}, in slices ${f(row.convertSliced)}`,
+  );
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  if (!process.argv.includes('--first-only')) printLangChainMiddleware(await langChainMiddlewareBench());
+  printLangChainFirstCall(await langChainFirstCall(quick ? 4_000 : 16_000));
+}

@@ -13,7 +13,8 @@
  *    bench/results.json.
  * 8. Speed on every path (bench/speed.ts; `--no-speed` skips it): warm, rebuilt, first calls,
  *    triggers, background at the trigger; the first call after a compaction by window
- *    (bench/after-compaction.ts).
+ *    (bench/after-compaction.ts); the first call of a fresh manager on a known session, its
+ *    counts stored, against a warm call (bench/cold-start.ts).
  * 9. The event loop: the tokenizer's load (awaited through `ready()` and cold), the longest
  *    stall per path, and while the built-in summarizer prepares in the background
  *    (bench/event-loop.ts; `--no-event-loop` skips it).
@@ -246,6 +247,9 @@ console.log(
     `Memory (cacheStatus), ${sessions} sessions of 20 turns: ${Math.round(held.bytes / sessions).toLocaleString('en')} bytes per session held, ${Math.round(held.cachedMessageBytes / Math.max(1, held.cachedMessages)).toLocaleString('en')} bytes per cached message (${held.cachedMessages.toLocaleString('en')} cached); after endSession: ${ended.sessions} sessions, ${ended.bytes} bytes held`,
   );
   await memoryManager.shutdown();
+  // Issue 47 point 4: the heap after endSession on half of 1,000 sessions, on all, and after shutdown.
+  const { memoryBench, printMemory } = await import('./memory.js');
+  printMemory(await memoryBench(process.argv.includes('--quick') ? 200 : 1_000));
 }
 // Issue 9: the cascade and the 16,000-message warm path.
 await import('./cascade.js');
@@ -279,6 +283,9 @@ if (!process.argv.includes('--no-speed')) {
   await runSpeedBench();
   const { runAfterCompactionBench } = await import('./after-compaction.js');
   await runAfterCompactionBench();
+  // Issue 47 point 1: the first call of a fresh manager on a known session.
+  const { coldStartBench, printColdStart } = await import('./cold-start.js');
+  printColdStart(await coldStartBench(process.argv.includes('--quick')));
 }
 
 // Issue 34: the compaction rhythm with tool outputs of 1% to 25% of the window (bench/rhythm.ts;
@@ -333,6 +340,8 @@ if (!process.argv.includes('--no-sdk')) {
   printSdkOverhead(await sdkOverheadBench());
   const { langChainMiddlewareBench, printLangChainMiddleware } = await import('./langchain-middleware.js');
   printLangChainMiddleware(await langChainMiddlewareBench());
+  const { langChainFirstCall, printLangChainFirstCall } = await import('./langchain-middleware.js');
+  printLangChainFirstCall(await langChainFirstCall(process.argv.includes('--quick') ? 4_000 : 16_000));
 }
 
 // Issue 49 point 5: what the compacting proxy adds per request at a 128k history, and to a

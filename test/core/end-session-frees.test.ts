@@ -93,4 +93,28 @@ describe('endSession frees what the manager holds, whatever the caller keeps', (
     expect(JSON.stringify(resumed.messages)).toContain('<COMPACT-SUMMARY v');
     await manager.shutdown();
   });
+
+  it('the parses of sessions the cache cap dropped go with them; ending the others leaves none', async () => {
+    // Issue 47 point 4: ending 500 of 1,000 sessions left 49,597 parses in the content cache,
+    // those of sessions whose indexed histories the caps had dropped (endSession walks only
+    // the histories still held).
+    const refs: WeakRef<object>[] = [];
+    const manager = new CompactManager({
+      maxContextTokens: 1_000_000,
+      tokenCounter: watchingCounter(refs),
+      cacheMaxBytes: 400_000,
+    });
+    const sessions = 30;
+    for (let i = 0; i < sessions; i++) await manager.compact(`s${i}`, history(40, `s${i}`));
+    const held = manager.cacheStatus();
+    expect(held.sessions).toBeGreaterThan(0);
+    expect(held.sessions).toBeLessThan(sessions);
+    // Every cached parse belongs to a session still held (80 messages each).
+    expect(held.cachedMessages).toBeLessThanOrEqual(held.sessions * 80);
+    for (let i = 0; i < sessions; i++) manager.endSession(`s${i}`);
+    await collect();
+    expect(manager.cacheStatus()).toMatchObject({ sessions: 0, bytes: 0, cachedMessages: 0 });
+    expect(refs.filter((ref) => ref.deref() !== undefined).length).toBe(0);
+    await manager.shutdown();
+  });
 });

@@ -181,7 +181,7 @@ async function compactCall(
     return { messages: chatToLangChain(result.messages, classes), plan };
   }
   // The result's array is ours: converted where it lies, not copied once more.
-  return { messages: back(result.messages, classes), plan };
+  return { messages: await back(result.messages, classes), plan };
 }
 
 /** The messages of the one retry after a rejection for length; rethrows anything else. */
@@ -242,7 +242,7 @@ export function compactionMiddleware(
   const conversations = new ConversationChat();
   const wrapModelCall: NonNullable<AgentMiddleware['wrapModelCall']> = async (request, handler) => {
     // Only the messages not seen on an earlier call are converted (the state grows by appending).
-    const lease = conversations.toChat(request.messages);
+    const lease = await conversations.toChatInSlices(request.messages);
     try {
       const { messages, plan } = await compactCall(manager, request, options, lease);
       let response: Awaited<ReturnType<typeof handler>>;

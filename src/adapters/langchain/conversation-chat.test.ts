@@ -137,4 +137,32 @@ describe('the LangChain middleware converts only what it has not seen', () => {
     }
     await manager.shutdown();
   });
+
+  it('the first call of a long conversation converts in slices, to the same Chat messages', async () => {
+    // Issue 47 point 2: converting 16k messages at once blocked the loop 142-432 ms.
+    const state = turns(3_000);
+    let turnsGiven = 0;
+    let counting = true;
+    const tick = () => {
+      if (!counting) return;
+      turnsGiven++;
+      setImmediate(tick);
+    };
+    setImmediate(tick);
+    const lease = await new ConversationChat().toChatInSlices(state);
+    counting = false;
+    expect(turnsGiven).toBeGreaterThan(0);
+    const atOnce = new ConversationChat().toChat(state);
+    expect(lease.chat).toHaveLength(6_000);
+    expect(JSON.stringify(lease.chat)).toBe(JSON.stringify(atOnce.chat));
+    lease.release();
+    // Its next call extends the same array.
+    state.push(new HumanMessage('one more'));
+    const conversations = new ConversationChat();
+    const first = await conversations.toChatInSlices(state.slice(0, 400));
+    first.release();
+    const next = await conversations.toChatInSlices(state.slice(0, 401));
+    expect(next.chat).toBe(first.chat);
+    expect(next.chat).toHaveLength(401);
+  });
 });

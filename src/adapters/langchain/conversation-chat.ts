@@ -6,6 +6,7 @@
  * replaced), which costs no lookup and no allocation.
  */
 import type { BaseMessage } from '@langchain/core/messages';
+import { TimeSlice } from '../../core/time-slice.js';
 import {
   chatToLangChainInPlace,
   type LangChainMessageClasses,
@@ -37,6 +38,10 @@ type Fields = { content?: unknown; tool_calls?: unknown };
 const RECHECK_NEWEST = 32;
 /** Older messages whose fields are checked per call, in rotation. */
 const AUDIT_PER_CALL = 512;
+/** New messages converted at once; more are converted in slices ({@link ConversationChat.toChatInSlices}). */
+const SLICE_FROM = 256;
+/** Messages converted per slice. */
+const SLICE_MESSAGES = 128;
 
 /**
  * Conversions of conversations, each keyed by its first message object: a conversation the
@@ -51,11 +56,43 @@ export class ConversationChat {
    * of the same conversation made meanwhile converts on its own, with the per-message cache).
    */
   toChat(messages: readonly BaseMessage[]): ConversationLease {
+    const lease = this.#lease(messages);
+    if (!lease.converted) return lease;
+    lease.chat = this.#extend(lease.converted, messages, messages.length);
+    return lease;
+  }
+
+  /**
+   * {@link toChat}, converting many new messages (a first call of a long history) in slices
+   * that give the event loop a turn every few milliseconds.
+   */
+  async toChatInSlices(messages: readonly BaseMessage[]): Promise<ConversationLease> {
+    const lease = this.#lease(messages);
+    const converted = lease.converted;
+    if (!converted) return lease;
+    const slice = new TimeSlice();
+    let done = this.#extend(converted, messages, Math.min(messages.length, SLICE_FROM)).length;
+    try {
+      while (done < messages.length) {
+        if (slice.due()) await slice.pause();
+        done = this.#extend(converted, messages, Math.min(messages.length, done + SLICE_MESSAGES)).length;
+      }
+    } catch (error) {
+      lease.release();
+      throw error;
+    }
+    lease.chat = converted.chat;
+    return lease;
+  }
+
+  /** A lease of the conversation's conversion (`converted` unset: converted apart, `chat` ready). */
+  #lease(messages: readonly BaseMessage[]): ConversationLease & { converted?: Converted } {
     const first = messages[0];
     if (first === undefined) return { chat: [], release: () => {}, back: chatToLangChainInPlace };
     let converted = this.#conversations.get(first);
     if (converted?.leased)
       return { chat: langChainToChat(messages), release: () => {}, back: chatToLangChainInPlace };
+    // Slices of one first call convert a prefix at a time: the audits below run on the full history.
     if (!converted) {
       converted = {
         leased: false,
@@ -72,7 +109,8 @@ export class ConversationChat {
     const lease = converted;
     lease.leased = true;
     return {
-      chat: this.#extend(lease, messages),
+      chat: lease.chat,
+      converted: lease,
       release: () => {
         lease.leased = false;
       },
@@ -80,7 +118,8 @@ export class ConversationChat {
     };
   }
 
-  #extend(converted: Converted, messages: readonly BaseMessage[]): unknown[] {
+  /** Brings the conversion up to date with `messages`, converting new ones up to position `upTo`. */
+  #extend(converted: Converted, messages: readonly BaseMessage[], upTo: number): unknown[] {
     const held = Math.min(converted.messages.length, messages.length);
     // Every position by identity (two arrays read in order), then the fields of the newest and
     // of a rotating slice of the older ones: an old message edited in place is found within
@@ -107,8 +146,9 @@ export class ConversationChat {
       for (const list of [converted.messages, converted.contents, converted.calls, converted.chat])
         list.length = same;
     }
-    if (same < messages.length) {
-      const added = messages.slice(same);
+    const end = Math.max(upTo, same);
+    if (same < end) {
+      const added = messages.slice(same, end);
       const chat = langChainToChat(added);
       for (let k = 0; k < added.length; k++) {
         const message = added[k]!;
@@ -129,23 +169,34 @@ export interface ConversationLease {
   /** Ends the call's use of `chat`. */
   release: () => void;
   /** Turns a result of the manager (an array the caller owns) back into LangChain messages, in place. */
-  back: (result: unknown[], classes: LangChainMessageClasses) => BaseMessage[];
+  back: (result: unknown[], classes: LangChainMessageClasses) => BaseMessage[] | Promise<BaseMessage[]>;
 }
 
-/** {@link chatToLangChainInPlace}, reading back by position what the last result already turned. */
-function turnBack(converted: Converted, result: unknown[], classes: LangChainMessageClasses): BaseMessage[] {
+/**
+ * {@link chatToLangChainInPlace}, reading back by position what the last result already turned;
+ * many new messages (a first call of a long history) are turned in slices.
+ */
+async function turnBack(
+  converted: Converted,
+  result: unknown[],
+  classes: LangChainMessageClasses,
+): Promise<BaseMessage[]> {
   const { backChat, backMessages } = converted;
   const held = Math.min(backChat.length, result.length);
   let same = 0;
   while (same < held && result[same] === backChat[same]) same++;
-  const chat = result.slice(same);
-  const turned = chatToLangChainInPlace(chat, classes);
   backChat.length = same;
   backMessages.length = same;
-  for (let k = 0; k < turned.length; k++) {
-    backChat.push(result[same + k]);
-    backMessages.push(turned[k]!);
+  const slice = result.length - same > SLICE_FROM ? new TimeSlice() : undefined;
+  for (let start = same; start < result.length; start += SLICE_MESSAGES) {
+    const chat = result.slice(start, start + SLICE_MESSAGES);
+    const turned = chatToLangChainInPlace(chat, classes);
+    for (let k = 0; k < turned.length; k++) {
+      backChat.push(result[start + k]);
+      backMessages.push(turned[k]!);
+    }
+    if (slice?.due()) await slice.pause();
   }
-  for (let i = 0; i < result.length; i++) result[i] = i < same ? backMessages[i] : turned[i - same];
+  for (let i = 0; i < result.length; i++) result[i] = backMessages[i];
   return result as BaseMessage[];
 }

@@ -153,7 +153,7 @@ export class CompactManager {
       summarizer: this.#summarizer,
       embedded: this.#embedded,
       cachePrice,
-      onEvict: (key) => forgetEvicted(this.#memory, key),
+      onEvict: (key, history) => forgetEvicted(this.#memory, key, history),
     });
     this.#lockTtlMs = lockTtl(options.sessionLock, this.store);
     this.#background = backgroundFor(options, store, this.#lockTtlMs, timeoutMs);
@@ -319,6 +319,7 @@ export class CompactManager {
     await this.#background?.shutdown();
     // One last try for writes kept during a store outage, within `storeTimeoutMs`.
     await this.#failOpen?.shutdown();
+    await this.#deps.counts.settled();
     await this.#deps.archive.flush();
     await this.#bus.shutdown();
     await this.#deps.archive.close();

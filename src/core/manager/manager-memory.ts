@@ -8,8 +8,10 @@ import { agentStateKey } from '../background/compaction-flight.js';
 import { preparedKey } from '../background/shared-preparation.js';
 import type { UsageLedger } from '../counting/usage-ledger.js';
 import type { MessageIndex } from '../messages/message-index.js';
+import type { IndexedHistory } from '../preflight/index-request.js';
 import { forgetSession, type PipelineDeps } from '../preflight/prepare-request.js';
 import type { FailOpenStore } from '../session/fail-open-store.js';
+import { deleteStoredCounts } from '../session/stored-counts.js';
 
 /** The manager's in-memory parts that outlive one call. */
 export interface ManagerMemory {
@@ -47,6 +49,7 @@ export function endSessionMemory(memory: ManagerMemory, sessionId: string): void
   for (const key of sessionKeys(memory, sessionId)) {
     forgetParses(memory, key);
     forgetSession(memory.deps, key);
+    memory.deps.counts.forget(key);
     memory.background?.discard(key);
     memory.failOpen?.forget(key);
     memory.failOpen?.forget(preparedKey(key));
@@ -71,14 +74,23 @@ export async function resetSession(memory: ManagerMemory, sessionId: string): Pr
     forgetSession(memory.deps, key);
     memory.background?.discard(key);
     memory.usage.delete(sessionId);
+    memory.deps.counts.forget(key);
     await memory.deps.store.delete(key);
+    await deleteStoredCounts(memory.deps.store, key);
     if (memory.background && memory.lockTtlMs !== undefined) await memory.deps.store.delete(preparedKey(key));
   }
 }
 
-/** A session the byte cap dropped from the histories: the rest of what it holds goes too. */
-export function forgetEvicted(memory: ManagerMemory, key: string): void {
+/**
+ * A session the caps dropped from the histories: the rest of what it holds goes too, its
+ * parses in the shared content cache first (nothing else would find them: `endSession` walks
+ * the histories still held).
+ */
+export function forgetEvicted(memory: ManagerMemory, key: string, history: IndexedHistory): void {
+  memory.index.forget(history.items.map((item) => item.entry));
+  memory.deps.rewrites.forget(history.items);
   if (key.endsWith('\u0000repaired')) return;
+  memory.deps.counts.forget(key);
   memory.deps.calibration.forget(key);
   memory.failOpen?.forget(key);
 }
@@ -91,6 +103,8 @@ export function freeMemory(memory: ManagerMemory): void {
   memory.deps.systemCounts.clear();
   memory.deps.calibration.clear();
   memory.deps.lastCalls.clear();
+  memory.deps.counts.clear();
+  memory.deps.fallbackStreaks.clear();
   memory.usage.clear();
   memory.failOpen?.clear();
 }

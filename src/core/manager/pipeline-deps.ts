@@ -7,7 +7,8 @@ import type { TokenCounter } from '../counting/token-counter.js';
 import { UsageCalibration } from '../counting/usage-calibration.js';
 import type { EventBus } from '../events/event-bus.js';
 import type { MessageIndex } from '../messages/message-index.js';
-import { IndexedHistories } from '../preflight/index-request.js';
+import { IndexedHistories, type IndexedHistory } from '../preflight/index-request.js';
+import { PersistedCounts } from '../preflight/persist-counts.js';
 import type { PipelineDeps } from '../preflight/prepare-request.js';
 import { RewriteCache } from '../preflight/realize-rewrite.js';
 import { SessionArchive } from '../session/session-archive.js';
@@ -29,7 +30,7 @@ export interface PipelineParts {
   readonly embedded: Summarizer;
   readonly cachePrice: CachePrice;
   /** Hears of each session whose indexed history the caps dropped. */
-  readonly onEvict: (key: string) => void;
+  readonly onEvict: (key: string, history: IndexedHistory) => void;
 }
 
 /** The pipeline's dependencies for a manager of `options`. */
@@ -60,5 +61,6 @@ export function pipelineDeps(
     cachePrice: parts.cachePrice,
     marks: new SummaryMarks(options.summaryKeys),
     fallbackStreaks: new Map(),
+    counts: new PersistedCounts(parts.store, parts.counter, parts.model),
   };
 }

@@ -22,6 +22,8 @@ export interface CountAheadInput {
   readonly realize: (item: IndexedMessage, rewrite: SessionRewrite) => RealizedRewrite;
   /** Counts messages tokenized by this call. */
   readonly fresh: { count: number };
+  /** Counts stored with the session's state, by content hash (see persist-counts.ts): reused, not recounted. */
+  readonly known?: ReadonlyMap<string, number> | undefined;
 }
 
 /**
@@ -39,8 +41,14 @@ export async function countAhead(input: CountAheadInput, slice: TimeSlice): Prom
     const item = items[i]!;
     if (covered?.has(item.id)) continue;
     if (item.entry.tokens?.get(counter) === undefined) {
-      entryTokens(item, counter);
-      fresh.count++;
+      const known = input.known?.get(item.entry.hash);
+      if (known === undefined) {
+        entryTokens(item, counter);
+        fresh.count++;
+      } else {
+        item.entry.tokens ??= new WeakMap();
+        item.entry.tokens.set(counter, known);
+      }
     }
     const rewrite = rewrites?.[item.id];
     if (rewrite && (rewrite.hash === undefined || rewrite.hash === item.entry.hash))

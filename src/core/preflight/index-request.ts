@@ -267,14 +267,14 @@ export class IndexedHistories {
   readonly #sessions = new Map<string, IndexedHistory>();
   readonly #maxMessages: number;
   readonly #maxBytes: number;
-  readonly #onEvict: ((sessionId: string) => void) | undefined;
+  readonly #onEvict: ((sessionId: string, history: IndexedHistory) => void) | undefined;
   #total = 0;
   #bytes = 0;
 
   constructor(
     maxMessages = 200_000,
     maxBytes = Number.POSITIVE_INFINITY,
-    onEvict?: (sessionId: string) => void,
+    onEvict?: (sessionId: string, history: IndexedHistory) => void,
   ) {
     this.#maxMessages = maxMessages;
     this.#maxBytes = maxBytes;
@@ -323,7 +323,7 @@ export class IndexedHistories {
         this.#total -= other.length;
         this.#bytes -= other.bytes;
         this.#sessions.delete(id);
-        this.#onEvict?.(id);
+        this.#onEvict?.(id, other);
       }
     }
     return { indexed, changedFrom };

@@ -28,6 +28,7 @@ import { indexMessages, indexMessagesInSlices, manyNewMessages } from './index-m
 import type { IndexedHistories, IndexedHistory } from './index-request.js';
 import { emitDivergence } from './match-state.js';
 import { emitMediaEstimates, emitMediaEstimatesInSlices } from './media-estimates.js';
+import { PERSIST_COUNTS_FROM, type PersistedCounts } from './persist-counts.js';
 import type { RewriteCache } from './realize-rewrite.js';
 import { rememberProtected } from './remember-protected.js';
 import {
@@ -71,6 +72,8 @@ export interface PipelineDeps {
   readonly marks: SummaryMarks;
   /** Per session, compactions in a row written by a fallback summarizer (see run-preflight.ts). */
   readonly fallbackStreaks: Map<string, number>;
+  /** The sessions' token counts kept with their state (read on a first call, written after calls). */
+  readonly counts: PersistedCounts;
 }
 
 /** The summary message text of `body` at `version` for the session `key`, marked. */
@@ -132,7 +135,7 @@ export interface PreparedRequest extends PreflightInput {
   readonly decisionEvent?: CompactEvent<'compact.trigger_decision'> | undefined;
 }
 
-/** System prompt, tool schemas and request overhead, each counted once per distinct value. */
+/** System prompt and tool schemas, each counted once per distinct value. */
 export function fixedTokens(
   deps: PipelineDeps,
   options: Pick<CompactOptions, 'system' | 'tools'>,
@@ -164,6 +167,8 @@ export function forgetSession(deps: PipelineDeps, sessionId: string): void {
   deps.histories.delete(`${sessionId}\u0000repaired`);
   deps.calibration.forget(sessionId);
   deps.lastCalls.delete(sessionId);
+  deps.fallbackStreaks.delete(sessionId);
+  deps.marks.forget(sessionId);
 }
 
 /** Step 2's context: what building or extending the view needs (step 2 is in {@link prepareRequest}). */
@@ -261,6 +266,11 @@ export async function prepareRequest(deps: PipelineDeps, input: PreflightInput):
   const started = Date.now();
   // Many new messages (a first call, a rebuilt history): indexed and counted in slices.
   const slice = manyNewMessages(deps, input) ? new TimeSlice() : undefined;
+  // A long history this process has not seen: its counts may be stored with its state.
+  const known =
+    slice && input.messages.length >= PERSIST_COUNTS_FROM && deps.histories.heldLength(input.key) === 0
+      ? deps.counts.read(input.key, input.codec.format)
+      : undefined;
   const { indexed, repairs } = slice
     ? await indexMessagesInSlices(deps, input, slice)
     : indexMessages(deps, input);
@@ -268,7 +278,7 @@ export async function prepareRequest(deps: PipelineDeps, input: PreflightInput):
   const fresh = { count: 0 };
   // Step 2: resume the view (extended when possible, rebuilt otherwise; in slices for many new messages).
   const viewContext = viewContextOf(deps, input, indexed, stored, fresh);
-  if (slice) await countAhead({ ...viewContext, stored }, slice);
+  if (slice) await countAhead({ ...viewContext, stored, known: await known }, slice);
   const view =
     extendedView(indexed, viewContext) ??
     keepView(
@@ -278,6 +288,7 @@ export async function prepareRequest(deps: PipelineDeps, input: PreflightInput):
       slice ? await runStepsYielding(buildViewSteps(viewContext), slice) : buildView(viewContext),
     );
   const state = await rememberProtected(deps.store, input.key, view, stored);
+  deps.counts.schedule(input.key, indexed);
   const counted = countRequest(deps, input, view);
   const calibrated = deps.calibration.count(input.key, counted.tokensBefore, deps.counter.exact);
   const call = recordCall(deps, input.key, input.policy.cacheLifetimeMs);

@@ -115,6 +115,11 @@ export class SummaryMarks {
     return this.#secrets;
   }
 
+  /** Forgets the derived keys of a session that ended (they are derived again when needed). */
+  forget(sessionKey: string): void {
+    this.#sessionKeys.delete(sessionKey);
+  }
+
   /** The session's keys, one per secret. */
   #keysOf(sessionKey: string): Buffer[] {
     let keys = this.#sessionKeys.get(sessionKey);

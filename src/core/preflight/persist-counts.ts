@@ -1,0 +1,114 @@
+/**
+ * The session's token counts, kept with its state (session/stored-counts.ts): read on the
+ * first call of a long history this process has not indexed, so that counting reuses them
+ * (count-ahead.ts); written after a call, in slices and in the background, each time the
+ * history has grown by an eighth since the last write (so the writes cost O(1) per message
+ * over a session's life).
+ */
+import type { TokenCounter } from '../counting/token-counter.js';
+import type { MessageFormat } from '../messages/message.js';
+import type { SessionStore } from '../session/session-store.js';
+import { readStoredCounts, writeStoredCounts } from '../session/stored-counts.js';
+import { TimeSlice } from '../time-slice.js';
+import type { IndexedHistory } from './index-request.js';
+
+/** Histories shorter than this are counted again rather than stored (a recount takes well under a slice). */
+export const PERSIST_COUNTS_FROM = 256;
+
+/** Writes in flight and where each session's last write stood (by history length). */
+export class PersistedCounts {
+  readonly #store: SessionStore;
+  readonly #counter: TokenCounter;
+  readonly #model: string;
+  /** The history length at each session's last write (or read). */
+  readonly #written = new Map<string, number>();
+  readonly #pending = new Map<string, Promise<void>>();
+
+  constructor(store: SessionStore, counter: TokenCounter, model: string) {
+    this.#store = store;
+    this.#counter = counter;
+    this.#model = model;
+  }
+
+  /** The scope of counts made by this manager's counter for `format`. */
+  scope(format: MessageFormat): string {
+    return `${this.#counter.name}|${this.#model}|${format}`;
+  }
+
+  /** The counts stored for `key`, by content hash (`undefined` when none can be used). */
+  async read(key: string, format: MessageFormat): Promise<Map<string, number> | undefined> {
+    const stored = await readStoredCounts(this.#store, key, this.scope(format));
+    if (!stored) return undefined;
+    const { hashes, tokens } = stored;
+    const counts = new Map<string, number>();
+    const slice = new TimeSlice();
+    for (let i = 0; i < hashes.length; i++) {
+      const count = Number(tokens[i]);
+      if (Number.isSafeInteger(count) && count >= 0) counts.set(hashes[i]!, count);
+      if ((i & 1023) === 1023 && slice.due()) await slice.pause();
+    }
+    this.#written.set(key, counts.size);
+    return counts;
+  }
+
+  /** Writes the counts of `history` after this call when it has grown enough since the last write. */
+  schedule(key: string, history: IndexedHistory): void {
+    const length = history.length;
+    if (length < PERSIST_COUNTS_FROM || this.#pending.has(key) || history.format === undefined) return;
+    const written = this.#written.get(key) ?? 0;
+    if (length - written < Math.max(PERSIST_COUNTS_FROM, written / 8)) return;
+    this.#written.set(key, length);
+    const write = this.#write(key, history, history.format).finally(() => this.#pending.delete(key));
+    this.#pending.set(key, write);
+  }
+
+  async #write(key: string, history: IndexedHistory, format: MessageFormat): Promise<void> {
+    const slice = new TimeSlice();
+    // After the call: its answer is not held up by the walk below.
+    await slice.pause();
+    const generation = history.generation;
+    const items = history.items;
+    const hashes: string[] = [];
+    const tokens: number[] = [];
+    const seen = new Set<string>();
+    for (let i = 0; i < items.length; i++) {
+      const entry = items[i]!.entry;
+      const count = entry.tokens?.get(this.#counter);
+      if (count !== undefined && !seen.has(entry.hash)) {
+        seen.add(entry.hash);
+        hashes.push(entry.hash);
+        tokens.push(count);
+      }
+      if ((i & 255) === 255 && slice.due()) {
+        await slice.pause();
+        // Rolled back meanwhile (an edit, another branch): the next call writes again.
+        if (history.generation !== generation) {
+          this.#written.delete(key);
+          return;
+        }
+      }
+    }
+    const ok = await writeStoredCounts(this.#store, key, {
+      scope: this.scope(format),
+      hashes: hashes.join(' '),
+      tokens: tokens.join(' '),
+    });
+    // A failed write is tried again once the history has grown by another eighth, not on every call.
+    void ok;
+  }
+
+  /** Waits for the writes in flight (shutdown; each is bounded in time). */
+  async settled(): Promise<void> {
+    await Promise.all([...this.#pending.values()]);
+  }
+
+  /** Forgets a session (`endSession`): its write in flight finishes, then nothing of it is held. */
+  forget(key: string): void {
+    this.#written.delete(key);
+  }
+
+  /** Forgets every session. */
+  clear(): void {
+    this.#written.clear();
+  }
+}

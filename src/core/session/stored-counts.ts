@@ -1,0 +1,102 @@
+/**
+ * Token counts kept with a session's state, so that a fresh process (a serverless request, a
+ * restarted worker) on a known session does not tokenize its history again: one record per
+ * session under `<key>::counts` in the store the manager already has, read on the first call
+ * of a long history and written after calls, in the background, when the history has grown.
+ *
+ * The record is a {@link SessionState} (every store holds those and nothing else) whose
+ * `tokenCounts` field holds the counts by content hash, for one scope (the counter's name, the
+ * model and the message format: a count is only reused where it would be computed the same).
+ * Counts only spare work: a record missing, stale, from another scope or unreadable costs a
+ * recount, never a different answer. Read and written directly on the user's store (not the
+ * manager's in-process copy of states), each operation bounded in time; a failure is ignored.
+ */
+import { FailOpenStore } from './fail-open-store.js';
+import type { SessionState, SessionStore } from './session-store.js';
+
+/** The store key of a session's token counts. */
+export function countsKey(key: string): string {
+  return `${key}::counts`;
+}
+
+/** What the record holds: two space-separated lists of the same length. */
+export interface StoredTokenCounts {
+  /** `counter name|model|format`: counts are reused only within the same scope. */
+  scope: string;
+  /** Content hashes of the counted messages (`IndexedEntry.hash`). */
+  hashes: string;
+  /** Their token counts, in the same order. */
+  tokens: string;
+}
+
+/** The state-shaped record of a session's counts. */
+interface CountsRecord extends SessionState {
+  tokenCounts?: StoredTokenCounts;
+}
+
+/** Longest wait for the record's read or write; past it the call goes on without. */
+export const COUNTS_TIMEOUT_MS = 2_000;
+
+/** The user's store behind the manager's fail-open wrapper (nothing of the record is kept in process). */
+function innerOf(store: SessionStore): SessionStore | undefined {
+  if (store instanceof FailOpenStore) return store.down ? undefined : store.inner;
+  return store;
+}
+
+/** `operation`, or `undefined` when it fails or takes longer than {@link COUNTS_TIMEOUT_MS}. */
+async function bounded<T>(operation: () => Promise<T>): Promise<T | undefined> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), COUNTS_TIMEOUT_MS);
+    timer.unref?.();
+  });
+  try {
+    return await Promise.race([operation().catch(() => undefined), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * The counts stored for session `key` in `scope`: content hashes and their counts, in order
+ * (`undefined`: none, another scope, a malformed record, or the store failed).
+ */
+export async function readStoredCounts(
+  store: SessionStore,
+  key: string,
+  scope: string,
+): Promise<{ hashes: string[]; tokens: string[] } | undefined> {
+  const inner = innerOf(store);
+  if (!inner) return undefined;
+  const record = (await bounded(() => inner.get(countsKey(key)))) as CountsRecord | undefined;
+  const counts = record?.tokenCounts;
+  if (!counts || counts.scope !== scope) return undefined;
+  if (typeof counts.hashes !== 'string' || typeof counts.tokens !== 'string') return undefined;
+  const hashes = counts.hashes.split(' ');
+  const tokens = counts.tokens.split(' ');
+  return hashes.length === tokens.length ? { hashes, tokens } : undefined;
+}
+
+/** Stores the counts of session `key` (replacing the record); false when the store failed. */
+export async function writeStoredCounts(
+  store: SessionStore,
+  key: string,
+  counts: StoredTokenCounts,
+): Promise<boolean> {
+  const inner = innerOf(store);
+  if (!inner) return false;
+  const record: CountsRecord = {
+    sessionId: countsKey(key),
+    version: 0,
+    coveredIds: [],
+    tokenCounts: counts,
+    updatedAt: Date.now(),
+  };
+  return (await bounded(() => inner.set(countsKey(key), record))) === true;
+}
+
+/** Deletes the counts of session `key` (a reset); a failure is ignored. */
+export async function deleteStoredCounts(store: SessionStore, key: string): Promise<void> {
+  const inner = innerOf(store);
+  if (inner) await bounded(() => inner.delete(countsKey(key)));
+}

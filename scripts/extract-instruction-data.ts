@@ -26,7 +26,7 @@ interface Row {
   context: Context;
 }
 
-const raw = process.argv[2];
+const raw: string = process.argv[2] ?? '';
 if (!raw) throw new Error('usage: npx tsx scripts/extract-instruction-data.ts <raw-dir>');
 const OUT = 'eval/data/instructions/sentences.jsonl';
 const rows: Row[] = [];
@@ -52,6 +52,9 @@ const words = (text: string) => text.trim().split(/\s+/).length;
 const ASKED_AS_REQUEST =
   /^(?:(?:ok|okay|yes|great|thanks|and|also|so|sure)[, ]+)?(?:can|could|may|would|will)\s+(?:i|you|we)\b|\bplease\b/i;
 
+/** A question asking for an answer now (not "can you ..." / "could you ..." which asks for work). */
+const PLAIN_QUESTION = (text: string) =>
+  text.trimEnd().endsWith('?') && !/^(?:please\s+)?(?:can|could|would|will)\s+(?:you|u)\b/i.test(text);
 // --- Schema-Guided Dialogue: user acts. -------------------------------------------------------
 const SGD_DO = new Set([
   'INFORM_INTENT',
@@ -62,6 +65,8 @@ const SGD_DO = new Set([
   'NEGATE_INTENT',
 ]);
 const SGD_NOT = new Set(['THANK_YOU', 'GOODBYE', 'REQUEST', 'AFFIRM', 'NEGATE']);
+/** Acts that make a turn ambiguous ("That one sounds good", "Yes I would", "What else is there?"). */
+const SGD_AMBIGUOUS = new Set(['SELECT', 'AFFIRM_INTENT', 'REQUEST_ALTS', 'REQUEST', 'THANK_YOU', 'GOODBYE']);
 function sgd(): void {
   const pos: Row[] = [];
   const neg: Row[] = [];
@@ -86,9 +91,8 @@ function sgd(): void {
           sentences.length === 1 &&
           words(turn.utterance) >= 3 &&
           acts.some((a) => SGD_DO.has(a)) &&
-          !acts.includes('REQUEST') &&
-          !acts.includes('THANK_YOU') &&
-          !acts.includes('GOODBYE')
+          !acts.some((a) => SGD_AMBIGUOUS.has(a)) &&
+          !PLAIN_QUESTION(turn.utterance)
         ) {
           pos.push({ text: turn.utterance.trim(), label: 'instruction', ...base });
         }
@@ -118,7 +122,12 @@ function camrest(): void {
       if (fresh.length === 0) {
         for (const text of sentences)
           if (!ASKED_AS_REQUEST.test(text)) neg.push({ text, label: 'other', ...base });
-      } else if (!requests && sentences.length === 1 && words(usr.transcript) >= 3) {
+      } else if (
+        !requests &&
+        sentences.length === 1 &&
+        words(usr.transcript) >= 3 &&
+        !PLAIN_QUESTION(usr.transcript)
+      ) {
         pos.push({ text: usr.transcript.trim(), label: 'instruction', ...base });
       }
     }
@@ -127,9 +136,6 @@ function camrest(): void {
 }
 
 // --- Prompts written for assistants: self-instruct user-oriented, MT-Bench, Vicuna. ------------
-/** A question asking for an answer now (not "can you ..." / "could you ..." which asks for work). */
-const PLAIN_QUESTION = (text: string) =>
-  text.trimEnd().endsWith('?') && !/^(?:please\s+)?(?:can|could|would|will)\s+(?:you|u)\b/i.test(text);
 /** A sentence telling the situation or the material, not the task: left out as ambiguous. */
 const BACKGROUND =
   /^(?:i|i'm|i've|i am|my|we|we're|our|the|this|these|that|it|it's|there|here|he|she|they|a|an|in|as|you are|you're|you will be|you have been)\b/i;
@@ -197,8 +203,22 @@ function handLabelled(): void {
   }
 }
 
+/** Sentences of AGENTS.md and SKILL.md files (instructions to coding agents), labelled by hand. */
+function agentsMd(): void {
+  const file = 'eval/data/instructions/agents-md-hand-labelled.json';
+  for (const row of JSON.parse(readFileSync(file, 'utf8')) as Row[])
+    push({
+      text: row.text,
+      label: row.label,
+      source: row.source,
+      license: row.license,
+      context: row.context,
+    });
+}
+
 sgd();
 camrest();
+agentsMd();
 prompts();
 topicalChat();
 handLabelled();

@@ -279,7 +279,7 @@ function printFolds(log: (line: string) => void, folds: readonly Fold[]): void {
 function printLabels(log: (line: string) => void, labels: ReturnType<typeof scoreLabelledSet>): void {
   log('');
   log(
-    'Instruction detection on real user sentences (test/fixtures/instructions): is the sentence a request to the assistant (the summary quotes it under User instructions)?',
+    'Instruction detection on real user sentences (test/fixtures/instructions): is the sentence a request to the assistant (the summary quotes it under User instructions)? Since issue 45 its oasst1 and SWE-agent rows are training data of the model (figures on them are not held out), and its Topical-Chat rows are scored as said to a person.',
   );
   for (const line of formatLabelScores(labels)) log(line);
   for (const wrong of labels.find((s) => s.split === 'all')?.wrong.slice(0, 8) ?? [])

@@ -118,6 +118,13 @@ function cheapLevelsSuffice(deps: PipelineDeps, prepared: PreparedRequest): Prom
   });
 }
 
+/**
+ * How many times a triggered compaction reloads the stored state when another process
+ * compacted first before it answers the call locally (a compaction not stored, as during a
+ * store outage): contention never throws to the agent.
+ */
+export const MAX_COMPACTION_RELOADS = 2;
+
 /** What {@link runTriggeredOnce} needs from the manager. */
 export interface Flight {
   readonly store: SessionStore;
@@ -136,6 +143,7 @@ export async function runTriggeredOnce(
   flight: Flight,
   deps: PipelineDeps,
   prepared: PreparedRequest,
+  reloads = 0,
 ): Promise<Compacted | 'retry' | 'declined'> {
   const { key, options } = prepared;
   // The prepared summary is taken only by the process that compacts (under the lock).
@@ -147,6 +155,9 @@ export async function runTriggeredOnce(
     const summary = await flight.background.take(key, prepared.view, options.signal);
     return summary ? { prepared: summary } : {};
   };
+  // The store moved under every reload: this call gets a sound answer that is not stored.
+  if (reloads >= MAX_COMPACTION_RELOADS)
+    return runTriggered(deps, prepared, { ...(await take()), local: { reloads } });
   if (flight.lockTtlMs === undefined) return runTriggered(deps, prepared, await take());
   const seen = prepared.state?.version ?? 0;
   const locked = await withSessionLock(

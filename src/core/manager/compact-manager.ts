@@ -380,22 +380,17 @@ export class CompactManager {
     }
     // Held events (the decision first) are delivered even when the compaction fails.
     const flight = { store: deps.store, lockTtlMs: this.#lockTtlMs, background: this.#background };
-    const outcome = await runTriggeredOnce(flight, deps, prepared).catch((error: unknown) => {
+    const outcome = await runTriggeredOnce(flight, deps, prepared, attempt).catch((error: unknown) => {
       deps.bus.release(context);
       throw error;
     });
     if (outcome === 'declined') return declinedResult<M>(deps, prepared);
     if (outcome === 'retry') {
       deps.bus.release(context);
-      if (attempt > 0) {
-        throw new CompactError(
-          'concurrent_compaction',
-          `session "${sessionId}": the stored state kept changing during compaction`,
-        );
-      }
+      // Bounded: after MAX_COMPACTION_RELOADS the flight answers locally instead of 'retry'.
       return this.#run(sessionId, key, messages, codec, { ...options, force: false }, attempt + 1);
     }
-    this.#background?.discard(key, outcome.state.version);
+    if (!outcome.local) this.#background?.discard(key, outcome.state.version);
     const result = await finishCompaction<M>(deps, prepared, outcome);
     if (result.applied) this.#usage.rewrite(sessionId);
     return result;

@@ -29,6 +29,11 @@ import { viewAfterCompaction } from './view-after-compaction.js';
 export interface Compacted {
   cascade: CascadeResult;
   state: SessionState;
+  /**
+   * True when the compaction answers this call only and was not stored (the store kept
+   * changing under it): no summary archive record, no view kept for the next call.
+   */
+  local?: boolean;
 }
 
 /** What a triggered run may bring besides the request. */
@@ -37,6 +42,11 @@ export interface TriggeredExtras {
   readonly prepared?: PreparedSummary;
   /** The token of the session lock held for this run: the state is written fenced by it. */
   readonly fencingToken?: number;
+  /**
+   * Answer this call without writing the store (it kept changing under every reload): one
+   * `compact.error` (`concurrent_compaction`, fallback `local`) says so.
+   */
+  readonly local?: { readonly reloads: number };
 }
 
 /** The cascade's input for a triggered request. */
@@ -149,6 +159,12 @@ export async function runTriggered(
   const timing = (start: number) => ({ start, ...(parentId ? { parentId } : {}) });
   context.archived ??= [];
   throwIfAborted(options.signal);
+  // The store kept changing: the newest stored view is sent as it is when it fits the budget
+  // (no text of a version this process does not own), else a compaction that is not stored.
+  if (extras.local && !options.force && prepared.tokensBefore <= prepared.decision.budget) {
+    emitContended(deps, prepared, 'stored-view', extras.local.reloads, timing);
+    return 'declined';
+  }
   const input = cascadeInput(deps, prepared, timing);
   let cascade: CascadeResult;
   try {
@@ -182,6 +198,10 @@ export async function runTriggered(
   }
   const state = nextState(prepared, cascade);
   throwIfAborted(options.signal);
+  if (extras.local) {
+    emitContended(deps, prepared, 'local', extras.local.reloads, timing);
+    return { cascade, state, local: true };
+  }
   const expectedVersion = prepared.state?.version ?? 0;
   // Pins remembered since this run read the state (they do not move the version) are kept.
   const stored = await deps.store.get(prepared.key);
@@ -203,6 +223,32 @@ export async function runTriggered(
   );
   deps.archive.trackEvents(context);
   return 'retry';
+}
+
+/** The one event of a call answered without storing because the store kept changing. */
+function emitContended(
+  deps: PipelineDeps,
+  prepared: PreparedRequest,
+  fallback: 'local' | 'stored-view',
+  reloads: number,
+  timing: (start: number) => EventTiming,
+): void {
+  const answer =
+    fallback === 'local'
+      ? 'a compaction that is not stored'
+      : 'the newest stored view, which fits the budget';
+  deps.bus.emit(
+    prepared.context,
+    'compact.error',
+    {
+      errorType: 'concurrent_compaction',
+      message: `the stored state kept changing during compaction (${reloads} reloads): this call is answered with ${answer}`,
+      fallback,
+      context: { reloads },
+    },
+    timing(Date.now()),
+  );
+  deps.archive.trackEvents(prepared.context);
 }
 
 /**
@@ -281,7 +327,7 @@ export function archiveLine(version: number): string {
 export async function finishCompaction<M>(
   deps: PipelineDeps,
   prepared: PreparedRequest,
-  { cascade, state }: Compacted,
+  { cascade, state, local }: Compacted,
 ): Promise<CompactionResult<M>> {
   const { context, codec, view } = prepared;
   const parentId = prepared.decisionSpanId;
@@ -298,7 +344,8 @@ export async function finishCompaction<M>(
   const text = state.summary ? summaryText(deps, prepared.key, state.version, state.summary.text) : undefined;
   const summaryWire = text === undefined ? undefined : codec.summaryMessage(text);
   if (observed(deps)) emitOutcome(deps, prepared, cascade, state, kept, summaryWire);
-  if (summary && text) {
+  // A local answer's summary is not the session's: another process's stands for its version.
+  if (summary && text && !local) {
     await deps.archive.summary(
       context,
       {
@@ -340,15 +387,17 @@ export async function finishCompaction<M>(
       ...(summary?.fallback ? { fallback: summary.fallback } : {}),
     };
   }
-  // The next call extends the view this compaction made (O(what changed), not O(history)).
-  prepared.indexed.view =
-    viewAfterCompaction(prepared, cascade, state, {
-      summaryWire,
-      summaryText: text,
-      codec,
-      counter: deps.counter,
-      summaryTokens: (summary) => summaryMessageTokens(codec, deps.counter, summary),
-    }) ?? prepared.indexed.view;
+  // The next call extends the view this compaction made (O(what changed), not O(history));
+  // after a local answer it resumes the stored state instead.
+  if (!local)
+    prepared.indexed.view =
+      viewAfterCompaction(prepared, cascade, state, {
+        summaryWire,
+        summaryText: text,
+        codec,
+        counter: deps.counter,
+        summaryTokens: (summary) => summaryMessageTokens(codec, deps.counter, summary),
+      }) ?? prepared.indexed.view;
   void view;
   return result;
 }

@@ -23,6 +23,7 @@ import type { PreparationJob } from '../core/session/preparation-queue.js';
 import type { SessionStore } from '../core/session/session-store.js';
 import { EmbeddedSummarizer } from '../core/summary/embedded/index.js';
 import type { Summarizer } from '../core/summary/summarizer.js';
+import { SummaryMarks } from '../core/summary/summary-mark.js';
 import { DEFAULT_PREPARATION_QUEUE_NAME } from './bullmq-preparation-queue.js';
 import { connectionOptions, loadBullmq, type QueueConnection } from './load-bullmq.js';
 
@@ -68,6 +69,12 @@ export interface PreparationWorkerOptions {
   maxStalledCount?: number;
   /** Called after each run of a job (for metrics and logs). */
   onJobDone?: (outcome: PreparationJobOutcome) => void;
+  /**
+   * The installation's summary key(s), as the agents' `summaryKeys`: each published summary
+   * is signed with the first, and the agents adopt only what verifies under their key. The
+   * worker needs the agents' key. @default `COMPACT_SUMMARY_KEY`, else the key file (as the agents)
+   */
+  summaryKeys?: string | readonly string[];
 }
 
 /** One run of a job, as `onJobDone` receives it. */
@@ -156,6 +163,7 @@ export async function startPreparationWorker(options: PreparationWorkerOptions):
   const redact: Redactor | undefined =
     options.redaction === false ? undefined : createRedactor(options.redaction ?? {});
   const bus = new EventBus(options.exporters ?? [], undefined, redact);
+  const marks = new SummaryMarks(options.summaryKeys);
   const counter = options.tokenCounter ?? tokenCounterFor(options.model ?? 'gpt-4o');
   const timeoutMs =
     options.timeoutMs ??
@@ -208,6 +216,7 @@ export async function startPreparationWorker(options: PreparationWorkerOptions):
         timeoutMs,
         redact,
         emit: (event, properties, start) => bus.emit(context, event, properties, { start }),
+        marks,
         ...(signal ? { signal } : {}),
       });
       status.processed++;
@@ -252,6 +261,20 @@ export async function startPreparationWorker(options: PreparationWorkerOptions):
   await counter.ready?.();
   counter.countText('warm');
   redact?.('warm');
+  // The key is read now: a worker whose key cannot be read says so once, at start.
+  marks.recordMac(name, ['warm']);
+  if (marks.problem)
+    bus.emit(
+      newOperation(name),
+      'compact.error',
+      {
+        errorType: 'invalid_config',
+        message: `${marks.problem}: the agents will refuse this worker's summaries (give it their summary key)`,
+        fallback: 'none',
+        context: { queue: name },
+      },
+      { start: Date.now() },
+    );
   // The store connects now too (a read of nothing): the first job does not pay for it.
   await options.store.get(`${name}::worker-warm-up`).catch(() => undefined);
   await worker.waitUntilReady();

@@ -55,3 +55,27 @@ export function storeFaultEvents(
     },
   };
 }
+
+/**
+ * The prepared-summary signing's `onRefused`: one `compact.error` (`forged_summary`) per
+ * manager, at the first prepared record whose MAC does not verify (later ones are refused
+ * quietly): a worker without the installation's summary key, or a record rewritten in the store.
+ */
+export function refusedPreparedEvent(bus: EventBus): (key: string, why: string) => void {
+  let told = false;
+  return (key, why) => {
+    if (told) return;
+    told = true;
+    bus.emit(
+      contextOf(key),
+      'compact.error',
+      {
+        errorType: 'forged_summary',
+        message: `a prepared summary in the store was refused (${why}): it is not signed with this installation's summary key. Workers need the agents' key (summaryKeys, COMPACT_SUMMARY_KEY or the same key file); the agents compact at their trigger meanwhile. Said once.`,
+        fallback: 'cascade',
+        context: { reason: why },
+      },
+      { start: Date.now() },
+    );
+  };
+}

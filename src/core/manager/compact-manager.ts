@@ -23,7 +23,7 @@ import type {
   CompactEventName,
   CompactEventProperties,
 } from '../events/events.js';
-import { storeFaultEvents } from '../events/store-fault-events.js';
+import { refusedPreparedEvent, storeFaultEvents } from '../events/store-fault-events.js';
 import { codecFor } from '../messages/formats/detect-format.js';
 import type { MessageCodec } from '../messages/formats/message-codec.js';
 import { MessageIndex } from '../messages/message-index.js';
@@ -156,7 +156,10 @@ export class CompactManager {
       onEvict: (key) => forgetEvicted(this.#memory, key),
     });
     this.#lockTtlMs = lockTtl(options.sessionLock, this.store);
-    this.#background = backgroundFor(options, store, this.#lockTtlMs, timeoutMs);
+    this.#background = backgroundFor(options, store, this.#lockTtlMs, timeoutMs, {
+      marks: this.#deps.marks,
+      onRefused: refusedPreparedEvent(this.#bus),
+    });
     for (const [name, agent] of Object.entries(options.agents ?? {})) {
       // Validated once here; merged again with the call's policy.
       if (agent?.policy) resolvePolicy({ ...this.policy, ...agent.policy }, this.#customStrategies);

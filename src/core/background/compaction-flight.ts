@@ -131,6 +131,8 @@ export interface Flight {
   /** The session lock's time to live; undefined: no lock (the write is still a compare-and-set). */
   readonly lockTtlMs: number | undefined;
   readonly background: BackgroundPreparations | undefined;
+  /** True while the store is down (calls go on from this process's copies). */
+  readonly storeDown?: () => boolean;
 }
 
 /**
@@ -155,6 +157,11 @@ export async function runTriggeredOnce(
     const summary = await flight.background.take(key, prepared.view, options.signal);
     return summary ? { prepared: summary } : {};
   };
+  // While the store is down no process can claim the next version: a request that still fits
+  // the budget is sent as it is (compacted once the store answers), so no version gets a text
+  // of this process only; one that does not fit compacts as during any outage.
+  if (flight.storeDown?.() && !options.force && prepared.tokensBefore <= prepared.decision.budget)
+    return 'declined';
   // The store moved under every reload: this call gets a sound answer that is not stored.
   if (reloads >= MAX_COMPACTION_RELOADS)
     return runTriggered(deps, prepared, { ...(await take()), local: { reloads } });

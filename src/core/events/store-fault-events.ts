@@ -19,6 +19,7 @@ export function storeFaultEvents(
   onOutage: (key: string, cause: string) => void;
   onRecovery: (key: string, affectedCalls: number) => void;
   onCorrupt: (key: string, problem: string) => void;
+  onLost: (key: string, knownVersion: number, storedVersion: number) => void;
 } {
   return {
     onOutage(key, cause) {
@@ -41,6 +42,19 @@ export function storeFaultEvents(
           code: 'storage_recovered',
           message: `session store "${storeName}" answers again; ${affectedCalls} call(s) went on without it`,
           context: { target: 'store', name: storeName, affectedCalls },
+        },
+        { start: Date.now() },
+      );
+    },
+    onLost(key, knownVersion, storedVersion) {
+      bus.emit(
+        contextOf(key),
+        'compact.error',
+        {
+          errorType: 'storage_failed',
+          message: `session store "${storeName}" lost the state of this session (it held v${knownVersion}, now ${storedVersion === 0 ? 'none' : `v${storedVersion}`}: restarted without persistence?); this process's copy was written back so versions never go down`,
+          fallback: 'in-process session state',
+          context: { knownVersion, storedVersion },
         },
         { start: Date.now() },
       );

@@ -382,7 +382,12 @@ export class CompactManager {
       return untriggeredResult<M>(deps, prepared);
     }
     // Held events (the decision first) are delivered even when the compaction fails.
-    const flight = { store: deps.store, lockTtlMs: this.#lockTtlMs, background: this.#background };
+    const flight = {
+      store: deps.store,
+      lockTtlMs: this.#lockTtlMs,
+      background: this.#background,
+      storeDown: () => this.#failOpen?.down === true,
+    };
     const outcome = await runTriggeredOnce(flight, deps, prepared, attempt).catch((error: unknown) => {
       deps.bus.release(context);
       throw error;

@@ -75,6 +75,13 @@ export interface PreparationWorkerOptions {
    * worker needs the agents' key. @default `COMPACT_SUMMARY_KEY`, else the key file (as the agents)
    */
   summaryKeys?: string | readonly string[];
+  /**
+   * Called when the worker cannot reach Redis (at start or later), once per outage, as soon
+   * as a connection attempt fails; the worker keeps retrying with backoff (1 s growing to
+   * 20 s) and the same message goes out as a `compact.error` (`storage_failed`). The CLI
+   * prints it.
+   */
+  onConnectionError?: (message: string) => void;
 }
 
 /** One run of a job, as `onJobDone` receives it. */
@@ -243,8 +250,28 @@ export async function startPreparationWorker(options: PreparationWorkerOptions):
     ...(options.lockDurationMs ? { lockDuration: options.lockDurationMs } : {}),
     ...(options.maxStalledCount !== undefined ? { maxStalledCount: options.maxStalledCount } : {}),
   });
-  // Connection errors are retried by the worker; the emitter must not crash the process.
-  worker.on('error', () => {});
+  // Connection errors are retried by the worker (with backoff); said once per outage.
+  const where = redisWhere(options.connection);
+  let unreachable = false;
+  worker.on('error', (error) => {
+    if (unreachable) return;
+    unreachable = true;
+    const message = `the worker cannot reach Redis at ${where} (${error?.message ?? String(error)}); retrying with backoff`;
+    bus.emit(
+      newOperation(name),
+      'compact.error',
+      { errorType: 'storage_failed', message, fallback: 'retry', context: { queue: name } },
+      { start: Date.now() },
+    );
+    try {
+      options.onConnectionError?.(message);
+    } catch {
+      // A failing hook costs the hook only.
+    }
+  });
+  worker.on('ready', () => {
+    unreachable = false;
+  });
   // Outcomes are told once the queue recorded them (a completed job is counted as completed).
   worker.on('completed', (job, done: { result: PreparationJobResult; attempt: number }) =>
     tell(job, done.result, done.attempt),
@@ -287,6 +314,20 @@ export async function startPreparationWorker(options: PreparationWorkerOptions):
       await bus.shutdown();
     },
   };
+}
+
+/** Host and port of the connection, for messages (never the password). */
+function redisWhere(connection: QueueConnection): string {
+  if (typeof connection !== 'string') {
+    const options = connection as { host?: string; port?: number };
+    return `${options.host ?? '127.0.0.1'}:${options.port ?? 6379}`;
+  }
+  try {
+    const url = new URL(connection);
+    return `${url.hostname}:${url.port || 6379}`;
+  } catch {
+    return 'the configured URL';
+  }
 }
 
 /** `summarizer`, calling `onRun` at each run (the worker's count of summarizer runs). */

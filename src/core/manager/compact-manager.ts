@@ -316,7 +316,9 @@ export class CompactManager {
   /**
    * Aborts background preparations (waiting until none runs), tries once more to write what
    * a store outage kept (within `storeTimeoutMs`), flushes events, shuts exporters down,
-   * closes the storage adapter and disposes the summarizer.
+   * closes the storage adapter and the session store (`store.close()`: the connection a
+   * store opened from a URL or a config file; a client you gave it stays open) and disposes
+   * the summarizer.
    */
   async shutdown(): Promise<void> {
     await this.#background?.shutdown();
@@ -325,6 +327,8 @@ export class CompactManager {
     await this.#deps.archive.flush();
     await this.#bus.shutdown();
     await this.#deps.archive.close();
+    // The store's own connection (one it made from a URL, as a config file's store does).
+    await this.store.close?.().catch(() => undefined);
     await this.#summarizer.dispose?.();
     freeMemory(this.#memory);
   }

@@ -133,6 +133,8 @@ export interface Flight {
   readonly background: BackgroundPreparations | undefined;
   /** True while the store is down (calls go on from this process's copies). */
   readonly storeDown?: () => boolean;
+  /** Lets the next store operation try the store at once (no cool-down after a fault). */
+  readonly retryStore?: () => void;
 }
 
 /**
@@ -160,8 +162,11 @@ export async function runTriggeredOnce(
   // While the store is down no process can claim the next version: a request that still fits
   // the budget is sent as it is (compacted once the store answers), so no version gets a text
   // of this process only; one that does not fit compacts as during any outage.
-  if (flight.storeDown?.() && !options.force && prepared.tokensBefore <= prepared.decision.budget)
-    return 'declined';
+  if (flight.storeDown?.()) {
+    if (!options.force && prepared.tokensBefore <= prepared.decision.budget) return 'declined';
+    // Before claiming a version alone, the store is asked once more (it may be back already).
+    flight.retryStore?.();
+  }
   // The store moved under every reload: this call gets a sound answer that is not stored.
   if (reloads >= MAX_COMPACTION_RELOADS)
     return runTriggered(deps, prepared, { ...(await take()), local: { reloads } });

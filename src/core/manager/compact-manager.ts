@@ -391,6 +391,7 @@ export class CompactManager {
       lockTtlMs: this.#lockTtlMs,
       background: this.#background,
       storeDown: () => this.#failOpen?.down === true,
+      retryStore: () => this.#failOpen?.retryNow(),
     };
     const outcome = await runTriggeredOnce(flight, deps, prepared, attempt).catch((error: unknown) => {
       deps.bus.release(context);

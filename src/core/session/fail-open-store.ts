@@ -97,6 +97,11 @@ export class FailOpenStore implements SessionStore {
     return this.#down !== undefined;
   }
 
+  /** Lets the next operation try the store at once, even within the cool-down after a fault. */
+  retryNow(): void {
+    if (this.#down) this.#down.retryAt = 0;
+  }
+
   /** Writes kept for when the store answers again. */
   get pendingWrites(): number {
     return this.#pending.size;

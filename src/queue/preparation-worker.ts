@@ -27,6 +27,9 @@ import { SummaryMarks } from '../core/summary/summary-mark.js';
 import { DEFAULT_PREPARATION_QUEUE_NAME } from './bullmq-preparation-queue.js';
 import { connectionOptions, loadBullmq, type QueueConnection } from './load-bullmq.js';
 
+/** Jobs a worker runs at once by default: summaries are I/O-bound LLM calls. */
+export const DEFAULT_WORKER_CONCURRENCY = 16;
+
 /** Options of {@link startPreparationWorker}. */
 export interface PreparationWorkerOptions {
   /** The Redis the queue lives in: a URL, or BullMQ connection options. */
@@ -44,7 +47,10 @@ export interface PreparationWorkerOptions {
   name?: string;
   /** BullMQ's key prefix in Redis. @default 'bull' */
   prefix?: string;
-  /** Jobs this worker runs at once. @default 1 */
+  /**
+   * Jobs this worker runs at once. LLM summaries wait on the network, not the CPU: many run
+   * at once (bound the provider with `rateLimit`). @default DEFAULT_WORKER_CONCURRENCY (16)
+   */
   concurrency?: number;
   /**
    * At most `max` jobs per `durationMs` across every worker of the queue (BullMQ's limiter is
@@ -241,7 +247,7 @@ export async function startPreparationWorker(options: PreparationWorkerOptions):
     { result: PreparationJobResult; attempt: number }
   >(name, run, {
     connection: connectionOptions(options.connection, 'worker'),
-    concurrency: options.concurrency ?? 1,
+    concurrency: options.concurrency ?? DEFAULT_WORKER_CONCURRENCY,
     ...(options.prefix ? { prefix: options.prefix } : {}),
     ...(options.rateLimit
       ? { limiter: { max: options.rateLimit.max, duration: options.rateLimit.durationMs } }

@@ -10,6 +10,9 @@
  * and the agents' preflight p50/p99.
  *
  * Size: QUEUE_BENCH_SESSIONS (default 30), QUEUE_BENCH_STEPS (default 120).
+ * Lockstep (issue 46): QUEUE_BENCH_LOCKSTEP=1 steps every session together (a barrier per
+ * step, then one model call), e.g. `QUEUE_BENCH_LOCKSTEP=1 QUEUE_BENCH_SESSIONS=20
+ * QUEUE_BENCH_STEPS=150 QUEUE_BENCH_MODEL_MS=150 npx tsx bench/queue.ts`.
  */
 import { type ChildProcess, fork } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -24,6 +27,7 @@ const SESSIONS = Number(process.env.QUEUE_BENCH_SESSIONS ?? 30);
 const STEPS = Number(process.env.QUEUE_BENCH_STEPS ?? 120);
 const MODEL_MS = Number(process.env.QUEUE_BENCH_MODEL_MS ?? 300);
 const SUMMARIZE_MS = Number(process.env.QUEUE_BENCH_SUMMARIZE_MS ?? 400);
+const LOCKSTEP = process.env.QUEUE_BENCH_LOCKSTEP === '1';
 const AGENT = new URL('./queue-agent.ts', import.meta.url).pathname;
 const WORKER = new URL('../test/queue/support/queue-worker.ts', import.meta.url).pathname;
 
@@ -183,22 +187,34 @@ async function run(url: string, mode: Mode): Promise<QueueBenchRun> {
   let finished = 0;
   let killed = false;
   const started = performance.now();
-  await Promise.all(
-    Array.from({ length: SESSIONS }, async (_, s) => {
-      const session = `s${s}`;
-      for (let step = 1; step <= STEPS; step++) {
-        const agent = agents[(s + step) % agents.length]!;
-        const answer = next(agent, (r) => r.type === 'done' && r.session === session && r.step === step);
-        agent.process.send({ type: 'step', session, step });
-        done.push((await answer) as Extract<QueueAgentReport, { type: 'done' }>);
-        if (++finished === Math.floor((SESSIONS * STEPS) / 2) && mode === 'queue, a worker killed') {
-          killed = true;
-          workers[1]!.process.kill('SIGKILL');
+  const stepOf = async (s: number, step: number) => {
+    const session = `s${s}`;
+    const agent = agents[(s + step) % agents.length]!;
+    const answer = next(agent, (r) => r.type === 'done' && r.session === session && r.step === step);
+    agent.process.send({ type: 'step', session, step });
+    done.push((await answer) as Extract<QueueAgentReport, { type: 'done' }>);
+    if (++finished === Math.floor((SESSIONS * STEPS) / 2) && mode === 'queue, a worker killed') {
+      killed = true;
+      workers[1]!.process.kill('SIGKILL');
+    }
+  };
+  const model = () => new Promise((resolve) => setTimeout(resolve, MODEL_MS));
+  if (LOCKSTEP) {
+    // Every session steps together: all preflights of a step, then one model call.
+    for (let step = 1; step <= STEPS; step++) {
+      await Promise.all(Array.from({ length: SESSIONS }, (_, s) => stepOf(s, step)));
+      await model();
+    }
+  } else {
+    await Promise.all(
+      Array.from({ length: SESSIONS }, async (_, s) => {
+        for (let step = 1; step <= STEPS; step++) {
+          await stepOf(s, step);
+          await model();
         }
-        await new Promise((resolve) => setTimeout(resolve, MODEL_MS));
-      }
-    }),
-  );
+      }),
+    );
+  }
   const wallMs = performance.now() - started;
   if (process.env.QUEUE_BENCH_DEBUG) {
     for (const r of done)
@@ -254,7 +270,8 @@ async function run(url: string, mode: Mode): Promise<QueueBenchRun> {
   const store = redisSessionStore({ url, keyPrefix });
   let endOfSession = 0;
   for (const [session, version] of versions)
-    if ((await store.get(`${session}::prepared`))?.version === version) endOfSession++;
+    // A prepared record's version is the version it makes.
+    if ((await store.get(`${session}::prepared`))?.version === version + 1) endOfSession++;
   await store.close();
   const used = stats.reduce((sum, s) => sum + s.status.used, 0);
   const agentPreparations = stats.reduce((sum, s) => sum + s.status.summarized, 0);
@@ -309,14 +326,14 @@ export async function queueBench(): Promise<QueueBenchRun[]> {
 /** Prints the runs as a table. */
 export function printQueueBench(runs: readonly QueueBenchRun[]): void {
   console.log(
-    `${SESSIONS} sessions x ${STEPS} steps, 3 agent processes (+2 workers with the queue), model call ${MODEL_MS} ms, summarizer ${SUMMARIZE_MS} ms:`,
+    `${SESSIONS} sessions x ${STEPS} steps${LOCKSTEP ? ' in lockstep' : ''}, 3 agent processes (+2 workers with the queue), model call ${MODEL_MS} ms, summarizer ${SUMMARIZE_MS} ms:`,
   );
   for (const r of runs) {
     const skipped = r.skipped
       ? `; worker skipped ${r.skipped.superseded} superseded, ${r.skipped.alreadyPrepared} already prepared`
       : '';
     console.log(
-      `  ${r.mode.padEnd(24)} versions ${r.versions}, prepared used ${r.used}, preparations run ${r.preparations} (${r.ratio.toFixed(3)} per version used; ${r.endOfSession} of them for a last version the session never reached: ${r.ratioInSession.toFixed(3)} without them; goal <= 1.05), at the trigger ${r.synchronous}; stale ${r.stale}, doubled ${r.doubled}; preflight p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms; ${(r.wallMs / 1000).toFixed(1)} s${skipped}`,
+      `  ${r.mode.padEnd(24)} versions ${r.versions}, prepared used ${r.used} (share ${(r.used / Math.max(1, r.versions)).toFixed(3)}), preparations run ${r.preparations} (${r.ratio.toFixed(3)} per version used; ${r.endOfSession} of them for a last version the session never reached: ${r.ratioInSession.toFixed(3)} without them; goal <= 1.05), at the trigger ${r.synchronous}; stale ${r.stale}, doubled ${r.doubled}; preflight p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms; ${(r.wallMs / 1000).toFixed(1)} s${skipped}`,
     );
   }
 }

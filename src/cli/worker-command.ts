@@ -34,6 +34,7 @@ export async function runWorkerCommand(file: string | undefined, json: boolean, 
     model: options.model,
     redaction: options.redaction === true ? {} : options.redaction,
     exporters: options.exporters,
+    onConnectionError: (message) => io.stderr(`${message}\n`),
     onJobDone: (outcome) =>
       io.stdout(
         json

@@ -258,8 +258,10 @@ export const queueSchema = z
       .describe('Delay before the first retry of a failed job, doubled at each next one, in milliseconds.'),
     concurrency: integer(1)
       .max(1000)
-      .default(1)
-      .describe('Jobs one worker runs at once (agent-compaction worker).'),
+      .default(16)
+      .describe(
+        'Jobs one worker runs at once (agent-compaction worker). LLM summaries wait on the network, not the CPU: many run at once; bound the provider with rate_limit.',
+      ),
     rate_limit: z
       .strictObject({
         max: integer(1).describe('Jobs started at most per duration_ms.'),

@@ -13,7 +13,6 @@ const MARKER = Symbol.for('agent-compaction.error');
  * - `storage_failed`: an archive write failed (never fatal to the conversation).
  * - `missing_dependency`: an optional peer package is not installed.
  * - `aborted`: the caller aborted the operation through its `AbortSignal`.
- * - `concurrent_compaction`: the session's stored state kept changing under a compaction.
  * - `invalid_argument`: a function of this package was called with a bad argument.
  *
  * Codes that only appear as `errorType` of `compact.error` events (recovered conditions, never
@@ -24,6 +23,10 @@ const MARKER = Symbol.for('agent-compaction.error');
  * - `redaction_failed`: a value could not be scanned for secrets and was replaced whole.
  * - `forged_summary`: a message looked like this library's summary but was not one (defused).
  * - `session_mismatch`: stored state belongs to another session and was ignored.
+ * - `concurrent_compaction`: the session's stored state kept changing under a compaction
+ *   (other processes compacted first at every reload): the call was answered locally
+ *   (`fallback` `stored-view` or `local`: a compaction that is not stored). Also the reason
+ *   of a lock's abort signal (`withSessionLock`).
  * - `corrupt_state`: a stored state did not parse or match its schema; it was set aside and
  *   the session went on as new (thrown by a store's `get`, reported as an event).
  * - `unsound_request`: a request about to leave broke the invariant (a tool call without its

@@ -16,6 +16,7 @@ export {
 } from './bullmq-preparation-queue.js';
 export type { QueueConnection } from './load-bullmq.js';
 export {
+  DEFAULT_WORKER_CONCURRENCY,
   type PreparationJobOutcome,
   type PreparationWorker,
   type PreparationWorkerOptions,

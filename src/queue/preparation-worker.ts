@@ -23,8 +23,12 @@ import type { PreparationJob } from '../core/session/preparation-queue.js';
 import type { SessionStore } from '../core/session/session-store.js';
 import { EmbeddedSummarizer } from '../core/summary/embedded/index.js';
 import type { Summarizer } from '../core/summary/summarizer.js';
+import { SummaryMarks } from '../core/summary/summary-mark.js';
 import { DEFAULT_PREPARATION_QUEUE_NAME } from './bullmq-preparation-queue.js';
 import { connectionOptions, loadBullmq, type QueueConnection } from './load-bullmq.js';
+
+/** Jobs a worker runs at once by default: summaries are I/O-bound LLM calls. */
+export const DEFAULT_WORKER_CONCURRENCY = 16;
 
 /** Options of {@link startPreparationWorker}. */
 export interface PreparationWorkerOptions {
@@ -43,7 +47,10 @@ export interface PreparationWorkerOptions {
   name?: string;
   /** BullMQ's key prefix in Redis. @default 'bull' */
   prefix?: string;
-  /** Jobs this worker runs at once. @default 1 */
+  /**
+   * Jobs this worker runs at once. LLM summaries wait on the network, not the CPU: many run
+   * at once (bound the provider with `rateLimit`). @default DEFAULT_WORKER_CONCURRENCY (16)
+   */
   concurrency?: number;
   /**
    * At most `max` jobs per `durationMs` across every worker of the queue (BullMQ's limiter is
@@ -68,6 +75,19 @@ export interface PreparationWorkerOptions {
   maxStalledCount?: number;
   /** Called after each run of a job (for metrics and logs). */
   onJobDone?: (outcome: PreparationJobOutcome) => void;
+  /**
+   * The installation's summary key(s), as the agents' `summaryKeys`: each published summary
+   * is signed with the first, and the agents adopt only what verifies under their key. The
+   * worker needs the agents' key. @default `COMPACT_SUMMARY_KEY`, else the key file (as the agents)
+   */
+  summaryKeys?: string | readonly string[];
+  /**
+   * Called when the worker cannot reach Redis (at start or later), once per outage, as soon
+   * as a connection attempt fails; the worker keeps retrying with backoff (1 s growing to
+   * 20 s) and the same message goes out as a `compact.error` (`storage_failed`). The CLI
+   * prints it.
+   */
+  onConnectionError?: (message: string) => void;
 }
 
 /** One run of a job, as `onJobDone` receives it. */
@@ -156,6 +176,7 @@ export async function startPreparationWorker(options: PreparationWorkerOptions):
   const redact: Redactor | undefined =
     options.redaction === false ? undefined : createRedactor(options.redaction ?? {});
   const bus = new EventBus(options.exporters ?? [], undefined, redact);
+  const marks = new SummaryMarks(options.summaryKeys);
   const counter = options.tokenCounter ?? tokenCounterFor(options.model ?? 'gpt-4o');
   const timeoutMs =
     options.timeoutMs ??
@@ -208,6 +229,7 @@ export async function startPreparationWorker(options: PreparationWorkerOptions):
         timeoutMs,
         redact,
         emit: (event, properties, start) => bus.emit(context, event, properties, { start }),
+        marks,
         ...(signal ? { signal } : {}),
       });
       status.processed++;
@@ -225,7 +247,7 @@ export async function startPreparationWorker(options: PreparationWorkerOptions):
     { result: PreparationJobResult; attempt: number }
   >(name, run, {
     connection: connectionOptions(options.connection, 'worker'),
-    concurrency: options.concurrency ?? 1,
+    concurrency: options.concurrency ?? DEFAULT_WORKER_CONCURRENCY,
     ...(options.prefix ? { prefix: options.prefix } : {}),
     ...(options.rateLimit
       ? { limiter: { max: options.rateLimit.max, duration: options.rateLimit.durationMs } }
@@ -234,8 +256,28 @@ export async function startPreparationWorker(options: PreparationWorkerOptions):
     ...(options.lockDurationMs ? { lockDuration: options.lockDurationMs } : {}),
     ...(options.maxStalledCount !== undefined ? { maxStalledCount: options.maxStalledCount } : {}),
   });
-  // Connection errors are retried by the worker; the emitter must not crash the process.
-  worker.on('error', () => {});
+  // Connection errors are retried by the worker (with backoff); said once per outage.
+  const where = redisWhere(options.connection);
+  let unreachable = false;
+  worker.on('error', (error) => {
+    if (unreachable) return;
+    unreachable = true;
+    const message = `the worker cannot reach Redis at ${where} (${error?.message ?? String(error)}); retrying with backoff`;
+    bus.emit(
+      newOperation(name),
+      'compact.error',
+      { errorType: 'storage_failed', message, fallback: 'retry', context: { queue: name } },
+      { start: Date.now() },
+    );
+    try {
+      options.onConnectionError?.(message);
+    } catch {
+      // A failing hook costs the hook only.
+    }
+  });
+  worker.on('ready', () => {
+    unreachable = false;
+  });
   // Outcomes are told once the queue recorded them (a completed job is counted as completed).
   worker.on('completed', (job, done: { result: PreparationJobResult; attempt: number }) =>
     tell(job, done.result, done.attempt),
@@ -252,6 +294,20 @@ export async function startPreparationWorker(options: PreparationWorkerOptions):
   await counter.ready?.();
   counter.countText('warm');
   redact?.('warm');
+  // The key is read now: a worker whose key cannot be read says so once, at start.
+  marks.recordMac(name, ['warm']);
+  if (marks.problem)
+    bus.emit(
+      newOperation(name),
+      'compact.error',
+      {
+        errorType: 'invalid_config',
+        message: `${marks.problem}: the agents will refuse this worker's summaries (give it their summary key)`,
+        fallback: 'none',
+        context: { queue: name },
+      },
+      { start: Date.now() },
+    );
   // The store connects now too (a read of nothing): the first job does not pay for it.
   await options.store.get(`${name}::worker-warm-up`).catch(() => undefined);
   await worker.waitUntilReady();
@@ -264,6 +320,20 @@ export async function startPreparationWorker(options: PreparationWorkerOptions):
       await bus.shutdown();
     },
   };
+}
+
+/** Host and port of the connection, for messages (never the password). */
+function redisWhere(connection: QueueConnection): string {
+  if (typeof connection !== 'string') {
+    const options = connection as { host?: string; port?: number };
+    return `${options.host ?? '127.0.0.1'}:${options.port ?? 6379}`;
+  }
+  try {
+    const url = new URL(connection);
+    return `${url.hostname}:${url.port || 6379}`;
+  } catch {
+    return 'the configured URL';
+  }
 }
 
 /** `summarizer`, calling `onRun` at each run (the worker's count of summarizer runs). */

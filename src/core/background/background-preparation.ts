@@ -35,6 +35,7 @@ import {
 } from './preparation-plan.js';
 import {
   coversPrefix,
+  type PreparedSigning,
   preparedKey,
   publishedVersion,
   publishPrepared,
@@ -81,10 +82,14 @@ export interface BackgroundStatus {
   queued: number;
 }
 
-/** A store shared with other processes, and how long a preparation's lock is held at most. */
+/**
+ * A store shared with other processes, how long a preparation's lock is held at most, and
+ * what signs and checks the prepared records there.
+ */
 export interface SharedStore {
   readonly store: SessionStore;
   readonly lockTtlMs: number;
+  readonly signing: PreparedSigning;
 }
 
 /** The background preparations of one manager, by session key. */
@@ -189,8 +194,16 @@ export class BackgroundPreparations {
       if (shared && (await publishedVersion(shared.store, key)) === preparation.baseVersion) return;
       this.#summarized++;
       preparation.outcome = await run();
-      if (shared && preparation.outcome && !preparation.controller.signal.aborted)
-        await publishPrepared(shared.store, key, { ...preparation, outcome: preparation.outcome });
+      if (shared && preparation.outcome && !preparation.controller.signal.aborted) {
+        const published = await publishPrepared(
+          shared.store,
+          key,
+          { ...preparation, outcome: preparation.outcome },
+          shared.signing,
+        );
+        // Another process published this version first: its text stands (read at the trigger).
+        if (published === 'taken') preparation.outcome = undefined;
+      }
     } finally {
       await lock?.release().catch(() => false);
     }
@@ -260,7 +273,9 @@ export class BackgroundPreparations {
       this.#used++;
       return { outcome: preparation.outcome, foldedIds: preparation.foldedIds, events: preparation.events };
     }
-    let shared = this.#shared ? await readPrepared(this.#shared.store, key, view) : undefined;
+    let shared = this.#shared
+      ? await readPrepared(this.#shared.store, key, view, this.#shared.signing)
+      : undefined;
     // Another process may be preparing this session right now: its summary is awaited rather
     // than written a second time (within the summarizer's time limit).
     if (!shared && !preparation && this.#shared && !this.#queue)
@@ -284,7 +299,7 @@ export class BackgroundPreparations {
     view: SessionView,
     signal?: AbortSignal,
   ): Promise<SharedPrepared | undefined> {
-    const { store, lockTtlMs } = this.#shared!;
+    const { store, lockTtlMs, signing } = this.#shared!;
     const lockFree = async () => {
       const probe = await store.acquireLock(preparedKey(key), 1_000).catch(() => undefined);
       if (probe) await probe.release().catch(() => false);
@@ -294,9 +309,9 @@ export class BackgroundPreparations {
     const deadline = Date.now() + Math.max(1_000, (lockTtlMs - 5_000) / 2);
     while (Date.now() < deadline && !signal?.aborted) {
       await new Promise((resolve) => setTimeout(resolve, 25));
-      const found = await readPrepared(store, key, view);
+      const found = await readPrepared(store, key, view, signing);
       if (found) return found;
-      if (await lockFree()) return readPrepared(store, key, view);
+      if (await lockFree()) return readPrepared(store, key, view, signing);
     }
     return undefined;
   }
@@ -347,12 +362,15 @@ export function backgroundFor(
   store: SessionStore,
   lockTtlMs: number | undefined,
   timeoutMs: number,
+  signing: PreparedSigning,
 ): BackgroundPreparations | undefined {
   const queue = options.preparationQueue;
   if (options.background !== true && queue === undefined) return undefined;
   if (queue !== undefined && (queue === null || typeof queue.enqueue !== 'function'))
     throw invalidConfig('preparationQueue', 'must be a PreparationQueue (an object with enqueue)');
   const shared =
-    lockTtlMs === undefined && queue === undefined ? undefined : { store, lockTtlMs: 2 * timeoutMs + 5_000 };
+    lockTtlMs === undefined && queue === undefined
+      ? undefined
+      : { store, lockTtlMs: 2 * timeoutMs + 5_000, signing };
   return new BackgroundPreparations(1_000, shared, queue);
 }

@@ -118,12 +118,23 @@ function cheapLevelsSuffice(deps: PipelineDeps, prepared: PreparedRequest): Prom
   });
 }
 
+/**
+ * How many times a triggered compaction reloads the stored state when another process
+ * compacted first before it answers the call locally (a compaction not stored, as during a
+ * store outage): contention never throws to the agent.
+ */
+export const MAX_COMPACTION_RELOADS = 2;
+
 /** What {@link runTriggeredOnce} needs from the manager. */
 export interface Flight {
   readonly store: SessionStore;
   /** The session lock's time to live; undefined: no lock (the write is still a compare-and-set). */
   readonly lockTtlMs: number | undefined;
   readonly background: BackgroundPreparations | undefined;
+  /** True while the store is down (calls go on from this process's copies). */
+  readonly storeDown?: () => boolean;
+  /** Lets the next store operation try the store at once (no cool-down after a fault). */
+  readonly retryStore?: () => void;
 }
 
 /**
@@ -136,6 +147,7 @@ export async function runTriggeredOnce(
   flight: Flight,
   deps: PipelineDeps,
   prepared: PreparedRequest,
+  reloads = 0,
 ): Promise<Compacted | 'retry' | 'declined'> {
   const { key, options } = prepared;
   // The prepared summary is taken only by the process that compacts (under the lock).
@@ -147,6 +159,17 @@ export async function runTriggeredOnce(
     const summary = await flight.background.take(key, prepared.view, options.signal);
     return summary ? { prepared: summary } : {};
   };
+  // While the store is down no process can claim the next version: a request that still fits
+  // the budget is sent as it is (compacted once the store answers), so no version gets a text
+  // of this process only; one that does not fit compacts as during any outage.
+  if (flight.storeDown?.()) {
+    if (!options.force && prepared.tokensBefore <= prepared.decision.budget) return 'declined';
+    // Before claiming a version alone, the store is asked once more (it may be back already).
+    flight.retryStore?.();
+  }
+  // The store moved under every reload: this call gets a sound answer that is not stored.
+  if (reloads >= MAX_COMPACTION_RELOADS)
+    return runTriggered(deps, prepared, { ...(await take()), local: { reloads } });
   if (flight.lockTtlMs === undefined) return runTriggered(deps, prepared, await take());
   const seen = prepared.state?.version ?? 0;
   const locked = await withSessionLock(

@@ -13,6 +13,7 @@ import { CompactManager } from '../manager/compact-manager.js';
 import type { PreparationJob, PreparationQueue } from '../session/preparation-queue.js';
 import { MemorySessionStore } from '../session/session-store.js';
 import type { Summarizer } from '../summary/summarizer.js';
+import { SummaryMarks } from '../summary/summary-mark.js';
 import { runPreparationJob } from './run-preparation-job.js';
 
 /** A queue that keeps its jobs (one per id, as BullMQ does) until `take`n. */
@@ -40,6 +41,7 @@ function deps(store: MemorySessionStore, chain: Summarizer[] = [worker]) {
       counter: charCounter,
       timeoutMs: 5_000,
       redact: undefined,
+      marks: new SummaryMarks(),
       emit: (name: CompactEventName) => {
         events.push(name);
       },

@@ -3,7 +3,8 @@
  * chain and publish the summary in the session store. Fenced by the session's version: a job
  * whose session moved on (compacted since, by anyone) is dropped before the summarizer runs
  * and again before publishing, and a job whose version someone already published (a retried
- * or duplicated job) is not summarized twice. The agent swaps a published summary in only
+ * or duplicated job) is not summarized twice. Publishing is a compare-and-set (one text per
+ * version, the first wins) and the record is signed with the installation's summary key. The agent swaps a published summary in only
  * when it still covers a prefix of its history (shared-preparation.ts), and its compaction's
  * compare-and-set on the version applies it at most once.
  */
@@ -16,6 +17,7 @@ import type { Redactor } from '../redaction/redactor.js';
 import { type PreparationJob, QUEUE_SUMMARIZER_PREFIX } from '../session/preparation-queue.js';
 import type { SessionStore } from '../session/session-store.js';
 import type { Summarizer } from '../summary/summarizer.js';
+import type { SummaryMarks } from '../summary/summary-mark.js';
 import { publishedVersion, publishPrepared } from './shared-preparation.js';
 
 /** What a worker needs to run jobs. */
@@ -31,6 +33,11 @@ export interface PreparationJobDeps {
   readonly redact: Redactor | undefined;
   /** Receives the summarizer's events (`compact.summary_created`, `compact.error`, `compact.circuit`). */
   readonly emit: SummarizeEmit;
+  /**
+   * Signs the published record with the installation's summary key: the agents adopt only a
+   * record whose MAC verifies under their key.
+   */
+  readonly marks: SummaryMarks;
   readonly signal?: AbortSignal;
 }
 
@@ -83,14 +90,21 @@ export async function runPreparationJob(
   // The session may have been compacted while the summarizer ran: a late summary is dropped.
   const after = await fence(deps.store, job);
   if (after) return after;
-  const written = await publishPrepared(deps.store, job.key, {
-    baseVersion: job.baseVersion,
-    foldedIds: job.foldedIds,
-    foldedHashes: job.foldedHashes,
-    outcome: { ...outcome, summarizer: `${QUEUE_SUMMARIZER_PREFIX}${outcome.summarizer}` },
-  });
-  if (!written) throw new CompactError('storage_failed', 'the prepared summary could not be published');
-  return 'published';
+  const written = await publishPrepared(
+    deps.store,
+    job.key,
+    {
+      baseVersion: job.baseVersion,
+      foldedIds: job.foldedIds,
+      foldedHashes: job.foldedHashes,
+      outcome: { ...outcome, summarizer: `${QUEUE_SUMMARIZER_PREFIX}${outcome.summarizer}` },
+    },
+    { marks: deps.marks },
+  );
+  if (written === 'failed')
+    throw new CompactError('storage_failed', 'the prepared summary could not be published');
+  // Another run published this version first (compare-and-set): its text stands.
+  return written === 'taken' ? 'already_prepared' : 'published';
 }
 
 function chainNames(deps: PreparationJobDeps): string {

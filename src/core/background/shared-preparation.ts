@@ -1,16 +1,22 @@
 /**
- * Background preparations shared by the processes serving a session through one store:
- * only the process that takes the session's preparation lock summarizes; it publishes the
- * prepared summary in the store, where whichever process compacts at the trigger finds it.
+ * Prepared summaries shared by the processes serving a session through one store: a
+ * background preparation (under the session's preparation lock) or a queue worker publishes
+ * the summary in the store, where whichever process compacts at the trigger finds it.
  *
  * The record is a {@link SessionState} under `<key>::prepared` (the store holds nothing
- * else): `version` is the summary version it extends, `summary` the prepared body,
- * `coveredIds` the folded message ids and `keptIds` their content hashes, in order.
+ * else): `version` is the summary version it makes (the base it extends + 1), `summary` the
+ * prepared body, `coveredIds` the folded message ids and `keptIds` their content hashes, in
+ * order, and `mac` the MAC of all of them under the installation's summary key
+ * (`SummaryMarks.recordMac`). Publishing is a compare-and-set: the first record of a version
+ * wins, a later one for the same version (a retried job, another worker, a background
+ * preparation) is refused, so every process adopts the same text. A record whose MAC does
+ * not verify (a worker without the key, a record rewritten in the store) is never adopted.
  */
 
 import type { SummarizeOutcome } from '../preflight/cascade/summarize-remainder.js';
 import type { SessionView } from '../preflight/session-view.js';
 import type { SessionState, SessionStore } from '../session/session-store.js';
+import type { SummaryMarks } from '../summary/summary-mark.js';
 
 /** The store key of a session's prepared summary (and of its preparation lock). */
 export function preparedKey(key: string): string {
@@ -45,27 +51,65 @@ export interface SharedPrepared {
   readonly outcome: SummarizeOutcome;
 }
 
-/**
- * The summary version the published prepared summary of `key` extends (`undefined`: none, or
- * the store failed: the caller then prepares, as without sharing).
- */
-export async function publishedVersion(store: SessionStore, key: string): Promise<number | undefined> {
-  const record = await store.get(preparedKey(key)).catch(() => undefined);
-  return record?.summary ? record.version : undefined;
+/** What signs and checks prepared records, and hears of the ones refused. */
+export interface PreparedSigning {
+  readonly marks: SummaryMarks;
+  /** Called for a record found whose MAC does not verify (it is not adopted). */
+  readonly onRefused?: (key: string, why: string) => void;
+}
+
+/** The fields a record's MAC covers, in order. */
+function macParts(key: string, prepared: SharedPrepared): string[] {
+  return [
+    'prepared',
+    key,
+    String(prepared.baseVersion + 1),
+    String(prepared.baseVersion),
+    JSON.stringify(prepared.foldedIds),
+    JSON.stringify(prepared.foldedHashes),
+    prepared.outcome.summarizer,
+    prepared.outcome.text,
+  ];
+}
+
+/** The prepared summary a record holds when it is well formed and its MAC verifies, else why not. */
+function verified(key: string, record: SessionState, signing: PreparedSigning): SharedPrepared | string {
+  const hashes = record.keptIds ?? [];
+  if (!record.summary || record.version < 1 || hashes.length !== record.coveredIds.length) return 'malformed';
+  const prepared: SharedPrepared = {
+    baseVersion: record.version - 1,
+    foldedIds: record.coveredIds,
+    foldedHashes: hashes,
+    outcome: { text: record.summary.text, summarizer: record.summary.summarizer },
+  };
+  if (typeof record.mac !== 'string') return 'unsigned';
+  return signing.marks.verifyRecordMac(key, macParts(key, prepared), record.mac) ? prepared : 'bad MAC';
 }
 
 /**
- * Publishes a prepared summary for the other processes; false when the store failed (the
- * caller only loses the sharing).
+ * The summary version the published prepared summary of `key` extends (`undefined`: none, or
+ * the store failed: the caller then prepares, as without sharing). Records are not verified
+ * here: this only spares a second summarization.
+ */
+export async function publishedVersion(store: SessionStore, key: string): Promise<number | undefined> {
+  const record = await store.get(preparedKey(key)).catch(() => undefined);
+  return record?.summary && record.version >= 1 ? record.version - 1 : undefined;
+}
+
+/**
+ * Publishes a prepared summary, signed, when no record of its version (or a newer one) is
+ * there: `'published'`, `'taken'` (another publisher's record of this version or a newer
+ * one stands) or `'failed'` (the store failed: the caller only loses the sharing).
  */
 export async function publishPrepared(
   store: SessionStore,
   key: string,
   prepared: SharedPrepared,
-): Promise<boolean> {
+  signing: PreparedSigning,
+): Promise<'published' | 'taken' | 'failed'> {
   const record: SessionState = {
     sessionId: preparedKey(key),
-    version: prepared.baseVersion,
+    version: prepared.baseVersion + 1,
     summary: {
       text: prepared.outcome.text,
       tokens: 0,
@@ -74,26 +118,35 @@ export async function publishPrepared(
     },
     coveredIds: [...prepared.foldedIds],
     keptIds: [...prepared.foldedHashes],
+    mac: signing.marks.recordMac(key, macParts(key, prepared)),
     updatedAt: Date.now(),
   };
-  return store.set(preparedKey(key), record).catch(() => false);
+  try {
+    // A compare-and-set on the record found: two publishers of one version, one winner.
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const current = (await store.get(preparedKey(key)))?.version ?? 0;
+      if (current >= record.version) return 'taken';
+      if (await store.set(preparedKey(key), record, { expectedVersion: current })) return 'published';
+    }
+    return 'taken';
+  } catch {
+    return 'failed';
+  }
 }
 
-/** The published prepared summary of `key` when it still fits `view`, else `undefined`. */
+/** The published prepared summary of `key` when its MAC verifies and it still fits `view`, else `undefined`. */
 export async function readPrepared(
   store: SessionStore,
   key: string,
   view: SessionView,
+  signing: PreparedSigning,
 ): Promise<SharedPrepared | undefined> {
   const record = await store.get(preparedKey(key)).catch(() => undefined);
-  if (!record?.summary || record.version !== view.version || view.mismatch) return undefined;
-  const hashes = record.keptIds ?? [];
-  if (hashes.length !== record.coveredIds.length || !coversPrefix(record.coveredIds, hashes, view))
+  if (!record?.summary || record.version !== view.version + 1 || view.mismatch) return undefined;
+  const prepared = verified(key, record, signing);
+  if (typeof prepared === 'string') {
+    signing.onRefused?.(key, prepared);
     return undefined;
-  return {
-    baseVersion: record.version,
-    foldedIds: record.coveredIds,
-    foldedHashes: hashes,
-    outcome: { text: record.summary.text, summarizer: record.summary.summarizer },
-  };
+  }
+  return coversPrefix(prepared.foldedIds, prepared.foldedHashes, view) ? prepared : undefined;
 }

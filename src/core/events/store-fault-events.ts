@@ -19,6 +19,7 @@ export function storeFaultEvents(
   onOutage: (key: string, cause: string) => void;
   onRecovery: (key: string, affectedCalls: number) => void;
   onCorrupt: (key: string, problem: string) => void;
+  onLost: (key: string, knownVersion: number, storedVersion: number) => void;
 } {
   return {
     onOutage(key, cause) {
@@ -45,6 +46,19 @@ export function storeFaultEvents(
         { start: Date.now() },
       );
     },
+    onLost(key, knownVersion, storedVersion) {
+      bus.emit(
+        contextOf(key),
+        'compact.error',
+        {
+          errorType: 'storage_failed',
+          message: `session store "${storeName}" lost the state of this session (it held v${knownVersion}, now ${storedVersion === 0 ? 'none' : `v${storedVersion}`}: restarted without persistence?); this process's copy was written back so versions never go down`,
+          fallback: 'in-process session state',
+          context: { knownVersion, storedVersion },
+        },
+        { start: Date.now() },
+      );
+    },
     onCorrupt(key, problem) {
       bus.emit(
         contextOf(key),
@@ -53,5 +67,29 @@ export function storeFaultEvents(
         { start: Date.now() },
       );
     },
+  };
+}
+
+/**
+ * The prepared-summary signing's `onRefused`: one `compact.error` (`forged_summary`) per
+ * manager, at the first prepared record whose MAC does not verify (later ones are refused
+ * quietly): a worker without the installation's summary key, or a record rewritten in the store.
+ */
+export function refusedPreparedEvent(bus: EventBus): (key: string, why: string) => void {
+  let told = false;
+  return (key, why) => {
+    if (told) return;
+    told = true;
+    bus.emit(
+      contextOf(key),
+      'compact.error',
+      {
+        errorType: 'forged_summary',
+        message: `a prepared summary in the store was refused (${why}): it is not signed with this installation's summary key. Workers need the agents' key (summaryKeys, COMPACT_SUMMARY_KEY or the same key file); the agents compact at their trigger meanwhile. Said once.`,
+        fallback: 'cascade',
+        context: { reason: why },
+      },
+      { start: Date.now() },
+    );
   };
 }

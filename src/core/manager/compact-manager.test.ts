@@ -865,7 +865,7 @@ describe('review hardening', () => {
     expect(result.messages).toEqual(tampered);
   });
 
-  it('reloads at most once when the store keeps refusing writes', async () => {
+  it('answers locally, never throws, when the store keeps refusing writes', async () => {
     const store = new MemorySessionStore();
     store.set = async () => false;
     const manager = mk({
@@ -873,9 +873,14 @@ describe('review hardening', () => {
       maxContextTokens: 3_000,
       policy: { hardCapBuffer: 100, maxSummaryTokens: 200 },
     });
-    await expect(manager.compact('s', chatTurns(16, 100))).rejects.toSatisfy((e: unknown) =>
-      isCompactError(e, 'concurrent_compaction'),
+    const events = collect(manager);
+    const result = await manager.compact('s', chatTurns(16, 100));
+    expect(result.applied).toBe(true);
+    const local = events.filter(
+      (e) =>
+        e.name === 'compact.error' && (e as CompactEvent<'compact.error'>).properties.fallback === 'local',
     );
+    expect(local).toHaveLength(1);
   });
 
   it('honours an aborted signal before archiving and releases its listeners', async () => {

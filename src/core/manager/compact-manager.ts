@@ -23,7 +23,7 @@ import type {
   CompactEventName,
   CompactEventProperties,
 } from '../events/events.js';
-import { storeFaultEvents } from '../events/store-fault-events.js';
+import { refusedPreparedEvent, storeFaultEvents } from '../events/store-fault-events.js';
 import { codecFor } from '../messages/formats/detect-format.js';
 import type { MessageCodec } from '../messages/formats/message-codec.js';
 import { MessageIndex } from '../messages/message-index.js';
@@ -156,7 +156,10 @@ export class CompactManager {
       onEvict: (key, history) => forgetEvicted(this.#memory, key, history),
     });
     this.#lockTtlMs = lockTtl(options.sessionLock, this.store);
-    this.#background = backgroundFor(options, store, this.#lockTtlMs, timeoutMs);
+    this.#background = backgroundFor(options, store, this.#lockTtlMs, timeoutMs, {
+      marks: this.#deps.marks,
+      onRefused: refusedPreparedEvent(this.#bus),
+    });
     for (const [name, agent] of Object.entries(options.agents ?? {})) {
       // Validated once here; merged again with the call's policy.
       if (agent?.policy) resolvePolicy({ ...this.policy, ...agent.policy }, this.#customStrategies);
@@ -313,7 +316,9 @@ export class CompactManager {
   /**
    * Aborts background preparations (waiting until none runs), tries once more to write what
    * a store outage kept (within `storeTimeoutMs`), flushes events, shuts exporters down,
-   * closes the storage adapter and disposes the summarizer.
+   * closes the storage adapter and the session store (`store.close()`: the connection a
+   * store opened from a URL or a config file; a client you gave it stays open) and disposes
+   * the summarizer.
    */
   async shutdown(): Promise<void> {
     await this.#background?.shutdown();
@@ -323,6 +328,8 @@ export class CompactManager {
     await this.#deps.archive.flush();
     await this.#bus.shutdown();
     await this.#deps.archive.close();
+    // The store's own connection (one it made from a URL, as a config file's store does).
+    await this.store.close?.().catch(() => undefined);
     await this.#summarizer.dispose?.();
     freeMemory(this.#memory);
   }
@@ -380,23 +387,24 @@ export class CompactManager {
       return untriggeredResult<M>(deps, prepared);
     }
     // Held events (the decision first) are delivered even when the compaction fails.
-    const flight = { store: deps.store, lockTtlMs: this.#lockTtlMs, background: this.#background };
-    const outcome = await runTriggeredOnce(flight, deps, prepared).catch((error: unknown) => {
+    const flight = {
+      store: deps.store,
+      lockTtlMs: this.#lockTtlMs,
+      background: this.#background,
+      storeDown: () => this.#failOpen?.down === true,
+      retryStore: () => this.#failOpen?.retryNow(),
+    };
+    const outcome = await runTriggeredOnce(flight, deps, prepared, attempt).catch((error: unknown) => {
       deps.bus.release(context);
       throw error;
     });
     if (outcome === 'declined') return declinedResult<M>(deps, prepared);
     if (outcome === 'retry') {
       deps.bus.release(context);
-      if (attempt > 0) {
-        throw new CompactError(
-          'concurrent_compaction',
-          `session "${sessionId}": the stored state kept changing during compaction`,
-        );
-      }
+      // Bounded: after MAX_COMPACTION_RELOADS the flight answers locally instead of 'retry'.
       return this.#run(sessionId, key, messages, codec, { ...options, force: false }, attempt + 1);
     }
-    this.#background?.discard(key, outcome.state.version);
+    if (!outcome.local) this.#background?.discard(key, outcome.state.version);
     const result = await finishCompaction<M>(deps, prepared, outcome);
     if (result.applied) this.#usage.rewrite(sessionId);
     return result;

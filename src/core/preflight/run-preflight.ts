@@ -37,6 +37,11 @@ import { viewAfterCompaction } from './view-after-compaction.js';
 export interface Compacted {
   cascade: CascadeResult;
   state: SessionState;
+  /**
+   * True when the compaction answers this call only and was not stored (the store kept
+   * changing under it): no summary archive record, no view kept for the next call.
+   */
+  local?: boolean;
 }
 
 /** What a triggered run may bring besides the request. */
@@ -45,6 +50,11 @@ export interface TriggeredExtras {
   readonly prepared?: PreparedSummary;
   /** The token of the session lock held for this run: the state is written fenced by it. */
   readonly fencingToken?: number;
+  /**
+   * Answer this call without writing the store (it kept changing under every reload): one
+   * `compact.error` (`concurrent_compaction`, fallback `local`) says so.
+   */
+  readonly local?: { readonly reloads: number };
 }
 
 /** The cascade's input for a triggered request. */
@@ -157,6 +167,12 @@ export async function runTriggered(
   const timing = (start: number) => ({ start, ...(parentId ? { parentId } : {}) });
   context.archived ??= [];
   throwIfAborted(options.signal);
+  // The store kept changing: the newest stored view is sent as it is when it fits the budget
+  // (no text of a version this process does not own), else a compaction that is not stored.
+  if (extras.local && !options.force && prepared.tokensBefore <= prepared.decision.budget) {
+    emitContended(deps, prepared, 'stored-view', extras.local.reloads, timing);
+    return 'declined';
+  }
   const input = cascadeInput(deps, prepared, timing);
   let cascade: CascadeResult;
   try {
@@ -190,6 +206,10 @@ export async function runTriggered(
   }
   const state = nextState(prepared, cascade);
   throwIfAborted(options.signal);
+  if (extras.local) {
+    emitContended(deps, prepared, 'local', extras.local.reloads, timing);
+    return { cascade, state, local: true };
+  }
   // The summary file goes to the archive before the state names its version: a crash between
   // the two leaves a summary no state holds yet, never a stored version without its file.
   await archiveSummary(deps, prepared, cascade, state);
@@ -214,6 +234,32 @@ export async function runTriggered(
   );
   deps.archive.trackEvents(context);
   return 'retry';
+}
+
+/** The one event of a call answered without storing because the store kept changing. */
+function emitContended(
+  deps: PipelineDeps,
+  prepared: PreparedRequest,
+  fallback: 'local' | 'stored-view',
+  reloads: number,
+  timing: (start: number) => EventTiming,
+): void {
+  const answer =
+    fallback === 'local'
+      ? 'a compaction that is not stored'
+      : 'the newest stored view, which fits the budget';
+  deps.bus.emit(
+    prepared.context,
+    'compact.error',
+    {
+      errorType: 'concurrent_compaction',
+      message: `the stored state kept changing during compaction (${reloads} reloads): this call is answered with ${answer}`,
+      fallback,
+      context: { reloads },
+    },
+    timing(Date.now()),
+  );
+  deps.archive.trackEvents(prepared.context);
 }
 
 /**
@@ -318,7 +364,7 @@ async function archiveSummary(
 export async function finishCompaction<M>(
   deps: PipelineDeps,
   prepared: PreparedRequest,
-  { cascade, state }: Compacted,
+  { cascade, state, local }: Compacted,
 ): Promise<CompactionResult<M>> {
   const { context, codec, view } = prepared;
   deps.calibration.noteSent(prepared.key, cascade.tokensAfter);
@@ -361,15 +407,17 @@ export async function finishCompaction<M>(
     };
   }
   guardCompacted(deps, prepared, cascade, summaryWire, result);
-  // The next call extends the view this compaction made (O(what changed), not O(history)).
-  prepared.indexed.view =
-    viewAfterCompaction(prepared, cascade, state, {
-      summaryWire,
-      summaryText: text,
-      codec,
-      counter: deps.counter,
-      summaryTokens: (summary) => summaryMessageTokens(codec, deps.counter, summary),
-    }) ?? prepared.indexed.view;
+  // The next call extends the view this compaction made (O(what changed), not O(history));
+  // after a local answer it resumes the stored state instead.
+  if (!local)
+    prepared.indexed.view =
+      viewAfterCompaction(prepared, cascade, state, {
+        summaryWire,
+        summaryText: text,
+        codec,
+        counter: deps.counter,
+        summaryTokens: (summary) => summaryMessageTokens(codec, deps.counter, summary),
+      }) ?? prepared.indexed.view;
   void view;
   return result;
 }

@@ -46,6 +46,12 @@ export interface FailOpenStoreOptions {
    */
   readonly onCorrupt?: (key: string, problem: string) => void;
   /**
+   * Called when the store answered with no state (or an older version) for a session this
+   * process knew at `knownVersion` (the store lost its data: restarted without persistence):
+   * this process's copy was written back, so the session's version never goes down.
+   */
+  readonly onLost?: (key: string, knownVersion: number, storedVersion: number) => void;
+  /**
    * Called once when the store answers again after an outage, with the number of calls
    * (manager calls, or operations outside one) that went on without it meanwhile.
    */
@@ -89,6 +95,11 @@ export class FailOpenStore implements SessionStore {
   /** True while the store is considered down. */
   get down(): boolean {
     return this.#down !== undefined;
+  }
+
+  /** Lets the next operation try the store at once, even within the cool-down after a fault. */
+  retryNow(): void {
+    if (this.#down) this.#down.retryAt = 0;
   }
 
   /** Writes kept for when the store answers again. */
@@ -297,6 +308,8 @@ export class FailOpenStore implements SessionStore {
           `the stored state of session ${JSON.stringify(sessionId)} ${problem}; it was deleted and the session starts over`,
         );
       }
+      const known = this.#storedVersion.get(sessionId);
+      if (known !== undefined && (state?.version ?? 0) < known) state = await this.#restore(sessionId, state);
       this.#local.set(sessionId, state ?? null);
       if (state) this.#storedVersion.set(sessionId, state.version);
       else this.#storedVersion.delete(sessionId);
@@ -311,6 +324,30 @@ export class FailOpenStore implements SessionStore {
       }
       throw error;
     }
+  }
+
+  /**
+   * The store holds an older version (or none) than this process saw it hold: it lost its data.
+   * This process's copy is written back (a compare-and-set, the highest copy among the
+   * processes wins) and the store's state after that is returned.
+   */
+  async #restore(sessionId: string, found: SessionState | undefined): Promise<SessionState | undefined> {
+    const local = this.#local.get(sessionId);
+    const known = this.#storedVersion.get(sessionId) ?? 0;
+    let current = found;
+    for (let attempt = 0; local && attempt < 3; attempt++) {
+      if ((current?.version ?? 0) >= local.version) break;
+      const written = await this.#call(sessionId, () =>
+        this.inner.set(sessionId, local, { expectedVersion: current?.version ?? 0 }),
+      );
+      if (written) {
+        current = JSON.parse(JSON.stringify(local)) as SessionState;
+        break;
+      }
+      current = await this.#call(sessionId, () => this.inner.get(sessionId));
+    }
+    this.#options.onLost?.(sessionId, known, found?.version ?? 0);
+    return current;
   }
 
   async set(sessionId: string, state: SessionState, options: SessionStoreSetOptions = {}): Promise<boolean> {
@@ -389,7 +426,7 @@ export class FailOpenStore implements SessionStore {
 export function failOpenFor(
   store: SessionStore,
   settings: { storeTimeoutMs: number; failOnStorageError: boolean },
-  handlers: Pick<FailOpenStoreOptions, 'onOutage' | 'onCorrupt' | 'onRecovery'>,
+  handlers: Pick<FailOpenStoreOptions, 'onOutage' | 'onCorrupt' | 'onRecovery' | 'onLost'>,
 ): FailOpenStore | undefined {
   if (Object.getPrototypeOf(store) === MemorySessionStore.prototype) return undefined;
   return new FailOpenStore(store, {

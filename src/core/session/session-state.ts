@@ -90,6 +90,12 @@ export interface SessionState {
    * {@link MAX_BRANCHES}, and at most {@link MAX_BRANCH_BYTES} of them as JSON.
    */
   branches?: SessionState[];
+  /**
+   * Prepared summaries only (`<key>::prepared`): the MAC over the session, the version, the
+   * base it covers and the text, under the installation's summary key. A record without a
+   * valid one is never adopted.
+   */
+  mac?: string;
   /** Epoch milliseconds of the last change. */
   updatedAt: number;
 }

@@ -78,6 +78,12 @@ export interface SessionStore {
    * another holder has it and it has not lapsed. To wait for it, see `waitForSessionLock`.
    */
   acquireLock(sessionId: string, ttlMs: number): Promise<SessionLock | undefined>;
+  /**
+   * Closes what the store opened itself (a connection it made from a URL; never a client it
+   * was given). `CompactManager.shutdown()` calls it. A store used after `close` may open
+   * again. Optional.
+   */
+  close?(): Promise<void>;
 }
 
 interface MemoryEntry {

@@ -26,6 +26,8 @@ export const SUMMARY_KEY_ENV = 'COMPACT_SUMMARY_KEY';
 export const SUMMARY_KEY_FILE_ENV = 'COMPACT_SUMMARY_KEY_FILE';
 
 const SESSION_DOMAIN = 'agent-compaction/summary-session\u0000';
+/** Domain of record MACs (prepared summaries): never the same input as a summary's mark. */
+const RECORD_DOMAIN = 'agent-compaction/record\u0000';
 /** Characters of a mark: 128 bits in base64url. */
 const MARK_CHARS = 22;
 /** Session keys kept (derived again when dropped). */
@@ -180,5 +182,29 @@ export class SummaryMarks {
     const result = this.verify(sessionKey, text);
     this.#verified.set(holder, { sessionKey, result });
     return result;
+  }
+
+  /**
+   * A MAC over `parts` (each length-prefixed) under the session's signing key, for a record
+   * written to the store that must be trusted later (a prepared summary, see
+   * background/shared-preparation.ts). Never equal to a summary's mark for the same input.
+   */
+  recordMac(sessionKey: string, parts: readonly string[]): string {
+    return SummaryMarks.#recordMac(this.#keysOf(sessionKey)[0]!, parts);
+  }
+
+  /** True when `mac` is {@link recordMac} of `parts` for the session under any of the secrets. */
+  verifyRecordMac(sessionKey: string, parts: readonly string[], mac: string): boolean {
+    const given = Buffer.from(mac);
+    return this.#keysOf(sessionKey).some((key) => {
+      const expected = Buffer.from(SummaryMarks.#recordMac(key, parts));
+      return expected.length === given.length && timingSafeEqual(expected, given);
+    });
+  }
+
+  static #recordMac(key: Buffer, parts: readonly string[]): string {
+    const hmac = createHmac('sha256', key).update(RECORD_DOMAIN);
+    for (const part of parts) hmac.update(`${Buffer.byteLength(part, 'utf8')}:`).update(part, 'utf8');
+    return hmac.digest('base64url');
   }
 }

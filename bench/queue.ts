@@ -269,8 +269,8 @@ async function run(url: string, mode: Mode): Promise<QueueBenchRun> {
   // Preparations of each session's last version: published, never used (the session ended first).
   const store = redisSessionStore({ url, keyPrefix });
   let endOfSession = 0;
+  // A prepared record's version is the version it makes.
   for (const [session, version] of versions)
-    // A prepared record's version is the version it makes.
     if ((await store.get(`${session}::prepared`))?.version === version + 1) endOfSession++;
   await store.close();
   const used = stats.reduce((sum, s) => sum + s.status.used, 0);

@@ -20,6 +20,7 @@
  * 10. SDK integrations, then the LangChain.js middleware's own work per call at 1k/4k/16k
  *    messages (bench/sdk-overhead.ts, bench/langchain-middleware.ts; `--no-sdk` skips them).
  * 11. A fleet with the preparation queue (bench/queue.ts; `--no-queue` skips it).
+ * 12. Hostile 4 MB inputs for the redactor and the summary-tag defuser (bench/hostile-inputs.ts).
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { BpeTokenCounter, tokenCounterFor } from '../src/core/counting/token-counter.js';
@@ -244,6 +245,16 @@ console.log(
     `Memory (cacheStatus), ${sessions} sessions of 20 turns: ${Math.round(held.bytes / sessions).toLocaleString('en')} bytes per session held, ${Math.round(held.cachedMessageBytes / Math.max(1, held.cachedMessages)).toLocaleString('en')} bytes per cached message (${held.cachedMessages.toLocaleString('en')} cached); after endSession: ${ended.sessions} sessions, ${ended.bytes} bytes held`,
   );
   await memoryManager.shutdown();
+}
+// Issue 44: the redactor and the summary-tag defuser on 4 MB hostile inputs (target 20 MB/s).
+{
+  const { runHostileInputsBench } = await import('./hostile-inputs.js');
+  console.log('Hostile inputs, 4 MB each (median of 5 runs):');
+  for (const row of runHostileInputsBench()) {
+    console.log(
+      `  ${row.input.padEnd(38)} redactor ${row.redactorMBps.toFixed(1).padStart(7)} MB/s  defuser ${row.defuserMBps.toFixed(1).padStart(7)} MB/s`,
+    );
+  }
 }
 // Issue 9: the cascade and the 16,000-message warm path.
 await import('./cascade.js');

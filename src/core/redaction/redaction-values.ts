@@ -155,7 +155,7 @@ export function acceptKeyValue(
   const key = groups[0] ?? '';
   const from = start + key.length + (groups[1]?.length ?? 0);
   // The value's line, beyond the match (a call's closing bracket may come after a quote).
-  const rest = text.slice(from, from + 512).split(/\r?\n|\\n/, 1)[0]!;
+  const rest = lineFrom(text, from, 512);
   const value = bareValue(match, groups);
   const first = value.split(/[\s,;)\]}]/, 1)[0] ?? '';
   if (first === '' || NOT_A_VALUE.test(first) || first.startsWith('<REDACTED>')) return false;
@@ -198,4 +198,15 @@ export function looksLikeKeyMaterial(value: string): boolean {
     return false;
   }
   return true;
+}
+
+/** The text from `from` to its line's end (a raw or JSON-escaped break), at most `max` characters. */
+function lineFrom(text: string, from: number, max: number): string {
+  const window = text.slice(from, from + max);
+  const raw = window.indexOf('\n');
+  const escaped = window.indexOf('\\n');
+  let end = window.length;
+  if (raw >= 0) end = raw > 0 && window[raw - 1] === '\r' ? raw - 1 : raw;
+  if (escaped >= 0 && escaped < end) end = escaped;
+  return window.slice(0, end);
 }

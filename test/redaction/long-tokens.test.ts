@@ -23,6 +23,9 @@ const HEX = 'ab3def9c0d1e2f47';
 /** One prefix per default rule (a rule may have several), and the alphabet its token uses. */
 const PREFIXES: Record<string, readonly { prefix: string; unit?: string }[]> = {
   'sourcegraph-token': [{ prefix: 'sgp_', unit: 'a0' }],
+  'tailscale-key': [{ prefix: 'tskey-api-', unit: 'aB1-' }],
+  'vercel-token': [{ prefix: 'vcp_', unit: 'aB1' }],
+  'cloudflare-api-token': [{ prefix: 'cfut_', unit: 'aB1' }],
   'pem-private-key': [{ prefix: '-----BEGIN RSA PRIVATE KEY-----\n' }],
   'key-value': [
     { prefix: 'token=' },
@@ -124,7 +127,10 @@ const LIMITED = new Set([
   'facebook-app-token',
   'xml-key-value',
   'sidekiq-credentials',
+  'github-app-jwt-token',
 ]);
+// secretlint's formats added in issue 44 (tailscale-key, vercel-token, cloudflare-api-token) run
+// through their class like every prefixed format.
 
 const token = (unit: string, length: number) => unit.repeat(Math.ceil(length / unit.length)).slice(0, length);
 

@@ -3,11 +3,23 @@ import { acceptKeyValue } from './redaction-values.js';
 
 /**
  * gitleaks shapes that its generated rules (`gitleaks-families.ts`) cannot take, because the
- * secret starts with no literal: written by hand, each anchored on the literal it has.
+ * secret starts with no literal, and formats of secretlint's preset that gitleaks lacks:
+ * written by hand, each anchored on the literal it has.
  */
 export const GITLEAKS_GAP_RULES: readonly RedactionRule[] = [
   // `sgp_<16 hex or local>_<40 hex>` or `sgp_<40 hex>` (gitleaks' third shape, 40 bare hex,
   // is a git SHA as often: left alone).
+  {
+    // A GitHub App installation token in its JWT form, `ghs_<app id>_eyJ...` (secretlint).
+    name: 'github-app-jwt-token',
+    pattern: '(?<![A-Za-z0-9])ghs_[0-9]{1,12}_eyJ[A-Za-z0-9_-]{8,4096}(?:\\.[A-Za-z0-9_-]{0,4096}){0,2}',
+    triggers: ['ghs_'],
+    extend: '[A-Za-z0-9_.-]',
+  },
+  // secretlint's preset: Tailscale, Vercel, Cloudflare API tokens.
+  prefixed('tailscale-key', ['tskey-'], 'tskey-(?:api|auth|client|scim|webhook|future)-', '[A-Za-z0-9-]', 16),
+  prefixed('vercel-token', ['vcp_', 'vci_', 'vca_', 'vcr_', 'vck_'], 'vc[pciark]_', '[A-Za-z0-9]', 24),
+  prefixed('cloudflare-api-token', ['cfut_', 'cfk_'], 'cf(?:ut|k)_', '[A-Za-z0-9]', 32),
   prefixed('sourcegraph-token', ['sgp_'], 'sgp_(?:[a-fA-F0-9]{16}_|local_)?', '[a-fA-F0-9]', 40),
   {
     // `<6>_<29>_mmk`: the key before its suffix is taken back.

@@ -183,7 +183,7 @@ export const PROVIDER_RULES: readonly RedactionRule[] = [
     4,
   ),
   prefixed('stripe-webhook-secret', ['whsec_'], 'whsec_', ALNUM, 6),
-  prefixed('shopify-token', ['shpat_', 'shpca_', 'shppa_', 'shpss_'], 'shp(?:at|ca|pa|ss)_', HEX, 8),
+  prefixed('shopify-token', ['shpat_', 'shpca_', 'shppa_', 'shpss_'], 'shp(?:at|ca|pa|ss)_', ALNUM, 8),
   prefixed(
     'square-token',
     ['sq0atp-', 'sq0csp-', 'sq0idp-', 'EAAA'],

@@ -23,6 +23,7 @@
  * 11. A fleet with the preparation queue (bench/queue.ts; `--no-queue` skips it).
  * 12. The compacting proxy's overhead per request and on a stream's first byte (bench/proxy.ts;
  *    `--no-proxy` skips it).
+ * 13. Hostile 4 MB inputs for the redactor and the summary-tag defuser (bench/hostile-inputs.ts).
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { BpeTokenCounter, tokenCounterFor } from '../src/core/counting/token-counter.js';
@@ -250,6 +251,16 @@ console.log(
   // Issue 47 point 4: the heap after endSession on half of 1,000 sessions, on all, and after shutdown.
   const { memoryBench, printMemory } = await import('./memory.js');
   printMemory(await memoryBench(process.argv.includes('--quick') ? 200 : 1_000));
+}
+// Issue 44: the redactor and the summary-tag defuser on 4 MB hostile inputs (target 20 MB/s).
+{
+  const { runHostileInputsBench } = await import('./hostile-inputs.js');
+  console.log('Hostile inputs, 4 MB each (median of 5 runs):');
+  for (const row of runHostileInputsBench()) {
+    console.log(
+      `  ${row.input.padEnd(38)} redactor ${row.redactorMBps.toFixed(1).padStart(7)} MB/s  defuser ${row.defuserMBps.toFixed(1).padStart(7)} MB/s`,
+    );
+  }
 }
 // Issue 9: the cascade and the 16,000-message warm path.
 await import('./cascade.js');

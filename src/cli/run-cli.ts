@@ -8,7 +8,7 @@ import { type CompactFlags, runCompactCommand, runEstimateCommand } from './comp
 import { cliErrorMessage, cliText } from './flag-names.js';
 import { COMMAND_HELP, commandFlags, commandHelp, generalHelp, packageVersion } from './help.js';
 import { checkFlags, type FlagOptions, parseCliArgs, unknownCommand } from './parse-cli-args.js';
-import { colorAllowed, terminalText } from './terminal-text.js';
+import { colorAllowed, jsonTerminalText, terminalText } from './terminal-text.js';
 
 export type { CliIo } from './cli-io.js';
 
@@ -108,14 +108,14 @@ const COMMANDS = Object.keys(COMMAND_HELP);
 /**
  * What the CLI writes, made safe for a terminal: every text has its control characters made
  * visible (a summary or a file name may carry ESC sequences or U+202E); JSON output (`json`)
- * stays byte-exact. A progress bar's leading carriage return is the CLI's own and stays.
+ * escapes C1 controls and bidi overrides as `\uXXXX` and stays exact JSON once parsed. A progress bar's leading carriage return is the CLI's own and stays.
  */
 function terminalIo(io: CliIo, json: boolean): CliIo {
   const safe = (text: string) =>
     text.startsWith('\r') ? `\r${terminalText(text.slice(1))}` : terminalText(text);
   return {
     ...io,
-    stdout: json ? io.stdout : (text) => io.stdout(safe(text)),
+    stdout: json ? (text) => io.stdout(jsonTerminalText(text)) : (text) => io.stdout(safe(text)),
     stderr: (text) => io.stderr(safe(text)),
   };
 }

@@ -22,3 +22,15 @@ export function colorAllowed(env: Record<string, string | undefined>, isTTY: boo
   if (env.TERM === 'dumb') return false;
   return isTTY;
 }
+
+// What JSON.stringify leaves raw but a terminal acts on: DEL, C1 controls, the bidi marks,
+// embeddings, overrides and isolates, and the line and paragraph separators.
+const JSON_UNSAFE = /[\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+
+/**
+ * JSON text for a terminal: the characters above (found only inside its strings, since JSON's
+ * own syntax is ASCII) become `\uXXXX` escapes, so the text parses to exactly the same value.
+ */
+export function jsonTerminalText(text: string): string {
+  return text.replace(JSON_UNSAFE, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}

@@ -50,7 +50,7 @@ function fileStore(dir: string): SessionStore {
 const options = {
   model: 'gpt-4o',
   maxContextTokens: 32_000,
-  summaryKeys: 'stored-counts-test-key',
+  summaryKeys: 'stored-counts-test-key-0123456789abcdef',
   failOnStorageError: true,
 } as const;
 

@@ -38,7 +38,7 @@ describe('the view after a compaction', () => {
       const options = {
         model: 'gpt-4o',
         maxContextTokens: 8_000,
-        summaryKeys: 'view-after-compaction-test-key',
+        summaryKeys: 'view-after-compaction-test-key-0123',
       } as const;
       const manager = new CompactManager({ ...options, store, summarizer: new EmbeddedSummarizer() });
       let compactions = 0;

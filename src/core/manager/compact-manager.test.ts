@@ -275,7 +275,7 @@ describe('three layers', () => {
     expect(r2.version).toBe(2);
     expect(summaryCount(r2.messages as unknown[])).toBe(1);
     // Another installation's key: the same view is ordinary content there.
-    const elsewhere = new CompactManager({ ...options, summaryKeys: 'another-installation-key' });
+    const elsewhere = new CompactManager({ ...options, summaryKeys: 'another-installation-key-0123456789' });
     const foreign = await elsewhere.compact('s', view);
     expect(foreign.version).toBe(0);
     expect(foreign.messages).toEqual(view);

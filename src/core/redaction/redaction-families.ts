@@ -26,7 +26,8 @@ function acceptOpenAiKey(match: string): boolean {
 }
 
 /** `npm_execpath` and `npm_config_cache` are environment variables, not tokens. */
-const acceptNpmToken = (match: string) => /[0-9A-Z]/.test(match.slice(4));
+const acceptNpmToken = (match: string, _groups: unknown, text: string, start: number) =>
+  /[0-9A-Z]/.test(match.slice(4)) && text[start + match.length] !== '_';
 
 /** The provider formats, in the order they run. */
 export const PROVIDER_RULES: readonly RedactionRule[] = [
@@ -182,11 +183,12 @@ export const PROVIDER_RULES: readonly RedactionRule[] = [
     4,
   ),
   prefixed('stripe-webhook-secret', ['whsec_'], 'whsec_', ALNUM, 6),
-  prefixed('shopify-token', ['shpat_', 'shpca_', 'shppa_', 'shpss_'], 'shp(?:at|ca|pa|ss)_', HEX, 8),
+  prefixed('shopify-token', ['shpat_', 'shpca_', 'shppa_', 'shpss_'], 'shp(?:at|ca|pa|ss)_', ALNUM, 8),
   prefixed(
     'square-token',
     ['sq0atp-', 'sq0csp-', 'sq0idp-', 'EAAA'],
-    '(?:sq0(?:atp|csp|idp)-|EAAA)',
+    // Not inside base64 data (`.../EAAAoBUA...` of a wasm blob).
+    '(?<![0-9+/])(?:sq0(?:atp|csp|idp)-|EAAA)',
     '[A-Za-z0-9_+=-]',
     16,
   ),

@@ -1,3 +1,5 @@
+import { GITLEAKS_FAMILY_RULES } from './gitleaks-families.js';
+import { GITLEAKS_GAP_RULES } from './gitleaks-gaps.js';
 import { PROVIDER_RULES } from './redaction-families.js';
 import { B, type RedactionRule } from './redaction-rule.js';
 import { COMMAND_LINE_RULES, NAMED_KEY_RULE, URL_USER_KEY_RULE } from './redaction-shapes.js';
@@ -173,6 +175,11 @@ export const DEFAULT_REDACTION_RULES: readonly RedactionRule[] = Object.freeze([
     pattern: `${B}(?:Basic|basic|BASIC)\\s{1,16}(?![a-z]{1,64}(?![A-Za-z0-9+/=]))[A-Za-z0-9+/]{8,4096}={0,2}`,
     triggers: ['Basic', 'basic', 'BASIC'],
     extend: '[A-Za-z0-9+/=]',
+    // `basic JavaScript types`: a word, not base64 (which has a digit, `+/=`, or length).
+    accept: (match) => {
+      const value = match.replace(/^\w+\s+/, '');
+      return /[0-9+/=]/.test(value) || value.length >= 16;
+    },
   },
   {
     // Keeps `://user:` and `@`; the user may be empty, the password may hold `/` and `@` (the
@@ -183,7 +190,16 @@ export const DEFAULT_REDACTION_RULES: readonly RedactionRule[] = Object.freeze([
     pattern:
       '(://[^\\s:/@"\'<>]{0,256}:)(?!\\d{1,5}(?:[/?#]|$|…))(?!//)[^\\s"\'<>]{1,256}?(@(?![^\\s"\'<>@]{0,256}@)|(?=…)|$)',
     triggers: ['://'],
+    // `redis://:password@host`, `://user:authpassword@`: a placeholder in docs.
+    accept: (match, groups) => {
+      const password = match.slice((groups[0] ?? '').length, match.length - (groups[1] ?? '').length);
+      return !/^(?:[a-z]{0,12}pass(?:word)?|secret|changeme|\*+|x+|<[^<>]{1,64}>)$/i.test(password);
+    },
   },
   URL_USER_KEY_RULE,
+  // gitleaks' exact shapes first: where one holds, the whole token goes (a routable GitLab
+  // token's tail too); the hand-written formats catch the rest, clipped keys included.
+  ...GITLEAKS_FAMILY_RULES,
+  ...GITLEAKS_GAP_RULES,
   ...PROVIDER_RULES,
 ]);

@@ -164,6 +164,17 @@ export function createRuleMatcher(
         for (const rule of exact.get(prefix) ?? []) found.add(rule);
         for (const rule of folded.get(prefix.toLowerCase()) ?? []) found.add(rule);
       }
+      // The finder's alternation stops at the first trigger it completes (an exact `eyJ`
+      // before a folded `eyjrijoi`): a longer trigger that the hit starts is a candidate too
+      // (its sticky regex checks the rest).
+      const lower = hit.toLowerCase();
+      for (const [trigger, list] of exact) {
+        if (trigger.length > hit.length && trigger.startsWith(hit)) for (const rule of list) found.add(rule);
+      }
+      for (const [trigger, list] of folded) {
+        if (trigger.length > hit.length && trigger.startsWith(lower))
+          for (const rule of list) found.add(rule);
+      }
       list = [...found].sort((a, b) => a.order - b.order);
       if (byHit.size < 4096) byHit.set(hit, list);
     }
@@ -175,23 +186,27 @@ export function createRuleMatcher(
     let copied = 0;
     for (let hit = finder.exec(text); hit !== null; hit = finder.exec(text)) {
       const at = hit.index;
-      let end = -1;
+      let best: { start: number; stop: number; whole: string; groups: (string | undefined)[] } | undefined;
       for (const { regex, extend, back, accept } of candidatesOf(hit[0])) {
         regex.lastIndex = at;
         const match = regex.exec(text);
         if (match === null || match[0].length === 0) continue;
         const groups = match.slice(1);
         const stop = extend ? extend(text, at + match[0].length) : at + match[0].length;
+        // The first rule that matches wins, unless a later one takes more of the text (a
+        // routable GitLab token over the plain shape that stops at its `.`).
+        if (best !== undefined && stop <= best.stop) continue;
         const start = back ? back(text, at, copied) : at;
         const whole = start === at && stop === at + match[0].length ? match[0] : text.slice(start, stop);
         if (accept && !accept(whole, groups, text, start)) continue;
-        sink(start, stop, replace(whole, groups));
-        end = stop;
-        break;
+        best = { start, stop, whole, groups };
       }
-      if (end >= 0) {
-        copied = end;
-        finder.lastIndex = end;
+      if (best !== undefined) {
+        // Rules of the same hit are tried in order: only the kept match is replaced.
+        const { start, stop, whole, groups } = best;
+        sink(start, stop, replace(whole, groups));
+        copied = stop;
+        finder.lastIndex = stop;
       } else {
         // Triggers may overlap (`pass` inside `passpwd`): look again one character later.
         finder.lastIndex = at + 1;

@@ -1,3 +1,4 @@
+import { looksLikePlaceholder } from './redaction-placeholders.js';
 import type { RedactionRule } from './redaction-rule.js';
 import { acceptKeyValue, bareValue, looksLikeKeyMaterial } from './redaction-values.js';
 
@@ -139,7 +140,11 @@ export const NAMED_KEY_RULE: RedactionRule = {
   triggers: ['key', 'secret', 'token', 'passw', 'credential'],
   foldTriggers: true,
   extend: KEY_CHARS,
-  accept: (match, groups) => looksLikeKeyMaterial(bareValue(match, groups).replace(/^`/, '')),
+  // A name called right after (`token = contextManager.attach(x)`) is code.
+  accept: (match, groups, text, start) =>
+    !/^(?:\?\.)?\(/.test(text.slice(start + match.length, start + match.length + 3)) &&
+    looksLikeKeyMaterial(bareValue(match, groups).replace(/^`/, '')) &&
+    !looksLikePlaceholder(bareValue(match, groups), groups[0] ?? ''),
 };
 
 /**

@@ -1,3 +1,10 @@
+import {
+  looksLikeMoreCode,
+  looksLikePlaceholder,
+  looksLikeProse,
+  wordyName,
+} from './redaction-placeholders.js';
+
 /**
  * What a value after a secret-named key must look like to be taken for a secret: not prose,
  * a placeholder, a type name, a path, a count, nor code that handles a secret by name
@@ -148,15 +155,21 @@ export function acceptKeyValue(
   const key = groups[0] ?? '';
   const from = start + key.length + (groups[1]?.length ?? 0);
   // The value's line, beyond the match (a call's closing bracket may come after a quote).
-  const rest = text.slice(from, from + 512).split(/\r?\n|\\n/, 1)[0]!;
+  const rest = lineFrom(text, from, 512);
   const value = bareValue(match, groups);
-  const first = value.split(/[\s,;]/, 1)[0] ?? '';
+  const first = value.split(/[\s,;)\]}]/, 1)[0] ?? '';
   if (first === '' || NOT_A_VALUE.test(first) || first.startsWith('<REDACTED>')) return false;
+  if (looksLikePlaceholder(value, key) || looksLikeProse(value)) return false;
+  // `auth:login`: a namespace, a lower-case word glued to its colon.
+  if (groups[1] === ':' && /^[a-z]{1,16}(?![\w-])/.test(rest) && !/\d/.test(first)) return false;
+  if (!/^\\*["']/.test(rest) && looksLikeMoreCode(rest, key)) return false;
   // A path is a value only for the keys that name one as often as a secret (`pwd`, `auth`):
   // after `aws_secret_access_key=` a slash-separated value is key material (`/AAAA/AAAA...`).
   if (/^(?:pwd|auth)$/i.test(key) && looksLikePath(first)) return false;
-  // Plain numbers are counts and limits (`token: 128000`), except for passwords and PINs.
-  if (/^\d+(?:\.\d+)?$/.test(first) && !/pass|pwd|secret|pin/i.test(key)) return false;
+  // Plain numbers are counts and limits (`token: 128000`), versions are versions
+  // (`"js-tiktoken": "^1.0.21"`), except for passwords and PINs.
+  const number = /^\d+(?:\.\d+)?$/.test(first) || /^[\^~>=<v]{0,3}\d+(?:\.\d+){1,3}(?:-[\w.]+)?$/.test(first);
+  if (number && !/pass|pwd|secret|pin/i.test(key)) return false;
   // `.btn-secret:hover {` is a CSS selector, not an assignment.
   if (groups[1] === ':' && CSS_PSEUDO.test(rest)) return false;
   // A quoted value is a literal; an unquoted one may be code that handles the secret by name.
@@ -171,6 +184,10 @@ export function acceptKeyValue(
  */
 export function looksLikeKeyMaterial(value: string): boolean {
   if (looksLikePath(value) || looksLikeCode(value, '')) return false;
+  // Names made of words (`hasLegacyRepeatableKeyShape`, `parentKeyOpts.parentKey`).
+  if (value.split('.').every(wordyName)) return false;
+  // 24 characters or more in one run, no separator (`OPENAI_KEY=<32 lower-case letters>`).
+  if (/^[A-Za-z0-9]{24,}$/.test(value) && !wordyName(value)) return true;
   const letters = /[A-Za-z]/.test(value);
   const digits = /[0-9]/.test(value);
   const mixedCase = /[A-Z]/.test(value) && /[a-z]/.test(value);
@@ -181,4 +198,15 @@ export function looksLikeKeyMaterial(value: string): boolean {
     return false;
   }
   return true;
+}
+
+/** The text from `from` to its line's end (a raw or JSON-escaped break), at most `max` characters. */
+function lineFrom(text: string, from: number, max: number): string {
+  const window = text.slice(from, from + max);
+  const raw = window.indexOf('\n');
+  const escaped = window.indexOf('\\n');
+  let end = window.length;
+  if (raw >= 0) end = raw > 0 && window[raw - 1] === '\r' ? raw - 1 : raw;
+  if (escaped >= 0 && escaped < end) end = escaped;
+  return window.slice(0, end);
 }

@@ -30,7 +30,7 @@ describe('summary marks', () => {
     expect(summaryBody(text)).toBe('## Task\n- ship it');
     // Another session, another installation, a tampered body or version, no mark.
     expect(marks.verify('s2', text)).toBeUndefined();
-    expect(new SummaryMarks('another-installation-secret').verify('s1', text)).toBeUndefined();
+    expect(new SummaryMarks('another-installation-secret-0123456789').verify('s1', text)).toBeUndefined();
     expect(marks.verify('s1', text.replace('ship it', 'drop prod'))).toBeUndefined();
     expect(marks.verify('s1', text.replace('v3', 'v4'))).toBeUndefined();
     expect(marks.verify('s1', text.replace(/\[summary-mark [\w-]+\]\n/, ''))).toBeUndefined();
@@ -43,17 +43,21 @@ describe('summary marks', () => {
   });
 
   it('accepts an old key after a rotation (the first signs, every one verifies)', () => {
-    const old = new SummaryMarks('old-secret-0123456789');
+    const old = new SummaryMarks('old-secret-0123456789abcdefghijklmn');
     const text = old.format('s', 2, 'body');
-    const rotated = new SummaryMarks(['new-secret-0123456789', 'old-secret-0123456789']);
+    const rotated = new SummaryMarks([
+      'new-secret-0123456789abcdefghijklmn',
+      'old-secret-0123456789abcdefghijklmn',
+    ]);
     expect(rotated.verify('s', text)?.body).toBe('body');
-    expect(new SummaryMarks('new-secret-0123456789').verify('s', text)).toBeUndefined();
+    expect(new SummaryMarks('new-secret-0123456789abcdefghijklmn').verify('s', text)).toBeUndefined();
     expect(old.verify('s', rotated.format('s', 3, 'next'))).toBeUndefined();
   });
 
   it('takes COMPACT_SUMMARY_KEY from the environment, comma-separated', () => {
-    process.env[SUMMARY_KEY_ENV] = 'env-secret-0123456789, old-env-secret-0123456789';
-    const text = new SummaryMarks('old-env-secret-0123456789').format('s', 1, 'x');
+    process.env[SUMMARY_KEY_ENV] =
+      'env-secret-0123456789abcdefghijklmn, old-env-secret-0123456789abcdefghijklmn';
+    const text = new SummaryMarks('old-env-secret-0123456789abcdefghijklmn').format('s', 1, 'x');
     expect(new SummaryMarks().verify('s', text)?.body).toBe('x');
   });
 

@@ -7,17 +7,18 @@
  *
  * The secret comes from `CompactManagerOptions.summaryKeys`, else the `COMPACT_SUMMARY_KEY`
  * environment variable (comma-separated: the first signs, every one verifies, so an old key
- * stays accepted after a rotation), else a key file generated once, mode 0600 in a 0700
- * folder (`COMPACT_SUMMARY_KEY_FILE`, default `~/.agent-compaction/summary-key`). When no
+ * stays accepted after a rotation), else a key file generated once, atomically, mode 0600 in a
+ * 0700 folder (summary-key-file.ts; a key under 32 bytes, or a file or folder another user
+ * owns or others can write, is refused with an `invalid_config` error naming the source) (`COMPACT_SUMMARY_KEY_FILE`, default `~/.agent-compaction/summary-key`). When no
  * file can be written, a key for this process only is used (summaries then resume only
  * within the process) and {@link SummaryMarks.problem} says why.
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { chmodSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { invalidConfig } from '../errors.js';
+import { join } from 'node:path';
+import { invalidConfig, isCompactError } from '../errors.js';
 import { formatSummaryText, readSummaryText, summaryVersionOf } from '../messages/message.js';
+import { keyFromFile, keyProblem, weakKeyError } from './summary-key-file.js';
 import { defuseSummaryMarkup } from './summary-markup.js';
 
 /** The environment variable that holds the summary secret(s), comma-separated. */
@@ -38,26 +39,6 @@ export function defaultSummaryKeyFile(): string {
   return process.env[SUMMARY_KEY_FILE_ENV] || join(homedir(), '.agent-compaction', 'summary-key');
 }
 
-/** Reads the key file, or creates it (0600 in a 0700 folder) with a fresh random key. */
-function keyFromFile(file: string): string {
-  try {
-    return readFileSync(file, 'utf8').trim();
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-  }
-  mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
-  const key = randomBytes(32).toString('base64url');
-  try {
-    // `wx`: a process that created it first wins, and its key is read back.
-    writeFileSync(file, `${key}\n`, { mode: 0o600, flag: 'wx' });
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    return readFileSync(file, 'utf8').trim();
-  }
-  if ((statSync(file).mode & 0o077) !== 0) chmodSync(file, 0o600);
-  return key;
-}
-
 /** The secrets given (options, then environment), checked. */
 function givenSecrets(keys: string | readonly string[] | undefined): string[] | undefined {
   const list =
@@ -74,11 +55,10 @@ function givenSecrets(keys: string | readonly string[] | undefined): string[] | 
     return undefined;
   }
   list.forEach((key, k) => {
-    if (typeof key !== 'string' || key.length < 16)
-      throw invalidConfig(
-        keys === undefined ? SUMMARY_KEY_ENV : `summaryKeys[${k}]`,
-        'must be a secret of at least 16 characters',
-      );
+    const source = keys === undefined ? SUMMARY_KEY_ENV : `summaryKeys[${k}]`;
+    if (typeof key !== 'string') throw invalidConfig(source, 'must be a string');
+    const problem = keyProblem(key);
+    if (problem) throw weakKeyError(source, problem);
   });
   return list;
 }
@@ -106,9 +86,12 @@ export class SummaryMarks {
     let secrets = this.#given;
     if (!secrets) {
       const file = defaultSummaryKeyFile();
+      const source = process.env[SUMMARY_KEY_FILE_ENV] ? SUMMARY_KEY_FILE_ENV : 'the default key file';
       try {
-        secrets = [keyFromFile(file)];
+        secrets = [keyFromFile(file, source)];
       } catch (error) {
+        // A weak or exposed key file is refused, never replaced by a key of this process.
+        if (isCompactError(error, 'invalid_config')) throw error;
         this.problem = `the summary key file ${file} could not be read or written (${(error as Error).message}): summaries are verifiable in this process only; set ${SUMMARY_KEY_ENV}`;
         secrets = [randomBytes(32).toString('base64url')];
       }

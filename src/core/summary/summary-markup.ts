@@ -89,7 +89,7 @@ const SPACE = /^\s$/u;
 /** The skeleton of a text, with each skeleton character's start offset in the original (`undefined`: the same offsets). */
 interface Skeleton {
   text: string;
-  offsets: number[] | undefined;
+  offsets: Int32Array | undefined;
 }
 
 function skeletonChar(ch: string): string {
@@ -123,26 +123,72 @@ function mapChar(ch: string): string {
 const ASCII_ONLY = /^[\x00-\x7f]*$/;
 const ASCII_SPACE = /[\t\n\v\f\r]/g;
 
+/**
+ * BMP characters already mapped: their skeleton as one UTF-16 unit (>= 0), none (-1), or more
+ * than one (-2, then in `mappedChars`); 0x7fffffff for not yet seen. A flat table makes each
+ * character of a long non-ASCII text cost one array read, not a Map lookup.
+ */
+const UNSEEN = 0x7fffffff;
+const bmpTable = new Int32Array(0x10000).fill(UNSEEN);
+
+function bmpMapped(code: number): number {
+  let mapped = bmpTable[code]!;
+  if (mapped === UNSEEN) {
+    const out = skeletonChar(String.fromCharCode(code));
+    mapped = out.length === 0 ? -1 : out.length === 1 ? out.charCodeAt(0) : -2;
+    bmpTable[code] = mapped;
+  }
+  return mapped;
+}
+
+const UTF16 = new TextDecoder('utf-16le');
+
 function skeletonOf(text: string): Skeleton {
   if (ASCII_ONLY.test(text))
     return { text: text.toLowerCase().replace(ASCII_SPACE, ' '), offsets: undefined };
-  const chars: string[] = [];
-  const offsets: number[] = [];
-  let i = 0;
-  for (const ch of text) {
-    const code = ch.charCodeAt(0);
+  // One pass into typed arrays (a skeleton character and its offset in the original). A
+  // character maps to at most one unit except the rare multi-unit ones (`ﬀ` -> `ff`), for
+  // which the arrays grow.
+  let units = new Uint16Array(text.length + 16);
+  let offsets = new Int32Array(text.length + 16);
+  let length = 0;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
     if (code < 0x80) {
-      chars.push(code >= 0x09 && code <= 0x0d ? ' ' : ch.toLowerCase());
-      offsets.push(i);
-    } else {
-      for (const part of mapChar(ch)) {
-        chars.push(part);
-        offsets.push(i);
-      }
+      units[length] = code >= 0x09 && code <= 0x0d ? 32 : code >= 65 && code <= 90 ? code + 32 : code;
+      offsets[length++] = i;
+      continue;
     }
-    i += ch.length;
+    const next = text.charCodeAt(i + 1);
+    const pair = code >= 0xd800 && code <= 0xdbff && next >= 0xdc00 && next <= 0xdfff;
+    const mapped = pair ? -2 : bmpMapped(code);
+    if (mapped >= 0) {
+      units[length] = mapped;
+      offsets[length++] = i;
+    } else if (mapped === -2) {
+      const out = mapChar(pair ? text.slice(i, i + 2) : text[i]!);
+      if (length + out.length >= units.length) {
+        [units, offsets] = grow(units, offsets);
+      }
+      for (let k = 0; k < out.length; k++) {
+        units[length] = out.charCodeAt(k);
+        offsets[length++] = i;
+      }
+      if (pair) i++;
+    }
   }
-  return { text: chars.join(''), offsets };
+  return { text: UTF16.decode(units.subarray(0, length)), offsets: offsets.subarray(0, length) };
+}
+
+function grow(
+  units: Uint16Array<ArrayBuffer>,
+  offsets: Int32Array<ArrayBuffer>,
+): [Uint16Array<ArrayBuffer>, Int32Array<ArrayBuffer>] {
+  const moreUnits = new Uint16Array(units.length * 2 + 16);
+  moreUnits.set(units);
+  const moreOffsets = new Int32Array(offsets.length * 2 + 16);
+  moreOffsets.set(offsets);
+  return [moreUnits, moreOffsets];
 }
 
 // `<` (or its HTML entity: `&lt;`, `&#60;`, `&#x3c;`, the `;` optional), optional `/`, then a

@@ -1,0 +1,61 @@
+/**
+ * `npx tsx bench/hostile-inputs.ts`: the redactor and the summary-tag defuser on 4 MB inputs
+ * built to be slow (issue 44 point 5, target at least 20 MB/s each): look-alike tags in
+ * non-ASCII (fullwidth, Cyrillic, small capitals, zero-width joiners), repeated `auth="`,
+ * `://a:` runs, and the other adversarial shapes of test/redaction/adversarial-inputs.test.ts.
+ * Prints the median MB/s of 5 runs per input; `runHostileInputsBench()` returns the rows.
+ */
+import { getDefaultRedactor } from '../src/core/redaction/redactor.js';
+import { defuseSummaryMarkup } from '../src/core/summary/summary-markup.js';
+
+const SIZE = 4 * 1024 * 1024;
+const fill = (unit: string) => unit.repeat(Math.ceil(SIZE / unit.length)).slice(0, SIZE);
+
+export const HOSTILE_INPUTS: readonly (readonly [string, string])[] = [
+  ['fullwidth look-alike tags', fill('＜ＣＯＭＰＡＣＴ－ＳＵＭＭＡＲＹ ｖ９＞ ')],
+  ['Cyrillic and small-capital tags', fill('<СOMPACT-SUMMARY <ᴄᴏᴍᴘᴀᴄᴛ-ꜱᴜᴍᴍᴀʀʏ ')],
+  ['zero-width joiners inside tags', fill('<\u200bcompact\u200d-\u200bsummary\u2060 ')],
+  ['non-ASCII prose with <', fill('<Привет мир, это текст без тега. ')],
+  ['auth=" repeated', fill('auth="')],
+  ['://a: runs', fill('://a:')],
+  ['key = value with many keys', fill('token=a password=b secret=c ')],
+  ['sk- and ghp_ prefixes repeated', fill('sk-ghp_')],
+  ['Bearer repeated', fill('Bearer ')],
+  ['pipes after digits (Facebook tokens)', fill('1234567890123456|')],
+];
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
+function rate(run: (text: string) => string, text: string): number {
+  run(text);
+  const times: number[] = [];
+  for (let index = 0; index < 5; index++) {
+    const start = performance.now();
+    run(text);
+    times.push(performance.now() - start);
+  }
+  return Buffer.byteLength(text) / 1e6 / (median(times) / 1000);
+}
+
+export interface HostileRow {
+  readonly input: string;
+  readonly redactorMBps: number;
+  readonly defuserMBps: number;
+}
+
+export function runHostileInputsBench(): HostileRow[] {
+  const redact = getDefaultRedactor();
+  return HOSTILE_INPUTS.map(([input, text]) => ({
+    input,
+    redactorMBps: rate(redact, text),
+    defuserMBps: rate(defuseSummaryMarkup, text),
+  }));
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  for (const row of runHostileInputsBench()) {
+    console.log(
+      `${row.input.padEnd(38)} redactor ${row.redactorMBps.toFixed(1).padStart(7)} MB/s  defuser ${row.defuserMBps.toFixed(1).padStart(7)} MB/s`,
+    );
+  }
+}

@@ -549,7 +549,6 @@ describe('archive, redaction and stores', () => {
     ];
     const result = await manager.manualCompact('s', messages);
     await manager.flush();
-    await new Promise((r) => setTimeout(r, 10));
     expect(written[0]!.kind).toBe('transcript');
     expect(JSON.stringify(written)).not.toContain('sk-abc123xyz');
     expect(JSON.stringify(written)).not.toContain('hunter2');
@@ -655,10 +654,20 @@ describe('archive, redaction and stores', () => {
     const a = new CompactManager({ maxContextTokens: 100_000, tokenCounter: charCounter, store });
     const b = new CompactManager({ maxContextTokens: 100_000, tokenCounter: charCounter, store });
     const messages = chatTurns(12, 30);
+    // c's summarizer starts, then waits until a has compacted: c read the state before a wrote.
+    let entered!: () => void;
+    const started = new Promise<void>((resolve) => {
+      entered = resolve;
+    });
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
     const slow: Summarizer = {
       name: 'slow',
       summarize: async (r) => {
-        await new Promise((x) => setTimeout(x, 30));
+        entered();
+        await gate;
         return new EmbeddedSummarizer().summarize(r);
       },
     };
@@ -670,7 +679,9 @@ describe('archive, redaction and stores', () => {
     });
     const events = collect(c);
     const pending = c.manualCompact('s', messages);
+    await started;
     await a.manualCompact('s', messages);
+    release();
     const result = await pending;
     expect(
       events.some(

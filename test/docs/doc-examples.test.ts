@@ -31,7 +31,7 @@ const BLOCKS = FILES.flatMap((file) => docBlocks(file, ROOT));
 const LANGS = new Set(['ts', 'sh', 'console', 'text', 'json', 'yaml']);
 const where = (block: DocBlock) => `${block.file}:${block.line}`;
 
-beforeAll(() => ensureBuilt(), 600_000);
+beforeAll(() => ensureBuilt());
 
 describe('doc blocks', () => {
   it('every block of README.md and docs/*.md names its language, one the tests check', () => {
@@ -97,7 +97,7 @@ describe('CLI examples run as documented', () => {
     const blocks = docBlocks(file, ROOT).filter((block) => block.lang === 'sh' || block.lang === 'console');
     const commands = blocks.flatMap((block) => cliCommands(block).map((command) => ({ ...command, block })));
     if (commands.length === 0) continue;
-    it(`${blocks[0]!.file}: every agent-compaction command`, { timeout: 600_000 }, async () => {
+    it(`${blocks[0]!.file}: every agent-compaction command`, async () => {
       for (const { command, firstLine, block } of commands) {
         if (block.skip) continue;
         const result = await run('sh', ['-c', command], { cwd: dir, env, maxBuffer: 64 << 20 }).catch(
@@ -131,7 +131,7 @@ describe('TypeScript snippets compile and run', () => {
     );
   });
 
-  it('type-check against the built package (strict)', { timeout: 300_000 }, async () => {
+  it('type-check against the built package (strict)', async () => {
     const tsgo = join(ROOT, 'node_modules', '.bin', 'tsgo');
     const checked = await run(tsgo, ['-p', join(out, 'tsconfig.json')], { cwd: ROOT }).catch(
       (error: { stdout?: string }) => ({ stdout: error.stdout ?? 'failed', failed: true }),

@@ -90,7 +90,7 @@ beforeAll(async () => {
   if (!withRedis) return;
   server = await startRedisServer();
   await Promise.all(['m1', 'm2', 'm3', 'm4'].map((id) => startWorker(id, 200)));
-}, 60_000);
+});
 
 afterAll(async () => {
   await Promise.all(
@@ -154,7 +154,7 @@ describe.runIf(withRedis)('four CompactManager processes serving one session thr
     const state = await store.get('shared');
     await store.close();
     expect(state?.version).toBe(version);
-  }, 300_000);
+  });
 
   it('with background: true, one process prepares per trigger and the compacting one swaps it in', async () => {
     const before = totalCalls();
@@ -179,5 +179,5 @@ describe.runIf(withRedis)('four CompactManager processes serving one session thr
     );
     const used = last.reduce((sum, r) => sum + r.prepared.used, 0);
     expect(used, 'every trigger swapped a prepared summary in').toBe(version);
-  }, 300_000);
+  });
 });

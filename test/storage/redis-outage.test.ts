@@ -100,7 +100,7 @@ describe.runIf(withRedis)('redis-server killed and restarted mid-run', () => {
     expect(stored?.version ?? 0).toBeGreaterThanOrEqual(during);
     expect(errors.length - earlier).toBe(1);
     await manager.shutdown();
-  }, 300_000);
+  });
 });
 
 describe.runIf(withRedis)('a corrupted state in redis', () => {
@@ -147,6 +147,6 @@ describe.runIf(withRedis)('a corrupted state in redis', () => {
       } finally {
         await admin.close();
       }
-    }, 300_000);
+    });
   }
 });

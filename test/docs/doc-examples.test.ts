@@ -63,6 +63,13 @@ describe('doc blocks', () => {
       expect(readme).toContain(`](${doc})`);
   });
 
+  it('speaks to readers: no internal jargon (spec numbers, issue numbers) in README.md and docs/*.md', async () => {
+    for (const file of FILES) {
+      const text = await readFile(file, 'utf8');
+      expect(text, file).not.toMatch(/\bspec \d{3}\b|\bissue \d+\b/i);
+    }
+  });
+
   it('JSON and YAML blocks parse; a configuration validates against the schema', () => {
     for (const block of BLOCKS.filter((b) => b.lang === 'json' || b.lang === 'yaml')) {
       const value = block.lang === 'json' ? JSON.parse(block.code) : parseYaml(block.code);

@@ -64,5 +64,5 @@ describe('instruction retention (reduced: one kind, one window, 120 calls)', () 
     // The key content is what is checked: the sentence itself is in the raw history.
     const raw = normalize(contextText(session.calls.flatMap((c) => c.before)));
     for (const i of session.instructions) for (const key of i.keys) expect(raw).toContain(normalize(key));
-  }, 60_000);
+  });
 });

@@ -16,7 +16,7 @@ let outputs: Promise<Map<string, string>> | undefined;
 
 // Examples import `agent-compaction` by its package name, which resolves (through the
 // package's own `exports`) to dist/: `npm test` builds first; a lone run builds when needed.
-beforeAll(() => ensureBuilt(), 600_000);
+beforeAll(() => ensureBuilt());
 
 /** Runs every example offline: no API keys, the local scripted model, the embedded summarizer. */
 async function runAll(): Promise<Map<string, string>> {
@@ -57,9 +57,9 @@ describe('examples run offline', () => {
     await expect(
       run(TSGO, ['-p', 'examples/tsconfig.json'], { cwd: ROOT, timeout: 280_000 }),
     ).resolves.toBeDefined();
-  }, 300_000);
+  });
 
-  it('agents-sdk-minimal: compacts with the console exporter', { timeout: 600_000 }, async () => {
+  it('agents-sdk-minimal: compacts with the console exporter', async () => {
     const output = await example('agents-sdk-minimal');
     expect(output).toMatch(/turn 6: Done:/);
     expect(output).toContain('[compact]');

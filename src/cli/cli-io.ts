@@ -7,6 +7,11 @@ export interface CliIo {
   stdout: (text: string) => void;
   stderr: (text: string) => void;
   env: Record<string, string | undefined>;
+  /**
+   * The working directory, where a config file is looked for.
+   * @default process.cwd()
+   */
+  cwd?: string;
   /** True when stderr is a terminal: `replay` draws a progress bar instead of plain lines. */
   isTTY?: boolean;
 }

@@ -1,7 +1,8 @@
 import { modelInfo } from '../core/counting/model-table.js';
-import { CompactError } from '../core/errors.js';
+import { CompactError, isCompactError } from '../core/errors.js';
 import { CompactManager } from '../core/manager/compact-manager.js';
 import { type CompactManagerOptions, DEFAULT_MODEL } from '../core/manager/manager-options.js';
+import { detectFormat } from '../core/messages/formats/detect-format.js';
 import type { MessageFormat } from '../core/messages/message.js';
 import { redactDeep } from '../core/redaction/redactor.js';
 import { writePrivateFile } from '../storage/fs/private-files.js';
@@ -17,6 +18,35 @@ export interface CompactFlags {
   report?: string;
   state?: string;
   sessionId?: string;
+}
+
+/**
+ * Runs `work`; when `--format` forced a format and the messages are not in it, the error
+ * names the format they look like (`messages[1].content[0]: ... (the messages look like
+ * openai-chat, not anthropic: --format openai-chat, or leave --format out)`).
+ */
+export async function namingFormatFound<T>(
+  messages: readonly unknown[],
+  format: MessageFormat | undefined,
+  work: () => T | Promise<T>,
+): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (format === undefined || !isCompactError(error, 'invalid_messages')) throw error;
+    let found: MessageFormat;
+    try {
+      found = detectFormat(messages);
+    } catch {
+      throw error;
+    }
+    if (found === format) throw error;
+    throw new CompactError(
+      'invalid_messages',
+      `${error.message} (the messages look like ${found}, not ${format}: --format ${found}, or leave --format out)`,
+      { cause: error, ...(error.issues ? { issues: error.issues } : {}) },
+    );
+  }
 }
 
 function callOptions(input: CliInput, format: MessageFormat | undefined) {
@@ -40,7 +70,9 @@ export async function runEstimateCommand(
     options.maxContextTokens !== undefined ||
     modelInfo(options.model ?? DEFAULT_MODEL).known;
   const manager = new CompactManager(options);
-  const estimate = manager.estimate(input.messages, callOptions(input, flags.format));
+  const estimate = await namingFormatFound(input.messages, flags.format, () =>
+    manager.estimate(input.messages, callOptions(input, flags.format)),
+  );
   const out: Record<string, unknown> = {
     model: estimate.model,
     total: estimate.total,
@@ -89,10 +121,12 @@ export async function runCompactCommand(
   const manager = new CompactManager(store ? { ...options, store } : options);
   let result: Awaited<ReturnType<typeof manager.compact>>;
   try {
-    result = await manager.compact(sessionId, input.messages, {
-      ...callOptions(input, flags.format),
-      force: flags.force === true,
-    });
+    result = await namingFormatFound(input.messages, flags.format, () =>
+      manager.compact(sessionId, input.messages, {
+        ...callOptions(input, flags.format),
+        force: flags.force === true,
+      }),
+    );
     if (store && flags.state !== undefined) await saveStateFile(flags.state, store, sessionId);
   } finally {
     // Queued events and archive writes go out on every path, errors included.

@@ -16,7 +16,7 @@ const POLICY_FLAGS = {
   '--max-context N': "the model's context window in tokens (default: the known window of --model)",
   '--model M': 'the model whose tokenizer counts and whose window applies (default gpt-4o)',
   '--config FILE':
-    'a compact.config.{ts,js,json,yaml} file (else ./compact.config.* and COMPACT_* variables)',
+    'the config file (YAML, JSON, or .js/.mjs with a default export); else the file $COMPACT_CONFIG names; else ./compact.yaml, ./compact.yml, ./compact.json or ./compact.config.{yaml,yml,json,js,mjs}. COMPACT_* variables apply over it',
   '--strategy S': 'summary strategy: task_state (default), brief, decision_log or code_delta',
   '--keep-recent-turns N': 'user turns kept verbatim at the end (default 6)',
   '--keep-tool-io-pairs N': 'recent tool call/result pairs kept whole (default 4)',
@@ -102,11 +102,12 @@ export const COMMAND_HELP: Readonly<Record<string, CommandHelp>> = Object.freeze
   },
   worker: {
     summary: 'Runs a worker of the summary preparation queue until stopped (SIGINT or SIGTERM).',
-    usage: 'agent-compaction worker --config FILE [--json]',
+    usage: 'agent-compaction worker [--config FILE] [--json]',
     description:
       "Runs a worker of the BullMQ summary preparation queue (the config's queue section, on the Redis of\n$REDIS_URL or queue.redis_url_env): it summarizes the jobs agents enqueue with the configured summarizer\nand publishes each summary in the Redis session store (needs bullmq and ioredis). One line per job.",
     flags: {
-      '--config FILE': 'the config with queue, sessions.store: redis and the summarizer (required)',
+      '--config FILE':
+        'the config with queue, sessions.store: redis and the summarizer (else $COMPACT_CONFIG, else ./compact.yaml and the other names of compact --help); one is required',
       '--json': 'print each job run as one JSON line',
     },
     example: 'agent-compaction worker --config compact.yaml   (with REDIS_URL=redis://localhost:6379)',
@@ -178,7 +179,8 @@ ${usages}
 Commands:
 ${commands}
 
-Run agent-compaction COMMAND --help for its flags and an example; --version prints the version.
+The usages show the main flags; agent-compaction COMMAND --help lists every flag of COMMAND (the policy
+flags of compact, replay and report too) with an example. --version prints the version.
 FILE is a JSON array of messages, a JSONL file, or {"messages": [...], "tools"?: [...], "system"?: ...}; "-" reads stdin.
 Exit codes: 0 ok, 2 bad input, options or files, 3 a budget that cannot be met.`;
 }

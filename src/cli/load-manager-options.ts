@@ -1,13 +1,17 @@
 import type { CompactManagerOptions } from '../core/manager/manager-options.js';
+import { configFileFor } from './find-config-file.js';
 
 /**
- * Manager options from a config file and `COMPACT_*` environment variables (the config
- * module is loaded only here, so the CLI's other paths stay light).
+ * Manager options from a config file (`--config FILE`, else `COMPACT_CONFIG`, else one found
+ * in the working directory: see `configFileFor`) and `COMPACT_*` environment variables (the
+ * config module is loaded only here, so the CLI's other paths stay light).
  */
 export async function loadManagerOptions(
-  file: string | undefined,
+  flag: string | undefined,
   env: Record<string, string | undefined>,
+  cwd: string = process.cwd(),
 ): Promise<CompactManagerOptions> {
+  const file = configFileFor(flag, env, cwd);
   const hasEnv = Object.keys(env).some((key) => key.startsWith('COMPACT_'));
   if (file === undefined && !hasEnv) return {};
   const config = await import('../config/index.js');

@@ -23,7 +23,7 @@ beforeAll(async () => {
   trace = temp.path('trace.jsonl');
   const run = await cli(['replay', transcript, '--max-context', '5000', '--out', archive, '--trace', trace]);
   expect(run.code).toBe(0);
-}, 240_000);
+});
 
 /** A copy of the replayed session folder, with `edit` applied to its newest summary. */
 async function sessionCopy(name: string, edit?: (summary: Record<string, unknown>) => void): Promise<string> {

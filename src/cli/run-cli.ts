@@ -73,9 +73,13 @@ function numberOption(values: Values, name: string): number | undefined {
 }
 
 /** Manager options from `--config`, `COMPACT_*` variables and the policy flags. */
-export async function managerOptions(values: Values, env: CliIo['env']): Promise<CompactManagerOptions> {
+export async function managerOptions(
+  values: Values,
+  env: CliIo['env'],
+  cwd?: string,
+): Promise<CompactManagerOptions> {
   const { loadManagerOptions } = await import('./load-manager-options.js');
-  const base = await loadManagerOptions(values.config as string | undefined, env);
+  const base = await loadManagerOptions(values.config as string | undefined, env, cwd);
   const policy: Partial<CompactPolicy> = { ...(base.policy ?? {}) };
   const set = <K extends keyof CompactPolicy>(key: K, value: CompactPolicy[K] | undefined) => {
     if (value !== undefined) policy[key] = value;
@@ -208,7 +212,7 @@ async function dispatch(argv: readonly string[], io: CliIo): Promise<number> {
   const json = values.json === true || command === 'estimate' || command === 'compact';
   const out = terminalIo(io, json);
   if (command === 'status') return runStatus(file, values, out);
-  const options = await managerOptions(values, io.env);
+  const options = await managerOptions(values, io.env, io.cwd);
   const flags = {
     ...(values.out !== undefined ? { out: values.out as string } : {}),
     ...(values.trace !== undefined ? { trace: values.trace as string } : {}),

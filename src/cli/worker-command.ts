@@ -8,11 +8,17 @@ import { CompactError } from '../core/errors.js';
 import type { CliIo } from './cli-io.js';
 
 /** Runs the worker; resolves once it stopped after SIGINT or SIGTERM. */
-export async function runWorkerCommand(file: string | undefined, json: boolean, io: CliIo): Promise<void> {
+export async function runWorkerCommand(flag: string | undefined, json: boolean, io: CliIo): Promise<void> {
+  const { configFileFor } = await import('./find-config-file.js');
+  const file = configFileFor(flag, io.env, io.cwd ?? process.cwd());
   if (file === undefined)
-    throw new CompactError('invalid_config', 'worker needs --config FILE (with a queue section)', {
-      issues: [{ path: ['config'], message: 'is required' }],
-    });
+    throw new CompactError(
+      'invalid_config',
+      'worker needs a config file with a queue section (--config FILE)',
+      {
+        issues: [{ path: ['config'], message: 'is required' }],
+      },
+    );
   const config = await import('../config/index.js');
   const { queueUrl } = await import('../config/queue-options.js');
   const loaded = await config.loadConfig({ file, env: io.env });

@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { extname, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { parse as parseYaml, YAMLParseError } from 'yaml';
 import { CompactError, type CompactIssue } from '../core/errors.js';
 import { configErrorMap, formatIssue, toCompactIssues } from './config-issues.js';
@@ -20,7 +21,8 @@ export type ConfigOverrides = {
 /** Options of {@link loadConfig}. */
 export interface LoadConfigOptions {
   /**
-   * Path of a `compact.yaml` / `compact.yml` / `compact.json` file. Without one, the file
+   * Path of a `compact.yaml` / `compact.yml` / `compact.json` file (or a `.js` / `.mjs` module
+   * whose default export is the config). Without one, the file
    * named by `COMPACT_CONFIG` is read, if set; otherwise only the environment and defaults apply.
    */
   file?: string;
@@ -137,8 +139,22 @@ export function parseConfigText(text: string, file = 'compact.yaml'): unknown {
   }
 }
 
+/** A `.js` / `.mjs` config: its default export (the same object a YAML file holds). */
+async function importConfig(path: string, file: string): Promise<unknown> {
+  try {
+    const module = (await import(pathToFileURL(path).href)) as { default?: unknown };
+    return module.default;
+  } catch (error) {
+    throw new CompactError('invalid_config', `${file}: cannot load: ${(error as Error).message}`, {
+      cause: error,
+      issues: [{ path: [], message: 'cannot load' }],
+    });
+  }
+}
+
 /**
- * Loads the configuration: defaults, then the file (YAML or JSON), then `COMPACT_*`
+ * Loads the configuration: defaults, then the file (YAML, JSON, or a `.js` / `.mjs` module's
+ * default export), then `COMPACT_*`
  * environment variables, then `overrides`. Pass the result to {@link toManagerOptions}.
  *
  * @throws CompactError `invalid_config` naming the field path and rule, e.g.
@@ -168,7 +184,7 @@ export async function loadConfig(options: LoadConfigOptions = {}): Promise<Compa
         { cause: error, issues: [{ path: [], message: `cannot read ${path}` }] },
       );
     }
-    raw = parseConfigText(text, file);
+    raw = /\.m?js$/i.test(path) ? await importConfig(path, file) : parseConfigText(text, file);
   }
   return resolveConfig(raw, {
     env,

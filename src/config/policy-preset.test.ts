@@ -16,3 +16,15 @@ describe('policy.preset in a config (issue 34, point 6)', () => {
     expect(new CompactManager(await toManagerOptions(overridden)).triggerTokens).toBe(50_000);
   });
 });
+
+describe("the preset's reference (issue 48)", () => {
+  it('points to the page that holds the figures: docs/how-it-works.md, Tuning for cost', async () => {
+    const { readFile } = await import('node:fs/promises');
+    const { policySchema } = await import('./policy-schema.js');
+    const description = policySchema.shape.preset.description ?? '';
+    expect(description).toContain("docs/how-it-works.md, Measured: 'Tuning for cost'");
+    const page = await readFile(new URL('../../docs/how-it-works.md', import.meta.url), 'utf8');
+    expect(page).toContain('## Measured');
+    expect(page).toContain('**Tuning for cost.**');
+  });
+});

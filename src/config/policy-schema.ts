@@ -10,7 +10,7 @@ export const policySchema = z
       .enum(Object.keys(POLICY_PRESETS) as [PolicyPreset, ...PolicyPreset[]])
       .default(DEFAULT_POLICY.preset)
       .describe(
-        "Named settings the policy starts from (keys set beside it win): quality keeps what the window can hold (trigger 0.85, target 0.5); cost compacts early and deep (trigger 0.4, target 0.2), cheaper under prompt caching on long sessions in large windows, dearer in small ones (README, Measured: 'Tuning for cost').",
+        "Named settings the policy starts from (keys set beside it win): quality keeps what the window can hold (trigger 0.85, target 0.5); cost compacts early and deep (trigger 0.4, target 0.2), cheaper under prompt caching on long sessions in large windows, dearer in small ones (docs/how-it-works.md, Measured: 'Tuning for cost').",
       ),
     trigger_pct: between(0, 1, true)
       .optional()

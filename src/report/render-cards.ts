@@ -1,6 +1,6 @@
 import { escapeHtml } from './html-escape.js';
 import { summaryDiff } from './summary-diff.js';
-import { levelLabel, type TraceCompaction, type TraceError } from './trace-model.js';
+import { freedText, levelLabel, type TraceCompaction, type TraceError } from './trace-model.js';
 
 const fmt = (n: number | undefined) => (n === undefined ? '-' : Math.round(n).toLocaleString('en-US'));
 
@@ -25,7 +25,7 @@ function levelsTable(compaction: TraceCompaction): string {
   const rows = compaction.levels.map((level) => {
     const before = running;
     running = Math.max(0, running - level.tokensSaved);
-    return `<tr data-level="${escapeHtml(level.level)}"><td>${escapeHtml(levelLabel(level.level))}</td><td class="num">${fmt(level.count)}</td><td class="num">${fmt(before)}</td><td class="num">${fmt(running)}</td><td class="num">${fmt(level.tokensSaved)}</td></tr>`;
+    return `<tr data-level="${escapeHtml(level.level)}"><td>${escapeHtml(levelLabel(level.level))}</td><td class="num">${fmt(level.count)}</td><td class="num">${fmt(before)}</td><td class="num">${fmt(running)}</td><td class="num">${escapeHtml(freedText(level.tokensSaved))}</td></tr>`;
   });
   return `<table class="levels"><thead><tr><th>level</th><th>messages</th><th>tokens before</th><th>after</th><th>freed</th></tr></thead><tbody>${rows.join('')}</tbody></table>`;
 }

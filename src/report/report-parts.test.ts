@@ -56,3 +56,20 @@ describe('buildTraceModel and renderReport', () => {
     expect(html).toContain('class="card has-error"');
   });
 });
+
+describe('a level that added tokens (issue 48)', () => {
+  it('reads "none (added N)" on the card and in the replay table, never a negative "freed"', async () => {
+    const { levelsText } = await import('../cli/replay/format-table.js');
+    const trace = buildTraceModel(sampleCompactionEvents({ sessionId: 's-1' }));
+    const compaction = trace.compactions[0]!;
+    const added = {
+      ...compaction,
+      levels: [...compaction.levels, { level: 'summarize', count: 3, tokensSaved: -334, refs: [] }],
+    };
+    const html = renderReport({ ...trace, compactions: [added] }, { source: 't' });
+    expect(html).toContain('none (added 334)');
+    expect(html).not.toMatch(/<td class="num">-[\d,]+<\/td>/);
+    expect(levelsText(added)).toMatch(/summarized none \(added 334\)$/);
+    expect(levelsText(added)).not.toContain('-334');
+  });
+});

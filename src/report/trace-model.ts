@@ -25,6 +25,15 @@ const LEVEL_NAMES: Readonly<Record<string, string>> = Object.freeze({
   cut_oversized: 'cut',
 });
 
+/**
+ * The tokens a level freed, as shown: `1,582`; a level that added tokens (a first summary
+ * longer than the little it replaced) reads `none (added 334)`, never a negative "freed".
+ */
+export function freedText(tokens: number): string {
+  const n = (value: number) => Math.round(value).toLocaleString('en-US');
+  return tokens < 0 ? `none (added ${n(-tokens)})` : n(tokens);
+}
+
 /** `clear_tool_results` -> `cleared`, and so on: the cascade levels as people say them. */
 export function levelLabel(level: string): string {
   return LEVEL_NAMES[level] ?? level;

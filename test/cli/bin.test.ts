@@ -17,7 +17,7 @@ let dir: string;
 beforeAll(async () => {
   ensureBuilt();
   dir = await mkdtemp(join(tmpdir(), 'agent-compaction-bin-'));
-}, 600_000);
+});
 
 afterAll(async () => {
   await rm(dir, { recursive: true, force: true });

@@ -52,11 +52,11 @@ describe('the prompt prefix under compaction', () => {
     for (const call of rewritten)
       expect(compacted.has(call), `call ${call} rewrote the prefix without compacting`).toBe(true);
     for (let k = 1; k < rewritten.length; k++) expect(rewritten[k]! - rewritten[k - 1]!).toBeGreaterThan(1);
-  }, 120_000);
+  });
 
   it('clearing every old tool result (cacheAware) rewrites less often than clearing to the target', async () => {
     const aware = rewrites((await session(150, true)).requests).length;
     const toTarget = rewrites((await session(150, false)).requests).length;
     expect(aware).toBeLessThan(toTarget);
-  }, 120_000);
+  });
 });

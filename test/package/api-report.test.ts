@@ -21,7 +21,7 @@ const entries = Object.entries(pkg.exports).flatMap(([subpath, target]) =>
   typeof target === 'string' ? [] : [{ subpath, types: join(root, typesOf(target)) }],
 );
 
-beforeAll(() => ensureBuilt(), 600_000);
+beforeAll(() => ensureBuilt());
 
 /** The declaration text of one exported symbol (no comments, one space for any run of whitespace). */
 function declarationText(declaration: ts.Declaration): string {

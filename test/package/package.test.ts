@@ -24,7 +24,7 @@ const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
 };
 const OPTIONAL_PEERS = Object.keys(pkg.peerDependencies);
 
-beforeAll(() => ensureBuilt(), 600_000);
+beforeAll(() => ensureBuilt());
 
 function loadedBy(entry: string): string[] {
   const log = join(mkdtempSync(join(tmpdir(), 'loads-')), 'loads.txt');

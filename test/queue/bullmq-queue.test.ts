@@ -25,14 +25,14 @@ let agents: Agent[] = [];
 
 beforeAll(async () => {
   if (withRedis) server = await startRedisServer();
-}, 60_000);
+});
 
 afterEach(async () => {
   await fleet?.stop();
   await Promise.all(agents.map((agent) => agent.close()));
   fleet = undefined;
   agents = [];
-}, 60_000);
+});
 
 afterAll(async () => {
   await server?.stop();
@@ -82,7 +82,7 @@ describe.runIf(withRedis)('the BullMQ preparation queue', () => {
     const again = await agents[0]!.manager.compact('s', TRIGGERED);
     expect(again.version).toBe(1);
     expect(again.summary?.text).toBe(result.summary?.text);
-  }, 120_000);
+  });
 
   it('crash: a worker SIGKILLed mid-job; another runs the stalled job, which is applied once', async () => {
     const { fleet, agents } = setup(2);
@@ -96,7 +96,12 @@ describe.runIf(withRedis)('the BullMQ preparation queue', () => {
     await fleet.kill('hung');
     await fleet.start('rescuer', stall);
     await fleet.inbox.until((r) => r.type === 'job' && r.worker === 'rescuer');
-    expect(fleet.of('job').map((r) => [r.worker, r.outcome.result])).toEqual([['rescuer', 'published']]);
+    // The rescuer published the summary once. On a loaded machine its own lock may lapse
+    // after it published and before BullMQ recorded the completion: the job then runs again
+    // and finds the summary already prepared (that run's outcome is the one recorded).
+    const outcomes = fleet.of('job').map((r) => [r.worker, r.outcome.result]);
+    expect([[['rescuer', 'published']], [['rescuer', 'already_prepared']]]).toContainEqual(outcomes);
+    expect(await fleet.status('rescuer')).toMatchObject({ published: 1, summarizerRuns: 1 });
     expect(summarizing(fleet, 's').map((r) => r.worker)).toEqual(['hung', 'rescuer']);
 
     const first = await agents[1]!.manager.compact('s', TRIGGERED);
@@ -106,7 +111,7 @@ describe.runIf(withRedis)('the BullMQ preparation queue', () => {
     expect(second.applied).toBe(false);
     expect(second.version).toBe(1);
     expect(agents.reduce((sum, a) => sum + a.manager.backgroundStatus().used, 0)).toBe(1);
-  }, 120_000);
+  });
 
   it('poison: an always-failing summarizer is retried with backoff, dead-lettered with one warning; the agent compacts itself', async () => {
     const { fleet, agents } = setup(1);
@@ -124,7 +129,7 @@ describe.runIf(withRedis)('the BullMQ preparation queue', () => {
     expect(result.applied).toBe(true);
     expect(result.summary?.summarizer).toBe('agent-summarizer');
     expect(agents[0]!.calls).toEqual(['s']);
-  }, 120_000);
+  });
 
   it('backlog and supersede: jobs of sessions compacted since are dropped unsummarized; the fresh one is prepared', async () => {
     const { fleet, agents } = setup(1);
@@ -151,7 +156,7 @@ describe.runIf(withRedis)('the BullMQ preparation queue', () => {
     expect(fleet.of('summarizing').map((r) => r.sessionId)).toEqual(['fresh']);
     const result = await agent.manager.compact('fresh', TRIGGERED);
     expect(result.summary?.summarizer).toBe('queue:scripted-w1');
-  }, 120_000);
+  });
 
   it('supersede mid-job: a summary finished after the session was compacted is not published', async () => {
     const { fleet, agents } = setup(1);
@@ -168,7 +173,7 @@ describe.runIf(withRedis)('the BullMQ preparation queue', () => {
     expect(fleet.of('job').map((r) => r.outcome.result)).toEqual(['superseded']);
     expect(await agent.store.get('s::prepared')).toBeUndefined();
     expect((await agent.store.get('s'))?.summary?.summarizer).toBe('agent-summarizer');
-  }, 120_000);
+  });
 
   it('in process: a worker started beside the agent prepares, counts and reports through its events', async () => {
     const { agents } = setup(1);
@@ -202,7 +207,7 @@ describe.runIf(withRedis)('the BullMQ preparation queue', () => {
       startPreparationWorker({ connection: server.url, store, concurrency: 0 }),
     ).rejects.toMatchObject({ code: 'invalid_config', issues: [{ path: ['concurrency'] }] });
     expect(() => bullmqPreparationQueue({ connection: 'http://x', name: 'q' })).toThrow(/redis:\/\//);
-  }, 120_000);
+  });
 
   it('restart: after Redis restarts, the running worker and the agent reconnect and prepare again', async () => {
     const { fleet, agents } = setup(1);
@@ -234,5 +239,5 @@ describe.runIf(withRedis)('the BullMQ preparation queue', () => {
     expect(fleet.of('job').find((r) => r.outcome.sessionId === 'after')?.outcome.result).toBe('published');
     const result = await agent.manager.compact('after', TRIGGERED);
     expect(result.summary?.summarizer).toBe('queue:scripted-w1');
-  }, 120_000);
+  });
 });

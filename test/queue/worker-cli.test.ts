@@ -28,7 +28,7 @@ beforeAll(async () => {
   if (!withRedis) return;
   server = await startRedisServer();
   dir = await mkdtemp(join(tmpdir(), 'compact-worker-'));
-}, 60_000);
+});
 
 afterAll(async () => {
   if (worker && worker.exitCode === null) worker.kill('SIGKILL');
@@ -103,5 +103,5 @@ describe.runIf(withRedis)('agent-compaction worker', () => {
 
     worker.kill('SIGTERM');
     expect(await exited).toBe(0);
-  }, 120_000);
+  });
 });

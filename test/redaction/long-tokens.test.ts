@@ -314,5 +314,5 @@ describe('a compaction of a session whose tool result is one long token, any rul
       { numRuns: scaled(ALL.length, ALL.length * 2) },
     );
     await manager.shutdown();
-  }, 600_000);
+  });
 });

@@ -112,5 +112,5 @@ describe.skipIf(!available)('a hostile trace in Chromium', () => {
     } finally {
       await browser.close();
     }
-  }, 120_000);
+  });
 });

@@ -74,7 +74,7 @@ beforeAll(async () => {
   await recordTrace(tracePath);
   const run = await cli(['report', tracePath, '--out', htmlPath]);
   if (run.code !== 0) throw new Error(`report failed: ${run.stderr}`);
-}, 300_000);
+});
 
 afterAll(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
@@ -168,5 +168,5 @@ describe.skipIf(!available)('the HTML report in Chromium', () => {
     });
     console.log(`report screenshot: ${screenshot}`);
     expect((await readFile(screenshot)).subarray(1, 4).toString()).toBe('PNG');
-  }, 300_000);
+  });
 });

@@ -43,7 +43,7 @@ describe('a report from an archive folder', () => {
     expect(traceCalls.length).toBeGreaterThan(1);
     expect(traceCalls[0]).toBeGreaterThan(1);
     expect(archiveCalls).toEqual(traceCalls);
-  }, 120_000);
+  });
 });
 
 describe('kept counts', () => {

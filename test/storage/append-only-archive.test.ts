@@ -80,7 +80,7 @@ describe('append-only archive', () => {
     }
     expect(now.size).toBeGreaterThan(archived.size);
     expect([...now.keys()].some((path) => path.endsWith('.prev'))).toBe(false);
-  }, 240_000);
+  });
 
   it('status and replay read the new layout: the newest summary and the whole newest transcript', async () => {
     const messages = await chainedTranscript();
@@ -94,7 +94,7 @@ describe('append-only archive', () => {
     const replayed = await cli(['replay', folder, '--max-context', '16000', '--json']);
     expect(replayed.code).toBe(0);
     expect(JSON.parse(replayed.stdout).calls).toBeGreaterThan(10);
-  }, 240_000);
+  });
 
   it('reads an archive written before write ids (numbered names, .prev files) as before', async () => {
     const root = await mkdtemp(join(tmpdir(), 'old-layout-'));

@@ -7,7 +7,8 @@ import { ReportInbox } from './support/report-inbox.js';
 import { SESSION, type TriggerMessage, type WorkerReport } from './support/session-worker-protocol.js';
 
 const WORKER = new URL('./support/session-worker.ts', import.meta.url).pathname;
-const TTL_MS = 1000;
+// Renewed every third of it: a holder starved by a loaded machine for less than 2 s keeps its lock.
+const TTL_MS = 3000;
 
 let server: RedisTestServer;
 const keyPrefix = `multi:${randomUUID()}:`;
@@ -109,10 +110,12 @@ describe.runIf(withRedis)('four processes serving one session through Redis', ()
     });
     expect(wrote(killed)).toBe(1);
     expect(heldMs, 'nobody took the lock before it lapsed').toBeGreaterThanOrEqual(TTL_MS - 100);
+    // The waiters' own limit is 60 s: well under it, they took the lapsed lock rather than
+    // giving up. The bound leaves a loaded machine its pauses; the figure is printed below.
     expect(
       blockedMs,
-      'blocked no longer than the lock expiry (+ retry and process slack)',
-    ).toBeLessThanOrEqual(TTL_MS + 1000);
+      'blocked until the lock lapsed, not until the waiters gave up (60 s)',
+    ).toBeLessThanOrEqual(TTL_MS + 20_000);
     console.log(`killed holder: the others were blocked ${blockedMs} ms (lock ttl ${TTL_MS} ms)`);
 
     // A replacement replica (a restart) picks up the shared state.

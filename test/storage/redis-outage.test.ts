@@ -83,12 +83,14 @@ describe.runIf(withRedis)('redis-server killed and restarted mid-run', () => {
     const messages = errors.slice(earlier).map((e) => (e.properties as { message: string }).message);
     expect(messages).toHaveLength(1);
     expect(messages[0]).toMatch(/ECONNREFUSED|not connected|no answer within/);
-    // Calls went on without waiting for the client's own 5 s timeouts.
-    expect(Date.now() - outageStarted).toBeLessThan(30_000);
+    // Calls went on without waiting for the client's own 5 s timeouts (42 calls would take
+    // 210 s): a bound no loaded machine reaches by being slow.
+    expect(Date.now() - outageStarted).toBeLessThan(120_000);
 
     server = await startRedisServer({ port });
     // The client reconnects with a backoff of at most 2 s; calls go on meanwhile.
-    const deadline = Date.now() + 15_000;
+    // A generous upper bound only: the loop ends as soon as the state is stored.
+    const deadline = Date.now() + 120_000;
     let stored = await store.get('s').catch(() => undefined);
     while ((stored?.version ?? 0) < during && Date.now() < deadline) {
       await step();
@@ -98,7 +100,7 @@ describe.runIf(withRedis)('redis-server killed and restarted mid-run', () => {
     expect(stored?.version ?? 0).toBeGreaterThanOrEqual(during);
     expect(errors.length - earlier).toBe(1);
     await manager.shutdown();
-  }, 300_000);
+  });
 });
 
 describe.runIf(withRedis)('a corrupted state in redis', () => {
@@ -145,6 +147,6 @@ describe.runIf(withRedis)('a corrupted state in redis', () => {
       } finally {
         await admin.close();
       }
-    }, 300_000);
+    });
   }
 });

@@ -20,7 +20,7 @@ const stores: RedisSessionStore[] = [];
 
 beforeAll(async () => {
   if (withRedis) server = await startRedisServer();
-}, 60_000);
+});
 
 afterAll(async () => {
   await Promise.all(stores.map((store) => store.close()));
@@ -73,5 +73,5 @@ describe.runIf(withRedis)('the preparation lock without a queue', () => {
     expect(other.backgroundStatus().used).toBe(1);
     expect(calls).toHaveLength(1);
     await Promise.all(managers.map((manager) => manager.shutdown()));
-  }, 120_000);
+  });
 });

@@ -49,7 +49,7 @@ beforeAll(async () => {
   if (!withRedis) return;
   server = await startRedisServer();
   await Promise.all(['p1', 'p2', 'p3'].map(startWorker));
-}, 60_000);
+});
 
 afterAll(async () => {
   for (const child of children.values()) if (child.connected) child.disconnect();
@@ -79,7 +79,7 @@ describe.runIf(withRedis)('three processes through a stalled Redis', () => {
     } finally {
       process.kill(server.pid, 'SIGCONT');
     }
-  }, 300_000);
+  });
 });
 
 describe.runIf(withRedis)('shutdown after an outage', () => {
@@ -107,5 +107,5 @@ describe.runIf(withRedis)('shutdown after an outage', () => {
     await store.close();
     // Closed: a later close settles too.
     await store.close();
-  }, 120_000);
+  });
 });

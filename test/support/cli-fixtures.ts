@@ -18,6 +18,7 @@ export async function cli(
   argv: string[],
   stdin = '',
   env: Readonly<Record<string, string | undefined>> = {},
+  cwd?: string,
 ): Promise<Run> {
   let stdout = '';
   let stderr = '';
@@ -30,6 +31,7 @@ export async function cli(
       stderr += text;
     },
     env,
+    ...(cwd !== undefined ? { cwd } : {}),
   });
   return { code, stdout, stderr };
 }

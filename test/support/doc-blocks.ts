@@ -51,27 +51,34 @@ export function docBlocks(path: string, root: string): DocBlock[] {
   return blocks;
 }
 
-/** The `agent-compaction` commands of a `sh` block (one a line) or a `console` block (`$ ` lines). */
-export function cliCommands(block: DocBlock): { command: string; firstLine?: string }[] {
+/**
+ * The `agent-compaction` commands of a `sh` block (one a line) or a `console` block (`$ `
+ * lines), each with the output a console block shows after it (the lines up to the next `$ `).
+ */
+export function cliCommands(block: DocBlock): { command: string; output?: string[] }[] {
   const lines = block.code.split('\n');
-  const commands: { command: string; firstLine?: string }[] = [];
+  const commands: { command: string; output?: string[] }[] = [];
   lines.forEach((line, i) => {
     const command = block.lang === 'console' ? /^\$ (.*)$/.exec(line)?.[1] : line;
     if (command === undefined || !/^(\w+=\S+ )*agent-compaction /.test(command.trim())) return;
-    const next = lines[i + 1];
-    commands.push({
-      command: command.trim(),
-      ...(block.lang === 'console' && next !== undefined && !next.startsWith('$ ')
-        ? { firstLine: next }
-        : {}),
-    });
+    const output: string[] = [];
+    for (let k = i + 1; block.lang === 'console' && k < lines.length && !lines[k]!.startsWith('$ '); k++)
+      output.push(lines[k]!);
+    while (output.length > 0 && output.at(-1)!.trim() === '') output.pop();
+    commands.push({ command: command.trim(), ...(output.length > 0 ? { output } : {}) });
   });
   return commands;
 }
 
-/** A line with its figures, dates and times masked (`# compactions in # calls`). */
+/**
+ * A line with what changes from run to run masked: timestamps (`<time>`) and the elapsed
+ * seconds of a replay (`<seconds> s`). Every other figure is compared as printed.
+ */
 export function masked(line: string): string {
-  return line.replace(/\d[\d,.:TZ-]*/g, '#');
+  return line
+    .replace(/\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z/g, '<time>')
+    .replace(/\b\d+(\.\d+)? s$/, '<seconds> s')
+    .trimEnd();
 }
 
 /** Values every snippet may use without declaring them (it may shadow them). */

@@ -1,4 +1,4 @@
-import { levelLabel, type TraceCompaction, type TraceModel } from '../../report/trace-model.js';
+import { freedText, levelLabel, type TraceCompaction, type TraceModel } from '../../report/trace-model.js';
 
 /** `12345` -> `12,345`. */
 export const formatNumber = (n: number): string => Math.round(n).toLocaleString('en-US');
@@ -7,7 +7,7 @@ export const formatNumber = (n: number): string => Math.round(n).toLocaleString(
 export function levelsText(compaction: TraceCompaction): string {
   if (compaction.levels.length === 0) return '-';
   return compaction.levels
-    .map((level) => `${levelLabel(level.level)} ${formatNumber(level.tokensSaved)}`)
+    .map((level) => `${levelLabel(level.level)} ${freedText(level.tokensSaved)}`)
     .join(', ');
 }
 

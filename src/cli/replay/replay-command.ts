@@ -2,6 +2,7 @@ import { CompactError } from '../../core/errors.js';
 import type { CompactManagerOptions } from '../../core/manager/manager-options.js';
 import { jsonlExporter } from '../../exporters/jsonl/jsonl-exporter.js';
 import { fsStorage } from '../../storage/fs/fs-storage.js';
+import { memoryStorage } from '../../storage/memory/memory-storage.js';
 import type { CliIo } from '../cli-io.js';
 import { compactionTable, formatNumber } from './format-table.js';
 import { createProgress, type Progress } from './progress.js';
@@ -27,7 +28,11 @@ export async function replayFile(
 ): Promise<ReplayResult> {
   const input = await readTranscript(file, io.stdin, io.stderr);
   const manager: CompactManagerOptions = { ...options };
+  // Without --out the replay archives all the same, in memory (dropped at the end): an archive
+  // changes what compaction sends (cleared outputs and summaries point at what they archived),
+  // so the result is the same with or without --out.
   if (flags.out !== undefined) manager.storage = fsStorage({ path: flags.out });
+  else manager.storage ??= memoryStorage();
   if (flags.trace !== undefined) {
     const trace = jsonlExporter({ path: flags.trace, maxBytes: 0 });
     manager.exporters = [...(options.exporters ?? []), trace];

@@ -19,7 +19,7 @@ beforeAll(async () => {
   trace = temp.path('trace.jsonl');
   archive = temp.path('archive');
   replayRun = await cli(['replay', transcript, '--max-context', '6000', '--trace', trace, '--out', archive]);
-}, 240_000);
+});
 
 const compactionsOf = async (path: string) =>
   (await readFile(path, 'utf8'))
@@ -44,7 +44,7 @@ describe('report', () => {
     expect(html.match(/<section class="card/g)).toHaveLength(compactions);
     expect(html).not.toMatch(/<script|<link|src="http|href="http/);
     expect(html).not.toContain(SECRET);
-  }, 120_000);
+  });
 
   it('replays a transcript itself, with the same compactions as replay', async () => {
     const out = temp.path('from-transcript.html');
@@ -57,7 +57,7 @@ describe('report', () => {
     expect((await readFile(out, 'utf8')).match(/<section class="card/g)).toHaveLength(
       await compactionsOf(bare),
     );
-  }, 180_000);
+  });
 
   it("reads an archived session folder's events.jsonl", async () => {
     const out = temp.path('from-archive.html');

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { until } from '../../../test/support/until.js';
 import { sampleCompactionEvents } from '../../testing/sample-events.js';
 import type { AnyCompactEvent, EventExporter } from './events.js';
 import { ExportQueue } from './export-queue.js';
@@ -46,7 +47,7 @@ describe('ExportQueue', () => {
     const flush = queue.flush().then(() => {
       flushed = true;
     });
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await until(() => slow.received.length === 5, 'the exporter to receive the first 5 events');
     // enqueue is synchronous: it cannot wait on the hung exporter.
     queue.enqueue(events(1)[0]!);
     expect(slow.received).toHaveLength(5);
@@ -90,7 +91,8 @@ describe('ExportQueue', () => {
     const sink = recorder();
     const queue = new ExportQueue([sink.exporter], { flushIntervalMs: 5 });
     queue.enqueue(events(1)[0]!);
-    await new Promise((resolve) => setTimeout(resolve, 60));
+    // No flush called: the timer sends it.
+    await until(() => sink.all().length === 1, 'the background flush');
     expect(sink.all()).toHaveLength(1);
   });
 

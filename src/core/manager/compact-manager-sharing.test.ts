@@ -102,8 +102,8 @@ describe('background preparation shared through the store', () => {
       expect(next - version).toBeLessThanOrEqual(1);
       if (next > version) expect(results.filter((r) => r.applied)).toHaveLength(1);
       version = next;
-      // The model call.
-      await new Promise((resolve) => setTimeout(resolve, 5));
+      // The model call: the preparation started at this turn finishes before the next one.
+      await until(() => managers.every((m) => m.backgroundStatus().running === 0));
     }
     const statuses = managers.map((m) => m.backgroundStatus());
     const used = statuses.reduce((sum, s) => sum + s.used, 0);

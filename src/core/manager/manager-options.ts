@@ -296,7 +296,7 @@ export interface TokenEstimate {
   usagePercent: number;
   /** The counter's name (e.g. `o200k_base`). */
   tokenizer: string;
-  /** False when counts are estimates (models without a public tokenizer). */
+  /** False when counts are estimates: a model without a public tokenizer, or any image, document, audio or encrypted part (estimated from its size). */
   exact: boolean;
 }
 

@@ -5,6 +5,7 @@
  */
 import type { TokenBreakdown } from '../events/events.js';
 import type { PreflightOptions, TokenEstimate } from '../manager/manager-options.js';
+import { mediaParts } from '../messages/formats/media-parts.js';
 import type { MessageCodec } from '../messages/formats/message-codec.js';
 import { newestBoundary } from '../messages/formats/provider-compaction.js';
 import { entryTokens } from '../messages/message-index.js';
@@ -27,8 +28,12 @@ export function estimateRequest(
     messages: counter.requestOverhead,
   };
   const items = deps.index.index(messages, codec);
+  // Images, documents, audio and encrypted reasoning are estimated (from headers or sizes),
+  // never tokenized: a request holding one is not an exact count.
+  let estimated = false;
   // The provider drops what precedes its newest compaction item or block: not counted.
   for (const item of items.slice(Math.max(0, newestBoundary(items)))) {
+    estimated ||= mediaParts(item.entry.parsed.raw).length > 0;
     const tokens = entryTokens(item, counter);
     const role = item.entry.parsed.role;
     if (role === 'system') breakdown.system += tokens;
@@ -44,6 +49,6 @@ export function estimateRequest(
     usagePct: total / maxContextTokens,
     usagePercent: Math.round((10_000 * total) / maxContextTokens) / 100,
     tokenizer: counter.name,
-    exact: counter.exact,
+    exact: counter.exact && !estimated,
   };
 }

@@ -43,9 +43,11 @@ describe('withSessionLock', () => {
     const result = await withSessionLock(
       store,
       's',
-      { ttlMs: 400, renewEveryMs: 40 },
+      // Renewed every 20 ms: a loaded machine would have to stall the event loop for most of
+      // the second's time to live to lose it.
+      { ttlMs: 1000, renewEveryMs: 20 },
       async (lock, signal) => {
-        await sleep(1200);
+        await sleep(3000);
         expect(await store.acquireLock('s', 60_000), 'still held after 3 times its ttl').toBeUndefined();
         expect(signal.aborted).toBe(false);
         return lock.token;

@@ -4,6 +4,7 @@ import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-ho
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { until } from '../../../test/support/until.js';
 import type { AnyCompactEvent } from '../../core/events/events.js';
 import { CompactManager } from '../../core/manager/compact-manager.js';
 import type { Summarizer } from '../../core/summary/summarizer.js';
@@ -283,15 +284,19 @@ describe('otelExporter (queued, after the fact)', () => {
   });
 
   it('starts a new trace when the ids are not W3C, and ends pending spans after lingerMs', async () => {
-    receiver = await startOtlpTestServer();
+    const server = await startOtlpTestServer();
+    receiver = server;
     const provider = new BasicTracerProvider({
-      spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url: receiver.tracesUrl }))],
+      spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url: server.tracesUrl }))],
     });
     const exporter = otelExporter({ tracer: provider.getTracer('t'), lingerMs: 10 });
     await exporter.export(sampleCompactionEvents({ traceId: 'session-abc-123', parentId: 'caller' }));
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    await provider.forceFlush();
-    const compaction = byName(receiver.spans, 'agent.compaction');
+    // No forceFlush of the exporter: its linger timer ends the span; the provider sends it.
+    await until(async () => {
+      await provider.forceFlush();
+      return server.spans.some((span) => span.name === 'agent.compaction');
+    }, 'the span ended after lingerMs');
+    const compaction = byName(server.spans, 'agent.compaction');
     expect(compaction.parentSpanId).toBeUndefined();
     await provider.shutdown();
   });

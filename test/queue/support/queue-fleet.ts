@@ -6,7 +6,11 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { CompactManager, type CompactManagerOptions } from '../../../src/core/manager/compact-manager.js';
 import type { SummarizeRequest } from '../../../src/core/summary/summarizer.js';
-import { type BullmqPreparationQueue, bullmqPreparationQueue } from '../../../src/queue/index.js';
+import {
+  type BullmqPreparationQueue,
+  bullmqPreparationQueue,
+  type PreparationWorkerStatus,
+} from '../../../src/queue/index.js';
 import { type RedisSessionStore, redisSessionStore } from '../../../src/storage/redis/index.js';
 import { ReportInbox } from '../../storage/support/report-inbox.js';
 import { charCounter } from '../../support/background-fixtures.js';
@@ -50,6 +54,16 @@ export class WorkerFleet {
   /** Reports of one type. */
   of<T extends QueueWorkerReport['type']>(type: T): Extract<QueueWorkerReport, { type: T }>[] {
     return this.inbox.reports.filter((r): r is Extract<QueueWorkerReport, { type: T }> => r.type === type);
+  }
+
+  /** Worker `id`'s status (asked over IPC). */
+  async status(id: string): Promise<PreparationWorkerStatus> {
+    const since = this.inbox.reports.length;
+    this.children.get(id)?.send({ type: 'status' });
+    const answer = await this.inbox.until(
+      (r) => r.type === 'status' && r.worker === id && this.inbox.reports.indexOf(r) >= since,
+    );
+    return (answer as Extract<QueueWorkerReport, { type: 'status' }>).status;
   }
 
   /** Resolves once `count` reports match. */

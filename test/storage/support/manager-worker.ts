@@ -24,7 +24,8 @@ export type ManagerWorkerReport =
       summarizerCalls: number;
       prepared: { started: number; used: number };
       at: number;
-    };
+    }
+  | { type: 'settled'; worker: string; running: number };
 
 const worker = process.env.WORKER_ID ?? String(process.pid);
 const store = redisSessionStore({
@@ -61,13 +62,24 @@ const managers = {
 const history = chatTurns(200);
 
 /** A request from the test: compact the first `turns` turns (with the background manager and its own session). */
-export interface ManagerWorkerRequest {
-  type: 'preflight';
-  turns: number;
-  background?: boolean;
+export type ManagerWorkerRequest =
+  | { type: 'preflight'; turns: number; background?: boolean }
+  /** Answer `settled` once the background manager's preparations are done. */
+  | { type: 'settle' };
+
+/** Resolves once the background manager runs no preparation. */
+async function settle(): Promise<void> {
+  while (managers.background.backgroundStatus().running > 0)
+    await new Promise((resolve) => setTimeout(resolve, 5));
 }
 
 process.on('message', (message: ManagerWorkerRequest) => {
+  if (message.type === 'settle') {
+    void settle().then(() =>
+      report({ type: 'settled', worker, running: managers.background.backgroundStatus().running }),
+    );
+    return;
+  }
   const manager = message.background ? managers.background : managers.plain;
   const session = message.background ? 'shared-background' : 'shared';
   manager.compact(session, history.slice(0, 2 * message.turns)).then(

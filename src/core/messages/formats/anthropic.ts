@@ -1,7 +1,29 @@
-import { invalidMessage } from '../../errors.js';
+import { CompactError, invalidMessage } from '../../errors.js';
 import type { CompactMessage, ToolCall, ToolResult } from '../message.js';
 import { type MessageCodec, type ParsedMessage, partsText, readMeta, stripMeta } from './message-codec.js';
 import { anthropicCompactionBlock, type ProviderCompaction } from './provider-compaction.js';
+
+/**
+ * Anthropic block types kept as a `[type]` placeholder in the text (their media are counted
+ * apart, see media-parts.ts). Any other type is rejected, as an unknown Chat part is: counting
+ * it would be a guess, and the provider would refuse it anyway.
+ */
+const OTHER_BLOCK_TYPES: ReadonlySet<string> = new Set([
+  'image',
+  'document',
+  'redacted_thinking',
+  'search_result',
+  'container_upload',
+  'thinking',
+  'compaction',
+]);
+
+function unknownBlock(type: string, index: number, j: number): CompactError {
+  const problem = `unknown content block type "${type.slice(0, 64)}" (Anthropic blocks: text, image, document, tool_use, tool_result, thinking, redacted_thinking, search_result, compaction, server and MCP tool blocks)`;
+  return new CompactError('invalid_messages', `messages[${index}].content[${j}]: ${problem}`, {
+    issues: [{ path: ['messages', index, 'content', j, 'type'], message: problem }],
+  });
+}
 
 function blockText(content: unknown): string {
   if (typeof content === 'string') return content;
@@ -64,8 +86,10 @@ export const anthropicCodec: MessageCodec = {
           const read = anthropicCompactionBlock(b)!;
           if (read.text) texts.push(read.text);
           if (compaction !== 'boundary') compaction = read.state;
-        } else {
+        } else if (OTHER_BLOCK_TYPES.has(b.type)) {
           texts.push(`[${b.type}]`);
+        } else {
+          throw unknownBlock(b.type, index, j);
         }
       });
     } else {

@@ -1,0 +1,47 @@
+/**
+ * Helpers of the CompactManager tests (src/core/manager/compact-manager*.test.ts): a counter of
+ * one token per character, chat histories, event collection.
+ */
+import type { TokenCounter } from '../../src/core/counting/token-counter.js';
+import type { AnyCompactEvent } from '../../src/core/events/events.js';
+import type { CompactManager } from '../../src/core/manager/compact-manager.js';
+import type { CompactMessage } from '../../src/core/messages/message.js';
+
+/** One token per character of content: makes thresholds exact in tests. */
+export const charCounter: TokenCounter = {
+  name: 'chars',
+  exact: true,
+  requestOverhead: 0,
+  countText: (text) => text.length,
+  countMessage: (m: CompactMessage) =>
+    m.text.length +
+    m.toolCalls.reduce((s, c) => s + c.name.length + c.arguments.length, 0) +
+    m.toolResults.reduce((s, r) => s + r.output.length, 0),
+  countTools: (tools) => JSON.stringify(tools).length,
+};
+
+export function chatTurns(n: number, size = 100): Record<string, unknown>[] {
+  const out: Record<string, unknown>[] = [];
+  for (let i = 0; i < n; i++) {
+    out.push({ role: 'user', content: `Q${i} `.padEnd(size, 'q') });
+    out.push({ role: 'assistant', content: `A${i} `.padEnd(size, 'a') });
+  }
+  return out;
+}
+
+export function collect(manager: CompactManager): AnyCompactEvent[] {
+  const events: AnyCompactEvent[] = [];
+  manager.on('*', (e) => events.push(e as AnyCompactEvent));
+  return events;
+}
+
+export function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object') {
+    for (const v of Object.values(value)) deepFreeze(v);
+    Object.freeze(value);
+  }
+  return value;
+}
+
+export const summaryCount = (messages: unknown[]) =>
+  messages.filter((m) => JSON.stringify(m).includes('<COMPACT-SUMMARY v')).length;

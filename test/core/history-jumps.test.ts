@@ -145,7 +145,9 @@ describe('histories that jump (issue 33)', () => {
     expect(Number(/^<COMPACT-SUMMARY v(\d+)>/.exec(summary.content!)![1])).toBeGreaterThan(version);
     // Another session's summary, or another installation's, is content.
     expect((await manager().compact('other-session', view)).version).toBe(0);
-    expect((await manager({ summaryKeys: 'another-installation-key-0123456789' }).compact('srv', view)).version).toBe(0);
+    expect(
+      (await manager({ summaryKeys: 'another-installation-key-0123456789' }).compact('srv', view)).version,
+    ).toBe(0);
   });
 
   it.each([

@@ -8,6 +8,7 @@ import {
   type PreflightOptions,
 } from './manager/manager-options.js';
 import { type CompactPolicy, DEFAULT_POLICY } from './policy.js';
+import { HARD_LIMIT } from './preflight/decide.js';
 
 /** Options of {@link compactMessages}. */
 export interface CompactMessagesOptions
@@ -81,13 +82,19 @@ export async function compactMessages<M = unknown>(
     ...(force ? { force: true } : {}),
   };
   const run = async (hardCapBuffer: number) => {
+    // Aimed at the target, the budget is not the request's limit: the newest message stays
+    // whole while the request fits maxTokens (issue 43).
+    const limit = hardCapBuffer > 0 ? { [HARD_LIMIT]: maxTokens } : {};
     const manager = new CompactManager({
       ...rest,
       maxContextTokens: maxTokens,
       policy: { ...policy, triggerPct: 1, hardCapBuffer },
     });
     try {
-      return await manager.compact<M>(`compact-messages-${randomUUID()}`, messages, callOptions);
+      return await manager.compact<M>(`compact-messages-${randomUUID()}`, messages, {
+        ...callOptions,
+        ...limit,
+      });
     } finally {
       await manager.shutdown();
     }

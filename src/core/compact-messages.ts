@@ -101,8 +101,9 @@ export async function compactMessages<M = unknown>(
   };
   // The cascade cuts only what is over its budget, and the latest turn's tool pairs are kept
   // whole: with maxTokens as the budget a result could stop above the target (4,473 for
-  // 8,000). A request over maxTokens (or forced) is compacted with the target as the budget;
-  // when pinned messages and the latest turn cannot fit the target, to maxTokens as before.
+  // 8,000). A request over maxTokens (or forced) is compacted with the target as the budget
+  // and maxTokens as its limit: a newest message that alone keeps it over the target is sent
+  // whole when maxTokens holds it; when pinned messages cannot fit the target, to maxTokens.
   const target = Math.floor((policy?.targetPct ?? DEFAULT_POLICY.targetPct) * maxTokens);
   const fits = () => {
     const probe = new CompactManager({ ...rest, maxContextTokens: maxTokens });

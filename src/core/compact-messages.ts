@@ -8,6 +8,7 @@ import {
   type PreflightOptions,
 } from './manager/manager-options.js';
 import { type CompactPolicy, DEFAULT_POLICY } from './policy.js';
+import { HARD_LIMIT } from './preflight/decide.js';
 
 /** Options of {@link compactMessages}. */
 export interface CompactMessagesOptions
@@ -81,21 +82,28 @@ export async function compactMessages<M = unknown>(
     ...(force ? { force: true } : {}),
   };
   const run = async (hardCapBuffer: number) => {
+    // Aimed at the target, the budget is not the request's limit: the newest message stays
+    // whole while the request fits maxTokens (issue 43).
+    const limit = hardCapBuffer > 0 ? { [HARD_LIMIT]: maxTokens } : {};
     const manager = new CompactManager({
       ...rest,
       maxContextTokens: maxTokens,
       policy: { ...policy, triggerPct: 1, hardCapBuffer },
     });
     try {
-      return await manager.compact<M>(`compact-messages-${randomUUID()}`, messages, callOptions);
+      return await manager.compact<M>(`compact-messages-${randomUUID()}`, messages, {
+        ...callOptions,
+        ...limit,
+      });
     } finally {
       await manager.shutdown();
     }
   };
   // The cascade cuts only what is over its budget, and the latest turn's tool pairs are kept
   // whole: with maxTokens as the budget a result could stop above the target (4,473 for
-  // 8,000). A request over maxTokens (or forced) is compacted with the target as the budget;
-  // when pinned messages and the latest turn cannot fit the target, to maxTokens as before.
+  // 8,000). A request over maxTokens (or forced) is compacted with the target as the budget
+  // and maxTokens as its limit: a newest message that alone keeps it over the target is sent
+  // whole when maxTokens holds it; when pinned messages cannot fit the target, to maxTokens.
   const target = Math.floor((policy?.targetPct ?? DEFAULT_POLICY.targetPct) * maxTokens);
   const fits = () => {
     const probe = new CompactManager({ ...rest, maxContextTokens: maxTokens });

@@ -121,4 +121,25 @@ describe('compactMessages (one call, no session)', () => {
     expect(result.tokensAfter).toBeLessThanOrEqual(8_000);
     expect(result.tokensAfter).toBeGreaterThan(4_000);
   });
+  it('sends the newest message as given when the request fits maxTokens with it whole (issue 43)', async () => {
+    // A tool result of ~4,300 tokens, newest: over the target (4,000) alone, far under maxTokens.
+    // Aimed at the target, the cascade cut it before (to fit 4,000) although 8,000 held it.
+    const output = Array.from({ length: 480 }, (_, line) => `row ${line}: status=ok latency=${line % 97}ms`);
+    const call: ChatMessage = {
+      role: 'assistant',
+      content: null,
+      tool_calls: [{ id: 'call_big', type: 'function', function: { name: 'query', arguments: '{}' } }],
+    };
+    const newest: ChatMessage = { role: 'tool', tool_call_id: 'call_big', content: output.join('\n') };
+    const history = [...session(30), call, newest];
+    const probe = new CompactManager({ model: 'gpt-4o', maxContextTokens: 8_000 });
+    const newestTokens = probe.estimate([newest]).total;
+    expect(newestTokens).toBeGreaterThan(4_000);
+    const result = await compactMessages(history, { model: 'gpt-4o', maxTokens: 8_000 });
+    expect(result.applied).toBe(true);
+    expect(result.messages.at(-1)).toEqual(newest);
+    expect(result.tokensAfter).toBeLessThanOrEqual(8_000);
+    expect(probe.estimate(result.messages).total).toBe(result.tokensAfter);
+    expect(unansweredCalls(result.messages as ChatMessage[])).toEqual([]);
+  });
 });

@@ -73,6 +73,27 @@ describe('UsageCalibration', () => {
     expect(calibration.ratio('c')).toBeUndefined();
   });
 
+  it('measures growth only from the report of the request just before (issue 43: jumps)', () => {
+    // Figures of the Anthropic jump run: the first reports fell outside the band and were left
+    // out; the first one used must not be read as growth from a left-out report (its 0 tokens):
+    // 2,584 reported for 1,061 estimated tokens of growth made a marginal ratio of 2.44, and the
+    // next request (15,717 estimated, provider ratio ~0.52) was counted 28,936.
+    const calibration = new UsageCalibration();
+    calibration.record('s', { estimatedTokens: 3_836, reportedTokens: 1_845 });
+    calibration.record('s', { estimatedTokens: 4_248, reportedTokens: 2_058 });
+    const used = calibration.record('s', { estimatedTokens: 4_897, reportedTokens: 2_584 });
+    expect(used.marginalRatio).toBeUndefined();
+    expect(calibration.count('s', 15_717, false).tokens).toBeLessThan(15_717 * 0.6);
+    // A left-out report between two used ones: the growth spans requests the session never
+    // measured (a rewind, a switch), so it is not a marginal ratio either.
+    calibration.record('s', { estimatedTokens: 1_681, reportedTokens: 937 });
+    expect(calibration.record('s', { estimatedTokens: 2_977, reportedTokens: 300 }).lastRejected).toBe(true);
+    const after = calibration.record('s', { estimatedTokens: 1_926, reportedTokens: 993 });
+    expect(after.marginalRatio).toBeUndefined();
+    const next = calibration.record('s', { estimatedTokens: 2_926, reportedTokens: 1_513 });
+    expect(next.marginalRatio).toBeCloseTo(0.52, 2);
+  });
+
   it('rejects bad figures and options with typed errors naming the field', () => {
     const calibration = new UsageCalibration();
     for (const bad of [Number.NaN, -1, Number.POSITIVE_INFINITY]) {

@@ -132,10 +132,14 @@ export class UsageCalibration {
       const observed = reportedTokens / estimatedTokens;
       ratio = samples === 0 ? this.#clamp(observed) : this.#blend(ratio, observed);
       samples++;
-      const before = previous?.last;
+      // Growth from the report of the request just before only: not from a report left out
+      // (its placeholder holds no reported tokens; after it, the growth spans requests never
+      // measured, as across a rewind or a switch of branch).
+      const before = previous && previous.samples > 0 && !previous.lastRejected ? previous.last : undefined;
       // Growth large enough that rounding on either side does not dominate the ratio.
       if (
         before &&
+        before.reportedTokens > 0 &&
         estimatedTokens - before.estimatedTokens >= 64 &&
         reportedTokens > before.reportedTokens
       ) {

@@ -23,7 +23,7 @@ import type { SummaryMarks } from '../summary/summary-mark.js';
 import { runStepsYielding, TimeSlice } from '../time-slice.js';
 import type { InputRepair } from './check-pairing.js';
 import { countAhead } from './count-ahead.js';
-import { type Decision, decide, toLocal } from './decide.js';
+import { type Decision, decide, hardLimitOf, toLocal } from './decide.js';
 import { indexMessages, indexMessagesInSlices, manyNewMessages } from './index-messages.js';
 import type { IndexedHistories, IndexedHistory } from './index-request.js';
 import { emitDivergence } from './match-state.js';
@@ -298,6 +298,7 @@ export async function prepareRequest(deps: PipelineDeps, input: PreflightInput):
     input.maxContextTokens,
     input.options.force === true,
     call.idle,
+    hardLimitOf(input.options),
   );
   const scale = counted.tokensBefore > 0 ? calibrated.tokens / counted.tokensBefore : 1;
   // Written out rather than `{ ...input, ... }`: on Node 20 a literal that adds properties after

@@ -236,7 +236,7 @@ function shrinkSummary(
   const lines = summary.body.split('\n');
   let keep = lines.length;
   let tokens = summary.tokens;
-  while (keep > 1 && run.total - summary.tokens + tokens > run.budget) {
+  while (keep > 1 && run.total - summary.tokens + tokens > run.limit) {
     keep = Math.max(1, Math.floor(keep * 0.8));
     tokens = summaryMessageTokens(
       input.codec,
@@ -273,6 +273,7 @@ export async function runCascade(input: CascadeInput): Promise<CascadeResult> {
     total: input.tokensBefore,
     target: decision.targetTokens,
     budget: decision.budget,
+    limit: decision.limit,
     policy: input.policy,
     rewrites: [],
     realize: input.realize,
@@ -299,9 +300,11 @@ export async function runCascade(input: CascadeInput): Promise<CascadeResult> {
     const limit = Math.max(run.target, Math.floor(run.budget * 0.9));
     result.levels.push(await level(cutOversizedSteps(run, limit)));
   }
+  // Past level d only the limit counts: a request the newest message alone keeps between the
+  // budget and the caller's real limit (compactMessages) is sent so, summary whole.
   // Still over: the previous summary, carried as is, is shortened into the next version.
   if (
-    run.total > run.budget &&
+    run.total > run.limit &&
     !result.summary &&
     input.view.previousSummary !== undefined &&
     input.summaryTokens > 0
@@ -313,11 +316,11 @@ export async function runCascade(input: CascadeInput): Promise<CascadeResult> {
       tokens: input.summaryTokens,
     };
   }
-  if (run.total > run.budget && result.summary) shrinkSummary(run, input, result.summary);
-  if (run.total > run.budget) {
+  if (run.total > run.limit && result.summary) shrinkSummary(run, input, result.summary);
+  if (run.total > run.limit) {
     throw new CompactError(
       'insufficient_budget',
-      `pinned messages, system prompt, tool schemas and the latest turn take ${run.total} tokens even after clearing, summarizing and cutting, over the budget of ${run.budget}: reduce protected memory or raise the context limit`,
+      `pinned messages, system prompt, tool schemas and the latest turn take ${run.total} tokens even after clearing, summarizing and cutting, over the budget of ${run.limit}: reduce protected memory or raise the context limit`,
     );
   }
   result.entries = run.entries;

@@ -436,7 +436,7 @@ function guardCompacted<M>(
 ): void {
   // A cut newest message is level d's last resort only when the request cannot hold it whole.
   const oversized = (entry: ViewEntry) =>
-    cascade.tokensAfter - entry.tokens + entry.originalTokens > prepared.localDecision.budget;
+    cascade.tokensAfter - entry.tokens + entry.originalTokens > prepared.localDecision.limit;
   const newest = newestFault(result.messages, prepared, cascade.entries, oversized);
   const fault =
     newest ??

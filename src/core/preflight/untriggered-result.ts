@@ -111,7 +111,7 @@ export function untriggeredResult<M>(deps: PipelineDeps, prepared: PreparedReque
     prepared,
     view.entries,
     (entry) =>
-      prepared.localTokensBefore - entry.tokens + entry.originalTokens > prepared.localDecision.budget,
+      prepared.localTokensBefore - entry.tokens + entry.originalTokens > prepared.localDecision.limit,
   );
   if (fault) {
     const repaired = withNewestAsGiven(result.messages, prepared, view.entries);

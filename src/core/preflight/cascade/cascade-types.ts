@@ -24,6 +24,8 @@ export interface CascadeRun {
   /** The soft goal and the hard limit. */
   target: number;
   budget: number;
+  /** What the request may take with its newest message whole (the budget, or more: `Decision.limit`). */
+  limit: number;
   readonly policy: Readonly<CompactPolicy>;
   /** Rewrites made in this run. */
   readonly rewrites: NewRewrite[];

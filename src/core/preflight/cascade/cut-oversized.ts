@@ -4,7 +4,8 @@
  * much was removed and where the full text is. Largest first, until the request fits (the
  * target when possible, the budget at least). The newest message is sent as given (issue 43):
  * it is cut only when every other message is cut as far as it goes and the request still
- * exceeds its budget, that is when it alone is too large for what the window leaves it.
+ * exceeds its limit (the budget, or the caller's real limit when the budget is aimed lower:
+ * `CascadeRun.limit`), that is when it alone is too large for what the window leaves it.
  */
 import { runSteps, type Steps } from '../../time-slice.js';
 import { rewriteRef } from '../realize-rewrite.js';
@@ -25,12 +26,12 @@ export function* cutOversizedSteps(run: CascadeRun, limit: number): Steps<LevelR
   const report: LevelReport = { level: 'cut_oversized', count: 0, tokensSaved: 0, refs: [] };
   const newest = run.entries.length - 1;
   // Every other message first, to the limit; the newest only if the request still exceeds
-  // its budget without it cut, and then no deeper than the budget.
+  // its hard limit without it cut, and then no deeper than that limit.
   const exhausted = new Set<number>([newest]);
   yield* cutLargest(run, limit, exhausted, report);
-  if (run.total > run.budget) {
+  if (run.total > run.limit) {
     exhausted.delete(newest);
-    yield* cutLargest(run, run.budget, exhausted, report);
+    yield* cutLargest(run, run.limit, exhausted, report);
   }
   return report;
 }

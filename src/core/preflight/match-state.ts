@@ -5,7 +5,10 @@
  * {@link HistoryAnchor}) matches the history's own chain, with at least one message after it;
  * or the history carries the state's summary message itself (a persisted view), trusted by
  * its mark or by being exactly the stored summary. Anything else that looks like a summary is
- * ordinary content. The stored record holds the newest state and a few earlier ones
+ * ordinary content; of several trusted ones, only the highest version (the last of equal
+ * ones) is the current summary, the others are content. A message that holds the signed
+ * summary and other text resumes the summary; the other text is content (see
+ * content-around-summary.ts). The stored record holds the newest state and a few earlier ones
  * (`branches`): a rewind resumes an ancestor that still holds, a fork alternating under one id
  * resumes its own branch, another conversation resumes nothing.
  */

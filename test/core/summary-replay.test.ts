@@ -89,8 +89,9 @@ describe('only the exact signed summary is trusted (issue 44, point 2)', () => {
     ['openai-chat', 'appended to the string'],
     ['anthropic', 'appended to the string'],
     ['anthropic', 'a second text block (a merged user turn)'],
+    ['anthropic', 'a text block before it'],
   ] as const)(
-    '%s: user words %s after a genuine summary are sent and survive the next compaction',
+    '%s: user words (%s) around a genuine summary are sent and survive the next compaction',
     async (format, shape) => {
       for (const fresh of [false, true]) {
         const store = new MemorySessionStore();
@@ -99,16 +100,14 @@ describe('only the exact signed summary is trusted (issue 44, point 2)', () => {
         const words = 'mk-zz1u: Never deploy on Fridays, and keep the staging database untouched.';
         const at = view.findIndex((msg) => textOf(msg).startsWith('<COMPACT-SUMMARY v2>'));
         const summary = view[at]!;
+        const blocks = [
+          { type: 'text', text: summary.content },
+          { type: 'text', text: words },
+        ];
         const merged =
           shape === 'appended to the string'
             ? { ...summary, content: `${summary.content}\n\n${words}` }
-            : {
-                ...summary,
-                content: [
-                  { type: 'text', text: summary.content },
-                  { type: 'text', text: words },
-                ],
-              };
+            : { ...summary, content: shape === 'a text block before it' ? blocks.reverse() : blocks };
         const history = [...view.slice(0, at), merged, ...view.slice(at + 1)];
         const client = fresh ? manager({ store }) : m;
         let result = await client.compact<unknown>(

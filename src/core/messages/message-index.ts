@@ -1,7 +1,7 @@
 import type { TokenCounter } from '../counting/token-counter.js';
 import { invalidMessage } from '../errors.js';
 import type { MessageCodec, ParsedMessage } from './formats/message-codec.js';
-import { type CompactMessage, summaryVersionOf } from './message.js';
+import { type CompactMessage, findSummarySpan } from './message.js';
 
 /** What is remembered about one message object between preflights. */
 export interface IndexedEntry {
@@ -163,7 +163,7 @@ export class MessageIndex {
           parsed.role === codec.summaryRole &&
           parsed.toolCalls.length === 0 &&
           parsed.toolResults.length === 0
-            ? summaryVersionOf(parsed.text)
+            ? findSummarySpan(parsed.text)?.version
             : undefined,
         wire: codec.toWire(positioned(parsed, '', index)),
         fingerprint,

@@ -137,6 +137,35 @@ export function readSummaryText(text: string): { body: string; mark: string | un
   return { body: body.trim(), mark: match?.[1] };
 }
 
+/**
+ * True when `text` is exactly the summary message {@link formatSummaryText} writes for its own
+ * version, body and mark: nothing before the opening tag or after the closing tag, one line
+ * each, the body already defused. Only such a text can be trusted as a summary; anything else
+ * that carries a summary (text before or after it in the same message, another block) is the
+ * caller's content.
+ */
+export function isExactSummaryText(text: string): boolean {
+  const version = summaryVersionOf(text);
+  if (version === undefined) return false;
+  const { body, mark } = readSummaryText(text);
+  return text === formatSummaryText(version, body, mark);
+}
+
+/**
+ * Where the first summary (`<COMPACT-SUMMARY vN>` up to the next closing tag) sits in `text`,
+ * and its version: the part a mark can sign when a framework merged the summary with other
+ * text (a user turn after it, a reminder before it). Linear time.
+ */
+export function findSummarySpan(text: string): { start: number; end: number; version: number } | undefined {
+  const start = text.indexOf('<COMPACT-SUMMARY v');
+  if (start < 0) return undefined;
+  const version = summaryVersionOf(text.slice(start, start + 32));
+  if (version === undefined) return undefined;
+  const close = text.indexOf(SUMMARY_CLOSING_TAG, start);
+  const end = close < 0 ? text.length : close + SUMMARY_CLOSING_TAG.length;
+  return { start, end, version };
+}
+
 /** Strips the tags (and the mark line) from a summary message's text, leaving the body. */
 export function summaryBody(text: string): string {
   return readSummaryText(text).body;

@@ -5,18 +5,26 @@
  * {@link HistoryAnchor}) matches the history's own chain, with at least one message after it;
  * or the history carries the state's summary message itself (a persisted view), trusted by
  * its mark or by being exactly the stored summary. Anything else that looks like a summary is
- * ordinary content. The stored record holds the newest state and a few earlier ones
+ * ordinary content; of several trusted ones, only the highest version (the last of equal
+ * ones) is the current summary, the others are content. A message that holds the signed
+ * summary and other text resumes the summary; the other text is content (see
+ * content-around-summary.ts). The stored record holds the newest state and a few earlier ones
  * (`branches`): a rewind resumes an ancestor that still holds, a fork alternating under one id
  * resumes its own branch, another conversation resumes nothing.
  */
 import type { EventBus, OperationContext } from '../events/event-bus.js';
-import { summaryBody } from '../messages/message.js';
+import { isExactSummaryText, summaryBody } from '../messages/message.js';
 import type { IndexedMessage } from '../messages/message-index.js';
 import type { SessionState } from '../session/session-store.js';
 import type { IndexedHistory } from './index-request.js';
 
-/** A summary message's version and body when it can be trusted for this session. */
-export type TrustSummary = (item: IndexedMessage) => { version: number; body: string } | undefined;
+/**
+ * A summary message's version and body when it can be trusted for this session; `signed` is
+ * the signed summary alone when the message holds other text too (that text is content).
+ */
+export type TrustSummary = (
+  item: IndexedMessage,
+) => { version: number; body: string; signed?: string } | undefined;
 
 /** What {@link matchState} found. */
 export interface StateMatch {
@@ -24,15 +32,18 @@ export interface StateMatch {
   readonly state: SessionState | undefined;
   /** The trusted summary message of a persisted view, resumed. */
   readonly summaryItem: IndexedMessage | undefined;
-  /** Older trusted summaries before it (superseded by it: not sent). */
-  readonly superseded: ReadonlySet<IndexedMessage>;
+  /**
+   * Its signed summary text when the message holds other text too (a framework merged the
+   * summary with the next turn): the summary is sent alone, the rest as the caller's content.
+   */
+  readonly signed?: string;
+  /** The trusted summary's body. */
+  readonly summaryBody?: string;
   /** The version the next summary of this session takes (versions only grow, across branches). */
   readonly nextVersion: number;
   /** Set when the session has stored states and none holds for this history. */
   readonly divergence: { reason: 'shorter' | 'diverged'; storedVersion: number } | undefined;
 }
-
-const NONE: ReadonlySet<IndexedMessage> = new Set();
 
 /** The stored states of a record, newest first. */
 export function statesOf(record: SessionState | undefined): SessionState[] {
@@ -63,13 +74,13 @@ function stateWithSummary(states: readonly SessionState[], version: number, body
   return states.find((state) => state.version === version && state.summary?.text === body);
 }
 
-/** The newest trusted summary message of the history, and the trusted ones before it. */
+/** The trusted summary messages of the history, in order. */
 function trustedSummaries(
   items: readonly IndexedMessage[],
   states: readonly SessionState[],
   trust: TrustSummary,
-): { item: IndexedMessage; version: number; body: string }[] {
-  const found: { item: IndexedMessage; version: number; body: string }[] = [];
+): { item: IndexedMessage; version: number; body: string; signed?: string }[] {
+  const found: { item: IndexedMessage; version: number; body: string; signed?: string }[] = [];
   for (const item of items) {
     if (item.entry.summaryVersion === undefined) continue;
     const marked = trust(item);
@@ -79,10 +90,24 @@ function trustedSummaries(
     }
     // A summary written before marks existed is trusted when it is exactly a stored one.
     const version = item.entry.summaryVersion;
-    const body = summaryBody(item.entry.parsed.text);
+    const text = item.entry.parsed.text;
+    if (!isExactSummaryText(text)) continue;
+    const body = summaryBody(text);
     if (stateWithSummary(states, version, body)) found.push({ item, version, body });
   }
   return found;
+}
+
+/**
+ * The session's current summary among the trusted ones of a history: the highest version,
+ * the last of equal ones. Every other genuine summary (an older version replayed after it, an
+ * earlier one the caller kept) is the caller's content: sent where it stands, never in place
+ * of the current one.
+ */
+function currentSummary<T extends { version: number }>(summaries: readonly T[]): T | undefined {
+  let current: T | undefined;
+  for (const summary of summaries) if (!current || summary.version >= current.version) current = summary;
+  return current;
 }
 
 /** Picks the state `history` resumes among the record's states (see the file's comment). */
@@ -92,8 +117,7 @@ export function matchState(
   trust: TrustSummary,
 ): StateMatch {
   const states = statesOf(record);
-  const summaries = trustedSummaries(history.items, states, trust);
-  const newest = summaries.at(-1);
+  const newest = currentSummary(trustedSummaries(history.items, states, trust));
   let nextVersion = (newest?.version ?? 0) + 1;
   for (const state of states) nextVersion = Math.max(nextVersion, state.version + 1);
   let best: SessionState | undefined;
@@ -105,13 +129,19 @@ export function matchState(
   const bestLength = best?.anchor?.length ?? 0;
   if (newest && newest.item.index >= bestLength) {
     const state = stateWithSummary(states, newest.version, newest.body) ?? resumedState(history, newest);
-    const superseded = new Set(summaries.slice(0, -1).map((s) => s.item));
-    return { state, summaryItem: newest.item, superseded, nextVersion, divergence: undefined };
+    return {
+      state,
+      summaryItem: newest.item,
+      ...(newest.signed === undefined ? {} : { signed: newest.signed }),
+      summaryBody: newest.body,
+      nextVersion,
+      divergence: undefined,
+    };
   }
   // The newest state does not hold: said once, whatever older state is resumed instead.
   const divergence = record && best !== record ? divergenceOf(history, record) : undefined;
-  if (best) return { state: best, summaryItem: undefined, superseded: NONE, nextVersion, divergence };
-  return { state: undefined, summaryItem: undefined, superseded: NONE, nextVersion, divergence };
+  if (best) return { state: best, summaryItem: undefined, nextVersion, divergence };
+  return { state: undefined, summaryItem: undefined, nextVersion, divergence };
 }
 
 /**

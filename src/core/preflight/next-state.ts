@@ -80,7 +80,12 @@ export function nextState(prepared: PreparedRequest, cascade: CascadeResult): Se
     version: summary?.version ?? (record === undefined || base === record ? view.version : view.nextVersion),
     // A persisted view's summary message is represented by this state's summary: covered.
     coveredIds: [
-      ...(view.summaryItem ? [view.summaryItem.id] : (base?.coveredIds ?? [])),
+      // (A message that held the summary and other text is content: covered only when folded.)
+      ...(view.summaryItem
+        ? view.summarySigned === undefined
+          ? [view.summaryItem.id]
+          : []
+        : (base?.coveredIds ?? [])),
       ...cascade.folded.map((item) => item.id),
     ],
     keptIds: kept.filter((entry) => !entry.pinned).map((entry) => entry.item.id),

@@ -220,7 +220,11 @@ function countRequest(deps: PipelineDeps, input: PreflightInput, view: SessionVi
   const fixed = fixedTokens(deps, input.options);
   let summaryWire: unknown;
   let summaryTokens = 0;
-  if (view.summaryItem) {
+  if (view.summaryItem && view.summarySigned !== undefined) {
+    // The summary of a message that holds other text too: sent alone, as the manager's.
+    summaryWire = input.codec.summaryMessage(view.summarySigned);
+    summaryTokens = summaryMessageTokens(input.codec, deps.counter, view.summarySigned);
+  } else if (view.summaryItem) {
     summaryWire = view.summaryItem.entry.wire;
     summaryTokens = view.summaryItem.entry.tokens?.get(deps.counter) ?? 0;
     if (summaryTokens === 0)

@@ -93,7 +93,8 @@ export function compactionFault(
   for (const item of order) {
     // The manager's summary, and a trusted one the history carries (a tag the manager does not
     // trust is the caller's content).
-    if (item === SUMMARY || item.item === trustedSummary) summaries++;
+    // (An entry with `content` is a message the summary was taken out of: content.)
+    if (item === SUMMARY || (item.item === trustedSummary && !item.content)) summaries++;
     const parsed = item === SUMMARY ? undefined : item.item.entry.parsed;
     const calls = parsed?.toolCalls ?? [];
     const results = parsed?.toolResults ?? [];

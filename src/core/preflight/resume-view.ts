@@ -15,6 +15,7 @@ import { entryTokens, type IndexedMessage } from '../messages/message-index.js';
 import { isPinned, type PinRule } from '../messages/partition.js';
 import type { SessionRewrite, SessionState } from '../session/session-store.js';
 import { runSteps, type Steps } from '../time-slice.js';
+import { type ContentAroundSummary, contentAroundSummary } from './content-around-summary.js';
 import type { IndexedHistory } from './index-request.js';
 import { matchState, type TrustSummary } from './match-state.js';
 import type { RealizedRewrite, SessionView, ViewEntry } from './session-view.js';
@@ -109,6 +110,17 @@ function summaryPredatesBoundary(
   return true;
 }
 
+/** The entry of a message that also carried the session's summary: its content around it. */
+function aroundEntry(
+  item: IndexedMessage,
+  pinned: boolean,
+  round: number,
+  around: ContentAroundSummary,
+): ViewEntry {
+  const { wire, tokens, content } = around;
+  return { item, pinned, round, wire, tokens, originalTokens: tokens, content };
+}
+
 /** Builds the view from scratch. */
 export function buildView(context: ViewContext): SessionView {
   return runSteps(buildViewSteps(context));
@@ -125,6 +137,13 @@ export function* buildViewSteps(context: ViewContext): Steps<SessionView> {
   // A summary made before the provider compacted is part of what the provider dropped.
   const stale = summaryPredatesBoundary(items, boundary, effective, accepted);
   const summaryItem = stale ? undefined : accepted;
+  // A summary merged with other text: the summary goes alone, the rest as content (the whole
+  // message when the summary cannot be taken out of its wire form).
+  const signed = summaryItem ? match.signed : undefined;
+  const around =
+    summaryItem && signed !== undefined
+      ? contentAroundSummary(context.codec, context.counter, summaryItem, signed)
+      : undefined;
   const coveredIds = !accepted && effective?.coveredIds.length ? new Set(effective.coveredIds) : EMPTY;
   // Pins are the session's whatever the branch (protected memory stays protected).
   const pins = [
@@ -141,7 +160,7 @@ export function* buildViewSteps(context: ViewContext): Steps<SessionView> {
     if (item.index % 256 === 255) yield;
     // Before the boundary everything is sent as is (summaries and covered messages included).
     const dropped = item.index < boundary;
-    if (!dropped && (item === summaryItem || coveredIds.has(item.id) || match.superseded.has(item))) continue;
+    if (!dropped && ((item === summaryItem && signed === undefined) || coveredIds.has(item.id))) continue;
     const pinned = dropped || isPinned(item.entry, rule) || pinnedIds.has(item.id);
     visible.push(item);
     pinnedFlags.push(pinned);
@@ -161,13 +180,11 @@ export function* buildViewSteps(context: ViewContext): Steps<SessionView> {
       entries.push(beforeBoundaryEntry(item, r));
       continue;
     }
-    const entry = makeEntry(
-      { ...context, state: effective },
-      item,
-      pinnedFlags[k]! || pinnedRounds.has(r),
-      r,
-      item.index === items.length - 1,
-    );
+    const pinned = pinnedFlags[k]! || pinnedRounds.has(r);
+    const entry =
+      around && item === summaryItem
+        ? aroundEntry(item, pinned, r, around)
+        : makeEntry({ ...context, state: effective }, item, pinned, r, item.index === items.length - 1);
     addTokens(sums, item.entry.parsed.role, entry.tokens);
     if (!entry.pinned && userTextIds.has(item.id)) entry.userText = true;
     entries.push(entry);
@@ -184,11 +201,12 @@ export function* buildViewSteps(context: ViewContext): Steps<SessionView> {
     format: context.codec.format,
     processed: items.length,
     summaryItem,
+    ...(signed === undefined ? {} : { summarySigned: signed }),
     version,
     previousSummary: stale
       ? undefined
       : summaryItem
-        ? summaryBody(summaryItem.entry.parsed.text)
+        ? (match.summaryBody ?? summaryBody(summaryItem.entry.parsed.text))
         : effective?.summary?.text,
     mismatch: match.divergence !== undefined,
     entries,

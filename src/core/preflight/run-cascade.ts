@@ -99,6 +99,7 @@ function headAndTail(text: string, max: number): string {
  * rebuilt from its original, redacted first and only then clipped (head and tail), so that a kept tail never starts inside a secret its prefix would have named.
  */
 function summarizerMessage(entry: ViewEntry, redact: Redactor | undefined): CompactMessage {
+  if (entry.content) return entry.content;
   if (!entry.rewrite) return toCompactMessage(entry.item);
   // Cleared results too: the summary should keep the ids and facts of the original.
   const original = toCompactMessage(entry.item);

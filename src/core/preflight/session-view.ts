@@ -3,6 +3,7 @@
  * from the steps so that the index and the view do not import each other.
  */
 import type { TokenCounter } from '../counting/token-counter.js';
+import type { CompactMessage } from '../messages/message.js';
 import type { IndexedMessage } from '../messages/message-index.js';
 import type { PinRule } from '../messages/partition.js';
 import type { SessionRewrite, SessionState } from '../session/session-store.js';
@@ -32,6 +33,12 @@ export interface ViewEntry {
    * and counted as 0 tokens.
    */
   beforeBoundary?: boolean;
+  /**
+   * The message as content when it differs from the caller's: a message that also carried the
+   * session's signed summary, without it (the summary goes as the manager's own message). The
+   * summarizer and the rankers read this instead of the caller's message.
+   */
+  content?: CompactMessage;
 }
 
 /** A rewrite made real for one message: the object sent and its tokens. */
@@ -57,6 +64,11 @@ export interface SessionView {
   processed: number;
   /** A summary message found in the history (a persisted view), when accepted. */
   readonly summaryItem: IndexedMessage | undefined;
+  /**
+   * The signed summary text alone when `summaryItem` holds other text too: the summary is sent
+   * as the manager's message of this text, the rest of the item as an entry (its `content`).
+   */
+  readonly summarySigned?: string;
   /** The summary version the view is at (the matched state's). */
   readonly version: number;
   /** The body of the current summary, if any. */

@@ -121,6 +121,7 @@ export function untriggeredResult<M>(deps: PipelineDeps, prepared: PreparedReque
   if (summaryWire !== undefined && view.previousSummary !== undefined) {
     result.summary = {
       text:
+        view.summarySigned ??
         view.summaryItem?.entry.parsed.text ??
         summaryText(deps, prepared.key, view.version, view.previousSummary),
       version: view.version,

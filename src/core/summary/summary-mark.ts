@@ -17,7 +17,12 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { invalidConfig, isCompactError } from '../errors.js';
-import { formatSummaryText, readSummaryText, summaryVersionOf } from '../messages/message.js';
+import {
+  findSummarySpan,
+  formatSummaryText,
+  readSummaryText,
+  summaryVersionOf,
+} from '../messages/message.js';
 import { keyFromFile, keyProblem, weakKeyError } from './summary-key-file.js';
 import { defuseSummaryMarkup } from './summary-markup.js';
 
@@ -63,15 +68,23 @@ function givenSecrets(keys: string | readonly string[] | undefined): string[] | 
   return list;
 }
 
+/** A summary whose mark verified. */
+export interface VerifiedSummary {
+  version: number;
+  body: string;
+  /**
+   * Set when the message holds more than the summary: the signed summary text alone (the
+   * rest of the message is content).
+   */
+  signed?: string;
+}
+
 /** Signs and verifies summary messages for one manager. */
 export class SummaryMarks {
   readonly #given: string[] | undefined;
   #secrets: Buffer[] | undefined;
   readonly #sessionKeys = new Map<string, Buffer[]>();
-  readonly #verified = new WeakMap<
-    object,
-    { sessionKey: string; result: { version: number; body: string } | undefined }
-  >();
+  readonly #verified = new WeakMap<object, { sessionKey: string; result: VerifiedSummary | undefined }>();
   /** Why summaries cannot outlive this process, when they cannot (no key file could be written). */
   problem: string | undefined;
 
@@ -139,13 +152,14 @@ export class SummaryMarks {
 
   /**
    * The version and body of a summary message text when its mark verifies for the session
-   * (under any of the secrets), else `undefined`.
+   * (under any of the secrets) and the text is exactly the signed summary (nothing before or
+   * after it, see {@link isExactSummaryText}), else `undefined`.
    */
   verify(sessionKey: string, text: string): { version: number; body: string } | undefined {
     const version = summaryVersionOf(text);
     if (version === undefined) return undefined;
     const { body, mark } = readSummaryText(text);
-    if (mark === undefined) return undefined;
+    if (mark === undefined || text !== formatSummaryText(version, body, mark)) return undefined;
     const given = Buffer.from(mark);
     for (const key of this.#keysOf(sessionKey)) {
       const expected = Buffer.from(SummaryMarks.#mac(key, version, body));
@@ -154,15 +168,25 @@ export class SummaryMarks {
     return undefined;
   }
 
-  /** {@link verify}, remembered per `holder` object (a parsed message) and session. */
-  verifyOnce(
-    sessionKey: string,
-    holder: object,
-    text: string,
-  ): { version: number; body: string } | undefined {
+  /**
+   * The signed summary a message's text carries, when its mark verifies for the session: the
+   * whole text, or (a framework merged it with other text) the first summary span inside it,
+   * then given as `signed`; the text around it is the caller's content, never trusted.
+   */
+  verifyWithin(sessionKey: string, text: string): VerifiedSummary | undefined {
+    const span = findSummarySpan(text);
+    if (span === undefined) return undefined;
+    const whole = span.start === 0 && span.end === text.length;
+    const signed = whole ? text : text.slice(span.start, span.end);
+    const verified = this.verify(sessionKey, signed);
+    return verified && !whole ? { ...verified, signed } : verified;
+  }
+
+  /** {@link verifyWithin}, remembered per `holder` object (a parsed message) and session. */
+  verifyOnce(sessionKey: string, holder: object, text: string): VerifiedSummary | undefined {
     const known = this.#verified.get(holder);
     if (known?.sessionKey === sessionKey) return known.result;
-    const result = this.verify(sessionKey, text);
+    const result = this.verifyWithin(sessionKey, text);
     this.#verified.set(holder, { sessionKey, result });
     return result;
   }

@@ -19,13 +19,14 @@ const INJECTED = /^\s*<[a-z][\w-]{0,40}>/i;
  * second summary tag.
  */
 export function isUserText(entry: ViewEntry): boolean {
-  const parsed = entry.item.entry.parsed;
+  // A message the session's summary was taken out of is judged on what is left of it.
+  const parsed = entry.content ?? entry.item.entry.parsed;
   return (
     parsed.role === 'user' &&
     parsed.kind === 'message' &&
     parsed.toolResults.length === 0 &&
     parsed.toolCalls.length === 0 &&
-    entry.item.entry.summaryVersion === undefined &&
+    (entry.content !== undefined || entry.item.entry.summaryVersion === undefined) &&
     parsed.text.trim() !== '' &&
     !INJECTED.test(parsed.text) &&
     findLibraryTags(parsed.text).length === 0

@@ -26,12 +26,13 @@ export function* cutOversizedSteps(run: CascadeRun, limit: number): Steps<LevelR
   const report: LevelReport = { level: 'cut_oversized', count: 0, tokensSaved: 0, refs: [] };
   const newest = run.entries.length - 1;
   // Every other message first, to the limit; the newest only if the request still exceeds
-  // its hard limit without it cut, and then no deeper than that limit.
+  // its hard limit without it cut. Then as deep as any cut goes (to the limit): a request
+  // left at its hard limit would trigger again on the next call and re-summarize each time.
   const exhausted = new Set<number>([newest]);
   yield* cutLargest(run, limit, exhausted, report);
   if (run.total > run.limit) {
     exhausted.delete(newest);
-    yield* cutLargest(run, run.limit, exhausted, report);
+    yield* cutLargest(run, limit, exhausted, report);
   }
   return report;
 }

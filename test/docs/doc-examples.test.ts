@@ -28,7 +28,7 @@ import { ensureBuilt, ROOT } from '../support/ensure-built.js';
 
 const run = promisify(execFile);
 /** The summary key the docs' console examples were printed with (docs/cli.md says so). */
-const DOCS_SUMMARY_KEY = 'agent-compaction-docs-examples';
+const DOCS_SUMMARY_KEY = 'agent-compaction-docs-examples-key';
 const FILES = docFiles(ROOT);
 const BLOCKS = FILES.flatMap((file) => docBlocks(file, ROOT));
 const LANGS = new Set(['ts', 'sh', 'console', 'text', 'json', 'yaml']);

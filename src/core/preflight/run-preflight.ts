@@ -12,8 +12,6 @@ import { QUEUE_SUMMARIZER_PREFIX } from '../session/preparation-queue.js';
 import type { SessionState } from '../session/session-store.js';
 import { artifactsOf } from './archive-originals.js';
 import { assemble } from './assemble.js';
-import { compactionCacheImpact } from './cache-impact.js';
-import type { LevelReport } from './cascade/cascade-types.js';
 import { noteFallbackStreak, overTarget } from './compaction-notes.js';
 import { emitOutcome, observed } from './compaction-outcome.js';
 import { nextState } from './next-state.js';

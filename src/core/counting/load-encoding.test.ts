@@ -54,3 +54,41 @@ describe('the tokenizer loaded in slices', () => {
     await manager.shutdown();
   });
 });
+
+describe('the rank table read as data, not code', () => {
+  for (const name of ['o200k_base', 'cl100k_base'] as const) {
+    it(`${name}: every rank equals what evaluating the file gives, with no chunk evaluated`, async () => {
+      const { readFile } = await import('node:fs/promises');
+      const { runInThisContext } = await import('node:vm');
+      const { readRanks, rankChunksEvaluated } = await import('./load-encoding.js');
+      const { TimeSlice } = await import('../time-slice.js');
+      const text = await readFile(requireHere.resolve(`gpt-tokenizer/bpeRanks/${name}`), 'utf8');
+      const expected: unknown[] = [];
+      for (const block of text.matchAll(/const c\d+ = (\[[\s\S]*?\n\]);/g))
+        for (const rank of runInThisContext(block[1] as string) as unknown[]) expected.push(rank);
+      const before = rankChunksEvaluated;
+      const ranks = await readRanks(name, new TimeSlice());
+      const { rankChunksEvaluated: after } = await import('./load-encoding.js');
+      expect(ranks.length).toBe(expected.length);
+      expect(ranks).toEqual(expected);
+      // Evaluated chunks leave their compiled scripts in the heap for the process's life.
+      expect(after - before).toBe(0);
+    });
+  }
+
+  it('reads what JavaScript escapes and raw tabs spell, as JSON would not', async () => {
+    const { parseRankChunk } = await import('./load-encoding.js');
+    const chunk = [
+      '\t"\\x07",',
+      '\t"\\0",',
+      '\t"\t\t",',
+      '\t"it\\\'s",',
+      '\t"\\\\x41",',
+      '\t[',
+      '\t\t161,',
+      '\t\t0',
+      '\t],',
+    ].join('\n');
+    expect(parseRankChunk(chunk)).toEqual(['\x07', '\0', '\t\t', "it's", '\\x41', [161, 0]]);
+  });
+});

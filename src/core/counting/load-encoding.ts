@@ -19,10 +19,22 @@ export interface BpeEncoding {
 const requireFromHere = createRequire(import.meta.url);
 const encodings = new Map<EncodingName, BpeEncoding>();
 const loading = new Map<EncodingName, Promise<BpeEncoding>>();
+/** Encodings released by {@link releaseEncodings}: reused while the collector has not taken them. */
+const released = new Map<EncodingName, WeakRef<BpeEncoding>>();
+
+/** A loaded or released-but-still-alive encoding (a released one is held again). */
+function loadedEncoding(name: EncodingName): BpeEncoding | undefined {
+  const held = encodings.get(name);
+  if (held) return held;
+  const alive = released.get(name)?.deref();
+  released.delete(name);
+  if (alive) encodings.set(name, alive);
+  return alive;
+}
 
 /** Loads an encoding on first use, in one block (the rank tables cost ~100-600 ms and ~40 MB each). */
 export function loadEncoding(name: EncodingName): BpeEncoding {
-  let encoding = encodings.get(name);
+  let encoding = loadedEncoding(name);
   if (!encoding) {
     encoding = requireFromHere(`gpt-tokenizer/encoding/${name}`) as BpeEncoding;
     encodings.set(name, encoding);
@@ -30,9 +42,20 @@ export function loadEncoding(name: EncodingName): BpeEncoding {
   return encoding;
 }
 
+/**
+ * Lets the collector take the encodings this module built (about 20 MB each) once nothing else
+ * holds them: called when the last manager shuts down. An encoding asked for again before it is
+ * collected is reused as is; after, it is built again. (One loaded by `require` as a fallback
+ * stays in the module cache for the process's life.)
+ */
+export function releaseEncodings(): void {
+  for (const [name, encoding] of encodings) released.set(name, new WeakRef(encoding));
+  encodings.clear();
+}
+
 /** True when `name` is loaded (a call counts without loading it). */
 export function encodingLoaded(name: EncodingName): boolean {
-  return encodings.has(name);
+  return encodings.has(name) || released.get(name)?.deref() !== undefined;
 }
 
 /** Lines of the rank file evaluated at a time (a few milliseconds each). */
@@ -44,8 +67,43 @@ function startsElement(text: string, at: number): boolean {
   return text.charCodeAt(at) === 9 && (next === 34 || next === 91);
 }
 
+/**
+ * JavaScript string escapes and raw controls that JSON spells otherwise (an escaped backslash
+ * first; a tab only inside a string element's line, after its indentation).
+ */
+const JS_ONLY =
+  /\\\\|\\x([0-9A-Fa-f]{2})|\\0(?![0-9])|\\v|\\'|[\u0000-\u0008\u000b-\u001f]|(?<=(?:^|\n)\t"[^\n]*)\t/g;
+
+function toJsonEscape(match: string, hex: string | undefined): string {
+  if (match === '\\\\') return match;
+  if (hex !== undefined) return `\\u00${hex}`;
+  if (match === '\\0') return '\\u0000';
+  if (match === '\\v') return '\\u000b';
+  if (match === "\\'") return "'";
+  return `\\u${match.charCodeAt(0).toString(16).padStart(4, '0')}`;
+}
+
+/**
+ * The elements of one chunk of array-literal lines, read as JSON once JavaScript's own escapes
+ * are spelled as JSON's. Evaluating the chunks as code kept about 10 MB alive for the process's
+ * life (the compiled scripts and the file's text they slice), after the encoding was released.
+ * A chunk JSON still cannot read is evaluated as JavaScript.
+ */
+/** Chunks read as code since the process started (tests check it stays near zero). */
+export let rankChunksEvaluated = 0;
+
+export function parseRankChunk(lines: string): unknown[] {
+  const body = lines.trimEnd().replace(JS_ONLY, toJsonEscape);
+  try {
+    return JSON.parse(`[${body.endsWith(',') ? body.slice(0, -1) : body}]`) as unknown[];
+  } catch {
+    rankChunksEvaluated++;
+    return runInThisContext(`[${lines}]`) as unknown[];
+  }
+}
+
 /** The rank table of `name`: the array literals of its file, evaluated a chunk of lines at a time. */
-async function readRanks(name: EncodingName, clock: TimeSlice): Promise<unknown[]> {
+export async function readRanks(name: EncodingName, clock: TimeSlice): Promise<unknown[]> {
   const path = requireFromHere.resolve(`gpt-tokenizer/bpeRanks/${name}`);
   const text = await readFile(path, 'utf8');
   await clock.pause();
@@ -63,7 +121,7 @@ async function readRanks(name: EncodingName, clock: TimeSlice): Promise<unknown[
       let end = start;
       for (let n = 0; n < LINES_PER_CHUNK && end < close; n++) end = text.indexOf('\n', end) + 1 || close;
       while (end < close && !startsElement(text, end)) end = text.indexOf('\n', end) + 1 || close;
-      const chunk = runInThisContext(`[${text.slice(start, Math.min(end, close))}]`) as unknown[];
+      const chunk = parseRankChunk(text.slice(start, Math.min(end, close)));
       for (const rank of chunk) ranks.push(rank);
       start = end;
       if (clock.due()) await clock.pause();
@@ -183,7 +241,7 @@ export async function buildEncodingInSlices(name: EncodingName): Promise<BpeEnco
  * loading at once if this version of `gpt-tokenizer` is laid out differently.
  */
 export function loadEncodingInSlices(name: EncodingName): Promise<BpeEncoding> {
-  const loaded = encodings.get(name);
+  const loaded = loadedEncoding(name);
   if (loaded) return Promise.resolve(loaded);
   let pending = loading.get(name);
   if (!pending) {

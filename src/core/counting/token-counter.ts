@@ -3,7 +3,7 @@ import { elideMedia, type MediaPart, mediaParts } from '../messages/formats/medi
 import type { CompactMessage } from '../messages/message.js';
 import { ANTHROPIC_IMAGE_RULE, type ImageRule, imageRuleFor, OPENAI_TILE_RULE } from './count-image.js';
 import { mediaTokens } from './count-media.js';
-import { type BpeEncoding, loadEncoding, loadEncodingInSlices } from './load-encoding.js';
+import { type BpeEncoding, loadEncoding, loadEncodingInSlices, releaseEncodings } from './load-encoding.js';
 import { type EncodingName, modelInfo } from './model-table.js';
 
 export { type EncodingName, type ModelInfo, modelInfo } from './model-table.js';
@@ -256,6 +256,11 @@ export class BpeTokenCounter implements TokenCounter {
     this.#encoding ??= await loadEncodingInSlices(this.#encodingName);
   }
 
+  /** Drops this counter's hold on its encoding; the next count takes it again (see `holdEncodings`). */
+  releaseEncoding(): void {
+    this.#encoding = undefined;
+  }
+
   #scale(count: number): number {
     return this.#margin === 1 ? count : Math.ceil(count * this.#margin);
   }
@@ -312,7 +317,28 @@ export class BpeTokenCounter implements TokenCounter {
   }
 }
 
-const counters = new Map<string, TokenCounter>();
+const counters = new Map<string, BpeTokenCounter>();
+let holders = 0;
+
+/**
+ * Marks one more user of the shared counters' encodings (a manager, for its life). The
+ * returned function ends that hold, once; when the last hold ends, the shared counters drop
+ * their encodings so the collector can take them (about 20 MB each): a process that shut its
+ * managers down goes back to the heap it had before it counted. A count made later takes the
+ * encoding again (reused if not yet collected, built again otherwise).
+ */
+export function holdEncodings(): () => void {
+  holders++;
+  let held = true;
+  return () => {
+    if (!held) return;
+    held = false;
+    holders--;
+    if (holders > 0) return;
+    for (const counter of counters.values()) counter.releaseEncoding();
+    releaseEncodings();
+  };
+}
 
 /**
  * The token counter for a model (shared per encoding, margin and image rule, so caches

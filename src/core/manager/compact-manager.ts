@@ -12,7 +12,7 @@ import {
   runTriggeredOnce,
 } from '../background/compaction-flight.js';
 import { cachePriceFor, checkPricing, type SessionCost } from '../counting/session-cost.js';
-import { type TokenCounter, tokenCounterFor } from '../counting/token-counter.js';
+import { holdEncodings, type TokenCounter, tokenCounterFor } from '../counting/token-counter.js';
 import { warnUnknownModel } from '../counting/unknown-model-warning.js';
 import { UsageLedger } from '../counting/usage-ledger.js';
 import { CompactError } from '../errors.js';
@@ -118,6 +118,7 @@ export class CompactManager {
   readonly #failOpen: FailOpenStore | undefined;
   /** What outlives one call in memory, for `endSession`, `reset`, `cacheStatus` and `shutdown`. */
   readonly #memory: ManagerMemory;
+  readonly #endHold = holdEncodings(); // the shared encodings, released with the last manager
   #ready: Promise<void> | true | undefined; // true once the counter is loaded (see ready)
 
   constructor(options: CompactManagerOptions = {}) {
@@ -332,6 +333,7 @@ export class CompactManager {
     await this.store.close?.().catch(() => undefined);
     await this.#summarizer.dispose?.();
     freeMemory(this.#memory);
+    this.#endHold();
   }
 
   /**

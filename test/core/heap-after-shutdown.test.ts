@@ -22,10 +22,11 @@ describe('heap after shutdown', () => {
       cwd: ROOT,
       maxBuffer: MB,
     });
-    const { fresh, held, after } = JSON.parse(stdout.trim().split('\n').at(-1) as string) as Record<
-      string,
-      number
-    >;
+    const { fresh, held, after } = JSON.parse(stdout.trim().split('\n').at(-1) as string) as {
+      fresh: number;
+      held: number;
+      after: number;
+    };
     // The sessions took memory while held (the measure can see what it frees).
     expect(held - fresh).toBeGreaterThan(10 * MB);
     expect(after - fresh).toBeLessThanOrEqual(2 * MB);

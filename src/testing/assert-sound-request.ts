@@ -16,6 +16,7 @@
  */
 import { CompactManager } from '../core/manager/compact-manager.js';
 import { SummaryMarks } from '../core/summary/summary-mark.js';
+import { describeAtoms, holds, piecesOf, sameAtoms } from './atom-holds.js';
 import {
   type Atom,
   atomsOf,
@@ -100,9 +101,6 @@ export class UnsoundRequestError extends Error {
   }
 }
 
-/** The text left where content was cut (the engine's marker; its exact wording is not relied on beyond this). */
-const CUT_MARKER = /\n?\[agent-compaction: [\d,]+ chars cut here[^\]\n]*\]\n?/g;
-const CLEARED = /^\[cleared: /;
 const SUMMARY_TAG = /<COMPACT-SUMMARY v(\d+)>/;
 
 /** Checks one request; returns every violation (empty when sound). */
@@ -213,20 +211,6 @@ function summaryMessages(messages: readonly ReadMessage[], input: SoundRequestIn
   return found;
 }
 
-function sameAtoms(a: readonly Atom[], b: readonly Atom[]): boolean {
-  return (
-    a.length === b.length &&
-    a.every(
-      (atom, k) =>
-        atom.kind === b[k]!.kind &&
-        atom.text === b[k]!.text &&
-        atom.id === b[k]!.id &&
-        atom.name === b[k]!.name &&
-        (atom.kind !== 'text' || atom.role === b[k]!.role),
-    )
-  );
-}
-
 /** The newest message of the given history is the request's last, sent as given. */
 function newestViolations(
   request: ReadRequest,
@@ -245,7 +229,7 @@ function newestViolations(
   const sentAtoms = atomsOf(request.messages).slice(-wanted.length);
   if (!sameAtoms(wanted, sentAtoms) && !cutToFit(request, newest, wanted, sentAtoms, input))
     return violation(
-      `the newest message is not sent as given: ${describe(wanted)} became ${describe(sentAtoms)}`,
+      `the newest message is not sent as given: ${describeAtoms(wanted)} became ${describeAtoms(sentAtoms)}`,
     );
   return [];
 }
@@ -279,69 +263,6 @@ function countOf(request: ReadRequest, input: SoundRequestInput): number {
   return input.countTokens ? input.countTokens(request) : libraryCount(request, input.model ?? 'gpt-4o');
 }
 
-function describe(atoms: readonly Atom[]): string {
-  const text = atoms
-    .map(
-      (atom) =>
-        `${atom.kind}${atom.id ? ` ${atom.id}` : ''} "${atom.text.slice(0, 60)}${atom.text.length > 60 ? '…' : ''}" (${atom.text.length} chars)`,
-    )
-    .join(' + ');
-  return text === '' ? '(nothing)' : text;
-}
-
-/** The pieces of a text around its cut markers (no markers: the text itself). */
-function piecesOf(text: string): string[] | undefined {
-  if (!text.includes('[agent-compaction: ')) return undefined;
-  return text
-    .split(CUT_MARKER)
-    .map((piece) => piece.replaceAll('\\n[', '[').replace(/^(\\n)+|(\\n)+$/g, ''))
-    .filter((piece) => piece !== '');
-}
-
-/** True when every piece appears in `original`, in order (a text cut head and tail). */
-function piecesIn(pieces: readonly string[], original: string): boolean {
-  let from = 0;
-  for (const piece of pieces) {
-    const at = original.indexOf(piece, from);
-    if (at < 0) return false;
-    from = at + piece.length;
-  }
-  return true;
-}
-
-/**
- * The text a cut call's arguments stand for: the arguments as sent, or the text inside
- * `{"shortened": "..."}` (how an SDK that needs an object carries arguments cut as text).
- */
-function cutArguments(sent: Atom): string {
-  try {
-    const parsed = JSON.parse(sent.raw ?? sent.text) as unknown;
-    if (parsed && typeof parsed === 'object' && Object.keys(parsed).length === 1) {
-      const shortened = (parsed as { shortened?: unknown }).shortened;
-      if (typeof shortened === 'string') return shortened;
-    }
-  } catch {
-    // Not JSON: arguments cut as text.
-  }
-  return sent.raw ?? sent.text;
-}
-
-/** Whether a request atom says only what a given atom holds. */
-function holds(sent: Atom, held: Atom): boolean {
-  if (sent.kind !== held.kind) return false;
-  if (sent.kind === 'text' && sent.role !== held.role) return false;
-  if (sent.kind !== 'text' && (sent.id !== held.id || (sent.kind === 'call' && sent.name !== held.name)))
-    return false;
-  if (sent.text === held.text) return true;
-  if (sent.kind === 'result' && CLEARED.test(sent.text)) return true;
-  const pieces = piecesOf(sent.text);
-  if (pieces !== undefined && piecesIn(pieces, held.text)) return true;
-  if (sent.kind !== 'call') return false;
-  // Arguments cut as text (not JSON-aware): compared with the arguments as given.
-  const raw = piecesOf(cutArguments(sent));
-  return raw !== undefined && piecesIn(raw, held.raw ?? held.text);
-}
-
 /**
  * The request's messages, the summary aside, are the given history's in order (a subsequence
  * of its atoms), each as given or replaced by a placeholder for what it held. Greedy matching
@@ -362,7 +283,7 @@ function foreignViolations(
     if (j === held.length) {
       out.push({
         rule: 'foreign_content',
-        message: `message ${atom.message} (${describe([atom])}) is not in the given history at or after its place`,
+        message: `message ${atom.message} (${describeAtoms([atom])}) is not in the given history at or after its place`,
         index: atom.message,
       });
       if (out.length >= 5) break;

@@ -332,10 +332,12 @@ async function scaleSection(): Promise<void> {
   for (const size of sizes) {
     const appended = await appendedAt(size, 120);
     const backToBack = await appendedAt(size, 120, false);
+    // Back to back, each call still returns a fresh array the caller owns: its copy is a floor.
+    const copy = copyFloor(size);
     base ??= appended;
     const ratio = appended / base;
     console.log(
-      `  ${pad(size.toLocaleString('en'), 8)} messages: appended ${pad(ms(appended), 9)}  tokenize-only floor ${ms(tokenize)} (${(appended / tokenize).toFixed(1)}x)  vs 1k ${ratio.toFixed(2)}x  target <= 1.5x (${ratio <= 1.5 ? 'met' : 'MISSED'})  back to back, no turn between calls: ${ms(backToBack)}`,
+      `  ${pad(size.toLocaleString('en'), 8)} messages: appended ${pad(ms(appended), 9)}  tokenize-only floor ${ms(tokenize)} (${(appended / tokenize).toFixed(1)}x)  vs 1k ${ratio.toFixed(2)}x  target <= 1.5x (${ratio <= 1.5 ? 'met' : 'MISSED'})  back to back, no turn between calls: ${ms(backToBack)} (${(backToBack / tokenize).toFixed(1)}x the tokenize floor, target <= 2x: ${backToBack <= 2 * tokenize ? 'met' : 'MISSED'}; ${(backToBack / copy).toFixed(1)}x a bare copy of the result, ${ms(copy)})`,
     );
   }
 }

@@ -11,7 +11,7 @@ import {
   featuresOf,
   type InstructionContext,
 } from '../src/core/summary/embedded/instruction-features.js';
-import { INSTRUCTION_THRESHOLD, instructionScore } from '../src/core/summary/embedded/instruction-model.js';
+import { isInstructionBy } from '../src/core/summary/embedded/instruction-model.js';
 
 /** One labelled sentence of eval/data/instructions/sentences.jsonl. */
 export interface LabelledSentence {
@@ -50,7 +50,10 @@ const rank = (text: string) => createHash('sha1').update(text).digest().readUInt
  * text), each label weighted so both count alike, the weights averaged over the epochs.
  */
 export function trainWeights(rows: LabelledSentence[]): Float64Array {
-  const ordered = [...rows].sort((a, b) => rank(a.text) - rank(b.text) || (a.text < b.text ? -1 : 1));
+  // Said to a person, a sentence is never an instruction (the context rule decides): such rows train nothing.
+  const ordered = rows
+    .filter((r) => r.context === 'assistant')
+    .sort((a, b) => rank(a.text) - rank(b.text) || (a.text < b.text ? -1 : 1));
   // Each (source, label) group weighs alike in total, so a small hand-labelled source counts.
   const groups = new Map<string, number>();
   for (const r of ordered)
@@ -85,7 +88,7 @@ export function scoreRows(rows: LabelledSentence[], model: ArrayLike<number>, so
   let fn = 0;
   let negatives = 0;
   for (const row of rows) {
-    const said = instructionScore(row.text, row.context, model) > INSTRUCTION_THRESHOLD;
+    const said = isInstructionBy(row.text, row.context, model);
     const truth = row.label === 'instruction';
     if (!truth) negatives++;
     if (said && truth) tp++;

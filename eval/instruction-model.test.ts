@@ -6,21 +6,8 @@ import {
 } from '../src/core/summary/embedded/instruction-weights.js';
 import { type Fold, leaveOneSourceOut, readLabelled, trainWeights } from './instruction-model-folds.js';
 
-/** Issue 45: precision and recall on every held-out source. */
+/** Issue 45: precision and recall on every held-out source; no bar lowered for any source. */
 const GOAL = 0.9;
-/**
- * Sources where the goal is not met yet, with floors just under today's figures so a change
- * that makes them worse fails (the labels conflict: a service's "I need a cheap hotel." is an
- * instruction, a prompt's "I own a bakery." is not; see eval/data/instructions/LABELS.md).
- */
-const BELOW_GOAL: Record<string, { precision: number; recall: number }> = {
-  sgd: { precision: 0.9, recall: 0.85 },
-  'agents-md': { precision: 0.68, recall: 0.9 },
-  oasst1: { precision: 0.75, recall: 0.9 },
-  'swe-agent': { precision: 0.6, recall: 0.9 },
-};
-/** Held-out chats between people: no instruction in them; the share flagged stays under this. */
-const PERSON_FALSE_POSITIVES = 0.6;
 
 describe('the instruction model (issue 45)', () => {
   const rows = readLabelled();
@@ -39,17 +26,20 @@ describe('the instruction model (issue 45)', () => {
     expect(base64 === INSTRUCTION_WEIGHTS).toBe(true);
   }, 300_000);
 
-  it('leaving one source out: precision and recall at least 90% on each held-out source, or its floor', () => {
+  it('leaving one source out: precision and recall at least 90% on each held-out source', () => {
     const folds: Fold[] = leaveOneSourceOut(rows);
     expect(folds.length).toBe(new Set(rows.map((row) => row.source)).size);
+    const below: string[] = [];
     for (const fold of folds) {
-      if (fold.positives === 0) {
-        expect(fold.falsePositiveRate, fold.source).toBeLessThanOrEqual(PERSON_FALSE_POSITIVES);
-        continue;
-      }
-      const floor = BELOW_GOAL[fold.source] ?? { precision: GOAL, recall: GOAL };
-      expect(fold.precision, `${fold.source} precision`).toBeGreaterThanOrEqual(floor.precision);
-      expect(fold.recall, `${fold.source} recall`).toBeGreaterThanOrEqual(floor.recall);
+      // Chats between people hold no instruction: nothing of them may be flagged (precision of
+      // nothing said is 100%).
+      const precision = fold.precision ?? (fold.falsePositiveRate === 0 ? 1 : 0);
+      const recall = fold.recall ?? 1;
+      if (precision < GOAL || recall < GOAL)
+        below.push(
+          `${fold.source}: precision ${(100 * precision).toFixed(1)}%, recall ${(100 * recall).toFixed(1)}%`,
+        );
     }
+    expect(below, 'held-out sources under 90%').toEqual([]);
   }, 300_000);
 });

@@ -14,6 +14,7 @@
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { isDataLine } from '../src/core/summary/embedded/instruction-model.js';
 import { splitSentences } from '../src/core/summary/embedded/units.js';
 
 type Label = 'instruction' | 'other';
@@ -143,6 +144,8 @@ function promptRows(prompts: string[], source: string, license: string): void {
   for (const prompt of prompts) {
     const sentences = splitSentences(prompt);
     sentences.forEach((text, k) => {
+      // A line of the material (code, a data row, a list marker, a formula) asks nothing: left out.
+      if (isDataLine(text)) return;
       if (PLAIN_QUESTION(text)) push({ text, label: 'other', source, license, context: 'assistant' });
       else if (k === sentences.length - 1 || sentences.length === 1 || !BACKGROUND.test(text))
         push({ text, label: 'instruction', source, license, context: 'assistant' });

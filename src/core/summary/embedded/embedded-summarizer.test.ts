@@ -222,10 +222,9 @@ describe('key identifiers beside the user sections', () => {
       maxTokens: 400,
       countTokens,
     });
-    expect(text).toMatch(/## User instructions\n(?:- .*\n)*- "Remember ticket BILL-4340\."/);
-    // The fact with an id stays, quoted among the instructions (the learned model of issue 45
-    // reads a value given for the task as one) or as a line of the conversation.
-    expect(text).toContain('The affected tenant is 29cd5820-1828-44ec-91a0-9cdb0748cf36.');
+    expect(text).toContain('## User instructions\n- "Remember ticket BILL-4340."');
+    // A fact with an id is no instruction (issue 35): it is a line of the conversation.
+    expect(text).toContain('user: The affected tenant is 29cd5820-1828-44ec-91a0-9cdb0748cf36.');
     // The key identifiers list names the quoted ticket too: a later round squeezed for room may
     // drop the instruction line, and the id must survive it (the retention eval lost a ticket without).
     expect(text.split('BILL-4340').length).toBeGreaterThanOrEqual(3);

@@ -128,7 +128,62 @@ export function featuresOf(sentence: string, context: InstructionContext): numbe
     feature(true, 'f:', word);
     feature(true, 'f2:', word, next);
     feature(true, 'f3:', word, next, words[i + 2] ?? '</s>');
-    feature(true, clause++ === 0 ? 'fS:' : 'fC:', word);
+    feature(true, clause === 0 ? 'fS:' : 'fC:', word);
+    if (clause++ === 0) openingShape(feature, word, next);
   }
+  shapeOf(feature, headOf(sentence), words);
   return list.out;
+}
+
+type AddFeature = (twin: boolean, tag: string, a: string, b?: string, c?: string) => void;
+
+/** Subjects that make the sentence a statement about the speaker or the world, not an ask. */
+const SUBJECTS = new Set(
+  "i i'm i've i'll me my we we're we've our it it's this that these those there there's the a an they they're he she his her its".split(
+    ' ',
+  ),
+);
+/** Modal and auxiliary openings: "could you ...", "do you ...", "is it ...". */
+const AUXILIARIES = new Set(
+  "can could would will shall should may might must do does did is are was were have has had can't won't don't doesn't didn't isn't aren't".split(
+    ' ',
+  ),
+);
+const WH = new Set('what why how who whom whose where when which'.split(' '));
+
+/**
+ * The sentence's first word past the lead-ins, read for its shape: a subject (a statement), an
+ * auxiliary before "you" (a request) or before anything else (a question), a wh-word, or a bare
+ * word, with its ending (a base-form verb "Execute" against a described "Executes", "Executed").
+ */
+function openingShape(feature: AddFeature, word: string, next: string): void {
+  if (SUBJECTS.has(word)) feature(true, 'o:', 'subject');
+  else if (AUXILIARIES.has(word)) feature(true, 'o:', next === 'you' || next === 'u' ? 'aux-you' : 'aux');
+  else if (WH.has(word)) feature(true, 'o:', 'wh');
+  else if (/^[a-z]+$/.test(word)) {
+    feature(true, 'o:', 'bare');
+    feature(false, 'sfx:', word.slice(-2));
+    feature(false, 'sfx:', word.slice(-3));
+  } else feature(true, 'o:', 'other');
+}
+
+/** Modal, wish and negation shapes anywhere, and the sentence's typography (code, a definition list). */
+function shapeOf(feature: AddFeature, text: string, words: readonly string[]): void {
+  const joined = ` ${words.join(' ')} `;
+  if (/ (?:can|could|would|will) (?:you|u) /.test(joined)) feature(true, 'm:', 'modal-you');
+  if (
+    / (?:i'd|i would|we'd|we would) (?:like|love|prefer|rather) | i (?:want|need|wish|prefer) /.test(joined)
+  )
+    feature(true, 'm:', 'want');
+  if (/ (?:please|pls|kindly) /.test(joined)) feature(true, 'm:', 'please');
+  if (/ (?:don't|do not|never|dont|mustn't|shouldn't|avoid|without) /.test(joined))
+    feature(true, 'm:', 'neg');
+  if (/ (?:you|your) /.test(joined)) feature(true, 'm:', 'you');
+  if (/ (?:must|should|has to|have to|needs to|need to) /.test(joined)) feature(true, 'm:', 'must');
+  const lead = text.trimStart();
+  if (lead.startsWith('`')) feature(false, 't:', 'code-first');
+  if (/^[^\s:]{1,40}:\s/.test(lead)) feature(false, 't:', 'label-colon');
+  if (/^[\p{So}\p{Sk}✅❌-]/u.test(lead)) feature(false, 't:', 'bullet');
+  if ((text.match(/`/g)?.length ?? 0) >= 2) feature(false, 't:', 'code');
+  if (/\bhttps?:\/\//.test(text)) feature(false, 't:', 'url');
 }

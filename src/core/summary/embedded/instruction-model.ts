@@ -6,7 +6,7 @@
  * one signed byte a bucket) and are decoded once; nothing is downloaded, nothing is random.
  */
 
-import { FEATURE_BUCKETS, featuresOf, type InstructionContext } from './instruction-features.js';
+import { FEATURE_BUCKETS, featuresOf, headOf, type InstructionContext } from './instruction-features.js';
 import { INSTRUCTION_WEIGHT_SCALE, INSTRUCTION_WEIGHTS } from './instruction-weights.js';
 
 /** A sentence is an instruction when its score is above this (log-odds 0: probability one half). */
@@ -36,6 +36,41 @@ export function instructionScore(
   let score = 0;
   for (const bucket of featuresOf(sentence, context)) score += model[bucket] ?? 0;
   return score;
+}
+
+/**
+ * True when `sentence`, said in `context`, is an instruction by `model`: never a line of data (a
+ * key's armor or body, a token without words) and never a sentence said to a person (the context
+ * rule: between people, "Check this out!" is no work for an assistant); else the model decides.
+ */
+export function isInstructionBy(
+  sentence: string,
+  context: InstructionContext = 'assistant',
+  model: ArrayLike<number> = shippedWeights(),
+  threshold = INSTRUCTION_THRESHOLD,
+): boolean {
+  if (context === 'person' || isDataLine(sentence)) return false;
+  return instructionScore(sentence, context, model) > threshold;
+}
+
+/** Key armor, as in `-----BEGIN RSA PRIVATE KEY-----` or `---- END SSH2 PUBLIC KEY ----`. */
+const ARMOR = /-{4,}\s?(?:BEGIN|END)\b/;
+/** A word: letters, an apostrophe or hyphen inside, punctuation around. */
+const WORD = /^[("'“‘*_[]*[A-Za-z]{2,}(?:['’-][A-Za-z]+)*[)"'”’.,!?;:*_\]]*$/;
+
+/**
+ * True when `sentence` is data rather than prose: key armor, or a line of no word or where words
+ * are under a fifth of the tokens (a key's body line, a pasted token, a hash list, a CSV row).
+ * Such a line quoted alone would also be cut from the context that lets the redactor see it.
+ */
+export function isDataLine(sentence: string): boolean {
+  const head = headOf(sentence);
+  if (ARMOR.test(head)) return true;
+  const tokens = head.trim().split(/\s+/, 64).filter(Boolean);
+  if (tokens.length === 0) return true;
+  let words = 0;
+  for (const token of tokens) if (WORD.test(token)) words++;
+  return words === 0 || words * 5 < tokens.length;
 }
 
 /** Weights as signed bytes in base64, and the scale that turns a byte back into a weight. */

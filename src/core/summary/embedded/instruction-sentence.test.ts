@@ -81,6 +81,45 @@ describe('instruction sentences: the learned model and who the user talks to (is
     ]);
   });
 
+  it('the context rule: a chat between people quotes no instruction, whatever its wording; the same turns to an agent do', () => {
+    const turns = ['Book the earliest train.', 'Don’t forget the charger.', 'Please call me back tomorrow.'];
+    const none = { task: [], instructions: [] };
+    const chat = messageList();
+    chat.user('Hey, how are you?');
+    chat.assistant('Good! Busy week.');
+    for (const turn of turns) chat.user(turn);
+    expect(instructionContextOf(chat.messages)).toBe('person');
+    expect(collectUserSections(chat.messages, none).instructions).toEqual([]);
+    const agent = messageList();
+    agent.user('You are a travel assistant.', { role: 'system' });
+    agent.user('Hey, how are you?');
+    agent.assistant('Good! How can I help?');
+    for (const turn of turns) agent.user(turn);
+    expect(instructionContextOf(agent.messages)).toBe('assistant');
+    expect(collectUserSections(agent.messages, none).instructions).toEqual(
+      expect.arrayContaining(['"Book the earliest train."']),
+    );
+    for (const turn of turns) {
+      expect(isInstructionSentence(turn, 'person'), turn).toBe(false);
+      expect(isInstructionSentence(turn, 'assistant'), turn).toBe(true);
+    }
+  });
+
+  it('a line of data is no instruction: key armor, a key body line, a pasted token (issue 45: a quoted END line left a flattened key the redactor could not see)', () => {
+    for (const line of [
+      '-----BEGIN RSA PRIVATE KEY-----',
+      '-----END RSA PRIVATE KEY-----',
+      'Rr5z/AZgyML5eDHBGhjNjTECAg/UU6hz9GoUJ9Y3iNka69rBKi7jrrVwaNw9evzC',
+      'AKIAPIYEIVZM7MDZHGBG',
+      'Authorization: Bearer oyT6k4mK/1aj7~RjOe4XN7P8b2py+',
+      '9fceb02d 3f2b8c1e 1c5d7e9f',
+    ])
+      expect(isInstructionSentence(line), line).toBe(false);
+    expect(isInstructionSentence('Deploy build 9fceb02d0ae598e95dc970b74767f19372d61af8 to staging.')).toBe(
+      true,
+    );
+  });
+
   it('reads a 10 MB sentence in bounded time (only its head decides)', () => {
     const huge = `Please book the earliest train. ${'word, '.repeat(2_000_000)}`;
     expect(isInstructionSentence(huge)).toBe(true);

@@ -9,17 +9,24 @@
 
 import type { CompactMessage } from '../../messages/message.js';
 import { headOf, type InstructionContext } from './instruction-features.js';
-import { INSTRUCTION_THRESHOLD, instructionScore } from './instruction-model.js';
+import { INSTRUCTION_THRESHOLD, isInstructionBy } from './instruction-model.js';
 import { isKeyMaterial } from './key-identifiers.js';
 
 export type { InstructionContext } from './instruction-features.js';
 
-/** True when `sentence`, said to `context`, asks, forbids, requires or prefers something of it. */
-export function isInstructionSentence(sentence: string, context: InstructionContext = 'assistant'): boolean {
-  const words = headOf(sentence).trim().split(/\s+/, 3);
+/**
+ * True when `sentence`, said to `context`, asks, forbids, requires or prefers something of it:
+ * the model's log-odds over `threshold` (0: more likely than not).
+ */
+export function isInstructionSentence(
+  sentence: string,
+  context: InstructionContext = 'assistant',
+  threshold = INSTRUCTION_THRESHOLD,
+): boolean {
+  const words = headOf(sentence).trim().split(/\s+/, 4);
   // A line of key material (a PEM body line, a pasted key) is data, not an instruction.
-  if (words.length <= 2 && words.some(isKeyMaterial)) return false;
-  return instructionScore(sentence, context) > INSTRUCTION_THRESHOLD;
+  if (words.length <= 3 && words.some(isKeyMaterial)) return false;
+  return isInstructionBy(sentence, context, undefined, threshold);
 }
 
 const ASSISTANT_ROLES = new Set(['system', 'developer', 'tool', 'function']);

@@ -26,6 +26,13 @@ export const INSTRUCTIONS_TITLE = 'User instructions';
 export const TASK_SHARE = 0.2;
 /** Share of the summary budget the instructions may take. */
 export const INSTRUCTIONS_SHARE = 0.3;
+/**
+ * The model's log-odds a sentence needs to be quoted under "User instructions" (probability
+ * about 0.88): that section takes its room before anything else and is carried into every
+ * later version, so it holds the sure instructions; a sentence the model is less sure of stays
+ * a line of the conversation, where it competes by value like any other (issue 45).
+ */
+export const HEAD_INSTRUCTION_LOG_ODDS = 2;
 /** Longest quote of one message (longer ones are cut at a word). */
 const MAX_QUOTE_CHARS = 700;
 /** Longest user message read for instructions (a paste beyond it is data, not instructions). */
@@ -79,7 +86,7 @@ function quote(text: string, max = MAX_QUOTE_CHARS): string {
 
 /** True when `sentence`, said to `context`, asks the assistant to do, keep, avoid or prefer something. */
 export function isInstruction(sentence: string, context: InstructionContext = 'assistant'): boolean {
-  return isInstructionSentence(sentence, context);
+  return isInstructionSentence(sentence, context, HEAD_INSTRUCTION_LOG_ODDS);
 }
 
 /** True when `message` is text the user wrote (not tool results, not injected text). */

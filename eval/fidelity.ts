@@ -256,8 +256,13 @@ const FOLD_TARGET = 0.9;
 
 /** Issue 45's verdict on the leave-one-source-out table. */
 function foldVerdict(folds: readonly Fold[]): string {
-  const scored = folds.filter((f) => f.positives > 0);
-  const below = scored.filter((f) => (f.precision ?? 0) < FOLD_TARGET || (f.recall ?? 0) < FOLD_TARGET);
+  const scored = folds;
+  // A source with no instruction (chats between people) meets it when nothing of it is flagged.
+  const below = scored.filter((f) =>
+    f.positives === 0
+      ? (f.falsePositiveRate ?? 0) > 0
+      : (f.precision ?? 0) < FOLD_TARGET || (f.recall ?? 0) < FOLD_TARGET,
+  );
   return `target: instruction model, precision and recall >= ${FOLD_TARGET * 100}% on every held-out source: ${below.length === 0 ? 'MET' : `MISSED on ${below.map((f) => f.source).join(', ')} (met on ${scored.length - below.length} of ${scored.length})`}`;
 }
 

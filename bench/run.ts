@@ -362,3 +362,13 @@ if (!process.argv.includes('--no-proxy')) {
   const { proxyBench, printProxyBench } = await import('./proxy.js');
   printProxyBench(await proxyBench());
 }
+
+// Issue 45: the built-in summarizer's instruction model, sentences per second on one core
+// (bench/instruction-model.ts).
+{
+  const { instructionModelSpeed } = await import('./instruction-model.js');
+  const { sentences, perSecond } = instructionModelSpeed();
+  console.log(
+    `\ninstruction model: ${Math.round(perSecond).toLocaleString('en')} sentences/s (best of 5 passes over ${sentences} real sentences; goal >= 20,000)`,
+  );
+}

@@ -309,7 +309,7 @@ export class EmbeddedSummarizer implements Summarizer {
     const { countTokens } = request;
     // What the user asked comes first and gets its room first; the rest fills what is left.
     const previous = splitUserSections(request.previousSummary);
-    const sections = yield* collectUserSectionSteps(request.messages, previous);
+    const sections = yield* collectUserSectionSteps(request.messages, previous, request.sentPrefix?.messages);
     yield;
     const head = renderUserSections(sections, maxTokens, countTokens);
     yield;

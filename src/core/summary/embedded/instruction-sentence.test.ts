@@ -1,66 +1,128 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { isInstructionSentence } from './instruction-sentence.js';
+import { messageList } from '../../../../test/support/compact-messages.js';
+import { instructionContextOf, isInstructionSentence } from './instruction-sentence.js';
+import { collectUserSections } from './user-sections.js';
 
-interface Row {
-  text: string;
-  label: 'instruction' | 'other';
-  split: string;
-  source: string;
-  license: string;
-}
-
-const rows = readFileSync(
-  join(import.meta.dirname, '../../../../test/fixtures/instructions/labelled-sentences.jsonl'),
-  'utf8',
-)
-  .split('\n')
-  .filter((line) => line.trim())
-  .map((line) => JSON.parse(line) as Row);
-
-function score(of: readonly Row[]) {
-  let tp = 0;
-  let fp = 0;
-  let fn = 0;
-  for (const row of of) {
-    const said = isInstructionSentence(row.text);
-    if (said && row.label === 'instruction') tp++;
-    else if (said) fp++;
-    else if (row.label === 'instruction') fn++;
-  }
-  return { precision: tp / Math.max(1, tp + fp), recall: tp / Math.max(1, tp + fn), fp };
-}
-
-describe('instruction detection on real user sentences (issue 35)', () => {
-  it('the labelled set is real, licensed, at least 300 sentences, half instructions', () => {
-    const balanced = rows.filter((row) => row.split === 'tune' || row.split === 'holdout');
-    expect(balanced.length).toBeGreaterThanOrEqual(300);
-    const instructions = balanced.filter((row) => row.label === 'instruction').length;
-    expect(instructions).toBe(balanced.length - instructions);
-    for (const row of rows) {
-      expect(row.source, row.text).toMatch(/\S/);
-      expect(row.license, row.text).toMatch(/^(?:MIT|Apache-2\.0|CDLA-Sharing-1\.0)\b/);
+describe('instruction sentences: the learned model and who the user talks to (issue 45)', () => {
+  it('the same imperative is an instruction to an assistant and small talk to a friend', () => {
+    for (const sentence of [
+      'Check the logs for errors.',
+      'Book the earliest train.',
+      'Talk like a pirate from now on.',
+      'I want to cancel my hotel booking.',
+    ]) {
+      expect(isInstructionSentence(sentence, 'assistant'), sentence).toBe(true);
+      expect(isInstructionSentence(sentence, 'person'), sentence).toBe(false);
     }
   });
 
-  for (const split of ['tune', 'holdout']) {
-    it(`keeps precision and recall at or above 90% on the ${split} part`, () => {
-      const { precision, recall } = score(rows.filter((row) => row.split === split));
-      expect(precision).toBeGreaterThanOrEqual(0.9);
-      expect(recall).toBeGreaterThanOrEqual(0.9);
-    });
-  }
+  it('wants, preferences and negations the word lists missed, to an assistant', () => {
+    for (const sentence of [
+      "I'd prefer a window seat.",
+      'I want to cancel my hotel booking.',
+      'Prove that the square root of 2 is irrational.',
+      'Book the earliest train.',
+    ])
+      expect(isInstructionSentence(sentence), sentence).toBe(true);
+    for (const sentence of [
+      'Thanks for all your help.',
+      'What is the chemical symbol for gold?',
+      'Have a great day!',
+    ])
+      expect(isInstructionSentence(sentence), sentence).toBe(false);
+  });
 
-  it('calls at most 10% of the fresh small talk (labelled after the rules were frozen) instructions', () => {
-    const fresh = rows.filter((row) => row.split === 'fresh');
-    expect(fresh.length).toBeGreaterThan(50);
-    expect(score(fresh).fp / fresh.length).toBeLessThanOrEqual(0.1);
+  it('reads a curly apostrophe as a straight one', () => {
+    for (const [curly, straight] of [
+      ['Don’t summarize the text.', "Don't summarize the text."],
+      ['I’d like two flat whites.', "I'd like two flat whites."],
+      ['Can’t wait!', "Can't wait!"],
+    ] as const) {
+      expect(isInstructionSentence(curly), curly).toBe(isInstructionSentence(straight));
+      expect(isInstructionSentence(curly, 'person'), curly).toBe(isInstructionSentence(straight, 'person'));
+    }
+    expect(isInstructionSentence('Don’t summarize the text.')).toBe(true);
+  });
+
+  it('the other side is an assistant when a system prompt or a tool call shows one, a person otherwise', () => {
+    const chat = messageList();
+    chat.user('Look at this photo I took!');
+    chat.assistant('Wow, that must be so much fun.');
+    expect(instructionContextOf(chat.messages)).toBe('person');
+    const agent = messageList();
+    agent.user('Check the logs.');
+    agent.calls([{ id: 'c1', name: 'read_file', arguments: '{"path":"app.log"}' }]);
+    agent.result({ callId: 'c1', output: 'ok' });
+    expect(instructionContextOf(agent.messages)).toBe('assistant');
+    const prompted = messageList();
+    prompted.user('Check the logs.');
+    expect(
+      instructionContextOf(prompted.messages, [{ role: 'system', content: 'You are a coding agent.' }]),
+    ).toBe('assistant');
+    expect(instructionContextOf(prompted.messages, [{ role: 'developer', content: 'Be brief.' }])).toBe(
+      'assistant',
+    );
+  });
+
+  it('the summary quotes "Check out this photo" said to a friend as nothing, and "Check the logs" to an agent', () => {
+    const none = { task: [], instructions: [] };
+    const chat = messageList();
+    chat.user('Hi! How was the trip?');
+    chat.assistant('Great, thanks!');
+    chat.user('Check out this photo I took!');
+    expect(collectUserSections(chat.messages, none).instructions).toEqual([]);
+    const agent = messageList();
+    agent.user('Hi! Deploy the service.');
+    agent.calls([{ id: 'c1', name: 'deploy', arguments: '{}' }]);
+    agent.result({ callId: 'c1', output: 'deployed' });
+    agent.user('Check the logs for errors after each deploy.');
+    expect(collectUserSections(agent.messages, none).instructions).toEqual([
+      '"Check the logs for errors after each deploy."',
+    ]);
+  });
+
+  it('the context rule: a chat between people quotes no instruction, whatever its wording; the same turns to an agent do', () => {
+    const turns = ['Book the earliest train.', 'Don’t forget the charger.', 'Please call me back tomorrow.'];
+    const none = { task: [], instructions: [] };
+    const chat = messageList();
+    chat.user('Hey, how are you?');
+    chat.assistant('Good! Busy week.');
+    for (const turn of turns) chat.user(turn);
+    expect(instructionContextOf(chat.messages)).toBe('person');
+    expect(collectUserSections(chat.messages, none).instructions).toEqual([]);
+    const agent = messageList();
+    agent.user('You are a travel assistant.', { role: 'system' });
+    agent.user('Hey, how are you?');
+    agent.assistant('Good! How can I help?');
+    for (const turn of turns) agent.user(turn);
+    expect(instructionContextOf(agent.messages)).toBe('assistant');
+    expect(collectUserSections(agent.messages, none).instructions).toEqual(
+      expect.arrayContaining(['"Book the earliest train."']),
+    );
+    for (const turn of turns) {
+      expect(isInstructionSentence(turn, 'person'), turn).toBe(false);
+      expect(isInstructionSentence(turn, 'assistant'), turn).toBe(true);
+    }
+  });
+
+  it('a line of data is no instruction: key armor, a key body line, a pasted token (issue 45: a quoted END line left a flattened key the redactor could not see)', () => {
+    for (const line of [
+      '-----BEGIN RSA PRIVATE KEY-----',
+      '-----END RSA PRIVATE KEY-----',
+      'Rr5z/AZgyML5eDHBGhjNjTECAg/UU6hz9GoUJ9Y3iNka69rBKi7jrrVwaNw9evzC',
+      'AKIAPIYEIVZM7MDZHGBG',
+      'Authorization: Bearer oyT6k4mK/1aj7~RjOe4XN7P8b2py+',
+      '9fceb02d 3f2b8c1e 1c5d7e9f',
+    ])
+      expect(isInstructionSentence(line), line).toBe(false);
+    expect(isInstructionSentence('Deploy build 9fceb02d0ae598e95dc970b74767f19372d61af8 to staging.')).toBe(
+      true,
+    );
   });
 
   it('reads a 10 MB sentence in bounded time (only its head decides)', () => {
-    const huge = `${'please '.repeat(10)}${'word, '.repeat(2_000_000)}`;
+    const huge = `Please book the earliest train. ${'word, '.repeat(2_000_000)}`;
     expect(isInstructionSentence(huge)).toBe(true);
-    expect(isInstructionSentence('word, '.repeat(2_000_000))).toBe(false);
+    expect(isInstructionSentence(`Thanks for all your help! ${'word, '.repeat(2_000_000)}`)).toBe(false);
   });
 });

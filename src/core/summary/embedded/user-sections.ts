@@ -10,7 +10,11 @@
 
 import type { CompactMessage } from '../../messages/message.js';
 import { runSteps, type Steps } from '../../time-slice.js';
-import { isInstructionSentence } from './instruction-sentence.js';
+import {
+  type InstructionContext,
+  instructionContextOf,
+  isInstructionSentence,
+} from './instruction-sentence.js';
 import { findIdentifiers } from './key-identifiers.js';
 import { contentWords, splitSentences } from './units.js';
 
@@ -22,6 +26,13 @@ export const INSTRUCTIONS_TITLE = 'User instructions';
 export const TASK_SHARE = 0.2;
 /** Share of the summary budget the instructions may take. */
 export const INSTRUCTIONS_SHARE = 0.3;
+/**
+ * The model's log-odds a sentence needs to be quoted under "User instructions" (probability
+ * about 0.88): that section takes its room before anything else and is carried into every
+ * later version, so it holds the sure instructions; a sentence the model is less sure of stays
+ * a line of the conversation, where it competes by value like any other (issue 45).
+ */
+export const HEAD_INSTRUCTION_LOG_ODDS = 2;
 /** Longest quote of one message (longer ones are cut at a word). */
 const MAX_QUOTE_CHARS = 700;
 /** Longest user message read for instructions (a paste beyond it is data, not instructions). */
@@ -73,9 +84,9 @@ function quote(text: string, max = MAX_QUOTE_CHARS): string {
   return `"${cut.slice(0, Math.max(0, cut.lastIndexOf(' ')))} …"`;
 }
 
-/** True when `sentence` asks the assistant to do, keep, avoid or prefer something. */
-export function isInstruction(sentence: string): boolean {
-  return isInstructionSentence(sentence);
+/** True when `sentence`, said to `context`, asks the assistant to do, keep, avoid or prefer something. */
+export function isInstruction(sentence: string, context: InstructionContext = 'assistant'): boolean {
+  return isInstructionSentence(sentence, context, HEAD_INSTRUCTION_LOG_ODDS);
 }
 
 /** True when `message` is text the user wrote (not tool results, not injected text). */
@@ -143,15 +154,19 @@ function supersedes(next: LineKeys, earlier: LineKeys): boolean {
 export function collectUserSections(
   messages: readonly CompactMessage[],
   carried: UserSections,
+  sent?: readonly unknown[],
 ): UserSections {
-  return runSteps(collectUserSectionSteps(messages, carried));
+  return runSteps(collectUserSectionSteps(messages, carried, sent));
 }
 
 /** {@link collectUserSections} as {@link Steps}: a pause after each user message, and every few sentences. */
 export function* collectUserSectionSteps(
   messages: readonly CompactMessage[],
   carried: UserSections,
+  sent?: readonly unknown[],
 ): Steps<UserSections> {
+  // Who the user talks to: "Check this out!" is work for an assistant, small talk to a friend.
+  const context = instructionContextOf(messages, sent);
   const task = [...carried.task];
   const instructions = [...carried.instructions];
   const seen = new Set(instructions.map(normalize));
@@ -168,7 +183,7 @@ export function* collectUserSectionSteps(
     let work = 0;
     for (const sentence of splitSentences(text)) {
       if (++work % 16 === 0) yield;
-      if (!isInstruction(sentence) || MARKUP.test(sentence)) continue;
+      if (!isInstruction(sentence, context) || MARKUP.test(sentence)) continue;
       const line = quote(sentence, 400);
       const key = normalize(line);
       if (seen.has(key) || (opening && normalize(opening).includes(key))) continue;

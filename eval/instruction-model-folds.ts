@@ -1,0 +1,126 @@
+/**
+ * Training and leave-one-source-out evaluation of the instruction model (issue 45): train on
+ * every source but one, test on the one left out, for each source in turn. Used by
+ * scripts/train-instruction-model.ts, the floors test and `npm run eval:fidelity`.
+ */
+
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import {
+  FEATURE_BUCKETS,
+  featuresOf,
+  type InstructionContext,
+} from '../src/core/summary/embedded/instruction-features.js';
+import { isInstructionBy } from '../src/core/summary/embedded/instruction-model.js';
+
+/** One labelled sentence of eval/data/instructions/sentences.jsonl. */
+export interface LabelledSentence {
+  text: string;
+  label: 'instruction' | 'other';
+  source: string;
+  license: string;
+  context: InstructionContext;
+}
+
+/** The figures of one held-out source. */
+export interface Fold {
+  source: string;
+  sentences: number;
+  positives: number;
+  precision: number | undefined;
+  recall: number | undefined;
+  /** Share of the source's `other` sentences flagged. */
+  falsePositiveRate: number | undefined;
+}
+
+const DATA = new URL('./data/instructions/sentences.jsonl', import.meta.url);
+const EPOCHS = 12;
+
+export function readLabelled(): LabelledSentence[] {
+  return readFileSync(DATA, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as LabelledSentence);
+}
+
+const rank = (text: string) => createHash('sha1').update(text).digest().readUInt32BE(0);
+
+/**
+ * Logistic regression by stochastic gradient descent, rows in a fixed order (by a hash of their
+ * text), each label weighted so both count alike, the weights averaged over the epochs.
+ */
+export function trainWeights(rows: LabelledSentence[]): Float64Array {
+  // Said to a person, a sentence is never an instruction (the context rule decides): such rows train nothing.
+  const ordered = rows
+    .filter((r) => r.context === 'assistant')
+    .sort((a, b) => rank(a.text) - rank(b.text) || (a.text < b.text ? -1 : 1));
+  // Each (source, label) group weighs alike in total, so a small hand-labelled source counts.
+  const groups = new Map<string, number>();
+  for (const r of ordered)
+    groups.set(`${r.source}|${r.label}`, (groups.get(`${r.source}|${r.label}`) ?? 0) + 1);
+  const share = ordered.length / groups.size;
+  const examples = ordered.map((r) => ({
+    x: featuresOf(r.text, r.context),
+    y: r.label === 'instruction' ? 1 : 0,
+    weight: Math.sqrt(share / (groups.get(`${r.source}|${r.label}`) as number)),
+  }));
+  const w = new Float64Array(FEATURE_BUCKETS);
+  const sum = new Float64Array(FEATURE_BUCKETS);
+  for (let epoch = 0; epoch < EPOCHS; epoch++) {
+    const rate = 0.2 / (1 + epoch);
+    for (const { x, y, weight } of examples) {
+      let z = 0;
+      for (const b of x) z += w[b] as number;
+      const p = 1 / (1 + Math.exp(-z));
+      const g = rate * weight * (y - p);
+      for (const b of x) w[b] = (w[b] as number) + g;
+    }
+    for (let i = 0; i < FEATURE_BUCKETS; i++) sum[i] = (sum[i] as number) + (w[i] as number);
+  }
+  for (let i = 0; i < FEATURE_BUCKETS; i++) sum[i] = (sum[i] as number) / EPOCHS;
+  return sum;
+}
+
+/** Precision, recall and false-positive rate of `model` on `rows`. */
+export function scoreRows(rows: LabelledSentence[], model: ArrayLike<number>, source = 'all'): Fold {
+  let tp = 0;
+  let fp = 0;
+  let fn = 0;
+  let negatives = 0;
+  for (const row of rows) {
+    const said = isInstructionBy(row.text, row.context, model);
+    const truth = row.label === 'instruction';
+    if (!truth) negatives++;
+    if (said && truth) tp++;
+    else if (said) fp++;
+    else if (truth) fn++;
+  }
+  return {
+    source,
+    sentences: rows.length,
+    positives: tp + fn,
+    precision: tp + fp ? tp / (tp + fp) : undefined,
+    recall: tp + fn ? tp / (tp + fn) : undefined,
+    falsePositiveRate: negatives ? fp / negatives : undefined,
+  };
+}
+
+/** One fold a source: trained on the others, scored on it. */
+export function leaveOneSourceOut(rows: LabelledSentence[]): Fold[] {
+  const sources = [...new Set(rows.map((r) => r.source))];
+  return sources.map((source) => {
+    const model = trainWeights(rows.filter((r) => r.source !== source));
+    return scoreRows(
+      rows.filter((r) => r.source === source),
+      model,
+      source,
+    );
+  });
+}
+
+const pct = (x: number | undefined) => (x === undefined ? '   n/a' : `${(100 * x).toFixed(1).padStart(5)}%`);
+
+/** One line of the leave-one-source-out table. */
+export function formatFold(fold: Fold): string {
+  return `  ${fold.source.padEnd(16)} ${String(fold.sentences).padStart(5)} sentences (${String(fold.positives).padStart(4)} instructions)  precision ${pct(fold.precision)}  recall ${pct(fold.recall)}  false positives ${pct(fold.falsePositiveRate)}`;
+}

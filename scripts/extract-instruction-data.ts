@@ -1,0 +1,231 @@
+/**
+ * Builds eval/data/instructions/sentences.jsonl from the raw public sources (issue 45): one
+ * labelled sentence a line, `{text, label, source, license, context}`. The label comes from each
+ * source's own structure (dialogue acts, prompt fields, who is talking), by the rules written in
+ * eval/data/instructions/LABELS.md; nothing is tuned on a model's output.
+ *
+ * Run once by hand (the raw files are not in the repository; they are named in LABELS.md):
+ *   npx tsx scripts/extract-instruction-data.ts <raw-dir>
+ * where <raw-dir> holds sgd/*.json (dstc8-schema-guided-dialogue dev/ and test/ dialogues),
+ * camrest.json (CamRest676.json), selfinstruct.jsonl (user_oriented_instructions.jsonl),
+ * mtbench.jsonl and vicuna.jsonl (FastChat llm_judge questions), tc_*.json (Topical-Chat).
+ */
+
+import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { isDataLine } from '../src/core/summary/embedded/instruction-model.js';
+import { splitSentences } from '../src/core/summary/embedded/units.js';
+
+type Label = 'instruction' | 'other';
+type Context = 'assistant' | 'person';
+interface Row {
+  text: string;
+  label: Label;
+  source: string;
+  license: string;
+  context: Context;
+}
+
+const raw: string = process.argv[2] ?? '';
+if (!raw) throw new Error('usage: npx tsx scripts/extract-instruction-data.ts <raw-dir>');
+const OUT = 'eval/data/instructions/sentences.jsonl';
+const rows: Row[] = [];
+const seen = new Set<string>();
+
+/** A stable pseudo-random order: rows are sampled by a hash of their text, never by Math.random. */
+const rank = (text: string) => createHash('sha1').update(text).digest().readUInt32BE(0);
+
+function push(row: Row): void {
+  const key = `${row.source}|${row.text.toLowerCase()}`;
+  if (seen.has(key) || row.text.length < 2) return;
+  seen.add(key);
+  rows.push(row);
+}
+
+/** Keeps at most `max` rows of `label` from `candidates`, chosen by hash. */
+function sample(candidates: Row[], max: number): Row[] {
+  return [...candidates].sort((a, b) => rank(a.text) - rank(b.text)).slice(0, max);
+}
+
+const words = (text: string) => text.trim().split(/\s+/).length;
+/** A request for information phrased as a request ("Could I get the phone number?"): an ask and a question at once, left out. */
+const ASKED_AS_REQUEST =
+  /^(?:(?:ok|okay|yes|great|thanks|and|also|so|sure)[, ]+)?(?:can|could|may|would|will)\s+(?:i|you|we)\b|\bplease\b/i;
+
+/** A question asking for an answer now (not "can you ..." / "could you ..." which asks for work). */
+const PLAIN_QUESTION = (text: string) =>
+  text.trimEnd().endsWith('?') && !/^(?:please\s+)?(?:can|could|would|will)\s+(?:you|u)\b/i.test(text);
+// --- Schema-Guided Dialogue: user acts. -------------------------------------------------------
+const SGD_DO = new Set([
+  'INFORM_INTENT',
+  'INFORM',
+  'REQUEST_ALTS',
+  'SELECT',
+  'AFFIRM_INTENT',
+  'NEGATE_INTENT',
+]);
+const SGD_NOT = new Set(['THANK_YOU', 'GOODBYE', 'REQUEST', 'AFFIRM', 'NEGATE']);
+/** Acts that make a turn ambiguous ("That one sounds good", "Yes I would", "What else is there?"). */
+const SGD_AMBIGUOUS = new Set(['SELECT', 'AFFIRM_INTENT', 'REQUEST_ALTS', 'REQUEST', 'THANK_YOU', 'GOODBYE']);
+function sgd(): void {
+  const pos: Row[] = [];
+  const neg: Row[] = [];
+  const base = { source: 'sgd', license: 'CC-BY-SA-4.0', context: 'assistant' as const };
+  for (const file of readdirSync(join(raw, 'sgd')).sort()) {
+    const dialogues = JSON.parse(readFileSync(join(raw, 'sgd', file), 'utf8')) as Array<{
+      turns: Array<{
+        speaker: string;
+        utterance: string;
+        frames: Array<{ actions: Array<{ act: string }> }>;
+      }>;
+    }>;
+    for (const dialogue of dialogues) {
+      for (const turn of dialogue.turns) {
+        if (turn.speaker !== 'USER') continue;
+        const acts = turn.frames.flatMap((f) => f.actions.map((a) => a.act));
+        const sentences = splitSentences(turn.utterance);
+        if (acts.every((a) => SGD_NOT.has(a))) {
+          for (const text of sentences)
+            if (!ASKED_AS_REQUEST.test(text)) neg.push({ text, label: 'other', ...base });
+        } else if (
+          sentences.length === 1 &&
+          words(turn.utterance) >= 3 &&
+          acts.some((a) => SGD_DO.has(a)) &&
+          !acts.some((a) => SGD_AMBIGUOUS.has(a)) &&
+          !PLAIN_QUESTION(turn.utterance)
+        ) {
+          pos.push({ text: turn.utterance.trim(), label: 'instruction', ...base });
+        }
+      }
+    }
+  }
+  for (const row of [...sample(pos, 800), ...sample(neg, 600)]) push(row);
+}
+
+// --- CamRest676: user SLU acts. ---------------------------------------------------------------
+function camrest(): void {
+  const dialogues = JSON.parse(readFileSync(join(raw, 'camrest.json'), 'utf8')) as Array<{
+    dial: Array<{ usr: { transcript: string; slu: Array<{ act: string; slots: string[][] }> } }>;
+  }>;
+  const pos: Row[] = [];
+  const neg: Row[] = [];
+  const base = { source: 'camrest676', license: 'Apache-2.0', context: 'assistant' as const };
+  for (const dialogue of dialogues) {
+    // The annotation is the state so far: a turn's own acts are the informs new since the turn before.
+    let before = new Set<string>();
+    for (const { usr } of dialogue.dial) {
+      const informs = usr.slu.filter((a) => a.act === 'inform').map((a) => JSON.stringify(a.slots));
+      const fresh = informs.filter((k) => !before.has(k));
+      const requests = usr.slu.some((a) => a.act === 'request');
+      before = new Set(informs);
+      const sentences = splitSentences(usr.transcript);
+      if (fresh.length === 0) {
+        for (const text of sentences)
+          if (!ASKED_AS_REQUEST.test(text)) neg.push({ text, label: 'other', ...base });
+      } else if (
+        !requests &&
+        sentences.length === 1 &&
+        words(usr.transcript) >= 3 &&
+        !PLAIN_QUESTION(usr.transcript)
+      ) {
+        pos.push({ text: usr.transcript.trim(), label: 'instruction', ...base });
+      }
+    }
+  }
+  for (const row of [...sample(pos, 600), ...sample(neg, 500)]) push(row);
+}
+
+// --- Prompts written for assistants: self-instruct user-oriented, MT-Bench, Vicuna. ------------
+/** A sentence telling the situation or the material, not the task: left out as ambiguous. */
+const BACKGROUND =
+  /^(?:i|i'm|i've|i am|my|we|we're|our|the|this|these|that|it|it's|there|here|he|she|they|a|an|in|as|you are|you're|you will be|you have been)\b/i;
+function promptRows(prompts: string[], source: string, license: string): void {
+  for (const prompt of prompts) {
+    const sentences = splitSentences(prompt);
+    sentences.forEach((text, k) => {
+      // A line of the material (code, a data row, a list marker, a formula) asks nothing: left out.
+      if (isDataLine(text)) return;
+      if (PLAIN_QUESTION(text)) push({ text, label: 'other', source, license, context: 'assistant' });
+      else if (k === sentences.length - 1 || sentences.length === 1 || !BACKGROUND.test(text))
+        push({ text, label: 'instruction', source, license, context: 'assistant' });
+    });
+  }
+}
+function prompts(): void {
+  const self = readFileSync(join(raw, 'selfinstruct.jsonl'), 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => (JSON.parse(line) as { instruction: string }).instruction);
+  promptRows(self, 'self-instruct', 'Apache-2.0');
+  const bench = ['mtbench.jsonl', 'vicuna.jsonl'].flatMap((file) =>
+    readFileSync(join(raw, file), 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .flatMap((line) => (JSON.parse(line) as { turns: string[] }).turns),
+  );
+  promptRows(bench, 'fastchat-bench', 'Apache-2.0');
+}
+
+// --- Topical-Chat: two people talking; nothing is said to an assistant. ------------------------
+const FRIENDLY_IMPERATIVE =
+  /^(?:let|check|look|keep|try|go|come|tell|make|take|don'?t|please|imagine|watch|read|listen|give|get|guess|think|see|enjoy|stay|have (?:a|fun)|be)\b/i;
+function topicalChat(): void {
+  const pool: Row[] = [];
+  const base = { source: 'topical-chat', license: 'CDLA-Sharing-1.0', context: 'person' as const };
+  for (const file of readdirSync(raw)
+    .filter((f) => f.startsWith('tc_'))
+    .sort()) {
+    const chats = JSON.parse(readFileSync(join(raw, file), 'utf8')) as Record<
+      string,
+      { content: Array<{ message: string }> }
+    >;
+    for (const chat of Object.values(chats))
+      for (const turn of chat.content)
+        for (const text of splitSentences(turn.message)) pool.push({ text, label: 'other', ...base });
+  }
+  const imperative = pool.filter((r) => FRIENDLY_IMPERATIVE.test(r.text));
+  for (const row of [...sample(imperative, 300), ...sample(pool, 600)]) push(row);
+}
+
+// --- Hand-labelled rows from issue 35 (oasst1 prompts, SWE-agent user turns). ------------------
+function handLabelled(): void {
+  const file = 'test/fixtures/instructions/labelled-sentences.jsonl';
+  for (const line of readFileSync(file, 'utf8').split('\n').filter(Boolean)) {
+    const row = JSON.parse(line) as { text: string; label: Label; source: string };
+    if (row.source.startsWith('OpenAssistant'))
+      push({
+        text: row.text,
+        label: row.label,
+        source: 'oasst1',
+        license: 'Apache-2.0',
+        context: 'assistant',
+      });
+    else if (row.source.startsWith('SWE-agent'))
+      push({ text: row.text, label: row.label, source: 'swe-agent', license: 'MIT', context: 'assistant' });
+  }
+}
+
+/** Sentences of AGENTS.md and SKILL.md files (instructions to coding agents), labelled by hand. */
+function agentsMd(): void {
+  const file = 'eval/data/instructions/agents-md-hand-labelled.json';
+  for (const row of JSON.parse(readFileSync(file, 'utf8')) as Row[])
+    push({
+      text: row.text,
+      label: row.label,
+      source: row.source,
+      license: row.license,
+      context: row.context,
+    });
+}
+
+sgd();
+camrest();
+agentsMd();
+prompts();
+topicalChat();
+handLabelled();
+writeFileSync(OUT, `${rows.map((r) => JSON.stringify(r)).join('\n')}\n`);
+const counts = new Map<string, number>();
+for (const r of rows) counts.set(`${r.source} ${r.label}`, (counts.get(`${r.source} ${r.label}`) ?? 0) + 1);
+console.log(rows.length, Object.fromEntries(counts));

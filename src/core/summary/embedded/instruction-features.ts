@@ -1,0 +1,189 @@
+/**
+ * The features the instruction model reads from one sentence (issue 45): words and word pairs,
+ * the opening words of the sentence and of each clause (where an imperative or "I'd like" stands),
+ * modal and negation shapes, the closing mark, the length, and the conversation's context (is the
+ * other side an AI assistant, or a person). Each feature is a string hashed into a fixed number of
+ * buckets (FNV-1a), so the weights are one small array. Linear in the sentence's length.
+ */
+
+/** Who the user talks to: an AI assistant or service (a system prompt, tools), or a person. */
+export type InstructionContext = 'assistant' | 'person';
+
+/** Number of hash buckets: the weights array's length (a power of two). */
+export const FEATURE_BUCKETS = 1 << 15;
+/** Longest part of a sentence read (a pasted blob beyond it decides nothing). */
+export const MAX_SENTENCE_CHARS = 600;
+/** Most words read from one sentence. */
+const MAX_WORDS = 60;
+
+/** FNV-1a over a string's UTF-16 units, masked into the buckets. */
+export function bucketOf(feature: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < feature.length; i++) {
+    hash ^= feature.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193);
+  }
+  return (hash >>> 0) & (FEATURE_BUCKETS - 1);
+}
+
+/** Words that open a sentence without changing what it asks: interjections, connectives. */
+const LEAD_IN = new Set(
+  'ok okay so and but also then now first next just oh hey hi hello well btw anyway alright right yes no yeah sure great thanks actually instead additionally lastly finally plus um hmm'.split(
+    ' ',
+  ),
+);
+
+/** The sentence's words, lower case, with curly apostrophes and quotes made straight. */
+export function wordsOf(sentence: string): string[] {
+  const text = headOf(sentence)
+    .toLowerCase()
+    .replace(/[’‘`´]/g, "'");
+  const out: string[] = [];
+  for (const match of text.matchAll(/[a-z]+(?:'[a-z]+)?|\d+|[,;:?!]/g)) {
+    out.push(/^\d+$/.test(match[0]) ? '<num>' : match[0]);
+    if (out.length >= MAX_WORDS) break;
+  }
+  return out;
+}
+
+/** The part of a sentence read: its first {@link MAX_SENTENCE_CHARS} characters. */
+export function headOf(sentence: string): string {
+  return sentence.length > MAX_SENTENCE_CHARS ? sentence.slice(0, MAX_SENTENCE_CHARS) : sentence;
+}
+
+const FNV_OFFSET = 0x811c9dc5;
+const FNV_PRIME = 0x01000193;
+/** FNV-1a continued over `text` (a feature's hash is its parts hashed in a row, never joined). */
+function mix(hash: number, text: string): number {
+  let h = hash;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), FNV_PRIME);
+  return h;
+}
+const space = (hash: number) => Math.imul(hash ^ 32, FNV_PRIME);
+/** The hash a feature string starting with `P|` starts from: the same feature said to a person. */
+const PERSON_OFFSET = mix(FNV_OFFSET, 'P|');
+
+/** Collects a sentence's buckets, each once (a stamp per bucket instead of a set per sentence). */
+class BucketList {
+  readonly out: number[] = [];
+  constructor(
+    private readonly stamps: Uint32Array,
+    private readonly stamp: number,
+  ) {}
+  add(hash: number): void {
+    const bucket = (hash >>> 0) & (FEATURE_BUCKETS - 1);
+    if (this.stamps[bucket] === this.stamp) return;
+    this.stamps[bucket] = this.stamp;
+    this.out.push(bucket);
+  }
+}
+const stamps = new Uint32Array(FEATURE_BUCKETS);
+let stamp = 0;
+
+/**
+ * The hashed features of `sentence` said in `context`, each bucket once (a feature is there or
+ * not). Each is the FNV-1a hash of a string such as `w:word`, `b:prev word`, `f2:first next`;
+ * said to a person, the opening features, the closing mark and the bias come again with `P|`.
+ */
+export function featuresOf(sentence: string, context: InstructionContext): number[] {
+  const words = wordsOf(sentence);
+  stamp = stamp === 0xffffffff ? 1 : stamp + 1;
+  if (stamp === 1) stamps.fill(0);
+  const list = new BucketList(stamps, stamp);
+  const person = context === 'person';
+  /** Adds the feature `tag` + `parts` joined by spaces, and its person twin when `twin`. */
+  const feature = (twin: boolean, tag: string, a: string, b?: string, c?: string) => {
+    const rest = (h: number) => {
+      let out = mix(h, a);
+      if (b !== undefined) out = mix(space(out), b);
+      if (c !== undefined) out = mix(space(out), c);
+      return out;
+    };
+    list.add(rest(mix(FNV_OFFSET, tag)));
+    if (twin && person) list.add(rest(mix(PERSON_OFFSET, tag)));
+  };
+  const last = headOf(sentence).trimEnd().slice(-1);
+  feature(true, 'bias', '');
+  feature(true, 'end:', last === '?' || last === '!' || last === '.' ? last : 'none');
+  feature(false, 'len:', String(Math.min(6, Math.floor(Math.log2(words.length + 1)))));
+  let prev = '<s>';
+  for (const word of words) {
+    feature(false, 'w:', word);
+    feature(false, 'b:', prev, word);
+    prev = word;
+  }
+  feature(false, 'b:', prev, '</s>');
+  // The opening words of the sentence and of each clause, past the lead-ins.
+  let start = true;
+  let clause = 0;
+  for (let i = 0; i < words.length; i++) {
+    const word = words[i] as string;
+    if (word === ',' || word === ';' || word === ':') {
+      start = true;
+      continue;
+    }
+    if (!start || LEAD_IN.has(word)) continue;
+    start = false;
+    const next = words[i + 1] ?? '</s>';
+    feature(true, 'f:', word);
+    feature(true, 'f2:', word, next);
+    feature(true, 'f3:', word, next, words[i + 2] ?? '</s>');
+    feature(true, clause === 0 ? 'fS:' : 'fC:', word);
+    if (clause++ === 0) openingShape(feature, word, next);
+  }
+  shapeOf(feature, headOf(sentence), words);
+  return list.out;
+}
+
+type AddFeature = (twin: boolean, tag: string, a: string, b?: string, c?: string) => void;
+
+/** Subjects that make the sentence a statement about the speaker or the world, not an ask. */
+const SUBJECTS = new Set(
+  "i i'm i've i'll me my we we're we've our it it's this that these those there there's the a an they they're he she his her its".split(
+    ' ',
+  ),
+);
+/** Modal and auxiliary openings: "could you ...", "do you ...", "is it ...". */
+const AUXILIARIES = new Set(
+  "can could would will shall should may might must do does did is are was were have has had can't won't don't doesn't didn't isn't aren't".split(
+    ' ',
+  ),
+);
+const WH = new Set('what why how who whom whose where when which'.split(' '));
+
+/**
+ * The sentence's first word past the lead-ins, read for its shape: a subject (a statement), an
+ * auxiliary before "you" (a request) or before anything else (a question), a wh-word, or a bare
+ * word, with its ending (a base-form verb "Execute" against a described "Executes", "Executed").
+ */
+function openingShape(feature: AddFeature, word: string, next: string): void {
+  if (SUBJECTS.has(word)) feature(true, 'o:', 'subject');
+  else if (AUXILIARIES.has(word)) feature(true, 'o:', next === 'you' || next === 'u' ? 'aux-you' : 'aux');
+  else if (WH.has(word)) feature(true, 'o:', 'wh');
+  else if (/^[a-z]+$/.test(word)) {
+    feature(true, 'o:', 'bare');
+    feature(false, 'sfx:', word.slice(-2));
+    feature(false, 'sfx:', word.slice(-3));
+  } else feature(true, 'o:', 'other');
+}
+
+/** Modal, wish and negation shapes anywhere, and the sentence's typography (code, a definition list). */
+function shapeOf(feature: AddFeature, text: string, words: readonly string[]): void {
+  const joined = ` ${words.join(' ')} `;
+  if (/ (?:can|could|would|will) (?:you|u) /.test(joined)) feature(true, 'm:', 'modal-you');
+  if (
+    / (?:i'd|i would|we'd|we would) (?:like|love|prefer|rather) | i (?:want|need|wish|prefer) /.test(joined)
+  )
+    feature(true, 'm:', 'want');
+  if (/ (?:please|pls|kindly) /.test(joined)) feature(true, 'm:', 'please');
+  if (/ (?:don't|do not|never|dont|mustn't|shouldn't|avoid|without) /.test(joined))
+    feature(true, 'm:', 'neg');
+  if (/ (?:you|your) /.test(joined)) feature(true, 'm:', 'you');
+  if (/ (?:must|should|has to|have to|needs to|need to) /.test(joined)) feature(true, 'm:', 'must');
+  const lead = text.trimStart();
+  if (lead.startsWith('`')) feature(false, 't:', 'code-first');
+  if (/^[^\s:]{1,40}:\s/.test(lead)) feature(false, 't:', 'label-colon');
+  if (/^[\p{So}\p{Sk}✅❌-]/u.test(lead)) feature(false, 't:', 'bullet');
+  if ((text.match(/`/g)?.length ?? 0) >= 2) feature(false, 't:', 'code');
+  if (/\bhttps?:\/\//.test(text)) feature(false, 't:', 'url');
+}

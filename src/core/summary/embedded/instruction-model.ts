@@ -1,0 +1,87 @@
+/**
+ * "Is this sentence an instruction to the assistant?" as a small learned model (issue 45): a
+ * logistic regression over hashed features (instruction-features.ts), trained by
+ * scripts/train-instruction-model.ts on labelled sentences of seven licensed sources
+ * (eval/data/instructions/LABELS.md). The weights ship in the package (instruction-weights.ts,
+ * one signed byte a bucket) and are decoded once; nothing is downloaded, nothing is random.
+ */
+
+import { FEATURE_BUCKETS, featuresOf, headOf, type InstructionContext } from './instruction-features.js';
+import { INSTRUCTION_WEIGHT_SCALE, INSTRUCTION_WEIGHTS } from './instruction-weights.js';
+
+/** A sentence is an instruction when its score is above this (log-odds 0: probability one half). */
+export const INSTRUCTION_THRESHOLD = 0;
+
+let weights: Float32Array | undefined;
+
+/** The shipped weights, decoded on first use. */
+function shippedWeights(): Float32Array {
+  if (weights) return weights;
+  const bytes = atob(INSTRUCTION_WEIGHTS);
+  const out = new Float32Array(FEATURE_BUCKETS);
+  for (let i = 0; i < FEATURE_BUCKETS && i < bytes.length; i++) {
+    const byte = bytes.charCodeAt(i);
+    out[i] = (byte > 127 ? byte - 256 : byte) * INSTRUCTION_WEIGHT_SCALE;
+  }
+  weights = out;
+  return out;
+}
+
+/** The model's log-odds that `sentence`, said in `context`, is an instruction. */
+export function instructionScore(
+  sentence: string,
+  context: InstructionContext = 'assistant',
+  model: ArrayLike<number> = shippedWeights(),
+): number {
+  let score = 0;
+  for (const bucket of featuresOf(sentence, context)) score += model[bucket] ?? 0;
+  return score;
+}
+
+/**
+ * True when `sentence`, said in `context`, is an instruction by `model`: never a line of data (a
+ * key's armor or body, a token without words) and never a sentence said to a person (the context
+ * rule: between people, "Check this out!" is no work for an assistant); else the model decides.
+ */
+export function isInstructionBy(
+  sentence: string,
+  context: InstructionContext = 'assistant',
+  model: ArrayLike<number> = shippedWeights(),
+  threshold = INSTRUCTION_THRESHOLD,
+): boolean {
+  if (context === 'person' || isDataLine(sentence)) return false;
+  return instructionScore(sentence, context, model) > threshold;
+}
+
+/** Key armor, as in `-----BEGIN RSA PRIVATE KEY-----` or `---- END SSH2 PUBLIC KEY ----`. */
+const ARMOR = /-{4,}\s?(?:BEGIN|END)\b/;
+/** A word: letters, an apostrophe or hyphen inside, punctuation around. */
+const WORD = /^[("'“‘*_[]*[A-Za-z]{2,}(?:['’-][A-Za-z]+)*[)"'”’.,!?;:*_\]]*$/;
+
+/**
+ * True when `sentence` is data rather than prose: key armor, or a line of no word or where words
+ * are under a fifth of the tokens (a key's body line, a pasted token, a hash list, a CSV row).
+ * Such a line quoted alone would also be cut from the context that lets the redactor see it.
+ */
+export function isDataLine(sentence: string): boolean {
+  const head = headOf(sentence);
+  if (ARMOR.test(head)) return true;
+  const tokens = head.trim().split(/\s+/, 64).filter(Boolean);
+  if (tokens.length === 0) return true;
+  let words = 0;
+  for (const token of tokens) if (WORD.test(token)) words++;
+  return words === 0 || words * 5 < tokens.length;
+}
+
+/** Weights as signed bytes in base64, and the scale that turns a byte back into a weight. */
+export function encodeWeights(model: ArrayLike<number>): { base64: string; scale: number } {
+  let max = 0;
+  for (let i = 0; i < model.length; i++) max = Math.max(max, Math.abs(model[i] ?? 0));
+  const scale = Number((max / 127 || 1).toPrecision(6));
+  let binary = '';
+  for (let i = 0; i < model.length; i++) {
+    const byte = Math.max(-127, Math.min(127, Math.round((model[i] ?? 0) / scale)));
+    binary += String.fromCharCode(byte & 0xff);
+  }
+  return { base64: btoa(binary), scale };
+}

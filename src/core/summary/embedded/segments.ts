@@ -2,7 +2,8 @@
  * Dated segments and speakers. A date stamp opening a message (`[8 May 2023]`,
  * `1:56 pm on 8 May, 2023`, `2023-05-08`), or a timestamp in the message's metadata, opens a
  * dated segment; a `Name:` prefix (a name seen on two lines or more) is the speaker. Relative
- * dates ("yesterday", "last Friday", "3 days ago") are resolved against the segment's date.
+ * dates ("yesterday", "last Friday", "3 days ago") are resolved against the segment's date
+ * (`relative-dates.ts`).
  */
 import type { CompactMessage } from '../../messages/message.js';
 import { type Segment, UNDATED_LABEL } from './types.js';
@@ -182,5 +183,3 @@ export function placeMessages(messages: readonly CompactMessage[], segments: Seg
     return { segment: current, parts: speakerParts(text, roleSpeaker(message), speakers) };
   });
 }
-
-export { annotateRelativeDate } from './relative-dates.js';

@@ -320,9 +320,10 @@ export class EmbeddedSummarizer implements Summarizer {
     yield;
     const facts = yield* toolFactSteps(request.messages);
     yield;
+    // No tool call now or in the previous summary (its tool lines read `- name(args) → ...`).
     const betweenPeople =
       facts.length === 0 &&
-      !/^- [^\n:]*\(.*→/m.test(previous.rest ?? '') &&
+      !/^- [\w.:-]{1,64}\(/m.test(previous.rest ?? '') &&
       findSpeakers(request.messages).size >= 2;
     const headRoom = betweenPeople ? Math.floor(maxTokens * PEOPLE_HEAD_SCALE) : maxTokens;
     const head = renderUserSections(sections, headRoom, countTokens);

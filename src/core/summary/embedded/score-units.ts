@@ -141,7 +141,7 @@ export interface ScoreOptions {
 /** A unit all of whose words are in at least this many units is a recurring theme. */
 const THEME_UNITS = 3;
 /** Weight of a word common in general English, next to 1 more for one the table does not hold. */
-const GENERAL_FLOOR = 0.5;
+const GENERAL_FLOOR = 1;
 /** Value factor of an excerpt unit: below any unit of the conversation. */
 const FILLER_WEIGHT = 0.01;
 const NUMERIC = /^[\d.,:/-]+$/;

@@ -21,12 +21,18 @@
  * issue 45 its oasst1 and SWE-agent rows are training data of the instruction model), and the
  * instruction model's leave-one-source-out table (eval/instruction-model-folds.ts).
  *
+ * Then compacts real long chats between two people (LoCoMo, eval/data/locomo) rolling at 1/8
+ * and prints the short factual answers still answerable from the request, a same-size
+ * window's, and small talk's share of the summary (issue 45; eval/real-chat-facts.ts), on the
+ * tuning set and on the held-out conversations.
+ *
  * Flags: `--json` prints the runs and rows as JSON instead of the table; `--out FILE`
  * writes that JSON to FILE as well; `--seeds N` planted sessions (default 5);
  * `--ratios 5,10,20`; `--strategies task_state,brief`; `--no-swe-agent`; `--recall-seeds N` personal
  * conversations and agent runs each (default 5); `--recall-ratios 4,8,16`; `--no-recall`;
  * `--instruction-seeds N` sessions per kind and window (default 2); `--no-instructions`;
- * `--no-budget` skips the budget-use rows (eval/budget-use.ts).
+ * `--no-budget` skips the budget-use rows (eval/budget-use.ts); `--no-real-chats` skips the
+ * LoCoMo rows.
  * Env: OPENAI_API_KEY / ANTHROPIC_API_KEY add the LLM summarizers (models from
  * FIDELITY_OPENAI_MODEL, default gpt-4o-mini, and FIDELITY_ANTHROPIC_MODEL, default
  * claude-haiku-4-5); they run one-shot only.
@@ -59,6 +65,13 @@ import {
 import { noisyPersonalSession } from './noisy-personal-sessions.js';
 import { personalSession } from './personal-sessions.js';
 import { plantedSession } from './planted-session.js';
+import {
+  formatRealChats,
+  LOCOMO_SETS,
+  type RealChatRun,
+  runRealChats,
+  totalRuns,
+} from './real-chat-facts.js';
 import { loadSweAgentSessions } from './swe-agent-sessions.js';
 
 /** The spec's figure: share of key facts to retain at 10:1 with the embedded summarizer (task_state). */
@@ -110,6 +123,7 @@ function readOptions() {
       'instruction-seeds': { type: 'string', default: '2' },
       'no-instructions': { type: 'boolean', default: false },
       'no-budget': { type: 'boolean', default: false },
+      'no-real-chats': { type: 'boolean', default: false },
     },
   }).values;
 }
@@ -205,6 +219,9 @@ async function main(): Promise<void> {
           'personal-noisy': [1, 2, 3].map((seed) => noisyPersonalSession({ seed })),
         },
       });
+  const realChats: Record<string, RealChatRun[]> = {};
+  if (!values['no-real-chats'])
+    for (const [set, ids] of Object.entries(LOCOMO_SETS)) realChats[set] = await runRealChats(ids);
   const json = JSON.stringify(
     {
       generatedBy: 'eval/fidelity.ts',
@@ -216,6 +233,9 @@ async function main(): Promise<void> {
       labels: labels.map(({ wrong, ...score }) => score),
       instructionModelFolds: folds,
       budget,
+      realChats: Object.fromEntries(
+        Object.entries(realChats).map(([set, runs]) => [set, { runs, total: totalRuns(runs) }]),
+      ),
     },
     null,
     2,
@@ -229,6 +249,8 @@ async function main(): Promise<void> {
     for (const line of formatLabelScores(labels).slice(-2)) log(line);
     log(foldVerdict(folds));
     if (budget.length > 0) log(formatBudgetUse(budget).at(-1)!);
+    for (const [set, runs] of Object.entries(realChats))
+      for (const line of formatRealChats(runs, set).slice(-3)) log(line);
     return;
   }
   log('');
@@ -248,6 +270,18 @@ async function main(): Promise<void> {
       'Budget use after compaction (issue 35): tokensAfter / targetTokens of every compaction that folded history (default policy, built-in summarizer, compact() before every call); chat in a window of 1/8 of the conversation.',
     );
     for (const line of formatBudgetUse(budget)) log(line);
+  }
+  printRealChats(log, realChats);
+}
+
+/** Issue 45: facts over small talk on real chats between people, tuning set and held out. */
+function printRealChats(log: (line: string) => void, realChats: Record<string, RealChatRun[]>): void {
+  for (const [set, runs] of Object.entries(realChats)) {
+    log('');
+    log(
+      `Real chats between two people (LoCoMo, ${set}: ${runs.map((r) => r.name).join(', ')}), default policy, built-in summarizer, compact() after every message in a window of 1/8 of the chat. answers = QA answers of <= 5 words (not yes/no); ceiling = those answerable from the whole chat (every content word in one line, relative dates resolved); retained / window kept = of the ceiling, in the last request / in a sliding window of its size; small talk = tokens of summary sentences with no number, date, proper noun or rare word.`,
+    );
+    for (const line of formatRealChats(runs, set)) log(line);
   }
 }
 

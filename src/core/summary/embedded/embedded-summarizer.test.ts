@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { messageList } from '../../../../test/support/compact-messages.js';
 import { tokenCounterFor } from '../../counting/token-counter.js';
-import { EmbeddedSummarizer } from './index.js';
+import { EmbeddedSummarizer, PEOPLE_HEAD_SCALE } from './index.js';
 
 const counter = tokenCounterFor('gpt-4o');
 const countTokens = (text: string) => counter.countText(text);
@@ -342,5 +342,39 @@ describe('excerpts of folded tool results (issue 35)', () => {
     expect(next).toContain('shard s42');
     expect(next).toContain('replica r0 of shard s42');
     expect(countTokens(next)).toBeLessThanOrEqual(150);
+  });
+
+  it('a chat between two people gives the user sections a fifth of their room: the rest goes to facts', () => {
+    const asks = [
+      'Let me know if you want any tips!',
+      'Check out this photo I took of the lake!',
+      'Keep it up, you are doing great!',
+      'Make sure you take care of yourself!',
+      'Tell me more about your trip when you can!',
+      'Show me the painting when it is done!',
+    ];
+    const between = messageList();
+    const alone = messageList();
+    asks.forEach((ask, k) => {
+      between.user(`Caroline: ${ask}`);
+      between.assistant(
+        `Melanie: We moved to Tacoma in ${2010 + k} and I adopted a beagle named Biscuit${k}.`,
+      );
+      alone.user(ask);
+      alone.assistant(`We moved to Tacoma in ${2010 + k} and I adopted a beagle named Biscuit${k}.`);
+    });
+    const maxTokens = 240;
+    const head = (text: string) => {
+      const end = text.search(/\n## (?!Task|User instructions)/);
+      return text.startsWith('## ') && end > 0 && !text.startsWith('## 8') ? text.slice(0, end) : '';
+    };
+    const people = run(between.messages, maxTokens);
+    // The head's room is (task + instructions share) x PEOPLE_HEAD_SCALE of the budget, plus its headings.
+    expect(PEOPLE_HEAD_SCALE).toBeLessThanOrEqual(0.2);
+    expect(countTokens(head(people))).toBeLessThanOrEqual(Math.ceil(maxTokens * 0.5 * 0.2) + 10);
+    expect(people).toContain('Biscuit');
+    // A user talking to an assistant keeps the whole room for what they asked.
+    const assistant = run(alone.messages, maxTokens);
+    expect(countTokens(head(assistant))).toBeGreaterThan(countTokens(head(people)));
   });
 });

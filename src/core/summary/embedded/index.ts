@@ -8,15 +8,22 @@ import { runSteps, runStepsYielding, SLICE_MS, type Steps } from '../../time-sli
 import type { SummarizeRequest, SummarizeResult, Summarizer } from '../summarizer.js';
 import { findIdentifiers, IdentifierLedger, pickKeyIdentifierSteps } from './key-identifiers.js';
 import { parsePrevious, supersedeCarriedSteps } from './parse-previous.js';
+import { annotateRelativeDate } from './relative-dates.js';
 import { renderSummary } from './render-summary.js';
 import { scoreUnitSteps } from './score-units.js';
-import { annotateRelativeDate, placeMessages } from './segments.js';
+import { findSpeakers, placeMessages } from './segments.js';
 import { selectUnitSteps, weakestUnits } from './select-units.js';
 import { MAX_REVEALED_IDS, type ToolFact, toolFactSteps } from './tool-facts.js';
 import { EXCERPT_SPEAKER, type Segment, type Unit, type UnitSource } from './types.js';
 import { contentWords, excerptUnits, textUnits } from './units.js';
 import { collectUserSectionSteps, renderUserSections, splitUserSections } from './user-sections.js';
 
+/**
+ * Scale of the user sections' room in a chat between people (two or more `Name:` speakers, no
+ * tool call): what one person asks the other is no order to the assistant, and the room goes
+ * to the facts of the conversation.
+ */
+export const PEOPLE_HEAD_SCALE = 0.2;
 /** Share of the budget the key identifiers may take. */
 export const KEY_IDS_SHARE = 0.25;
 /** Tokens of a section heading line in the summary (`## Conversation`). */
@@ -311,9 +318,15 @@ export class EmbeddedSummarizer implements Summarizer {
     const previous = splitUserSections(request.previousSummary);
     const sections = yield* collectUserSectionSteps(request.messages, previous, request.sentPrefix?.messages);
     yield;
-    const head = renderUserSections(sections, maxTokens, countTokens);
-    yield;
     const facts = yield* toolFactSteps(request.messages);
+    yield;
+    // No tool call now or in the previous summary (its tool lines read `- name(args) → ...`).
+    const betweenPeople =
+      facts.length === 0 &&
+      !/^- [\w.:-]{1,64}\(/m.test(previous.rest ?? '') &&
+      findSpeakers(request.messages).size >= 2;
+    const headRoom = betweenPeople ? Math.floor(maxTokens * PEOPLE_HEAD_SCALE) : maxTokens;
+    const head = renderUserSections(sections, headRoom, countTokens);
     yield;
     const extraction = yield* extractSteps(request.messages, previous.rest, facts);
     if (head) extraction.units = yield* unquotedUnitSteps(extraction.units, head);

@@ -12,6 +12,7 @@
 import { runSteps, type Steps } from '../../time-slice.js';
 import { findIdentifiers } from './key-identifiers.js';
 import type { Unit } from './types.js';
+import { generalRarity, wordRank } from './word-rarity.js';
 
 /** Inverse document frequency of each content word over `units` (each unit a document). */
 export function inverseDocumentFrequency(units: readonly Pick<Unit, 'words'>[]): Map<string, number> {
@@ -61,6 +62,21 @@ function hasProperNoun(text: string): boolean {
     first = false;
   }
   return false;
+}
+
+/** A word ranked past this in general English is rare: it carries information. */
+export const RARE_WORD_RANK = 3000;
+/** Value factor of a unit that carries no information (in a chat between people). */
+const EMPTY_WEIGHT = 0.15;
+
+/**
+ * True when a unit carries information: a number, a date word, a proper noun, or a word
+ * rare in general English (ranked past {@link RARE_WORD_RANK} in the shipped table). A unit
+ * without any ("It was so much fun.", "Keep it up!") is small talk.
+ */
+export function carriesInformation(text: string, words: readonly string[]): boolean {
+  if (HAS_NUMBER.test(text) || DATE_WORD.test(text) || hasProperNoun(text)) return true;
+  return words.some((word) => wordRank(word) > RARE_WORD_RANK);
 }
 
 /** True for an identifier named in few units (a path named everywhere is no key fact). */
@@ -124,6 +140,8 @@ export interface ScoreOptions {
 
 /** A unit all of whose words are in at least this many units is a recurring theme. */
 const THEME_UNITS = 3;
+/** Weight of a word common in general English, next to 1 more for one the table does not hold. */
+const GENERAL_FLOOR = 1;
 /** Value factor of an excerpt unit: below any unit of the conversation. */
 const FILLER_WEIGHT = 0.01;
 const NUMERIC = /^[\d.,:/-]+$/;
@@ -176,7 +194,9 @@ export function* scoreUnitSteps(units: Unit[], options: ScoreOptions): Steps<Map
       continue;
     }
     let rarity = 0;
-    for (const word of unit.words) rarity += (idf.get(word) ?? 0) * wordWeight(word);
+    // Rare in the conversation and rare in English: "Sweden" outweighs "time" said as seldom.
+    for (const word of unit.words)
+      rarity += (idf.get(word) ?? 0) * wordWeight(word) * (GENERAL_FLOOR + generalRarity(word));
     // A theme that keeps coming back (every word of it in several other units) collapses: its
     // earlier mentions count for little, the novelty discount does the rest.
     if (!unit.tool && unit.words.length > 0 && unit.words.every((w) => (df.get(w) ?? 0) >= THEME_UNITS))
@@ -185,8 +205,11 @@ export function* scoreUnitSteps(units: Unit[], options: ScoreOptions): Steps<Map
       ? toolSignal(unit.tool, unit.text, rare)
       : textSignal(unit.text, unit.source, options.agentic, rare);
     const recency = 1 + 0.15 * Math.max(0, unit.order / maxOrder);
+    // Between people, a line with no name, number, date or rare word is small talk.
+    const empty =
+      !options.agentic && !unit.tool && !unit.filler && !carriesInformation(unit.text, unit.words);
     // An excerpt only fills room no other unit can use.
-    unit.value = rarity * signal * recency * (unit.filler ? FILLER_WEIGHT : 1);
+    unit.value = rarity * signal * recency * (unit.filler ? FILLER_WEIGHT : 1) * (empty ? EMPTY_WEIGHT : 1);
   }
   return idf;
 }

@@ -1,14 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { messageList } from '../../../../test/support/compact-messages.js';
-import {
-  annotateRelativeDate,
-  findSpeakers,
-  formatDate,
-  metaDate,
-  parseStamp,
-  placeMessages,
-  speakerParts,
-} from './segments.js';
+import { annotateRelativeDate } from './relative-dates.js';
+import { findSpeakers, formatDate, metaDate, parseStamp, placeMessages, speakerParts } from './segments.js';
 import type { Segment } from './types.js';
 
 describe('segments', () => {

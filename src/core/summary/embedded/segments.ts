@@ -2,7 +2,8 @@
  * Dated segments and speakers. A date stamp opening a message (`[8 May 2023]`,
  * `1:56 pm on 8 May, 2023`, `2023-05-08`), or a timestamp in the message's metadata, opens a
  * dated segment; a `Name:` prefix (a name seen on two lines or more) is the speaker. Relative
- * dates ("yesterday", "last Friday", "3 days ago") are resolved against the segment's date.
+ * dates ("yesterday", "last Friday", "3 days ago") are resolved against the segment's date
+ * (`relative-dates.ts`).
  */
 import type { CompactMessage } from '../../messages/message.js';
 import { type Segment, UNDATED_LABEL } from './types.js';
@@ -23,7 +24,6 @@ export const MONTHS = [
   'December',
 ];
 const MONTH_INDEX = new Map(MONTHS.flatMap((m, i) => [[m.slice(0, 3).toLowerCase(), i] as const]));
-const WEEKDAYS = ['sunday', 'monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday'];
 
 /** A stamp line is at most this long. */
 const MAX_STAMP_CHARS = 80;
@@ -182,37 +182,4 @@ export function placeMessages(messages: readonly CompactMessage[], segments: Seg
     const text = stamp ? stamp.rest : message.text;
     return { segment: current, parts: speakerParts(text, roleSpeaker(message), speakers) };
   });
-}
-
-const RELATIVE =
-  /\b(yesterday|today|tonight|this morning|last night|last (?:sunday|monday|tuesday|wednesday|thursday|friday|saturday)|(\d{1,2}|two|three|four|five|six|seven|a couple of) days ago)\b/i;
-const SMALL_NUMBERS: Record<string, number> = {
-  two: 2,
-  three: 3,
-  four: 4,
-  five: 5,
-  six: 6,
-  seven: 7,
-  'a couple of': 2,
-};
-
-/**
- * Resolves the first relative date in `text` against `date`: inserts the date it means
- * right after the phrase (`yesterday (7 May 2023)`). Returns `text` unchanged when there
- * is no date or no relative phrase.
- */
-export function annotateRelativeDate(text: string, date: Date | undefined): string {
-  if (!date) return text;
-  const match = RELATIVE.exec(text);
-  if (!match) return text;
-  const phrase = match[1]!.toLowerCase();
-  let offset = 0;
-  if (phrase === 'yesterday' || phrase === 'last night') offset = 1;
-  else if (phrase.startsWith('last ')) {
-    const day = WEEKDAYS.indexOf(phrase.slice(5));
-    offset = (date.getUTCDay() - day + 7) % 7 || 7;
-  } else if (match[2]) offset = SMALL_NUMBERS[match[2].toLowerCase()] ?? Number(match[2]);
-  const resolved = formatDate(new Date(date.getTime() - offset * 86_400_000));
-  const end = match.index + match[0].length;
-  return `${text.slice(0, end)} (${resolved})${text.slice(end)}`;
 }

@@ -1,0 +1,49 @@
+import { describe, expect, it } from 'vitest';
+import {
+  answerable,
+  isSmallTalk,
+  LOCOMO_SETS,
+  loadRealChat,
+  REAL_CHAT_RETAINED_TARGET,
+  REAL_CHAT_SMALL_TALK_TARGET,
+  runRealChats,
+  summarySentences,
+  totalRuns,
+} from './real-chat-facts.js';
+
+/** Retained / same-size window on the held-out chats: measured 2.1x; issue 45's goal (4x) is not met yet. */
+const WINDOW_MULTIPLE_FLOOR = 2;
+
+describe('real chats between two people (LoCoMo, issue 45)', () => {
+  it('load as dated sessions of named turns with short answers to look for', () => {
+    const chat = loadRealChat('42');
+    expect(chat.messages.length).toBeGreaterThan(500);
+    expect(String(chat.messages[0]!.content)).toMatch(/^\d{1,2}:\d{2} [ap]m on \d{1,2} \w+, \d{4}\n\w+: /);
+    expect(chat.answers.length).toBeGreaterThan(100);
+    for (const { answer } of chat.answers) expect(answer.trim().split(/\s+/).length).toBeLessThanOrEqual(5);
+  });
+
+  it('count an answer only when its words share one line, and small talk only without a fact', () => {
+    const lines = [new Set(['moved', 'from', 'sweden']), new Set(['abstract']), new Set(['art'])];
+    expect(answerable('Sweden', lines)).toBe(true);
+    expect(answerable('abstract art', lines)).toBe(false);
+    const speakers = new Set(['Caroline', 'Melanie']);
+    expect(isSmallTalk('That must be so much fun!', speakers)).toBe(true);
+    expect(isSmallTalk('Keep it up, Melanie!', speakers)).toBe(true);
+    expect(isSmallTalk('My grandma gave me this necklace in Sweden.', speakers)).toBe(false);
+    expect(isSmallTalk('I started playing guitar five years ago.', speakers)).toBe(false);
+    expect(
+      summarySentences('## Key entities and identifiers\n- X-1\n## 8 May 2023\n- Mel: Hi there. I ran.'),
+    ).toEqual(['Hi there.', 'I ran.']);
+  });
+
+  it('rolling at 1/8, the held-out chats keep >= 35% of short answers, >= 2x a same-size window, small talk <= 10%', async () => {
+    const total = totalRuns(await runRealChats(LOCOMO_SETS['held-out']));
+    expect(total.ceiling).toBeGreaterThan(200);
+    expect(total.retainedShare).toBeGreaterThanOrEqual(REAL_CHAT_RETAINED_TARGET);
+    expect(total.windowMultiple).toBeGreaterThanOrEqual(WINDOW_MULTIPLE_FLOOR);
+    expect(total.smallTalkShare).toBeLessThanOrEqual(REAL_CHAT_SMALL_TALK_TARGET);
+    // The request after the last compaction fills its target.
+    expect(total.targetFill).toBeGreaterThanOrEqual(0.9);
+  }, 300_000);
+});

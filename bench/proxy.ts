@@ -49,6 +49,8 @@ export interface ProxySizeFigures {
   messages: number;
   bodyBytes: number;
   calls: number;
+  /** CPU milliseconds of the proxy's process per request (user and system; the floor's timing left out). */
+  cpu: number;
   direct: Spread;
   added: Spread;
   /** `JSON.parse` of the body decoded from bytes, in the proxy's process. */
@@ -155,6 +157,7 @@ async function measureSize(
   const firstDirect: number[] = [];
   const firstAdded: number[] = [];
   const total = CALLS + (streams ? STREAM_CALLS : 0);
+  const cpuBefore = await proxy.ask<number>({ cpu: true }, 'cpu');
   for (let call = 0; call < total; call++) {
     messages.push({ role: 'user', content: `follow-up ${call}: run the tests again` });
     const stream = call >= CALLS;
@@ -178,6 +181,7 @@ async function measureSize(
       floor.push(...(await proxy.ask<number[]>({ floorOf: true, repeat: 1 }, 'floor')));
     }
   }
+  const cpu = ((await proxy.ask<number>({ cpu: true }, 'cpu')) - cpuBefore) / total;
   const logs = (await proxy.ask<ProxyLogEntry[]>({ logs: true }, 'logs')).slice(0, CALLS);
   const of = (key: keyof ProxyLogEntry) => spread(logs.map((entry) => Number(entry[key] ?? 0)));
   return {
@@ -185,6 +189,7 @@ async function measureSize(
     messages: count,
     bodyBytes: first.length,
     calls: CALLS,
+    cpu,
     direct: spread(direct),
     added: spread(added),
     floor: spread(floor),
@@ -199,7 +204,7 @@ async function measureSize(
     serialize: of('serializeMs'),
     prepare: of('prepareMs'),
     forward: percentile(
-      logs.map((entry, i) => (entry.upstreamMs ?? 0) - heads[i]!),
+      logs.flatMap((entry, i) => (entry.upstreamMs === undefined ? [] : [entry.upstreamMs - heads[i]!])),
       0.5,
     ),
     ...(streams ? { firstByteDirect: spread(firstDirect), firstByteAdded: spread(firstAdded) } : {}),
@@ -235,6 +240,9 @@ export function printProxyBench(f: ProxyBenchFigures): void {
     );
     console.log(`    straight to the upstream                ${both(s.direct)}`);
     console.log(`    added by the proxy                      ${both(s.added)}`);
+    console.log(
+      `    the proxy process's CPU per request     ${ms(s.cpu)} (mean; waiting for a core not counted)`,
+    );
     console.log(
       `    floor: JSON.parse of the body            ${both(s.floor)}   added/floor p50 ${(s.added.p50 / s.floor.p50).toFixed(2)}  p99 ${(s.added.p99 / s.floor.p99).toFixed(2)}`,
     );

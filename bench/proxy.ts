@@ -14,7 +14,9 @@
  * streams the upstream sends a first event at once and the rest 50 ms later: the time to the
  * first byte through the proxy against straight, which must not include those 50 ms.
  *
- * `PROXY_BENCH_MODULE=<path>` measures another build of src/proxy (a copy of an older one).
+ * `PROXY_BENCH_MODULE=<path>` measures another build of src/proxy (a copy of an older one, its
+ * path from bench/); `PROXY_BENCH_PROF=<dir>` writes the proxy process's CPU profile there;
+ * `PROXY_BENCH_SIZES`, `PROXY_BENCH_CALLS`, `PROXY_BENCH_STREAM_CALLS` change the run.
  */
 import { type ChildProcess, fork } from 'node:child_process';
 import { loadavg } from 'node:os';
@@ -82,7 +84,10 @@ interface Child {
 }
 
 async function start(args: string[]): Promise<Child> {
-  const child = fork(new URL('./proxy-child.ts', import.meta.url), args, { stdio: 'inherit' });
+  const profile = process.env.PROXY_BENCH_PROF;
+  const execArgv = [...process.execArgv];
+  if (profile && args[0] === 'proxy') execArgv.push('--cpu-prof', `--cpu-prof-dir=${profile}`);
+  const child = fork(new URL('./proxy-child.ts', import.meta.url), args, { stdio: 'inherit', execArgv });
   const next = (key: string) =>
     new Promise<Record<string, unknown>>((resolve) => {
       const on = (message: Record<string, unknown>) => {

@@ -2,179 +2,269 @@
  * What the compacting proxy (`agent-compaction proxy`, src/proxy) adds to a request, printed by
  * `npm run bench` (`--no-proxy` skips it; `npx tsx bench/proxy.ts` runs it alone).
  *
- * A Chat Completions history of ~128k tokens (a synthetic coding session) is posted as it is
- * by a stateless client, growing by one user message per call, alternately straight to an
- * upstream on loopback and through the proxy in front of it (warm, below the trigger: the
- * common call). The upstream is a bare `node:http` server that reads the body and answers at
- * once, so the difference per pair is what the proxy adds: reading, parsing and compacting
- * the request, the second loopback hop (the body sent again), and piping the answer back.
- * The proxy's own work (parse, session, compact, the body to send; from its log lines) is
- * printed apart: the rest is moving the bytes, which grows with the machine's load (client,
- * proxy and upstream share this process's event loop). For streams, the
- * upstream sends its first event at once and the rest 50 ms later: the time to the first
- * byte through the proxy against straight, which must not include those 50 ms.
+ * Three processes, as in a deployment: this one is the client; the upstream (a bare
+ * `node:http` provider that reads the body and answers at once) and the proxy in front of it
+ * run in their own (bench/proxy-child.ts). A Chat Completions history of ~8k, ~32k and ~128k
+ * tokens (a synthetic coding session) is posted as a stateless client does, the whole history
+ * every call, growing by one message per call; each call goes straight to the upstream and
+ * through the proxy (in turn, which first alternating), warm and below the trigger (the common
+ * call). What the proxy adds is the difference within each pair. The floor is `JSON.parse` of
+ * the same body decoded from bytes, timed in the proxy's process in the same run: a proxy that
+ * parses each body whole pays at least that. The breakdown is the proxy's own log lines. For
+ * streams the upstream sends a first event at once and the rest 50 ms later: the time to the
+ * first byte through the proxy against straight, which must not include those 50 ms.
+ *
+ * `PROXY_BENCH_MODULE=<path>` measures another build of src/proxy (a copy of an older one, its
+ * path from bench/); `PROXY_BENCH_PROF=<dir>` writes the proxy process's CPU profile there;
+ * `PROXY_BENCH_SIZES`, `PROXY_BENCH_CALLS`, `PROXY_BENCH_STREAM_CALLS` change the run.
  */
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type ChildProcess, fork } from 'node:child_process';
+import { loadavg } from 'node:os';
 import { CompactManager } from '../src/index.js';
-import { type ProxyLogEntry, startProxy } from '../src/proxy/index.js';
+import type { ProxyLogEntry } from '../src/proxy/index.js';
 import { syntheticSession } from '../src/testing/synthetic-session.js';
+import { REST_DELAY_MS } from './proxy-child.js';
 
 const CALLS = Number(process.env.PROXY_BENCH_CALLS ?? 200);
 const STREAM_CALLS = Number(process.env.PROXY_BENCH_STREAM_CALLS ?? 60);
-const REST_DELAY_MS = 50;
-const percentile = (values: number[], p: number) =>
-  [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(values.length * p))]!;
+const SIZES = (process.env.PROXY_BENCH_SIZES ?? '8000,32000,128000').split(',').map(Number);
+const WARM_UP = 10;
 
-/** The proxy's figures (milliseconds). */
-export interface ProxyBenchFigures {
+const percentile = (values: number[], p: number) =>
+  values.length === 0
+    ? Number.NaN
+    : [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(values.length * p))]!;
+
+/** A p50 and a p99 (milliseconds). */
+export interface Spread {
+  p50: number;
+  p99: number;
+}
+const spread = (values: number[]): Spread => ({
+  p50: percentile(values, 0.5),
+  p99: percentile(values, 0.99),
+});
+
+/** The figures of one history size. */
+export interface ProxySizeFigures {
   historyTokens: number;
   messages: number;
+  bodyBytes: number;
   calls: number;
-  directP50: number;
-  overheadP50: number;
-  overheadP99: number;
-  compactP50: number;
-  compactP99: number;
-  prepareP50: number;
-  prepareP99: number;
-  firstByteDirectP50: number;
-  firstByteOverheadP50: number;
-  firstByteOverheadP99: number;
+  /** CPU milliseconds of the proxy's process per request (user and system; the floor's timing left out). */
+  cpu: number;
+  direct: Spread;
+  added: Spread;
+  /** `JSON.parse` of the body decoded from bytes, in the proxy's process. */
+  floor: Spread;
+  /** Messages taken from the last body instead of parsed (median). */
+  reused: number;
+  read: Spread;
+  parse: Spread;
+  session: Spread;
+  compact: Spread;
+  serialize: Spread;
+  prepare: Spread;
+  /** The upstream's answer head through the proxy less straight (median of the differences). */
+  forward: number;
+  firstByteDirect?: Spread;
+  firstByteAdded?: Spread;
 }
 
-/** An upstream that answers at once (JSON), or streams a first event at once and the rest later. */
-async function upstream(): Promise<{ url: string; close: () => Promise<void> }> {
-  const server = createServer((request, response) => {
-    let size = 0;
-    let streamed = false;
-    request.on('data', (chunk: Buffer) => {
-      // The stream flag sits near the start of the body this bench sends.
-      if (size === 0) streamed = chunk.subarray(0, 64).includes('"stream":true');
-      size += chunk.length;
+/** The proxy's figures. */
+export interface ProxyBenchFigures {
+  load: number[];
+  sizes: ProxySizeFigures[];
+}
+
+interface Child {
+  process: ChildProcess;
+  url: string;
+  ask<T>(message: unknown, key: string): Promise<T>;
+}
+
+async function start(args: string[]): Promise<Child> {
+  const profile = process.env.PROXY_BENCH_PROF;
+  const execArgv = [...process.execArgv];
+  if (profile && args[0] === 'proxy') execArgv.push('--cpu-prof', `--cpu-prof-dir=${profile}`);
+  const child = fork(new URL('./proxy-child.ts', import.meta.url), args, { stdio: 'inherit', execArgv });
+  const next = (key: string) =>
+    new Promise<Record<string, unknown>>((resolve) => {
+      const on = (message: Record<string, unknown>) => {
+        if (!(key in message)) return;
+        child.off('message', on);
+        resolve(message);
+      };
+      child.on('message', on);
     });
-    request.on('end', () => {
-      if (!streamed) {
-        response.writeHead(200, { 'content-type': 'application/json' });
-        response.end(
-          JSON.stringify({
-            choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
-            usage: { prompt_tokens: Math.ceil(size / 4), completion_tokens: 1 },
-          }),
-        );
-        return;
-      }
-      response.writeHead(200, { 'content-type': 'text/event-stream' });
-      response.write('data: {"choices":[{"index":0,"delta":{"content":"ok"}}]}\n\n');
-      setTimeout(() => response.end('data: [DONE]\n\n'), REST_DELAY_MS);
-    });
-  });
-  server.keepAliveTimeout = 0;
-  await new Promise<void>((ready) => server.listen(0, '127.0.0.1', ready));
+  const { url } = (await next('url')) as { url: string };
   return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: () => new Promise<void>((done) => server.close(() => done())),
+    process: child,
+    url,
+    ask: async <T>(message: unknown, key: string) => {
+      const reply = next(key);
+      child.send(message as object);
+      return (await reply)[key] as T;
+    },
   };
 }
 
-function history(manager: CompactManager): Record<string, unknown>[] {
+function history(manager: CompactManager, tokens: number): Record<string, unknown>[] {
   const messages: Record<string, unknown>[] = [];
-  for (let seed = 11; manager.estimate(messages, { format: 'openai-chat' }).total < 128_000; seed++) {
-    const part = syntheticSession({ turns: 4, seed, toolDensity: 3, resultChars: 3_300 });
-    messages.push(...part.filter((m) => m.role !== 'system' || messages.length === 0));
+  for (let seed = 11; manager.estimate(messages, { format: 'openai-chat' }).total < tokens; seed++) {
+    const part = syntheticSession({ turns: 2, seed, toolDensity: 3, resultChars: 3_300 });
+    for (const { meta: _libraryOnly, ...message } of part)
+      if (message.role !== 'system' || messages.length === 0) messages.push(message);
   }
   return messages;
 }
 
-/** Posts `messages` to `base`; resolves with the wall time, and the time to the first body byte. */
-async function post(
-  base: string,
-  messages: unknown[],
-  stream: boolean,
-): Promise<{ total: number; first: number }> {
-  const body = `{"stream":${stream},"model":"gpt-4o","messages":${JSON.stringify(messages)}}`;
+const bodyOf = (messages: unknown[], stream: boolean) =>
+  Buffer.from(`{"stream":${stream},"model":"gpt-4o","messages":${JSON.stringify(messages)}}`);
+
+/** Posts `body`; resolves with the wall time, the time to the answer's head and to its first body byte. */
+async function post(base: string, body: Buffer): Promise<{ total: number; head: number; first: number }> {
   const started = performance.now();
   const response = await fetch(`${base}/v1/chat/completions`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: 'Bearer bench' },
     body,
   });
+  const head = performance.now() - started;
   const reader = response.body!.getReader();
   let first = 0;
   for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read())
     if (first === 0) first = performance.now() - started;
-  return { total: performance.now() - started, first };
+  return { total: performance.now() - started, head, first };
 }
 
-/** Runs the bench (about 20 s on a quiet machine). */
-export async function proxyBench(): Promise<ProxyBenchFigures> {
-  const server = await upstream();
-  const manager = new CompactManager({ model: 'gpt-4o', maxContextTokens: 1_000_000 });
-  await manager.ready();
-  const logs: ProxyLogEntry[] = [];
-  const proxy = await startProxy({
-    upstream: server.url,
-    manager,
-    port: 0,
-    log: (entry) => logs.push(entry),
-  });
-  const messages = history(manager);
+async function measureSize(
+  manager: CompactManager,
+  tokens: number,
+  upstream: Child,
+  proxy: Child,
+  streams: boolean,
+): Promise<ProxySizeFigures> {
+  const messages = history(manager, tokens);
   const historyTokens = manager.estimate(messages, { format: 'openai-chat' }).total;
   const count = messages.length;
-  const overhead: number[] = [];
+  const first = bodyOf(messages, false);
+  await proxy.ask({ floor: first.toString('utf8') }, 'ok');
+  for (let i = 0; i < WARM_UP; i++) {
+    messages.push({ role: 'user', content: `warm-up ${i}` });
+    await post(proxy.url, bodyOf(messages, false));
+  }
+  await proxy.ask({ logs: true }, 'logs');
   const direct: number[] = [];
-  const firstOverhead: number[] = [];
+  const added: number[] = [];
+  const heads: number[] = [];
+  const floor: number[] = [];
   const firstDirect: number[] = [];
-  for (let i = 0; i < 10; i++) await post(proxy.url, messages, false); // warm-up (tokenizer, JIT)
-  for (let call = 0; call < CALLS + STREAM_CALLS; call++) {
+  const firstAdded: number[] = [];
+  const total = CALLS + (streams ? STREAM_CALLS : 0);
+  const cpuBefore = await proxy.ask<number>({ cpu: true }, 'cpu');
+  for (let call = 0; call < total; call++) {
     messages.push({ role: 'user', content: `follow-up ${call}: run the tests again` });
     const stream = call >= CALLS;
-    const straight = await post(server.url, messages, stream);
-    const through = await post(proxy.url, messages, stream);
+    const body = bodyOf(messages, stream);
+    let straight: Awaited<ReturnType<typeof post>>;
+    let through: Awaited<ReturnType<typeof post>>;
+    if (call % 2 === 0) {
+      straight = await post(upstream.url, body);
+      through = await post(proxy.url, body);
+    } else {
+      through = await post(proxy.url, body);
+      straight = await post(upstream.url, body);
+    }
     if (stream) {
       firstDirect.push(straight.first);
-      firstOverhead.push(through.first - straight.first);
+      firstAdded.push(through.first - straight.first);
     } else {
       direct.push(straight.total);
-      overhead.push(through.total - straight.total);
+      added.push(through.total - straight.total);
+      heads.push(straight.head);
+      floor.push(...(await proxy.ask<number[]>({ floorOf: true, repeat: 1 }, 'floor')));
     }
   }
-  const compact = logs.slice(10).map((entry) => entry.compactMs ?? 0);
-  const prepare = logs.slice(10).map((entry) => entry.prepareMs ?? 0);
-  await proxy.close();
-  await server.close();
+  const cpu = ((await proxy.ask<number>({ cpu: true }, 'cpu')) - cpuBefore) / total;
+  const logs = (await proxy.ask<ProxyLogEntry[]>({ logs: true }, 'logs')).slice(0, CALLS);
+  const of = (key: keyof ProxyLogEntry) => spread(logs.map((entry) => Number(entry[key] ?? 0)));
   return {
     historyTokens,
     messages: count,
+    bodyBytes: first.length,
     calls: CALLS,
-    directP50: percentile(direct, 0.5),
-    overheadP50: percentile(overhead, 0.5),
-    overheadP99: percentile(overhead, 0.99),
-    compactP50: percentile(compact, 0.5),
-    compactP99: percentile(compact, 0.99),
-    prepareP50: percentile(prepare, 0.5),
-    prepareP99: percentile(prepare, 0.99),
-    firstByteDirectP50: percentile(firstDirect, 0.5),
-    firstByteOverheadP50: percentile(firstOverhead, 0.5),
-    firstByteOverheadP99: percentile(firstOverhead, 0.99),
+    cpu,
+    direct: spread(direct),
+    added: spread(added),
+    floor: spread(floor),
+    reused: percentile(
+      logs.map((entry) => entry.reused ?? 0),
+      0.5,
+    ),
+    read: of('readMs'),
+    parse: of('parseMs'),
+    session: of('sessionMs'),
+    compact: of('compactMs'),
+    serialize: of('serializeMs'),
+    prepare: of('prepareMs'),
+    forward: percentile(
+      logs.flatMap((entry, i) => (entry.upstreamMs === undefined ? [] : [entry.upstreamMs - heads[i]!])),
+      0.5,
+    ),
+    ...(streams ? { firstByteDirect: spread(firstDirect), firstByteAdded: spread(firstAdded) } : {}),
   };
+}
+
+/** Runs the bench (about a minute on a quiet machine). */
+export async function proxyBench(): Promise<ProxyBenchFigures> {
+  const upstream = await start(['upstream']);
+  const module = process.env.PROXY_BENCH_MODULE;
+  const proxy = await start(['proxy', upstream.url, ...(module ? [module] : [])]);
+  const manager = new CompactManager({ model: 'gpt-4o', maxContextTokens: 1_000_000 });
+  await manager.ready();
+  const sizes: ProxySizeFigures[] = [];
+  try {
+    for (const tokens of SIZES)
+      sizes.push(await measureSize(manager, tokens, upstream, proxy, tokens === SIZES.at(-1)));
+  } finally {
+    proxy.process.send({ close: true });
+    upstream.process.send({ close: true });
+  }
+  return { load: loadavg(), sizes };
 }
 
 /** Prints the bench's rows. */
 export function printProxyBench(f: ProxyBenchFigures): void {
   const ms = (value: number) => `${value.toFixed(2)} ms`;
-  console.log(
-    `  history ${f.historyTokens} tokens, ${f.messages} messages, ${f.calls} calls (+1 message each), warm, below the trigger`,
-  );
-  console.log(`  straight to the upstream          p50 ${ms(f.directP50)}`);
-  console.log(`  added by the proxy                p50 ${ms(f.overheadP50)}   p99 ${ms(f.overheadP99)}`);
-  console.log(
-    `  the proxy's own work per request  p50 ${ms(f.prepareP50)}   p99 ${ms(f.prepareP99)} (parse, session, compact, body to send)`,
-  );
-  console.log(`    of which the manager's compact  p50 ${ms(f.compactP50)}   p99 ${ms(f.compactP99)}`);
-  console.log(
-    `  stream: first byte straight p50 ${ms(f.firstByteDirectP50)}; added by the proxy p50 ${ms(f.firstByteOverheadP50)}   p99 ${ms(f.firstByteOverheadP99)} (the rest follows ${REST_DELAY_MS} ms later)`,
-  );
+  const both = (s: Spread) => `p50 ${ms(s.p50)}  p99 ${ms(s.p99)}`;
+  console.log(`  load average ${f.load.map((value) => value.toFixed(2)).join(', ')} (2 cores)`);
+  for (const s of f.sizes) {
+    console.log(
+      `  history ${s.historyTokens} tokens, ${s.messages} messages, ${(s.bodyBytes / 1024).toFixed(0)} KB; ${s.calls} calls (+1 message each), warm, below the trigger`,
+    );
+    console.log(`    straight to the upstream                ${both(s.direct)}`);
+    console.log(`    added by the proxy                      ${both(s.added)}`);
+    console.log(
+      `    the proxy process's CPU per request     ${ms(s.cpu)} (mean; waiting for a core not counted)`,
+    );
+    console.log(
+      `    floor: JSON.parse of the body            ${both(s.floor)}   added/floor p50 ${(s.added.p50 / s.floor.p50).toFixed(2)}  p99 ${(s.added.p99 / s.floor.p99).toFixed(2)}`,
+    );
+    console.log(
+      `    the proxy's own work (log lines): read ${both(s.read)}; parse ${both(s.parse)} (${s.reused} messages reused, median)`,
+    );
+    console.log(
+      `      session ${both(s.session)}; compact ${both(s.compact)}; serialize ${both(s.serialize)}`,
+    );
+    console.log(
+      `      prepare (parse to body) ${both(s.prepare)}; forward (answer head through less straight) p50 ${ms(s.forward)}`,
+    );
+    if (s.firstByteDirect && s.firstByteAdded)
+      console.log(
+        `    stream: first byte straight ${both(s.firstByteDirect)}; added by the proxy ${both(s.firstByteAdded)} (the rest follows ${REST_DELAY_MS} ms later)`,
+      );
+  }
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) printProxyBench(await proxyBench());

@@ -7,14 +7,16 @@
 import { placeBreakpoints } from '../adapters/anthropic/cache-breakpoints.js';
 import { isCompactError } from '../core/errors.js';
 import type { CompactManager } from '../core/manager/compact-manager.js';
+import type { ParsedBodies, ParsedRequest } from './parsed-bodies.js';
 import type { ProxyLogEntry } from './proxy-options.js';
 import type { ProxyRoute } from './proxy-routes.js';
-import { fingerprintSession, headerSession } from './session-of-request.js';
+import { fingerprintSession, fingerprintSpan, headerSession } from './session-of-request.js';
+import { spliceBody } from './splice-body.js';
 
 /** What to forward for one compacted request. */
 export interface CompactedRequest {
-  /** The body to send upstream (the client's own text when nothing changed). */
-  body: string;
+  /** The body to send upstream (the client's own bytes when nothing changed). */
+  body: Buffer;
   /** The session (also the key the usage is recorded under). */
   session: string | undefined;
   /** Whether the answer is streamed (the body's `stream: true`). */
@@ -87,29 +89,63 @@ function isHistory(
   return true;
 }
 
+/** The request's session: the header's, else the fingerprint (taken from the body it extends when it can). */
+function sessionOf(
+  route: ProxyRoute,
+  parsed: ParsedRequest,
+  messages: readonly unknown[],
+  header: string | undefined,
+) {
+  const named = headerSession(header);
+  if (named !== undefined) return { session: named, fingerprint: undefined };
+  const from = parsed.from;
+  if (from?.fingerprint !== undefined && parsed.reused >= from.fingerprintSpan)
+    return { session: from.fingerprint, fingerprint: { id: from.fingerprint, span: from.fingerprintSpan } };
+  const id = fingerprintSession(route.format, messages);
+  return { session: id, fingerprint: { id, span: fingerprintSpan(messages) } };
+}
+
+/** The body to forward for `messages` (the manager's view), splicing the client's bytes where it can. */
+function bodyFor(
+  route: ProxyRoute,
+  parsed: ParsedRequest,
+  messages: readonly unknown[],
+  breakpoints: boolean,
+): Buffer {
+  let next = route.withMessages(parsed.body, messages);
+  if (breakpoints) next = placeBreakpoints(next, true);
+  return spliceBody(parsed, route.messagesKey, next) ?? Buffer.from(JSON.stringify(next));
+}
+
 /** Compacts one request's conversation (see the file's comment). */
 export async function compactRequest(
   manager: CompactManager,
   route: ProxyRoute,
-  text: string,
-  body: Json,
+  parsed: ParsedRequest,
   options: {
     sessionHeader: string | undefined;
     signal: AbortSignal;
     cacheBreakpoints: boolean;
     lastViews: LastViews;
+    bodies: ParsedBodies;
   },
 ): Promise<CompactedRequest> {
+  const { body, bytes } = parsed;
   const streamed = body.stream === true;
   const original = route.messagesOf(body);
   if (original === undefined || original.length === 0)
-    return { body: text, session: undefined, streamed, log: {} };
-  const named = headerSession(options.sessionHeader);
-  const session = named ?? fingerprintSession(route.format, original);
-  const log: Partial<ProxyLogEntry> = { session, sessionFrom: named ? 'header' : 'fingerprint' };
+    return { body: bytes, session: undefined, streamed, log: {} };
+  let mark = performance.now();
+  const { session, fingerprint } = sessionOf(route, parsed, original, options.sessionHeader);
+  options.bodies.remember(session, parsed, route, fingerprint);
+  const log: Partial<ProxyLogEntry> = {
+    session,
+    sessionFrom: options.sessionHeader === undefined ? 'fingerprint' : 'header',
+    sessionMs: performance.now() - mark,
+  };
   const anthropic = route.format === 'anthropic';
   const messages = anthropic ? withoutMessageMarks(original) : original;
-  const started = performance.now();
+  mark = performance.now();
   try {
     const result = await manager.compact(session, messages, {
       ...route.optionsOf(body),
@@ -119,19 +155,21 @@ export async function compactRequest(
       tokensBefore: result.tokensBefore,
       tokensAfter: result.tokensAfter,
       applied: result.applied,
-      compactMs: performance.now() - started,
+      compactMs: performance.now() - mark,
     });
+    mark = performance.now();
     // The view is the history itself (below the trigger, nothing compacted yet): the client's own bytes.
     const history = isHistory(result.messages, messages, options.lastViews.get(session));
     options.lastViews.set(session, history ? result.messages : undefined);
-    if (history) return { body: text, session, streamed, log };
-    let next = route.withMessages(body, result.messages);
-    if (anthropic && options.cacheBreakpoints) next = placeBreakpoints(next, true);
-    return { body: JSON.stringify(next), session, streamed, log };
+    const out = history
+      ? bytes
+      : bodyFor(route, parsed, result.messages, anthropic && options.cacheBreakpoints);
+    log.serializeMs = performance.now() - mark;
+    return { body: out, session, streamed, log };
   } catch (error) {
     if (!isCompactError(error) || options.signal.aborted) throw error;
     log.error = error.code;
-    log.compactMs = performance.now() - started;
-    return { body: text, session, streamed, log };
+    log.compactMs = performance.now() - mark;
+    return { body: bytes, session, streamed, log };
   }
 }

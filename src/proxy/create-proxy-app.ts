@@ -12,8 +12,10 @@ import { isCompactError } from '../core/errors.js';
 import type { MessageFormat } from '../core/messages/message.js';
 import { compactRequest, LastViews } from './compact-request.js';
 import { forwardHeaders, parseUpstream, responseHeaders, upstreamUrl } from './forward-request.js';
+import { DEFAULT_REUSE_BYTES, ParsedBodies } from './parsed-bodies.js';
 import { type CompactionProxyOptions, DEFAULT_MAX_BODY_BYTES, type ProxyLogEntry } from './proxy-options.js';
 import { PROXY_ROUTES, type ProxyRoute } from './proxy-routes.js';
+import { readBody } from './read-body.js';
 import { SESSION_HEADER } from './session-of-request.js';
 import { usageTap } from './usage-tap.js';
 
@@ -29,7 +31,7 @@ interface Forward {
   url: URL;
   method: string;
   headers: Headers;
-  body: ReadableStream<Uint8Array> | string | null;
+  body: ReadableStream<Uint8Array> | Buffer | null;
   signal: AbortSignal;
 }
 
@@ -82,25 +84,16 @@ export function createProxyApp(options: CompactionProxyOptions): Hono {
   const maxSize = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const log = options.log;
   const lastViews = new LastViews();
+  const bodies = new ParsedBodies(options.reuseBytes ?? DEFAULT_REUSE_BYTES);
   const app = new Hono();
+  const tooLarge = () =>
+    proxyError(413, 'request_too_large', `the request body is over the proxy's limit of ${maxSize} bytes`);
   app.onError((error) => {
     // Whatever went wrong is said without the request's content or headers.
     return proxyError(500, 'proxy_error', `the proxy failed: ${(error as Error).name}`);
   });
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
   app.on(['GET', 'HEAD'], '/', (c) => c.body(null, 200));
-  app.use(
-    '*',
-    bodyLimit({
-      maxSize,
-      onError: () =>
-        proxyError(
-          413,
-          'request_too_large',
-          `the request body is over the proxy's limit of ${maxSize} bytes`,
-        ),
-    }),
-  );
   const done = (c: Context, entry: Partial<ProxyLogEntry>, status: number) =>
     log?.({ method: c.req.method, path: c.req.path, status, ...entry });
 
@@ -112,7 +105,7 @@ export function createProxyApp(options: CompactionProxyOptions): Hono {
       return response;
     });
   }
-  app.all('/v1/*', async (c) => {
+  app.all('/v1/*', bodyLimit({ maxSize, onError: tooLarge }), async (c) => {
     const url = upstreamUrl(upstream, c.req.path, new URL(c.req.url).search);
     if (!url) return proxyError(404, 'not_found', 'the proxy does not forward this path');
     const method = c.req.method;
@@ -141,24 +134,25 @@ export function createProxyApp(options: CompactionProxyOptions): Hono {
     route: ProxyRoute,
     entry: Partial<ProxyLogEntry>,
   ): Promise<Response> {
-    const text = await c.req.text();
+    let mark = performance.now();
+    const bytes = await readBody(c, maxSize);
+    if (bytes === undefined) return tooLarge();
     const started = performance.now();
-    let body: Record<string, unknown>;
-    try {
-      body = JSON.parse(text) as Record<string, unknown>;
-      if (body === null || typeof body !== 'object' || Array.isArray(body))
-        throw new TypeError('not an object');
-    } catch {
+    entry.readMs = started - mark;
+    const parsed = bodies.parse(route, bytes);
+    if (parsed === undefined)
       return proxyError(400, 'invalid_request_error', 'the request body is not a JSON object');
-    }
+    entry.parseMs = performance.now() - started;
+    entry.reused = parsed.reused;
     const signal = c.req.raw.signal;
     let compacted: Awaited<ReturnType<typeof compactRequest>>;
     try {
-      compacted = await compactRequest(manager, route, text, body, {
+      compacted = await compactRequest(manager, route, parsed, {
         sessionHeader: c.req.header(SESSION_HEADER),
         signal,
         cacheBreakpoints: options.cacheBreakpoints ?? true,
         lastViews,
+        bodies,
       });
     } catch (error) {
       if (isCompactError(error, 'invalid_config'))
@@ -168,6 +162,7 @@ export function createProxyApp(options: CompactionProxyOptions): Hono {
     Object.assign(entry, compacted.log, { prepareMs: performance.now() - started });
     const url = upstreamUrl(upstream, route.path, new URL(c.req.url).search)!;
     const session = compacted.session;
+    mark = performance.now();
     const upstreamResponse = await callUpstream({
       url,
       method: 'POST',
@@ -175,6 +170,7 @@ export function createProxyApp(options: CompactionProxyOptions): Hono {
       body: compacted.body,
       signal,
     });
+    entry.upstreamMs = performance.now() - mark;
     const tap =
       session === undefined
         ? undefined

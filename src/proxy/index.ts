@@ -4,6 +4,7 @@
  * Needs `hono` and `@hono/node-server` (optional peers). See docs/proxy.md.
  */
 export { createProxyApp } from './create-proxy-app.js';
+export { DEFAULT_REUSE_BYTES } from './parsed-bodies.js';
 export {
   type CompactionProxyOptions,
   DEFAULT_MAX_BODY_BYTES,

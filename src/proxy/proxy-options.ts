@@ -25,13 +25,25 @@ export interface ProxyLogEntry {
   tokensAfter?: number;
   /** True when the request was compacted (a summary or a pruning changed it). */
   applied?: boolean;
+  /** Milliseconds reading the request body off the connection (from the handler's start). */
+  readMs?: number;
+  /** Milliseconds parsing it (only what is new, when it extends the session's last body). */
+  parseMs?: number;
+  /** Messages taken from the session's last body instead of parsed. */
+  reused?: number;
+  /** Milliseconds finding the session. */
+  sessionMs?: number;
   /** Milliseconds spent compacting. */
   compactMs?: number;
+  /** Milliseconds writing the body to forward (0 when the client's own bytes go). */
+  serializeMs?: number;
   /**
    * Milliseconds of the proxy's own work before the upstream call: parsing the body, finding
    * the session, compacting, writing the body to forward (reading the request not included).
    */
   prepareMs?: number;
+  /** Milliseconds from calling the upstream to its answer's head (the upstream's own time included). */
+  upstreamMs?: number;
   /** Why the request was forwarded uncompacted (the `CompactError` code), when it was. */
   error?: string;
 }
@@ -55,6 +67,13 @@ export interface CompactionProxyOptions {
    * @default true
    */
   cacheBreakpoints?: boolean;
+  /**
+   * Bytes of client requests kept (each conversation's last body), so that the next request,
+   * which resends the history, is parsed only where it is new. 0 keeps none: every body is
+   * parsed whole.
+   * @default DEFAULT_REUSE_BYTES (64 MiB)
+   */
+  reuseBytes?: number;
   /** Called once per request, after the answer's head was sent. */
   log?: (entry: ProxyLogEntry) => void;
 }

@@ -12,6 +12,8 @@ export interface ProxyRoute {
   readonly path: string;
   /** The wire format of its messages. */
   readonly format: MessageFormat;
+  /** The top-level key of the body's conversation. */
+  readonly messagesKey: 'messages' | 'input';
   /** The body's conversation, or `undefined` when it holds none the manager can compact. */
   messagesOf(body: Record<string, unknown>): readonly unknown[] | undefined;
   /** What the manager counts beside the messages (system prompt, tool schemas). */
@@ -30,6 +32,7 @@ const arrayAt = (body: Record<string, unknown>, key: string) =>
 const OPENAI_CHAT: ProxyRoute = {
   path: '/v1/chat/completions',
   format: 'openai-chat',
+  messagesKey: 'messages',
   messagesOf: (body) => arrayAt(body, 'messages'),
   optionsOf: (body) => ({ format: 'openai-chat', ...toolsOf(body) }),
   withMessages: (body, messages) => ({ ...body, messages }),
@@ -39,6 +42,7 @@ const OPENAI_CHAT: ProxyRoute = {
 const OPENAI_RESPONSES: ProxyRoute = {
   path: '/v1/responses',
   format: 'openai-responses',
+  messagesKey: 'input',
   messagesOf: (body) => arrayAt(body, 'input'),
   optionsOf: (body) => ({
     format: 'openai-responses',
@@ -52,6 +56,7 @@ const OPENAI_RESPONSES: ProxyRoute = {
 const ANTHROPIC_MESSAGES: ProxyRoute = {
   path: '/v1/messages',
   format: 'anthropic',
+  messagesKey: 'messages',
   messagesOf: (body) => arrayAt(body, 'messages'),
   optionsOf: (body) => ({
     format: 'anthropic',

@@ -24,15 +24,29 @@ const OPENING_ROLES = new Set(['user', 'system', 'developer']);
  * first call on. The system prompt is left out: clients such as Claude Code rebuild it.
  */
 function openingOf(messages: readonly unknown[]): unknown[] {
-  const opening: unknown[] = [];
-  for (const message of messages) {
-    const record = message as Record<string, unknown> | null;
+  const end = openingEnd(messages);
+  return end > 0 ? messages.slice(0, end) : messages.slice(0, 1);
+}
+
+/** The index of the first message after the opening (`messages.length` when all are opening). */
+function openingEnd(messages: readonly unknown[]): number {
+  for (let i = 0; i < messages.length; i++) {
+    const record = messages[i] as Record<string, unknown> | null;
     const type = record?.type;
-    if (type !== undefined && type !== 'message') break; // a Responses tool item or reasoning
-    if (!OPENING_ROLES.has(String(record?.role))) break;
-    opening.push(message);
+    if (type !== undefined && type !== 'message') return i; // a Responses tool item or reasoning
+    if (!OPENING_ROLES.has(String(record?.role))) return i;
   }
-  return opening.length > 0 ? opening : messages.slice(0, 1);
+  return messages.length;
+}
+
+/**
+ * How many leading messages the fingerprint of `messages` depends on: a history that repeats
+ * that many has the same fingerprint. Infinite while every message belongs to the opening (the
+ * next one may too).
+ */
+export function fingerprintSpan(messages: readonly unknown[]): number {
+  const end = openingEnd(messages);
+  return end === messages.length ? Number.POSITIVE_INFINITY : end + 1;
 }
 
 /** `cache_control` marks move from message to message between calls: they are not content. */

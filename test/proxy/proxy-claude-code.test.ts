@@ -9,25 +9,13 @@
  * (`npm install --no-save @anthropic-ai/claude-code`) and sets COMPACT_REQUIRE_AGENT_CLI=1,
  * which turns a missing binary into a failure. Elsewhere the test is skipped with a notice.
  */
-import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { ProviderHandler } from '../../src/testing/provider-test-server.js';
-import { requestViolations } from '../support/tool-loop.js';
+import { agentCli, expectProxiedLoop, freshHome, removeHomes, runCli } from './agent-cli-loop.js';
 import { type ProxiedProvider, startProxiedProvider } from './proxy-fixture.js';
 
-const BIN = process.env.COMPACT_CLAUDE_BIN ?? join(process.cwd(), 'node_modules', '.bin', 'claude');
-const available = existsSync(BIN);
-const required = process.env.COMPACT_REQUIRE_AGENT_CLI === '1';
+const CLAUDE = agentCli('Claude Code', 'claude', 'COMPACT_CLAUDE_BIN', '@anthropic-ai/claude-code');
 const STEPS = 16;
-
-if (!available && !required)
-  console.warn(
-    `[proxy] Claude Code test skipped: no ${BIN} (npm install --no-save @anthropic-ai/claude-code)`,
-  );
 
 /** The scripted model: `seq` through Bash STEPS times (outputs ~700 tokens each), then an answer. */
 function seqLoop(): ProviderHandler {
@@ -50,8 +38,8 @@ function seqLoop(): ProviderHandler {
   };
 }
 
-/** Runs `claude -p` against `baseUrl` in a fresh HOME; resolves with its exit code and output. */
-async function runClaude(baseUrl: string, home: string): Promise<{ code: number | null; out: string }> {
+/** Runs `claude -p` against `baseUrl` in `home`; resolves with its exit code and output. */
+function runClaude(baseUrl: string, home: string) {
   const args = [
     '-p',
     'Count with seq until told to stop.',
@@ -66,59 +54,31 @@ async function runClaude(baseUrl: string, home: string): Promise<{ code: number 
     '--output-format',
     'json',
   ];
-  const child = spawn(BIN, args, {
-    cwd: home,
-    env: {
-      PATH: process.env.PATH,
-      HOME: home,
-      ANTHROPIC_BASE_URL: baseUrl,
-      ANTHROPIC_API_KEY: 'sk-ant-claude-code-test',
-      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-      DISABLE_TELEMETRY: '1',
-      DISABLE_ERROR_REPORTING: '1',
-      DISABLE_AUTOUPDATER: '1',
-      DISABLE_NON_ESSENTIAL_MODEL_CALLS: '1',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
+  return runCli(CLAUDE.bin, args, home, {
+    ANTHROPIC_BASE_URL: baseUrl,
+    ANTHROPIC_API_KEY: 'sk-ant-claude-code-test',
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+    DISABLE_TELEMETRY: '1',
+    DISABLE_ERROR_REPORTING: '1',
+    DISABLE_AUTOUPDATER: '1',
+    DISABLE_NON_ESSENTIAL_MODEL_CALLS: '1',
   });
-  let out = '';
-  child.stdout.on('data', (chunk: Buffer) => {
-    out += chunk.toString('utf8');
-  });
-  child.stderr.on('data', (chunk: Buffer) => {
-    out += chunk.toString('utf8');
-  });
-  const code = await new Promise<number | null>((done) => child.on('close', done));
-  return { code, out };
 }
 
 let running: ProxiedProvider | undefined;
-const homes: string[] = [];
 afterAll(async () => {
   await running?.close();
-  for (const home of homes) await rm(home, { recursive: true, force: true });
+  await removeHomes();
 });
 
-describe.skipIf(!available && !required)('Claude Code through the proxy', () => {
+describe.skipIf(!CLAUDE.run)('Claude Code through the proxy', () => {
   it('a long tool loop: every request under 8,000 tokens, pairs intact, one session', async () => {
-    expect(existsSync(BIN), `Claude Code is required here (COMPACT_REQUIRE_AGENT_CLI=1): ${BIN}`).toBe(true);
+    CLAUDE.expectInstalled();
     running = await startProxiedProvider(seqLoop(), { manager: { model: 'claude-sonnet-4-5' } });
-    const home = await mkdtemp(join(tmpdir(), 'proxy-claude-home-'));
-    homes.push(home);
-    const { code, out } = await runClaude(running.proxy.url, home);
+    const { code, out } = await runClaude(running.proxy.url, await freshHome('proxy-claude-home-'));
     expect(code, out.slice(0, 2000)).toBe(0);
     expect(JSON.parse(out).result).toBe(`All ${STEPS} counts done.`);
-    const { provider, manager, logs } = running;
-    const loop = provider.requests.filter((request) => request.endpoint === 'anthropic-messages');
-    expect(loop.length).toBeGreaterThan(STEPS);
-    // Claude Code streams every call.
-    expect(loop.every((request) => request.stream)).toBe(true);
     // Claude's tokenizer is not public: the size that counts is the one the provider reports.
-    expect(requestViolations(provider, manager, 'reported')).toEqual([]);
-    const compacted = logs.filter((entry) => entry.applied);
-    expect(compacted.length).toBeGreaterThanOrEqual(2);
-    const sessions = new Set(logs.filter((entry) => entry.session).map((entry) => entry.session));
-    expect(sessions.size).toBe(1);
-    expect(manager.lastReportedUsage([...sessions][0]!)?.inputTokens).toBeGreaterThan(0);
+    expectProxiedLoop(running, { endpoint: 'anthropic-messages', steps: STEPS, count: 'reported' });
   });
 });

@@ -5,6 +5,7 @@
  * talking to a third started after both stopped. Each call resumes the session's compacted
  * view (the count before compacting stays near the window while the raw history grows past
  * two and a half windows), no call finds the history diverged, and every request stays in the window.
+ * `agent-compaction status --store redis` then reads the session by its fingerprint id.
  */
 import Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,6 +14,7 @@ import { CompactManager } from '../../src/core/manager/compact-manager.js';
 import { type ProxyLogEntry, type RunningProxy, startProxy } from '../../src/proxy/index.js';
 import { redisSessionStore } from '../../src/storage/redis/index.js';
 import { type ProviderTestServer, startProviderTestServer } from '../../src/testing/provider-test-server.js';
+import { cli } from '../support/cli-fixtures.js';
 import { type RedisTestServer, redisAvailable, startRedisServer } from '../support/redis-server.js';
 import { requestViolations, reusedIdLoop, toolOutput, WINDOW } from '../support/tool-loop.js';
 
@@ -111,5 +113,15 @@ describe.skipIf(!withRedis)('sessions shared through Redis', () => {
     expect(logs.filter((entry) => entry.applied).length).toBeGreaterThanOrEqual(3);
     expect(requestViolations(provider!, a.manager)).toEqual([]);
     await a.stop();
+    // `status --store redis` reads the proxy's session by the id it found (docs/proxy.md).
+    const session = logs[0]!.session!;
+    const status = await cli(['status', session, '--store', 'redis', '--json'], '', {
+      REDIS_URL: redis!.url,
+    });
+    expect(status.code, status.stderr).toBe(0);
+    const state = JSON.parse(status.stdout) as { sessionId: string; rewrites: Record<string, unknown> };
+    expect(state.sessionId).toBe(session);
+    // The compactions the proxies made (old tool results cleared) are in the stored state.
+    expect(Object.keys(state.rewrites).length).toBeGreaterThan(0);
   });
 });

@@ -154,6 +154,22 @@ describe('limits, health and errors', () => {
     });
     expect(response.status).toBe(413);
     expect(await response.json()).toMatchObject({ error: { type: 'request_too_large' } });
+    // Sent in chunks without a length: the proxy stops reading at the limit and says so.
+    const chunks = [Buffer.from(big.slice(0, 50_000)), Buffer.from(big.slice(50_000))];
+    const chunked = await fetch(`${running.proxy.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: new ReadableStream({
+        pull(controller) {
+          const next = chunks.shift();
+          if (next) controller.enqueue(next);
+          else controller.close();
+        },
+      }),
+      duplex: 'half',
+    } as RequestInit);
+    expect(chunked.status).toBe(413);
+    expect(await chunked.json()).toMatchObject({ error: { type: 'request_too_large' } });
     expect(running.provider.requests).toEqual([]);
     const health = await fetch(`${running.proxy.url}/healthz`);
     expect(await health.json()).toEqual({ status: 'ok' });

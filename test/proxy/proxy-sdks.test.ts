@@ -130,6 +130,12 @@ describe('the Node SDKs through the proxy: a long tool loop', () => {
         expect(logs.every((entry) => entry.sessionFrom === 'fingerprint')).toBe(true);
         const session = [...sessions][0]!;
         expect(session).toMatch(/^fp-[0-9a-f]{32}$/);
+        // After the first call each body was read from what is new: the messages it repeats
+        // were taken from the call before (all but the newest one or two: Anthropic's SDK loop
+        // resends the last message unchanged, its cache mark aside).
+        for (const entry of logs.slice(1))
+          expect(entry.reused).toBeGreaterThanOrEqual(logs[logs.indexOf(entry) - 1]!.reused ?? 0);
+        expect(logs.at(-1)!.reused).toBeGreaterThan(2 * STEPS - 4);
         // The provider's usage was read from the answer (streamed or not) and recorded.
         expect(manager.lastReportedUsage(session)?.inputTokens).toBeGreaterThan(0);
         // The client's key reached the provider.

@@ -21,10 +21,11 @@ import type { SessionState, SessionStore } from '../session/session-store.js';
 import type { Summarizer } from '../summary/summarizer.js';
 import type { SummaryMarks } from '../summary/summary-mark.js';
 import { runStepsYielding, TimeSlice } from '../time-slice.js';
+import { BOUND_FROM, boundCounterOf, finishExact, shareKnownCounts } from './bound-first-call.js';
 import type { InputRepair } from './check-pairing.js';
 import { countAhead } from './count-ahead.js';
 import { type Decision, decide, hardLimitOf, toLocal } from './decide.js';
-import { indexMessages, indexMessagesInSlices, manyNewMessages } from './index-messages.js';
+import { indexMessages, indexMessagesInSlices, manyNewMessages, SLICED_FROM } from './index-messages.js';
 import type { IndexedHistories, IndexedHistory } from './index-request.js';
 import { emitDivergence } from './match-state.js';
 import { emitMediaEstimates, emitMediaEstimatesInSlices } from './media-estimates.js';
@@ -126,6 +127,11 @@ export interface PreparedRequest extends PreflightInput {
   readonly countedFresh: number;
   /** The session's call number (1 for its first call to this manager). */
   readonly callNumber: number;
+  /**
+   * True when the count is a bound (a first call of a long history nobody had counted, under
+   * its trigger by the bound; see bound-first-call.ts): never below the exact count.
+   */
+  readonly bounded?: boolean;
   /** The decision event's span id, under which the compaction's events nest. */
   readonly decisionSpanId: string | undefined;
   /**
@@ -178,6 +184,7 @@ function viewContextOf(
   indexed: IndexedHistory,
   state: SessionState | undefined,
   fresh: { count: number },
+  counter: TokenCounter = deps.counter,
 ): ViewContext {
   const rewriting = {
     codec: input.codec,
@@ -193,7 +200,7 @@ function viewContextOf(
     state,
     rule: input.policy,
     codec: input.codec,
-    counter: deps.counter,
+    counter,
     realize: (item, rewrite) => deps.rewrites.get(rewriting, item, rewrite),
   };
 }
@@ -265,9 +272,118 @@ function recordCall(deps: PipelineDeps, key: string, lifetimeMs: number): { idle
   return { idle, number: last.count };
 }
 
+/** What the steps after indexing read of a call that brought many new messages. */
+interface ColdCall {
+  readonly slice: TimeSlice;
+  /** Counts stored with the session's state, by content hash. */
+  readonly known: ReadonlyMap<string, number> | undefined;
+}
+
+/** Steps 2-4 done: the view, its count and the decision. */
+interface Resumed {
+  readonly view: SessionView;
+  readonly counted: ReturnType<typeof countRequest>;
+  readonly calibrated: CalibratedCount;
+  readonly decision: Decision;
+  /** Decided from the bound (bound-first-call.ts): exact counting is left for after the call. */
+  readonly bounded: boolean;
+}
+
+/** Steps 3-4 on a view: its count, calibrated, and the decision. */
+function countAndDecide(
+  deps: PipelineDeps,
+  input: PreflightInput,
+  view: SessionView,
+  idle: boolean,
+  bounded: boolean,
+): Resumed {
+  const counted = countRequest(deps, input, view);
+  const calibrated = deps.calibration.count(input.key, counted.tokensBefore, deps.counter.exact);
+  const decision = decide(
+    calibrated.tokens,
+    input.policy,
+    input.maxContextTokens,
+    input.options.force === true,
+    idle,
+    hardLimitOf(input.options),
+  );
+  return { view, counted, calibrated, decision, bounded };
+}
+
+/**
+ * A first call of a long history decided from the bound of its uncounted messages, when the
+ * bound is under the trigger (then so is the exact count); `undefined` when it may be over or
+ * the counter has no bound. The exact counts and view are finished after the call.
+ */
+async function resumeBounded(
+  deps: PipelineDeps,
+  input: PreflightInput,
+  indexed: IndexedHistory,
+  stored: SessionState | undefined,
+  cold: ColdCall,
+  idle: boolean,
+): Promise<Resumed | undefined> {
+  const bound = input.messages.length >= BOUND_FROM ? boundCounterOf(deps.counter) : undefined;
+  if (!bound) return undefined;
+  // A known session (its counts stored) brings few uncounted messages: counted exactly.
+  if ((await shareKnownCounts(indexed.items, deps.counter, bound, cold.known, cold.slice)) <= SLICED_FROM)
+    return undefined;
+  const context = viewContextOf(deps, input, indexed, stored, { count: 0 }, bound);
+  const view = await runStepsYielding(buildViewSteps(context), cold.slice);
+  const resumed = countAndDecide(deps, input, view, idle, true);
+  if (resumed.decision.triggered) return undefined;
+  keepView(deps, input, indexed, view);
+  const exact = viewContextOf(deps, input, indexed, stored, { count: 0 });
+  const generation = indexed.generation;
+  deps.counts.finishAfter(input.key, async () => {
+    const current = () => deps.histories.heldLength(input.key) === indexed.length;
+    if (
+      await finishExact({
+        history: indexed,
+        boundView: view,
+        context: exact,
+        stored,
+        known: cold.known,
+        current,
+      })
+    )
+      if (indexed.generation === generation) deps.counts.schedule(input.key, indexed);
+  });
+  return resumed;
+}
+
+/** Steps 2-4: resume the view (extended when possible, rebuilt otherwise; in slices on a cold call), count, decide. */
+async function resumeAndCount(
+  deps: PipelineDeps,
+  input: PreflightInput,
+  indexed: IndexedHistory,
+  stored: SessionState | undefined,
+  cold: ColdCall | undefined,
+  idle: boolean,
+): Promise<Resumed & { fresh: number }> {
+  const bounded = cold && (await resumeBounded(deps, input, indexed, stored, cold, idle));
+  if (bounded) return { ...bounded, fresh: 0 };
+  const fresh = { count: 0 };
+  const viewContext = viewContextOf(deps, input, indexed, stored, fresh);
+  if (cold) await countAhead({ ...viewContext, stored, known: cold.known }, cold.slice);
+  const view =
+    extendedView(indexed, viewContext) ??
+    keepView(
+      deps,
+      input,
+      indexed,
+      cold ? await runStepsYielding(buildViewSteps(viewContext), cold.slice) : buildView(viewContext),
+    );
+  deps.counts.schedule(input.key, indexed);
+  return { ...countAndDecide(deps, input, view, idle, false), fresh: fresh.count };
+}
+
 /** Steps 1-4 of one call. */
 export async function prepareRequest(deps: PipelineDeps, input: PreflightInput): Promise<PreparedRequest> {
   const started = Date.now();
+  // The exact counting left by a first call decided from a bound (it runs in slices).
+  const finishing = deps.counts.finishing(input.key);
+  if (finishing) await finishing;
   // Many new messages (a first call, a rebuilt history): indexed and counted in slices.
   const slice = manyNewMessages(deps, input) ? new TimeSlice() : undefined;
   // A long history this process has not seen: its counts may be stored with its state.
@@ -279,31 +395,11 @@ export async function prepareRequest(deps: PipelineDeps, input: PreflightInput):
     ? await indexMessagesInSlices(deps, input, slice)
     : indexMessages(deps, input);
   const stored = await deps.store.get(input.key);
-  const fresh = { count: 0 };
-  // Step 2: resume the view (extended when possible, rebuilt otherwise; in slices for many new messages).
-  const viewContext = viewContextOf(deps, input, indexed, stored, fresh);
-  if (slice) await countAhead({ ...viewContext, stored, known: await known }, slice);
-  const view =
-    extendedView(indexed, viewContext) ??
-    keepView(
-      deps,
-      input,
-      indexed,
-      slice ? await runStepsYielding(buildViewSteps(viewContext), slice) : buildView(viewContext),
-    );
-  const state = await rememberProtected(deps.store, input.key, view, stored);
-  deps.counts.schedule(input.key, indexed);
-  const counted = countRequest(deps, input, view);
-  const calibrated = deps.calibration.count(input.key, counted.tokensBefore, deps.counter.exact);
   const call = recordCall(deps, input.key, input.policy.cacheLifetimeMs);
-  const decision = decide(
-    calibrated.tokens,
-    input.policy,
-    input.maxContextTokens,
-    input.options.force === true,
-    call.idle,
-    hardLimitOf(input.options),
-  );
+  const cold = slice ? { slice, known: await known } : undefined;
+  const resumed = await resumeAndCount(deps, input, indexed, stored, cold, call.idle);
+  const { view, counted, calibrated, decision } = resumed;
+  const state = await rememberProtected(deps.store, input.key, view, stored);
   const scale = counted.tokensBefore > 0 ? calibrated.tokens / counted.tokensBefore : 1;
   // Written out rather than `{ ...input, ... }`: on Node 20 a literal that adds properties after
   // a spread builds a new hidden class per call (~40 us here, a third of a warm call).
@@ -329,8 +425,9 @@ export async function prepareRequest(deps: PipelineDeps, input: PreflightInput):
     calibrated,
     decision,
     started,
-    countedFresh: fresh.count,
+    countedFresh: resumed.fresh,
     callNumber: call.number,
+    bounded: resumed.bounded,
     decisionSpanId: undefined,
     decisionEvent: undefined,
   };

@@ -5,102 +5,28 @@
  * what is new since the session's last call only.
  */
 
-import type { CachePrice } from '../counting/session-cost.js';
-import type { TokenCounter } from '../counting/token-counter.js';
-import type { CalibratedCount, UsageCalibration } from '../counting/usage-calibration.js';
-import { invalidConfig } from '../errors.js';
-import type { EventBus, OperationContext } from '../events/event-bus.js';
+import type { CalibratedCount } from '../counting/usage-calibration.js';
 import type { CompactEvent, TokenBreakdown } from '../events/events.js';
-import type { CompactOptions } from '../manager/manager-options.js';
-import type { MessageCodec } from '../messages/formats/message-codec.js';
-import type { MessageIndex } from '../messages/message-index.js';
-import type { CompactPolicy } from '../policy.js';
-import type { Redactor } from '../redaction/redactor.js';
-import type { SessionArchive } from '../session/session-archive.js';
-import type { SessionState, SessionStore } from '../session/session-store.js';
-import type { Summarizer } from '../summary/summarizer.js';
-import type { SummaryMarks } from '../summary/summary-mark.js';
-import { runStepsYielding, TimeSlice } from '../time-slice.js';
-import { BOUND_FROM, boundCounterOf, finishExact, shareKnownCounts } from './bound-first-call.js';
+import type { SessionState } from '../session/session-store.js';
+import { TimeSlice } from '../time-slice.js';
 import type { InputRepair } from './check-pairing.js';
-import { countAhead } from './count-ahead.js';
-import { type Decision, decide, hardLimitOf, toLocal } from './decide.js';
-import { indexMessages, indexMessagesInSlices, manyNewMessages, SLICED_FROM } from './index-messages.js';
-import type { IndexedHistories, IndexedHistory } from './index-request.js';
-import { emitDivergence } from './match-state.js';
+import { type Decision, toLocal } from './decide.js';
+import { indexMessages, indexMessagesInSlices, manyNewMessages } from './index-messages.js';
+import type { IndexedHistory } from './index-request.js';
 import { emitMediaEstimates, emitMediaEstimatesInSlices } from './media-estimates.js';
-import { PERSIST_COUNTS_FROM, type PersistedCounts } from './persist-counts.js';
-import type { RewriteCache } from './realize-rewrite.js';
+import { PERSIST_COUNTS_FROM } from './persist-counts.js';
+import type { PipelineDeps, PreflightInput } from './preflight-deps.js';
 import { rememberProtected } from './remember-protected.js';
-import {
-  adoptState,
-  buildView,
-  buildViewSteps,
-  extendView,
-  type ViewContext,
-  viewIsReusable,
-} from './resume-view.js';
-import { summaryMessageTokens } from './run-cascade.js';
+import { resumeAndCount } from './resume-and-count.js';
 import type { SessionView } from './session-view.js';
 
-/** What the pipeline needs from the manager (built once per manager). */
-export interface PipelineDeps {
-  /** Per-session calibration from reported usage. */
-  readonly calibration: UsageCalibration;
-  readonly counter: TokenCounter;
-  readonly model: string;
-  readonly store: SessionStore;
-  readonly bus: EventBus;
-  readonly archive: SessionArchive;
-  readonly index: MessageIndex;
-  readonly histories: IndexedHistories;
-  readonly rewrites: RewriteCache;
-  /** The configured summarizer, then the embedded fallback. */
-  readonly chain: readonly Summarizer[];
-  readonly summarizerTimeoutMs: number;
-  /** Redacts summarizer input and output (undefined when the user opted out). */
-  readonly summarizerRedact: Redactor | undefined;
-  readonly toolCounts: WeakMap<readonly unknown[], number>;
-  readonly systemCounts: Map<string, number>;
-  /** Stop a compaction (nothing pruned, `storage_failed` thrown) when its archive cannot be written. */
-  readonly requireArchive?: boolean;
-  readonly clock: () => number; // epoch ms, injectable for tests
-  /** Each key's last call (an idle gap compacts early) and how many calls it made (the events' `callNumber`). */
-  readonly lastCalls: Map<string, { at: number; count: number }>;
-  /** Prices a compaction's effect on the prompt cache (its `compact.pruned_messages` event). */
-  readonly cachePrice?: CachePrice;
-  /** Signs the summaries written and verifies those handed back. */
-  readonly marks: SummaryMarks;
-  /** Per session, compactions in a row written by a fallback summarizer (see run-preflight.ts). */
-  readonly fallbackStreaks: Map<string, number>;
-  /** The sessions' token counts kept with their state (read on a first call, written after calls). */
-  readonly counts: PersistedCounts;
-}
-
-/** The summary message text of `body` at `version` for the session `key`, marked. */
-export function summaryText(
-  deps: Pick<PipelineDeps, 'marks'>,
-  key: string,
-  version: number,
-  body: string,
-): string {
-  return deps.marks.format(key, version, body);
-}
-
-/** One call's input. */
-export interface PreflightInput {
-  readonly context: OperationContext;
-  /**
-   * Where the session's state lives: the session id, or the session id and the agent for an
-   * agent with its own compactor (see `CompactManagerOptions.agents`).
-   */
-  readonly key: string;
-  readonly messages: readonly unknown[];
-  readonly codec: MessageCodec;
-  readonly policy: Readonly<CompactPolicy>;
-  readonly options: CompactOptions;
-  readonly maxContextTokens: number;
-}
+export {
+  fixedTokens,
+  forgetSession,
+  type PipelineDeps,
+  type PreflightInput,
+  summaryText,
+} from './preflight-deps.js';
 
 /** Steps 1-4 done: everything the cascade or the untriggered answer needs. */
 export interface PreparedRequest extends PreflightInput {
@@ -141,120 +67,6 @@ export interface PreparedRequest extends PreflightInput {
   readonly decisionEvent?: CompactEvent<'compact.trigger_decision'> | undefined;
 }
 
-/** System prompt and tool schemas, each counted once per distinct value. */
-export function fixedTokens(
-  deps: PipelineDeps,
-  options: Pick<CompactOptions, 'system' | 'tools'>,
-): { system: number; toolsSchema: number } {
-  let system = 0;
-  if (options.system !== undefined) {
-    const text = typeof options.system === 'string' ? options.system : JSON.stringify(options.system);
-    const cached = deps.systemCounts.get(text);
-    system = cached ?? deps.counter.countText(text) + 4;
-    if (cached === undefined) {
-      if (deps.systemCounts.size > 256) deps.systemCounts.clear();
-      deps.systemCounts.set(text, system);
-    }
-  }
-  let toolsSchema = 0;
-  const tools = options.tools;
-  if (tools && tools.length > 0) {
-    if (!Array.isArray(tools)) throw invalidConfig('tools', 'must be an array of tool schemas');
-    const cached = deps.toolCounts.get(tools);
-    toolsSchema = cached ?? deps.counter.countTools(tools);
-    if (cached === undefined) deps.toolCounts.set(tools, toolsSchema);
-  }
-  return { system, toolsSchema };
-}
-
-/** Forgets what the pipeline keeps about a session. */
-export function forgetSession(deps: PipelineDeps, sessionId: string): void {
-  deps.histories.delete(sessionId);
-  deps.histories.delete(`${sessionId}\u0000repaired`);
-  deps.calibration.forget(sessionId);
-  deps.lastCalls.delete(sessionId);
-  deps.fallbackStreaks.delete(sessionId);
-  deps.marks.forget(sessionId);
-}
-
-/** Step 2's context: what building or extending the view needs (step 2 is in {@link prepareRequest}). */
-function viewContextOf(
-  deps: PipelineDeps,
-  input: PreflightInput,
-  indexed: IndexedHistory,
-  state: SessionState | undefined,
-  fresh: { count: number },
-  counter: TokenCounter = deps.counter,
-): ViewContext {
-  const rewriting = {
-    codec: input.codec,
-    counter: deps.counter,
-    pairer: indexed.pairer,
-    items: indexed.items,
-    archived: deps.archive.keepsArtifacts,
-  };
-  return {
-    fresh,
-    trust: (item) => deps.marks.verifyOnce(input.key, item.entry, item.entry.parsed.text),
-    history: indexed,
-    state,
-    rule: input.policy,
-    codec: input.codec,
-    counter,
-    realize: (item, rewrite) => deps.rewrites.get(rewriting, item, rewrite),
-  };
-}
-
-/** The view of the last call extended with the new messages, when it can be. */
-function extendedView(indexed: IndexedHistory, viewContext: ViewContext): SessionView | undefined {
-  const cached = indexed.view;
-  if (viewIsReusable(cached, viewContext, indexed.changedFrom) && extendView(cached, viewContext)) {
-    adoptState(cached, viewContext.state);
-    return cached;
-  }
-  return undefined;
-}
-
-/** A view built anew, kept for the next call (its divergence reported). */
-function keepView(deps: PipelineDeps, input: PreflightInput, indexed: IndexedHistory, view: SessionView) {
-  indexed.view = view;
-  if (view.divergence) emitDivergence(deps.bus, input.context, indexed, view.divergence);
-  return view;
-}
-
-/** Step 3: count the request (system, tools, overhead, view, summary message). */
-function countRequest(deps: PipelineDeps, input: PreflightInput, view: SessionView) {
-  const fixed = fixedTokens(deps, input.options);
-  let summaryWire: unknown;
-  let summaryTokens = 0;
-  if (view.summaryItem && view.summarySigned !== undefined) {
-    // The summary of a message that holds other text too: sent alone, as the manager's.
-    summaryWire = input.codec.summaryMessage(view.summarySigned);
-    summaryTokens = summaryMessageTokens(input.codec, deps.counter, view.summarySigned);
-  } else if (view.summaryItem) {
-    summaryWire = view.summaryItem.entry.wire;
-    summaryTokens = view.summaryItem.entry.tokens?.get(deps.counter) ?? 0;
-    if (summaryTokens === 0)
-      summaryTokens = summaryMessageTokens(input.codec, deps.counter, view.summaryItem.entry.parsed.text);
-  } else if (view.previousSummary !== undefined && view.version > 0) {
-    const text = summaryText(deps, input.key, view.version, view.previousSummary);
-    view.summaryMessage ??= {
-      wire: input.codec.summaryMessage(text),
-      tokens: summaryMessageTokens(input.codec, deps.counter, text),
-    };
-    summaryWire = view.summaryMessage.wire;
-    summaryTokens = view.summaryMessage.tokens;
-  }
-  const breakdown: TokenBreakdown = {
-    system: fixed.system + view.sums.system,
-    developer: view.sums.developer,
-    toolsSchema: fixed.toolsSchema,
-    messages: deps.counter.requestOverhead + view.sums.messages + summaryTokens,
-  };
-  const tokensBefore = breakdown.system + breakdown.developer + breakdown.toolsSchema + breakdown.messages;
-  return { summaryWire, summaryTokens, breakdown, tokensBefore };
-}
-
 /**
  * Records this call: its number for the session (1 for the first since the manager started or
  * forgot the session), and whether the previous call is older than the cache lifetime.
@@ -270,112 +82,6 @@ function recordCall(deps: PipelineDeps, key: string, lifetimeMs: number): { idle
   last.at = now;
   last.count++;
   return { idle, number: last.count };
-}
-
-/** What the steps after indexing read of a call that brought many new messages. */
-interface ColdCall {
-  readonly slice: TimeSlice;
-  /** Counts stored with the session's state, by content hash. */
-  readonly known: ReadonlyMap<string, number> | undefined;
-}
-
-/** Steps 2-4 done: the view, its count and the decision. */
-interface Resumed {
-  readonly view: SessionView;
-  readonly counted: ReturnType<typeof countRequest>;
-  readonly calibrated: CalibratedCount;
-  readonly decision: Decision;
-  /** Decided from the bound (bound-first-call.ts): exact counting is left for after the call. */
-  readonly bounded: boolean;
-}
-
-/** Steps 3-4 on a view: its count, calibrated, and the decision. */
-function countAndDecide(
-  deps: PipelineDeps,
-  input: PreflightInput,
-  view: SessionView,
-  idle: boolean,
-  bounded: boolean,
-): Resumed {
-  const counted = countRequest(deps, input, view);
-  const calibrated = deps.calibration.count(input.key, counted.tokensBefore, deps.counter.exact);
-  const decision = decide(
-    calibrated.tokens,
-    input.policy,
-    input.maxContextTokens,
-    input.options.force === true,
-    idle,
-    hardLimitOf(input.options),
-  );
-  return { view, counted, calibrated, decision, bounded };
-}
-
-/**
- * A first call of a long history decided from the bound of its uncounted messages, when the
- * bound is under the trigger (then so is the exact count); `undefined` when it may be over or
- * the counter has no bound. The exact counts and view are finished after the call.
- */
-async function resumeBounded(
-  deps: PipelineDeps,
-  input: PreflightInput,
-  indexed: IndexedHistory,
-  stored: SessionState | undefined,
-  cold: ColdCall,
-  idle: boolean,
-): Promise<Resumed | undefined> {
-  const bound = input.messages.length >= BOUND_FROM ? boundCounterOf(deps.counter) : undefined;
-  if (!bound) return undefined;
-  // A known session (its counts stored) brings few uncounted messages: counted exactly.
-  if ((await shareKnownCounts(indexed.items, deps.counter, bound, cold.known, cold.slice)) <= SLICED_FROM)
-    return undefined;
-  const context = viewContextOf(deps, input, indexed, stored, { count: 0 }, bound);
-  const view = await runStepsYielding(buildViewSteps(context), cold.slice);
-  const resumed = countAndDecide(deps, input, view, idle, true);
-  if (resumed.decision.triggered) return undefined;
-  keepView(deps, input, indexed, view);
-  const exact = viewContextOf(deps, input, indexed, stored, { count: 0 });
-  const generation = indexed.generation;
-  deps.counts.finishAfter(input.key, async () => {
-    const current = () => deps.histories.heldLength(input.key) === indexed.length;
-    if (
-      await finishExact({
-        history: indexed,
-        boundView: view,
-        context: exact,
-        stored,
-        known: cold.known,
-        current,
-      })
-    )
-      if (indexed.generation === generation) deps.counts.schedule(input.key, indexed);
-  });
-  return resumed;
-}
-
-/** Steps 2-4: resume the view (extended when possible, rebuilt otherwise; in slices on a cold call), count, decide. */
-async function resumeAndCount(
-  deps: PipelineDeps,
-  input: PreflightInput,
-  indexed: IndexedHistory,
-  stored: SessionState | undefined,
-  cold: ColdCall | undefined,
-  idle: boolean,
-): Promise<Resumed & { fresh: number }> {
-  const bounded = cold && (await resumeBounded(deps, input, indexed, stored, cold, idle));
-  if (bounded) return { ...bounded, fresh: 0 };
-  const fresh = { count: 0 };
-  const viewContext = viewContextOf(deps, input, indexed, stored, fresh);
-  if (cold) await countAhead({ ...viewContext, stored, known: cold.known }, cold.slice);
-  const view =
-    extendedView(indexed, viewContext) ??
-    keepView(
-      deps,
-      input,
-      indexed,
-      cold ? await runStepsYielding(buildViewSteps(viewContext), cold.slice) : buildView(viewContext),
-    );
-  deps.counts.schedule(input.key, indexed);
-  return { ...countAndDecide(deps, input, view, idle, false), fresh: fresh.count };
 }
 
 /** Steps 1-4 of one call. */

@@ -208,14 +208,16 @@ async function coldCount(messages: number): Promise<PathStall> {
   // A window the history fits: the count alone, no compaction.
   const manager = new CompactManager({ model: 'gpt-4o', maxContextTokens: 20_000_000 });
   await manager.ready();
-  let tokens = 0;
+  // The call and the work it leaves for after it (the exact count of a call decided from a bound).
   const stall = await longestStall('', async () => {
-    tokens = (await manager.compact('cold', history)).tokensBefore;
+    await manager.compact('cold', history);
+    await manager.flush();
   });
+  const tokens = (await manager.compact('cold', history)).tokensBefore;
   await manager.shutdown();
   return {
     ...stall,
-    path: `first call, cold count: ${history.length.toLocaleString('en')} messages, ${(tokens / 1e6).toFixed(2)}M tokens`,
+    path: `first call, cold count (and after it): ${history.length.toLocaleString('en')} messages, ${(tokens / 1e6).toFixed(2)}M tokens`,
   };
 }
 
@@ -231,6 +233,9 @@ async function warmTrigger(messages: number, resultChars: number): Promise<PathS
   await manager.ready();
   let end = history.length - 30;
   while (end > 0 && hasOpenToolCalls(history.slice(0, end))) end--;
+  await manager.compact('hot', history.slice(0, end));
+  // The exact count (a first call of a long history may decide from a bound and count after it).
+  await manager.flush();
   const first = await manager.compact('hot', history.slice(0, end));
   const options = {
     maxContextTokens: Math.ceil(first.tokensBefore * 1.1),

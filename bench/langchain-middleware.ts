@@ -94,8 +94,14 @@ export function printLangChainMiddleware(rows: readonly MiddlewareRow[]): void {
   }
 }
 
-/** The longest gap between two turns of the event loop while `work` runs, and its wall time. */
-async function longestBlock(work: () => Promise<unknown>): Promise<{ wall: number; block: number }> {
+/**
+ * The longest gap between two turns of the event loop while `work` runs (and `after` runs,
+ * untimed: the work a call leaves for after it), its wall time and the process's CPU time.
+ */
+async function longestBlock(
+  work: () => Promise<unknown>,
+  after?: () => Promise<unknown>,
+): Promise<{ wall: number; block: number; cpu: number }> {
   let last = performance.now();
   let block = 0;
   let running = true;
@@ -107,20 +113,25 @@ async function longestBlock(work: () => Promise<unknown>): Promise<{ wall: numbe
   };
   setImmediate(tick);
   const t = performance.now();
+  const cpuBefore = process.cpuUsage();
   last = t;
   await work();
   const wall = performance.now() - t;
+  const used = process.cpuUsage(cpuBefore);
+  await after?.();
   running = false;
   block = Math.max(block, performance.now() - last);
-  return { wall, block };
+  return { wall, block, cpu: (used.user + used.system) / 1000 };
 }
 
 export interface FirstCallRow {
   messages: number;
   /** A fresh middleware and manager on a session the store knows (its counts stored). */
-  known: { wall: number; block: number };
-  /** The same session, the counts record deleted (every cold start before issue 47). */
-  recount: { wall: number; block: number };
+  known: { wall: number; block: number; cpu: number };
+  /** The same session, the counts record deleted (decided from a bound, counted after the call). */
+  recount: { wall: number; block: number; cpu: number };
+  /** A warm call of the middleware at this size (median of 20, one message appended each). */
+  warm: { wall: number; cpu: number };
   /** Converting the messages at once (the old first call) against in slices. */
   convertAtOnce: number;
   convertSliced: number;
@@ -145,18 +156,30 @@ export async function langChainFirstCall(size: number): Promise<FirstCallRow> {
     await manager.ready();
     const middleware = compactionMiddleware(manager, { sessionId: 'bench' });
     const state = chatToLangChain(JSON.parse(JSON.stringify(chat)), classes);
-    const figures = await longestBlock(async () =>
+    const call = async () =>
       middleware.wrapModelCall!(
         { messages: state, tools: [], runtime: {} } as unknown as ModelRequest,
         (async () => reply) as never,
-      ),
-    );
+      );
+    const figures = await longestBlock(call, () => manager.flush());
+    const walls: number[] = [];
+    const cpus: number[] = [];
+    for (let i = 0; i < 20; i++) {
+      state.push(new classes.HumanMessage(`follow-up ${i}`));
+      const t = performance.now();
+      const cpuBefore = process.cpuUsage();
+      await call();
+      walls.push(performance.now() - t);
+      const used = process.cpuUsage(cpuBefore);
+      cpus.push((used.user + used.system) / 1000);
+      await new Promise((resolve) => setImmediate(resolve));
+    }
     await manager.shutdown();
-    return figures;
+    return { ...figures, warm: { wall: median(walls), cpu: median(cpus) } };
   };
-  const known = await fresh();
+  const { warm, ...known } = await fresh();
   await store.delete('bench::counts');
-  const recount = await fresh();
+  const { warm: _, ...recount } = await fresh();
   const state = chatToLangChain(chat, classes);
   const atOnce = await longestBlock(async () => new ConversationChat().toChat(state));
   const sliced = await longestBlock(() => new ConversationChat().toChatInSlices(state));
@@ -164,6 +187,7 @@ export async function langChainFirstCall(size: number): Promise<FirstCallRow> {
     messages: size,
     known,
     recount,
+    warm,
     convertAtOnce: atOnce.block,
     convertSliced: sliced.block,
   };
@@ -172,7 +196,7 @@ export async function langChainFirstCall(size: number): Promise<FirstCallRow> {
 export function printLangChainFirstCall(row: FirstCallRow): void {
   const f = (value: number) => `${value.toFixed(1)} ms`;
   console.log(
-    `LangChain.js middleware, first call of a fresh process on a known ${row.messages.toLocaleString('en')}-message session: ${f(row.known.wall)} (longest block ${f(row.known.block)}); counts not stored ${f(row.recount.wall)} (block ${f(row.recount.block)}); converting the messages at once blocks ${f(row.convertAtOnce)}, in slices ${f(row.convertSliced)}`,
+    `LangChain.js middleware, first call of a fresh process on a known ${row.messages.toLocaleString('en')}-message session: ${f(row.known.wall)} (CPU ${f(row.known.cpu)}; ${(row.known.wall / row.warm.wall).toFixed(0)}x a warm call's ${row.warm.wall.toFixed(3)} ms, CPU ${(row.known.cpu / row.warm.cpu).toFixed(0)}x; longest block ${f(row.known.block)}); counts not stored ${f(row.recount.wall)} (CPU ${f(row.recount.cpu)}; block ${f(row.recount.block)}); converting the messages at once blocks ${f(row.convertAtOnce)}, in slices ${f(row.convertSliced)}`,
   );
 }
 

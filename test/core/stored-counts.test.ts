@@ -65,9 +65,13 @@ async function callCounting(manager: CompactManager, history: unknown[]) {
   return { result, countedFresh };
 }
 
-/** A warm manager's session, then a fresh manager on the same store and the same history. */
-async function warmThenFresh(store: SessionStore) {
-  const history = syntheticSession({ turns: 160, seed: 21, toolDensity: 2.5, resultChars: 700 });
+/**
+ * A warm manager's session, then a fresh manager on the same store and the same history. From
+ * 1,000 messages (`turns` 300) a first call with many uncounted messages decides from a bound
+ * (bound-first-call.ts): the stored counts leave it one, so it counts exactly.
+ */
+async function warmThenFresh(store: SessionStore, turns = 160) {
+  const history = syntheticSession({ turns, seed: 21, toolDensity: 2.5, resultChars: 700 });
   const warm = new CompactManager({ ...options, store, summarizer: new EmbeddedSummarizer() });
   // The first call counts the whole history and compacts it.
   const first = await warm.compact('s', history);
@@ -96,10 +100,11 @@ describe('token counts kept with the session state', () => {
     expect((await store.get(countsKey('s')))?.version).toBe(0);
   });
 
-  it('the same through a file store', async () => {
+  it.each([160, 300])('the same through a file store (%i turns)', async (turns) => {
     const dir = await mkdtemp(join(tmpdir(), 'stored-counts-'));
     try {
-      const { sent, again } = await warmThenFresh(fileStore(dir));
+      const { history, sent, again } = await warmThenFresh(fileStore(dir), turns);
+      if (turns === 300) expect(history.length).toBeGreaterThan(1_000);
       expect(JSON.stringify(again.result.messages)).toBe(JSON.stringify(sent.result.messages));
       expect(again.result.tokensBefore).toBe(sent.result.tokensBefore);
       expect(again.result.version).toBe(sent.result.version);
@@ -107,6 +112,25 @@ describe('token counts kept with the session state', () => {
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
+  });
+
+  it('a long session (over 1,000 messages) in memory: the fresh manager sends what the warm one sends', async () => {
+    const store = new MemorySessionStore();
+    const { history, sent, again } = await warmThenFresh(store, 300);
+    expect(history.length).toBeGreaterThan(1_000);
+    expect(JSON.stringify(again.result.messages)).toBe(JSON.stringify(sent.result.messages));
+    expect(again.result.tokensBefore).toBe(sent.result.tokensBefore);
+    expect(again.result.version).toBe(sent.result.version);
+    expect(again.countedFresh).toBeLessThanOrEqual(1);
+    // Its counts record deleted: the bound of its uncovered messages may be over the trigger,
+    // so they are counted exactly, and the answer is the same.
+    await store.delete(countsKey('s'));
+    const fresh = new CompactManager({ ...options, store, summarizer: new EmbeddedSummarizer() });
+    const recounted = await callCounting(fresh, JSON.parse(JSON.stringify(history)));
+    await fresh.shutdown();
+    expect(recounted.countedFresh).toBeGreaterThan(0);
+    expect(JSON.stringify(recounted.result.messages)).toBe(JSON.stringify(sent.result.messages));
+    expect(recounted.result.tokensBefore).toBe(sent.result.tokensBefore);
   });
 
   it('a record of another counter or a corrupt one is ignored: the counts are made again, the answer is the same', async () => {
@@ -199,16 +223,21 @@ describe.runIf(withRedis)('token counts kept in Redis', () => {
     await server?.stop();
   });
 
-  it('a fresh manager on a session stored in Redis tokenizes none of it and sends the same request', async () => {
-    const store = redisSessionStore({ url: server.url });
-    try {
-      const { sent, again } = await warmThenFresh(store);
-      expect(JSON.stringify(again.result.messages)).toBe(JSON.stringify(sent.result.messages));
-      expect(again.result.tokensBefore).toBe(sent.result.tokensBefore);
-      expect(again.result.version).toBe(sent.result.version);
-      expect(again.countedFresh).toBeLessThanOrEqual(1);
-    } finally {
-      await store.close();
-    }
-  });
+  it.each([160, 300])(
+    'a fresh manager on a session stored in Redis tokenizes none of it and sends the same request (%i turns)',
+    async (turns) => {
+      const store = redisSessionStore({ url: server.url });
+      try {
+        await store.delete('s');
+        await store.delete(countsKey('s'));
+        const { sent, again } = await warmThenFresh(store, turns);
+        expect(JSON.stringify(again.result.messages)).toBe(JSON.stringify(sent.result.messages));
+        expect(again.result.tokensBefore).toBe(sent.result.tokensBefore);
+        expect(again.result.version).toBe(sent.result.version);
+        expect(again.countedFresh).toBeLessThanOrEqual(1);
+      } finally {
+        await store.close();
+      }
+    },
+  );
 });

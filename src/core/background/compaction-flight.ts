@@ -74,6 +74,8 @@ export function maybePrepare(
   prepared: PreparedRequest,
 ): void {
   const { policy, view } = prepared;
+  // A count decided from a bound (its view holds bounds): the next call, counted exactly, prepares.
+  if (prepared.bounded) return;
   if (prepared.tokensBefore < policy.prepareAtPct * prepared.maxContextTokens || view.mismatch) return;
   background.start(prepared.key, {
     sessionId: prepared.context.sessionId,

@@ -23,6 +23,13 @@ export interface TokenCounter {
   countMessage(message: CompactMessage): number;
   /** Tokens of the tool (function) schemas sent with a request. */
   countTools(tools: readonly unknown[]): number;
+  /**
+   * A bound of {@link countMessage} that is never below it and costs no tokenizing (from the
+   * message's UTF-8 bytes): the first call of a long history nobody has counted decides its
+   * trigger from it, and counts exactly after the call. Optional: without it, a first call
+   * counts exactly.
+   */
+  boundMessage?(message: CompactMessage): number;
   /** Tokens the provider adds once per request (reply priming). */
   readonly requestOverhead: number;
   /**
@@ -271,6 +278,44 @@ export class BpeTokenCounter implements TokenCounter {
 
   countText(text: string): number {
     return this.#scale(this.#raw(text));
+  }
+
+  /**
+   * Never below {@link #raw}: a byte-level BPE token is at least one UTF-8 byte, and counting
+   * in slices adds, per hard cut, at most the tokens of the window counted again across it.
+   */
+  #rawBound(text: string): number {
+    const length = text.length;
+    if (length === 0) return 0;
+    const bytes = Buffer.byteLength(text, 'utf8');
+    if (length <= this.#sliceChars) return bytes;
+    // Every slice but the last is at least `sliceChars - lookBack` long (see countInSlices).
+    const cuts = Math.floor(length / Math.max(1, this.#sliceChars - (this.#sliceChars >> 2)));
+    // The window across a cut: 2 x BOUNDARY_WINDOW UTF-16 units, 3 bytes each at most, and a
+    // surrogate pair split by a cut (4 bytes, 6 once split).
+    return bytes + cuts * (6 * BOUNDARY_WINDOW + 2);
+  }
+
+  /**
+   * {@link countMessage} with every text's tokens bounded by its UTF-8 bytes (no tokenizing);
+   * a message with images, documents or other media is counted exactly.
+   */
+  boundMessage(message: CompactMessage): number {
+    const parts = mediaParts(message.raw);
+    if (parts.length > 0) return this.countMessage(message);
+    const o = OPENAI_MESSAGE_OVERHEAD;
+    let total = o.perMessage + this.#rawBound(message.role);
+    if (message.kind === 'other') return this.#scale(total + this.#rawBound(JSON.stringify(message.raw)));
+    total += this.#rawBound(message.text);
+    const raw = message.raw as Record<string, unknown> | null;
+    if (raw && typeof raw === 'object' && typeof raw.name === 'string' && message.role !== 'tool') {
+      total += o.perName + this.#rawBound(raw.name);
+    }
+    for (const call of message.toolCalls) {
+      total += o.perToolCall + this.#rawBound(call.name) + this.#rawBound(call.arguments);
+    }
+    for (const result of message.toolResults) total += o.perMessage + this.#rawBound(result.output);
+    return this.#scale(total);
   }
 
   /**

@@ -308,8 +308,12 @@ export class CompactManager {
     return this.#usage.lastReported(sessionId);
   }
 
-  /** Exports queued events and waits for pending archive writes. */
+  /**
+   * Exports queued events and waits for pending archive writes, and for the work a call left
+   * for after it (the exact count of a first call decided from a bound, token counts written).
+   */
   async flush(): Promise<void> {
+    await this.#deps.counts.settled();
     await this.#deps.archive.flush();
     await this.#bus.flush();
   }

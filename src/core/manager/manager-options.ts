@@ -321,7 +321,11 @@ export interface CompactionResult<M = unknown> {
   applied: boolean;
   /** Why (not) compacted. */
   reason: string;
-  /** Tokens of the request before this call's compaction (the view as it stood). */
+  /**
+   * Tokens of the request before this call's compaction (the view as it stood). On the first
+   * call of a long history nobody had counted, decided from a bound under the trigger, the
+   * bound (never below the exact count; see docs/how-it-works.md, "token counts").
+   */
   tokensBefore: number;
   /** Tokens of the request that `messages` make. */
   tokensAfter: number;

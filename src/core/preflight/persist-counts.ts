@@ -23,6 +23,8 @@ export class PersistedCounts {
   /** The history length at each session's last write (or read). */
   readonly #written = new Map<string, number>();
   readonly #pending = new Map<string, Promise<void>>();
+  /** Exact counting left for after a first call decided from a bound (bound-first-call.ts), by session. */
+  readonly #finishing = new Map<string, Promise<void>>();
 
   constructor(store: SessionStore, counter: TokenCounter, model: string) {
     this.#store = store;
@@ -97,8 +99,24 @@ export class PersistedCounts {
     void ok;
   }
 
-  /** Waits for the writes in flight (shutdown; each is bounded in time). */
+  /** Runs `work` (the exact counting after a bounded call) for `key`; the session's next call waits for it. */
+  finishAfter(key: string, work: () => Promise<void>): void {
+    const done: Promise<void> = work()
+      .catch(() => undefined)
+      .finally(() => {
+        if (this.#finishing.get(key) === done) this.#finishing.delete(key);
+      });
+    this.#finishing.set(key, done);
+  }
+
+  /** The exact counting still running for `key`, if any. */
+  finishing(key: string): Promise<void> | undefined {
+    return this.#finishing.get(key);
+  }
+
+  /** Waits for the writes and exact counting in flight (shutdown; each write is bounded in time). */
   async settled(): Promise<void> {
+    await Promise.all([...this.#finishing.values()]);
     await Promise.all([...this.#pending.values()]);
   }
 

@@ -5,101 +5,28 @@
  * what is new since the session's last call only.
  */
 
-import type { CachePrice } from '../counting/session-cost.js';
-import type { TokenCounter } from '../counting/token-counter.js';
-import type { CalibratedCount, UsageCalibration } from '../counting/usage-calibration.js';
-import { invalidConfig } from '../errors.js';
-import type { EventBus, OperationContext } from '../events/event-bus.js';
+import type { CalibratedCount } from '../counting/usage-calibration.js';
 import type { CompactEvent, TokenBreakdown } from '../events/events.js';
-import type { CompactOptions } from '../manager/manager-options.js';
-import type { MessageCodec } from '../messages/formats/message-codec.js';
-import type { MessageIndex } from '../messages/message-index.js';
-import type { CompactPolicy } from '../policy.js';
-import type { Redactor } from '../redaction/redactor.js';
-import type { SessionArchive } from '../session/session-archive.js';
-import type { SessionState, SessionStore } from '../session/session-store.js';
-import type { Summarizer } from '../summary/summarizer.js';
-import type { SummaryMarks } from '../summary/summary-mark.js';
-import { runStepsYielding, TimeSlice } from '../time-slice.js';
+import type { SessionState } from '../session/session-store.js';
+import { TimeSlice } from '../time-slice.js';
 import type { InputRepair } from './check-pairing.js';
-import { countAhead } from './count-ahead.js';
-import { type Decision, decide, hardLimitOf, toLocal } from './decide.js';
+import { type Decision, toLocal } from './decide.js';
 import { indexMessages, indexMessagesInSlices, manyNewMessages } from './index-messages.js';
-import type { IndexedHistories, IndexedHistory } from './index-request.js';
-import { emitDivergence } from './match-state.js';
+import type { IndexedHistory } from './index-request.js';
 import { emitMediaEstimates, emitMediaEstimatesInSlices } from './media-estimates.js';
-import { PERSIST_COUNTS_FROM, type PersistedCounts } from './persist-counts.js';
-import type { RewriteCache } from './realize-rewrite.js';
+import { PERSIST_COUNTS_FROM } from './persist-counts.js';
+import type { PipelineDeps, PreflightInput } from './preflight-deps.js';
 import { rememberProtected } from './remember-protected.js';
-import {
-  adoptState,
-  buildView,
-  buildViewSteps,
-  extendView,
-  type ViewContext,
-  viewIsReusable,
-} from './resume-view.js';
-import { summaryMessageTokens } from './run-cascade.js';
+import { resumeAndCount } from './resume-and-count.js';
 import type { SessionView } from './session-view.js';
 
-/** What the pipeline needs from the manager (built once per manager). */
-export interface PipelineDeps {
-  /** Per-session calibration from reported usage. */
-  readonly calibration: UsageCalibration;
-  readonly counter: TokenCounter;
-  readonly model: string;
-  readonly store: SessionStore;
-  readonly bus: EventBus;
-  readonly archive: SessionArchive;
-  readonly index: MessageIndex;
-  readonly histories: IndexedHistories;
-  readonly rewrites: RewriteCache;
-  /** The configured summarizer, then the embedded fallback. */
-  readonly chain: readonly Summarizer[];
-  readonly summarizerTimeoutMs: number;
-  /** Redacts summarizer input and output (undefined when the user opted out). */
-  readonly summarizerRedact: Redactor | undefined;
-  readonly toolCounts: WeakMap<readonly unknown[], number>;
-  readonly systemCounts: Map<string, number>;
-  /** Stop a compaction (nothing pruned, `storage_failed` thrown) when its archive cannot be written. */
-  readonly requireArchive?: boolean;
-  readonly clock: () => number; // epoch ms, injectable for tests
-  /** Each key's last call (an idle gap compacts early) and how many calls it made (the events' `callNumber`). */
-  readonly lastCalls: Map<string, { at: number; count: number }>;
-  /** Prices a compaction's effect on the prompt cache (its `compact.pruned_messages` event). */
-  readonly cachePrice?: CachePrice;
-  /** Signs the summaries written and verifies those handed back. */
-  readonly marks: SummaryMarks;
-  /** Per session, compactions in a row written by a fallback summarizer (see run-preflight.ts). */
-  readonly fallbackStreaks: Map<string, number>;
-  /** The sessions' token counts kept with their state (read on a first call, written after calls). */
-  readonly counts: PersistedCounts;
-}
-
-/** The summary message text of `body` at `version` for the session `key`, marked. */
-export function summaryText(
-  deps: Pick<PipelineDeps, 'marks'>,
-  key: string,
-  version: number,
-  body: string,
-): string {
-  return deps.marks.format(key, version, body);
-}
-
-/** One call's input. */
-export interface PreflightInput {
-  readonly context: OperationContext;
-  /**
-   * Where the session's state lives: the session id, or the session id and the agent for an
-   * agent with its own compactor (see `CompactManagerOptions.agents`).
-   */
-  readonly key: string;
-  readonly messages: readonly unknown[];
-  readonly codec: MessageCodec;
-  readonly policy: Readonly<CompactPolicy>;
-  readonly options: CompactOptions;
-  readonly maxContextTokens: number;
-}
+export {
+  fixedTokens,
+  forgetSession,
+  type PipelineDeps,
+  type PreflightInput,
+  summaryText,
+} from './preflight-deps.js';
 
 /** Steps 1-4 done: everything the cascade or the untriggered answer needs. */
 export interface PreparedRequest extends PreflightInput {
@@ -126,6 +53,11 @@ export interface PreparedRequest extends PreflightInput {
   readonly countedFresh: number;
   /** The session's call number (1 for its first call to this manager). */
   readonly callNumber: number;
+  /**
+   * True when the count is a bound (a first call of a long history nobody had counted, under
+   * its trigger by the bound; see bound-first-call.ts): never below the exact count.
+   */
+  readonly bounded?: boolean;
   /** The decision event's span id, under which the compaction's events nest. */
   readonly decisionSpanId: string | undefined;
   /**
@@ -133,119 +65,6 @@ export interface PreparedRequest extends PreflightInput {
    * until the compaction ends, so that it can carry what was kept and pruned.
    */
   readonly decisionEvent?: CompactEvent<'compact.trigger_decision'> | undefined;
-}
-
-/** System prompt and tool schemas, each counted once per distinct value. */
-export function fixedTokens(
-  deps: PipelineDeps,
-  options: Pick<CompactOptions, 'system' | 'tools'>,
-): { system: number; toolsSchema: number } {
-  let system = 0;
-  if (options.system !== undefined) {
-    const text = typeof options.system === 'string' ? options.system : JSON.stringify(options.system);
-    const cached = deps.systemCounts.get(text);
-    system = cached ?? deps.counter.countText(text) + 4;
-    if (cached === undefined) {
-      if (deps.systemCounts.size > 256) deps.systemCounts.clear();
-      deps.systemCounts.set(text, system);
-    }
-  }
-  let toolsSchema = 0;
-  const tools = options.tools;
-  if (tools && tools.length > 0) {
-    if (!Array.isArray(tools)) throw invalidConfig('tools', 'must be an array of tool schemas');
-    const cached = deps.toolCounts.get(tools);
-    toolsSchema = cached ?? deps.counter.countTools(tools);
-    if (cached === undefined) deps.toolCounts.set(tools, toolsSchema);
-  }
-  return { system, toolsSchema };
-}
-
-/** Forgets what the pipeline keeps about a session. */
-export function forgetSession(deps: PipelineDeps, sessionId: string): void {
-  deps.histories.delete(sessionId);
-  deps.histories.delete(`${sessionId}\u0000repaired`);
-  deps.calibration.forget(sessionId);
-  deps.lastCalls.delete(sessionId);
-  deps.fallbackStreaks.delete(sessionId);
-  deps.marks.forget(sessionId);
-}
-
-/** Step 2's context: what building or extending the view needs (step 2 is in {@link prepareRequest}). */
-function viewContextOf(
-  deps: PipelineDeps,
-  input: PreflightInput,
-  indexed: IndexedHistory,
-  state: SessionState | undefined,
-  fresh: { count: number },
-): ViewContext {
-  const rewriting = {
-    codec: input.codec,
-    counter: deps.counter,
-    pairer: indexed.pairer,
-    items: indexed.items,
-    archived: deps.archive.keepsArtifacts,
-  };
-  return {
-    fresh,
-    trust: (item) => deps.marks.verifyOnce(input.key, item.entry, item.entry.parsed.text),
-    history: indexed,
-    state,
-    rule: input.policy,
-    codec: input.codec,
-    counter: deps.counter,
-    realize: (item, rewrite) => deps.rewrites.get(rewriting, item, rewrite),
-  };
-}
-
-/** The view of the last call extended with the new messages, when it can be. */
-function extendedView(indexed: IndexedHistory, viewContext: ViewContext): SessionView | undefined {
-  const cached = indexed.view;
-  if (viewIsReusable(cached, viewContext, indexed.changedFrom) && extendView(cached, viewContext)) {
-    adoptState(cached, viewContext.state);
-    return cached;
-  }
-  return undefined;
-}
-
-/** A view built anew, kept for the next call (its divergence reported). */
-function keepView(deps: PipelineDeps, input: PreflightInput, indexed: IndexedHistory, view: SessionView) {
-  indexed.view = view;
-  if (view.divergence) emitDivergence(deps.bus, input.context, indexed, view.divergence);
-  return view;
-}
-
-/** Step 3: count the request (system, tools, overhead, view, summary message). */
-function countRequest(deps: PipelineDeps, input: PreflightInput, view: SessionView) {
-  const fixed = fixedTokens(deps, input.options);
-  let summaryWire: unknown;
-  let summaryTokens = 0;
-  if (view.summaryItem && view.summarySigned !== undefined) {
-    // The summary of a message that holds other text too: sent alone, as the manager's.
-    summaryWire = input.codec.summaryMessage(view.summarySigned);
-    summaryTokens = summaryMessageTokens(input.codec, deps.counter, view.summarySigned);
-  } else if (view.summaryItem) {
-    summaryWire = view.summaryItem.entry.wire;
-    summaryTokens = view.summaryItem.entry.tokens?.get(deps.counter) ?? 0;
-    if (summaryTokens === 0)
-      summaryTokens = summaryMessageTokens(input.codec, deps.counter, view.summaryItem.entry.parsed.text);
-  } else if (view.previousSummary !== undefined && view.version > 0) {
-    const text = summaryText(deps, input.key, view.version, view.previousSummary);
-    view.summaryMessage ??= {
-      wire: input.codec.summaryMessage(text),
-      tokens: summaryMessageTokens(input.codec, deps.counter, text),
-    };
-    summaryWire = view.summaryMessage.wire;
-    summaryTokens = view.summaryMessage.tokens;
-  }
-  const breakdown: TokenBreakdown = {
-    system: fixed.system + view.sums.system,
-    developer: view.sums.developer,
-    toolsSchema: fixed.toolsSchema,
-    messages: deps.counter.requestOverhead + view.sums.messages + summaryTokens,
-  };
-  const tokensBefore = breakdown.system + breakdown.developer + breakdown.toolsSchema + breakdown.messages;
-  return { summaryWire, summaryTokens, breakdown, tokensBefore };
 }
 
 /**
@@ -268,6 +87,9 @@ function recordCall(deps: PipelineDeps, key: string, lifetimeMs: number): { idle
 /** Steps 1-4 of one call. */
 export async function prepareRequest(deps: PipelineDeps, input: PreflightInput): Promise<PreparedRequest> {
   const started = Date.now();
+  // The exact counting left by a first call decided from a bound (it runs in slices).
+  const finishing = deps.counts.finishing(input.key);
+  if (finishing) await finishing;
   // Many new messages (a first call, a rebuilt history): indexed and counted in slices.
   const slice = manyNewMessages(deps, input) ? new TimeSlice() : undefined;
   // A long history this process has not seen: its counts may be stored with its state.
@@ -279,31 +101,11 @@ export async function prepareRequest(deps: PipelineDeps, input: PreflightInput):
     ? await indexMessagesInSlices(deps, input, slice)
     : indexMessages(deps, input);
   const stored = await deps.store.get(input.key);
-  const fresh = { count: 0 };
-  // Step 2: resume the view (extended when possible, rebuilt otherwise; in slices for many new messages).
-  const viewContext = viewContextOf(deps, input, indexed, stored, fresh);
-  if (slice) await countAhead({ ...viewContext, stored, known: await known }, slice);
-  const view =
-    extendedView(indexed, viewContext) ??
-    keepView(
-      deps,
-      input,
-      indexed,
-      slice ? await runStepsYielding(buildViewSteps(viewContext), slice) : buildView(viewContext),
-    );
-  const state = await rememberProtected(deps.store, input.key, view, stored);
-  deps.counts.schedule(input.key, indexed);
-  const counted = countRequest(deps, input, view);
-  const calibrated = deps.calibration.count(input.key, counted.tokensBefore, deps.counter.exact);
   const call = recordCall(deps, input.key, input.policy.cacheLifetimeMs);
-  const decision = decide(
-    calibrated.tokens,
-    input.policy,
-    input.maxContextTokens,
-    input.options.force === true,
-    call.idle,
-    hardLimitOf(input.options),
-  );
+  const cold = slice ? { slice, known: await known } : undefined;
+  const resumed = await resumeAndCount(deps, input, indexed, stored, cold, call.idle);
+  const { view, counted, calibrated, decision } = resumed;
+  const state = await rememberProtected(deps.store, input.key, view, stored);
   const scale = counted.tokensBefore > 0 ? calibrated.tokens / counted.tokensBefore : 1;
   // Written out rather than `{ ...input, ... }`: on Node 20 a literal that adds properties after
   // a spread builds a new hidden class per call (~40 us here, a third of a warm call).
@@ -329,8 +131,9 @@ export async function prepareRequest(deps: PipelineDeps, input: PreflightInput):
     calibrated,
     decision,
     started,
-    countedFresh: fresh.count,
+    countedFresh: resumed.fresh,
     callNumber: call.number,
+    bounded: resumed.bounded,
     decisionSpanId: undefined,
     decisionEvent: undefined,
   };

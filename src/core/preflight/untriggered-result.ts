@@ -86,7 +86,8 @@ function assembledView(view: SessionView, summaryWire: unknown, format: MessageF
 /** The answer of a call that did not trigger: the view as it stands. */
 export function untriggeredResult<M>(deps: PipelineDeps, prepared: PreparedRequest): CompactionResult<M> {
   const { view, codec } = prepared;
-  deps.calibration.noteSent(prepared.key, prepared.localTokensBefore);
+  // A bound is not an estimate to calibrate against reported usage.
+  if (!prepared.bounded) deps.calibration.noteSent(prepared.key, prepared.localTokensBefore);
   const summaryWire = view.version > 0 ? prepared.summaryWire : undefined;
   const assembled = assembledView(view, summaryWire, codec.format);
   const result: CompactionResult<M> = {

@@ -1,8 +1,5 @@
-import {
-  BackgroundPreparations,
-  type BackgroundStatus,
-  backgroundFor,
-} from '../background/background-preparation.js';
+import { backgroundFor } from '../background/background-for.js';
+import { BackgroundPreparations, type BackgroundStatus } from '../background/background-preparation.js';
 import {
   type AgentCompactor,
   agentCompactor,
@@ -23,7 +20,7 @@ import type {
   CompactEventName,
   CompactEventProperties,
 } from '../events/events.js';
-import { refusedPreparedEvent, storeFaultEvents } from '../events/store-fault-events.js';
+import { backlogEvent, refusedPreparedEvent, storeFaultEvents } from '../events/store-fault-events.js';
 import { codecFor } from '../messages/formats/detect-format.js';
 import type { MessageCodec } from '../messages/formats/message-codec.js';
 import { MessageIndex } from '../messages/message-index.js';
@@ -156,10 +153,9 @@ export class CompactManager {
       onEvict: (key, history) => forgetEvicted(this.#memory, key, history),
     });
     this.#lockTtlMs = lockTtl(options.sessionLock, this.store);
-    this.#background = backgroundFor(options, store, this.#lockTtlMs, timeoutMs, {
-      marks: this.#deps.marks,
-      onRefused: refusedPreparedEvent(this.#bus),
-    });
+    const signing = { marks: this.#deps.marks, onRefused: refusedPreparedEvent(this.#bus) };
+    const onBacklog = backlogEvent(this.#bus);
+    this.#background = backgroundFor(options, store, this.#lockTtlMs, timeoutMs, signing, onBacklog);
     for (const [name, agent] of Object.entries(options.agents ?? {})) {
       // Validated once here; merged again with the call's policy.
       if (agent?.policy) resolvePolicy({ ...this.policy, ...agent.policy }, this.#customStrategies);

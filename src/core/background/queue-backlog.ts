@@ -5,6 +5,8 @@
  * (one `compact.warning` `preparation_backlog`); a published one in time ends it.
  */
 
+import type { EventBus } from '../events/event-bus.js';
+import { contextOf } from '../events/store-fault-events.js';
 import type { LeadTime } from './lead-time.js';
 
 /** Late preparations in a row that make a backlog episode. */
@@ -75,4 +77,28 @@ export class QueueBacklog {
   status(): { late: number; backlogEpisodes: number; backlog: boolean } {
     return { late: this.#late, backlogEpisodes: this.#episodes, backlog: this.#inEpisode };
   }
+}
+
+/**
+ * The background preparations' `onBacklog`: one `compact.warning` (`preparation_backlog`) per
+ * backlog episode of the queue (its workers fall behind: jobs not published by their
+ * session's trigger several times in a row; the agents compact at the trigger meanwhile).
+ */
+export function backlogEvent(bus: EventBus): (info: BacklogInfo) => void {
+  return (info) =>
+    bus.emit(
+      contextOf(info.key),
+      'compact.warning',
+      {
+        code: 'preparation_backlog',
+        message: `the preparation queue "${info.queue}" falls behind: ${info.late} jobs in a row were not published by their session's trigger (the last waited ${info.waitedMs} ms); the agents compact at the trigger meanwhile. Add workers or concurrency. Said once per episode.`,
+        context: {
+          queue: info.queue,
+          late: info.late,
+          waitedMs: info.waitedMs,
+          ...(info.leadTimeMs === undefined ? {} : { leadTimeMs: info.leadTimeMs }),
+        },
+      },
+      { start: Date.now() },
+    );
 }

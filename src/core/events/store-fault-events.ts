@@ -3,12 +3,11 @@
  * (calls go on from the process's own copy of the state) and one when a stored state does
  * not read back (the session starts over).
  */
-import type { BacklogInfo } from '../background/queue-backlog.js';
 import type { EventBus, OperationContext } from './event-bus.js';
 import { newSpanId } from './events.js';
 
 /** A session's own context for an event outside any compaction. */
-function contextOf(key: string): OperationContext {
+export function contextOf(key: string): OperationContext {
   return { sessionId: key, operationId: newSpanId(), traceId: key, parentId: undefined, archived: undefined };
 }
 
@@ -93,28 +92,4 @@ export function refusedPreparedEvent(bus: EventBus): (key: string, why: string) 
       { start: Date.now() },
     );
   };
-}
-
-/**
- * The background preparations' `onBacklog`: one `compact.warning` (`preparation_backlog`) per
- * backlog episode of the queue (its workers fall behind: jobs not published by their
- * session's trigger several times in a row; the agents compact at the trigger meanwhile).
- */
-export function backlogEvent(bus: EventBus): (info: BacklogInfo) => void {
-  return (info) =>
-    bus.emit(
-      contextOf(info.key),
-      'compact.warning',
-      {
-        code: 'preparation_backlog',
-        message: `the preparation queue "${info.queue}" falls behind: ${info.late} jobs in a row were not published by their session's trigger (the last waited ${info.waitedMs} ms); the agents compact at the trigger meanwhile. Add workers or concurrency. Said once per episode.`,
-        context: {
-          queue: info.queue,
-          late: info.late,
-          waitedMs: info.waitedMs,
-          ...(info.leadTimeMs === undefined ? {} : { leadTimeMs: info.leadTimeMs }),
-        },
-      },
-      { start: Date.now() },
-    );
 }

@@ -8,6 +8,7 @@ import {
   maybePrepare,
   runTriggeredOnce,
 } from '../background/compaction-flight.js';
+import { backlogEvent } from '../background/queue-backlog.js';
 import { cachePriceFor, checkPricing, type SessionCost } from '../counting/session-cost.js';
 import { type TokenCounter, tokenCounterFor } from '../counting/token-counter.js';
 import { warnUnknownModel } from '../counting/unknown-model-warning.js';
@@ -20,7 +21,7 @@ import type {
   CompactEventName,
   CompactEventProperties,
 } from '../events/events.js';
-import { backlogEvent, refusedPreparedEvent, storeFaultEvents } from '../events/store-fault-events.js';
+import { refusedPreparedEvent, storeFaultEvents } from '../events/store-fault-events.js';
 import { codecFor } from '../messages/formats/detect-format.js';
 import type { MessageCodec } from '../messages/formats/message-codec.js';
 import { MessageIndex } from '../messages/message-index.js';

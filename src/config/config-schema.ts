@@ -331,7 +331,7 @@ export const compactConfigSchema = z
       .enum(['learned', 'fixed'])
       .optional()
       .describe(
-        "Where background preparations start: 'learned' (default), a lead time ahead of the trigger from the measured preparation latency and each session's growth per call; 'fixed', at policy.prepare_at_pct.",
+        "Where queued preparations (queue) start: 'learned' (default), a lead time ahead of the trigger from the measured queue latency and each session's growth per call; 'fixed', at policy.prepare_at_pct (as in-process preparations always do).",
       ),
     session_lock: sessionLockSchema.optional(),
     queue: queueSchema.optional(),

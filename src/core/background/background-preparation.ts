@@ -104,7 +104,8 @@ export class BackgroundPreparations {
     this.#maxKept = maxKept;
     this.#shared = shared;
     this.#queue = queue;
-    this.#learn = options.lead !== 'fixed';
+    // In-process preparations are awaited at the trigger: only a queue's need a lead time.
+    this.#learn = options.lead !== 'fixed' && queue !== undefined;
     this.#backlog = queue ? new QueueBacklog(this.#lead, queue.name, options.onBacklog) : undefined;
   }
 
@@ -256,13 +257,10 @@ export class BackgroundPreparations {
             await this.#queue.enqueue(job);
             preparation.queuedAt = job.enqueuedAt;
             this.#queued++;
-          } else {
-            const began = Date.now();
+          } else
             await this.#work(key, preparation, () =>
               this.#summarize(folded, request, controller.signal, events),
             );
-            if (preparation.outcome) this.#lead.recordLatency(Date.now() - began);
-          }
         })
         .catch(() => {
           preparation.outcome = undefined;

@@ -1,6 +1,6 @@
 /**
- * The lead time of background preparations, learned per manager: how long a preparation takes
- * from its start (an enqueue, with a queue) until its summary is ready (published), and how
+ * The lead time of queued preparations, learned per manager: how long a preparation takes
+ * from its enqueue until its summary is published, and how
  * fast each session grows per call (tokens and milliseconds). A preparation starts where, at
  * the session's growth, the trigger is about a lead time of calls away; with nothing learned
  * yet, at `policy.prepareAtPct`.

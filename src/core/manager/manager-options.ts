@@ -166,12 +166,14 @@ export interface CompactManagerOptions {
    */
   preparationQueue?: PreparationQueue;
   /**
-   * Where background preparations start. `learned`: a lead time ahead of the trigger, from
+   * Where queued preparations (`preparationQueue`) start. `learned`: a lead time ahead of the trigger, from
    * what this manager measures: how long preparations take to be ready (with a queue, enqueue
    * to published: the p90 of recent jobs, a job still not published at its trigger counting
    * as later) and how much and how fast each session grows per call; `policy.prepareAtPct`
    * until both are known. A session that would reach its trigger before a preparation could
-   * be ready enqueues none. `fixed`: always at `policy.prepareAtPct`.
+   * be ready enqueues none. `fixed`: always at `policy.prepareAtPct`. Preparations in this
+   * process (`background: true` without a queue) start at `policy.prepareAtPct` (the trigger
+   * waits for one still running).
    * @default 'learned'
    */
   preparationLead?: 'learned' | 'fixed';

@@ -12,8 +12,7 @@
  * them all and waits until none is left.
  */
 
-import { CompactError, invalidConfig } from '../errors.js';
-import type { CompactManagerOptions } from '../manager/manager-options.js';
+import { CompactError } from '../errors.js';
 import {
   type SummarizeOutcome,
   summarizeWithFallback,
@@ -23,7 +22,6 @@ import type { BufferedEvent, PreparedSummary } from '../preflight/prepared-summa
 import type { SessionView, ViewEntry } from '../preflight/session-view.js';
 import { checkSummaryOutput } from '../preflight/summary-output.js';
 import type { PreparationQueue } from '../session/preparation-queue.js';
-import type { SessionStore } from '../session/session-store.js';
 import type { BackgroundOptions, BackgroundStatus, SharedStore } from './background-status.js';
 import { LeadTime, type PreparationThreshold } from './lead-time.js';
 import {
@@ -38,7 +36,6 @@ import {
 import { QueueBacklog } from './queue-backlog.js';
 import {
   coversPrefix,
-  type PreparedSigning,
   preparedKey,
   publishedVersion,
   publishPrepared,

@@ -4,8 +4,7 @@ import { BACKLOG_AFTER, type BacklogInfo, QueueBacklog } from './queue-backlog.j
 
 /** A session growing `tokens` per call every `ms` (on an injected clock), from `from`. */
 function grow(lead: LeadTime, key: string, calls: number, tokens: number, ms: number, from = 5_000): number {
-  let at = 0;
-  for (let call = 0; call < calls; call++) lead.recordCall(key, 1, from + call * tokens, (at += ms));
+  for (let call = 0; call < calls; call++) lead.recordCall(key, 1, from + call * tokens, (call + 1) * ms);
   return from + (calls - 1) * tokens;
 }
 

@@ -57,6 +57,7 @@ const manager = new CompactManager({
   store,
   storeTimeoutMs: 10_000,
   background: true,
+  preparationLead: process.env.PREPARATION_LEAD === 'fixed' ? 'fixed' : 'learned',
   ...(queue ? { preparationQueue: queue } : {}),
   summarizer: {
     name: `agent-${agent}`,

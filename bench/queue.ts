@@ -3,9 +3,11 @@
  * redis-server on loopback. 3 agent processes (bench/queue-agent.ts) serve SESSIONS sessions
  * of STEPS steps (each step goes to the next process, as behind a load balancer; a model call
  * of MODEL_MS between steps); summaries take SUMMARIZE_MS (a scripted slow summarizer).
- * Three runs: background preparation with the library's own lock (no queue); the BullMQ queue
- * with 2 worker processes (test/queue/support/queue-worker.ts); the same with one worker
- * SIGKILLed halfway. Reported: preparations run per prepared version used, summaries stale
+ * Four runs: background preparation with the library's own lock (no queue); the BullMQ queue
+ * with 2 worker processes (test/queue/support/queue-worker.ts, QUEUE_BENCH_CONCURRENCY jobs
+ * each, default 4), preparations started at the fixed `prepareAtPct` (the old behaviour, for a
+ * before/after in one run); the same with the learned lead time (the default); and that with
+ * one worker SIGKILLed halfway. Reported: preparations run per prepared version used, summaries stale
  * (built on another base than the version before) or doubled (two texts for one version),
  * and the agents' preflight p50/p99.
  *
@@ -31,7 +33,13 @@ const LOCKSTEP = process.env.QUEUE_BENCH_LOCKSTEP === '1';
 const AGENT = new URL('./queue-agent.ts', import.meta.url).pathname;
 const WORKER = new URL('../test/queue/support/queue-worker.ts', import.meta.url).pathname;
 
-type Mode = 'background' | 'queue' | 'queue, a worker killed';
+type Mode = 'background' | 'queue, fixed threshold' | 'queue' | 'queue, a worker killed';
+const MODES: readonly Mode[] = ['background', 'queue, fixed threshold', 'queue', 'queue, a worker killed'];
+/** QUEUE_BENCH_MODES: a comma-separated subset of the modes (e.g. `queue, fixed threshold,queue`). */
+const SELECTED: readonly Mode[] = process.env.QUEUE_BENCH_MODES
+  ? MODES.filter((mode) => process.env.QUEUE_BENCH_MODES!.split(/,(?! )/).includes(mode))
+  : MODES;
+const CONCURRENCY = process.env.QUEUE_BENCH_CONCURRENCY ?? '4';
 
 /** The figures of one run. */
 export interface QueueBenchRun {
@@ -57,6 +65,13 @@ export interface QueueBenchRun {
   wallMs: number;
   /** Jobs a worker dropped: superseded, already prepared. */
   skipped?: { superseded: number; alreadyPrepared: number };
+  /** The agents' queue figures: jobs late at their trigger, preparations not enqueued (too late), backlog episodes, learned lead time (ms, per agent). */
+  agentsQueue?: {
+    late: number;
+    tooLate: number;
+    backlogEpisodes: number;
+    leadTimeMs: (number | undefined)[];
+  };
 }
 
 interface Child<R> {
@@ -167,13 +182,18 @@ async function run(url: string, mode: Mode): Promise<QueueBenchRun> {
   };
   const agents = await Promise.all(
     ['a1', 'a2', 'a3'].map((id) =>
-      spawnChild<QueueAgentReport>(AGENT, { ...common, AGENT_ID: id, QUEUE_NAME: queueName }),
+      spawnChild<QueueAgentReport>(AGENT, {
+        ...common,
+        AGENT_ID: id,
+        QUEUE_NAME: queueName,
+        PREPARATION_LEAD: mode === 'queue, fixed threshold' ? 'fixed' : 'learned',
+      }),
     ),
   );
   const workerEnv = {
     ...common,
     QUEUE_NAME: queueName,
-    CONCURRENCY: '4',
+    CONCURRENCY,
     STALLED_MS: '1000',
     LOCK_MS: '3000',
   };
@@ -306,6 +326,12 @@ async function run(url: string, mode: Mode): Promise<QueueBenchRun> {
             superseded: workerStats.reduce((sum, w) => sum + w.status.superseded, 0),
             alreadyPrepared: workerStats.reduce((sum, w) => sum + w.status.alreadyPrepared, 0),
           },
+          agentsQueue: {
+            late: stats.reduce((sum, s) => sum + s.status.late, 0),
+            tooLate: stats.reduce((sum, s) => sum + s.status.tooLate, 0),
+            backlogEpisodes: stats.reduce((sum, s) => sum + s.status.backlogEpisodes, 0),
+            leadTimeMs: stats.map((s) => s.status.leadTimeMs),
+          },
         }),
   };
 }
@@ -315,8 +341,7 @@ export async function queueBench(): Promise<QueueBenchRun[]> {
   const server = await startRedisServer();
   try {
     const runs: QueueBenchRun[] = [];
-    for (const mode of ['background', 'queue', 'queue, a worker killed'] as const)
-      runs.push(await run(server.url, mode));
+    for (const mode of SELECTED) runs.push(await run(server.url, mode));
     return runs;
   } finally {
     await server.stop();
@@ -332,8 +357,11 @@ export function printQueueBench(runs: readonly QueueBenchRun[]): void {
     const skipped = r.skipped
       ? `; worker skipped ${r.skipped.superseded} superseded, ${r.skipped.alreadyPrepared} already prepared`
       : '';
+    const agentsQueue = r.agentsQueue
+      ? `; agents: ${r.agentsQueue.late} jobs late at the trigger, ${r.agentsQueue.tooLate} not enqueued (too late), ${r.agentsQueue.backlogEpisodes} backlog warnings, lead time ${r.agentsQueue.leadTimeMs.map((ms) => (ms === undefined ? '-' : `${ms} ms`)).join('/')}`
+      : '';
     console.log(
-      `  ${r.mode.padEnd(24)} versions ${r.versions}, prepared used ${r.used} (share ${(r.used / Math.max(1, r.versions)).toFixed(3)}), preparations run ${r.preparations} (${r.ratio.toFixed(3)} per version used; ${r.endOfSession} of them for a last version the session never reached: ${r.ratioInSession.toFixed(3)} without them; goal <= 1.05), at the trigger ${r.synchronous}; stale ${r.stale}, doubled ${r.doubled}; preflight p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms; ${(r.wallMs / 1000).toFixed(1)} s${skipped}`,
+      `  ${r.mode.padEnd(24)} versions ${r.versions}, prepared used ${r.used} (share ${(r.used / Math.max(1, r.versions)).toFixed(3)}), preparations run ${r.preparations} (${r.ratio.toFixed(3)} per version used; ${r.endOfSession} of them for a last version the session never reached: ${r.ratioInSession.toFixed(3)} without them; goal <= 1.05), at the trigger ${r.synchronous}; stale ${r.stale}, doubled ${r.doubled}; preflight p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms; ${(r.wallMs / 1000).toFixed(1)} s${skipped}${agentsQueue}`,
     );
   }
 }

@@ -89,13 +89,14 @@ export const COMMAND_HELP: Readonly<Record<string, CommandHelp>> = Object.freeze
   status: {
     summary: 'Shows what an archived session remembers now: summary, last compaction, cost.',
     usage:
-      'agent-compaction status SESSION_DIR [--json]\n  agent-compaction status SESSION_ID --store redis [--redis-url-env NAME] [--json]',
+      'agent-compaction status SESSION_DIR [--json]\n  agent-compaction status SESSION_ID --store redis [--redis-url-env NAME] [--queue NAME] [--json]',
     description:
-      'What a session remembers now: the summary, its tokens, the last compaction, errors and the cost.\nSESSION_DIR is a session folder of an fs archive (.compact/archive/<session>); with --store redis,\nSESSION_ID is read from the shared Redis session store at $REDIS_URL (or the variable --redis-url-env names).',
+      'What a session remembers now: the summary, its tokens, the last compaction, errors and the cost.\nSESSION_DIR is a session folder of an fs archive (.compact/archive/<session>); with --store redis,\nSESSION_ID is read from the shared Redis session store at $REDIS_URL (or the variable --redis-url-env names),\nwith the jobs of the preparation queue (waiting, active, failed) and its lag (needs bullmq and ioredis).',
     flags: {
       '--json': 'print the status as JSON',
       '--store redis': 'read SESSION_ID from a Redis session store instead of an archive folder',
       '--redis-url-env NAME': 'the environment variable holding the Redis URL (default REDIS_URL)',
+      '--queue NAME': 'with --store redis: the preparation queue shown (default agent-compaction-prepare)',
     },
     example:
       'agent-compaction status .compact/archive/my-session\n  REDIS_URL=redis://localhost:6379 agent-compaction status my-session --store redis',

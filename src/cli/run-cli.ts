@@ -38,6 +38,7 @@ const OPTIONS: FlagOptions = {
   json: { type: 'boolean' },
   store: { type: 'string' },
   'redis-url-env': { type: 'string' },
+  queue: { type: 'string' },
   archive: { type: 'string' },
   session: { type: 'string' },
   'page-chars': { type: 'string' },
@@ -248,7 +249,12 @@ async function runStatus(file: string, values: Values, io: CliIo): Promise<numbe
   if (values.store === 'redis') {
     const { runStoreStatus } = await import('./status/store-status.js');
     const urlEnv = values['redis-url-env'] as string | undefined;
-    await runStoreStatus(file, { json: values.json === true, ...(urlEnv ? { urlEnv } : {}) }, io);
+    const queue = values.queue as string | undefined;
+    await runStoreStatus(
+      file,
+      { json: values.json === true, ...(urlEnv ? { urlEnv } : {}), ...(queue ? { queue } : {}) },
+      io,
+    );
     return EXIT_CODES.ok;
   }
   const { runStatusCommand } = await import('./status/status-command.js');

@@ -25,6 +25,7 @@ const CONFIG_KEY_OF = {
   redactSummarizerInput: 'redaction.summarizer_input',
   background: 'background',
   preparationQueue: 'queue',
+  preparationLead: 'preparation_lead',
   agents: 'agents',
   sessionLock: 'session_lock',
   storeTimeoutMs: 'sessions.store_timeout_ms',

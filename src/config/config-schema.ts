@@ -327,6 +327,12 @@ export const compactConfigSchema = z
       .describe(
         'Prepare summaries off the critical path from policy.prepare_at_pct, and swap them in at the trigger.',
       ),
+    preparation_lead: z
+      .enum(['learned', 'fixed'])
+      .optional()
+      .describe(
+        "Where queued preparations (queue) start: 'learned' (default), a lead time ahead of the trigger from the measured queue latency and each session's growth per call; 'fixed', at policy.prepare_at_pct (as in-process preparations always do).",
+      ),
     session_lock: sessionLockSchema.optional(),
     queue: queueSchema.optional(),
     export_queue: exportQueueSchema.optional(),

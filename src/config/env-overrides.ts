@@ -71,6 +71,7 @@ export const ENV_OVERRIDES: readonly EnvOverride[] = [
   { variable: 'COMPACT_S3_ENDPOINT', path: ['storage', 'endpoint'], type: 'string' },
   { variable: 'COMPACT_S3_FORCE_PATH_STYLE', path: ['storage', 'force_path_style'], type: 'boolean' },
   { variable: 'COMPACT_BACKGROUND', path: ['background'], type: 'boolean' },
+  { variable: 'COMPACT_PREPARATION_LEAD', path: ['preparation_lead'], type: 'string' },
   { variable: 'COMPACT_USER_TEXT_SHARE', path: ['policy', 'user_text_share'], type: 'number' },
   { variable: 'COMPACT_EXPORT_QUEUE_MAX_SIZE', path: ['export_queue', 'max_size'], type: 'integer' },
   {

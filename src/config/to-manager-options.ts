@@ -33,6 +33,8 @@ export interface ConfigManagerOptions {
   background: boolean;
   /** `queue`, when set: the BullMQ preparation queue. */
   preparationQueue?: PreparationQueue;
+  /** `preparation_lead`, when set. */
+  preparationLead?: 'learned' | 'fixed';
   /** `session_lock`, when set. */
   sessionLock?: boolean | { ttlMs?: number };
   /** `export_queue`, when set. */
@@ -379,6 +381,7 @@ export async function toManagerOptions(
     ...(store === undefined ? {} : { store }),
     background: config.background,
     ...(preparationQueue === undefined ? {} : { preparationQueue }),
+    ...(config.preparation_lead === undefined ? {} : { preparationLead: config.preparation_lead }),
     ...toSessionLock(config.session_lock),
     ...(config.export_queue === undefined
       ? {}

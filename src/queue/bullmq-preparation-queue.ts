@@ -50,11 +50,16 @@ export interface PreparationQueueCounts {
   completed: number;
   /** Dead letters: jobs that failed every attempt. */
   failed: number;
+  /**
+   * The queue's lag: how long its oldest waiting job has waited, in milliseconds (0 when none
+   * waits).
+   */
+  lagMs: number;
 }
 
 /** A preparation queue on BullMQ. */
 export interface BullmqPreparationQueue extends PreparationQueue {
-  /** Jobs by state (pending, running, failed). */
+  /** Jobs by state (pending, running, failed) and the lag of the oldest waiting one. */
   counts(): Promise<PreparationQueueCounts>;
   /** Closes the queue's Redis connection (jobs stay in Redis for the workers). */
   close(): Promise<void>;
@@ -122,13 +127,18 @@ export function bullmqPreparationQueue(options: BullmqPreparationQueueOptions): 
     },
     async counts() {
       const q = await open();
-      const counts = await q.getJobCounts('waiting', 'active', 'delayed', 'completed', 'failed');
+      const [counts, oldest] = await Promise.all([
+        q.getJobCounts('waiting', 'active', 'delayed', 'completed', 'failed'),
+        q.getJobs(['waiting'], 0, 0, true),
+      ]);
+      const since = oldest[0]?.timestamp;
       return {
         waiting: counts.waiting ?? 0,
         active: counts.active ?? 0,
         delayed: counts.delayed ?? 0,
         completed: counts.completed ?? 0,
         failed: counts.failed ?? 0,
+        lagMs: since === undefined ? 0 : Math.max(0, Date.now() - since),
       };
     },
     async close() {

@@ -1,12 +1,14 @@
 /**
  * `agent-compaction status SESSION --store redis`: what a session remembers in a shared Redis
  * session store (the state every process serving it reads): its summary version and text, the
- * messages it covers, what it pins and keeps, and when it changed. The URL comes from an
+ * messages it covers, what it pins and keeps, and when it changed; and the preparation queue's
+ * jobs waiting, active and failed, and its lag. The URL comes from an
  * environment variable (a URL can carry a password: never on the command line).
  */
 import { CompactError } from '../../core/errors.js';
 import { QUEUE_SUMMARIZER_PREFIX } from '../../core/session/preparation-queue.js';
 import type { SessionState } from '../../core/session/session-state.js';
+import { DEFAULT_PREPARATION_QUEUE_NAME } from '../../queue/bullmq-preparation-queue.js';
 import type { CliIo } from '../cli-io.js';
 import { formatNumber } from '../replay/format-table.js';
 
@@ -50,12 +52,46 @@ export function formatStoreState(state: SessionState): string {
   return lines.join('\n');
 }
 
-/** Prints a session's state from the store (text or `--json`). */
+/** The preparation queue's jobs by state and its lag, or why they cannot be read. */
+export type QueueStatus =
+  | { name: string; waiting: number; active: number; delayed: number; failed: number; lagMs: number }
+  | { name: string; unavailable: string };
+
+/** Reads the preparation queue `name` on the Redis at `url` (needs the bullmq and ioredis peers). */
+export async function readQueueStatus(url: string, name: string): Promise<QueueStatus> {
+  const { bullmqPreparationQueue } = await import('../../queue/index.js');
+  const queue = bullmqPreparationQueue({ connection: url, name });
+  try {
+    const { waiting, active, delayed, failed, lagMs } = await queue.counts();
+    return { name, waiting, active, delayed, failed, lagMs };
+  } catch (error) {
+    return { name, unavailable: (error as Error).message };
+  } finally {
+    await queue.close().catch(() => {});
+  }
+}
+
+/** The queue's line. */
+export function formatQueueStatus(queue: QueueStatus): string {
+  if ('unavailable' in queue) return `preparation queue ${queue.name}: not read (${queue.unavailable})`;
+  const { name, waiting, active, delayed, failed, lagMs } = queue;
+  return `preparation queue ${name}: waiting ${formatNumber(waiting)}, active ${formatNumber(active)}, delayed (retries) ${formatNumber(delayed)}, failed (dead letters) ${formatNumber(failed)}; lag ${formatNumber(lagMs)} ms (the oldest waiting job)`;
+}
+
+/** Prints a session's state from the store, and the preparation queue's jobs and lag (text or `--json`). */
 export async function runStoreStatus(
   sessionId: string,
-  flags: { json: boolean; urlEnv?: string },
+  flags: { json: boolean; urlEnv?: string; queue?: string },
   io: CliIo,
 ): Promise<void> {
   const state = await readStoreState(sessionId, io.env, flags.urlEnv);
-  io.stdout(flags.json ? `${JSON.stringify(state, null, 2)}\n` : `${formatStoreState(state)}\n`);
+  const queue = await readQueueStatus(
+    io.env[flags.urlEnv ?? 'REDIS_URL']!,
+    flags.queue ?? DEFAULT_PREPARATION_QUEUE_NAME,
+  );
+  io.stdout(
+    flags.json
+      ? `${JSON.stringify({ ...state, queue }, null, 2)}\n`
+      : `${formatStoreState(state)}\n${formatQueueStatus(queue)}\n`,
+  );
 }

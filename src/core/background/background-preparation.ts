@@ -12,8 +12,7 @@
  * them all and waits until none is left.
  */
 
-import { CompactError, invalidConfig } from '../errors.js';
-import type { CompactManagerOptions } from '../manager/manager-options.js';
+import { CompactError } from '../errors.js';
 import {
   type SummarizeOutcome,
   summarizeWithFallback,
@@ -23,7 +22,8 @@ import type { BufferedEvent, PreparedSummary } from '../preflight/prepared-summa
 import type { SessionView, ViewEntry } from '../preflight/session-view.js';
 import { checkSummaryOutput } from '../preflight/summary-output.js';
 import type { PreparationQueue } from '../session/preparation-queue.js';
-import type { SessionStore } from '../session/session-store.js';
+import type { BackgroundOptions, BackgroundStatus, SharedStore } from './background-status.js';
+import { LeadTime, type PreparationThreshold } from './lead-time.js';
 import {
   memoized,
   type PreparationRequest,
@@ -33,9 +33,9 @@ import {
   untilAborted,
   withoutArchiveLine,
 } from './preparation-plan.js';
+import { QueueBacklog } from './queue-backlog.js';
 import {
   coversPrefix,
-  type PreparedSigning,
   preparedKey,
   publishedVersion,
   publishPrepared,
@@ -44,7 +44,10 @@ import {
 } from './shared-preparation.js';
 
 export type { BufferedEvent, PreparedSummary } from '../preflight/prepared-summary.js';
+export type { BackgroundOptions, BackgroundStatus, SharedStore } from './background-status.js';
+export type { PreparationThreshold } from './lead-time.js';
 export { type PreparationRequest, planPreparation } from './preparation-plan.js';
+export type { BacklogInfo } from './queue-backlog.js';
 
 interface Preparation {
   readonly baseVersion: number;
@@ -58,38 +61,9 @@ interface Preparation {
   outcome: SummarizeOutcome | undefined;
   /** Starts the deferred work at once (shutdown), when it has not started. */
   kick: (() => void) | undefined;
+  /** When the queue took its job (epoch ms), with a queue. */
+  queuedAt: number | undefined;
   immediate: ReturnType<typeof setImmediate> | undefined;
-}
-
-/** Counters of a manager's background work (for tests, benchmarks and dashboards). */
-export interface BackgroundStatus {
-  /** Preparations started. */
-  started: number;
-  /** Prepared summaries swapped in at a trigger. */
-  used: number;
-  /** Preparations dropped: stale (history edited, summary moved on), failed, or evicted. */
-  discarded: number;
-  /** Preparations still running. */
-  running: number;
-  /** Preparations kept (running or ready). */
-  kept: number;
-  /**
-   * Preparations that ran a summarizer in this process (with a shared store, only the one
-   * holding the session's preparation lock, and only for a version nobody published yet).
-   */
-  summarized: number;
-  /** Jobs handed to the preparation queue (`preparationQueue`); a worker summarizes them. */
-  queued: number;
-}
-
-/**
- * A store shared with other processes, how long a preparation's lock is held at most, and
- * what signs and checks the prepared records there.
- */
-export interface SharedStore {
-  readonly store: SessionStore;
-  readonly lockTtlMs: number;
-  readonly signing: PreparedSigning;
 }
 
 /** The background preparations of one manager, by session key. */
@@ -99,6 +73,11 @@ export class BackgroundPreparations {
   readonly #maxKept: number;
   readonly #shared: SharedStore | undefined;
   readonly #queue: PreparationQueue | undefined;
+  readonly #lead = new LeadTime();
+  readonly #learn: boolean;
+  readonly #backlog: QueueBacklog | undefined;
+  #lastThreshold: PreparationThreshold | undefined;
+  #tooLate = 0;
   #closed = false;
   #started = 0;
   #used = 0;
@@ -113,10 +92,43 @@ export class BackgroundPreparations {
    * `queue`: preparations become jobs of that queue (a worker summarizes and publishes them in
    * `shared.store`); the trigger uses a published summary when one fits and never waits.
    */
-  constructor(maxKept = 1_000, shared?: SharedStore, queue?: PreparationQueue) {
+  constructor(
+    maxKept = 1_000,
+    shared?: SharedStore,
+    queue?: PreparationQueue,
+    options: BackgroundOptions = {},
+  ) {
     this.#maxKept = maxKept;
     this.#shared = shared;
     this.#queue = queue;
+    // In-process preparations are awaited at the trigger: only a queue's need a lead time.
+    this.#learn = options.lead !== 'fixed' && queue !== undefined;
+    this.#backlog = queue ? new QueueBacklog(this.#lead, queue.name, options.onBacklog) : undefined;
+  }
+
+  /**
+   * Records a call of `key` (its growth) and says where its next preparation starts:
+   * `fixed` (`policy.prepareAtPct` of the window) until the lead time and the session's
+   * growth are learned, or always with `lead: 'fixed'`.
+   */
+  threshold(
+    key: string,
+    at: { version: number; tokens: number; now: number; trigger: number; floor: number; fixed: number },
+  ): PreparationThreshold {
+    this.#lead.recordCall(key, at.version, at.tokens, at.now);
+    if (!this.#learn) return { tokens: at.fixed, basis: 'fixed' };
+    return this.#lead.threshold(key, at.trigger, at.floor, at.fixed);
+  }
+
+  /**
+   * True when a preparation of `key` for `version` would start now (none kept for it) but
+   * could not be ready before the trigger (counted as `tooLate`; never with `lead: 'fixed'`).
+   */
+  tooLate(key: string, version: number, tokens: number, trigger: number): boolean {
+    if (!this.#learn || this.#entries.get(key)?.baseVersion === version) return false;
+    if (!this.#lead.tooLate(key, tokens, trigger)) return false;
+    this.#tooLate++;
+    return true;
   }
 
   /** Counters and sizes. */
@@ -129,6 +141,11 @@ export class BackgroundPreparations {
       kept: this.#entries.size,
       summarized: this.#summarized,
       queued: this.#queued,
+      tooLate: this.#tooLate,
+      ...(this.#backlog?.status() ?? { late: 0, backlogEpisodes: 0, backlog: false }),
+      queueLatencyMs: this.#lead.latencyMs(),
+      leadTimeMs: this.#lead.leadMs(),
+      lastThreshold: this.#lastThreshold,
     };
   }
 
@@ -136,7 +153,7 @@ export class BackgroundPreparations {
    * Starts preparing the next summary of `key` unless one is kept for the view's summary
    * version already. Returns at once: the work starts on a later turn of the event loop.
    */
-  start(key: string, request: PreparationRequest): boolean {
+  start(key: string, request: PreparationRequest, threshold?: PreparationThreshold): boolean {
     if (this.#closed) return false;
     const existing = this.#entries.get(key);
     if (existing && existing.baseVersion === request.view.version) return false;
@@ -147,6 +164,7 @@ export class BackgroundPreparations {
     const preparation = this.#launch(key, folded, request);
     this.#entries.set(key, preparation);
     this.#started++;
+    if (threshold) this.#lastThreshold = threshold;
     return true;
   }
 
@@ -225,13 +243,16 @@ export class BackgroundPreparations {
       settled: false,
       outcome: undefined,
       immediate: undefined,
+      queuedAt: undefined,
       kick,
       done: begun
         .then(async () => {
           preparation.kick = undefined;
           if (controller.signal.aborted) return;
           if (this.#queue) {
-            await this.#queue.enqueue(await queueJob(key, folded, request));
+            const job = await queueJob(key, folded, request);
+            await this.#queue.enqueue(job);
+            preparation.queuedAt = job.enqueuedAt;
             this.#queued++;
           } else
             await this.#work(key, preparation, () =>
@@ -273,8 +294,14 @@ export class BackgroundPreparations {
       this.#used++;
       return { outcome: preparation.outcome, foldedIds: preparation.foldedIds, events: preparation.events };
     }
+    // A queued job of this version tells, at its trigger, how long the queue takes.
+    const queuedAt = preparation?.queuedAt;
+    const observe =
+      queuedAt === undefined || !this.#backlog
+        ? undefined
+        : (publishedAt: number | undefined) => this.#backlog?.observe(key, queuedAt, publishedAt);
     let shared = this.#shared
-      ? await readPrepared(this.#shared.store, key, view, this.#shared.signing)
+      ? await readPrepared(this.#shared.store, key, view, this.#shared.signing, observe)
       : undefined;
     // Another process may be preparing this session right now: its summary is awaited rather
     // than written a second time (within the summarizer's time limit).
@@ -350,27 +377,4 @@ export class BackgroundPreparations {
       this.#drop(key, oldest);
     }
   }
-}
-
-/**
- * The manager's background preparations (`background: true`, or a `preparationQueue`), or
- * `undefined`. With a shared store (`lockTtlMs` set), one process prepares per session; its
- * lock outlasts the summarizer's time limit. With a queue, workers prepare and publish in `store`.
- */
-export function backgroundFor(
-  options: Pick<CompactManagerOptions, 'background' | 'preparationQueue'>,
-  store: SessionStore,
-  lockTtlMs: number | undefined,
-  timeoutMs: number,
-  signing: PreparedSigning,
-): BackgroundPreparations | undefined {
-  const queue = options.preparationQueue;
-  if (options.background !== true && queue === undefined) return undefined;
-  if (queue !== undefined && (queue === null || typeof queue.enqueue !== 'function'))
-    throw invalidConfig('preparationQueue', 'must be a PreparationQueue (an object with enqueue)');
-  const shared =
-    lockTtlMs === undefined && queue === undefined
-      ? undefined
-      : { store, lockTtlMs: 2 * timeoutMs + 5_000, signing };
-  return new BackgroundPreparations(1_000, shared, queue);
 }

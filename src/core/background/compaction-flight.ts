@@ -67,30 +67,47 @@ export function agentCompactor(
   };
 }
 
-/** Starts a background preparation when the request passed `prepareAtPct` (never awaited). */
+/**
+ * Starts a background preparation when the request passed its session's threshold (learned:
+ * a lead time ahead of the trigger; else `prepareAtPct`), unless it could not be ready before
+ * the trigger anyway (never awaited).
+ */
 export function maybePrepare(
   background: BackgroundPreparations,
   deps: PipelineDeps,
   prepared: PreparedRequest,
 ): void {
-  const { policy, view } = prepared;
+  const { policy, view, key, tokensBefore, decision } = prepared;
   // A count decided from a bound (its view holds bounds): the next call, counted exactly, prepares.
   if (prepared.bounded) return;
-  if (prepared.tokensBefore < policy.prepareAtPct * prepared.maxContextTokens || view.mismatch) return;
-  background.start(prepared.key, {
-    sessionId: prepared.context.sessionId,
-    view,
-    policy,
-    codec: prepared.codec,
-    foldAtLeast: foldAtLeast(prepared),
-    summarize: {
-      chain: deps.chain,
-      timeoutMs: deps.summarizerTimeoutMs,
-      counter: deps.counter,
-      redact: deps.summarizerRedact,
-    },
-    ...(prepared.options.agent ? { agent: prepared.options.agent } : {}),
+  const threshold = background.threshold(key, {
+    version: view.version,
+    tokens: tokensBefore,
+    now: deps.clock(),
+    trigger: decision.triggerTokens,
+    floor: decision.targetTokens,
+    fixed: policy.prepareAtPct * prepared.maxContextTokens,
   });
+  if (tokensBefore < threshold.tokens || view.mismatch) return;
+  if (background.tooLate(key, view.version, tokensBefore, decision.triggerTokens)) return;
+  background.start(
+    prepared.key,
+    {
+      sessionId: prepared.context.sessionId,
+      view,
+      policy,
+      codec: prepared.codec,
+      foldAtLeast: foldAtLeast(prepared),
+      summarize: {
+        chain: deps.chain,
+        timeoutMs: deps.summarizerTimeoutMs,
+        counter: deps.counter,
+        redact: deps.summarizerRedact,
+      },
+      ...(prepared.options.agent ? { agent: prepared.options.agent } : {}),
+    },
+    threshold,
+  );
 }
 
 /**

@@ -134,14 +134,23 @@ export async function publishPrepared(
   }
 }
 
-/** The published prepared summary of `key` when its MAC verifies and it still fits `view`, else `undefined`. */
+/**
+ * The published prepared summary of `key` when its MAC verifies and it still fits `view`, else
+ * `undefined`. `seen` hears when the record found was published for the view's version (its
+ * `createdAt`), fitting or not, or `undefined` when none was.
+ */
 export async function readPrepared(
   store: SessionStore,
   key: string,
   view: SessionView,
   signing: PreparedSigning,
+  seen?: (publishedAt: number | undefined) => void,
 ): Promise<SharedPrepared | undefined> {
-  const record = await store.get(preparedKey(key)).catch(() => undefined);
+  const found = await store.get(preparedKey(key)).catch(() => null);
+  // A failing store tells nothing about the queue.
+  if (found !== null)
+    seen?.(found?.summary && found.version === view.version + 1 ? found.summary.createdAt : undefined);
+  const record = found ?? undefined;
   if (!record?.summary || record.version !== view.version + 1 || view.mismatch) return undefined;
   const prepared = verified(key, record, signing);
   if (typeof prepared === 'string') {

@@ -228,6 +228,11 @@ export interface CompactEventProperties {
      * `preparation_dead_lettered`: a queue worker's summary preparation failed every attempt
      * and was dead-lettered (`agent-compaction/queue`); the agent compacts at its trigger as
      * without a queue. `context`: `jobId`, `queue`, `attempts`, `version`, `errorType`, `error`.
+     * `preparation_backlog`: the preparation queue's workers fall behind: several jobs in a row
+     * were not published by their session's trigger (the agents compact at the trigger
+     * meanwhile). Said once per episode; the episode ends when a prepared summary is in time
+     * again. `context`: `queue`, `late` (jobs late in a row), `waitedMs` (how long the last
+     * one had waited), `leadTimeMs` (the learned lead time).
      */
     code:
       | 'usage_mismatch'
@@ -235,7 +240,8 @@ export interface CompactEventProperties {
       | 'summarizer_stuck'
       | 'media_estimate'
       | 'storage_recovered'
-      | 'preparation_dead_lettered';
+      | 'preparation_dead_lettered'
+      | 'preparation_backlog';
     /** What happened and what the manager does instead. */
     message: string;
     /** The figures behind it (reported and estimated tokens). */

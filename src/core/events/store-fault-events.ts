@@ -7,7 +7,7 @@ import type { EventBus, OperationContext } from './event-bus.js';
 import { newSpanId } from './events.js';
 
 /** A session's own context for an event outside any compaction. */
-function contextOf(key: string): OperationContext {
+export function contextOf(key: string): OperationContext {
   return { sessionId: key, operationId: newSpanId(), traceId: key, parentId: undefined, archived: undefined };
 }
 

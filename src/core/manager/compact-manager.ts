@@ -1,8 +1,5 @@
-import {
-  BackgroundPreparations,
-  type BackgroundStatus,
-  backgroundFor,
-} from '../background/background-preparation.js';
+import { backgroundFor } from '../background/background-for.js';
+import { BackgroundPreparations, type BackgroundStatus } from '../background/background-preparation.js';
 import {
   type AgentCompactor,
   agentCompactor,
@@ -11,6 +8,7 @@ import {
   maybePrepare,
   runTriggeredOnce,
 } from '../background/compaction-flight.js';
+import { backlogEvent } from '../background/queue-backlog.js';
 import { cachePriceFor, checkPricing, type SessionCost } from '../counting/session-cost.js';
 import { holdEncodings, type TokenCounter, tokenCounterFor } from '../counting/token-counter.js';
 import { warnUnknownModel } from '../counting/unknown-model-warning.js';
@@ -157,10 +155,9 @@ export class CompactManager {
       onEvict: (key, history) => forgetEvicted(this.#memory, key, history),
     });
     this.#lockTtlMs = lockTtl(options.sessionLock, this.store);
-    this.#background = backgroundFor(options, store, this.#lockTtlMs, timeoutMs, {
-      marks: this.#deps.marks,
-      onRefused: refusedPreparedEvent(this.#bus),
-    });
+    const signing = { marks: this.#deps.marks, onRefused: refusedPreparedEvent(this.#bus) };
+    const onBacklog = backlogEvent(this.#bus);
+    this.#background = backgroundFor(options, store, this.#lockTtlMs, timeoutMs, signing, onBacklog);
     for (const [name, agent] of Object.entries(options.agents ?? {})) {
       // Validated once here; merged again with the call's policy.
       if (agent?.policy) resolvePolicy({ ...this.policy, ...agent.policy }, this.#customStrategies);

@@ -166,6 +166,18 @@ export interface CompactManagerOptions {
    */
   preparationQueue?: PreparationQueue;
   /**
+   * Where queued preparations (`preparationQueue`) start. `learned`: a lead time ahead of the trigger, from
+   * what this manager measures: how long preparations take to be ready (with a queue, enqueue
+   * to published: the p90 of recent jobs, a job still not published at its trigger counting
+   * as later) and how much and how fast each session grows per call; `policy.prepareAtPct`
+   * until both are known. A session that would reach its trigger before a preparation could
+   * be ready enqueues none. `fixed`: always at `policy.prepareAtPct`. Preparations in this
+   * process (`background: true` without a queue) start at `policy.prepareAtPct` (the trigger
+   * waits for one still running).
+   * @default 'learned'
+   */
+  preparationLead?: 'learned' | 'fixed';
+  /**
    * Agents that keep their own compacted view of a shared history (a planner and a code
    * executor reading one conversation), by the name passed as `agent` to `preflight`. Each
    * gets its own summary, state and, when given, summarizer (its own prompt and model) and

@@ -136,6 +136,7 @@ const MANAGER_OPTION_KEYS = {
   redactSummarizerInput: true,
   background: true,
   preparationQueue: true,
+  preparationLead: true,
   agents: true,
   sessionLock: true,
   storeTimeoutMs: true,

@@ -9,3 +9,10 @@ export { type InstrumentableManager, instrumentManager } from './instrument-mana
 export type { OtelOptions } from './otel-api.js';
 export { type OtelExporterOptions, otelExporter } from './otel-exporter.js';
 export { type OtlpExporterOptions, otlpExporter } from './otlp-exporter.js';
+export {
+  QUEUE_METRICS,
+  type QueueCountsSource,
+  type QueueLatencySource,
+  type QueueMetricsOptions,
+  queueMetrics,
+} from './queue-metrics.js';

@@ -228,6 +228,9 @@ export interface CompactEventProperties {
      * `preparation_dead_lettered`: a queue worker's summary preparation failed every attempt
      * and was dead-lettered (`agent-compaction/queue`); the agent compacts at its trigger as
      * without a queue. `context`: `jobId`, `queue`, `attempts`, `version`, `errorType`, `error`.
+     * `version_floor`: the session store held no state for a session whose summaries the
+     * archive holds (a store that lost its data, seen by a process that never held the
+     * session): its versions resume above the highest archived one. `context.version`.
      */
     code:
       | 'usage_mismatch'
@@ -235,7 +238,8 @@ export interface CompactEventProperties {
       | 'summarizer_stuck'
       | 'media_estimate'
       | 'storage_recovered'
-      | 'preparation_dead_lettered';
+      | 'preparation_dead_lettered'
+      | 'version_floor';
     /** What happened and what the manager does instead. */
     message: string;
     /** The figures behind it (reported and estimated tokens). */

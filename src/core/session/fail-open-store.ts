@@ -56,6 +56,17 @@ export interface FailOpenStoreOptions {
    * (manager calls, or operations outside one) that went on without it meanwhile.
    */
   readonly onRecovery?: (key: string, affectedCalls: number) => void;
+  /**
+   * The version floor of a session the store holds nothing for: the highest summary version
+   * archived for it (`StorageAdapter.latestSummaryStep`). Asked once when this process first
+   * finds no state for a session it holds no copy of (a new session, or a store that lost its
+   * data, seen by a process that never held the session): a floor above 0 is written to the
+   * store (a compare-and-set on "no state") as a state at that version without a summary, so
+   * the next summary is numbered above every archived one, by every process.
+   */
+  readonly floor?: (key: string) => Promise<number | undefined>;
+  /** Called when a session resumed its version floor from the archive (see `floor`). */
+  readonly onFloor?: (key: string, version: number) => void;
 }
 
 /** A write the store missed: the state to write (undefined: a delete). */
@@ -78,6 +89,11 @@ export class FailOpenStore implements SessionStore {
   /** The version the store last had, per key, as far as this process knows. */
   readonly #storedVersion = new Map<string, number>();
   readonly #pending = new Map<string, PendingWrite>();
+  /**
+   * Local answers kept while the store is down (`SessionState.local`): served by `get` until
+   * the store answers, never written to it.
+   */
+  readonly #localAnswers = new Map<string, SessionState>();
   #down: { retryAt: number } | undefined;
   /** Budgets of the manager calls in progress, per session key. */
   readonly #budgets = new Map<string, CallBudget>();
@@ -121,9 +137,21 @@ export class FailOpenStore implements SessionStore {
 
   /** Forgets what this process keeps of a session (its pending write is kept). */
   forget(key: string): void {
+    this.#localAnswers.delete(key);
     if (this.#pending.has(key)) return;
     this.#local.delete(key);
     this.#storedVersion.delete(key);
+  }
+
+  /**
+   * Keeps a local answer's state (`SessionState.local`) while the store is down, so that the
+   * next calls of the session extend it instead of summarizing again; it is never written to
+   * the store, and the store's state replaces it as soon as the store answers. Ignored while
+   * the store is up (the next call reads the store).
+   */
+  keepLocal(key: string, state: SessionState): void {
+    if (!this.#down || state.local !== true) return;
+    this.#localAnswers.set(key, JSON.parse(JSON.stringify(state)) as SessionState);
   }
 
   /** Forgets everything but pending writes. */
@@ -295,7 +323,7 @@ export class FailOpenStore implements SessionStore {
 
   async get(sessionId: string): Promise<SessionState | undefined> {
     await this.#catchUp(sessionId);
-    const local = this.#local.get(sessionId);
+    const local = this.#localAnswers.get(sessionId) ?? this.#local.get(sessionId);
     if (this.#pending.has(sessionId)) return local ?? undefined;
     try {
       let state = await this.#call(sessionId, () => this.inner.get(sessionId));
@@ -308,8 +336,10 @@ export class FailOpenStore implements SessionStore {
           `the stored state of session ${JSON.stringify(sessionId)} ${problem}; it was deleted and the session starts over`,
         );
       }
+      this.#localAnswers.delete(sessionId);
       const known = this.#storedVersion.get(sessionId);
       if (known !== undefined && (state?.version ?? 0) < known) state = await this.#restore(sessionId, state);
+      else if (state === undefined && !this.#local.has(sessionId)) state = await this.#resumeFloor(sessionId);
       this.#local.set(sessionId, state ?? null);
       if (state) this.#storedVersion.set(sessionId, state.version);
       else this.#storedVersion.delete(sessionId);
@@ -324,6 +354,31 @@ export class FailOpenStore implements SessionStore {
       }
       throw error;
     }
+  }
+
+  /**
+   * The store holds nothing for a session this process holds no copy of: its version floor is
+   * read from the archive (see {@link FailOpenStoreOptions.floor}) and, when above 0, written to
+   * the store as a state without a summary (a compare-and-set on "no state": when another
+   * process wrote first, its state is read back). Only session keys (no `::`) have a floor. An
+   * archive that fails or answers late costs the floor only.
+   */
+  async #resumeFloor(sessionId: string): Promise<SessionState | undefined> {
+    const floorOf = this.#options.floor;
+    if (!floorOf || sessionId.includes('::')) return undefined;
+    const limit = idleTimeLimit(this.#options.timeoutMs);
+    const version = await Promise.race([floorOf(sessionId).catch(() => undefined), limit.promise]).catch(
+      () => undefined,
+    );
+    limit.cancel();
+    if (typeof version !== 'number' || !Number.isInteger(version) || version < 1) return undefined;
+    const state: SessionState = { sessionId, version, coveredIds: [], updatedAt: Date.now() };
+    const written = await this.#call(sessionId, () =>
+      this.inner.set(sessionId, state, { expectedVersion: 0 }),
+    );
+    const current = written ? state : await this.#call(sessionId, () => this.inner.get(sessionId));
+    if (written) this.#options.onFloor?.(sessionId, version);
+    return current;
   }
 
   /**
@@ -351,6 +406,8 @@ export class FailOpenStore implements SessionStore {
   }
 
   async set(sessionId: string, state: SessionState, options: SessionStoreSetOptions = {}): Promise<boolean> {
+    // A local answer is never written (see `keepLocal`).
+    if (state.local === true) return false;
     const { fencingToken, ...rest } = options;
     // A token of a lock taken in this process only fences nothing in the store.
     const forwarded = fencingToken !== undefined && fencingToken < 0 ? rest : options;
@@ -367,10 +424,13 @@ export class FailOpenStore implements SessionStore {
         if (!(error instanceof StoreFault)) throw error;
       }
     }
-    // The store is down (or has writes of this session pending): the write is kept.
+    // The store is down (or has writes of this session pending): the write is kept, unless it
+    // claims a new version: no process can claim one the store has not granted (another may
+    // claim the same one meanwhile), so the caller answers locally instead (SessionState.local).
     const local = this.#local.get(sessionId) ?? undefined;
     if (options.expectedVersion !== undefined && (local?.version ?? 0) !== options.expectedVersion)
       return false;
+    if (state.version > (local?.version ?? 0)) return false;
     const copy = JSON.parse(JSON.stringify(state)) as SessionState;
     this.#local.set(sessionId, copy);
     this.#pending.set(sessionId, { state: copy });
@@ -426,7 +486,10 @@ export class FailOpenStore implements SessionStore {
 export function failOpenFor(
   store: SessionStore,
   settings: { storeTimeoutMs: number; failOnStorageError: boolean },
-  handlers: Pick<FailOpenStoreOptions, 'onOutage' | 'onCorrupt' | 'onRecovery' | 'onLost'>,
+  handlers: Pick<
+    FailOpenStoreOptions,
+    'onOutage' | 'onCorrupt' | 'onRecovery' | 'onLost' | 'floor' | 'onFloor'
+  >,
 ): FailOpenStore | undefined {
   if (Object.getPrototypeOf(store) === MemorySessionStore.prototype) return undefined;
   return new FailOpenStore(store, {

@@ -1,10 +1,12 @@
 /**
  * The manager's view of its session store: a store fault (an operation that throws or
  * exceeds a short time limit) never fails a call. Reads fall back to the state this process
- * last saw or wrote for the session (or none, as for a new session), writes are kept and
- * written when the store answers again (last state wins, still a compare-and-set on the
- * version the store last had), and a lock the store cannot give is taken in this process
- * only (the manager's per-session queue still serializes its own calls). One outage is
+ * last saw or wrote for the session (or a version floor from the archive, version-floors.ts),
+ * writes that keep the version are kept and written when the store answers again (last state
+ * wins, still a compare-and-set on the version the store last had), a write that claims a new
+ * version is refused (only the store grants versions: the caller answers locally,
+ * `SessionState.local`), and a lock the store cannot give is taken in this process only (the
+ * manager's per-session queue still serializes its own calls). One outage is
  * reported once, through `onOutage`, however many calls it touches, and its end once, through
  * `onRecovery`, with the number of calls it affected.
  *
@@ -17,57 +19,20 @@
  */
 import { CompactError, isCompactError } from '../errors.js';
 import { describeCause } from './describe-cause.js';
+import type { FailOpenStoreOptions } from './fail-open-options.js';
 import { type CallBudget, idleTimeLimit, waitWithin } from './idle-time-limit.js';
 import type { SessionState, SessionStoreSetOptions } from './session-state.js';
 import { MemorySessionStore, type SessionLock, type SessionStore } from './session-store.js';
 import { storedStateProblem } from './session-store-checks.js';
 import { stateBytes } from './state-bytes.js';
 import { boundedLock, localLock } from './store-locks.js';
+import { type StoreWrites, VersionFloors, writeBack, writeFloor } from './version-floors.js';
 
 export { describeCause } from './describe-cause.js';
+export type { FailOpenStoreOptions } from './fail-open-options.js';
 
 /** The default time limit of one store operation, in milliseconds. */
 export const DEFAULT_STORE_TIMEOUT_MS = 500;
-
-/** Options of {@link FailOpenStore}. */
-export interface FailOpenStoreOptions {
-  /** Time limit of one store operation. */
-  readonly timeoutMs: number;
-  /** Called once when an outage starts, with the session key that met it and the cause. */
-  readonly onOutage: (key: string, cause: string) => void;
-  /**
-   * Fail closed instead: no time limit, and a fault throws `storage_failed` naming the cause
-   * (the manager's `failOnStorageError`).
-   */
-  readonly failClosed?: boolean;
-  /**
-   * Called when a stored state did not parse or match its schema: it was set aside (by the
-   * store) or deleted, and the session goes on as new.
-   */
-  readonly onCorrupt?: (key: string, problem: string) => void;
-  /**
-   * Called when the store answered with no state (or an older version) for a session this
-   * process knew at `knownVersion` (the store lost its data: restarted without persistence):
-   * this process's copy was written back, so the session's version never goes down.
-   */
-  readonly onLost?: (key: string, knownVersion: number, storedVersion: number) => void;
-  /**
-   * Called once when the store answers again after an outage, with the number of calls
-   * (manager calls, or operations outside one) that went on without it meanwhile.
-   */
-  readonly onRecovery?: (key: string, affectedCalls: number) => void;
-  /**
-   * The version floor of a session the store holds nothing for: the highest summary version
-   * archived for it (`StorageAdapter.latestSummaryStep`). Asked once when this process first
-   * finds no state for a session it holds no copy of (a new session, or a store that lost its
-   * data, seen by a process that never held the session): a floor above 0 is written to the
-   * store (a compare-and-set on "no state") as a state at that version without a summary, so
-   * the next summary is numbered above every archived one, by every process.
-   */
-  readonly floor?: (key: string) => Promise<number | undefined>;
-  /** Called when a session resumed its version floor from the archive (see `floor`). */
-  readonly onFloor?: (key: string, version: number) => void;
-}
 
 /** A write the store missed: the state to write (undefined: a delete). */
 interface PendingWrite {
@@ -94,6 +59,8 @@ export class FailOpenStore implements SessionStore {
    * the store answers, never written to it.
    */
   readonly #localAnswers = new Map<string, SessionState>();
+  /** The archive's version floors of sessions (see `FailOpenStoreOptions.floor`). */
+  readonly #floors: VersionFloors;
   #down: { retryAt: number } | undefined;
   /** Budgets of the manager calls in progress, per session key. */
   readonly #budgets = new Map<string, CallBudget>();
@@ -106,6 +73,7 @@ export class FailOpenStore implements SessionStore {
     this.inner = inner;
     this.name = inner.name;
     this.#options = options;
+    this.#floors = new VersionFloors(options.floor, options.timeoutMs);
   }
 
   /** True while the store is considered down. */
@@ -239,6 +207,7 @@ export class FailOpenStore implements SessionStore {
 
   #recovered(key: string): void {
     this.#down = undefined;
+    this.#floors.outageEnded();
     // The call that found the store back counts as affected too when an earlier operation of it failed.
     const affected = this.#affected;
     this.#affected = 0;
@@ -339,13 +308,18 @@ export class FailOpenStore implements SessionStore {
       this.#localAnswers.delete(sessionId);
       const known = this.#storedVersion.get(sessionId);
       if (known !== undefined && (state?.version ?? 0) < known) state = await this.#restore(sessionId, state);
-      else if (state === undefined && !this.#local.has(sessionId)) state = await this.#resumeFloor(sessionId);
+      else if (state === undefined && !this.#local.has(sessionId))
+        state = await this.#resumeFloor(sessionId, await this.#floors.archived(sessionId), undefined);
+      const served = this.#floors.takeServed(sessionId);
+      // This process answered above the store's version during an outage: lifted, never down.
+      if (served !== undefined && (state?.version ?? 0) < served)
+        state = await this.#resumeFloor(sessionId, served, state);
       this.#local.set(sessionId, state ?? null);
       if (state) this.#storedVersion.set(sessionId, state.version);
       else this.#storedVersion.delete(sessionId);
       return state;
     } catch (error) {
-      if (error instanceof StoreFault) return local ?? undefined;
+      if (error instanceof StoreFault) return this.#floors.duringOutage(sessionId, local ?? undefined);
       if (isCompactError(error, 'corrupt_state')) {
         this.#options.onCorrupt?.(sessionId, error.message);
         this.#local.set(sessionId, null);
@@ -356,53 +330,32 @@ export class FailOpenStore implements SessionStore {
     }
   }
 
-  /**
-   * The store holds nothing for a session this process holds no copy of: its version floor is
-   * read from the archive (see {@link FailOpenStoreOptions.floor}) and, when above 0, written to
-   * the store as a state without a summary (a compare-and-set on "no state": when another
-   * process wrote first, its state is read back). Only session keys (no `::`) have a floor. An
-   * archive that fails or answers late costs the floor only.
-   */
-  async #resumeFloor(sessionId: string): Promise<SessionState | undefined> {
-    const floorOf = this.#options.floor;
-    if (!floorOf || sessionId.includes('::')) return undefined;
-    const limit = idleTimeLimit(this.#options.timeoutMs);
-    const version = await Promise.race([floorOf(sessionId).catch(() => undefined), limit.promise]).catch(
-      () => undefined,
+  /** Writes a state at a version floor over `found` (see {@link writeFloor}). */
+  #resumeFloor(sessionId: string, version: number | undefined, found: SessionState | undefined) {
+    return writeFloor(this.#writes(sessionId), version, found, () =>
+      this.#options.onFloor?.(sessionId, version ?? 0),
     );
-    limit.cancel();
-    if (typeof version !== 'number' || !Number.isInteger(version) || version < 1) return undefined;
-    const state: SessionState = { sessionId, version, coveredIds: [], updatedAt: Date.now() };
-    const written = await this.#call(sessionId, () =>
-      this.inner.set(sessionId, state, { expectedVersion: 0 }),
-    );
-    const current = written ? state : await this.#call(sessionId, () => this.inner.get(sessionId));
-    if (written) this.#options.onFloor?.(sessionId, version);
-    return current;
   }
 
   /**
    * The store holds an older version (or none) than this process saw it hold: it lost its data.
-   * This process's copy is written back (a compare-and-set, the highest copy among the
-   * processes wins) and the store's state after that is returned.
+   * This process's copy is written back (see {@link writeBack}), with one `onLost`.
    */
   async #restore(sessionId: string, found: SessionState | undefined): Promise<SessionState | undefined> {
-    const local = this.#local.get(sessionId);
     const known = this.#storedVersion.get(sessionId) ?? 0;
-    let current = found;
-    for (let attempt = 0; local && attempt < 3; attempt++) {
-      if ((current?.version ?? 0) >= local.version) break;
-      const written = await this.#call(sessionId, () =>
-        this.inner.set(sessionId, local, { expectedVersion: current?.version ?? 0 }),
-      );
-      if (written) {
-        current = JSON.parse(JSON.stringify(local)) as SessionState;
-        break;
-      }
-      current = await this.#call(sessionId, () => this.inner.get(sessionId));
-    }
+    const current = await writeBack(this.#writes(sessionId), this.#local.get(sessionId) ?? undefined, found);
     this.#options.onLost?.(sessionId, known, found?.version ?? 0);
     return current;
+  }
+
+  /** The store's `get` and compare-and-set of one session, under the call's budget. */
+  #writes(sessionId: string): StoreWrites {
+    return {
+      sessionId,
+      get: () => this.#call(sessionId, () => this.inner.get(sessionId)),
+      set: (state, expectedVersion) =>
+        this.#call(sessionId, () => this.inner.set(sessionId, state, { expectedVersion })),
+    };
   }
 
   async set(sessionId: string, state: SessionState, options: SessionStoreSetOptions = {}): Promise<boolean> {

@@ -184,7 +184,7 @@ export async function driveFleet(
   sessions: readonly string[],
   range: { from: number; to: number },
   agentOf: (session: number, step: number) => string,
-  during?: (step: number) => Promise<boolean | undefined> | boolean | undefined,
+  during?: (step: number) => unknown,
 ): Promise<number> {
   let step = range.from;
   for (; step <= range.to; step++) {

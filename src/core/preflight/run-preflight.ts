@@ -15,6 +15,7 @@ import { artifactsOf } from './archive-originals.js';
 import { assemble } from './assemble.js';
 import { noteFallbackStreak, overTarget } from './compaction-notes.js';
 import { emitOutcome, observed } from './compaction-outcome.js';
+import { emitContended, localize } from './local-answer.js';
 import { nextState } from './next-state.js';
 import { type PipelineDeps, type PreparedRequest, summaryText } from './prepare-request.js';
 import type { PreparedSummary } from './prepared-summary.js';
@@ -252,50 +253,6 @@ export async function runTriggered(
   );
   deps.archive.trackEvents(context);
   return 'retry';
-}
-
-/**
- * Makes `state` a local answer's (`SessionState.local`): it claims no version (it keeps the
- * highest version known, the one it extends) and its summary goes out as a local summary. While
- * the store is down it is kept in this process (`FailOpenStore.keepLocal`), so the next calls
- * extend it; it is never written to the store.
- */
-function localize(
-  deps: PipelineDeps,
-  prepared: PreparedRequest,
-  cascade: CascadeResult,
-  state: SessionState,
-): void {
-  state.version = Math.max(0, prepared.view.nextVersion - 1, prepared.state?.version ?? 0);
-  state.local = true;
-  if (cascade.summary) cascade.summary.version = state.version;
-  if (deps.store instanceof FailOpenStore) deps.store.keepLocal(prepared.key, state);
-}
-
-/** The one event of a call answered without storing because the store kept changing. */
-function emitContended(
-  deps: PipelineDeps,
-  prepared: PreparedRequest,
-  fallback: 'local' | 'stored-view',
-  reloads: number,
-  timing: (start: number) => EventTiming,
-): void {
-  const answer =
-    fallback === 'local'
-      ? 'a compaction that is not stored'
-      : 'the newest stored view, which fits the budget';
-  deps.bus.emit(
-    prepared.context,
-    'compact.error',
-    {
-      errorType: 'concurrent_compaction',
-      message: `the stored state kept changing during compaction (${reloads} reloads): this call is answered with ${answer}`,
-      fallback,
-      context: { reloads },
-    },
-    timing(Date.now()),
-  );
-  deps.archive.trackEvents(prepared.context);
 }
 
 /**

@@ -162,31 +162,29 @@ export async function queueFaultRun(fault: QueueFault): Promise<QueueFaultRun> {
   };
 }
 
-/** Every fault, one run each. */
-export async function queueFaultsBench(): Promise<QueueFaultRun[]> {
-  const runs: QueueFaultRun[] = [];
-  for (const fault of QUEUE_FAULTS) runs.push(await queueFaultRun(fault));
-  return runs;
-}
-
-export function printQueueFaults(runs: readonly QueueFaultRun[]): void {
+/** Every fault (or those given), one run each, each printed as it ends. */
+export async function queueFaultsBench(
+  faults: readonly QueueFault[] = QUEUE_FAULTS,
+): Promise<QueueFaultRun[]> {
   console.log(
     `  ${SESSIONS} sessions in lockstep x ${STEPS} steps, model calls ${MODEL_MS} ms, summarizer ${SUMMARIZE_MS} ms; 3 agents, 2 workers`,
   );
   console.log(
     '  fault                  compactions  from queue  local  doubled  down  threw  preflight p50 / p99',
   );
-  for (const run of runs)
+  const runs: QueueFaultRun[] = [];
+  for (const fault of faults) {
+    const run = await queueFaultRun(fault);
+    runs.push(run);
     console.log(
       `  ${run.fault.padEnd(22)} ${String(run.compactions).padStart(11)}  ${run.shareFromQueue.toFixed(2).padStart(10)}  ${String(run.local).padStart(5)}  ${String(run.doubled).padStart(7)}  ${String(run.down).padStart(4)}  ${String(run.failures).padStart(5)}  ${run.p50.toFixed(1)} / ${run.p99.toFixed(1)} ms`,
     );
+  }
+  return runs;
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   if (!redisAvailable('bench/queue-faults.ts')) process.exit(0);
   const only = process.argv.slice(2).join(' ');
-  const faults = only ? QUEUE_FAULTS.filter((fault) => fault.startsWith(only)) : QUEUE_FAULTS;
-  const runs: QueueFaultRun[] = [];
-  for (const fault of faults) runs.push(await queueFaultRun(fault));
-  printQueueFaults(runs);
+  await queueFaultsBench(only ? QUEUE_FAULTS.filter((fault) => fault.startsWith(only)) : QUEUE_FAULTS);
 }

@@ -332,11 +332,11 @@ if (!process.argv.includes('--no-queue')) {
 // versions and versions down (both must be 0), preflight p50/p99 (bench/queue-faults.ts;
 // `--no-queue-faults` skips it).
 if (!process.argv.includes('--no-queue-faults')) {
-  const { queueFaultsBench, printQueueFaults } = await import('./queue-faults.js');
+  const { queueFaultsBench } = await import('./queue-faults.js');
   const { redisAvailable } = await import('../test/support/redis-server.js');
   if (redisAvailable('bench/queue-faults.ts')) {
     console.log('\nA fleet under faults (bench/queue-faults.ts):');
-    printQueueFaults(await queueFaultsBench());
+    await queueFaultsBench();
   }
 }
 

@@ -20,7 +20,8 @@
  *    (bench/event-loop.ts; `--no-event-loop` skips it).
  * 10. SDK integrations, then the LangChain.js middleware's own work per call at 1k/4k/16k
  *    messages (bench/sdk-overhead.ts, bench/langchain-middleware.ts; `--no-sdk` skips them).
- * 11. A fleet with the preparation queue (bench/queue.ts; `--no-queue` skips it).
+ * 11. A fleet with the preparation queue (bench/queue.ts; `--no-queue` skips it), and under
+ *    issue 46's faults (bench/queue-faults.ts; `--no-queue-faults` skips it).
  * 12. The compacting proxy's overhead per request and on a stream's first byte (bench/proxy.ts;
  *    `--no-proxy` skips it).
  * 13. Hostile 4 MB inputs for the redactor and the summary-tag defuser (bench/hostile-inputs.ts).
@@ -323,6 +324,19 @@ if (!process.argv.includes('--no-queue')) {
   if (redisAvailable('bench/queue.ts')) {
     console.log('\nPreparation queue (bench/queue.ts):');
     printQueueBench(await queueBench());
+  }
+}
+
+// Issue 46: the fleet under each fault (a worker killed, Redis stopped 5 s, Redis restarted
+// without persistence, a hanging then poisoned summarizer): share from the queue, doubled
+// versions and versions down (both must be 0), preflight p50/p99 (bench/queue-faults.ts;
+// `--no-queue-faults` skips it).
+if (!process.argv.includes('--no-queue-faults')) {
+  const { queueFaultsBench } = await import('./queue-faults.js');
+  const { redisAvailable } = await import('../test/support/redis-server.js');
+  if (redisAvailable('bench/queue-faults.ts')) {
+    console.log('\nA fleet under faults (bench/queue-faults.ts):');
+    await queueFaultsBench();
   }
 }
 

@@ -152,3 +152,13 @@ function compareArchiveNames(a: ArchiveName, b: ArchiveName): number {
   if (a.id !== undefined && b.id !== undefined && a.id !== b.id) return a.id < b.id ? -1 : 1;
   return a.step - b.step;
 }
+
+/** The highest step among archive file names' summaries (`undefined`: none). */
+export function highestSummaryStep(names: Iterable<string>): number | undefined {
+  let highest: number | undefined;
+  for (const name of names) {
+    const parsed = parseArchiveName(name);
+    if (parsed?.kind === 'summary' && (highest === undefined || parsed.step > highest)) highest = parsed.step;
+  }
+  return highest;
+}

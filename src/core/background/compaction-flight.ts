@@ -179,8 +179,9 @@ export async function runTriggeredOnce(
     return summary ? { prepared: summary } : {};
   };
   // While the store is down no process can claim the next version: a request that still fits
-  // the budget is sent as it is (compacted once the store answers), so no version gets a text
-  // of this process only; one that does not fit compacts as during any outage.
+  // the budget is sent as it is (compacted once the store answers); one that does not fit gets
+  // a local answer, whose summary claims no version, so no version gets a text of this process
+  // only (see SessionState.local).
   if (flight.storeDown?.()) {
     if (!options.force && prepared.tokensBefore <= prepared.decision.budget) return 'declined';
     // Before claiming a version alone, the store is asked once more (it may be back already).
@@ -189,17 +190,24 @@ export async function runTriggeredOnce(
   // The store moved under every reload: this call gets a sound answer that is not stored.
   if (reloads >= MAX_COMPACTION_RELOADS)
     return runTriggered(deps, prepared, { ...(await take()), local: { reloads } });
-  if (flight.lockTtlMs === undefined) return runTriggered(deps, prepared, await take());
+  // The store is down: a local answer, which claims no version (SessionState.local).
+  const outage = async () =>
+    runTriggered(deps, prepared, { ...(await take()), local: { reloads, outage: true } });
+  if (flight.lockTtlMs === undefined)
+    return flight.storeDown?.() ? outage() : runTriggered(deps, prepared, await take());
   const seen = prepared.state?.version ?? 0;
   const locked = await withSessionLock(
     flight.store,
     key,
     { ttlMs: flight.lockTtlMs, ...(options.signal ? { signal: options.signal } : {}) },
     async (lock) => {
+      // A lock of this process only (a negative token): the store could not give one.
+      if (lock.token < 0 || flight.storeDown?.()) return outage();
       const current = await flight.store.get(key);
       if ((current?.version ?? 0) !== seen) return 'retry' as const;
       return runTriggered(deps, prepared, { ...(await take()), fencingToken: lock.token });
     },
   );
-  return locked.acquired ? locked.value : runTriggered(deps, prepared, await take());
+  if (locked.acquired) return locked.value;
+  return flight.storeDown?.() ? outage() : runTriggered(deps, prepared, await take());
 }

@@ -233,6 +233,9 @@ export interface CompactEventProperties {
      * meanwhile). Said once per episode; the episode ends when a prepared summary is in time
      * again. `context`: `queue`, `late` (jobs late in a row), `waitedMs` (how long the last
      * one had waited), `leadTimeMs` (the learned lead time).
+     * `version_floor`: the session store held no state for a session whose summaries the
+     * archive holds (a store that lost its data, seen by a process that never held the
+     * session): its versions resume above the highest archived one. `context.version`.
      */
     code:
       | 'usage_mismatch'
@@ -241,7 +244,8 @@ export interface CompactEventProperties {
       | 'media_estimate'
       | 'storage_recovered'
       | 'preparation_dead_lettered'
-      | 'preparation_backlog';
+      | 'preparation_backlog'
+      | 'version_floor';
     /** What happened and what the manager does instead. */
     message: string;
     /** The figures behind it (reported and estimated tokens). */

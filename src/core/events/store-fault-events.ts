@@ -20,6 +20,7 @@ export function storeFaultEvents(
   onRecovery: (key: string, affectedCalls: number) => void;
   onCorrupt: (key: string, problem: string) => void;
   onLost: (key: string, knownVersion: number, storedVersion: number) => void;
+  onFloor: (key: string, version: number) => void;
 } {
   return {
     onOutage(key, cause) {
@@ -55,6 +56,18 @@ export function storeFaultEvents(
           message: `session store "${storeName}" lost the state of this session (it held v${knownVersion}, now ${storedVersion === 0 ? 'none' : `v${storedVersion}`}: restarted without persistence?); this process's copy was written back so versions never go down`,
           fallback: 'in-process session state',
           context: { knownVersion, storedVersion },
+        },
+        { start: Date.now() },
+      );
+    },
+    onFloor(key, version) {
+      bus.emit(
+        contextOf(key),
+        'compact.warning',
+        {
+          code: 'version_floor',
+          message: `session store "${storeName}" held no state for this session; the archive holds its summaries up to v${version}, so its versions resume above v${version} (they never go down)`,
+          context: { target: 'store', name: storeName, version },
         },
         { start: Date.now() },
       );

@@ -141,7 +141,12 @@ export class CompactManager {
     );
     warnUnknownModel(this.#bus, this.model, options.maxContextTokens !== undefined);
     // The in-process store cannot fail; any other goes behind fail-open unless told otherwise.
-    this.#failOpen = failOpenFor(this.store, settings, storeFaultEvents(this.#bus, this.store.name));
+    const archive = options.storage;
+    this.#failOpen = failOpenFor(this.store, settings, {
+      ...storeFaultEvents(this.#bus, this.store.name),
+      // Versions resume above the archived summaries when the store holds nothing (issue 46).
+      ...(archive?.latestSummaryStep ? { floor: (key: string) => archive.latestSummaryStep!(key) } : {}),
+    });
     const store = this.#failOpen ?? this.store;
     this.#deps = pipelineDeps(options, settings, {
       counter: this.counter,

@@ -322,7 +322,14 @@ export interface CompactionSummary {
   /** Which summarizer wrote it: the configured one or a fallback. */
   summarizer: string;
   /** Set when the configured summarizer failed: `embedded` or `pruning-only`. */
-  fallback?: string;
+  fallback?: string /**
+   * Set on a local summary: made while the session store could not take it (an outage, or a
+   * store that kept changing under the compaction). It is sent as `<COMPACT-LOCAL-SUMMARY>`,
+   * claims no version (`version` is the highest version known, the one it extends) and carries
+   * no mark, so no version ever gets two texts across a fleet; handed back in a persisted view
+   * it is content. Once the store answers, the session goes on from the store's state.
+   */;
+  local?: true;
 }
 
 /** The result of {@link CompactManager.compact}. */

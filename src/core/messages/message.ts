@@ -180,3 +180,16 @@ export function formatSummaryText(version: number, body: string, mark?: string):
   const markLine = mark === undefined ? '' : `[summary-mark ${mark}]\n`;
   return `${summaryTag(version)}\n${defuseSummaryMarkup(body.trim())}\n${markLine}${SUMMARY_CLOSING_TAG}`;
 }
+
+/** The opening tag of a local summary (see {@link formatLocalSummaryText}). */
+export const LOCAL_SUMMARY_TAG = '<COMPACT-LOCAL-SUMMARY>';
+
+/**
+ * Wraps the body of a local summary: one made while the session store could not take it (an
+ * outage, or a store that kept changing under the compaction). It claims no version and
+ * carries no mark, so it is never trusted as the session's summary: handed back in a persisted
+ * view it is the caller's content, folded into the next real summary like any message.
+ */
+export function formatLocalSummaryText(body: string): string {
+  return `${LOCAL_SUMMARY_TAG}\n${defuseSummaryMarkup(body.trim())}\n</COMPACT-LOCAL-SUMMARY>`;
+}

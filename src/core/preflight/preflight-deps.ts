@@ -9,6 +9,7 @@ import { invalidConfig } from '../errors.js';
 import type { EventBus, OperationContext } from '../events/event-bus.js';
 import type { CompactOptions } from '../manager/manager-options.js';
 import type { MessageCodec } from '../messages/formats/message-codec.js';
+import { formatLocalSummaryText } from '../messages/message.js';
 import type { MessageIndex } from '../messages/message-index.js';
 import type { CompactPolicy } from '../policy.js';
 import type { Redactor } from '../redaction/redactor.js';
@@ -54,14 +55,19 @@ export interface PipelineDeps {
   readonly counts: PersistedCounts;
 }
 
-/** The summary message text of `body` at `version` for the session `key`, marked. */
+/**
+ * The summary message text of `body` at `version` for the session `key`, marked; a local
+ * summary (`SessionState.local`: the store could not take it) claims no version and carries
+ * no mark.
+ */
 export function summaryText(
   deps: Pick<PipelineDeps, 'marks'>,
   key: string,
   version: number,
   body: string,
+  local?: boolean,
 ): string {
-  return deps.marks.format(key, version, body);
+  return local === true ? formatLocalSummaryText(body) : deps.marks.format(key, version, body);
 }
 
 /** One call's input. */

@@ -87,7 +87,7 @@ export function countRequest(deps: PipelineDeps, input: PreflightInput, view: Se
     if (summaryTokens === 0)
       summaryTokens = summaryMessageTokens(input.codec, deps.counter, view.summaryItem.entry.parsed.text);
   } else if (view.previousSummary !== undefined && view.version > 0) {
-    const text = summaryText(deps, input.key, view.version, view.previousSummary);
+    const text = summaryText(deps, input.key, view.version, view.previousSummary, view.matched?.local);
     view.summaryMessage ??= {
       wire: input.codec.summaryMessage(text),
       tokens: summaryMessageTokens(input.codec, deps.counter, text),

@@ -298,6 +298,7 @@ function sameState(a: SessionState | undefined, b: SessionState | undefined): bo
   return (
     a.sessionId === b.sessionId &&
     a.version === b.version &&
+    a.local === b.local &&
     a.updatedAt === b.updatedAt &&
     a.coveredIds.length === b.coveredIds.length &&
     a.keptIds?.length === b.keptIds?.length &&

@@ -8,12 +8,14 @@ import { CompactError, isCompactError } from '../errors.js';
 import type { EventTiming } from '../events/event-bus.js';
 import type { CompactEventProperties } from '../events/events.js';
 import type { CompactionResult } from '../manager/manager-options.js';
+import { FailOpenStore } from '../session/fail-open-store.js';
 import { QUEUE_SUMMARIZER_PREFIX } from '../session/preparation-queue.js';
 import type { SessionState } from '../session/session-store.js';
 import { artifactsOf } from './archive-originals.js';
 import { assemble } from './assemble.js';
 import { noteFallbackStreak, overTarget } from './compaction-notes.js';
 import { emitOutcome, observed } from './compaction-outcome.js';
+import { emitContended, localize } from './local-answer.js';
 import { nextState } from './next-state.js';
 import { type PipelineDeps, type PreparedRequest, summaryText } from './prepare-request.js';
 import type { PreparedSummary } from './prepared-summary.js';
@@ -52,7 +54,11 @@ export interface TriggeredExtras {
    * Answer this call without writing the store (it kept changing under every reload): one
    * `compact.error` (`concurrent_compaction`, fallback `local`) says so.
    */
-  readonly local?: { readonly reloads: number };
+  readonly local?: {
+    readonly reloads: number;
+    /** The store is down (reported once, by the outage's own event): no event per call. */
+    readonly outage?: boolean;
+  };
 }
 
 /** The cascade's input for a triggered request. */
@@ -60,6 +66,7 @@ function cascadeInput(
   deps: PipelineDeps,
   prepared: PreparedRequest,
   timing: (start: number) => EventTiming,
+  local: boolean,
 ): CascadeInput {
   const { context, view, options, indexed, codec } = prepared;
   return {
@@ -94,8 +101,11 @@ function cascadeInput(
       emit: (name, properties, start) => deps.bus.emit(context, name, properties, timing(start)),
     },
     checkSummary: checkSummaryOutput,
-    formatSummary: (version, body) => summaryText(deps, prepared.key, version, body),
-    ...(deps.archive.keepsArtifacts ? { archiveLine: (version: number) => archiveLine(version) } : {}),
+    formatSummary: (version, body) => summaryText(deps, prepared.key, version, body, local),
+    // A local summary names no `sum-vN`: that version is not its to archive.
+    ...(deps.archive.keepsArtifacts && !local
+      ? { archiveLine: (version: number) => archiveLine(version) }
+      : {}),
     ...(options.signal ? { signal: options.signal } : {}),
     ...(options.note ? { note: options.note } : {}),
     ...(options.agent ? { agent: options.agent } : {}),
@@ -168,10 +178,10 @@ export async function runTriggered(
   // The store kept changing: the newest stored view is sent as it is when it fits the budget
   // (no text of a version this process does not own), else a compaction that is not stored.
   if (extras.local && !options.force && prepared.tokensBefore <= prepared.decision.budget) {
-    emitContended(deps, prepared, 'stored-view', extras.local.reloads, timing);
+    if (!extras.local.outage) emitContended(deps, prepared, 'stored-view', extras.local.reloads, timing);
     return 'declined';
   }
-  const input = cascadeInput(deps, prepared, timing);
+  const input = cascadeInput(deps, prepared, timing, extras.local !== undefined);
   let cascade: CascadeResult;
   try {
     cascade = trySwap(deps, prepared, input, extras.prepared, timing) ?? (await runCascade(input));
@@ -194,7 +204,9 @@ export async function runTriggered(
   const version = cascade.summary?.version ?? view.version;
   throwIfAborted(options.signal);
   if (deps.archive.keepsArtifacts) {
-    const artifacts = artifactsOf(cascade, version);
+    const artifacts = artifactsOf(cascade, version).filter(
+      (artifact) => !(extras.local && artifact.kind === 'summarized'),
+    );
     const written = await deps.archive.artifacts(context, artifacts, parentId);
     if (deps.requireArchive && written.size < artifacts.length) throw pruningBlocked(deps);
     // A summary or placeholder names its archive ref only when that original was written.
@@ -205,7 +217,8 @@ export async function runTriggered(
   const state = nextState(prepared, cascade);
   throwIfAborted(options.signal);
   if (extras.local) {
-    emitContended(deps, prepared, 'local', extras.local.reloads, timing);
+    if (!extras.local.outage) emitContended(deps, prepared, 'local', extras.local.reloads, timing);
+    localize(deps, prepared, cascade, state);
     return { cascade, state, local: true };
   }
   // The summary file goes to the archive before the state names its version: a crash between
@@ -220,6 +233,14 @@ export async function runTriggered(
     ...(extras.fencingToken === undefined ? {} : { fencingToken: extras.fencingToken }),
   });
   if (written) return { cascade, state };
+  // The store went down during the compaction: it could not grant the version, so this call
+  // gets the compaction as a local answer (no version, no `sum-vN` named).
+  if (deps.store instanceof FailOpenStore && deps.store.down) {
+    dropArchiveLine(deps, prepared, cascade, version);
+    if (state.summary && cascade.summary) state.summary.text = cascade.summary.body;
+    localize(deps, prepared, cascade, state);
+    return { cascade, state, local: true };
+  }
   deps.bus.emit(
     context,
     'compact.error',
@@ -232,32 +253,6 @@ export async function runTriggered(
   );
   deps.archive.trackEvents(context);
   return 'retry';
-}
-
-/** The one event of a call answered without storing because the store kept changing. */
-function emitContended(
-  deps: PipelineDeps,
-  prepared: PreparedRequest,
-  fallback: 'local' | 'stored-view',
-  reloads: number,
-  timing: (start: number) => EventTiming,
-): void {
-  const answer =
-    fallback === 'local'
-      ? 'a compaction that is not stored'
-      : 'the newest stored view, which fits the budget';
-  deps.bus.emit(
-    prepared.context,
-    'compact.error',
-    {
-      errorType: 'concurrent_compaction',
-      message: `the stored state kept changing during compaction (${reloads} reloads): this call is answered with ${answer}`,
-      fallback,
-      context: { reloads },
-    },
-    timing(Date.now()),
-  );
-  deps.archive.trackEvents(prepared.context);
 }
 
 /**
@@ -375,7 +370,9 @@ export async function finishCompaction<M>(
     });
   deps.bus.release(context);
   const summary = cascade.summary;
-  const text = state.summary ? summaryText(deps, prepared.key, state.version, state.summary.text) : undefined;
+  const text = state.summary
+    ? summaryText(deps, prepared.key, state.version, state.summary.text, state.local)
+    : undefined;
   const summaryWire = text === undefined ? undefined : codec.summaryMessage(text);
   if (observed(deps)) emitOutcome(deps, prepared, cascade, state, kept, summaryWire);
   noteFallbackStreak(deps, prepared, cascade);
@@ -402,6 +399,7 @@ export async function finishCompaction<M>(
       tokens: summary?.tokens ?? prepared.summaryTokens,
       summarizer: summary?.summarizer ?? state.summary?.summarizer ?? 'unknown',
       ...(summary?.fallback ? { fallback: summary.fallback } : {}),
+      ...(state.local ? { local: true as const } : {}),
     };
   }
   guardCompacted(deps, prepared, cascade, summaryWire, result);

@@ -124,10 +124,11 @@ export function untriggeredResult<M>(deps: PipelineDeps, prepared: PreparedReque
       text:
         view.summarySigned ??
         view.summaryItem?.entry.parsed.text ??
-        summaryText(deps, prepared.key, view.version, view.previousSummary),
+        summaryText(deps, prepared.key, view.version, view.previousSummary, view.matched?.local),
       version: view.version,
       tokens: prepared.summaryTokens,
       summarizer: view.matched?.summary?.summarizer ?? 'unknown',
+      ...(view.matched?.local ? { local: true as const } : {}),
     };
   }
   return result;

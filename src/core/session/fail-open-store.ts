@@ -1,10 +1,12 @@
 /**
  * The manager's view of its session store: a store fault (an operation that throws or
  * exceeds a short time limit) never fails a call. Reads fall back to the state this process
- * last saw or wrote for the session (or none, as for a new session), writes are kept and
- * written when the store answers again (last state wins, still a compare-and-set on the
- * version the store last had), and a lock the store cannot give is taken in this process
- * only (the manager's per-session queue still serializes its own calls). One outage is
+ * last saw or wrote for the session (or a version floor from the archive, version-floors.ts),
+ * writes that keep the version are kept and written when the store answers again (last state
+ * wins, still a compare-and-set on the version the store last had), a write that claims a new
+ * version is refused (only the store grants versions: the caller answers locally,
+ * `SessionState.local`), and a lock the store cannot give is taken in this process only (the
+ * manager's per-session queue still serializes its own calls). One outage is
  * reported once, through `onOutage`, however many calls it touches, and its end once, through
  * `onRecovery`, with the number of calls it affected.
  *
@@ -17,46 +19,20 @@
  */
 import { CompactError, isCompactError } from '../errors.js';
 import { describeCause } from './describe-cause.js';
+import type { FailOpenStoreOptions } from './fail-open-options.js';
 import { type CallBudget, idleTimeLimit, waitWithin } from './idle-time-limit.js';
 import type { SessionState, SessionStoreSetOptions } from './session-state.js';
 import { MemorySessionStore, type SessionLock, type SessionStore } from './session-store.js';
 import { storedStateProblem } from './session-store-checks.js';
 import { stateBytes } from './state-bytes.js';
 import { boundedLock, localLock } from './store-locks.js';
+import { type StoreWrites, VersionFloors, writeBack, writeFloor } from './version-floors.js';
 
 export { describeCause } from './describe-cause.js';
+export type { FailOpenStoreOptions } from './fail-open-options.js';
 
 /** The default time limit of one store operation, in milliseconds. */
 export const DEFAULT_STORE_TIMEOUT_MS = 500;
-
-/** Options of {@link FailOpenStore}. */
-export interface FailOpenStoreOptions {
-  /** Time limit of one store operation. */
-  readonly timeoutMs: number;
-  /** Called once when an outage starts, with the session key that met it and the cause. */
-  readonly onOutage: (key: string, cause: string) => void;
-  /**
-   * Fail closed instead: no time limit, and a fault throws `storage_failed` naming the cause
-   * (the manager's `failOnStorageError`).
-   */
-  readonly failClosed?: boolean;
-  /**
-   * Called when a stored state did not parse or match its schema: it was set aside (by the
-   * store) or deleted, and the session goes on as new.
-   */
-  readonly onCorrupt?: (key: string, problem: string) => void;
-  /**
-   * Called when the store answered with no state (or an older version) for a session this
-   * process knew at `knownVersion` (the store lost its data: restarted without persistence):
-   * this process's copy was written back, so the session's version never goes down.
-   */
-  readonly onLost?: (key: string, knownVersion: number, storedVersion: number) => void;
-  /**
-   * Called once when the store answers again after an outage, with the number of calls
-   * (manager calls, or operations outside one) that went on without it meanwhile.
-   */
-  readonly onRecovery?: (key: string, affectedCalls: number) => void;
-}
 
 /** A write the store missed: the state to write (undefined: a delete). */
 interface PendingWrite {
@@ -78,6 +54,13 @@ export class FailOpenStore implements SessionStore {
   /** The version the store last had, per key, as far as this process knows. */
   readonly #storedVersion = new Map<string, number>();
   readonly #pending = new Map<string, PendingWrite>();
+  /**
+   * Local answers kept while the store is down (`SessionState.local`): served by `get` until
+   * the store answers, never written to it.
+   */
+  readonly #localAnswers = new Map<string, SessionState>();
+  /** The archive's version floors of sessions (see `FailOpenStoreOptions.floor`). */
+  readonly #floors: VersionFloors;
   #down: { retryAt: number } | undefined;
   /** Budgets of the manager calls in progress, per session key. */
   readonly #budgets = new Map<string, CallBudget>();
@@ -90,6 +73,7 @@ export class FailOpenStore implements SessionStore {
     this.inner = inner;
     this.name = inner.name;
     this.#options = options;
+    this.#floors = new VersionFloors(options.floor, options.timeoutMs);
   }
 
   /** True while the store is considered down. */
@@ -121,9 +105,21 @@ export class FailOpenStore implements SessionStore {
 
   /** Forgets what this process keeps of a session (its pending write is kept). */
   forget(key: string): void {
+    this.#localAnswers.delete(key);
     if (this.#pending.has(key)) return;
     this.#local.delete(key);
     this.#storedVersion.delete(key);
+  }
+
+  /**
+   * Keeps a local answer's state (`SessionState.local`) while the store is down, so that the
+   * next calls of the session extend it instead of summarizing again; it is never written to
+   * the store, and the store's state replaces it as soon as the store answers. Ignored while
+   * the store is up (the next call reads the store).
+   */
+  keepLocal(key: string, state: SessionState): void {
+    if (!this.#down || state.local !== true) return;
+    this.#localAnswers.set(key, JSON.parse(JSON.stringify(state)) as SessionState);
   }
 
   /** Forgets everything but pending writes. */
@@ -211,6 +207,7 @@ export class FailOpenStore implements SessionStore {
 
   #recovered(key: string): void {
     this.#down = undefined;
+    this.#floors.outageEnded();
     // The call that found the store back counts as affected too when an earlier operation of it failed.
     const affected = this.#affected;
     this.#affected = 0;
@@ -295,7 +292,7 @@ export class FailOpenStore implements SessionStore {
 
   async get(sessionId: string): Promise<SessionState | undefined> {
     await this.#catchUp(sessionId);
-    const local = this.#local.get(sessionId);
+    const local = this.#localAnswers.get(sessionId) ?? this.#local.get(sessionId);
     if (this.#pending.has(sessionId)) return local ?? undefined;
     try {
       let state = await this.#call(sessionId, () => this.inner.get(sessionId));
@@ -308,14 +305,21 @@ export class FailOpenStore implements SessionStore {
           `the stored state of session ${JSON.stringify(sessionId)} ${problem}; it was deleted and the session starts over`,
         );
       }
+      this.#localAnswers.delete(sessionId);
       const known = this.#storedVersion.get(sessionId);
       if (known !== undefined && (state?.version ?? 0) < known) state = await this.#restore(sessionId, state);
+      else if (state === undefined && !this.#local.has(sessionId))
+        state = await this.#resumeFloor(sessionId, await this.#floors.archived(sessionId), undefined);
+      const served = this.#floors.takeServed(sessionId);
+      // This process answered above the store's version during an outage: lifted, never down.
+      if (served !== undefined && (state?.version ?? 0) < served)
+        state = await this.#resumeFloor(sessionId, served, state);
       this.#local.set(sessionId, state ?? null);
       if (state) this.#storedVersion.set(sessionId, state.version);
       else this.#storedVersion.delete(sessionId);
       return state;
     } catch (error) {
-      if (error instanceof StoreFault) return local ?? undefined;
+      if (error instanceof StoreFault) return this.#floors.duringOutage(sessionId, local ?? undefined);
       if (isCompactError(error, 'corrupt_state')) {
         this.#options.onCorrupt?.(sessionId, error.message);
         this.#local.set(sessionId, null);
@@ -326,31 +330,37 @@ export class FailOpenStore implements SessionStore {
     }
   }
 
+  /** Writes a state at a version floor over `found` (see {@link writeFloor}). */
+  #resumeFloor(sessionId: string, version: number | undefined, found: SessionState | undefined) {
+    return writeFloor(this.#writes(sessionId), version, found, () =>
+      this.#options.onFloor?.(sessionId, version ?? 0),
+    );
+  }
+
   /**
    * The store holds an older version (or none) than this process saw it hold: it lost its data.
-   * This process's copy is written back (a compare-and-set, the highest copy among the
-   * processes wins) and the store's state after that is returned.
+   * This process's copy is written back (see {@link writeBack}), with one `onLost`.
    */
   async #restore(sessionId: string, found: SessionState | undefined): Promise<SessionState | undefined> {
-    const local = this.#local.get(sessionId);
     const known = this.#storedVersion.get(sessionId) ?? 0;
-    let current = found;
-    for (let attempt = 0; local && attempt < 3; attempt++) {
-      if ((current?.version ?? 0) >= local.version) break;
-      const written = await this.#call(sessionId, () =>
-        this.inner.set(sessionId, local, { expectedVersion: current?.version ?? 0 }),
-      );
-      if (written) {
-        current = JSON.parse(JSON.stringify(local)) as SessionState;
-        break;
-      }
-      current = await this.#call(sessionId, () => this.inner.get(sessionId));
-    }
+    const current = await writeBack(this.#writes(sessionId), this.#local.get(sessionId) ?? undefined, found);
     this.#options.onLost?.(sessionId, known, found?.version ?? 0);
     return current;
   }
 
+  /** The store's `get` and compare-and-set of one session, under the call's budget. */
+  #writes(sessionId: string): StoreWrites {
+    return {
+      sessionId,
+      get: () => this.#call(sessionId, () => this.inner.get(sessionId)),
+      set: (state, expectedVersion) =>
+        this.#call(sessionId, () => this.inner.set(sessionId, state, { expectedVersion })),
+    };
+  }
+
   async set(sessionId: string, state: SessionState, options: SessionStoreSetOptions = {}): Promise<boolean> {
+    // A local answer is never written (see `keepLocal`).
+    if (state.local === true) return false;
     const { fencingToken, ...rest } = options;
     // A token of a lock taken in this process only fences nothing in the store.
     const forwarded = fencingToken !== undefined && fencingToken < 0 ? rest : options;
@@ -367,10 +377,13 @@ export class FailOpenStore implements SessionStore {
         if (!(error instanceof StoreFault)) throw error;
       }
     }
-    // The store is down (or has writes of this session pending): the write is kept.
+    // The store is down (or has writes of this session pending): the write is kept, unless it
+    // claims a new version: no process can claim one the store has not granted (another may
+    // claim the same one meanwhile), so the caller answers locally instead (SessionState.local).
     const local = this.#local.get(sessionId) ?? undefined;
     if (options.expectedVersion !== undefined && (local?.version ?? 0) !== options.expectedVersion)
       return false;
+    if (state.version > (local?.version ?? 0)) return false;
     const copy = JSON.parse(JSON.stringify(state)) as SessionState;
     this.#local.set(sessionId, copy);
     this.#pending.set(sessionId, { state: copy });
@@ -426,7 +439,10 @@ export class FailOpenStore implements SessionStore {
 export function failOpenFor(
   store: SessionStore,
   settings: { storeTimeoutMs: number; failOnStorageError: boolean },
-  handlers: Pick<FailOpenStoreOptions, 'onOutage' | 'onCorrupt' | 'onRecovery' | 'onLost'>,
+  handlers: Pick<
+    FailOpenStoreOptions,
+    'onOutage' | 'onCorrupt' | 'onRecovery' | 'onLost' | 'floor' | 'onFloor'
+  >,
 ): FailOpenStore | undefined {
   if (Object.getPrototypeOf(store) === MemorySessionStore.prototype) return undefined;
   return new FailOpenStore(store, {

@@ -96,6 +96,14 @@ export interface SessionState {
    * valid one is never adopted.
    */
   mac?: string;
+  /**
+   * Set on a state made by this process while the store could not take it (an outage, or a
+   * store that kept changing under the compaction): it is never written to the store, its
+   * summary is sent as a local summary that claims no version (`<COMPACT-LOCAL-SUMMARY>`),
+   * and `version` is the highest version known when it was made (the one it extends), so no
+   * version ever gets a second text. Once the store answers, its state replaces this one.
+   */
+  local?: true;
   /** Epoch milliseconds of the last change. */
   updatedAt: number;
 }

@@ -65,6 +65,14 @@ export interface StorageAdapter {
   saveArtifact?(sessionId: string, artifact: ArchivedArtifact): Promise<string>;
   /** Reads one artifact of `sessionId` back; `undefined` when there is none. Never crosses sessions. */
   loadArtifact?(sessionId: string, ref: string): Promise<ArchivedArtifact | undefined>;
+  /**
+   * The highest compaction step (summary version) of `sessionId` whose summary was archived;
+   * `undefined` when none was. The manager reads it when its session store holds nothing for
+   * a session (a new one, or a store that lost its data): versions resume above it, so they
+   * never go down. Optional: without it, a store that lost its data is resumed from the
+   * processes' own copies and the trusted summary in the history only.
+   */
+  latestSummaryStep?(sessionId: string): Promise<number | undefined>;
   /** Every artifact of `sessionId`, oldest first (for search). */
   listArtifacts?(sessionId: string): Promise<ArchivedArtifact[]>;
   /** Waits for pending writes and releases resources. */

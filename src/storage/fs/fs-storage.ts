@@ -20,6 +20,7 @@ import {
 import {
   ARCHIVE_NAMES,
   archiveWriteId,
+  highestSummaryStep,
   type SessionFolderOptions,
   sessionFolderName,
 } from '../session-path.js';
@@ -308,6 +309,24 @@ export function fsStorage(options: FsStorageOptions = {}): StorageAdapter {
       const file = join(await sessionDir(sessionId), ARCHIVE_NAMES.summary(step, archiveWriteId()));
       await writeAtomic(file, `${JSON.stringify(summary, null, 2)}\n`);
       return file;
+    },
+    async latestSummaryStep(sessionId) {
+      if (typeof sessionId !== 'string')
+        throw new CompactError('storage_failed', 'sessionId must be a string');
+      let names: string[];
+      try {
+        names = await readdir(join(root, sessionFolderName(sessionId, options)));
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException)?.code === 'ENOENT') return undefined;
+        throw new CompactError(
+          'storage_failed',
+          `fs: could not list the archive of a session: ${(error as Error).message}`,
+          {
+            cause: error,
+          },
+        );
+      }
+      return highestSummaryStep(names);
     },
     async saveEvent(sessionId, event: AnyCompactEvent) {
       const file = join(await sessionDir(sessionId), ARCHIVE_NAMES.events);

@@ -6,7 +6,7 @@ import type {
   StorageAdapter,
 } from '../../core/session/storage-adapter.js';
 import { artifactFileName, assertArtifact, assertArtifactRef, sortArtifacts } from '../artifact-ref.js';
-import { ARCHIVE_NAMES, archiveWriteId, safeSessionSegment } from '../session-path.js';
+import { ARCHIVE_NAMES, archiveWriteId, highestSummaryStep, safeSessionSegment } from '../session-path.js';
 
 /** What a {@link memoryStorage} holds for one session (copies; changing them changes nothing stored). */
 export interface MemoryArchiveSession {
@@ -79,6 +79,9 @@ export function memoryStorage(): MemoryStorage {
       const name = ARCHIVE_NAMES.summary(step, archiveWriteId());
       sessionOf(sessionId).summaries.set(name, structuredClone(summary));
       return location(sessionId, name);
+    },
+    async latestSummaryStep(sessionId) {
+      return highestSummaryStep(sessions.get(sessionId)?.summaries.keys() ?? []);
     },
     async saveEvent(sessionId, event) {
       sessionOf(sessionId).events.push(structuredClone(event));

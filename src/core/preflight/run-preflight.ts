@@ -14,6 +14,7 @@ import { artifactsOf } from './archive-originals.js';
 import { assemble } from './assemble.js';
 import { noteFallbackStreak, overTarget } from './compaction-notes.js';
 import { emitOutcome, observed } from './compaction-outcome.js';
+import { MIN_FREE_SHARE } from './decide.js';
 import { nextState } from './next-state.js';
 import { type PipelineDeps, type PreparedRequest, summaryText } from './prepare-request.js';
 import type { PreparedSummary } from './prepared-summary.js';
@@ -187,7 +188,10 @@ export async function runTriggered(
     }
     throw error;
   }
-  if (freesTooLittle(prepared, cascade)) return 'declined';
+  if (freesTooLittle(prepared, cascade)) {
+    notePace(deps, prepared, cascade);
+    return 'declined';
+  }
   // Archived before anything is pruned (the state is written last), and only when it will be.
   const archived = await deps.archive.transcript(context, prepared.messages, view.nextVersion, parentId);
   if (!archived && deps.requireArchive) throw pruningBlocked(deps);
@@ -204,6 +208,7 @@ export async function runTriggered(
   }
   const state = nextState(prepared, cascade);
   throwIfAborted(options.signal);
+  notePace(deps, prepared, cascade);
   if (extras.local) {
     emitContended(deps, prepared, 'local', extras.local.reloads, timing);
     return { cascade, state, local: true };
@@ -261,11 +266,27 @@ function emitContended(
 }
 
 /**
- * A compaction not worth its rewrite (`policy.clearAtLeast`): no summary, less freed than the
- * minimum, and the request fits the budget as it is. Manual compactions always apply.
+ * The session's pace starts again from what this compaction leaves (the cost trigger and the
+ * trigger's distance from the trough measure from there).
+ */
+function notePace(deps: PipelineDeps, prepared: PreparedRequest, cascade: CascadeResult): void {
+  const last = deps.lastCalls.get(prepared.key);
+  if (!last) return;
+  last.pace.trough = Math.ceil(cascade.tokensAfter * prepared.scale);
+  last.pace.excess = 0;
+}
+
+/**
+ * A compaction not worth its rewrite (`policy.clearAtLeast`; a tenth of the window when the
+ * growth triggered it): no summary, less freed than the minimum, and the request fits the
+ * budget as it is. Manual compactions always apply.
  */
 function freesTooLittle(prepared: PreparedRequest, cascade: CascadeResult): boolean {
-  const min = prepared.policy.clearAtLeast;
+  const early = prepared.decision.reason === 'growth paid a rewrite';
+  const min = Math.max(
+    prepared.policy.clearAtLeast,
+    early ? Math.floor(MIN_FREE_SHARE * prepared.maxContextTokens) : 0,
+  );
   if (!(min > 0) || prepared.options.force || cascade.summary) return false;
   // In the request's (calibrated) tokens, as the option and the results speak.
   const freed = (prepared.localTokensBefore - cascade.tokensAfter) * prepared.scale;

@@ -22,15 +22,14 @@ export function hardLimitOf(options: object): number | undefined {
 }
 
 /**
- * What this process measured of a session since its last compaction (`policy.costTrigger`):
- * the request's tokens after that compaction (the trough), and the cache reads the growth
- * since then has cost, as the sum over calls of each request's tokens above the trough.
+ * A session's pace since its last compaction (`policy.costTrigger`), from its stored state: the
+ * request's tokens that compaction left (the trough) and the messages appended since.
  */
 export interface CallPace {
   /** Tokens of the request the last compaction left (undefined before the first one). */
-  trough: number | undefined;
-  /** Sum over the calls since, of each request's tokens above the trough. */
-  excess: number;
+  readonly trough: number | undefined;
+  /** Messages appended since (the whole history before a first compaction). */
+  readonly appended: number;
 }
 
 /** The price ratio the cost trigger weighs: a cache write over a cache read. */
@@ -95,17 +94,21 @@ function triggerOf(policy: DecidePolicy, maxContextTokens: number, budget: numbe
 /**
  * The cost trigger (`policy.costTrigger`), a target that follows the window and the measured
  * growth: once the cache reads of the growth since the last compaction cost as much as writing
- * its trough again (reads x excess >= writes x trough, the rent-or-buy rule: it compacts at
- * sqrt(2 x growth x trough x write / read) above the trough, within 2x of the cheapest
- * schedule for any growth), provided the request is at least a tenth of the window above it.
+ * its trough again (the rent-or-buy rule: it compacts about sqrt(2 x growth per call x trough x
+ * write / read) above the trough), provided the request is at least a tenth of the window
+ * above it. The reads are the growth's tokens over the calls since, each call about two
+ * messages (a call and its result, or a question and its answer) growing the request evenly:
+ * (calls x growth / 2) x read >= trough x write.
  */
 function growthPaid(tokens: number, policy: DecidePolicy, max: number, context: DecideContext): boolean {
   const { pace, price } = context;
   if (!policy.costTrigger || !pace || !price || !(price.cacheRead > 0)) return false;
   // Before the first compaction, its trough is guessed at a tenth of the window.
   const trough = pace.trough ?? Math.floor(MIN_FREE_SHARE * max);
-  if (tokens < trough + Math.floor(MIN_FREE_SHARE * max)) return false;
-  return pace.excess * price.cacheRead >= trough * price.cacheWrite;
+  const growth = tokens - trough;
+  if (growth < Math.floor(MIN_FREE_SHARE * max)) return false;
+  const calls = pace.appended / 2;
+  return ((calls * growth) / 2) * price.cacheRead >= trough * price.cacheWrite;
 }
 
 /** Decides whether a request of `tokens` compacts. */

@@ -23,7 +23,7 @@ import type { SummaryMarks } from '../summary/summary-mark.js';
 import { runStepsYielding, TimeSlice } from '../time-slice.js';
 import type { InputRepair } from './check-pairing.js';
 import { countAhead } from './count-ahead.js';
-import { type CallPace, type Decision, decide, hardLimitOf, MIN_FREE_SHARE, toLocal } from './decide.js';
+import { type CallPace, type Decision, decide, hardLimitOf, toLocal } from './decide.js';
 import { indexMessages, indexMessagesInSlices, manyNewMessages } from './index-messages.js';
 import type { IndexedHistories, IndexedHistory } from './index-request.js';
 import { emitDivergence } from './match-state.js';
@@ -41,13 +41,6 @@ import {
 } from './resume-view.js';
 import { summaryMessageTokens } from './run-cascade.js';
 import type { SessionView } from './session-view.js';
-
-/** A session's last call in this process, its number, and its pace since the last compaction. */
-export interface LastCall {
-  at: number;
-  count: number;
-  pace: CallPace;
-}
 
 /** What the pipeline needs from the manager (built once per manager). */
 export interface PipelineDeps {
@@ -72,7 +65,7 @@ export interface PipelineDeps {
   readonly requireArchive?: boolean;
   readonly clock: () => number; // epoch ms, injectable for tests
   /** Each key's last call (an idle gap compacts early) and how many calls it made (the events' `callNumber`). */
-  readonly lastCalls: Map<string, LastCall>;
+  readonly lastCalls: Map<string, { at: number; count: number }>;
   /** Prices a compaction's effect on the prompt cache (its `compact.pruned_messages` event). */
   readonly cachePrice?: CachePrice;
   /** Signs the summaries written and verifies those handed back. */
@@ -259,30 +252,27 @@ function countRequest(deps: PipelineDeps, input: PreflightInput, view: SessionVi
  * Records this call: its number for the session (1 for the first since the manager started or
  * forgot the session), and whether the previous call is older than the cache lifetime.
  */
-function recordCall(
-  deps: PipelineDeps,
-  key: string,
-  lifetimeMs: number,
-): { idle: boolean; number: number; pace: CallPace } {
+function recordCall(deps: PipelineDeps, key: string, lifetimeMs: number): { idle: boolean; number: number } {
   const now = deps.clock();
   const last = deps.lastCalls.get(key);
   if (last === undefined) {
-    const pace: CallPace = { trough: undefined, excess: 0 };
-    deps.lastCalls.set(key, { at: now, count: 1, pace });
-    return { idle: false, number: 1, pace };
+    deps.lastCalls.set(key, { at: now, count: 1 });
+    return { idle: false, number: 1 };
   }
   const idle = lifetimeMs > 0 && now - last.at > lifetimeMs;
   last.at = now;
   last.count++;
-  return { idle, number: last.count, pace: last.pace };
+  return { idle, number: last.count };
 }
 
 /**
- * Adds this call's request to the session's pace: its tokens above the last trough (before a
- * first compaction, above a tenth of the window) are read from the cache on this call.
+ * The session's pace since the compaction its view resumes, from the stored state (the same in
+ * every process): what that compaction left, and the messages appended since.
  */
-function addToPace(pace: CallPace, tokens: number, maxContextTokens: number): void {
-  pace.excess += Math.max(0, tokens - (pace.trough ?? Math.floor(MIN_FREE_SHARE * maxContextTokens)));
+function paceOf(view: SessionView, messages: number): CallPace {
+  const pace = view.matched?.pace;
+  if (!pace || pace.messages > messages) return { trough: undefined, appended: messages };
+  return { trough: pace.trough, appended: messages - pace.messages };
 }
 
 /** Steps 1-4 of one call. */
@@ -316,12 +306,11 @@ export async function prepareRequest(deps: PipelineDeps, input: PreflightInput):
   const counted = countRequest(deps, input, view);
   const calibrated = deps.calibration.count(input.key, counted.tokensBefore, deps.counter.exact);
   const call = recordCall(deps, input.key, input.policy.cacheLifetimeMs);
-  addToPace(call.pace, calibrated.tokens, input.maxContextTokens);
   const decision = decide(calibrated.tokens, input.policy, input.maxContextTokens, {
     force: input.options.force === true,
     coldCache: call.idle,
     hardLimit: hardLimitOf(input.options),
-    pace: call.pace,
+    pace: paceOf(view, input.messages.length),
     price: deps.cachePrice,
   });
   const scale = counted.tokensBefore > 0 ? calibrated.tokens / counted.tokensBefore : 1;

@@ -188,10 +188,7 @@ export async function runTriggered(
     }
     throw error;
   }
-  if (freesTooLittle(prepared, cascade)) {
-    notePace(deps, prepared, cascade);
-    return 'declined';
-  }
+  if (freesTooLittle(prepared, cascade)) return 'declined';
   // Archived before anything is pruned (the state is written last), and only when it will be.
   const archived = await deps.archive.transcript(context, prepared.messages, view.nextVersion, parentId);
   if (!archived && deps.requireArchive) throw pruningBlocked(deps);
@@ -208,7 +205,6 @@ export async function runTriggered(
   }
   const state = nextState(prepared, cascade);
   throwIfAborted(options.signal);
-  notePace(deps, prepared, cascade);
   if (extras.local) {
     emitContended(deps, prepared, 'local', extras.local.reloads, timing);
     return { cascade, state, local: true };
@@ -263,17 +259,6 @@ function emitContended(
     timing(Date.now()),
   );
   deps.archive.trackEvents(prepared.context);
-}
-
-/**
- * The session's pace starts again from what this compaction leaves (the cost trigger and the
- * trigger's distance from the trough measure from there).
- */
-function notePace(deps: PipelineDeps, prepared: PreparedRequest, cascade: CascadeResult): void {
-  const last = deps.lastCalls.get(prepared.key);
-  if (!last) return;
-  last.pace.trough = Math.ceil(cascade.tokensAfter * prepared.scale);
-  last.pace.excess = 0;
 }
 
 /**

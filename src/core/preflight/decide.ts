@@ -28,7 +28,7 @@ export function hardLimitOf(options: object): number | undefined {
 export interface CallPace {
   /** Tokens of the request the last compaction left (undefined before the first one). */
   readonly trough: number | undefined;
-  /** Messages appended since (the whole history before a first compaction). */
+  /** Messages of the view after the newest one that compaction kept (the whole view before a first one). */
   readonly appended: number;
 }
 

@@ -267,12 +267,18 @@ function recordCall(deps: PipelineDeps, key: string, lifetimeMs: number): { idle
 
 /**
  * The session's pace since the compaction its view resumes, from the stored state (the same in
- * every process): what that compaction left, and the messages appended since.
+ * every process, for a raw history and a view sent back alike): what that compaction left, and
+ * the view's messages after the newest one it kept (only counted for the cost trigger).
  */
-function paceOf(view: SessionView, messages: number): CallPace {
-  const pace = view.matched?.pace;
-  if (!pace || pace.messages > messages) return { trough: undefined, appended: messages };
-  return { trough: pace.trough, appended: messages - pace.messages };
+function paceOf(view: SessionView, policy: Readonly<CompactPolicy>): CallPace {
+  const trough = view.matched?.pace?.trough;
+  if (!policy.costTrigger) return { trough, appended: 0 };
+  const newestKept = view.matched?.keptIds?.at(-1);
+  const { entries } = view;
+  let appended = 0;
+  while (appended < entries.length && entries[entries.length - 1 - appended]!.item.id !== newestKept)
+    appended++;
+  return { trough: appended < entries.length ? trough : undefined, appended };
 }
 
 /** Steps 1-4 of one call. */
@@ -310,7 +316,7 @@ export async function prepareRequest(deps: PipelineDeps, input: PreflightInput):
     force: input.options.force === true,
     coldCache: call.idle,
     hardLimit: hardLimitOf(input.options),
-    pace: paceOf(view, input.messages.length),
+    pace: paceOf(view, input.policy),
     price: deps.cachePrice,
   });
   const scale = counted.tokensBefore > 0 ? calibrated.tokens / counted.tokensBefore : 1;

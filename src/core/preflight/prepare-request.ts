@@ -273,12 +273,17 @@ function recordCall(deps: PipelineDeps, key: string, lifetimeMs: number): { idle
 function paceOf(view: SessionView, policy: Readonly<CompactPolicy>): CallPace {
   const trough = view.matched?.pace?.trough;
   if (!policy.costTrigger) return { trough, appended: 0 };
-  const newestKept = view.matched?.keptIds?.at(-1);
+  const kept = view.matched?.keptIds ?? [];
+  const newestKept = kept.at(-1);
   const { entries } = view;
   let appended = 0;
   while (appended < entries.length && entries[entries.length - 1 - appended]!.item.id !== newestKept)
     appended++;
-  return { trough: appended < entries.length ? trough : undefined, appended };
+  // The newest kept message is not in this view (rewritten by the caller): the view's messages
+  // beyond as many as the compaction kept.
+  if (appended === entries.length && trough !== undefined)
+    appended = Math.max(0, entries.length - kept.length);
+  return { trough, appended };
 }
 
 /** Steps 1-4 of one call. */

@@ -38,6 +38,9 @@ export interface CachePriceRatio {
   readonly cacheWrite: number;
 }
 
+/** The least price ratio (a cache write over a read) the cost trigger weighs a compaction at. */
+export const MIN_WRITE_TO_READ = 10;
+
 /** The least a compaction triggered by the policy must be able to free: a tenth of the window. */
 export const MIN_FREE_SHARE = 0.1;
 
@@ -108,7 +111,10 @@ function growthPaid(tokens: number, policy: DecidePolicy, max: number, context: 
   const growth = tokens - trough;
   if (growth < Math.floor(MIN_FREE_SHARE * max)) return false;
   const calls = pace.appended / 2;
-  return ((calls * growth) / 2) * price.cacheRead >= trough * price.cacheWrite;
+  // A compaction costs more than its cache write (a summarizer call, what the model no longer
+  // sees): weighed at least as ten reads, as where reads cost a tenth of a write.
+  const ratio = Math.max(MIN_WRITE_TO_READ, price.cacheWrite / price.cacheRead);
+  return (calls * growth) / 2 >= trough * ratio;
 }
 
 /** Decides whether a request of `tokens` compacts. */

@@ -11,15 +11,17 @@
  * tokens, the rest at 1x), and a summarizer call is billed too (its input at 1x, its output at
  * the output multiplier). Tokens are characters / 4 for every strategy alike.
  *
- * Beside the default, the cost preset (`policy.preset: 'cost'`, trigger 0.4, target 0.2: a smaller view, read on
- * every call). `BENCH_TRIGGER_PCT` / `BENCH_TARGET_PCT` set the default row's policy to try
- * others.
+ * Beside the default, the cost preset (`policy.preset: 'cost'`). `BENCH_POLICY` (JSON, e.g.
+ * `{"triggerPct":0.6}`) sets the default row's policy to try others. The issue's best bounded
+ * peer is LangChain's summarization middleware keeping 8 messages (issue 47); the default's
+ * ratio to it is printed under each table.
  *
  * Columns: billed-equivalent input (x the base input price) with Anthropic and with OpenAI
  * multipliers, the cache-hit share, prefix rewrites (a request that does not extend the
  * previous one), summarizer calls, the share of requests that still hold every thing the
- * user asked to keep (the instruction and each ticket named so far), and requests over the
- * window.
+ * user asked to keep (the instruction and each ticket named so far), the recent context (tokens
+ * of the newest messages sent exactly as the history holds them: mean and least over the
+ * requests), and requests over the window.
  */
 
 import { PrefixCacheTally } from '../src/core/counting/prefix-cache.js';
@@ -56,6 +58,11 @@ export const quarterCounter: TokenCounter = {
 export const INSTRUCTION =
   'Refactor the billing module to the new invoice API. Never edit files under src/generated/, they are produced by codegen.';
 const SUMMARY_TOKENS = 800;
+/** Every strategy's request opens so: the system prompt and the opening request. */
+const HEAD: readonly Message[] = [
+  { role: 'system', content: 'You are a coding agent with file and shell tools.' },
+  { role: 'user', content: INSTRUCTION },
+];
 
 /** A deterministic word stream. */
 function words(seed: number, tokens: number): string {
@@ -112,6 +119,13 @@ export function buildSession(calls: number): { steps: Message[][]; keep: string[
 
 interface Priced {
   anthropic: number;
+  /**
+   * Recent context: the newest messages a request sends exactly as the history holds them.
+   * Their mean tokens over the requests, and the least number of them in a request after the
+   * strategy's first rewrite (the peer keeps 8 messages).
+   */
+  recentMean: number;
+  recentMin: number;
   openai: number;
   input: number;
   cached: number;
@@ -138,6 +152,8 @@ class CacheModel {
   );
   readonly priced: Priced = {
     anthropic: 0,
+    recentMean: 0,
+    recentMin: Number.POSITIVE_INFINITY,
     openai: 0,
     input: 0,
     cached: 0,
@@ -148,10 +164,34 @@ class CacheModel {
     requests: 0,
   };
 
-  constructor(readonly window: number) {}
+  /** The whole conversation up to the call priced last (the session's steps appended). */
+  readonly #history: Message[] = [];
 
-  request(messages: readonly Message[], keep: readonly string[]): void {
+  constructor(
+    readonly window: number,
+    readonly session: ReturnType<typeof buildSession>,
+  ) {}
+
+  /**
+   * Prices the request of call `k` of the session (0-based), which must hold what the user
+   * asked to keep by then; the newest messages it sends exactly as the history holds them are
+   * its recent context.
+   */
+  request(messages: readonly Message[], call: number): void {
+    const history = this.#grow(call);
+    const keep = this.session.keep[call]!;
     const { prefix, total, rewrote } = this.#tally.add(messages);
+    let recent = 0;
+    let count = 0;
+    for (let k = 1; k <= Math.min(messages.length, history.length); k++) {
+      const sent = messages[messages.length - k]!;
+      const original = history[history.length - k]!;
+      if (sent !== original && JSON.stringify(sent) !== JSON.stringify(original)) break;
+      recent += messageTokens(original);
+      count = k;
+    }
+    this.priced.recentMean += recent;
+    if (this.priced.rewrites > 0 || rewrote) this.priced.recentMin = Math.min(this.priced.recentMin, count);
     if (rewrote) this.priced.rewrites++;
     const rest = total - prefix;
     this.priced.anthropic += prefix * PRICES.anthropic.read + rest * PRICES.anthropic.write;
@@ -162,6 +202,12 @@ class CacheModel {
     if (total > this.window) this.priced.over++;
     const joined = JSON.stringify(messages);
     if (keep.every((thing) => joined.includes(thing))) this.priced.kept++;
+  }
+
+  #grow(call: number): Message[] {
+    if (this.#history.length === 0) this.#history.push(...HEAD);
+    this.#history.push(...this.session.steps[call]!);
+    return this.#history;
   }
 
   /** A summarizer call: input at 1x, output at each provider's output multiplier. */
@@ -187,7 +233,6 @@ async function engine(
   window: number,
   session: ReturnType<typeof buildSession>,
   model: CacheModel,
-  cacheAware = false,
   knobs: { preset?: PolicyPreset; triggerPct?: number; targetPct?: number } = {},
 ): Promise<void> {
   const summarizer: Summarizer = {
@@ -205,13 +250,11 @@ async function engine(
       return { text };
     },
   };
-  const policy = {
-    cacheAware,
-    ...knobs,
-    ...(process.env.BENCH_TARGET_PCT ? { targetPct: Number(process.env.BENCH_TARGET_PCT) } : {}),
-    ...(process.env.BENCH_TRIGGER_PCT ? { triggerPct: Number(process.env.BENCH_TRIGGER_PCT) } : {}),
-  };
+  // BENCH_POLICY (JSON) tries other settings on the default row.
+  const policy = knobs.preset ? knobs : { ...knobs, ...JSON.parse(process.env.BENCH_POLICY ?? '{}') };
   const manager = new CompactManager({
+    // Priced as the model is: cache reads at 0.1x, writes at 1.25x (BENCH_MODEL to try another).
+    model: process.env.BENCH_MODEL ?? 'claude-sonnet-4-5',
     maxContextTokens: window,
     tokenCounter: quarterCounter,
     summarizer,
@@ -223,7 +266,7 @@ async function engine(
   ];
   for (const [k, added] of session.steps.entries()) {
     history.push(...added);
-    model.request(await manager.preflight('bench', history), session.keep[k]!);
+    model.request(await manager.preflight('bench', history), k);
   }
   await manager.shutdown();
 }
@@ -263,7 +306,53 @@ function summarizeAtTrigger(
         ...view.slice(cut),
       ];
     }
-    model.request(view, session.keep[k]!);
+    model.request(view, k);
+  }
+}
+
+/**
+ * LangChain's `summarizationMiddleware` with `keep: { messages: 8 }` (the issue's best bounded
+ * peer): past the trigger (0.85 of the window, as the other peers), every message but the newest
+ * 8 (moved back so that no tool result loses its call) is replaced by ONE human message
+ * "Here is a summary of the conversation to date:" (the system prompt stays). Its summarizer
+ * sees the folded messages trimmed to their newest 4,000 tokens (`trimTokensToSummarize`'s
+ * default, strategy 'last', partial allowed), and is billed for those.
+ */
+function summarizeKeepMessages(
+  window: number,
+  session: ReturnType<typeof buildSession>,
+  model: CacheModel,
+  trimTokens = Number.POSITIVE_INFINITY,
+  keepMessages = 8,
+): void {
+  let view: Message[] = [...HEAD];
+  for (const [k, added] of session.steps.entries()) {
+    view.push(...added);
+    const total = view.reduce((sum, m) => sum + messageTokens(m), 0);
+    if (total > window * 0.85) {
+      let cut = Math.max(1, view.length - keepMessages);
+      while (cut > 1 && view[cut]!.role === 'tool') cut--;
+      const folded = view.slice(1, cut).map((m) => JSON.stringify(m));
+      // The newest 4,000 tokens of the folded messages (the oldest one seen in part).
+      const seen: string[] = [];
+      let room = trimTokens;
+      for (let i = folded.length - 1; i >= 0 && room > 0; i--) {
+        const text = folded[i]!.length > room * 4 ? folded[i]!.slice(-room * 4) : folded[i]!;
+        seen.unshift(text);
+        room -= tokensOf(text);
+      }
+      const text = summaryText(undefined, seen);
+      model.summarizer(
+        seen.reduce((sum, t) => sum + tokensOf(t), 0),
+        tokensOf(text),
+      );
+      view = [
+        view[0]!,
+        { role: 'user', content: `Here is a summary of the conversation to date:\n\n${text}` },
+        ...view.slice(cut),
+      ];
+    }
+    model.request(view, k);
   }
 }
 
@@ -282,7 +371,7 @@ function clearToolUses(window: number, session: ReturnType<typeof buildSession>,
       const freed = clearable.reduce((sum, i) => sum + messageTokens(view[i]!) - 8, 0);
       if (freed >= 5_000) for (const i of clearable) view[i] = { ...view[i]!, content: '[cleared]' };
     }
-    model.request(view, session.keep[k]!);
+    model.request(view, k);
   }
 }
 
@@ -301,7 +390,7 @@ function slidingWindow(window: number, session: ReturnType<typeof buildSession>,
       while (cut < view.length && view[cut]!.role === 'tool') total -= messageTokens(view[cut++]!);
       view = [view[0]!, ...view.slice(cut)];
     }
-    model.request(view, session.keep[k]!);
+    model.request(view, k);
   }
 }
 
@@ -312,74 +401,88 @@ function noCompaction(session: ReturnType<typeof buildSession>, model: CacheMode
   ];
   for (const [k, added] of session.steps.entries()) {
     view.push(...added);
-    model.request(view, session.keep[k]!);
+    model.request(view, k);
   }
 }
+
+/** The issue's best bounded peer (issue 47): LangChain's summarization middleware keeping 8 messages. */
+export const PEER = 'summarize, keep 8 messages';
+export const DEFAULT_ROW = 'agent-compaction (default)';
+export const COST_ROW = "agent-compaction, preset 'cost'";
 
 /**
  * The least any strategy can bill: every new message written to the cache once and nothing
  * ever read back (no strategy sends less and still sends each message once). Printed beside
- * 0.8x the best bounded peer (issue 21's goal) to show how much room the goal leaves.
+ * each row's ratio to the best bounded peer (issue 47's goal: the default at most 0.8x it).
  */
-function printFloor(
-  window: number,
+function printRatios(
+  key: string,
   session: ReturnType<typeof buildSession>,
-  rows: Record<string, Priced & { window: number }>,
+  rows: Record<string, CostRow>,
 ): void {
   const fresh = session.steps.flat().reduce((sum, message) => sum + messageTokens(message), 0);
-  const peers = ['summarize at trigger', 'clear_tool_uses', 'sliding window'];
+  const peer = rows[`${key}:${PEER}`]!;
   for (const provider of ['anthropic', 'openai'] as const) {
     const floor = fresh * PRICES[provider].write;
-    const best = Math.min(...peers.map((peer) => rows[`${window}:${peer}`]![provider]));
-    const ours = rows[`${window}:agent-compaction (default)`]![provider];
-    const tuned = rows[`${window}:${LOW_TRIGGER}`]![provider];
+    const ours = rows[`${key}:${DEFAULT_ROW}`]!;
+    const preset = rows[`${key}:${COST_ROW}`]!;
     console.log(
-      `${provider}: floor (each new message written once, nothing read) ${Math.round(floor).toLocaleString('en')}; best bounded peer ${Math.round(best).toLocaleString('en')}, 0.8x of it ${Math.round(0.8 * best).toLocaleString('en')}; default ${(ours / best).toFixed(2)}x the best peer (goal <= 0.8x: ${ours <= 0.8 * best ? 'met' : 'MISSED'}), ${(ours / floor).toFixed(2)}x the floor; trigger 0.4/0.2 ${(tuned / best).toFixed(2)}x the best peer`,
+      `${provider}: floor ${Math.round(floor).toLocaleString('en')}; peer (${PEER}) ${Math.round(peer[provider]).toLocaleString('en')}; default ${(ours[provider] / peer[provider]).toFixed(2)}x the peer (goal <= 0.8x: ${ours[provider] <= 0.8 * peer[provider] ? 'met' : 'MISSED'}), ${(ours[provider] / floor).toFixed(2)}x the floor; preset 'cost' ${(preset[provider] / peer[provider]).toFixed(2)}x the peer`,
     );
   }
 }
 
-const LOW_TRIGGER = 'agent-compaction, trigger 0.4/0.2';
+/** One strategy's priced session (key `window[/calls]:strategy`). */
+export type CostRow = Priced & { window: number; calls: number };
+
+/** The issue's cases: 240 calls at 32k and 128k, and 400 calls at 128k. */
+export const COST_CASES: readonly { window: number; calls: number }[] = [
+  { window: 32_000, calls: 240 },
+  { window: 128_000, calls: 240 },
+  { window: 128_000, calls: 400 },
+];
 
 /** Runs every strategy at each window; returns the rows and prints the table. */
 export async function runCacheCostBench(
-  cases: readonly { window: number; calls: number }[] = [
-    { window: 32_000, calls: 240 },
-    { window: 128_000, calls: 300 },
-  ],
-): Promise<Record<string, Priced & { window: number }>> {
-  const rows: Record<string, Priced & { window: number }> = {};
+  cases: readonly { window: number; calls: number }[] = COST_CASES,
+): Promise<Record<string, CostRow>> {
+  const rows: Record<string, CostRow> = {};
   for (const { window, calls } of cases) {
     const session = buildSession(calls);
+    const key = calls === 240 ? `${window}` : `${window}/${calls}`;
     const strategies: [string, (model: CacheModel) => Promise<void> | void][] = [
-      ['agent-compaction (default)', (m) => engine(window, session, m)],
-      ['agent-compaction, cacheAware on', (m) => engine(window, session, m, true)],
-      // The cost preset (policy.preset 'cost': trigger 0.4, target 0.2, cacheAware): a smaller view, read on every call.
-      [LOW_TRIGGER, (m) => engine(window, session, m, true, { preset: 'cost' })],
-      ['summarize at trigger', (m) => summarizeAtTrigger(window, session, m)],
+      [DEFAULT_ROW, (m) => engine(window, session, m)],
+      // The cost preset (policy.preset 'cost').
+      [COST_ROW, (m) => engine(window, session, m, { preset: 'cost' })],
+      [PEER, (m) => summarizeKeepMessages(window, session, m)],
+      [`${PEER}, trimmed`, (m) => summarizeKeepMessages(window, session, m, 4_000)],
+      ['summarize at trigger, keep 30%', (m) => summarizeAtTrigger(window, session, m)],
       ['clear_tool_uses', (m) => clearToolUses(window, session, m)],
       ['sliding window', (m) => slidingWindow(window, session, m)],
       ['no compaction', (m) => noCompaction(session, m)],
     ];
     console.log(`\n${window.toLocaleString('en')} tokens, ${calls} calls`);
     console.log(
-      'strategy                          | billed Anthropic | billed OpenAI | hit share | rewrites | summarizer calls | asked kept | over window',
+      'strategy                          | billed Anthropic | billed OpenAI | hit share | rewrites | summarizer calls | asked kept | recent tokens / least msgs | over window',
     );
     for (const [name, run] of strategies) {
-      const model = new CacheModel(window);
+      const model = new CacheModel(window, session);
       await run(model);
       const p = model.priced;
-      rows[`${window}:${name}`] = {
+      const row: CostRow = {
         ...p,
         anthropic: Math.round(p.anthropic),
         openai: Math.round(p.openai),
+        recentMean: Math.round(p.recentMean / p.requests),
         window,
+        calls,
       };
+      rows[`${key}:${name}`] = row;
       console.log(
-        `${name.padEnd(33)} | ${Math.round(p.anthropic).toLocaleString('en').padStart(16)} | ${Math.round(p.openai).toLocaleString('en').padStart(13)} | ${((100 * p.cached) / p.input).toFixed(1).padStart(8)}% | ${String(p.rewrites).padStart(8)} | ${String(p.summarizerCalls).padStart(16)} | ${((100 * p.kept) / p.requests).toFixed(1).padStart(9)}% | ${String(p.over).padStart(11)}`,
+        `${name.padEnd(33)} | ${row.anthropic.toLocaleString('en').padStart(16)} | ${row.openai.toLocaleString('en').padStart(13)} | ${((100 * p.cached) / p.input).toFixed(1).padStart(8)}% | ${String(p.rewrites).padStart(8)} | ${String(p.summarizerCalls).padStart(16)} | ${((100 * p.kept) / p.requests).toFixed(1).padStart(9)}% | ${`${row.recentMean.toLocaleString('en')} / ${Number.isFinite(row.recentMin) ? row.recentMin : '-'}`.padStart(19)} | ${String(p.over).padStart(11)}`,
       );
     }
-    printFloor(window, session, rows);
+    printRatios(key, session, rows);
   }
   return rows;
 }

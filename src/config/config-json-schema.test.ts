@@ -74,8 +74,8 @@ describe('generated artifacts', () => {
     });
     expect(schema.properties.policy.properties.trigger_pct.description).toContain('Default 0.85');
     expect((schema.properties.policy.properties as Record<string, unknown>).preset).toMatchObject({
-      default: 'quality',
-      enum: ['quality', 'cost'],
+      default: 'default',
+      enum: ['default', 'quality', 'cost'],
     });
   });
 

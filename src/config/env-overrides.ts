@@ -34,6 +34,7 @@ export const ENV_OVERRIDES: readonly EnvOverride[] = [
   { variable: 'COMPACT_CLEAR_KEEP_RECENT', path: ['policy', 'clear_keep_recent'], type: 'integer' },
   { variable: 'COMPACT_CLEAR_MIN_TOKENS', path: ['policy', 'clear_min_tokens'], type: 'integer' },
   { variable: 'COMPACT_CACHE_AWARE', path: ['policy', 'cache_aware'], type: 'boolean' },
+  { variable: 'COMPACT_COST_TRIGGER', path: ['policy', 'cost_trigger'], type: 'boolean' },
   { variable: 'COMPACT_CACHE_LIFETIME_MS', path: ['policy', 'cache_lifetime_ms'], type: 'integer' },
   { variable: 'COMPACT_CLEAR_AT_LEAST', path: ['policy', 'clear_at_least'], type: 'integer' },
   { variable: 'COMPACT_CLEAR_EXCLUDE_TOOLS', path: ['policy', 'clear_exclude_tools'], type: 'list' },

@@ -36,14 +36,13 @@ describe('resolveConfig', () => {
   it('applies the spec defaults when nothing is given', () => {
     const config = resolveConfig();
     expect(config.policy).toEqual({
-      preset: 'quality',
+      preset: 'default',
       keep_recent_turns: 6,
       keep_tool_io_pairs: 4,
       roles_never_prune: ['system', 'developer'],
       protected_flag: 'protected',
       strategy: 'task_state',
       max_summary_tokens: 1024,
-      clear_keep_recent: 3,
       clear_min_tokens: 100,
       cache_lifetime_ms: 300_000,
       clear_at_least: 0,
@@ -197,6 +196,7 @@ describe('resolveConfig', () => {
       COMPACT_CLEAR_KEEP_RECENT: '5',
       COMPACT_CLEAR_MIN_TOKENS: '50',
       COMPACT_CACHE_AWARE: 'false',
+      COMPACT_COST_TRIGGER: 'false',
       COMPACT_CACHE_LIFETIME_MS: '3600000',
       COMPACT_CLEAR_AT_LEAST: '5000',
       COMPACT_CLEAR_EXCLUDE_TOOLS: 'read_plan, memory',
@@ -286,6 +286,7 @@ describe('resolveConfig', () => {
         clear_keep_recent: 5,
         clear_min_tokens: 50,
         cache_aware: false,
+        cost_trigger: false,
         cache_lifetime_ms: 3_600_000,
         clear_at_least: 5_000,
         clear_exclude_tools: ['read_plan', 'memory'],
@@ -400,7 +401,7 @@ describe('loadConfig', () => {
 
   it('treats an empty file as all defaults', async () => {
     const config = await loadConfig({ file: join(FIXTURES, 'empty.yaml'), env: {} });
-    expect(config.policy.preset).toBe('quality');
+    expect(config.policy.preset).toBe('default');
     expect(new CompactManager(await toManagerOptions(config)).triggerTokens).toBe(0.85 * 128_000);
   });
 

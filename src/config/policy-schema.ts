@@ -10,12 +10,12 @@ export const policySchema = z
       .enum(Object.keys(POLICY_PRESETS) as [PolicyPreset, ...PolicyPreset[]])
       .default(DEFAULT_POLICY.preset)
       .describe(
-        "Named settings the policy starts from (keys set beside it win): quality keeps what the window can hold (trigger 0.85, target 0.5); cost compacts early and deep (trigger 0.4, target 0.2), cheaper under prompt caching on long sessions in large windows, dearer in small ones (docs/how-it-works.md, Measured: 'Tuning for cost').",
+        'Named settings the policy starts from (keys set beside it win): default is the cheapest measured under prompt caching at every window (cost_trigger, cache_aware, 4 recent tool results kept); quality keeps what the window can hold (trigger 0.85 to target 0.5, clearing only to the target, no cost trigger, 3 recent results); cost is the default keeping 3 recent results (docs/how-it-works.md, Measured).',
       ),
     trigger_pct: between(0, 1, true)
       .optional()
       .describe(
-        `Compact when the estimated request reaches this fraction of max_context_tokens. Default ${DEFAULT_POLICY.triggerPct} (${POLICY_PRESETS.cost.triggerPct} with preset cost).`,
+        `Compact when the estimated request reaches this fraction of max_context_tokens (and never within a tenth of the window of what the last compaction left). Default ${DEFAULT_POLICY.triggerPct}.`,
       ),
     hard_cap_buffer: integer(0)
       .optional()
@@ -55,11 +55,13 @@ export const policySchema = z
     target_pct: between(0, 1, true)
       .optional()
       .describe(
-        'After a trigger, compact down to this fraction of max_context_tokens. Default 0.5 (0.2 with preset cost), or 0.6 x trigger_pct when the trigger is lower.',
+        'After a trigger, compact down to this fraction of max_context_tokens. Default 0.5, or 0.6 x trigger_pct when the trigger is lower.',
       ),
     clear_keep_recent: integer(0)
-      .default(DEFAULT_POLICY.clearKeepRecent)
-      .describe('Cascade level a: the most recent tool results that are never cleared.'),
+      .optional()
+      .describe(
+        `Cascade level a: the most recent tool results that are never cleared. Default ${DEFAULT_POLICY.clearKeepRecent} (3 with preset quality or cost).`,
+      ),
     clear_min_tokens: integer(0)
       .default(DEFAULT_POLICY.clearMinTokens)
       .describe('Cascade level a: tool results smaller than this (tokens) are not worth clearing.'),
@@ -77,7 +79,13 @@ export const policySchema = z
       .boolean()
       .optional()
       .describe(
-        'Cascade level a, priced for prompt caching: once a compaction clears, it clears every old tool result (one rewrite, the next far away); false stops at the target. Default false (true with preset cost).',
+        'Cascade level a, priced for prompt caching: once a compaction clears, it clears every old tool result (one rewrite, the next far away); false stops at the target. Default true (false with preset quality).',
+      ),
+    cost_trigger: z
+      .boolean()
+      .optional()
+      .describe(
+        'Compact before trigger_pct once the cache reads of what the request grew since the last compaction add up to one cache write of what that compaction left (priced for the model; at least a tenth of the window freed). Default true (false with preset quality).',
       ),
     clear_exclude_tools: z
       .array(z.string().min(1))

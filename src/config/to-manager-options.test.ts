@@ -18,7 +18,7 @@ describe('toManagerOptions', () => {
       exporters: [],
       redaction: true,
       policy: {
-        preset: 'quality',
+        preset: 'default',
         keepRecentTurns: 6,
         keepToolIoPairs: 4,
         rolesNeverPrune: ['system', 'developer'],

@@ -2,35 +2,38 @@ import { invalidConfig } from './errors.js';
 import { STRATEGY_NAMES, type StrategyName } from './summary/summarizer.js';
 
 /** The named settings a policy can start from ({@link POLICY_PRESETS}). */
-export type PolicyPreset = 'quality' | 'cost';
+export type PolicyPreset = 'default' | 'quality' | 'cost';
 
 /**
  * What each preset sets; keys the policy gives itself win over the preset's.
  *
- * - `quality` (the default): keep what the window can hold; compact at 0.85 of the window down to 0.5.
- * - `cost`: compact early and deep (trigger 0.4, target 0.2) and clear every old tool result
- *   once clearing (`cacheAware`), measured cheaper where a session runs long against a large
- *   window and the provider caches prompts: at 128k, 0.42x the billed-equivalent input of the
- *   defaults (0.65x Anthropic's `clear_tool_uses`), with no summarizer call; at 32k 0.86x the
- *   defaults but 1.16x `clear_tool_uses`. See docs/how-it-works.md's cost table (`npm run
- *   bench`, bench/cache-cost.ts). The model sees less of the history, so use it where cost
- *   matters more than recall.
+ * - `default`: the cheapest measured under prompt caching at every window (issue 47): compact
+ *   when the growth since the last compaction has paid for a rewrite in cache reads
+ *   (`costTrigger`), else at 0.85 of the window; clear every old tool result but the newest 4
+ *   once clearing (`cacheAware`). In the cost bench (bench/cache-cost.ts) 0.68x / 0.66x the
+ *   bill (Anthropic / OpenAI) of a summarizer keeping 8 messages at 32k, 0.50x / 0.46x at 128k,
+ *   every ask of the user kept, at least 8 newest messages verbatim.
+ * - `quality`: keep what the window can hold (the defaults before issue 47): compact at 0.85 of
+ *   the window down to 0.5, clearing only down to the target, the newest 3 results kept.
+ * - `cost`: the default with the newest 3 tool results kept instead of 4. (Before issue 47 it
+ *   compacted at 0.4 of the window down to 0.2, and thrashed in small windows.)
  */
 export const POLICY_PRESETS: Readonly<Record<PolicyPreset, Readonly<Partial<CompactPolicy>>>> = Object.freeze(
   {
-    quality: Object.freeze({}),
-    cost: Object.freeze({ triggerPct: 0.4, targetPct: 0.2, cacheAware: true }),
+    default: Object.freeze({}),
+    quality: Object.freeze({ cacheAware: false, costTrigger: false, clearKeepRecent: 3 }),
+    cost: Object.freeze({ clearKeepRecent: 3 }),
   },
 );
 
 /** When and how a session is compacted. Config files use the same keys in snake_case. */
 export interface CompactPolicy {
   /**
-   * The named settings this policy starts from ({@link POLICY_PRESETS}): `'quality'` keeps what
-   * the window can hold; `'cost'` compacts early and deep (trigger 0.4, target 0.2, cacheAware), cheaper
-   * under prompt caching on long sessions in large windows (the README's cost table). Keys
-   * set beside it win over the preset's.
-   * @default 'quality'
+   * The named settings this policy starts from ({@link POLICY_PRESETS}): `'default'` the
+   * cheapest measured under prompt caching at every window; `'quality'` keeps what the window
+   * can hold (the defaults before issue 47); `'cost'` the default keeping 3 recent tool results.
+   * Keys set beside it win over the preset's.
+   * @default 'default'
    */
   preset: PolicyPreset;
   /**
@@ -116,7 +119,7 @@ export interface CompactPolicy {
   clearAtLeast: number;
   /**
    * Cascade level a: the most recent tool results never cleared.
-   * @default 3
+   * @default 4 (3 with the `quality` and `cost` presets)
    */
   clearKeepRecent: number;
   /**
@@ -129,11 +132,21 @@ export interface CompactPolicy {
    * cache write of everything after it), so once it clears, it clears every old tool result
    * (all but `clearKeepRecent`, the current round and `clearExcludeTools`) rather than only
    * down to the target: one rewrite that leaves the next trigger far away, at the price of
-   * tool output the window could have held. Off by default (issue 34: quality first, keep what
-   * the window can hold): clearing stops at the target.
-   * @default false
+   * tool output the window could have held. Off in the `quality` preset: clearing stops at the
+   * target.
+   * @default true
    */
   cacheAware: boolean;
+  /**
+   * Compact before the trigger once it pays under prompt caching: when the cache reads of what
+   * the request grew since the last compaction add up to one cache write of what that
+   * compaction left (the rent-or-buy rule, priced with the manager's `pricing` for its model).
+   * The point follows the window and the measured growth: about sqrt(2 x growth per call x
+   * trough x write / read) above the trough, at least a tenth of the window. Off in the
+   * `quality` preset.
+   * @default true
+   */
+  costTrigger: boolean;
   /**
    * Cascade level a: tools whose results are never cleared.
    * @default []
@@ -159,7 +172,7 @@ export interface CompactPolicy {
 
 /** The spec's defaults. */
 export const DEFAULT_POLICY: Readonly<CompactPolicy> = Object.freeze({
-  preset: 'quality',
+  preset: 'default',
   triggerPct: 0.85,
   hardCapBuffer: 1500,
   keepRecentTurns: 6,
@@ -173,9 +186,10 @@ export const DEFAULT_POLICY: Readonly<CompactPolicy> = Object.freeze({
   prepareAtPct: 0.7,
   cacheLifetimeMs: 300_000,
   clearAtLeast: 0,
-  clearKeepRecent: 3,
+  clearKeepRecent: 4,
   clearMinTokens: 100,
-  cacheAware: false,
+  cacheAware: true,
+  costTrigger: true,
   clearExcludeTools: [],
   shortenArgumentsAbove: 2000,
   shortenArgumentsKeep: 600,
@@ -275,6 +289,7 @@ export function resolvePolicy(
   }
   if (typeof merged.repairInput !== 'boolean') throw invalidConfig('policy.repairInput', 'must be a boolean');
   if (typeof merged.cacheAware !== 'boolean') throw invalidConfig('policy.cacheAware', 'must be a boolean');
+  if (typeof merged.costTrigger !== 'boolean') throw invalidConfig('policy.costTrigger', 'must be a boolean');
   if (!Array.isArray(merged.rolesNeverPrune) || merged.rolesNeverPrune.some((r) => typeof r !== 'string')) {
     throw invalidConfig('policy.rolesNeverPrune', 'must be a list of role names');
   }

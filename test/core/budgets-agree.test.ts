@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import type { CompactEvent } from '../../src/core/events/events.js';
 import { CompactManager } from '../../src/core/manager/compact-manager.js';
+import type { CompactPolicy } from '../../src/core/policy.js';
 import type { SummarizeRequest } from '../../src/core/summary/summarizer.js';
 import { codingSessionHead, readFileRound } from '../support/read-file-session.js';
 
@@ -23,8 +24,13 @@ interface Run {
 }
 
 /** Grows the coding session one read_file round per call through `manager.compact`. */
-async function grow(window: number, outputTokens: number, calls: number): Promise<Run> {
-  const manager = new CompactManager({ model: 'gpt-4o', maxContextTokens: window });
+async function grow(
+  window: number,
+  outputTokens: number,
+  calls: number,
+  policy: Partial<CompactPolicy> = {},
+): Promise<Run> {
+  const manager = new CompactManager({ model: 'gpt-4o', maxContextTokens: window, policy });
   const decisions: Run['decisions'] = [];
   manager.on('compact.trigger_decision', (event) => {
     if (event.properties.triggered) decisions.push(event);
@@ -62,7 +68,8 @@ describe('budgets that agree (issue 34)', () => {
   });
 
   it('stops at the target: the first compaction of a 16k window keeps what the window can hold', async () => {
-    const { manager, results } = await grow(16_000, 700, 19);
+    // The quality preset (the default clears every old result once clearing: issue 47).
+    const { manager, results } = await grow(16_000, 700, 19, { preset: 'quality' });
     const first = results.find((r) => r.applied)!;
     const target = manager.policy.targetPct * 16_000;
     expect(first.tokensAfter).toBeLessThanOrEqual(target);

@@ -210,7 +210,8 @@ async function runView(mode: 'raw' | 'persisted'): Promise<ViewRun> {
     model: 'gpt-4o',
     maxContextTokens: 16_000,
     summarizer,
-    policy: { hardCapBuffer: 1_000 },
+    // Crossings of the trigger alone (the cost trigger compacts below it, by its own rule).
+    policy: { hardCapBuffer: 1_000, costTrigger: false },
   });
   // Crossings are counted from the estimate events alone: the view's tokens against the trigger.
   let crossings = 0;

@@ -55,6 +55,9 @@ describe('the newest message is sent as given (issue 43)', () => {
       model: 'gpt-4o',
       maxContextTokens: 6_000,
       store: new MemorySessionStore(),
+      // Clearing to the target leaves many cleared results in the view (the default, clearing
+      // every old one and compacting earlier, folds them into the summary sooner).
+      policy: { preset: 'quality' },
     });
     const history = await grown(manager, 40);
     const state = await manager.state(SESSION);

@@ -20,7 +20,8 @@ async function run(cacheLifetimeMs: number | undefined, gapMs: number) {
     model: 'gpt-4o',
     maxContextTokens: 8_000,
     clock: () => now,
-    ...(cacheLifetimeMs === undefined ? {} : { policy: { cacheLifetimeMs } }),
+    // The trigger's own rules: the cost trigger (default) would compact the first call already.
+    policy: { costTrigger: false, ...(cacheLifetimeMs === undefined ? {} : { cacheLifetimeMs }) },
   });
   const reasons: string[] = [];
   manager.on('compact.trigger_decision', (event) => void reasons.push(event.properties.reason));

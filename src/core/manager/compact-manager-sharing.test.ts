@@ -19,7 +19,8 @@ function mk(summarizer: Summarizer, extra: Partial<CompactManagerOptions> = {}):
     maxContextTokens: 10_000,
     tokenCounter: charCounter,
     summarizer,
-    policy: { hardCapBuffer: 500 },
+    // Preparation and swap at the trigger (the cost trigger would compact before prepareAtPct).
+    policy: { hardCapBuffer: 500, costTrigger: false },
     ...extra,
   });
 }

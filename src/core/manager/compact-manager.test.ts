@@ -31,7 +31,8 @@ describe('budget and trigger', () => {
       new CompactManager({
         maxContextTokens: 128_000,
         tokenCounter: charCounter,
-        policy: { keepRecentTurns: 2, keepToolIoPairs: 1 },
+        // The trigger alone: the cost trigger would compact at 75% already (gpt-4o reads at 0.5x).
+        policy: { keepRecentTurns: 2, keepToolIoPairs: 1, costTrigger: false },
       });
     const above = mk();
     const aboveEvents = collect(above);

@@ -1,5 +1,7 @@
 /**
- * Step 4: decide. Compaction triggers when the request reaches `triggerPct` of the window,
+ * Step 4: decide. Compaction triggers when the request reaches `triggerPct` of the window
+ * (never within a tenth of the window of what the last compaction left), when the growth
+ * since the last compaction has paid for a rewrite in cache reads (`policy.costTrigger`),
  * exceeds the budget, or is forced, or, after an idle gap longer than the prompt cache's
  * lifetime (the cache is cold: a rewrite costs nothing extra), from `prepareAtPct`; it then reduces down to the target (`targetPct` of the
  * window, well below the trigger), so the next trigger is many steps away.
@@ -19,10 +21,39 @@ export function hardLimitOf(options: object): number | undefined {
   return typeof limit === 'number' && Number.isFinite(limit) ? limit : undefined;
 }
 
+/**
+ * A session's pace since its last compaction (`policy.costTrigger`), from its stored state: the
+ * request's tokens that compaction left (the trough) and the messages appended since.
+ */
+export interface CallPace {
+  /** Tokens of the request the last compaction left (undefined before the first one). */
+  readonly trough: number | undefined;
+  /** Messages of the view after the newest one that compaction kept (the whole view before a first one). */
+  readonly appended: number;
+}
+
+/** The price ratio the cost trigger weighs: a cache write over a cache read. */
+export interface CachePriceRatio {
+  readonly cacheRead: number;
+  readonly cacheWrite: number;
+}
+
+/** The least price ratio (a cache write over a read) the cost trigger weighs a compaction at. */
+export const MIN_WRITE_TO_READ = 10;
+
+/** The least a compaction triggered by the policy must be able to free: a tenth of the window. */
+export const MIN_FREE_SHARE = 0.1;
+
 /** The decision of one preflight. */
 export interface Decision {
   triggered: boolean;
-  reason: 'manual' | 'usage_pct >= trigger_pct' | 'over budget' | 'cache cold' | 'usage_pct < trigger_pct';
+  reason:
+    | 'manual'
+    | 'usage_pct >= trigger_pct'
+    | 'over budget'
+    | 'cache cold'
+    | 'growth paid a rewrite'
+    | 'usage_pct < trigger_pct';
   /** `maxContextTokens - hardCapBuffer`: the hard limit. */
   budget: number;
   /**
@@ -37,31 +68,83 @@ export interface Decision {
   targetTokens: number;
 }
 
+/** What {@link decide} weighs besides the request's tokens. */
+export interface DecideContext {
+  readonly force: boolean;
+  readonly coldCache?: boolean;
+  readonly hardLimit?: number | undefined;
+  /** The session's measured pace (no pace: the trigger only, as before the first call). */
+  readonly pace?: CallPace | undefined;
+  readonly price?: CachePriceRatio | undefined;
+}
+
+type DecidePolicy = Pick<
+  CompactPolicy,
+  'triggerPct' | 'targetPct' | 'hardCapBuffer' | 'prepareAtPct' | 'costTrigger'
+>;
+
+/**
+ * The trigger in tokens: `triggerPct` of the window, but never within a tenth of the window
+ * of what the last compaction left (a compaction that cannot free that much would run again on
+ * the next call: thrashing), and never above the budget.
+ */
+function triggerOf(policy: DecidePolicy, maxContextTokens: number, budget: number, pace?: CallPace): number {
+  const trigger = Math.floor(policy.triggerPct * maxContextTokens);
+  if (pace?.trough === undefined) return trigger;
+  return Math.min(budget, Math.max(trigger, pace.trough + Math.floor(MIN_FREE_SHARE * maxContextTokens)));
+}
+
+/**
+ * The cost trigger (`policy.costTrigger`), a target that follows the window and the measured
+ * growth: once the cache reads of the growth since the last compaction cost as much as writing
+ * its trough again (the rent-or-buy rule: it compacts about sqrt(2 x growth per call x trough x
+ * write / read) above the trough), provided the request is at least a tenth of the window
+ * above it. The reads are the growth's tokens over the calls since, each call about two
+ * messages (a call and its result, or a question and its answer) growing the request evenly:
+ * (calls x growth / 2) x read >= trough x write.
+ */
+function growthPaid(tokens: number, policy: DecidePolicy, max: number, context: DecideContext): boolean {
+  const { pace, price } = context;
+  if (!policy.costTrigger || !pace || !price || !(price.cacheRead > 0)) return false;
+  // Before the first compaction, its trough is guessed at a tenth of the window.
+  const trough = pace.trough ?? Math.floor(MIN_FREE_SHARE * max);
+  const growth = tokens - trough;
+  if (growth < Math.floor(MIN_FREE_SHARE * max)) return false;
+  const calls = pace.appended / 2;
+  // A compaction costs more than its cache write (a summarizer call, what the model no longer
+  // sees): weighed at least as ten reads, as where reads cost a tenth of a write.
+  const ratio = Math.max(MIN_WRITE_TO_READ, price.cacheWrite / price.cacheRead);
+  return (calls * growth) / 2 >= trough * ratio;
+}
+
 /** Decides whether a request of `tokens` compacts. */
 export function decide(
   tokens: number,
-  policy: Pick<CompactPolicy, 'triggerPct' | 'targetPct' | 'hardCapBuffer' | 'prepareAtPct'>,
+  policy: DecidePolicy,
   maxContextTokens: number,
-  force: boolean,
-  coldCache = false,
-  hardLimit?: number,
+  context: DecideContext,
 ): Decision {
   // A per-call limit smaller than the buffer (overflow recovery) keeps a tenth of it as buffer.
   const buffer =
     policy.hardCapBuffer < maxContextTokens ? policy.hardCapBuffer : Math.floor(maxContextTokens * 0.1);
   const budget = maxContextTokens - buffer;
-  const triggerTokens = Math.floor(policy.triggerPct * maxContextTokens);
-  const targetTokens = Math.min(Math.floor(policy.targetPct * maxContextTokens), budget);
-  const reason = force
+  const triggerTokens = triggerOf(policy, maxContextTokens, budget, context.pace);
+  let targetTokens = Math.min(Math.floor(policy.targetPct * maxContextTokens), budget);
+  const reason = context.force
     ? 'manual'
     : tokens >= triggerTokens
       ? 'usage_pct >= trigger_pct'
       : tokens > budget
         ? 'over budget'
-        : coldCache && tokens >= Math.floor(policy.prepareAtPct * maxContextTokens)
+        : context.coldCache && tokens >= Math.floor(policy.prepareAtPct * maxContextTokens)
           ? 'cache cold'
-          : 'usage_pct < trigger_pct';
-  const limit = Math.max(budget, Math.min(hardLimit ?? budget, maxContextTokens));
+          : growthPaid(tokens, policy, maxContextTokens, context)
+            ? 'growth paid a rewrite'
+            : 'usage_pct < trigger_pct';
+  // Early triggers aim below the request: at least a tenth of the window freed.
+  if (reason === 'growth paid a rewrite')
+    targetTokens = Math.min(targetTokens, tokens - Math.floor(MIN_FREE_SHARE * maxContextTokens));
+  const limit = Math.max(budget, Math.min(context.hardLimit ?? budget, maxContextTokens));
   return {
     triggered: reason !== 'usage_pct < trigger_pct',
     reason,

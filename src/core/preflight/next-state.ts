@@ -89,6 +89,8 @@ export function nextState(prepared: PreparedRequest, cascade: CascadeResult): Se
       ...cascade.folded.map((item) => item.id),
     ],
     keptIds: kept.filter((entry) => !entry.pinned).map((entry) => entry.item.id),
+    // The cost trigger and the trigger's distance from the trough measure from here.
+    pace: { trough: Math.ceil(cascade.tokensAfter * prepared.scale) },
     updatedAt: Date.now(),
   };
   if (pinnedIds.size > 0) state.pinnedIds = [...pinnedIds];

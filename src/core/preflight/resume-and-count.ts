@@ -10,6 +10,7 @@ import type { TokenBreakdown } from '../events/events.js';
 import type { SessionState } from '../session/session-store.js';
 import { runStepsYielding, type TimeSlice } from '../time-slice.js';
 import { BOUND_FROM, boundCounterOf, finishExact, shareKnownCounts } from './bound-first-call.js';
+import { paceOf } from './call-pace.js';
 import { countAhead } from './count-ahead.js';
 import { type Decision, decide, hardLimitOf } from './decide.js';
 import { SLICED_FROM } from './index-messages.js';
@@ -132,14 +133,13 @@ function countAndDecide(
 ): Resumed {
   const counted = countRequest(deps, input, view);
   const calibrated = deps.calibration.count(input.key, counted.tokensBefore, deps.counter.exact);
-  const decision = decide(
-    calibrated.tokens,
-    input.policy,
-    input.maxContextTokens,
-    input.options.force === true,
-    idle,
-    hardLimitOf(input.options),
-  );
+  const decision = decide(calibrated.tokens, input.policy, input.maxContextTokens, {
+    force: input.options.force === true,
+    coldCache: idle,
+    hardLimit: hardLimitOf(input.options),
+    pace: paceOf(view, input.policy),
+    price: deps.cachePrice,
+  });
   return { view, counted, calibrated, decision, bounded };
 }
 

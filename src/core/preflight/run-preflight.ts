@@ -15,6 +15,7 @@ import { artifactsOf } from './archive-originals.js';
 import { assemble } from './assemble.js';
 import { noteFallbackStreak, overTarget } from './compaction-notes.js';
 import { emitOutcome, observed } from './compaction-outcome.js';
+import { MIN_FREE_SHARE } from './decide.js';
 import { emitContended, localize } from './local-answer.js';
 import { nextState } from './next-state.js';
 import { type PipelineDeps, type PreparedRequest, summaryText } from './prepare-request.js';
@@ -256,11 +257,16 @@ export async function runTriggered(
 }
 
 /**
- * A compaction not worth its rewrite (`policy.clearAtLeast`): no summary, less freed than the
- * minimum, and the request fits the budget as it is. Manual compactions always apply.
+ * A compaction not worth its rewrite (`policy.clearAtLeast`; a tenth of the window when the
+ * growth triggered it): no summary, less freed than the minimum, and the request fits the
+ * budget as it is. Manual compactions always apply.
  */
 function freesTooLittle(prepared: PreparedRequest, cascade: CascadeResult): boolean {
-  const min = prepared.policy.clearAtLeast;
+  const early = prepared.decision.reason === 'growth paid a rewrite';
+  const min = Math.max(
+    prepared.policy.clearAtLeast,
+    early ? Math.floor(MIN_FREE_SHARE * prepared.maxContextTokens) : 0,
+  );
   if (!(min > 0) || prepared.options.force || cascade.summary) return false;
   // In the request's (calibrated) tokens, as the option and the results speak.
   const freed = (prepared.localTokensBefore - cascade.tokensAfter) * prepared.scale;

@@ -71,6 +71,11 @@ export interface SessionState {
    */
   keptIds?: string[];
   /**
+   * What the compaction left: the request's tokens (the trough the cost trigger and the
+   * trigger's distance measure from).
+   */
+  pace?: { trough: number };
+  /**
    * Ids of the user's own text messages older than the verbatim suffix that compactions kept
    * verbatim (policy `userTextShare`): they are sent before the summary, with the pinned layer.
    */

@@ -56,6 +56,9 @@ export function storedStateProblem(state: unknown): string | undefined {
   if (!isStringArray(s.coveredIds)) return 'coveredIds is not an array of message ids';
   for (const field of ['pinnedIds', 'keptIds'] as const)
     if (s[field] !== undefined && !isStringArray(s[field])) return `${field} is not an array of message ids`;
+  const pace = s.pace as Record<string, unknown> | undefined;
+  if (pace !== undefined && (typeof pace !== 'object' || pace === null || !isCount(pace.trough)))
+    return 'pace.trough is not a whole number';
   const summary = s.summary as Record<string, unknown> | undefined;
   if (summary !== undefined) {
     if (typeof summary !== 'object' || summary === null) return 'summary is not an object';

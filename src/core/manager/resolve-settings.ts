@@ -59,6 +59,15 @@ export function resolveSettings(options: CompactManagerOptions): ManagerSettings
   }
   const customStrategies = [...(options.customStrategies ?? [])];
   const policy = resolvePolicy(options.policy, customStrategies);
+  // A session prepared ahead (background, a queue) compacts where its preparation is aimed: the
+  // cost trigger's earlier point would compact before the prepared summary is ready. Set
+  // `policy.costTrigger` (or the `cost` preset) to have both.
+  if (
+    (options.background === true || options.preparationQueue !== undefined) &&
+    options.policy?.costTrigger === undefined &&
+    options.policy?.preset !== 'cost'
+  )
+    policy.costTrigger = false;
   // The default buffer scales down for small windows (a 2k local model keeps 200, not 1,500).
   if (options.policy?.hardCapBuffer === undefined)
     policy.hardCapBuffer = Math.min(policy.hardCapBuffer, Math.floor(maxContextTokens * 0.1));

@@ -11,8 +11,13 @@ import {
   totalRuns,
 } from './real-chat-facts.js';
 
-/** Retained / same-size window on the held-out chats: measured 2.1x; issue 45's goal (4x) is not met yet. */
-const WINDOW_MULTIPLE_FLOOR = 2;
+/**
+ * Retained / same-size window on the held-out chats; issue 45's goal (4x) is not met yet.
+ * Measured 2.1x (36.5% against 17.0%) under the old defaults and 1.94-2.0x (42.3% against
+ * 21.2%) under issue 47's cost trigger, whose fuller request (79% of the window, was 58%) also
+ * gives the same-size window more to hold.
+ */
+const WINDOW_MULTIPLE_FLOOR = 1.8;
 
 describe('real chats between two people (LoCoMo, issue 45)', () => {
   it('load as dated sessions of named turns with short answers to look for', () => {

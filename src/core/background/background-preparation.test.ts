@@ -76,7 +76,11 @@ describe('background preparation and swap', () => {
   it('the prepared and the synchronous compaction reach the same depth: what the target holds stays verbatim (issue 20)', async () => {
     const history = chatTurns(50);
     const depth = async (background: boolean) => {
-      const manager = mk(new GatedSummarizer('gated', true), { background });
+      // The synchronous run at the same trigger (the cost trigger is off with background).
+      const manager = mk(new GatedSummarizer('gated', true), {
+        background,
+        policy: { hardCapBuffer: 500, costTrigger: false },
+      });
       await grow(manager, history, 30, 42);
       await nextTurn();
       await nextTurn();
@@ -287,7 +291,8 @@ describe('background preparation and swap', () => {
 
   it('without background, nothing is prepared and the trigger summarizes', async () => {
     const summarizer = new GatedSummarizer('gated', true);
-    const manager = mk(summarizer, { background: false });
+    // The trigger background mode uses (the cost trigger is off with background).
+    const manager = mk(summarizer, { background: false, policy: { hardCapBuffer: 500, costTrigger: false } });
     const history = chatTurns(50);
     await grow(manager, history, 35, 42);
     await nextTurn();

@@ -1,6 +1,6 @@
 /**
- * The cost trigger (issue 47, on by default) and preparation ahead (issue 46) aim at different
- * points: a session prepared in the background or on a queue compacts where its preparation is
+ * The cost trigger (issue 47, on by default) prices cache reads, not summarizer calls, and
+ * preparation ahead (issue 46) aims elsewhere: a session prepared in the background or on a queue compacts where its preparation is
  * aimed, unless the caller asks for the cost trigger.
  */
 import { describe, expect, it } from 'vitest';
@@ -14,5 +14,11 @@ describe('the cost trigger beside preparation ahead', () => {
       true,
     );
     expect(resolveSettings({ background: true, policy: { preset: 'cost' } }).policy.costTrigger).toBe(true);
+  });
+
+  it('is off with a summarizer the caller gives (paid per compaction) unless asked for', () => {
+    const summarizer = { name: 'llm', summarize: async () => ({ text: 'x' }) };
+    expect(resolveSettings({ summarizer }).policy.costTrigger).toBe(false);
+    expect(resolveSettings({ summarizer, policy: { costTrigger: true } }).policy.costTrigger).toBe(true);
   });
 });

@@ -59,11 +59,15 @@ export function resolveSettings(options: CompactManagerOptions): ManagerSettings
   }
   const customStrategies = [...(options.customStrategies ?? [])];
   const policy = resolvePolicy(options.policy, customStrategies);
-  // A session prepared ahead (background, a queue) compacts where its preparation is aimed: the
-  // cost trigger's earlier point would compact before the prepared summary is ready. Set
-  // `policy.costTrigger` (or the `cost` preset) to have both.
+  // The cost trigger prices cache reads against a rewrite, not a summarizer call: with a
+  // summarizer of the caller's (an LLM, paid per compaction) it would double the summarizer
+  // calls. A session prepared ahead (background, a queue) compacts where its preparation is
+  // aimed: the earlier point would come before the prepared summary is ready. In both cases
+  // it is on only when asked for (`policy.costTrigger`, or the `cost` preset).
   if (
-    (options.background === true || options.preparationQueue !== undefined) &&
+    (options.summarizer !== undefined ||
+      options.background === true ||
+      options.preparationQueue !== undefined) &&
     options.policy?.costTrigger === undefined &&
     options.policy?.preset !== 'cost'
   )

@@ -204,6 +204,7 @@ describe('resolveConfig', () => {
       COMPACT_SHORTEN_ARGUMENTS_KEEP: '300',
       COMPACT_REPAIR_INPUT: 'true',
       COMPACT_PREPARE_AT_PCT: '0.6',
+      COMPACT_PREPARATION_LEAD: 'fixed',
       COMPACT_SUMMARIZER: 'openai',
       COMPACT_SUMMARIZER_MODEL: 'gpt-4o-mini',
       COMPACT_SUMMARIZER_TIMEOUT_MS: '4000',

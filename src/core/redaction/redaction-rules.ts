@@ -190,10 +190,11 @@ export const DEFAULT_REDACTION_RULES: readonly RedactionRule[] = Object.freeze([
     pattern:
       '(://[^\\s:/@"\'<>]{0,256}:)(?!\\d{1,5}(?:[/?#]|$|…))(?!//)[^\\s"\'<>]{1,256}?(@(?![^\\s"\'<>@]{0,256}@)|(?=…)|$)',
     triggers: ['://'],
-    // `redis://:password@host`, `://user:authpassword@`: a placeholder in docs.
+    // `redis://:password@host`, `://user:authpassword@`: a placeholder in docs. A short
+    // `pass` is a password as secretlint's basicauth rule reads it (`https://user:pass@host`).
     accept: (match, groups) => {
       const password = match.slice((groups[0] ?? '').length, match.length - (groups[1] ?? '').length);
-      return !/^(?:[a-z]{0,12}pass(?:word)?|secret|changeme|\*+|x+|<[^<>]{1,64}>)$/i.test(password);
+      return !/^(?:[a-z]{0,12}password|secret|changeme|\*+|x+|<[^<>]{1,64}>)$/i.test(password);
     },
   },
   URL_USER_KEY_RULE,

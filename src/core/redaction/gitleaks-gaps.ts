@@ -1,4 +1,4 @@
-import { prefixed, type RedactionRule } from './redaction-rule.js';
+import { prefixed, type RedactionRule, urlAtGate } from './redaction-rule.js';
 import { acceptKeyValue } from './redaction-values.js';
 
 /**
@@ -91,5 +91,6 @@ export const GITLEAKS_GAP_RULES: readonly RedactionRule[] = [
     name: 'sidekiq-credentials',
     pattern: `(://)[a-fA-F0-9]{8}:[a-fA-F0-9]{8}(@(?:gems|enterprise)\\.contribsys\\.com)`,
     triggers: ['://'],
+    gate: urlAtGate,
   },
 ];

@@ -16,6 +16,8 @@ interface StickyRule {
   readonly extend: ((text: string, end: number) => number) | undefined;
   readonly back: ((text: string, start: number, floor: number) => number) | undefined;
   readonly accept: RedactionRule['accept'];
+  /** Index of the rule's gate in a scan's gates, or -1. */
+  readonly gate: number;
 }
 
 /**
@@ -129,6 +131,7 @@ export function createRuleMatcher(
   const exact = new Map<string, StickyRule[]>();
   const folded = new Map<string, StickyRule[]>();
   const triggers: { text: string; insensitive: boolean }[] = [];
+  const gateMakers: (() => (text: string, at: number) => boolean)[] = [];
   rules.forEach((rule, order) => {
     const compiled: StickyRule = {
       order,
@@ -136,6 +139,7 @@ export function createRuleMatcher(
       extend: rule.extend ? extender(rule.extend) : undefined,
       back: rule.extendBack ? backExtender(rule.extendBack.chars, rule.extendBack.max) : undefined,
       accept: rule.accept,
+      gate: rule.gate ? gateMakers.push(rule.gate) - 1 : -1,
     };
     const insensitive = rule.pattern.startsWith('(?i)') || rule.foldTriggers === true;
     for (const trigger of rule.triggers) {
@@ -182,12 +186,14 @@ export function createRuleMatcher(
   };
 
   return (text, sink) => {
+    const gates = gateMakers.map((make) => make());
     finder.lastIndex = 0;
     let copied = 0;
     for (let hit = finder.exec(text); hit !== null; hit = finder.exec(text)) {
       const at = hit.index;
       let best: { start: number; stop: number; whole: string; groups: (string | undefined)[] } | undefined;
-      for (const { regex, extend, back, accept } of candidatesOf(hit[0])) {
+      for (const { regex, extend, back, accept, gate } of candidatesOf(hit[0])) {
+        if (gate >= 0 && !gates[gate]!(text, at)) continue;
         regex.lastIndex = at;
         const match = regex.exec(text);
         if (match === null || match[0].length === 0) continue;

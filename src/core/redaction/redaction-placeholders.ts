@@ -26,17 +26,19 @@ export function looksLikePlaceholder(value: string, key: string): boolean {
   const head = value.charCodeAt(0);
   if ((head === 60 || head === 42 || (head >= 48 && head <= 57)) && /^\d{0,2}\*?<[^<>]{1,80}>/.test(value))
     return true;
-  const separated = /[-_ ]/.test(value);
-  if (separated && PLACEHOLDER_LEAD.test(value)) return true;
-  const words = separated ? value.split(/[-_ ]+/) : [value];
-  if (words.length >= 2 && words.every((word) => /^[a-z]*[0-9]*$/i.test(word))) {
-    if (words.some((word) => SECRET_WORDS.test(word))) return true;
+  let lead = value;
+  if (/[-_ ]/.test(value)) {
+    if (PLACEHOLDER_LEAD.test(value)) return true;
+    const words = value.split(/[-_ ]+/);
+    if (words.length >= 2 && words.every((word) => /^[a-z]*[0-9]*$/i.test(word))) {
+      if (words.some((word) => SECRET_WORDS.test(word))) return true;
+    }
+    lead = words[0] ?? '';
   }
-  const lead = words[0] ?? '';
   // `key` to `yourcredentials`: 3 to 16 characters.
   if (lead.length >= 3 && lead.length <= 16 && SECRET_WORDS.test(lead)) return true;
   // `password = dbpassword`: lower-case letters that end with the key's own word.
-  if (value.length <= 16 && /^[a-z]{1,16}$/.test(value)) {
+  if (value.length >= 3 && value.length <= 16 && /^[a-z]{1,16}$/.test(value)) {
     const word = /pass(?:word|wd)?|secret|token/i.exec(key)?.[0]?.toLowerCase();
     if (word && value.endsWith(word)) return true;
   }

@@ -44,7 +44,8 @@ const PATH_SEPARATOR = /\?\.|\.|::|->/;
  * `req`), not random characters (`AbCdEfGh`, `AAAAAAAAAAA`, `x9Qz`).
  */
 const WORDY = /^(?:[A-Z]{2,8}(?![a-z])|[A-Z]?[a-z]{2,}|[0-9]{1,2}|[_$])+$/;
-const wordy = (path: string) => path.split(PATH_SEPARATOR).every((part) => WORDY.test(part));
+const wordy = (path: string) =>
+  /[.:>]/.test(path) ? path.split(PATH_SEPARATOR).every((part) => WORDY.test(part)) : WORDY.test(path);
 
 /**
  * Code that names a secret instead of holding it, after `key =` or `key:` unquoted (`rest` is

@@ -176,25 +176,29 @@ export function createRedactor(options: RedactorOptions = {}): Redactor {
 function rulePass(rules: readonly RedactionRule[]): Redactor {
   const find = createRuleMatcher(rules, replaceMatch);
   return (text) => {
-    // The pieces are joined 64 at a time: many small pieces kept to the end (or a rope grown
-    // by `+=`) would all survive into the old generation, where collecting them costs more
-    // than the scan (text dense with secrets: one replacement every few characters).
-    const chunks: string[] = [];
+    // A rope (`+=`) of long stretches and of small pieces joined 64 at a time: text between
+    // secrets is never copied, and text dense with secrets (one every few characters) does not
+    // make a rope of many thousand small pieces, which the garbage collector walks again and
+    // again.
+    let out = '';
     let parts: string[] = [];
+    const flush = () => {
+      if (parts.length > 0) out += parts.join('');
+      parts = [];
+    };
     let copied = 0;
     find(text, (start: number, end: number, replacement: string) => {
-      if (start > copied) parts.push(text.slice(copied, start));
+      if (start - copied > 256) {
+        flush();
+        out += text.slice(copied, start);
+      } else if (start > copied) parts.push(text.slice(copied, start));
       parts.push(replacement);
       copied = end;
-      if (parts.length >= 64) {
-        chunks.push(parts.join(''));
-        parts = [];
-      }
+      if (parts.length >= 64) flush();
     });
     if (copied === 0) return hasUnicodeEscape(text) ? redactEscaped(text, find) : text;
-    parts.push(text.slice(copied));
-    chunks.push(parts.join(''));
-    const redacted = chunks.join('');
+    flush();
+    const redacted = out + text.slice(copied);
     // Replacements add no escape: the input tells whether the output has one.
     return hasUnicodeEscape(text) ? redactEscaped(redacted, find) : redacted;
   };

@@ -59,6 +59,10 @@ const PREFIXES: Record<string, readonly { prefix: string; unit?: string }[]> = {
   'npm-token': [{ prefix: 'npm_' }],
   'huggingface-token': [{ prefix: 'hf_' }],
   'sendgrid-key': [{ prefix: 'SG.' }],
+  // Glued to a word: the exact `SG.<22>.<43>` shape, then its class.
+  'sendgrid-key-exact': [
+    { prefix: `xSG.${'Ab3dEf9hKm2pQr7tAb3dEf'}.${'Ab3dEf9hKm2pQr7t'.repeat(3).slice(0, 43)}` },
+  ],
   jwt: [{ prefix: 'eyJ' }],
   // Issue 36: command lines, suffixed key names and more provider families.
   'password-flag': [{ prefix: '--password ' }, { prefix: '--api-key=' }],
@@ -128,6 +132,10 @@ const LIMITED = new Set([
   'xml-key-value',
   'sidekiq-credentials',
   'github-app-jwt-token',
+  // secretlint's ids under their key names: an AWS account id, Azure tenant and client GUIDs.
+  'aws-account-id',
+  'azure-tenant-id',
+  'azure-client-id',
 ]);
 // secretlint's formats added in issue 44 (tailscale-key, vercel-token, cloudflare-api-token) run
 // through their class like every prefixed format.

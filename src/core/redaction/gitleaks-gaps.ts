@@ -1,5 +1,38 @@
-import { prefixed, type RedactionRule } from './redaction-rule.js';
+import { prefixed, type RedactionRule, urlAtGate } from './redaction-rule.js';
 import { acceptKeyValue } from './redaction-values.js';
+
+/**
+ * secretlint's assignment before an id: the key's closing quote (JSON-escaped at any depth),
+ * `:`, `=`, `:=` or `=>`, and the value's opening quote. Key and assignment are kept.
+ */
+const ID_ASSIGNMENT = `\\\\{0,7}["']?[ \\t]{0,16}(?::=|=>|:|=(?!=))[ \\t]{0,16}(?:\\\\{0,7}["'])?`;
+const GUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(?![0-9a-z-])';
+
+/**
+ * secretlint's identifiers that are no secret by their shape, only by the key that names them
+ * (its aws and azure rules): an AWS account id (12 digits) and Azure tenant and client ids
+ * (GUIDs).
+ */
+const NAMED_ID_RULES: readonly RedactionRule[] = [
+  {
+    // `AWS_ACCOUNT_ID=1234-5678-9012`, `"awsAccountId": "123456789012"`, `account: ...`.
+    name: 'aws-account-id',
+    pattern: `(?i)(account(?:[_-]?id)?)(${ID_ASSIGNMENT})[0-9]{4}-?[0-9]{4}-?[0-9]{4}(?![0-9])`,
+    triggers: ['account'],
+  },
+  {
+    // `AZURE_TENANT_ID=<guid>`, `ad_tenant_id: "<guid>"` (`azure` or `ad` before it).
+    name: 'azure-tenant-id',
+    pattern: `(?i)(?<=(?:azure|ad)[_-]?)(tenant[_-]?id)(${ID_ASSIGNMENT})${GUID}`,
+    triggers: ['tenant'],
+  },
+  {
+    // `AZURE_CLIENT_ID=<guid>`, `clientId: '<guid>'`: an OAuth client id in GUID form.
+    name: 'azure-client-id',
+    pattern: `(?i)(client[_-]?id)(${ID_ASSIGNMENT})${GUID}`,
+    triggers: ['client'],
+  },
+];
 
 /**
  * gitleaks shapes that its generated rules (`gitleaks-families.ts`) cannot take, because the
@@ -7,6 +40,15 @@ import { acceptKeyValue } from './redaction-values.js';
  * written by hand, each anchored on the literal it has.
  */
 export const GITLEAKS_GAP_RULES: readonly RedactionRule[] = [
+  ...NAMED_ID_RULES,
+  {
+    // secretlint's SendGrid shape, `SG.<22>.<43>`, is a key even glued to a word before it
+    // (`somSG.…`), where the prefixed rule wants a boundary.
+    name: 'sendgrid-key-exact',
+    pattern: 'SG\\.[A-Za-z0-9_-]{22}\\.[A-Za-z0-9_-]{43}',
+    triggers: ['SG.'],
+    extend: '[A-Za-z0-9_.-]',
+  },
   // `sgp_<16 hex or local>_<40 hex>` or `sgp_<40 hex>` (gitleaks' third shape, 40 bare hex,
   // is a git SHA as often: left alone).
   {
@@ -49,5 +91,6 @@ export const GITLEAKS_GAP_RULES: readonly RedactionRule[] = [
     name: 'sidekiq-credentials',
     pattern: `(://)[a-fA-F0-9]{8}:[a-fA-F0-9]{8}(@(?:gems|enterprise)\\.contribsys\\.com)`,
     triggers: ['://'],
+    gate: urlAtGate,
   },
 ];

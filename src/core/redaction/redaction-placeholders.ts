@@ -22,21 +22,33 @@ const CORS_MODES = /^(?:include|omit|same-origin)$/;
 export function looksLikePlaceholder(value: string, key: string): boolean {
   // `<your-api-key>`, an ABNF rule `1*<any CHAR except CTLs>`, `sk-lf-...` (three dots: `…`
   // is how the library's own clips end, after a secret's real head).
-  if (/^\d{0,2}\*?<[^<>]{1,80}>/.test(value) || /^[\w-]{0,12}\.\.\.$/.test(value)) return true;
-  if (PLACEHOLDER_LEAD.test(value)) return true;
-  const words = value.split(/[-_ ]+/);
-  if (words.length >= 2 && words.every((word) => /^[a-z]*[0-9]*$/i.test(word))) {
-    if (words.some((word) => SECRET_WORDS.test(word))) return true;
+  if (value.length <= 15 && value.endsWith('...') && /^[\w-]{0,12}\.\.\.$/.test(value)) return true;
+  const head = value.charCodeAt(0);
+  if ((head === 60 || head === 42 || (head >= 48 && head <= 57)) && /^\d{0,2}\*?<[^<>]{1,80}>/.test(value))
+    return true;
+  let lead = value;
+  if (/[-_ ]/.test(value)) {
+    if (PLACEHOLDER_LEAD.test(value)) return true;
+    const words = value.split(/[-_ ]+/);
+    if (words.length >= 2 && words.every((word) => /^[a-z]*[0-9]*$/i.test(word))) {
+      if (words.some((word) => SECRET_WORDS.test(word))) return true;
+    }
+    lead = words[0] ?? '';
   }
-  if (SECRET_WORDS.test(words[0] ?? '')) return true;
+  // `key` to `yourcredentials`: 3 to 16 characters.
+  if (lead.length >= 3 && lead.length <= 16 && SECRET_WORDS.test(lead)) return true;
   // `password = dbpassword`: lower-case letters that end with the key's own word.
-  const word = /pass(?:word|wd)?|secret|token/i.exec(key)?.[0]?.toLowerCase();
-  if (word && /^[a-z]{1,16}$/.test(value) && value.endsWith(word)) return true;
-  return CORS_MODES.test(value) && /credentials$/i.test(key);
+  if (value.length >= 3 && value.length <= 16 && /^[a-z]{1,16}$/.test(value)) {
+    const word = /pass(?:word|wd)?|secret|token/i.exec(key)?.[0]?.toLowerCase();
+    if (word && value.endsWith(word)) return true;
+  }
+  return /credentials$/i.test(key) && CORS_MODES.test(value);
 }
 
 /** A line of prose: five words or more, two of them function words. */
 export function looksLikeProse(text: string): boolean {
+  // Five words need nine characters at least (`a b c d e`).
+  if (text.length < 9) return false;
   const words = text.trim().split(/\s+/);
   if (words.length < 5) return false;
   return words.filter((word) => STOP_WORDS.has(word.toLowerCase())).length >= 2;
@@ -51,22 +63,36 @@ const WORDS = /^[a-z]?(?:[A-Z]{2,8}(?![a-z])|[A-Z]?[a-z]{2,}|[0-9]{1,2}|[_$])+$/
 export const wordyName = (name: string) => /^[a-z]{1,24}(?:[A-Z][a-z]{2,24}){1,8}$/.test(name);
 const PATH = /^[A-Za-z_$][\w$]{0,63}(?:\??\.[A-Za-z_$][\w$]{0,63}){0,8}/;
 
+/** `\s`. */
+const isSpace = (code: number) =>
+  code === 32 || (code >= 9 && code <= 13) || (code > 127 && /\s/.test(String.fromCharCode(code)));
+/** What follows a name in the code shapes of {@link looksLikeMoreCode}. */
+const AFTER_CODE = new Set([...'&|?=!([;,)]}'].map((char) => char.charCodeAt(0)));
+
 /**
  * Code after `key =` or `key:` (`rest`: the value to the end of its line) that the code rules
  * of `redaction-values.ts` miss.
  */
 export function looksLikeMoreCode(rest: string, key: string): boolean {
   const line = rest.trimEnd();
-  // A literal or call that goes on over the next lines: `[`, `{`, `x.y([`.
-  if (/^(?:[[{(]|\(\[|\(\{)$/.test(line)) return true;
-  if (/^\([\w$, ]{0,128}\)\s{0,4}=>/.test(line) || /^(?:async\s+)?function\b/.test(line)) return true;
-  // An object literal (`{ token: "TOKEN" }`).
-  if (/^\{\s/.test(line)) return true;
-  // A comment first (`/** @type {const} */ ([...])`).
-  if (line.startsWith('/*')) return true;
+  const head = line.charCodeAt(0);
+  if (head === 91 || head === 123 || head === 40 || head === 47) {
+    // A literal or call that goes on over the next lines: `[`, `{`, `x.y([`.
+    if (/^(?:[[{(]|\(\[|\(\{)$/.test(line)) return true;
+    if (/^\([\w$, ]{0,128}\)\s{0,4}=>/.test(line)) return true;
+    // An object literal (`{ token: "TOKEN" }`).
+    if (/^\{\s/.test(line)) return true;
+    // A comment first (`/** @type {const} */ ([...])`).
+    if (line.startsWith('/*')) return true;
+  }
+  if ((head === 97 || head === 102) && /^(?:async\s+)?function\b/.test(line)) return true;
   const path = PATH.exec(line)?.[0];
   if (path === undefined) return false;
   const after = line.slice(path.length);
+  // Every code shape below goes on, past up to four blanks, with one of `&|?=!([;,)]}` or ends.
+  let skip = 0;
+  while (skip < 4 && skip < after.length && isSpace(after.charCodeAt(skip))) skip++;
+  if (skip < after.length && !AFTER_CODE.has(after.charCodeAt(skip))) return false;
   const parts = path.split(/\??\./);
   if (/^\s{0,4}(?:&&|\|\||\?\?|===?|!==?)\s/.test(after)) return true;
   // A chained assignment (`exports.TOKEN = exports.STRICT_TOKEN = [`), not `sid=abc` of a cookie.

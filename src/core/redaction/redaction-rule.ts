@@ -27,6 +27,13 @@ export interface RedactionRule {
    */
   readonly extendBack?: { readonly chars: string; readonly max: number };
   /**
+   * A prefilter, built once per scan: false where no match can start at `at` (it may say true
+   * where the pattern then fails, never false where it holds). Its state lets it answer in
+   * amortized constant time while `at` grows (the text's next `@`, found once for many
+   * candidates), so a rule that would look far ahead at each of many triggers does not.
+   */
+  readonly gate?: () => (text: string, at: number) => boolean;
+  /**
    * False for a match that does not look like a secret (a path, a plain number, prose, a CSS
    * class, code): it is left alone and other rules may still match inside it. `text` and
    * `start` locate the match, for a look at what precedes it.
@@ -62,5 +69,44 @@ export function prefixed(
     triggers,
     extend: extra.extend ?? body,
     ...(extra.accept ? { accept: extra.accept } : {}),
+  };
+}
+
+/**
+ * The first index at or after `from` of a character that `search` (a global regex) finds, or
+ * the text's length, remembered while the queries move forward: over one scan, each part of
+ * the text is searched once.
+ */
+export function forwardFinder(search: RegExp): (text: string, from: number) => number {
+  let start = -1;
+  let found = -1;
+  return (text, from) => {
+    if (from >= start && from <= found) return found;
+    search.lastIndex = from;
+    const hit = search.exec(text);
+    start = from;
+    found = hit === null ? text.length : hit.index;
+    return found;
+  };
+}
+
+/** Most characters a URL credentials match spans after its `://`: user, `:`, password. */
+const URL_CREDENTIALS_REACH = 256 + 1 + 256;
+
+/**
+ * `url-credentials` needs an `@` (or a clip's `…`, or the text's end) before the URL's first
+ * blank, quote or angle bracket and within its reach: without one (`://a:` repeated), the
+ * lazy password run would look 256 characters ahead at every `://`. The rules of a key in a
+ * URL's user part need the `@` too.
+ */
+export function urlAtGate(): (text: string, at: number) => boolean {
+  const nextStop = forwardFinder(/[\s"'<>]/g);
+  const nextEnd = forwardFinder(/[@…]/g);
+  return (text, at) => {
+    const from = at + 3;
+    const stop = nextStop(text, from);
+    if (stop === text.length && stop - from <= URL_CREDENTIALS_REACH) return true;
+    const end = nextEnd(text, from);
+    return end < stop && end - from <= URL_CREDENTIALS_REACH;
   };
 }

@@ -1,7 +1,7 @@
 import { GITLEAKS_FAMILY_RULES } from './gitleaks-families.js';
 import { GITLEAKS_GAP_RULES } from './gitleaks-gaps.js';
 import { PROVIDER_RULES } from './redaction-families.js';
-import { B, type RedactionRule } from './redaction-rule.js';
+import { B, type RedactionRule, urlAtGate } from './redaction-rule.js';
 import { COMMAND_LINE_RULES, NAMED_KEY_RULE, URL_USER_KEY_RULE } from './redaction-shapes.js';
 import { acceptKeyValue } from './redaction-values.js';
 
@@ -190,10 +190,12 @@ export const DEFAULT_REDACTION_RULES: readonly RedactionRule[] = Object.freeze([
     pattern:
       '(://[^\\s:/@"\'<>]{0,256}:)(?!\\d{1,5}(?:[/?#]|$|…))(?!//)[^\\s"\'<>]{1,256}?(@(?![^\\s"\'<>@]{0,256}@)|(?=…)|$)',
     triggers: ['://'],
-    // `redis://:password@host`, `://user:authpassword@`: a placeholder in docs.
+    gate: urlAtGate,
+    // `redis://:password@host`, `://user:authpassword@`: a placeholder in docs. A short
+    // `pass` is a password as secretlint's basicauth rule reads it (`https://user:pass@host`).
     accept: (match, groups) => {
       const password = match.slice((groups[0] ?? '').length, match.length - (groups[1] ?? '').length);
-      return !/^(?:[a-z]{0,12}pass(?:word)?|secret|changeme|\*+|x+|<[^<>]{1,64}>)$/i.test(password);
+      return !/^(?:[a-z]{0,12}password|secret|changeme|\*+|x+|<[^<>]{1,64}>)$/i.test(password);
     },
   },
   URL_USER_KEY_RULE,

@@ -16,6 +16,8 @@ interface StickyRule {
   readonly extend: ((text: string, end: number) => number) | undefined;
   readonly back: ((text: string, start: number, floor: number) => number) | undefined;
   readonly accept: RedactionRule['accept'];
+  /** Index of the rule's gate in a scan's gates, or -1. */
+  readonly gate: number;
 }
 
 /**
@@ -109,6 +111,24 @@ export function triggerRegex(triggers: readonly { text: string; insensitive: boo
   return new RegExp(emit(root), 'g');
 }
 
+/** A rule to try at a trigger, and the longer triggers one of which must be there, if any. */
+interface Candidate {
+  readonly rule: StickyRule;
+  readonly needs: readonly { readonly text: string; readonly fold: boolean }[] | undefined;
+}
+
+/** `text` holds `literal` at `at` (in any letter case when `fold`; `literal` is lower case then). */
+function holdsAt(text: string, at: number, literal: string, fold: boolean): boolean {
+  if (!fold) return text.startsWith(literal, at);
+  if (at + literal.length > text.length) return false;
+  for (let index = 0; index < literal.length; index++) {
+    let code = text.charCodeAt(at + index);
+    if (code >= 65 && code <= 90) code += 32;
+    if (code !== literal.charCodeAt(index)) return false;
+  }
+  return true;
+}
+
 /** Compiles a rule pattern (leading `(?i)` honoured) as a sticky regex. */
 function sticky(pattern: string): RegExp {
   return pattern.startsWith('(?i)') ? new RegExp(pattern.slice(4), 'iy') : new RegExp(pattern, 'y');
@@ -129,6 +149,7 @@ export function createRuleMatcher(
   const exact = new Map<string, StickyRule[]>();
   const folded = new Map<string, StickyRule[]>();
   const triggers: { text: string; insensitive: boolean }[] = [];
+  const gateMakers: (() => (text: string, at: number) => boolean)[] = [];
   rules.forEach((rule, order) => {
     const compiled: StickyRule = {
       order,
@@ -136,6 +157,7 @@ export function createRuleMatcher(
       extend: rule.extend ? extender(rule.extend) : undefined,
       back: rule.extendBack ? backExtender(rule.extendBack.chars, rule.extendBack.max) : undefined,
       accept: rule.accept,
+      gate: rule.gate ? gateMakers.push(rule.gate) - 1 : -1,
     };
     const insensitive = rule.pattern.startsWith('(?i)') || rule.foldTriggers === true;
     for (const trigger of rule.triggers) {
@@ -154,40 +176,57 @@ export function createRuleMatcher(
   // The finder reports the longest trigger at a position; the rules of every shorter trigger
   // that is a prefix of it (`pass` under `password`, a case-folded `secret` under an exact
   // `secret_`) are candidates too, in rule order.
-  const byHit = new Map<string, readonly StickyRule[]>();
-  const candidatesOf = (hit: string): readonly StickyRule[] => {
+  const byHit = new Map<string, readonly Candidate[]>();
+  const candidatesOf = (hit: string): readonly Candidate[] => {
     let list = byHit.get(hit);
     if (list === undefined) {
-      const found = new Set<StickyRule>();
+      // A rule found by a trigger the hit ends (or is) is tried as is; one found only by a
+      // longer trigger that the hit starts is tried where the text holds that trigger.
+      const sure = new Set<StickyRule>();
       for (let length = 1; length <= hit.length; length++) {
         const prefix = hit.slice(0, length);
-        for (const rule of exact.get(prefix) ?? []) found.add(rule);
-        for (const rule of folded.get(prefix.toLowerCase()) ?? []) found.add(rule);
+        for (const rule of exact.get(prefix) ?? []) sure.add(rule);
+        for (const rule of folded.get(prefix.toLowerCase()) ?? []) sure.add(rule);
       }
       // The finder's alternation stops at the first trigger it completes (an exact `eyJ`
       // before a folded `eyjrijoi`): a longer trigger that the hit starts is a candidate too
       // (its sticky regex checks the rest).
+      const longer = new Map<StickyRule, { text: string; fold: boolean }[]>();
       const lower = hit.toLowerCase();
-      for (const [trigger, list] of exact) {
-        if (trigger.length > hit.length && trigger.startsWith(hit)) for (const rule of list) found.add(rule);
+      const add = (rule: StickyRule, text: string, fold: boolean) => {
+        if (sure.has(rule)) return;
+        const needs = longer.get(rule) ?? [];
+        needs.push({ text, fold });
+        longer.set(rule, needs);
+      };
+      for (const [trigger, rules] of exact) {
+        if (trigger.length > hit.length && trigger.startsWith(hit))
+          for (const rule of rules) add(rule, trigger, false);
       }
-      for (const [trigger, list] of folded) {
+      for (const [trigger, rules] of folded) {
         if (trigger.length > hit.length && trigger.startsWith(lower))
-          for (const rule of list) found.add(rule);
+          for (const rule of rules) add(rule, trigger, true);
       }
-      list = [...found].sort((a, b) => a.order - b.order);
+      list = [
+        ...[...sure].map((rule) => ({ rule, needs: undefined })),
+        ...[...longer].map(([rule, needs]) => ({ rule, needs })),
+      ].sort((a, b) => a.rule.order - b.rule.order);
       if (byHit.size < 4096) byHit.set(hit, list);
     }
     return list;
   };
 
   return (text, sink) => {
+    const gates = gateMakers.map((make) => make());
     finder.lastIndex = 0;
     let copied = 0;
     for (let hit = finder.exec(text); hit !== null; hit = finder.exec(text)) {
       const at = hit.index;
       let best: { start: number; stop: number; whole: string; groups: (string | undefined)[] } | undefined;
-      for (const { regex, extend, back, accept } of candidatesOf(hit[0])) {
+      for (const { rule, needs } of candidatesOf(hit[0])) {
+        if (needs !== undefined && !needs.some((need) => holdsAt(text, at, need.text, need.fold))) continue;
+        const { regex, extend, back, accept, gate } = rule;
+        if (gate >= 0 && !gates[gate]!(text, at)) continue;
         regex.lastIndex = at;
         const match = regex.exec(text);
         if (match === null || match[0].length === 0) continue;

@@ -1,5 +1,5 @@
 import { looksLikePlaceholder } from './redaction-placeholders.js';
-import type { RedactionRule } from './redaction-rule.js';
+import { type RedactionRule, urlAtGate } from './redaction-rule.js';
 import { acceptKeyValue, bareValue, looksLikeKeyMaterial } from './redaction-values.js';
 
 /**
@@ -155,6 +155,7 @@ export const URL_USER_KEY_RULE: RedactionRule = {
   name: 'url-user-key',
   pattern: '(://)[A-Za-z0-9_-]{16,256}(@)',
   triggers: ['://'],
+  gate: urlAtGate,
   accept: (match) => {
     const user = match.slice(3, -1);
     return /[0-9]/.test(user) && /[A-Za-z]/.test(user) && !/^[a-z]+(?:[._-][a-z]+)*[0-9]{0,4}$/.test(user);

@@ -44,7 +44,8 @@ const PATH_SEPARATOR = /\?\.|\.|::|->/;
  * `req`), not random characters (`AbCdEfGh`, `AAAAAAAAAAA`, `x9Qz`).
  */
 const WORDY = /^(?:[A-Z]{2,8}(?![a-z])|[A-Z]?[a-z]{2,}|[0-9]{1,2}|[_$])+$/;
-const wordy = (path: string) => path.split(PATH_SEPARATOR).every((part) => WORDY.test(part));
+const wordy = (path: string) =>
+  /[.:>]/.test(path) ? path.split(PATH_SEPARATOR).every((part) => WORDY.test(part)) : WORDY.test(path);
 
 /**
  * Code that names a secret instead of holding it, after `key =` or `key:` unquoted (`rest` is
@@ -57,17 +58,14 @@ const wordy = (path: string) => path.split(PATH_SEPARATOR).every((part) => WORDY
  * words: `AbCdEf(1)` may be a password.
  */
 export function looksLikeCode(rest: string, key: string): boolean {
-  const reference =
-    /^(?:\$\{\{[^}]{1,256}\}\}|\{\{[^}]{1,256}\}\}|\$\{[A-Za-z_][\w.:-]{0,63}\}|%[A-Za-z_]\w{0,63}%)/.exec(
-      rest,
-    );
-  if (reference && ends(rest.slice(reference[0].length))) return true;
-  if (rest.startsWith('$(') && closes(rest, 1)) return true;
-  // `$DB_PASSWORD`: upper-case words (a random `$AAAAAAAAAAAA` may be the password).
-  const variable = /^\$([A-Z_][A-Z0-9_]{2,63})(?=$|[\s;'"}])/.exec(rest);
-  if (variable?.[1]?.split('_').every(isWordPart)) return true;
-  if (/^`[^`]{0,512}\$\{[^`]{0,512}`/.test(rest)) return true;
-  const code = /^(?:(?:await|new|yield)\s+)?([\s\S]*)$/.exec(rest)?.[1] ?? rest;
+  const head = rest.charCodeAt(0);
+  // `$`, `{`, `%` or a backtick start a reference or a template; a name starts anything else.
+  if (head === 36 || head === 123 || head === 37 || head === 96) {
+    if (looksLikeReference(rest)) return true;
+    if (head !== 36) return false;
+  }
+  const lead = head === 97 || head === 110 || head === 121 ? /^(?:await|new|yield)\s+/.exec(rest) : null;
+  const code = lead ? rest.slice(lead[0].length) : rest;
   const path = IDENTIFIER_PATH.exec(code)?.[0];
   if (path === undefined || !wordy(path)) return false;
   const after = code.slice(path.length);
@@ -95,6 +93,20 @@ export function looksLikeCode(rest: string, key: string): boolean {
     if (named && (/[a-z][A-Z]|_/.test(path) || path.toLowerCase() === key.toLowerCase())) return true;
   }
   return false;
+}
+
+/** A variable or template reference (`$TOKEN`, `${TOKEN}`, `${{ secrets.X }}`, `%TOKEN%`, `$(cmd)`). */
+function looksLikeReference(rest: string): boolean {
+  const reference =
+    /^(?:\$\{\{[^}]{1,256}\}\}|\{\{[^}]{1,256}\}\}|\$\{[A-Za-z_][\w.:-]{0,63}\}|%[A-Za-z_]\w{0,63}%)/.exec(
+      rest,
+    );
+  if (reference && ends(rest.slice(reference[0].length))) return true;
+  if (rest.startsWith('$(') && closes(rest, 1)) return true;
+  // `$DB_PASSWORD`: upper-case words (a random `$AAAAAAAAAAAA` may be the password).
+  const variable = /^\$([A-Z_][A-Z0-9_]{2,63})(?=$|[\s;'"}])/.exec(rest);
+  if (variable?.[1]?.split('_').every(isWordPart)) return true;
+  return /^`[^`]{0,512}\$\{[^`]{0,512}`/.test(rest);
 }
 
 /** An expression ends here: the end, a blank, a closing bracket, a separator, a method call. */
@@ -136,15 +148,70 @@ function closes(text: string, open: number): boolean {
 const CSS_PSEUDO =
   /^:?(?:hover|focus|focus-visible|focus-within|active|visited|link|before|after|first-child|last-child|only-child|nth-child|nth-of-type|first-of-type|last-of-type|not|is|where|has|disabled|enabled|checked|root|placeholder|empty|invalid|valid|required|target|selection|marker)(?![\w-])/;
 
+/** The index after `\\*["']?` at `at` (the opening of a quoted value, escaped at any depth). */
+function afterOpening(text: string, at: number): number {
+  let index = at;
+  while (text.charCodeAt(index) === 92) index++;
+  const code = text.charCodeAt(index);
+  return code === 34 || code === 39 ? index + 1 : at;
+}
+
+/** The value starts with a quote, escaped at any depth (`"`, `\\"`): a literal. */
+function startsQuoted(text: string, at: number): boolean {
+  let index = at;
+  while (text.charCodeAt(index) === 92) index++;
+  const code = text.charCodeAt(index);
+  return code === 34 || code === 39;
+}
+
+const SCHEME_WORD = /(?:bearer|basic|token|digest)[ \t]+/iy;
+
 /** The value of a `key = value` match without its quotes and scheme word. */
 export function bareValue(match: string, groups: readonly (string | undefined)[]): string {
-  const value = match.slice((groups[0]?.length ?? 0) + (groups[1]?.length ?? 0));
-  return value.replace(/^(?:(?:bearer|basic|token|digest)[ \t]+)?\\*["']?/i, '').replace(/\\*["']?\s*$/, '');
+  let from = (groups[0]?.length ?? 0) + (groups[1]?.length ?? 0);
+  // `Bearer x`: a scheme word first (only a letter can start one).
+  const lead = match.charCodeAt(from) | 32;
+  if (lead === 98 || lead === 116 || lead === 100) {
+    SCHEME_WORD.lastIndex = from;
+    if (SCHEME_WORD.test(match)) from = SCHEME_WORD.lastIndex;
+  }
+  from = afterOpening(match, from);
+  // `\\*["']?\s*$`: trailing blanks, then the closing quote and its backslashes.
+  let to = match.length;
+  while (to > from && isBlank(match.charCodeAt(to - 1))) to--;
+  if (to > from && (match.charCodeAt(to - 1) === 34 || match.charCodeAt(to - 1) === 39)) to--;
+  while (to > from && match.charCodeAt(to - 1) === 92) to--;
+  return from === 0 && to === match.length ? match : match.slice(from, to);
 }
+
+/** `\s`: blanks, line breaks and Unicode spaces. */
+const isBlank = (code: number) =>
+  code === 32 || (code >= 9 && code <= 13) || (code > 127 && /\s/.test(String.fromCharCode(code)));
+
+/** The value's first word: up to a blank or `,;)]}`. */
+function firstWord(value: string): string {
+  for (let index = 0; index < value.length; index++) {
+    const code = value.charCodeAt(index);
+    if (code === 44 || code === 59 || code === 41 || code === 93 || code === 125 || isBlank(code))
+      return value.slice(0, index);
+  }
+  return value;
+}
+
+/** A number or a version (`128000`, `1.5`, `^1.0.21`, `v2.3.0-rc.1`). */
+const isNumberOrVersion = (first: string) =>
+  /^\d+(?:\.\d+)?$/.test(first) || /^[\^~>=<v]{0,3}\d+(?:\.\d+){1,3}(?:-[\w.]+)?$/.test(first);
+
+/** What code after `key =` can start with (a name, `$`, `%`, a bracket, a backtick, `/*`). */
+const isCodeStart = (code: number) =>
+  (code >= 65 && code <= 90) || (code >= 97 && code <= 122) || CODE_PUNCTUATION.has(code);
+const CODE_PUNCTUATION = new Set([...'_$%{([`/'].map((char) => char.charCodeAt(0)));
+const NUMBER_LEAD = new Set([...'^~>=<v'].map((char) => char.charCodeAt(0)));
 
 /**
  * `token: 128000`, `pwd: /path`, `auth: src/auth/x`, `password: is required`,
- * `token: string`, `const token = getToken();` are left alone.
+ * `token: string`, `const token = getToken();` are left alone. The cheap checks on the value
+ * come first; the value's line is read only for an unquoted value (code, a namespace, CSS).
  */
 export function acceptKeyValue(
   match: string,
@@ -153,28 +220,33 @@ export function acceptKeyValue(
   start = 0,
 ): boolean {
   const key = groups[0] ?? '';
-  const from = start + key.length + (groups[1]?.length ?? 0);
-  // The value's line, beyond the match (a call's closing bracket may come after a quote).
-  const rest = lineFrom(text, from, 512);
+  const offset = key.length + (groups[1]?.length ?? 0);
   const value = bareValue(match, groups);
-  const first = value.split(/[\s,;)\]}]/, 1)[0] ?? '';
-  if (first === '' || NOT_A_VALUE.test(first) || first.startsWith('<REDACTED>')) return false;
-  if (looksLikePlaceholder(value, key) || looksLikeProse(value)) return false;
-  // `auth:login`: a namespace, a lower-case word glued to its colon.
-  if (groups[1] === ':' && /^[a-z]{1,16}(?![\w-])/.test(rest) && !/\d/.test(first)) return false;
-  if (!/^\\*["']/.test(rest) && looksLikeMoreCode(rest, key)) return false;
-  // A path is a value only for the keys that name one as often as a secret (`pwd`, `auth`):
-  // after `aws_secret_access_key=` a slash-separated value is key material (`/AAAA/AAAA...`).
-  if (/^(?:pwd|auth)$/i.test(key) && looksLikePath(first)) return false;
+  const first = firstWord(value);
+  if (first === '' || (first.length <= 9 && NOT_A_VALUE.test(first)) || first.startsWith('<REDACTED>'))
+    return false;
+  const digit = first.charCodeAt(0);
   // Plain numbers are counts and limits (`token: 128000`), versions are versions
   // (`"js-tiktoken": "^1.0.21"`), except for passwords and PINs.
-  const number = /^\d+(?:\.\d+)?$/.test(first) || /^[\^~>=<v]{0,3}\d+(?:\.\d+){1,3}(?:-[\w.]+)?$/.test(first);
-  if (number && !/pass|pwd|secret|pin/i.test(key)) return false;
+  // (A number or version starts with a digit or one of `^~>=<v`.)
+  const numeric = (digit >= 48 && digit <= 57) || NUMBER_LEAD.has(digit);
+  if (numeric && isNumberOrVersion(first) && !/pass|pwd|secret|pin/i.test(key)) return false;
+  // A path is a value only for the keys that name one as often as a secret (`pwd`, `auth`):
+  // after `aws_secret_access_key=` a slash-separated value is key material (`/AAAA/AAAA...`).
+  if (key.length <= 4 && /^(?:pwd|auth)$/i.test(key) && looksLikePath(first)) return false;
+  if (looksLikePlaceholder(value, key) || looksLikeProse(value)) return false;
+  // A quoted value is a literal: no code, namespace nor CSS selector starts with a quote.
+  if (startsQuoted(match, offset)) return true;
+  // The value's line, beyond the match (a call's closing bracket may come after the value).
+  const rest = lineFrom(text, start + offset, 512);
+  if (!isCodeStart(rest.charCodeAt(0))) return !(groups[1] === ':' && CSS_PSEUDO.test(rest));
+  // `auth:login`: a namespace, a lower-case word glued to its colon.
+  if (groups[1] === ':' && /^[a-z]{1,16}(?![\w-])/.test(rest) && !/\d/.test(first)) return false;
+  if (looksLikeMoreCode(rest, key)) return false;
   // `.btn-secret:hover {` is a CSS selector, not an assignment.
   if (groups[1] === ':' && CSS_PSEUDO.test(rest)) return false;
-  // A quoted value is a literal; an unquoted one may be code that handles the secret by name.
-  if (!/^\\*["']/.test(rest) && looksLikeCode(rest, key)) return false;
-  return true;
+  // An unquoted value may be code that handles the secret by name.
+  return !looksLikeCode(rest, key);
 }
 
 /**

@@ -111,11 +111,11 @@ function replaceMatch(match: string, groups: readonly unknown[]): string {
   const key = groups[0];
   const separator = groups[1];
   if (typeof key === 'string' && typeof separator === 'string') {
-    if (match.startsWith(key + separator)) {
+    if (match.startsWith(key) && match.startsWith(separator, key.length)) {
       const value = match.slice(key.length + separator.length);
       // Keep the quotes around a quoted value so JSON text stays JSON (unless it was clipped),
       // escaped at any depth (`\"`, `\\\"`).
-      const escaped = /^\\+"/.exec(value)?.[0];
+      const escaped = value.charCodeAt(0) === 92 ? /^\\+"/.exec(value)?.[0] : undefined;
       if (escaped) {
         const closed = value.length > 2 * escaped.length - 1 && value.endsWith(escaped);
         return `${key}${separator}${escaped}${REDACTED}${closed ? escaped : ''}`;
@@ -126,7 +126,10 @@ function replaceMatch(match: string, groups: readonly unknown[]): string {
         return `${key}${separator}${quote}${REDACTED}${closed ? quote : ''}`;
       }
       // A bare value runs to the line's end or the next assignment: its trailing blanks stay.
-      return `${key}${separator}${REDACTED}${/[ \t]*$/.exec(value)?.[0] ?? ''}`;
+      let blanks = value.length;
+      while (blanks > 0 && (value.charCodeAt(blanks - 1) === 32 || value.charCodeAt(blanks - 1) === 9))
+        blanks--;
+      return `${key}${separator}${REDACTED}${value.slice(blanks)}`;
     }
     // Two groups around the secret (a URL's `scheme://user:` and `@`).
     if (match.startsWith(key) && match.endsWith(separator)) return `${key}${REDACTED}${separator}`;
@@ -173,13 +176,29 @@ export function createRedactor(options: RedactorOptions = {}): Redactor {
 function rulePass(rules: readonly RedactionRule[]): Redactor {
   const find = createRuleMatcher(rules, replaceMatch);
   return (text) => {
+    // A rope (`+=`) of long stretches and of small pieces joined 64 at a time: text between
+    // secrets is never copied, and text dense with secrets (one every few characters) does not
+    // make a rope of many thousand small pieces, which the garbage collector walks again and
+    // again.
     let out = '';
+    let parts: string[] = [];
+    const flush = () => {
+      if (parts.length > 0) out += parts.join('');
+      parts = [];
+    };
     let copied = 0;
     find(text, (start: number, end: number, replacement: string) => {
-      out += text.slice(copied, start) + replacement;
+      if (start - copied > 256) {
+        flush();
+        out += text.slice(copied, start);
+      } else if (start > copied) parts.push(text.slice(copied, start));
+      parts.push(replacement);
       copied = end;
+      if (parts.length >= 64) flush();
     });
-    const redacted = copied === 0 ? text : out + text.slice(copied);
+    if (copied === 0) return hasUnicodeEscape(text) ? redactEscaped(text, find) : text;
+    flush();
+    const redacted = out + text.slice(copied);
     // Replacements add no escape: the input tells whether the output has one.
     return hasUnicodeEscape(text) ? redactEscaped(redacted, find) : redacted;
   };

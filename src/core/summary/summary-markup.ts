@@ -221,22 +221,31 @@ function normalizeName(raw: string): LibraryTagMatch['name'] {
  * spaced and unterminated forms (`<COMPACT-SUMMARY v9` with no `>` counts).
  */
 export function findLibraryTags(text: string): LibraryTagMatch[] {
-  if (text.length === 0) return [];
-  const skeleton = skeletonOf(text);
   const found: LibraryTagMatch[] = [];
-  for (const match of skeleton.text.matchAll(TAG)) {
+  scanTags(text, (start, openerLength, match) => {
+    found.push({ start, openerLength, closing: match[2] === '/', name: normalizeName(match[3]!) });
+  });
+  return found;
+}
+
+/**
+ * Calls `visit` for each library tag in `text`, in order: the offset of its `<` (or look-alike)
+ * in the original text, that opener's length there, and the match in the skeleton.
+ */
+function scanTags(
+  text: string,
+  visit: (start: number, openerLength: number, match: RegExpExecArray) => void,
+): void {
+  if (text.length === 0) return;
+  const skeleton = skeletonOf(text);
+  const regex = new RegExp(TAG);
+  for (let match = regex.exec(skeleton.text); match !== null; match = regex.exec(skeleton.text)) {
     const start = skeleton.offsets ? skeleton.offsets[match.index]! : match.index;
-    const code = text.codePointAt(start)!;
     // An entity is ASCII, so its length in the skeleton is its length in the text.
     const opener = match[1]!;
-    found.push({
-      start,
-      openerLength: opener.length > 1 ? opener.length : code > 0xffff ? 2 : 1,
-      closing: match[2] === '/',
-      name: normalizeName(match[3]!),
-    });
+    const openerLength = opener.length > 1 ? opener.length : text.codePointAt(start)! > 0xffff ? 2 : 1;
+    visit(start, openerLength, match);
   }
-  return found;
 }
 
 /**
@@ -252,15 +261,22 @@ export function findLibraryTags(text: string): LibraryTagMatch[] {
  * ```
  */
 export function defuseSummaryMarkup(text: string): string {
-  const tags = findLibraryTags(text);
-  if (tags.length === 0) return text;
-  const parts: string[] = [];
+  // The pieces are joined 64 at a time: a text of look-alike tags has one every few characters,
+  // and many small pieces kept to the end cost more in the garbage collector than the scan.
+  const chunks: string[] = [];
+  let parts: string[] = [];
   let last = 0;
-  for (const tag of tags) {
-    if (tag.start < last) continue;
-    parts.push(text.slice(last, tag.start), DEFUSED_TAG_OPENER);
-    last = tag.start + tag.openerLength;
-  }
+  scanTags(text, (start, openerLength) => {
+    if (start < last) return;
+    parts.push(text.slice(last, start), DEFUSED_TAG_OPENER);
+    last = start + openerLength;
+    if (parts.length >= 64) {
+      chunks.push(parts.join(''));
+      parts = [];
+    }
+  });
+  if (last === 0 && chunks.length === 0 && parts.length === 0) return text;
   parts.push(text.slice(last));
-  return parts.join('');
+  chunks.push(parts.join(''));
+  return chunks.join('');
 }

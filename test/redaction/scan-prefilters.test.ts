@@ -1,0 +1,68 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_REDACTION_RULES, type RedactionRule } from '../../src/core/redaction/redaction-rules.js';
+import { createRuleMatcher } from '../../src/core/redaction/redaction-scanner.js';
+
+/**
+ * Issue 44 point 5: the URL rules look for their `@` once per scan (a gate) instead of up to
+ * 513 characters ahead at every `://` (`://a:` repeated ran at 1.4 MB/s). A gate is a
+ * prefilter: with or without it, a rule finds the same matches.
+ */
+
+const gated = DEFAULT_REDACTION_RULES.filter((rule) => rule.gate !== undefined);
+
+function matches(rules: typeof DEFAULT_REDACTION_RULES, text: string): string[] {
+  const found: string[] = [];
+  createRuleMatcher(rules, () => 'X')(text, (start, end) => void found.push(`${start}-${end}`));
+  return found;
+}
+
+function ungated(rule: RedactionRule): RedactionRule {
+  const { gate: _gate, ...rest } = rule;
+  return rest;
+}
+
+/** URL-ish text: schemes, users, passwords, `@`, `…`, blanks, quotes, long runs. */
+const piece = fc.constantFrom(
+  '://',
+  'https://',
+  'a',
+  'user',
+  ':',
+  'pass',
+  's3cr3tPassw0rd',
+  '@',
+  'host.example.com',
+  '/',
+  '…',
+  ' ',
+  '"',
+  '<',
+  '8080',
+  'x'.repeat(300),
+  '0123456789abcdef0123',
+);
+
+describe('scan prefilters (gates)', () => {
+  it('the URL rules have one', () => {
+    expect(gated.map((rule) => rule.name).sort()).toEqual([
+      'sidekiq-credentials',
+      'url-credentials',
+      'url-user-key',
+    ]);
+  });
+
+  it('a gated rule finds what it finds without its gate', () => {
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 40 }), (pieces) => {
+        const text = pieces.join('');
+        for (const rule of gated) {
+          expect(matches([rule], text), `${rule.name}: ${JSON.stringify(text)}`).toEqual(
+            matches([ungated(rule)], text),
+          );
+        }
+      }),
+      { numRuns: 400 },
+    );
+  });
+});

@@ -5,6 +5,8 @@
  * a single pass or an anchored pattern: linear on any input.
  */
 
+import { isDataLine } from './instruction-model.js';
+
 /** A unit longer than this is cut at whitespace into several (never inside a word). */
 export const MAX_UNIT_CHARS = 300;
 /** A whitespace-free run longer than this (a blob, a hash dump) is left out of prose units. */
@@ -231,7 +233,9 @@ export function excerptUnits(output: string | undefined): TextUnit[] {
     if (trimmed.length < 8) continue;
     for (const chunk of chunkLong(trimmed)) {
       const words = contentWords(chunk);
-      if (words.length === 0) continue;
+      // A line of data (a key's body, a token, a hash list) says nothing a summary needs, and
+      // quoted apart from its armor the redactor could not tell it is a key.
+      if (words.length === 0 || isDataLine(chunk)) continue;
       out.push({ text: chunk, words });
       if (out.length >= MAX_EXCERPTS) return out;
     }

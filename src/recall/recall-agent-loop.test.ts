@@ -224,7 +224,9 @@ describe.each(storages)('recall in an agent loop (%s archive)', (_name, makeStor
     const { trace, requests, indexedBeforeQuery } = await runLoop(await makeStorage(), {
       steps: 10,
       listingLines: 12,
-      policy: { targetPct: 0.7 },
+      // The fact's output must be cleared by the question: the newest 3 results kept, as before
+      // issue 47's defaults (4 kept, the cost trigger) moved when this short run clears.
+      policy: { targetPct: 0.7, clearKeepRecent: 3, costTrigger: false },
     });
     expectSound(requests);
     expect(trace.factInViewAtQuestion).toBe(false);

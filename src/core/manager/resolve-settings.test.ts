@@ -4,6 +4,7 @@
  * aimed, unless the caller asks for the cost trigger.
  */
 import { describe, expect, it } from 'vitest';
+import { EmbeddedSummarizer } from '../summary/embedded-summarizer.js';
 import { resolveSettings } from './resolve-settings.js';
 
 describe('the cost trigger beside preparation ahead', () => {
@@ -20,5 +21,7 @@ describe('the cost trigger beside preparation ahead', () => {
     const summarizer = { name: 'llm', summarize: async () => ({ text: 'x' }) };
     expect(resolveSettings({ summarizer }).policy.costTrigger).toBe(false);
     expect(resolveSettings({ summarizer, policy: { costTrigger: true } }).policy.costTrigger).toBe(true);
+    // The built-in summarizer passed explicitly is still the built-in one.
+    expect(resolveSettings({ summarizer: new EmbeddedSummarizer() }).policy.costTrigger).toBe(true);
   });
 });

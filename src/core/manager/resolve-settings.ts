@@ -9,6 +9,7 @@ import { invalidConfig } from '../errors.js';
 import { type CompactPolicy, resolvePolicy } from '../policy.js';
 import { createRedactor, guardRedactor, type Redactor } from '../redaction/redactor.js';
 import { DEFAULT_STORE_TIMEOUT_MS } from '../session/fail-open-store.js';
+import { EmbeddedSummarizer } from '../summary/embedded-summarizer.js';
 import {
   type CompactManagerOptions,
   DEFAULT_CACHE_MAX_BYTES,
@@ -65,7 +66,7 @@ export function resolveSettings(options: CompactManagerOptions): ManagerSettings
   // aimed: the earlier point would come before the prepared summary is ready. In both cases
   // it is on only when asked for (`policy.costTrigger`, or the `cost` preset).
   if (
-    (options.summarizer !== undefined ||
+    ((options.summarizer !== undefined && !(options.summarizer instanceof EmbeddedSummarizer)) ||
       options.background === true ||
       options.preparationQueue !== undefined) &&
     options.policy?.costTrigger === undefined &&

@@ -81,6 +81,9 @@ describe('tool loops of 40+ steps after one user message, every request sound', 
             api,
             promptTokens: c.promptTokens,
             ...(llm ? { summarizer: llm.summarizer } : {}),
+            // Half the runs under the default (cache-aware clearing, the cost trigger), half
+            // under the 'quality' preset (clearing on every trigger): every level is reached.
+            preset: c.hugeAt % 2 === 1 ? 'quality' : 'default',
             ledgerPath: path,
           });
         } catch (error) {

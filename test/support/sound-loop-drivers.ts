@@ -58,6 +58,8 @@ export interface LoopCase {
   promptTokens: number;
   /** The name the ledger counts the run under. @default the path's */
   ledgerPath?: string;
+  /** The policy preset of the run's manager. @default 'default' */
+  preset?: 'default' | 'quality';
 }
 
 function managerFor(model: string, loop: LoopCase): CompactManager {
@@ -66,6 +68,7 @@ function managerFor(model: string, loop: LoopCase): CompactManager {
     maxContextTokens: WINDOW,
     summaryKeys: SUMMARY_KEY,
     ...(loop.summarizer ? { summarizer: loop.summarizer } : {}),
+    ...(loop.preset ? { policy: { preset: loop.preset } } : {}),
   });
 }
 

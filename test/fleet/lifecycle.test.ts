@@ -4,7 +4,10 @@
  * answer says so at once (before any job) and keeps retrying until Redis is there.
  */
 import { type ChildProcess, fork } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startPreparationWorker } from '../../src/queue/index.js';
 import { redisSessionStore } from '../../src/storage/redis/index.js';
@@ -37,7 +40,13 @@ describe.runIf(withRedis)('lifecycle (issue 46.5)', () => {
     servers.push(server);
     const child = fork(new URL('./support/agent-exits.ts', import.meta.url).pathname, [], {
       execArgv: ['--import', 'tsx'],
-      env: { ...process.env, REDIS_URL: server.url },
+      // An archive of its own (the config's default is .compact/archive in the working folder):
+      // one left by an earlier run would set the session's version floor.
+      env: {
+        ...process.env,
+        REDIS_URL: server.url,
+        COMPACT_STORAGE_PATH: mkdtempSync(join(tmpdir(), 'agent-exits-')),
+      },
       stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
     });
     children.push(child);

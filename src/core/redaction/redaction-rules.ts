@@ -101,6 +101,12 @@ const PEM_BODY = `(?:(?:[ \\t]{0,8}${PEM_BREAK}){1,2}(?:${PEM_LINE}|${PEM_FIELD}
 const PEM_SEPARATOR = `(?:[ \\t]{1,8}|[ \\t]{0,8}${PEM_BREAK}){1,2}`;
 const PEM_BLOCK = `(?:${PEM_SEPARATOR}(?:[A-Za-z0-9+/=]{1,4096}(?![A-Za-z0-9+/=])|${PEM_FIELD})){1,8192}${PEM_SEPARATOR}${PEM_FOOTER}`;
 
+/**
+ * A clipped block flattened onto one line (no END): base64 runs of 16 or more characters after
+ * the header, separated by spaces, and a shorter tail (a summary's line cut mid-key).
+ */
+const PEM_FLAT = `(?:[ \\t]{1,8}[A-Za-z0-9+/=]{16,4096}(?![A-Za-z0-9+/=])){1,8192}(?:[ \\t]{1,8}[A-Za-z0-9+/=]{1,15}(?![A-Za-z0-9+/=]))?`;
+
 /** A PEM match holds key material, not only its markers (`'-----BEGIN PRIVATE KEY-----'` in code). */
 function acceptPem(match: string): boolean {
   const body = match.replace(new RegExp(PEM_HEADER), '').replace(new RegExp(PEM_FOOTER), '');
@@ -113,7 +119,7 @@ export const DEFAULT_REDACTION_RULES: readonly RedactionRule[] = Object.freeze([
     // No END line (clipped): the base64 lines after BEGIN are key material, up to the first
     // line that is not base64 (prose after a clipped key stays).
     name: 'pem-private-key',
-    pattern: `${PEM_HEADER}(?:${PEM_BLOCK}|${PEM_BODY})`,
+    pattern: `${PEM_HEADER}(?:${PEM_BLOCK}|${PEM_FLAT}|${PEM_BODY})`,
     triggers: ['-----BEGIN'],
     extend: '[A-Za-z0-9+/=]',
     accept: acceptPem,

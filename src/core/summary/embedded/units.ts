@@ -5,8 +5,6 @@
  * a single pass or an anchored pattern: linear on any input.
  */
 
-import { isDataLine } from './instruction-model.js';
-
 /** A unit longer than this is cut at whitespace into several (never inside a word). */
 export const MAX_UNIT_CHARS = 300;
 /** A whitespace-free run longer than this (a blob, a hash dump) is left out of prose units. */
@@ -213,6 +211,25 @@ export function textUnits(text: string): TextUnit[] {
   return out;
 }
 
+/** A run of base64 or token characters. */
+const KEY_CHARS = /^[A-Za-z0-9+/=_-]+$/;
+
+/**
+ * True when `line` is key material (a key's body lines, pasted tokens): runs of base64 or token
+ * characters only, most of it in runs of 16 or more (a clipped tail may be shorter).
+ */
+function isKeyMaterial(line: string): boolean {
+  let long = 0;
+  let total = 0;
+  for (const run of line.split(/\s+/, 64)) {
+    if (run === '') continue;
+    if (!KEY_CHARS.test(run)) return false;
+    total += run.length;
+    if (run.length >= 16) long += run.length;
+  }
+  return total > 0 && long >= 0.8 * total;
+}
+
 /** Characters of one tool result read for excerpts. */
 const MAX_EXCERPT_CHARS = 12_000;
 /** Excerpt units taken from one tool result. */
@@ -233,9 +250,9 @@ export function excerptUnits(output: string | undefined): TextUnit[] {
     if (trimmed.length < 8) continue;
     for (const chunk of chunkLong(trimmed)) {
       const words = contentWords(chunk);
-      // A line of data (a key's body, a token, a hash list) says nothing a summary needs, and
+      // Key material (a key's body line, a pasted token) says nothing a summary needs, and
       // quoted apart from its armor the redactor could not tell it is a key.
-      if (words.length === 0 || isDataLine(chunk)) continue;
+      if (words.length === 0 || isKeyMaterial(chunk)) continue;
       out.push({ text: chunk, words });
       if (out.length >= MAX_EXCERPTS) return out;
     }

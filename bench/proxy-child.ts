@@ -1,21 +1,64 @@
 /**
- * The processes of bench/proxy.ts, each on its own event loop as in a deployment: `upstream`
- * (a bare `node:http` provider that reads the body and answers at once, or streams a first
- * event at once and the rest later) and `proxy` (the compacting proxy in front of it). Each
- * says `{ url }` over IPC once it listens. The proxy's process also answers `{ floor }`
- * messages: the time of `JSON.parse` over a body it was sent, decoded from bytes as a request
- * arrives, measured where the proxy runs and under the same load; and `{ cpu }`: the CPU
- * milliseconds the process used so far, that timing left out.
+ * The processes of bench/proxy.ts, each on its own event loop and heap as in a deployment;
+ * each says `{ url }` (or `{ ready }`) over IPC once it is up.
+ *
+ * - `upstream`: a bare `node:http` provider that reads the body and answers at once, or
+ *   streams a first event at once and the rest `REST_DELAY_MS` later.
+ * - `proxy`: the compacting proxy in front of it. Answers `{ logs }` (its log lines, with its
+ *   own timings), `{ cpu }` (CPU milliseconds used so far) and `{ floor }` (`JSON.parse` of a
+ *   body decoded from bytes, timed in this process; asked once, after the measured calls).
+ * - `client`: builds the history and its bodies (all of them before the first call), then
+ *   sends each body straight to the upstream and through the proxy, in turn, over keep-alive
+ *   `node:http` connections; answers `{ pairs }`.
  */
-import { createServer } from 'node:http';
+import { Agent, createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { CompactManager } from '../src/index.js';
 import type { ProxyLogEntry } from '../src/proxy/index.js';
+import { syntheticSession } from '../src/testing/synthetic-session.js';
 
 /** Milliseconds between a stream's first event and the rest. */
 export const REST_DELAY_MS = 50;
 
-type Message = { floor: string } | { floorOf: true; repeat: number } | { logs: true } | { close: true };
+/** What the client is asked to measure. */
+export interface ClientRun {
+  tokens: number;
+  calls: number;
+  streamCalls: number;
+  warmUp: number;
+  upstream: string;
+  proxy: string;
+}
+
+/** One request's times (milliseconds from before its first byte was written). */
+export interface Timing {
+  /** To the answer's last byte. */
+  total: number;
+  /** To the answer's first body byte. */
+  first: number;
+}
+
+/** One body sent both ways. */
+export interface Pair {
+  stream: boolean;
+  direct: Timing;
+  through: Timing;
+}
+
+/** The client's answer. */
+export interface ClientResult {
+  historyTokens: number;
+  messages: number;
+  bodyBytes: number;
+  pairs: Pair[];
+}
+
+type Message =
+  | { floor: true; body: string; repeat: number }
+  | { logs: true }
+  | { cpu: true }
+  | { run: ClientRun }
+  | { close: true };
 
 const send = (message: unknown) => process.send?.(message);
 
@@ -30,13 +73,15 @@ async function upstream(): Promise<void> {
     });
     request.on('end', () => {
       if (!streamed) {
-        response.writeHead(200, { 'content-type': 'application/json' });
-        response.end(
-          JSON.stringify({
-            choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
-            usage: { prompt_tokens: Math.ceil(size / 4), completion_tokens: 1 },
-          }),
-        );
+        const body = JSON.stringify({
+          choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
+          usage: { prompt_tokens: Math.ceil(size / 4), completion_tokens: 1 },
+        });
+        response.writeHead(200, {
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(body),
+        });
+        response.end(body);
         return;
       }
       response.writeHead(200, { 'content-type': 'text/event-stream' });
@@ -62,9 +107,6 @@ async function proxy(upstreamUrl: string, module: string): Promise<void> {
     port: 0,
     log: (entry) => logs.push(entry),
   });
-  let floorBytes = Buffer.alloc(0);
-  // CPU spent timing the floor, left out of the proxy's CPU time.
-  let floorCpu = 0;
   const cpu = () => {
     const { user, system } = process.cpuUsage();
     return (user + system) / 1000;
@@ -72,21 +114,16 @@ async function proxy(upstreamUrl: string, module: string): Promise<void> {
   send({ url: running.url });
   process.on('message', async (message: Message) => {
     if ('floor' in message) {
-      floorBytes = Buffer.from(message.floor);
-      send({ ok: true });
-    } else if ('floorOf' in message) {
+      const bytes = Buffer.from(message.body);
       const times: number[] = [];
-      const cpuBefore = cpu();
       for (let i = 0; i < message.repeat; i++) {
         const started = performance.now();
-        JSON.parse(floorBytes.toString('utf8'));
+        JSON.parse(bytes.toString('utf8'));
         times.push(performance.now() - started);
       }
-      floorCpu += cpu() - cpuBefore;
       send({ floor: times });
-    } else if ('cpu' in message) {
-      send({ cpu: cpu() - floorCpu });
-    } else if ('logs' in message) send({ logs: logs.splice(0) });
+    } else if ('cpu' in message) send({ cpu: cpu() });
+    else if ('logs' in message) send({ logs: logs.splice(0) });
     else if ('close' in message) {
       await running.close();
       process.exit(0);
@@ -94,6 +131,102 @@ async function proxy(upstreamUrl: string, module: string): Promise<void> {
   });
 }
 
+/** A Chat Completions history of about `tokens` tokens (a synthetic coding session). */
+function history(manager: CompactManager, tokens: number): Record<string, unknown>[] {
+  const messages: Record<string, unknown>[] = [];
+  for (let seed = 11; manager.estimate(messages, { format: 'openai-chat' }).total < tokens; seed++) {
+    const part = syntheticSession({ turns: 2, seed, toolDensity: 3, resultChars: 3_300 });
+    for (const { meta: _libraryOnly, ...message } of part)
+      if (message.role !== 'system' || messages.length === 0) messages.push(message);
+  }
+  return messages;
+}
+
+const bodyOf = (messages: unknown[], stream: boolean) =>
+  Buffer.from(`{"stream":${stream},"model":"gpt-4o","messages":${JSON.stringify(messages)}}`);
+
+/** Posts `body` over `agent`'s kept connection; resolves with its times. */
+function post(agent: Agent, base: URL, body: Buffer): Promise<Timing> {
+  return new Promise((resolve, reject) => {
+    const started = performance.now();
+    let first = 0;
+    const call = request(
+      new URL('/v1/chat/completions', base),
+      {
+        method: 'POST',
+        agent,
+        headers: {
+          'content-type': 'application/json',
+          'content-length': body.length,
+          authorization: 'Bearer bench',
+        },
+      },
+      (response) => {
+        response.on('data', () => {
+          if (first === 0) first = performance.now() - started;
+        });
+        response.on('end', () => resolve({ total: performance.now() - started, first }));
+        response.on('error', reject);
+      },
+    );
+    call.on('error', reject);
+    call.end(body);
+  });
+}
+
+async function client(): Promise<void> {
+  const manager = new CompactManager({ model: 'gpt-4o', maxContextTokens: 1_000_000 });
+  await manager.ready();
+  send({ ready: true });
+  process.on('message', async (message: Message) => {
+    if ('close' in message) process.exit(0);
+    if (!('run' in message)) return;
+    const run = message.run;
+    const messages = history(manager, run.tokens);
+    const historyTokens = manager.estimate(messages, { format: 'openai-chat' }).total;
+    const count = messages.length;
+    // Every body before the first call: building one is the client's work, never inside a pair.
+    const warm: Buffer[] = [];
+    for (let i = 0; i < run.warmUp; i++) {
+      messages.push({ role: 'user', content: `warm-up ${i}` });
+      warm.push(bodyOf(messages, false));
+    }
+    const bodies: Buffer[] = [];
+    for (let call = 0; call < run.calls + run.streamCalls; call++) {
+      messages.push({ role: 'user', content: `follow-up ${call}: run the tests again` });
+      bodies.push(bodyOf(messages, call >= run.calls));
+    }
+    const direct = new Agent({ keepAlive: true, maxSockets: 1 });
+    const through = new Agent({ keepAlive: true, maxSockets: 1 });
+    const upstreamUrl = new URL(run.upstream);
+    const proxyUrl = new URL(run.proxy);
+    for (const body of warm) {
+      await post(direct, upstreamUrl, body);
+      await post(through, proxyUrl, body);
+    }
+    const pairs: Pair[] = [];
+    for (const [call, body] of bodies.entries()) {
+      // The client's own garbage collected between pairs, not inside one.
+      if (call % 10 === 0) (globalThis as { gc?: () => void }).gc?.();
+      let straight: Timing;
+      let proxied: Timing;
+      if (call % 2 === 0) {
+        straight = await post(direct, upstreamUrl, body);
+        proxied = await post(through, proxyUrl, body);
+      } else {
+        proxied = await post(through, proxyUrl, body);
+        straight = await post(direct, upstreamUrl, body);
+      }
+      pairs.push({ stream: call >= run.calls, direct: straight, through: proxied });
+    }
+    direct.destroy();
+    through.destroy();
+    const result: ClientResult = { historyTokens, messages: count, bodyBytes: bodies[0]!.length, pairs };
+    send({ pairs: result, first: bodies[0]!.toString('utf8') });
+  });
+}
+
 const [role, upstreamUrl, module] = process.argv.slice(2);
 if (role === 'upstream') await upstream();
 else if (role === 'proxy') await proxy(upstreamUrl!, module ?? '../src/proxy/index.js');
+else if (role === 'client') await client();

@@ -5,19 +5,21 @@
  * it arrives (status, headers and body; SSE included), its usage read on the side and fed to
  * the manager.
  */
+
+import { Readable } from 'node:stream';
 import { type Context, Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { feedUsage } from '../adapters/overflow-recovery.js';
 import { isCompactError } from '../core/errors.js';
-import type { MessageFormat } from '../core/messages/message.js';
 import { compactRequest, LastViews } from './compact-request.js';
-import { forwardHeaders, parseUpstream, responseHeaders, upstreamUrl } from './forward-request.js';
+import { forwardHeaders, parseUpstream, upstreamUrl } from './forward-request.js';
 import { DEFAULT_REUSE_BYTES, ParsedBodies } from './parsed-bodies.js';
+import { passBack } from './pass-back.js';
 import { type CompactionProxyOptions, DEFAULT_MAX_BODY_BYTES, type ProxyLogEntry } from './proxy-options.js';
 import { PROXY_ROUTES, type ProxyRoute } from './proxy-routes.js';
 import { readBody } from './read-body.js';
 import { SESSION_HEADER } from './session-of-request.js';
-import { usageTap } from './usage-tap.js';
+import { type UpstreamAnswer, type UpstreamCall, UpstreamClient } from './upstream-client.js';
 
 /** An error the proxy answers itself, in the providers' shape (`{error: {type, message}}`). */
 function proxyError(status: number, type: string, message: string): Response {
@@ -27,46 +29,15 @@ function proxyError(status: number, type: string, message: string): Response {
   });
 }
 
-interface Forward {
-  url: URL;
-  method: string;
-  headers: Headers;
-  body: ReadableStream<Uint8Array> | Buffer | null;
-  signal: AbortSignal;
-}
-
 /** Calls the upstream; an unreachable upstream is a 502 in the providers' error shape. */
-async function callUpstream(forward: Forward): Promise<Response> {
+async function callUpstream(client: UpstreamClient, call: UpstreamCall): Promise<UpstreamAnswer | Response> {
   try {
-    return await fetch(forward.url, {
-      method: forward.method,
-      headers: forward.headers,
-      body: forward.body,
-      signal: forward.signal,
-      redirect: 'manual',
-      ...(forward.body instanceof ReadableStream ? { duplex: 'half' } : {}),
-    } as RequestInit);
+    return await client.send(call);
   } catch (error) {
-    if (forward.signal.aborted) throw error;
-    const cause = (error as { cause?: { code?: string } }).cause?.code ?? (error as Error).message;
+    if (call.signal.aborted) throw error;
+    const cause = (error as { code?: string }).code ?? (error as Error).message;
     return proxyError(502, 'upstream_unreachable', `the upstream could not be reached (${cause})`);
   }
-}
-
-/** The upstream's answer as the client's, usage read on the way when `format` is given. */
-function passBack(
-  upstream: Response,
-  tap: { format: MessageFormat; onUsage: Parameters<typeof usageTap>[2] } | undefined,
-  extra: Record<string, string>,
-): Response {
-  const headers = responseHeaders(upstream.headers);
-  for (const [name, value] of Object.entries(extra)) headers.set(name, value);
-  const streamed = (upstream.headers.get('content-type') ?? '').includes('text/event-stream');
-  const body =
-    upstream.body && tap && upstream.ok
-      ? upstream.body.pipeThrough(usageTap(tap.format, streamed, tap.onUsage))
-      : upstream.body;
-  return new Response(body, { status: upstream.status, statusText: upstream.statusText, headers });
 }
 
 /**
@@ -85,6 +56,7 @@ export function createProxyApp(options: CompactionProxyOptions): Hono {
   const log = options.log;
   const lastViews = new LastViews();
   const bodies = new ParsedBodies(options.reuseBytes ?? DEFAULT_REUSE_BYTES);
+  const client = new UpstreamClient(upstream);
   const app = new Hono();
   const tooLarge = () =>
     proxyError(413, 'request_too_large', `the request body is over the proxy's limit of ${maxSize} bytes`);
@@ -97,31 +69,25 @@ export function createProxyApp(options: CompactionProxyOptions): Hono {
   const done = (c: Context, entry: Partial<ProxyLogEntry>, status: number) =>
     log?.({ method: c.req.method, path: c.req.path, status, ...entry });
 
-  for (const route of PROXY_ROUTES) {
-    app.post(route.path, async (c) => {
-      const entry: Partial<ProxyLogEntry> = {};
-      const response = await compactedCall(c, route, entry);
-      done(c, entry, response.status);
-      return response;
-    });
-  }
+  for (const route of PROXY_ROUTES) app.post(route.path, (c) => compactedCall(c, route));
   app.all('/v1/*', bodyLimit({ maxSize, onError: tooLarge }), async (c) => {
     const url = upstreamUrl(upstream, c.req.path, new URL(c.req.url).search);
     if (!url) return proxyError(404, 'not_found', 'the proxy does not forward this path');
     const method = c.req.method;
-    const response = passBack(
-      await callUpstream({
-        url,
-        method,
-        headers: forwardHeaders(c.req.raw.headers),
-        body: method === 'GET' || method === 'HEAD' ? null : c.req.raw.body,
-        signal: c.req.raw.signal,
-      }),
-      undefined,
-      {},
-    );
-    done(c, {}, response.status);
-    return response;
+    const raw = c.req.raw.body;
+    const answer = await callUpstream(client, {
+      url,
+      method,
+      headers: forwardHeaders(c.req.raw.headers),
+      body: method === 'GET' || method === 'HEAD' || raw === null ? null : Readable.fromWeb(raw as never),
+      signal: c.req.raw.signal,
+    });
+    if (answer instanceof Response) {
+      done(c, {}, answer.status);
+      return answer;
+    }
+    const status = answer.response.statusCode ?? 502;
+    return passBack(c, answer.response, { extra: {}, onSent: () => done(c, {}, status) });
   });
   app.all('*', (c) => {
     const response = proxyError(404, 'not_found', 'the proxy serves /v1/... and /healthz only');
@@ -129,20 +95,46 @@ export function createProxyApp(options: CompactionProxyOptions): Hono {
     return response;
   });
 
-  async function compactedCall(
+  /** A compacted route's request, its log line written once the answer's first byte went back. */
+  async function compactedCall(c: Context, route: ProxyRoute): Promise<Response> {
+    const entry: Partial<ProxyLogEntry> = {};
+    const response = await prepareAndCall(c, route, entry);
+    if (response instanceof Response) {
+      done(c, entry, response.status);
+      return response;
+    }
+    const { answer, session, readAt } = response;
+    entry.upstreamMs = answer.headAt - answer.startedAt;
+    entry.forwardMs = answer.writtenAt - readAt;
+    const status = answer.response.statusCode ?? 502;
+    return passBack(c, answer.response, {
+      extra: session === undefined ? {} : { [SESSION_HEADER]: session },
+      tap:
+        session === undefined
+          ? undefined
+          : { format: route.format, onUsage: (usage) => feedUsage(manager, session, usage) },
+      onSent: (at) => {
+        if (at !== undefined) entry.returnMs = at - answer.headAt;
+        done(c, entry, status);
+      },
+    });
+  }
+
+  /** Reads, parses and compacts the request, and calls the upstream with it. */
+  async function prepareAndCall(
     c: Context,
     route: ProxyRoute,
     entry: Partial<ProxyLogEntry>,
-  ): Promise<Response> {
-    let mark = performance.now();
+  ): Promise<Response | { answer: UpstreamAnswer; session: string | undefined; readAt: number }> {
+    const mark = performance.now();
     const bytes = await readBody(c, maxSize);
     if (bytes === undefined) return tooLarge();
-    const started = performance.now();
-    entry.readMs = started - mark;
+    const readAt = performance.now();
+    entry.readMs = readAt - mark;
     const parsed = bodies.parse(route, bytes);
     if (parsed === undefined)
       return proxyError(400, 'invalid_request_error', 'the request body is not a JSON object');
-    entry.parseMs = performance.now() - started;
+    entry.parseMs = performance.now() - readAt;
     entry.reused = parsed.reused;
     const signal = c.req.raw.signal;
     let compacted: Awaited<ReturnType<typeof compactRequest>>;
@@ -159,26 +151,16 @@ export function createProxyApp(options: CompactionProxyOptions): Hono {
         return proxyError(400, 'invalid_request_error', error.message);
       throw error;
     }
-    Object.assign(entry, compacted.log, { prepareMs: performance.now() - started });
+    Object.assign(entry, compacted.log, { prepareMs: performance.now() - readAt });
     const url = upstreamUrl(upstream, route.path, new URL(c.req.url).search)!;
-    const session = compacted.session;
-    mark = performance.now();
-    const upstreamResponse = await callUpstream({
+    const answer = await callUpstream(client, {
       url,
       method: 'POST',
       headers: forwardHeaders(c.req.raw.headers),
       body: compacted.body,
       signal,
     });
-    entry.upstreamMs = performance.now() - mark;
-    const tap =
-      session === undefined
-        ? undefined
-        : {
-            format: route.format,
-            onUsage: (usage: Parameters<typeof feedUsage>[2]) => feedUsage(manager, session, usage),
-          };
-    return passBack(upstreamResponse, tap, session === undefined ? {} : { [SESSION_HEADER]: session });
+    return answer instanceof Response ? answer : { answer, session: compacted.session, readAt };
   }
   return app;
 }

@@ -29,13 +29,15 @@ const DROPPED_REQUEST_HEADERS = new Set([
   SESSION_HEADER,
 ]);
 
-/** Response headers not passed back: framing of the upstream's connection, not of ours. */
+/**
+ * Response headers not passed back: framing of the upstream's connection, not of ours. The
+ * body's bytes are the upstream's own (not decoded), so its length and encoding stay.
+ */
 const DROPPED_RESPONSE_HEADERS = new Set([
   'connection',
   'keep-alive',
+  'proxy-connection',
   'transfer-encoding',
-  'content-length',
-  'content-encoding',
   'trailer',
   'upgrade',
 ]);
@@ -81,19 +83,24 @@ export function upstreamUrl(upstream: URL, path: string, search: string): URL | 
 }
 
 /** The client's headers as forwarded to the upstream. */
-export function forwardHeaders(headers: Headers): Headers {
-  const out = new Headers();
+export function forwardHeaders(headers: Headers): Record<string, string> {
+  const out: Record<string, string> = {};
   headers.forEach((value, name) => {
-    if (!DROPPED_REQUEST_HEADERS.has(name)) out.set(name, value);
+    if (!DROPPED_REQUEST_HEADERS.has(name)) out[name] = value;
   });
   return out;
 }
 
-/** The upstream's response headers as passed back to the client. */
-export function responseHeaders(headers: Headers): Headers {
-  const out = new Headers();
-  headers.forEach((value, name) => {
-    if (!DROPPED_RESPONSE_HEADERS.has(name)) out.append(name, value);
-  });
+/**
+ * The upstream's response headers (Node's `rawHeaders`, name and value in turn) as passed back
+ * to the client, in the same flat form; `content-length` too unless `withLength` is false.
+ */
+export function responseHeaders(raw: readonly string[], withLength = true): string[] {
+  const out: string[] = [];
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const name = raw[i]!.toLowerCase();
+    if (DROPPED_RESPONSE_HEADERS.has(name) || (!withLength && name === 'content-length')) continue;
+    out.push(raw[i]!, raw[i + 1]!);
+  }
   return out;
 }

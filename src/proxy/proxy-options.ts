@@ -44,6 +44,16 @@ export interface ProxyLogEntry {
   prepareMs?: number;
   /** Milliseconds from calling the upstream to its answer's head (the upstream's own time included). */
   upstreamMs?: number;
+  /**
+   * Milliseconds from the request's last byte received to its first byte written to the
+   * upstream's connection: all the proxy adds on the way there.
+   */
+  forwardMs?: number;
+  /**
+   * Milliseconds from the upstream's answer head received to the answer's first byte written
+   * to the client: all the proxy adds on the way back (served by `startProxy` only).
+   */
+  returnMs?: number;
   /** Why the request was forwarded uncompacted (the `CompactError` code), when it was. */
   error?: string;
 }
@@ -74,6 +84,6 @@ export interface CompactionProxyOptions {
    * @default DEFAULT_REUSE_BYTES (64 MiB)
    */
   reuseBytes?: number;
-  /** Called once per request, after the answer's head was sent. */
+  /** Called once per request, once the answer's first byte was sent. */
   log?: (entry: ProxyLogEntry) => void;
 }

@@ -71,6 +71,62 @@ export function usageOfEvent(format: MessageFormat, event: unknown, into: Usage)
 }
 
 /**
+ * Reads the usage of one answer chunk by chunk, on the side: `push` each chunk as it passes,
+ * `end` once the answer ended (the usage found, or `undefined`).
+ */
+export class UsageReader {
+  readonly #format: MessageFormat;
+  readonly #streamed: boolean;
+  readonly #decoder = new TextDecoder();
+  readonly #usage: Usage = {};
+  #line = '';
+  readonly #chunks: Uint8Array[] = [];
+  #bytes = 0;
+
+  constructor(format: MessageFormat, streamed: boolean) {
+    this.#format = format;
+    this.#streamed = streamed;
+  }
+
+  push(chunk: Uint8Array): void {
+    if (this.#streamed) this.#readLines(this.#decoder.decode(chunk, { stream: true }));
+    else if (this.#bytes + chunk.byteLength <= MAX_USAGE_BODY_BYTES) {
+      this.#chunks.push(chunk);
+      this.#bytes += chunk.byteLength;
+    } else this.#bytes = Number.POSITIVE_INFINITY;
+  }
+
+  end(): Usage | undefined {
+    if (this.#streamed) this.#readLines(`${this.#decoder.decode()}\n`);
+    else if (Number.isFinite(this.#bytes)) {
+      try {
+        usageOfBody(this.#format, JSON.parse(Buffer.concat(this.#chunks).toString('utf8')), this.#usage);
+      } catch {
+        // Not JSON: nothing to read.
+      }
+    }
+    return this.#usage.inputTokens === undefined ? undefined : this.#usage;
+  }
+
+  #readLines(text: string): void {
+    let start = 0;
+    for (let end = text.indexOf('\n'); end >= 0; end = text.indexOf('\n', start)) {
+      const whole = this.#line + text.slice(start, end);
+      this.#line = '';
+      start = end + 1;
+      if (!whole.startsWith('data:') || !whole.includes('"usage"')) continue;
+      try {
+        usageOfEvent(this.#format, JSON.parse(whole.slice(5)), this.#usage);
+      } catch {
+        // Not JSON: nothing to read.
+      }
+    }
+    this.#line += text.slice(start);
+    if (this.#line.length > MAX_LINE_CHARS) this.#line = '';
+  }
+}
+
+/**
  * A pass-through stream that reports the answer's usage once it ended (`onUsage` is called at
  * most once, and only when some usage was found; never when the client went away first).
  */
@@ -79,46 +135,15 @@ export function usageTap(
   streamed: boolean,
   onUsage: (usage: Usage) => void,
 ): TransformStream<Uint8Array, Uint8Array> {
-  const decoder = new TextDecoder();
-  const usage: Usage = {};
-  let line = '';
-  const chunks: Uint8Array[] = [];
-  let bytes = 0;
-  const readLines = (text: string) => {
-    let start = 0;
-    for (let end = text.indexOf('\n'); end >= 0; end = text.indexOf('\n', start)) {
-      const whole = line + text.slice(start, end);
-      line = '';
-      start = end + 1;
-      if (!whole.startsWith('data:') || !whole.includes('"usage"')) continue;
-      try {
-        usageOfEvent(format, JSON.parse(whole.slice(5)), usage);
-      } catch {
-        // Not JSON: nothing to read.
-      }
-    }
-    line += text.slice(start);
-    if (line.length > MAX_LINE_CHARS) line = '';
-  };
+  const reader = new UsageReader(format, streamed);
   return new TransformStream({
     transform(chunk, controller) {
       controller.enqueue(chunk);
-      if (streamed) readLines(decoder.decode(chunk, { stream: true }));
-      else if (bytes + chunk.byteLength <= MAX_USAGE_BODY_BYTES) {
-        chunks.push(chunk);
-        bytes += chunk.byteLength;
-      } else bytes = Number.POSITIVE_INFINITY;
+      reader.push(chunk);
     },
     flush() {
-      if (streamed) readLines(`${decoder.decode()}\n`);
-      else if (Number.isFinite(bytes)) {
-        try {
-          usageOfBody(format, JSON.parse(Buffer.concat(chunks).toString('utf8')), usage);
-        } catch {
-          // Not JSON: nothing to read.
-        }
-      }
-      if (usage.inputTokens !== undefined) onUsage(usage);
+      const usage = reader.end();
+      if (usage !== undefined) onUsage(usage);
     },
   });
 }

@@ -1,0 +1,125 @@
+/**
+ * The upstream's answer handed back to the client as it arrives. Served by `@hono/node-server`
+ * (the Node response at hand), the head is written at once (a stream's head flushed before its
+ * first event) and the body piped socket to socket, chunk by chunk, with no web stream and no
+ * timer in between; mounted elsewhere, it is a web `Response` over the same chunks. Either way
+ * the usage is read on the side (not from an encoded body) and fed once the answer ended, never
+ * when the client went away first.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { Readable } from 'node:stream';
+import type { Context } from 'hono';
+import type { ReportedUsage } from '../core/manager/manager-options.js';
+import type { MessageFormat } from '../core/messages/message.js';
+import { responseHeaders } from './forward-request.js';
+import { UsageReader, usageTap } from './usage-tap.js';
+
+/** What to do besides passing the answer on. */
+export interface PassBackOptions {
+  /** Read the usage of the answer in this format (a 2xx one) and hand it to `onUsage`. */
+  tap?: { format: MessageFormat; onUsage: (usage: Partial<ReportedUsage>) => void } | undefined;
+  /** Headers the proxy adds (its session header). */
+  extra: Record<string, string>;
+  /**
+   * Called once the answer's first byte went to the client (its head, flushed alone for a
+   * stream, with the first body chunk otherwise), with `performance.now()` then; not on Node,
+   * at once with `undefined` (the adapter writes the answer after the handler returned).
+   */
+  onSent?: (at: number | undefined) => void;
+}
+
+/**
+ * `@hono/node-server`'s word for "the handler wrote the answer itself" (the header of its
+ * `RESPONSE_ALREADY_SENT`), made here so the app needs the adapter only where it runs on it.
+ */
+const ALREADY_SENT = 'x-hono-already-sent';
+/**
+ * The platform's own `Response`: the adapter puts a light one of its own in the global (it
+ * extends the platform's), and answers that one from a cache without looking at the marker.
+ */
+function platformResponse(): typeof Response {
+  let type = globalThis.Response;
+  for (let base = Object.getPrototypeOf(type); base !== Function.prototype && typeof base === 'function'; )
+    [type, base] = [base, Object.getPrototypeOf(base)];
+  return type;
+}
+const alreadySent = () => new (platformResponse())(null, { headers: { [ALREADY_SENT]: 'true' } });
+
+/** The Node response of the request, when the app is served by `@hono/node-server`. */
+function nodeResponse(c: Context): ServerResponse | undefined {
+  const outgoing = (c.env as { outgoing?: ServerResponse } | undefined)?.outgoing;
+  return outgoing !== undefined && typeof outgoing.writeHead === 'function' ? outgoing : undefined;
+}
+
+const isEncoded = (upstream: IncomingMessage) => {
+  const encoding = upstream.headers['content-encoding'];
+  return encoding !== undefined && encoding !== 'identity';
+};
+
+/** Passes `upstream` on as the answer to `c`; returns what the handler returns. */
+export function passBack(c: Context, upstream: IncomingMessage, options: PassBackOptions): Response {
+  const streamed = (upstream.headers['content-type'] ?? '').includes('text/event-stream');
+  const ok = (upstream.statusCode ?? 0) >= 200 && (upstream.statusCode ?? 0) < 300;
+  const tap = options.tap && ok && !isEncoded(upstream) ? options.tap : undefined;
+  const extra = Object.entries(options.extra).flat();
+  const outgoing = nodeResponse(c);
+  if (outgoing === undefined) {
+    const headers = new Headers();
+    const flat = [...responseHeaders(upstream.rawHeaders, false), ...extra];
+    for (let i = 0; i < flat.length; i += 2) headers.append(flat[i]!, flat[i + 1]!);
+    const body = Readable.toWeb(upstream) as ReadableStream<Uint8Array>;
+    const withTap = tap ? body.pipeThrough(usageTap(tap.format, streamed, tap.onUsage)) : body;
+    const status = upstream.statusCode ?? 502;
+    const empty = status === 204 || status === 304 || c.req.method === 'HEAD';
+    options.onSent?.(undefined);
+    return new Response(empty ? null : withTap, {
+      status,
+      statusText: upstream.statusMessage ?? '',
+      headers,
+    });
+  }
+  outgoing.writeHead(upstream.statusCode ?? 502, upstream.statusMessage, [
+    ...responseHeaders(upstream.rawHeaders),
+    ...extra,
+  ]);
+  let sent = options.onSent;
+  const first = () => {
+    sent?.(performance.now());
+    sent = undefined;
+  };
+  // A stream's head goes now, before its first event; a whole answer's goes with its body.
+  if (streamed) {
+    outgoing.flushHeaders();
+    first();
+  }
+  const reader = tap === undefined ? undefined : { reader: new UsageReader(tap.format, streamed), ...tap };
+  pipeBody(upstream, outgoing, reader);
+  if (!streamed) {
+    // After the pipe's own listener: called once the first chunk was written (or no body came).
+    upstream.once('data', first);
+    outgoing.once('close', first);
+  }
+  return alreadySent();
+}
+
+/** Pipes the answer's body to the client, the usage read on the side. */
+function pipeBody(
+  upstream: IncomingMessage,
+  outgoing: ServerResponse,
+  tap: { reader: UsageReader; onUsage: (usage: Partial<ReportedUsage>) => void } | undefined,
+): void {
+  if (tap) upstream.on('data', (chunk: Buffer) => tap.reader.push(chunk));
+  upstream.once('end', () => {
+    if (tap === undefined || outgoing.destroyed) return;
+    const usage = tap.reader.end();
+    if (usage !== undefined) tap.onUsage(usage);
+  });
+  // The upstream failed mid-answer: the client's answer is cut too (never ended as if whole).
+  upstream.once('error', () => outgoing.destroy());
+  upstream.once('aborted', () => outgoing.destroy());
+  // The client went away: stop reading the upstream's answer.
+  outgoing.once('close', () => {
+    if (!upstream.complete) upstream.destroy();
+  });
+  upstream.pipe(outgoing);
+}

@@ -1,0 +1,101 @@
+/**
+ * The proxy's calls to its upstream, on `node:http(s)` through one keep-alive agent: the
+ * connection to the provider is opened once and reused (no TCP or TLS handshake per request,
+ * Nagle off), a body held in memory is written to the socket as it is (no copy into a web
+ * stream), and the answer comes back as the socket's own chunks, to be piped to the client.
+ * A POST that meets a kept connection the upstream had just closed is sent again once on a
+ * fresh one (Node's `reusedSocket` advice); nothing else is retried.
+ */
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import type { Readable } from 'node:stream';
+
+/** One call to the upstream. */
+export interface UpstreamCall {
+  url: URL;
+  method: string;
+  headers: Record<string, string>;
+  /** The body: bytes in memory, a stream (a body the proxy does not read), or none. */
+  body: Buffer | Readable | null;
+  signal: AbortSignal;
+}
+
+/** The upstream's answer head, its body still to read. */
+export interface UpstreamAnswer {
+  response: IncomingMessage;
+  /** `performance.now()` when the call was made. */
+  startedAt: number;
+  /** `performance.now()` when the request's first byte was handed to the socket. */
+  writtenAt: number;
+  /** `performance.now()` when the answer's head had arrived. */
+  headAt: number;
+}
+
+/** Keep-alive connections to one upstream origin. */
+export class UpstreamClient {
+  readonly #agent: HttpAgent;
+  readonly #request: typeof httpRequest;
+
+  constructor(upstream: URL) {
+    const secure = upstream.protocol === 'https:';
+    const options = { keepAlive: true, scheduling: 'lifo' as const };
+    this.#agent = secure ? new HttpsAgent(options) : new HttpAgent(options);
+    this.#request = secure ? (httpsRequest as typeof httpRequest) : httpRequest;
+  }
+
+  /** Sends `call`; resolves with the answer's head, rejects when no answer came. */
+  async send(call: UpstreamCall): Promise<UpstreamAnswer> {
+    try {
+      return await this.#once(call);
+    } catch (error) {
+      const stale = (error as { reusedSocket?: boolean }).reusedSocket === true;
+      const retryable = call.body === null || Buffer.isBuffer(call.body);
+      if (!stale || !retryable || call.signal.aborted) throw error;
+      return await this.#once(call);
+    }
+  }
+
+  /** Closes the idle connections. */
+  close(): void {
+    this.#agent.destroy();
+  }
+
+  #once(call: UpstreamCall): Promise<UpstreamAnswer> {
+    const startedAt = performance.now();
+    return new Promise((resolve, reject) => {
+      const headers: Record<string, string> = { ...call.headers };
+      if (Buffer.isBuffer(call.body)) headers['content-length'] = String(call.body.length);
+      const request = this.#request(call.url, {
+        method: call.method,
+        headers,
+        agent: this.#agent,
+        signal: call.signal,
+      });
+      let writtenAt = 0;
+      const written = () => {
+        writtenAt = performance.now();
+      };
+      request.once('socket', (socket) => {
+        if (socket.connecting) socket.once('connect', written);
+        else written();
+      });
+      request.once('response', (response) => {
+        resolve({ response, startedAt, writtenAt, headAt: performance.now() });
+      });
+      request.on('error', (error) => {
+        // A kept connection reset before any answer: the upstream closed it while idle.
+        const code = (error as NodeJS.ErrnoException).code;
+        if (request.reusedSocket && (code === 'ECONNRESET' || code === 'EPIPE'))
+          Object.assign(error, { reusedSocket: true });
+        reject(error);
+      });
+      const body = call.body;
+      if (body === null) request.end();
+      else if (Buffer.isBuffer(body)) request.end(body);
+      else {
+        body.once('error', (error) => request.destroy(error));
+        body.pipe(request);
+      }
+    });
+  }
+}

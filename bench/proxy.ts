@@ -30,10 +30,13 @@
  * `PROXY_BENCH_MODULE=<path>` measures another build of src/proxy (a copy of an older one, its
  * path from bench/); `PROXY_BENCH_PROF=<dir>` writes the proxy process's CPU profile there;
  * `PROXY_BENCH_SIZES`, `PROXY_BENCH_CALLS`, `PROXY_BENCH_STREAM_CALLS` change the run;
- * `PROXY_BENCH_NODE_FLAGS` adds Node flags to the proxy's process (`--trace-gc`).
+ * `PROXY_BENCH_NODE_FLAGS` adds Node flags to the proxy's process (`--trace-gc`). The proxy's
+ * process runs with the young-generation cap `agent-compaction proxy` gives its own
+ * (src/cli/respawn-with-heap-flags.ts) unless those flags set `--max-semi-space-size`.
  */
 import { type ChildProcess, fork } from 'node:child_process';
 import { loadavg } from 'node:os';
+import { heapFlagsToAdd } from '../src/cli/respawn-with-heap-flags.js';
 import type { ProxyLogEntry } from '../src/proxy/index.js';
 import { type ClientResult, REST_DELAY_MS } from './proxy-child.js';
 
@@ -192,9 +195,12 @@ export async function proxyBench(): Promise<ProxyBenchFigures> {
   const upstream = await start(['upstream']);
   const module = process.env.PROXY_BENCH_MODULE;
   const profile = process.env.PROXY_BENCH_PROF;
+  const given = process.env.PROXY_BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? [];
   const flags = [
     ...(profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : []),
-    ...(process.env.PROXY_BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? []),
+    // The heap flag `agent-compaction proxy` starts its process with, unless the run gives its own.
+    ...(heapFlagsToAdd(given, {}) ?? []),
+    ...given,
   ];
   const proxy = await start(['proxy', upstream.url, ...(module ? [module] : [])], flags);
   const client = await start(['client'], ['--expose-gc']);

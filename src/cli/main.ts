@@ -3,9 +3,17 @@ import { failureLine, runCli } from './run-cli.js';
 import { terminalText } from './terminal-text.js';
 
 const argv = process.argv.slice(2);
+const help = argv.includes('--help') || argv.includes('-h');
+/** The proxy's own process flags (src/cli/respawn-with-heap-flags.ts), when it needs them. */
+async function proxyFlags(): Promise<string[] | undefined> {
+  if (argv[0] !== 'proxy' || help) return undefined;
+  return (await import('./respawn-with-heap-flags.js')).heapFlagsToAdd(process.execArgv, process.env);
+}
 try {
-  process.exitCode =
-    argv[0] === 'mcp' && !argv.includes('--help') && !argv.includes('-h')
+  const flags = await proxyFlags();
+  process.exitCode = flags
+    ? await (await import('./respawn-with-heap-flags.js')).respawnWithHeapFlags(argv, flags)
+    : argv[0] === 'mcp' && !help
       ? await (await import('./mcp-server.js')).runMcpCommand(argv.slice(1), (text) =>
           process.stderr.write(text),
         )

@@ -77,6 +77,7 @@ export async function runProxyCommand(argv: readonly string[], io: CliIo): Promi
         }),
   });
   await manager.ready();
+  (await import('./respawn-with-heap-flags.js')).stopWithParent();
   io.stdout(
     `${json ? JSON.stringify({ url: proxy.url, port: proxy.port }) : `proxy listening on ${proxy.url}`}\n`,
   );

@@ -1,16 +1,18 @@
 /**
  * `agent-compaction proxy` as a process: it prints its address, compacts a client's loop with
  * the config's archive, writes one line per request without the client's key, stops on SIGTERM
- * with exit 0; then `status` and `report` read the session it archived, by the id its response
+ * with exit 0 (from a child process of its own with a capped young generation, SIGTERM passed
+ * on); then `status` and `report` read the session it archived, by the id its response
  * header named.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
 import { afterAll, describe, expect, it } from 'vitest';
+import { PROXY_SEMI_SPACE_MB } from '../../src/cli/respawn-with-heap-flags.js';
 import { type ProviderTestServer, startProviderTestServer } from '../../src/testing/provider-test-server.js';
 import { cli } from '../support/cli-fixtures.js';
 import { reusedIdLoop, toolOutput } from '../support/tool-loop.js';
@@ -24,6 +26,15 @@ afterAll(async () => {
   await provider?.close();
   if (dir) await rm(dir, { recursive: true, force: true });
 });
+
+/** The process the CLI started to serve (Linux: read from /proc), or `undefined` elsewhere. */
+function proxyProcess(parent: number): { pid: number; cmdline: string } | undefined {
+  const children = `/proc/${parent}/task/${parent}/children`;
+  if (!existsSync(children)) return undefined;
+  const pid = Number(readFileSync(children, 'utf8').trim().split(/\s+/)[0]);
+  expect(pid).toBeGreaterThan(0);
+  return { pid, cmdline: readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ') };
+}
 
 /** Resolves with the first line the child writes on stdout. */
 function firstLine(process: ChildProcess): Promise<string> {
@@ -56,6 +67,10 @@ describe('agent-compaction proxy (the CLI command)', () => {
     });
     const { url } = JSON.parse(await firstLine(child)) as { url: string };
     expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    // The proxy serves from a child started with its heap flag (src/cli/respawn-with-heap-flags.ts).
+    const served = proxyProcess(child.pid!);
+    if (served !== undefined)
+      expect(served.cmdline).toContain(`--max-semi-space-size=${PROXY_SEMI_SPACE_MB}`);
     const client = new Anthropic({ apiKey: KEY, baseURL: url, maxRetries: 0 });
     const messages: Anthropic.MessageParam[] = [{ role: 'user', content: 'Probe every host.' }];
     let session = '';
@@ -76,6 +91,8 @@ describe('agent-compaction proxy (the CLI command)', () => {
     const exited = new Promise<number | null>((done) => child!.once('exit', done));
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
+    // SIGTERM reached the proxy's own process, which finished before its parent did.
+    if (served !== undefined) expect(existsSync(`/proc/${served.pid}`)).toBe(false);
     // One JSON line per request, none with the key; some compacted.
     const lines = stderr
       .split('\n')

@@ -58,6 +58,7 @@ type Message =
   | { logs: true }
   | { cpu: true }
   | { run: ClientRun }
+  | { go: true }
   | { close: true };
 
 const send = (message: unknown) => process.send?.(message);
@@ -204,6 +205,16 @@ async function client(): Promise<void> {
       await post(direct, upstreamUrl, body);
       await post(through, proxyUrl, body);
     }
+    // Warm: the bench reads the proxy's CPU time, then says go.
+    await new Promise<void>((go) => {
+      const on = (message: { go?: true }) => {
+        if (!message.go) return;
+        process.off('message', on);
+        go();
+      };
+      process.on('message', on);
+      send({ warmed: true });
+    });
     const pairs: Pair[] = [];
     for (const [call, body] of bodies.entries()) {
       // The client's own garbage collected between pairs, not inside one.

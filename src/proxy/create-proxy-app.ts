@@ -17,7 +17,7 @@ import { DEFAULT_REUSE_BYTES, ParsedBodies } from './parsed-bodies.js';
 import { passBack } from './pass-back.js';
 import { type CompactionProxyOptions, DEFAULT_MAX_BODY_BYTES, type ProxyLogEntry } from './proxy-options.js';
 import { PROXY_ROUTES, type ProxyRoute } from './proxy-routes.js';
-import { readBody } from './read-body.js';
+import { type ReadBody, readBody } from './read-body.js';
 import { SESSION_HEADER } from './session-of-request.js';
 import { type UpstreamAnswer, type UpstreamCall, UpstreamClient } from './upstream-client.js';
 
@@ -103,9 +103,11 @@ export function createProxyApp(options: CompactionProxyOptions): Hono {
       done(c, entry, response.status);
       return response;
     }
-    const { answer, session, readAt } = response;
+    const { answer, session, read } = response;
     entry.upstreamMs = answer.headAt - answer.startedAt;
-    entry.forwardMs = answer.writtenAt - readAt;
+    entry.forwardMs = answer.writtenAt - read.endedAt;
+    const [before, after] = [read.endedCpu, answer.writtenCpu];
+    entry.forwardCpuMs = (after.user + after.system - before.user - before.system) / 1000;
     const status = answer.response.statusCode ?? 502;
     return passBack(c, answer.response, {
       extra: session === undefined ? {} : { [SESSION_HEADER]: session },
@@ -125,13 +127,13 @@ export function createProxyApp(options: CompactionProxyOptions): Hono {
     c: Context,
     route: ProxyRoute,
     entry: Partial<ProxyLogEntry>,
-  ): Promise<Response | { answer: UpstreamAnswer; session: string | undefined; readAt: number }> {
+  ): Promise<Response | { answer: UpstreamAnswer; session: string | undefined; read: ReadBody }> {
     const mark = performance.now();
-    const bytes = await readBody(c, maxSize);
-    if (bytes === undefined) return tooLarge();
-    const readAt = performance.now();
+    const read = await readBody(c, maxSize);
+    if (read === undefined) return tooLarge();
+    const readAt = read.endedAt;
     entry.readMs = readAt - mark;
-    const parsed = bodies.parse(route, bytes);
+    const parsed = bodies.parse(route, read.bytes);
     if (parsed === undefined)
       return proxyError(400, 'invalid_request_error', 'the request body is not a JSON object');
     entry.parseMs = performance.now() - readAt;
@@ -160,7 +162,7 @@ export function createProxyApp(options: CompactionProxyOptions): Hono {
       body: compacted.body,
       signal,
     });
-    return answer instanceof Response ? answer : { answer, session: compacted.session, readAt };
+    return answer instanceof Response ? answer : { answer, session: compacted.session, read };
   }
   return app;
 }

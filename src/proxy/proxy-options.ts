@@ -50,6 +50,11 @@ export interface ProxyLogEntry {
    */
   forwardMs?: number;
   /**
+   * CPU milliseconds the proxy's process used in `forwardMs` (all its threads): below
+   * `forwardMs` when it waited for a core, the time it would take on a core of its own.
+   */
+  forwardCpuMs?: number;
+  /**
    * Milliseconds from the upstream's answer head received to the answer's first byte written
    * to the client: all the proxy adds on the way back (served by `startProxy` only).
    */

@@ -1,30 +1,50 @@
 /**
  * A request body read as one Buffer, chunk by chunk off the Node request when there is one
  * (no string built, no web stream in between), stopping at the size limit rather than after
- * the whole body.
+ * the whole body. A body of a declared length is copied into its Buffer as each chunk
+ * arrives, so that once its last byte is in only that chunk is left to copy (a 128k-token
+ * body is ~600 KB: copied whole after its end, that was about 1 ms on the request's path).
  */
 import type { IncomingMessage } from 'node:http';
 import type { Context } from 'hono';
 
+/** The largest declared length read straight into a Buffer of that size. */
+const PREALLOCATED_BYTES = 8 * 1024 * 1024;
+
+/** A body read, and when its last byte had been received (`performance.now()`, `process.cpuUsage()`). */
+export interface ReadBody {
+  bytes: Buffer;
+  endedAt: number;
+  endedCpu: NodeJS.CpuUsage;
+}
+
 /** The body, or `undefined` when it is over `maxBytes`. */
-export async function readBody(c: Context, maxBytes: number): Promise<Buffer | undefined> {
-  const declared = Number(c.req.header('content-length'));
-  if (declared > maxBytes) return undefined;
+export async function readBody(c: Context, maxBytes: number): Promise<ReadBody | undefined> {
+  const header = c.req.header('content-length');
+  const declared = header === undefined || !/^\d+$/.test(header) ? undefined : Number(header);
+  if (declared !== undefined && declared > maxBytes) return undefined;
   const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
   if (incoming === undefined || typeof incoming.on !== 'function' || incoming.readableDidRead) {
     const whole = Buffer.from(await c.req.arrayBuffer());
-    return whole.length > maxBytes ? undefined : whole;
+    if (whole.length > maxBytes) return undefined;
+    return { bytes: whole, endedAt: performance.now(), endedCpu: process.cpuUsage() };
   }
-  return await new Promise<Buffer | undefined>((resolve, reject) => {
+  return await new Promise<ReadBody | undefined>((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
+    // Node frames the body by its declared length. Memory is set aside up front only for a
+    // length a request that sends nothing yet may cost (a larger one is gathered as it comes).
+    const into =
+      declared === undefined || declared === 0 || declared > PREALLOCATED_BYTES
+        ? undefined
+        : Buffer.allocUnsafeSlow(declared);
     const stop = () => {
       incoming.off('data', onData);
       incoming.off('end', onEnd);
       incoming.off('error', onError);
       incoming.off('close', onClose);
     };
-    const done = (value: Buffer | undefined) => {
+    const done = (value: ReadBody | undefined) => {
       stop();
       resolve(value);
     };
@@ -35,11 +55,25 @@ export async function readBody(c: Context, maxBytes: number): Promise<Buffer | u
     // Closed before its end: the client went away.
     const onClose = () => onError(new Error('the client closed the request before its end'));
     const onData = (chunk: Buffer) => {
+      if (size + chunk.length > maxBytes || (into !== undefined && size + chunk.length > into.length)) {
+        done(undefined);
+        return;
+      }
+      if (into === undefined) chunks.push(chunk);
+      else chunk.copy(into, size);
       size += chunk.length;
-      if (size > maxBytes) done(undefined);
-      else chunks.push(chunk);
     };
-    const onEnd = () => done(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size));
+    const onEnd = () => {
+      const endedAt = performance.now();
+      const endedCpu = process.cpuUsage();
+      const bytes =
+        into !== undefined
+          ? into.subarray(0, size)
+          : chunks.length === 1
+            ? chunks[0]!
+            : Buffer.concat(chunks, size);
+      done({ bytes, endedAt, endedCpu });
+    };
     incoming.on('data', onData);
     incoming.on('end', onEnd);
     incoming.on('error', onError);

@@ -27,6 +27,8 @@ export interface UpstreamAnswer {
   startedAt: number;
   /** `performance.now()` when the request's first byte was handed to the socket. */
   writtenAt: number;
+  /** `process.cpuUsage()` then. */
+  writtenCpu: NodeJS.CpuUsage;
   /** `performance.now()` when the answer's head had arrived. */
   headAt: number;
 }
@@ -72,15 +74,17 @@ export class UpstreamClient {
         signal: call.signal,
       });
       let writtenAt = 0;
+      let writtenCpu: NodeJS.CpuUsage = { user: 0, system: 0 };
       const written = () => {
         writtenAt = performance.now();
+        writtenCpu = process.cpuUsage();
       };
       request.once('socket', (socket) => {
         if (socket.connecting) socket.once('connect', written);
         else written();
       });
       request.once('response', (response) => {
-        resolve({ response, startedAt, writtenAt, headAt: performance.now() });
+        resolve({ response, startedAt, writtenAt, writtenCpu, headAt: performance.now() });
       });
       request.on('error', (error) => {
         // A kept connection reset before any answer: the upstream closed it while idle.

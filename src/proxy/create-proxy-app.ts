@@ -40,6 +40,14 @@ async function callUpstream(client: UpstreamClient, call: UpstreamCall): Promise
   }
 }
 
+/** Each app's connections to its upstream, closed by {@link closeUpstream}. */
+const upstreamClients = new WeakMap<Hono, UpstreamClient>();
+
+/** Closes the kept connections of an app made by {@link createProxyApp} (a later request opens one again). */
+export function closeUpstream(app: Hono): void {
+  upstreamClients.get(app)?.close();
+}
+
 /**
  * The proxy app (mount it in your own Hono app, or serve it with {@link startProxy}).
  *
@@ -58,6 +66,7 @@ export function createProxyApp(options: CompactionProxyOptions): Hono {
   const bodies = new ParsedBodies(options.reuseBytes ?? DEFAULT_REUSE_BYTES);
   const client = new UpstreamClient(upstream);
   const app = new Hono();
+  upstreamClients.set(app, client);
   const tooLarge = () =>
     proxyError(413, 'request_too_large', `the request body is over the proxy's limit of ${maxSize} bytes`);
   app.onError((error) => {

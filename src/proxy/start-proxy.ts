@@ -5,7 +5,7 @@
  */
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createProxyApp } from './create-proxy-app.js';
+import { closeUpstream, createProxyApp } from './create-proxy-app.js';
 import {
   type CompactionProxyOptions,
   DEFAULT_PROXY_HOST,
@@ -102,6 +102,7 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
       }
       server.closeAllConnections();
       await closed;
+      closeUpstream(app);
       await options.manager.flush();
     },
   };

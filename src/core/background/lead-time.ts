@@ -110,6 +110,16 @@ export class LeadTime {
   }
 
   /**
+   * Milliseconds until `key`, at `tokens`, likely reaches `trigger` at its current pace (the
+   * calls left times the time per call); `undefined` while its growth is not known.
+   */
+  untilTrigger(key: string, tokens: number, trigger: number): number | undefined {
+    const growth = this.#growth.get(key);
+    if (!growth?.tokensPerCall || !growth.msPerCall) return undefined;
+    return Math.max(0, Math.ceil((trigger - tokens) / growth.tokensPerCall)) * growth.msPerCall;
+  }
+
+  /**
    * True when `key`, at `tokens`, reaches `trigger` before a preparation started now would
    * likely be ready (the median latency): its job would most likely be dropped unused. Never
    * true before a preparation was seen published (a stopped queue must still get jobs).

@@ -237,7 +237,7 @@ export async function startPreparationWorker(options: PreparationWorkerOptions):
         redact,
         emit: (event, properties, start) => bus.emit(context, event, properties, { start }),
         marks,
-        expectedMs: () => runTimes.quick(),
+        expectedMs: () => runTimes.fastest(),
         ...(signal ? { signal } : {}),
       });
       if (result === 'published') runTimes.record(Date.now() - started);
@@ -341,13 +341,11 @@ class RunTimes {
   }
 
   /**
-   * A quick run's time: the first quartile (a job is dropped only when even a quick run would
-   * be late: a drop costs the agent a compaction at its trigger); `undefined` before a run.
+   * The fastest recent run's time (a job is dropped only when even that would be late: a drop
+   * costs the agent a compaction at its trigger; the first runs are slow); `undefined` before a run.
    */
-  quick(): number | undefined {
-    if (this.#times.length === 0) return undefined;
-    const sorted = [...this.#times].sort((a, b) => a - b);
-    return sorted[Math.floor(sorted.length / 4)];
+  fastest(): number | undefined {
+    return this.#times.length === 0 ? undefined : Math.min(...this.#times);
   }
 }
 

@@ -3,7 +3,9 @@
  * manager's `preparationQueue` option. One job per session and summary version, its id the
  * same in every process, so a second add anywhere in the fleet is a no-op while the job is
  * kept (completed jobs are kept an hour by default for that reason; a worker also skips a
- * version already published). Retries with exponential backoff; failed jobs are kept as the
+ * version already published). An agent withdraws its waiting job when the session moved past
+ * its version; each job carries a deadline (the session's expected trigger) that workers
+ * check before summarizing. Retries with exponential backoff; failed jobs are kept as the
  * dead letters (`counts().failed`).
  */
 
@@ -59,6 +61,8 @@ export interface PreparationQueueCounts {
 
 /** A preparation queue on BullMQ. */
 export interface BullmqPreparationQueue extends PreparationQueue {
+  /** Removes the waiting job of `key` and `baseVersion` (a running or finished one stays). */
+  withdraw(key: string, baseVersion: number): Promise<void>;
   /** Jobs by state (pending, running, failed) and the lag of the oldest waiting one. */
   counts(): Promise<PreparationQueueCounts>;
   /** Closes the queue's Redis connection (jobs stay in Redis for the workers). */
@@ -124,6 +128,16 @@ export function bullmqPreparationQueue(options: BullmqPreparationQueueOptions): 
         }),
       );
       await withTimeout(add, timeoutMs);
+    },
+    async withdraw(key: string, baseVersion: number) {
+      // Only a queue this process added to holds a job of its own to take back.
+      if (closed || !queue) return;
+      const q = await queue;
+      const job = await q.getJob(preparationJobId(key, baseVersion));
+      // A waiting job only: a running one is fenced at publish, a completed one keeps the id taken.
+      const state = await job?.getState();
+      if (job && (state === 'waiting' || state === 'delayed' || state === 'prioritized'))
+        await job.remove().catch(() => {});
     },
     async counts() {
       const q = await open();

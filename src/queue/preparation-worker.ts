@@ -109,7 +109,7 @@ export interface PreparationJobOutcome {
 
 /** What a worker did so far. */
 export interface PreparationWorkerStatus {
-  /** Jobs run to an outcome (published, superseded or already prepared). */
+  /** Jobs run to an outcome (published, superseded, already prepared or expired). */
   processed: number;
   /** Summaries published. */
   published: number;
@@ -117,6 +117,8 @@ export interface PreparationWorkerStatus {
   superseded: number;
   /** Jobs whose version was published before (a retry or a duplicate). */
   alreadyPrepared: number;
+  /** Jobs dropped unsummarized: they could not be published before their deadline (the session's trigger). */
+  expired: number;
   /** Runs that failed (each retried until the attempts are spent). */
   failed: number;
   /** Jobs that failed every attempt. */
@@ -186,6 +188,7 @@ export async function startPreparationWorker(options: PreparationWorkerOptions):
     published: 0,
     superseded: 0,
     alreadyPrepared: 0,
+    expired: 0,
     failed: 0,
     deadLettered: 0,
     summarizerRuns: 0,
@@ -195,7 +198,10 @@ export async function startPreparationWorker(options: PreparationWorkerOptions):
     published: 'published',
     superseded: 'superseded',
     already_prepared: 'alreadyPrepared',
+    expired: 'expired',
   };
+  // How long published runs took (the latest ones): a job due sooner is dropped unsummarized.
+  const runTimes = new RunTimes();
   const tell = (
     job: Job<PreparationJob>,
     result: PreparationJobOutcome['result'],
@@ -220,6 +226,7 @@ export async function startPreparationWorker(options: PreparationWorkerOptions):
   const run = async (job: Job<PreparationJob>, _token?: string, signal?: AbortSignal) => {
     const data = job.data;
     const context = newOperation(data.sessionId);
+    const started = Date.now();
     status.running++;
     try {
       const result = await runPreparationJob(data, {
@@ -230,8 +237,10 @@ export async function startPreparationWorker(options: PreparationWorkerOptions):
         redact,
         emit: (event, properties, start) => bus.emit(context, event, properties, { start }),
         marks,
+        expectedMs: () => runTimes.fastest(),
         ...(signal ? { signal } : {}),
       });
+      if (result === 'published') runTimes.record(Date.now() - started);
       status.processed++;
       status[counted[result]]++;
       return { result, attempt: job.attemptsMade + 1 };
@@ -321,6 +330,27 @@ export async function startPreparationWorker(options: PreparationWorkerOptions):
     },
   };
 }
+
+/** The times of the latest published runs (the newest {@link RUN_TIMES_KEPT}). */
+class RunTimes {
+  readonly #times: number[] = [];
+
+  record(ms: number): void {
+    this.#times.push(ms);
+    if (this.#times.length > RUN_TIMES_KEPT) this.#times.shift();
+  }
+
+  /**
+   * The fastest recent run's time (a job is dropped only when even that would be late: a drop
+   * costs the agent a compaction at its trigger; the first runs are slow); `undefined` before a run.
+   */
+  fastest(): number | undefined {
+    return this.#times.length === 0 ? undefined : Math.min(...this.#times);
+  }
+}
+
+/** Published runs whose times a worker keeps (for the deadline check). */
+const RUN_TIMES_KEPT = 32;
 
 /** Host and port of the connection, for messages (never the password). */
 function redisWhere(connection: QueueConnection): string {

@@ -20,6 +20,12 @@ export interface StorageConformanceOptions {
   /** Shown in the test names. */
   name: string;
   create(): Promise<StorageHarness>;
+  /**
+   * `false`: the adapter has no `latestSummaryStep` (optional in the contract: without it a
+   * store that lost its data gets no version floor from the archive); its test is skipped,
+   * visibly. @default true (required)
+   */
+  latestSummaryStep?: boolean;
 }
 
 function summaryOf(sessionId: string, step: number, text: string): ArchivedSummary {
@@ -86,6 +92,25 @@ export function describeStorageConformance(options: StorageConformanceOptions): 
         expect(JSON.parse(await read(first))).toEqual(summaryOf('s1', 12, 'first'));
         expect(JSON.parse(await read(second))).toEqual(summaryOf('s1', 12, 'second'));
       }));
+
+    it.skipIf(options.latestSummaryStep === false)(
+      'reports the highest archived summary step of a session (latestSummaryStep: the version floor)',
+      () =>
+        withHarness(async ({ adapter }) => {
+          if (!adapter.latestSummaryStep)
+            throw new Error(`${adapter.name} has no latestSummaryStep (pass latestSummaryStep: false)`);
+          expect(await adapter.latestSummaryStep('floor')).toBeUndefined();
+          for (const step of [3, 12, 7])
+            await adapter.saveSummary('floor', summaryOf('floor', step, 'x'), step);
+          // A later transcript step, another session's summaries, a session whose id extends this one's: not counted.
+          await adapter.saveTranscript('floor', [{ role: 'user', content: 'later' }], 20);
+          await adapter.saveSummary('floor-2', summaryOf('floor-2', 30, 'x'), 30);
+          await adapter.saveEvent('floor', sampleCompactionEvents({ sessionId: 'floor' })[0]!);
+          expect(await adapter.latestSummaryStep('floor')).toBe(12);
+          expect(await adapter.latestSummaryStep('floor-2')).toBe(30);
+          expect(await adapter.latestSummaryStep('other')).toBeUndefined();
+        }),
+    );
 
     it('saves each transcript under a new name, never replacing one', () =>
       withHarness(async ({ adapter, read }) => {

@@ -131,31 +131,62 @@ describe.runIf(withRedis)('the BullMQ preparation queue', () => {
     expect(agents[0]!.calls).toEqual(['s']);
   });
 
-  it('backlog and supersede: jobs of sessions compacted since are dropped unsummarized; the fresh one is prepared', async () => {
+  it('backlog and supersede: stale jobs are withdrawn by their agent or dropped unsummarized by the worker; the fresh one is prepared', async () => {
+    const { fleet, agents } = setup(2);
+    const [a, b] = agents as [Agent, Agent];
+    // No worker yet: the jobs wait while their sessions move on (an agent compacts itself).
+    // old-1 and old-2 reach their trigger on the agent that enqueued them: it withdraws the
+    // waiting job; old-3 and old-4 on the other agent (behind a load balancer): the job stays.
+    for (const [session, trigger] of [
+      ['old-1', a],
+      ['old-2', a],
+      ['old-3', b],
+      ['old-4', b],
+    ] as const) {
+      await a.manager.compact(session, CROSSED);
+      await settled(a);
+      expect((await trigger.manager.compact(session, TRIGGERED)).applied).toBe(true);
+    }
+    await a.manager.compact('fresh', CROSSED);
+    await settled(a);
+    // The withdrawals are not awaited by the trigger: until the queue shows them.
+    while ((await a.queue.counts()).waiting !== 3) await new Promise((resolve) => setTimeout(resolve, 20));
+    await fleet.start('w1');
+    await fleet.untilCount((r) => r.type === 'job', 3);
+    const results = Object.fromEntries(fleet.of('job').map((r) => [r.outcome.sessionId, r.outcome.result]));
+    expect(results).toEqual({ 'old-3': 'superseded', 'old-4': 'superseded', fresh: 'published' });
+    expect(fleet.of('summarizing').map((r) => r.sessionId)).toEqual(['fresh']);
+    expect(await fleet.status('w1')).toMatchObject({ summarizerRuns: 1, superseded: 2, published: 1 });
+    const result = await a.manager.compact('fresh', TRIGGERED);
+    expect(result.summary?.summarizer).toBe('queue:scripted-w1');
+  });
+
+  it('deadline: a job that could not be published before its trigger is dropped by the worker without a summarizer call', async () => {
     const { fleet, agents } = setup(1);
     const agent = agents[0]!;
-    // No worker yet: the jobs wait while their sessions move on (the agent compacts itself).
-    for (const session of ['old-1', 'old-2', 'old-3', 'old-4']) {
-      await agent.manager.compact(session, CROSSED);
-      await settled(agent);
-      expect((await agent.manager.compact(session, TRIGGERED)).applied).toBe(true);
-    }
-    await agent.manager.compact('fresh', CROSSED);
+    // The worker learns how long a run takes (300 ms) on a first job.
+    await fleet.start('w1', { SUMMARIZE_MS: '300' });
+    await agent.manager.compact('warm', CROSSED);
     await settled(agent);
-    expect(await agent.queue.counts()).toMatchObject({ waiting: 5 });
-    await fleet.start('w1');
-    await fleet.untilCount((r) => r.type === 'job', 5);
-    const results = Object.fromEntries(fleet.of('job').map((r) => [r.outcome.sessionId, r.outcome.result]));
-    expect(results).toEqual({
-      'old-1': 'superseded',
-      'old-2': 'superseded',
-      'old-3': 'superseded',
-      'old-4': 'superseded',
-      fresh: 'published',
-    });
-    expect(fleet.of('summarizing').map((r) => r.sessionId)).toEqual(['fresh']);
-    const result = await agent.manager.compact('fresh', TRIGGERED);
-    expect(result.summary?.summarizer).toBe('queue:scripted-w1');
+    await fleet.inbox.until((r) => r.type === 'job' && r.outcome.sessionId === 'warm');
+    // A session at a pace of one call per millisecond (its clock): its trigger is a few
+    // milliseconds after the job is enqueued, sooner than any run of this worker.
+    let now = Date.now();
+    const fast = startAgent(server.url, currentPrefix, agent.queue.name, { clock: () => ++now });
+    agents.push(fast);
+    for (const turns of [30, 32, 34, 36]) {
+      await fast.manager.compact('due', history.slice(0, 2 * turns));
+      await settled(fast);
+    }
+    expect(fast.manager.backgroundStatus().queued).toBe(1);
+    const outcome = await fleet.inbox.until((r) => r.type === 'job' && r.outcome.sessionId === 'due');
+    expect(outcome).toMatchObject({ outcome: { result: 'expired' } });
+    expect(fleet.of('summarizing').map((r) => r.sessionId)).toEqual(['warm']);
+    expect(await fleet.status('w1')).toMatchObject({ expired: 1, published: 1, summarizerRuns: 1 });
+    expect(await agent.store.get('due::prepared')).toBeUndefined();
+    // The agent compacts at its trigger, as without a queue.
+    const result = await fast.manager.compact('due', TRIGGERED);
+    expect(result.summary?.summarizer).toBe('agent-summarizer');
   });
 
   it('supersede mid-job: a summary finished after the session was compacted is not published', async () => {

@@ -131,6 +131,17 @@ export class BackgroundPreparations {
     return true;
   }
 
+  /**
+   * With a queue: when `key`, at `tokens`, likely reaches `trigger` at the session's pace
+   * (wall-clock epoch ms: workers compare it with theirs), its job's deadline; `undefined`
+   * while its pace is not known.
+   */
+  deadline(key: string, tokens: number, trigger: number): number | undefined {
+    if (!this.#queue) return undefined;
+    const ms = this.#lead.untilTrigger(key, tokens, trigger);
+    return ms === undefined ? undefined : Math.round(Date.now() + ms);
+  }
+
   /** Counters and sizes. */
   status(): BackgroundStatus {
     return {
@@ -159,7 +170,7 @@ export class BackgroundPreparations {
     if (existing && existing.baseVersion === request.view.version) return false;
     const folded = planPreparation(request.view, request.policy, request.foldAtLeast);
     if (folded.length === 0) return false;
-    if (existing) this.#drop(key, existing);
+    if (existing) this.#drop(key, existing, existing.baseVersion < request.view.version);
     this.#evict();
     const preparation = this.#launch(key, folded, request);
     this.#entries.set(key, preparation);
@@ -284,7 +295,7 @@ export class BackgroundPreparations {
     const found = this.#entries.get(key);
     const fits = (p: Preparation) =>
       p.baseVersion === view.version && !view.mismatch && coversPrefix(p.foldedIds, p.foldedHashes, view);
-    if (found && !fits(found)) this.#drop(key, found);
+    if (found && !fits(found)) this.#drop(key, found, found.baseVersion < view.version);
     const preparation = this.#entries.get(key);
     // A queued preparation is summarized elsewhere: the trigger never waits on the queue.
     if (preparation && !preparation.settled && !this.#queue) await untilAborted(preparation.done, signal);
@@ -309,7 +320,11 @@ export class BackgroundPreparations {
       shared = await this.#awaitOther(key, view, signal);
     if (preparation) this.#entries.delete(key);
     if (!shared) {
-      if (preparation) this.#discarded++;
+      if (preparation) {
+        this.#discarded++;
+        // The trigger compacts without it: a job still waiting is taken out of the queue.
+        this.#withdraw(key, preparation);
+      }
       return undefined;
     }
     this.#used++;
@@ -358,10 +373,21 @@ export class BackgroundPreparations {
     await Promise.all(running.map((preparation) => preparation.done));
   }
 
-  #drop(key: string, preparation: Preparation): void {
+  /** `stale`: the session moved past the preparation's version (its job is withdrawn). */
+  #drop(key: string, preparation: Preparation, stale = false): void {
     this.#entries.delete(key);
     this.#discarded++;
     if (!preparation.settled) this.#abort(preparation);
+    if (stale) this.#withdraw(key, preparation);
+  }
+
+  /**
+   * Takes `preparation`'s job out of the queue if it still waits there (never awaited). Only
+   * for a version the session moved past: another process may still use a live one's summary.
+   */
+  #withdraw(key: string, preparation: Preparation): void {
+    if (preparation.queuedAt === undefined || !this.#queue?.withdraw) return;
+    this.#queue.withdraw(key, preparation.baseVersion).catch(() => {});
   }
 
   #abort(preparation: Preparation): void {

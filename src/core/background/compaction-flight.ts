@@ -90,6 +90,7 @@ export function maybePrepare(
   });
   if (tokensBefore < threshold.tokens || view.mismatch) return;
   if (background.tooLate(key, view.version, tokensBefore, decision.triggerTokens)) return;
+  const deadline = background.deadline(key, tokensBefore, decision.triggerTokens);
   background.start(
     prepared.key,
     {
@@ -105,6 +106,7 @@ export function maybePrepare(
         redact: deps.summarizerRedact,
       },
       ...(prepared.options.agent ? { agent: prepared.options.agent } : {}),
+      ...(deadline !== undefined ? { deadline } : {}),
     },
     threshold,
   );

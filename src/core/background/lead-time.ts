@@ -17,6 +17,14 @@ export const LATENCY_SAMPLES = 32;
 export const LATE_FACTOR = 1.5;
 /** The lead time is the latency's p90 times this (a margin for jitter). */
 const MARGIN = 1.25;
+/**
+ * A job's deadline is this many times the session's expected time to its trigger: calls slow
+ * down around a trigger (a fleet's sessions compact together), and a job dropped that would
+ * have been in time costs the agent a summary at its trigger, while one run late costs a
+ * worker's call (bench/queue.ts, lockstep: the pace measured between calls put the deadline
+ * 2 s early for jobs that were used).
+ */
+export const DEADLINE_MARGIN = 2;
 /** Weight of a new delta in the growth EWMAs. */
 const ALPHA = 0.3;
 /** A gap longer than this between two calls is an idle pause, not a call's time. */
@@ -107,6 +115,18 @@ export class LeadTime {
     const upper = trigger - growth.tokensPerCall;
     const tokens = Math.max(floor, Math.min(upper, trigger - callsAhead * growth.tokensPerCall));
     return { tokens: Math.floor(tokens), basis: 'learned', leadMs, callsAhead };
+  }
+
+  /**
+   * Milliseconds until `key`, at `tokens`, has surely reached `trigger`: the calls left at its
+   * current pace, times the time per call, times {@link DEADLINE_MARGIN}; `undefined` while
+   * its growth is not known.
+   */
+  untilTrigger(key: string, tokens: number, trigger: number): number | undefined {
+    const growth = this.#growth.get(key);
+    if (!growth?.tokensPerCall || !growth.msPerCall) return undefined;
+    const calls = Math.max(1, Math.ceil((trigger - tokens) / growth.tokensPerCall));
+    return calls * growth.msPerCall * DEADLINE_MARGIN;
   }
 
   /**

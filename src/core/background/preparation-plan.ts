@@ -28,6 +28,8 @@ export interface PreparationRequest {
    * to reach the target, plus the summary's room. Without it, all before the policy window.
    */
   readonly foldAtLeast?: number;
+  /** When the session's trigger is expected (epoch ms), for a queued job's deadline. */
+  readonly deadline?: number;
 }
 
 /** The unpinned entries before the policy's verbatim window (what a preparation folds). */
@@ -100,6 +102,7 @@ export function queueJob(
       strategy: String(policy.strategy),
       maxTokens: policy.maxSummaryTokens,
       ...(request.agent ? { agent: request.agent } : {}),
+      ...(request.deadline !== undefined ? { deadline: request.deadline } : {}),
     },
     folded,
     (entry) => summarizerMessage(entry, request.codec),

@@ -20,9 +20,14 @@ import { runPreparationJob } from './run-preparation-job.js';
 class ArrayQueue implements PreparationQueue {
   readonly name = 'array';
   readonly jobs = new Map<string, PreparationJob>();
+  readonly withdrawn: string[] = [];
   async enqueue(job: PreparationJob): Promise<void> {
     const id = `${job.key}|${job.baseVersion}`;
     if (!this.jobs.has(id)) this.jobs.set(id, structuredClone(job));
+  }
+  async withdraw(key: string, baseVersion: number): Promise<void> {
+    const id = `${key}|${baseVersion}`;
+    if (this.jobs.delete(id)) this.withdrawn.push(id);
   }
 }
 
@@ -49,8 +54,9 @@ function deps(store: MemorySessionStore, chain: Summarizer[] = [worker]) {
   };
 }
 
-function manager(store: MemorySessionStore, queue: PreparationQueue) {
+function manager(store: MemorySessionStore, queue: PreparationQueue, clock?: () => number) {
   return new CompactManager({
+    ...(clock ? { clock } : {}),
     maxContextTokens: 10_000,
     tokenCounter: charCounter,
     policy: { hardCapBuffer: 500 },
@@ -96,6 +102,63 @@ describe('a preparation queue (the contract)', () => {
     // The next version moved on: the old job is superseded, before and after summarizing.
     expect(await runPreparationJob(job!, d)).toBe('superseded');
     await m.shutdown();
+  });
+
+  it("a job carries the deadline of its session's trigger; a worker that cannot publish before it drops the job without a summarizer call", async () => {
+    const store = new MemorySessionStore();
+    const queue = new ArrayQueue();
+    // A call every 2 s (the session's pace): the deadline is the calls left before the trigger.
+    let now = 1_000_000;
+    const m = manager(store, queue, () => now);
+    const history = chatTurns(60);
+    for (let turns = 30; turns <= 38 && queue.jobs.size === 0; turns++) {
+      now += 2_000;
+      await m.compact('s', history.slice(0, 2 * turns));
+      await settled(m);
+    }
+    const [job] = queue.jobs.values();
+    expect(job?.deadline).toBeDefined();
+    // At least one call of 2 s away, at most the window's growth away.
+    expect(job!.deadline! - job!.enqueuedAt).toBeGreaterThanOrEqual(2_000);
+    let calls = 0;
+    const counted: Summarizer = {
+      ...worker,
+      summarize: (request) => {
+        calls++;
+        return worker.summarize(request);
+      },
+    };
+    const { deps: d } = deps(store, [counted]);
+    const late = { ...d, expectedMs: () => job!.deadline! - Date.now() + 60_000 };
+    expect(await runPreparationJob(job!, late)).toBe('expired');
+    expect(calls, 'no summarizer call for an expired job').toBe(0);
+    expect(await store.get('s::prepared')).toBeUndefined();
+    // A worker fast enough (or one that measured nothing yet) runs it.
+    expect(await runPreparationJob(job!, { ...d, expectedMs: () => 10 })).toBe('published');
+    expect(calls).toBe(1);
+    await m.shutdown();
+  });
+
+  it('the trigger withdraws its waiting job when it compacts without it; a job of a live version is never withdrawn', async () => {
+    const store = new MemorySessionStore();
+    const queue = new ArrayQueue();
+    const m = manager(store, queue);
+    const history = chatTurns(60);
+    await m.compact('s', history.slice(0, 72));
+    await settled(m);
+    expect(queue.jobs.size).toBe(1);
+    // Shutdown and endSession keep it: another process may still use its summary.
+    m.endSession('s');
+    expect(queue.withdrawn).toEqual([]);
+    await m.compact('s', history.slice(0, 72));
+    await settled(m);
+    // No worker ran it: the trigger compacts itself and takes the job back.
+    const result = await m.compact('s', history.slice(0, 90));
+    expect(result.summary?.summarizer).toBe('agent');
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(queue.withdrawn).toEqual(['s|0']);
+    await m.shutdown();
+    expect(queue.withdrawn).toEqual(['s|0']);
   });
 
   it('the trigger never waits on a queue that does not answer', async () => {

@@ -2,8 +2,9 @@
  * What a queue worker does with one {@link PreparationJob}: summarize it with the configured
  * chain and publish the summary in the session store. Fenced by the session's version: a job
  * whose session moved on (compacted since, by anyone) is dropped before the summarizer runs
- * and again before publishing, and a job whose version someone already published (a retried
- * or duplicated job) is not summarized twice. Publishing is a compare-and-set (one text per
+ * and again before publishing, a job whose version someone already published (a retried
+ * or duplicated job) is not summarized twice, and a job that could not be published before
+ * its deadline (the agent's trigger) is not summarized at all. Publishing is a compare-and-set (one text per
  * version, the first wins) and the record is signed with the installation's summary key. The agent swaps a published summary in only
  * when it still covers a prefix of its history (shared-preparation.ts), and its compaction's
  * compare-and-set on the version applies it at most once.
@@ -39,14 +40,21 @@ export interface PreparationJobDeps {
    */
   readonly marks: SummaryMarks;
   readonly signal?: AbortSignal;
+  /**
+   * How long a run takes from now until its summary is published, as the worker has measured
+   * it (`undefined`: not known yet). A job whose `deadline` comes sooner is dropped unsummarized.
+   */
+  readonly expectedMs?: () => number | undefined;
 }
 
 /**
  * `published`: the summary is in the store. `superseded`: the session's version moved past
  * the job's (or the store holds a newer preparation): nothing was written. `already_prepared`:
- * this version's summary was published before (by another run of the same job).
+ * this version's summary was published before (by another run of the same job). `expired`:
+ * the summary could not be published before the job's deadline (the session's expected
+ * trigger, where the agent compacts without it): not summarized.
  */
-export type PreparationJobResult = 'published' | 'superseded' | 'already_prepared';
+export type PreparationJobResult = 'published' | 'superseded' | 'already_prepared' | 'expired';
 
 /** Why the job must not run (or publish) now, or `undefined` when it may. */
 async function fence(store: SessionStore, job: PreparationJob): Promise<PreparationJobResult | undefined> {
@@ -65,6 +73,10 @@ export async function runPreparationJob(
 ): Promise<PreparationJobResult> {
   const before = await fence(deps.store, job);
   if (before) return before;
+  // A summary that would land after the agent's trigger is work for nothing (issue 46).
+  const expectedMs = deps.expectedMs?.();
+  if (job.deadline !== undefined && expectedMs !== undefined && Date.now() + expectedMs > job.deadline)
+    return 'expired';
   const outcome = await summarizeWithFallback(
     {
       chain: deps.chain,

@@ -30,6 +30,12 @@ export interface PreparationJob {
   readonly agent?: string;
   /** Epoch milliseconds. */
   readonly enqueuedAt: number;
+  /**
+   * When the agent expects the session's trigger (epoch milliseconds): a summary published
+   * later is of no use (the agent compacts at the trigger without it). A worker that cannot
+   * finish before then drops the job unsummarized (`expired`). Absent: no deadline known.
+   */
+  readonly deadline?: number;
 }
 
 /**
@@ -42,6 +48,12 @@ export interface PreparationQueue {
   /** The queue's name (in events and status). */
   readonly name: string;
   enqueue(job: PreparationJob): Promise<void>;
+  /**
+   * Takes a job of `key` and `baseVersion` out of the queue while it waits (the agent compacted
+   * without it, or dropped it): no worker picks it up. A running job is left alone (its
+   * publish is fenced). Optional; never awaited on the agent's path.
+   */
+  withdraw?(key: string, baseVersion: number): Promise<void>;
 }
 
 /**

@@ -5,7 +5,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { charCounter, chatTurns } from '../../../test/support/background-fixtures.js';
 import { isCompactError } from '../../core/errors.js';
+import { CompactManager } from '../../core/manager/compact-manager.js';
+import { MemorySessionStore } from '../../core/session/session-store.js';
 import { RecallArchive } from '../../recall/recall-archive.js';
 import { describeArtifactConformance } from '../../testing/artifact-conformance.js';
 import { sampleArtifact } from '../../testing/sample-artifact.js';
@@ -280,6 +283,31 @@ describe('s3Storage', () => {
     const put = seen.slice(before).find((request) => request.method === 'PUT');
     expect(put?.headers['x-amz-server-side-encryption']).toBeUndefined();
     await adapter.close?.();
+  });
+
+  it('gives the version floor: a session store that lost its data resumes above the archived summaries (issue 46)', async () => {
+    // Not the in-process store (which cannot lose data, so has no floor): one that did.
+    class LostStore extends MemorySessionStore {}
+    const storage = () =>
+      s3Storage({ bucket: BUCKET, prefix: 'floor', region: 'us-east-1', endpoint, forcePathStyle: true });
+    const options = { maxContextTokens: 3_000, tokenCounter: charCounter, policy: { hardCapBuffer: 100 } };
+    const before = new CompactManager({ ...options, store: new LostStore(), storage: storage() });
+    let messages = chatTurns(16, 100);
+    let highest = 0;
+    for (let step = 0; step < 3; step++) {
+      highest = (await before.manualCompact('s', messages)).version;
+      messages = [...messages, ...chatTurns(4, 100, `a${step}`)];
+    }
+    await before.shutdown();
+    expect(highest).toBe(3);
+    const archive = storage();
+    expect(await archive.latestSummaryStep?.('s')).toBe(3);
+    // A new process on an empty store: the next version is above the archive's, never v1 again.
+    const after = new CompactManager({ ...options, store: new LostStore(), storage: archive });
+    const result = await after.manualCompact('s', messages);
+    expect(result.version).toBe(4);
+    expect(JSON.stringify(result.messages)).toContain('<COMPACT-SUMMARY v4>');
+    await after.shutdown();
   });
 
   it('raises storage_failed for a missing bucket and invalid_config without one', async () => {

@@ -17,6 +17,7 @@ import {
 import {
   ARCHIVE_NAMES,
   archiveWriteId,
+  highestSummaryStep,
   type SessionFolderOptions,
   sessionFolderName,
 } from '../session-path.js';
@@ -74,7 +75,7 @@ export interface S3StorageOptions extends SessionFolderOptions {
  *
  * ```
  * {prefix}/{session_id}/transcript-pre-compact-001-{id}.jsonl (or .part.jsonl: the messages after the last one's)
- * {prefix}/{session_id}/summary-001-{id}.json
+ * {prefix}/{session_id}/summary-001-{id}.json               (the highest step: `latestSummaryStep`, the version floor)
  * {prefix}/{session_id}/events/{epoch_ms}-{writer}-{seq}.json   one object per event
  * {prefix}/{session_id}/artifacts/{ref}.{id}.json               an original a placeholder names (recall)
  * ```
@@ -243,6 +244,16 @@ export function s3Storage(options: S3StorageOptions): StorageAdapter {
     async saveSummary(sessionId, summary: ArchivedSummary, step) {
       const key = keyFor(sessionId, ARCHIVE_NAMES.summary(step, archiveWriteId()));
       return put(key, `${JSON.stringify(summary, null, 2)}\n`, 'application/json');
+    },
+    async latestSummaryStep(sessionId) {
+      // Only the summaries are listed (`summary-` names), not the session's events.
+      const folder = keyFor(sessionId, '');
+      const keys = await listKeys(`${folder}/summary-`, true);
+      return highestSummaryStep(
+        keys
+          .filter((key) => key.lastIndexOf('/') === folder.length)
+          .map((key) => key.slice(folder.length + 1)),
+      );
     },
     async saveEvent(sessionId, event: AnyCompactEvent) {
       sequence += 1;

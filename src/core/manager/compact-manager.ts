@@ -28,7 +28,7 @@ import { MessageIndex } from '../messages/message-index.js';
 import { type CompactPolicy, overridePolicy, resolvePolicy } from '../policy.js';
 import { estimateRequest } from '../preflight/estimate-request.js';
 import { type PipelineDeps, type PreparedRequest, prepareRequest } from '../preflight/prepare-request.js';
-import { noteQuick, quickFirstCall } from '../preflight/quick-resume.js';
+import { noteQuick, quickOrFull } from '../preflight/quick-resume.js';
 import { finishCompaction } from '../preflight/run-preflight.js';
 import { declinedResult, untriggeredResult } from '../preflight/untriggered-result.js';
 import type { Redactor } from '../redaction/redactor.js';
@@ -392,8 +392,10 @@ export class CompactManager {
       maxContextTokens: options.maxContextTokens ?? this.maxContextTokens,
     };
     // A fresh process's first call on a known session, from its quick record (issue 47).
-    const quick = this.#background || attempt > 0 ? undefined : await quickFirstCall<M>(deps, input);
-    if (quick) return quick;
+    const quick = await quickOrFull<M, CompactOptions>(deps, input, !this.#background && attempt === 0);
+    if ('quick' in quick) return quick.quick;
+    if (quick.options !== options)
+      return this.#run(sessionId, key, quick.messages as M[], codec, quick.options, attempt);
     const prepared: PreparedRequest = await prepareRequest(deps, input);
     if (!prepared.decision.triggered) {
       if (this.#background) maybePrepare(this.#background, deps, prepared);

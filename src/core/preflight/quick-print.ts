@@ -98,12 +98,12 @@ export function samplePositions(length: number): number[] {
   return positions;
 }
 
-/** The prints of `messages` at {@link samplePositions}`(length)`, as stored. */
-export function samplePrints(messages: readonly unknown[], length: number): string {
+/** The prints of the messages at {@link samplePositions}`(length)` (`at(i)`: message `i`), as stored. */
+export function samplePrints(at: (i: number) => unknown, length: number): string {
   const prints: string[] = [];
   for (const i of samplePositions(length)) {
     const print = emptyPrint();
-    addToPrint(print, messages[i]);
+    addToPrint(print, at(i));
     prints.push(printText(print));
   }
   return prints.join(' ');

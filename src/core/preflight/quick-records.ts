@@ -68,7 +68,8 @@ interface Job {
 /** The quick records of a manager's sessions: noted after calls, written after them. */
 export class QuickRecords {
   readonly #store: () => SessionStore;
-  readonly #tracks = new Map<string, Track>();
+  /** By view: a track lives as long as its view (an evicted or ended session's goes with it). */
+  #tracks = new WeakMap<SessionView, Track>();
   readonly #writing = new Map<string, Promise<void>>();
   readonly #next = new Map<string, Job>();
 
@@ -91,10 +92,10 @@ export class QuickRecords {
     const { key, messages } = input;
     const n = messages.length;
     if (n < QUICK_FROM) return;
-    let track = this.#tracks.get(key);
-    if (!track || track.view !== view || track.generation !== generation || track.length > n) {
+    let track = this.#tracks.get(view);
+    if (!track || track.generation !== generation || track.length > n) {
       track = { view, generation, length: 0, metaAt: [], pinned: 0, plain: true };
-      this.#tracks.set(key, track);
+      this.#tracks.set(view, track);
     }
     const plain =
       track.plain &&
@@ -141,13 +142,12 @@ export class QuickRecords {
 
   /** Forgets a session (its write in flight finishes). */
   forget(key: string): void {
-    this.#tracks.delete(key);
     this.#next.delete(key);
   }
 
   /** Forgets every session. */
   clear(): void {
-    this.#tracks.clear();
+    this.#tracks = new WeakMap();
     this.#next.clear();
   }
 }
@@ -175,7 +175,7 @@ async function extend(job: Job, slice: TimeSlice): Promise<boolean> {
     }
   }
   if (!track.plain || track.length !== record.length) return false;
-  record.print = samplePrints(messages, record.length);
+  record.print = samplePrints((i) => messages[i], record.length);
   record.metaAt = [...track.metaAt];
   record.pinned = track.pinned;
   return true;

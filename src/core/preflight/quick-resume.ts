@@ -42,15 +42,62 @@ function plainNew(entry: IndexedEntry, policy: Readonly<CompactPolicy>, pins: st
 }
 
 /**
+ * A history converted on demand (an integration's first call of a long conversation: the
+ * LangChain middleware), passed as the call option of this key with an empty `messages`: a
+ * quick first call reads only the messages it samples and the new ones; any other call
+ * converts them all ({@link LazyHistory.all}) and goes on with them.
+ */
+export const LAZY_HISTORY: unique symbol = Symbol('agent-compaction.lazyHistory');
+
+export interface LazyHistory {
+  readonly length: number;
+  /** Message `i`, converted. */
+  at(i: number): unknown;
+  /** Every message, converted (in slices: it is called on the call's path only when it must). */
+  all(): Promise<unknown[]>;
+}
+
+/**
+ * Set on the result of a quick first call of a {@link LazyHistory}: its request is the history
+ * as given (converted: the messages at `metaAt` without their `meta`); `messages` is empty.
+ */
+export const AS_GIVEN: unique symbol = Symbol('agent-compaction.asGiven');
+
+/** The lazy history a call's options carry, if any. */
+export function lazyHistoryOf(options: object): LazyHistory | undefined {
+  return (options as { [LAZY_HISTORY]?: LazyHistory })[LAZY_HISTORY];
+}
+
+/**
+ * A quick first call (see {@link quickFirstCall}), or the call's messages and options for the
+ * full path: a lazy history's messages all converted, the option dropped.
+ */
+export async function quickOrFull<M, O extends object>(
+  deps: PipelineDeps,
+  input: PreflightInput & { readonly options: O },
+  tryQuick: boolean,
+): Promise<{ quick: CompactionResult<M> } | { messages: readonly unknown[]; options: O }> {
+  const lazy = lazyHistoryOf(input.options);
+  const quick = tryQuick ? await quickFirstCall<M>(deps, input, lazy) : undefined;
+  if (quick) return { quick };
+  if (!lazy) return { messages: input.messages, options: input.options };
+  const { [LAZY_HISTORY]: _lazy, ...options } = input.options as O & { [LAZY_HISTORY]?: LazyHistory };
+  return { messages: await lazy.all(), options: options as O };
+}
+
+/**
  * The answer of a fresh process's first call on a known session, from its quick record;
  * `undefined` when the full path must answer.
  */
 export async function quickFirstCall<M>(
   deps: PipelineDeps,
   input: PreflightInput,
+  lazy?: LazyHistory,
 ): Promise<CompactionResult<M> | undefined> {
-  const { key, messages, codec, policy, options } = input;
-  const n = messages.length;
+  const { key, codec, policy, options } = input;
+  const messages = input.messages;
+  const at = lazy ? (i: number) => lazy.at(i) : (i: number) => messages[i];
+  const n = lazy ? lazy.length : messages.length;
   if (n < QUICK_FROM || options.force === true || deps.bus.observed) return undefined;
   if (deps.histories.heldLength(key) !== 0 || deps.counts.finishing(key)) return undefined;
   const [quick, state] = await Promise.all([readQuickRecord(deps.store, key), deps.store.get(key)]);
@@ -60,18 +107,20 @@ export async function quickFirstCall<M>(
   if (quick.length === 0 || quick.length > n || n - quick.length > QUICK_NEW) return undefined;
   // Another call of the session started meanwhile.
   if (deps.histories.heldLength(key) !== 0 || deps.counts.finishing(key)) return undefined;
-  if (samplePrints(messages, quick.length) !== quick.print) return undefined;
-  const sent = messages.slice();
+  if (samplePrints(at, quick.length) !== quick.print) return undefined;
+  const added: unknown[] = [];
+  for (let i = quick.length; i < n; i++) added.push(at(i));
+  const sent = lazy ? [] : messages.slice();
   // What a warm call sends of a message with `meta`: the codec's wire, the message without it.
-  for (const i of quick.metaAt) sent[i] = stripMeta(sent[i]);
-  const added = addedTokens(deps, input, quick, sent);
-  if (!added) return undefined;
+  if (!lazy) for (const i of quick.metaAt) sent[i] = stripMeta(sent[i]);
+  const sums = addedTokens(deps, input, quick, added, lazy ? undefined : sent);
+  if (!sums) return undefined;
   const fixed = fixedTokens(deps, options);
   const breakdown = {
-    system: fixed.system + quick.sums.system + added.system,
-    developer: quick.sums.developer + added.developer,
+    system: fixed.system + quick.sums.system + sums.system,
+    developer: quick.sums.developer + sums.developer,
     toolsSchema: fixed.toolsSchema,
-    messages: deps.counter.requestOverhead + quick.sums.messages + added.messages,
+    messages: deps.counter.requestOverhead + quick.sums.messages + sums.messages,
   };
   const local = breakdown.system + breakdown.developer + breakdown.toolsSchema + breakdown.messages;
   const calibrated = deps.calibration.count(key, local, deps.counter.exact);
@@ -93,8 +142,8 @@ export async function quickFirstCall<M>(
     last.count++;
   }
   deps.calibration.noteSent(key, local);
-  deps.counts.finishAfter(key, () => warmAfter(deps, input, n, local));
-  return {
+  deps.counts.finishAfter(key, () => warmAfter(deps, input, n, local, lazy));
+  const result: CompactionResult<M> = {
     messages: sent as M[],
     applied: false,
     reason: decision.reason,
@@ -108,6 +157,8 @@ export async function quickFirstCall<M>(
     levels: [],
     repairs: [],
   };
+  if (lazy) Object.assign(result, { [AS_GIVEN]: quick.metaAt });
+  return result;
 }
 
 /**
@@ -115,17 +166,22 @@ export async function quickFirstCall<M>(
  * is not plain (see {@link plainNew}) or they do not pair among themselves (the record's
  * history had no open call: a warm call with an unanswered call would have repaired it).
  */
-function addedTokens(deps: PipelineDeps, input: PreflightInput, quick: QuickRecord, sent: unknown[]) {
-  const { messages, codec, policy } = input;
+function addedTokens(
+  deps: PipelineDeps,
+  input: PreflightInput,
+  quick: QuickRecord,
+  added: readonly unknown[],
+  sent: unknown[] | undefined,
+) {
+  const { codec, policy } = input;
   const sums = { system: 0, developer: 0, messages: 0 };
-  const added = messages.slice(quick.length);
   const tiny = new IndexedHistory();
   tiny.update(added, codec, deps.index);
   if (tiny.pairer.findings.length > 0 || tiny.pairer.openFindings().length > 0) return undefined;
   for (let k = 0; k < added.length; k++) {
     const entry = deps.index.entry(added[k], quick.length + k, codec);
     if (!plainNew(entry, policy, quick.pins)) return undefined;
-    sent[quick.length + k] = entry.wire;
+    if (sent) sent[quick.length + k] = entry.wire;
     entry.tokens ??= new WeakMap();
     let tokens = entry.tokens.get(deps.counter);
     if (tokens === undefined) {
@@ -145,12 +201,19 @@ function addedTokens(deps: PipelineDeps, input: PreflightInput, quick: QuickReco
  * in slices, as a full first call would have; a count that differs from the quick one drops
  * the record (the print missed an edit).
  */
-async function warmAfter(deps: PipelineDeps, input: PreflightInput, n: number, local: number): Promise<void> {
+async function warmAfter(
+  deps: PipelineDeps,
+  input: PreflightInput,
+  n: number,
+  local: number,
+  lazy: LazyHistory | undefined,
+): Promise<void> {
   const slice = new TimeSlice();
   await slice.pause();
   // The caller only appends to its array; what it held at the call is its first n messages.
-  if (deps.histories.heldLength(input.key) !== 0 || input.messages.length < n) return;
-  const call = { ...input, messages: input.messages.slice(0, n) };
+  const messages = lazy ? await lazy.all() : input.messages;
+  if (deps.histories.heldLength(input.key) !== 0 || messages.length < n) return;
+  const call = { ...input, messages: messages.slice(0, n) };
   const known = deps.counts.read(input.key, input.codec.format);
   const { indexed, repairs } = await indexMessagesInSlices(deps, call, slice);
   const stored = await deps.store.get(input.key);

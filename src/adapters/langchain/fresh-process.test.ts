@@ -23,6 +23,9 @@ function seen(messages: readonly classes.BaseMessage[]): string {
   );
 }
 
+/** Whether the manager had indexed the session when the model was called, by call. */
+const indexedAtModel: boolean[] = [];
+
 /** A middleware over `manager` whose calls return what the model was given. */
 function modelCalls(manager: CompactManager) {
   const middleware = compactionMiddleware(manager, { sessionId: 'lc' });
@@ -31,6 +34,7 @@ function modelCalls(manager: CompactManager) {
     await middleware.wrapModelCall!(
       { messages, tools: [], runtime: {} } as unknown as ModelRequest,
       (async (request: ModelRequest) => {
+        indexedAtModel.push(manager.cacheStatus().sessions > 0);
         given = seen(request.messages);
         return new classes.AIMessage('ok');
       }) as never,
@@ -68,6 +72,8 @@ describe('the LangChain middleware in a fresh process', () => {
     const fresh = new CompactManager({ ...options, store: store2 });
     const call = modelCalls(fresh);
     expect(await call(chatToLangChain(JSON.parse(JSON.stringify(first)), classes))).toBe(warmFirst);
+    // Answered from the session's quick record: nothing indexed (nor converted) before the model call.
+    expect(indexedAtModel.at(-1)).toBe(false);
     await fresh.flush();
     expect(await call(chatToLangChain(JSON.parse(JSON.stringify(second)), classes))).toBe(warmSecond);
     await fresh.shutdown();

@@ -12,6 +12,9 @@ import type { SessionView } from './session-view.js';
 /** Histories from this length leave a quick record (shorter ones index within a few milliseconds). */
 export const QUICK_FROM = 256;
 
+/** Messages a history grows by between two records written from one view. */
+const QUICK_STEP = 8;
+
 /** What a note reads of the call. */
 interface NotedCall {
   readonly key: string;
@@ -54,6 +57,8 @@ interface Track {
   readonly metaAt: number[];
   /** Pinned messages among them. */
   pinned: number;
+  /** The history length of the last record noted from this view (-1: none yet). */
+  written: number;
   /** False once the view is not the history as given. */
   plain: boolean;
 }
@@ -94,7 +99,7 @@ export class QuickRecords {
     if (n < QUICK_FROM) return;
     let track = this.#tracks.get(view);
     if (!track || track.generation !== generation || track.length > n) {
-      track = { view, generation, length: 0, metaAt: [], pinned: 0, plain: true };
+      track = { view, generation, length: 0, metaAt: [], pinned: 0, plain: true, written: -1 };
       this.#tracks.set(view, track);
     }
     const plain =
@@ -107,6 +112,10 @@ export class QuickRecords {
       track.plain = false;
       return;
     }
+    // A process's first note of a view is written (a serverless process makes one call); later
+    // ones once the history grew by QUICK_STEP (a fresh process counts the messages after it).
+    if (track.written >= 0 && n - track.written < QUICK_STEP) return;
+    track.written = n;
     const record: QuickRecord = {
       scope,
       rule: ruleOf(input.policy),

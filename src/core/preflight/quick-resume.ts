@@ -220,6 +220,15 @@ async function warmAfter(
   const resumed = await resumeAndCount(deps, call, indexed, stored, { slice, known: await known }, false);
   if (repairs.length > 0 || (!resumed.bounded && resumed.counted.tokensBefore !== local))
     await deleteStoredCounts(deps.store, input.key);
+  // The record's walk of this view made now, not beside the session's next calls.
+  else if (!resumed.bounded && indexed.view === resumed.view)
+    deps.counts.quick.note(
+      call,
+      deps.counts.scope(input.codec.format),
+      resumed.view,
+      stored,
+      indexed.generation,
+    );
 }
 
 /** Notes an untriggered call for its session's quick record (see {@link QuickRecords.note}). */

@@ -2,8 +2,9 @@
  * `npx tsx bench/cold-start.ts [--quick]` (also in `npm run bench`): the first call of a fresh
  * manager (what a new process pays: a serverless request, a restarted worker) on a known
  * session, against a warm call (issue 47 point 1). The session's state and token counts are in
- * the store (`<session>::counts`, written after the calls that grew the history); the fresh
- * manager gets the history as a JSON round trip, as read from a database. Beside it, the same
+ * the store (`<session>::quick` and `<session>::counts`, written after the calls that grew the
+ * history); the fresh manager gets the history as a JSON round trip, as read from a database
+ * (median of 5 fresh managers in turn; the longest block is the longest of theirs). Beside it, the same
  * first call with the counts record deleted and on a session the store does not know (from
  * 1,000 messages both decide from a bound and count exactly after the call: the call's time
  * is the call's, the longest block also covers the work after it). CPU times are the
@@ -48,7 +49,7 @@ export interface ColdStartRow {
   known: number;
   /** Its longest block of the event loop. */
   knownBlock: { wall: number; cpu: number };
-  /** The same with the counts record deleted (before issue 47). */
+  /** The same with the quick and counts records deleted (before issue 47). */
   recount: number;
   /** First call on a history the store does not know, and its longest block. */
   unknown: number;
@@ -122,10 +123,22 @@ export async function coldStartAt(size: number): Promise<ColdStartRow> {
   // Waits for the counts written after the calls.
   await manager.shutdown();
   history.push(ask());
-  const known = await freshCall(store, 's', history);
-  const knownBlock = longestBlocks.get('s')!;
-  const knownCpu = callCpu.get('s')!;
+  // A few fresh managers in turn (each a new process's first call), the median taken: one
+  // call's wall time on a busy machine is mostly the scheduler's.
+  const knowns: number[] = [];
+  const knownCpus: number[] = [];
+  let knownBlock = { wall: 0, cpu: 0 };
+  for (let i = 0; i < 5; i++) {
+    knowns.push(await freshCall(store, 's', history));
+    knownCpus.push(callCpu.get('s')!);
+    const block = longestBlocks.get('s')!;
+    if (block.wall > knownBlock.wall) knownBlock = block;
+  }
+  const known = median(knowns);
+  const knownCpu = median(knownCpus);
+  // Without the records a warm manager leaves (quick-resume.ts and the counts by hash).
   await store.delete('s::counts');
+  await store.delete('s::quick');
   const recount = await freshCall(store, 's', history);
   const unknown = await freshCall(store, 'other', history);
   return {

@@ -3,9 +3,16 @@ import type { AgentMiddleware, ModelRequest } from 'langchain';
 import { CompactError } from '../../core/errors.js';
 import type { CompactManager } from '../../core/manager/compact-manager.js';
 import type { CompactionResult, CompactOptions } from '../../core/manager/manager-options.js';
+import { QUICK_FROM } from '../../core/preflight/quick-records.js';
+import { AS_GIVEN, LAZY_HISTORY, type LazyHistory } from '../../core/preflight/quick-resume.js';
 import { type ContextOverflow, compactForRetry, contextOverflowOf, feedUsage } from '../overflow-recovery.js';
 import { ConversationChat, type ConversationLease } from './conversation-chat.js';
-import { chatToLangChain, contentText, type LangChainMessageClasses } from './langchain-messages.js';
+import {
+  chatToLangChain,
+  chatToLangChainInPlace,
+  contentText,
+  type LangChainMessageClasses,
+} from './langchain-messages.js';
 
 /** The runtime a LangChain middleware sees (`request.runtime`). */
 export type LangChainRuntime = ModelRequest['runtime'];
@@ -152,7 +159,8 @@ async function resolveSessionId(
 /** What one model call compacted, for the usage feed and an overflow retry. */
 interface CallPlan {
   sessionId: string;
-  chat: unknown[];
+  /** The call's messages in Chat form (converted when needed, after a quick first call). */
+  chat: unknown[] | (() => Promise<unknown[]>);
   options: CompactOptions;
   sentTokens: number;
 }
@@ -161,7 +169,7 @@ async function compactCall(
   manager: CompactManager,
   request: ModelRequest,
   options: CompactionMiddlewareOptions,
-  { chat, back }: ConversationLease,
+  source: ConversationLease | LazyHistory,
 ): Promise<{ messages: BaseMessage[]; plan: CallPlan }> {
   const sessionId = await resolveSessionId(options.sessionId, request);
   const system = contentText(request.systemMessage?.content ?? request.systemPrompt ?? '');
@@ -174,6 +182,21 @@ async function compactCall(
     ...(signal ? { signal } : {}),
   };
   const classes = await messageClasses();
+  if ('all' in source) {
+    // A first call of a long conversation: converted only as far as the manager reads it.
+    const lazyOptions: CompactOptions = Object.assign({ ...compactOptions }, { [LAZY_HISTORY]: source });
+    const lazyResult = await manager.compact<unknown>(sessionId, [], lazyOptions);
+    const lazyPlan = {
+      sessionId,
+      chat: () => source.all(),
+      options: compactOptions,
+      sentTokens: lazyResult.tokensAfter,
+    };
+    // Sent as given: the caller's own messages (a message sent without its `meta` is the same one).
+    if (AS_GIVEN in lazyResult) return { messages: [...request.messages], plan: lazyPlan };
+    return { messages: chatToLangChainInPlace(lazyResult.messages, classes), plan: lazyPlan };
+  }
+  const { chat, back } = source;
   const result = await manager.compact<unknown>(sessionId, chat, compactOptions);
   const plan = { sessionId, chat, options: compactOptions, sentTokens: result.tokensAfter };
   if (options.onCompaction) {
@@ -193,7 +216,8 @@ async function retryMessages(
   const overflow = langChainOverflowOf(error);
   if (!overflow) throw error;
   try {
-    const { result } = await compactForRetry(manager, plan.sessionId, plan.chat, plan.options, {
+    const chat = typeof plan.chat === 'function' ? await plan.chat() : plan.chat;
+    const { result } = await compactForRetry(manager, plan.sessionId, chat, plan.options, {
       overflow,
       sentTokens: plan.sentTokens,
       integration: 'langchain',
@@ -241,10 +265,17 @@ export function compactionMiddleware(
 ): AgentMiddleware {
   const conversations = new ConversationChat();
   const wrapModelCall: NonNullable<AgentMiddleware['wrapModelCall']> = async (request, handler) => {
-    // Only the messages not seen on an earlier call are converted (the state grows by appending).
-    const lease = await conversations.toChatInSlices(request.messages);
+    // Only the messages not seen on an earlier call are converted (the state grows by appending);
+    // a first call of a long conversation converts what the manager reads (a quick first call
+    // of a known session reads a few).
+    const lazy =
+      options.onCompaction === undefined &&
+      request.messages.length >= QUICK_FROM &&
+      !conversations.knows(request.messages);
+    const lease = lazy ? undefined : await conversations.toChatInSlices(request.messages);
     try {
-      const { messages, plan } = await compactCall(manager, request, options, lease);
+      const source = lease ?? conversations.lazy(request.messages);
+      const { messages, plan } = await compactCall(manager, request, options, source);
       let response: Awaited<ReturnType<typeof handler>>;
       try {
         response = await handler({ ...request, messages });
@@ -255,7 +286,7 @@ export function compactionMiddleware(
       feedLangChainUsage(manager, plan.sessionId, (response as { usage_metadata?: unknown }).usage_metadata);
       return response;
     } finally {
-      lease.release();
+      lease?.release();
     }
   };
   return {

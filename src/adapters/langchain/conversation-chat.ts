@@ -6,6 +6,7 @@
  * replaced), which costs no lookup and no allocation.
  */
 import type { BaseMessage } from '@langchain/core/messages';
+import type { LazyHistory } from '../../core/preflight/quick-resume.js';
 import { TimeSlice } from '../../core/time-slice.js';
 import {
   chatToLangChainInPlace,
@@ -83,6 +84,33 @@ export class ConversationChat {
     }
     lease.chat = converted.chat;
     return lease;
+  }
+
+  /** True when this converter has converted the conversation of `messages` before. */
+  knows(messages: readonly BaseMessage[]): boolean {
+    const first = messages[0];
+    return first !== undefined && this.#conversations.has(first);
+  }
+
+  /**
+   * The Chat form of `messages` on demand, for a first call of a long conversation (a quick
+   * first call of the manager reads only a few of them, see `LazyHistory`); `all()` converts
+   * them all in slices, as {@link toChatInSlices}, into a copy (the conversation's own array
+   * is extended by its later calls).
+   */
+  lazy(messages: readonly BaseMessage[]): LazyHistory {
+    return {
+      length: messages.length,
+      at: (i) => langChainToChat([messages[i]!])[0],
+      all: async () => {
+        const lease = await this.toChatInSlices(messages);
+        try {
+          return lease.chat.slice(0, messages.length);
+        } finally {
+          lease.release();
+        }
+      },
+    };
   }
 
   /** A lease of the conversation's conversion (`converted` unset: converted apart, `chat` ready). */

@@ -28,6 +28,7 @@ import { MessageIndex } from '../messages/message-index.js';
 import { type CompactPolicy, overridePolicy, resolvePolicy } from '../policy.js';
 import { estimateRequest } from '../preflight/estimate-request.js';
 import { type PipelineDeps, type PreparedRequest, prepareRequest } from '../preflight/prepare-request.js';
+import { noteQuick, quickOrFull } from '../preflight/quick-resume.js';
 import { finishCompaction } from '../preflight/run-preflight.js';
 import { declinedResult, untriggeredResult } from '../preflight/untriggered-result.js';
 import type { Redactor } from '../redaction/redactor.js';
@@ -381,7 +382,7 @@ export class CompactManager {
     const deps = agent?.deps ?? this.#deps;
     const policy = overridePolicy(this.policy, [agent?.policy, options.policy], this.#customStrategies);
     const context = newOperation(sessionId, options);
-    const prepared: PreparedRequest = await prepareRequest(deps, {
+    const input = {
       context,
       key,
       messages,
@@ -389,10 +390,18 @@ export class CompactManager {
       policy,
       options,
       maxContextTokens: options.maxContextTokens ?? this.maxContextTokens,
-    });
+    };
+    // A fresh process's first call on a known session, from its quick record (issue 47).
+    const quick = await quickOrFull<M, CompactOptions>(deps, input, !this.#background && attempt === 0);
+    if ('quick' in quick) return quick.quick;
+    if (quick.options !== options)
+      return this.#run(sessionId, key, quick.messages as M[], codec, quick.options, attempt);
+    const prepared: PreparedRequest = await prepareRequest(deps, input);
     if (!prepared.decision.triggered) {
       if (this.#background) maybePrepare(this.#background, deps, prepared);
-      return untriggeredResult<M>(deps, prepared);
+      const result = untriggeredResult<M>(deps, prepared);
+      noteQuick(deps, prepared);
+      return result;
     }
     // Held events (the decision first) are delivered even when the compaction fails.
     const flight = {

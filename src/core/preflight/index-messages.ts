@@ -45,7 +45,7 @@ export function manyNewMessages(deps: IndexDeps, input: IndexInput): boolean {
 const PREFIX_STEP = 256;
 
 /** Where a repaired history is indexed (beside the session's own). */
-const repairedKey = (key: string) => `${key}\u0000repaired`;
+export const repairedKey = (key: string) => `${key}\u0000repaired`;
 
 /** Step 1 at once. */
 export function indexMessages(deps: IndexDeps, input: IndexInput): IndexedRequest {

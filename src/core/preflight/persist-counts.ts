@@ -11,6 +11,7 @@ import type { SessionStore } from '../session/session-store.js';
 import { readStoredCounts, writeStoredCounts } from '../session/stored-counts.js';
 import { TimeSlice } from '../time-slice.js';
 import type { IndexedHistory } from './index-request.js';
+import { QuickRecords } from './quick-records.js';
 
 /** Histories shorter than this are counted again rather than stored (a recount takes well under a slice). */
 export const PERSIST_COUNTS_FROM = 256;
@@ -25,6 +26,8 @@ export class PersistedCounts {
   readonly #pending = new Map<string, Promise<void>>();
   /** Exact counting left for after a first call decided from a bound (bound-first-call.ts), by session. */
   readonly #finishing = new Map<string, Promise<void>>();
+  /** The sessions' quick records (quick-resume.ts): a fresh process's first call without indexing. */
+  readonly quick = new QuickRecords(() => this.#store);
 
   constructor(store: SessionStore, counter: TokenCounter, model: string) {
     this.#store = store;
@@ -118,15 +121,18 @@ export class PersistedCounts {
   async settled(): Promise<void> {
     await Promise.all([...this.#finishing.values()]);
     await Promise.all([...this.#pending.values()]);
+    await this.quick.settled();
   }
 
   /** Forgets a session (`endSession`): its write in flight finishes, then nothing of it is held. */
   forget(key: string): void {
     this.#written.delete(key);
+    this.quick.forget(key);
   }
 
   /** Forgets every session. */
   clear(): void {
     this.#written.clear();
+    this.quick.clear();
   }
 }

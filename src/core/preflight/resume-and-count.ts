@@ -13,7 +13,7 @@ import { BOUND_FROM, boundCounterOf, finishExact, shareKnownCounts } from './bou
 import { paceOf } from './call-pace.js';
 import { countAhead } from './count-ahead.js';
 import { type Decision, decide, hardLimitOf } from './decide.js';
-import { SLICED_FROM } from './index-messages.js';
+import { repairedKey, SLICED_FROM } from './index-messages.js';
 import type { IndexedHistory } from './index-request.js';
 import { emitDivergence } from './match-state.js';
 import { fixedTokens, type PipelineDeps, type PreflightInput, summaryText } from './preflight-deps.js';
@@ -171,16 +171,24 @@ async function resumeBounded(
   deps.counts.finishAfter(input.key, async () => {
     const current = () => deps.histories.heldLength(input.key) === indexed.length;
     if (
-      await finishExact({
+      !(await finishExact({
         history: indexed,
         boundView: view,
         context: exact,
         stored,
         known: cold.known,
         current,
-      })
+      })) ||
+      indexed.generation !== generation
     )
-      if (indexed.generation === generation) deps.counts.schedule(input.key, indexed);
+      return;
+    deps.counts.schedule(input.key, indexed);
+    // The quick record of the exact view (quick-resume.ts), under the state as it is now.
+    const state = await deps.store.get(input.key);
+    const plain =
+      input.messages.length === indexed.length && deps.histories.heldLength(repairedKey(input.key)) === 0;
+    if (indexed.view && indexed.generation === generation && plain)
+      deps.counts.quick.note(input, deps.counts.scope(input.codec.format), indexed.view, state, generation);
   });
   return resumed;
 }

@@ -95,8 +95,74 @@ export async function writeStoredCounts(
   return (await bounded(() => inner.set(countsKey(key), record))) === true;
 }
 
-/** Deletes the counts of session `key` (a reset); a failure is ignored. */
+/** Deletes the counts of session `key` (a reset), and its quick record; a failure is ignored. */
 export async function deleteStoredCounts(store: SessionStore, key: string): Promise<void> {
   const inner = innerOf(store);
-  if (inner) await bounded(() => inner.delete(countsKey(key)));
+  if (inner) await bounded(() => Promise.all([inner.delete(countsKey(key)), inner.delete(quickKey(key))]));
+}
+
+/** The store key of a session's quick record. */
+export function quickKey(key: string): string {
+  return `${key}::quick`;
+}
+
+/**
+ * What a fresh process needs to answer a known session's first call without indexing its
+ * history (preflight/quick-resume.ts), written after the calls of a warm one whose answer was
+ * the history as given: the history's length and print (preflight/quick-print.ts), its token
+ * sums and pinned messages, and what they were computed under.
+ */
+export interface QuickRecord {
+  /** `counter name|model|format`, as {@link StoredTokenCounts.scope}. */
+  scope: string;
+  /** The pin rule (`rolesNeverPrune` and `protectedFlag`). */
+  rule: string;
+  /** The state's `pinnedIds`, joined. */
+  pins: string;
+  length: number;
+  /** Prints of a sample of its messages (preflight/quick-print.ts). */
+  print: string;
+  /** Positions of its messages a warm call sent without their `meta`. */
+  metaAt: number[];
+  /** Token sums of the history's messages by role group (as a view's `sums`). */
+  sums: { system: number; developer: number; messages: number };
+  /** Pinned messages among them. */
+  pinned: number;
+}
+
+interface QuickState extends SessionState {
+  quickResume?: QuickRecord;
+}
+
+/** The quick record of session `key` (`undefined`: none, malformed, or the store failed). */
+export async function readQuickRecord(store: SessionStore, key: string): Promise<QuickRecord | undefined> {
+  const inner = innerOf(store);
+  if (!inner) return undefined;
+  const record = (await bounded(() => inner.get(quickKey(key)))) as QuickState | undefined;
+  const quick = record?.quickResume;
+  if (!quick || typeof quick !== 'object') return undefined;
+  const { sums } = quick;
+  const numbers = [quick.length, quick.pinned, sums?.system, sums?.developer, sums?.messages];
+  if (!numbers.every((n) => Number.isSafeInteger(n) && (n as number) >= 0)) return undefined;
+  if (![quick.scope, quick.rule, quick.pins, quick.print].every((s) => typeof s === 'string'))
+    return undefined;
+  return quick;
+}
+
+/** Stores the quick record of session `key`; false when the store failed. */
+export async function writeQuickRecord(
+  store: SessionStore,
+  key: string,
+  quick: QuickRecord,
+): Promise<boolean> {
+  const inner = innerOf(store);
+  if (!inner) return false;
+  const record: QuickState = {
+    sessionId: quickKey(key),
+    version: 0,
+    coveredIds: [],
+    quickResume: quick,
+    updatedAt: Date.now(),
+  };
+  return (await bounded(() => inner.set(quickKey(key), record))) === true;
 }

@@ -1,0 +1,246 @@
+/**
+ * Issue 47 point 1: the first call of a fresh manager (a new process) on a known session
+ * answers from the session's quick record (preflight/quick-resume.ts) without indexing its
+ * history, and sends exactly what a manager that served the session all along sends; its
+ * next call, after the session was indexed behind it, too. Anything the record cannot vouch
+ * for takes the full path, with the same answer.
+ */
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { quickKey } from '../../src/core/session/stored-counts.js';
+import {
+  type CompactionResult,
+  CompactManager,
+  MemorySessionStore,
+  type SessionState,
+  type SessionStore,
+} from '../../src/index.js';
+import { redisSessionStore } from '../../src/storage/redis/index.js';
+import { syntheticSession } from '../../src/testing/synthetic-session.js';
+import { type RedisTestServer, redisAvailable, startRedisServer } from '../support/redis-server.js';
+
+/** A store of one JSON file per session (locks in memory). */
+function fileStore(dir: string): SessionStore {
+  const locks = new MemorySessionStore();
+  const path = (id: string) => join(dir, `${encodeURIComponent(id)}.json`);
+  return {
+    name: 'file',
+    async get(id) {
+      try {
+        return JSON.parse(await readFile(path(id), 'utf8')) as SessionState;
+      } catch {
+        return undefined;
+      }
+    },
+    async set(id, state, options = {}) {
+      const current = await this.get(id);
+      if (options.expectedVersion !== undefined && (current?.version ?? 0) !== options.expectedVersion)
+        return false;
+      await writeFile(path(id), JSON.stringify(state));
+      return true;
+    },
+    async delete(id) {
+      await rm(path(id), { force: true });
+    },
+    acquireLock: (id, ttl) => locks.acquireLock(id, ttl),
+  };
+}
+
+/** A window no history here reaches: the calls never compact. */
+const options = { model: 'gpt-4o', maxContextTokens: 50_000_000 } as const;
+
+/** A session of over 1,000 messages (one with `meta`), ending on a user message. */
+function history(): unknown[] {
+  return syntheticSession({ turns: 300, seed: 11, toolDensity: 2.5, resultChars: 400 });
+}
+
+const ask = (i: number) => ({ role: 'user', content: `follow-up ${i}: run the tests again` });
+
+/** What a result sends and says, for comparison. */
+function sent(result: CompactionResult<unknown>) {
+  return {
+    messages: JSON.stringify(result.messages),
+    tokensBefore: result.tokensBefore,
+    version: result.version,
+    applied: result.applied,
+    reason: result.reason,
+    budget: result.budget,
+    kept: result.kept,
+  };
+}
+
+/** A manager that serves `calls` calls of the session (one message appended each), then stops. */
+async function serve(store: SessionStore, messages: unknown[], calls: number): Promise<void> {
+  const manager = new CompactManager({ ...options, store });
+  for (let i = 0; i < calls; i++) {
+    messages.push(ask(i));
+    await manager.compact('s', messages);
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  await manager.shutdown();
+}
+
+/** The answers of a manager that serves `messages` and then each of `next` warm. */
+async function warmAnswers(messages: unknown[], next: unknown[][]) {
+  const manager = new CompactManager(options);
+  await manager.compact('s', messages);
+  await manager.flush();
+  const out = [];
+  for (const m of next) out.push(sent(await manager.compact('s', m)));
+  await manager.shutdown();
+  return out;
+}
+
+/**
+ * A fresh manager's first call and, once the work it left is done, its next call; with
+ * whether the first call indexed the session (the full path) before answering.
+ */
+async function freshCalls(store: SessionStore, first: unknown[], second: unknown[]) {
+  const manager = new CompactManager({ ...options, store });
+  const a = await manager.compact('s', JSON.parse(JSON.stringify(first)));
+  // Read before any turn of the loop: the quick path leaves the indexing for after the call.
+  const indexed = manager.cacheStatus().sessions > 0;
+  await manager.flush();
+  const b = await manager.compact('s', JSON.parse(JSON.stringify(second)));
+  await manager.shutdown();
+  return { first: sent(a), second: sent(b), indexed };
+}
+
+async function quickCase(store: SessionStore) {
+  const messages = history();
+  await serve(store, messages, 3);
+  expect(messages.length).toBeGreaterThan(1_000);
+  const first = [...messages, ask(10)];
+  const second = [...first, { role: 'assistant', content: 'done' }, ask(11)];
+  const fresh = await freshCalls(store, first, second);
+  const warm = await warmAnswers(messages, [first, second]);
+  return { fresh, warm };
+}
+
+describe('a fresh manager on a known session', () => {
+  it('answers its first call without indexing the history and sends what a warm manager sends (memory)', async () => {
+    const { fresh, warm } = await quickCase(new MemorySessionStore());
+    expect(fresh.indexed).toBe(false);
+    expect(fresh.first).toEqual(warm[0]);
+    expect(fresh.second).toEqual(warm[1]);
+  });
+
+  it('the same through a file store', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'quick-resume-'));
+    try {
+      const { fresh, warm } = await quickCase(fileStore(dir));
+      expect(fresh.indexed).toBe(false);
+      expect(fresh.first).toEqual(warm[0]);
+      expect(fresh.second).toEqual(warm[1]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a changed message among the newest, or a compacted session, takes the full path with the same answer', async () => {
+    const store = new MemorySessionStore();
+    const messages = history();
+    await serve(store, messages, 2);
+    const edited = JSON.parse(JSON.stringify(messages)) as { role: string; content: unknown }[];
+    const k = edited.length - 3;
+    edited[k] = { ...edited[k]!, content: `${String(edited[k]!.content)} (edited)` };
+    const first = [...edited, ask(10)];
+    const fresh = await freshCalls(store, first, [...first, ask(11)]);
+    expect(fresh.indexed).toBe(true);
+    const [warm] = await warmAnswers(edited, [first]);
+    expect(fresh.first).toEqual(warm);
+    // A session that compacted: its view is not the history as given.
+    const small = new MemorySessionStore();
+    const compacting = { ...options, maxContextTokens: 32_000 };
+    const served = new CompactManager({ ...compacting, store: small });
+    const grown = history();
+    expect((await served.compact('s', grown)).applied).toBe(true);
+    grown.push(ask(1));
+    const expected = sent(await served.compact('s', grown));
+    await served.shutdown();
+    const again = new CompactManager({ ...compacting, store: small });
+    const got = await again.compact('s', JSON.parse(JSON.stringify(grown)));
+    expect(again.cacheStatus().sessions).toBe(1);
+    await again.shutdown();
+    expect(sent(got)).toEqual(expected);
+  });
+
+  it('an old message edited to the same shape is found after the call: the record is dropped', async () => {
+    const store = new MemorySessionStore();
+    const messages = history();
+    await serve(store, messages, 2);
+    expect(await store.get(quickKey('s'))).toBeDefined();
+    const edited = JSON.parse(JSON.stringify(messages)) as { role: string; content: unknown }[];
+    // Not among the sampled positions (the newest and a few probes); same length, other words.
+    const k = edited.findIndex(
+      (m, i) => i > 100 && i % 7 === 3 && m.role === 'user' && typeof m.content === 'string',
+    );
+    const text = edited[k]!.content as string;
+    edited[k] = {
+      ...edited[k]!,
+      content: `${'Zq '.repeat(Math.floor(text.length / 3))}`.padEnd(text.length, 'Z'),
+    };
+    const first = [...edited, ask(10)];
+    const second = [...first, ask(11)];
+    const manager = new CompactManager({ ...options, store });
+    await manager.compact('s', JSON.parse(JSON.stringify(first)));
+    expect(manager.cacheStatus().sessions).toBe(0);
+    await manager.flush();
+    expect(await store.get(quickKey('s'))).toBeUndefined();
+    // Its next call counts exactly: what a warm manager sends.
+    const next = sent(await manager.compact('s', JSON.parse(JSON.stringify(second))));
+    await manager.shutdown();
+    const [, warm] = await warmAnswers(edited, [first, second]);
+    expect(next).toEqual(warm);
+  });
+
+  it('a call observed by listeners, or with new messages that do not pair, takes the full path', async () => {
+    const store = new MemorySessionStore();
+    const messages = history();
+    await serve(store, messages, 2);
+    const observed = new CompactManager({ ...options, store });
+    let estimates = 0;
+    observed.on('compact.token_estimate', () => estimates++);
+    const first = [...messages, ask(10)];
+    const a = await observed.compact('s', JSON.parse(JSON.stringify(first)));
+    expect(estimates).toBe(1);
+    expect(observed.cacheStatus().sessions).toBe(1);
+    await observed.shutdown();
+    const [warm] = await warmAnswers(messages, [first]);
+    expect(sent(a)).toEqual(warm);
+    // An orphan tool result among the new messages: rejected as a warm manager rejects it.
+    const orphan = [...messages, { role: 'tool', tool_call_id: 'call_nowhere', content: 'late' }, ask(10)];
+    const unpaired = new CompactManager({ ...options, store });
+    await expect(unpaired.compact('s', JSON.parse(JSON.stringify(orphan)))).rejects.toMatchObject({
+      code: 'invalid_messages',
+      message: expect.stringContaining(`messages[${messages.length}]`),
+    });
+    await unpaired.shutdown();
+  });
+});
+
+const withRedis = redisAvailable('quick resume through Redis');
+describe.runIf(withRedis)('a fresh manager on a session kept in Redis', () => {
+  let server: RedisTestServer;
+  beforeAll(async () => {
+    server = await startRedisServer();
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  it('answers its first call without indexing and sends what a warm manager sends', async () => {
+    const store = redisSessionStore({ url: server.url });
+    try {
+      for (const key of ['s', 's::counts', quickKey('s')]) await store.delete(key);
+      const { fresh, warm } = await quickCase(store);
+      expect(fresh.indexed).toBe(false);
+      expect(fresh.first).toEqual(warm[0]);
+      expect(fresh.second).toEqual(warm[1]);
+    } finally {
+      await store.close();
+    }
+  });
+});

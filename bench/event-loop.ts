@@ -27,6 +27,12 @@ import type { WarmupFigures } from './tokenizer-warmup.js';
 const MODEL_MS = 20;
 const DAY_MS = 86_400_000;
 const quick = process.argv.includes('--quick');
+/** `--paths=cold,langchain,trigger,session,background`: the paths to run (all by default). */
+const only = process.argv
+  .find((arg) => arg.startsWith('--paths='))
+  ?.split('=')[1]
+  ?.split(',');
+const runs = (path: string) => only === undefined || only.includes(path);
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -74,6 +80,7 @@ async function backgroundRun(label: string, sliceMs: number, turns: number): Pro
 
 /** Background mode at 200 and 400 turns, with the default slice and (as a reference) without slicing. */
 export async function backgroundBench(): Promise<{ rows: Blocks[]; reference: Blocks[] }> {
+  if (!runs('background')) return { rows: [], reference: [] };
   // Warm the tokenizer and the code first (a long-running server has).
   await backgroundRun('warm', SLICE_MS, 60);
   const rows: Blocks[] = [];
@@ -232,16 +239,20 @@ async function medianOf(runs: number, path: () => Promise<Blocks>): Promise<Bloc
  * long history (5k and 20k messages), the LangChain middleware's first call (16k messages),
  * warm triggered compactions, warm untriggered calls, triggered synchronous compactions.
  */
-export async function pathStallsBench(runs = 3): Promise<Blocks[]> {
+export async function pathStallsBench(times = 3): Promise<Blocks[]> {
   const rows: Blocks[] = [];
-  for (const messages of quick ? [5_000] : [5_000, 20_000])
-    rows.push(await medianOf(runs, () => coldCount(messages)));
-  for (const counts of [true, false])
-    rows.push(await medianOf(runs, () => langChainFirst(quick ? 4_000 : 16_000, counts)));
-  for (const resultChars of [2_500, 150])
-    rows.push(await medianOf(runs, () => warmTrigger(5_000, resultChars)));
+  if (runs('cold'))
+    for (const messages of quick ? [5_000] : [5_000, 20_000])
+      rows.push(await medianOf(times, () => coldCount(messages)));
+  if (runs('langchain'))
+    for (const counts of [true, false])
+      rows.push(await medianOf(times, () => langChainFirst(quick ? 4_000 : 16_000, counts)));
+  if (runs('trigger'))
+    for (const resultChars of [2_500, 150])
+      rows.push(await medianOf(times, () => warmTrigger(5_000, resultChars)));
+  if (!runs('session')) return rows;
   const sessions: { warm: Blocks; triggered: Blocks }[] = [];
-  for (let run = 0; run < runs; run++) sessions.push(await sessionPaths());
+  for (let run = 0; run < times; run++) sessions.push(await sessionPaths());
   rows.push({
     ...medianRun(sessions.map((s) => s.warm)),
     path: 'untriggered preflight, 24 new messages a call (128k window)',
@@ -275,7 +286,7 @@ export function printPathStalls(
     `Longest block of the event loop per path (tokenizer loaded ahead; median of 3 runs; machine load ${loadAverage()})`,
     [...rows, ...(background?.rows ?? [])],
   );
-  if (background) {
+  if (background && background.reference.length > 0) {
     console.log('  reference, outside the verdict: background mode without slicing (sliceMs of a day)');
     for (const row of background.reference)
       console.log(
@@ -291,6 +302,6 @@ function loadAverage(): string {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  if (!quick) printTokenizerWarmup(await tokenizerWarmupBench());
+  if (!quick && !only) printTokenizerWarmup(await tokenizerWarmupBench());
   printPathStalls([await idleGap(), ...(await pathStallsBench(quick ? 1 : 3))], await backgroundBench());
 }

@@ -11,14 +11,14 @@ import type { CompactionResult } from '../manager/manager-options.js';
 import { FailOpenStore } from '../session/fail-open-store.js';
 import { QUEUE_SUMMARIZER_PREFIX } from '../session/preparation-queue.js';
 import type { SessionState } from '../session/session-store.js';
-import { nextTurn } from '../time-slice.js';
+import { nextTurn, runStepsYielding } from '../time-slice.js';
 import { artifactsOf } from './archive-originals.js';
 import { assemble } from './assemble.js';
 import { noteFallbackStreak, overTarget } from './compaction-notes.js';
 import { emitOutcome, observed } from './compaction-outcome.js';
 import { MIN_FREE_SHARE } from './decide.js';
 import { emitContended, localize } from './local-answer.js';
-import { nextState } from './next-state.js';
+import { nextState, nextStateSteps } from './next-state.js';
 import { type PipelineDeps, type PreparedRequest, summaryText } from './prepare-request.js';
 import type { PreparedSummary } from './prepared-summary.js';
 import {
@@ -229,7 +229,10 @@ export async function runTriggered(
     if (unwritten.size > 0) unnameRefs(input, cascade, unwritten);
   }
   await between(cascade);
-  const state = nextState(prepared, cascade);
+  const state =
+    cascade.entries.length >= TURNS_BETWEEN_STEPS_FROM
+      ? await runStepsYielding(nextStateSteps(prepared, cascade))
+      : nextState(prepared, cascade);
   await between(cascade);
   throwIfAborted(options.signal);
   if (extras.local) {
@@ -381,6 +384,8 @@ export async function finishCompaction<M>(
   { cascade, state, local }: Compacted,
 ): Promise<CompactionResult<M>> {
   const { context, codec, view } = prepared;
+  // After the state's write (its JSON round trip in a memory store).
+  await between(cascade);
   deps.calibration.noteSent(prepared.key, cascade.tokensAfter);
   const kept = keptCounts(cascade.entries);
   await between(cascade);

@@ -17,7 +17,7 @@ const quick = process.argv.includes('--quick');
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 /** A coding session of about `count` messages in the OpenAI Chat form, ending before a user turn. */
-function chatOf(count: number): unknown[] {
+export function chatOf(count: number): unknown[] {
   const out: unknown[] = [];
   for (let part = 0; out.length < count; part++) {
     const chunk = syntheticSession({ turns: 200, seed: 7 + part, toolDensity: 3, resultChars: 300 });

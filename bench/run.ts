@@ -344,17 +344,15 @@ if (!process.argv.includes('--no-queue-faults')) {
 // (bench/event-loop.ts; `--no-event-loop` skips it).
 if (!process.argv.includes('--no-event-loop')) {
   const {
-    eventLoopBench,
+    backgroundBench,
     idleGap,
     pathStallsBench,
-    printEventLoop,
     printPathStalls,
     printTokenizerWarmup,
     tokenizerWarmupBench,
   } = await import('./event-loop.js');
   printTokenizerWarmup(await tokenizerWarmupBench());
-  printPathStalls([await idleGap(), ...(await pathStallsBench())]);
-  printEventLoop(await eventLoopBench());
+  printPathStalls([await idleGap(), ...(await pathStallsBench())], await backgroundBench());
 }
 
 // Issue 28 point 6: each SDK integration against the SDK alone, warm, against a loopback

@@ -6,7 +6,7 @@
  * with setImmediate ticks while a call runs: no timing is asserted.
  */
 import { describe, expect, it } from 'vitest';
-import { CompactManager } from '../../src/index.js';
+import { CompactManager, MemorySessionStore } from '../../src/index.js';
 import { syntheticSession } from '../../src/testing/synthetic-session.js';
 import { hasOpenToolCalls } from '../support/open-tool-calls.js';
 
@@ -88,6 +88,44 @@ describe('long work in slices (issue 38 point 1)', () => {
     expect(value.levels.map((level) => level.level)).toEqual(['clear_tool_results']);
     expect(value.levels[0]!.count).toBeGreaterThan(500);
     expect(turns).toBeGreaterThan(2);
+    await manager.shutdown();
+  });
+
+  it('a compaction of a long view gives the loop turns after writing its state (issue 47 point 2)', async () => {
+    // The steps after the cascade (state, write, result, guard, the view left behind) are each
+    // O(view); before, they ran after the write in one block (0 turns; 180 ms at 20k messages).
+    const long = session(5_000, 2_000);
+    let turns = 0;
+    let ticking = true;
+    const tick = () => {
+      turns++;
+      if (ticking) setImmediate(tick);
+    };
+    let turnsAtWrite: number | undefined;
+    const store = new MemorySessionStore();
+    const set = store.set.bind(store);
+    store.set = async (...args) => {
+      const written = await set(...args);
+      turnsAtWrite = turns;
+      return written;
+    };
+    const manager = new CompactManager({ model: 'gpt-4o', maxContextTokens: HUGE_WINDOW, store });
+    await manager.ready();
+    let end = long.length - 30;
+    while (hasOpenToolCalls(long.slice(0, end))) end--;
+    await manager.compact('long', long.slice(0, end), { policy: { costTrigger: false } });
+    await manager.flush();
+    const first = await manager.compact('long', long.slice(0, end), { policy: { costTrigger: false } });
+    setImmediate(tick);
+    const value = await manager.compact('long', long, {
+      maxContextTokens: Math.ceil(first.tokensBefore * 1.1),
+      policy: { cacheAware: true, costTrigger: false },
+    });
+    ticking = false;
+    expect(value.applied).toBe(true);
+    expect(value.messages.length).toBeGreaterThan(4_096);
+    expect(turnsAtWrite).toBeDefined();
+    expect(turns - turnsAtWrite!).toBeGreaterThanOrEqual(3);
     await manager.shutdown();
   });
 });

@@ -98,7 +98,9 @@ async function growInSlices(
     if (deps.histories.heldLength(key) < end) break;
     changedFrom = Math.min(
       changedFrom,
-      deps.histories.update(key, history.slice(0, next), codec, deps.index).changedFrom,
+      // The prefix as a length, not a copy: a copy per step made O(n^2 / 256) garbage (156 MB
+      // at 100k messages), scavenged in pauses of the loop.
+      deps.histories.update(key, history, codec, deps.index, next).changedFrom,
     );
     end = next;
     if (slice.due()) await slice.pause();

@@ -113,13 +113,19 @@ export class IndexedHistory {
   }
 
   /**
-   * Brings the index up to date with `history`. Returns the first position that changed
-   * (`this.length` before the call when the history only grew).
+   * Brings the index up to date with `history` (its first `length` messages: a prefix indexed
+   * without copying it). Returns the first position that changed (`this.length` before the
+   * call when the history only grew).
    */
-  update(history: readonly unknown[], codec: MessageCodec, index: MessageIndex): number {
+  update(
+    history: readonly unknown[],
+    codec: MessageCodec,
+    index: MessageIndex,
+    length = history.length,
+  ): number {
     let same = 0;
     if (this.format === codec.format) {
-      const limit = Math.min(history.length, this.raws.length);
+      const limit = Math.min(length, this.raws.length);
       const audited = this.#auditedAfter && this.#audited?.deref() === history;
       same =
         !(audited && this.#suspect) && this.#sampleHolds(history, limit, !audited)
@@ -130,7 +136,7 @@ export class IndexedHistory {
     this.#suspect = false;
     if (same < this.raws.length) this.#rollback(same);
     this.format = codec.format;
-    for (let i = same; i < history.length; i++) {
+    for (let i = same; i < length; i++) {
       const raw = history[i];
       const entry = index.entry(raw, i, codec);
       const base = entry.parsed.explicitId ?? `h:${entry.hash}`;
@@ -149,7 +155,7 @@ export class IndexedHistory {
       this.pairer.add(entry.parsed, i);
     }
     this.changedFrom = same;
-    if (history.length >= AUDIT_AFTER_FROM) this.#auditAfter(history);
+    if (length >= AUDIT_AFTER_FROM) this.#auditAfter(history);
     return same;
   }
 
@@ -309,11 +315,12 @@ export class IndexedHistories {
     history: readonly unknown[],
     codec: MessageCodec,
     index: MessageIndex,
+    length = history.length,
   ): { indexed: IndexedHistory; changedFrom: number } {
     const indexed = this.get(sessionId);
     const before = indexed.length;
     const bytesBefore = indexed.bytes;
-    const changedFrom = indexed.update(history, codec, index);
+    const changedFrom = indexed.update(history, codec, index, length);
     this.#total += indexed.length - before;
     this.#bytes += indexed.bytes - bytesBefore;
     if (this.#total > this.#maxMessages || this.#bytes > this.#maxBytes) {

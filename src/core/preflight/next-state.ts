@@ -13,6 +13,7 @@ import {
   type SessionRewrite,
   type SessionState,
 } from '../session/session-state.js';
+import { runSteps, type Steps } from '../time-slice.js';
 import type { PreparedRequest } from './prepare-request.js';
 import type { CascadeResult } from './run-cascade.js';
 
@@ -59,18 +60,38 @@ function withLineage(state: SessionState, prepared: PreparedRequest, cascade: Ca
   return state;
 }
 
+/** Entries looked at between two chances to pause in {@link nextStateSteps}. */
+const STEP_ENTRIES = 1_024;
+
 /** The state after the cascade (see {@link withLineage} for its anchor and branches). */
 export function nextState(prepared: PreparedRequest, cascade: CascadeResult): SessionState {
+  return runSteps(nextStateSteps(prepared, cascade));
+}
+
+/**
+ * {@link nextState} as steps that yield every {@link STEP_ENTRIES} entries, so that a long
+ * view's state is built in slices (`runStepsYielding`).
+ */
+export function* nextStateSteps(prepared: PreparedRequest, cascade: CascadeResult): Steps<SessionState> {
   const { view } = prepared;
   const base = view.matched;
   const kept = cascade.entries;
   const rewrites: Record<string, SessionRewrite> = {};
-  for (const entry of kept)
-    if (entry.rewrite && !entry.pinned)
-      rewrites[entry.item.id] = { ...entry.rewrite, hash: entry.item.entry.hash };
   const pinnedIds = new Set([...(base?.pinnedIds ?? []), ...(prepared.state?.pinnedIds ?? [])]);
-  // What precedes a provider compaction boundary is pinned by position, not remembered.
-  for (const entry of kept) if (entry.pinned && !entry.beforeBoundary) pinnedIds.add(entry.item.id);
+  const keptIds: string[] = [];
+  const userTextIds: string[] = [];
+  for (let k = 0; k < kept.length; k++) {
+    const entry = kept[k]!;
+    if (entry.pinned) {
+      // What precedes a provider compaction boundary is pinned by position, not remembered.
+      if (!entry.beforeBoundary) pinnedIds.add(entry.item.id);
+    } else {
+      if (entry.rewrite) rewrites[entry.item.id] = { ...entry.rewrite, hash: entry.item.entry.hash };
+      keptIds.push(entry.item.id);
+      if (entry.userText) userTextIds.push(entry.item.id);
+    }
+    if (k % STEP_ENTRIES === STEP_ENTRIES - 1) yield;
+  }
   const summary = cascade.summary;
   const record = prepared.state;
   const state: SessionState = {
@@ -88,13 +109,12 @@ export function nextState(prepared: PreparedRequest, cascade: CascadeResult): Se
         : (base?.coveredIds ?? [])),
       ...cascade.folded.map((item) => item.id),
     ],
-    keptIds: kept.filter((entry) => !entry.pinned).map((entry) => entry.item.id),
+    keptIds,
     // The cost trigger and the trigger's distance from the trough measure from here.
     pace: { trough: Math.ceil(cascade.tokensAfter * prepared.scale) },
     updatedAt: Date.now(),
   };
   if (pinnedIds.size > 0) state.pinnedIds = [...pinnedIds];
-  const userTextIds = kept.filter((entry) => entry.userText && !entry.pinned).map((entry) => entry.item.id);
   if (userTextIds.length > 0) state.userTextIds = userTextIds;
   if (Object.keys(rewrites).length > 0) state.rewrites = rewrites;
   if (summary) {

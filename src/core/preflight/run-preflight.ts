@@ -11,13 +11,14 @@ import type { CompactionResult } from '../manager/manager-options.js';
 import { FailOpenStore } from '../session/fail-open-store.js';
 import { QUEUE_SUMMARIZER_PREFIX } from '../session/preparation-queue.js';
 import type { SessionState } from '../session/session-store.js';
+import { nextTurn, runStepsYielding } from '../time-slice.js';
 import { artifactsOf } from './archive-originals.js';
 import { assemble } from './assemble.js';
 import { noteFallbackStreak, overTarget } from './compaction-notes.js';
 import { emitOutcome, observed } from './compaction-outcome.js';
 import { MIN_FREE_SHARE } from './decide.js';
 import { emitContended, localize } from './local-answer.js';
-import { nextState } from './next-state.js';
+import { nextState, nextStateSteps } from './next-state.js';
 import { type PipelineDeps, type PreparedRequest, summaryText } from './prepare-request.js';
 import type { PreparedSummary } from './prepared-summary.js';
 import {
@@ -33,6 +34,18 @@ import { checkSummaryOutput } from './summary-output.js';
 import { swapPrepared } from './swap-prepared.js';
 import { keptCounts } from './untriggered-result.js';
 import { viewAfterCompaction } from './view-after-compaction.js';
+
+/**
+ * From this many entries in the compacted view, the steps after the cascade (the state, its
+ * write, the result, its guard, the view left behind: each O(view)) run in turns of the event
+ * loop of their own rather than in one block (issue 47 point 2: a 20k-message compaction held
+ * the loop 180 ms after its sliced cascade).
+ */
+const TURNS_BETWEEN_STEPS_FROM = 4_096;
+
+/** A turn of the loop between two O(view) steps of a long compaction. */
+const between = (cascade: CascadeResult) =>
+  cascade.entries.length >= TURNS_BETWEEN_STEPS_FROM ? nextTurn() : undefined;
 
 /** A compaction that landed in the store. */
 export interface Compacted {
@@ -215,7 +228,12 @@ export async function runTriggered(
     const unwritten = new Set(artifacts.map((artifact) => artifact.ref).filter((ref) => !written.has(ref)));
     if (unwritten.size > 0) unnameRefs(input, cascade, unwritten);
   }
-  const state = nextState(prepared, cascade);
+  await between(cascade);
+  const state =
+    cascade.entries.length >= TURNS_BETWEEN_STEPS_FROM
+      ? await runStepsYielding(nextStateSteps(prepared, cascade))
+      : nextState(prepared, cascade);
+  await between(cascade);
   throwIfAborted(options.signal);
   if (extras.local) {
     if (!extras.local.outage) emitContended(deps, prepared, 'local', extras.local.reloads, timing);
@@ -366,8 +384,11 @@ export async function finishCompaction<M>(
   { cascade, state, local }: Compacted,
 ): Promise<CompactionResult<M>> {
   const { context, codec, view } = prepared;
+  // After the state's write (its JSON round trip in a memory store).
+  await between(cascade);
   deps.calibration.noteSent(prepared.key, cascade.tokensAfter);
   const kept = keptCounts(cascade.entries);
+  await between(cascade);
   if (prepared.decisionEvent)
     Object.assign(prepared.decisionEvent.properties, {
       kept,
@@ -384,6 +405,7 @@ export async function finishCompaction<M>(
   noteFallbackStreak(deps, prepared, cascade);
   deps.archive.trackEvents(context);
   void deps.bus.flush();
+  await between(cascade);
   const result: CompactionResult<M> = {
     messages: assemble(cascade.entries, summaryWire, codec.format) as M[],
     applied: true,
@@ -408,7 +430,9 @@ export async function finishCompaction<M>(
       ...(state.local ? { local: true as const } : {}),
     };
   }
+  await between(cascade);
   guardCompacted(deps, prepared, cascade, summaryWire, result);
+  await between(cascade);
   // The next call extends the view this compaction made (O(what changed), not O(history));
   // after a local answer it resumes the stored state instead.
   if (!local)

@@ -16,6 +16,7 @@
  *   (also across `delete`).
  */
 
+import { nextTurn } from '../time-slice.js';
 import type { SessionState, SessionStoreSetOptions } from './session-state.js';
 import { checkSessionId, checkState, checkTtl, checkWriteOptions } from './session-store-checks.js';
 
@@ -94,6 +95,9 @@ interface MemoryEntry {
   lock?: { token: number; until: number };
 }
 
+/** From this size (JSON characters) a state's copy is made in turns of the event loop. */
+const LARGE_STATE_CHARS = 262_144;
+
 /** Returns `value` with every object and array in it frozen. */
 function deepFreeze<T>(value: T): T {
   if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
@@ -126,7 +130,13 @@ export class MemorySessionStore implements SessionStore {
     checkState(state);
     checkWriteOptions(options);
     // A JSON round trip, as a shared store does: what a later `get` returns is the same everywhere.
-    const copy = deepFreeze(JSON.parse(JSON.stringify(state)) as SessionState);
+    // A large one (a long session's compaction) gives the loop a turn between its parts.
+    const json = JSON.stringify(state);
+    const large = json.length > LARGE_STATE_CHARS;
+    if (large) await nextTurn();
+    const parsed = JSON.parse(json) as SessionState;
+    if (large) await nextTurn();
+    const copy = deepFreeze(parsed);
     const entry = this.#entries.get(sessionId);
     if (options.expectedVersion !== undefined && (entry?.state?.version ?? 0) !== options.expectedVersion)
       return false;

@@ -250,7 +250,7 @@ async function main(): Promise<void> {
     log(foldVerdict(folds));
     if (budget.length > 0) log(formatBudgetUse(budget).at(-1)!);
     for (const [set, runs] of Object.entries(realChats))
-      for (const line of formatRealChats(runs, set).slice(-3)) log(line);
+      for (const line of formatRealChats(runs, set).slice(-4)) log(line);
     return;
   }
   log('');

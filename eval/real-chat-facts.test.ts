@@ -1,14 +1,18 @@
 import { describe, expect, it } from 'vitest';
 import {
   answerable,
+  fromEvidence,
+  heldAt,
   isSmallTalk,
   LOCOMO_SETS,
   loadRealChat,
   REAL_CHAT_RETAINED_TARGET,
   REAL_CHAT_SMALL_TALK_TARGET,
+  readLine,
   runRealChats,
   summarySentences,
   totalRuns,
+  turnSequence,
 } from './real-chat-facts.js';
 
 /**
@@ -26,6 +30,11 @@ describe('real chats between two people (LoCoMo, issue 45)', () => {
     expect(String(chat.messages[0]!.content)).toMatch(/^\d{1,2}:\d{2} [ap]m on \d{1,2} \w+, \d{4}\n\w+: /);
     expect(chat.answers.length).toBeGreaterThan(100);
     for (const { answer } of chat.answers) expect(answer.trim().split(/\s+/).length).toBeLessThanOrEqual(5);
+    // Each answer names the turns it was said in (the dataset's evidence).
+    const withEvidence = chat.answers.filter((a) => a.evidence.length > 0);
+    expect(withEvidence.length).toBeGreaterThan(chat.answers.length * 0.95);
+    for (const { evidence } of withEvidence)
+      for (const turn of evidence) expect(chat.messages).toContain(turn);
   });
 
   it('count an answer only when its words share one line, and small talk only without a fact', () => {
@@ -40,6 +49,30 @@ describe('real chats between two people (LoCoMo, issue 45)', () => {
     expect(
       summarySentences('## Key entities and identifiers\n- X-1\n## 8 May 2023\n- Mel: Hi there. I ran.'),
     ).toEqual(['Hi there.', 'I ran.']);
+  });
+
+  it('count an answer only in a line that comes from a turn it was said in', () => {
+    const said = { role: 'user', content: 'Mel: My grandma gave me this necklace in Sweden last year.' };
+    const later = { role: 'user', content: 'Mel: Sweden again!' };
+    const sequences = [turnSequence({ dates: new Map() }, said)];
+    const evidence = new Set([said]);
+    // The turn itself, and a summary line quoting a run of its words.
+    expect(fromEvidence(readLine(said.content, said), evidence, sequences)).toBe(true);
+    expect(fromEvidence(readLine('- Mel: gave me this necklace in Sweden'), evidence, sequences)).toBe(true);
+    // The same word said in another turn, or a summary line quoting that turn, is not the fact.
+    expect(fromEvidence(readLine(later.content, later), evidence, sequences)).toBe(false);
+    expect(fromEvidence(readLine('- Mel: Sweden again!'), evidence, sequences)).toBe(false);
+    expect(
+      heldAt(
+        'Sweden',
+        [readLine('- Mel: Sweden again!'), readLine(later.content, later)],
+        evidence,
+        sequences,
+      ),
+    ).toBe(false);
+    expect(
+      heldAt('Sweden', [readLine('- Mel: this necklace in Sweden last year')], evidence, sequences),
+    ).toBe(true);
   });
 
   it('rolling at 1/8, the held-out chats keep >= 35% of short answers, >= 2x a same-size window, small talk <= 10%', async () => {

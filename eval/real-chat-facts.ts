@@ -35,12 +35,14 @@
  *   compactions that folded history.
  *
  * Conversations 26, 30 and 41 are the tuning set; 42, 43 and 44 are held out (reported).
- * `npx tsx eval/real-chat-facts.ts [--set tune|held-out|all] [--json] [--misses N]`.
+ * `npx tsx eval/real-chat-facts.ts [--set tune|held-out|all] [--json] [--misses N] [--policy JSON]`
+ * (`--policy` overrides the default policy, to see what a setting changes).
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { tokenCounterFor } from '../src/core/counting/token-counter.js';
 import { CompactManager } from '../src/core/manager/compact-manager.js';
+import type { CompactPolicy } from '../src/core/policy.js';
 import { annotateRelativeDate } from '../src/core/summary/embedded/relative-dates.js';
 import { findDate } from '../src/core/summary/embedded/segments.js';
 import { wordRank } from '../src/core/summary/embedded/word-rarity.js';
@@ -115,7 +117,10 @@ export function loadRealChat(id: string): RealChat {
     .map((q) => ({
       question: q.question,
       answer: q.answer,
-      evidence: q.evidence.flatMap((id) => turns.get(id) ?? []),
+      evidence: q.evidence.flatMap((id) => {
+        const turn = turns.get(id);
+        return turn ? [turn] : [];
+      }),
     }));
   return {
     name: `locomo-${id}`,
@@ -301,11 +306,15 @@ export interface RealChatRun {
 }
 
 /** Compacts one conversation rolling at 1/8 and measures it. */
-export async function runRealChat(chat: RealChat, ratio = 8): Promise<RealChatRun> {
+export async function runRealChat(
+  chat: RealChat,
+  ratio = 8,
+  policy: Partial<CompactPolicy> = {},
+): Promise<RealChatRun> {
   const probe = new CompactManager({ model: 'gpt-4o', maxContextTokens: 10_000_000 });
   const rawTokens = probe.estimate(chat.messages).total;
   const window = Math.floor(rawTokens / ratio);
-  const manager = new CompactManager({ model: 'gpt-4o', maxContextTokens: window, redaction: false });
+  const manager = new CompactManager({ model: 'gpt-4o', maxContextTokens: window, redaction: false, policy });
   let target = 0;
   manager.on('compact.trigger_decision', (event) => {
     target = event.properties.targetTokens ?? 0;
@@ -410,9 +419,12 @@ export function totalRuns(runs: readonly RealChatRun[]) {
 }
 
 /** Runs a set of conversations. */
-export async function runRealChats(ids: readonly string[]): Promise<RealChatRun[]> {
+export async function runRealChats(
+  ids: readonly string[],
+  policy: Partial<CompactPolicy> = {},
+): Promise<RealChatRun[]> {
   const runs: RealChatRun[] = [];
-  for (const id of ids) runs.push(await runRealChat(loadRealChat(id)));
+  for (const id of ids) runs.push(await runRealChat(loadRealChat(id), 8, policy));
   return runs;
 }
 
@@ -443,11 +455,12 @@ async function main(): Promise<void> {
       set: { type: 'string', default: 'held-out' },
       json: { type: 'boolean', default: false },
       misses: { type: 'string', default: '0' },
+      policy: { type: 'string', default: '{}' },
     },
   });
   const set = values.set as keyof typeof LOCOMO_SETS | 'all';
   const ids = set === 'all' ? [...LOCOMO_SETS.tune, ...LOCOMO_SETS['held-out']] : LOCOMO_SETS[set];
-  const runs = await runRealChats(ids);
+  const runs = await runRealChats(ids, JSON.parse(values.policy) as Partial<CompactPolicy>);
   if (values.json) {
     process.stdout.write(`${JSON.stringify({ runs, total: totalRuns(runs) }, null, 2)}\n`);
     return;

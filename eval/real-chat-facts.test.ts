@@ -17,13 +17,17 @@ import {
 /**
  * Retained / same-size window on the held-out chats; issue 45's goal (4x) is not met. Counted
  * in lines from the answers' own evidence turns (see eval/real-chat-facts.ts): 2.3x (28.6%
- * against 12.6%) before dated events counted double between people, 2.9x (34.0% against
- * 11.7%) after. (In any line, the measure before the evidence rule: 2.0-2.2x, the window
- * keeping 21%.)
+ * against 12.6%). In any line, the measure before the evidence rule: 2.0-2.1x, the window
+ * keeping 21%. Dated events counted double between people gave 2.9x (34.0%) here but cost the
+ * generated noisy personal chats of eval:fidelity a third of their facts (rolling 1/8: 60.0%
+ * to 38.3%), so they are not.
  */
-const WINDOW_MULTIPLE_FLOOR = 2.5;
-/** Short answers kept on the held-out chats; issue 45's goal (35%) is missed by a point: 34.0%. */
-const RETAINED_FLOOR = 0.31;
+const WINDOW_MULTIPLE_FLOOR = 1.8;
+/**
+ * Short answers kept on the held-out chats; issue 45's goal (35%) is missed: 28.6% from the
+ * command line. Under the test runner on a loaded machine a run gave 2.08x: the floors leave room.
+ */
+const RETAINED_FLOOR = 0.22;
 
 describe('real chats between two people (LoCoMo, issue 45)', () => {
   it('load as dated sessions of named turns with short answers to look for', () => {
@@ -77,7 +81,7 @@ describe('real chats between two people (LoCoMo, issue 45)', () => {
     ).toBe(true);
   });
 
-  it('rolling at 1/8, the held-out chats keep >= 31% of short answers, >= 2.5x a same-size window, small talk <= 10%', async () => {
+  it('rolling at 1/8, the held-out chats keep >= 22% of short answers, >= 1.8x a same-size window, small talk <= 10%', async () => {
     const total = totalRuns(await runRealChats(LOCOMO_SETS['held-out']));
     expect(total.ceiling).toBeGreaterThan(200);
     expect(total.retainedShare).toBeGreaterThanOrEqual(RETAINED_FLOOR);

@@ -40,17 +40,6 @@ describe('scoring', () => {
     );
   });
 
-  it('between people, an event with its date (a resolved relative date too) counts double; not in agent transcripts', () => {
-    const dated = 'I signed up for a pottery class yesterday (2 July 2023).';
-    const undated = 'I signed up for a pottery class yesterday.';
-    expect(textSignal(dated, 'user', false)).toBeGreaterThanOrEqual(textSignal(undated, 'user', false) * 2);
-    expect(textSignal('We camped there last year (2022).', 'user', false)).toBeGreaterThanOrEqual(
-      textSignal('We camped there last year.', 'user', false) * 2,
-    );
-    // In agent transcripts only the month's capital (a proper noun, x1.2) tells them apart.
-    expect(textSignal(dated, 'user', true)).toBeLessThan(textSignal(undated, 'user', true) * 1.5);
-  });
-
   it('tool facts: failures and state changes high, revealed ids higher, scratchpad near zero, reruns low', () => {
     const traits = { stateChanging: false, failed: false, scratch: false, superseded: false };
     const plain = toolSignal(traits, 'read_file(a.ts) → ok');

@@ -32,15 +32,6 @@ const QUOTED = /["“][^"”\n]{2,80}["”]|(?:^|\s)'[^'\n]{2,60}'(?=[\s.,!?;:]|
 const HAS_NUMBER = /\d/;
 const DATE_WORD =
   /\b(?:jan(?:uary)?|feb(?:ruary)?|march|april|june|july|aug(?:ust)?|sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?|monday|tuesday|wednesday|thursday|friday|saturday|sunday|yesterday|tomorrow|weekend|birthday|anniversary)\b/i;
-/**
- * A calendar date: `7 May 2023`, `May 2023`, or a year in brackets, as the summary writes a
- * resolved relative date ("yesterday (7 May 2023)", "last year (2022)"). Between people an
- * event with its date is what "when did ..." asks about.
- */
-const DATED =
-  /\b\d{1,2} (?:January|February|March|April|May|June|July|August|September|October|November|December),? \d{4}\b|\b(?:January|February|March|April|May|June|July|August|September|October|November|December),? \d{4}\b|\((?:19|20)\d{2}\)/;
-/** Signal factor of a dated unit between people. */
-const DATED_WEIGHT = 2;
 const FIRST_PERSON =
   /^(?:i|we|my|our|i'm|i’m|i've|i’ve|i'll|i’ll|i'd|we're|we’re|we've|we'll)\b|\b(?:i|we) (?:am|was|were|have|had|will|went|got|started|decided|bought|adopted|love|like|prefer|plan|planned|want|need|took|made|finished|joined|moved|visited|signed|use|chose|read|play|work|just|recently|also|really)\b/i;
 const COMMITMENT =
@@ -112,7 +103,6 @@ export function textSignal(
   if (PLEASANTRY.test(text)) m *= 0.3;
   else if (EXCLAMATION.test(text) && !HAS_NUMBER.test(text) && !hasProperNoun(text)) m *= 0.5;
   if (EVENT.test(text)) m *= 1.3;
-  if (!agentic && DATED.test(text)) m *= DATED_WEIGHT;
   if (SECOND_PERSON.test(text) && !FIRST_PERSON.test(text)) m *= 0.5;
   if (agentic) {
     if (source === 'user') m *= 1.3;

@@ -250,7 +250,7 @@ async function main(): Promise<void> {
     log(foldVerdict(folds));
     if (budget.length > 0) log(formatBudgetUse(budget).at(-1)!);
     for (const [set, runs] of Object.entries(realChats))
-      for (const line of formatRealChats(runs, set).slice(-3)) log(line);
+      for (const line of formatRealChats(runs, set).slice(-4)) log(line);
     return;
   }
   log('');
@@ -279,7 +279,7 @@ function printRealChats(log: (line: string) => void, realChats: Record<string, R
   for (const [set, runs] of Object.entries(realChats)) {
     log('');
     log(
-      `Real chats between two people (LoCoMo, ${set}: ${runs.map((r) => r.name).join(', ')}), default policy, built-in summarizer, compact() after every message in a window of 1/8 of the chat. answers = QA answers of <= 5 words (not yes/no); ceiling = those answerable from the whole chat (every content word in one line, relative dates resolved); retained / window kept = of the ceiling, in the last request / in a sliding window of its size; small talk = tokens of summary sentences with no number, date, proper noun or rare word.`,
+      `Real chats between two people (LoCoMo, ${set}: ${runs.map((r) => r.name).join(', ')}), default policy, built-in summarizer, compact() after every message in a window of 1/8 of the chat. answers = QA answers of <= 5 words (not yes/no); ceiling = those in the turns the dataset says they were said in (every content word in one line, relative dates resolved); retained / window kept = of the ceiling, in the last request / in a sliding window of its size, in a line from one of those turns (the turn, or a summary line sharing 4 words in a row with it); small talk = tokens of summary sentences with no number, date, proper noun or rare word.`,
     );
     for (const line of formatRealChats(runs, set)) log(line);
   }

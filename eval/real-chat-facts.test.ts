@@ -1,23 +1,33 @@
 import { describe, expect, it } from 'vitest';
 import {
   answerable,
+  fromEvidence,
+  heldAt,
   isSmallTalk,
   LOCOMO_SETS,
   loadRealChat,
-  REAL_CHAT_RETAINED_TARGET,
   REAL_CHAT_SMALL_TALK_TARGET,
+  readLine,
   runRealChats,
   summarySentences,
   totalRuns,
+  turnSequence,
 } from './real-chat-facts.js';
 
 /**
- * Retained / same-size window on the held-out chats; issue 45's goal (4x) is not met yet.
- * Measured 2.1x (36.5% against 17.0%) under the old defaults and 1.94-2.0x (42.3% against
- * 21.2%) under issue 47's cost trigger, whose fuller request (79% of the window, was 58%) also
- * gives the same-size window more to hold.
+ * Retained / same-size window on the held-out chats; issue 45's goal (4x) is not met. Counted
+ * in lines from the answers' own evidence turns (see eval/real-chat-facts.ts): 2.3x (28.6%
+ * against 12.6%). In any line, the measure before the evidence rule: 2.0-2.1x, the window
+ * keeping 21%. Dated events counted double between people gave 2.9x (34.0%) here but cost the
+ * generated noisy personal chats of eval:fidelity a third of their facts (rolling 1/8: 60.0%
+ * to 38.3%), so they are not.
  */
 const WINDOW_MULTIPLE_FLOOR = 1.8;
+/**
+ * Short answers kept on the held-out chats; issue 45's goal (35%) is missed: 28.6% from the
+ * command line. Under the test runner on a loaded machine a run gave 2.08x: the floors leave room.
+ */
+const RETAINED_FLOOR = 0.22;
 
 describe('real chats between two people (LoCoMo, issue 45)', () => {
   it('load as dated sessions of named turns with short answers to look for', () => {
@@ -26,6 +36,11 @@ describe('real chats between two people (LoCoMo, issue 45)', () => {
     expect(String(chat.messages[0]!.content)).toMatch(/^\d{1,2}:\d{2} [ap]m on \d{1,2} \w+, \d{4}\n\w+: /);
     expect(chat.answers.length).toBeGreaterThan(100);
     for (const { answer } of chat.answers) expect(answer.trim().split(/\s+/).length).toBeLessThanOrEqual(5);
+    // Each answer names the turns it was said in (the dataset's evidence).
+    const withEvidence = chat.answers.filter((a) => a.evidence.length > 0);
+    expect(withEvidence.length).toBeGreaterThan(chat.answers.length * 0.95);
+    for (const { evidence } of withEvidence)
+      for (const turn of evidence) expect(chat.messages).toContain(turn);
   });
 
   it('count an answer only when its words share one line, and small talk only without a fact', () => {
@@ -42,10 +57,34 @@ describe('real chats between two people (LoCoMo, issue 45)', () => {
     ).toEqual(['Hi there.', 'I ran.']);
   });
 
-  it('rolling at 1/8, the held-out chats keep >= 35% of short answers, >= 2x a same-size window, small talk <= 10%', async () => {
+  it('count an answer only in a line that comes from a turn it was said in', () => {
+    const said = { role: 'user', content: 'Mel: My grandma gave me this necklace in Sweden last year.' };
+    const later = { role: 'user', content: 'Mel: Sweden again!' };
+    const sequences = [turnSequence({ dates: new Map() }, said)];
+    const evidence = new Set([said]);
+    // The turn itself, and a summary line quoting a run of its words.
+    expect(fromEvidence(readLine(said.content, said), evidence, sequences)).toBe(true);
+    expect(fromEvidence(readLine('- Mel: gave me this necklace in Sweden'), evidence, sequences)).toBe(true);
+    // The same word said in another turn, or a summary line quoting that turn, is not the fact.
+    expect(fromEvidence(readLine(later.content, later), evidence, sequences)).toBe(false);
+    expect(fromEvidence(readLine('- Mel: Sweden again!'), evidence, sequences)).toBe(false);
+    expect(
+      heldAt(
+        'Sweden',
+        [readLine('- Mel: Sweden again!'), readLine(later.content, later)],
+        evidence,
+        sequences,
+      ),
+    ).toBe(false);
+    expect(
+      heldAt('Sweden', [readLine('- Mel: this necklace in Sweden last year')], evidence, sequences),
+    ).toBe(true);
+  });
+
+  it('rolling at 1/8, the held-out chats keep >= 22% of short answers, >= 1.8x a same-size window, small talk <= 10%', async () => {
     const total = totalRuns(await runRealChats(LOCOMO_SETS['held-out']));
     expect(total.ceiling).toBeGreaterThan(200);
-    expect(total.retainedShare).toBeGreaterThanOrEqual(REAL_CHAT_RETAINED_TARGET);
+    expect(total.retainedShare).toBeGreaterThanOrEqual(RETAINED_FLOOR);
     expect(total.windowMultiple).toBeGreaterThanOrEqual(WINDOW_MULTIPLE_FLOOR);
     expect(total.smallTalkShare).toBeLessThanOrEqual(REAL_CHAT_SMALL_TALK_TARGET);
     // The request after the last compaction fills its target.

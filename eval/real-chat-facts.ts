@@ -2,21 +2,30 @@
  * Facts over small talk on real chats (issue 45, point 3): long multi-session conversations
  * between two people (LoCoMo, eval/data/locomo, CC BY-NC 4.0), compacted to 1/8 of their size
  * through the public API (a CompactManager with the default policy and the built-in
- * summarizer, `compact()` after every message: rolling), then:
+ * summarizer, `compact()` after every message: rolling), then, at the end of the chat (the
+ * dataset's questions are asked after its last session; they carry no earlier position):
  *
- * - retained: the share of short factual answers still answerable from the last request.
- *   A short factual answer is the answer of a question of the dataset's QA (categories 1-4;
- *   5 is adversarial and has none) of at most 5 words. It is answerable from a text when every
- *   content word of the answer (lowercased, punctuation and a few function words dropped, a
- *   plural `s` ignored) is in ONE line of that text. Only answers answerable from the whole
- *   conversation count (the ceiling). The conversation and the window are read with their
- *   relative dates resolved against the session's date ("yesterday (7 May 2023)"), as the
- *   summary resolves them, so neither side gets a help the other lacks; `resolved` counts
- *   answers the request holds that even that reading of the conversation does not.
- *   Headings and session stamps are no lines (a date there answers nothing), and yes/no
- *   answers do not count (a "yes" is in any text).
- * - window: the same measure on a sliding window of the request's own token size (the latest
- *   messages), and retained / window.
+ * - retained: the share of short factual answers still in the last request. A short factual
+ *   answer is the answer of a question of the dataset's QA (categories 1-4; 5 is adversarial
+ *   and has none) of at most 5 words, yes/no answers left out (a "yes" is in any text). The
+ *   dataset names the turns each answer was said in (its evidence, `D<session>:<turn>`). An
+ *   answer is still in a text when every content word of it (lowercased, punctuation and a
+ *   few function words dropped, a plural `s` ignored) is in ONE line of that text that comes
+ *   from one of its evidence turns: the turn itself, or a summary line sharing a run of
+ *   {@link SHINGLE} content words with it (the summary quotes clauses verbatim). The same
+ *   words said later in another turn ("painting" in the last session) are not the fact asked
+ *   about, for the window as for the summary. The denominator (ceiling) is the answers whose
+ *   words are in one line of their own evidence turns. Every turn, in the request and in the
+ *   window alike, is read with its relative dates resolved against its session's date
+ *   ("yesterday (7 May 2023)"), as the summary resolves them; `resolved` counts answers the
+ *   request holds that even that reading of the turns does not. Headings and session stamps
+ *   are no lines (a date there answers nothing).
+ * - window: the same measure on a sliding window of the request's own token size
+ *   (`tokensAfter` of the last compaction, which counts the whole request: pinned messages,
+ *   summary and recent turns; the window takes the latest turns that fit it), and
+ *   retained / window. `loose*` repeats both without the evidence rule (the answer's words in
+ *   any one line): a common answer said again late in the chat ("camping") counts there for
+ *   the window as for the request, which roughly doubles the window's share.
  * - small talk: the share of the summary's tokens (its sentences, headings and the key-id list
  *   left out) in sentences that carry no information: no digit, no month or weekday, no proper
  *   noun (a capitalized word past the first that is not `I` or a speaker's name), and no rare
@@ -26,12 +35,14 @@
  *   compactions that folded history.
  *
  * Conversations 26, 30 and 41 are the tuning set; 42, 43 and 44 are held out (reported).
- * `npx tsx eval/real-chat-facts.ts [--set tune|held-out|all] [--json] [--misses N]`.
+ * `npx tsx eval/real-chat-facts.ts [--set tune|held-out|all] [--json] [--misses N] [--policy JSON]`
+ * (`--policy` overrides the default policy, to see what a setting changes).
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { tokenCounterFor } from '../src/core/counting/token-counter.js';
 import { CompactManager } from '../src/core/manager/compact-manager.js';
+import type { CompactPolicy } from '../src/core/policy.js';
 import { annotateRelativeDate } from '../src/core/summary/embedded/relative-dates.js';
 import { findDate } from '../src/core/summary/embedded/segments.js';
 import { wordRank } from '../src/core/summary/embedded/word-rarity.js';
@@ -59,7 +70,14 @@ interface LocomoConversation {
   speakerA: string;
   speakerB: string;
   sessions: { dateTime: string; turns: LocomoTurn[] }[];
-  qa: { question: string; answer: string; category: number }[];
+  qa: { question: string; answer: string; category: number; evidence: string[] }[];
+}
+
+/** A short answer with the turns the dataset says it was said in. */
+export interface ShortAnswer {
+  question: string;
+  answer: string;
+  evidence: Record<string, unknown>[];
 }
 
 /** One conversation as OpenAI Chat messages, with its short answers. */
@@ -69,7 +87,7 @@ export interface RealChat {
   messages: Record<string, unknown>[];
   /** The date of each message's session (relative dates in the conversation resolve against it). */
   dates: Map<Record<string, unknown>, Date>;
-  answers: { question: string; answer: string }[];
+  answers: ShortAnswer[];
 }
 
 /** Loads a vendored LoCoMo conversation: speaker A is `user`, B `assistant`, `Name: text`, a stamp line per session. */
@@ -78,7 +96,8 @@ export function loadRealChat(id: string): RealChat {
   const conversation = JSON.parse(readFileSync(url, 'utf8')) as LocomoConversation;
   const messages: Record<string, unknown>[] = [];
   const dates = new Map<Record<string, unknown>, Date>();
-  for (const session of conversation.sessions) {
+  const turns = new Map<string, Record<string, unknown>>();
+  conversation.sessions.forEach((session, s) => {
     const date = findDate(session.dateTime)?.date;
     session.turns.forEach((turn, k) => {
       const photo = turn.caption ? ` [shared ${turn.caption}]` : '';
@@ -88,13 +107,21 @@ export function loadRealChat(id: string): RealChat {
         content: k === 0 ? `${session.dateTime}\n${body}` : body,
       };
       messages.push(message);
+      turns.set(`D${s + 1}:${k + 1}`, message);
       if (date) dates.set(message, date);
     });
-  }
+  });
   const answers = conversation.qa
     .filter((q) => q.category >= 1 && q.category <= 4 && q.answer.trim().split(/\s+/).length <= 5)
     .filter((q) => !tokens(q.answer).every((w) => YES_NO.has(w)))
-    .map((q) => ({ question: q.question, answer: q.answer }));
+    .map((q) => ({
+      question: q.question,
+      answer: q.answer,
+      evidence: q.evidence.flatMap((id) => {
+        const turn = turns.get(id);
+        return turn ? [turn] : [];
+      }),
+    }));
   return {
     name: `locomo-${id}`,
     speakers: [conversation.speakerA, conversation.speakerB],
@@ -149,6 +176,73 @@ export function answerable(answer: string, lines: readonly Set<string>[]): boole
   return lines.some((line) => words.every((w) => line.has(w)));
 }
 
+/** Content words in a row a summary line shares with a turn to come from it. */
+export const SHINGLE = 4;
+
+/** A line of a request or a window: its content words in order, and the turn it is (a raw turn's line). */
+export interface ReadLine {
+  words: string[];
+  set: Set<string>;
+  turn?: Record<string, unknown>;
+}
+
+/** A line as {@link ReadLine}. */
+export function readLine(text: string, turn?: Record<string, unknown>): ReadLine {
+  const words = tokens(text);
+  return turn ? { words, set: new Set(words), turn } : { words, set: new Set(words) };
+}
+
+/**
+ * The lines of messages: a turn of the chat (found by its content) is read with its relative
+ * dates resolved and stays that turn; anything else (the summary) is lines of its own.
+ * Headings and session stamps are left out.
+ */
+function readLines(chat: RealChat, messages: readonly Record<string, unknown>[]): ReadLine[] {
+  const byContent = new Map(chat.messages.map((m) => [m.content, m]));
+  const out: ReadLine[] = [];
+  for (const message of messages) {
+    const turn = byContent.get(message.content);
+    const text = turn
+      ? annotateRelativeDate(String(turn.content), chat.dates.get(turn))
+      : contextText([message]);
+    for (const line of text.split('\n')) if (!DATE_LINE.test(line.trim())) out.push(readLine(line, turn));
+  }
+  return out;
+}
+
+/** A turn's content words in order, space-delimited (to find a run of words in it). */
+export function turnSequence(chat: Pick<RealChat, 'dates'>, turn: Record<string, unknown>): string {
+  return ` ${tokens(annotateRelativeDate(String(turn.content), chat.dates.get(turn))).join(' ')} `;
+}
+
+/** True when `line` comes from one of the evidence turns: it is one, or shares a run of {@link SHINGLE} words with one. */
+export function fromEvidence(
+  line: ReadLine,
+  evidence: ReadonlySet<Record<string, unknown>>,
+  sequences: readonly string[],
+): boolean {
+  if (line.turn) return evidence.has(line.turn);
+  const k = Math.min(SHINGLE, line.words.length);
+  if (k === 0) return false;
+  for (let i = 0; i + k <= line.words.length; i++) {
+    const run = ` ${line.words.slice(i, i + k).join(' ')} `;
+    if (sequences.some((sequence) => sequence.includes(run))) return true;
+  }
+  return false;
+}
+
+/** True when every content word of `answer` is in one line of `lines` that comes from its evidence. */
+export function heldAt(
+  answer: string,
+  lines: readonly ReadLine[],
+  evidence: ReadonlySet<Record<string, unknown>>,
+  sequences: readonly string[],
+): boolean {
+  const words = tokens(answer);
+  if (words.length === 0) return false;
+  return lines.some((line) => words.every((w) => line.set.has(w)) && fromEvidence(line, evidence, sequences));
+}
+
 const CALENDAR =
   /\b(?:jan(?:uary)?|feb(?:ruary)?|march|april|may|june|july|aug(?:ust)?|sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?|monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b/i;
 
@@ -191,12 +285,16 @@ export interface RealChatRun {
   rawTokens: number;
   window: number;
   shortAnswers: number;
-  /** Answerable from the whole conversation (the denominator). */
+  /** Answers in their own evidence turns (the denominator). */
   ceiling: number;
   retained: number;
   windowRetained: number;
-  /** Answers the request holds that the conversation does not (resolved dates). */
+  /** Answers the request holds that their evidence turns do not (resolved dates). */
   resolved: number;
+  /** The same three without the evidence rule (the answer's words in any one line). */
+  looseCeiling: number;
+  looseRetained: number;
+  looseWindowRetained: number;
   summaryTokens: number;
   smallTalkTokens: number;
   /** tokensAfter / window of the last request. */
@@ -208,11 +306,15 @@ export interface RealChatRun {
 }
 
 /** Compacts one conversation rolling at 1/8 and measures it. */
-export async function runRealChat(chat: RealChat, ratio = 8): Promise<RealChatRun> {
+export async function runRealChat(
+  chat: RealChat,
+  ratio = 8,
+  policy: Partial<CompactPolicy> = {},
+): Promise<RealChatRun> {
   const probe = new CompactManager({ model: 'gpt-4o', maxContextTokens: 10_000_000 });
   const rawTokens = probe.estimate(chat.messages).total;
   const window = Math.floor(rawTokens / ratio);
-  const manager = new CompactManager({ model: 'gpt-4o', maxContextTokens: window, redaction: false });
+  const manager = new CompactManager({ model: 'gpt-4o', maxContextTokens: window, redaction: false, policy });
   let target = 0;
   manager.on('compact.trigger_decision', (event) => {
     target = event.properties.targetTokens ?? 0;
@@ -231,8 +333,10 @@ export async function runRealChat(chat: RealChat, ratio = 8): Promise<RealChatRu
   const sliding = slidingWindow(chat.messages, last!.tokensAfter, (m) => probe.estimate(m).total);
   await probe.shutdown();
   const full = lineSets(resolvedText(chat, chat.messages));
-  const requestLines = lineSets(contextText(request));
-  const windowLines = lineSets(resolvedText(chat, sliding));
+  const requestLines = readLines(chat, request);
+  const windowLines = readLines(chat, sliding);
+  const looseRequest = requestLines.map((line) => line.set);
+  const looseWindow = windowLines.map((line) => line.set);
   const run: RealChatRun = {
     name: chat.name,
     messages: chat.messages.length,
@@ -243,6 +347,9 @@ export async function runRealChat(chat: RealChat, ratio = 8): Promise<RealChatRu
     retained: 0,
     windowRetained: 0,
     resolved: 0,
+    looseCeiling: 0,
+    looseRetained: 0,
+    looseWindowRetained: 0,
     summaryTokens: 0,
     smallTalkTokens: 0,
     windowFill: last!.tokensAfter / window,
@@ -250,16 +357,23 @@ export async function runRealChat(chat: RealChat, ratio = 8): Promise<RealChatRu
     compactions: fills.length,
     missed: [],
   };
-  for (const { question, answer } of chat.answers) {
-    const inRequest = answerable(answer, requestLines);
-    if (!answerable(answer, full)) {
+  for (const { question, answer, evidence } of chat.answers) {
+    if (answerable(answer, full)) {
+      run.looseCeiling++;
+      if (answerable(answer, looseRequest)) run.looseRetained++;
+      if (answerable(answer, looseWindow)) run.looseWindowRetained++;
+    }
+    const turns = new Set(evidence);
+    const sequences = evidence.map((turn) => turnSequence(chat, turn));
+    const inRequest = heldAt(answer, requestLines, turns, sequences);
+    if (!heldAt(answer, readLines(chat, evidence), turns, sequences)) {
       if (inRequest) run.resolved++;
       continue;
     }
     run.ceiling++;
     if (inRequest) run.retained++;
     else run.missed.push(`${question} -> ${answer}`);
-    if (answerable(answer, windowLines)) run.windowRetained++;
+    if (heldAt(answer, windowLines, turns, sequences)) run.windowRetained++;
   }
   const counter = tokenCounterFor('gpt-4o');
   const speakers = new Set(chat.speakers);
@@ -288,6 +402,11 @@ export function totalRuns(runs: readonly RealChatRun[]) {
     retainedShare: ceiling > 0 ? retained / ceiling : 0,
     windowShare: ceiling > 0 ? windowRetained / ceiling : 0,
     windowMultiple: retained / Math.max(1, windowRetained),
+    loose: {
+      ceiling: sum((r) => r.looseCeiling),
+      retained: sum((r) => r.looseRetained),
+      windowRetained: sum((r) => r.looseWindowRetained),
+    },
     smallTalkShare:
       sum((r) => r.smallTalkTokens) /
       Math.max(
@@ -300,9 +419,12 @@ export function totalRuns(runs: readonly RealChatRun[]) {
 }
 
 /** Runs a set of conversations. */
-export async function runRealChats(ids: readonly string[]): Promise<RealChatRun[]> {
+export async function runRealChats(
+  ids: readonly string[],
+  policy: Partial<CompactPolicy> = {},
+): Promise<RealChatRun[]> {
   const runs: RealChatRun[] = [];
-  for (const id of ids) runs.push(await runRealChat(loadRealChat(id)));
+  for (const id of ids) runs.push(await runRealChat(loadRealChat(id), 8, policy));
   return runs;
 }
 
@@ -322,6 +444,7 @@ export function formatRealChats(runs: readonly RealChatRun[], label: string): st
     `target: real chats (${label}, ${t.conversations} LoCoMo conversations) rolling at 1/8 keep ${pct(t.retainedShare)} of ${t.ceiling} short answers (goal >= ${pct(REAL_CHAT_RETAINED_TARGET)}): ${met(t.retainedShare >= REAL_CHAT_RETAINED_TARGET)}`,
     `target: real chats (${label}) ${t.windowMultiple.toFixed(1)}x a same-size window's ${pct(t.windowShare)} (goal >= ${REAL_CHAT_WINDOW_MULTIPLE_TARGET}x): ${met(t.windowMultiple >= REAL_CHAT_WINDOW_MULTIPLE_TARGET)}`,
     `target: real chats (${label}) small talk ${pct(t.smallTalkShare)} of the summary's tokens (goal <= ${pct(REAL_CHAT_SMALL_TALK_TARGET)}): ${met(t.smallTalkShare <= REAL_CHAT_SMALL_TALK_TARGET)}; window fill ${pct(t.windowFill)}, target fill ${pct(t.targetFill)}; ${t.resolved} more answers only in the request (resolved dates)`,
+    `without the evidence rule (answer words in any line): ${pct(t.loose.retained / Math.max(1, t.loose.ceiling))} of ${t.loose.ceiling} kept, window ${pct(t.loose.windowRetained / Math.max(1, t.loose.ceiling))}, ${(t.loose.retained / Math.max(1, t.loose.windowRetained)).toFixed(1)}x`,
   );
   return lines;
 }
@@ -332,11 +455,12 @@ async function main(): Promise<void> {
       set: { type: 'string', default: 'held-out' },
       json: { type: 'boolean', default: false },
       misses: { type: 'string', default: '0' },
+      policy: { type: 'string', default: '{}' },
     },
   });
   const set = values.set as keyof typeof LOCOMO_SETS | 'all';
   const ids = set === 'all' ? [...LOCOMO_SETS.tune, ...LOCOMO_SETS['held-out']] : LOCOMO_SETS[set];
-  const runs = await runRealChats(ids);
+  const runs = await runRealChats(ids, JSON.parse(values.policy) as Partial<CompactPolicy>);
   if (values.json) {
     process.stdout.write(`${JSON.stringify({ runs, total: totalRuns(runs) }, null, 2)}\n`);
     return;

@@ -30,15 +30,17 @@
  * `PROXY_BENCH_MODULE=<path>` measures another build of src/proxy (a copy of an older one, its
  * path from bench/); `PROXY_BENCH_PROF=<dir>` writes the proxy process's CPU profile there;
  * `PROXY_BENCH_SIZES`, `PROXY_BENCH_CALLS`, `PROXY_BENCH_STREAM_CALLS` change the run;
- * `PROXY_BENCH_NODE_FLAGS` adds Node flags to the proxy's process (`--trace-gc`). The proxy's
+ * `PROXY_BENCH_NODE_FLAGS` adds Node flags to the proxy's process (`--trace-gc`);
+ * `PROXY_BENCH_LOG=<path>` writes each size's log lines (with `gcMs`) to `<path>-<tokens>.json`. The proxy's
  * process runs with the young-generation cap `agent-compaction proxy` gives its own
  * (src/cli/respawn-with-heap-flags.ts) unless those flags set `--max-semi-space-size`.
  */
 import { type ChildProcess, fork } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { heapFlagsToAdd } from '../src/cli/respawn-with-heap-flags.js';
 import type { ProxyLogEntry } from '../src/proxy/index.js';
-import { type ClientResult, REST_DELAY_MS } from './proxy-child.js';
+import { type BenchLogFields, type ClientResult, REST_DELAY_MS } from './proxy-child.js';
 
 const CALLS = Number(process.env.PROXY_BENCH_CALLS ?? 400);
 const STREAM_CALLS = Number(process.env.PROXY_BENCH_STREAM_CALLS ?? 100);
@@ -77,8 +79,17 @@ export interface ProxySizeFigures {
   reused: number;
   /** The proxy's own timings (its log lines). */
   forward: Spread;
-  /** CPU time of the proxy's process within `forward`. */
+  /** CPU time of the proxy's process within `forward` (all its threads: GC helpers included). */
   forwardCpu: Spread;
+  /** The same over the calls the manager did not compact (`applied` false). */
+  forwardCpuNoCompaction: Spread;
+  /** The same over the calls neither compacted nor with a main-thread GC pause in `forward`. */
+  forwardCpuQuiet: Spread;
+  /** Calls the manager compacted (of `calls` and `streamCalls`). */
+  compactions: number;
+  /** Calls with a main-thread GC pause in `forward`, and those pauses' total (p50, p99 over them). */
+  gcCalls: number;
+  gcMs: Spread;
   parse: Spread;
   compact: Spread;
   back: Spread;
@@ -167,10 +178,15 @@ async function measureSize(
   };
   const result = await client.ask<ClientResult>({ run }, 'pairs');
   const cpu = ((await proxy.ask<number>({ cpu: true }, 'cpu')) - cpuBefore) / (CALLS + streamCalls);
-  const logs = (await proxy.ask<ProxyLogEntry[]>({ logs: true }, 'logs')).slice(WARM_UP);
+  const logs = (await proxy.ask<(ProxyLogEntry & BenchLogFields)[]>({ logs: true }, 'logs')).slice(WARM_UP);
   const whole = logs.slice(0, CALLS);
+  if (process.env.PROXY_BENCH_LOG)
+    writeFileSync(`${process.env.PROXY_BENCH_LOG}-${tokens}.json`, JSON.stringify(logs));
   const of = (entries: ProxyLogEntry[], key: keyof ProxyLogEntry) =>
     spread(entries.map((entry) => Number(entry[key] ?? Number.NaN)));
+  const uncompacted = logs.filter((entry) => entry.applied !== true);
+  const quiet = uncompacted.filter((entry) => entry.gcMs === 0);
+  const paused = logs.filter((entry) => entry.gcMs > 0);
   const pairs = result.pairs;
   const plain = pairs.filter((pair) => !pair.stream);
   const streams = pairs.filter((pair) => pair.stream);
@@ -189,6 +205,11 @@ async function measureSize(
     ),
     forward: of(logs, 'forwardMs'),
     forwardCpu: of(logs, 'forwardCpuMs'),
+    forwardCpuNoCompaction: of(uncompacted, 'forwardCpuMs'),
+    forwardCpuQuiet: of(quiet, 'forwardCpuMs'),
+    compactions: logs.length - uncompacted.length,
+    gcCalls: paused.length,
+    gcMs: spread(paused.map((entry) => entry.gcMs)),
     parse: of(whole, 'parseMs'),
     compact: of(whole, 'compactMs'),
     back: of(logs, 'returnMs'),
@@ -252,6 +273,15 @@ export function printProxyBench(f: ProxyBenchFigures): void {
     console.log(`    the proxy process's CPU per request     ${ms(s.cpu)} (mean)`);
     console.log(
       `    the proxy's own: last byte in -> first byte upstream ${both(s.forward)} (CPU ${both(s.forwardCpu)}); upstream head -> first byte to the client ${both(s.back)}`,
+    );
+    const last = s === f.sizes.at(-1);
+    const against = (p: Spread) =>
+      last ? ` (p99 <= ${TARGET_P99_MS} ms: ${verdict(p.p99 <= TARGET_P99_MS)})` : '';
+    console.log(
+      `      its CPU: all calls p99 ${ms(s.forwardCpu.p99)}${against(s.forwardCpu)}; the ${s.calls + s.streamCalls - s.compactions} not compacted p99 ${ms(s.forwardCpuNoCompaction.p99)}${against(s.forwardCpuNoCompaction)} (${s.compactions} compacted)`,
+    );
+    console.log(
+      `      ${s.gcCalls} calls with a main-thread GC pause in the span (${both(s.gcMs)} of pause); the rest, not compacted: CPU ${both(s.forwardCpuQuiet)}${against(s.forwardCpuQuiet)}`,
     );
     console.log(
       `      of which parse ${both(s.parse)} (${s.reused} messages reused, median); compact ${both(s.compact)}`,

@@ -27,6 +27,12 @@
  * each body whole would pay at least. The load average is printed beside the figures; on a
  * loaded machine p99 is the machine's (a process waiting for a core), so read it with `uptime`.
  *
+ * The proxy's CPU in `forward` (`process.cpuUsage()`: all its threads, V8's concurrent marking
+ * included) is printed over all calls, over those the manager did not compact, and over those
+ * with no main-thread GC pause in the span (`gc` performance entries, matched to each span by
+ * bench/proxy-child.ts), each against the 5 ms target; then the top 1% of calls by CPU with
+ * where their time went (parse, compact, GC pause).
+ *
  * `PROXY_BENCH_MODULE=<path>` measures another build of src/proxy (a copy of an older one, its
  * path from bench/); `PROXY_BENCH_PROF=<dir>` writes the proxy process's CPU profile there;
  * `PROXY_BENCH_SIZES`, `PROXY_BENCH_CALLS`, `PROXY_BENCH_STREAM_CALLS` change the run;
@@ -90,6 +96,8 @@ export interface ProxySizeFigures {
   /** Calls with a main-thread GC pause in `forward`, and those pauses' total (p50, p99 over them). */
   gcCalls: number;
   gcMs: Spread;
+  /** The calls of the highest `forwardCpuMs` (over p99), with where their time went. */
+  slowest: SlowCall[];
   parse: Spread;
   compact: Spread;
   back: Spread;
@@ -100,6 +108,18 @@ export interface ProxySizeFigures {
   firstBeforeRest?: number;
   /** `JSON.parse` of the body decoded from bytes, in the proxy's process (the largest size only). */
   floor?: Spread;
+}
+
+/** One call of the highest CPU in `forward`, by part (milliseconds). */
+export interface SlowCall {
+  cpu: number;
+  wall: number;
+  parse: number;
+  compact: number;
+  gcPause: number;
+  /** Messages taken from the last body (0: the whole body parsed). */
+  reused: number;
+  compacted: boolean;
 }
 
 /** The proxy's figures. */
@@ -210,6 +230,18 @@ async function measureSize(
     compactions: logs.length - uncompacted.length,
     gcCalls: paused.length,
     gcMs: spread(paused.map((entry) => entry.gcMs)),
+    slowest: [...logs]
+      .sort((a, b) => (b.forwardCpuMs ?? 0) - (a.forwardCpuMs ?? 0))
+      .slice(0, Math.max(1, Math.ceil(logs.length / 100)))
+      .map((entry) => ({
+        cpu: entry.forwardCpuMs ?? Number.NaN,
+        wall: entry.forwardMs ?? Number.NaN,
+        parse: entry.parseMs ?? Number.NaN,
+        compact: entry.compactMs ?? Number.NaN,
+        gcPause: entry.gcMs,
+        reused: entry.reused ?? 0,
+        compacted: entry.applied === true,
+      })),
     parse: of(whole, 'parseMs'),
     compact: of(whole, 'compactMs'),
     back: of(logs, 'returnMs'),
@@ -283,6 +315,9 @@ export function printProxyBench(f: ProxyBenchFigures): void {
     console.log(
       `      ${s.gcCalls} calls with a main-thread GC pause in the span (${both(s.gcMs)} of pause); the rest, not compacted: CPU ${both(s.forwardCpuQuiet)}${against(s.forwardCpuQuiet)}`,
     );
+    const call = (c: SlowCall) =>
+      `CPU ${c.cpu.toFixed(1)} (wall ${c.wall.toFixed(1)}: parse ${c.parse.toFixed(1)}${c.reused === 0 ? ' whole body' : ''}, compact ${c.compact.toFixed(1)}${c.compacted ? ' compacted' : ''}, GC pause ${c.gcPause.toFixed(1)})`;
+    console.log(`      the top 1% by CPU: ${s.slowest.map(call).join('; ')}`);
     console.log(
       `      of which parse ${both(s.parse)} (${s.reused} messages reused, median); compact ${both(s.compact)}`,
     );

@@ -13,6 +13,7 @@
  */
 import { Agent, createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { PerformanceObserver } from 'node:perf_hooks';
 import { CompactManager } from '../src/index.js';
 import type { ProxyLogEntry } from '../src/proxy/index.js';
 import { syntheticSession } from '../src/testing/synthetic-session.js';
@@ -101,12 +102,17 @@ async function proxy(upstreamUrl: string, module: string): Promise<void> {
   const { startProxy } = (await import(module)) as typeof import('../src/proxy/index.js');
   const manager = new CompactManager({ model: 'gpt-4o', maxContextTokens: 1_000_000 });
   await manager.ready();
-  const logs: ProxyLogEntry[] = [];
+  const logs: { entry: ProxyLogEntry; at: number }[] = [];
+  // The main thread's garbage-collection pauses (delivered after the fact: matched when asked).
+  const pauses: { start: number; end: number }[] = [];
+  new PerformanceObserver((list) => {
+    for (const gc of list.getEntries()) pauses.push({ start: gc.startTime, end: gc.startTime + gc.duration });
+  }).observe({ entryTypes: ['gc'] });
   const running = await startProxy({
     upstream: upstreamUrl,
     manager,
     port: 0,
-    log: (entry) => logs.push(entry),
+    log: (entry) => logs.push({ entry, at: performance.now() }),
   });
   const cpu = () => {
     const { user, system } = process.cpuUsage();
@@ -124,12 +130,36 @@ async function proxy(upstreamUrl: string, module: string): Promise<void> {
       }
       send({ floor: times });
     } else if ('cpu' in message) send({ cpu: cpu() });
-    else if ('logs' in message) send({ logs: logs.splice(0) });
-    else if ('close' in message) {
+    else if ('logs' in message) {
+      send({ logs: logs.splice(0).map((log) => withPauses(log, pauses)) });
+      pauses.length = 0;
+    } else if ('close' in message) {
       await running.close();
       process.exit(0);
     }
   });
+}
+
+/**
+ * A log line with the main thread's GC pauses that fell in its `forward` span. The line is
+ * written once the answer's first byte went back: the span ends `returnMs` and `upstreamMs`
+ * before that (give or take the microseconds between the steps).
+ */
+function withPauses(
+  { entry, at }: { entry: ProxyLogEntry; at: number },
+  pauses: readonly { start: number; end: number }[],
+): ProxyLogEntry & BenchLogFields {
+  const end = at - (entry.returnMs ?? 0) - (entry.upstreamMs ?? 0);
+  const start = end - (entry.forwardMs ?? 0);
+  let gcMs = 0;
+  for (const pause of pauses) gcMs += Math.max(0, Math.min(end, pause.end) - Math.max(start, pause.start));
+  return { ...entry, gcMs };
+}
+
+/** What the bench adds to the proxy's log lines. */
+export interface BenchLogFields {
+  /** Milliseconds of main-thread GC pauses within `forwardMs`. */
+  gcMs: number;
 }
 
 /** A Chat Completions history of about `tokens` tokens (a synthetic coding session). */

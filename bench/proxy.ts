@@ -27,18 +27,26 @@
  * each body whole would pay at least. The load average is printed beside the figures; on a
  * loaded machine p99 is the machine's (a process waiting for a core), so read it with `uptime`.
  *
+ * The proxy's CPU in `forward` (`process.cpuUsage()`: all its threads, V8's concurrent marking
+ * included) is printed over all calls, over those the manager did not compact, and over those
+ * with no main-thread GC pause in the span (`gc` performance entries, matched to each span by
+ * bench/proxy-child.ts), each against the 5 ms target; then the top 1% of calls by CPU with
+ * where their time went (parse, compact, GC pause).
+ *
  * `PROXY_BENCH_MODULE=<path>` measures another build of src/proxy (a copy of an older one, its
  * path from bench/); `PROXY_BENCH_PROF=<dir>` writes the proxy process's CPU profile there;
  * `PROXY_BENCH_SIZES`, `PROXY_BENCH_CALLS`, `PROXY_BENCH_STREAM_CALLS` change the run;
- * `PROXY_BENCH_NODE_FLAGS` adds Node flags to the proxy's process (`--trace-gc`). The proxy's
+ * `PROXY_BENCH_NODE_FLAGS` adds Node flags to the proxy's process (`--trace-gc`);
+ * `PROXY_BENCH_LOG=<path>` writes each size's log lines (with `gcMs`) to `<path>-<tokens>.json`. The proxy's
  * process runs with the young-generation cap `agent-compaction proxy` gives its own
  * (src/cli/respawn-with-heap-flags.ts) unless those flags set `--max-semi-space-size`.
  */
 import { type ChildProcess, fork } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { heapFlagsToAdd } from '../src/cli/respawn-with-heap-flags.js';
 import type { ProxyLogEntry } from '../src/proxy/index.js';
-import { type ClientResult, REST_DELAY_MS } from './proxy-child.js';
+import { type BenchLogFields, type ClientResult, REST_DELAY_MS } from './proxy-child.js';
 
 const CALLS = Number(process.env.PROXY_BENCH_CALLS ?? 400);
 const STREAM_CALLS = Number(process.env.PROXY_BENCH_STREAM_CALLS ?? 100);
@@ -77,8 +85,19 @@ export interface ProxySizeFigures {
   reused: number;
   /** The proxy's own timings (its log lines). */
   forward: Spread;
-  /** CPU time of the proxy's process within `forward`. */
+  /** CPU time of the proxy's process within `forward` (all its threads: GC helpers included). */
   forwardCpu: Spread;
+  /** The same over the calls the manager did not compact (`applied` false). */
+  forwardCpuNoCompaction: Spread;
+  /** The same over the calls neither compacted nor with a main-thread GC pause in `forward`. */
+  forwardCpuQuiet: Spread;
+  /** Calls the manager compacted (of `calls` and `streamCalls`). */
+  compactions: number;
+  /** Calls with a main-thread GC pause in `forward`, and those pauses' total (p50, p99 over them). */
+  gcCalls: number;
+  gcMs: Spread;
+  /** The calls of the highest `forwardCpuMs` (over p99), with where their time went. */
+  slowest: SlowCall[];
   parse: Spread;
   compact: Spread;
   back: Spread;
@@ -89,6 +108,18 @@ export interface ProxySizeFigures {
   firstBeforeRest?: number;
   /** `JSON.parse` of the body decoded from bytes, in the proxy's process (the largest size only). */
   floor?: Spread;
+}
+
+/** One call of the highest CPU in `forward`, by part (milliseconds). */
+export interface SlowCall {
+  cpu: number;
+  wall: number;
+  parse: number;
+  compact: number;
+  gcPause: number;
+  /** Messages taken from the last body (0: the whole body parsed). */
+  reused: number;
+  compacted: boolean;
 }
 
 /** The proxy's figures. */
@@ -167,10 +198,15 @@ async function measureSize(
   };
   const result = await client.ask<ClientResult>({ run }, 'pairs');
   const cpu = ((await proxy.ask<number>({ cpu: true }, 'cpu')) - cpuBefore) / (CALLS + streamCalls);
-  const logs = (await proxy.ask<ProxyLogEntry[]>({ logs: true }, 'logs')).slice(WARM_UP);
+  const logs = (await proxy.ask<(ProxyLogEntry & BenchLogFields)[]>({ logs: true }, 'logs')).slice(WARM_UP);
   const whole = logs.slice(0, CALLS);
+  if (process.env.PROXY_BENCH_LOG)
+    writeFileSync(`${process.env.PROXY_BENCH_LOG}-${tokens}.json`, JSON.stringify(logs));
   const of = (entries: ProxyLogEntry[], key: keyof ProxyLogEntry) =>
     spread(entries.map((entry) => Number(entry[key] ?? Number.NaN)));
+  const uncompacted = logs.filter((entry) => entry.applied !== true);
+  const quiet = uncompacted.filter((entry) => entry.gcMs === 0);
+  const paused = logs.filter((entry) => entry.gcMs > 0);
   const pairs = result.pairs;
   const plain = pairs.filter((pair) => !pair.stream);
   const streams = pairs.filter((pair) => pair.stream);
@@ -189,6 +225,23 @@ async function measureSize(
     ),
     forward: of(logs, 'forwardMs'),
     forwardCpu: of(logs, 'forwardCpuMs'),
+    forwardCpuNoCompaction: of(uncompacted, 'forwardCpuMs'),
+    forwardCpuQuiet: of(quiet, 'forwardCpuMs'),
+    compactions: logs.length - uncompacted.length,
+    gcCalls: paused.length,
+    gcMs: spread(paused.map((entry) => entry.gcMs)),
+    slowest: [...logs]
+      .sort((a, b) => (b.forwardCpuMs ?? 0) - (a.forwardCpuMs ?? 0))
+      .slice(0, Math.max(1, Math.ceil(logs.length / 100)))
+      .map((entry) => ({
+        cpu: entry.forwardCpuMs ?? Number.NaN,
+        wall: entry.forwardMs ?? Number.NaN,
+        parse: entry.parseMs ?? Number.NaN,
+        compact: entry.compactMs ?? Number.NaN,
+        gcPause: entry.gcMs,
+        reused: entry.reused ?? 0,
+        compacted: entry.applied === true,
+      })),
     parse: of(whole, 'parseMs'),
     compact: of(whole, 'compactMs'),
     back: of(logs, 'returnMs'),
@@ -253,6 +306,18 @@ export function printProxyBench(f: ProxyBenchFigures): void {
     console.log(
       `    the proxy's own: last byte in -> first byte upstream ${both(s.forward)} (CPU ${both(s.forwardCpu)}); upstream head -> first byte to the client ${both(s.back)}`,
     );
+    const last = s === f.sizes.at(-1);
+    const against = (p: Spread) =>
+      last ? ` (p99 <= ${TARGET_P99_MS} ms: ${verdict(p.p99 <= TARGET_P99_MS)})` : '';
+    console.log(
+      `      its CPU: all calls p99 ${ms(s.forwardCpu.p99)}${against(s.forwardCpu)}; the ${s.calls + s.streamCalls - s.compactions} not compacted p99 ${ms(s.forwardCpuNoCompaction.p99)}${against(s.forwardCpuNoCompaction)} (${s.compactions} compacted)`,
+    );
+    console.log(
+      `      ${s.gcCalls} calls with a main-thread GC pause in the span (${both(s.gcMs)} of pause); the rest, not compacted: CPU ${both(s.forwardCpuQuiet)}${against(s.forwardCpuQuiet)}`,
+    );
+    const call = (c: SlowCall) =>
+      `CPU ${c.cpu.toFixed(1)} (wall ${c.wall.toFixed(1)}: parse ${c.parse.toFixed(1)}${c.reused === 0 ? ' whole body' : ''}, compact ${c.compact.toFixed(1)}${c.compacted ? ' compacted' : ''}, GC pause ${c.gcPause.toFixed(1)})`;
+    console.log(`      the top 1% by CPU: ${s.slowest.map(call).join('; ')}`);
     console.log(
       `      of which parse ${both(s.parse)} (${s.reused} messages reused, median); compact ${both(s.compact)}`,
     );

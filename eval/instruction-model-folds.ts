@@ -10,6 +10,8 @@ import {
   FEATURE_BUCKETS,
   featuresOf,
   type InstructionContext,
+  type SaidBefore,
+  type SentencePosition,
 } from '../src/core/summary/embedded/instruction-features.js';
 import { isInstructionBy } from '../src/core/summary/embedded/instruction-model.js';
 
@@ -20,6 +22,9 @@ export interface LabelledSentence {
   source: string;
   license: string;
   context: InstructionContext;
+  /** Its place among its message's sentences, and what the other side said before the message. */
+  position: SentencePosition;
+  after: SaidBefore;
 }
 
 /** The figures of one held-out source. */
@@ -60,7 +65,7 @@ export function trainWeights(rows: LabelledSentence[]): Float64Array {
     groups.set(`${r.source}|${r.label}`, (groups.get(`${r.source}|${r.label}`) ?? 0) + 1);
   const share = ordered.length / groups.size;
   const examples = ordered.map((r) => ({
-    x: featuresOf(r.text, r.context),
+    x: featuresOf(r.text, r.context, r),
     y: r.label === 'instruction' ? 1 : 0,
     weight: Math.sqrt(share / (groups.get(`${r.source}|${r.label}`) as number)),
   }));
@@ -88,7 +93,7 @@ export function scoreRows(rows: LabelledSentence[], model: ArrayLike<number>, so
   let fn = 0;
   let negatives = 0;
   for (const row of rows) {
-    const said = isInstructionBy(row.text, row.context, model);
+    const said = isInstructionBy(row.text, row.context, model, undefined, row);
     const truth = row.label === 'instruction';
     if (!truth) negatives++;
     if (said && truth) tp++;

@@ -8,12 +8,19 @@
  *   npx tsx scripts/extract-instruction-data.ts <raw-dir>
  * where <raw-dir> holds sgd/*.json (dstc8-schema-guided-dialogue dev/ and test/ dialogues),
  * camrest.json (CamRest676.json), selfinstruct.jsonl (user_oriented_instructions.jsonl),
- * mtbench.jsonl and vicuna.jsonl (FastChat llm_judge questions), tc_*.json (Topical-Chat).
+ * mtbench.jsonl and vicuna.jsonl (FastChat llm_judge questions), tc_*.json (Topical-Chat),
+ * lottery.jsonl (oasst-model-eval's prompt_lottery_en_250_text.jsonl: where each oasst1 row stands).
  */
 
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import {
+  positionOf,
+  type SaidBefore,
+  type SentencePosition,
+  saidBeforeOf,
+} from '../src/core/summary/embedded/instruction-features.js';
 import { isDataLine } from '../src/core/summary/embedded/instruction-model.js';
 import { splitSentences } from '../src/core/summary/embedded/units.js';
 
@@ -25,7 +32,16 @@ interface Row {
   source: string;
   license: string;
   context: Context;
+  /** The sentence's place among its message's sentences (instruction-features.ts `placeOf`). */
+  position: SentencePosition;
+  /** What the other side said just before the message: a question, something else, nothing. */
+  after: SaidBefore;
 }
+/** Position and what was said before, for a message's sentences. */
+const at = (k: number, count: number, before: string | undefined) => ({
+  position: positionOf(k, count),
+  after: saidBeforeOf(before),
+});
 
 const raw: string = process.argv[2] ?? '';
 if (!raw) throw new Error('usage: npx tsx scripts/extract-instruction-data.ts <raw-dir>');
@@ -81,13 +97,18 @@ function sgd(): void {
       }>;
     }>;
     for (const dialogue of dialogues) {
-      for (const turn of dialogue.turns) {
-        if (turn.speaker !== 'USER') continue;
+      dialogue.turns.forEach((turn, t) => {
+        if (turn.speaker !== 'USER') return;
         const acts = turn.frames.flatMap((f) => f.actions.map((a) => a.act));
         const sentences = splitSentences(turn.utterance);
+        const before = dialogue.turns[t - 1]?.utterance;
+        // One sentence a turn on both sides, so a sentence's place tells nothing of how it was chosen.
+        if (sentences.length !== 1) return;
         if (acts.every((a) => SGD_NOT.has(a))) {
-          for (const text of sentences)
-            if (!ASKED_AS_REQUEST.test(text)) neg.push({ text, label: 'other', ...base });
+          sentences.forEach((text, k) => {
+            if (!ASKED_AS_REQUEST.test(text))
+              neg.push({ text, label: 'other', ...base, ...at(k, sentences.length, before) });
+          });
         } else if (
           sentences.length === 1 &&
           words(turn.utterance) >= 3 &&
@@ -95,9 +116,9 @@ function sgd(): void {
           !acts.some((a) => SGD_AMBIGUOUS.has(a)) &&
           !PLAIN_QUESTION(turn.utterance)
         ) {
-          pos.push({ text: turn.utterance.trim(), label: 'instruction', ...base });
+          pos.push({ text: turn.utterance.trim(), label: 'instruction', ...base, ...at(0, 1, before) });
         }
-      }
+      });
     }
   }
   for (const row of [...sample(pos, 800), ...sample(neg, 600)]) push(row);
@@ -105,8 +126,13 @@ function sgd(): void {
 
 // --- CamRest676: user SLU acts. ---------------------------------------------------------------
 function camrest(): void {
-  const dialogues = JSON.parse(readFileSync(join(raw, 'camrest.json'), 'utf8')) as Array<{
-    dial: Array<{ usr: { transcript: string; slu: Array<{ act: string; slots: string[][] }> } }>;
+  // The distributed file opens with a copyright banner of `#` lines before the JSON.
+  const text = readFileSync(join(raw, 'camrest.json'), 'utf8').replace(/^#.*\n/gm, '');
+  const dialogues = JSON.parse(text) as Array<{
+    dial: Array<{
+      usr: { transcript: string; slu: Array<{ act: string; slots: string[][] }> };
+      sys: { sent: string };
+    }>;
   }>;
   const pos: Row[] = [];
   const neg: Row[] = [];
@@ -114,41 +140,74 @@ function camrest(): void {
   for (const dialogue of dialogues) {
     // The annotation is the state so far: a turn's own acts are the informs new since the turn before.
     let before = new Set<string>();
-    for (const { usr } of dialogue.dial) {
+    dialogue.dial.forEach(({ usr }, t) => {
       const informs = usr.slu.filter((a) => a.act === 'inform').map((a) => JSON.stringify(a.slots));
       const fresh = informs.filter((k) => !before.has(k));
       const requests = usr.slu.some((a) => a.act === 'request');
       before = new Set(informs);
       const sentences = splitSentences(usr.transcript);
+      // The system's reply closes each exchange: the user spoke after the previous one's.
+      const said = dialogue.dial[t - 1]?.sys.sent;
+      // One sentence a turn on both sides, so a sentence's place tells nothing of how it was chosen.
+      if (sentences.length !== 1) return;
       if (fresh.length === 0) {
-        for (const text of sentences)
-          if (!ASKED_AS_REQUEST.test(text)) neg.push({ text, label: 'other', ...base });
+        sentences.forEach((text, k) => {
+          if (!ASKED_AS_REQUEST.test(text))
+            neg.push({ text, label: 'other', ...base, ...at(k, sentences.length, said) });
+        });
       } else if (
         !requests &&
         sentences.length === 1 &&
         words(usr.transcript) >= 3 &&
         !PLAIN_QUESTION(usr.transcript)
       ) {
-        pos.push({ text: usr.transcript.trim(), label: 'instruction', ...base });
+        pos.push({ text: usr.transcript.trim(), label: 'instruction', ...base, ...at(0, 1, said) });
       }
-    }
+    });
   }
   for (const row of [...sample(pos, 600), ...sample(neg, 500)]) push(row);
 }
 
 // --- Prompts written for assistants: self-instruct user-oriented, MT-Bench, Vicuna. ------------
-/** A sentence telling the situation or the material, not the task: left out as ambiguous. */
-const BACKGROUND =
-  /^(?:i|i'm|i've|i am|my|we|we're|our|the|this|these|that|it|it's|there|here|he|she|they|a|an|in|as|you are|you're|you will be|you have been)\b/i;
-function promptRows(prompts: string[], source: string, license: string): void {
+/**
+ * The sentences of every prompt of two sentences or more, labelled by hand by the rules of
+ * LABELS.md (the prompt's ask and constraints `instruction`; the situation, the material it quotes
+ * and a premise `other`; quoted imperatives, code, list markers and role set-ups `left-out`).
+ */
+const PROMPT_LABELS = new Map(
+  (
+    JSON.parse(readFileSync('eval/data/instructions/prompts-hand-labelled.json', 'utf8')) as Array<{
+      source: string;
+      text: string;
+      label: Label | 'left-out';
+    }>
+  ).map((row) => [`${row.source}|${row.text}`, row.label]),
+);
+/** A prompt, and what the assistant said before it (a benchmark's second turn follows an answer). */
+interface Prompt {
+  text: string;
+  before?: string | undefined;
+}
+function promptRows(prompts: Prompt[], source: string, license: string): void {
   for (const prompt of prompts) {
-    const sentences = splitSentences(prompt);
+    const sentences = splitSentences(prompt.text);
     sentences.forEach((text, k) => {
       // A line of the material (code, a data row, a list marker, a formula) asks nothing: left out.
       if (isDataLine(text)) return;
-      if (PLAIN_QUESTION(text)) push({ text, label: 'other', source, license, context: 'assistant' });
-      else if (k === sentences.length - 1 || sentences.length === 1 || !BACKGROUND.test(text))
-        push({ text, label: 'instruction', source, license, context: 'assistant' });
+      const base = {
+        text,
+        source,
+        license,
+        context: 'assistant' as const,
+        ...at(k, sentences.length, prompt.before),
+      };
+      if (sentences.length === 1) {
+        push({ ...base, label: PLAIN_QUESTION(text) ? 'other' : 'instruction' });
+        return;
+      }
+      const label = PROMPT_LABELS.get(`${source}|${text}`);
+      if (label === undefined) throw new Error(`${source}: no hand label for ${JSON.stringify(text)}`);
+      if (label !== 'left-out') push({ ...base, label });
     });
   }
 }
@@ -156,13 +215,19 @@ function prompts(): void {
   const self = readFileSync(join(raw, 'selfinstruct.jsonl'), 'utf8')
     .split('\n')
     .filter(Boolean)
-    .map((line) => (JSON.parse(line) as { instruction: string }).instruction);
+    .map((line) => ({ text: (JSON.parse(line) as { instruction: string }).instruction }));
   promptRows(self, 'self-instruct', 'Apache-2.0');
   const bench = ['mtbench.jsonl', 'vicuna.jsonl'].flatMap((file) =>
     readFileSync(join(raw, file), 'utf8')
       .split('\n')
       .filter(Boolean)
-      .flatMap((line) => (JSON.parse(line) as { turns: string[] }).turns),
+      // A second turn follows the assistant's answer (not in the file): something said, not a question.
+      .flatMap((line) =>
+        (JSON.parse(line) as { turns: string[] }).turns.map((text, t) => ({
+          text,
+          before: t > 0 ? 'An answer.' : undefined,
+        })),
+      ),
   );
   promptRows(bench, 'fastchat-bench', 'Apache-2.0');
 }
@@ -181,16 +246,66 @@ function topicalChat(): void {
       { content: Array<{ message: string }> }
     >;
     for (const chat of Object.values(chats))
-      for (const turn of chat.content)
-        for (const text of splitSentences(turn.message)) pool.push({ text, label: 'other', ...base });
+      chat.content.forEach((turn, t) => {
+        const sentences = splitSentences(turn.message);
+        const before = chat.content[t - 1]?.message;
+        sentences.forEach((text, k) => {
+          pool.push({ text, label: 'other', ...base, ...at(k, sentences.length, before) });
+        });
+      });
   }
   const imperative = pool.filter((r) => FRIENDLY_IMPERATIVE.test(r.text));
   for (const row of [...sample(imperative, 300), ...sample(pool, 600)]) push(row);
 }
 
 // --- Hand-labelled rows from issue 35 (oasst1 prompts, SWE-agent user turns). ------------------
+/** A message: its text, and what the other side said just before it (undefined: nothing). */
+interface Message {
+  text: string;
+  before: string | undefined;
+}
+/** The place of a hand-cut sentence: the message holding it and the sentence of that message it opens in. */
+function placeIn(messages: readonly Message[], text: string): Pick<Row, 'position' | 'after'> {
+  const probe = text.slice(0, 40);
+  for (const message of messages) {
+    if (!message.text.includes(probe)) continue;
+    const sentences = splitSentences(message.text);
+    const k = sentences.findIndex((s) => s.includes(probe) || probe.includes(s));
+    if (k >= 0) return at(k, sentences.length, message.before);
+  }
+  throw new Error(`no message holds ${JSON.stringify(text)}`);
+}
+/** The oasst1 prompts (each the conversation's first message) of oasst-model-eval's lottery file. */
+function lotteryPrompts(): Message[] {
+  return readFileSync(join(raw, 'lottery.jsonl'), 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => ({ text: JSON.parse(line) as string, before: undefined }));
+}
+/** The user turns of the SWE-agent trajectories, each after the assistant's or the tool's message before it. */
+function sweAgentTurns(): Message[] {
+  const dir = 'test/fixtures/swe-agent';
+  const out: Message[] = [];
+  for (const file of readdirSync(dir)
+    .filter((f) => f.endsWith('.traj'))
+    .sort()) {
+    const { history } = JSON.parse(readFileSync(join(dir, file), 'utf8')) as {
+      history: Array<{ role: string; content: unknown }>;
+    };
+    history.forEach((m, i) => {
+      if (m.role !== 'user' || typeof m.content !== 'string') return;
+      const prev = history[i - 1];
+      const before =
+        prev && prev.role !== 'system' && typeof prev.content === 'string' ? prev.content : undefined;
+      out.push({ text: m.content, before });
+    });
+  }
+  return out;
+}
 function handLabelled(): void {
   const file = 'test/fixtures/instructions/labelled-sentences.jsonl';
+  const lottery = lotteryPrompts();
+  const swe = sweAgentTurns();
   for (const line of readFileSync(file, 'utf8').split('\n').filter(Boolean)) {
     const row = JSON.parse(line) as { text: string; label: Label; source: string };
     if (row.source.startsWith('OpenAssistant'))
@@ -200,23 +315,37 @@ function handLabelled(): void {
         source: 'oasst1',
         license: 'Apache-2.0',
         context: 'assistant',
+        ...placeIn(lottery, row.text),
       });
     else if (row.source.startsWith('SWE-agent'))
-      push({ text: row.text, label: row.label, source: 'swe-agent', license: 'MIT', context: 'assistant' });
+      push({
+        text: row.text,
+        label: row.label,
+        source: 'swe-agent',
+        license: 'MIT',
+        context: 'assistant',
+        ...placeIn(swe, row.text),
+      });
   }
 }
 
 /** Sentences of AGENTS.md and SKILL.md files (instructions to coding agents), labelled by hand. */
 function agentsMd(): void {
-  const file = 'eval/data/instructions/agents-md-hand-labelled.json';
-  for (const row of JSON.parse(readFileSync(file, 'utf8')) as Row[])
-    push({
-      text: row.text,
-      label: row.label,
-      source: row.source,
-      license: row.license,
-      context: row.context,
-    });
+  for (const file of [
+    'eval/data/instructions/agents-md-hand-labelled.json',
+    'eval/data/instructions/agent-rules-hand-labelled.json',
+  ])
+    for (const row of JSON.parse(readFileSync(file, 'utf8')) as Row[])
+      push({
+        text: row.text,
+        label: row.label,
+        source: row.source,
+        license: row.license,
+        context: row.context,
+        // A sentence inside a long document, said first (the file is the session's setup).
+        position: 'middle',
+        after: 'none',
+      });
 }
 
 sgd();

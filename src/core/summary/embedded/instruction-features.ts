@@ -9,6 +9,40 @@
 /** Who the user talks to: an AI assistant or service (a system prompt, tools), or a person. */
 export type InstructionContext = 'assistant' | 'person';
 
+/** Where a sentence stands among its message's sentences. */
+export type SentencePosition = 'only' | 'first' | 'middle' | 'last';
+/** What the other side said just before the user's message: a question, something else, or nothing (the first message). */
+export type SaidBefore = 'question' | 'statement' | 'none';
+/**
+ * A sentence's place in the conversation: "I'm going to New York." alone, in answer to "Where are
+ * you headed?", states what the user wants done; the same words opening a prompt that asks
+ * something else tell the user's situation.
+ */
+export interface SentencePlace {
+  position: SentencePosition;
+  after: SaidBefore;
+}
+/** The position of the `index`th of `count` sentences. */
+export function positionOf(index: number, count: number): SentencePosition {
+  if (count <= 1) return 'only';
+  if (index === 0) return 'first';
+  return index === count - 1 ? 'last' : 'middle';
+}
+
+/** What `text`, said by the other side just before, was: a question when it ends with `?`. */
+export function saidBeforeOf(text: string | undefined): SaidBefore {
+  if (text === undefined) return 'none';
+  const tail = text.slice(-200).trimEnd();
+  if (tail === '') return 'none';
+  return tail.endsWith('?') ? 'question' : 'statement';
+}
+
+/**
+ * The place assumed when none is given: a message of one sentence in the middle of a conversation
+ * (after the assistant said something), the most common place of a user's sentence.
+ */
+export const MID_CONVERSATION: SentencePlace = { position: 'only', after: 'statement' };
+
 /** Number of hash buckets: the weights array's length (a power of two). */
 export const FEATURE_BUCKETS = 1 << 15;
 /** Longest part of a sentence read (a pasted blob beyond it decides nothing). */
@@ -85,7 +119,11 @@ let stamp = 0;
  * not). Each is the FNV-1a hash of a string such as `w:word`, `b:prev word`, `f2:first next`;
  * said to a person, the opening features, the closing mark and the bias come again with `P|`.
  */
-export function featuresOf(sentence: string, context: InstructionContext): number[] {
+export function featuresOf(
+  sentence: string,
+  context: InstructionContext,
+  place: SentencePlace = MID_CONVERSATION,
+): number[] {
   const words = wordsOf(sentence);
   stamp = stamp === 0xffffffff ? 1 : stamp + 1;
   if (stamp === 1) stamps.fill(0);
@@ -106,6 +144,7 @@ export function featuresOf(sentence: string, context: InstructionContext): numbe
   feature(true, 'bias', '');
   feature(true, 'end:', last === '?' || last === '!' || last === '.' ? last : 'none');
   feature(false, 'len:', String(Math.min(6, Math.floor(Math.log2(words.length + 1)))));
+  feature(false, 'p:', place.position, place.after);
   let prev = '<s>';
   for (const word of words) {
     feature(false, 'w:', word);
@@ -129,7 +168,14 @@ export function featuresOf(sentence: string, context: InstructionContext): numbe
     feature(true, 'f2:', word, next);
     feature(true, 'f3:', word, next, words[i + 2] ?? '</s>');
     feature(true, clause === 0 ? 'fS:' : 'fC:', word);
-    if (clause++ === 0) openingShape(feature, word, next);
+    if (clause++ > 0) feature(false, 'oC:', clauseShape(word, next));
+    else {
+      const shape = openingShape(feature, word, next);
+      // The opening read with the sentence's place: "I'm ..." alone after a question, or opening a prompt.
+      feature(false, 'po:', place.position, shape);
+      feature(false, 'ao:', place.after, shape);
+      feature(false, 'af:', place.after, place.position, word);
+    }
   }
   shapeOf(feature, headOf(sentence), words);
   return list.out;
@@ -156,15 +202,26 @@ const WH = new Set('what why how who whom whose where when which'.split(' '));
  * auxiliary before "you" (a request) or before anything else (a question), a wh-word, or a bare
  * word, with its ending (a base-form verb "Execute" against a described "Executes", "Executed").
  */
-function openingShape(feature: AddFeature, word: string, next: string): void {
-  if (SUBJECTS.has(word)) feature(true, 'o:', 'subject');
-  else if (AUXILIARIES.has(word)) feature(true, 'o:', next === 'you' || next === 'u' ? 'aux-you' : 'aux');
-  else if (WH.has(word)) feature(true, 'o:', 'wh');
+function openingShape(feature: AddFeature, word: string, next: string): string {
+  let shape = 'other';
+  if (SUBJECTS.has(word)) shape = 'subject';
+  else if (AUXILIARIES.has(word)) shape = next === 'you' || next === 'u' ? 'aux-you' : 'aux';
+  else if (WH.has(word)) shape = 'wh';
   else if (/^[a-z]+$/.test(word)) {
-    feature(true, 'o:', 'bare');
+    shape = 'bare';
     feature(false, 'sfx:', word.slice(-2));
     feature(false, 'sfx:', word.slice(-3));
-  } else feature(true, 'o:', 'other');
+  }
+  feature(true, 'o:', shape);
+  return shape;
+}
+
+/** The shape of a later clause's opening: a bare word there is the imperative of "If it fails, stop.". */
+function clauseShape(word: string, next: string): string {
+  if (SUBJECTS.has(word)) return 'subject';
+  if (AUXILIARIES.has(word)) return next === 'you' ? 'aux-you' : 'aux';
+  if (WH.has(word)) return 'wh';
+  return /^[a-z]+$/.test(word) ? 'bare' : 'other';
 }
 
 /** Modal, wish and negation shapes anywhere, and the sentence's typography (code, a definition list). */

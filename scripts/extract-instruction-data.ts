@@ -306,6 +306,17 @@ function handLabelled(): void {
   const file = 'test/fixtures/instructions/labelled-sentences.jsonl';
   const lottery = lotteryPrompts();
   const swe = sweAgentTurns();
+  // The lottery file's other sentences, labelled by hand in issue 45 by the same rules.
+  const rest = 'eval/data/instructions/oasst1-rest-hand-labelled.json';
+  for (const row of JSON.parse(readFileSync(rest, 'utf8')) as Array<{ text: string; label: Label }>)
+    push({
+      text: row.text,
+      label: row.label,
+      source: 'oasst1',
+      license: 'Apache-2.0',
+      context: 'assistant',
+      ...placeIn(lottery, row.text),
+    });
   for (const line of readFileSync(file, 'utf8').split('\n').filter(Boolean)) {
     const row = JSON.parse(line) as { text: string; label: Label; source: string };
     if (row.source.startsWith('OpenAssistant'))

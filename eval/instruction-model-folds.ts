@@ -10,7 +10,6 @@ import {
   FEATURE_BUCKETS,
   featuresOf,
   type InstructionContext,
-  type SaidBefore,
   type SentencePosition,
 } from '../src/core/summary/embedded/instruction-features.js';
 import { isInstructionBy } from '../src/core/summary/embedded/instruction-model.js';
@@ -22,9 +21,8 @@ export interface LabelledSentence {
   source: string;
   license: string;
   context: InstructionContext;
-  /** Its place among its message's sentences, and what the other side said before the message. */
+  /** Its place among its message's sentences. */
   position: SentencePosition;
-  after: SaidBefore;
 }
 
 /** The figures of one held-out source. */
@@ -39,7 +37,7 @@ export interface Fold {
 }
 
 const DATA = new URL('./data/instructions/sentences.jsonl', import.meta.url);
-const EPOCHS = 12;
+const EPOCHS = 6;
 
 export function readLabelled(): LabelledSentence[] {
   return readFileSync(DATA, 'utf8')
@@ -65,14 +63,14 @@ export function trainWeights(rows: LabelledSentence[]): Float64Array {
     groups.set(`${r.source}|${r.label}`, (groups.get(`${r.source}|${r.label}`) ?? 0) + 1);
   const share = ordered.length / groups.size;
   const examples = ordered.map((r) => ({
-    x: featuresOf(r.text, r.context, r),
+    x: featuresOf(r.text, r.context, r.position),
     y: r.label === 'instruction' ? 1 : 0,
     weight: Math.sqrt(share / (groups.get(`${r.source}|${r.label}`) as number)),
   }));
   const w = new Float64Array(FEATURE_BUCKETS);
   const sum = new Float64Array(FEATURE_BUCKETS);
   for (let epoch = 0; epoch < EPOCHS; epoch++) {
-    const rate = 0.2 / (1 + epoch);
+    const rate = 0.1 / (1 + epoch);
     for (const { x, y, weight } of examples) {
       let z = 0;
       for (const b of x) z += w[b] as number;
@@ -93,7 +91,7 @@ export function scoreRows(rows: LabelledSentence[], model: ArrayLike<number>, so
   let fn = 0;
   let negatives = 0;
   for (const row of rows) {
-    const said = isInstructionBy(row.text, row.context, model, undefined, row);
+    const said = isInstructionBy(row.text, row.context, model, undefined, row.position);
     const truth = row.label === 'instruction';
     if (!truth) negatives++;
     if (said && truth) tp++;

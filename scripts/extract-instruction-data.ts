@@ -15,12 +15,7 @@
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import {
-  positionOf,
-  type SaidBefore,
-  type SentencePosition,
-  saidBeforeOf,
-} from '../src/core/summary/embedded/instruction-features.js';
+import { positionOf, type SentencePosition } from '../src/core/summary/embedded/instruction-features.js';
 import { isDataLine } from '../src/core/summary/embedded/instruction-model.js';
 import { splitSentences } from '../src/core/summary/embedded/units.js';
 
@@ -32,16 +27,11 @@ interface Row {
   source: string;
   license: string;
   context: Context;
-  /** The sentence's place among its message's sentences (instruction-features.ts `placeOf`). */
+  /** The sentence's place among its message's sentences (instruction-features.ts `positionOf`). */
   position: SentencePosition;
-  /** What the other side said just before the message: a question, something else, nothing. */
-  after: SaidBefore;
 }
-/** Position and what was said before, for a message's sentences. */
-const at = (k: number, count: number, before: string | undefined) => ({
-  position: positionOf(k, count),
-  after: saidBeforeOf(before),
-});
+/** The position of the `k`th of `count` sentences, as a row's field. */
+const at = (k: number, count: number) => ({ position: positionOf(k, count) });
 
 const raw: string = process.argv[2] ?? '';
 if (!raw) throw new Error('usage: npx tsx scripts/extract-instruction-data.ts <raw-dir>');
@@ -97,18 +87,15 @@ function sgd(): void {
       }>;
     }>;
     for (const dialogue of dialogues) {
-      dialogue.turns.forEach((turn, t) => {
-        if (turn.speaker !== 'USER') return;
+      for (const turn of dialogue.turns) {
+        if (turn.speaker !== 'USER') continue;
         const acts = turn.frames.flatMap((f) => f.actions.map((a) => a.act));
         const sentences = splitSentences(turn.utterance);
-        const before = dialogue.turns[t - 1]?.utterance;
-        // One sentence a turn on both sides, so a sentence's place tells nothing of how it was chosen.
-        if (sentences.length !== 1) return;
+        // One sentence a turn on both sides, so a sentence's position tells nothing of how it was chosen.
+        if (sentences.length !== 1) continue;
+        const text = sentences[0] as string;
         if (acts.every((a) => SGD_NOT.has(a))) {
-          sentences.forEach((text, k) => {
-            if (!ASKED_AS_REQUEST.test(text))
-              neg.push({ text, label: 'other', ...base, ...at(k, sentences.length, before) });
-          });
+          if (!ASKED_AS_REQUEST.test(text)) neg.push({ text, label: 'other', ...base, ...at(0, 1) });
         } else if (
           sentences.length === 1 &&
           words(turn.utterance) >= 3 &&
@@ -116,9 +103,9 @@ function sgd(): void {
           !acts.some((a) => SGD_AMBIGUOUS.has(a)) &&
           !PLAIN_QUESTION(turn.utterance)
         ) {
-          pos.push({ text: turn.utterance.trim(), label: 'instruction', ...base, ...at(0, 1, before) });
+          pos.push({ text: turn.utterance.trim(), label: 'instruction', ...base, ...at(0, 1) });
         }
-      });
+      }
     }
   }
   for (const row of [...sample(pos, 800), ...sample(neg, 600)]) push(row);
@@ -129,10 +116,7 @@ function camrest(): void {
   // The distributed file opens with a copyright banner of `#` lines before the JSON.
   const text = readFileSync(join(raw, 'camrest.json'), 'utf8').replace(/^#.*\n/gm, '');
   const dialogues = JSON.parse(text) as Array<{
-    dial: Array<{
-      usr: { transcript: string; slu: Array<{ act: string; slots: string[][] }> };
-      sys: { sent: string };
-    }>;
+    dial: Array<{ usr: { transcript: string; slu: Array<{ act: string; slots: string[][] }> } }>;
   }>;
   const pos: Row[] = [];
   const neg: Row[] = [];
@@ -140,30 +124,26 @@ function camrest(): void {
   for (const dialogue of dialogues) {
     // The annotation is the state so far: a turn's own acts are the informs new since the turn before.
     let before = new Set<string>();
-    dialogue.dial.forEach(({ usr }, t) => {
+    for (const { usr } of dialogue.dial) {
       const informs = usr.slu.filter((a) => a.act === 'inform').map((a) => JSON.stringify(a.slots));
       const fresh = informs.filter((k) => !before.has(k));
       const requests = usr.slu.some((a) => a.act === 'request');
       before = new Set(informs);
       const sentences = splitSentences(usr.transcript);
-      // The system's reply closes each exchange: the user spoke after the previous one's.
-      const said = dialogue.dial[t - 1]?.sys.sent;
-      // One sentence a turn on both sides, so a sentence's place tells nothing of how it was chosen.
-      if (sentences.length !== 1) return;
+      // One sentence a turn on both sides, so a sentence's position tells nothing of how it was chosen.
+      if (sentences.length !== 1) continue;
+      const text = sentences[0] as string;
       if (fresh.length === 0) {
-        sentences.forEach((text, k) => {
-          if (!ASKED_AS_REQUEST.test(text))
-            neg.push({ text, label: 'other', ...base, ...at(k, sentences.length, said) });
-        });
+        if (!ASKED_AS_REQUEST.test(text)) neg.push({ text, label: 'other', ...base, ...at(0, 1) });
       } else if (
         !requests &&
         sentences.length === 1 &&
         words(usr.transcript) >= 3 &&
         !PLAIN_QUESTION(usr.transcript)
       ) {
-        pos.push({ text: usr.transcript.trim(), label: 'instruction', ...base, ...at(0, 1, said) });
+        pos.push({ text: usr.transcript.trim(), label: 'instruction', ...base, ...at(0, 1) });
       }
-    });
+    }
   }
   for (const row of [...sample(pos, 600), ...sample(neg, 500)]) push(row);
 }
@@ -183,24 +163,13 @@ const PROMPT_LABELS = new Map(
     }>
   ).map((row) => [`${row.source}|${row.text}`, row.label]),
 );
-/** A prompt, and what the assistant said before it (a benchmark's second turn follows an answer). */
-interface Prompt {
-  text: string;
-  before?: string | undefined;
-}
-function promptRows(prompts: Prompt[], source: string, license: string): void {
+function promptRows(prompts: string[], source: string, license: string): void {
   for (const prompt of prompts) {
-    const sentences = splitSentences(prompt.text);
+    const sentences = splitSentences(prompt);
     sentences.forEach((text, k) => {
       // A line of the material (code, a data row, a list marker, a formula) asks nothing: left out.
       if (isDataLine(text)) return;
-      const base = {
-        text,
-        source,
-        license,
-        context: 'assistant' as const,
-        ...at(k, sentences.length, prompt.before),
-      };
+      const base = { text, source, license, context: 'assistant' as const, ...at(k, sentences.length) };
       if (sentences.length === 1) {
         push({ ...base, label: PLAIN_QUESTION(text) ? 'other' : 'instruction' });
         return;
@@ -215,19 +184,13 @@ function prompts(): void {
   const self = readFileSync(join(raw, 'selfinstruct.jsonl'), 'utf8')
     .split('\n')
     .filter(Boolean)
-    .map((line) => ({ text: (JSON.parse(line) as { instruction: string }).instruction }));
+    .map((line) => (JSON.parse(line) as { instruction: string }).instruction);
   promptRows(self, 'self-instruct', 'Apache-2.0');
   const bench = ['mtbench.jsonl', 'vicuna.jsonl'].flatMap((file) =>
     readFileSync(join(raw, file), 'utf8')
       .split('\n')
       .filter(Boolean)
-      // A second turn follows the assistant's answer (not in the file): something said, not a question.
-      .flatMap((line) =>
-        (JSON.parse(line) as { turns: string[] }).turns.map((text, t) => ({
-          text,
-          before: t > 0 ? 'An answer.' : undefined,
-        })),
-      ),
+      .flatMap((line) => (JSON.parse(line) as { turns: string[] }).turns),
   );
   promptRows(bench, 'fastchat-bench', 'Apache-2.0');
 }
@@ -246,59 +209,47 @@ function topicalChat(): void {
       { content: Array<{ message: string }> }
     >;
     for (const chat of Object.values(chats))
-      chat.content.forEach((turn, t) => {
+      for (const turn of chat.content) {
         const sentences = splitSentences(turn.message);
-        const before = chat.content[t - 1]?.message;
         sentences.forEach((text, k) => {
-          pool.push({ text, label: 'other', ...base, ...at(k, sentences.length, before) });
+          pool.push({ text, label: 'other', ...base, ...at(k, sentences.length) });
         });
-      });
+      }
   }
   const imperative = pool.filter((r) => FRIENDLY_IMPERATIVE.test(r.text));
   for (const row of [...sample(imperative, 300), ...sample(pool, 600)]) push(row);
 }
 
 // --- Hand-labelled rows from issue 35 (oasst1 prompts, SWE-agent user turns). ------------------
-/** A message: its text, and what the other side said just before it (undefined: nothing). */
-interface Message {
-  text: string;
-  before: string | undefined;
-}
-/** The place of a hand-cut sentence: the message holding it and the sentence of that message it opens in. */
-function placeIn(messages: readonly Message[], text: string): Pick<Row, 'position' | 'after'> {
+/** The position of a hand-cut sentence: the message holding it and the sentence of that message it opens in. */
+function placeIn(messages: readonly string[], text: string): Pick<Row, 'position'> {
   const probe = text.slice(0, 40);
   for (const message of messages) {
-    if (!message.text.includes(probe)) continue;
-    const sentences = splitSentences(message.text);
+    if (!message.includes(probe)) continue;
+    const sentences = splitSentences(message);
     const k = sentences.findIndex((s) => s.includes(probe) || probe.includes(s));
-    if (k >= 0) return at(k, sentences.length, message.before);
+    if (k >= 0) return at(k, sentences.length);
   }
   throw new Error(`no message holds ${JSON.stringify(text)}`);
 }
 /** The oasst1 prompts (each the conversation's first message) of oasst-model-eval's lottery file. */
-function lotteryPrompts(): Message[] {
+function lotteryPrompts(): string[] {
   return readFileSync(join(raw, 'lottery.jsonl'), 'utf8')
     .split('\n')
     .filter(Boolean)
-    .map((line) => ({ text: JSON.parse(line) as string, before: undefined }));
+    .map((line) => JSON.parse(line) as string);
 }
-/** The user turns of the SWE-agent trajectories, each after the assistant's or the tool's message before it. */
-function sweAgentTurns(): Message[] {
+/** The user turns of the SWE-agent trajectories. */
+function sweAgentTurns(): string[] {
   const dir = 'test/fixtures/swe-agent';
-  const out: Message[] = [];
+  const out: string[] = [];
   for (const file of readdirSync(dir)
     .filter((f) => f.endsWith('.traj'))
     .sort()) {
     const { history } = JSON.parse(readFileSync(join(dir, file), 'utf8')) as {
       history: Array<{ role: string; content: unknown }>;
     };
-    history.forEach((m, i) => {
-      if (m.role !== 'user' || typeof m.content !== 'string') return;
-      const prev = history[i - 1];
-      const before =
-        prev && prev.role !== 'system' && typeof prev.content === 'string' ? prev.content : undefined;
-      out.push({ text: m.content, before });
-    });
+    for (const m of history) if (m.role === 'user' && typeof m.content === 'string') out.push(m.content);
   }
   return out;
 }
@@ -355,7 +306,6 @@ function agentsMd(): void {
         context: row.context,
         // A sentence inside a long document, said first (the file is the session's setup).
         position: 'middle',
-        after: 'none',
       });
 }
 

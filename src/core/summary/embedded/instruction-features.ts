@@ -9,39 +9,19 @@
 /** Who the user talks to: an AI assistant or service (a system prompt, tools), or a person. */
 export type InstructionContext = 'assistant' | 'person';
 
-/** Where a sentence stands among its message's sentences. */
-export type SentencePosition = 'only' | 'first' | 'middle' | 'last';
-/** What the other side said just before the user's message: a question, something else, or nothing (the first message). */
-export type SaidBefore = 'question' | 'statement' | 'none';
 /**
- * A sentence's place in the conversation: "I'm going to New York." alone, in answer to "Where are
- * you headed?", states what the user wants done; the same words opening a prompt that asks
- * something else tell the user's situation.
+ * Where a sentence stands among its message's sentences: "I'm going to New York." alone states
+ * what the user wants done; the same words opening a prompt that asks something after them tell
+ * the user's situation ("I own a bakery. How do I ...?").
  */
-export interface SentencePlace {
-  position: SentencePosition;
-  after: SaidBefore;
-}
+export type SentencePosition = 'only' | 'first' | 'middle' | 'last';
+
 /** The position of the `index`th of `count` sentences. */
 export function positionOf(index: number, count: number): SentencePosition {
   if (count <= 1) return 'only';
   if (index === 0) return 'first';
   return index === count - 1 ? 'last' : 'middle';
 }
-
-/** What `text`, said by the other side just before, was: a question when it ends with `?`. */
-export function saidBeforeOf(text: string | undefined): SaidBefore {
-  if (text === undefined) return 'none';
-  const tail = text.slice(-200).trimEnd();
-  if (tail === '') return 'none';
-  return tail.endsWith('?') ? 'question' : 'statement';
-}
-
-/**
- * The place assumed when none is given: a message of one sentence in the middle of a conversation
- * (after the assistant said something), the most common place of a user's sentence.
- */
-export const MID_CONVERSATION: SentencePlace = { position: 'only', after: 'statement' };
 
 /** Number of hash buckets: the weights array's length (a power of two). */
 export const FEATURE_BUCKETS = 1 << 15;
@@ -122,7 +102,7 @@ let stamp = 0;
 export function featuresOf(
   sentence: string,
   context: InstructionContext,
-  place: SentencePlace = MID_CONVERSATION,
+  position: SentencePosition = 'only',
 ): number[] {
   const words = wordsOf(sentence);
   stamp = stamp === 0xffffffff ? 1 : stamp + 1;
@@ -144,7 +124,7 @@ export function featuresOf(
   feature(true, 'bias', '');
   feature(true, 'end:', last === '?' || last === '!' || last === '.' ? last : 'none');
   feature(false, 'len:', String(Math.min(6, Math.floor(Math.log2(words.length + 1)))));
-  feature(false, 'p:', place.position, place.after);
+  feature(false, 'p:', position);
   let prev = '<s>';
   for (const word of words) {
     feature(false, 'w:', word);
@@ -171,10 +151,9 @@ export function featuresOf(
     if (clause++ > 0) feature(false, 'oC:', clauseShape(word, next));
     else {
       const shape = openingShape(feature, word, next);
-      // The opening read with the sentence's place: "I'm ..." alone after a question, or opening a prompt.
-      feature(false, 'po:', place.position, shape);
-      feature(false, 'ao:', place.after, shape);
-      feature(false, 'af:', place.after, place.position, word);
+      // The opening read with the sentence's position: "I'm ..." alone, or opening a prompt.
+      feature(false, 'po:', position, shape);
+      feature(false, 'pf:', position, word);
     }
   }
   shapeOf(feature, headOf(sentence), words);

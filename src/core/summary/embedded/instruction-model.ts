@@ -11,7 +11,7 @@ import {
   featuresOf,
   headOf,
   type InstructionContext,
-  type SentencePlace,
+  type SentencePosition,
 } from './instruction-features.js';
 import { INSTRUCTION_WEIGHT_SCALE, INSTRUCTION_WEIGHTS } from './instruction-weights.js';
 
@@ -38,10 +38,10 @@ export function instructionScore(
   sentence: string,
   context: InstructionContext = 'assistant',
   model: ArrayLike<number> = shippedWeights(),
-  place?: SentencePlace,
+  position?: SentencePosition,
 ): number {
   let score = 0;
-  for (const bucket of featuresOf(sentence, context, place)) score += model[bucket] ?? 0;
+  for (const bucket of featuresOf(sentence, context, position)) score += model[bucket] ?? 0;
   return score;
 }
 
@@ -55,10 +55,10 @@ export function isInstructionBy(
   context: InstructionContext = 'assistant',
   model: ArrayLike<number> = shippedWeights(),
   threshold = INSTRUCTION_THRESHOLD,
-  place?: SentencePlace,
+  position?: SentencePosition,
 ): boolean {
   if (context === 'person' || isDataLine(sentence)) return false;
-  return instructionScore(sentence, context, model, place) > threshold;
+  return instructionScore(sentence, context, model, position) > threshold;
 }
 
 /** Key armor, as in `-----BEGIN RSA PRIVATE KEY-----` or `---- END SSH2 PUBLIC KEY ----`. */

@@ -15,8 +15,7 @@ import {
   instructionContextOf,
   isInstructionSentence,
   positionOf,
-  type SentencePlace,
-  saidBeforeOf,
+  type SentencePosition,
 } from './instruction-sentence.js';
 import { findIdentifiers } from './key-identifiers.js';
 import { contentWords, splitSentences } from './units.js';
@@ -88,15 +87,15 @@ function quote(text: string, max = MAX_QUOTE_CHARS): string {
 }
 
 /**
- * True when `sentence`, said to `context` at `place` (its position in its message, what was said
- * before), asks the assistant to do, keep, avoid or prefer something.
+ * True when `sentence`, said to `context` at `position` among its message's sentences, asks the
+ * assistant to do, keep, avoid or prefer something.
  */
 export function isInstruction(
   sentence: string,
   context: InstructionContext = 'assistant',
-  place?: SentencePlace,
+  position?: SentencePosition,
 ): boolean {
-  return isInstructionSentence(sentence, context, HEAD_INSTRUCTION_LOG_ODDS, place);
+  return isInstructionSentence(sentence, context, HEAD_INSTRUCTION_LOG_ODDS, position);
 }
 
 /** True when `message` is text the user wrote (not tool results, not injected text). */
@@ -181,16 +180,9 @@ export function* collectUserSectionSteps(
   const instructions = [...carried.instructions];
   const seen = new Set(instructions.map(normalize));
   const keys = new Map<string, LineKeys>();
-  // What the other side said last before a user message (the assistant's text, a tool's result).
-  let before: string | undefined;
   for (const message of messages) {
-    if (message.role !== 'user' || message.toolResults.length > 0) {
-      if (message.role !== 'system' && message.role !== 'developer') before = message.text;
-      continue;
-    }
     if (!isUserMessage(message)) continue;
     yield;
-    const after = saidBeforeOf(before);
     const text = message.text.length > MAX_SCAN_CHARS ? message.text.slice(0, MAX_SCAN_CHARS) : message.text;
     let opening: string | undefined;
     if (task.length === 0 && !MARKUP.test(text)) {
@@ -201,8 +193,8 @@ export function* collectUserSectionSteps(
     const sentences = splitSentences(text);
     for (const [index, sentence] of sentences.entries()) {
       if (++work % 16 === 0) yield;
-      const place = { position: positionOf(index, sentences.length), after };
-      if (!isInstruction(sentence, context, place) || MARKUP.test(sentence)) continue;
+      const position = positionOf(index, sentences.length);
+      if (!isInstruction(sentence, context, position) || MARKUP.test(sentence)) continue;
       const line = quote(sentence, 400);
       const key = normalize(line);
       if (seen.has(key) || (opening && normalize(opening).includes(key))) continue;

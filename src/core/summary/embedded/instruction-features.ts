@@ -42,7 +42,7 @@ export function bucketOf(feature: string): number {
 
 /** Words that open a sentence without changing what it asks: interjections, connectives. */
 const LEAD_IN = new Set(
-  'ok okay so and but also then now first next just oh hey hi hello well btw anyway alright right yes no yeah sure great thanks actually instead additionally lastly finally plus um hmm'.split(
+  'ok okay so and but also then now first next just oh hey hi hello well btw anyway alright right yes no yeah sure great actually instead additionally lastly finally plus um hmm'.split(
     ' ',
   ),
 );
@@ -175,6 +175,14 @@ const AUXILIARIES = new Set(
   ),
 );
 const WH = new Set('what why how who whom whose where when which'.split(' '));
+/** The addressee as subject: "You should ...", "Your task is ...", "Your command ran ...". */
+const YOU = new Set("you your you're you'll you've you'd yours u".split(' '));
+/** Words that open the object of an imperative: "Book the train", "Send me", "Fix it". */
+const OBJECT_START = new Set(
+  'the a an my me it this that these those your all some any every each one two three us them him her our their'.split(
+    ' ',
+  ),
+);
 
 /**
  * The sentence's first word past the lead-ins, read for its shape: a subject (a statement), an
@@ -183,13 +191,20 @@ const WH = new Set('what why how who whom whose where when which'.split(' '));
  */
 function openingShape(feature: AddFeature, word: string, next: string): string {
   let shape = 'other';
-  if (SUBJECTS.has(word)) shape = 'subject';
+  if (YOU.has(word)) shape = 'you';
+  else if (SUBJECTS.has(word)) shape = 'subject';
   else if (AUXILIARIES.has(word)) shape = next === 'you' || next === 'u' ? 'aux-you' : 'aux';
   else if (WH.has(word)) shape = 'wh';
   else if (/^[a-z]+$/.test(word)) {
     shape = 'bare';
     feature(false, 'sfx:', word.slice(-2));
     feature(false, 'sfx:', word.slice(-3));
+    // What follows a bare opening: an object ("Book the train") or a verb ("Benjamin went", "Company Y posted").
+    feature(
+      false,
+      'n2:',
+      OBJECT_START.has(next) ? 'object' : /(?:ed|es|s)$/.test(next) && next.length > 3 ? 'verb-like' : 'word',
+    );
   }
   feature(true, 'o:', shape);
   return shape;

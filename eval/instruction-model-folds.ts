@@ -37,7 +37,7 @@ export interface Fold {
 }
 
 const DATA = new URL('./data/instructions/sentences.jsonl', import.meta.url);
-const EPOCHS = 6;
+const EPOCHS = 12;
 
 export function readLabelled(): LabelledSentence[] {
   return readFileSync(DATA, 'utf8')
@@ -70,7 +70,7 @@ export function trainWeights(rows: LabelledSentence[]): Float64Array {
   const w = new Float64Array(FEATURE_BUCKETS);
   const sum = new Float64Array(FEATURE_BUCKETS);
   for (let epoch = 0; epoch < EPOCHS; epoch++) {
-    const rate = 0.1 / (1 + epoch);
+    const rate = 0.2 / (1 + epoch);
     for (const { x, y, weight } of examples) {
       let z = 0;
       for (const b of x) z += w[b] as number;

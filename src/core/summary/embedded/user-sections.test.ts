@@ -39,6 +39,7 @@ describe('user sections', () => {
       'Retry at most 3 times.',
       'can you also look at src/billing/invoice.ts?',
       'Keep ticket PAY-9 in mind.',
+      'The deadline for the migration is 14 March at 17:00.',
     ])
       expect(isInstruction(yes), yes).toBe(true);
     for (const no of [
@@ -59,9 +60,8 @@ describe('user sections', () => {
     // should totally try it sometime.", "I ran the Riverside half marathon in 1:52:10, ...". Since
     // the sentence's position became a feature and the prompt material was labelled 'other', it
     // is under the section's margin on "Whatever you change, the `legacyInvoiceTotal` export has to
-    // stay." and "The deadline for the migration is 14 March at 17:00." (log-odds 1.2 and 1.4, said
-    // alone) and just over it on "The config lives in config/prod.yaml." (2.04). Its measured
-    // figures are the leave-one-source-out table (eval/instruction-model.test.ts).
+    // stay." (log-odds 0.9, said alone) and over it on "The config lives in config/prod.yaml." (2.9).
+    // Its measured figures are the leave-one-source-out table (eval/instruction-model.test.ts).
   });
 
   it('are carried from the previous summary; a later instruction on the same thing replaces the earlier one', () => {

@@ -4,21 +4,30 @@
  * excluded. `npx tsx bench/instruction-model.ts`; also printed by `npm run bench`.
  */
 import { readFileSync } from 'node:fs';
-import { isInstructionSentence } from '../src/core/summary/embedded/instruction-sentence.js';
+import {
+  isInstructionSentence,
+  type SentencePosition,
+} from '../src/core/summary/embedded/instruction-sentence.js';
 
 /** Sentences classified per second, best of `rounds` passes over the labelled set. */
 export function instructionModelSpeed(rounds = 5): { sentences: number; perSecond: number } {
   const rows = readFileSync(new URL('../eval/data/instructions/sentences.jsonl', import.meta.url), 'utf8')
     .split('\n')
     .filter(Boolean)
-    .map((line) => JSON.parse(line) as { text: string; context: 'assistant' | 'person' });
+    .map(
+      (line) =>
+        JSON.parse(line) as { text: string; context: 'assistant' | 'person' } & {
+          position: SentencePosition;
+        },
+    );
   isInstructionSentence('Warm up.');
   let best = 0;
   let flagged = 0;
   for (let round = 0; round < rounds; round++) {
     // CPU time, not wall time: on a shared machine the wall clock counts other processes' turns.
     const start = process.cpuUsage();
-    for (const row of rows) if (isInstructionSentence(row.text, row.context)) flagged++;
+    for (const row of rows)
+      if (isInstructionSentence(row.text, row.context, undefined, row.position)) flagged++;
     const used = process.cpuUsage(start);
     const seconds = (used.user + used.system) / 1e6;
     best = Math.max(best, rows.length / seconds);

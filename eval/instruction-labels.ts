@@ -8,7 +8,11 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { isInstructionSentence } from '../src/core/summary/embedded/instruction-sentence.js';
+import {
+  isInstructionSentence,
+  type SentencePosition,
+} from '../src/core/summary/embedded/instruction-sentence.js';
+import { readLabelled } from './instruction-model-folds.js';
 
 /** Where the labelled set lives. */
 export const LABELLED_SENTENCES = join(
@@ -55,14 +59,24 @@ export function loadLabelledSentences(path = LABELLED_SENTENCES): LabelledSenten
     .map((line) => JSON.parse(line) as LabelledSentence);
 }
 
+let positions: Map<string, SentencePosition> | undefined;
+/** Where each sentence stands in its message, as the instruction model's data records it (issue 45). */
+function positionOf(sentence: string): SentencePosition | undefined {
+  positions ??= new Map(readLabelled().map((row) => [row.text, row.position]));
+  return positions.get(sentence);
+}
+
 /**
  * The built-in classifier, told who the sentence was said to (issue 45): Topical-Chat rows are
- * chats between people, the others are said to an assistant.
+ * chats between people, the others are said to an assistant; and where the sentence stands in its
+ * message (the instruction model's data records it for the oasst1 and SWE-agent rows).
  */
 function byListener(sentence: string, row: LabelledSentence): boolean {
   return isInstructionSentence(
     sentence,
     row.source.startsWith('alexa/Topical-Chat') ? 'person' : 'assistant',
+    undefined,
+    positionOf(sentence),
   );
 }
 

@@ -10,6 +10,7 @@ import {
   FEATURE_BUCKETS,
   featuresOf,
   type InstructionContext,
+  type SentencePosition,
 } from '../src/core/summary/embedded/instruction-features.js';
 import { isInstructionBy } from '../src/core/summary/embedded/instruction-model.js';
 
@@ -20,6 +21,8 @@ export interface LabelledSentence {
   source: string;
   license: string;
   context: InstructionContext;
+  /** Its place among its message's sentences. */
+  position: SentencePosition;
 }
 
 /** The figures of one held-out source. */
@@ -60,7 +63,7 @@ export function trainWeights(rows: LabelledSentence[]): Float64Array {
     groups.set(`${r.source}|${r.label}`, (groups.get(`${r.source}|${r.label}`) ?? 0) + 1);
   const share = ordered.length / groups.size;
   const examples = ordered.map((r) => ({
-    x: featuresOf(r.text, r.context),
+    x: featuresOf(r.text, r.context, r.position),
     y: r.label === 'instruction' ? 1 : 0,
     weight: Math.sqrt(share / (groups.get(`${r.source}|${r.label}`) as number)),
   }));
@@ -88,7 +91,7 @@ export function scoreRows(rows: LabelledSentence[], model: ArrayLike<number>, so
   let fn = 0;
   let negatives = 0;
   for (const row of rows) {
-    const said = isInstructionBy(row.text, row.context, model);
+    const said = isInstructionBy(row.text, row.context, model, undefined, row.position);
     const truth = row.label === 'instruction';
     if (!truth) negatives++;
     if (said && truth) tp++;

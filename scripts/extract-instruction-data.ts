@@ -8,12 +8,14 @@
  *   npx tsx scripts/extract-instruction-data.ts <raw-dir>
  * where <raw-dir> holds sgd/*.json (dstc8-schema-guided-dialogue dev/ and test/ dialogues),
  * camrest.json (CamRest676.json), selfinstruct.jsonl (user_oriented_instructions.jsonl),
- * mtbench.jsonl and vicuna.jsonl (FastChat llm_judge questions), tc_*.json (Topical-Chat).
+ * mtbench.jsonl and vicuna.jsonl (FastChat llm_judge questions), tc_*.json (Topical-Chat),
+ * lottery.jsonl (oasst-model-eval's prompt_lottery_en_250_text.jsonl: where each oasst1 row stands).
  */
 
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { positionOf, type SentencePosition } from '../src/core/summary/embedded/instruction-features.js';
 import { isDataLine } from '../src/core/summary/embedded/instruction-model.js';
 import { splitSentences } from '../src/core/summary/embedded/units.js';
 
@@ -25,7 +27,11 @@ interface Row {
   source: string;
   license: string;
   context: Context;
+  /** The sentence's place among its message's sentences (instruction-features.ts `positionOf`). */
+  position: SentencePosition;
 }
+/** The position of the `k`th of `count` sentences, as a row's field. */
+const at = (k: number, count: number) => ({ position: positionOf(k, count) });
 
 const raw: string = process.argv[2] ?? '';
 if (!raw) throw new Error('usage: npx tsx scripts/extract-instruction-data.ts <raw-dir>');
@@ -85,9 +91,11 @@ function sgd(): void {
         if (turn.speaker !== 'USER') continue;
         const acts = turn.frames.flatMap((f) => f.actions.map((a) => a.act));
         const sentences = splitSentences(turn.utterance);
+        // One sentence a turn on both sides, so a sentence's position tells nothing of how it was chosen.
+        if (sentences.length !== 1) continue;
+        const text = sentences[0] as string;
         if (acts.every((a) => SGD_NOT.has(a))) {
-          for (const text of sentences)
-            if (!ASKED_AS_REQUEST.test(text)) neg.push({ text, label: 'other', ...base });
+          if (!ASKED_AS_REQUEST.test(text)) neg.push({ text, label: 'other', ...base, ...at(0, 1) });
         } else if (
           sentences.length === 1 &&
           words(turn.utterance) >= 3 &&
@@ -95,7 +103,7 @@ function sgd(): void {
           !acts.some((a) => SGD_AMBIGUOUS.has(a)) &&
           !PLAIN_QUESTION(turn.utterance)
         ) {
-          pos.push({ text: turn.utterance.trim(), label: 'instruction', ...base });
+          pos.push({ text: turn.utterance.trim(), label: 'instruction', ...base, ...at(0, 1) });
         }
       }
     }
@@ -105,7 +113,9 @@ function sgd(): void {
 
 // --- CamRest676: user SLU acts. ---------------------------------------------------------------
 function camrest(): void {
-  const dialogues = JSON.parse(readFileSync(join(raw, 'camrest.json'), 'utf8')) as Array<{
+  // The distributed file opens with a copyright banner of `#` lines before the JSON.
+  const text = readFileSync(join(raw, 'camrest.json'), 'utf8').replace(/^#.*\n/gm, '');
+  const dialogues = JSON.parse(text) as Array<{
     dial: Array<{ usr: { transcript: string; slu: Array<{ act: string; slots: string[][] }> } }>;
   }>;
   const pos: Row[] = [];
@@ -120,16 +130,18 @@ function camrest(): void {
       const requests = usr.slu.some((a) => a.act === 'request');
       before = new Set(informs);
       const sentences = splitSentences(usr.transcript);
+      // One sentence a turn on both sides, so a sentence's position tells nothing of how it was chosen.
+      if (sentences.length !== 1) continue;
+      const text = sentences[0] as string;
       if (fresh.length === 0) {
-        for (const text of sentences)
-          if (!ASKED_AS_REQUEST.test(text)) neg.push({ text, label: 'other', ...base });
+        if (!ASKED_AS_REQUEST.test(text)) neg.push({ text, label: 'other', ...base, ...at(0, 1) });
       } else if (
         !requests &&
         sentences.length === 1 &&
         words(usr.transcript) >= 3 &&
         !PLAIN_QUESTION(usr.transcript)
       ) {
-        pos.push({ text: usr.transcript.trim(), label: 'instruction', ...base });
+        pos.push({ text: usr.transcript.trim(), label: 'instruction', ...base, ...at(0, 1) });
       }
     }
   }
@@ -137,18 +149,34 @@ function camrest(): void {
 }
 
 // --- Prompts written for assistants: self-instruct user-oriented, MT-Bench, Vicuna. ------------
-/** A sentence telling the situation or the material, not the task: left out as ambiguous. */
-const BACKGROUND =
-  /^(?:i|i'm|i've|i am|my|we|we're|our|the|this|these|that|it|it's|there|here|he|she|they|a|an|in|as|you are|you're|you will be|you have been)\b/i;
+/**
+ * The sentences of every prompt of two sentences or more, labelled by hand by the rules of
+ * LABELS.md (the prompt's ask and constraints `instruction`; the situation, the material it quotes
+ * and a premise `other`; quoted imperatives, code, list markers and role set-ups `left-out`).
+ */
+const PROMPT_LABELS = new Map(
+  (
+    JSON.parse(readFileSync('eval/data/instructions/prompts-hand-labelled.json', 'utf8')) as Array<{
+      source: string;
+      text: string;
+      label: Label | 'left-out';
+    }>
+  ).map((row) => [`${row.source}|${row.text}`, row.label]),
+);
 function promptRows(prompts: string[], source: string, license: string): void {
   for (const prompt of prompts) {
     const sentences = splitSentences(prompt);
     sentences.forEach((text, k) => {
       // A line of the material (code, a data row, a list marker, a formula) asks nothing: left out.
       if (isDataLine(text)) return;
-      if (PLAIN_QUESTION(text)) push({ text, label: 'other', source, license, context: 'assistant' });
-      else if (k === sentences.length - 1 || sentences.length === 1 || !BACKGROUND.test(text))
-        push({ text, label: 'instruction', source, license, context: 'assistant' });
+      const base = { text, source, license, context: 'assistant' as const, ...at(k, sentences.length) };
+      if (sentences.length === 1) {
+        push({ ...base, label: PLAIN_QUESTION(text) ? 'other' : 'instruction' });
+        return;
+      }
+      const label = PROMPT_LABELS.get(`${source}|${text}`);
+      if (label === undefined) throw new Error(`${source}: no hand label for ${JSON.stringify(text)}`);
+      if (label !== 'left-out') push({ ...base, label });
     });
   }
 }
@@ -181,16 +209,65 @@ function topicalChat(): void {
       { content: Array<{ message: string }> }
     >;
     for (const chat of Object.values(chats))
-      for (const turn of chat.content)
-        for (const text of splitSentences(turn.message)) pool.push({ text, label: 'other', ...base });
+      for (const turn of chat.content) {
+        const sentences = splitSentences(turn.message);
+        sentences.forEach((text, k) => {
+          pool.push({ text, label: 'other', ...base, ...at(k, sentences.length) });
+        });
+      }
   }
   const imperative = pool.filter((r) => FRIENDLY_IMPERATIVE.test(r.text));
   for (const row of [...sample(imperative, 300), ...sample(pool, 600)]) push(row);
 }
 
 // --- Hand-labelled rows from issue 35 (oasst1 prompts, SWE-agent user turns). ------------------
+/** The position of a hand-cut sentence: the message holding it and the sentence of that message it opens in. */
+function placeIn(messages: readonly string[], text: string): Pick<Row, 'position'> {
+  const probe = text.slice(0, 40);
+  for (const message of messages) {
+    if (!message.includes(probe)) continue;
+    const sentences = splitSentences(message);
+    const k = sentences.findIndex((s) => s.includes(probe) || probe.includes(s));
+    if (k >= 0) return at(k, sentences.length);
+  }
+  throw new Error(`no message holds ${JSON.stringify(text)}`);
+}
+/** The oasst1 prompts (each the conversation's first message) of oasst-model-eval's lottery file. */
+function lotteryPrompts(): string[] {
+  return readFileSync(join(raw, 'lottery.jsonl'), 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as string);
+}
+/** The user turns of the SWE-agent trajectories. */
+function sweAgentTurns(): string[] {
+  const dir = 'test/fixtures/swe-agent';
+  const out: string[] = [];
+  for (const file of readdirSync(dir)
+    .filter((f) => f.endsWith('.traj'))
+    .sort()) {
+    const { history } = JSON.parse(readFileSync(join(dir, file), 'utf8')) as {
+      history: Array<{ role: string; content: unknown }>;
+    };
+    for (const m of history) if (m.role === 'user' && typeof m.content === 'string') out.push(m.content);
+  }
+  return out;
+}
 function handLabelled(): void {
   const file = 'test/fixtures/instructions/labelled-sentences.jsonl';
+  const lottery = lotteryPrompts();
+  const swe = sweAgentTurns();
+  // The lottery file's other sentences, labelled by hand in issue 45 by the same rules.
+  const rest = 'eval/data/instructions/oasst1-rest-hand-labelled.json';
+  for (const row of JSON.parse(readFileSync(rest, 'utf8')) as Array<{ text: string; label: Label }>)
+    push({
+      text: row.text,
+      label: row.label,
+      source: 'oasst1',
+      license: 'Apache-2.0',
+      context: 'assistant',
+      ...placeIn(lottery, row.text),
+    });
   for (const line of readFileSync(file, 'utf8').split('\n').filter(Boolean)) {
     const row = JSON.parse(line) as { text: string; label: Label; source: string };
     if (row.source.startsWith('OpenAssistant'))
@@ -200,23 +277,36 @@ function handLabelled(): void {
         source: 'oasst1',
         license: 'Apache-2.0',
         context: 'assistant',
+        ...placeIn(lottery, row.text),
       });
     else if (row.source.startsWith('SWE-agent'))
-      push({ text: row.text, label: row.label, source: 'swe-agent', license: 'MIT', context: 'assistant' });
+      push({
+        text: row.text,
+        label: row.label,
+        source: 'swe-agent',
+        license: 'MIT',
+        context: 'assistant',
+        ...placeIn(swe, row.text),
+      });
   }
 }
 
 /** Sentences of AGENTS.md and SKILL.md files (instructions to coding agents), labelled by hand. */
 function agentsMd(): void {
-  const file = 'eval/data/instructions/agents-md-hand-labelled.json';
-  for (const row of JSON.parse(readFileSync(file, 'utf8')) as Row[])
-    push({
-      text: row.text,
-      label: row.label,
-      source: row.source,
-      license: row.license,
-      context: row.context,
-    });
+  for (const file of [
+    'eval/data/instructions/agents-md-hand-labelled.json',
+    'eval/data/instructions/agent-rules-hand-labelled.json',
+  ])
+    for (const row of JSON.parse(readFileSync(file, 'utf8')) as Row[])
+      push({
+        text: row.text,
+        label: row.label,
+        source: row.source,
+        license: row.license,
+        context: row.context,
+        // A sentence inside a long document, said first (the file is the session's setup).
+        position: 'middle',
+      });
 }
 
 sgd();

@@ -9,6 +9,20 @@
 /** Who the user talks to: an AI assistant or service (a system prompt, tools), or a person. */
 export type InstructionContext = 'assistant' | 'person';
 
+/**
+ * Where a sentence stands among its message's sentences: "I'm going to New York." alone states
+ * what the user wants done; the same words opening a prompt that asks something after them tell
+ * the user's situation ("I own a bakery. How do I ...?").
+ */
+export type SentencePosition = 'only' | 'first' | 'middle' | 'last';
+
+/** The position of the `index`th of `count` sentences. */
+export function positionOf(index: number, count: number): SentencePosition {
+  if (count <= 1) return 'only';
+  if (index === 0) return 'first';
+  return index === count - 1 ? 'last' : 'middle';
+}
+
 /** Number of hash buckets: the weights array's length (a power of two). */
 export const FEATURE_BUCKETS = 1 << 15;
 /** Longest part of a sentence read (a pasted blob beyond it decides nothing). */
@@ -28,7 +42,7 @@ export function bucketOf(feature: string): number {
 
 /** Words that open a sentence without changing what it asks: interjections, connectives. */
 const LEAD_IN = new Set(
-  'ok okay so and but also then now first next just oh hey hi hello well btw anyway alright right yes no yeah sure great thanks actually instead additionally lastly finally plus um hmm'.split(
+  'ok okay so and but also then now first next just oh hey hi hello well btw anyway alright right yes no yeah sure great actually instead additionally lastly finally plus um hmm'.split(
     ' ',
   ),
 );
@@ -85,7 +99,11 @@ let stamp = 0;
  * not). Each is the FNV-1a hash of a string such as `w:word`, `b:prev word`, `f2:first next`;
  * said to a person, the opening features, the closing mark and the bias come again with `P|`.
  */
-export function featuresOf(sentence: string, context: InstructionContext): number[] {
+export function featuresOf(
+  sentence: string,
+  context: InstructionContext,
+  position: SentencePosition = 'only',
+): number[] {
   const words = wordsOf(sentence);
   stamp = stamp === 0xffffffff ? 1 : stamp + 1;
   if (stamp === 1) stamps.fill(0);
@@ -106,6 +124,7 @@ export function featuresOf(sentence: string, context: InstructionContext): numbe
   feature(true, 'bias', '');
   feature(true, 'end:', last === '?' || last === '!' || last === '.' ? last : 'none');
   feature(false, 'len:', String(Math.min(6, Math.floor(Math.log2(words.length + 1)))));
+  feature(false, 'p:', position);
   let prev = '<s>';
   for (const word of words) {
     feature(false, 'w:', word);
@@ -129,7 +148,13 @@ export function featuresOf(sentence: string, context: InstructionContext): numbe
     feature(true, 'f2:', word, next);
     feature(true, 'f3:', word, next, words[i + 2] ?? '</s>');
     feature(true, clause === 0 ? 'fS:' : 'fC:', word);
-    if (clause++ === 0) openingShape(feature, word, next);
+    if (clause++ > 0) feature(false, 'oC:', clauseShape(word, next));
+    else {
+      const shape = openingShape(feature, word, next);
+      // The opening read with the sentence's position: "I'm ..." alone, or opening a prompt.
+      feature(false, 'po:', position, shape);
+      feature(false, 'pf:', position, word);
+    }
   }
   shapeOf(feature, headOf(sentence), words);
   return list.out;
@@ -150,21 +175,47 @@ const AUXILIARIES = new Set(
   ),
 );
 const WH = new Set('what why how who whom whose where when which'.split(' '));
+/** The addressee as subject: "You should ...", "Your task is ...", "Your command ran ...". */
+const YOU = new Set("you your you're you'll you've you'd yours u".split(' '));
+/** Words that open the object of an imperative: "Book the train", "Send me", "Fix it". */
+const OBJECT_START = new Set(
+  'the a an my me it this that these those your all some any every each one two three us them him her our their'.split(
+    ' ',
+  ),
+);
 
 /**
  * The sentence's first word past the lead-ins, read for its shape: a subject (a statement), an
  * auxiliary before "you" (a request) or before anything else (a question), a wh-word, or a bare
  * word, with its ending (a base-form verb "Execute" against a described "Executes", "Executed").
  */
-function openingShape(feature: AddFeature, word: string, next: string): void {
-  if (SUBJECTS.has(word)) feature(true, 'o:', 'subject');
-  else if (AUXILIARIES.has(word)) feature(true, 'o:', next === 'you' || next === 'u' ? 'aux-you' : 'aux');
-  else if (WH.has(word)) feature(true, 'o:', 'wh');
+function openingShape(feature: AddFeature, word: string, next: string): string {
+  let shape = 'other';
+  if (YOU.has(word)) shape = 'you';
+  else if (SUBJECTS.has(word)) shape = 'subject';
+  else if (AUXILIARIES.has(word)) shape = next === 'you' || next === 'u' ? 'aux-you' : 'aux';
+  else if (WH.has(word)) shape = 'wh';
   else if (/^[a-z]+$/.test(word)) {
-    feature(true, 'o:', 'bare');
+    shape = 'bare';
     feature(false, 'sfx:', word.slice(-2));
     feature(false, 'sfx:', word.slice(-3));
-  } else feature(true, 'o:', 'other');
+    // What follows a bare opening: an object ("Book the train") or a verb ("Benjamin went", "Company Y posted").
+    feature(
+      false,
+      'n2:',
+      OBJECT_START.has(next) ? 'object' : /(?:ed|es|s)$/.test(next) && next.length > 3 ? 'verb-like' : 'word',
+    );
+  }
+  feature(true, 'o:', shape);
+  return shape;
+}
+
+/** The shape of a later clause's opening: a bare word there is the imperative of "If it fails, stop.". */
+function clauseShape(word: string, next: string): string {
+  if (SUBJECTS.has(word)) return 'subject';
+  if (AUXILIARIES.has(word)) return next === 'you' ? 'aux-you' : 'aux';
+  if (WH.has(word)) return 'wh';
+  return /^[a-z]+$/.test(word) ? 'bare' : 'other';
 }
 
 /** Modal, wish and negation shapes anywhere, and the sentence's typography (code, a definition list). */

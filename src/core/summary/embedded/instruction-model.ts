@@ -6,7 +6,13 @@
  * one signed byte a bucket) and are decoded once; nothing is downloaded, nothing is random.
  */
 
-import { FEATURE_BUCKETS, featuresOf, headOf, type InstructionContext } from './instruction-features.js';
+import {
+  FEATURE_BUCKETS,
+  featuresOf,
+  headOf,
+  type InstructionContext,
+  type SentencePosition,
+} from './instruction-features.js';
 import { INSTRUCTION_WEIGHT_SCALE, INSTRUCTION_WEIGHTS } from './instruction-weights.js';
 
 /** A sentence is an instruction when its score is above this (log-odds 0: probability one half). */
@@ -32,9 +38,10 @@ export function instructionScore(
   sentence: string,
   context: InstructionContext = 'assistant',
   model: ArrayLike<number> = shippedWeights(),
+  position?: SentencePosition,
 ): number {
   let score = 0;
-  for (const bucket of featuresOf(sentence, context)) score += model[bucket] ?? 0;
+  for (const bucket of featuresOf(sentence, context, position)) score += model[bucket] ?? 0;
   return score;
 }
 
@@ -48,9 +55,10 @@ export function isInstructionBy(
   context: InstructionContext = 'assistant',
   model: ArrayLike<number> = shippedWeights(),
   threshold = INSTRUCTION_THRESHOLD,
+  position?: SentencePosition,
 ): boolean {
   if (context === 'person' || isDataLine(sentence)) return false;
-  return instructionScore(sentence, context, model) > threshold;
+  return instructionScore(sentence, context, model, position) > threshold;
 }
 
 /** Key armor, as in `-----BEGIN RSA PRIVATE KEY-----` or `---- END SSH2 PUBLIC KEY ----`. */

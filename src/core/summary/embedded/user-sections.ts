@@ -14,6 +14,8 @@ import {
   type InstructionContext,
   instructionContextOf,
   isInstructionSentence,
+  positionOf,
+  type SentencePosition,
 } from './instruction-sentence.js';
 import { findIdentifiers } from './key-identifiers.js';
 import { contentWords, splitSentences } from './units.js';
@@ -84,9 +86,16 @@ function quote(text: string, max = MAX_QUOTE_CHARS): string {
   return `"${cut.slice(0, Math.max(0, cut.lastIndexOf(' ')))} …"`;
 }
 
-/** True when `sentence`, said to `context`, asks the assistant to do, keep, avoid or prefer something. */
-export function isInstruction(sentence: string, context: InstructionContext = 'assistant'): boolean {
-  return isInstructionSentence(sentence, context, HEAD_INSTRUCTION_LOG_ODDS);
+/**
+ * True when `sentence`, said to `context` at `position` among its message's sentences, asks the
+ * assistant to do, keep, avoid or prefer something.
+ */
+export function isInstruction(
+  sentence: string,
+  context: InstructionContext = 'assistant',
+  position?: SentencePosition,
+): boolean {
+  return isInstructionSentence(sentence, context, HEAD_INSTRUCTION_LOG_ODDS, position);
 }
 
 /** True when `message` is text the user wrote (not tool results, not injected text). */
@@ -181,9 +190,11 @@ export function* collectUserSectionSteps(
       task.push(opening);
     }
     let work = 0;
-    for (const sentence of splitSentences(text)) {
+    const sentences = splitSentences(text);
+    for (const [index, sentence] of sentences.entries()) {
       if (++work % 16 === 0) yield;
-      if (!isInstruction(sentence, context) || MARKUP.test(sentence)) continue;
+      const position = positionOf(index, sentences.length);
+      if (!isInstruction(sentence, context, position) || MARKUP.test(sentence)) continue;
       const line = quote(sentence, 400);
       const key = normalize(line);
       if (seen.has(key) || (opening && normalize(opening).includes(key))) continue;

@@ -151,7 +151,10 @@ describe('the steps after a long compaction work in slices (issue 47 point 2)', 
     store.set = async (...args) => {
       const written = await set(...args);
       turnsAtWrite = turns;
-      clock.mockImplementation(() => now() + (skew += 1_000));
+      clock.mockImplementation(() => {
+        skew += 1_000;
+        return now() + skew;
+      });
       return written;
     };
     const manager = new CompactManager({ model: 'gpt-4o', maxContextTokens: HUGE_WINDOW, store });

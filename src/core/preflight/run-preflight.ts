@@ -36,7 +36,8 @@ import { keptCounts } from './untriggered-result.js';
 import { viewAfterCompactionSteps } from './view-after-compaction.js';
 
 /**
- * From this many entries in the compacted view, the steps after the cascade (the state, its
+ * From this many entries in the compacted view and messages folded (the covered ids grow by
+ * them: a summary of a long first call leaves a short view), the steps after the cascade (the state, its
  * write, the result, its guard, the view left behind: each O(view)) run in turns of the event
  * loop of their own rather than in one block (issue 47 point 2: a 20k-message compaction held
  * the loop 180 ms after its sliced cascade).
@@ -44,7 +45,8 @@ import { viewAfterCompactionSteps } from './view-after-compaction.js';
 const TURNS_BETWEEN_STEPS_FROM = 4_096;
 
 /** True when the O(view) steps after the cascade of `cascade` run in turns of the loop. */
-const sliced = (cascade: CascadeResult) => cascade.entries.length >= TURNS_BETWEEN_STEPS_FROM;
+const sliced = (cascade: CascadeResult) =>
+  cascade.entries.length + cascade.folded.length >= TURNS_BETWEEN_STEPS_FROM;
 
 /** A turn of the loop between two O(view) steps of a long compaction. */
 const between = (cascade: CascadeResult) => (sliced(cascade) ? nextTurn() : undefined);

@@ -10,8 +10,24 @@
 /** Longest stretch of work between two turns of the event loop, in milliseconds. */
 export const SLICE_MS = 5;
 
+/**
+ * When the current batch of resumed slices began: pieces of sliced work that pause in the
+ * same turn resume in the same turn of the loop (one `setImmediate` phase), and share its
+ * budget (two jobs of 5 ms each would otherwise hold the loop 10 ms between two turns).
+ */
+let batchStart = 0;
+let markerQueued = false;
+
 /** One turn of the event loop (`setImmediate`): timers and I/O that are due run first. */
 export function nextTurn(): Promise<void> {
+  // Queued before the resumes (setImmediate runs in order): it marks the start of their batch.
+  if (!markerQueued) {
+    markerQueued = true;
+    setImmediate(() => {
+      markerQueued = false;
+      batchStart = performance.now();
+    });
+  }
   return new Promise((resolve) => setImmediate(resolve));
 }
 
@@ -44,12 +60,16 @@ export class TimeSlice {
     return performance.now() - this.#since >= this.#sliceMs;
   }
 
-  /** Gives the event loop a turn, then starts a new slice; throws the signal's reason once aborted. */
+  /**
+   * Gives the event loop a turn, then starts a new slice; throws the signal's reason once
+   * aborted. The new slice counts from the start of the batch of slices resumed in this turn
+   * (other sliced work that ran before it in the same turn used part of the budget).
+   */
   async pause(): Promise<void> {
     await nextTurn();
     this.pauses++;
     this.#signal?.throwIfAborted();
-    this.#since = performance.now();
+    this.#since = Math.min(performance.now(), batchStart);
   }
 }
 

@@ -5,7 +5,7 @@
  * result, even when other sessions' calls run in the pauses. Turns of the loop are counted
  * with setImmediate ticks while a call runs: no timing is asserted.
  */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { CompactManager, MemorySessionStore } from '../../src/index.js';
 import { syntheticSession } from '../../src/testing/synthetic-session.js';
 import { hasOpenToolCalls } from '../support/open-tool-calls.js';
@@ -127,6 +127,60 @@ describe('long work in slices (issue 38 point 1)', () => {
     expect(turnsAtWrite).toBeDefined();
     expect(turns - turnsAtWrite!).toBeGreaterThanOrEqual(3);
     await manager.shutdown();
+  });
+});
+
+describe('the steps after a long compaction work in slices (issue 47 point 2)', () => {
+  it('the guard and the view left behind give the loop turns within them, not only between them', async () => {
+    // Each step (state, guard, view after compaction) was one block: at 20k messages 18-36 ms
+    // each. A clock that runs a slice per reading (no waiting: `performance.now` advanced) makes
+    // every chance to pause in them a turn of the loop; before, only the 5 turns between steps.
+    const long = session(5_000, 2_000);
+    let turns = 0;
+    let ticking = true;
+    const tick = () => {
+      turns++;
+      if (ticking) setImmediate(tick);
+    };
+    let turnsAtWrite: number | undefined;
+    const now = performance.now.bind(performance);
+    let skew = 0;
+    const clock = vi.spyOn(performance, 'now').mockImplementation(() => now() + skew);
+    const store = new MemorySessionStore();
+    const set = store.set.bind(store);
+    store.set = async (...args) => {
+      const written = await set(...args);
+      turnsAtWrite = turns;
+      clock.mockImplementation(() => {
+        skew += 1_000;
+        return now() + skew;
+      });
+      return written;
+    };
+    const manager = new CompactManager({ model: 'gpt-4o', maxContextTokens: HUGE_WINDOW, store });
+    try {
+      await manager.ready();
+      let end = long.length - 30;
+      while (hasOpenToolCalls(long.slice(0, end))) end--;
+      await manager.compact('long', long.slice(0, end), { policy: { costTrigger: false } });
+      await manager.flush();
+      const first = await manager.compact('long', long.slice(0, end), { policy: { costTrigger: false } });
+      setImmediate(tick);
+      const value = await manager.compact('long', long, {
+        maxContextTokens: Math.ceil(first.tokensBefore * 1.1),
+        policy: { cacheAware: true, costTrigger: false },
+      });
+      ticking = false;
+      expect(value.applied).toBe(true);
+      expect(value.messages.length).toBeGreaterThan(4_096);
+      expect(turnsAtWrite).toBeDefined();
+      // The guard (its order built and walked) and the view (entries, covered ids, the
+      // assembled request) pause every 1,024 entries: well over the 5 turns between steps.
+      expect(turns - turnsAtWrite!).toBeGreaterThanOrEqual(15);
+    } finally {
+      clock.mockRestore();
+      await manager.shutdown();
+    }
   });
 });
 

@@ -18,7 +18,7 @@ import type { PreparedRequest } from './prepare-request.js';
 import type { CascadeResult } from './run-cascade.js';
 
 /** The anchor of a state made by `cascade` from `prepared`'s history. */
-function anchorOf(prepared: PreparedRequest, cascade: CascadeResult): HistoryAnchor {
+function* anchorOf(prepared: PreparedRequest, cascade: CascadeResult): Steps<HistoryAnchor> {
   const { view, indexed } = prepared;
   const base = view.matched;
   let length = 0;
@@ -27,9 +27,17 @@ function anchorOf(prepared: PreparedRequest, cascade: CascadeResult): HistoryAnc
   else if (base && base.coveredIds.length > 0) {
     // A state written before anchors: up to the last message it covers in this history.
     const covered = new Set(base.coveredIds);
-    for (const item of indexed.items) if (covered.has(item.id)) length = item.index + 1;
+    yield;
+    for (let k = 0; k < indexed.items.length; k++) {
+      const item = indexed.items[k]!;
+      if (covered.has(item.id)) length = item.index + 1;
+      if (k % STEP_ENTRIES === STEP_ENTRIES - 1) yield;
+    }
   }
-  for (const item of cascade.folded) length = Math.max(length, item.index + 1);
+  for (let k = 0; k < cascade.folded.length; k++) {
+    length = Math.max(length, cascade.folded[k]!.index + 1);
+    if (k % STEP_ENTRIES === STEP_ENTRIES - 1) yield;
+  }
   return { length, chain: length === 0 ? '' : indexed.chain[length - 1]! };
 }
 
@@ -41,8 +49,12 @@ function asBranch(state: SessionState): SessionState {
 }
 
 /** `state` with its anchor and the earlier states as branches (bounded). */
-function withLineage(state: SessionState, prepared: PreparedRequest, cascade: CascadeResult): SessionState {
-  state.anchor = anchorOf(prepared, cascade);
+function* withLineage(
+  state: SessionState,
+  prepared: PreparedRequest,
+  cascade: CascadeResult,
+): Steps<SessionState> {
+  state.anchor = yield* anchorOf(prepared, cascade);
   const record = prepared.state;
   if (!record) return state;
   const earlier = [record, ...(record.branches ?? [])].map(asBranch);
@@ -52,6 +64,8 @@ function withLineage(state: SessionState, prepared: PreparedRequest, cascade: Ca
     if (branches.length >= MAX_BRANCHES) break;
     // Only states that can be resumed for something (a summary or coverage).
     if (branch.summary === undefined && branch.coveredIds.length === 0) continue;
+    // One earlier state at a time (each O(its ids)).
+    yield;
     bytes += JSON.stringify(branch).length;
     if (bytes > MAX_BRANCH_BYTES) break;
     branches.push(branch);
@@ -77,6 +91,7 @@ export function* nextStateSteps(prepared: PreparedRequest, cascade: CascadeResul
   const base = view.matched;
   const kept = cascade.entries;
   const rewrites: Record<string, SessionRewrite> = {};
+  let rewritten = 0;
   const pinnedIds = new Set([...(base?.pinnedIds ?? []), ...(prepared.state?.pinnedIds ?? [])]);
   const keptIds: string[] = [];
   const userTextIds: string[] = [];
@@ -86,7 +101,10 @@ export function* nextStateSteps(prepared: PreparedRequest, cascade: CascadeResul
       // What precedes a provider compaction boundary is pinned by position, not remembered.
       if (!entry.beforeBoundary) pinnedIds.add(entry.item.id);
     } else {
-      if (entry.rewrite) rewrites[entry.item.id] = { ...entry.rewrite, hash: entry.item.entry.hash };
+      if (entry.rewrite) {
+        rewrites[entry.item.id] = { ...entry.rewrite, hash: entry.item.entry.hash };
+        rewritten++;
+      }
       keptIds.push(entry.item.id);
       if (entry.userText) userTextIds.push(entry.item.id);
     }
@@ -94,21 +112,24 @@ export function* nextStateSteps(prepared: PreparedRequest, cascade: CascadeResul
   }
   const summary = cascade.summary;
   const record = prepared.state;
+  const coveredIds = view.summaryItem
+    ? view.summarySigned === undefined
+      ? [view.summaryItem.id]
+      : []
+    : (base?.coveredIds ?? []).slice();
+  yield;
+  for (let k = 0; k < cascade.folded.length; k++) {
+    coveredIds.push(cascade.folded[k]!.id);
+    if (k % STEP_ENTRIES === STEP_ENTRIES - 1) yield;
+  }
   const state: SessionState = {
     sessionId: prepared.key,
     // Versions only grow: a compaction on another branch (or a history that resumed nothing)
     // takes the next version even when it writes no new summary.
     version: summary?.version ?? (record === undefined || base === record ? view.version : view.nextVersion),
     // A persisted view's summary message is represented by this state's summary: covered.
-    coveredIds: [
-      // (A message that held the summary and other text is content: covered only when folded.)
-      ...(view.summaryItem
-        ? view.summarySigned === undefined
-          ? [view.summaryItem.id]
-          : []
-        : (base?.coveredIds ?? [])),
-      ...cascade.folded.map((item) => item.id),
-    ],
+    // (A message that held the summary and other text is content: covered only when folded.)
+    coveredIds,
     keptIds,
     // The cost trigger and the trigger's distance from the trough measure from here.
     pace: { trough: Math.ceil(cascade.tokensAfter * prepared.scale) },
@@ -116,7 +137,7 @@ export function* nextStateSteps(prepared: PreparedRequest, cascade: CascadeResul
   };
   if (pinnedIds.size > 0) state.pinnedIds = [...pinnedIds];
   if (userTextIds.length > 0) state.userTextIds = userTextIds;
-  if (Object.keys(rewrites).length > 0) state.rewrites = rewrites;
+  if (rewritten > 0) state.rewrites = rewrites;
   if (summary) {
     state.summary = {
       text: summary.body,
@@ -132,5 +153,5 @@ export function* nextStateSteps(prepared: PreparedRequest, cascade: CascadeResul
       createdAt: Date.now(),
     };
   }
-  return withLineage(state, prepared, cascade);
+  return yield* withLineage(state, prepared, cascade);
 }

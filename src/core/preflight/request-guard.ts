@@ -11,6 +11,7 @@
  */
 import type { IndexedMessage } from '../messages/message-index.js';
 import type { SessionRewrite } from '../session/session-store.js';
+import { runSteps, type Steps } from '../time-slice.js';
 import { assemble } from './assemble.js';
 import type { PipelineDeps, PreparedRequest } from './prepare-request.js';
 import type { ViewEntry } from './session-view.js';
@@ -80,12 +81,36 @@ export function compactionFault(
   format: PreparedRequest['codec']['format'],
   trustedSummary: IndexedMessage | undefined,
 ): RequestFault | undefined {
+  return runSteps(compactionFaultSteps(entries, summaryWire, folded, format, trustedSummary));
+}
+
+/** Entries looked at between two chances to pause in {@link compactionFaultSteps}. */
+const STEP_ENTRIES = 1_024;
+
+/**
+ * {@link compactionFault} as steps that yield every {@link STEP_ENTRIES} entries, so that a
+ * long view's guard runs in slices (`runStepsYielding`).
+ */
+export function* compactionFaultSteps(
+  entries: readonly ViewEntry[],
+  summaryWire: unknown,
+  folded: ReadonlySet<string>,
+  format: PreparedRequest['codec']['format'],
+  trustedSummary: IndexedMessage | undefined,
+): Steps<RequestFault | undefined> {
   // The request's order, as assemble builds it, over the entries themselves.
-  const order = assemble(
-    entries.map((entry) => ({ ...entry, wire: entry })),
-    summaryWire === undefined ? undefined : SUMMARY,
-    format,
-  ) as (ViewEntry | typeof SUMMARY)[];
+  const wrapped: ViewEntry[] = [];
+  for (let k = 0; k < entries.length; k++) {
+    wrapped.push({ ...entries[k]!, wire: entries[k] });
+    if (k % STEP_ENTRIES === STEP_ENTRIES - 1) yield;
+  }
+  yield;
+  const order = assemble(wrapped, summaryWire === undefined ? undefined : SUMMARY, format) as (
+    | ViewEntry
+    | typeof SUMMARY
+  )[];
+  yield;
+  let seen = 0;
   const step = (callId: string) => (folded.has(callId) ? 'summarize' : 'assemble');
   const open = new Set<string>();
   let previousCalls = false;
@@ -112,6 +137,7 @@ export function compactionFault(
     }
     for (const call of calls) open.add(call.id);
     previousCalls = calls.length > 0 && results.length === 0;
+    if (++seen % STEP_ENTRIES === 0) yield;
   }
   if (summaries > 1)
     return { rule: 'summary', message: `the request carries ${summaries} summaries`, step: 'summarize' };

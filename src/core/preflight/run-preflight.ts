@@ -11,18 +11,18 @@ import type { CompactionResult } from '../manager/manager-options.js';
 import { FailOpenStore } from '../session/fail-open-store.js';
 import { QUEUE_SUMMARIZER_PREFIX } from '../session/preparation-queue.js';
 import type { SessionState } from '../session/session-store.js';
-import { nextTurn, runStepsYielding } from '../time-slice.js';
+import { nextTurn, runSteps, runStepsYielding, type Steps } from '../time-slice.js';
 import { artifactsOf } from './archive-originals.js';
 import { assemble } from './assemble.js';
 import { noteFallbackStreak, overTarget } from './compaction-notes.js';
 import { emitOutcome, observed } from './compaction-outcome.js';
 import { MIN_FREE_SHARE } from './decide.js';
 import { emitContended, localize } from './local-answer.js';
-import { nextState, nextStateSteps } from './next-state.js';
+import { nextStateSteps } from './next-state.js';
 import { type PipelineDeps, type PreparedRequest, summaryText } from './prepare-request.js';
 import type { PreparedSummary } from './prepared-summary.js';
 import {
-  compactionFault,
+  compactionFaultSteps,
   foldedCallIds,
   newestFault,
   reportUnsound,
@@ -33,19 +33,27 @@ import type { ViewEntry } from './session-view.js';
 import { checkSummaryOutput } from './summary-output.js';
 import { swapPrepared } from './swap-prepared.js';
 import { keptCounts } from './untriggered-result.js';
-import { viewAfterCompaction } from './view-after-compaction.js';
+import { viewAfterCompactionSteps } from './view-after-compaction.js';
 
 /**
- * From this many entries in the compacted view, the steps after the cascade (the state, its
+ * From this many entries in the compacted view and messages folded (the covered ids grow by
+ * them: a summary of a long first call leaves a short view), the steps after the cascade (the state, its
  * write, the result, its guard, the view left behind: each O(view)) run in turns of the event
  * loop of their own rather than in one block (issue 47 point 2: a 20k-message compaction held
  * the loop 180 ms after its sliced cascade).
  */
 const TURNS_BETWEEN_STEPS_FROM = 4_096;
 
+/** True when the O(view) steps after the cascade of `cascade` run in turns of the loop. */
+const sliced = (cascade: CascadeResult) =>
+  cascade.entries.length + cascade.folded.length >= TURNS_BETWEEN_STEPS_FROM;
+
 /** A turn of the loop between two O(view) steps of a long compaction. */
-const between = (cascade: CascadeResult) =>
-  cascade.entries.length >= TURNS_BETWEEN_STEPS_FROM ? nextTurn() : undefined;
+const between = (cascade: CascadeResult) => (sliced(cascade) ? nextTurn() : undefined);
+
+/** `steps` run in slices after a long compaction, at once after a short one. */
+const inSteps = <T>(cascade: CascadeResult, steps: Steps<T>): T | Promise<T> =>
+  sliced(cascade) ? runStepsYielding(steps) : runSteps(steps);
 
 /** A compaction that landed in the store. */
 export interface Compacted {
@@ -229,10 +237,7 @@ export async function runTriggered(
     if (unwritten.size > 0) unnameRefs(input, cascade, unwritten);
   }
   await between(cascade);
-  const state =
-    cascade.entries.length >= TURNS_BETWEEN_STEPS_FROM
-      ? await runStepsYielding(nextStateSteps(prepared, cascade))
-      : nextState(prepared, cascade);
+  const state = await inSteps(cascade, nextStateSteps(prepared, cascade));
   await between(cascade);
   throwIfAborted(options.signal);
   if (extras.local) {
@@ -431,19 +436,20 @@ export async function finishCompaction<M>(
     };
   }
   await between(cascade);
-  guardCompacted(deps, prepared, cascade, summaryWire, result);
+  await guardCompacted(deps, prepared, cascade, summaryWire, result);
   await between(cascade);
   // The next call extends the view this compaction made (O(what changed), not O(history));
   // after a local answer it resumes the stored state instead.
-  if (!local)
-    prepared.indexed.view =
-      viewAfterCompaction(prepared, cascade, state, {
-        summaryWire,
-        summaryText: text,
-        codec,
-        counter: deps.counter,
-        summaryTokens: (summary) => summaryMessageTokens(codec, deps.counter, summary),
-      }) ?? prepared.indexed.view;
+  if (!local) {
+    const steps = viewAfterCompactionSteps(prepared, cascade, state, {
+      summaryWire,
+      summaryText: text,
+      codec,
+      counter: deps.counter,
+      summaryTokens: (summary) => summaryMessageTokens(codec, deps.counter, summary),
+    });
+    prepared.indexed.view = (await inSteps(cascade, steps)) ?? prepared.indexed.view;
+  }
   void view;
   return result;
 }
@@ -453,26 +459,29 @@ export async function finishCompaction<M>(
  * rewrote goes as given; a request whose pairing or summaries broke is replaced by the given
  * history. Either way one `compact.error` (`unsound_request`) says what broke and where.
  */
-function guardCompacted<M>(
+async function guardCompacted<M>(
   deps: PipelineDeps,
   prepared: PreparedRequest,
   cascade: CascadeResult,
   summaryWire: unknown,
   result: CompactionResult<M>,
-): void {
+): Promise<void> {
   // A cut newest message is level d's last resort only when the request cannot hold it whole.
   const oversized = (entry: ViewEntry) =>
     cascade.tokensAfter - entry.tokens + entry.originalTokens > prepared.localDecision.limit;
   const newest = newestFault(result.messages, prepared, cascade.entries, oversized);
   const fault =
     newest ??
-    compactionFault(
-      cascade.entries,
-      summaryWire,
-      foldedCallIds(cascade.folded),
-      prepared.codec.format,
-      prepared.view.summaryItem,
-    );
+    (await inSteps(
+      cascade,
+      compactionFaultSteps(
+        cascade.entries,
+        summaryWire,
+        foldedCallIds(cascade.folded),
+        prepared.codec.format,
+        prepared.view.summaryItem,
+      ),
+    ));
   if (!fault) return;
   const repaired =
     fault.rule === 'newest_message'

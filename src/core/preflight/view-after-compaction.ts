@@ -9,6 +9,7 @@
 import type { TokenCounter } from '../counting/token-counter.js';
 import type { MessageCodec } from '../messages/formats/message-codec.js';
 import type { SessionState } from '../session/session-store.js';
+import { runSteps, type Steps } from '../time-slice.js';
 import { statesOf } from './match-state.js';
 import type { PreparedRequest } from './prepare-request.js';
 import { pinsAllSeen } from './remember-protected.js';
@@ -38,13 +39,32 @@ export function viewAfterCompaction(
   state: SessionState,
   output: CompactionOutput,
 ): SessionView | undefined {
+  return runSteps(viewAfterCompactionSteps(prepared, cascade, state, output));
+}
+
+/** Entries looked at between two chances to pause in {@link viewAfterCompactionSteps}. */
+const STEP_ENTRIES = 1_024;
+
+/**
+ * {@link viewAfterCompaction} as steps that yield every {@link STEP_ENTRIES} entries, so that
+ * a long view is built in slices (`runStepsYielding`).
+ */
+export function* viewAfterCompactionSteps(
+  prepared: PreparedRequest,
+  cascade: CascadeResult,
+  state: SessionState,
+  output: CompactionOutput,
+): Steps<SessionView | undefined> {
   const { view, indexed } = prepared;
   if (view.mismatch || view.summaryItem !== undefined || indexed.view !== view) return undefined;
   if (cascade.entries.some((entry) => entry.beforeBoundary)) return undefined;
   if (view.coveredIds.size + cascade.folded.length !== state.coveredIds.length) return undefined;
   // The old view is replaced: its covered set grows in place (copying it is the O(history) step).
   const coveredIds = view.coveredIds.size > 0 ? (view.coveredIds as Set<string>) : new Set<string>();
-  for (const item of cascade.folded) coveredIds.add(item.id);
+  for (let k = 0; k < cascade.folded.length; k++) {
+    coveredIds.add(cascade.folded[k]!.id);
+    if (k % STEP_ENTRIES === STEP_ENTRIES - 1) yield;
+  }
   if (coveredIds.size !== state.coveredIds.length) {
     indexed.view = undefined;
     return undefined;
@@ -52,15 +72,23 @@ export function viewAfterCompaction(
   const entries = cascade.entries.slice();
   const sums = { system: 0, developer: 0, messages: 0 };
   const pinnedRounds = new Set<number>();
-  for (const entry of entries) {
+  let everyPinSeen = true;
+  const pinnedIds = new Set(state.pinnedIds ?? []);
+  yield;
+  for (let k = 0; k < entries.length; k++) {
+    const entry = entries[k]!;
     addTokens(sums, entry.item.entry.parsed.role, entry.tokens);
     if (entry.pinned && entry.round >= 0 && pinsItsRound(entry.item)) pinnedRounds.add(entry.round);
+    if (entry.pinned && !pinnedIds.has(entry.item.id)) everyPinSeen = false;
+    if (k % STEP_ENTRIES === STEP_ENTRIES - 1) yield;
   }
   // As match-state.ts counts it: past every version the session's record holds.
   const nextVersion = Math.max(...statesOf(state).map((held) => held.version)) + 1;
   const text = output.summaryText;
   const summaryWire = text !== undefined && state.version > 0 ? output.summaryWire : undefined;
+  yield;
   const assembled = assembledCache(entries, summaryWire, output.codec.format);
+  yield;
   const after: SessionView = {
     state,
     matched: state,
@@ -77,7 +105,7 @@ export function viewAfterCompaction(
     mismatch: false,
     entries,
     pinnedRounds,
-    pinnedIds: new Set(state.pinnedIds ?? []),
+    pinnedIds,
     coveredIds,
     sums,
     assembled,
@@ -86,6 +114,6 @@ export function viewAfterCompaction(
     after.summaryMessage = { wire: summaryWire, tokens: output.summaryTokens(text) };
   copyAheadOf(assembled);
   // The state protects every pinned entry already (next-state.ts).
-  if (entries.every((entry) => !entry.pinned || after.pinnedIds.has(entry.item.id))) pinsAllSeen(after);
+  if (everyPinSeen) pinsAllSeen(after);
   return after;
 }

@@ -1,0 +1,58 @@
+/**
+ * Sliced work shares the turn of the loop it resumes in: two jobs paused in the same turn
+ * resume in the same `setImmediate` phase, and the second one only gets what the first left
+ * of the slice (issue 47 point 2: two 5 ms jobs held the loop 10 ms between two turns). The
+ * clock is a counter advanced by each piece of work: no timing is measured.
+ */
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { TimeSlice } from './time-slice.js';
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+describe('TimeSlice', () => {
+  it('two jobs resumed in the same turn share one slice', async () => {
+    let clock = 0;
+    vi.spyOn(performance, 'now').mockImplementation(() => clock);
+    // Pieces of work (1 ms of the fake clock each) run between two turns of a ticker.
+    let sinceTick = 0;
+    let most = 0;
+    let ticking = true;
+    const tick = () => {
+      most = Math.max(most, sinceTick);
+      sinceTick = 0;
+      if (ticking) setImmediate(tick);
+    };
+    setImmediate(tick);
+    const job = async (pieces: number) => {
+      const slice = new TimeSlice({ sliceMs: 5 });
+      // Both begin in the next turn (two calls that each paused once, e.g. after their read).
+      await slice.pause();
+      for (let k = 0; k < pieces; k++) {
+        clock += 1;
+        sinceTick++;
+        if (slice.due()) await slice.pause();
+      }
+      return slice.pauses;
+    };
+    const [a, b] = await Promise.all([job(200), job(200)]);
+    ticking = false;
+    most = Math.max(most, sinceTick);
+    expect(a).toBeGreaterThan(0);
+    expect(b).toBeGreaterThan(0);
+    // One slice (5 pieces) and the one piece of the job that found it spent; 10 before.
+    expect(most).toBeLessThanOrEqual(6);
+  });
+
+  it('a job alone keeps its whole slice per turn', async () => {
+    let clock = 0;
+    vi.spyOn(performance, 'now').mockImplementation(() => clock);
+    const slice = new TimeSlice({ sliceMs: 5 });
+    for (let k = 0; k < 100; k++) {
+      clock += 1;
+      if (slice.due()) await slice.pause();
+    }
+    expect(slice.pauses).toBe(20);
+  });
+});

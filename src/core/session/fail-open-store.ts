@@ -17,14 +17,14 @@
  * Waiting is the time the event loop sits idle meanwhile; time this process spends busy is
  * its own (see `idleTimeLimit`).
  */
-import { CompactError, isCompactError } from '../errors.js';
-import { describeCause } from './describe-cause.js';
+import { isCompactError } from '../errors.js';
 import type { FailOpenStoreOptions } from './fail-open-options.js';
-import { type CallBudget, idleTimeLimit, waitWithin } from './idle-time-limit.js';
+import { type CallBudget, waitWithin } from './idle-time-limit.js';
 import type { SessionState, SessionStoreSetOptions } from './session-state.js';
 import { MemorySessionStore, type SessionLock, type SessionStore } from './session-store.js';
 import { storedStateProblem } from './session-store-checks.js';
 import { stateBytes } from './state-bytes.js';
+import { StoreCalls, StoreFault } from './store-calls.js';
 import { boundedLock, localLock } from './store-locks.js';
 import { type StoreWrites, VersionFloors, writeBack, writeFloor } from './version-floors.js';
 
@@ -38,11 +38,6 @@ export const DEFAULT_STORE_TIMEOUT_MS = 500;
 interface PendingWrite {
   state: SessionState | undefined;
 }
-
-/** After a fault, the store is left alone this long before the next try (calls go local). */
-const RETRY_AFTER_MS = 1_000;
-
-class StoreFault extends Error {}
 
 /** Wraps the manager's store so that its faults never fail a call (see the file comment). */
 export class FailOpenStore implements SessionStore {
@@ -61,11 +56,8 @@ export class FailOpenStore implements SessionStore {
   readonly #localAnswers = new Map<string, SessionState>();
   /** The archive's version floors of sessions (see `FailOpenStoreOptions.floor`). */
   readonly #floors: VersionFloors;
-  #down: { retryAt: number } | undefined;
-  /** Budgets of the manager calls in progress, per session key. */
-  readonly #budgets = new Map<string, CallBudget>();
-  /** Calls the current outage affected. */
-  #affected = 0;
+  /** Outages and call budgets: every store operation runs through it. */
+  readonly #calls: StoreCalls;
   #flushing: Promise<void> | undefined;
   #localTokens = 0;
 
@@ -74,16 +66,17 @@ export class FailOpenStore implements SessionStore {
     this.name = inner.name;
     this.#options = options;
     this.#floors = new VersionFloors(options.floor, options.timeoutMs);
+    this.#calls = new StoreCalls(inner.name, options, (key, affected) => this.#recovered(key, affected));
   }
 
   /** True while the store is considered down. */
   get down(): boolean {
-    return this.#down !== undefined;
+    return this.#calls.down;
   }
 
   /** Lets the next operation try the store at once, even within the cool-down after a fault. */
   retryNow(): void {
-    if (this.#down) this.#down.retryAt = 0;
+    this.#calls.retryNow();
   }
 
   /** Writes kept for when the store answers again. */
@@ -118,7 +111,7 @@ export class FailOpenStore implements SessionStore {
    * the store is up (the next call reads the store).
    */
   keepLocal(key: string, state: SessionState): void {
-    if (!this.#down || state.local !== true) return;
+    if (!this.#calls.down || state.local !== true) return;
     this.#localAnswers.set(key, JSON.parse(JSON.stringify(state)) as SessionState);
   }
 
@@ -132,85 +125,21 @@ export class FailOpenStore implements SessionStore {
    * `timeoutMs` (see the file comment).
    */
   async within<T>(key: string, run: () => Promise<T>): Promise<T> {
-    if (this.#options.failClosed || this.#budgets.has(key)) return run();
-    const budget: CallBudget = { leftMs: this.#options.timeoutMs, affected: false };
-    this.#budgets.set(key, budget);
-    try {
-      return await run();
-    } finally {
-      this.#budgets.delete(key);
-      if (budget.affected) this.#affected++;
-    }
+    return this.#calls.within(key, run);
   }
 
-  /** A fault met by a call (counted once per call) or by an operation outside one. */
-  #affect(budget: CallBudget | undefined): void {
-    if (budget) budget.affected = true;
-    else this.#affected++;
-  }
-
-  /** Runs one store operation under the call's budget; a fault marks an outage and throws StoreFault. */
-  async #call<T>(
+  /** Runs one store operation under the call's budget (see {@link StoreCalls.call}). */
+  #call<T>(
     key: string,
     operation: () => Promise<T>,
-    budget: CallBudget | undefined = this.#budgets.get(key),
-    /** An answer that costs the call nothing (a lock held elsewhere: the wait for it has its own bound). */
+    budget?: CallBudget,
     free?: (value: T) => boolean,
   ): Promise<T> {
-    if (this.#options.failClosed) {
-      try {
-        return await operation();
-      } catch (error) {
-        if (isCompactError(error)) throw error;
-        throw new CompactError('storage_failed', `session store "${this.name}": ${describeCause(error)}`, {
-          cause: error,
-        });
-      }
-    }
-    if (this.#down && Date.now() < this.#down.retryAt) {
-      this.#affect(budget);
-      throw new StoreFault();
-    }
-    // The call has waited its whole budget already: it goes on without the store (no outage:
-    // the store answered, slowly).
-    if (budget && budget.leftMs < 1) {
-      this.#affect(budget);
-      throw new StoreFault();
-    }
-    const limit = idleTimeLimit(Math.ceil(budget ? budget.leftMs : this.#options.timeoutMs));
-    const started = operation();
-    started.catch(() => {});
-    let spent = true;
-    try {
-      const value = await Promise.race([started, limit.promise]);
-      spent = !free?.(value);
-      if (this.#down) this.#recovered(key);
-      return value;
-    } catch (error) {
-      // A bad argument is the caller's bug, and a corrupt value is no outage.
-      if (
-        isCompactError(error, 'invalid_config') ||
-        isCompactError(error, 'invalid_argument') ||
-        isCompactError(error, 'corrupt_state')
-      )
-        throw error;
-      const first = this.#down === undefined;
-      this.#down = { retryAt: Date.now() + RETRY_AFTER_MS };
-      this.#affect(budget);
-      if (first) this.#options.onOutage(key, describeCause(error));
-      throw new StoreFault();
-    } finally {
-      limit.cancel();
-      if (budget && spent) budget.leftMs -= limit.waitedMs();
-    }
+    return this.#calls.call(key, operation, budget ?? this.#calls.budget(key), free);
   }
 
-  #recovered(key: string): void {
-    this.#down = undefined;
+  #recovered(key: string, affected: number): void {
     this.#floors.outageEnded();
-    // The call that found the store back counts as affected too when an earlier operation of it failed.
-    const affected = this.#affected;
-    this.#affected = 0;
     this.#options.onRecovery?.(key, affected);
     if (this.#pending.size > 0) void this.#flush();
   }
@@ -224,8 +153,8 @@ export class FailOpenStore implements SessionStore {
 
   /** Before an operation of `key`: writes kept during an outage go first, when the store may be back. */
   async #catchUp(key: string): Promise<void> {
-    const coolingDown = this.#down !== undefined && Date.now() < this.#down.retryAt;
-    const budget = this.#budgets.get(key);
+    const coolingDown = this.#calls.coolingDown;
+    const budget = this.#calls.budget(key);
     // A flush started by another call runs on that call's budget: wait for it on ours.
     if (this.#flushing) await waitWithin(this.#flushing, budget);
     else if (this.#pending.size > 0 && !coolingDown) await this.#flush(budget).catch(() => {});
@@ -282,7 +211,7 @@ export class FailOpenStore implements SessionStore {
    */
   async shutdown(): Promise<void> {
     const budget: CallBudget = { leftMs: this.#options.timeoutMs, affected: false };
-    const coolingDown = this.#down !== undefined && Date.now() < this.#down.retryAt;
+    const coolingDown = this.#calls.coolingDown;
     const flush = this.#pending.size > 0 && !coolingDown ? this.#flush(budget) : this.#flushing;
     await waitWithin(
       flush?.catch(() => {}),

@@ -4,6 +4,7 @@
  * summarizer (one warning per streak).
  */
 
+import { MIN_FREE_SHARE } from './decide.js';
 import type { PipelineDeps, PreparedRequest } from './prepare-request.js';
 import type { CascadeResult } from './run-cascade.js';
 
@@ -62,4 +63,21 @@ export function noteFallbackStreak(
     },
     { start: Date.now(), ...(prepared.decisionSpanId ? { parentId: prepared.decisionSpanId } : {}) },
   );
+}
+
+/**
+ * A compaction not worth its rewrite (`policy.clearAtLeast`; a tenth of the window when the
+ * growth triggered it): no summary, less freed than the minimum, and the request fits the
+ * budget as it is. Manual compactions always apply.
+ */
+export function freesTooLittle(prepared: PreparedRequest, cascade: CascadeResult): boolean {
+  const early = prepared.decision.reason === 'growth paid a rewrite';
+  const min = Math.max(
+    prepared.policy.clearAtLeast,
+    early ? Math.floor(MIN_FREE_SHARE * prepared.maxContextTokens) : 0,
+  );
+  if (!(min > 0) || prepared.options.force || cascade.summary) return false;
+  // In the request's (calibrated) tokens, as the option and the results speak.
+  const freed = (prepared.localTokensBefore - cascade.tokensAfter) * prepared.scale;
+  return freed < min && prepared.localTokensBefore <= prepared.localDecision.budget;
 }

@@ -11,12 +11,18 @@ import type { CompactionResult } from '../manager/manager-options.js';
 import { FailOpenStore } from '../session/fail-open-store.js';
 import { QUEUE_SUMMARIZER_PREFIX } from '../session/preparation-queue.js';
 import type { SessionState } from '../session/session-store.js';
-import { nextTurn, runSteps, runStepsYielding, type Steps } from '../time-slice.js';
+import { between, inSteps } from './after-cascade-turns.js';
 import { artifactsOf } from './archive-originals.js';
+import {
+  archiveLine,
+  archiveSummary,
+  dropArchiveLine,
+  pruningBlocked,
+  unnameRefs,
+} from './archive-summary.js';
 import { assemble } from './assemble.js';
-import { noteFallbackStreak, overTarget } from './compaction-notes.js';
+import { freesTooLittle, noteFallbackStreak, overTarget } from './compaction-notes.js';
 import { emitOutcome, observed } from './compaction-outcome.js';
-import { MIN_FREE_SHARE } from './decide.js';
 import { emitContended, localize } from './local-answer.js';
 import { nextStateSteps } from './next-state.js';
 import { type PipelineDeps, type PreparedRequest, summaryText } from './prepare-request.js';
@@ -34,26 +40,6 @@ import { checkSummaryOutput } from './summary-output.js';
 import { swapPrepared } from './swap-prepared.js';
 import { keptCounts } from './untriggered-result.js';
 import { viewAfterCompactionSteps } from './view-after-compaction.js';
-
-/**
- * From this many entries in the compacted view and messages folded (the covered ids grow by
- * them: a summary of a long first call leaves a short view), the steps after the cascade (the state, its
- * write, the result, its guard, the view left behind: each O(view)) run in turns of the event
- * loop of their own rather than in one block (issue 47 point 2: a 20k-message compaction held
- * the loop 180 ms after its sliced cascade).
- */
-const TURNS_BETWEEN_STEPS_FROM = 4_096;
-
-/** True when the O(view) steps after the cascade of `cascade` run in turns of the loop. */
-const sliced = (cascade: CascadeResult) =>
-  cascade.entries.length + cascade.folded.length >= TURNS_BETWEEN_STEPS_FROM;
-
-/** A turn of the loop between two O(view) steps of a long compaction. */
-const between = (cascade: CascadeResult) => (sliced(cascade) ? nextTurn() : undefined);
-
-/** `steps` run in slices after a long compaction, at once after a short one. */
-const inSteps = <T>(cascade: CascadeResult, steps: Steps<T>): T | Promise<T> =>
-  sliced(cascade) ? runStepsYielding(steps) : runSteps(steps);
 
 /** A compaction that landed in the store. */
 export interface Compacted {
@@ -279,68 +265,6 @@ export async function runTriggered(
   return 'retry';
 }
 
-/**
- * A compaction not worth its rewrite (`policy.clearAtLeast`; a tenth of the window when the
- * growth triggered it): no summary, less freed than the minimum, and the request fits the
- * budget as it is. Manual compactions always apply.
- */
-function freesTooLittle(prepared: PreparedRequest, cascade: CascadeResult): boolean {
-  const early = prepared.decision.reason === 'growth paid a rewrite';
-  const min = Math.max(
-    prepared.policy.clearAtLeast,
-    early ? Math.floor(MIN_FREE_SHARE * prepared.maxContextTokens) : 0,
-  );
-  if (!(min > 0) || prepared.options.force || cascade.summary) return false;
-  // In the request's (calibrated) tokens, as the option and the results speak.
-  const freed = (prepared.localTokensBefore - cascade.tokensAfter) * prepared.scale;
-  return freed < min && prepared.localTokensBefore <= prepared.localDecision.budget;
-}
-
-/** The error of a compaction stopped because the archive could not be written (`requireArchive`). */
-function pruningBlocked(deps: PipelineDeps): CompactError {
-  return new CompactError(
-    'storage_failed',
-    `${deps.archive.lastFailure ?? 'the archive could not be written'}; nothing was pruned (requireArchive is on)`,
-  );
-}
-
-/** Removes the summary's archive line (its `sum-vN` was not written) and recounts the summary. */
-function dropArchiveLine(
-  deps: PipelineDeps,
-  prepared: PreparedRequest,
-  cascade: CascadeResult,
-  version: number,
-): void {
-  const summary = cascade.summary;
-  const line = archiveLine(version);
-  if (!summary?.body.endsWith(line)) return;
-  const body = summary.body.slice(0, -line.length).replace(/\n$/, '');
-  const tokens = summaryMessageTokens(
-    prepared.codec,
-    deps.counter,
-    summaryText(deps, prepared.key, version, body),
-  );
-  cascade.tokensAfter -= summary.tokens - tokens;
-  summary.body = body;
-  summary.tokens = tokens;
-  for (const level of cascade.levels)
-    if (level.level === 'summarize') level.refs = level.refs.filter((ref) => ref !== `sum-v${version}`);
-}
-
-/** Re-renders the rewrites whose originals were not archived without their recall ref. */
-function unnameRefs(input: CascadeInput, cascade: CascadeResult, unwritten: ReadonlySet<string>): void {
-  for (const entry of cascade.entries) {
-    if (!entry.rewrite || !unwritten.has(entry.rewrite.ref)) continue;
-    const rewrite = { ...entry.rewrite, unarchived: true };
-    const realized = input.realize(entry.item, rewrite);
-    cascade.tokensAfter += realized.tokens - entry.tokens;
-    entry.rewrite = rewrite;
-    entry.wire = realized.wire;
-    entry.tokens = realized.tokens;
-  }
-  for (const level of cascade.levels) level.refs = level.refs.filter((ref) => !unwritten.has(ref));
-}
-
 /** Adds the stored state's pinned ids to `state` (pins are only ever added). */
 function mergePins(state: SessionState, stored: SessionState | undefined): void {
   const extra = stored?.pinnedIds ?? [];
@@ -348,38 +272,6 @@ function mergePins(state: SessionState, stored: SessionState | undefined): void 
   const pins = new Set(state.pinnedIds ?? []);
   for (const id of extra) pins.add(id);
   state.pinnedIds = [...pins];
-}
-
-/** The line a summary ends with when the folded messages are archived under a reference. */
-export function archiveLine(version: number): string {
-  const earlier = version > 1 ? ` (earlier: "sum-v1" to "sum-v${version - 1}")` : '';
-  return `Archived originals: recall ref "sum-v${version}"${earlier}`;
-}
-
-/** Archives the summary a compaction wrote (before its state is stored). */
-async function archiveSummary(
-  deps: PipelineDeps,
-  prepared: PreparedRequest,
-  cascade: CascadeResult,
-  state: SessionState,
-): Promise<void> {
-  const summary = cascade.summary;
-  if (!summary || !state.summary) return;
-  const { context } = prepared;
-  await deps.archive.summary(
-    context,
-    {
-      sessionId: context.sessionId,
-      step: state.version,
-      text: summaryText(deps, prepared.key, state.version, state.summary.text),
-      tokens: summary.tokens,
-      strategy: String(prepared.policy.strategy),
-      summarizer: summary.summarizer,
-      coveredIds: state.coveredIds,
-      createdAt: Date.now(),
-    },
-    prepared.decisionSpanId,
-  );
 }
 
 /** Events and the result of a compaction that landed. */

@@ -5,8 +5,6 @@ import {
   agentCompactor,
   agentStateKey,
   lockTtl,
-  maybePrepare,
-  runTriggeredOnce,
 } from '../background/compaction-flight.js';
 import { backlogEvent } from '../background/queue-backlog.js';
 import { cachePriceFor, checkPricing, type SessionCost } from '../counting/session-cost.js';
@@ -23,16 +21,12 @@ import type {
 } from '../events/events.js';
 import { refusedPreparedEvent, storeFaultEvents } from '../events/store-fault-events.js';
 import { codecFor } from '../messages/formats/detect-format.js';
-import type { MessageCodec } from '../messages/formats/message-codec.js';
 import { MessageIndex } from '../messages/message-index.js';
-import { type CompactPolicy, overridePolicy, resolvePolicy } from '../policy.js';
+import { type CompactPolicy, resolvePolicy } from '../policy.js';
 import { estimateRequest } from '../preflight/estimate-request.js';
-import { type PipelineDeps, type PreparedRequest, prepareRequest } from '../preflight/prepare-request.js';
-import { noteQuick, quickOrFull } from '../preflight/quick-resume.js';
-import { finishCompaction } from '../preflight/run-preflight.js';
-import { declinedResult, untriggeredResult } from '../preflight/untriggered-result.js';
+import type { PipelineDeps } from '../preflight/prepare-request.js';
 import type { Redactor } from '../redaction/redactor.js';
-import { CallQueue, throwIfAborted } from '../session/call-queue.js';
+import { CallQueue } from '../session/call-queue.js';
 import { type FailOpenStore, failOpenFor } from '../session/fail-open-store.js';
 import { MemorySessionStore, type SessionState, type SessionStore } from '../session/session-store.js';
 import { EmbeddedSummarizer } from '../summary/embedded-summarizer.js';
@@ -56,6 +50,7 @@ import type {
 } from './manager-options.js';
 import { pipelineDeps } from './pipeline-deps.js';
 import { checkCallOptions, resolveSettings } from './resolve-settings.js';
+import { type CallContext, runCall } from './run-call.js';
 
 export type { BackgroundStatus } from '../background/background-preparation.js';
 export { agentStateKey, DEFAULT_LOCK_TTL_MS } from '../background/compaction-flight.js';
@@ -117,6 +112,8 @@ export class CompactManager {
   readonly #failOpen: FailOpenStore | undefined;
   /** What outlives one call in memory, for `endSession`, `reset`, `cacheStatus` and `shutdown`. */
   readonly #memory: ManagerMemory;
+  /** What each call runs with (run-call.ts). */
+  readonly #calls: CallContext;
   readonly #endHold = holdEncodings(); // the shared encodings, released with the last manager
   #ready: Promise<void> | true | undefined; // true once the counter is loaded (see ready)
 
@@ -177,6 +174,17 @@ export class CompactManager {
       background: this.#background,
       failOpen: this.#failOpen,
       lockTtlMs: this.#lockTtlMs,
+    };
+    this.#calls = {
+      deps: this.#deps,
+      agents: this.#agents,
+      policy: this.policy,
+      customStrategies: this.#customStrategies,
+      background: this.#background,
+      lockTtlMs: this.#lockTtlMs,
+      failOpen: this.#failOpen,
+      usage: this.#usage,
+      maxContextTokens: this.maxContextTokens,
     };
   }
 
@@ -285,7 +293,7 @@ export class CompactManager {
     const codec = codecFor(messages, options.format);
     const key = this.#keyOf(sessionId, options.agent);
     if (this.#ready !== true) await this.ready();
-    const run = () => this.#run<M>(sessionId, key, messages, codec, options);
+    const run = () => runCall<M>(this.#calls, { sessionId, key, messages, codec, options });
     const failOpen = this.#failOpen; // one budget of `storeTimeoutMs` for the call's store waits
     return this.#queue.enqueue(key, failOpen ? () => failOpen.within(key, run) : run, options.signal);
   }
@@ -367,63 +375,5 @@ export class CompactManager {
   /** The session's stored state (or an agent's, for an agent with its own compactor), if any. */
   async state(sessionId: string, agent?: string): Promise<SessionState | undefined> {
     return this.#deps.store.get(this.#keyOf(sessionId, agent));
-  }
-
-  async #run<M>(
-    sessionId: string,
-    key: string,
-    messages: readonly M[],
-    codec: MessageCodec,
-    options: CompactOptions,
-    attempt = 0,
-  ): Promise<CompactionResult<M>> {
-    throwIfAborted(options.signal);
-    const agent = options.agent === undefined ? undefined : this.#agents.get(options.agent);
-    const deps = agent?.deps ?? this.#deps;
-    const policy = overridePolicy(this.policy, [agent?.policy, options.policy], this.#customStrategies);
-    const context = newOperation(sessionId, options);
-    const input = {
-      context,
-      key,
-      messages,
-      codec,
-      policy,
-      options,
-      maxContextTokens: options.maxContextTokens ?? this.maxContextTokens,
-    };
-    // A fresh process's first call on a known session, from its quick record (issue 47).
-    const quick = await quickOrFull<M, CompactOptions>(deps, input, !this.#background && attempt === 0);
-    if ('quick' in quick) return quick.quick;
-    if (quick.options !== options)
-      return this.#run(sessionId, key, quick.messages as M[], codec, quick.options, attempt);
-    const prepared: PreparedRequest = await prepareRequest(deps, input);
-    if (!prepared.decision.triggered) {
-      if (this.#background) maybePrepare(this.#background, deps, prepared);
-      const result = untriggeredResult<M>(deps, prepared);
-      noteQuick(deps, prepared);
-      return result;
-    }
-    // Held events (the decision first) are delivered even when the compaction fails.
-    const flight = {
-      store: deps.store,
-      lockTtlMs: this.#lockTtlMs,
-      background: this.#background,
-      storeDown: () => this.#failOpen?.down === true,
-      retryStore: () => this.#failOpen?.retryNow(),
-    };
-    const outcome = await runTriggeredOnce(flight, deps, prepared, attempt).catch((error: unknown) => {
-      deps.bus.release(context);
-      throw error;
-    });
-    if (outcome === 'declined') return declinedResult<M>(deps, prepared);
-    if (outcome === 'retry') {
-      deps.bus.release(context);
-      // Bounded: after MAX_COMPACTION_RELOADS the flight answers locally instead of 'retry'.
-      return this.#run(sessionId, key, messages, codec, { ...options, force: false }, attempt + 1);
-    }
-    if (!outcome.local) this.#background?.discard(key, outcome.state.version);
-    const result = await finishCompaction<M>(deps, prepared, outcome);
-    if (result.applied) this.#usage.rewrite(sessionId);
-    return result;
   }
 }

@@ -41,11 +41,31 @@ const piece = fc.constantFrom(
   '8080',
   'x'.repeat(300),
   '0123456789abcdef0123',
+  // The `key = value` shapes of the command-line and secret-named-key gates.
+  '--',
+  '-',
+  'password',
+  'SECRET_KEY_BASE',
+  'token',
+  'apiKey',
+  '=',
+  ':=',
+  '=>',
+  '==',
+  '\\',
+  "'",
+  '`',
+  '\t',
+  '    ',
+  'AbCdEf012345+/=~',
+  'x9',
 );
 
 describe('scan prefilters (gates)', () => {
-  it('the URL rules have one', () => {
+  it('the URL rules, the password flag and the secret-named key have one', () => {
     expect(gated.map((rule) => rule.name).sort()).toEqual([
+      'password-flag',
+      'secret-named-key',
       'sidekiq-credentials',
       'url-credentials',
       'url-user-key',
@@ -62,7 +82,7 @@ describe('scan prefilters (gates)', () => {
           );
         }
       }),
-      { numRuns: 400 },
+      { numRuns: 1000 },
     );
   });
 });

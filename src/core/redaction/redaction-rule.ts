@@ -90,6 +90,22 @@ export function forwardFinder(search: RegExp): (text: string, from: number) => n
   };
 }
 
+/**
+ * {@link forwardFinder} for one character, with `indexOf` (several times faster than a
+ * regex's class on a long stretch without it).
+ */
+export function forwardIndex(char: string): (text: string, from: number) => number {
+  let start = -1;
+  let found = -1;
+  return (text, from) => {
+    if (from >= start && from <= found) return found;
+    const hit = text.indexOf(char, from);
+    start = from;
+    found = hit < 0 ? text.length : hit;
+    return found;
+  };
+}
+
 /** Most characters a URL credentials match spans after its `://`: user, `:`, password. */
 const URL_CREDENTIALS_REACH = 256 + 1 + 256;
 
@@ -101,12 +117,13 @@ const URL_CREDENTIALS_REACH = 256 + 1 + 256;
  */
 export function urlAtGate(): (text: string, at: number) => boolean {
   const nextStop = forwardFinder(/[\s"'<>]/g);
-  const nextEnd = forwardFinder(/[@…]/g);
+  const nextAt = forwardIndex('@');
+  const nextClip = forwardIndex('…');
   return (text, at) => {
     const from = at + 3;
     const stop = nextStop(text, from);
     if (stop === text.length && stop - from <= URL_CREDENTIALS_REACH) return true;
-    const end = nextEnd(text, from);
+    const end = Math.min(nextAt(text, from), nextClip(text, from));
     return end < stop && end - from <= URL_CREDENTIALS_REACH;
   };
 }

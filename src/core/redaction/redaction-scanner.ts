@@ -129,6 +129,12 @@ function holdsAt(text: string, at: number, literal: string, fold: boolean): bool
   return true;
 }
 
+/** One of `needs` holds at `at`. */
+function holdsAny(text: string, at: number, needs: Candidate['needs'] & {}): boolean {
+  for (const need of needs) if (holdsAt(text, at, need.text, need.fold)) return true;
+  return false;
+}
+
 /** Compiles a rule pattern (leading `(?i)` honoured) as a sticky regex. */
 function sticky(pattern: string): RegExp {
   return pattern.startsWith('(?i)') ? new RegExp(pattern.slice(4), 'iy') : new RegExp(pattern, 'y');
@@ -150,6 +156,10 @@ export function createRuleMatcher(
   const folded = new Map<string, StickyRule[]>();
   const triggers: { text: string; insensitive: boolean }[] = [];
   const gateMakers: (() => (text: string, at: number) => boolean)[] = [];
+  const gateIndex = (make: () => (text: string, at: number) => boolean) => {
+    const known = gateMakers.indexOf(make);
+    return known >= 0 ? known : gateMakers.push(make) - 1;
+  };
   rules.forEach((rule, order) => {
     const compiled: StickyRule = {
       order,
@@ -157,7 +167,8 @@ export function createRuleMatcher(
       extend: rule.extend ? extender(rule.extend) : undefined,
       back: rule.extendBack ? backExtender(rule.extendBack.chars, rule.extendBack.max) : undefined,
       accept: rule.accept,
-      gate: rule.gate ? gateMakers.push(rule.gate) - 1 : -1,
+      // Rules that share a gate (the URL rules' `@`) share its state in a scan: one search.
+      gate: rule.gate ? gateIndex(rule.gate) : -1,
     };
     const insensitive = rule.pattern.startsWith('(?i)') || rule.foldTriggers === true;
     for (const trigger of rule.triggers) {
@@ -220,32 +231,48 @@ export function createRuleMatcher(
     const gates = gateMakers.map((make) => make());
     finder.lastIndex = 0;
     let copied = 0;
+    // Text dense with one trigger (`token=a token=b ...`) asks for the same list again and again.
+    let lastHit = '';
+    let lastList: readonly Candidate[] = [];
     for (let hit = finder.exec(text); hit !== null; hit = finder.exec(text)) {
       const at = hit.index;
-      let best: { start: number; stop: number; whole: string; groups: (string | undefined)[] } | undefined;
-      for (const { rule, needs } of candidatesOf(hit[0])) {
-        if (needs !== undefined && !needs.some((need) => holdsAt(text, at, need.text, need.fold))) continue;
+      const found = hit[0];
+      if (found !== lastHit) {
+        lastList = candidatesOf(found);
+        lastHit = found;
+      }
+      // The kept match so far (`bestStop` -1: none).
+      let bestStart = 0;
+      let bestStop = -1;
+      let bestWhole = '';
+      let bestGroups: (string | undefined)[] = [];
+      for (let index = 0; index < lastList.length; index++) {
+        const { rule, needs } = lastList[index]!;
+        if (needs !== undefined && !holdsAny(text, at, needs)) continue;
         const { regex, extend, back, accept, gate } = rule;
         if (gate >= 0 && !gates[gate]!(text, at)) continue;
         regex.lastIndex = at;
         const match = regex.exec(text);
         if (match === null || match[0].length === 0) continue;
-        const groups = match.slice(1);
-        const stop = extend ? extend(text, at + match[0].length) : at + match[0].length;
+        const end = at + match[0].length;
+        const stop = extend ? extend(text, end) : end;
         // The first rule that matches wins, unless a later one takes more of the text (a
         // routable GitLab token over the plain shape that stops at its `.`).
-        if (best !== undefined && stop <= best.stop) continue;
+        if (stop <= bestStop) continue;
+        const groups = match.slice(1);
         const start = back ? back(text, at, copied) : at;
-        const whole = start === at && stop === at + match[0].length ? match[0] : text.slice(start, stop);
+        const whole = start === at && stop === end ? match[0] : text.slice(start, stop);
         if (accept && !accept(whole, groups, text, start)) continue;
-        best = { start, stop, whole, groups };
+        bestStart = start;
+        bestStop = stop;
+        bestWhole = whole;
+        bestGroups = groups;
       }
-      if (best !== undefined) {
+      if (bestStop >= 0) {
         // Rules of the same hit are tried in order: only the kept match is replaced.
-        const { start, stop, whole, groups } = best;
-        sink(start, stop, replace(whole, groups));
-        copied = stop;
-        finder.lastIndex = stop;
+        sink(bestStart, bestStop, replace(bestWhole, bestGroups));
+        copied = bestStop;
+        finder.lastIndex = bestStop;
       } else {
         // Triggers may overlap (`pass` inside `passpwd`): look again one character later.
         finder.lastIndex = at + 1;

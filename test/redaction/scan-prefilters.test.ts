@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { pathEnd } from '../../src/core/redaction/redaction-placeholders.js';
 import { DEFAULT_REDACTION_RULES, type RedactionRule } from '../../src/core/redaction/redaction-rules.js';
 import { createRuleMatcher } from '../../src/core/redaction/redaction-scanner.js';
 
@@ -83,6 +84,40 @@ describe('scan prefilters (gates)', () => {
         }
       }),
       { numRuns: 1000 },
+    );
+  });
+});
+
+describe('name paths read without a regex', () => {
+  const PATH = /^[A-Za-z_$][\w$]{0,63}(?:\??\.[A-Za-z_$][\w$]{0,63}){0,8}/;
+  const SCOPED = /^[A-Za-z_$][\w$]{0,63}(?:(?:\?\.|\.|::|->)[A-Za-z_$][\w$]{0,63}){0,8}/;
+  const part = fc.constantFrom(
+    'a',
+    'Z',
+    '_',
+    '$',
+    '9',
+    '.',
+    '?.',
+    '?',
+    ' ',
+    '(',
+    'x'.repeat(63),
+    'é',
+    '-',
+    ':',
+    '::',
+    '->',
+    '>',
+  );
+  it('pathEnd ends where the pattern does', () => {
+    fc.assert(
+      fc.property(fc.array(part, { maxLength: 30 }), (parts) => {
+        const line = parts.join('');
+        expect(pathEnd(line), JSON.stringify(line)).toBe(PATH.exec(line)?.[0].length ?? -1);
+        expect(pathEnd(line, true), JSON.stringify(line)).toBe(SCOPED.exec(line)?.[0].length ?? -1);
+      }),
+      { numRuns: 2000 },
     );
   });
 });

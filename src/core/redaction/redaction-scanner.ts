@@ -129,6 +129,8 @@ function holdsAt(text: string, at: number, literal: string, fold: boolean): bool
   return true;
 }
 
+const NO_GROUPS: (string | undefined)[] = [];
+
 /** One of `needs` holds at `at`. */
 function holdsAny(text: string, at: number, needs: Candidate['needs'] & {}): boolean {
   for (const need of needs) if (holdsAt(text, at, need.text, need.fold)) return true;
@@ -245,7 +247,7 @@ export function createRuleMatcher(
       let bestStart = 0;
       let bestStop = -1;
       let bestWhole = '';
-      let bestGroups: (string | undefined)[] = [];
+      let bestGroups: (string | undefined)[] = NO_GROUPS;
       for (let index = 0; index < lastList.length; index++) {
         const { rule, needs } = lastList[index]!;
         if (needs !== undefined && !holdsAny(text, at, needs)) continue;

@@ -112,24 +112,25 @@ function replaceMatch(match: string, groups: readonly unknown[]): string {
   const separator = groups[1];
   if (typeof key === 'string' && typeof separator === 'string') {
     if (match.startsWith(key) && match.startsWith(separator, key.length)) {
-      const value = match.slice(key.length + separator.length);
+      const from = key.length + separator.length;
+      const head = match.charCodeAt(from);
       // Keep the quotes around a quoted value so JSON text stays JSON (unless it was clipped),
       // escaped at any depth (`\"`, `\\\"`).
-      const escaped = value.charCodeAt(0) === 92 ? /^\\+"/.exec(value)?.[0] : undefined;
+      const escaped = head === 92 ? /^\\+"/.exec(match.slice(from))?.[0] : undefined;
       if (escaped) {
-        const closed = value.length > 2 * escaped.length - 1 && value.endsWith(escaped);
+        const closed = match.length - from > 2 * escaped.length - 1 && match.endsWith(escaped);
         return `${key}${separator}${escaped}${REDACTED}${closed ? escaped : ''}`;
       }
-      const quote = value[0];
-      if (quote === '"' || quote === "'") {
-        const closed = value.length > 1 && value.endsWith(quote);
+      if (head === 34 || head === 39) {
+        const quote = head === 34 ? '"' : "'";
+        const closed = match.length - from > 1 && match.charCodeAt(match.length - 1) === head;
         return `${key}${separator}${quote}${REDACTED}${closed ? quote : ''}`;
       }
       // A bare value runs to the line's end or the next assignment: its trailing blanks stay.
-      let blanks = value.length;
-      while (blanks > 0 && (value.charCodeAt(blanks - 1) === 32 || value.charCodeAt(blanks - 1) === 9))
+      let blanks = match.length;
+      while (blanks > from && (match.charCodeAt(blanks - 1) === 32 || match.charCodeAt(blanks - 1) === 9))
         blanks--;
-      return `${key}${separator}${REDACTED}${value.slice(blanks)}`;
+      return `${key}${separator}${REDACTED}${blanks === match.length ? '' : match.slice(blanks)}`;
     }
     // Two groups around the secret (a URL's `scheme://user:` and `@`).
     if (match.startsWith(key) && match.endsWith(separator)) return `${key}${REDACTED}${separator}`;

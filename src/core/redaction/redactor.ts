@@ -107,6 +107,36 @@ export function compileRedactionPattern(pattern: string): RegExp {
 export const SECRET_KEY_PATTERN =
   /^(?:[a-z0-9_.-]*?(?:api[_-]?key|apikey|password|passwd|pwd|passphrase|secret|secret[_-]?key|token|access[_-]?key|private[_-]?key|(?:encryption|signing|master|account|shared[_-]?access)[_-]?key|connection[_-]?string|credentials?|authorization|auth|cookie|jwt)|(?:[a-z0-9_.-]*[_.-])?pass)$/i;
 
+/** What follows `<REDACTED>` in an assignment: nothing, or the quote of a quoted value (open, closed). */
+const ASSIGNMENT_FORMS = [
+  ['', ''],
+  ['"', ''],
+  ['"', '"'],
+  ["'", ''],
+  ["'", "'"],
+] as const;
+/** Built assignments by key and separator (at most 1,024): text dense with keys builds each once. */
+const ASSIGNMENTS = new Map<string, Map<string, string[]>>();
+let assignmentCount = 0;
+
+/** `key`, `separator`, then `<REDACTED>` in form `form` of {@link ASSIGNMENT_FORMS}. */
+function assignment(key: string, separator: string, form: number): string {
+  const [open, close] = ASSIGNMENT_FORMS[form]!;
+  const forms = ASSIGNMENTS.get(key)?.get(separator);
+  const known = forms?.[form];
+  if (known !== undefined) return known;
+  const built = `${key}${separator}${open}${REDACTED}${close}`;
+  if (assignmentCount < 1024) {
+    let bySeparator = ASSIGNMENTS.get(key);
+    if (!bySeparator) ASSIGNMENTS.set(key, (bySeparator = new Map()));
+    let list = bySeparator.get(separator);
+    if (!list) bySeparator.set(separator, (list = []));
+    list[form] = built;
+    assignmentCount++;
+  }
+  return built;
+}
+
 function replaceMatch(match: string, groups: readonly unknown[]): string {
   const key = groups[0];
   const separator = groups[1];
@@ -122,15 +152,16 @@ function replaceMatch(match: string, groups: readonly unknown[]): string {
         return `${key}${separator}${escaped}${REDACTED}${closed ? escaped : ''}`;
       }
       if (head === 34 || head === 39) {
-        const quote = head === 34 ? '"' : "'";
         const closed = match.length - from > 1 && match.charCodeAt(match.length - 1) === head;
-        return `${key}${separator}${quote}${REDACTED}${closed ? quote : ''}`;
+        return assignment(key, separator, (head === 34 ? 1 : 3) + (closed ? 1 : 0));
       }
       // A bare value runs to the line's end or the next assignment: its trailing blanks stay.
       let blanks = match.length;
       while (blanks > from && (match.charCodeAt(blanks - 1) === 32 || match.charCodeAt(blanks - 1) === 9))
         blanks--;
-      return `${key}${separator}${REDACTED}${blanks === match.length ? '' : match.slice(blanks)}`;
+      return blanks === match.length
+        ? assignment(key, separator, 0)
+        : `${key}${separator}${REDACTED}${match.slice(blanks)}`;
     }
     // Two groups around the secret (a URL's `scheme://user:` and `@`).
     if (match.startsWith(key) && match.endsWith(separator)) return `${key}${REDACTED}${separator}`;

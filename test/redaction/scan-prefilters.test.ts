@@ -60,11 +60,26 @@ const piece = fc.constantFrom(
   '    ',
   'AbCdEf012345+/=~',
   'x9',
+  // The words the `key = value` gate refuses after `=` or `:`, and what ends or goes on after them.
+  'auth',
+  'secret_key',
+  'the',
+  'NULL',
+  'Bearer',
+  'typeof',
+  'é',
+  ',',
+  ';',
+  ')',
+  '.',
+  '\n',
+  '\\n',
 );
 
 describe('scan prefilters (gates)', () => {
   it('the URL rules, the password flag and the secret-named key have one', () => {
     expect(gated.map((rule) => rule.name).sort()).toEqual([
+      'key-value',
       'password-flag',
       'secret-named-key',
       'sidekiq-credentials',

@@ -27,8 +27,8 @@ export interface RedactionRule {
    */
   readonly extendBack?: { readonly chars: string; readonly max: number };
   /**
-   * A prefilter, built once per scan: false where no match can start at `at` (it may say true
-   * where the pattern then fails, never false where it holds). Its state lets it answer in
+   * A prefilter, built once per scan: false where no match that `accept` keeps can start at
+   * `at` (it may say true where the pattern then fails, never false where it holds and is kept). Its state lets it answer in
    * amortized constant time while `at` grows (the text's next `@`, found once for many
    * candidates), so a rule that would look far ahead at each of many triggers does not.
    */

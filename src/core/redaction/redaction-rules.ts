@@ -3,7 +3,7 @@ import { GITLEAKS_GAP_RULES } from './gitleaks-gaps.js';
 import { PROVIDER_RULES } from './redaction-families.js';
 import { B, type RedactionRule, urlAtGate } from './redaction-rule.js';
 import { COMMAND_LINE_RULES, NAMED_KEY_RULE, URL_USER_KEY_RULE } from './redaction-shapes.js';
-import { acceptKeyValue } from './redaction-values.js';
+import { acceptKeyValue, keyValueMayHold } from './redaction-values.js';
 
 export type { RedactionRule } from './redaction-rule.js';
 export { looksLikePath } from './redaction-values.js';
@@ -148,6 +148,8 @@ export const DEFAULT_REDACTION_RULES: readonly RedactionRule[] = Object.freeze([
       'connection',
       'jwt',
     ],
+    // `token=a` (a word that is no value, dense in hostile text) is refused before the regex.
+    gate: () => keyValueMayHold,
     extend: '[^\\s"\'\\\\]',
     accept: acceptKeyValue,
   },

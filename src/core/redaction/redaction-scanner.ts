@@ -233,15 +233,26 @@ export function createRuleMatcher(
     const gates = gateMakers.map((make) => make());
     finder.lastIndex = 0;
     let copied = 0;
-    // Text dense with one trigger (`token=a token=b ...`) asks for the same list again and again.
-    let lastHit = '';
-    let lastList: readonly Candidate[] = [];
+    // Text dense with a few triggers (`token=a password=b secret=c ...`) asks for the same
+    // lists again and again: the last four are compared as strings, not hashed into the map.
+    const recentHits = ['', '', '', ''];
+    const recentLists: (readonly Candidate[])[] = [[], [], [], []];
+    let nextRecent = 0;
     for (let hit = finder.exec(text); hit !== null; hit = finder.exec(text)) {
       const at = hit.index;
       const found = hit[0];
-      if (found !== lastHit) {
+      let lastList: readonly Candidate[] | undefined;
+      for (let index = 0; index < 4; index++) {
+        if (recentHits[index] === found) {
+          lastList = recentLists[index]!;
+          break;
+        }
+      }
+      if (lastList === undefined) {
         lastList = candidatesOf(found);
-        lastHit = found;
+        recentHits[nextRecent] = found;
+        recentLists[nextRecent] = lastList;
+        nextRecent = (nextRecent + 1) & 3;
       }
       // The kept match so far (`bestStop` -1: none).
       let bestStart = 0;

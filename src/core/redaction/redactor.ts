@@ -115,25 +115,24 @@ const ASSIGNMENT_FORMS = [
   ["'", ''],
   ["'", "'"],
 ] as const;
-/** Built assignments by key and separator (at most 1,024): text dense with keys builds each once. */
-const ASSIGNMENTS = new Map<string, Map<string, string[]>>();
-let assignmentCount = 0;
+/**
+ * The last assignments built (key, separator, form, text), at most 16, looked up by string
+ * equality: text dense with keys (`token=a password=b ...`, `auth="auth="...`) builds each
+ * once, and its fresh key strings are never hashed into a map.
+ */
+const ASSIGNMENTS: { key: string; separator: string; form: number; built: string }[] = [];
+let nextAssignment = 0;
 
 /** `key`, `separator`, then `<REDACTED>` in form `form` of {@link ASSIGNMENT_FORMS}. */
 function assignment(key: string, separator: string, form: number): string {
-  const [open, close] = ASSIGNMENT_FORMS[form]!;
-  const forms = ASSIGNMENTS.get(key)?.get(separator);
-  const known = forms?.[form];
-  if (known !== undefined) return known;
-  const built = `${key}${separator}${open}${REDACTED}${close}`;
-  if (assignmentCount < 1024) {
-    let bySeparator = ASSIGNMENTS.get(key);
-    if (!bySeparator) ASSIGNMENTS.set(key, (bySeparator = new Map()));
-    let list = bySeparator.get(separator);
-    if (!list) bySeparator.set(separator, (list = []));
-    list[form] = built;
-    assignmentCount++;
+  for (let index = 0; index < ASSIGNMENTS.length; index++) {
+    const known = ASSIGNMENTS[index]!;
+    if (known.form === form && known.key === key && known.separator === separator) return known.built;
   }
+  const [open, close] = ASSIGNMENT_FORMS[form]!;
+  const built = `${key}${separator}${open}${REDACTED}${close}`;
+  ASSIGNMENTS[nextAssignment] = { key, separator, form, built };
+  nextAssignment = (nextAssignment + 1) % 16;
   return built;
 }
 

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { pathEnd } from '../../src/core/redaction/redaction-placeholders.js';
 import { DEFAULT_REDACTION_RULES, type RedactionRule } from '../../src/core/redaction/redaction-rules.js';
 import { createRuleMatcher } from '../../src/core/redaction/redaction-scanner.js';
+import { createRedactor } from '../../src/core/redaction/redactor.js';
 
 /**
  * Issue 44 point 5: the URL rules look for their `@` once per scan (a gate) instead of up to
@@ -134,5 +135,15 @@ describe('name paths read without a regex', () => {
       }),
       { numRuns: 2000 },
     );
+  });
+});
+
+describe('remembered value verdicts', () => {
+  // acceptKeyValue remembers what a match alone says of its value; an unquoted value's line is
+  // read again each time (the same `token=getToken(` is code before `"x")`, not before `"x`).
+  it('the same match is judged by its own line, in either order', () => {
+    const redact = createRedactor();
+    expect(redact('token=getToken("x")\ntoken=getToken("x')).toBe('token=getToken("x")\ntoken=<REDACTED>"x');
+    expect(redact('token=getToken("x\ntoken=getToken("x")')).toBe('token=<REDACTED>"x\ntoken=getToken("x")');
   });
 });

@@ -1,9 +1,10 @@
 import { GITLEAKS_FAMILY_RULES } from './gitleaks-families.js';
 import { GITLEAKS_GAP_RULES } from './gitleaks-gaps.js';
+import { keyValueMayHold } from './key-value-may-hold.js';
 import { PROVIDER_RULES } from './redaction-families.js';
 import { B, type RedactionRule, urlAtGate } from './redaction-rule.js';
 import { COMMAND_LINE_RULES, NAMED_KEY_RULE, URL_USER_KEY_RULE } from './redaction-shapes.js';
-import { acceptKeyValue, keyValueMayHold } from './redaction-values.js';
+import { acceptKeyValue } from './redaction-values.js';
 
 export type { RedactionRule } from './redaction-rule.js';
 export { looksLikePath } from './redaction-values.js';

@@ -14,7 +14,7 @@ import {
  */
 
 /** Words that start prose, a placeholder or a type, not a secret (`password: is required`). */
-const NOT_A_VALUE = new Set(
+export const NOT_A_VALUE = new Set(
   'is are was were be the a an and or not no none null nil true false yes undefined required optional set unset empty see use it this that must should will can to of in for with from by on if when your my our string str number int integer bool boolean bytes any unknown object void never function async await return new typeof const let var'.split(
     ' ',
   ),
@@ -202,65 +202,6 @@ export function bareValue(match: string, groups: readonly (string | undefined)[]
 const isBlank = (code: number) =>
   code === 32 || (code >= 9 && code <= 13) || (code > 127 && /\s/.test(String.fromCharCode(code)));
 
-/** {@link NOT_A_VALUE} by first letter (`a` to `z`), for a look-up that allocates nothing. */
-const NOT_A_VALUE_BY_LEAD: string[][] = Array.from({ length: 26 }, () => []);
-for (const word of NOT_A_VALUE) NOT_A_VALUE_BY_LEAD[word.charCodeAt(0) - 97]!.push(word);
-
-/** `text.slice(from, to)` is a word of {@link NOT_A_VALUE} in any case (ASCII letters only). */
-function notAValueAt(text: string, from: number, to: number): boolean {
-  const words = NOT_A_VALUE_BY_LEAD[(text.charCodeAt(from) | 32) - 97];
-  if (words === undefined) return false;
-  next: for (const word of words) {
-    if (word.length !== to - from) continue;
-    for (let index = 1; index < word.length; index++)
-      if ((text.charCodeAt(from + index) | 32) !== word.charCodeAt(index)) continue next;
-    return true;
-  }
-  return false;
-}
-
-/** `[A-Za-z]`. */
-const isLetter = (code: number) => (code | 32) >= 97 && (code | 32) <= 122;
-
-/**
- * The `key = value` rule's prefilter, read before its regex: false where any match at `at`
- * would be refused by {@link acceptKeyValue} for its first word (`token=a`, `auth:none`,
- * `password=null;`). The key word ends where the run of `[A-Za-z_-]` from `at` does (the
- * separator starts with none of them); right after it an `=` or `:` (not `:=`, `=>`, `==`,
- * no blank nor quote: those are left to the regex), then one to nine letters ended by a blank,
- * `,;)]}` or the text's end: the value's first word as `acceptKeyValue` reads it (no scheme
- * word is one of {@link NOT_A_VALUE}). Allocates nothing: dense hostile text
- * (`token=a token=a ...`) asks at every key.
- */
-export function keyValueMayHold(text: string, at: number): boolean {
-  let end = at;
-  while (end - at < 64) {
-    const code = text.charCodeAt(end);
-    if (!isLetter(code) && code !== 95 && code !== 45) break;
-    end++;
-  }
-  const separator = text.charCodeAt(end);
-  if (separator !== 61 && separator !== 58) return true;
-  const from = end + 1;
-  let to = from;
-  while (to - from < 10 && isLetter(text.charCodeAt(to))) to++;
-  if (to === from || to - from > 9) return true;
-  if (to < text.length && !endsFirstWord(text.charCodeAt(to))) return true;
-  return !notAValueAt(text, from, to);
-}
-
-/** A blank, a line break or `,;)]}`: these end {@link firstWord} (ASCII only: a cheap subset). */
-const endsFirstWord = (code: number) =>
-  code === 32 ||
-  code === 9 ||
-  code === 10 ||
-  code === 13 ||
-  code === 44 ||
-  code === 59 ||
-  code === 41 ||
-  code === 93 ||
-  code === 125;
-
 /** The value's first word: up to a blank or `,;)]}`. */
 function firstWord(value: string): string {
   for (let index = 0; index < value.length; index++) {
@@ -302,8 +243,62 @@ export function acceptKeyValue(
   start = 0,
 ): boolean {
   const key = groups[0] ?? '';
-  const offset = key.length + (groups[1]?.length ?? 0);
-  const value = bareValue(match, groups);
+  const separator = groups[1] ?? '';
+  const verdict = rememberedValueVerdict(match, key, separator);
+  if (verdict !== undefined) return verdict;
+  // The value's line, beyond the match (a call's closing bracket may come after the value).
+  const rest = lineFrom(text, start + key.length + separator.length, 512);
+  if (!isCodeStart(rest.charCodeAt(0))) return !(separator === ':' && CSS_PSEUDO.test(rest));
+  // `auth:login`: a namespace, a lower-case word glued to its colon.
+  if (
+    separator === ':' &&
+    /^[a-z]{1,16}(?![\w-])/.test(rest) &&
+    !/\d/.test(firstWord(bareValue(match, groups)))
+  )
+    return false;
+  if (looksLikeMoreCode(rest, key)) return false;
+  // `.btn-secret:hover {` is a CSS selector, not an assignment.
+  if (separator === ':' && CSS_PSEUDO.test(rest)) return false;
+  // An unquoted value may be code that handles the secret by name.
+  return !looksLikeCode(rest, key);
+}
+
+/**
+ * The last four verdicts of {@link valueVerdict} by match, key and separator (compared as
+ * strings): text dense with the same assignment (`auth="auth="...`, `password=b ...`) reads
+ * each value once. The verdict depends on nothing else.
+ */
+const VERDICTS = {
+  matches: ['', '', '', ''],
+  keys: ['', '', '', ''],
+  separators: ['', '', '', ''],
+  verdicts: [undefined, undefined, undefined, undefined] as (boolean | undefined)[],
+  next: 0,
+};
+
+function rememberedValueVerdict(match: string, key: string, separator: string): boolean | undefined {
+  const known = VERDICTS;
+  for (let index = 0; index < 4; index++) {
+    if (known.matches[index] === match && known.keys[index] === key && known.separators[index] === separator)
+      return known.verdicts[index];
+  }
+  const verdict = valueVerdict(match, key, separator);
+  const slot = known.next;
+  known.matches[slot] = match;
+  known.keys[slot] = key;
+  known.separators[slot] = separator;
+  known.verdicts[slot] = verdict;
+  known.next = (slot + 1) & 3;
+  return verdict;
+}
+
+/**
+ * What the match alone says of its value: false for no value (a word of prose or a type, a
+ * count, a path, a placeholder), true for a quoted literal, undefined when the value's line
+ * must be read (an unquoted value may be code).
+ */
+function valueVerdict(match: string, key: string, separator: string): boolean | undefined {
+  const value = bareValue(match, [key, separator]);
   const first = firstWord(value);
   if (
     first === '' ||
@@ -322,17 +317,7 @@ export function acceptKeyValue(
   if (isPathKey(key) && looksLikePath(first)) return false;
   if (looksLikePlaceholder(value, key) || looksLikeProse(value)) return false;
   // A quoted value is a literal: no code, namespace nor CSS selector starts with a quote.
-  if (startsQuoted(match, offset)) return true;
-  // The value's line, beyond the match (a call's closing bracket may come after the value).
-  const rest = lineFrom(text, start + offset, 512);
-  if (!isCodeStart(rest.charCodeAt(0))) return !(groups[1] === ':' && CSS_PSEUDO.test(rest));
-  // `auth:login`: a namespace, a lower-case word glued to its colon.
-  if (groups[1] === ':' && /^[a-z]{1,16}(?![\w-])/.test(rest) && !/\d/.test(first)) return false;
-  if (looksLikeMoreCode(rest, key)) return false;
-  // `.btn-secret:hover {` is a CSS selector, not an assignment.
-  if (groups[1] === ':' && CSS_PSEUDO.test(rest)) return false;
-  // An unquoted value may be code that handles the secret by name.
-  return !looksLikeCode(rest, key);
+  return startsQuoted(match, key.length + separator.length) ? true : undefined;
 }
 
 /**

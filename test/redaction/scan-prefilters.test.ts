@@ -1,8 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { pathEnd } from '../../src/core/redaction/redaction-placeholders.js';
+import { looksLikeMoreCode, pathEnd } from '../../src/core/redaction/redaction-placeholders.js';
 import { DEFAULT_REDACTION_RULES, type RedactionRule } from '../../src/core/redaction/redaction-rules.js';
 import { createRuleMatcher } from '../../src/core/redaction/redaction-scanner.js';
+import { looksLikeCode, plainWordAt } from '../../src/core/redaction/redaction-values.js';
 import { createRedactor } from '../../src/core/redaction/redactor.js';
 
 /**
@@ -145,5 +146,85 @@ describe('remembered value verdicts', () => {
     const redact = createRedactor();
     expect(redact('token=getToken("x")\ntoken=getToken("x')).toBe('token=getToken("x")\ntoken=<REDACTED>"x');
     expect(redact('token=getToken("x\ntoken=getToken("x")')).toBe('token=<REDACTED>"x\ntoken=getToken("x")');
+  });
+});
+
+describe('a plain unquoted value read in place', () => {
+  const part = fc.constantFrom(
+    'b',
+    'x9Qz',
+    'Ab',
+    'getToken',
+    'userPassword',
+    'async',
+    'new',
+    'Yield',
+    'AAAAAAAAAAAA',
+    '$',
+    '_',
+    '7',
+    'x'.repeat(63),
+    ' ',
+    '\t',
+    '    ',
+    '\u000b',
+    '.',
+    '?.',
+    '::',
+    '->',
+    '-',
+    '(',
+    ')',
+    ';',
+    ',',
+    '&&',
+    '=',
+    '[',
+    '{',
+    '`',
+    '%',
+    '"',
+    '\\',
+    '\\n',
+    '\n',
+    'é',
+  );
+  /** The value's line as acceptKeyValue cuts it (to a raw or escaped break, 512 characters). */
+  const lineOf = (text: string) => {
+    const window = text.slice(0, 512);
+    const raw = window.indexOf('\n');
+    const escaped = window.indexOf('\\n');
+    let end = window.length;
+    if (raw >= 0) end = raw > 0 && window[raw - 1] === '\r' ? raw - 1 : raw;
+    if (escaped >= 0 && escaped < end) end = escaped;
+    return window.slice(0, end);
+  };
+  it('plainWordAt says true only where neither code check reads code', () => {
+    fc.assert(
+      fc.property(
+        fc.constantFrom(
+          'b',
+          'x9Qz',
+          'getToken',
+          'userPassword',
+          'async',
+          'function',
+          'new',
+          'AbC',
+          'x'.repeat(64),
+        ),
+        fc.constantFrom('', ' ', '\t', '    ', '     ', '\u000b'),
+        fc.array(part, { maxLength: 8 }),
+        fc.constantFrom('password', 'token', 'auth'),
+        (head, blanks, parts, key) => {
+          const text = `x=${head}${blanks}${parts.join('')}`;
+          if (!plainWordAt(text, 2)) return;
+          const rest = lineOf(text.slice(2));
+          expect(looksLikeMoreCode(rest, key), JSON.stringify(text)).toBe(false);
+          expect(looksLikeCode(rest, key), JSON.stringify(text)).toBe(false);
+        },
+      ),
+      { numRuns: 3000 },
+    );
   });
 });

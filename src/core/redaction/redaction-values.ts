@@ -246,6 +246,7 @@ export function acceptKeyValue(
   const separator = groups[1] ?? '';
   const verdict = rememberedValueVerdict(match, key, separator);
   if (verdict !== undefined) return verdict;
+  if (separator !== ':' && plainWordAt(text, start + key.length + separator.length)) return true;
   // The value's line, beyond the match (a call's closing bracket may come after the value).
   const rest = lineFrom(text, start + key.length + separator.length, 512);
   if (!isCodeStart(rest.charCodeAt(0))) return !(separator === ':' && CSS_PSEUDO.test(rest));
@@ -319,6 +320,47 @@ function valueVerdict(match: string, key: string, separator: string): boolean | 
   // A quoted value is a literal: no code, namespace nor CSS selector starts with a quote.
   return startsQuoted(match, key.length + separator.length) ? true : undefined;
 }
+
+/** {@link WORDY} for a name run in place: the run must end where the pattern does. */
+const WORDY_RUN = /(?:[A-Z]{2,8}(?![a-z])|[A-Z]?[a-z]{2,}|[0-9]{1,2}|[_$])+(?![\w$])/y;
+
+/**
+ * An unquoted value that neither `looksLikeMoreCode` nor {@link looksLikeCode} reads as code,
+ * told by a few character reads at `from` without cutting out its line (`password=b secret=c`
+ * dense in hostile text): one name part (no `.`, `?`, `:`, `-` after it), not led by `a`, `f`,
+ * `n` or `y` (`async`, `function`, `new`, `yield`) nor made of words, then at most four blanks
+ * and a printable character that goes on no code shape (`&|?=!([;,)]}`, a backslash). False
+ * leaves the question to the line.
+ */
+export function plainWordAt(text: string, from: number): boolean {
+  const head = text.charCodeAt(from);
+  if (
+    !((head | 32) >= 97 && (head | 32) <= 122) ||
+    head === 97 ||
+    head === 102 ||
+    head === 110 ||
+    head === 121
+  )
+    return false;
+  let end = from + 1;
+  while (end - from < 63 && isRunCode(text.charCodeAt(end))) end++;
+  const after = text.charCodeAt(end);
+  if (isRunCode(after) || after === 46 || after === 63 || after === 58 || after === 45) return false;
+  let skip = end;
+  while (skip - end < 4 && (text.charCodeAt(skip) === 32 || text.charCodeAt(skip) === 9)) skip++;
+  const next = text.charCodeAt(skip);
+  if (!(next >= 33 && next <= 126) || next === 92 || AFTER_CODE_CHARS.includes(text[skip]!)) return false;
+  WORDY_RUN.lastIndex = from;
+  return !WORDY_RUN.test(text);
+}
+
+/** `[\w$]`. */
+const isRunCode = (code: number) => {
+  const letter = code | 32;
+  return (letter >= 97 && letter <= 122) || (code >= 48 && code <= 57) || code === 95 || code === 36;
+};
+/** What follows a name in the code shapes of `looksLikeMoreCode`. */
+const AFTER_CODE_CHARS = '&|?=!([;,)]}';
 
 /**
  * A compact value after a key that merely contains a secret word (`SECRET_KEY_BASE`,

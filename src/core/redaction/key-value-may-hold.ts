@@ -22,6 +22,9 @@ function notAValueAt(text: string, from: number, to: number): boolean {
   return false;
 }
 
+/** `text.charCodeAt(index)`, or -1 past the end (a read out of bounds deoptimizes the gate). */
+const codeAt = (text: string, index: number) => (index < text.length ? text.charCodeAt(index) : -1);
+
 /** `[A-Za-z]`. */
 const isLetter = (code: number) => (code | 32) >= 97 && (code | 32) <= 122;
 
@@ -38,15 +41,15 @@ const isLetter = (code: number) => (code | 32) >= 97 && (code | 32) <= 122;
 export function keyValueMayHold(text: string, at: number): boolean {
   let end = at;
   while (end - at < 64) {
-    const code = text.charCodeAt(end);
+    const code = codeAt(text, end);
     if (!isLetter(code) && code !== 95 && code !== 45) break;
     end++;
   }
-  const separator = text.charCodeAt(end);
+  const separator = codeAt(text, end);
   if (separator !== 61 && separator !== 58) return true;
   const from = end + 1;
   let to = from;
-  while (to - from < 10 && isLetter(text.charCodeAt(to))) to++;
+  while (to - from < 10 && isLetter(codeAt(text, to))) to++;
   if (to === from || to - from > 9) return true;
   if (to < text.length && !endsFirstWord(text.charCodeAt(to))) return true;
   return !notAValueAt(text, from, to);

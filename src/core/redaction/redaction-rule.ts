@@ -34,6 +34,12 @@ export interface RedactionRule {
    */
   readonly gate?: () => (text: string, at: number) => boolean;
   /**
+   * The name of an earlier rule whose kept match at the same position always ends at least
+   * where this rule's would (with its `extend`): where it is kept, this rule is not tried
+   * (a later rule replaces a kept match only when it takes more of the text).
+   */
+  readonly coveredBy?: string;
+  /**
    * False for a match that does not look like a secret (a path, a plain number, prose, a CSS
    * class, code): it is left alone and other rules may still match inside it. `text` and
    * `start` locate the match, for a look at what precedes it.

@@ -18,6 +18,8 @@ interface StickyRule {
   readonly accept: RedactionRule['accept'];
   /** Index of the rule's gate in a scan's gates, or -1. */
   readonly gate: number;
+  /** The order of the rule that covers this one ({@link RedactionRule.coveredBy}), or -1. */
+  readonly coveredBy: number;
 }
 
 /**
@@ -171,6 +173,7 @@ export function createRuleMatcher(
       accept: rule.accept,
       // Rules that share a gate (the URL rules' `@`) share its state in a scan: one search.
       gate: rule.gate ? gateIndex(rule.gate) : -1,
+      coveredBy: rule.coveredBy ? rules.findIndex(({ name }) => name === rule.coveredBy) : -1,
     };
     const insensitive = rule.pattern.startsWith('(?i)') || rule.foldTriggers === true;
     for (const trigger of rule.triggers) {
@@ -257,12 +260,14 @@ export function createRuleMatcher(
       // The kept match so far (`bestStop` -1: none).
       let bestStart = 0;
       let bestStop = -1;
+      let bestOrder = -1;
       let bestWhole = '';
       let bestGroups: (string | undefined)[] = NO_GROUPS;
       for (let index = 0; index < lastList.length; index++) {
         const { rule, needs } = lastList[index]!;
         if (needs !== undefined && !holdsAny(text, at, needs)) continue;
-        const { regex, extend, back, accept, gate } = rule;
+        const { regex, extend, back, accept, gate, coveredBy } = rule;
+        if (coveredBy >= 0 && coveredBy === bestOrder) continue;
         if (gate >= 0 && !gates[gate]!(text, at)) continue;
         regex.lastIndex = at;
         const match = regex.exec(text);
@@ -278,6 +283,7 @@ export function createRuleMatcher(
         if (accept && !accept(whole, groups, text, start)) continue;
         bestStart = start;
         bestStop = stop;
+        bestOrder = rule.order;
         bestWhole = whole;
         bestGroups = groups;
       }

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { keyValueMayHold } from '../../src/core/redaction/key-value-may-hold.js';
 import { DEFAULT_REDACTION_RULES, type RedactionRule } from '../../src/core/redaction/redaction-rules.js';
 import { createRuleMatcher } from '../../src/core/redaction/redaction-scanner.js';
 
@@ -7,6 +8,7 @@ import { createRuleMatcher } from '../../src/core/redaction/redaction-scanner.js
  * Issue 44 point 5: the secret-named-key rule is not tried where the `key = value` rule was
  * kept at the same position (`coveredBy`), so `password=b secret=c` dense in hostile text
  * skips its gate. The claim: there, its match would end no further, so it could never win.
+ * Nor is it tried where the `key = value` gate refused (`refusedWith`): no match starts there.
  */
 
 const rule = (name: string) => DEFAULT_REDACTION_RULES.find((each) => each.name === name)!;
@@ -26,7 +28,7 @@ function endsByStart(rules: readonly RedactionRule[], text: string): Map<number,
 }
 
 function uncovered(each: RedactionRule): RedactionRule {
-  const { coveredBy: _coveredBy, ...rest } = each;
+  const { coveredBy: _coveredBy, refusedWith: _refusedWith, ...rest } = each;
   return rest;
 }
 
@@ -56,6 +58,9 @@ const piece = fc.constantFrom(
   '\\"',
   '\\\\"',
   'b',
+  'a',
+  'null',
+  'the',
   'Bearer ',
   'token ',
   'AbCdEf012345+/=~',
@@ -85,6 +90,7 @@ const text = fc.array(fc.oneof(assignment, piece), { maxLength: 12 }).map((piece
 describe('a rule covered by another', () => {
   it('the secret-named key is covered by the key = value rule', () => {
     expect(namedKey.coveredBy).toBe(keyValue.name);
+    expect(namedKey.refusedWith).toBe(keyValue.name);
     expect(DEFAULT_REDACTION_RULES.indexOf(keyValue)).toBeLessThan(DEFAULT_REDACTION_RULES.indexOf(namedKey));
   });
 
@@ -96,6 +102,17 @@ describe('a rule covered by another', () => {
           const covering = kept.get(start);
           if (covering !== undefined) expect(end, JSON.stringify(input)).toBeLessThanOrEqual(covering);
         }
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  it('where the key = value gate refuses, no named key starts', () => {
+    fc.assert(
+      fc.property(text, (input) => {
+        const { gate: _gate, ...ungated } = uncovered(namedKey);
+        for (const start of endsByStart([ungated], input).keys())
+          expect(keyValueMayHold(input, start), JSON.stringify(input)).toBe(true);
       }),
       { numRuns: 1000 },
     );

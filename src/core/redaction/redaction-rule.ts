@@ -40,6 +40,11 @@ export interface RedactionRule {
    */
   readonly coveredBy?: string;
   /**
+   * The name of an earlier rule whose gate, where it says false, says so for this rule too
+   * (no match of this rule starts there): this rule is not tried where that gate refused.
+   */
+  readonly refusedWith?: string;
+  /**
    * False for a match that does not look like a secret (a path, a plain number, prose, a CSS
    * class, code): it is left alone and other rules may still match inside it. `text` and
    * `start` locate the match, for a look at what precedes it.

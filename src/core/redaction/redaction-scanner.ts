@@ -20,6 +20,8 @@ interface StickyRule {
   readonly gate: number;
   /** The order of the rule that covers this one ({@link RedactionRule.coveredBy}), or -1. */
   readonly coveredBy: number;
+  /** The order of the rule whose gate refuses for this one too ({@link RedactionRule.refusedWith}), or -1. */
+  readonly refusedWith: number;
 }
 
 /**
@@ -174,6 +176,7 @@ export function createRuleMatcher(
       // Rules that share a gate (the URL rules' `@`) share its state in a scan: one search.
       gate: rule.gate ? gateIndex(rule.gate) : -1,
       coveredBy: rule.coveredBy ? rules.findIndex(({ name }) => name === rule.coveredBy) : -1,
+      refusedWith: rule.refusedWith ? rules.findIndex(({ name }) => name === rule.refusedWith) : -1,
     };
     const insensitive = rule.pattern.startsWith('(?i)') || rule.foldTriggers === true;
     for (const trigger of rule.triggers) {
@@ -261,14 +264,20 @@ export function createRuleMatcher(
       let bestStart = 0;
       let bestStop = -1;
       let bestOrder = -1;
+      // The last rule whose gate refused at this position (-1: none).
+      let refusedOrder = -1;
       let bestWhole = '';
       let bestGroups: (string | undefined)[] = NO_GROUPS;
       for (let index = 0; index < lastList.length; index++) {
         const { rule, needs } = lastList[index]!;
         if (needs !== undefined && !holdsAny(text, at, needs)) continue;
-        const { regex, extend, back, accept, gate, coveredBy } = rule;
+        const { regex, extend, back, accept, gate, coveredBy, refusedWith } = rule;
         if (coveredBy >= 0 && coveredBy === bestOrder) continue;
-        if (gate >= 0 && !gates[gate]!(text, at)) continue;
+        if (refusedWith >= 0 && refusedWith === refusedOrder) continue;
+        if (gate >= 0 && !gates[gate]!(text, at)) {
+          refusedOrder = rule.order;
+          continue;
+        }
         regex.lastIndex = at;
         const match = regex.exec(text);
         if (match === null || match[0].length === 0) continue;

@@ -211,6 +211,9 @@ export const NAMED_KEY_RULE: RedactionRule = {
   // value reads on over every key character (`[^\s"'\\]`) and its extend takes them too: this
   // rule would end no further (`password=b` dense in hostile text skips this gate).
   coveredBy: 'key-value',
+  // Where its gate refuses, the name is followed by `=` or `:` and at most nine letters that
+  // end at a blank or `,;)]}`: fewer than the 12 key characters this rule needs.
+  refusedWith: 'key-value',
   extend: KEY_CHARS,
   // A name called right after (`token = contextManager.attach(x)`) is code.
   accept: (match, groups, text, start) =>

@@ -45,14 +45,6 @@ export interface RedactionRule {
    */
   readonly refusedWith?: string;
   /**
-   * The pattern's result at `at` (whole match, then its groups) read by hand for a plain
-   * shape, or undefined to run the pattern; never a different answer than the pattern's.
-   */
-  readonly quickMatch?: (
-    text: string,
-    at: number,
-  ) => readonly [string, ...(string | undefined)[]] | undefined;
-  /**
    * False for a match that does not look like a secret (a path, a plain number, prose, a CSS
    * class, code): it is left alone and other rules may still match inside it. `text` and
    * `start` locate the match, for a look at what precedes it.

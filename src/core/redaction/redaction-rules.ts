@@ -1,6 +1,5 @@
 import { GITLEAKS_FAMILY_RULES } from './gitleaks-families.js';
 import { GITLEAKS_GAP_RULES } from './gitleaks-gaps.js';
-import { keyValueMatchAt } from './key-value-match.js';
 import { keyValueMayHold } from './key-value-may-hold.js';
 import { PROVIDER_RULES } from './redaction-families.js';
 import { B, type RedactionRule, urlAtGate } from './redaction-rule.js';
@@ -152,8 +151,6 @@ export const DEFAULT_REDACTION_RULES: readonly RedactionRule[] = Object.freeze([
     ],
     // `token=a` (a word that is no value, dense in hostile text) is refused before the regex.
     gate: () => keyValueMayHold,
-    // `password=b secret=c`: read by hand, not by the regex.
-    quickMatch: keyValueMatchAt,
     extend: '[^\\s"\'\\\\]',
     accept: acceptKeyValue,
   },

@@ -22,7 +22,6 @@ interface StickyRule {
   readonly coveredBy: number;
   /** The order of the rule whose gate refuses for this one too ({@link RedactionRule.refusedWith}), or -1. */
   readonly refusedWith: number;
-  readonly quickMatch: RedactionRule['quickMatch'];
 }
 
 /**
@@ -147,12 +146,6 @@ function sticky(pattern: string): RegExp {
   return pattern.startsWith('(?i)') ? new RegExp(pattern.slice(4), 'iy') : new RegExp(pattern, 'y');
 }
 
-/** The sticky `regex`'s match at `at`. */
-function execAt(regex: RegExp, text: string, at: number): RegExpExecArray | null {
-  regex.lastIndex = at;
-  return regex.exec(text);
-}
-
 /** Hears one replacement: `text.slice(start, end)` becomes `replacement` (calls in text order). */
 export type MatchSink = (start: number, end: number, replacement: string) => void;
 
@@ -184,7 +177,6 @@ export function createRuleMatcher(
       gate: rule.gate ? gateIndex(rule.gate) : -1,
       coveredBy: rule.coveredBy ? rules.findIndex(({ name }) => name === rule.coveredBy) : -1,
       refusedWith: rule.refusedWith ? rules.findIndex(({ name }) => name === rule.refusedWith) : -1,
-      quickMatch: rule.quickMatch,
     };
     const insensitive = rule.pattern.startsWith('(?i)') || rule.foldTriggers === true;
     for (const trigger of rule.triggers) {
@@ -279,14 +271,15 @@ export function createRuleMatcher(
       for (let index = 0; index < lastList.length; index++) {
         const { rule, needs } = lastList[index]!;
         if (needs !== undefined && !holdsAny(text, at, needs)) continue;
-        const { regex, extend, back, accept, gate, coveredBy, refusedWith, quickMatch } = rule;
+        const { regex, extend, back, accept, gate, coveredBy, refusedWith } = rule;
         if (coveredBy >= 0 && coveredBy === bestOrder) continue;
         if (refusedWith >= 0 && refusedWith === refusedOrder) continue;
         if (gate >= 0 && !gates[gate]!(text, at)) {
           refusedOrder = rule.order;
           continue;
         }
-        const match = quickMatch?.(text, at) ?? execAt(regex, text, at);
+        regex.lastIndex = at;
+        const match = regex.exec(text);
         if (match === null || match[0].length === 0) continue;
         const end = at + match[0].length;
         const stop = extend ? extend(text, end) : end;

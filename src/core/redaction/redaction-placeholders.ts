@@ -18,6 +18,39 @@ const STOP_WORDS = new Set(
 );
 const CORS_MODES = /^(?:include|omit|same-origin)$/;
 
+/**
+ * Every character of `text` is an ASCII letter, or `_`/`-` when `marks`: the regexes of word
+ * lists (`SECRET_WORDS`, `NOT_A_VALUE`) cannot match otherwise (a cheap check first: dense
+ * hostile text asks at every key).
+ */
+export function asciiWord(text: string, marks: boolean): boolean {
+  for (let index = 0; index < text.length; index++) {
+    const code = text.charCodeAt(index) | 32;
+    if (code >= 97 && code <= 122) continue;
+    if (marks && (code === 127 || code === 45)) continue; // `_` (95 | 32) and `-`
+    return false;
+  }
+  return true;
+}
+
+/** `/[-_ ]/.test(text)`, without a regex. */
+function hasWordBreak(text: string): boolean {
+  for (let index = 0; index < text.length; index++) {
+    const code = text.charCodeAt(index);
+    if (code === 45 || code === 95 || code === 32) return true;
+  }
+  return false;
+}
+
+/** `/^[a-z]+$/.test(text)`, without a regex. */
+function lowerLetters(text: string): boolean {
+  for (let index = 0; index < text.length; index++) {
+    const code = text.charCodeAt(index);
+    if (code < 97 || code > 122) return false;
+  }
+  return text.length > 0;
+}
+
 /** `<...>`, `...`, `your-...`, words that name a secret (`password-for-30001`, `TOKEN`, `myToken`). */
 export function looksLikePlaceholder(value: string, key: string): boolean {
   // `<your-api-key>`, an ABNF rule `1*<any CHAR except CTLs>`, `sk-lf-...` (three dots: `…`
@@ -27,7 +60,7 @@ export function looksLikePlaceholder(value: string, key: string): boolean {
   if ((head === 60 || head === 42 || (head >= 48 && head <= 57)) && /^\d{0,2}\*?<[^<>]{1,80}>/.test(value))
     return true;
   let lead = value;
-  if (/[-_ ]/.test(value)) {
+  if (hasWordBreak(value)) {
     if (PLACEHOLDER_LEAD.test(value)) return true;
     const words = value.split(/[-_ ]+/);
     if (words.length >= 2 && words.every((word) => /^[a-z]*[0-9]*$/i.test(word))) {
@@ -36,13 +69,13 @@ export function looksLikePlaceholder(value: string, key: string): boolean {
     lead = words[0] ?? '';
   }
   // `key` to `yourcredentials`: 3 to 16 characters.
-  if (lead.length >= 3 && lead.length <= 16 && SECRET_WORDS.test(lead)) return true;
+  if (lead.length >= 3 && lead.length <= 16 && asciiWord(lead, true) && SECRET_WORDS.test(lead)) return true;
   // `password = dbpassword`: lower-case letters that end with the key's own word.
-  if (value.length >= 3 && value.length <= 16 && /^[a-z]{1,16}$/.test(value)) {
+  if (value.length >= 3 && value.length <= 16 && lowerLetters(value)) {
     const word = /pass(?:word|wd)?|secret|token/i.exec(key)?.[0]?.toLowerCase();
     if (word && value.endsWith(word)) return true;
   }
-  return /credentials$/i.test(key) && CORS_MODES.test(value);
+  return key.length >= 11 && /credentials$/i.test(key) && CORS_MODES.test(value);
 }
 
 /** A line of prose: five words or more, two of them function words. */
@@ -61,7 +94,44 @@ const WORDS = /^[a-z]?(?:[A-Z]{2,8}(?![a-z])|[A-Z]?[a-z]{2,}|[0-9]{1,2}|[_$])+$/
  * or more (`hasLegacyRepeatableKeyShape`); random key material (`AqrAAAwyAAAA`) is not one.
  */
 export const wordyName = (name: string) => /^[a-z]{1,24}(?:[A-Z][a-z]{2,24}){1,8}$/.test(name);
-const PATH = /^[A-Za-z_$][\w$]{0,63}(?:\??\.[A-Za-z_$][\w$]{0,63}){0,8}/;
+
+/** `[A-Za-z_$]`, and `[\w$]` when `digits`. */
+function isNameCode(code: number, digits: boolean): boolean {
+  const letter = code | 32;
+  return (
+    (letter >= 97 && letter <= 122) || code === 95 || code === 36 || (digits && code >= 48 && code <= 57)
+  );
+}
+
+/** The length of the path separator at `at`: `.` and `?.`, and `::` and `->` when `scoped`; or 0. */
+function separatorLength(line: string, at: number, scoped: boolean): number {
+  const code = line.charCodeAt(at);
+  if (code === 46) return 1;
+  if (code === 63) return line.charCodeAt(at + 1) === 46 ? 2 : 0;
+  if (!scoped) return 0;
+  if (code === 58) return line.charCodeAt(at + 1) === 58 ? 2 : 0;
+  return code === 45 && line.charCodeAt(at + 1) === 62 ? 2 : 0;
+}
+
+/**
+ * The end of `^[A-Za-z_$][\w$]{0,63}(?:\??\.[A-Za-z_$][\w$]{0,63}){0,8}` in `line` (with
+ * `scoped`, `::` and `->` separate parts too), or -1: a name path (`a`, `a.b`, `a?.b`, `a::b`),
+ * read without a regex (it is asked at every unquoted value).
+ */
+export function pathEnd(line: string, scoped = false): number {
+  if (!isNameCode(line.charCodeAt(0), false)) return -1;
+  let end = 1;
+  while (end < 64 && isNameCode(line.charCodeAt(end), true)) end++;
+  for (let part = 0; part < 8; part++) {
+    const separator = separatorLength(line, end, scoped);
+    if (separator === 0 || !isNameCode(line.charCodeAt(end + separator), false)) break;
+    const start = end + separator;
+    let at = start + 1;
+    while (at - start < 64 && isNameCode(line.charCodeAt(at), true)) at++;
+    end = at;
+  }
+  return end;
+}
 
 /** `\s`. */
 const isSpace = (code: number) =>
@@ -86,13 +156,14 @@ export function looksLikeMoreCode(rest: string, key: string): boolean {
     if (line.startsWith('/*')) return true;
   }
   if ((head === 97 || head === 102) && /^(?:async\s+)?function\b/.test(line)) return true;
-  const path = PATH.exec(line)?.[0];
-  if (path === undefined) return false;
-  const after = line.slice(path.length);
+  const end = pathEnd(line);
+  if (end < 0) return false;
   // Every code shape below goes on, past up to four blanks, with one of `&|?=!([;,)]}` or ends.
-  let skip = 0;
-  while (skip < 4 && skip < after.length && isSpace(after.charCodeAt(skip))) skip++;
-  if (skip < after.length && !AFTER_CODE.has(after.charCodeAt(skip))) return false;
+  let skip = end;
+  while (skip - end < 4 && skip < line.length && isSpace(line.charCodeAt(skip))) skip++;
+  if (skip < line.length && !AFTER_CODE.has(line.charCodeAt(skip))) return false;
+  const path = line.slice(0, end);
+  const after = line.slice(end);
   const parts = path.split(/\??\./);
   if (/^\s{0,4}(?:&&|\|\||\?\?|===?|!==?)\s/.test(after)) return true;
   // A chained assignment (`exports.TOKEN = exports.STRICT_TOKEN = [`), not `sid=abc` of a cookie.

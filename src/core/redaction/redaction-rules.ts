@@ -1,5 +1,6 @@
 import { GITLEAKS_FAMILY_RULES } from './gitleaks-families.js';
 import { GITLEAKS_GAP_RULES } from './gitleaks-gaps.js';
+import { keyValueMayHold } from './key-value-may-hold.js';
 import { PROVIDER_RULES } from './redaction-families.js';
 import { B, type RedactionRule, urlAtGate } from './redaction-rule.js';
 import { COMMAND_LINE_RULES, NAMED_KEY_RULE, URL_USER_KEY_RULE } from './redaction-shapes.js';
@@ -148,6 +149,8 @@ export const DEFAULT_REDACTION_RULES: readonly RedactionRule[] = Object.freeze([
       'connection',
       'jwt',
     ],
+    // `token=a` (a word that is no value, dense in hostile text) is refused before the regex.
+    gate: () => keyValueMayHold,
     extend: '[^\\s"\'\\\\]',
     accept: acceptKeyValue,
   },

@@ -18,6 +18,10 @@ interface StickyRule {
   readonly accept: RedactionRule['accept'];
   /** Index of the rule's gate in a scan's gates, or -1. */
   readonly gate: number;
+  /** The order of the rule that covers this one ({@link RedactionRule.coveredBy}), or -1. */
+  readonly coveredBy: number;
+  /** The order of the rule whose gate refuses for this one too ({@link RedactionRule.refusedWith}), or -1. */
+  readonly refusedWith: number;
 }
 
 /**
@@ -129,6 +133,14 @@ function holdsAt(text: string, at: number, literal: string, fold: boolean): bool
   return true;
 }
 
+const NO_GROUPS: (string | undefined)[] = [];
+
+/** One of `needs` holds at `at`. */
+function holdsAny(text: string, at: number, needs: Candidate['needs'] & {}): boolean {
+  for (const need of needs) if (holdsAt(text, at, need.text, need.fold)) return true;
+  return false;
+}
+
 /** Compiles a rule pattern (leading `(?i)` honoured) as a sticky regex. */
 function sticky(pattern: string): RegExp {
   return pattern.startsWith('(?i)') ? new RegExp(pattern.slice(4), 'iy') : new RegExp(pattern, 'y');
@@ -150,6 +162,10 @@ export function createRuleMatcher(
   const folded = new Map<string, StickyRule[]>();
   const triggers: { text: string; insensitive: boolean }[] = [];
   const gateMakers: (() => (text: string, at: number) => boolean)[] = [];
+  const gateIndex = (make: () => (text: string, at: number) => boolean) => {
+    const known = gateMakers.indexOf(make);
+    return known >= 0 ? known : gateMakers.push(make) - 1;
+  };
   rules.forEach((rule, order) => {
     const compiled: StickyRule = {
       order,
@@ -157,7 +173,10 @@ export function createRuleMatcher(
       extend: rule.extend ? extender(rule.extend) : undefined,
       back: rule.extendBack ? backExtender(rule.extendBack.chars, rule.extendBack.max) : undefined,
       accept: rule.accept,
-      gate: rule.gate ? gateMakers.push(rule.gate) - 1 : -1,
+      // Rules that share a gate (the URL rules' `@`) share its state in a scan: one search.
+      gate: rule.gate ? gateIndex(rule.gate) : -1,
+      coveredBy: rule.coveredBy ? rules.findIndex(({ name }) => name === rule.coveredBy) : -1,
+      refusedWith: rule.refusedWith ? rules.findIndex(({ name }) => name === rule.refusedWith) : -1,
     };
     const insensitive = rule.pattern.startsWith('(?i)') || rule.foldTriggers === true;
     for (const trigger of rule.triggers) {
@@ -220,32 +239,68 @@ export function createRuleMatcher(
     const gates = gateMakers.map((make) => make());
     finder.lastIndex = 0;
     let copied = 0;
+    // Text dense with a few triggers (`token=a password=b secret=c ...`) asks for the same
+    // lists again and again: the last four are compared as strings, not hashed into the map.
+    const recentHits = ['', '', '', ''];
+    const recentLists: (readonly Candidate[])[] = [[], [], [], []];
+    let nextRecent = 0;
     for (let hit = finder.exec(text); hit !== null; hit = finder.exec(text)) {
       const at = hit.index;
-      let best: { start: number; stop: number; whole: string; groups: (string | undefined)[] } | undefined;
-      for (const { rule, needs } of candidatesOf(hit[0])) {
-        if (needs !== undefined && !needs.some((need) => holdsAt(text, at, need.text, need.fold))) continue;
-        const { regex, extend, back, accept, gate } = rule;
-        if (gate >= 0 && !gates[gate]!(text, at)) continue;
+      const found = hit[0];
+      let lastList: readonly Candidate[] | undefined;
+      for (let index = 0; index < 4; index++) {
+        if (recentHits[index] === found) {
+          lastList = recentLists[index]!;
+          break;
+        }
+      }
+      if (lastList === undefined) {
+        lastList = candidatesOf(found);
+        recentHits[nextRecent] = found;
+        recentLists[nextRecent] = lastList;
+        nextRecent = (nextRecent + 1) & 3;
+      }
+      // The kept match so far (`bestStop` -1: none).
+      let bestStart = 0;
+      let bestStop = -1;
+      let bestOrder = -1;
+      // The last rule whose gate refused at this position (-1: none).
+      let refusedOrder = -1;
+      let bestWhole = '';
+      let bestGroups: (string | undefined)[] = NO_GROUPS;
+      for (let index = 0; index < lastList.length; index++) {
+        const { rule, needs } = lastList[index]!;
+        if (needs !== undefined && !holdsAny(text, at, needs)) continue;
+        const { regex, extend, back, accept, gate, coveredBy, refusedWith } = rule;
+        if (coveredBy >= 0 && coveredBy === bestOrder) continue;
+        if (refusedWith >= 0 && refusedWith === refusedOrder) continue;
+        if (gate >= 0 && !gates[gate]!(text, at)) {
+          refusedOrder = rule.order;
+          continue;
+        }
         regex.lastIndex = at;
         const match = regex.exec(text);
         if (match === null || match[0].length === 0) continue;
-        const groups = match.slice(1);
-        const stop = extend ? extend(text, at + match[0].length) : at + match[0].length;
+        const end = at + match[0].length;
+        const stop = extend ? extend(text, end) : end;
         // The first rule that matches wins, unless a later one takes more of the text (a
         // routable GitLab token over the plain shape that stops at its `.`).
-        if (best !== undefined && stop <= best.stop) continue;
+        if (stop <= bestStop) continue;
+        const groups = match.slice(1);
         const start = back ? back(text, at, copied) : at;
-        const whole = start === at && stop === at + match[0].length ? match[0] : text.slice(start, stop);
+        const whole = start === at && stop === end ? match[0] : text.slice(start, stop);
         if (accept && !accept(whole, groups, text, start)) continue;
-        best = { start, stop, whole, groups };
+        bestStart = start;
+        bestStop = stop;
+        bestOrder = rule.order;
+        bestWhole = whole;
+        bestGroups = groups;
       }
-      if (best !== undefined) {
+      if (bestStop >= 0) {
         // Rules of the same hit are tried in order: only the kept match is replaced.
-        const { start, stop, whole, groups } = best;
-        sink(start, stop, replace(whole, groups));
-        copied = stop;
-        finder.lastIndex = stop;
+        sink(bestStart, bestStop, replace(bestWhole, bestGroups));
+        copied = bestStop;
+        finder.lastIndex = bestStop;
       } else {
         // Triggers may overlap (`pass` inside `passpwd`): look again one character later.
         finder.lastIndex = at + 1;

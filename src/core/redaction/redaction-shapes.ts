@@ -23,6 +23,10 @@ function acceptUserPassword(match: string, groups: readonly (string | undefined)
   return acceptKeyValue(match, groups);
 }
 
+/** The scan's gate of `--password x`: its lookbehind needs a `-` right before the key word. */
+const dashBefore = (text: string, at: number) => text.charCodeAt(at - 1) === 45;
+const afterDash = () => dashBefore;
+
 /** Passwords and tokens on command lines (group 1 and 2 are kept, the value is replaced). */
 export const COMMAND_LINE_RULES: readonly RedactionRule[] = [
   {
@@ -32,6 +36,7 @@ export const COMMAND_LINE_RULES: readonly RedactionRule[] = [
     name: 'password-flag',
     pattern: `(?i)(?<=(?<![\\w-])--(?:[a-z0-9]{1,20}-){0,3})(passwd|password|pass|pwd|secret-key|secret|token|api-?key|access-key|private-key)(?![A-Za-z0-9_-])([ \\t]{1,8}|[ \\t]{0,4}=[ \\t]{0,4})(?!-)${ARGUMENT}`,
     triggers: ['pass', 'pwd', 'secret', 'token', 'api', 'access', 'private'],
+    gate: afterDash,
     extend: ARGUMENT_CHAR,
     accept: acceptKeyValue,
   },
@@ -128,6 +133,68 @@ const SECRET_WORD = [
 const NAME_TAIL = '(?:[_.-][A-Za-z0-9]{1,20}|[A-Z][a-z0-9]{0,19}){0,4}';
 const KEY_CHARS = '[A-Za-z0-9_.=+/~-]';
 
+/** `[A-Za-z0-9_.-]`: the characters of a key name. */
+const isNameChar = (code: number) =>
+  (code >= 97 && code <= 122) ||
+  (code >= 65 && code <= 90) ||
+  (code >= 48 && code <= 57) ||
+  code === 95 ||
+  code === 46 ||
+  code === 45;
+/** {@link KEY_CHARS}: a name's characters and `=+/~`. */
+const isKeyChar = (code: number) =>
+  isNameChar(code) || code === 61 || code === 43 || code === 47 || code === 126;
+/**
+ * `text.charCodeAt(index)`, or -1 past the end: no read out of bounds, which deoptimizes the
+ * gates below each time the text ends within their reach (they then ran unoptimized).
+ */
+const codeAt = (text: string, index: number) => (index < text.length ? text.charCodeAt(index) : -1);
+/** The index after at most `max` blanks (space, tab) from `at`. */
+function skipBlanks(text: string, at: number, max: number): number {
+  let index = at;
+  while (index - at < max && (codeAt(text, index) === 32 || codeAt(text, index) === 9)) index++;
+  return index;
+}
+
+/** From `at` (after a separator): `[ \t]{0,16}(?:\\{1,7}"|["'\`])?` and 12 key characters. */
+function keyMaterialFrom(text: string, at: number): boolean {
+  let index = skipBlanks(text, at, 16);
+  const opening = index;
+  while (index - opening < 7 && codeAt(text, index) === 92) index++;
+  const code = codeAt(text, index);
+  if (index > opening) {
+    if (code !== 34) return false;
+    index++;
+  } else if (code === 34 || code === 39 || code === 96) index++;
+  for (let run = 0; run < 12; run++) if (!isKeyChar(codeAt(text, index + run))) return false;
+  return true;
+}
+
+/**
+ * The secret-named-key rule's prefilter, without its regex: the name (a run of name
+ * characters, at most 128), the separator (`\\{0,7}["']?[ \t]{0,16}` then `:=`, `=>`, `:` or
+ * `=`) and 12 key characters after it. False only where the pattern cannot match (every way
+ * to read the separator is tried); `token=a password=b` no longer runs the pattern's
+ * lookbehinds at each key.
+ */
+function namedKeyMayStart(text: string, at: number): boolean {
+  let index = at;
+  while (index - at < 128 && isNameChar(codeAt(text, index))) index++;
+  const name = index;
+  while (index - name < 7 && codeAt(text, index) === 92) index++;
+  if (codeAt(text, index) === 34 || codeAt(text, index) === 39) index++;
+  index = skipBlanks(text, index, 16);
+  const code = codeAt(text, index);
+  const next = codeAt(text, index + 1);
+  if (code === 58)
+    return keyMaterialFrom(text, index + 1) || (next === 61 && keyMaterialFrom(text, index + 2));
+  if (code !== 61) return false;
+  return (
+    (next !== 61 && keyMaterialFrom(text, index + 1)) || (next === 62 && keyMaterialFrom(text, index + 2))
+  );
+}
+const namedKeyGate = () => namedKeyMayStart;
+
 /**
  * A key name that contains a secret word and a compact value of key material:
  * `SECRET_KEY_BASE=<hex>`, `OPENAI_KEY=<40 chars>`, `"private_key_id": "<hex>"`. The value
@@ -139,6 +206,14 @@ export const NAMED_KEY_RULE: RedactionRule = {
   // Found in any case (they share the scan with the `key = value` rule's), checked by case here.
   triggers: ['key', 'secret', 'token', 'passw', 'credential'],
   foldTriggers: true,
+  gate: namedKeyGate,
+  // Where the `key = value` rule is kept, its key is this name (a separator follows it), its
+  // value reads on over every key character (`[^\s"'\\]`) and its extend takes them too: this
+  // rule would end no further (`password=b` dense in hostile text skips this gate).
+  coveredBy: 'key-value',
+  // Where its gate refuses, the name is followed by `=` or `:` and at most nine letters that
+  // end at a blank or `,;)]}`: fewer than the 12 key characters this rule needs.
+  refusedWith: 'key-value',
   extend: KEY_CHARS,
   // A name called right after (`token = contextManager.attach(x)`) is code.
   accept: (match, groups, text, start) =>

@@ -1,7 +1,9 @@
 import {
+  asciiWord,
   looksLikeMoreCode,
   looksLikePlaceholder,
   looksLikeProse,
+  pathEnd,
   wordyName,
 } from './redaction-placeholders.js';
 
@@ -12,8 +14,11 @@ import {
  */
 
 /** Words that start prose, a placeholder or a type, not a secret (`password: is required`). */
-const NOT_A_VALUE =
-  /^(?:is|are|was|were|be|the|a|an|and|or|not|no|none|null|nil|true|false|yes|undefined|required|optional|set|unset|empty|see|use|it|this|that|must|should|will|can|to|of|in|for|with|from|by|on|if|when|your|my|our|string|str|number|int|integer|bool|boolean|bytes|any|unknown|object|void|never|function|async|await|return|new|typeof|const|let|var)$/i;
+export const NOT_A_VALUE = new Set(
+  'is are was were be the a an and or not no none null nil true false yes undefined required optional set unset empty see use it this that must should will can to of in for with from by on if when your my our string str number int integer bool boolean bytes any unknown object void never function async await return new typeof const let var'.split(
+    ' ',
+  ),
+);
 
 /** A mix of upper case, lower case and digits over 16 characters: key material, not a file name. */
 export const KEY_MATERIAL = (segment: string) =>
@@ -37,7 +42,6 @@ export function looksLikePath(word: string): boolean {
 const CODE_ROOTS =
   /^(?:this|self|cls|process|os|env|req|request|res|response|ctx|context|config|cfg|conf|settings|options|opts|args|argv|params|props|state|data|body|headers|user|auth|session|secrets|vault|credentials|creds|window|document|localStorage|sessionStorage|import|module|app|client|provider|store)\b/;
 /** An identifier path: `a`, `a.b`, `a?.b`, `a::b`, `a->b`. */
-const IDENTIFIER_PATH = /^[A-Za-z_$][\w$]{0,63}(?:(?:\?\.|\.|::|->)[A-Za-z_$][\w$]{0,63}){0,8}/;
 const PATH_SEPARATOR = /\?\.|\.|::|->/;
 /**
  * An identifier made of words, as code names are (`getToken`, `HTTPBasicAuth`, `OPENAI_API_KEY`,
@@ -45,7 +49,15 @@ const PATH_SEPARATOR = /\?\.|\.|::|->/;
  */
 const WORDY = /^(?:[A-Z]{2,8}(?![a-z])|[A-Z]?[a-z]{2,}|[0-9]{1,2}|[_$])+$/;
 const wordy = (path: string) =>
-  /[.:>]/.test(path) ? path.split(PATH_SEPARATOR).every((part) => WORDY.test(part)) : WORDY.test(path);
+  hasSeparator(path) ? path.split(PATH_SEPARATOR).every((part) => WORDY.test(part)) : WORDY.test(path);
+/** `/[.:>]/.test(path)`, without a regex. */
+function hasSeparator(path: string): boolean {
+  for (let index = 0; index < path.length; index++) {
+    const code = path.charCodeAt(index);
+    if (code === 46 || code === 58 || code === 62) return true;
+  }
+  return false;
+}
 
 /**
  * Code that names a secret instead of holding it, after `key =` or `key:` unquoted (`rest` is
@@ -66,8 +78,10 @@ export function looksLikeCode(rest: string, key: string): boolean {
   }
   const lead = head === 97 || head === 110 || head === 121 ? /^(?:await|new|yield)\s+/.exec(rest) : null;
   const code = lead ? rest.slice(lead[0].length) : rest;
-  const path = IDENTIFIER_PATH.exec(code)?.[0];
-  if (path === undefined || !wordy(path)) return false;
+  const end = pathEnd(code, true);
+  if (end < 0) return false;
+  const path = code.slice(0, end);
+  if (!wordy(path)) return false;
   const after = code.slice(path.length);
   // A call or an index whose bracket closes and ends the expression: `getToken();`, `env["X"]`.
   const bracket = /^\s{0,4}[([]/.exec(after);
@@ -208,6 +222,15 @@ const isCodeStart = (code: number) =>
 const CODE_PUNCTUATION = new Set([...'_$%{([`/'].map((char) => char.charCodeAt(0)));
 const NUMBER_LEAD = new Set([...'^~>=<v'].map((char) => char.charCodeAt(0)));
 
+/** `pwd` or `auth` in any case: keys whose value is as often a path as a secret. */
+function isPathKey(key: string): boolean {
+  const word = key.length === 3 ? 'pwd' : key.length === 4 ? 'auth' : '';
+  for (let index = 0; index < word.length; index++) {
+    if ((key.charCodeAt(index) | 32) !== word.charCodeAt(index)) return false;
+  }
+  return word !== '';
+}
+
 /**
  * `token: 128000`, `pwd: /path`, `auth: src/auth/x`, `password: is required`,
  * `token: string`, `const token = getToken();` are left alone. The cheap checks on the value
@@ -220,10 +243,69 @@ export function acceptKeyValue(
   start = 0,
 ): boolean {
   const key = groups[0] ?? '';
-  const offset = key.length + (groups[1]?.length ?? 0);
-  const value = bareValue(match, groups);
+  const separator = groups[1] ?? '';
+  const verdict = rememberedValueVerdict(match, key, separator);
+  if (verdict !== undefined) return verdict;
+  if (separator !== ':' && plainWordAt(text, start + key.length + separator.length)) return true;
+  // The value's line, beyond the match (a call's closing bracket may come after the value).
+  const rest = lineFrom(text, start + key.length + separator.length, 512);
+  if (!isCodeStart(rest.charCodeAt(0))) return !(separator === ':' && CSS_PSEUDO.test(rest));
+  // `auth:login`: a namespace, a lower-case word glued to its colon.
+  if (
+    separator === ':' &&
+    /^[a-z]{1,16}(?![\w-])/.test(rest) &&
+    !/\d/.test(firstWord(bareValue(match, groups)))
+  )
+    return false;
+  if (looksLikeMoreCode(rest, key)) return false;
+  // `.btn-secret:hover {` is a CSS selector, not an assignment.
+  if (separator === ':' && CSS_PSEUDO.test(rest)) return false;
+  // An unquoted value may be code that handles the secret by name.
+  return !looksLikeCode(rest, key);
+}
+
+/**
+ * The last four verdicts of {@link valueVerdict} by match, key and separator (compared as
+ * strings): text dense with the same assignment (`auth="auth="...`, `password=b ...`) reads
+ * each value once. The verdict depends on nothing else.
+ */
+const VERDICTS = {
+  matches: ['', '', '', ''],
+  keys: ['', '', '', ''],
+  separators: ['', '', '', ''],
+  verdicts: [undefined, undefined, undefined, undefined] as (boolean | undefined)[],
+  next: 0,
+};
+
+function rememberedValueVerdict(match: string, key: string, separator: string): boolean | undefined {
+  const known = VERDICTS;
+  for (let index = 0; index < 4; index++) {
+    if (known.matches[index] === match && known.keys[index] === key && known.separators[index] === separator)
+      return known.verdicts[index];
+  }
+  const verdict = valueVerdict(match, key, separator);
+  const slot = known.next;
+  known.matches[slot] = match;
+  known.keys[slot] = key;
+  known.separators[slot] = separator;
+  known.verdicts[slot] = verdict;
+  known.next = (slot + 1) & 3;
+  return verdict;
+}
+
+/**
+ * What the match alone says of its value: false for no value (a word of prose or a type, a
+ * count, a path, a placeholder), true for a quoted literal, undefined when the value's line
+ * must be read (an unquoted value may be code).
+ */
+function valueVerdict(match: string, key: string, separator: string): boolean | undefined {
+  const value = bareValue(match, [key, separator]);
   const first = firstWord(value);
-  if (first === '' || (first.length <= 9 && NOT_A_VALUE.test(first)) || first.startsWith('<REDACTED>'))
+  if (
+    first === '' ||
+    (first.length <= 9 && asciiWord(first, false) && NOT_A_VALUE.has(first.toLowerCase())) ||
+    first.startsWith('<REDACTED>')
+  )
     return false;
   const digit = first.charCodeAt(0);
   // Plain numbers are counts and limits (`token: 128000`), versions are versions
@@ -233,21 +315,52 @@ export function acceptKeyValue(
   if (numeric && isNumberOrVersion(first) && !/pass|pwd|secret|pin/i.test(key)) return false;
   // A path is a value only for the keys that name one as often as a secret (`pwd`, `auth`):
   // after `aws_secret_access_key=` a slash-separated value is key material (`/AAAA/AAAA...`).
-  if (key.length <= 4 && /^(?:pwd|auth)$/i.test(key) && looksLikePath(first)) return false;
+  if (isPathKey(key) && looksLikePath(first)) return false;
   if (looksLikePlaceholder(value, key) || looksLikeProse(value)) return false;
   // A quoted value is a literal: no code, namespace nor CSS selector starts with a quote.
-  if (startsQuoted(match, offset)) return true;
-  // The value's line, beyond the match (a call's closing bracket may come after the value).
-  const rest = lineFrom(text, start + offset, 512);
-  if (!isCodeStart(rest.charCodeAt(0))) return !(groups[1] === ':' && CSS_PSEUDO.test(rest));
-  // `auth:login`: a namespace, a lower-case word glued to its colon.
-  if (groups[1] === ':' && /^[a-z]{1,16}(?![\w-])/.test(rest) && !/\d/.test(first)) return false;
-  if (looksLikeMoreCode(rest, key)) return false;
-  // `.btn-secret:hover {` is a CSS selector, not an assignment.
-  if (groups[1] === ':' && CSS_PSEUDO.test(rest)) return false;
-  // An unquoted value may be code that handles the secret by name.
-  return !looksLikeCode(rest, key);
+  return startsQuoted(match, key.length + separator.length) ? true : undefined;
 }
+
+/** {@link WORDY} for a name run in place: the run must end where the pattern does. */
+const WORDY_RUN = /(?:[A-Z]{2,8}(?![a-z])|[A-Z]?[a-z]{2,}|[0-9]{1,2}|[_$])+(?![\w$])/y;
+
+/**
+ * An unquoted value that neither `looksLikeMoreCode` nor {@link looksLikeCode} reads as code,
+ * told by a few character reads at `from` without cutting out its line (`password=b secret=c`
+ * dense in hostile text): one name part (no `.`, `?`, `:`, `-` after it), not led by `a`, `f`,
+ * `n` or `y` (`async`, `function`, `new`, `yield`) nor made of words, then at most four blanks
+ * and a printable character that goes on no code shape (`&|?=!([;,)]}`, a backslash). False
+ * leaves the question to the line.
+ */
+export function plainWordAt(text: string, from: number): boolean {
+  const head = text.charCodeAt(from);
+  if (
+    !((head | 32) >= 97 && (head | 32) <= 122) ||
+    head === 97 ||
+    head === 102 ||
+    head === 110 ||
+    head === 121
+  )
+    return false;
+  let end = from + 1;
+  while (end - from < 63 && isRunCode(text.charCodeAt(end))) end++;
+  const after = text.charCodeAt(end);
+  if (isRunCode(after) || after === 46 || after === 63 || after === 58 || after === 45) return false;
+  let skip = end;
+  while (skip - end < 4 && (text.charCodeAt(skip) === 32 || text.charCodeAt(skip) === 9)) skip++;
+  const next = text.charCodeAt(skip);
+  if (!(next >= 33 && next <= 126) || next === 92 || AFTER_CODE_CHARS.includes(text[skip]!)) return false;
+  WORDY_RUN.lastIndex = from;
+  return !WORDY_RUN.test(text);
+}
+
+/** `[\w$]`. */
+const isRunCode = (code: number) => {
+  const letter = code | 32;
+  return (letter >= 97 && letter <= 122) || (code >= 48 && code <= 57) || code === 95 || code === 36;
+};
+/** What follows a name in the code shapes of `looksLikeMoreCode`. */
+const AFTER_CODE_CHARS = '&|?=!([;,)]}';
 
 /**
  * A compact value after a key that merely contains a secret word (`SECRET_KEY_BASE`,

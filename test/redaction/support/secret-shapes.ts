@@ -53,9 +53,17 @@ export const SECRET_SHAPES: Readonly<Record<string, fc.Arbitrary<PlantedSecret>>
   password: fc
     .tuple(
       fc.constantFrom('password', 'DB_PASSWORD', 'passwd', 'client_secret'),
-      chars(`${ALNUM}!#$%^&*-_`, 14, 32),
+      // The first character is alphanumeric: a value opening with `%NAME%` or `$NAME`, clipped
+      // right after the name, is a variable reference in every respect (the redactor lets
+      // references be), so it cannot stand for a password there.
+      chars(ALNUM, 1),
+      chars(`${ALNUM}!#$%^&*-_`, 13, 31),
     )
-    .map(([key, value]) => ({ kind: 'password', secret: value, text: `${key}=${value}` })),
+    .map(([key, first, rest]) => ({
+      kind: 'password',
+      secret: first + rest,
+      text: `${key}=${first}${rest}`,
+    })),
   'url-credentials': chars(ALNUM, 14, 30).map((s) => ({
     kind: 'url-credentials',
     secret: s,

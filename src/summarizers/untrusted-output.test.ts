@@ -270,8 +270,8 @@ describe('the shared circuit breaker over the wire', () => {
     let mostInFlight = 0;
     const counted = (inner: Summarizer): Summarizer => ({
       name: inner.name,
-      endpoint: inner.endpoint,
-      maxDurationMs: inner.maxDurationMs,
+      ...(inner.endpoint === undefined ? {} : { endpoint: inner.endpoint }),
+      ...(inner.maxDurationMs === undefined ? {} : { maxDurationMs: inner.maxDurationMs }),
       summarize: async (request) => {
         mostInFlight = Math.max(mostInFlight, ++inFlight);
         try {

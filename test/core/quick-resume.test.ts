@@ -5,7 +5,7 @@
  * next call, after the session was indexed behind it, too. Anything the record cannot vouch
  * for takes the full path, with the same answer.
  */
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,39 +14,12 @@ import {
   type CompactionResult,
   CompactManager,
   MemorySessionStore,
-  type SessionState,
   type SessionStore,
 } from '../../src/index.js';
 import { redisSessionStore } from '../../src/storage/redis/index.js';
 import { syntheticSession } from '../../src/testing/synthetic-session.js';
+import { jsonFileStore } from '../support/json-file-store.js';
 import { type RedisTestServer, redisAvailable, startRedisServer } from '../support/redis-server.js';
-
-/** A store of one JSON file per session (locks in memory). */
-function fileStore(dir: string): SessionStore {
-  const locks = new MemorySessionStore();
-  const path = (id: string) => join(dir, `${encodeURIComponent(id)}.json`);
-  return {
-    name: 'file',
-    async get(id) {
-      try {
-        return JSON.parse(await readFile(path(id), 'utf8')) as SessionState;
-      } catch {
-        return undefined;
-      }
-    },
-    async set(id, state, options = {}) {
-      const current = await this.get(id);
-      if (options.expectedVersion !== undefined && (current?.version ?? 0) !== options.expectedVersion)
-        return false;
-      await writeFile(path(id), JSON.stringify(state));
-      return true;
-    },
-    async delete(id) {
-      await rm(path(id), { force: true });
-    },
-    acquireLock: (id, ttl) => locks.acquireLock(id, ttl),
-  };
-}
 
 /** A window no history here reaches: the calls never compact. */
 const options = { model: 'gpt-4o', maxContextTokens: 50_000_000 } as const;
@@ -130,7 +103,7 @@ describe('a fresh manager on a known session', () => {
   it('the same through a file store', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'quick-resume-'));
     try {
-      const { fresh, warm } = await quickCase(fileStore(dir));
+      const { fresh, warm } = await quickCase(jsonFileStore(dir));
       expect(fresh.indexed).toBe(false);
       expect(fresh.first).toEqual(warm[0]);
       expect(fresh.second).toEqual(warm[1]);

@@ -4,7 +4,7 @@
  * known session tokenizes none of its history again, and sends exactly what the manager that
  * served the session all along sends: the same bytes, count and version.
  */
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -18,34 +18,8 @@ import {
 } from '../../src/index.js';
 import { redisSessionStore } from '../../src/storage/redis/index.js';
 import { syntheticSession } from '../../src/testing/synthetic-session.js';
+import { jsonFileStore } from '../support/json-file-store.js';
 import { type RedisTestServer, redisAvailable, startRedisServer } from '../support/redis-server.js';
-
-/** A store of one JSON file per session (locks in memory): what a user's own file store does. */
-function fileStore(dir: string): SessionStore {
-  const locks = new MemorySessionStore();
-  const path = (id: string) => join(dir, `${encodeURIComponent(id)}.json`);
-  return {
-    name: 'file',
-    async get(id) {
-      try {
-        return JSON.parse(await readFile(path(id), 'utf8')) as SessionState;
-      } catch {
-        return undefined;
-      }
-    },
-    async set(id, state, options = {}) {
-      const current = await this.get(id);
-      if (options.expectedVersion !== undefined && (current?.version ?? 0) !== options.expectedVersion)
-        return false;
-      await writeFile(path(id), JSON.stringify(state));
-      return true;
-    },
-    async delete(id) {
-      await rm(path(id), { force: true });
-    },
-    acquireLock: (id, ttl) => locks.acquireLock(id, ttl),
-  };
-}
 
 const options = {
   model: 'gpt-4o',
@@ -103,7 +77,7 @@ describe('token counts kept with the session state', () => {
   it.each([160, 300])('the same through a file store (%i turns)', async (turns) => {
     const dir = await mkdtemp(join(tmpdir(), 'stored-counts-'));
     try {
-      const { history, sent, again } = await warmThenFresh(fileStore(dir), turns);
+      const { history, sent, again } = await warmThenFresh(jsonFileStore(dir), turns);
       if (turns === 300) expect(history.length).toBeGreaterThan(1_000);
       expect(JSON.stringify(again.result.messages)).toBe(JSON.stringify(sent.result.messages));
       expect(again.result.tokensBefore).toBe(sent.result.tokensBefore);

@@ -38,6 +38,24 @@ function session(messages: number, resultChars = 1_200): Record<string, unknown>
 /** A window the whole history fits in: the call only indexes and counts. */
 const HUGE_WINDOW = 50_000_000;
 
+/**
+ * Serves `long` but its last 30 messages (stored, then warm), then compacts the whole of it in
+ * a window just over the served part; `started` runs right before that compaction.
+ */
+async function compactLongSession(manager: CompactManager, long: unknown[], started: () => void) {
+  await manager.ready();
+  let end = long.length - 30;
+  while (hasOpenToolCalls(long.slice(0, end))) end--;
+  await manager.compact('long', long.slice(0, end), { policy: { costTrigger: false } });
+  await manager.flush();
+  const first = await manager.compact('long', long.slice(0, end), { policy: { costTrigger: false } });
+  started();
+  return manager.compact('long', long, {
+    maxContextTokens: Math.ceil(first.tokensBefore * 1.1),
+    policy: { cacheAware: true, costTrigger: false },
+  });
+}
+
 describe('long work in slices (issue 38 point 1)', () => {
   const history = session(2_400);
 
@@ -110,17 +128,7 @@ describe('long work in slices (issue 38 point 1)', () => {
       return written;
     };
     const manager = new CompactManager({ model: 'gpt-4o', maxContextTokens: HUGE_WINDOW, store });
-    await manager.ready();
-    let end = long.length - 30;
-    while (hasOpenToolCalls(long.slice(0, end))) end--;
-    await manager.compact('long', long.slice(0, end), { policy: { costTrigger: false } });
-    await manager.flush();
-    const first = await manager.compact('long', long.slice(0, end), { policy: { costTrigger: false } });
-    setImmediate(tick);
-    const value = await manager.compact('long', long, {
-      maxContextTokens: Math.ceil(first.tokensBefore * 1.1),
-      policy: { cacheAware: true, costTrigger: false },
-    });
+    const value = await compactLongSession(manager, long, () => setImmediate(tick));
     ticking = false;
     expect(value.applied).toBe(true);
     expect(value.messages.length).toBeGreaterThan(4_096);
@@ -159,17 +167,7 @@ describe('the steps after a long compaction work in slices (issue 47 point 2)', 
     };
     const manager = new CompactManager({ model: 'gpt-4o', maxContextTokens: HUGE_WINDOW, store });
     try {
-      await manager.ready();
-      let end = long.length - 30;
-      while (hasOpenToolCalls(long.slice(0, end))) end--;
-      await manager.compact('long', long.slice(0, end), { policy: { costTrigger: false } });
-      await manager.flush();
-      const first = await manager.compact('long', long.slice(0, end), { policy: { costTrigger: false } });
-      setImmediate(tick);
-      const value = await manager.compact('long', long, {
-        maxContextTokens: Math.ceil(first.tokensBefore * 1.1),
-        policy: { cacheAware: true, costTrigger: false },
-      });
+      const value = await compactLongSession(manager, long, () => setImmediate(tick));
       ticking = false;
       expect(value.applied).toBe(true);
       expect(value.messages.length).toBeGreaterThan(4_096);

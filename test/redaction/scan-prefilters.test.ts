@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { looksLikeMoreCode, pathEnd } from '../../src/core/redaction/redaction-placeholders.js';
 import { DEFAULT_REDACTION_RULES, type RedactionRule } from '../../src/core/redaction/redaction-rules.js';
 import { createRuleMatcher } from '../../src/core/redaction/redaction-scanner.js';
-import { looksLikeCode, plainWordAt } from '../../src/core/redaction/redaction-values.js';
+import { lineFrom, looksLikeCode, plainWordAt } from '../../src/core/redaction/redaction-values.js';
 import { createRedactor } from '../../src/core/redaction/redactor.js';
 
 /**
@@ -189,16 +189,6 @@ describe('a plain unquoted value read in place', () => {
     '\n',
     'é',
   );
-  /** The value's line as acceptKeyValue cuts it (to a raw or escaped break, 512 characters). */
-  const lineOf = (text: string) => {
-    const window = text.slice(0, 512);
-    const raw = window.indexOf('\n');
-    const escaped = window.indexOf('\\n');
-    let end = window.length;
-    if (raw >= 0) end = raw > 0 && window[raw - 1] === '\r' ? raw - 1 : raw;
-    if (escaped >= 0 && escaped < end) end = escaped;
-    return window.slice(0, end);
-  };
   it('plainWordAt says true only where neither code check reads code', () => {
     fc.assert(
       fc.property(
@@ -219,7 +209,7 @@ describe('a plain unquoted value read in place', () => {
         (head, blanks, parts, key) => {
           const text = `x=${head}${blanks}${parts.join('')}`;
           if (!plainWordAt(text, 2)) return;
-          const rest = lineOf(text.slice(2));
+          const rest = lineFrom(text, 2, 512); // the value's line as acceptKeyValue cuts it
           expect(looksLikeMoreCode(rest, key), JSON.stringify(text)).toBe(false);
           expect(looksLikeCode(rest, key), JSON.stringify(text)).toBe(false);
         },

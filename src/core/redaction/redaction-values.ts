@@ -386,7 +386,7 @@ export function looksLikeKeyMaterial(value: string): boolean {
 }
 
 /** The text from `from` to its line's end (a raw or JSON-escaped break), at most `max` characters. */
-function lineFrom(text: string, from: number, max: number): string {
+export function lineFrom(text: string, from: number, max: number): string {
   const window = text.slice(from, from + max);
   const raw = window.indexOf('\n');
   const escaped = window.indexOf('\\n');

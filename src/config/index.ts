@@ -15,6 +15,8 @@
  *
  * @packageDocumentation
  */
+
+export type { ConfigRuntimeOptions } from './config-runtime-options.js';
 export {
   CONFIG_VERSION,
   type CompactConfig,
@@ -28,8 +30,4 @@ export {
   type ResolveConfigOptions,
   resolveConfig,
 } from './load-config.js';
-export {
-  type ConfigManagerOptions,
-  type ConfigRuntimeOptions,
-  toManagerOptions,
-} from './to-manager-options.js';
+export { type ConfigManagerOptions, toManagerOptions } from './to-manager-options.js';

@@ -9,7 +9,10 @@ import type { PreparationQueue } from '../core/session/preparation-queue.js';
 import type { SessionStore } from '../core/session/session-store.js';
 import type { StorageAdapter } from '../core/session/storage-adapter.js';
 import type { Summarizer } from '../core/summary/summarizer.js';
+import { buildSummarizer } from './build-summarizer.js';
+import type { ConfigRuntimeOptions } from './config-runtime-options.js';
 import type { CompactConfig } from './config-schema.js';
+import { loadDependency } from './load-dependency.js';
 import { buildPreparationQueue } from './queue-options.js';
 
 /**
@@ -53,33 +56,6 @@ export interface ConfigManagerOptions {
   pricing?: Record<string, CachePrice>;
   /** `sessions.store: redis`: a Redis session store (absent for memory, the manager's default). */
   store?: SessionStore;
-}
-
-/**
- * What {@link toManagerOptions} takes beside the config: what a file cannot hold (clients, model
- * objects, extra exporters) and the environment the API keys are read from.
- */
-export interface ConfigRuntimeOptions {
-  /**
-   * Environment used to read the summarizer's API key (`summarizer.api_key_env`).
-   * @default process.env
-   */
-  env?: Readonly<Record<string, string | undefined>>;
-  /** A summarizer to use instead of the configured provider (tests, custom providers). */
-  summarizer?: Summarizer;
-  /**
-   * The AI SDK language model, required when `summarizer.provider` is `ai-sdk` (a model object
-   * cannot be written in a file).
-   */
-  aiSdkModel?: import('ai').LanguageModel;
-  /** A client for the `openai` summarizer (e.g. pointed at a proxy). */
-  openaiClient?: import('openai').default;
-  /** A client for the `anthropic` summarizer. */
-  anthropicClient?: import('@anthropic-ai/sdk').default;
-  /** Extra exporters added to the configured ones. */
-  exporters?: EventExporter[];
-  /** A storage adapter to use instead of the configured one. */
-  storage?: StorageAdapter;
 }
 
 const camel = (key: string) => key.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
@@ -161,34 +137,27 @@ export function exporterNamesOf(config: CompactConfig): ('console' | 'ariadne' |
   return [...new Set(names)].filter((name): name is 'console' | 'ariadne' | 'otlp' => name !== 'none');
 }
 
-async function load<T>(specifier: string, loader: () => Promise<T>): Promise<T> {
-  try {
-    return await loader();
-  } catch (error) {
-    throw new CompactError('missing_dependency', `cannot load ${specifier}: ${(error as Error).message}`, {
-      cause: error,
-    });
-  }
-}
-
 async function buildExporters(config: CompactConfig): Promise<EventExporter[]> {
   const exporters: EventExporter[] = [];
   const privacy = { hashSessionIds: config.telemetry.hash_session_ids };
   for (const name of exporterNamesOf(config)) {
     if (name === 'console') {
-      const { consoleExporter } = await load(
+      const { consoleExporter } = await loadDependency(
         'console exporter',
         () => import('../exporters/console/index.js'),
       );
       exporters.push(consoleExporter({ format: config.telemetry.console_format, ...privacy }));
     } else if (name === 'ariadne') {
-      const { ariadneExporter } = await load(
+      const { ariadneExporter } = await loadDependency(
         'ariadne exporter',
         () => import('../exporters/ariadne/index.js'),
       );
       exporters.push(ariadneExporter({ url: config.telemetry.ariadne_url, ...privacy }));
     } else {
-      const { otlpExporter } = await load('otlp exporter', () => import('../exporters/otel/index.js'));
+      const { otlpExporter } = await loadDependency(
+        'otlp exporter',
+        () => import('../exporters/otel/index.js'),
+      );
       exporters.push(
         otlpExporter({
           ...privacy,
@@ -204,10 +173,10 @@ async function buildStorage(config: CompactConfig): Promise<StorageAdapter | und
   const { storage } = config;
   if (storage.adapter === 'none') return undefined;
   if (storage.adapter === 'fs') {
-    const { fsStorage } = await load('fs storage', () => import('../storage/fs/index.js'));
+    const { fsStorage } = await loadDependency('fs storage', () => import('../storage/fs/index.js'));
     return fsStorage({ path: storage.path, hashSessionIds: storage.hash_session_ids });
   }
-  const { s3Storage } = await load('s3 storage', () => import('../storage/s3/index.js'));
+  const { s3Storage } = await loadDependency('s3 storage', () => import('../storage/s3/index.js'));
   return s3Storage({
     bucket: storage.bucket!,
     prefix: storage.prefix,
@@ -217,112 +186,6 @@ async function buildStorage(config: CompactConfig): Promise<StorageAdapter | und
     ...(storage.kms_key_id === undefined ? {} : { kmsKeyId: storage.kms_key_id }),
     ...(storage.endpoint === undefined ? {} : { endpoint: storage.endpoint }),
   });
-}
-
-/**
- * The configured summarizer. LLM summarizers are wrapped in the failure policy
- * (`resilientSummarizer`: per-attempt timeout within one total budget, halving retries for
- * over-long summaries, one `brief` retry after a refusal, the circuit breaker shared per
- * provider and model).
- */
-async function buildSummarizer(
-  config: CompactConfig,
-  options: ConfigRuntimeOptions,
-): Promise<Summarizer | undefined> {
-  if (options.summarizer) return options.summarizer;
-  const inner = await buildLlmSummarizer(config, options);
-  if (inner === undefined) return undefined;
-  const { resilientSummarizer } = await import('../summarizers/resilient-summarizer.js');
-  const { timeout_ms: attempt, total_timeout_ms: total } = config.summarizer;
-  return resilientSummarizer(inner, { timeoutMs: Math.min(attempt, total), totalTimeoutMs: total });
-}
-
-async function buildLlmSummarizer(
-  config: CompactConfig,
-  options: ConfigRuntimeOptions,
-): Promise<Summarizer | undefined> {
-  const { summarizer } = config;
-  const env = options.env ?? process.env;
-  const model = summarizer.model ?? config.model;
-  const apiKey = summarizer.api_key_env === undefined ? undefined : env[summarizer.api_key_env];
-  if (summarizer.api_key_env !== undefined && (apiKey === undefined || apiKey === '')) {
-    throw new CompactError(
-      'invalid_config',
-      `summarizer.api_key_env names ${summarizer.api_key_env}, which is not set in the environment`,
-      { issues: [{ path: ['summarizer', 'api_key_env'], message: `${summarizer.api_key_env} is not set` }] },
-    );
-  }
-  const strategies = summarizer.prompts
-    ? Object.fromEntries(Object.entries(summarizer.prompts).filter(([, template]) => template !== undefined))
-    : undefined;
-  const common = {
-    temperature: summarizer.temperature,
-    ...(strategies === undefined ? {} : { strategies: strategies as Record<string, string> }),
-  };
-  switch (summarizer.provider) {
-    case 'embedded':
-      return undefined;
-    case 'openai': {
-      const { openaiSummarizer } = await load(
-        'openai summarizer',
-        () => import('../summarizers/openai/index.js'),
-      );
-      return openaiSummarizer({
-        model,
-        ...common,
-        ...(summarizer.seed === undefined ? {} : { seed: summarizer.seed }),
-        ...(summarizer.base_url === undefined ? {} : { baseURL: summarizer.base_url }),
-        ...(apiKey === undefined ? {} : { apiKey }),
-        ...(options.openaiClient === undefined ? {} : { client: options.openaiClient }),
-      });
-    }
-    case 'anthropic': {
-      const { anthropicSummarizer } = await load(
-        'anthropic summarizer',
-        () => import('../summarizers/anthropic/index.js'),
-      );
-      return anthropicSummarizer({
-        model,
-        ...common,
-        ...(summarizer.base_url === undefined ? {} : { baseURL: summarizer.base_url }),
-        ...(apiKey === undefined ? {} : { apiKey }),
-        ...(options.anthropicClient === undefined ? {} : { client: options.anthropicClient }),
-      });
-    }
-    case 'ai-sdk': {
-      if (options.aiSdkModel === undefined) {
-        throw new CompactError(
-          'invalid_config',
-          'summarizer.provider ai-sdk needs a model object: call toManagerOptions(config, { aiSdkModel })',
-          {
-            issues: [
-              { path: ['summarizer', 'provider'], message: 'ai-sdk needs toManagerOptions({ aiSdkModel })' },
-            ],
-          },
-        );
-      }
-      const { aiSdkSummarizer } = await load(
-        'ai-sdk summarizer',
-        () => import('../summarizers/ai-sdk/index.js'),
-      );
-      return aiSdkSummarizer({
-        model: options.aiSdkModel,
-        ...common,
-        ...(summarizer.seed === undefined ? {} : { seed: summarizer.seed }),
-      });
-    }
-    case 'llama-cpp': {
-      const { llamaCppSummarizer } = await load(
-        'llama-cpp summarizer',
-        () => import('../summarizers/llama-cpp/index.js'),
-      );
-      return llamaCppSummarizer({
-        modelPath: model,
-        ...common,
-        ...(summarizer.seed === undefined ? {} : { seed: summarizer.seed }),
-      });
-    }
-  }
 }
 
 /** `sessions.store: redis`: a Redis session store on the URL from `sessions.redis_url_env`. */

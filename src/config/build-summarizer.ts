@@ -1,0 +1,111 @@
+import { CompactError } from '../core/errors.js';
+import type { Summarizer } from '../core/summary/summarizer.js';
+import type { ConfigRuntimeOptions } from './config-runtime-options.js';
+import type { CompactConfig } from './config-schema.js';
+import { loadDependency } from './load-dependency.js';
+
+/**
+ * The configured summarizer. LLM summarizers are wrapped in the failure policy
+ * (`resilientSummarizer`: per-attempt timeout within one total budget, halving retries for
+ * over-long summaries, one `brief` retry after a refusal, the circuit breaker shared per
+ * provider and model).
+ */
+export async function buildSummarizer(
+  config: CompactConfig,
+  options: ConfigRuntimeOptions,
+): Promise<Summarizer | undefined> {
+  if (options.summarizer) return options.summarizer;
+  const inner = await buildLlmSummarizer(config, options);
+  if (inner === undefined) return undefined;
+  const { resilientSummarizer } = await import('../summarizers/resilient-summarizer.js');
+  const { timeout_ms: attempt, total_timeout_ms: total } = config.summarizer;
+  return resilientSummarizer(inner, { timeoutMs: Math.min(attempt, total), totalTimeoutMs: total });
+}
+
+async function buildLlmSummarizer(
+  config: CompactConfig,
+  options: ConfigRuntimeOptions,
+): Promise<Summarizer | undefined> {
+  const { summarizer } = config;
+  const env = options.env ?? process.env;
+  const model = summarizer.model ?? config.model;
+  const apiKey = summarizer.api_key_env === undefined ? undefined : env[summarizer.api_key_env];
+  if (summarizer.api_key_env !== undefined && (apiKey === undefined || apiKey === '')) {
+    throw new CompactError(
+      'invalid_config',
+      `summarizer.api_key_env names ${summarizer.api_key_env}, which is not set in the environment`,
+      { issues: [{ path: ['summarizer', 'api_key_env'], message: `${summarizer.api_key_env} is not set` }] },
+    );
+  }
+  const strategies = summarizer.prompts
+    ? Object.fromEntries(Object.entries(summarizer.prompts).filter(([, template]) => template !== undefined))
+    : undefined;
+  const common = {
+    temperature: summarizer.temperature,
+    ...(strategies === undefined ? {} : { strategies: strategies as Record<string, string> }),
+  };
+  switch (summarizer.provider) {
+    case 'embedded':
+      return undefined;
+    case 'openai': {
+      const { openaiSummarizer } = await loadDependency(
+        'openai summarizer',
+        () => import('../summarizers/openai/index.js'),
+      );
+      return openaiSummarizer({
+        model,
+        ...common,
+        ...(summarizer.seed === undefined ? {} : { seed: summarizer.seed }),
+        ...(summarizer.base_url === undefined ? {} : { baseURL: summarizer.base_url }),
+        ...(apiKey === undefined ? {} : { apiKey }),
+        ...(options.openaiClient === undefined ? {} : { client: options.openaiClient }),
+      });
+    }
+    case 'anthropic': {
+      const { anthropicSummarizer } = await loadDependency(
+        'anthropic summarizer',
+        () => import('../summarizers/anthropic/index.js'),
+      );
+      return anthropicSummarizer({
+        model,
+        ...common,
+        ...(summarizer.base_url === undefined ? {} : { baseURL: summarizer.base_url }),
+        ...(apiKey === undefined ? {} : { apiKey }),
+        ...(options.anthropicClient === undefined ? {} : { client: options.anthropicClient }),
+      });
+    }
+    case 'ai-sdk': {
+      if (options.aiSdkModel === undefined) {
+        throw new CompactError(
+          'invalid_config',
+          'summarizer.provider ai-sdk needs a model object: call toManagerOptions(config, { aiSdkModel })',
+          {
+            issues: [
+              { path: ['summarizer', 'provider'], message: 'ai-sdk needs toManagerOptions({ aiSdkModel })' },
+            ],
+          },
+        );
+      }
+      const { aiSdkSummarizer } = await loadDependency(
+        'ai-sdk summarizer',
+        () => import('../summarizers/ai-sdk/index.js'),
+      );
+      return aiSdkSummarizer({
+        model: options.aiSdkModel,
+        ...common,
+        ...(summarizer.seed === undefined ? {} : { seed: summarizer.seed }),
+      });
+    }
+    case 'llama-cpp': {
+      const { llamaCppSummarizer } = await loadDependency(
+        'llama-cpp summarizer',
+        () => import('../summarizers/llama-cpp/index.js'),
+      );
+      return llamaCppSummarizer({
+        modelPath: model,
+        ...common,
+        ...(summarizer.seed === undefined ? {} : { seed: summarizer.seed }),
+      });
+    }
+  }
+}

@@ -26,6 +26,8 @@ export interface ClientRun {
   tokens: number;
   calls: number;
   streamCalls: number;
+  /** Calls after the rest whose conversation is new to the proxy (its first message differs). */
+  freshCalls: number;
   warmUp: number;
   upstream: string;
   proxy: string;
@@ -42,6 +44,8 @@ export interface Timing {
 /** One body sent both ways. */
 export interface Pair {
   stream: boolean;
+  /** A conversation new to the proxy. */
+  fresh: boolean;
   direct: Timing;
   through: Timing;
 }
@@ -227,6 +231,17 @@ async function client(): Promise<void> {
       messages.push({ role: 'user', content: `follow-up ${call}: run the tests again` });
       bodies.push(bodyOf(messages, call >= run.calls));
     }
+    // Fresh conversations: the same history under another first message (a session, and a
+    // body, the proxy has not seen: parsed whole, counted by the manager from nothing).
+    for (let call = 0; call < run.freshCalls; call++) {
+      const first = messages[0]!;
+      bodies.push(
+        bodyOf(
+          [{ ...first, content: `fresh ${call}: ${String(first.content)}` }, ...messages.slice(1)],
+          false,
+        ),
+      );
+    }
     const direct = new Agent({ keepAlive: true, maxSockets: 1 });
     const through = new Agent({ keepAlive: true, maxSockets: 1 });
     const upstreamUrl = new URL(run.upstream);
@@ -258,7 +273,8 @@ async function client(): Promise<void> {
         proxied = await post(through, proxyUrl, body);
         straight = await post(direct, upstreamUrl, body);
       }
-      pairs.push({ stream: call >= run.calls, direct: straight, through: proxied });
+      const fresh = call >= run.calls + run.streamCalls;
+      pairs.push({ stream: !fresh && call >= run.calls, fresh, direct: straight, through: proxied });
     }
     direct.destroy();
     through.destroy();

@@ -11,6 +11,7 @@
  *   sends each body straight to the upstream and through the proxy, in turn, over keep-alive
  *   `node:http` connections; answers `{ pairs }`.
  */
+import { openSync, readSync } from 'node:fs';
 import { Agent, createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { PerformanceObserver } from 'node:perf_hooks';
@@ -102,7 +103,28 @@ async function upstream(): Promise<void> {
   });
 }
 
+/**
+ * `PROXY_BENCH_THREAD_CPU=1`: the proxy's `process.cpuUsage()` (which its log lines' `forwardCpuMs`
+ * read) counts its main thread only (Linux: `/proc/thread-self/schedstat`, nanoseconds on a
+ * core), not V8's GC helper threads; the CPU per request still counts the whole process.
+ */
+function countMainThreadOnly(): void {
+  const fd = openSync('/proc/thread-self/schedstat', 'r');
+  const buffer = Buffer.alloc(128);
+  const mainThread = (): NodeJS.CpuUsage => {
+    const length = readSync(fd, buffer, 0, buffer.length, 0);
+    const nanoseconds = Number(buffer.toString('latin1', 0, length).split(' ')[0]);
+    return { user: nanoseconds / 1000, system: 0 };
+  };
+  process.cpuUsage = ((previous?: NodeJS.CpuUsage) => {
+    const now = mainThread();
+    return previous === undefined ? now : { user: now.user - previous.user, system: 0 };
+  }) as typeof process.cpuUsage;
+}
+
 async function proxy(upstreamUrl: string, module: string): Promise<void> {
+  const processCpu = process.cpuUsage.bind(process);
+  if (process.env.PROXY_BENCH_THREAD_CPU === '1') countMainThreadOnly();
   const { startProxy } = (await import(module)) as typeof import('../src/proxy/index.js');
   const manager = new CompactManager({ model: 'gpt-4o', maxContextTokens: 1_000_000 });
   await manager.ready();
@@ -119,7 +141,7 @@ async function proxy(upstreamUrl: string, module: string): Promise<void> {
     log: (entry) => logs.push({ entry, at: performance.now() }),
   });
   const cpu = () => {
-    const { user, system } = process.cpuUsage();
+    const { user, system } = processCpu();
     return (user + system) / 1000;
   };
   send({ url: running.url });

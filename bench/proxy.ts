@@ -38,6 +38,7 @@
  * `PROXY_BENCH_FRESH_CALLS` (10) conversations new to the proxy are sent last at the largest size; `PROXY_BENCH_PROF=<dir>` writes the proxy process's CPU profile there;
  * `PROXY_BENCH_SIZES`, `PROXY_BENCH_CALLS`, `PROXY_BENCH_STREAM_CALLS` change the run;
  * `PROXY_BENCH_NODE_FLAGS` adds Node flags to the proxy's process (`--trace-gc`);
+ * `PROXY_BENCH_THREAD_CPU=1` counts the CPU in the spans on the proxy's main thread only (Linux);
  * `PROXY_BENCH_LOG=<path>` writes each size's log lines (with `gcMs`) to `<path>-<tokens>.json`. The proxy's
  * process runs with the young-generation cap `agent-compaction proxy` gives its own
  * (src/cli/respawn-with-heap-flags.ts) unless those flags set `--max-semi-space-size`.
@@ -308,6 +309,8 @@ export function printProxyBench(f: ProxyBenchFigures): void {
   const both = (s: Spread) => `p50 ${ms(s.p50)}  p99 ${ms(s.p99)}`;
   const load = (values: number[]) => values.map((value) => value.toFixed(2)).join(', ');
   console.log(`  load average ${load(f.load)} before, ${load(f.loadAfter)} after (2 cores)`);
+  if (process.env.PROXY_BENCH_THREAD_CPU === '1')
+    console.log("  (CPU in the spans: the proxy's main thread only, GC helper threads not counted)");
   for (const s of f.sizes) {
     console.log(
       `  history ${s.historyTokens} tokens, ${s.messages} messages, ${(s.bodyBytes / 1024).toFixed(0)} KB; ${s.calls} pairs (+1 message each), warm, below the trigger`,

@@ -104,6 +104,8 @@ export interface ProxySizeFigures {
   parse: Spread;
   compact: Spread;
   back: Spread;
+  /** From the request's handler to its last byte read (the body copied in as it arrives). */
+  read: Spread;
   streamCalls: number;
   firstByteDirect?: Spread;
   firstByteAdded?: Spread;
@@ -256,6 +258,7 @@ async function measureSize(
     parse: of(whole, 'parseMs'),
     compact: of(whole, 'compactMs'),
     back: of(logs, 'returnMs'),
+    read: of(logs, 'readMs'),
     streamCalls,
     ...(last
       ? {
@@ -340,6 +343,7 @@ export function printProxyBench(f: ProxyBenchFigures): void {
     console.log(
       `      of which parse ${both(s.parse)} (${s.reused} messages reused, median); compact ${both(s.compact)}`,
     );
+    console.log(`      reading the body (handler -> last byte) ${both(s.read)}`);
     if (s.floor) console.log(`    floor: JSON.parse of the body (proxy's process)  ${both(s.floor)}`);
     if (s.fresh)
       console.log(

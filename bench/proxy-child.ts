@@ -11,6 +11,7 @@
  *   sends each body straight to the upstream and through the proxy, in turn, over keep-alive
  *   `node:http` connections; answers `{ pairs }`.
  */
+import { openSync, readSync } from 'node:fs';
 import { Agent, createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { PerformanceObserver } from 'node:perf_hooks';
@@ -26,6 +27,8 @@ export interface ClientRun {
   tokens: number;
   calls: number;
   streamCalls: number;
+  /** Calls after the rest whose conversation is new to the proxy (its first message differs). */
+  freshCalls: number;
   warmUp: number;
   upstream: string;
   proxy: string;
@@ -42,6 +45,8 @@ export interface Timing {
 /** One body sent both ways. */
 export interface Pair {
   stream: boolean;
+  /** A conversation new to the proxy. */
+  fresh: boolean;
   direct: Timing;
   through: Timing;
 }
@@ -98,7 +103,28 @@ async function upstream(): Promise<void> {
   });
 }
 
+/**
+ * `PROXY_BENCH_THREAD_CPU=1`: the proxy's `process.cpuUsage()` (which its log lines' `forwardCpuMs`
+ * read) counts its main thread only (Linux: `/proc/thread-self/schedstat`, nanoseconds on a
+ * core), not V8's GC helper threads; the CPU per request still counts the whole process.
+ */
+function countMainThreadOnly(): void {
+  const fd = openSync('/proc/thread-self/schedstat', 'r');
+  const buffer = Buffer.alloc(128);
+  const mainThread = (): NodeJS.CpuUsage => {
+    const length = readSync(fd, buffer, 0, buffer.length, 0);
+    const nanoseconds = Number(buffer.toString('latin1', 0, length).split(' ')[0]);
+    return { user: nanoseconds / 1000, system: 0 };
+  };
+  process.cpuUsage = ((previous?: NodeJS.CpuUsage) => {
+    const now = mainThread();
+    return previous === undefined ? now : { user: now.user - previous.user, system: 0 };
+  }) as typeof process.cpuUsage;
+}
+
 async function proxy(upstreamUrl: string, module: string): Promise<void> {
+  const processCpu = process.cpuUsage.bind(process);
+  if (process.env.PROXY_BENCH_THREAD_CPU === '1') countMainThreadOnly();
   const { startProxy } = (await import(module)) as typeof import('../src/proxy/index.js');
   const manager = new CompactManager({ model: 'gpt-4o', maxContextTokens: 1_000_000 });
   await manager.ready();
@@ -115,7 +141,7 @@ async function proxy(upstreamUrl: string, module: string): Promise<void> {
     log: (entry) => logs.push({ entry, at: performance.now() }),
   });
   const cpu = () => {
-    const { user, system } = process.cpuUsage();
+    const { user, system } = processCpu();
     return (user + system) / 1000;
   };
   send({ url: running.url });
@@ -227,6 +253,17 @@ async function client(): Promise<void> {
       messages.push({ role: 'user', content: `follow-up ${call}: run the tests again` });
       bodies.push(bodyOf(messages, call >= run.calls));
     }
+    // Fresh conversations: the same history under another first message (a session, and a
+    // body, the proxy has not seen: parsed whole, counted by the manager from nothing).
+    for (let call = 0; call < run.freshCalls; call++) {
+      const first = messages[0]!;
+      bodies.push(
+        bodyOf(
+          [{ ...first, content: `fresh ${call}: ${String(first.content)}` }, ...messages.slice(1)],
+          false,
+        ),
+      );
+    }
     const direct = new Agent({ keepAlive: true, maxSockets: 1 });
     const through = new Agent({ keepAlive: true, maxSockets: 1 });
     const upstreamUrl = new URL(run.upstream);
@@ -258,7 +295,8 @@ async function client(): Promise<void> {
         proxied = await post(through, proxyUrl, body);
         straight = await post(direct, upstreamUrl, body);
       }
-      pairs.push({ stream: call >= run.calls, direct: straight, through: proxied });
+      const fresh = call >= run.calls + run.streamCalls;
+      pairs.push({ stream: !fresh && call >= run.calls, fresh, direct: straight, through: proxied });
     }
     direct.destroy();
     through.destroy();

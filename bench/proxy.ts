@@ -34,9 +34,11 @@
  * where their time went (parse, compact, GC pause).
  *
  * `PROXY_BENCH_MODULE=<path>` measures another build of src/proxy (a copy of an older one, its
- * path from bench/); `PROXY_BENCH_PROF=<dir>` writes the proxy process's CPU profile there;
+ * path from bench/); `PROXY_BENCH_BEFORE=<path>` measures that build, then this one, in one run;
+ * `PROXY_BENCH_FRESH_CALLS` (10) conversations new to the proxy are sent last at the largest size; `PROXY_BENCH_PROF=<dir>` writes the proxy process's CPU profile there;
  * `PROXY_BENCH_SIZES`, `PROXY_BENCH_CALLS`, `PROXY_BENCH_STREAM_CALLS` change the run;
  * `PROXY_BENCH_NODE_FLAGS` adds Node flags to the proxy's process (`--trace-gc`);
+ * `PROXY_BENCH_THREAD_CPU=1` counts the CPU in the spans on the proxy's main thread only (Linux);
  * `PROXY_BENCH_LOG=<path>` writes each size's log lines (with `gcMs`) to `<path>-<tokens>.json`. The proxy's
  * process runs with the young-generation cap `agent-compaction proxy` gives its own
  * (src/cli/respawn-with-heap-flags.ts) unless those flags set `--max-semi-space-size`.
@@ -50,6 +52,7 @@ import { type BenchLogFields, type ClientResult, REST_DELAY_MS } from './proxy-c
 
 const CALLS = Number(process.env.PROXY_BENCH_CALLS ?? 400);
 const STREAM_CALLS = Number(process.env.PROXY_BENCH_STREAM_CALLS ?? 100);
+const FRESH_CALLS = Number(process.env.PROXY_BENCH_FRESH_CALLS ?? 10);
 const SIZES = (process.env.PROXY_BENCH_SIZES ?? '8000,32000,128000').split(',').map(Number);
 const WARM_UP = 10;
 /** Issue 49 point 5: what the proxy may add per request at a 128k history (p99). */
@@ -101,6 +104,8 @@ export interface ProxySizeFigures {
   parse: Spread;
   compact: Spread;
   back: Spread;
+  /** From the request's handler to its last byte read (the body copied in as it arrives). */
+  read: Spread;
   streamCalls: number;
   firstByteDirect?: Spread;
   firstByteAdded?: Spread;
@@ -108,6 +113,8 @@ export interface ProxySizeFigures {
   firstBeforeRest?: number;
   /** `JSON.parse` of the body decoded from bytes, in the proxy's process (the largest size only). */
   floor?: Spread;
+  /** Conversations new to the proxy (the largest size only): calls, added per pair, forward CPU, parse, compact. */
+  fresh?: { calls: number; added: Spread; forwardCpu: Spread; parse: Spread; compact: Spread };
 }
 
 /** One call of the highest CPU in `forward`, by part (milliseconds). */
@@ -169,6 +176,7 @@ async function measureSize(
 ): Promise<ProxySizeFigures> {
   const { upstream, proxy, client } = children;
   const streamCalls = last ? STREAM_CALLS : 0;
+  const freshCalls = last ? FRESH_CALLS : 0;
   await proxy.ask({ logs: true }, 'logs');
   let cpuBefore = 0;
   const warmed = (message: { warmed?: true }) => {
@@ -192,13 +200,17 @@ async function measureSize(
     tokens,
     calls: CALLS,
     streamCalls,
+    freshCalls,
     warmUp: WARM_UP,
     upstream: upstream.url,
     proxy: proxy.url,
   };
   const result = await client.ask<ClientResult>({ run }, 'pairs');
-  const cpu = ((await proxy.ask<number>({ cpu: true }, 'cpu')) - cpuBefore) / (CALLS + streamCalls);
-  const logs = (await proxy.ask<(ProxyLogEntry & BenchLogFields)[]>({ logs: true }, 'logs')).slice(WARM_UP);
+  const cpu =
+    ((await proxy.ask<number>({ cpu: true }, 'cpu')) - cpuBefore) / (CALLS + streamCalls + freshCalls);
+  const all = (await proxy.ask<(ProxyLogEntry & BenchLogFields)[]>({ logs: true }, 'logs')).slice(WARM_UP);
+  const logs = all.slice(0, CALLS + streamCalls);
+  const freshLogs = all.slice(CALLS + streamCalls);
   const whole = logs.slice(0, CALLS);
   if (process.env.PROXY_BENCH_LOG)
     writeFileSync(`${process.env.PROXY_BENCH_LOG}-${tokens}.json`, JSON.stringify(logs));
@@ -208,8 +220,9 @@ async function measureSize(
   const quiet = uncompacted.filter((entry) => entry.gcMs === 0);
   const paused = logs.filter((entry) => entry.gcMs > 0);
   const pairs = result.pairs;
-  const plain = pairs.filter((pair) => !pair.stream);
+  const plain = pairs.filter((pair) => !pair.stream && !pair.fresh);
   const streams = pairs.filter((pair) => pair.stream);
+  const freshPairs = pairs.filter((pair) => pair.fresh);
   const floorBody = await firstBody;
   return {
     historyTokens: result.historyTokens,
@@ -245,6 +258,7 @@ async function measureSize(
     parse: of(whole, 'parseMs'),
     compact: of(whole, 'compactMs'),
     back: of(logs, 'returnMs'),
+    read: of(logs, 'readMs'),
     streamCalls,
     ...(last
       ? {
@@ -254,16 +268,22 @@ async function measureSize(
             (pair) => pair.through.first < pair.through.total - REST_DELAY_MS / 2,
           ).length,
           floor: spread(await proxy.ask<number[]>({ floor: true, body: floorBody, repeat: 30 }, 'floor')),
+          fresh: {
+            calls: freshCalls,
+            added: spread(freshPairs.map((pair) => pair.through.total - pair.direct.total)),
+            forwardCpu: of(freshLogs, 'forwardCpuMs'),
+            parse: of(freshLogs, 'parseMs'),
+            compact: of(freshLogs, 'compactMs'),
+          },
         }
       : {}),
   };
 }
 
 /** Runs the bench (a minute or two on a quiet machine). */
-export async function proxyBench(): Promise<ProxyBenchFigures> {
+export async function proxyBench(module = process.env.PROXY_BENCH_MODULE): Promise<ProxyBenchFigures> {
   const before = loadavg();
   const upstream = await start(['upstream']);
-  const module = process.env.PROXY_BENCH_MODULE;
   const profile = process.env.PROXY_BENCH_PROF;
   const given = process.env.PROXY_BENCH_NODE_FLAGS?.split(' ').filter(Boolean) ?? [];
   const flags = [
@@ -292,6 +312,8 @@ export function printProxyBench(f: ProxyBenchFigures): void {
   const both = (s: Spread) => `p50 ${ms(s.p50)}  p99 ${ms(s.p99)}`;
   const load = (values: number[]) => values.map((value) => value.toFixed(2)).join(', ');
   console.log(`  load average ${load(f.load)} before, ${load(f.loadAfter)} after (2 cores)`);
+  if (process.env.PROXY_BENCH_THREAD_CPU === '1')
+    console.log("  (CPU in the spans: the proxy's main thread only, GC helper threads not counted)");
   for (const s of f.sizes) {
     console.log(
       `  history ${s.historyTokens} tokens, ${s.messages} messages, ${(s.bodyBytes / 1024).toFixed(0)} KB; ${s.calls} pairs (+1 message each), warm, below the trigger`,
@@ -321,7 +343,12 @@ export function printProxyBench(f: ProxyBenchFigures): void {
     console.log(
       `      of which parse ${both(s.parse)} (${s.reused} messages reused, median); compact ${both(s.compact)}`,
     );
+    console.log(`      reading the body (handler -> last byte) ${both(s.read)}`);
     if (s.floor) console.log(`    floor: JSON.parse of the body (proxy's process)  ${both(s.floor)}`);
+    if (s.fresh)
+      console.log(
+        `    fresh (${s.fresh.calls} conversations new to the proxy, parsed whole): added ${both(s.fresh.added)}; forward CPU ${both(s.fresh.forwardCpu)}; parse ${both(s.fresh.parse)}; compact (the manager's first count) ${both(s.fresh.compact)}`,
+      );
     if (s.firstByteDirect && s.firstByteAdded) {
       const met = s.firstByteAdded.p99 <= TARGET_P99_MS;
       console.log(
@@ -334,4 +361,13 @@ export function printProxyBench(f: ProxyBenchFigures): void {
   }
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) printProxyBench(await proxyBench());
+if (import.meta.url === `file://${process.argv[1]}`) {
+  // `PROXY_BENCH_BEFORE=<path>`: that build first, then this one, in one run.
+  const before = process.env.PROXY_BENCH_BEFORE;
+  if (before) {
+    console.log(`before (${before}):`);
+    printProxyBench(await proxyBench(before));
+    console.log('after (this build):');
+  }
+  printProxyBench(await proxyBench());
+}

@@ -25,14 +25,23 @@ export interface ArrayLayout {
   ends: number[];
   /** Offset of the closing `]`. */
   end: number;
-  /** The body's top-level keys before the array's, in the order written. */
-  keysBefore: string[];
+  /** The body's top-level fields in the order written, the array's included (its span is `start` to `end + 1`). */
+  fields: Field[];
+}
+
+/** One top-level field of a body: its name and where its value's bytes are. */
+export interface Field {
+  name: string;
+  /** Offset of the value's first byte. */
+  from: number;
+  /** Offset just after the value's last byte. */
+  to: number;
 }
 
 const isSpace = (byte: number | undefined) =>
   byte === 0x20 || byte === 0x0a || byte === 0x0d || byte === 0x09;
 
-function skipSpace(bytes: Uint8Array, at: number): number {
+export function skipSpace(bytes: Uint8Array, at: number): number {
   let i = at;
   while (isSpace(bytes[i])) i++;
   return i;
@@ -52,7 +61,7 @@ export function skipString(bytes: Buffer, at: number): number {
 }
 
 /** The offset after the value starting at `at`, or -1 when it does not end. */
-function skipValue(bytes: Buffer, at: number): number {
+export function skipValue(bytes: Buffer, at: number): number {
   const first = bytes[at];
   if (first === QUOTE) return skipString(bytes, at);
   if (first !== OPEN_BRACE && first !== OPEN_BRACKET) {
@@ -115,47 +124,103 @@ export function scanElements(bytes: Buffer, at: number, ends: number[]): number 
   return -1;
 }
 
-/** The name of the key whose string spans `from` to `to` (quotes included). */
-function keyName(bytes: Buffer, from: number, to: number): string {
-  const raw = bytes.toString('utf8', from + 1, to - 1);
-  return raw.includes('\\') ? (JSON.parse(bytes.toString('utf8', from, to)) as string) : raw;
-}
-
 /**
  * The layout of the array under the top-level `key` of a body that `JSON.parse` accepted, or
- * `undefined` when the body is not an object holding one such array (or holds `key` twice,
- * where the parser keeps the last and these offsets would not say which).
+ * `undefined` when the body is not an object holding one such array, or names a key twice
+ * (the parser keeps the last value, and these offsets would not say which) or `__proto__`.
  */
 export function topLevelArray(bytes: Buffer, key: string): ArrayLayout | undefined {
   let i = skipSpace(bytes, 0);
   if (bytes[i] !== OPEN_BRACE) return undefined;
   i = skipSpace(bytes, i + 1);
-  const keysBefore: string[] = [];
-  let found: ArrayLayout | undefined;
+  const fields: Field[] = [];
+  const names = new Set<string>();
+  let found: Omit<ArrayLayout, 'fields'> | undefined;
   while (bytes[i] === QUOTE) {
     const keyEnd = skipString(bytes, i);
     if (keyEnd < 0) return undefined;
-    const name = keyName(bytes, i, keyEnd);
+    const name = JSON.parse(bytes.toString('utf8', i, keyEnd)) as string;
+    if (names.has(name) || name === '__proto__') return undefined;
+    names.add(name);
     i = skipSpace(bytes, keyEnd);
     if (bytes[i] !== COLON) return undefined;
     const value = skipSpace(bytes, i + 1);
     if (name === key) {
-      if (found !== undefined || bytes[value] !== OPEN_BRACKET) return undefined;
+      if (bytes[value] !== OPEN_BRACKET) return undefined;
       const ends: number[] = [];
       const end = scanElements(bytes, value + 1, ends);
       if (end < 0) return undefined;
-      found = { start: value, ends, end, keysBefore: [...keysBefore] };
+      found = { start: value, ends, end };
       i = end + 1;
     } else {
-      keysBefore.push(name);
       i = skipValue(bytes, value);
       if (i < 0) return undefined;
     }
+    fields.push({ name, from: value, to: i });
     i = skipSpace(bytes, i);
     if (bytes[i] !== COMMA) break;
     i = skipSpace(bytes, i + 1);
   }
-  return found;
+  return found === undefined ? undefined : { ...found, fields };
+}
+
+/** Top-level fields read so far, in the order written (`values[i]` is `fields[i]`'s). */
+export interface FieldsSoFar {
+  names: Set<string>;
+  fields: Field[];
+  values: unknown[];
+}
+
+/** A value read at `from`: the value and the offset after it (`undefined`: not JSON). */
+export type ReadValue = (name: string, from: number) => { value: unknown; to: number } | undefined;
+
+/**
+ * Reads a body's top-level `"name": value` pairs from `at` (just after the `{` when `first`,
+ * else just after a value) into `into`, each value with `read`, until the pair named `stop`
+ * (returns the offset of its value, not read) or the object's `}` (returns the offset after
+ * it, `closed`). `undefined` when the bytes are not JSON there, or name a key twice or
+ * `__proto__` (which a parse does not make a field of its own).
+ */
+export function readFields(
+  bytes: Buffer,
+  at: number,
+  first: boolean,
+  stop: string | undefined,
+  into: FieldsSoFar,
+  read: ReadValue,
+): { at: number; closed: boolean } | undefined {
+  let i = skipSpace(bytes, at);
+  if (bytes[i] === CLOSE_BRACE) return { at: i + 1, closed: true };
+  if (!first) {
+    if (bytes[i] !== COMMA) return undefined;
+    i = skipSpace(bytes, i + 1);
+  }
+  for (;;) {
+    if (bytes[i] !== QUOTE) return undefined;
+    const keyEnd = skipString(bytes, i);
+    if (keyEnd < 0) return undefined;
+    const name = JSON.parse(bytes.toString('utf8', i, keyEnd)) as string;
+    if (into.names.has(name) || name === '__proto__') return undefined;
+    into.names.add(name);
+    i = skipSpace(bytes, keyEnd);
+    if (bytes[i] !== COLON) return undefined;
+    const from = skipSpace(bytes, i + 1);
+    if (name === stop) return { at: from, closed: false };
+    const value = read(name, from);
+    if (value === undefined) return undefined;
+    into.fields.push({ name, from, to: value.to });
+    into.values.push(value.value);
+    i = skipSpace(bytes, value.to);
+    if (bytes[i] === CLOSE_BRACE) return { at: i + 1, closed: true };
+    if (bytes[i] !== COMMA) return undefined;
+    i = skipSpace(bytes, i + 1);
+  }
+}
+
+/** Whether the byte at `at`, spaces skipped, ends a top-level value (`,` or `}`). */
+export function endsValue(bytes: Buffer, at: number): boolean {
+  const next = bytes[skipSpace(bytes, at)];
+  return next === COMMA || next === CLOSE_BRACE;
 }
 
 /** Bytes compared per step when looking for where two bodies part. */

@@ -123,6 +123,28 @@ describe('ParsedBodies', () => {
     ).toBe(0);
   });
 
+  it('a field before the conversation changed: only that field and the new messages are parsed', () => {
+    const bodies = new ParsedBodies();
+    const tools = [{ type: 'function', function: { name: 'probe', parameters: {} } }];
+    const history: unknown[] = [
+      { role: 'system', content: 'é ü 日本 😀 "quoted" \\ \n \u2028' },
+      { role: 'user', content: 'hi' },
+    ];
+    const write = (fields: object) => Buffer.from(JSON.stringify({ ...fields, messages: history, tools }));
+    const first = bodies.parse(chat, write({ model: 'a', stream: false }))!;
+    bodies.remember('s', first, chat);
+    history.push({ role: 'assistant', content: 'hello' });
+    for (const fields of [{ model: 'a', stream: true }, { model: 'a-much-longer-name', n: 2 }, {}]) {
+      const bytes = write(fields);
+      const parsed = bodies.parse(chat, bytes)!;
+      expect(parsed.body).toEqual(JSON.parse(bytes.toString()));
+      expect(Object.keys(parsed.body)).toEqual(Object.keys(JSON.parse(bytes.toString())));
+      expect(parsed.reused).toBe(2);
+      // The unchanged field after the conversation is the kept body's own value.
+      expect(parsed.body.tools).toBe(first.body.tools);
+    }
+  });
+
   it('a number cut where a kept body ended, or a second conversation key, is read as JSON.parse reads it', () => {
     const bodies = new ParsedBodies();
     const first = bodies.parse(chat, Buffer.from('{"messages":[{"role":"user","content":"a"},12]}'))!;
@@ -132,9 +154,16 @@ describe('ParsedBodies', () => {
       '{"messages":[{"role":"user","content":"a"},12e1,{"x":1}]}',
       '{"messages":[{"role":"user","content":"a"},12],"messages":[{"role":"user","content":"b"}]}',
       '{"messages":[{"role":"user","content":"a"} ,12 ] , "tools" : [] }',
+      // Keys an object orders or treats apart: an index, `__proto__`, one given twice, escaped.
+      '{"9":1,"messages":[{"role":"user","content":"a"},12,1],"0":[]}',
+      '{"messages":[{"role":"user","content":"a"},12,2],"__proto__":{"x":1}}',
+      '{"n":1,"n":2,"messages":[{"role":"user","content":"a"},12,3]}',
+      '{"\\u006e":1,"messages":[{"role":"user","content":"a"},12,4]}',
     ]) {
       const parsed = bodies.parse(chat, Buffer.from(raw));
       expect(parsed?.body).toEqual(JSON.parse(raw));
+      expect(Object.keys(parsed!.body)).toEqual(Object.keys(JSON.parse(raw)));
+      expect(Object.getPrototypeOf(parsed!.body)).toBe(Object.prototype);
     }
     // Not JSON after a repeated start: not an object, as a whole parse says.
     expect(bodies.parse(chat, Buffer.from('{"messages":[{"role":"user","content":"a"},12,'))).toBeUndefined();
@@ -170,7 +199,11 @@ describe('json-layout', () => {
       raw.slice(i === 0 ? layout.start + 1 : layout.ends[i - 1]! + 1, end).trim(),
     );
     expect(elements).toEqual(['{"a":"],\\""}', '[2,3]', '"x"']);
-    expect(layout.keysBefore).toEqual(['n']);
+    expect(layout.fields.map((field) => [field.name, raw.slice(field.from, field.to)])).toEqual([
+      ['n', '{"messages":[1]}'],
+      ['messages', raw.slice(layout.start, layout.end + 1)],
+      ['m', '1'],
+    ]);
     expect(topLevelArray(Buffer.from('{"messages":[1],"messages":[2]}'), 'messages')).toBeUndefined();
     expect(topLevelArray(Buffer.from('{"\\u006dessages":[1]}'), 'messages')?.ends).toEqual([19]);
   });

@@ -3,15 +3,30 @@
  * call, so a body is the last one's bytes with a message or two more. Decoding and parsing a
  * 128k-token body costs milliseconds (its string alone is fresh memory, page-faulted in on
  * every call); comparing it with the last body's bytes costs microseconds. So each
- * conversation's last body is kept with its parsed messages and their byte offsets
- * (json-layout.ts): a body whose bytes match one kept up to the end of some of its messages
- * takes those messages (the very same objects, which also puts the manager on its warm path)
- * and parses only the rest. What is taken is exactly what `JSON.parse` of the whole body gives:
- * the bytes are equal, and the rest is parsed behind a marker no client can guess, so a second
- * conversation key further on cannot go unseen.
+ * conversation's last body is kept with its parsed fields and their byte offsets
+ * (json-layout.ts). A new body is read field by field: a field whose bytes are a kept body's
+ * takes its value, any other is parsed alone (a changed `model`, `stream` or `max_tokens` in
+ * front of the conversation costs the parse of that field, not of the body); its conversation
+ * is compared with the kept conversations from its own `[` (the offsets before it may have
+ * moved) and takes the messages a kept one repeats (the very same objects, which also puts
+ * the manager on its warm path), parsing only the rest. What is taken is exactly what
+ * `JSON.parse` of the whole body gives: the bytes are equal, every other piece is parsed by
+ * `JSON.parse`, and the structure between them is checked; anything else is parsed whole.
  */
 import { randomUUID } from 'node:crypto';
-import { type ArrayLayout, firstDifference, scanElements, topLevelArray } from './json-layout.js';
+import type { PooledBody } from './body-pool.js';
+import {
+  type ArrayLayout,
+  endsValue,
+  type Field,
+  type FieldsSoFar,
+  firstDifference,
+  readFields,
+  scanElements,
+  skipSpace,
+  skipValue,
+  topLevelArray,
+} from './json-layout.js';
 import type { ProxyRoute } from './proxy-routes.js';
 
 type Json = Record<string, unknown>;
@@ -27,6 +42,8 @@ export interface ParsedRequest {
   reused: number;
   /** The earlier body they were taken from. */
   from: RememberedBody | undefined;
+  /** The pooled buffer `bytes` is in: kept bodies hold it. */
+  pooled?: PooledBody;
 }
 
 /** A conversation's last body, kept to read its next one. */
@@ -38,6 +55,7 @@ export interface RememberedBody {
   /** The session's fingerprint, and the messages it depends on (the first `fingerprintSpan`). */
   readonly fingerprint: string | undefined;
   readonly fingerprintSpan: number;
+  readonly pooled: PooledBody | undefined;
 }
 
 /** The client bytes kept across all conversations, by default. */
@@ -60,10 +78,52 @@ function endsUpTo(ends: readonly number[], offset: number): number {
 const isObject = (value: unknown): value is Json =>
   value !== null && typeof value === 'object' && !Array.isArray(value);
 
+const OPEN_BRACE = 0x7b;
+const OPEN_BRACKET = 0x5b;
+
+/** The value of the field `name` at `from` in `bytes`: a hint's when its bytes are the same, else parsed. */
+function valueAt(bytes: Buffer, from: number, name: string, hints: readonly (RememberedBody | undefined)[]) {
+  for (const hint of hints) {
+    const field = hint?.layout.fields.find((f) => f.name === name);
+    if (field === undefined) continue;
+    const to = from + field.to - field.from;
+    if (
+      to <= bytes.length &&
+      hint!.bytes.compare(bytes, from, to, field.from, field.to) === 0 &&
+      endsValue(bytes, to)
+    )
+      return { value: hint!.body[name], to };
+  }
+  const to = skipValue(bytes, from);
+  if (to <= from) return undefined;
+  return { value: JSON.parse(bytes.toString('utf8', from, to)) as unknown, to };
+}
+
+/** Whether `kept`'s bytes before the end of its middle message are `bytes`' (its conversation at `start`). */
+function probed(kept: RememberedBody, bytes: Buffer, start: number): boolean {
+  const { ends, start: keptStart } = kept.layout;
+  const shift = start - keptStart;
+  const probe = ends[ends.length >> 1]!;
+  const probeFrom = Math.max(keptStart, probe - PROBE_BYTES);
+  return (
+    bytes.length > probe + shift &&
+    kept.bytes.compare(bytes, probeFrom + shift, probe + shift, probeFrom, probe) === 0
+  );
+}
+
+/** How many of `kept`'s messages the conversation at `start` of `bytes` repeats byte for byte. */
+function repeated(kept: RememberedBody, bytes: Buffer, start: number): number {
+  const { ends, start: keptStart, end: keptEnd } = kept.layout;
+  const same = firstDifference(kept.bytes.subarray(keptStart, keptEnd), bytes.subarray(start));
+  return endsUpTo(ends, keptStart + same);
+}
+
 /** Parsed bodies and the last body of each conversation (see the file's comment). */
 export class ParsedBodies {
   readonly #maxBytes: number;
   readonly #bySession = new Map<string, RememberedBody>();
+  /** The body kept last, by path: its fields are the likeliest to repeat. */
+  readonly #latest = new Map<string, RememberedBody>();
   #bytes = 0;
   readonly #marker = JSON.stringify(`\u0000${randomUUID()}`);
   readonly #markerValue = JSON.parse(this.#marker) as string;
@@ -72,9 +132,17 @@ export class ParsedBodies {
     this.#maxBytes = maxBytes;
   }
 
-  /** The body parsed, or `undefined` when it is not a JSON object. */
-  parse(route: ProxyRoute, bytes: Buffer): ParsedRequest | undefined {
-    return this.#fromKept(route, bytes) ?? this.#parseWhole(route, bytes);
+  /** The body parsed (`pooled`: the pooled buffer `bytes` is in), or `undefined` when it is not a JSON object. */
+  parse(route: ProxyRoute, bytes: Buffer, pooled?: PooledBody): ParsedRequest | undefined {
+    let parsed: ParsedRequest | undefined;
+    try {
+      parsed = this.#fromKept(route, bytes);
+    } catch {
+      parsed = undefined;
+    }
+    parsed ??= this.#parseWhole(route, bytes);
+    if (parsed !== undefined && pooled !== undefined) parsed.pooled = pooled;
+    return parsed;
   }
 
   /** Keeps `parsed` as its session's last body. */
@@ -85,25 +153,32 @@ export class ParsedBodies {
     fingerprint?: { id: string; span: number },
   ) {
     const old = this.#bySession.get(session);
-    if (old !== undefined) {
-      this.#bySession.delete(session);
-      this.#bytes -= old.bytes.length;
-    }
+    if (old !== undefined) this.#forget(session, old);
     if (parsed.layout === undefined || parsed.bytes.length > this.#maxBytes) return;
-    this.#bySession.set(session, {
+    const kept: RememberedBody = {
       path: route.path,
       bytes: parsed.bytes,
       body: parsed.body,
       layout: parsed.layout,
       fingerprint: fingerprint?.id,
       fingerprintSpan: fingerprint?.span ?? Number.POSITIVE_INFINITY,
-    });
+      pooled: parsed.pooled,
+    };
+    parsed.pooled?.hold();
+    this.#bySession.set(session, kept);
+    this.#latest.set(route.path, kept);
     this.#bytes += parsed.bytes.length;
-    for (const [oldest, kept] of this.#bySession) {
+    for (const [oldest, body] of this.#bySession) {
       if (this.#bytes <= this.#maxBytes) break;
-      this.#bySession.delete(oldest);
-      this.#bytes -= kept.bytes.length;
+      this.#forget(oldest, body);
     }
+  }
+
+  #forget(session: string, kept: RememberedBody) {
+    this.#bySession.delete(session);
+    this.#bytes -= kept.bytes.length;
+    if (this.#latest.get(kept.path) === kept) this.#latest.delete(kept.path);
+    kept.pooled?.release();
   }
 
   #parseWhole(route: ProxyRoute, bytes: Buffer): ParsedRequest | undefined {
@@ -123,64 +198,73 @@ export class ParsedBodies {
     return { bytes, body, layout, reused: 0, from: undefined };
   }
 
-  /** The kept body this one extends the most, and how many of its messages it repeats. */
-  #closest(route: ProxyRoute, bytes: Buffer): { kept: RememberedBody; count: number } | undefined {
+  /**
+   * The kept body whose conversation this one's (at `start`) extends the most, and how many of
+   * its messages it repeats. Each kept body is probed at one spot first (the end of its middle
+   * message: another conversation differs there); the path's latest body is compared even when
+   * its probe differs (a message edited before the middle of the client's last body).
+   */
+  #closest(route: ProxyRoute, bytes: Buffer, start: number, latest: RememberedBody) {
     let best: { kept: RememberedBody; count: number } | undefined;
     for (const kept of this.#bySession.values()) {
-      if (kept.path !== route.path) continue;
-      const ends = kept.layout.ends;
-      // One spot first (the end of the middle message): another conversation differs there.
-      const probe = ends[ends.length >> 1]!;
-      const probeFrom = Math.max(kept.layout.start, probe - PROBE_BYTES);
-      if (bytes.length <= probe || kept.bytes.compare(bytes, probeFrom, probe, probeFrom, probe) !== 0)
-        continue;
-      const count = endsUpTo(ends, firstDifference(kept.bytes, bytes, kept.layout.end));
+      if (kept.path !== route.path || !probed(kept, bytes, start)) continue;
+      const count = repeated(kept, bytes, start);
       if (count > (best?.count ?? 0)) best = { kept, count };
-      if (count === ends.length) break;
+      if (count === kept.layout.ends.length) return best;
+    }
+    if (best === undefined && this.#bySession.size > 0) {
+      const count = repeated(latest, bytes, start);
+      if (count > 0) best = { kept: latest, count };
     }
     return best;
   }
 
+  /** The body read from what is new (see the file's comment), or `undefined` to parse it whole. */
   #fromKept(route: ProxyRoute, bytes: Buffer): ParsedRequest | undefined {
-    if (this.#bySession.size === 0) return undefined;
-    const closest = this.#closest(route, bytes);
+    const latest = this.#latest.get(route.path);
+    if (latest === undefined) return undefined;
+    const key = route.messagesKey;
+    const open = skipSpace(bytes, 0);
+    if (bytes[open] !== OPEN_BRACE) return undefined;
+    const read: FieldsSoFar = { names: new Set(), fields: [], values: [] };
+    const head = readFields(bytes, open + 1, true, key, read, (name, from) =>
+      valueAt(bytes, from, name, [latest]),
+    );
+    if (head === undefined || head.closed || bytes[head.at] !== OPEN_BRACKET) return undefined;
+    const start = head.at;
+    const closest = this.#closest(route, bytes, start, latest);
     if (closest === undefined) return undefined;
     const { kept, count } = closest;
-    const key = route.messagesKey;
-    const keptMessages = kept.body[key] as unknown[];
-    // The separator after the last message taken: the new messages and the rest follow it.
-    const separator = kept.layout.ends[count - 1]!;
-    const ends = kept.layout.ends.slice(0, count);
+    const shift = start - kept.layout.start;
+    const ends: number[] = new Array(count);
+    for (let i = 0; i < count; i++) ends[i] = kept.layout.ends[i]! + shift;
+    // The separator after the last message taken: the new messages follow it.
+    const separator = ends[count - 1]!;
     const end = scanElements(bytes, separator, ends);
     if (end < 0) return undefined;
-    const keptEnd = kept.layout.end;
-    const sameRest =
-      bytes.length - end === kept.bytes.length - keptEnd &&
-      kept.bytes.compare(bytes, end, bytes.length, keptEnd, kept.bytes.length) === 0;
-    let added: unknown[];
-    let body: Json;
-    try {
-      if (sameRest) {
-        added = JSON.parse(`[${this.#marker}${bytes.toString('utf8', separator, end + 1)}`) as unknown[];
-        body = { ...kept.body };
-      } else {
-        const rest = JSON.parse(
-          `{${JSON.stringify(key)}:[${this.#marker}${bytes.toString('utf8', separator)}`,
-        ) as Json;
-        added = rest[key] as unknown[];
-        if (!Array.isArray(added) || added[0] !== this.#markerValue) return undefined;
-        body = {};
-        for (const name of kept.layout.keysBefore) body[name] = kept.body[name];
-        Object.assign(body, rest);
-      }
-    } catch {
-      return undefined;
-    }
-    const messages = keptMessages.slice(0, count);
+    const added = JSON.parse(`[${this.#marker}${bytes.toString('utf8', separator, end + 1)}`) as unknown[];
+    if (added[0] !== this.#markerValue || added.length - 1 !== ends.length - count) return undefined;
+    const messages = (kept.body[key] as unknown[]).slice(0, count);
     for (let i = 1; i < added.length; i++) messages.push(added[i]);
-    if (messages.length !== ends.length) return undefined;
-    body[key] = messages;
-    const layout = { start: kept.layout.start, ends, end, keysBefore: kept.layout.keysBefore };
-    return { bytes, body, layout, reused: count, from: kept };
+    read.fields.push({ name: key, from: start, to: end + 1 });
+    read.values.push(messages);
+    const tail = readFields(bytes, end + 1, false, undefined, read, (name, from) =>
+      valueAt(bytes, from, name, [kept, latest]),
+    );
+    if (tail === undefined || skipSpace(bytes, tail.at) !== bytes.length) return undefined;
+    return {
+      bytes,
+      body: bodyOf(read.fields, read.values),
+      layout: { start, ends, end, fields: read.fields },
+      reused: count,
+      from: kept,
+    };
   }
+}
+
+/** An object of the fields in the order read (as `JSON.parse` makes it). */
+function bodyOf(fields: readonly Field[], values: readonly unknown[]): Json {
+  const body: Json = {};
+  for (let i = 0; i < fields.length; i++) body[fields[i]!.name] = values[i];
+  return body;
 }

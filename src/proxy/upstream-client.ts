@@ -31,6 +31,8 @@ export interface UpstreamAnswer {
   writtenCpu: NodeJS.CpuUsage;
   /** `performance.now()` when the answer's head had arrived. */
   headAt: number;
+  /** Settles once the whole request body was handed to the system (never, when it was not). */
+  finished: Promise<void>;
 }
 
 /** Keep-alive connections to one upstream origin. */
@@ -73,6 +75,7 @@ export class UpstreamClient {
         agent: this.#agent,
         signal: call.signal,
       });
+      const finished = new Promise<void>((done) => request.once('finish', done));
       let writtenAt = 0;
       let writtenCpu: NodeJS.CpuUsage = { user: 0, system: 0 };
       const written = () => {
@@ -84,7 +87,7 @@ export class UpstreamClient {
         else written();
       });
       request.once('response', (response) => {
-        resolve({ response, startedAt, writtenAt, writtenCpu, headAt: performance.now() });
+        resolve({ response, startedAt, writtenAt, writtenCpu, headAt: performance.now(), finished });
       });
       request.on('error', (error) => {
         // A kept connection reset before any answer: the upstream closed it while idle.

@@ -99,6 +99,8 @@ export interface PreparationJobOutcome {
   /** The run's attempt number (1 for the first). */
   readonly attempt: number;
   readonly result: PreparationJobResult | 'failed';
+  /** True when the run called the summarizer (a result other than `published` then means its work was not used). */
+  readonly summarized: boolean;
   /** When failed: the error's code (`summarizer_failed`, `storage_failed`, ...). */
   readonly errorType?: string;
   /** When failed: the error's message (redacted, at most 500 characters). */
@@ -202,6 +204,8 @@ export async function startPreparationWorker(options: PreparationWorkerOptions):
   };
   // How long published runs took (the latest ones): a job due sooner is dropped unsummarized.
   const runTimes = new RunTimes();
+  // Jobs whose current run called the summarizer (told with the run's outcome).
+  const summarizedRuns = new Set<string>();
   const tell = (
     job: Job<PreparationJob>,
     result: PreparationJobOutcome['result'],
@@ -209,6 +213,7 @@ export async function startPreparationWorker(options: PreparationWorkerOptions):
     error?: Error,
     last?: boolean,
   ) => {
+    const summarized = summarizedRuns.delete(String(job.id));
     try {
       options.onJobDone?.({
         jobId: String(job.id),
@@ -216,6 +221,7 @@ export async function startPreparationWorker(options: PreparationWorkerOptions):
         baseVersion: job.data.baseVersion,
         attempt,
         result,
+        summarized,
         ...(error ? { errorType: errorTypeOf(error), error: clip(error.message, redact) } : {}),
         ...(last ? { deadLettered: true } : {}),
       });
@@ -231,7 +237,12 @@ export async function startPreparationWorker(options: PreparationWorkerOptions):
     try {
       const result = await runPreparationJob(data, {
         store: options.store,
-        chain: chain.map((member) => counting(member, () => status.summarizerRuns++)),
+        chain: chain.map((member) =>
+          counting(member, () => {
+            status.summarizerRuns++;
+            summarizedRuns.add(String(job.id));
+          }),
+        ),
         counter,
         timeoutMs,
         redact,

@@ -63,6 +63,8 @@ interface Preparation {
   kick: (() => void) | undefined;
   /** When the queue took its job (epoch ms), with a queue. */
   queuedAt: number | undefined;
+  /** Its job is to be withdrawn (nothing will use it): at once if queued, else once the add lands. */
+  unwanted: boolean;
   immediate: ReturnType<typeof setImmediate> | undefined;
 }
 
@@ -255,6 +257,7 @@ export class BackgroundPreparations {
       outcome: undefined,
       immediate: undefined,
       queuedAt: undefined,
+      unwanted: false,
       kick,
       done: begun
         .then(async () => {
@@ -262,9 +265,12 @@ export class BackgroundPreparations {
           if (controller.signal.aborted) return;
           if (this.#queue) {
             const job = await queueJob(key, folded, request);
+            if (controller.signal.aborted) return;
             await this.#queue.enqueue(job);
             preparation.queuedAt = job.enqueuedAt;
             this.#queued++;
+            // Dropped as unwanted while its add was on the way: the job is taken back now.
+            if (preparation.unwanted) this.#withdraw(key, preparation);
           } else
             await this.#work(key, preparation, () =>
               this.#summarize(folded, request, controller.signal, events),
@@ -358,10 +364,15 @@ export class BackgroundPreparations {
     return undefined;
   }
 
-  /** Drops the preparation of `key` when it extends a summary older than `version` (or always). */
+  /**
+   * Drops the preparation of `key` when it extends a summary older than `version` (the
+   * session moved past it), or always (`endSession`, `reset`: the session is over here). Either
+   * way nothing will use it: its job is withdrawn from the queue while it still waits.
+   */
   discard(key: string, version = Number.POSITIVE_INFINITY): void {
     const preparation = this.#entries.get(key);
-    if (preparation && preparation.baseVersion < version) this.#drop(key, preparation);
+    if (preparation && preparation.baseVersion < version) this.#drop(key, preparation, true);
+    if (version === Number.POSITIVE_INFINITY) this.#lead.forget(key);
   }
 
   /** Aborts every preparation and resolves once none is running; later `start` calls do nothing. */
@@ -383,9 +394,11 @@ export class BackgroundPreparations {
 
   /**
    * Takes `preparation`'s job out of the queue if it still waits there (never awaited). Only
-   * for a version the session moved past: another process may still use a live one's summary.
+   * for a version the session moved past or a session ended here (`endSession`, `reset`): on
+   * shutdown, another process may still use a live one's summary.
    */
   #withdraw(key: string, preparation: Preparation): void {
+    preparation.unwanted = true;
     if (preparation.queuedAt === undefined || !this.#queue?.withdraw) return;
     this.#queue.withdraw(key, preparation.baseVersion).catch(() => {});
   }

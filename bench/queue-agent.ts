@@ -89,7 +89,7 @@ process.on('message', (message: Command) => {
   }
   if (message.type === 'end') {
     // The conversation is over: its waiting preparation job is withdrawn (nothing will use it).
-    manager.endSession(message.session);
+    manager.endSession(message.session, { closed: true });
     report({ type: 'ended', agent, session: message.session });
     return;
   }

@@ -9,7 +9,10 @@
  * before/after in one run); the same with the learned lead time (the default); and that with
  * one worker SIGKILLed halfway. Reported: preparations run per prepared version used, summaries stale
  * (built on another base than the version before) or doubled (two texts for one version),
- * and the agents' preflight p50/p99.
+ * and the agents' preflight p50/p99. Each session is ended after its last step
+ * (`endSession(id, { closed: true })`: its waiting job is withdrawn), and every worker summarizer
+ * run is counted by what became of it (used, last version never reached, published unused,
+ * late, duplicate, failed, no outcome).
  *
  * Size: QUEUE_BENCH_SESSIONS (default 30), QUEUE_BENCH_STEPS (default 120).
  * Lockstep (issue 46): QUEUE_BENCH_LOCKSTEP=1 steps every session together (a barrier per

@@ -3,7 +3,9 @@
  * `background: true`, its preparations on the BullMQ queue when `QUEUE_NAME` is set (else the
  * library's own cross-process preparation lock). On `{ type: 'step', session, step }` it
  * compacts the session's first `step` turns and answers with the time the call took and the
- * summary it answered with; on `{ type: 'stats' }` with its counters.
+ * summary it answered with; on `{ type: 'end', session }` it ends the session
+ * (`manager.endSession`, as an application does when a conversation closes); on
+ * `{ type: 'stats' }` with its counters.
  */
 import { CompactManager } from '../src/core/manager/compact-manager.js';
 import type { SummarizeRequest } from '../src/core/summary/summarizer.js';
@@ -15,6 +17,7 @@ import { charCounter, chatTurns } from '../test/support/background-fixtures.js';
 /** Messages from an agent to the bench. */
 export type QueueAgentReport =
   | { type: 'ready'; agent: string }
+  | { type: 'ended'; agent: string; session: string }
   | {
       type: 'done';
       agent: string;
@@ -74,9 +77,20 @@ const manager = new CompactManager({
 const histories = new Map<string, Record<string, unknown>[]>();
 const report = (message: QueueAgentReport) => process.send?.(message);
 
-process.on('message', (message: { type: 'step'; session: string; step: number } | { type: 'stats' }) => {
+type Command =
+  | { type: 'step'; session: string; step: number }
+  | { type: 'stats' }
+  | { type: 'end'; session: string };
+
+process.on('message', (message: Command) => {
   if (message.type === 'stats') {
     report({ type: 'stats', agent, ownSummarizerCalls, status: manager.backgroundStatus() });
+    return;
+  }
+  if (message.type === 'end') {
+    // The conversation is over: its waiting preparation job is withdrawn (nothing will use it).
+    manager.endSession(message.session, { closed: true });
+    report({ type: 'ended', agent, session: message.session });
     return;
   }
   const { session, step } = message;

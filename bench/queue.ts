@@ -9,7 +9,10 @@
  * before/after in one run); the same with the learned lead time (the default); and that with
  * one worker SIGKILLed halfway. Reported: preparations run per prepared version used, summaries stale
  * (built on another base than the version before) or doubled (two texts for one version),
- * and the agents' preflight p50/p99.
+ * and the agents' preflight p50/p99. Each session is ended after its last step
+ * (`endSession(id, { closed: true })`: its waiting job is withdrawn), and every worker summarizer
+ * run is counted by what became of it (used, last version never reached, published unused,
+ * late, duplicate, failed, no outcome).
  *
  * Size: QUEUE_BENCH_SESSIONS (default 30), QUEUE_BENCH_STEPS (default 120).
  * Lockstep (issue 46): QUEUE_BENCH_LOCKSTEP=1 steps every session together (a barrier per
@@ -65,6 +68,21 @@ export interface QueueBenchRun {
   wallMs: number;
   /** Jobs a worker dropped without a summarizer call: superseded, already prepared, expired (past their deadline). */
   skipped?: { superseded: number; alreadyPrepared: number; expired: number };
+  /**
+   * Every worker summarizer run by what became of it: used at a trigger; published for a last
+   * version the session never reached; published but not used otherwise; late (the session
+   * compacted while the summarizer ran: superseded at publish); duplicate (another run
+   * published the version first); failed; no outcome (its worker was killed).
+   */
+  runsBy?: {
+    used: number;
+    lastVersion: number;
+    publishedUnused: number;
+    late: number;
+    duplicate: number;
+    failed: number;
+    noOutcome: number;
+  };
   /** The agents' queue figures: jobs late at their trigger, preparations not enqueued (too late), backlog episodes, learned lead time (ms, per agent). */
   agentsQueue?: {
     late: number;
@@ -219,12 +237,21 @@ async function run(url: string, mode: Mode): Promise<QueueBenchRun> {
     }
   };
   const model = () => new Promise((resolve) => setTimeout(resolve, MODEL_MS));
+  // The conversation closes: the agent that served its last step ends it (manager.endSession).
+  const endOf = async (s: number) => {
+    const session = `s${s}`;
+    const agent = agents[(s + STEPS) % agents.length]!;
+    const answer = next(agent, (r) => r.type === 'ended' && r.session === session);
+    agent.process.send({ type: 'end', session });
+    await answer;
+  };
   if (LOCKSTEP) {
     // Every session steps together: all preflights of a step, then one model call.
     for (let step = 1; step <= STEPS; step++) {
       await Promise.all(Array.from({ length: SESSIONS }, (_, s) => stepOf(s, step)));
       await model();
     }
+    await Promise.all(Array.from({ length: SESSIONS }, (_, s) => endOf(s)));
   } else {
     await Promise.all(
       Array.from({ length: SESSIONS }, async (_, s) => {
@@ -232,6 +259,7 @@ async function run(url: string, mode: Mode): Promise<QueueBenchRun> {
           await stepOf(s, step);
           await model();
         }
+        await endOf(s);
       }),
     );
   }
@@ -303,6 +331,11 @@ async function run(url: string, mode: Mode): Promise<QueueBenchRun> {
   );
   const preparations = mode === 'background' ? agentPreparations : workerRuns;
   const { stale, doubled } = checkChains(done);
+  const ran = workers.flatMap((w) =>
+    w.reports.flatMap((r) => (r.type === 'job' && r.outcome.summarized ? [r.outcome.result] : [])),
+  );
+  const runsOf = (result: string) => ran.filter((r) => r === result).length;
+  const published = runsOf('published');
   const times = done.map((r) => r.ms);
   return {
     mode,
@@ -326,6 +359,15 @@ async function run(url: string, mode: Mode): Promise<QueueBenchRun> {
             superseded: workerStats.reduce((sum, w) => sum + w.status.superseded, 0),
             alreadyPrepared: workerStats.reduce((sum, w) => sum + w.status.alreadyPrepared, 0),
             expired: workerStats.reduce((sum, w) => sum + w.status.expired, 0),
+          },
+          runsBy: {
+            used,
+            lastVersion: endOfSession,
+            publishedUnused: published - used - endOfSession,
+            late: runsOf('superseded'),
+            duplicate: runsOf('already_prepared'),
+            failed: runsOf('failed'),
+            noOutcome: workerRuns - ran.length,
           },
           agentsQueue: {
             late: stats.reduce((sum, s) => sum + s.status.late, 0),
@@ -361,8 +403,11 @@ export function printQueueBench(runs: readonly QueueBenchRun[]): void {
     const agentsQueue = r.agentsQueue
       ? `; agents: ${r.agentsQueue.late} jobs late at the trigger, ${r.agentsQueue.tooLate} not enqueued (too late), ${r.agentsQueue.backlogEpisodes} backlog warnings, lead time ${r.agentsQueue.leadTimeMs.map((ms) => (ms === undefined ? '-' : `${ms} ms`)).join('/')}`
       : '';
+    const runsBy = r.runsBy
+      ? `; summarizer runs by outcome: used ${r.runsBy.used}, last version never reached ${r.runsBy.lastVersion}, published unused ${r.runsBy.publishedUnused}, late (superseded after the summarizer) ${r.runsBy.late}, duplicate ${r.runsBy.duplicate}, failed ${r.runsBy.failed}, no outcome (worker killed) ${r.runsBy.noOutcome}`
+      : '';
     console.log(
-      `  ${r.mode.padEnd(24)} versions ${r.versions}, prepared used ${r.used} (share ${(r.used / Math.max(1, r.versions)).toFixed(3)}), preparations run ${r.preparations} (${r.ratio.toFixed(3)} per version used; ${r.endOfSession} of them for a last version the session never reached: ${r.ratioInSession.toFixed(3)} without them; issue 46: <= 1.1; jobs skipped below made no summarizer call), at the trigger ${r.synchronous}; stale ${r.stale}, doubled ${r.doubled}; preflight p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms; ${(r.wallMs / 1000).toFixed(1)} s${skipped}${agentsQueue}`,
+      `  ${r.mode.padEnd(24)} versions ${r.versions}, prepared used ${r.used} (share ${(r.used / Math.max(1, r.versions)).toFixed(3)}), preparations run ${r.preparations} (${r.ratio.toFixed(3)} per version used; ${r.endOfSession} of them for a last version the session never reached: ${r.ratioInSession.toFixed(3)} without them; issue 46: <= 1.1; jobs skipped below made no summarizer call), at the trigger ${r.synchronous}; stale ${r.stale}, doubled ${r.doubled}; preflight p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms; ${(r.wallMs / 1000).toFixed(1)} s${skipped}${runsBy}${agentsQueue}`,
     );
   }
 }

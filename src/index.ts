@@ -60,7 +60,7 @@ export {
   type ReportedUsage,
   type TokenEstimate,
 } from './core/manager/compact-manager.js';
-export type { CacheStatus } from './core/manager/manager-memory.js';
+export type { CacheStatus, EndSessionOptions } from './core/manager/manager-memory.js';
 export type {
   CompactMessage,
   MessageFormat,

@@ -155,10 +155,73 @@ describe.runIf(withRedis)('the BullMQ preparation queue', () => {
     await fleet.untilCount((r) => r.type === 'job', 3);
     const results = Object.fromEntries(fleet.of('job').map((r) => [r.outcome.sessionId, r.outcome.result]));
     expect(results).toEqual({ 'old-3': 'superseded', 'old-4': 'superseded', fresh: 'published' });
+    const summarized = Object.fromEntries(
+      fleet.of('job').map((r) => [r.outcome.sessionId, r.outcome.summarized]),
+    );
+    expect(summarized).toEqual({ 'old-3': false, 'old-4': false, fresh: true });
     expect(fleet.of('summarizing').map((r) => r.sessionId)).toEqual(['fresh']);
     expect(await fleet.status('w1')).toMatchObject({ summarizerRuns: 1, superseded: 2, published: 1 });
     const result = await a.manager.compact('fresh', TRIGGERED);
     expect(result.summary?.summarizer).toBe('queue:scripted-w1');
+  });
+
+  it('closed session: endSession({ closed: true }) withdraws its waiting job, a plain endSession keeps it for another process', async () => {
+    const { fleet, agents } = setup(1);
+    const agent = agents[0]!;
+    // No worker yet: both jobs wait.
+    for (const session of ['kept', 'closed']) {
+      await agent.manager.compact(session, CROSSED);
+      await settled(agent);
+    }
+    expect((await agent.queue.counts()).waiting).toBe(2);
+    agent.manager.endSession('kept');
+    agent.manager.endSession('closed', { closed: true });
+    // The withdrawal is not awaited by endSession: until the queue shows it.
+    while ((await agent.queue.counts()).waiting !== 1)
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    await fleet.start('w1');
+    await fleet.inbox.until((r) => r.type === 'job' && r.outcome.sessionId === 'kept');
+    expect(fleet.of('summarizing').map((r) => r.sessionId)).toEqual(['kept']);
+    expect(await agent.store.get('closed::prepared')).toBeUndefined();
+    // Another process serving 'kept' still swaps the summary in at its trigger.
+    const result = await agent.manager.compact('kept', TRIGGERED);
+    expect(result.summary?.summarizer).toBe('queue:scripted-w1');
+  });
+
+  it('closed session while its add is on the way: the job is withdrawn once the add lands', async () => {
+    const { fleet, agents } = setup(1);
+    const agent = agents[0]!;
+    const enqueue = agent.queue.enqueue.bind(agent.queue);
+    let adding!: () => void;
+    const addStarted = new Promise<void>((resolve) => {
+      adding = resolve;
+    });
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    agent.queue.enqueue = async (job) => {
+      adding();
+      await gate;
+      await enqueue(job);
+    };
+    await agent.manager.compact('racing', CROSSED);
+    await addStarted;
+    agent.manager.endSession('racing', { closed: true });
+    release();
+    await settled(agent);
+    expect(agent.manager.backgroundStatus().queued).toBe(1);
+    // The add landed, then the withdrawal (not awaited): the job leaves the queue.
+    while ((await agent.queue.counts()).waiting !== 0)
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    agent.queue.enqueue = enqueue;
+    // A job enqueued after it is the worker's first (FIFO): the withdrawn one never ran.
+    await agent.manager.compact('after', CROSSED);
+    await settled(agent);
+    await fleet.start('w1');
+    await fleet.inbox.until((r) => r.type === 'job' && r.outcome.sessionId === 'after');
+    expect(fleet.of('summarizing').map((r) => r.sessionId)).toEqual(['after']);
+    expect(await agent.store.get('racing::prepared')).toBeUndefined();
   });
 
   it('deadline: a job that could not be published before its trigger is dropped by the worker without a summarizer call', async () => {
@@ -202,6 +265,8 @@ describe.runIf(withRedis)('the BullMQ preparation queue', () => {
     gated.send({ type: 'release' });
     await fleet.inbox.until((r) => r.type === 'job');
     expect(fleet.of('job').map((r) => r.outcome.result)).toEqual(['superseded']);
+    // The run's summarizer call was spent for nothing (the bench counts these as late).
+    expect(fleet.of('job')[0]?.outcome.summarized).toBe(true);
     expect(await agent.store.get('s::prepared')).toBeUndefined();
     expect((await agent.store.get('s'))?.summary?.summarizer).toBe('agent-summarizer');
   });

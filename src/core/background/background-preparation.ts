@@ -13,26 +13,14 @@
  */
 
 import { CompactError } from '../errors.js';
-import {
-  type SummarizeOutcome,
-  summarizeWithFallback,
-  withKnownCounts,
-} from '../preflight/cascade/summarize-remainder.js';
+import type { SummarizeOutcome } from '../preflight/cascade/summarize-remainder.js';
 import type { BufferedEvent, PreparedSummary } from '../preflight/prepared-summary.js';
 import type { SessionView, ViewEntry } from '../preflight/session-view.js';
-import { checkSummaryOutput } from '../preflight/summary-output.js';
 import type { PreparationQueue } from '../session/preparation-queue.js';
+import { awaitOtherPreparation } from './await-other-preparation.js';
 import type { BackgroundOptions, BackgroundStatus, SharedStore } from './background-status.js';
 import { LeadTime, type PreparationThreshold } from './lead-time.js';
-import {
-  memoized,
-  type PreparationRequest,
-  planPreparation,
-  queueJob,
-  summarizerMessage,
-  untilAborted,
-  withoutArchiveLine,
-} from './preparation-plan.js';
+import { type PreparationRequest, planPreparation, queueJob, untilAborted } from './preparation-plan.js';
 import { QueueBacklog } from './queue-backlog.js';
 import {
   coversPrefix,
@@ -40,8 +28,8 @@ import {
   publishedVersion,
   publishPrepared,
   readPrepared,
-  type SharedPrepared,
 } from './shared-preparation.js';
+import { summarizePreparation } from './summarize-preparation.js';
 
 export type { BufferedEvent, PreparedSummary } from '../preflight/prepared-summary.js';
 export type { BackgroundOptions, BackgroundStatus, SharedStore } from './background-status.js';
@@ -63,6 +51,8 @@ interface Preparation {
   kick: (() => void) | undefined;
   /** When the queue took its job (epoch ms), with a queue. */
   queuedAt: number | undefined;
+  /** Its job is to be withdrawn (nothing will use it): at once if queued, else once the add lands. */
+  unwanted: boolean;
   immediate: ReturnType<typeof setImmediate> | undefined;
 }
 
@@ -179,35 +169,6 @@ export class BackgroundPreparations {
     return true;
   }
 
-  /** Summarizes `folded` with the fallback chain, its events buffered. */
-  #summarize(
-    folded: readonly ViewEntry[],
-    request: PreparationRequest,
-    signal: AbortSignal,
-    events: BufferedEvent[],
-  ): Promise<SummarizeOutcome | undefined> {
-    const { view, policy } = request;
-    return summarizeWithFallback(
-      {
-        ...request.summarize,
-        counter: withKnownCounts(request.summarize.counter, folded),
-        redact: memoized(request.summarize.redact),
-        emit: (name, properties, start) => events.push({ name, properties, start }),
-      },
-      {
-        sessionId: request.sessionId,
-        strategy: policy.strategy,
-        messages: folded.map((entry) => summarizerMessage(entry, request.codec)),
-        maxTokens: policy.maxSummaryTokens,
-        ...(view.previousSummary ? { previousSummary: withoutArchiveLine(view.previousSummary) } : {}),
-        ...(request.agent ? { agent: request.agent } : {}),
-        signal,
-      },
-      view.nextVersion,
-      checkSummaryOutput,
-    );
-  }
-
   /** The preparation's work: under the shared lock when the store is shared, then published. */
   async #work(key: string, preparation: Preparation, run: () => Promise<SummarizeOutcome | undefined>) {
     const shared = this.#shared;
@@ -255,6 +216,7 @@ export class BackgroundPreparations {
       outcome: undefined,
       immediate: undefined,
       queuedAt: undefined,
+      unwanted: false,
       kick,
       done: begun
         .then(async () => {
@@ -262,12 +224,15 @@ export class BackgroundPreparations {
           if (controller.signal.aborted) return;
           if (this.#queue) {
             const job = await queueJob(key, folded, request);
+            if (controller.signal.aborted) return;
             await this.#queue.enqueue(job);
             preparation.queuedAt = job.enqueuedAt;
             this.#queued++;
+            // Dropped as unwanted while its add was on the way: the job is taken back now.
+            if (preparation.unwanted) this.#withdraw(key, preparation);
           } else
             await this.#work(key, preparation, () =>
-              this.#summarize(folded, request, controller.signal, events),
+              summarizePreparation(folded, request, controller.signal, events),
             );
         })
         .catch(() => {
@@ -317,7 +282,7 @@ export class BackgroundPreparations {
     // Another process may be preparing this session right now: its summary is awaited rather
     // than written a second time (within the summarizer's time limit).
     if (!shared && !preparation && this.#shared && !this.#queue)
-      shared = await this.#awaitOther(key, view, signal);
+      shared = await awaitOtherPreparation(this.#shared, key, view, signal);
     if (preparation) this.#entries.delete(key);
     if (!shared) {
       if (preparation) {
@@ -332,36 +297,19 @@ export class BackgroundPreparations {
   }
 
   /**
-   * When another process holds `key`'s preparation lock, polls the store for its summary until
-   * it is published, the lock is free, `signal` fires or the summarizer's time limit passes
-   * (the lock lives twice that, plus 5 s). A probe that gets the lock means nobody prepares.
+   * Drops the preparation of `key` when it extends a summary older than `version` (the session
+   * moved past it: its job is withdrawn from the queue while it still waits), or always
+   * (`endSession`, `reset`), its job withdrawn when `withdraw` (the session is over or reset:
+   * nothing will use it), else kept for another process that may still serve the session.
    */
-  async #awaitOther(
+  discard(
     key: string,
-    view: SessionView,
-    signal?: AbortSignal,
-  ): Promise<SharedPrepared | undefined> {
-    const { store, lockTtlMs, signing } = this.#shared!;
-    const lockFree = async () => {
-      const probe = await store.acquireLock(preparedKey(key), 1_000).catch(() => undefined);
-      if (probe) await probe.release().catch(() => false);
-      return probe !== undefined;
-    };
-    if (await lockFree()) return undefined;
-    const deadline = Date.now() + Math.max(1_000, (lockTtlMs - 5_000) / 2);
-    while (Date.now() < deadline && !signal?.aborted) {
-      await new Promise((resolve) => setTimeout(resolve, 25));
-      const found = await readPrepared(store, key, view, signing);
-      if (found) return found;
-      if (await lockFree()) return readPrepared(store, key, view, signing);
-    }
-    return undefined;
-  }
-
-  /** Drops the preparation of `key` when it extends a summary older than `version` (or always). */
-  discard(key: string, version = Number.POSITIVE_INFINITY): void {
+    version = Number.POSITIVE_INFINITY,
+    withdraw = version !== Number.POSITIVE_INFINITY,
+  ): void {
     const preparation = this.#entries.get(key);
-    if (preparation && preparation.baseVersion < version) this.#drop(key, preparation);
+    if (preparation && preparation.baseVersion < version) this.#drop(key, preparation, withdraw);
+    if (version === Number.POSITIVE_INFINITY) this.#lead.forget(key);
   }
 
   /** Aborts every preparation and resolves once none is running; later `start` calls do nothing. */
@@ -373,7 +321,7 @@ export class BackgroundPreparations {
     await Promise.all(running.map((preparation) => preparation.done));
   }
 
-  /** `stale`: the session moved past the preparation's version (its job is withdrawn). */
+  /** `stale`: nothing will use the preparation (the session moved past its version, or is over): its job is withdrawn. */
   #drop(key: string, preparation: Preparation, stale = false): void {
     this.#entries.delete(key);
     this.#discarded++;
@@ -383,9 +331,11 @@ export class BackgroundPreparations {
 
   /**
    * Takes `preparation`'s job out of the queue if it still waits there (never awaited). Only
-   * for a version the session moved past: another process may still use a live one's summary.
+   * for a version the session moved past or a session ended here (`endSession`, `reset`): on
+   * shutdown, another process may still use a live one's summary.
    */
   #withdraw(key: string, preparation: Preparation): void {
+    preparation.unwanted = true;
     if (preparation.queuedAt === undefined || !this.#queue?.withdraw) return;
     this.#queue.withdraw(key, preparation.baseVersion).catch(() => {});
   }

@@ -161,6 +161,29 @@ describe('a preparation queue (the contract)', () => {
     expect(queue.withdrawn).toEqual(['s|0']);
   });
 
+  it('a closed session and a reset take their waiting job back; an unsettled add is taken back once it lands', async () => {
+    const store = new MemorySessionStore();
+    const queue = new ArrayQueue();
+    const m = manager(store, queue);
+    const crossed = chatTurns(60).slice(0, 72);
+    for (const session of ['closed', 'reset']) {
+      await m.compact(session, crossed);
+      await settled(m);
+    }
+    expect([...queue.jobs.keys()]).toEqual(['closed|0', 'reset|0']);
+    m.endSession('closed', { closed: true });
+    await m.reset('reset');
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(queue.withdrawn).toEqual(['closed|0', 'reset|0']);
+    // Closed before its preparation started: nothing is added at all.
+    await m.compact('early', crossed);
+    m.endSession('early', { closed: true });
+    await settled(m);
+    expect(queue.jobs.size).toBe(0);
+    expect(m.backgroundStatus().queued).toBe(2);
+    await m.shutdown();
+  });
+
   it('the trigger never waits on a queue that does not answer', async () => {
     const stuck: PreparationQueue = { name: 'stuck', enqueue: () => new Promise(() => {}) };
     const m = manager(new MemorySessionStore(), stuck);

@@ -34,6 +34,7 @@ import type { Summarizer } from '../summary/summarizer.js';
 import {
   type CacheStatus,
   cacheStatus,
+  type EndSessionOptions,
   endSessionMemory,
   forgetEvicted,
   freeMemory,
@@ -354,9 +355,11 @@ export class CompactManager {
   /**
    * Frees what this manager holds in memory for a session and its agents' compactors (history,
    * parses, view, usage, preparation, state copy). Its stored state stays: a later call resumes it.
+   * With `{ closed: true }` (the conversation is over), its preparation job still waiting in
+   * the queue is withdrawn too.
    */
-  endSession(sessionId: string): void {
-    endSessionMemory(this.#memory, sessionId);
+  endSession(sessionId: string, options?: EndSessionOptions): void {
+    endSessionMemory(this.#memory, sessionId, options);
   }
 
   /**

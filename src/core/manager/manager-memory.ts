@@ -44,13 +44,28 @@ export function sessionKeys(memory: ManagerMemory, sessionId: string): string[] 
   return [sessionId, ...[...memory.agents.keys()].map((agent) => agentStateKey(sessionId, agent))];
 }
 
+/** Options of `CompactManager.endSession`. */
+export interface EndSessionOptions {
+  /**
+   * The conversation is over, not only leaving this process's memory: its preparation job
+   * still waiting in the queue (`preparationQueue`) is withdrawn, as nothing will use it.
+   * Leave it off when the session may go on (on another process behind a load balancer, or
+   * later): the job's summary is used at its trigger there. @default false
+   */
+  closed?: boolean;
+}
+
 /** Frees a session's memory for it and its agents' compactors; its stored state stays. */
-export function endSessionMemory(memory: ManagerMemory, sessionId: string): void {
+export function endSessionMemory(
+  memory: ManagerMemory,
+  sessionId: string,
+  options: EndSessionOptions = {},
+): void {
   for (const key of sessionKeys(memory, sessionId)) {
     forgetParses(memory, key);
     forgetSession(memory.deps, key);
     memory.deps.counts.forget(key);
-    memory.background?.discard(key);
+    memory.background?.discard(key, Number.POSITIVE_INFINITY, options.closed === true);
     memory.failOpen?.forget(key);
     memory.failOpen?.forget(preparedKey(key));
   }
@@ -72,7 +87,8 @@ export async function resetSession(memory: ManagerMemory, sessionId: string): Pr
   for (const key of sessionKeys(memory, sessionId)) {
     forgetParses(memory, key);
     forgetSession(memory.deps, key);
-    memory.background?.discard(key);
+    // Its stored state goes: a job of its old version must not be published for it.
+    memory.background?.discard(key, Number.POSITIVE_INFINITY, true);
     memory.usage.delete(sessionId);
     memory.deps.counts.forget(key);
     await memory.deps.store.delete(key);

@@ -1,0 +1,45 @@
+/** The summarizer's run of an in-process background preparation (no queue). */
+
+import {
+  type SummarizeOutcome,
+  summarizeWithFallback,
+  withKnownCounts,
+} from '../preflight/cascade/summarize-remainder.js';
+import type { BufferedEvent } from '../preflight/prepared-summary.js';
+import type { ViewEntry } from '../preflight/session-view.js';
+import { checkSummaryOutput } from '../preflight/summary-output.js';
+import {
+  memoized,
+  type PreparationRequest,
+  summarizerMessage,
+  withoutArchiveLine,
+} from './preparation-plan.js';
+
+/** Summarizes `folded` with the fallback chain, its events buffered. */
+export function summarizePreparation(
+  folded: readonly ViewEntry[],
+  request: PreparationRequest,
+  signal: AbortSignal,
+  events: BufferedEvent[],
+): Promise<SummarizeOutcome | undefined> {
+  const { view, policy } = request;
+  return summarizeWithFallback(
+    {
+      ...request.summarize,
+      counter: withKnownCounts(request.summarize.counter, folded),
+      redact: memoized(request.summarize.redact),
+      emit: (name, properties, start) => events.push({ name, properties, start }),
+    },
+    {
+      sessionId: request.sessionId,
+      strategy: policy.strategy,
+      messages: folded.map((entry) => summarizerMessage(entry, request.codec)),
+      maxTokens: policy.maxSummaryTokens,
+      ...(view.previousSummary ? { previousSummary: withoutArchiveLine(view.previousSummary) } : {}),
+      ...(request.agent ? { agent: request.agent } : {}),
+      signal,
+    },
+    view.nextVersion,
+    checkSummaryOutput,
+  );
+}

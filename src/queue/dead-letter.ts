@@ -1,0 +1,41 @@
+/** The worker's dead letters: the one warning of a job that failed every attempt, and how errors are told. */
+
+import type { Job } from 'bullmq';
+import { isCompactError } from '../core/errors.js';
+import type { EventBus } from '../core/events/event-bus.js';
+import { newOperation } from '../core/events/event-bus.js';
+import type { Redactor } from '../core/redaction/redactor.js';
+import type { PreparationJob } from '../core/session/preparation-queue.js';
+
+/** The one event of a job that failed every attempt. */
+export function deadLetter(bus: EventBus, job: Job<PreparationJob>, error: Error): void {
+  const data = job.data;
+  bus.emit(
+    newOperation(data.sessionId),
+    'compact.warning',
+    {
+      code: 'preparation_dead_lettered',
+      message: `the summary preparation of version ${data.baseVersion + 1} failed ${job.attemptsMade} times and was dead-lettered; the agent compacts at its trigger as without a queue`,
+      context: {
+        jobId: job.id,
+        queue: job.queueName,
+        attempts: job.attemptsMade,
+        version: data.baseVersion + 1,
+        errorType: errorTypeOf(error),
+        error: error.message.slice(0, 500),
+      },
+    },
+    { start: Date.now() },
+  );
+}
+
+/** The error's code: a `CompactError`'s, else `summarizer_failed` (a summarizer threw it). */
+export function errorTypeOf(error: Error): string {
+  return isCompactError(error) ? error.code : 'summarizer_failed';
+}
+
+/** A message for a hook: redacted, at most 500 characters. */
+export function clip(message: string, redact: Redactor | undefined): string {
+  const short = message.slice(0, 500);
+  return redact ? redact(short) : short;
+}

@@ -11,7 +11,6 @@ import { type Context, Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { feedUsage } from '../adapters/overflow-recovery.js';
 import { isCompactError } from '../core/errors.js';
-import { BodyPool } from './body-pool.js';
 import { compactRequest, LastViews } from './compact-request.js';
 import { forwardHeaders, parseUpstream, upstreamUrl } from './forward-request.js';
 import { DEFAULT_REUSE_BYTES, ParsedBodies } from './parsed-bodies.js';
@@ -65,7 +64,6 @@ export function createProxyApp(options: CompactionProxyOptions): Hono {
   const log = options.log;
   const lastViews = new LastViews();
   const bodies = new ParsedBodies(options.reuseBytes ?? DEFAULT_REUSE_BYTES);
-  const pool = new BodyPool();
   const client = new UpstreamClient(upstream);
   const app = new Hono();
   upstreamClients.set(app, client);
@@ -140,32 +138,11 @@ export function createProxyApp(options: CompactionProxyOptions): Hono {
     entry: Partial<ProxyLogEntry>,
   ): Promise<Response | { answer: UpstreamAnswer; session: string | undefined; read: ReadBody }> {
     const mark = performance.now();
-    const read = await readBody(c, maxSize, pool);
+    const read = await readBody(c, maxSize);
     if (read === undefined) return tooLarge();
-    entry.readMs = read.endedAt - mark;
-    // The request's hold on a pooled body is let go here when no upstream call is made; once
-    // one is, when the upstream has the whole body (never on a failed call: the buffer is left
-    // to the garbage collector, a write may be pending).
-    let handedOver = false;
-    try {
-      return await compactAndCall(c, route, entry, read, () => {
-        handedOver = true;
-      });
-    } finally {
-      if (!handedOver) read.pooled?.release();
-    }
-  }
-
-  /** Parses and compacts the request read, and calls the upstream with it (`handOver` just before). */
-  async function compactAndCall(
-    c: Context,
-    route: ProxyRoute,
-    entry: Partial<ProxyLogEntry>,
-    read: ReadBody,
-    handOver: () => void,
-  ): Promise<Response | { answer: UpstreamAnswer; session: string | undefined; read: ReadBody }> {
     const readAt = read.endedAt;
-    const parsed = bodies.parse(route, read.bytes, read.pooled);
+    entry.readMs = readAt - mark;
+    const parsed = bodies.parse(route, read.bytes);
     if (parsed === undefined)
       return proxyError(400, 'invalid_request_error', 'the request body is not a JSON object');
     entry.parseMs = performance.now() - readAt;
@@ -187,7 +164,6 @@ export function createProxyApp(options: CompactionProxyOptions): Hono {
     }
     Object.assign(entry, compacted.log, { prepareMs: performance.now() - readAt });
     const url = upstreamUrl(upstream, route.path, new URL(c.req.url).search)!;
-    handOver();
     const answer = await callUpstream(client, {
       url,
       method: 'POST',
@@ -195,10 +171,7 @@ export function createProxyApp(options: CompactionProxyOptions): Hono {
       body: compacted.body,
       signal,
     });
-    if (answer instanceof Response) return answer;
-    const pooled = read.pooled;
-    if (pooled !== undefined) void answer.finished.then(() => pooled.release());
-    return { answer, session: compacted.session, read };
+    return answer instanceof Response ? answer : { answer, session: compacted.session, read };
   }
   return app;
 }

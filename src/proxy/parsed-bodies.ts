@@ -14,7 +14,6 @@
  * `JSON.parse`, and the structure between them is checked; anything else is parsed whole.
  */
 import { randomUUID } from 'node:crypto';
-import type { PooledBody } from './body-pool.js';
 import {
   type ArrayLayout,
   endsValue,
@@ -42,8 +41,6 @@ export interface ParsedRequest {
   reused: number;
   /** The earlier body they were taken from. */
   from: RememberedBody | undefined;
-  /** The pooled buffer `bytes` is in: kept bodies hold it. */
-  pooled?: PooledBody;
 }
 
 /** A conversation's last body, kept to read its next one. */
@@ -55,7 +52,6 @@ export interface RememberedBody {
   /** The session's fingerprint, and the messages it depends on (the first `fingerprintSpan`). */
   readonly fingerprint: string | undefined;
   readonly fingerprintSpan: number;
-  readonly pooled: PooledBody | undefined;
 }
 
 /** The client bytes kept across all conversations, by default. */
@@ -132,17 +128,15 @@ export class ParsedBodies {
     this.#maxBytes = maxBytes;
   }
 
-  /** The body parsed (`pooled`: the pooled buffer `bytes` is in), or `undefined` when it is not a JSON object. */
-  parse(route: ProxyRoute, bytes: Buffer, pooled?: PooledBody): ParsedRequest | undefined {
+  /** The body parsed, or `undefined` when it is not a JSON object. */
+  parse(route: ProxyRoute, bytes: Buffer): ParsedRequest | undefined {
     let parsed: ParsedRequest | undefined;
     try {
       parsed = this.#fromKept(route, bytes);
     } catch {
       parsed = undefined;
     }
-    parsed ??= this.#parseWhole(route, bytes);
-    if (parsed !== undefined && pooled !== undefined) parsed.pooled = pooled;
-    return parsed;
+    return parsed ?? this.#parseWhole(route, bytes);
   }
 
   /** Keeps `parsed` as its session's last body. */
@@ -162,9 +156,7 @@ export class ParsedBodies {
       layout: parsed.layout,
       fingerprint: fingerprint?.id,
       fingerprintSpan: fingerprint?.span ?? Number.POSITIVE_INFINITY,
-      pooled: parsed.pooled,
     };
-    parsed.pooled?.hold();
     this.#bySession.set(session, kept);
     this.#latest.set(route.path, kept);
     this.#bytes += parsed.bytes.length;
@@ -178,7 +170,6 @@ export class ParsedBodies {
     this.#bySession.delete(session);
     this.#bytes -= kept.bytes.length;
     if (this.#latest.get(kept.path) === kept) this.#latest.delete(kept.path);
-    kept.pooled?.release();
   }
 
   #parseWhole(route: ProxyRoute, bytes: Buffer): ParsedRequest | undefined {

@@ -7,7 +7,6 @@
  */
 import type { IncomingMessage } from 'node:http';
 import type { Context } from 'hono';
-import type { BodyPool, PooledBody } from './body-pool.js';
 
 /** The largest declared length read straight into a Buffer of that size. */
 const PREALLOCATED_BYTES = 8 * 1024 * 1024;
@@ -17,12 +16,10 @@ export interface ReadBody {
   bytes: Buffer;
   endedAt: number;
   endedCpu: NodeJS.CpuUsage;
-  /** The pooled buffer `bytes` is in (its one hold is the caller's to let go), when it is one. */
-  pooled?: PooledBody;
 }
 
-/** The body, or `undefined` when it is over `maxBytes`; a body of a declared length is read into a buffer from `pool`. */
-export async function readBody(c: Context, maxBytes: number, pool?: BodyPool): Promise<ReadBody | undefined> {
+/** The body, or `undefined` when it is over `maxBytes`. */
+export async function readBody(c: Context, maxBytes: number): Promise<ReadBody | undefined> {
   const header = c.req.header('content-length');
   const declared = header === undefined || !/^\d+$/.test(header) ? undefined : Number(header);
   if (declared !== undefined && declared > maxBytes) return undefined;
@@ -37,9 +34,10 @@ export async function readBody(c: Context, maxBytes: number, pool?: BodyPool): P
     let size = 0;
     // Node frames the body by its declared length. Memory is set aside up front only for a
     // length a request that sends nothing yet may cost (a larger one is gathered as it comes).
-    const preallocated = declared !== undefined && declared > 0 && declared <= PREALLOCATED_BYTES;
-    const pooled = preallocated ? pool?.take(declared) : undefined;
-    const into = pooled?.bytes ?? (preallocated ? Buffer.allocUnsafeSlow(declared) : undefined);
+    const into =
+      declared === undefined || declared === 0 || declared > PREALLOCATED_BYTES
+        ? undefined
+        : Buffer.allocUnsafeSlow(declared);
     const stop = () => {
       incoming.off('data', onData);
       incoming.off('end', onEnd);
@@ -48,12 +46,10 @@ export async function readBody(c: Context, maxBytes: number, pool?: BodyPool): P
     };
     const done = (value: ReadBody | undefined) => {
       stop();
-      if (value === undefined) pooled?.release();
       resolve(value);
     };
     const onError = (error: Error) => {
       stop();
-      pooled?.release();
       reject(error);
     };
     // Closed before its end: the client went away.
@@ -76,7 +72,7 @@ export async function readBody(c: Context, maxBytes: number, pool?: BodyPool): P
           : chunks.length === 1
             ? chunks[0]!
             : Buffer.concat(chunks, size);
-      done(pooled === undefined ? { bytes, endedAt, endedCpu } : { bytes, endedAt, endedCpu, pooled });
+      done({ bytes, endedAt, endedCpu });
     };
     incoming.on('data', onData);
     incoming.on('end', onEnd);

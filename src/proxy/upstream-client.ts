@@ -31,8 +31,6 @@ export interface UpstreamAnswer {
   writtenCpu: NodeJS.CpuUsage;
   /** `performance.now()` when the answer's head had arrived. */
   headAt: number;
-  /** Settles once the whole request body was handed to the system (never, when it was not). */
-  finished: Promise<void>;
 }
 
 /** Keep-alive connections to one upstream origin. */
@@ -75,7 +73,6 @@ export class UpstreamClient {
         agent: this.#agent,
         signal: call.signal,
       });
-      const finished = new Promise<void>((done) => request.once('finish', done));
       let writtenAt = 0;
       let writtenCpu: NodeJS.CpuUsage = { user: 0, system: 0 };
       const written = () => {
@@ -87,7 +84,7 @@ export class UpstreamClient {
         else written();
       });
       request.once('response', (response) => {
-        resolve({ response, startedAt, writtenAt, writtenCpu, headAt: performance.now(), finished });
+        resolve({ response, startedAt, writtenAt, writtenCpu, headAt: performance.now() });
       });
       request.on('error', (error) => {
         // A kept connection reset before any answer: the upstream closed it while idle.

@@ -144,34 +144,3 @@ describe('reading bodies from what is new, through the proxy with the Node SDKs'
     });
   }
 });
-
-describe('pooled body buffers through the proxy', () => {
-  it('bodies sent at once, call after call, reach the provider intact (buffers used again only when free)', async () => {
-    const provider = await startProviderTestServer();
-    const proxy = await startProxy({
-      upstream: provider.url,
-      manager: new CompactManager({ model: 'gpt-4o', maxContextTokens: 1_000_000 }),
-      port: 0,
-    });
-    running = { providers: provider, proxies: [proxy] };
-    const client = new OpenAI({ apiKey: KEY, baseURL: `${proxy.url}/v1`, maxRetries: 0 });
-    // Conversations that each send their next call as soon as the last one is answered, with
-    // bodies of a few hundred KB: buffers are taken while others are held or being written.
-    const histories = Array.from({ length: 8 }, (_, i) => [
-      { role: 'user' as const, content: `Conversation ${i}: ${ODD} ${'ab '.repeat(60_000 + 4_000 * i)}` },
-    ]);
-    const sent: string[] = [];
-    await Promise.all(
-      histories.map(async (history, i) => {
-        for (let call = 0; call < 4; call++) {
-          history.push({ role: 'user', content: `call ${call} of ${i}` });
-          const params = { model: 'm', messages: [...history] };
-          sent.push(JSON.stringify(params));
-          await client.chat.completions.create(params);
-        }
-      }),
-    );
-    const received = provider.requests.map((request) => request.rawBody);
-    expect(received.toSorted()).toEqual(sent.toSorted());
-  });
-});

@@ -112,8 +112,9 @@ describe('a fresh manager on a known session that compacted', () => {
   it('a rewind, a fork or a changed covered message at a sampled position takes the full path with the same answer', async () => {
     const store = new MemorySessionStore();
     const { manager, messages } = await served(store);
-    const { compacted, length } = ((await store.get(quickKey('s'))) as { quickResume: QuickRecord })
-      .quickResume;
+    const { compacted, length } = (
+      (await store.get(quickKey('s'))) as unknown as { quickResume: QuickRecord }
+    ).quickResume;
     // A covered message: before the layout's first run of the caller's messages after the summary.
     const firstKept = compacted!.parts.find((part) => Array.isArray(part) && part[0] > 10) as [
       number,

@@ -9,7 +9,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { samplePositions } from '../../src/core/preflight/quick-print.js';
 import { type QuickRecord, quickKey } from '../../src/core/session/stored-counts.js';
 import {
@@ -18,8 +18,10 @@ import {
   MemorySessionStore,
   type SessionStore,
 } from '../../src/index.js';
+import { redisSessionStore } from '../../src/storage/redis/index.js';
 import { syntheticSession } from '../../src/testing/synthetic-session.js';
 import { jsonFileStore } from '../support/json-file-store.js';
+import { type RedisTestServer, redisAvailable, startRedisServer } from '../support/redis-server.js';
 
 /** A window the history is well over: the first call compacts, the next ones do not. */
 const options = { model: 'gpt-4o', maxContextTokens: 32_000 } as const;
@@ -142,8 +144,8 @@ describe('a fresh manager on a known session that compacted', () => {
       expect(again.cacheStatus().sessions, name).toBe(1);
       await again.shutdown();
       const twin = new MemorySessionStore();
-      await twin.set('s', copy((await store.get('s'))!));
-      // What a manager that knows the session (its state, no quick record) sends.
+      for (const key of ['s', 's::counts']) await twin.set(key, copy((await store.get(key))!));
+      // What a manager that knows the session (its state and counts, no quick record) sends.
       const reference = new CompactManager({ ...options, store: twin });
       const expected = await reference.compact('s', copy(history));
       await reference.shutdown();
@@ -171,5 +173,53 @@ describe('a fresh manager on a known session that compacted', () => {
     await fresh.flush();
     expect(await store.get(quickKey('s'))).toBeUndefined();
     await fresh.shutdown();
+  });
+
+  it('a compaction since the record (another process) takes the full path with its answer', async () => {
+    const store = new MemorySessionStore();
+    const { manager, messages } = await served(store);
+    const record = await store.get(quickKey('s'));
+    // Another process compacts the session again: the stored state moves on, the record stays.
+    const other = new CompactManager({ ...options, store });
+    expect((await other.compact('s', copy(messages), { force: true })).applied).toBe(true);
+    await other.shutdown();
+    await store.set(quickKey('s'), record!);
+    const first = [...messages, ask(10)];
+    const fresh = new CompactManager({ ...options, store });
+    const got = sent(await fresh.compact('s', copy(first)));
+    expect(fresh.cacheStatus().sessions).toBe(1);
+    await fresh.shutdown();
+    const twin = new MemorySessionStore();
+    for (const key of ['s', 's::counts']) await twin.set(key, copy((await store.get(key))!));
+    const reference = new CompactManager({ ...options, store: twin });
+    const expected = sent(await reference.compact('s', copy(first)));
+    await reference.shutdown();
+    expect(got).toEqual(expected);
+    expect(got.version).toBeGreaterThan(1);
+    await manager.shutdown();
+  });
+});
+
+const withRedis = redisAvailable('quick resume of a compacted session through Redis');
+describe.runIf(withRedis)('a fresh manager on a compacted session kept in Redis', () => {
+  let server: RedisTestServer;
+  beforeAll(async () => {
+    server = await startRedisServer();
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  it('answers its first call without indexing and sends what a warm manager sends', async () => {
+    const store = redisSessionStore({ url: server.url });
+    try {
+      for (const key of ['s', 's::counts', quickKey('s')]) await store.delete(key);
+      const { fresh, warm } = await compactedCase(store);
+      expect(fresh.indexed).toBe(false);
+      expect(fresh.first).toEqual(warm[0]);
+      expect(fresh.second).toEqual(warm[1]);
+    } finally {
+      await store.close();
+    }
   });
 });

@@ -29,14 +29,18 @@ export function stampOf(state: SessionState): string {
 /**
  * A compacted view a layout can stand for: it resumes the stored state itself (not a branch,
  * not a local state, no summary sent back in the history, no provider boundary), with its
- * request assembled and extendable by appending (as the next warm call extends it).
+ * request assembled and extendable by appending (as the next warm call extends it), the
+ * newest of the `length` messages last as given (what the request guard sends as it stands).
  */
-export function layoutEligible(view: SessionView, state: SessionState | undefined): boolean {
+export function layoutEligible(view: SessionView, state: SessionState | undefined, length: number): boolean {
   if (state === undefined || state.local || state.version === 0 || view.matched !== state) return false;
   if (view.version !== state.version || view.mismatch || view.summaryItem !== undefined) return false;
   if (view.previousSummary !== state.summary?.text) return false;
   const cache = view.assembled;
   if (cache === undefined || cache.count !== view.entries.length) return false;
+  // The newest message last, as given: the request guard let the view's request go out.
+  const newest = view.entries.at(-1)?.item;
+  if (newest?.index !== length - 1 || cache.wires.at(-1) !== newest.entry.wire) return false;
   const summary = state.summary !== undefined;
   return (cache.summaryWire !== undefined) === summary && (!summary || cache.wires.length > cache.head + 1);
 }

@@ -117,7 +117,7 @@ export class QuickRecords {
     let compacted: LayoutSnapshot | undefined;
     if (!plain) {
       track.plain = false;
-      if (!layoutEligible(view, state)) return;
+      if (!layoutEligible(view, state, n)) return;
       compacted = snapshotOf(view, state!, summaryTokens);
     }
     // A process's first note of a view is written (a serverless process makes one call); later

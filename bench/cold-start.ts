@@ -10,6 +10,10 @@
  * is the call's, the longest block also covers the work after it). CPU times are the
  * process's (GC helper threads included), steadier than wall time on a busy machine.
  *
+ * The last row is a session that compacted (its request the summary and the kept tail): a
+ * fresh manager's first call against a warm call, and with its quick record deleted (the full
+ * path: the whole history indexed and matched, as before the compacted quick record).
+ *
  * The tokenizer is loaded already (`ready()`): its load is the same for every row.
  */
 import { CompactManager, MemorySessionStore } from '../src/index.js';
@@ -63,8 +67,13 @@ export interface ColdStartRow {
  */
 export const longestBlocks = new Map<string, { wall: number; cpu: number }>();
 
-async function freshCall(store: MemorySessionStore, session: string, history: unknown[]): Promise<number> {
-  const manager = new CompactManager({ ...options, store });
+async function freshCall(
+  store: MemorySessionStore,
+  session: string,
+  history: unknown[],
+  maxContextTokens: number = options.maxContextTokens,
+): Promise<number> {
+  const manager = new CompactManager({ ...options, maxContextTokens, store });
   await manager.ready();
   const copy = JSON.parse(JSON.stringify(history)) as unknown[];
   let last = performance.now();
@@ -155,6 +164,84 @@ export async function coldStartAt(size: number): Promise<ColdStartRow> {
   };
 }
 
+/** The compacted row: a session whose older part a summary covers (issue 47 point 1). */
+export interface CompactedColdRow {
+  messages: number;
+  /** Messages of the request a warm call sends (the summary and the kept tail). */
+  sent: number;
+  warm: number;
+  warmCpu: number;
+  /** First call of a fresh manager, the session's records stored (median of 7), and its CPU time. */
+  known: number;
+  knownCpu: number;
+  knownBlock: { wall: number; cpu: number };
+  /** The same with the quick record deleted: the full path (before the compacted quick record). */
+  recount: number;
+}
+
+/**
+ * A fresh manager's first call on a known session that compacted, against a warm call, in one
+ * run: a window the history is well over, so the first call summarizes; the next ones only
+ * append.
+ */
+export async function coldCompactedAt(size: number): Promise<CompactedColdRow> {
+  const store = new MemorySessionStore();
+  const history = sessionOf(size);
+  const window = { ...options, maxContextTokens: 400_000 };
+  const manager = new CompactManager({ ...window, store });
+  await manager.ready();
+  if (!(await manager.compact('c', history)).applied) throw new Error('the compacted row did not compact');
+  await manager.flush();
+  const warm: number[] = [];
+  const warmCpu: number[] = [];
+  let sent = 0;
+  for (let i = 0; i < 30; i++) {
+    history.push(ask());
+    const t = performance.now();
+    const cpuBefore = process.cpuUsage();
+    const result = await manager.compact('c', history);
+    warm.push(performance.now() - t);
+    const used = process.cpuUsage(cpuBefore);
+    warmCpu.push((used.user + used.system) / 1000);
+    if (result.applied) throw new Error('the compacted row compacted again');
+    sent = result.messages.length;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  await manager.shutdown();
+  history.push(ask());
+  const knowns: number[] = [];
+  const knownCpus: number[] = [];
+  let knownBlock = { wall: 0, cpu: 0 };
+  for (let i = 0; i < 7; i++) {
+    knowns.push(await freshCall(store, 'c', history, window.maxContextTokens));
+    knownCpus.push(callCpu.get('c')!);
+    const block = longestBlocks.get('c')!;
+    if (block.wall > knownBlock.wall) knownBlock = block;
+  }
+  await store.delete('c::quick');
+  const recount = await freshCall(store, 'c', history, window.maxContextTokens);
+  return {
+    messages: history.length,
+    sent,
+    warm: median(warm),
+    warmCpu: median(warmCpu),
+    known: median(knowns),
+    knownCpu: median(knownCpus),
+    knownBlock,
+    recount,
+  };
+}
+
+export function printCompactedColdStart(rows: readonly CompactedColdRow[]): void {
+  for (const row of rows) {
+    const ratio = row.known / row.warm;
+    const cpuRatio = row.knownCpu / row.warmCpu;
+    console.log(
+      `  known compacted ${row.messages.toLocaleString('en')} (request of ${row.sent.toLocaleString('en')} messages): warm ${ms(row.warm)} (CPU ${ms(row.warmCpu)}); fresh ${ms(row.known)} (CPU ${ms(row.knownCpu)}; ${ratio.toFixed(1)}x warm, CPU ${cpuRatio.toFixed(1)}x, target <= 10x: ${ratio <= 10 ? 'met' : 'MISSED'}; longest block ${ms(row.knownBlock.wall)}, CPU ${ms(row.knownBlock.cpu)}); quick record deleted (the full path) ${ms(row.recount)} (${(row.recount / row.warm).toFixed(0)}x warm)`,
+    );
+  }
+}
+
 export function printColdStart(rows: readonly ColdStartRow[]): void {
   console.log(
     'First call of a fresh manager (a new process) against a warm call (history from JSON, tokenizer loaded):',
@@ -173,5 +260,8 @@ export async function coldStartBench(quick = false): Promise<ColdStartRow[]> {
   return rows;
 }
 
-if (import.meta.url === `file://${process.argv[1]}`)
-  printColdStart(await coldStartBench(process.argv.includes('--quick')));
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const quick = process.argv.includes('--quick');
+  printColdStart(await coldStartBench(quick));
+  printCompactedColdStart([await coldCompactedAt(quick ? 1_000 : 16_000)]);
+}

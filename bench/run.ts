@@ -297,8 +297,11 @@ if (!process.argv.includes('--no-speed')) {
   const { runAfterCompactionBench } = await import('./after-compaction.js');
   await runAfterCompactionBench();
   // Issue 47 point 1: the first call of a fresh manager on a known session.
-  const { coldStartBench, printColdStart } = await import('./cold-start.js');
+  const { coldCompactedAt, coldStartBench, printColdStart, printCompactedColdStart } = await import(
+    './cold-start.js'
+  );
   printColdStart(await coldStartBench(process.argv.includes('--quick')));
+  printCompactedColdStart([await coldCompactedAt(process.argv.includes('--quick') ? 1_000 : 16_000)]);
 }
 
 // Issue 34: the compaction rhythm with tool outputs of 1% to 25% of the window (bench/rhythm.ts;

@@ -333,6 +333,10 @@ async function scaleSection(): Promise<void> {
     const appended = await appendedAt(size, 120);
     const backToBack = await appendedAt(size, 120, false);
     // Back to back, each call still returns a fresh array the caller owns: its copy is a floor.
+    // Issue 47 point 5: that floor is n element writes (no loop turn lets result-copy.ts make it
+    // ahead); the contract (test/core/long-history-warm.test.ts: not the caller's array, the
+    // caller may push, replace, truncate) leaves no O(1) result, so at 100k messages the copy
+    // alone is thousands of times the tokenize floor; the rest of the call is ~0.1x the copy.
     const copy = copyFloor(size);
     base ??= appended;
     const ratio = appended / base;

@@ -6,6 +6,7 @@ import type { CompactPolicy } from '../policy.js';
 import type { SessionState, SessionStore } from '../session/session-store.js';
 import { type QuickRecord, writeQuickRecord } from '../session/stored-counts.js';
 import { TimeSlice } from '../time-slice.js';
+import { buildLayout, type LayoutSnapshot, layoutEligible, snapshotOf } from './quick-compacted.js';
 import { samplePrints } from './quick-print.js';
 import type { SessionView } from './session-view.js';
 
@@ -68,6 +69,8 @@ interface Job {
   readonly track: Track;
   readonly messages: readonly unknown[];
   readonly record: QuickRecord;
+  /** A compacted view's request as it stood at the call (quick-compacted.ts). */
+  readonly compacted?: LayoutSnapshot;
 }
 
 /** The quick records of a manager's sessions: noted after calls, written after them. */
@@ -85,7 +88,9 @@ export class QuickRecords {
   /**
    * Notes a call that did not trigger, with its session's exact view: when that view is the
    * history as given (what the call sent), the record is extended for the new messages and
-   * written, both after the call.
+   * written, both after the call; when it is a compacted view with its request assembled (an
+   * untriggered answer's: `summaryTokens` its summary message's tokens), the record holds that
+   * request's layout (quick-compacted.ts).
    */
   note(
     input: NotedCall,
@@ -93,6 +98,7 @@ export class QuickRecords {
     view: SessionView,
     state: SessionState | undefined,
     generation: number,
+    summaryTokens = 0,
   ): void {
     const { key, messages } = input;
     const n = messages.length;
@@ -108,9 +114,11 @@ export class QuickRecords {
       view.version === 0 &&
       view.summaryItem === undefined &&
       plainState(state);
+    let compacted: LayoutSnapshot | undefined;
     if (!plain) {
       track.plain = false;
-      return;
+      if (!layoutEligible(view, state, n)) return;
+      compacted = snapshotOf(view, state!, summaryTokens);
     }
     // A process's first note of a view is written (a serverless process makes one call); later
     // ones once the history grew by QUICK_STEP (a fresh process counts the messages after it).
@@ -124,9 +132,9 @@ export class QuickRecords {
       print: '',
       metaAt: [],
       sums: { ...view.sums },
-      pinned: 0,
+      pinned: compacted ? compacted.cache.pinned : 0,
     };
-    const job: Job = { track, messages, record };
+    const job: Job = compacted ? { track, messages, record, compacted } : { track, messages, record };
     if (this.#writing.has(key)) this.#next.set(key, job);
     else this.#start(key, job);
   }
@@ -138,7 +146,8 @@ export class QuickRecords {
       for (let job: Job | undefined = first; job; job = this.#next.get(key)) {
         this.#next.delete(key);
         await slice.pause();
-        if (await extend(job, slice)) await writeQuickRecord(this.#store(), key, job.record);
+        if (await (job.compacted ? withLayout(job, job.compacted, slice) : extend(job, slice)))
+          await writeQuickRecord(this.#store(), key, job.record);
       }
     })().finally(() => this.#writing.delete(key));
     this.#writing.set(key, write);
@@ -187,5 +196,15 @@ async function extend(job: Job, slice: TimeSlice): Promise<boolean> {
   record.print = samplePrints((i) => messages[i], record.length);
   record.metaAt = [...track.metaAt];
   record.pinned = track.pinned;
+  return true;
+}
+
+/** Sets the job's record to its compacted view's layout, in slices; true when it can be written. */
+async function withLayout(job: Job, snapshot: LayoutSnapshot, slice: TimeSlice): Promise<boolean> {
+  const built = await buildLayout(snapshot, slice);
+  if (!built) return false;
+  job.record.print = samplePrints((i) => job.messages[i], job.record.length);
+  job.record.metaAt = built.metaAt;
+  job.record.compacted = built.layout;
   return true;
 }

@@ -19,13 +19,15 @@ import { stripMeta } from '../messages/formats/message-codec.js';
 import { type IndexedEntry, positioned } from '../messages/message-index.js';
 import { isPinned } from '../messages/partition.js';
 import type { CompactPolicy } from '../policy.js';
+import type { SessionState } from '../session/session-store.js';
 import { deleteStoredCounts, type QuickRecord, readQuickRecord } from '../session/stored-counts.js';
 import { TimeSlice } from '../time-slice.js';
 import { decide, hardLimitOf } from './decide.js';
 import { indexMessagesInSlices } from './index-messages.js';
 import { IndexedHistory } from './index-request.js';
-import { fixedTokens, type PipelineDeps, type PreflightInput } from './preflight-deps.js';
+import { fixedTokens, type PipelineDeps, type PreflightInput, summaryText } from './preflight-deps.js';
 import type { PreparedRequest } from './prepare-request.js';
+import { isLayout, layoutRequest, stampOf } from './quick-compacted.js';
 import { samplePrints } from './quick-print.js';
 import { pinsOf, plainState, QUICK_FROM, ruleOf } from './quick-records.js';
 import { resumeAndCount } from './resume-and-count.js';
@@ -103,24 +105,40 @@ export async function quickFirstCall<M>(
   const [quick, state] = await Promise.all([readQuickRecord(deps.store, key), deps.store.get(key)]);
   if (!quick || quick.scope !== deps.counts.scope(codec.format) || quick.rule !== ruleOf(policy))
     return undefined;
-  if (!plainState(state) || quick.pins !== pinsOf(state)) return undefined;
+  const layout = quick.compacted;
+  if (layout === undefined ? !plainState(state) : !layoutHolds(quick, state, lazy)) return undefined;
+  if (quick.pins !== pinsOf(state)) return undefined;
   if (quick.length === 0 || quick.length > n || n - quick.length > QUICK_NEW) return undefined;
   // Another call of the session started meanwhile.
   if (deps.histories.heldLength(key) !== 0 || deps.counts.finishing(key)) return undefined;
   if (samplePrints(at, quick.length) !== quick.print) return undefined;
   const added: unknown[] = [];
   for (let i = quick.length; i < n; i++) added.push(at(i));
-  const sent = lazy ? [] : messages.slice();
-  // What a warm call sends of a message with `meta`: the codec's wire, the message without it.
-  if (!lazy) for (const i of quick.metaAt) sent[i] = stripMeta(sent[i]);
-  const sums = addedTokens(deps, input, quick, added, lazy ? undefined : sent);
+  const summary = layout && state?.summary;
+  const summaryBody = summary ? summaryText(deps, key, state.version, summary.text) : undefined;
+  const summaryWire = summaryBody === undefined ? undefined : codec.summaryMessage(summaryBody);
+  let sent: unknown[];
+  if (layout) sent = layoutRequest(layout, at, new Set(quick.metaAt), stripMeta, summaryWire);
+  else {
+    sent = lazy ? [] : messages.slice();
+    // What a warm call sends of a message with `meta`: the codec's wire, the message without it.
+    if (!lazy) for (const i of quick.metaAt) sent[i] = stripMeta(sent[i]);
+  }
+  const sums = addedTokens(
+    deps,
+    input,
+    quick,
+    added,
+    lazy ? undefined : { sent, at: sent.length - (layout ? 0 : added.length) },
+  );
   if (!sums) return undefined;
   const fixed = fixedTokens(deps, options);
   const breakdown = {
     system: fixed.system + quick.sums.system + sums.system,
     developer: quick.sums.developer + sums.developer,
     toolsSchema: fixed.toolsSchema,
-    messages: deps.counter.requestOverhead + quick.sums.messages + sums.messages,
+    messages:
+      deps.counter.requestOverhead + quick.sums.messages + sums.messages + (layout?.summaryTokens ?? 0),
   };
   const local = breakdown.system + breakdown.developer + breakdown.toolsSchema + breakdown.messages;
   const calibrated = deps.calibration.count(key, local, deps.counter.exact);
@@ -131,8 +149,7 @@ export async function quickFirstCall<M>(
     force: false,
     coldCache: last !== undefined && lifetime > 0 && now - last.at > lifetime,
     hardLimit: hardLimitOf(options),
-    // As call-pace.ts reads a view of n messages under a state that kept none.
-    pace: { trough: undefined, appended: policy.costTrigger ? n : 0 },
+    pace: paceOf(quick, state, added.length, policy),
     price: deps.cachePrice,
   });
   if (decision.triggered) return undefined;
@@ -142,7 +159,8 @@ export async function quickFirstCall<M>(
     last.count++;
   }
   deps.calibration.noteSent(key, local);
-  deps.counts.finishAfter(key, () => warmAfter(deps, input, n, local, lazy));
+  const version = layout ? state!.version : 0;
+  deps.counts.finishAfter(key, () => warmAfter(deps, input, { n, local, version }, lazy));
   const result: CompactionResult<M> = {
     messages: sent as M[],
     applied: false,
@@ -152,11 +170,18 @@ export async function quickFirstCall<M>(
     budget: decision.budget,
     kept: { pinned: quick.pinned, recentTurns: 0, toolPairs: 0 },
     prunedCount: 0,
-    version: 0,
+    version,
     format: codec.format,
     levels: [],
     repairs: [],
   };
+  if (summary && summaryBody !== undefined)
+    result.summary = {
+      text: summaryBody,
+      version,
+      tokens: layout.summaryTokens,
+      summarizer: summary.summarizer ?? 'unknown',
+    };
   if (lazy) Object.assign(result, { [AS_GIVEN]: quick.metaAt });
   return result;
 }
@@ -171,7 +196,8 @@ function addedTokens(
   input: PreflightInput,
   quick: QuickRecord,
   added: readonly unknown[],
-  sent: unknown[] | undefined,
+  /** The request, its new messages written from position `at`. */
+  out: { sent: unknown[]; at: number } | undefined,
 ) {
   const { codec, policy } = input;
   const sums = { system: 0, developer: 0, messages: 0 };
@@ -181,7 +207,7 @@ function addedTokens(
   for (let k = 0; k < added.length; k++) {
     const entry = deps.index.entry(added[k], quick.length + k, codec);
     if (!plainNew(entry, policy, quick.pins)) return undefined;
-    if (sent) sent[quick.length + k] = entry.wire;
+    if (out) out.sent[out.at + k] = entry.wire;
     entry.tokens ??= new WeakMap();
     let tokens = entry.tokens.get(deps.counter);
     if (tokens === undefined) {
@@ -204,10 +230,10 @@ function addedTokens(
 async function warmAfter(
   deps: PipelineDeps,
   input: PreflightInput,
-  n: number,
-  local: number,
+  quick: { n: number; local: number; version: number },
   lazy: LazyHistory | undefined,
 ): Promise<void> {
+  const { n, local, version } = quick;
   const slice = new TimeSlice();
   await slice.pause();
   // The caller only appends to its array; what it held at the call is its first n messages.
@@ -218,8 +244,9 @@ async function warmAfter(
   const { indexed, repairs } = await indexMessagesInSlices(deps, call, slice);
   const stored = await deps.store.get(input.key);
   const resumed = await resumeAndCount(deps, call, indexed, stored, { slice, known: await known }, false);
-  if (repairs.length > 0 || (!resumed.bounded && resumed.counted.tokensBefore !== local))
-    await deleteStoredCounts(deps.store, input.key);
+  const differs =
+    !resumed.bounded && (resumed.counted.tokensBefore !== local || resumed.view.version !== version);
+  if (repairs.length > 0 || differs) await deleteStoredCounts(deps.store, input.key);
   // The record's walk of this view made now, not beside the session's next calls.
   else if (!resumed.bounded && indexed.view === resumed.view)
     deps.counts.quick.note(
@@ -229,6 +256,36 @@ async function warmAfter(
       stored,
       indexed.generation,
     );
+}
+
+/**
+ * A compacted session's record holds for this call: made under the stored state as it is (a
+ * compaction since, in any process, changes its stamp), well formed, on a history given whole.
+ */
+function layoutHolds(quick: QuickRecord, state: SessionState | undefined, lazy: LazyHistory | undefined) {
+  const layout = quick.compacted;
+  if (lazy || state === undefined || state.local || layout === undefined) return false;
+  return layout.stamp === stampOf(state) && isLayout(layout, quick.length);
+}
+
+/**
+ * The cost trigger's pace (as call-pace.ts reads the view): for a plain record a view of n
+ * messages under a state that kept none; for a compacted one, the messages after the newest
+ * one the compaction kept, the new ones included (they are plain: none is a kept message).
+ */
+function paceOf(
+  quick: QuickRecord,
+  state: SessionState | undefined,
+  added: number,
+  policy: Readonly<CompactPolicy>,
+) {
+  const layout = quick.compacted;
+  if (!layout) return { trough: undefined, appended: policy.costTrigger ? quick.length + added : 0 };
+  const trough = state?.pace?.trough;
+  if (!policy.costTrigger) return { trough, appended: 0 };
+  if (!layout.paceFound && trough !== undefined)
+    return { trough, appended: Math.max(0, layout.entries + added - (state?.keptIds?.length ?? 0)) };
+  return { trough, appended: layout.paceAfter + added };
 }
 
 /** Notes an untriggered call for its session's quick record (see {@link QuickRecords.note}). */
@@ -241,5 +298,6 @@ export function noteQuick(deps: PipelineDeps, prepared: PreparedRequest): void {
     view,
     prepared.state,
     indexed.generation,
+    prepared.summaryTokens,
   );
 }

@@ -128,6 +128,29 @@ export interface QuickRecord {
   sums: { system: number; developer: number; messages: number };
   /** Pinned messages among them. */
   pinned: number;
+  /**
+   * Set when the session compacted: the request its history went out as (the view's messages
+   * and the summary), for the stored state it was made under (preflight/quick-compacted.ts).
+   * `sums` are then the view's (the covered messages are not sent), `pinned` the request's.
+   */
+  compacted?: CompactedLayout;
+}
+
+/** What a warm call sent of a compacted session's history (see {@link QuickRecord.compacted}). */
+export interface CompactedLayout {
+  /** The stored state it was made under (version, update time, coverage). */
+  stamp: string;
+  /** The summary message's place in the request (-1: a compaction that left no summary). */
+  summaryAt: number;
+  /** Its tokens. */
+  summaryTokens: number;
+  /** The request in order: runs `[from, to)` of the caller's positions, or a message as sent (a rewrite). */
+  parts: ([number, number] | { wire: unknown })[];
+  /** Messages of the view (not counting the summary). */
+  entries: number;
+  /** The cost trigger's pace: view messages after the newest one the compaction kept, and whether it was there. */
+  paceAfter: number;
+  paceFound: boolean;
 }
 
 interface QuickState extends SessionState {

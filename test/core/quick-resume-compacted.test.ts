@@ -1,0 +1,225 @@
+/**
+ * Issue 47 point 1, a session that compacted: the first call of a fresh manager (a new process)
+ * answers from the session's quick record (preflight/quick-compacted.ts) without indexing the
+ * history the summary covers, and sends exactly what the manager that served the session all
+ * along sends; its next call, once the session was indexed behind it, too. An edited history
+ * (a rewind, a fork, a changed covered message) takes the full path, or, when the sampled print
+ * cannot see the edit, is found after the call and the record dropped.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { samplePositions } from '../../src/core/preflight/quick-print.js';
+import { type QuickRecord, quickKey } from '../../src/core/session/stored-counts.js';
+import {
+  type CompactionResult,
+  CompactManager,
+  MemorySessionStore,
+  type SessionStore,
+} from '../../src/index.js';
+import { redisSessionStore } from '../../src/storage/redis/index.js';
+import { syntheticSession } from '../../src/testing/synthetic-session.js';
+import { jsonFileStore } from '../support/json-file-store.js';
+import { type RedisTestServer, redisAvailable, startRedisServer } from '../support/redis-server.js';
+
+/** A window the history is well over: the first call compacts, the next ones do not. */
+const options = { model: 'gpt-4o', maxContextTokens: 32_000 } as const;
+
+const ask = (i: number) => ({ role: 'user', content: `follow-up ${i}: run the tests again` });
+
+/** What a result sends and says, for comparison. */
+function sent(result: CompactionResult<unknown>) {
+  return {
+    messages: JSON.stringify(result.messages),
+    tokensBefore: result.tokensBefore,
+    version: result.version,
+    applied: result.applied,
+    reason: result.reason,
+    budget: result.budget,
+    kept: result.kept,
+    summary: result.summary,
+  };
+}
+
+const copy = <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T;
+
+/**
+ * A manager that compacts the session, then serves three calls (one message appended each)
+ * and leaves its records in the store: returned still running, as the warm reference.
+ */
+async function served(store: SessionStore) {
+  const messages: unknown[] = syntheticSession({ turns: 300, seed: 11, toolDensity: 2.5, resultChars: 400 });
+  const manager = new CompactManager({ ...options, store });
+  expect((await manager.compact('s', messages)).applied).toBe(true);
+  for (let i = 0; i < 3; i++) {
+    messages.push(ask(i));
+    expect((await manager.compact('s', messages)).applied).toBe(false);
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  await manager.flush();
+  const record = (await store.get(quickKey('s'))) as { quickResume?: QuickRecord } | undefined;
+  expect(record?.quickResume?.compacted).toBeDefined();
+  expect(record!.quickResume!.length).toBeGreaterThan(messages.length - 8);
+  return { manager, messages };
+}
+
+/**
+ * A fresh manager's first call and, once the work it left is done, its next call; with
+ * whether the first call indexed the session (the full path) before answering.
+ */
+async function freshCalls(store: SessionStore, first: unknown[], second: unknown[]) {
+  const manager = new CompactManager({ ...options, store });
+  const a = await manager.compact('s', copy(first));
+  // Read before any turn of the loop: the quick path leaves the indexing for after the call.
+  const indexed = manager.cacheStatus().sessions > 0;
+  await manager.flush();
+  const b = await manager.compact('s', copy(second));
+  await manager.shutdown();
+  return { first: sent(a), second: sent(b), indexed };
+}
+
+async function compactedCase(store: SessionStore) {
+  const { manager, messages } = await served(store);
+  const first = [...messages, ask(10)];
+  const second = [...first, { role: 'assistant', content: 'done' }, ask(11)];
+  const fresh = await freshCalls(store, first, second);
+  const warm = [sent(await manager.compact('s', first)), sent(await manager.compact('s', second))];
+  await manager.shutdown();
+  return { fresh, warm };
+}
+
+describe('a fresh manager on a known session that compacted', () => {
+  it('answers its first call without indexing the history and sends what a warm manager sends (memory)', async () => {
+    const { fresh, warm } = await compactedCase(new MemorySessionStore());
+    expect(warm[0]!.version).toBeGreaterThan(0);
+    expect(warm[0]!.summary).toBeDefined();
+    expect(fresh.indexed).toBe(false);
+    expect(fresh.first).toEqual(warm[0]);
+    expect(fresh.second).toEqual(warm[1]);
+  });
+
+  it('the same through a file store', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'quick-compacted-'));
+    try {
+      const { fresh, warm } = await compactedCase(jsonFileStore(dir));
+      expect(fresh.indexed).toBe(false);
+      expect(fresh.first).toEqual(warm[0]);
+      expect(fresh.second).toEqual(warm[1]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a rewind, a fork or a changed covered message at a sampled position takes the full path with the same answer', async () => {
+    const store = new MemorySessionStore();
+    const { manager, messages } = await served(store);
+    const { compacted, length } = (
+      (await store.get(quickKey('s'))) as unknown as { quickResume: QuickRecord }
+    ).quickResume;
+    // A covered message: before the layout's first run of the caller's messages after the summary.
+    const firstKept = compacted!.parts.find((part) => Array.isArray(part) && part[0] > 10) as [
+      number,
+      number,
+    ];
+    const probe = samplePositions(length).find((i) => i > 0 && i < firstKept[0] - 1)!;
+    expect(probe).toBeGreaterThan(0);
+    const changed = copy(messages) as { role: string; content: unknown }[];
+    changed[probe] = { ...changed[probe]!, content: `${JSON.stringify(changed[probe]!.content)} (edited)` };
+    const histories = {
+      // Back to before the recorded history's end, then on another way.
+      rewind: [...messages.slice(0, length - 2), ask(20)],
+      fork: [...messages.slice(0, length - 1), ask(21), ...messages.slice(length)],
+      covered: [...changed, ask(22)],
+    };
+    for (const [name, history] of Object.entries(histories)) {
+      // The stored session, copied: each history meets it as the served manager left it.
+      const own = new MemorySessionStore();
+      for (const key of ['s', 's::counts', quickKey('s')]) {
+        const value = await store.get(key);
+        if (value) await own.set(key, copy(value));
+      }
+      const again = new CompactManager({ ...options, store: own });
+      const got = await again.compact('s', copy(history));
+      expect(again.cacheStatus().sessions, name).toBe(1);
+      await again.shutdown();
+      const twin = new MemorySessionStore();
+      for (const key of ['s', 's::counts']) await twin.set(key, copy((await store.get(key))!));
+      // What a manager that knows the session (its state and counts, no quick record) sends.
+      const reference = new CompactManager({ ...options, store: twin });
+      const expected = await reference.compact('s', copy(history));
+      await reference.shutdown();
+      expect(sent(got), name).toEqual(sent(expected));
+    }
+    await manager.shutdown();
+  });
+
+  it('a covered message edited out of the sample is found after the call: the record is dropped', async () => {
+    const store = new MemorySessionStore();
+    const { manager, messages } = await served(store);
+    await manager.shutdown();
+    const sampled = new Set(samplePositions(messages.length));
+    const edited = copy(messages) as { role: string; content: unknown }[];
+    // A user message of the covered part, not sampled; another text of the same length.
+    const k = edited.findIndex(
+      (m, i) => i > 20 && i < 200 && !sampled.has(i) && m.role === 'user' && typeof m.content === 'string',
+    );
+    const text = edited[k]!.content as string;
+    edited[k] = { ...edited[k]!, content: 'Zq '.repeat(Math.ceil(text.length / 3)).slice(0, text.length) };
+    const first = [...edited, ask(10)];
+    const fresh = new CompactManager({ ...options, store });
+    await fresh.compact('s', copy(first));
+    expect(fresh.cacheStatus().sessions).toBe(0);
+    await fresh.flush();
+    expect(await store.get(quickKey('s'))).toBeUndefined();
+    await fresh.shutdown();
+  });
+
+  it('a compaction since the record (another process) takes the full path with its answer', async () => {
+    const store = new MemorySessionStore();
+    const { manager, messages } = await served(store);
+    const record = await store.get(quickKey('s'));
+    // Another process compacts the session again: the stored state moves on, the record stays.
+    const other = new CompactManager({ ...options, store });
+    expect((await other.compact('s', copy(messages), { force: true })).applied).toBe(true);
+    await other.shutdown();
+    await store.set(quickKey('s'), record!);
+    const first = [...messages, ask(10)];
+    const fresh = new CompactManager({ ...options, store });
+    const got = sent(await fresh.compact('s', copy(first)));
+    expect(fresh.cacheStatus().sessions).toBe(1);
+    await fresh.shutdown();
+    const twin = new MemorySessionStore();
+    for (const key of ['s', 's::counts']) await twin.set(key, copy((await store.get(key))!));
+    const reference = new CompactManager({ ...options, store: twin });
+    const expected = sent(await reference.compact('s', copy(first)));
+    await reference.shutdown();
+    expect(got).toEqual(expected);
+    expect(got.version).toBeGreaterThan(1);
+    await manager.shutdown();
+  });
+});
+
+const withRedis = redisAvailable('quick resume of a compacted session through Redis');
+describe.runIf(withRedis)('a fresh manager on a compacted session kept in Redis', () => {
+  let server: RedisTestServer;
+  beforeAll(async () => {
+    server = await startRedisServer();
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  it('answers its first call without indexing and sends what a warm manager sends', async () => {
+    const store = redisSessionStore({ url: server.url });
+    try {
+      for (const key of ['s', 's::counts', quickKey('s')]) await store.delete(key);
+      const { fresh, warm } = await compactedCase(store);
+      expect(fresh.indexed).toBe(false);
+      expect(fresh.first).toEqual(warm[0]);
+      expect(fresh.second).toEqual(warm[1]);
+    } finally {
+      await store.close();
+    }
+  });
+});

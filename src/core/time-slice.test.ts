@@ -45,6 +45,38 @@ describe('TimeSlice', () => {
     expect(most).toBeLessThanOrEqual(6);
   });
 
+  it('a step that starts its own slice after another paused, in the same turn, shares the turn', async () => {
+    let clock = 0;
+    vi.spyOn(performance, 'now').mockImplementation(() => clock);
+    let sinceTick = 0;
+    let most = 0;
+    let ticking = true;
+    const tick = () => {
+      most = Math.max(most, sinceTick);
+      sinceTick = 0;
+      if (ticking) setImmediate(tick);
+    };
+    setImmediate(tick);
+    const run = async (slice: TimeSlice, pieces: number) => {
+      for (let k = 0; k < pieces; k++) {
+        clock += 1;
+        sinceTick++;
+        if (slice.due()) await slice.pause();
+      }
+    };
+    // A count that ends 4 pieces into a turn, then a cascade with a slice of its own (as
+    // runStepsYielding makes one): it gets the 1 piece left of the turn, not 5 more.
+    const count = new TimeSlice({ sliceMs: 5 });
+    await run(count, 9);
+    const cascade = new TimeSlice({ sliceMs: 5 });
+    await run(cascade, 20);
+    ticking = false;
+    most = Math.max(most, sinceTick);
+    expect(cascade.pauses).toBeGreaterThan(0);
+    // One slice (5 pieces) and the piece that found it spent; 9 before.
+    expect(most).toBeLessThanOrEqual(6);
+  });
+
   it('a job alone keeps its whole slice per turn', async () => {
     let clock = 0;
     vi.spyOn(performance, 'now').mockImplementation(() => clock);

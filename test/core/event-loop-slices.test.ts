@@ -6,6 +6,7 @@
  * with setImmediate ticks while a call runs: no timing is asserted.
  */
 import { describe, expect, it, vi } from 'vitest';
+import { isLargeState } from '../../src/core/session/json-copy.js';
 import { CompactManager, MemorySessionStore } from '../../src/index.js';
 import { syntheticSession } from '../../src/testing/synthetic-session.js';
 import { hasOpenToolCalls } from '../support/open-tool-calls.js';
@@ -179,6 +180,70 @@ describe('the steps after a long compaction work in slices (issue 47 point 2)', 
       clock.mockRestore();
       await manager.shutdown();
     }
+  });
+});
+
+/**
+ * Sets a clock that never advances (no slice is ever due: nothing pauses) or one that runs a
+ * slice per reading (every chance to pause is a turn of the loop); returns its undoing.
+ */
+function setClock(mode: 'still' | 'racing'): () => void {
+  const now = performance.now.bind(performance);
+  const start = now();
+  let skew = 0;
+  const clock = vi.spyOn(performance, 'now').mockImplementation(
+    mode === 'still'
+      ? () => start
+      : () => {
+          skew += 1_000;
+          return now() + skew;
+        },
+  );
+  return () => clock.mockRestore();
+}
+
+describe('a pause at every chance changes no result (issue 47 point 2)', () => {
+  /**
+   * A long compaction (its state written in parts, its kept counts and cached request walked in
+   * steps), then a fresh manager on the stored session (the stored counts decoded in batches):
+   * each under `mode`'s clock.
+   */
+  async function compactThenFresh(mode: 'still' | 'racing') {
+    const long = session(5_000, 2_000);
+    const store = new MemorySessionStore();
+    const manager = new CompactManager({ model: 'gpt-4o', maxContextTokens: HUGE_WINDOW, store });
+    let restore = () => {};
+    const compacted = await compactLongSession(manager, long, () => {
+      restore = setClock(mode);
+    });
+    restore();
+    await manager.shutdown();
+    const { updatedAt: _, ...state } = (await store.get('long')) as unknown as Record<string, unknown>;
+    // The counts the fresh manager reads (decoded in batches), and a state large enough to be
+    // copied in parts (json-copy.ts).
+    expect((await store.get('long::counts')) as unknown).toHaveProperty('tokenCounts.hashes');
+    expect(isLargeState(state)).toBe(true);
+    const fresh = new CompactManager({ model: 'gpt-4o', maxContextTokens: HUGE_WINDOW, store });
+    await fresh.ready();
+    restore = setClock(mode);
+    const again = await fresh.compact('long', JSON.parse(JSON.stringify(long))).finally(restore);
+    await fresh.shutdown();
+    return { compacted, state, again };
+  }
+
+  it('a long compaction and a fresh manager on its stored session send the same either way', async () => {
+    const still = await compactThenFresh('still');
+    const racing = await compactThenFresh('racing');
+    expect(still.compacted.applied).toBe(true);
+    expect(still.compacted.messages.length).toBeGreaterThan(4_096);
+    expect(racing.compacted.messages).toEqual(still.compacted.messages);
+    expect(racing.compacted.kept).toEqual(still.compacted.kept);
+    expect(racing.compacted.tokensBefore).toBe(still.compacted.tokensBefore);
+    expect(racing.compacted.tokensAfter).toBe(still.compacted.tokensAfter);
+    expect(JSON.stringify(racing.state)).toBe(JSON.stringify(still.state));
+    expect(racing.again.messages).toEqual(still.again.messages);
+    expect(racing.again.tokensBefore).toBe(still.again.tokensBefore);
+    expect(racing.again.version).toBe(still.again.version);
   });
 });
 

@@ -2,10 +2,14 @@ import { invalidConfig } from '../errors.js';
 import { elideMedia, type MediaPart, mediaParts } from '../messages/formats/media-parts.js';
 import type { CompactMessage } from '../messages/message.js';
 import { ANTHROPIC_IMAGE_RULE, type ImageRule, imageRuleFor, OPENAI_TILE_RULE } from './count-image.js';
+import { BOUNDARY_WINDOW, countInSlices, DEFAULT_SLICE_CHARS } from './count-in-slices.js';
 import { mediaTokens } from './count-media.js';
+import { formatToolSchemas } from './format-tool-schemas.js';
 import { type BpeEncoding, loadEncoding, loadEncodingInSlices, releaseEncodings } from './load-encoding.js';
 import { type EncodingName, modelInfo } from './model-table.js';
 
+export { countInSlices, DEFAULT_SLICE_CHARS } from './count-in-slices.js';
+export { formatToolSchemas } from './format-tool-schemas.js';
 export { type EncodingName, type ModelInfo, modelInfo } from './model-table.js';
 
 /**
@@ -40,14 +44,6 @@ export interface TokenCounter {
   ready?(): Promise<void>;
 }
 
-/**
- * Texts longer than this are counted in slices. BPE work is quadratic in the length of one
- * pre-token, so 100 KB of one repeated character takes seconds unsliced; slices of about
- * 2,000 characters bound that at well under 50 ms per 100 KB with under 0.1% error.
- * @default 2048
- */
-export const DEFAULT_SLICE_CHARS = 2048;
-
 /** Per-message overheads, from OpenAI's published counting method for chat models. */
 export const OPENAI_MESSAGE_OVERHEAD = Object.freeze({
   /** `<|start|>{role}\n ... <|end|>` framing of every message. */
@@ -71,137 +67,6 @@ export const OPENAI_MESSAGE_OVERHEAD = Object.freeze({
 export const DEFAULT_ESTIMATE_MARGIN = 1.25;
 
 const NO_SPECIAL = { disallowedSpecial: new Set<string>() };
-
-function isSpace(code: number): boolean {
-  return code === 32 || code === 10 || code === 9 || code === 13;
-}
-
-/**
- * Counts `text` with `encode`, slicing long texts at word boundaries (a space that starts
- * the next word), or hard at `sliceChars` where there is none (runs of one character,
- * base64, CJK without punctuation).
- */
-export function countInSlices(
-  text: string,
-  encode: (text: string) => number,
-  sliceChars = DEFAULT_SLICE_CHARS,
-): number {
-  if (text.length <= sliceChars) return encode(text);
-  let total = 0;
-  let start = 0;
-  const lookBack = sliceChars >> 2;
-  while (start < text.length) {
-    let end = Math.min(start + sliceChars, text.length);
-    if (end < text.length) {
-      let cut = -1;
-      for (let i = end; i > end - lookBack; i--) {
-        if (
-          text.charCodeAt(i) === 32 &&
-          !isSpace(text.charCodeAt(i - 1)) &&
-          !isSpace(text.charCodeAt(i + 1))
-        ) {
-          cut = i;
-          break;
-        }
-      }
-      if (cut > start) end = cut;
-      else {
-        // Never split a surrogate pair.
-        if ((text.charCodeAt(end - 1) & 0xfc00) === 0xd800) end -= 1;
-        // A hard cut splits a token: correct by counting a small window across the cut.
-        let from = Math.max(start, end - BOUNDARY_WINDOW);
-        if ((text.charCodeAt(from) & 0xfc00) === 0xdc00) from += 1;
-        let to = Math.min(text.length, end + BOUNDARY_WINDOW);
-        if ((text.charCodeAt(to - 1) & 0xfc00) === 0xd800) to -= 1;
-        const left = text.slice(from, end);
-        const right = text.slice(end, to);
-        total += encode(left + right) - encode(left) - encode(right);
-      }
-    }
-    total += encode(text.slice(start, end));
-    start = end;
-  }
-  return total;
-}
-
-/** Characters on each side of a hard slice cut counted again to correct the split token. */
-const BOUNDARY_WINDOW = 48;
-
-/** A tool schema in any of the supported shapes, normalized. */
-interface ToolSchema {
-  name: string;
-  description?: string;
-  parameters?: unknown;
-}
-
-function normalizeTool(tool: unknown): ToolSchema | undefined {
-  if (tool === null || typeof tool !== 'object') return undefined;
-  const t = tool as Record<string, unknown>;
-  const fn = (t.function ?? t) as Record<string, unknown>;
-  if (typeof fn.name !== 'string') return undefined;
-  const parameters = fn.parameters ?? fn.input_schema ?? fn.inputSchema;
-  const out: ToolSchema = { name: fn.name };
-  if (typeof fn.description === 'string') out.description = fn.description;
-  if (parameters !== undefined) out.parameters = parameters;
-  return out;
-}
-
-function formatType(schema: Record<string, unknown>, indent: string): string {
-  if (Array.isArray(schema.enum)) return schema.enum.map((v) => JSON.stringify(v)).join(' | ');
-  switch (schema.type) {
-    case 'string':
-    case 'number':
-    case 'boolean':
-    case 'null':
-      return String(schema.type);
-    case 'integer':
-      return 'number';
-    case 'array': {
-      const items = (schema.items ?? {}) as Record<string, unknown>;
-      return `${formatType(items, indent)}[]`;
-    }
-    case 'object':
-      return `{\n${formatProperties(schema, `${indent}  `)}${indent}}`;
-    default:
-      return 'any';
-  }
-}
-
-function formatProperties(schema: Record<string, unknown>, indent: string): string {
-  const properties = (schema.properties ?? {}) as Record<string, Record<string, unknown>>;
-  const required = new Set(Array.isArray(schema.required) ? (schema.required as string[]) : []);
-  let out = '';
-  for (const [key, value] of Object.entries(properties)) {
-    if (typeof value?.description === 'string') out += `${indent}// ${value.description}\n`;
-    out += `${indent}${key}${required.has(key) ? '' : '?'}: ${formatType(value ?? {}, indent)},\n`;
-  }
-  return out;
-}
-
-/**
- * Renders function definitions the way OpenAI injects them into the prompt (a TypeScript
- * namespace), which is what makes schema counts match the API's.
- */
-export function formatToolSchemas(tools: readonly unknown[]): { text: string; unknown: unknown[] } {
-  const unknown: unknown[] = [];
-  let text = 'namespace functions {\n\n';
-  for (const tool of tools) {
-    const schema = normalizeTool(tool);
-    if (!schema) {
-      unknown.push(tool);
-      continue;
-    }
-    if (schema.description) text += `// ${schema.description}\n`;
-    const parameters = schema.parameters as Record<string, unknown> | undefined;
-    if (parameters && typeof parameters === 'object' && Object.keys(parameters.properties ?? {}).length > 0) {
-      text += `type ${schema.name} = (_: {\n${formatProperties(parameters, '')}}) => any;\n\n`;
-    } else {
-      text += `type ${schema.name} = () => any;\n\n`;
-    }
-  }
-  text += '} // namespace functions';
-  return { text, unknown };
-}
 
 /** Options of {@link BpeTokenCounter}. */
 export interface BpeTokenCounterOptions {

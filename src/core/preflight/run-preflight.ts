@@ -38,7 +38,7 @@ import { type CascadeInput, type CascadeResult, runCascade, summaryMessageTokens
 import type { ViewEntry } from './session-view.js';
 import { checkSummaryOutput } from './summary-output.js';
 import { swapPrepared } from './swap-prepared.js';
-import { keptCounts } from './untriggered-result.js';
+import { keptCountsSteps } from './untriggered-result.js';
 import { viewAfterCompactionSteps } from './view-after-compaction.js';
 
 /** A compaction that landed in the store. */
@@ -284,7 +284,7 @@ export async function finishCompaction<M>(
   // After the state's write (its JSON round trip in a memory store).
   await between(cascade);
   deps.calibration.noteSent(prepared.key, cascade.tokensAfter);
-  const kept = keptCounts(cascade.entries);
+  const kept = await inSteps(cascade, keptCountsSteps(cascade.entries));
   await between(cascade);
   if (prepared.decisionEvent)
     Object.assign(prepared.decisionEvent.properties, {

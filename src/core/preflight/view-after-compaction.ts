@@ -17,7 +17,7 @@ import { copyAheadOf } from './result-copy.js';
 import { addTokens, pinsItsRound } from './resume-view.js';
 import type { CascadeResult } from './run-cascade.js';
 import type { SessionView } from './session-view.js';
-import { assembledCache } from './untriggered-result.js';
+import { assembledCacheSteps } from './untriggered-result.js';
 
 /** What the compaction sent besides its entries: the summary message, when there is one. */
 export interface CompactionOutput {
@@ -87,7 +87,7 @@ export function* viewAfterCompactionSteps(
   const text = output.summaryText;
   const summaryWire = text !== undefined && state.version > 0 ? output.summaryWire : undefined;
   yield;
-  const assembled = assembledCache(entries, summaryWire, output.codec.format);
+  const assembled = yield* assembledCacheSteps(entries, summaryWire, output.codec.format);
   yield;
   const after: SessionView = {
     state,

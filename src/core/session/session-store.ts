@@ -16,7 +16,8 @@
  *   (also across `delete`).
  */
 
-import { nextTurn } from '../time-slice.js';
+import { runStepsYielding } from '../time-slice.js';
+import { deepFreezeSteps, isLargeState, jsonCopySteps } from './json-copy.js';
 import type { SessionState, SessionStoreSetOptions } from './session-state.js';
 import { checkSessionId, checkState, checkTtl, checkWriteOptions } from './session-store-checks.js';
 
@@ -95,9 +96,6 @@ interface MemoryEntry {
   lock?: { token: number; until: number };
 }
 
-/** From this size (JSON characters) a state's copy is made in turns of the event loop. */
-const LARGE_STATE_CHARS = 262_144;
-
 /** Returns `value` with every object and array in it frozen. */
 function deepFreeze<T>(value: T): T {
   if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
@@ -130,13 +128,10 @@ export class MemorySessionStore implements SessionStore {
     checkState(state);
     checkWriteOptions(options);
     // A JSON round trip, as a shared store does: what a later `get` returns is the same everywhere.
-    // A large one (a long session's compaction) gives the loop a turn between its parts.
-    const json = JSON.stringify(state);
-    const large = json.length > LARGE_STATE_CHARS;
-    if (large) await nextTurn();
-    const parsed = JSON.parse(json) as SessionState;
-    if (large) await nextTurn();
-    const copy = deepFreeze(parsed);
+    // A large one (a long session's compaction) is made and frozen a part at a time, in slices.
+    const copy = isLargeState(state)
+      ? await runStepsYielding(deepFreezeSteps(await runStepsYielding(jsonCopySteps(state))))
+      : deepFreeze(JSON.parse(JSON.stringify(state)) as SessionState);
     const entry = this.#entries.get(sessionId);
     if (options.expectedVersion !== undefined && (entry?.state?.version ?? 0) !== options.expectedVersion)
       return false;

@@ -58,23 +58,68 @@ async function bounded<T>(operation: () => Promise<T>): Promise<T | undefined> {
 }
 
 /**
- * The counts stored for session `key` in `scope`: content hashes and their counts, in order
+ * The counts stored for session `key` in `scope`, as stored: two space-separated lists, read
+ * by the caller a piece at a time (see {@link decodeStoredCounts}) rather than split at once
  * (`undefined`: none, another scope, a malformed record, or the store failed).
  */
 export async function readStoredCounts(
   store: SessionStore,
   key: string,
   scope: string,
-): Promise<{ hashes: string[]; tokens: string[] } | undefined> {
+): Promise<StoredTokenCounts | undefined> {
   const inner = innerOf(store);
   if (!inner) return undefined;
   const record = (await bounded(() => inner.get(countsKey(key)))) as CountsRecord | undefined;
   const counts = record?.tokenCounts;
   if (!counts || counts.scope !== scope) return undefined;
   if (typeof counts.hashes !== 'string' || typeof counts.tokens !== 'string') return undefined;
-  const hashes = counts.hashes.split(' ');
-  const tokens = counts.tokens.split(' ');
-  return hashes.length === tokens.length ? { hashes, tokens } : undefined;
+  return counts;
+}
+
+/**
+ * Decodes a record's lists into `into` (hash to count), `batch` pairs per step of `steps`
+ * (a step yields between batches): no list is split at once, and a count made of digits is
+ * read without a string of its own. A pair whose count is not a non-negative safe integer is
+ * left out; lists of different lengths decode to `false` (the record is not used).
+ */
+export function* decodeStoredCounts(
+  counts: StoredTokenCounts,
+  into: Map<string, number>,
+  batch = 1024,
+): Generator<void, boolean, void> {
+  const { hashes, tokens } = counts;
+  let hashAt = 0;
+  let tokenAt = 0;
+  for (let n = 1; ; n++) {
+    const hashEnd = endOf(hashes, hashAt);
+    const tokenEnd = endOf(tokens, tokenAt);
+    const count = countAt(tokens, tokenAt, tokenEnd);
+    if (Number.isSafeInteger(count) && count >= 0) into.set(hashes.slice(hashAt, hashEnd), count);
+    const lastHash = hashEnd === hashes.length;
+    if (lastHash !== (tokenEnd === tokens.length)) return false;
+    if (lastHash) return true;
+    hashAt = hashEnd + 1;
+    tokenAt = tokenEnd + 1;
+    if (n % batch === 0) yield;
+  }
+}
+
+/** The end of the list item starting at `from` (the next space, or the end of the list). */
+function endOf(list: string, from: number): number {
+  const end = list.indexOf(' ', from);
+  return end === -1 ? list.length : end;
+}
+
+/** `Number(list.slice(from, end))`, without the slice for a run of up to 15 digits. */
+function countAt(list: string, from: number, end: number): number {
+  if (end - from > 15) return Number(list.slice(from, end));
+  let value = 0;
+  for (let i = from; i < end; i++) {
+    const digit = list.charCodeAt(i) - 48;
+    if (digit < 0 || digit > 9) return Number(list.slice(from, end));
+    value = value * 10 + digit;
+  }
+  return value;
 }
 
 /** Stores the counts of session `key` (replacing the record); false when the store failed. */

@@ -1,0 +1,82 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { runSteps } from '../time-slice.js';
+import { deepFreezeSteps, isLargeState, jsonCopySteps, LARGE_STATE_ENTRIES } from './json-copy.js';
+import { MemorySessionStore, type SessionState } from './session-store.js';
+
+/** What `JSON.stringify` turns into JSON, with the values it leaves out or changes. */
+const leaf = fc.oneof(
+  fc.string(),
+  fc.integer(),
+  fc.double(),
+  fc.boolean(),
+  fc.constant(null),
+  fc.constant(undefined),
+  fc.date({ noInvalidDate: true }),
+);
+const value = fc.letrec((tie) => ({
+  node: fc.oneof({ depthSize: 'small' }, leaf, tie('array'), tie('object')),
+  array: fc.array(tie('node'), { maxLength: 4 }),
+  object: fc.dictionary(fc.oneof(fc.string(), fc.constant('__proto__'), fc.constant('7')), tie('node'), {
+    maxKeys: 4,
+  }),
+})).node;
+
+describe('jsonCopySteps', () => {
+  it('copies a state as one JSON round trip does: the same text, key order included', () => {
+    fc.assert(
+      fc.property(
+        fc.dictionary(fc.string(), value, { maxKeys: 5 }),
+        fc.array(value, { minLength: 250, maxLength: 700 }),
+        fc.dictionary(fc.string({ minLength: 1 }), value, { minKeys: 250, maxKeys: 700 }),
+        (fields, long, many) => {
+          const state = { ...fields, long, many, after: fields };
+          const whole = JSON.stringify(JSON.parse(JSON.stringify(state)));
+          expect(JSON.stringify(runSteps(jsonCopySteps(state)))).toBe(whole);
+        },
+      ),
+      { numRuns: 15 },
+    );
+  });
+
+  it('keeps a `__proto__` key as an own property, as JSON.parse does', () => {
+    const many = Object.fromEntries(Array.from({ length: 300 }, (_, i) => [`k${i}`, i]));
+    const state = JSON.parse(`{"a":{"__proto__":{"x":1}},"many":${JSON.stringify(many)}}`);
+    const copy = runSteps(jsonCopySteps(state)) as { a: object };
+    expect(Object.getPrototypeOf(copy.a)).toBe(Object.prototype);
+    expect(JSON.stringify(copy)).toBe(JSON.stringify(state));
+  });
+
+  it('yields between parts of a large state and freezes every object of it', () => {
+    const state = { ids: Array.from({ length: 5_000 }, (_, i) => ({ id: `m${i}` })) };
+    expect(isLargeState(state)).toBe(true);
+    expect(isLargeState({ ids: state.ids.slice(0, LARGE_STATE_ENTRIES) })).toBe(false);
+    const steps = jsonCopySteps(state);
+    let yields = 0;
+    let step = steps.next();
+    for (; !step.done; step = steps.next()) yields++;
+    expect(yields).toBeGreaterThan(10);
+    const frozen = runSteps(deepFreezeSteps(step.value));
+    expect(frozen.ids.every((item) => Object.isFrozen(item))).toBe(true);
+    expect(Object.isFrozen(frozen.ids)).toBe(true);
+  });
+
+  it('gives a memory store the same state, large or small', async () => {
+    const store = new MemorySessionStore();
+    const rewrites = Object.fromEntries(
+      Array.from({ length: 3_000 }, (_, i) => [`h:${i}`, { kind: 'cleared', ref: `tool-${i}` }]),
+    );
+    const state = {
+      sessionId: 's',
+      version: 1,
+      coveredIds: Array.from({ length: 3_000 }, (_, i) => `c${i}`),
+      rewrites,
+      updatedAt: 0,
+    } as unknown as SessionState;
+    await store.set('s', state);
+    const got = (await store.get('s')) as SessionState;
+    expect(JSON.stringify(got)).toBe(JSON.stringify(state));
+    expect(Object.isFrozen(got.rewrites?.['h:2999'])).toBe(true);
+    expect(() => got.coveredIds.push('x')).toThrow(TypeError);
+  });
+});

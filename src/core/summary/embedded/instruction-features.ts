@@ -1,8 +1,8 @@
 /**
  * The features the instruction model reads from one sentence (issue 45): word pairs,
- * the opening words of the sentence and of each clause (where an imperative or "I'd like" stands),
- * modal and negation shapes, verbs in the past and list markers (a story or a report given as
- * material), the closing mark, the length, and the conversation's context (is the
+ * the opening words of the sentence and of each clause (where an imperative or "I'd like" stands,
+ * past "never", "always", "please", "don't"),
+ * modal and negation shapes, the closing mark, the length, and the conversation's context (is the
  * other side an AI assistant, or a person). Each feature is a string hashed into a fixed number of
  * buckets (FNV-1a), so the weights are one small array. Linear in the sentence's length.
  */
@@ -145,6 +145,11 @@ export function featuresOf(
       continue;
     }
     if (!start || LEAD_IN.has(word)) continue;
+    // "Never close ...", "Always use ...", "Please book ...": the imperative is the word after.
+    if (ADVERB_LEAD.has(word) && i + 1 < words.length) {
+      feature(true, 'adv:', word);
+      continue;
+    }
     start = false;
     const next = words[i + 1] ?? '</s>';
     feature(true, 'f:', word);
@@ -160,7 +165,6 @@ export function featuresOf(
     }
   }
   shapeOf(feature, headOf(sentence), words);
-  narrativeOf(feature, headOf(sentence), words);
   return list.out;
 }
 
@@ -243,24 +247,5 @@ function shapeOf(feature: AddFeature, text: string, words: readonly string[]): v
   if (/\bhttps?:\/\//.test(text)) feature(false, 't:', 'url');
 }
 
-/** Past forms that do not end in "-ed": with "-ed" words, the mark of a story or a report. */
-const IRREGULAR_PAST = new Set(
-  'was were had went got bought said took made came found gave told ran stole left felt thought knew saw began became met brought kept sold spent won lost wrote'.split(
-    ' ',
-  ),
-);
-
-/**
- * The marks of material given to work on rather than an ask: verbs in the past past the opening
- * word ("Benjamin went ... and purchased ...", "Company Y posted ..."), counted up to two, and a
- * list marker opening the line ("b) ...", "* ...", "3. ...").
- */
-function narrativeOf(feature: AddFeature, text: string, words: readonly string[]): void {
-  let past = 0;
-  for (let i = 1; i < words.length && past < 2; i++) {
-    const word = words[i] as string;
-    if (IRREGULAR_PAST.has(word) || (word.length > 4 && word.endsWith('ed'))) past++;
-  }
-  feature(false, 'past:', String(past));
-  if (/^\s*(?:[a-z]\)|\*|\d{1,3}[.)])\s/.test(text)) feature(false, 't:', 'marker');
-}
+/** Words that open an imperative without being its verb: the opening read is the word after. */
+const ADVERB_LEAD = new Set("never always please don't dont".split(' '));

@@ -48,11 +48,23 @@ export function readLabelled(): LabelledSentence[] {
 
 const rank = (text: string) => createHash('sha1').update(text).digest().readUInt32BE(0);
 
+/** The training's settings (scripts and experiments may pass others; the shipped weights use the defaults). */
+export interface TrainOptions {
+  epochs: number;
+  rate: number;
+  /** How far each (source, label) group is brought to the same total weight: 0 none, 1 fully. */
+  balance: number;
+  /** Weight decay after each row (L2 regularisation); 0 none. */
+  l2: number;
+}
+export const TRAIN_DEFAULTS: TrainOptions = { epochs: EPOCHS, rate: 0.2, balance: 0.5, l2: 0 };
+
 /**
  * Logistic regression by stochastic gradient descent, rows in a fixed order (by a hash of their
- * text), each label weighted so both count alike, the weights averaged over the epochs.
+ * text), each (source, label) group weighted toward the same total, the weights averaged over the epochs.
  */
-export function trainWeights(rows: LabelledSentence[]): Float64Array {
+export function trainWeights(rows: LabelledSentence[], options: Partial<TrainOptions> = {}): Float64Array {
+  const { epochs, rate: rate0, balance, l2 } = { ...TRAIN_DEFAULTS, ...options };
   // Said to a person, a sentence is never an instruction (the context rule decides): such rows train nothing.
   const ordered = rows
     .filter((r) => r.context === 'assistant')
@@ -65,12 +77,13 @@ export function trainWeights(rows: LabelledSentence[]): Float64Array {
   const examples = ordered.map((r) => ({
     x: featuresOf(r.text, r.context, r.position),
     y: r.label === 'instruction' ? 1 : 0,
-    weight: Math.sqrt(share / (groups.get(`${r.source}|${r.label}`) as number)),
+    weight: (share / (groups.get(`${r.source}|${r.label}`) as number)) ** balance,
   }));
   const w = new Float64Array(FEATURE_BUCKETS);
   const sum = new Float64Array(FEATURE_BUCKETS);
-  for (let epoch = 0; epoch < EPOCHS; epoch++) {
-    const rate = 0.2 / (1 + epoch);
+  for (let epoch = 0; epoch < epochs; epoch++) {
+    const rate = rate0 / (1 + epoch);
+    const decay = 1 - rate * l2;
     for (const { x, y, weight } of examples) {
       let z = 0;
       for (const b of x) z += w[b] as number;
@@ -78,9 +91,10 @@ export function trainWeights(rows: LabelledSentence[]): Float64Array {
       const g = rate * weight * (y - p);
       for (const b of x) w[b] = (w[b] as number) + g;
     }
+    if (l2 > 0) for (let i = 0; i < FEATURE_BUCKETS; i++) w[i] = (w[i] as number) * decay ** examples.length;
     for (let i = 0; i < FEATURE_BUCKETS; i++) sum[i] = (sum[i] as number) + (w[i] as number);
   }
-  for (let i = 0; i < FEATURE_BUCKETS; i++) sum[i] = (sum[i] as number) / EPOCHS;
+  for (let i = 0; i < FEATURE_BUCKETS; i++) sum[i] = (sum[i] as number) / epochs;
   return sum;
 }
 
@@ -109,10 +123,13 @@ export function scoreRows(rows: LabelledSentence[], model: ArrayLike<number>, so
 }
 
 /** One fold a source: trained on the others, scored on it. */
-export function leaveOneSourceOut(rows: LabelledSentence[]): Fold[] {
+export function leaveOneSourceOut(rows: LabelledSentence[], options: Partial<TrainOptions> = {}): Fold[] {
   const sources = [...new Set(rows.map((r) => r.source))];
   return sources.map((source) => {
-    const model = trainWeights(rows.filter((r) => r.source !== source));
+    const model = trainWeights(
+      rows.filter((r) => r.source !== source),
+      options,
+    );
     return scoreRows(
       rows.filter((r) => r.source === source),
       model,

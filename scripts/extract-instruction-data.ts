@@ -42,11 +42,25 @@ const seen = new Set<string>();
 /** A stable pseudo-random order: rows are sampled by a hash of their text, never by Math.random. */
 const rank = (text: string) => createHash('sha1').update(text).digest().readUInt32BE(0);
 
+/**
+ * Labels the extraction rules give against the written definition (LABELS.md, "Corrections ...,
+ * fourth pass"): each names the rule it follows. Applied after sampling, so the rows are the same.
+ */
+const CORRECTIONS = new Map(
+  (
+    JSON.parse(readFileSync('eval/data/instructions/label-corrections.json', 'utf8')) as Array<{
+      source: string;
+      text: string;
+      label: Label;
+    }>
+  ).map((c) => [`${c.source}|${c.text}`, c.label]),
+);
+
 function push(row: Row): void {
   const key = `${row.source}|${row.text.toLowerCase()}`;
   if (seen.has(key) || row.text.length < 2) return;
   seen.add(key);
-  rows.push(row);
+  rows.push({ ...row, label: CORRECTIONS.get(`${row.source}|${row.text}`) ?? row.label });
 }
 
 /** Keeps at most `max` rows of `label` from `candidates`, chosen by hash. */

@@ -1,6 +1,7 @@
 /**
- * The features the instruction model reads from one sentence (issue 45): words and word pairs,
- * the opening words of the sentence and of each clause (where an imperative or "I'd like" stands),
+ * The features the instruction model reads from one sentence (issue 45): word pairs,
+ * the opening words of the sentence and of each clause (where an imperative or "I'd like" stands,
+ * past "never", "always", "please", "don't"),
  * modal and negation shapes, the closing mark, the length, and the conversation's context (is the
  * other side an AI assistant, or a person). Each feature is a string hashed into a fixed number of
  * buckets (FNV-1a), so the weights are one small array. Linear in the sentence's length.
@@ -125,9 +126,11 @@ export function featuresOf(
   feature(true, 'end:', last === '?' || last === '!' || last === '.' ? last : 'none');
   feature(false, 'len:', String(Math.min(6, Math.floor(Math.log2(words.length + 1)))));
   feature(false, 'p:', position);
+  // Word pairs, not single words: a lone word ("restaurant", "movie", "test") names a source's
+  // topic and, learned, flags its topic held out (issue 45, leave-one-source-out: every
+  // held-out source's precision and recall moved up or stayed without them).
   let prev = '<s>';
   for (const word of words) {
-    feature(false, 'w:', word);
     feature(false, 'b:', prev, word);
     prev = word;
   }
@@ -142,6 +145,11 @@ export function featuresOf(
       continue;
     }
     if (!start || LEAD_IN.has(word)) continue;
+    // "Never close ...", "Always use ...", "Please book ...": the imperative is the word after.
+    if (ADVERB_LEAD.has(word) && i + 1 < words.length) {
+      feature(true, 'adv:', word);
+      continue;
+    }
     start = false;
     const next = words[i + 1] ?? '</s>';
     feature(true, 'f:', word);
@@ -238,3 +246,6 @@ function shapeOf(feature: AddFeature, text: string, words: readonly string[]): v
   if ((text.match(/`/g)?.length ?? 0) >= 2) feature(false, 't:', 'code');
   if (/\bhttps?:\/\//.test(text)) feature(false, 't:', 'url');
 }
+
+/** Words that open an imperative without being its verb: the opening read is the word after. */
+const ADVERB_LEAD = new Set("never always please don't dont".split(' '));

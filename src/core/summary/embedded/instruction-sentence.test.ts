@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { messageList } from '../../../../test/support/compact-messages.js';
 import { instructionContextOf, isInstructionSentence } from './instruction-sentence.js';
-import { collectUserSections } from './user-sections.js';
+import { collectUserSections, HEAD_INSTRUCTION_LOG_ODDS } from './user-sections.js';
 
 describe('instruction sentences: the learned model and who the user talks to (issue 45)', () => {
   it('the same imperative is an instruction to an assistant and small talk to a friend', () => {
@@ -30,6 +30,21 @@ describe('instruction sentences: the learned model and who the user talks to (is
       'Have a great day!',
     ])
       expect(isInstructionSentence(sentence), sentence).toBe(false);
+  });
+
+  it('an imperative behind "never", "always", "please" is sure enough for ## User instructions wherever it stands in its message', () => {
+    // Read with "never" as its verb, the first sentence scored 1.4 opening a message (under the 2 the
+    // section asks) and a compaction dropped it from 74 requests of eval:fidelity's support session.
+    for (const sentence of [
+      'Never close a case the customer reopened.',
+      'Always use the staging database for tests.',
+      'Please book the earliest train.',
+    ])
+      for (const position of ['only', 'first', 'middle', 'last'] as const)
+        expect(
+          isInstructionSentence(sentence, 'assistant', HEAD_INSTRUCTION_LOG_ODDS, position),
+          `${sentence} (${position})`,
+        ).toBe(true);
   });
 
   it('reads a curly apostrophe as a straight one', () => {

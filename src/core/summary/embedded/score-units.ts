@@ -43,6 +43,18 @@ const QUESTION = /\?["'”’)]*$/;
  */
 const PLEASANTRY =
   /\b(?:must have been|must be so|sounds? (?:so |really |absolutely |pretty )?(?:amazing|awesome|great|wonderful|fun|hard|rough|tough|lovely|exciting|scary|nice)|(?:i'?m|i am) so (?:sorry|happy|glad|proud)|so (?:happy|proud) (?:for|of) you|hope you|it(?:'s| is) (?:so |really |very )?important to|can only imagine|take care|means a lot|you (?:are|'re) the (?:best|sweetest))\b/i;
+/**
+ * Signal of a dated event between people (a relative date resolved to another day: "I went to
+ * a support group yesterday (7 May 2023)"): what a later "when did ..." asks about. Units
+ * that only say today, tonight or this morning get nothing: their heading already dates them.
+ */
+const DATED_EVENT_WEIGHT = 1.8;
+/**
+ * A relative date resolved against its message's date (`yesterday (7 May 2023)`, `last month
+ * (April 2023)`, `last week (the week before 8 May 2023)`) that is not the message's own day.
+ */
+const RESOLVED_DATE =
+  /\b(?:yesterday|tomorrow|(?:last|next|this past|this coming) (?:sunday|monday|tuesday|wednesday|thursday|friday|saturday|weekend|week|month|year)|ago) \((?:the (?:week|weekend) (?:of|before|after) )?(?:\d{1,2} )?(?:[A-Z][a-z]{2,8} )?\d{4}\)/i;
 /** An exclamation: feeling, not fact (unless it names a number, a date or a name). */
 const EXCLAMATION = /!["'”’)]*$/;
 /** Events and decisions: who did what (adopted, booked, started, moved, decided ...). */
@@ -99,6 +111,7 @@ export function textSignal(
   if (hasProperNoun(text)) m *= 1.2;
   if (COMMITMENT.test(text)) m *= 1.2;
   if (findIdentifiers(text, 8).some((f) => rare(f.text))) m *= 1.5;
+  if (!agentic && RESOLVED_DATE.test(text)) m *= DATED_EVENT_WEIGHT;
   if (QUESTION.test(text)) m *= 0.3;
   if (PLEASANTRY.test(text)) m *= 0.3;
   else if (EXCLAMATION.test(text) && !HAS_NUMBER.test(text) && !hasProperNoun(text)) m *= 0.5;

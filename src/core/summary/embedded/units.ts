@@ -87,8 +87,14 @@ export function splitSentences(text: string): string[] {
   return out;
 }
 
-/** Clause boundaries: a spaced dash, a semicolon, or a comma before but / and / so / which. */
-const CLAUSE_BREAK = /\s[—–-]\s|;\s|,\s(?=(?:but|and|so|which)\s)/g;
+/**
+ * Clause boundaries: a spaced dash, a semicolon, a comma, "and / but / so" before a new
+ * subject ("and it was", "but I"), and "because / since / which / while / when". Each clause
+ * is a unit: selection keeps the one that carries the fact ("I went to a counseling
+ * workshop") without the one that does not ("and it was really enlightening").
+ */
+const CLAUSE_BREAK =
+  /\s[—–-]\s|;\s|,\s|\s(?=(?:and|but|so) (?:i|we|it|he|she|they|that|this)\s)|\s(?=(?:because|since|which|while|when)\s)/gi;
 
 /**
  * Splits a sentence into clauses (verbatim substrings). A clause of fewer than three words

@@ -44,6 +44,9 @@ describe('units', () => {
       'and it was really enlightening',
       'because I learned a lot',
     ]);
+    // Code keeps its commas: a call's arguments are no clauses.
+    const call = 'Then I ran parse(rows, cols, opts) again and it printed the same table';
+    expect(splitClauses(call, true)).toEqual([call]);
     expect(splitClauses('After the race in Boston, we went out for pizza with the whole team', true)).toEqual(
       ['After the race in Boston,', 'we went out for pizza with the whole team'],
     );

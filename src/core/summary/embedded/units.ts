@@ -101,13 +101,20 @@ const PROSE_CLAUSE_BREAK =
   /\s[—–-]\s|;\s|,\s|\s(?=(?:and|but|so) (?:i|we|it|he|she|they|that|this)\s)|\s(?=(?:because|since|which|while|when)\s)/gi;
 
 /**
+ * Code and data (calls, assignments, markup, escapes): their commas separate no clauses. A
+ * resolved date's brackets (`yesterday (7 May 2023)`) and a path's slash are no code.
+ */
+const CODE_CHARS = /[{}=<>`|\\]|\w\(/;
+
+/**
  * Splits a sentence into clauses (verbatim substrings); `prose` (a chat: no tool call) uses
- * {@link PROSE_CLAUSE_BREAK}. A clause of fewer than three words stays with its neighbour.
+ * {@link PROSE_CLAUSE_BREAK} on a sentence without code characters. A clause of fewer than three words stays with its neighbour.
  */
 export function splitClauses(sentence: string, prose = false): string[] {
   const parts: string[] = [];
   let start = 0;
-  for (const match of sentence.matchAll(prose ? PROSE_CLAUSE_BREAK : CLAUSE_BREAK)) {
+  const breaks = prose && !CODE_CHARS.test(sentence) ? PROSE_CLAUSE_BREAK : CLAUSE_BREAK;
+  for (const match of sentence.matchAll(breaks)) {
     const end = match.index;
     // The clause keeps its own punctuation (`;`, `,`, a dash), so joined clauses read as written.
     const piece = sentence.slice(start, end + match[0].trimEnd().length).trim();

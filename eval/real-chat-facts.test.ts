@@ -16,18 +16,25 @@ import {
 
 /**
  * Retained / same-size window on the held-out chats; issue 45's goal (4x) is not met. Counted
- * in lines from the answers' own evidence turns (see eval/real-chat-facts.ts): 2.3x (28.6%
- * against 12.6%). In any line, the measure before the evidence rule: 2.0-2.1x, the window
- * keeping 21%. Dated events counted double between people gave 2.9x (34.0%) here but cost the
- * generated noisy personal chats of eval:fidelity a third of their facts (rolling 1/8: 60.0%
- * to 38.3%), so they are not.
+ * in lines from the answers' own evidence turns (see eval/real-chat-facts.ts): 2.3x (27.2%
+ * against 11.7%; 28.6% against 12.6% before clauses were cut at commas and dated events
+ * weighed more, which moved the tuning set, not these). In any line, the measure before the
+ * evidence rule: 2.0-2.1x, the window keeping 21%. Dated events counted double whatever their
+ * date (a "this morning" too) gave 2.9x (34.0%) here but cost the generated noisy personal
+ * chats of eval:fidelity a third of their facts (rolling 1/8: 60.0% to 38.3%), so they are not.
  */
 const WINDOW_MULTIPLE_FLOOR = 1.8;
 /**
- * Short answers kept on the held-out chats; issue 45's goal (35%) is missed: 28.6% from the
+ * Short answers kept on the held-out chats; issue 45's goal (35%) is missed: 27.2% from the
  * command line. Under the test runner on a loaded machine a run gave 2.08x: the floors leave room.
  */
 const RETAINED_FLOOR = 0.22;
+/**
+ * The tuning set (seven conversations) at 1/8: 30.4% kept, 3.3x the window (24.1% and 2.9x
+ * before clauses were cut at commas and dated events weighed more).
+ */
+const TUNE_RETAINED_FLOOR = 0.27;
+const TUNE_WINDOW_MULTIPLE_FLOOR = 2.6;
 
 describe('real chats between two people (LoCoMo, issue 45)', () => {
   it('load as dated sessions of named turns with short answers to look for', () => {
@@ -90,4 +97,13 @@ describe('real chats between two people (LoCoMo, issue 45)', () => {
     // The request after the last compaction fills its target.
     expect(total.targetFill).toBeGreaterThanOrEqual(0.9);
   }, 300_000);
+
+  it('rolling at 1/8, the tuning chats keep >= 27% of short answers, >= 2.6x a same-size window, small talk <= 10%', async () => {
+    const total = totalRuns(await runRealChats(LOCOMO_SETS.tune));
+    expect(total.ceiling).toBeGreaterThan(400);
+    expect(total.retainedShare).toBeGreaterThanOrEqual(TUNE_RETAINED_FLOOR);
+    expect(total.windowMultiple).toBeGreaterThanOrEqual(TUNE_WINDOW_MULTIPLE_FLOOR);
+    expect(total.smallTalkShare).toBeLessThanOrEqual(REAL_CHAT_SMALL_TALK_TARGET);
+    expect(total.targetFill).toBeGreaterThanOrEqual(0.9);
+  }, 600_000);
 });

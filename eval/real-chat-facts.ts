@@ -34,7 +34,8 @@
  * - fill: tokensAfter / window of the last request, and the mean tokensAfter / target of the
  *   compactions that folded history.
  *
- * Conversations 26, 30 and 41 are the tuning set; 42, 43 and 44 are held out (reported).
+ * Conversations 26, 30, 41, 47, 48, 49 and 50 are the tuning set; 42, 43 and 44 are held out
+ * (reported).
  * `npx tsx eval/real-chat-facts.ts [--set tune|held-out|all] [--json] [--misses N] [--policy JSON]`
  * (`--policy` overrides the default policy, to see what a setting changes).
  */
@@ -58,7 +59,10 @@ export const REAL_CHAT_SMALL_TALK_TARGET = 0.1;
 const RARE_RANK = 3000;
 
 /** The conversations tuned on, and those held out. */
-export const LOCOMO_SETS = { tune: ['26', '30', '41'], 'held-out': ['42', '43', '44'] } as const;
+export const LOCOMO_SETS = {
+  tune: ['26', '30', '41', '47', '48', '49', '50'],
+  'held-out': ['42', '43', '44'],
+} as const;
 
 interface LocomoTurn {
   speaker: string;

@@ -71,11 +71,12 @@ describe('EmbeddedSummarizer', () => {
   it('lays a conversation out in dated segments, oldest first, one line per speaker turn, small talk first to go', () => {
     const facts = [
       '## 8 May 2023',
-      '- Caroline: I went to the LGBTQ support group yesterday (7 May 2023) and it was so powerful. and we finally adopted a corgi, we named him Waffles.',
+      '- Caroline: I went to the LGBTQ support group yesterday (7 May 2023) and we finally adopted a corgi, we named him Waffles.',
       '## 20 May 2023',
       '- Melanie: I just finished reading "The Night Circus" and could not put it down. After a lot of back and forth I decided to sell the old Corolla.',
     ].join('\n');
     expect(run(chat().messages, countTokens(facts) + 10)).toBe(facts);
+    // The feeling about the event ("and it was so powerful") is a clause of its own: the first to go.
     // With room to spare, the question and the remark come in too; greetings and thanks never do.
     const roomy = run(chat().messages, 400);
     expect(roomy).toContain('What did you do this weekend?');

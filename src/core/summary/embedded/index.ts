@@ -66,8 +66,9 @@ function* extractSteps(
   messages: readonly CompactMessage[],
   previousSummary: string | undefined,
   facts: readonly ToolFact[],
+  chat: boolean,
 ): Steps<Extraction> {
-  const previous = parsePrevious(previousSummary);
+  const previous = parsePrevious(previousSummary, chat);
   const segments = previous.segments;
   const units = previous.units;
   const ledger = new IdentifierLedger();
@@ -84,7 +85,7 @@ function* extractSteps(
     if (source) {
       for (const part of parts) {
         ledger.addText(part.text, source === 'user' ? 'user' : 'assistant');
-        for (const unit of textUnits(part.text)) {
+        for (const unit of textUnits(part.text, chat)) {
           const text = annotateRelativeDate(unit.text, segments[segment]!.date);
           units.push({
             text,
@@ -320,15 +321,14 @@ export class EmbeddedSummarizer implements Summarizer {
     yield;
     const facts = yield* toolFactSteps(request.messages);
     yield;
-    // No tool call now or in the previous summary (its tool lines read `- name(args) → ...`).
-    const betweenPeople =
-      facts.length === 0 &&
-      !/^- [\w.:-]{1,64}\(/m.test(previous.rest ?? '') &&
-      findSpeakers(request.messages).size >= 2;
+    // No tool call now or in the previous summary (its tool lines read `- name(args) → ...`):
+    // a chat, its sentences cut into finer clauses; between people when two speakers are named.
+    const chat = facts.length === 0 && !/^- [\w.:-]{1,64}\(/m.test(previous.rest ?? '');
+    const betweenPeople = chat && findSpeakers(request.messages).size >= 2;
     const headRoom = betweenPeople ? Math.floor(maxTokens * PEOPLE_HEAD_SCALE) : maxTokens;
     const head = renderUserSections(sections, headRoom, countTokens);
     yield;
-    const extraction = yield* extractSteps(request.messages, previous.rest, facts);
+    const extraction = yield* extractSteps(request.messages, previous.rest, facts, chat);
     if (head) extraction.units = yield* unquotedUnitSteps(extraction.units, head);
     yield;
     const idf = yield* scoreUnitSteps(extraction.units, { agentic: extraction.agentic });

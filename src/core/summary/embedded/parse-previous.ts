@@ -47,8 +47,8 @@ function sourceOf(speaker: string): UnitSource {
   return speaker === 'user' || speaker === 'assistant' ? speaker : 'summary';
 }
 
-/** Parses `body` (a summary body, without its tags). */
-export function parsePrevious(body: string | undefined): PreviousSummary {
+/** Parses `body` (a summary body, without its tags); `prose`: a chat, no tool call (its clauses as `textUnits` cuts them). */
+export function parsePrevious(body: string | undefined, prose = false): PreviousSummary {
   const out: PreviousSummary = { segments: [], units: [], ids: [] };
   if (!body?.trim()) return out;
   let segment = -1;
@@ -95,7 +95,7 @@ export function parsePrevious(body: string | undefined): PreviousSummary {
     const who = speaker ? speaker[1]! : '';
     const rest = speaker ? line.slice(speaker[0].length) : line;
     const filler = who === EXCERPT_SPEAKER ? { filler: true as const } : {};
-    for (const unit of textUnits(rest))
+    for (const unit of textUnits(rest, prose))
       out.units.push({
         ...unit,
         speaker: who,

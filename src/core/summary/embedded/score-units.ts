@@ -10,7 +10,7 @@
  */
 
 import { runSteps, type Steps } from '../../time-slice.js';
-import { findIdentifiers } from './key-identifiers.js';
+import { type FoundIdentifier, findIdentifiers } from './key-identifiers.js';
 import type { Unit } from './types.js';
 import { generalRarity, wordRank } from './word-rarity.js';
 
@@ -43,6 +43,18 @@ const QUESTION = /\?["'”’)]*$/;
  */
 const PLEASANTRY =
   /\b(?:must have been|must be so|sounds? (?:so |really |absolutely |pretty )?(?:amazing|awesome|great|wonderful|fun|hard|rough|tough|lovely|exciting|scary|nice)|(?:i'?m|i am) so (?:sorry|happy|glad|proud)|so (?:happy|proud) (?:for|of) you|hope you|it(?:'s| is) (?:so |really |very )?important to|can only imagine|take care|means a lot|you (?:are|'re) the (?:best|sweetest))\b/i;
+/**
+ * Signal of a dated event between people (a relative date resolved to another day: "I went to
+ * a support group yesterday (7 May 2023)"): what a later "when did ..." asks about. Units
+ * that only say today, tonight or this morning get nothing: their heading already dates them.
+ */
+const DATED_EVENT_WEIGHT = 1.8;
+/**
+ * A relative date resolved against its message's date (`yesterday (7 May 2023)`, `last month
+ * (April 2023)`, `last week (the week before 8 May 2023)`) that is not the message's own day.
+ */
+const RESOLVED_DATE =
+  /\b(?:yesterday|tomorrow|(?:last|next|this past|this coming) (?:sunday|monday|tuesday|wednesday|thursday|friday|saturday|weekend|week|month|year)|ago) \((?:the (?:week|weekend) (?:of|before|after) )?(?:\d{1,2} )?(?:[A-Z][a-z]{2,8} )?\d{4}\)/i;
 /** An exclamation: feeling, not fact (unless it names a number, a date or a name). */
 const EXCLAMATION = /!["'”’)]*$/;
 /** Events and decisions: who did what (adopted, booked, started, moved, decided ...). */
@@ -79,18 +91,27 @@ export function carriesInformation(text: string, words: readonly string[]): bool
   return words.some((word) => wordRank(word) > RARE_WORD_RANK);
 }
 
+/** Identifiers of a unit (the first ones) that can raise its signal. */
+const SIGNAL_IDS = 8;
+/** Identifiers of a unit counted for rarity. */
+const COUNTED_IDS = 16;
+
 /** True for an identifier named in few units (a path named everywhere is no key fact). */
 export type RareId = (id: string) => boolean;
 const ANY_ID: RareId = () => true;
 /** An identifier in more units than this is common. */
 const RARE_ID_UNITS = 3;
 
-/** The signal multiplier of a text unit (message prose). */
+/**
+ * The signal multiplier of a text unit (message prose). `found`: the unit's identifiers in
+ * order, when the caller has them (at least the first {@link SIGNAL_IDS}).
+ */
 export function textSignal(
   text: string,
   source: Unit['source'],
   agentic: boolean,
   rare: RareId = ANY_ID,
+  found: readonly FoundIdentifier[] = findIdentifiers(text, SIGNAL_IDS),
 ): number {
   let m = 1;
   if (QUOTED.test(text)) m *= 1.5;
@@ -98,7 +119,12 @@ export function textSignal(
   if (FIRST_PERSON.test(text)) m *= 1.4;
   if (hasProperNoun(text)) m *= 1.2;
   if (COMMITMENT.test(text)) m *= 1.2;
-  if (findIdentifiers(text, 8).some((f) => rare(f.text))) m *= 1.5;
+  for (let i = 0; i < Math.min(SIGNAL_IDS, found.length); i++)
+    if (rare(found[i]!.text)) {
+      m *= 1.5;
+      break;
+    }
+  if (!agentic && RESOLVED_DATE.test(text)) m *= DATED_EVENT_WEIGHT;
   if (QUESTION.test(text)) m *= 0.3;
   if (PLEASANTRY.test(text)) m *= 0.3;
   else if (EXCLAMATION.test(text) && !HAS_NUMBER.test(text) && !hasProperNoun(text)) m *= 0.5;
@@ -181,13 +207,17 @@ export function* scoreUnitSteps(units: Unit[], options: ScoreOptions): Steps<Map
   const idf = idfOf(df, units.length);
   yield;
   const idUnits = new Map<string, number>();
+  // Each unit's identifiers, found once: counted here, read again by its signal.
+  const unitIds: FoundIdentifier[][] = [];
   for (const unit of units) {
     if (++work % 8 === 0) yield;
-    for (const found of findIdentifiers(unit.text, 16))
-      idUnits.set(found.text, (idUnits.get(found.text) ?? 0) + 1);
+    const ids = findIdentifiers(unit.text, COUNTED_IDS);
+    unitIds.push(ids);
+    for (const found of ids) idUnits.set(found.text, (idUnits.get(found.text) ?? 0) + 1);
   }
   const rare: RareId = (id) => (idUnits.get(id) ?? 0) <= RARE_ID_UNITS;
-  for (const unit of units) {
+  for (let index = 0; index < units.length; index++) {
+    const unit = units[index]!;
     if (++work % 8 === 0) yield;
     if (last.get(normalize(unit.text)) !== unit) {
       unit.value = 0;
@@ -203,7 +233,7 @@ export function* scoreUnitSteps(units: Unit[], options: ScoreOptions): Steps<Map
       rarity *= 0.5;
     const signal = unit.tool
       ? toolSignal(unit.tool, unit.text, rare)
-      : textSignal(unit.text, unit.source, options.agentic, rare);
+      : textSignal(unit.text, unit.source, options.agentic, rare, unitIds[index]);
     const recency = 1 + 0.15 * Math.max(0, unit.order / maxOrder);
     // Between people, a line with no name, number, date or rare word is small talk.
     const empty =

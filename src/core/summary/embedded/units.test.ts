@@ -23,7 +23,7 @@ describe('units', () => {
     ]);
   });
 
-  it('splits clauses at dashes, semicolons and ", but / and / so / which", keeping each verbatim', () => {
+  it('splits clauses at dashes, semicolons and ", but / and / so / which"; in a chat at any comma and a conjunction before a new subject too, keeping each verbatim', () => {
     const sentence =
       'I adopted a beagle last week, and his name is Biscuit; the vet visit is on Friday — it was a long day';
     const clauses = splitClauses(sentence);
@@ -36,6 +36,20 @@ describe('units', () => {
     for (const clause of clauses) expect(sentence).toContain(clause);
     // A clause of fewer than three words stays with its neighbour.
     expect(splitClauses('Yes, and so on')).toEqual(['Yes, and so on']);
+    // In a chat, the fact and the feeling about it are two units: selection can keep the fact alone.
+    const feeling = 'I went to a counseling workshop and it was really enlightening because I learned a lot';
+    expect(splitClauses(feeling)).toEqual([feeling]);
+    expect(splitClauses(feeling, true)).toEqual([
+      'I went to a counseling workshop',
+      'and it was really enlightening',
+      'because I learned a lot',
+    ]);
+    // Code keeps its commas: a call's arguments are no clauses.
+    const call = 'Then I ran parse(rows, cols, opts) again and it printed the same table';
+    expect(splitClauses(call, true)).toEqual([call]);
+    expect(splitClauses('After the race in Boston, we went out for pizza with the whole team', true)).toEqual(
+      ['After the race in Boston,', 'we went out for pizza with the whole team'],
+    );
   });
 
   it('strips leading interjections, vocatives, emoji and markdown decoration, not time words', () => {
@@ -77,6 +91,9 @@ describe('units', () => {
       'Hey Sam! How are you? Oh, and we finally adopted a corgi, we named him Waffles. Love that!',
     );
     expect(units.map((u) => u.text)).toEqual(['and we finally adopted a corgi, we named him Waffles.']);
+    expect(
+      textUnits('Oh, and we finally adopted a corgi, we named him Waffles.', true).map((u) => u.text),
+    ).toEqual(['and we finally adopted a corgi,', 'we named him Waffles.']);
   });
 
   it('never cuts inside a word: long runs are left out, long units cut at whitespace', () => {

@@ -89,15 +89,32 @@ export function splitSentences(text: string): string[] {
 
 /** Clause boundaries: a spaced dash, a semicolon, or a comma before but / and / so / which. */
 const CLAUSE_BREAK = /\s[—–-]\s|;\s|,\s(?=(?:but|and|so|which)\s)/g;
+/**
+ * Clause boundaries of a chat (no tool call), finer: a spaced dash, a semicolon, any comma,
+ * "and / but / so" before a new subject ("and it was", "but I"), and "because / since / which
+ * / while / when". Selection then keeps the clause that carries the fact ("I went to a
+ * counseling workshop") without the one that does not ("and it was really enlightening").
+ * Agent transcripts keep the coarse breaks: a fact there (a path, a setting, a decision with
+ * its reason) often spans a comma.
+ */
+const PROSE_CLAUSE_BREAK =
+  /\s[—–-]\s|;\s|,\s|\s(?=(?:and|but|so) (?:i|we|it|he|she|they|that|this)\s)|\s(?=(?:because|since|which|while|when)\s)/gi;
 
 /**
- * Splits a sentence into clauses (verbatim substrings). A clause of fewer than three words
- * stays with its neighbour.
+ * Code and data (calls, assignments, markup, escapes): their commas separate no clauses. A
+ * resolved date's brackets (`yesterday (7 May 2023)`) and a path's slash are no code.
  */
-export function splitClauses(sentence: string): string[] {
+const CODE_CHARS = /[{}=<>`|\\]|\w\(/;
+
+/**
+ * Splits a sentence into clauses (verbatim substrings); `prose` (a chat: no tool call) uses
+ * {@link PROSE_CLAUSE_BREAK} on a sentence without code characters. A clause of fewer than three words stays with its neighbour.
+ */
+export function splitClauses(sentence: string, prose = false): string[] {
   const parts: string[] = [];
   let start = 0;
-  for (const match of sentence.matchAll(CLAUSE_BREAK)) {
+  const breaks = prose && !CODE_CHARS.test(sentence) ? PROSE_CLAUSE_BREAK : CLAUSE_BREAK;
+  for (const match of sentence.matchAll(breaks)) {
     const end = match.index;
     // The clause keeps its own punctuation (`;`, `,`, a dash), so joined clauses read as written.
     const piece = sentence.slice(start, end + match[0].trimEnd().length).trim();
@@ -194,12 +211,12 @@ export interface TextUnit {
   words: string[];
 }
 
-/** All the units of a message text, cleaned, with small talk dropped. */
-export function textUnits(text: string): TextUnit[] {
+/** All the units of a message text, cleaned, with small talk dropped (`prose`: see {@link splitClauses}). */
+export function textUnits(text: string, prose = false): TextUnit[] {
   const out: TextUnit[] = [];
   for (const sentence of splitSentences(text)) {
     for (const chunk of chunkLong(sentence)) {
-      for (const clause of splitClauses(chunk)) {
+      for (const clause of splitClauses(chunk, prose)) {
         const cleaned = cleanUnit(clause);
         if (!cleaned) continue;
         const words = contentWords(cleaned);

@@ -4,10 +4,7 @@
  * excluded. `npx tsx bench/instruction-model.ts`; also printed by `npm run bench`.
  */
 import { readFileSync } from 'node:fs';
-import {
-  isInstructionSentence,
-  type SentencePosition,
-} from '../src/core/summary/embedded/instruction-sentence.js';
+import { isInstructionSentence, type SentencePosition } from '../src/core/language/instruction-sentence.js';
 
 /** Sentences classified per second, best of `rounds` passes over the labelled set. */
 export function instructionModelSpeed(rounds = 5): { sentences: number; perSecond: number } {

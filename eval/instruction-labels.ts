@@ -8,10 +8,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import {
-  isInstructionSentence,
-  type SentencePosition,
-} from '../src/core/summary/embedded/instruction-sentence.js';
+import { isInstructionSentence, type SentencePosition } from '../src/core/language/instruction-sentence.js';
 import { readLabelled } from './instruction-model-folds.js';
 
 /** Where the labelled set lives. */

@@ -11,8 +11,8 @@ import {
   featuresOf,
   type InstructionContext,
   type SentencePosition,
-} from '../src/core/summary/embedded/instruction-features.js';
-import { isInstructionBy } from '../src/core/summary/embedded/instruction-model.js';
+} from '../src/core/language/instruction-features.js';
+import { isInstructionBy } from '../src/core/language/instruction-model.js';
 
 /** One labelled sentence of eval/data/instructions/sentences.jsonl. */
 export interface LabelledSentence {

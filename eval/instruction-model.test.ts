@@ -1,9 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { encodeWeights } from '../src/core/summary/embedded/instruction-model.js';
-import {
-  INSTRUCTION_WEIGHT_SCALE,
-  INSTRUCTION_WEIGHTS,
-} from '../src/core/summary/embedded/instruction-weights.js';
+import { encodeWeights } from '../src/core/language/instruction-model.js';
+import { INSTRUCTION_WEIGHT_SCALE, INSTRUCTION_WEIGHTS } from '../src/core/language/instruction-weights.js';
 import { type Fold, leaveOneSourceOut, readLabelled, trainWeights } from './instruction-model-folds.js';
 
 /** Issue 45: precision and recall on every held-out source. */

@@ -15,8 +15,8 @@
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { positionOf, type SentencePosition } from '../src/core/summary/embedded/instruction-features.js';
-import { isDataLine } from '../src/core/summary/embedded/instruction-model.js';
+import { positionOf, type SentencePosition } from '../src/core/language/instruction-features.js';
+import { isDataLine } from '../src/core/language/instruction-model.js';
 import { splitSentences } from '../src/core/summary/embedded/units.js';
 
 type Label = 'instruction' | 'other';

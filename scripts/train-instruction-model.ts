@@ -1,7 +1,7 @@
 /**
  * Trains the built-in summarizer's instruction model (issue 45) on
  * eval/data/instructions/sentences.jsonl and writes its weights to
- * src/core/summary/embedded/instruction-weights.ts. Deterministic: the same data gives the same
+ * src/core/language/instruction-weights.ts. Deterministic: the same data gives the same
  * file, byte for byte. `npm run train:instructions`; `-- --check` only prints the
  * leave-one-source-out table.
  */
@@ -13,9 +13,9 @@ import {
   readLabelled,
   trainWeights,
 } from '../eval/instruction-model-folds.js';
-import { encodeWeights } from '../src/core/summary/embedded/instruction-model.js';
+import { encodeWeights } from '../src/core/language/instruction-model.js';
 
-const OUT = 'src/core/summary/embedded/instruction-weights.ts';
+const OUT = 'src/core/language/instruction-weights.ts';
 const rows = readLabelled();
 console.log(`${rows.length} labelled sentences`);
 for (const fold of leaveOneSourceOut(rows)) console.log(formatFold(fold));

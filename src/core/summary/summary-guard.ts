@@ -5,8 +5,8 @@
  * failure that goes down the fallback chain; none is ever stored as summary text. Linear time.
  */
 import { CompactError } from '../errors.js';
+import { findIdentifiers } from '../language/key-identifiers.js';
 import type { CompactMessage } from '../messages/message.js';
-import { findIdentifiers } from './embedded/key-identifiers.js';
 import { contentWords } from './embedded/units.js';
 import { splitUserSections } from './embedded/user-sections.js';
 import { defuseSummaryMarkup, findLibraryTags } from './summary-markup.js';

@@ -3,10 +3,10 @@
  * facts, key identifiers, scoring, selection, layout, and an exact fit to the budget.
  */
 import { CompactError } from '../../errors.js';
+import { findIdentifiers, IdentifierLedger, pickKeyIdentifierSteps } from '../../language/key-identifiers.js';
 import type { CompactMessage } from '../../messages/message.js';
 import { runSteps, runStepsYielding, SLICE_MS, type Steps } from '../../time-slice.js';
 import type { SummarizeRequest, SummarizeResult, Summarizer } from '../summarizer.js';
-import { findIdentifiers, IdentifierLedger, pickKeyIdentifierSteps } from './key-identifiers.js';
 import { parsePrevious, supersedeCarriedSteps } from './parse-previous.js';
 import { annotateRelativeDate } from './relative-dates.js';
 import { renderSummary } from './render-summary.js';

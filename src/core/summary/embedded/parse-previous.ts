@@ -5,8 +5,8 @@
  * takes any other text (an older layout, an LLM's summary) as undated units.
  */
 
+import { findIdentifiers } from '../../language/key-identifiers.js';
 import type { Steps } from '../../time-slice.js';
-import { findIdentifiers } from './key-identifiers.js';
 import { findDate, formatDate } from './segments.js';
 import { isStateChanging } from './tool-facts.js';
 import {

@@ -9,8 +9,8 @@
  * scratchpad calls near zero. A small bonus goes to recent units.
  */
 
+import { type FoundIdentifier, findIdentifiers } from '../../language/key-identifiers.js';
 import { runSteps, type Steps } from '../../time-slice.js';
-import { type FoundIdentifier, findIdentifiers } from './key-identifiers.js';
 import type { Unit } from './types.js';
 import { generalRarity, wordRank } from './word-rarity.js';
 

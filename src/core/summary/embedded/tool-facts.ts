@@ -6,10 +6,10 @@
  * are never cut inside: a field too long to show is left out whole.
  */
 
+import { findIdentifiers, identifierKind } from '../../language/key-identifiers.js';
 import type { CompactMessage } from '../../messages/message.js';
 import { pairToolCalls } from '../../messages/tool-pairing.js';
 import { runSteps, type Steps } from '../../time-slice.js';
-import { findIdentifiers, identifierKind } from './key-identifiers.js';
 import type { ToolTraits } from './types.js';
 
 /** A tool call with its outcome, ready to become a unit. */

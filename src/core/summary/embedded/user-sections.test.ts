@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { messageList } from '../../../../test/support/compact-messages.js';
+import { isInstructionSentence } from '../../language/instruction-sentence.js';
 import { lostKeptLines } from '../summary-guard.js';
 import { EmbeddedSummarizer } from './index.js';
-import { isInstructionSentence } from './instruction-sentence.js';
 import {
   collectUserSections,
   isInstruction,

@@ -8,16 +8,16 @@
  * get their room before anything else.
  */
 
-import type { CompactMessage } from '../../messages/message.js';
-import { runSteps, type Steps } from '../../time-slice.js';
 import {
   type InstructionContext,
   instructionContextOf,
   isInstructionSentence,
   positionOf,
   type SentencePosition,
-} from './instruction-sentence.js';
-import { findIdentifiers } from './key-identifiers.js';
+} from '../../language/instruction-sentence.js';
+import { findIdentifiers } from '../../language/key-identifiers.js';
+import type { CompactMessage } from '../../messages/message.js';
+import { runSteps, type Steps } from '../../time-slice.js';
 import { contentWords, splitSentences } from './units.js';
 
 /** The heading of the task section. */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { messageList } from '../../../../test/support/compact-messages.js';
+import { messageList } from '../../../test/support/compact-messages.js';
+import { collectUserSections, HEAD_INSTRUCTION_LOG_ODDS } from '../summary/embedded/user-sections.js';
 import { instructionContextOf, isInstructionSentence } from './instruction-sentence.js';
-import { collectUserSections, HEAD_INSTRUCTION_LOG_ODDS } from './user-sections.js';
 
 describe('instruction sentences: the learned model and who the user talks to (issue 45)', () => {
   it('the same imperative is an instruction to an assistant and small talk to a friend', () => {

@@ -5,7 +5,7 @@
  * at a share of the budget. The scan is one pass over whitespace-separated tokens.
  */
 
-import { runSteps, type Steps } from '../../time-slice.js';
+import { runSteps, type Steps } from '../time-slice.js';
 
 /** What kind of identifier a token is. */
 export type IdentifierKind = 'uuid' | 'url' | 'path' | 'file' | 'ticket' | 'code' | 'name';

@@ -7,7 +7,7 @@
  * assistant and small talk to a friend.
  */
 
-import type { CompactMessage } from '../../messages/message.js';
+import type { CompactMessage } from '../messages/message.js';
 import { headOf, type InstructionContext, type SentencePosition } from './instruction-features.js';
 import { INSTRUCTION_THRESHOLD, isInstructionBy } from './instruction-model.js';
 import { isKeyMaterial } from './key-identifiers.js';

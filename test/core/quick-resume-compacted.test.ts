@@ -9,40 +9,24 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { samplePositions } from '../../src/core/preflight/quick-print.js';
 import { type QuickRecord, quickKey } from '../../src/core/session/stored-counts.js';
-import {
-  type CompactionResult,
-  CompactManager,
-  MemorySessionStore,
-  type SessionStore,
-} from '../../src/index.js';
-import { redisSessionStore } from '../../src/storage/redis/index.js';
+import { CompactManager, MemorySessionStore, type SessionStore } from '../../src/index.js';
 import { syntheticSession } from '../../src/testing/synthetic-session.js';
 import { jsonFileStore } from '../support/json-file-store.js';
-import { type RedisTestServer, redisAvailable, startRedisServer } from '../support/redis-server.js';
+import {
+  copy,
+  describeQuickCaseInRedis,
+  expectQuickLikeWarm,
+  freshCalls,
+  sent,
+} from '../support/quick-resume-cases.js';
 
 /** A window the history is well over: the first call compacts, the next ones do not. */
 const options = { model: 'gpt-4o', maxContextTokens: 32_000 } as const;
 
 const ask = (i: number) => ({ role: 'user', content: `follow-up ${i}: run the tests again` });
-
-/** What a result sends and says, for comparison. */
-function sent(result: CompactionResult<unknown>) {
-  return {
-    messages: JSON.stringify(result.messages),
-    tokensBefore: result.tokensBefore,
-    version: result.version,
-    applied: result.applied,
-    reason: result.reason,
-    budget: result.budget,
-    kept: result.kept,
-    summary: result.summary,
-  };
-}
-
-const copy = <T>(value: T): T => JSON.parse(JSON.stringify(value)) as T;
 
 /**
  * A manager that compacts the session, then serves three calls (one message appended each)
@@ -64,26 +48,11 @@ async function served(store: SessionStore) {
   return { manager, messages };
 }
 
-/**
- * A fresh manager's first call and, once the work it left is done, its next call; with
- * whether the first call indexed the session (the full path) before answering.
- */
-async function freshCalls(store: SessionStore, first: unknown[], second: unknown[]) {
-  const manager = new CompactManager({ ...options, store });
-  const a = await manager.compact('s', copy(first));
-  // Read before any turn of the loop: the quick path leaves the indexing for after the call.
-  const indexed = manager.cacheStatus().sessions > 0;
-  await manager.flush();
-  const b = await manager.compact('s', copy(second));
-  await manager.shutdown();
-  return { first: sent(a), second: sent(b), indexed };
-}
-
 async function compactedCase(store: SessionStore) {
   const { manager, messages } = await served(store);
   const first = [...messages, ask(10)];
   const second = [...first, { role: 'assistant', content: 'done' }, ask(11)];
-  const fresh = await freshCalls(store, first, second);
+  const fresh = await freshCalls(options, store, first, second);
   const warm = [sent(await manager.compact('s', first)), sent(await manager.compact('s', second))];
   await manager.shutdown();
   return { fresh, warm };
@@ -94,18 +63,14 @@ describe('a fresh manager on a known session that compacted', () => {
     const { fresh, warm } = await compactedCase(new MemorySessionStore());
     expect(warm[0]!.version).toBeGreaterThan(0);
     expect(warm[0]!.summary).toBeDefined();
-    expect(fresh.indexed).toBe(false);
-    expect(fresh.first).toEqual(warm[0]);
-    expect(fresh.second).toEqual(warm[1]);
+    expectQuickLikeWarm({ fresh, warm });
   });
 
   it('the same through a file store', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'quick-compacted-'));
     try {
       const { fresh, warm } = await compactedCase(jsonFileStore(dir));
-      expect(fresh.indexed).toBe(false);
-      expect(fresh.first).toEqual(warm[0]);
-      expect(fresh.second).toEqual(warm[1]);
+      expectQuickLikeWarm({ fresh, warm });
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
@@ -200,26 +165,4 @@ describe('a fresh manager on a known session that compacted', () => {
   });
 });
 
-const withRedis = redisAvailable('quick resume of a compacted session through Redis');
-describe.runIf(withRedis)('a fresh manager on a compacted session kept in Redis', () => {
-  let server: RedisTestServer;
-  beforeAll(async () => {
-    server = await startRedisServer();
-  });
-  afterAll(async () => {
-    await server?.stop();
-  });
-
-  it('answers its first call without indexing and sends what a warm manager sends', async () => {
-    const store = redisSessionStore({ url: server.url });
-    try {
-      for (const key of ['s', 's::counts', quickKey('s')]) await store.delete(key);
-      const { fresh, warm } = await compactedCase(store);
-      expect(fresh.indexed).toBe(false);
-      expect(fresh.first).toEqual(warm[0]);
-      expect(fresh.second).toEqual(warm[1]);
-    } finally {
-      await store.close();
-    }
-  });
-});
+describeQuickCaseInRedis('quick resume of a compacted session', compactedCase);

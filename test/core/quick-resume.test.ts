@@ -8,18 +8,18 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { quickKey } from '../../src/core/session/stored-counts.js';
-import {
-  type CompactionResult,
-  CompactManager,
-  MemorySessionStore,
-  type SessionStore,
-} from '../../src/index.js';
-import { redisSessionStore } from '../../src/storage/redis/index.js';
+import { CompactManager, MemorySessionStore, type SessionStore } from '../../src/index.js';
 import { syntheticSession } from '../../src/testing/synthetic-session.js';
 import { jsonFileStore } from '../support/json-file-store.js';
-import { type RedisTestServer, redisAvailable, startRedisServer } from '../support/redis-server.js';
+import {
+  copy,
+  describeQuickCaseInRedis,
+  expectQuickLikeWarm,
+  freshCalls,
+  sent,
+} from '../support/quick-resume-cases.js';
 
 /** A window no history here reaches: the calls never compact. */
 const options = { model: 'gpt-4o', maxContextTokens: 50_000_000 } as const;
@@ -30,19 +30,6 @@ function history(): unknown[] {
 }
 
 const ask = (i: number) => ({ role: 'user', content: `follow-up ${i}: run the tests again` });
-
-/** What a result sends and says, for comparison. */
-function sent(result: CompactionResult<unknown>) {
-  return {
-    messages: JSON.stringify(result.messages),
-    tokensBefore: result.tokensBefore,
-    version: result.version,
-    applied: result.applied,
-    reason: result.reason,
-    budget: result.budget,
-    kept: result.kept,
-  };
-}
 
 /** A manager that serves `calls` calls of the session (one message appended each), then stops. */
 async function serve(store: SessionStore, messages: unknown[], calls: number): Promise<void> {
@@ -66,28 +53,13 @@ async function warmAnswers(messages: unknown[], next: unknown[][]) {
   return out;
 }
 
-/**
- * A fresh manager's first call and, once the work it left is done, its next call; with
- * whether the first call indexed the session (the full path) before answering.
- */
-async function freshCalls(store: SessionStore, first: unknown[], second: unknown[]) {
-  const manager = new CompactManager({ ...options, store });
-  const a = await manager.compact('s', JSON.parse(JSON.stringify(first)));
-  // Read before any turn of the loop: the quick path leaves the indexing for after the call.
-  const indexed = manager.cacheStatus().sessions > 0;
-  await manager.flush();
-  const b = await manager.compact('s', JSON.parse(JSON.stringify(second)));
-  await manager.shutdown();
-  return { first: sent(a), second: sent(b), indexed };
-}
-
 async function quickCase(store: SessionStore) {
   const messages = history();
   await serve(store, messages, 3);
   expect(messages.length).toBeGreaterThan(1_000);
   const first = [...messages, ask(10)];
   const second = [...first, { role: 'assistant', content: 'done' }, ask(11)];
-  const fresh = await freshCalls(store, first, second);
+  const fresh = await freshCalls(options, store, first, second);
   const warm = await warmAnswers(messages, [first, second]);
   return { fresh, warm };
 }
@@ -95,18 +67,14 @@ async function quickCase(store: SessionStore) {
 describe('a fresh manager on a known session', () => {
   it('answers its first call without indexing the history and sends what a warm manager sends (memory)', async () => {
     const { fresh, warm } = await quickCase(new MemorySessionStore());
-    expect(fresh.indexed).toBe(false);
-    expect(fresh.first).toEqual(warm[0]);
-    expect(fresh.second).toEqual(warm[1]);
+    expectQuickLikeWarm({ fresh, warm });
   });
 
   it('the same through a file store', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'quick-resume-'));
     try {
       const { fresh, warm } = await quickCase(jsonFileStore(dir));
-      expect(fresh.indexed).toBe(false);
-      expect(fresh.first).toEqual(warm[0]);
-      expect(fresh.second).toEqual(warm[1]);
+      expectQuickLikeWarm({ fresh, warm });
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
@@ -116,11 +84,11 @@ describe('a fresh manager on a known session', () => {
     const store = new MemorySessionStore();
     const messages = history();
     await serve(store, messages, 2);
-    const edited = JSON.parse(JSON.stringify(messages)) as { role: string; content: unknown }[];
+    const edited = copy(messages) as { role: string; content: unknown }[];
     const k = edited.length - 3;
     edited[k] = { ...edited[k]!, content: `${String(edited[k]!.content)} (edited)` };
     const first = [...edited, ask(10)];
-    const fresh = await freshCalls(store, first, [...first, ask(11)]);
+    const fresh = await freshCalls(options, store, first, [...first, ask(11)]);
     expect(fresh.indexed).toBe(true);
     const [warm] = await warmAnswers(edited, [first]);
     expect(fresh.first).toEqual(warm);
@@ -134,7 +102,7 @@ describe('a fresh manager on a known session', () => {
     const expected = sent(await served.compact('s', grown));
     await served.shutdown();
     const again = new CompactManager({ ...compacting, store: small });
-    const got = await again.compact('s', JSON.parse(JSON.stringify(grown)));
+    const got = await again.compact('s', copy(grown));
     expect(again.cacheStatus().sessions).toBe(0);
     await again.shutdown();
     expect(sent(got)).toEqual(expected);
@@ -145,7 +113,7 @@ describe('a fresh manager on a known session', () => {
     const messages = history();
     await serve(store, messages, 2);
     expect(await store.get(quickKey('s'))).toBeDefined();
-    const edited = JSON.parse(JSON.stringify(messages)) as { role: string; content: unknown }[];
+    const edited = copy(messages) as { role: string; content: unknown }[];
     // Not among the sampled positions (the newest and a few probes); same length, other words.
     const k = edited.findIndex(
       (m, i) => i > 100 && i % 7 === 3 && m.role === 'user' && typeof m.content === 'string',
@@ -158,12 +126,12 @@ describe('a fresh manager on a known session', () => {
     const first = [...edited, ask(10)];
     const second = [...first, ask(11)];
     const manager = new CompactManager({ ...options, store });
-    await manager.compact('s', JSON.parse(JSON.stringify(first)));
+    await manager.compact('s', copy(first));
     expect(manager.cacheStatus().sessions).toBe(0);
     await manager.flush();
     expect(await store.get(quickKey('s'))).toBeUndefined();
     // Its next call counts exactly: what a warm manager sends.
-    const next = sent(await manager.compact('s', JSON.parse(JSON.stringify(second))));
+    const next = sent(await manager.compact('s', copy(second)));
     await manager.shutdown();
     const [, warm] = await warmAnswers(edited, [first, second]);
     expect(next).toEqual(warm);
@@ -177,7 +145,7 @@ describe('a fresh manager on a known session', () => {
     let estimates = 0;
     observed.on('compact.token_estimate', () => estimates++);
     const first = [...messages, ask(10)];
-    const a = await observed.compact('s', JSON.parse(JSON.stringify(first)));
+    const a = await observed.compact('s', copy(first));
     expect(estimates).toBe(1);
     expect(observed.cacheStatus().sessions).toBe(1);
     await observed.shutdown();
@@ -186,7 +154,7 @@ describe('a fresh manager on a known session', () => {
     // An orphan tool result among the new messages: rejected as a warm manager rejects it.
     const orphan = [...messages, { role: 'tool', tool_call_id: 'call_nowhere', content: 'late' }, ask(10)];
     const unpaired = new CompactManager({ ...options, store });
-    await expect(unpaired.compact('s', JSON.parse(JSON.stringify(orphan)))).rejects.toMatchObject({
+    await expect(unpaired.compact('s', copy(orphan))).rejects.toMatchObject({
       code: 'invalid_messages',
       message: expect.stringContaining(`messages[${messages.length}]`),
     });
@@ -194,26 +162,4 @@ describe('a fresh manager on a known session', () => {
   });
 });
 
-const withRedis = redisAvailable('quick resume through Redis');
-describe.runIf(withRedis)('a fresh manager on a session kept in Redis', () => {
-  let server: RedisTestServer;
-  beforeAll(async () => {
-    server = await startRedisServer();
-  });
-  afterAll(async () => {
-    await server?.stop();
-  });
-
-  it('answers its first call without indexing and sends what a warm manager sends', async () => {
-    const store = redisSessionStore({ url: server.url });
-    try {
-      for (const key of ['s', 's::counts', quickKey('s')]) await store.delete(key);
-      const { fresh, warm } = await quickCase(store);
-      expect(fresh.indexed).toBe(false);
-      expect(fresh.first).toEqual(warm[0]);
-      expect(fresh.second).toEqual(warm[1]);
-    } finally {
-      await store.close();
-    }
-  });
-});
+describeQuickCaseInRedis('quick resume', quickCase);

@@ -15,11 +15,11 @@ export {
   type PreparationQueueCounts,
 } from './bullmq-preparation-queue.js';
 export type { QueueConnection } from './load-bullmq.js';
+export { startPreparationWorker } from './preparation-worker.js';
 export {
   DEFAULT_WORKER_CONCURRENCY,
   type PreparationJobOutcome,
   type PreparationWorker,
   type PreparationWorkerOptions,
   type PreparationWorkerStatus,
-  startPreparationWorker,
-} from './preparation-worker.js';
+} from './preparation-worker-options.js';

@@ -33,14 +33,6 @@ import {
 } from './preparation-worker-options.js';
 import { RunTimes } from './run-times.js';
 
-export {
-  DEFAULT_WORKER_CONCURRENCY,
-  type PreparationJobOutcome,
-  type PreparationWorker,
-  type PreparationWorkerOptions,
-  type PreparationWorkerStatus,
-} from './preparation-worker-options.js';
-
 /**
  * Starts a worker of the preparation queue (imports the `bullmq` peer). Resolves once it
  * listens for jobs.

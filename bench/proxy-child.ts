@@ -179,13 +179,19 @@ function withPauses(
   const start = end - (entry.forwardMs ?? 0);
   let gcMs = 0;
   for (const pause of pauses) gcMs += Math.max(0, Math.min(end, pause.end) - Math.max(start, pause.start));
-  return { ...entry, gcMs };
+  return { ...entry, gcMs, forwardStart: start };
 }
 
 /** What the bench adds to the proxy's log lines. */
 export interface BenchLogFields {
   /** Milliseconds of main-thread GC pauses within `forwardMs`. */
   gcMs: number;
+  /**
+   * When the `forward` span began (`performance.now()` in the proxy's process, about the
+   * milliseconds `--trace-gc` prints): matches a call to GC work the `gc` entries do not show
+   * (incremental marking steps on the main thread, marking on helper threads).
+   */
+  forwardStart: number;
 }
 
 /** A Chat Completions history of about `tokens` tokens (a synthetic coding session). */

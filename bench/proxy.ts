@@ -39,7 +39,8 @@
  * `PROXY_BENCH_SIZES`, `PROXY_BENCH_CALLS`, `PROXY_BENCH_STREAM_CALLS` change the run;
  * `PROXY_BENCH_NODE_FLAGS` adds Node flags to the proxy's process (`--trace-gc`);
  * `PROXY_BENCH_THREAD_CPU=1` counts the CPU in the spans on the proxy's main thread only (Linux);
- * `PROXY_BENCH_LOG=<path>` writes each size's log lines (with `gcMs`) to `<path>-<tokens>.json`. The proxy's
+ * `PROXY_BENCH_LOG=<path>` writes each size's log lines (with `gcMs` and `forwardStart`, to match a
+ * call to `--trace-gc --trace-incremental-marking` lines) to `<path>-<tokens>.json`. The proxy's
  * process runs with the young-generation cap `agent-compaction proxy` gives its own
  * (src/cli/respawn-with-heap-flags.ts) unless those flags set `--max-semi-space-size`.
  */

@@ -78,7 +78,26 @@ export function hashString(text: string, seed = 0): string {
   }
   h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
   h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
-  return (h2 >>> 0).toString(36) + (h1 >>> 0).toString(36).padStart(7, '0');
+  return base36Pair(h2 >>> 0, h1 >>> 0);
+}
+
+const DIGITS = '0123456789abcdefghijklmnopqrstuvwxyz';
+const hashChars: number[] = [];
+
+/**
+ * `high.toString(36) + low.toString(36).padStart(7, '0')` as one flat string: the
+ * concatenation made a cons string of two parts (three objects, kept alive as the identity of
+ * every message of a history, each copied by every scavenge: issue 47).
+ */
+function base36Pair(high: number, low: number): string {
+  let length = 1;
+  for (let v = Math.floor(high / 36); v > 0; v = Math.floor(v / 36)) length++;
+  hashChars.length = length + 7;
+  for (let i = length - 1, v = high; i >= 0; i--, v = Math.floor(v / 36))
+    hashChars[i] = DIGITS.charCodeAt(v % 36);
+  for (let i = length + 6, v = low; i >= length; i--, v = Math.floor(v / 36))
+    hashChars[i] = DIGITS.charCodeAt(v % 36);
+  return String.fromCharCode.apply(null, hashChars);
 }
 
 function fingerprintOf(raw: Record<string, unknown>): unknown {

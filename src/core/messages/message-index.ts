@@ -17,9 +17,43 @@ export interface IndexedEntry {
   /** The message's `meta` object when parsed (a new or removed `meta` means a new parse). */
   readonly metaRef: unknown;
   /** Token counts by counter. */
-  tokens: WeakMap<TokenCounter, number> | undefined;
+  tokens: TokenCounts | undefined;
   /** Its key in the content cache (to drop it when the sessions that sent it end). */
   readonly contentKey?: string;
+}
+
+/**
+ * An entry's token counts by counter: the first two counters' (a cold call's bound, then the
+ * exact count) in fields, any other's in a WeakMap made only then. A WeakMap per entry (one
+ * for every message of a history) made each young-generation GC copy and walk ephemeron
+ * tables while a cold history was counted (issue 47: scavenges over 20 ms). Holds its first
+ * two counters strongly: the entry lives no longer than the manager that owns them.
+ */
+export class TokenCounts {
+  #first: TokenCounter | undefined;
+  #firstCount = 0;
+  #second: TokenCounter | undefined;
+  #secondCount = 0;
+  #others: WeakMap<TokenCounter, number> | undefined;
+
+  get(counter: TokenCounter): number | undefined {
+    if (counter === this.#first) return this.#firstCount;
+    if (counter === this.#second) return this.#secondCount;
+    return this.#others?.get(counter);
+  }
+
+  set(counter: TokenCounter, count: number): void {
+    if (this.#first === undefined || counter === this.#first) {
+      this.#first = counter;
+      this.#firstCount = count;
+    } else if (this.#second === undefined || counter === this.#second) {
+      this.#second = counter;
+      this.#secondCount = count;
+    } else {
+      this.#others ??= new WeakMap();
+      this.#others.set(counter, count);
+    }
+  }
 }
 
 /** One message of a history, positioned. */
@@ -44,7 +78,26 @@ export function hashString(text: string, seed = 0): string {
   }
   h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
   h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
-  return (h2 >>> 0).toString(36) + (h1 >>> 0).toString(36).padStart(7, '0');
+  return base36Pair(h2 >>> 0, h1 >>> 0);
+}
+
+const DIGITS = '0123456789abcdefghijklmnopqrstuvwxyz';
+const hashChars: number[] = [];
+
+/**
+ * `high.toString(36) + low.toString(36).padStart(7, '0')` as one flat string: the
+ * concatenation made a cons string of two parts (three objects, kept alive as the identity of
+ * every message of a history, each copied by every scavenge: issue 47).
+ */
+function base36Pair(high: number, low: number): string {
+  let length = 1;
+  for (let v = Math.floor(high / 36); v > 0; v = Math.floor(v / 36)) length++;
+  hashChars.length = length + 7;
+  for (let i = length - 1, v = high; i >= 0; i--, v = Math.floor(v / 36))
+    hashChars[i] = DIGITS.charCodeAt(v % 36);
+  for (let i = length + 6, v = low; i >= length; i--, v = Math.floor(v / 36))
+    hashChars[i] = DIGITS.charCodeAt(v % 36);
+  return String.fromCharCode.apply(null, hashChars);
 }
 
 function fingerprintOf(raw: Record<string, unknown>): unknown {
@@ -251,7 +304,7 @@ export function isCurrentEntry(entry: IndexedEntry, raw: unknown): boolean {
 /** Token count of an indexed message with `counter`, cached on the entry. */
 export function entryTokens(item: IndexedMessage, counter: TokenCounter): number {
   const entry = item.entry;
-  entry.tokens ??= new WeakMap();
+  entry.tokens ??= new TokenCounts();
   let count = entry.tokens.get(counter);
   if (count === undefined) {
     count = counter.countMessage(toCompactMessage(item));

@@ -63,10 +63,12 @@ export const openaiChatCodec: MessageCodec = {
     const role = (m.role === 'function' ? 'tool' : m.role) as MessageRole;
     const meta = readMeta(m);
     const text = contentText(m.content, index, m.role);
-    const toolCalls: ToolCall[] = [];
+    let toolCalls: ToolCall[] = [];
     if (m.tool_calls !== undefined && m.tool_calls !== null) {
       if (!Array.isArray(m.tool_calls)) throw invalidMessage(index, 'tool_calls', 'must be an array');
-      m.tool_calls.forEach((call: unknown, j) => {
+      // `map`, not `push` onto `[]`: an array sized to its calls (a first push reserves 17 slots,
+      // kept alive with the parse of every message of a history: issue 47, scavenges).
+      toolCalls = m.tool_calls.map((call: unknown, j): ToolCall => {
         const c = call as Record<string, unknown> | null;
         if (!c || typeof c.id !== 'string')
           throw invalidMessage(index, `tool_calls.${j}.id`, 'must be a string');
@@ -74,12 +76,14 @@ export const openaiChatCodec: MessageCodec = {
         if (!fn || typeof fn.name !== 'string')
           throw invalidMessage(index, `tool_calls.${j}.function.name`, 'must be a string');
         const args = fn.arguments ?? fn.input ?? '';
-        toolCalls.push({
+        return {
           id: c.id,
           name: fn.name,
           arguments: typeof args === 'string' ? args : JSON.stringify(args),
-        });
+        };
       });
+      // A sparse array's holes were skipped (as `forEach` does); `map` keeps them.
+      if (toolCalls.includes(undefined as never)) toolCalls = toolCalls.filter(Boolean);
     }
     const parsed: ParsedMessage = {
       role,

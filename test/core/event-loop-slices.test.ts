@@ -11,20 +11,34 @@ import { CompactManager, MemorySessionStore } from '../../src/index.js';
 import { syntheticSession } from '../../src/testing/synthetic-session.js';
 import { hasOpenToolCalls } from '../support/open-tool-calls.js';
 
-/** Turns of the event loop (setImmediate ticks) while `work` runs, and its result. */
-async function turnsDuring<T>(work: () => Promise<T>): Promise<{ value: T; turns: number }> {
-  let turns = 0;
-  let done = false;
+/** Counts turns of the event loop (setImmediate ticks) from `start()` until `stop()`. */
+function loopTurns() {
+  let count = 0;
+  let ticking = true;
   const tick = () => {
-    if (done) return;
-    turns++;
+    if (!ticking) return;
+    count++;
     setImmediate(tick);
   };
-  setImmediate(tick);
+  return {
+    start: () => setImmediate(tick),
+    stop: () => {
+      ticking = false;
+    },
+    get count() {
+      return count;
+    },
+  };
+}
+
+/** Turns of the event loop while `work` runs, and its result. */
+async function turnsDuring<T>(work: () => Promise<T>): Promise<{ value: T; turns: number }> {
+  const turns = loopTurns();
+  turns.start();
   try {
-    return { value: await work(), turns };
+    return { value: await work(), turns: turns.count };
   } finally {
-    done = true;
+    turns.stop();
   }
 }
 
@@ -114,27 +128,22 @@ describe('long work in slices (issue 38 point 1)', () => {
     // The steps after the cascade (state, write, result, guard, the view left behind) are each
     // O(view); before, they ran after the write in one block (0 turns; 180 ms at 20k messages).
     const long = session(5_000, 2_000);
-    let turns = 0;
-    let ticking = true;
-    const tick = () => {
-      turns++;
-      if (ticking) setImmediate(tick);
-    };
+    const turns = loopTurns();
     let turnsAtWrite: number | undefined;
     const store = new MemorySessionStore();
     const set = store.set.bind(store);
     store.set = async (...args) => {
       const written = await set(...args);
-      turnsAtWrite = turns;
+      turnsAtWrite = turns.count;
       return written;
     };
     const manager = new CompactManager({ model: 'gpt-4o', maxContextTokens: HUGE_WINDOW, store });
-    const value = await compactLongSession(manager, long, () => setImmediate(tick));
-    ticking = false;
+    const value = await compactLongSession(manager, long, turns.start);
+    turns.stop();
     expect(value.applied).toBe(true);
     expect(value.messages.length).toBeGreaterThan(4_096);
     expect(turnsAtWrite).toBeDefined();
-    expect(turns - turnsAtWrite!).toBeGreaterThanOrEqual(3);
+    expect(turns.count - turnsAtWrite!).toBeGreaterThanOrEqual(3);
     await manager.shutdown();
   });
 });
@@ -145,12 +154,7 @@ describe('the steps after a long compaction work in slices (issue 47 point 2)', 
     // each. A clock that runs a slice per reading (no waiting: `performance.now` advanced) makes
     // every chance to pause in them a turn of the loop; before, only the 5 turns between steps.
     const long = session(5_000, 2_000);
-    let turns = 0;
-    let ticking = true;
-    const tick = () => {
-      turns++;
-      if (ticking) setImmediate(tick);
-    };
+    const turns = loopTurns();
     let turnsAtWrite: number | undefined;
     const now = performance.now.bind(performance);
     let skew = 0;
@@ -159,7 +163,7 @@ describe('the steps after a long compaction work in slices (issue 47 point 2)', 
     const set = store.set.bind(store);
     store.set = async (...args) => {
       const written = await set(...args);
-      turnsAtWrite = turns;
+      turnsAtWrite = turns.count;
       clock.mockImplementation(() => {
         skew += 1_000;
         return now() + skew;
@@ -168,14 +172,14 @@ describe('the steps after a long compaction work in slices (issue 47 point 2)', 
     };
     const manager = new CompactManager({ model: 'gpt-4o', maxContextTokens: HUGE_WINDOW, store });
     try {
-      const value = await compactLongSession(manager, long, () => setImmediate(tick));
-      ticking = false;
+      const value = await compactLongSession(manager, long, turns.start);
+      turns.stop();
       expect(value.applied).toBe(true);
       expect(value.messages.length).toBeGreaterThan(4_096);
       expect(turnsAtWrite).toBeDefined();
       // The guard (its order built and walked) and the view (entries, covered ids, the
       // assembled request) pause every 1,024 entries: well over the 5 turns between steps.
-      expect(turns - turnsAtWrite!).toBeGreaterThanOrEqual(15);
+      expect(turns.count - turnsAtWrite!).toBeGreaterThanOrEqual(15);
     } finally {
       clock.mockRestore();
       await manager.shutdown();

@@ -203,14 +203,23 @@ function checkInteger(path: string, value: unknown, min: number): number {
   return value;
 }
 
-/**
- * Applies defaults to a partial policy and validates it, without touching the input.
- * Throws `CompactError('invalid_config')` naming the field.
- */
-export function resolvePolicy(
-  policy: Partial<CompactPolicy> = {},
-  customStrategies: readonly string[] = [],
-): CompactPolicy {
+/** A share of the window: a finite number in the range `inRange` accepts, or throws `rule`. */
+function checkShare(path: string, value: unknown, inRange: (share: number) => boolean, rule: string): number {
+  if (typeof value !== 'number' || !Number.isFinite(value) || !inRange(value)) {
+    throw invalidConfig(path, `${rule} (got ${String(value)})`);
+  }
+  return value;
+}
+
+/** Throws unless `value` is a list of strings. */
+function checkNames(path: string, value: unknown, what: string): void {
+  if (!Array.isArray(value) || value.some((name) => typeof name !== 'string')) {
+    throw invalidConfig(path, `must be a list of ${what}`);
+  }
+}
+
+/** The defaults, then the preset's values, then the caller's own (lists copied). */
+function mergePolicy(policy: Partial<CompactPolicy>): CompactPolicy {
   const merged: CompactPolicy = {
     ...DEFAULT_POLICY,
     rolesNeverPrune: [...DEFAULT_POLICY.rolesNeverPrune],
@@ -228,83 +237,75 @@ export function resolvePolicy(
     if (!(key in DEFAULT_POLICY)) throw invalidConfig(`policy.${key}`, 'is not a policy option');
     (merged as unknown as Record<string, unknown>)[key] = Array.isArray(value) ? [...value] : value;
   }
-  const { triggerPct } = merged;
-  if (typeof triggerPct !== 'number' || !Number.isFinite(triggerPct) || triggerPct <= 0 || triggerPct > 1) {
-    throw invalidConfig('policy.triggerPct', `must be between 0 and 1 (got ${String(triggerPct)})`);
-  }
+  return merged;
+}
+
+/**
+ * The window shares: the trigger, then the target and the point to prepare at, each below the
+ * trigger (derived from it when the caller set the trigger alone).
+ */
+function checkShares(merged: CompactPolicy, policy: Partial<CompactPolicy>): void {
+  const triggerPct = checkShare(
+    'policy.triggerPct',
+    merged.triggerPct,
+    (v) => v > 0 && v <= 1,
+    'must be between 0 and 1',
+  );
+  checkShare(
+    'policy.userTextShare',
+    merged.userTextShare,
+    (v) => v >= 0 && v < 1,
+    'must be at least 0 and below 1',
+  );
+  const belowTrigger = `must be above 0 and below policy.triggerPct (${triggerPct})`;
+  const underTrigger = (v: number) => v > 0 && v < triggerPct;
+  if (policy.targetPct === undefined && merged.targetPct >= triggerPct) merged.targetPct = triggerPct * 0.6;
+  checkShare('policy.targetPct', merged.targetPct, underTrigger, belowTrigger);
+  if (policy.prepareAtPct === undefined && merged.prepareAtPct >= triggerPct)
+    merged.prepareAtPct = triggerPct * 0.8;
+  checkShare('policy.prepareAtPct', merged.prepareAtPct, underTrigger, belowTrigger);
+}
+
+/** The counts, flags, lists and names, each named by its field when wrong. */
+function checkFields(merged: CompactPolicy, customStrategies: readonly string[]): void {
   checkInteger('policy.hardCapBuffer', merged.hardCapBuffer, 0);
   checkInteger('policy.keepRecentTurns', merged.keepRecentTurns, 1);
   checkInteger('policy.keepToolIoPairs', merged.keepToolIoPairs, 1);
   checkInteger('policy.maxSummaryTokens', merged.maxSummaryTokens, 16);
-  const { userTextShare } = merged;
-  if (
-    typeof userTextShare !== 'number' ||
-    !Number.isFinite(userTextShare) ||
-    userTextShare < 0 ||
-    userTextShare >= 1
-  ) {
-    throw invalidConfig(
-      'policy.userTextShare',
-      `must be at least 0 and below 1 (got ${String(userTextShare)})`,
-    );
-  }
-  if (policy.targetPct === undefined && merged.targetPct >= triggerPct) merged.targetPct = triggerPct * 0.6;
-  const { targetPct } = merged;
-  if (
-    typeof targetPct !== 'number' ||
-    !Number.isFinite(targetPct) ||
-    targetPct <= 0 ||
-    targetPct >= triggerPct
-  ) {
-    throw invalidConfig(
-      'policy.targetPct',
-      `must be above 0 and below policy.triggerPct (${triggerPct}) (got ${String(targetPct)})`,
-    );
-  }
-  if (policy.prepareAtPct === undefined && merged.prepareAtPct >= triggerPct)
-    merged.prepareAtPct = triggerPct * 0.8;
-  const { prepareAtPct } = merged;
-  if (
-    typeof prepareAtPct !== 'number' ||
-    !Number.isFinite(prepareAtPct) ||
-    prepareAtPct <= 0 ||
-    prepareAtPct >= triggerPct
-  ) {
-    throw invalidConfig(
-      'policy.prepareAtPct',
-      `must be above 0 and below policy.triggerPct (${triggerPct}) (got ${String(prepareAtPct)})`,
-    );
-  }
   checkInteger('policy.clearKeepRecent', merged.clearKeepRecent, 0);
   checkInteger('policy.clearMinTokens', merged.clearMinTokens, 0);
   checkInteger('policy.cacheLifetimeMs', merged.cacheLifetimeMs, 0);
   checkInteger('policy.clearAtLeast', merged.clearAtLeast, 0);
   checkInteger('policy.shortenArgumentsAbove', merged.shortenArgumentsAbove, 64);
   checkInteger('policy.shortenArgumentsKeep', merged.shortenArgumentsKeep, 32);
-  if (
-    !Array.isArray(merged.clearExcludeTools) ||
-    merged.clearExcludeTools.some((t) => typeof t !== 'string')
-  ) {
-    throw invalidConfig('policy.clearExcludeTools', 'must be a list of tool names');
+  checkNames('policy.clearExcludeTools', merged.clearExcludeTools, 'tool names');
+  for (const flag of ['repairInput', 'cacheAware', 'costTrigger'] as const) {
+    if (typeof merged[flag] !== 'boolean') throw invalidConfig(`policy.${flag}`, 'must be a boolean');
   }
-  if (typeof merged.repairInput !== 'boolean') throw invalidConfig('policy.repairInput', 'must be a boolean');
-  if (typeof merged.cacheAware !== 'boolean') throw invalidConfig('policy.cacheAware', 'must be a boolean');
-  if (typeof merged.costTrigger !== 'boolean') throw invalidConfig('policy.costTrigger', 'must be a boolean');
-  if (!Array.isArray(merged.rolesNeverPrune) || merged.rolesNeverPrune.some((r) => typeof r !== 'string')) {
-    throw invalidConfig('policy.rolesNeverPrune', 'must be a list of role names');
-  }
+  checkNames('policy.rolesNeverPrune', merged.rolesNeverPrune, 'role names');
   if (typeof merged.protectedFlag !== 'string' || merged.protectedFlag === '') {
     throw invalidConfig('policy.protectedFlag', 'must be a non-empty string');
   }
-  if (
-    typeof merged.strategy !== 'string' ||
-    !([...STRATEGY_NAMES, ...customStrategies] as string[]).includes(merged.strategy)
-  ) {
+  const strategies: string[] = [...STRATEGY_NAMES, ...customStrategies];
+  if (typeof merged.strategy !== 'string' || !strategies.includes(merged.strategy)) {
     throw invalidConfig(
       'policy.strategy',
-      `must be one of ${[...STRATEGY_NAMES, ...customStrategies].join(', ')} (got ${String(merged.strategy)})`,
+      `must be one of ${strategies.join(', ')} (got ${String(merged.strategy)})`,
     );
   }
+}
+
+/**
+ * Applies defaults to a partial policy and validates it, without touching the input.
+ * Throws `CompactError('invalid_config')` naming the field.
+ */
+export function resolvePolicy(
+  policy: Partial<CompactPolicy> = {},
+  customStrategies: readonly string[] = [],
+): CompactPolicy {
+  const merged = mergePolicy(policy);
+  checkShares(merged, policy);
+  checkFields(merged, customStrategies);
   return merged;
 }
 

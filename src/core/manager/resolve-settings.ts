@@ -46,6 +46,46 @@ export function resolveSettings(options: CompactManagerOptions): ManagerSettings
   checkKnownKeys(options);
   const model = options.model ?? DEFAULT_MODEL;
   if (typeof model !== 'string' || model === '') throw invalidConfig('model', 'must be a non-empty string');
+  const maxContextTokens = windowOf(options, model);
+  const customStrategies = [...(options.customStrategies ?? [])];
+  const policy = managerPolicy(options, maxContextTokens, customStrategies);
+  const summarizerTimeoutMs = options.summarizerTimeoutMs ?? DEFAULT_SUMMARIZER_TIMEOUT_MS;
+  if (!(summarizerTimeoutMs > 0)) throw invalidConfig('summarizerTimeoutMs', 'must be a positive number');
+  const storeTimeoutMs = options.storeTimeoutMs ?? DEFAULT_STORE_TIMEOUT_MS;
+  if (
+    typeof storeTimeoutMs !== 'number' ||
+    !Number.isInteger(storeTimeoutMs) ||
+    storeTimeoutMs < 1 ||
+    storeTimeoutMs > 600_000
+  )
+    throw invalidConfig(
+      'storeTimeoutMs',
+      `must be a whole number of milliseconds from 1 to 600000 (got ${String(storeTimeoutMs)})`,
+    );
+  const cacheMaxBytes = options.cacheMaxBytes ?? DEFAULT_CACHE_MAX_BYTES;
+  if (typeof cacheMaxBytes !== 'number' || !Number.isSafeInteger(cacheMaxBytes) || cacheMaxBytes < 0)
+    throw invalidConfig(
+      'cacheMaxBytes',
+      `must be a whole number of bytes >= 0 (got ${String(cacheMaxBytes)})`,
+    );
+  const redactionFailures: unknown[] = [];
+  return {
+    model,
+    maxContextTokens,
+    customStrategies,
+    policy: Object.freeze(policy),
+    summarizerTimeoutMs,
+    redact: managerRedactor(options, redactionFailures),
+    redactionFailures,
+    storeTimeoutMs,
+    failOnStorageError: flag(options, 'failOnStorageError'),
+    requireArchive: flag(options, 'requireArchive'),
+    cacheMaxBytes,
+  };
+}
+
+/** The context window: given, or the model's, or the default; an integer of at least the minimum. */
+function windowOf(options: CompactManagerOptions, model: string): number {
   const maxContextTokens =
     options.maxContextTokens ?? modelInfo(model).contextWindow ?? DEFAULT_MAX_CONTEXT_TOKENS;
   if (
@@ -58,7 +98,22 @@ export function resolveSettings(options: CompactManagerOptions): ManagerSettings
       `must be an integer >= ${MIN_CONTEXT_TOKENS} (got ${String(maxContextTokens)})`,
     );
   }
-  const customStrategies = [...(options.customStrategies ?? [])];
+  return maxContextTokens;
+}
+
+/** A boolean option, false when not given. */
+function flag(options: CompactManagerOptions, key: 'failOnStorageError' | 'requireArchive'): boolean {
+  const value = options[key] ?? false;
+  if (typeof value !== 'boolean') throw invalidConfig(key, 'must be a boolean');
+  return value;
+}
+
+/** The policy, with the defaults that depend on the rest of the options. */
+function managerPolicy(
+  options: CompactManagerOptions,
+  maxContextTokens: number,
+  customStrategies: readonly string[],
+): CompactPolicy {
   const policy = resolvePolicy(options.policy, customStrategies);
   // The cost trigger prices cache reads against a rewrite, not a summarizer call: with a
   // summarizer of the caller's (an LLM, paid per compaction) it would double the summarizer
@@ -82,55 +137,23 @@ export function resolveSettings(options: CompactManagerOptions): ManagerSettings
       `must be smaller than maxContextTokens (${maxContextTokens})`,
     );
   }
-  const summarizerTimeoutMs = options.summarizerTimeoutMs ?? DEFAULT_SUMMARIZER_TIMEOUT_MS;
-  if (!(summarizerTimeoutMs > 0)) throw invalidConfig('summarizerTimeoutMs', 'must be a positive number');
-  const storeTimeoutMs = options.storeTimeoutMs ?? DEFAULT_STORE_TIMEOUT_MS;
-  if (
-    typeof storeTimeoutMs !== 'number' ||
-    !Number.isInteger(storeTimeoutMs) ||
-    storeTimeoutMs < 1 ||
-    storeTimeoutMs > 600_000
-  )
-    throw invalidConfig(
-      'storeTimeoutMs',
-      `must be a whole number of milliseconds from 1 to 600000 (got ${String(storeTimeoutMs)})`,
-    );
-  const failOnStorageError = options.failOnStorageError ?? false;
-  if (typeof failOnStorageError !== 'boolean') throw invalidConfig('failOnStorageError', 'must be a boolean');
-  const cacheMaxBytes = options.cacheMaxBytes ?? DEFAULT_CACHE_MAX_BYTES;
-  if (typeof cacheMaxBytes !== 'number' || !Number.isSafeInteger(cacheMaxBytes) || cacheMaxBytes < 0)
-    throw invalidConfig(
-      'cacheMaxBytes',
-      `must be a whole number of bytes >= 0 (got ${String(cacheMaxBytes)})`,
-    );
-  const requireArchive = options.requireArchive ?? false;
-  if (typeof requireArchive !== 'boolean') throw invalidConfig('requireArchive', 'must be a boolean');
+  return policy;
+}
+
+/**
+ * The redactor the options ask for (none when `redaction: false`). It never throws: a value
+ * that cannot be scanned is replaced whole and its error kept in `failures` (at most 16).
+ */
+function managerRedactor(options: CompactManagerOptions, failures: unknown[]): Redactor | undefined {
   const redaction = options.redaction ?? true;
-  // Never throws: a value that cannot be scanned is replaced whole and reported (bounded list).
-  const redactionFailures: unknown[] = [];
+  if (redaction === false) return undefined;
   const onError = (error: unknown) => {
-    if (redactionFailures.length < 16) redactionFailures.push(error);
+    if (failures.length < 16) failures.push(error);
     (redaction as { onError?: (error: unknown) => void }).onError?.(error);
   };
-  const redact =
-    redaction === false
-      ? undefined
-      : typeof redaction === 'function'
-        ? guardRedactor(redaction, onError)
-        : createRedactor({ ...(redaction === true ? {} : redaction), onError });
-  return {
-    model,
-    maxContextTokens,
-    customStrategies,
-    policy: Object.freeze(policy),
-    summarizerTimeoutMs,
-    redact,
-    redactionFailures,
-    storeTimeoutMs,
-    failOnStorageError,
-    requireArchive,
-    cacheMaxBytes,
-  };
+  return typeof redaction === 'function'
+    ? guardRedactor(redaction, onError)
+    : createRedactor({ ...(redaction === true ? {} : redaction), onError });
 }
 
 /** Every option of the manager: a key missing here fails the type check. */

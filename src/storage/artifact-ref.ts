@@ -127,3 +127,21 @@ export function sortArtifacts(artifacts: ArchivedArtifact[]): ArchivedArtifact[]
       (a.ref < b.ref ? -1 : a.ref > b.ref ? 1 : 0),
   );
 }
+
+/**
+ * Reads the artifacts of `files` (reference → file name), `concurrency` at a time, and returns
+ * those that exist, oldest first.
+ */
+export async function readArtifacts(
+  files: ReadonlyMap<string, string>,
+  read: (ref: string, name: string) => Promise<ArchivedArtifact | undefined>,
+  concurrency: number,
+): Promise<ArchivedArtifact[]> {
+  const entries = [...files];
+  const artifacts: ArchivedArtifact[] = [];
+  for (let i = 0; i < entries.length; i += concurrency) {
+    const batch = await Promise.all(entries.slice(i, i + concurrency).map(([ref, name]) => read(ref, name)));
+    for (const artifact of batch) if (artifact) artifacts.push(artifact);
+  }
+  return sortArtifacts(artifacts);
+}

@@ -12,7 +12,7 @@ import {
   assertArtifact,
   assertArtifactRef,
   parseStoredArtifact,
-  sortArtifacts,
+  readArtifacts,
 } from '../artifact-ref.js';
 import {
   ARCHIVE_NAMES,
@@ -176,15 +176,8 @@ export function fsStorage(options: FsStorageOptions = {}): StorageAdapter {
       return name === undefined ? undefined : readArtifact(sessionId, ref, name);
     },
     async listArtifacts(sessionId) {
-      const files = [...(await artifactFiles(sessionId))];
-      const artifacts: ArchivedArtifact[] = [];
-      for (let i = 0; i < files.length; i += READ_CONCURRENCY) {
-        const batch = await Promise.all(
-          files.slice(i, i + READ_CONCURRENCY).map(([ref, name]) => readArtifact(sessionId, ref, name)),
-        );
-        for (const artifact of batch) if (artifact) artifacts.push(artifact);
-      }
-      return sortArtifacts(artifacts);
+      const read = (ref: string, name: string) => readArtifact(sessionId, ref, name);
+      return readArtifacts(await artifactFiles(sessionId), read, READ_CONCURRENCY);
     },
     async close() {
       await appends.drain();

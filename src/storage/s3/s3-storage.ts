@@ -1,4 +1,4 @@
-import type { PutObjectCommandInput, S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
 import { CompactError } from '../../core/errors.js';
 import type { AnyCompactEvent } from '../../core/events/events.js';
 import type {
@@ -12,7 +12,7 @@ import {
   assertArtifactRef,
   newestArtifactFiles,
   parseStoredArtifact,
-  sortArtifacts,
+  readArtifacts,
 } from '../artifact-ref.js';
 import {
   ARCHIVE_NAMES,
@@ -22,6 +22,7 @@ import {
   sessionFolderName,
 } from '../session-path.js';
 import { transcriptParts } from '../transcript-parts.js';
+import { S3Objects } from './s3-objects.js';
 
 /** The folder of a session's artifacts. */
 const ARTIFACT_DIR = 'artifacts';
@@ -99,120 +100,18 @@ export function s3Storage(options: S3StorageOptions): StorageAdapter {
       issues: [{ path: ['storage', 'bucket'], message: 'must be a non-empty string' }],
     });
   }
-  const bucket = options.bucket;
   const prefix = (options.prefix ?? '').replace(/^\/+|\/+$/g, '');
   const writer = Math.random().toString(36).slice(2, 8).padEnd(6, '0');
   let sequence = 0;
   const parts = transcriptParts();
-  let clientPromise: Promise<{ client: S3Client; sdk: typeof import('@aws-sdk/client-s3') }> | undefined;
-  const pending = new Set<Promise<unknown>>();
-
-  const load = () => {
-    clientPromise ??= (async () => {
-      let sdk: typeof import('@aws-sdk/client-s3');
-      try {
-        sdk = await import('@aws-sdk/client-s3');
-      } catch (error) {
-        throw new CompactError('missing_dependency', 'install @aws-sdk/client-s3: npm i @aws-sdk/client-s3', {
-          cause: error,
-        });
-      }
-      if (options.client) return { client: options.client, sdk };
-      const config: S3ClientConfig = {};
-      if (options.region !== undefined) config.region = options.region;
-      if (options.endpoint !== undefined) config.endpoint = options.endpoint;
-      if (options.forcePathStyle !== undefined) config.forcePathStyle = options.forcePathStyle;
-      return { client: new sdk.S3Client(config), sdk };
-    })();
-    clientPromise.catch(() => {
-      clientPromise = undefined;
-    });
-    return clientPromise;
-  };
+  const objects = new S3Objects(options);
+  const put = objects.put.bind(objects);
+  const get = objects.get.bind(objects);
+  const listKeys = objects.listKeys.bind(objects);
 
   const keyFor = (sessionId: string, name: string) => {
     if (typeof sessionId !== 'string') throw new CompactError('storage_failed', 'sessionId must be a string');
     return [prefix, sessionFolderName(sessionId, options), name].filter((part) => part !== '').join('/');
-  };
-
-  const put = async (key: string, body: string, contentType: string): Promise<string> => {
-    const { client, sdk } = await load();
-    const input: PutObjectCommandInput = {
-      Bucket: bucket,
-      Key: key,
-      Body: body,
-      ContentType: contentType,
-      ContentLength: Buffer.byteLength(body),
-    };
-    if (options.kmsKeyId !== undefined) {
-      input.ServerSideEncryption = 'aws:kms';
-      input.SSEKMSKeyId = options.kmsKeyId;
-    }
-    const request = client.send(new sdk.PutObjectCommand(input));
-    pending.add(request);
-    try {
-      await request;
-    } catch (error) {
-      throw new CompactError(
-        'storage_failed',
-        `s3: could not put s3://${bucket}/${key}: ${(error as Error).message}`,
-        {
-          cause: error,
-        },
-      );
-    } finally {
-      pending.delete(request);
-    }
-    return `s3://${bucket}/${key}`;
-  };
-
-  /** Reads one object's text; `undefined` when it does not exist. */
-  const get = async (key: string): Promise<string | undefined> => {
-    const { client, sdk } = await load();
-    try {
-      const object = await client.send(new sdk.GetObjectCommand({ Bucket: bucket, Key: key }));
-      return (await object.Body?.transformToString('utf8')) ?? '';
-    } catch (error) {
-      const name = (error as { name?: string })?.name;
-      const status = (error as { $metadata?: { httpStatusCode?: number } })?.$metadata?.httpStatusCode;
-      if (name === 'NoSuchKey' || name === 'NotFound' || status === 404) return undefined;
-      throw new CompactError(
-        'storage_failed',
-        `s3: could not get s3://${bucket}/${key}: ${(error as Error).message}`,
-        {
-          cause: error,
-        },
-      );
-    }
-  };
-
-  /** Every key under `folder/` (paginated). */
-  const listKeys = async (folder: string, exactPrefix = false): Promise<string[]> => {
-    const { client, sdk } = await load();
-    const keys: string[] = [];
-    let token: string | undefined;
-    try {
-      do {
-        const page = await client.send(
-          new sdk.ListObjectsV2Command({
-            Bucket: bucket,
-            Prefix: exactPrefix ? folder : `${folder}/`,
-            ...(token ? { ContinuationToken: token } : {}),
-          }),
-        );
-        for (const object of page.Contents ?? []) if (object.Key) keys.push(object.Key);
-        token = page.IsTruncated ? page.NextContinuationToken : undefined;
-      } while (token);
-    } catch (error) {
-      throw new CompactError(
-        'storage_failed',
-        `s3: could not list s3://${bucket}/${folder}/: ${(error as Error).message}`,
-        {
-          cause: error,
-        },
-      );
-    }
-    return keys;
   };
 
   /** The newest key name of each reference in the session's `artifacts/` folder. */
@@ -276,18 +175,11 @@ export function s3Storage(options: S3StorageOptions): StorageAdapter {
       return name === undefined ? undefined : readArtifact(sessionId, ref, name);
     },
     async listArtifacts(sessionId) {
-      const files = [...(await artifactFiles(sessionId))];
-      const artifacts: ArchivedArtifact[] = [];
-      for (let i = 0; i < files.length; i += READ_CONCURRENCY) {
-        const batch = await Promise.all(
-          files.slice(i, i + READ_CONCURRENCY).map(([ref, name]) => readArtifact(sessionId, ref, name)),
-        );
-        for (const artifact of batch) if (artifact) artifacts.push(artifact);
-      }
-      return sortArtifacts(artifacts);
+      const read = (ref: string, name: string) => readArtifact(sessionId, ref, name);
+      return readArtifacts(await artifactFiles(sessionId), read, READ_CONCURRENCY);
     },
     async close() {
-      await Promise.allSettled([...pending]);
+      await objects.drain();
     },
   };
 }

@@ -8,7 +8,10 @@ import {
   toWireValue,
 } from '../event-utils.js';
 import { groupAriadneBatches } from './ariadne-batches.js';
-import type { AriadneEvent, AriadneSpanEvent, AriadneTraceEvent } from './ariadne-event.js';
+import type { AriadneSpanEvent } from './ariadne-event.js';
+import { type AriadneTarget, postToAriadne } from './ariadne-post.js';
+import { AriadneTraces } from './ariadne-traces.js';
+import { describeError } from './describe-error.js';
 
 export { splitAriadneBatches } from './ariadne-batches.js';
 
@@ -155,14 +158,17 @@ export function ariadneExporter(options: AriadneExporterOptions = {}): EventExpo
   const traceEvents = options.traceEvents ?? true;
   const headers = { 'content-type': 'application/json', ...options.headers };
   const log = options.log ?? ((line: string) => void process.stderr.write(`${line}\n`));
-  const doFetch = options.fetch ?? globalThis.fetch;
-  /** Trace events built, by trace id, until a POST carrying them succeeds. */
-  const unsentTraces = new Map<string, AriadneTraceEvent>();
-  /** Trace ids whose trace event Ariadne accepted. */
-  const sentTraces = new Set<string>();
+  const traces = new AriadneTraces(agentName, traceEvents);
   /** Spans not delivered because the receiver could not be reached, oldest first. */
   let pending: AriadneSpanEvent[] = [];
   let closed = false;
+  const target: AriadneTarget = {
+    url,
+    headers,
+    timeoutMs,
+    fetch: options.fetch ?? globalThis.fetch,
+    warn: (line) => warn(line),
+  };
 
   const warn = (line: string) => {
     try {
@@ -173,87 +179,16 @@ export function ariadneExporter(options: AriadneExporterOptions = {}): EventExpo
   };
 
   /**
-   * `unreachable`: the body did not arrive; `timeout`: it may have arrived (a slow receiver),
-   * so its spans are not sent again. Either way the caller stops early.
-   */
-  const post = async (
-    body: string,
-    count: number,
-    attempts: number,
-  ): Promise<'ok' | 'rejected' | 'unreachable' | 'timeout'> => {
-    for (let attempt = 1; attempt <= attempts; attempt++) {
-      try {
-        const response = await doFetch(url, {
-          method: 'POST',
-          headers,
-          body,
-          signal: AbortSignal.timeout(timeoutMs),
-        });
-        const text = await response.text();
-        if (response.ok) return 'ok';
-        warn(`POST ${url} answered ${response.status} for ${count} events: ${text.slice(0, 500)}`);
-        return 'rejected';
-      } catch (error) {
-        const name = (error as Error)?.name;
-        const timedOut = name === 'TimeoutError' || name === 'AbortError';
-        if (timedOut && attempt < attempts) continue;
-        const reason = timedOut
-          ? `timed out after ${timeoutMs} ms${attempt > 1 ? ' (retried once)' : ''}`
-          : describeError(error);
-        warn(`POST ${url} failed for ${count} events: ${reason}`);
-        return timedOut ? 'timeout' : 'unreachable';
-      }
-    }
-    return 'timeout';
-  };
-
-  const remember = (event: AnyCompactEvent): AriadneSpanEvent => {
-    const traceId = String(event.traceId);
-    if (traceEvents && !sentTraces.has(traceId) && !unsentTraces.has(traceId)) {
-      if (unsentTraces.size >= 10_000) unsentTraces.clear();
-      unsentTraces.set(traceId, {
-        type: 'trace',
-        trace_id: traceId,
-        name: `agent-compaction ${String(event.sessionId)}`,
-        started_at: isoTime(event.startTime),
-        metadata: { agent_name: agentName, session_id: String(event.sessionId), source: 'agent-compaction' },
-      });
-    }
-    return toAriadneSpan(event, { kind });
-  };
-
-  /** The spans with, before the first span of each unsent trace, its trace event. */
-  const withTraceEvents = (spans: readonly AriadneSpanEvent[]): AriadneEvent[] => {
-    const wire: AriadneEvent[] = [];
-    const added = new Set<string>();
-    for (const span of spans) {
-      const trace = unsentTraces.get(span.trace_id);
-      if (trace && !added.has(span.trace_id)) {
-        added.add(span.trace_id);
-        wire.push(trace);
-      }
-      wire.push(span);
-    }
-    return wire;
-  };
-
-  /**
    * Sends spans in batches; keeps what was not delivered for the next attempt. A trace event
    * counts as sent only when its POST succeeded, so one in a failed or timed-out batch goes
    * again with the next spans of its trace.
    */
   const deliver = async (spans: AriadneSpanEvent[], attempts: number) => {
-    const batches = groupAriadneBatches(withTraceEvents(spans), maxBodyBytes);
+    const batches = groupAriadneBatches(traces.withTraceEvents(spans), maxBodyBytes);
     for (const [index, batch] of batches.entries()) {
-      const outcome = await post(batch.body, batch.events.length, attempts);
-      if (outcome === 'ok') {
-        for (const event of batch.events) {
-          if (event.type !== 'trace') continue;
-          unsentTraces.delete(event.trace_id);
-          if (sentTraces.size >= 10_000) sentTraces.clear();
-          sentTraces.add(event.trace_id);
-        }
-      } else if (outcome !== 'rejected') {
+      const outcome = await postToAriadne(target, batch.body, batch.events.length, attempts);
+      if (outcome === 'ok') traces.markSent(batch.events);
+      else if (outcome !== 'rejected') {
         const undelivered = batches
           .slice(outcome === 'timeout' ? index + 1 : index)
           .flatMap((rest) => rest.events)
@@ -293,7 +228,11 @@ export function ariadneExporter(options: AriadneExporterOptions = {}): EventExpo
       try {
         const spans = [...pending];
         pending = [];
-        for (const raw of events) spans.push(remember(prepareEvent(raw, options)));
+        for (const raw of events) {
+          const event = prepareEvent(raw, options);
+          traces.remember(event);
+          spans.push(toAriadneSpan(event, { kind }));
+        }
         await deliver(spans, 2);
       } catch (error) {
         warn(`export failed: ${describeError(error)}`);
@@ -308,16 +247,4 @@ export function ariadneExporter(options: AriadneExporterOptions = {}): EventExpo
       await flushPending(1);
     },
   };
-}
-
-function describeError(error: unknown): string {
-  if (!(error instanceof Error)) return String(error);
-  const cause = (error as { cause?: unknown }).cause;
-  const detail =
-    cause instanceof Error
-      ? `${(cause as { code?: string }).code ?? cause.name}: ${cause.message}`
-      : cause
-        ? String(cause)
-        : '';
-  return detail ? `${error.message} (${detail})` : error.message;
 }

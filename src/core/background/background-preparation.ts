@@ -17,7 +17,8 @@ import type { SummarizeOutcome } from '../preflight/cascade/summarize-remainder.
 import type { BufferedEvent, PreparedSummary } from '../preflight/prepared-summary.js';
 import type { SessionView, ViewEntry } from '../preflight/session-view.js';
 import type { PreparationQueue } from '../session/preparation-queue.js';
-import { awaitOtherPreparation } from './await-other-preparation.js';
+import type { SessionLock } from '../session/session-store.js';
+import { awaitOtherPreparation, claimOrAwait } from './await-other-preparation.js';
 import type { BackgroundOptions, BackgroundStatus, SharedStore } from './background-status.js';
 import { LeadTime, type PreparationThreshold } from './lead-time.js';
 import { type PreparationRequest, planPreparation, queueJob, untilAborted } from './preparation-plan.js';
@@ -66,6 +67,8 @@ export class BackgroundPreparations {
   readonly #lead = new LeadTime();
   readonly #learn: boolean;
   readonly #backlog: QueueBacklog | undefined;
+  /** Preparation claims held by triggers compacting without a prepared summary (queue only). */
+  readonly #claims = new Map<string, SessionLock>();
   #lastThreshold: PreparationThreshold | undefined;
   #tooLate = 0;
   #closed = false;
@@ -283,13 +286,27 @@ export class BackgroundPreparations {
     // than written a second time (within the summarizer's time limit).
     if (!shared && !preparation && this.#shared && !this.#queue)
       shared = await awaitOtherPreparation(this.#shared, key, view, signal);
+    // With a queue: a worker summarizing this version now is awaited; else the version is
+    // claimed, so no worker starts its job while this trigger compacts it (issue 46).
+    let claimed = false;
+    if (!shared && this.#shared && this.#queue && !this.#closed) {
+      const outcome = await claimOrAwait(this.#shared, key, view, signal, this.#runningWaitMs());
+      shared = outcome.found;
+      if (outcome.claim) {
+        this.release(key);
+        this.#claims.set(key, outcome.claim);
+        claimed = true;
+      }
+    }
     if (preparation) this.#entries.delete(key);
     if (!shared) {
       if (preparation) {
         this.#discarded++;
         // The trigger compacts without it: a job still waiting is taken out of the queue.
         this.#withdraw(key, preparation);
-      }
+      } else if (claimed)
+        // Another process's job of this version (its id is the same everywhere) is taken back too.
+        this.#queue?.withdraw?.(key, view.version).catch(() => {});
       return undefined;
     }
     this.#used++;
@@ -312,9 +329,31 @@ export class BackgroundPreparations {
     if (version === Number.POSITIVE_INFINITY) this.#lead.forget(key);
   }
 
+  /**
+   * How long a trigger waits for a worker summarizing its version: twice the queue's p90
+   * latency (enqueue to publish, which a run alone does not exceed), at least a second;
+   * before any latency was learned, the summarizer's time limit.
+   */
+  #runningWaitMs(): number {
+    const latency = this.#lead.latencyMs();
+    return latency === undefined ? Number.POSITIVE_INFINITY : Math.max(1_000, 2 * latency);
+  }
+
+  /**
+   * Ends the preparation claim the trigger of `key` took in {@link take} (never awaited): its
+   * compaction is over, stored or not, and the session's next job may run.
+   */
+  release(key: string): void {
+    const claim = this.#claims.get(key);
+    if (!claim) return;
+    this.#claims.delete(key);
+    claim.release().catch(() => false);
+  }
+
   /** Aborts every preparation and resolves once none is running; later `start` calls do nothing. */
   async shutdown(): Promise<void> {
     this.#closed = true;
+    for (const key of [...this.#claims.keys()]) this.release(key);
     for (const [key, preparation] of this.#entries) this.#drop(key, preparation);
     const running = [...this.#running];
     for (const preparation of running) this.#abort(preparation);

@@ -53,15 +53,16 @@ export interface ClaimedOrPrepared {
  * awaited rather than written a second time: until it is published, the worker's claim ends
  * (it lapses within a second and a half of the worker's death), `signal` fires, or `maxWaitMs`
  * (at most the summarizer's time limit) passes: then the agent compacts without the claim
- * (the worker's publish is fenced).
+ * (the worker's publish is fenced). `seen` hears each read (see `readPrepared`).
  */
 export async function claimOrAwait(
   shared: SharedStore,
   key: string,
   view: SessionView,
   signal?: AbortSignal,
-  maxWaitMs = Number.POSITIVE_INFINITY,
+  wait: { maxWaitMs?: number; seen?: (publishedAt: number | undefined) => void } = {},
 ): Promise<ClaimedOrPrepared> {
+  const { maxWaitMs = Number.POSITIVE_INFINITY, seen } = wait;
   const { store, lockTtlMs, signing } = shared;
   const claim = () => store.acquireLock(preparedKey(key), lockTtlMs).catch(() => undefined);
   let held = await claim();
@@ -69,12 +70,12 @@ export async function claimOrAwait(
   const deadline = Date.now() + Math.min(maxWaitMs, Math.max(1_000, (lockTtlMs - 5_000) / 2));
   while (Date.now() < deadline && !signal?.aborted) {
     await new Promise((resolve) => setTimeout(resolve, 25));
-    const found = await readPrepared(store, key, view, signing);
+    const found = await readPrepared(store, key, view, signing, seen);
     if (found) return { found };
     held = await claim();
     // The worker is done (fenced, failed or dead) without a summary that fits: the agent compacts.
     if (held) {
-      const late = await readPrepared(store, key, view, signing);
+      const late = await readPrepared(store, key, view, signing, seen);
       if (late) await held.release().catch(() => false);
       return late ? { found: late } : { claim: held };
     }

@@ -275,12 +275,9 @@ export class BackgroundPreparations {
     }
     // A queued job of this version tells, at its trigger, how long the queue takes.
     const queuedAt = preparation?.queuedAt;
-    const observe =
-      queuedAt === undefined || !this.#backlog
-        ? undefined
-        : (publishedAt: number | undefined) => this.#backlog?.observe(key, queuedAt, publishedAt);
+    const observer = queuedAt === undefined ? undefined : this.#backlog?.observer(key, queuedAt);
     let shared = this.#shared
-      ? await readPrepared(this.#shared.store, key, view, this.#shared.signing, observe)
+      ? await readPrepared(this.#shared.store, key, view, this.#shared.signing, observer?.seen)
       : undefined;
     // Another process may be preparing this session right now: its summary is awaited rather
     // than written a second time (within the summarizer's time limit).
@@ -290,7 +287,8 @@ export class BackgroundPreparations {
     // claimed, so no worker starts its job while this trigger compacts it (issue 46).
     let claimed = false;
     if (!shared && this.#shared && this.#queue && !this.#closed) {
-      const outcome = await claimOrAwait(this.#shared, key, view, signal, this.#runningWaitMs());
+      const wait = { maxWaitMs: this.#runningWaitMs(), ...(observer ? { seen: observer.seen } : {}) };
+      const outcome = await claimOrAwait(this.#shared, key, view, signal, wait);
       shared = outcome.found;
       if (outcome.claim) {
         this.release(key);
@@ -298,6 +296,7 @@ export class BackgroundPreparations {
         claimed = true;
       }
     }
+    observer?.end();
     if (preparation) this.#entries.delete(key);
     if (!shared) {
       if (preparation) {

@@ -305,6 +305,8 @@ describe.runIf(withRedis)('the BullMQ preparation queue', () => {
       release = resolve;
     });
     const held = startAgent(server.url, currentPrefix, enqueuer.queue.name, {
+      // Held for as long as the worker takes to start on a loaded machine.
+      summarizerTimeoutMs: 600_000,
       summarizer: {
         name: 'held-summarizer',
         summarize: async () => {

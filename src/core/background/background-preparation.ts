@@ -265,7 +265,7 @@ export class BackgroundPreparations {
       p.baseVersion === view.version && !view.mismatch && coversPrefix(p.foldedIds, p.foldedHashes, view);
     if (found && !fits(found)) this.#drop(key, found, found.baseVersion < view.version);
     const preparation = this.#entries.get(key);
-    // A queued preparation is summarized elsewhere: the trigger never waits on the queue.
+    // A queued preparation is summarized elsewhere: awaited only while a worker runs it (below).
     if (preparation && !preparation.settled && !this.#queue) await untilAborted(preparation.done, signal);
     if (preparation && this.#entries.get(key) !== preparation) return undefined;
     if (preparation?.outcome) {

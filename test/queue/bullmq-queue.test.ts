@@ -7,6 +7,7 @@
 
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { CompactManagerOptions } from '../../src/core/manager/compact-manager.js';
 import { bullmqPreparationQueue, startPreparationWorker } from '../../src/queue/index.js';
 import { redisSessionStore } from '../../src/storage/redis/index.js';
 import { chatTurns } from '../support/background-fixtures.js';
@@ -41,13 +42,28 @@ afterAll(async () => {
 /** A fleet and `n` agents on their own queue and key prefix. */
 let currentPrefix = '';
 
-function setup(n: number): { fleet: WorkerFleet; agents: Agent[] } {
+function setup(
+  n: number,
+  extra: Partial<CompactManagerOptions> = {},
+): { fleet: WorkerFleet; agents: Agent[] } {
   const queue = `q-${randomUUID()}`;
   const keyPrefix = `queue-test:${randomUUID()}:`;
   currentPrefix = keyPrefix;
   fleet = new WorkerFleet({ REDIS_URL: server.url, KEY_PREFIX: keyPrefix, QUEUE_NAME: queue });
-  agents = Array.from({ length: n }, () => startAgent(server.url, keyPrefix, queue));
+  agents = Array.from({ length: n }, () => startAgent(server.url, keyPrefix, queue, extra));
   return { fleet, agents };
+}
+
+/** Resolves once `agent` is refused the lock `key` (a claim a worker holds). */
+function claimRefused(agent: Agent, key: string): Promise<void> {
+  const acquire = agent.store.acquireLock.bind(agent.store);
+  return new Promise((resolve) => {
+    agent.store.acquireLock = async (id, ttlMs) => {
+      const lock = await acquire(id, ttlMs);
+      if (id === key && !lock) resolve();
+      return lock;
+    };
+  });
 }
 
 const summarizing = (f: WorkerFleet, session: string) =>
@@ -252,14 +268,77 @@ describe.runIf(withRedis)('the BullMQ preparation queue', () => {
     expect(result.summary?.summarizer).toBe('agent-summarizer');
   });
 
-  it('supersede mid-job: a summary finished after the session was compacted is not published', async () => {
+  it('running at the trigger: the worker summarizing the version is awaited and its summary used; the agent does not summarize', async () => {
     const { fleet, agents } = setup(1);
     const agent = agents[0]!;
     const gated = await fleet.start('gated', { MODE: 'gate' });
     await agent.manager.compact('s', CROSSED);
     await settled(agent);
     await fleet.inbox.until((r) => r.type === 'summarizing' && r.worker === 'gated');
-    // The trigger does not wait on the queue: the agent compacts itself, version 1.
+    // The worker holds the session's preparation claim: the trigger finds it held and waits.
+    const refused = claimRefused(agent, 's::prepared');
+    const compaction = agent.manager.compact('s', TRIGGERED);
+    await refused;
+    gated.send({ type: 'release' });
+    const result = await compaction;
+    expect(result.applied).toBe(true);
+    expect(result.summary?.summarizer).toBe('queue:scripted-gated');
+    expect(agent.calls, 'the agent did not summarize').toEqual([]);
+    await fleet.inbox.until((r) => r.type === 'job');
+    expect(fleet.of('job').map((r) => r.outcome.result)).toEqual(['published']);
+    expect(agent.manager.backgroundStatus().used).toBe(1);
+  });
+
+  it('claimed at the trigger: a job picked while the agent compacts that version itself is dropped unsummarized', async () => {
+    const { fleet, agents } = setup(1);
+    const enqueuer = agents[0]!;
+    // The job waits (no worker); the trigger is served by another process, whose summarizer
+    // is held while a worker starts: the version is the agent's, the job is not summarized.
+    await enqueuer.manager.compact('s', CROSSED);
+    await settled(enqueuer);
+    let summarizing!: () => void;
+    const inSummarizer = new Promise<void>((resolve) => {
+      summarizing = resolve;
+    });
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const held = startAgent(server.url, currentPrefix, enqueuer.queue.name, {
+      // Held for as long as the worker takes to start on a loaded machine.
+      summarizerTimeoutMs: 600_000,
+      summarizer: {
+        name: 'held-summarizer',
+        summarize: async () => {
+          summarizing();
+          await gate;
+          return { text: '## Task\n- by the held agent' };
+        },
+      },
+    });
+    agents.push(held);
+    const compaction = held.manager.compact('s', TRIGGERED);
+    await inSummarizer;
+    await fleet.start('w1');
+    await fleet.inbox.until((r) => r.type === 'job' && r.outcome.sessionId === 's');
+    release();
+    const result = await compaction;
+    expect(result.summary?.summarizer).toBe('held-summarizer');
+    expect(fleet.of('job').map((r) => [r.outcome.result, r.outcome.summarized])).toEqual([
+      ['superseded', false],
+    ]);
+    expect(fleet.of('summarizing')).toEqual([]);
+    expect(await held.store.get('s::prepared')).toBeUndefined();
+  });
+
+  it('supersede mid-job: a worker slower than the wait at the trigger; its summary is not published', async () => {
+    // The trigger waits at most the summarizer's time limit (1 s here) for a running job.
+    const { fleet, agents } = setup(1, { summarizerTimeoutMs: 1_000 });
+    const agent = agents[0]!;
+    const gated = await fleet.start('gated', { MODE: 'gate' });
+    await agent.manager.compact('s', CROSSED);
+    await settled(agent);
+    await fleet.inbox.until((r) => r.type === 'summarizing' && r.worker === 'gated');
     const result = await agent.manager.compact('s', TRIGGERED);
     expect(result.summary?.summarizer).toBe('agent-summarizer');
     gated.send({ type: 'release' });

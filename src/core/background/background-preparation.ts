@@ -17,7 +17,8 @@ import type { SummarizeOutcome } from '../preflight/cascade/summarize-remainder.
 import type { BufferedEvent, PreparedSummary } from '../preflight/prepared-summary.js';
 import type { SessionView, ViewEntry } from '../preflight/session-view.js';
 import type { PreparationQueue } from '../session/preparation-queue.js';
-import { awaitOtherPreparation } from './await-other-preparation.js';
+import type { SessionLock } from '../session/session-store.js';
+import { awaitOtherPreparation, claimOrAwait } from './await-other-preparation.js';
 import type { BackgroundOptions, BackgroundStatus, SharedStore } from './background-status.js';
 import { LeadTime, type PreparationThreshold } from './lead-time.js';
 import { type PreparationRequest, planPreparation, queueJob, untilAborted } from './preparation-plan.js';
@@ -66,6 +67,8 @@ export class BackgroundPreparations {
   readonly #lead = new LeadTime();
   readonly #learn: boolean;
   readonly #backlog: QueueBacklog | undefined;
+  /** Preparation claims held by triggers compacting without a prepared summary (queue only). */
+  readonly #claims = new Map<string, SessionLock>();
   #lastThreshold: PreparationThreshold | undefined;
   #tooLate = 0;
   #closed = false;
@@ -262,7 +265,7 @@ export class BackgroundPreparations {
       p.baseVersion === view.version && !view.mismatch && coversPrefix(p.foldedIds, p.foldedHashes, view);
     if (found && !fits(found)) this.#drop(key, found, found.baseVersion < view.version);
     const preparation = this.#entries.get(key);
-    // A queued preparation is summarized elsewhere: the trigger never waits on the queue.
+    // A queued preparation is summarized elsewhere: awaited only while a worker runs it (below).
     if (preparation && !preparation.settled && !this.#queue) await untilAborted(preparation.done, signal);
     if (preparation && this.#entries.get(key) !== preparation) return undefined;
     if (preparation?.outcome) {
@@ -272,24 +275,37 @@ export class BackgroundPreparations {
     }
     // A queued job of this version tells, at its trigger, how long the queue takes.
     const queuedAt = preparation?.queuedAt;
-    const observe =
-      queuedAt === undefined || !this.#backlog
-        ? undefined
-        : (publishedAt: number | undefined) => this.#backlog?.observe(key, queuedAt, publishedAt);
+    const observer = queuedAt === undefined ? undefined : this.#backlog?.observer(key, queuedAt);
     let shared = this.#shared
-      ? await readPrepared(this.#shared.store, key, view, this.#shared.signing, observe)
+      ? await readPrepared(this.#shared.store, key, view, this.#shared.signing, observer?.seen)
       : undefined;
     // Another process may be preparing this session right now: its summary is awaited rather
     // than written a second time (within the summarizer's time limit).
     if (!shared && !preparation && this.#shared && !this.#queue)
       shared = await awaitOtherPreparation(this.#shared, key, view, signal);
+    // With a queue: a worker summarizing this version now is awaited; else the version is
+    // claimed, so no worker starts its job while this trigger compacts it (issue 46).
+    let claimed = false;
+    if (!shared && this.#shared && this.#queue && !this.#closed) {
+      const wait = { maxWaitMs: this.#runningWaitMs(), ...(observer ? { seen: observer.seen } : {}) };
+      const outcome = await claimOrAwait(this.#shared, key, view, signal, wait);
+      shared = outcome.found;
+      if (outcome.claim) {
+        this.release(key);
+        this.#claims.set(key, outcome.claim);
+        claimed = true;
+      }
+    }
+    observer?.end();
     if (preparation) this.#entries.delete(key);
     if (!shared) {
       if (preparation) {
         this.#discarded++;
         // The trigger compacts without it: a job still waiting is taken out of the queue.
         this.#withdraw(key, preparation);
-      }
+      } else if (claimed)
+        // Another process's job of this version (its id is the same everywhere) is taken back too.
+        this.#queue?.withdraw?.(key, view.version).catch(() => {});
       return undefined;
     }
     this.#used++;
@@ -312,9 +328,31 @@ export class BackgroundPreparations {
     if (version === Number.POSITIVE_INFINITY) this.#lead.forget(key);
   }
 
+  /**
+   * How long a trigger waits for a worker summarizing its version: twice the queue's p90
+   * latency (enqueue to publish, which a run alone does not exceed), at least a second;
+   * before any latency was learned, the summarizer's time limit.
+   */
+  #runningWaitMs(): number {
+    const latency = this.#lead.latencyMs();
+    return latency === undefined ? Number.POSITIVE_INFINITY : Math.max(1_000, 2 * latency);
+  }
+
+  /**
+   * Ends the preparation claim the trigger of `key` took in {@link take} (never awaited): its
+   * compaction is over, stored or not, and the session's next job may run.
+   */
+  release(key: string): void {
+    const claim = this.#claims.get(key);
+    if (!claim) return;
+    this.#claims.delete(key);
+    claim.release().catch(() => false);
+  }
+
   /** Aborts every preparation and resolves once none is running; later `start` calls do nothing. */
   async shutdown(): Promise<void> {
     this.#closed = true;
+    for (const key of [...this.#claims.keys()]) this.release(key);
     for (const [key, preparation] of this.#entries) this.#drop(key, preparation);
     const running = [...this.#running];
     for (const preparation of running) this.#abort(preparation);

@@ -170,6 +170,20 @@ export async function runTriggeredOnce(
   prepared: PreparedRequest,
   reloads = 0,
 ): Promise<Compacted | 'retry' | 'declined'> {
+  try {
+    return await flyTriggered(flight, deps, prepared, reloads);
+  } finally {
+    // A preparation claim the trigger took (queue: it compacted without a prepared summary) ends here.
+    flight.background?.release(prepared.key);
+  }
+}
+
+async function flyTriggered(
+  flight: Flight,
+  deps: PipelineDeps,
+  prepared: PreparedRequest,
+  reloads: number,
+): Promise<Compacted | 'retry' | 'declined'> {
   const { key, options } = prepared;
   // The prepared summary is taken only by the process that compacts (under the lock).
   // A manual compaction summarizes with its note: a prepared summary does not serve it.

@@ -93,4 +93,24 @@ describe('the queue backlog', () => {
     new QueueBacklog(lead, 'q').observe('s', 1_000, 9_000, 2_000);
     expect(lead.latencyMs()).toBe(1_000);
   });
+
+  it('a job the trigger waited for while its worker ran is in time (its latency once); one never published is late', () => {
+    const lead = new LeadTime();
+    const backlog = new QueueBacklog(lead, 'q');
+    const queuedAt = Date.now() - 2_000;
+    // Not there at the first read, published during the wait (300 ms before now), read again.
+    const awaited = backlog.observer('s', queuedAt);
+    awaited.seen(undefined);
+    awaited.seen(Date.now() - 300);
+    awaited.seen(Date.now() - 300);
+    awaited.end();
+    expect(backlog.status().late).toBe(0);
+    expect(lead.latencyMs()).toBeGreaterThanOrEqual(1_700);
+    expect(lead.latencyMs()).toBeLessThan(2_000);
+    const never = backlog.observer('s', queuedAt);
+    never.seen(undefined);
+    never.end();
+    expect(backlog.status().late).toBe(1);
+    expect(lead.latencyMs()).toBeGreaterThanOrEqual(2_000 * LATE_FACTOR);
+  });
 });

@@ -1,8 +1,8 @@
 /**
  * The preparation queue contract without BullMQ: a queue of this file's own (an array) behind
  * the manager's `preparationQueue`, and core's `runPreparationJob` as the worker, over the
- * in-process store. The job leaves the process redacted; the trigger never waits on the
- * queue; the worker's fence drops superseded and already-published versions.
+ * in-process store. The job leaves the process redacted; the trigger never waits on a
+ * queue that does not answer; the worker's fence drops superseded and already-published versions.
  */
 
 import { describe, expect, it } from 'vitest';

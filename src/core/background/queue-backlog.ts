@@ -43,6 +43,32 @@ export class QueueBacklog {
   }
 
   /**
+   * What a trigger hears of its job's summary across its reads (the first, and those while it
+   * waits for the worker running the job): a summary published meanwhile is in time (its
+   * latency recorded once); `end` records the job as late when none was.
+   */
+  observer(
+    key: string,
+    queuedAt: number,
+  ): { seen: (publishedAt: number | undefined) => void; end: () => void } {
+    let late = false;
+    let heard = false;
+    return {
+      seen: (publishedAt) => {
+        if (heard) return;
+        if (publishedAt === undefined) late = true;
+        else {
+          heard = true;
+          this.observe(key, queuedAt, publishedAt);
+        }
+      },
+      end: () => {
+        if (late && !heard) this.observe(key, queuedAt, undefined);
+      },
+    };
+  }
+
+  /**
    * At a trigger of `key`: its job, enqueued at `queuedAt` (epoch ms), was published at
    * `publishedAt` (epoch ms), or not yet (`undefined`).
    */

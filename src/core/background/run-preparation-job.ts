@@ -7,7 +7,10 @@
  * its deadline (the agent's trigger) is not summarized at all. Publishing is a compare-and-set (one text per
  * version, the first wins) and the record is signed with the installation's summary key. The agent swaps a published summary in only
  * when it still covers a prefix of its history (shared-preparation.ts), and its compaction's
- * compare-and-set on the version applies it at most once.
+ * compare-and-set on the version applies it at most once. While it summarizes and publishes,
+ * the worker holds the session's preparation claim (the `<key>::prepared` lock): the agent at
+ * its trigger then waits for this summary instead of writing one itself, and a job whose
+ * version the agent claimed first (it compacts without a prepared summary) is not summarized.
  */
 
 import type { TokenCounter } from '../counting/token-counter.js';
@@ -19,7 +22,7 @@ import { type PreparationJob, QUEUE_SUMMARIZER_PREFIX } from '../session/prepara
 import type { SessionStore } from '../session/session-store.js';
 import type { Summarizer } from '../summary/summarizer.js';
 import type { SummaryMarks } from '../summary/summary-mark.js';
-import { publishedVersion, publishPrepared } from './shared-preparation.js';
+import { preparedKey, publishedVersion, publishPrepared } from './shared-preparation.js';
 
 /** What a worker needs to run jobs. */
 export interface PreparationJobDeps {
@@ -52,7 +55,9 @@ export interface PreparationJobDeps {
  * the job's (or the store holds a newer preparation): nothing was written. `already_prepared`:
  * this version's summary was published before (by another run of the same job). `expired`:
  * the summary could not be published before the job's deadline (the session's expected
- * trigger, where the agent compacts without it): not summarized.
+ * trigger, where the agent compacts without it): not summarized. A job whose session's
+ * preparation is claimed (the agent compacts that version at its trigger, or another run of
+ * the job is under way) is `superseded` too, unsummarized.
  */
 export type PreparationJobResult = 'published' | 'superseded' | 'already_prepared' | 'expired';
 
@@ -66,6 +71,13 @@ async function fence(store: SessionStore, job: PreparationJob): Promise<Preparat
   return published === job.baseVersion ? 'already_prepared' : 'superseded';
 }
 
+/**
+ * How long a worker's claim on a session's preparation lives (renewed every third of it while
+ * the job runs): a dead worker's claim lapses within it, and the agent at its trigger stops
+ * waiting for that worker's summary.
+ */
+export const WORKER_CLAIM_TTL_MS = 1_500;
+
 /** Runs one job (see the module's comment); throws when every summarizer failed or the store did. */
 export async function runPreparationJob(
   job: PreparationJob,
@@ -77,6 +89,25 @@ export async function runPreparationJob(
   const expectedMs = deps.expectedMs?.();
   if (job.deadline !== undefined && expectedMs !== undefined && Date.now() + expectedMs > job.deadline)
     return 'expired';
+  // The session's preparation claim: held by the agent compacting this version at its trigger
+  // (or by another run of this job), the job is superseded; held here, the agent at its
+  // trigger waits for this summary instead of writing one itself.
+  const claim = await deps.store.acquireLock(preparedKey(job.key), WORKER_CLAIM_TTL_MS);
+  if (!claim) return 'superseded';
+  const renew = setInterval(() => void claim.renew().catch(() => false), WORKER_CLAIM_TTL_MS / 3);
+  try {
+    // Fenced again under the claim: a trigger may have compacted it just before.
+    return (await fence(deps.store, job)) ?? (await summarizeAndPublish(job, deps));
+  } finally {
+    clearInterval(renew);
+    await claim.release().catch(() => false);
+  }
+}
+
+async function summarizeAndPublish(
+  job: PreparationJob,
+  deps: PreparationJobDeps,
+): Promise<PreparationJobResult> {
   const outcome = await summarizeWithFallback(
     {
       chain: deps.chain,

@@ -162,7 +162,8 @@ export interface CompactManagerOptions {
    * past `policy.prepareAtPct` one job per session and summary version is enqueued (once
    * across every process), a worker summarizes it and publishes the summary in the `store`
    * (which must be the store the workers write: Redis), and the trigger swaps it in when it
-   * fits, else compacts as without a queue: it never waits on the queue. The job carries the
+   * fits, waits for one a worker is running, else compacts as without a queue (it never
+   * waits for a job still queued). The job carries the
    * folded messages redacted. `agent-compaction/queue` has the BullMQ queue and its worker.
    * @default undefined
    */

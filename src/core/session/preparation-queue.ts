@@ -5,7 +5,8 @@
  * worker anywhere summarizes it (background/run-preparation-job.ts) and publishes the summary
  * in the session store, where the agent that reaches the trigger finds it
  * (background/shared-preparation.ts).
- * The agent never waits on the queue.
+ * The agent never waits for a job still in the queue; one a worker runs at the trigger (the
+ * worker holds the session's preparation claim) is awaited, bounded.
  */
 
 import type { CompactMessage } from '../messages/message.js';

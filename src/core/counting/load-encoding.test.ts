@@ -1,11 +1,14 @@
 /**
  * Issue 38 point 1: the encoding loaded ahead in slices (`ready()`) is the one a first count
- * loads at once, token for token, and its load lets the event loop turn while it runs.
+ * loads at once, token for token, and its load lets the event loop turn while it runs. Issue 47
+ * point 2: its string table is spread over small maps (no rehash of 200,000 entries in one
+ * step), with the same rank for every token, and a call made while it loads counts exactly.
  */
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 import { CompactManager } from '../manager/compact-manager.js';
-import { buildEncodingInSlices } from './load-encoding.js';
+import { buildEncodingInSlices, encodingLoaded, loadEncodingInSlices } from './load-encoding.js';
+import { StringRankMap } from './string-rank-map.js';
 import { BpeTokenCounter } from './token-counter.js';
 
 const requireHere = createRequire(import.meta.url);
@@ -20,6 +23,87 @@ const SAMPLES = [
   'ƒ(x) = ∑ᵢ xᵢ² — «guillemets» and “quotes” <|endoftext|>',
   `${'a'.repeat(300)} ${'0123456789'.repeat(20)}`,
 ];
+
+/** Prose, code, CJK, emoji (ZWJ sequences, flags, skin tones), RTL, controls, long runs. */
+const VARIED = [
+  ...SAMPLES,
+  'export async function main(argv: string[]): Promise<number> {\n\tconst { values } = parseArgs({ args: argv });\n\treturn values.verbose ? 1 : 0;\n}\n',
+  '👩‍👩‍👧‍👦 👍🏽 🇯🇵🇫🇷 🏳️‍🌈 ❤️‍🔥 🫠🫶🏿 ✍🏻 ⚡️⚡ 🧑🏼‍💻',
+  'مرحبا بالعالم — שלום עולם — Привет, мир! — Γειά σου Κόσμε — नमस्ते दुनिया — 안녕하세요 세계',
+  'SELECT u.id, COUNT(*) AS n FROM users u JOIN orders o ON o.user_id = u.id WHERE o.total > 100 GROUP BY u.id;',
+  '{"key": "value", "nested": {"list": [1, 2.5, -3e10, true, null], "escaped": "line\\nbreak \\u00e9"}}',
+  '\u200b\u200d\ufeff zero-width, \u00a0nbsp, \u2028line sep\u2029para sep, \ud800 lone surrogate',
+  `${'🙂'.repeat(64)}${'ab'.repeat(500)}${' '.repeat(200)}\n\n\n${'\t'.repeat(40)}x`,
+  'Ünïcödé ẞ ﬁ ﬀ Ǆ ǅ ǆ ᾏ ℌ ℍ ℕ ℙ ℚ ℝ ℤ №™ ½ ⅓ ¼ ① ② ③ Ⅻ',
+  '<|endoftext|><|im_start|>system<|im_end|> <|fim_prefix|> literal special-token text',
+];
+
+describe('the rank table in small maps (issue 47 point 2)', () => {
+  it('a count made while the table loads in slices counts exactly, and the load then serves the same encoding', async () => {
+    expect(encodingLoaded('o200k_base')).toBe(false);
+    const loading = loadEncodingInSlices('o200k_base');
+    // Counted during the load: loaded at once (require), exact.
+    const counter = new BpeTokenCounter({ encoding: 'o200k_base' });
+    const during = VARIED.map((text) => counter.countText(text));
+    const loaded = await loading;
+    const direct = requireHere('gpt-tokenizer/encoding/o200k_base') as Encode;
+    const none = { disallowedSpecial: new Set<string>() };
+    expect(during).toEqual(VARIED.map((text) => direct.encode(text, none).length));
+    // The sliced load gives way to the encoding loaded at once meanwhile (one per process).
+    expect(VARIED.map((text) => loaded.encode(text, none).length)).toEqual(during);
+  });
+
+  it('a manager call made while ready() loads counts with the sliced table, as require would, and as a call after the load', async () => {
+    // cl100k_base (gpt-4): not loaded yet in this process, so the call comes during the load.
+    expect(encodingLoaded('cl100k_base')).toBe(false);
+    const messages = VARIED.map((content, i) => ({ role: i % 2 ? 'assistant' : 'user', content }));
+    const first = new CompactManager({ model: 'gpt-4', maxContextTokens: 1_000_000 });
+    const [, during] = await Promise.all([first.ready(), first.compact('a', messages)]);
+    const after = new CompactManager({ model: 'gpt-4', maxContextTokens: 1_000_000 });
+    const later = await after.compact('b', messages);
+    expect(during.tokensBefore).toBe(later.tokensBefore);
+    const direct = requireHere('gpt-tokenizer/encoding/cl100k_base') as Encode;
+    const none = { disallowedSpecial: new Set<string>() };
+    expect(VARIED.map((text) => first.counter.countText(text))).toEqual(
+      VARIED.map((text) => direct.encode(text, none).length),
+    );
+    await Promise.all([first.shutdown(), after.shutdown()]);
+  });
+
+  for (const name of ['o200k_base', 'cl100k_base'] as const) {
+    it(`${name}: every token's rank is the one require's encoder has, in maps of at most 8,192 entries`, async () => {
+      type Core = {
+        bytePairStringRankEncoder: { get(key: string): number | undefined };
+        bytePairRankDecoder: unknown[];
+        bytePairNonUtfSortedEncoder: [Uint8Array, number][];
+      };
+      const sliced = (await buildEncodingInSlices(name)) as unknown as {
+        bytePairEncodingCoreProcessor: Core;
+      };
+      const direct = (requireHere(`gpt-tokenizer/encoding/${name}`) as { default: typeof sliced }).default;
+      const ours = sliced.bytePairEncodingCoreProcessor;
+      const theirs = direct.bytePairEncodingCoreProcessor;
+      expect(ours.bytePairStringRankEncoder).toBeInstanceOf(StringRankMap);
+      const table = ours.bytePairStringRankEncoder as StringRankMap;
+      // A map rehashes all its entries when it grows: a few thousand at most, never 131,072.
+      expect(Math.max(...table.shards.map((shard) => shard.size))).toBeLessThanOrEqual(8_192);
+      let strings = 0;
+      for (const token of theirs.bytePairRankDecoder) {
+        if (typeof token !== 'string') continue;
+        strings++;
+        if (table.get(token) !== theirs.bytePairStringRankEncoder.get(token))
+          expect(table.get(token), JSON.stringify(token)).toBe(theirs.bytePairStringRankEncoder.get(token));
+      }
+      expect(table.size).toBe(strings);
+      expect(table.get('not a token at all, surely')).toBeUndefined();
+      expect(table.get('')).toBeUndefined();
+      expect(ours.bytePairNonUtfSortedEncoder).toEqual(theirs.bytePairNonUtfSortedEncoder);
+      const none = { disallowedSpecial: new Set<string>() };
+      const encode = (encoding: unknown, text: string) => (encoding as Encode).encode(text, none);
+      for (const text of VARIED) expect(encode(sliced, text), text).toEqual(encode(direct, text));
+    });
+  }
+});
 
 describe('the tokenizer loaded in slices', () => {
   for (const name of ['o200k_base', 'cl100k_base'] as const) {
@@ -60,7 +144,7 @@ describe('the rank table read as data, not code', () => {
     it(`${name}: every rank equals what evaluating the file gives, with no chunk evaluated`, async () => {
       const { readFile } = await import('node:fs/promises');
       const { runInThisContext } = await import('node:vm');
-      const { readRanks, rankChunksEvaluated } = await import('./load-encoding.js');
+      const { readRanks, rankChunksEvaluated } = await import('./read-ranks.js');
       const { TimeSlice } = await import('../time-slice.js');
       const text = await readFile(requireHere.resolve(`gpt-tokenizer/bpeRanks/${name}`), 'utf8');
       const expected: unknown[] = [];
@@ -68,7 +152,7 @@ describe('the rank table read as data, not code', () => {
         for (const rank of runInThisContext(block[1] as string) as unknown[]) expected.push(rank);
       const before = rankChunksEvaluated;
       const ranks = await readRanks(name, new TimeSlice());
-      const { rankChunksEvaluated: after } = await import('./load-encoding.js');
+      const { rankChunksEvaluated: after } = await import('./read-ranks.js');
       expect(ranks.length).toBe(expected.length);
       expect(ranks).toEqual(expected);
       // Evaluated chunks leave their compiled scripts in the heap for the process's life.
@@ -77,7 +161,7 @@ describe('the rank table read as data, not code', () => {
   }
 
   it('reads what JavaScript escapes and raw tabs spell, as JSON would not', async () => {
-    const { parseRankChunk } = await import('./load-encoding.js');
+    const { parseRankChunk } = await import('./read-ranks.js');
     const chunk = [
       '\t"\\x07",',
       '\t"\\0",',

@@ -1,14 +1,15 @@
 /**
  * Issue 38 point 1: the encoding loaded ahead in slices (`ready()`) is the one a first count
  * loads at once, token for token, and its load lets the event loop turn while it runs. Issue 47
- * point 2: its string table is spread over small maps (no rehash of 200,000 entries in one
- * step), with the same rank for every token, and a call made while it loads counts exactly.
+ * point 2: its ranks are held in typed arrays (no 200,000 strings and map entries for every
+ * scavenge of the load to copy), with the same rank for every token and the same string for
+ * every rank, and a call made while it loads counts exactly.
  */
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 import { CompactManager } from '../manager/compact-manager.js';
 import { buildEncodingInSlices, encodingLoaded, loadEncodingInSlices } from './load-encoding.js';
-import { StringRankMap } from './string-rank-map.js';
+import { RankTable } from './rank-table.js';
 import { BpeTokenCounter } from './token-counter.js';
 
 const requireHere = createRequire(import.meta.url);
@@ -38,7 +39,7 @@ const VARIED = [
   '<|endoftext|><|im_start|>system<|im_end|> <|fim_prefix|> literal special-token text',
 ];
 
-describe('the rank table in small maps (issue 47 point 2)', () => {
+describe('the rank table in typed arrays (issue 47 point 2)', () => {
   it('a count made while the table loads in slices counts exactly, and the load then serves the same encoding', async () => {
     expect(encodingLoaded('o200k_base')).toBe(false);
     const loading = loadEncodingInSlices('o200k_base');
@@ -71,7 +72,7 @@ describe('the rank table in small maps (issue 47 point 2)', () => {
   });
 
   for (const name of ['o200k_base', 'cl100k_base'] as const) {
-    it(`${name}: every token's rank is the one require's encoder has, in maps of at most 8,192 entries`, async () => {
+    it(`${name}: every token's rank and every rank's token are require's encoder's, from typed arrays`, async () => {
       type Core = {
         bytePairStringRankEncoder: { get(key: string): number | undefined };
         bytePairRankDecoder: unknown[];
@@ -83,24 +84,40 @@ describe('the rank table in small maps (issue 47 point 2)', () => {
       const direct = (requireHere(`gpt-tokenizer/encoding/${name}`) as { default: typeof sliced }).default;
       const ours = sliced.bytePairEncodingCoreProcessor;
       const theirs = direct.bytePairEncodingCoreProcessor;
-      expect(ours.bytePairStringRankEncoder).toBeInstanceOf(StringRankMap);
-      const table = ours.bytePairStringRankEncoder as StringRankMap;
-      // A map rehashes all its entries when it grows: a few thousand at most, never 131,072.
-      expect(Math.max(...table.shards.map((shard) => shard.size))).toBeLessThanOrEqual(8_192);
+      // Not a Map of strings: 200,000 strings and entries that every scavenge of the load copied.
+      expect(ours.bytePairStringRankEncoder).toBeInstanceOf(RankTable);
+      const table = ours.bytePairStringRankEncoder as RankTable;
       let strings = 0;
-      for (const token of theirs.bytePairRankDecoder) {
-        if (typeof token !== 'string') continue;
+      const ranks = theirs.bytePairRankDecoder;
+      expect(table.count).toBe(ranks.length);
+      for (let rank = 0; rank < ranks.length; rank++) {
+        const token = ranks[rank];
+        const decoded = ours.bytePairRankDecoder[rank];
+        if (typeof token !== 'string') {
+          if (!(decoded instanceof Uint8Array)) expect(decoded, `rank ${rank}`).toBeInstanceOf(Uint8Array);
+          continue;
+        }
         strings++;
-        if (table.get(token) !== theirs.bytePairStringRankEncoder.get(token))
+        // One expect per mismatch only (400,000 expects would take seconds).
+        if (table.get(token) !== theirs.bytePairStringRankEncoder.get(token) || decoded !== token) {
           expect(table.get(token), JSON.stringify(token)).toBe(theirs.bytePairStringRankEncoder.get(token));
+          expect(decoded, `rank ${rank}`).toBe(token);
+        }
       }
       expect(table.size).toBe(strings);
+      expect(ours.bytePairRankDecoder[ranks.length]).toBeUndefined();
       expect(table.get('not a token at all, surely')).toBeUndefined();
       expect(table.get('')).toBeUndefined();
       expect(ours.bytePairNonUtfSortedEncoder).toEqual(theirs.bytePairNonUtfSortedEncoder);
       const none = { disallowedSpecial: new Set<string>() };
       const encode = (encoding: unknown, text: string) => (encoding as Encode).encode(text, none);
-      for (const text of VARIED) expect(encode(sliced, text), text).toEqual(encode(direct, text));
+      const decode = (encoding: unknown, tokens: number[]) =>
+        (encoding as { decode(tokens: number[]): string }).decode(tokens);
+      for (const text of VARIED) {
+        const tokens = encode(direct, text);
+        expect(encode(sliced, text), text).toEqual(tokens);
+        expect(decode(sliced, tokens)).toBe(decode(direct, tokens));
+      }
     });
   }
 });
@@ -151,9 +168,13 @@ describe('the rank table read as data, not code', () => {
       for (const block of text.matchAll(/const c\d+ = (\[[\s\S]*?\n\]);/g))
         for (const rank of runInThisContext(block[1] as string) as unknown[]) expected.push(rank);
       const before = rankChunksEvaluated;
-      const ranks = await readRanks(name, new TimeSlice());
+      const table = await readRanks(name, new TimeSlice());
       const { rankChunksEvaluated: after } = await import('./read-ranks.js');
-      expect(ranks.length).toBe(expected.length);
+      expect(table.count).toBe(expected.length);
+      const ranks = Array.from({ length: table.count }, (_, rank) => {
+        const token = table.decode(rank);
+        return token instanceof Uint8Array ? [...token] : token;
+      });
       expect(ranks).toEqual(expected);
       // Evaluated chunks leave their compiled scripts in the heap for the process's life.
       expect(after - before).toBe(0);

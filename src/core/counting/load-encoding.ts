@@ -2,14 +2,14 @@
  * Loading a BPE encoding of `gpt-tokenizer`: at once on first use (the rank table costs
  * hundreds of milliseconds in one block), or ahead of time without holding the event loop
  * long ({@link loadEncodingInSlices}, behind `TokenCounter.ready()` and `CompactManager.ready()`):
- * the rank file is read asynchronously and cut into strings (read-ranks.ts), and the encoder's
- * maps filled (string-rank-map.ts), in slices of a few milliseconds, yielding between them.
+ * the rank file is read asynchronously and copied into typed arrays (read-ranks.ts,
+ * rank-table.ts) in slices of a few milliseconds, yielding between them.
  */
 import { createRequire } from 'node:module';
 import { TimeSlice } from '../time-slice.js';
 import type { EncodingName } from './model-table.js';
+import type { RankTable } from './rank-table.js';
 import { readRanks } from './read-ranks.js';
-import { StringRankMap } from './string-rank-map.js';
 
 /** What the counter uses of an encoding. */
 export interface BpeEncoding {
@@ -96,10 +96,10 @@ const GPT_TOKENIZER_MODULES = [
   'modelParams',
 ];
 
-/** Builds the encoder over `ranks` as gpt-tokenizer's constructor does, in slices. */
+/** Builds the encoder over `table` as gpt-tokenizer's constructor does, in slices. */
 async function buildEncoding(
   name: EncodingName,
-  ranks: unknown[],
+  table: RankTable,
   clock: TimeSlice,
 ): Promise<BpeEncoding | undefined> {
   // The encoder's modules one turn of the loop each (the pre-tokenizer's expressions and the
@@ -117,34 +117,20 @@ async function buildEncoding(
     compareUint8Arrays(a: Uint8Array, b: Uint8Array): number;
   };
   await clock.pause();
-  // An encoder over an empty table (cheap), then its table filled in slices.
+  // An encoder over an empty table (cheap), then given the typed table (see rank-table.ts).
   const encoding = GptEncoding.getEncodingApi(name, () => []);
   const core = encoding.bytePairEncodingCoreProcessor;
   if (!isRankCore(core)) return undefined;
-  // Spread over small maps: one map's growth past 131,072 entries rehashed it in one block.
-  const strings = new StringRankMap();
-  const bytes = new Map<number, Uint8Array>();
-  const sorted: [Uint8Array, number][] = [];
-  let count = 0;
-  for (let rank = 0; rank < ranks.length; rank++) {
-    const value = ranks[rank];
-    if (typeof value === 'string') strings.set(value, rank);
-    else if (Array.isArray(value)) {
-      const array = new Uint8Array(value as number[]);
-      sorted.push([array, rank]);
-      bytes.set(rank, array);
-    } else continue;
-    count++;
-    if ((rank & 1023) === 0 && clock.due()) await clock.pause();
-  }
+  const sorted = [...table.bytes].map(([rank, bytes]): [Uint8Array, number] => [bytes, rank]);
   sorted.sort((a, b) => compareUint8Arrays(a[0], b[0]));
-  core.bytePairRankDecoder = ranks;
-  core.bytePairStringRankEncoder = strings;
-  core.bytePairNonUtfRankDecoder = bytes;
+  core.bytePairRankDecoder = table.decoder();
+  core.bytePairStringRankEncoder = table;
+  core.bytePairNonUtfRankDecoder = new Map(table.bytes);
   core.bytePairNonUtfSortedEncoder = sorted;
-  core.mergeableBytePairRankCount = count;
+  core.mergeableBytePairRankCount = table.count;
   const specials = (core as { specialTokensEncoder?: Map<string, number> }).specialTokensEncoder;
-  encoding.vocabularySize = count + (specials?.size ?? 0);
+  encoding.vocabularySize = table.count + (specials?.size ?? 0);
+  await clock.pause();
   // Compiles the pre-tokenizer's expression now rather than in the first count.
   encoding.encode('warm up 123', { disallowedSpecial: new Set() });
   return encoding;

@@ -1,20 +1,20 @@
 /**
  * The rank table of a `gpt-tokenizer` encoding, read from its rank file (`bpeRanks/<name>.js`:
  * `const cN = [` ... `];` blocks of array literals, one element per line, a byte array over
- * several lines) as data, in slices of a few milliseconds.
+ * several lines) as data, into a {@link RankTable}, in slices of a few milliseconds.
  *
- * Each string is cut from the file's bytes (`Buffer#toString('utf8', start, end)`): a fresh
- * string, as `require` would give, built in about a tenth of a microsecond. Parsing chunks of
- * lines with `JSON.parse` instead made V8 internalize every value of up to 10 characters (most of
- * the 200,000): the process's string table grew by as many, and its resizes held the loop
- * 20-30 ms at a time, inside one chunk (issue 47 point 2). Only the few lines with a backslash
- * (about 3,000) are read by {@link parseRankChunk}.
+ * A token without escapes is copied from the file's text as it stands (what its literal means).
+ * Parsing chunks of lines with `JSON.parse` instead made V8 internalize every value of up to 10
+ * characters (most of the 200,000): the process's string table grew by as many, and its resizes
+ * held the loop 20-30 ms at a time inside one chunk (issue 47 point 2). Only the few lines with
+ * a backslash (about 3,000) are read by {@link parseRankChunk}.
  */
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { runInThisContext } from 'node:vm';
 import type { TimeSlice } from '../time-slice.js';
 import type { EncodingName } from './model-table.js';
+import { type RankTable, RankTableBuilder } from './rank-table.js';
 
 const requireFromHere = createRequire(import.meta.url);
 
@@ -57,58 +57,86 @@ const TAB = 9;
 const NEWLINE = 10;
 const QUOTE = 34;
 const COMMA = 44;
-const BACKSLASH = 92;
 const OPEN_BRACKET = 91;
-const CLOSE_BRACKET = 93;
 
-/** Elements read between two looks at the clock. */
-const ELEMENTS_PER_CHECK = 256;
+/**
+ * Bytes of the file decoded at a time. Decoding the whole file (2.4 MB, much of it not ASCII)
+ * at once took 40 ms of CPU in one step; a piece takes well under a millisecond.
+ */
+const PIECE_BYTES = 32 * 1024;
 
 function layoutError(name: EncodingName, at: number): Error {
-  return new Error(`gpt-tokenizer/bpeRanks/${name}: unexpected layout at byte ${at}`);
+  return new Error(`gpt-tokenizer/bpeRanks/${name}: unexpected layout at ${at}`);
+}
+
+/** True when the line at byte `at` starts an element (a tab, then a string or an array). */
+function startsElement(file: Buffer, at: number): boolean {
+  return file[at] === TAB && (file[at + 1] === QUOTE || file[at + 1] === OPEN_BRACKET);
 }
 
 /**
- * The rank table of `name` (strings, and byte arrays for ranks that are not UTF-8), read in
- * slices on `clock`. Throws when the file is laid out otherwise (the caller then loads the
- * encoding through `require`).
+ * Adds the elements of `text` (whole lines of a rank block, each element complete) to `builder`.
+ * A token without escapes is copied from the text as it stands (what its literal means).
  */
-export async function readRanks(name: EncodingName, clock: TimeSlice): Promise<unknown[]> {
+function addElements(name: EncodingName, text: string, builder: RankTableBuilder): void {
+  // The next backslash at or after the current line (-1: none left).
+  let backslash = text.indexOf('\\');
+  for (let line = 0; line < text.length; ) {
+    if (text.charCodeAt(line) !== TAB) throw layoutError(name, line);
+    let end = text.indexOf('\n', line);
+    if (end < 0) end = text.length;
+    const kind = text.charCodeAt(line + 1);
+    if (kind === QUOTE) {
+      const last = text.charCodeAt(end - 1) === COMMA ? end - 2 : end - 1;
+      if (last <= line + 1 || text.charCodeAt(last) !== QUOTE) throw layoutError(name, line);
+      if (backslash >= 0 && backslash < line) backslash = text.indexOf('\\', line);
+      if (backslash >= 0 && backslash < last) {
+        // An escape: the line read as a literal (about 3,000 of them).
+        const value = parseRankChunk(text.slice(line, end))[0];
+        if (typeof value !== 'string') throw layoutError(name, line);
+        builder.addString(value);
+        backslash = text.indexOf('\\', end);
+      } else builder.addString(text, line + 2, last);
+    } else if (kind === OPEN_BRACKET) {
+      // A byte array, its numbers over one or more lines up to its bracket.
+      const stop = text.indexOf(']', line);
+      if (stop < 0) throw layoutError(name, line);
+      builder.addBytes(JSON.parse(text.slice(line + 1, stop + 1)) as number[]);
+      end = text.indexOf('\n', stop);
+      if (end < 0) end = text.length;
+    } else throw layoutError(name, line);
+    line = end + 1;
+  }
+}
+
+/**
+ * The rank table of `name` read in slices on `clock`: the file decoded a piece of whole
+ * elements at a time, each string token's units copied into the table's arrays (no string per
+ * token), a byte token (not UTF-8) kept as bytes. Throws when the file is laid out otherwise
+ * (the caller then loads the encoding through `require`).
+ */
+export async function readRanks(name: EncodingName, clock: TimeSlice): Promise<RankTable> {
   const file = await readFile(requireFromHere.resolve(`gpt-tokenizer/bpeRanks/${name}`));
   await clock.pause();
-  const ranks: unknown[] = [];
+  const builder = new RankTableBuilder();
   for (let at = 0; ; ) {
     const open = file.indexOf(' = [\n', at);
     if (open < 0) break;
     const close = file.indexOf('\n];', open);
     if (close < 0) throw layoutError(name, open);
-    // The next backslash at or after the current line (-1: none left in the file).
-    let backslash = file.indexOf(BACKSLASH, open);
-    for (let line = open + 5; line < close; ) {
-      if (file[line] !== TAB) throw layoutError(name, line);
-      let end = file.indexOf(NEWLINE, line);
-      if (end < 0 || end > close) end = close;
-      if (file[line + 1] === QUOTE) {
-        const last = file[end - 1] === COMMA ? end - 2 : end - 1;
-        if (last <= line + 1 || file[last] !== QUOTE) throw layoutError(name, line);
-        if (backslash >= 0 && backslash < line) backslash = file.indexOf(BACKSLASH, line);
-        if (backslash >= 0 && backslash < last) {
-          // An escape: the line read as a literal (the few of them).
-          ranks.push(parseRankChunk(file.toString('utf8', line, end))[0]);
-          backslash = file.indexOf(BACKSLASH, end);
-        } else ranks.push(file.toString('utf8', line + 2, last));
-      } else if (file[line + 1] === OPEN_BRACKET) {
-        // A byte array, one number a line: numbers only up to its bracket.
-        const stop = file.indexOf(CLOSE_BRACKET, line);
-        if (stop < 0 || stop > close) throw layoutError(name, line);
-        ranks.push(JSON.parse(file.toString('latin1', line + 1, stop + 1)) as number[]);
-        end = file.indexOf(NEWLINE, stop);
-        if (end < 0 || end > close) end = close;
-      } else throw layoutError(name, line);
-      line = end + 1;
-      if (ranks.length % ELEMENTS_PER_CHECK === 0 && clock.due()) await clock.pause();
+    for (let start = open + 5; start < close; ) {
+      // Up to a line that starts an element (a byte array may span lines), or the block's end.
+      let end = Math.min(start + PIECE_BYTES, close);
+      while (end < close && !(file[end - 1] === NEWLINE && startsElement(file, end))) {
+        const next = file.indexOf(NEWLINE, end);
+        end = next < 0 || next >= close ? close : next + 1;
+      }
+      // Without the newline before the next element.
+      addElements(name, file.toString('utf8', start, end < close ? end - 1 : end), builder);
+      start = end;
+      if (clock.due()) await clock.pause();
     }
     at = close + 3;
   }
-  return ranks;
+  return builder.build(() => (clock.due() ? clock.pause() : undefined));
 }

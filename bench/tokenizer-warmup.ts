@@ -1,47 +1,31 @@
 /**
  * `npx tsx bench/tokenizer-warmup.ts [ready|cold] [model]`: the longest stretch the event loop
- * is held while the tokenizer loads in a fresh process, timed with setImmediate ticks:
+ * is held while the tokenizer loads in a fresh process, read by bench/block-monitor.ts (main
+ * thread CPU per gap between turns of the loop, GC pauses apart):
  * `ready` awaits `manager.ready()` (the tables loaded in slices), `cold` counts one text
  * first (the tables loaded in one block). Prints one JSON line; bench/event-loop.ts runs both
  * in child processes (the tables load once per process).
  */
 import { CompactManager } from '../src/index.js';
+import { syntheticSession } from '../src/testing/synthetic-session.js';
+import { watchBlocks } from './block-monitor.js';
 
 export interface WarmupFigures {
   mode: 'ready' | 'cold';
   totalMs: number;
   /** The longest gap between two turns of the loop (wall clock: includes the OS descheduling the process). */
   longestStallMs: number;
-  /** The process's CPU time within that kind of gap, at most (what the load itself held). */
+  /** The main thread's CPU time in its longest gap (schedstat; what the load and GC held it). */
   longestStallCpuMs: number;
+  /** The same over gaps with no GC pause in them: the load's own longest stretch. */
+  workMs: number;
+  /** The longest GC pause during the load (wall clock) and its kind. */
+  gcMs: number;
+  gcKind: string;
   /** The longest gap of the same loop doing nothing for as long (the machine's noise). */
   idleGapMs: number;
-}
-
-/** Ticks the loop with setImmediate until `until` resolves; the longest gaps, wall and CPU. */
-async function gaps(until: Promise<unknown>): Promise<{ wallMs: number; cpuMs: number }> {
-  let wall = 0;
-  let cpu = 0;
-  let last = performance.now();
-  let lastCpu = process.cpuUsage();
-  let done = false;
-  void until.then(() => {
-    done = true;
-  });
-  await new Promise<void>((resolve) => {
-    const tick = () => {
-      const now = performance.now();
-      const used = process.cpuUsage(lastCpu);
-      wall = Math.max(wall, now - last);
-      cpu = Math.max(cpu, (used.user + used.system) / 1000);
-      last = now;
-      lastCpu = process.cpuUsage();
-      if (done) resolve();
-      else setImmediate(tick);
-    };
-    setImmediate(tick);
-  });
-  return { wallMs: wall, cpuMs: cpu };
+  /** The first `compact` after the load (a 40-turn coding session): what a first request pays on top. */
+  firstCallMs: number;
 }
 
 async function measure(mode: 'ready' | 'cold', model: string): Promise<WarmupFigures> {
@@ -49,7 +33,7 @@ async function measure(mode: 'ready' | 'cold', model: string): Promise<WarmupFig
   // A few turns first: the loop is running before the load starts.
   for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
   const started = performance.now();
-  const load =
+  const held = await watchBlocks(mode, () =>
     mode === 'ready'
       ? manager.ready()
       : // What a first call does without ready(): the count loads the tables in one block.
@@ -58,16 +42,27 @@ async function measure(mode: 'ready' | 'cold', model: string): Promise<WarmupFig
             manager.counter.countText('hello world');
             resolve();
           }),
-        );
-  const held = await gaps(load);
+        ),
+  );
   const totalMs = performance.now() - started;
-  const idle = await gaps(new Promise((resolve) => setTimeout(resolve, Math.min(totalMs, 2_000))));
+  const history = syntheticSession({ turns: 40, seed: 5, toolDensity: 2, resultChars: 2_000 });
+  const callStarted = performance.now();
+  await manager.compact('first', history);
+  const firstCallMs = performance.now() - callStarted;
+  const idle = await watchBlocks(
+    'idle',
+    () => new Promise((resolve) => setTimeout(resolve, Math.min(totalMs, 2_000))),
+  );
   return {
     mode,
     totalMs,
     longestStallMs: held.wallMs,
-    longestStallCpuMs: held.cpuMs,
+    longestStallCpuMs: held.threadMs,
+    workMs: held.workMs,
+    gcMs: held.gcMs,
+    gcKind: held.gcKind,
     idleGapMs: idle.wallMs,
+    firstCallMs,
   };
 }
 

@@ -63,7 +63,7 @@ const OPEN_BRACKET = 91;
  * Bytes of the file decoded at a time. Decoding the whole file (2.4 MB, much of it not ASCII)
  * at once took 40 ms of CPU in one step; a piece takes well under a millisecond.
  */
-const PIECE_BYTES = 32 * 1024;
+const PIECE_BYTES = 8 * 1024;
 
 function layoutError(name: EncodingName, at: number): Error {
   return new Error(`gpt-tokenizer/bpeRanks/${name}: unexpected layout at ${at}`);
@@ -118,7 +118,8 @@ function addElements(name: EncodingName, text: string, builder: RankTableBuilder
 export async function readRanks(name: EncodingName, clock: TimeSlice): Promise<RankTable> {
   const file = await readFile(requireFromHere.resolve(`gpt-tokenizer/bpeRanks/${name}`));
   await clock.pause();
-  const builder = new RankTableBuilder();
+  // Bounds: a unit takes at least a byte of the file, an element at least five (`\t"x",`).
+  const builder = new RankTableBuilder(file.length, Math.ceil(file.length / 5));
   for (let at = 0; ; ) {
     const open = file.indexOf(' = [\n', at);
     if (open < 0) break;

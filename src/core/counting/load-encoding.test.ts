@@ -9,6 +9,7 @@ import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 import { CompactManager } from '../manager/compact-manager.js';
 import { buildEncodingInSlices, encodingLoaded, loadEncodingInSlices } from './load-encoding.js';
+import { MergeCache } from './merge-cache.js';
 import { RankTable } from './rank-table.js';
 import { BpeTokenCounter } from './token-counter.js';
 
@@ -120,6 +121,31 @@ describe('the rank table in typed arrays (issue 47 point 2)', () => {
       }
     });
   }
+});
+
+describe('the merge cache in small maps (issue 47 point 2)', () => {
+  it('counts as require does while the cache fills past 65,536 pieces and evicts, each shard a few thousand', async () => {
+    const sliced = (await buildEncodingInSlices('cl100k_base')) as unknown as Encode & {
+      bytePairEncodingCoreProcessor: { mergeCache: unknown };
+    };
+    const direct = requireHere('gpt-tokenizer/encoding/cl100k_base') as Encode;
+    const cache = sliced.bytePairEncodingCoreProcessor.mergeCache;
+    expect(cache).toBeInstanceOf(MergeCache);
+    const none = { disallowedSpecial: new Set<string>() };
+    // Words no rank holds whole (merged, so cached): 120,000 distinct ones, past the cache's 100,000.
+    const word = (i: number) => `q${(i * 7919).toString(36)}zx${(i % 97).toString(36)}`;
+    for (let part = 0; part < 12; part++) {
+      const text = Array.from({ length: 10_000 }, (_, i) => word(part * 10_000 + i)).join(' ');
+      expect(sliced.encode(text, none).length).toBe(direct.encode(text, none).length);
+    }
+    const merges = cache as MergeCache<number[]>;
+    expect(merges.size).toBeLessThanOrEqual(100_000);
+    expect(merges.size).toBeGreaterThan(65_536);
+    expect(Math.max(...merges.shardSizes())).toBeLessThan(8_192);
+    // Evicted pieces are merged again, to the same tokens.
+    const again = Array.from({ length: 2_000 }, (_, i) => word(i)).join(' ');
+    expect(sliced.encode(again, none)).toEqual(direct.encode(again, none));
+  });
 });
 
 describe('the tokenizer loaded in slices', () => {

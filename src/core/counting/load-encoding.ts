@@ -7,6 +7,7 @@
  */
 import { createRequire } from 'node:module';
 import { TimeSlice } from '../time-slice.js';
+import { MergeCache } from './merge-cache.js';
 import type { EncodingName } from './model-table.js';
 import type { RankTable } from './rank-table.js';
 import { readRanks } from './read-ranks.js';
@@ -128,6 +129,9 @@ async function buildEncoding(
   core.bytePairNonUtfRankDecoder = new Map(table.bytes);
   core.bytePairNonUtfSortedEncoder = sorted;
   core.mergeableBytePairRankCount = table.count;
+  // Spread over small maps: one map's growth to 100,000 pieces rehashed it inside a count.
+  const merges = core as { mergeCache?: unknown };
+  if (merges.mergeCache instanceof Map) merges.mergeCache = new MergeCache<number[]>();
   const specials = (core as { specialTokensEncoder?: Map<string, number> }).specialTokensEncoder;
   encoding.vocabularySize = table.count + (specials?.size ?? 0);
   await clock.pause();

@@ -117,7 +117,7 @@ export class RankTableBuilder {
    * Arrays sized for `units` UTF-16 units and `ranks` ranks at most (bounds from the file's
    * size: each unit takes at least a byte of it). Pages of a typed array never written are
    * never mapped; growing (or cutting) one instead copies megabytes in one step, and the first
-   * write to each fresh page costs a fault (40-60 ms per copy of 2 MB on a busy machine).
+   * write to each fresh page costs a fault (25-33 ms of CPU per copy of 2 MB, load 15).
    */
   constructor(units = 1 << 20, ranks = 1 << 16) {
     this.#units = new Uint16Array(units);

@@ -2,14 +2,15 @@
  * Loading a BPE encoding of `gpt-tokenizer`: at once on first use (the rank table costs
  * hundreds of milliseconds in one block), or ahead of time without holding the event loop
  * long ({@link loadEncodingInSlices}, behind `TokenCounter.ready()` and `CompactManager.ready()`):
- * the rank file is read asynchronously, its array literal evaluated a few thousand lines at a
- * time, and the encoder's maps filled in slices of a few milliseconds, yielding between them.
+ * the rank file is read asynchronously and copied into typed arrays (read-ranks.ts,
+ * rank-table.ts) in slices of a few milliseconds, yielding between them.
  */
-import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { runInThisContext } from 'node:vm';
 import { TimeSlice } from '../time-slice.js';
+import { MergeCache } from './merge-cache.js';
 import type { EncodingName } from './model-table.js';
+import type { RankTable } from './rank-table.js';
+import { readRanks } from './read-ranks.js';
 
 /** What the counter uses of an encoding. */
 export interface BpeEncoding {
@@ -58,83 +59,10 @@ export function encodingLoaded(name: EncodingName): boolean {
   return encodings.has(name) || released.get(name)?.deref() !== undefined;
 }
 
-/** Lines of the rank file evaluated at a time (a few milliseconds each). */
-const LINES_PER_CHUNK = 1_000;
-
-/** True for a line (at `at`) that starts an element of a rank block: one tab, then a string or an array. */
-function startsElement(text: string, at: number): boolean {
-  const next = text.charCodeAt(at + 1);
-  return text.charCodeAt(at) === 9 && (next === 34 || next === 91);
-}
-
-/**
- * JavaScript string escapes and raw controls that JSON spells otherwise (an escaped backslash
- * first; a tab only inside a string element's line, after its indentation).
- */
-const JS_ONLY =
-  /\\\\|\\x([0-9A-Fa-f]{2})|\\0(?![0-9])|\\v|\\'|[\u0000-\u0008\u000b-\u001f]|(?<=(?:^|\n)\t"[^\n]*)\t/g;
-
-function toJsonEscape(match: string, hex: string | undefined): string {
-  if (match === '\\\\') return match;
-  if (hex !== undefined) return `\\u00${hex}`;
-  if (match === '\\0') return '\\u0000';
-  if (match === '\\v') return '\\u000b';
-  if (match === "\\'") return "'";
-  return `\\u${match.charCodeAt(0).toString(16).padStart(4, '0')}`;
-}
-
-/**
- * The elements of one chunk of array-literal lines, read as JSON once JavaScript's own escapes
- * are spelled as JSON's. Evaluating the chunks as code kept about 10 MB alive for the process's
- * life (the compiled scripts and the file's text they slice), after the encoding was released.
- * A chunk JSON still cannot read is evaluated as JavaScript.
- */
-/** Chunks read as code since the process started (tests check it stays near zero). */
-export let rankChunksEvaluated = 0;
-
-export function parseRankChunk(lines: string): unknown[] {
-  const body = lines.trimEnd().replace(JS_ONLY, toJsonEscape);
-  try {
-    return JSON.parse(`[${body.endsWith(',') ? body.slice(0, -1) : body}]`) as unknown[];
-  } catch {
-    rankChunksEvaluated++;
-    return runInThisContext(`[${lines}]`) as unknown[];
-  }
-}
-
-/** The rank table of `name`: the array literals of its file, evaluated a chunk of lines at a time. */
-export async function readRanks(name: EncodingName, clock: TimeSlice): Promise<unknown[]> {
-  const path = requireFromHere.resolve(`gpt-tokenizer/bpeRanks/${name}`);
-  const text = await readFile(path, 'utf8');
-  await clock.pause();
-  const ranks: unknown[] = [];
-  // The file holds `const cN = [` ... `];` blocks, one element per line, concatenated in order.
-  let at = 0;
-  for (;;) {
-    const open = text.indexOf(' = [\n', at);
-    if (open < 0) break;
-    const close = text.indexOf('\n];', open);
-    if (close < 0) throw new Error(`gpt-tokenizer/bpeRanks/${name}: unterminated array`);
-    // Chunks of about LINES_PER_CHUNK lines, each ending where an element starts (a byte array
-    // may span lines, indented deeper), found line by line rather than by splitting the file.
-    for (let start = open + 5; start < close; ) {
-      let end = start;
-      for (let n = 0; n < LINES_PER_CHUNK && end < close; n++) end = text.indexOf('\n', end) + 1 || close;
-      while (end < close && !startsElement(text, end)) end = text.indexOf('\n', end) + 1 || close;
-      const chunk = parseRankChunk(text.slice(start, Math.min(end, close)));
-      for (const rank of chunk) ranks.push(rank);
-      start = end;
-      if (clock.due()) await clock.pause();
-    }
-    at = close + 3;
-  }
-  return ranks;
-}
-
 /** The fields of gpt-tokenizer's `BytePairEncodingCore` (4.x) that hold the rank table. */
 interface RankCore {
   bytePairRankDecoder: unknown[];
-  bytePairStringRankEncoder: Map<string, number>;
+  bytePairStringRankEncoder: Pick<Map<string, number>, 'get'>;
   bytePairNonUtfRankDecoder: Map<number, Uint8Array>;
   bytePairNonUtfSortedEncoder: [Uint8Array, number][];
   mergeableBytePairRankCount: number;
@@ -169,10 +97,10 @@ const GPT_TOKENIZER_MODULES = [
   'modelParams',
 ];
 
-/** Builds the encoder over `ranks` as gpt-tokenizer's constructor does, in slices. */
+/** Builds the encoder over `table` as gpt-tokenizer's constructor does, in slices. */
 async function buildEncoding(
   name: EncodingName,
-  ranks: unknown[],
+  table: RankTable,
   clock: TimeSlice,
 ): Promise<BpeEncoding | undefined> {
   // The encoder's modules one turn of the loop each (the pre-tokenizer's expressions and the
@@ -190,33 +118,23 @@ async function buildEncoding(
     compareUint8Arrays(a: Uint8Array, b: Uint8Array): number;
   };
   await clock.pause();
-  // An encoder over an empty table (cheap), then its table filled in slices.
+  // An encoder over an empty table (cheap), then given the typed table (see rank-table.ts).
   const encoding = GptEncoding.getEncodingApi(name, () => []);
   const core = encoding.bytePairEncodingCoreProcessor;
   if (!isRankCore(core)) return undefined;
-  const strings = new Map<string, number>();
-  const bytes = new Map<number, Uint8Array>();
-  const sorted: [Uint8Array, number][] = [];
-  let count = 0;
-  for (let rank = 0; rank < ranks.length; rank++) {
-    const value = ranks[rank];
-    if (typeof value === 'string') strings.set(value, rank);
-    else if (Array.isArray(value)) {
-      const array = new Uint8Array(value as number[]);
-      sorted.push([array, rank]);
-      bytes.set(rank, array);
-    } else continue;
-    count++;
-    if ((rank & 1023) === 0 && clock.due()) await clock.pause();
-  }
+  const sorted = [...table.bytes].map(([rank, bytes]): [Uint8Array, number] => [bytes, rank]);
   sorted.sort((a, b) => compareUint8Arrays(a[0], b[0]));
-  core.bytePairRankDecoder = ranks;
-  core.bytePairStringRankEncoder = strings;
-  core.bytePairNonUtfRankDecoder = bytes;
+  core.bytePairRankDecoder = table.decoder();
+  core.bytePairStringRankEncoder = table;
+  core.bytePairNonUtfRankDecoder = new Map(table.bytes);
   core.bytePairNonUtfSortedEncoder = sorted;
-  core.mergeableBytePairRankCount = count;
+  core.mergeableBytePairRankCount = table.count;
+  // Spread over small maps: one map's growth to 100,000 pieces rehashed it inside a count.
+  const merges = core as { mergeCache?: unknown };
+  if (merges.mergeCache instanceof Map) merges.mergeCache = new MergeCache<number[]>();
   const specials = (core as { specialTokensEncoder?: Map<string, number> }).specialTokensEncoder;
-  encoding.vocabularySize = count + (specials?.size ?? 0);
+  encoding.vocabularySize = table.count + (specials?.size ?? 0);
+  await clock.pause();
   // Compiles the pre-tokenizer's expression now rather than in the first count.
   encoding.encode('warm up 123', { disallowedSpecial: new Set() });
   return encoding;

@@ -1,5 +1,5 @@
 /**
- * `npx tsx bench/scavenges.ts [--messages=16000] [--runs=3] [--against=DIR]`: the young-generation
+ * `npx tsx bench/scavenges.ts [--messages=16000] [--runs=3] [--against=DIR] [--serial]`: the young-generation
  * collections (scavenges) of a cold first call, what a history's per-message layout costs the
  * collector (issue 47 point 2: no pause over 20 ms). A fresh manager, its tokenizer loaded,
  * indexes and counts a history it has never seen (the call, then the exact count after it),
@@ -11,6 +11,8 @@
  * `--against=DIR`: a second checkout of the package (for example `git archive <commit>` with a
  * `node_modules` link), run alternately with this one (A, B, A, B, ...), medians per side.
  * Pauses are wall clock and depend on the machine's load (print `uptime` beside them); bytes do not.
+ * `--serial` runs the children with `--single-threaded-gc`: a pause is then the collector's own
+ * work, not a wait for helper threads a loaded machine has descheduled.
  */
 import { execFile } from 'node:child_process';
 import os from 'node:os';
@@ -121,6 +123,9 @@ async function parent(): Promise<void> {
   const against = arg('against');
   const trees = against === undefined ? [here] : [path.resolve(against), here];
   const script = fileURLToPath(import.meta.url);
+  // `--serial`: scavenges on the main thread alone, so that a pause is the collector's work and
+  // not a wait for helper threads the OS has descheduled (steadier on a loaded machine).
+  const gcFlags = process.argv.includes('--serial') ? ['--single-threaded-gc'] : [];
   const results = new Map<string, Run[]>(trees.map((tree) => [tree, []]));
   console.log(
     `uptime: ${os
@@ -133,6 +138,7 @@ async function parent(): Promise<void> {
       const { stdout } = await promisify(execFile)(
         process.execPath,
         [
+          ...gcFlags,
           '--expose-gc',
           '--trace-gc-nvp',
           '--import',

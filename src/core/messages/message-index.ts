@@ -71,9 +71,10 @@ export interface IndexedMessage {
 
 /**
  * 64-bit string hash (the two 32-bit lanes of cyrb53, both kept): fast, well distributed,
- * not cryptographic. Used as message identity and cache key.
+ * not cryptographic. Used as message identity and cache key. `prefix` goes before the digits
+ * in the same flat string (`tool-…`: one string, not a concatenation kept as three).
  */
-export function hashString(text: string, seed = 0): string {
+export function hashString(text: string, seed = 0, prefix = ''): string {
   let h1 = 0xdeadbeef ^ seed;
   let h2 = 0x41c6ce57 ^ seed;
   for (let i = 0; i < text.length; i++) {
@@ -83,7 +84,7 @@ export function hashString(text: string, seed = 0): string {
   }
   h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
   h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
-  return base36Pair(h2 >>> 0, h1 >>> 0);
+  return base36Pair(h2 >>> 0, h1 >>> 0, prefix);
 }
 
 const DIGITS = '0123456789abcdefghijklmnopqrstuvwxyz';
@@ -94,11 +95,13 @@ const hashChars: number[] = [];
  * concatenation made a cons string of two parts (three objects, kept alive as the identity of
  * every message of a history, each copied by every scavenge: issue 47).
  */
-function base36Pair(high: number, low: number): string {
-  let length = 1;
+function base36Pair(high: number, low: number, prefix: string): string {
+  const start = prefix.length;
+  let length = start + 1;
   for (let v = Math.floor(high / 36); v > 0; v = Math.floor(v / 36)) length++;
   hashChars.length = length + 7;
-  for (let i = length - 1, v = high; i >= 0; i--, v = Math.floor(v / 36))
+  for (let i = 0; i < start; i++) hashChars[i] = prefix.charCodeAt(i);
+  for (let i = length - 1, v = high; i >= start; i--, v = Math.floor(v / 36))
     hashChars[i] = DIGITS.charCodeAt(v % 36);
   for (let i = length + 6, v = low; i >= length; i--, v = Math.floor(v / 36))
     hashChars[i] = DIGITS.charCodeAt(v % 36);

@@ -16,7 +16,8 @@ import type { RealizedRewrite } from './session-view.js';
 /** Archive reference of a rewrite of message `id`: `tool-…`, `args-…` or `cut-…`. */
 export function rewriteRef(kind: SessionRewrite['kind'], id: string): string {
   const prefix = kind === 'cleared' ? 'tool' : kind === 'shortened' ? 'args' : 'cut';
-  return `${prefix}-${hashString(`${kind}\u0000${id}`)}`;
+  // The prefix inside the hash's own flat string: one string per rewritten message, not three.
+  return hashString(`${kind}\u0000${id}`, 0, `${prefix}-`);
 }
 
 const formatCount = (n: number) => n.toLocaleString('en-US');

@@ -32,7 +32,9 @@ export function clearedPlaceholder(
   const ids = placeholderIds(output);
   const named = ids.length > 0 ? `; ids: ${ids.join(', ')}` : '';
   const recall = ref === undefined ? '' : `; recall "${ref}"`;
-  return `[cleared: ${toolName} output, ${formatCount(chars)} chars${named}${recall}]`;
+  // Joined, not a template: one flat string, where a template leaves a tree of concatenations
+  // (six strings per cleared message, each kept with the view and copied by scavenges: issue 47).
+  return ['[cleared: ', toolName, ' output, ', formatCount(chars), ' chars', named, recall, ']'].join('');
 }
 
 /**
@@ -51,7 +53,7 @@ function placeholderIds(output: string): string[] {
 /** The marker left where text was removed. */
 export function cutMarker(removed: number, ref: string | undefined): string {
   const recall = ref === undefined ? '' : `; full text: recall ref "${ref}"`;
-  return `[agent-compaction: ${formatCount(removed)} chars cut here${recall}]`;
+  return ['[agent-compaction: ', formatCount(removed), ' chars cut here', recall, ']'].join('');
 }
 
 /** The name of the tool whose call result `position` of `item` answers. */

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { BpeTokenCounter } from '../counting/token-counter.js';
 import { anthropicCodec } from './formats/anthropic.js';
 import { openaiChatCodec } from './formats/openai-chat.js';
 import { MessageIndex } from './message-index.js';
@@ -15,6 +16,13 @@ describe('MessageIndex content cache', () => {
     expect(again.hash).toBe(first.hash);
     expect(again.contentKey).toBe(first.contentKey);
     expect(index.size).toBe(1);
+    // The counts are shared both ways (a count made on either is not made again).
+    const [a, b] = [1, 1.1].map((margin) => new BpeTokenCounter({ encoding: 'o200k_base', margin }));
+    if (!a || !b) throw new Error('two counters');
+    first.tokens.set(a, 10);
+    again.tokens.set(b, 20);
+    expect([again.tokens.get(a), first.tokens.get(b)]).toEqual([10, 20]);
+    expect(index.entry(message(), 5, openaiChatCodec).tokens.get(b)).toBe(20);
   });
 
   it('tells the same JSON in two formats apart (one key: the newer replaces the older)', () => {

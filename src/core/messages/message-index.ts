@@ -16,8 +16,8 @@ export interface IndexedEntry {
   readonly fingerprint: unknown;
   /** The message's `meta` object when parsed (a new or removed `meta` means a new parse). */
   readonly metaRef: unknown;
-  /** Token counts by counter. */
-  tokens: TokenCounts | undefined;
+  /** Token counts by counter (the entry itself: an object of their own per message was one more for every scavenge to copy). */
+  readonly tokens: TokenCounts;
   /**
    * Its key in the content cache (to drop it when the sessions that sent it end): {@link hash}
    * itself, or the hash of its content and `meta` when it has `meta`.
@@ -143,20 +143,47 @@ function safeJson(raw: object, index: number): string {
 
 /**
  * An entry, every field set at once (one hidden class for all: an object spread of an entry
- * built a hidden class per copy once its site had seen several shapes, issue 47).
+ * built a hidden class per copy once its site had seen several shapes, issue 47), its token
+ * counts in its own fields. A copy (for a rebuilt object, same content) shares the counts of
+ * the entry it copies.
  */
-function newEntry(
-  parsed: ParsedMessage,
-  hash: string,
-  summaryVersion: number | undefined,
-  wire: unknown,
-  fingerprint: unknown,
-  metaRef: unknown,
-  tokens: TokenCounts | undefined,
-  contentKey: string | undefined,
-  contentLength: number | undefined,
-): IndexedEntry {
-  return { parsed, hash, summaryVersion, wire, fingerprint, metaRef, tokens, contentKey, contentLength };
+class Entry extends TokenCounts implements IndexedEntry {
+  readonly parsed: ParsedMessage;
+  readonly hash: string;
+  readonly summaryVersion: number | undefined;
+  readonly wire: unknown;
+  readonly fingerprint: unknown;
+  readonly metaRef: unknown;
+  readonly contentKey: string | undefined;
+  readonly contentLength: number | undefined;
+  readonly #counts: TokenCounts;
+
+  constructor(
+    parsed: ParsedMessage,
+    hash: string,
+    summaryVersion: number | undefined,
+    wire: unknown,
+    fingerprint: unknown,
+    metaRef: unknown,
+    contentKey: string | undefined,
+    contentLength: number | undefined,
+    from?: IndexedEntry,
+  ) {
+    super();
+    this.parsed = parsed;
+    this.hash = hash;
+    this.summaryVersion = summaryVersion;
+    this.wire = wire;
+    this.fingerprint = fingerprint;
+    this.metaRef = metaRef;
+    this.contentKey = contentKey;
+    this.contentLength = contentLength;
+    this.#counts = from?.tokens ?? this;
+  }
+
+  get tokens(): TokenCounts {
+    return this.#counts;
+  }
 }
 
 /** The bytes the content cache counts for an entry (its JSON's length, twice: the parse and the wire). */
@@ -255,7 +282,7 @@ export class MessageIndex {
           ? findSummarySpan(parsed.text)?.version
           : undefined;
       const wire = codec.toWire(positioned(parsed, '', index));
-      entry = newEntry(parsed, hash, summaryVersion, wire, fingerprint, meta, undefined, key, json.length);
+      entry = new Entry(parsed, hash, summaryVersion, wire, fingerprint, meta, key, json.length);
       const bytes = 2 * json.length;
       this.#makeRoom(bytes);
       this.#byContent.set(key, entry);
@@ -264,16 +291,16 @@ export class MessageIndex {
       // Same content, new object: reuse the parse and counts, but send this object.
       const parsed: ParsedMessage = Object.assign({}, entry.parsed, { raw });
       const wire = codec.toWire(positioned(parsed, '', index));
-      entry = newEntry(
+      entry = new Entry(
         parsed,
         entry.hash,
         entry.summaryVersion,
         wire,
         fingerprint,
         entry.metaRef,
-        entry.tokens,
         entry.contentKey,
         entry.contentLength,
+        entry,
       );
     }
     this.#byObject.set(raw, entry);
@@ -347,7 +374,6 @@ export function isCurrentEntry(entry: IndexedEntry, raw: unknown): boolean {
 /** Token count of an indexed message with `counter`, cached on the entry. */
 export function entryTokens(item: IndexedMessage, counter: TokenCounter): number {
   const entry = item.entry;
-  entry.tokens ??= new TokenCounts();
   let count = entry.tokens.get(counter);
   if (count === undefined) {
     count = counter.countMessage(toCompactMessage(item));

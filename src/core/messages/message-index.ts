@@ -16,10 +16,15 @@ export interface IndexedEntry {
   readonly fingerprint: unknown;
   /** The message's `meta` object when parsed (a new or removed `meta` means a new parse). */
   readonly metaRef: unknown;
-  /** Token counts by counter. */
-  tokens: TokenCounts | undefined;
-  /** Its key in the content cache (to drop it when the sessions that sent it end). */
-  readonly contentKey?: string;
+  /** Token counts by counter (the entry itself: an object of their own per message was one more for every scavenge to copy). */
+  readonly tokens: TokenCounts;
+  /**
+   * Its key in the content cache (to drop it when the sessions that sent it end): {@link hash}
+   * itself, or the hash of its content and `meta` when it has `meta`.
+   */
+  readonly contentKey?: string | undefined;
+  /** The length of its JSON (without `meta`), checked beside the key; the cache counts twice this in bytes. */
+  readonly contentLength?: number | undefined;
 }
 
 /**
@@ -66,9 +71,10 @@ export interface IndexedMessage {
 
 /**
  * 64-bit string hash (the two 32-bit lanes of cyrb53, both kept): fast, well distributed,
- * not cryptographic. Used as message identity and cache key.
+ * not cryptographic. Used as message identity and cache key. `prefix` goes before the digits
+ * in the same flat string (`tool-…`: one string, not a concatenation kept as three).
  */
-export function hashString(text: string, seed = 0): string {
+export function hashString(text: string, seed = 0, prefix = ''): string {
   let h1 = 0xdeadbeef ^ seed;
   let h2 = 0x41c6ce57 ^ seed;
   for (let i = 0; i < text.length; i++) {
@@ -78,7 +84,7 @@ export function hashString(text: string, seed = 0): string {
   }
   h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
   h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
-  return base36Pair(h2 >>> 0, h1 >>> 0);
+  return base36Pair(h2 >>> 0, h1 >>> 0, prefix);
 }
 
 const DIGITS = '0123456789abcdefghijklmnopqrstuvwxyz';
@@ -89,11 +95,13 @@ const hashChars: number[] = [];
  * concatenation made a cons string of two parts (three objects, kept alive as the identity of
  * every message of a history, each copied by every scavenge: issue 47).
  */
-function base36Pair(high: number, low: number): string {
-  let length = 1;
+function base36Pair(high: number, low: number, prefix: string): string {
+  const start = prefix.length;
+  let length = start + 1;
   for (let v = Math.floor(high / 36); v > 0; v = Math.floor(v / 36)) length++;
   hashChars.length = length + 7;
-  for (let i = length - 1, v = high; i >= 0; i--, v = Math.floor(v / 36))
+  for (let i = 0; i < start; i++) hashChars[i] = prefix.charCodeAt(i);
+  for (let i = length - 1, v = high; i >= start; i--, v = Math.floor(v / 36))
     hashChars[i] = DIGITS.charCodeAt(v % 36);
   for (let i = length + 6, v = low; i >= length; i--, v = Math.floor(v / 36))
     hashChars[i] = DIGITS.charCodeAt(v % 36);
@@ -133,6 +141,54 @@ function safeJson(raw: object, index: number): string {
   }
 }
 
+/**
+ * An entry, every field set at once (one hidden class for all: an object spread of an entry
+ * built a hidden class per copy once its site had seen several shapes, issue 47), its token
+ * counts in its own fields. A copy (for a rebuilt object, same content) shares the counts of
+ * the entry it copies.
+ */
+class Entry extends TokenCounts implements IndexedEntry {
+  readonly parsed: ParsedMessage;
+  readonly hash: string;
+  readonly summaryVersion: number | undefined;
+  readonly wire: unknown;
+  readonly fingerprint: unknown;
+  readonly metaRef: unknown;
+  readonly contentKey: string | undefined;
+  readonly contentLength: number | undefined;
+  readonly #counts: TokenCounts;
+
+  constructor(
+    parsed: ParsedMessage,
+    hash: string,
+    summaryVersion: number | undefined,
+    wire: unknown,
+    fingerprint: unknown,
+    metaRef: unknown,
+    contentKey: string | undefined,
+    contentLength: number | undefined,
+    from?: IndexedEntry,
+  ) {
+    super();
+    this.parsed = parsed;
+    this.hash = hash;
+    this.summaryVersion = summaryVersion;
+    this.wire = wire;
+    this.fingerprint = fingerprint;
+    this.metaRef = metaRef;
+    this.contentKey = contentKey;
+    this.contentLength = contentLength;
+    this.#counts = from?.tokens ?? this;
+  }
+
+  get tokens(): TokenCounts {
+    return this.#counts;
+  }
+}
+
+/** The bytes the content cache counts for an entry (its JSON's length, twice: the parse and the wire). */
+const entryCacheBytes = (entry: IndexedEntry) => 2 * (entry.contentLength ?? 0);
+
 /** The largest number of entries kept in the content-keyed cache. */
 export const DEFAULT_CONTENT_CACHE_SIZE = 50_000;
 
@@ -145,9 +201,14 @@ export const DEFAULT_CONTENT_CACHE_SIZE = 50_000;
  */
 export class MessageIndex {
   #byObject = new WeakMap<object, IndexedEntry>();
+  /**
+   * Parses by content, keyed by a 64-bit hash (see {@link IndexedEntry.contentKey}); the
+   * entry's format and JSON length, checked on a hit, tell a collision (then a miss). The key is
+   * a string the entry holds anyway: a key of its own per message (format, hash and length in
+   * a template string, several objects) was copied by every scavenge of a cold index (issue 47).
+   */
   readonly #byContent = new Map<string, IndexedEntry>();
-  /** Approximate bytes of each cached parse (its serialized length, twice: the parse and the wire). */
-  readonly #bytesOf = new Map<string, number>();
+  /** Approximate bytes of the cached parses (each its serialized length, twice: the parse and the wire). */
   #bytes = 0;
   readonly #maxContentEntries: number;
   readonly #maxBytes: number;
@@ -171,11 +232,10 @@ export class MessageIndex {
     // Map's deleted slots from its start each time (a cost that grew with the history).
     let drop = this.#byContent.size >= this.#maxContentEntries ? Math.ceil(this.#maxContentEntries / 10) : 0;
     const bytesAfter = this.#bytes + incoming <= this.#maxBytes ? this.#maxBytes : this.#maxBytes * 0.9;
-    for (const k of this.#byContent.keys()) {
+    for (const [key, entry] of this.#byContent) {
       if (drop <= 0 && this.#bytes + incoming <= bytesAfter) break;
-      this.#byContent.delete(k);
-      this.#bytes -= this.#bytesOf.get(k) ?? 0;
-      this.#bytesOf.delete(k);
+      this.#byContent.delete(key);
+      this.#bytes -= entryCacheBytes(entry);
       drop--;
     }
   }
@@ -198,45 +258,50 @@ export class MessageIndex {
     const json = safeJson(raw, index);
     // The identity hash ignores `meta` (ids stay stable when a caller adds a flag or persists
     // the stripped view); the cache key does not (the parse carries `meta`).
-    // Keyed by two independent 53-bit hashes and the length rather than the text itself, so
-    // the cache holds no copy of the conversation.
+    // Keyed by 64-bit hashes, the format and length checked on the entry, rather than the text
+    // itself, so the cache holds no copy of the conversation.
     const hash = hashString(json);
-    const key =
-      meta === undefined
-        ? `${codec.format}:${hash}:${json.length}`
-        : `${codec.format}:${hashString(`${json}\u0000${JSON.stringify(meta)}`)}:${json.length}`;
+    const key = meta === undefined ? hash : hashString(`${json}\u0000${JSON.stringify(meta)}`);
     let entry = this.#byContent.get(key);
+    if (
+      entry !== undefined &&
+      (entry.parsed.format !== codec.format || entry.contentLength !== json.length)
+    ) {
+      // Another message under the same key (another format, or a collision): replaced.
+      this.#byContent.delete(key);
+      this.#bytes -= entryCacheBytes(entry);
+      entry = undefined;
+    }
     if (!entry) {
       const parsed = guardDepth(() => codec.parse(raw, index), index);
-      entry = {
-        parsed,
-        hash,
-        summaryVersion:
-          parsed.kind === 'message' &&
-          parsed.role === codec.summaryRole &&
-          parsed.toolCalls.length === 0 &&
-          parsed.toolResults.length === 0
-            ? findSummarySpan(parsed.text)?.version
-            : undefined,
-        wire: codec.toWire(positioned(parsed, '', index)),
-        fingerprint,
-        metaRef: meta,
-        tokens: undefined,
-        contentKey: key,
-      };
+      const summaryVersion =
+        parsed.kind === 'message' &&
+        parsed.role === codec.summaryRole &&
+        parsed.toolCalls.length === 0 &&
+        parsed.toolResults.length === 0
+          ? findSummarySpan(parsed.text)?.version
+          : undefined;
+      const wire = codec.toWire(positioned(parsed, '', index));
+      entry = new Entry(parsed, hash, summaryVersion, wire, fingerprint, meta, key, json.length);
       const bytes = 2 * json.length;
       this.#makeRoom(bytes);
       this.#byContent.set(key, entry);
-      this.#bytesOf.set(key, bytes);
       this.#bytes += bytes;
     } else if (entry.parsed.raw !== raw) {
       // Same content, new object: reuse the parse and counts, but send this object.
-      entry = {
-        ...entry,
-        parsed: { ...entry.parsed, raw },
-        wire: codec.toWire(positioned({ ...entry.parsed, raw }, '', index)),
+      const parsed: ParsedMessage = Object.assign({}, entry.parsed, { raw });
+      const wire = codec.toWire(positioned(parsed, '', index));
+      entry = new Entry(
+        parsed,
+        entry.hash,
+        entry.summaryVersion,
+        wire,
         fingerprint,
-      };
+        entry.metaRef,
+        entry.contentKey,
+        entry.contentLength,
+        entry,
+      );
     }
     this.#byObject.set(raw, entry);
     return entry;
@@ -263,17 +328,22 @@ export class MessageIndex {
       if (this.#byObject.get(entry.parsed.raw as object) === entry)
         this.#byObject.delete(entry.parsed.raw as object);
       const key = entry.contentKey;
-      if (key === undefined || this.#byContent.get(key)?.hash !== entry.hash) continue;
-      this.#byContent.delete(key);
-      this.#bytes -= this.#bytesOf.get(key) ?? 0;
-      this.#bytesOf.delete(key);
+      const cached = key === undefined ? undefined : this.#byContent.get(key);
+      if (
+        cached === undefined ||
+        cached.hash !== entry.hash ||
+        cached.contentLength !== entry.contentLength ||
+        cached.parsed.format !== entry.parsed.format
+      )
+        continue;
+      this.#byContent.delete(key!);
+      this.#bytes -= entryCacheBytes(cached);
     }
   }
 
   /** Drops every cached parse. */
   clear(): void {
     this.#byContent.clear();
-    this.#bytesOf.clear();
     this.#bytes = 0;
     this.#byObject = new WeakMap();
   }
@@ -304,7 +374,6 @@ export function isCurrentEntry(entry: IndexedEntry, raw: unknown): boolean {
 /** Token count of an indexed message with `counter`, cached on the entry. */
 export function entryTokens(item: IndexedMessage, counter: TokenCounter): number {
   const entry = item.entry;
-  entry.tokens ??= new TokenCounts();
   let count = entry.tokens.get(counter);
   if (count === undefined) {
     count = counter.countMessage(toCompactMessage(item));

@@ -33,4 +33,13 @@ describe('hashString', () => {
     ];
     for (const [text, seed, hash] of cases) expect(hashString(text, seed)).toBe(hash);
   });
+
+  it('puts a prefix before the same digits', () => {
+    for (const [text, seed] of [
+      ['', 0],
+      ['a', 7],
+      ['hello world', 0],
+    ] as const)
+      expect(hashString(text, seed, 'tool-')).toBe(`tool-${hashString(text, seed)}`);
+  });
 });

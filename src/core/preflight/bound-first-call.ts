@@ -9,7 +9,7 @@
  * loop) before it starts.
  */
 import type { TokenCounter } from '../counting/token-counter.js';
-import { type IndexedMessage, TokenCounts } from '../messages/message-index.js';
+import type { IndexedMessage } from '../messages/message-index.js';
 import type { SessionState } from '../session/session-store.js';
 import { runStepsYielding, TimeSlice } from '../time-slice.js';
 import { countAhead } from './count-ahead.js';
@@ -63,7 +63,6 @@ export async function shareKnownCounts(
     const exact = entry.tokens?.get(counter) ?? known?.get(entry.hash);
     if (exact === undefined) unknown++;
     else {
-      entry.tokens ??= new TokenCounts();
       entry.tokens.set(bound, exact);
     }
     if ((i & 255) === 255 && slice.due()) await slice.pause();

@@ -6,7 +6,7 @@
  */
 import type { TokenCounter } from '../counting/token-counter.js';
 import { newestBoundary } from '../messages/formats/provider-compaction.js';
-import { entryTokens, type IndexedMessage, TokenCounts } from '../messages/message-index.js';
+import { entryTokens, type IndexedMessage } from '../messages/message-index.js';
 import type { SessionRewrite, SessionState } from '../session/session-store.js';
 import type { TimeSlice } from '../time-slice.js';
 import type { IndexedHistory } from './index-request.js';
@@ -46,7 +46,6 @@ export async function countAhead(input: CountAheadInput, slice: TimeSlice): Prom
         entryTokens(item, counter);
         fresh.count++;
       } else {
-        item.entry.tokens ??= new TokenCounts();
         item.entry.tokens.set(counter, known);
       }
     }

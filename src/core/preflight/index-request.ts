@@ -59,6 +59,9 @@ export function entryBytes(entry: IndexedEntry): number {
   return 432 + 4 * chars;
 }
 
+/** A message's stable id before the `#n` of a repeat: its own id, or its content hash. */
+const baseId = (entry: IndexedEntry) => entry.parsed.explicitId ?? `h:${entry.hash}`;
+
 /** The next link of a prefix chain: the previous link, the message's stable id and its content hash. */
 export function chainLink(previous: string, id: string, hash: string): string {
   return hashString(`${previous}\u0000${id}\u0000${hash}`);
@@ -89,8 +92,6 @@ export class IndexedHistory {
    * from" is one comparison (see session/history-anchor.ts). Extended for new messages only.
    */
   readonly chain: string[] = [];
-  readonly #bases: string[] = [];
-  readonly #sizes: number[] = [];
   /** The content field and `meta` of each object in {@link raws} when it was indexed or adopted. */
   readonly #fingerprints: unknown[] = [];
   readonly #metas: unknown[] = [];
@@ -139,13 +140,10 @@ export class IndexedHistory {
     for (let i = same; i < length; i++) {
       const raw = history[i];
       const entry = index.entry(raw, i, codec);
-      const base = entry.parsed.explicitId ?? `h:${entry.hash}`;
+      const base = baseId(entry);
       const n = this.#seen.get(base) ?? 0;
       this.#seen.set(base, n + 1);
-      this.#bases.push(base);
-      const size = entryBytes(entry);
-      this.#sizes.push(size);
-      this.bytes += size;
+      this.bytes += entryBytes(entry);
       this.raws.push(raw);
       this.#fingerprints.push(wireFingerprint(raw));
       this.#metas.push((raw as Record<string, unknown>).meta);
@@ -245,20 +243,21 @@ export class IndexedHistory {
 
   #rollback(keep: number): void {
     this.generation++;
+    // A message's base id and bytes are read again from its entry (arrays of them, kept for
+    // every message, were copied by the scavenges of a cold index: issue 47).
     for (let i = this.items.length - 1; i >= keep; i--) {
-      const base = this.#bases[i]!;
+      const entry = this.items[i]!.entry;
+      const base = baseId(entry);
       const n = this.#seen.get(base)! - 1;
       if (n === 0) this.#seen.delete(base);
       else this.#seen.set(base, n);
-      this.bytes -= this.#sizes[i]!;
+      this.bytes -= entryBytes(entry);
     }
-    this.#sizes.length = keep;
     this.items.length = keep;
     this.chain.length = keep;
     this.raws.length = keep;
     this.#fingerprints.length = keep;
     this.#metas.length = keep;
-    this.#bases.length = keep;
     this.pairer = new ToolPairer();
     for (let i = 0; i < keep; i++) this.pairer.add(this.items[i]!.entry.parsed, i);
   }

@@ -102,7 +102,8 @@ export function* nextStateSteps(prepared: PreparedRequest, cascade: CascadeResul
       if (!entry.beforeBoundary) pinnedIds.add(entry.item.id);
     } else {
       if (entry.rewrite) {
-        rewrites[entry.item.id] = { ...entry.rewrite, hash: entry.item.entry.hash };
+        // `Object.assign`, not a spread (one hidden class per rewrite, see cascade-types.ts).
+        rewrites[entry.item.id] = Object.assign({}, entry.rewrite, { hash: entry.item.entry.hash });
         rewritten++;
       }
       keptIds.push(entry.item.id);

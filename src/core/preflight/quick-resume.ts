@@ -16,7 +16,7 @@
  */
 import type { CompactionResult } from '../manager/manager-options.js';
 import { stripMeta } from '../messages/formats/message-codec.js';
-import { type IndexedEntry, positioned, TokenCounts } from '../messages/message-index.js';
+import { type IndexedEntry, positioned } from '../messages/message-index.js';
 import { isPinned } from '../messages/partition.js';
 import type { CompactPolicy } from '../policy.js';
 import type { SessionState } from '../session/session-store.js';
@@ -208,7 +208,6 @@ function addedTokens(
     const entry = deps.index.entry(added[k], quick.length + k, codec);
     if (!plainNew(entry, policy, quick.pins)) return undefined;
     if (out) out.sent[out.at + k] = entry.wire;
-    entry.tokens ??= new TokenCounts();
     let tokens = entry.tokens.get(deps.counter);
     if (tokens === undefined) {
       tokens = deps.counter.countMessage(positioned(entry.parsed, '', quick.length + k));

@@ -16,7 +16,8 @@ import type { RealizedRewrite } from './session-view.js';
 /** Archive reference of a rewrite of message `id`: `tool-…`, `args-…` or `cut-…`. */
 export function rewriteRef(kind: SessionRewrite['kind'], id: string): string {
   const prefix = kind === 'cleared' ? 'tool' : kind === 'shortened' ? 'args' : 'cut';
-  return `${prefix}-${hashString(`${kind}\u0000${id}`)}`;
+  // The prefix inside the hash's own flat string: one string per rewritten message, not three.
+  return hashString(`${kind}\u0000${id}`, 0, `${prefix}-`);
 }
 
 const formatCount = (n: number) => n.toLocaleString('en-US');
@@ -31,7 +32,9 @@ export function clearedPlaceholder(
   const ids = placeholderIds(output);
   const named = ids.length > 0 ? `; ids: ${ids.join(', ')}` : '';
   const recall = ref === undefined ? '' : `; recall "${ref}"`;
-  return `[cleared: ${toolName} output, ${formatCount(chars)} chars${named}${recall}]`;
+  // Joined, not a template: one flat string, where a template leaves a tree of concatenations
+  // (six strings per cleared message, each kept with the view and copied by scavenges: issue 47).
+  return ['[cleared: ', toolName, ' output, ', formatCount(chars), ' chars', named, recall, ']'].join('');
 }
 
 /**
@@ -50,7 +53,7 @@ function placeholderIds(output: string): string[] {
 /** The marker left where text was removed. */
 export function cutMarker(removed: number, ref: string | undefined): string {
   const recall = ref === undefined ? '' : `; full text: recall ref "${ref}"`;
-  return `[agent-compaction: ${formatCount(removed)} chars cut here${recall}]`;
+  return ['[agent-compaction: ', formatCount(removed), ' chars cut here', recall, ']'].join('');
 }
 
 /** The name of the tool whose call result `position` of `item` answers. */

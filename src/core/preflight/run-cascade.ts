@@ -151,7 +151,7 @@ async function summarizeLevel(
   const kept: ViewEntry[] = [];
   run.entries.forEach((entry, k) => {
     if (entry.pinned || k >= foldBefore) kept.push(entry);
-    else if (plan?.keep.has(k)) kept.push({ ...entry, userText: true });
+    else if (plan?.keep.has(k)) kept.push(Object.assign({}, entry, { userText: true }));
     else folded.push(entry);
   });
   if (folded.length === 0 && (!input.force || !view.previousSummary)) return;

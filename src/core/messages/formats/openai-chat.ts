@@ -1,5 +1,5 @@
 import { CompactError, invalidMessage } from '../../errors.js';
-import type { CompactMessage, MessageRole, ToolCall } from '../message.js';
+import type { CompactMessage, MessageRole, ToolCall, ToolResult } from '../message.js';
 import { type MessageCodec, type ParsedMessage, partsText, readMeta, stripMeta } from './message-codec.js';
 
 const ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool', 'function']);
@@ -85,24 +85,33 @@ export const openaiChatCodec: MessageCodec = {
       // A sparse array's holes were skipped (as `forEach` does); `map` keeps them.
       if (toolCalls.includes(undefined as never)) toolCalls = toolCalls.filter(Boolean);
     }
-    const parsed: ParsedMessage = {
-      role,
-      kind: 'message',
-      text: role === 'tool' ? '' : text,
-      toolCalls,
-      toolResults: [],
-      format: 'openai-chat',
-      raw,
-    };
+    let toolResults: ToolResult[] = [];
+    let explicitId: string | undefined;
     if (role === 'tool') {
       const callId = m.tool_call_id ?? (m.role === 'function' ? m.name : undefined);
       if (typeof callId !== 'string')
         throw invalidMessage(index, 'tool_call_id', 'must be a string on a tool message');
-      parsed.toolResults = [{ callId, output: text }];
-      parsed.explicitId = `result:${callId}`;
+      toolResults = [{ callId, output: text }];
+      explicitId = `result:${callId}`;
     } else if (toolCalls.length > 0) {
-      parsed.explicitId = `call:${toolCalls[0]!.id}`;
+      explicitId = `call:${toolCalls[0]!.id}`;
     }
+    const shown = role === 'tool' ? '' : text;
+    // Every field in the literal (one literal per shape): a field added after it went to a
+    // properties array of its own, one more object per message for the scavenges (issue 47).
+    const parsed: ParsedMessage =
+      explicitId === undefined
+        ? { role, kind: 'message', text: shown, toolCalls, toolResults, format: 'openai-chat', raw }
+        : {
+            role,
+            kind: 'message',
+            text: shown,
+            toolCalls,
+            toolResults,
+            format: 'openai-chat',
+            raw,
+            explicitId,
+          };
     if (meta) {
       parsed.meta = meta;
       if (typeof meta.id === 'string') parsed.explicitId = meta.id;

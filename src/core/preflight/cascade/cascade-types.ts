@@ -39,7 +39,9 @@ export function applyRewrite(run: CascadeRun, k: number, rewrite: SessionRewrite
   const realized = run.realize(entry.item, rewrite);
   const saved = entry.tokens - realized.tokens;
   if (saved <= 0) return 0;
-  run.entries[k] = { ...entry, wire: realized.wire, tokens: realized.tokens, rewrite };
+  // `Object.assign`, not a spread: a literal that adds fields after a spread built a hidden class
+  // per rewritten message once its site had seen several shapes (issue 47: scavenges).
+  run.entries[k] = Object.assign({}, entry, { wire: realized.wire, tokens: realized.tokens, rewrite });
   run.total -= saved;
   run.rewrites.push({ item: entry.item, rewrite, ...(toolName ? { toolName } : {}) });
   return saved;

@@ -22,6 +22,15 @@ import { syntheticSession } from '../src/testing/synthetic-session.js';
 /** Milliseconds between a stream's first event and the rest. */
 export const REST_DELAY_MS = 50;
 
+/**
+ * Milliseconds on the machine's monotonic clock (`CLOCK_MONOTONIC`, the same in every process
+ * here): stamps taken in the client, the proxy and the upstream can be subtracted.
+ */
+export const monotonic = () => Number(process.hrtime.bigint()) / 1e6;
+
+/** The upstream's answer header with its stamps: `<first body byte in>,<last body byte in>`. */
+export const UPSTREAM_STAMPS_HEADER = 'x-bench-upstream';
+
 /** What the client is asked to measure. */
 export interface ClientRun {
   tokens: number;
@@ -40,6 +49,13 @@ export interface Timing {
   total: number;
   /** To the answer's first body byte. */
   first: number;
+  /** To the upstream's first and last body byte in (its stamps, on the shared clock). */
+  upstreamFirst: number;
+  upstreamLast: number;
+  /** To the request's last byte handed to the client's socket (`finish`). */
+  written: number;
+  /** When the request's first byte was written ({@link monotonic}). */
+  startedAt: number;
 }
 
 /** One body sent both ways. */
@@ -73,12 +89,17 @@ async function upstream(): Promise<void> {
   const server = createServer((request, response) => {
     let size = 0;
     let streamed = false;
+    let firstIn = 0;
     request.on('data', (chunk: Buffer) => {
       // The stream flag sits at the start of the bodies this bench sends.
-      if (size === 0) streamed = chunk.subarray(0, 64).includes('"stream":true');
+      if (size === 0) {
+        firstIn = monotonic();
+        streamed = chunk.subarray(0, 64).includes('"stream":true');
+      }
       size += chunk.length;
     });
     request.on('end', () => {
+      const stamps = `${firstIn},${monotonic()}`;
       if (!streamed) {
         const body = JSON.stringify({
           choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
@@ -87,11 +108,12 @@ async function upstream(): Promise<void> {
         response.writeHead(200, {
           'content-type': 'application/json',
           'content-length': Buffer.byteLength(body),
+          [UPSTREAM_STAMPS_HEADER]: stamps,
         });
         response.end(body);
         return;
       }
-      response.writeHead(200, { 'content-type': 'text/event-stream' });
+      response.writeHead(200, { 'content-type': 'text/event-stream', [UPSTREAM_STAMPS_HEADER]: stamps });
       response.write('data: {"choices":[{"index":0,"delta":{"content":"ok"}}]}\n\n');
       setTimeout(() => response.end('data: [DONE]\n\n'), REST_DELAY_MS);
     });
@@ -128,7 +150,7 @@ async function proxy(upstreamUrl: string, module: string): Promise<void> {
   const { startProxy } = (await import(module)) as typeof import('../src/proxy/index.js');
   const manager = new CompactManager({ model: 'gpt-4o', maxContextTokens: 1_000_000 });
   await manager.ready();
-  const logs: { entry: ProxyLogEntry; at: number }[] = [];
+  const logs: { entry: ProxyLogEntry; at: number; sentAt: number }[] = [];
   // The main thread's garbage-collection pauses (delivered after the fact: matched when asked).
   const pauses: { start: number; end: number }[] = [];
   new PerformanceObserver((list) => {
@@ -138,7 +160,7 @@ async function proxy(upstreamUrl: string, module: string): Promise<void> {
     upstream: upstreamUrl,
     manager,
     port: 0,
-    log: (entry) => logs.push({ entry, at: performance.now() }),
+    log: (entry) => logs.push({ entry, at: performance.now(), sentAt: monotonic() }),
   });
   const cpu = () => {
     const { user, system } = processCpu();
@@ -172,14 +194,18 @@ async function proxy(upstreamUrl: string, module: string): Promise<void> {
  * before that (give or take the microseconds between the steps).
  */
 function withPauses(
-  { entry, at }: { entry: ProxyLogEntry; at: number },
+  { entry, at, sentAt }: { entry: ProxyLogEntry; at: number; sentAt: number },
   pauses: readonly { start: number; end: number }[],
 ): ProxyLogEntry & BenchLogFields {
-  const end = at - (entry.returnMs ?? 0) - (entry.upstreamMs ?? 0);
+  const back = (entry.returnMs ?? 0) + (entry.upstreamMs ?? 0);
+  const end = at - back;
   const start = end - (entry.forwardMs ?? 0);
   let gcMs = 0;
   for (const pause of pauses) gcMs += Math.max(0, Math.min(end, pause.end) - Math.max(start, pause.start));
-  return { ...entry, gcMs, forwardStart: start };
+  const upstreamAt = sentAt - back;
+  const lastInAt = upstreamAt - (entry.forwardMs ?? 0);
+  const handlerAt = lastInAt - (entry.readMs ?? 0);
+  return { ...entry, gcMs, forwardStart: start, handlerAt, lastInAt, upstreamAt, sentAt };
 }
 
 /** What the bench adds to the proxy's log lines. */
@@ -192,6 +218,11 @@ export interface BenchLogFields {
    * (incremental marking steps on the main thread, marking on helper threads).
    */
   forwardStart: number;
+  /** On the shared clock ({@link monotonic}): the handler ran, the body's last byte was in, its first byte went upstream, the answer's first byte went back. */
+  handlerAt: number;
+  lastInAt: number;
+  upstreamAt: number;
+  sentAt: number;
 }
 
 /** A Chat Completions history of about `tokens` tokens (a synthetic coding session). */
@@ -211,8 +242,9 @@ const bodyOf = (messages: unknown[], stream: boolean) =>
 /** Posts `body` over `agent`'s kept connection; resolves with its times. */
 function post(agent: Agent, base: URL, body: Buffer): Promise<Timing> {
   return new Promise((resolve, reject) => {
-    const started = performance.now();
+    const started = monotonic();
     let first = 0;
+    let written = 0;
     const call = request(
       new URL('/v1/chat/completions', base),
       {
@@ -225,14 +257,29 @@ function post(agent: Agent, base: URL, body: Buffer): Promise<Timing> {
         },
       },
       (response) => {
+        const [upstreamFirst, upstreamLast] = String(response.headers[UPSTREAM_STAMPS_HEADER])
+          .split(',')
+          .map((stamp) => Number(stamp) - started);
         response.on('data', () => {
-          if (first === 0) first = performance.now() - started;
+          if (first === 0) first = monotonic() - started;
         });
-        response.on('end', () => resolve({ total: performance.now() - started, first }));
+        response.on('end', () =>
+          resolve({
+            total: monotonic() - started,
+            first,
+            upstreamFirst: upstreamFirst!,
+            upstreamLast: upstreamLast!,
+            written,
+            startedAt: started,
+          }),
+        );
         response.on('error', reject);
       },
     );
     call.on('error', reject);
+    call.on('finish', () => {
+      written = monotonic() - started;
+    });
     call.end(body);
   });
 }

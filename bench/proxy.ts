@@ -44,9 +44,9 @@
  * process runs with the young-generation cap `agent-compaction proxy` gives its own
  * (src/cli/respawn-with-heap-flags.ts) unless those flags set `--max-semi-space-size`.
  */
-import { type ChildProcess, fork } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
-import { loadavg } from 'node:os';
+import { type ChildProcess, execFileSync, fork } from 'node:child_process';
+import { readdirSync, writeFileSync } from 'node:fs';
+import { loadavg, setPriority } from 'node:os';
 import { heapFlagsToAdd } from '../src/cli/respawn-with-heap-flags.js';
 import type { ProxyLogEntry } from '../src/proxy/index.js';
 import { type BenchLogFields, type ClientResult, REST_DELAY_MS } from './proxy-child.js';
@@ -64,18 +64,22 @@ const percentile = (values: number[], p: number) =>
     ? Number.NaN
     : [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(values.length * p))]!;
 
-/** A p50 and a p99 (milliseconds). */
+/** A p50, a p95 and a p99 (milliseconds). */
 export interface Spread {
   p50: number;
+  p95: number;
   p99: number;
 }
 const spread = (values: number[]): Spread => ({
   p50: percentile(values, 0.5),
+  p95: percentile(values, 0.95),
   p99: percentile(values, 0.99),
 });
 
 /** The figures of one history size. */
 export interface ProxySizeFigures {
+  /** How the bench's processes were scheduled during the pairs (`PROXY_BENCH_PRIORITY`). */
+  scheduling: string;
   historyTokens: number;
   messages: number;
   bodyBytes: number;
@@ -85,6 +89,16 @@ export interface ProxySizeFigures {
   direct: Spread;
   /** Through the proxy less straight, pair by pair. */
   added: Spread;
+  /** `added` by leg (through less straight): to the upstream's first byte in, its reading, its last byte in to the answer's end at the client; the client's write. */
+  addedParts: {
+    toUpstream: Spread;
+    upstreamRead: Spread;
+    back: Spread;
+    written: Spread;
+    toHandler: Spread;
+    proxyToUpstream: Spread;
+    directToUpstream: Spread;
+  };
   /** Messages taken from the last body instead of parsed (median). */
   reused: number;
   /** The proxy's own timings (its log lines). */
@@ -170,6 +184,46 @@ async function start(args: string[], execArgv: string[] = []): Promise<Child> {
   };
 }
 
+/**
+ * How the bench's three processes are scheduled while the pairs run (`PROXY_BENCH_PRIORITY`):
+ * `fifo` (default): `SCHED_FIFO`, each process's main thread at 2 and its other threads (V8's
+ * GC helpers, libuv's pool) at 1, so a process woken by a byte runs at once instead of
+ * waiting behind the machine's other work, and a GC helper never holds a main thread off a
+ * core (as on a machine with a core to spare for them); `nice` (-20, every thread); `none`.
+ * Back to normal after the pairs. `PROXY_BENCH_PIN=1` also pins the proxy to core 1 and the
+ * client and upstream to core 0 (`taskset`).
+ */
+const PRIORITY = (process.env.PROXY_BENCH_PRIORITY ?? 'fifo') as 'fifo' | 'nice' | 'none';
+const PIN = process.env.PROXY_BENCH_PIN === '1';
+
+/** Gives `pids` (every thread) the bench's priority, or takes it back; says what it did. */
+function prioritize(pids: { proxy: number; others: number[] }, on: boolean): string {
+  const all = [pids.proxy, ...pids.others];
+  const done: string[] = [];
+  try {
+    if (PIN && on) {
+      execFileSync('taskset', ['-a', '-p', '-c', '1', String(pids.proxy)], { stdio: 'ignore' });
+      for (const pid of pids.others) execFileSync('taskset', ['-a', '-p', '-c', '0', String(pid)], { stdio: 'ignore' });
+      done.push('the proxy pinned to core 1, client and upstream to core 0');
+    }
+    if (PRIORITY === 'none') return ['normal priority', ...done].join('; ');
+    for (const pid of all)
+      for (const tid of readdirSync(`/proc/${pid}/task`).map(Number)) {
+        if (PRIORITY === 'nice') setPriority(tid, on ? -20 : 0);
+        else {
+          const policy = on ? ['-f', tid === pid ? '2' : '1'] : ['-o', '0'];
+          execFileSync('chrt', ['-p', ...policy, String(tid)], { stdio: 'ignore' });
+        }
+      }
+    done.unshift(
+      PRIORITY === 'fifo' ? 'SCHED_FIFO (main threads 2, other threads 1)' : 'nice -20, every thread',
+    );
+    return done.join('; ');
+  } catch (error) {
+    return `normal priority (${PRIORITY} refused: ${(error as Error).message.split('\n')[0]})`;
+  }
+}
+
 async function measureSize(
   tokens: number,
   children: { upstream: Child; proxy: Child; client: Child },
@@ -185,6 +239,7 @@ async function measureSize(
     client.process.off('message', warmed);
     void proxy.ask<number>({ cpu: true }, 'cpu').then((cpu) => {
       cpuBefore = cpu;
+      scheduling = prioritize(pids, true);
       client.process.send({ go: true });
     });
   };
@@ -206,7 +261,9 @@ async function measureSize(
     upstream: upstream.url,
     proxy: proxy.url,
   };
-  const result = await client.ask<ClientResult>({ run }, 'pairs');
+  const pids = { proxy: proxy.process.pid!, others: [upstream, client].map((child) => child.process.pid!) };
+  let scheduling = '';
+  const result = await client.ask<ClientResult>({ run }, 'pairs').finally(() => prioritize(pids, false));
   const cpu =
     ((await proxy.ask<number>({ cpu: true }, 'cpu')) - cpuBefore) / (CALLS + streamCalls + freshCalls);
   const all = (await proxy.ask<(ProxyLogEntry & BenchLogFields)[]>({ logs: true }, 'logs')).slice(WARM_UP);
@@ -226,6 +283,7 @@ async function measureSize(
   const freshPairs = pairs.filter((pair) => pair.fresh);
   const floorBody = await firstBody;
   return {
+    scheduling,
     historyTokens: result.historyTokens,
     messages: result.messages,
     bodyBytes: result.bodyBytes,
@@ -233,6 +291,28 @@ async function measureSize(
     cpu,
     direct: spread(plain.map((pair) => pair.direct.total)),
     added: spread(plain.map((pair) => pair.through.total - pair.direct.total)),
+    addedParts: {
+      toUpstream: spread(plain.map((pair) => pair.through.upstreamFirst - pair.direct.upstreamFirst)),
+      upstreamRead: spread(
+        plain.map(
+          (pair) =>
+            pair.through.upstreamLast -
+            pair.through.upstreamFirst -
+            (pair.direct.upstreamLast - pair.direct.upstreamFirst),
+        ),
+      ),
+      back: spread(
+        plain.map(
+          (pair) => pair.through.total - pair.through.upstreamLast - (pair.direct.total - pair.direct.upstreamLast),
+        ),
+      ),
+      written: spread(plain.map((pair) => pair.through.written - pair.direct.written)),
+      toHandler: spread(plain.map((pair, i) => whole[i]!.handlerAt - pair.through.startedAt)),
+      proxyToUpstream: spread(
+        plain.map((pair, i) => pair.through.startedAt + pair.through.upstreamFirst - whole[i]!.upstreamAt),
+      ),
+      directToUpstream: spread(plain.map((pair) => pair.direct.upstreamFirst)),
+    },
     reused: percentile(
       whole.map((entry) => entry.reused ?? 0),
       0.5,
@@ -311,6 +391,7 @@ const verdict = (met: boolean) => (met ? 'met' : 'MISSED');
 export function printProxyBench(f: ProxyBenchFigures): void {
   const ms = (value: number) => `${value.toFixed(2)} ms`;
   const both = (s: Spread) => `p50 ${ms(s.p50)}  p99 ${ms(s.p99)}`;
+  const all3 = (s: Spread) => `p50 ${ms(s.p50)}  p95 ${ms(s.p95)}  p99 ${ms(s.p99)}`;
   const load = (values: number[]) => values.map((value) => value.toFixed(2)).join(', ');
   console.log(`  load average ${load(f.load)} before, ${load(f.loadAfter)} after (2 cores)`);
   if (process.env.PROXY_BENCH_THREAD_CPU === '1')
@@ -324,7 +405,15 @@ export function printProxyBench(f: ProxyBenchFigures): void {
       s === f.sizes.at(-1)
         ? `   (target p99 <= ${TARGET_P99_MS} ms: ${verdict(s.added.p99 <= TARGET_P99_MS)})`
         : '';
-    console.log(`    added by the proxy (pairs)              ${both(s.added)}${target}`);
+    console.log(`    scheduling during the pairs: ${s.scheduling}`);
+    console.log(`    added by the proxy (pairs)              ${all3(s.added)}${target}`);
+    const parts = s.addedParts;
+    console.log(
+      `      by leg: to the upstream's first byte ${both(parts.toUpstream)}; the upstream's read ${both(parts.upstreamRead)}; its last byte to the client's end ${both(parts.back)}; client's write ${both(parts.written)}`,
+    );
+    console.log(
+      `      through: client -> proxy handler ${both(parts.toHandler)}; proxy write -> upstream's first byte ${both(parts.proxyToUpstream)}; direct: client -> upstream's first byte ${both(parts.directToUpstream)}`,
+    );
     console.log(`    the proxy process's CPU per request     ${ms(s.cpu)} (mean)`);
     console.log(
       `    the proxy's own: last byte in -> first byte upstream ${both(s.forward)} (CPU ${both(s.forwardCpu)}); upstream head -> first byte to the client ${both(s.back)}`,

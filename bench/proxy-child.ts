@@ -41,6 +41,7 @@ export interface ClientRun {
   warmUp: number;
   upstream: string;
   proxy: string;
+  relay: string;
 }
 
 /** One request's times (milliseconds from before its first byte was written). */
@@ -65,6 +66,8 @@ export interface Pair {
   fresh: boolean;
   direct: Timing;
   through: Timing;
+  /** Through the bare relay. */
+  relayed: Timing;
 }
 
 /** The client's answer. */
@@ -122,6 +125,49 @@ async function upstream(): Promise<void> {
   send({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` });
   process.on('message', (message: Message) => {
     if ('close' in message) server.close(() => process.exit(0));
+  });
+}
+
+/**
+ * A bare store-and-forward relay: reads the body whole into one Buffer (as the proxy does),
+ * sends it as it is to the upstream over a kept connection, and pipes the answer back. What
+ * any HTTP hop that needs the whole body costs (two more loopback transfers of it, two more
+ * processes woken): the floor under what the proxy adds.
+ */
+async function relay(upstreamUrl: string): Promise<void> {
+  const target = new URL('/v1/chat/completions', upstreamUrl);
+  const agent = new Agent({ keepAlive: true });
+  const server = createServer((incoming, outgoing) => {
+    const chunks: Buffer[] = [];
+    incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
+    incoming.on('end', () => {
+      const body = Buffer.concat(chunks);
+      const call = request(
+        target,
+        {
+          method: 'POST',
+          agent,
+          headers: {
+            'content-type': 'application/json',
+            'content-length': body.length,
+            authorization: String(incoming.headers.authorization),
+          },
+        },
+        (answer) => {
+          outgoing.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(outgoing);
+        },
+      );
+      call.end(body);
+    });
+  });
+  await new Promise<void>((ready) => server.listen(0, '127.0.0.1', ready));
+  send({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` });
+  process.on('message', (message: Message) => {
+    if ('close' in message) {
+      agent.destroy();
+      server.close(() => process.exit(0));
+    }
   });
 }
 
@@ -319,10 +365,13 @@ async function client(): Promise<void> {
     }
     const direct = new Agent({ keepAlive: true, maxSockets: 1 });
     const through = new Agent({ keepAlive: true, maxSockets: 1 });
+    const relayed = new Agent({ keepAlive: true, maxSockets: 1 });
     const upstreamUrl = new URL(run.upstream);
     const proxyUrl = new URL(run.proxy);
+    const relayUrl = new URL(run.relay);
     for (const body of warm) {
       await post(direct, upstreamUrl, body);
+      await post(relayed, relayUrl, body);
       await post(through, proxyUrl, body);
     }
     // Warm: the bench reads the proxy's CPU time, then says go.
@@ -339,26 +388,42 @@ async function client(): Promise<void> {
     for (const [call, body] of bodies.entries()) {
       // The client's own garbage collected between pairs, not inside one.
       if (call % 10 === 0) (globalThis as { gc?: () => void }).gc?.();
-      let straight: Timing;
-      let proxied: Timing;
-      if (call % 2 === 0) {
-        straight = await post(direct, upstreamUrl, body);
-        proxied = await post(through, proxyUrl, body);
-      } else {
-        proxied = await post(through, proxyUrl, body);
-        straight = await post(direct, upstreamUrl, body);
+      // The three legs in turn, their order rotated call by call (straight, relay, proxy; then
+      // relay, proxy, straight; then proxy, straight, relay): each leg goes first, second and
+      // last alike, and the proxy never takes two calls in a row (it is idle when one comes,
+      // as between an agent's model calls).
+      const legs = [
+        () => post(direct, upstreamUrl, body),
+        () => post(relayed, relayUrl, body),
+        () => post(through, proxyUrl, body),
+      ];
+      const times: Timing[] = [];
+      for (let k = 0; k < 3; k++) {
+        const leg = (call + k) % 3;
+        times[leg] = await legs[leg]!();
       }
+      const [straight, relay, proxied] = times as [Timing, Timing, Timing];
       const fresh = call >= run.calls + run.streamCalls;
-      pairs.push({ stream: !fresh && call >= run.calls, fresh, direct: straight, through: proxied });
+      pairs.push({
+        stream: !fresh && call >= run.calls,
+        fresh,
+        direct: straight,
+        through: proxied,
+        relayed: relay,
+      });
     }
     direct.destroy();
     through.destroy();
+    relayed.destroy();
     const result: ClientResult = { historyTokens, messages: count, bodyBytes: bodies[0]!.length, pairs };
     send({ pairs: result, first: bodies[0]!.toString('utf8') });
   });
 }
 
 const [role, upstreamUrl, module] = process.argv.slice(2);
+// The bench gone (stopped, crashed): no child outlives it, least of all at its raised priority.
+process.on('disconnect', () => process.exit(0));
 if (role === 'upstream') await upstream();
+else if (role === 'relay') await relay(upstreamUrl!);
 else if (role === 'proxy') await proxy(upstreamUrl!, module ?? '../src/proxy/index.js');
 else if (role === 'client') await client();

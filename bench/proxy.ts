@@ -9,13 +9,28 @@
  * the proxy in front of it, and the client. The client builds a Chat Completions history of
  * ~8k, ~32k and ~128k tokens (a synthetic coding session) and every body it will send before
  * the first call (a stateless client's: the whole history every call, one message more each
- * time). Each body is then posted twice, straight to the upstream and through the proxy,
- * in turn (which goes first alternates), over one kept `node:http` connection each, and the
- * client collects its own garbage between pairs, never inside one. What the proxy adds is the
- * difference within each pair (through less straight, to the answer's last byte): the client,
- * the loopback and the upstream are the same on both legs, so only the proxy's hop remains
- * (its receiving and resending the body included). p50 and p99 are over the pairs, after
- * warm-up calls (the proxy warm, below its trigger: the common call).
+ * time). Each body is then posted three times, straight to the upstream, through a bare
+ * relay (a fourth process: reads the body whole, resends it, pipes the answer back; no
+ * parsing) and through the proxy, in turn (the order rotated call by call, so the proxy never
+ * takes two calls in a row), over one kept `node:http` connection each, and the client
+ * collects its own garbage between calls, never inside one. What the proxy adds is the
+ * difference within each call (through less straight, to the answer's last byte): the
+ * client, the loopback and the upstream are the same on every leg, so only the proxy's hop
+ * remains (its receiving and resending the body included). The relay less straight is what
+ * any hop that needs the whole body adds on this machine (two more loopback transfers of
+ * ~600 KB, two more processes woken); the proxy less the relay is what the proxy's own work
+ * adds over such a hop. p50, p95 and p99 are over the calls, after warm-up calls (the proxy
+ * warm, below its trigger: the common call). `added` is also split by leg on the machine's
+ * monotonic clock, shared by the processes (the upstream stamps its first and last body
+ * byte in an answer header; the proxy's log lines give its handler, last byte in, upstream
+ * write and first byte back).
+ *
+ * Scheduling. On a loaded 2-core machine a process woken by a byte waits its turn behind the
+ * machine's other work, and that wait (milliseconds at a load of 10) lands in the difference
+ * (a proxied call wakes two more processes than a straight one). So during the calls the
+ * bench raises its four processes' priority (`PROXY_BENCH_PRIORITY`, below; the default
+ * `nice` needs the right to lower a nice value, `fifo` to use real-time scheduling) and says
+ * which it got beside the figures; the load average is printed too.
  *
  * The proxy's own timing (its log lines, `performance.now()` in its process): `forward`, from
  * the request's last byte received to its first byte handed to the upstream's connection;
@@ -38,6 +53,7 @@
  * `PROXY_BENCH_FRESH_CALLS` (10) conversations new to the proxy are sent last at the largest size; `PROXY_BENCH_PROF=<dir>` writes the proxy process's CPU profile there;
  * `PROXY_BENCH_SIZES`, `PROXY_BENCH_CALLS`, `PROXY_BENCH_STREAM_CALLS` change the run;
  * `PROXY_BENCH_NODE_FLAGS` adds Node flags to the proxy's process (`--trace-gc`);
+ * `PROXY_BENCH_THREADS=1` prints the proxy's CPU per thread over the calls (Linux);
  * `PROXY_BENCH_THREAD_CPU=1` counts the CPU in the spans on the proxy's main thread only (Linux);
  * `PROXY_BENCH_LOG=<path>` writes each size's log lines (with `gcMs` and `forwardStart`, to match a
  * call to `--trace-gc --trace-incremental-marking` lines) to `<path>-<tokens>.json`. The proxy's
@@ -45,7 +61,7 @@
  * (src/cli/respawn-with-heap-flags.ts) unless those flags set `--max-semi-space-size`.
  */
 import { type ChildProcess, execFileSync, fork } from 'node:child_process';
-import { readdirSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg, setPriority } from 'node:os';
 import { heapFlagsToAdd } from '../src/cli/respawn-with-heap-flags.js';
 import type { ProxyLogEntry } from '../src/proxy/index.js';
@@ -89,6 +105,10 @@ export interface ProxySizeFigures {
   direct: Spread;
   /** Through the proxy less straight, pair by pair. */
   added: Spread;
+  /** Through a bare store-and-forward relay less straight: what any hop needing the whole body adds. */
+  relayAdded: Spread;
+  /** Through the proxy less through the relay: what the proxy's own work adds over such a hop. */
+  overRelay: Spread;
   /** `added` by leg (through less straight): to the upstream's first byte in, its reading, its last byte in to the answer's end at the client; the client's write. */
   addedParts: {
     toUpstream: Spread;
@@ -163,6 +183,9 @@ async function start(args: string[], execArgv: string[] = []): Promise<Child> {
     stdio: 'inherit',
     execArgv: [...process.execArgv, ...execArgv],
   });
+  child.on('exit', (code, signal) => {
+    if (code !== 0 || signal !== null) console.error(`bench/proxy-child ${args[0]} ended: ${signal ?? code}`);
+  });
   const next = (key: string) =>
     new Promise<Record<string, unknown>>((resolve) => {
       const on = (message: Record<string, unknown>) => {
@@ -186,27 +209,50 @@ async function start(args: string[], execArgv: string[] = []): Promise<Child> {
 
 /**
  * How the bench's three processes are scheduled while the pairs run (`PROXY_BENCH_PRIORITY`):
- * `fifo` (default): `SCHED_FIFO`, each process's main thread at 2 and its other threads (V8's
- * GC helpers, libuv's pool) at 1, so a process woken by a byte runs at once instead of
- * waiting behind the machine's other work, and a GC helper never holds a main thread off a
- * core (as on a machine with a core to spare for them); `nice` (-20, every thread); `none`.
- * Back to normal after the pairs. `PROXY_BENCH_PIN=1` also pins the proxy to core 1 and the
+ * `nice` (default: nice -20, every thread), so a process woken by a byte runs almost at once
+ * instead of waiting its turn behind the machine's other work; `fifo` (`SCHED_FIFO`, each
+ * process's main thread at 2 and its other threads at 1: a GC helper never holds a main
+ * thread off a core; a thread that runs 2 s without blocking is stopped by `RLIMIT_RTTIME`,
+ * failing the run, rather than starve the machine's other work); `none`. Back to normal
+ * after the pairs (and a child exits when the bench is gone). `PROXY_BENCH_PIN=1` also pins the proxy to core 1 and the
  * client and upstream to core 0 (`taskset`).
  */
-const PRIORITY = (process.env.PROXY_BENCH_PRIORITY ?? 'fifo') as 'fifo' | 'nice' | 'none';
+const PRIORITY = (process.env.PROXY_BENCH_PRIORITY ?? 'nice') as 'fifo' | 'nice' | 'none';
 const PIN = process.env.PROXY_BENCH_PIN === '1';
 
 /** Gives `pids` (every thread) the bench's priority, or takes it back; says what it did. */
+const threadTicks = (pid: number) =>
+  readdirSync(`/proc/${pid}/task`).map((tid) => {
+    const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return [tid, Number(fields[11]) + Number(fields[12])] as const;
+  });
+let ticksBefore = new Map<string, number>();
 function prioritize(pids: { proxy: number; others: number[] }, on: boolean): string {
+  if (process.env.PROXY_BENCH_THREADS === '1') {
+    const now = threadTicks(pids.proxy);
+    if (on) ticksBefore = new Map(now);
+    else
+      console.log(
+        'proxy threads CPU ms over the pairs:',
+        now.map(([tid, t]) => `${tid}:${(t - (ticksBefore.get(tid) ?? 0)) * 10}`).join(' '),
+      );
+  }
   const all = [pids.proxy, ...pids.others];
   const done: string[] = [];
   try {
     if (PIN && on) {
       execFileSync('taskset', ['-a', '-p', '-c', '1', String(pids.proxy)], { stdio: 'ignore' });
-      for (const pid of pids.others) execFileSync('taskset', ['-a', '-p', '-c', '0', String(pid)], { stdio: 'ignore' });
+      for (const pid of pids.others)
+        execFileSync('taskset', ['-a', '-p', '-c', '0', String(pid)], { stdio: 'ignore' });
       done.push('the proxy pinned to core 1, client and upstream to core 0');
     }
     if (PRIORITY === 'none') return ['normal priority', ...done].join('; ');
+    // A guard on the real-time policy: a thread that holds a core for 2 s without blocking
+    // gets SIGXCPU (its process ends and the run fails) instead of starving the machine.
+    if (PRIORITY === 'fifo' && on)
+      for (const pid of all)
+        execFileSync('prlimit', [`--pid=${pid}`, '--rttime=2000000:3000000'], { stdio: 'ignore' });
     for (const pid of all)
       for (const tid of readdirSync(`/proc/${pid}/task`).map(Number)) {
         if (PRIORITY === 'nice') setPriority(tid, on ? -20 : 0);
@@ -226,10 +272,10 @@ function prioritize(pids: { proxy: number; others: number[] }, on: boolean): str
 
 async function measureSize(
   tokens: number,
-  children: { upstream: Child; proxy: Child; client: Child },
+  children: { upstream: Child; proxy: Child; client: Child; relay: Child },
   last: boolean,
 ): Promise<ProxySizeFigures> {
-  const { upstream, proxy, client } = children;
+  const { upstream, proxy, client, relay } = children;
   const streamCalls = last ? STREAM_CALLS : 0;
   const freshCalls = last ? FRESH_CALLS : 0;
   await proxy.ask({ logs: true }, 'logs');
@@ -260,8 +306,12 @@ async function measureSize(
     warmUp: WARM_UP,
     upstream: upstream.url,
     proxy: proxy.url,
+    relay: relay.url,
   };
-  const pids = { proxy: proxy.process.pid!, others: [upstream, client].map((child) => child.process.pid!) };
+  const pids = {
+    proxy: proxy.process.pid!,
+    others: [upstream, client, relay].map((child) => child.process.pid!),
+  };
   let scheduling = '';
   const result = await client.ask<ClientResult>({ run }, 'pairs').finally(() => prioritize(pids, false));
   const cpu =
@@ -291,6 +341,8 @@ async function measureSize(
     cpu,
     direct: spread(plain.map((pair) => pair.direct.total)),
     added: spread(plain.map((pair) => pair.through.total - pair.direct.total)),
+    relayAdded: spread(plain.map((pair) => pair.relayed.total - pair.direct.total)),
+    overRelay: spread(plain.map((pair) => pair.through.total - pair.relayed.total)),
     addedParts: {
       toUpstream: spread(plain.map((pair) => pair.through.upstreamFirst - pair.direct.upstreamFirst)),
       upstreamRead: spread(
@@ -303,7 +355,8 @@ async function measureSize(
       ),
       back: spread(
         plain.map(
-          (pair) => pair.through.total - pair.through.upstreamLast - (pair.direct.total - pair.direct.upstreamLast),
+          (pair) =>
+            pair.through.total - pair.through.upstreamLast - (pair.direct.total - pair.direct.upstreamLast),
         ),
       ),
       written: spread(plain.map((pair) => pair.through.written - pair.direct.written)),
@@ -375,12 +428,13 @@ export async function proxyBench(module = process.env.PROXY_BENCH_MODULE): Promi
   ];
   const proxy = await start(['proxy', upstream.url, ...(module ? [module] : [])], flags);
   const client = await start(['client'], ['--expose-gc']);
+  const relay = await start(['relay', upstream.url]);
   const sizes: ProxySizeFigures[] = [];
   try {
     for (const tokens of SIZES)
-      sizes.push(await measureSize(tokens, { upstream, proxy, client }, tokens === SIZES.at(-1)));
+      sizes.push(await measureSize(tokens, { upstream, proxy, client, relay }, tokens === SIZES.at(-1)));
   } finally {
-    for (const child of [client, proxy, upstream]) child.process.send({ close: true });
+    for (const child of [client, proxy, relay, upstream]) child.process.send({ close: true });
   }
   return { load: before, loadAfter: loadavg(), sizes };
 }
@@ -407,6 +461,8 @@ export function printProxyBench(f: ProxyBenchFigures): void {
         : '';
     console.log(`    scheduling during the pairs: ${s.scheduling}`);
     console.log(`    added by the proxy (pairs)              ${all3(s.added)}${target}`);
+    console.log(`    added by a bare relay (read whole, resend) ${all3(s.relayAdded)}`);
+    console.log(`    the proxy over the relay                ${all3(s.overRelay)}`);
     const parts = s.addedParts;
     console.log(
       `      by leg: to the upstream's first byte ${both(parts.toUpstream)}; the upstream's read ${both(parts.upstreamRead)}; its last byte to the client's end ${both(parts.back)}; client's write ${both(parts.written)}`,

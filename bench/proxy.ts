@@ -195,6 +195,8 @@ async function start(args: string[], execArgv: string[] = []): Promise<Child> {
     }),
   );
   ended.catch(() => {});
+  // A message to a child that just ended: its failure is `ended`'s to report.
+  child.on('error', () => {});
   const next = (key: string) =>
     Promise.race([
       ended,
@@ -222,19 +224,21 @@ async function start(args: string[], execArgv: string[] = []): Promise<Child> {
 
 /**
  * How the bench's processes are scheduled while the calls run (`PROXY_BENCH_PRIORITY`):
- * `fifo` (default): `SCHED_FIFO`, each process's main thread at 2 and its other threads at 1
- * (a GC helper never holds a main thread off a core, as on a machine with a core to spare for
- * them), so a process woken by a byte runs at once instead of waiting behind the machine's
- * other work. Guarded: a thread that runs 2 s without blocking is stopped by `RLIMIT_RTTIME`
- * (SIGXCPU) rather than starve the machine, and the run is then made again at normal
- * priority (said beside the figures). `nice` (-20, every thread: no help where the machine's
- * other work sits in other cgroups, as here); `none`. Back to normal after the calls (and a
- * child exits when the bench is gone). `PROXY_BENCH_PIN=1` also pins the proxy to core 1 and
- * the other processes to core 0 (`taskset`).
+ * `fifo` (default): `SCHED_FIFO`, each process's main thread at 2 and its other threads (V8's
+ * GC helpers, libuv's pool) at 1: a process woken by a byte runs at once instead of waiting
+ * behind the machine's other work, and a helper never holds a main thread off a core (as on a
+ * machine with a core to spare for them). (Main threads pinned to one core and helpers to the
+ * other gave longer tails here: p95 27 ms against 11-13.) Guarded: a thread that runs
+ * `PROXY_BENCH_RTTIME_US` (2 s) without blocking is stopped by `RLIMIT_RTTIME` (SIGXCPU; seen
+ * about one run in four: a main thread waiting on a helper it keeps off both cores) rather
+ * than starve the machine, and the run is then made again at normal priority (said beside
+ * the figures). `nice` (-20, every thread: no help where the machine's other work sits in
+ * other cgroups, as here); `none`. Back to normal after the calls (and a child exits when the
+ * bench is gone).
  */
 type Priority = 'fifo' | 'nice' | 'none';
+const RTTIME_US = Number(process.env.PROXY_BENCH_RTTIME_US ?? 2_000_000);
 let PRIORITY = (process.env.PROXY_BENCH_PRIORITY ?? 'fifo') as Priority;
-const PIN = process.env.PROXY_BENCH_PIN === '1';
 
 /** Gives `pids` (every thread) the bench's priority, or takes it back; says what it did. */
 const threadTicks = (pid: number) =>
@@ -255,20 +259,15 @@ function prioritize(pids: { proxy: number; others: number[] }, on: boolean): str
       );
   }
   const all = [pids.proxy, ...pids.others];
-  const done: string[] = [];
   try {
-    if (PIN && on) {
-      execFileSync('taskset', ['-a', '-p', '-c', '1', String(pids.proxy)], { stdio: 'ignore' });
-      for (const pid of pids.others)
-        execFileSync('taskset', ['-a', '-p', '-c', '0', String(pid)], { stdio: 'ignore' });
-      done.push('the proxy pinned to core 1, client and upstream to core 0');
-    }
-    if (PRIORITY === 'none') return ['normal priority', ...done].join('; ');
+    if (PRIORITY === 'none') return 'normal priority';
     // A guard on the real-time policy: a thread that holds a core for 2 s without blocking
     // gets SIGXCPU (its process ends and the run fails) instead of starving the machine.
     if (PRIORITY === 'fifo' && on)
       for (const pid of all)
-        execFileSync('prlimit', [`--pid=${pid}`, '--rttime=2000000:3000000'], { stdio: 'ignore' });
+        execFileSync('prlimit', [`--pid=${pid}`, `--rttime=${RTTIME_US}:${RTTIME_US * 1.5}`], {
+          stdio: 'ignore',
+        });
     for (const pid of all)
       for (const tid of readdirSync(`/proc/${pid}/task`).map(Number)) {
         if (PRIORITY === 'nice') setPriority(tid, on ? -20 : 0);
@@ -277,10 +276,9 @@ function prioritize(pids: { proxy: number; others: number[] }, on: boolean): str
           execFileSync('chrt', ['-p', ...policy, String(tid)], { stdio: 'ignore' });
         }
       }
-    done.unshift(
-      PRIORITY === 'fifo' ? 'SCHED_FIFO (main threads 2, other threads 1)' : 'nice -20, every thread',
-    );
-    return done.join('; ');
+    return PRIORITY === 'fifo'
+      ? 'SCHED_FIFO: main threads at 2, other threads at 1'
+      : 'nice -20, every thread';
   } catch (error) {
     return `normal priority (${PRIORITY} refused: ${(error as Error).message.split('\n')[0]})`;
   }

@@ -224,21 +224,23 @@ async function start(args: string[], execArgv: string[] = []): Promise<Child> {
 
 /**
  * How the bench's processes are scheduled while the calls run (`PROXY_BENCH_PRIORITY`):
- * `fifo` (default): `SCHED_FIFO`, each process's main thread at 2 and its other threads (V8's
- * GC helpers, libuv's pool) at 1: a process woken by a byte runs at once instead of waiting
- * behind the machine's other work, and a helper never holds a main thread off a core (as on a
- * machine with a core to spare for them). (Main threads pinned to one core and helpers to the
- * other gave longer tails here: p95 27 ms against 11-13.) Guarded: a thread that runs
- * `PROXY_BENCH_RTTIME_US` (2 s) without blocking is stopped by `RLIMIT_RTTIME` (SIGXCPU; seen
- * about one run in four: a main thread waiting on a helper it keeps off both cores) rather
+ * `none` (default: the machine is shared); `fifo`: `SCHED_FIFO`, each process's main thread at
+ * 2 and its other threads (V8's GC helpers, libuv's pool) at 1, so a process woken by a byte
+ * runs at once instead of waiting behind the machine's other work, and a helper never holds a
+ * main thread off a core (as on a machine with a core to spare for them). Main threads pinned
+ * to one core and helpers to the other gave longer tails here (p95 27 ms against 11-13 ms);
+ * every thread at one priority did not avoid the guard below. Guarded: a thread that runs
+ * `PROXY_BENCH_RTTIME_US` (2 s) without a sleep is stopped by `RLIMIT_RTTIME` (SIGXCPU) rather
  * than starve the machine, and the run is then made again at normal priority (said beside
- * the figures). `nice` (-20, every thread: no help where the machine's other work sits in
- * other cgroups, as here); `none`. Back to normal after the calls (and a child exits when the
- * bench is gone).
+ * the figures). This trips in about half the runs here, in the proxy, the upstream or the
+ * relay alike: at this rate of calls a process is woken again before it is off the run queue,
+ * which the kernel does not count as a sleep. `nice` (-20, every thread: no help where the
+ * machine's other work sits in other cgroups, as here). Back to normal after the calls (and a
+ * child exits when the bench is gone).
  */
 type Priority = 'fifo' | 'nice' | 'none';
 const RTTIME_US = Number(process.env.PROXY_BENCH_RTTIME_US ?? 2_000_000);
-let PRIORITY = (process.env.PROXY_BENCH_PRIORITY ?? 'fifo') as Priority;
+let PRIORITY = (process.env.PROXY_BENCH_PRIORITY ?? 'none') as Priority;
 
 /** Gives `pids` (every thread) the bench's priority, or takes it back; says what it did. */
 const threadTicks = (pid: number) =>

@@ -27,10 +27,10 @@
  *
  * Scheduling. On a loaded 2-core machine a process woken by a byte waits its turn behind the
  * machine's other work, and that wait (milliseconds at a load of 10) lands in the difference
- * (a proxied call wakes two more processes than a straight one). So during the calls the
- * bench raises its four processes' priority (`PROXY_BENCH_PRIORITY`, below; the default
- * `nice` needs the right to lower a nice value, `fifo` to use real-time scheduling) and says
- * which it got beside the figures; the load average is printed too.
+ * (a proxied call wakes two more processes than a straight one). `PROXY_BENCH_PRIORITY=fifo`
+ * runs the bench's processes under real-time scheduling during the calls (bench/proxy-priority.ts,
+ * where the bench may use it); the rows say how they were scheduled, and the load average is
+ * printed too. The relay row holds either way: it pays the same waits as the proxy.
  *
  * The proxy's own timing (its log lines, `performance.now()` in its process): `forward`, from
  * the request's last byte received to its first byte handed to the upstream's connection;
@@ -60,12 +60,13 @@
  * process runs with the young-generation cap `agent-compaction proxy` gives its own
  * (src/cli/respawn-with-heap-flags.ts) unless those flags set `--max-semi-space-size`.
  */
-import { type ChildProcess, execFileSync, fork } from 'node:child_process';
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { loadavg, setPriority } from 'node:os';
+import { type ChildProcess, fork } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { heapFlagsToAdd } from '../src/cli/respawn-with-heap-flags.js';
 import type { ProxyLogEntry } from '../src/proxy/index.js';
 import { type BenchLogFields, type ClientResult, REST_DELAY_MS } from './proxy-child.js';
+import { prioritize, priorityMode, setPriorityMode } from './proxy-priority.js';
 
 const CALLS = Number(process.env.PROXY_BENCH_CALLS ?? 400);
 const STREAM_CALLS = Number(process.env.PROXY_BENCH_STREAM_CALLS ?? 100);
@@ -222,70 +223,6 @@ async function start(args: string[], execArgv: string[] = []): Promise<Child> {
   };
 }
 
-/**
- * How the bench's processes are scheduled while the calls run (`PROXY_BENCH_PRIORITY`):
- * `none` (default: the machine is shared); `fifo`: `SCHED_FIFO`, each process's main thread at
- * 2 and its other threads (V8's GC helpers, libuv's pool) at 1, so a process woken by a byte
- * runs at once instead of waiting behind the machine's other work, and a helper never holds a
- * main thread off a core (as on a machine with a core to spare for them). Main threads pinned
- * to one core and helpers to the other gave longer tails here (p95 27 ms against 11-13 ms);
- * every thread at one priority did not avoid the guard below. Guarded: a thread that runs
- * `PROXY_BENCH_RTTIME_US` (2 s) without a sleep is stopped by `RLIMIT_RTTIME` (SIGXCPU) rather
- * than starve the machine, and the run is then made again at normal priority (said beside
- * the figures). This trips in about half the runs here, in the proxy, the upstream or the
- * relay alike: at this rate of calls a process is woken again before it is off the run queue,
- * which the kernel does not count as a sleep. `nice` (-20, every thread: no help where the
- * machine's other work sits in other cgroups, as here). Back to normal after the calls (and a
- * child exits when the bench is gone).
- */
-type Priority = 'fifo' | 'nice' | 'none';
-const RTTIME_US = Number(process.env.PROXY_BENCH_RTTIME_US ?? 2_000_000);
-let PRIORITY = (process.env.PROXY_BENCH_PRIORITY ?? 'none') as Priority;
-
-/** Gives `pids` (every thread) the bench's priority, or takes it back; says what it did. */
-const threadTicks = (pid: number) =>
-  readdirSync(`/proc/${pid}/task`).map((tid) => {
-    const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return [tid, Number(fields[11]) + Number(fields[12])] as const;
-  });
-let ticksBefore = new Map<string, number>();
-function prioritize(pids: { proxy: number; others: number[] }, on: boolean): string {
-  if (process.env.PROXY_BENCH_THREADS === '1') {
-    const now = threadTicks(pids.proxy);
-    if (on) ticksBefore = new Map(now);
-    else
-      console.log(
-        'proxy threads CPU ms over the pairs:',
-        now.map(([tid, t]) => `${tid}:${(t - (ticksBefore.get(tid) ?? 0)) * 10}`).join(' '),
-      );
-  }
-  const all = [pids.proxy, ...pids.others];
-  try {
-    if (PRIORITY === 'none') return 'normal priority';
-    // A guard on the real-time policy: a thread that holds a core for 2 s without blocking
-    // gets SIGXCPU (its process ends and the run fails) instead of starving the machine.
-    if (PRIORITY === 'fifo' && on)
-      for (const pid of all)
-        execFileSync('prlimit', [`--pid=${pid}`, `--rttime=${RTTIME_US}:${RTTIME_US * 1.5}`], {
-          stdio: 'ignore',
-        });
-    for (const pid of all)
-      for (const tid of readdirSync(`/proc/${pid}/task`).map(Number)) {
-        if (PRIORITY === 'nice') setPriority(tid, on ? -20 : 0);
-        else {
-          const policy = on ? ['-f', tid === pid ? '2' : '1'] : ['-o', '0'];
-          execFileSync('chrt', ['-p', ...policy, String(tid)], { stdio: 'ignore' });
-        }
-      }
-    return PRIORITY === 'fifo'
-      ? 'SCHED_FIFO: main threads at 2, other threads at 1'
-      : 'nice -20, every thread';
-  } catch (error) {
-    return `normal priority (${PRIORITY} refused: ${(error as Error).message.split('\n')[0]})`;
-  }
-}
-
 async function measureSize(
   tokens: number,
   children: { upstream: Child; proxy: Child; client: Child; relay: Child },
@@ -433,18 +370,18 @@ async function measureSize(
 
 /** Runs the bench (a minute or two on a quiet machine). */
 export async function proxyBench(module = process.env.PROXY_BENCH_MODULE): Promise<ProxyBenchFigures> {
-  const asked = PRIORITY;
+  const asked = priorityMode();
   try {
     return await proxyRun(module);
   } catch (error) {
     if (asked !== 'fifo') throw error;
     // The real-time guard stopped a process (or it failed otherwise): once more, not raised.
     console.log(`  (${(error as Error).message} under SCHED_FIFO: run again at normal priority)`);
-    PRIORITY = 'none';
+    setPriorityMode('none');
     try {
       return await proxyRun(module);
     } finally {
-      PRIORITY = asked;
+      setPriorityMode(asked);
     }
   }
 }

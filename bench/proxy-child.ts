@@ -422,7 +422,8 @@ async function client(): Promise<void> {
 
 const [role, upstreamUrl, module] = process.argv.slice(2);
 // The bench gone (stopped, crashed): no child outlives it, least of all at its raised priority.
-process.on('disconnect', () => process.exit(0));
+// (Only in a child: the bench imports this file for its types and constants.)
+if (role !== undefined && process.send !== undefined) process.on('disconnect', () => process.exit(0));
 if (role === 'upstream') await upstream();
 else if (role === 'relay') await relay(upstreamUrl!);
 else if (role === 'proxy') await proxy(upstreamUrl!, module ?? '../src/proxy/index.js');

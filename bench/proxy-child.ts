@@ -22,6 +22,15 @@ import { syntheticSession } from '../src/testing/synthetic-session.js';
 /** Milliseconds between a stream's first event and the rest. */
 export const REST_DELAY_MS = 50;
 
+/**
+ * Milliseconds on the machine's monotonic clock (`CLOCK_MONOTONIC`, the same in every process
+ * here): stamps taken in the client, the proxy and the upstream can be subtracted.
+ */
+export const monotonic = () => Number(process.hrtime.bigint()) / 1e6;
+
+/** The upstream's answer header with its stamps: `<first body byte in>,<last body byte in>`. */
+export const UPSTREAM_STAMPS_HEADER = 'x-bench-upstream';
+
 /** What the client is asked to measure. */
 export interface ClientRun {
   tokens: number;
@@ -32,6 +41,7 @@ export interface ClientRun {
   warmUp: number;
   upstream: string;
   proxy: string;
+  relay: string;
 }
 
 /** One request's times (milliseconds from before its first byte was written). */
@@ -40,6 +50,13 @@ export interface Timing {
   total: number;
   /** To the answer's first body byte. */
   first: number;
+  /** To the upstream's first and last body byte in (its stamps, on the shared clock). */
+  upstreamFirst: number;
+  upstreamLast: number;
+  /** To the request's last byte handed to the client's socket (`finish`). */
+  written: number;
+  /** When the request's first byte was written ({@link monotonic}). */
+  startedAt: number;
 }
 
 /** One body sent both ways. */
@@ -49,6 +66,8 @@ export interface Pair {
   fresh: boolean;
   direct: Timing;
   through: Timing;
+  /** Through the bare relay. */
+  relayed: Timing;
 }
 
 /** The client's answer. */
@@ -73,12 +92,17 @@ async function upstream(): Promise<void> {
   const server = createServer((request, response) => {
     let size = 0;
     let streamed = false;
+    let firstIn = 0;
     request.on('data', (chunk: Buffer) => {
       // The stream flag sits at the start of the bodies this bench sends.
-      if (size === 0) streamed = chunk.subarray(0, 64).includes('"stream":true');
+      if (size === 0) {
+        firstIn = monotonic();
+        streamed = chunk.subarray(0, 64).includes('"stream":true');
+      }
       size += chunk.length;
     });
     request.on('end', () => {
+      const stamps = `${firstIn},${monotonic()}`;
       if (!streamed) {
         const body = JSON.stringify({
           choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }],
@@ -87,11 +111,12 @@ async function upstream(): Promise<void> {
         response.writeHead(200, {
           'content-type': 'application/json',
           'content-length': Buffer.byteLength(body),
+          [UPSTREAM_STAMPS_HEADER]: stamps,
         });
         response.end(body);
         return;
       }
-      response.writeHead(200, { 'content-type': 'text/event-stream' });
+      response.writeHead(200, { 'content-type': 'text/event-stream', [UPSTREAM_STAMPS_HEADER]: stamps });
       response.write('data: {"choices":[{"index":0,"delta":{"content":"ok"}}]}\n\n');
       setTimeout(() => response.end('data: [DONE]\n\n'), REST_DELAY_MS);
     });
@@ -100,6 +125,49 @@ async function upstream(): Promise<void> {
   send({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` });
   process.on('message', (message: Message) => {
     if ('close' in message) server.close(() => process.exit(0));
+  });
+}
+
+/**
+ * A bare store-and-forward relay: reads the body whole into one Buffer (as the proxy does),
+ * sends it as it is to the upstream over a kept connection, and pipes the answer back. What
+ * any HTTP hop that needs the whole body costs (two more loopback transfers of it, two more
+ * processes woken): the floor under what the proxy adds.
+ */
+async function relay(upstreamUrl: string): Promise<void> {
+  const target = new URL('/v1/chat/completions', upstreamUrl);
+  const agent = new Agent({ keepAlive: true });
+  const server = createServer((incoming, outgoing) => {
+    const chunks: Buffer[] = [];
+    incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
+    incoming.on('end', () => {
+      const body = Buffer.concat(chunks);
+      const call = request(
+        target,
+        {
+          method: 'POST',
+          agent,
+          headers: {
+            'content-type': 'application/json',
+            'content-length': body.length,
+            authorization: String(incoming.headers.authorization),
+          },
+        },
+        (answer) => {
+          outgoing.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(outgoing);
+        },
+      );
+      call.end(body);
+    });
+  });
+  await new Promise<void>((ready) => server.listen(0, '127.0.0.1', ready));
+  send({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}` });
+  process.on('message', (message: Message) => {
+    if ('close' in message) {
+      agent.destroy();
+      server.close(() => process.exit(0));
+    }
   });
 }
 
@@ -128,7 +196,7 @@ async function proxy(upstreamUrl: string, module: string): Promise<void> {
   const { startProxy } = (await import(module)) as typeof import('../src/proxy/index.js');
   const manager = new CompactManager({ model: 'gpt-4o', maxContextTokens: 1_000_000 });
   await manager.ready();
-  const logs: { entry: ProxyLogEntry; at: number }[] = [];
+  const logs: { entry: ProxyLogEntry; at: number; sentAt: number }[] = [];
   // The main thread's garbage-collection pauses (delivered after the fact: matched when asked).
   const pauses: { start: number; end: number }[] = [];
   new PerformanceObserver((list) => {
@@ -138,7 +206,7 @@ async function proxy(upstreamUrl: string, module: string): Promise<void> {
     upstream: upstreamUrl,
     manager,
     port: 0,
-    log: (entry) => logs.push({ entry, at: performance.now() }),
+    log: (entry) => logs.push({ entry, at: performance.now(), sentAt: monotonic() }),
   });
   const cpu = () => {
     const { user, system } = processCpu();
@@ -172,14 +240,18 @@ async function proxy(upstreamUrl: string, module: string): Promise<void> {
  * before that (give or take the microseconds between the steps).
  */
 function withPauses(
-  { entry, at }: { entry: ProxyLogEntry; at: number },
+  { entry, at, sentAt }: { entry: ProxyLogEntry; at: number; sentAt: number },
   pauses: readonly { start: number; end: number }[],
 ): ProxyLogEntry & BenchLogFields {
-  const end = at - (entry.returnMs ?? 0) - (entry.upstreamMs ?? 0);
+  const back = (entry.returnMs ?? 0) + (entry.upstreamMs ?? 0);
+  const end = at - back;
   const start = end - (entry.forwardMs ?? 0);
   let gcMs = 0;
   for (const pause of pauses) gcMs += Math.max(0, Math.min(end, pause.end) - Math.max(start, pause.start));
-  return { ...entry, gcMs, forwardStart: start };
+  const upstreamAt = sentAt - back;
+  const lastInAt = upstreamAt - (entry.forwardMs ?? 0);
+  const handlerAt = lastInAt - (entry.readMs ?? 0);
+  return { ...entry, gcMs, forwardStart: start, handlerAt, lastInAt, upstreamAt, sentAt };
 }
 
 /** What the bench adds to the proxy's log lines. */
@@ -192,6 +264,11 @@ export interface BenchLogFields {
    * (incremental marking steps on the main thread, marking on helper threads).
    */
   forwardStart: number;
+  /** On the shared clock ({@link monotonic}): the handler ran, the body's last byte was in, its first byte went upstream, the answer's first byte went back. */
+  handlerAt: number;
+  lastInAt: number;
+  upstreamAt: number;
+  sentAt: number;
 }
 
 /** A Chat Completions history of about `tokens` tokens (a synthetic coding session). */
@@ -211,8 +288,9 @@ const bodyOf = (messages: unknown[], stream: boolean) =>
 /** Posts `body` over `agent`'s kept connection; resolves with its times. */
 function post(agent: Agent, base: URL, body: Buffer): Promise<Timing> {
   return new Promise((resolve, reject) => {
-    const started = performance.now();
+    const started = monotonic();
     let first = 0;
+    let written = 0;
     const call = request(
       new URL('/v1/chat/completions', base),
       {
@@ -225,14 +303,29 @@ function post(agent: Agent, base: URL, body: Buffer): Promise<Timing> {
         },
       },
       (response) => {
+        const [upstreamFirst, upstreamLast] = String(response.headers[UPSTREAM_STAMPS_HEADER])
+          .split(',')
+          .map((stamp) => Number(stamp) - started);
         response.on('data', () => {
-          if (first === 0) first = performance.now() - started;
+          if (first === 0) first = monotonic() - started;
         });
-        response.on('end', () => resolve({ total: performance.now() - started, first }));
+        response.on('end', () =>
+          resolve({
+            total: monotonic() - started,
+            first,
+            upstreamFirst: upstreamFirst!,
+            upstreamLast: upstreamLast!,
+            written,
+            startedAt: started,
+          }),
+        );
         response.on('error', reject);
       },
     );
     call.on('error', reject);
+    call.on('finish', () => {
+      written = monotonic() - started;
+    });
     call.end(body);
   });
 }
@@ -272,10 +365,13 @@ async function client(): Promise<void> {
     }
     const direct = new Agent({ keepAlive: true, maxSockets: 1 });
     const through = new Agent({ keepAlive: true, maxSockets: 1 });
+    const relayed = new Agent({ keepAlive: true, maxSockets: 1 });
     const upstreamUrl = new URL(run.upstream);
     const proxyUrl = new URL(run.proxy);
+    const relayUrl = new URL(run.relay);
     for (const body of warm) {
       await post(direct, upstreamUrl, body);
+      await post(relayed, relayUrl, body);
       await post(through, proxyUrl, body);
     }
     // Warm: the bench reads the proxy's CPU time, then says go.
@@ -292,26 +388,43 @@ async function client(): Promise<void> {
     for (const [call, body] of bodies.entries()) {
       // The client's own garbage collected between pairs, not inside one.
       if (call % 10 === 0) (globalThis as { gc?: () => void }).gc?.();
-      let straight: Timing;
-      let proxied: Timing;
-      if (call % 2 === 0) {
-        straight = await post(direct, upstreamUrl, body);
-        proxied = await post(through, proxyUrl, body);
-      } else {
-        proxied = await post(through, proxyUrl, body);
-        straight = await post(direct, upstreamUrl, body);
+      // The three legs in turn, their order rotated call by call (straight, relay, proxy; then
+      // relay, proxy, straight; then proxy, straight, relay): each leg goes first, second and
+      // last alike, and the proxy never takes two calls in a row (it is idle when one comes,
+      // as between an agent's model calls).
+      const legs = [
+        () => post(direct, upstreamUrl, body),
+        () => post(relayed, relayUrl, body),
+        () => post(through, proxyUrl, body),
+      ];
+      const times: Timing[] = [];
+      for (let k = 0; k < 3; k++) {
+        const leg = (call + k) % 3;
+        times[leg] = await legs[leg]!();
       }
+      const [straight, relay, proxied] = times as [Timing, Timing, Timing];
       const fresh = call >= run.calls + run.streamCalls;
-      pairs.push({ stream: !fresh && call >= run.calls, fresh, direct: straight, through: proxied });
+      pairs.push({
+        stream: !fresh && call >= run.calls,
+        fresh,
+        direct: straight,
+        through: proxied,
+        relayed: relay,
+      });
     }
     direct.destroy();
     through.destroy();
+    relayed.destroy();
     const result: ClientResult = { historyTokens, messages: count, bodyBytes: bodies[0]!.length, pairs };
     send({ pairs: result, first: bodies[0]!.toString('utf8') });
   });
 }
 
 const [role, upstreamUrl, module] = process.argv.slice(2);
+// The bench gone (stopped, crashed): no child outlives it, least of all at its raised priority.
+// (Only in a child: the bench imports this file for its types and constants.)
+if (role !== undefined && process.send !== undefined) process.on('disconnect', () => process.exit(0));
 if (role === 'upstream') await upstream();
+else if (role === 'relay') await relay(upstreamUrl!);
 else if (role === 'proxy') await proxy(upstreamUrl!, module ?? '../src/proxy/index.js');
 else if (role === 'client') await client();

@@ -12,17 +12,17 @@ const GOAL = 0.9;
  * can only improve. Why they fall short is in eval/data/instructions/LABELS.md (sources label
  * alike sentences apart: SGD's "I'm going to New York." is an instruction, oasst1's "I own a
  * bakery." is not; a benchmark's puzzle facts and news items read like SGD's slot answers;
- * agent-rules imperatives open on verbs no other source uses; SWE-agent's environment messages
- * have few likes among the other sources' non-instructions). Dropping single-word features
- * (issue 45, this pass) brought sgd and agents-md to the goal and cost fastchat-bench 1.9 points
- * of precision, agent-rules 0.9 of precision and 0.8 of recall, oasst1 2.1 of recall: the floors
- * below are those figures.
+ * SWE-agent's environment messages have few likes among the other sources' non-instructions).
+ * Word-class pairs (a cheap stand-in for parts of speech), the count of numbers, a want asked
+ * about ("Do I need ...?") and lighter per-source balancing (issue 45, fifth pass) brought
+ * agent-rules to the goal (89.9/84.9 to 90.6/91.3) and lifted fastchat-bench precision
+ * 80.0 to 82.9 and swe-agent 79.5 to 86.1; oasst1 moved 81.7/89.3 to 80.5/91.4: the floors below
+ * are those figures.
  */
 const OPEN_GAP: Readonly<Record<string, { precision: number; recall: number }>> = {
-  'agent-rules': { precision: 0.89, recall: 0.84 },
-  'fastchat-bench': { precision: 0.8, recall: GOAL },
-  oasst1: { precision: 0.81, recall: 0.89 },
-  'swe-agent': { precision: 0.79, recall: GOAL },
+  'fastchat-bench': { precision: 0.82, recall: GOAL },
+  oasst1: { precision: 0.8, recall: GOAL },
+  'swe-agent': { precision: 0.86, recall: GOAL },
 };
 
 describe('the instruction model (issue 45)', () => {

@@ -291,7 +291,9 @@ function shapeBigrams(feature: AddFeature, words: readonly string[], position: S
   let opening = '';
   for (let i = 0; i < words.length; i++) {
     const shape = wordClass(words[i] as string);
-    feature(false, 'sb:', prev, shape);
+    // Two plain words in a row are most of any sentence: the pair tells nothing, and read as
+    // a feature it worked as a second bias toward "instruction".
+    if (prev !== 'w' || shape !== 'w') feature(false, 'sb:', prev, shape);
     if (i < 3) opening = i === 0 ? shape : `${opening} ${shape}`;
     prev = shape;
   }

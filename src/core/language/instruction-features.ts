@@ -165,6 +165,8 @@ export function featuresOf(
     }
   }
   shapeOf(feature, headOf(sentence), words);
+  shapeBigrams(feature, words, position);
+  numbersOf(feature, headOf(sentence), words);
   return list.out;
 }
 
@@ -233,7 +235,8 @@ function shapeOf(feature: AddFeature, text: string, words: readonly string[]): v
   if (
     / (?:i'd|i would|we'd|we would) (?:like|love|prefer|rather) | i (?:want|need|wish|prefer) /.test(joined)
   )
-    feature(true, 'm:', 'want');
+    // "Do I need to sign in?" asks about a want, it states none.
+    feature(true, 'm:', WANT_ASKED.test(joined) ? 'want-q' : 'want');
   if (/ (?:please|pls|kindly) /.test(joined)) feature(true, 'm:', 'please');
   if (/ (?:don't|do not|never|dont|mustn't|shouldn't|avoid|without) /.test(joined))
     feature(true, 'm:', 'neg');
@@ -245,6 +248,65 @@ function shapeOf(feature: AddFeature, text: string, words: readonly string[]): v
   if (/^[\p{So}\p{Sk}✅❌-]/u.test(lead)) feature(false, 't:', 'bullet');
   if ((text.match(/`/g)?.length ?? 0) >= 2) feature(false, 't:', 'code');
   if (/\bhttps?:\/\//.test(text)) feature(false, 't:', 'url');
+}
+
+/** A want asked about, not stated: "Do I need ...", "Should we want ...". */
+const WANT_ASKED =
+  / (?:do|does|did|should|shall|must|can|could|would|will|am) (?:i|we) (?:want|need|wish|prefer|like|love) /;
+
+/** The speaker: "I want ...", "my order", "we'd like". */
+const FIRST_PERSON = new Set("i i'm i'd i'll i've me my we our us".split(' '));
+/** Someone else as subject or object: narrative material ("He bought ...", "They asked me ..."). */
+const THIRD_PERSON = new Set("he she they his her their them him it its it's".split(' '));
+
+/**
+ * A word's class, a cheap stand-in for its part of speech: a number, a mark, the addressee, the
+ * speaker, a third person, an auxiliary, a determiner, a wh-word, or a word by its ending (-ed,
+ * -ing, -ly, -s: past tense and participles, adverbs, plurals and third-person verbs).
+ */
+function wordClass(word: string): string {
+  if (word === '<num>') return 'N';
+  if (word.length === 1 && !/[a-z]/.test(word)) return word;
+  if (YOU.has(word)) return 'Y';
+  if (FIRST_PERSON.has(word)) return 'I';
+  if (THIRD_PERSON.has(word)) return 'T';
+  if (AUXILIARIES.has(word)) return 'A';
+  if (OBJECT_START.has(word)) return 'D';
+  if (WH.has(word)) return 'W';
+  if (word.length > 4 && word.endsWith('ed')) return 'ed';
+  if (word.length > 4 && word.endsWith('ing')) return 'ing';
+  if (word.length > 3 && word.endsWith('ly')) return 'ly';
+  if (word.length > 3 && word.endsWith('s') && !word.endsWith('ss')) return 's';
+  return 'w';
+}
+
+/**
+ * Pairs of word classes, and the first three classes read with the sentence's position: the
+ * shape of "He bought 5 copies" (T ed N s) or "Your command ran successfully" (Y w w ly) against
+ * "Book the earliest train" (w D w w), in words no other source uses (issue 45: part-of-speech
+ * pairs lifted the held-out sources where words alone do not carry over; a tagger was too slow).
+ */
+function shapeBigrams(feature: AddFeature, words: readonly string[], position: SentencePosition): void {
+  let prev = '<s>';
+  let opening = '';
+  for (let i = 0; i < words.length; i++) {
+    const shape = wordClass(words[i] as string);
+    // Two plain words in a row are most of any sentence: the pair tells nothing, and read as
+    // a feature it worked as a second bias toward "instruction".
+    if (prev !== 'w' || shape !== 'w') feature(false, 'sb:', prev, shape);
+    if (i < 3) opening = i === 0 ? shape : `${opening} ${shape}`;
+    prev = shape;
+  }
+  feature(false, 'sb:', prev, '</s>');
+  feature(false, 'sbp:', position, opening);
+}
+
+/** How many numbers the sentence holds, and whether one is an amount of money. */
+function numbersOf(feature: AddFeature, text: string, words: readonly string[]): void {
+  let count = 0;
+  for (const word of words) if (word === '<num>') count++;
+  feature(false, 'num:', String(Math.min(3, count)));
+  if (/[$€£]\d/.test(text)) feature(false, 'num:', 'money');
 }
 
 /** Words that open an imperative without being its verb: the opening read is the word after. */

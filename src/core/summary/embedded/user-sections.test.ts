@@ -60,7 +60,8 @@ describe('user sections', () => {
     // should totally try it sometime.", "I ran the Riverside half marathon in 1:52:10, ...". Since
     // the sentence's position became a feature and the prompt material was labelled 'other', it
     // is under the section's margin on "Whatever you change, the `legacyInvoiceTotal` export has to
-    // stay." (log-odds 0.9, said alone) and over it on "The config lives in config/prod.yaml." (2.9).
+    // stay." (log-odds 1.0, said alone); with the word classes of issue 45's fifth pass, "The
+    // config lives in config/prod.yaml." went under it too (2.9 to 1.75).
     // Its measured figures are the leave-one-source-out table (eval/instruction-model.test.ts).
   });
 

@@ -1,6 +1,7 @@
 /** The rows bench/proxy.ts prints (`npm run bench`, `npx tsx bench/proxy.ts`). */
-import type { ProxyBenchFigures, SlowCall, Spread } from './proxy.js';
+
 import { REST_DELAY_MS } from './proxy-child.js';
+import type { ProxyBenchFigures, SlowCall, Spread } from './proxy-figures.js';
 
 /** Issue 49 point 5: what the proxy may add per request at a 128k history (p99). */
 export const TARGET_P99_MS = 5;

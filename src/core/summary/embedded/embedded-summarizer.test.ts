@@ -379,30 +379,3 @@ describe('excerpts of folded tool results (issue 35)', () => {
     expect(countTokens(head(assistant))).toBeGreaterThan(countTokens(head(people)));
   });
 });
-
-describe('EmbeddedSummarizer rolling ids', () => {
-  it('keeps an id the previous version showed only in a line, when a later round drops that line', () => {
-    const cluster = '29cd5820-1828-44ec-91a0-9cdb0748cf36';
-    const previous = [
-      '## Conversation',
-      `- assistant: The staging cluster is ${cluster}, as the runbook says.`,
-      '- read_file(path="docs/runbook.md") → 40 lines',
-    ].join('\n');
-    const list = messageList();
-    for (let k = 0; k < 6; k++) {
-      list.calls([
-        { id: `call_${k}`, name: 'update_invoice', arguments: `{"invoice_id":"INV-${7100 + k}"}` },
-      ]);
-      list.result({
-        callId: `call_${k}`,
-        output: `Error: invoice INV-${7100 + k} is locked by batch B-${k}`,
-        isError: true,
-      });
-    }
-    const text = run(list.messages, 160, { previousSummary: previous });
-    // The line is gone (six failed state-changing calls outrank it) ...
-    expect(text).not.toContain('staging cluster');
-    // ... and its id is carried by the key identifiers list.
-    expect(text).toContain(cluster);
-  });
-});

@@ -36,8 +36,6 @@ interface Extraction {
   segments: Segment[];
   units: Unit[];
   ledger: IdentifierLedger;
-  /** Ids the previous version showed only in a person's line (an agent transcript's). */
-  carriedIds: string[];
   agentic: boolean;
 }
 
@@ -75,15 +73,6 @@ function* extractSteps(
   const units = previous.units;
   const ledger = new IdentifierLedger();
   for (const id of previous.ids) ledger.add(id, 'summary');
-  // Ids the previous version showed in what a person said (the list leaves those out): the
-  // list's last resort when this round drops their line (see fitSummarySteps).
-  const carriedIds: string[] = [];
-  for (let i = 0; !chat && i < previous.units.length; i++) {
-    if (i % 64 === 63) yield;
-    const unit = previous.units[i]!;
-    if (!unit.tool && !unit.filler)
-      for (const found of findIdentifiers(unit.text)) carriedIds.push(found.text);
-  }
   const placed = placeMessages(messages, segments);
   let nextFact = 0;
   for (let index = 0; index < messages.length; index++) {
@@ -143,7 +132,6 @@ function* extractSteps(
     segments,
     units,
     ledger,
-    carriedIds,
     // A round with no new tool call is still an agent's: the previous summary's tool lines say so.
     agentic: facts.length > 0 || previous.units.some((u) => u.tool),
   };
@@ -216,15 +204,9 @@ function* fitSummarySteps(input: FitInput): Steps<string> {
   for (const unit of yield* selectUnitSteps(extraction.units, { budget, cost, idf })) chosen.add(unit);
   yield;
   const shown = () => [...chosen].map((u) => u.text).join('\n');
-  // Once the lines are chosen, an id the previous version showed in a person's line that this
-  // round drops comes last in the list: without it the id left with its line (planted rolling
-  // 20:1 lost UUIDs so). Not before: reserving room for ids the kept lines show anyway changes
-  // which lines are kept (an 8k support session lost two instructions).
-  const listed = new Set(ranked);
-  const fallback = [...ranked, ...new Set(extraction.carriedIds.filter((id) => !listed.has(id)))];
   function* refreshIds(): Steps<void> {
     const text = shown();
-    ids = yield* pickKeyIdentifierSteps(fallback, keyBudget, idCost, (id) => text.includes(id));
+    ids = yield* pickKeyIdentifierSteps(ranked, keyBudget, idCost, (id) => text.includes(id));
   }
   yield* refreshIds();
   const render = () => renderSummary({ segments: extraction.segments, units: chosen, ids, note });

@@ -23,18 +23,19 @@ import {
  * date (a "this morning" too) gave 2.9x (34.0%) here but cost the generated noisy personal
  * chats of eval:fidelity a third of their facts (rolling 1/8: 60.0% to 38.3%), so they are not.
  */
-const WINDOW_MULTIPLE_FLOOR = 1.8;
+const WINDOW_MULTIPLE_FLOOR = 2;
 /**
- * Short answers kept on the held-out chats; issue 45's goal (35%) is missed: 27.2% from the
- * command line. Under the test runner on a loaded machine a run gave 2.08x: the floors leave room.
+ * Short answers kept on the held-out chats; issue 45's goal (35%) is missed: 29.6% from the
+ * command line, 2.5x (27.2%, 2.3x before a shared photo's caption became a unit of its own). Under the test runner on a loaded machine a run gave 2.08x: the floors leave room.
  */
-const RETAINED_FLOOR = 0.22;
+const RETAINED_FLOOR = 0.24;
 /**
- * The tuning set (seven conversations) at 1/8: 30.4% kept, 3.3x the window (24.1% and 2.9x
- * before clauses were cut at commas and dated events weighed more).
+ * The tuning set (seven conversations) at 1/8: 31.3% kept, 3.4x the window (30.4% and 3.3x
+ * before a caption was a unit of its own; 24.1% and 2.9x before clauses were cut at commas and
+ * dated events weighed more).
  */
-const TUNE_RETAINED_FLOOR = 0.27;
-const TUNE_WINDOW_MULTIPLE_FLOOR = 2.6;
+const TUNE_RETAINED_FLOOR = 0.28;
+const TUNE_WINDOW_MULTIPLE_FLOOR = 2.8;
 
 describe('real chats between two people (LoCoMo, issue 45)', () => {
   it('load as dated sessions of named turns with short answers to look for', () => {
@@ -88,7 +89,7 @@ describe('real chats between two people (LoCoMo, issue 45)', () => {
     ).toBe(true);
   });
 
-  it('rolling at 1/8, the held-out chats keep >= 22% of short answers, >= 1.8x a same-size window, small talk <= 10%', async () => {
+  it('rolling at 1/8, the held-out chats keep >= 24% of short answers, >= 2x a same-size window, small talk <= 10%', async () => {
     const total = totalRuns(await runRealChats(LOCOMO_SETS['held-out']));
     expect(total.ceiling).toBeGreaterThan(200);
     expect(total.retainedShare).toBeGreaterThanOrEqual(RETAINED_FLOOR);
@@ -98,7 +99,7 @@ describe('real chats between two people (LoCoMo, issue 45)', () => {
     expect(total.targetFill).toBeGreaterThanOrEqual(0.9);
   }, 300_000);
 
-  it('rolling at 1/8, the tuning chats keep >= 27% of short answers, >= 2.6x a same-size window, small talk <= 10%', async () => {
+  it('rolling at 1/8, the tuning chats keep >= 28% of short answers, >= 2.8x a same-size window, small talk <= 10%', async () => {
     const total = totalRuns(await runRealChats(LOCOMO_SETS.tune));
     expect(total.ceiling).toBeGreaterThan(400);
     expect(total.retainedShare).toBeGreaterThanOrEqual(TUNE_RETAINED_FLOOR);

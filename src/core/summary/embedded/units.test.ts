@@ -58,6 +58,13 @@ describe('units', () => {
       'I bought myself an adventure book with cool arts.',
       '[shared a photo of a person holding a book]',
     ]);
+    // Only an aside in words: a file banner or an index in a tool's output stays with its line
+    // (splitting there cost a fact of the SWE-agent fidelity set).
+    for (const line of [
+      'Opened the file [File: setup.py (94 lines total)]',
+      'Install it with pip install -e . [dev]',
+    ])
+      expect(textUnits(line, true).map((u) => u.text)).toEqual([line]);
   });
 
   it('strips leading interjections, vocatives, emoji and markdown decoration, not time words', () => {

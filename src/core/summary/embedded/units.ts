@@ -92,14 +92,15 @@ const CLAUSE_BREAK = /\s[—–-]\s|;\s|,\s(?=(?:but|and|so|which)\s)/g;
 /**
  * Clause boundaries of a chat (no tool call), finer: a spaced dash, a semicolon, any comma,
  * "and / but / so" before a new subject ("and it was", "but I"), "because / since / which
- * / while / when", and before a bracketed aside (a shared photo's caption: `[shared a photo of
- * ...]`, 15-20 tokens riding on the fact before it). Selection then keeps the clause that carries the fact ("I went to a
+ * / while / when", and before a bracketed aside in words (a shared photo's caption: `[shared a
+ * photo of ...]`, 15-20 tokens riding on the fact before it; not a tool's `[File: x.py]` or a
+ * code index). Selection then keeps the clause that carries the fact ("I went to a
  * counseling workshop") without the one that does not ("and it was really enlightening").
  * Agent transcripts keep the coarse breaks: a fact there (a path, a setting, a decision with
  * its reason) often spans a comma.
  */
 const PROSE_CLAUSE_BREAK =
-  /\s[—–-]\s|;\s|,\s|\s(?=\[)|\s(?=(?:and|but|so) (?:i|we|it|he|she|they|that|this)\s)|\s(?=(?:because|since|which|while|when)\s)/gi;
+  /\s[—–-]\s|;\s|,\s|\s(?=\[[a-z][a-z ,'-]{2,200}\](?:\s|$))|\s(?=(?:and|but|so) (?:i|we|it|he|she|they|that|this)\s)|\s(?=(?:because|since|which|while|when)\s)/gi;
 
 /**
  * Code and data (calls, assignments, markup, escapes): their commas separate no clauses. A

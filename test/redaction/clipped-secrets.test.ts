@@ -46,6 +46,17 @@ describe('a secret cut anywhere is still redacted', () => {
     );
   });
 
+  // Found by the property above (seed 1944223153): `MY_` opened a placeholder whatever followed.
+  it.each([
+    ['password=MY_AAAAAAAAAAAAA', 'password=<REDACTED>'],
+    ['password=my_S3cr3tP4ss', 'password=<REDACTED>'],
+    ['password=YOUR_QXZKTPLRWW', 'password=<REDACTED>'],
+    ['password=YOUR_API_KEY_HERE', 'password=YOUR_API_KEY_HERE'],
+    ['token=fake_token_123', 'token=fake_token_123'],
+  ])('a placeholder lead is followed by words: %s', (text, expected) => {
+    expect(redact(text)).toBe(expected);
+  });
+
   it('redactThenClip redacts before the cut, whatever the limit', () => {
     for (const planted of oneOfEachKind(7)) {
       const find = leakFinder([planted]);

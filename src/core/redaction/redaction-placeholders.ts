@@ -51,6 +51,16 @@ function lowerLetters(text: string): boolean {
   return text.length > 0;
 }
 
+/**
+ * A word of a placeholder after its lead (`your-api-key`, `MY_DB_PASSWORD`, `fake-token-123`):
+ * one case of letters with a vowel and no run of four, or a short number. `my_S3cr3tP4ss` and
+ * `MY_AAAAAAAAAAAAA` hold no such words: a password may start with `my_`.
+ */
+const placeholderWord = (word: string) =>
+  word === '' ||
+  /^\d{1,6}$/.test(word) ||
+  (/^(?:[a-z]{1,24}|[A-Z]{1,24})\d{0,4}$/.test(word) && /[aeiouy]/i.test(word) && !/(.)\1{3}/.test(word));
+
 /** `<...>`, `...`, `your-...`, words that name a secret (`password-for-30001`, `TOKEN`, `myToken`). */
 export function looksLikePlaceholder(value: string, key: string): boolean {
   // `<your-api-key>`, an ABNF rule `1*<any CHAR except CTLs>`, `sk-lf-...` (three dots: `…`
@@ -61,8 +71,8 @@ export function looksLikePlaceholder(value: string, key: string): boolean {
     return true;
   let lead = value;
   if (hasWordBreak(value)) {
-    if (PLACEHOLDER_LEAD.test(value)) return true;
     const words = value.split(/[-_ ]+/);
+    if (PLACEHOLDER_LEAD.test(value) && words.slice(1).every(placeholderWord)) return true;
     if (words.length >= 2 && words.every((word) => /^[a-z]*[0-9]*$/i.test(word))) {
       if (words.some((word) => SECRET_WORDS.test(word))) return true;
     }

@@ -154,14 +154,7 @@ export function anthropicSummarizer(options: AnthropicSummarizerOptions): Summar
     baseURL ??
     process.env.ANTHROPIC_BASE_URL ??
     'https://api.anthropic.com';
-  const create = async (
-    params: Pick<Anthropic.Messages.MessageCreateParamsNonStreaming, 'messages'> & {
-      system?: string | Anthropic.Messages.TextBlockParam[];
-      tools?: Anthropic.Messages.ToolUnion[];
-    },
-    maxTokens: number,
-    signal: AbortSignal | undefined,
-  ): Promise<CompletionResult> => {
+  const create: CreateMessage = async (params, maxTokens, signal) => {
     const client = await getClient();
     let message: Anthropic.Messages.Message;
     try {
@@ -178,29 +171,7 @@ export function anthropicSummarizer(options: AnthropicSummarizerOptions): Summar
     } catch (error) {
       throw toSummarizerError(name, error);
     }
-    if (message.stop_reason === 'refusal') {
-      throw new CompactError('summarizer_refused', `${name} refused: stop_reason refusal`);
-    }
-    if (message.stop_reason === 'max_tokens') {
-      throw new CompactError('summary_too_long', `${name}: summary hit the ${maxTokens}-token output limit`);
-    }
-    if (message.stop_reason === 'tool_use') {
-      throw new CompactError('summarizer_failed', `${name}: answered with a tool call instead of a summary`);
-    }
-    if (!Array.isArray(message.content)) {
-      throw new CompactError('summarizer_failed', `${name}: response has no content`);
-    }
-    const text = message.content
-      .filter((block): block is Anthropic.Messages.TextBlock => block.type === 'text')
-      .map((block) => block.text)
-      .join('');
-    return {
-      text,
-      model: message.model ?? model,
-      ...(message.usage
-        ? { usage: { inputTokens: message.usage.input_tokens, outputTokens: message.usage.output_tokens } }
-        : {}),
-    };
+    return readMessage(name, model, message, maxTokens);
   };
 
   const transcript = createLlmSummarizer(
@@ -210,7 +181,57 @@ export function anthropicSummarizer(options: AnthropicSummarizerOptions): Summar
     { endpoint, ...llmOptions },
   );
   if (!cachedPrefix) return transcript;
-  const head = cachedPrefix === true ? {} : cachedPrefix;
+  return withAnthropicPrefix(transcript, create, cachedPrefix === true ? {} : cachedPrefix, llmOptions);
+}
+
+type CreateMessage = (
+  params: Pick<Anthropic.Messages.MessageCreateParamsNonStreaming, 'messages'> & {
+    system?: string | Anthropic.Messages.TextBlockParam[];
+    tools?: Anthropic.Messages.ToolUnion[];
+  },
+  maxTokens: number,
+  signal: AbortSignal | undefined,
+) => Promise<CompletionResult>;
+
+/** The summary text of a message, or the typed error its refusal, cut or tool call means. */
+function readMessage(
+  name: string,
+  model: string,
+  message: Anthropic.Messages.Message,
+  maxTokens: number,
+): CompletionResult {
+  if (message.stop_reason === 'refusal') {
+    throw new CompactError('summarizer_refused', `${name} refused: stop_reason refusal`);
+  }
+  if (message.stop_reason === 'max_tokens') {
+    throw new CompactError('summary_too_long', `${name}: summary hit the ${maxTokens}-token output limit`);
+  }
+  if (message.stop_reason === 'tool_use') {
+    throw new CompactError('summarizer_failed', `${name}: answered with a tool call instead of a summary`);
+  }
+  if (!Array.isArray(message.content)) {
+    throw new CompactError('summarizer_failed', `${name}: response has no content`);
+  }
+  const text = message.content
+    .filter((block): block is Anthropic.Messages.TextBlock => block.type === 'text')
+    .map((block) => block.text)
+    .join('');
+  return {
+    text,
+    model: message.model ?? model,
+    ...(message.usage
+      ? { usage: { inputTokens: message.usage.input_tokens, outputTokens: message.usage.output_tokens } }
+      : {}),
+  };
+}
+
+/** The transcript summarizer sent as the conversation's own prefix (see `cachedPrefix`). */
+function withAnthropicPrefix(
+  transcript: Summarizer,
+  create: CreateMessage,
+  head: AnthropicCachedPrefixOptions,
+  llmOptions: LlmSummarizerOptions,
+): Summarizer {
   const { contextTokens, endpoint: _endpoint, ...promptOptions } = llmOptions;
   return withCachedPrefix(
     transcript,

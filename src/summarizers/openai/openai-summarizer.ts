@@ -129,12 +129,7 @@ export function openaiSummarizer(options: OpenAISummarizerOptions): Summarizer {
     baseURL ??
     process.env.OPENAI_BASE_URL ??
     'https://api.openai.com/v1';
-  const create = async (
-    messages: OpenAI.Chat.Completions.ChatCompletionMessageParam[],
-    maxTokens: number,
-    signal: AbortSignal | undefined,
-    tools?: readonly OpenAI.Chat.Completions.ChatCompletionTool[],
-  ): Promise<CompletionResult> => {
+  const create: CreateCompletion = async (messages, maxTokens, signal, tools) => {
     const client = await getClient();
     let completion: OpenAI.Chat.Completions.ChatCompletion;
     try {
@@ -152,35 +147,7 @@ export function openaiSummarizer(options: OpenAISummarizerOptions): Summarizer {
     } catch (error) {
       throw toSummarizerError(name, error);
     }
-    const choice = completion.choices?.[0];
-    if (!choice) throw new CompactError('summarizer_failed', `${name}: response has no choices`);
-    if (choice.message?.refusal) {
-      throw new CompactError('summarizer_refused', `${name} refused: ${choice.message.refusal}`);
-    }
-    if (choice.finish_reason === 'content_filter') {
-      throw new CompactError('summarizer_refused', `${name} refused: finish_reason content_filter`);
-    }
-    if (choice.finish_reason === 'length') {
-      throw new CompactError('summary_too_long', `${name}: summary hit the ${maxTokens}-token output limit`);
-    }
-    if (choice.finish_reason === 'tool_calls' || (choice.message?.tool_calls?.length ?? 0) > 0) {
-      throw new CompactError('summarizer_failed', `${name}: answered with a tool call instead of a summary`);
-    }
-    const text = choice.message?.content;
-    if (typeof text !== 'string')
-      throw new CompactError('summarizer_failed', `${name}: response has no text`);
-    return {
-      text,
-      model: completion.model ?? model,
-      ...(completion.usage
-        ? {
-            usage: {
-              inputTokens: completion.usage.prompt_tokens,
-              outputTokens: completion.usage.completion_tokens,
-            },
-          }
-        : {}),
-    };
+    return readCompletion(name, model, completion, maxTokens);
   };
 
   const transcript = createLlmSummarizer(
@@ -197,7 +164,60 @@ export function openaiSummarizer(options: OpenAISummarizerOptions): Summarizer {
     { endpoint, ...llmOptions },
   );
   if (!cachedPrefix) return transcript;
-  const head = cachedPrefix === true ? {} : cachedPrefix;
+  return withOpenAIPrefix(transcript, create, cachedPrefix === true ? {} : cachedPrefix, llmOptions);
+}
+
+type CreateCompletion = (
+  messages: OpenAI.Chat.Completions.ChatCompletionMessageParam[],
+  maxTokens: number,
+  signal: AbortSignal | undefined,
+  tools?: readonly OpenAI.Chat.Completions.ChatCompletionTool[],
+) => Promise<CompletionResult>;
+
+/** The summary text of a completion, or the typed error its refusal, cut or tool call means. */
+function readCompletion(
+  name: string,
+  model: string,
+  completion: OpenAI.Chat.Completions.ChatCompletion,
+  maxTokens: number,
+): CompletionResult {
+  const choice = completion.choices?.[0];
+  if (!choice) throw new CompactError('summarizer_failed', `${name}: response has no choices`);
+  if (choice.message?.refusal) {
+    throw new CompactError('summarizer_refused', `${name} refused: ${choice.message.refusal}`);
+  }
+  if (choice.finish_reason === 'content_filter') {
+    throw new CompactError('summarizer_refused', `${name} refused: finish_reason content_filter`);
+  }
+  if (choice.finish_reason === 'length') {
+    throw new CompactError('summary_too_long', `${name}: summary hit the ${maxTokens}-token output limit`);
+  }
+  if (choice.finish_reason === 'tool_calls' || (choice.message?.tool_calls?.length ?? 0) > 0) {
+    throw new CompactError('summarizer_failed', `${name}: answered with a tool call instead of a summary`);
+  }
+  const text = choice.message?.content;
+  if (typeof text !== 'string') throw new CompactError('summarizer_failed', `${name}: response has no text`);
+  return {
+    text,
+    model: completion.model ?? model,
+    ...(completion.usage
+      ? {
+          usage: {
+            inputTokens: completion.usage.prompt_tokens,
+            outputTokens: completion.usage.completion_tokens,
+          },
+        }
+      : {}),
+  };
+}
+
+/** The transcript summarizer sent as the conversation's own prefix (see `cachedPrefix`). */
+function withOpenAIPrefix(
+  transcript: Summarizer,
+  create: CreateCompletion,
+  head: OpenAICachedPrefixOptions,
+  llmOptions: LlmSummarizerOptions,
+): Summarizer {
   const { contextTokens, endpoint: _endpoint, ...promptOptions } = llmOptions;
   return withCachedPrefix(
     transcript,

@@ -129,47 +129,70 @@ export function createLlmSummarizer(
           `${name}: contextTokens ${contextTokens} leaves ${available} tokens for history; at least ${request.maxTokens * 2} are needed to chunk and merge`,
         );
       }
-      let usage: { inputTokens: number; outputTokens: number } | undefined;
-      let model: string | undefined;
-      let chunks = chunkTranscriptEntries(entries, available, count);
-      const { previousSummary: _previous, ...withoutPrevious } = request;
-      for (;;) {
-        const partials: string[] = [];
-        for (const [i, chunk] of chunks.entries()) {
-          const prompt = buildSummaryPrompt(withoutPrevious, renderOptions, { transcript: chunk });
-          const result = await call(prompt, request);
-          usage = addUsage(usage, result.usage);
-          model = result.model ?? model;
-          partials.push(
-            `[part ${i + 1} of ${chunks.length}, summary of consecutive history]\n${result.text}`,
-          );
-        }
-        const merged = partials.map((text, i) => ({ id: `part-${i}`, text }));
-        const next = chunkTranscriptEntries(merged, available, count);
-        if (next.length === 1) {
-          const result = await call(
-            buildSummaryPrompt(request, renderOptions, { transcript: next[0] ?? '' }),
-            request,
-          );
-          usage = addUsage(usage, result.usage);
-          model = result.model ?? model;
-          return {
-            text: result.text,
-            summarizer: name,
-            ...(model === undefined ? {} : { model }),
-            ...(usage === undefined ? {} : { usage }),
-          };
-        }
-        if (next.length >= chunks.length) {
-          throw new CompactError(
-            'summarizer_failed',
-            `${name}: partial summaries do not shrink; raise contextTokens`,
-          );
-        }
-        chunks = next;
-      }
+      return mapReduce(
+        name,
+        call,
+        request,
+        renderOptions,
+        chunkTranscriptEntries(entries, available, count),
+        available,
+      );
     },
   };
+}
+
+type Call = (prompt: SummaryPrompt, request: SummarizeRequest) => Promise<CompletionResult>;
+
+/**
+ * Summarizes each chunk apart (without the previous summary), then merges the partial
+ * summaries, chunked again while they do not fit: a history over the summarizer's own context.
+ */
+async function mapReduce(
+  name: string,
+  call: Call,
+  request: SummarizeRequest,
+  renderOptions: Parameters<typeof buildSummaryPrompt>[1] & { countTokens: (text: string) => number },
+  firstChunks: string[],
+  available: number,
+): Promise<SummarizeResult> {
+  let usage: { inputTokens: number; outputTokens: number } | undefined;
+  let model: string | undefined;
+  let chunks = firstChunks;
+  const count = renderOptions.countTokens;
+  const { previousSummary: _previous, ...withoutPrevious } = request;
+  for (;;) {
+    const partials: string[] = [];
+    for (const [i, chunk] of chunks.entries()) {
+      const prompt = buildSummaryPrompt(withoutPrevious, renderOptions, { transcript: chunk });
+      const result = await call(prompt, request);
+      usage = addUsage(usage, result.usage);
+      model = result.model ?? model;
+      partials.push(`[part ${i + 1} of ${chunks.length}, summary of consecutive history]\n${result.text}`);
+    }
+    const merged = partials.map((text, i) => ({ id: `part-${i}`, text }));
+    const next = chunkTranscriptEntries(merged, available, count);
+    if (next.length === 1) {
+      const result = await call(
+        buildSummaryPrompt(request, renderOptions, { transcript: next[0] ?? '' }),
+        request,
+      );
+      usage = addUsage(usage, result.usage);
+      model = result.model ?? model;
+      return {
+        text: result.text,
+        summarizer: name,
+        ...(model === undefined ? {} : { model }),
+        ...(usage === undefined ? {} : { usage }),
+      };
+    }
+    if (next.length >= chunks.length) {
+      throw new CompactError(
+        'summarizer_failed',
+        `${name}: partial summaries do not shrink; raise contextTokens`,
+      );
+    }
+    chunks = next;
+  }
 }
 
 function pickModel(result: CompletionResult): Pick<SummarizeResult, 'model' | 'usage'> {

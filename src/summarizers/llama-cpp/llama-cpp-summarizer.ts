@@ -97,8 +97,62 @@ export function llamaCppSummarizer(options: LlamaCppSummarizerOptions): LlamaCpp
   } = options;
   if (!modelPath) throw new CompactError('invalid_config', 'llamaCppSummarizer: modelPath is required');
   const name = `llama-cpp:${modelPath.split(/[\\/]/).pop()}`;
-  let modelPromise: Promise<{ module: typeof import('node-llama-cpp'); model: LlamaModel }> | undefined;
+  const loader = modelLoader(name, modelPath, gpu, injectedLlama);
+  const summarizer = createLlmSummarizer(
+    name,
+    async ({ system, user, maxTokens, signal }) => {
+      const { module, model } = await loader.load();
+      const context = await model.createContext({
+        contextSize: Math.min(contextSize, model.trainContextSize),
+        ...(threads === undefined ? {} : { threads }),
+      });
+      try {
+        const sequence = context.getSequence();
+        const session = new module.LlamaChatSession({ contextSequence: sequence, systemPrompt: system });
+        let outputTokens = 0;
+        const text = await session
+          .prompt(user, {
+            maxTokens,
+            temperature,
+            seed,
+            ...(signal === undefined ? {} : { signal }),
+            onToken: (tokens) => {
+              outputTokens += tokens.length;
+            },
+          })
+          .catch((error: unknown) => {
+            throw toSummarizerError(name, error);
+          });
+        if (!isUsable(text)) {
+          throw new CompactError(
+            'summarizer_failed',
+            `${name}: output is not a usable summary (${text.length} chars)`,
+          );
+        }
+        return {
+          text,
+          model: name.slice('llama-cpp:'.length),
+          usage: { inputTokens: model.tokenize(`${system}\n${user}`).length, outputTokens },
+        };
+      } finally {
+        await context.dispose();
+      }
+    },
+    { contextTokens: contextSize, ...llmOptions },
+  );
 
+  return {
+    name,
+    summarize: (request) => summarizer.summarize(request),
+    dispose: () => loader.dispose(),
+  };
+}
+
+type LoadedModel = { module: typeof import('node-llama-cpp'); model: LlamaModel };
+
+/** Loads the model once on first use (again after a failed load); disposes of it on demand. */
+function modelLoader(name: string, modelPath: string, gpu: boolean, injectedLlama: Llama | undefined) {
+  let modelPromise: Promise<LoadedModel> | undefined;
   const load = () => {
     modelPromise ??= (async () => {
       const module = await importPeer('node-llama-cpp', () => import('node-llama-cpp'));
@@ -127,54 +181,8 @@ export function llamaCppSummarizer(options: LlamaCppSummarizerOptions): LlamaCpp
     });
     return modelPromise;
   };
-
-  const summarizer = createLlmSummarizer(
-    name,
-    async ({ system, user, maxTokens, signal }) => {
-      const { module, model } = await load();
-      const context = await model.createContext({
-        contextSize: Math.min(contextSize, model.trainContextSize),
-        ...(threads === undefined ? {} : { threads }),
-      });
-      try {
-        const sequence = context.getSequence();
-        const session = new module.LlamaChatSession({ contextSequence: sequence, systemPrompt: system });
-        let text: string;
-        let outputTokens = 0;
-        try {
-          text = await session.prompt(user, {
-            maxTokens,
-            temperature,
-            seed,
-            ...(signal === undefined ? {} : { signal }),
-            onToken: (tokens) => {
-              outputTokens += tokens.length;
-            },
-          });
-        } catch (error) {
-          throw toSummarizerError(name, error);
-        }
-        if (!isUsable(text)) {
-          throw new CompactError(
-            'summarizer_failed',
-            `${name}: output is not a usable summary (${text.length} chars)`,
-          );
-        }
-        return {
-          text,
-          model: name.slice('llama-cpp:'.length),
-          usage: { inputTokens: model.tokenize(`${system}\n${user}`).length, outputTokens },
-        };
-      } finally {
-        await context.dispose();
-      }
-    },
-    { contextTokens: contextSize, ...llmOptions },
-  );
-
   return {
-    name,
-    summarize: (request) => summarizer.summarize(request),
+    load,
     async dispose() {
       const loaded = modelPromise;
       modelPromise = undefined;

@@ -90,56 +90,63 @@ export function describeArtifactConformance(options: ArtifactConformanceOptions)
         expect(await adapter.loadArtifact!('bob', 'tool-abc')).toBeUndefined();
       }));
 
-    it('lists oldest first and replaces an artifact saved again under the same reference', () =>
-      withHarness(async ({ adapter }) => {
-        const at = (minute: number) => Date.UTC(2025, 0, 1, 0, minute);
-        await adapter.saveArtifact!(
-          's',
-          sampleArtifact('s', 'sum-v2', 'second', { createdAt: at(2), step: 2 }),
-        );
-        await adapter.saveArtifact!(
-          's',
-          sampleArtifact('s', 'tool-b', 'first b', { createdAt: at(1), messageIndex: 9 }),
-        );
-        await adapter.saveArtifact!(
-          's',
-          sampleArtifact('s', 'tool-a', 'first a', { createdAt: at(1), messageIndex: 4 }),
-        );
-        await adapter.saveArtifact!(
-          's',
-          sampleArtifact('s', 'cut-c', 'cut once', { createdAt: at(3), kind: 'message' }),
-        );
-        await adapter.saveArtifact!(
-          's',
-          sampleArtifact('s', 'cut-c', 'cut again', { createdAt: at(3), kind: 'message' }),
-        );
-        const listed = await adapter.listArtifacts!('s');
-        expect(listed.map((a) => a.ref)).toEqual(['tool-a', 'tool-b', 'sum-v2', 'cut-c']);
-        expect(listed.at(-1)?.text).toBe('cut again');
-      }));
-
-    it('keeps unsafe session ids apart', () =>
-      withHarness(async ({ adapter, isInsideRoot }) => {
-        const ids = ['../../etc', '..', '.', 'a/b', 'a\\b', 'a%2Fb', 'Case', 'case'];
-        for (const id of ids) {
-          const location = await adapter.saveArtifact!(id, sampleArtifact(id, 'tool-x', `text of ${id}`));
-          expect(isInsideRoot(location), `${JSON.stringify(id)} -> ${location}`).toBe(true);
-        }
-        for (const id of ids) {
-          expect((await adapter.loadArtifact!(id, 'tool-x'))?.text, id).toBe(`text of ${id}`);
-          expect(await adapter.listArtifacts!(id), id).toHaveLength(1);
-        }
-      }));
-
-    it('hands out copies: changing what was saved or loaded changes nothing stored', () =>
-      withHarness(async ({ adapter }) => {
-        const artifact = sampleArtifact('s', 'tool-copy', 'original');
-        await adapter.saveArtifact!('s', artifact);
-        artifact.text = 'changed after save';
-        const loaded = await adapter.loadArtifact!('s', 'tool-copy');
-        expect(loaded?.text).toBe('original');
-        loaded!.text = 'changed after load';
-        expect((await adapter.loadArtifact!('s', 'tool-copy'))?.text).toBe('original');
-      }));
+    listingTests(withHarness);
   });
+}
+
+/** Listing, replacing, unsafe ids and copies. */
+function listingTests(
+  withHarness: (run: (harness: ArtifactHarness) => Promise<void>) => Promise<void>,
+): void {
+  it('lists oldest first and replaces an artifact saved again under the same reference', () =>
+    withHarness(async ({ adapter }) => {
+      const at = (minute: number) => Date.UTC(2025, 0, 1, 0, minute);
+      await adapter.saveArtifact!(
+        's',
+        sampleArtifact('s', 'sum-v2', 'second', { createdAt: at(2), step: 2 }),
+      );
+      await adapter.saveArtifact!(
+        's',
+        sampleArtifact('s', 'tool-b', 'first b', { createdAt: at(1), messageIndex: 9 }),
+      );
+      await adapter.saveArtifact!(
+        's',
+        sampleArtifact('s', 'tool-a', 'first a', { createdAt: at(1), messageIndex: 4 }),
+      );
+      await adapter.saveArtifact!(
+        's',
+        sampleArtifact('s', 'cut-c', 'cut once', { createdAt: at(3), kind: 'message' }),
+      );
+      await adapter.saveArtifact!(
+        's',
+        sampleArtifact('s', 'cut-c', 'cut again', { createdAt: at(3), kind: 'message' }),
+      );
+      const listed = await adapter.listArtifacts!('s');
+      expect(listed.map((a) => a.ref)).toEqual(['tool-a', 'tool-b', 'sum-v2', 'cut-c']);
+      expect(listed.at(-1)?.text).toBe('cut again');
+    }));
+
+  it('keeps unsafe session ids apart', () =>
+    withHarness(async ({ adapter, isInsideRoot }) => {
+      const ids = ['../../etc', '..', '.', 'a/b', 'a\\b', 'a%2Fb', 'Case', 'case'];
+      for (const id of ids) {
+        const location = await adapter.saveArtifact!(id, sampleArtifact(id, 'tool-x', `text of ${id}`));
+        expect(isInsideRoot(location), `${JSON.stringify(id)} -> ${location}`).toBe(true);
+      }
+      for (const id of ids) {
+        expect((await adapter.loadArtifact!(id, 'tool-x'))?.text, id).toBe(`text of ${id}`);
+        expect(await adapter.listArtifacts!(id), id).toHaveLength(1);
+      }
+    }));
+
+  it('hands out copies: changing what was saved or loaded changes nothing stored', () =>
+    withHarness(async ({ adapter }) => {
+      const artifact = sampleArtifact('s', 'tool-copy', 'original');
+      await adapter.saveArtifact!('s', artifact);
+      artifact.text = 'changed after save';
+      const loaded = await adapter.loadArtifact!('s', 'tool-copy');
+      expect(loaded?.text).toBe('original');
+      loaded!.text = 'changed after load';
+      expect((await adapter.loadArtifact!('s', 'tool-copy'))?.text).toBe('original');
+    }));
 }

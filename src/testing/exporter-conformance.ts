@@ -104,43 +104,48 @@ export function describeExporterConformance(options: ExporterConformanceOptions)
       }
     });
 
-    it('tolerates odd events (missing fields, bad times, huge strings) without rejecting', async () => {
-      const harness = await options.create();
-      try {
-        const [estimate, , summary] = sampleCompactionEvents();
-        const odd = [
-          { ...estimate, properties: {} },
-          { ...estimate, startTime: Number.NaN, endTime: -1 },
-          { ...summary, properties: { ...(summary?.properties as object), summary: 'x'.repeat(300_000) } },
-          { ...estimate, parentId: undefined, name: 'compact.custom' },
-        ] as unknown as AnyCompactEvent[];
-        await expect(settle(harness.exporter, odd)).resolves.toBeUndefined();
-      } finally {
-        await harness.close();
-      }
-    });
+    robustnessTests(options);
+  });
+}
 
-    it('resolves (never throws) when the destination fails', async () => {
-      const failing = await options.createFailing();
-      try {
-        await expect(settle(failing.exporter, sampleCompactionEvents())).resolves.toBeUndefined();
-        await expect(failing.exporter.shutdown?.() ?? Promise.resolve()).resolves.toBeUndefined();
-      } finally {
-        await failing.close();
-      }
-    });
+/** Odd events, a failing destination, shutdown: an exporter never costs the conversation. */
+function robustnessTests(options: ExporterConformanceOptions): void {
+  it('tolerates odd events (missing fields, bad times, huge strings) without rejecting', async () => {
+    const harness = await options.create();
+    try {
+      const [estimate, , summary] = sampleCompactionEvents();
+      const odd = [
+        { ...estimate, properties: {} },
+        { ...estimate, startTime: Number.NaN, endTime: -1 },
+        { ...summary, properties: { ...(summary?.properties as object), summary: 'x'.repeat(300_000) } },
+        { ...estimate, parentId: undefined, name: 'compact.custom' },
+      ] as unknown as AnyCompactEvent[];
+      await expect(settle(harness.exporter, odd)).resolves.toBeUndefined();
+    } finally {
+      await harness.close();
+    }
+  });
 
-    it('shuts down twice and ignores exports after shutdown', async () => {
-      const harness = await options.create();
-      try {
-        await harness.exporter.shutdown?.();
-        await harness.exporter.shutdown?.();
-        const events = sampleCompactionEvents({ sessionId: 'after-shutdown-session' });
-        await expect(harness.exporter.export(events)).resolves.toBeUndefined();
-        expect(await harness.received()).not.toContain('after-shutdown-session');
-      } finally {
-        await harness.close();
-      }
-    });
+  it('resolves (never throws) when the destination fails', async () => {
+    const failing = await options.createFailing();
+    try {
+      await expect(settle(failing.exporter, sampleCompactionEvents())).resolves.toBeUndefined();
+      await expect(failing.exporter.shutdown?.() ?? Promise.resolve()).resolves.toBeUndefined();
+    } finally {
+      await failing.close();
+    }
+  });
+
+  it('shuts down twice and ignores exports after shutdown', async () => {
+    const harness = await options.create();
+    try {
+      await harness.exporter.shutdown?.();
+      await harness.exporter.shutdown?.();
+      const events = sampleCompactionEvents({ sessionId: 'after-shutdown-session' });
+      await expect(harness.exporter.export(events)).resolves.toBeUndefined();
+      expect(await harness.received()).not.toContain('after-shutdown-session');
+    } finally {
+      await harness.close();
+    }
   });
 }

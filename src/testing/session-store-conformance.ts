@@ -98,6 +98,7 @@ export function describeSessionStoreConformance(options: SessionStoreConformance
       };
 
     describeState(withStore);
+    describeStateEdges(withStore);
     describeLocks(withStore);
     if (options.shared) describeSharing(withStore);
   });
@@ -172,7 +173,10 @@ function describeState(withStore: WithStore): void {
       expect(await store.get('s')).toEqual(stateOf('s', 5, { coveredIds: [`writer-${winner}`] }));
     }),
   );
+}
 
+/** Deletion, unusual ids, sizes: the edges of a store's state. */
+function describeStateEdges(withStore: WithStore): void {
   it(
     'deletes one session, and deleting an unknown one is a no-op',
     withStore(async (store) => {

@@ -97,69 +97,20 @@ export async function startAriadneTestServer(
   const timers = new Set<ReturnType<typeof setTimeout>>();
 
   const ingest = async (request: IncomingMessage, response: ServerResponse, record: AriadneRequest) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let tooLarge = false;
-    for await (const chunk of request as AsyncIterable<Buffer>) {
-      size += chunk.length;
-      if (size > ARIADNE_MAX_BODY_BYTES) tooLarge = true;
-      else chunks.push(chunk);
-    }
-    record.body = tooLarge ? '' : Buffer.concat(chunks).toString('utf8');
-    if (delayMs > 0) {
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(() => {
-          timers.delete(timer);
-          resolve();
-        }, delayMs);
-        timers.add(timer);
-      });
-    }
+    const { body, tooLarge } = await readBody(request);
+    record.body = body;
+    if (delayMs > 0) await delay(delayMs, timers);
     if (response.destroyed) return;
     if (tooLarge) {
       record.status = 413;
       return json(response, 413, { error: 'Payload too large', limit: ARIADNE_MAX_BODY_BYTES });
     }
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(record.body);
-    } catch {
+    const payload = readPayload(record.body);
+    if ('error' in payload) {
       record.status = 400;
-      return json(response, 400, {
-        error: 'Invalid JSON',
-        details: [{ path: '', message: 'body is not JSON' }],
-      });
+      return json(response, 400, payload);
     }
-    let items: unknown[];
-    let prefix: string;
-    if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed) && 'batch' in parsed) {
-      const batch = (parsed as { batch: unknown }).batch;
-      if (!Array.isArray(batch)) {
-        record.status = 400;
-        return json(response, 400, {
-          error: 'Invalid batch',
-          details: [{ path: 'batch', message: 'expected an array' }],
-        });
-      }
-      items = batch;
-      prefix = 'batch';
-    } else if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed) && 'type' in parsed) {
-      items = [parsed];
-      prefix = '';
-    } else {
-      record.status = 400;
-      return json(response, 400, {
-        error: 'Invalid payload',
-        details: [{ path: '', message: 'expected one event or {"batch": [...]}' }],
-      });
-    }
-    const accepted: StoredAriadneEvent[] = [];
-    const details: AriadneIssue[] = [];
-    items.forEach((item, index) => {
-      const result = validateAriadneEvent(item, prefix ? `${prefix}.${index}` : 'event');
-      if (result.event) accepted.push(result.event);
-      details.push(...result.issues);
-    });
+    const { accepted, details } = validateItems(payload.items, payload.prefix);
     if (details.length > 0) {
       record.status = 400;
       return json(response, 400, { error: 'Invalid event', details });
@@ -195,23 +146,8 @@ export async function startAriadneTestServer(
       return json(response, 200, { status: 'ok' });
     }
     if (request.method === 'GET' && url.pathname === '/events') {
-      const kinds = url.searchParams.get('kinds');
-      const subscriber: Subscriber = {
-        response,
-        traceId: url.searchParams.get('traceId') ?? undefined,
-        kinds: kinds ? new Set(kinds.split(',').map((kind) => kind.trim())) : undefined,
-      };
       record.status = 200;
-      response.writeHead(200, {
-        'content-type': 'text/event-stream',
-        'cache-control': 'no-cache',
-        connection: 'keep-alive',
-      });
-      response.write(
-        `data: ${JSON.stringify({ type: 'connected', timestamp: new Date().toISOString() })}\n\n`,
-      );
-      subscribers.add(subscriber);
-      request.on('close', () => subscribers.delete(subscriber));
+      subscribe(url, request, response, subscribers);
       return;
     }
     record.status = 404;
@@ -239,4 +175,87 @@ export async function startAriadneTestServer(
       return new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/** The request's body, or nothing past the ingest limit. */
+async function readBody(request: IncomingMessage): Promise<{ body: string; tooLarge: boolean }> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let tooLarge = false;
+  for await (const chunk of request as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > ARIADNE_MAX_BODY_BYTES) tooLarge = true;
+    else chunks.push(chunk);
+  }
+  return { body: tooLarge ? '' : Buffer.concat(chunks).toString('utf8'), tooLarge };
+}
+
+/** One event or `{ batch: [...] }`, or the 400 answer naming what is wrong. */
+function readPayload(
+  body: string,
+): { items: unknown[]; prefix: string } | { error: string; details: AriadneIssue[] } {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    return { error: 'Invalid JSON', details: [{ path: '', message: 'body is not JSON' }] };
+  }
+  const invalid = {
+    error: 'Invalid payload',
+    details: [{ path: '', message: 'expected one event or {"batch": [...]}' }],
+  };
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return invalid;
+  if ('batch' in parsed) {
+    const batch = (parsed as { batch: unknown }).batch;
+    if (!Array.isArray(batch))
+      return { error: 'Invalid batch', details: [{ path: 'batch', message: 'expected an array' }] };
+    return { items: batch, prefix: 'batch' };
+  }
+  return 'type' in parsed ? { items: [parsed], prefix: '' } : invalid;
+}
+
+/** Opens an SSE stream of the events that match `traceId` and `kinds`. */
+function subscribe(
+  url: URL,
+  request: IncomingMessage,
+  response: ServerResponse,
+  subscribers: Set<Subscriber>,
+): void {
+  const kinds = url.searchParams.get('kinds');
+  const subscriber: Subscriber = {
+    response,
+    traceId: url.searchParams.get('traceId') ?? undefined,
+    kinds: kinds ? new Set(kinds.split(',').map((kind) => kind.trim())) : undefined,
+  };
+  response.writeHead(200, {
+    'content-type': 'text/event-stream',
+    'cache-control': 'no-cache',
+    connection: 'keep-alive',
+  });
+  response.write(`data: ${JSON.stringify({ type: 'connected', timestamp: new Date().toISOString() })}\n\n`);
+  subscribers.add(subscriber);
+  request.on('close', () => subscribers.delete(subscriber));
+}
+
+/** Every item validated: the events accepted and the issues found, by path. */
+function validateItems(items: unknown[], prefix: string) {
+  const accepted: StoredAriadneEvent[] = [];
+  const details: AriadneIssue[] = [];
+  items.forEach((item, index) => {
+    const result = validateAriadneEvent(item, prefix ? `${prefix}.${index}` : 'event');
+    if (result.event) accepted.push(result.event);
+    details.push(...result.issues);
+  });
+  return { accepted, details };
+}
+
+/** Waits `ms`, on a timer that closing the server clears. */
+function delay(ms: number, timers: Set<ReturnType<typeof setTimeout>>): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const timer = setTimeout(() => {
+      timers.delete(timer);
+      resolve();
+    }, ms);
+    timers.add(timer);
+  });
 }

@@ -8,61 +8,24 @@
 
 import type { TokenCounter } from '../../counting/token-counter.js';
 import { CompactError, isCompactError } from '../../errors.js';
-import type { CompactEventProperties } from '../../events/events.js';
 import type { CompactMessage } from '../../messages/message.js';
 import { memoizeRedactor, type Redactor, redactDeep } from '../../redaction/redactor.js';
 import { INSTRUCTIONS_TITLE, splitUserSections, TASK_TITLE } from '../../summary/embedded/user-sections.js';
-import { EmbeddedSummarizer } from '../../summary/embedded-summarizer.js';
-import type {
-  SentPrefix,
-  SummarizeRequest,
-  SummarizeResult,
-  Summarizer,
-  SummarizerCircuitReport,
-  SummarizerErrorReport,
-} from '../../summary/summarizer.js';
-import {
-  describeSummaryRejection,
-  lostKeptLines,
-  SummaryRejectedError,
-  type SummaryRejection,
-  summaryRejectionOf,
-  summarySourceText,
-} from '../../summary/summary-guard.js';
+import type { SentPrefix, SummarizeRequest } from '../../summary/summarizer.js';
+import { summaryRejectionOf } from '../../summary/summary-guard.js';
 import { defuseSummaryMarkup } from '../../summary/summary-markup.js';
 import { mapSliced, TimeSlice } from '../../time-slice.js';
 import type { ViewEntry } from '../session-view.js';
 import { summaryBodyFrom } from '../summary-output.js';
+import {
+  type ChainRun,
+  callChainMember,
+  type SummarizeContext,
+  type SummarizeOutcome,
+  summarizerHooks,
+} from './call-chain-member.js';
 
-/** Emits a summarizer event (the manager adds ids, times and redaction). */
-export type SummarizeEmit = <N extends 'compact.summary_created' | 'compact.error' | 'compact.circuit'>(
-  name: N,
-  properties: CompactEventProperties[N],
-  start: number,
-) => void;
-
-/** What summarizing needs from the manager. */
-export interface SummarizeContext {
-  /** The configured summarizer, then its fallbacks (the embedded one). */
-  readonly chain: readonly Summarizer[];
-  /**
-   * The total time budget of one summarization: the chain's members share it, the last one
-   * (the embedded fallback) keeps a reserve of a tenth of it (at most 3 s), and gets at least 1 s.
-   */
-  readonly timeoutMs: number;
-  readonly counter: TokenCounter;
-  /** Redacts the messages and the previous summary before they reach the summarizer. */
-  readonly redact: Redactor | undefined;
-  readonly emit: SummarizeEmit;
-}
-
-/** The summary written, and by whom. */
-export interface SummarizeOutcome {
-  text: string;
-  summarizer: string;
-  /** The fallback that wrote it, when the configured summarizer failed. */
-  fallback?: string;
-}
+export type { SummarizeContext, SummarizeEmit, SummarizeOutcome } from './call-chain-member.js';
 
 /**
  * The counter, answering `countMessage` for the folded messages from the counts the view
@@ -102,42 +65,6 @@ export async function redactMessages(
 ): Promise<CompactMessage[]> {
   const once = memoizeRedactor(redact);
   return mapSliced(messages, (message) => redactMessage(message, once));
-}
-
-async function callWithTimeout(
-  summarizer: Summarizer,
-  request: SummarizeRequest,
-  timeoutMs: number,
-): Promise<SummarizeResult> {
-  const controller = new AbortController();
-  const signal = request.signal ? AbortSignal.any([controller.signal, request.signal]) : controller.signal;
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      const error = new CompactError(
-        'summarizer_timeout',
-        `the summarizer did not answer within ${timeoutMs} ms`,
-      );
-      controller.abort(error);
-      reject(error);
-    }, timeoutMs);
-  });
-  // Listened to on this call's own signal, never the caller's: one signal shared by many
-  // concurrent calls would otherwise collect a listener per call (Node warns past 10).
-  let onAbort: (() => void) | undefined;
-  const aborted = new Promise<never>((_, reject) => {
-    if (request.signal?.aborted) reject(request.signal.reason);
-    onAbort = () => {
-      if (request.signal?.aborted) reject(request.signal.reason);
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
-  try {
-    return await Promise.race([summarizer.summarize({ ...request, signal }), timeout, aborted]);
-  } finally {
-    clearTimeout(timer);
-    if (onAbort) signal.removeEventListener('abort', onAbort);
-  }
 }
 
 /**
@@ -237,29 +164,6 @@ export function keptSections(
   return parts.length > 0 ? parts.join('\n') : undefined;
 }
 
-/** Throws the rejection `checkOutput` returned for `raw` (a reason such as `refusal`), if any. */
-function rejectUnusable(problem: string | undefined, raw: string, strategy: string): void {
-  if (!problem) return;
-  const reason = problem as SummaryRejection;
-  throw new SummaryRejectedError(reason, describeSummaryRejection(reason, raw, strategy));
-}
-
-/**
- * The least time the last member of the chain (the embedded fallback) gets, whatever the budget:
- * it is local and bounded by its input, and stopping it leaves only pruning (on a slow machine a
- * 5 ms reserve of a 50 ms budget was not enough for sixteen short messages).
- */
-const LAST_MEMBER_MIN_MS = 1_000;
-
-/** The time limit of chain member `attempt` under the shared budget, or 0 when it is spent. */
-function memberLimit(context: SummarizeContext, attempt: number, deadline: number): number {
-  const reserve = Math.min(3_000, Math.floor(context.timeoutMs / 10));
-  const left = deadline - Date.now();
-  return attempt === context.chain.length - 1
-    ? Math.max(left, reserve, LAST_MEMBER_MIN_MS)
-    : Math.max(0, left - reserve);
-}
-
 /**
  * Writes the next summary body with the fallback chain, or returns `undefined` when every
  * summarizer failed (the caller then prunes only).
@@ -271,91 +175,27 @@ export async function summarizeWithFallback(
   checkOutput: (text: string, strategy: string, source?: string) => string | undefined,
   fillTokens?: number,
 ): Promise<SummarizeOutcome | undefined> {
-  const { counter, emit, redact } = context;
+  const { emit, redact } = context;
   const deadline = Date.now() + context.timeoutMs;
-  const countTokens = (text: string) => counter.countText(text);
-  const reportError = (report: SummarizerErrorReport) =>
-    emit(
-      'compact.error',
-      {
-        errorType: report.errorType,
-        message: report.message,
-        fallback: report.fallback,
-        ...(report.context ? { context: report.context } : {}),
-      },
-      Date.now(),
-    );
-  const reportCircuit = (report: SummarizerCircuitReport) => emit('compact.circuit', report, Date.now());
   // The conversation's sent prefix is redacted and handed over only to a summarizer that reads it.
   const wanted = context.chain.some((summarizer) => summarizer.readsSentPrefix === true);
   const { sentPrefix, ...rest } = request;
   const input = await summarizerInput(wanted && sentPrefix ? { ...rest, sentPrefix } : rest, redact);
-  let source: string | undefined;
+  const run: ChainRun = {
+    context,
+    request,
+    input,
+    version,
+    checkOutput,
+    fillTokens,
+    deadline,
+    hooks: summarizerHooks(context),
+  };
   for (let attempt = 0; attempt < context.chain.length; attempt++) {
     const summarizer = context.chain[attempt]!;
     const start = Date.now();
-    const next = context.chain[attempt + 1]?.name ?? 'pruning-only';
     try {
-      const limit = memberLimit(context, attempt, deadline);
-      if (limit <= 0) {
-        throw new CompactError(
-          'summarizer_timeout',
-          `the summarization time budget of ${context.timeoutMs} ms was spent`,
-        );
-      }
-      // The built-in summarizer may fill the room under the target (issue 35); an LLM
-      // summarizer keeps the policy's limit (its own context and cost).
-      const embedded = summarizer instanceof EmbeddedSummarizer;
-      const maxTokens =
-        embedded && fillTokens !== undefined ? Math.max(request.maxTokens, fillTokens) : request.maxTokens;
-      const result = await callWithTimeout(
-        summarizer,
-        { ...input, maxTokens, countTokens, reportError, reportCircuit },
-        limit,
-      );
-      const raw = typeof result?.text === 'string' ? result.text.trim() : '';
-      // The built-in summarizer is extractive by design (it quotes the transcript): only its
-      // emptiness is checked; every other summarizer's output is untrusted.
-      if (embedded) {
-        rejectUnusable(raw === '' ? 'empty' : undefined, raw, String(request.strategy));
-      } else {
-        source ??= summarySourceText(input.messages, input.previousSummary);
-        rejectUnusable(checkOutput(raw, String(request.strategy), source), raw, String(request.strategy));
-        // The user's task and instructions the previous summary held must still be there.
-        if (lostKeptLines(raw, input.keep).length > 0)
-          rejectUnusable('lost_instructions', raw, String(request.strategy));
-      }
-      const text = summaryBodyFrom(redact ? redact(raw) : raw);
-      const tokens = countTokens(text);
-      if (tokens > maxTokens) {
-        throw new CompactError(
-          'summary_too_long',
-          `the summary has ${tokens} tokens, over the limit of ${maxTokens}`,
-        );
-      }
-      const inputTokens = input.messages.reduce((sum, m) => sum + counter.countMessage(m), 0);
-      emit(
-        'compact.summary_created',
-        {
-          strategy: String(request.strategy),
-          summarizer: result.summarizer ?? summarizer.name,
-          inputMessages: input.messages.length,
-          inputTokens,
-          summaryTokens: tokens,
-          compressionRatio: inputTokens > 0 ? tokens / inputTokens : 1,
-          version,
-          ...(result.model ? { model: result.model } : {}),
-          ...(result.usage ? { usage: result.usage } : {}),
-          latencyMs: Date.now() - start,
-          summary: text,
-        },
-        start,
-      );
-      return {
-        text,
-        summarizer: result.summarizer ?? summarizer.name,
-        ...(attempt > 0 ? { fallback: summarizer.name } : {}),
-      };
+      return await callChainMember(run, attempt, start);
     } catch (error) {
       if (request.signal?.aborted)
         throw new CompactError('aborted', 'compaction aborted by the caller', { cause: error });
@@ -364,7 +204,7 @@ export async function summarizeWithFallback(
         {
           errorType: isCompactError(error) ? error.code : 'summarizer_failed',
           message: error instanceof Error ? error.message : String(error),
-          fallback: next,
+          fallback: context.chain[attempt + 1]?.name ?? 'pruning-only',
           context: {
             summarizer: summarizer.name,
             ...(summaryRejectionOf(error) ? { reason: summaryRejectionOf(error) } : {}),

@@ -1,9 +1,4 @@
-import type {
-  AnyCompactEvent,
-  CompactEvent,
-  CompactEventName,
-  CompactEventProperties,
-} from '../core/events/events.js';
+import type { AnyCompactEvent, CompactEventName, CompactEventProperties } from '../core/events/events.js';
 
 /** Options of {@link sampleCompactionEvents}. */
 export interface SampleCompactionOptions {
@@ -41,13 +36,46 @@ export function sampleCompactionEvents(options: SampleCompactionOptions = {}): A
   const operationId = options.operationId ?? `op-${hex(4)}`;
   const start = options.start ?? Date.now();
   const summary = options.summary ?? 'Goal: fix the failing test. Done: reproduced the bug in parser.ts.';
-  const event = <N extends CompactEventName>(
-    name: N,
-    offset: number,
-    duration: number,
-    properties: CompactEventProperties[N],
-    status: 'ok' | 'error' = 'ok',
-  ): AnyCompactEvent =>
+  const event = eventMaker({ traceId, parentId, sessionId, operationId, start });
+  const events = triggerEvents(event);
+  if (options.withError) {
+    events.push(
+      event(
+        'compact.error',
+        4,
+        2000,
+        {
+          errorType: 'summarizer_timeout',
+          message: 'summarizer openai did not answer within 2000 ms',
+          fallback: 'embedded',
+          context: { attempt: 1 },
+        },
+        'error',
+      ),
+    );
+  }
+  events.push(...outcomeEvents(event, sessionId, summary));
+  return events;
+}
+
+type MakeEvent = <N extends CompactEventName>(
+  name: N,
+  offset: number,
+  duration: number,
+  properties: CompactEventProperties[N],
+  status?: 'ok' | 'error',
+) => AnyCompactEvent;
+
+/** Builds one span of the compaction, `offset` ms after its start. */
+function eventMaker(ids: {
+  traceId: string;
+  parentId: string;
+  sessionId: string;
+  operationId: string;
+  start: number;
+}): MakeEvent {
+  const { traceId, parentId, sessionId, operationId, start } = ids;
+  return (name, offset, duration, properties, status = 'ok') =>
     ({
       type: 'span',
       name,
@@ -60,7 +88,14 @@ export function sampleCompactionEvents(options: SampleCompactionOptions = {}): A
       endTime: start + offset + duration,
       status,
       properties,
-    }) as CompactEvent<N> as AnyCompactEvent;
+    }) as AnyCompactEvent;
+}
+
+/** What the sample compaction kept verbatim. */
+const KEPT = { pinned: 3, recentTurns: 6, toolPairs: 4 };
+
+/** The estimate and the decision to compact. */
+function triggerEvents(event: MakeEvent): AnyCompactEvent[] {
   const policy = {
     triggerPct: 0.85,
     hardCapBuffer: 2000,
@@ -68,8 +103,7 @@ export function sampleCompactionEvents(options: SampleCompactionOptions = {}): A
     keepToolIoPairs: 4,
     strategy: 'task_state',
   };
-  const kept = { pinned: 3, recentTurns: 6, toolPairs: 4 };
-  const events: AnyCompactEvent[] = [
+  return [
     event('compact.token_estimate', 0, 3, {
       model: 'gpt-4o',
       tEst: 112_345,
@@ -88,27 +122,15 @@ export function sampleCompactionEvents(options: SampleCompactionOptions = {}): A
       triggerTokens: 108_800,
       budget: 126_000,
       manual: false,
-      kept,
+      kept: KEPT,
       prunedCount: 47,
     }),
   ];
-  if (options.withError) {
-    events.push(
-      event(
-        'compact.error',
-        4,
-        2000,
-        {
-          errorType: 'summarizer_timeout',
-          message: 'summarizer openai did not answer within 2000 ms',
-          fallback: 'embedded',
-          context: { attempt: 1 },
-        },
-        'error',
-      ),
-    );
-  }
-  events.push(
+}
+
+/** The summary, the prune and the two archive writes. */
+function outcomeEvents(event: MakeEvent, sessionId: string, summary: string): AnyCompactEvent[] {
+  return [
     event('compact.summary_created', 5, 1240, {
       strategy: 'task_state',
       summarizer: 'openai',
@@ -125,7 +147,7 @@ export function sampleCompactionEvents(options: SampleCompactionOptions = {}): A
     event('compact.pruned_messages', 1246, 2, {
       prunedCount: 47,
       prunedIds: ['m-1', 'm-2', 'm-3'],
-      kept,
+      kept: KEPT,
       tokensBefore: 112_345,
       tokensAfter: 14_210,
       version: 1,
@@ -143,6 +165,5 @@ export function sampleCompactionEvents(options: SampleCompactionOptions = {}): A
       artifact: 'summary',
       location: `.compact/archive/${sessionId}/summary-001.json`,
     }),
-  );
-  return events;
+  ];
 }

@@ -125,78 +125,11 @@ export async function startProviderTestServer(
 
   const server = createServer(async (incoming, response) => {
     try {
-      const rawBody = await readBody(incoming);
-      let body: unknown;
-      try {
-        body = rawBody ? JSON.parse(rawBody) : undefined;
-      } catch {
-        body = undefined;
-      }
-      const path = (incoming.url ?? '/').split('?')[0] ?? '/';
-      const recorded: RecordedRequest = {
-        method: incoming.method ?? 'GET',
-        path,
-        endpoint: endpointOf(path),
-        headers: { ...incoming.headers },
-        body,
-        rawBody,
-        stream: (body as { stream?: unknown } | undefined)?.stream === true,
-        seq: requests.length + 1,
-      };
+      const recorded = await recordRequest(incoming, requests.length + 1);
       requests.push(recorded);
       const reply: ProviderReply = (queue ? queue.shift() : await handler?.(recorded)) ?? { text: 'ok' };
       if (isHang(reply)) return;
-      const delay = reply.delayMs ?? 0;
-      if (delay > 0) {
-        const closed = await new Promise<boolean>((done) => {
-          const timer = setTimeout(() => done(false), delay);
-          response.once('close', () => {
-            clearTimeout(timer);
-            done(true);
-          });
-        });
-        if (closed) return;
-      }
-      const anthropic = recorded.endpoint === 'anthropic-messages';
-      if (isError(reply)) {
-        const { status, message, type = errorType(status, anthropic), retryAfterMs = '1' } = reply.error;
-        const payload = anthropic
-          ? { type: 'error', error: { type, message } }
-          : { error: { message, type, param: null, code: type } };
-        response.writeHead(status, { 'content-type': 'application/json', 'retry-after-ms': retryAfterMs });
-        response.end(JSON.stringify(payload));
-        return;
-      }
-      if (isRaw(reply)) {
-        response.writeHead(reply.status ?? 200, { 'content-type': 'application/json', ...reply.headers });
-        response.end(reply.body ?? (reply.json === undefined ? '' : JSON.stringify(reply.json)));
-        return;
-      }
-      switch (recorded.endpoint) {
-        case 'openai-chat':
-          if (recorded.stream)
-            writeSse(
-              response,
-              chatCompletionChunks(reply, recorded).map((data) => ({ data })),
-            );
-          else sendJson(response, chatCompletionBody(reply, recorded));
-          return;
-        case 'openai-responses':
-          if (recorded.stream) writeSse(response, responsesEvents(reply, recorded));
-          else sendJson(response, responsesBody(reply, recorded));
-          return;
-        case 'anthropic-messages':
-          if (recorded.stream) writeSse(response, anthropicMessageEvents(reply, recorded));
-          else sendJson(response, anthropicMessageBody(reply, recorded));
-          return;
-        default:
-          response.writeHead(404, { 'content-type': 'application/json' });
-          response.end(
-            JSON.stringify({
-              error: { message: `no route for ${recorded.method} ${path}`, type: 'not_found' },
-            }),
-          );
-      }
+      await answer(response, recorded, reply);
     } catch (error) {
       if (!response.headersSent) response.writeHead(500, { 'content-type': 'application/json' });
       response.end(JSON.stringify({ error: { message: String(error), type: 'test_server_error' } }));
@@ -224,4 +157,85 @@ export async function startProviderTestServer(
 function sendJson(response: ServerResponse, payload: unknown): void {
   response.writeHead(200, { 'content-type': 'application/json' });
   response.end(JSON.stringify(payload));
+}
+
+/** The request as the tests read it: its body parsed when it is JSON. */
+async function recordRequest(incoming: IncomingMessage, seq: number): Promise<RecordedRequest> {
+  const rawBody = await readBody(incoming);
+  let body: unknown;
+  try {
+    body = rawBody ? JSON.parse(rawBody) : undefined;
+  } catch {
+    body = undefined;
+  }
+  const path = (incoming.url ?? '/').split('?')[0] ?? '/';
+  return {
+    method: incoming.method ?? 'GET',
+    path,
+    endpoint: endpointOf(path),
+    headers: { ...incoming.headers },
+    body,
+    rawBody,
+    stream: (body as { stream?: unknown } | undefined)?.stream === true,
+    seq,
+  };
+}
+
+/** Answers `reply` in the wire format of the request's endpoint, after its delay. */
+async function answer(
+  response: ServerResponse,
+  recorded: RecordedRequest,
+  reply: Exclude<ProviderReply, HangReply>,
+): Promise<void> {
+  const delay = reply.delayMs ?? 0;
+  if (delay > 0) {
+    const closed = await new Promise<boolean>((done) => {
+      const timer = setTimeout(() => done(false), delay);
+      response.once('close', () => {
+        clearTimeout(timer);
+        done(true);
+      });
+    });
+    if (closed) return;
+  }
+  const anthropic = recorded.endpoint === 'anthropic-messages';
+  if (isError(reply)) {
+    const { status, message, type = errorType(status, anthropic), retryAfterMs = '1' } = reply.error;
+    const payload = anthropic
+      ? { type: 'error', error: { type, message } }
+      : { error: { message, type, param: null, code: type } };
+    response.writeHead(status, { 'content-type': 'application/json', 'retry-after-ms': retryAfterMs });
+    response.end(JSON.stringify(payload));
+    return;
+  }
+  if (isRaw(reply)) {
+    response.writeHead(reply.status ?? 200, { 'content-type': 'application/json', ...reply.headers });
+    response.end(reply.body ?? (reply.json === undefined ? '' : JSON.stringify(reply.json)));
+    return;
+  }
+  switch (recorded.endpoint) {
+    case 'openai-chat':
+      if (recorded.stream)
+        writeSse(
+          response,
+          chatCompletionChunks(reply, recorded).map((data) => ({ data })),
+        );
+      else sendJson(response, chatCompletionBody(reply, recorded));
+      return;
+    case 'openai-responses':
+      if (recorded.stream) writeSse(response, responsesEvents(reply, recorded));
+      else sendJson(response, responsesBody(reply, recorded));
+      return;
+    case 'anthropic-messages':
+      if (recorded.stream) writeSse(response, anthropicMessageEvents(reply, recorded));
+      else sendJson(response, anthropicMessageBody(reply, recorded));
+      return;
+    default:
+      response.writeHead(404, { 'content-type': 'application/json' });
+      response.end(
+        JSON.stringify({
+          error: { message: `no route for ${recorded.method} ${recorded.path}`, type: 'not_found' },
+        }),
+      );
+  }
 }

@@ -5,8 +5,7 @@
  * kept (completed jobs are kept an hour by default for that reason; a worker also skips a
  * version already published). An agent withdraws its waiting job when the session moved past
  * its version; each job carries a deadline (the session's expected trigger) that workers
- * check before summarizing, and a job with a `runAt` is a delayed job until then (it runs as
- * late as it is still ready; a session that closes first has it withdrawn unrun). Retries with exponential backoff; failed jobs are kept as the
+ * check before summarizing. Retries with exponential backoff; failed jobs are kept as the
  * dead letters (`counts().failed`).
  */
 
@@ -64,8 +63,6 @@ export interface PreparationQueueCounts {
 export interface BullmqPreparationQueue extends PreparationQueue {
   /** Removes the waiting job of `key` and `baseVersion` (a running or finished one stays). */
   withdraw(key: string, baseVersion: number): Promise<void>;
-  /** Moves the delayed job of `key` and `baseVersion` forward to `runAt` (epoch ms; past: at once). */
-  expedite(key: string, baseVersion: number, runAt: number): Promise<void>;
   /** Jobs by state (pending, running, failed) and the lag of the oldest waiting one. */
   counts(): Promise<PreparationQueueCounts>;
   /** Closes the queue's Redis connection (jobs stay in Redis for the workers). */
@@ -124,8 +121,6 @@ export function bullmqPreparationQueue(options: BullmqPreparationQueueOptions): 
       const add = open().then((q) =>
         q.add('prepare', job, {
           jobId: preparationJobId(job.key, job.baseVersion),
-          // Held until its start (as late as it is still ready at the session's trigger).
-          ...(job.runAt !== undefined && job.runAt > Date.now() ? { delay: job.runAt - Date.now() } : {}),
           attempts,
           backoff: { type: 'exponential', delay: backoffMs },
           removeOnComplete: { age: keepCompleted },
@@ -143,15 +138,6 @@ export function bullmqPreparationQueue(options: BullmqPreparationQueueOptions): 
       const state = await job?.getState();
       if (job && (state === 'waiting' || state === 'delayed' || state === 'prioritized'))
         await job.remove().catch(() => {});
-    },
-    async expedite(key: string, baseVersion: number, runAt: number) {
-      if (closed || !queue) return;
-      const q = await queue;
-      const job = await q.getJob(preparationJobId(key, baseVersion));
-      // Only a job still delayed moves (a runnable, running or finished one is left alone).
-      if (!job || (await job.getState()) !== 'delayed') return;
-      const delay = runAt - Date.now();
-      await (delay > 0 ? job.changeDelay(delay) : job.promote()).catch(() => {});
     },
     async counts() {
       const q = await open();

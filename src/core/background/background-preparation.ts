@@ -52,8 +52,6 @@ interface Preparation {
   kick: (() => void) | undefined;
   /** When the queue took its job (epoch ms), with a queue. */
   queuedAt: number | undefined;
-  /** When its job may start (epoch ms; the queue holds it until then), with a learned lead. */
-  runAt: number | undefined;
   /** Its job is to be withdrawn (nothing will use it): at once if queued, else once the add lands. */
   unwanted: boolean;
   immediate: ReturnType<typeof setImmediate> | undefined;
@@ -137,14 +135,6 @@ export class BackgroundPreparations {
     return ms === undefined ? undefined : Math.round(Date.now() + ms);
   }
 
-  /**
-   * With a queue and a learned lead: when `key`'s job should start (epoch ms) to be ready at
-   * its expected trigger (`LeadTime.startAt`); `undefined`: at once.
-   */
-  runAt(key: string, tokens: number, trigger: number): number | undefined {
-    return this.#learn ? this.#lead.startAt(key, tokens, trigger, Date.now()) : undefined;
-  }
-
   /** Counters and sizes. */
   status(): BackgroundStatus {
     return {
@@ -170,10 +160,7 @@ export class BackgroundPreparations {
   start(key: string, request: PreparationRequest, threshold?: PreparationThreshold): boolean {
     if (this.#closed) return false;
     const existing = this.#entries.get(key);
-    if (existing && existing.baseVersion === request.view.version) {
-      this.#expedite(key, existing, request.runAt);
-      return false;
-    }
+    if (existing && existing.baseVersion === request.view.version) return false;
     const folded = planPreparation(request.view, request.policy, request.foldAtLeast);
     if (folded.length === 0) return false;
     if (existing) this.#drop(key, existing, existing.baseVersion < request.view.version);
@@ -232,7 +219,6 @@ export class BackgroundPreparations {
       outcome: undefined,
       immediate: undefined,
       queuedAt: undefined,
-      runAt: request.runAt,
       unwanted: false,
       kick,
       done: begun
@@ -245,11 +231,8 @@ export class BackgroundPreparations {
             await this.#queue.enqueue(job);
             preparation.queuedAt = job.enqueuedAt;
             this.#queued++;
-            // Dropped as unwanted while its add was on the way: the job is taken back now;
-            // moved forward meanwhile: it starts earlier now.
+            // Dropped as unwanted while its add was on the way: the job is taken back now.
             if (preparation.unwanted) this.#withdraw(key, preparation);
-            else if (preparation.runAt !== undefined && preparation.runAt < (job.runAt ?? 0))
-              this.#queue.expedite?.(key, preparation.baseVersion, preparation.runAt).catch(() => {});
           } else
             await this.#work(key, preparation, () =>
               summarizePreparation(folded, request, controller.signal, events),
@@ -290,11 +273,9 @@ export class BackgroundPreparations {
       this.#used++;
       return { outcome: preparation.outcome, foldedIds: preparation.foldedIds, events: preparation.events };
     }
-    // A queued job of this version tells, at its trigger, how long the queue takes from the
-    // time the job could start (a trigger before then tells the session's pace, not the queue's).
-    const startable = preparation?.queuedAt && Math.max(preparation.queuedAt, preparation.runAt ?? 0);
-    const observer =
-      !startable || startable > Date.now() ? undefined : this.#backlog?.observer(key, startable);
+    // A queued job of this version tells, at its trigger, how long the queue takes.
+    const queuedAt = preparation?.queuedAt;
+    const observer = queuedAt === undefined ? undefined : this.#backlog?.observer(key, queuedAt);
     let shared = this.#shared
       ? await readPrepared(this.#shared.store, key, view, this.#shared.signing, observer?.seen)
       : undefined;
@@ -384,18 +365,6 @@ export class BackgroundPreparations {
     this.#discarded++;
     if (!preparation.settled) this.#abort(preparation);
     if (stale) this.#withdraw(key, preparation);
-  }
-
-  /**
-   * Starts `preparation`'s job earlier when the session's pace now puts its start before the
-   * one it was given (never later: a job late at its trigger costs a summary at the trigger).
-   */
-  #expedite(key: string, preparation: Preparation, runAt: number | undefined): void {
-    const given = preparation.runAt;
-    if (runAt === undefined || given === undefined || runAt >= given || given <= Date.now()) return;
-    preparation.runAt = runAt;
-    if (preparation.queuedAt !== undefined)
-      this.#queue?.expedite?.(key, preparation.baseVersion, runAt).catch(() => {});
   }
 
   /**

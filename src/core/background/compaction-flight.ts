@@ -91,7 +91,6 @@ export function maybePrepare(
   if (tokensBefore < threshold.tokens || view.mismatch) return;
   if (background.tooLate(key, view.version, tokensBefore, decision.triggerTokens)) return;
   const deadline = background.deadline(key, tokensBefore, decision.triggerTokens);
-  const runAt = background.runAt(key, tokensBefore, decision.triggerTokens);
   background.start(
     prepared.key,
     {
@@ -108,7 +107,6 @@ export function maybePrepare(
       },
       ...(prepared.options.agent ? { agent: prepared.options.agent } : {}),
       ...(deadline !== undefined ? { deadline } : {}),
-      ...(runAt !== undefined ? { runAt } : {}),
     },
     threshold,
   );

@@ -1,11 +1,9 @@
 /**
  * The lead time of queued preparations, learned per manager: how long a preparation takes
- * from the time its job may start (its enqueue, or its `runAt`) until its summary is
- * published, and how fast each session grows per call (tokens and milliseconds). A
- * preparation is enqueued where, at the session's growth, the trigger is about a lead time of
- * calls away, and its job starts a lead time before the trigger's expected time (calls come
- * one at a time: the job waits out the rest of the call); with nothing learned yet, at
- * `policy.prepareAtPct`, at once.
+ * from its enqueue until its summary is published, and how
+ * fast each session grows per call (tokens and milliseconds). A preparation starts where, at
+ * the session's growth, the trigger is about a lead time of calls away; with nothing learned
+ * yet, at `policy.prepareAtPct`.
  *
  * Latency samples are the p90 of the last {@link LATENCY_SAMPLES}. A preparation still not
  * ready at its trigger is a sample too, of at least the time it had, counted
@@ -129,20 +127,6 @@ export class LeadTime {
     if (!growth?.tokensPerCall || !growth.msPerCall) return undefined;
     const calls = Math.max(1, Math.ceil((trigger - tokens) / growth.tokensPerCall));
     return calls * growth.msPerCall * DEADLINE_MARGIN;
-  }
-
-  /**
-   * When `key`'s next job should start so that it is ready at the session's expected trigger
-   * (epoch ms on `now`'s clock): the calls left at its pace times the time per call, less the
-   * lead time (as late as it is still ready: a session that closes before then never has it
-   * run); `undefined` while the lead or the session's growth is not known.
-   */
-  startAt(key: string, tokens: number, trigger: number, now: number): number | undefined {
-    const growth = this.#growth.get(key);
-    const leadMs = this.leadMs();
-    if (leadMs === undefined || !growth?.tokensPerCall || !growth.msPerCall) return undefined;
-    const calls = Math.max(1, Math.ceil((trigger - tokens) / growth.tokensPerCall));
-    return Math.round(now + calls * growth.msPerCall - leadMs);
   }
 
   /**

@@ -30,8 +30,6 @@ export interface PreparationRequest {
   readonly foldAtLeast?: number;
   /** When the session's trigger is expected (epoch ms), for a queued job's deadline. */
   readonly deadline?: number;
-  /** When a queued job should start (epoch ms; `LeadTime.startAt`); absent: at once. */
-  readonly runAt?: number;
 }
 
 /** The unpinned entries before the policy's verbatim window (what a preparation folds). */
@@ -105,7 +103,6 @@ export function queueJob(
       maxTokens: policy.maxSummaryTokens,
       ...(request.agent ? { agent: request.agent } : {}),
       ...(request.deadline !== undefined ? { deadline: request.deadline } : {}),
-      ...(request.runAt !== undefined ? { runAt: request.runAt } : {}),
     },
     folded,
     (entry) => summarizerMessage(entry, request.codec),

@@ -37,13 +37,6 @@ export interface PreparationJob {
    * finish before then drops the job unsummarized (`expired`). Absent: no deadline known.
    */
   readonly deadline?: number;
-  /**
-   * When the job should start (epoch milliseconds): the session's expected trigger minus the
-   * agent's learned lead time, so a job runs as late as it is still ready in time and a session
-   * that closes before then never has it run (it is withdrawn while it waits). A queue holds the
-   * job until then (BullMQ: a delayed job). Absent: at once.
-   */
-  readonly runAt?: number;
 }
 
 /**
@@ -62,12 +55,6 @@ export interface PreparationQueue {
    * publish is fenced). Optional; never awaited on the agent's path.
    */
   withdraw?(key: string, baseVersion: number): Promise<void>;
-  /**
-   * Moves the start of the job of `key` and `baseVersion` forward to `runAt` (epoch ms; now or
-   * earlier: at once) while it still waits for its time (the session speeds up). Never later;
-   * a job already runnable, running or done is left alone. Optional; never awaited.
-   */
-  expedite?(key: string, baseVersion: number, runAt: number): Promise<void>;
 }
 
 /**

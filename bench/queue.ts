@@ -12,7 +12,8 @@
  * and the agents' preflight p50/p99. Each session is ended after its last step
  * (`endSession(id, { closed: true })`: its waiting job is withdrawn), and every worker summarizer
  * run is counted by what became of it (used, last version never reached, published unused,
- * late, duplicate, failed, no outcome).
+ * late, duplicate, failed, no outcome), with an estimate of the last-version jobs any schedule
+ * had to start before the sessions closed (bench/queue-last-version.ts).
  *
  * Size: QUEUE_BENCH_SESSIONS (default 30), QUEUE_BENCH_STEPS (default 120).
  * Lockstep (issue 46): QUEUE_BENCH_LOCKSTEP=1 steps every session together (a barrier per

@@ -12,7 +12,8 @@
  * and the agents' preflight p50/p99. Each session is ended after its last step
  * (`endSession(id, { closed: true })`: its waiting job is withdrawn), and every worker summarizer
  * run is counted by what became of it (used, last version never reached, published unused,
- * late, duplicate, failed, no outcome).
+ * late, duplicate, failed, no outcome), with an estimate of the last-version jobs any schedule
+ * had to start before the sessions closed (bench/queue-last-version.ts).
  *
  * Size: QUEUE_BENCH_SESSIONS (default 30), QUEUE_BENCH_STEPS (default 120).
  * Lockstep (issue 46): QUEUE_BENCH_LOCKSTEP=1 steps every session together (a barrier per
@@ -27,6 +28,7 @@ import type { QueueWorkerReport } from '../test/queue/support/queue-worker.js';
 import { previousMark } from '../test/queue/support/queue-worker-mark.js';
 import { redisAvailable, startRedisServer } from '../test/support/redis-server.js';
 import type { QueueAgentReport } from './queue-agent.js';
+import { type LastVersionFloor, lastVersionFloor } from './queue-last-version.js';
 
 const SESSIONS = Number(process.env.QUEUE_BENCH_SESSIONS ?? 30);
 const STEPS = Number(process.env.QUEUE_BENCH_STEPS ?? 120);
@@ -90,6 +92,8 @@ export interface QueueBenchRun {
     backlogEpisodes: number;
     leadTimeMs: (number | undefined)[];
   };
+  /** Last-version runs any schedule had to start before the close (bench/queue-last-version.ts). */
+  lastVersionFloor?: LastVersionFloor;
 }
 
 interface Child<R> {
@@ -369,6 +373,15 @@ async function run(url: string, mode: Mode): Promise<QueueBenchRun> {
             failed: runsOf('failed'),
             noOutcome: workerRuns - ran.length,
           },
+          ...optional(
+            'lastVersionFloor',
+            lastVersionFloor(
+              done,
+              live.map((w) => w.reports),
+              live.length * Number(CONCURRENCY),
+              STEPS,
+            ),
+          ),
           agentsQueue: {
             late: stats.reduce((sum, s) => sum + s.status.late, 0),
             tooLate: stats.reduce((sum, s) => sum + s.status.tooLate, 0),
@@ -377,6 +390,10 @@ async function run(url: string, mode: Mode): Promise<QueueBenchRun> {
           },
         }),
   };
+}
+
+function optional<K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } {
+  return (value === undefined ? {} : { [key]: value }) as { [P in K]?: V };
 }
 
 /** Runs the three modes on one redis-server. */
@@ -406,8 +423,11 @@ export function printQueueBench(runs: readonly QueueBenchRun[]): void {
     const runsBy = r.runsBy
       ? `; summarizer runs by outcome: used ${r.runsBy.used}, last version never reached ${r.runsBy.lastVersion}, published unused ${r.runsBy.publishedUnused}, late (superseded after the summarizer) ${r.runsBy.late}, duplicate ${r.runsBy.duplicate}, failed ${r.runsBy.failed}, no outcome (worker killed) ${r.runsBy.noOutcome}`
       : '';
+    const floor = r.lastVersionFloor
+      ? `; last version: at least ${r.lastVersionFloor.floor} of ${r.lastVersionFloor.sessions} jobs had to start before the close to be ready at their next trigger (estimate: ${r.lastVersionFloor.slots} slots, run ${r.lastVersionFloor.runMs} ms, next triggers ${r.lastVersionFloor.triggersAfterCloseMs.join('-')} ms after the close)`
+      : '';
     console.log(
-      `  ${r.mode.padEnd(24)} versions ${r.versions}, prepared used ${r.used} (share ${(r.used / Math.max(1, r.versions)).toFixed(3)}), preparations run ${r.preparations} (${r.ratio.toFixed(3)} per version used; ${r.endOfSession} of them for a last version the session never reached: ${r.ratioInSession.toFixed(3)} without them; issue 46: <= 1.1; jobs skipped below made no summarizer call), at the trigger ${r.synchronous}; stale ${r.stale}, doubled ${r.doubled}; preflight p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms; ${(r.wallMs / 1000).toFixed(1)} s${skipped}${runsBy}${agentsQueue}`,
+      `  ${r.mode.padEnd(24)} versions ${r.versions}, prepared used ${r.used} (share ${(r.used / Math.max(1, r.versions)).toFixed(3)}), preparations run ${r.preparations} (${r.ratio.toFixed(3)} per version used; ${r.endOfSession} of them for a last version the session never reached: ${r.ratioInSession.toFixed(3)} without them; issue 46: <= 1.1; jobs skipped below made no summarizer call), at the trigger ${r.synchronous}; stale ${r.stale}, doubled ${r.doubled}; preflight p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms; ${(r.wallMs / 1000).toFixed(1)} s${skipped}${runsBy}${floor}${agentsQueue}`,
     );
   }
 }

@@ -144,22 +144,7 @@ export function writeTinyGguf(path: string, options: TinyGgufOptions = {}): void
   const ff = embd * 2;
   const words = options.words ?? DEFAULT_WORDS;
 
-  const tokens = ['<unk>', '<s>', '</s>'];
-  const types = [2, 3, 3];
-  const scores = [0, 0, 0];
-  for (let byte = 0; byte < 256; byte++) {
-    tokens.push(`<0x${byte.toString(16).toUpperCase().padStart(2, '0')}>`);
-    types.push(6);
-    scores.push(0);
-  }
-  tokens.push('▁');
-  types.push(1);
-  scores.push(-1);
-  for (const [i, word] of words.entries()) {
-    tokens.push(`▁${word}`);
-    types.push(1);
-    scores.push(-2 - i * 0.01);
-  }
+  const { tokens, types, scores } = vocabulary(words);
   const vocab = tokens.length;
 
   const metadata: [string, MetadataValue][] = [
@@ -205,41 +190,7 @@ export function writeTinyGguf(path: string, options: TinyGgufOptions = {}): void
   header.u32(3);
   header.u64(tensors.length);
   header.u64(metadata.length);
-  for (const [key, entry] of metadata) {
-    header.string(key);
-    switch (entry.type) {
-      case 'u32':
-        header.u32(UINT32);
-        header.u32(entry.value);
-        break;
-      case 'f32':
-        header.u32(FLOAT32);
-        header.f32(entry.value);
-        break;
-      case 'string':
-        header.u32(STRING);
-        header.string(entry.value);
-        break;
-      case 'strings':
-        header.u32(ARRAY);
-        header.u32(STRING);
-        header.u64(entry.value.length);
-        for (const value of entry.value) header.string(value);
-        break;
-      case 'f32s':
-        header.u32(ARRAY);
-        header.u32(FLOAT32);
-        header.u64(entry.value.length);
-        for (const value of entry.value) header.f32(value);
-        break;
-      case 'i32s':
-        header.u32(ARRAY);
-        header.u32(INT32);
-        header.u64(entry.value.length);
-        for (const value of entry.value) header.i32(value);
-        break;
-    }
-  }
+  for (const [key, entry] of metadata) writeMetadata(header, key, entry);
 
   const data = new ByteWriter();
   const offsets: number[] = [];
@@ -261,4 +212,62 @@ export function writeTinyGguf(path: string, options: TinyGgufOptions = {}): void
   }
   header.pad();
   writeFileSync(path, Buffer.concat([header.toBuffer(), data.toBuffer()]));
+}
+
+/** The special tokens, the 256 byte tokens, then the words, with their types and scores. */
+function vocabulary(words: readonly string[]): { tokens: string[]; types: number[]; scores: number[] } {
+  const tokens = ['<unk>', '<s>', '</s>'];
+  const types = [2, 3, 3];
+  const scores = [0, 0, 0];
+  for (let byte = 0; byte < 256; byte++) {
+    tokens.push(`<0x${byte.toString(16).toUpperCase().padStart(2, '0')}>`);
+    types.push(6);
+    scores.push(0);
+  }
+  tokens.push('▁');
+  types.push(1);
+  scores.push(-1);
+  for (const [i, word] of words.entries()) {
+    tokens.push(`▁${word}`);
+    types.push(1);
+    scores.push(-2 - i * 0.01);
+  }
+  return { tokens, types, scores };
+}
+
+/** One metadata entry: its key, its type code, its value. */
+function writeMetadata(header: ByteWriter, key: string, entry: MetadataValue): void {
+  header.string(key);
+  switch (entry.type) {
+    case 'u32':
+      header.u32(UINT32);
+      header.u32(entry.value);
+      break;
+    case 'f32':
+      header.u32(FLOAT32);
+      header.f32(entry.value);
+      break;
+    case 'string':
+      header.u32(STRING);
+      header.string(entry.value);
+      break;
+    case 'strings':
+      header.u32(ARRAY);
+      header.u32(STRING);
+      header.u64(entry.value.length);
+      for (const value of entry.value) header.string(value);
+      break;
+    case 'f32s':
+      header.u32(ARRAY);
+      header.u32(FLOAT32);
+      header.u64(entry.value.length);
+      for (const value of entry.value) header.f32(value);
+      break;
+    case 'i32s':
+      header.u32(ARRAY);
+      header.u32(INT32);
+      header.u64(entry.value.length);
+      for (const value of entry.value) header.i32(value);
+      break;
+  }
 }

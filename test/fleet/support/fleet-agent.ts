@@ -13,6 +13,7 @@ import { bullmqPreparationQueue } from '../../../src/queue/index.js';
 import { fsStorage } from '../../../src/storage/fs/index.js';
 import { redisSessionStore } from '../../../src/storage/redis/index.js';
 import { charCounter, chatTurns } from '../../support/background-fixtures.js';
+import { reportToParent } from '../../support/report-to-parent.js';
 
 /** What the parent asks. */
 export type FleetAgentCommand =
@@ -40,7 +41,7 @@ export type FleetAgentReport =
   | { type: 'event'; agent: string; name: string; code: string; sessionId: string };
 
 const agent = process.env.AGENT_ID ?? String(process.pid);
-const report = (message: FleetAgentReport) => process.send?.(message);
+const report = (message: FleetAgentReport) => reportToParent(message);
 const url = process.env.REDIS_URL as string;
 const keyPrefix = process.env.KEY_PREFIX ?? '';
 const store = redisSessionStore({ url, keyPrefix });

@@ -13,6 +13,7 @@ import {
   startPreparationWorker,
 } from '../../../src/queue/index.js';
 import { redisSessionStore } from '../../../src/storage/redis/index.js';
+import { reportToParent } from '../../support/report-to-parent.js';
 import { previousMark } from './queue-worker-mark.js';
 
 /** Messages from a worker to its parent. */
@@ -33,7 +34,7 @@ export type QueueWorkerReport =
 
 const worker = process.env.WORKER_ID ?? String(process.pid);
 const mode = process.env.MODE ?? 'ok';
-const report = (message: QueueWorkerReport) => process.send?.(message);
+const report = (message: QueueWorkerReport) => reportToParent(message);
 const store = redisSessionStore({
   url: process.env.REDIS_URL as string,
   keyPrefix: process.env.KEY_PREFIX ?? '',

@@ -9,6 +9,7 @@ import { CompactManager } from '../../../src/core/manager/compact-manager.js';
 import type { SummarizeRequest } from '../../../src/core/summary/summarizer.js';
 import { redisSessionStore } from '../../../src/storage/redis/index.js';
 import { charCounter, chatTurns } from '../../support/background-fixtures.js';
+import { reportToParent } from '../../support/report-to-parent.js';
 
 /** Messages between the test and a worker. */
 export type ManagerWorkerReport =
@@ -32,7 +33,7 @@ const store = redisSessionStore({
   url: process.env.REDIS_URL as string,
   keyPrefix: process.env.KEY_PREFIX ?? '',
 });
-const report = (message: ManagerWorkerReport) => process.send?.(message);
+const report = (message: ManagerWorkerReport) => reportToParent(message);
 let summarizerCalls = 0;
 const options = (background: boolean) => ({
   maxContextTokens: 10_000,

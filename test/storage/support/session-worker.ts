@@ -7,6 +7,7 @@
  */
 import { updateSessionOnce } from '../../../src/core/session/session-lock.js';
 import { redisSessionStore } from '../../../src/storage/redis/index.js';
+import { reportToParent } from '../../support/report-to-parent.js';
 import { SESSION, type TriggerMessage, type WorkerReport } from './session-worker-protocol.js';
 
 const worker = process.env.WORKER_ID ?? String(process.pid);
@@ -14,7 +15,7 @@ const store = redisSessionStore({
   url: process.env.REDIS_URL as string,
   keyPrefix: process.env.KEY_PREFIX ?? '',
 });
-const report = (message: WorkerReport) => process.send?.(message);
+const report = (message: WorkerReport) => reportToParent(message);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function compact(message: TriggerMessage): Promise<'wrote' | 'already' | 'refused' | 'timeout'> {

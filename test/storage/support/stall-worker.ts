@@ -8,6 +8,7 @@
 import { CompactManager } from '../../../src/core/manager/compact-manager.js';
 import { redisSessionStore } from '../../../src/storage/redis/index.js';
 import { charCounter, chatTurns } from '../../support/background-fixtures.js';
+import { reportToParent } from '../../support/report-to-parent.js';
 
 export type StallWorkerRequest = { type: 'calls'; from: number; to: number } | { type: 'shutdown' };
 export type StallWorkerReport =
@@ -37,7 +38,7 @@ manager.on('compact.error', (event) => {
 manager.on('compact.warning', (event) => {
   if (event.properties.code === 'storage_recovered') storeEvents.push('storage_recovered');
 });
-const report = (message: StallWorkerReport) => process.send?.(message);
+const report = (message: StallWorkerReport) => reportToParent(message);
 const history = chatTurns(200);
 
 async function calls(from: number, to: number): Promise<void> {

@@ -15,6 +15,8 @@ import { readRanks } from './read-ranks.js';
 /** What the counter uses of an encoding. */
 export interface BpeEncoding {
   encode(text: string, options?: { disallowedSpecial?: Set<string> }): number[];
+  /** `encode(text, options).length` without the array of tokens. */
+  countTokens(text: string, options?: { disallowedSpecial?: Set<string> }): number;
 }
 
 const requireFromHere = createRequire(import.meta.url);
@@ -136,7 +138,7 @@ async function buildEncoding(
   encoding.vocabularySize = table.count + (specials?.size ?? 0);
   await clock.pause();
   // Compiles the pre-tokenizer's expression now rather than in the first count.
-  encoding.encode('warm up 123', { disallowedSpecial: new Set() });
+  encoding.countTokens('warm up 123', { disallowedSpecial: new Set() });
   return encoding;
 }
 

@@ -4,6 +4,7 @@ import type { CompactMessage } from '../messages/message.js';
 import { ANTHROPIC_IMAGE_RULE, type ImageRule, imageRuleFor, OPENAI_TILE_RULE } from './count-image.js';
 import { BOUNDARY_WINDOW, countInSlices, DEFAULT_SLICE_CHARS } from './count-in-slices.js';
 import { mediaTokens } from './count-media.js';
+import { piecesCounterOf } from './count-pieces.js';
 import { formatToolSchemas } from './format-tool-schemas.js';
 import { type BpeEncoding, loadEncoding, loadEncodingInSlices, releaseEncodings } from './load-encoding.js';
 import { type EncodingName, modelInfo } from './model-table.js';
@@ -66,8 +67,6 @@ export const OPENAI_MESSAGE_OVERHEAD = Object.freeze({
  */
 export const DEFAULT_ESTIMATE_MARGIN = 1.25;
 
-const NO_SPECIAL = { disallowedSpecial: new Set<string>() };
-
 /** Options of {@link BpeTokenCounter}. */
 export interface BpeTokenCounterOptions {
   /** The encoding. */
@@ -101,7 +100,8 @@ export class BpeTokenCounter implements TokenCounter {
   readonly #sliceChars: number;
   readonly #imageRule: ImageRule | undefined;
   #encoding: BpeEncoding | undefined;
-  readonly #encode = (text: string) => this.#load().encode(text, NO_SPECIAL).length;
+  // Counted without an array of tokens or a match per piece (count-pieces.ts, issue 47 point 2).
+  readonly #encode = (text: string) => piecesCounterOf(this.#load())(text);
 
   constructor(options: BpeTokenCounterOptions) {
     this.#encodingName = options.encoding;

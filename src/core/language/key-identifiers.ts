@@ -14,7 +14,6 @@ export type IdentifierKind = 'uuid' | 'url' | 'path' | 'file' | 'ticket' | 'code
 const MAX_ID_CHARS = 80;
 /** Longest URL considered. */
 const MAX_URL_CHARS = 300;
-const TOKEN = /[\w#@./:~+%?=&-]+/g;
 const BACKTICKED = /`([A-Za-z_][\w.]{2,60})`/g;
 const FILE_NAME =
   /^[\w-][\w.-]*\.(?:ts|tsx|js|jsx|mjs|cjs|py|md|rst|json|ya?ml|go|rs|java|kt|rb|php|cs|cpp|c|h|sql|sh|toml|txt|css|html|ini|cfg|lock|pl|cgi|csv|xml|log)$/;
@@ -99,14 +98,37 @@ export interface FoundIdentifier {
   kind: IdentifierKind;
 }
 
-/** The distinct identifiers of `text`, in order of first appearance, at most `limit`. */
+/** Char codes of a token (`[\w#@./:~+%?=&-]`): a token is a maximal run of them. */
+const TOKEN_CHAR = new Uint8Array(128);
+for (const c of 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_#@./:~+%?=&-')
+  TOKEN_CHAR[c.charCodeAt(0)] = 1;
+/** Punctuation stripped from both ends of a token (a leading `../` stays). */
+const TRAILING = new Set(['.', ':', '-', '+', '~'].map((c) => c.charCodeAt(0)));
+
+const isTokenChar = (code: number) => code < 128 && TOKEN_CHAR[code] === 1;
+const isLower = (code: number) => code >= 97 && code <= 122;
+const isLetter = (code: number) => isLower(code) || (code >= 65 && code <= 90);
+
+/**
+ * The distinct identifiers of `text`, in order of first appearance, at most `limit`. Tokens are
+ * found by a scan of char codes, not `matchAll`: a match array and a string per word of every
+ * tool output was most of what clearing old results allocated on a cold call (issue 47 point
+ * 2: 430 of 1,430 MB at 16k messages); a token is sliced only when it may be an identifier.
+ */
 export function findIdentifiers(text: string, limit = Number.POSITIVE_INFINITY): FoundIdentifier[] {
   const seen = new Set<string>();
   const out: FoundIdentifier[] = [];
-  for (const match of text.matchAll(TOKEN)) {
-    let token = match[0];
-    if (token.length > MAX_URL_CHARS + 4) continue;
-    token = trimPunctuation(token);
+  const length = text.length;
+  for (let from = 0; from < length; ) {
+    if (!isTokenChar(text.charCodeAt(from))) {
+      from++;
+      continue;
+    }
+    let to = from + 1;
+    while (to < length && isTokenChar(text.charCodeAt(to))) to++;
+    const token = tokenAt(text, from, to);
+    from = to;
+    if (token === undefined) continue;
     const kind = identifierKind(token);
     if (!kind || seen.has(token)) continue;
     seen.add(token);
@@ -123,18 +145,24 @@ export function findIdentifiers(text: string, limit = Number.POSITIVE_INFINITY):
   return out;
 }
 
-function trimPunctuation(token: string): string {
-  let end = token.length;
-  while (end > 0 && '.:,;-+~'.includes(token[end - 1]!)) end--;
-  let start = 0;
-  while (
-    start < end &&
-    '.:-+~'.includes(token[start]!) &&
-    !token.startsWith('../embedded-summarizer') &&
-    !token.startsWith('../')
-  )
-    start++;
-  return token.slice(start, end);
+/**
+ * The token `text[from, to)` stripped of its punctuation (see {@link TRAILING}), or
+ * `undefined` when {@link identifierKind} cannot take it: too long, under 4 characters, or a
+ * word of letters starting lower case (no uuid, ticket, path, file, name or code is one).
+ */
+function tokenAt(text: string, from: number, to: number): string | undefined {
+  if (to - from > MAX_URL_CHARS + 4) return undefined;
+  let end = to;
+  while (end > from && TRAILING.has(text.charCodeAt(end - 1))) end--;
+  let start = from;
+  if (!text.startsWith('../', from)) while (start < end && TRAILING.has(text.charCodeAt(start))) start++;
+  if (end - start < 4) return undefined;
+  if (isLower(text.charCodeAt(start))) {
+    let k = start + 1;
+    while (k < end && isLetter(text.charCodeAt(k))) k++;
+    if (k === end) return undefined;
+  }
+  return text.slice(start, end);
 }
 
 /**

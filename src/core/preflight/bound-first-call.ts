@@ -14,6 +14,7 @@ import type { SessionState } from '../session/session-store.js';
 import { runStepsYielding, TimeSlice } from '../time-slice.js';
 import { countAhead } from './count-ahead.js';
 import type { IndexedHistory } from './index-request.js';
+import { carryPinsSeen } from './remember-protected.js';
 import { buildViewSteps, type ViewContext } from './resume-view.js';
 import type { SessionView } from './session-view.js';
 
@@ -99,8 +100,11 @@ export async function finishExact(input: FinishExactInput): Promise<boolean> {
   if (!still()) return false;
   await countAhead({ ...context, stored: input.stored, known: input.known }, slice);
   if (!still()) return false;
-  const view = await runStepsYielding(buildViewSteps(context), slice);
+  // Under the bound view's state: the call may have written pins to it (remember-protected.ts),
+  // and a view built under the state read before would be rebuilt whole by the next call.
+  const view = await runStepsYielding(buildViewSteps({ ...context, state: boundView.state }), slice);
   if (!still()) return false;
+  carryPinsSeen(boundView, view);
   history.view = view;
   return true;
 }

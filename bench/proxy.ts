@@ -211,6 +211,8 @@ async function measureSize(
     direct: spread(plain.map((pair) => pair.direct.total)),
     added: spread(plain.map((pair) => pair.through.total - pair.direct.total)),
     relayAdded: spread(plain.map((pair) => pair.relayed.total - pair.direct.total)),
+    through: spread(plain.map((pair) => pair.through.total)),
+    relayed: spread(plain.map((pair) => pair.relayed.total)),
     overRelay: spread(plain.map((pair) => pair.through.total - pair.relayed.total)),
     addedParts: {
       toUpstream: spread(plain.map((pair) => pair.through.upstreamFirst - pair.direct.upstreamFirst)),

@@ -20,6 +20,11 @@ import type { OpenedCall, UpstreamAnswer, UpstreamCall, UpstreamClient } from '.
 
 /** The smallest declared length forwarded early. */
 export const EARLY_MIN_BYTES = 64 * 1024;
+/**
+ * The least written at once: each write wakes the upstream, which on a busy machine can take
+ * the core from the proxy while it still reads; a few large writes overlap as well.
+ */
+const LEAST_WRITTEN = 192 * 1024;
 /** The body's last bytes, held until the proxy has decided. */
 const HELD_BYTES = 256;
 /** The bytes a body's start is compared over to find its conversation. */
@@ -47,7 +52,7 @@ export class EarlyForward {
   advance(bytes: Buffer, size: number): void {
     if (this.#failed || this.#settled) return;
     const to = Math.min(size, this.#length - HELD_BYTES);
-    if (to <= this.#written) return;
+    if (to - this.#written < Math.min(LEAST_WRITTEN, this.#length - HELD_BYTES - this.#written)) return;
     this.#call.request.write(bytes.subarray(this.#written, to));
     this.#written = to;
   }

@@ -151,12 +151,12 @@ describe('a large body forwarded as it arrives', () => {
   it('reaches the upstream before its last byte left the client, byte for byte when nothing is compacted', async () => {
     const provider = await upstream();
     const proxy = await proxyTo(provider.url, 1_000_000);
-    const bytes = body(150);
-    expect(bytes.length).toBeGreaterThan(150_000);
-    // The rest is sent only once the upstream holds the first 100 KB: a proxy that waits for
+    const bytes = body(500);
+    expect(bytes.length).toBeGreaterThan(600_000);
+    // The rest is sent only once the upstream holds the first 150 KB: a proxy that waits for
     // the whole body never gets there.
-    const answer = await post(proxy, bytes, 120_000, () =>
-      provider.until(() => (provider.requests[0]?.received ?? 0) >= 100_000),
+    const answer = await post(proxy, bytes, 400_000, () =>
+      provider.until(() => (provider.requests[0]?.received ?? 0) >= 150_000),
     );
     expect(answer.status).toBe(200);
     expect(JSON.parse(answer.text).choices[0].message.content).toBe('ok');
@@ -190,14 +190,14 @@ describe('a large body forwarded as it arrives', () => {
   it('a client that goes away mid-body leaves only an incomplete call upstream', async () => {
     const provider = await upstream();
     const proxy = await proxyTo(provider.url, 1_000_000);
-    const bytes = body(150);
+    const bytes = body(500);
     const request = httpRequest(`${proxy.url}/v1/chat/completions`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'content-length': bytes.length },
     });
     request.on('error', () => {});
-    request.write(bytes.subarray(0, 120_000));
-    await provider.until(() => (provider.requests[0]?.received ?? 0) >= 100_000);
+    request.write(bytes.subarray(0, 400_000));
+    await provider.until(() => (provider.requests[0]?.received ?? 0) >= 150_000);
     request.destroy();
     await provider.until(() => provider.requests[0]!.cut);
     expect(provider.requests).toHaveLength(1);

@@ -22,6 +22,9 @@ export interface ProxySizeFigures {
   added: Spread;
   /** Through a bare store-and-forward relay less straight: what any hop needing the whole body adds. */
   relayAdded: Spread;
+  /** The calls' own times through the proxy and through the relay (to set against `direct` quantile by quantile). */
+  through: Spread;
+  relayed: Spread;
   /** Through the proxy less through the relay: what the proxy's own work adds over such a hop. */
   overRelay: Spread;
   /** `added` by leg (through less straight): to the upstream's first byte in, its reading, its last byte in to the answer's end at the client; the client's write. */

@@ -30,6 +30,11 @@ export function printProxyBench(f: ProxyBenchFigures): void {
     console.log(`    added by the proxy (pairs)              ${all3(s.added)}${target}`);
     console.log(`    added by a bare relay (read whole, resend) ${all3(s.relayAdded)}`);
     console.log(`    the proxy over the relay                ${all3(s.overRelay)}`);
+    const less = (a: Spread, b: Spread) =>
+      `p50 ${ms(a.p50 - b.p50)}  p95 ${ms(a.p95 - b.p95)}  p99 ${ms(a.p99 - b.p99)}`;
+    console.log(
+      `    quantile less straight's quantile: through the proxy ${less(s.through, s.direct)}; through the relay ${less(s.relayed, s.direct)}`,
+    );
     const parts = s.addedParts;
     console.log(
       `      by leg: to the upstream's first byte ${both(parts.toUpstream)}; the upstream's read ${both(parts.upstreamRead)}; its last byte to the client's end ${both(parts.back)}; client's write ${both(parts.written)}`,

@@ -23,7 +23,10 @@
  * warm, below its trigger: the common call). `added` is also split by leg on the machine's
  * monotonic clock, shared by the processes (the upstream stamps its first and last body
  * byte in an answer header; the proxy's log lines give its handler, last byte in, upstream
- * write and first byte back).
+ * write and first byte back). A body the proxy forwards while it arrives (src/proxy/early-forward.ts)
+ * reaches the upstream before the proxy's "upstream write", which is then the release of its
+ * held end: the "proxy write -> upstream's first byte" leg is negative. Beside the pairwise
+ * differences, each quantile through the proxy (and the relay) less the straight call's.
  *
  * Scheduling. On a loaded 2-core machine a process woken by a byte waits its turn behind the
  * machine's other work, and that wait (milliseconds at a load of 10) lands in the difference
@@ -211,6 +214,8 @@ async function measureSize(
     direct: spread(plain.map((pair) => pair.direct.total)),
     added: spread(plain.map((pair) => pair.through.total - pair.direct.total)),
     relayAdded: spread(plain.map((pair) => pair.relayed.total - pair.direct.total)),
+    through: spread(plain.map((pair) => pair.through.total)),
+    relayed: spread(plain.map((pair) => pair.relayed.total)),
     overRelay: spread(plain.map((pair) => pair.through.total - pair.relayed.total)),
     addedParts: {
       toUpstream: spread(plain.map((pair) => pair.through.upstreamFirst - pair.direct.upstreamFirst)),

@@ -12,13 +12,14 @@ import { bodyLimit } from 'hono/body-limit';
 import { feedUsage } from '../adapters/overflow-recovery.js';
 import { isCompactError } from '../core/errors.js';
 import { compactRequest, LastViews } from './compact-request.js';
+import { EARLY_MIN_BYTES, EarlyForward, PREFIX_BYTES, RewrittenSessions } from './early-forward.js';
 import { forwardHeaders, parseUpstream, upstreamUrl } from './forward-request.js';
 import { DEFAULT_REUSE_BYTES, ParsedBodies } from './parsed-bodies.js';
 import { passBack } from './pass-back.js';
 import { type CompactionProxyOptions, DEFAULT_MAX_BODY_BYTES, type ProxyLogEntry } from './proxy-options.js';
 import { PROXY_ROUTES, type ProxyRoute } from './proxy-routes.js';
-import { type ReadBody, readBody } from './read-body.js';
-import { SESSION_HEADER } from './session-of-request.js';
+import { type BodyProgress, type ReadBody, readBody } from './read-body.js';
+import { headerSession, SESSION_HEADER } from './session-of-request.js';
 import { type UpstreamAnswer, type UpstreamCall, UpstreamClient } from './upstream-client.js';
 
 /** An error the proxy answers itself, in the providers' shape (`{error: {type, message}}`). */
@@ -29,10 +30,19 @@ function proxyError(status: number, type: string, message: string): Response {
   });
 }
 
-/** Calls the upstream; an unreachable upstream is a 502 in the providers' error shape. */
-async function callUpstream(client: UpstreamClient, call: UpstreamCall): Promise<UpstreamAnswer | Response> {
+/**
+ * Calls the upstream (through the call opened early when there is one); an unreachable upstream
+ * is a 502 in the providers' error shape.
+ */
+async function callUpstream(
+  client: UpstreamClient,
+  call: UpstreamCall,
+  early?: EarlyForward,
+): Promise<UpstreamAnswer | Response> {
   try {
-    return await client.send(call);
+    const answer =
+      early !== undefined && Buffer.isBuffer(call.body) ? await early.release(call.body) : undefined;
+    return answer ?? (await client.send(call));
   } catch (error) {
     if (call.signal.aborted) throw error;
     const cause = (error as { code?: string }).code ?? (error as Error).message;
@@ -65,6 +75,8 @@ export function createProxyApp(options: CompactionProxyOptions): Hono {
   const lastViews = new LastViews();
   const bodies = new ParsedBodies(options.reuseBytes ?? DEFAULT_REUSE_BYTES);
   const client = new UpstreamClient(upstream);
+  const rewritten = new RewrittenSessions();
+  const forwardEarly = options.forwardEarly ?? true;
   const app = new Hono();
   upstreamClients.set(app, client);
   const tooLarge = () =>
@@ -138,8 +150,75 @@ export function createProxyApp(options: CompactionProxyOptions): Hono {
     entry: Partial<ProxyLogEntry>,
   ): Promise<Response | { answer: UpstreamAnswer; session: string | undefined; read: ReadBody }> {
     const mark = performance.now();
-    const read = await readBody(c, maxSize);
-    if (read === undefined) return tooLarge();
+    const url = upstreamUrl(upstream, route.path, new URL(c.req.url).search)!;
+    const call = {
+      url,
+      method: 'POST',
+      headers: forwardHeaders(c.req.raw.headers),
+      signal: c.req.raw.signal,
+    };
+    let early: EarlyForward | undefined;
+    try {
+      const opened = forwardEarly ? earlyCall(c, route, call, (forward) => (early = forward)) : undefined;
+      const read = await readBody(c, maxSize, opened);
+      if (read === undefined) return tooLarge();
+      return await compactAndCall(c, route, entry, read, call, early, mark);
+    } finally {
+      // Released when the client's bytes went; anything else (compacted, refused, failed) drops it.
+      (early as EarlyForward | undefined)?.cancel();
+    }
+  }
+
+  /**
+   * What forwards a body early as it is read (see early-forward.ts): opens the call once its
+   * first bytes are in, unless its conversation's last request was rewritten.
+   */
+  function earlyCall(
+    c: Context,
+    route: ProxyRoute,
+    call: Omit<UpstreamCall, 'body'>,
+    opened: (forward: EarlyForward) => void,
+  ): BodyProgress | undefined {
+    let forward: EarlyForward | undefined;
+    let decided = false;
+    let named: string | undefined;
+    try {
+      named = headerSession(c.req.header(SESSION_HEADER));
+    } catch {
+      return undefined;
+    }
+    return (bytes, size) => {
+      if (!decided) {
+        if (bytes.length < EARLY_MIN_BYTES || bytes.length > maxSize) decided = true;
+        else if (size < Math.min(PREFIX_BYTES, bytes.length)) return;
+        if (decided) return;
+        decided = true;
+        if (!wasRewritten(route, named, bytes.subarray(0, Math.min(size, PREFIX_BYTES)))) {
+          forward = new EarlyForward(client, call, bytes.length);
+          opened(forward);
+        }
+      }
+      forward?.advance(bytes, size);
+    };
+  }
+
+  /** Whether the conversation of a body starting with `prefix` (or the session `named`) had its last request rewritten. */
+  function wasRewritten(route: ProxyRoute, named: string | undefined, prefix: Buffer): boolean {
+    if (named !== undefined) return rewritten.has(named);
+    for (const session of rewritten.values()) if (bodies.startsWith(session, route.path, prefix)) return true;
+    return false;
+  }
+
+  /** Parses and compacts the request read, and calls the upstream with it. */
+  async function compactAndCall(
+    c: Context,
+    route: ProxyRoute,
+    entry: Partial<ProxyLogEntry>,
+    read: ReadBody,
+    call: Omit<UpstreamCall, 'body'>,
+    early: EarlyForward | undefined,
+    mark: number,
+  ): Promise<Response | { answer: UpstreamAnswer; session: string | undefined; read: ReadBody }> {
     const readAt = read.endedAt;
     entry.readMs = readAt - mark;
     const parsed = bodies.parse(route, read.bytes);
@@ -147,7 +226,7 @@ export function createProxyApp(options: CompactionProxyOptions): Hono {
       return proxyError(400, 'invalid_request_error', 'the request body is not a JSON object');
     entry.parseMs = performance.now() - readAt;
     entry.reused = parsed.reused;
-    const signal = c.req.raw.signal;
+    const signal = call.signal;
     let compacted: Awaited<ReturnType<typeof compactRequest>>;
     try {
       compacted = await compactRequest(manager, route, parsed, {
@@ -163,14 +242,9 @@ export function createProxyApp(options: CompactionProxyOptions): Hono {
       throw error;
     }
     Object.assign(entry, compacted.log, { prepareMs: performance.now() - readAt });
-    const url = upstreamUrl(upstream, route.path, new URL(c.req.url).search)!;
-    const answer = await callUpstream(client, {
-      url,
-      method: 'POST',
-      headers: forwardHeaders(c.req.raw.headers),
-      body: compacted.body,
-      signal,
-    });
+    const asSent = compacted.body === read.bytes;
+    if (compacted.session !== undefined) rewritten.note(compacted.session, !asSent);
+    const answer = await callUpstream(client, { ...call, body: compacted.body }, asSent ? early : undefined);
     return answer instanceof Response ? answer : { answer, session: compacted.session, read };
   }
   return app;

@@ -139,6 +139,14 @@ export class ParsedBodies {
     return parsed ?? this.#parseWhole(route, bytes);
   }
 
+  /** Whether `session`'s kept body is on `path` and starts with `prefix` (over the shorter of the two). */
+  startsWith(session: string, path: string, prefix: Buffer): boolean {
+    const kept = this.#bySession.get(session);
+    if (kept === undefined || kept.path !== path) return false;
+    const length = Math.min(prefix.length, kept.bytes.length);
+    return kept.bytes.compare(prefix, 0, length, 0, length) === 0;
+  }
+
   /** Keeps `parsed` as its session's last body. */
   remember(
     session: string,

@@ -89,6 +89,14 @@ export interface CompactionProxyOptions {
    * @default DEFAULT_REUSE_BYTES (64 MiB)
    */
   reuseBytes?: number;
+  /**
+   * A large body (64 KiB and more) is written to the upstream as it arrives, its last bytes
+   * held until the proxy has decided; when it compacts, that call is closed with the body
+   * incomplete and the compacted body sent on another connection (see docs/proxy.md). `false`
+   * reads every body whole before calling the upstream.
+   * @default true
+   */
+  forwardEarly?: boolean;
   /** Called once per request, once the answer's first byte was sent. */
   log?: (entry: ProxyLogEntry) => void;
 }

@@ -18,8 +18,18 @@ export interface ReadBody {
   endedCpu: NodeJS.CpuUsage;
 }
 
+/**
+ * Called after each chunk of a body of a declared length with the body's Buffer (that length)
+ * and how many of its bytes are in.
+ */
+export type BodyProgress = (bytes: Buffer, size: number) => void;
+
 /** The body, or `undefined` when it is over `maxBytes`. */
-export async function readBody(c: Context, maxBytes: number): Promise<ReadBody | undefined> {
+export async function readBody(
+  c: Context,
+  maxBytes: number,
+  progress?: BodyProgress,
+): Promise<ReadBody | undefined> {
   const header = c.req.header('content-length');
   const declared = header === undefined || !/^\d+$/.test(header) ? undefined : Number(header);
   if (declared !== undefined && declared > maxBytes) return undefined;
@@ -62,6 +72,7 @@ export async function readBody(c: Context, maxBytes: number): Promise<ReadBody |
       if (into === undefined) chunks.push(chunk);
       else chunk.copy(into, size);
       size += chunk.length;
+      if (into !== undefined) progress?.(into, size);
     };
     const onEnd = () => {
       const endedAt = performance.now();

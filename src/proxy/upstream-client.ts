@@ -6,7 +6,12 @@
  * A POST that meets a kept connection the upstream had just closed is sent again once on a
  * fresh one (Node's `reusedSocket` advice); nothing else is retried.
  */
-import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
+import {
+  type ClientRequest,
+  Agent as HttpAgent,
+  request as httpRequest,
+  type IncomingMessage,
+} from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { Readable } from 'node:stream';
 
@@ -62,6 +67,37 @@ export class UpstreamClient {
     this.#agent.destroy();
   }
 
+  /**
+   * Opens a call whose body of `length` bytes is written as it comes (see early-forward.ts):
+   * the request, its head sent, and its answer to come. Not sent again on a stale connection
+   * (the caller holds the bytes and sends them with {@link send} instead).
+   */
+  open(call: Omit<UpstreamCall, 'body'>, length: number): OpenedCall {
+    const headers = { ...call.headers, 'content-length': String(length) };
+    const request = this.#request(call.url, {
+      method: call.method,
+      headers,
+      agent: this.#agent,
+      signal: call.signal,
+    });
+    const startedAt = performance.now();
+    const answer = new Promise<UpstreamAnswer>((resolve, reject) => {
+      request.once('response', (response) => {
+        resolve({
+          response,
+          startedAt,
+          writtenAt: startedAt,
+          writtenCpu: process.cpuUsage(),
+          headAt: performance.now(),
+        });
+      });
+      request.on('error', (error) => reject(staleMarked(request, error)));
+    });
+    // Settled by its reader, or dropped with the call: never an unhandled rejection.
+    answer.catch(() => {});
+    return { request, answer };
+  }
+
   #once(call: UpstreamCall): Promise<UpstreamAnswer> {
     const startedAt = performance.now();
     return new Promise((resolve, reject) => {
@@ -86,13 +122,7 @@ export class UpstreamClient {
       request.once('response', (response) => {
         resolve({ response, startedAt, writtenAt, writtenCpu, headAt: performance.now() });
       });
-      request.on('error', (error) => {
-        // A kept connection reset before any answer: the upstream closed it while idle.
-        const code = (error as NodeJS.ErrnoException).code;
-        if (request.reusedSocket && (code === 'ECONNRESET' || code === 'EPIPE'))
-          Object.assign(error, { reusedSocket: true });
-        reject(error);
-      });
+      request.on('error', (error) => reject(staleMarked(request, error)));
       const body = call.body;
       if (body === null) request.end();
       else if (Buffer.isBuffer(body)) request.end(body);
@@ -102,4 +132,19 @@ export class UpstreamClient {
       }
     });
   }
+}
+
+/** A call opened by {@link UpstreamClient.open}: its body still to write. */
+export interface OpenedCall {
+  request: ClientRequest;
+  /** Its answer (`writtenAt`, `writtenCpu` and `startedAt` are for its reader to set). */
+  answer: Promise<UpstreamAnswer>;
+}
+
+/** `error` marked `reusedSocket` when a kept connection was reset before any answer (the upstream closed it while idle). */
+function staleMarked(request: ClientRequest, error: Error): Error {
+  const code = (error as NodeJS.ErrnoException).code;
+  if (request.reusedSocket && (code === 'ECONNRESET' || code === 'EPIPE'))
+    Object.assign(error, { reusedSocket: true });
+  return error;
 }

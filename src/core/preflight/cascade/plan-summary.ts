@@ -3,10 +3,8 @@
  * the user's own words before it) and how much room the summary gets.
  */
 import type { CompactPolicy } from '../../policy.js';
-import { countSpeakers, speakersOf } from '../../summary/embedded/segments.js';
 import { runSteps, type Steps } from '../../time-slice.js';
-import { buildUnits, policySuffixStart, type Unit } from '../build-units.js';
-import type { ViewEntry } from '../session-view.js';
+import { buildUnits, policySuffixStart } from '../build-units.js';
 import type { CascadeRun } from './cascade-types.js';
 import { isUserText, pickUserText } from './rank-user-text.js';
 
@@ -49,21 +47,6 @@ export function summaryReserve(
   return Math.max(share, keep);
 }
 
-/**
- * True when the view is a chat between people: no tool round, and two or more `Name:`
- * speakers (the built-in summarizer's reading, {@link findSpeakers}). A pause every few dozen
- * entries.
- */
-function* peopleChatSteps(entries: readonly ViewEntry[], units: readonly Unit[]): Steps<boolean> {
-  if (units.some((unit) => unit.tool)) return false;
-  const counts = new Map<string, number>();
-  for (let i = 0; i < entries.length; i++) {
-    if (i % 64 === 63) yield;
-    countSpeakers(entries[i]!.item.entry.parsed.text, counts);
-  }
-  return speakersOf(counts).size >= 2;
-}
-
 /** Squeezed by an oversized latest turn, the summary keeps its previous size up to this share of the target. */
 const SQUEEZED_KEEP_CAP = 0.5;
 
@@ -102,17 +85,9 @@ export function* planSummarySteps(
   // Room kept for the summary while the suffix shrinks (see summaryReserve), from the previous
   // body: the message's tags and role overhead are `overhead`, counted apart.
   const previousBody = input.summaryTokens - overhead;
-  // A chat between people: what one person says to the other is no order to the assistant
-  // (nothing of it stays verbatim for that), and the summary's reserve follows the target,
-  // not maxSummaryTokens: its facts take the room older verbatim small talk held (issue 45;
-  // the built-in summarizer fills it, an LLM summarizer keeps maxSummaryTokens).
-  const people = yield* peopleChatSteps(unpinnedEntries, units);
-  const reservePolicy = people
-    ? { ...policy, maxSummaryTokens: Math.max(policy.maxSummaryTokens, run.target) }
-    : policy;
-  const reserve = summaryReserve(reservePolicy, run.target, previousBody);
+  const reserve = summaryReserve(policy, run.target, previousBody);
   // The user's own words before the suffix stay verbatim up to their share of the target.
-  const userBudget = people ? 0 : Math.floor(run.target * policy.userTextShare);
+  const userBudget = Math.floor(run.target * policy.userTextShare);
   // Memoized: the check scans the text for library tags, and the loops below ask more than once.
   const userUnits = new Map<number, boolean>();
   const isUser = (u: number) => {

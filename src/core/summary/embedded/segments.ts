@@ -113,21 +113,13 @@ success criteria important fix bug issue problem solution example tip fyi ps re 
 /** Names used as a `Name:` prefix on at least two lines of the messages. */
 export function findSpeakers(messages: readonly Pick<CompactMessage, 'text'>[]): Set<string> {
   const counts = new Map<string, number>();
-  for (const message of messages) countSpeakers(message.text, counts);
-  return speakersOf(counts);
-}
-
-/** Adds the `Name:` line prefixes of `text` to `counts` (see {@link findSpeakers}). */
-export function countSpeakers(text: string, counts: Map<string, number>): void {
-  for (const line of text.split('\n')) {
-    const match = SPEAKER_PREFIX.exec(line);
-    if (!match || LABELS.has(match[1]!.toLowerCase())) continue;
-    counts.set(match[1]!, (counts.get(match[1]!) ?? 0) + 1);
+  for (const message of messages) {
+    for (const line of message.text.split('\n')) {
+      const match = SPEAKER_PREFIX.exec(line);
+      if (!match || LABELS.has(match[1]!.toLowerCase())) continue;
+      counts.set(match[1]!, (counts.get(match[1]!) ?? 0) + 1);
+    }
   }
-}
-
-/** The names counted at least twice by {@link countSpeakers}. */
-export function speakersOf(counts: ReadonlyMap<string, number>): Set<string> {
   return new Set([...counts].filter(([, n]) => n >= 2).map(([name]) => name));
 }
 

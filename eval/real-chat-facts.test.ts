@@ -25,17 +25,21 @@ import {
  */
 const WINDOW_MULTIPLE_FLOOR = 2;
 /**
- * Short answers kept on the held-out chats; issue 45's goal (35%) is missed: 29.6% from the
- * command line, 2.5x (27.2%, 2.3x before a shared photo's caption became a unit of its own). Under the test runner on a loaded machine a run gave 2.08x: the floors leave room.
+ * Short answers kept on the held-out chats; issue 45's goal (35%) is missed: 30.6% from the
+ * command line, 2.6x (27.2%, 2.3x before a shared photo's caption became a unit of its own).
+ * Under the test runner on a loaded machine a run gave 2.08x: the floors leave room.
  */
 const RETAINED_FLOOR = 0.24;
 /**
- * The tuning set (seven conversations) at 1/8: 31.3% kept, 3.4x the window (30.4% and 3.3x
+ * The tuning set (seven conversations) at 1/8: 31.5% kept, 3.5x the window (30.4% and 3.3x
  * before a caption was a unit of its own; 24.1% and 2.9x before clauses were cut at commas and
- * dated events weighed more).
+ * dated events weighed more). A chat between people that kept no user line verbatim, with the
+ * summary's reserve following the target, gave 33.4% and 3.8x here but 30.6% and 2.5x held out,
+ * and cost the generated personal chats of eval:fidelity 3 of 60 facts rolling at 1/16 (58.3%
+ * to 53.3%): not kept.
  */
-const TUNE_RETAINED_FLOOR = 0.28;
-const TUNE_WINDOW_MULTIPLE_FLOOR = 2.8;
+const TUNE_RETAINED_FLOOR = 0.3;
+const TUNE_WINDOW_MULTIPLE_FLOOR = 3.2;
 
 describe('real chats between two people (LoCoMo, issue 45)', () => {
   it('load as dated sessions of named turns with short answers to look for', () => {
@@ -99,7 +103,7 @@ describe('real chats between two people (LoCoMo, issue 45)', () => {
     expect(total.targetFill).toBeGreaterThanOrEqual(0.9);
   }, 300_000);
 
-  it('rolling at 1/8, the tuning chats keep >= 28% of short answers, >= 2.8x a same-size window, small talk <= 10%', async () => {
+  it('rolling at 1/8, the tuning chats keep >= 30% of short answers, >= 3.2x a same-size window, small talk <= 10%', async () => {
     const total = totalRuns(await runRealChats(LOCOMO_SETS.tune));
     expect(total.ceiling).toBeGreaterThan(400);
     expect(total.retainedShare).toBeGreaterThanOrEqual(TUNE_RETAINED_FLOOR);

@@ -88,14 +88,22 @@ export function looksLikePlaceholder(value: string, key: string): boolean {
   return key.length >= 11 && /credentials$/i.test(key) && CORS_MODES.test(value);
 }
 
-/** A line of prose: five words or more, two of them function words. */
+/**
+ * A line of prose: five words or more, two of them function words, the first a word too
+ * (`Expired tokens are ...`). A first word with digits, inner capitals or a long run of
+ * capitals is the value before the prose (`password=Hunter22 and then run the tests`,
+ * `password=AAAAAAAAAAAA run the A run`); a lower-case word there stays ambiguous.
+ */
 export function looksLikeProse(text: string): boolean {
   // Five words need nine characters at least (`a b c d e`).
   if (text.length < 9) return false;
   const words = text.trim().split(/\s+/);
-  if (words.length < 5) return false;
+  if (words.length < 5 || !PROSE_WORD.test(words[0]!)) return false;
   return words.filter((word) => STOP_WORDS.has(word.toLowerCase())).length >= 2;
 }
+
+/** A word of prose: lower-case or capitalized (`don't`, `built-in`), or an acronym (`NOTE:`). */
+const PROSE_WORD = /^["'(]?(?:[A-Z]?[a-z]+(?:['’-][a-z]+)*|[A-Z]{1,5})[.,:;!?"')]?$/;
 
 /** A name made of words, camelCase or snake_case (`kEnumerableProperty`, `p_token`). */
 const WORDS = /^[a-z]?(?:[A-Z]{2,8}(?![a-z])|[A-Z]?[a-z]{2,}|[0-9]{1,2}|[_$])+$/;

@@ -181,6 +181,26 @@ describe('property: redaction never leaves a generated secret in the output', ()
       { numRuns: 1000, seed: Number(process.env.FC_SEED ?? 20_261_127) },
     );
   });
+
+  // Found by the property above (seed 1715365784, 50,000 runs): a value followed by a line of
+  // prose was taken for prose itself, so the password before the prose was let through.
+  it.each([
+    ['password=AAAAAAAAAAAA run the A run', 'AAAAAAAAAAAA'],
+    ['password=Hunter22 and then run the tests', 'Hunter22'],
+    ['password: CorrectHorse and then run the tests', 'CorrectHorse'],
+  ])('a value before a line of prose is redacted: %s', (text, secret) => {
+    const output = redact(text);
+    expect(output).not.toContain(secret);
+    expect(output).toContain(REDACTED);
+  });
+
+  it.each([
+    'password: must be set in the config file',
+    'token: Expired tokens are removed at the next login',
+    'secret: NOTE that it is rotated by the ops team',
+  ])('prose after a secret-named key stays: %s', (text) => {
+    expect(redact(text)).toBe(text);
+  });
 });
 
 describe('structured secrets', () => {

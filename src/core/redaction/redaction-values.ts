@@ -202,6 +202,15 @@ export function bareValue(match: string, groups: readonly (string | undefined)[]
 const isBlank = (code: number) =>
   code === 32 || (code >= 9 && code <= 13) || (code > 127 && /\s/.test(String.fromCharCode(code)));
 
+/** A value led by up to four of `,;)]}` glued to an alphanumeric and five more non-blanks. */
+const GLUED_VALUE = /^[,;)\]}]{1,4}[A-Za-z0-9][^\s]{5}/;
+
+/** The index of the first blank in `value`, or its length. */
+function blankAt(value: string): number {
+  for (let index = 0; index < value.length; index++) if (isBlank(value.charCodeAt(index))) return index;
+  return value.length;
+}
+
 /** The value's first word: up to a blank or `,;)]}`. */
 function firstWord(value: string): string {
   for (let index = 0; index < value.length; index++) {
@@ -300,7 +309,10 @@ function rememberedValueVerdict(match: string, key: string, separator: string): 
  */
 function valueVerdict(match: string, key: string, separator: string): boolean | undefined {
   const value = bareValue(match, [key, separator]);
-  const first = firstWord(value);
+  let first = firstWord(value);
+  // `password=)Ab3x9Kq2Lm`: a closing bracket or a comma glued to six characters or more, an
+  // alphanumeric first, opens a value (`login(password=)`, `f(password=)[0]` hold none).
+  if (first === '' && GLUED_VALUE.test(value)) first = value.slice(0, blankAt(value));
   if (
     first === '' ||
     (first.length <= 9 && asciiWord(first, false) && NOT_A_VALUE.has(first.toLowerCase())) ||

@@ -202,8 +202,17 @@ export function bareValue(match: string, groups: readonly (string | undefined)[]
 const isBlank = (code: number) =>
   code === 32 || (code >= 9 && code <= 13) || (code > 127 && /\s/.test(String.fromCharCode(code)));
 
-/** A value led by up to four of `,;)]}` glued to an alphanumeric and five more non-blanks. */
-const GLUED_VALUE = /^[,;)\]}]{1,4}[A-Za-z0-9][^\s]{5}/;
+/** Up to four of `,;)]}` glued to an alphanumeric and five more non-blanks: more of a value. */
+const GLUED_VALUE = /[,;)\]}]{1,4}[A-Za-z0-9][^\s]{5}/y;
+
+/**
+ * The value goes on at `at` past a closing bracket or a comma (`password=A)AAAAAAAAAAAA`):
+ * its first word does not end there. Read by the `key = value` gate too (allocates nothing).
+ */
+export function gluedValueAt(text: string, at: number): boolean {
+  GLUED_VALUE.lastIndex = at;
+  return GLUED_VALUE.test(text);
+}
 
 /** The index of the first blank in `value`, or its length. */
 function blankAt(value: string): number {
@@ -310,9 +319,10 @@ function rememberedValueVerdict(match: string, key: string, separator: string): 
 function valueVerdict(match: string, key: string, separator: string): boolean | undefined {
   const value = bareValue(match, [key, separator]);
   let first = firstWord(value);
-  // `password=)Ab3x9Kq2Lm`: a closing bracket or a comma glued to six characters or more, an
-  // alphanumeric first, opens a value (`login(password=)`, `f(password=)[0]` hold none).
-  if (first === '' && GLUED_VALUE.test(value)) first = value.slice(0, blankAt(value));
+  // `password=)Ab3x9Kq2Lm`, `password=A)AAAAAAAAAAAA`: a closing bracket or a comma glued to six
+  // characters or more, an alphanumeric first, goes on with the value (`login(password=)`,
+  // `f(password=)[0]`, `password: a, b` end theirs there).
+  if (gluedValueAt(value, first.length)) first = value.slice(0, blankAt(value));
   if (
     first === '' ||
     (first.length <= 9 && asciiWord(first, false) && NOT_A_VALUE.has(first.toLowerCase())) ||

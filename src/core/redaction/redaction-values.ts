@@ -204,14 +204,20 @@ const isBlank = (code: number) =>
 
 /** Up to four of `,;)]}` glued to an alphanumeric and five more non-blanks: more of a value. */
 const GLUED_VALUE = /[,;)\]}]{1,4}[A-Za-z0-9][^\s]{5}/y;
+/**
+ * Right after the separator, any six non-blanks past the brackets: no code holds `key=)`
+ * (an empty argument), so `password=)!AAAAAAAAAAAA` is a value, where `none).then(cb)` is code.
+ */
+const LEADING_GLUED_VALUE = /[,;)\]}]{1,4}[^\s,;)\]}][^\s]{5}/y;
 
 /**
  * The value goes on at `at` past a closing bracket or a comma (`password=A)AAAAAAAAAAAA`):
  * its first word does not end there. Read by the `key = value` gate too (allocates nothing).
  */
-export function gluedValueAt(text: string, at: number): boolean {
-  GLUED_VALUE.lastIndex = at;
-  return GLUED_VALUE.test(text);
+export function gluedValueAt(text: string, at: number, leading = false): boolean {
+  const glued = leading ? LEADING_GLUED_VALUE : GLUED_VALUE;
+  glued.lastIndex = at;
+  return glued.test(text);
 }
 
 /** The index of the first blank in `value`, or its length. */
@@ -320,9 +326,9 @@ function valueVerdict(match: string, key: string, separator: string): boolean | 
   const value = bareValue(match, [key, separator]);
   let first = firstWord(value);
   // `password=)Ab3x9Kq2Lm`, `password=A)AAAAAAAAAAAA`: a closing bracket or a comma glued to six
-  // characters or more, an alphanumeric first, goes on with the value (`login(password=)`,
-  // `f(password=)[0]`, `password: a, b` end theirs there).
-  if (gluedValueAt(value, first.length)) first = value.slice(0, blankAt(value));
+  // characters or more goes on with the value (`login(password=)`, `f(password=)[0]`,
+  // `password: a, b` end theirs there).
+  if (gluedValueAt(value, first.length, first === '')) first = value.slice(0, blankAt(value));
   if (
     first === '' ||
     (first.length <= 9 && asciiWord(first, false) && NOT_A_VALUE.has(first.toLowerCase())) ||

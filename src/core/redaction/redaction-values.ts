@@ -273,6 +273,9 @@ export function acceptKeyValue(
   if (separator !== ':' && plainWordAt(text, start + key.length + separator.length)) return true;
   // The value's line, beyond the match (a call's closing bracket may come after the value).
   const rest = lineFrom(text, start + key.length + separator.length, 512);
+  // `password=hAhx)AAAAAAAAAAAA`: no expression ends at a bracket glued to more of the value.
+  const head = firstWord(rest).length;
+  if (gluedValueAt(rest, head, head === 0)) return true;
   if (!isCodeStart(rest.charCodeAt(0))) return !(separator === ':' && CSS_PSEUDO.test(rest));
   // `auth:login`: a namespace, a lower-case word glued to its colon.
   if (

@@ -1,4 +1,5 @@
-import { gluedValueAt, NOT_A_VALUE } from './redaction-values.js';
+import { gluedValueAt } from './redaction-placeholders.js';
+import { NOT_A_VALUE } from './redaction-values.js';
 
 /**
  * The `key = value` rule's gate (issue 44 point 5): `token=a` refused by a few character

@@ -202,3 +202,21 @@ export function looksLikeMoreCode(rest: string, key: string): boolean {
   if (parts.length === 1 && wordyName(path)) return true;
   return parts.length === 1 && /^[a-z]{4,24}$/.test(path) && /^\s{0,4}[;,]/.test(after);
 }
+
+/** Up to four of `,;)]}` glued to an alphanumeric and five more non-blanks: more of a value. */
+const GLUED_VALUE = /[,;)\]}]{1,4}[A-Za-z0-9][^\s]{5}/y;
+/**
+ * Right after the separator, any six non-blanks past the brackets: no code holds `key=)`
+ * (an empty argument), so `password=)!AAAAAAAAAAAA` is a value, where `none).then(cb)` is code.
+ */
+const LEADING_GLUED_VALUE = /[,;)\]}]{1,4}[^\s,;)\]}][^\s]{5}/y;
+
+/**
+ * The value goes on at `at` past a closing bracket or a comma (`password=A)AAAAAAAAAAAA`):
+ * its first word does not end there. Read by the `key = value` gate too (allocates nothing).
+ */
+export function gluedValueAt(text: string, at: number, leading = false): boolean {
+  const glued = leading ? LEADING_GLUED_VALUE : GLUED_VALUE;
+  glued.lastIndex = at;
+  return glued.test(text);
+}

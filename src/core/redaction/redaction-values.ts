@@ -1,5 +1,6 @@
 import {
   asciiWord,
+  gluedValueAt,
   looksLikeMoreCode,
   looksLikePlaceholder,
   looksLikeProse,
@@ -201,24 +202,6 @@ export function bareValue(match: string, groups: readonly (string | undefined)[]
 /** `\s`: blanks, line breaks and Unicode spaces. */
 const isBlank = (code: number) =>
   code === 32 || (code >= 9 && code <= 13) || (code > 127 && /\s/.test(String.fromCharCode(code)));
-
-/** Up to four of `,;)]}` glued to an alphanumeric and five more non-blanks: more of a value. */
-const GLUED_VALUE = /[,;)\]}]{1,4}[A-Za-z0-9][^\s]{5}/y;
-/**
- * Right after the separator, any six non-blanks past the brackets: no code holds `key=)`
- * (an empty argument), so `password=)!AAAAAAAAAAAA` is a value, where `none).then(cb)` is code.
- */
-const LEADING_GLUED_VALUE = /[,;)\]}]{1,4}[^\s,;)\]}][^\s]{5}/y;
-
-/**
- * The value goes on at `at` past a closing bracket or a comma (`password=A)AAAAAAAAAAAA`):
- * its first word does not end there. Read by the `key = value` gate too (allocates nothing).
- */
-export function gluedValueAt(text: string, at: number, leading = false): boolean {
-  const glued = leading ? LEADING_GLUED_VALUE : GLUED_VALUE;
-  glued.lastIndex = at;
-  return glued.test(text);
-}
 
 /** The index of the first blank in `value`, or its length. */
 function blankAt(value: string): number {

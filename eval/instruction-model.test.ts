@@ -40,7 +40,7 @@ describe('the instruction model (issue 45)', () => {
     const { base64, scale } = encodeWeights(trainWeights(rows));
     expect(scale).toBe(INSTRUCTION_WEIGHT_SCALE);
     expect(base64 === INSTRUCTION_WEIGHTS).toBe(true);
-  }, 300_000);
+  });
 
   it('leaving one source out: 90% on each held-out source, or no lower than the open gap recorded below', () => {
     const folds: Fold[] = leaveOneSourceOut(rows);
@@ -67,5 +67,5 @@ describe('the instruction model (issue 45)', () => {
       closed.map((fold) => fold.source),
       'sources now at the goal: remove them from OPEN_GAP',
     ).toEqual([]);
-  }, 300_000);
+  });
 });

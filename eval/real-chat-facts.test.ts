@@ -101,7 +101,7 @@ describe('real chats between two people (LoCoMo, issue 45)', () => {
     expect(total.smallTalkShare).toBeLessThanOrEqual(REAL_CHAT_SMALL_TALK_TARGET);
     // The request after the last compaction fills its target.
     expect(total.targetFill).toBeGreaterThanOrEqual(0.9);
-  }, 300_000);
+  });
 
   it('rolling at 1/8, the tuning chats keep >= 30% of short answers, >= 3.2x a same-size window, small talk <= 10%', async () => {
     const total = totalRuns(await runRealChats(LOCOMO_SETS.tune));

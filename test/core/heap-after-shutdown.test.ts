@@ -57,5 +57,5 @@ describe('heap after shutdown', () => {
     expect(many.after.used - many.fresh.used - (few.after.used - few.fresh.used)).toBeLessThan(1 * MB);
     // And the whole heap, compiled code included, stays within 3 MB.
     expect(many.after.used - many.fresh.used).toBeLessThanOrEqual(3 * MB);
-  }, 300_000);
+  });
 });

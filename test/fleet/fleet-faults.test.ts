@@ -21,7 +21,7 @@ const open: { agents: Agent[]; fleet: WorkerFleet }[] = [];
 
 beforeAll(async () => {
   if (withRedis) server = await startRedisServer();
-}, 60_000);
+});
 
 afterEach(async () => {
   for (const { agents, fleet } of open.splice(0)) {
@@ -125,7 +125,7 @@ describe.runIf(withRedis)('a fleet under faults (issue 46)', () => {
     await fleet.start('ok', { STALLED_MS: '500', LOCK_MS: '1000' });
     await drive(17, STEPS);
     check(sent);
-  }, 240_000);
+  });
 
   it('Redis SIGSTOPped for a few steps', async () => {
     const { fleet, sent, drive } = fleetOf();
@@ -139,7 +139,7 @@ describe.runIf(withRedis)('a fleet under faults (issue 46)', () => {
     }
     await drive(25, STEPS);
     check(sent);
-  }, 240_000);
+  });
 
   it('a summarizer that hangs, then one that always fails', async () => {
     const { fleet, sent, drive } = fleetOf();
@@ -150,7 +150,7 @@ describe.runIf(withRedis)('a fleet under faults (issue 46)', () => {
     await fleet.start('fail', { MODE: 'fail', STALLED_MS: '500', LOCK_MS: '1000' });
     await drive(17, STEPS);
     check(sent);
-  }, 240_000);
+  });
 
   it('Redis restarted without persistence', async () => {
     const { fleet, sent, drive, agents, newLifetime } = fleetOf();
@@ -160,20 +160,17 @@ describe.runIf(withRedis)('a fleet under faults (issue 46)', () => {
     await server.stop();
     server = await startRedisServer({ port });
     newLifetime();
-    // The agents' clients reconnect (calls meanwhile go on from each process's copy).
+    // The agents' clients reconnect (calls meanwhile go on from each process's copy): until
+    // each answers, however long a loaded machine takes (the test's timeout bounds a hang).
     for (const agent of agents)
-      for (
-        let attempt = 0;
+      while (
         !(await agent.store.get('probe').then(
           () => true,
           () => false,
-        ));
-        attempt++
-      ) {
-        expect(attempt).toBeLessThan(600);
+        ))
+      )
         await new Promise((resolve) => setTimeout(resolve, 50));
-      }
     await drive(23, STEPS);
     check(sent);
-  }, 240_000);
+  });
 });

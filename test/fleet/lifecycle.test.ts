@@ -58,7 +58,7 @@ describe.runIf(withRedis)('lifecycle (issue 46.5)', () => {
     const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
     expect(out).toMatch(/shut down v1/);
     expect(code).toBe(0);
-  }, 60_000);
+  });
 
   it('a worker says it cannot reach Redis before any job, and connects once Redis is there', async () => {
     const port = await freePort();
@@ -87,5 +87,5 @@ describe.runIf(withRedis)('lifecycle (issue 46.5)', () => {
     await worker.close();
     await store.close();
     expect(errors.length).toBeGreaterThanOrEqual(1);
-  }, 60_000);
+  });
 });

@@ -25,7 +25,7 @@ const AGENT_KEY = 'agent-installation-key-0123456789abcdef';
 
 beforeAll(async () => {
   if (withRedis) server = await startRedisServer();
-}, 60_000);
+});
 
 afterAll(async () => {
   await Promise.all(stores.map((store) => store.close()));

@@ -65,15 +65,15 @@ describe.runIf(withRedis)('versions never go down (issue 46.4)', () => {
     stores.push(raw);
     expect(await raw.get('s')).toBeUndefined();
 
-    // The clients reconnect (until then calls go on from each process's copy).
+    // The clients reconnect (until then calls go on from each process's copy): until each
+    // answers, however long a loaded machine takes (the test's timeout bounds a hang).
     for (const store of [storeA, storeB])
-      for (let attempt = 0; ; attempt++) {
+      for (;;) {
         const answered = await store.get('probe').then(
           () => true,
           () => false,
         );
         if (answered) break;
-        expect(attempt).toBeLessThan(600);
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
     messages = [...messages, ...chatTurns(4, 100, 'after')];
@@ -94,5 +94,5 @@ describe.runIf(withRedis)('versions never go down (issue 46.4)', () => {
     expect(lost.length).toBeGreaterThanOrEqual(1);
     await a.shutdown();
     await b.shutdown();
-  }, 60_000);
+  });
 });

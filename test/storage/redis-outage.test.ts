@@ -95,11 +95,11 @@ describe.runIf(withRedis)('redis-server killed and restarted mid-run', () => {
     expect(Date.now() - outageStarted).toBeLessThan(120_000);
 
     server = await startRedisServer({ port });
-    // The client reconnects with a backoff of at most 2 s; calls go on meanwhile.
-    // A generous upper bound only: the loop ends as soon as the state is stored.
-    const deadline = Date.now() + 120_000;
+    // The client reconnects with a backoff of at most 2 s; calls go on meanwhile. The loop ends
+    // as soon as the state is stored, however long a loaded machine takes (the test's timeout
+    // bounds a hang).
     let stored = await store.get('s').catch(() => undefined);
-    while ((stored?.version ?? 0) <= during && Date.now() < deadline) {
+    while ((stored?.version ?? 0) <= during) {
       await step();
       await new Promise((resolve) => setTimeout(resolve, 200));
       stored = await store.get('s').catch(() => undefined);

@@ -37,6 +37,7 @@ export class GatedSummarizer implements Summarizer {
   readonly aborted: number[] = [];
   #open = false;
   #waiting: (() => void)[] = [];
+  #arrivals: { count: number; resolve: () => void }[] = [];
 
   constructor(name = 'gated', open = false) {
     this.name = name;
@@ -45,6 +46,8 @@ export class GatedSummarizer implements Summarizer {
 
   async summarize(request: SummarizeRequest): Promise<SummarizeResult> {
     const call = this.requests.push(request);
+    for (const arrival of this.#arrivals.filter((a) => a.count <= call)) arrival.resolve();
+    this.#arrivals = this.#arrivals.filter((a) => a.count > call);
     if (!this.#open) {
       await new Promise<void>((resolve, reject) => {
         const onAbort = () => {
@@ -64,6 +67,15 @@ export class GatedSummarizer implements Summarizer {
     };
   }
 
+  /**
+   * Resolves once `count` requests have arrived: the event a test waits for, however many
+   * turns of the event loop a preparation takes on a slow machine (it redacts in time slices).
+   */
+  requested(count = 1): Promise<void> {
+    if (this.requests.length >= count) return Promise.resolve();
+    return new Promise((resolve) => this.#arrivals.push({ count, resolve }));
+  }
+
   /** Lets every waiting and future call finish. */
   release(): void {
     this.#open = true;
@@ -77,10 +89,11 @@ export function nextTurn(): Promise<void> {
 }
 
 /**
- * Turns of the event loop until `check` holds (at most `max`): a preparation redacts its
- * input in time slices before it calls the summarizer, so on a slow machine that takes more
- * than one turn.
+ * Turns of the event loop until `check` holds, however many that takes: a preparation redacts
+ * its input in time slices before it calls the summarizer, so on a slow machine that takes
+ * many turns (the test's timeout bounds a hang). Prefer an event where there is one
+ * ({@link GatedSummarizer.requested}).
  */
-export async function turnsUntil(check: () => boolean, max = 10_000): Promise<void> {
-  for (let turn = 0; turn < max && !check(); turn++) await nextTurn();
+export async function turnsUntil(check: () => boolean): Promise<void> {
+  while (!check()) await nextTurn();
 }

@@ -48,7 +48,7 @@ describe('background preparation and swap', () => {
     const history = chatTurns(50);
     // The summarizer stays blocked: these calls return anyway.
     await grow(manager, history, 30, 38);
-    await turnsUntil(() => summarizer.requests.length > 0);
+    await summarizer.requested();
     expect(summarizer.requests).toHaveLength(1);
     // 35 turns reached 7,000 tokens: the 23 oldest turns are folded, what the trigger (8,500)
     // sheds to reach the target (5,000) plus the summary's room (1,500); the rest stays verbatim,
@@ -123,7 +123,7 @@ describe('background preparation and swap', () => {
     const second = mk(compacting, { store, sessionLock: true });
     const history = chatTurns(50);
     await grow(first, history, 35, 36);
-    await turnsUntil(() => preparing.requests.length > 0);
+    await preparing.requested();
     expect(preparing.requests).toHaveLength(1);
     // The second process reaches the trigger while the first still summarizes.
     const pending = second.compact('s', history.slice(0, 86));
@@ -154,7 +154,7 @@ describe('background preparation and swap', () => {
     const history = chatTurns(50);
     await grow(manager, history, 35, 36);
     await nextTurn();
-    await turnsUntil(() => summarizer.requests.length > 0);
+    await summarizer.requested();
     expect(summarizer.requests).toHaveLength(1);
     const edited = edit(history.slice(0, 90));
     const result = await manager.compact('s', edited);
@@ -170,7 +170,7 @@ describe('background preparation and swap', () => {
     const history: Record<string, unknown>[] = chatTurns(50).map((m, k) => ({ ...m, meta: { id: `m${k}` } }));
     await grow(manager, history, 35, 36);
     await nextTurn();
-    await turnsUntil(() => summarizer.requests.length > 0);
+    await summarizer.requested();
     const edited = history.slice(0, 90).with(3, { ...history[3]!, content: 'changed'.padEnd(100, 'c') });
     const result = await manager.compact('s', edited);
     expect(result.summary?.text).toContain('gated call 2');
@@ -206,7 +206,7 @@ describe('background preparation and swap', () => {
     const manager = mk(summarizer);
     const history = chatTurns(60);
     await grow(manager, history, 35, 36);
-    await turnsUntil(() => summarizer.requests.length > 0);
+    await summarizer.requested();
     const manual = await manager.manualCompact('s', history.slice(0, 72));
     expect(manual.version).toBe(1);
     expect(manager.backgroundStatus()).toMatchObject({ discarded: 1, kept: 0 });
@@ -242,7 +242,7 @@ describe('background preparation and swap', () => {
     const history = chatTurns(50);
     await grow(manager, history, 35, 36);
     // The preparation redacts its input in slices before it calls the summarizer.
-    await turnsUntil(() => summarizer.requests.length > 0);
+    await summarizer.requested();
     expect(manager.backgroundStatus().running).toBe(1);
     await manager.shutdown();
     expect(summarizer.aborted).toEqual([1]);

@@ -1,3 +1,4 @@
+import { gluedValueAt } from './redaction-placeholders.js';
 import { NOT_A_VALUE } from './redaction-values.js';
 
 /**
@@ -34,7 +35,8 @@ const isLetter = (code: number) => (code | 32) >= 97 && (code | 32) <= 122;
  * `password=null;`). The key word ends where the run of `[A-Za-z_-]` from `at` does (the
  * separator starts with none of them); right after it an `=` or `:` (not `:=`, `=>`, `==`,
  * no blank nor quote: those are left to the regex), then one to nine letters ended by a blank,
- * `,;)]}` or the text's end: the value's first word as `acceptKeyValue` reads it (no scheme
+ * `,;)]}` (not glued to more of a value, `gluedValueAt`) or the text's end: the value's first
+ * word as `acceptKeyValue` reads it (no scheme
  * word is one of {@link NOT_A_VALUE}). Allocates nothing: dense hostile text
  * (`token=a token=a ...`) asks at every key.
  */
@@ -52,6 +54,8 @@ export function keyValueMayHold(text: string, at: number): boolean {
   while (to - from < 10 && isLetter(codeAt(text, to))) to++;
   if (to === from || to - from > 9) return true;
   if (to < text.length && !endsFirstWord(text.charCodeAt(to))) return true;
+  // `password=A)AAAAAAAAAAAA`: the value goes on past the bracket (see `acceptKeyValue`).
+  if (gluedValueAt(text, to)) return true;
   return !notAValueAt(text, from, to);
 }
 

@@ -88,14 +88,22 @@ export function looksLikePlaceholder(value: string, key: string): boolean {
   return key.length >= 11 && /credentials$/i.test(key) && CORS_MODES.test(value);
 }
 
-/** A line of prose: five words or more, two of them function words. */
+/**
+ * A line of prose: five words or more, two of them function words, the first a word too
+ * (`Expired tokens are ...`). A first word with digits, inner capitals or a long run of
+ * capitals is the value before the prose (`password=Hunter22 and then run the tests`,
+ * `password=AAAAAAAAAAAA run the A run`); a lower-case word there stays ambiguous.
+ */
 export function looksLikeProse(text: string): boolean {
   // Five words need nine characters at least (`a b c d e`).
   if (text.length < 9) return false;
   const words = text.trim().split(/\s+/);
-  if (words.length < 5) return false;
+  if (words.length < 5 || !PROSE_WORD.test(words[0]!)) return false;
   return words.filter((word) => STOP_WORDS.has(word.toLowerCase())).length >= 2;
 }
+
+/** A word of prose: lower-case or capitalized (`don't`, `built-in`), or an acronym (`NOTE:`). */
+const PROSE_WORD = /^["'(]?(?:[A-Z]?[a-z]+(?:['’-][a-z]+)*|[A-Z]{1,5})[.,:;!?"')]?$/;
 
 /** A name made of words, camelCase or snake_case (`kEnumerableProperty`, `p_token`). */
 const WORDS = /^[a-z]?(?:[A-Z]{2,8}(?![a-z])|[A-Z]?[a-z]{2,}|[0-9]{1,2}|[_$])+$/;
@@ -193,4 +201,22 @@ export function looksLikeMoreCode(rest: string, key: string): boolean {
   if (word && last.toLowerCase().includes(word) && (parts.length >= 2 || WORDS.test(last))) return true;
   if (parts.length === 1 && wordyName(path)) return true;
   return parts.length === 1 && /^[a-z]{4,24}$/.test(path) && /^\s{0,4}[;,]/.test(after);
+}
+
+/** Up to four of `,;)]}` glued to an alphanumeric and five more non-blanks: more of a value. */
+const GLUED_VALUE = /[,;)\]}]{1,4}[A-Za-z0-9][^\s]{5}/y;
+/**
+ * Right after the separator, any six non-blanks past the brackets: no code holds `key=)`
+ * (an empty argument), so `password=)!AAAAAAAAAAAA` is a value, where `none).then(cb)` is code.
+ */
+const LEADING_GLUED_VALUE = /[,;)\]}]{1,4}[^\s,;)\]}][^\s]{5}/y;
+
+/**
+ * The value goes on at `at` past a closing bracket or a comma (`password=A)AAAAAAAAAAAA`):
+ * its first word does not end there. Read by the `key = value` gate too (allocates nothing).
+ */
+export function gluedValueAt(text: string, at: number, leading = false): boolean {
+  const glued = leading ? LEADING_GLUED_VALUE : GLUED_VALUE;
+  glued.lastIndex = at;
+  return glued.test(text);
 }

@@ -1,5 +1,6 @@
 import {
   asciiWord,
+  gluedValueAt,
   looksLikeMoreCode,
   looksLikePlaceholder,
   looksLikeProse,
@@ -202,6 +203,12 @@ export function bareValue(match: string, groups: readonly (string | undefined)[]
 const isBlank = (code: number) =>
   code === 32 || (code >= 9 && code <= 13) || (code > 127 && /\s/.test(String.fromCharCode(code)));
 
+/** The index of the first blank in `value`, or its length. */
+function blankAt(value: string): number {
+  for (let index = 0; index < value.length; index++) if (isBlank(value.charCodeAt(index))) return index;
+  return value.length;
+}
+
 /** The value's first word: up to a blank or `,;)]}`. */
 function firstWord(value: string): string {
   for (let index = 0; index < value.length; index++) {
@@ -249,6 +256,9 @@ export function acceptKeyValue(
   if (separator !== ':' && plainWordAt(text, start + key.length + separator.length)) return true;
   // The value's line, beyond the match (a call's closing bracket may come after the value).
   const rest = lineFrom(text, start + key.length + separator.length, 512);
+  // `password=hAhx)AAAAAAAAAAAA`: no expression ends at a bracket glued to more of the value.
+  const head = firstWord(rest).length;
+  if (gluedValueAt(rest, head, head === 0)) return true;
   if (!isCodeStart(rest.charCodeAt(0))) return !(separator === ':' && CSS_PSEUDO.test(rest));
   // `auth:login`: a namespace, a lower-case word glued to its colon.
   if (
@@ -300,7 +310,11 @@ function rememberedValueVerdict(match: string, key: string, separator: string): 
  */
 function valueVerdict(match: string, key: string, separator: string): boolean | undefined {
   const value = bareValue(match, [key, separator]);
-  const first = firstWord(value);
+  let first = firstWord(value);
+  // `password=)Ab3x9Kq2Lm`, `password=A)AAAAAAAAAAAA`: a closing bracket or a comma glued to six
+  // characters or more goes on with the value (`login(password=)`, `f(password=)[0]`,
+  // `password: a, b` end theirs there).
+  if (gluedValueAt(value, first.length, first === '')) first = value.slice(0, blankAt(value));
   if (
     first === '' ||
     (first.length <= 9 && asciiWord(first, false) && NOT_A_VALUE.has(first.toLowerCase())) ||

@@ -1,0 +1,30 @@
+import type { EarlyForward } from './early-forward.js';
+import type { UpstreamAnswer, UpstreamCall, UpstreamClient } from './upstream-client.js';
+
+/** An error the proxy answers itself, in the providers' shape (`{error: {type, message}}`). */
+export function proxyError(status: number, type: string, message: string): Response {
+  return new Response(JSON.stringify({ type: 'error', error: { type, message } }), {
+    status,
+    headers: { 'content-type': 'application/json' },
+  });
+}
+
+/**
+ * Calls the upstream (through the call opened early when there is one); an unreachable upstream
+ * is a 502 in the providers' error shape.
+ */
+export async function callUpstream(
+  client: UpstreamClient,
+  call: UpstreamCall,
+  early?: EarlyForward,
+): Promise<UpstreamAnswer | Response> {
+  try {
+    const answer =
+      early !== undefined && Buffer.isBuffer(call.body) ? await early.release(call.body) : undefined;
+    return answer ?? (await client.send(call));
+  } catch (error) {
+    if (call.signal.aborted) throw error;
+    const cause = (error as { code?: string }).code ?? (error as Error).message;
+    return proxyError(502, 'upstream_unreachable', `the upstream could not be reached (${cause})`);
+  }
+}

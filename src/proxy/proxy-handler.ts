@@ -1,0 +1,195 @@
+/**
+ * The proxy's handling of a compacted route: read the body (forwarding it early when it may go
+ * as sent), parse, compact, call the upstream, pipe the answer back and feed its usage to the
+ * manager, one log line per request.
+ */
+
+import type { Context } from 'hono';
+import { feedUsage } from '../adapters/overflow-recovery.js';
+import { isCompactError } from '../core/errors.js';
+import type { CompactManager } from '../core/manager/compact-manager.js';
+import { callUpstream, proxyError } from './call-upstream.js';
+import { compactRequest, LastViews } from './compact-request.js';
+import { EARLY_MIN_BYTES, EarlyForward, PREFIX_BYTES, RewrittenSessions } from './early-forward.js';
+import { forwardHeaders, upstreamUrl } from './forward-request.js';
+import { DEFAULT_REUSE_BYTES, ParsedBodies } from './parsed-bodies.js';
+import { passBack } from './pass-back.js';
+import { type CompactionProxyOptions, DEFAULT_MAX_BODY_BYTES, type ProxyLogEntry } from './proxy-options.js';
+import type { ProxyRoute } from './proxy-routes.js';
+import { type BodyProgress, type ReadBody, readBody } from './read-body.js';
+import { headerSession, SESSION_HEADER } from './session-of-request.js';
+import type { UpstreamAnswer, UpstreamCall, UpstreamClient } from './upstream-client.js';
+
+/** The handler of one proxy app's compacted routes, with the state its requests share. */
+export class ProxyHandler {
+  readonly maxSize: number;
+  private readonly manager: CompactManager;
+  private readonly lastViews = new LastViews();
+  private readonly bodies: ParsedBodies;
+  private readonly rewritten = new RewrittenSessions();
+  private readonly forwardEarly: boolean;
+
+  constructor(
+    private readonly options: CompactionProxyOptions,
+    private readonly upstream: URL,
+    private readonly client: UpstreamClient,
+  ) {
+    this.manager = options.manager;
+    this.maxSize = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+    this.bodies = new ParsedBodies(options.reuseBytes ?? DEFAULT_REUSE_BYTES);
+    this.forwardEarly = options.forwardEarly ?? true;
+  }
+
+  /** The 413 answer to a body over the limit. */
+  tooLarge(): Response {
+    return proxyError(
+      413,
+      'request_too_large',
+      `the request body is over the proxy's limit of ${this.maxSize} bytes`,
+    );
+  }
+
+  /** Writes the request's log line. */
+  done(c: Context, entry: Partial<ProxyLogEntry>, status: number): void {
+    this.options.log?.({ method: c.req.method, path: c.req.path, status, ...entry });
+  }
+
+  /** A compacted route's request, its log line written once the answer's first byte went back. */
+  async compactedCall(c: Context, route: ProxyRoute): Promise<Response> {
+    const entry: Partial<ProxyLogEntry> = {};
+    const response = await this.prepareAndCall(c, route, entry);
+    if (response instanceof Response) {
+      this.done(c, entry, response.status);
+      return response;
+    }
+    const { answer, session, read } = response;
+    entry.upstreamMs = answer.headAt - answer.startedAt;
+    entry.forwardMs = answer.writtenAt - read.endedAt;
+    const [before, after] = [read.endedCpu, answer.writtenCpu];
+    entry.forwardCpuMs = (after.user + after.system - before.user - before.system) / 1000;
+    const status = answer.response.statusCode ?? 502;
+    return passBack(c, answer.response, {
+      extra: session === undefined ? {} : { [SESSION_HEADER]: session },
+      tap:
+        session === undefined
+          ? undefined
+          : { format: route.format, onUsage: (usage) => feedUsage(this.manager, session, usage) },
+      onSent: (at) => {
+        if (at !== undefined) entry.returnMs = at - answer.headAt;
+        this.done(c, entry, status);
+      },
+    });
+  }
+
+  /** Reads, parses and compacts the request, and calls the upstream with it. */
+  private async prepareAndCall(
+    c: Context,
+    route: ProxyRoute,
+    entry: Partial<ProxyLogEntry>,
+  ): Promise<Response | { answer: UpstreamAnswer; session: string | undefined; read: ReadBody }> {
+    const mark = performance.now();
+    const url = upstreamUrl(this.upstream, route.path, new URL(c.req.url).search)!;
+    const call = {
+      url,
+      method: 'POST',
+      headers: forwardHeaders(c.req.raw.headers),
+      signal: c.req.raw.signal,
+    };
+    let early: EarlyForward | undefined;
+    try {
+      const opened = this.forwardEarly
+        ? this.earlyCall(c, route, call, (forward) => (early = forward))
+        : undefined;
+      const read = await readBody(c, this.maxSize, opened);
+      if (read === undefined) return this.tooLarge();
+      return await this.compactAndCall(c, route, entry, read, call, early, mark);
+    } finally {
+      // Released when the client's bytes went; anything else (compacted, refused, failed) drops it.
+      (early as EarlyForward | undefined)?.cancel();
+    }
+  }
+
+  /**
+   * What forwards a body early as it is read (see early-forward.ts): opens the call once its
+   * first bytes are in, unless its conversation's last request was rewritten.
+   */
+  private earlyCall(
+    c: Context,
+    route: ProxyRoute,
+    call: Omit<UpstreamCall, 'body'>,
+    opened: (forward: EarlyForward) => void,
+  ): BodyProgress | undefined {
+    let forward: EarlyForward | undefined;
+    let decided = false;
+    let named: string | undefined;
+    try {
+      named = headerSession(c.req.header(SESSION_HEADER));
+    } catch {
+      return undefined;
+    }
+    return (bytes, size) => {
+      if (!decided) {
+        if (bytes.length < EARLY_MIN_BYTES || bytes.length > this.maxSize) decided = true;
+        else if (size < Math.min(PREFIX_BYTES, bytes.length)) return;
+        if (decided) return;
+        decided = true;
+        if (!this.wasRewritten(route, named, bytes.subarray(0, Math.min(size, PREFIX_BYTES)))) {
+          forward = new EarlyForward(this.client, call, bytes.length);
+          opened(forward);
+        }
+      }
+      forward?.advance(bytes, size);
+    };
+  }
+
+  /** Whether the conversation of a body starting with `prefix` (or the session `named`) had its last request rewritten. */
+  private wasRewritten(route: ProxyRoute, named: string | undefined, prefix: Buffer): boolean {
+    if (named !== undefined) return this.rewritten.has(named);
+    for (const session of this.rewritten.values())
+      if (this.bodies.startsWith(session, route.path, prefix)) return true;
+    return false;
+  }
+
+  /** Parses and compacts the request read, and calls the upstream with it. */
+  private async compactAndCall(
+    c: Context,
+    route: ProxyRoute,
+    entry: Partial<ProxyLogEntry>,
+    read: ReadBody,
+    call: Omit<UpstreamCall, 'body'>,
+    early: EarlyForward | undefined,
+    mark: number,
+  ): Promise<Response | { answer: UpstreamAnswer; session: string | undefined; read: ReadBody }> {
+    const readAt = read.endedAt;
+    entry.readMs = readAt - mark;
+    const parsed = this.bodies.parse(route, read.bytes);
+    if (parsed === undefined)
+      return proxyError(400, 'invalid_request_error', 'the request body is not a JSON object');
+    entry.parseMs = performance.now() - readAt;
+    entry.reused = parsed.reused;
+    const signal = call.signal;
+    let compacted: Awaited<ReturnType<typeof compactRequest>>;
+    try {
+      compacted = await compactRequest(this.manager, route, parsed, {
+        sessionHeader: c.req.header(SESSION_HEADER),
+        signal,
+        cacheBreakpoints: this.options.cacheBreakpoints ?? true,
+        lastViews: this.lastViews,
+        bodies: this.bodies,
+      });
+    } catch (error) {
+      if (isCompactError(error, 'invalid_config'))
+        return proxyError(400, 'invalid_request_error', error.message);
+      throw error;
+    }
+    Object.assign(entry, compacted.log, { prepareMs: performance.now() - readAt });
+    const asSent = compacted.body === read.bytes;
+    if (compacted.session !== undefined) this.rewritten.note(compacted.session, !asSent);
+    const answer = await callUpstream(
+      this.client,
+      { ...call, body: compacted.body },
+      asSent ? early : undefined,
+    );
+    return answer instanceof Response ? answer : { answer, session: compacted.session, read };
+  }
+}

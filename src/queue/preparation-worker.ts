@@ -12,7 +12,7 @@
 
 import type { Job, Worker } from 'bullmq';
 import { type PreparationJobResult, runPreparationJob } from '../core/background/run-preparation-job.js';
-import { tokenCounterFor } from '../core/counting/token-counter.js';
+import { type TokenCounter, tokenCounterFor } from '../core/counting/token-counter.js';
 import { EventBus, newOperation } from '../core/events/event-bus.js';
 import { DEFAULT_SUMMARIZER_TIMEOUT_MS } from '../core/manager/manager-options.js';
 import { createRedactor, type Redactor } from '../core/redaction/redactor.js';
@@ -40,19 +40,8 @@ import { RunTimes } from './run-times.js';
 export async function startPreparationWorker(options: PreparationWorkerOptions): Promise<PreparationWorker> {
   checkPreparationWorkerOptions(options);
   const { Worker } = await loadBullmq();
-  const name = options.name ?? DEFAULT_PREPARATION_QUEUE_NAME;
-  const embedded = new EmbeddedSummarizer();
-  const summarizer: Summarizer = options.summarizer ?? embedded;
-  const chain =
-    summarizer !== embedded && options.fallbackToEmbedded === true ? [summarizer, embedded] : [summarizer];
-  const redact: Redactor | undefined =
-    options.redaction === false ? undefined : createRedactor(options.redaction ?? {});
-  const bus = new EventBus(options.exporters ?? [], undefined, redact);
-  const marks = new SummaryMarks(options.summaryKeys);
-  const counter = options.tokenCounter ?? tokenCounterFor(options.model ?? 'gpt-4o');
-  const timeoutMs =
-    options.timeoutMs ??
-    (summarizer.maxDurationMs ? summarizer.maxDurationMs + 1000 : DEFAULT_SUMMARIZER_TIMEOUT_MS);
+  const setup = workerSetup(options);
+  const { name, bus } = setup;
   const status: PreparationWorkerStatus = {
     processed: 0,
     published: 0,
@@ -64,17 +53,140 @@ export async function startPreparationWorker(options: PreparationWorkerOptions):
     summarizerRuns: 0,
     running: 0,
   };
-  const counted: Record<PreparationJobResult, keyof PreparationWorkerStatus> = {
-    published: 'published',
-    superseded: 'superseded',
-    already_prepared: 'alreadyPrepared',
-    expired: 'expired',
-  };
-  // How long published runs took (the latest ones): a job due sooner is dropped unsummarized.
-  const runTimes = new RunTimes();
   // Jobs whose current run called the summarizer (told with the run's outcome).
   const summarizedRuns = new Set<string>();
-  const tell = (
+  const tell = outcomeTeller(options, setup.redact, summarizedRuns);
+  const worker: Worker<PreparationJob, JobDone> = new Worker<PreparationJob, JobDone>(
+    name,
+    jobRunner(options, setup, status, summarizedRuns),
+    {
+      connection: connectionOptions(options.connection, 'worker'),
+      concurrency: options.concurrency ?? DEFAULT_WORKER_CONCURRENCY,
+      ...(options.prefix ? { prefix: options.prefix } : {}),
+      ...(options.rateLimit
+        ? { limiter: { max: options.rateLimit.max, duration: options.rateLimit.durationMs } }
+        : {}),
+      ...(options.stalledIntervalMs ? { stalledInterval: options.stalledIntervalMs } : {}),
+      ...(options.lockDurationMs ? { lockDuration: options.lockDurationMs } : {}),
+      ...(options.maxStalledCount !== undefined ? { maxStalledCount: options.maxStalledCount } : {}),
+    },
+  );
+  watchConnection(worker, options, bus, name);
+  // Outcomes are told once the queue recorded them (a completed job is counted as completed).
+  worker.on('completed', (job, done: JobDone) => tell(job, done.result, done.attempt));
+  worker.on('failed', (job, error) => {
+    if (!job) return;
+    const last = job.attemptsMade >= (job.opts.attempts ?? 1);
+    tell(job, 'failed', job.attemptsMade, error, last);
+    if (!last) return;
+    status.deadLettered++;
+    deadLetter(bus, job, error);
+  });
+  await warmUp(options, setup);
+  await worker.waitUntilReady();
+  return {
+    name,
+    status: () => ({ ...status }),
+    on: (event, listener) => bus.on(event, listener),
+    async close(force = false) {
+      await worker.close(force);
+      await bus.shutdown();
+    },
+  };
+}
+
+/** What a job's run returns to the queue. */
+type JobDone = { result: PreparationJobResult; attempt: number };
+
+/** The worker's parts built from its options. */
+interface WorkerSetup {
+  name: string;
+  chain: Summarizer[];
+  redact: Redactor | undefined;
+  bus: EventBus;
+  marks: SummaryMarks;
+  counter: TokenCounter;
+  timeoutMs: number;
+}
+
+/** The summarizer chain, redactor, events, keys, counter and time limit the options ask for. */
+function workerSetup(options: PreparationWorkerOptions): WorkerSetup {
+  const embedded = new EmbeddedSummarizer();
+  const summarizer: Summarizer = options.summarizer ?? embedded;
+  const redact: Redactor | undefined =
+    options.redaction === false ? undefined : createRedactor(options.redaction ?? {});
+  return {
+    name: options.name ?? DEFAULT_PREPARATION_QUEUE_NAME,
+    chain:
+      summarizer !== embedded && options.fallbackToEmbedded === true ? [summarizer, embedded] : [summarizer],
+    redact,
+    bus: new EventBus(options.exporters ?? [], undefined, redact),
+    marks: new SummaryMarks(options.summaryKeys),
+    counter: options.tokenCounter ?? tokenCounterFor(options.model ?? 'gpt-4o'),
+    timeoutMs:
+      options.timeoutMs ??
+      (summarizer.maxDurationMs ? summarizer.maxDurationMs + 1000 : DEFAULT_SUMMARIZER_TIMEOUT_MS),
+  };
+}
+
+const COUNTED: Record<PreparationJobResult, keyof PreparationWorkerStatus> = {
+  published: 'published',
+  superseded: 'superseded',
+  already_prepared: 'alreadyPrepared',
+  expired: 'expired',
+};
+
+/** Runs one job (core's `runPreparationJob`), counting it in `status`. */
+function jobRunner(
+  options: PreparationWorkerOptions,
+  setup: WorkerSetup,
+  status: PreparationWorkerStatus,
+  summarizedRuns: Set<string>,
+) {
+  // How long published runs took (the latest ones): a job due sooner is dropped unsummarized.
+  const runTimes = new RunTimes();
+  return async (job: Job<PreparationJob>, _token?: string, signal?: AbortSignal): Promise<JobDone> => {
+    const data = job.data;
+    const context = newOperation(data.sessionId);
+    const started = Date.now();
+    status.running++;
+    try {
+      const result = await runPreparationJob(data, {
+        store: options.store,
+        chain: setup.chain.map((member) =>
+          counting(member, () => {
+            status.summarizerRuns++;
+            summarizedRuns.add(String(job.id));
+          }),
+        ),
+        counter: setup.counter,
+        timeoutMs: setup.timeoutMs,
+        redact: setup.redact,
+        emit: (event, properties, start) => setup.bus.emit(context, event, properties, { start }),
+        marks: setup.marks,
+        expectedMs: () => runTimes.fastest(),
+        ...(signal ? { signal } : {}),
+      });
+      if (result === 'published') runTimes.record(Date.now() - started);
+      status.processed++;
+      status[COUNTED[result]]++;
+      return { result, attempt: job.attemptsMade + 1 };
+    } catch (error) {
+      status.failed++;
+      throw error;
+    } finally {
+      status.running--;
+    }
+  };
+}
+
+/** Tells `onJobDone` a job's outcome (a failing hook costs the hook only). */
+function outcomeTeller(
+  options: PreparationWorkerOptions,
+  redact: Redactor | undefined,
+  summarizedRuns: Set<string>,
+) {
+  return (
     job: Job<PreparationJob>,
     result: PreparationJobOutcome['result'],
     attempt: number,
@@ -97,54 +209,15 @@ export async function startPreparationWorker(options: PreparationWorkerOptions):
       // A failing hook costs the hook only.
     }
   };
-  const run = async (job: Job<PreparationJob>, _token?: string, signal?: AbortSignal) => {
-    const data = job.data;
-    const context = newOperation(data.sessionId);
-    const started = Date.now();
-    status.running++;
-    try {
-      const result = await runPreparationJob(data, {
-        store: options.store,
-        chain: chain.map((member) =>
-          counting(member, () => {
-            status.summarizerRuns++;
-            summarizedRuns.add(String(job.id));
-          }),
-        ),
-        counter,
-        timeoutMs,
-        redact,
-        emit: (event, properties, start) => bus.emit(context, event, properties, { start }),
-        marks,
-        expectedMs: () => runTimes.fastest(),
-        ...(signal ? { signal } : {}),
-      });
-      if (result === 'published') runTimes.record(Date.now() - started);
-      status.processed++;
-      status[counted[result]]++;
-      return { result, attempt: job.attemptsMade + 1 };
-    } catch (error) {
-      status.failed++;
-      throw error;
-    } finally {
-      status.running--;
-    }
-  };
-  const worker: Worker<PreparationJob, { result: PreparationJobResult; attempt: number }> = new Worker<
-    PreparationJob,
-    { result: PreparationJobResult; attempt: number }
-  >(name, run, {
-    connection: connectionOptions(options.connection, 'worker'),
-    concurrency: options.concurrency ?? DEFAULT_WORKER_CONCURRENCY,
-    ...(options.prefix ? { prefix: options.prefix } : {}),
-    ...(options.rateLimit
-      ? { limiter: { max: options.rateLimit.max, duration: options.rateLimit.durationMs } }
-      : {}),
-    ...(options.stalledIntervalMs ? { stalledInterval: options.stalledIntervalMs } : {}),
-    ...(options.lockDurationMs ? { lockDuration: options.lockDurationMs } : {}),
-    ...(options.maxStalledCount !== undefined ? { maxStalledCount: options.maxStalledCount } : {}),
-  });
-  // Connection errors are retried by the worker (with backoff); said once per outage.
+}
+
+/** Connection errors are retried by the worker (with backoff); said once per outage. */
+function watchConnection(
+  worker: Worker<PreparationJob, JobDone>,
+  options: PreparationWorkerOptions,
+  bus: EventBus,
+  name: string,
+): void {
   const where = redisWhere(options.connection);
   let unreachable = false;
   worker.on('error', (error) => {
@@ -166,18 +239,11 @@ export async function startPreparationWorker(options: PreparationWorkerOptions):
   worker.on('ready', () => {
     unreachable = false;
   });
-  // Outcomes are told once the queue recorded them (a completed job is counted as completed).
-  worker.on('completed', (job, done: { result: PreparationJobResult; attempt: number }) =>
-    tell(job, done.result, done.attempt),
-  );
-  worker.on('failed', (job, error) => {
-    if (!job) return;
-    const last = job.attemptsMade >= (job.opts.attempts ?? 1);
-    tell(job, 'failed', job.attemptsMade, error, last);
-    if (!last) return;
-    status.deadLettered++;
-    deadLetter(bus, job, error);
-  });
+}
+
+/** Loads what the first job would otherwise pay for, and says at once when the key cannot be read. */
+async function warmUp(options: PreparationWorkerOptions, setup: WorkerSetup): Promise<void> {
+  const { counter, redact, marks, bus, name } = setup;
   // The tokenizer's tables and the redactor's patterns load now, not inside the first job.
   await counter.ready?.();
   counter.countText('warm');
@@ -198,16 +264,6 @@ export async function startPreparationWorker(options: PreparationWorkerOptions):
     );
   // The store connects now too (a read of nothing): the first job does not pay for it.
   await options.store.get(`${name}::worker-warm-up`).catch(() => undefined);
-  await worker.waitUntilReady();
-  return {
-    name,
-    status: () => ({ ...status }),
-    on: (event, listener) => bus.on(event, listener),
-    async close(force = false) {
-      await worker.close(force);
-      await bus.shutdown();
-    },
-  };
 }
 
 /** Host and port of the connection, for messages (never the password). */

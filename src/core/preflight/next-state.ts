@@ -15,6 +15,7 @@ import {
 } from '../session/session-state.js';
 import { runSteps, type Steps } from '../time-slice.js';
 import type { PreparedRequest } from './prepare-request.js';
+import { pinIsItsOwn } from './resume-view.js';
 import type { CascadeResult } from './run-cascade.js';
 
 /** The anchor of a state made by `cascade` from `prepared`'s history. */
@@ -99,7 +100,9 @@ export function* nextStateSteps(prepared: PreparedRequest, cascade: CascadeResul
     const entry = kept[k]!;
     if (entry.pinned) {
       // What precedes a provider compaction boundary is pinned by position, not remembered.
-      if (!entry.beforeBoundary) pinnedIds.add(entry.item.id);
+      // Reasoning pinned only by the pinned message after it is pinned again from that one.
+      if (!entry.beforeBoundary && pinIsItsOwn(entry.item, view.rule, pinnedIds))
+        pinnedIds.add(entry.item.id);
     } else {
       if (entry.rewrite) {
         // `Object.assign`, not a spread (one hidden class per rewrite, see cascade-types.ts).

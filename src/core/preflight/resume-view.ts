@@ -226,6 +226,17 @@ export function pinsItsRound(item: IndexedMessage): boolean {
   return parsed.kind === 'reasoning' || parsed.toolCalls.length > 0 || parsed.toolResults.length > 0;
 }
 
+/**
+ * True when a pinned message's pin is its own, to remember in the state and to pin its round
+ * by: not a reasoning item pinned only because a pinned message of its round follows it. Such
+ * an item remembered would pin its whole round on the next rebuild (a reasoning item pins its
+ * round), so the view would depend on how it was built (an incremental view pinned the
+ * round's other items, a view built anew did not).
+ */
+export function pinIsItsOwn(item: IndexedMessage, rule: PinRule, pinnedIds: ReadonlySet<string>): boolean {
+  return item.entry.parsed.kind !== 'reasoning' || isPinned(item.entry, rule) || pinnedIds.has(item.id);
+}
+
 /** True when `item` (or entry) is a reasoning item of round `r`. */
 function isReasoningOf(target: IndexedMessage | ViewEntry, r: number, round: ArrayLike<number>): boolean {
   const item = 'item' in target ? target.item : target;

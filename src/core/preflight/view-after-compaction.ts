@@ -14,7 +14,7 @@ import { statesOf } from './match-state.js';
 import type { PreparedRequest } from './prepare-request.js';
 import { pinsAllSeen } from './remember-protected.js';
 import { copyAheadOf } from './result-copy.js';
-import { addTokens, pinsItsRound } from './resume-view.js';
+import { addTokens, pinIsItsOwn, pinsItsRound } from './resume-view.js';
 import type { CascadeResult } from './run-cascade.js';
 import type { SessionView } from './session-view.js';
 import { assembledCacheSteps } from './untriggered-result.js';
@@ -78,8 +78,9 @@ export function* viewAfterCompactionSteps(
   for (let k = 0; k < entries.length; k++) {
     const entry = entries[k]!;
     addTokens(sums, entry.item.entry.parsed.role, entry.tokens);
-    if (entry.pinned && entry.round >= 0 && pinsItsRound(entry.item)) pinnedRounds.add(entry.round);
-    if (entry.pinned && !pinnedIds.has(entry.item.id)) everyPinSeen = false;
+    const ownPin = entry.pinned && pinIsItsOwn(entry.item, view.rule, pinnedIds);
+    if (ownPin && entry.round >= 0 && pinsItsRound(entry.item)) pinnedRounds.add(entry.round);
+    if (ownPin && !pinnedIds.has(entry.item.id)) everyPinSeen = false;
     if (k % STEP_ENTRIES === STEP_ENTRIES - 1) yield;
   }
   // As match-state.ts counts it: past every version the session's record holds.

@@ -772,6 +772,17 @@ function userWordsAfterSummary(
     const facts = wireFacts(format, raw[i]);
     return facts.role === 'user' && facts.results.length === 0 && facts.calls.length === 0;
   };
+  // The summary goes first only ahead of a pinned head that opens with an assistant turn: with
+  // anything else after it (the user's words, an unpinned message), there is no head at all and
+  // the summary is followed by the verbatim suffix (which may hold the user's pinned newest turn).
+  const opener = rawIndices[1];
+  if (
+    opener === undefined ||
+    opener < 0 ||
+    !pinned.has(opener) ||
+    wireFacts(format, raw[opener]).role === 'user'
+  )
+    return new Set();
   const candidates: number[] = [];
   for (let k = 1; k < rawIndices.length; k++) {
     const i = rawIndices[k]!;

@@ -5,7 +5,7 @@
  * garbage collections, so a reference the counters do not see (a map keyed by session, a
  * closure over a history) would show.
  */
-import { setFlagsFromString } from 'node:v8';
+import { getHeapCodeStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
 import { CompactManager } from '../../src/core/manager/compact-manager.js';
@@ -14,9 +14,16 @@ import { MemorySessionStore } from '../../src/core/session/session-store.js';
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
 
+/**
+ * The heap after full collections, without V8's compiled code and bytecode: the functions that
+ * ran stay compiled (endSession's and shutdown's paths run first after the baseline), a bounded
+ * cost that is not memory held for sessions (0.2-0.4 MB of it tipped this test over its limit
+ * on a busy CI machine).
+ */
 function heapAfterGc(): number {
   for (let i = 0; i < 4; i++) gc();
-  return process.memoryUsage().heapUsed;
+  const code = getHeapCodeStatistics();
+  return process.memoryUsage().heapUsed - code.code_and_metadata_size - code.bytecode_and_metadata_size;
 }
 
 const MB = 1024 * 1024;
@@ -83,11 +90,12 @@ describe('the heap after sessions end', () => {
     ).toBeLessThan(Math.max(1 * MB, held * 0.1));
 
     console.info(
-      `[heap-memory] 40 sessions held ${(held / MB).toFixed(1)} MB over the baseline; after endSession ${(afterEnd / MB).toFixed(2)} MB`,
+      `[heap-memory] 40 sessions held ${(held / MB).toFixed(1)} MB over the baseline; after endSession ${(afterEnd / MB).toFixed(2)} MB (compiled code apart)`,
     );
     await serve(manager, ids.slice(0, 10));
     await manager.shutdown();
     const afterShutdown = heapAfterGc() - baseline;
+    console.info(`[heap-memory] after shutdown ${(afterShutdown / MB).toFixed(2)} MB (compiled code apart)`);
     expect(afterShutdown, `after shutdown ${(afterShutdown / MB).toFixed(1)} MB`).toBeLessThan(
       Math.max(1 * MB, held * 0.1),
     );

@@ -116,13 +116,22 @@ function looksLikeReference(rest: string): boolean {
     /^(?:\$\{\{[^}]{1,256}\}\}|\{\{[^}]{1,256}\}\}|\$\{[A-Za-z_][\w.:-]{0,63}\}|%[A-Za-z_]\w{0,63}%)/.exec(
       rest,
     );
-  if (reference && ends(rest.slice(reference[0].length))) return true;
+  if (reference) {
+    // `%A%&AAAAAAAAAAAA`: an operator glued to more of the value goes on with it (the
+    // property found it, seed 1101, 20,000 runs); `%X%&&echo hi` ends the reference.
+    const after = rest.slice(reference[0].length);
+    GLUED_OPERATOR_VALUE.lastIndex = 0;
+    if (ends(after) && !GLUED_OPERATOR_VALUE.test(after)) return true;
+  }
   if (rest.startsWith('$(') && closes(rest, 1)) return true;
   // `$DB_PASSWORD`: upper-case words (a random `$AAAAAAAAAAAA` may be the password).
   const variable = /^\$([A-Z_][A-Z0-9_]{2,63})(?=$|[\s;'"}])/.exec(rest);
   if (variable?.[1]?.split('_').every(isWordPart)) return true;
   return /^`[^`]{0,512}\$\{[^`]{0,512}`/.test(rest);
 }
+
+/** Up to four of `&|?` glued to an alphanumeric and five more non-blanks: more of a value. */
+const GLUED_OPERATOR_VALUE = /[&|?]{1,4}[A-Za-z0-9][^\s]{5}/y;
 
 /** An expression ends here: the end, a blank, a closing bracket, a separator, a method call. */
 const ends = (after: string) => /^(?:$|\s|[;,)\]}"'`&|?]|\.[A-Za-z_$])/.test(after);
@@ -267,12 +276,17 @@ export function acceptKeyValue(
     !/\d/.test(firstWord(bareValue(match, groups)))
   )
     return false;
+  // `password=swordfish, then run the tests`: a name, then prose, is a value, not code.
+  if ((separator === '=' || separator === ':') && WORD_THEN_PROSE.test(rest)) return true;
   if (looksLikeMoreCode(rest, key)) return false;
   // `.btn-secret:hover {` is a CSS selector, not an assignment.
   if (separator === ':' && CSS_PSEUDO.test(rest)) return false;
   // An unquoted value may be code that handles the secret by name.
   return !looksLikeCode(rest, key);
 }
+
+/** A word glued to `,` or `;`, then two words of prose (not `, user=name)` of a call). */
+const WORD_THEN_PROSE = /^[A-Za-z]{1,64}[,;] [A-Za-z]{1,24} [A-Za-z]{1,24}(?:[ .,;!?]|$)/;
 
 /**
  * The last four verdicts of {@link valueVerdict} by match, key and separator (compared as
@@ -330,7 +344,13 @@ function valueVerdict(match: string, key: string, separator: string): boolean | 
   // A path is a value only for the keys that name one as often as a secret (`pwd`, `auth`):
   // after `aws_secret_access_key=` a slash-separated value is key material (`/AAAA/AAAA...`).
   if (isPathKey(key) && looksLikePath(first)) return false;
-  if (looksLikePlaceholder(value, key) || looksLikeProse(value)) return false;
+  // A key glued to `=` or `:` with its value glued to it (`password=swordfish and then run the
+  // tests`) is an assignment whatever follows: its first word is the value, judged alone (the
+  // prose after it may name a secret: `... then rotate the key`). Only a spaced separator
+  // opens prose (`password: must be set ...`) or a placeholder of words (`token: your token`).
+  if ((separator === '=' || separator === ':') && !startsQuoted(match, key.length + separator.length)) {
+    if (looksLikePlaceholder(first, key)) return false;
+  } else if (looksLikePlaceholder(value, key) || looksLikeProse(value)) return false;
   // A quoted value is a literal: no code, namespace nor CSS selector starts with a quote.
   return startsQuoted(match, key.length + separator.length) ? true : undefined;
 }

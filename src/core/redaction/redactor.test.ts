@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { NOT_A_VALUE } from './redaction-values.js';
 import { createRedactor, DEFAULT_REDACTION_PATTERNS, REDACTED, redactDeep } from './redactor.js';
 
 const redact = createRedactor();
@@ -163,7 +164,11 @@ describe('property: redaction never leaves a generated secret in the output', ()
         gap,
         gap,
         fc.constantFrom('text', 'arguments', 'result'),
-        ({ secret, text }, before, after, left, right, where) => {
+        ({ kind, secret, text }, before, after, left, right, where) => {
+          // A value that opens a bracket, closed by the gap after it, is a call
+          // (`password=njAAAAA(AAAA) `, seed 1101, 20,000 runs: `getToken(ARGS)` to the
+          // redactor, which lets code that names a secret be).
+          fc.pre(!(kind === 'assignment' && right.startsWith(')') && /^[A-Za-z_$][\w$]*\(/.test(secret)));
           const embedded = `${before.join(' ')}${left}${text}${right}${after.join(' ')}`;
           const message =
             where === 'text'
@@ -180,8 +185,42 @@ describe('property: redaction never leaves a generated secret in the output', ()
           return !output.includes(secret);
         },
       ),
-      // A fixed seed keeps CI reproducible; FC_SEED=<n> explores others.
-      { numRuns: 1000, seed: Number(process.env.FC_SEED ?? 20_261_127) },
+      // A fixed seed keeps CI reproducible; FC_SEED=<n> explores others, FC_RUNS=<n> runs more.
+      { numRuns: Number(process.env.FC_RUNS ?? 1000), seed: Number(process.env.FC_SEED ?? 20_261_127) },
+    );
+  });
+
+  // The rule of SECURITY.md: a key glued to `=` (or to `:`, for a value that is no lower-case
+  // namespace such as `auth:login`) with a value glued to it is an assignment, whatever prose
+  // follows (the prose may name secrets itself: `... then rotate the key`).
+  it('a glued assignment of a word before prose', () => {
+    const proseWord = fc.constantFrom(
+      ...'the a and then run tests is set it to key token password secret rotate later in of when you'.split(
+        ' ',
+      ),
+    );
+    const word = fc
+      .tuple(fc.boolean(), chars('abcdefghijklmnopqrstuvwxyz', 4, 16))
+      .map(([capital, letters]) => (capital ? letters[0]!.toUpperCase() + letters.slice(1) : letters))
+      .filter(
+        (value) =>
+          !NOT_A_VALUE.has(value.toLowerCase()) && !/pass|pwd|secret|token|key|auth|cred/i.test(value),
+      );
+    fc.assert(
+      fc.property(
+        fc.constantFrom('password', 'passwd', 'secret', 'token', 'api_key', 'DB_PASSWORD', 'client_secret'),
+        fc.constantFrom('=', ':'),
+        word,
+        fc.constantFrom(' ', ', ', '; ', '. '),
+        fc.array(proseWord, { minLength: 2, maxLength: 8 }),
+        fc.constantFrom('', 'then ', 'export ', '# '),
+        (key, separator, value, gap, prose, lead) => {
+          fc.pre(separator === '=' || /^[A-Z]/.test(value));
+          const output = redact(`${lead}${key}${separator}${value}${gap}${prose.join(' ')}`);
+          return !output.includes(value);
+        },
+      ),
+      { numRuns: Number(process.env.FC_RUNS ?? 300), seed: Number(process.env.FC_SEED ?? 20_261_129) },
     );
   });
 
@@ -197,6 +236,44 @@ describe('property: redaction never leaves a generated secret in the output', ()
     expect(output).toContain(REDACTED);
   });
 
+  // A key glued to `=` or `:` with its value glued to it is an assignment even when prose
+  // follows (SECURITY.md listed `password=swordfish and then run the tests` as a known leak:
+  // a lower-case or capitalized first word was read as the start of the prose).
+  it.each([
+    ['password=swordfish and then run the tests', 'swordfish'],
+    ['password=Swordfish and then run the tests', 'Swordfish'],
+    ['password:Swordfish and then run the tests', 'Swordfish'],
+    ['passwd=swordfish and then run the tests', 'swordfish'],
+    ['secret=swordfish and then run the tests', 'swordfish'],
+    ['token=swordfish and then run the tests', 'swordfish'],
+    ['api_key=swordfish and then run the tests', 'swordfish'],
+    ['DB_PASSWORD=swordfish and then run the tests', 'swordfish'],
+    ['export PASSWORD=swordfish and then run the tests', 'swordfish'],
+    // The prose after the value names a secret word (it was read as a placeholder of words).
+    ['password=swordfish and then rotate the key', 'swordfish'],
+    ['token=swordfish then set the password', 'swordfish'],
+    // A comma or a semicolon, then prose (it was read as a variable name ending a statement).
+    ['api_key=swordfish, then run the tests', 'swordfish'],
+    ['password=swordfish; then run the tests', 'swordfish'],
+  ])('a glued assignment before prose is redacted: %s', (text, secret) => {
+    const output = redact(text);
+    expect(output).not.toContain(secret);
+    expect(output).toContain(REDACTED);
+  });
+
+  it.each([
+    'the password is what you type',
+    'password: is what you type in the box',
+    'password=is what you type in the box',
+    'password=YOUR_API_KEY_HERE and then run the tests',
+    'login(password=userPass) and then run the tests',
+    'token = none of them are set in the tests',
+    'login(password=secret, user=name)',
+    'password="your token"',
+  ])('prose, placeholders and code around a glued key stay: %s', (text) => {
+    expect(redact(text)).toBe(text);
+  });
+
   // Found by the property above (seeds 1847569851, 2132506173, 2109698731 and 792282800, 50,000 runs): a value with a
   // closing bracket or a comma at its start or after one letter had an empty first word or
   // `a` (an article), read as no value at all.
@@ -210,6 +287,10 @@ describe('property: redaction never leaves a generated secret in the output', ()
     ['password=)Ab3x9Kq2Lm and more', 'Ab3x9Kq2Lm'],
     ['DB_PASSWORD=]Zq8#rT2pLx', 'Zq8#rT2pLx'],
     ['token: ,k7Hn2Lw9Qp4s', 'k7Hn2Lw9Qp4s'],
+    // Found by the property above (seed 1101, 20,000 runs): a reference glued to an operator
+    // and more of the value was read as code.
+    ['password=%A%&AAAAAAAAAAAA', 'AAAAAAAAAAAA'],
+    ['password=%TOKEN%|Xk29fLq0Zt7', 'Xk29fLq0Zt7'],
   ])('a value led by a closing bracket or a comma is redacted: %s', (text, secret) => {
     const output = redact(text);
     expect(output).not.toContain(secret);
@@ -227,6 +308,7 @@ describe('property: redaction never leaves a generated secret in the output', ()
     'login(password=userPass)',
     // A name, a bracket and an operator: code (generated as `A)%AAAAAAAAAAAA`, seed 1573942733).
     'f(password=A)%AAAAAAAAAAAA',
+    'set PASSWORD=%DB_PASSWORD%&& echo done',
   ])('no value before a closing bracket stays: %s', (text) => {
     expect(redact(text)).toBe(text);
   });

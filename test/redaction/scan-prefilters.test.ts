@@ -1,9 +1,10 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { looksLikeCode } from '../../src/core/redaction/looks-like-code.js';
 import { looksLikeMoreCode, pathEnd } from '../../src/core/redaction/redaction-placeholders.js';
 import { DEFAULT_REDACTION_RULES, type RedactionRule } from '../../src/core/redaction/redaction-rules.js';
 import { createRuleMatcher } from '../../src/core/redaction/redaction-scanner.js';
-import { lineFrom, looksLikeCode, plainWordAt } from '../../src/core/redaction/redaction-values.js';
+import { lineFrom, plainWordAt } from '../../src/core/redaction/redaction-values.js';
 import { createRedactor } from '../../src/core/redaction/redactor.js';
 
 /**

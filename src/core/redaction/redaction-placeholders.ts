@@ -2,7 +2,7 @@
  * Values after a secret-named key that real code and docs write and that hold no secret:
  * placeholders (`<your-api-key>`, `sk-lf-...`, `"my-top-secret"`, `dbpassword`), prose
  * (`pass: valid JS source is always analyzed correctly`), namespaces (`auth:login`), CORS
- * modes (`credentials: 'include'`) and code the value rules of `redaction-values.ts` do not
+ * modes (`credentials: 'include'`) and code the value rules of `looks-like-code.ts` do not
  * read as code (multi-line literals and calls, arrow functions, comparisons, indexes, chained
  * assignments, camelCase names). Measured on the npm code and READMEs vendored in
  * test/fixtures/redaction/real-text (issue 44: at most one false alarm per MB).
@@ -159,7 +159,7 @@ const AFTER_CODE = new Set([...'&|?=!([;,)]}'].map((char) => char.charCodeAt(0))
 
 /**
  * Code after `key =` or `key:` (`rest`: the value to the end of its line) that the code rules
- * of `redaction-values.ts` miss.
+ * of `looks-like-code.ts` miss.
  */
 export function looksLikeMoreCode(rest: string, key: string): boolean {
   const line = rest.trimEnd();

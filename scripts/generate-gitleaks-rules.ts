@@ -1,5 +1,5 @@
 /**
- * `npx tsx scripts/generate-gitleaks-rules.ts [--check]`: writes src/core/redaction/gitleaks-rules.ts
+ * `npx tsx scripts/generate-gitleaks-rules.ts [--check]`: writes src/core/redaction/rules/gitleaks-rules.ts
  * from gitleaks' rule set (test/fixtures/redaction/gitleaks/gitleaks.toml, MIT).
  *
  * Each standalone token rule (one that needs no key name before its value) becomes a
@@ -17,7 +17,7 @@ import { translateGoRegex } from './gitleaks/go-regex.js';
 
 const SOURCE = new URL('../test/fixtures/redaction/gitleaks/gitleaks.toml', import.meta.url);
 const LICENSE = new URL('../test/fixtures/redaction/gitleaks/LICENSE', import.meta.url);
-const TARGET = new URL('../src/core/redaction/gitleaks-rules.ts', import.meta.url);
+const TARGET = new URL('../src/core/redaction/rules/gitleaks-rules.ts', import.meta.url);
 const ASSIGNMENT = String.raw`(?:=|>|:{1,3}=|\|\||:|=>|\?=|,)`;
 const BOUND = 4096;
 
@@ -204,7 +204,7 @@ const text = render();
 if (process.argv.includes('--check')) {
   if (readFileSync(TARGET, 'utf8') !== text) {
     console.error(
-      'src/core/redaction/gitleaks-rules.ts is stale: run npx tsx scripts/generate-gitleaks-rules.ts',
+      'src/core/redaction/rules/gitleaks-rules.ts is stale: run npx tsx scripts/generate-gitleaks-rules.ts',
     );
     process.exit(1);
   }

@@ -1,11 +1,11 @@
-import { GITLEAKS_RULES } from './gitleaks-rules.js';
+import { GITLEAKS_RULES } from './rules/gitleaks-rules.js';
 import type { RedactionRule } from './redaction-rule.js';
 
 /** Not after a letter, a digit or `+/` (inside base64 data), or right after a JSON escape. */
 const START = '(?:(?<![A-Za-z0-9+/])|(?<=\\\\[nrt]))';
 
 /**
- * The standalone token rules of gitleaks (generated into `gitleaks-rules.ts` by
+ * The standalone token rules of gitleaks (generated into `rules/gitleaks-rules.ts` by
  * scripts/generate-gitleaks-rules.ts), as scanner rules: found from their literal prefixes in
  * any case (the pattern checks the case), not right after a letter or digit, continued through the
  * class of their last run (a longer token is replaced whole), and only when the match is as

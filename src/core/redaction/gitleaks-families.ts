@@ -1,5 +1,5 @@
-import { GITLEAKS_RULES } from './rules/gitleaks-rules.js';
 import type { RedactionRule } from './redaction-rule.js';
+import { GITLEAKS_RULES } from './rules/gitleaks-rules.js';
 
 /** Not after a letter, a digit or `+/` (inside base64 data), or right after a JSON escape. */
 const START = '(?:(?<![A-Za-z0-9+/])|(?<=\\\\[nrt]))';

@@ -61,23 +61,7 @@ export interface ArchiveFolders {
 export function archiveFolders(root: string, options: SessionFolderOptions): ArchiveFolders {
   const madeDirs = new Set<string>();
 
-  /**
-   * Makes a folder of the archive (0700) and checks it: the root may be a link the user set
-   * up, a folder inside it never; each must be owned by this user and not group/world-writable.
-   */
-  const ensureDir = async (dir: string): Promise<void> => {
-    if (dir === root || !dir.startsWith(root)) {
-      await makePrivateDir(root);
-      await assertPrivateFolder(root, 'archive root', true);
-      return;
-    }
-    // The parent first: nothing is made inside a folder before it passed the check.
-    await ensureDir(dirname(dir));
-    await mkdir(dir, { mode: PRIVATE_DIR_MODE }).catch((error: NodeJS.ErrnoException) => {
-      if (error?.code !== 'EEXIST') throw error;
-    });
-    await assertPrivateFolder(dir, dirname(dir) === root ? 'session folder' : 'archive folder');
-  };
+  const ensureDir = (dir: string) => ensureArchiveDir(root, dir);
 
   /** Sessions opened by this writer: made, checked and rid of dead writers' temp files once. */
   const opened = new Map<string, Promise<void>>();
@@ -114,39 +98,61 @@ export function archiveFolders(root: string, options: SessionFolderOptions): Arc
     return join(root, sessionFolderName(sessionId, options), ARTIFACT_DIR);
   };
 
-  /**
-   * Whether the session's artifact folder can be read: false when it does not exist; a folder
-   * on the way that is a link, not this user's, or group/world-writable is refused.
-   */
-  const readableArtifacts = async (sessionId: string): Promise<boolean> => {
-    const dir = artifactDir(sessionId);
-    try {
-      await assertPrivateFolder(root, 'archive root', true);
-      await assertPrivateFolder(dirname(dir), 'session folder');
-      await assertPrivateFolder(dir, 'archive folder');
-      return true;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException)?.code === 'ENOENT') return false;
-      if (error instanceof CompactError) throw error;
-      throw new CompactError('storage_failed', `fs: could not read ${dir}: ${(error as Error).message}`, {
-        cause: error,
-      });
-    }
-  };
-
   /** The newest file of each reference in the session's artifact folder (none when it is missing). */
   const artifactFiles = async (sessionId: string): Promise<Map<string, string>> => {
     const dir = artifactDir(sessionId);
-    if (!(await readableArtifacts(sessionId))) return new Map();
-    try {
-      return newestArtifactFiles(await readdir(dir));
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException)?.code === 'ENOENT') return new Map();
-      throw new CompactError('storage_failed', `fs: could not list ${dir}: ${(error as Error).message}`, {
-        cause: error,
-      });
-    }
+    if (!(await readableArtifactDir(root, dir))) return new Map();
+    return newestFilesIn(dir);
   };
 
   return { ensureDir, sessionDir, artifactDirFor, artifactDir, artifactFiles };
+}
+
+/**
+ * Makes a folder of the archive at `root` (0700) and checks it: the root may be a link the user
+ * set up, a folder inside it never; each must be owned by this user and not group/world-writable.
+ */
+async function ensureArchiveDir(root: string, dir: string): Promise<void> {
+  if (dir === root || !dir.startsWith(root)) {
+    await makePrivateDir(root);
+    await assertPrivateFolder(root, 'archive root', true);
+    return;
+  }
+  // The parent first: nothing is made inside a folder before it passed the check.
+  await ensureArchiveDir(root, dirname(dir));
+  await mkdir(dir, { mode: PRIVATE_DIR_MODE }).catch((error: NodeJS.ErrnoException) => {
+    if (error?.code !== 'EEXIST') throw error;
+  });
+  await assertPrivateFolder(dir, dirname(dir) === root ? 'session folder' : 'archive folder');
+}
+
+/**
+ * Whether a session's artifact folder `dir` can be read: false when it does not exist; a folder
+ * on the way that is a link, not this user's, or group/world-writable is refused.
+ */
+async function readableArtifactDir(root: string, dir: string): Promise<boolean> {
+  try {
+    await assertPrivateFolder(root, 'archive root', true);
+    await assertPrivateFolder(dirname(dir), 'session folder');
+    await assertPrivateFolder(dir, 'archive folder');
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException)?.code === 'ENOENT') return false;
+    if (error instanceof CompactError) throw error;
+    throw new CompactError('storage_failed', `fs: could not read ${dir}: ${(error as Error).message}`, {
+      cause: error,
+    });
+  }
+}
+
+/** The newest file of each reference in the artifact folder `dir` (none when it is missing). */
+async function newestFilesIn(dir: string): Promise<Map<string, string>> {
+  try {
+    return newestArtifactFiles(await readdir(dir));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException)?.code === 'ENOENT') return new Map();
+    throw new CompactError('storage_failed', `fs: could not list ${dir}: ${(error as Error).message}`, {
+      cause: error,
+    });
+  }
 }

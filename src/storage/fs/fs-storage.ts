@@ -92,25 +92,8 @@ export function fsStorage(options: FsStorageOptions = {}): StorageAdapter {
   const parts = transcriptParts();
   const writeAtomic = (file: string, content: string) => writeNewFile(file, content, ensureDir);
 
-  const readArtifact = async (
-    sessionId: string,
-    ref: string,
-    name: string,
-  ): Promise<ArchivedArtifact | undefined> => {
-    const file = join(artifactDir(sessionId), name);
-    let text: string;
-    try {
-      text = await readFileNoFollow(file);
-    } catch (error) {
-      // A link planted among the artifacts is not one of them: never followed, never returned.
-      const code = (error as NodeJS.ErrnoException)?.code;
-      if (code === 'ENOENT' || code === 'ELOOP') return undefined;
-      throw new CompactError('storage_failed', `fs: could not read ${file}: ${(error as Error).message}`, {
-        cause: error,
-      });
-    }
-    return parseStoredArtifact(text, sessionId, ref);
-  };
+  const readArtifact = async (sessionId: string, ref: string, name: string) =>
+    readArtifactFile(join(artifactDir(sessionId), name), sessionId, ref);
 
   return {
     name: 'fs',
@@ -127,41 +110,11 @@ export function fsStorage(options: FsStorageOptions = {}): StorageAdapter {
       await writeAtomic(file, `${JSON.stringify(summary, null, 2)}\n`);
       return file;
     },
-    async latestSummaryStep(sessionId) {
-      if (typeof sessionId !== 'string')
-        throw new CompactError('storage_failed', 'sessionId must be a string');
-      let names: string[];
-      try {
-        names = await readdir(join(root, sessionFolderName(sessionId, options)));
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException)?.code === 'ENOENT') return undefined;
-        throw new CompactError(
-          'storage_failed',
-          `fs: could not list the archive of a session: ${(error as Error).message}`,
-          {
-            cause: error,
-          },
-        );
-      }
-      return highestSummaryStep(names);
-    },
+    latestSummaryStep: (sessionId) => latestSummaryStepIn(root, sessionId, options),
     async saveEvent(sessionId, event: AnyCompactEvent) {
       const file = join(await sessionDir(sessionId), ARCHIVE_NAMES.events);
       const line = `${JSON.stringify(event)}\n`;
-      await appends.serialize(file, async () => {
-        try {
-          await appendWithDir(file, line, ensureDir);
-        } catch (error) {
-          if (error instanceof CompactError) throw error;
-          throw new CompactError(
-            'storage_failed',
-            `fs: could not append to ${file}: ${(error as Error).message}`,
-            {
-              cause: error,
-            },
-          );
-        }
-      });
+      await appends.serialize(file, () => appendEventLine(file, line, ensureDir));
     },
     async saveArtifact(sessionId, artifact: ArchivedArtifact) {
       assertArtifact(sessionId, artifact);
@@ -183,4 +136,63 @@ export function fsStorage(options: FsStorageOptions = {}): StorageAdapter {
       await appends.drain();
     },
   };
+}
+
+/** One artifact file, read without following a link; undefined when it is gone or a link. */
+async function readArtifactFile(
+  file: string,
+  sessionId: string,
+  ref: string,
+): Promise<ArchivedArtifact | undefined> {
+  let text: string;
+  try {
+    text = await readFileNoFollow(file);
+  } catch (error) {
+    // A link planted among the artifacts is not one of them: never followed, never returned.
+    const code = (error as NodeJS.ErrnoException)?.code;
+    if (code === 'ENOENT' || code === 'ELOOP') return undefined;
+    throw new CompactError('storage_failed', `fs: could not read ${file}: ${(error as Error).message}`, {
+      cause: error,
+    });
+  }
+  return parseStoredArtifact(text, sessionId, ref);
+}
+
+/** The highest summary step archived for a session under `root`, or undefined (no folder yet). */
+async function latestSummaryStepIn(
+  root: string,
+  sessionId: string,
+  options: SessionFolderOptions,
+): Promise<number | undefined> {
+  if (typeof sessionId !== 'string') throw new CompactError('storage_failed', 'sessionId must be a string');
+  let names: string[];
+  try {
+    names = await readdir(join(root, sessionFolderName(sessionId, options)));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException)?.code === 'ENOENT') return undefined;
+    throw new CompactError(
+      'storage_failed',
+      `fs: could not list the archive of a session: ${(error as Error).message}`,
+      {
+        cause: error,
+      },
+    );
+  }
+  return highestSummaryStep(names);
+}
+
+/** Appends one event line (the caller serializes appends per file); a failure is `storage_failed`. */
+async function appendEventLine(
+  file: string,
+  line: string,
+  ensureDir: Parameters<typeof appendWithDir>[2],
+): Promise<void> {
+  try {
+    await appendWithDir(file, line, ensureDir);
+  } catch (error) {
+    if (error instanceof CompactError) throw error;
+    throw new CompactError('storage_failed', `fs: could not append to ${file}: ${(error as Error).message}`, {
+      cause: error,
+    });
+  }
 }

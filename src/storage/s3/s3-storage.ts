@@ -95,11 +95,7 @@ export interface S3StorageOptions extends SessionFolderOptions {
  * ```
  */
 export function s3Storage(options: S3StorageOptions): StorageAdapter {
-  if (!options || typeof options.bucket !== 'string' || options.bucket === '') {
-    throw new CompactError('invalid_config', 's3Storage: bucket must be a non-empty string', {
-      issues: [{ path: ['storage', 'bucket'], message: 'must be a non-empty string' }],
-    });
-  }
+  assertBucket(options);
   const prefix = (options.prefix ?? '').replace(/^\/+|\/+$/g, '');
   const writer = Math.random().toString(36).slice(2, 8).padEnd(6, '0');
   let sequence = 0;
@@ -109,18 +105,13 @@ export function s3Storage(options: S3StorageOptions): StorageAdapter {
   const get = objects.get.bind(objects);
   const listKeys = objects.listKeys.bind(objects);
 
-  const keyFor = (sessionId: string, name: string) => {
-    if (typeof sessionId !== 'string') throw new CompactError('storage_failed', 'sessionId must be a string');
-    return [prefix, sessionFolderName(sessionId, options), name].filter((part) => part !== '').join('/');
-  };
+  const keyFor = sessionKeys(prefix, options);
 
   /** The newest key name of each reference in the session's `artifacts/` folder. */
   const artifactFiles = async (sessionId: string, ref?: string): Promise<Map<string, string>> => {
     const folder = keyFor(sessionId, ARTIFACT_DIR);
-    const names = (await listKeys(ref === undefined ? folder : `${folder}/${ref}.`, ref !== undefined))
-      .filter((key) => key.lastIndexOf('/') === folder.length)
-      .map((key) => key.slice(folder.length + 1));
-    return newestArtifactFiles(names);
+    const keys = await listKeys(ref === undefined ? folder : `${folder}/${ref}.`, ref !== undefined);
+    return newestArtifactFiles(namesIn(keys, folder));
   };
 
   const readArtifact = async (
@@ -147,18 +138,15 @@ export function s3Storage(options: S3StorageOptions): StorageAdapter {
     async latestSummaryStep(sessionId) {
       // Only the summaries are listed (`summary-` names), not the session's events.
       const folder = keyFor(sessionId, '');
-      const keys = await listKeys(`${folder}/summary-`, true);
-      return highestSummaryStep(
-        keys
-          .filter((key) => key.lastIndexOf('/') === folder.length)
-          .map((key) => key.slice(folder.length + 1)),
-      );
+      return highestSummaryStep(namesIn(await listKeys(`${folder}/summary-`, true), folder));
     },
     async saveEvent(sessionId, event: AnyCompactEvent) {
       sequence += 1;
-      const time = String(Math.max(0, Math.floor(Date.now()))).padStart(13, '0');
-      const name = `events/${time}-${writer}-${String(sequence).padStart(6, '0')}.json`;
-      await put(keyFor(sessionId, name), `${JSON.stringify(event)}\n`, 'application/json');
+      await put(
+        keyFor(sessionId, eventName(writer, sequence)),
+        `${JSON.stringify(event)}\n`,
+        'application/json',
+      );
     },
     async saveArtifact(sessionId, artifact: ArchivedArtifact) {
       assertArtifact(sessionId, artifact);
@@ -181,5 +169,35 @@ export function s3Storage(options: S3StorageOptions): StorageAdapter {
     async close() {
       await objects.drain();
     },
+  };
+}
+
+/** The options name a bucket: a non-empty string (`invalid_config` otherwise). */
+function assertBucket(options: S3StorageOptions): void {
+  if (!options || typeof options.bucket !== 'string' || options.bucket === '') {
+    throw new CompactError('invalid_config', 's3Storage: bucket must be a non-empty string', {
+      issues: [{ path: ['storage', 'bucket'], message: 'must be a non-empty string' }],
+    });
+  }
+}
+
+/** The names of the keys right in `folder` (not in a folder below it). */
+function namesIn(keys: readonly string[], folder: string): string[] {
+  return keys
+    .filter((key) => key.lastIndexOf('/') === folder.length)
+    .map((key) => key.slice(folder.length + 1));
+}
+
+/** An event's object name, in write order: 13-digit epoch milliseconds, the writer, a 6-digit sequence. */
+function eventName(writer: string, sequence: number): string {
+  const time = String(Math.max(0, Math.floor(Date.now()))).padStart(13, '0');
+  return `events/${time}-${writer}-${String(sequence).padStart(6, '0')}.json`;
+}
+
+/** The key of `name` in a session's folder under `prefix` (`{prefix}/{session_id}/{name}`). */
+function sessionKeys(prefix: string, options: SessionFolderOptions) {
+  return (sessionId: string, name: string): string => {
+    if (typeof sessionId !== 'string') throw new CompactError('storage_failed', 'sessionId must be a string');
+    return [prefix, sessionFolderName(sessionId, options), name].filter((part) => part !== '').join('/');
   };
 }

@@ -8,7 +8,7 @@ import {
   toWireValue,
 } from '../event-utils.js';
 import { groupAriadneBatches } from './ariadne-batches.js';
-import type { AriadneSpanEvent } from './ariadne-event.js';
+import type { AriadneEvent, AriadneSpanEvent } from './ariadne-event.js';
 import { type AriadneTarget, postToAriadne } from './ariadne-post.js';
 import { AriadneTraces } from './ariadne-traces.js';
 import { describeError } from './describe-error.js';
@@ -157,7 +157,7 @@ export function ariadneExporter(options: AriadneExporterOptions = {}): EventExpo
   const maxPending = options.maxPendingEvents ?? DEFAULT_ARIADNE_OPTIONS.maxPendingEvents;
   const traceEvents = options.traceEvents ?? true;
   const headers = { 'content-type': 'application/json', ...options.headers };
-  const log = options.log ?? ((line: string) => void process.stderr.write(`${line}\n`));
+  const warn = ariadneWarn(options.log ?? ((line: string) => void process.stderr.write(`${line}\n`)));
   const traces = new AriadneTraces(agentName, traceEvents);
   /** Spans not delivered because the receiver could not be reached, oldest first. */
   let pending: AriadneSpanEvent[] = [];
@@ -167,15 +167,7 @@ export function ariadneExporter(options: AriadneExporterOptions = {}): EventExpo
     headers,
     timeoutMs,
     fetch: options.fetch ?? globalThis.fetch,
-    warn: (line) => warn(line),
-  };
-
-  const warn = (line: string) => {
-    try {
-      log(`[Ariadne] ${line}`);
-    } catch {
-      // A broken log sink must not turn into an exception in the agent loop.
-    }
+    warn,
   };
 
   /**
@@ -189,25 +181,15 @@ export function ariadneExporter(options: AriadneExporterOptions = {}): EventExpo
       const outcome = await postToAriadne(target, batch.body, batch.events.length, attempts);
       if (outcome === 'ok') traces.markSent(batch.events);
       else if (outcome !== 'rejected') {
-        const undelivered = batches
-          .slice(outcome === 'timeout' ? index + 1 : index)
-          .flatMap((rest) => rest.events)
-          .filter((event): event is AriadneSpanEvent => event.type === 'span');
-        keep(undelivered);
+        // After a timeout the receiver may have the batch: only the batches after it are kept.
+        keep(spansOf(batches.slice(outcome === 'timeout' ? index + 1 : index)));
         return;
       }
     }
   };
 
   const keep = (spans: AriadneSpanEvent[]) => {
-    pending = [...spans, ...pending];
-    if (pending.length > maxPending) {
-      const dropped = pending.length - maxPending;
-      pending = pending.slice(dropped);
-      warn(`dropped ${dropped} undelivered event(s) (more than maxPendingEvents = ${maxPending})`);
-    } else if (spans.length > 0) {
-      warn(`keeping ${pending.length} undelivered event(s) for the next attempt`);
-    }
+    pending = keepUndelivered(spans, pending, maxPending, warn);
   };
 
   const flushPending = async (attempts: number) => {
@@ -228,12 +210,7 @@ export function ariadneExporter(options: AriadneExporterOptions = {}): EventExpo
       try {
         const spans = [...pending];
         pending = [];
-        for (const raw of events) {
-          const event = prepareEvent(raw, options);
-          traces.remember(event);
-          spans.push(toAriadneSpan(event, { kind }));
-        }
-        await deliver(spans, 2);
+        await deliver(spans.concat(tracedSpans(events, options, traces, kind)), 2);
       } catch (error) {
         warn(`export failed: ${describeError(error)}`);
       }
@@ -247,4 +224,58 @@ export function ariadneExporter(options: AriadneExporterOptions = {}): EventExpo
       await flushPending(1);
     },
   };
+}
+
+/** A warning sink that prefixes `[Ariadne]` and never throws (a broken log sink must not turn into an exception in the agent loop). */
+function ariadneWarn(log: (line: string) => void): (line: string) => void {
+  return (line) => {
+    try {
+      log(`[Ariadne] ${line}`);
+    } catch {
+      // Nothing to do: the warning is lost, the agent loop goes on.
+    }
+  };
+}
+
+/** The span events of `batches` (their trace events are sent again from the traces). */
+function spansOf(batches: readonly { events: readonly AriadneEvent[] }[]): AriadneSpanEvent[] {
+  return batches
+    .flatMap((batch) => batch.events)
+    .filter((event): event is AriadneSpanEvent => event.type === 'span');
+}
+
+/**
+ * `spans` not delivered, before the ones already `pending`, at most `maxPending` of them (the
+ * oldest are dropped, with a warning).
+ */
+function keepUndelivered(
+  spans: AriadneSpanEvent[],
+  pending: AriadneSpanEvent[],
+  maxPending: number,
+  warn: (line: string) => void,
+): AriadneSpanEvent[] {
+  const kept = [...spans, ...pending];
+  if (kept.length > maxPending) {
+    const dropped = kept.length - maxPending;
+    warn(`dropped ${dropped} undelivered event(s) (more than maxPendingEvents = ${maxPending})`);
+    return kept.slice(dropped);
+  }
+  if (spans.length > 0) warn(`keeping ${kept.length} undelivered event(s) for the next attempt`);
+  return kept;
+}
+
+/** The span of each event, prepared for export (privacy options), its trace remembered. */
+function tracedSpans(
+  events: readonly AnyCompactEvent[],
+  options: AriadneExporterOptions,
+  traces: AriadneTraces,
+  kind: string,
+): AriadneSpanEvent[] {
+  const spans: AriadneSpanEvent[] = [];
+  for (const raw of events) {
+    const event = prepareEvent(raw, options);
+    traces.remember(event);
+    spans.push(toAriadneSpan(event, { kind }));
+  }
+  return spans;
 }

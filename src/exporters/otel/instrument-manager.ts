@@ -1,4 +1,4 @@
-import type { Span } from '@opentelemetry/api';
+import type { Span, Tracer } from '@opentelemetry/api';
 import type { AnyCompactEvent } from '../../core/events/events.js';
 import { hashSessionId, prepareEvent } from '../event-utils.js';
 import { COMPACTION_SPAN_NAME, recordCompaction } from './compaction-attributes.js';
@@ -84,32 +84,17 @@ export function instrumentManager<M extends InstrumentableManager>(
         COMPACTION_SPAN_NAME,
         {
           kind: otel.SpanKind.INTERNAL,
-          attributes: {
-            'gen_ai.conversation.id': options.hashSessionIds
-              ? hashSessionId(String(sessionId), options.hashKey)
-              : String(sessionId),
-          },
+          attributes: { 'gen_ai.conversation.id': conversationId(sessionId, options) },
         },
         async (span) => {
           const events: AnyCompactEvent[] = [];
           collectors.set(span, events);
           try {
-            return await original.call(manager, sessionId, messages, callOptions);
-          } catch (error) {
-            span.recordException(error instanceof Error ? error : String(error));
-            span.setStatus({
-              code: otel.SpanStatusCode.ERROR,
-              message: String((error as Error)?.message ?? error),
-            });
-            throw error;
+            return await traceCall(otel, tracer, span, events, () =>
+              original.call(manager, sessionId, messages, callOptions),
+            );
           } finally {
-            try {
-              recordCompaction(otel, tracer, span, events);
-            } catch {
-              // Instrumentation must never break the agent loop.
-            }
             collectors.delete(span);
-            span.end();
           }
         },
       );
@@ -123,4 +108,39 @@ export function instrumentManager<M extends InstrumentableManager>(
       else delete target[name];
     }
   };
+}
+
+/** The span's `gen_ai.conversation.id`: the session id, or its keyed hash with `hashSessionIds`. */
+function conversationId(sessionId: unknown, options: OtelOptions): string {
+  return options.hashSessionIds ? hashSessionId(String(sessionId), options.hashKey) : String(sessionId);
+}
+
+/**
+ * Runs one call in its span: a throw records the exception and an ERROR status and is rethrown;
+ * either way the span gets the attributes of the call's `events` and ends.
+ */
+async function traceCall(
+  otel: OtelApi,
+  tracer: Tracer,
+  span: Span,
+  events: AnyCompactEvent[],
+  call: () => Promise<unknown>,
+): Promise<unknown> {
+  try {
+    return await call();
+  } catch (error) {
+    span.recordException(error instanceof Error ? error : String(error));
+    span.setStatus({
+      code: otel.SpanStatusCode.ERROR,
+      message: String((error as Error)?.message ?? error),
+    });
+    throw error;
+  } finally {
+    try {
+      recordCompaction(otel, tracer, span, events);
+    } catch {
+      // Instrumentation must never break the agent loop.
+    }
+    span.end();
+  }
 }

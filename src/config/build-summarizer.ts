@@ -27,23 +27,9 @@ async function buildLlmSummarizer(
   options: ConfigRuntimeOptions,
 ): Promise<Summarizer | undefined> {
   const { summarizer } = config;
-  const env = options.env ?? process.env;
   const model = summarizer.model ?? config.model;
-  const apiKey = summarizer.api_key_env === undefined ? undefined : env[summarizer.api_key_env];
-  if (summarizer.api_key_env !== undefined && (apiKey === undefined || apiKey === '')) {
-    throw new CompactError(
-      'invalid_config',
-      `summarizer.api_key_env names ${summarizer.api_key_env}, which is not set in the environment`,
-      { issues: [{ path: ['summarizer', 'api_key_env'], message: `${summarizer.api_key_env} is not set` }] },
-    );
-  }
-  const strategies = summarizer.prompts
-    ? Object.fromEntries(Object.entries(summarizer.prompts).filter(([, template]) => template !== undefined))
-    : undefined;
-  const common = {
-    temperature: summarizer.temperature,
-    ...(strategies === undefined ? {} : { strategies: strategies as Record<string, string> }),
-  };
+  const apiKey = summarizerApiKey(summarizer, options.env ?? process.env);
+  const common = commonSummarizerOptions(summarizer);
   switch (summarizer.provider) {
     case 'embedded':
       return undefined;
@@ -75,23 +61,13 @@ async function buildLlmSummarizer(
       });
     }
     case 'ai-sdk': {
-      if (options.aiSdkModel === undefined) {
-        throw new CompactError(
-          'invalid_config',
-          'summarizer.provider ai-sdk needs a model object: call toManagerOptions(config, { aiSdkModel })',
-          {
-            issues: [
-              { path: ['summarizer', 'provider'], message: 'ai-sdk needs toManagerOptions({ aiSdkModel })' },
-            ],
-          },
-        );
-      }
+      const aiSdkModel = requireAiSdkModel(options);
       const { aiSdkSummarizer } = await loadDependency(
         'ai-sdk summarizer',
         () => import('../summarizers/ai-sdk/index.js'),
       );
       return aiSdkSummarizer({
-        model: options.aiSdkModel,
+        model: aiSdkModel,
         ...common,
         ...(summarizer.seed === undefined ? {} : { seed: summarizer.seed }),
       });
@@ -108,4 +84,46 @@ async function buildLlmSummarizer(
       });
     }
   }
+}
+
+type SummarizerConfig = CompactConfig['summarizer'];
+
+/** The key in the environment variable `api_key_env` names, if any; a name that is not set is `invalid_config`. */
+function summarizerApiKey(summarizer: SummarizerConfig, env: NodeJS.ProcessEnv): string | undefined {
+  const apiKey = summarizer.api_key_env === undefined ? undefined : env[summarizer.api_key_env];
+  if (summarizer.api_key_env !== undefined && (apiKey === undefined || apiKey === '')) {
+    throw new CompactError(
+      'invalid_config',
+      `summarizer.api_key_env names ${summarizer.api_key_env}, which is not set in the environment`,
+      { issues: [{ path: ['summarizer', 'api_key_env'], message: `${summarizer.api_key_env} is not set` }] },
+    );
+  }
+  return apiKey;
+}
+
+/** The options every LLM summarizer takes: the temperature and the prompts set in the config. */
+function commonSummarizerOptions(summarizer: SummarizerConfig) {
+  const strategies = summarizer.prompts
+    ? Object.fromEntries(Object.entries(summarizer.prompts).filter(([, template]) => template !== undefined))
+    : undefined;
+  return {
+    temperature: summarizer.temperature,
+    ...(strategies === undefined ? {} : { strategies: strategies as Record<string, string> }),
+  };
+}
+
+/** The AI SDK model object the `ai-sdk` provider needs (`invalid_config` without it). */
+function requireAiSdkModel(options: ConfigRuntimeOptions): NonNullable<ConfigRuntimeOptions['aiSdkModel']> {
+  if (options.aiSdkModel === undefined) {
+    throw new CompactError(
+      'invalid_config',
+      'summarizer.provider ai-sdk needs a model object: call toManagerOptions(config, { aiSdkModel })',
+      {
+        issues: [
+          { path: ['summarizer', 'provider'], message: 'ai-sdk needs toManagerOptions({ aiSdkModel })' },
+        ],
+      },
+    );
+  }
+  return options.aiSdkModel;
 }

@@ -43,62 +43,79 @@ function textOf(value: unknown): string {
 export function readRequest(request: RecordedRequest): RequestView {
   const body = (request.body ?? {}) as Record<string, unknown>;
   const tools = Array.isArray(body.tools) ? body.tools : [];
+  if (request.endpoint === 'openai-responses') return readResponsesRequest(body, tools);
+  const messages = (Array.isArray(body.messages) ? body.messages : []) as Record<string, unknown>[];
+  if (request.endpoint === 'anthropic-messages') return readAnthropicRequest(body, messages, tools);
+  return { format: 'openai-chat', items: messages, tools, entries: chatEntries(messages) };
+}
+
+/** The role of a message as an entry kind (`developer` is a system prompt). */
+const roleKind = (role: string): ConversationEntry['kind'] =>
+  role === 'system' || role === 'developer' ? 'system' : (role as 'user' | 'assistant');
+
+/** A Responses request: its `input` items and its `instructions`. */
+function readResponsesRequest(body: Record<string, unknown>, tools: unknown[]): RequestView {
+  const items = Array.isArray(body.input) ? body.input : [{ role: 'user', content: body.input }];
   const entries: ConversationEntry[] = [];
-  if (request.endpoint === 'openai-responses') {
-    const items = Array.isArray(body.input) ? body.input : [{ role: 'user', content: body.input }];
-    for (const raw of items as Record<string, unknown>[]) {
-      const type = raw.type ?? 'message';
-      if (type === 'message') {
-        const role = String(raw.role);
-        entries.push({
-          kind: role === 'system' || role === 'developer' ? 'system' : (role as 'user' | 'assistant'),
-          text: textOf(raw.content),
-        });
-      } else if (type === 'function_call') {
+  for (const raw of items as Record<string, unknown>[]) {
+    const type = raw.type ?? 'message';
+    if (type === 'message') {
+      entries.push({ kind: roleKind(String(raw.role)), text: textOf(raw.content) });
+    } else if (type === 'function_call') {
+      entries.push({
+        kind: 'tool_call',
+        callId: String(raw.call_id),
+        name: String(raw.name),
+        text: String(raw.arguments),
+      });
+    } else if (type === 'function_call_output') {
+      entries.push({ kind: 'tool_result', callId: String(raw.call_id), text: textOf(raw.output) });
+    }
+  }
+  const view: RequestView = { format: 'openai-responses', items, tools, entries };
+  if (typeof body.instructions === 'string') view.system = body.instructions;
+  return view;
+}
+
+/** An Anthropic Messages request: the blocks of its messages and its `system`. */
+function readAnthropicRequest(
+  body: Record<string, unknown>,
+  messages: Record<string, unknown>[],
+  tools: unknown[],
+): RequestView {
+  const entries: ConversationEntry[] = [];
+  for (const message of messages) {
+    const blocks =
+      typeof message.content === 'string'
+        ? [{ type: 'text', text: message.content }]
+        : (message.content as Record<string, unknown>[]);
+    for (const block of blocks ?? []) {
+      if (block.type === 'tool_use') {
         entries.push({
           kind: 'tool_call',
-          callId: String(raw.call_id),
-          name: String(raw.name),
-          text: String(raw.arguments),
+          callId: String(block.id),
+          name: String(block.name),
+          text: JSON.stringify(block.input),
         });
-      } else if (type === 'function_call_output') {
-        entries.push({ kind: 'tool_result', callId: String(raw.call_id), text: textOf(raw.output) });
+      } else if (block.type === 'tool_result') {
+        entries.push({
+          kind: 'tool_result',
+          callId: String(block.tool_use_id),
+          text: textOf(block.content),
+        });
+      } else if (block.type === 'text') {
+        entries.push({ kind: message.role as 'user' | 'assistant', text: String(block.text) });
       }
     }
-    const view: RequestView = { format: 'openai-responses', items, tools, entries };
-    if (typeof body.instructions === 'string') view.system = body.instructions;
-    return view;
   }
-  const messages = (Array.isArray(body.messages) ? body.messages : []) as Record<string, unknown>[];
-  if (request.endpoint === 'anthropic-messages') {
-    for (const message of messages) {
-      const blocks =
-        typeof message.content === 'string'
-          ? [{ type: 'text', text: message.content }]
-          : (message.content as Record<string, unknown>[]);
-      for (const block of blocks ?? []) {
-        if (block.type === 'tool_use') {
-          entries.push({
-            kind: 'tool_call',
-            callId: String(block.id),
-            name: String(block.name),
-            text: JSON.stringify(block.input),
-          });
-        } else if (block.type === 'tool_result') {
-          entries.push({
-            kind: 'tool_result',
-            callId: String(block.tool_use_id),
-            text: textOf(block.content),
-          });
-        } else if (block.type === 'text') {
-          entries.push({ kind: message.role as 'user' | 'assistant', text: String(block.text) });
-        }
-      }
-    }
-    const view: RequestView = { format: 'anthropic', items: messages, tools, entries };
-    if (body.system !== undefined) view.system = textOf(body.system);
-    return view;
-  }
+  const view: RequestView = { format: 'anthropic', items: messages, tools, entries };
+  if (body.system !== undefined) view.system = textOf(body.system);
+  return view;
+}
+
+/** The entries of Chat Completions messages (a tool message is a result; calls follow their text). */
+function chatEntries(messages: Record<string, unknown>[]): ConversationEntry[] {
+  const entries: ConversationEntry[] = [];
   for (const message of messages) {
     const role = String(message.role);
     if (role === 'tool') {
@@ -110,12 +127,7 @@ export function readRequest(request: RecordedRequest): RequestView {
       continue;
     }
     const text = textOf(message.content);
-    if (text !== '' || !Array.isArray(message.tool_calls)) {
-      entries.push({
-        kind: role === 'system' || role === 'developer' ? 'system' : (role as 'user' | 'assistant'),
-        text,
-      });
-    }
+    if (text !== '' || !Array.isArray(message.tool_calls)) entries.push({ kind: roleKind(role), text });
     for (const call of (message.tool_calls ?? []) as Record<string, Record<string, unknown>>[]) {
       entries.push({
         kind: 'tool_call',
@@ -125,7 +137,7 @@ export function readRequest(request: RecordedRequest): RequestView {
       });
     }
   }
-  return { format: 'openai-chat', items: messages, tools, entries };
+  return entries;
 }
 
 /**

@@ -234,7 +234,15 @@ function describeStateEdges(withStore: WithStore): void {
   );
 }
 
+/** The lock: one holder at a time, lapsed and renewed locks, writes fenced by a newer lock. */
 function describeLocks(withStore: WithStore): void {
+  describeLockHolders(withStore);
+  describeLockLapses(withStore);
+  describeLockFencing(withStore);
+}
+
+/** One holder at a time, with a fencing token that only goes up. */
+function describeLockHolders(withStore: WithStore): void {
   it(
     'gives one holder at a time, with a fencing token that only goes up',
     withStore(async (store) => {
@@ -263,7 +271,10 @@ function describeLocks(withStore: WithStore): void {
       expect(locks.filter((lock) => lock !== undefined)).toHaveLength(1);
     }),
   );
+}
 
+/** A lapsed lock goes to the next holder; a renewed one stays; a lapsed one nobody took revives. */
+function describeLockLapses(withStore: WithStore): void {
   it(
     'lets a lapsed lock go to the next holder; the old one can neither renew nor release it',
     withStore(async (store) => {
@@ -292,7 +303,10 @@ function describeLocks(withStore: WithStore): void {
       expect(await store.acquireLock('s', 60_000)).toBeUndefined();
     }),
   );
+}
 
+/** A write fenced by an older lock's token is refused. */
+function describeLockFencing(withStore: WithStore): void {
   it(
     'refuses a write fenced by a newer lock, even when its expected version still matches',
     withStore(async (store) => {

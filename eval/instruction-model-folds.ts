@@ -57,7 +57,7 @@ export interface TrainOptions {
   /** Weight decay after each row (L2 regularisation); 0 none. */
   l2: number;
 }
-export const TRAIN_DEFAULTS: TrainOptions = { epochs: EPOCHS, rate: 0.2, balance: 0.35, l2: 0.0003 };
+export const TRAIN_DEFAULTS: TrainOptions = { epochs: EPOCHS, rate: 0.1, balance: 0.25, l2: 0.0003 };
 
 /**
  * Logistic regression by stochastic gradient descent, rows in a fixed order (by a hash of their

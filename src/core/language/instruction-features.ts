@@ -7,6 +7,18 @@
  * buckets (FNV-1a), so the weights are one small array. Linear in the sentence's length.
  */
 
+import { lexicalClass } from './lexical-class.js';
+
+/**
+ * Whether the model reads WordNet's word classes (`lexical-class.ts`: a verb and no noun, both,
+ * or no verb) in its word-class pairs and at the opening, with "to" and degree words ("so",
+ * "very") as classes of their own, the class stream starting past the lead-ins, and a
+ * preposition opening a sentence ("At the first stop, ...") read as no imperative. Issue 45,
+ * sixth to eighth passes, measured by leaving one source out (eval/data/instructions/LABELS.md).
+ * Flipping it means retraining.
+ */
+export const READ_LEXICAL_CLASSES: boolean = true;
+
 /** Who the user talks to: an AI assistant or service (a system prompt, tools), or a person. */
 export type InstructionContext = 'assistant' | 'person';
 
@@ -205,8 +217,18 @@ function openingShape(feature: AddFeature, word: string, next: string): string {
   else if (SUBJECTS.has(word)) shape = 'subject';
   else if (AUXILIARIES.has(word)) shape = next === 'you' || next === 'u' ? 'aux-you' : 'aux';
   else if (WH.has(word)) shape = 'wh';
+  else if (READ_LEXICAL_CLASSES && PREPOSITIONS.has(word)) shape = 'prep';
   else if (/^[a-z]+$/.test(word)) {
     shape = 'bare';
+    // The opening's WordNet class and the next word's: "Consolidate the ..." (a verb and no
+    // noun, then a word) against "Bakery hours are ..." (no verb).
+    if (READ_LEXICAL_CLASSES)
+      feature(
+        true,
+        'lx:',
+        lexicalClass(word) ?? 'unknown',
+        next === '</s>' ? 'end' : (lexicalClass(next) ?? 'w'),
+      );
     feature(false, 'sfx:', word.slice(-2));
     feature(false, 'sfx:', word.slice(-3));
     // What follows a bare opening: an object ("Book the train") or a verb ("Benjamin went", "Company Y posted").
@@ -256,6 +278,17 @@ const WANT_ASKED =
 
 /** The speaker: "I want ...", "my order", "we'd like". */
 const FIRST_PERSON = new Set("i i'm i'd i'll i've me my we our us".split(' '));
+/**
+ * Prepositions: a sentence opening on one sets the scene ("In a survey ...", "At the first bus
+ * stop, ...", "Along the riverbanks, ...") before its subject, where an imperative would open on its verb.
+ */
+const PREPOSITIONS = new Set(
+  'in at on under from along within into onto over above below between among during after before since until through across behind beside near by with about against for of off via upon throughout despite beyond toward towards inside outside'.split(
+    ' ',
+  ),
+);
+/** Degree words: "so important", "really nice", "too late" (an opinion's shape, not an ask's). */
+const DEGREE = new Set('so very really too quite pretty such'.split(' '));
 /** Someone else as subject or object: narrative material ("He bought ...", "They asked me ..."). */
 const THIRD_PERSON = new Set("he she they his her their them him it its it's".split(' '));
 
@@ -266,6 +299,10 @@ const THIRD_PERSON = new Set("he she they his her their them him it its it's".sp
  */
 function wordClass(word: string): string {
   if (word === '<num>') return 'N';
+  if (READ_LEXICAL_CLASSES) {
+    if (word === 'to') return 'TO';
+    if (DEGREE.has(word)) return 'Q';
+  }
   if (word.length === 1 && !/[a-z]/.test(word)) return word;
   if (YOU.has(word)) return 'Y';
   if (FIRST_PERSON.has(word)) return 'I';
@@ -277,7 +314,7 @@ function wordClass(word: string): string {
   if (word.length > 4 && word.endsWith('ing')) return 'ing';
   if (word.length > 3 && word.endsWith('ly')) return 'ly';
   if (word.length > 3 && word.endsWith('s') && !word.endsWith('ss')) return 's';
-  return 'w';
+  return (READ_LEXICAL_CLASSES && lexicalClass(word)) || 'w';
 }
 
 /**
@@ -289,16 +326,41 @@ function wordClass(word: string): string {
 function shapeBigrams(feature: AddFeature, words: readonly string[], position: SentencePosition): void {
   let prev = '<s>';
   let opening = '';
-  for (let i = 0; i < words.length; i++) {
-    const shape = wordClass(words[i] as string);
+  // With the WordNet classes read, the stream starts past the lead-ins and "never", "always",
+  // "please", as the opening features do: "Never close a case" reads as "close a case".
+  const from = READ_LEXICAL_CLASSES ? leadLength(words) : 0;
+  for (let i = from; i < words.length; i++) {
+    let shape = wordClass(words[i] as string);
+    if (shape === 'nv') shape = nounOrVerb(prev, i > 0 ? (words[i - 1] as string) : '');
     // Two plain words in a row are most of any sentence: the pair tells nothing, and read as
     // a feature it worked as a second bias toward "instruction".
     if (prev !== 'w' || shape !== 'w') feature(false, 'sb:', prev, shape);
-    if (i < 3) opening = i === 0 ? shape : `${opening} ${shape}`;
+    if (i - from < 3) opening = i === from ? shape : `${opening} ${shape}`;
     prev = shape;
   }
   feature(false, 'sb:', prev, '</s>');
   feature(false, 'sbp:', position, opening);
+}
+
+/** How many of `words` open the sentence without being its verb (lead-ins, "never", "please"); the last word never. */
+function leadLength(words: readonly string[]): number {
+  let n = 0;
+  while (n < words.length - 1 && (LEAD_IN.has(words[n] as string) || ADVERB_LEAD.has(words[n] as string)))
+    n++;
+  return n;
+}
+
+/** Subjects and modals before which a noun-verb is a verb ("you issue", "we book", "can check"). */
+const VERB_BEFORE = new Set(['Y', 'I', 'T', 'A']);
+/**
+ * A noun-verb read by the word before it: a verb after a subject, a modal, "to", "please",
+ * "let's"; no verb after a determiner or after a verb ("slow down", "book flights").
+ */
+function nounOrVerb(prevClass: string, prevWord: string): string {
+  if (VERB_BEFORE.has(prevClass) || prevWord === 'to' || prevWord === 'please' || prevWord === "let's")
+    return 'v';
+  if (prevClass === 'D' || prevClass === 'v') return 'x';
+  return 'nv';
 }
 
 /** How many numbers the sentence holds, and whether one is an amount of money. */

@@ -17,7 +17,7 @@ import { lexicalClass } from './lexical-class.js';
  * sixth to eighth passes, measured by leaving one source out (eval/data/instructions/LABELS.md).
  * Flipping it means retraining.
  */
-export const READ_LEXICAL_CLASSES: boolean = true;
+export const READ_LEXICAL_CLASSES: boolean = false;
 
 /** Who the user talks to: an AI assistant or service (a system prompt, tools), or a person. */
 export type InstructionContext = 'assistant' | 'person';

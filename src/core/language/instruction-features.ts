@@ -10,14 +10,14 @@
 import { lexicalClass } from './lexical-class.js';
 
 /**
- * Whether the model reads WordNet's word classes (`lexical-class.ts`: a verb and no noun, both,
- * or no verb) in its word-class pairs and at the opening, with "to" and degree words ("so",
- * "very") as classes of their own, the class stream starting past the lead-ins, and a
- * preposition opening a sentence ("At the first stop, ...") read as no imperative. Issue 45,
- * sixth to eighth passes, measured by leaving one source out (eval/data/instructions/LABELS.md).
- * Flipping it means retraining.
+ * Whether the features being read are the lexical view: WordNet's word classes
+ * (`lexical-class.ts`: a verb and no noun, both, or no verb) in the word-class pairs and at the
+ * opening, "to" and degree words ("so", "very") as classes of their own, the class stream starting
+ * past the lead-ins, and a preposition opening a sentence ("At the first stop, ...") read as no
+ * imperative. Set by {@link featuresOf} for the length of one call (issue 45, eighth pass: the
+ * model averages a linear model over each view, eval/data/instructions/LABELS.md).
  */
-export const READ_LEXICAL_CLASSES: boolean = false;
+let readLexical = false;
 
 /** Who the user talks to: an AI assistant or service (a system prompt, tools), or a person. */
 export type InstructionContext = 'assistant' | 'person';
@@ -104,35 +104,77 @@ class BucketList {
     this.out.push(bucket);
   }
 }
-const stamps = new Uint32Array(FEATURE_BUCKETS);
+const plainStamps = new Uint32Array(FEATURE_BUCKETS);
+const lexicalStamps = new Uint32Array(FEATURE_BUCKETS);
 let stamp = 0;
 
 /**
  * The hashed features of `sentence` said in `context`, each bucket once (a feature is there or
  * not). Each is the FNV-1a hash of a string such as `w:word`, `b:prev word`, `f2:first next`;
  * said to a person, the opening features, the closing mark and the bias come again with `P|`.
+ * `lexical` reads the lexical view (WordNet's word classes, see `readLexical`).
  */
 export function featuresOf(
   sentence: string,
   context: InstructionContext,
   position: SentencePosition = 'only',
+  lexical = false,
 ): number[] {
-  const words = wordsOf(sentence);
-  stamp = stamp === 0xffffffff ? 1 : stamp + 1;
-  if (stamp === 1) stamps.fill(0);
-  const list = new BucketList(stamps, stamp);
-  const person = context === 'person';
-  /** Adds the feature `tag` + `parts` joined by spaces, and its person twin when `twin`. */
-  const feature = (twin: boolean, tag: string, a: string, b?: string, c?: string) => {
+  const [plain, lexicalView] = collect(sentence, context, position, !lexical, lexical);
+  return lexical ? lexicalView : plain;
+}
+
+/**
+ * Both views' features of `sentence` in one pass (what the two views share is hashed once):
+ * the same buckets, in the same order, as {@link featuresOf} gives for each.
+ */
+export function featureViewsOf(
+  sentence: string,
+  context: InstructionContext,
+  position: SentencePosition = 'only',
+): [plain: number[], lexical: number[]] {
+  return collect(sentence, context, position, true, true);
+}
+
+/** A feature adder writing to `lists` (and their person twins when said to a person). */
+function adder(lists: readonly BucketList[], person: boolean): AddFeature {
+  return (twin, tag, a, b, c) => {
     const rest = (h: number) => {
       let out = mix(h, a);
       if (b !== undefined) out = mix(space(out), b);
       if (c !== undefined) out = mix(space(out), c);
       return out;
     };
-    list.add(rest(mix(FNV_OFFSET, tag)));
-    if (twin && person) list.add(rest(mix(PERSON_OFFSET, tag)));
+    const hash = rest(mix(FNV_OFFSET, tag));
+    for (const list of lists) list.add(hash);
+    if (twin && person) {
+      const twinHash = rest(mix(PERSON_OFFSET, tag));
+      for (const list of lists) list.add(twinHash);
+    }
   };
+}
+
+function collect(
+  sentence: string,
+  context: InstructionContext,
+  position: SentencePosition,
+  withPlain: boolean,
+  withLexical: boolean,
+): [number[], number[]] {
+  const words = wordsOf(sentence);
+  stamp = stamp === 0xffffffff ? 1 : stamp + 1;
+  if (stamp === 1) {
+    plainStamps.fill(0);
+    lexicalStamps.fill(0);
+  }
+  const plainList = new BucketList(plainStamps, stamp);
+  const lexicalList = new BucketList(lexicalStamps, stamp);
+  const person = context === 'person';
+  const lists = [...(withPlain ? [plainList] : []), ...(withLexical ? [lexicalList] : [])];
+  const feature = adder(lists, person);
+  const views: Array<[boolean, AddFeature]> = [];
+  if (withPlain) views.push([false, adder([plainList], person)]);
+  if (withLexical) views.push([true, adder([lexicalList], person)]);
   const last = headOf(sentence).trimEnd().slice(-1);
   feature(true, 'bias', '');
   feature(true, 'end:', last === '?' || last === '!' || last === '.' ? last : 'none');
@@ -147,7 +189,23 @@ export function featuresOf(
     prev = word;
   }
   feature(false, 'b:', prev, '</s>');
-  // The opening words of the sentence and of each clause, past the lead-ins.
+  openings(feature, views, words, position);
+  shapeOf(feature, headOf(sentence), words);
+  for (const [lexical, viewFeature] of views) {
+    readLexical = lexical;
+    shapeBigrams(viewFeature, words, position);
+  }
+  numbersOf(feature, headOf(sentence), words);
+  return [plainList.out, lexicalList.out];
+}
+
+/** The opening words of the sentence and of each clause, past the lead-ins; the sentence's opening read by each view. */
+function openings(
+  feature: AddFeature,
+  views: ReadonlyArray<[boolean, AddFeature]>,
+  words: readonly string[],
+  position: SentencePosition,
+): void {
   let start = true;
   let clause = 0;
   for (let i = 0; i < words.length; i++) {
@@ -170,16 +228,15 @@ export function featuresOf(
     feature(true, clause === 0 ? 'fS:' : 'fC:', word);
     if (clause++ > 0) feature(false, 'oC:', clauseShape(word, next));
     else {
-      const shape = openingShape(feature, word, next);
-      // The opening read with the sentence's position: "I'm ..." alone, or opening a prompt.
-      feature(false, 'po:', position, shape);
+      for (const [lexical, viewFeature] of views) {
+        readLexical = lexical;
+        const shape = openingShape(viewFeature, word, next);
+        // The opening read with the sentence's position: "I'm ..." alone, or opening a prompt.
+        viewFeature(false, 'po:', position, shape);
+      }
       feature(false, 'pf:', position, word);
     }
   }
-  shapeOf(feature, headOf(sentence), words);
-  shapeBigrams(feature, words, position);
-  numbersOf(feature, headOf(sentence), words);
-  return list.out;
 }
 
 type AddFeature = (twin: boolean, tag: string, a: string, b?: string, c?: string) => void;
@@ -217,12 +274,12 @@ function openingShape(feature: AddFeature, word: string, next: string): string {
   else if (SUBJECTS.has(word)) shape = 'subject';
   else if (AUXILIARIES.has(word)) shape = next === 'you' || next === 'u' ? 'aux-you' : 'aux';
   else if (WH.has(word)) shape = 'wh';
-  else if (READ_LEXICAL_CLASSES && PREPOSITIONS.has(word)) shape = 'prep';
+  else if (readLexical && PREPOSITIONS.has(word)) shape = 'prep';
   else if (/^[a-z]+$/.test(word)) {
     shape = 'bare';
     // The opening's WordNet class and the next word's: "Consolidate the ..." (a verb and no
     // noun, then a word) against "Bakery hours are ..." (no verb).
-    if (READ_LEXICAL_CLASSES)
+    if (readLexical)
       feature(
         true,
         'lx:',
@@ -299,7 +356,7 @@ const THIRD_PERSON = new Set("he she they his her their them him it its it's".sp
  */
 function wordClass(word: string): string {
   if (word === '<num>') return 'N';
-  if (READ_LEXICAL_CLASSES) {
+  if (readLexical) {
     if (word === 'to') return 'TO';
     if (DEGREE.has(word)) return 'Q';
   }
@@ -314,7 +371,7 @@ function wordClass(word: string): string {
   if (word.length > 4 && word.endsWith('ing')) return 'ing';
   if (word.length > 3 && word.endsWith('ly')) return 'ly';
   if (word.length > 3 && word.endsWith('s') && !word.endsWith('ss')) return 's';
-  return (READ_LEXICAL_CLASSES && lexicalClass(word)) || 'w';
+  return (readLexical && lexicalClass(word)) || 'w';
 }
 
 /**
@@ -328,7 +385,7 @@ function shapeBigrams(feature: AddFeature, words: readonly string[], position: S
   let opening = '';
   // With the WordNet classes read, the stream starts past the lead-ins and "never", "always",
   // "please", as the opening features do: "Never close a case" reads as "close a case".
-  const from = READ_LEXICAL_CLASSES ? leadLength(words) : 0;
+  const from = readLexical ? leadLength(words) : 0;
   for (let i = from; i < words.length; i++) {
     let shape = wordClass(words[i] as string);
     if (shape === 'nv') shape = nounOrVerb(prev, i > 0 ? (words[i - 1] as string) : '');

@@ -1,7 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { encodeWeights } from '../src/core/language/instruction-model.js';
-import { INSTRUCTION_WEIGHT_SCALE, INSTRUCTION_WEIGHTS } from '../src/core/language/instruction-weights.js';
-import { type Fold, leaveOneSourceOut, readLabelled, trainWeights } from './instruction-model-folds.js';
+import {
+  INSTRUCTION_LEXICAL_WEIGHT_SCALE,
+  INSTRUCTION_LEXICAL_WEIGHTS,
+  INSTRUCTION_WEIGHT_SCALE,
+  INSTRUCTION_WEIGHTS,
+} from '../src/core/language/instruction-weights.js';
+import { type Fold, leaveOneSourceOut, readLabelled, trainModel } from './instruction-model-folds.js';
 
 /** Issue 45: precision and recall on every held-out source. */
 const GOAL = 0.9;
@@ -16,12 +21,13 @@ const GOAL = 0.9;
  * Word-class pairs (a cheap stand-in for parts of speech), the count of numbers, a want asked
  * about ("Do I need ...?"), weight decay and lighter per-source balancing (issue 45, fifth pass)
  * moved agent-rules 89.9/84.9 to 88.3/89.7, fastchat-bench 80.0/91.1 to 82.4/90.6, oasst1
- * 81.7/89.3 to 81.0/91.4 and swe-agent 79.5/100 to 86.1/100: the floors below are those figures.
+ * 81.7/89.3 to 81.0/91.4 and swe-agent 79.5/100 to 86.1/100. Averaging that model with one over
+ * WordNet's word classes (eighth pass) moved agent-rules to 92.7/91.3 (met), oasst1 to 82.6/91.4
+ * and fastchat-bench to 82.3/92.1; swe-agent stayed at 86.1/100: the floors below.
  */
 const OPEN_GAP: Readonly<Record<string, { precision: number; recall: number }>> = {
-  'agent-rules': { precision: 0.88, recall: 0.89 },
   'fastchat-bench': { precision: 0.82, recall: GOAL },
-  oasst1: { precision: 0.81, recall: GOAL },
+  oasst1: { precision: 0.82, recall: GOAL },
   'swe-agent': { precision: 0.86, recall: GOAL },
 };
 
@@ -37,9 +43,13 @@ describe('the instruction model (issue 45)', () => {
   });
 
   it('ships the weights `npm run train:instructions` writes, byte for byte (deterministic training)', () => {
-    const { base64, scale } = encodeWeights(trainWeights(rows));
-    expect(scale).toBe(INSTRUCTION_WEIGHT_SCALE);
-    expect(base64 === INSTRUCTION_WEIGHTS).toBe(true);
+    const model = trainModel(rows);
+    const plain = encodeWeights(model.plain);
+    const lexical = encodeWeights(model.lexical);
+    expect(plain.scale).toBe(INSTRUCTION_WEIGHT_SCALE);
+    expect(plain.base64 === INSTRUCTION_WEIGHTS).toBe(true);
+    expect(lexical.scale).toBe(INSTRUCTION_LEXICAL_WEIGHT_SCALE);
+    expect(lexical.base64 === INSTRUCTION_LEXICAL_WEIGHTS).toBe(true);
   });
 
   it('leaving one source out: 90% on each held-out source, or no lower than the open gap recorded below', () => {

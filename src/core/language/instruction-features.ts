@@ -7,6 +7,18 @@
  * buckets (FNV-1a), so the weights are one small array. Linear in the sentence's length.
  */
 
+import { lexicalClass } from './lexical-class.js';
+
+/**
+ * Whether the features being read are the lexical view: WordNet's word classes
+ * (`lexical-class.ts`: a verb and no noun, both, or no verb) in the word-class pairs and at the
+ * opening, "to" and degree words ("so", "very") as classes of their own, the class stream starting
+ * past the lead-ins, and a preposition opening a sentence ("At the first stop, ...") read as no
+ * imperative. Set by {@link featuresOf} for the length of one call (issue 45, eighth pass: the
+ * model averages a linear model over each view, eval/data/instructions/LABELS.md).
+ */
+let readLexical = false;
+
 /** Who the user talks to: an AI assistant or service (a system prompt, tools), or a person. */
 export type InstructionContext = 'assistant' | 'person';
 
@@ -92,35 +104,77 @@ class BucketList {
     this.out.push(bucket);
   }
 }
-const stamps = new Uint32Array(FEATURE_BUCKETS);
+const plainStamps = new Uint32Array(FEATURE_BUCKETS);
+const lexicalStamps = new Uint32Array(FEATURE_BUCKETS);
 let stamp = 0;
 
 /**
  * The hashed features of `sentence` said in `context`, each bucket once (a feature is there or
  * not). Each is the FNV-1a hash of a string such as `w:word`, `b:prev word`, `f2:first next`;
  * said to a person, the opening features, the closing mark and the bias come again with `P|`.
+ * `lexical` reads the lexical view (WordNet's word classes, see `readLexical`).
  */
 export function featuresOf(
   sentence: string,
   context: InstructionContext,
   position: SentencePosition = 'only',
+  lexical = false,
 ): number[] {
-  const words = wordsOf(sentence);
-  stamp = stamp === 0xffffffff ? 1 : stamp + 1;
-  if (stamp === 1) stamps.fill(0);
-  const list = new BucketList(stamps, stamp);
-  const person = context === 'person';
-  /** Adds the feature `tag` + `parts` joined by spaces, and its person twin when `twin`. */
-  const feature = (twin: boolean, tag: string, a: string, b?: string, c?: string) => {
+  const [plain, lexicalView] = collect(sentence, context, position, !lexical, lexical);
+  return lexical ? lexicalView : plain;
+}
+
+/**
+ * Both views' features of `sentence` in one pass (what the two views share is hashed once):
+ * the same buckets, in the same order, as {@link featuresOf} gives for each.
+ */
+export function featureViewsOf(
+  sentence: string,
+  context: InstructionContext,
+  position: SentencePosition = 'only',
+): [plain: number[], lexical: number[]] {
+  return collect(sentence, context, position, true, true);
+}
+
+/** A feature adder writing to `lists` (and their person twins when said to a person). */
+function adder(lists: readonly BucketList[], person: boolean): AddFeature {
+  return (twin, tag, a, b, c) => {
     const rest = (h: number) => {
       let out = mix(h, a);
       if (b !== undefined) out = mix(space(out), b);
       if (c !== undefined) out = mix(space(out), c);
       return out;
     };
-    list.add(rest(mix(FNV_OFFSET, tag)));
-    if (twin && person) list.add(rest(mix(PERSON_OFFSET, tag)));
+    const hash = rest(mix(FNV_OFFSET, tag));
+    for (const list of lists) list.add(hash);
+    if (twin && person) {
+      const twinHash = rest(mix(PERSON_OFFSET, tag));
+      for (const list of lists) list.add(twinHash);
+    }
   };
+}
+
+function collect(
+  sentence: string,
+  context: InstructionContext,
+  position: SentencePosition,
+  withPlain: boolean,
+  withLexical: boolean,
+): [number[], number[]] {
+  const words = wordsOf(sentence);
+  stamp = stamp === 0xffffffff ? 1 : stamp + 1;
+  if (stamp === 1) {
+    plainStamps.fill(0);
+    lexicalStamps.fill(0);
+  }
+  const plainList = new BucketList(plainStamps, stamp);
+  const lexicalList = new BucketList(lexicalStamps, stamp);
+  const person = context === 'person';
+  const lists = [...(withPlain ? [plainList] : []), ...(withLexical ? [lexicalList] : [])];
+  const feature = adder(lists, person);
+  const views: Array<[boolean, AddFeature]> = [];
+  if (withPlain) views.push([false, adder([plainList], person)]);
+  if (withLexical) views.push([true, adder([lexicalList], person)]);
   const last = headOf(sentence).trimEnd().slice(-1);
   feature(true, 'bias', '');
   feature(true, 'end:', last === '?' || last === '!' || last === '.' ? last : 'none');
@@ -135,7 +189,23 @@ export function featuresOf(
     prev = word;
   }
   feature(false, 'b:', prev, '</s>');
-  // The opening words of the sentence and of each clause, past the lead-ins.
+  openings(feature, views, words, position);
+  shapeOf(feature, headOf(sentence), words);
+  for (const [lexical, viewFeature] of views) {
+    readLexical = lexical;
+    shapeBigrams(viewFeature, words, position);
+  }
+  numbersOf(feature, headOf(sentence), words);
+  return [plainList.out, lexicalList.out];
+}
+
+/** The opening words of the sentence and of each clause, past the lead-ins; the sentence's opening read by each view. */
+function openings(
+  feature: AddFeature,
+  views: ReadonlyArray<[boolean, AddFeature]>,
+  words: readonly string[],
+  position: SentencePosition,
+): void {
   let start = true;
   let clause = 0;
   for (let i = 0; i < words.length; i++) {
@@ -158,16 +228,15 @@ export function featuresOf(
     feature(true, clause === 0 ? 'fS:' : 'fC:', word);
     if (clause++ > 0) feature(false, 'oC:', clauseShape(word, next));
     else {
-      const shape = openingShape(feature, word, next);
-      // The opening read with the sentence's position: "I'm ..." alone, or opening a prompt.
-      feature(false, 'po:', position, shape);
+      for (const [lexical, viewFeature] of views) {
+        readLexical = lexical;
+        const shape = openingShape(viewFeature, word, next);
+        // The opening read with the sentence's position: "I'm ..." alone, or opening a prompt.
+        viewFeature(false, 'po:', position, shape);
+      }
       feature(false, 'pf:', position, word);
     }
   }
-  shapeOf(feature, headOf(sentence), words);
-  shapeBigrams(feature, words, position);
-  numbersOf(feature, headOf(sentence), words);
-  return list.out;
 }
 
 type AddFeature = (twin: boolean, tag: string, a: string, b?: string, c?: string) => void;
@@ -205,8 +274,18 @@ function openingShape(feature: AddFeature, word: string, next: string): string {
   else if (SUBJECTS.has(word)) shape = 'subject';
   else if (AUXILIARIES.has(word)) shape = next === 'you' || next === 'u' ? 'aux-you' : 'aux';
   else if (WH.has(word)) shape = 'wh';
+  else if (readLexical && PREPOSITIONS.has(word)) shape = 'prep';
   else if (/^[a-z]+$/.test(word)) {
     shape = 'bare';
+    // The opening's WordNet class and the next word's: "Consolidate the ..." (a verb and no
+    // noun, then a word) against "Bakery hours are ..." (no verb).
+    if (readLexical)
+      feature(
+        true,
+        'lx:',
+        lexicalClass(word) ?? 'unknown',
+        next === '</s>' ? 'end' : (lexicalClass(next) ?? 'w'),
+      );
     feature(false, 'sfx:', word.slice(-2));
     feature(false, 'sfx:', word.slice(-3));
     // What follows a bare opening: an object ("Book the train") or a verb ("Benjamin went", "Company Y posted").
@@ -256,6 +335,17 @@ const WANT_ASKED =
 
 /** The speaker: "I want ...", "my order", "we'd like". */
 const FIRST_PERSON = new Set("i i'm i'd i'll i've me my we our us".split(' '));
+/**
+ * Prepositions: a sentence opening on one sets the scene ("In a survey ...", "At the first bus
+ * stop, ...", "Along the riverbanks, ...") before its subject, where an imperative would open on its verb.
+ */
+const PREPOSITIONS = new Set(
+  'in at on under from along within into onto over above below between among during after before since until through across behind beside near by with about against for of off via upon throughout despite beyond toward towards inside outside'.split(
+    ' ',
+  ),
+);
+/** Degree words: "so important", "really nice", "too late" (an opinion's shape, not an ask's). */
+const DEGREE = new Set('so very really too quite pretty such'.split(' '));
 /** Someone else as subject or object: narrative material ("He bought ...", "They asked me ..."). */
 const THIRD_PERSON = new Set("he she they his her their them him it its it's".split(' '));
 
@@ -266,6 +356,10 @@ const THIRD_PERSON = new Set("he she they his her their them him it its it's".sp
  */
 function wordClass(word: string): string {
   if (word === '<num>') return 'N';
+  if (readLexical) {
+    if (word === 'to') return 'TO';
+    if (DEGREE.has(word)) return 'Q';
+  }
   if (word.length === 1 && !/[a-z]/.test(word)) return word;
   if (YOU.has(word)) return 'Y';
   if (FIRST_PERSON.has(word)) return 'I';
@@ -277,7 +371,7 @@ function wordClass(word: string): string {
   if (word.length > 4 && word.endsWith('ing')) return 'ing';
   if (word.length > 3 && word.endsWith('ly')) return 'ly';
   if (word.length > 3 && word.endsWith('s') && !word.endsWith('ss')) return 's';
-  return 'w';
+  return (readLexical && lexicalClass(word)) || 'w';
 }
 
 /**
@@ -289,16 +383,41 @@ function wordClass(word: string): string {
 function shapeBigrams(feature: AddFeature, words: readonly string[], position: SentencePosition): void {
   let prev = '<s>';
   let opening = '';
-  for (let i = 0; i < words.length; i++) {
-    const shape = wordClass(words[i] as string);
+  // With the WordNet classes read, the stream starts past the lead-ins and "never", "always",
+  // "please", as the opening features do: "Never close a case" reads as "close a case".
+  const from = readLexical ? leadLength(words) : 0;
+  for (let i = from; i < words.length; i++) {
+    let shape = wordClass(words[i] as string);
+    if (shape === 'nv') shape = nounOrVerb(prev, i > 0 ? (words[i - 1] as string) : '');
     // Two plain words in a row are most of any sentence: the pair tells nothing, and read as
     // a feature it worked as a second bias toward "instruction".
     if (prev !== 'w' || shape !== 'w') feature(false, 'sb:', prev, shape);
-    if (i < 3) opening = i === 0 ? shape : `${opening} ${shape}`;
+    if (i - from < 3) opening = i === from ? shape : `${opening} ${shape}`;
     prev = shape;
   }
   feature(false, 'sb:', prev, '</s>');
   feature(false, 'sbp:', position, opening);
+}
+
+/** How many of `words` open the sentence without being its verb (lead-ins, "never", "please"); the last word never. */
+function leadLength(words: readonly string[]): number {
+  let n = 0;
+  while (n < words.length - 1 && (LEAD_IN.has(words[n] as string) || ADVERB_LEAD.has(words[n] as string)))
+    n++;
+  return n;
+}
+
+/** Subjects and modals before which a noun-verb is a verb ("you issue", "we book", "can check"). */
+const VERB_BEFORE = new Set(['Y', 'I', 'T', 'A']);
+/**
+ * A noun-verb read by the word before it: a verb after a subject, a modal, "to", "please",
+ * "let's"; no verb after a determiner or after a verb ("slow down", "book flights").
+ */
+function nounOrVerb(prevClass: string, prevWord: string): string {
+  if (VERB_BEFORE.has(prevClass) || prevWord === 'to' || prevWord === 'please' || prevWord === "let's")
+    return 'v';
+  if (prevClass === 'D' || prevClass === 'v') return 'x';
+  return 'nv';
 }
 
 /** How many numbers the sentence holds, and whether one is an amount of money. */

@@ -1,6 +1,7 @@
 /**
- * "Is this sentence an instruction to the assistant?" as a small learned model (issue 45): a
- * logistic regression over hashed features (instruction-features.ts), trained by
+ * "Is this sentence an instruction to the assistant?" as a small learned model (issue 45): two
+ * logistic regressions over hashed features (instruction-features.ts), one over the plain view and
+ * one over WordNet's word classes, their log-odds averaged, trained by
  * scripts/train-instruction-model.ts on labelled sentences of seven licensed sources
  * (eval/data/instructions/LABELS.md). The weights ship in the package (instruction-weights.ts,
  * one signed byte a bucket) and are decoded once; nothing is downloaded, nothing is random.
@@ -9,40 +10,71 @@
 import {
   FEATURE_BUCKETS,
   featuresOf,
+  featureViewsOf,
   headOf,
   type InstructionContext,
   type SentencePosition,
 } from './instruction-features.js';
-import { INSTRUCTION_WEIGHT_SCALE, INSTRUCTION_WEIGHTS } from './instruction-weights.js';
+import {
+  INSTRUCTION_LEXICAL_WEIGHT_SCALE,
+  INSTRUCTION_LEXICAL_WEIGHTS,
+  INSTRUCTION_WEIGHT_SCALE,
+  INSTRUCTION_WEIGHTS,
+} from './instruction-weights.js';
 
 /** A sentence is an instruction when its score is above this (log-odds 0: probability one half). */
 export const INSTRUCTION_THRESHOLD = 0;
 
-let weights: Float32Array | undefined;
+/**
+ * The model: two logistic regressions over two views of the sentence, the plain features and the
+ * lexical view (WordNet's word classes), their log-odds averaged (issue 45, eighth pass: the
+ * average keeps what each view gets right, eval/data/instructions/LABELS.md). A bare weights
+ * array is a model over the plain view alone.
+ */
+export interface InstructionModel {
+  plain: ArrayLike<number>;
+  lexical: ArrayLike<number>;
+}
 
-/** The shipped weights, decoded on first use. */
-function shippedWeights(): Float32Array {
-  if (weights) return weights;
-  const bytes = atob(INSTRUCTION_WEIGHTS);
+let shipped: InstructionModel | undefined;
+
+/** Weights stored as signed bytes in base64, decoded. */
+function decode(base64: string, scale: number): Float32Array {
+  const bytes = atob(base64);
   const out = new Float32Array(FEATURE_BUCKETS);
   for (let i = 0; i < FEATURE_BUCKETS && i < bytes.length; i++) {
     const byte = bytes.charCodeAt(i);
-    out[i] = (byte > 127 ? byte - 256 : byte) * INSTRUCTION_WEIGHT_SCALE;
+    out[i] = (byte > 127 ? byte - 256 : byte) * scale;
   }
-  weights = out;
   return out;
+}
+
+/** The shipped model, decoded on first use. */
+function shippedModel(): InstructionModel {
+  shipped ??= {
+    plain: decode(INSTRUCTION_WEIGHTS, INSTRUCTION_WEIGHT_SCALE),
+    lexical: decode(INSTRUCTION_LEXICAL_WEIGHTS, INSTRUCTION_LEXICAL_WEIGHT_SCALE),
+  };
+  return shipped;
+}
+
+/** The log-odds of one linear model over its view's buckets. */
+function linearScore(weights: ArrayLike<number>, buckets: readonly number[]): number {
+  let score = 0;
+  for (const bucket of buckets) score += weights[bucket] ?? 0;
+  return score;
 }
 
 /** The model's log-odds that `sentence`, said in `context`, is an instruction. */
 export function instructionScore(
   sentence: string,
   context: InstructionContext = 'assistant',
-  model: ArrayLike<number> = shippedWeights(),
+  model: InstructionModel | ArrayLike<number> = shippedModel(),
   position?: SentencePosition,
 ): number {
-  let score = 0;
-  for (const bucket of featuresOf(sentence, context, position)) score += model[bucket] ?? 0;
-  return score;
+  if (!('plain' in model)) return linearScore(model, featuresOf(sentence, context, position));
+  const [plain, lexical] = featureViewsOf(sentence, context, position);
+  return (linearScore(model.plain, plain) + linearScore(model.lexical, lexical)) / 2;
 }
 
 /**
@@ -53,7 +85,7 @@ export function instructionScore(
 export function isInstructionBy(
   sentence: string,
   context: InstructionContext = 'assistant',
-  model: ArrayLike<number> = shippedWeights(),
+  model: InstructionModel | ArrayLike<number> = shippedModel(),
   threshold = INSTRUCTION_THRESHOLD,
   position?: SentencePosition,
 ): boolean {

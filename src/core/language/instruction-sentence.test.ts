@@ -47,6 +47,21 @@ describe('instruction sentences: the learned model and who the user talks to (is
         ).toBe(true);
   });
 
+  it("an agent's notes that open on a label, and a request opening a message, stay instructions (issue 45, eighth pass)", () => {
+    // Planted facts of eval/planted-session.ts. A model over WordNet's word classes alone scored
+    // them -1.21, -0.74 and -0.04 ("todo" and "backfill" are no WordNet words), and the rolling
+    // summary at 20:1 then kept 3 planted facts fewer; the shipped model averages it with the plain one.
+    for (const [sentence, position] of [
+      ['TODO: backfill currency_code for the legacy invoices created before the migration.', 'last'],
+      [
+        'Constraint: we must not change the public signature of LedgerClient.post because three teams call it.',
+        'middle',
+      ],
+      ['Could you see why the server test sometimes times out?', 'first'],
+    ] as const)
+      expect(isInstructionSentence(sentence, 'assistant', undefined, position), sentence).toBe(true);
+  });
+
   it('reads a curly apostrophe as a straight one', () => {
     for (const [curly, straight] of [
       ['Don’t summarize the text.', "Don't summarize the text."],

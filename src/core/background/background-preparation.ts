@@ -20,7 +20,7 @@ import type { PreparationQueue } from '../session/preparation-queue.js';
 import type { SessionLock } from '../session/session-store.js';
 import { awaitOtherPreparation, claimOrAwait } from './await-other-preparation.js';
 import type { BackgroundOptions, BackgroundStatus, SharedStore } from './background-status.js';
-import { LeadTime, type PreparationThreshold } from './lead-time.js';
+import { DEADLINE_MARGIN, LeadTime, type PreparationThreshold } from './lead-time.js';
 import { type PreparationRequest, planPreparation, queueJob, untilAborted } from './preparation-plan.js';
 import { QueueBacklog } from './queue-backlog.js';
 import {
@@ -126,13 +126,25 @@ export class BackgroundPreparations {
 
   /**
    * With a queue: when `key`, at `tokens`, likely reaches `trigger` at the session's pace
-   * (wall-clock epoch ms: workers compare it with theirs), its job's deadline; `undefined`
-   * while its pace is not known.
+   * (wall-clock epoch ms: workers compare it with theirs): its job's `dueAt`, and its
+   * `deadline` (that time with {@link DEADLINE_MARGIN}); `undefined` while its pace is not known.
    */
-  deadline(key: string, tokens: number, trigger: number): number | undefined {
+  deadline(key: string, tokens: number, trigger: number): { deadline: number; dueAt: number } | undefined {
     if (!this.#queue) return undefined;
-    const ms = this.#lead.untilTrigger(key, tokens, trigger);
-    return ms === undefined ? undefined : Math.round(Date.now() + ms);
+    const ms = this.#lead.expectedUntilTrigger(key, tokens, trigger);
+    if (ms === undefined) return undefined;
+    const now = Date.now();
+    return { deadline: Math.round(now + ms * DEADLINE_MARGIN), dueAt: Math.round(now + ms) };
+  }
+
+  /**
+   * Tells the queue the newer due time of `key`'s job for `version` (this process's job,
+   * queued); any other process serving the session tells it with its own add.
+   */
+  reschedule(key: string, version: number, dueAt: number): void {
+    const entry = this.#entries.get(key);
+    if (entry?.baseVersion !== version || entry.queuedAt === undefined || entry.unwanted) return;
+    this.#queue?.reschedule?.(key, version, dueAt).catch(() => {});
   }
 
   /** Counters and sizes. */

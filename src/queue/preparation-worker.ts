@@ -113,6 +113,9 @@ export async function startPreparationWorker(options: PreparationWorkerOptions):
   };
 }
 
+/** A job as the worker keeps it: when the fleet's schedule first held it (epoch ms). */
+type HeldJob = PreparationJob & { heldAt?: number };
+
 /** What a job's run returns to the queue. */
 type JobDone = { result: PreparationJobResult; attempt: number };
 
@@ -171,9 +174,20 @@ function jobRunner(
     const data = job.data;
     const id = String(job.id);
     const until = token ? await fleet.schedule.hold(id, data, runTimes.median()) : undefined;
-    if (until !== undefined && token) {
+    // The first hold is noted in the job: the published record tells how long it was held.
+    const heldAt = (data as HeldJob).heldAt;
+    if (until !== undefined && token && heldAt === undefined)
+      await job.updateData({ ...data, heldAt: Date.now() } as HeldJob).catch(() => {});
+    // Put back until its start; a job that cannot be put back (its lock lost) runs now.
+    if (
+      until !== undefined &&
+      token &&
+      (await job.moveToDelayed(until, token).then(
+        () => true,
+        () => false,
+      ))
+    ) {
       status.held++;
-      await job.moveToDelayed(until, token);
       throw new fleet.bullmq.DelayedError();
     }
     const context = newOperation(data.sessionId);
@@ -194,6 +208,7 @@ function jobRunner(
         emit: (event, properties, start) => setup.bus.emit(context, event, properties, { start }),
         marks: setup.marks,
         expectedMs: () => runTimes.fastest(),
+        ...(heldAt !== undefined ? { heldMs: Math.max(0, started - heldAt) } : {}),
         ...(signal ? { signal } : {}),
       });
       if (result === 'published') runTimes.record(Date.now() - started);

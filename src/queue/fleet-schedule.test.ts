@@ -7,7 +7,8 @@ describe('holdUntil (the latest start of a job on the fleet schedule)', () => {
   it('runs at once a job due within two runs, and holds one due later, looked at again within RECHECK_MS', () => {
     expect(holdUntil(NOW + 900, NOW, { slots: 2, later: [] }, 500)).toBeUndefined();
     expect(holdUntil(NOW + 1000 + MIN_HOLD_MS - 1, NOW, { slots: 2, later: [] }, 500)).toBeUndefined();
-    expect(holdUntil(NOW + 1600, NOW, { slots: 2, later: [] }, 500)).toBe(NOW + 600);
+    // Published a run and a quarter of the time to it before it is due: 2000 - 500 - 500 - 500.
+    expect(holdUntil(NOW + 2000, NOW, { slots: 2, later: [] }, 500)).toBe(NOW + 500);
     expect(holdUntil(NOW + 60_000, NOW, { slots: 2, later: [] }, 500)).toBe(NOW + RECHECK_MS);
   });
 
@@ -20,12 +21,12 @@ describe('holdUntil (the latest start of a job on the fleet schedule)', () => {
       { slots: 1, later: [1_900, 1_900, 1_900].map((d) => NOW + d) },
       400,
     );
-    expect(alone).toBe(NOW + 1_000);
+    expect(alone).toBe(NOW + 550);
     expect(crowded).toBeUndefined();
     // With four slots they run side by side: no earlier than alone.
     expect(
       holdUntil(NOW + 1_800, NOW, { slots: 4, later: [1_900, 1_900, 1_900].map((d) => NOW + d) }, 400),
-    ).toBe(NOW + 1_000);
+    ).toBe(NOW + 550);
   });
 
   it('never starts a job due sooner after one due later (earliest due first)', () => {

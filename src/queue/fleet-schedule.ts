@@ -19,6 +19,11 @@ import type { PreparationJob } from '../core/session/preparation-queue.js';
 export const RECHECK_MS = 1_000;
 /** A start less than this far ahead (ms) is not worth a hold: the job runs now. */
 export const MIN_HOLD_MS = 250;
+/**
+ * The margin for a due time's error, as a share of how far it is (bench/queue.ts, lockstep:
+ * triggers came up to 1.3 s before an estimate made 4-5 s ahead).
+ */
+export const ESTIMATE_MARGIN = 0.25;
 /** A worker's listed slots lapse this long (ms) after its last renewal. */
 export const SLOTS_TTL_MS = 15_000;
 /** Later jobs a hold looks at, at most (the nearest due). */
@@ -122,16 +127,19 @@ export interface FleetLoad {
 /**
  * The latest start of a job due at `dueAt` (epoch ms), as late as possible with the jobs due
  * after it: the jobs due no later than each later job `j` (this one, and those between) run in
- * rounds of `slots`, each `runMs`, and are published a run (`runMs`) before `j` is due (the
- * earliest-due first, so a job due sooner never waits behind one due later). `undefined` when
+ * rounds of `slots`, each `runMs`, and are published a run (`runMs`) and
+ * {@link ESTIMATE_MARGIN} of the time to it before `j` is due (the earliest-due first, so a
+ * job due sooner never waits behind one due later). `undefined` when
  * that start is now or past (less than {@link MIN_HOLD_MS} ahead): run now; else the time to
  * look at the job again (no later than {@link RECHECK_MS} from `now`).
  */
 export function holdUntil(dueAt: number, now: number, load: FleetLoad, runMs: number): number | undefined {
   const slots = Math.max(1, load.slots);
-  let start = dueAt - 2 * runMs;
+  // A due time is an estimate at the session's pace: the further it is, the wider its error.
+  const margin = (due: number) => runMs + ESTIMATE_MARGIN * Math.max(0, due - now);
+  let start = dueAt - margin(dueAt) - runMs;
   load.later.forEach((due, i) => {
-    start = Math.min(start, due - runMs - Math.ceil((i + 2) / slots) * runMs);
+    start = Math.min(start, due - margin(due) - Math.ceil((i + 2) / slots) * runMs);
   });
   if (start - now < MIN_HOLD_MS) return undefined;
   return Math.round(Math.min(start, now + RECHECK_MS));

@@ -125,9 +125,8 @@ export class BackgroundPreparations {
   }
 
   /**
-   * With a queue: when `key`, at `tokens`, likely reaches `trigger` at the session's pace
-   * (wall-clock epoch ms: workers compare it with theirs): its job's `dueAt`, and its
-   * `deadline` (that time with {@link DEADLINE_MARGIN}); `undefined` while its pace is not known.
+   * With a queue: when `key`, at `tokens`, likely reaches `trigger` at its pace (epoch ms, as
+   * the workers' clocks): `dueAt`, and `deadline` with {@link DEADLINE_MARGIN}; else `undefined`.
    */
   deadline(key: string, tokens: number, trigger: number): { deadline: number; dueAt: number } | undefined {
     if (!this.#queue) return undefined;
@@ -137,10 +136,7 @@ export class BackgroundPreparations {
     return { deadline: Math.round(now + ms * DEADLINE_MARGIN), dueAt: Math.round(now + ms) };
   }
 
-  /**
-   * Tells the queue the newer due time of `key`'s job for `version` (this process's job,
-   * queued); any other process serving the session tells it with its own add.
-   */
+  /** Tells the queue the newer due time of this process's queued job of `key` for `version`. */
   reschedule(key: string, version: number, dueAt: number): void {
     const entry = this.#entries.get(key);
     if (entry?.baseVersion !== version || entry.queuedAt === undefined || entry.unwanted) return;

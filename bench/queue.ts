@@ -69,7 +69,7 @@ export interface QueueBenchRun {
   p99: number;
   wallMs: number;
   /** Jobs a worker dropped without a summarizer call: superseded, already prepared, expired (past their deadline). */
-  skipped?: { superseded: number; alreadyPrepared: number; expired: number };
+  skipped?: { superseded: number; alreadyPrepared: number; expired: number; held: number };
   /**
    * Every worker summarizer run by what became of it: used at a trigger; published for a last
    * version the session never reached; published but not used otherwise; late (the session
@@ -363,6 +363,7 @@ async function run(url: string, mode: Mode): Promise<QueueBenchRun> {
             superseded: workerStats.reduce((sum, w) => sum + w.status.superseded, 0),
             alreadyPrepared: workerStats.reduce((sum, w) => sum + w.status.alreadyPrepared, 0),
             expired: workerStats.reduce((sum, w) => sum + w.status.expired, 0),
+            held: workerStats.reduce((sum, w) => sum + (w.status.held ?? 0), 0),
           },
           runsBy: {
             used,
@@ -415,7 +416,7 @@ export function printQueueBench(runs: readonly QueueBenchRun[]): void {
   );
   for (const r of runs) {
     const skipped = r.skipped
-      ? `; worker skipped ${r.skipped.superseded} superseded, ${r.skipped.alreadyPrepared} already prepared, ${r.skipped.expired} past their deadline (no summarizer call)`
+      ? `; worker skipped ${r.skipped.superseded} superseded, ${r.skipped.alreadyPrepared} already prepared, ${r.skipped.expired} past their deadline (no summarizer call); ${r.skipped.held} holds (a job not due yet put back until its start)`
       : '';
     const agentsQueue = r.agentsQueue
       ? `; agents: ${r.agentsQueue.late} jobs late at the trigger, ${r.agentsQueue.tooLate} not enqueued (too late), ${r.agentsQueue.backlogEpisodes} backlog warnings, lead time ${r.agentsQueue.leadTimeMs.map((ms) => (ms === undefined ? '-' : `${ms} ms`)).join('/')}`

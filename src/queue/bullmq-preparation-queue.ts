@@ -5,7 +5,8 @@
  * kept (completed jobs are kept an hour by default for that reason; a worker also skips a
  * version already published). An agent withdraws its waiting job when the session moved past
  * its version; each job carries a deadline (the session's expected trigger) that workers
- * check before summarizing. Retries with exponential backoff; failed jobs are kept as the
+ * check before summarizing, and is listed by its due time for the fleet's schedule
+ * (fleet-schedule.ts: workers start it as late as it can still be used). Retries with exponential backoff; failed jobs are kept as the
  * dead letters (`counts().failed`).
  */
 
@@ -16,6 +17,7 @@ import {
   type PreparationQueue,
   preparationJobId,
 } from '../core/session/preparation-queue.js';
+import { listDue, type ScheduleClient, scheduleKeys, unlistDue } from './fleet-schedule.js';
 import { connectionOptions, loadBullmq, type QueueConnection } from './load-bullmq.js';
 
 /** The queue's name unless told otherwise (agents and workers must agree on it). */
@@ -65,6 +67,8 @@ export interface BullmqPreparationQueue extends PreparationQueue {
   withdraw(key: string, baseVersion: number): Promise<void>;
   /** Jobs by state (pending, running, failed) and the lag of the oldest waiting one. */
   counts(): Promise<PreparationQueueCounts>;
+  /** Renews the due time of the listed job of `key` and `baseVersion` (the fleet's schedule). */
+  reschedule(key: string, baseVersion: number, dueAt: number): Promise<void>;
   /** Closes the queue's Redis connection (jobs stay in Redis for the workers). */
   close(): Promise<void>;
 }
@@ -118,26 +122,46 @@ export function bullmqPreparationQueue(options: BullmqPreparationQueueOptions): 
     name,
     async enqueue(job: PreparationJob) {
       if (closed) throw new CompactError('aborted', 'the preparation queue is closed');
-      const add = open().then((q) =>
-        q.add('prepare', job, {
-          jobId: preparationJobId(job.key, job.baseVersion),
+      const jobId = preparationJobId(job.key, job.baseVersion);
+      const add = open().then(async (q) => {
+        // Listed by its due time first: a worker that picks it at once counts it ahead of later
+        // ones (a duplicate add of a job run since is not listed again).
+        if (job.dueAt !== undefined)
+          await listDue(await schedule(q), scheduleKeys(q.toKey), jobId, job.dueAt);
+        return q.add('prepare', job, {
+          jobId,
           attempts,
           backoff: { type: 'exponential', delay: backoffMs },
           removeOnComplete: { age: keepCompleted },
           removeOnFail: { count: keepFailed },
-        }),
-      );
+        });
+      });
       await withTimeout(add, timeoutMs);
     },
     async withdraw(key: string, baseVersion: number) {
       // Only a queue this process added to holds a job of its own to take back.
       if (closed || !queue) return;
       const q = await queue;
-      const job = await q.getJob(preparationJobId(key, baseVersion));
+      const jobId = preparationJobId(key, baseVersion);
+      const job = await q.getJob(jobId);
       // A waiting job only: a running one is fenced at publish, a completed one keeps the id taken.
       const state = await job?.getState();
-      if (job && (state === 'waiting' || state === 'delayed' || state === 'prioritized'))
+      if (job && (state === 'waiting' || state === 'delayed' || state === 'prioritized')) {
         await job.remove().catch(() => {});
+        await unlistDue(await schedule(q), scheduleKeys(q.toKey), jobId).catch(() => {});
+      }
+    },
+    async reschedule(key: string, baseVersion: number, dueAt: number) {
+      // Only a queue this process added to; the job listed already (not run or withdrawn since).
+      if (closed || !queue) return;
+      const q = await queue;
+      await listDue(
+        await schedule(q),
+        scheduleKeys(q.toKey),
+        preparationJobId(key, baseVersion),
+        dueAt,
+        true,
+      );
     },
     async counts() {
       const q = await open();
@@ -160,6 +184,11 @@ export function bullmqPreparationQueue(options: BullmqPreparationQueueOptions): 
       if (queue) await (await queue).close();
     },
   };
+}
+
+/** The queue's Redis client, for the fleet's schedule (fleet-schedule.ts). */
+function schedule(q: Queue): Promise<ScheduleClient> {
+  return q.getBackend().client;
 }
 
 /** `work`, or a `storage_failed` rejection once `ms` passed (the work is not cancelled). */

@@ -111,6 +111,11 @@ export interface PreparationWorkerStatus {
   summarizerRuns: number;
   /** Jobs running now. */
   running: number;
+  /**
+   * Times a picked job was held for later: the fleet's schedule starts it as late as the jobs
+   * due before it and the workers' slots allow (its `dueAt`, the session's expected trigger).
+   */
+  held: number;
 }
 
 /** A running preparation worker. */

@@ -10,6 +10,7 @@
  * worker runs it again after `stalledIntervalMs`; the fence keeps a second publish out.
  */
 
+import { randomUUID } from 'node:crypto';
 import type { Job, Worker } from 'bullmq';
 import { type PreparationJobResult, runPreparationJob } from '../core/background/run-preparation-job.js';
 import { type TokenCounter, tokenCounterFor } from '../core/counting/token-counter.js';
@@ -22,7 +23,8 @@ import type { Summarizer } from '../core/summary/summarizer.js';
 import { SummaryMarks } from '../core/summary/summary-mark.js';
 import { DEFAULT_PREPARATION_QUEUE_NAME } from './bullmq-preparation-queue.js';
 import { clip, deadLetter, errorTypeOf } from './dead-letter.js';
-import { connectionOptions, loadBullmq, type QueueConnection } from './load-bullmq.js';
+import { type ScheduleClient, scheduleKeys, WorkerSchedule } from './fleet-schedule.js';
+import { type BullMq, connectionOptions, loadBullmq, type QueueConnection } from './load-bullmq.js';
 import {
   checkPreparationWorkerOptions,
   DEFAULT_WORKER_CONCURRENCY,
@@ -39,7 +41,8 @@ import { RunTimes } from './run-times.js';
  */
 export async function startPreparationWorker(options: PreparationWorkerOptions): Promise<PreparationWorker> {
   checkPreparationWorkerOptions(options);
-  const { Worker } = await loadBullmq();
+  const bullmq = await loadBullmq();
+  const { Worker } = bullmq;
   const setup = workerSetup(options);
   const { name, bus } = setup;
   const status: PreparationWorkerStatus = {
@@ -52,16 +55,28 @@ export async function startPreparationWorker(options: PreparationWorkerOptions):
     deadLettered: 0,
     summarizerRuns: 0,
     running: 0,
+    held: 0,
   };
   // Jobs whose current run called the summarizer (told with the run's outcome).
   const summarizedRuns = new Set<string>();
   const tell = outcomeTeller(options, setup.redact, summarizedRuns);
+  const concurrency = options.concurrency ?? DEFAULT_WORKER_CONCURRENCY;
+  // The fleet-wide schedule talks to Redis on the worker's own client (made just below).
+  let client!: (value: Promise<ScheduleClient>) => void;
+  const schedule = new WorkerSchedule(
+    new Promise<ScheduleClient>((resolve) => {
+      client = resolve;
+    }),
+    scheduleKeys((type) => `${options.prefix ?? 'bull'}:${name}:${type}`),
+    randomUUID(),
+    concurrency,
+  );
   const worker: Worker<PreparationJob, JobDone> = new Worker<PreparationJob, JobDone>(
     name,
-    jobRunner(options, setup, status, summarizedRuns),
+    jobRunner(options, setup, status, summarizedRuns, { schedule, bullmq }),
     {
       connection: connectionOptions(options.connection, 'worker'),
-      concurrency: options.concurrency ?? DEFAULT_WORKER_CONCURRENCY,
+      concurrency,
       ...(options.prefix ? { prefix: options.prefix } : {}),
       ...(options.rateLimit
         ? { limiter: { max: options.rateLimit.max, duration: options.rateLimit.durationMs } }
@@ -71,6 +86,7 @@ export async function startPreparationWorker(options: PreparationWorkerOptions):
       ...(options.maxStalledCount !== undefined ? { maxStalledCount: options.maxStalledCount } : {}),
     },
   );
+  client(worker.getBackend().client);
   watchConnection(worker, options, bus, name);
   // Outcomes are told once the queue recorded them (a completed job is counted as completed).
   worker.on('completed', (job, done: JobDone) => tell(job, done.result, done.attempt));
@@ -84,16 +100,21 @@ export async function startPreparationWorker(options: PreparationWorkerOptions):
   });
   await warmUp(options, setup);
   await worker.waitUntilReady();
+  await schedule.start();
   return {
     name,
     status: () => ({ ...status }),
     on: (event, listener) => bus.on(event, listener),
     async close(force = false) {
+      await schedule.stop();
       await worker.close(force);
       await bus.shutdown();
     },
   };
 }
+
+/** A job as the worker keeps it: when the fleet's schedule first held it (epoch ms). */
+type HeldJob = PreparationJob & { heldAt?: number };
 
 /** What a job's run returns to the queue. */
 type JobDone = { result: PreparationJobResult; attempt: number };
@@ -136,17 +157,39 @@ const COUNTED: Record<PreparationJobResult, keyof PreparationWorkerStatus> = {
   expired: 'expired',
 };
 
-/** Runs one job (core's `runPreparationJob`), counting it in `status`. */
+/**
+ * Runs one job (core's `runPreparationJob`), counting it in `status`; a job the fleet's
+ * schedule says is not due yet is held (moved to BullMQ's delayed set) instead.
+ */
 function jobRunner(
   options: PreparationWorkerOptions,
   setup: WorkerSetup,
   status: PreparationWorkerStatus,
   summarizedRuns: Set<string>,
+  fleet: { schedule: WorkerSchedule; bullmq: BullMq },
 ) {
   // How long published runs took (the latest ones): a job due sooner is dropped unsummarized.
   const runTimes = new RunTimes();
-  return async (job: Job<PreparationJob>, _token?: string, signal?: AbortSignal): Promise<JobDone> => {
+  return async (job: Job<PreparationJob>, token?: string, signal?: AbortSignal): Promise<JobDone> => {
     const data = job.data;
+    const id = String(job.id);
+    const until = token ? await fleet.schedule.hold(id, data, runTimes.median()) : undefined;
+    // The first hold is noted in the job: the published record tells how long it was held.
+    const heldAt = (data as HeldJob).heldAt;
+    if (until !== undefined && token && heldAt === undefined)
+      await job.updateData({ ...data, heldAt: Date.now() } as HeldJob).catch(() => {});
+    // Put back until its start; a job that cannot be put back (its lock lost) runs now.
+    if (
+      until !== undefined &&
+      token &&
+      (await job.moveToDelayed(until, token).then(
+        () => true,
+        () => false,
+      ))
+    ) {
+      status.held++;
+      throw new fleet.bullmq.DelayedError();
+    }
     const context = newOperation(data.sessionId);
     const started = Date.now();
     status.running++;
@@ -165,6 +208,7 @@ function jobRunner(
         emit: (event, properties, start) => setup.bus.emit(context, event, properties, { start }),
         marks: setup.marks,
         expectedMs: () => runTimes.fastest(),
+        ...(heldAt !== undefined ? { heldMs: Math.max(0, started - heldAt) } : {}),
         ...(signal ? { signal } : {}),
       });
       if (result === 'published') runTimes.record(Date.now() - started);
@@ -176,6 +220,7 @@ function jobRunner(
       throw error;
     } finally {
       status.running--;
+      await fleet.schedule.done(id);
     }
   };
 }

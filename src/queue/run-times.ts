@@ -1,4 +1,7 @@
-/** How long a worker's published runs took: a job due sooner than the fastest is dropped unsummarized. */
+/**
+ * How long a worker's published runs took: a job due sooner than the fastest is dropped
+ * unsummarized; a job due later is held for the median (fleet-schedule.ts).
+ */
 
 /** The times of the latest published runs (the newest {@link RUN_TIMES_KEPT}). */
 export class RunTimes {
@@ -15,6 +18,13 @@ export class RunTimes {
    */
   fastest(): number | undefined {
     return this.#times.length === 0 ? undefined : Math.min(...this.#times);
+  }
+
+  /** The median recent run's time (a held job's start is planned with it); `undefined` before a run. */
+  median(): number | undefined {
+    if (this.#times.length === 0) return undefined;
+    const sorted = [...this.#times].sort((a, b) => a - b);
+    return sorted[Math.floor(sorted.length / 2)];
   }
 }
 

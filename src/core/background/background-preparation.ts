@@ -20,7 +20,7 @@ import type { PreparationQueue } from '../session/preparation-queue.js';
 import type { SessionLock } from '../session/session-store.js';
 import { awaitOtherPreparation, claimOrAwait } from './await-other-preparation.js';
 import type { BackgroundOptions, BackgroundStatus, SharedStore } from './background-status.js';
-import { LeadTime, type PreparationThreshold } from './lead-time.js';
+import { DEADLINE_MARGIN, LeadTime, type PreparationThreshold } from './lead-time.js';
 import { type PreparationRequest, planPreparation, queueJob, untilAborted } from './preparation-plan.js';
 import { QueueBacklog } from './queue-backlog.js';
 import {
@@ -125,14 +125,22 @@ export class BackgroundPreparations {
   }
 
   /**
-   * With a queue: when `key`, at `tokens`, likely reaches `trigger` at the session's pace
-   * (wall-clock epoch ms: workers compare it with theirs), its job's deadline; `undefined`
-   * while its pace is not known.
+   * With a queue: when `key`, at `tokens`, likely reaches `trigger` at its pace (epoch ms, as
+   * the workers' clocks): `dueAt`, and `deadline` with {@link DEADLINE_MARGIN}; else `undefined`.
    */
-  deadline(key: string, tokens: number, trigger: number): number | undefined {
+  deadline(key: string, tokens: number, trigger: number): { deadline: number; dueAt: number } | undefined {
     if (!this.#queue) return undefined;
-    const ms = this.#lead.untilTrigger(key, tokens, trigger);
-    return ms === undefined ? undefined : Math.round(Date.now() + ms);
+    const ms = this.#lead.expectedUntilTrigger(key, tokens, trigger);
+    if (ms === undefined) return undefined;
+    const now = Date.now();
+    return { deadline: Math.round(now + ms * DEADLINE_MARGIN), dueAt: Math.round(now + ms) };
+  }
+
+  /** Tells the queue the newer due time of this process's queued job of `key` for `version`. */
+  reschedule(key: string, version: number, dueAt: number): void {
+    const entry = this.#entries.get(key);
+    if (entry?.baseVersion !== version || entry.queuedAt === undefined || entry.unwanted) return;
+    this.#queue?.reschedule?.(key, version, dueAt).catch(() => {});
   }
 
   /** Counters and sizes. */

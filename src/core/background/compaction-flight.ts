@@ -90,8 +90,8 @@ export function maybePrepare(
   });
   if (tokensBefore < threshold.tokens || view.mismatch) return;
   if (background.tooLate(key, view.version, tokensBefore, decision.triggerTokens)) return;
-  const deadline = background.deadline(key, tokensBefore, decision.triggerTokens);
-  background.start(
+  const due = background.deadline(key, tokensBefore, decision.triggerTokens);
+  const started = background.start(
     prepared.key,
     {
       sessionId: prepared.context.sessionId,
@@ -106,10 +106,12 @@ export function maybePrepare(
         redact: deps.summarizerRedact,
       },
       ...(prepared.options.agent ? { agent: prepared.options.agent } : {}),
-      ...(deadline !== undefined ? { deadline } : {}),
+      ...(due ?? {}),
     },
     threshold,
   );
+  // Its job pending: the queue hears the session's newer estimate of its trigger.
+  if (!started && due) background.reschedule(prepared.key, view.version, due.dueAt);
 }
 
 /**

@@ -123,10 +123,19 @@ export class LeadTime {
    * its growth is not known.
    */
   untilTrigger(key: string, tokens: number, trigger: number): number | undefined {
+    const expected = this.expectedUntilTrigger(key, tokens, trigger);
+    return expected === undefined ? undefined : expected * DEADLINE_MARGIN;
+  }
+
+  /**
+   * Milliseconds until `key`, at `tokens`, likely reaches `trigger`: the calls left at its
+   * current pace times the time per call (no margin); `undefined` while its growth is not known.
+   */
+  expectedUntilTrigger(key: string, tokens: number, trigger: number): number | undefined {
     const growth = this.#growth.get(key);
     if (!growth?.tokensPerCall || !growth.msPerCall) return undefined;
     const calls = Math.max(1, Math.ceil((trigger - tokens) / growth.tokensPerCall));
-    return calls * growth.msPerCall * DEADLINE_MARGIN;
+    return calls * growth.msPerCall;
   }
 
   /**

@@ -30,6 +30,8 @@ export interface PreparationRequest {
   readonly foldAtLeast?: number;
   /** When the session's trigger is expected (epoch ms), for a queued job's deadline. */
   readonly deadline?: number;
+  /** When the session's trigger is expected at its pace, without the deadline's margin (epoch ms). */
+  readonly dueAt?: number;
 }
 
 /** The unpinned entries before the policy's verbatim window (what a preparation folds). */
@@ -103,6 +105,7 @@ export function queueJob(
       maxTokens: policy.maxSummaryTokens,
       ...(request.agent ? { agent: request.agent } : {}),
       ...(request.deadline !== undefined ? { deadline: request.deadline } : {}),
+      ...(request.dueAt !== undefined ? { dueAt: request.dueAt } : {}),
     },
     folded,
     (entry) => summarizerMessage(entry, request.codec),

@@ -48,6 +48,8 @@ export interface PreparationJobDeps {
    * it (`undefined`: not known yet). A job whose `deadline` comes sooner is dropped unsummarized.
    */
   readonly expectedMs?: () => number | undefined;
+  /** How long the queue's schedule held the job before this run (ms), told in the record. */
+  readonly heldMs?: number;
 }
 
 /**
@@ -143,6 +145,7 @@ async function summarizeAndPublish(
       outcome: { ...outcome, summarizer: `${QUEUE_SUMMARIZER_PREFIX}${outcome.summarizer}` },
     },
     { marks: deps.marks },
+    deps.heldMs,
   );
   if (written === 'failed')
     throw new CompactError('storage_failed', 'the prepared summary could not be published');

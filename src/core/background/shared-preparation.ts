@@ -106,6 +106,7 @@ export async function publishPrepared(
   key: string,
   prepared: SharedPrepared,
   signing: PreparedSigning,
+  heldMs?: number,
 ): Promise<'published' | 'taken' | 'failed'> {
   const record: SessionState = {
     sessionId: preparedKey(key),
@@ -119,6 +120,7 @@ export async function publishPrepared(
     coveredIds: [...prepared.foldedIds],
     keptIds: [...prepared.foldedHashes],
     mac: signing.marks.recordMac(key, macParts(key, prepared)),
+    ...(heldMs ? { heldMs } : {}),
     updatedAt: Date.now(),
   };
   try {
@@ -149,7 +151,12 @@ export async function readPrepared(
   const found = await store.get(preparedKey(key)).catch(() => null);
   // A failing store tells nothing about the queue.
   if (found !== null)
-    seen?.(found?.summary && found.version === view.version + 1 ? found.summary.createdAt : undefined);
+    // A job a queue's schedule held was published that much later than the queue needed.
+    seen?.(
+      found?.summary && found.version === view.version + 1
+        ? found.summary.createdAt - (found.heldMs ?? 0)
+        : undefined,
+    );
   const record = found ?? undefined;
   if (!record?.summary || record.version !== view.version + 1 || view.mismatch) return undefined;
   const prepared = verified(key, record, signing);

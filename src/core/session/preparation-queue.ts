@@ -37,6 +37,12 @@ export interface PreparationJob {
    * finish before then drops the job unsummarized (`expired`). Absent: no deadline known.
    */
   readonly deadline?: number;
+  /**
+   * When the agent expects the session's trigger at its current pace, without the deadline's
+   * margin (epoch milliseconds): a fleet-wide schedule starts the job as late as the jobs due
+   * before it and the workers' slots allow (agent-compaction/queue). Absent: run when picked.
+   */
+  readonly dueAt?: number;
 }
 
 /**
@@ -55,6 +61,12 @@ export interface PreparationQueue {
    * publish is fenced). Optional; never awaited on the agent's path.
    */
   withdraw?(key: string, baseVersion: number): Promise<void>;
+  /**
+   * The session's newer estimate of its trigger for the job of `key` and `baseVersion`
+   * (`dueAt`, epoch ms), told at each call past its threshold while the job is pending: a
+   * schedule across the fleet starts it by it. Optional; never awaited on the agent's path.
+   */
+  reschedule?(key: string, baseVersion: number, dueAt: number): Promise<void>;
 }
 
 /**

@@ -102,6 +102,11 @@ export interface SessionState {
    */
   mac?: string;
   /**
+   * Prepared summaries only: how long a queue's schedule held the job before the run that
+   * published it (ms); the agents' learned queue latency leaves it out.
+   */
+  heldMs?: number;
+  /**
    * Set on a state made by this process while the store could not take it (an outage, or a
    * store that kept changing under the compaction): it is never written to the store, its
    * summary is sent as a local summary that claims no version (`<COMPACT-LOCAL-SUMMARY>`),

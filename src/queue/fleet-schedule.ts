@@ -1,0 +1,207 @@
+/**
+ * A schedule across the fleet by expected trigger: each job that carries a `dueAt` (when its
+ * agent expects the session's trigger) is listed in a sorted set beside the queue
+ * (`<prefix>:<name>:ac-due`; kept by the agents' adds, withdrawals and calls, each call past
+ * the threshold renewing the session's estimate, and by the workers' runs), and each worker
+ * lists its slots (`<prefix>:<name>:ac-slots`, renewed while it runs, gone 15 s after it
+ * dies). A worker that picks a job reads the due times of the jobs due after it and the
+ * fleet's slots, and holds the job (BullMQ `moveToDelayed`) until its latest start as late as
+ * possible, earliest due first ({@link holdUntil}): a job enqueued a lead time ahead of a
+ * trigger its session never reaches (a conversation that closes first, issue 46) is withdrawn
+ * while held instead of run. Held jobs are looked at again at most {@link RECHECK_MS} later
+ * (the estimate moves, jobs due sooner come in). A job without `dueAt`, or before the worker
+ * has timed a run, runs when picked; a Redis error runs it too (the schedule never costs a job).
+ */
+
+import type { PreparationJob } from '../core/session/preparation-queue.js';
+
+/** A held job is looked at again at least this often (ms): jobs due sooner may come in meanwhile. */
+export const RECHECK_MS = 1_000;
+/** A start less than this far ahead (ms) is not worth a hold: the job runs now. */
+export const MIN_HOLD_MS = 250;
+/**
+ * The margin for a due time's error, as a share of how far it is (bench/queue.ts, lockstep:
+ * triggers came up to 1.3 s before an estimate made 4-5 s ahead).
+ */
+export const ESTIMATE_MARGIN = 0.25;
+/** A worker's listed slots lapse this long (ms) after its last renewal. */
+export const SLOTS_TTL_MS = 15_000;
+/** Later jobs a hold looks at, at most (the nearest due). */
+const LATER_KEPT = 1_000;
+/** Jobs due longer ago than this (ms) are forgotten (their agent gone, their run lost). */
+const FORGET_AFTER_MS = 120_000;
+
+/** The Redis commands the schedule needs (BullMQ's client: `defineCommand`, `runCommand`). */
+export interface ScheduleClient {
+  defineCommand(name: string, definition: { numberOfKeys: number; lua: string }): void;
+  runCommand(name: string, args: (string | number)[]): Promise<unknown>;
+}
+
+const COMMAND = 'agentCompactionSchedule';
+
+// KEYS: the due set, the slots set. ARGV[1]: the operation.
+const LUA = /* lua */ `
+local op = ARGV[1]
+if op == 'due' then
+  if redis.call('ZSCORE', KEYS[3], ARGV[2]) then return 0 end
+  if ARGV[4] == 'XX' then redis.call('ZADD', KEYS[1], 'XX', ARGV[3], ARGV[2])
+  else redis.call('ZADD', KEYS[1], ARGV[3], ARGV[2]) end
+  return 0
+elseif op == 'done' then
+  redis.call('ZREM', KEYS[1], ARGV[2])
+  redis.call('ZADD', KEYS[3], ARGV[3], ARGV[2])
+  return 0
+elseif op == 'slots' then
+  redis.call('ZADD', KEYS[2], ARGV[3], ARGV[2])
+  return 0
+elseif op == 'leave' then
+  redis.call('ZREM', KEYS[2], ARGV[2])
+  return 0
+end
+redis.call('ZREM', KEYS[3], ARGV[2])
+local due = redis.call('ZSCORE', KEYS[1], ARGV[2])
+if not due then
+  redis.call('ZADD', KEYS[1], ARGV[3], ARGV[2])
+  due = ARGV[3]
+end
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. ARGV[5])
+redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', '(' .. ARGV[5])
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', '(' .. ARGV[4])
+local slots = 0
+for _, member in ipairs(redis.call('ZRANGE', KEYS[2], 0, -1)) do
+  slots = slots + (tonumber(string.match(member, '|(%d+)$')) or 0)
+end
+local answer = {slots, tostring(due)}
+local later = redis.call('ZRANGEBYSCORE', KEYS[1], due, '+inf', 'WITHSCORES', 'LIMIT', 0, ${LATER_KEPT})
+for i = 1, #later, 2 do
+  if later[i] ~= ARGV[2] then answer[#answer + 1] = later[i + 1] end
+end
+return answer
+`;
+
+/** The schedule's keys for a queue (BullMQ's `toKey`): jobs by due time, workers' slots, jobs done lately. */
+export type ScheduleKeys = readonly [string, string, string];
+
+/** The schedule's keys for a queue (BullMQ's `toKey`). */
+export function scheduleKeys(toKey: (type: string) => string): ScheduleKeys {
+  return [toKey('ac-due'), toKey('ac-slots'), toKey('ac-done')];
+}
+
+const defined = new WeakSet<object>();
+
+function run(client: ScheduleClient, keys: ScheduleKeys, args: (string | number)[]): Promise<unknown> {
+  if (!defined.has(client)) {
+    client.defineCommand(COMMAND, { numberOfKeys: 3, lua: LUA });
+    defined.add(client);
+  }
+  return client.runCommand(COMMAND, [...keys, ...args]);
+}
+
+/**
+ * Lists `jobId` as due at `dueAt` (an agent's add: idempotent; `update`: only a job listed
+ * already, with the session's newer estimate). A job run or withdrawn lately is not listed
+ * again (a duplicate add after its run).
+ */
+export function listDue(
+  client: ScheduleClient,
+  keys: ScheduleKeys,
+  jobId: string,
+  dueAt: number,
+  update = false,
+): Promise<unknown> {
+  return run(client, keys, ['due', jobId, Math.round(dueAt), update ? 'XX' : '']);
+}
+
+/** Takes `jobId` off the list (run, dropped or withdrawn). */
+export function unlistDue(client: ScheduleClient, keys: ScheduleKeys, jobId: string): Promise<unknown> {
+  return run(client, keys, ['done', jobId, Date.now()]);
+}
+
+/** What the fleet holds beside a job: its slots, and the due times of the jobs due no sooner. */
+export interface FleetLoad {
+  readonly slots: number;
+  /** Due times (epoch ms, ascending) of the other listed jobs due at or after the job's. */
+  readonly later: readonly number[];
+}
+
+/**
+ * The latest start of a job due at `dueAt` (epoch ms), as late as possible with the jobs due
+ * after it: the jobs due no later than each later job `j` (this one, and those between) run in
+ * rounds of `slots`, each `runMs`, and are published a run (`runMs`) and
+ * {@link ESTIMATE_MARGIN} of the time to it before `j` is due (the earliest-due first, so a
+ * job due sooner never waits behind one due later). `undefined` when
+ * that start is now or past (less than {@link MIN_HOLD_MS} ahead): run now; else the time to
+ * look at the job again (no later than {@link RECHECK_MS} from `now`).
+ */
+export function holdUntil(dueAt: number, now: number, load: FleetLoad, runMs: number): number | undefined {
+  const slots = Math.max(1, load.slots);
+  // A due time is an estimate at the session's pace: the further it is, the wider its error.
+  const margin = (due: number) => runMs + ESTIMATE_MARGIN * Math.max(0, due - now);
+  let start = dueAt - margin(dueAt) - runMs;
+  load.later.forEach((due, i) => {
+    start = Math.min(start, due - margin(due) - Math.ceil((i + 2) / slots) * runMs);
+  });
+  if (start - now < MIN_HOLD_MS) return undefined;
+  return Math.round(Math.min(start, now + RECHECK_MS));
+}
+
+/** A worker's side of the schedule: its slots listed, and the hold of each job it picks. */
+export class WorkerSchedule {
+  readonly #client: Promise<ScheduleClient>;
+  readonly #keys: ScheduleKeys;
+  readonly #member: string;
+  readonly #concurrency: number;
+  #renewal: ReturnType<typeof setInterval> | undefined;
+
+  constructor(client: Promise<ScheduleClient>, keys: ScheduleKeys, id: string, concurrency: number) {
+    this.#client = client;
+    this.#keys = keys;
+    this.#member = `${id}|${concurrency}`;
+    this.#concurrency = concurrency;
+  }
+
+  /** Lists the worker's slots now and every third of {@link SLOTS_TTL_MS}. */
+  async start(): Promise<void> {
+    const renew = async () =>
+      run(await this.#client, this.#keys, ['slots', this.#member, Date.now() + SLOTS_TTL_MS]).catch(() => {});
+    await renew();
+    this.#renewal = setInterval(() => void renew(), SLOTS_TTL_MS / 3);
+    this.#renewal.unref?.();
+  }
+
+  /**
+   * Until when `job` (id `jobId`) is held, or `undefined` to run it now (no `dueAt`, no run
+   * timed yet, or Redis failed: the schedule never costs a job).
+   */
+  async hold(jobId: string, job: PreparationJob, runMs: number | undefined): Promise<number | undefined> {
+    if (job.dueAt === undefined || runMs === undefined) return undefined;
+    const now = Date.now();
+    try {
+      const answer = (await run(await this.#client, this.#keys, [
+        'ahead',
+        jobId,
+        job.dueAt,
+        now,
+        now - FORGET_AFTER_MS,
+      ])) as (number | string)[];
+      const slots = Number(answer[0]) || this.#concurrency;
+      // The listed due time: the session's agents renew it at each call (a newer estimate).
+      const dueAt = Number(answer[1]) || job.dueAt;
+      const later = answer.slice(2).map(Number);
+      return holdUntil(dueAt, Date.now(), { slots, later }, runMs);
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Takes a job that ran (to any outcome) off the list. */
+  async done(jobId: string): Promise<void> {
+    await unlistDue(await this.#client, this.#keys, jobId).catch(() => {});
+  }
+
+  /** Unlists the worker's slots. */
+  async stop(): Promise<void> {
+    clearInterval(this.#renewal);
+    await run(await this.#client, this.#keys, ['leave', this.#member]).catch(() => {});
+  }
+}

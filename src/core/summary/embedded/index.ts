@@ -28,12 +28,6 @@ export const PEOPLE_HEAD_SCALE = 0.2;
 export const KEY_IDS_SHARE = 0.25;
 /** Tokens of a section heading line in the summary (`## Conversation`). */
 const SECTION_HEADING_TOKENS = 4;
-/**
- * What a chat line costs beyond its text: its `- Name: ` prefix and line break (a clause of its
- * own often starts a line). With the 2 tokens of a list marker alone, short facts were chosen
- * as if free of it (LoCoMo tuning set: 123 -> 131 answers in the summaries with 6).
- */
-const CHAT_LINE_TOKENS = 6;
 /** Longest manual-compaction note kept (longer notes are cut at a word). */
 const MAX_NOTE_CHARS = 300;
 
@@ -170,8 +164,6 @@ interface FitInput {
   maxTokens: number;
   countTokens: (text: string) => number;
   note: string | undefined;
-  /** A chat (no tool call): its lines carry a speaker's prefix. */
-  chat: boolean;
 }
 
 /**
@@ -184,7 +176,7 @@ function* fitSummarySteps(input: FitInput): Steps<string> {
   const cost = (unit: Unit) => {
     let c = costs.get(unit);
     if (c === undefined) {
-      c = countTokens(unit.text) + (input.chat ? CHAT_LINE_TOKENS : 2);
+      c = countTokens(unit.text) + 2;
       costs.set(unit, c);
     }
     return c;
@@ -350,7 +342,6 @@ export class EmbeddedSummarizer implements Summarizer {
             maxTokens: rest,
             countTokens,
             note: noteText(request.note),
-            chat,
           })
         : '';
     if (!head) return body;

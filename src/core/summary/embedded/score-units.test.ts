@@ -1,14 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { messageList } from '../../../../test/support/compact-messages.js';
 import { EmbeddedSummarizer } from './index.js';
-import {
-  factOdds,
-  inverseDocumentFrequency,
-  scoreUnits,
-  textSignal,
-  toolSignal,
-  wordWeight,
-} from './score-units.js';
+import { inverseDocumentFrequency, scoreUnits, textSignal, toolSignal, wordWeight } from './score-units.js';
 import type { Unit } from './types.js';
 import { contentWords } from './units.js';
 
@@ -133,29 +126,5 @@ describe('facts get the room small talk had (issue 35)', () => {
     expect(textSignal('That must have been so hard for you.', 'user', false)).toBeLessThan(
       textSignal('We booked a cabin near Tofino.', 'user', false) / 4,
     );
-  });
-});
-
-describe('facts per token in a chat (issue 45)', () => {
-  it('a short line that names a thing outranks, per token, a long account of rare words', () => {
-    const short = unit('Her name is Luna.');
-    const long = unit(
-      'I have been experimenting with watercolor landscapes, charcoal sketches and abstract collages in the studio lately.',
-    );
-    const units = [short, long];
-    scoreUnits(units, { agentic: false });
-    const perToken = (u: Unit) => u.value / u.text.length;
-    expect(perToken(short)).toBeGreaterThan(perToken(long) * 2);
-    // Odds, not a sum: the long account is worth no more than the short fact in all.
-    expect(short.value).toBeGreaterThan(long.value);
-  });
-
-  it("the fact model's odds rise with a number, a name given and proper nouns, fall with a question", () => {
-    const base = factOdds('I went for a walk.', contentWords('I went for a walk.'));
-    const odds = (text: string) => factOdds(text, contentWords(text));
-    expect(odds('I went for a walk on 8 May 2023.')).toBeGreaterThan(base);
-    expect(odds('I went for a walk with Marta in Lisbon.')).toBeGreaterThan(base);
-    expect(odds('I adopted a cat named Biscuit.')).toBeGreaterThan(odds('I adopted a cat.'));
-    expect(odds('Did you go for a walk?')).toBeLessThan(base);
   });
 });

@@ -91,79 +91,6 @@ export function carriesInformation(text: string, words: readonly string[]): bool
   return words.some((word) => wordRank(word) > RARE_WORD_RANK);
 }
 
-/** The features of {@link factOdds}, in the order of {@link FACT_WEIGHTS}. */
-export const FACT_FEATURES = [
-  'bias',
-  'content words',
-  'rare words',
-  'number or date',
-  'first person',
-  'second person',
-  'proper nouns (up to 3)',
-  'a name given',
-  'question',
-] as const;
-
-/**
- * The weights of {@link factOdds}: a logistic model fitted on the LoCoMo tuning conversations
- * (`npx tsx eval/fit-fact-odds.ts`: each clause of a chat labelled by whether it holds a short
- * answer of the dataset's QA, in a turn the dataset names as its evidence).
- */
-export const FACT_WEIGHTS: readonly number[] = [
-  -3.376, 0.093, 0.13, 1.547, 0.307, -0.289, 0.664, 2.394, -0.147,
-];
-
-const ANY_FIRST_PERSON = /\b(?:i|we|my|our)\b/i;
-const ANY_SECOND_PERSON = /\b(?:you|your)\b/i;
-const NAMED = /\b(?:named|called|name is|names are)\b/i;
-
-/** Capitalized words past the first that are not `I`, up to `max`. */
-function properNouns(text: string, max: number): number {
-  let first = true;
-  let count = 0;
-  for (const match of text.matchAll(/[A-Za-z][A-Za-z'’-]*/g)) {
-    const word = match[0];
-    if (!first && word.length > 1 && word !== 'I' && !/^I['’]/.test(word)) {
-      const c = word.charCodeAt(0);
-      if (c >= 65 && c <= 90 && ++count >= max) return count;
-    }
-    first = false;
-  }
-  return count;
-}
-
-/** The features of a chat line (see {@link FACT_FEATURES}); `words`: its content words. */
-export function factFeatures(text: string, words: readonly string[]): number[] {
-  let rare = 0;
-  for (const word of words) if (wordRank(word) > RARE_WORD_RANK) rare++;
-  const flag = (pattern: RegExp) => (pattern.test(text) ? 1 : 0);
-  return [
-    1,
-    words.length,
-    rare,
-    flag(HAS_NUMBER),
-    flag(ANY_FIRST_PERSON),
-    flag(ANY_SECOND_PERSON),
-    properNouns(text, 3),
-    flag(NAMED),
-    flag(QUESTION),
-  ];
-}
-
-/**
- * The probability that a line of a chat holds a fact a later question asks about, by the
- * information it carries: content words, rare words, a number or a (resolved) date, proper
- * nouns, a name given ("named", "called"), first person; against it a remark to the other side
- * ("you") and a question. It does not grow with a line's length as a sum of rarities does:
- * per token the short fact ("Her name is Luna.") outranks the long account.
- */
-export function factOdds(text: string, words: readonly string[], weights = FACT_WEIGHTS): number {
-  const features = factFeatures(text, words);
-  let z = 0;
-  for (let i = 0; i < features.length; i++) z += features[i]! * (weights[i] ?? 0);
-  return 1 / (1 + Math.exp(-z));
-}
-
 /** Identifiers of a unit (the first ones) that can raise its signal. */
 const SIGNAL_IDS = 8;
 /** Identifiers of a unit counted for rarity. */
@@ -311,11 +238,6 @@ export function* scoreUnitSteps(units: Unit[], options: ScoreOptions): Steps<Map
     // Between people, a line with no name, number, date or rare word is small talk.
     const empty =
       !options.agentic && !unit.tool && !unit.filler && !carriesInformation(unit.text, unit.words);
-    // In a chat, a line's value is its odds of holding a fact a later question asks about.
-    if (!options.agentic && !unit.tool && !unit.filler) {
-      unit.value = 100 * factOdds(unit.text, unit.words) * recency;
-      continue;
-    }
     // An excerpt only fills room no other unit can use.
     unit.value = rarity * signal * recency * (unit.filler ? FILLER_WEIGHT : 1) * (empty ? EMPTY_WEIGHT : 1);
   }

@@ -16,27 +16,32 @@ import {
 
 /**
  * Retained / same-size window on the held-out chats; issue 45's goal (4x) is not met. Counted
- * in lines from the answers' own evidence turns (see eval/real-chat-facts.ts): 2.3x (27.2%
- * against 11.7%; 28.6% against 12.6% before clauses were cut at commas and dated events
- * weighed more, which moved the tuning set, not these). In any line, the measure before the
- * evidence rule: 2.0-2.1x, the window keeping 21%. Dated events counted double whatever their
- * date (a "this morning" too) gave 2.9x (34.0%) here but cost the generated noisy personal
+ * in lines from the answers' own evidence turns (see eval/real-chat-facts.ts): 2.6x (31.6%
+ * against 12.1%; 30.6% against 11.7% before a heading in the year of the one before it omitted
+ * the year; 2.3x before a shared photo's caption was a unit of its own). Dated events counted
+ * double whatever their date gave 2.9x (34.0%) here once but cost the generated noisy personal
  * chats of eval:fidelity a third of their facts (rolling 1/8: 60.0% to 38.3%), so they are not.
+ * A line valued by its odds of holding an asked-about fact (a logistic model of its names,
+ * numbers, rare words, "named / called", fitted on the tuning chats) gave 31.1% and 2.8x here
+ * and 34.1% and 4.3x on the tuning chats, but cost the generated personal chats of
+ * eval:fidelity 8 of 60 facts rolling at 1/16 and 8 direct at 1/8 (their facts are of other
+ * shapes): not kept.
  */
-const WINDOW_MULTIPLE_FLOOR = 2;
+const WINDOW_MULTIPLE_FLOOR = 2.3;
 /**
- * Short answers kept on the held-out chats; issue 45's goal (35%) is missed: 30.6% from the
- * command line, 2.6x (27.2%, 2.3x before a shared photo's caption became a unit of its own).
- * Under the test runner on a loaded machine a run gave 2.08x: the floors leave room.
+ * Short answers kept on the held-out chats; issue 45's goal (35%) is missed: 31.6% from the
+ * command line. The figure moves by a point or two with any change of what is chosen (where
+ * the last compaction falls shifts the request's size): the floors leave room.
  */
-const RETAINED_FLOOR = 0.24;
+const RETAINED_FLOOR = 0.28;
 /**
- * The tuning set (seven conversations) at 1/8: 31.5% kept, 3.5x the window (30.4% and 3.3x
- * before a caption was a unit of its own; 24.1% and 2.9x before clauses were cut at commas and
- * dated events weighed more). A chat between people that kept no user line verbatim, with the
- * summary's reserve following the target, gave 33.4% and 3.8x here but 30.6% and 2.5x held out,
- * and cost the generated personal chats of eval:fidelity 3 of 60 facts rolling at 1/16 (58.3%
- * to 53.3%): not kept.
+ * The tuning set (seven conversations) at 1/8: 30.1% kept, 3.5x the window (31.5% and 3.5x
+ * before the shorter headings: the last request is smaller, 71.7% of the window against
+ * 79.2%, the summaries hold 112 answers against 113; 24.1% and 2.9x before clauses were cut at
+ * commas and dated events weighed more). A chat between people that kept no user line
+ * verbatim, with the summary's reserve following the target, gave 33.4% and 3.8x here but
+ * cost the generated personal chats of eval:fidelity 3 of 60 facts rolling at 1/16 (58.3% to
+ * 53.3%): not kept.
  */
 const TUNE_RETAINED_FLOOR = 0.3;
 const TUNE_WINDOW_MULTIPLE_FLOOR = 3.2;
@@ -93,7 +98,7 @@ describe('real chats between two people (LoCoMo, issue 45)', () => {
     ).toBe(true);
   });
 
-  it('rolling at 1/8, the held-out chats keep >= 24% of short answers, >= 2x a same-size window, small talk <= 10%', async () => {
+  it('rolling at 1/8, the held-out chats keep >= 28% of short answers, >= 2.3x a same-size window, small talk <= 10%', async () => {
     const total = totalRuns(await runRealChats(LOCOMO_SETS['held-out']));
     expect(total.ceiling).toBeGreaterThan(200);
     expect(total.retainedShare).toBeGreaterThanOrEqual(RETAINED_FLOOR);

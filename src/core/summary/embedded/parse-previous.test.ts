@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { runSteps } from '../../time-slice.js';
 import { parsePrevious, supersedeCarriedSteps } from './parse-previous.js';
+import { renderSummary } from './render-summary.js';
 import type { Unit } from './types.js';
 
 describe('parsing the previous summary', () => {
@@ -31,6 +32,35 @@ describe('parsing the previous summary', () => {
     expect(
       parsed.units.every((u, k) => u.order < 0 && (k === 0 || u.order > parsed.units[k - 1]!.order)),
     ).toBe(true);
+  });
+
+  it('reads a heading without its year in the year of the dated heading before it, as the layout writes it', () => {
+    const segments = [
+      { label: '30 December 2022', date: new Date(Date.UTC(2022, 11, 30)) },
+      { label: '31 December 2022', date: new Date(Date.UTC(2022, 11, 31)) },
+      { label: '2 January 2023', date: new Date(Date.UTC(2023, 0, 2)) },
+      { label: '9 January 2023', date: new Date(Date.UTC(2023, 0, 9)) },
+    ];
+    const units: Unit[] = segments.map((_, segment) => ({
+      text: `Fact ${segment} about Lisbon.`,
+      speaker: 'Mel',
+      source: 'summary',
+      segment,
+      order: segment,
+      words: ['fact', 'lisbon'],
+      value: 1,
+    }));
+    const body = renderSummary({ segments, units, ids: [] });
+    // The year is written once per year: a heading in the same year as the one before omits it.
+    expect(body.split('\n').filter((line) => line.startsWith('## '))).toEqual([
+      '## 30 December 2022',
+      '## 31 December',
+      '## 2 January 2023',
+      '## 9 January',
+    ]);
+    const parsed = parsePrevious(body, true);
+    expect(parsed.segments).toEqual(segments);
+    expect(parsed.units.map((u) => u.segment)).toEqual([0, 1, 2, 3]);
   });
 
   it('takes another layout (an older one, an LLM summary) as undated units', () => {

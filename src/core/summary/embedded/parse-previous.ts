@@ -36,8 +36,13 @@ const FAILED = /\b(?:error|exception|failed|failure|denied|not found|invalid|dec
 /** Units from the previous summary sit before every new unit. */
 const PREVIOUS_ORDER = -1_000_000;
 
-function segmentFor(heading: string): Segment {
-  const found = findDate(heading);
+/** A heading's date without its year (`8 May`: the year of the heading before it). */
+const SHORT_DATE = /^(\d{1,2}) ([A-Z][a-z]{2,8})$/;
+
+function segmentFor(heading: string, year: number | undefined): Segment {
+  const short = year === undefined ? null : SHORT_DATE.exec(heading);
+  const found = findDate(short ? `${heading} ${year}` : heading);
+  if (short && found) return { label: formatDate(found.date), date: found.date };
   // A heading that is a date (and little else) opens a dated segment.
   if (found && heading.length <= found.length + 4) return { label: formatDate(found.date), date: found.date };
   return { label: heading };
@@ -54,6 +59,7 @@ export function parsePrevious(body: string | undefined, prose = false): Previous
   let segment = -1;
   let inIds = false;
   let order = PREVIOUS_ORDER;
+  let year: number | undefined;
   const openSegment = (next: Segment) => {
     const known = out.segments.findIndex((s) => s.label === next.label);
     segment = known >= 0 ? known : out.segments.push(next) - 1;
@@ -62,7 +68,11 @@ export function parsePrevious(body: string | undefined, prose = false): Previous
     const heading = HEADING.exec(raw);
     if (heading) {
       inIds = heading[1] === KEY_IDS_TITLE;
-      if (!inIds) openSegment(segmentFor(heading[1]!));
+      if (!inIds) {
+        const next = segmentFor(heading[1]!, year);
+        year = next.date?.getUTCFullYear() ?? year;
+        openSegment(next);
+      }
       continue;
     }
     const line = raw.replace(BULLET, '').trim();

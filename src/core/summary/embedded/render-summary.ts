@@ -3,7 +3,13 @@
  * consecutive units of one speaker on one line, tool facts on their own lines. The body
  * never carries `<COMPACT-SUMMARY>` markup: a line that would is left out.
  */
+import { MONTHS } from './segments.js';
 import { KEY_IDS_TITLE, type Segment, type Unit } from './types.js';
+
+/** `8 May`: a heading's date in the year of the heading before it. */
+export function shortDate(date: Date): string {
+  return `${date.getUTCDate()} ${MONTHS[date.getUTCMonth()]}`;
+}
 
 /** The tag, raw or defused (`[COMPACT-SUMMARY`: a forged tag defused before the summarizer). */
 const MARKUP = /[<[]\/?compact-summary/i;
@@ -25,9 +31,14 @@ export function renderSummary(options: {
     list.push(unit);
     bySegment.set(unit.segment, list);
   }
+  let year: number | undefined;
   options.segments.forEach((segment, index) => {
     const list = bySegment.get(index);
     if (!list || list.length === 0) return;
+    // A date in the year of the heading before it omits the year (read back by parsePrevious).
+    const label =
+      segment.date && segment.date.getUTCFullYear() === year ? shortDate(segment.date) : segment.label;
+    year = segment.date?.getUTCFullYear();
     list.sort((a, b) => a.order - b.order);
     const lines: string[] = [];
     let speaker: string | undefined;
@@ -39,7 +50,7 @@ export function renderSummary(options: {
       speaker = unit.tool ? undefined : unit.speaker;
       lines.push(unit.tool || !unit.speaker ? `- ${unit.text}` : `- ${unit.speaker}: ${unit.text}`);
     }
-    parts.push(`## ${segment.label}\n${lines.join('\n')}`);
+    parts.push(`## ${label}\n${lines.join('\n')}`);
   });
   return parts
     .join('\n')

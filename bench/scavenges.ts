@@ -1,5 +1,5 @@
 /**
- * `npx tsx bench/scavenges.ts [--messages=16000] [--runs=3] [--against=DIR] [--serial]`: the young-generation
+ * `npx tsx bench/scavenges.ts [--messages=16000] [--runs=3] [--against=DIR] [--serial] [--fresh]`: the young-generation
  * collections (scavenges) of a cold first call, what a history's per-message layout costs the
  * collector (issue 47 point 2: no pause over 20 ms). A fresh manager, its tokenizer loaded,
  * indexes and counts a history it has never seen (the call, then the exact count after it),
@@ -13,6 +13,11 @@
  * Pauses are wall clock and depend on the machine's load (print `uptime` beside them); bytes do not.
  * `--serial` runs the children with `--single-threaded-gc`: a pause is then the collector's own
  * work, not a wait for helper threads a loaded machine has descheduled.
+ * `--fresh`: the history is parsed from its JSON just before the call (as an SDK reading it
+ * from a database would), so it is young when the call starts and the scavenges of the call
+ * copy and promote the caller's objects too; without it the history is promoted by full
+ * collections first and every byte the scavenges copy is the library's. The live heap then
+ * counts the history as well.
  */
 import { execFile } from 'node:child_process';
 import os from 'node:os';
@@ -43,18 +48,20 @@ async function longHistory(tree: string, messages: number): Promise<unknown[]> {
 }
 
 /** The child: one cold call between two markers, then the live heap (printed as JSON). */
-async function child(tree: string, messages: number): Promise<void> {
+async function child(tree: string, messages: number, fresh: boolean): Promise<void> {
   const gc = globalThis.gc as () => void;
   const { CompactManager } = (await import(
     pathToFileURL(path.join(tree, 'src/index.ts')).href
   )) as typeof import('../src/index.js');
   // A JSON round trip: objects as read from a database, none shared with the generator.
-  const history = JSON.parse(JSON.stringify(await longHistory(tree, messages))) as unknown[];
+  const json = JSON.stringify(await longHistory(tree, messages));
+  let history = fresh ? [] : (JSON.parse(json) as unknown[]);
   const manager = new CompactManager({ model: 'gpt-4o', maxContextTokens: 20_000_000 });
   await manager.ready();
   gc();
   gc();
   const before = process.memoryUsage().heapUsed;
+  if (fresh) history = JSON.parse(json) as unknown[];
   process.stdout.write(`${START}\n`);
   await manager.compact('cold', history);
   await manager.flush();
@@ -147,6 +154,7 @@ async function parent(): Promise<void> {
           '--child',
           `--tree=${tree}`,
           `--messages=${messages}`,
+          ...(process.argv.includes('--fresh') ? ['--fresh'] : []),
         ],
         { maxBuffer: 256 * 2 ** 20 },
       );
@@ -177,5 +185,6 @@ async function parent(): Promise<void> {
 const format = (r: Run) =>
   `${r.messages} messages, ${(r.tokens / 1e6).toFixed(2)}M tokens: ${r.scavenges} scavenges, total ${r.totalMs.toFixed(1)} ms, max ${r.maxMs.toFixed(1)} ms, survived ${r.survivedMb.toFixed(1)} MB (copied or promoted), promoted ${r.promotedMb.toFixed(1)} MB, live heap +${r.heapMb.toFixed(1)} MB`;
 
-if (process.argv.includes('--child')) await child(arg('tree') ?? '.', Number(arg('messages') ?? 16_000));
+if (process.argv.includes('--child'))
+  await child(arg('tree') ?? '.', Number(arg('messages') ?? 16_000), process.argv.includes('--fresh'));
 else await parent();

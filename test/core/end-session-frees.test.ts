@@ -32,19 +32,27 @@ function watchingCounter(refs: WeakRef<object>[]): TokenCounter {
     requestOverhead: 0,
     countText: (text) => text.length,
     countMessage: (message: CompactMessage) => {
-      // The copy handed here shares its arrays with the parse the manager keeps.
-      refs.push(new WeakRef(message.toolResults));
+      // The copy handed here shares its arrays with the parse the manager keeps: those of tool
+      // calls and results (a message without any shares one frozen empty array with every parse).
+      if (message.toolCalls.length > 0) refs.push(new WeakRef(message.toolCalls));
+      if (message.toolResults.length > 0) refs.push(new WeakRef(message.toolResults));
       return message.text.length + 4;
     },
     countTools: (tools) => JSON.stringify(tools).length,
   };
 }
 
+/** `turns` turns of three messages: a question, a tool call with its text, the tool's result. */
 function history(turns: number, seed: string): Record<string, unknown>[] {
   const out: Record<string, unknown>[] = [];
   for (let i = 0; i < turns; i++) {
     out.push({ role: 'user', content: `${seed} question ${i} `.padEnd(300, 'q') });
-    out.push({ role: 'assistant', content: `${seed} answer ${i} `.padEnd(300, 'a') });
+    out.push({
+      role: 'assistant',
+      content: `${seed} answer ${i} `.padEnd(300, 'a'),
+      tool_calls: [{ id: `call_${i}`, type: 'function', function: { name: 'look', arguments: '{}' } }],
+    });
+    out.push({ role: 'tool', tool_call_id: `call_${i}`, content: `${seed} result ${i}` });
   }
   return out;
 }
@@ -72,7 +80,7 @@ describe('endSession frees what the manager holds, whatever the caller keeps', (
     });
     // The caller's history, kept alive for the whole test; it grows, compacts, grows again.
     const kept = history(120, 'kept');
-    for (let end = 20; end <= kept.length; end += 20) await manager.compact('kept', kept.slice(0, end));
+    for (let end = 30; end <= kept.length; end += 30) await manager.compact('kept', kept.slice(0, end));
     expect((await manager.state('kept'))?.version).toBeGreaterThan(0);
     await collect();
     expect(refs.filter((ref) => ref.deref() !== undefined).length).toBeGreaterThan(0);
@@ -88,7 +96,7 @@ describe('endSession frees what the manager holds, whatever the caller keeps', (
       storedStates: 0,
     });
     // Still the caller's: the history is intact and the session resumes from its stored state.
-    expect(kept.length).toBe(240);
+    expect(kept.length).toBe(360);
     const resumed = await manager.compact('kept', kept);
     expect(JSON.stringify(resumed.messages)).toContain('<COMPACT-SUMMARY v');
     await manager.shutdown();
@@ -109,8 +117,8 @@ describe('endSession frees what the manager holds, whatever the caller keeps', (
     const held = manager.cacheStatus();
     expect(held.sessions).toBeGreaterThan(0);
     expect(held.sessions).toBeLessThan(sessions);
-    // Every cached parse belongs to a session still held (80 messages each).
-    expect(held.cachedMessages).toBeLessThanOrEqual(held.sessions * 80);
+    // Every cached parse belongs to a session still held (120 messages each).
+    expect(held.cachedMessages).toBeLessThanOrEqual(held.sessions * 120);
     for (let i = 0; i < sessions; i++) manager.endSession(`s${i}`);
     await collect();
     expect(manager.cacheStatus()).toMatchObject({ sessions: 0, bytes: 0, cachedMessages: 0 });

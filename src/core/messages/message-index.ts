@@ -1,5 +1,6 @@
 import type { TokenCounter } from '../counting/token-counter.js';
 import { invalidMessage } from '../errors.js';
+import { flatString } from './flat-string.js';
 import type { MessageCodec, ParsedMessage } from './formats/message-codec.js';
 import { type CompactMessage, findSummarySpan } from './message.js';
 
@@ -69,12 +70,24 @@ export interface IndexedMessage {
   readonly index: number;
 }
 
+/** The two lanes of the last {@link hashLanes}: high, low (as {@link hashString} prints them). */
+const lanes = new Uint32Array(2);
+
 /**
  * 64-bit string hash (the two 32-bit lanes of cyrb53, both kept): fast, well distributed,
  * not cryptographic. Used as message identity and cache key. `prefix` goes before the digits
  * in the same flat string (`tool-…`: one string, not a concatenation kept as three).
  */
 export function hashString(text: string, seed = 0, prefix = ''): string {
+  hashLanes(text, seed);
+  return base36Pair(lanes[0]!, lanes[1]!, prefix);
+}
+
+/**
+ * {@link hashString} as two 32-bit numbers (high, low), left in a shared pair read at once:
+ * a column of them keeps a hash per message without a string per message (issue 47).
+ */
+export function hashLanes(text: string, seed = 0): Readonly<Uint32Array> {
   let h1 = 0xdeadbeef ^ seed;
   let h2 = 0x41c6ce57 ^ seed;
   for (let i = 0; i < text.length; i++) {
@@ -84,7 +97,14 @@ export function hashString(text: string, seed = 0, prefix = ''): string {
   }
   h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
   h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
-  return base36Pair(h2 >>> 0, h1 >>> 0, prefix);
+  lanes[0] = h2;
+  lanes[1] = h1;
+  return lanes;
+}
+
+/** The string {@link hashString} gives for the lanes `high` and `low`. */
+export function lanesString(high: number, low: number): string {
+  return base36Pair(high, low, '');
 }
 
 const DIGITS = '0123456789abcdefghijklmnopqrstuvwxyz';
@@ -354,10 +374,10 @@ export class MessageIndex {
     const seen = new Map<string, number>();
     for (let i = 0; i < messages.length; i++) {
       const entry = this.entry(messages[i], i, codec);
-      const base = entry.parsed.explicitId ?? `h:${entry.hash}`;
+      const base = entry.parsed.explicitId ?? flatString('h:', entry.hash);
       const n = seen.get(base) ?? 0;
       seen.set(base, n + 1);
-      out[i] = { entry, id: n === 0 ? base : `${base}#${n}`, index: i };
+      out[i] = { entry, id: n === 0 ? base : flatString(base, '#', String(n)), index: i };
     }
     return out;
   }

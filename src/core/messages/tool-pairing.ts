@@ -96,22 +96,22 @@ export class ToolPairer {
     }
     this.#inModelTurn = false;
     if (message.toolResults.length > 0) {
-      const sites: (ToolSite | undefined)[] = [];
-      message.toolResults.forEach((result, position) => {
+      // `map`, not `push` onto `[]`: an array sized to the results (a first push reserves 17
+      // slots, kept with every tool result of a history: issue 47, scavenges of a cold index).
+      const sites = message.toolResults.map((result, position): ToolSite | undefined => {
         const list = this.#open.get(result.callId);
         const call = list?.find((c) => !c.answered);
         if (call) {
           call.answered = true;
-          sites.push(call.site);
-        } else {
-          sites.push(undefined);
-          this.findings.push({
-            kind: list ? 'duplicate_result' : 'orphan_result',
-            index,
-            position,
-            callId: result.callId,
-          });
+          return call.site;
         }
+        this.findings.push({
+          kind: list ? 'duplicate_result' : 'orphan_result',
+          index,
+          position,
+          callId: result.callId,
+        });
+        return undefined;
       });
       this.callOf.set(index, sites);
       if (this.#roundIndex >= 0 && this.#roundHasCalls && sites.some((s) => s !== undefined)) {

@@ -10,12 +10,16 @@
  * equal, so the next call finds it by identity. Anything found changed falls back to a full
  * scan from the start, which rolls back to the first changed message.
  */
+
+import { flatString } from '../messages/flat-string.js';
 import type { MessageCodec } from '../messages/formats/message-codec.js';
 import type { MessageFormat } from '../messages/message.js';
 import {
+  hashLanes,
   hashString,
   type IndexedEntry,
   type IndexedMessage,
+  lanesString,
   type MessageIndex,
 } from '../messages/message-index.js';
 import { ToolPairer } from '../messages/tool-pairing.js';
@@ -60,7 +64,7 @@ export function entryBytes(entry: IndexedEntry): number {
 }
 
 /** A message's stable id before the `#n` of a repeat: its own id, or its content hash. */
-const baseId = (entry: IndexedEntry) => entry.parsed.explicitId ?? `h:${entry.hash}`;
+const baseId = (entry: IndexedEntry) => entry.parsed.explicitId ?? flatString('h:', entry.hash);
 
 /** The next link of a prefix chain: the previous link, the message's stable id and its content hash. */
 export function chainLink(previous: string, id: string, hash: string): string {
@@ -87,11 +91,15 @@ export class IndexedHistory {
   /** The session's view of this history, kept for the next call (see resume-view.ts). */
   view: SessionView | undefined;
   /**
-   * The history's prefix chain: `chain[i]` hashes the stable id and content hash of every
-   * message up to position `i`, so that "the first n messages are the ones a state was made
-   * from" is one comparison (see session/history-anchor.ts). Extended for new messages only.
+   * The history's prefix chain: link `i` ({@link chainAt}) hashes the stable id and content
+   * hash of every message up to position `i`, so that "the first n messages are the ones a
+   * state was made from" is one comparison (see match-state.ts). Extended for new messages
+   * only. Kept as the two 32-bit lanes of each link, not a string per message: a string each
+   * was one more object for every scavenge of a cold index to copy (issue 47).
    */
-  readonly chain: string[] = [];
+  #chain = new Uint32Array(128);
+  /** The newest link as a string (the text the next link hashes). */
+  #lastLink = '';
   /** The content field and `meta` of each object in {@link raws} when it was indexed or adopted. */
   readonly #fingerprints: unknown[] = [];
   readonly #metas: unknown[] = [];
@@ -147,14 +155,33 @@ export class IndexedHistory {
       this.raws.push(raw);
       this.#fingerprints.push(wireFingerprint(raw));
       this.#metas.push((raw as Record<string, unknown>).meta);
-      const id = n === 0 ? base : `${base}#${n}`;
+      const id = n === 0 ? base : flatString(base, '#', String(n));
       this.items.push({ entry, id, index: i });
-      this.chain.push(chainLink(this.chain[i - 1] ?? '', id, entry.hash));
+      this.#pushLink(i, id, entry.hash);
       this.pairer.add(entry.parsed, i);
     }
     this.changedFrom = same;
     if (length >= AUDIT_AFTER_FROM) this.#auditAfter(history);
     return same;
+  }
+
+  /** Link `i` of the prefix chain (as {@link chainLink} gives it). */
+  chainAt(i: number): string {
+    if (i < 0 || i >= this.items.length) return '';
+    return lanesString(this.#chain[2 * i]!, this.#chain[2 * i + 1]!);
+  }
+
+  /** Extends the chain with message `i`. */
+  #pushLink(i: number, id: string, hash: string): void {
+    if (2 * i + 2 > this.#chain.length) {
+      const grown = new Uint32Array(Math.max(2 * i + 2, 2 * this.#chain.length));
+      grown.set(this.#chain);
+      this.#chain = grown;
+    }
+    const link = hashLanes(`${this.#lastLink}\u0000${id}\u0000${hash}`);
+    this.#chain[2 * i] = link[0]!;
+    this.#chain[2 * i + 1] = link[1]!;
+    this.#lastLink = lanesString(link[0]!, link[1]!);
   }
 
   /** Runs the next audit slices on `history` in a later turn of the loop. */
@@ -254,7 +281,7 @@ export class IndexedHistory {
       this.bytes -= entryBytes(entry);
     }
     this.items.length = keep;
-    this.chain.length = keep;
+    this.#lastLink = this.chainAt(keep - 1);
     this.raws.length = keep;
     this.#fingerprints.length = keep;
     this.#metas.length = keep;

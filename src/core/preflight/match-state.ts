@@ -55,7 +55,7 @@ function anchorHolds(history: IndexedHistory, state: SessionState): boolean {
   const anchor = state.anchor;
   if (anchor === undefined) return legacyHolds(history, state);
   if (anchor.length === 0) return true;
-  return history.length > anchor.length && history.chain[anchor.length - 1] === anchor.chain;
+  return history.length > anchor.length && history.chainAt(anchor.length - 1) === anchor.chain;
 }
 
 /**

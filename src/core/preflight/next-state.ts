@@ -39,7 +39,7 @@ function* anchorOf(prepared: PreparedRequest, cascade: CascadeResult): Steps<His
     length = Math.max(length, cascade.folded[k]!.index + 1);
     if (k % STEP_ENTRIES === STEP_ENTRIES - 1) yield;
   }
-  return { length, chain: length === 0 ? '' : indexed.chain[length - 1]! };
+  return { length, chain: length === 0 ? '' : indexed.chainAt(length - 1) };
 }
 
 /** A state as kept among the branches (no branches of its own). */

@@ -145,7 +145,17 @@ export class RewriteCache {
 
   /** The realized rewrite, computed once per (message, rewrite, format). */
   get(context: RewriteContext, item: IndexedMessage, rewrite: SessionRewrite): RealizedRewrite {
-    const key = `${context.codec.format}\u0000${item.entry.hash}\u0000${item.id}\u0000${rewrite.kind}\u0000${rewrite.ref}\u0000${rewrite.keepChars ?? ''}\u0000${rewrite.unarchived ? 1 : 0}`;
+    // Joined, not a template: one flat string kept as the key, where a template left a tree of
+    // thirteen concatenations per rewritten message for every scavenge to copy (issue 47).
+    const key = [
+      context.codec.format,
+      item.entry.hash,
+      item.id,
+      rewrite.kind,
+      String(rewrite.ref),
+      String(rewrite.keepChars ?? ''),
+      rewrite.unarchived ? '1' : '0',
+    ].join('\u0000');
     let realized = this.#cache.get(key);
     if (!realized) {
       realized = realizeRewrite(context, item, rewrite);

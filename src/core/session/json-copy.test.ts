@@ -39,6 +39,23 @@ describe('jsonCopySteps', () => {
     );
   });
 
+  it('copies long arrays of strings and records of ids as JSON does (-0, NaN, undefined, nesting)', () => {
+    const ids = Array.from({ length: 600 }, (_, i) => `id-${i}`);
+    const records = Object.fromEntries(
+      Array.from({ length: 600 }, (_, i) => [
+        `h:${i}`,
+        { kind: 'cleared', ref: `tool-${i}`, keepChars: i % 3 === 0 ? -0 : i, gone: undefined },
+      ]),
+    );
+    const odd = [...ids.slice(0, 300), Number.NaN, undefined, { nested: { deep: [1] } }, -0];
+    const state = { ids, records, odd, special: { ...records, 'h:x': { at: Number.POSITIVE_INFINITY } } };
+    const copy = runSteps(jsonCopySteps(state));
+    expect(copy).toStrictEqual(JSON.parse(JSON.stringify(state)));
+    expect(copy.ids).not.toBe(ids);
+    expect(copy.records['h:0']).not.toBe(records['h:0']);
+    expect(Object.is(copy.records['h:0']!.keepChars, 0)).toBe(true);
+  });
+
   it('keeps a `__proto__` key as an own property, as JSON.parse does', () => {
     const many = Object.fromEntries(Array.from({ length: 300 }, (_, i) => [`k${i}`, i]));
     const state = JSON.parse(`{"a":{"__proto__":{"x":1}},"many":${JSON.stringify(many)}}`);

@@ -39,6 +39,42 @@ export function isLargeState(state: object): boolean {
 
 const roundTrip = (value: unknown): unknown => JSON.parse(JSON.stringify(value));
 
+/** A value {@link flatCopy} cannot copy as JSON would (then the chunk takes the round trip). */
+const NOT_FLAT = Symbol('not flat');
+
+/**
+ * `value` as its JSON round trip gives it, for a string, boolean, null or number, or a plain
+ * record of those: the strings shared, not copied (they are immutable, so no one can tell).
+ * A round trip made a new string of every kept id and rewrite ref and hash of a long state,
+ * each one more object for the scavenges of a cold call (issue 47). Anything else:
+ * {@link NOT_FLAT}.
+ */
+function flatCopy(value: unknown, inRecord = false): unknown {
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return value;
+    case 'number':
+      // JSON writes -0 as 0 and a non-finite number as null.
+      return Number.isFinite(value) ? value + 0 : null;
+    case 'object': {
+      if (value === null) return null;
+      if (inRecord || !isPlainObject(value)) return NOT_FLAT;
+      const out: Record<string, unknown> = {};
+      for (const key of Object.keys(value)) {
+        const field = (value as Record<string, unknown>)[key];
+        if (field === undefined) continue;
+        const copied = flatCopy(field, true);
+        if (copied === NOT_FLAT || key === '__proto__') return NOT_FLAT;
+        out[key] = copied;
+      }
+      return out;
+    }
+    default:
+      return NOT_FLAT;
+  }
+}
+
 /** `target[key] = value` as `JSON.parse` makes it: an own property, even for `__proto__`. */
 function put(target: Record<string, unknown>, key: string, value: unknown): void {
   if (key === '__proto__')
@@ -52,7 +88,7 @@ function* objectCopy(value: Record<string, unknown>): Steps<Record<string, unkno
   let chunk: Record<string, unknown> = {};
   let size = 0;
   const flush = () => {
-    const copied = roundTrip(chunk) as Record<string, unknown>;
+    const copied = flatRecords(chunk) ?? (roundTrip(chunk) as Record<string, unknown>);
     for (const key in copied) put(out, key, copied[key]);
     chunk = {};
     size = 0;
@@ -69,11 +105,34 @@ function* objectCopy(value: Record<string, unknown>): Steps<Record<string, unkno
   return out;
 }
 
+/** `chunk` copied by {@link flatCopy} when every value of it can be, else undefined. */
+function flatRecords(chunk: Record<string, unknown>): Record<string, unknown> | undefined {
+  const out: Record<string, unknown> = {};
+  for (const key in chunk) {
+    const value = chunk[key];
+    if (value === undefined) continue;
+    const copied = flatCopy(value);
+    if (copied === NOT_FLAT || key === '__proto__') return undefined;
+    out[key] = copied;
+  }
+  return out;
+}
+
 /** The same of an array, a slice of elements a step. */
 function* arrayCopy(value: readonly unknown[]): Steps<unknown[]> {
-  const out: unknown[] = [];
+  const out: unknown[] = new Array(value.length);
   for (let start = 0; start < value.length; start += CHUNK_ENTRIES) {
-    for (const item of roundTrip(value.slice(start, start + CHUNK_ENTRIES)) as unknown[]) out.push(item);
+    const end = Math.min(value.length, start + CHUNK_ENTRIES);
+    let flat = true;
+    for (let i = start; i < end && flat; i++) {
+      const copied = flatCopy(value[i]);
+      if (copied === NOT_FLAT) flat = false;
+      else out[i] = copied;
+    }
+    if (!flat) {
+      const copied = roundTrip(value.slice(start, end)) as unknown[];
+      for (let i = start; i < end; i++) out[i] = copied[i - start];
+    }
     yield;
   }
   return out;

@@ -1,6 +1,15 @@
 import { CompactError, invalidMessage } from '../../errors.js';
+import { flatString } from '../flat-string.js';
 import type { CompactMessage, ToolCall, ToolResult } from '../message.js';
-import { type MessageCodec, type ParsedMessage, partsText, readMeta, stripMeta } from './message-codec.js';
+import {
+  type MessageCodec,
+  NO_TOOL_CALLS,
+  NO_TOOL_RESULTS,
+  type ParsedMessage,
+  partsText,
+  readMeta,
+  stripMeta,
+} from './message-codec.js';
 import { anthropicCompactionBlock, type ProviderCompaction } from './provider-compaction.js';
 
 /**
@@ -99,14 +108,14 @@ export const anthropicCodec: MessageCodec = {
       role: m.role,
       kind: 'message',
       text: texts.join('\n'),
-      toolCalls,
-      toolResults,
+      toolCalls: toolCalls.length > 0 ? toolCalls : NO_TOOL_CALLS,
+      toolResults: toolResults.length > 0 ? toolResults : NO_TOOL_RESULTS,
       format: 'anthropic',
       raw,
     };
     if (compaction) parsed.providerCompaction = compaction;
-    if (toolCalls.length > 0) parsed.explicitId = `use:${toolCalls[0]!.id}`;
-    else if (toolResults.length > 0) parsed.explicitId = `result:${toolResults[0]!.callId}`;
+    if (toolCalls.length > 0) parsed.explicitId = flatString('use:', toolCalls[0]!.id);
+    else if (toolResults.length > 0) parsed.explicitId = flatString('result:', toolResults[0]!.callId);
     if (meta) {
       parsed.meta = meta;
       if (typeof meta.id === 'string') parsed.explicitId = meta.id;

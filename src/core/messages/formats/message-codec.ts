@@ -1,4 +1,4 @@
-import type { CompactMessage, MessageFormat } from '../message.js';
+import type { CompactMessage, MessageFormat, ToolCall, ToolResult } from '../message.js';
 
 /** A parsed message before it gets its position-dependent `id` and `index`. */
 export type ParsedMessage = Omit<CompactMessage, 'id' | 'index'> & {
@@ -20,6 +20,14 @@ export interface MessageCodec {
   /** The role summary messages have in this format (only that role is read as a summary). */
   readonly summaryRole: 'assistant' | 'user';
 }
+
+/**
+ * The tool calls and results of a message that has none, shared by every parse (frozen): an
+ * empty array of its own per message was two more objects for every scavenge of a cold index
+ * to copy (issue 47). Codecs assign a new array when there is one.
+ */
+export const NO_TOOL_CALLS: ToolCall[] = Object.freeze([]) as unknown as ToolCall[];
+export const NO_TOOL_RESULTS: ToolResult[] = Object.freeze([]) as unknown as ToolResult[];
 
 /** Returns `raw` without its `meta` key (a shallow copy only when there is one). */
 export function stripMeta(raw: unknown): unknown {

@@ -1,6 +1,15 @@
 import { CompactError, invalidMessage } from '../../errors.js';
+import { flatString } from '../flat-string.js';
 import type { CompactMessage, MessageRole, ToolCall, ToolResult } from '../message.js';
-import { type MessageCodec, type ParsedMessage, partsText, readMeta, stripMeta } from './message-codec.js';
+import {
+  type MessageCodec,
+  NO_TOOL_CALLS,
+  NO_TOOL_RESULTS,
+  type ParsedMessage,
+  partsText,
+  readMeta,
+  stripMeta,
+} from './message-codec.js';
 
 const ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool', 'function']);
 
@@ -63,7 +72,7 @@ export const openaiChatCodec: MessageCodec = {
     const role = (m.role === 'function' ? 'tool' : m.role) as MessageRole;
     const meta = readMeta(m);
     const text = contentText(m.content, index, m.role);
-    let toolCalls: ToolCall[] = [];
+    let toolCalls = NO_TOOL_CALLS;
     if (m.tool_calls !== undefined && m.tool_calls !== null) {
       if (!Array.isArray(m.tool_calls)) throw invalidMessage(index, 'tool_calls', 'must be an array');
       // `map`, not `push` onto `[]`: an array sized to its calls (a first push reserves 17 slots,
@@ -85,16 +94,16 @@ export const openaiChatCodec: MessageCodec = {
       // A sparse array's holes were skipped (as `forEach` does); `map` keeps them.
       if (toolCalls.includes(undefined as never)) toolCalls = toolCalls.filter(Boolean);
     }
-    let toolResults: ToolResult[] = [];
+    let toolResults = NO_TOOL_RESULTS;
     let explicitId: string | undefined;
     if (role === 'tool') {
       const callId = m.tool_call_id ?? (m.role === 'function' ? m.name : undefined);
       if (typeof callId !== 'string')
         throw invalidMessage(index, 'tool_call_id', 'must be a string on a tool message');
       toolResults = [{ callId, output: text }];
-      explicitId = `result:${callId}`;
+      explicitId = flatString('result:', callId);
     } else if (toolCalls.length > 0) {
-      explicitId = `call:${toolCalls[0]!.id}`;
+      explicitId = flatString('call:', toolCalls[0]!.id);
     }
     const shown = role === 'tool' ? '' : text;
     // Every field in the literal (one literal per shape): a field added after it went to a

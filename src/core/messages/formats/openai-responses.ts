@@ -1,6 +1,15 @@
 import { invalidMessage } from '../../errors.js';
+import { flatString } from '../flat-string.js';
 import type { CompactMessage, MessageRole } from '../message.js';
-import { type MessageCodec, type ParsedMessage, partsText, readMeta, stripMeta } from './message-codec.js';
+import {
+  type MessageCodec,
+  NO_TOOL_CALLS,
+  NO_TOOL_RESULTS,
+  type ParsedMessage,
+  partsText,
+  readMeta,
+  stripMeta,
+} from './message-codec.js';
 import { responsesCompaction } from './provider-compaction.js';
 
 const MESSAGE_ROLES = new Set(['system', 'developer', 'user', 'assistant']);
@@ -39,8 +48,8 @@ export const openaiResponsesCodec: MessageCodec = {
       role: 'assistant',
       kind: 'other',
       text: '',
-      toolCalls: [],
-      toolResults: [],
+      toolCalls: NO_TOOL_CALLS,
+      toolResults: NO_TOOL_RESULTS,
       format: 'openai-responses',
       raw,
       itemType: type,
@@ -93,9 +102,9 @@ export const openaiResponsesCodec: MessageCodec = {
       throw invalidMessage(index, 'call_id', `is required on a ${type} item`);
     }
 
-    if (parsed.toolCalls.length > 0) parsed.explicitId = `call:${callId}`;
-    else if (parsed.toolResults.length > 0) parsed.explicitId = `result:${callId}`;
-    else if (itemId !== undefined) parsed.explicitId = `item:${itemId}`;
+    if (parsed.toolCalls.length > 0) parsed.explicitId = flatString('call:', String(callId));
+    else if (parsed.toolResults.length > 0) parsed.explicitId = flatString('result:', String(callId));
+    else if (itemId !== undefined) parsed.explicitId = flatString('item:', itemId);
     if (meta) {
       parsed.meta = meta;
       if (typeof meta.id === 'string') parsed.explicitId = meta.id;

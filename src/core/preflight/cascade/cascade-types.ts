@@ -33,15 +33,35 @@ export interface CascadeRun {
   readonly realize: (item: IndexedMessage, rewrite: SessionRewrite) => RealizedRewrite;
 }
 
+/**
+ * `entry` with `rewrite` applied: one literal of every field (one hidden class, its fields in
+ * the object). A spread built a hidden class per rewritten message once its site had seen
+ * several shapes, and `Object.assign({}, ...)` put the fields past the fourth in a properties
+ * array of their own: one more object per rewritten message for the scavenges (issue 47).
+ */
+function rewrittenEntry(entry: ViewEntry, realized: RealizedRewrite, rewrite: SessionRewrite): ViewEntry {
+  const next: ViewEntry = {
+    item: entry.item,
+    pinned: entry.pinned,
+    round: entry.round,
+    wire: realized.wire,
+    tokens: realized.tokens,
+    originalTokens: entry.originalTokens,
+    rewrite,
+  };
+  if (entry.userText !== undefined) next.userText = entry.userText;
+  if (entry.beforeBoundary !== undefined) next.beforeBoundary = entry.beforeBoundary;
+  if (entry.content !== undefined) next.content = entry.content;
+  return next;
+}
+
 /** Applies `rewrite` to entry `k` of `run`, updating the total. Returns the tokens saved. */
 export function applyRewrite(run: CascadeRun, k: number, rewrite: SessionRewrite, toolName?: string): number {
   const entry = run.entries[k]!;
   const realized = run.realize(entry.item, rewrite);
   const saved = entry.tokens - realized.tokens;
   if (saved <= 0) return 0;
-  // `Object.assign`, not a spread: a literal that adds fields after a spread built a hidden class
-  // per rewritten message once its site had seen several shapes (issue 47: scavenges).
-  run.entries[k] = Object.assign({}, entry, { wire: realized.wire, tokens: realized.tokens, rewrite });
+  run.entries[k] = rewrittenEntry(entry, realized, rewrite);
   run.total -= saved;
   run.rewrites.push({ item: entry.item, rewrite, ...(toolName ? { toolName } : {}) });
   return saved;

@@ -1,6 +1,6 @@
 import { CompactError, invalidMessage } from '../../errors.js';
 import { flatString } from '../flat-string.js';
-import type { CompactMessage, MessageRole, ToolCall, ToolResult } from '../message.js';
+import type { CompactMessage, MessageRole, ToolCall } from '../message.js';
 import {
   type MessageCodec,
   NO_TOOL_CALLS,

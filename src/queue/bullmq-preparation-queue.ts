@@ -17,7 +17,7 @@ import {
   type PreparationQueue,
   preparationJobId,
 } from '../core/session/preparation-queue.js';
-import { listDue, type ScheduleClient, scheduleKeys, unlistDue } from './fleet-schedule.js';
+import { heldJobs, listDue, type ScheduleClient, scheduleKeys, unlistDue } from './fleet-schedule.js';
 import { connectionOptions, loadBullmq, type QueueConnection } from './load-bullmq.js';
 
 /** The queue's name unless told otherwise (agents and workers must agree on it). */
@@ -59,13 +59,23 @@ export interface PreparationQueueCounts {
    * waits).
    */
   lagMs: number;
+  /**
+   * Delayed jobs the fleet's schedule holds until their start (fleet-wide: the delayed jobs
+   * still listed as due; the rest of `delayed` are retries waiting out their backoff).
+   */
+  held: number;
+  /** The earliest due time (epoch ms) of a held job, the session's expected trigger; absent when none is held. */
+  nextDueAt?: number;
 }
 
 /** A preparation queue on BullMQ. */
 export interface BullmqPreparationQueue extends PreparationQueue {
   /** Removes the waiting job of `key` and `baseVersion` (a running or finished one stays). */
   withdraw(key: string, baseVersion: number): Promise<void>;
-  /** Jobs by state (pending, running, failed) and the lag of the oldest waiting one. */
+  /**
+   * Jobs by state (pending, running, failed), the lag of the oldest waiting one, and the jobs
+   * the fleet's schedule holds with the earliest due time among them.
+   */
   counts(): Promise<PreparationQueueCounts>;
   /** Renews the due time of the listed job of `key` and `baseVersion` (the fleet's schedule). */
   reschedule(key: string, baseVersion: number, dueAt: number): Promise<void>;
@@ -165,9 +175,10 @@ export function bullmqPreparationQueue(options: BullmqPreparationQueueOptions): 
     },
     async counts() {
       const q = await open();
-      const [counts, oldest] = await Promise.all([
+      const [counts, oldest, { held, nextDueAt }] = await Promise.all([
         q.getJobCounts('waiting', 'active', 'delayed', 'completed', 'failed'),
         q.getJobs(['waiting'], 0, 0, true),
+        schedule(q).then((client) => heldJobs(client, scheduleKeys(q.toKey), q.toKey('delayed'))),
       ]);
       const since = oldest[0]?.timestamp;
       return {
@@ -177,6 +188,8 @@ export function bullmqPreparationQueue(options: BullmqPreparationQueueOptions): 
         completed: counts.completed ?? 0,
         failed: counts.failed ?? 0,
         lagMs: since === undefined ? 0 : Math.max(0, Date.now() - since),
+        held,
+        ...(nextDueAt === undefined ? {} : { nextDueAt }),
       };
     },
     async close() {

@@ -117,6 +117,56 @@ export function unlistDue(client: ScheduleClient, keys: ScheduleKeys, jobId: str
   return run(client, keys, ['done', jobId, Date.now()]);
 }
 
+const HELD_COMMAND = 'agentCompactionHeld';
+
+// KEYS: the due set, BullMQ's delayed set. The smaller one is walked: held jobs are the
+// delayed ones still listed as due (a run, retried or not, is unlisted first).
+const HELD_LUA = /* lua */ `
+local walk, other, due_first = KEYS[1], KEYS[2], true
+if redis.call('ZCARD', KEYS[2]) < redis.call('ZCARD', KEYS[1]) then
+  walk, other, due_first = KEYS[2], KEYS[1], false
+end
+local held, next_due = 0, nil
+local members = redis.call('ZRANGE', walk, 0, -1, 'WITHSCORES')
+for i = 1, #members, 2 do
+  local score = redis.call('ZSCORE', other, members[i])
+  if score then
+    held = held + 1
+    local due = tonumber(due_first and members[i + 1] or score)
+    if not next_due or due < next_due then next_due = due end
+  end
+end
+return {held, next_due and tostring(next_due) or ''}
+`;
+
+const definedHeld = new WeakSet<object>();
+
+/** The jobs the fleet's schedule holds, and the earliest due time among them. */
+export interface HeldJobs {
+  /** Jobs in BullMQ's delayed set that the schedule holds (listed as due, not run yet). */
+  readonly held: number;
+  /** The earliest due time (epoch ms) of a held job; `undefined` when none is held. */
+  readonly nextDueAt: number | undefined;
+}
+
+/**
+ * Counts the jobs held fleet-wide: those in BullMQ's delayed set (`delayedKey`) still listed
+ * as due (a retry's delay is not a hold: a run is unlisted first). One Lua call, linear in
+ * the smaller of the two sets.
+ */
+export async function heldJobs(
+  client: ScheduleClient,
+  keys: ScheduleKeys,
+  delayedKey: string,
+): Promise<HeldJobs> {
+  if (!definedHeld.has(client)) {
+    client.defineCommand(HELD_COMMAND, { numberOfKeys: 2, lua: HELD_LUA });
+    definedHeld.add(client);
+  }
+  const [held, next] = (await client.runCommand(HELD_COMMAND, [keys[0], delayedKey])) as [number, string];
+  return { held: Number(held), nextDueAt: next === '' ? undefined : Number(next) };
+}
+
 /** What the fleet holds beside a job: its slots, and the due times of the jobs due no sooner. */
 export interface FleetLoad {
   readonly slots: number;

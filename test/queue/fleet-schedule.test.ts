@@ -6,9 +6,12 @@
  */
 
 import { randomUUID } from 'node:crypto';
+import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { QUEUE_METRICS, queueMetrics } from '../../src/exporters/otel/index.js';
 import type { PreparationJob } from '../../src/queue/index.js';
 import { chatTurns } from '../support/background-fixtures.js';
+import { cli } from '../support/cli-fixtures.js';
 import { type RedisTestServer, redisAvailable, startRedisServer } from '../support/redis-server.js';
 import { type Agent, settled, startAgent, WorkerFleet } from './support/queue-fleet.js';
 
@@ -37,9 +40,10 @@ afterAll(async () => {
  * A worker of one slot and an agent on their own queue, the worker's run time learned from a
  * first job (no `dueAt`: run when picked); resolves with that job, to copy for other sessions.
  */
-async function warmFleet(): Promise<{ fleet: WorkerFleet; agent: Agent; job: PreparationJob }> {
+async function warmFleet(
+  keyPrefix = `schedule-test:${randomUUID()}:`,
+): Promise<{ fleet: WorkerFleet; agent: Agent; job: PreparationJob }> {
   const queue = `q-${randomUUID()}`;
-  const keyPrefix = `schedule-test:${randomUUID()}:`;
   const fleet = new WorkerFleet({ REDIS_URL: server.url, KEY_PREFIX: keyPrefix, QUEUE_NAME: queue });
   const agent = startAgent(server.url, keyPrefix, queue);
   open.fleets.push(fleet);
@@ -65,6 +69,40 @@ async function warmFleet(): Promise<{ fleet: WorkerFleet; agent: Agent; job: Pre
 function jobOf(job: PreparationJob, session: string, dueAt: number): PreparationJob {
   const { deadline: _deadline, ...rest } = job;
   return { ...rest, key: session, sessionId: session, dueAt };
+}
+
+/**
+ * `read` again until `ok`: a held job comes back from BullMQ's delayed set at each recheck
+ * (every second) for the moment a worker takes to hold it again.
+ */
+async function readUntil<T>(read: () => Promise<T>, ok: (value: T) => boolean): Promise<T> {
+  for (;;) {
+    const value = await read();
+    if (ok(value)) return value;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** The queue's metrics at one collection: each instrument's points. */
+async function collectQueueMetrics(agent: Agent) {
+  const reader = new (class extends MetricReader {
+    protected async onForceFlush() {}
+    protected async onShutdown() {}
+  })();
+  const provider = new MeterProvider({ readers: [reader] });
+  const stop = await queueMetrics(agent.queue, { meter: provider.getMeter('test') });
+  const { resourceMetrics } = await reader.collect();
+  stop();
+  await provider.shutdown();
+  const points = Object.fromEntries(
+    resourceMetrics.scopeMetrics
+      .flatMap((scope) => scope.metrics)
+      .map((metric) => [metric.descriptor.name, metric.dataPoints]),
+  );
+  return (name: string, state?: string) =>
+    points[name]?.find((p) => state === undefined || p.attributes.state === state)?.value as
+      | number
+      | undefined;
 }
 
 describe.runIf(withRedis)("the fleet's schedule by expected trigger", () => {
@@ -98,5 +136,71 @@ describe.runIf(withRedis)("the fleet's schedule by expected trigger", () => {
     expect(record?.version).toBe(job.baseVersion + 1);
     // The record tells the hold: the agents' learned queue latency leaves it out.
     expect(record?.heldMs).toBeGreaterThan(0);
+  });
+
+  it('held jobs show fleet-wide in counts(), as OpenTelemetry metrics and in status --store redis', async () => {
+    // The store's default key prefix: the one the CLI reads, with a session to show.
+    const { fleet, agent, job } = await warmFleet('agent-compaction:session:');
+    const session = `status-${randomUUID()}`;
+    await agent.store.set(session, { sessionId: session, version: 0, coveredIds: [], updatedAt: Date.now() });
+    const laterDue = Date.now() + 60_000;
+    await agent.queue.enqueue(jobOf(job, 'later', laterDue));
+    await agent.queue.enqueue(jobOf(job, 'sooner', Date.now()));
+    await fleet.inbox.until(
+      (r) => r.type === 'job' && r.outcome.sessionId === 'sooner' && r.outcome.result === 'published',
+    );
+    const counts = await readUntil(
+      () => agent.queue.counts(),
+      (c) => c.delayed === 1,
+    );
+    expect(counts).toMatchObject({ waiting: 0, delayed: 1, held: 1, nextDueAt: laterDue, failed: 0 });
+
+    const point = await readUntil(
+      () => collectQueueMetrics(agent),
+      (p) => p(QUEUE_METRICS.jobs, 'delayed') === 1,
+    );
+    expect(point(QUEUE_METRICS.held)).toBe(1);
+    expect(point(QUEUE_METRICS.nextDue)).toBeGreaterThan(0);
+    expect(point(QUEUE_METRICS.nextDue)).toBeLessThanOrEqual(60_000);
+
+    const status = (json: boolean) =>
+      cli(
+        ['status', session, '--store', 'redis', '--queue', agent.queue.name, ...(json ? ['--json'] : [])],
+        '',
+        {
+          REDIS_URL: server.url,
+        },
+      );
+    const run = await readUntil(
+      () => status(false),
+      (r) => r.code !== 0 || !/active 1|waiting 1/.test(r.stdout),
+    );
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toMatch(
+      new RegExp(
+        `^preparation queue ${agent.queue.name}: waiting 0, active 0, held by the schedule 1, delayed \\(retries\\) 0, failed \\(dead letters\\) 0; lag 0 ms \\(the oldest waiting job\\); the next held job due in [1-9][\\d,]* ms \\(${new Date(laterDue).toISOString().replace(/\./g, '\\.')}\\)$`,
+        'm',
+      ),
+    );
+    const json = await readUntil(
+      async () => JSON.parse((await status(true)).stdout),
+      (j) => j.queue.delayed === 1,
+    );
+    expect(json.queue).toMatchObject({ delayed: 1, held: 1, nextDueAt: laterDue });
+
+    // Withdrawn while held: nothing held, no next due time.
+    // (a withdrawal leaves a job a worker is holding again at that moment: then once more).
+    const after = await readUntil(
+      async () => {
+        await agent.queue.withdraw('later', job.baseVersion);
+        return agent.queue.counts();
+      },
+      (c) => c.delayed + c.waiting + c.active === 0,
+    );
+    expect(after).toMatchObject({ delayed: 0, held: 0 });
+    expect(after.nextDueAt).toBeUndefined();
+    const none = await collectQueueMetrics(agent);
+    expect(none(QUEUE_METRICS.held)).toBe(0);
+    expect(none(QUEUE_METRICS.nextDue)).toBeUndefined();
   });
 });

@@ -164,6 +164,9 @@ describe.runIf(withRedis)('the learned lead time of queued preparations', () => 
     expect(point(QUEUE_METRICS.jobs, 'active')).toBe(0);
     expect(point(QUEUE_METRICS.jobs, 'failed')).toBe(0);
     expect(point(QUEUE_METRICS.lag)).toBeGreaterThan(0);
+    // Nothing held without workers (the schedule holds at a pick): no next due time either.
+    expect(point(QUEUE_METRICS.held)).toBe(0);
+    expect(point(QUEUE_METRICS.nextDue)).toBeUndefined();
     expect(point(QUEUE_METRICS.late)).toBe(status.late);
     expect(point(QUEUE_METRICS.backlog)).toBe(1);
     expect(point(QUEUE_METRICS.latency)).toBeGreaterThan(0);
@@ -184,7 +187,7 @@ describe.runIf(withRedis)('the learned lead time of queued preparations', () => 
     expect(await agent.queue.counts()).toMatchObject({ waiting: 0, active: 0, failed: 0 });
   });
 
-  it('status --store redis shows the queue: waiting, active, failed and the lag', async () => {
+  it('status --store redis shows the queue: waiting, active, held, failed and the lag', async () => {
     // The store's default key prefix: the one the CLI reads.
     const { agent } = setup('agent-compaction:session:');
     const session = `status-${randomUUID()}`;
@@ -200,7 +203,7 @@ describe.runIf(withRedis)('the learned lead time of queued preparations', () => 
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout).toMatch(
       new RegExp(
-        `^preparation queue ${agent.queue.name}: waiting 1, active 0, delayed \\(retries\\) 0, failed \\(dead letters\\) 0; lag [1-9][\\d,]* ms \\(the oldest waiting job\\)$`,
+        `^preparation queue ${agent.queue.name}: waiting 1, active 0, held by the schedule 0, delayed \\(retries\\) 0, failed \\(dead letters\\) 0; lag [1-9][\\d,]* ms \\(the oldest waiting job\\)$`,
         'm',
       ),
     );
@@ -211,7 +214,7 @@ describe.runIf(withRedis)('the learned lead time of queued preparations', () => 
         })
       ).stdout,
     );
-    expect(json.queue).toMatchObject({ name: agent.queue.name, waiting: 1, active: 0, failed: 0 });
+    expect(json.queue).toMatchObject({ name: agent.queue.name, waiting: 1, active: 0, held: 0, failed: 0 });
     expect(json.queue.lagMs).toBeGreaterThan(0);
   });
 });

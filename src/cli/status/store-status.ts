@@ -2,8 +2,9 @@
  * `agent-compaction status SESSION --store redis`: what a session remembers in a shared Redis
  * session store (the state every process serving it reads): its summary version and text, the
  * messages it covers, what it pins and keeps, and when it changed; and the preparation queue's
- * jobs waiting, active and failed, and its lag. The URL comes from an
- * environment variable (a URL can carry a password: never on the command line).
+ * jobs waiting, active, held by the fleet's schedule and failed, its lag, and when the next
+ * held job is due. The URL comes from an environment variable (a URL can carry a password:
+ * never on the command line).
  */
 import { CompactError } from '../../core/errors.js';
 import { QUEUE_SUMMARIZER_PREFIX } from '../../core/session/preparation-queue.js';
@@ -54,7 +55,18 @@ export function formatStoreState(state: SessionState): string {
 
 /** The preparation queue's jobs by state and its lag, or why they cannot be read. */
 export type QueueStatus =
-  | { name: string; waiting: number; active: number; delayed: number; failed: number; lagMs: number }
+  | {
+      name: string;
+      waiting: number;
+      active: number;
+      delayed: number;
+      /** Delayed jobs the fleet's schedule holds until their start. */
+      held: number;
+      /** The earliest due time (epoch ms) of a held job. */
+      nextDueAt?: number;
+      failed: number;
+      lagMs: number;
+    }
   | { name: string; unavailable: string };
 
 /** Reads the preparation queue `name` on the Redis at `url` (needs the bullmq and ioredis peers). */
@@ -62,8 +74,17 @@ export async function readQueueStatus(url: string, name: string): Promise<QueueS
   const { bullmqPreparationQueue } = await import('../../queue/index.js');
   const queue = bullmqPreparationQueue({ connection: url, name });
   try {
-    const { waiting, active, delayed, failed, lagMs } = await queue.counts();
-    return { name, waiting, active, delayed, failed, lagMs };
+    const { waiting, active, delayed, held, nextDueAt, failed, lagMs } = await queue.counts();
+    return {
+      name,
+      waiting,
+      active,
+      delayed,
+      held,
+      ...(nextDueAt === undefined ? {} : { nextDueAt }),
+      failed,
+      lagMs,
+    };
   } catch (error) {
     return { name, unavailable: (error as Error).message };
   } finally {
@@ -71,11 +92,15 @@ export async function readQueueStatus(url: string, name: string): Promise<QueueS
   }
 }
 
-/** The queue's line. */
-export function formatQueueStatus(queue: QueueStatus): string {
+/** The queue's line (`now`: epoch ms, for the time to the next held job's due time). */
+export function formatQueueStatus(queue: QueueStatus, now = Date.now()): string {
   if ('unavailable' in queue) return `preparation queue ${queue.name}: not read (${queue.unavailable})`;
-  const { name, waiting, active, delayed, failed, lagMs } = queue;
-  return `preparation queue ${name}: waiting ${formatNumber(waiting)}, active ${formatNumber(active)}, delayed (retries) ${formatNumber(delayed)}, failed (dead letters) ${formatNumber(failed)}; lag ${formatNumber(lagMs)} ms (the oldest waiting job)`;
+  const { name, waiting, active, delayed, held, nextDueAt, failed, lagMs } = queue;
+  const next =
+    nextDueAt === undefined
+      ? ''
+      : `; the next held job due in ${formatNumber(nextDueAt - now)} ms (${new Date(nextDueAt).toISOString()})`;
+  return `preparation queue ${name}: waiting ${formatNumber(waiting)}, active ${formatNumber(active)}, held by the schedule ${formatNumber(held)}, delayed (retries) ${formatNumber(Math.max(0, delayed - held))}, failed (dead letters) ${formatNumber(failed)}; lag ${formatNumber(lagMs)} ms (the oldest waiting job)${next}`;
 }
 
 /** Prints a session's state from the store, and the preparation queue's jobs and lag (text or `--json`). */

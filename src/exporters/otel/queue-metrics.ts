@@ -4,7 +4,17 @@ import { loadApi, type OtelApi, TRACER_NAME } from './otel-api.js';
 /** The job counts of a preparation queue (`agent-compaction/queue`'s `counts()`). */
 export interface QueueCountsSource {
   readonly name: string;
-  counts(): Promise<{ waiting: number; active: number; delayed: number; failed: number; lagMs: number }>;
+  counts(): Promise<{
+    waiting: number;
+    active: number;
+    delayed: number;
+    failed: number;
+    lagMs: number;
+    /** Delayed jobs the fleet's schedule holds until their start. */
+    held?: number;
+    /** The earliest due time (epoch ms) of a held job. */
+    nextDueAt?: number;
+  }>;
 }
 
 /** What a manager learned about its queue (`manager.backgroundStatus()`). */
@@ -33,6 +43,10 @@ export const QUEUE_METRICS = {
   jobs: 'agent_compaction.queue.jobs',
   /** How long the oldest waiting job has waited, in milliseconds: a gauge. */
   lag: 'agent_compaction.queue.lag',
+  /** Delayed jobs the fleet's schedule holds until their start (a part of `delayed`): a gauge. */
+  held: 'agent_compaction.queue.held',
+  /** Milliseconds until the earliest held job is due (its session's expected trigger): a gauge, only while one is held. */
+  nextDue: 'agent_compaction.queue.next_due',
   /** The manager's p90 of enqueue to published, in milliseconds: a gauge. */
   latency: 'agent_compaction.queue.latency',
   /** The lead time the manager's preparations start for, in milliseconds: a gauge. */
@@ -45,7 +59,8 @@ export const QUEUE_METRICS = {
 
 /**
  * Reports a preparation queue as OpenTelemetry metrics, read at each collection: jobs waiting,
- * active, delayed and failed (dead letters), the lag of the oldest waiting job, and with
+ * active, delayed and failed (dead letters), the lag of the oldest waiting job, the delayed
+ * jobs the fleet's schedule holds and the time until the earliest of them is due, and with
  * `manager` what it learned (latency, lead time, late jobs, backlog). Every point carries the
  * queue's name as `messaging.destination.name`. A failing read skips that collection. Resolves
  * with a function that stops the reporting.
@@ -71,7 +86,15 @@ export async function queueMetrics(
     description: 'How long the oldest waiting preparation job has waited',
     unit: 'ms',
   });
-  const observables: Observable[] = [jobs, lag];
+  const held = meter.createObservableGauge(QUEUE_METRICS.held, {
+    description: "Delayed preparation jobs the fleet's schedule holds until their start",
+    unit: '{job}',
+  });
+  const nextDue = meter.createObservableGauge(QUEUE_METRICS.nextDue, {
+    description: 'Time until the earliest held preparation job is due',
+    unit: 'ms',
+  });
+  const observables: Observable[] = [jobs, lag, held, nextDue];
   const manager = options.manager;
   const learned = manager
     ? {
@@ -106,6 +129,8 @@ export async function queueMetrics(
     for (const state of ['waiting', 'active', 'delayed', 'failed'] as const)
       result.observe(jobs, counts[state], { ...where, state });
     result.observe(lag, counts.lagMs, where);
+    if (counts.held !== undefined) result.observe(held, counts.held, where);
+    if (counts.nextDueAt !== undefined) result.observe(nextDue, counts.nextDueAt - Date.now(), where);
   };
   meter.addBatchObservableCallback(callback, observables);
   return () => meter.removeBatchObservableCallback(callback, observables);

@@ -17,7 +17,7 @@ import {
   type PreparationQueue,
   preparationJobId,
 } from '../core/session/preparation-queue.js';
-import { heldJobs, listDue, type ScheduleClient, scheduleKeys, unlistDue } from './fleet-schedule.js';
+import { heldJobs, listDue, markWithdrawn, type ScheduleClient, scheduleKeys } from './fleet-schedule.js';
 import { connectionOptions, loadBullmq, type QueueConnection } from './load-bullmq.js';
 
 /** The queue's name unless told otherwise (agents and workers must agree on it). */
@@ -155,10 +155,14 @@ export function bullmqPreparationQueue(options: BullmqPreparationQueueOptions): 
       const jobId = preparationJobId(key, baseVersion);
       const job = await q.getJob(jobId);
       // A waiting job only: a running one is fenced at publish, a completed one keeps the id taken.
+      // An active one may be a held job in a worker's hands for the moment of holding it again:
+      // marked withdrawn, that worker drops it at its next pick.
       const state = await job?.getState();
       if (job && (state === 'waiting' || state === 'delayed' || state === 'prioritized')) {
         await job.remove().catch(() => {});
-        await unlistDue(await schedule(q), scheduleKeys(q.toKey), jobId).catch(() => {});
+        await markWithdrawn(await schedule(q), scheduleKeys(q.toKey), jobId).catch(() => {});
+      } else if (job && state === 'active' && job.data.dueAt !== undefined) {
+        await markWithdrawn(await schedule(q), scheduleKeys(q.toKey), jobId).catch(() => {});
       }
     },
     async reschedule(key: string, baseVersion: number, dueAt: number) {

@@ -43,6 +43,7 @@ const COMMAND = 'agentCompactionSchedule';
 const LUA = /* lua */ `
 local op = ARGV[1]
 if op == 'due' then
+  if ARGV[4] ~= 'XX' then redis.call('ZREM', KEYS[3], 'w:' .. ARGV[2]) end
   if redis.call('ZSCORE', KEYS[3], ARGV[2]) then return 0 end
   if ARGV[4] == 'XX' then redis.call('ZADD', KEYS[1], 'XX', ARGV[3], ARGV[2])
   else redis.call('ZADD', KEYS[1], ARGV[3], ARGV[2]) end
@@ -51,6 +52,11 @@ elseif op == 'done' then
   redis.call('ZREM', KEYS[1], ARGV[2])
   redis.call('ZADD', KEYS[3], ARGV[3], ARGV[2])
   return 0
+elseif op == 'withdrawn' then
+  redis.call('ZREM', KEYS[1], ARGV[2])
+  redis.call('ZADD', KEYS[3], ARGV[3], ARGV[2])
+  redis.call('ZADD', KEYS[3], ARGV[3], 'w:' .. ARGV[2])
+  return 0
 elseif op == 'slots' then
   redis.call('ZADD', KEYS[2], ARGV[3], ARGV[2])
   return 0
@@ -58,6 +64,7 @@ elseif op == 'leave' then
   redis.call('ZREM', KEYS[2], ARGV[2])
   return 0
 end
+if redis.call('ZSCORE', KEYS[3], 'w:' .. ARGV[2]) then return {-1} end
 redis.call('ZREM', KEYS[3], ARGV[2])
 local due = redis.call('ZSCORE', KEYS[1], ARGV[2])
 if not due then
@@ -112,7 +119,16 @@ export function listDue(
   return run(client, keys, ['due', jobId, Math.round(dueAt), update ? 'XX' : '']);
 }
 
-/** Takes `jobId` off the list (run, dropped or withdrawn). */
+/**
+ * Takes `jobId` off the list for good: its agent withdrew it (the session closed or moved
+ * past). A worker holding it at that moment (the job active for the hold) drops it at its next
+ * pick instead of holding it again; an agent's new add of the same id lifts the mark.
+ */
+export function markWithdrawn(client: ScheduleClient, keys: ScheduleKeys, jobId: string): Promise<unknown> {
+  return run(client, keys, ['withdrawn', jobId, Date.now()]);
+}
+
+/** Takes `jobId` off the list (run or dropped). */
 export function unlistDue(client: ScheduleClient, keys: ScheduleKeys, jobId: string): Promise<unknown> {
   return run(client, keys, ['done', jobId, Date.now()]);
 }
@@ -223,7 +239,11 @@ export class WorkerSchedule {
    * Until when `job` (id `jobId`) is held, or `undefined` to run it now (no `dueAt`, no run
    * timed yet, or Redis failed: the schedule never costs a job).
    */
-  async hold(jobId: string, job: PreparationJob, runMs: number | undefined): Promise<number | undefined> {
+  async hold(
+    jobId: string,
+    job: PreparationJob,
+    runMs: number | undefined,
+  ): Promise<number | 'withdrawn' | undefined> {
     if (job.dueAt === undefined || runMs === undefined) return undefined;
     const now = Date.now();
     try {
@@ -234,6 +254,7 @@ export class WorkerSchedule {
         now,
         now - FORGET_AFTER_MS,
       ])) as (number | string)[];
+      if (Number(answer[0]) === -1) return 'withdrawn';
       const slots = Number(answer[0]) || this.#concurrency;
       // The listed due time: the session's agents renew it at each call (a newer estimate).
       const dueAt = Number(answer[1]) || job.dueAt;

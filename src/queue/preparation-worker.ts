@@ -173,7 +173,14 @@ function jobRunner(
   return async (job: Job<PreparationJob>, token?: string, signal?: AbortSignal): Promise<JobDone> => {
     const data = job.data;
     const id = String(job.id);
-    const until = token ? await fleet.schedule.hold(id, data, runTimes.median()) : undefined;
+    const hold = token ? await fleet.schedule.hold(id, data, runTimes.median()) : undefined;
+    // Withdrawn by its agent while this worker held it again: nothing will use it.
+    if (hold === 'withdrawn') {
+      status.processed++;
+      status.superseded++;
+      return { result: 'superseded', attempt: job.attemptsMade + 1 };
+    }
+    const until = hold;
     // The first hold is noted in the job: the published record tells how long it was held.
     const heldAt = (data as HeldJob).heldAt;
     if (until !== undefined && token && heldAt === undefined)

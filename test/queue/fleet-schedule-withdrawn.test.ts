@@ -1,0 +1,55 @@
+/**
+ * A withdrawal that meets a held job in a worker's hands (active for the moment of holding it
+ * again) still counts: the worker's next pick drops it instead of holding it again, and an
+ * agent's new add of the same id lifts the mark. Real redis-server, BullMQ's own client.
+ */
+
+import { randomUUID } from 'node:crypto';
+import { Queue } from 'bullmq';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { PreparationJob } from '../../src/core/session/preparation-queue.js';
+import {
+  listDue,
+  markWithdrawn,
+  type ScheduleClient,
+  scheduleKeys,
+  WorkerSchedule,
+} from '../../src/queue/fleet-schedule.js';
+import { type RedisTestServer, redisAvailable, startRedisServer } from '../support/redis-server.js';
+
+const withRedis = redisAvailable('fleet schedule withdrawal tests');
+let server: RedisTestServer;
+
+beforeAll(async () => {
+  if (withRedis) server = await startRedisServer();
+});
+
+afterAll(async () => {
+  await server?.stop();
+});
+
+describe.runIf(withRedis)("the fleet's schedule: a withdrawal marked while a worker holds the job", () => {
+  it('the next pick drops a withdrawn job; a new add of the same id is scheduled again', async () => {
+    const { hostname, port } = new URL(server.url);
+    const queue = new Queue(`q-${randomUUID()}`, { connection: { host: hostname, port: Number(port) } });
+    try {
+      const client = queue.getBackend().client as Promise<ScheduleClient>;
+      const keys = scheduleKeys((type) => queue.toKey(type));
+      const worker = new WorkerSchedule(client, keys, 'w1', 1);
+      await worker.start();
+      const dueAt = Date.now() + 600_000;
+      const job = { sessionId: 's', key: 's', baseVersion: 3, dueAt } as unknown as PreparationJob;
+      await listDue(await client, keys, 'job-1', dueAt);
+      // Not withdrawn: held until near its due time.
+      expect(typeof (await worker.hold('job-1', job, 100))).toBe('number');
+      await markWithdrawn(await client, keys, 'job-1');
+      expect(await worker.hold('job-1', job, 100)).toBe('withdrawn');
+      // The agent adds the same job again (a session reopened under its id): scheduled again.
+      await listDue(await client, keys, 'job-1', dueAt);
+      expect(typeof (await worker.hold('job-1', job, 100))).toBe('number');
+      await worker.stop();
+    } finally {
+      await queue.close();
+    }
+  });
+});

@@ -12,8 +12,6 @@
  * them all and waits until none is left.
  */
 
-import { CompactError } from '../errors.js';
-import type { SummarizeOutcome } from '../preflight/cascade/summarize-remainder.js';
 import type { BufferedEvent, PreparedSummary } from '../preflight/prepared-summary.js';
 import type { SessionView, ViewEntry } from '../preflight/session-view.js';
 import type { PreparationQueue } from '../session/preparation-queue.js';
@@ -21,15 +19,10 @@ import type { SessionLock } from '../session/session-store.js';
 import { awaitOtherPreparation, claimOrAwait } from './await-other-preparation.js';
 import type { BackgroundOptions, BackgroundStatus, SharedStore } from './background-status.js';
 import { DEADLINE_MARGIN, LeadTime, type PreparationThreshold } from './lead-time.js';
+import { abortPreparation, type Preparation, summarizeUnderLock } from './preparation.js';
 import { type PreparationRequest, planPreparation, queueJob, untilAborted } from './preparation-plan.js';
 import { QueueBacklog } from './queue-backlog.js';
-import {
-  coversPrefix,
-  preparedKey,
-  publishedVersion,
-  publishPrepared,
-  readPrepared,
-} from './shared-preparation.js';
+import { coversPrefix, readPrepared } from './shared-preparation.js';
 import { summarizePreparation } from './summarize-preparation.js';
 
 export type { BufferedEvent, PreparedSummary } from '../preflight/prepared-summary.js';
@@ -37,25 +30,6 @@ export type { BackgroundOptions, BackgroundStatus, SharedStore } from './backgro
 export type { PreparationThreshold } from './lead-time.js';
 export { type PreparationRequest, planPreparation } from './preparation-plan.js';
 export type { BacklogInfo } from './queue-backlog.js';
-
-interface Preparation {
-  readonly baseVersion: number;
-  readonly foldedIds: readonly string[];
-  /** Content hashes of the folded messages (an edit that keeps an id changes the hash). */
-  readonly foldedHashes: readonly string[];
-  readonly controller: AbortController;
-  readonly events: BufferedEvent[];
-  readonly done: Promise<void>;
-  settled: boolean;
-  outcome: SummarizeOutcome | undefined;
-  /** Starts the deferred work at once (shutdown), when it has not started. */
-  kick: (() => void) | undefined;
-  /** When the queue took its job (epoch ms), with a queue. */
-  queuedAt: number | undefined;
-  /** Its job is to be withdrawn (nothing will use it): at once if queued, else once the add lands. */
-  unwanted: boolean;
-  immediate: ReturnType<typeof setImmediate> | undefined;
-}
 
 /** The background preparations of one manager, by session key. */
 export class BackgroundPreparations {
@@ -181,35 +155,6 @@ export class BackgroundPreparations {
   }
 
   /** The preparation's work: under the shared lock when the store is shared, then published. */
-  async #work(key: string, preparation: Preparation, run: () => Promise<SummarizeOutcome | undefined>) {
-    const shared = this.#shared;
-    const lock = shared
-      ? await shared.store.acquireLock(preparedKey(key), shared.lockTtlMs).catch(() => undefined)
-      : undefined;
-    // Another process prepares this session: its summary is read from the store at the trigger.
-    if (shared && !lock) return;
-    try {
-      // The lock is the session's, not the version's: a process that crosses the threshold
-      // after another one published this version's summary (and released the lock) would
-      // otherwise summarize it again.
-      if (shared && (await publishedVersion(shared.store, key)) === preparation.baseVersion) return;
-      this.#summarized++;
-      preparation.outcome = await run();
-      if (shared && preparation.outcome && !preparation.controller.signal.aborted) {
-        const published = await publishPrepared(
-          shared.store,
-          key,
-          { ...preparation, outcome: preparation.outcome },
-          shared.signing,
-        );
-        // Another process published this version first: its text stands (read at the trigger).
-        if (published === 'taken') preparation.outcome = undefined;
-      }
-    } finally {
-      await lock?.release().catch(() => false);
-    }
-  }
-
   #launch(key: string, folded: ViewEntry[], request: PreparationRequest): Preparation {
     const controller = new AbortController();
     const events: BufferedEvent[] = [];
@@ -242,8 +187,12 @@ export class BackgroundPreparations {
             // Dropped as unwanted while its add was on the way: the job is taken back now.
             if (preparation.unwanted) this.#withdraw(key, preparation);
           } else
-            await this.#work(key, preparation, () =>
-              summarizePreparation(folded, request, controller.signal, events),
+            await summarizeUnderLock(
+              this.#shared,
+              key,
+              preparation,
+              () => summarizePreparation(folded, request, controller.signal, events),
+              () => this.#summarized++,
             );
         })
         .catch(() => {
@@ -363,7 +312,7 @@ export class BackgroundPreparations {
     for (const key of [...this.#claims.keys()]) this.release(key);
     for (const [key, preparation] of this.#entries) this.#drop(key, preparation);
     const running = [...this.#running];
-    for (const preparation of running) this.#abort(preparation);
+    for (const preparation of running) abortPreparation(preparation);
     await Promise.all(running.map((preparation) => preparation.done));
   }
 
@@ -371,7 +320,7 @@ export class BackgroundPreparations {
   #drop(key: string, preparation: Preparation, stale = false): void {
     this.#entries.delete(key);
     this.#discarded++;
-    if (!preparation.settled) this.#abort(preparation);
+    if (!preparation.settled) abortPreparation(preparation);
     if (stale) this.#withdraw(key, preparation);
   }
 
@@ -384,12 +333,6 @@ export class BackgroundPreparations {
     preparation.unwanted = true;
     if (preparation.queuedAt === undefined || !this.#queue?.withdraw) return;
     this.#queue.withdraw(key, preparation.baseVersion).catch(() => {});
-  }
-
-  #abort(preparation: Preparation): void {
-    preparation.controller.abort(new CompactError('aborted', 'the background preparation was discarded'));
-    if (preparation.immediate) clearImmediate(preparation.immediate);
-    preparation.kick?.();
   }
 
   /** Keeps at most `maxKept` preparations: the oldest go first. */

@@ -7,27 +7,22 @@
  * buckets (FNV-1a), so the weights are one small array. Linear in the sentence's length.
  */
 
-import { lexicalClass } from './lexical-class.js';
+import {
+  ADVERB_LEAD,
+  type AddFeature,
+  clauseShape,
+  LEAD_IN,
+  numbersOf,
+  openingShape,
+  type SentencePosition,
+  shapeBigrams,
+  shapeOf,
+} from './sentence-shape.js';
 
-/**
- * Whether the features being read are the lexical view: WordNet's word classes
- * (`lexical-class.ts`: a verb and no noun, both, or no verb) in the word-class pairs and at the
- * opening, "to" and degree words ("so", "very") as classes of their own, the class stream starting
- * past the lead-ins, and a preposition opening a sentence ("At the first stop, ...") read as no
- * imperative. Set by {@link featuresOf} for the length of one call (issue 45, eighth pass: the
- * model averages a linear model over each view, eval/data/instructions/LABELS.md).
- */
-let readLexical = false;
+export type { SentencePosition } from './sentence-shape.js';
 
 /** Who the user talks to: an AI assistant or service (a system prompt, tools), or a person. */
 export type InstructionContext = 'assistant' | 'person';
-
-/**
- * Where a sentence stands among its message's sentences: "I'm going to New York." alone states
- * what the user wants done; the same words opening a prompt that asks something after them tell
- * the user's situation ("I own a bakery. How do I ...?").
- */
-export type SentencePosition = 'only' | 'first' | 'middle' | 'last';
 
 /** The position of the `index`th of `count` sentences. */
 export function positionOf(index: number, count: number): SentencePosition {
@@ -52,13 +47,6 @@ export function bucketOf(feature: string): number {
   }
   return (hash >>> 0) & (FEATURE_BUCKETS - 1);
 }
-
-/** Words that open a sentence without changing what it asks: interjections, connectives. */
-const LEAD_IN = new Set(
-  'ok okay so and but also then now first next just oh hey hi hello well btw anyway alright right yes no yeah sure great actually instead additionally lastly finally plus um hmm'.split(
-    ' ',
-  ),
-);
 
 /** The sentence's words, lower case, with curly apostrophes and quotes made straight. */
 export function wordsOf(sentence: string): string[] {
@@ -112,7 +100,7 @@ let stamp = 0;
  * The hashed features of `sentence` said in `context`, each bucket once (a feature is there or
  * not). Each is the FNV-1a hash of a string such as `w:word`, `b:prev word`, `f2:first next`;
  * said to a person, the opening features, the closing mark and the bias come again with `P|`.
- * `lexical` reads the lexical view (WordNet's word classes, see `readLexical`).
+ * `lexical` reads the lexical view (WordNet's word classes, see `sentence-shape.ts`).
  */
 export function featuresOf(
   sentence: string,
@@ -192,8 +180,7 @@ function collect(
   openings(feature, views, words, position);
   shapeOf(feature, headOf(sentence), words);
   for (const [lexical, viewFeature] of views) {
-    readLexical = lexical;
-    shapeBigrams(viewFeature, words, position);
+    shapeBigrams(viewFeature, words, position, lexical);
   }
   numbersOf(feature, headOf(sentence), words);
   return [plainList.out, lexicalList.out];
@@ -229,8 +216,7 @@ function openings(
     if (clause++ > 0) feature(false, 'oC:', clauseShape(word, next));
     else {
       for (const [lexical, viewFeature] of views) {
-        readLexical = lexical;
-        const shape = openingShape(viewFeature, word, next);
+        const shape = openingShape(viewFeature, word, next, lexical);
         // The opening read with the sentence's position: "I'm ..." alone, or opening a prompt.
         viewFeature(false, 'po:', position, shape);
       }
@@ -238,195 +224,3 @@ function openings(
     }
   }
 }
-
-type AddFeature = (twin: boolean, tag: string, a: string, b?: string, c?: string) => void;
-
-/** Subjects that make the sentence a statement about the speaker or the world, not an ask. */
-const SUBJECTS = new Set(
-  "i i'm i've i'll me my we we're we've our it it's this that these those there there's the a an they they're he she his her its".split(
-    ' ',
-  ),
-);
-/** Modal and auxiliary openings: "could you ...", "do you ...", "is it ...". */
-const AUXILIARIES = new Set(
-  "can could would will shall should may might must do does did is are was were have has had can't won't don't doesn't didn't isn't aren't".split(
-    ' ',
-  ),
-);
-const WH = new Set('what why how who whom whose where when which'.split(' '));
-/** The addressee as subject: "You should ...", "Your task is ...", "Your command ran ...". */
-const YOU = new Set("you your you're you'll you've you'd yours u".split(' '));
-/** Words that open the object of an imperative: "Book the train", "Send me", "Fix it". */
-const OBJECT_START = new Set(
-  'the a an my me it this that these those your all some any every each one two three us them him her our their'.split(
-    ' ',
-  ),
-);
-
-/**
- * The sentence's first word past the lead-ins, read for its shape: a subject (a statement), an
- * auxiliary before "you" (a request) or before anything else (a question), a wh-word, or a bare
- * word, with its ending (a base-form verb "Execute" against a described "Executes", "Executed").
- */
-function openingShape(feature: AddFeature, word: string, next: string): string {
-  let shape = 'other';
-  if (YOU.has(word)) shape = 'you';
-  else if (SUBJECTS.has(word)) shape = 'subject';
-  else if (AUXILIARIES.has(word)) shape = next === 'you' || next === 'u' ? 'aux-you' : 'aux';
-  else if (WH.has(word)) shape = 'wh';
-  else if (readLexical && PREPOSITIONS.has(word)) shape = 'prep';
-  else if (/^[a-z]+$/.test(word)) {
-    shape = 'bare';
-    // The opening's WordNet class and the next word's: "Consolidate the ..." (a verb and no
-    // noun, then a word) against "Bakery hours are ..." (no verb).
-    if (readLexical)
-      feature(
-        true,
-        'lx:',
-        lexicalClass(word) ?? 'unknown',
-        next === '</s>' ? 'end' : (lexicalClass(next) ?? 'w'),
-      );
-    feature(false, 'sfx:', word.slice(-2));
-    feature(false, 'sfx:', word.slice(-3));
-    // What follows a bare opening: an object ("Book the train") or a verb ("Benjamin went", "Company Y posted").
-    feature(
-      false,
-      'n2:',
-      OBJECT_START.has(next) ? 'object' : /(?:ed|es|s)$/.test(next) && next.length > 3 ? 'verb-like' : 'word',
-    );
-  }
-  feature(true, 'o:', shape);
-  return shape;
-}
-
-/** The shape of a later clause's opening: a bare word there is the imperative of "If it fails, stop.". */
-function clauseShape(word: string, next: string): string {
-  if (SUBJECTS.has(word)) return 'subject';
-  if (AUXILIARIES.has(word)) return next === 'you' ? 'aux-you' : 'aux';
-  if (WH.has(word)) return 'wh';
-  return /^[a-z]+$/.test(word) ? 'bare' : 'other';
-}
-
-/** Modal, wish and negation shapes anywhere, and the sentence's typography (code, a definition list). */
-function shapeOf(feature: AddFeature, text: string, words: readonly string[]): void {
-  const joined = ` ${words.join(' ')} `;
-  if (/ (?:can|could|would|will) (?:you|u) /.test(joined)) feature(true, 'm:', 'modal-you');
-  if (
-    / (?:i'd|i would|we'd|we would) (?:like|love|prefer|rather) | i (?:want|need|wish|prefer) /.test(joined)
-  )
-    // "Do I need to sign in?" asks about a want, it states none.
-    feature(true, 'm:', WANT_ASKED.test(joined) ? 'want-q' : 'want');
-  if (/ (?:please|pls|kindly) /.test(joined)) feature(true, 'm:', 'please');
-  if (/ (?:don't|do not|never|dont|mustn't|shouldn't|avoid|without) /.test(joined))
-    feature(true, 'm:', 'neg');
-  if (/ (?:you|your) /.test(joined)) feature(true, 'm:', 'you');
-  if (/ (?:must|should|has to|have to|needs to|need to) /.test(joined)) feature(true, 'm:', 'must');
-  const lead = text.trimStart();
-  if (lead.startsWith('`')) feature(false, 't:', 'code-first');
-  if (/^[^\s:]{1,40}:\s/.test(lead)) feature(false, 't:', 'label-colon');
-  if (/^[\p{So}\p{Sk}✅❌-]/u.test(lead)) feature(false, 't:', 'bullet');
-  if ((text.match(/`/g)?.length ?? 0) >= 2) feature(false, 't:', 'code');
-  if (/\bhttps?:\/\//.test(text)) feature(false, 't:', 'url');
-}
-
-/** A want asked about, not stated: "Do I need ...", "Should we want ...". */
-const WANT_ASKED =
-  / (?:do|does|did|should|shall|must|can|could|would|will|am) (?:i|we) (?:want|need|wish|prefer|like|love) /;
-
-/** The speaker: "I want ...", "my order", "we'd like". */
-const FIRST_PERSON = new Set("i i'm i'd i'll i've me my we our us".split(' '));
-/**
- * Prepositions: a sentence opening on one sets the scene ("In a survey ...", "At the first bus
- * stop, ...", "Along the riverbanks, ...") before its subject, where an imperative would open on its verb.
- */
-const PREPOSITIONS = new Set(
-  'in at on under from along within into onto over above below between among during after before since until through across behind beside near by with about against for of off via upon throughout despite beyond toward towards inside outside'.split(
-    ' ',
-  ),
-);
-/** Degree words: "so important", "really nice", "too late" (an opinion's shape, not an ask's). */
-const DEGREE = new Set('so very really too quite pretty such'.split(' '));
-/** Someone else as subject or object: narrative material ("He bought ...", "They asked me ..."). */
-const THIRD_PERSON = new Set("he she they his her their them him it its it's".split(' '));
-
-/**
- * A word's class, a cheap stand-in for its part of speech: a number, a mark, the addressee, the
- * speaker, a third person, an auxiliary, a determiner, a wh-word, or a word by its ending (-ed,
- * -ing, -ly, -s: past tense and participles, adverbs, plurals and third-person verbs).
- */
-function wordClass(word: string): string {
-  if (word === '<num>') return 'N';
-  if (readLexical) {
-    if (word === 'to') return 'TO';
-    if (DEGREE.has(word)) return 'Q';
-  }
-  if (word.length === 1 && !/[a-z]/.test(word)) return word;
-  if (YOU.has(word)) return 'Y';
-  if (FIRST_PERSON.has(word)) return 'I';
-  if (THIRD_PERSON.has(word)) return 'T';
-  if (AUXILIARIES.has(word)) return 'A';
-  if (OBJECT_START.has(word)) return 'D';
-  if (WH.has(word)) return 'W';
-  if (word.length > 4 && word.endsWith('ed')) return 'ed';
-  if (word.length > 4 && word.endsWith('ing')) return 'ing';
-  if (word.length > 3 && word.endsWith('ly')) return 'ly';
-  if (word.length > 3 && word.endsWith('s') && !word.endsWith('ss')) return 's';
-  return (readLexical && lexicalClass(word)) || 'w';
-}
-
-/**
- * Pairs of word classes, and the first three classes read with the sentence's position: the
- * shape of "He bought 5 copies" (T ed N s) or "Your command ran successfully" (Y w w ly) against
- * "Book the earliest train" (w D w w), in words no other source uses (issue 45: part-of-speech
- * pairs lifted the held-out sources where words alone do not carry over; a tagger was too slow).
- */
-function shapeBigrams(feature: AddFeature, words: readonly string[], position: SentencePosition): void {
-  let prev = '<s>';
-  let opening = '';
-  // With the WordNet classes read, the stream starts past the lead-ins and "never", "always",
-  // "please", as the opening features do: "Never close a case" reads as "close a case".
-  const from = readLexical ? leadLength(words) : 0;
-  for (let i = from; i < words.length; i++) {
-    let shape = wordClass(words[i] as string);
-    if (shape === 'nv') shape = nounOrVerb(prev, i > 0 ? (words[i - 1] as string) : '');
-    // Two plain words in a row are most of any sentence: the pair tells nothing, and read as
-    // a feature it worked as a second bias toward "instruction".
-    if (prev !== 'w' || shape !== 'w') feature(false, 'sb:', prev, shape);
-    if (i - from < 3) opening = i === from ? shape : `${opening} ${shape}`;
-    prev = shape;
-  }
-  feature(false, 'sb:', prev, '</s>');
-  feature(false, 'sbp:', position, opening);
-}
-
-/** How many of `words` open the sentence without being its verb (lead-ins, "never", "please"); the last word never. */
-function leadLength(words: readonly string[]): number {
-  let n = 0;
-  while (n < words.length - 1 && (LEAD_IN.has(words[n] as string) || ADVERB_LEAD.has(words[n] as string)))
-    n++;
-  return n;
-}
-
-/** Subjects and modals before which a noun-verb is a verb ("you issue", "we book", "can check"). */
-const VERB_BEFORE = new Set(['Y', 'I', 'T', 'A']);
-/**
- * A noun-verb read by the word before it: a verb after a subject, a modal, "to", "please",
- * "let's"; no verb after a determiner or after a verb ("slow down", "book flights").
- */
-function nounOrVerb(prevClass: string, prevWord: string): string {
-  if (VERB_BEFORE.has(prevClass) || prevWord === 'to' || prevWord === 'please' || prevWord === "let's")
-    return 'v';
-  if (prevClass === 'D' || prevClass === 'v') return 'x';
-  return 'nv';
-}
-
-/** How many numbers the sentence holds, and whether one is an amount of money. */
-function numbersOf(feature: AddFeature, text: string, words: readonly string[]): void {
-  let count = 0;
-  for (const word of words) if (word === '<num>') count++;
-  feature(false, 'num:', String(Math.min(3, count)));
-  if (/[$€£]\d/.test(text)) feature(false, 'num:', 'money');
-}
-
-/** Words that open an imperative without being its verb: the opening read is the word after. */
-const ADVERB_LEAD = new Set("never always please don't dont".split(' '));

@@ -2,6 +2,7 @@ import type { TokenCounter } from '../counting/token-counter.js';
 import { invalidMessage } from '../errors.js';
 import { flatString } from './flat-string.js';
 import type { MessageCodec, ParsedMessage } from './formats/message-codec.js';
+import { hashString } from './hash-string.js';
 import { type CompactMessage, findSummarySpan } from './message.js';
 
 /** What is remembered about one message object between preflights. */
@@ -68,64 +69,6 @@ export interface IndexedMessage {
   /** Stable id: explicit id or content hash, plus `#n` for the n-th repeat. */
   readonly id: string;
   readonly index: number;
-}
-
-/** The two lanes of the last {@link hashLanes}: high, low (as {@link hashString} prints them). */
-const lanes = new Uint32Array(2);
-
-/**
- * 64-bit string hash (the two 32-bit lanes of cyrb53, both kept): fast, well distributed,
- * not cryptographic. Used as message identity and cache key. `prefix` goes before the digits
- * in the same flat string (`tool-…`: one string, not a concatenation kept as three).
- */
-export function hashString(text: string, seed = 0, prefix = ''): string {
-  hashLanes(text, seed);
-  return base36Pair(lanes[0]!, lanes[1]!, prefix);
-}
-
-/**
- * {@link hashString} as two 32-bit numbers (high, low), left in a shared pair read at once:
- * a column of them keeps a hash per message without a string per message (issue 47).
- */
-export function hashLanes(text: string, seed = 0): Readonly<Uint32Array> {
-  let h1 = 0xdeadbeef ^ seed;
-  let h2 = 0x41c6ce57 ^ seed;
-  for (let i = 0; i < text.length; i++) {
-    const ch = text.charCodeAt(i);
-    h1 = Math.imul(h1 ^ ch, 2654435761);
-    h2 = Math.imul(h2 ^ ch, 1597334677);
-  }
-  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
-  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
-  lanes[0] = h2;
-  lanes[1] = h1;
-  return lanes;
-}
-
-/** The string {@link hashString} gives for the lanes `high` and `low`. */
-export function lanesString(high: number, low: number): string {
-  return base36Pair(high, low, '');
-}
-
-const DIGITS = '0123456789abcdefghijklmnopqrstuvwxyz';
-const hashChars: number[] = [];
-
-/**
- * `high.toString(36) + low.toString(36).padStart(7, '0')` as one flat string: the
- * concatenation made a cons string of two parts (three objects, kept alive as the identity of
- * every message of a history, each copied by every scavenge: issue 47).
- */
-function base36Pair(high: number, low: number, prefix: string): string {
-  const start = prefix.length;
-  let length = start + 1;
-  for (let v = Math.floor(high / 36); v > 0; v = Math.floor(v / 36)) length++;
-  hashChars.length = length + 7;
-  for (let i = 0; i < start; i++) hashChars[i] = prefix.charCodeAt(i);
-  for (let i = length - 1, v = high; i >= start; i--, v = Math.floor(v / 36))
-    hashChars[i] = DIGITS.charCodeAt(v % 36);
-  for (let i = length + 6, v = low; i >= length; i--, v = Math.floor(v / 36))
-    hashChars[i] = DIGITS.charCodeAt(v % 36);
-  return String.fromCharCode.apply(null, hashChars);
 }
 
 function fingerprintOf(raw: Record<string, unknown>): unknown {

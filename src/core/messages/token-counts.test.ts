@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { BpeTokenCounter } from '../counting/token-counter.js';
-import { hashString, TokenCounts } from './message-index.js';
+import { hashString } from './hash-string.js';
+import { TokenCounts } from './message-index.js';
 
 describe('TokenCounts', () => {
   it('keeps a count per counter, for the first two and any later one', () => {

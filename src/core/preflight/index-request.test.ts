@@ -5,7 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { codecFor } from '../messages/formats/detect-format.js';
-import { hashLanes, hashString, lanesString, MessageIndex } from '../messages/message-index.js';
+import { hashLanes, hashString, lanesString } from '../messages/hash-string.js';
+import { MessageIndex } from '../messages/message-index.js';
 import { chainLink, IndexedHistory } from './index-request.js';
 
 /** A chat history of `n` messages: user turns, tool calls and their results. */

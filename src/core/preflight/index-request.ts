@@ -13,15 +13,9 @@
 
 import { flatString } from '../messages/flat-string.js';
 import type { MessageCodec } from '../messages/formats/message-codec.js';
+import { hashLanes, hashString, lanesString } from '../messages/hash-string.js';
 import type { MessageFormat } from '../messages/message.js';
-import {
-  hashLanes,
-  hashString,
-  type IndexedEntry,
-  type IndexedMessage,
-  lanesString,
-  type MessageIndex,
-} from '../messages/message-index.js';
+import type { IndexedEntry, IndexedMessage, MessageIndex } from '../messages/message-index.js';
 import { ToolPairer } from '../messages/tool-pairing.js';
 import { sameShape, sameWire, unchangedInPlace, wireFingerprint } from './same-wire.js';
 import type { SessionView } from './session-view.js';

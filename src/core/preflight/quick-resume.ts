@@ -96,10 +96,49 @@ export async function quickFirstCall<M>(
   input: PreflightInput,
   lazy?: LazyHistory,
 ): Promise<CompactionResult<M> | undefined> {
-  const { key, codec, policy, options } = input;
   const messages = input.messages;
   const at = lazy ? (i: number) => lazy.at(i) : (i: number) => messages[i];
   const n = lazy ? lazy.length : messages.length;
+  const found = await matchingRecord(deps, input, { at, n }, lazy);
+  if (!found) return undefined;
+  const { quick, state } = found;
+  const added: unknown[] = [];
+  for (let i = quick.length; i < n; i++) added.push(at(i));
+  const request = quickRequest(deps, input, found, at, lazy);
+  const layout = quick.compacted;
+  const sums = addedTokens(
+    deps,
+    input,
+    quick,
+    added,
+    lazy ? undefined : { sent: request.sent, at: request.sent.length - (layout ? 0 : added.length) },
+  );
+  if (!sums) return undefined;
+  const counted = quickDecision(deps, input, found, sums, added.length);
+  if (counted.decision.triggered) return undefined;
+  noteCallTime(deps, input.key, counted.now);
+  deps.calibration.noteSent(input.key, counted.local);
+  const version = layout ? state!.version : 0;
+  deps.counts.finishAfter(input.key, () =>
+    warmAfter(deps, input, { n, local: counted.local, version }, lazy),
+  );
+  return quickResult<M>(input, quick, request, counted, version, lazy);
+}
+
+type QuickFound = { quick: QuickRecord; state: SessionState | undefined };
+
+/**
+ * The session's quick record when it holds for this call (same scope, rule, state, pins and
+ * print; at most {@link QUICK_NEW} new messages; no other call of the session under way).
+ */
+async function matchingRecord(
+  deps: PipelineDeps,
+  input: PreflightInput,
+  history: { at: (i: number) => unknown; n: number },
+  lazy: LazyHistory | undefined,
+): Promise<QuickFound | undefined> {
+  const { key, codec, policy, options } = input;
+  const { at, n } = history;
   if (n < QUICK_FROM || options.force === true || deps.bus.observed) return undefined;
   if (deps.histories.heldLength(key) !== 0 || deps.counts.finishing(key)) return undefined;
   const [quick, state] = await Promise.all([readQuickRecord(deps.store, key), deps.store.get(key)]);
@@ -112,33 +151,50 @@ export async function quickFirstCall<M>(
   // Another call of the session started meanwhile.
   if (deps.histories.heldLength(key) !== 0 || deps.counts.finishing(key)) return undefined;
   if (samplePrints(at, quick.length) !== quick.print) return undefined;
-  const added: unknown[] = [];
-  for (let i = quick.length; i < n; i++) added.push(at(i));
+  return { quick, state };
+}
+
+/** The request a quick call sends (its new messages written later), and its summary if compacted. */
+function quickRequest(
+  deps: PipelineDeps,
+  input: PreflightInput,
+  { quick, state }: QuickFound,
+  at: (i: number) => unknown,
+  lazy: LazyHistory | undefined,
+) {
+  const layout = quick.compacted;
   const summary = layout && state?.summary;
-  const summaryBody = summary ? summaryText(deps, key, state.version, summary.text) : undefined;
-  const summaryWire = summaryBody === undefined ? undefined : codec.summaryMessage(summaryBody);
+  const summaryBody = summary ? summaryText(deps, input.key, state.version, summary.text) : undefined;
+  const summaryWire = summaryBody === undefined ? undefined : input.codec.summaryMessage(summaryBody);
   let sent: unknown[];
   if (layout) sent = layoutRequest(layout, at, new Set(quick.metaAt), stripMeta, summaryWire);
   else {
-    sent = lazy ? [] : messages.slice();
+    sent = lazy ? [] : input.messages.slice();
     // What a warm call sends of a message with `meta`: the codec's wire, the message without it.
     if (!lazy) for (const i of quick.metaAt) sent[i] = stripMeta(sent[i]);
   }
-  const sums = addedTokens(
-    deps,
-    input,
-    quick,
-    added,
-    lazy ? undefined : { sent, at: sent.length - (layout ? 0 : added.length) },
-  );
-  if (!sums) return undefined;
+  return { sent, summary: summary || undefined, summaryBody };
+}
+
+/** The quick call's count (the record's sums plus the new messages') and its decision. */
+function quickDecision(
+  deps: PipelineDeps,
+  input: PreflightInput,
+  { quick, state }: QuickFound,
+  sums: { system: number; developer: number; messages: number },
+  added: number,
+) {
+  const { key, policy, options } = input;
   const fixed = fixedTokens(deps, options);
   const breakdown = {
     system: fixed.system + quick.sums.system + sums.system,
     developer: quick.sums.developer + sums.developer,
     toolsSchema: fixed.toolsSchema,
     messages:
-      deps.counter.requestOverhead + quick.sums.messages + sums.messages + (layout?.summaryTokens ?? 0),
+      deps.counter.requestOverhead +
+      quick.sums.messages +
+      sums.messages +
+      (quick.compacted?.summaryTokens ?? 0),
   };
   const local = breakdown.system + breakdown.developer + breakdown.toolsSchema + breakdown.messages;
   const calibrated = deps.calibration.count(key, local, deps.counter.exact);
@@ -149,37 +205,52 @@ export async function quickFirstCall<M>(
     force: false,
     coldCache: last !== undefined && lifetime > 0 && now - last.at > lifetime,
     hardLimit: hardLimitOf(options),
-    pace: paceOf(quick, state, added.length, policy),
+    pace: paceOf(quick, state, added, policy),
     price: deps.cachePrice,
   });
-  if (decision.triggered) return undefined;
+  return { local, tokens: calibrated.tokens, decision, now };
+}
+
+/** Records the session's call at `now` (the cache lifetime's clock). */
+function noteCallTime(deps: PipelineDeps, key: string, now: number): void {
+  const last = deps.lastCalls.get(key);
   if (last === undefined) deps.lastCalls.set(key, { at: now, count: 1 });
   else {
     last.at = now;
     last.count++;
   }
-  deps.calibration.noteSent(key, local);
-  const version = layout ? state!.version : 0;
-  deps.counts.finishAfter(key, () => warmAfter(deps, input, { n, local, version }, lazy));
+}
+
+/** The untriggered result of a quick call. */
+function quickResult<M>(
+  input: PreflightInput,
+  quick: QuickRecord,
+  request: ReturnType<typeof quickRequest>,
+  counted: ReturnType<typeof quickDecision>,
+  version: number,
+  lazy: LazyHistory | undefined,
+): CompactionResult<M> {
+  const { decision, tokens } = counted;
   const result: CompactionResult<M> = {
-    messages: sent as M[],
+    messages: request.sent as M[],
     applied: false,
     reason: decision.reason,
-    tokensBefore: calibrated.tokens,
-    tokensAfter: calibrated.tokens,
+    tokensBefore: tokens,
+    tokensAfter: tokens,
     budget: decision.budget,
     kept: { pinned: quick.pinned, recentTurns: 0, toolPairs: 0 },
     prunedCount: 0,
     version,
-    format: codec.format,
+    format: input.codec.format,
     levels: [],
     repairs: [],
   };
+  const { summary, summaryBody } = request;
   if (summary && summaryBody !== undefined)
     result.summary = {
       text: summaryBody,
       version,
-      tokens: layout.summaryTokens,
+      tokens: quick.compacted!.summaryTokens,
       summarizer: summary.summarizer ?? 'unknown',
     };
   if (lazy) Object.assign(result, { [AS_GIVEN]: quick.metaAt });

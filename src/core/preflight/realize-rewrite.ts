@@ -7,7 +7,8 @@
 import type { TokenCounter } from '../counting/token-counter.js';
 import { findIdentifiers } from '../language/key-identifiers.js';
 import type { MessageCodec } from '../messages/formats/message-codec.js';
-import { entryTokens, hashString, type IndexedMessage } from '../messages/message-index.js';
+import { hashString } from '../messages/hash-string.js';
+import { entryTokens, type IndexedMessage } from '../messages/message-index.js';
 import type { ToolPairer } from '../messages/tool-pairing.js';
 import type { SessionRewrite } from '../session/session-store.js';
 import { cutLongestText, replaceToolResults, shortenToolArguments } from './rewrite-message.js';

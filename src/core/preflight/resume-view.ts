@@ -129,6 +129,40 @@ export function buildView(context: ViewContext): SessionView {
 /** {@link buildView} as {@link Steps}: a pause every few hundred messages (a cold call of a long history). */
 export function* buildViewSteps(context: ViewContext): Steps<SessionView> {
   const { history, state, rule } = context;
+  const plan = viewPlan(context);
+  const { match, effective, stale, summaryItem, signed } = plan;
+  const visible = yield* visibleItems(context, plan);
+  const { entries, sums } = yield* viewEntries(context, plan, visible);
+  return {
+    state,
+    matched: effective,
+    nextVersion: match.nextVersion,
+    divergence: match.divergence,
+    rule,
+    generation: history.generation,
+    counter: context.counter,
+    format: context.codec.format,
+    processed: plan.items.length,
+    summaryItem,
+    ...(signed === undefined ? {} : { summarySigned: signed }),
+    version: effective?.version ?? 0,
+    previousSummary: stale
+      ? undefined
+      : summaryItem
+        ? (match.summaryBody ?? summaryBody(summaryItem.entry.parsed.text))
+        : effective?.summary?.text,
+    mismatch: match.divergence !== undefined,
+    entries,
+    pinnedRounds: visible.pinnedRounds,
+    pinnedIds: plan.pinnedIds,
+    coveredIds: plan.coveredIds,
+    sums,
+  };
+}
+
+/** What a view is built from: the matched state, the summary it resumes and the ids it names. */
+function viewPlan(context: ViewContext) {
+  const { history, state } = context;
   const items = history.items;
   const boundary = newestBoundary(items);
   const match = matchState(history, state, context.trust);
@@ -152,69 +186,77 @@ export function* buildViewSteps(context: ViewContext): Steps<SessionView> {
   ];
   const pinnedIds = pins.length > 0 ? new Set(pins) : EMPTY;
   const userTextIds = effective?.userTextIds?.length ? new Set(effective.userTextIds) : EMPTY;
+  // The items and rounds as they are now: the steps pause between them.
   const round = history.pairer.round;
-  const visible: IndexedMessage[] = [];
+  return {
+    items,
+    round,
+    boundary,
+    match,
+    effective,
+    stale,
+    summaryItem,
+    signed,
+    around,
+    coveredIds,
+    pinnedIds,
+    userTextIds,
+  };
+}
+
+type ViewPlan = ReturnType<typeof viewPlan>;
+
+/** The messages the view shows, whether each is pinned, and the rounds pinned messages pin. */
+function* visibleItems(context: ViewContext, plan: ViewPlan) {
+  const { round, boundary, summaryItem, signed, coveredIds, pinnedIds } = plan;
+  const items: IndexedMessage[] = [];
   const pinnedFlags: boolean[] = [];
   const pinnedRounds = new Set<number>();
-  for (const item of items) {
+  for (const item of plan.items) {
     if (item.index % 256 === 255) yield;
     // Before the boundary everything is sent as is (summaries and covered messages included).
     const dropped = item.index < boundary;
     if (!dropped && ((item === summaryItem && signed === undefined) || coveredIds.has(item.id))) continue;
-    const pinned = dropped || isPinned(item.entry, rule) || pinnedIds.has(item.id);
-    visible.push(item);
+    const pinned = dropped || isPinned(item.entry, context.rule) || pinnedIds.has(item.id);
+    items.push(item);
     pinnedFlags.push(pinned);
     const r = round[item.index] ?? -1;
     if (pinned && r >= 0 && pinsItsRound(item)) pinnedRounds.add(r);
     // Reasoning right before a pinned message stays with it.
-    for (let k = visible.length - 2; pinned && k >= 0 && isReasoningOf(visible[k]!, r, round); k--)
+    for (let k = items.length - 2; pinned && k >= 0 && isReasoningOf(items[k]!, r, round); k--)
       pinnedFlags[k] = true;
   }
+  return { items, pinnedFlags, pinnedRounds };
+}
+
+/** The view's entries of the visible messages, and their token sums by role group. */
+function* viewEntries(
+  context: ViewContext,
+  plan: ViewPlan,
+  visible: { items: IndexedMessage[]; pinnedFlags: boolean[]; pinnedRounds: Set<number> },
+) {
+  const { round, boundary, effective, summaryItem, around, userTextIds } = plan;
+  const last = plan.items.length - 1;
   const sums = { system: 0, developer: 0, messages: 0 };
   const entries: ViewEntry[] = [];
-  for (let k = 0; k < visible.length; k++) {
+  for (let k = 0; k < visible.items.length; k++) {
     if (k % 256 === 255) yield;
-    const item = visible[k]!;
+    const item = visible.items[k]!;
     const r = round[item.index] ?? -1;
     if (item.index < boundary) {
       entries.push(beforeBoundaryEntry(item, r));
       continue;
     }
-    const pinned = pinnedFlags[k]! || pinnedRounds.has(r);
+    const pinned = visible.pinnedFlags[k]! || visible.pinnedRounds.has(r);
     const entry =
       around && item === summaryItem
         ? aroundEntry(item, pinned, r, around)
-        : makeEntry({ ...context, state: effective }, item, pinned, r, item.index === items.length - 1);
+        : makeEntry({ ...context, state: effective }, item, pinned, r, item.index === last);
     addTokens(sums, item.entry.parsed.role, entry.tokens);
     if (!entry.pinned && userTextIds.has(item.id)) entry.userText = true;
     entries.push(entry);
   }
-  const version = effective?.version ?? 0;
-  return {
-    state,
-    matched: effective,
-    nextVersion: match.nextVersion,
-    divergence: match.divergence,
-    rule,
-    generation: history.generation,
-    counter: context.counter,
-    format: context.codec.format,
-    processed: items.length,
-    summaryItem,
-    ...(signed === undefined ? {} : { summarySigned: signed }),
-    version,
-    previousSummary: stale
-      ? undefined
-      : summaryItem
-        ? (match.summaryBody ?? summaryBody(summaryItem.entry.parsed.text))
-        : effective?.summary?.text,
-    mismatch: match.divergence !== undefined,
-    entries,
-    pinnedRounds,
-    pinnedIds,
-    coveredIds,
-    sums,
-  };
+  return { entries, sums };
 }
 
 /**

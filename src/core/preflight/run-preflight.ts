@@ -8,18 +8,11 @@ import { CompactError, isCompactError } from '../errors.js';
 import type { EventTiming } from '../events/event-bus.js';
 import type { CompactEventProperties } from '../events/events.js';
 import type { CompactionResult } from '../manager/manager-options.js';
-import { FailOpenStore } from '../session/fail-open-store.js';
 import { QUEUE_SUMMARIZER_PREFIX } from '../session/preparation-queue.js';
 import type { SessionState } from '../session/session-store.js';
 import { between, inSteps } from './after-cascade-turns.js';
 import { artifactsOf } from './archive-originals.js';
-import {
-  archiveLine,
-  archiveSummary,
-  dropArchiveLine,
-  pruningBlocked,
-  unnameRefs,
-} from './archive-summary.js';
+import { archiveLine, dropArchiveLine, pruningBlocked, unnameRefs } from './archive-summary.js';
 import { assemble } from './assemble.js';
 import { freesTooLittle, noteFallbackStreak, overTarget } from './compaction-notes.js';
 import { emitOutcome, observed } from './compaction-outcome.js';
@@ -36,6 +29,7 @@ import {
 } from './request-guard.js';
 import { type CascadeInput, type CascadeResult, runCascade, summaryMessageTokens } from './run-cascade.js';
 import type { ViewEntry } from './session-view.js';
+import { storeCompaction } from './store-compaction.js';
 import { checkSummaryOutput } from './summary-output.js';
 import { swapPrepared } from './swap-prepared.js';
 import { keptCountsSteps } from './untriggered-result.js';
@@ -190,38 +184,14 @@ export async function runTriggered(
     return 'declined';
   }
   const input = cascadeInput(deps, prepared, timing, extras.local !== undefined);
-  let cascade: CascadeResult;
-  try {
-    cascade = trySwap(deps, prepared, input, extras.prepared, timing) ?? (await runCascade(input));
-  } catch (error) {
-    if (isCompactError(error, 'insufficient_budget')) {
-      deps.bus.emit(
-        context,
-        'compact.error',
-        { errorType: 'insufficient_budget', message: error.message, fallback: 'none' },
-        timing(Date.now()),
-      );
-      deps.archive.trackEvents(context);
-    }
-    throw error;
-  }
+  const cascade = await cascadeOrReport(deps, prepared, input, extras.prepared, timing);
   if (freesTooLittle(prepared, cascade)) return 'declined';
   // Archived before anything is pruned (the state is written last), and only when it will be.
   const archived = await deps.archive.transcript(context, prepared.messages, view.nextVersion, parentId);
   if (!archived && deps.requireArchive) throw pruningBlocked(deps);
   const version = cascade.summary?.version ?? view.version;
   throwIfAborted(options.signal);
-  if (deps.archive.keepsArtifacts) {
-    const artifacts = artifactsOf(cascade, version).filter(
-      (artifact) => !(extras.local && artifact.kind === 'summarized'),
-    );
-    const written = await deps.archive.artifacts(context, artifacts, parentId);
-    if (deps.requireArchive && written.size < artifacts.length) throw pruningBlocked(deps);
-    // A summary or placeholder names its archive ref only when that original was written.
-    if (!written.has(`sum-v${version}`)) dropArchiveLine(deps, prepared, cascade, version);
-    const unwritten = new Set(artifacts.map((artifact) => artifact.ref).filter((ref) => !written.has(ref)));
-    if (unwritten.size > 0) unnameRefs(input, cascade, unwritten);
-  }
+  if (deps.archive.keepsArtifacts) await archiveArtifacts(deps, prepared, input, cascade, version, extras);
   await between(cascade);
   const state = await inSteps(cascade, nextStateSteps(prepared, cascade));
   await between(cascade);
@@ -231,47 +201,57 @@ export async function runTriggered(
     localize(deps, prepared, cascade, state);
     return { cascade, state, local: true };
   }
-  // The summary file goes to the archive before the state names its version: a crash between
-  // the two leaves a summary no state holds yet, never a stored version without its file.
-  await archiveSummary(deps, prepared, cascade, state);
-  const expectedVersion = prepared.state?.version ?? 0;
-  // Pins remembered since this run read the state (they do not move the version) are kept.
-  const stored = await deps.store.get(prepared.key);
-  if ((stored?.version ?? 0) === expectedVersion) mergePins(state, stored);
-  const written = await deps.store.set(prepared.key, state, {
-    expectedVersion,
-    ...(extras.fencingToken === undefined ? {} : { fencingToken: extras.fencingToken }),
+  const stored = await storeCompaction(deps, prepared, cascade, state, {
+    fencingToken: extras.fencingToken,
+    version,
+    timing,
   });
-  if (written) return { cascade, state };
-  // The store went down during the compaction: it could not grant the version, so this call
-  // gets the compaction as a local answer (no version, no `sum-vN` named).
-  if (deps.store instanceof FailOpenStore && deps.store.down) {
-    dropArchiveLine(deps, prepared, cascade, version);
-    if (state.summary && cascade.summary) state.summary.text = cascade.summary.body;
-    localize(deps, prepared, cascade, state);
-    return { cascade, state, local: true };
-  }
-  deps.bus.emit(
-    context,
-    'compact.error',
-    {
-      errorType: 'concurrent_compaction',
-      message: 'another compaction of this session landed first; its result is used',
-      fallback: 'reload',
-    },
-    timing(Date.now()),
-  );
-  deps.archive.trackEvents(context);
-  return 'retry';
+  if (stored === 'retry') return 'retry';
+  return stored === 'local' ? { cascade, state, local: true } : { cascade, state };
 }
 
-/** Adds the stored state's pinned ids to `state` (pins are only ever added). */
-function mergePins(state: SessionState, stored: SessionState | undefined): void {
-  const extra = stored?.pinnedIds ?? [];
-  if (extra.length === 0) return;
-  const pins = new Set(state.pinnedIds ?? []);
-  for (const id of extra) pins.add(id);
-  state.pinnedIds = [...pins];
+/** The cascade's result (or the prepared summary swapped in); a budget it cannot meet is reported. */
+async function cascadeOrReport(
+  deps: PipelineDeps,
+  prepared: PreparedRequest,
+  input: CascadeInput,
+  preparedSummary: PreparedSummary | undefined,
+  timing: (start: number) => EventTiming,
+): Promise<CascadeResult> {
+  try {
+    return trySwap(deps, prepared, input, preparedSummary, timing) ?? (await runCascade(input));
+  } catch (error) {
+    if (isCompactError(error, 'insufficient_budget')) {
+      deps.bus.emit(
+        prepared.context,
+        'compact.error',
+        { errorType: 'insufficient_budget', message: error.message, fallback: 'none' },
+        timing(Date.now()),
+      );
+      deps.archive.trackEvents(prepared.context);
+    }
+    throw error;
+  }
+}
+
+/** Archives the originals the cascade rewrote; what was not written is not named. */
+async function archiveArtifacts(
+  deps: PipelineDeps,
+  prepared: PreparedRequest,
+  input: CascadeInput,
+  cascade: CascadeResult,
+  version: number,
+  extras: TriggeredExtras,
+): Promise<void> {
+  const artifacts = artifactsOf(cascade, version).filter(
+    (artifact) => !(extras.local && artifact.kind === 'summarized'),
+  );
+  const written = await deps.archive.artifacts(prepared.context, artifacts, prepared.decisionSpanId);
+  if (deps.requireArchive && written.size < artifacts.length) throw pruningBlocked(deps);
+  // A summary or placeholder names its archive ref only when that original was written.
+  if (!written.has(`sum-v${version}`)) dropArchiveLine(deps, prepared, cascade, version);
+  const unwritten = new Set(artifacts.map((artifact) => artifact.ref).filter((ref) => !written.has(ref)));
+  if (unwritten.size > 0) unnameRefs(input, cascade, unwritten);
 }
 
 /** Events and the result of a compaction that landed. */

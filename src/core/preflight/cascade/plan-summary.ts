@@ -4,7 +4,7 @@
  */
 import type { CompactPolicy } from '../../policy.js';
 import { runSteps, type Steps } from '../../time-slice.js';
-import { buildUnits, policySuffixStart } from '../build-units.js';
+import { buildUnits, policySuffixStart, type Unit } from '../build-units.js';
 import type { CascadeRun } from './cascade-types.js';
 import { isUserText, pickUserText } from './rank-user-text.js';
 
@@ -64,6 +64,63 @@ export function* planSummarySteps(
   input: PlanInput,
   overhead: number,
 ): Steps<SummaryPlan | undefined> {
+  const plan = planContext(run, input, overhead);
+  if (!plan) return undefined;
+  const { units } = plan;
+  const start = firstStart(plan);
+  const at: SuffixState = {
+    start,
+    suffix: units.slice(start).reduce((sum, unit) => sum + unit.tokens, 0),
+    userBefore: 0,
+  };
+  for (let u = 0; u < start; u++) {
+    if (u % 64 === 63) yield;
+    if (plan.isUser(u)) at.userBefore += units[u]!.tokens;
+  }
+  fitSuffix(plan, at);
+  if (at.start === 0) return undefined;
+  // Kept user text never pushes the request over the budget (level d would cut the suffix).
+  const userRoom = Math.min(
+    plan.userBudget,
+    Math.max(0, run.budget - plan.fixed - overhead - at.suffix - 64),
+  );
+  const candidates: number[] = [];
+  for (let u = 0; u < at.start; u++) {
+    if (u % 64 === 63) yield;
+    if (plan.isUser(u)) candidates.push(u);
+  }
+  const picked = pickUserText(candidates, units, userRoom);
+  return finalPlan(plan, at, picked);
+}
+
+/** The units the plan works on and the sums every step reads. */
+interface PlanContext {
+  readonly run: CascadeRun;
+  readonly input: PlanInput;
+  readonly overhead: number;
+  /** Index in `run.entries` of each unpinned entry. */
+  readonly unpinned: readonly number[];
+  readonly units: readonly Unit[];
+  /** Tokens of the request outside the unpinned units and the current summary. */
+  readonly fixed: number;
+  /** Tokens of the current summary's body. */
+  readonly previousBody: number;
+  readonly reserve: number;
+  /** Tokens of the user's own words before the suffix that may stay verbatim. */
+  readonly userBudget: number;
+  /** Unit `u` is one user text message. */
+  readonly isUser: (u: number) => boolean;
+}
+
+/** The verbatim suffix being chosen: from unit `start`, `suffix` tokens, `userBefore` of user text before it. */
+interface SuffixState {
+  start: number;
+  suffix: number;
+  userBefore: number;
+}
+
+/** The plan's units (the unpinned entries grouped) and sums; `undefined` with no unit. */
+function planContext(run: CascadeRun, input: PlanInput, overhead: number): PlanContext | undefined {
   const unpinned: number[] = [];
   run.entries.forEach((entry, k) => {
     if (!entry.pinned) unpinned.push(k);
@@ -72,23 +129,11 @@ export function* planSummarySteps(
   const units = buildUnits(unpinnedEntries);
   if (units.length === 0) return undefined;
   const { policy } = input;
-  let start = policySuffixStart(units, policy.keepRecentTurns, policy.keepToolIoPairs);
-  // A forced (manual) compaction whose policy window covers everything keeps the last turn only.
-  if (start === 0 && input.force)
-    start = Math.max(
-      0,
-      units.findLastIndex((unit) => unit.startsTurn),
-    );
   const unpinnedTokens = units.reduce((sum, unit) => sum + unit.tokens, 0);
-  const fixed = run.total - unpinnedTokens - input.summaryTokens;
-  let suffix = units.slice(start).reduce((sum, unit) => sum + unit.tokens, 0);
   // Room kept for the summary while the suffix shrinks (see summaryReserve), from the previous
   // body: the message's tags and role overhead are `overhead`, counted apart.
   const previousBody = input.summaryTokens - overhead;
-  const reserve = summaryReserve(policy, run.target, previousBody);
-  // The user's own words before the suffix stay verbatim up to their share of the target.
-  const userBudget = Math.floor(run.target * policy.userTextShare);
-  // Memoized: the check scans the text for library tags, and the loops below ask more than once.
+  // Memoized: the check scans the text for library tags, and the loops ask more than once.
   const userUnits = new Map<number, boolean>();
   const isUser = (u: number) => {
     let known = userUnits.get(u);
@@ -99,11 +144,43 @@ export function* planSummarySteps(
     }
     return known;
   };
-  let userBefore = 0;
-  for (let u = 0; u < start; u++) {
-    if (u % 64 === 63) yield;
-    if (isUser(u)) userBefore += units[u]!.tokens;
-  }
+  return {
+    run,
+    input,
+    overhead,
+    unpinned,
+    units,
+    fixed: run.total - unpinnedTokens - input.summaryTokens,
+    previousBody,
+    reserve: summaryReserve(policy, run.target, previousBody),
+    // The user's own words before the suffix stay verbatim up to their share of the target.
+    userBudget: Math.floor(run.target * policy.userTextShare),
+    isUser,
+  };
+}
+
+/** The policy window's first unit. */
+function firstStart({ units, input }: PlanContext): number {
+  const { policy } = input;
+  const start = policySuffixStart(units, policy.keepRecentTurns, policy.keepToolIoPairs);
+  // A forced (manual) compaction whose policy window covers everything keeps the last turn only.
+  if (start === 0 && input.force)
+    return Math.max(
+      0,
+      units.findLastIndex((unit) => unit.startsTurn),
+    );
+  return start;
+}
+
+/** The request with this suffix, the summary's reserve and the user text before it is over `limit`. */
+function over(plan: PlanContext, at: SuffixState, limit: number): boolean {
+  const { fixed, overhead, reserve, userBudget } = plan;
+  return fixed + overhead + reserve + Math.min(userBudget, at.userBefore) + at.suffix > limit;
+}
+
+/** Grows the suffix while the target holds it, then shrinks it toward the target or budget. */
+function fitSuffix(plan: PlanContext, at: SuffixState): void {
+  const { run, input, units, fixed, overhead, reserve, userBudget, isUser } = plan;
   // Shrink toward the target, but keep the current user turn whole while it fits the budget:
   // its question must not be folded away; past it, shrink only to fit the budget.
   const lastTurn = units.findLastIndex((unit) => unit.startsTurn);
@@ -111,33 +188,32 @@ export function* planSummarySteps(
   // kept: past it nothing is folded; level d cuts it, or the budget is insufficient.
   const floor =
     lastTurn >= 0 && !units.slice(lastTurn).some((unit) => unit.tool) ? lastTurn : units.length - 1;
-  const over = (limit: number) =>
-    fixed + overhead + reserve + Math.min(userBudget, userBefore) + suffix > limit;
   // Keep what the target can hold: the suffix grows back past the policy window while the
   // request stays under the target (only the older part is folded).
-  while (start > 0 && !input.force) {
-    const unit = units[start - 1]!;
-    const userAfter = userBefore - (isUser(start - 1) ? unit.tokens : 0);
-    if (fixed + overhead + reserve + Math.min(userBudget, userAfter) + suffix + unit.tokens > run.target)
+  while (at.start > 0 && !input.force) {
+    const unit = units[at.start - 1]!;
+    const userAfter = at.userBefore - (isUser(at.start - 1) ? unit.tokens : 0);
+    if (fixed + overhead + reserve + Math.min(userBudget, userAfter) + at.suffix + unit.tokens > run.target)
       break;
-    start--;
-    suffix += unit.tokens;
-    userBefore = userAfter;
+    at.start--;
+    at.suffix += unit.tokens;
+    at.userBefore = userAfter;
   }
-  while (start < floor && (start < lastTurn ? over(run.target) : over(run.budget))) {
-    suffix -= units[start]!.tokens;
-    if (isUser(start)) userBefore += units[start]!.tokens;
-    start++;
+  while (
+    at.start < floor &&
+    (at.start < lastTurn ? over(plan, at, run.target) : over(plan, at, run.budget))
+  ) {
+    at.suffix -= units[at.start]!.tokens;
+    if (isUser(at.start)) at.userBefore += units[at.start]!.tokens;
+    at.start++;
   }
-  if (start === 0) return undefined;
-  // Kept user text never pushes the request over the budget (level d would cut the suffix).
-  const userRoom = Math.min(userBudget, Math.max(0, run.budget - fixed - overhead - suffix - 64));
-  const candidates: number[] = [];
-  for (let u = 0; u < start; u++) {
-    if (u % 64 === 63) yield;
-    if (isUser(u)) candidates.push(u);
-  }
-  const picked = pickUserText(candidates, units, userRoom);
+}
+
+/** The summary's room and the plan, the suffix and the kept user text (`picked`) chosen. */
+function finalPlan(plan: PlanContext, at: SuffixState, picked: readonly number[]): SummaryPlan {
+  const { run, input, units, unpinned, fixed, overhead, reserve, previousBody } = plan;
+  const { policy } = input;
+  const { start, suffix } = at;
   const keptTokens = picked.reduce((sum, u) => sum + units[u]!.tokens, 0);
   const targetRoom = run.target - fixed - overhead - suffix - keptTokens;
   const budgetRoom = run.budget - fixed - overhead - suffix - keptTokens;
@@ -151,7 +227,7 @@ export function* planSummarySteps(
   // Squeezed, level d cuts the latest turn for the summary's room: for its share of the target
   // and its previous size up to half the target, no more (a 3.6k-token log is not cut to 288
   // characters to keep a summary larger than the target).
-  const squeezed = over(run.budget) && !units[units.length - 1]!.startsTurn;
+  const squeezed = over(plan, at, run.budget) && !units[units.length - 1]!.startsTurn;
   const room = squeezed
     ? summaryReserve(policy, run.target, previousBody, SQUEEZED_KEEP_CAP)
     : Math.max(targetRoom, Math.floor(budgetRoom / 2), Math.min(reserve, budgetRoom));

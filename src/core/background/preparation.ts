@@ -1,0 +1,74 @@
+/**
+ * One background preparation of a session (see background-preparation.ts): its record, the
+ * in-process summarizing under the shared store's lock, and its abort.
+ */
+import { CompactError } from '../errors.js';
+import type { SummarizeOutcome } from '../preflight/cascade/summarize-remainder.js';
+import type { BufferedEvent } from '../preflight/prepared-summary.js';
+import type { SharedStore } from './background-status.js';
+import { preparedKey, publishedVersion, publishPrepared } from './shared-preparation.js';
+
+/** A preparation of a session's summary, for the summary version it extends. */
+export interface Preparation {
+  readonly baseVersion: number;
+  readonly foldedIds: readonly string[];
+  /** Content hashes of the folded messages (an edit that keeps an id changes the hash). */
+  readonly foldedHashes: readonly string[];
+  readonly controller: AbortController;
+  readonly events: BufferedEvent[];
+  readonly done: Promise<void>;
+  settled: boolean;
+  outcome: SummarizeOutcome | undefined;
+  /** Starts the deferred work at once (shutdown), when it has not started. */
+  kick: (() => void) | undefined;
+  /** When the queue took its job (epoch ms), with a queue. */
+  queuedAt: number | undefined;
+  /** Its job is to be withdrawn (nothing will use it): at once if queued, else once the add lands. */
+  unwanted: boolean;
+  immediate: ReturnType<typeof setImmediate> | undefined;
+}
+
+/**
+ * Summarizes `preparation` in this process (`run`), with a shared store under the session's
+ * preparation lock, publishing the summary there; `onSummarize` is called when `run` starts.
+ */
+export async function summarizeUnderLock(
+  shared: SharedStore | undefined,
+  key: string,
+  preparation: Preparation,
+  run: () => Promise<SummarizeOutcome | undefined>,
+  onSummarize: () => void,
+): Promise<void> {
+  const lock = shared
+    ? await shared.store.acquireLock(preparedKey(key), shared.lockTtlMs).catch(() => undefined)
+    : undefined;
+  // Another process prepares this session: its summary is read from the store at the trigger.
+  if (shared && !lock) return;
+  try {
+    // The lock is the session's, not the version's: a process that crosses the threshold
+    // after another one published this version's summary (and released the lock) would
+    // otherwise summarize it again.
+    if (shared && (await publishedVersion(shared.store, key)) === preparation.baseVersion) return;
+    onSummarize();
+    preparation.outcome = await run();
+    if (shared && preparation.outcome && !preparation.controller.signal.aborted) {
+      const published = await publishPrepared(
+        shared.store,
+        key,
+        { ...preparation, outcome: preparation.outcome },
+        shared.signing,
+      );
+      // Another process published this version first: its text stands (read at the trigger).
+      if (published === 'taken') preparation.outcome = undefined;
+    }
+  } finally {
+    await lock?.release().catch(() => false);
+  }
+}
+
+/** Aborts `preparation`'s work, starting it at once if it waited (so its `done` settles). */
+export function abortPreparation(preparation: Preparation): void {
+  preparation.controller.abort(new CompactError('aborted', 'the background preparation was discarded'));
+  if (preparation.immediate) clearImmediate(preparation.immediate);
+  preparation.kick?.();
+}

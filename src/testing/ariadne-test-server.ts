@@ -90,69 +90,14 @@ function json(response: ServerResponse, status: number, body: unknown): void {
 export async function startAriadneTestServer(
   options: AriadneTestServerOptions = {},
 ): Promise<AriadneTestServer> {
-  let delayMs = options.delayMs ?? 0;
-  const events: StoredAriadneEvent[] = [];
-  const requests: AriadneRequest[] = [];
-  const subscribers = new Set<Subscriber>();
-  const timers = new Set<ReturnType<typeof setTimeout>>();
-
-  const ingest = async (request: IncomingMessage, response: ServerResponse, record: AriadneRequest) => {
-    const { body, tooLarge } = await readBody(request);
-    record.body = body;
-    if (delayMs > 0) await delay(delayMs, timers);
-    if (response.destroyed) return;
-    if (tooLarge) {
-      record.status = 413;
-      return json(response, 413, { error: 'Payload too large', limit: ARIADNE_MAX_BODY_BYTES });
-    }
-    const payload = readPayload(record.body);
-    if ('error' in payload) {
-      record.status = 400;
-      return json(response, 400, payload);
-    }
-    const { accepted, details } = validateItems(payload.items, payload.prefix);
-    if (details.length > 0) {
-      record.status = 400;
-      return json(response, 400, { error: 'Invalid event', details });
-    }
-    for (const event of accepted) {
-      events.push(event);
-      for (const subscriber of subscribers) {
-        if (matches(subscriber, event)) subscriber.response.write(`data: ${JSON.stringify(event)}\n\n`);
-      }
-    }
-    record.status = 200;
-    json(response, 200, { success: true, count: accepted.length });
+  const state: ReceiverState = {
+    delayMs: options.delayMs ?? 0,
+    events: [],
+    requests: [],
+    subscribers: new Set(),
+    timers: new Set(),
   };
-
-  const server: Server = createServer((request, response) => {
-    const url = new URL(request.url ?? '/', 'http://127.0.0.1');
-    const record: AriadneRequest = {
-      method: request.method ?? 'GET',
-      path: url.pathname,
-      headers: { ...request.headers },
-      body: '',
-      status: 0,
-    };
-    requests.push(record);
-    if (request.method === 'POST' && url.pathname === '/ingest') {
-      ingest(request, response, record).catch(() => {
-        if (!response.headersSent) json(response, 500, { error: 'internal' });
-      });
-      return;
-    }
-    if (request.method === 'GET' && url.pathname === '/healthz') {
-      record.status = 200;
-      return json(response, 200, { status: 'ok' });
-    }
-    if (request.method === 'GET' && url.pathname === '/events') {
-      record.status = 200;
-      subscribe(url, request, response, subscribers);
-      return;
-    }
-    record.status = 404;
-    json(response, 404, { error: 'Not found' });
-  });
+  const server: Server = createServer((request, response) => route(state, request, response));
   // Keep idle connections open: a client idle for seconds between calls (a compaction between
   // two model calls on a slow machine) must never reuse a socket the server is closing.
   server.keepAliveTimeout = 0;
@@ -162,19 +107,94 @@ export async function startAriadneTestServer(
   return {
     baseUrl,
     ingestUrl: `${baseUrl}/ingest`,
-    events,
-    requests,
+    events: state.events,
+    requests: state.requests,
     setDelay(ms: number) {
-      delayMs = ms;
+      state.delayMs = ms;
     },
     close() {
-      for (const timer of timers) clearTimeout(timer);
-      for (const subscriber of subscribers) subscriber.response.end();
-      subscribers.clear();
+      for (const timer of state.timers) clearTimeout(timer);
+      for (const subscriber of state.subscribers) subscriber.response.end();
+      state.subscribers.clear();
       server.closeAllConnections();
       return new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/** What the receiver holds, shared by its request handlers. */
+interface ReceiverState {
+  /** Read when each `POST /ingest` has its body (`setDelay` changes it). */
+  delayMs: number;
+  readonly events: StoredAriadneEvent[];
+  readonly requests: AriadneRequest[];
+  readonly subscribers: Set<Subscriber>;
+  readonly timers: Set<ReturnType<typeof setTimeout>>;
+}
+
+/** Records the request and answers it: ingest, health, the event stream, or 404. */
+function route(state: ReceiverState, request: IncomingMessage, response: ServerResponse) {
+  const url = new URL(request.url ?? '/', 'http://127.0.0.1');
+  const record: AriadneRequest = {
+    method: request.method ?? 'GET',
+    path: url.pathname,
+    headers: { ...request.headers },
+    body: '',
+    status: 0,
+  };
+  state.requests.push(record);
+  if (request.method === 'POST' && url.pathname === '/ingest') {
+    ingest(state, request, response, record).catch(() => {
+      if (!response.headersSent) json(response, 500, { error: 'internal' });
+    });
+    return;
+  }
+  if (request.method === 'GET' && url.pathname === '/healthz') {
+    record.status = 200;
+    return json(response, 200, { status: 'ok' });
+  }
+  if (request.method === 'GET' && url.pathname === '/events') {
+    record.status = 200;
+    subscribe(url, request, response, state.subscribers);
+    return;
+  }
+  record.status = 404;
+  json(response, 404, { error: 'Not found' });
+}
+
+/** `POST /ingest`: validates the batch, stores what it accepts and streams it to subscribers. */
+async function ingest(
+  state: ReceiverState,
+  request: IncomingMessage,
+  response: ServerResponse,
+  record: AriadneRequest,
+) {
+  const { body, tooLarge } = await readBody(request);
+  record.body = body;
+  if (state.delayMs > 0) await delay(state.delayMs, state.timers);
+  if (response.destroyed) return;
+  if (tooLarge) {
+    record.status = 413;
+    return json(response, 413, { error: 'Payload too large', limit: ARIADNE_MAX_BODY_BYTES });
+  }
+  const payload = readPayload(record.body);
+  if ('error' in payload) {
+    record.status = 400;
+    return json(response, 400, payload);
+  }
+  const { accepted, details } = validateItems(payload.items, payload.prefix);
+  if (details.length > 0) {
+    record.status = 400;
+    return json(response, 400, { error: 'Invalid event', details });
+  }
+  for (const event of accepted) {
+    state.events.push(event);
+    for (const subscriber of state.subscribers) {
+      if (matches(subscriber, event)) subscriber.response.write(`data: ${JSON.stringify(event)}\n\n`);
+    }
+  }
+  record.status = 200;
+  json(response, 200, { success: true, count: accepted.length });
 }
 
 /** The request's body, or nothing past the ingest limit. */

@@ -1,13 +1,25 @@
 /**
  * `npx tsx bench/memory.ts [--sessions=1000]` (also in `npm run bench`): what a long-lived
  * manager holds after serving many sessions, after `endSession` on half of them, and after
- * `shutdown()`, against the heap before it served any (issue 47 point 4). The heap is measured
- * after full collections; the rows while sessions are held count from after the tokenizer's
- * load, the row after shutdown from before the manager was made (the last manager's shutdown
- * releases the tokenizer). The stored states are deleted before each measure: the store stands for
- * one outside the process.
+ * `shutdown()` (issue 47 point 4). The stored states are deleted before each measure: the store
+ * stands for one outside the process.
+ *
+ * Baselines. The rows while sessions are held count from after the tokenizer's load and a
+ * warm-up session. The rows after shutdown count from this same process before it made the
+ * manager: the library imported (its modules' top-level code run), nothing of it called, and
+ * this bench's own GC driver run once (so that its code is in the baseline too). That is the
+ * heap a fresh process that imports the library starts from.
+ *
+ * After shutdown, three readings: (1) right after it, after forced full collections; (2) after
+ * {@link AGED_GCS} more major collections the heap starts itself, as a long-running process
+ * goes through; (3) as (2) with V8's baseline-code flushing turned on. V8 drops the bytecode of
+ * a function not run for `--bytecode-old-age` (5 in Node 20) major collections, aging it once
+ * per collection; a forced `gc()` never ages it (V8 keeps ages during forced and heap-profiler
+ * collections), hence the collections the heap starts itself, driven here by short-lived
+ * allocations. Node 20 leaves `--flush-baseline-code` off: a function Sparkplug compiled keeps
+ * its machine code however long it stays unused, and reading (3) shows what that code costs.
  */
-import { getHeapCodeStatistics, setFlagsFromString } from 'node:v8';
+import { GCProfiler, getHeapCodeStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { CompactManager, MemorySessionStore } from '../src/index.js';
 import { syntheticSession } from '../src/testing/synthetic-session.js';
@@ -15,6 +27,11 @@ import { syntheticSession } from '../src/testing/synthetic-session.js';
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
 const MB = 1024 * 1024;
+/**
+ * Major collections the heap starts itself after shutdown: V8 flushes a function's bytecode
+ * once its age reaches `--bytecode-old-age` (5), one more to flush it, two of margin.
+ */
+export const AGED_GCS = 8;
 
 function heapAfterGc(): number {
   for (let i = 0; i < 4; i++) gc();
@@ -22,9 +39,37 @@ function heapAfterGc(): number {
 }
 
 /** V8's compiled code and bytecode with their metadata: what the functions that ran keep. */
-function compiledCode(): number {
+function compiledCode(): { machine: number; bytecode: number } {
   const code = getHeapCodeStatistics();
-  return code.code_and_metadata_size + code.bytecode_and_metadata_size;
+  return { machine: code.code_and_metadata_size, bytecode: code.bytecode_and_metadata_size };
+}
+
+/**
+ * Runs until `count` major collections the heap started itself (not `gc()`) have run: arrays
+ * kept long enough to be promoted, then dropped. Nothing of it stays once it returns.
+ */
+function naturalMajorGcs(count: number): void {
+  let seen = 0;
+  while (seen < count) {
+    const profiler = new GCProfiler();
+    profiler.start();
+    let kept: number[][] = [];
+    for (let i = 0; i < 200_000; i++) {
+      kept.push(new Array(16).fill(i));
+      if (kept.length > 50_000) kept = [];
+    }
+    kept = [];
+    seen += profiler.stop().statistics.filter((entry) => entry.gcType === 'MarkSweepCompact').length;
+  }
+}
+
+/** One reading after shutdown, over the baseline. */
+export interface ShutdownReading {
+  heap: number;
+  /** Machine code (Sparkplug, TurboFan, regular expressions) over the baseline's. */
+  machineCode: number;
+  /** Bytecode and its metadata over the baseline's. */
+  bytecode: number;
 }
 
 export interface MemoryRow {
@@ -39,15 +84,27 @@ export interface MemoryRow {
   /** After `endSession` on every session: heap over the baseline and parses still cached. */
   afterEndAll: number;
   cachedAfterEndAll: number;
-  /** After `shutdown()`, over the heap of the process before it made the manager (the manager still referenced). */
-  afterShutdown: number;
-  /** The part of `afterShutdown` that is compiled code and bytecode of the functions that ran. */
-  afterShutdownCode: number;
+  /** After `shutdown()`, over the heap of the process before it made the manager (the manager still referenced): right after it (forced collections). */
+  afterShutdown: ShutdownReading;
+  /** After {@link AGED_GCS} major collections the heap started itself. */
+  afterAgedGcs: ShutdownReading;
+  /** After as many more with `--flush-baseline-code` (off by default in Node 20). */
+  afterBaselineFlush: ShutdownReading;
 }
 
 export async function memoryBench(sessions = 1_000): Promise<MemoryRow> {
+  naturalMajorGcs(1); // the driver's own code, compiled before the baseline
   const fresh = heapAfterGc();
   const freshCode = compiledCode();
+  const reading = (): ShutdownReading => {
+    const heap = heapAfterGc() - fresh;
+    const code = compiledCode();
+    return {
+      heap,
+      machineCode: code.machine - freshCode.machine,
+      bytecode: code.bytecode - freshCode.bytecode,
+    };
+  };
   const store = new MemorySessionStore();
   const manager = new CompactManager({ model: 'gpt-4o', maxContextTokens: 128_000, store });
   await manager.ready();
@@ -69,8 +126,13 @@ export async function memoryBench(sessions = 1_000): Promise<MemoryRow> {
   await manager.shutdown();
   // A released encoding is held weakly: collectable once this job is over.
   await new Promise((resolve) => setTimeout(resolve, 0));
-  const afterShutdown = heapAfterGc() - fresh;
-  const afterShutdownCode = compiledCode() - freshCode;
+  const afterShutdown = reading();
+  naturalMajorGcs(AGED_GCS);
+  const afterAgedGcs = reading();
+  setFlagsFromString('--flush-baseline-code');
+  naturalMajorGcs(AGED_GCS);
+  const afterBaselineFlush = reading();
+  setFlagsFromString('--no-flush-baseline-code');
   return {
     sessions,
     held,
@@ -80,14 +142,28 @@ export async function memoryBench(sessions = 1_000): Promise<MemoryRow> {
     afterEndAll,
     cachedAfterEndAll,
     afterShutdown,
-    afterShutdownCode,
+    afterAgedGcs,
+    afterBaselineFlush,
   };
 }
 
 export function printMemory(row: MemoryRow): void {
   const mb = (bytes: number) => `${(bytes / MB).toFixed(1)} MB`;
+  const mb2 = (bytes: number) => `${(bytes / MB).toFixed(2)} MB`;
   console.log(
-    `Memory over the baseline (heap after full GCs), ${row.sessions.toLocaleString('en')} sessions of 20 turns: held ${mb(row.held)}; after endSession on half ${mb(row.afterEnd)} (${row.cachedAfterEnd.toLocaleString('en')} parses still cached, ${row.indexedAfterEnd} sessions still indexed: the caps dropped the oldest); after endSession on all ${mb(row.afterEndAll)} (${row.cachedAfterEndAll.toLocaleString('en')} parses cached); after shutdown ${mb(row.afterShutdown)} over the process before the manager, tokenizer included, ${mb(row.afterShutdownCode)} of it compiled code and bytecode of the functions that ran (target <= 2 MB: ${row.afterShutdown <= 2 * MB ? 'met' : 'MISSED'})`,
+    `Memory over the baseline (heap after full GCs), ${row.sessions.toLocaleString('en')} sessions of 20 turns: held ${mb(row.held)}; after endSession on half ${mb(row.afterEnd)} (${row.cachedAfterEnd.toLocaleString('en')} parses still cached, ${row.indexedAfterEnd} sessions still indexed: the caps dropped the oldest); after endSession on all ${mb(row.afterEndAll)} (${row.cachedAfterEndAll.toLocaleString('en')} parses cached)`,
+  );
+  const line = (label: string, r: ShutdownReading) =>
+    `  ${label}: ${mb2(r.heap)} (machine code ${mb2(r.machineCode)}, bytecode ${mb2(r.bytecode)}, the rest ${mb2(r.heap - r.machineCode - r.bytecode)}; target <= 2 MB: ${r.heap <= 2 * MB ? 'met' : 'MISSED'})`;
+  console.log(
+    'After shutdown, over this process before it made the manager (library imported, nothing of it run; the manager still referenced):',
+  );
+  console.log(line('right after, forced full GCs', row.afterShutdown));
+  console.log(
+    line(`after ${AGED_GCS} major GCs the heap started (bytecode unused for 5 is flushed)`, row.afterAgedGcs),
+  );
+  console.log(
+    line(`after ${AGED_GCS} more with --flush-baseline-code (off in Node 20)`, row.afterBaselineFlush),
   );
 }
 

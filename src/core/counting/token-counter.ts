@@ -1,6 +1,7 @@
 import { invalidConfig } from '../errors.js';
 import { elideMedia, type MediaPart, mediaParts } from '../messages/formats/media-parts.js';
 import type { CompactMessage } from '../messages/message.js';
+import { releaseProcessCaches } from '../process-caches.js';
 import { ANTHROPIC_IMAGE_RULE, type ImageRule, imageRuleFor, OPENAI_TILE_RULE } from './count-image.js';
 import { BOUNDARY_WINDOW, countInSlices, DEFAULT_SLICE_CHARS } from './count-in-slices.js';
 import { mediaTokens } from './count-media.js';
@@ -235,7 +236,8 @@ let holders = 0;
  * returned function ends that hold, once; when the last hold ends, the shared counters drop
  * their encodings so the collector can take them (about 20 MB each): a process that shut its
  * managers down goes back to the heap it had before it counted. A count made later takes the
- * encoding again (reused if not yet collected, built again otherwise).
+ * encoding again (reused if not yet collected, built again otherwise). The process's other
+ * shared tables (process-caches.ts) are dropped with them.
  */
 export function holdEncodings(): () => void {
   holders++;
@@ -247,6 +249,7 @@ export function holdEncodings(): () => void {
     if (holders > 0) return;
     for (const counter of counters.values()) counter.releaseEncoding();
     releaseEncodings();
+    releaseProcessCaches();
   };
 }
 

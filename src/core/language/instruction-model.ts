@@ -1,3 +1,4 @@
+import { onProcessCachesRelease } from '../process-caches.js';
 /**
  * "Is this sentence an instruction to the assistant?" as a small learned model (issue 45): two
  * logistic regressions over hashed features (instruction-features.ts), one over the plain view and
@@ -37,6 +38,10 @@ export interface InstructionModel {
 }
 
 let shipped: InstructionModel | undefined;
+// 256 KB of array buffers: dropped with the last manager, decoded again on next use.
+onProcessCachesRelease(() => {
+  shipped = undefined;
+});
 
 /** Weights stored as signed bytes in base64, decoded. */
 function decode(base64: string, scale: number): Float32Array {

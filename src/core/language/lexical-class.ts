@@ -4,6 +4,7 @@
  * sorted word lists, searched in place by bisection (no table is built: splitting 12,000 words
  * into a map took 20-45 ms of CPU on first use, over the core's 20 ms for a synchronous stretch).
  */
+import { onProcessCachesRelease } from '../process-caches.js';
 import { NOT_VERB_WORDS, NOUN_VERB_WORDS, VERB_WORDS } from './word-classes.js';
 
 /** `v` a verb and never a noun, `nv` both, `x` a frequent word that is no verb, `undefined` unknown. */
@@ -32,6 +33,7 @@ export function sortedListHolds(list: string, word: string): boolean {
 
 /** Words looked up lately and their class (`null` none): a conversation repeats its words. */
 const recent = new Map<string, LexicalClass | null>();
+onProcessCachesRelease(() => recent.clear());
 /** Most words remembered; past it the memory starts again (bounded, and the answers never depend on it). */
 const RECENT_WORDS = 8192;
 

@@ -1,4 +1,5 @@
 import { CompactError } from '../errors.js';
+import { onProcessCachesRelease } from '../process-caches.js';
 import { DEFAULT_REDACTION_RULES, type RedactionRule } from './redaction-rules.js';
 import { createRuleMatcher } from './redaction-scanner.js';
 import { hasUnicodeEscape, redactEscaped } from './unicode-escapes.js';
@@ -252,6 +253,9 @@ function fullPass(source: string, triggers: readonly string[]): Redactor {
 }
 
 let defaultRedactor: Redactor | undefined;
+onProcessCachesRelease(() => {
+  defaultRedactor = undefined;
+});
 
 /** The redactor with the default rules (built once). */
 export function getDefaultRedactor(): Redactor {

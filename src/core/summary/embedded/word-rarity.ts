@@ -3,6 +3,7 @@
  * frequent words of spoken English). A word the table ranks low, or does not hold, tells more
  * than one every conversation uses ("guitar", "Sweden", "pottery" against "great", "time").
  */
+import { onProcessCachesRelease } from '../../process-caches.js';
 import { COMMON_WORDS } from './common-words.js';
 
 /** Rank given to a word the table does not hold. */
@@ -11,6 +12,10 @@ export const UNLISTED_RANK = 8001;
 const COMMON_RANK = 400;
 
 let ranks: Map<string, number> | undefined;
+// 0.45 MB of heap: dropped with the last manager, built again on next use.
+onProcessCachesRelease(() => {
+  ranks = undefined;
+});
 
 function table(): Map<string, number> {
   if (!ranks) {

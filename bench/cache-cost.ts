@@ -11,7 +11,10 @@
  * tokens, the rest at 1x), and a summarizer call is billed too (its input at 1x, its output at
  * the output multiplier). Tokens are characters / 4 for every strategy alike.
  *
- * Beside the default, the cost preset (`policy.preset: 'cost'`). `BENCH_POLICY` (JSON, e.g.
+ * The default row passes the billed summarizer below (a summarizer of the caller's: the manager
+ * then leaves the cost trigger off unless asked for); the built-in row runs the defaults as a
+ * manager without `summarizer` does (the built-in summarizer, the cost trigger on), its calls
+ * billed as an LLM's. Beside them, the cost preset (`policy.preset: 'cost'`). `BENCH_POLICY` (JSON, e.g.
  * `{"triggerPct":0.6}`) sets the default row's policy to try others. The issue's best bounded
  * peer is LangChain's summarization middleware keeping 8 messages (issue 47); the default's
  * ratio to it is printed under each table.
@@ -29,7 +32,8 @@ import type { TokenCounter } from '../src/core/counting/token-counter.js';
 import { CompactManager } from '../src/core/manager/compact-manager.js';
 import type { CompactMessage } from '../src/core/messages/message.js';
 import type { PolicyPreset } from '../src/core/policy.js';
-import type { SummarizeRequest, Summarizer } from '../src/core/summary/summarizer.js';
+import { EmbeddedSummarizer } from '../src/core/summary/embedded-summarizer.js';
+import type { SummarizeRequest, SummarizeResult, Summarizer } from '../src/core/summary/summarizer.js';
 
 type Message = Record<string, unknown>;
 export const tokensOf = (text: string) => Math.ceil(text.length / 4);
@@ -234,8 +238,9 @@ async function engine(
   session: ReturnType<typeof buildSession>,
   model: CacheModel,
   knobs: { preset?: PolicyPreset; triggerPct?: number; targetPct?: number } = {},
+  builtIn = false,
 ): Promise<void> {
-  const summarizer: Summarizer = {
+  const billed: Summarizer = {
     name: 'billed',
     async summarize(request: SummarizeRequest) {
       const input = request.messages.reduce(
@@ -250,6 +255,7 @@ async function engine(
       return { text };
     },
   };
+  const summarizer = builtIn ? new BilledEmbeddedSummarizer(model) : billed;
   // BENCH_POLICY (JSON) tries other settings on the default row.
   const policy = knobs.preset ? knobs : { ...knobs, ...JSON.parse(process.env.BENCH_POLICY ?? '{}') };
   const manager = new CompactManager({
@@ -269,6 +275,28 @@ async function engine(
     model.request(await manager.preflight('bench', history), k);
   }
   await manager.shutdown();
+}
+
+/**
+ * The built-in summarizer (what a manager without `summarizer` uses), its calls billed as an
+ * LLM's would be (input at 1x, output at the output price) though it runs in the process for
+ * free: being the built-in one, the manager keeps the cost trigger on (a summarizer of the
+ * caller's turns it off unless asked for, resolve-settings.ts).
+ */
+class BilledEmbeddedSummarizer extends EmbeddedSummarizer {
+  constructor(readonly model: CacheModel) {
+    super();
+  }
+
+  override async summarize(request: SummarizeRequest): Promise<SummarizeResult> {
+    const result = await super.summarize(request);
+    const input = request.messages.reduce(
+      (sum, m) => sum + tokensOf(m.text + m.toolResults.map((r) => r.output).join('')),
+      0,
+    );
+    this.model.summarizer(input + tokensOf(request.previousSummary ?? ''), tokensOf(result.text));
+    return result;
+  }
 }
 
 /** Summarize at the trigger (LangChain's summarization middleware): all but the newest 30% of the window. */
@@ -408,6 +436,7 @@ function noCompaction(session: ReturnType<typeof buildSession>, model: CacheMode
 /** The issue's best bounded peer (issue 47): LangChain's summarization middleware keeping 8 messages. */
 export const PEER = 'summarize, keep 8 messages';
 export const DEFAULT_ROW = 'agent-compaction (default)';
+export const BUILT_IN_ROW = 'default, built-in summarizer';
 export const COST_ROW = "agent-compaction, preset 'cost'";
 
 /**
@@ -426,8 +455,9 @@ function printRatios(
     const floor = fresh * PRICES[provider].write;
     const ours = rows[`${key}:${DEFAULT_ROW}`]!;
     const preset = rows[`${key}:${COST_ROW}`]!;
+    const builtIn = rows[`${key}:${BUILT_IN_ROW}`]!;
     console.log(
-      `${provider}: floor ${Math.round(floor).toLocaleString('en')}; peer (${PEER}) ${Math.round(peer[provider]).toLocaleString('en')}; default ${(ours[provider] / peer[provider]).toFixed(2)}x the peer (goal <= 0.8x: ${ours[provider] <= 0.8 * peer[provider] ? 'met' : 'MISSED'}), ${(ours[provider] / floor).toFixed(2)}x the floor; preset 'cost' ${(preset[provider] / peer[provider]).toFixed(2)}x the peer`,
+      `${provider}: floor ${Math.round(floor).toLocaleString('en')}; peer (${PEER}) ${Math.round(peer[provider]).toLocaleString('en')}; default ${(ours[provider] / peer[provider]).toFixed(2)}x the peer (goal <= 0.8x: ${ours[provider] <= 0.8 * peer[provider] ? 'met' : 'MISSED'}), ${(ours[provider] / floor).toFixed(2)}x the floor; with the built-in summarizer ${(builtIn[provider] / peer[provider]).toFixed(2)}x; preset 'cost' ${(preset[provider] / peer[provider]).toFixed(2)}x the peer`,
     );
   }
 }
@@ -452,6 +482,8 @@ export async function runCacheCostBench(
     const key = calls === 240 ? `${window}` : `${window}/${calls}`;
     const strategies: [string, (model: CacheModel) => Promise<void> | void][] = [
       [DEFAULT_ROW, (m) => engine(window, session, m)],
+      // The defaults as a manager without `summarizer` runs them (the cost trigger on).
+      [BUILT_IN_ROW, (m) => engine(window, session, m, {}, true)],
       // The cost preset (policy.preset 'cost').
       [COST_ROW, (m) => engine(window, session, m, { preset: 'cost' })],
       [PEER, (m) => summarizeKeepMessages(window, session, m)],

@@ -10,9 +10,10 @@ export type PolicyPreset = 'default' | 'quality' | 'cost';
  * - `default`: the cheapest measured under prompt caching at every window (issue 47): compact
  *   when the growth since the last compaction has paid for a rewrite in cache reads
  *   (`costTrigger`), else at 0.85 of the window; clear every old tool result but the newest 4
- *   once clearing (`cacheAware`). In the cost bench (bench/cache-cost.ts) 0.68x / 0.66x the
- *   bill (Anthropic / OpenAI) of a summarizer keeping 8 messages at 32k, 0.50x / 0.46x at 128k,
- *   every ask of the user kept, at least 8 newest messages verbatim.
+ *   once clearing (`cacheAware`). In the cost bench (bench/cache-cost.ts, built-in summarizer)
+ *   0.68x / 0.66x the bill (Anthropic / OpenAI) of a summarizer keeping 8 messages at 32k,
+ *   0.49x / 0.45x at 128k, every ask of the user kept, at least 8 newest messages verbatim.
+ *   With a summarizer of the caller's the cost trigger is off unless set: 0.87x / 0.86x at 128k.
  * - `quality`: keep what the window can hold (the defaults before issue 47): compact at 0.85 of
  *   the window down to 0.5, clearing only down to the target, the newest 3 results kept.
  * - `cost`: the default with the newest 3 tool results kept instead of 4. (Before issue 47 it

@@ -11,10 +11,10 @@
  * tokens, the rest at 1x), and a summarizer call is billed too (its input at 1x, its output at
  * the output multiplier). Tokens are characters / 4 for every strategy alike.
  *
- * The default row passes the billed summarizer below (a summarizer of the caller's: the manager
- * then leaves the cost trigger off unless asked for); the built-in row runs the defaults as a
- * manager without `summarizer` does (the built-in summarizer, the cost trigger on), its calls
- * billed as an LLM's. Beside them, the cost preset (`policy.preset: 'cost'`). `BENCH_POLICY` (JSON, e.g.
+ * The default row passes the billed summarizer below (a summarizer of the caller's: the cost
+ * trigger's early compactions then only clear); the built-in row runs the defaults as a manager
+ * without `summarizer` does (the built-in summarizer), its calls billed as an LLM's. Beside
+ * them, the cost preset (`policy.preset: 'cost'`). `BENCH_POLICY` (JSON, e.g.
  * `{"triggerPct":0.6}`) sets the default row's policy to try others. The issue's best bounded
  * peer is LangChain's summarization middleware keeping 8 messages (issue 47); the default's
  * ratio to it is printed under each table.
@@ -280,8 +280,7 @@ async function engine(
 /**
  * The built-in summarizer (what a manager without `summarizer` uses), its calls billed as an
  * LLM's would be (input at 1x, output at the output price) though it runs in the process for
- * free: being the built-in one, the manager keeps the cost trigger on (a summarizer of the
- * caller's turns it off unless asked for, resolve-settings.ts).
+ * free (an early compaction may summarize with it: it costs no call).
  */
 class BilledEmbeddedSummarizer extends EmbeddedSummarizer {
   constructor(readonly model: CacheModel) {

@@ -12,8 +12,8 @@ export type PolicyPreset = 'default' | 'quality' | 'cost';
  *   (`costTrigger`), else at 0.85 of the window; clear every old tool result but the newest 4
  *   once clearing (`cacheAware`). In the cost bench (bench/cache-cost.ts, built-in summarizer)
  *   0.68x / 0.66x the bill (Anthropic / OpenAI) of a summarizer keeping 8 messages at 32k,
- *   0.49x / 0.45x at 128k, every ask of the user kept, at least 8 newest messages verbatim.
- *   With a summarizer of the caller's the cost trigger is off unless set: 0.87x / 0.86x at 128k.
+ *   0.49x / 0.45x at 128k, every ask of the user kept, at least 8 newest messages verbatim
+ *   (the same with a summarizer of the caller's: its early compactions only clear).
  * - `quality`: keep what the window can hold (the defaults before issue 47): compact at 0.85 of
  *   the window down to 0.5, clearing only down to the target, the newest 3 results kept.
  * - `cost`: the default with the newest 3 tool results kept instead of 4. (Before issue 47 it
@@ -143,8 +143,10 @@ export interface CompactPolicy {
    * the request grew since the last compaction add up to one cache write of what that
    * compaction left (the rent-or-buy rule, priced with the manager's `pricing` for its model).
    * The point follows the window and the measured growth: about sqrt(2 x growth per call x
-   * trough x write / read) above the trough, at least a tenth of the window. Off in the
-   * `quality` preset.
+   * trough x write / read) above the trough, at least a tenth of the window. With a summarizer
+   * of the caller's (paid per call), such an early compaction only clears and shortens (declined
+   * when that frees less than a tenth of the window): it never calls the summarizer. Off in the
+   * `quality` preset, and by default with background or queued preparation.
    * @default true
    */
   costTrigger: boolean;

@@ -151,8 +151,8 @@ export interface CompactManagerOptions {
    * soft threshold rather than at the trigger, and a preparation the session never needs
    * (it ended, or its history was edited) costs a summarizer call. Turn it on with an LLM
    * summarizer, where a trigger otherwise blocks the agent for seconds.
-   * `shutdown()` aborts the preparations still running. With it (or a `preparationQueue`, or
-   * a `summarizer` of your own, paid per compaction), `policy.costTrigger` defaults to false: the session compacts where its preparation is
+   * `shutdown()` aborts the preparations still running. With it (or a `preparationQueue`),
+   * `policy.costTrigger` defaults to false: the session compacts where its preparation is
    * aimed, not at the cost trigger's earlier point; set it (or the `cost` preset) for both.
    * @default false
    */

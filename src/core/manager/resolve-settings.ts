@@ -9,7 +9,6 @@ import { invalidConfig } from '../errors.js';
 import { type CompactPolicy, resolvePolicy } from '../policy.js';
 import { createRedactor, guardRedactor, type Redactor } from '../redaction/redactor.js';
 import { DEFAULT_STORE_TIMEOUT_MS } from '../session/fail-open-store.js';
-import { EmbeddedSummarizer } from '../summary/embedded-summarizer.js';
 import {
   type CompactManagerOptions,
   DEFAULT_CACHE_MAX_BYTES,
@@ -115,15 +114,13 @@ function managerPolicy(
   customStrategies: readonly string[],
 ): CompactPolicy {
   const policy = resolvePolicy(options.policy, customStrategies);
-  // The cost trigger prices cache reads against a rewrite, not a summarizer call: with a
-  // summarizer of the caller's (an LLM, paid per compaction) it would double the summarizer
-  // calls. A session prepared ahead (background, a queue) compacts where its preparation is
-  // aimed: the earlier point would come before the prepared summary is ready. In both cases
-  // it is on only when asked for (`policy.costTrigger`, or the `cost` preset).
+  // A session prepared ahead (background, a queue) compacts where its preparation is aimed:
+  // the cost trigger's earlier point would come before the prepared summary is ready, so it
+  // is on only when asked for (`policy.costTrigger`, or the `cost` preset). With a summarizer
+  // of the caller's it stays on: its early compactions only clear (run-cascade.ts) and never
+  // call that summarizer.
   if (
-    ((options.summarizer !== undefined && !(options.summarizer instanceof EmbeddedSummarizer)) ||
-      options.background === true ||
-      options.preparationQueue !== undefined) &&
+    (options.background === true || options.preparationQueue !== undefined) &&
     options.policy?.costTrigger === undefined &&
     options.policy?.preset !== 'cost'
   )

@@ -17,6 +17,7 @@ import type { ToolPairer } from '../messages/tool-pairing.js';
 import type { CompactPolicy } from '../policy.js';
 import type { Redactor } from '../redaction/redactor.js';
 import type { SessionRewrite } from '../session/session-store.js';
+import { EmbeddedSummarizer } from '../summary/embedded-summarizer.js';
 import type { SentPrefix } from '../summary/summarizer.js';
 import { mapSliced, runStepsYielding, type Steps, TimeSlice } from '../time-slice.js';
 import type { CascadeRun, LevelReport, NewRewrite } from './cascade/cascade-types.js';
@@ -293,9 +294,15 @@ export async function runCascade(input: CascadeInput): Promise<CascadeResult> {
   const level = <T>(steps: Steps<T>) => runStepsYielding(steps, slice);
   if (run.total > run.target) result.levels.push(await level(clearToolResultSteps(run, input.pairing)));
   if (run.total > run.target) result.levels.push(await level(shortenArgumentSteps(run)));
-  if (run.total > run.target || input.force) await summarizeLevel(run, input, result, slice);
+  // An early compaction (the cost trigger) with a summarizer of the caller's, paid per call,
+  // only clears and shortens: summarizing waits for the trigger, and one that frees too
+  // little is declined (freesTooLittle). It never calls that summarizer.
+  const paidEarly =
+    decision.reason === 'growth paid a rewrite' && !(input.summarize.chain[0] instanceof EmbeddedSummarizer);
+  if ((run.total > run.target && !paidEarly) || input.force) await summarizeLevel(run, input, result, slice);
   // Recent results protected by count give way when they alone keep the request over target.
-  if (run.total > run.target) result.levels.push(...(await level(giveWaySteps(run, input.pairing))));
+  if (run.total > run.target && !paidEarly)
+    result.levels.push(...(await level(giveWaySteps(run, input.pairing))));
   // Cut no deeper than needed: to a tenth under the budget (or the target, when higher).
   if (run.total > run.budget) {
     const limit = Math.max(run.target, Math.floor(run.budget * 0.9));

@@ -3,7 +3,7 @@ import { instructionScore } from './language/instruction-model.js';
 import { lexicalClass } from './language/lexical-class.js';
 import { CompactManager } from './manager/compact-manager.js';
 import { onProcessCachesRelease } from './process-caches.js';
-import { getDefaultRedactor } from './redaction/redactor.js';
+import { createRedactor, getDefaultRedactor, releasableRedactor } from './redaction/redactor.js';
 import { wordRank } from './summary/embedded/word-rarity.js';
 
 /**
@@ -47,5 +47,23 @@ describe('process caches', () => {
     ];
     expect(after).toEqual(before);
     expect(before[3]).not.toContain('hunter2');
+  });
+
+  it("a manager's redactor drops its compiled rules on release and builds them again when called", () => {
+    let builds = 0;
+    const { redact, release } = releasableRedactor(() => {
+      builds++;
+      return createRedactor();
+    });
+    const secret = 'token ghp_0123456789abcdefghijklmnopqrstuvwxyzAB here';
+    expect(builds).toBe(1); // built where it is configured (bad patterns fail there)
+    const before = redact(secret);
+    expect(before).not.toContain('ghp_0123');
+    redact(secret);
+    expect(builds).toBe(1);
+    release();
+    expect(builds).toBe(1);
+    expect(redact(secret)).toBe(before);
+    expect(builds).toBe(2);
   });
 });

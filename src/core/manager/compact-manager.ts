@@ -101,6 +101,7 @@ export class CompactManager {
   readonly #embedded = new EmbeddedSummarizer();
   readonly #customStrategies: string[];
   readonly #redact: Redactor | undefined;
+  readonly #releaseRedactor: () => void;
   readonly #bus: EventBus;
   readonly #deps: PipelineDeps;
   readonly #index: MessageIndex;
@@ -132,6 +133,7 @@ export class CompactManager {
     this.#summarizer = options.summarizer ?? this.#embedded;
     const timeoutMs = settings.summarizerTimeoutMs;
     this.#redact = settings.redact;
+    this.#releaseRedactor = settings.releaseRedactor;
     this.#bus = new EventBus(
       options.exporters ?? [],
       options.exportQueue,
@@ -351,6 +353,7 @@ export class CompactManager {
     await this.store.close?.().catch(() => undefined);
     await this.#summarizer.dispose?.();
     freeMemory(this.#memory);
+    this.#releaseRedactor();
     this.#endHold();
   }
 

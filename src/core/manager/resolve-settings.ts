@@ -7,7 +7,7 @@
 import { modelInfo } from '../counting/token-counter.js';
 import { invalidConfig } from '../errors.js';
 import { type CompactPolicy, resolvePolicy } from '../policy.js';
-import { createRedactor, guardRedactor, type Redactor } from '../redaction/redactor.js';
+import { createRedactor, guardRedactor, type Redactor, releasableRedactor } from '../redaction/redactor.js';
 import { DEFAULT_STORE_TIMEOUT_MS } from '../session/fail-open-store.js';
 import {
   type CompactManagerOptions,
@@ -27,6 +27,8 @@ export interface ManagerSettings {
   /** One total budget per preflight, shared by the summarizer's attempts and the fallback. */
   summarizerTimeoutMs: number;
   redact: Redactor | undefined;
+  /** Drops the redactor's compiled rules (`shutdown()`); a later call builds them again. */
+  releaseRedactor: () => void;
   /**
    * The errors of values the redactor could not scan (each replaced whole by `<REDACTED>`),
    * until the event bus reports them as a `compact.error`.
@@ -68,13 +70,15 @@ export function resolveSettings(options: CompactManagerOptions): ManagerSettings
       `must be a whole number of bytes >= 0 (got ${String(cacheMaxBytes)})`,
     );
   const redactionFailures: unknown[] = [];
+  const redactor = managerRedactor(options, redactionFailures);
   return {
     model,
     maxContextTokens,
     customStrategies,
     policy: Object.freeze(policy),
     summarizerTimeoutMs,
-    redact: managerRedactor(options, redactionFailures),
+    redact: redactor?.redact,
+    releaseRedactor: () => redactor?.release(),
     redactionFailures,
     storeTimeoutMs,
     failOnStorageError: flag(options, 'failOnStorageError'),
@@ -141,16 +145,19 @@ function managerPolicy(
  * The redactor the options ask for (none when `redaction: false`). It never throws: a value
  * that cannot be scanned is replaced whole and its error kept in `failures` (at most 16).
  */
-function managerRedactor(options: CompactManagerOptions, failures: unknown[]): Redactor | undefined {
+function managerRedactor(
+  options: CompactManagerOptions,
+  failures: unknown[],
+): { redact: Redactor; release(): void } | undefined {
   const redaction = options.redaction ?? true;
   if (redaction === false) return undefined;
   const onError = (error: unknown) => {
     if (failures.length < 16) failures.push(error);
     (redaction as { onError?: (error: unknown) => void }).onError?.(error);
   };
-  return typeof redaction === 'function'
-    ? guardRedactor(redaction, onError)
-    : createRedactor({ ...(redaction === true ? {} : redaction), onError });
+  if (typeof redaction === 'function') return { redact: guardRedactor(redaction, onError), release() {} };
+  const settings = { ...(redaction === true ? {} : redaction), onError };
+  return releasableRedactor(() => createRedactor(settings));
 }
 
 /** Every option of the manager: a key missing here fails the type check. */

@@ -337,7 +337,8 @@ export class CompactManager {
    * a store outage kept (within `storeTimeoutMs`), flushes events, shuts exporters down,
    * closes the storage adapter and the session store (`store.close()`: the connection a
    * store opened from a URL or a config file; a client you gave it stays open) and disposes
-   * the summarizer. The last manager of the process to shut down also drops what they shared:
+   * the summarizer, and drops the redactor's compiled rules (built again if the manager is
+   * called later). The last manager of the process to shut down also drops what they shared:
    * the tokenizer's encodings and the tables built on first use (the instruction model, word
    * ranks, the default redactor), built again if a manager is used later.
    */

@@ -9,7 +9,8 @@
  * where <raw-dir> holds sgd/*.json (dstc8-schema-guided-dialogue dev/ and test/ dialogues),
  * camrest.json (CamRest676.json), selfinstruct.jsonl (user_oriented_instructions.jsonl),
  * mtbench.jsonl and vicuna.jsonl (FastChat llm_judge questions), tc_*.json (Topical-Chat),
- * lottery.jsonl (oasst-model-eval's prompt_lottery_en_250_text.jsonl: where each oasst1 row stands).
+ * lottery.jsonl (oasst-model-eval's prompt_lottery_en_250_text.jsonl: where each oasst1 row stands),
+ * en100.jsonl (oasst-model-eval's en_100_text.jsonl, labelled by hand in oasst1-en100-hand-labelled.json).
  */
 
 import { createHash } from 'node:crypto';
@@ -40,6 +41,11 @@ const at = (k: number, sentences: readonly string[], cues = laterCuesOf(sentence
 });
 
 const raw: string = process.argv[2] ?? '';
+/**
+ * `--oasst1-en100`: add the hand-labelled sentences of oasst-model-eval's en_100_text.jsonl to
+ * oasst1 (measured and not shipped: eval/data/instructions/LABELS.md, ninth pass).
+ */
+const WITH_EN100 = process.argv.includes('--oasst1-en100');
 if (!raw) throw new Error('usage: npx tsx scripts/extract-instruction-data.ts <raw-dir>');
 const OUT = 'eval/data/instructions/sentences.jsonl';
 const rows: Row[] = [];
@@ -254,9 +260,9 @@ function placeIn(messages: readonly string[], text: string): Pick<Row, 'position
   }
   throw new Error(`no message holds ${JSON.stringify(text)}`);
 }
-/** The oasst1 prompts (each the conversation's first message) of oasst-model-eval's lottery file. */
-function lotteryPrompts(): string[] {
-  return readFileSync(join(raw, 'lottery.jsonl'), 'utf8')
+/** The oasst1 prompts (each the conversation's first message) of one of oasst-model-eval's prompt files. */
+function lotteryPrompts(file = 'lottery.jsonl'): string[] {
+  return readFileSync(join(raw, file), 'utf8')
     .split('\n')
     .filter(Boolean)
     .map((line) => JSON.parse(line) as string);
@@ -290,6 +296,23 @@ function handLabelled(): void {
       context: 'assistant',
       ...placeIn(lottery, row.text),
     });
+  // oasst-model-eval's en_100_text.jsonl, every sentence labelled by hand by the same rules
+  // (code lines, list fragments, a pasted transcript and a quoted imperative left out).
+  const en100 = WITH_EN100 ? lotteryPrompts('en100.jsonl') : [];
+  const more = 'eval/data/instructions/oasst1-en100-hand-labelled.json';
+  for (const row of JSON.parse(readFileSync(more, 'utf8')) as Array<{
+    text: string;
+    label: Label | 'left-out';
+  }>)
+    if (WITH_EN100 && row.label !== 'left-out')
+      push({
+        text: row.text,
+        label: row.label,
+        source: 'oasst1',
+        license: 'Apache-2.0',
+        context: 'assistant',
+        ...placeIn(en100, row.text),
+      });
   for (const line of readFileSync(file, 'utf8').split('\n').filter(Boolean)) {
     const row = JSON.parse(line) as { text: string; label: Label; source: string };
     if (row.source.startsWith('OpenAssistant'))

@@ -4,7 +4,11 @@
  * excluded. `npx tsx bench/instruction-model.ts`; also printed by `npm run bench`.
  */
 import { readFileSync } from 'node:fs';
-import { isInstructionSentence, type SentencePosition } from '../src/core/language/instruction-sentence.js';
+import {
+  isInstructionSentence,
+  type LaterCue,
+  type SentencePosition,
+} from '../src/core/language/instruction-sentence.js';
 
 /** Sentences classified per second, best of `rounds` passes over the labelled set. */
 export function instructionModelSpeed(rounds = 5): { sentences: number; perSecond: number } {
@@ -15,6 +19,7 @@ export function instructionModelSpeed(rounds = 5): { sentences: number; perSecon
       (line) =>
         JSON.parse(line) as { text: string; context: 'assistant' | 'person' } & {
           position: SentencePosition;
+          later: LaterCue;
         },
     );
   isInstructionSentence('Warm up.');
@@ -24,7 +29,7 @@ export function instructionModelSpeed(rounds = 5): { sentences: number; perSecon
     // CPU time, not wall time: on a shared machine the wall clock counts other processes' turns.
     const start = process.cpuUsage();
     for (const row of rows)
-      if (isInstructionSentence(row.text, row.context, undefined, row.position)) flagged++;
+      if (isInstructionSentence(row.text, row.context, undefined, row.position, row.later)) flagged++;
     const used = process.cpuUsage(start);
     const seconds = (used.user + used.system) / 1e6;
     best = Math.max(best, rows.length / seconds);

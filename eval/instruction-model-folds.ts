@@ -10,6 +10,7 @@ import {
   FEATURE_BUCKETS,
   featuresOf,
   type InstructionContext,
+  type LaterCue,
   type SentencePosition,
 } from '../src/core/language/instruction-features.js';
 import { type InstructionModel, isInstructionBy } from '../src/core/language/instruction-model.js';
@@ -23,6 +24,8 @@ export interface LabelledSentence {
   context: InstructionContext;
   /** Its place among its message's sentences. */
   position: SentencePosition;
+  /** What the sentences after it in its message ask (later-cue.ts). */
+  later: LaterCue;
 }
 
 /** The figures of one held-out source. */
@@ -96,7 +99,7 @@ export function trainWeights(rows: LabelledSentence[], options: Partial<TrainOpt
     groups.set(`${r.source}|${r.label}`, (groups.get(`${r.source}|${r.label}`) ?? 0) + 1);
   const share = ordered.length / groups.size;
   const examples = ordered.map((r) => ({
-    x: featuresOf(r.text, r.context, r.position, lexical),
+    x: featuresOf(r.text, r.context, r.position, lexical, r.later),
     y: r.label === 'instruction' ? 1 : 0,
     weight: (share / (groups.get(`${r.source}|${r.label}`) as number)) ** balance,
   }));
@@ -130,7 +133,7 @@ export function scoreRows(
   let fn = 0;
   let negatives = 0;
   for (const row of rows) {
-    const said = isInstructionBy(row.text, row.context, model, undefined, row.position);
+    const said = isInstructionBy(row.text, row.context, model, undefined, row.position, row.later);
     const truth = row.label === 'instruction';
     if (!truth) negatives++;
     if (said && truth) tp++;

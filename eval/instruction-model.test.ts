@@ -23,11 +23,13 @@ const GOAL = 0.9;
  * moved agent-rules 89.9/84.9 to 88.3/89.7, fastchat-bench 80.0/91.1 to 82.4/90.6, oasst1
  * 81.7/89.3 to 81.0/91.4 and swe-agent 79.5/100 to 86.1/100. Averaging that model with one over
  * WordNet's word classes (eighth pass) moved agent-rules to 92.7/91.3 (met), oasst1 to 82.6/91.4
- * and fastchat-bench to 82.3/92.1; swe-agent stayed at 86.1/100: the floors below.
+ * and fastchat-bench to 82.3/92.1; swe-agent stayed at 86.1/100. What the rest of the message asks
+ * (later-cue.ts, ninth pass) moved fastchat-bench to 83.8/92.1 and oasst1 to 84.0/90.0; swe-agent
+ * stayed at 86.1/100: the floors below.
  */
 const OPEN_GAP: Readonly<Record<string, { precision: number; recall: number }>> = {
-  'fastchat-bench': { precision: 0.82, recall: GOAL },
-  oasst1: { precision: 0.82, recall: GOAL },
+  'fastchat-bench': { precision: 0.83, recall: GOAL },
+  oasst1: { precision: 0.84, recall: GOAL },
   'swe-agent': { precision: 0.86, recall: GOAL },
 };
 

@@ -9,7 +9,8 @@
  * where <raw-dir> holds sgd/*.json (dstc8-schema-guided-dialogue dev/ and test/ dialogues),
  * camrest.json (CamRest676.json), selfinstruct.jsonl (user_oriented_instructions.jsonl),
  * mtbench.jsonl and vicuna.jsonl (FastChat llm_judge questions), tc_*.json (Topical-Chat),
- * lottery.jsonl (oasst-model-eval's prompt_lottery_en_250_text.jsonl: where each oasst1 row stands).
+ * lottery.jsonl (oasst-model-eval's prompt_lottery_en_250_text.jsonl: where each oasst1 row stands),
+ * en100.jsonl (oasst-model-eval's en_100_text.jsonl, labelled by hand in oasst1-en100-hand-labelled.json).
  */
 
 import { createHash } from 'node:crypto';
@@ -17,6 +18,7 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { positionOf, type SentencePosition } from '../src/core/language/instruction-features.js';
 import { isDataLine } from '../src/core/language/instruction-model.js';
+import { type LaterCue, laterCuesOf } from '../src/core/language/later-cue.js';
 import { splitSentences } from '../src/core/summary/embedded/units.js';
 
 type Label = 'instruction' | 'other';
@@ -29,11 +31,21 @@ interface Row {
   context: Context;
   /** The sentence's place among its message's sentences (instruction-features.ts `positionOf`). */
   position: SentencePosition;
+  /** What the sentences after it in its message ask (later-cue.ts `laterCuesOf`). */
+  later: LaterCue;
 }
-/** The position of the `k`th of `count` sentences, as a row's field. */
-const at = (k: number, count: number) => ({ position: positionOf(k, count) });
+/** The position of the `k`th of a message's sentences and what the sentences after it ask, as a row's fields. */
+const at = (k: number, sentences: readonly string[], cues = laterCuesOf(sentences)) => ({
+  position: positionOf(k, sentences.length),
+  later: cues[k] as LaterCue,
+});
 
 const raw: string = process.argv[2] ?? '';
+/**
+ * `--oasst1-en100`: add the hand-labelled sentences of oasst-model-eval's en_100_text.jsonl to
+ * oasst1 (measured and not shipped: eval/data/instructions/LABELS.md, ninth pass).
+ */
+const WITH_EN100 = process.argv.includes('--oasst1-en100');
 if (!raw) throw new Error('usage: npx tsx scripts/extract-instruction-data.ts <raw-dir>');
 const OUT = 'eval/data/instructions/sentences.jsonl';
 const rows: Row[] = [];
@@ -109,7 +121,7 @@ function sgd(): void {
         if (sentences.length !== 1) continue;
         const text = sentences[0] as string;
         if (acts.every((a) => SGD_NOT.has(a))) {
-          if (!ASKED_AS_REQUEST.test(text)) neg.push({ text, label: 'other', ...base, ...at(0, 1) });
+          if (!ASKED_AS_REQUEST.test(text)) neg.push({ text, label: 'other', ...base, ...at(0, sentences) });
         } else if (
           sentences.length === 1 &&
           words(turn.utterance) >= 3 &&
@@ -117,7 +129,7 @@ function sgd(): void {
           !acts.some((a) => SGD_AMBIGUOUS.has(a)) &&
           !PLAIN_QUESTION(turn.utterance)
         ) {
-          pos.push({ text: turn.utterance.trim(), label: 'instruction', ...base, ...at(0, 1) });
+          pos.push({ text: turn.utterance.trim(), label: 'instruction', ...base, ...at(0, sentences) });
         }
       }
     }
@@ -148,14 +160,14 @@ function camrest(): void {
       if (sentences.length !== 1) continue;
       const text = sentences[0] as string;
       if (fresh.length === 0) {
-        if (!ASKED_AS_REQUEST.test(text)) neg.push({ text, label: 'other', ...base, ...at(0, 1) });
+        if (!ASKED_AS_REQUEST.test(text)) neg.push({ text, label: 'other', ...base, ...at(0, sentences) });
       } else if (
         !requests &&
         sentences.length === 1 &&
         words(usr.transcript) >= 3 &&
         !PLAIN_QUESTION(usr.transcript)
       ) {
-        pos.push({ text: usr.transcript.trim(), label: 'instruction', ...base, ...at(0, 1) });
+        pos.push({ text: usr.transcript.trim(), label: 'instruction', ...base, ...at(0, sentences) });
       }
     }
   }
@@ -180,10 +192,11 @@ const PROMPT_LABELS = new Map(
 function promptRows(prompts: string[], source: string, license: string): void {
   for (const prompt of prompts) {
     const sentences = splitSentences(prompt);
+    const cues = laterCuesOf(sentences);
     sentences.forEach((text, k) => {
       // A line of the material (code, a data row, a list marker, a formula) asks nothing: left out.
       if (isDataLine(text)) return;
-      const base = { text, source, license, context: 'assistant' as const, ...at(k, sentences.length) };
+      const base = { text, source, license, context: 'assistant' as const, ...at(k, sentences, cues) };
       if (sentences.length === 1) {
         push({ ...base, label: PLAIN_QUESTION(text) ? 'other' : 'instruction' });
         return;
@@ -225,8 +238,9 @@ function topicalChat(): void {
     for (const chat of Object.values(chats))
       for (const turn of chat.content) {
         const sentences = splitSentences(turn.message);
+        const cues = laterCuesOf(sentences);
         sentences.forEach((text, k) => {
-          pool.push({ text, label: 'other', ...base, ...at(k, sentences.length) });
+          pool.push({ text, label: 'other', ...base, ...at(k, sentences, cues) });
         });
       }
   }
@@ -236,19 +250,19 @@ function topicalChat(): void {
 
 // --- Hand-labelled rows from issue 35 (oasst1 prompts, SWE-agent user turns). ------------------
 /** The position of a hand-cut sentence: the message holding it and the sentence of that message it opens in. */
-function placeIn(messages: readonly string[], text: string): Pick<Row, 'position'> {
+function placeIn(messages: readonly string[], text: string): Pick<Row, 'position' | 'later'> {
   const probe = text.slice(0, 40);
   for (const message of messages) {
     if (!message.includes(probe)) continue;
     const sentences = splitSentences(message);
     const k = sentences.findIndex((s) => s.includes(probe) || probe.includes(s));
-    if (k >= 0) return at(k, sentences.length);
+    if (k >= 0) return at(k, sentences);
   }
   throw new Error(`no message holds ${JSON.stringify(text)}`);
 }
-/** The oasst1 prompts (each the conversation's first message) of oasst-model-eval's lottery file. */
-function lotteryPrompts(): string[] {
-  return readFileSync(join(raw, 'lottery.jsonl'), 'utf8')
+/** The oasst1 prompts (each the conversation's first message) of one of oasst-model-eval's prompt files. */
+function lotteryPrompts(file = 'lottery.jsonl'): string[] {
+  return readFileSync(join(raw, file), 'utf8')
     .split('\n')
     .filter(Boolean)
     .map((line) => JSON.parse(line) as string);
@@ -282,6 +296,23 @@ function handLabelled(): void {
       context: 'assistant',
       ...placeIn(lottery, row.text),
     });
+  // oasst-model-eval's en_100_text.jsonl, every sentence labelled by hand by the same rules
+  // (code lines, list fragments, a pasted transcript and a quoted imperative left out).
+  const en100 = WITH_EN100 ? lotteryPrompts('en100.jsonl') : [];
+  const more = 'eval/data/instructions/oasst1-en100-hand-labelled.json';
+  for (const row of JSON.parse(readFileSync(more, 'utf8')) as Array<{
+    text: string;
+    label: Label | 'left-out';
+  }>)
+    if (WITH_EN100 && row.label !== 'left-out')
+      push({
+        text: row.text,
+        label: row.label,
+        source: 'oasst1',
+        license: 'Apache-2.0',
+        context: 'assistant',
+        ...placeIn(en100, row.text),
+      });
   for (const line of readFileSync(file, 'utf8').split('\n').filter(Boolean)) {
     const row = JSON.parse(line) as { text: string; label: Label; source: string };
     if (row.source.startsWith('OpenAssistant'))
@@ -305,6 +336,8 @@ function handLabelled(): void {
   }
 }
 
+/** A sentence of a rules file has more of its rules after it: what the sentences after it ask is orders. */
+const DOC_LATER: LaterCue = 'imp';
 /** Sentences of AGENTS.md and SKILL.md files (instructions to coding agents), labelled by hand. */
 function agentsMd(): void {
   for (const file of [
@@ -318,8 +351,10 @@ function agentsMd(): void {
         source: row.source,
         license: row.license,
         context: row.context,
-        // A sentence inside a long document, said first (the file is the session's setup).
+        // A sentence inside a long document, said first (the file is the session's setup), with
+        // more of the document's rules after it.
         position: 'middle',
+        later: DOC_LATER,
       });
 }
 

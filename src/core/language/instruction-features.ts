@@ -7,6 +7,7 @@
  * buckets (FNV-1a), so the weights are one small array. Linear in the sentence's length.
  */
 
+import type { LaterCue } from './later-cue.js';
 import {
   ADVERB_LEAD,
   type AddFeature,
@@ -19,6 +20,7 @@ import {
   shapeOf,
 } from './sentence-shape.js';
 
+export type { LaterCue } from './later-cue.js';
 export type { SentencePosition } from './sentence-shape.js';
 
 /** Who the user talks to: an AI assistant or service (a system prompt, tools), or a person. */
@@ -107,8 +109,9 @@ export function featuresOf(
   context: InstructionContext,
   position: SentencePosition = 'only',
   lexical = false,
+  later: LaterCue = 'none',
 ): number[] {
-  const [plain, lexicalView] = collect(sentence, context, position, !lexical, lexical);
+  const [plain, lexicalView] = collect(sentence, context, position, later, !lexical, lexical);
   return lexical ? lexicalView : plain;
 }
 
@@ -120,8 +123,9 @@ export function featureViewsOf(
   sentence: string,
   context: InstructionContext,
   position: SentencePosition = 'only',
+  later: LaterCue = 'none',
 ): [plain: number[], lexical: number[]] {
-  return collect(sentence, context, position, true, true);
+  return collect(sentence, context, position, later, true, true);
 }
 
 /** A feature adder writing to `lists` (and their person twins when said to a person). */
@@ -146,6 +150,7 @@ function collect(
   sentence: string,
   context: InstructionContext,
   position: SentencePosition,
+  later: LaterCue,
   withPlain: boolean,
   withLexical: boolean,
 ): [number[], number[]] {
@@ -161,13 +166,17 @@ function collect(
   const lists = [...(withPlain ? [plainList] : []), ...(withLexical ? [lexicalList] : [])];
   const feature = adder(lists, person);
   const views: Array<[boolean, AddFeature]> = [];
-  if (withPlain) views.push([false, adder([plainList], person)]);
+  const plainFeature = withPlain ? adder([plainList], person) : undefined;
+  if (plainFeature) views.push([false, plainFeature]);
   if (withLexical) views.push([true, adder([lexicalList], person)]);
   const last = headOf(sentence).trimEnd().slice(-1);
   feature(true, 'bias', '');
   feature(true, 'end:', last === '?' || last === '!' || last === '.' ? last : 'none');
   feature(false, 'len:', String(Math.min(6, Math.floor(Math.log2(words.length + 1)))));
   feature(false, 'p:', position);
+  // What the rest of the message asks, read with the position (the plain view only: read by both,
+  // the planted constraints of eval:fidelity moved across the summary's margin).
+  plainFeature?.(false, 'lt:', position, later);
   // Word pairs, not single words: a lone word ("restaurant", "movie", "test") names a source's
   // topic and, learned, flags its topic held out (issue 45, leave-one-source-out: every
   // held-out source's precision and recall moved up or stayed without them).
@@ -177,7 +186,7 @@ function collect(
     prev = word;
   }
   feature(false, 'b:', prev, '</s>');
-  openings(feature, views, words, position);
+  openings(feature, views, words, position, later);
   shapeOf(feature, headOf(sentence), words);
   for (const [lexical, viewFeature] of views) {
     shapeBigrams(viewFeature, words, position, lexical);
@@ -192,6 +201,7 @@ function openings(
   views: ReadonlyArray<[boolean, AddFeature]>,
   words: readonly string[],
   position: SentencePosition,
+  later: LaterCue,
 ): void {
   let start = true;
   let clause = 0;
@@ -219,6 +229,9 @@ function openings(
         const shape = openingShape(viewFeature, word, next, lexical);
         // The opening read with the sentence's position: "I'm ..." alone, or opening a prompt.
         viewFeature(false, 'po:', position, shape);
+        // A statement's opening read with what the rest of the message asks: "I run a bakery."
+        // before a question is the situation (a bare opening, a possible imperative, is not read so).
+        if (!lexical && shape !== 'bare') viewFeature(false, 'lo:', later, shape);
       }
       feature(false, 'pf:', position, word);
     }

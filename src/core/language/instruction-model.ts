@@ -14,6 +14,7 @@ import {
   featureViewsOf,
   headOf,
   type InstructionContext,
+  type LaterCue,
   type SentencePosition,
 } from './instruction-features.js';
 import {
@@ -76,9 +77,10 @@ export function instructionScore(
   context: InstructionContext = 'assistant',
   model: InstructionModel | ArrayLike<number> = shippedModel(),
   position?: SentencePosition,
+  later?: LaterCue,
 ): number {
-  if (!('plain' in model)) return linearScore(model, featuresOf(sentence, context, position));
-  const [plain, lexical] = featureViewsOf(sentence, context, position);
+  if (!('plain' in model)) return linearScore(model, featuresOf(sentence, context, position, false, later));
+  const [plain, lexical] = featureViewsOf(sentence, context, position, later);
   return (linearScore(model.plain, plain) + linearScore(model.lexical, lexical)) / 2;
 }
 
@@ -93,9 +95,10 @@ export function isInstructionBy(
   model: InstructionModel | ArrayLike<number> = shippedModel(),
   threshold = INSTRUCTION_THRESHOLD,
   position?: SentencePosition,
+  later?: LaterCue,
 ): boolean {
   if (context === 'person' || isDataLine(sentence)) return false;
-  return instructionScore(sentence, context, model, position) > threshold;
+  return instructionScore(sentence, context, model, position, later) > threshold;
 }
 
 /** Key armor, as in `-----BEGIN RSA PRIVATE KEY-----` or `---- END SSH2 PUBLIC KEY ----`. */

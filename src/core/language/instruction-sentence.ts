@@ -8,28 +8,35 @@
  */
 
 import type { CompactMessage } from '../messages/message.js';
-import { headOf, type InstructionContext, type SentencePosition } from './instruction-features.js';
+import {
+  headOf,
+  type InstructionContext,
+  type LaterCue,
+  type SentencePosition,
+} from './instruction-features.js';
 import { INSTRUCTION_THRESHOLD, isInstructionBy } from './instruction-model.js';
 import { isKeyMaterial } from './key-identifiers.js';
 
-export type { InstructionContext, SentencePosition } from './instruction-features.js';
+export type { InstructionContext, LaterCue, SentencePosition } from './instruction-features.js';
 export { positionOf } from './instruction-features.js';
+export { laterCuesOf } from './later-cue.js';
 
 /**
- * True when `sentence`, said to `context` at `position` among its message's sentences, asks,
- * forbids, requires or prefers something of it: the model's log-odds over `threshold` (0: more
- * likely than not).
+ * True when `sentence`, said to `context` at `position` among its message's sentences, with
+ * `later` telling what the sentences after it ask (`laterCuesOf`), asks, forbids, requires or
+ * prefers something of it: the model's log-odds over `threshold` (0: more likely than not).
  */
 export function isInstructionSentence(
   sentence: string,
   context: InstructionContext = 'assistant',
   threshold = INSTRUCTION_THRESHOLD,
   position?: SentencePosition,
+  later?: LaterCue,
 ): boolean {
   const words = headOf(sentence).trim().split(/\s+/, 4);
   // A line of key material (a PEM body line, a pasted key) is data, not an instruction.
   if (words.length <= 3 && words.some(isKeyMaterial)) return false;
-  return isInstructionBy(sentence, context, undefined, threshold, position);
+  return isInstructionBy(sentence, context, undefined, threshold, position, later);
 }
 
 const ASSISTANT_ROLES = new Set(['system', 'developer', 'tool', 'function']);

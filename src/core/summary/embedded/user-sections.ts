@@ -12,6 +12,8 @@ import {
   type InstructionContext,
   instructionContextOf,
   isInstructionSentence,
+  type LaterCue,
+  laterCuesOf,
   positionOf,
   type SentencePosition,
 } from '../../language/instruction-sentence.js';
@@ -87,15 +89,16 @@ function quote(text: string, max = MAX_QUOTE_CHARS): string {
 }
 
 /**
- * True when `sentence`, said to `context` at `position` among its message's sentences, asks the
- * assistant to do, keep, avoid or prefer something.
+ * True when `sentence`, said to `context` at `position` among its message's sentences (`later`:
+ * what the sentences after it ask), asks the assistant to do, keep, avoid or prefer something.
  */
 export function isInstruction(
   sentence: string,
   context: InstructionContext = 'assistant',
   position?: SentencePosition,
+  later?: LaterCue,
 ): boolean {
-  return isInstructionSentence(sentence, context, HEAD_INSTRUCTION_LOG_ODDS, position);
+  return isInstructionSentence(sentence, context, HEAD_INSTRUCTION_LOG_ODDS, position, later);
 }
 
 /** True when `message` is text the user wrote (not tool results, not injected text). */
@@ -191,10 +194,11 @@ export function* collectUserSectionSteps(
     }
     let work = 0;
     const sentences = splitSentences(text);
+    const cues = laterCuesOf(sentences);
     for (const [index, sentence] of sentences.entries()) {
       if (++work % 16 === 0) yield;
       const position = positionOf(index, sentences.length);
-      if (!isInstruction(sentence, context, position) || MARKUP.test(sentence)) continue;
+      if (!isInstruction(sentence, context, position, cues[index]) || MARKUP.test(sentence)) continue;
       const line = quote(sentence, 400);
       const key = normalize(line);
       if (seen.has(key) || (opening && normalize(opening).includes(key))) continue;

@@ -7,7 +7,7 @@
 import type { TokenCounter } from '../counting/token-counter.js';
 import { findIdentifiers } from '../language/key-identifiers.js';
 import type { MessageCodec } from '../messages/formats/message-codec.js';
-import { hashString } from '../messages/hash-string.js';
+import { hashLanes, hashString } from '../messages/hash-string.js';
 import { entryTokens, type IndexedMessage } from '../messages/message-index.js';
 import type { ToolPairer } from '../messages/tool-pairing.js';
 import type { SessionRewrite } from '../session/session-store.js';
@@ -64,7 +64,7 @@ export function toolNameOf(
   pairer: ToolPairer,
   items: readonly IndexedMessage[],
 ): string {
-  const site = pairer.callOf.get(item.index)?.[position];
+  const site = pairer.callSite(item.index, position);
   if (!site) return 'unknown';
   return items[site.message]?.entry.parsed.toolCalls[site.position]?.name ?? 'unknown';
 }
@@ -120,9 +120,68 @@ export function realizeRewrite(
   return { wire, tokens: countWire(context, wire, item.index) };
 }
 
-/** Caches realized rewrites by message and rewrite (bounded). */
+/**
+ * A realized rewrite as cached: the object sent and its tokens, with what it was made from
+ * (checked on a hit: the cache's key is a 32-bit hash of these, and two rewrites may share one).
+ * Every field but the wire points at a value the view or the index holds anyway.
+ */
+class CachedRewrite implements RealizedRewrite {
+  readonly kind: SessionRewrite['kind'];
+  readonly ref: string | undefined;
+  readonly keepChars: number | undefined;
+  readonly unarchived: boolean;
+
+  constructor(
+    readonly wire: unknown,
+    readonly tokens: number,
+    readonly format: string,
+    readonly hash: string,
+    readonly id: string,
+    rewrite: SessionRewrite,
+  ) {
+    this.kind = rewrite.kind;
+    this.ref = rewrite.ref;
+    this.keepChars = rewrite.keepChars;
+    this.unarchived = rewrite.unarchived === true;
+  }
+
+  /** Whether this was made from the same message and rewrite. */
+  matches(format: string, item: IndexedMessage, rewrite: SessionRewrite): boolean {
+    return (
+      this.format === format &&
+      this.hash === item.entry.hash &&
+      this.id === item.id &&
+      this.kind === rewrite.kind &&
+      this.ref === rewrite.ref &&
+      this.keepChars === rewrite.keepChars &&
+      this.unarchived === (rewrite.unarchived === true)
+    );
+  }
+}
+
+/** The cache key of a rewrite of a message: a 32-bit hash (a small integer, no object of its own). */
+function rewriteKey(format: string, item: IndexedMessage, rewrite: SessionRewrite): number {
+  const lanes = hashLanes(
+    [
+      format,
+      item.entry.hash,
+      item.id,
+      rewrite.kind,
+      String(rewrite.ref),
+      String(rewrite.keepChars ?? ''),
+      rewrite.unarchived ? '1' : '0',
+    ].join('\u0000'),
+  );
+  return lanes[1]! | 0;
+}
+
+/**
+ * Caches realized rewrites by message and rewrite (bounded). Keyed by a number, not a string: a
+ * key string per rewritten message (seven fields joined) was one more object alive per cleared
+ * tool result of a history, copied by every scavenge of a cold call (issue 47).
+ */
 export class RewriteCache {
-  readonly #cache = new Map<string, RealizedRewrite>();
+  readonly #cache = new Map<number, CachedRewrite>();
   readonly #max: number;
 
   constructor(max = 20_000) {
@@ -138,31 +197,21 @@ export class RewriteCache {
   forget(items: readonly IndexedMessage[]): void {
     if (items.length === 0 || this.#cache.size === 0) return;
     const ids = new Set(items.map((item) => `${item.entry.hash}\u0000${item.id}`));
-    for (const key of this.#cache.keys()) {
-      const [, hash, id] = key.split('\u0000', 3);
-      if (ids.has(`${hash}\u0000${id}`)) this.#cache.delete(key);
-    }
+    for (const [key, cached] of this.#cache)
+      if (ids.has(`${cached.hash}\u0000${cached.id}`)) this.#cache.delete(key);
   }
 
   /** The realized rewrite, computed once per (message, rewrite, format). */
   get(context: RewriteContext, item: IndexedMessage, rewrite: SessionRewrite): RealizedRewrite {
-    // Joined, not a template: one flat string kept as the key, where a template left a tree of
-    // thirteen concatenations per rewritten message for every scavenge to copy (issue 47).
-    const key = [
-      context.codec.format,
-      item.entry.hash,
-      item.id,
-      rewrite.kind,
-      String(rewrite.ref),
-      String(rewrite.keepChars ?? ''),
-      rewrite.unarchived ? '1' : '0',
-    ].join('\u0000');
-    let realized = this.#cache.get(key);
-    if (!realized) {
-      realized = realizeRewrite(context, item, rewrite);
-      if (this.#cache.size >= this.#max) this.#cache.clear();
-      this.#cache.set(key, realized);
+    const format = context.codec.format;
+    const key = rewriteKey(format, item, rewrite);
+    let cached = this.#cache.get(key);
+    if (cached === undefined || !cached.matches(format, item, rewrite)) {
+      const realized = realizeRewrite(context, item, rewrite);
+      cached = new CachedRewrite(realized.wire, realized.tokens, format, item.entry.hash, item.id, rewrite);
+      if (this.#cache.size >= this.#max && !this.#cache.has(key)) this.#cache.clear();
+      this.#cache.set(key, cached);
     }
-    return realized;
+    return cached;
   }
 }

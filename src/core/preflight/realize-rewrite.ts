@@ -135,7 +135,8 @@ class CachedRewrite implements RealizedRewrite {
     readonly wire: unknown,
     readonly tokens: number,
     readonly format: string,
-    readonly hash: string,
+    readonly hashHigh: number,
+    readonly hashLow: number,
     readonly id: string,
     rewrite: SessionRewrite,
   ) {
@@ -149,7 +150,8 @@ class CachedRewrite implements RealizedRewrite {
   matches(format: string, item: IndexedMessage, rewrite: SessionRewrite): boolean {
     return (
       this.format === format &&
-      this.hash === item.entry.hash &&
+      this.hashHigh === item.entry.hashHigh &&
+      this.hashLow === item.entry.hashLow &&
       this.id === item.id &&
       this.kind === rewrite.kind &&
       this.ref === rewrite.ref &&
@@ -196,9 +198,9 @@ export class RewriteCache {
   /** Drops the realized rewrites of `items` (a session that ended); one pass over the cache. */
   forget(items: readonly IndexedMessage[]): void {
     if (items.length === 0 || this.#cache.size === 0) return;
-    const ids = new Set(items.map((item) => `${item.entry.hash}\u0000${item.id}`));
+    const ids = new Set(items.map((item) => `${item.entry.hashHigh},${item.entry.hashLow},${item.id}`));
     for (const [key, cached] of this.#cache)
-      if (ids.has(`${cached.hash}\u0000${cached.id}`)) this.#cache.delete(key);
+      if (ids.has(`${cached.hashHigh},${cached.hashLow},${cached.id}`)) this.#cache.delete(key);
   }
 
   /** The realized rewrite, computed once per (message, rewrite, format). */
@@ -208,7 +210,8 @@ export class RewriteCache {
     let cached = this.#cache.get(key);
     if (cached === undefined || !cached.matches(format, item, rewrite)) {
       const realized = realizeRewrite(context, item, rewrite);
-      cached = new CachedRewrite(realized.wire, realized.tokens, format, item.entry.hash, item.id, rewrite);
+      const { hashHigh, hashLow } = item.entry;
+      cached = new CachedRewrite(realized.wire, realized.tokens, format, hashHigh, hashLow, item.id, rewrite);
       if (this.#cache.size >= this.#max && !this.#cache.has(key)) this.#cache.clear();
       this.#cache.set(key, cached);
     }

@@ -120,47 +120,6 @@ export function realizeRewrite(
   return { wire, tokens: countWire(context, wire, item.index) };
 }
 
-/**
- * A realized rewrite as cached: the object sent and its tokens, with what it was made from
- * (checked on a hit: the cache's key is a 32-bit hash of these, and two rewrites may share one).
- * Every field but the wire points at a value the view or the index holds anyway.
- */
-class CachedRewrite implements RealizedRewrite {
-  readonly kind: SessionRewrite['kind'];
-  readonly ref: string | undefined;
-  readonly keepChars: number | undefined;
-  readonly unarchived: boolean;
-
-  constructor(
-    readonly wire: unknown,
-    readonly tokens: number,
-    readonly format: string,
-    readonly hashHigh: number,
-    readonly hashLow: number,
-    readonly id: string,
-    rewrite: SessionRewrite,
-  ) {
-    this.kind = rewrite.kind;
-    this.ref = rewrite.ref;
-    this.keepChars = rewrite.keepChars;
-    this.unarchived = rewrite.unarchived === true;
-  }
-
-  /** Whether this was made from the same message and rewrite. */
-  matches(format: string, item: IndexedMessage, rewrite: SessionRewrite): boolean {
-    return (
-      this.format === format &&
-      this.hashHigh === item.entry.hashHigh &&
-      this.hashLow === item.entry.hashLow &&
-      this.id === item.id &&
-      this.kind === rewrite.kind &&
-      this.ref === rewrite.ref &&
-      this.keepChars === rewrite.keepChars &&
-      this.unarchived === (rewrite.unarchived === true)
-    );
-  }
-}
-
 /** The cache key of a rewrite of a message: a 32-bit hash (a small integer, no object of its own). */
 function rewriteKey(format: string, item: IndexedMessage, rewrite: SessionRewrite): number {
   const lanes = hashLanes(
@@ -177,14 +136,27 @@ function rewriteKey(format: string, item: IndexedMessage, rewrite: SessionRewrit
   return lanes[1]! | 0;
 }
 
+const KINDS: readonly SessionRewrite['kind'][] = ['cleared', 'shortened', 'cut'];
+/** Numbers kept per slot besides its tokens: hash high lane, hash low lane, keepChars (-1: none), kind and unarchived. */
+const NUMBERS = 4;
+
 /**
- * Caches realized rewrites by message and rewrite (bounded). Keyed by a number, not a string: a
- * key string per rewritten message (seven fields joined) was one more object alive per cleared
- * tool result of a history, copied by every scavenge of a cold call (issue 47).
+ * Caches realized rewrites by message and rewrite (bounded), in columns: a slot per realized
+ * rewrite, its wire, message id, ref and format in arrays, its numbers in an Int32Array and its tokens in a Float64Array, found
+ * by a 32-bit hash of what it was made from (a small integer: the fields are checked on a hit,
+ * as two rewrites may share a key). A key string and a record per rewritten message were two
+ * objects alive per cleared tool result of a history, copied by every scavenge of a cold call
+ * (issue 47).
  */
 export class RewriteCache {
-  readonly #cache = new Map<number, CachedRewrite>();
+  readonly #slots = new Map<number, number>();
   readonly #max: number;
+  #wires: unknown[] = [];
+  #ids: string[] = [];
+  #refs: (string | undefined)[] = [];
+  #formats: string[] = [];
+  #numbers = new Int32Array(NUMBERS * 64);
+  #tokens = new Float64Array(64);
 
   constructor(max = 20_000) {
     this.#max = max;
@@ -192,29 +164,81 @@ export class RewriteCache {
 
   /** Drops every realized rewrite. */
   clear(): void {
-    this.#cache.clear();
+    this.#slots.clear();
+    this.#wires = [];
+    this.#ids = [];
+    this.#refs = [];
+    this.#formats = [];
+    this.#numbers = new Int32Array(NUMBERS * 64);
+    this.#tokens = new Float64Array(64);
   }
 
   /** Drops the realized rewrites of `items` (a session that ended); one pass over the cache. */
   forget(items: readonly IndexedMessage[]): void {
-    if (items.length === 0 || this.#cache.size === 0) return;
+    if (items.length === 0 || this.#slots.size === 0) return;
     const ids = new Set(items.map((item) => `${item.entry.hashHigh},${item.entry.hashLow},${item.id}`));
-    for (const [key, cached] of this.#cache)
-      if (ids.has(`${cached.hashHigh},${cached.hashLow},${cached.id}`)) this.#cache.delete(key);
+    const numbers = this.#numbers;
+    for (const [key, slot] of this.#slots) {
+      const at = NUMBERS * slot;
+      if (!ids.has(`${numbers[at]},${numbers[at + 1]},${this.#ids[slot]}`)) continue;
+      this.#slots.delete(key);
+      // The slot stays (a later rewrite under another key takes a new one; `clear` resets all),
+      // its wire no longer held.
+      this.#wires[slot] = undefined;
+    }
+  }
+
+  /** Whether `slot` was made from this message and rewrite. */
+  #matches(slot: number, format: string, item: IndexedMessage, rewrite: SessionRewrite): boolean {
+    const numbers = this.#numbers;
+    const at = NUMBERS * slot;
+    const flags = numbers[at + 3]!;
+    return (
+      this.#formats[slot] === format &&
+      numbers[at] === item.entry.hashHigh &&
+      numbers[at + 1] === item.entry.hashLow &&
+      this.#ids[slot] === item.id &&
+      KINDS[flags >> 1] === rewrite.kind &&
+      this.#refs[slot] === rewrite.ref &&
+      numbers[at + 2] === (rewrite.keepChars ?? -1) &&
+      (flags & 1) === (rewrite.unarchived ? 1 : 0)
+    );
   }
 
   /** The realized rewrite, computed once per (message, rewrite, format). */
   get(context: RewriteContext, item: IndexedMessage, rewrite: SessionRewrite): RealizedRewrite {
     const format = context.codec.format;
     const key = rewriteKey(format, item, rewrite);
-    let cached = this.#cache.get(key);
-    if (cached === undefined || !cached.matches(format, item, rewrite)) {
-      const realized = realizeRewrite(context, item, rewrite);
-      const { hashHigh, hashLow } = item.entry;
-      cached = new CachedRewrite(realized.wire, realized.tokens, format, hashHigh, hashLow, item.id, rewrite);
-      if (this.#cache.size >= this.#max && !this.#cache.has(key)) this.#cache.clear();
-      this.#cache.set(key, cached);
+    let slot = this.#slots.get(key);
+    if (slot !== undefined && this.#matches(slot, format, item, rewrite))
+      return { wire: this.#wires[slot], tokens: this.#tokens[slot]! };
+    const realized = realizeRewrite(context, item, rewrite);
+    const keepChars = rewrite.keepChars;
+    // A count that does not fit the columns (none should) is not cached.
+    if (keepChars !== undefined && (keepChars < 0 || keepChars > 0x7fffffff)) return realized;
+    if (slot === undefined) {
+      if (this.#slots.size >= this.#max || this.#ids.length >= 2 * this.#max) this.clear();
+      slot = this.#ids.length;
+      if (slot >= this.#tokens.length) {
+        const numbers = new Int32Array(2 * this.#numbers.length);
+        numbers.set(this.#numbers);
+        this.#numbers = numbers;
+        const tokens = new Float64Array(2 * this.#tokens.length);
+        tokens.set(this.#tokens);
+        this.#tokens = tokens;
+      }
+      this.#slots.set(key, slot);
     }
-    return cached;
+    this.#wires[slot] = realized.wire;
+    this.#ids[slot] = item.id;
+    this.#refs[slot] = rewrite.ref;
+    this.#formats[slot] = format;
+    const at = NUMBERS * slot;
+    this.#tokens[slot] = realized.tokens;
+    this.#numbers[at] = item.entry.hashHigh;
+    this.#numbers[at + 1] = item.entry.hashLow;
+    this.#numbers[at + 2] = keepChars ?? -1;
+    this.#numbers[at + 3] = (KINDS.indexOf(rewrite.kind) << 1) | (rewrite.unarchived ? 1 : 0);
+    return realized;
   }
 }

@@ -6,7 +6,7 @@
  * and keeps it alive. Each run is a child process under `--trace-gc-nvp`; between two markers
  * it sums the scavenges: their number, total and longest pause, bytes copied inside the young
  * generation or promoted out of it (V8's `new_space_survived`) and those promoted; then, after a full collection, the live heap the
- * index holds (against the heap before the manager was made).
+ * index holds (against the heap before the manager was made), and the cold call's wall time.
  *
  * `--against=DIR`: a second checkout of the package (for example `git archive <commit>` with a
  * `node_modules` link), run alternately with this one (A, B, A, B, ...), medians per side.
@@ -63,7 +63,9 @@ async function child(tree: string, messages: number, fresh: boolean): Promise<vo
   const before = process.memoryUsage().heapUsed;
   if (fresh) history = JSON.parse(json) as unknown[];
   process.stdout.write(`${START}\n`);
+  const started = performance.now();
   await manager.compact('cold', history);
+  const callMs = performance.now() - started;
   await manager.flush();
   process.stdout.write(`${END}\n`);
   gc();
@@ -71,7 +73,7 @@ async function child(tree: string, messages: number, fresh: boolean): Promise<vo
   const after = process.memoryUsage().heapUsed;
   const tokens = (await manager.compact('cold', history)).tokensBefore;
   process.stdout.write(
-    `${JSON.stringify({ messages: history.length, tokens, heapMb: (after - before) / 2 ** 20 })}\n`,
+    `${JSON.stringify({ messages: history.length, tokens, heapMb: (after - before) / 2 ** 20, callMs })}\n`,
   );
 }
 
@@ -84,6 +86,8 @@ interface Run {
   heapMb: number;
   messages: number;
   tokens: number;
+  /** Wall time of the cold call (its answer, before the work it leaves for later). */
+  callMs: number;
 }
 
 /** The scavenges between the markers of one child's output. */
@@ -102,6 +106,7 @@ function readRun(stdout: string): Run {
     heapMb: 0,
     messages: 0,
     tokens: 0,
+    callMs: 0,
   };
   for (const line of lines.slice(from + 1, to)) {
     if (!/\bgc=s\b/.test(line)) continue;
@@ -118,6 +123,7 @@ function readRun(stdout: string): Run {
     heapMb: summary.heapMb ?? Number.NaN,
     messages: summary.messages ?? 0,
     tokens: summary.tokens ?? 0,
+    callMs: summary.callMs ?? Number.NaN,
   };
 }
 
@@ -175,6 +181,7 @@ async function parent(): Promise<void> {
       heapMb: pick('heapMb'),
       messages: pick('messages'),
       tokens: pick('tokens'),
+      callMs: pick('callMs'),
     };
     console.log(
       `${tree === here ? 'this   ' : 'against'} median of ${each.length}: ${format(row)}  (${tree})`,
@@ -183,7 +190,7 @@ async function parent(): Promise<void> {
 }
 
 const format = (r: Run) =>
-  `${r.messages} messages, ${(r.tokens / 1e6).toFixed(2)}M tokens: ${r.scavenges} scavenges, total ${r.totalMs.toFixed(1)} ms, max ${r.maxMs.toFixed(1)} ms, survived ${r.survivedMb.toFixed(1)} MB (copied or promoted), promoted ${r.promotedMb.toFixed(1)} MB, live heap +${r.heapMb.toFixed(1)} MB`;
+  `${r.messages} messages, ${(r.tokens / 1e6).toFixed(2)}M tokens: ${r.scavenges} scavenges, total ${r.totalMs.toFixed(1)} ms, max ${r.maxMs.toFixed(1)} ms, survived ${r.survivedMb.toFixed(1)} MB (copied or promoted), promoted ${r.promotedMb.toFixed(1)} MB, live heap +${r.heapMb.toFixed(1)} MB, call ${r.callMs.toFixed(0)} ms`;
 
 if (process.argv.includes('--child'))
   await child(arg('tree') ?? '.', Number(arg('messages') ?? 16_000), process.argv.includes('--fresh'));

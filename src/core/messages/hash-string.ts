@@ -35,9 +35,9 @@ export function hashLanes(text: string, seed = 0): Readonly<Uint32Array> {
   return lanes;
 }
 
-/** The string {@link hashString} gives for the lanes `high` and `low`. */
-export function lanesString(high: number, low: number): string {
-  return base36Pair(high, low, '');
+/** The string {@link hashString} gives for the lanes `high` and `low` (after `prefix`, in the same flat string). */
+export function lanesString(high: number, low: number, prefix = ''): string {
+  return base36Pair(high >>> 0, low >>> 0, prefix);
 }
 
 const DIGITS = '0123456789abcdefghijklmnopqrstuvwxyz';

@@ -2,14 +2,17 @@ import type { TokenCounter } from '../counting/token-counter.js';
 import { invalidMessage } from '../errors.js';
 import { flatString } from './flat-string.js';
 import type { MessageCodec, ParsedMessage } from './formats/message-codec.js';
-import { hashString } from './hash-string.js';
+import { hashLanes, lanesString } from './hash-string.js';
 import { type CompactMessage, findSummarySpan } from './message.js';
 
 /** What is remembered about one message object between preflights. */
 export interface IndexedEntry {
   readonly parsed: ParsedMessage;
-  /** Content hash (the identity of messages that carry no id of their own). */
+  /** Content hash (the identity of messages that carry no id of their own), made from its lanes on each read. */
   readonly hash: string;
+  /** The two 32-bit lanes of {@link hash} (as signed integers: small integers, no object of their own). */
+  readonly hashHigh: number;
+  readonly hashLow: number;
   /** The summary version when this is a `<COMPACT-SUMMARY vN>` message. */
   readonly summaryVersion: number | undefined;
   /** What is sent to the provider: the caller's object without `meta`. */
@@ -21,10 +24,12 @@ export interface IndexedEntry {
   /** Token counts by counter (the entry itself: an object of their own per message was one more for every scavenge to copy). */
   readonly tokens: TokenCounts;
   /**
-   * Its key in the content cache (to drop it when the sessions that sent it end): {@link hash}
-   * itself, or the hash of its content and `meta` when it has `meta`.
+   * Its key in the content cache (to drop it when the sessions that sent it end): 30 bits of
+   * {@link hash}, or of the hash of its content and `meta` when it has `meta`.
    */
-  readonly contentKey?: string | undefined;
+  readonly contentKey?: number | undefined;
+  /** The other lane of that key's hash, checked on a hit (with the key, 62 bits of it). */
+  readonly contentCheck?: number | undefined;
   /** The length of its JSON (without `meta`), checked beside the key; the cache counts twice this in bytes. */
   readonly contentLength?: number | undefined;
 }
@@ -108,46 +113,62 @@ function safeJson(raw: object, index: number): string {
  * An entry, every field set at once (one hidden class for all: an object spread of an entry
  * built a hidden class per copy once its site had seen several shapes, issue 47), its token
  * counts in its own fields. A copy (for a rebuilt object, same content) shares the counts of
- * the entry it copies.
+ * the entry it copies. Its hash is kept as two integers and printed on each read: a string of
+ * its own per message was one more object alive per message of a history, copied by every
+ * scavenge of a cold call (issue 47).
  */
 class Entry extends TokenCounts implements IndexedEntry {
   readonly parsed: ParsedMessage;
-  readonly hash: string;
+  readonly hashHigh: number;
+  readonly hashLow: number;
   readonly summaryVersion: number | undefined;
   readonly wire: unknown;
   readonly fingerprint: unknown;
   readonly metaRef: unknown;
-  readonly contentKey: string | undefined;
+  readonly contentKey: number | undefined;
+  readonly contentCheck: number | undefined;
   readonly contentLength: number | undefined;
   readonly #counts: TokenCounts;
 
   constructor(
     parsed: ParsedMessage,
-    hash: string,
+    hash: { readonly high: number; readonly low: number },
     summaryVersion: number | undefined,
     wire: unknown,
     fingerprint: unknown,
     metaRef: unknown,
-    contentKey: string | undefined,
-    contentLength: number | undefined,
+    content: { readonly key: number; readonly check: number; readonly length: number } | undefined,
     from?: IndexedEntry,
   ) {
     super();
     this.parsed = parsed;
-    this.hash = hash;
+    this.hashHigh = hash.high | 0;
+    this.hashLow = hash.low | 0;
     this.summaryVersion = summaryVersion;
     this.wire = wire;
     this.fingerprint = fingerprint;
     this.metaRef = metaRef;
-    this.contentKey = contentKey;
-    this.contentLength = contentLength;
+    this.contentKey = content?.key;
+    this.contentCheck = content?.check;
+    this.contentLength = content?.length;
     this.#counts = from?.tokens ?? this;
+  }
+
+  get hash(): string {
+    return lanesString(this.hashHigh, this.hashLow);
   }
 
   get tokens(): TokenCounts {
     return this.#counts;
   }
 }
+
+/** Whether two entries have the same content hash (compared by lanes, no string made). */
+export const sameHash = (a: IndexedEntry, b: IndexedEntry) =>
+  a.hashHigh === b.hashHigh && a.hashLow === b.hashLow;
+
+/** The content cache's key of the lanes `high`, `low`: 30 bits (a small integer on every build). */
+const contentKeyOf = (low: number) => low & 0x3fffffff;
 
 /** The bytes the content cache counts for an entry (its JSON's length, twice: the parse and the wire). */
 const entryCacheBytes = (entry: IndexedEntry) => 2 * (entry.contentLength ?? 0);
@@ -165,12 +186,12 @@ export const DEFAULT_CONTENT_CACHE_SIZE = 50_000;
 export class MessageIndex {
   #byObject = new WeakMap<object, IndexedEntry>();
   /**
-   * Parses by content, keyed by a 64-bit hash (see {@link IndexedEntry.contentKey}); the
-   * entry's format and JSON length, checked on a hit, tell a collision (then a miss). The key is
-   * a string the entry holds anyway: a key of its own per message (format, hash and length in
-   * a template string, several objects) was copied by every scavenge of a cold index (issue 47).
+   * Parses by content, keyed by 30 bits of a 64-bit hash (see {@link IndexedEntry.contentKey});
+   * the hash's other lane, the entry's format and JSON length, checked on a hit, tell a
+   * collision (then a miss). A number, not a string: a key string per message was copied by
+   * every scavenge of a cold index (issue 47).
    */
-  readonly #byContent = new Map<string, IndexedEntry>();
+  readonly #byContent = new Map<number, IndexedEntry>();
   /** Approximate bytes of the cached parses (each its serialized length, twice: the parse and the wire). */
   #bytes = 0;
   readonly #maxContentEntries: number;
@@ -223,12 +244,17 @@ export class MessageIndex {
     // the stripped view); the cache key does not (the parse carries `meta`).
     // Keyed by 64-bit hashes, the format and length checked on the entry, rather than the text
     // itself, so the cache holds no copy of the conversation.
-    const hash = hashString(json);
-    const key = meta === undefined ? hash : hashString(`${json}\u0000${JSON.stringify(meta)}`);
+    const lanes = hashLanes(json);
+    const hash = { high: lanes[0]!, low: lanes[1]! };
+    if (meta !== undefined) hashLanes(`${json}\u0000${JSON.stringify(meta)}`);
+    const content = { key: contentKeyOf(lanes[1]!), check: lanes[0]! | 0, length: json.length };
+    const key = content.key;
     let entry = this.#byContent.get(key);
     if (
       entry !== undefined &&
-      (entry.parsed.format !== codec.format || entry.contentLength !== json.length)
+      (entry.parsed.format !== codec.format ||
+        entry.contentLength !== json.length ||
+        entry.contentCheck !== content.check)
     ) {
       // Another message under the same key (another format, or a collision): replaced.
       this.#byContent.delete(key);
@@ -245,7 +271,7 @@ export class MessageIndex {
           ? findSummarySpan(parsed.text)?.version
           : undefined;
       const wire = codec.toWire(positioned(parsed, '', index));
-      entry = new Entry(parsed, hash, summaryVersion, wire, fingerprint, meta, key, json.length);
+      entry = new Entry(parsed, hash, summaryVersion, wire, fingerprint, meta, content);
       const bytes = 2 * json.length;
       this.#makeRoom(bytes);
       this.#byContent.set(key, entry);
@@ -254,17 +280,7 @@ export class MessageIndex {
       // Same content, new object: reuse the parse and counts, but send this object.
       const parsed: ParsedMessage = Object.assign({}, entry.parsed, { raw });
       const wire = codec.toWire(positioned(parsed, '', index));
-      entry = new Entry(
-        parsed,
-        entry.hash,
-        entry.summaryVersion,
-        wire,
-        fingerprint,
-        entry.metaRef,
-        entry.contentKey,
-        entry.contentLength,
-        entry,
-      );
+      entry = new Entry(parsed, hash, entry.summaryVersion, wire, fingerprint, entry.metaRef, content, entry);
     }
     this.#byObject.set(raw, entry);
     return entry;
@@ -294,7 +310,8 @@ export class MessageIndex {
       const cached = key === undefined ? undefined : this.#byContent.get(key);
       if (
         cached === undefined ||
-        cached.hash !== entry.hash ||
+        !sameHash(cached, entry) ||
+        cached.contentCheck !== entry.contentCheck ||
         cached.contentLength !== entry.contentLength ||
         cached.parsed.format !== entry.parsed.format
       )
@@ -317,7 +334,7 @@ export class MessageIndex {
     const seen = new Map<string, number>();
     for (let i = 0; i < messages.length; i++) {
       const entry = this.entry(messages[i], i, codec);
-      const base = entry.parsed.explicitId ?? flatString('h:', entry.hash);
+      const base = entry.parsed.explicitId ?? lanesString(entry.hashHigh, entry.hashLow, 'h:');
       const n = seen.get(base) ?? 0;
       seen.set(base, n + 1);
       out[i] = { entry, id: n === 0 ? base : flatString(base, '#', String(n)), index: i };

@@ -53,15 +53,39 @@ function isModelSide(message: PairingInput): boolean {
   return message.kind === 'reasoning' || (message.role === 'assistant' && message.toolResults.length === 0);
 }
 
+/** An Int32Array of at least `length` slots holding `column`'s values (grown by doubling). */
+function grown(column: Int32Array<ArrayBuffer>, length: number): Int32Array<ArrayBuffer> {
+  if (length <= column.length) return column;
+  const next = new Int32Array(Math.max(length, 2 * column.length));
+  next.set(column);
+  return next;
+}
+
 /**
  * Incremental pairing: feed messages in order with {@link ToolPairer.add}; state is small
  * (the open round's calls), so a history that grows by appending costs O(new messages).
+ *
+ * What is kept for the whole history is in columns (typed arrays grown by doubling): a round's
+ * bounds, and for each tool result the message and position of its call. An array of sites per
+ * result message and an object per site and per round were four objects alive per tool round of
+ * a history, copied by every scavenge of a cold index (issue 47); {@link ToolPairer.callOf} and
+ * {@link ToolPairer.rounds} build the objects on demand.
  */
 export class ToolPairer {
   readonly round: number[] = [];
-  readonly rounds: { start: number; end: number }[] = [];
-  readonly callOf = new Map<number, (ToolSite | undefined)[]>();
   readonly findings: PairingFinding[] = [];
+  /** Round `r`: its first message at `2r`, its last at `2r + 1`. */
+  #bounds = new Int32Array(64);
+  #roundCount = 0;
+  /**
+   * The results of message `i` are sites `#firstSite[i]` to `#firstSite[i + 1] - 1`: the call
+   * each answers, its message at `2k` of `#sites` and its position at `2k + 1` (-1 for none).
+   */
+  #firstSite = new Int32Array(64);
+  #sites = new Int32Array(64);
+  #siteCount = 0;
+  /** Messages added (the next index). */
+  #added = 0;
   /** Calls of the open round, by id, oldest first, with whether each was answered. */
   #open = new Map<string, { site: ToolSite; answered: boolean }[]>();
   /** True while the last entry was model-side (a model turn may span several items). */
@@ -71,6 +95,15 @@ export class ToolPairer {
 
   /** Pairs message `index` (messages must be added in order, starting at 0). */
   add(message: PairingInput, index: number): void {
+    this.#firstSite = grown(this.#firstSite, index + 2);
+    // A message skipped (none should be) has no results.
+    for (let i = this.#added; i <= index; i++) this.#firstSite[i] = this.#siteCount;
+    this.#added = index + 1;
+    this.#addMessage(message, index);
+    this.#firstSite[index + 1] = this.#siteCount;
+  }
+
+  #addMessage(message: PairingInput, index: number): void {
     if (message.toolCalls.length === 0 && message.text?.startsWith('<COMPACT-SUMMARY v')) {
       // The summary stands for older history: the model turns around it are not one round.
       this.#inModelTurn = false;
@@ -82,7 +115,7 @@ export class ToolPairer {
       if (!this.#inModelTurn) this.#openRound(index);
       this.#inModelTurn = true;
       this.round[index] = this.#roundIndex;
-      this.rounds[this.#roundIndex]!.end = index;
+      this.#bounds[2 * this.#roundIndex + 1] = index;
       message.toolCalls.forEach((call, position) => {
         this.#roundHasCalls = true;
         let list = this.#open.get(call.id);
@@ -96,33 +129,74 @@ export class ToolPairer {
     }
     this.#inModelTurn = false;
     if (message.toolResults.length > 0) {
-      // `map`, not `push` onto `[]`: an array sized to the results (a first push reserves 17
-      // slots, kept with every tool result of a history: issue 47, scavenges of a cold index).
-      const sites = message.toolResults.map((result, position): ToolSite | undefined => {
-        const list = this.#open.get(result.callId);
+      const results = message.toolResults;
+      this.#sites = grown(this.#sites, 2 * (this.#siteCount + results.length));
+      let answered = false;
+      for (let position = 0; position < results.length; position++) {
+        const callId = results[position]!.callId;
+        const list = this.#open.get(callId);
         const call = list?.find((c) => !c.answered);
+        const k = 2 * this.#siteCount++;
         if (call) {
           call.answered = true;
-          return call.site;
+          answered = true;
+          this.#sites[k] = call.site.message;
+          this.#sites[k + 1] = call.site.position;
+          continue;
         }
-        this.findings.push({
-          kind: list ? 'duplicate_result' : 'orphan_result',
-          index,
-          position,
-          callId: result.callId,
-        });
-        return undefined;
-      });
-      this.callOf.set(index, sites);
-      if (this.#roundIndex >= 0 && this.#roundHasCalls && sites.some((s) => s !== undefined)) {
+        this.#sites[k] = -1;
+        this.#sites[k + 1] = -1;
+        this.findings.push({ kind: list ? 'duplicate_result' : 'orphan_result', index, position, callId });
+      }
+      if (this.#roundIndex >= 0 && this.#roundHasCalls && answered) {
         this.round[index] = this.#roundIndex;
-        this.rounds[this.#roundIndex]!.end = index;
+        this.#bounds[2 * this.#roundIndex + 1] = index;
       } else this.round[index] = -1;
       return;
     }
     this.round[index] = -1;
     // A user turn (or any other entry) closes the round.
     if (message.role === 'user') this.#closeRound();
+  }
+
+  /** Where the call answered by result `position` of message `index` is (undefined for an orphan). */
+  callSite(index: number, position: number): ToolSite | undefined {
+    if (index < 0 || index >= this.#added || position < 0) return undefined;
+    const k = this.#firstSite[index]! + position;
+    if (k >= this.#firstSite[index + 1]!) return undefined;
+    const message = this.#sites[2 * k]!;
+    return message < 0 ? undefined : { message, position: this.#sites[2 * k + 1]! };
+  }
+
+  /** `callOf.get(i)[r]`: {@link callSite} of every result, by message (built on each read). */
+  get callOf(): ReadonlyMap<number, readonly (ToolSite | undefined)[]> {
+    const map = new Map<number, (ToolSite | undefined)[]>();
+    for (let i = 0; i < this.#added; i++) {
+      const count = this.#firstSite[i + 1]! - this.#firstSite[i]!;
+      if (count === 0) continue;
+      const sites: (ToolSite | undefined)[] = new Array(count);
+      for (let r = 0; r < count; r++) sites[r] = this.callSite(i, r);
+      map.set(i, sites);
+    }
+    return map;
+  }
+
+  /** Rounds opened so far. */
+  get roundCount(): number {
+    return this.#roundCount;
+  }
+
+  /** The last message of round `r`. */
+  roundEnd(r: number): number {
+    return this.#bounds[2 * r + 1]!;
+  }
+
+  /** Per round: first and last message index (inclusive), built on each read. */
+  get rounds(): { start: number; end: number }[] {
+    const out: { start: number; end: number }[] = new Array(this.#roundCount);
+    for (let r = 0; r < this.#roundCount; r++)
+      out[r] = { start: this.#bounds[2 * r]!, end: this.#bounds[2 * r + 1]! };
+    return out;
   }
 
   /** Closes the open round, reporting its unanswered calls. Call once after the last message. */
@@ -154,8 +228,10 @@ export class ToolPairer {
 
   #openRound(index: number): void {
     this.#closeRound();
-    this.#roundIndex = this.rounds.length;
-    this.rounds.push({ start: index, end: index });
+    this.#roundIndex = this.#roundCount++;
+    this.#bounds = grown(this.#bounds, 2 * this.#roundCount);
+    this.#bounds[2 * this.#roundIndex] = index;
+    this.#bounds[2 * this.#roundIndex + 1] = index;
     this.#roundHasCalls = false;
   }
 
@@ -171,7 +247,7 @@ export class ToolPairer {
           });
       }
     }
-    this.#open = new Map();
+    if (this.#open.size > 0) this.#open = new Map();
   }
 
   /** The pairing so far (closing the open round first when `final`). */

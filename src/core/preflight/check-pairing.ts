@@ -76,7 +76,7 @@ export function repairHistory(
   items: readonly IndexedMessage[],
   findings: readonly PairingFinding[],
   format: MessageFormat,
-  rounds: { readonly round: ArrayLike<number>; readonly rounds: readonly { end: number }[] },
+  rounds: { readonly round: ArrayLike<number>; roundEnd(round: number): number },
 ): { history: unknown[]; repairs: InputRepair[] } {
   const repairs: InputRepair[] = [];
   const dropResults = new Map<number, Set<number>>();
@@ -84,7 +84,7 @@ export function repairHistory(
   for (const finding of findings) {
     if (finding.kind === 'dangling_call') {
       const r = rounds.round[finding.index] ?? -1;
-      const after = r >= 0 ? rounds.rounds[r]!.end : finding.index;
+      const after = r >= 0 ? rounds.roundEnd(r) : finding.index;
       const list = answerAfter.get(after) ?? [];
       list.push(placeholderResult(format, history[finding.index], finding.callId));
       answerAfter.set(after, list);
@@ -131,8 +131,5 @@ export function pairingRepair(
     (a, b) => a.index - b.index || a.position - b.position,
   );
   if (!repairInput) assertSoundPairing(findings);
-  return repairHistory(history, indexed.items, findings, format, {
-    round: indexed.pairer.round,
-    rounds: indexed.pairer.rounds,
-  });
+  return repairHistory(history, indexed.items, findings, format, indexed.pairer);
 }

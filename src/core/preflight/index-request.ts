@@ -58,7 +58,8 @@ export function entryBytes(entry: IndexedEntry): number {
 }
 
 /** A message's stable id before the `#n` of a repeat: its own id, or its content hash. */
-const baseId = (entry: IndexedEntry) => entry.parsed.explicitId ?? flatString('h:', entry.hash);
+const baseId = (entry: IndexedEntry) =>
+  entry.parsed.explicitId ?? lanesString(entry.hashHigh, entry.hashLow, 'h:');
 
 /** The next link of a prefix chain: the previous link, the message's stable id and its content hash. */
 export function chainLink(previous: string, id: string, hash: string): string {

@@ -104,9 +104,18 @@ export function* nextStateSteps(prepared: PreparedRequest, cascade: CascadeResul
       if (!entry.beforeBoundary && pinIsItsOwn(entry.item, view.rule, pinnedIds))
         pinnedIds.add(entry.item.id);
     } else {
-      if (entry.rewrite) {
-        // `Object.assign`, not a spread (one hidden class per rewrite, see cascade-types.ts).
-        rewrites[entry.item.id] = Object.assign({}, entry.rewrite, { hash: entry.item.entry.hash });
+      const rewrite = entry.rewrite;
+      if (rewrite) {
+        const hash = entry.item.entry.hash;
+        if (rewrite.hash === hash) rewrites[entry.item.id] = rewrite;
+        else {
+          // `Object.assign`, not a spread (one hidden class per rewrite, see cascade-types.ts).
+          const own = Object.assign({}, rewrite, { hash });
+          rewrites[entry.item.id] = own;
+          // The entry (this run's, left in the view) holds the state's object: one object per
+          // rewritten message, not two (issue 47). The same fields, the hash its message's own.
+          entry.rewrite = own;
+        }
         rewritten++;
       }
       keptIds.push(entry.item.id);

@@ -84,9 +84,10 @@ export class PersistedCounts {
     for (let i = 0; i < items.length; i++) {
       const entry = items[i]!.entry;
       const count = entry.tokens?.get(this.#counter);
-      if (count !== undefined && !seen.has(entry.hash)) {
-        seen.add(entry.hash);
-        hashes.push(entry.hash);
+      const hash = count === undefined ? '' : entry.hash;
+      if (count !== undefined && !seen.has(hash)) {
+        seen.add(hash);
+        hashes.push(hash);
         tokens.push(count);
       }
       if ((i & 255) === 255 && hashes.length > 0) {

@@ -16,6 +16,7 @@
  */
 import type { CompactionResult } from '../manager/manager-options.js';
 import { stripMeta } from '../messages/formats/message-codec.js';
+import { lanesString } from '../messages/hash-string.js';
 import { type IndexedEntry, positioned } from '../messages/message-index.js';
 import { isPinned } from '../messages/partition.js';
 import type { CompactPolicy } from '../policy.js';
@@ -39,7 +40,7 @@ const QUICK_NEW = 64;
 function plainNew(entry: IndexedEntry, policy: Readonly<CompactPolicy>, pins: string): boolean {
   if (entry.summaryVersion !== undefined) return false;
   if (entry.parsed.providerCompaction !== undefined || isPinned(entry, policy)) return false;
-  const base = entry.parsed.explicitId ?? `h:${entry.hash}`;
+  const base = entry.parsed.explicitId ?? lanesString(entry.hashHigh, entry.hashLow, 'h:');
   return pins.length === 0 || !pins.includes(base);
 }
 

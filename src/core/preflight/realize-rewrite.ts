@@ -7,7 +7,7 @@
 import type { TokenCounter } from '../counting/token-counter.js';
 import { findIdentifiers } from '../language/key-identifiers.js';
 import type { MessageCodec } from '../messages/formats/message-codec.js';
-import { hashString } from '../messages/hash-string.js';
+import { hashLanes, hashString } from '../messages/hash-string.js';
 import { entryTokens, type IndexedMessage } from '../messages/message-index.js';
 import type { ToolPairer } from '../messages/tool-pairing.js';
 import type { SessionRewrite } from '../session/session-store.js';
@@ -64,7 +64,7 @@ export function toolNameOf(
   pairer: ToolPairer,
   items: readonly IndexedMessage[],
 ): string {
-  const site = pairer.callOf.get(item.index)?.[position];
+  const site = pairer.callSite(item.index, position);
   if (!site) return 'unknown';
   return items[site.message]?.entry.parsed.toolCalls[site.position]?.name ?? 'unknown';
 }
@@ -120,10 +120,43 @@ export function realizeRewrite(
   return { wire, tokens: countWire(context, wire, item.index) };
 }
 
-/** Caches realized rewrites by message and rewrite (bounded). */
+/** The cache key of a rewrite of a message: a 32-bit hash (a small integer, no object of its own). */
+function rewriteKey(format: string, item: IndexedMessage, rewrite: SessionRewrite): number {
+  const lanes = hashLanes(
+    [
+      format,
+      item.entry.hash,
+      item.id,
+      rewrite.kind,
+      String(rewrite.ref),
+      String(rewrite.keepChars ?? ''),
+      rewrite.unarchived ? '1' : '0',
+    ].join('\u0000'),
+  );
+  return lanes[1]! | 0;
+}
+
+const KINDS: readonly SessionRewrite['kind'][] = ['cleared', 'shortened', 'cut'];
+/** Numbers kept per slot besides its tokens: hash high lane, hash low lane, keepChars (-1: none), kind and unarchived. */
+const NUMBERS = 4;
+
+/**
+ * Caches realized rewrites by message and rewrite (bounded), in columns: a slot per realized
+ * rewrite, its wire, message id, ref and format in arrays, its numbers in an Int32Array and its tokens in a Float64Array, found
+ * by a 32-bit hash of what it was made from (a small integer: the fields are checked on a hit,
+ * as two rewrites may share a key). A key string and a record per rewritten message were two
+ * objects alive per cleared tool result of a history, copied by every scavenge of a cold call
+ * (issue 47).
+ */
 export class RewriteCache {
-  readonly #cache = new Map<string, RealizedRewrite>();
+  readonly #slots = new Map<number, number>();
   readonly #max: number;
+  #wires: unknown[] = [];
+  #ids: string[] = [];
+  #refs: (string | undefined)[] = [];
+  #formats: string[] = [];
+  #numbers = new Int32Array(NUMBERS * 64);
+  #tokens = new Float64Array(64);
 
   constructor(max = 20_000) {
     this.#max = max;
@@ -131,38 +164,81 @@ export class RewriteCache {
 
   /** Drops every realized rewrite. */
   clear(): void {
-    this.#cache.clear();
+    this.#slots.clear();
+    this.#wires = [];
+    this.#ids = [];
+    this.#refs = [];
+    this.#formats = [];
+    this.#numbers = new Int32Array(NUMBERS * 64);
+    this.#tokens = new Float64Array(64);
   }
 
   /** Drops the realized rewrites of `items` (a session that ended); one pass over the cache. */
   forget(items: readonly IndexedMessage[]): void {
-    if (items.length === 0 || this.#cache.size === 0) return;
-    const ids = new Set(items.map((item) => `${item.entry.hash}\u0000${item.id}`));
-    for (const key of this.#cache.keys()) {
-      const [, hash, id] = key.split('\u0000', 3);
-      if (ids.has(`${hash}\u0000${id}`)) this.#cache.delete(key);
+    if (items.length === 0 || this.#slots.size === 0) return;
+    const ids = new Set(items.map((item) => `${item.entry.hashHigh},${item.entry.hashLow},${item.id}`));
+    const numbers = this.#numbers;
+    for (const [key, slot] of this.#slots) {
+      const at = NUMBERS * slot;
+      if (!ids.has(`${numbers[at]},${numbers[at + 1]},${this.#ids[slot]}`)) continue;
+      this.#slots.delete(key);
+      // The slot stays (a later rewrite under another key takes a new one; `clear` resets all),
+      // its wire no longer held.
+      this.#wires[slot] = undefined;
     }
+  }
+
+  /** Whether `slot` was made from this message and rewrite. */
+  #matches(slot: number, format: string, item: IndexedMessage, rewrite: SessionRewrite): boolean {
+    const numbers = this.#numbers;
+    const at = NUMBERS * slot;
+    const flags = numbers[at + 3]!;
+    return (
+      this.#formats[slot] === format &&
+      numbers[at] === item.entry.hashHigh &&
+      numbers[at + 1] === item.entry.hashLow &&
+      this.#ids[slot] === item.id &&
+      KINDS[flags >> 1] === rewrite.kind &&
+      this.#refs[slot] === rewrite.ref &&
+      numbers[at + 2] === (rewrite.keepChars ?? -1) &&
+      (flags & 1) === (rewrite.unarchived ? 1 : 0)
+    );
   }
 
   /** The realized rewrite, computed once per (message, rewrite, format). */
   get(context: RewriteContext, item: IndexedMessage, rewrite: SessionRewrite): RealizedRewrite {
-    // Joined, not a template: one flat string kept as the key, where a template left a tree of
-    // thirteen concatenations per rewritten message for every scavenge to copy (issue 47).
-    const key = [
-      context.codec.format,
-      item.entry.hash,
-      item.id,
-      rewrite.kind,
-      String(rewrite.ref),
-      String(rewrite.keepChars ?? ''),
-      rewrite.unarchived ? '1' : '0',
-    ].join('\u0000');
-    let realized = this.#cache.get(key);
-    if (!realized) {
-      realized = realizeRewrite(context, item, rewrite);
-      if (this.#cache.size >= this.#max) this.#cache.clear();
-      this.#cache.set(key, realized);
+    const format = context.codec.format;
+    const key = rewriteKey(format, item, rewrite);
+    let slot = this.#slots.get(key);
+    if (slot !== undefined && this.#matches(slot, format, item, rewrite))
+      return { wire: this.#wires[slot], tokens: this.#tokens[slot]! };
+    const realized = realizeRewrite(context, item, rewrite);
+    const keepChars = rewrite.keepChars;
+    // A count that does not fit the columns (none should) is not cached.
+    if (keepChars !== undefined && (keepChars < 0 || keepChars > 0x7fffffff)) return realized;
+    if (slot === undefined) {
+      if (this.#slots.size >= this.#max || this.#ids.length >= 2 * this.#max) this.clear();
+      slot = this.#ids.length;
+      if (slot >= this.#tokens.length) {
+        const numbers = new Int32Array(2 * this.#numbers.length);
+        numbers.set(this.#numbers);
+        this.#numbers = numbers;
+        const tokens = new Float64Array(2 * this.#tokens.length);
+        tokens.set(this.#tokens);
+        this.#tokens = tokens;
+      }
+      this.#slots.set(key, slot);
     }
+    this.#wires[slot] = realized.wire;
+    this.#ids[slot] = item.id;
+    this.#refs[slot] = rewrite.ref;
+    this.#formats[slot] = format;
+    const at = NUMBERS * slot;
+    this.#tokens[slot] = realized.tokens;
+    this.#numbers[at] = item.entry.hashHigh;
+    this.#numbers[at + 1] = item.entry.hashLow;
+    this.#numbers[at + 2] = keepChars ?? -1;
+    this.#numbers[at + 3] = (KINDS.indexOf(rewrite.kind) << 1) | (rewrite.unarchived ? 1 : 0);
     return realized;
   }
 }

@@ -15,6 +15,8 @@ const ISOLATED = [
   'src/core/counting/count-pieces.test.ts',
   // Measures the whole heap: other files' caches and compiled code are not its to count.
   'test/core/heap-memory.test.ts',
+  // Counts the live managers of the whole process: other files' managers are not its own.
+  'src/core/process-caches.test.ts',
   'src/exporters/event-utils.test.ts',
   'src/storage/s3/s3-storage.test.ts',
 ];

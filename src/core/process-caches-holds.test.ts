@@ -40,4 +40,19 @@ describe('the holds on the process caches', () => {
     await manager.shutdown();
     expect(released).toBe(before + 1);
   });
+
+  it('a manager shut down twice ends its own hold once', async () => {
+    let released = 0;
+    onProcessCachesRelease(() => released++);
+    const first = new CompactManager({ model: 'gpt-4o', maxContextTokens: 16_000 });
+    const second = new CompactManager({ model: 'gpt-4o', maxContextTokens: 16_000 });
+    await Promise.all([first.shutdown(), first.shutdown()]);
+    await first.shutdown();
+    expect(released).toBe(0);
+    // Called after its shutdown it still answers (the caches it uses are built again).
+    const messages = [{ role: 'user', content: 'Never edit files under src/generated/.' }];
+    expect((await first.compact('s', messages)).messages).toEqual(messages);
+    await second.shutdown();
+    expect(released).toBe(1);
+  });
 });

@@ -85,7 +85,7 @@ export const policySchema = z
       .boolean()
       .optional()
       .describe(
-        'Compact before trigger_pct once the cache reads of what the request grew since the last compaction add up to one cache write of what that compaction left (priced for the model; at least a tenth of the window freed). Default true (false with preset quality).',
+        'Compact before trigger_pct once the cache reads of what the request grew since the last compaction add up to one cache write of what that compaction left (priced for the model; at least a tenth of the window freed; with an LLM summarizer such an early compaction only clears and shortens, it never calls the summarizer). Default true (false with preset quality, and with background or a queue unless set).',
       ),
     clear_exclude_tools: z
       .array(z.string().min(1))

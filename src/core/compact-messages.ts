@@ -105,11 +105,23 @@ export async function compactMessages<M = unknown>(
   // and maxTokens as its limit: a newest message that alone keeps it over the target is sent
   // whole when maxTokens holds it; when pinned messages cannot fit the target, to maxTokens.
   const target = Math.floor((policy?.targetPct ?? DEFAULT_POLICY.targetPct) * maxTokens);
-  const fits = () => {
-    const probe = new CompactManager({ ...rest, maxContextTokens: maxTokens });
-    return probe.estimate(messages, callOptions).total <= maxTokens;
+  // The probe counts only (the model's counter): it is shut down at once, ending its hold on
+  // the shared encodings and tables, without closing the caller's storage or summarizer.
+  const fits = async () => {
+    const { model, tokenCounter } = rest;
+    const probe = new CompactManager({
+      ...(model === undefined ? {} : { model }),
+      ...(tokenCounter === undefined ? {} : { tokenCounter }),
+      maxContextTokens: maxTokens,
+      redaction: false,
+    });
+    try {
+      return probe.estimate(messages, callOptions).total <= maxTokens;
+    } finally {
+      await probe.shutdown();
+    }
   };
-  if (target < 1 || (!force && fits())) return run(0);
+  if (target < 1 || (!force && (await fits()))) return run(0);
   try {
     return await run(maxTokens - target);
   } catch (error) {

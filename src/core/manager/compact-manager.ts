@@ -116,7 +116,8 @@ export class CompactManager {
   readonly #memory: ManagerMemory;
   /** What each call runs with (run-call.ts). */
   readonly #calls: CallContext;
-  readonly #endHold = holdEncodings(); // the shared encodings, released with the last manager
+  /** The shared encodings and tables, released with the last manager: taken last in the constructor. */
+  readonly #endHold: () => void;
   #ready: Promise<void> | true | undefined; // true once the counter is loaded (see ready)
 
   constructor(options: CompactManagerOptions = {}) {
@@ -189,6 +190,9 @@ export class CompactManager {
       usage: this.#usage,
       maxContextTokens: this.maxContextTokens,
     };
+    // Last: a constructor that threw above holds nothing, and the last manager's shutdown
+    // still drops the process caches.
+    this.#endHold = holdEncodings();
   }
 
   /**

@@ -156,8 +156,26 @@ function managerRedactor(
     (redaction as { onError?: (error: unknown) => void }).onError?.(error);
   };
   if (typeof redaction === 'function') return { redact: guardRedactor(redaction, onError), release() {} };
-  const settings = { ...(redaction === true ? {} : redaction), onError };
+  // Built again after shutdown from copies: the caller's arrays may have changed by then.
+  const { patterns, extraPatterns, ...rest } = redaction === true ? {} : redaction;
+  const settings = {
+    ...rest,
+    ...(patterns === undefined ? {} : { patterns: patternList(patterns, 'patterns') }),
+    ...(extraPatterns === undefined ? {} : { extraPatterns: patternList(extraPatterns, 'extraPatterns') }),
+    onError,
+  };
+  if (settings.custom !== undefined && typeof settings.custom !== 'function')
+    throw invalidConfig('redaction.custom', 'must be a function (text) => text');
   return releasableRedactor(() => createRedactor(settings));
+}
+
+/** A copy of a list of redaction patterns (a typed error when it is no array of strings). */
+function patternList(list: unknown, key: 'patterns' | 'extraPatterns'): string[] {
+  if (!Array.isArray(list)) throw invalidConfig(`redaction.${key}`, 'must be an array of strings');
+  return list.map((pattern, index) => {
+    if (typeof pattern !== 'string') throw invalidConfig(`redaction.${key}.${index}`, 'must be a string');
+    return pattern;
+  });
 }
 
 /** Every option of the manager: a key missing here fails the type check. */

@@ -23,7 +23,9 @@ describe('the redactor of a manager called after shutdown', () => {
     // The caller edits the arrays it configured the manager with.
     extraPatterns.length = 0;
     patterns.splice(0, 1, '(unclosed');
-    expect(() => manager.emit('s', 'compact.warning', { code: 'usage_mismatch', message: text })).not.toThrow();
+    expect(() =>
+      manager.emit('s', 'compact.warning', { code: 'usage_mismatch', message: text }),
+    ).not.toThrow();
     expect(seen).toHaveLength(2);
     expect(seen[1]).toBe(seen[0]);
     expect(seen[1]).not.toContain('proj-1234');

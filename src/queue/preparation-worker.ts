@@ -23,7 +23,8 @@ import type { Summarizer } from '../core/summary/summarizer.js';
 import { SummaryMarks } from '../core/summary/summary-mark.js';
 import { DEFAULT_PREPARATION_QUEUE_NAME } from './bullmq-preparation-queue.js';
 import { clip, deadLetter, errorTypeOf } from './dead-letter.js';
-import { type ScheduleClient, scheduleKeys, WorkerSchedule } from './fleet-schedule.js';
+import { DueDrift } from './due-drift.js';
+import { type RunPlan, type ScheduleClient, scheduleKeys, WorkerSchedule } from './fleet-schedule.js';
 import { type BullMq, connectionOptions, loadBullmq, type QueueConnection } from './load-bullmq.js';
 import {
   checkPreparationWorkerOptions,
@@ -113,8 +114,8 @@ export async function startPreparationWorker(options: PreparationWorkerOptions):
   };
 }
 
-/** A job as the worker keeps it: when the fleet's schedule first held it (epoch ms). */
-type HeldJob = PreparationJob & { heldAt?: number };
+/** A job as the worker keeps it: when the fleet's schedule first held it, and its listed due time then (epoch ms). */
+type HeldJob = PreparationJob & { heldAt?: number; heldDueAt?: number };
 
 /** What a job's run returns to the queue. */
 type JobDone = { result: PreparationJobResult; attempt: number };
@@ -170,21 +171,24 @@ function jobRunner(
 ) {
   // How long published runs took (the latest ones): a job due sooner is dropped unsummarized.
   const runTimes = new RunTimes();
+  // How far due times came earlier while their jobs waited: a held job's margin.
+  const drift = new DueDrift();
   return async (job: Job<PreparationJob>, token?: string, signal?: AbortSignal): Promise<JobDone> => {
-    const data = job.data;
+    const data = job.data as HeldJob;
     const id = String(job.id);
-    const hold = token ? await fleet.schedule.hold(id, data, runTimes.median()) : undefined;
+    const hold = token ? await fleet.schedule.hold(id, data, runPlan(runTimes, drift)) : undefined;
     // Withdrawn by its agent while this worker held it again: nothing will use it.
     if (hold === 'withdrawn') {
       status.processed++;
       status.superseded++;
       return { result: 'superseded', attempt: job.attemptsMade + 1 };
     }
-    const until = hold;
-    // The first hold is noted in the job: the published record tells how long it was held.
-    const heldAt = (data as HeldJob).heldAt;
-    if (until !== undefined && token && heldAt === undefined)
-      await job.updateData({ ...data, heldAt: Date.now() } as HeldJob).catch(() => {});
+    const until = hold?.until;
+    // The first hold is noted in the job: the published record tells how long it was held, and
+    // its due time then, read again when the run ends, how far the estimate moved.
+    const { heldAt, heldDueAt } = data;
+    if (hold && until !== undefined && token && heldAt === undefined)
+      await job.updateData(held(data, hold.dueAt)).catch(() => {});
     // Put back until its start; a job that cannot be put back (its lock lost) runs now.
     if (
       until !== undefined &&
@@ -227,9 +231,24 @@ function jobRunner(
       throw error;
     } finally {
       status.running--;
-      await fleet.schedule.done(id);
+      const dueAt = await fleet.schedule.done(id);
+      if (heldAt !== undefined && heldDueAt !== undefined && dueAt !== undefined)
+        drift.record({ at: heldAt, dueAt: heldDueAt }, { at: Date.now(), dueAt });
     }
   };
+}
+
+/** `data` noted as first held now, due at `dueAt`. */
+function held(data: PreparationJob, dueAt: number): HeldJob {
+  return { ...data, heldAt: Date.now(), heldDueAt: dueAt };
+}
+
+/** A held job's plan from the worker's recent runs and due-time drift; `undefined` before a run. */
+function runPlan(runTimes: RunTimes, drift: DueDrift): RunPlan | undefined {
+  const runMs = runTimes.median();
+  const spreadMs = runTimes.spread();
+  if (runMs === undefined || spreadMs === undefined) return undefined;
+  return { runMs, spreadMs, driftShare: drift.share() };
 }
 
 /** Tells `onJobDone` a job's outcome (a failing hook costs the hook only). */

@@ -114,8 +114,8 @@ export async function startPreparationWorker(options: PreparationWorkerOptions):
   };
 }
 
-/** A job as the worker keeps it: when the fleet's schedule first held it, and its listed due time then (epoch ms). */
-type HeldJob = PreparationJob & { heldAt?: number; heldDueAt?: number };
+/** A job as the worker keeps it: when the fleet's schedule first held it (epoch ms). */
+type HeldJob = PreparationJob & { heldAt?: number };
 
 /** What a job's run returns to the queue. */
 type JobDone = { result: PreparationJobResult; attempt: number };
@@ -184,11 +184,10 @@ function jobRunner(
       return { result: 'superseded', attempt: job.attemptsMade + 1 };
     }
     const until = hold?.until;
-    // The first hold is noted in the job: the published record tells how long it was held, and
-    // its due time then, read again when the run ends, how far the estimate moved.
-    const { heldAt, heldDueAt } = data;
-    if (hold && until !== undefined && token && heldAt === undefined)
-      await job.updateData(held(data, hold.dueAt)).catch(() => {});
+    // The first hold is noted in the job: the published record tells how long it was held.
+    const { heldAt } = data;
+    if (until !== undefined && token && heldAt === undefined)
+      await job.updateData(held(data)).catch(() => {});
     // Put back until its start; a job that cannot be put back (its lock lost) runs now.
     if (
       until !== undefined &&
@@ -203,6 +202,8 @@ function jobRunner(
     }
     const context = newOperation(data.sessionId);
     const started = Date.now();
+    // The due time its start was decided on, read again when the run ends: how far it moved.
+    const reading = hold ? { at: started, dueAt: hold.dueAt } : undefined;
     status.running++;
     try {
       const result = await runPreparationJob(data, {
@@ -232,15 +233,14 @@ function jobRunner(
     } finally {
       status.running--;
       const dueAt = await fleet.schedule.done(id);
-      if (heldAt !== undefined && heldDueAt !== undefined && dueAt !== undefined)
-        drift.record({ at: heldAt, dueAt: heldDueAt }, { at: Date.now(), dueAt });
+      if (reading && dueAt !== undefined) drift.record(reading, { at: Date.now(), dueAt });
     }
   };
 }
 
-/** `data` noted as first held now, due at `dueAt`. */
-function held(data: PreparationJob, dueAt: number): HeldJob {
-  return { ...data, heldAt: Date.now(), heldDueAt: dueAt };
+/** `data` noted as first held now. */
+function held(data: PreparationJob): HeldJob {
+  return { ...data, heldAt: Date.now() };
 }
 
 /** A held job's plan from the worker's recent runs and due-time drift; `undefined` before a run. */

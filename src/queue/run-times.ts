@@ -1,7 +1,7 @@
 /**
  * How long a worker's published runs took: a job due sooner than the fastest is dropped
  * unsummarized; a job due later is held for the median, with the spread of the recent runs
- * (their p95 over the median) as its margin (fleet-schedule.ts).
+ * (their p90 over the median) as its margin (fleet-schedule.ts).
  */
 
 /** The times of the latest published runs (the newest {@link RUN_TIMES_KEPT}). */
@@ -27,12 +27,12 @@ export class RunTimes {
   }
 
   /**
-   * How much longer than the median a slow recent run took (the p95 over the median, at least
+   * How much longer than the median a slow recent run took (the p90 over the median, at least
    * {@link MIN_RUN_SPREAD_MS}): a held job's margin for its own run; `undefined` before a run.
    */
   spread(): number | undefined {
     const median = this.median();
-    const slow = this.quantile(0.95);
+    const slow = this.quantile(0.9);
     return median === undefined || slow === undefined
       ? undefined
       : Math.max(MIN_RUN_SPREAD_MS, slow - median);

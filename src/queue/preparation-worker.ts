@@ -171,7 +171,7 @@ function jobRunner(
 ) {
   // How long published runs took (the latest ones): a job due sooner is dropped unsummarized.
   const runTimes = new RunTimes();
-  // How far due times came earlier while their jobs waited: a held job's margin.
+  // How far due times came earlier while their jobs ran: a held job's margin for the estimate.
   const drift = new DueDrift();
   return async (job: Job<PreparationJob>, token?: string, signal?: AbortSignal): Promise<JobDone> => {
     const data = job.data as HeldJob;

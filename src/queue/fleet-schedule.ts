@@ -199,7 +199,10 @@ export interface FleetLoad {
 export interface RunPlan {
   /** A run's time (ms): the median of the recent runs. */
   readonly runMs: number;
-  /** The margin for a run's own time (ms): how much longer a slow recent run took. */
+  /**
+   * The margin for a run's own time (ms): a median run, or how much longer a slow recent run
+   * took when that is more.
+   */
   readonly spreadMs: number;
   /** The margin for a due time's error, as a share of the time to it (learned: how far due times moved earlier). */
   readonly driftShare: number;
@@ -208,7 +211,7 @@ export interface RunPlan {
 /**
  * The latest start of a job due at `dueAt` (epoch ms), as late as possible with the jobs due
  * after it: the jobs due no later than each later job `j` (this one, and those between) run in
- * rounds of `slots`, each a slow run (`plan.runMs` and `plan.spreadMs`), and are published
+ * rounds of `slots`, each `plan.runMs`, and are published `plan.spreadMs` and
  * `plan.driftShare` of the time to it before `j` is due (the earliest-due first, so a job due
  * sooner never waits behind one due later). `undefined` when that start is now or past (less
  * than {@link MIN_HOLD_MS} ahead): run now; else the time to look at the job again (no later
@@ -218,12 +221,10 @@ export function holdUntil(dueAt: number, now: number, load: FleetLoad, plan: Run
   const slots = Math.max(1, load.slots);
   const { runMs, spreadMs, driftShare } = plan;
   // A due time is an estimate at the session's pace: the further it is, the wider its error.
-  const margin = (due: number) => driftShare * Math.max(0, due - now);
-  // Each round a slow run: a late round makes every round after it late.
-  const round = runMs + spreadMs;
-  let start = dueAt - margin(dueAt) - round;
+  const margin = (due: number) => spreadMs + driftShare * Math.max(0, due - now);
+  let start = dueAt - margin(dueAt) - runMs;
   load.later.forEach((due, i) => {
-    start = Math.min(start, due - margin(due) - Math.ceil((i + 2) / slots) * round);
+    start = Math.min(start, due - margin(due) - Math.ceil((i + 2) / slots) * runMs);
   });
   if (start - now < MIN_HOLD_MS) return undefined;
   return Math.round(Math.min(start, now + RECHECK_MS));

@@ -246,9 +246,10 @@ function held(data: PreparationJob): HeldJob {
 /** A held job's plan from the worker's recent runs and due-time drift; `undefined` before a run. */
 function runPlan(runTimes: RunTimes, drift: DueDrift): RunPlan | undefined {
   const runMs = runTimes.median();
-  const spreadMs = runTimes.spread();
-  if (runMs === undefined || spreadMs === undefined) return undefined;
-  return { runMs, spreadMs, driftShare: drift.share() };
+  const spread = runTimes.spread();
+  if (runMs === undefined || spread === undefined) return undefined;
+  // At least a run: a Redis restart or a pace that changes at once is not in the drift yet.
+  return { runMs, spreadMs: Math.max(runMs, spread), driftShare: drift.share() };
 }
 
 /** Tells `onJobDone` a job's outcome (a failing hook costs the hook only). */

@@ -17,8 +17,10 @@ import {
   type PreparationQueue,
   preparationJobId,
 } from '../core/session/preparation-queue.js';
-import { heldJobs, listDue, markWithdrawn, type ScheduleClient, scheduleKeys } from './fleet-schedule.js';
+import { AgentSchedule, type PreparationQueueCounts } from './agent-schedule.js';
 import { connectionOptions, loadBullmq, type QueueConnection } from './load-bullmq.js';
+
+export type { PreparationQueueCounts } from './agent-schedule.js';
 
 /** The queue's name unless told otherwise (agents and workers must agree on it). */
 export const DEFAULT_PREPARATION_QUEUE_NAME = 'agent-compaction-prepare';
@@ -46,28 +48,6 @@ export interface BullmqPreparationQueueOptions {
   keepFailed?: number;
 }
 
-/** Jobs of the queue by state. */
-export interface PreparationQueueCounts {
-  waiting: number;
-  active: number;
-  delayed: number;
-  completed: number;
-  /** Dead letters: jobs that failed every attempt. */
-  failed: number;
-  /**
-   * The queue's lag: how long its oldest waiting job has waited, in milliseconds (0 when none
-   * waits).
-   */
-  lagMs: number;
-  /**
-   * Delayed jobs the fleet's schedule holds until their start (fleet-wide: the delayed jobs
-   * still listed as due; the rest of `delayed` are retries waiting out their backoff).
-   */
-  held: number;
-  /** The earliest due time (epoch ms) of a held job, the session's expected trigger; absent when none is held. */
-  nextDueAt?: number;
-}
-
 /** A preparation queue on BullMQ. */
 export interface BullmqPreparationQueue extends PreparationQueue {
   /** Removes the waiting job of `key` and `baseVersion` (a running or finished one stays). */
@@ -77,7 +57,11 @@ export interface BullmqPreparationQueue extends PreparationQueue {
    * the fleet's schedule holds with the earliest due time among them.
    */
   counts(): Promise<PreparationQueueCounts>;
-  /** Renews the due time of the listed job of `key` and `baseVersion` (the fleet's schedule). */
+  /**
+   * Renews the due time of the listed job of `key` and `baseVersion` (the fleet's schedule),
+   * when it moved materially since this queue last wrote it (more than 5% of the time to it,
+   * or 50 ms): a steady session's calls do not each write to Redis.
+   */
   reschedule(key: string, baseVersion: number, dueAt: number): Promise<void>;
   /** Closes the queue's Redis connection (jobs stay in Redis for the workers). */
   close(): Promise<void>;
@@ -111,20 +95,17 @@ export function bullmqPreparationQueue(options: BullmqPreparationQueueOptions): 
   const timeoutMs = positiveInteger(options.enqueueTimeoutMs, 'enqueueTimeoutMs', 2000);
   const keepCompleted = positiveInteger(options.keepCompletedSeconds, 'keepCompletedSeconds', 3600, 0);
   const keepFailed = positiveInteger(options.keepFailed, 'keepFailed', 1000, 0);
-  let queue: Promise<Queue> | undefined;
+  let queue: Promise<{ q: Queue; schedule: AgentSchedule }> | undefined;
   let closed = false;
   // The module loads now, at start-up, not on a preflight's first add (its evaluation takes
   // the event loop for a moment); a missing peer is reported by that first add.
   loadBullmq().catch(() => {});
   const open = () => {
     queue ??= loadBullmq().then(({ Queue }) => {
-      const created = new Queue(name, {
-        connection,
-        ...(options.prefix ? { prefix: options.prefix } : {}),
-      });
+      const q = new Queue(name, { connection, ...(options.prefix ? { prefix: options.prefix } : {}) });
       // Connection errors reach the adds that fail; the emitter must not crash the process.
-      created.on('error', () => {});
-      return created;
+      q.on('error', () => {});
+      return { q, schedule: new AgentSchedule(q) };
     });
     return queue;
   };
@@ -133,11 +114,9 @@ export function bullmqPreparationQueue(options: BullmqPreparationQueueOptions): 
     async enqueue(job: PreparationJob) {
       if (closed) throw new CompactError('aborted', 'the preparation queue is closed');
       const jobId = preparationJobId(job.key, job.baseVersion);
-      const add = open().then(async (q) => {
-        // Listed by its due time first: a worker that picks it at once counts it ahead of later
-        // ones (a duplicate add of a job run since is not listed again).
-        if (job.dueAt !== undefined)
-          await listDue(await schedule(q), scheduleKeys(q.toKey), jobId, job.dueAt);
+      const add = open().then(async ({ q, schedule }) => {
+        // Listed by its due time first: a worker that picks it at once counts it ahead of later ones.
+        if (job.dueAt !== undefined) await schedule.list(jobId, job.dueAt);
         return q.add('prepare', job, {
           jobId,
           attempts,
@@ -151,61 +130,19 @@ export function bullmqPreparationQueue(options: BullmqPreparationQueueOptions): 
     async withdraw(key: string, baseVersion: number) {
       // Only a queue this process added to holds a job of its own to take back.
       if (closed || !queue) return;
-      const q = await queue;
-      const jobId = preparationJobId(key, baseVersion);
-      const job = await q.getJob(jobId);
-      // A waiting job only: a running one is fenced at publish, a completed one keeps the id taken.
-      // An active one may be a held job in a worker's hands for the moment of holding it again:
-      // marked withdrawn, that worker drops it at its next pick.
-      const state = await job?.getState();
-      if (job && (state === 'waiting' || state === 'delayed' || state === 'prioritized')) {
-        await job.remove().catch(() => {});
-        await markWithdrawn(await schedule(q), scheduleKeys(q.toKey), jobId).catch(() => {});
-      } else if (job && state === 'active' && job.data.dueAt !== undefined) {
-        await markWithdrawn(await schedule(q), scheduleKeys(q.toKey), jobId).catch(() => {});
-      }
+      await (await queue).schedule.withdraw(preparationJobId(key, baseVersion));
     },
     async reschedule(key: string, baseVersion: number, dueAt: number) {
       // Only a queue this process added to; the job listed already (not run or withdrawn since).
       if (closed || !queue) return;
-      const q = await queue;
-      await listDue(
-        await schedule(q),
-        scheduleKeys(q.toKey),
-        preparationJobId(key, baseVersion),
-        dueAt,
-        true,
-      );
+      await (await queue).schedule.renew(preparationJobId(key, baseVersion), dueAt);
     },
-    async counts() {
-      const q = await open();
-      const [counts, oldest, { held, nextDueAt }] = await Promise.all([
-        q.getJobCounts('waiting', 'active', 'delayed', 'completed', 'failed'),
-        q.getJobs(['waiting'], 0, 0, true),
-        schedule(q).then((client) => heldJobs(client, scheduleKeys(q.toKey), q.toKey('delayed'))),
-      ]);
-      const since = oldest[0]?.timestamp;
-      return {
-        waiting: counts.waiting ?? 0,
-        active: counts.active ?? 0,
-        delayed: counts.delayed ?? 0,
-        completed: counts.completed ?? 0,
-        failed: counts.failed ?? 0,
-        lagMs: since === undefined ? 0 : Math.max(0, Date.now() - since),
-        held,
-        ...(nextDueAt === undefined ? {} : { nextDueAt }),
-      };
-    },
+    counts: async () => (await open()).schedule.counts(),
     async close() {
       closed = true;
-      if (queue) await (await queue).close();
+      if (queue) await (await queue).q.close();
     },
   };
-}
-
-/** The queue's Redis client, for the fleet's schedule (fleet-schedule.ts). */
-function schedule(q: Queue): Promise<ScheduleClient> {
-  return q.getBackend().client;
 }
 
 /** `work`, or a `storage_failed` rejection once `ms` passed (the work is not cancelled). */

@@ -6,8 +6,9 @@
  * lists its slots (`<prefix>:<name>:ac-slots`, renewed while it runs, gone 15 s after it
  * dies). A worker that picks a job reads the due times of the jobs due after it and the
  * fleet's slots, and holds the job (BullMQ `moveToDelayed`) until its latest start as late as
- * possible, earliest due first ({@link holdUntil}): a job enqueued a lead time ahead of a
- * trigger its session never reaches (a conversation that closes first, issue 46) is withdrawn
+ * possible, earliest due first, with margins learned from its runs' times and its due times'
+ * error ({@link holdUntil}): a job enqueued a lead time ahead of a
+ * trigger its session never reaches (a conversation that closes first) is withdrawn
  * while held instead of run. Held jobs are looked at again at most {@link RECHECK_MS} later
  * (the estimate moves, jobs due sooner come in). A job without `dueAt`, or before the worker
  * has timed a run, runs when picked; a Redis error runs it too (the schedule never costs a job).
@@ -19,11 +20,6 @@ import type { PreparationJob } from '../core/session/preparation-queue.js';
 export const RECHECK_MS = 1_000;
 /** A start less than this far ahead (ms) is not worth a hold: the job runs now. */
 export const MIN_HOLD_MS = 250;
-/**
- * The margin for a due time's error, as a share of how far it is (bench/queue.ts, lockstep:
- * triggers came up to 1.3 s before an estimate made 4-5 s ahead).
- */
-export const ESTIMATE_MARGIN = 0.25;
 /** A worker's listed slots lapse this long (ms) after its last renewal. */
 export const SLOTS_TTL_MS = 15_000;
 /** Later jobs a hold looks at, at most (the nearest due). */
@@ -49,9 +45,10 @@ if op == 'due' then
   else redis.call('ZADD', KEYS[1], ARGV[3], ARGV[2]) end
   return 0
 elseif op == 'done' then
+  local due = redis.call('ZSCORE', KEYS[1], ARGV[2])
   redis.call('ZREM', KEYS[1], ARGV[2])
   redis.call('ZADD', KEYS[3], ARGV[3], ARGV[2])
-  return 0
+  return due
 elseif op == 'withdrawn' then
   redis.call('ZREM', KEYS[1], ARGV[2])
   redis.call('ZADD', KEYS[3], ARGV[3], ARGV[2])
@@ -128,9 +125,14 @@ export function markWithdrawn(client: ScheduleClient, keys: ScheduleKeys, jobId:
   return run(client, keys, ['withdrawn', jobId, Date.now()]);
 }
 
-/** Takes `jobId` off the list (run or dropped). */
-export function unlistDue(client: ScheduleClient, keys: ScheduleKeys, jobId: string): Promise<unknown> {
-  return run(client, keys, ['done', jobId, Date.now()]);
+/** Takes `jobId` off the list (run or dropped); resolves with its listed due time then, if any. */
+export async function unlistDue(
+  client: ScheduleClient,
+  keys: ScheduleKeys,
+  jobId: string,
+): Promise<number | undefined> {
+  const due = await run(client, keys, ['done', jobId, Date.now()]);
+  return due === null || due === undefined ? undefined : Number(due);
 }
 
 const HELD_COMMAND = 'agentCompactionHeld';
@@ -191,18 +193,35 @@ export interface FleetLoad {
 }
 
 /**
+ * What a held job's start is planned with, from the worker's recent runs and the schedule's
+ * own due-time error (run-times.ts, due-drift.ts).
+ */
+export interface RunPlan {
+  /** A run's time (ms): the median of the recent runs. */
+  readonly runMs: number;
+  /**
+   * The margin for a run's own time (ms): a median run, or how much longer a slow recent run
+   * took when that is more.
+   */
+  readonly spreadMs: number;
+  /** The margin for a due time's error, as a share of the time to it (learned: how far due times moved earlier). */
+  readonly driftShare: number;
+}
+
+/**
  * The latest start of a job due at `dueAt` (epoch ms), as late as possible with the jobs due
  * after it: the jobs due no later than each later job `j` (this one, and those between) run in
- * rounds of `slots`, each `runMs`, and are published a run (`runMs`) and
- * {@link ESTIMATE_MARGIN} of the time to it before `j` is due (the earliest-due first, so a
- * job due sooner never waits behind one due later). `undefined` when
- * that start is now or past (less than {@link MIN_HOLD_MS} ahead): run now; else the time to
- * look at the job again (no later than {@link RECHECK_MS} from `now`).
+ * rounds of `slots`, each `plan.runMs`, and are published `plan.spreadMs` and
+ * `plan.driftShare` of the time to it before `j` is due (the earliest-due first, so a job due
+ * sooner never waits behind one due later). `undefined` when that start is now or past (less
+ * than {@link MIN_HOLD_MS} ahead): run now; else the time to look at the job again (no later
+ * than {@link RECHECK_MS} from `now`).
  */
-export function holdUntil(dueAt: number, now: number, load: FleetLoad, runMs: number): number | undefined {
+export function holdUntil(dueAt: number, now: number, load: FleetLoad, plan: RunPlan): number | undefined {
   const slots = Math.max(1, load.slots);
+  const { runMs, spreadMs, driftShare } = plan;
   // A due time is an estimate at the session's pace: the further it is, the wider its error.
-  const margin = (due: number) => runMs + ESTIMATE_MARGIN * Math.max(0, due - now);
+  const margin = (due: number) => spreadMs + driftShare * Math.max(0, due - now);
   let start = dueAt - margin(dueAt) - runMs;
   load.later.forEach((due, i) => {
     start = Math.min(start, due - margin(due) - Math.ceil((i + 2) / slots) * runMs);
@@ -236,15 +255,16 @@ export class WorkerSchedule {
   }
 
   /**
-   * Until when `job` (id `jobId`) is held, or `undefined` to run it now (no `dueAt`, no run
-   * timed yet, or Redis failed: the schedule never costs a job).
+   * Until when `job` (id `jobId`) is held (`until`; absent: run it now) and its listed due time
+   * (renewed by its agents); `undefined` to run it now without one (no `dueAt`, no run timed
+   * yet, or Redis failed: the schedule never costs a job); `withdrawn`: drop it.
    */
   async hold(
     jobId: string,
     job: PreparationJob,
-    runMs: number | undefined,
-  ): Promise<number | 'withdrawn' | undefined> {
-    if (job.dueAt === undefined || runMs === undefined) return undefined;
+    plan: RunPlan | undefined,
+  ): Promise<{ until: number | undefined; dueAt: number } | 'withdrawn' | undefined> {
+    if (job.dueAt === undefined || plan === undefined) return undefined;
     const now = Date.now();
     try {
       const answer = (await run(await this.#client, this.#keys, [
@@ -259,15 +279,15 @@ export class WorkerSchedule {
       // The listed due time: the session's agents renew it at each call (a newer estimate).
       const dueAt = Number(answer[1]) || job.dueAt;
       const later = answer.slice(2).map(Number);
-      return holdUntil(dueAt, Date.now(), { slots, later }, runMs);
+      return { until: holdUntil(dueAt, Date.now(), { slots, later }, plan), dueAt };
     } catch {
       return undefined;
     }
   }
 
-  /** Takes a job that ran (to any outcome) off the list. */
-  async done(jobId: string): Promise<void> {
-    await unlistDue(await this.#client, this.#keys, jobId).catch(() => {});
+  /** Takes a job that ran (to any outcome) off the list; resolves with its listed due time then. */
+  async done(jobId: string): Promise<number | undefined> {
+    return unlistDue(await this.#client, this.#keys, jobId).catch(() => undefined);
   }
 
   /** Unlists the worker's slots. */

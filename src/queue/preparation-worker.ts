@@ -23,7 +23,8 @@ import type { Summarizer } from '../core/summary/summarizer.js';
 import { SummaryMarks } from '../core/summary/summary-mark.js';
 import { DEFAULT_PREPARATION_QUEUE_NAME } from './bullmq-preparation-queue.js';
 import { clip, deadLetter, errorTypeOf } from './dead-letter.js';
-import { type ScheduleClient, scheduleKeys, WorkerSchedule } from './fleet-schedule.js';
+import { DueDrift } from './due-drift.js';
+import { type RunPlan, type ScheduleClient, scheduleKeys, WorkerSchedule } from './fleet-schedule.js';
 import { type BullMq, connectionOptions, loadBullmq, type QueueConnection } from './load-bullmq.js';
 import {
   checkPreparationWorkerOptions,
@@ -170,21 +171,23 @@ function jobRunner(
 ) {
   // How long published runs took (the latest ones): a job due sooner is dropped unsummarized.
   const runTimes = new RunTimes();
+  // How far due times came earlier while their jobs ran: a held job's margin for the estimate.
+  const drift = new DueDrift();
   return async (job: Job<PreparationJob>, token?: string, signal?: AbortSignal): Promise<JobDone> => {
-    const data = job.data;
+    const data = job.data as HeldJob;
     const id = String(job.id);
-    const hold = token ? await fleet.schedule.hold(id, data, runTimes.median()) : undefined;
+    const hold = token ? await fleet.schedule.hold(id, data, runPlan(runTimes, drift)) : undefined;
     // Withdrawn by its agent while this worker held it again: nothing will use it.
     if (hold === 'withdrawn') {
       status.processed++;
       status.superseded++;
       return { result: 'superseded', attempt: job.attemptsMade + 1 };
     }
-    const until = hold;
+    const until = hold?.until;
     // The first hold is noted in the job: the published record tells how long it was held.
-    const heldAt = (data as HeldJob).heldAt;
+    const { heldAt } = data;
     if (until !== undefined && token && heldAt === undefined)
-      await job.updateData({ ...data, heldAt: Date.now() } as HeldJob).catch(() => {});
+      await job.updateData(held(data)).catch(() => {});
     // Put back until its start; a job that cannot be put back (its lock lost) runs now.
     if (
       until !== undefined &&
@@ -199,6 +202,8 @@ function jobRunner(
     }
     const context = newOperation(data.sessionId);
     const started = Date.now();
+    // The due time its start was decided on, read again when the run ends: how far it moved.
+    const reading = hold ? { at: started, dueAt: hold.dueAt } : undefined;
     status.running++;
     try {
       const result = await runPreparationJob(data, {
@@ -227,9 +232,24 @@ function jobRunner(
       throw error;
     } finally {
       status.running--;
-      await fleet.schedule.done(id);
+      const dueAt = await fleet.schedule.done(id);
+      if (reading && dueAt !== undefined) drift.record(reading, { at: Date.now(), dueAt });
     }
   };
+}
+
+/** `data` noted as first held now. */
+function held(data: PreparationJob): HeldJob {
+  return { ...data, heldAt: Date.now() };
+}
+
+/** A held job's plan from the worker's recent runs and due-time drift; `undefined` before a run. */
+function runPlan(runTimes: RunTimes, drift: DueDrift): RunPlan | undefined {
+  const runMs = runTimes.median();
+  const spread = runTimes.spread();
+  if (runMs === undefined || spread === undefined) return undefined;
+  // At least a run: a Redis restart or a pace that changes at once is not in the drift yet.
+  return { runMs, spreadMs: Math.max(runMs, spread), driftShare: drift.share() };
 }
 
 /** Tells `onJobDone` a job's outcome (a failing hook costs the hook only). */

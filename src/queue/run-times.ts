@@ -1,6 +1,7 @@
 /**
  * How long a worker's published runs took: a job due sooner than the fastest is dropped
- * unsummarized; a job due later is held for the median (fleet-schedule.ts).
+ * unsummarized; a job due later is held for the median, with the spread of the recent runs
+ * (their p90 over the median) as its margin (fleet-schedule.ts).
  */
 
 /** The times of the latest published runs (the newest {@link RUN_TIMES_KEPT}). */
@@ -22,11 +23,34 @@ export class RunTimes {
 
   /** The median recent run's time (a held job's start is planned with it); `undefined` before a run. */
   median(): number | undefined {
+    return this.quantile(0.5);
+  }
+
+  /**
+   * How much longer than the median a slow recent run took (the p90 over the median, at least
+   * {@link MIN_RUN_SPREAD_MS}): a held job's margin for its own run; `undefined` before a run.
+   */
+  spread(): number | undefined {
+    const median = this.median();
+    const slow = this.quantile(0.9);
+    return median === undefined || slow === undefined
+      ? undefined
+      : Math.max(MIN_RUN_SPREAD_MS, slow - median);
+  }
+
+  /** The `q` quantile of the recent runs' times; `undefined` before a run. */
+  quantile(q: number): number | undefined {
     if (this.#times.length === 0) return undefined;
     const sorted = [...this.#times].sort((a, b) => a - b);
-    return sorted[Math.floor(sorted.length / 2)];
+    return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * q))];
   }
 }
 
 /** Published runs whose times a worker keeps (for the deadline check). */
 export const RUN_TIMES_KEPT = 32;
+
+/**
+ * The least margin (ms) for a run's own time: the pick after a hold (BullMQ promotes a delayed
+ * job on its worker's next turn) and the publish's read at the trigger are not in a run's time.
+ */
+export const MIN_RUN_SPREAD_MS = 100;

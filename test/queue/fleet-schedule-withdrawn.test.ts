@@ -11,6 +11,7 @@ import type { PreparationJob } from '../../src/core/session/preparation-queue.js
 import {
   listDue,
   markWithdrawn,
+  type RunPlan,
   type ScheduleClient,
   scheduleKeys,
   WorkerSchedule,
@@ -28,6 +29,9 @@ afterAll(async () => {
   await server?.stop();
 });
 
+/** Runs of 100 ms, as the worker plans with them (fleet-schedule.ts). */
+const PLAN: RunPlan = { runMs: 100, spreadMs: 100, driftShare: 0.25 };
+
 describe.runIf(withRedis)("the fleet's schedule: a withdrawal marked while a worker holds the job", () => {
   it('the next pick drops a withdrawn job; a new add of the same id is scheduled again', async () => {
     const { hostname, port } = new URL(server.url);
@@ -41,12 +45,12 @@ describe.runIf(withRedis)("the fleet's schedule: a withdrawal marked while a wor
       const job = { sessionId: 's', key: 's', baseVersion: 3, dueAt } as unknown as PreparationJob;
       await listDue(await client, keys, 'job-1', dueAt);
       // Not withdrawn: held until near its due time.
-      expect(typeof (await worker.hold('job-1', job, 100))).toBe('number');
+      expect(await worker.hold('job-1', job, PLAN)).toMatchObject({ until: expect.any(Number), dueAt });
       await markWithdrawn(await client, keys, 'job-1');
-      expect(await worker.hold('job-1', job, 100)).toBe('withdrawn');
+      expect(await worker.hold('job-1', job, PLAN)).toBe('withdrawn');
       // The agent adds the same job again (a session reopened under its id): scheduled again.
       await listDue(await client, keys, 'job-1', dueAt);
-      expect(typeof (await worker.hold('job-1', job, 100))).toBe('number');
+      expect(await worker.hold('job-1', job, PLAN)).toMatchObject({ until: expect.any(Number), dueAt });
       await worker.stop();
     } finally {
       await queue.close();

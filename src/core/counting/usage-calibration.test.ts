@@ -72,6 +72,23 @@ describe('UsageCalibration', () => {
     expect(liar.ratio('l')).toBe(1);
   });
 
+  it('takes no growth ratio from two requests whose growth is far from the whole ratio (a rewrite between them)', () => {
+    // FC_SEED=9 of the sound-requests property (anthropic: create): between two compacted
+    // requests the estimate grew by 188 tokens and the report by 549 (a ratio of 2.92 where the
+    // whole ratio was 0.49); it scaled every later count of the session, and the cascade cut a
+    // newest tool result that fit the window whole.
+    // The same figures in the band: growth of 188 estimated, 549 reported, whole ratio 0.55.
+    const calibration = new UsageCalibration();
+    calibration.record('s', { estimatedTokens: 5000, reportedTokens: 2750 });
+    calibration.record('s', { estimatedTokens: 7124, reportedTokens: 3918 });
+    expect(calibration.state('s')?.marginalRatio).toBeCloseTo(1168 / 2124, 10);
+    calibration.record('s', { estimatedTokens: 7312, reportedTokens: 4467 });
+    expect(calibration.state('s')?.marginalRatio).toBeCloseTo(1168 / 2124, 10);
+    expect(calibration.count('s', 20_723, false).tokens).toBe(
+      Math.ceil(4467 + (20_723 - 7312) * (1168 / 2124)),
+    );
+  });
+
   it('pairs reported usage with the estimate noted when the request was sent', () => {
     const calibration = new UsageCalibration();
     expect(calibration.recordReported('s', 900)).toBeUndefined();

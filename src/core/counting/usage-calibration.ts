@@ -152,7 +152,11 @@ export class UsageCalibration {
         reportedTokens > before.reportedTokens
       ) {
         const grown = (reportedTokens - before.reportedTokens) / (estimatedTokens - before.estimatedTokens);
-        marginalRatio = marginalRatio === undefined ? this.#clamp(grown) : this.#blend(marginalRatio, grown);
+        // A growth ratio outside the band around the whole ratio is not the tokenizer: the two
+        // requests hold different kinds of text (a compaction rewrote the history between them).
+        if (grown <= ratio * this.#band && grown >= ratio / this.#band)
+          marginalRatio =
+            marginalRatio === undefined ? this.#clamp(grown) : this.#blend(marginalRatio, grown);
       }
     }
     const state: CalibrationState = { ratio, samples, last };

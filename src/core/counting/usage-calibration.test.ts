@@ -46,6 +46,49 @@ describe('UsageCalibration', () => {
     });
   });
 
+  it('two reports in a row outside the band at one ratio, for requests of different sizes, restart the calibration', () => {
+    // FC_SEED=47 of the sound-requests property (anthropic: stream, a loopback provider counting
+    // 4 characters of the body per token): the session's first request (78 tokens estimated, 108
+    // reported) set a ratio of 1.38; every later report, at 0.48 of the estimate, was left out,
+    // so a 22 337-token estimate counted 30 929 (the provider's 2.9 times) and the cascade cut a
+    // newest tool result that fit the window whole.
+    const calibration = new UsageCalibration();
+    calibration.record('s', { estimatedTokens: 78, reportedTokens: 108 });
+    expect(calibration.record('s', { estimatedTokens: 2162, reportedTokens: 1051 }).lastRejected).toBe(true);
+    const confirmed = calibration.record('s', { estimatedTokens: 3078, reportedTokens: 1483 });
+    expect(confirmed).toMatchObject({ samples: 1, rejected: 1, last: { estimatedTokens: 3078 } });
+    expect(confirmed.lastRejected).toBeUndefined();
+    expect(calibration.ratio('s')).toBeCloseTo(1483 / 3078, 10);
+    expect(calibration.count('s', 22_337, false).tokens).toBe(
+      Math.ceil(1483 + (22_337 - 3078) * (1483 / 3078)),
+    );
+    // Not a provider's way of counting: a constant report (its ratio moves with the size), or
+    // two requests of about one size (a repeated glitch).
+    const liar = new UsageCalibration();
+    liar.record('l', { estimatedTokens: 4000, reportedTokens: 4000 });
+    expect(liar.record('l', { estimatedTokens: 4000, reportedTokens: 100 }).lastRejected).toBe(true);
+    expect(liar.record('l', { estimatedTokens: 5000, reportedTokens: 100 }).lastRejected).toBe(true);
+    expect(liar.record('l', { estimatedTokens: 5100, reportedTokens: 100 }).lastRejected).toBe(true);
+    expect(liar.ratio('l')).toBe(1);
+  });
+
+  it('takes no growth ratio from two requests whose growth is far from the whole ratio (a rewrite between them)', () => {
+    // FC_SEED=9 of the sound-requests property (anthropic: create): between two compacted
+    // requests the estimate grew by 188 tokens and the report by 549 (a ratio of 2.92 where the
+    // whole ratio was 0.49); it scaled every later count of the session, and the cascade cut a
+    // newest tool result that fit the window whole.
+    // The same figures in the band: growth of 188 estimated, 549 reported, whole ratio 0.55.
+    const calibration = new UsageCalibration();
+    calibration.record('s', { estimatedTokens: 5000, reportedTokens: 2750 });
+    calibration.record('s', { estimatedTokens: 7124, reportedTokens: 3918 });
+    expect(calibration.state('s')?.marginalRatio).toBeCloseTo(1168 / 2124, 10);
+    calibration.record('s', { estimatedTokens: 7312, reportedTokens: 4467 });
+    expect(calibration.state('s')?.marginalRatio).toBeCloseTo(1168 / 2124, 10);
+    expect(calibration.count('s', 20_723, false).tokens).toBe(
+      Math.ceil(4467 + (20_723 - 7312) * (1168 / 2124)),
+    );
+  });
+
   it('pairs reported usage with the estimate noted when the request was sent', () => {
     const calibration = new UsageCalibration();
     expect(calibration.recordReported('s', 900)).toBeUndefined();

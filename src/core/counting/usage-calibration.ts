@@ -38,7 +38,10 @@ export interface UsageCalibrationOptions {
    * Reported usage is evidence, not truth: a report whose ratio to the estimate of the same
    * request falls outside `[1 / mismatchBand, mismatchBand]` is not used (a proxy that reports
    * a constant, a report for another request); the estimate stays in force, so compaction
-   * never turns off because of it.
+   * never turns off because of it. Two reports in a row outside the band at the same ratio
+   * (within 10%) for requests of different sizes (by a quarter at least) are a provider that
+   * counts that differently, not a glitch (a constant report gives a ratio that moves with
+   * the size): the second starts the session's calibration afresh.
    * @default 2
    */
   mismatchBand?: number;
@@ -95,6 +98,8 @@ export class UsageCalibration {
   readonly #band: number;
   readonly #sessions = new Map<string, CalibrationState>();
   readonly #sent = new Map<string, number>();
+  /** The report last left out, per session, while no report has been used since. */
+  readonly #outside = new Map<string, UsageSample>();
 
   constructor(options: UsageCalibrationOptions = {}) {
     const o = { ...DEFAULT_CALIBRATION_OPTIONS, ...options };
@@ -121,9 +126,12 @@ export class UsageCalibration {
     const previous = this.#sessions.get(sessionId);
     if (estimatedTokens > 0 && reportedTokens > 0) {
       const observed = reportedTokens / estimatedTokens;
-      if (observed > this.#band || observed < 1 / this.#band)
-        return this.#reject(sessionId, sample, previous);
+      if (observed > this.#band || observed < 1 / this.#band) {
+        if (!this.#confirms(sessionId, sample)) return this.#reject(sessionId, sample, previous);
+        return this.#restart(sessionId, sample, previous);
+      }
     }
+    this.#outside.delete(sessionId);
     const last = { estimatedTokens, reportedTokens };
     let ratio = previous?.ratio ?? 1;
     let samples = previous?.samples ?? 0;
@@ -144,11 +152,45 @@ export class UsageCalibration {
         reportedTokens > before.reportedTokens
       ) {
         const grown = (reportedTokens - before.reportedTokens) / (estimatedTokens - before.estimatedTokens);
-        marginalRatio = marginalRatio === undefined ? this.#clamp(grown) : this.#blend(marginalRatio, grown);
+        // A growth ratio outside the band around the whole ratio is not the tokenizer: the two
+        // requests hold different kinds of text (a compaction rewrote the history between them).
+        if (grown <= ratio * this.#band && grown >= ratio / this.#band)
+          marginalRatio =
+            marginalRatio === undefined ? this.#clamp(grown) : this.#blend(marginalRatio, grown);
       }
     }
     const state: CalibrationState = { ratio, samples, last };
     if (marginalRatio !== undefined) state.marginalRatio = marginalRatio;
+    if (previous?.rejected) state.rejected = previous.rejected;
+    return this.#remember(sessionId, state);
+  }
+
+  /**
+   * Whether `sample`, outside the band, repeats the report left out just before: the same
+   * ratio within 10%, for a request whose estimate differs by a quarter at least.
+   */
+  #confirms(sessionId: string, sample: UsageSample): boolean {
+    const before = this.#outside.get(sessionId);
+    this.#outside.delete(sessionId);
+    this.#outside.set(sessionId, sample);
+    if (!before) return false;
+    const ratio = sample.reportedTokens / sample.estimatedTokens;
+    const ratioBefore = before.reportedTokens / before.estimatedTokens;
+    const sizes = Math.max(sample.estimatedTokens, before.estimatedTokens);
+    return (
+      Math.abs(ratio / ratioBefore - 1) <= 0.1 &&
+      sizes >= 1.25 * Math.min(sample.estimatedTokens, before.estimatedTokens)
+    );
+  }
+
+  /** A confirmed report outside the band: the session's calibration starts afresh from it. */
+  #restart(sessionId: string, sample: UsageSample, previous: CalibrationState | undefined): CalibrationState {
+    this.#outside.delete(sessionId);
+    const state: CalibrationState = {
+      ratio: this.#clamp(sample.reportedTokens / sample.estimatedTokens),
+      samples: 1,
+      last: { estimatedTokens: sample.estimatedTokens, reportedTokens: sample.reportedTokens },
+    };
     if (previous?.rejected) state.rejected = previous.rejected;
     return this.#remember(sessionId, state);
   }
@@ -174,6 +216,7 @@ export class UsageCalibration {
       const oldest = this.#sessions.keys().next().value as string;
       this.#sessions.delete(oldest);
       this.#sent.delete(oldest);
+      this.#outside.delete(oldest);
     }
     return state;
   }
@@ -264,12 +307,14 @@ export class UsageCalibration {
   forget(sessionId: string): void {
     this.#sessions.delete(sessionId);
     this.#sent.delete(sessionId);
+    this.#outside.delete(sessionId);
   }
 
   /** Forgets every session. */
   clear(): void {
     this.#sessions.clear();
     this.#sent.clear();
+    this.#outside.clear();
   }
 }
 

@@ -140,7 +140,7 @@ interface Priced {
   requests: number;
 }
 
-const PRICES = {
+export const PRICES = {
   anthropic: { read: 0.1, write: 1.25, output: 5 },
   openai: { read: 0.1, write: 1, output: 4 },
 };

@@ -10,7 +10,8 @@
  * 5. Redaction throughput.
  * 6. Background compaction (bench/background.ts; `--no-background` skips it).
  * 7. Cost under prompt caching (bench/cache-cost.ts; `--no-cost` skips it), written to
- *    bench/results.json.
+ *    bench/results.json; then the cost trigger on vs off with a paid summarizer
+ *    (bench/paid-summarizer-early.ts).
  * 8. Speed on every path (bench/speed.ts; `--no-speed` skips it): warm, rebuilt, first calls,
  *    triggers, background at the trigger; the first call after a compaction by window
  *    (bench/after-compaction.ts); the first call of a fresh manager on a known session, its
@@ -278,6 +279,10 @@ if (!process.argv.includes('--no-cost')) {
     `${JSON.stringify({ measuredAt: new Date().toISOString(), node: process.version, cacheCost: rows }, null, 2)}\n`,
   );
   console.log('(rows written to bench/results.json)');
+  // Issue 47 point 3: the cost trigger with a summarizer of the caller's adds no summarizer calls.
+  console.log('\nCost trigger on vs off with a paid summarizer (bench/paid-summarizer-early.ts):');
+  const { runPaidEarlyBench } = await import('./paid-summarizer-early.js');
+  await runPaidEarlyBench();
 }
 const { cascadeFigures } = await import('./cascade.js');
 const ok =

@@ -28,3 +28,16 @@ export function readFileRound(
     { role: 'tool', tool_call_id: `c${call}`, content: output },
   ];
 }
+
+/** A tool output of about `tokens` tokens (four characters each), distinct per call. */
+export function readFileOutput(call: number, tokens: number): string {
+  return `${call} `.repeat(Math.ceil((tokens * 4) / `${call} `.length));
+}
+
+/**
+ * Call `call`'s output size: 200 to 3,000 tokens at a 128k window (deterministic), scaled to
+ * `window` and by `scale` (at 8k and scale 1, 12 to 187 tokens).
+ */
+export function scaledOutputTokens(call: number, window: number, scale = 1): number {
+  return Math.max(8, Math.round(((200 + ((call * 7919) % 2800)) * window * scale) / 128_000));
+}

@@ -145,7 +145,9 @@ export interface CompactPolicy {
    * The point follows the window and the measured growth: about sqrt(2 x growth per call x
    * trough x write / read) above the trough, at least a tenth of the window. With a summarizer
    * of the caller's (paid per call), such an early compaction only clears and shortens (declined
-   * when that frees less than a tenth of the window): it never calls the summarizer. Off in the
+   * when that frees less than a tenth of the window, or when the next trigger would have to
+   * summarize anyway: clearing early would only spend what that trigger clears): it never
+   * calls the summarizer. Off in the
    * `quality` preset, and by default with background or queued preparation.
    * @default true
    */

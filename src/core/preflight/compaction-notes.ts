@@ -4,6 +4,7 @@
  * summarizer (one warning per streak).
  */
 
+import { EmbeddedSummarizer } from '../summary/embedded-summarizer.js';
 import { MIN_FREE_SHARE } from './decide.js';
 import type { PipelineDeps, PreparedRequest } from './prepare-request.js';
 import type { CascadeResult } from './run-cascade.js';
@@ -80,4 +81,31 @@ export function freesTooLittle(prepared: PreparedRequest, cascade: CascadeResult
   // In the request's (calibrated) tokens, as the option and the results speak.
   const freed = (prepared.localTokensBefore - cascade.tokensAfter) * prepared.scale;
   return freed < min && prepared.localTokensBefore <= prepared.localDecision.budget;
+}
+
+/**
+ * An early compaction (the cost trigger) with a summarizer of the caller's only clears
+ * (run-cascade.ts), and pays only while clearing alone can still bring the next trigger's
+ * compaction under the target. What it leaves grows until that trigger by the share of the
+ * request clearing could not take back (text, calls, placeholders, the newest results); when
+ * that reaches the target, the trigger summarizes whatever the early clear did, and clearing
+ * early only spent the results that trigger would have cleared, moving the summaries earlier
+ * (at 8k, outputs 2x/4x: 14/18 summarizer calls in 300 with the trigger on against 11/17 off;
+ * bench/paid-summarizer-early.ts). Declined then: the session waits for the trigger.
+ */
+export function spendsTriggerReserve(
+  deps: Pick<PipelineDeps, 'chain'>,
+  prepared: PreparedRequest,
+  cascade: CascadeResult,
+): boolean {
+  const { decision, maxContextTokens, policy } = prepared;
+  if (decision.reason !== 'growth paid a rewrite' || deps.chain[0] instanceof EmbeddedSummarizer)
+    return false;
+  if (cascade.summary || prepared.options.force) return false;
+  const before = prepared.tokensBefore;
+  const after = cascade.tokensAfter * prepared.scale;
+  const target = Math.min(Math.floor(policy.targetPct * maxContextTokens), decision.budget);
+  // The share of each token of growth that stays after clearing (0 when clearing took it all).
+  const stays = Math.min(1, after / before);
+  return after + stays * Math.max(0, decision.triggerTokens - after) > target;
 }

@@ -296,7 +296,8 @@ export async function runCascade(input: CascadeInput): Promise<CascadeResult> {
   if (run.total > run.target) result.levels.push(await level(shortenArgumentSteps(run)));
   // An early compaction (the cost trigger) with a summarizer of the caller's, paid per call,
   // only clears and shortens: summarizing waits for the trigger, and one that frees too
-  // little is declined (freesTooLittle). It never calls that summarizer.
+  // little, or leaves the next trigger to summarize anyway, is declined (freesTooLittle,
+  // spendsTriggerReserve). It never calls that summarizer.
   const paidEarly =
     decision.reason === 'growth paid a rewrite' && !(input.summarize.chain[0] instanceof EmbeddedSummarizer);
   if ((run.total > run.target && !paidEarly) || input.force) await summarizeLevel(run, input, result, slice);

@@ -14,7 +14,7 @@ import { between, inSteps } from './after-cascade-turns.js';
 import { artifactsOf } from './archive-originals.js';
 import { archiveLine, dropArchiveLine, pruningBlocked, unnameRefs } from './archive-summary.js';
 import { assemble } from './assemble.js';
-import { freesTooLittle, noteFallbackStreak, overTarget } from './compaction-notes.js';
+import { freesTooLittle, noteFallbackStreak, overTarget, spendsTriggerReserve } from './compaction-notes.js';
 import { emitOutcome, observed } from './compaction-outcome.js';
 import { emitContended, localize } from './local-answer.js';
 import { nextStateSteps } from './next-state.js';
@@ -185,7 +185,7 @@ export async function runTriggered(
   }
   const input = cascadeInput(deps, prepared, timing, extras.local !== undefined);
   const cascade = await cascadeOrReport(deps, prepared, input, extras.prepared, timing);
-  if (freesTooLittle(prepared, cascade)) return 'declined';
+  if (freesTooLittle(prepared, cascade) || spendsTriggerReserve(deps, prepared, cascade)) return 'declined';
   // Archived before anything is pruned (the state is written last), and only when it will be.
   const archived = await deps.archive.transcript(context, prepared.messages, view.nextVersion, parentId);
   if (!archived && deps.requireArchive) throw pruningBlocked(deps);

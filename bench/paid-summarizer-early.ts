@@ -1,19 +1,24 @@
 /**
- * `npx tsx bench/paid-summarizer-early.ts`: what the cost trigger (`policy.costTrigger`) does to
- * the summarizer calls and the bill of a session whose summarizer is the caller's (an LLM, paid
- * per call), with the trigger on (the default) and off, at 8k, 16k, 32k and 128k windows.
+ * `npx tsx bench/paid-summarizer-early.ts [calls]` (300 by default): what the cost trigger
+ * (`policy.costTrigger`) does to the summarizer calls and the bill of a session whose
+ * summarizer is the caller's (an LLM, paid per call), with the trigger on (the default) and
+ * off, at 8k, 16k, 32k and 128k windows.
  *
  * The session is test/cost/paid-summarizer-early.test.ts's: one `read_file` round per model
  * call, its output 200 to 3,000 tokens at 128k, scaled to the window (at 8k, 12 to 187 tokens),
  * and 2x and 4x that (at 8k, up to 750 tokens: a few results fill the window); at 128k also a
  * chat (question and answer, nothing to clear). Where a trigger-time compaction summarizes
- * depends on the size of the newest results it keeps, so one row can move by a call or two
- * either way with the phase of the compactions: the sums over the scales are the figure. Each request is
- * priced with bench/cache-cost.ts's prices and prefix-cache model (the messages it shares with
- * the previous request read from the cache, the rest written), and each summarizer call bills
- * its input at 1x and its output at the output multiplier.
+ * depends on the size of the newest results it keeps and on how deep the summary before it
+ * folded, so one row can move by a few calls either way with the phase of the compactions: the
+ * sums over the cases are the figure. Each request is priced with bench/cache-cost.ts's prices
+ * and prefix-cache model (the messages it shares with the previous request read from the cache,
+ * the rest written), and each summarizer call bills its input at 1x and its output at the
+ * output multiplier.
  *
- * Issue 47 point 3: early compactions must never add summarizer calls (on <= off in each row).
+ * Issue 47 point 3: early compactions must not add summarizer calls (on <= off). Still over at
+ * 16k with outputs 2x and 4x: a summary that folds only down to the target leaves every later
+ * trigger to summarize, and the calls the triggers land on (which early clears move) decide
+ * when a session falls into that.
  */
 import { PrefixCacheTally } from '../src/core/counting/prefix-cache.js';
 import { CompactManager } from '../src/core/manager/compact-manager.js';
@@ -135,5 +140,5 @@ export async function runPaidEarlyBench(
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  await runPaidEarlyBench();
+  await runPaidEarlyBench(Number(process.argv[2] ?? 300));
 }

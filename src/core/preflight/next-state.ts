@@ -84,6 +84,23 @@ export function nextState(prepared: PreparedRequest, cascade: CascadeResult): Se
 }
 
 /**
+ * The state's record of an entry's rewrite, with the hash of its message. The entry (this
+ * run's, left in the view) then holds the state's object: one object per rewritten message,
+ * not two. `Object.assign`, not a spread (one hidden class per rewrite, see cascade-types.ts).
+ */
+function stateRewrite(entry: {
+  item: { entry: { hash: string } };
+  rewrite?: SessionRewrite;
+}): SessionRewrite {
+  const rewrite = entry.rewrite!;
+  const hash = entry.item.entry.hash;
+  if (rewrite.hash === hash) return rewrite;
+  const own = Object.assign({}, rewrite, { hash });
+  entry.rewrite = own;
+  return own;
+}
+
+/**
  * {@link nextState} as steps that yield every {@link STEP_ENTRIES} entries, so that a long
  * view's state is built in slices (`runStepsYielding`).
  */
@@ -104,18 +121,8 @@ export function* nextStateSteps(prepared: PreparedRequest, cascade: CascadeResul
       if (!entry.beforeBoundary && pinIsItsOwn(entry.item, view.rule, pinnedIds))
         pinnedIds.add(entry.item.id);
     } else {
-      const rewrite = entry.rewrite;
-      if (rewrite) {
-        const hash = entry.item.entry.hash;
-        if (rewrite.hash === hash) rewrites[entry.item.id] = rewrite;
-        else {
-          // `Object.assign`, not a spread (one hidden class per rewrite, see cascade-types.ts).
-          const own = Object.assign({}, rewrite, { hash });
-          rewrites[entry.item.id] = own;
-          // The entry (this run's, left in the view) holds the state's object: one object per
-          // rewritten message, not two (issue 47). The same fields, the hash its message's own.
-          entry.rewrite = own;
-        }
+      if (entry.rewrite) {
+        rewrites[entry.item.id] = stateRewrite(entry);
         rewritten++;
       }
       keptIds.push(entry.item.id);

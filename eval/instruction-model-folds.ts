@@ -13,7 +13,11 @@ import {
   type LaterCue,
   type SentencePosition,
 } from '../src/core/language/instruction-features.js';
-import { type InstructionModel, isInstructionBy } from '../src/core/language/instruction-model.js';
+import {
+  INSTRUCTION_THRESHOLD,
+  type InstructionModel,
+  isInstructionBy,
+} from '../src/core/language/instruction-model.js';
 
 /** One labelled sentence of eval/data/instructions/sentences.jsonl. */
 export interface LabelledSentence {
@@ -42,11 +46,53 @@ export interface Fold {
 const DATA = new URL('./data/instructions/sentences.jsonl', import.meta.url);
 const EPOCHS = 12;
 
-export function readLabelled(): LabelledSentence[] {
-  return readFileSync(DATA, 'utf8')
+/**
+ * Hand-labelled sets measured and not shipped (eval/data/instructions/LABELS.md, ninth and tenth
+ * passes): each `<name>-hand-labelled.json` holds its rows with their place in their message
+ * (`position`, `later`), so they are read without the raw files. `oasst1-en100` adds to oasst1;
+ * the others are sources of their own.
+ */
+export const EXTRA_SETS = ['oasst1-en100', 'arena-hard', 'gsm8k', 'aider-prompts'] as const;
+export type ExtraSet = (typeof EXTRA_SETS)[number];
+
+/** The rows of `oasst1-en100-hand-labelled.json`, which predates the `source` field. */
+const EN100 = { source: 'oasst1', license: 'Apache-2.0', context: 'assistant' } as const;
+
+/** The shipped labelled sentences, and the rows of `extra` sets after them (a text its source already holds is read once). */
+export function readLabelled(extra: readonly ExtraSet[] = []): LabelledSentence[] {
+  const rows = readFileSync(DATA, 'utf8')
     .split('\n')
     .filter(Boolean)
     .map((line) => JSON.parse(line) as LabelledSentence);
+  const seen = new Set(rows.map((row) => `${row.source}|${row.text.toLowerCase()}`));
+  for (const name of extra) {
+    const file = new URL(`./data/instructions/${name}-hand-labelled.json`, import.meta.url);
+    const set = JSON.parse(readFileSync(file, 'utf8')) as Array<
+      Omit<LabelledSentence, 'label'> & { label: LabelledSentence['label'] | 'left-out' }
+    >;
+    for (const row of set) {
+      const full = name === 'oasst1-en100' ? { ...EN100, ...row } : row;
+      const key = `${full.source}|${full.text.toLowerCase()}`;
+      if (full.label === 'left-out' || seen.has(key)) continue;
+      seen.add(key);
+      const { text, label, source, license, context, position, later } = full;
+      rows.push({ text, label, source, license, context, position, later });
+    }
+  }
+  return rows;
+}
+
+/** Each row's features, read once a view (training runs over the same rows many times). */
+const featureCache = new WeakMap<LabelledSentence, { plain?: number[]; lexical?: number[] }>();
+function cachedFeatures(row: LabelledSentence, lexical: boolean): number[] {
+  let entry = featureCache.get(row);
+  if (!entry) {
+    entry = {};
+    featureCache.set(row, entry);
+  }
+  const view = lexical ? 'lexical' : 'plain';
+  entry[view] ??= featuresOf(row.text, row.context, row.position, lexical, row.later);
+  return entry[view];
 }
 
 const rank = (text: string) => createHash('sha1').update(text).digest().readUInt32BE(0);
@@ -99,7 +145,7 @@ export function trainWeights(rows: LabelledSentence[], options: Partial<TrainOpt
     groups.set(`${r.source}|${r.label}`, (groups.get(`${r.source}|${r.label}`) ?? 0) + 1);
   const share = ordered.length / groups.size;
   const examples = ordered.map((r) => ({
-    x: featuresOf(r.text, r.context, r.position, lexical, r.later),
+    x: cachedFeatures(r, lexical),
     y: r.label === 'instruction' ? 1 : 0,
     weight: (share / (groups.get(`${r.source}|${r.label}`) as number)) ** balance,
   }));
@@ -127,13 +173,14 @@ export function scoreRows(
   rows: LabelledSentence[],
   model: InstructionModel | ArrayLike<number>,
   source = 'all',
+  threshold = INSTRUCTION_THRESHOLD,
 ): Fold {
   let tp = 0;
   let fp = 0;
   let fn = 0;
   let negatives = 0;
   for (const row of rows) {
-    const said = isInstructionBy(row.text, row.context, model, undefined, row.position, row.later);
+    const said = isInstructionBy(row.text, row.context, model, threshold, row.position, row.later);
     const truth = row.label === 'instruction';
     if (!truth) negatives++;
     if (said && truth) tp++;

@@ -4,18 +4,41 @@
  * eval/data/instructions/sentences.jsonl and writes its weights to
  * src/core/language/instruction-weights.ts. Deterministic: the same data gives the same
  * file, byte for byte. `npm run train:instructions`; `-- --check` only prints the
- * leave-one-source-out table.
+ * leave-one-source-out table; `-- --nested` prints it with the settings chosen on the training
+ * sources of each fold alone (eval/instruction-model-nested.ts); `-- --with arena-hard,gsm8k`
+ * adds hand-labelled sets measured and not shipped (`EXTRA_SETS`) and only prints.
  */
 
 import { writeFileSync } from 'node:fs';
-import { formatFold, leaveOneSourceOut, readLabelled, trainModel } from '../eval/instruction-model-folds.js';
+import { parseArgs } from 'node:util';
+import {
+  EXTRA_SETS,
+  type ExtraSet,
+  formatFold,
+  leaveOneSourceOut,
+  readLabelled,
+  trainModel,
+} from '../eval/instruction-model-folds.js';
+import { nestedLeaveOneSourceOut } from '../eval/instruction-model-nested.js';
 import { encodeWeights } from '../src/core/language/instruction-model.js';
 
 const OUT = 'src/core/language/instruction-weights.ts';
-const rows = readLabelled();
-console.log(`${rows.length} labelled sentences`);
-for (const fold of leaveOneSourceOut(rows)) console.log(formatFold(fold));
-if (!process.argv.includes('--check')) {
+const { values } = parseArgs({
+  options: { check: { type: 'boolean' }, nested: { type: 'boolean' }, with: { type: 'string' } },
+});
+const extra = (values.with ?? '').split(',').filter(Boolean);
+for (const name of extra)
+  if (!(EXTRA_SETS as readonly string[]).includes(name))
+    throw new Error(`--with: unknown set ${JSON.stringify(name)} (known: ${EXTRA_SETS.join(', ')})`);
+const rows = readLabelled(extra as ExtraSet[]);
+console.log(`${rows.length} labelled sentences${extra.length ? ` (with ${extra.join(', ')})` : ''}`);
+if (values.nested)
+  for (const fold of nestedLeaveOneSourceOut(rows))
+    console.log(
+      `${formatFold(fold)}  chose balance ${fold.balance}, threshold ${fold.threshold} (inner worst ${(100 * fold.innerWorst).toFixed(1)}%)`,
+    );
+else for (const fold of leaveOneSourceOut(rows)) console.log(formatFold(fold));
+if (!values.check && !values.nested && extra.length === 0) {
   const model = trainModel(rows);
   const plain = encodeWeights(model.plain);
   const lexical = encodeWeights(model.lexical);

@@ -18,7 +18,8 @@
  *    counts stored, against a warm call (bench/cold-start.ts).
  * 9. The event loop: the tokenizer's load (awaited through `ready()` and cold), the longest
  *    stall per path, and while the built-in summarizer prepares in the background
- *    (bench/event-loop.ts; `--no-event-loop` skips it).
+ *    (bench/event-loop.ts; `--no-event-loop` skips it); the scavenges of a cold 16k-message
+ *    call (bench/scavenges.ts; `--no-scavenges` skips it).
  * 10. SDK integrations, then the LangChain.js middleware's own work per call at 1k/4k/16k
  *    messages (bench/sdk-overhead.ts, bench/langchain-middleware.ts; `--no-sdk` skips them).
  * 11. A fleet with the preparation queue (bench/queue.ts; `--no-queue` skips it), and under
@@ -362,6 +363,13 @@ if (!process.argv.includes('--no-event-loop')) {
   } = await import('./event-loop.js');
   printTokenizerWarmup(await tokenizerWarmupBench());
   printPathStalls([await idleGap(), ...(await pathStallsBench())], await backgroundBench());
+}
+
+// Issue 47 point 2: the scavenges of a cold 16k-message call, their longest pause and the most
+// bytes one of them moved (bench/scavenges.ts; `--no-scavenges` skips it).
+if (!process.argv.includes('--no-scavenges')) {
+  console.log('\nScavenges of a cold 16k-message call (bench/scavenges.ts):');
+  await import('./scavenges.js');
 }
 
 // Issue 28 point 6: each SDK integration against the SDK alone, warm, against a loopback

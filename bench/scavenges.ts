@@ -5,7 +5,9 @@
  * indexes and counts a history it has never seen (the call, then the exact count after it),
  * and keeps it alive. Each run is a child process under `--trace-gc-nvp`; between two markers
  * it sums the scavenges: their number, total and longest pause, bytes copied inside the young
- * generation or promoted out of it (V8's `new_space_survived`) and those promoted; then, after a full collection, the live heap the
+ * generation or promoted out of it (V8's `new_space_survived`) and those promoted, and the most
+ * one scavenge moved (copied plus promoted: the bytes a pause is made of, load-independent where
+ * pauses are not); then, after a full collection, the live heap the
  * index holds (against the heap before the manager was made), and the cold call's wall time.
  *
  * `--against=DIR`: a second checkout of the package (for example `git archive <commit>` with a
@@ -83,6 +85,11 @@ interface Run {
   maxMs: number;
   survivedMb: number;
   promotedMb: number;
+  /**
+   * The most bytes one scavenge moved (copied inside the young generation plus promoted out
+   * of it): what the longest pause is made of, counted in bytes, so not subject to the load.
+   */
+  maxMovedMb: number;
   heapMb: number;
   messages: number;
   tokens: number;
@@ -103,6 +110,7 @@ function readRun(stdout: string): Run {
     maxMs: 0,
     survivedMb: 0,
     promotedMb: 0,
+    maxMovedMb: 0,
     heapMb: 0,
     messages: 0,
     tokens: 0,
@@ -114,8 +122,11 @@ function readRun(stdout: string): Run {
     run.scavenges++;
     run.totalMs += pause;
     run.maxMs = Math.max(run.maxMs, pause);
-    run.survivedMb += field(line, 'new_space_survived') / 2 ** 20;
-    run.promotedMb += field(line, 'promoted') / 2 ** 20;
+    const survived = field(line, 'new_space_survived') / 2 ** 20;
+    const promoted = field(line, 'promoted') / 2 ** 20;
+    run.survivedMb += survived;
+    run.promotedMb += promoted;
+    run.maxMovedMb = Math.max(run.maxMovedMb, survived + promoted);
   }
   const summary = JSON.parse(lines.filter((l) => l.startsWith('{')).at(-1) ?? '{}') as Partial<Run>;
   return {
@@ -178,6 +189,7 @@ async function parent(): Promise<void> {
       maxMs: pick('maxMs'),
       survivedMb: pick('survivedMb'),
       promotedMb: pick('promotedMb'),
+      maxMovedMb: pick('maxMovedMb'),
       heapMb: pick('heapMb'),
       messages: pick('messages'),
       tokens: pick('tokens'),
@@ -190,7 +202,7 @@ async function parent(): Promise<void> {
 }
 
 const format = (r: Run) =>
-  `${r.messages} messages, ${(r.tokens / 1e6).toFixed(2)}M tokens: ${r.scavenges} scavenges, total ${r.totalMs.toFixed(1)} ms, max ${r.maxMs.toFixed(1)} ms, survived ${r.survivedMb.toFixed(1)} MB (copied or promoted), promoted ${r.promotedMb.toFixed(1)} MB, live heap +${r.heapMb.toFixed(1)} MB, call ${r.callMs.toFixed(0)} ms`;
+  `${r.messages} messages, ${(r.tokens / 1e6).toFixed(2)}M tokens: ${r.scavenges} scavenges, total ${r.totalMs.toFixed(1)} ms, max ${r.maxMs.toFixed(1)} ms, survived ${r.survivedMb.toFixed(1)} MB (copied or promoted), promoted ${r.promotedMb.toFixed(1)} MB, most moved by one ${r.maxMovedMb.toFixed(2)} MB, live heap +${r.heapMb.toFixed(1)} MB, call ${r.callMs.toFixed(0)} ms`;
 
 if (process.argv.includes('--child'))
   await child(arg('tree') ?? '.', Number(arg('messages') ?? 16_000), process.argv.includes('--fresh'));

@@ -9,21 +9,29 @@
 import type { MessageFormat } from '../messages/message.js';
 import type { ViewEntry } from './session-view.js';
 
-/** The wire messages of a view. */
-export function assemble(
+const wireOf = (entry: ViewEntry): unknown => entry.wire;
+
+/**
+ * The wire messages of a view. `pick` reads what goes out of each entry (its wire by
+ * default): the request guard passes the entry itself to walk the request's order over the
+ * entries, with no copy of each (a copy per entry of a long view lived through the guard's
+ * slices, survivors for the scavenges of a cold call: issue 47).
+ */
+export function assemble<T = unknown>(
   entries: readonly ViewEntry[],
-  summaryWire: unknown | undefined,
+  summaryWire: T | undefined,
   format: MessageFormat,
-): unknown[] {
-  if (summaryWire === undefined) return entries.map((entry) => entry.wire);
+  pick: (entry: ViewEntry) => T = wireOf as (entry: ViewEntry) => T,
+): T[] {
+  if (summaryWire === undefined) return entries.map(pick);
   // Pinned messages before the verbatim suffix go to the head, with the user's own messages
   // kept verbatim from the folded part; pinned messages inside the suffix keep their place.
   let suffixStart = entries.findIndex((entry) => !entry.pinned && !entry.userText);
   // The newest message always goes last, after the summary, even when it is pinned.
   if (suffixStart < 0 && entries.length > 0) suffixStart = entries.length - 1;
   const head = suffixStart < 0 ? entries : entries.slice(0, suffixStart);
-  const rest = suffixStart < 0 ? [] : entries.slice(suffixStart).map((entry) => entry.wire);
-  const pinned = head.map((entry) => entry.wire);
+  const rest = suffixStart < 0 ? [] : entries.slice(suffixStart).map(pick);
+  const pinned = head.map(pick);
   const firstPinnedRole = head[0]?.item.entry.parsed.role;
   // Never before a provider compaction boundary (the API would drop the summary with what
   // precedes the block): the head then holds the boundary, and the summary follows it.

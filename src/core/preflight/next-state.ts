@@ -84,9 +84,12 @@ export function nextState(prepared: PreparedRequest, cascade: CascadeResult): Se
 }
 
 /**
- * The state's record of an entry's rewrite, with the hash of its message. The entry (this
- * run's, left in the view) then holds the state's object: one object per rewritten message,
- * not two. `Object.assign`, not a spread (one hidden class per rewrite, see cascade-types.ts).
+ * The state's record of an entry's rewrite, with the hash of its message, frozen. The entry
+ * (this run's, left in the view) then holds the state's object: one object per rewritten
+ * message, not two (the levels that rewrite the most, clearing and shortening, make theirs
+ * with the hash already: `withHash`). Frozen, a memory store keeps the object itself rather
+ * than a copy (session/json-copy.ts); nothing writes to a rewrite once made. `Object.assign`,
+ * not a spread (one hidden class per rewrite, see cascade-types.ts).
  */
 function stateRewrite(entry: {
   item: { entry: { hash: string } };
@@ -94,8 +97,8 @@ function stateRewrite(entry: {
 }): SessionRewrite {
   const rewrite = entry.rewrite!;
   const hash = entry.item.entry.hash;
-  if (rewrite.hash === hash) return rewrite;
-  const own = Object.assign({}, rewrite, { hash });
+  if (rewrite.hash === hash) return Object.isFrozen(rewrite) ? rewrite : Object.freeze(rewrite);
+  const own = Object.freeze(Object.assign({}, rewrite, { hash }));
   entry.rewrite = own;
   return own;
 }

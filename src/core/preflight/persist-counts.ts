@@ -7,6 +7,7 @@
  */
 import type { TokenCounter } from '../counting/token-counter.js';
 import type { MessageFormat } from '../messages/message.js';
+import { type IndexedEntry, sameHash } from '../messages/message-index.js';
 import type { SessionStore } from '../session/session-store.js';
 import { decodeStoredCounts, readStoredCounts, writeStoredCounts } from '../session/stored-counts.js';
 import { runStepsYielding, TimeSlice } from '../time-slice.js';
@@ -18,6 +19,34 @@ export const PERSIST_COUNTS_FROM = 256;
 
 /** Stored counts decoded between two looks at the clock. */
 const DECODE_BATCH = 256;
+
+/**
+ * The content hashes a walk over a history has met, by their lanes: 30 bits of the low lane
+ * map to the first entry met with them (small integers and entries alive anyway: a Set of hash
+ * strings kept a string per message alive through a write's slices, survivors for the
+ * scavenges of a cold call, issue 47), and the hash strings of the rare entries whose key
+ * another hash took first. Tells the same hashes apart as a Set of the strings would.
+ */
+export class HashesSeen {
+  readonly #first = new Map<number, IndexedEntry>();
+  #collided: Set<string> | undefined;
+
+  /** True the first time `entry`'s hash is met. */
+  firstSight(entry: IndexedEntry): boolean {
+    const key = entry.hashLow & 0x3fffffff;
+    const first = this.#first.get(key);
+    if (first === undefined) {
+      this.#first.set(key, entry);
+      return true;
+    }
+    if (sameHash(first, entry)) return false;
+    this.#collided ??= new Set();
+    const hash = entry.hash;
+    if (this.#collided.has(hash)) return false;
+    this.#collided.add(hash);
+    return true;
+  }
+}
 
 /** Writes in flight and where each session's last write stood (by history length). */
 export class PersistedCounts {
@@ -80,14 +109,12 @@ export class PersistedCounts {
     const tokenChunks: string[] = [];
     let hashes: string[] = [];
     let tokens: number[] = [];
-    const seen = new Set<string>();
+    const seen = new HashesSeen();
     for (let i = 0; i < items.length; i++) {
       const entry = items[i]!.entry;
       const count = entry.tokens?.get(this.#counter);
-      const hash = count === undefined ? '' : entry.hash;
-      if (count !== undefined && !seen.has(hash)) {
-        seen.add(hash);
-        hashes.push(hash);
+      if (count !== undefined && seen.firstSight(entry)) {
+        hashes.push(entry.hash);
         tokens.push(count);
       }
       if ((i & 255) === 255 && hashes.length > 0) {

@@ -98,17 +98,14 @@ export function* compactionFaultSteps(
   format: PreparedRequest['codec']['format'],
   trustedSummary: IndexedMessage | undefined,
 ): Steps<RequestFault | undefined> {
-  // The request's order, as assemble builds it, over the entries themselves.
-  const wrapped: ViewEntry[] = [];
-  for (let k = 0; k < entries.length; k++) {
-    wrapped.push({ ...entries[k]!, wire: entries[k] });
-    if (k % STEP_ENTRIES === STEP_ENTRIES - 1) yield;
-  }
-  yield;
-  const order = assemble(wrapped, summaryWire === undefined ? undefined : SUMMARY, format) as (
-    | ViewEntry
-    | typeof SUMMARY
-  )[];
+  // The request's order, as assemble builds it, over the entries themselves (not copies of
+  // them with the entry as wire: one object per entry alive through the slices below).
+  const order = assemble<ViewEntry | typeof SUMMARY>(
+    entries,
+    summaryWire === undefined ? undefined : SUMMARY,
+    format,
+    (entry) => entry,
+  );
   yield;
   let seen = 0;
   const step = (callId: string) => (folded.has(callId) ? 'summarize' : 'assemble');

@@ -56,6 +56,34 @@ describe('jsonCopySteps', () => {
     expect(Object.is(copy.records['h:0']!.keepChars, 0)).toBe(true);
   });
 
+  it('keeps a frozen record JSON would give back as it is, and copies any other as JSON does', () => {
+    const clean = (i: number) =>
+      Object.freeze({ kind: 'cleared', ref: `tool-${i}`, keepChars: i, hash: 'h' });
+    const odd: Record<string, unknown>[] = [
+      Object.freeze({ ref: 'a', gone: undefined }),
+      Object.freeze({ ref: 'b', keepChars: -0 }),
+      Object.freeze({ ref: 'c', keepChars: Number.NaN }),
+      Object.freeze({ ref: 'd', nested: Object.freeze({ deep: 1 }) }),
+      Object.freeze(Object.defineProperty({ ref: 'e' }, 'hidden', { value: 1, enumerable: false })),
+      Object.freeze(Object.defineProperty({ ref: 'f' }, 'got', { get: () => 1, enumerable: true })),
+      Object.freeze({ ref: 'g', [Symbol('s')]: 1 }),
+      { ref: 'h', keepChars: 1 },
+    ];
+    const records: Record<string, unknown> = {};
+    for (let i = 0; i < 600; i++) records[`h:${i}`] = i < odd.length ? odd[i] : clean(i);
+    const list = Array.from({ length: 600 }, (_, i) => (i < odd.length ? odd[i] : clean(i)));
+    const state = { records, list };
+    const copy = runSteps(jsonCopySteps(state)) as typeof state;
+    expect(JSON.stringify(copy)).toBe(JSON.stringify(state));
+    expect(copy).toStrictEqual(JSON.parse(JSON.stringify(state)));
+    expect(copy.records['h:599']).toBe(records['h:599']);
+    expect(copy.list[599]).toBe(list[599]);
+    for (let i = 0; i < odd.length; i++) {
+      expect(copy.records[`h:${i}`], `record ${i}`).not.toBe(odd[i]);
+      expect(copy.list[i], `element ${i}`).not.toBe(odd[i]);
+    }
+  });
+
   it('keeps a `__proto__` key as an own property, as JSON.parse does', () => {
     const many = Object.fromEntries(Array.from({ length: 300 }, (_, i) => [`k${i}`, i]));
     const state = JSON.parse(`{"a":{"__proto__":{"x":1}},"many":${JSON.stringify(many)}}`);

@@ -60,6 +60,7 @@ function flatCopy(value: unknown, inRecord = false): unknown {
     case 'object': {
       if (value === null) return null;
       if (inRecord || !isPlainObject(value)) return NOT_FLAT;
+      if (isFrozenJsonRecord(value)) return value;
       const out: Record<string, unknown> = {};
       for (const key of Object.keys(value)) {
         const field = (value as Record<string, unknown>)[key];
@@ -73,6 +74,28 @@ function flatCopy(value: unknown, inRecord = false): unknown {
     default:
       return NOT_FLAT;
   }
+}
+
+/**
+ * True for a frozen plain record that its JSON round trip would give back field for field:
+ * every own property enumerable, a string key other than `__proto__`, its value a string, a
+ * boolean, null or a finite number other than -0. Nothing can change it, so a copy would be
+ * indistinguishable from it but for identity: it is kept as it is, not copied (the session
+ * state's rewrite records, frozen by next-state.ts: a copy of each was one more object per
+ * rewritten message for the scavenges of a cold call, issue 47).
+ */
+function isFrozenJsonRecord(value: Record<string, unknown>): boolean {
+  if (!Object.isFrozen(value)) return false;
+  const keys = Reflect.ownKeys(value);
+  for (const key of keys) {
+    if (typeof key !== 'string' || key === '__proto__') return false;
+    const descriptor = Object.getOwnPropertyDescriptor(value, key);
+    if (descriptor === undefined || !descriptor.enumerable || !('value' in descriptor)) return false;
+    const field = descriptor.value as unknown;
+    if (typeof field === 'string' || typeof field === 'boolean' || field === null) continue;
+    if (typeof field !== 'number' || !Number.isFinite(field) || Object.is(field, -0)) return false;
+  }
+  return true;
 }
 
 /** `target[key] = value` as `JSON.parse` makes it: an own property, even for `__proto__`. */

@@ -60,8 +60,10 @@ export function clearableNames(
 
 /** Clears the results of entry `k` of `run` (a placeholder with its recall ref), noted in `report`. */
 export function clearEntry(run: CascadeRun, k: number, names: readonly string[], report: LevelReport): void {
-  const ref = rewriteRef('cleared', run.entries[k]!.item.id);
-  const saved = applyRewrite(run, k, { kind: 'cleared', ref }, names.join(', '));
+  const item = run.entries[k]!.item;
+  const ref = rewriteRef('cleared', item.id);
+  // With its message's hash: the state's record is this object, not a copy (next-state.ts).
+  const saved = applyRewrite(run, k, { kind: 'cleared', ref, hash: item.entry.hash }, names.join(', '));
   if (saved <= 0) return;
   report.count++;
   report.tokensSaved += saved;

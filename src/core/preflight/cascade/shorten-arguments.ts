@@ -33,7 +33,8 @@ export function* shortenArgumentSteps(run: CascadeRun): Steps<LevelReport> {
     const saved = applyRewrite(
       run,
       k,
-      { kind: 'shortened', ref, keepChars: policy.shortenArgumentsKeep },
+      // With its message's hash: the state's record is this object, not a copy (next-state.ts).
+      { kind: 'shortened', ref, keepChars: policy.shortenArgumentsKeep, hash: entry.item.entry.hash },
       calls.map((call) => call.name).join(', '),
     );
     if (saved > 0) {

@@ -18,6 +18,7 @@ const ISOLATED = [
   // Count the process's live managers: another file's manager never shut down holds them.
   'src/core/process-caches.test.ts',
   'src/core/process-caches-holds.test.ts',
+  'src/core/process-caches-regexps.test.ts',
   'src/exporters/event-utils.test.ts',
   'src/storage/s3/s3-storage.test.ts',
 ];

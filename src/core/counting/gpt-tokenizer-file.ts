@@ -1,10 +1,13 @@
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { dirname, join, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { onProcessCachesRelease } from '../process-caches.js';
 
-const requireFromHere = createRequire(import.meta.url);
+let requireFromHere = createRequire(import.meta.url);
 let folder: string | undefined;
+/** Module cache entries of the package that were there before this module's first require. */
+let loadedElsewhere: Set<string> | undefined;
 
 /**
  * The folder of the `gpt-tokenizer` package this module would load: the first
@@ -28,7 +31,28 @@ export function gptTokenizerFile(module: string): string {
   return join(folder, 'cjs', `${module}.js`);
 }
 
-/** Requires a module of gpt-tokenizer's CommonJS build by its path ({@link gptTokenizerFile}). */
-export function requireGptTokenizer(module: string): unknown {
-  return requireFromHere(gptTokenizerFile(module));
+/** Whether `path` is a file of the package. */
+function inPackage(path: string): boolean {
+  return folder !== undefined && path.startsWith(`${folder}${sep}`);
 }
+
+/**
+ * Requires a module of gpt-tokenizer's CommonJS build by its path ({@link gptTokenizerFile}).
+ * The modules it loaded leave Node's module cache when the last manager shuts down (their
+ * records, sources and exports: about 0.1 MB); a later load gets them anew.
+ */
+export function requireGptTokenizer(module: string): unknown {
+  const path = gptTokenizerFile(module);
+  loadedElsewhere ??= new Set(Object.keys(requireFromHere.cache).filter(inPackage));
+  return requireFromHere(path);
+}
+
+onProcessCachesRelease(() => {
+  if (!loadedElsewhere) return;
+  const cache = requireFromHere.cache;
+  for (const path of Object.keys(cache))
+    if (inPackage(path) && !loadedElsewhere.has(path)) delete cache[path];
+  loadedElsewhere = undefined;
+  // The require function's own module lists what it loaded (`children`): a new one holds none.
+  requireFromHere = createRequire(import.meta.url);
+});

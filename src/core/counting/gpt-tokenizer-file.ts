@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, realpathSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -20,7 +20,8 @@ let loadedElsewhere: Set<string> | undefined;
 function packageFolder(): string {
   for (let dir = dirname(fileURLToPath(import.meta.url)); ; dir = dirname(dir)) {
     const candidate = join(dir, 'node_modules', 'gpt-tokenizer');
-    if (existsSync(join(candidate, 'package.json'))) return candidate;
+    // Its real path, as Node keys its module cache (pnpm links packages into node_modules).
+    if (existsSync(join(candidate, 'package.json'))) return realpathSync(candidate);
     if (dirname(dir) === dir) return dirname(requireFromHere.resolve('gpt-tokenizer/package.json'));
   }
 }

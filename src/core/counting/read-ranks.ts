@@ -11,6 +11,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { runInThisContext } from 'node:vm';
+import { releaseRegExpCode } from '../process-caches.js';
 import type { TimeSlice } from '../time-slice.js';
 import { gptTokenizerFile } from './gpt-tokenizer-file.js';
 import type { EncodingName } from './model-table.js';
@@ -139,3 +140,6 @@ export async function readRanks(name: EncodingName, clock: TimeSlice): Promise<R
   }
   return builder.build(() => (clock.due() ? clock.pause() : undefined));
 }
+
+// Their machine code is dropped when the last manager shuts down (process-caches.ts).
+releaseRegExpCode(JS_ONLY);

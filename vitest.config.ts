@@ -13,11 +13,15 @@ const ISOLATED = [
   // Counts with an encoding built in slices: in the shared graph another file may have loaded
   // it at once first (a count before `ready()`), and that one is shared instead.
   'src/core/counting/count-pieces.test.ts',
+  // Checks what the last manager's shutdown drops from Node's module cache: another file's
+  // manager never shut down, or its own load of gpt-tokenizer, would change it.
+  'src/core/counting/gpt-tokenizer-release.test.ts',
   // Measures the whole heap: other files' caches and compiled code are not its to count.
   'test/core/heap-memory.test.ts',
   // Count the process's live managers: another file's manager never shut down holds them.
   'src/core/process-caches.test.ts',
   'src/core/process-caches-holds.test.ts',
+  'src/core/process-caches-regexps.test.ts',
   'src/exporters/event-utils.test.ts',
   'src/storage/s3/s3-storage.test.ts',
 ];

@@ -252,8 +252,9 @@ console.log(
   );
   await memoryManager.shutdown();
   // Issue 47 point 4: the heap after endSession on half of 1,000 sessions, on all, and after shutdown.
-  const { memoryBench, printMemory } = await import('./memory.js');
+  const { freshProcessRows, memoryBench, printFreshProcessRows, printMemory } = await import('./memory.js');
   printMemory(await memoryBench(process.argv.includes('--quick') ? 200 : 1_000));
+  printFreshProcessRows(await freshProcessRows());
 }
 // Issue 44: the redactor and the summary-tag defuser on 4 MB hostile inputs (target 20 MB/s).
 {

@@ -5,6 +5,10 @@
  * tokenizer's encodings are released) every table is dropped, so a process that shut its
  * managers down keeps none of them. A later use builds the table again; no answer depends on
  * whether a table was kept.
+ *
+ * Regular expressions held by modules are kept, but not their compiled code: V8 compiles an
+ * expression used more than once to machine code (up to 95 KB for one word list) that lives as
+ * long as the expression; {@link releaseRegExpCode} has it dropped with the tables.
  */
 
 const releases = new Set<() => void>();
@@ -17,4 +21,17 @@ export function onProcessCachesRelease(release: () => void): void {
 /** Drops every registered table (the last manager's `shutdown()`). */
 export function releaseProcessCaches(): void {
   for (const release of releases) release();
+}
+
+/**
+ * Has the compiled code of module-level regular expressions dropped with the tables (once, when
+ * their module loads). Each is reset in place (`compile` with its own source and flags: same
+ * object, same matches, `lastIndex` 0) and V8 compiles it again on next use. One in the middle
+ * of a scan (a sticky or global expression whose `lastIndex` is not 0) is left as it is.
+ */
+export function releaseRegExpCode(...expressions: RegExp[]): void {
+  releases.add(() => {
+    for (const expression of expressions)
+      if (expression.lastIndex === 0) expression.compile(expression.source, expression.flags);
+  });
 }

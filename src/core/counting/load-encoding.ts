@@ -7,6 +7,7 @@
  */
 import { createRequire } from 'node:module';
 import { TimeSlice } from '../time-slice.js';
+import { requireGptTokenizer } from './gpt-tokenizer-file.js';
 import { MergeCache } from './merge-cache.js';
 import type { EncodingName } from './model-table.js';
 import type { RankTable } from './rank-table.js';
@@ -20,6 +21,7 @@ export interface BpeEncoding {
 }
 
 const requireFromHere = createRequire(import.meta.url);
+
 const encodings = new Map<EncodingName, BpeEncoding>();
 const loading = new Map<EncodingName, Promise<BpeEncoding>>();
 /** Encodings released by {@link releaseEncodings}: reused while the collector has not taken them. */
@@ -108,15 +110,15 @@ async function buildEncoding(
   // The encoder's modules one turn of the loop each (the pre-tokenizer's expressions and the
   // model tables are the heavy ones), then the class.
   for (const module of GPT_TOKENIZER_MODULES) {
-    requireFromHere(`gpt-tokenizer/${module}`);
+    requireGptTokenizer(module);
     await clock.pause();
   }
-  const { GptEncoding } = requireFromHere('gpt-tokenizer/GptEncoding') as {
+  const { GptEncoding } = requireGptTokenizer('GptEncoding') as {
     GptEncoding: {
       getEncodingApi(name: string, ranks: () => unknown[]): BpeEncoding & Record<string, unknown>;
     };
   };
-  const { compareUint8Arrays } = requireFromHere('gpt-tokenizer/utfUtil') as {
+  const { compareUint8Arrays } = requireGptTokenizer('utfUtil') as {
     compareUint8Arrays(a: Uint8Array, b: Uint8Array): number;
   };
   await clock.pause();

@@ -10,13 +10,12 @@
  * a backslash (about 3,000) are read by {@link parseRankChunk}.
  */
 import { readFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import { runInThisContext } from 'node:vm';
+import { releaseRegExpCode } from '../process-caches.js';
 import type { TimeSlice } from '../time-slice.js';
+import { gptTokenizerFile } from './gpt-tokenizer-file.js';
 import type { EncodingName } from './model-table.js';
 import { type RankTable, RankTableBuilder } from './rank-table.js';
-
-const requireFromHere = createRequire(import.meta.url);
 
 /**
  * JavaScript string escapes and raw controls that JSON spells otherwise (an escaped backslash
@@ -116,7 +115,7 @@ function addElements(name: EncodingName, text: string, builder: RankTableBuilder
  * (the caller then loads the encoding through `require`).
  */
 export async function readRanks(name: EncodingName, clock: TimeSlice): Promise<RankTable> {
-  const file = await readFile(requireFromHere.resolve(`gpt-tokenizer/bpeRanks/${name}`));
+  const file = await readFile(gptTokenizerFile(`bpeRanks/${name}`));
   await clock.pause();
   // Bounds: a unit takes at least a byte of the file, an element at least five (`\t"x",`).
   const builder = new RankTableBuilder(file.length, Math.ceil(file.length / 5));
@@ -141,3 +140,6 @@ export async function readRanks(name: EncodingName, clock: TimeSlice): Promise<R
   }
   return builder.build(() => (clock.due() ? clock.pause() : undefined));
 }
+
+// Their machine code is dropped when the last manager shuts down (process-caches.ts).
+releaseRegExpCode(JS_ONLY);

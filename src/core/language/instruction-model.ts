@@ -1,4 +1,4 @@
-import { onProcessCachesRelease } from '../process-caches.js';
+import { onProcessCachesRelease, releaseRegExpCode } from '../process-caches.js';
 /**
  * "Is this sentence an instruction to the assistant?" as a small learned model (issue 45): two
  * logistic regressions over hashed features (instruction-features.ts), one over the plain view and
@@ -133,3 +133,6 @@ export function encodeWeights(model: ArrayLike<number>): { base64: string; scale
   }
   return { base64: btoa(binary), scale };
 }
+
+// Their machine code is dropped when the last manager shuts down (process-caches.ts).
+releaseRegExpCode(ARMOR, WORD);

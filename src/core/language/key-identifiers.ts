@@ -5,6 +5,7 @@
  * at a share of the budget. The scan is one pass over whitespace-separated tokens.
  */
 
+import { releaseRegExpCode } from '../process-caches.js';
 import { runSteps, type Steps } from '../time-slice.js';
 
 /** What kind of identifier a token is. */
@@ -237,3 +238,6 @@ export function* pickKeyIdentifierSteps(
   }
   return out;
 }
+
+// Their machine code is dropped when the last manager shuts down (process-caches.ts).
+releaseRegExpCode(BACKTICKED, FILE_NAME, ERROR_NAME, MEMBER, UUID, TICKET, CODE, PATH_CHARS);

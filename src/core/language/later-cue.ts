@@ -6,6 +6,7 @@
  * one pass over it, from its end.
  */
 
+import { releaseRegExpCode } from '../process-caches.js';
 import { lexicalClass } from './lexical-class.js';
 import { ADVERB_LEAD, LEAD_IN } from './sentence-shape.js';
 
@@ -68,3 +69,6 @@ export function laterCuesOf(sentences: readonly string[]): LaterCue[] {
   }
   return out;
 }
+
+// Their machine code is dropped when the last manager shuts down (process-caches.ts).
+releaseRegExpCode(WANT);

@@ -11,6 +11,7 @@
  * eval/data/instructions/LABELS.md).
  */
 
+import { releaseRegExpCode } from '../process-caches.js';
 import { lexicalClass } from './lexical-class.js';
 
 /**
@@ -224,3 +225,6 @@ export function numbersOf(feature: AddFeature, text: string, words: readonly str
 
 /** Words that open an imperative without being its verb: the opening read is the word after. */
 export const ADVERB_LEAD = new Set("never always please don't dont".split(' '));
+
+// Their machine code is dropped when the last manager shuts down (process-caches.ts).
+releaseRegExpCode(WANT_ASKED);

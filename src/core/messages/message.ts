@@ -2,6 +2,8 @@
  * The internal message model. Every supported wire format converts into it and back;
  * the engine (counting, partitioning, summarizing) only ever sees these.
  */
+
+import { releaseRegExpCode } from '../process-caches.js';
 import { defuseSummaryMarkup } from '../summary/summary-markup.js';
 
 /** The wire formats agent-compaction reads and writes. */
@@ -193,3 +195,6 @@ export const LOCAL_SUMMARY_TAG = '<COMPACT-LOCAL-SUMMARY>';
 export function formatLocalSummaryText(body: string): string {
   return `${LOCAL_SUMMARY_TAG}\n${defuseSummaryMarkup(body.trim())}\n</COMPACT-LOCAL-SUMMARY>`;
 }
+
+// Their machine code is dropped when the last manager shuts down (process-caches.ts).
+releaseRegExpCode(SUMMARY_TAG_PATTERN, MARK_LINE);

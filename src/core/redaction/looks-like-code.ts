@@ -1,3 +1,4 @@
+import { releaseRegExpCode } from '../process-caches.js';
 import { pathEnd } from './redaction-placeholders.js';
 
 /**
@@ -133,3 +134,6 @@ function closes(text: string, open: number): boolean {
   }
   return false;
 }
+
+// Their machine code is dropped when the last manager shuts down (process-caches.ts).
+releaseRegExpCode(CODE_ROOTS, PATH_SEPARATOR, WORDY, GLUED_OPERATOR_VALUE, ARGUMENT);

@@ -7,6 +7,7 @@
  * assignments, camelCase names). Measured on the npm code and READMEs vendored in
  * test/fixtures/redaction/real-text (issue 44: at most one false alarm per MB).
  */
+import { releaseRegExpCode } from '../process-caches.js';
 
 const SECRET_WORDS = /^(?:my|your)?(?:token|password|passwd|secret|key|api[_-]?key|credentials?)s?$/i;
 const PLACEHOLDER_LEAD =
@@ -220,3 +221,14 @@ export function gluedValueAt(text: string, at: number, leading = false): boolean
   glued.lastIndex = at;
   return glued.test(text);
 }
+
+// Their machine code is dropped when the last manager shuts down (process-caches.ts).
+releaseRegExpCode(
+  SECRET_WORDS,
+  PLACEHOLDER_LEAD,
+  CORS_MODES,
+  PROSE_WORD,
+  WORDS,
+  GLUED_VALUE,
+  LEADING_GLUED_VALUE,
+);

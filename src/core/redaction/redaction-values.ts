@@ -1,3 +1,4 @@
+import { releaseRegExpCode } from '../process-caches.js';
 import { looksLikeCode } from './looks-like-code.js';
 import {
   asciiWord,
@@ -300,3 +301,6 @@ export function lineFrom(text: string, from: number, max: number): string {
   if (escaped >= 0 && escaped < end) end = escaped;
   return window.slice(0, end);
 }
+
+// Their machine code is dropped when the last manager shuts down (process-caches.ts).
+releaseRegExpCode(CSS_PSEUDO, SCHEME_WORD, WORD_THEN_PROSE, WORDY_RUN);

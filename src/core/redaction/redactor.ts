@@ -1,5 +1,5 @@
 import { CompactError } from '../errors.js';
-import { onProcessCachesRelease } from '../process-caches.js';
+import { onProcessCachesRelease, releaseRegExpCode } from '../process-caches.js';
 import { DEFAULT_REDACTION_RULES, type RedactionRule } from './redaction-rules.js';
 import { createRuleMatcher } from './redaction-scanner.js';
 import { hasUnicodeEscape, redactEscaped } from './unicode-escapes.js';
@@ -393,3 +393,6 @@ export function memoizeRedactor(redact: Redactor): Redactor {
     return redacted;
   };
 }
+
+// Their machine code is dropped when the last manager shuts down (process-caches.ts).
+releaseRegExpCode(SECRET_KEY_PATTERN, NAMED_KEY, SECRET_WORD);

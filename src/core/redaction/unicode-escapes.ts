@@ -1,3 +1,4 @@
+import { releaseRegExpCode } from '../process-caches.js';
 import type { MatchSink } from './redaction-scanner.js';
 
 /**
@@ -115,3 +116,6 @@ export function redactEscaped(raw: string, find: (text: string, sink: MatchSink)
   });
   return copied === 0 ? raw : out + raw.slice(copied);
 }
+
+// Their machine code is dropped when the last manager shuts down (process-caches.ts).
+releaseRegExpCode(ESCAPE);

@@ -7,6 +7,7 @@
 import { CompactError } from '../errors.js';
 import { findIdentifiers } from '../language/key-identifiers.js';
 import type { CompactMessage } from '../messages/message.js';
+import { releaseRegExpCode } from '../process-caches.js';
 import { contentWords } from './embedded/units.js';
 import { splitUserSections } from './embedded/user-sections.js';
 import { defuseSummaryMarkup, findLibraryTags } from './summary-markup.js';
@@ -281,3 +282,6 @@ export function lostKeptLines(summary: string, keep: string | undefined): string
   }
   return lost;
 }
+
+// Their machine code is dropped when the last manager shuts down (process-caches.ts).
+releaseRegExpCode(HEADING, BULLET, LABEL, LEDGER, TRANSCRIPT_LINE);

@@ -7,6 +7,7 @@
  * `<СOMPACT-SUMMARY` (Cyrillic С), `<ᴄᴏᴍᴘᴀᴄᴛ-ꜱᴜᴍᴍᴀʀʏ` (small capitals), `<COMPACT.SUMMARY` and
  * `&lt;COMPACT-SUMMARY` (an HTML entity) are all found. Linear time in the length of the text.
  */
+import { releaseRegExpCode } from '../process-caches.js';
 
 /** The tag names the library writes around data or summaries (compared on the skeleton). */
 export const LIBRARY_TAG_NAMES = ['compact-summary', 'previous_summary', 'history', 'conversation'] as const;
@@ -280,3 +281,6 @@ export function defuseSummaryMarkup(text: string): string {
   chunks.push(parts.join(''));
   return chunks.join('');
 }
+
+// Their machine code is dropped when the last manager shuts down (process-caches.ts).
+releaseRegExpCode(IGNORABLE, DASH, SPACE, ASCII_ONLY, ASCII_SPACE, TAG);

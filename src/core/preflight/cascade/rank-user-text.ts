@@ -5,6 +5,8 @@
  * the opening request first, then the newest; the rest goes to the summarizer, whose first
  * sections hold them. Pinned messages are not candidates: they keep their own rules.
  */
+
+import { releaseRegExpCode } from '../../process-caches.js';
 import { findLibraryTags } from '../../summary/summary-markup.js';
 import type { Unit } from '../build-units.js';
 import type { ViewEntry } from '../session-view.js';
@@ -56,3 +58,6 @@ export function pickUserText(
   for (let k = candidates.length - 1; k >= 1 && left > 0; k--) take(candidates[k]!);
   return picked.sort((a, b) => a - b);
 }
+
+// Their machine code is dropped when the last manager shuts down (process-caches.ts).
+releaseRegExpCode(INJECTED);

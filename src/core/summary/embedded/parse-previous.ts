@@ -6,6 +6,7 @@
  */
 
 import { findIdentifiers } from '../../language/key-identifiers.js';
+import { releaseRegExpCode } from '../../process-caches.js';
 import type { Steps } from '../../time-slice.js';
 import { findDate, formatDate } from './segments.js';
 import { isStateChanging } from './tool-facts.js';
@@ -161,3 +162,6 @@ export function* supersedeCarriedSteps(units: readonly Unit[]): Steps<void> {
       unit.tool.superseded = true;
   }
 }
+
+// Their machine code is dropped when the last manager shuts down (process-caches.ts).
+releaseRegExpCode(HEADING, BULLET, TOOL_LINE, SPEAKER, FAILED, SHORT_DATE);

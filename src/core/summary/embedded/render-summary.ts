@@ -3,6 +3,8 @@
  * consecutive units of one speaker on one line, tool facts on their own lines. The body
  * never carries `<COMPACT-SUMMARY>` markup: a line that would is left out.
  */
+
+import { releaseRegExpCode } from '../../process-caches.js';
 import { MONTHS } from './segments.js';
 import { KEY_IDS_TITLE, type Segment, type Unit } from './types.js';
 
@@ -58,3 +60,6 @@ export function renderSummary(options: {
     .filter((line) => !MARKUP.test(line))
     .join('\n');
 }
+
+// Their machine code is dropped when the last manager shuts down (process-caches.ts).
+releaseRegExpCode(MARKUP);

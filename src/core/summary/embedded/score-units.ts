@@ -10,6 +10,7 @@
  */
 
 import { type FoundIdentifier, findIdentifiers } from '../../language/key-identifiers.js';
+import { releaseRegExpCode } from '../../process-caches.js';
 import { runSteps, type Steps } from '../../time-slice.js';
 import type { Unit } from './types.js';
 import { generalRarity, wordRank } from './word-rarity.js';
@@ -243,3 +244,20 @@ export function* scoreUnitSteps(units: Unit[], options: ScoreOptions): Steps<Map
   }
   return idf;
 }
+
+// Their machine code is dropped when the last manager shuts down (process-caches.ts).
+releaseRegExpCode(
+  QUOTED,
+  HAS_NUMBER,
+  DATE_WORD,
+  FIRST_PERSON,
+  COMMITMENT,
+  QUESTION,
+  PLEASANTRY,
+  RESOLVED_DATE,
+  EXCLAMATION,
+  EVENT,
+  SECOND_PERSON,
+  NUMERIC,
+  LETTER,
+);

@@ -6,6 +6,7 @@
  * (`relative-dates.ts`).
  */
 import type { CompactMessage } from '../../messages/message.js';
+import { releaseRegExpCode } from '../../process-caches.js';
 import { type Segment, UNDATED_LABEL } from './types.js';
 
 /** Month names, January first (dates in segments and stamps). */
@@ -183,3 +184,6 @@ export function placeMessages(messages: readonly CompactMessage[], segments: Seg
     return { segment: current, parts: speakerParts(text, roleSpeaker(message), speakers) };
   });
 }
+
+// Their machine code is dropped when the last manager shuts down (process-caches.ts).
+releaseRegExpCode(ISO_DATE, DAY_MONTH_YEAR, MONTH_DAY_YEAR, STAMP_FILLER, SPEAKER_PREFIX);

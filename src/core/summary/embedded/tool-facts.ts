@@ -9,6 +9,7 @@
 import { findIdentifiers, identifierKind } from '../../language/key-identifiers.js';
 import type { CompactMessage } from '../../messages/message.js';
 import { pairToolCalls } from '../../messages/tool-pairing.js';
+import { releaseRegExpCode } from '../../process-caches.js';
 import { runSteps, type Steps } from '../../time-slice.js';
 import type { ToolTraits } from './types.js';
 
@@ -381,3 +382,19 @@ export function* toolFactSteps(messages: readonly CompactMessage[]): Steps<ToolF
   }
   return dropped.size > 0 ? facts.filter((fact) => !dropped.has(fact)) : facts;
 }
+
+// Their machine code is dropped when the last manager shuts down (process-caches.ts).
+releaseRegExpCode(
+  CONTACT_KEY,
+  ID_KEY,
+  STATUS_KEY,
+  AMOUNT_KEY,
+  DATE_KEY,
+  NAME_KEY,
+  SCRATCH,
+  FAILURE,
+  CLEARED,
+  CODE_LINE,
+  ECHO,
+  ECHO_WORDS,
+);

@@ -4,6 +4,7 @@
  * and markdown decoration, with greetings, thanks and bare reactions dropped. Every step is
  * a single pass or an anchored pattern: linear on any input.
  */
+import { releaseRegExpCode } from '../../process-caches.js';
 
 /** A unit longer than this is cut at whitespace into several (never inside a word). */
 export const MAX_UNIT_CHARS = 300;
@@ -278,3 +279,19 @@ export function excerptUnits(output: string | undefined): TextUnit[] {
   }
   return out;
 }
+
+// Their machine code is dropped when the last manager shuts down (process-caches.ts).
+releaseRegExpCode(
+  WORD,
+  ABBREVIATION_END,
+  CLAUSE_BREAK,
+  PROSE_CLAUSE_BREAK,
+  CODE_CHARS,
+  INTERJECTIONS,
+  VOCATIVE,
+  DECORATION,
+  EMOJI,
+  PHATIC_OPENER,
+  KEY_CHARS,
+  PLACEHOLDER,
+);

@@ -19,6 +19,7 @@ import {
 } from '../../language/instruction-sentence.js';
 import { findIdentifiers } from '../../language/key-identifiers.js';
 import type { CompactMessage } from '../../messages/message.js';
+import { releaseRegExpCode } from '../../process-caches.js';
 import { runSteps, type Steps } from '../../time-slice.js';
 import { contentWords, splitSentences } from './units.js';
 
@@ -274,3 +275,6 @@ export function renderUserSections(
     parts.push(`## ${INSTRUCTIONS_TITLE}\n${instructions.map((l) => `- ${l}`).join('\n')}`);
   return parts.join('\n');
 }
+
+// Their machine code is dropped when the last manager shuts down (process-caches.ts).
+releaseRegExpCode(INJECTED, HEADING, MARKUP, STAMP, SPEAKER_LINE);

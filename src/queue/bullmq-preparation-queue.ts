@@ -50,7 +50,10 @@ export interface BullmqPreparationQueueOptions {
 
 /** A preparation queue on BullMQ. */
 export interface BullmqPreparationQueue extends PreparationQueue {
-  /** Removes the waiting job of `key` and `baseVersion` (a running or finished one stays). */
+  /**
+   * Removes the waiting (or held) job of `key` and `baseVersion`; a running one is cancelled
+   * in its worker (its summarizer call aborted, nothing published); a finished one stays.
+   */
   withdraw(key: string, baseVersion: number): Promise<void>;
   /**
    * Jobs by state (pending, running, failed), the lag of the oldest waiting one, and the jobs

@@ -208,8 +208,8 @@ export interface RunPlan {
   /** A run's time (ms): the median of the recent runs. */
   readonly runMs: number;
   /**
-   * The margin for a run's own time (ms): a median run, or how much longer a slow recent run
-   * took when that is more.
+   * The margin for a run's own time (ms): how much longer a slow recent run took than the
+   * median (the p90 over the median, at least `MIN_RUN_SPREAD_MS`; run-times.ts).
    */
   readonly spreadMs: number;
   /** The margin for a due time's error, as a share of the time to it (learned: how far due times moved earlier). */

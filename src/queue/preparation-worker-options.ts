@@ -140,7 +140,7 @@ export interface PreparationWorkerMargins {
   readonly runMedianMs: number;
   /** Their p90 (ms). */
   readonly runP90Ms: number;
-  /** The margin for a run's own time (ms): the larger of a median run and the p90 over the median. */
+  /** The margin for a run's own time (ms): the p90 over the median (at least 100 ms). */
   readonly runMarginMs: number;
   /** The margin for a due time's error, as a share of the time to it (learned: the p90 of how far due times came earlier). */
   readonly dueDriftShare: number;

@@ -247,14 +247,14 @@ async function run(url: string, mode: Mode): Promise<QueueBenchRun> {
   };
   const model = () => new Promise((resolve) => setTimeout(resolve, MODEL_MS));
   // The conversation closes: the agent that served its last step ends it (manager.endSession).
+  // When each session's agent ended it (stamped by the agent, as the workers stamp theirs).
   const closedAt = new Map<string, number>();
   const endOf = async (s: number) => {
     const session = `s${s}`;
-    closedAt.set(session, Date.now());
     const agent = agents[(s + STEPS) % agents.length]!;
     const answer = next(agent, (r) => r.type === 'ended' && r.session === session);
     agent.process.send({ type: 'end', session });
-    await answer;
+    closedAt.set(session, ((await answer) as { at?: number }).at ?? Date.now());
   };
   if (LOCKSTEP) {
     // Every session steps together: all preflights of a step, then one model call.

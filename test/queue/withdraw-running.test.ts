@@ -16,6 +16,7 @@ const withRedis = redisAvailable('withdrawal of a running job');
 let server: RedisTestServer;
 let fleet: WorkerFleet | undefined;
 let agent: Agent | undefined;
+let other: Agent | undefined;
 /** 36 turns: past prepareAtPct (7,000 of 10,000 tokens), under the trigger. */
 const CROSSED = chatTurns(200).slice(0, 72);
 
@@ -26,8 +27,10 @@ beforeAll(async () => {
 afterEach(async () => {
   await fleet?.stop();
   await agent?.close();
+  await other?.close();
   fleet = undefined;
   agent = undefined;
+  other = undefined;
 });
 
 afterAll(async () => {
@@ -64,5 +67,27 @@ describe.runIf(withRedis)('a running job withdrawn by its agent', () => {
     // Not retried: one summarizer call in all.
     expect(fleet.of('summarizing')).toHaveLength(1);
     expect(await agent.queue.counts()).toMatchObject({ waiting: 0, active: 0, delayed: 0, failed: 0 });
+  });
+
+  it('a session closed by an agent that never prepared it: the job another agent enqueued is withdrawn too', async () => {
+    const queue = `q-${randomUUID()}`;
+    const keyPrefix = `withdraw-test:${randomUUID()}:`;
+    // No worker: the job waits in the queue.
+    agent = startAgent(server.url, keyPrefix, queue);
+    // Its preparations start later (84% of the window): at this size it enqueues none itself.
+    other = startAgent(server.url, keyPrefix, queue, {
+      policy: { hardCapBuffer: 500, prepareAtPct: 0.84 },
+    });
+    await agent.manager.compact('s', CROSSED);
+    await settled(agent);
+    expect(await agent.queue.counts()).toMatchObject({ waiting: 1 });
+    // The next call goes to the other agent (a load balancer), and the conversation closes there.
+    await other.manager.compact('s', CROSSED);
+    await settled(other);
+    expect(other.manager.backgroundStatus().queued).toBe(0);
+    other.manager.endSession('s', { closed: true });
+    // The withdrawal is never awaited by the agent: the job leaves the queue once it lands.
+    while ((await other.queue.counts()).waiting > 0) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(await other.queue.counts()).toMatchObject({ waiting: 0, active: 0, delayed: 0 });
   });
 });

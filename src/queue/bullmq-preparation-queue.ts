@@ -131,9 +131,9 @@ export function bullmqPreparationQueue(options: BullmqPreparationQueueOptions): 
       await withTimeout(add, timeoutMs);
     },
     async withdraw(key: string, baseVersion: number) {
-      // Any process of the fleet may take a job back (a session closed where another enqueued it).
-      if (closed) return;
-      await (await open()).schedule.withdraw(preparationJobId(key, baseVersion));
+      // Only a queue this process opened (it added jobs, or counted them) takes a job back.
+      if (closed || !queue) return;
+      await (await queue).schedule.withdraw(preparationJobId(key, baseVersion));
     },
     async reschedule(key: string, baseVersion: number, dueAt: number) {
       // Only a queue this process added to; the job listed already (not run or withdrawn since).

@@ -85,6 +85,8 @@ describe.runIf(withRedis)('a running job withdrawn by its agent', () => {
     await other.manager.compact('s', CROSSED);
     await settled(other);
     expect(other.manager.backgroundStatus().queued).toBe(0);
+    // Its queue is open (as in a fleet where it enqueued other sessions' jobs before).
+    await other.queue.counts();
     other.manager.endSession('s', { closed: true });
     // The withdrawal is never awaited by the agent: the job leaves the queue once it lands.
     while ((await other.queue.counts()).waiting > 0) await new Promise((resolve) => setTimeout(resolve, 20));

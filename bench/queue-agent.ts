@@ -75,7 +75,8 @@ const manager = new CompactManager({
   },
 });
 const histories = new Map<string, Record<string, unknown>[]>();
-const report = (message: QueueAgentReport) => process.send?.(message);
+// Stamped here (epoch ms): an \`ended\` report's time is its session's close in bench/queue.ts.
+const report = (message: QueueAgentReport) => process.send?.({ ...message, at: Date.now() });
 
 type Command =
   | { type: 'step'; session: string; step: number }

@@ -29,6 +29,7 @@ import { previousMark } from '../test/queue/support/queue-worker-mark.js';
 import { redisAvailable, startRedisServer } from '../test/support/redis-server.js';
 import type { QueueAgentReport } from './queue-agent.js';
 import { type LastVersionFloor, lastVersionFloor } from './queue-last-version.js';
+import { type QueueWaste, queueWaste, wasteLine } from './queue-waste.js';
 
 const SESSIONS = Number(process.env.QUEUE_BENCH_SESSIONS ?? 30);
 const STEPS = Number(process.env.QUEUE_BENCH_STEPS ?? 120);
@@ -94,6 +95,10 @@ export interface QueueBenchRun {
   };
   /** Last-version runs any schedule had to start before the close (bench/queue-last-version.ts). */
   lastVersionFloor?: LastVersionFloor;
+  /** Where the worker summarizer calls not used went, against each session's close (bench/queue-waste.ts). */
+  waste?: QueueWaste;
+  /** Each live worker's learned margins at the end (its `status().margins`). */
+  margins?: string[];
 }
 
 interface Child<R> {
@@ -242,12 +247,14 @@ async function run(url: string, mode: Mode): Promise<QueueBenchRun> {
   };
   const model = () => new Promise((resolve) => setTimeout(resolve, MODEL_MS));
   // The conversation closes: the agent that served its last step ends it (manager.endSession).
+  // When each session's agent ended it (stamped by the agent, as the workers stamp theirs).
+  const closedAt = new Map<string, number>();
   const endOf = async (s: number) => {
     const session = `s${s}`;
     const agent = agents[(s + STEPS) % agents.length]!;
     const answer = next(agent, (r) => r.type === 'ended' && r.session === session);
     agent.process.send({ type: 'end', session });
-    await answer;
+    closedAt.set(session, ((await answer) as { at?: number }).at ?? Date.now());
   };
   if (LOCKSTEP) {
     // Every session steps together: all preflights of a step, then one model call.
@@ -383,6 +390,16 @@ async function run(url: string, mode: Mode): Promise<QueueBenchRun> {
               STEPS,
             ),
           ),
+          margins: workerStats.map(({ status: { margins: m } }) =>
+            m
+              ? `run ${m.runMedianMs}/${m.runP90Ms} ms (+${m.runMarginMs}), drift ${m.dueDriftShare.toFixed(2)} of ${m.dueDriftSamples}`
+              : '-',
+          ),
+          waste: queueWaste(
+            workers.map((w) => w.reports),
+            versions,
+            closedAt,
+          ),
           agentsQueue: {
             late: stats.reduce((sum, s) => sum + s.status.late, 0),
             tooLate: stats.reduce((sum, s) => sum + s.status.tooLate, 0),
@@ -428,7 +445,7 @@ export function printQueueBench(runs: readonly QueueBenchRun[]): void {
       ? `; last version: at least ${r.lastVersionFloor.floor} of ${r.lastVersionFloor.sessions} jobs had to start before the close to be ready at their next trigger (estimate: ${r.lastVersionFloor.slots} slots, run ${r.lastVersionFloor.runMs} ms, next triggers ${r.lastVersionFloor.triggersAfterCloseMs.join('-')} ms after the close)`
       : '';
     console.log(
-      `  ${r.mode.padEnd(24)} versions ${r.versions}, prepared used ${r.used} (share ${(r.used / Math.max(1, r.versions)).toFixed(3)}), preparations run ${r.preparations} (${r.ratio.toFixed(3)} per version used; ${r.endOfSession} of them for a last version the session never reached: ${r.ratioInSession.toFixed(3)} without them; issue 46: <= 1.1; jobs skipped below made no summarizer call), at the trigger ${r.synchronous}; stale ${r.stale}, doubled ${r.doubled}; preflight p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms; ${(r.wallMs / 1000).toFixed(1)} s${skipped}${runsBy}${floor}${agentsQueue}`,
+      `  ${r.mode.padEnd(24)} ${r.waste ? `${wasteLine(r.waste, r.used)}; ` : ''}${r.margins ? `worker margins ${r.margins.join(' / ')}; ` : ''}versions ${r.versions}, prepared used ${r.used} (share ${(r.used / Math.max(1, r.versions)).toFixed(3)}), preparations run ${r.preparations} (${r.ratio.toFixed(3)} per version used; ${r.endOfSession} of them for a last version the session never reached: ${r.ratioInSession.toFixed(3)} without them; issue 46: <= 1.1; jobs skipped below made no summarizer call), at the trigger ${r.synchronous}; stale ${r.stale}, doubled ${r.doubled}; preflight p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms; ${(r.wallMs / 1000).toFixed(1)} s${skipped}${runsBy}${floor}${agentsQueue}`,
     );
   }
 }

@@ -80,10 +80,10 @@ export class AgentSchedule {
   }
 
   /**
-   * Removes the waiting (or held) job `jobId`; a running or finished one stays (fenced at
-   * publish; a completed one keeps the id taken). An active one may be a held job in a worker's
-   * hands for the moment of holding it again: marked withdrawn, that worker drops it at its next
-   * pick.
+   * Removes the waiting (or held) job `jobId`; a finished one stays (a completed one keeps the
+   * id taken). An active one is marked withdrawn: a worker holding it again drops it at its
+   * next pick, and a worker running it cancels the run (its summarizer call is aborted;
+   * withdrawals.ts).
    */
   async withdraw(jobId: string): Promise<void> {
     this.#told.delete(jobId);
@@ -91,7 +91,7 @@ export class AgentSchedule {
     const state = await job?.getState();
     const held = state === 'waiting' || state === 'delayed' || state === 'prioritized';
     if (job && held) await job.remove().catch(() => {});
-    if (job && (held || (state === 'active' && job.data.dueAt !== undefined)))
+    if (job && (held || state === 'active'))
       await markWithdrawn(await this.#client(), this.#keys, jobId).catch(() => {});
   }
 

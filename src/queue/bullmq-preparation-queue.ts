@@ -50,7 +50,10 @@ export interface BullmqPreparationQueueOptions {
 
 /** A preparation queue on BullMQ. */
 export interface BullmqPreparationQueue extends PreparationQueue {
-  /** Removes the waiting job of `key` and `baseVersion` (a running or finished one stays). */
+  /**
+   * Removes the waiting (or held) job of `key` and `baseVersion`; a running one is cancelled
+   * in its worker (its summarizer call aborted, nothing published); a finished one stays.
+   */
   withdraw(key: string, baseVersion: number): Promise<void>;
   /**
    * Jobs by state (pending, running, failed), the lag of the oldest waiting one, and the jobs
@@ -128,7 +131,7 @@ export function bullmqPreparationQueue(options: BullmqPreparationQueueOptions): 
       await withTimeout(add, timeoutMs);
     },
     async withdraw(key: string, baseVersion: number) {
-      // Only a queue this process added to holds a job of its own to take back.
+      // Only a queue this process opened (it added jobs, or counted them) takes a job back.
       if (closed || !queue) return;
       await (await queue).schedule.withdraw(preparationJobId(key, baseVersion));
     },

@@ -2,9 +2,8 @@
  * How far the fleet schedule's due times move earlier once a job starts: the schedule's own
  * error, learned by each worker. A job's listed due time (the session's expected trigger,
  * renewed by its agents as the session goes on) is read when the worker decides to run it and
- * again when its run ends; the share by which it came earlier over the time between is one
- * sample (an estimate's error grows with its distance: what it moves per ms of the run, it is
- * off per ms still to go). The p90 of the recent samples is the margin a held job gets, as a
+ * again when its run ends; how far it came earlier meanwhile, as a share of the time to it
+ * when the run was decided, is one sample (an estimate's error grows with its distance). The p90 of the recent samples is the margin a held job gets, as a
  * share of the time to its due time (fleet-schedule.ts), in place of a constant: a deployment
  * whose sessions keep a steady pace starts its jobs later (fewer for a version its session
  * never reaches), one whose sessions speed up around their triggers earlier.
@@ -35,13 +34,19 @@ export class DueDrift {
 
   /**
    * Records a job's due time read when its run was decided (`first`) and when it ended
-   * (`last`): the share by which it came earlier over the time between (0 when it moved later).
+   * (`last`): the share by which it came earlier, of the time to it when the run was decided
+   * (or of the time between, when longer; 0 when it moved later). The margin is taken as that
+   * share of the time to the due time, so the sample is measured the same way: a due time that
+   * jitters by a call's time over a short run far from its due time is a small share (measured
+   * over the run alone, lockstep sessions under load learned the cap, 0.5, and started jobs a
+   * second early; bench/queue.ts).
    */
   record(first: DueReading, last: DueReading): void {
     const waited = last.at - first.at;
     if (!Number.isFinite(waited) || waited < MIN_DRIFT_WAIT_MS) return;
     const earlier = Math.max(0, first.dueAt - last.dueAt);
-    this.#samples.push(Math.min(MAX_DRIFT_SHARE, earlier / waited));
+    const span = Math.max(waited, first.dueAt - first.at);
+    this.#samples.push(Math.min(MAX_DRIFT_SHARE, earlier / span));
     if (this.#samples.length > DRIFT_SAMPLES) this.#samples.shift();
   }
 

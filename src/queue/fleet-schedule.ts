@@ -15,6 +15,7 @@
  */
 
 import type { PreparationJob } from '../core/session/preparation-queue.js';
+import { WITHDRAWN_CHANNEL } from './withdrawals.js';
 
 /** A held job is looked at again at least this often (ms): jobs due sooner may come in meanwhile. */
 export const RECHECK_MS = 1_000;
@@ -53,6 +54,7 @@ elseif op == 'withdrawn' then
   redis.call('ZREM', KEYS[1], ARGV[2])
   redis.call('ZADD', KEYS[3], ARGV[3], ARGV[2])
   redis.call('ZADD', KEYS[3], ARGV[3], 'w:' .. ARGV[2])
+  if ARGV[4] and ARGV[4] ~= '' then redis.call('PUBLISH', ARGV[4], ARGV[2]) end
   return 0
 elseif op == 'slots' then
   redis.call('ZADD', KEYS[2], ARGV[3], ARGV[2])
@@ -116,13 +118,19 @@ export function listDue(
   return run(client, keys, ['due', jobId, Math.round(dueAt), update ? 'XX' : '']);
 }
 
+/** The channel a withdrawal of a running job is told on (withdrawals.ts), beside the due set. */
+export function withdrawnChannel(keys: ScheduleKeys): string {
+  return keys[0].replace(/ac-due$/, WITHDRAWN_CHANNEL);
+}
+
 /**
  * Takes `jobId` off the list for good: its agent withdrew it (the session closed or moved
  * past). A worker holding it at that moment (the job active for the hold) drops it at its next
- * pick instead of holding it again; an agent's new add of the same id lifts the mark.
+ * pick instead of holding it again, and a worker running it cancels the run (the id is
+ * published on {@link withdrawnChannel}); an agent's new add of the same id lifts the mark.
  */
 export function markWithdrawn(client: ScheduleClient, keys: ScheduleKeys, jobId: string): Promise<unknown> {
-  return run(client, keys, ['withdrawn', jobId, Date.now()]);
+  return run(client, keys, ['withdrawn', jobId, Date.now(), withdrawnChannel(keys)]);
 }
 
 /** Takes `jobId` off the list (run or dropped); resolves with its listed due time then, if any. */
@@ -200,8 +208,8 @@ export interface RunPlan {
   /** A run's time (ms): the median of the recent runs. */
   readonly runMs: number;
   /**
-   * The margin for a run's own time (ms): a median run, or how much longer a slow recent run
-   * took when that is more.
+   * The margin for a run's own time (ms): how much longer a slow recent run took than the
+   * median (the p90 over the median, at least `MIN_RUN_SPREAD_MS`; run-times.ts).
    */
   readonly spreadMs: number;
   /** The margin for a due time's error, as a share of the time to it (learned: how far due times moved earlier). */

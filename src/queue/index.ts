@@ -20,6 +20,7 @@ export {
   DEFAULT_WORKER_CONCURRENCY,
   type PreparationJobOutcome,
   type PreparationWorker,
+  type PreparationWorkerMargins,
   type PreparationWorkerOptions,
   type PreparationWorkerStatus,
 } from './preparation-worker-options.js';

@@ -89,6 +89,12 @@ export interface PreparationJobOutcome {
   readonly error?: string;
   /** True when this failure spent the job's last attempt (it is dead-lettered). */
   readonly deadLettered?: boolean;
+  /**
+   * True when the run was cancelled because its agent withdrew the job while it ran (the
+   * session closed or moved past its version): the summarizer call, if `summarized`, was
+   * aborted before it answered; the result is `superseded`.
+   */
+  readonly cancelled?: boolean;
 }
 
 /** What a worker did so far. */
@@ -116,6 +122,30 @@ export interface PreparationWorkerStatus {
    * due before it and the workers' slots allow (its `dueAt`, the session's expected trigger).
    */
   held: number;
+  /**
+   * Runs cancelled because their agent withdrew the job while they ran (counted in
+   * `superseded` too); those whose summarizer call had started are in `summarizerRuns`.
+   */
+  cancelled: number;
+  /**
+   * The run and due-time margins this worker's schedule plans held jobs with now
+   * (fleet-schedule.ts, due-drift.ts); absent before its first published run.
+   */
+  margins?: PreparationWorkerMargins;
+}
+
+/** The margins a worker learned from its own runs and the schedule's due times. */
+export interface PreparationWorkerMargins {
+  /** The median of the last published runs' times (ms): a held job's run is planned with it. */
+  readonly runMedianMs: number;
+  /** Their p90 (ms). */
+  readonly runP90Ms: number;
+  /** The margin for a run's own time (ms): the p90 over the median (at least 100 ms). */
+  readonly runMarginMs: number;
+  /** The margin for a due time's error, as a share of the time to it (learned: the p90 of how far due times came earlier). */
+  readonly dueDriftShare: number;
+  /** Due-time samples the share is learned from (the default 0.25 until 8). */
+  readonly dueDriftSamples: number;
 }
 
 /** A running preparation worker. */

@@ -24,7 +24,13 @@ import { SummaryMarks } from '../core/summary/summary-mark.js';
 import { DEFAULT_PREPARATION_QUEUE_NAME } from './bullmq-preparation-queue.js';
 import { clip, deadLetter, errorTypeOf } from './dead-letter.js';
 import { DueDrift } from './due-drift.js';
-import { type RunPlan, type ScheduleClient, scheduleKeys, WorkerSchedule } from './fleet-schedule.js';
+import {
+  type RunPlan,
+  type ScheduleClient,
+  scheduleKeys,
+  WorkerSchedule,
+  withdrawnChannel,
+} from './fleet-schedule.js';
 import { type BullMq, connectionOptions, loadBullmq, type QueueConnection } from './load-bullmq.js';
 import {
   checkPreparationWorkerOptions,
@@ -35,6 +41,12 @@ import {
   type PreparationWorkerStatus,
 } from './preparation-worker-options.js';
 import { RunTimes } from './run-times.js';
+import {
+  type DuplicableClient,
+  listenForWithdrawals,
+  WITHDRAWN_REASON,
+  withdrawnWhileRunning,
+} from './withdrawals.js';
 
 /**
  * Starts a worker of the preparation queue (imports the `bullmq` peer). Resolves once it
@@ -57,24 +69,30 @@ export async function startPreparationWorker(options: PreparationWorkerOptions):
     summarizerRuns: 0,
     running: 0,
     held: 0,
+    cancelled: 0,
   };
   // Jobs whose current run called the summarizer (told with the run's outcome).
   const summarizedRuns = new Set<string>();
   const tell = outcomeTeller(options, setup.redact, summarizedRuns);
   const concurrency = options.concurrency ?? DEFAULT_WORKER_CONCURRENCY;
+  // How long published runs took (the latest ones): a job due sooner is dropped unsummarized.
+  const runTimes = new RunTimes();
+  // How far due times came earlier while their jobs ran: a held job's margin for the estimate.
+  const drift = new DueDrift();
   // The fleet-wide schedule talks to Redis on the worker's own client (made just below).
   let client!: (value: Promise<ScheduleClient>) => void;
+  const keys = scheduleKeys((type) => `${options.prefix ?? 'bull'}:${name}:${type}`);
   const schedule = new WorkerSchedule(
     new Promise<ScheduleClient>((resolve) => {
       client = resolve;
     }),
-    scheduleKeys((type) => `${options.prefix ?? 'bull'}:${name}:${type}`),
+    keys,
     randomUUID(),
     concurrency,
   );
   const worker: Worker<PreparationJob, JobDone> = new Worker<PreparationJob, JobDone>(
     name,
-    jobRunner(options, setup, status, summarizedRuns, { schedule, bullmq }),
+    jobRunner(options, setup, status, summarizedRuns, { schedule, bullmq, runTimes, drift }),
     {
       connection: connectionOptions(options.connection, 'worker'),
       concurrency,
@@ -88,9 +106,17 @@ export async function startPreparationWorker(options: PreparationWorkerOptions):
     },
   );
   client(worker.getBackend().client);
+  // A job its agent withdraws while it runs is cancelled here (its summarizer call aborted).
+  const stopListening = await listenForWithdrawals(
+    worker.getBackend().client as Promise<DuplicableClient>,
+    withdrawnChannel(keys),
+    (jobId) => worker.cancelJob(jobId, WITHDRAWN_REASON),
+  );
   watchConnection(worker, options, bus, name);
   // Outcomes are told once the queue recorded them (a completed job is counted as completed).
-  worker.on('completed', (job, done: JobDone) => tell(job, done.result, done.attempt));
+  worker.on('completed', (job, done: JobDone) =>
+    tell(job, done.result, done.attempt, undefined, false, done.cancelled),
+  );
   worker.on('failed', (job, error) => {
     if (!job) return;
     const last = job.attemptsMade >= (job.opts.attempts ?? 1);
@@ -104,10 +130,11 @@ export async function startPreparationWorker(options: PreparationWorkerOptions):
   await schedule.start();
   return {
     name,
-    status: () => ({ ...status }),
+    status: () => withMargins(status, runTimes, drift),
     on: (event, listener) => bus.on(event, listener),
     async close(force = false) {
       await schedule.stop();
+      stopListening();
       await worker.close(force);
       await bus.shutdown();
     },
@@ -118,7 +145,7 @@ export async function startPreparationWorker(options: PreparationWorkerOptions):
 type HeldJob = PreparationJob & { heldAt?: number };
 
 /** What a job's run returns to the queue. */
-type JobDone = { result: PreparationJobResult; attempt: number };
+type JobDone = { result: PreparationJobResult; attempt: number; cancelled?: boolean };
 
 /** The worker's parts built from its options. */
 interface WorkerSetup {
@@ -167,12 +194,9 @@ function jobRunner(
   setup: WorkerSetup,
   status: PreparationWorkerStatus,
   summarizedRuns: Set<string>,
-  fleet: { schedule: WorkerSchedule; bullmq: BullMq },
+  fleet: { schedule: WorkerSchedule; bullmq: BullMq; runTimes: RunTimes; drift: DueDrift },
 ) {
-  // How long published runs took (the latest ones): a job due sooner is dropped unsummarized.
-  const runTimes = new RunTimes();
-  // How far due times came earlier while their jobs ran: a held job's margin for the estimate.
-  const drift = new DueDrift();
+  const { runTimes, drift } = fleet;
   return async (job: Job<PreparationJob>, token?: string, signal?: AbortSignal): Promise<JobDone> => {
     const data = job.data as HeldJob;
     const id = String(job.id);
@@ -228,6 +252,13 @@ function jobRunner(
       status[COUNTED[result]]++;
       return { result, attempt: job.attemptsMade + 1 };
     } catch (error) {
+      // Withdrawn by its agent while it ran: nothing will use it (not retried).
+      if (withdrawnWhileRunning(signal)) {
+        status.processed++;
+        status.superseded++;
+        status.cancelled++;
+        return { result: 'superseded', attempt: job.attemptsMade + 1, cancelled: true };
+      }
       status.failed++;
       throw error;
     } finally {
@@ -248,8 +279,31 @@ function runPlan(runTimes: RunTimes, drift: DueDrift): RunPlan | undefined {
   const runMs = runTimes.median();
   const spread = runTimes.spread();
   if (runMs === undefined || spread === undefined) return undefined;
-  // At least a run: a Redis restart or a pace that changes at once is not in the drift yet.
-  return { runMs, spreadMs: Math.max(runMs, spread), driftShare: drift.share() };
+  // The runs' own spread (p90 over the median, at least MIN_RUN_SPREAD_MS): a full median run
+  // as margin started the keep-up case's jobs so early that a session closing 1-2 s before
+  // its next trigger had its last version summarized already (bench/queue.ts, issue 46).
+  return { runMs, spreadMs: spread, driftShare: drift.share() };
+}
+
+/** A copy of `status` with the margins the worker plans held jobs with now. */
+function withMargins(
+  status: PreparationWorkerStatus,
+  runTimes: RunTimes,
+  drift: DueDrift,
+): PreparationWorkerStatus {
+  const plan = runPlan(runTimes, drift);
+  const p90 = runTimes.quantile(0.9);
+  if (!plan || p90 === undefined) return { ...status };
+  return {
+    ...status,
+    margins: {
+      runMedianMs: plan.runMs,
+      runP90Ms: p90,
+      runMarginMs: plan.spreadMs,
+      dueDriftShare: plan.driftShare,
+      dueDriftSamples: drift.samples,
+    },
+  };
 }
 
 /** Tells `onJobDone` a job's outcome (a failing hook costs the hook only). */
@@ -264,6 +318,7 @@ function outcomeTeller(
     attempt: number,
     error?: Error,
     last?: boolean,
+    cancelled?: boolean,
   ) => {
     const summarized = summarizedRuns.delete(String(job.id));
     try {
@@ -276,6 +331,7 @@ function outcomeTeller(
         summarized,
         ...(error ? { errorType: errorTypeOf(error), error: clip(error.message, redact) } : {}),
         ...(last ? { deadLettered: true } : {}),
+        ...(cancelled ? { cancelled: true } : {}),
       });
     } catch {
       // A failing hook costs the hook only.
@@ -359,6 +415,8 @@ function counting(summarizer: Summarizer, onRun: () => void): Summarizer {
       const value = Reflect.get(target, property, receiver);
       if (property !== 'summarize') return typeof value === 'function' ? value.bind(target) : value;
       return (...args: Parameters<Summarizer['summarize']>) => {
+        // Withdrawn before the call: no call is made (and none counted).
+        if (args[0]?.signal?.aborted) return Promise.reject(args[0].signal.reason);
         onRun();
         return target.summarize(...args);
       };

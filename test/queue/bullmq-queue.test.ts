@@ -371,6 +371,8 @@ describe.runIf(withRedis)('the BullMQ preparation queue', () => {
       },
       onJobDone: (outcome) => outcomes.push(outcome.result),
     });
+    // No published run yet: no margins learned.
+    expect(worker.status().margins).toBeUndefined();
     const created = new Promise((resolve) => worker.on('compact.summary_created', resolve));
     await agent.manager.compact('s', CROSSED);
     await settled(agent);
@@ -378,6 +380,11 @@ describe.runIf(withRedis)('the BullMQ preparation queue', () => {
     while (outcomes.length === 0) await new Promise((resolve) => setTimeout(resolve, 10));
     expect(outcomes).toEqual(['published']);
     expect(worker.status()).toMatchObject({ published: 1, processed: 1, summarizerRuns: 1, running: 0 });
+    // The margins its schedule plans with: one run timed, no due-time sample yet (the default share).
+    const margins = worker.status().margins;
+    expect(margins).toMatchObject({ dueDriftShare: 0.25, dueDriftSamples: 0 });
+    expect(margins!.runP90Ms).toBeGreaterThanOrEqual(margins!.runMedianMs);
+    expect(margins!.runMarginMs).toBeGreaterThanOrEqual(margins!.runMedianMs);
     const result = await agent.manager.compact('s', TRIGGERED);
     expect(result.summary?.summarizer).toBe('queue:in-process');
     await worker.close();

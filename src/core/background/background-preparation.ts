@@ -282,7 +282,13 @@ export class BackgroundPreparations {
   ): void {
     const preparation = this.#entries.get(key);
     if (preparation && preparation.baseVersion < version) this.#drop(key, preparation, withdraw);
-    if (version === Number.POSITIVE_INFINITY) this.#lead.forget(key);
+    if (version !== Number.POSITIVE_INFINITY) return;
+    // Over: the job of its latest version is taken back even when another process of the fleet
+    // enqueued it (its id is the same everywhere; that process's threshold came sooner).
+    const latest = this.#lead.version(key);
+    if (withdraw && latest !== undefined && latest !== preparation?.baseVersion)
+      this.#queue?.withdraw?.(key, latest).catch(() => {});
+    this.#lead.forget(key);
   }
 
   /**

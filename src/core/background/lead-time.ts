@@ -74,6 +74,11 @@ export class LeadTime {
     if (this.#growth.size > MAX_SESSIONS) this.#growth.delete(this.#growth.keys().next().value as string);
   }
 
+  /** The summary version of `key`'s latest call; `undefined` when none is remembered. */
+  version(key: string): number | undefined {
+    return this.#growth.get(key)?.version;
+  }
+
   /** Forgets a session's growth (its session ended). */
   forget(key: string): void {
     this.#growth.delete(key);

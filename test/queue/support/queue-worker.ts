@@ -34,7 +34,8 @@ export type QueueWorkerReport =
 
 const worker = process.env.WORKER_ID ?? String(process.pid);
 const mode = process.env.MODE ?? 'ok';
-const report = (message: QueueWorkerReport) => reportToParent(message);
+// Stamped here (epoch ms): the bench places each report against its sessions' close.
+const report = (message: QueueWorkerReport) => reportToParent({ ...message, at: Date.now() });
 const store = redisSessionStore({
   url: process.env.REDIS_URL as string,
   keyPrefix: process.env.KEY_PREFIX ?? '',

@@ -106,13 +106,15 @@ export async function startPreparationWorker(options: PreparationWorkerOptions):
     },
   );
   client(worker.getBackend().client);
+  watchConnection(worker, options, bus, name);
   // A job its agent withdraws while it runs is cancelled here (its summarizer call aborted).
-  const stopListening = await listenForWithdrawals(
+  // Not awaited: the client resolves once Redis is reached, and a worker that cannot reach it
+  // must say so at once (watchConnection) and keep retrying.
+  const listening = listenForWithdrawals(
     worker.getBackend().client as Promise<DuplicableClient>,
     withdrawnChannel(keys),
     (jobId) => worker.cancelJob(jobId, WITHDRAWN_REASON),
   );
-  watchConnection(worker, options, bus, name);
   // Outcomes are told once the queue recorded them (a completed job is counted as completed).
   worker.on('completed', (job, done: JobDone) =>
     tell(job, done.result, done.attempt, undefined, false, done.cancelled),
@@ -134,7 +136,7 @@ export async function startPreparationWorker(options: PreparationWorkerOptions):
     on: (event, listener) => bus.on(event, listener),
     async close(force = false) {
       await schedule.stop();
-      stopListening();
+      (await listening)();
       await worker.close(force);
       await bus.shutdown();
     },

@@ -41,7 +41,10 @@ describe('module-level regular expressions at the last shutdown', () => {
     const manager = new CompactManager({ model: 'gpt-4o', maxContextTokens: 16_000 });
     await manager.shutdown();
     const freed = compiled - (machineCode() - unused);
-    expect(freed, `freed ${freed} of ${compiled} bytes`).toBeGreaterThan(compiled * 0.7);
+    // Half, not all: code compiled meanwhile for other functions (a busy machine finishes
+    // concurrent optimizations later) counts against it; a CI_LOAD rehearsal read 86 of 127 KB.
+    // Without the release this reads below zero (-34 of 127 KB).
+    expect(freed, `freed ${freed} of ${compiled} bytes`).toBeGreaterThan(compiled * 0.5);
     // The scan in progress keeps its position.
     expect(SCANNING.lastIndex).toBe(5);
     expect(matches()).toBe(before);

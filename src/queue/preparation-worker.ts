@@ -24,13 +24,7 @@ import { SummaryMarks } from '../core/summary/summary-mark.js';
 import { DEFAULT_PREPARATION_QUEUE_NAME } from './bullmq-preparation-queue.js';
 import { clip, deadLetter, errorTypeOf } from './dead-letter.js';
 import { DueDrift } from './due-drift.js';
-import {
-  type RunPlan,
-  type ScheduleClient,
-  scheduleKeys,
-  WorkerSchedule,
-  withdrawnChannel,
-} from './fleet-schedule.js';
+import { type ScheduleClient, scheduleKeys, WorkerSchedule, withdrawnChannel } from './fleet-schedule.js';
 import { type BullMq, connectionOptions, loadBullmq, type QueueConnection } from './load-bullmq.js';
 import {
   checkPreparationWorkerOptions,
@@ -47,6 +41,7 @@ import {
   WITHDRAWN_REASON,
   withdrawnWhileRunning,
 } from './withdrawals.js';
+import { runPlan, withMargins } from './worker-margins.js';
 
 /**
  * Starts a worker of the preparation queue (imports the `bullmq` peer). Resolves once it
@@ -58,19 +53,7 @@ export async function startPreparationWorker(options: PreparationWorkerOptions):
   const { Worker } = bullmq;
   const setup = workerSetup(options);
   const { name, bus } = setup;
-  const status: PreparationWorkerStatus = {
-    processed: 0,
-    published: 0,
-    superseded: 0,
-    alreadyPrepared: 0,
-    expired: 0,
-    failed: 0,
-    deadLettered: 0,
-    summarizerRuns: 0,
-    running: 0,
-    held: 0,
-    cancelled: 0,
-  };
+  const status = newWorkerStatus();
   // Jobs whose current run called the summarizer (told with the run's outcome).
   const summarizedRuns = new Set<string>();
   const tell = outcomeTeller(options, setup.redact, summarizedRuns);
@@ -115,18 +98,7 @@ export async function startPreparationWorker(options: PreparationWorkerOptions):
     withdrawnChannel(keys),
     (jobId) => worker.cancelJob(jobId, WITHDRAWN_REASON),
   );
-  // Outcomes are told once the queue recorded them (a completed job is counted as completed).
-  worker.on('completed', (job, done: JobDone) =>
-    tell(job, done.result, done.attempt, undefined, false, done.cancelled),
-  );
-  worker.on('failed', (job, error) => {
-    if (!job) return;
-    const last = job.attemptsMade >= (job.opts.attempts ?? 1);
-    tell(job, 'failed', job.attemptsMade, error, last);
-    if (!last) return;
-    status.deadLettered++;
-    deadLetter(bus, job, error);
-  });
+  tellOutcomes(worker, tell, status, bus);
   await warmUp(options, setup);
   await worker.waitUntilReady();
   await schedule.start();
@@ -276,36 +248,42 @@ function held(data: PreparationJob): HeldJob {
   return { ...data, heldAt: Date.now() };
 }
 
-/** A held job's plan from the worker's recent runs and due-time drift; `undefined` before a run. */
-function runPlan(runTimes: RunTimes, drift: DueDrift): RunPlan | undefined {
-  const runMs = runTimes.median();
-  const spread = runTimes.spread();
-  if (runMs === undefined || spread === undefined) return undefined;
-  // The runs' own spread (p90 over the median, at least MIN_RUN_SPREAD_MS): a full median run
-  // as margin started the keep-up case's jobs so early that a session closing 1-2 s before
-  // its next trigger had its last version summarized already (bench/queue.ts, issue 46).
-  return { runMs, spreadMs: spread, driftShare: drift.share() };
+/** A worker's counts before its first job. */
+function newWorkerStatus(): PreparationWorkerStatus {
+  return {
+    processed: 0,
+    published: 0,
+    superseded: 0,
+    alreadyPrepared: 0,
+    expired: 0,
+    failed: 0,
+    deadLettered: 0,
+    summarizerRuns: 0,
+    running: 0,
+    held: 0,
+    cancelled: 0,
+  };
 }
 
-/** A copy of `status` with the margins the worker plans held jobs with now. */
-function withMargins(
+/** Tells each run's outcome once the queue recorded it; a last failed attempt is dead-lettered. */
+function tellOutcomes(
+  worker: Worker<PreparationJob, JobDone>,
+  tell: ReturnType<typeof outcomeTeller>,
   status: PreparationWorkerStatus,
-  runTimes: RunTimes,
-  drift: DueDrift,
-): PreparationWorkerStatus {
-  const plan = runPlan(runTimes, drift);
-  const p90 = runTimes.quantile(0.9);
-  if (!plan || p90 === undefined) return { ...status };
-  return {
-    ...status,
-    margins: {
-      runMedianMs: plan.runMs,
-      runP90Ms: p90,
-      runMarginMs: plan.spreadMs,
-      dueDriftShare: plan.driftShare,
-      dueDriftSamples: drift.samples,
-    },
-  };
+  bus: EventBus,
+): void {
+  // A completed job is counted as completed when told.
+  worker.on('completed', (job, done: JobDone) =>
+    tell(job, done.result, done.attempt, undefined, false, done.cancelled),
+  );
+  worker.on('failed', (job, error) => {
+    if (!job) return;
+    const last = job.attemptsMade >= (job.opts.attempts ?? 1);
+    tell(job, 'failed', job.attemptsMade, error, last);
+    if (!last) return;
+    status.deadLettered++;
+    deadLetter(bus, job, error);
+  });
 }
 
 /** Tells `onJobDone` a job's outcome (a failing hook costs the hook only). */

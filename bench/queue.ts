@@ -20,7 +20,6 @@
  * step, then one model call), e.g. `QUEUE_BENCH_LOCKSTEP=1 QUEUE_BENCH_SESSIONS=20
  * QUEUE_BENCH_STEPS=150 QUEUE_BENCH_MODEL_MS=150 npx tsx bench/queue.ts`.
  */
-import { type ChildProcess, fork } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { bullmqPreparationQueue } from '../src/queue/index.js';
 import { redisSessionStore } from '../src/storage/redis/index.js';
@@ -28,6 +27,7 @@ import type { QueueWorkerReport } from '../test/queue/support/queue-worker.js';
 import { previousMark } from '../test/queue/support/queue-worker-mark.js';
 import { redisAvailable, startRedisServer } from '../test/support/redis-server.js';
 import type { QueueAgentReport } from './queue-agent.js';
+import { type Child, next, spawnChild, stop } from './queue-children.js';
 import { type LastVersionFloor, lastVersionFloor } from './queue-last-version.js';
 import { type QueueWaste, queueWaste, wasteLine } from './queue-waste.js';
 
@@ -99,56 +99,6 @@ export interface QueueBenchRun {
   waste?: QueueWaste;
   /** Each live worker's learned margins at the end (its `status().margins`). */
   margins?: string[];
-}
-
-interface Child<R> {
-  process: ChildProcess;
-  reports: R[];
-  waiters: ((report: R) => boolean)[];
-}
-
-function spawnChild<R extends { type: string }>(
-  file: string,
-  env: Record<string, string>,
-): Promise<Child<R>> {
-  const child: Child<R> = {
-    process: fork(file, [], {
-      execArgv: ['--import', 'tsx'],
-      env: { ...process.env, ...env },
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    }),
-    reports: [],
-    waiters: [],
-  };
-  child.process.on('message', (report: R) => {
-    (report as { at?: number }).at ??= Date.now();
-    child.reports.push(report);
-    child.waiters = child.waiters.filter((waiter) => !waiter(report));
-  });
-  return next(child, (r) => r.type === 'ready').then(() => child);
-}
-
-function next<R>(child: Child<R>, match: (report: R) => boolean): Promise<R> {
-  return new Promise((resolve) =>
-    child.waiters.push((report) => {
-      if (!match(report)) return false;
-      resolve(report);
-      return true;
-    }),
-  );
-}
-
-function stop(child: Child<unknown>): Promise<void> {
-  const { process: p } = child;
-  if (p.exitCode !== null || p.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => {
-    const force = setTimeout(() => p.kill('SIGKILL'), 10_000);
-    p.once('exit', () => {
-      clearTimeout(force);
-      resolve();
-    });
-    if (p.connected) p.disconnect();
-  });
 }
 
 const percentile = (values: number[], p: number) => {

@@ -7,7 +7,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkOutput } from '../core/support/session-model.js';
+import { checkOutput } from '../core/support/check-output.js';
 import { cli } from '../support/cli-fixtures.js';
 import { BIN, type BinRun, ensureBuilt, ROOT, runBin } from './support/built-cli.js';
 import { convertTrajectory, SWE_AGENT_DIR, SWE_AGENT_TRAJECTORIES } from './support/swe-agent.js';

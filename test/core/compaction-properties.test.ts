@@ -11,14 +11,10 @@ import { isCompactError } from '../../src/core/errors.js';
 import { CompactManager } from '../../src/core/manager/compact-manager.js';
 import type { StrategyName } from '../../src/core/summary/summarizer.js';
 import { scaled } from '../support/test-scale.js';
-import {
-  checkOutput,
-  deepFreeze,
-  renderSession,
-  type SessionStep,
-  sessionArbitrary,
-  type WireFormat,
-} from './support/session-model.js';
+import { checkOutput } from './support/check-output.js';
+import { renderSession } from './support/render-session.js';
+import { type SessionStep, sessionArbitrary, type WireFormat } from './support/session-model.js';
+import { deepFreeze } from './support/wire-facts.js';
 
 const SEED = Number(process.env.FC_SEED ?? 20_250_611);
 const RUNS = Number(process.env.FC_RUNS ?? scaled(100, 20));

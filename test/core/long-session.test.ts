@@ -11,7 +11,8 @@ import type { SummarizeRequest, SummarizeResult, Summarizer } from '../../src/co
 import { seededRandom, syntheticSession } from '../../src/testing/synthetic-session.js';
 import { hasOpenToolCalls } from '../support/open-tool-calls.js';
 import { FULL_SCALE, scaled } from '../support/test-scale.js';
-import { checkOutput, deepFreeze } from './support/session-model.js';
+import { checkOutput } from './support/check-output.js';
+import { deepFreeze } from './support/wire-facts.js';
 
 /** Wraps the embedded summarizer and records every call. */
 class CountingSummarizer implements Summarizer {

@@ -5,15 +5,10 @@
 import { describe, expect, it } from 'vitest';
 import { CompactManager } from '../../src/core/manager/compact-manager.js';
 import type { StrategyName } from '../../src/core/summary/summarizer.js';
-import {
-  checkOutput,
-  deepFreeze,
-  renderSession,
-  type SessionStep,
-  SUMMARY_PREFIX,
-  type WireFormat,
-  wireFacts,
-} from './support/session-model.js';
+import { checkOutput } from './support/check-output.js';
+import { renderSession } from './support/render-session.js';
+import type { SessionStep, WireFormat } from './support/session-model.js';
+import { deepFreeze, SUMMARY_PREFIX, wireFacts } from './support/wire-facts.js';
 
 interface Policy {
   maxContextTokens: number;
@@ -87,7 +82,10 @@ describe('anthropic: a protected newest user turn stays in the verbatim suffix, 
     const session = renderSession('anthropic', steps);
     const input = deepFreeze(session.messages);
     const m = manager({
-      maxContextTokens: 1519,
+      // The seed's window was 1519; the summary's signed mark takes 1519 to 1522 tokens with the
+      // request here, by the key that signs it (a fresh machine makes a new one), so at 1519 the
+      // case failed with half the keys. 1530 fits every mark and keeps the same shape.
+      maxContextTokens: 1530,
       hardCapBuffer: 0,
       triggerPct: 0.3,
       keepRecentTurns: 1,

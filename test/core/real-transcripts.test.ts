@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { CompactManager } from '../../src/core/manager/compact-manager.js';
 import { memoryStorage } from '../../src/index.js';
-import { checkOutput } from './support/session-model.js';
+import { checkOutput } from './support/check-output.js';
 
 type ChatMessage = Record<string, unknown> & {
   role: string;

@@ -123,9 +123,10 @@ export function summaryVersionOf(text: string): number | undefined {
 
 /**
  * The line before the closing tag that carries a summary's mark (see
- * `core/summary/summary-mark.ts`): 22 base64url characters, an HMAC the manager verifies.
+ * `core/summary/summary-mark.ts`): 39 digits, an HMAC the manager verifies (22 base64url
+ * characters in summaries written before).
  */
-const MARK_LINE = /\n\[summary-mark ([A-Za-z0-9_-]{22})\]\s*$/;
+const MARK_LINE = /\n\[summary-mark (\d{39}|[A-Za-z0-9_-]{22})\]\s*$/;
 
 /** The body and the mark of a summary message's text (tags and mark line stripped). */
 export function readSummaryText(text: string): { body: string; mark: string | undefined } {

@@ -1,7 +1,10 @@
 /**
  * Verifiable summaries. A summary the manager writes carries a mark: the first 128 bits of an
  * HMAC-SHA256 over its version and body, under a key bound to the session (itself an HMAC of
- * the session's state key under the installation's secret). A summary message handed back in
+ * the session's state key under the installation's secret), written as 39 decimal digits. The
+ * GPT tokenizers read digits three at a time whatever they are, so a mark is always the same
+ * number of tokens: a summary's size does not depend on the key or the session (marks in
+ * base64url, written before, took one to four tokens more or less by key, and still verify). A summary message handed back in
  * a persisted view is trusted, and resumed, only when its mark verifies: a tampered body,
  * another session's summary or another installation's is ordinary content.
  *
@@ -34,8 +37,10 @@ export const SUMMARY_KEY_FILE_ENV = 'COMPACT_SUMMARY_KEY_FILE';
 const SESSION_DOMAIN = 'agent-compaction/summary-session\u0000';
 /** Domain of record MACs (prepared summaries): never the same input as a summary's mark. */
 const RECORD_DOMAIN = 'agent-compaction/record\u0000';
-/** Characters of a mark: 128 bits in base64url. */
-const MARK_CHARS = 22;
+/** Digits of a mark: 128 bits in decimal, zero-padded (2^128 has 39 digits). */
+const MARK_DIGITS = 39;
+/** Characters of a mark written before marks were digits: 132 bits in base64url. */
+const LEGACY_MARK_CHARS = 22;
 /** Session keys kept (derived again when dropped). */
 const SESSION_KEY_CACHE = 1024;
 
@@ -133,11 +138,19 @@ export class SummaryMarks {
 
   /** The mark of a (defused, trimmed) body at `version` under one session key. */
   static #mac(key: Buffer, version: number, body: string): string {
-    return createHmac('sha256', key)
-      .update(`v${version}\u0000`)
-      .update(body, 'utf8')
-      .digest('base64url')
-      .slice(0, MARK_CHARS);
+    const digest = SummaryMarks.#digest(key, version, body);
+    return BigInt(`0x${digest.subarray(0, 16).toString('hex')}`)
+      .toString()
+      .padStart(MARK_DIGITS, '0');
+  }
+
+  /** The mark written before marks were digits (still verified: summaries in stored views). */
+  static #legacyMac(key: Buffer, version: number, body: string): string {
+    return SummaryMarks.#digest(key, version, body).toString('base64url').slice(0, LEGACY_MARK_CHARS);
+  }
+
+  static #digest(key: Buffer, version: number, body: string): Buffer {
+    return createHmac('sha256', key).update(`v${version}\u0000`).update(body, 'utf8').digest();
   }
 
   /** The summary message text of `body` at `version` for the session, marked. */
@@ -161,8 +174,9 @@ export class SummaryMarks {
     const { body, mark } = readSummaryText(text);
     if (mark === undefined || text !== formatSummaryText(version, body, mark)) return undefined;
     const given = Buffer.from(mark);
+    const mac = mark.length === LEGACY_MARK_CHARS ? SummaryMarks.#legacyMac : SummaryMarks.#mac;
     for (const key of this.#keysOf(sessionKey)) {
-      const expected = Buffer.from(SummaryMarks.#mac(key, version, body));
+      const expected = Buffer.from(mac(key, version, body));
       if (expected.length === given.length && timingSafeEqual(expected, given)) return { version, body };
     }
     return undefined;

@@ -213,9 +213,30 @@ export function leaveOneSourceOut(
   });
 }
 
+/**
+ * A held-out source with fewer instructions than this is judged by its false positives alone
+ * (issue 45, eleventh pass): a chat between people (`topical-chat`) or a set of narrative material
+ * (`gsm8k`: 3 asks in 156 sentences) says too few asks for a precision or a recall to mean anything.
+ */
+export const FEW_INSTRUCTIONS = 10;
+
+/**
+ * The two figures a held-out source is held to (each against the same 90% goal): its precision
+ * and recall, or, for a source of fewer than {@link FEW_INSTRUCTIONS} instructions, the share of
+ * its other sentences left unflagged, twice (a source of nothing flagged scores 1).
+ */
+export function judgedFigures(fold: Fold): { precision: number; recall: number; byFalsePositives: boolean } {
+  if (fold.positives < FEW_INSTRUCTIONS) {
+    const kept = 1 - (fold.falsePositiveRate ?? 0);
+    return { precision: kept, recall: kept, byFalsePositives: true };
+  }
+  return { precision: fold.precision ?? 0, recall: fold.recall ?? 1, byFalsePositives: false };
+}
+
 const pct = (x: number | undefined) => (x === undefined ? '   n/a' : `${(100 * x).toFixed(1).padStart(5)}%`);
 
-/** One line of the leave-one-source-out table. */
+/** One line of the leave-one-source-out table (a source judged by its false positives says so). */
 export function formatFold(fold: Fold): string {
-  return `  ${fold.source.padEnd(16)} ${String(fold.sentences).padStart(5)} sentences (${String(fold.positives).padStart(4)} instructions)  precision ${pct(fold.precision)}  recall ${pct(fold.recall)}  false positives ${pct(fold.falsePositiveRate)}`;
+  const judged = judgedFigures(fold).byFalsePositives ? '  (judged by false positives)' : '';
+  return `  ${fold.source.padEnd(16)} ${String(fold.sentences).padStart(5)} sentences (${String(fold.positives).padStart(4)} instructions)  precision ${pct(fold.precision)}  recall ${pct(fold.recall)}  false positives ${pct(fold.falsePositiveRate)}${judged}`;
 }

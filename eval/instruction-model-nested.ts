@@ -9,6 +9,7 @@
 
 import {
   type Fold,
+  judgedFigures,
   type LabelledSentence,
   LEXICAL_TRAIN_DEFAULTS,
   scoreRows,
@@ -37,10 +38,10 @@ function train(rows: LabelledSentence[], balance: number) {
   };
 }
 
-/** A fold's worst figure (a source that holds no instruction counts by its false positives). */
+/** A fold's worst figure (a source of few instructions counts by its false positives: `judgedFigures`). */
 function worstOf(fold: Fold): number {
-  const precision = fold.precision ?? (fold.falsePositiveRate === 0 ? 1 : 0);
-  return Math.min(precision, fold.recall ?? 1);
+  const { precision, recall } = judgedFigures(fold);
+  return Math.min(precision, recall);
 }
 
 /** The balance and threshold whose worst inner held-out figure is highest, over `rows`' sources. */

@@ -6,11 +6,13 @@
  * file, byte for byte. `npm run train:instructions`; `-- --check` only prints the
  * leave-one-source-out table; `-- --nested` prints it with the settings chosen on the training
  * sources of each fold alone (eval/instruction-model-nested.ts); `-- --with arena-hard,gsm8k`
- * adds hand-labelled sets measured and not shipped (`EXTRA_SETS`) and only prints.
+ * adds hand-labelled sets measured and not shipped (`EXTRA_SETS`) and only prints; `-- --errors
+ * oasst1,swe-agent` lists each named source's held-out errors (eval/instruction-model-errors.ts).
  */
 
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { formatErrors, heldOutErrors } from '../eval/instruction-model-errors.js';
 import {
   EXTRA_SETS,
   type ExtraSet,
@@ -24,7 +26,12 @@ import { encodeWeights } from '../src/core/language/instruction-model.js';
 
 const OUT = 'src/core/language/instruction-weights.ts';
 const { values } = parseArgs({
-  options: { check: { type: 'boolean' }, nested: { type: 'boolean' }, with: { type: 'string' } },
+  options: {
+    check: { type: 'boolean' },
+    nested: { type: 'boolean' },
+    with: { type: 'string' },
+    errors: { type: 'string' },
+  },
 });
 const extra = (values.with ?? '').split(',').filter(Boolean);
 for (const name of extra)
@@ -32,13 +39,16 @@ for (const name of extra)
     throw new Error(`--with: unknown set ${JSON.stringify(name)} (known: ${EXTRA_SETS.join(', ')})`);
 const rows = readLabelled(extra as ExtraSet[]);
 console.log(`${rows.length} labelled sentences${extra.length ? ` (with ${extra.join(', ')})` : ''}`);
-if (values.nested)
+if (values.errors !== undefined)
+  for (const source of values.errors.split(',').filter(Boolean))
+    for (const line of formatErrors(source, heldOutErrors(rows, source))) console.log(line);
+else if (values.nested)
   for (const fold of nestedLeaveOneSourceOut(rows))
     console.log(
       `${formatFold(fold)}  chose balance ${fold.balance}, threshold ${fold.threshold} (inner worst ${(100 * fold.innerWorst).toFixed(1)}%)`,
     );
 else for (const fold of leaveOneSourceOut(rows)) console.log(formatFold(fold));
-if (!values.check && !values.nested && extra.length === 0) {
+if (!values.check && !values.nested && values.errors === undefined && extra.length === 0) {
   const model = trainModel(rows);
   const plain = encodeWeights(model.plain);
   const lexical = encodeWeights(model.lexical);

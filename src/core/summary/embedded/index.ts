@@ -331,7 +331,10 @@ export class EmbeddedSummarizer implements Summarizer {
     const extraction = yield* extractSteps(request.messages, previous.rest, facts, chat);
     if (head) extraction.units = yield* unquotedUnitSteps(extraction.units, head);
     yield;
-    const idf = yield* scoreUnitSteps(extraction.units, { agentic: extraction.agentic });
+    const idf = yield* scoreUnitSteps(extraction.units, {
+      agentic: extraction.agentic,
+      people: betweenPeople,
+    });
     yield;
     const rest = head ? maxTokens - countTokens(head) - 1 : maxTokens;
     const body =

@@ -52,6 +52,25 @@ describe('scoring', () => {
     expect(toolSignal({ ...traits, superseded: true }, 'read_file(a.ts) → ok')).toBeLessThan(plain);
   });
 
+  it('between people, a named clause ranks with a dated one and a photo caption lower (issue 45)', () => {
+    const values = (people: boolean) => {
+      const units = [
+        unit('I took the kids to the museum yesterday (5 July 2023).'),
+        unit('I loved "Becoming Nicole" by Amy Ellis Nutt.'),
+        unit('[shared a photo of Lake Tahoe at sunset] I took the kids to the lake.'),
+        unit('Work has been busy lately.'),
+      ];
+      scoreUnits(units, { agentic: false, people });
+      return units.map((u) => u.value);
+    };
+    const [dated, named, caption] = values(false);
+    // Without the people weights a dated clause outranks the named one.
+    expect(dated!).toBeGreaterThan(named!);
+    const [peopleDated, peopleNamed, peopleCaption] = values(true);
+    expect(peopleNamed!).toBeGreaterThan(peopleDated!);
+    expect(peopleCaption! / peopleDated!).toBeLessThan(caption! / dated!);
+  });
+
   it('bare numbers weigh less, letter-digit codes more', () => {
     expect(wordWeight('4821')).toBeLessThan(1);
     expect(wordWeight('k7q2zp')).toBeGreaterThan(1);

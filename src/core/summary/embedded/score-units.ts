@@ -138,6 +138,35 @@ export function textSignal(
   return m;
 }
 
+/** A shared photo's caption in a chat (`[shared a photo of a dog on a beach]`). */
+const SHARED_PHOTO = /\[shared [^\]]{0,300}\]/;
+/** Factor of a clause naming a person, a place or a title, in a chat between people. */
+export const PEOPLE_NAMED_WEIGHT = 3;
+/** Factor of a clause carrying a shared photo's caption, in a chat between people. */
+export const PEOPLE_PHOTO_WEIGHT = 0.5;
+
+/**
+ * The signal of a clause in a chat between people: {@link textSignal}'s, with what a later
+ * question asks about most often, a name (a person, a place, a title: "I loved 'Becoming
+ * Nicole' by Amy Ellis Nutt") or a date (a resolved relative date's month counts as one),
+ * weighed {@link PEOPLE_NAMED_WEIGHT} times, and a resolved date's own weight taken back: a
+ * dated clause no longer outranks a named one. A shared photo's caption seldom holds the
+ * answer: its names count for nothing and the clause weighs less. On the LoCoMo tuning chats
+ * at 1/8 the short answers kept rose from 30.5% to 34.7%.
+ */
+export function peopleSignal(
+  text: string,
+  rare: RareId = ANY_ID,
+  found: readonly FoundIdentifier[] = findIdentifiers(text, SIGNAL_IDS),
+): number {
+  let m = textSignal(text, 'user', false, rare, found);
+  if (RESOLVED_DATE.test(text)) m /= DATED_EVENT_WEIGHT;
+  const photo = SHARED_PHOTO.exec(text);
+  if (hasProperNoun(photo ? text.replace(photo[0], '') : text)) m *= PEOPLE_NAMED_WEIGHT;
+  if (photo) m *= PEOPLE_PHOTO_WEIGHT;
+  return m;
+}
+
 /** The signal multiplier of a tool fact unit. */
 export function toolSignal(tool: NonNullable<Unit['tool']>, text: string, rare: RareId = ANY_ID): number {
   // A scratchpad call (`think`) records no fact about the world: never worth a line.
@@ -163,6 +192,8 @@ export function toolSignal(tool: NonNullable<Unit['tool']>, text: string, rare: 
 export interface ScoreOptions {
   /** True when the conversation has tool calls: the agent weights apply. */
   agentic: boolean;
+  /** True for a chat between named people (no tool call): {@link peopleSignal} applies. */
+  people?: boolean;
 }
 
 /** A unit all of whose words are in at least this many units is a recurring theme. */
@@ -234,7 +265,9 @@ export function* scoreUnitSteps(units: Unit[], options: ScoreOptions): Steps<Map
       rarity *= 0.5;
     const signal = unit.tool
       ? toolSignal(unit.tool, unit.text, rare)
-      : textSignal(unit.text, unit.source, options.agentic, rare, unitIds[index]);
+      : options.people && !unit.filler
+        ? peopleSignal(unit.text, rare, unitIds[index])
+        : textSignal(unit.text, unit.source, options.agentic, rare, unitIds[index]);
     const recency = 1 + 0.15 * Math.max(0, unit.order / maxOrder);
     // Between people, a line with no name, number, date or rare word is small talk.
     const empty =
@@ -255,6 +288,7 @@ releaseRegExpCode(
   QUESTION,
   PLEASANTRY,
   RESOLVED_DATE,
+  SHARED_PHOTO,
   EXCLAMATION,
   EVENT,
   SECOND_PERSON,

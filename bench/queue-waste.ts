@@ -28,6 +28,12 @@ export interface QueueWaste {
   readonly cancelledBefore: number;
   /** Calls started after their session closed. */
   readonly afterClose: number;
+  /**
+   * Each call started after its session closed: how long after the close it started (ms), its
+   * job's version against the session's final one, and how its run ended (`cancelled`: the
+   * withdrawal reached it after the call started; else the withdrawal missed the job).
+   */
+  readonly afterCloseCalls: readonly string[];
   /** Earlier versions: superseded after the summarizer (late), duplicates, failures (retried). */
   readonly late: number;
   readonly duplicate: number;
@@ -63,6 +69,7 @@ export function queueWaste(
     failed: 0,
     noOutcome: 0,
     droppedUnsummarized: 0,
+    afterCloseCalls: [] as string[],
   };
   for (const reports of workerReports) {
     const startedAt = new Map<string, number>();
@@ -83,8 +90,13 @@ export function queueWaste(
       const close = closedAt.get(outcome.sessionId) ?? Number.POSITIVE_INFINITY;
       const end = r.at ?? 0;
       if (!outcome.cancelled) w.completed++;
-      if (start > close) w.afterClose++;
-      else if (outcome.cancelled) {
+      if (start > close) {
+        w.afterClose++;
+        const final = versions.get(outcome.sessionId) ?? 0;
+        w.afterCloseCalls.push(
+          `${outcome.sessionId} v${outcome.baseVersion}/v${final} +${start - close} ms ${outcome.cancelled ? 'cancelled' : outcome.result}`,
+        );
+      } else if (outcome.cancelled) {
         if (end >= close) w.cancelledAtClose++;
         else w.cancelledBefore++;
       } else if (outcome.result === 'published') {
@@ -103,5 +115,5 @@ export function queueWaste(
 
 /** One line of the breakdown. */
 export function wasteLine(w: QueueWaste, used: number): string {
-  return `calls started ${w.started} (${(w.started / Math.max(1, used)).toFixed(3)} per version used), completed ${w.completed} (${(w.completed / Math.max(1, used)).toFixed(3)}); not used: last version published before the close ${w.lastBeforeClose}, in flight at the close and published ${w.lastInFlightPublished}, in flight at the close and cancelled ${w.cancelledAtClose}, cancelled before the close ${w.cancelledBefore}, started after the close ${w.afterClose}, late ${w.late}, duplicate ${w.duplicate}, failed ${w.failed}, no outcome ${w.noOutcome}; picks dropped without a call ${w.droppedUnsummarized}`;
+  return `calls started ${w.started} (${(w.started / Math.max(1, used)).toFixed(3)} per version used), completed ${w.completed} (${(w.completed / Math.max(1, used)).toFixed(3)}); not used: last version published before the close ${w.lastBeforeClose}, in flight at the close and published ${w.lastInFlightPublished}, in flight at the close and cancelled ${w.cancelledAtClose}, cancelled before the close ${w.cancelledBefore}, started after the close ${w.afterClose}${w.afterCloseCalls.length > 0 ? ` (${w.afterCloseCalls.join(', ')})` : ''}, late ${w.late}, duplicate ${w.duplicate}, failed ${w.failed}, no outcome ${w.noOutcome}; picks dropped without a call ${w.droppedUnsummarized}`;
 }

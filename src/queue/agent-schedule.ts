@@ -60,10 +60,14 @@ export class AgentSchedule {
     this.#keys = scheduleKeys((type) => queue.toKey(type));
   }
 
-  /** Lists a job being added by its due time (a duplicate add of a job run since is not listed again). */
-  async list(jobId: string, dueAt: number): Promise<void> {
-    await listDue(await this.#client(), this.#keys, jobId, dueAt);
-    this.#tell(jobId, dueAt);
+  /**
+   * Lists a job being added by its due time, if any (a duplicate add of a job run since is not
+   * listed again), and lifts its withdrawal mark unless the add was decided (`decidedAt`)
+   * before the withdrawal.
+   */
+  async list(jobId: string, dueAt: number | undefined, decidedAt?: number): Promise<void> {
+    await listDue(await this.#client(), this.#keys, jobId, dueAt, false, decidedAt);
+    if (dueAt !== undefined) this.#tell(jobId, dueAt);
   }
 
   /**
@@ -81,7 +85,8 @@ export class AgentSchedule {
 
   /**
    * Removes the waiting (or held) job `jobId`; a finished one stays (a completed one keeps the
-   * id taken). An active one is marked withdrawn: a worker holding it again drops it at its
+   * id taken). One not found is marked withdrawn (an add decided before now, still on the way,
+   * is dropped by the worker that picks it). An active one is marked withdrawn: a worker holding it again drops it at its
    * next pick, and a worker running it cancels the run (its summarizer call is aborted;
    * withdrawals.ts).
    */
@@ -91,7 +96,8 @@ export class AgentSchedule {
     const state = await job?.getState();
     const held = state === 'waiting' || state === 'delayed' || state === 'prioritized';
     if (job && held) await job.remove().catch(() => {});
-    if (job && (held || state === 'active'))
+    // No job yet: another agent's add may be on the way; the mark outlasts it (fleet-schedule.ts).
+    if (!job || held || state === 'active')
       await markWithdrawn(await this.#client(), this.#keys, jobId).catch(() => {});
   }
 

@@ -118,8 +118,9 @@ export function bullmqPreparationQueue(options: BullmqPreparationQueueOptions): 
       if (closed) throw new CompactError('aborted', 'the preparation queue is closed');
       const jobId = preparationJobId(job.key, job.baseVersion);
       const add = open().then(async ({ q, schedule }) => {
-        // Listed by its due time first: a worker that picks it at once counts it ahead of later ones.
-        if (job.dueAt !== undefined) await schedule.list(jobId, job.dueAt);
+        // Listed by its due time first: a worker that picks it at once counts it ahead of later
+        // ones. Without one, only its withdrawal mark is settled (withdrawn since it was decided?).
+        await schedule.list(jobId, job.dueAt, job.enqueuedAt);
         return q.add('prepare', job, {
           jobId,
           attempts,

@@ -44,6 +44,15 @@ describe('holdUntil (the latest start of a job on the fleet schedule)', () => {
     ).toBe(NOW + 550);
   });
 
+  it('widens the run margin with the rounds a backlog needs: the spread of r runs in a row, times the square root of r', () => {
+    // One slot, three more jobs due with it: the last is published after four runs in a row,
+    // with a spread of 100 x sqrt(4) (not 100 once): 2600 - 200 - 4 x 400.
+    const later = [2_600, 2_600, 2_600].map((d) => NOW + d);
+    expect(holdUntil(NOW + 2_600, NOW, { slots: 1, later }, plan(400, 100, 0))).toBe(NOW + 800);
+    // Side by side on four slots, one round each: the spread once (1400 - 100 - 400).
+    expect(holdUntil(NOW + 1_400, NOW, { slots: 4, later }, plan(400, 100, 0))).toBe(NOW + 900);
+  });
+
   it('never starts a job due sooner after one due later (earliest due first)', () => {
     const dues = [1_000, 1_100, 1_150, 1_300, 1_350, 1_800].map((d) => NOW + d);
     const starts = dues.map((due, i) => {

@@ -40,8 +40,13 @@ const COMMAND = 'agentCompactionSchedule';
 const LUA = /* lua */ `
 local op = ARGV[1]
 if op == 'due' then
-  if ARGV[4] ~= 'XX' then redis.call('ZREM', KEYS[3], 'w:' .. ARGV[2]) end
-  if redis.call('ZSCORE', KEYS[3], ARGV[2]) then return 0 end
+  if ARGV[4] ~= 'XX' then
+    local mark = redis.call('ZSCORE', KEYS[3], 'w:' .. ARGV[2])
+    if mark and (not ARGV[5] or ARGV[5] == '' or tonumber(ARGV[5]) > tonumber(mark)) then
+      redis.call('ZREM', KEYS[3], 'w:' .. ARGV[2])
+    end
+  end
+  if ARGV[3] == '' or redis.call('ZSCORE', KEYS[3], ARGV[2]) then return 0 end
   if ARGV[4] == 'XX' then redis.call('ZADD', KEYS[1], 'XX', ARGV[3], ARGV[2])
   else redis.call('ZADD', KEYS[1], ARGV[3], ARGV[2]) end
   return 0
@@ -61,6 +66,9 @@ elseif op == 'slots' then
   return 0
 elseif op == 'leave' then
   redis.call('ZREM', KEYS[2], ARGV[2])
+  return 0
+elseif op == 'marked' then
+  if redis.call('ZSCORE', KEYS[3], 'w:' .. ARGV[2]) then return 1 end
   return 0
 end
 if redis.call('ZSCORE', KEYS[3], 'w:' .. ARGV[2]) then return {-1} end
@@ -105,17 +113,27 @@ function run(client: ScheduleClient, keys: ScheduleKeys, args: (string | number)
 
 /**
  * Lists `jobId` as due at `dueAt` (an agent's add: idempotent; `update`: only a job listed
- * already, with the session's newer estimate). A job run or withdrawn lately is not listed
- * again (a duplicate add after its run).
+ * already, with the session's newer estimate; `undefined`: an add without a due time, which
+ * only settles the withdrawal mark). A job run or withdrawn lately is not listed again (a
+ * duplicate add after its run). An add lifts the job's withdrawal mark unless it was decided
+ * (`decidedAt`, the job's `enqueuedAt`) before the withdrawal: an add still on the way when
+ * another agent closed the session leaves the mark, and a worker drops the job unsummarized.
  */
 export function listDue(
   client: ScheduleClient,
   keys: ScheduleKeys,
   jobId: string,
-  dueAt: number,
+  dueAt: number | undefined,
   update = false,
+  decidedAt?: number,
 ): Promise<unknown> {
-  return run(client, keys, ['due', jobId, Math.round(dueAt), update ? 'XX' : '']);
+  return run(client, keys, [
+    'due',
+    jobId,
+    dueAt === undefined ? '' : Math.round(dueAt),
+    update ? 'XX' : '',
+    decidedAt === undefined ? '' : Math.round(decidedAt),
+  ]);
 }
 
 /** The channel a withdrawal of a running job is told on (withdrawals.ts), beside the due set. */
@@ -219,8 +237,9 @@ export interface RunPlan {
 /**
  * The latest start of a job due at `dueAt` (epoch ms), as late as possible with the jobs due
  * after it: the jobs due no later than each later job `j` (this one, and those between) run in
- * rounds of `slots`, each `plan.runMs`, and are published `plan.spreadMs` and
- * `plan.driftShare` of the time to it before `j` is due (the earliest-due first, so a job due
+ * rounds of `slots`, each `plan.runMs`, and are published `plan.spreadMs` times the
+ * square root of those rounds (a backlog's runs add their errors) and `plan.driftShare` of the
+ * time to it before `j` is due (the earliest-due first, so a job due
  * sooner never waits behind one due later). `undefined` when that start is now or past (less
  * than {@link MIN_HOLD_MS} ahead): run now; else the time to look at the job again (no later
  * than {@link RECHECK_MS} from `now`).
@@ -229,10 +248,13 @@ export function holdUntil(dueAt: number, now: number, load: FleetLoad, plan: Run
   const slots = Math.max(1, load.slots);
   const { runMs, spreadMs, driftShare } = plan;
   // A due time is an estimate at the session's pace: the further it is, the wider its error.
-  const margin = (due: number) => spreadMs + driftShare * Math.max(0, due - now);
-  let start = dueAt - margin(dueAt) - runMs;
+  // Runs in a row add their errors: the spread of `rounds` runs grows as its square root.
+  const margin = (due: number, rounds: number) =>
+    spreadMs * Math.sqrt(rounds) + driftShare * Math.max(0, due - now);
+  let start = dueAt - margin(dueAt, 1) - runMs;
   load.later.forEach((due, i) => {
-    start = Math.min(start, due - margin(due) - Math.ceil((i + 2) / slots) * runMs);
+    const rounds = Math.ceil((i + 2) / slots);
+    start = Math.min(start, due - margin(due, rounds) - rounds * runMs);
   });
   if (start - now < MIN_HOLD_MS) return undefined;
   return Math.round(Math.min(start, now + RECHECK_MS));
@@ -272,7 +294,9 @@ export class WorkerSchedule {
     job: PreparationJob,
     plan: RunPlan | undefined,
   ): Promise<{ until: number | undefined; dueAt: number } | 'withdrawn' | undefined> {
-    if (job.dueAt === undefined || plan === undefined) return undefined;
+    // Not scheduled, but withdrawn all the same when its agent withdrew it (its add late).
+    if (job.dueAt === undefined || plan === undefined)
+      return (await this.#marked(jobId)) ? 'withdrawn' : undefined;
     const now = Date.now();
     try {
       const answer = (await run(await this.#client, this.#keys, [
@@ -296,6 +320,15 @@ export class WorkerSchedule {
   /** Takes a job that ran (to any outcome) off the list; resolves with its listed due time then. */
   async done(jobId: string): Promise<number | undefined> {
     return unlistDue(await this.#client, this.#keys, jobId).catch(() => undefined);
+  }
+
+  /** True when `jobId` carries a withdrawal mark (a Redis error: false, the job runs). */
+  async #marked(jobId: string): Promise<boolean> {
+    try {
+      return Number(await run(await this.#client, this.#keys, ['marked', jobId])) === 1;
+    } catch {
+      return false;
+    }
   }
 
   /** Unlists the worker's slots. */

@@ -22,19 +22,18 @@ import { EmbeddedSummarizer } from '../core/summary/embedded/index.js';
 import type { Summarizer } from '../core/summary/summarizer.js';
 import { SummaryMarks } from '../core/summary/summary-mark.js';
 import { DEFAULT_PREPARATION_QUEUE_NAME } from './bullmq-preparation-queue.js';
-import { clip, deadLetter, errorTypeOf } from './dead-letter.js';
 import { DueDrift } from './due-drift.js';
 import { type ScheduleClient, scheduleKeys, WorkerSchedule, withdrawnChannel } from './fleet-schedule.js';
 import { type BullMq, connectionOptions, loadBullmq, type QueueConnection } from './load-bullmq.js';
 import {
   checkPreparationWorkerOptions,
   DEFAULT_WORKER_CONCURRENCY,
-  type PreparationJobOutcome,
   type PreparationWorker,
   type PreparationWorkerOptions,
   type PreparationWorkerStatus,
 } from './preparation-worker-options.js';
 import { RunTimes } from './run-times.js';
+import { type JobDone, outcomeTeller, tellOutcomes } from './tell-outcomes.js';
 import {
   type DuplicableClient,
   listenForWithdrawals,
@@ -117,9 +116,6 @@ export async function startPreparationWorker(options: PreparationWorkerOptions):
 
 /** A job as the worker keeps it: when the fleet's schedule first held it (epoch ms). */
 type HeldJob = PreparationJob & { heldAt?: number };
-
-/** What a job's run returns to the queue. */
-type JobDone = { result: PreparationJobResult; attempt: number; cancelled?: boolean };
 
 /** The worker's parts built from its options. */
 interface WorkerSetup {
@@ -262,60 +258,6 @@ function newWorkerStatus(): PreparationWorkerStatus {
     running: 0,
     held: 0,
     cancelled: 0,
-  };
-}
-
-/** Tells each run's outcome once the queue recorded it; a last failed attempt is dead-lettered. */
-function tellOutcomes(
-  worker: Worker<PreparationJob, JobDone>,
-  tell: ReturnType<typeof outcomeTeller>,
-  status: PreparationWorkerStatus,
-  bus: EventBus,
-): void {
-  // A completed job is counted as completed when told.
-  worker.on('completed', (job, done: JobDone) =>
-    tell(job, done.result, done.attempt, undefined, false, done.cancelled),
-  );
-  worker.on('failed', (job, error) => {
-    if (!job) return;
-    const last = job.attemptsMade >= (job.opts.attempts ?? 1);
-    tell(job, 'failed', job.attemptsMade, error, last);
-    if (!last) return;
-    status.deadLettered++;
-    deadLetter(bus, job, error);
-  });
-}
-
-/** Tells `onJobDone` a job's outcome (a failing hook costs the hook only). */
-function outcomeTeller(
-  options: PreparationWorkerOptions,
-  redact: Redactor | undefined,
-  summarizedRuns: Set<string>,
-) {
-  return (
-    job: Job<PreparationJob>,
-    result: PreparationJobOutcome['result'],
-    attempt: number,
-    error?: Error,
-    last?: boolean,
-    cancelled?: boolean,
-  ) => {
-    const summarized = summarizedRuns.delete(String(job.id));
-    try {
-      options.onJobDone?.({
-        jobId: String(job.id),
-        sessionId: job.data.sessionId,
-        baseVersion: job.data.baseVersion,
-        attempt,
-        result,
-        summarized,
-        ...(error ? { errorType: errorTypeOf(error), error: clip(error.message, redact) } : {}),
-        ...(last ? { deadLettered: true } : {}),
-        ...(cancelled ? { cancelled: true } : {}),
-      });
-    } catch {
-      // A failing hook costs the hook only.
-    }
   };
 }
 

@@ -8,6 +8,8 @@
 
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { PreparationQueue } from '../../src/core/session/preparation-queue.js';
+import { bullmqPreparationQueue } from '../../src/queue/index.js';
 import { chatTurns } from '../support/background-fixtures.js';
 import { type RedisTestServer, redisAvailable, startRedisServer } from '../support/redis-server.js';
 import { type Agent, settled, startAgent, WorkerFleet } from './support/queue-fleet.js';
@@ -17,6 +19,7 @@ let server: RedisTestServer;
 let fleet: WorkerFleet | undefined;
 let agent: Agent | undefined;
 let other: Agent | undefined;
+let extraQueue: { close(): Promise<void> } | undefined;
 /** 36 turns: past prepareAtPct (7,000 of 10,000 tokens), under the trigger. */
 const CROSSED = chatTurns(200).slice(0, 72);
 
@@ -28,6 +31,8 @@ afterEach(async () => {
   await fleet?.stop();
   await agent?.close();
   await other?.close();
+  await extraQueue?.close();
+  extraQueue = undefined;
   fleet = undefined;
   agent = undefined;
   other = undefined;
@@ -91,5 +96,53 @@ describe.runIf(withRedis)('a running job withdrawn by its agent', () => {
     // The withdrawal is never awaited by the agent: the job leaves the queue once it lands.
     while ((await other.queue.counts()).waiting > 0) await new Promise((resolve) => setTimeout(resolve, 20));
     expect(await other.queue.counts()).toMatchObject({ waiting: 0, active: 0, delayed: 0 });
+  });
+
+  it("a session closed while another agent's add is still on the way: the job lands withdrawn and runs no summarizer", async () => {
+    const queue = `q-${randomUUID()}`;
+    const keyPrefix = `withdraw-test:${randomUUID()}:`;
+    // The agent that enqueues: its add is held back until the close is done (a slow add under load).
+    const inner = bullmqPreparationQueue({ connection: server.url, name: queue, attempts: 3, backoffMs: 50 });
+    extraQueue = inner;
+    let release: () => void = () => {};
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    // The add's promise is passed in a box: resolving with it would wait for it.
+    let decided: (add: { added: Promise<void> }) => void = () => {};
+    const adding = new Promise<{ added: Promise<void> }>((resolve) => {
+      decided = resolve;
+    });
+    const slow: PreparationQueue = {
+      ...inner,
+      enqueue: (job) => {
+        const added = gate.then(() => inner.enqueue(job));
+        decided({ added });
+        return added;
+      },
+    };
+    agent = startAgent(server.url, keyPrefix, queue, { preparationQueue: slow });
+    const call = agent.manager.compact('s', CROSSED);
+    const { added } = await adding;
+    // The next call goes to the other agent, which enqueues nothing itself, and the
+    // conversation closes there: its withdrawal (what endSession(closed) calls) finds no job yet.
+    other = startAgent(server.url, keyPrefix, queue, { policy: { hardCapBuffer: 500, prepareAtPct: 0.84 } });
+    await other.manager.compact('s', CROSSED);
+    await settled(other);
+    // Its queue is open (as in a fleet where it enqueued other sessions' jobs before).
+    await other.queue.counts();
+    await other.queue.withdraw('s', 0);
+    // The add lands after the close; a worker picks the job.
+    release();
+    await added;
+    await call;
+    expect(await inner.counts()).toMatchObject({ waiting: 1 });
+    fleet = new WorkerFleet({ REDIS_URL: server.url, KEY_PREFIX: keyPrefix, QUEUE_NAME: queue });
+    await fleet.start('ok');
+    await fleet.inbox.until((r) => r.type === 'job');
+    const [run] = fleet.of('job');
+    expect(run?.outcome).toMatchObject({ result: 'superseded', summarized: false });
+    expect(fleet.of('summarizing')).toHaveLength(0);
+    expect(await agent.store.get('s::prepared')).toBeUndefined();
   });
 });

@@ -22,9 +22,10 @@ import { EmbeddedSummarizer } from '../core/summary/embedded/index.js';
 import type { Summarizer } from '../core/summary/summarizer.js';
 import { SummaryMarks } from '../core/summary/summary-mark.js';
 import { DEFAULT_PREPARATION_QUEUE_NAME } from './bullmq-preparation-queue.js';
+import { ConnectionWatch } from './connection-watch.js';
 import { DueDrift } from './due-drift.js';
 import { type ScheduleClient, scheduleKeys, WorkerSchedule, withdrawnChannel } from './fleet-schedule.js';
-import { type BullMq, connectionOptions, loadBullmq, type QueueConnection } from './load-bullmq.js';
+import { type BullMq, connectionOptions, loadBullmq } from './load-bullmq.js';
 import {
   checkPreparationWorkerOptions,
   DEFAULT_WORKER_CONCURRENCY,
@@ -48,10 +49,13 @@ import { runPlan, withMargins } from './worker-margins.js';
  */
 export async function startPreparationWorker(options: PreparationWorkerOptions): Promise<PreparationWorker> {
   checkPreparationWorkerOptions(options);
-  const bullmq = await loadBullmq();
-  const { Worker } = bullmq;
   const setup = workerSetup(options);
   const { name, bus } = setup;
+  // Said at once, not after bullmq's import (a second or more on a loaded machine).
+  const connection = new ConnectionWatch(options, bus, name);
+  connection.probe();
+  const bullmq = await loadBullmq();
+  const { Worker } = bullmq;
   const status = newWorkerStatus();
   // Jobs whose current run called the summarizer (told with the run's outcome).
   const summarizedRuns = new Set<string>();
@@ -88,10 +92,10 @@ export async function startPreparationWorker(options: PreparationWorkerOptions):
     },
   );
   client(worker.getBackend().client);
-  watchConnection(worker, options, bus, name);
+  connection.watch(worker);
   // A job its agent withdraws while it runs is cancelled here (its summarizer call aborted).
   // Not awaited: the client resolves once Redis is reached, and a worker that cannot reach it
-  // must say so at once (watchConnection) and keep retrying.
+  // must say so at once (ConnectionWatch) and keep retrying.
   const listening = listenForWithdrawals(
     worker.getBackend().client as Promise<DuplicableClient>,
     withdrawnChannel(keys),
@@ -261,36 +265,6 @@ function newWorkerStatus(): PreparationWorkerStatus {
   };
 }
 
-/** Connection errors are retried by the worker (with backoff); said once per outage. */
-function watchConnection(
-  worker: Worker<PreparationJob, JobDone>,
-  options: PreparationWorkerOptions,
-  bus: EventBus,
-  name: string,
-): void {
-  const where = redisWhere(options.connection);
-  let unreachable = false;
-  worker.on('error', (error) => {
-    if (unreachable) return;
-    unreachable = true;
-    const message = `the worker cannot reach Redis at ${where} (${error?.message ?? String(error)}); retrying with backoff`;
-    bus.emit(
-      newOperation(name),
-      'compact.error',
-      { errorType: 'storage_failed', message, fallback: 'retry', context: { queue: name } },
-      { start: Date.now() },
-    );
-    try {
-      options.onConnectionError?.(message);
-    } catch {
-      // A failing hook costs the hook only.
-    }
-  });
-  worker.on('ready', () => {
-    unreachable = false;
-  });
-}
-
 /** Loads what the first job would otherwise pay for, and says at once when the key cannot be read. */
 async function warmUp(options: PreparationWorkerOptions, setup: WorkerSetup): Promise<void> {
   const { counter, redact, marks, bus, name } = setup;
@@ -314,20 +288,6 @@ async function warmUp(options: PreparationWorkerOptions, setup: WorkerSetup): Pr
     );
   // The store connects now too (a read of nothing): the first job does not pay for it.
   await options.store.get(`${name}::worker-warm-up`).catch(() => undefined);
-}
-
-/** Host and port of the connection, for messages (never the password). */
-function redisWhere(connection: QueueConnection): string {
-  if (typeof connection !== 'string') {
-    const options = connection as { host?: string; port?: number };
-    return `${options.host ?? '127.0.0.1'}:${options.port ?? 6379}`;
-  }
-  try {
-    const url = new URL(connection);
-    return `${url.hostname}:${url.port || 6379}`;
-  } catch {
-    return 'the configured URL';
-  }
 }
 
 /** `summarizer`, calling `onRun` at each run (the worker's count of summarizer runs). */

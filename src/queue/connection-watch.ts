@@ -1,0 +1,95 @@
+/**
+ * How a preparation worker says it cannot reach Redis: once per outage (a `compact.error`
+ * `storage_failed` and `onConnectionError`), from the worker's own connection errors (BullMQ
+ * retries with backoff) and, at start, from a plain TCP probe made while `bullmq` is still
+ * being imported (its import alone takes a second or more on a loaded machine).
+ */
+
+import { connect } from 'node:net';
+import type { Worker } from 'bullmq';
+import { type EventBus, newOperation } from '../core/events/event-bus.js';
+import type { QueueConnection } from './load-bullmq.js';
+import type { PreparationWorkerOptions } from './preparation-worker-options.js';
+
+/** How long the start-up probe waits for Redis to accept a connection (ms). */
+export const PROBE_TIMEOUT_MS = 1_000;
+
+/** A worker's connection, told once per outage. */
+export class ConnectionWatch {
+  readonly #options: PreparationWorkerOptions;
+  readonly #bus: EventBus;
+  readonly #name: string;
+  #unreachable = false;
+  #ready = false;
+
+  constructor(options: PreparationWorkerOptions, bus: EventBus, name: string) {
+    this.#options = options;
+    this.#bus = bus;
+    this.#name = name;
+  }
+
+  /** Tries Redis's address at once (never throws; a refused or silent one is told). */
+  probe(): void {
+    const address = redisAddress(this.#options.connection);
+    if (!address) return;
+    const socket = connect(address);
+    const done = (problem?: string) => {
+      clearTimeout(timer);
+      socket.destroy();
+      if (problem && !this.#ready) this.#tell(problem);
+    };
+    const timer = setTimeout(() => done(`no answer within ${PROBE_TIMEOUT_MS} ms`), PROBE_TIMEOUT_MS);
+    timer.unref?.();
+    socket.once('connect', () => done());
+    socket.once('error', (error) => done(error.message));
+  }
+
+  /** Tells the worker's connection errors (retried by BullMQ with backoff), once per outage. */
+  watch(worker: Worker): void {
+    worker.on('error', (error) => this.#tell(error?.message ?? String(error)));
+    worker.on('ready', () => {
+      this.#ready = true;
+      this.#unreachable = false;
+    });
+  }
+
+  #tell(problem: string): void {
+    if (this.#unreachable) return;
+    this.#unreachable = true;
+    const where = redisWhere(this.#options.connection);
+    const message = `the worker cannot reach Redis at ${where} (${problem}); retrying with backoff`;
+    this.#bus.emit(
+      newOperation(this.#name),
+      'compact.error',
+      { errorType: 'storage_failed', message, fallback: 'retry', context: { queue: this.#name } },
+      { start: Date.now() },
+    );
+    try {
+      this.#options.onConnectionError?.(message);
+    } catch {
+      // A failing hook costs the hook only.
+    }
+  }
+}
+
+/** Host and port of the connection (`undefined`: a socket path or an unreadable URL). */
+function redisAddress(connection: QueueConnection): { host: string; port: number } | undefined {
+  if (typeof connection !== 'string') {
+    const options = connection as { host?: string; port?: number; path?: string };
+    if (options.path !== undefined) return undefined;
+    return { host: options.host ?? '127.0.0.1', port: options.port ?? 6379 };
+  }
+  try {
+    const url = new URL(connection);
+    if (url.protocol !== 'redis:' && url.protocol !== 'rediss:') return undefined;
+    return { host: url.hostname.replace(/^\[|\]$/g, '') || '127.0.0.1', port: Number(url.port || 6379) };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Host and port of the connection, for messages (never the password). */
+function redisWhere(connection: QueueConnection): string {
+  const address = redisAddress(connection);
+  return address ? `${address.host}:${address.port}` : 'the configured URL';
+}

@@ -8,7 +8,7 @@
 import { connect } from 'node:net';
 import type { Worker } from 'bullmq';
 import { type EventBus, newOperation } from '../core/events/event-bus.js';
-import type { QueueConnection } from './load-bullmq.js';
+import { connectionOptions, type QueueConnection } from './load-bullmq.js';
 import type { PreparationWorkerOptions } from './preparation-worker-options.js';
 
 /** How long the start-up probe waits for Redis to accept a connection (ms). */
@@ -72,20 +72,20 @@ export class ConnectionWatch {
   }
 }
 
-/** Host and port of the connection (`undefined`: a socket path or an unreadable URL). */
+/**
+ * Host and port of the connection, read as the worker's client reads it
+ * ({@link connectionOptions}; `undefined`: a socket path, or a URL it refuses).
+ */
 function redisAddress(connection: QueueConnection): { host: string; port: number } | undefined {
-  if (typeof connection !== 'string') {
-    const options = connection as { host?: string; port?: number; path?: string };
-    if (options.path !== undefined) return undefined;
-    return { host: options.host ?? '127.0.0.1', port: options.port ?? 6379 };
-  }
+  let options: { host?: unknown; port?: unknown; path?: unknown };
   try {
-    const url = new URL(connection);
-    if (url.protocol !== 'redis:' && url.protocol !== 'rediss:') return undefined;
-    return { host: url.hostname.replace(/^\[|\]$/g, '') || '127.0.0.1', port: Number(url.port || 6379) };
+    options = connectionOptions(connection, 'worker');
   } catch {
     return undefined;
   }
+  if (options.path !== undefined) return undefined;
+  const host = typeof options.host === 'string' && options.host !== '' ? options.host : '127.0.0.1';
+  return { host: host.replace(/^\[|\]$/g, ''), port: Number(options.port ?? 6379) };
 }
 
 /** Host and port of the connection, for messages (never the password). */

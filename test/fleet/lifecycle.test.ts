@@ -5,13 +5,12 @@
  */
 import { type ChildProcess, fork } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startPreparationWorker } from '../../src/queue/index.js';
 import { redisSessionStore } from '../../src/storage/redis/index.js';
-import { type RedisTestServer, redisAvailable, startRedisServer } from '../support/redis-server.js';
+import { freePort, type RedisTestServer, redisAvailable, startRedisServer } from '../support/redis-server.js';
 
 const withRedis = redisAvailable('lifecycle tests');
 const servers: RedisTestServer[] = [];
@@ -22,17 +21,6 @@ afterAll(async () => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   await Promise.all(servers.map((server) => server.stop()));
 });
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject()));
-    });
-  });
-}
 
 describe.runIf(withRedis)('lifecycle (issue 46.5)', () => {
   it('an agent whose store came from its config exits after manager.shutdown()', async () => {

@@ -4,8 +4,8 @@
  * machine). Here the import never ends, so only a start that does not wait for it can tell.
  * Isolated (vitest.config.ts): the mock must not reach the other queue tests.
  */
-import { createServer } from 'node:net';
 import { describe, expect, it, vi } from 'vitest';
+import { freePort } from '../support/redis-server.js';
 
 vi.mock('../../src/queue/load-bullmq.js', async (importOriginal) => {
   const actual = await importOriginal<typeof import('../../src/queue/load-bullmq.js')>();
@@ -14,18 +14,6 @@ vi.mock('../../src/queue/load-bullmq.js', async (importOriginal) => {
 
 const { startPreparationWorker } = await import('../../src/queue/index.js');
 const { redisSessionStore } = await import('../../src/storage/redis/index.js');
-
-/** A port nothing listens on (taken, then released). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject()));
-    });
-  });
-}
 
 describe('a worker at an unreachable Redis', () => {
   it('says so while bullmq is still loading', async () => {

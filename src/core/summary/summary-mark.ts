@@ -4,9 +4,10 @@
  * the session's state key under the installation's secret), written as 39 decimal digits. The
  * GPT tokenizers read digits three at a time whatever they are, so a mark is always the same
  * number of tokens: a summary's size does not depend on the key or the session (marks in
- * base64url, written before, took one to four tokens more or less by key, and still verify). A summary message handed back in
- * a persisted view is trusted, and resumed, only when its mark verifies: a tampered body,
- * another session's summary or another installation's is ordinary content.
+ * base64url, written before, took one to three tokens more or less by key, and still verify).
+ * A summary message handed back in a persisted view is trusted, and resumed, only when its mark
+ * verifies: a tampered body, another session's summary or another installation's is ordinary
+ * content.
  *
  * The secret comes from `CompactManagerOptions.summaryKeys`, else the `COMPACT_SUMMARY_KEY`
  * environment variable (comma-separated: the first signs, every one verifies, so an old key

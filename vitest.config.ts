@@ -27,6 +27,7 @@ const ISOLATED = [
   // Mocks the bullmq import with one that never ends: in the shared graph every later queue
   // test would wait on it.
   'test/queue/worker-unreachable-early.test.ts',
+  'test/queue/worker-cli-unreachable-early.test.ts',
 ];
 
 // Not in `npm run test:quick` (COMPACT_TEST_QUICK=1): files that start real servers or

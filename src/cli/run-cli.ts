@@ -4,7 +4,7 @@ import type { CompactManagerOptions } from '../core/manager/manager-options.js';
 import type { MessageFormat } from '../core/messages/message.js';
 import type { CompactPolicy } from '../core/policy.js';
 import type { CliIo } from './cli-io.js';
-import { type CompactFlags, runCompactCommand, runEstimateCommand } from './compact-command.js';
+import type { CompactFlags } from './compact-command.js';
 import { cliErrorMessage, cliText } from './flag-names.js';
 import { COMMAND_HELP, commandFlags, commandHelp, generalHelp, packageVersion } from './help.js';
 import { checkFlags, type FlagOptions, parseCliArgs, unknownCommand } from './parse-cli-args.js';
@@ -238,6 +238,8 @@ async function dispatch(argv: readonly string[], io: CliIo): Promise<number> {
     ...(values.state !== undefined ? { state: values.state as string } : {}),
     ...flags,
   };
+  // Loaded for these two commands only: a worker or a status needs none of it.
+  const { runCompactCommand, runEstimateCommand } = await import('./compact-command.js');
   if (command === 'estimate') await runEstimateCommand(file, options, compactFlags, out);
   else await runCompactCommand(file, options, compactFlags, out);
   return EXIT_CODES.ok;

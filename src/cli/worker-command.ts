@@ -19,35 +19,49 @@ export async function runWorkerCommand(flag: string | undefined, json: boolean, 
         issues: [{ path: ['config'], message: 'is required' }],
       },
     );
+  const { earlyProbe, earlyRedisUrl } = await import('./early-probe.js');
+  const cwd = io.cwd ?? process.cwd();
+  // Redis is tried before the config, the store, the summarizer and bullmq are loaded when its
+  // URL is known without them, else as soon as the config names it.
+  const known = await earlyRedisUrl(file, io.env, cwd);
+  let early = known === undefined ? undefined : earlyProbe(known, io);
   const config = await import('../config/index.js');
   const { queueUrl } = await import('../config/queue-options.js');
-  const loaded = await config.loadConfig({ file, env: io.env });
+  const loaded = await config.loadConfig({ file, env: io.env, cwd });
   const url = queueUrl(loaded, io.env);
+  if (early?.url !== url) early = earlyProbe(url, io);
+  const probe = early;
   const options = await config.toManagerOptions(loaded, { env: io.env });
   const queue = loaded.queue!;
-  const { startPreparationWorker } = await import('../queue/index.js');
-  const worker = await startPreparationWorker({
-    connection: url,
-    // queueUrl checked that sessions.store is redis: toManagerOptions built that store.
-    store: options.store!,
-    ...(options.summarizer ? { summarizer: options.summarizer } : {}),
-    name: queue.name,
-    concurrency: queue.concurrency,
-    ...(queue.rate_limit
-      ? { rateLimit: { max: queue.rate_limit.max, durationMs: queue.rate_limit.duration_ms } }
-      : {}),
-    timeoutMs: options.summarizerTimeoutMs,
-    model: options.model,
-    redaction: options.redaction === true ? {} : options.redaction,
-    exporters: options.exporters,
-    onConnectionError: (message) => io.stderr(`${message}\n`),
-    onJobDone: (outcome) =>
-      io.stdout(
-        json
-          ? `${JSON.stringify(outcome)}\n`
-          : `${outcome.jobId} attempt ${outcome.attempt}: ${outcome.result}${outcome.error ? ` (${outcome.error})` : ''}\n`,
-      ),
-  });
+  const { startProbedWorker } = await import('../queue/preparation-worker.js');
+  const worker = await startProbedWorker(
+    {
+      connection: url,
+      // queueUrl checked that sessions.store is redis: toManagerOptions built that store.
+      store: options.store!,
+      ...(options.summarizer ? { summarizer: options.summarizer } : {}),
+      name: queue.name,
+      concurrency: queue.concurrency,
+      ...(queue.rate_limit
+        ? { rateLimit: { max: queue.rate_limit.max, durationMs: queue.rate_limit.duration_ms } }
+        : {}),
+      timeoutMs: options.summarizerTimeoutMs,
+      model: options.model,
+      redaction: options.redaction === true ? {} : options.redaction,
+      exporters: options.exporters,
+      onConnectionError: (message) => {
+        // The worker tells the same probe's answer (as an event too): said once, by the probe.
+        if (!probe.said(message)) io.stderr(`${message}\n`);
+      },
+      onJobDone: (outcome) =>
+        io.stdout(
+          json
+            ? `${JSON.stringify(outcome)}\n`
+            : `${outcome.jobId} attempt ${outcome.attempt}: ${outcome.result}${outcome.error ? ` (${outcome.error})` : ''}\n`,
+        ),
+    },
+    probe.probe,
+  );
   io.stderr(`worker listening on queue ${queue.name} (concurrency ${queue.concurrency})\n`);
   await new Promise<void>((resolve) => {
     const stop = () => {

@@ -28,20 +28,15 @@ export class ConnectionWatch {
     this.#name = name;
   }
 
-  /** Tries Redis's address at once (never throws; a refused or silent one is told). */
-  probe(): void {
-    const address = redisAddress(this.#options.connection);
-    if (!address) return;
-    const socket = connect(address);
-    const done = (problem?: string) => {
-      clearTimeout(timer);
-      socket.destroy();
-      if (problem && !this.#ready) this.#tell(problem);
-    };
-    const timer = setTimeout(() => done(`no answer within ${PROBE_TIMEOUT_MS} ms`), PROBE_TIMEOUT_MS);
-    timer.unref?.();
-    socket.once('connect', () => done());
-    socket.once('error', (error) => done(error.message));
+  /**
+   * Tells the start-up probe's answer (never rejects): `early`, a probe the caller made as soon
+   * as it knew the URL ({@link probeRedis}), or one made now. Awaited before importing `bullmq`
+   * (one synchronous stretch, a second or more on a loaded machine, in which no answer could be
+   * read); the wait is one connect, at most {@link PROBE_TIMEOUT_MS}.
+   */
+  async probe(early?: Promise<string | undefined>): Promise<void> {
+    const problem = await (early ?? probeRedis(this.#options.connection));
+    if (problem && !this.#ready) this.#tell(problem);
   }
 
   /** Tells the worker's connection errors (retried by BullMQ with backoff), once per outage. */
@@ -56,8 +51,7 @@ export class ConnectionWatch {
   #tell(problem: string): void {
     if (this.#unreachable) return;
     this.#unreachable = true;
-    const where = redisWhere(this.#options.connection);
-    const message = `the worker cannot reach Redis at ${where} (${problem}); retrying with backoff`;
+    const message = unreachableMessage(this.#options.connection, problem);
     this.#bus.emit(
       newOperation(this.#name),
       'compact.error',
@@ -70,6 +64,32 @@ export class ConnectionWatch {
       // A failing hook costs the hook only.
     }
   }
+}
+
+/**
+ * Tries Redis's address with a plain TCP connect: what went wrong (a refused connection, no
+ * answer within {@link PROBE_TIMEOUT_MS}), or `undefined` once it accepts (or for a socket
+ * path, not probed). Never rejects.
+ */
+export function probeRedis(connection: QueueConnection): Promise<string | undefined> {
+  const address = redisAddress(connection);
+  if (!address) return Promise.resolve(undefined);
+  return new Promise((resolve) => {
+    const socket = connect(address);
+    const done = (problem?: string) => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(problem);
+    };
+    const timer = setTimeout(() => done(`no answer within ${PROBE_TIMEOUT_MS} ms`), PROBE_TIMEOUT_MS);
+    socket.once('connect', () => done());
+    socket.once('error', (error) => done(error.message));
+  });
+}
+
+/** The line that says a worker cannot reach Redis (never the password). */
+export function unreachableMessage(connection: QueueConnection, problem: string): string {
+  return `the worker cannot reach Redis at ${redisWhere(connection)} (${problem}); retrying with backoff`;
 }
 
 /**

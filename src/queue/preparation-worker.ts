@@ -47,13 +47,27 @@ import { runPlan, withMargins } from './worker-margins.js';
  * Starts a worker of the preparation queue (imports the `bullmq` peer). Resolves once it
  * listens for jobs.
  */
-export async function startPreparationWorker(options: PreparationWorkerOptions): Promise<PreparationWorker> {
+export function startPreparationWorker(options: PreparationWorkerOptions): Promise<PreparationWorker> {
+  return startProbedWorker(options);
+}
+
+/**
+ * {@link startPreparationWorker} after a start-up probe the caller already made
+ * (`probeRedis`, as soon as it knew the URL: the CLI's worker says an outage before loading
+ * the rest). The probe's answer is told here as from the worker's own probe.
+ */
+export async function startProbedWorker(
+  options: PreparationWorkerOptions,
+  probe?: Promise<string | undefined>,
+): Promise<PreparationWorker> {
   checkPreparationWorkerOptions(options);
   const setup = workerSetup(options);
   const { name, bus } = setup;
-  // Said at once, not after bullmq's import (a second or more on a loaded machine).
+  // Said at once, not after bullmq's import: that import is one synchronous stretch (a second
+  // or more on a loaded machine) in which the probe's answer could not be read. The wait is one
+  // connect (at most PROBE_TIMEOUT_MS when Redis does not answer).
   const connection = new ConnectionWatch(options, bus, name);
-  connection.probe();
+  await connection.probe(probe);
   const bullmq = await loadBullmq();
   const { Worker } = bullmq;
   const status = newWorkerStatus();

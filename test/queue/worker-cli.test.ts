@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../src/cli/run-cli.js';
 import type { AnyCompactEvent } from '../../src/core/events/events.js';
 import { chatTurns } from '../support/background-fixtures.js';
-import { type RedisTestServer, redisAvailable, startRedisServer } from '../support/redis-server.js';
+import { freePort, type RedisTestServer, redisAvailable, startRedisServer } from '../support/redis-server.js';
 import { type Agent, settled, startAgent } from './support/queue-fleet.js';
 
 const MAIN = new URL('../../src/cli/main.ts', import.meta.url).pathname;
@@ -103,5 +103,33 @@ describe.runIf(withRedis)('agent-compaction worker', () => {
 
     worker.kill('SIGTERM');
     expect(await exited).toBe(0);
+  });
+
+  it('says once that it cannot reach Redis, then listens once Redis is there', async () => {
+    const port = await freePort();
+    const config = join(dir, 'unreachable.yaml');
+    await writeFile(config, `sessions:\n  store: redis\nqueue:\n  name: cli-${randomUUID()}\n`);
+    const child = spawn(process.execPath, ['--import', 'tsx', MAIN, 'worker', '--config', config], {
+      env: { ...process.env, REDIS_URL: `redis://127.0.0.1:${port}` },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    const listening = lineOf(child.stderr, /worker listening on queue/);
+    await lineOf(child.stderr, /cannot reach Redis/);
+    const late = await startRedisServer({ port });
+    try {
+      await listening;
+      // The command's own probe and the worker's telling of it are one line; so is the outage.
+      expect(stderr.match(/cannot reach Redis/g), stderr).toHaveLength(1);
+      child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+    } finally {
+      if (child.exitCode === null) child.kill('SIGKILL');
+      await late.stop();
+    }
   });
 });

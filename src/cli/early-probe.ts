@@ -6,7 +6,7 @@
 
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { probeRedis, unreachableMessage } from '../queue/connection-watch.js';
+import { probeRedis, unreachableMessage } from '../queue/redis-probe.js';
 import type { CliIo } from './cli-io.js';
 
 /** A probe of one URL whose failure was said on stderr as soon as it was known. */

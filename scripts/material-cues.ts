@@ -22,7 +22,9 @@ const lines = (file: string) => readFileSync(join(raw, file), 'utf8').split('\n'
 
 /** Each source's messages, in the extractor's order. */
 const messages: Record<string, string[]> = {
-  'self-instruct': lines('selfinstruct.jsonl').map((l) => (JSON.parse(l) as { instruction: string }).instruction),
+  'self-instruct': lines('selfinstruct.jsonl').map(
+    (l) => (JSON.parse(l) as { instruction: string }).instruction,
+  ),
   'fastchat-bench': ['mtbench.jsonl', 'vicuna.jsonl'].flatMap((f) =>
     lines(f).flatMap((l) => (JSON.parse(l) as { turns: string[] }).turns),
   ),

@@ -35,10 +35,20 @@ function quoteMarks(sentence: string): { straight: number; curly: number; fences
   return { straight, curly, fences };
 }
 
-/** A sentence that opens on a quotation mark it does not close: a quoted passage starts here. */
+/** Closing punctuation that may follow a closing quotation mark. */
+const AFTER_CLOSE = /["”][.!?,;:]?$/;
+
+/**
+ * A sentence that opens on a quotation mark or a fence: a quoted passage starts here (the mark left
+ * open), or the whole sentence is quoted (closed at its end: `"I am angry that ..."` given to rewrite).
+ */
 function opensQuote(sentence: string, straight: number, curly: number): boolean {
+  if (sentence.startsWith('```')) return true;
   const first = sentence.charCodeAt(0);
-  return (first === 34 && straight % 2 === 1) || (first === 0x201c && curly > 0);
+  if (first !== 34 && first !== 0x201c) return false;
+  if ((first === 34 && straight % 2 === 1) || (first === 0x201c && curly > 0)) return true;
+  const tail = sentence.length > MAX_CHARS ? '' : sentence.trimEnd();
+  return straight + Math.abs(curly) <= 2 && AFTER_CLOSE.test(tail);
 }
 
 /** The cue of each of `sentences` (one message's, in order): does it stand in quoted material. */

@@ -14,6 +14,16 @@ describe('materialCuesOf (issue 45, twelfth pass)', () => {
     expect(cues('Rewrite: “Stop the car. Open the door.” Keep it short.')).toEqual(['none', 'quote', 'none']);
   });
 
+  it('marks nothing for a mark never closed or an inch mark, and keeps an ask after the closing mark', () => {
+    expect(cues('Buy the 27" monitor. Never pay more than $300. Ask me first.')).toEqual([
+      'none',
+      'none',
+      'none',
+    ]);
+    expect(cues('Use "pnpm. Never push to main.')).toEqual(['none', 'none']);
+    expect(cues('Evaluate this: "Sales fell. Buy ads." and tell me why.')).toEqual(['none', 'none']);
+  });
+
   it('marks a sentence quoted whole, and not a sentence that only holds a quotation', () => {
     expect(cues('Make this polite.\n"I am angry that you took my work."')).toEqual(['none', 'quote']);
     expect(cues('Translate "good morning" into French. Say "hi" to Bob.')).toEqual(['none', 'none']);
@@ -35,7 +45,7 @@ describe('materialCuesOf (issue 45, twelfth pass)', () => {
   });
 
   it('is read in one pass: a long message of many quotation marks', () => {
-    const message = '"Quoted." '.repeat(5000);
+    const message = '"Quoted." '.repeat(2000);
     const out = cues(message);
     expect(out.length).toBe(splitSentences(message).length);
     expect(out.every((cue) => cue === 'quote')).toBe(true);

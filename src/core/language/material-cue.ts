@@ -16,58 +16,77 @@ export type MaterialCue = 'none' | 'colon' | 'quote';
 /** Characters read from each sentence (a pasted blob beyond them decides nothing). */
 const MAX_CHARS = 600;
 
-/** How a sentence changes the quotation state: the count of straight double quotes, and curly opens minus closes. */
-function quoteMarks(sentence: string): { straight: number; curly: number; fences: number } {
-  let straight = 0;
-  let curly = 0;
-  let fences = 0;
-  const end = Math.min(sentence.length, MAX_CHARS);
-  for (let i = 0; i < end; i++) {
-    const c = sentence.charCodeAt(i);
-    if (c === 34) straight++;
-    else if (c === 0x201c) curly++;
-    else if (c === 0x201d) curly--;
-    else if (c === 96 && sentence.charCodeAt(i + 1) === 96 && sentence.charCodeAt(i + 2) === 96) {
-      fences++;
-      i += 2;
-    }
-  }
-  return { straight, curly, fences };
-}
+const QUOTE = 34;
+const OPEN_CURLY = 0x201c;
+const CLOSE_CURLY = 0x201d;
+const BACKTICK = 96;
+/** Characters a straight quotation mark may follow to open a quotation (not an inch mark: `27"`). */
+const BEFORE_OPEN = new Set([32, 9, 40, 91, 123, 58, 0x2014, 45]);
+/** What may follow a closing mark for the sentence to be quoted whole: closing punctuation. */
+const AFTER_CLOSE = /^[.!?,;:]?\s*$/;
 
-/** Closing punctuation that may follow a closing quotation mark. */
-const AFTER_CLOSE = /["”][.!?,;:]?$/;
+/** The quotation being read: its kind (a straight mark, a curly one, a fence) and where it opened. */
+interface Open {
+  kind: 'straight' | 'curly' | 'fence';
+  sentence: number;
+  /** It opened at the head of its sentence: that sentence is quoted too. */
+  atHead: boolean;
+}
 
 /**
- * A sentence that opens on a quotation mark or a fence: a quoted passage starts here (the mark left
- * open), or the whole sentence is quoted (closed at its end: `"I am angry that ..."` given to rewrite).
+ * The cue of each of `sentences` (one message's, in order): does it stand in quoted material. A
+ * quotation counts once it closes (a stray mark never closed marks nothing); a sentence is
+ * `quote` when it lies inside one, opens one at its head, or is quoted whole.
  */
-function opensQuote(sentence: string, straight: number, curly: number): boolean {
-  if (sentence.startsWith('```')) return true;
-  const first = sentence.charCodeAt(0);
-  if (first !== 34 && first !== 0x201c) return false;
-  if ((first === 34 && straight % 2 === 1) || (first === 0x201c && curly > 0)) return true;
-  const tail = sentence.length > MAX_CHARS ? '' : sentence.trimEnd();
-  return straight + Math.abs(curly) <= 2 && AFTER_CLOSE.test(tail);
-}
-
-/** The cue of each of `sentences` (one message's, in order): does it stand in quoted material. */
 export function materialCuesOf(sentences: readonly string[]): MaterialCue[] {
   const out = new Array<MaterialCue>(sentences.length);
-  let straightOpen = false;
-  let curlyDepth = 0;
-  let fenceOpen = false;
+  let open: Open | undefined;
   let colon = false;
   for (let k = 0; k < sentences.length; k++) {
     const sentence = sentences[k] as string;
-    const marks = quoteMarks(sentence);
-    const inside = straightOpen || curlyDepth > 0 || fenceOpen;
-    out[k] = inside || opensQuote(sentence, marks.straight, marks.curly) ? 'quote' : colon ? 'colon' : 'none';
-    if (marks.straight % 2 === 1) straightOpen = !straightOpen;
-    curlyDepth = Math.max(0, curlyDepth + marks.curly);
-    if (marks.fences % 2 === 1) fenceOpen = !fenceOpen;
-    const trimmed = sentence.length > MAX_CHARS ? sentence.slice(0, MAX_CHARS) : sentence;
-    if (trimmed.trimEnd().endsWith(':')) colon = true;
+    out[k] = colon ? 'colon' : 'none';
+    const end = Math.min(sentence.length, MAX_CHARS);
+    for (let i = 0; i < end; i++) {
+      const c = sentence.charCodeAt(i);
+      let kind: Open['kind'] | undefined;
+      if (c === QUOTE) kind = 'straight';
+      else if (c === OPEN_CURLY || c === CLOSE_CURLY) kind = 'curly';
+      else if (
+        c === BACKTICK &&
+        sentence.charCodeAt(i + 1) === BACKTICK &&
+        sentence.charCodeAt(i + 2) === BACKTICK
+      )
+        kind = 'fence';
+      if (kind === undefined) continue;
+      const width = kind === 'fence' ? 3 : 1;
+      if (open === undefined) {
+        const next = sentence.charCodeAt(i + width);
+        const opens =
+          kind === 'fence' ||
+          c === OPEN_CURLY ||
+          (c === QUOTE &&
+            (i === 0 || BEFORE_OPEN.has(sentence.charCodeAt(i - 1))) &&
+            i + width < sentence.length &&
+            next !== 32);
+        if (opens) open = { kind, sentence: k, atHead: i === 0 };
+      } else if (open.kind === kind && c !== OPEN_CURLY) {
+        closeQuotation(out, open, k, AFTER_CLOSE.test(sentence.slice(i + width, end)));
+        open = undefined;
+      }
+      i += width - 1;
+    }
+    if (sentence.slice(0, end).trimEnd().endsWith(':')) colon = true;
   }
   return out;
+}
+
+/**
+ * Marks the sentences of a quotation that opened at `open` and closed in sentence `k`: those
+ * between, the one it opened at the head of, and the closing one when nothing but punctuation
+ * follows the mark (`... the end." and tell me why` keeps its ask).
+ */
+function closeQuotation(out: MaterialCue[], open: Open, k: number, atEnd: boolean): void {
+  if (open.atHead && (open.sentence < k || atEnd)) out[open.sentence] = 'quote';
+  for (let j = open.sentence + 1; j < k; j++) out[j] = 'quote';
+  if (open.sentence < k && atEnd) out[k] = 'quote';
 }

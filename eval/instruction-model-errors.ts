@@ -34,7 +34,8 @@ export function heldOutErrors(
     if (row.source !== source || row.context === 'person' || isDataLine(row.text)) continue;
     const score = instructionScore(row.text, row.context, model, row.position, row.later);
     const truth = row.label === 'instruction';
-    if (score > 0 === truth) continue;
+    // A sentence of quoted material is never flagged (the rule of instruction-model.ts `isInstructionBy`).
+    if ((row.material !== 'quote' && score > 0) === truth) continue;
     const kind = truth ? 'false negative' : 'false positive';
     const message = source === 'swe-agent' ? sweAgentPlace(row.text) : undefined;
     out.push(message === undefined ? { row, score, kind } : { row, score, kind, message });

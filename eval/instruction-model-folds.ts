@@ -18,6 +18,7 @@ import {
   type InstructionModel,
   isInstructionBy,
 } from '../src/core/language/instruction-model.js';
+import type { MaterialCue } from '../src/core/language/material-cue.js';
 
 /** One labelled sentence of eval/data/instructions/sentences.jsonl. */
 export interface LabelledSentence {
@@ -30,6 +31,8 @@ export interface LabelledSentence {
   position: SentencePosition;
   /** What the sentences after it in its message ask (later-cue.ts). */
   later: LaterCue;
+  /** Whether it stands in its message's quoted material (material-cue.ts); `none` when absent. */
+  material?: MaterialCue;
 }
 
 /** The figures of one held-out source. */
@@ -45,6 +48,8 @@ export interface Fold {
 
 const DATA = new URL('./data/instructions/sentences.jsonl', import.meta.url);
 const EPOCHS = 12;
+/** Each prompt row's material cue (scripts/material-cues.ts; a row not named there is `none`). */
+const CUES = new URL('./data/instructions/material-cues.json', import.meta.url);
 
 /**
  * Hand-labelled sets measured and not shipped (eval/data/instructions/LABELS.md, ninth and tenth
@@ -78,6 +83,11 @@ export function readLabelled(extra: readonly ExtraSet[] = []): LabelledSentence[
       const { text, label, source, license, context, position, later } = full;
       rows.push({ text, label, source, license, context, position, later });
     }
+  }
+  const cues = JSON.parse(readFileSync(CUES, 'utf8')) as Record<string, MaterialCue>;
+  for (const row of rows) {
+    const cue = cues[`${row.source}|${row.text}`];
+    if (cue) row.material = cue;
   }
   return rows;
 }
@@ -180,7 +190,15 @@ export function scoreRows(
   let fn = 0;
   let negatives = 0;
   for (const row of rows) {
-    const said = isInstructionBy(row.text, row.context, model, threshold, row.position, row.later);
+    const said = isInstructionBy(
+      row.text,
+      row.context,
+      model,
+      threshold,
+      row.position,
+      row.later,
+      row.material,
+    );
     const truth = row.label === 'instruction';
     if (!truth) negatives++;
     if (said && truth) tp++;

@@ -31,11 +31,13 @@ const GOAL = 0.9;
  * WordNet's word classes (eighth pass) moved agent-rules to 92.7/91.3 (met), oasst1 to 82.6/91.4
  * and fastchat-bench to 82.3/92.1; swe-agent stayed at 86.1/100. What the rest of the message asks
  * (later-cue.ts, ninth pass) moved fastchat-bench to 83.8/92.1 and oasst1 to 84.0/90.0; swe-agent
- * stayed at 86.1/100: the floors below.
+ * stayed at 86.1/100. A sentence of quoted material is never an instruction (material-cue.ts,
+ * twelfth pass: a news item or a review quoted to work on) moved fastchat-bench to 86.1/92.1, oasst1
+ * to 85.1/90.0; swe-agent stayed at 86.1/100: the floors below.
  */
 const OPEN_GAP: Readonly<Record<string, { precision: number; recall: number }>> = {
-  'fastchat-bench': { precision: 0.83, recall: GOAL },
-  oasst1: { precision: 0.84, recall: GOAL },
+  'fastchat-bench': { precision: 0.86, recall: GOAL },
+  oasst1: { precision: 0.85, recall: GOAL },
   'swe-agent': { precision: 0.86, recall: GOAL },
 };
 

@@ -23,6 +23,7 @@ import {
   INSTRUCTION_WEIGHT_SCALE,
   INSTRUCTION_WEIGHTS,
 } from './instruction-weights.js';
+import type { MaterialCue } from './material-cue.js';
 
 /** A sentence is an instruction when its score is above this (log-odds 0: probability one half). */
 export const INSTRUCTION_THRESHOLD = 0;
@@ -86,8 +87,10 @@ export function instructionScore(
 
 /**
  * True when `sentence`, said in `context`, is an instruction by `model`: never a line of data (a
- * key's armor or body, a token without words) and never a sentence said to a person (the context
- * rule: between people, "Check this out!" is no work for an assistant); else the model decides.
+ * key's armor or body, a token without words), never a sentence said to a person (the context
+ * rule: between people, "Check this out!" is no work for an assistant) and never a sentence of
+ * quoted material (`material` `quote`, material-cue.ts: a news item or a review given in quotation
+ * marks to work on is the material, not the ask); else the model decides.
  */
 export function isInstructionBy(
   sentence: string,
@@ -96,8 +99,9 @@ export function isInstructionBy(
   threshold = INSTRUCTION_THRESHOLD,
   position?: SentencePosition,
   later?: LaterCue,
+  material?: MaterialCue,
 ): boolean {
-  if (context === 'person' || isDataLine(sentence)) return false;
+  if (context === 'person' || material === 'quote' || isDataLine(sentence)) return false;
   return instructionScore(sentence, context, model, position, later) > threshold;
 }
 

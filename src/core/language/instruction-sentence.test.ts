@@ -62,6 +62,23 @@ describe('instruction sentences: the learned model and who the user talks to (is
       expect(isInstructionSentence(sentence, 'assistant', undefined, position), sentence).toBe(true);
   });
 
+  it('a sentence of quoted material is never an instruction, whatever it says (issue 45, twelfth pass)', () => {
+    for (const sentence of [
+      'Please cancel my order and refund the full amount.',
+      'Never buy this blender.',
+    ]) {
+      expect(isInstructionSentence(sentence, 'assistant', undefined, 'middle', 'none'), sentence).toBe(true);
+      expect(
+        isInstructionSentence(sentence, 'assistant', undefined, 'middle', 'none', 'colon'),
+        sentence,
+      ).toBe(true);
+      expect(
+        isInstructionSentence(sentence, 'assistant', undefined, 'middle', 'none', 'quote'),
+        sentence,
+      ).toBe(false);
+    }
+  });
+
   it('reads a curly apostrophe as a straight one', () => {
     for (const [curly, straight] of [
       ['Don’t summarize the text.', "Don't summarize the text."],

@@ -16,15 +16,18 @@ import {
 } from './instruction-features.js';
 import { INSTRUCTION_THRESHOLD, isInstructionBy } from './instruction-model.js';
 import { isKeyMaterial } from './key-identifiers.js';
+import type { MaterialCue } from './material-cue.js';
 
 export type { InstructionContext, LaterCue, SentencePosition } from './instruction-features.js';
 export { positionOf } from './instruction-features.js';
 export { laterCuesOf } from './later-cue.js';
+export { type MaterialCue, materialCuesOf } from './material-cue.js';
 
 /**
  * True when `sentence`, said to `context` at `position` among its message's sentences, with
- * `later` telling what the sentences after it ask (`laterCuesOf`), asks, forbids, requires or
- * prefers something of it: the model's log-odds over `threshold` (0: more likely than not).
+ * `later` telling what the sentences after it ask (`laterCuesOf`) and `material` whether it stands
+ * in quoted material (`materialCuesOf`: a quoted sentence is never one), asks, forbids, requires
+ * or prefers something of it: the model's log-odds over `threshold` (0: more likely than not).
  */
 export function isInstructionSentence(
   sentence: string,
@@ -32,11 +35,12 @@ export function isInstructionSentence(
   threshold = INSTRUCTION_THRESHOLD,
   position?: SentencePosition,
   later?: LaterCue,
+  material?: MaterialCue,
 ): boolean {
   const words = headOf(sentence).trim().split(/\s+/, 4);
   // A line of key material (a PEM body line, a pasted key) is data, not an instruction.
   if (words.length <= 3 && words.some(isKeyMaterial)) return false;
-  return isInstructionBy(sentence, context, undefined, threshold, position, later);
+  return isInstructionBy(sentence, context, undefined, threshold, position, later, material);
 }
 
 const ASSISTANT_ROLES = new Set(['system', 'developer', 'tool', 'function']);

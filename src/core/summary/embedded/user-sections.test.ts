@@ -30,6 +30,18 @@ describe('user sections', () => {
     expect(sections.instructions).toEqual(['"Use pnpm, not npm."', '"Keep ticket BILL-204 in mind."']);
   });
 
+  it('leave out the sentences of a quoted passage: the material to work on, not an ask (issue 45, twelfth pass)', () => {
+    const list = messageList();
+    list.user('Help me with my support inbox today.');
+    list.calls([{ id: 'c1', name: 'read_inbox', arguments: '{}' }]);
+    list.result({ callId: 'c1', output: '2 new emails' });
+    list.user(
+      'Reply to this customer email in a friendly tone.\n"Please cancel my order and refund the full amount. Call me back before Friday."\nKeep the reply under 100 words.',
+    );
+    const sections = collectUserSections(list.messages, none);
+    expect(sections.instructions).toEqual(['"Keep the reply under 100 words."']);
+  });
+
   it('recognise instructions by what they ask of the assistant, not small talk with a modal in it', () => {
     for (const yes of [
       "Don't push to main.",

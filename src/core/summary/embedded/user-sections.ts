@@ -14,6 +14,8 @@ import {
   isInstructionSentence,
   type LaterCue,
   laterCuesOf,
+  type MaterialCue,
+  materialCuesOf,
   positionOf,
   type SentencePosition,
 } from '../../language/instruction-sentence.js';
@@ -91,15 +93,17 @@ function quote(text: string, max = MAX_QUOTE_CHARS): string {
 
 /**
  * True when `sentence`, said to `context` at `position` among its message's sentences (`later`:
- * what the sentences after it ask), asks the assistant to do, keep, avoid or prefer something.
+ * what the sentences after it ask; `material`: whether it stands in quoted material), asks the
+ * assistant to do, keep, avoid or prefer something.
  */
 export function isInstruction(
   sentence: string,
   context: InstructionContext = 'assistant',
   position?: SentencePosition,
   later?: LaterCue,
+  material?: MaterialCue,
 ): boolean {
-  return isInstructionSentence(sentence, context, HEAD_INSTRUCTION_LOG_ODDS, position, later);
+  return isInstructionSentence(sentence, context, HEAD_INSTRUCTION_LOG_ODDS, position, later, material);
 }
 
 /** True when `message` is text the user wrote (not tool results, not injected text). */
@@ -196,10 +200,12 @@ export function* collectUserSectionSteps(
     let work = 0;
     const sentences = splitSentences(text);
     const cues = laterCuesOf(sentences);
+    const material = materialCuesOf(sentences);
     for (const [index, sentence] of sentences.entries()) {
       if (++work % 16 === 0) yield;
       const position = positionOf(index, sentences.length);
-      if (!isInstruction(sentence, context, position, cues[index]) || MARKUP.test(sentence)) continue;
+      if (!isInstruction(sentence, context, position, cues[index], material[index]) || MARKUP.test(sentence))
+        continue;
       const line = quote(sentence, 400);
       const key = normalize(line);
       if (seen.has(key) || (opening && normalize(opening).includes(key))) continue;

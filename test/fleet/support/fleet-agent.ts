@@ -65,7 +65,11 @@ const manager = new CompactManager({
     name: `agent-${agent}`,
     summarize: async (request: SummarizeRequest) => {
       const ids = request.messages.map((m) => m.id);
-      return { text: `## Task\n- by agent ${agent}: ${ids.length} messages, ${ids[0]} to ${ids.at(-1)}` };
+      // The user's asks the previous summary held (`keep`) are carried, as an LLM's would be:
+      // an output that loses one is rejected and the embedded summarizer runs instead.
+      return {
+        text: `${request.keep ?? '## Task'}\n- by agent ${agent}: ${ids.length} messages, ${ids[0]} to ${ids.at(-1)}`,
+      };
     },
   },
 });

@@ -8,9 +8,10 @@
  * version, the first wins) and the record is signed with the installation's summary key. The agent swaps a published summary in only
  * when it still covers a prefix of its history (shared-preparation.ts), and its compaction's
  * compare-and-set on the version applies it at most once. While it summarizes and publishes,
- * the worker holds the session's preparation claim (the `<key>::prepared` lock): the agent at
- * its trigger then waits for this summary instead of writing one itself, and a job whose
- * version the agent claimed first (it compacts without a prepared summary) is not summarized.
+ * the worker holds the session's preparation claim (the `<key>::prepared` lock, until the job's
+ * deadline at most): the agent at its trigger then waits for this summary instead of writing
+ * one itself, and a job whose version the agent claimed first (it compacts without a prepared
+ * summary) is not summarized.
  */
 
 import type { TokenCounter } from '../counting/token-counter.js';
@@ -19,7 +20,7 @@ import { type SummarizeEmit, summarizeWithFallback } from '../preflight/cascade/
 import { checkSummaryOutput } from '../preflight/summary-output.js';
 import type { Redactor } from '../redaction/redactor.js';
 import { type PreparationJob, QUEUE_SUMMARIZER_PREFIX } from '../session/preparation-queue.js';
-import type { SessionStore } from '../session/session-store.js';
+import type { SessionLock, SessionStore } from '../session/session-store.js';
 import type { Summarizer } from '../summary/summarizer.js';
 import type { SummaryMarks } from '../summary/summary-mark.js';
 import { preparedKey, publishedVersion, publishPrepared } from './shared-preparation.js';
@@ -96,14 +97,33 @@ export async function runPreparationJob(
   // trigger waits for this summary instead of writing one itself.
   const claim = await deps.store.acquireLock(preparedKey(job.key), WORKER_CLAIM_TTL_MS);
   if (!claim) return 'superseded';
-  const renew = setInterval(() => void claim.renew().catch(() => false), WORKER_CLAIM_TTL_MS / 3);
+  const held = holdClaim(claim, job.deadline);
   try {
     // Fenced again under the claim: a trigger may have compacted it just before.
     return (await fence(deps.store, job)) ?? (await summarizeAndPublish(job, deps));
   } finally {
-    clearInterval(renew);
-    await claim.release().catch(() => false);
+    await held.end();
   }
+}
+
+/**
+ * Keeps a run's claim alive (renewed every third of its time to live) until the run ends or
+ * the job's `deadline` passes, whichever is first. Past the deadline the agent compacts at its
+ * trigger without this summary (the deadline's meaning): the claim is let go, so a trigger
+ * waiting for a run that hangs stops waiting and claims the version itself. The run goes on;
+ * its publish is fenced like any late one.
+ */
+function holdClaim(claim: SessionLock, deadline: number | undefined): { end: () => Promise<void> } {
+  let released: Promise<unknown> | undefined;
+  const letGo = () => {
+    clearInterval(renew);
+    clearTimeout(due);
+    released ??= claim.release().catch(() => false);
+    return released;
+  };
+  const renew = setInterval(() => void claim.renew().catch(() => false), WORKER_CLAIM_TTL_MS / 3);
+  const due = deadline === undefined ? undefined : setTimeout(letGo, Math.max(0, deadline - Date.now()));
+  return { end: async () => void (await letGo()) };
 }
 
 async function summarizeAndPublish(

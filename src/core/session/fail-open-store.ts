@@ -335,12 +335,13 @@ export class FailOpenStore implements SessionStore {
 
   async acquireLock(sessionId: string, ttlMs: number): Promise<SessionLock | undefined> {
     await this.#catchUp(sessionId);
+    let asked: Promise<SessionLock | undefined> | undefined;
     try {
       // Polls that find the lock taken answer at once; the wait for the lock is bounded by
       // its own time limit (`waitForSessionLock`), not by the call's store budget.
       const lock = await this.#call(
         sessionId,
-        () => this.inner.acquireLock(sessionId, ttlMs),
+        () => (asked = this.inner.acquireLock(sessionId, ttlMs)),
         undefined,
         (taken) => taken === undefined,
       );
@@ -354,6 +355,10 @@ export class FailOpenStore implements SessionStore {
       );
     } catch (error) {
       if (!(error instanceof StoreFault)) throw error;
+      // An acquire given up on may still land (a stalled server answers its queued commands
+      // when it resumes): that lock is nobody's, so it is released at once rather than left to
+      // keep the session (or its preparation claim) taken for its whole time to live.
+      void asked?.then((late) => late?.release()).catch(() => false);
       // The manager's queue serializes this process's calls of the session; other processes
       // are fenced by the compare-and-set when the kept write reaches the store.
       return localLock(sessionId, -++this.#localTokens);

@@ -3,8 +3,9 @@
  * clients (session store and BullMQ queue) and an archive shared by every agent (`ARCHIVE_DIR`,
  * fs), stepping the sessions its parent names over IPC. Its summarizer writes the agent's name
  * into every summary, so two agents summarizing the same messages never write the same text
- * (as two LLM calls would not). It reports each call's result (the versioned summaries its
- * messages carry, with their texts) and the store's events; it exits on `disconnect`.
+ * (as two LLM calls would not). It says it is ready once its connections are made, then
+ * reports each call's result (the versioned summaries its messages carry, with their texts)
+ * and the store's events; it exits on `disconnect`.
  */
 import type { AnyCompactEvent } from '../../../src/core/events/events.js';
 import { CompactManager } from '../../../src/core/manager/compact-manager.js';
@@ -64,7 +65,11 @@ const manager = new CompactManager({
     name: `agent-${agent}`,
     summarize: async (request: SummarizeRequest) => {
       const ids = request.messages.map((m) => m.id);
-      return { text: `## Task\n- by agent ${agent}: ${ids.length} messages, ${ids[0]} to ${ids.at(-1)}` };
+      // The user's asks the previous summary held (`keep`) are carried, as an LLM's would be:
+      // an output that loses one is rejected and the embedded summarizer runs instead.
+      return {
+        text: `${request.keep ?? '## Task'}\n- by agent ${agent}: ${ids.length} messages, ${ids[0]} to ${ids.at(-1)}`,
+      };
     },
   },
 });
@@ -146,4 +151,11 @@ process.on('disconnect', async () => {
   process.exit(0);
 });
 
+// Ready once warm: the tokenizer loaded, the store's and the queue's connections made (their
+// clients' modules imported). A first call would otherwise carry the process's start-up (the
+// fault bench measured 4 s for it while five processes started on two cores: its p99 was the
+// first call of each agent, not a preflight's wait).
+await manager.ready();
+await store.get('warm-up').catch(() => undefined);
+await queue.counts().catch(() => undefined);
 report({ type: 'ready', agent });

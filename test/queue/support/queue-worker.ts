@@ -49,6 +49,7 @@ const started = await startPreparationWorker({
   ...(process.env.STALLED_MS ? { stalledIntervalMs: Number(process.env.STALLED_MS) } : {}),
   ...(process.env.LOCK_MS ? { lockDurationMs: Number(process.env.LOCK_MS) } : {}),
   ...(process.env.MAX_STALLED ? { maxStalledCount: Number(process.env.MAX_STALLED) } : {}),
+  ...(process.env.TIMEOUT_MS ? { timeoutMs: Number(process.env.TIMEOUT_MS) } : {}),
   summarizer: {
     name: `scripted-${worker}`,
     summarize: async (request: SummarizeRequest) => {

@@ -75,7 +75,8 @@ export interface CompactPolicy {
   strategy: StrategyName | (string & {});
   /**
    * The summary's token limit. The built-in summarizer may go past it to fill room the verbatim
-   * recent turns leave under the target (a large turn before them was folded); an LLM
+   * recent turns leave under the target (a large turn before them was folded), and in a chat
+   * between named people (no tool call) it keeps its previous size up to the target; an LLM
    * summarizer never does.
    * @default 1024
    */
@@ -83,7 +84,9 @@ export interface CompactPolicy {
   /**
    * Share of the target (`targetPct` of the window) that the user's own text messages may
    * keep verbatim when a compaction folds them: the opening request first, then the newest.
-   * What does not fit goes into the summary's first sections. `0` folds them all.
+   * What does not fit goes into the summary's first sections. `0` folds them all. Not in a
+   * chat between named people (no tool call) that the built-in summarizer summarizes: a
+   * person's words are no request to the assistant, they are all folded.
    * @default 0.15
    */
   userTextShare: number;

@@ -57,15 +57,16 @@ const RETAINED_FLOOR = 0.28;
  * its first chosen line: 28.8% here. No recency weight: 30.8% here. None is kept.
  *
  * The room: in a chat between people the summary keeps its previous size up to the target
- * (past maxSummaryTokens) and no user line stays verbatim before the suffix (plan-summary.ts,
- * planPolicy): 39.7% and 5.2x here at 1/8 (35.7% and 4.0x before); mean over 1/7.8, 1/8 and
- * 1/8.2 39.3% and 5.27x (34.9%, 4.73x). On the same commit, weights tried on the tuning chats
- * (mean over the three ratios): a first-person clause 1.5x 38.2%, a question 0.3x 38.6%, a
- * named clause 2x 38.2% or 4x 39.3% (4.92x), no recency weight 39.2%, a negative one 37.5%,
- * the `## Task` quote given none or a tenth of the room 39.3% (5.45x) or 40.4% (5.19x): none
- * is kept (within a point of the swing).
+ * (past maxSummaryTokens; plan-summary.ts, planPolicy): 36.7% and 5.4x here at 1/8 (35.7% and
+ * 4.0x before); mean over 1/7.8, 1/8 and 1/8.2 38.2% and 4.99x (34.9%, 4.73x). With no user
+ * line kept verbatim before the suffix too: 39.3% and 5.27x (mean), but the generated personal
+ * chats of eval:fidelity then used 90.1% of their target after one compaction (92.7%): not
+ * kept. With it, weights tried on the tuning chats (mean over the three ratios): a
+ * first-person clause 1.5x 38.2%, a question 0.3x 38.6%, a named clause 2x 38.2% or 4x 39.3%
+ * (4.92x), no recency weight 39.2%, a negative one 37.5%, the `## Task` quote given none or a
+ * tenth of the room 39.3% (5.45x) or 40.4% (5.19x): none is kept (within a point of the swing).
  */
-const TUNE_RETAINED_FLOOR = 0.37;
+const TUNE_RETAINED_FLOOR = 0.35;
 const TUNE_WINDOW_MULTIPLE_FLOOR = 4.4;
 
 describe('real chats between two people (LoCoMo, issue 45)', () => {
@@ -149,7 +150,7 @@ describe('real chats between two people (LoCoMo, issue 45)', () => {
     expect(total.targetFill).toBeGreaterThanOrEqual(0.9);
   });
 
-  it('rolling at 1/8, the tuning chats keep >= 37% of short answers, >= 4.4x a same-size window, small talk <= 10%', async () => {
+  it('rolling at 1/8, the tuning chats keep >= 35% of short answers, >= 4.4x a same-size window, small talk <= 10%', async () => {
     const total = totalRuns(await runRealChats(LOCOMO_SETS.tune));
     expect(total.ceiling).toBeGreaterThan(400);
     expect(total.retainedShare).toBeGreaterThanOrEqual(TUNE_RETAINED_FLOOR);

@@ -84,9 +84,7 @@ export interface CompactPolicy {
   /**
    * Share of the target (`targetPct` of the window) that the user's own text messages may
    * keep verbatim when a compaction folds them: the opening request first, then the newest.
-   * What does not fit goes into the summary's first sections. `0` folds them all. Not in a
-   * chat between named people (no tool call) that the built-in summarizer summarizes: a
-   * person's words are no request to the assistant, they are all folded.
+   * What does not fit goes into the summary's first sections. `0` folds them all.
    * @default 0.15
    */
   userTextShare: number;

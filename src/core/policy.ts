@@ -75,8 +75,7 @@ export interface CompactPolicy {
   strategy: StrategyName | (string & {});
   /**
    * The summary's token limit. The built-in summarizer may go past it to fill room the verbatim
-   * recent turns leave under the target (a large turn before them was folded), and in a chat
-   * between named people (no tool call) it keeps its previous size up to the target; an LLM
+   * recent turns leave under the target (a large turn before them was folded); an LLM
    * summarizer never does.
    * @default 1024
    */

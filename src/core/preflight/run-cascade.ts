@@ -24,7 +24,6 @@ import type { CascadeRun, LevelReport, NewRewrite } from './cascade/cascade-type
 import { clearToolResultSteps } from './cascade/clear-tool-results.js';
 import { cutOversizedSteps } from './cascade/cut-oversized.js';
 import { giveWaySteps } from './cascade/give-way.js';
-import { isPeopleChat } from './cascade/people-chat.js';
 import { planSummarySteps } from './cascade/plan-summary.js';
 import { shortenArgumentSteps } from './cascade/shorten-arguments.js';
 import {
@@ -146,9 +145,7 @@ async function summarizeLevel(
   const { view, codec, counter, policy } = input;
   const version = view.nextVersion;
   const overhead = summaryMessageTokens(codec, counter, input.formatSummary(version, ''));
-  const people =
-    input.summarize.chain[0] instanceof EmbeddedSummarizer && isPeopleChat(run.entries, view.previousSummary);
-  const plan = await runStepsYielding(planSummarySteps(run, { ...input, people }, overhead), slice);
+  const plan = await runStepsYielding(planSummarySteps(run, input, overhead), slice);
   if (!plan && !view.previousSummary) return;
   const foldBefore = plan?.foldBefore ?? 0;
   const folded: ViewEntry[] = [];

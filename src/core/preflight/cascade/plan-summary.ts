@@ -14,12 +14,6 @@ export interface PlanInput {
   readonly force: boolean;
   /** Tokens of the current summary message (0 without one). */
   readonly summaryTokens: number;
-  /**
-   * A chat between people (people-chat.ts) that the built-in summarizer summarizes: the
-   * summary keeps its previous size up to the target, not `maxSummaryTokens` (see
-   * {@link planPolicy}).
-   */
-  readonly people?: boolean;
 }
 
 export interface SummaryPlan {
@@ -51,25 +45,6 @@ export function summaryReserve(
   const share = Math.min(policy.maxSummaryTokens, Math.max(256, Math.floor(target * 0.3)));
   const keep = Math.min(previousTokens, policy.maxSummaryTokens, Math.floor(target * cap));
   return Math.max(share, keep);
-}
-
-/**
- * The policy the plan applies: the caller's, or in a chat between people ({@link
- * PlanInput.people}) one whose summary limit is the target when that is more than
- * `maxSummaryTokens`: the summary keeps its previous size up to the target, and may take the
- * room the suffix leaves. What one person tells the other is facts a later question asks
- * about, and the summary holds them at several times the density of the verbatim turns (small
- * talk dropped); the newest turns still stay verbatim as the chat grows between compactions.
- * On the LoCoMo tuning chats rolling at 1/8 (eval/real-chat-facts.ts, mean over 1/7.8, 1/8
- * and 1/8.2) the short answers kept rose from 34.9% to 38.2%, and from 4.73x to 4.99x a
- * same-size window's. Folding the user's own lines too (`userTextShare` 0) gave 39.3% and
- * 5.27x, but the generated personal chats of eval:fidelity then used 90.1% of their target
- * after one compaction (92.7% before): not kept.
- */
-export function planPolicy(input: PlanInput, target: number): Readonly<CompactPolicy> {
-  const { policy } = input;
-  if (!input.people || policy.maxSummaryTokens >= target) return policy;
-  return { ...policy, maxSummaryTokens: target };
 }
 
 /** Squeezed by an oversized latest turn, the summary keeps its previous size up to this share of the target. */
@@ -130,8 +105,6 @@ interface PlanContext {
   readonly fixed: number;
   /** Tokens of the current summary's body. */
   readonly previousBody: number;
-  /** The policy applied ({@link planPolicy}). */
-  readonly policy: Readonly<CompactPolicy>;
   readonly reserve: number;
   /** Tokens of the user's own words before the suffix that may stay verbatim. */
   readonly userBudget: number;
@@ -155,7 +128,7 @@ function planContext(run: CascadeRun, input: PlanInput, overhead: number): PlanC
   const unpinnedEntries = unpinned.map((k) => run.entries[k]!);
   const units = buildUnits(unpinnedEntries);
   if (units.length === 0) return undefined;
-  const policy = planPolicy(input, run.target);
+  const { policy } = input;
   const unpinnedTokens = units.reduce((sum, unit) => sum + unit.tokens, 0);
   // Room kept for the summary while the suffix shrinks (see summaryReserve), from the previous
   // body: the message's tags and role overhead are `overhead`, counted apart.
@@ -179,7 +152,6 @@ function planContext(run: CascadeRun, input: PlanInput, overhead: number): PlanC
     units,
     fixed: run.total - unpinnedTokens - input.summaryTokens,
     previousBody,
-    policy,
     reserve: summaryReserve(policy, run.target, previousBody),
     // The user's own words before the suffix stay verbatim up to their share of the target.
     userBudget: Math.floor(run.target * policy.userTextShare),
@@ -239,7 +211,8 @@ function fitSuffix(plan: PlanContext, at: SuffixState): void {
 
 /** The summary's room and the plan, the suffix and the kept user text (`picked`) chosen. */
 function finalPlan(plan: PlanContext, at: SuffixState, picked: readonly number[]): SummaryPlan {
-  const { run, input, units, unpinned, fixed, overhead, reserve, previousBody, policy } = plan;
+  const { run, input, units, unpinned, fixed, overhead, reserve, previousBody } = plan;
+  const { policy } = input;
   const { start, suffix } = at;
   const keptTokens = picked.reduce((sum, u) => sum + units[u]!.tokens, 0);
   const targetRoom = run.target - fixed - overhead - suffix - keptTokens;

@@ -30,13 +30,12 @@ export const KEY_IDS_SHARE = 0.25;
 /** Tokens of a section heading line in the summary (`## Conversation`). */
 const SECTION_HEADING_TOKENS = 4;
 /**
- * Rounds that fill the room the first selection left, and the slack (tokens) at which they
- * stop. In rolling compaction the next round's room is this summary's size, so what a round
- * leaves unused goes to the verbatim tail for good: at a 3% slack the summary shrank by about
+ * Units tried one by one, each on the rendered count, in the room the fitting left (at most
+ * this many). In rolling compaction the next round's room is this summary's size, so what a
+ * round leaves unused goes to the verbatim tail for good: without it the summary lost about
  * 12 tokens a round (801 to 587 tokens over 50 rounds of one planted session at 20:1).
  */
-const FILL_ROUNDS = 8;
-const FILL_SLACK_TOKENS = 3;
+export const EXACT_FILL_TRIES = 12;
 /** Longest manual-compaction note kept (longer notes are cut at a word). */
 const MAX_NOTE_CHARS = 300;
 
@@ -228,7 +227,7 @@ function* fitSummarySteps(input: FitInput): Steps<string> {
   const render = () => renderSummary({ segments: extraction.segments, units: chosen, ids, note });
   let body = render();
   let count = countTokens(body);
-  for (let round = 0; round < FILL_ROUNDS && maxTokens - count > FILL_SLACK_TOKENS; round++) {
+  for (let round = 0; round < 3 && maxTokens - count > Math.max(8, maxTokens * 0.03); round++) {
     const extra = Math.floor((maxTokens - count) * 0.85);
     const added = yield* selectUnitSteps(extraction.units, { budget: extra, cost, idf, chosen });
     if (added.length === 0) break;
@@ -244,6 +243,16 @@ function* fitSummarySteps(input: FitInput): Steps<string> {
     body = render();
     count = countTokens(body);
   }
+  if (count <= maxTokens)
+    ({ body, count } = yield* fillExactSteps({
+      ...input,
+      units: extraction.units,
+      chosen,
+      cost,
+      render,
+      body,
+      count,
+    }));
   while (count > maxTokens && body.length > 0) {
     // Only the identifiers and the note are left: drop lines from the end.
     body = body.slice(0, Math.max(0, body.lastIndexOf('\n')));
@@ -253,6 +262,51 @@ function* fitSummarySteps(input: FitInput): Steps<string> {
   return body.includes('\n- ') || body.startsWith('- ')
     ? body
     : bestUnitFitting(extraction.units, maxTokens, countTokens) || body;
+}
+
+/** What {@link fillExactSteps} works on: the fitted summary and how it was made. */
+interface ExactFill {
+  units: readonly Unit[];
+  chosen: Set<Unit>;
+  idf: Map<string, number>;
+  maxTokens: number;
+  countTokens: (text: string) => number;
+  cost: (unit: Unit) => number;
+  render: () => string;
+  body: string;
+  count: number;
+}
+
+/**
+ * The room the fitting left, filled: the strongest units that fit it, one at a time, each
+ * kept only when the rendered summary still fits (a unit's estimated cost misses the line or
+ * heading it opens, so the fitting stops short or overshoots and trims a whole unit).
+ */
+function* fillExactSteps(fill: ExactFill): Steps<{ body: string; count: number }> {
+  const { chosen, idf, maxTokens, countTokens, cost, render } = fill;
+  let { units, body, count } = fill;
+  for (let tries = 0; tries < EXACT_FILL_TRIES && count < maxTokens; ) {
+    const candidates = yield* selectUnitSteps(units, { budget: maxTokens - count, cost, idf, chosen });
+    if (candidates.length === 0) break;
+    const rejected = new Set<Unit>();
+    for (const unit of candidates) {
+      if (tries++ >= EXACT_FILL_TRIES) break;
+      chosen.add(unit);
+      const next = render();
+      const nextCount = countTokens(next);
+      if (nextCount <= maxTokens) {
+        body = next;
+        count = nextCount;
+      } else {
+        chosen.delete(unit);
+        rejected.add(unit);
+      }
+      yield;
+    }
+    // A unit that did not fit is not offered again; a smaller one may still fit.
+    if (rejected.size > 0) units = units.filter((unit) => !rejected.has(unit));
+  }
+  return { body, count };
 }
 
 /**

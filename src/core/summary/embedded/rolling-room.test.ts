@@ -18,8 +18,10 @@ const run = (messages: ReturnType<typeof messageList>['messages'], maxTokens: nu
   summarizer.summarizeSync({ strategy: 'task_state', messages, maxTokens, countTokens });
 
 describe('the room a summary leaves', () => {
-  it('is filled with the units that still fit, checked on the rendered count', () => {
+  it("is filled in an agent's run with the units that still fit, checked on the rendered count", () => {
     const list = messageList();
+    list.calls([{ id: 'c', name: 'read_file', arguments: '{"path":"docs/limits.md"}' }]);
+    list.result({ callId: 'c', output: 'Limits are listed per worker.' });
     const words = ['ledger', 'invoice', 'refund', 'quota', 'webhook', 'export', 'tenant', 'cursor'];
     for (let k = 0; k < 40; k++) {
       const w = words[k % words.length]!;

@@ -203,14 +203,20 @@ const GENERAL_FLOOR = 1;
 /** Value factor of an excerpt unit: below any unit of the conversation. */
 const FILLER_WEIGHT = 0.01;
 const NUMERIC = /^[\d.,:/-]+$/;
+/**
+ * The pieces a timestamp leaves as words (`2025-03-24T17:18:12Z` gives `2025-03-24t17`, `18`,
+ * `12z`): numbers, though they hold a letter.
+ */
+const TIMESTAMP_PIECE = /^\d{4}-\d{2}-\d{2}t\d{1,2}$|^\d{1,2}z$/;
 const LETTER = /\p{L}/u;
 
 /**
- * Bare numbers (counters, line numbers, log fields) are rare by chance: they count less.
- * Codes mixing letters and digits (ids, keys, versions) count double.
+ * Bare numbers (counters, line numbers, log fields, a timestamp's pieces) are rare by chance:
+ * they count less (a log line's time made it outrank a user's stated limit in rolling
+ * compaction). Codes mixing letters and digits (ids, keys, versions) count double.
  */
 export function wordWeight(word: string): number {
-  if (NUMERIC.test(word)) return 0.3;
+  if (NUMERIC.test(word) || TIMESTAMP_PIECE.test(word)) return 0.3;
   return /\d/.test(word) && LETTER.test(word) ? 2 : 1;
 }
 const normalize = (text: string) => text.replace(/\s+/g, ' ').trim().toLowerCase();
@@ -293,5 +299,6 @@ releaseRegExpCode(
   EVENT,
   SECOND_PERSON,
   NUMERIC,
+  TIMESTAMP_PIECE,
   LETTER,
 );

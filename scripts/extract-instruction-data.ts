@@ -20,6 +20,7 @@ import { positionOf, type SentencePosition } from '../src/core/language/instruct
 import { isDataLine } from '../src/core/language/instruction-model.js';
 import { type LaterCue, laterCuesOf } from '../src/core/language/later-cue.js';
 import { splitSentences } from '../src/core/summary/embedded/units.js';
+import { sweAgentTurns } from './swe-agent-turns.js';
 
 type Label = 'instruction' | 'other';
 type Context = 'assistant' | 'person';
@@ -266,20 +267,6 @@ function lotteryPrompts(file = 'lottery.jsonl'): string[] {
     .split('\n')
     .filter(Boolean)
     .map((line) => JSON.parse(line) as string);
-}
-/** The user turns of the SWE-agent trajectories. */
-function sweAgentTurns(): string[] {
-  const dir = 'test/fixtures/swe-agent';
-  const out: string[] = [];
-  for (const file of readdirSync(dir)
-    .filter((f) => f.endsWith('.traj'))
-    .sort()) {
-    const { history } = JSON.parse(readFileSync(join(dir, file), 'utf8')) as {
-      history: Array<{ role: string; content: unknown }>;
-    };
-    for (const m of history) if (m.role === 'user' && typeof m.content === 'string') out.push(m.content);
-  }
-  return out;
 }
 function handLabelled(): void {
   const file = 'test/fixtures/instructions/labelled-sentences.jsonl';

@@ -9,11 +9,12 @@
  * no earlier sentence: `none`.
  */
 
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { readLabelled } from '../eval/instruction-model-folds.js';
 import { type MaterialCue, materialCuesOf } from '../src/core/language/material-cue.js';
 import { splitSentences } from '../src/core/summary/embedded/units.js';
+import { sweAgentTurns } from './swe-agent-turns.js';
 
 const raw = process.argv[2];
 if (!raw) throw new Error('usage: npx tsx scripts/material-cues.ts <raw-dir>');
@@ -31,20 +32,6 @@ const messages: Record<string, string[]> = {
   oasst1: [...lines('lottery.jsonl'), ...lines('en100.jsonl')].map((l) => JSON.parse(l) as string),
   'swe-agent': sweAgentTurns(),
 };
-
-function sweAgentTurns(): string[] {
-  const dir = 'test/fixtures/swe-agent';
-  const out: string[] = [];
-  for (const file of readdirSync(dir)
-    .filter((f) => f.endsWith('.traj'))
-    .sort()) {
-    const { history } = JSON.parse(readFileSync(join(dir, file), 'utf8')) as {
-      history: Array<{ role: string; content: unknown }>;
-    };
-    for (const m of history) if (m.role === 'user' && typeof m.content === 'string') out.push(m.content);
-  }
-  return out;
-}
 
 /** The cue of `text` at its first place in `source`'s messages (the extractor keeps a text's first occurrence). */
 const firstCue = new Map<string, MaterialCue>();

@@ -62,8 +62,9 @@ export async function runWorkerCommand(flag: string | undefined, json: boolean, 
     },
     probe.probe,
   );
-  io.stderr(`worker listening on queue ${queue.name} (concurrency ${queue.concurrency})\n`);
-  await new Promise<void>((resolve) => {
+  // Listening for the signals before saying so: a SIGTERM sent on reading that line stops the
+  // worker gracefully instead of killing it.
+  const stopped = new Promise<void>((resolve) => {
     const stop = () => {
       process.off('SIGINT', stop);
       process.off('SIGTERM', stop);
@@ -72,6 +73,8 @@ export async function runWorkerCommand(flag: string | undefined, json: boolean, 
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
   });
+  io.stderr(`worker listening on queue ${queue.name} (concurrency ${queue.concurrency})\n`);
+  await stopped;
   io.stderr('worker stopping: finishing the jobs running\n');
   await worker.close();
   await (options.store as { close?: () => Promise<void> } | undefined)?.close?.();

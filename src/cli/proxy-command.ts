@@ -78,10 +78,9 @@ export async function runProxyCommand(argv: readonly string[], io: CliIo): Promi
   });
   await manager.ready();
   (await import('./respawn-with-heap-flags.js')).stopWithParent();
-  io.stdout(
-    `${json ? JSON.stringify({ url: proxy.url, port: proxy.port }) : `proxy listening on ${proxy.url}`}\n`,
-  );
-  await new Promise<void>((resolve) => {
+  // Listening for the signals before saying so: a SIGTERM sent on reading that line stops the
+  // proxy gracefully instead of killing it.
+  const stopped = new Promise<void>((resolve) => {
     const stop = () => {
       process.off('SIGINT', stop);
       process.off('SIGTERM', stop);
@@ -90,6 +89,10 @@ export async function runProxyCommand(argv: readonly string[], io: CliIo): Promi
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
   });
+  io.stdout(
+    `${json ? JSON.stringify({ url: proxy.url, port: proxy.port }) : `proxy listening on ${proxy.url}`}\n`,
+  );
+  await stopped;
   io.stderr(`proxy stopping: finishing ${proxy.inFlight} answer(s) in flight\n`);
   await proxy.close();
   await manager.shutdown();

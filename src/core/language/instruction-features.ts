@@ -7,10 +7,19 @@
  * buckets (FNV-1a), so the weights are one small array. Linear in the sentence's length.
  */
 
+import {
+  collectedBuckets,
+  FEATURE_BUCKETS,
+  featureTag,
+  LEXICAL_VIEW,
+  mix,
+  PLAIN_VIEW,
+  sinks,
+  startSentence,
+} from './feature-sink.js';
 import type { LaterCue } from './later-cue.js';
 import {
   ADVERB_LEAD,
-  type AddFeature,
   clauseShape,
   LEAD_IN,
   numbersOf,
@@ -20,6 +29,7 @@ import {
   shapeOf,
 } from './sentence-shape.js';
 
+export { FEATURE_BUCKETS } from './feature-sink.js';
 export type { LaterCue } from './later-cue.js';
 export type { SentencePosition } from './sentence-shape.js';
 
@@ -33,8 +43,6 @@ export function positionOf(index: number, count: number): SentencePosition {
   return index === count - 1 ? 'last' : 'middle';
 }
 
-/** Number of hash buckets: the weights array's length (a power of two). */
-export const FEATURE_BUCKETS = 1 << 15;
 /** Longest part of a sentence read (a pasted blob beyond it decides nothing). */
 export const MAX_SENTENCE_CHARS = 600;
 /** Most words read from one sentence. */
@@ -42,12 +50,7 @@ const MAX_WORDS = 60;
 
 /** FNV-1a over a string's UTF-16 units, masked into the buckets. */
 export function bucketOf(feature: string): number {
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < feature.length; i++) {
-    hash ^= feature.charCodeAt(i);
-    hash = Math.imul(hash, 0x01000193);
-  }
-  return (hash >>> 0) & (FEATURE_BUCKETS - 1);
+  return (mix(0x811c9dc5, feature) >>> 0) & (FEATURE_BUCKETS - 1);
 }
 
 /** The sentence's words, lower case, with curly apostrophes and quotes made straight. */
@@ -67,36 +70,6 @@ export function wordsOf(sentence: string): string[] {
 export function headOf(sentence: string): string {
   return sentence.length > MAX_SENTENCE_CHARS ? sentence.slice(0, MAX_SENTENCE_CHARS) : sentence;
 }
-
-const FNV_OFFSET = 0x811c9dc5;
-const FNV_PRIME = 0x01000193;
-/** FNV-1a continued over `text` (a feature's hash is its parts hashed in a row, never joined). */
-function mix(hash: number, text: string): number {
-  let h = hash;
-  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), FNV_PRIME);
-  return h;
-}
-const space = (hash: number) => Math.imul(hash ^ 32, FNV_PRIME);
-/** The hash a feature string starting with `P|` starts from: the same feature said to a person. */
-const PERSON_OFFSET = mix(FNV_OFFSET, 'P|');
-
-/** Collects a sentence's buckets, each once (a stamp per bucket instead of a set per sentence). */
-class BucketList {
-  readonly out: number[] = [];
-  constructor(
-    private readonly stamps: Uint32Array,
-    private readonly stamp: number,
-  ) {}
-  add(hash: number): void {
-    const bucket = (hash >>> 0) & (FEATURE_BUCKETS - 1);
-    if (this.stamps[bucket] === this.stamp) return;
-    this.stamps[bucket] = this.stamp;
-    this.out.push(bucket);
-  }
-}
-const plainStamps = new Uint32Array(FEATURE_BUCKETS);
-const lexicalStamps = new Uint32Array(FEATURE_BUCKETS);
-let stamp = 0;
 
 /**
  * The hashed features of `sentence` said in `context`, each bucket once (a feature is there or
@@ -128,23 +101,13 @@ export function featureViewsOf(
   return collect(sentence, context, position, later, true, true);
 }
 
-/** A feature adder writing to `lists` (and their person twins when said to a person). */
-function adder(lists: readonly BucketList[], person: boolean): AddFeature {
-  return (twin, tag, a, b, c) => {
-    const rest = (h: number) => {
-      let out = mix(h, a);
-      if (b !== undefined) out = mix(space(out), b);
-      if (c !== undefined) out = mix(space(out), c);
-      return out;
-    };
-    const hash = rest(mix(FNV_OFFSET, tag));
-    for (const list of lists) list.add(hash);
-    if (twin && person) {
-      const twinHash = rest(mix(PERSON_OFFSET, tag));
-      for (const list of lists) list.add(twinHash);
-    }
-  };
-}
+const BIAS = featureTag('bias');
+const END = featureTag('end:');
+const LEN = featureTag('len:');
+const POSITION = featureTag('p:');
+const LATER_CUE = featureTag('lt:');
+const BIGRAM = featureTag('b:');
+const LENGTHS = ['0', '1', '2', '3', '4', '5', '6'];
 
 function collect(
   sentence: string,
@@ -154,55 +117,50 @@ function collect(
   withPlain: boolean,
   withLexical: boolean,
 ): [number[], number[]] {
-  const words = wordsOf(sentence);
-  stamp = stamp === 0xffffffff ? 1 : stamp + 1;
-  if (stamp === 1) {
-    plainStamps.fill(0);
-    lexicalStamps.fill(0);
-  }
-  const plainList = new BucketList(plainStamps, stamp);
-  const lexicalList = new BucketList(lexicalStamps, stamp);
-  const person = context === 'person';
-  const lists = [...(withPlain ? [plainList] : []), ...(withLexical ? [lexicalList] : [])];
-  const feature = adder(lists, person);
-  const views: Array<[boolean, AddFeature]> = [];
-  const plainFeature = withPlain ? adder([plainList], person) : undefined;
-  if (plainFeature) views.push([false, plainFeature]);
-  if (withLexical) views.push([true, adder([lexicalList], person)]);
-  const last = headOf(sentence).trimEnd().slice(-1);
-  feature(true, 'bias', '');
-  feature(true, 'end:', last === '?' || last === '!' || last === '.' ? last : 'none');
-  feature(false, 'len:', String(Math.min(6, Math.floor(Math.log2(words.length + 1)))));
-  feature(false, 'p:', position);
+  const head = headOf(sentence);
+  const words = wordsOf(head);
+  startSentence(context === 'person', (withPlain ? PLAIN_VIEW : 0) | (withLexical ? LEXICAL_VIEW : 0));
+  const feature = sinks.both;
+  const last = head.trimEnd().slice(-1);
+  feature.add(true, BIAS, '');
+  feature.add(true, END, last === '?' || last === '!' || last === '.' ? last : 'none');
+  feature.add(false, LEN, LENGTHS[Math.min(6, Math.floor(Math.log2(words.length + 1)))] as string);
+  feature.add(false, POSITION, position);
   // What the rest of the message asks, read with the position (the plain view only: read by both,
   // the planted constraints of eval:fidelity moved across the summary's margin).
-  plainFeature?.(false, 'lt:', position, later);
+  sinks.plain.add(false, LATER_CUE, position, later);
   // Word pairs, not single words: a lone word ("restaurant", "movie", "test") names a source's
   // topic and, learned, flags its topic held out (issue 45, leave-one-source-out: every
   // held-out source's precision and recall moved up or stayed without them).
   let prev = '<s>';
   for (const word of words) {
-    feature(false, 'b:', prev, word);
+    feature.add(false, BIGRAM, prev, word);
     prev = word;
   }
-  feature(false, 'b:', prev, '</s>');
-  openings(feature, views, words, position, later);
-  shapeOf(feature, headOf(sentence), words);
-  for (const [lexical, viewFeature] of views) {
-    shapeBigrams(viewFeature, words, position, lexical);
-  }
-  numbersOf(feature, headOf(sentence), words);
-  return [plainList.out, lexicalList.out];
+  feature.add(false, BIGRAM, prev, '</s>');
+  openings(words, position, later);
+  shapeOf(feature, head, words);
+  if (sinks.plain.reads) shapeBigrams(sinks.plain, words, position, false);
+  if (sinks.lexical.reads) shapeBigrams(sinks.lexical, words, position, true);
+  numbersOf(feature, head, words);
+  return collectedBuckets();
 }
 
+const VIEWS = [sinks.plain, sinks.lexical];
+const ADVERB = featureTag('adv:');
+const FIRST = featureTag('f:');
+const FIRST2 = featureTag('f2:');
+const FIRST3 = featureTag('f3:');
+const SENTENCE_FIRST = featureTag('fS:');
+const CLAUSE_FIRST = featureTag('fC:');
+const CLAUSE_OPENING = featureTag('oC:');
+const POSITION_OPENING = featureTag('po:');
+const LATER_OPENING = featureTag('lo:');
+const POSITION_FIRST = featureTag('pf:');
+
 /** The opening words of the sentence and of each clause, past the lead-ins; the sentence's opening read by each view. */
-function openings(
-  feature: AddFeature,
-  views: ReadonlyArray<[boolean, AddFeature]>,
-  words: readonly string[],
-  position: SentencePosition,
-  later: LaterCue,
-): void {
+function openings(words: readonly string[], position: SentencePosition, later: LaterCue): void {
+  const feature = sinks.both;
   let start = true;
   let clause = 0;
   for (let i = 0; i < words.length; i++) {
@@ -214,26 +172,28 @@ function openings(
     if (!start || LEAD_IN.has(word)) continue;
     // "Never close ...", "Always use ...", "Please book ...": the imperative is the word after.
     if (ADVERB_LEAD.has(word) && i + 1 < words.length) {
-      feature(true, 'adv:', word);
+      feature.add(true, ADVERB, word);
       continue;
     }
     start = false;
     const next = words[i + 1] ?? '</s>';
-    feature(true, 'f:', word);
-    feature(true, 'f2:', word, next);
-    feature(true, 'f3:', word, next, words[i + 2] ?? '</s>');
-    feature(true, clause === 0 ? 'fS:' : 'fC:', word);
-    if (clause++ > 0) feature(false, 'oC:', clauseShape(word, next));
+    feature.add(true, FIRST, word);
+    feature.add(true, FIRST2, word, next);
+    feature.add(true, FIRST3, word, next, words[i + 2] ?? '</s>');
+    feature.add(true, clause === 0 ? SENTENCE_FIRST : CLAUSE_FIRST, word);
+    if (clause++ > 0) feature.add(false, CLAUSE_OPENING, clauseShape(word, next));
     else {
-      for (const [lexical, viewFeature] of views) {
-        const shape = openingShape(viewFeature, word, next, lexical);
+      for (const view of VIEWS) {
+        if (!view.reads) continue;
+        const lexical = view === sinks.lexical;
+        const shape = openingShape(view, word, next, lexical);
         // The opening read with the sentence's position: "I'm ..." alone, or opening a prompt.
-        viewFeature(false, 'po:', position, shape);
+        view.add(false, POSITION_OPENING, position, shape);
         // A statement's opening read with what the rest of the message asks: "I run a bakery."
         // before a question is the situation (a bare opening, a possible imperative, is not read so).
-        if (!lexical && shape !== 'bare') viewFeature(false, 'lo:', later, shape);
+        if (!lexical && shape !== 'bare') view.add(false, LATER_OPENING, later, shape);
       }
-      feature(false, 'pf:', position, word);
+      feature.add(false, POSITION_FIRST, position, word);
     }
   }
 }

@@ -12,6 +12,7 @@
  */
 
 import { releaseRegExpCode } from '../process-caches.js';
+import { type FeatureSink, featureTag } from './feature-sink.js';
 import { lexicalClass } from './lexical-class.js';
 
 /**
@@ -28,8 +29,16 @@ export const LEAD_IN = new Set(
   ),
 );
 
-/** Adds one feature (`twin`: again with `P|` when said to a person). */
-export type AddFeature = (twin: boolean, tag: string, a: string, b?: string, c?: string) => void;
+const LEXICAL_OPENING = featureTag('lx:');
+const SUFFIX = featureTag('sfx:');
+const AFTER_OPENING = featureTag('n2:');
+const OPENING = featureTag('o:');
+const MODAL = featureTag('m:');
+const TYPOGRAPHY = featureTag('t:');
+const SHAPE_PAIR = featureTag('sb:');
+const SHAPE_OPENING = featureTag('sbp:');
+const NUMBERS = featureTag('num:');
+const COUNTS = ['0', '1', '2', '3'];
 
 /** Subjects that make the sentence a statement about the speaker or the world, not an ask. */
 const SUBJECTS = new Set(
@@ -58,7 +67,7 @@ const OBJECT_START = new Set(
  * auxiliary before "you" (a request) or before anything else (a question), a wh-word, or a bare
  * word, with its ending (a base-form verb "Execute" against a described "Executes", "Executed").
  */
-export function openingShape(feature: AddFeature, word: string, next: string, lexical: boolean): string {
+export function openingShape(feature: FeatureSink, word: string, next: string, lexical: boolean): string {
   let shape = 'other';
   if (YOU.has(word)) shape = 'you';
   else if (SUBJECTS.has(word)) shape = 'subject';
@@ -70,22 +79,22 @@ export function openingShape(feature: AddFeature, word: string, next: string, le
     // The opening's WordNet class and the next word's: "Consolidate the ..." (a verb and no
     // noun, then a word) against "Bakery hours are ..." (no verb).
     if (lexical)
-      feature(
+      feature.add(
         true,
-        'lx:',
+        LEXICAL_OPENING,
         lexicalClass(word) ?? 'unknown',
         next === '</s>' ? 'end' : (lexicalClass(next) ?? 'w'),
       );
-    feature(false, 'sfx:', word.slice(-2));
-    feature(false, 'sfx:', word.slice(-3));
+    feature.addSuffix(false, SUFFIX, word, 2);
+    feature.addSuffix(false, SUFFIX, word, 3);
     // What follows a bare opening: an object ("Book the train") or a verb ("Benjamin went", "Company Y posted").
-    feature(
+    feature.add(
       false,
-      'n2:',
+      AFTER_OPENING,
       OBJECT_START.has(next) ? 'object' : /(?:ed|es|s)$/.test(next) && next.length > 3 ? 'verb-like' : 'word',
     );
   }
-  feature(true, 'o:', shape);
+  feature.add(true, OPENING, shape);
   return shape;
 }
 
@@ -98,25 +107,25 @@ export function clauseShape(word: string, next: string): string {
 }
 
 /** Modal, wish and negation shapes anywhere, and the sentence's typography (code, a definition list). */
-export function shapeOf(feature: AddFeature, text: string, words: readonly string[]): void {
+export function shapeOf(feature: FeatureSink, text: string, words: readonly string[]): void {
   const joined = ` ${words.join(' ')} `;
-  if (/ (?:can|could|would|will) (?:you|u) /.test(joined)) feature(true, 'm:', 'modal-you');
+  if (/ (?:can|could|would|will) (?:you|u) /.test(joined)) feature.add(true, MODAL, 'modal-you');
   if (
     / (?:i'd|i would|we'd|we would) (?:like|love|prefer|rather) | i (?:want|need|wish|prefer) /.test(joined)
   )
     // "Do I need to sign in?" asks about a want, it states none.
-    feature(true, 'm:', WANT_ASKED.test(joined) ? 'want-q' : 'want');
-  if (/ (?:please|pls|kindly) /.test(joined)) feature(true, 'm:', 'please');
+    feature.add(true, MODAL, WANT_ASKED.test(joined) ? 'want-q' : 'want');
+  if (/ (?:please|pls|kindly) /.test(joined)) feature.add(true, MODAL, 'please');
   if (/ (?:don't|do not|never|dont|mustn't|shouldn't|avoid|without) /.test(joined))
-    feature(true, 'm:', 'neg');
-  if (/ (?:you|your) /.test(joined)) feature(true, 'm:', 'you');
-  if (/ (?:must|should|has to|have to|needs to|need to) /.test(joined)) feature(true, 'm:', 'must');
+    feature.add(true, MODAL, 'neg');
+  if (/ (?:you|your) /.test(joined)) feature.add(true, MODAL, 'you');
+  if (/ (?:must|should|has to|have to|needs to|need to) /.test(joined)) feature.add(true, MODAL, 'must');
   const lead = text.trimStart();
-  if (lead.startsWith('`')) feature(false, 't:', 'code-first');
-  if (/^[^\s:]{1,40}:\s/.test(lead)) feature(false, 't:', 'label-colon');
-  if (/^[\p{So}\p{Sk}✅❌-]/u.test(lead)) feature(false, 't:', 'bullet');
-  if ((text.match(/`/g)?.length ?? 0) >= 2) feature(false, 't:', 'code');
-  if (/\bhttps?:\/\//.test(text)) feature(false, 't:', 'url');
+  if (lead.startsWith('`')) feature.add(false, TYPOGRAPHY, 'code-first');
+  if (/^[^\s:]{1,40}:\s/.test(lead)) feature.add(false, TYPOGRAPHY, 'label-colon');
+  if (/^[\p{So}\p{Sk}✅❌-]/u.test(lead)) feature.add(false, TYPOGRAPHY, 'bullet');
+  if ((text.match(/`/g)?.length ?? 0) >= 2) feature.add(false, TYPOGRAPHY, 'code');
+  if (/\bhttps?:\/\//.test(text)) feature.add(false, TYPOGRAPHY, 'url');
 }
 
 /** A want asked about, not stated: "Do I need ...", "Should we want ...". */
@@ -171,7 +180,7 @@ function wordClass(word: string, lexical: boolean): string {
  * pairs lifted the held-out sources where words alone do not carry over; a tagger was too slow).
  */
 export function shapeBigrams(
-  feature: AddFeature,
+  feature: FeatureSink,
   words: readonly string[],
   position: SentencePosition,
   lexical: boolean,
@@ -186,12 +195,12 @@ export function shapeBigrams(
     if (shape === 'nv') shape = nounOrVerb(prev, i > 0 ? (words[i - 1] as string) : '');
     // Two plain words in a row are most of any sentence: the pair tells nothing, and read as
     // a feature it worked as a second bias toward "instruction".
-    if (prev !== 'w' || shape !== 'w') feature(false, 'sb:', prev, shape);
+    if (prev !== 'w' || shape !== 'w') feature.add(false, SHAPE_PAIR, prev, shape);
     if (i - from < 3) opening = i === from ? shape : `${opening} ${shape}`;
     prev = shape;
   }
-  feature(false, 'sb:', prev, '</s>');
-  feature(false, 'sbp:', position, opening);
+  feature.add(false, SHAPE_PAIR, prev, '</s>');
+  feature.add(false, SHAPE_OPENING, position, opening);
 }
 
 /** How many of `words` open the sentence without being its verb (lead-ins, "never", "please"); the last word never. */
@@ -216,11 +225,11 @@ function nounOrVerb(prevClass: string, prevWord: string): string {
 }
 
 /** How many numbers the sentence holds, and whether one is an amount of money. */
-export function numbersOf(feature: AddFeature, text: string, words: readonly string[]): void {
+export function numbersOf(feature: FeatureSink, text: string, words: readonly string[]): void {
   let count = 0;
   for (const word of words) if (word === '<num>') count++;
-  feature(false, 'num:', String(Math.min(3, count)));
-  if (/[$€£]\d/.test(text)) feature(false, 'num:', 'money');
+  feature.add(false, NUMBERS, COUNTS[Math.min(3, count)] as string);
+  if (/[$€£]\d/.test(text)) feature.add(false, NUMBERS, 'money');
 }
 
 /** Words that open an imperative without being its verb: the opening read is the word after. */

@@ -53,15 +53,39 @@ export function bucketOf(feature: string): number {
   return (mix(0x811c9dc5, feature) >>> 0) & (FEATURE_BUCKETS - 1);
 }
 
-/** The sentence's words, lower case, with curly apostrophes and quotes made straight. */
+const isLetter = (code: number) => code >= 97 && code <= 122;
+const isDigit = (code: number) => code >= 48 && code <= 57;
+/** `'` and the marks read as one: `’`, `‘`, `` ` ``, `´`. */
+const isApostrophe = (code: number) =>
+  code === 39 || code === 0x2019 || code === 0x2018 || code === 96 || code === 0xb4;
+const isMark = (code: number) => code === 44 || code === 59 || code === 58 || code === 63 || code === 33;
+
+/**
+ * The sentence's words, lower case, with curly apostrophes and quotes made straight: runs of
+ * letters a-z (with one apostrophe inside, as in "don't"), numbers (as `<num>`) and the marks
+ * `, ; : ? !`, found by one scan of char codes.
+ */
 export function wordsOf(sentence: string): string[] {
-  const text = headOf(sentence)
-    .toLowerCase()
-    .replace(/[’‘`´]/g, "'");
+  const text = headOf(sentence).toLowerCase();
   const out: string[] = [];
-  for (const match of text.matchAll(/[a-z]+(?:'[a-z]+)?|\d+|[,;:?!]/g)) {
-    out.push(/^\d+$/.test(match[0]) ? '<num>' : match[0]);
-    if (out.length >= MAX_WORDS) break;
+  let i = 0;
+  while (i < text.length && out.length < MAX_WORDS) {
+    const code = text.charCodeAt(i);
+    let end = i + 1;
+    if (isLetter(code)) {
+      while (end < text.length && isLetter(text.charCodeAt(end))) end++;
+      const mark = text.charCodeAt(end);
+      if (isApostrophe(mark) && isLetter(text.charCodeAt(end + 1))) {
+        let after = end + 2;
+        while (after < text.length && isLetter(text.charCodeAt(after))) after++;
+        out.push(mark === 39 ? text.slice(i, after) : `${text.slice(i, end)}'${text.slice(end + 1, after)}`);
+        end = after;
+      } else out.push(text.slice(i, end));
+    } else if (isDigit(code)) {
+      while (end < text.length && isDigit(text.charCodeAt(end))) end++;
+      out.push('<num>');
+    } else if (isMark(code)) out.push(text.charAt(i));
+    i = end;
   }
   return out;
 }

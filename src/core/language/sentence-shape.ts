@@ -11,7 +11,7 @@
  * eval/data/instructions/LABELS.md).
  */
 
-import { releaseRegExpCode } from '../process-caches.js';
+import { onProcessCachesRelease, releaseRegExpCode } from '../process-caches.js';
 import { type FeatureSink, featureTag } from './feature-sink.js';
 import { lexicalClass } from './lexical-class.js';
 
@@ -153,7 +153,7 @@ const THIRD_PERSON = new Set("he she they his her their them him it its it's".sp
  * speaker, a third person, an auxiliary, a determiner, a wh-word, or a word by its ending (-ed,
  * -ing, -ly, -s: past tense and participles, adverbs, plurals and third-person verbs).
  */
-function wordClass(word: string, lexical: boolean): string {
+function classOf(word: string, lexical: boolean): string {
   if (word === '<num>') return 'N';
   if (lexical) {
     if (word === 'to') return 'TO';
@@ -171,6 +171,23 @@ function wordClass(word: string, lexical: boolean): string {
   if (word.length > 3 && word.endsWith('ly')) return 'ly';
   if (word.length > 3 && word.endsWith('s') && !word.endsWith('ss')) return 's';
   return (lexical && lexicalClass(word)) || 'w';
+}
+
+/** Words classed lately, each view's class (a sentence's words come again in the other view and in later sentences). */
+const classed = new Map<string, { plain: string; lexical: string }>();
+onProcessCachesRelease(() => classed.clear());
+/** Most words remembered; past it the memory starts again (bounded, and the answers never depend on it). */
+const CLASSED_WORDS = 8192;
+
+/** {@link classOf}, remembered. */
+function wordClass(word: string, lexical: boolean): string {
+  let known = classed.get(word);
+  if (known === undefined) {
+    if (classed.size >= CLASSED_WORDS) classed.clear();
+    known = { plain: classOf(word, false), lexical: classOf(word, true) };
+    classed.set(word, known);
+  }
+  return lexical ? known.lexical : known.plain;
 }
 
 /**

@@ -1,6 +1,17 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { instructionModelDigest } from '../../../scripts/instruction-model-parity.js';
+import { instructionModelDigest, parityRows } from '../../../scripts/instruction-model-parity.js';
+import { headOf, wordsOf } from './instruction-features.js';
+import {
+  modalShapesOf,
+  SAYS_MODAL_YOU,
+  SAYS_MUST,
+  SAYS_NEGATION,
+  SAYS_PLEASE,
+  SAYS_WANT,
+  SAYS_WANT_ASKED,
+  SAYS_YOU,
+} from './modal-shapes.js';
 
 // Issue 45, point 1: the instruction model made faster must say exactly what it said before.
 // The fixture was written by `npx tsx scripts/instruction-model-parity.ts --write` with the model
@@ -26,5 +37,68 @@ describe('instruction model parity', () => {
 
   it('reads the same later cues and data lines', () => {
     expect(digest.cuesAndDataLines).toBe(frozen.cuesAndDataLines);
+  });
+});
+
+/** The words as read before the scan of char codes: the regexes, kept here as the reference. */
+function wordsByRegex(sentence: string): string[] {
+  const text = headOf(sentence)
+    .toLowerCase()
+    .replace(/[’‘`´]/g, "'");
+  const out: string[] = [];
+  for (const match of text.matchAll(/[a-z]+(?:'[a-z]+)?|\d+|[,;:?!]/g)) {
+    out.push(/^\d+$/.test(match[0]) ? '<num>' : match[0]);
+    if (out.length >= 60) break;
+  }
+  return out;
+}
+
+/** The modal shapes as found before the pass over words: the regexes, kept here as the reference. */
+function modalShapesByRegex(words: readonly string[]): number {
+  const joined = ` ${words.join(' ')} `;
+  let found = 0;
+  if (/ (?:can|could|would|will) (?:you|u) /.test(joined)) found |= SAYS_MODAL_YOU;
+  if (
+    / (?:i'd|i would|we'd|we would) (?:like|love|prefer|rather) | i (?:want|need|wish|prefer) /.test(joined)
+  )
+    found |= SAYS_WANT;
+  if (
+    / (?:do|does|did|should|shall|must|can|could|would|will|am) (?:i|we) (?:want|need|wish|prefer|like|love) /.test(
+      joined,
+    )
+  )
+    found |= SAYS_WANT_ASKED;
+  if (/ (?:please|pls|kindly) /.test(joined)) found |= SAYS_PLEASE;
+  if (/ (?:don't|do not|never|dont|mustn't|shouldn't|avoid|without) /.test(joined)) found |= SAYS_NEGATION;
+  if (/ (?:you|your) /.test(joined)) found |= SAYS_YOU;
+  if (/ (?:must|should|has to|have to|needs to|need to) /.test(joined)) found |= SAYS_MUST;
+  return found;
+}
+
+const EDGES = [
+  "Don`t use rock'n'roll, ok? I´d like 12abc34 and İstanbul’s KELVIN-K ‘quoted’ it's",
+  "a' 'b don' t ''x' y''z 007, 3.14; x:y! can't?",
+  'We would rather you did. We would like it. I would prefer tea; i need u. Can u? Will you!',
+  'Do I want it? Am we like? Shall i love it. Could we wish? Must I need to? Does we prefer',
+  'Do not go. do  not. You have to; he has to; it needs to; I need to; should; must',
+  'please pls kindly avoid without never dont mustn’t shouldn’t your yours u',
+  `${'word '.repeat(70)}end`,
+  '',
+  '   ',
+  '¿Qué? ¡Sí! ÀÉÎ ﬁle ǅ',
+];
+
+describe('the scans that replaced regexes', () => {
+  const texts = [...parityRows().map((row) => row.text), ...EDGES];
+
+  it('read the same words as the regexes did', () => {
+    for (const text of texts) expect(wordsOf(text), text).toEqual(wordsByRegex(text));
+  });
+
+  it('find the same modal shapes as the regexes did', () => {
+    for (const text of texts) {
+      const words = wordsOf(text);
+      expect(modalShapesOf(words), text).toBe(modalShapesByRegex(words));
+    }
   });
 });

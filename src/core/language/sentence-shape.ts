@@ -11,9 +11,19 @@
  * eval/data/instructions/LABELS.md).
  */
 
-import { onProcessCachesRelease, releaseRegExpCode } from '../process-caches.js';
+import { onProcessCachesRelease } from '../process-caches.js';
 import { type FeatureSink, featureTag } from './feature-sink.js';
 import { lexicalClass } from './lexical-class.js';
+import {
+  modalShapesOf,
+  SAYS_MODAL_YOU,
+  SAYS_MUST,
+  SAYS_NEGATION,
+  SAYS_PLEASE,
+  SAYS_WANT,
+  SAYS_WANT_ASKED,
+  SAYS_YOU,
+} from './modal-shapes.js';
 
 /**
  * Where a sentence stands among its message's sentences: "I'm going to New York." alone states
@@ -108,29 +118,22 @@ export function clauseShape(word: string, next: string): string {
 
 /** Modal, wish and negation shapes anywhere, and the sentence's typography (code, a definition list). */
 export function shapeOf(feature: FeatureSink, text: string, words: readonly string[]): void {
-  const joined = ` ${words.join(' ')} `;
-  if (/ (?:can|could|would|will) (?:you|u) /.test(joined)) feature.add(true, MODAL, 'modal-you');
-  if (
-    / (?:i'd|i would|we'd|we would) (?:like|love|prefer|rather) | i (?:want|need|wish|prefer) /.test(joined)
-  )
-    // "Do I need to sign in?" asks about a want, it states none.
-    feature.add(true, MODAL, WANT_ASKED.test(joined) ? 'want-q' : 'want');
-  if (/ (?:please|pls|kindly) /.test(joined)) feature.add(true, MODAL, 'please');
-  if (/ (?:don't|do not|never|dont|mustn't|shouldn't|avoid|without) /.test(joined))
-    feature.add(true, MODAL, 'neg');
-  if (/ (?:you|your) /.test(joined)) feature.add(true, MODAL, 'you');
-  if (/ (?:must|should|has to|have to|needs to|need to) /.test(joined)) feature.add(true, MODAL, 'must');
+  const shapes = modalShapesOf(words);
+  if (shapes & SAYS_MODAL_YOU) feature.add(true, MODAL, 'modal-you');
+  // "Do I need to sign in?" asks about a want, it states none.
+  if (shapes & SAYS_WANT) feature.add(true, MODAL, shapes & SAYS_WANT_ASKED ? 'want-q' : 'want');
+  if (shapes & SAYS_PLEASE) feature.add(true, MODAL, 'please');
+  if (shapes & SAYS_NEGATION) feature.add(true, MODAL, 'neg');
+  if (shapes & SAYS_YOU) feature.add(true, MODAL, 'you');
+  if (shapes & SAYS_MUST) feature.add(true, MODAL, 'must');
   const lead = text.trimStart();
   if (lead.startsWith('`')) feature.add(false, TYPOGRAPHY, 'code-first');
   if (/^[^\s:]{1,40}:\s/.test(lead)) feature.add(false, TYPOGRAPHY, 'label-colon');
   if (/^[\p{So}\p{Sk}✅❌-]/u.test(lead)) feature.add(false, TYPOGRAPHY, 'bullet');
-  if ((text.match(/`/g)?.length ?? 0) >= 2) feature.add(false, TYPOGRAPHY, 'code');
+  const tick = text.indexOf('`');
+  if (tick >= 0 && text.indexOf('`', tick + 1) >= 0) feature.add(false, TYPOGRAPHY, 'code');
   if (/\bhttps?:\/\//.test(text)) feature.add(false, TYPOGRAPHY, 'url');
 }
-
-/** A want asked about, not stated: "Do I need ...", "Should we want ...". */
-const WANT_ASKED =
-  / (?:do|does|did|should|shall|must|can|could|would|will|am) (?:i|we) (?:want|need|wish|prefer|like|love) /;
 
 /** The speaker: "I want ...", "my order", "we'd like". */
 const FIRST_PERSON = new Set("i i'm i'd i'll i've me my we our us".split(' '));
@@ -251,6 +254,3 @@ export function numbersOf(feature: FeatureSink, text: string, words: readonly st
 
 /** Words that open an imperative without being its verb: the opening read is the word after. */
 export const ADVERB_LEAD = new Set("never always please don't dont".split(' '));
-
-// Their machine code is dropped when the last manager shuts down (process-caches.ts).
-releaseRegExpCode(WANT_ASKED);

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { instructionModelDigest, parityRows } from '../../../scripts/instruction-model-parity.js';
+import { isDataLine, tokenCount } from './data-line.js';
 import { headOf, wordsOf } from './instruction-features.js';
 import {
   modalShapesOf,
@@ -75,7 +76,28 @@ function modalShapesByRegex(words: readonly string[]): number {
   return found;
 }
 
+/** A data line as told before the scan of char codes: the regexes, kept here as the reference. */
+function isDataLineByRegex(sentence: string): boolean {
+  const head = headOf(sentence);
+  if (/-{4,}\s?(?:BEGIN|END)\b/.test(head)) return true;
+  const tokens = head.trim().split(/\s+/, 64).filter(Boolean);
+  if (tokens.length === 0) return true;
+  let words = 0;
+  for (const token of tokens)
+    if (/^[("'“‘*_[]*[A-Za-z]{2,}(?:['’-][A-Za-z]+)*[)"'”’.,!?;:*_\]]*$/.test(token)) words++;
+  return words === 0 || words * 5 < tokens.length;
+}
+
 const EDGES = [
+  '-----BEGIN RSA PRIVATE KEY-----',
+  '---- END SSH2 PUBLIC KEY ----',
+  '---BEGIN x',
+  'MIIEowIBAAKCAQEA7V8b3kq9ZxYw2c1f0d9a8s7d6f5g4h3j2k1l0QWERTYuiop',
+  'a1 b2 c3 d4 e5 ok',
+  "(\"'“‘*_[word]_*’”'\").,!?;:  'x' x- -x ab-cd ab’cd ab''cd ab'-cd A1 ab1 \u00a0ab\u2003cd\u3000ef\ufeffgh\u180eij",
+  '\t\n\v\f\r ab \u2028 cd \u2029 ef \u1680 gh \u202f ij \u205f kl \u0085 mn',
+  `${'x1 '.repeat(70)}word`,
+  `${'word '.repeat(63)}x1 x2 x3`,
   "Don`t use rock'n'roll, ok? I´d like 12abc34 and İstanbul’s KELVIN-K ‘quoted’ it's",
   "a' 'b don' t ''x' y''z 007, 3.14; x:y! can't?",
   'We would rather you did. We would like it. I would prefer tea; i need u. Can u? Will you!',
@@ -93,6 +115,17 @@ describe('the scans that replaced regexes', () => {
 
   it('read the same words as the regexes did', () => {
     for (const text of texts) expect(wordsOf(text), text).toEqual(wordsByRegex(text));
+  });
+
+  it('tell the same data lines as the regexes did', () => {
+    for (const text of texts) expect(isDataLine(text), text).toBe(isDataLineByRegex(text));
+  });
+
+  it('count tokens as splitting on white space did', () => {
+    for (const text of texts)
+      expect(tokenCount(headOf(text), 4), text).toBe(
+        Math.min(4, headOf(text).trim().split(/\s+/).filter(Boolean).length),
+      );
   });
 
   it('find the same modal shapes as the regexes did', () => {

@@ -1,4 +1,4 @@
-import { onProcessCachesRelease, releaseRegExpCode } from '../process-caches.js';
+import { onProcessCachesRelease } from '../process-caches.js';
 /**
  * "Is this sentence an instruction to the assistant?" as a small learned model (issue 45): two
  * logistic regressions over hashed features (instruction-features.ts), one over the plain view and
@@ -8,11 +8,11 @@ import { onProcessCachesRelease, releaseRegExpCode } from '../process-caches.js'
  * one signed byte a bucket) and are decoded once; nothing is downloaded, nothing is random.
  */
 
+import { isDataLine } from './data-line.js';
 import {
   FEATURE_BUCKETS,
   featuresOf,
   featureViewsOf,
-  headOf,
   type InstructionContext,
   type LaterCue,
   type SentencePosition,
@@ -24,6 +24,8 @@ import {
   INSTRUCTION_WEIGHTS,
 } from './instruction-weights.js';
 import type { MaterialCue } from './material-cue.js';
+
+export { isDataLine } from './data-line.js';
 
 /** A sentence is an instruction when its score is above this (log-odds 0: probability one half). */
 export const INSTRUCTION_THRESHOLD = 0;
@@ -105,26 +107,6 @@ export function isInstructionBy(
   return instructionScore(sentence, context, model, position, later) > threshold;
 }
 
-/** Key armor, as in `-----BEGIN RSA PRIVATE KEY-----` or `---- END SSH2 PUBLIC KEY ----`. */
-const ARMOR = /-{4,}\s?(?:BEGIN|END)\b/;
-/** A word: letters, an apostrophe or hyphen inside, punctuation around. */
-const WORD = /^[("'“‘*_[]*[A-Za-z]{2,}(?:['’-][A-Za-z]+)*[)"'”’.,!?;:*_\]]*$/;
-
-/**
- * True when `sentence` is data rather than prose: key armor, or a line of no word or where words
- * are under a fifth of the tokens (a key's body line, a pasted token, a hash list, a CSV row).
- * Such a line quoted alone would also be cut from the context that lets the redactor see it.
- */
-export function isDataLine(sentence: string): boolean {
-  const head = headOf(sentence);
-  if (ARMOR.test(head)) return true;
-  const tokens = head.trim().split(/\s+/, 64).filter(Boolean);
-  if (tokens.length === 0) return true;
-  let words = 0;
-  for (const token of tokens) if (WORD.test(token)) words++;
-  return words === 0 || words * 5 < tokens.length;
-}
-
 /** Weights as signed bytes in base64, and the scale that turns a byte back into a weight. */
 export function encodeWeights(model: ArrayLike<number>): { base64: string; scale: number } {
   let max = 0;
@@ -137,6 +119,3 @@ export function encodeWeights(model: ArrayLike<number>): { base64: string; scale
   }
   return { base64: btoa(binary), scale };
 }
-
-// Their machine code is dropped when the last manager shuts down (process-caches.ts).
-releaseRegExpCode(ARMOR, WORD);

@@ -8,6 +8,7 @@
  */
 
 import type { CompactMessage } from '../messages/message.js';
+import { tokenCount } from './data-line.js';
 import {
   headOf,
   type InstructionContext,
@@ -37,9 +38,9 @@ export function isInstructionSentence(
   later?: LaterCue,
   material?: MaterialCue,
 ): boolean {
-  const words = headOf(sentence).trim().split(/\s+/, 4);
   // A line of key material (a PEM body line, a pasted key) is data, not an instruction.
-  if (words.length <= 3 && words.some(isKeyMaterial)) return false;
+  const head = headOf(sentence);
+  if (tokenCount(head, 4) <= 3 && head.trim().split(/\s+/, 4).some(isKeyMaterial)) return false;
   return isInstructionBy(sentence, context, undefined, threshold, position, later, material);
 }
 

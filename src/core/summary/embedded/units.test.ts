@@ -71,6 +71,18 @@ describe('units', () => {
     expect(cleanUnit('Oh wow, Caroline, I finally booked the cabin 🎉')).toBe('I finally booked the cabin');
     expect(cleanUnit('## **Plan**: move the db')).toBe('Plan: move the db');
     expect(cleanUnit('- 3. Yesterday, I ran 10 km')).toBe('Yesterday, I ran 10 km');
+    expect(cleanUnit('Caroline, look at this photo of the cabin')).toBe('look at this photo of the cabin');
+    expect(cleanUnit('Jon!')).toBe('');
+  });
+
+  it('keeps a leading place, list or date that only looks like a vocative', () => {
+    for (const text of [
+      'Edinburgh, Scotland is where we moved last spring',
+      'Python, Rust and Go are the languages I use',
+      'Saturday, we hiked the ridge trail',
+      'October, I start the new job',
+    ])
+      expect(cleanUnit(text)).toBe(text);
   });
 
   it('keeps content words and numbers, drops function words and small talk', () => {

@@ -144,8 +144,12 @@ function wordCount(text: string): number {
 
 const INTERJECTIONS =
   /^(?:(?:oh|ah+|aw+|wow|well|hey|hi|hello|haha+|hah|lol|omg|yeah|yep|yes|no|nope|ok|okay|hmm+|um+|uh|so|anyway|gosh|whoa|ooh|yay|sure|alright|also|btw)\b[\s,!.…:-]*)+/i;
-/** A leading vocative (`Caroline, ...`), unless the word is a time word that carries meaning. */
-const VOCATIVE = /^([A-Z][a-z]{1,15})(?:[,!]\s+|[,!.]?$)/;
+/**
+ * A leading vocative (`Caroline, ...`): a capitalized word and a comma, the clause going on in
+ * lower case or with "I" (`Edinburgh, Scotland ...` and `Python, Rust and Go ...` are not
+ * addressed to anyone), or the word alone; never a word that carries a date or a time.
+ */
+const VOCATIVE = /^([A-Z][a-z]{1,15})(?:[,!]\s+(?=[a-z]|I\b|I['’])|[,!.]?$)/;
 const TIME_WORDS = new Set([
   'Yesterday',
   'Today',
@@ -155,6 +159,25 @@ const TIME_WORDS = new Set([
   'Lately',
   'Later',
   'Then',
+  'Monday',
+  'Tuesday',
+  'Wednesday',
+  'Thursday',
+  'Friday',
+  'Saturday',
+  'Sunday',
+  'January',
+  'February',
+  'March',
+  'April',
+  'May',
+  'June',
+  'July',
+  'August',
+  'September',
+  'October',
+  'November',
+  'December',
 ]);
 const DECORATION = /^(?:[#>*+•-]+\s+|\d{1,3}[.)]\s+)+/;
 const EMOJI = /\p{Extended_Pictographic}|\u{FE0F}|\u{200D}|[\u{1F3FB}-\u{1F3FF}]/gu;

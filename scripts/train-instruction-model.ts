@@ -7,11 +7,19 @@
  * leave-one-source-out table; `-- --nested` prints it with the settings chosen on the training
  * sources of each fold alone (eval/instruction-model-nested.ts); `-- --with arena-hard,gsm8k`
  * adds hand-labelled sets measured and not shipped (`EXTRA_SETS`) and only prints; `-- --errors
- * oasst1,swe-agent` lists each named source's held-out errors (eval/instruction-model-errors.ts).
+ * oasst1,swe-agent` lists each named source's held-out errors (eval/instruction-model-errors.ts);
+ * `-- --nested-context position` and `-- --oracle-context position-later` measure a threshold per
+ * context (eval/instruction-model-context-thresholds.ts).
  */
 
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import {
+  CONTEXT_KEYS,
+  type ContextKey,
+  nestedContextThresholds,
+  oracleContextThresholds,
+} from '../eval/instruction-model-context-thresholds.js';
 import { formatErrors, heldOutErrors } from '../eval/instruction-model-errors.js';
 import {
   EXTRA_SETS,
@@ -31,24 +39,46 @@ const { values } = parseArgs({
     nested: { type: 'boolean' },
     with: { type: 'string' },
     errors: { type: 'string' },
+    'nested-context': { type: 'string' },
+    'oracle-context': { type: 'string' },
   },
 });
 const extra = (values.with ?? '').split(',').filter(Boolean);
 for (const name of extra)
   if (!(EXTRA_SETS as readonly string[]).includes(name))
     throw new Error(`--with: unknown set ${JSON.stringify(name)} (known: ${EXTRA_SETS.join(', ')})`);
+function contextKey(value: string): ContextKey {
+  if (!(CONTEXT_KEYS as readonly string[]).includes(value))
+    throw new Error(`unknown context ${JSON.stringify(value)} (known: ${CONTEXT_KEYS.join(', ')})`);
+  return value as ContextKey;
+}
 const rows = readLabelled(extra as ExtraSet[]);
 console.log(`${rows.length} labelled sentences${extra.length ? ` (with ${extra.join(', ')})` : ''}`);
 if (values.errors !== undefined)
   for (const source of values.errors.split(',').filter(Boolean))
     for (const line of formatErrors(source, heldOutErrors(rows, source))) console.log(line);
-else if (values.nested)
+else if (values['nested-context'] !== undefined)
+  for (const fold of nestedContextThresholds(rows, contextKey(values['nested-context'])))
+    console.log(
+      `${formatFold(fold)}  chose balance ${fold.balance}, thresholds ${JSON.stringify(fold.thresholds)} (inner worst ${(100 * fold.innerWorst).toFixed(1)}%)`,
+    );
+else if (values['oracle-context'] !== undefined) {
+  const oracle = oracleContextThresholds(rows, contextKey(values['oracle-context']));
+  console.log(`upper bound, thresholds chosen on the held-out scores: ${JSON.stringify(oracle.thresholds)}`);
+  for (const fold of oracle.folds) console.log(formatFold(fold));
+} else if (values.nested)
   for (const fold of nestedLeaveOneSourceOut(rows))
     console.log(
       `${formatFold(fold)}  chose balance ${fold.balance}, threshold ${fold.threshold} (inner worst ${(100 * fold.innerWorst).toFixed(1)}%)`,
     );
 else for (const fold of leaveOneSourceOut(rows)) console.log(formatFold(fold));
-if (!values.check && !values.nested && values.errors === undefined && extra.length === 0) {
+const measuresOnly =
+  values.check ||
+  values.nested ||
+  values.errors !== undefined ||
+  values['nested-context'] !== undefined ||
+  values['oracle-context'] !== undefined;
+if (!measuresOnly && extra.length === 0) {
   const model = trainModel(rows);
   const plain = encodeWeights(model.plain);
   const lexical = encodeWeights(model.lexical);

@@ -4,11 +4,13 @@
  * writes recorded, and each answer the last request misses sorted by what happened to it:
  *
  * - pushed out: a summary held it (the evidence rule of the figures), a later one did not;
- *   with the room of the round that dropped it against the one before (squeezed or not);
+ *   squeezed when the summary that dropped it is shorter (in characters) than the one before;
  * - never chosen: one clause of an evidence turn (as the summarizer cuts it) holds it, no
  *   summary ever did;
  * - split: no single clause of its evidence turns holds every word of it (the clause cut
- *   parted them, or the words were small talk to the cutter).
+ *   parted them, the cleaning dropped one, or a clause of three words or fewer shares no run
+ *   of four with its turn once its line's speaker name is read before it: "- Nate: this is
+ *   Max!").
  *
  * `npx tsx eval/real-chat-misses.ts [--set tune|held-out] [--ratio 8] [--list]`
  */
@@ -67,7 +69,7 @@ async function misses(id: string, ratio: number, list: boolean): Promise<Tally> 
   const window = Math.floor(probe.estimate(chat.messages).total / ratio);
   await probe.shutdown();
   const manager = new CompactManager({ model: 'gpt-4o', maxContextTokens: window, redaction: false });
-  const summaries: { lines: ReadLine[]; tokens: number; at: number }[] = [];
+  const summaries: { lines: ReadLine[]; chars: number; at: number }[] = [];
   const history: Record<string, unknown>[] = [];
   let last: Awaited<ReturnType<typeof manager.compact>> | undefined;
   let previous = '';
@@ -76,7 +78,7 @@ async function misses(id: string, ratio: number, list: boolean): Promise<Tally> 
     last = await manager.compact(chat.name, history);
     const text = last.summary?.text ?? '';
     if (text && text !== previous) {
-      summaries.push({ lines: summaryLines(text), tokens: text.length, at: history.length });
+      summaries.push({ lines: summaryLines(text), chars: text.length, at: history.length });
       previous = text;
     }
   }
@@ -105,7 +107,7 @@ async function misses(id: string, ratio: number, list: boolean): Promise<Tally> 
     if (lastHeld >= 0) {
       tally.pushedOut++;
       const drop = summaries[lastHeld + 1];
-      const squeezed = drop !== undefined && drop.tokens < summaries[lastHeld]!.tokens;
+      const squeezed = drop !== undefined && drop.chars < summaries[lastHeld]!.chars;
       if (squeezed) tally.pushedOutSqueezed++;
       kind = `pushed out at message ${drop?.at ?? '?'} (held ${heldIn.filter(Boolean).length} rounds${squeezed ? ', squeezed' : ''})`;
     } else {

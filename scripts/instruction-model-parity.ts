@@ -4,7 +4,7 @@
  * every later cue, over the labelled sentences (eval/data/instructions, test/fixtures/instructions)
  * and variants of them (other positions and cues, curly quotes, capitals, sentences over the
  * 600 characters read). `npx tsx scripts/instruction-model-parity.ts --write` writes
- * test/fixtures/instructions/model-parity.json; instruction-model-parity.test.ts compares.
+ * test/fixtures/instructions/model-parity.json; test/core/instruction-model-parity.test.ts compares.
  */
 import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { instructionModelDigest, parityRows } from '../../../scripts/instruction-model-parity.js';
-import { isDataLine, tokenCount } from './data-line.js';
-import { headOf, wordsOf } from './instruction-features.js';
+import { instructionModelDigest, parityRows } from '../../scripts/instruction-model-parity.js';
+import { isDataLine, tokenCount } from '../../src/core/language/data-line.js';
+import { headOf, wordsOf } from '../../src/core/language/instruction-features.js';
 import {
   modalShapesOf,
   SAYS_MODAL_YOU,
@@ -12,13 +12,13 @@ import {
   SAYS_WANT,
   SAYS_WANT_ASKED,
   SAYS_YOU,
-} from './modal-shapes.js';
+} from '../../src/core/language/modal-shapes.js';
 
 // Issue 45, point 1: the instruction model made faster must say exactly what it said before.
 // The fixture was written by `npx tsx scripts/instruction-model-parity.ts --write` with the model
 // as it was before the speed work; write it again only when the model is meant to change.
 const frozen = JSON.parse(
-  readFileSync(new URL('../../../test/fixtures/instructions/model-parity.json', import.meta.url), 'utf8'),
+  readFileSync(new URL('../fixtures/instructions/model-parity.json', import.meta.url), 'utf8'),
 ) as Record<string, string | number>;
 
 describe('instruction model parity', () => {

@@ -50,9 +50,35 @@ function formatOf(item: unknown): MessageFormat | undefined {
 }
 
 /**
+ * Per array, the leading items read last time that told nothing (plain messages): how many,
+ * and the first and last of them, so that the next call on the same array (a history that
+ * grows by appending) reads only what follows. Without it every call read a plain history
+ * whole: O(n) per call, about 2 ms at 100k messages (issue 47).
+ */
+interface UntoldPrefix {
+  length: number;
+  first: unknown;
+  last: unknown;
+}
+
+const untold = new WeakMap<readonly unknown[], UntoldPrefix>();
+
+/** Arrays from this length remember their untold prefix (shorter ones are read whole). */
+const REMEMBER_FROM = 256;
+
+/** Where to start reading `messages`: after the prefix that told nothing last time, if it still holds. */
+function untoldLength(messages: readonly unknown[]): number {
+  const seen = untold.get(messages);
+  if (seen === undefined || seen.length > messages.length) return 0;
+  return messages[0] === seen.first && messages[seen.length - 1] === seen.last ? seen.length : 0;
+}
+
+/**
  * Detects the wire format of a message list from the first item that tells. Plain
  * `{role, content: string}` lists are valid in all three formats and come back unchanged,
- * so they are read as `openai-chat`.
+ * so they are read as `openai-chat`. An array read before is read from where its plain prefix
+ * ended (its first and last items still the same objects): messages are not to be replaced
+ * once sent, as the index assumes too.
  */
 export function detectFormat(messages: readonly unknown[]): MessageFormat {
   if (!Array.isArray(messages)) {
@@ -64,11 +90,15 @@ export function detectFormat(messages: readonly unknown[]): MessageFormat {
       },
     );
   }
-  for (const item of messages) {
-    const format = formatOf(item);
-    if (format) return format;
-  }
-  return 'openai-chat';
+  const from = messages.length < REMEMBER_FROM ? 0 : untoldLength(messages);
+  let format: MessageFormat | undefined;
+  let k = from;
+  for (; k < messages.length && format === undefined; k++) format = formatOf(messages[k]);
+  // The items before `untoldEnd` told nothing.
+  const untoldEnd = format === undefined ? k : k - 1;
+  if (untoldEnd >= REMEMBER_FROM && untoldEnd > from)
+    untold.set(messages, { length: untoldEnd, first: messages[0], last: messages[untoldEnd - 1] });
+  return format ?? 'openai-chat';
 }
 
 /** The codec of a call: the `format` option when given (checked), else detected from the messages. */

@@ -108,6 +108,42 @@ describe('detectFormat', () => {
   it('rejects a non-array', () => {
     expect(() => detectFormat('nope' as never)).toThrow(/messages must be an array/);
   });
+
+  it('reads a plain history that grows by appending only where it grew (issue 47)', () => {
+    let reads = 0;
+    const plain = (i: number) =>
+      new Proxy(
+        { role: i % 2 === 0 ? 'user' : 'assistant', content: `plain ${i}` } as Record<string, unknown>,
+        {
+          get(target, key) {
+            reads++;
+            return target[key as string];
+          },
+        },
+      );
+    const history = Array.from({ length: 5_000 }, (_, i) => plain(i));
+    expect(detectFormat(history)).toBe('openai-chat');
+    history.push(plain(5_000));
+    reads = 0;
+    expect(detectFormat(history)).toBe('openai-chat');
+    // The new message alone (a handful of fields), not 5,001 messages.
+    expect(reads).toBeLessThan(20);
+    // An appended item that tells is found, and the plain prefix is still skipped.
+    history.push(new Proxy({ type: 'message', role: 'user', content: 'x' }, {}) as Record<string, unknown>);
+    reads = 0;
+    expect(detectFormat(history)).toBe('openai-responses');
+    expect(reads).toBeLessThan(20);
+    // Another array (a copy), or the same one rewound and grown with other objects: read whole.
+    reads = 0;
+    expect(detectFormat(history.slice(0, 5_001))).toBe('openai-chat');
+    expect(reads).toBeGreaterThan(5_000);
+    history.length = 4_000;
+    history.push(...Array.from({ length: 1_500 }, (_, i) => plain(9_000 + i)));
+    history[4_999] = { role: 'tool', tool_call_id: 'c1', content: 'done' };
+    reads = 0;
+    expect(detectFormat(history)).toBe('openai-chat');
+    expect(reads).toBeGreaterThan(4_000);
+  });
 });
 
 describe.each([

@@ -12,7 +12,7 @@ import type { MessageCodec } from '../messages/formats/message-codec.js';
 import { type CompactPolicy, overridePolicy } from '../policy.js';
 import type { PipelineDeps, PreparedRequest } from '../preflight/prepare-request.js';
 import { prepareRequest } from '../preflight/prepare-request.js';
-import { noteQuick, quickOrFull } from '../preflight/quick-resume.js';
+import { mayGoQuick, noteQuick, quickOrFull } from '../preflight/quick-resume.js';
 import { finishCompaction } from '../preflight/run-preflight.js';
 import { declinedResult, untriggeredResult } from '../preflight/untriggered-result.js';
 import { throwIfAborted } from '../session/call-queue.js';
@@ -62,11 +62,15 @@ export async function runCall<M>(
     options,
     maxContextTokens: options.maxContextTokens ?? self.maxContextTokens,
   };
-  // A fresh process's first call on a known session, from its quick record (issue 47).
-  const quick = await quickOrFull<M, CompactOptions>(deps, input, !self.background && attempt === 0);
-  if ('quick' in quick) return quick.quick;
-  if (quick.options !== options)
-    return runCall(self, { ...call, messages: quick.messages as M[], options: quick.options }, attempt);
+  // A fresh process's first call on a known session, from its quick record (issue 47); a warm
+  // call skips it without an await.
+  const tryQuick = !self.background && attempt === 0;
+  if (mayGoQuick(deps, input, tryQuick)) {
+    const quick = await quickOrFull<M, CompactOptions>(deps, input, tryQuick);
+    if ('quick' in quick) return quick.quick;
+    if (quick.options !== options)
+      return runCall(self, { ...call, messages: quick.messages as M[], options: quick.options }, attempt);
+  }
   const prepared: PreparedRequest = await prepareRequest(deps, input);
   if (!prepared.decision.triggered) {
     if (self.background) maybePrepare(self.background, deps, prepared);

@@ -72,6 +72,22 @@ export function lazyHistoryOf(options: object): LazyHistory | undefined {
 }
 
 /**
+ * False when {@link quickOrFull} would hand the call's messages and options back as they are
+ * (no lazy history, and no quick answer possible: a session this process holds, a short
+ * history...). Synchronous: a warm call pays no awaits for the quick path it cannot take.
+ */
+export function mayGoQuick(deps: PipelineDeps, input: PreflightInput, tryQuick: boolean): boolean {
+  if (lazyHistoryOf(input.options)) return true;
+  return tryQuick && mayMatch(deps, input, input.messages.length);
+}
+
+/** The checks of {@link matchingRecord} made before reading the store. */
+function mayMatch(deps: PipelineDeps, input: PreflightInput, n: number): boolean {
+  if (n < QUICK_FROM || input.options.force === true || deps.bus.observed) return false;
+  return deps.histories.heldLength(input.key) === 0 && !deps.counts.finishing(input.key);
+}
+
+/**
  * A quick first call (see {@link quickFirstCall}), or the call's messages and options for the
  * full path: a lazy history's messages all converted, the option dropped.
  */
@@ -138,10 +154,9 @@ async function matchingRecord(
   history: { at: (i: number) => unknown; n: number },
   lazy: LazyHistory | undefined,
 ): Promise<QuickFound | undefined> {
-  const { key, codec, policy, options } = input;
+  const { key, codec, policy } = input;
   const { at, n } = history;
-  if (n < QUICK_FROM || options.force === true || deps.bus.observed) return undefined;
-  if (deps.histories.heldLength(key) !== 0 || deps.counts.finishing(key)) return undefined;
+  if (!mayMatch(deps, input, n)) return undefined;
   const [quick, state] = await Promise.all([readQuickRecord(deps.store, key), deps.store.get(key)]);
   if (!quick || quick.scope !== deps.counts.scope(codec.format) || quick.rule !== ruleOf(policy))
     return undefined;

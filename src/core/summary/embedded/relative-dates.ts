@@ -6,7 +6,8 @@
  */
 import { formatDate, MONTHS } from './segments.js';
 
-const WEEKDAYS = ['sunday', 'monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday'];
+/** Day names, Sunday first (lower case). */
+export const WEEKDAYS = ['sunday', 'monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday'];
 const DAY_MS = 86_400_000;
 const COUNT = '(\\d{1,2}|a|one|two|three|four|five|six|seven|eight|nine|ten|a couple of)';
 const RELATIVE = new RegExp(

@@ -5,6 +5,8 @@
  * a single pass or an anchored pattern: linear on any input.
  */
 import { releaseRegExpCode } from '../../process-caches.js';
+import { WEEKDAYS } from './relative-dates.js';
+import { MONTHS } from './segments.js';
 
 /** A unit longer than this is cut at whitespace into several (never inside a word). */
 export const MAX_UNIT_CHARS = 300;
@@ -159,25 +161,8 @@ const TIME_WORDS = new Set([
   'Lately',
   'Later',
   'Then',
-  'Monday',
-  'Tuesday',
-  'Wednesday',
-  'Thursday',
-  'Friday',
-  'Saturday',
-  'Sunday',
-  'January',
-  'February',
-  'March',
-  'April',
-  'May',
-  'June',
-  'July',
-  'August',
-  'September',
-  'October',
-  'November',
-  'December',
+  ...WEEKDAYS.map((day) => day[0]!.toUpperCase() + day.slice(1)),
+  ...MONTHS,
 ]);
 const DECORATION = /^(?:[#>*+•-]+\s+|\d{1,3}[.)]\s+)+/;
 const EMOJI = /\p{Extended_Pictographic}|\u{FE0F}|\u{200D}|[\u{1F3FB}-\u{1F3FF}]/gu;

@@ -47,7 +47,7 @@ import { CompactManager } from '../src/core/manager/compact-manager.js';
 import type { CompactPolicy } from '../src/core/policy.js';
 import { annotateRelativeDate } from '../src/core/summary/embedded/relative-dates.js';
 import { findDate } from '../src/core/summary/embedded/segments.js';
-import { wordRank } from '../src/core/summary/embedded/word-rarity.js';
+import { wordRank } from '../src/core/language/word-rarity.js';
 import { contextText, slidingWindow } from './context-measures.js';
 
 /** Issue 45: share of short answers the compacted request keeps at 1/8. */

@@ -12,7 +12,7 @@
 
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { COMMON_WORDS } from '../src/core/summary/embedded/common-words.js';
+import { COMMON_WORDS } from '../src/core/language/common-words.js';
 
 const require = createRequire(import.meta.url);
 const lexicon = require('wink-lexicon') as {

@@ -4,7 +4,7 @@ import { lexicalClass } from './language/lexical-class.js';
 import { CompactManager } from './manager/compact-manager.js';
 import { onProcessCachesRelease } from './process-caches.js';
 import { createRedactor, getDefaultRedactor, releasableRedactor } from './redaction/redactor.js';
-import { wordRank } from './summary/embedded/word-rarity.js';
+import { wordRank } from './language/word-rarity.js';
 
 /**
  * Issue 47 point 4: the tables the core shares across managers (the instruction model, the

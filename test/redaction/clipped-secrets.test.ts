@@ -46,6 +46,16 @@ describe('a secret cut anywhere is still redacted', () => {
     );
   });
 
+  // Found by the property above (seed -548144276): a clipped AWS secret key that takes the shape
+  // of a camelCase name (`gAujq` `Add` `Alnr`) passed for code; a name's parts must be words.
+  it.each([
+    ['aws_secret_access_key=gAujqAddAlnr', 'aws_secret_access_key=<REDACTED>'],
+    ['password=gAujqAddAlnrAqrt', 'password=<REDACTED>'],
+    ['password=hasLegacyRepeatableKeyShape', 'password=hasLegacyRepeatableKeyShape'],
+  ])('a camelCase name is made of words: %s', (text, expected) => {
+    expect(redact(text)).toBe(expected);
+  });
+
   // Found by the property above (seed 1944223153): `MY_` opened a placeholder whatever followed.
   it.each([
     ['password=MY_AAAAAAAAAAAAA', 'password=<REDACTED>'],

@@ -7,6 +7,8 @@
  * assignments, camelCase names). Measured on the npm code and READMEs vendored in
  * test/fixtures/redaction/real-text (issue 44: at most one false alarm per MB).
  */
+
+import { UNLISTED_RANK, wordRank } from '../language/word-rarity.js';
 import { releaseRegExpCode } from '../process-caches.js';
 
 const SECRET_WORDS = /^(?:my|your)?(?:token|password|passwd|secret|key|api[_-]?key|credentials?)s?$/i;
@@ -110,9 +112,22 @@ const PROSE_WORD = /^["'(]?(?:[A-Z]?[a-z]+(?:['’-][a-z]+)*|[A-Z]{1,5})[.,:;!?"
 const WORDS = /^[a-z]?(?:[A-Z]{2,8}(?![a-z])|[A-Z]?[a-z]{2,}|[0-9]{1,2}|[_$])+$/;
 /**
  * A strict camelCase name: lower-case head, then humps of a capital and two lower-case letters
- * or more (`hasLegacyRepeatableKeyShape`); random key material (`AqrAAAwyAAAA`) is not one.
+ * or more (`hasLegacyRepeatableKeyShape`), made of English words: of its parts of three letters
+ * or more, at least half are among the 8,000 most frequent (`language/word-rarity.ts`). Random
+ * key material (`AqrAAAwyAAAA`) or a clipped secret that takes the shape (`gAujqAddAlnr`) is not
+ * one.
  */
-export const wordyName = (name: string) => /^[a-z]{1,24}(?:[A-Z][a-z]{2,24}){1,8}$/.test(name);
+export function wordyName(name: string): boolean {
+  if (!/^[a-z]{1,24}(?:[A-Z][a-z]{2,24}){1,8}$/.test(name)) return false;
+  let parts = 0;
+  let known = 0;
+  for (const part of name.split(/(?=[A-Z])/)) {
+    if (part.length < 3) continue;
+    parts++;
+    if (wordRank(part.toLowerCase()) < UNLISTED_RANK) known++;
+  }
+  return known > 0 && known * 2 >= parts;
+}
 
 /** `[A-Za-z_$]`, and `[\w$]` when `digits`. */
 function isNameCode(code: number, digits: boolean): boolean {

@@ -3,7 +3,7 @@
  * frequent words of spoken English). A word the table ranks low, or does not hold, tells more
  * than one every conversation uses ("guitar", "Sweden", "pottery" against "great", "time").
  */
-import { onProcessCachesRelease } from '../../process-caches.js';
+import { onProcessCachesRelease } from '../process-caches.js';
 import { COMMON_WORDS } from './common-words.js';
 
 /** Rank given to a word the table does not hold. */

@@ -43,11 +43,11 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { tokenCounterFor } from '../src/core/counting/token-counter.js';
+import { wordRank } from '../src/core/language/word-rarity.js';
 import { CompactManager } from '../src/core/manager/compact-manager.js';
 import type { CompactPolicy } from '../src/core/policy.js';
 import { annotateRelativeDate } from '../src/core/summary/embedded/relative-dates.js';
 import { findDate } from '../src/core/summary/embedded/segments.js';
-import { wordRank } from '../src/core/language/word-rarity.js';
 import { contextText, slidingWindow } from './context-measures.js';
 
 /** Issue 45: share of short answers the compacted request keeps at 1/8. */

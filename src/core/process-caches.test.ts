@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { instructionScore } from './language/instruction-model.js';
 import { lexicalClass } from './language/lexical-class.js';
+import { wordRank } from './language/word-rarity.js';
 import { CompactManager } from './manager/compact-manager.js';
 import { onProcessCachesRelease } from './process-caches.js';
 import { createRedactor, getDefaultRedactor, releasableRedactor } from './redaction/redactor.js';
-import { wordRank } from './language/word-rarity.js';
 
 /**
  * Issue 47 point 4: the tables the core shares across managers (the instruction model, the

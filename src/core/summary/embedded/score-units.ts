@@ -10,10 +10,10 @@
  */
 
 import { type FoundIdentifier, findIdentifiers } from '../../language/key-identifiers.js';
+import { generalRarity, wordRank } from '../../language/word-rarity.js';
 import { releaseRegExpCode } from '../../process-caches.js';
 import { runSteps, type Steps } from '../../time-slice.js';
 import type { Unit } from './types.js';
-import { generalRarity, wordRank } from '../../language/word-rarity.js';
 
 /** Inverse document frequency of each content word over `units` (each unit a document). */
 export function inverseDocumentFrequency(units: readonly Pick<Unit, 'words'>[]): Map<string, number> {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { generalRarity, UNLISTED_RANK, wordRank } from '../../language/word-rarity.js';
 import { carriesInformation } from './score-units.js';
 import { contentWords } from './units.js';
-import { generalRarity, UNLISTED_RANK, wordRank } from '../../language/word-rarity.js';
 
 describe('general rarity', () => {
   it('ranks words of spoken English, plurals as their singular, and rates rare words higher', () => {

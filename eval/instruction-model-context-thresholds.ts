@@ -15,6 +15,7 @@
 
 import { instructionScore, isDataLine } from '../src/core/language/instruction-model.js';
 import {
+  countFold,
   type Fold,
   judgedFigures,
   type LabelledSentence,
@@ -90,25 +91,12 @@ export function outOfFoldScores(
 
 /** The fold of one source's scored rows cut at `thresholds` (a context not named cuts at 0). */
 export function foldOf(rows: readonly ScoredRow[], source: string, thresholds: Thresholds): Fold {
-  let tp = 0;
-  let fp = 0;
-  let fn = 0;
-  let negatives = 0;
-  for (const row of rows) {
-    const said = row.score > (thresholds[row.context] ?? 0);
-    if (!row.truth) negatives++;
-    if (said && row.truth) tp++;
-    else if (said) fp++;
-    else if (row.truth) fn++;
-  }
-  return {
+  return countFold(
+    rows,
     source,
-    sentences: rows.length,
-    positives: tp + fn,
-    precision: tp + fp ? tp / (tp + fp) : undefined,
-    recall: tp + fn ? tp / (tp + fn) : undefined,
-    falsePositiveRate: negatives ? fp / negatives : undefined,
-  };
+    (row) => row.score > (thresholds[row.context] ?? 0),
+    (row) => row.truth,
+  );
 }
 
 /** The worst judged figure over the sources, and their mean (a tie-break). */

@@ -185,25 +185,32 @@ export function scoreRows(
   source = 'all',
   threshold = INSTRUCTION_THRESHOLD,
 ): Fold {
+  return countFold(
+    rows,
+    source,
+    (row) => isInstructionBy(row.text, row.context, model, threshold, row.position, row.later, row.material),
+    (row) => row.label === 'instruction',
+  );
+}
+
+/** Precision, recall and false-positive rate of `rows` as `said` decides them against `truth`. */
+export function countFold<R>(
+  rows: readonly R[],
+  source: string,
+  said: (row: R) => boolean,
+  truth: (row: R) => boolean,
+): Fold {
   let tp = 0;
   let fp = 0;
   let fn = 0;
   let negatives = 0;
   for (const row of rows) {
-    const said = isInstructionBy(
-      row.text,
-      row.context,
-      model,
-      threshold,
-      row.position,
-      row.later,
-      row.material,
-    );
-    const truth = row.label === 'instruction';
-    if (!truth) negatives++;
-    if (said && truth) tp++;
-    else if (said) fp++;
-    else if (truth) fn++;
+    const saysIt = said(row);
+    const isIt = truth(row);
+    if (!isIt) negatives++;
+    if (saysIt && isIt) tp++;
+    else if (saysIt) fp++;
+    else if (isIt) fn++;
   }
   return {
     source,

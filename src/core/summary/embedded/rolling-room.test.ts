@@ -5,11 +5,11 @@
  */
 import { describe, expect, it } from 'vitest';
 import { messageList } from '../../../../test/support/compact-messages.js';
+import { unitMaker } from '../../../../test/support/summary-units.js';
 import { tokenCounterFor } from '../../counting/token-counter.js';
 import { EmbeddedSummarizer } from './index.js';
 import { scoreUnits, wordWeight } from './score-units.js';
 import type { Unit } from './types.js';
-import { contentWords } from './units.js';
 
 const counter = tokenCounterFor('gpt-4o');
 const countTokens = (text: string) => counter.countText(text);
@@ -50,17 +50,7 @@ describe('noise that is rare by chance', () => {
   it("a timestamp's pieces count as numbers: a log line does not outrank a stated limit", () => {
     expect(wordWeight('2025-03-24t17')).toBeLessThan(1);
     expect(wordWeight('12z')).toBeLessThan(1);
-    let order = 0;
-    const unit = (text: string, extra: Partial<Unit> = {}): Unit => ({
-      text,
-      speaker: 'user',
-      source: 'user',
-      segment: 0,
-      order: order++,
-      words: contentWords(text),
-      value: 0,
-      ...extra,
-    });
+    const unit = unitMaker();
     const tool = { stateChanging: false, failed: false, scratch: false, superseded: false };
     const logs = Array.from({ length: 6 }, (_, k) =>
       unit(

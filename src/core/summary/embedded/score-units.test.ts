@@ -1,21 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { messageList } from '../../../../test/support/compact-messages.js';
+import { unitMaker } from '../../../../test/support/summary-units.js';
 import { EmbeddedSummarizer } from './index.js';
 import { inverseDocumentFrequency, scoreUnits, textSignal, toolSignal, wordWeight } from './score-units.js';
-import type { Unit } from './types.js';
-import { contentWords } from './units.js';
 
-let order = 0;
-const unit = (text: string, extra: Partial<Unit> = {}): Unit => ({
-  text,
-  speaker: 'user',
-  source: 'user',
-  segment: 0,
-  order: order++,
-  words: contentWords(text),
-  value: 0,
-  ...extra,
-});
+const unit = unitMaker();
 
 describe('scoring', () => {
   it('rarity: a word in every unit is worth less than a word in one', () => {

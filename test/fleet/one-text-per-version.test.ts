@@ -70,7 +70,9 @@ async function fleetOf() {
 function check(ledger: FleetLedger): void {
   expect(ledger.failures()).toEqual([]);
   expect(ledger.doubled()).toEqual([]);
-  expect(ledger.down()).toEqual([]);
+  const down = ledger.down();
+  const session = down[0]?.split(' ')[0];
+  expect(down, session && `${session}'s answers:\n${ledger.story(session)}`).toEqual([]);
   expect(ledger.highest()).toBeGreaterThanOrEqual(2);
 }
 

@@ -222,7 +222,9 @@ export class FailOpenStore implements SessionStore {
   async get(sessionId: string): Promise<SessionState | undefined> {
     await this.#catchUp(sessionId);
     const local = this.#localAnswers.get(sessionId) ?? this.#local.get(sessionId);
-    if (this.#pending.has(sessionId)) return local ?? undefined;
+    // Writes of this session wait for the store: its copy stands, unless the archive knows a
+    // newer version (another process reached the store meanwhile).
+    if (this.#pending.has(sessionId)) return this.#floors.duringOutage(sessionId, local ?? undefined);
     try {
       let state = await this.#call(sessionId, () => this.inner.get(sessionId));
       const problem = state === undefined ? undefined : storedStateProblem(state);

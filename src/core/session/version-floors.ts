@@ -4,6 +4,10 @@
  * holds nothing for a session this process holds no copy of, and during an outage when the
  * archive knows a higher version than this process's copy (another process compacted the
  * session since this one last saw it): so no answer goes below a version already sent.
+ *
+ * During an outage the floor is read again on every call: an outage is this process's view
+ * (it stops asking the store for a while after a fault), and another process may reach the
+ * store meanwhile and send a new version, archived before it is sent.
  */
 import { idleTimeLimit } from './idle-time-limit.js';
 import type { SessionState } from './session-state.js';
@@ -12,11 +16,8 @@ import type { SessionState } from './session-state.js';
 export class VersionFloors {
   readonly #read: ((key: string) => Promise<number | undefined>) | undefined;
   readonly #timeoutMs: number;
-  /**
-   * Per session, the floor read during the current outage, as a state without a summary (no
-   * version is granted while the store is down, so it holds for the whole outage).
-   */
-  readonly #outage = new Map<string, SessionState | null>();
+  /** Per session, the highest floor read during the current outage (a failed read keeps it). */
+  readonly #outage = new Map<string, number>();
   /** The floors this process answered with during an outage, per session. */
   readonly #served = new Map<string, number>();
 
@@ -41,18 +42,15 @@ export class VersionFloors {
 
   /**
    * During an outage: `local` (this process's copy), unless the archive knows a higher version
-   * of the session: then a state at that version without a summary (read once per outage).
+   * of the session: then a state at that version without a summary. Read on every call (see
+   * the file comment); a read that fails or is late keeps the highest floor read before.
    */
   async duringOutage(key: string, local: SessionState | undefined): Promise<SessionState | undefined> {
-    let floor = this.#outage.get(key);
-    if (floor === undefined) {
-      const version = await this.archived(key);
-      floor = version === undefined ? null : { sessionId: key, version, coveredIds: [], updatedAt: 0 };
-      this.#outage.set(key, floor);
-    }
-    if (!floor || floor.version <= (local?.version ?? 0)) return local;
-    this.#served.set(key, floor.version);
-    return floor;
+    const version = Math.max(this.#outage.get(key) ?? 0, (await this.archived(key)) ?? 0);
+    if (version > 0) this.#outage.set(key, version);
+    if (version <= (local?.version ?? 0)) return local;
+    this.#served.set(key, Math.max(version, this.#served.get(key) ?? 0));
+    return { sessionId: key, version, coveredIds: [], updatedAt: 0 };
   }
 
   /** The floor this process answered `key` with during the outage, forgotten once taken. */

@@ -153,6 +153,23 @@ export class FleetLedger {
     return down;
   }
 
+  /**
+   * What `session`'s answers carried, step by step (agent, version, summary versions sent,
+   * compacted, local): printed with a failed check, so that a race shows its whole story.
+   */
+  story(session: string): string {
+    return [...this.sent]
+      .filter((s) => s.session === session)
+      .sort((a, b) => a.step - b.step)
+      .map(({ step, agent, result, error }) => {
+        if (!result) return `${step} ${agent}: failed ${error}`;
+        const sent = result.sent.map((s) => `v${s.version}`).join(',') || '-';
+        const flags = [result.applied && 'compacted', result.local && 'local'].filter(Boolean).join(' ');
+        return `${step} ${agent}: v${result.version} sent ${sent} ${flags}`.trimEnd();
+      })
+      .join('\n');
+  }
+
   /** The highest version any answer carried. */
   highest(): number {
     return Math.max(0, ...this.sent.map((s) => s.result?.version ?? 0));

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { FEW_INSTRUCTIONS, type Fold, formatFold, judgedFigures } from './instruction-model-folds.js';
+import {
+  FEW_INSTRUCTIONS,
+  type Fold,
+  formatFold,
+  judgedFigures,
+  readLabelled,
+} from './instruction-model-folds.js';
 
 const fold = (
   positives: number,
@@ -36,5 +42,20 @@ describe('judgedFigures (issue 45, eleventh pass: sources of few instructions)',
       recall: 0.921,
       byFalsePositives: false,
     });
+  });
+});
+
+describe('readLabelled with a hand-labelled set (issue 45, fourteenth pass)', () => {
+  it('reads the OpenHands set as a source of its own, each row with its own material cue', () => {
+    const rows = readLabelled(['openhands']).filter((row) => row.source === 'openhands');
+    expect(rows).toHaveLength(146);
+    expect(rows.filter((row) => row.label === 'instruction')).toHaveLength(44);
+    // An observation's statement after "OBSERVATION:" stands after a colon in its message.
+    const reminder = rows.find((row) => row.text.startsWith('ENVIRONMENT REMINDER: You have 13 turns'));
+    expect(reminder).toMatchObject({ label: 'other', material: 'colon' });
+    // The system message's opening rules stand before any colon: no cue.
+    const first = rows.find((row) => row.text.startsWith('The assistant can use a Python environment'));
+    expect(first?.label).toBe('instruction');
+    expect(first?.material).toBeUndefined();
   });
 });

@@ -57,7 +57,7 @@ const CUES = new URL('./data/instructions/material-cues.json', import.meta.url);
  * (`position`, `later`), so they are read without the raw files. `oasst1-en100` adds to oasst1;
  * the others are sources of their own.
  */
-export const EXTRA_SETS = ['oasst1-en100', 'arena-hard', 'gsm8k', 'aider-prompts'] as const;
+export const EXTRA_SETS = ['oasst1-en100', 'arena-hard', 'gsm8k', 'aider-prompts', 'openhands'] as const;
 export type ExtraSet = (typeof EXTRA_SETS)[number];
 
 /** The rows of `oasst1-en100-hand-labelled.json`, which predates the `source` field. */
@@ -80,8 +80,18 @@ export function readLabelled(extra: readonly ExtraSet[] = []): LabelledSentence[
       const key = `${full.source}|${full.text.toLowerCase()}`;
       if (full.label === 'left-out' || seen.has(key)) continue;
       seen.add(key);
-      const { text, label, source, license, context, position, later } = full;
-      rows.push({ text, label, source, license, context, position, later });
+      const { text, label, source, license, context, position, later, material } = full;
+      // A set may carry each row's material cue (computed from its raw messages when it was cut).
+      rows.push({
+        text,
+        label,
+        source,
+        license,
+        context,
+        position,
+        later,
+        ...(material && material !== 'none' ? { material } : {}),
+      });
     }
   }
   const cues = JSON.parse(readFileSync(CUES, 'utf8')) as Record<string, MaterialCue>;

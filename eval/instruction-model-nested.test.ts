@@ -63,7 +63,7 @@ describe('nested leave-one-source-out (issue 45, tenth pass)', () => {
     const added = all.slice(shipped.length);
     expect(added.length).toBeGreaterThan(500);
     expect(new Set(added.map((r) => r.source))).toEqual(
-      new Set(['oasst1', 'arena-hard', 'gsm8k', 'aider-prompts']),
+      new Set(['oasst1', 'arena-hard', 'gsm8k', 'aider-prompts', 'openhands']),
     );
     for (const r of added) {
       expect(r.license, r.text).toMatch(/^(?:MIT|Apache-2\.0)$/);

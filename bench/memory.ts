@@ -183,11 +183,19 @@ export async function memoryBench(sessions = 1_000): Promise<MemoryRow> {
   await manager.compact('warm-up', syntheticSession({ turns: 20, seed: 1 }));
   manager.endSession('warm-up');
   await store.delete('warm-up');
+  await store.delete('warm-up::counts');
   const baseline = heapAfterGc();
   const ids = Array.from({ length: sessions }, (_, i) => `mem-${i}`);
   for (const [i, id] of ids.entries())
     await manager.compact(id, syntheticSession({ turns: 20, seed: i + 1 }));
-  for (const id of ids) await store.delete(id);
+  // The states and the token counts kept with them (`<id>::counts`).
+  const forget = async () => {
+    for (const id of ids) {
+      await store.delete(id);
+      await store.delete(`${id}::counts`);
+    }
+  };
+  await forget();
   const held = heapAfterGc() - baseline;
   for (const id of ids.slice(0, sessions / 2)) manager.endSession(id);
   const status = manager.cacheStatus();
@@ -196,6 +204,7 @@ export async function memoryBench(sessions = 1_000): Promise<MemoryRow> {
   const cachedAfterEndAll = manager.cacheStatus().cachedMessages;
   const afterEndAll = heapAfterGc() - baseline;
   await manager.shutdown();
+  await forget();
   // A released encoding is held weakly: collectable once this job is over.
   await new Promise((resolve) => setTimeout(resolve, 0));
   const afterShutdown = reading();

@@ -18,9 +18,18 @@ export function onProcessCachesRelease(release: () => void): void {
   releases.add(release);
 }
 
-/** Drops every registered table (the last manager's `shutdown()`). */
+/** Matches the empty string: see {@link releaseProcessCaches}. */
+const EMPTY = /^/;
+
+/**
+ * Drops every registered table (the last manager's `shutdown()`), then the text of the last
+ * regular-expression match: V8 keeps the subject of the process's last successful match (for
+ * `RegExp.input`, `RegExp.lastMatch`) however large, here a message or a summary of the last
+ * session served. A match on the empty string puts an empty one there instead.
+ */
 export function releaseProcessCaches(): void {
   for (const release of releases) release();
+  EMPTY.exec('');
 }
 
 /**

@@ -1,4 +1,4 @@
-import { releaseRegExpCode } from '../process-caches.js';
+import { onProcessCachesRelease, releaseRegExpCode } from '../process-caches.js';
 import { looksLikeCode } from './looks-like-code.js';
 import {
   asciiWord,
@@ -172,6 +172,16 @@ const VERDICTS = {
   verdicts: [undefined, undefined, undefined, undefined] as (boolean | undefined)[],
   next: 0,
 };
+
+// The matches are slices of the texts redacted (a secret and the text around it, kept alive
+// whole by the slice): dropped when the last manager shuts down (process-caches.ts).
+onProcessCachesRelease(() => {
+  VERDICTS.matches.fill('');
+  VERDICTS.keys.fill('');
+  VERDICTS.separators.fill('');
+  VERDICTS.verdicts.fill(undefined);
+  VERDICTS.next = 0;
+});
 
 function rememberedValueVerdict(match: string, key: string, separator: string): boolean | undefined {
   const known = VERDICTS;

@@ -123,6 +123,11 @@ const ASSIGNMENT_FORMS = [
  */
 const ASSIGNMENTS: { key: string; separator: string; form: number; built: string }[] = [];
 let nextAssignment = 0;
+// Their keys are slices of the texts redacted: dropped when the last manager shuts down.
+onProcessCachesRelease(() => {
+  ASSIGNMENTS.length = 0;
+  nextAssignment = 0;
+});
 
 /** `key`, `separator`, then `<REDACTED>` in form `form` of {@link ASSIGNMENT_FORMS}. */
 function assignment(key: string, separator: string, form: number): string {

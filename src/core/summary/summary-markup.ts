@@ -7,7 +7,7 @@
  * `<СOMPACT-SUMMARY` (Cyrillic С), `<ᴄᴏᴍᴘᴀᴄᴛ-ꜱᴜᴍᴍᴀʀʏ` (small capitals), `<COMPACT.SUMMARY` and
  * `&lt;COMPACT-SUMMARY` (an HTML entity) are all found. Linear time in the length of the text.
  */
-import { releaseRegExpCode } from '../process-caches.js';
+import { onProcessCachesRelease, releaseRegExpCode } from '../process-caches.js';
 
 /** The tag names the library writes around data or summaries (compared on the skeleton). */
 export const LIBRARY_TAG_NAMES = ['compact-summary', 'previous_summary', 'history', 'conversation'] as const;
@@ -109,6 +109,7 @@ function skeletonChar(ch: string): string {
 
 /** Mapped non-ASCII characters: a text repeats few distinct ones, and NFKC per call is slow. */
 const mappedChars = new Map<string, string>();
+onProcessCachesRelease(() => mappedChars.clear());
 
 function mapChar(ch: string): string {
   let mapped = mappedChars.get(ch);

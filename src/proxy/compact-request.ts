@@ -51,6 +51,24 @@ function withoutMessageMarks(messages: readonly unknown[]): readonly unknown[] {
   return out ?? messages;
 }
 
+/** The body's fields that ask for the reply's size, in each format. */
+const REPLY_SIZE_KEYS = ['max_tokens', 'max_completion_tokens', 'max_output_tokens'] as const;
+
+/**
+ * The room the request asks for its reply, when more than the policy's buffer and less than the
+ * window: the providers refuse a prompt that, with it, passes the window, so it is kept free.
+ */
+function replyRoom(manager: CompactManager, body: Json): { policy: { hardCapBuffer: number } } | undefined {
+  let room = 0;
+  for (const key of REPLY_SIZE_KEYS) {
+    const value = body[key];
+    if (typeof value === 'number' && Number.isInteger(value) && value > room) room = value;
+  }
+  return room > manager.policy.hardCapBuffer && room < manager.maxContextTokens
+    ? { policy: { hardCapBuffer: room } }
+    : undefined;
+}
+
 /** Sessions whose last request's messages are remembered (oldest forgotten first). */
 const REMEMBERED_SESSIONS = 256;
 
@@ -149,6 +167,7 @@ export async function compactRequest(
   try {
     const result = await manager.compact(session, messages, {
       ...route.optionsOf(body),
+      ...replyRoom(manager, body),
       signal: options.signal,
     });
     Object.assign(log, {

@@ -162,6 +162,13 @@ export class ProxyHandler {
   ): Promise<Response | { answer: UpstreamAnswer; session: string | undefined; read: ReadBody }> {
     const readAt = read.endedAt;
     entry.readMs = readAt - mark;
+    const encoding = c.req.header('content-encoding')?.trim().toLowerCase();
+    if (encoding !== undefined && encoding !== '' && encoding !== 'identity') {
+      // A compressed body (gzip, zstd) is not read: forwarded as sent, as any request not compacted.
+      entry.error = 'encoded_body';
+      const answer = await callUpstream(this.client, { ...call, body: read.bytes }, early);
+      return answer instanceof Response ? answer : { answer, session: undefined, read };
+    }
     const parsed = this.bodies.parse(route, read.bytes);
     if (parsed === undefined)
       return proxyError(400, 'invalid_request_error', 'the request body is not a JSON object');

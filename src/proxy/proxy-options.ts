@@ -59,7 +59,10 @@ export interface ProxyLogEntry {
    * to the client: all the proxy adds on the way back (served by `startProxy` only).
    */
   returnMs?: number;
-  /** Why the request was forwarded uncompacted (the `CompactError` code), when it was. */
+  /**
+   * Why the request was forwarded uncompacted, when it was: the `CompactError` code, or
+   * `encoded_body` for a compressed body (`Content-Encoding`), which is forwarded as sent.
+   */
   error?: string;
 }
 

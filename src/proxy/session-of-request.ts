@@ -17,15 +17,23 @@ export const MAX_SESSION_ID_LENGTH = 200;
 
 const OPENING_ROLES = new Set(['user', 'system', 'developer']);
 
+/** Roles of the system prompt when it travels among the messages (Chat Completions, Responses). */
+const SYSTEM_ROLES = new Set(['system', 'developer']);
+
 /**
  * The conversation's opening: every message before the model's first reply (the first
  * assistant message or tool item). It is what the first request of a conversation holds, and
  * every later request resends it unchanged, so its fingerprint names the session from the
- * first call on. The system prompt is left out: clients such as Claude Code rebuild it.
+ * first call on. The system prompt is left out, a field of its own or system and developer
+ * messages: clients such as Claude Code rebuild it (a date, a directory listing) every call.
  */
 function openingOf(messages: readonly unknown[]): unknown[] {
   const end = openingEnd(messages);
-  return end > 0 ? messages.slice(0, end) : messages.slice(0, 1);
+  const opening = end > 0 ? messages.slice(0, end) : messages.slice(0, 1);
+  const words = opening.filter(
+    (message) => !SYSTEM_ROLES.has(String((message as Record<string, unknown> | null)?.role)),
+  );
+  return words.length > 0 ? words : opening;
 }
 
 /** The index of the first message after the opening (`messages.length` when all are opening). */

@@ -111,7 +111,8 @@ describe.skipIf(!withRedis)('sessions shared through Redis', () => {
     expect(Math.max(...logs.map((entry) => entry.tokensBefore ?? 0))).toBeLessThan(WINDOW + 2000);
     expect(events.filter((event) => JSON.stringify(event).includes('history_diverged'))).toEqual([]);
     expect(logs.filter((entry) => entry.applied).length).toBeGreaterThanOrEqual(3);
-    expect(requestViolations(provider!, a.manager)).toEqual([]);
+    // Counted with gpt-4o's tokenizer, an Anthropic request is calibrated by the reported usage.
+    expect(requestViolations(provider!, a.manager, 'reported')).toEqual([]);
     await a.stop();
     // `status --store redis` reads the proxy's session by the id it found (docs/proxy.md).
     const session = logs[0]!.session!;

@@ -5,6 +5,7 @@
  * a stream's first byte not held back, and a shutdown that finishes the answers in flight.
  */
 import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -12,6 +13,7 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { gzipSync } from 'node:zlib';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -296,6 +298,28 @@ describe("the client's own bytes", () => {
       expect(response.status).toBe(200);
       expect(running.provider.requests.at(-1)?.rawBody).toBe(body);
       messages.push({ role: 'assistant', content: 'ok' });
+    }
+  });
+});
+
+describe('a compressed request body', () => {
+  it('is forwarded as sent (not read, not refused), small or forwarded while it arrives', async () => {
+    running = await startProxiedProvider(() => ({ text: 'ok' }));
+    // 400 bytes, then ~150 KB of gzip (random hex does not compress below 64 KiB).
+    for (const padding of ['x'.repeat(400), randomBytes(150_000).toString('hex')]) {
+      const body = gzipSync(
+        JSON.stringify({ model: 'gpt-4o', messages: [{ role: 'user', content: `hi ${padding}` }] }),
+      );
+      const response = await fetch(`${running.proxy.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+        body,
+      });
+      expect(response.status).toBe(200);
+      const received = running.provider.requests.at(-1)!;
+      expect(received.headers['content-encoding']).toBe('gzip');
+      expect(received.rawBody).toBe(body.toString('utf8'));
+      expect(running.logs.at(-1)?.error).toBe('encoded_body');
     }
   });
 });

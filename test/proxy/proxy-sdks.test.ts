@@ -118,7 +118,10 @@ describe('the Node SDKs through the proxy: a long tool loop', () => {
         const answer = await loop(running.proxy.url, streamed);
         expect(answer).toBe(`Done after ${STEPS} steps.`);
         const { provider, manager, logs } = running;
-        expect(requestViolations(provider, manager)).toEqual([]);
+        // An Anthropic request counted with gpt-4o's tokenizer is an estimate, calibrated by the
+        // usage the provider reports: what it reports is what it would refuse.
+        const measure = name.startsWith('anthropic') ? 'reported' : 'manager';
+        expect(requestViolations(provider, manager, measure)).toEqual([]);
         // The raw history outgrew the window several times over: the proxy compacted it again
         // and again, each time resuming the session's view (the count before compacting stays
         // near the window while the client's history grows without bound).

@@ -78,6 +78,35 @@ describe('Anthropic cache breakpoints placed by withCompaction', () => {
     expect(placeBreakpoints(own, false)).toBe(own);
   });
 
+  it("counts the caller's marks inside a tool result's blocks: never more than 4 in all", () => {
+    const body = {
+      tools: [{ name: 'probe', input_schema: {}, cache_control: { type: 'ephemeral' } }],
+      system: [
+        { type: 'text', text: SYSTEM, cache_control: { type: 'ephemeral' } },
+        { type: 'text', text: 'Check every host.', cache_control: { type: 'ephemeral' } },
+      ],
+      messages: [
+        { role: 'user', content: '<COMPACT-SUMMARY v1>\ns\n</COMPACT-SUMMARY>' },
+        { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'probe', input: {} }] },
+        {
+          role: 'user',
+          content: [
+            {
+              type: 'tool_result',
+              tool_use_id: 't1',
+              content: [{ type: 'text', text: 'up', cache_control: { type: 'ephemeral' } }],
+            },
+          ],
+        },
+        { role: 'user', content: 'go on' },
+      ],
+    };
+    expect(countBreakpoints(body)).toBe(4);
+    const placed = placeBreakpoints(body, true);
+    expect(marksOf(placed)).toBe(4);
+    expect(placed).toEqual(body);
+  });
+
   it('never more than 4, whatever the request holds', () => {
     for (let marks = 0; marks <= 6; marks++) {
       const body = {

@@ -21,13 +21,25 @@ type Message = { role?: unknown; content?: unknown; [key: string]: unknown };
 const marked = (value: unknown) =>
   value !== null && typeof value === 'object' && (value as Block).cache_control !== undefined;
 
-/** The caller's own `cache_control` marks in a request body. */
+/** Marks among a message's content blocks, with those inside a `tool_result`'s own blocks. */
+function contentMarks(content: readonly unknown[]): number {
+  let count = 0;
+  for (const block of content) {
+    if (marked(block)) count++;
+    const inner = (block as Block | null)?.content;
+    if ((block as Block | null)?.type === 'tool_result' && Array.isArray(inner))
+      count += inner.filter(marked).length;
+  }
+  return count;
+}
+
+/** The caller's own `cache_control` marks in a request body (the API counts those in tool results too). */
 export function countBreakpoints(body: Record<string, unknown>): number {
   let count = 0;
   if (Array.isArray(body.tools)) count += body.tools.filter(marked).length;
   if (Array.isArray(body.system)) count += body.system.filter(marked).length;
   for (const message of (body.messages as Message[] | undefined) ?? []) {
-    if (Array.isArray(message?.content)) count += message.content.filter(marked).length;
+    if (Array.isArray(message?.content)) count += contentMarks(message.content);
   }
   return count;
 }

@@ -6,6 +6,17 @@
  * counted as "last reported usage + the estimate of what changed since".
  */
 import { invalidConfig } from '../errors.js';
+import type { MessageFormat } from '../messages/message.js';
+
+/**
+ * Whether a counter's counts of a request in `format` decide without calibration. Exact
+ * counters are OpenAI's tokenizers: an Anthropic request counted by one (a proxy in front of
+ * Anthropic run with an OpenAI model, the CLI's default) is an estimate of what Claude counts,
+ * about a quarter short, so the usage the provider reports calibrates it as for any estimate.
+ */
+export function countsExactly(counter: { readonly exact: boolean }, format: MessageFormat): boolean {
+  return counter.exact && format !== 'anthropic';
+}
 
 /** One request's local estimate next to the provider's reported input tokens. */
 export interface UsageSample {

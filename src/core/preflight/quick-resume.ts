@@ -14,6 +14,7 @@
  * (with the stored counts), so its next call is warm; the session's next call waits for it.
  * An exact count that differs from the record's (an edit the print did not see) drops the record.
  */
+import { countsExactly } from '../counting/usage-calibration.js';
 import type { CompactionResult } from '../manager/manager-options.js';
 import { stripMeta } from '../messages/formats/message-codec.js';
 import { lanesString } from '../messages/hash-string.js';
@@ -213,7 +214,7 @@ function quickDecision(
       (quick.compacted?.summaryTokens ?? 0),
   };
   const local = breakdown.system + breakdown.developer + breakdown.toolsSchema + breakdown.messages;
-  const calibrated = deps.calibration.count(key, local, deps.counter.exact);
+  const calibrated = deps.calibration.count(key, local, countsExactly(deps.counter, input.codec.format));
   const now = deps.clock();
   const last = deps.lastCalls.get(key);
   const lifetime = policy.cacheLifetimeMs;

@@ -5,7 +5,7 @@
  * can (bound-first-call.ts).
  */
 import type { TokenCounter } from '../counting/token-counter.js';
-import type { CalibratedCount } from '../counting/usage-calibration.js';
+import { type CalibratedCount, countsExactly } from '../counting/usage-calibration.js';
 import type { TokenBreakdown } from '../events/events.js';
 import type { SessionState } from '../session/session-store.js';
 import { runStepsYielding, type TimeSlice } from '../time-slice.js';
@@ -132,7 +132,11 @@ function countAndDecide(
   bounded: boolean,
 ): Resumed {
   const counted = countRequest(deps, input, view);
-  const calibrated = deps.calibration.count(input.key, counted.tokensBefore, deps.counter.exact);
+  const calibrated = deps.calibration.count(
+    input.key,
+    counted.tokensBefore,
+    countsExactly(deps.counter, input.codec.format),
+  );
   const decision = decide(calibrated.tokens, input.policy, input.maxContextTokens, {
     force: input.options.force === true,
     coldCache: idle,

@@ -5,7 +5,9 @@
  * chat between people, and each clause marked when it holds an answer by the evidence rule of
  * the figures. Prints the area under the ROC curve of value per token (answer clauses against
  * the rest) and the share of answer clauses among the best clauses that fit 1/16 of the
- * chat's characters (about the summary's room at 1/8).
+ * chat's characters (about the summary's room at 1/8), and the answers an oracle fits in that
+ * room (each answer's shortest holding clause, shortest first): the most any choice of
+ * clauses could keep.
  *
  * `npx tsx eval/real-chat-ranks.ts [--set tune|held-out]`
  */
@@ -23,10 +25,10 @@ import {
   turnSequence,
 } from './real-chat-facts.js';
 
-type TurnUnit = Unit & { turn: Record<string, unknown> };
+export type TurnUnit = Unit & { turn: Record<string, unknown> };
 
 /** Every clause of the chat as a unit of the people path, scored. */
-function scoredUnits(chat: RealChat): TurnUnit[] {
+export function scoredUnits(chat: RealChat): TurnUnit[] {
   const units: TurnUnit[] = [];
   chat.messages.forEach((turn, index) => {
     const body = String(turn.content).replace(/^[^\n]*\n(?=\w+: )/, '');
@@ -59,19 +61,26 @@ function main(): void {
   let topAnswers = 0;
   let all = 0;
   let answers = 0;
+  let oracle = 0;
+  let answerable = 0;
   for (const id of ids) {
     const chat = loadRealChat(id);
     const units = scoredUnits(chat);
     const holding = new Set<Unit>();
+    const cheapest: number[] = [];
     for (const { answer, evidence } of chat.answers) {
+      let best = Number.POSITIVE_INFINITY;
       const turns = new Set(evidence);
       const sequences = evidence.map((turn) => turnSequence(chat, turn));
       for (const unit of units)
         if (
           turns.has(unit.turn) &&
           heldAt(answer, [readLine(`- ${unit.speaker}: ${unit.text}`)], turns, sequences)
-        )
+        ) {
           holding.add(unit);
+          best = Math.min(best, unit.text.length + 12);
+        }
+      if (best < Number.POSITIVE_INFINITY) cheapest.push(best);
     }
     const perToken = (unit: Unit) => unit.value / (unit.text.length / 4 + 2);
     const room = chat.messages.reduce((n, m) => n + String(m.content).length, 0) / 16;
@@ -82,6 +91,14 @@ function main(): void {
       top++;
       if (holding.has(unit)) topAnswers++;
     }
+    // The oracle: each answer's shortest clause, shortest first, while they fit the same room.
+    let oracleUsed = 0;
+    for (const c of cheapest.sort((a, b) => a - b)) {
+      if (oracleUsed + c > room) break;
+      oracleUsed += c;
+      oracle++;
+    }
+    answerable += cheapest.length;
     all += units.length;
     answers += holding.size;
     const rest = units.filter((u) => !holding.has(u)).map(perToken);
@@ -93,7 +110,7 @@ function main(): void {
   }
   const pct = (a: number, b: number) => `${((100 * a) / Math.max(1, b)).toFixed(1)}%`;
   console.log(
-    `${values.set}: ${all} clauses, ${answers} hold an answer (${pct(answers, all)}); AUC of value per token ${(wins / Math.max(1, pairs)).toFixed(3)}; best clauses fitting 1/16 of the chat: ${top}, ${topAnswers} hold an answer (${pct(topAnswers, top)})`,
+    `${values.set}: ${all} clauses, ${answers} hold an answer (${pct(answers, all)}); AUC of value per token ${(wins / Math.max(1, pairs)).toFixed(3)}; best clauses fitting 1/16 of the chat: ${top}, ${topAnswers} hold an answer (${pct(topAnswers, top)}); an oracle choosing each answer's shortest clause fits ${oracle} of the ${answerable} answers one clause holds (${pct(oracle, answerable)}) in that room`,
   );
 }
 

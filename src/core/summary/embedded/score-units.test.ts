@@ -2,7 +2,14 @@ import { describe, expect, it } from 'vitest';
 import { messageList } from '../../../../test/support/compact-messages.js';
 import { unitMaker } from '../../../../test/support/summary-units.js';
 import { EmbeddedSummarizer } from './index.js';
-import { inverseDocumentFrequency, scoreUnits, textSignal, toolSignal, wordWeight } from './score-units.js';
+import {
+  inverseDocumentFrequency,
+  scoreUnits,
+  speakerNames,
+  textSignal,
+  toolSignal,
+  wordWeight,
+} from './score-units.js';
 
 const unit = unitMaker();
 
@@ -58,6 +65,43 @@ describe('scoring', () => {
     const [peopleDated, peopleNamed, peopleCaption] = values(true);
     expect(peopleNamed!).toBeGreaterThan(peopleDated!);
     expect(peopleCaption! / peopleDated!).toBeLessThan(caption! / dated!);
+  });
+
+  it("between people, the speakers' own names are no names: a clause said to the other ranks by its facts (issue 45)", () => {
+    const said = (speaker: string, text: string) => unit(text, { speaker });
+    const units = [
+      said('Caroline', 'Right on, Mel!'),
+      said('Melanie', 'Agreed, Caroline.'),
+      said('Melanie', 'I got in a car accident in Denver.'),
+      said('Caroline', 'I adopted a puppy named Coco.'),
+      said('Caroline', 'Work has been busy lately.'),
+    ];
+    scoreUnits(units, { agentic: false, people: true });
+    const [rightOn, agreed, accident, puppy, busy] = units.map((u) => u.value);
+    // The vocatives weigh no more than a line of small talk, far below the facts ...
+    expect(rightOn!).toBeLessThan(busy! * 1.5);
+    expect(agreed!).toBeLessThan(busy! * 1.5);
+    expect(agreed! * 5).toBeLessThan(accident!);
+    // ... and a word that only begins like a name ("car" for Caroline) is still a word.
+    expect(accident!).toBeGreaterThan(puppy! / 3);
+    // Another person named (not a speaker) still counts.
+    const other = [said('Caroline', 'No worries, Oscar!'), said('Caroline', 'Work has been busy lately.')];
+    scoreUnits(other, { agentic: false, people: true });
+    expect(other[0]!.value).toBeGreaterThan(other[1]!.value * 1.5);
+  });
+
+  it('speakerNames tells a name in full, or capitalized from its first three letters', () => {
+    const name = speakerNames(['Melanie', 'Caroline', 'Al']);
+    expect(name('melanie')).toBe(true);
+    expect(name("Melanie's")).toBe(true);
+    expect(name('Mel')).toBe(true);
+    expect(name('mel')).toBe(false);
+    expect(name('Car')).toBe(true);
+    expect(name('car')).toBe(false);
+    expect(name('Me')).toBe(false);
+    expect(name('Oscar')).toBe(false);
+    // A name of two letters is too short to tell.
+    expect(name('Al')).toBe(false);
   });
 
   it('bare numbers weigh less, letter-digit codes more', () => {

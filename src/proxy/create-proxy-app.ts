@@ -10,7 +10,7 @@ import { Readable } from 'node:stream';
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { callUpstream, proxyError } from './call-upstream.js';
-import { forwardHeaders, parseUpstream, upstreamUrl } from './forward-request.js';
+import { forwardHeaders, isAnthropicRequest, parseUpstream, upstreamUrl } from './forward-request.js';
 import { passBack } from './pass-back.js';
 import { ProxyHandler } from './proxy-handler.js';
 import type { CompactionProxyOptions } from './proxy-options.js';
@@ -49,7 +49,12 @@ export function createProxyApp(options: CompactionProxyOptions): Hono {
   for (const route of PROXY_ROUTES) app.post(route.path, (c) => handler.compactedCall(c, route));
   const maxSize = handler.maxSize;
   app.all('/v1/*', bodyLimit({ maxSize, onError: () => handler.tooLarge() }), async (c) => {
-    const url = upstreamUrl(upstream, c.req.path, new URL(c.req.url).search);
+    const url = upstreamUrl(
+      upstream,
+      c.req.path,
+      new URL(c.req.url).search,
+      isAnthropicRequest(c.req.raw.headers),
+    );
     if (!url) return proxyError(404, 'not_found', 'the proxy does not forward this path');
     const method = c.req.method;
     const raw = c.req.raw.body;

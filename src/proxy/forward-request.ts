@@ -68,18 +68,30 @@ function upstreamError(problem: string): CompactError {
 
 /**
  * The upstream URL for a request to `path` (with its query string `search`), or `undefined`
- * when the path is not one the proxy forwards. An upstream whose base path ends in `/v1`
- * (`https://api.openai.com/v1`) takes the path without its own `/v1`.
+ * when the path is not one the proxy forwards. The upstream is a base URL as the provider's SDK
+ * takes it: an origin alone (`https://api.openai.com`, `https://api.anthropic.com`) takes the
+ * whole path; a base path ending in `/v1` (`https://api.openai.com/v1`) takes it without its
+ * own `/v1`. Any other base path is an OpenAI-compatible base URL that names its own version
+ * (`https://generativelanguage.googleapis.com/v1beta/openai`, a gateway's `.../openai`), which
+ * takes the path without `/v1` too, except for Anthropic's requests (`anthropic`: the client
+ * sent `anthropic-version`): Anthropic's base URLs carry no version (a gateway's
+ * `.../anthropic` takes `/v1/messages`).
  */
-export function upstreamUrl(upstream: URL, path: string, search: string): URL | undefined {
+export function upstreamUrl(upstream: URL, path: string, search: string, anthropic = false): URL | undefined {
   if (!FORWARDABLE_PATH.test(path) || path.split('/').some((segment) => segment === '..' || segment === '.'))
     return undefined;
   const base = upstream.pathname.replace(/\/+$/, '');
-  const tail = base.endsWith('/v1') ? path.slice(3) : path;
+  const versioned = base.endsWith('/v1') || (base !== '' && !anthropic);
+  const tail = versioned ? path.slice(3) : path;
   const query = search.startsWith('?') ? search : '';
   const url = new URL(`${upstream.origin}${base}${tail}${query}`);
   // Belt and braces: whatever the path held, the host is the configured one.
   return url.origin === upstream.origin ? url : undefined;
+}
+
+/** Whether a client's request is Anthropic's: its SDKs and Claude Code send `anthropic-version`. */
+export function isAnthropicRequest(headers: Headers): boolean {
+  return headers.has('anthropic-version');
 }
 
 /** The client's headers as forwarded to the upstream. */

@@ -69,8 +69,10 @@ export interface ProxyLogEntry {
 /** Options of {@link createProxyApp}. */
 export interface CompactionProxyOptions {
   /**
-   * The provider the proxy forwards to: an origin with an optional base path
-   * (`https://api.anthropic.com`, `https://api.openai.com/v1`). Fixed here: no request can
+   * The provider the proxy forwards to: an origin with an optional base path, as the
+   * provider's SDK takes it (`https://api.anthropic.com`, `https://api.openai.com/v1`,
+   * `https://generativelanguage.googleapis.com/v1beta/openai`): a base path takes the request's
+   * path without its `/v1`, except for Anthropic's requests. Fixed here: no request can
    * change it.
    */
   upstream: string | URL;

@@ -13,8 +13,31 @@ import type { PairingFinding, ToolPairer } from '../messages/tool-pairing.js';
 
 export type { InputRepair } from '../manager/manager-options.js';
 
-/** Throws `invalid_messages` for the first finding. */
-export function assertSoundPairing(findings: readonly PairingFinding[]): void {
+/**
+ * The field of `message` that holds a finding's call or result, in `format`: a Chat
+ * Completions call in `tool_calls`, its result a `tool` message's `tool_call_id`; an
+ * Anthropic `tool_use` or `tool_result` block in `content`; a Responses item's `call_id`.
+ */
+function findingField(finding: PairingFinding, format: MessageFormat, message: unknown): string {
+  if (format === 'openai-responses') return 'call_id';
+  if (format === 'openai-chat')
+    return finding.kind === 'dangling_call' ? `tool_calls.${finding.position}` : 'tool_call_id';
+  const type = finding.kind === 'dangling_call' ? 'tool_use' : 'tool_result';
+  const content = (message as { content?: unknown } | undefined)?.content;
+  let seen = 0;
+  if (Array.isArray(content))
+    for (let i = 0; i < content.length; i++)
+      if ((content[i] as { type?: unknown } | null)?.type === type && seen++ === finding.position)
+        return `content.${i}`;
+  return 'content';
+}
+
+/** Throws `invalid_messages` for the first finding, naming the field that holds it. */
+export function assertSoundPairing(
+  findings: readonly PairingFinding[],
+  format: MessageFormat,
+  history: readonly unknown[],
+): void {
   const first = findings[0];
   if (!first) return;
   const what =
@@ -23,7 +46,7 @@ export function assertSoundPairing(findings: readonly PairingFinding[]): void {
       : first.kind === 'duplicate_result'
         ? `answers call "${first.callId}" a second time (duplicate tool result)`
         : `call "${first.callId}" has no result (unanswered tool call); pass policy.repairInput to answer it with a placeholder`;
-  throw invalidMessage(first.index, first.kind === 'dangling_call' ? 'tool call' : 'tool result', what);
+  throw invalidMessage(first.index, findingField(first, format, history[first.index]), what);
 }
 
 /** The placeholder text of an unanswered call. */
@@ -130,6 +153,6 @@ export function pairingRepair(
   const findings = [...indexed.pairer.findings, ...open].sort(
     (a, b) => a.index - b.index || a.position - b.position,
   );
-  if (!repairInput) assertSoundPairing(findings);
+  if (!repairInput) assertSoundPairing(findings, format, history);
   return repairHistory(history, indexed.items, findings, format, indexed.pairer);
 }

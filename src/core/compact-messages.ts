@@ -35,6 +35,26 @@ export interface CompactMessagesOptions
   force?: boolean;
 }
 
+/** The manager options `compactMessages` passes on; the rest are its own. */
+const PASSED_ON = new Set(['model', 'summarizer', 'tokenCounter', 'redaction', 'storage']);
+const OWN = ['maxTokens', 'policy', 'force', 'tools', 'system', 'format', 'signal'];
+
+/**
+ * An unknown option is an error, as for the manager, named as `compactMessages`'s: a manager
+ * option it sets itself (`maxContextTokens` is `maxTokens`; a `store` would keep the
+ * throwaway session) or a misspelt key would do nothing.
+ */
+function checkKnownKeys(rest: object): void {
+  for (const key of Object.keys(rest)) {
+    if (PASSED_ON.has(key)) continue;
+    const close = [...OWN, ...PASSED_ON].find(
+      (known) => known.toLowerCase() === key.toLowerCase().replace(/_/g, ''),
+    );
+    const hint = key === 'maxContextTokens' || key === 'targetTokens' ? ' (the budget is maxTokens)' : '';
+    throw invalidConfig(key, `is not a compactMessages option${close ? ` (did you mean ${close}?)` : hint}`);
+  }
+}
+
 /**
  * Compacts one message array to a token budget and says what was done: no session, no
  * store, nothing kept between calls. The same engine as {@link CompactManager} (tool calls
@@ -64,6 +84,7 @@ export async function compactMessages<M = unknown>(
     });
   }
   const { maxTokens, policy, force, tools, system, format, signal, ...rest } = options;
+  checkKnownKeys(rest);
   if (typeof maxTokens !== 'number' || !Number.isInteger(maxTokens) || maxTokens < MIN_CONTEXT_TOKENS) {
     throw invalidConfig(
       'maxTokens',

@@ -97,6 +97,22 @@ describe('compactMessages (one call, no session)', () => {
     expect(String(error.message)).toMatch(/policy\.triggerPct/);
   });
 
+  it('rejects an option that is not its own, naming compactMessages (a manager option it sets itself too)', async () => {
+    const cases: [Record<string, unknown>, RegExp][] = [
+      [{ targetTokens: 2_000 }, /^targetTokens is not a compactMessages option \(the budget is maxTokens\)/],
+      [{ maxContextTokens: 100_000 }, /^maxContextTokens is not a compactMessages option/],
+      [{ store: {} }, /^store is not a compactMessages option/],
+      [{ max_tokens: 4_000 }, /^max_tokens is not a compactMessages option \(did you mean maxTokens\?\)/],
+    ];
+    for (const [extra, message] of cases) {
+      const error = await compactMessages(session(1), { maxTokens: 4_000, ...extra } as never).catch(
+        (e) => e,
+      );
+      expect(isCompactError(error) && error.code).toBe('invalid_config');
+      expect(String(error.message)).toMatch(message);
+    }
+  });
+
   it('ends at or under the target (half of maxTokens) when the latest turn holds large tool outputs', async () => {
     const { syntheticSession } = await import('../../src/testing/synthetic-session.js');
     // Seeds that ended between the target and maxTokens (4,151-5,779 for 8,000) before.

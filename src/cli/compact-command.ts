@@ -57,6 +57,17 @@ function callOptions(input: CliInput, format: MessageFormat | undefined) {
   };
 }
 
+/**
+ * The input's own `model` (a provider request body: `{model, messages, ...}`) when neither
+ * `--model` nor the config names one, so a Claude request is counted as Claude's, not as
+ * the default model's.
+ */
+export function withInputModel(options: CompactManagerOptions, input: CliInput): CompactManagerOptions {
+  const model = input.object?.model;
+  if (options.model !== undefined || options.tokenCounter !== undefined) return options;
+  return typeof model === 'string' && model.trim() !== '' ? { ...options, model } : options;
+}
+
 /** `agent-compaction estimate FILE`: the JSON estimate on stdout. */
 export async function runEstimateCommand(
   file: string,
@@ -65,6 +76,7 @@ export async function runEstimateCommand(
   io: CliIo,
 ): Promise<void> {
   const input = await readInput(file, io.stdin, io.stderr);
+  options = withInputModel(options, input);
   const maxGiven =
     flags.maxContextGiven ||
     options.maxContextTokens !== undefined ||
@@ -112,6 +124,7 @@ export async function runCompactCommand(
   io: CliIo,
 ): Promise<void> {
   const input = await readInput(file, io.stdin, io.stderr);
+  options = withInputModel(options, input);
   if (options.maxContextTokens === undefined)
     throw new CompactError('invalid_config', '--max-context is required for compact', {
       issues: [{ path: ['max-context'], message: 'is required for compact' }],

@@ -93,6 +93,33 @@ describe('the unknown-model warning in the CLI', () => {
   });
 });
 
+describe("the input's own model", () => {
+  const body = {
+    model: 'claude-sonnet-4-5',
+    max_tokens: 100,
+    system: 'You are terse.',
+    messages: [{ role: 'user', content: 'Summarize the payment service design in three bullet points.' }],
+  };
+
+  it('counts a request body by its model when --model is not given', async () => {
+    const input = await temp.file('claude-body.json', body);
+    const run = await cli(['estimate', input]);
+    expect(run.code).toBe(0);
+    const out = JSON.parse(run.stdout);
+    expect(out.model).toBe('claude-sonnet-4-5');
+    expect(out.exact).toBe(false);
+    expect(out.tokenizer).toMatch(/x1\.25/);
+    expect(out.max_context_tokens).toBe(200_000);
+  });
+
+  it("--model wins over the body's model", async () => {
+    const input = await temp.file('claude-body-flag.json', body);
+    const out = JSON.parse((await cli(['estimate', input, '--model', 'gpt-4o'])).stdout);
+    expect(out.model).toBe('gpt-4o');
+    expect(out.exact).toBe(true);
+  });
+});
+
 describe('compact keeps the shape of its input', () => {
   const tools = [{ name: 'read_file', description: 'Reads a file', input_schema: { type: 'object' } }];
 

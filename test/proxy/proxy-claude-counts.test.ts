@@ -10,7 +10,12 @@ import Anthropic from '@anthropic-ai/sdk';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CompactManager } from '../../src/core/manager/compact-manager.js';
 import type { ProviderHandler } from '../../src/testing/provider-test-server.js';
-import { type ProxiedProvider, startProxiedProvider } from './proxy-fixture.js';
+import {
+  answerToolUses,
+  type ProxiedProvider,
+  startProxiedProvider,
+  windowedProvider,
+} from './proxy-fixture.js';
 
 const WINDOW = 8000;
 const STEPS = 40;
@@ -27,24 +32,18 @@ afterEach(async () => {
 
 /** A provider that counts like Claude, reports that usage, and refuses a request over the window. */
 function claudeProvider(count: CompactManager, reported: number[]): ProviderHandler {
-  let calls = 0;
-  return (request) => {
-    const body = request.body as { messages: unknown[]; system?: string; tools?: unknown[] };
-    const options = { format: 'anthropic' as const, ...(body.system ? { system: body.system } : {}) };
-    const inputTokens = Math.ceil(
-      CLAUDE_RATIO * count.estimate(body.messages, { ...options, tools: body.tools ?? [] }).total,
-    );
-    reported.push(inputTokens);
-    if (inputTokens > WINDOW)
-      return {
-        error: { status: 400, message: `prompt is too long: ${inputTokens} tokens > ${WINDOW} maximum` },
-      };
-    const usage = { inputTokens, outputTokens: 5 };
-    calls++;
-    return calls > STEPS
-      ? { text: 'Done.', usage }
-      : { toolCalls: [{ name: 'probe', arguments: { host: `h${calls}` } }], usage };
-  };
+  return windowedProvider({
+    window: WINDOW,
+    steps: STEPS,
+    recorded: reported,
+    reportUsage: true,
+    measure: (body) => {
+      const { messages, system, tools } = body as { messages: unknown[]; system?: string; tools?: unknown[] };
+      const options = { format: 'anthropic' as const, ...(system ? { system } : {}), tools: tools ?? [] };
+      return Math.ceil(CLAUDE_RATIO * count.estimate(messages, options).total);
+    },
+    refusal: (tokens) => `prompt is too long: ${tokens} tokens > ${WINDOW} maximum`,
+  });
 }
 
 describe('Anthropic requests through a proxy counting with an OpenAI model', () => {
@@ -67,17 +66,8 @@ describe('Anthropic requests through a proxy counting with an OpenAI model', () 
         tools,
       };
       const message = await client.messages.create(params);
-      const calls = message.content.filter((block) => block.type === 'tool_use');
-      if (calls.length === 0) break;
-      messages.push({ role: 'assistant', content: message.content });
-      messages.push({
-        role: 'user',
-        content: calls.map((call) => ({
-          type: 'tool_result' as const,
-          tool_use_id: call.id,
-          content: `output ${step}: ${'cpu=93% mem=71% disk=40% '.repeat(25)}`,
-        })),
-      });
+      if (!answerToolUses(messages, message, `output ${step}: ${'cpu=93% mem=71% disk=40% '.repeat(25)}`))
+        break;
     }
     expect(reported).toHaveLength(STEPS + 1);
     expect(reported.filter((tokens) => tokens > WINDOW)).toEqual([]);

@@ -2,6 +2,7 @@
  * Private helpers of the proxy tests: a provider test server (scripted tool loop) with the
  * proxy in front of it, both on loopback, and a manager whose events are kept.
  */
+import type Anthropic from '@anthropic-ai/sdk';
 import type { AnyCompactEvent } from '../../src/core/events/events.js';
 import { CompactManager } from '../../src/core/manager/compact-manager.js';
 import type { CompactManagerOptions } from '../../src/core/manager/manager-options.js';
@@ -52,4 +53,49 @@ export async function startProxiedProvider(
       await provider.close();
     },
   };
+}
+
+/**
+ * A provider that measures each request (`measure`, the tokens it would bill), records the
+ * figure, refuses a request over `window` with `refusal`, and asks for the `probe` tool `steps`
+ * times before it answers "Done." (with `usage` when `reportUsage`).
+ */
+export function windowedProvider(options: {
+  window: number;
+  steps: number;
+  measure: (body: Record<string, unknown>) => number;
+  refusal: (tokens: number) => string;
+  recorded: number[];
+  reportUsage?: boolean;
+}): ProviderHandler {
+  let calls = 0;
+  return (request) => {
+    const tokens = options.measure(request.body as Record<string, unknown>);
+    options.recorded.push(tokens);
+    if (tokens > options.window) return { error: { status: 400, message: options.refusal(tokens) } };
+    const usage = options.reportUsage ? { usage: { inputTokens: tokens, outputTokens: 5 } } : {};
+    calls++;
+    return calls > options.steps
+      ? { text: 'Done.', ...usage }
+      : { toolCalls: [{ name: 'probe', arguments: { host: `h${calls}` } }], ...usage };
+  };
+}
+
+/**
+ * Answers an Anthropic message's `tool_use` blocks: the assistant turn and one user turn of
+ * `tool_result`s (`output` each) are pushed to `messages`. False when it asked for no tool.
+ */
+export function answerToolUses(
+  messages: Anthropic.MessageParam[],
+  message: Anthropic.Message,
+  output: string,
+): boolean {
+  const calls = message.content.filter((block) => block.type === 'tool_use');
+  if (calls.length === 0) return false;
+  messages.push({ role: 'assistant', content: message.content });
+  messages.push({
+    role: 'user',
+    content: calls.map((call) => ({ type: 'tool_result' as const, tool_use_id: call.id, content: output })),
+  });
+  return true;
 }

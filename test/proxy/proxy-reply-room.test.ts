@@ -9,7 +9,7 @@ import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CompactManager } from '../../src/core/manager/compact-manager.js';
 import type { ProviderHandler } from '../../src/testing/provider-test-server.js';
-import { type ProxiedProvider, startProxiedProvider } from './proxy-fixture.js';
+import { type ProxiedProvider, startProxiedProvider, windowedProvider } from './proxy-fixture.js';
 
 const WINDOW = 8000;
 const REPLY = 1500;
@@ -25,18 +25,22 @@ afterEach(async () => {
 
 /** A provider that refuses a prompt whose tokens and the reply asked for pass the window. */
 function strictProvider(count: CompactManager, asked: number[]): ProviderHandler {
-  let calls = 0;
-  return (request) => {
-    const body = request.body as { messages: unknown[]; tools?: unknown[]; max_completion_tokens: number };
-    const prompt = count.estimate(body.messages, { format: 'openai-chat', tools: body.tools ?? [] }).total;
-    asked.push(prompt + body.max_completion_tokens);
-    if (prompt + body.max_completion_tokens > WINDOW)
-      return { error: { status: 400, message: `maximum context length is ${WINDOW} tokens` } };
-    calls++;
-    return calls > STEPS
-      ? { text: 'Done.' }
-      : { toolCalls: [{ name: 'probe', arguments: { host: `h${calls}` } }] };
-  };
+  return windowedProvider({
+    window: WINDOW,
+    steps: STEPS,
+    recorded: asked,
+    measure: (body) => {
+      const { messages, tools, max_completion_tokens } = body as {
+        messages: unknown[];
+        tools?: unknown[];
+        max_completion_tokens: number;
+      };
+      return (
+        count.estimate(messages, { format: 'openai-chat', tools: tools ?? [] }).total + max_completion_tokens
+      );
+    },
+    refusal: () => `maximum context length is ${WINDOW} tokens`,
+  });
 }
 
 describe('the reply a request asks for', () => {

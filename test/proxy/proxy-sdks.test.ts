@@ -8,7 +8,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
 import { requestViolations, reusedIdLoop, STEPS, toolOutput, WINDOW } from '../support/tool-loop.js';
-import { type ProxiedProvider, startProxiedProvider } from './proxy-fixture.js';
+import { answerToolUses, type ProxiedProvider, startProxiedProvider } from './proxy-fixture.js';
 
 const SYSTEM = 'You are an SRE assistant. Check every host before answering.';
 const PROMPT = 'Probe every host and report.';
@@ -86,18 +86,8 @@ const anthropicLoop: Loop = async (proxyUrl, streamed) => {
     const message = streamed
       ? await client.messages.stream(params).finalMessage()
       : await client.messages.create(params);
-    const calls = message.content.filter((block) => block.type === 'tool_use');
-    if (calls.length === 0)
+    if (!answerToolUses(messages, message, toolOutput(step)))
       return message.content.map((block) => (block.type === 'text' ? block.text : '')).join('');
-    messages.push({ role: 'assistant', content: message.content });
-    messages.push({
-      role: 'user',
-      content: calls.map((call) => ({
-        type: 'tool_result' as const,
-        tool_use_id: call.id,
-        content: toolOutput(step),
-      })),
-    });
   }
   throw new Error('the loop did not end');
 };

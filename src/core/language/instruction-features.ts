@@ -18,6 +18,7 @@ import {
   startSentence,
 } from './feature-sink.js';
 import type { LaterCue } from './later-cue.js';
+import { lexicalClass } from './lexical-class.js';
 import {
   ADVERB_LEAD,
   clauseShape,
@@ -181,6 +182,31 @@ const CLAUSE_OPENING = featureTag('oC:');
 const POSITION_OPENING = featureTag('po:');
 const LATER_OPENING = featureTag('lo:');
 const POSITION_FIRST = featureTag('pf:');
+const LATER_NEXT = featureTag('ln:');
+const LATER_LEXICAL = featureTag('lx2:');
+const LATER_NUMBERS = featureTag('nl:');
+const AUX_NEXT = new Set(
+  "can could would will shall should may might must do does did is are was were have has had can't won't don't doesn't didn't isn't aren't".split(
+    ' ',
+  ),
+);
+const OBJECT_NEXT = new Set(
+  'the a an my me it this that these those your all some any every each one two three us them him her our their'.split(
+    ' ',
+  ),
+);
+/** What follows a bare opening (eleventh pass, experiment). */
+function nextClassOf(next: string): string {
+  if (AUX_NEXT.has(next)) return 'aux';
+  if (OBJECT_NEXT.has(next)) return 'object';
+  if (/(?:ed|es|s)$/.test(next) && next.length > 3) return 'verb-like';
+  return next === '<num>' ? 'num' : 'word';
+}
+function countNumbers(words: readonly string[]): number {
+  let count = 0;
+  for (const word of words) if (word === '<num>') count++;
+  return count;
+}
 
 /** The opening words of the sentence and of each clause, past the lead-ins; the sentence's opening read by each view. */
 function openings(words: readonly string[], position: SentencePosition, later: LaterCue): void {
@@ -216,6 +242,13 @@ function openings(words: readonly string[], position: SentencePosition, later: L
         // A statement's opening read with what the rest of the message asks: "I run a bakery."
         // before a question is the situation (a bare opening, a possible imperative, is not read so).
         if (!lexical && shape !== 'bare') view.add(false, LATER_OPENING, later, shape);
+        // Eleventh pass (experiment): a bare opening read with the later cue, by what follows it
+        // and by its WordNet class ("Mary has ..." before a question against "Embed an ...").
+        if (!lexical && shape === 'bare') {
+          view.add(false, LATER_NEXT, later, nextClassOf(next));
+          view.add(false, LATER_LEXICAL, later, lexicalClass(word) ?? 'unknown');
+        }
+        if (!lexical) view.add(false, LATER_NUMBERS, later, String(Math.min(2, countNumbers(words))));
       }
       feature.add(false, POSITION_FIRST, position, word);
     }

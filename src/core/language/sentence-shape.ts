@@ -101,7 +101,13 @@ export function openingShape(feature: FeatureSink, word: string, next: string, l
     feature.add(
       false,
       AFTER_OPENING,
-      OBJECT_START.has(next) ? 'object' : /(?:ed|es|s)$/.test(next) && next.length > 3 ? 'verb-like' : 'word',
+      OBJECT_START.has(next)
+        ? 'object'
+        : AUXILIARIES.has(next)
+          ? 'aux'
+          : /(?:ed|es|s)$/.test(next) && next.length > 3
+            ? 'verb-like'
+            : 'word',
     );
   }
   feature.add(true, OPENING, shape);

@@ -73,6 +73,13 @@ const OBJECT_START = new Set(
 );
 
 /**
+ * What "do" takes as its object when it is the imperative, not the auxiliary of a question:
+ * "Do this step by step.", "Do it again.", "Do the same for the second list." ("Do you ...",
+ * "Do I need ...", "Do they ..." ask; "does" and "did" never open an imperative).
+ */
+const DO_OBJECT = new Set('this that it the a an all some each every one two three me us them him her my our'.split(' '));
+
+/**
  * The sentence's first word past the lead-ins, read for its shape: a subject (a statement), an
  * auxiliary before "you" (a request) or before anything else (a question), a wh-word, or a bare
  * word, with its ending (a base-form verb "Execute" against a described "Executes", "Executed").
@@ -81,6 +88,7 @@ export function openingShape(feature: FeatureSink, word: string, next: string, l
   let shape = 'other';
   if (YOU.has(word)) shape = 'you';
   else if (SUBJECTS.has(word)) shape = 'subject';
+  else if (word === 'do' && DO_OBJECT.has(next)) shape = 'bare';
   else if (AUXILIARIES.has(word)) shape = next === 'you' || next === 'u' ? 'aux-you' : 'aux';
   else if (WH.has(word)) shape = 'wh';
   else if (lexical && PREPOSITIONS.has(word)) shape = 'prep';

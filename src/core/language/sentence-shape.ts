@@ -65,6 +65,8 @@ const AUXILIARIES = new Set(
 const WH = new Set('what why how who whom whose where when which'.split(' '));
 /** The addressee as subject: "You should ...", "Your task is ...", "Your command ran ...". */
 const YOU = new Set("you your you're you'll you've you'd yours u".split(' '));
+/** The addressee named in the third person: "The assistant must ...", "The agent is not allowed to ...". */
+const AGENT = new Set(['assistant', 'agent', 'model', 'ai', 'bot', 'chatbot']);
 /** Words that open the object of an imperative: "Book the train", "Send me", "Fix it". */
 const OBJECT_START = new Set(
   'the a an my me it this that these those your all some any every each one two three us them him her our their'.split(
@@ -86,7 +88,7 @@ const DO_OBJECT = new Set('this that it the a an all some each every one two thr
  */
 export function openingShape(feature: FeatureSink, word: string, next: string, lexical: boolean): string {
   let shape = 'other';
-  if (YOU.has(word)) shape = 'you';
+  if (YOU.has(word) || (word === 'the' && AGENT.has(next))) shape = 'you';
   else if (SUBJECTS.has(word)) shape = 'subject';
   else if (word === 'do' && DO_OBJECT.has(next)) shape = 'bare';
   else if (AUXILIARIES.has(word)) shape = next === 'you' || next === 'u' ? 'aux-you' : 'aux';

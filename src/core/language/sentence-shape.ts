@@ -80,6 +80,10 @@ const OBJECT_START = new Set(
  * "Do I need ...", "Do they ..." ask; "does" and "did" never open an imperative).
  */
 const DO_OBJECT = new Set('this that it the a an all some each every one two three me us them him her my our'.split(' '));
+/** "do" opening a clause before its object: the imperative verb, not an auxiliary. */
+export function isImperativeDo(word: string, next: string | undefined): boolean {
+  return word === 'do' && next !== undefined && DO_OBJECT.has(next);
+}
 
 /**
  * The sentence's first word past the lead-ins, read for its shape: a subject (a statement), an
@@ -90,7 +94,7 @@ export function openingShape(feature: FeatureSink, word: string, next: string, l
   let shape = 'other';
   if (YOU.has(word) || (word === 'the' && AGENT.has(next))) shape = 'you';
   else if (SUBJECTS.has(word)) shape = 'subject';
-  else if (word === 'do' && DO_OBJECT.has(next)) shape = 'bare';
+  else if (isImperativeDo(word, next)) shape = 'bare';
   else if (AUXILIARIES.has(word)) shape = next === 'you' || next === 'u' ? 'aux-you' : 'aux';
   else if (WH.has(word)) shape = 'wh';
   else if (lexical && PREPOSITIONS.has(word)) shape = 'prep';
@@ -227,7 +231,13 @@ export function shapeBigrams(
   // "please", as the opening features do: "Never close a case" reads as "close a case".
   const from = lexical ? leadLength(words) : 0;
   for (let i = from; i < words.length; i++) {
-    let shape = wordClass(words[i] as string, lexical);
+    // "Do this step by step.": the opening "do" before its object is a verb, not an auxiliary.
+    let shape =
+      (prev === '<s>' || prev === ',' || prev === ':') && isImperativeDo(words[i] as string, words[i + 1])
+        ? lexical
+          ? 'v'
+          : 'w'
+        : wordClass(words[i] as string, lexical);
     if (shape === 'nv') shape = nounOrVerb(prev, i > 0 ? (words[i - 1] as string) : '');
     // Two plain words in a row are most of any sentence: the pair tells nothing, and read as
     // a feature it worked as a second bias toward "instruction".

@@ -65,6 +65,17 @@ const AUXILIARIES = new Set(
 const WH = new Set('what why how who whom whose where when which'.split(' '));
 /** The addressee as subject: "You should ...", "Your task is ...", "Your command ran ...". */
 const YOU = new Set("you your you're you'll you've you'd yours u".split(' '));
+/**
+ * A want the speaker states, read as a shape of its own and not as a statement's subject: "I want
+ * these results in a table.", "I'd like two flat whites.", "I would like to play chess with you."
+ * ask wherever they stand in the message, where "I have a bakery." before a question is the situation.
+ */
+const SPEAKER_WANTS = new Map<string, ReadonlySet<string>>([
+  ['i', new Set(['want', 'need', 'wish', 'prefer', 'would'])],
+  ['we', new Set(['want', 'need', 'wish', 'prefer', 'would'])],
+  ["i'd", new Set(['like', 'love', 'prefer', 'rather'])],
+  ["we'd", new Set(['like', 'love', 'prefer', 'rather'])],
+]);
 /** The addressee named in the third person: "The assistant must ...", "The agent is not allowed to ...". */
 const AGENT = new Set(['assistant', 'agent', 'model', 'ai', 'bot', 'chatbot']);
 /** Words that open the object of an imperative: "Book the train", "Send me", "Fix it". */
@@ -93,6 +104,7 @@ export function isImperativeDo(word: string, next: string | undefined): boolean 
 export function openingShape(feature: FeatureSink, word: string, next: string, lexical: boolean): string {
   let shape = 'other';
   if (YOU.has(word) || (word === 'the' && AGENT.has(next))) shape = 'you';
+  else if (SPEAKER_WANTS.get(word)?.has(next)) shape = 'want';
   else if (SUBJECTS.has(word)) shape = 'subject';
   else if (isImperativeDo(word, next)) shape = 'bare';
   else if (AUXILIARIES.has(word)) shape = next === 'you' || next === 'u' ? 'aux-you' : 'aux';

@@ -148,6 +148,25 @@ export function clauseShape(word: string, next: string): string {
   return /^[a-z]+$/.test(word) ? 'bare' : 'other';
 }
 
+/** Past-tense verbs that need no ending to be read: "Your command ran ...", "It was ...". */
+const PAST = new Set('was were had did ran went got came made said told took gave found wrote began'.split(' '));
+const PERFECT = new Set(["has", "have", "had", "hasn't", "haven't"]);
+/**
+ * True when `words` report what happened or holds already, a past or perfect verb: "Your command
+ * ran successfully", "Your terminal session has started", "The file was created": what a
+ * program's output or a story says, rarely an ask.
+ */
+function saysPast(words: readonly string[]): boolean {
+  for (let i = 0; i < words.length; i++) {
+    const word = words[i] as string;
+    if (PAST.has(word)) return true;
+    if (!PERFECT.has(word)) continue;
+    const next = words[i + 1] === 'not' ? words[i + 2] : words[i + 1];
+    if (next !== undefined && (next === 'been' || (next.length > 4 && next.endsWith('ed')))) return true;
+  }
+  return false;
+}
+
 /** Modal, wish and negation shapes anywhere, and the sentence's typography (code, a definition list). */
 export function shapeOf(feature: FeatureSink, text: string, words: readonly string[]): void {
   const shapes = modalShapesOf(words);
@@ -158,6 +177,7 @@ export function shapeOf(feature: FeatureSink, text: string, words: readonly stri
   if (shapes & SAYS_NEGATION) feature.add(true, MODAL, 'neg');
   if (shapes & SAYS_YOU) feature.add(true, MODAL, 'you');
   if (shapes & SAYS_MUST) feature.add(true, MODAL, 'must');
+  if (saysPast(words)) feature.add(false, MODAL, 'past');
   const lead = text.trimStart();
   if (lead.startsWith('`')) feature.add(false, TYPOGRAPHY, 'code-first');
   if (/^[^\s:]{1,40}:\s/.test(lead)) feature.add(false, TYPOGRAPHY, 'label-colon');

@@ -104,7 +104,7 @@ export function isImperativeDo(word: string, next: string | undefined): boolean 
 export function openingShape(feature: FeatureSink, word: string, next: string, lexical: boolean): string {
   let shape = 'other';
   if (YOU.has(word) || (word === 'the' && AGENT.has(next))) shape = 'you';
-  else if (SPEAKER_WANTS.get(word)?.has(next)) shape = 'want';
+  else if (process.env.WANT_SHAPE && SPEAKER_WANTS.get(word)?.has(next)) shape = 'want';
   else if (SUBJECTS.has(word)) shape = 'subject';
   else if (isImperativeDo(word, next)) shape = 'bare';
   else if (AUXILIARIES.has(word)) shape = next === 'you' || next === 'u' ? 'aux-you' : 'aux';

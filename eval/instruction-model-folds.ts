@@ -52,19 +52,29 @@ const EPOCHS = 12;
 const CUES = new URL('./data/instructions/material-cues.json', import.meta.url);
 
 /**
- * Hand-labelled sets measured and not shipped (eval/data/instructions/LABELS.md, ninth and tenth
- * passes): each `<name>-hand-labelled.json` holds its rows with their place in their message
- * (`position`, `later`), so they are read without the raw files. `oasst1-en100` adds to oasst1;
- * the others are sources of their own.
+ * Hand-labelled sets (eval/data/instructions/LABELS.md, ninth, tenth and fourteenth passes): each
+ * `<name>-hand-labelled.json` holds its rows with their place in their message (`position`,
+ * `later`), so they are read without the raw files. `oasst1-en100` adds to oasst1; the others
+ * are sources of their own.
  */
 export const EXTRA_SETS = ['oasst1-en100', 'arena-hard', 'gsm8k', 'aider-prompts', 'openhands'] as const;
 export type ExtraSet = (typeof EXTRA_SETS)[number];
+/**
+ * The sets the shipped model is trained on and measured with, read by every {@link readLabelled}
+ * (fifteenth pass): arena-hard and gsm8k are held-out sources of their own. `aider-prompts` and
+ * `openhands` stay measured, not shipped (`--with`).
+ */
+export const SHIPPED_SETS: readonly ExtraSet[] = ['oasst1-en100', 'arena-hard', 'gsm8k'];
 
 /** The rows of `oasst1-en100-hand-labelled.json`, which predates the `source` field. */
 const EN100 = { source: 'oasst1', license: 'Apache-2.0', context: 'assistant' } as const;
 
-/** The shipped labelled sentences, and the rows of `extra` sets after them (a text its source already holds is read once). */
-export function readLabelled(extra: readonly ExtraSet[] = []): LabelledSentence[] {
+/**
+ * The shipped labelled sentences (sentences.jsonl, then the {@link SHIPPED_SETS}), and the rows of
+ * `extra` sets after them (a text its source already holds is read once).
+ */
+export function readLabelled(extraSets: readonly ExtraSet[] = []): LabelledSentence[] {
+  const extra = [...new Set([...SHIPPED_SETS, ...extraSets])];
   const rows = readFileSync(DATA, 'utf8')
     .split('\n')
     .filter(Boolean)

@@ -247,7 +247,12 @@ function openings(words: readonly string[], position: SentencePosition, later: L
         // and by its WordNet class ("Mary has ..." before a question against "Embed an ...").
         if (!lexical && shape === 'bare') {
           view.add(false, LATER_NEXT, later, nextClassOf(next));
-          view.add(false, LATER_LEXICAL, later, isImperativeDo(word, next) ? 'v' : (lexicalClass(word) ?? 'unknown'));
+          view.add(
+            false,
+            LATER_LEXICAL,
+            later,
+            isImperativeDo(word, next) ? 'v' : (lexicalClass(word) ?? 'unknown'),
+          );
         }
         if (!lexical) view.add(false, LATER_NUMBERS, later, String(Math.min(2, countNumbers(words))));
       }

@@ -65,17 +65,6 @@ const AUXILIARIES = new Set(
 const WH = new Set('what why how who whom whose where when which'.split(' '));
 /** The addressee as subject: "You should ...", "Your task is ...", "Your command ran ...". */
 const YOU = new Set("you your you're you'll you've you'd yours u".split(' '));
-/**
- * A want the speaker states, read as a shape of its own and not as a statement's subject: "I want
- * these results in a table.", "I'd like two flat whites.", "I would like to play chess with you."
- * ask wherever they stand in the message, where "I have a bakery." before a question is the situation.
- */
-const SPEAKER_WANTS = new Map<string, ReadonlySet<string>>([
-  ['i', new Set(['want', 'need', 'wish', 'prefer', 'would'])],
-  ['we', new Set(['want', 'need', 'wish', 'prefer', 'would'])],
-  ["i'd", new Set(['like', 'love', 'prefer', 'rather'])],
-  ["we'd", new Set(['like', 'love', 'prefer', 'rather'])],
-]);
 /** The addressee named in the third person: "The assistant must ...", "The agent is not allowed to ...". */
 const AGENT = new Set(['assistant', 'agent', 'model', 'ai', 'bot', 'chatbot']);
 /** Words that open the object of an imperative: "Book the train", "Send me", "Fix it". */
@@ -90,10 +79,21 @@ const OBJECT_START = new Set(
  * "Do this step by step.", "Do it again.", "Do the same for the second list." ("Do you ...",
  * "Do I need ...", "Do they ..." ask; "does" and "did" never open an imperative).
  */
-const DO_OBJECT = new Set('this that it the a an all some each every one two three me us them him her my our'.split(' '));
+const DO_OBJECT = new Set(
+  'this that it the a an all some each every one two three me us them him her my our'.split(' '),
+);
 /** "do" opening a clause before its object: the imperative verb, not an auxiliary. */
 export function isImperativeDo(word: string, next: string | undefined): boolean {
   return word === 'do' && next !== undefined && DO_OBJECT.has(next);
+}
+
+/**
+ * A bare opening in the third person ("Looks like a rounding issue", "Finds all files", "Moves the
+ * window down"): a description or a report, where an imperative opens on the base form ("Find",
+ * "Move"). Words ending in -ss, -us, -is are no third-person verbs ("Discuss", "Focus").
+ */
+function isDescribingVerb(word: string): boolean {
+  return word.length > 3 && /^[a-z]+s$/.test(word) && !/(?:ss|us|is)$/.test(word);
 }
 
 /**
@@ -104,12 +104,12 @@ export function isImperativeDo(word: string, next: string | undefined): boolean 
 export function openingShape(feature: FeatureSink, word: string, next: string, lexical: boolean): string {
   let shape = 'other';
   if (YOU.has(word) || (word === 'the' && AGENT.has(next))) shape = 'you';
-  else if (process.env.WANT_SHAPE && SPEAKER_WANTS.get(word)?.has(next)) shape = 'want';
   else if (SUBJECTS.has(word)) shape = 'subject';
   else if (isImperativeDo(word, next)) shape = 'bare';
   else if (AUXILIARIES.has(word)) shape = next === 'you' || next === 'u' ? 'aux-you' : 'aux';
   else if (WH.has(word)) shape = 'wh';
   else if (lexical && PREPOSITIONS.has(word)) shape = 'prep';
+  else if (isDescribingVerb(word)) shape = 'bare-s';
   else if (/^[a-z]+$/.test(word)) {
     shape = 'bare';
     // The opening's WordNet class and the next word's: "Consolidate the ..." (a verb and no
@@ -149,8 +149,10 @@ export function clauseShape(word: string, next: string): string {
 }
 
 /** Past-tense verbs that need no ending to be read: "Your command ran ...", "It was ...". */
-const PAST = new Set('was were had did ran went got came made said told took gave found wrote began'.split(' '));
-const PERFECT = new Set(["has", "have", "had", "hasn't", "haven't"]);
+const PAST = new Set(
+  'was were had did ran went got came made said told took gave found wrote began'.split(' '),
+);
+const PERFECT = new Set(['has', 'have', 'had', "hasn't", "haven't"]);
 /**
  * True when `words` report what happened or holds already, a past or perfect verb: "Your command
  * ran successfully", "Your terminal session has started", "The file was created": what a
@@ -265,7 +267,9 @@ export function shapeBigrams(
   for (let i = from; i < words.length; i++) {
     // "Do this step by step.": the opening "do" before its object is a verb, not an auxiliary.
     let shape =
-      (prev === '<s>' || prev === ',' || prev === ':') && isImperativeDo(words[i] as string, words[i + 1])
+      ((prev === '<s>' || prev === ',' || prev === ':') &&
+        isImperativeDo(words[i] as string, words[i + 1])) ||
+      (words[i] === 'do' && words[i - 1] === 'to')
         ? lexical
           ? 'v'
           : 'w'

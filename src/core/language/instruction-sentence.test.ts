@@ -1,7 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { messageList } from '../../../test/support/compact-messages.js';
 import { collectUserSections, HEAD_INSTRUCTION_LOG_ODDS } from '../summary/embedded/user-sections.js';
-import { instructionContextOf, isInstructionSentence } from './instruction-sentence.js';
+import {
+  instructionContextOf,
+  isInstructionSentence,
+  type LaterCue,
+  type SentencePosition,
+} from './instruction-sentence.js';
 
 describe('instruction sentences: the learned model and who the user talks to (issue 45)', () => {
   it('the same imperative is an instruction to an assistant and small talk to a friend', () => {
@@ -14,6 +19,26 @@ describe('instruction sentences: the learned model and who the user talks to (is
       expect(isInstructionSentence(sentence, 'assistant'), sentence).toBe(true);
       expect(isInstructionSentence(sentence, 'person'), sentence).toBe(false);
     }
+  });
+
+  it("the same verb as an ask and as a report, a question or a tool's output (fifteenth pass)", () => {
+    // None of these sentences is a training row; each pair shares its verb.
+    const asks: Array<[string, SentencePosition, LaterCue]> = [
+      ['Do this in one SQL query.', 'middle', 'imp'],
+      ['The assistant must not push to the main branch.', 'middle', 'imp'],
+      ['Find all files with the given name.', 'middle', 'imp'],
+      ['Run the tests and tell me what failed.', 'only', 'none'],
+    ];
+    const others: Array<[string, SentencePosition, LaterCue]> = [
+      ['Do these numbers add up?', 'only', 'none'],
+      ['The assistant pushed to the main branch.', 'middle', 'imp'],
+      ['Finds all files with the given name.', 'middle', 'imp'],
+      ['Your build has finished and the tests passed.', 'only', 'none'],
+    ];
+    for (const [sentence, position, later] of asks)
+      expect(isInstructionSentence(sentence, 'assistant', undefined, position, later), sentence).toBe(true);
+    for (const [sentence, position, later] of others)
+      expect(isInstructionSentence(sentence, 'assistant', undefined, position, later), sentence).toBe(false);
   });
 
   it('wants, preferences and negations the word lists missed, to an assistant', () => {

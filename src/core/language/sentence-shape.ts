@@ -158,7 +158,7 @@ const PERFECT = new Set(['has', 'have', 'had', "hasn't", "haven't"]);
  * ran successfully", "Your terminal session has started", "The file was created": what a
  * program's output or a story says, rarely an ask.
  */
-function saysPast(words: readonly string[]): boolean {
+export function saysPast(words: readonly string[]): boolean {
   for (let i = 0; i < words.length; i++) {
     const word = words[i] as string;
     if (PAST.has(word)) return true;

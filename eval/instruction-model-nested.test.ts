@@ -57,15 +57,18 @@ describe('nested leave-one-source-out (issue 45, tenth pass)', () => {
     expect(after?.recall).not.toBe(before?.recall);
   });
 
-  it('reads the hand-labelled sets measured and not shipped: licensed, placed in their message, labelled by the rules', () => {
+  it('reads the hand-labelled sets, shipped and measured: licensed, placed in their message, labelled by the rules', () => {
     const shipped = readLabelled();
     const all = readLabelled([...EXTRA_SETS]);
+    // The shipped sets (fifteenth pass) are read by default: arena-hard and gsm8k as sources of
+    // their own, oasst1-en100 as oasst1 rows; the rest come with `--with`.
+    const fromSets = shipped.filter((r) => r.source === 'arena-hard' || r.source === 'gsm8k');
+    expect(fromSets.length).toBeGreaterThan(300);
+    expect(shipped.filter((r) => r.source === 'oasst1').length).toBeGreaterThan(500);
     const added = all.slice(shipped.length);
-    expect(added.length).toBeGreaterThan(500);
-    expect(new Set(added.map((r) => r.source))).toEqual(
-      new Set(['oasst1', 'arena-hard', 'gsm8k', 'aider-prompts', 'openhands']),
-    );
-    for (const r of added) {
+    expect(added.length).toBeGreaterThan(300);
+    expect(new Set(added.map((r) => r.source))).toEqual(new Set(['aider-prompts', 'openhands']));
+    for (const r of [...fromSets, ...added]) {
       expect(r.license, r.text).toMatch(/^(?:MIT|Apache-2\.0)$/);
       expect(['instruction', 'other']).toContain(r.label);
       expect(['only', 'first', 'middle', 'last']).toContain(r.position);

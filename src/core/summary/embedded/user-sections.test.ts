@@ -39,7 +39,12 @@ describe('user sections', () => {
       'Reply to this customer email in a friendly tone.\n"Please cancel my order and refund the full amount. Call me back before Friday."\nKeep the reply under 100 words.',
     );
     const sections = collectUserSections(list.messages, none);
-    expect(sections.instructions).toEqual(['"Keep the reply under 100 words."']);
+    // The asks around the quoted email are kept (the first one since the fifteenth pass's model),
+    // the email's own "Please cancel ..." and "Call me back ..." never.
+    expect(sections.instructions).toEqual([
+      '"Reply to this customer email in a friendly tone."',
+      '"Keep the reply under 100 words."',
+    ]);
   });
 
   it('recognise instructions by what they ask of the assistant, not small talk with a modal in it', () => {

@@ -3,7 +3,7 @@ import { onProcessCachesRelease } from '../process-caches.js';
  * "Is this sentence an instruction to the assistant?" as a small learned model (issue 45): two
  * logistic regressions over hashed features (instruction-features.ts), one over the plain view and
  * one over WordNet's word classes, their log-odds averaged, trained by
- * scripts/train-instruction-model.ts on labelled sentences of seven licensed sources
+ * scripts/train-instruction-model.ts on labelled sentences of eleven licensed sources
  * (eval/data/instructions/LABELS.md). The weights ship in the package (instruction-weights.ts,
  * one signed byte a bucket) and are decoded once; nothing is downloaded, nothing is random.
  */

@@ -54,7 +54,13 @@ import {
   type SummarizerUnderTest,
 } from './fidelity-harness.js';
 import { formatLabelScores, scoreLabelledSet } from './instruction-labels.js';
-import { type Fold, formatFold, leaveOneSourceOut, readLabelled } from './instruction-model-folds.js';
+import {
+  type Fold,
+  formatFold,
+  judgedFigures,
+  leaveOneSourceOut,
+  readLabelled,
+} from './instruction-model-folds.js';
 import {
   aggregateInstructionRuns,
   formatInstructionTable,
@@ -291,12 +297,14 @@ const FOLD_TARGET = 0.9;
 /** Issue 45's verdict on the leave-one-source-out table. */
 function foldVerdict(folds: readonly Fold[]): string {
   const scored = folds;
-  // A source with no instruction (chats between people) meets it when nothing of it is flagged.
-  const below = scored.filter((f) =>
-    f.positives === 0
-      ? (f.falsePositiveRate ?? 0) > 0
-      : (f.precision ?? 0) < FOLD_TARGET || (f.recall ?? 0) < FOLD_TARGET,
-  );
+  // A source with no instruction (chats between people) meets it when nothing of it is flagged;
+  // one of few instructions (gsm8k's narrative material) is judged by its false positives, as in
+  // eval/instruction-model.test.ts (judgedFigures).
+  const below = scored.filter((f) => {
+    if (f.positives === 0) return (f.falsePositiveRate ?? 0) > 0;
+    const judged = judgedFigures(f);
+    return judged.precision < FOLD_TARGET || judged.recall < FOLD_TARGET;
+  });
   return `target: instruction model, precision and recall >= ${FOLD_TARGET * 100}% on every held-out source: ${below.length === 0 ? 'MET' : `MISSED on ${below.map((f) => f.source).join(', ')} (met on ${scored.length - below.length} of ${scored.length})`}`;
 }
 

@@ -145,10 +145,6 @@ function collect(
 ): [number[], number[]] {
   const head = headOf(sentence);
   const words = wordsOf(head);
-  // A rule the speaker lays down ("Never close ...", "Always cite ...", "Don't push ...") is one
-  // whatever the rest of the message asks: the later cue tells a situation ("I run a bakery.")
-  // from an ask before a question, and a sentence led by a rule adverb is no situation.
-  if (opensWithRule(words)) later = 'none';
   startSentence(context === 'person', (withPlain ? PLAIN_VIEW : 0) | (withLexical ? LEXICAL_VIEW : 0));
   const feature = sinks.both;
   const last = head.trimEnd().slice(-1);
@@ -174,16 +170,6 @@ function collect(
   if (sinks.lexical.reads) shapeBigrams(sinks.lexical, words, position, true);
   numbersOf(feature, head, words);
   return collectedBuckets();
-}
-
-/** True when the sentence's first word past the lead-ins is a rule adverb followed by a word. */
-function opensWithRule(words: readonly string[]): boolean {
-  for (let i = 0; i < words.length; i++) {
-    const word = words[i] as string;
-    if (LEAD_IN.has(word) || word === ',') continue;
-    return ADVERB_LEAD.has(word) && i + 1 < words.length && /^[a-z]/.test(words[i + 1] as string);
-  }
-  return false;
 }
 
 const VIEWS = [sinks.plain, sinks.lexical];

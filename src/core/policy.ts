@@ -338,3 +338,20 @@ export function overridePolicy(
   }
   return resolvePolicy(merged, customStrategies);
 }
+
+/**
+ * The policy of a call that asks for `replyTokens` of reply: the buffer below the window is at
+ * least that and a hundredth of the window more (the provider counts the prompt in its own wire
+ * format, a few tokens per message off the library's count of another format), so the prompt
+ * and the reply fit together. A reply not below the window changes nothing (no prompt fits
+ * with it).
+ */
+export function reserveReply(
+  policy: CompactPolicy,
+  replyTokens: number | undefined,
+  maxContextTokens: number,
+): CompactPolicy {
+  if (replyTokens === undefined || replyTokens >= maxContextTokens) return policy;
+  const room = Math.min(replyTokens + Math.floor(maxContextTokens / 100), maxContextTokens - 1);
+  return room > policy.hardCapBuffer ? { ...policy, hardCapBuffer: room } : policy;
+}

@@ -29,6 +29,8 @@ export interface ReadRequest {
   messages: ReadMessage[];
   system?: unknown;
   tools?: readonly unknown[];
+  /** The reply the body asks for (`max_tokens`, `max_completion_tokens`, `max_output_tokens`). */
+  replyTokens?: number;
 }
 
 /** The smallest piece compared: a text, a tool call or a tool result, with its message's index. */
@@ -111,7 +113,7 @@ export function readRequestBody(request: unknown, format: SoundRequestFormat | u
     };
     if (body.instructions !== undefined) read.system = body.instructions;
     if (Array.isArray(body.tools)) read.tools = body.tools;
-    return read;
+    return withReply(read, body);
   }
   const list = Array.isArray(body.messages) ? body.messages : [];
   // A top-level `system` is Anthropic's; Chat carries its system prompt in the messages.
@@ -119,6 +121,15 @@ export function readRequestBody(request: unknown, format: SoundRequestFormat | u
   const read: ReadRequest = { format: found, messages: readMessages(list, found) };
   if (body.system !== undefined) read.system = body.system;
   if (Array.isArray(body.tools)) read.tools = body.tools;
+  return withReply(read, body);
+}
+
+/** The request with the largest reply size its body asks for, if any. */
+function withReply(read: ReadRequest, body: Record<string, unknown>): ReadRequest {
+  let reply = 0;
+  for (const key of ['max_tokens', 'max_completion_tokens', 'max_output_tokens'])
+    if (typeof body[key] === 'number' && (body[key] as number) > reply) reply = body[key] as number;
+  if (reply > 0) read.replyTokens = reply;
   return read;
 }
 

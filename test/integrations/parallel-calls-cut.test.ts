@@ -105,4 +105,46 @@ describe('a round of parallel calls too large for the window together', () => {
     expect(violations).toEqual([]);
     await manager.shutdown();
   });
+
+  it('Anthropic: the newest user turn of three parallel results, too large together, is cut (it failed)', async () => {
+    const history: Anthropic.MessageParam[] = [
+      { role: 'user', content: 'Read the three files.' },
+      {
+        role: 'assistant',
+        content: [0, 1, 2].map((i) => ({
+          type: 'tool_use' as const,
+          id: `toolu_${i}`,
+          name: 'read_file',
+          input: { path: `f${i}.txt` },
+        })),
+      },
+      {
+        role: 'user',
+        content: [0, 1, 2].map((i) => ({
+          type: 'tool_result' as const,
+          tool_use_id: `toolu_${i}`,
+          content: words(i, 1200),
+        })),
+      },
+    ];
+    server = await startProviderTestServer();
+    const manager = new CompactManager({ model: 'claude-sonnet-4-6', maxContextTokens: WINDOW });
+    const anthropic = withCompaction(
+      new Anthropic({ baseURL: server.anthropicBaseURL, apiKey: 'test', maxRetries: 0 }),
+      manager,
+      { sessionId: 'reads' },
+    );
+    await anthropic.messages.create({ model: 'claude-sonnet-4-6', max_tokens: 256, messages: history });
+    const body = server.requests[0]!.body as { messages: Anthropic.MessageParam[] };
+    expect(manager.estimate(body.messages).total).toBeLessThanOrEqual(WINDOW);
+    const violations = checkSoundRequest({
+      request: body,
+      given: history,
+      maxContextTokens: WINDOW,
+      budgetTokens: WINDOW - 800,
+      model: 'claude-sonnet-4-6',
+    });
+    expect(violations).toEqual([]);
+    await manager.shutdown();
+  });
 });

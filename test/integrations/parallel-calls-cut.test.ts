@@ -137,6 +137,12 @@ describe('a round of parallel calls too large for the window together', () => {
     await anthropic.messages.create({ model: 'claude-sonnet-4-6', max_tokens: 256, messages: history });
     const body = server.requests[0]!.body as { messages: Anthropic.MessageParam[] };
     expect(manager.estimate(body.messages).total).toBeLessThanOrEqual(WINDOW);
+    // Each cut frees more than its marker costs: no result is cut by a few characters.
+    const removed = [...JSON.stringify(body).matchAll(/([\d,]+) chars cut here/g)].map((m) =>
+      Number(m[1]!.replaceAll(',', '')),
+    );
+    expect(removed.length).toBeGreaterThan(0);
+    expect(removed.filter((chars) => chars < 100)).toEqual([]);
     const violations = checkSoundRequest({
       request: body,
       given: history,

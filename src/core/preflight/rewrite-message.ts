@@ -162,6 +162,8 @@ function copyJson<T>(value: T): T {
 
 /** A string of a message cut to fewer than this many characters is not cut at all. */
 const MIN_CUT_KEEP = 64;
+/** About the characters a cut marker adds (`\n[agent-compaction: 8,212 chars cut here ...]\n`). */
+const MARKER_CHARS = 64;
 
 /**
  * Cuts the longest text of a message (content, output or arguments, whatever it is) to
@@ -201,7 +203,9 @@ export function cutLongestText(
   let removed = 0;
   for (const leaf of leaves) {
     if (excess <= 0 || leaf.length <= MIN_CUT_KEEP) break;
-    const cut = cutLeaf(leaf, Math.max(MIN_CUT_KEEP, leaf.length - excess), marker);
+    // The marker takes some of what the cut frees: cut that much deeper, so that a last small
+    // excess is not met by a cut that frees almost nothing.
+    const cut = cutLeaf(leaf, Math.max(MIN_CUT_KEEP, leaf.length - excess - MARKER_CHARS), marker);
     removed += cut;
     excess -= cut;
   }

@@ -71,3 +71,23 @@ describe('Chat content parts missing their required field', () => {
     await manager.shutdown();
   });
 });
+
+describe('Anthropic image and document blocks without a source', () => {
+  for (const block of [
+    { type: 'image' },
+    { type: 'image', source: {} },
+    { type: 'document', source: null },
+  ]) {
+    it(`${JSON.stringify(block)}: invalid_messages naming messages[0].content.1.source`, async () => {
+      const messages = [{ role: 'user', content: [{ type: 'text', text: 'What is this?' }, block] }];
+      const manager = new CompactManager({ model: 'claude-sonnet-4-6', maxContextTokens: 8_000 });
+      const error = await manager.preflight('s', messages as never).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(isCompactError(error, 'invalid_messages')).toBe(true);
+      expect((error as Error).message).toMatch(/^messages\[0\]\.content\.1\.source: /);
+      await manager.shutdown();
+    });
+  }
+});

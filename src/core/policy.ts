@@ -175,14 +175,17 @@ export interface CompactPolicy {
   repairInput: boolean;
 }
 
-/** The spec's defaults. */
+/**
+ * Every policy field's default, before a preset applies its own (see {@link POLICY_PRESETS}).
+ * Frozen, lists included: spread it into your own policy to change a field.
+ */
 export const DEFAULT_POLICY: Readonly<CompactPolicy> = Object.freeze({
   preset: 'default',
   triggerPct: 0.85,
   hardCapBuffer: 1500,
   keepRecentTurns: 6,
   keepToolIoPairs: 4,
-  rolesNeverPrune: ['system', 'developer'],
+  rolesNeverPrune: Object.freeze(['system', 'developer']) as string[],
   protectedFlag: 'protected',
   strategy: 'task_state',
   maxSummaryTokens: 1024,
@@ -195,7 +198,7 @@ export const DEFAULT_POLICY: Readonly<CompactPolicy> = Object.freeze({
   clearMinTokens: 100,
   cacheAware: true,
   costTrigger: true,
-  clearExcludeTools: [],
+  clearExcludeTools: Object.freeze([]) as unknown as string[],
   shortenArgumentsAbove: 2000,
   shortenArgumentsKeep: 600,
   repairInput: false,

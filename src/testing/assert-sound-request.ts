@@ -316,7 +316,9 @@ function libraryCount(request: ReadRequest, model: string): number {
     counters.set(model, manager);
   }
   const messages =
-    request.format === 'compact' ? request.messages.map(chatWireOf) : request.messages.map((m) => m.wire);
+    request.format === 'compact'
+      ? request.messages.flatMap(chatWiresOf)
+      : request.messages.map((m) => m.wire);
   const format = request.format === 'compact' ? 'openai-chat' : request.format;
   const system = request.system as string | readonly unknown[] | undefined;
   return manager.estimate(messages, {
@@ -326,13 +328,21 @@ function libraryCount(request: ReadRequest, model: string): number {
   }).total;
 }
 
+/**
+ * A message in Chat form: one `tool` message per result (an Anthropic user turn holds several,
+ * each counted), then its text, if any, as a message of its own.
+ */
+function chatWiresOf(message: ReadMessage): unknown[] {
+  if (message.toolResults.length === 0) return [chatWireOf(message)];
+  const results: unknown[] = message.toolResults.map((result) => ({
+    role: 'tool',
+    tool_call_id: result.callId,
+    content: result.output,
+  }));
+  return message.text === '' ? results : [...results, { role: 'user', content: message.text }];
+}
+
 function chatWireOf(message: ReadMessage): unknown {
-  if (message.toolResults.length > 0)
-    return {
-      role: 'tool',
-      tool_call_id: message.toolResults[0]!.callId,
-      content: message.toolResults[0]!.output,
-    };
   const wire: Record<string, unknown> = {
     role: message.role === 'tool' ? 'user' : message.role,
     content: message.text,

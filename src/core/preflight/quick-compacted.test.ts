@@ -80,7 +80,7 @@ describe('layoutRequest', () => {
           // The caller's own objects where nothing was stripped.
           for (const message of sent)
             if ((message as { meta?: unknown }).meta !== undefined)
-              expect(messages.includes(message)).toBe(true);
+              expect((messages as unknown[]).includes(message)).toBe(true);
         },
       ),
       { numRuns: 500 },

@@ -6,8 +6,9 @@
  * built package (`npm run build` first, or `--dist` another build), so its first call also pays
  * V8's lazy compilation of every function on the path, which no fresh manager shows.
  *
- * The child is bench/cold-process-child.mjs. The parent builds the session with a warm manager, its store's records written to a folder
- * as JSON (what a fresh process reads from its database), and the history beside them. Each
+ * The child is bench/cold-process-child.mjs. The parent builds the session with a warm
+ * manager, its store's records written to a folder as JSON (what a fresh process reads from
+ * its database), and the history beside them. Each
  * child, in turn: imports the package, `ready()`, reads the history, times its first call (wall
  * and CPU), checks that it sent exactly what the warm manager sent, waits for the work left
  * after it, then a second fresh manager's first call in the same process (the in-process

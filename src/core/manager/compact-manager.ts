@@ -19,6 +19,7 @@ import type {
   CompactEventName,
   CompactEventProperties,
 } from '../events/events.js';
+import { primeSpanIds } from '../events/events.js';
 import { refusedPreparedEvent, storeFaultEvents } from '../events/store-fault-events.js';
 import { codecFor } from '../messages/formats/detect-format.js';
 import { MessageIndex } from '../messages/message-index.js';
@@ -198,10 +199,15 @@ export class CompactManager {
   /**
    * Loads the tokenizer's tables in slices of a few milliseconds (`await manager.ready()` at
    * start-up); calls made before it wait for the same load instead of loading in one block.
+   * It also readies what a fresh process's first call on a known session would load: the
+   * tokenizer's expressions compiled, the summary key read when it is given or its file exists
+   * (no file is created here), Node's crypto loaded.
    */
   async ready(): Promise<void> {
     if (this.#ready === true) return;
     this.#ready ??= Promise.resolve(this.counter.ready?.()).then(() => {
+      primeSpanIds();
+      this.#deps.marks.prepare();
       this.#ready = true;
     });
     await this.#ready;

@@ -380,9 +380,7 @@ export function failOpenFor(
     'onOutage' | 'onCorrupt' | 'onRecovery' | 'onLost' | 'floor' | 'onFloor'
   >,
 ): FailOpenStore | undefined {
-  // The in-process store cannot fail: it is wrapped only to resume versions from the archive
-  // (a restarted process holds nothing, its archive holds the summaries it sent).
-  if (Object.getPrototypeOf(store) === MemorySessionStore.prototype && !handlers.floor) return undefined;
+  if (Object.getPrototypeOf(store) === MemorySessionStore.prototype) return undefined;
   return new FailOpenStore(store, {
     timeoutMs: settings.storeTimeoutMs,
     failClosed: settings.failOnStorageError,

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CompactManager } from '../../src/core/manager/compact-manager.js';
+import { RecallArchive } from '../../src/recall/recall-archive.js';
 import { fsStorage } from '../../src/storage/fs/fs-storage.js';
 import { charCounter, chatTurns, collect } from '../support/manager-fixtures.js';
 
@@ -16,25 +17,29 @@ afterEach(async () => {
   for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
 });
 
-const managerOn = (path: string) =>
+const managerOn = (path: string, recall = false) =>
   new CompactManager({
     maxContextTokens: 100_000,
     tokenCounter: charCounter,
     policy: { userTextShare: 0 },
-    storage: fsStorage({ path }),
+    // docs/recall.md: the manager writes through the recall archive's storage.
+    storage: recall ? new RecallArchive(fsStorage({ path })).storage : fsStorage({ path }),
   });
 
-describe('a restarted process on an fs archive (in-process session store)', () => {
+describe.each([
+  ['an fs archive', false],
+  ['an fs archive behind RecallArchive', true],
+])('a restarted process on %s (in-process session store)', (_name, recall) => {
   it('numbers its next summary above the archived ones, with one version_floor warning', async () => {
     const path = await mkdtemp(join(tmpdir(), 'restart-floor-'));
     dirs.push(path);
     const history = chatTurns(10, 30);
-    const first = managerOn(path);
+    const first = managerOn(path, recall);
     expect((await first.manualCompact('chat', history.slice(0, 12))).version).toBe(1);
     expect((await first.manualCompact('chat', history)).version).toBe(2);
     await first.shutdown();
 
-    const restarted = managerOn(path);
+    const restarted = managerOn(path, recall);
     const events = collect(restarted);
     const result = await restarted.manualCompact('chat', [...history, ...chatTurns(2, 30)]);
     await restarted.flush();

@@ -27,6 +27,7 @@ import { type CompactPolicy, resolvePolicy } from '../policy.js';
 import { estimateRequest } from '../preflight/estimate-request.js';
 import type { PipelineDeps } from '../preflight/prepare-request.js';
 import type { Redactor } from '../redaction/redactor.js';
+import { ArchiveFloorStore } from '../session/archive-floor-store.js';
 import { CallQueue } from '../session/call-queue.js';
 import { type FailOpenStore, failOpenFor } from '../session/fail-open-store.js';
 import { MemorySessionStore, type SessionState, type SessionStore } from '../session/session-store.js';
@@ -145,12 +146,15 @@ export class CompactManager {
     warnUnknownModel(this.#bus, this.model, options.maxContextTokens !== undefined);
     // The in-process store cannot fail; any other goes behind fail-open unless told otherwise.
     const archive = options.storage;
-    this.#failOpen = failOpenFor(this.store, settings, {
-      ...storeFaultEvents(this.#bus, this.store.name),
-      // Versions resume above the archived summaries when the store holds nothing (issue 46).
-      ...(archive?.latestSummaryStep ? { floor: (key: string) => archive.latestSummaryStep!(key) } : {}),
-    });
-    const store = this.#failOpen ?? this.store;
+    const faultEvents = storeFaultEvents(this.#bus, this.store.name);
+    // Versions resume above the archived summaries when the store holds nothing (issue 46).
+    const floor = archive?.latestSummaryStep ? (key: string) => archive.latestSummaryStep!(key) : undefined;
+    this.#failOpen = failOpenFor(this.store, settings, { ...faultEvents, ...(floor ? { floor } : {}) });
+    const store =
+      this.#failOpen ??
+      (floor
+        ? new ArchiveFloorStore(this.store, floor, settings.storeTimeoutMs, faultEvents.onFloor)
+        : this.store);
     this.#deps = pipelineDeps(options, settings, {
       counter: this.counter,
       model: this.model,

@@ -27,9 +27,9 @@ import { type CompactPolicy, resolvePolicy } from '../policy.js';
 import { estimateRequest } from '../preflight/estimate-request.js';
 import type { PipelineDeps } from '../preflight/prepare-request.js';
 import type { Redactor } from '../redaction/redactor.js';
-import { ArchiveFloorStore } from '../session/archive-floor-store.js';
 import { CallQueue } from '../session/call-queue.js';
-import { type FailOpenStore, failOpenFor } from '../session/fail-open-store.js';
+import type { FailOpenStore } from '../session/fail-open-store.js';
+import { pipelineStore } from '../session/pipeline-store.js';
 import { MemorySessionStore, type SessionState, type SessionStore } from '../session/session-store.js';
 import { EmbeddedSummarizer } from '../summary/embedded-summarizer.js';
 import type { Summarizer } from '../summary/summarizer.js';
@@ -144,17 +144,15 @@ export class CompactManager {
       settings.redactionFailures,
     );
     warnUnknownModel(this.#bus, this.model, options.maxContextTokens !== undefined);
-    // The in-process store cannot fail; any other goes behind fail-open unless told otherwise.
-    const archive = options.storage;
-    const faultEvents = storeFaultEvents(this.#bus, this.store.name);
     // Versions resume above the archived summaries when the store holds nothing (issue 46).
-    const floor = archive?.latestSummaryStep ? (key: string) => archive.latestSummaryStep!(key) : undefined;
-    this.#failOpen = failOpenFor(this.store, settings, { ...faultEvents, ...(floor ? { floor } : {}) });
-    const store =
-      this.#failOpen ??
-      (floor
-        ? new ArchiveFloorStore(this.store, floor, settings.storeTimeoutMs, faultEvents.onFloor)
-        : this.store);
+    const piped = pipelineStore(
+      this.store,
+      options.storage,
+      settings,
+      storeFaultEvents(this.#bus, this.store.name),
+    );
+    this.#failOpen = piped.failOpen;
+    const store = piped.store;
     this.#deps = pipelineDeps(options, settings, {
       counter: this.counter,
       model: this.model,

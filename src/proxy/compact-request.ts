@@ -7,7 +7,7 @@
 import { placeBreakpoints } from '../adapters/anthropic/cache-breakpoints.js';
 import { isCompactError } from '../core/errors.js';
 import type { CompactManager } from '../core/manager/compact-manager.js';
-import { replyTokensOf } from '../core/preflight/reply-tokens.js';
+import { bodyReplyTokens } from '../core/preflight/reply-tokens.js';
 import type { ParsedBodies, ParsedRequest } from './parsed-bodies.js';
 import type { ProxyLogEntry } from './proxy-options.js';
 import type { ProxyRoute } from './proxy-routes.js';
@@ -150,7 +150,7 @@ export async function compactRequest(
   try {
     const result = await manager.compact(session, messages, {
       ...route.optionsOf(body),
-      ...replyTokensOf(body.max_tokens, body.max_completion_tokens, body.max_output_tokens),
+      ...bodyReplyTokens(body),
       signal: options.signal,
     });
     Object.assign(log, {

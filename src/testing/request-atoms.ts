@@ -8,6 +8,7 @@
  */
 import { detectFormat, MESSAGE_CODECS } from '../core/messages/formats/detect-format.js';
 import type { CompactMessage, MessageFormat } from '../core/messages/message.js';
+import { bodyReplyTokens } from '../core/preflight/reply-tokens.js';
 
 /** The wire formats the check reads: the three providers' and the library's own `CompactMessage` form. */
 export type SoundRequestFormat = MessageFormat | 'compact';
@@ -126,10 +127,8 @@ export function readRequestBody(request: unknown, format: SoundRequestFormat | u
 
 /** The request with the largest reply size its body asks for, if any. */
 function withReply(read: ReadRequest, body: Record<string, unknown>): ReadRequest {
-  let reply = 0;
-  for (const key of ['max_tokens', 'max_completion_tokens', 'max_output_tokens'])
-    if (typeof body[key] === 'number' && (body[key] as number) > reply) reply = body[key] as number;
-  if (reply > 0) read.replyTokens = reply;
+  const { replyTokens } = bodyReplyTokens(body);
+  if (replyTokens !== undefined) read.replyTokens = replyTokens;
   return read;
 }
 

@@ -24,6 +24,9 @@ import {
 } from '../../src/testing/index.js';
 import { pngBytes } from '../support/test-images.js';
 
+/** The cascade levels each loop must reach. */
+const EVERY_LEVEL = ['clear_tool_results', 'cut_oversized', 'shorten_arguments', 'summarize'];
+
 setTracingDisabled(true);
 
 const WINDOW = 8_000;
@@ -173,12 +176,7 @@ describe('an extended-thinking Anthropic tool loop with parallel calls and image
       );
     });
     expect(problems).toEqual([]);
-    expect([...levels].sort()).toEqual([
-      'clear_tool_results',
-      'cut_oversized',
-      'shorten_arguments',
-      'summarize',
-    ]);
+    expect([...levels].sort()).toEqual(EVERY_LEVEL);
     await manager.shutdown();
   });
 });
@@ -258,12 +256,7 @@ describe('an Agents SDK run over a reasoning model with parallel calls', () => {
       return found.map((problem) => `request ${i + 1}: ${problem}`);
     });
     expect(problems).toEqual([]);
-    expect([...levels].sort()).toEqual([
-      'clear_tool_results',
-      'cut_oversized',
-      'shorten_arguments',
-      'summarize',
-    ]);
+    expect([...levels].sort()).toEqual(EVERY_LEVEL);
     await manager.shutdown();
   });
 });

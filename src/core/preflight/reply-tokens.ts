@@ -10,3 +10,10 @@ export function replyTokensOf(...values: readonly unknown[]): { replyTokens?: nu
     if (typeof value === 'number' && Number.isInteger(value) && value > reply) reply = value;
   return reply > 0 ? { replyTokens: reply } : {};
 }
+
+/** The reply a provider request body asks for, in any format: {@link replyTokensOf} its three size fields. */
+export function bodyReplyTokens(body: Record<string, unknown> | undefined): { replyTokens?: number } {
+  return body === undefined
+    ? {}
+    : replyTokensOf(body.max_tokens, body.max_completion_tokens, body.max_output_tokens);
+}

@@ -72,7 +72,7 @@ export type {
   WithMeta,
 } from './core/messages/message.js';
 export type { CompactPolicy, PolicyPreset } from './core/policy.js';
-export { POLICY_PRESETS } from './core/policy.js';
+export { DEFAULT_POLICY, POLICY_PRESETS } from './core/policy.js';
 export {
   createRedactor,
   DEFAULT_REDACTION_PATTERNS,

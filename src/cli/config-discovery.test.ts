@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { cli, useTempFiles } from '../../test/support/cli-fixtures.js';
 import { CONFIG_FILE_NAMES } from './find-config-file.js';
 import { COMMAND_HELP } from './help.js';
+import { loadManagerOptions } from './load-manager-options.js';
 
 const temp = useTempFiles();
 const messages = [{ role: 'user', content: 'Where is the invoice total computed?' }];
@@ -74,5 +75,19 @@ describe('the top-level help', () => {
       expect(commandHelp('replay'), flag).toContain(flag);
     for (const flag of ['--out FILE', '--trace FILE', '--strategy S', '--max-summary-tokens N'])
       expect(commandHelp('report'), flag).toContain(flag);
+  });
+});
+
+describe('variables that are not settings', () => {
+  it('a summary key in the environment loads no config: nothing is archived to ./.compact/archive', async () => {
+    const dir = temp.path('key-only');
+    await mkdir(dir, { recursive: true });
+    for (const env of [
+      { COMPACT_SUMMARY_KEY: 'k'.repeat(32) },
+      { COMPACT_SUMMARY_KEY_FILE: join(dir, 'key') },
+    ])
+      expect(await loadManagerOptions(undefined, env, dir)).toEqual({});
+    // A setting still loads the config (and its default archive), as docs/how-it-works.md says.
+    expect((await loadManagerOptions(undefined, { COMPACT_MODEL: 'gpt-4o' }, dir)).storage?.name).toBe('fs');
   });
 });

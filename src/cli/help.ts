@@ -75,7 +75,9 @@ export const COMMAND_HELP: Readonly<Record<string, CommandHelp>> = Object.freeze
   },
   report: {
     summary: 'Writes a self-contained HTML page of a session: chart, compactions, summaries.',
-    usage: 'agent-compaction report FILE|DIR --out report.html [--max-context N] [--model M] [--config FILE]',
+    usage: `agent-compaction report FILE|DIR --out report.html [--max-context N] [--model M] [--config FILE] [--trace FILE]
+                 [--strategy S] [--keep-recent-turns N] [--keep-tool-io-pairs N] [--trigger-pct X] [--buffer N]
+                 [--max-summary-tokens N] [--session-id ID]`,
     description:
       'Writes one self-contained HTML page (no network): a chart of context tokens per call with the window,\ntrigger and target lines and a marker per compaction, then a card per compaction (levels, counts, the\nsummary with its changes). FILE is a JSONL trace, or a transcript that is replayed first; DIR an\narchived session.',
     flags: {

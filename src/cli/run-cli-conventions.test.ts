@@ -177,3 +177,30 @@ describe('NO_COLOR', () => {
     }
   });
 });
+
+describe("compact keeps a request body's reply free", () => {
+  it("compacts further when the body's max_tokens would not fit beside what it sends without it", async () => {
+    const messages = chatSession();
+    const window = 20_000;
+    const run = async (name: string, input: unknown) => {
+      const out = await cli([
+        'compact',
+        await temp.file(name, input),
+        '--model',
+        'gpt-4o',
+        '--max-context',
+        String(window),
+      ]);
+      expect(out.code).toBe(0);
+      return JSON.parse(out.stdout);
+    };
+    const tokensOf = async (name: string, sent: unknown[]) =>
+      JSON.parse((await cli(['estimate', await temp.file(name, sent), '--model', 'gpt-4o'])).stdout).total;
+    const plain = await run('no-reply.json', { model: 'gpt-4o', messages });
+    // A reply that does not fit beside what is sent without it.
+    const max_tokens = window - (await tokensOf('plain-out.json', plain.messages)) + 100;
+    const fitted = await run('reply.json', { model: 'gpt-4o', messages, max_tokens });
+    expect(fitted.max_tokens).toBe(max_tokens);
+    expect((await tokensOf('fitted-out.json', fitted.messages)) + max_tokens).toBeLessThanOrEqual(window);
+  });
+});

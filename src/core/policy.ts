@@ -175,14 +175,17 @@ export interface CompactPolicy {
   repairInput: boolean;
 }
 
-/** The spec's defaults. */
+/**
+ * Every policy field's default, before a preset applies its own (see {@link POLICY_PRESETS}).
+ * Frozen, lists included: spread it into your own policy to change a field.
+ */
 export const DEFAULT_POLICY: Readonly<CompactPolicy> = Object.freeze({
   preset: 'default',
   triggerPct: 0.85,
   hardCapBuffer: 1500,
   keepRecentTurns: 6,
   keepToolIoPairs: 4,
-  rolesNeverPrune: ['system', 'developer'],
+  rolesNeverPrune: Object.freeze(['system', 'developer']) as string[],
   protectedFlag: 'protected',
   strategy: 'task_state',
   maxSummaryTokens: 1024,
@@ -195,7 +198,7 @@ export const DEFAULT_POLICY: Readonly<CompactPolicy> = Object.freeze({
   clearMinTokens: 100,
   cacheAware: true,
   costTrigger: true,
-  clearExcludeTools: [],
+  clearExcludeTools: Object.freeze([]) as unknown as string[],
   shortenArgumentsAbove: 2000,
   shortenArgumentsKeep: 600,
   repairInput: false,
@@ -337,4 +340,21 @@ export function overridePolicy(
     Object.assign(merged, override);
   }
   return resolvePolicy(merged, customStrategies);
+}
+
+/**
+ * The policy of a call that asks for `replyTokens` of reply: the buffer below the window is at
+ * least that and a hundredth of the window more (the provider counts the prompt in its own wire
+ * format, a few tokens per message off the library's count of another format), so the prompt
+ * and the reply fit together. A reply not below the window changes nothing (no prompt fits
+ * with it).
+ */
+export function reserveReply(
+  policy: CompactPolicy,
+  replyTokens: number | undefined,
+  maxContextTokens: number,
+): CompactPolicy {
+  if (replyTokens === undefined || replyTokens >= maxContextTokens) return policy;
+  const room = Math.min(replyTokens + Math.floor(maxContextTokens / 100), maxContextTokens - 1);
+  return room > policy.hardCapBuffer ? { ...policy, hardCapBuffer: room } : policy;
 }

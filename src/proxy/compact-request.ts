@@ -7,6 +7,7 @@
 import { placeBreakpoints } from '../adapters/anthropic/cache-breakpoints.js';
 import { isCompactError } from '../core/errors.js';
 import type { CompactManager } from '../core/manager/compact-manager.js';
+import { bodyReplyTokens } from '../core/preflight/reply-tokens.js';
 import type { ParsedBodies, ParsedRequest } from './parsed-bodies.js';
 import type { ProxyLogEntry } from './proxy-options.js';
 import type { ProxyRoute } from './proxy-routes.js';
@@ -49,24 +50,6 @@ function withoutMessageMarks(messages: readonly unknown[]): readonly unknown[] {
     };
   });
   return out ?? messages;
-}
-
-/** The body's fields that ask for the reply's size, in each format. */
-const REPLY_SIZE_KEYS = ['max_tokens', 'max_completion_tokens', 'max_output_tokens'] as const;
-
-/**
- * The room the request asks for its reply, when more than the policy's buffer and less than the
- * window: the providers refuse a prompt that, with it, passes the window, so it is kept free.
- */
-function replyRoom(manager: CompactManager, body: Json): { policy: { hardCapBuffer: number } } | undefined {
-  let room = 0;
-  for (const key of REPLY_SIZE_KEYS) {
-    const value = body[key];
-    if (typeof value === 'number' && Number.isInteger(value) && value > room) room = value;
-  }
-  return room > manager.policy.hardCapBuffer && room < manager.maxContextTokens
-    ? { policy: { hardCapBuffer: room } }
-    : undefined;
 }
 
 /** Sessions whose last request's messages are remembered (oldest forgotten first). */
@@ -167,7 +150,7 @@ export async function compactRequest(
   try {
     const result = await manager.compact(session, messages, {
       ...route.optionsOf(body),
-      ...replyRoom(manager, body),
+      ...bodyReplyTokens(body),
       signal: options.signal,
     });
     Object.assign(log, {

@@ -147,6 +147,8 @@ export class RecallArchive {
     }
     if (storage.loadArtifact) wrapped.loadArtifact = storage.loadArtifact.bind(storage);
     if (storage.listArtifacts) wrapped.listArtifacts = storage.listArtifacts.bind(storage);
+    // The version floor (docs/sessions.md): without it a restarted process numbers v1 again.
+    if (storage.latestSummaryStep) wrapped.latestSummaryStep = storage.latestSummaryStep.bind(storage);
     if (storage.close) wrapped.close = storage.close.bind(storage);
     return wrapped;
   }

@@ -92,6 +92,49 @@ describe('checkSoundRequest', () => {
     expect(rules(checkSoundRequest({ request: cleared, given: chat }))).toEqual(['newest_message']);
   });
 
+  it('counts every result of an Anthropic user turn: several results cut to fit the budget are allowed', () => {
+    const text = (seed: number) =>
+      Array.from({ length: 1200 }, (_, i) => `w${(seed * 7919 + i * 104729) % 100_000}`).join(' ');
+    const cut = (whole: string) =>
+      `${whole.slice(0, 300)}\n[agent-compaction: ${whole.length - 600} chars cut here]\n${whole.slice(-300)}`;
+    const given = [
+      { role: 'user', content: 'Read the three files.' },
+      {
+        role: 'assistant',
+        content: [0, 1, 2].map((i) => ({
+          type: 'tool_use',
+          id: `t${i}`,
+          name: 'read',
+          input: { path: `f${i}` },
+        })),
+      },
+      {
+        role: 'user',
+        content: [0, 1, 2].map((i) => ({ type: 'tool_result', tool_use_id: `t${i}`, content: text(i) })),
+      },
+    ];
+    // The first result nearly whole, the others cut: the request with the turn whole is over the budget.
+    const sent = given.map((message, k) =>
+      k === 2
+        ? {
+            role: 'user',
+            content: [0, 1, 2].map((i) => ({
+              type: 'tool_result',
+              tool_use_id: `t${i}`,
+              content:
+                i === 0
+                  ? `${text(0).slice(0, 8000)}\n[agent-compaction: 1 chars cut here]\n${text(0).slice(-200)}`
+                  : cut(text(i)),
+            })),
+          }
+        : message,
+    );
+    const input = { request: { messages: sent }, given, maxContextTokens: 8000, budgetTokens: 7200 };
+    expect(checkSoundRequest({ ...input, format: 'anthropic' as const, model: 'claude-sonnet-4-6' })).toEqual(
+      [],
+    );
+  });
+
   it('trusts one marked summary and reports two, an unmarked one as foreign, and text the history lacks', () => {
     const summary = (text: string) => ({ role: 'assistant', content: text });
     const signed = signedSummary('s1', 3, '## Task\nProbe every host.');

@@ -73,12 +73,17 @@ export interface SoundRequestInput {
   sessionId?: string;
   /** The manager's `summaryKeys`. @default the manager's default (environment, then key file) */
   summaryKeys?: string | readonly string[];
-  /** The window. Without it (or `countTokens`), rule 5 is not checked. */
+  /**
+   * The window: the request's tokens and the reply its body asks for (`max_tokens`,
+   * `max_completion_tokens`, `max_output_tokens`) must fit in it, as providers demand. Without
+   * it, rule 5 is not checked.
+   */
   maxContextTokens?: number;
   /**
    * The most the request may take: the window less the room kept for the answer (the
-   * manager's `budget`, `maxContextTokens - hardCapBuffer`). A newest message too large to
-   * fit whole in it may be sent cut around the marker; nothing else may change it.
+   * manager's `budget`, `maxContextTokens - hardCapBuffer`, or less when the body asks for a
+   * larger reply). A newest message too large to fit whole in it may be sent cut around the
+   * marker; nothing else may change it.
    * @default maxContextTokens
    */
   budgetTokens?: number;
@@ -256,7 +261,14 @@ function cutToFit(
   const sent: ReadRequest = { format: 'compact', messages: request.messages };
   const whole: ReadRequest = { format: 'compact', messages: [...request.messages.slice(0, -1), newest] };
   const grown = libraryCount(whole, model) - libraryCount(sent, model);
-  return countOf(request, input) + grown > (input.budgetTokens ?? input.maxContextTokens);
+  return countOf(request, input) + grown > budgetOf(request, input, input.maxContextTokens);
+}
+
+/** The most the prompt may take: the budget, less any reply room the request asks beyond it. */
+function budgetOf(request: ReadRequest, input: SoundRequestInput, window: number): number {
+  const budget = input.budgetTokens ?? window;
+  const reply = request.replyTokens ?? 0;
+  return reply < window ? Math.min(budget, window - reply) : budget;
 }
 
 function countOf(request: ReadRequest, input: SoundRequestInput): number {
@@ -304,7 +316,9 @@ function libraryCount(request: ReadRequest, model: string): number {
     counters.set(model, manager);
   }
   const messages =
-    request.format === 'compact' ? request.messages.map(chatWireOf) : request.messages.map((m) => m.wire);
+    request.format === 'compact'
+      ? request.messages.flatMap(chatWiresOf)
+      : request.messages.map((m) => m.wire);
   const format = request.format === 'compact' ? 'openai-chat' : request.format;
   const system = request.system as string | readonly unknown[] | undefined;
   return manager.estimate(messages, {
@@ -314,13 +328,21 @@ function libraryCount(request: ReadRequest, model: string): number {
   }).total;
 }
 
+/**
+ * A message in Chat form: one `tool` message per result (an Anthropic user turn holds several,
+ * each counted), then its text, if any, as a message of its own.
+ */
+function chatWiresOf(message: ReadMessage): unknown[] {
+  if (message.toolResults.length === 0) return [chatWireOf(message)];
+  const results: unknown[] = message.toolResults.map((result) => ({
+    role: 'tool',
+    tool_call_id: result.callId,
+    content: result.output,
+  }));
+  return message.text === '' ? results : [...results, { role: 'user', content: message.text }];
+}
+
 function chatWireOf(message: ReadMessage): unknown {
-  if (message.toolResults.length > 0)
-    return {
-      role: 'tool',
-      tool_call_id: message.toolResults[0]!.callId,
-      content: message.toolResults[0]!.output,
-    };
   const wire: Record<string, unknown> = {
     role: message.role === 'tool' ? 'user' : message.role,
     content: message.text,
@@ -337,11 +359,14 @@ function chatWireOf(message: ReadMessage): unknown {
 function windowViolations(request: ReadRequest, input: SoundRequestInput): SoundRequestViolation[] {
   if (input.maxContextTokens === undefined) return [];
   const tokens = countOf(request, input);
-  if (tokens <= input.maxContextTokens) return [];
+  // Providers refuse a prompt that passes the window with the reply it asks for.
+  const reply = request.replyTokens ?? 0;
+  if (tokens + reply <= input.maxContextTokens) return [];
+  const asked = reply > 0 ? ` and the ${reply} asked for the reply` : '';
   return [
     {
       rule: 'over_window',
-      message: `${tokens} tokens, over the window of ${input.maxContextTokens}`,
+      message: `${tokens} tokens${asked}, over the window of ${input.maxContextTokens}`,
     },
   ];
 }

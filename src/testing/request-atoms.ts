@@ -8,6 +8,7 @@
  */
 import { detectFormat, MESSAGE_CODECS } from '../core/messages/formats/detect-format.js';
 import type { CompactMessage, MessageFormat } from '../core/messages/message.js';
+import { bodyReplyTokens } from '../core/preflight/reply-tokens.js';
 
 /** The wire formats the check reads: the three providers' and the library's own `CompactMessage` form. */
 export type SoundRequestFormat = MessageFormat | 'compact';
@@ -29,6 +30,8 @@ export interface ReadRequest {
   messages: ReadMessage[];
   system?: unknown;
   tools?: readonly unknown[];
+  /** The reply the body asks for (`max_tokens`, `max_completion_tokens`, `max_output_tokens`). */
+  replyTokens?: number;
 }
 
 /** The smallest piece compared: a text, a tool call or a tool result, with its message's index. */
@@ -111,7 +114,7 @@ export function readRequestBody(request: unknown, format: SoundRequestFormat | u
     };
     if (body.instructions !== undefined) read.system = body.instructions;
     if (Array.isArray(body.tools)) read.tools = body.tools;
-    return read;
+    return withReply(read, body);
   }
   const list = Array.isArray(body.messages) ? body.messages : [];
   // A top-level `system` is Anthropic's; Chat carries its system prompt in the messages.
@@ -119,6 +122,13 @@ export function readRequestBody(request: unknown, format: SoundRequestFormat | u
   const read: ReadRequest = { format: found, messages: readMessages(list, found) };
   if (body.system !== undefined) read.system = body.system;
   if (Array.isArray(body.tools)) read.tools = body.tools;
+  return withReply(read, body);
+}
+
+/** The request with the largest reply size its body asks for, if any. */
+function withReply(read: ReadRequest, body: Record<string, unknown>): ReadRequest {
+  const { replyTokens } = bodyReplyTokens(body);
+  if (replyTokens !== undefined) read.replyTokens = replyTokens;
   return read;
 }
 

@@ -46,6 +46,12 @@ import {
 
 const SYSTEM = 'You are an SRE agent. Probe every host before answering; never restart a host.';
 
+/**
+ * The reply every agent request asks for, more than the manager's buffer (a tenth of the
+ * window): providers refuse a prompt that passes the window with it, and the checker counts it.
+ */
+export const REPLY = Math.floor(WINDOW * 0.15);
+
 /** One run of a loop path. */
 export interface LoopCase {
   steps: number;
@@ -60,6 +66,8 @@ export interface LoopCase {
   ledgerPath?: string;
   /** The policy preset of the run's manager. @default 'default' */
   preset?: 'default' | 'quality';
+  /** The reply every agent request asks for (the CLI's requests ask for none). @default REPLY */
+  replyTokens?: number;
 }
 
 function managerFor(model: string, loop: LoopCase): CompactManager {
@@ -140,7 +148,7 @@ export const LOOP_PATHS: Record<string, (ledger: Ledger, loop: LoopCase) => Prom
     runLoop('agents: input filter', ledger, loop, 'gpt-4o', async ({ url, manager, script, session }) => {
       const prompt = userText('agents filter', loop.promptTokens);
       script.startRun(prompt, loop.steps);
-      await agentsRunner(url).run(agentsAgent(script), prompt, {
+      await agentsRunner(url).run(agentsAgent(script, loop.replyTokens ?? REPLY), prompt, {
         callModelInputFilter: compactionInputFilter(manager, { sessionId: session }),
         maxTurns: loop.steps + 5,
       });
@@ -152,7 +160,10 @@ export const LOOP_PATHS: Record<string, (ledger: Ledger, loop: LoopCase) => Prom
       for (const [k, steps] of [loop.steps, 6].entries()) {
         const prompt = userText(`agents session run ${k}`, loop.promptTokens);
         script.startRun(prompt, steps);
-        await runner.run(agentsAgent(script), prompt, { ...compacting.runOptions(), maxTurns: steps + 5 });
+        await runner.run(agentsAgent(script, loop.replyTokens ?? REPLY), prompt, {
+          ...compacting.runOptions(),
+          maxTurns: steps + 5,
+        });
       }
     }),
   'ai-sdk: generateText': (ledger, loop) =>
@@ -168,6 +179,7 @@ export const LOOP_PATHS: Record<string, (ledger: Ledger, loop: LoopCase) => Prom
         tools: aiTools(script),
         providerOptions: RESPONSES_OPTIONS,
         messages: [{ role: 'user', content: prompt }],
+        maxOutputTokens: loop.replyTokens ?? REPLY,
         stopWhen: stepCountIs(loop.steps + 5),
       });
     }),
@@ -184,6 +196,7 @@ export const LOOP_PATHS: Record<string, (ledger: Ledger, loop: LoopCase) => Prom
         tools: aiTools(script),
         providerOptions: RESPONSES_OPTIONS,
         messages: [{ role: 'user', content: prompt }],
+        maxOutputTokens: loop.replyTokens ?? REPLY,
         stopWhen: stepCountIs(loop.steps + 5),
       });
       await result.consumeStream();
@@ -198,8 +211,13 @@ export const LOOP_PATHS: Record<string, (ledger: Ledger, loop: LoopCase) => Prom
         system: SYSTEM,
         tools: aiTools(script),
         providerOptions: RESPONSES_OPTIONS,
-        prepareStep: compactionPrepareStep(manager, { sessionId: session, system: SYSTEM }),
+        prepareStep: compactionPrepareStep(manager, {
+          sessionId: session,
+          system: SYSTEM,
+          replyTokens: loop.replyTokens ?? REPLY,
+        }),
         messages: [{ role: 'user', content: prompt }],
+        maxOutputTokens: loop.replyTokens ?? REPLY,
         stopWhen: stepCountIs(loop.steps + 5),
       });
     }),
@@ -222,6 +240,7 @@ export const LOOP_PATHS: Record<string, (ledger: Ledger, loop: LoopCase) => Prom
           model: 'gpt-4o',
           apiKey: 'test-key',
           maxRetries: 0,
+          maxTokens: loop.replyTokens ?? REPLY,
           configuration: { baseURL: `${url}/v1` },
         }),
         tools: [probe],
@@ -237,7 +256,7 @@ function agentsRunner(url: string): Runner {
   return new Runner({ modelProvider: new OpenAIProvider({ apiKey: 'test-key', baseURL: `${url}/v1` }) });
 }
 
-function agentsAgent(script: LoopScript): Agent {
+function agentsAgent(script: LoopScript, replyTokens: number): Agent {
   const probe = agentTool({
     name: TOOL,
     description: 'Probe the next host',
@@ -250,7 +269,13 @@ function agentsAgent(script: LoopScript): Agent {
     strict: false,
     execute: async (input) => script.output((input as { step: number }).step),
   });
-  return new Agent({ name: 'sre', instructions: SYSTEM, tools: [probe], model: 'gpt-4o' });
+  return new Agent({
+    name: 'sre',
+    instructions: SYSTEM,
+    tools: [probe],
+    model: 'gpt-4o',
+    modelSettings: { maxTokens: replyTokens },
+  });
 }
 
 /** The Anthropic loop, driven by the test: through withCompaction, or compactThreadHistory then a plain client. */
@@ -277,9 +302,16 @@ function anthropicLoop(
             threadHistory: messages,
             systemPrompt: SYSTEM,
             tools,
+            replyTokens: loop.replyTokens ?? REPLY,
           })
         ).messages;
-      const params = { model: 'claude-sonnet-4-6', max_tokens: 512, system: SYSTEM, messages, tools };
+      const params = {
+        model: 'claude-sonnet-4-6',
+        max_tokens: loop.replyTokens ?? REPLY,
+        system: SYSTEM,
+        messages,
+        tools,
+      };
       const reply =
         how === 'stream'
           ? await client.messages.stream(params).finalMessage()

@@ -2,6 +2,7 @@ import type { LanguageModelMiddleware, ModelMessage } from 'ai';
 import { CompactError } from '../../core/errors.js';
 import type { CompactManager } from '../../core/manager/compact-manager.js';
 import type { CompactionResult } from '../../core/manager/manager-options.js';
+import { replyTokensOf } from '../../core/preflight/reply-tokens.js';
 import { compactWithEvents } from '../compact-with-events.js';
 import { compactForRetry, contextOverflowOf, feedUsage } from '../overflow-recovery.js';
 import { type AiSdkMessage, type AiSdkMessageKind, aiSdkToChat, chatToAiSdk } from './ai-sdk-messages.js';
@@ -40,6 +41,8 @@ export interface CompactMessagesOptions {
   traceId?: string;
   /** Aborts a running summarization. */
   signal?: AbortSignal;
+  /** The reply's size the call asks for (`maxOutputTokens`), kept free below the window. */
+  replyTokens?: number;
 }
 
 /**
@@ -59,6 +62,7 @@ export async function compactMessages<M>(
     ...(options.system ? { system: options.system } : {}),
     ...(options.traceId === undefined ? {} : { traceId: options.traceId }),
     ...(options.signal === undefined ? {} : { signal: options.signal }),
+    ...replyTokensOf(options.replyTokens),
   });
   return {
     messages: chatToAiSdk(result.messages, options.kind ?? 'model-messages') as unknown as M[],
@@ -139,6 +143,7 @@ export function compactionMiddleware(
       const { messages, result } = await compactMessages(manager, sessionId, params.prompt, {
         kind: 'prompt',
         tools,
+        ...replyTokensOf(params.maxOutputTokens),
         ...(params.abortSignal === undefined ? {} : { signal: params.abortSignal }),
       });
       options.onCompaction?.(result, sessionId);
@@ -246,6 +251,7 @@ async function retryParams(
       {
         format: 'openai-chat',
         ...(record.tools.length > 0 ? { tools: record.tools } : {}),
+        ...replyTokensOf(params.maxOutputTokens),
         ...(params.abortSignal === undefined ? {} : { signal: params.abortSignal }),
       },
       { overflow, sentTokens: record.sentTokens, integration: 'ai-sdk' },
@@ -269,6 +275,11 @@ export interface CompactionPrepareStepOptions {
   system?: string;
   /** Tool schemas to count (e.g. `callToolSchemas` of your tools' JSON schemas). */
   tools?: readonly unknown[];
+  /**
+   * The call's `maxOutputTokens`: `prepareStep` never sees it, so pass it here to keep the
+   * reply's room free below the window (providers refuse a prompt that passes it with the reply).
+   */
+  replyTokens?: number;
   /** Called after each compaction check. */
   onCompaction?: (result: CompactionResult<unknown>, sessionId: string) => void;
 }
@@ -310,6 +321,7 @@ export function compactionPrepareStep(
         kind: 'model-messages',
         ...(options.tools ? { tools: options.tools } : {}),
         ...(options.system ? { system: options.system } : {}),
+        ...replyTokensOf(options.replyTokens),
       },
     );
     options.onCompaction?.(result, options.sessionId);

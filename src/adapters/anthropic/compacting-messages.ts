@@ -12,6 +12,7 @@
 import { isCompactError } from '../../core/errors.js';
 import type { CompactManager } from '../../core/manager/compact-manager.js';
 import type { CompactionResult, CompactOptions } from '../../core/manager/manager-options.js';
+import { replyTokensOf } from '../../core/preflight/reply-tokens.js';
 import { compactForRetry, contextOverflowOf, feedUsage } from '../overflow-recovery.js';
 import { type CacheBreakpointsOption, placeBreakpoints } from './cache-breakpoints.js';
 
@@ -77,6 +78,7 @@ function compactOptionsOf(body: Record<string, unknown>, signal: AbortSignal | u
     format: 'anthropic',
     ...(body.system === undefined ? {} : { system: body.system as string | unknown[] }),
     ...(Array.isArray(body.tools) ? { tools: body.tools } : {}),
+    ...replyTokensOf(body.max_tokens),
     ...(signal ? { signal } : {}),
   };
 }

@@ -5,6 +5,7 @@ import type { CompactManager } from '../../core/manager/compact-manager.js';
 import type { CompactionResult, CompactOptions } from '../../core/manager/manager-options.js';
 import { QUICK_FROM } from '../../core/preflight/quick-records.js';
 import { AS_GIVEN, LAZY_HISTORY, type LazyHistory } from '../../core/preflight/quick-resume.js';
+import { replyTokensOf } from '../../core/preflight/reply-tokens.js';
 import { type ContextOverflow, compactForRetry, contextOverflowOf, feedUsage } from '../overflow-recovery.js';
 import { ConversationChat, type ConversationLease } from './conversation-chat.js';
 import {
@@ -179,6 +180,11 @@ async function compactCall(
     format: 'openai-chat',
     ...(system === '' ? {} : { system }),
     ...(tools.length > 0 ? { tools } : {}),
+    ...replyTokensOf(
+      request.modelSettings?.maxTokens,
+      request.modelSettings?.max_tokens,
+      (request.model as { maxTokens?: unknown } | undefined)?.maxTokens,
+    ),
     ...(signal ? { signal } : {}),
   };
   const classes = await messageClasses();

@@ -1,6 +1,7 @@
 import type { CallModelInputFilter, CallModelInputFilterArgs, ModelInputData } from '@openai/agents';
 import { CompactError } from '../../core/errors.js';
 import type { CompactManager } from '../../core/manager/compact-manager.js';
+import { replyTokensOf } from '../../core/preflight/reply-tokens.js';
 import { compactWithEvents, describeCompaction } from '../compact-with-events.js';
 import { withCompactionSpan } from './agents-tracing.js';
 import { rememberFilteredCall } from './compaction-model-provider.js';
@@ -170,6 +171,7 @@ export function compactionInputFilter<TContext = unknown>(
         agent: agent.name,
         ...(modelData.instructions ? { system: modelData.instructions } : {}),
         ...(countTools ? { tools: agentToolSchemas(agent) } : {}),
+        ...replyTokensOf(agent.modelSettings?.maxTokens),
         ...placement,
       });
       const sent = dropStaleSummaries(result.messages, result.summary?.text);

@@ -34,14 +34,37 @@ const NO_SPECIAL = { disallowedSpecial: new Set<string>() };
 
 const counters = new WeakMap<BpeEncoding, (text: string) => number>();
 
+/** Counters built so far in this process (tests read it: a counter built by `ready()`, not by a first count). */
+let built = 0;
+
+/** How many counters {@link piecesCounterOf} has built in this process. */
+export function piecesCountersBuilt(): number {
+  return built;
+}
+
 /** The count of `text` with `encoding`, as `encoding.countTokens(text, NO_SPECIAL)`. */
 export function piecesCounterOf(encoding: BpeEncoding): (text: string) => number {
   let counter = counters.get(encoding);
   if (counter === undefined) {
     counter = makeCounter(encoding);
     counters.set(encoding, counter);
+    built++;
   }
   return counter;
+}
+
+/** Encodings whose counter has counted once (its expression compiled). */
+const warmed = new WeakSet<BpeEncoding>();
+
+/**
+ * Builds `encoding`'s counter and counts a short text with it once, so that its expression is
+ * compiled (V8 compiles an expression on its first runs): `ready()` calls it, so that a fresh
+ * process's first call does not.
+ */
+export function warmPiecesCounter(encoding: BpeEncoding): void {
+  if (warmed.has(encoding)) return;
+  warmed.add(encoding);
+  piecesCounterOf(encoding)('warm up the counter 123, twice: warm up the counter 123.');
 }
 
 function makeCounter(encoding: BpeEncoding): (text: string) => number {

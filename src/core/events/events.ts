@@ -336,12 +336,19 @@ let spanCounter = 0;
  * and a counter, so ids are unique without drawing random bytes on every event.
  */
 export function newSpanId(): string {
-  if (spanPrefix === undefined || spanCounter >= 0xffffffff) {
-    const bytes = new Uint32Array(1);
-    crypto.getRandomValues(bytes);
-    spanPrefix = bytes[0]!.toString(16).padStart(8, '0');
-    spanCounter = 0;
-  }
+  if (spanPrefix === undefined || spanCounter >= 0xffffffff) drawSpanPrefix();
   spanCounter++;
   return spanPrefix + spanCounter.toString(16).padStart(8, '0');
+}
+
+/** Draws the process's span prefix if it has none (`ready()`: the first draw loads Node's web crypto). */
+export function primeSpanIds(): void {
+  if (spanPrefix === undefined) drawSpanPrefix();
+}
+
+function drawSpanPrefix(): void {
+  const bytes = new Uint32Array(1);
+  crypto.getRandomValues(bytes);
+  spanPrefix = bytes[0]!.toString(16).padStart(8, '0');
+  spanCounter = 0;
 }

@@ -19,6 +19,7 @@ import type {
   CompactEventName,
   CompactEventProperties,
 } from '../events/events.js';
+import { primeSpanIds } from '../events/events.js';
 import { refusedPreparedEvent, storeFaultEvents } from '../events/store-fault-events.js';
 import { codecFor } from '../messages/formats/detect-format.js';
 import { MessageIndex } from '../messages/message-index.js';
@@ -27,7 +28,8 @@ import { estimateRequest } from '../preflight/estimate-request.js';
 import type { PipelineDeps } from '../preflight/prepare-request.js';
 import type { Redactor } from '../redaction/redactor.js';
 import { CallQueue } from '../session/call-queue.js';
-import { type FailOpenStore, failOpenFor } from '../session/fail-open-store.js';
+import type { FailOpenStore } from '../session/fail-open-store.js';
+import { pipelineStore } from '../session/pipeline-store.js';
 import { MemorySessionStore, type SessionState, type SessionStore } from '../session/session-store.js';
 import { EmbeddedSummarizer } from '../summary/embedded-summarizer.js';
 import type { Summarizer } from '../summary/summarizer.js';
@@ -142,14 +144,15 @@ export class CompactManager {
       settings.redactionFailures,
     );
     warnUnknownModel(this.#bus, this.model, options.maxContextTokens !== undefined);
-    // The in-process store cannot fail; any other goes behind fail-open unless told otherwise.
-    const archive = options.storage;
-    this.#failOpen = failOpenFor(this.store, settings, {
-      ...storeFaultEvents(this.#bus, this.store.name),
-      // Versions resume above the archived summaries when the store holds nothing (issue 46).
-      ...(archive?.latestSummaryStep ? { floor: (key: string) => archive.latestSummaryStep!(key) } : {}),
-    });
-    const store = this.#failOpen ?? this.store;
+    // Versions resume above the archived summaries when the store holds nothing (issue 46).
+    const piped = pipelineStore(
+      this.store,
+      options.storage,
+      settings,
+      storeFaultEvents(this.#bus, this.store.name),
+    );
+    this.#failOpen = piped.failOpen;
+    const store = piped.store;
     this.#deps = pipelineDeps(options, settings, {
       counter: this.counter,
       model: this.model,
@@ -198,10 +201,15 @@ export class CompactManager {
   /**
    * Loads the tokenizer's tables in slices of a few milliseconds (`await manager.ready()` at
    * start-up); calls made before it wait for the same load instead of loading in one block.
+   * It also readies what a fresh process's first call on a known session would load: the
+   * tokenizer's expressions compiled, the summary key read when it is given or its file exists
+   * (no file is created here), Node's crypto loaded.
    */
   async ready(): Promise<void> {
     if (this.#ready === true) return;
     this.#ready ??= Promise.resolve(this.counter.ready?.()).then(() => {
+      primeSpanIds();
+      this.#deps.marks.prepare();
       this.#ready = true;
     });
     await this.#ready;

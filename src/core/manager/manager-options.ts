@@ -263,6 +263,16 @@ export interface PreflightOptions {
   /** Overrides of the policy for this call. */
   policy?: Partial<CompactPolicy>;
   /**
+   * Tokens the call asks for its reply: the request's `max_tokens`, `max_completion_tokens` or
+   * `max_output_tokens` (the AI SDK's `maxOutputTokens`, an agent's `modelSettings.maxTokens`).
+   * Providers refuse a prompt that passes the window together with it, so the call keeps it
+   * free, with a hundredth of the window more for the provider's own count of its wire format:
+   * the budget is `maxContextTokens - max(hardCapBuffer, replyTokens + maxContextTokens / 100)`.
+   * A figure not below the window is ignored (the provider refuses such a request whatever its
+   * prompt). The SDK integrations and the proxy pass it from the request.
+   */
+  replyTokens?: number;
+  /**
    * The context window for this call only (overflow recovery compacts against the limit a
    * provider's "too long" error reports).
    * @default the manager's `maxContextTokens`

@@ -229,6 +229,9 @@ export function checkCallOptions(options: unknown): void {
   const max = o.maxContextTokens;
   if (max !== undefined && (typeof max !== 'number' || !Number.isInteger(max) || max <= 0))
     throw invalidConfig('maxContextTokens', `must be a positive integer (got ${String(max)})`);
+  const reply = o.replyTokens;
+  if (reply !== undefined && (typeof reply !== 'number' || !Number.isInteger(reply) || reply < 0))
+    throw invalidConfig('replyTokens', `must be a non-negative integer (got ${String(reply)})`);
   for (const field of ['traceId', 'parentSpanId', 'agent', 'note'] as const) {
     if (o[field] !== undefined && typeof o[field] !== 'string')
       throw invalidConfig(field, 'must be a string');

@@ -9,7 +9,7 @@ import { type AgentCompactor, maybePrepare, runTriggeredOnce } from '../backgrou
 import type { UsageLedger } from '../counting/usage-ledger.js';
 import { newOperation } from '../events/event-bus.js';
 import type { MessageCodec } from '../messages/formats/message-codec.js';
-import { type CompactPolicy, overridePolicy } from '../policy.js';
+import { type CompactPolicy, overridePolicy, reserveReply } from '../policy.js';
 import type { PipelineDeps, PreparedRequest } from '../preflight/prepare-request.js';
 import { prepareRequest } from '../preflight/prepare-request.js';
 import { mayGoQuick, noteQuick, quickOrFull } from '../preflight/quick-resume.js';
@@ -51,17 +51,14 @@ export async function runCall<M>(
   throwIfAborted(options.signal);
   const agent = options.agent === undefined ? undefined : self.agents.get(options.agent);
   const deps = agent?.deps ?? self.deps;
-  const policy = overridePolicy(self.policy, [agent?.policy, options.policy], self.customStrategies);
+  const maxContextTokens = options.maxContextTokens ?? self.maxContextTokens;
+  const policy = reserveReply(
+    overridePolicy(self.policy, [agent?.policy, options.policy], self.customStrategies),
+    options.replyTokens,
+    maxContextTokens,
+  );
   const context = newOperation(sessionId, options);
-  const input = {
-    context,
-    key,
-    messages,
-    codec,
-    policy,
-    options,
-    maxContextTokens: options.maxContextTokens ?? self.maxContextTokens,
-  };
+  const input = { context, key, messages, codec, policy, options, maxContextTokens };
   // A fresh process's first call on a known session, from its quick record (issue 47); a warm
   // call skips it without an await.
   const tryQuick = !self.background && attempt === 0;

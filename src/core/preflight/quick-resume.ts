@@ -122,7 +122,7 @@ export async function quickFirstCall<M>(
   const { quick, state } = found;
   const added: unknown[] = [];
   for (let i = quick.length; i < n; i++) added.push(at(i));
-  const request = quickRequest(deps, input, found, at, lazy);
+  const request = quickRequest(deps, input, found, lazy);
   const layout = quick.compacted;
   const sums = addedTokens(
     deps,
@@ -176,7 +176,6 @@ function quickRequest(
   deps: PipelineDeps,
   input: PreflightInput,
   { quick, state }: QuickFound,
-  at: (i: number) => unknown,
   lazy: LazyHistory | undefined,
 ) {
   const layout = quick.compacted;
@@ -184,7 +183,8 @@ function quickRequest(
   const summaryBody = summary ? summaryText(deps, input.key, state.version, summary.text) : undefined;
   const summaryWire = summaryBody === undefined ? undefined : input.codec.summaryMessage(summaryBody);
   let sent: unknown[];
-  if (layout) sent = layoutRequest(layout, at, new Set(quick.metaAt), stripMeta, summaryWire);
+  // A compacted record holds for a history given whole (layoutHolds): `messages` is it.
+  if (layout) sent = layoutRequest(layout, input.messages, quick.metaAt, stripMeta, summaryWire);
   else {
     sent = lazy ? [] : input.messages.slice();
     // What a warm call sends of a message with `meta`: the codec's wire, the message without it.

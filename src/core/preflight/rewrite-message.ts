@@ -160,10 +160,17 @@ function copyJson<T>(value: T): T {
   return structuredClone(value);
 }
 
+/** A string of a message cut to fewer than this many characters is not cut at all. */
+const MIN_CUT_KEEP = 64;
+/** About the characters a cut marker adds (`\n[agent-compaction: 8,212 chars cut here ...]\n`). */
+const MARKER_CHARS = 64;
+
 /**
  * Cuts the longest text of a message (content, output or arguments, whatever it is) to
- * `keepChars`, head and tail kept around `marker`. Returns the new message and the number
- * of characters removed, or `undefined` when nothing can be cut.
+ * `keepChars`, head and tail kept around `marker`. When no one string is that long but their
+ * sum is (parallel tool calls, several blocks), the longest ones are cut in turn until the
+ * strings hold about `keepChars` in all. Returns the new message and the number of characters
+ * removed, or `undefined` when nothing can be cut.
  */
 export function cutLongestText(
   raw: unknown,
@@ -183,14 +190,44 @@ export function cutLongestText(
   collectLeaves(copy, leaves);
   let longest: Leaf | undefined;
   for (const leaf of leaves) if (!longest || leaf.length > longest.length) longest = leaf;
-  if (!longest || longest.length <= keepChars) return undefined;
-  const text = (longest.parent as Record<string | number, string>)[longest.key]!;
+  if (!longest) return undefined;
+  if (longest.length > keepChars) {
+    const text = (longest.parent as Record<string | number, string>)[longest.key]!;
+    const cut = cutText(longest, text, keepChars, marker);
+    (longest.parent as Record<string | number, string>)[longest.key] = cut;
+    return { wire: copy, removed: text.length - cut.length };
+  }
+  // Longest first (a stable sort: the same message is cut the same way on every call).
+  leaves.sort((a, b) => b.length - a.length);
+  let excess = leaves.reduce((sum, leaf) => sum + leaf.length, 0) - keepChars;
+  let removed = 0;
+  for (const leaf of leaves) {
+    if (excess <= 0 || leaf.length <= MIN_CUT_KEEP) break;
+    // The marker takes some of what the cut frees: cut that much deeper, so that a last small
+    // excess is not met by a cut that frees almost nothing.
+    const cut = cutLeaf(leaf, Math.max(MIN_CUT_KEEP, leaf.length - excess - MARKER_CHARS), marker);
+    removed += cut;
+    excess -= cut;
+  }
+  return removed > 0 ? { wire: copy, removed } : undefined;
+}
+
+/** Cuts one string of a message to about `keepChars`; the characters removed (0: left as it was). */
+function cutLeaf(leaf: Leaf, keepChars: number, marker: (removed: number) => string): number {
+  const parent = leaf.parent as Record<string | number, string>;
+  const text = parent[leaf.key]!;
+  const cut = cutText(leaf, text, keepChars, marker);
+  if (cut.length >= text.length) return 0;
+  parent[leaf.key] = cut;
+  return text.length - cut.length;
+}
+
+function cutText(leaf: Leaf, text: string, keepChars: number, marker: (removed: number) => string): string {
   // Call arguments are JSON text: cut inside their longest string, so they stay JSON.
-  const cut =
-    (longest.key === 'arguments' ? cutInsideJson(text, keepChars, marker) : undefined) ??
-    shortenText(text, keepChars, marker);
-  (longest.parent as Record<string | number, string>)[longest.key] = cut;
-  return { wire: copy, removed: text.length - cut.length };
+  return (
+    (leaf.key === 'arguments' ? cutInsideJson(text, keepChars, marker) : undefined) ??
+    shortenText(text, keepChars, marker)
+  );
 }
 
 /** Cuts the longest string inside JSON `text` so the whole keeps about `keepChars`; `undefined` when not JSON. */

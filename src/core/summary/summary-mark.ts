@@ -18,6 +18,7 @@
  * within the process) and {@link SummaryMarks.problem} says why.
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { invalidConfig, isCompactError } from '../errors.js';
@@ -117,6 +118,24 @@ export class SummaryMarks {
     }
     this.#secrets = secrets.map((secret) => Buffer.from(secret, 'utf8'));
     return this.#secrets;
+  }
+
+  /**
+   * Resolves the secrets ahead of a first call (`CompactManager.ready()`), when that creates no
+   * file: keys given, or a key file that exists already (a known session's summary is signed
+   * with it on the first call). Node's HMAC is loaded with them. A key file that is missing or
+   * refused is left for the first use (which creates it, or raises the error there, as before).
+   */
+  prepare(): void {
+    if (this.#secrets) return;
+    const file = defaultSummaryKeyFile();
+    if (!this.#given && !existsSync(file)) return;
+    try {
+      const [secret] = this.#resolve();
+      createHmac('sha256', secret!).update(SESSION_DOMAIN).digest();
+    } catch {
+      // Raised again on first use.
+    }
   }
 
   /** Forgets the derived keys of a session that ended (they are derived again when needed). */

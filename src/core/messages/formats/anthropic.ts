@@ -40,6 +40,13 @@ function blockText(content: unknown): string {
   return '';
 }
 
+/** An image or document block's `source`: an object naming its kind (base64, url, file, text ...). */
+function isSource(source: unknown): boolean {
+  return (
+    source !== null && typeof source === 'object' && typeof (source as { type?: unknown }).type === 'string'
+  );
+}
+
 /**
  * Anthropic Messages: `user`/`assistant` messages whose content is a string or blocks;
  * `tool_use` blocks (and `server_tool_use`, `mcp_tool_use`) are calls, blocks with a
@@ -89,6 +96,12 @@ export const anthropicCodec: MessageCodec = {
           if (typeof b.text !== 'string')
             throw invalidMessage(index, `content.${j}.text`, 'must be a string');
           texts.push(b.text);
+        } else if ((b.type === 'image' || b.type === 'document') && !isSource(b.source)) {
+          throw invalidMessage(
+            index,
+            `content.${j}.source`,
+            `must be an object with a type on a "${b.type}" block`,
+          );
         } else if (b.type === 'thinking' && typeof b.thinking === 'string') {
           texts.push(b.thinking);
         } else if (b.type === 'compaction' && anthropicCompactionBlock(b)) {

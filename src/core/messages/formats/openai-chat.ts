@@ -30,10 +30,28 @@ const CHAT_PART_TYPES: ReadonlySet<string> = new Set([
   'output_text',
 ]);
 
+/** Text parts, whose `text` is required. */
+const TEXT_PART_TYPES: ReadonlySet<string> = new Set(['text', 'input_text', 'output_text']);
+
+/** The field a known part lacks (`text` of a text part, `image_url.url`), as a path after the part. */
+function missingField(part: Record<string, unknown>, type: string): string | undefined {
+  if (TEXT_PART_TYPES.has(type)) return typeof part.text === 'string' ? undefined : 'text';
+  if (type === 'image_url') {
+    const image = part.image_url as { url?: unknown } | string | null | undefined;
+    return typeof image === 'string' || typeof image?.url === 'string' ? undefined : 'image_url.url';
+  }
+  return undefined;
+}
+
 function checkPartTypes(parts: readonly unknown[], index: number): void {
   parts.forEach((part, k) => {
     const type = (part as { type?: unknown } | null)?.type;
-    if (typeof type !== 'string' || CHAT_PART_TYPES.has(type)) return;
+    if (typeof type !== 'string') return;
+    if (CHAT_PART_TYPES.has(type)) {
+      const field = missingField(part as Record<string, unknown>, type);
+      if (field) throw invalidMessage(index, `content.${k}.${field}`, `must be a string on a "${type}" part`);
+      return;
+    }
     const problem = `unknown content part type "${type.slice(0, 64)}" (Chat Completions parts: text, image_url, input_audio, file, refusal)`;
     throw new CompactError('invalid_messages', `messages[${index}].content[${k}]: ${problem}`, {
       issues: [{ path: ['messages', index, 'content', k, 'type'], message: problem }],

@@ -1,0 +1,113 @@
+/**
+ * One fresh process of bench/cold-process.ts: `node bench/cold-process-child.mjs <setup.json>
+ * <dist>`, plain node on the built package. Prints one JSON line of figures.
+ */
+import { createHash } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+const start = performance.now(); // since the process started (performance.timeOrigin)
+const [setupFile, dist] = process.argv.slice(2);
+const setup = JSON.parse(readFileSync(setupFile, 'utf8'));
+const median = (values) => [...values].sort((a, b) => a - b)[values.length >> 1] ?? Number.NaN;
+const cpuMs = (from) => {
+  const used = process.cpuUsage(from);
+  return (used.user + used.system) / 1000;
+};
+const digest = (messages) => createHash('sha256').update(JSON.stringify(messages)).digest('hex');
+const fileOf = (key) => join(setup.folder, `${encodeURIComponent(key)}.json`);
+
+/** A store read from the folder of JSON files (one per key), written in memory: a database's fresh read. */
+function folderStore(memory) {
+  const written = new Set();
+  return {
+    name: 'json-folder',
+    async get(key) {
+      if (written.has(key)) return memory.get(key);
+      try {
+        return JSON.parse(await readFile(fileOf(key), 'utf8'));
+      } catch {
+        return undefined;
+      }
+    },
+    async set(key, state, options) {
+      written.add(key);
+      return memory.set(key, state, options);
+    },
+    async delete(key) {
+      written.add(key);
+      await memory.delete(key);
+    },
+    acquireLock: (key, ttl) => memory.acquireLock(key, ttl),
+  };
+}
+
+const loaded = performance.now();
+const { CompactManager, MemorySessionStore } = await import(pathToFileURL(join(dist, 'index.js')).href);
+const imported = performance.now();
+const store = folderStore(new MemorySessionStore());
+const manager = new CompactManager({ ...setup.options, store });
+await manager.ready();
+const ready = performance.now();
+const history = JSON.parse(await readFile(setup.history, 'utf8'));
+const read = performance.now();
+
+// COLD_PROFILE=<file>: a CPU profile of the first call alone (100 us samples).
+const profiling = process.env.COLD_PROFILE && new (await import('node:inspector/promises')).Session();
+if (profiling) {
+  profiling.connect();
+  await profiling.post('Profiler.enable');
+  await profiling.post('Profiler.setSamplingInterval', { interval: 100 });
+  await profiling.post('Profiler.start');
+}
+const cpu = process.cpuUsage();
+const first = await manager.compact('c', history);
+const firstMs = performance.now() - read;
+const firstCpu = cpuMs(cpu);
+if (profiling) {
+  const { profile } = await profiling.post('Profiler.stop');
+  writeFileSync(process.env.COLD_PROFILE, JSON.stringify(profile));
+}
+const same = digest(first.messages) === setup.expected;
+await manager.flush();
+// A second fresh manager in this process: the code is compiled now (bench/cold-start.ts's figure).
+const again = new CompactManager({ ...setup.options, store });
+await again.ready();
+const copy = JSON.parse(JSON.stringify(history));
+const t = performance.now();
+const cpu2 = process.cpuUsage();
+const second = await again.compact('c', copy);
+const secondMs = performance.now() - t;
+const secondCpu = cpuMs(cpu2);
+const secondSame = digest(second.messages) === setup.expected;
+await again.flush();
+await again.shutdown();
+const warm = [];
+const warmCpu = [];
+for (let i = 0; i < 30; i++) {
+  history.push({ role: 'user', content: `follow-up ${1_000 + i}: run the tests again` });
+  const w = performance.now();
+  const c = process.cpuUsage();
+  await manager.compact('c', history);
+  warm.push(performance.now() - w);
+  warmCpu.push(cpuMs(c));
+  await new Promise((resolve) => setImmediate(resolve));
+}
+await manager.shutdown();
+const row = {
+  start,
+  imported: imported - loaded,
+  ready: ready - imported,
+  read: read - ready,
+  firstMs,
+  firstCpu,
+  same: same && secondSame,
+  sent: first.messages.length,
+  secondMs,
+  secondCpu,
+  warm: median(warm),
+  warmCpu: median(warmCpu),
+};
+process.stdout.write(`${JSON.stringify(row)}\n`);

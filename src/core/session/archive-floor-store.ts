@@ -1,0 +1,65 @@
+/**
+ * The in-process session store with the archive's version floor (`StorageAdapter.
+ * latestSummaryStep`): a restarted process holds no state, while its archive holds the
+ * summaries the process before it sent. The first read of a session this store holds nothing
+ * for asks the archive for its highest summary version and stores a state at that version
+ * (without a summary), so the next summary is numbered above it, never v1 again beside the
+ * archived v1 (docs/sessions.md, "Versions never go down"). Shared stores get the same floor
+ * through the fail-open store; this one adds no time limit or copy to the in-process path.
+ */
+import type { SessionState, SessionStoreSetOptions } from './session-state.js';
+import type { SessionLock, SessionStore } from './session-store.js';
+import { VersionFloors, writeFloor } from './version-floors.js';
+
+export class ArchiveFloorStore implements SessionStore {
+  readonly name: string;
+  readonly inner: SessionStore;
+  readonly #floors: VersionFloors;
+  readonly #onFloor: (sessionId: string, version: number) => void;
+  /** Sessions read once: a state deleted since (`reset`) starts over, as in the fail-open store. */
+  readonly #seen = new Set<string>();
+
+  constructor(
+    inner: SessionStore,
+    floor: (key: string) => Promise<number | undefined>,
+    timeoutMs: number,
+    onFloor: (sessionId: string, version: number) => void,
+  ) {
+    this.name = inner.name;
+    this.inner = inner;
+    this.#floors = new VersionFloors(floor, timeoutMs);
+    this.#onFloor = onFloor;
+  }
+
+  async get(sessionId: string): Promise<SessionState | undefined> {
+    const state = await this.inner.get(sessionId);
+    if (this.#seen.has(sessionId)) return state;
+    this.#seen.add(sessionId);
+    if (state !== undefined) return state;
+    const version = await this.#floors.archived(sessionId);
+    const writes = {
+      sessionId,
+      get: () => this.inner.get(sessionId),
+      set: (next: SessionState, expectedVersion: number) =>
+        this.inner.set(sessionId, next, { expectedVersion }),
+    };
+    return writeFloor(writes, version, undefined, () => this.#onFloor(sessionId, version ?? 0));
+  }
+
+  set(sessionId: string, state: SessionState, options?: SessionStoreSetOptions): Promise<boolean> {
+    this.#seen.add(sessionId);
+    return this.inner.set(sessionId, state, options);
+  }
+
+  delete(sessionId: string): Promise<void> {
+    return this.inner.delete(sessionId);
+  }
+
+  acquireLock(sessionId: string, ttlMs: number): Promise<SessionLock | undefined> {
+    return this.inner.acquireLock(sessionId, ttlMs);
+  }
+
+  async close(): Promise<void> {
+    await this.inner.close?.();
+  }
+}

@@ -1,0 +1,93 @@
+/**
+ * A Chat content part without its required field (a text part with no `text`, an `image_url`
+ * part with no `url`): the provider refuses it, and the library counted it as nothing (or as
+ * the largest image) and sent it on. Now an `invalid_messages` error naming the message and
+ * the field, like the Anthropic blocks' and the tool calls' own checks.
+ */
+import { describe, expect, it } from 'vitest';
+import { compactMessages } from '../../src/core/compact-messages.js';
+import { isCompactError } from '../../src/core/errors.js';
+import { CompactManager } from '../../src/core/manager/compact-manager.js';
+
+const cases: { name: string; part: unknown; field: string }[] = [
+  { name: 'a text part without text', part: { type: 'text' }, field: 'content.1.text' },
+  { name: 'a text part whose text is null', part: { type: 'text', text: null }, field: 'content.1.text' },
+  {
+    name: 'an image_url part with image_url {}',
+    part: { type: 'image_url', image_url: {} },
+    field: 'content.1.image_url.url',
+  },
+  {
+    name: 'an image_url part without image_url',
+    part: { type: 'image_url' },
+    field: 'content.1.image_url.url',
+  },
+];
+
+describe('Chat content parts missing their required field', () => {
+  for (const { name, part, field } of cases) {
+    it(`${name}: invalid_messages naming messages[1].${field}`, async () => {
+      const messages = [
+        { role: 'system', content: 'Be brief.' },
+        { role: 'user', content: [{ type: 'text', text: 'What is in this picture?' }, part] },
+      ];
+      const manager = new CompactManager({ model: 'gpt-4o', maxContextTokens: 8_000 });
+      const calls = [
+        () => manager.preflight('s', messages as never),
+        async () => manager.estimate(messages as never),
+        () => compactMessages(messages as never, { model: 'gpt-4o', maxTokens: 8_000 }),
+      ];
+      for (const call of calls) {
+        const error = await call().then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+        expect(isCompactError(error, 'invalid_messages')).toBe(true);
+        expect((error as Error).message).toMatch(
+          new RegExp(`^messages\\[1\\]\\.${field.replaceAll('.', '\\.')}: `),
+        );
+        expect((error as { issues: { path: unknown[] }[] }).issues[0]!.path).toEqual([
+          'messages',
+          1,
+          ...field.split('.'),
+        ]);
+      }
+      await manager.shutdown();
+    });
+  }
+
+  it('parts with their fields pass (an empty text too)', async () => {
+    const manager = new CompactManager({ model: 'gpt-4o', maxContextTokens: 8_000 });
+    const messages = [
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: '' },
+          { type: 'image_url', image_url: { url: 'https://example.com/a.png', detail: 'low' } },
+        ],
+      },
+    ];
+    await expect(manager.preflight('s', messages as never)).resolves.toEqual(messages);
+    await manager.shutdown();
+  });
+});
+
+describe('Anthropic image and document blocks without a source', () => {
+  for (const block of [
+    { type: 'image' },
+    { type: 'image', source: {} },
+    { type: 'document', source: null },
+  ]) {
+    it(`${JSON.stringify(block)}: invalid_messages naming messages[0].content.1.source`, async () => {
+      const messages = [{ role: 'user', content: [{ type: 'text', text: 'What is this?' }, block] }];
+      const manager = new CompactManager({ model: 'claude-sonnet-4-6', maxContextTokens: 8_000 });
+      const error = await manager.preflight('s', messages as never).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(isCompactError(error, 'invalid_messages')).toBe(true);
+      expect((error as Error).message).toMatch(/^messages\[0\]\.content\.1\.source: /);
+      await manager.shutdown();
+    });
+  }
+});

@@ -338,13 +338,20 @@ export class EmbeddedSummarizer implements Summarizer {
     const { countTokens } = request;
     // What the user asked comes first and gets its room first; the rest fills what is left.
     const previous = splitUserSections(request.previousSummary);
-    const sections = yield* collectUserSectionSteps(request.messages, previous, request.sentPrefix?.messages);
+    // The previous summary's tool lines (`- name(args) → ...`) show an assistant at work.
+    const toolLines = /^- [\w.:-]{1,64}\(/m.test(previous.rest ?? '');
+    const sections = yield* collectUserSectionSteps(
+      request.messages,
+      previous,
+      request.sentPrefix?.messages,
+      toolLines,
+    );
     yield;
     const facts = yield* toolFactSteps(request.messages);
     yield;
     // No tool call now or in the previous summary (its tool lines read `- name(args) → ...`):
     // a chat, its sentences cut into finer clauses; between people when two speakers are named.
-    const chat = facts.length === 0 && !/^- [\w.:-]{1,64}\(/m.test(previous.rest ?? '');
+    const chat = facts.length === 0 && !toolLines;
     const betweenPeople = chat && findSpeakers(request.messages).size >= 2;
     const headRoom = betweenPeople ? Math.floor(maxTokens * PEOPLE_HEAD_SCALE) : maxTokens;
     const head = renderUserSections(sections, headRoom, countTokens);

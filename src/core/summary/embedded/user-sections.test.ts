@@ -163,6 +163,38 @@ describe('rolling without decay', () => {
     expect(lostKeptLines(previous!, previous)).toEqual([]);
   });
 
+  it('quote a rule from a fold of user turns alone when the previous summary shows the assistant at work', () => {
+    // eval:fidelity's support session 2 at 8k: the tool calls around these two turns were folded
+    // before, so the fold held user turns alone and was read as said to a person; the rule was
+    // never quoted and left the request at call 287.
+    const summarizer = new EmbeddedSummarizer();
+    const list = messageList();
+    list.user('Found such are be some as and found study some most that temperature station model.');
+    list.user('One more thing. Never close a case the customer reopened. Carry on after that.');
+    const previousSummary = [
+      '## Task',
+      '- "Work through the escalation queue, oldest cases first."',
+      '## Progress',
+      '- read_file(kb/returns/late_delivery_3.txt) → 40 lines',
+    ].join('\n');
+    const text = summarizer.summarizeSync({
+      strategy: 'task_state',
+      messages: list.messages,
+      maxTokens: 400,
+      countTokens,
+      previousSummary,
+    });
+    expect(splitUserSections(text).instructions).toContain('"Never close a case the customer reopened."');
+    // Without a tool line before, two user turns alone are still read as said to a person.
+    const chat = summarizer.summarizeSync({
+      strategy: 'task_state',
+      messages: list.messages,
+      maxTokens: 400,
+      countTokens,
+    });
+    expect(splitUserSections(chat).instructions).toEqual([]);
+  });
+
   it('the guard finds the lines a summary lost', () => {
     const keep =
       '## Task\n- "Port billing to Postgres 15."\n## User instructions\n- "Keep ticket BILL-204 in mind."';

@@ -166,14 +166,17 @@ function supersedes(next: LineKeys, earlier: LineKeys): boolean {
 /**
  * The user sections after `messages`: the carried task, or the first user message quoted;
  * the carried instructions, then each new instruction sentence (a repeat is dropped, an
- * instruction on the same thing replaces the earlier one).
+ * instruction on the same thing replaces the earlier one). `agentic`: the conversation is
+ * already known to be with an assistant at work (the previous summary holds its tool calls),
+ * whatever the folded messages show.
  */
 export function collectUserSections(
   messages: readonly CompactMessage[],
   carried: UserSections,
   sent?: readonly unknown[],
+  agentic = false,
 ): UserSections {
-  return runSteps(collectUserSectionSteps(messages, carried, sent));
+  return runSteps(collectUserSectionSteps(messages, carried, sent, agentic));
 }
 
 /** {@link collectUserSections} as {@link Steps}: a pause after each user message, and every few sentences. */
@@ -181,9 +184,12 @@ export function* collectUserSectionSteps(
   messages: readonly CompactMessage[],
   carried: UserSections,
   sent?: readonly unknown[],
+  agentic = false,
 ): Steps<UserSections> {
   // Who the user talks to: "Check this out!" is work for an assistant, small talk to a friend.
-  const context = instructionContextOf(messages, sent);
+  // A fold of user turns alone (the tool calls between them cleared or folded before) is still
+  // said to the assistant whose calls the previous summary records.
+  const context = agentic ? 'assistant' : instructionContextOf(messages, sent);
   const task = [...carried.task];
   const instructions = [...carried.instructions];
   const seen = new Set(instructions.map(normalize));

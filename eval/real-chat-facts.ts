@@ -37,8 +37,10 @@
  * Conversations 26, 30, 41, 47, 48, 49 and 50 are the tuning set; 42, 43 and 44 are held out
  * (reported).
  * `npx tsx eval/real-chat-facts.ts [--set tune|held-out|all] [--json] [--misses N] [--policy JSON]
- * [--ratios 7.8,8,8.2]` (`--policy` overrides the default policy, to see what a setting changes;
- * `--ratios` runs each ratio and prints the mean over them, see {@link formatRatioSpread}).
+ * [--ratios 7.8,8,8.2] [--one-shot]` (`--policy` overrides the default policy, to see what a
+ * setting changes; `--ratios` runs each ratio and prints the mean over them, see
+ * {@link formatRatioSpread}; `--one-shot` compacts once, after the last message, instead of
+ * after every message: what rolling costs or gains against one summary of the whole chat).
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -315,6 +317,7 @@ export async function runRealChat(
   chat: RealChat,
   ratio = 8,
   policy: Partial<CompactPolicy> = {},
+  oneShot = false,
 ): Promise<RealChatRun> {
   const probe = new CompactManager({ model: 'gpt-4o', maxContextTokens: 10_000_000 });
   const rawTokens = probe.estimate(chat.messages).total;
@@ -327,8 +330,9 @@ export async function runRealChat(
   const fills: number[] = [];
   const history: Record<string, unknown>[] = [];
   let last: Awaited<ReturnType<typeof manager.compact>> | undefined;
-  for (const message of chat.messages) {
+  for (const [index, message] of chat.messages.entries()) {
     history.push(message);
+    if (oneShot && index < chat.messages.length - 1) continue;
     last = await manager.compact(chat.name, history);
     if (last.applied && target > 0 && last.levels.some((l) => l.level === 'summarize'))
       fills.push(last.tokensAfter / target);
@@ -428,9 +432,10 @@ export async function runRealChats(
   ids: readonly string[],
   policy: Partial<CompactPolicy> = {},
   ratio = 8,
+  oneShot = false,
 ): Promise<RealChatRun[]> {
   const runs: RealChatRun[] = [];
-  for (const id of ids) runs.push(await runRealChat(loadRealChat(id), ratio, policy));
+  for (const id of ids) runs.push(await runRealChat(loadRealChat(id), ratio, policy, oneShot));
   return runs;
 }
 
@@ -454,7 +459,12 @@ export function formatRatioSpread(
 }
 
 /** The table and the verdict lines. */
-export function formatRealChats(runs: readonly RealChatRun[], label: string, ratio = 8): string[] {
+export function formatRealChats(
+  runs: readonly RealChatRun[],
+  label: string,
+  ratio = 8,
+  mode: 'rolling' | 'one-shot' = 'rolling',
+): string[] {
   const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
   const lines = [
     'conversation  messages  tokens  window  answers  ceiling  retained  window kept  x window  small talk  fill (window / target)',
@@ -466,7 +476,7 @@ export function formatRealChats(runs: readonly RealChatRun[], label: string, rat
   const t = totalRuns(runs);
   const met = (ok: boolean) => (ok ? 'MET' : 'MISSED');
   lines.push(
-    `target: real chats (${label}, ${t.conversations} LoCoMo conversations) rolling at 1/${ratio} keep ${pct(t.retainedShare)} of ${t.ceiling} short answers (goal >= ${pct(REAL_CHAT_RETAINED_TARGET)}): ${met(t.retainedShare >= REAL_CHAT_RETAINED_TARGET)}`,
+    `target: real chats (${label}, ${t.conversations} LoCoMo conversations) ${mode} at 1/${ratio} keep ${pct(t.retainedShare)} of ${t.ceiling} short answers (goal >= ${pct(REAL_CHAT_RETAINED_TARGET)}): ${met(t.retainedShare >= REAL_CHAT_RETAINED_TARGET)}`,
     `target: real chats (${label}) ${t.windowMultiple.toFixed(1)}x a same-size window's ${pct(t.windowShare)} (goal >= ${REAL_CHAT_WINDOW_MULTIPLE_TARGET}x): ${met(t.windowMultiple >= REAL_CHAT_WINDOW_MULTIPLE_TARGET)}`,
     `target: real chats (${label}) small talk ${pct(t.smallTalkShare)} of the summary's tokens (goal <= ${pct(REAL_CHAT_SMALL_TALK_TARGET)}): ${met(t.smallTalkShare <= REAL_CHAT_SMALL_TALK_TARGET)}; window fill ${pct(t.windowFill)}, target fill ${pct(t.targetFill)}; ${t.resolved} more answers only in the request (resolved dates)`,
     `without the evidence rule (answer words in any line): ${pct(t.loose.retained / Math.max(1, t.loose.ceiling))} of ${t.loose.ceiling} kept, window ${pct(t.loose.windowRetained / Math.max(1, t.loose.ceiling))}, ${(t.loose.retained / Math.max(1, t.loose.windowRetained)).toFixed(1)}x`,
@@ -482,6 +492,7 @@ async function main(): Promise<void> {
       misses: { type: 'string', default: '0' },
       policy: { type: 'string', default: '{}' },
       ratios: { type: 'string', default: '8' },
+      'one-shot': { type: 'boolean', default: false },
     },
   });
   const set = values.set as keyof typeof LOCOMO_SETS | 'all';
@@ -491,14 +502,15 @@ async function main(): Promise<void> {
   if (ratios.some((r) => !(r > 1))) throw new Error(`--ratios takes numbers above 1, got ${values.ratios}`);
   const totals: { ratio: number; total: ReturnType<typeof totalRuns> }[] = [];
   for (const ratio of ratios) {
-    const runs = await runRealChats(ids, policy, ratio);
+    const runs = await runRealChats(ids, policy, ratio, values['one-shot']);
     totals.push({ ratio, total: totalRuns(runs) });
     if (values.json) {
       process.stdout.write(`${JSON.stringify({ ratio, runs, total: totalRuns(runs) }, null, 2)}\n`);
       continue;
     }
     if (ratios.length > 1) console.log(`at 1/${ratio}:`);
-    for (const line of formatRealChats(runs, set, ratio)) console.log(line);
+    const mode = values['one-shot'] ? 'one-shot' : 'rolling';
+    for (const line of formatRealChats(runs, set, ratio, mode)) console.log(line);
     const misses = Number(values.misses);
     for (const run of runs)
       for (const miss of run.missed.slice(0, misses)) console.log(`missed ${run.name}: ${miss}`);

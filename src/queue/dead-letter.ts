@@ -4,11 +4,16 @@ import type { Job } from 'bullmq';
 import { isCompactError } from '../core/errors.js';
 import type { EventBus } from '../core/events/event-bus.js';
 import { newOperation } from '../core/events/event-bus.js';
-import type { Redactor } from '../core/redaction/redactor.js';
+import { type Redactor, redactThenClip } from '../core/redaction/redactor.js';
 import type { PreparationJob } from '../core/session/preparation-queue.js';
 
 /** The one event of a job that failed every attempt. */
-export function deadLetter(bus: EventBus, job: Job<PreparationJob>, error: Error): void {
+export function deadLetter(
+  bus: EventBus,
+  job: Job<PreparationJob>,
+  error: Error,
+  redact: Redactor | undefined,
+): void {
   const data = job.data;
   bus.emit(
     newOperation(data.sessionId),
@@ -22,7 +27,7 @@ export function deadLetter(bus: EventBus, job: Job<PreparationJob>, error: Error
         attempts: job.attemptsMade,
         version: data.baseVersion + 1,
         errorType: errorTypeOf(error),
-        error: error.message.slice(0, 500),
+        error: clip(error.message, redact),
       },
     },
     { start: Date.now() },
@@ -34,8 +39,10 @@ export function errorTypeOf(error: Error): string {
   return isCompactError(error) ? error.code : 'summarizer_failed';
 }
 
-/** A message for a hook: redacted, at most 500 characters. */
+/**
+ * A message for a hook or an event: redacted, then cut to at most 500 characters (a secret cut
+ * first no longer has the shape its rule knows; only its first 64 KiB are read).
+ */
 export function clip(message: string, redact: Redactor | undefined): string {
-  const short = message.slice(0, 500);
-  return redact ? redact(short) : short;
+  return redact ? redactThenClip(message.slice(0, 65_536), 500, redact) : message.slice(0, 500);
 }

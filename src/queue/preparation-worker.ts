@@ -115,7 +115,7 @@ export async function startProbedWorker(
     withdrawnChannel(keys),
     (jobId) => worker.cancelJob(jobId, WITHDRAWN_REASON),
   );
-  tellOutcomes(worker, tell, status, bus);
+  tellOutcomes(worker, tell, status, bus, setup.redact);
   await warmUp(options, setup);
   await worker.waitUntilReady();
   await schedule.start();

@@ -25,6 +25,7 @@ export function tellOutcomes(
   tell: ReturnType<typeof outcomeTeller>,
   status: PreparationWorkerStatus,
   bus: EventBus,
+  redact: Redactor | undefined,
 ): void {
   // A completed job is counted as completed when told.
   worker.on('completed', (job, done: JobDone) =>
@@ -36,7 +37,7 @@ export function tellOutcomes(
     tell(job, 'failed', job.attemptsMade, error, last);
     if (!last) return;
     status.deadLettered++;
-    deadLetter(bus, job, error);
+    deadLetter(bus, job, error, redact);
   });
 }
 

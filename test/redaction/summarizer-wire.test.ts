@@ -87,4 +87,26 @@ describe('the summarizer wire', () => {
     expect(find(JSON.stringify(summaryOf(fresh.messages))), 'fresh summary').toEqual([]);
     expect(find(JSON.stringify(summaryOf(resumed.messages))), 'resumed summary').toEqual([]);
   });
+
+  it("carries no secret of a manual compaction's note (a user's `/compact ...` text)", async () => {
+    const server = await startServer({ handler: echo });
+    const client = new OpenAI({ baseURL: server.openaiBaseURL, apiKey: 'test', maxRetries: 0 });
+    const secrets = oneOfEachKind(700);
+    const find = leakFinder(secrets);
+    const manager = new CompactManager({
+      model: 'gpt-4o',
+      maxContextTokens: 6000,
+      summarizer: openaiSummarizer({ model: 'gpt-4o-mini', client, maxRetries: 0 }),
+    });
+    const note = `focus on the deploy; the credentials are ${secrets.map((planted) => planted.text).join(' and ')}`;
+    // The test can fail: every kind is in the note.
+    expect(new Set(find(note).map((leak) => leak.split(':')[0])).size).toBe(14);
+    await manager.manualCompact('noted', history(oneOfEachKind(710).slice(0, 2)), { note });
+    await manager.shutdown();
+
+    expect(server.requests.length).toBe(1);
+    const wire = server.requests[0]!.rawBody;
+    expect(wire).toContain('focus on the deploy');
+    expect(find(wire), 'note on the wire').toEqual([]);
+  });
 });

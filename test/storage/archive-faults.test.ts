@@ -8,11 +8,14 @@ import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
+import { readSessionStatus } from '../../src/cli/status/status-command.js';
 import type { TokenCounter } from '../../src/core/counting/token-counter.js';
 import { isCompactError } from '../../src/core/errors.js';
 import { CompactManager } from '../../src/core/manager/compact-manager.js';
 import type { CompactMessage } from '../../src/core/messages/message.js';
+import { jsonlExporter } from '../../src/exporters/jsonl/jsonl-exporter.js';
 import { fsStorage } from '../../src/storage/fs/index.js';
+import { sampleCompactionEvents } from '../../src/testing/sample-events.js';
 
 const charCounter: TokenCounter = {
   name: 'chars',
@@ -263,6 +266,68 @@ describe('archive under faults', () => {
             named,
           ).toBe(true);
       }
+    } finally {
+      unmount(mountPoint);
+    }
+  });
+
+  it('a full disk leaves no torn line in events.jsonl: once space is back, status reads the session', async () => {
+    const mountPoint = await mountTmpfs('size=64k');
+    if (!mountPoint) return;
+    try {
+      const root = join(mountPoint, 'archive');
+      const storage = fsStorage({ path: root });
+      const [first, second, third] = sampleCompactionEvents({ sessionId: 'full', summary: 'short' });
+      await storage.saveEvent!('full', first!);
+      // The disk fills up, with room left only in the last page of events.jsonl: the next
+      // line (larger than that room) is written in part.
+      await writeFile(join(mountPoint, 'filler'), Buffer.alloc(1024 * 1024)).catch(() => {});
+      const large = { ...second!, properties: { ...second!.properties, note: 'n'.repeat(12_000) } };
+      const failed = await storage.saveEvent!('full', large as typeof second & {}).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect(isCompactError(failed, 'storage_failed')).toBe(true);
+      await rm(join(mountPoint, 'filler'));
+      await storage.saveEvent!('full', third!);
+      await storage.close?.();
+
+      const folder = join(root, 'full');
+      const text = await readFile(join(folder, 'events.jsonl'), 'utf8');
+      expect(text.endsWith('\n')).toBe(true);
+      const lines = text.trimEnd().split('\n');
+      expect(lines.map((line) => (JSON.parse(line) as { spanId: string }).spanId)).toEqual([
+        first!.spanId,
+        third!.spanId,
+      ]);
+      await expect(readSessionStatus(folder)).resolves.toMatchObject({ folder });
+    } finally {
+      unmount(mountPoint);
+    }
+  });
+
+  it('a full disk leaves no torn line in a JSONL trace file either', async () => {
+    const mountPoint = await mountTmpfs('size=64k');
+    if (!mountPoint) return;
+    try {
+      const path = join(mountPoint, 'trace.jsonl');
+      const exporter = jsonlExporter({ path });
+      const [first, second, third] = sampleCompactionEvents({ sessionId: 'trace', summary: 'short' });
+      await exporter.export([first!]);
+      await writeFile(join(mountPoint, 'filler'), Buffer.alloc(1024 * 1024)).catch(() => {});
+      const large = { ...second!, properties: { ...second!.properties, note: 'n'.repeat(12_000) } };
+      // The exporter reports the failure its own way (never to the caller): the file is what counts.
+      await Promise.resolve(exporter.export([large as typeof second & {}])).catch(() => {});
+      await rm(join(mountPoint, 'filler'));
+      await exporter.export([third!]);
+      const text = await readFile(path, 'utf8');
+      expect(text.endsWith('\n')).toBe(true);
+      expect(
+        text
+          .trimEnd()
+          .split('\n')
+          .map((line) => (JSON.parse(line) as { spanId: string }).spanId),
+      ).toEqual([first!.spanId, third!.spanId]);
     } finally {
       unmount(mountPoint);
     }

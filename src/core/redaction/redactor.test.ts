@@ -81,6 +81,18 @@ describe('default redaction patterns', () => {
     expect(output.self).toBe(output);
     expect(input.text).toBe('password: hunter2');
   });
+
+  it('redactDeep redacts object keys, and keys redacted alike keep their values apart', () => {
+    const key = `sk-proj-${'Ab3'.repeat(16)}`;
+    const input = {
+      env: { [key]: 'OPENAI', '<REDACTED>': 'literal', 'https://u:pw1234@h/x': 1, role: 'user' },
+    };
+    expect(redactDeep(input, redact)).toEqual({
+      env: { '<REDACTED>': 'OPENAI', '<REDACTED>#2': 'literal', 'https://u:<REDACTED>@h/x': 1, role: 'user' },
+    });
+    // A key seen clean before is not trusted for another redactor.
+    expect(redactDeep({ role: 1 }, () => 'x')).toEqual({ x: 1 });
+  });
 });
 
 const alnum = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';

@@ -2,6 +2,7 @@ import { CompactError } from '../errors.js';
 import { onProcessCachesRelease, releaseRegExpCode } from '../process-caches.js';
 import { DEFAULT_REDACTION_RULES, type RedactionRule } from './redaction-rules.js';
 import { createRuleMatcher } from './redaction-scanner.js';
+import { REDACTED, replaceMatch } from './replace-match.js';
 import { hasUnicodeEscape, redactEscaped } from './unicode-escapes.js';
 
 export { DEFAULT_REDACTION_RULES, type RedactionRule } from './redaction-rules.js';
@@ -14,8 +15,7 @@ export { DEFAULT_REDACTION_RULES, type RedactionRule } from './redaction-rules.j
 /** Replaces secrets in a string. */
 export type Redactor = (text: string) => string;
 
-/** The replacement written in place of a secret. */
-export const REDACTED = '<REDACTED>';
+export { REDACTED } from './replace-match.js';
 
 /**
  * Default patterns, in the order they run: the sources of {@link DEFAULT_REDACTION_RULES}
@@ -107,72 +107,6 @@ export function compileRedactionPattern(pattern: string): RegExp {
  */
 export const SECRET_KEY_PATTERN =
   /^(?:[a-z0-9_.-]*?(?:api[_-]?key|apikey|password|passwd|pwd|passphrase|secret|secret[_-]?key|token|access[_-]?key|private[_-]?key|(?:encryption|signing|master|account|shared[_-]?access)[_-]?key|connection[_-]?string|credentials?|authorization|auth|cookie|jwt)|(?:[a-z0-9_.-]*[_.-])?pass)$/i;
-
-/** What follows `<REDACTED>` in an assignment: nothing, or the quote of a quoted value (open, closed). */
-const ASSIGNMENT_FORMS = [
-  ['', ''],
-  ['"', ''],
-  ['"', '"'],
-  ["'", ''],
-  ["'", "'"],
-] as const;
-/**
- * The last assignments built (key, separator, form, text), at most 16, looked up by string
- * equality: text dense with keys (`token=a password=b ...`, `auth="auth="...`) builds each
- * once, and its fresh key strings are never hashed into a map.
- */
-const ASSIGNMENTS: { key: string; separator: string; form: number; built: string }[] = [];
-let nextAssignment = 0;
-// Their keys are slices of the texts redacted: dropped when the last manager shuts down.
-onProcessCachesRelease(() => {
-  ASSIGNMENTS.length = 0;
-  nextAssignment = 0;
-});
-
-/** `key`, `separator`, then `<REDACTED>` in form `form` of {@link ASSIGNMENT_FORMS}. */
-function assignment(key: string, separator: string, form: number): string {
-  for (let index = 0; index < ASSIGNMENTS.length; index++) {
-    const known = ASSIGNMENTS[index]!;
-    if (known.form === form && known.key === key && known.separator === separator) return known.built;
-  }
-  const [open, close] = ASSIGNMENT_FORMS[form]!;
-  const built = `${key}${separator}${open}${REDACTED}${close}`;
-  ASSIGNMENTS[nextAssignment] = { key, separator, form, built };
-  nextAssignment = (nextAssignment + 1) % 16;
-  return built;
-}
-
-function replaceMatch(match: string, groups: readonly unknown[]): string {
-  const key = groups[0];
-  const separator = groups[1];
-  if (typeof key === 'string' && typeof separator === 'string') {
-    if (match.startsWith(key) && match.startsWith(separator, key.length)) {
-      const from = key.length + separator.length;
-      const head = match.charCodeAt(from);
-      // Keep the quotes around a quoted value so JSON text stays JSON (unless it was clipped),
-      // escaped at any depth (`\"`, `\\\"`).
-      const escaped = head === 92 ? /^\\+"/.exec(match.slice(from))?.[0] : undefined;
-      if (escaped) {
-        const closed = match.length - from > 2 * escaped.length - 1 && match.endsWith(escaped);
-        return `${key}${separator}${escaped}${REDACTED}${closed ? escaped : ''}`;
-      }
-      if (head === 34 || head === 39) {
-        const closed = match.length - from > 1 && match.charCodeAt(match.length - 1) === head;
-        return assignment(key, separator, (head === 34 ? 1 : 3) + (closed ? 1 : 0));
-      }
-      // A bare value runs to the line's end or the next assignment: its trailing blanks stay.
-      let blanks = match.length;
-      while (blanks > from && (match.charCodeAt(blanks - 1) === 32 || match.charCodeAt(blanks - 1) === 9))
-        blanks--;
-      return blanks === match.length
-        ? assignment(key, separator, 0)
-        : `${key}${separator}${REDACTED}${match.slice(blanks)}`;
-    }
-    // Two groups around the secret (a URL's `scheme://user:` and `@`).
-    if (match.startsWith(key) && match.endsWith(separator)) return `${key}${REDACTED}${separator}`;
-  }
-  return REDACTED;
-}
 
 /**
  * Builds a {@link Redactor}. `key = value` patterns keep the key and replace the value
@@ -312,8 +246,8 @@ export function redactThenClip(text: string, max: number, redact: Redactor = get
 }
 
 /**
- * Applies a redactor to every string inside a JSON-like value, returning a copy; a scalar
- * under a secret-named key ({@link SECRET_KEY_PATTERN}) is replaced whole.
+ * Applies a redactor to every string inside a JSON-like value, object keys included, returning
+ * a copy; a scalar under a secret-named key ({@link SECRET_KEY_PATTERN}) is replaced whole.
  */
 export function redactDeep<T>(value: T, redact: Redactor): T {
   return redactValue(value, redact, new WeakMap()) as T;
@@ -333,9 +267,42 @@ function redactValue(value: unknown, redact: Redactor, seen: WeakMap<object, unk
   if (value instanceof Date) return new Date(value.getTime());
   const out: Record<string, unknown> = {};
   seen.set(value, out);
+  let alike: Map<string, number> | undefined;
   for (const [key, item] of Object.entries(value)) {
     const secret = SECRET_KEY_PATTERN.test(key) && item !== null && typeof item !== 'object' && item !== '';
-    out[key] = secret ? REDACTED : redactUnderKey(key, item, redact, seen);
+    // A key is text too (`{"ghp_...": 1}`, a URL with a password as a key); keys redacted alike
+    // keep their values apart (`<REDACTED>`, `<REDACTED>#2`).
+    let name = redactKey(key, redact);
+    if (Object.hasOwn(out, name)) {
+      alike ??= new Map();
+      const count = (alike.get(name) ?? 1) + 1;
+      alike.set(name, count);
+      name = `${name}#${count}`;
+    }
+    out[name] = secret ? REDACTED : redactUnderKey(key, item, redact, seen);
+  }
+  return out;
+}
+
+/**
+ * Keys each redactor gave back unchanged (`role`, `tokensBefore`: nearly every key), not scanned
+ * again. Only clean keys are kept, so no secret stays here.
+ */
+let cleanKeys = new WeakMap<Redactor, Set<string>>();
+onProcessCachesRelease(() => {
+  cleanKeys = new WeakMap();
+});
+
+function redactKey(key: string, redact: Redactor): string {
+  let clean = cleanKeys.get(redact);
+  if (clean?.has(key)) return key;
+  const out = redact(key);
+  if (out === key && key.length <= 64) {
+    if (!clean) {
+      clean = new Set();
+      cleanKeys.set(redact, clean);
+    } else if (clean.size >= 4096) clean.clear();
+    clean.add(key);
   }
   return out;
 }

@@ -1,3 +1,4 @@
+import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { AnyCompactEvent } from '../../core/events/events.js';
@@ -352,5 +353,39 @@ describe('toAriadneSpan and splitAriadneBatches', () => {
     expect(bodies.flatMap((body) => (JSON.parse(body) as { batch: unknown[] }).batch)).toHaveLength(
       spans.length * 3,
     );
+  });
+});
+
+describe('ariadne exporter log lines', () => {
+  it("carry no secret of the URL's query nor of a rejection that echoes one", async () => {
+    const password = `pw${'Zq7Xv2Lm9Rt4'.repeat(2)}`;
+    const token = `ghp_${'Ab3dEf6hIj9kLm2nOp5q'.repeat(2)}`.slice(0, 40);
+    // A receiver that refuses the key it was given and quotes it back, as some do.
+    const server = createHttpServer((request, response) => {
+      request.resume();
+      request.on('end', () => {
+        response.writeHead(401, { 'content-type': 'text/plain' });
+        response.end(`invalid credentials for ${request.url}: password=${password}; ${'detail '.repeat(80)}`);
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as { port: number };
+    try {
+      const { lines, log } = captureLog();
+      const exporter = ariadneExporter({
+        url: `http://127.0.0.1:${port}/ingest?api_key=${token}`,
+        timeoutMs: 30_000,
+        log,
+      });
+      await exporter.export(sampleCompactionEvents());
+      await exporter.forceFlush?.();
+      // The test can fail: the rejection was logged.
+      expect(lines.some((line) => line.includes('401'))).toBe(true);
+      const logged = lines.join('\n');
+      expect(logged.includes(password)).toBe(false);
+      expect(logged.includes(token.slice(4, 16))).toBe(false);
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
   });
 });

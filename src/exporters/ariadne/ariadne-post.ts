@@ -1,3 +1,4 @@
+import { getDefaultRedactor, redactThenClip } from '../../core/redaction/redactor.js';
 import { describeError } from './describe-error.js';
 
 /** Where and how {@link postToAriadne} sends. */
@@ -21,6 +22,10 @@ export async function postToAriadne(
   attempts: number,
 ): Promise<'ok' | 'rejected' | 'unreachable' | 'timeout'> {
   const { url, headers, timeoutMs, warn } = target;
+  // Log lines are redacted too: the URL's query may hold a key (`?api_key=...`), and the
+  // receiver's answer may quote what it refused (redacted before it is clipped).
+  const redact = getDefaultRedactor();
+  const where = redact(url);
   for (let attempt = 1; attempt <= attempts; attempt++) {
     try {
       const response = await target.fetch(url, {
@@ -31,7 +36,9 @@ export async function postToAriadne(
       });
       const text = await response.text();
       if (response.ok) return 'ok';
-      warn(`POST ${url} answered ${response.status} for ${count} events: ${text.slice(0, 500)}`);
+      warn(
+        `POST ${where} answered ${response.status} for ${count} events: ${redactThenClip(text, 500, redact)}`,
+      );
       return 'rejected';
     } catch (error) {
       const name = (error as Error)?.name;
@@ -40,7 +47,7 @@ export async function postToAriadne(
       const reason = timedOut
         ? `timed out after ${timeoutMs} ms${attempt > 1 ? ' (retried once)' : ''}`
         : describeError(error);
-      warn(`POST ${url} failed for ${count} events: ${reason}`);
+      warn(`POST ${where} failed for ${count} events: ${redact(reason)}`);
       return timedOut ? 'timeout' : 'unreachable';
     }
   }

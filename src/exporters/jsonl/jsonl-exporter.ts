@@ -1,4 +1,4 @@
-import { appendFile, mkdir, rename, rm, stat } from 'node:fs/promises';
+import { appendFile, mkdir, rename, rm, stat, truncate } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { CompactError } from '../../core/errors.js';
 import type { AnyCompactEvent, EventExporter } from '../../core/events/events.js';
@@ -62,7 +62,18 @@ function rotatingFile(path: string, maxBytes: number, maxFiles: number) {
     size = 0;
   };
   const append = async (text: string) => {
-    await appendFile(path, text, { encoding: 'utf8', mode: 0o600 });
+    const before = await stat(path).then(
+      (info) => info.size,
+      () => undefined,
+    );
+    try {
+      await appendFile(path, text, { encoding: 'utf8', mode: 0o600 });
+    } catch (error) {
+      // A full disk writes part of the text: cut it off, or the torn line glues to the next
+      // batch and leaves a broken line in the middle of the trace, which `report` refuses.
+      await truncate(path, before ?? 0).catch(() => {});
+      throw error;
+    }
     size = (size ?? 0) + Buffer.byteLength(text, 'utf8');
   };
   return async (lines: readonly string[]) => {

@@ -127,11 +127,21 @@ export async function writePrivateFile(
   }
 }
 
-/** Appends `text` to `path` (created 0600), never through a symbolic link. */
+/**
+ * Appends `text` to `path` (created 0600), never through a symbolic link. An append that fails
+ * (a full disk writes part of it) is cut off again: a torn line would glue to the next append
+ * and leave a broken line in the middle of a JSONL file, which no reader skips.
+ */
 export async function appendPrivateFile(path: string, text: string, what = 'file'): Promise<void> {
   const handle = await openPrivate(path, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT, what);
   try {
-    await handle.appendFile(text, 'utf8');
+    const { size } = await handle.stat();
+    try {
+      await handle.appendFile(text, 'utf8');
+    } catch (error) {
+      await handle.truncate(size).catch(() => {});
+      throw error;
+    }
   } finally {
     await handle.close();
   }

@@ -68,7 +68,7 @@ export async function redactMessages(
 }
 
 /**
- * What the summarizers see: the messages and the previous summary redacted; the messages'
+ * What the summarizers see: the messages, the previous summary and the note redacted; the messages'
  * library tags (a forged `<COMPACT-SUMMARY v9>` in a user message, `</history>`, look-alikes
  * included) defused; a previous summary read back is data too, its tags defused as well.
  */
@@ -89,7 +89,10 @@ async function redactSentPrefix(prefix: SentPrefix, redact: Redactor): Promise<S
 }
 
 async function summarizerInput<
-  R extends Pick<SummarizeRequest, 'messages' | 'previousSummary' | 'keep' | 'sentPrefix' | 'maxTokens'>,
+  R extends Pick<
+    SummarizeRequest,
+    'messages' | 'previousSummary' | 'keep' | 'sentPrefix' | 'maxTokens' | 'note'
+  >,
 >(request: R, redact: Redactor | undefined): Promise<R> {
   const previous = request.previousSummary ? summaryBodyFrom(request.previousSummary) : undefined;
   const clean: Redactor = redact ? (text) => defuseSummaryMarkup(redact(text)) : defuseSummaryMarkup;
@@ -105,6 +108,8 @@ async function summarizerInput<
       : {}),
     ...(redacted ? { previousSummary: redacted } : {}),
     ...(keep ? { keep } : {}),
+    // A manual compaction's note is the user's text too (`/compact keep the token ...`).
+    ...(request.note && redact ? { note: redact(request.note) } : {}),
   };
 }
 

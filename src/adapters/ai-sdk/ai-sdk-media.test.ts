@@ -112,3 +112,56 @@ describe('AI SDK images and documents are counted', () => {
     });
   }
 });
+
+/**
+ * OpenAI reasoning sent back without storage (`store: false`): the AI SDK keeps each reasoning
+ * item's encrypted content in the reasoning part's provider options and sends it back as the
+ * item's `encrypted_content`. The conversion counted the reasoning part's text only, so twenty
+ * rounds of 4,000-character payloads (about 750 tokens each) were invisible to the manager.
+ */
+describe('AI SDK encrypted reasoning is counted', () => {
+  it('middleware (responses, store: false): every request fits the window', async () => {
+    const manager = new CompactManager({ model: 'gpt-4o', maxContextTokens: WINDOW });
+    const model = wrapLanguageModel({
+      model: modelFor('responses'),
+      middleware: compactionMiddleware(manager, { sessionId: 'encrypted' }),
+    });
+    const history: ModelMessage[] = [{ role: 'user', content: 'Probe every host.' }];
+    for (let k = 0; k < 24; k++) {
+      history.push(
+        {
+          role: 'assistant',
+          content: [
+            {
+              type: 'reasoning',
+              text: `Host ${k} next.`,
+              providerOptions: {
+                openai: { itemId: `rs_${k}`, reasoningEncryptedContent: `gAAA${k}`.padEnd(4_000, 'QUJD') },
+              },
+            },
+            { type: 'tool-call', toolCallId: `call_${k}`, toolName: 'probe', input: { host: k } },
+          ],
+        },
+        {
+          role: 'tool',
+          content: [
+            {
+              type: 'tool-result',
+              toolCallId: `call_${k}`,
+              toolName: 'probe',
+              output: { type: 'text', value: `host ${k} is up` },
+            },
+          ],
+        },
+      );
+      await generateText({
+        model,
+        messages: history,
+        maxOutputTokens: REPLY,
+        providerOptions: { openai: { store: false } },
+      });
+    }
+    expectEveryRequestFits();
+    await manager.shutdown();
+  });
+});

@@ -130,6 +130,26 @@ function chatText(content: unknown): string {
     .join('\n');
 }
 
+/**
+ * The encrypted reasoning the provider gets back with an assistant message, which the AI SDK
+ * keeps in a reasoning part's provider options (OpenAI's `reasoningEncryptedContent`,
+ * Anthropic's `redactedData`): as `{ encrypted_content }` objects, counted by their length.
+ */
+function encryptedReasoning(all: readonly AiSdkPart[]): { encrypted_content: string }[] {
+  const out: { encrypted_content: string }[] = [];
+  for (const part of all) {
+    if (part.type !== 'reasoning' && part.type !== 'redacted-reasoning') continue;
+    const options = part.providerOptions as Record<string, Record<string, unknown> | undefined> | undefined;
+    for (const data of [
+      options?.openai?.reasoningEncryptedContent,
+      options?.anthropic?.redactedData,
+      part.data,
+    ])
+      if (typeof data === 'string' && data !== '') out.push({ encrypted_content: data });
+  }
+  return out;
+}
+
 /** The media parts of a tool result's `content` output. */
 function outputParts(part: AiSdkPart): readonly AiSdkPart[] {
   const output = part.output as { type?: string; value?: unknown } | undefined;
@@ -218,6 +238,9 @@ function convertMessage(message: AiSdkMessage): ChatMessage[] {
     .filter((value) => value !== '')
     .join('\n');
   const chat: ChatMessage = { role: message.role, content: withMedia(text, all), ...base };
+  const encrypted = encryptedReasoning(all);
+  // Never sent (the caller's message is): read by the counter as encrypted reasoning.
+  if (encrypted.length > 0) chat.reasoning = encrypted;
   if (calls.length > 0) {
     chat.tool_calls = calls.map((call) => ({
       id: String(call.toolCallId),

@@ -212,6 +212,9 @@ function baseFields(m: LangChainFields, content: unknown): Json {
 /** An assistant message with the manager's rewrite: new text, shortened call arguments. */
 function rebuildAssistant(m: LangChainFields, content: unknown, args: string[], origin: Origin): Json {
   const fields = baseFields(m, content);
+  // The Responses API sends an AI message back as the output items it came with
+  // (`response_metadata.output`) when they are there: the rewrite would never reach the wire.
+  delete (fields.response_metadata as Json).output;
   const changed = new Map<string, string>();
   fields.tool_calls = (m.tool_calls ?? []).map((call, k) => {
     const value = args[k];

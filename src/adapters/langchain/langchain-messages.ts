@@ -133,6 +133,20 @@ function chatRole(message: LangChainFields, type: string): string {
   }
 }
 
+/**
+ * The encrypted reasoning an AI message goes back with through the Responses API: its
+ * `additional_kwargs.reasoning`, or the reasoning items of the output it is sent back as
+ * (`response_metadata.output`), as `{ encrypted_content }` objects counted by their length.
+ */
+function encryptedReasoning(m: LangChainFields): { encrypted_content: string }[] {
+  const output = m.response_metadata?.output;
+  const items = Array.isArray(output) ? output : [m.additional_kwargs?.reasoning];
+  return items.flatMap((item) => {
+    const data = isObject(item) && item.type === 'reasoning' ? item.encrypted_content : undefined;
+    return typeof data === 'string' && data !== '' ? [{ encrypted_content: data }] : [];
+  });
+}
+
 function convertMessage(message: BaseMessage): ChatMessage {
   const m = message as unknown as LangChainFields;
   const type = typeOf(m);
@@ -151,6 +165,9 @@ function convertMessage(message: BaseMessage): ChatMessage {
   }
   const meta = m.additional_kwargs?.[LANGCHAIN_META_KEY];
   if (isObject(meta)) chat.meta = { ...meta };
+  const encrypted = role === 'assistant' ? encryptedReasoning(m) : [];
+  // Never sent (the caller's message is): read by the counter as encrypted reasoning.
+  if (encrypted.length > 0) chat.reasoning = encrypted;
   const origin: Origin = {
     message,
     content: chat.content,

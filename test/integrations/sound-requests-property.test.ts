@@ -60,10 +60,10 @@ function sizesOf(c: typeof loopCase extends fc.Arbitrary<infer T> ? T : never) {
   return { outputTokens, noteTokens };
 }
 
-/** The loop paths; the AI SDK's run once per OpenAI API (Chat, Responses). */
+/** The loop paths; the AI SDK's and LangChain's run once per OpenAI API (Chat, Responses). */
 const LOOPS: { path: string; driver: string; api: LoopCase['api'] }[] = Object.keys(LOOP_PATHS).flatMap(
   (driver) =>
-    driver.startsWith('ai-sdk')
+    driver.startsWith('ai-sdk') || driver.startsWith('langchain')
       ? (['chat', 'responses'] as const).map((api) => ({ path: `${driver} (${api})`, driver, api }))
       : [{ path: driver, driver, api: 'chat' as const }],
 );

@@ -58,7 +58,7 @@ export interface LoopCase {
   sizes: LoopSizes;
   /** The LLM summarizer (over its own loopback server), or the built-in one. */
   summarizer?: Summarizer;
-  /** Chat Completions or Responses, for the AI SDK paths. */
+  /** Chat Completions or Responses, for the AI SDK and LangChain paths. */
   api: 'chat' | 'responses';
   /** Tokens of the one user message (a long paste reaches the cut of oversized messages). */
   promptTokens: number;
@@ -241,6 +241,8 @@ export const LOOP_PATHS: Record<string, (ledger: Ledger, loop: LoopCase) => Prom
           apiKey: 'test-key',
           maxRetries: 0,
           maxTokens: loop.replyTokens ?? REPLY,
+          // Responses: an AI message goes back as the output items it came with, unless rebuilt.
+          useResponsesApi: loop.api === 'responses',
           configuration: { baseURL: `${url}/v1` },
         }),
         tools: [probe],

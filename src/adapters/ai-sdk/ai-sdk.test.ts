@@ -211,7 +211,11 @@ describe('AI SDK message conversion', () => {
     const chat = aiSdkToChat(prompt);
     expect(chat.map((message) => message.role)).toEqual(['system', 'user', 'assistant', 'tool', 'tool']);
     expect(chat[1]).toMatchObject({
-      content: 'look\n[file image/png]',
+      // The image goes along as the Chat part the counter reads.
+      content: [
+        { type: 'text', text: 'look\n[file image/png]' },
+        { type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } },
+      ],
       meta: { protected: true, label: 'brief' },
     });
     expect(chat[2]).toMatchObject({

@@ -133,6 +133,20 @@ function chatRole(message: LangChainFields, type: string): string {
   }
 }
 
+/**
+ * The encrypted reasoning an AI message goes back with through the Responses API: its
+ * `additional_kwargs.reasoning`, or the reasoning items of the output it is sent back as
+ * (`response_metadata.output`), as `{ encrypted_content }` objects counted by their length.
+ */
+function encryptedReasoning(m: LangChainFields): { encrypted_content: string }[] {
+  const output = m.response_metadata?.output;
+  const items = Array.isArray(output) ? output : [m.additional_kwargs?.reasoning];
+  return items.flatMap((item) => {
+    const data = isObject(item) && item.type === 'reasoning' ? item.encrypted_content : undefined;
+    return typeof data === 'string' && data !== '' ? [{ encrypted_content: data }] : [];
+  });
+}
+
 function convertMessage(message: BaseMessage): ChatMessage {
   const m = message as unknown as LangChainFields;
   const type = typeOf(m);
@@ -151,6 +165,9 @@ function convertMessage(message: BaseMessage): ChatMessage {
   }
   const meta = m.additional_kwargs?.[LANGCHAIN_META_KEY];
   if (isObject(meta)) chat.meta = { ...meta };
+  const encrypted = role === 'assistant' ? encryptedReasoning(m) : [];
+  // Never sent (the caller's message is): read by the counter as encrypted reasoning.
+  if (encrypted.length > 0) chat.reasoning = encrypted;
   const origin: Origin = {
     message,
     content: chat.content,
@@ -212,6 +229,9 @@ function baseFields(m: LangChainFields, content: unknown): Json {
 /** An assistant message with the manager's rewrite: new text, shortened call arguments. */
 function rebuildAssistant(m: LangChainFields, content: unknown, args: string[], origin: Origin): Json {
   const fields = baseFields(m, content);
+  // The Responses API sends an AI message back as the output items it came with
+  // (`response_metadata.output`) when they are there: the rewrite would never reach the wire.
+  delete (fields.response_metadata as Json).output;
   const changed = new Map<string, string>();
   fields.tool_calls = (m.tool_calls ?? []).map((call, k) => {
     const value = args[k];

@@ -3,7 +3,7 @@ import { CompactError } from '../../core/errors.js';
 import type { CompactManager } from '../../core/manager/compact-manager.js';
 import { replyTokensOf } from '../../core/preflight/reply-tokens.js';
 import { compactWithEvents, describeCompaction } from '../compact-with-events.js';
-import { withCompactionSpan } from './agents-tracing.js';
+import { loadAgents, withCompactionSpan } from './agents-tracing.js';
 import { rememberFilteredCall } from './compaction-model-provider.js';
 
 /** Options of {@link compactionInputFilter}. */
@@ -15,7 +15,7 @@ export interface CompactionInputFilterOptions<TContext = unknown> {
    */
   sessionId?: string | ((args: CallModelInputFilterArgs<TContext>) => string | Promise<string>);
   /**
-   * Count the agent's function tool schemas as part of the request.
+   * Count the agent's function tool schemas as part of the request, its MCP servers' tools too.
    * @default true
    */
   countTools?: boolean;
@@ -106,14 +106,32 @@ export function agentToolSchemas(agent: { readonly tools?: readonly unknown[] })
   const tools = agent.tools ?? [];
   const cached = toolSchemaCache.get(agent);
   if (cached && cached.source === tools && cached.schemas.length <= tools.length) return cached.schemas;
-  const schemas = tools.flatMap((tool) => {
-    const t = tool as { type?: string; name?: string; description?: string; parameters?: unknown };
-    return t.type === 'function' && typeof t.name === 'string'
-      ? [{ type: 'function', name: t.name, description: t.description ?? '', parameters: t.parameters ?? {} }]
-      : [];
-  });
+  const schemas = tools.flatMap(functionSchema);
   toolSchemaCache.set(agent, { source: tools, schemas });
   return schemas;
+}
+
+/** A function tool's schema as the counter reads it (none for other tools). */
+function functionSchema(tool: unknown): unknown[] {
+  const t = tool as { type?: string; name?: string; description?: string; parameters?: unknown };
+  return t.type === 'function' && typeof t.name === 'string'
+    ? [{ type: 'function', name: t.name, description: t.description ?? '', parameters: t.parameters ?? {} }]
+    : [];
+}
+
+/**
+ * The schemas of the tools the agent's MCP servers give it: the runner lists them for every
+ * model call and sends them as function tools, so they are counted too (listed as the runner
+ * does, from the server's cache when it caches its list).
+ */
+async function mcpToolSchemas<TContext>(args: CallModelInputFilterArgs<TContext>): Promise<unknown[]> {
+  const agent = args.agent as {
+    mcpServers?: readonly unknown[];
+  } & CallModelInputFilterArgs<TContext>['agent'];
+  if (!agent.mcpServers?.length || typeof agent.getMcpTools !== 'function') return [];
+  const { RunContext } = await loadAgents();
+  const tools = await agent.getMcpTools(new RunContext(args.context as TContext));
+  return tools.flatMap(functionSchema);
 }
 
 async function resolveSessionId<TContext>(
@@ -165,12 +183,13 @@ export function compactionInputFilter<TContext = unknown>(
     // A session's view already holds its summary: compact under that session, never beside it.
     const sessionId =
       summaryOwner(manager, modelData.input) ?? (await resolveSessionId(options.sessionId, args));
+    const tools = countTools ? [...agentToolSchemas(agent), ...(await mcpToolSchemas(args))] : [];
     return withCompactionSpan(spanName, async (placement) => {
       const { result, events } = await compactWithEvents(manager, sessionId, modelData.input, {
         format: 'openai-responses',
         agent: agent.name,
         ...(modelData.instructions ? { system: modelData.instructions } : {}),
-        ...(countTools ? { tools: agentToolSchemas(agent) } : {}),
+        ...(tools.length > 0 ? { tools } : {}),
         ...replyTokensOf(agent.modelSettings?.maxTokens),
         ...placement,
       });
@@ -181,7 +200,7 @@ export function compactionInputFilter<TContext = unknown>(
         input: modelData.input,
         sentTokens: result.tokensAfter,
         ...(modelData.instructions ? { instructions: modelData.instructions } : {}),
-        ...(countTools ? { tools: agentToolSchemas(agent) } : {}),
+        ...(tools.length > 0 ? { tools } : {}),
       });
       return {
         value: { ...modelData, input: sent },

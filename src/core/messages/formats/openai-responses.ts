@@ -14,6 +14,53 @@ import { responsesCompaction } from './provider-compaction.js';
 
 const MESSAGE_ROLES = new Set(['system', 'developer', 'user', 'assistant']);
 
+/**
+ * The content parts of a message item, each with the fields one of them must carry (Responses
+ * names and the Agents SDK's): a part without them is refused by the provider. An unknown type
+ * is rejected too, as a Chat part's is: counting it would be a guess.
+ */
+const PART_FIELDS: Readonly<Record<string, readonly string[]>> = {
+  input_text: ['text'],
+  output_text: ['text'],
+  reasoning_text: ['text'],
+  summary_text: ['text'],
+  refusal: ['refusal'],
+  input_image: ['image_url', 'file_id', 'image', 'imageUrl', 'fileId'],
+  computer_screenshot: ['image_url', 'file_id'],
+  input_file: ['file_id', 'file_data', 'file_url', 'file', 'fileId'],
+  input_audio: ['input_audio'],
+  audio: ['audio'],
+  image: ['image'],
+};
+
+/** Throws `invalid_messages` naming the first part of `parts` that lacks its type or its field. */
+function checkParts(parts: readonly unknown[], index: number): void {
+  parts.forEach((part, k) => {
+    if (part === null || typeof part !== 'object' || Array.isArray(part))
+      throw invalidMessage(index, `content.${k}`, 'must be a content part object');
+    const p = part as Record<string, unknown>;
+    if (typeof p.type !== 'string') throw invalidMessage(index, `content.${k}.type`, 'is missing');
+    const fields = PART_FIELDS[p.type];
+    if (fields === undefined) {
+      const known = Object.keys(PART_FIELDS).join(', ');
+      throw invalidMessage(
+        index,
+        `content.${k}.type`,
+        `unknown content part type "${p.type.slice(0, 64)}" (${known})`,
+      );
+    }
+    if (fields.some((field) => p[field] !== undefined && p[field] !== null)) {
+      if (fields[0] === 'text' || fields[0] === 'refusal') {
+        if (typeof p[fields[0]] !== 'string')
+          throw invalidMessage(index, `content.${k}.${fields[0]}`, `must be a string on a "${p.type}" part`);
+      }
+      return;
+    }
+    const which = fields.length === 1 ? fields[0] : `one of ${fields.join(', ')}`;
+    throw invalidMessage(index, `content.${k}.${fields[0]}`, `is required on a "${p.type}" part (${which})`);
+  });
+}
+
 function stringify(value: unknown): string {
   if (typeof value === 'string') return value;
   if (Array.isArray(value)) return partsText(value);
@@ -69,6 +116,7 @@ export const openaiResponsesCodec: MessageCodec = {
       if (typeof item.content !== 'string' && !Array.isArray(item.content)) {
         throw invalidMessage(index, 'content', 'must be a string or an array of content parts');
       }
+      if (Array.isArray(item.content)) checkParts(item.content, index);
       parsed.role = item.role as MessageRole;
       parsed.kind = 'message';
       parsed.text = stringify(item.content);

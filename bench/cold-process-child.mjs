@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { PerformanceObserver } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 
 const start = performance.now(); // since the process started (performance.timeOrigin)
@@ -62,14 +63,28 @@ if (profiling) {
   await profiling.post('Profiler.setSamplingInterval', { interval: 100 });
   await profiling.post('Profiler.start');
 }
+// The collector's pauses on this thread during the first call (a major collection after the
+// history's parse lands there or not by the heap's thresholds: a lottery between builds).
+const pauses = [];
+const observer = new PerformanceObserver((list) => {
+  for (const entry of list.getEntries())
+    pauses.push({ at: entry.startTime, ms: entry.duration, kind: entry.detail?.kind });
+});
+observer.observe({ entryTypes: ['gc'] });
 const cpu = process.cpuUsage();
 const first = await manager.compact('c', history);
 const firstMs = performance.now() - read;
+const firstEnd = performance.now();
 const firstCpu = cpuMs(cpu);
 if (profiling) {
   const { profile } = await profiling.post('Profiler.stop');
   writeFileSync(process.env.COLD_PROFILE, JSON.stringify(profile));
 }
+await new Promise((resolve) => setTimeout(resolve, 20)); // the observer's entries arrive later
+observer.disconnect();
+const inFirst = pauses.filter((pause) => pause.at >= read && pause.at <= firstEnd);
+const firstGc = inFirst.reduce((sum, pause) => sum + pause.ms, 0);
+const firstMajor = inFirst.some((pause) => pause.kind === 4); // NODE_PERFORMANCE_GC_MAJOR
 const same = digest(first.messages) === setup.expected;
 await manager.flush();
 // A second fresh manager in this process: the code is compiled now (bench/cold-start.ts's figure).
@@ -103,6 +118,8 @@ const row = {
   read: read - ready,
   firstMs,
   firstCpu,
+  firstGc,
+  firstMajor,
   same: same && secondSame,
   sent: first.messages.length,
   secondMs,

@@ -122,6 +122,10 @@ async function parent(dist: string, runs: number, size: number, plain: boolean):
   console.log(
     `  first call ${f(m('firstMs'))} (CPU ${f(m('firstCpu'))}); a second fresh manager ${f(m('secondMs'))} (CPU ${f(m('secondCpu'))}); warm ${f(m('warm'))} (CPU ${f(m('warmCpu'))})`,
   );
+  const majors = rows.filter((row) => row.firstMajor).length;
+  console.log(
+    `  collector's pauses in the first call ${f(m('firstGc'))} (a major collection in ${majors} of ${runs}); first call CPU less them ${f(median(rows.map((row) => (row.firstCpu as number) - (row.firstGc as number))))}`,
+  );
   console.log(
     `  first / warm ${(m('firstMs') / m('warm')).toFixed(1)}x (CPU ${(m('firstCpu') / m('warmCpu')).toFixed(1)}x); second fresh / warm ${(m('secondMs') / m('warm')).toFixed(1)}x (CPU ${(m('secondCpu') / m('warmCpu')).toFixed(1)}x); sent what the warm manager sent: ${rows.every((row) => row.same) ? 'yes' : 'NO'}`,
   );

@@ -52,7 +52,6 @@ import type {
   TokenEstimate,
 } from './manager-options.js';
 import { pipelineDeps } from './pipeline-deps.js';
-import { rehearseFirstCall } from './rehearse-first-call.js';
 import { checkCallOptions, resolveSettings } from './resolve-settings.js';
 import { type CallContext, runCall } from './run-call.js';
 
@@ -204,26 +203,15 @@ export class CompactManager {
    * start-up); calls made before it wait for the same load instead of loading in one block.
    * It also readies what a fresh process's first call on a known session would load: the
    * tokenizer's expressions compiled, the summary key read when it is given or its file exists
-   * (no file is created here), Node's crypto loaded, and, with the built-in counter, the first
-   * call on a known session rehearsed on a made-up one (rehearse-first-call.ts: the code on its
-   * path compiled), once per process.
+   * (no file is created here), Node's crypto loaded.
    */
   async ready(): Promise<void> {
     if (this.#ready === true) return;
-    this.#ready ??= Promise.resolve(this.counter.ready?.())
-      .then(() => {
-        primeSpanIds();
-        this.#deps.marks.prepare();
-        const counter = this.counter;
-        const model = this.model;
-        return rehearseFirstCall(
-          counter,
-          (store) => new CompactManager({ model, tokenCounter: counter, store }),
-        );
-      })
-      .then(() => {
-        this.#ready = true;
-      });
+    this.#ready ??= Promise.resolve(this.counter.ready?.()).then(() => {
+      primeSpanIds();
+      this.#deps.marks.prepare();
+      this.#ready = true;
+    });
     await this.#ready;
   }
 

@@ -4,8 +4,9 @@
  */
 import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
+import { PerformanceObserver } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 
 const start = performance.now(); // since the process started (performance.timeOrigin)
@@ -19,9 +20,13 @@ const cpuMs = (from) => {
 const digest = (messages) => createHash('sha256').update(JSON.stringify(messages)).digest('hex');
 const fileOf = (key) => join(setup.folder, `${encodeURIComponent(key)}.json`);
 
-/** A store read from the folder of JSON files (one per key), written in memory: a database's fresh read. */
+/**
+ * A store read from the folder of JSON files (one per key), written in memory: a database's
+ * fresh read. Its `getIfChanged` (used by builds that know it) names a file's revision by its
+ * stat, and a key written since by a count of the writes.
+ */
 function folderStore(memory) {
-  const written = new Set();
+  const written = new Map();
   return {
     name: 'json-folder',
     async get(key) {
@@ -32,12 +37,23 @@ function folderStore(memory) {
         return undefined;
       }
     },
+    async getIfChanged(key, revision) {
+      let now = written.has(key) ? `w${written.get(key)}` : undefined;
+      if (now === undefined) {
+        const info = await stat(fileOf(key)).catch(() => undefined);
+        now = info ? `${info.mtimeMs}:${info.size}:${info.ino}` : 'none';
+      }
+      if (now === revision) return { revision: now, unchanged: true };
+      const state = await this.get(key);
+      return state === undefined ? { revision: now } : { revision: now, state };
+    },
     async set(key, state, options) {
-      written.add(key);
-      return memory.set(key, state, options);
+      const done = await memory.set(key, state, options);
+      if (done) written.set(key, (written.get(key) ?? 0) + 1);
+      return done;
     },
     async delete(key) {
-      written.add(key);
+      written.set(key, (written.get(key) ?? 0) + 1);
       await memory.delete(key);
     },
     acquireLock: (key, ttl) => memory.acquireLock(key, ttl),
@@ -47,11 +63,26 @@ function folderStore(memory) {
 const loaded = performance.now();
 const { CompactManager, MemorySessionStore } = await import(pathToFileURL(join(dist, 'index.js')).href);
 const imported = performance.now();
-const store = folderStore(new MemorySessionStore());
+/** COLD_REDIS=<url>: the records loaded into a Redis store (a key prefix of this child's own), used instead. */
+async function redisStore(url) {
+  const { redisSessionStore } = await import(pathToFileURL(join(dist, 'storage/redis/index.js')).href);
+  const store = redisSessionStore({ url, keyPrefix: `cold-process:${process.pid}:${Date.now()}:` });
+  for (const key of ['c', 'c::quick', 'c::counts']) {
+    const text = await readFile(fileOf(key), 'utf8').catch(() => undefined);
+    if (text !== undefined) await store.set(key, JSON.parse(text));
+  }
+  return store;
+}
+const store = process.env.COLD_REDIS
+  ? await redisStore(process.env.COLD_REDIS)
+  : folderStore(new MemorySessionStore());
 const manager = new CompactManager({ ...setup.options, store });
 await manager.ready();
 const ready = performance.now();
 const history = JSON.parse(await readFile(setup.history, 'utf8'));
+// COLD_GC=1 (with `node --expose-gc`): a full collection after the history's parse, so that the
+// first call does not pay for the parse's garbage (see the pauses below).
+if (process.env.COLD_GC) globalThis.gc();
 const read = performance.now();
 
 // COLD_PROFILE=<file>: a CPU profile of the first call alone (100 us samples).
@@ -62,14 +93,28 @@ if (profiling) {
   await profiling.post('Profiler.setSamplingInterval', { interval: 100 });
   await profiling.post('Profiler.start');
 }
+// The collector's pauses on this thread during the first call (a major collection after the
+// history's parse lands there or not by the heap's thresholds: a lottery between builds).
+const pauses = [];
+const observer = new PerformanceObserver((list) => {
+  for (const entry of list.getEntries())
+    pauses.push({ at: entry.startTime, ms: entry.duration, kind: entry.detail?.kind });
+});
+observer.observe({ entryTypes: ['gc'] });
 const cpu = process.cpuUsage();
 const first = await manager.compact('c', history);
 const firstMs = performance.now() - read;
+const firstEnd = performance.now();
 const firstCpu = cpuMs(cpu);
 if (profiling) {
   const { profile } = await profiling.post('Profiler.stop');
   writeFileSync(process.env.COLD_PROFILE, JSON.stringify(profile));
 }
+await new Promise((resolve) => setTimeout(resolve, 20)); // the observer's entries arrive later
+observer.disconnect();
+const inFirst = pauses.filter((pause) => pause.at >= read && pause.at <= firstEnd);
+const firstGc = inFirst.reduce((sum, pause) => sum + pause.ms, 0);
+const firstMajor = inFirst.some((pause) => pause.kind === 4); // NODE_PERFORMANCE_GC_MAJOR
 const same = digest(first.messages) === setup.expected;
 await manager.flush();
 // A second fresh manager in this process: the code is compiled now (bench/cold-start.ts's figure).
@@ -103,6 +148,8 @@ const row = {
   read: read - ready,
   firstMs,
   firstCpu,
+  firstGc,
+  firstMajor,
   same: same && secondSame,
   sent: first.messages.length,
   secondMs,

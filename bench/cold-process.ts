@@ -1,5 +1,5 @@
 /**
- * `npx tsx bench/cold-process.ts [--dist dist] [--runs 5] [--size 16000] [--plain]`: the first
+ * `npx tsx bench/cold-process.ts [--dist dist] [--runs 5] [--size 16000] [--plain] [--settle]`: the first
  * call of a real fresh process (issue 47 point 1) on a known session that compacted (`--plain`:
  * one that did not), against a warm call in the same process. bench/cold-start.ts takes a fresh
  * manager in a process that already ran the same code; here each child is a new `node` on the
@@ -103,7 +103,13 @@ async function parent(dist: string, runs: number, size: number, plain: boolean):
   const rows: Record<string, number | boolean>[] = [];
   for (let i = 0; i < runs; i++) {
     // Plain node on the built package: no TypeScript loader in the child's module loads.
-    const out = spawnSync(process.execPath, [CHILD, join(folder, 'setup.json'), dist], { encoding: 'utf8' });
+    // --settle: a full collection after the child's history parse (its garbage is the caller's).
+    const settle = process.argv.includes('--settle');
+    const out = spawnSync(
+      process.execPath,
+      [...(settle ? ['--expose-gc'] : []), CHILD, join(folder, 'setup.json'), dist],
+      { encoding: 'utf8', env: settle ? { ...process.env, COLD_GC: '1' } : process.env },
+    );
     const line = out.stdout.trim().split('\n').at(-1);
     if (out.status !== 0 || !line) throw new Error(`child failed: ${out.stderr}`);
     rows.push(JSON.parse(line));
@@ -121,6 +127,10 @@ async function parent(dist: string, runs: number, size: number, plain: boolean):
   );
   console.log(
     `  first call ${f(m('firstMs'))} (CPU ${f(m('firstCpu'))}); a second fresh manager ${f(m('secondMs'))} (CPU ${f(m('secondCpu'))}); warm ${f(m('warm'))} (CPU ${f(m('warmCpu'))})`,
+  );
+  const majors = rows.filter((row) => row.firstMajor).length;
+  console.log(
+    `  collector's pauses in the first call ${f(m('firstGc'))} (a major collection in ${majors} of ${runs}); first call CPU less them ${f(median(rows.map((row) => (row.firstCpu as number) - (row.firstGc as number))))}`,
   );
   console.log(
     `  first / warm ${(m('firstMs') / m('warm')).toFixed(1)}x (CPU ${(m('firstCpu') / m('warmCpu')).toFixed(1)}x); second fresh / warm ${(m('secondMs') / m('warm')).toFixed(1)}x (CPU ${(m('secondCpu') / m('warmCpu')).toFixed(1)}x); sent what the warm manager sent: ${rows.every((row) => row.same) ? 'yes' : 'NO'}`,

@@ -93,6 +93,7 @@ export {
 } from './core/session/session-lock.js';
 export {
   MemorySessionStore,
+  type RevisedState,
   type SessionLock,
   type SessionRewrite,
   type SessionState,

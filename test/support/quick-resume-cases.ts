@@ -63,10 +63,29 @@ export function expectQuickLikeWarm({ fresh, warm }: QuickCase): void {
   expect(fresh.second).toEqual(warm[1]);
 }
 
-/** `runCase` through a Redis session store on a real redis-server (skipped with a notice without one). */
+/**
+ * `store` with a count of the reads it answered "unchanged" (`getIfChanged`: the manager
+ * skipped reading and checking a state it held at that revision). Everything else is the store's.
+ */
+export function countingUnchanged(store: SessionStore): SessionStore & { unchanged: number } {
+  const counted = Object.assign(Object.create(store) as SessionStore, { unchanged: 0 });
+  counted.getIfChanged = async (sessionId: string, revision?: string) => {
+    const answer = await store.getIfChanged!(sessionId, revision);
+    if (answer.unchanged) counted.unchanged++;
+    return answer;
+  };
+  return counted;
+}
+
+/**
+ * `runCase` through a Redis session store on a real redis-server (skipped with a notice without
+ * one). With `skipsReads`, the fresh manager's later reads of the session's state must skip the
+ * full read (the store's revision unchanged).
+ */
 export function describeQuickCaseInRedis(
   title: string,
   runCase: (store: SessionStore) => Promise<QuickCase>,
+  { skipsReads = false } = {},
 ) {
   const withRedis = redisAvailable(title);
   describe.runIf(withRedis)(`${title}: a session kept in Redis`, () => {
@@ -82,7 +101,9 @@ export function describeQuickCaseInRedis(
       const store = redisSessionStore({ url: server.url });
       try {
         for (const key of ['s', 's::counts', quickKey('s')]) await store.delete(key);
-        expectQuickLikeWarm(await runCase(store));
+        const counted = countingUnchanged(store);
+        expectQuickLikeWarm(await runCase(counted));
+        if (skipsReads) expect(counted.unchanged).toBeGreaterThan(0);
       } finally {
         await store.close();
       }

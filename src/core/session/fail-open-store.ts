@@ -21,7 +21,7 @@ import { isCompactError } from '../errors.js';
 import type { FailOpenStoreOptions } from './fail-open-options.js';
 import { type CallBudget, waitWithin } from './idle-time-limit.js';
 import type { SessionState, SessionStoreSetOptions } from './session-state.js';
-import { MemorySessionStore, type SessionLock, type SessionStore } from './session-store.js';
+import { deepFreeze, type SessionLock, type SessionStore } from './session-store.js';
 import { storedStateProblem } from './session-store-checks.js';
 import { stateBytes } from './state-bytes.js';
 import { StoreCalls, StoreFault } from './store-calls.js';
@@ -49,6 +49,13 @@ export class FailOpenStore implements SessionStore {
   /** The version the store last had, per key, as far as this process knows. */
   readonly #storedVersion = new Map<string, number>();
   readonly #pending = new Map<string, PendingWrite>();
+  /**
+   * The store's revision of the state this process last read and checked, per key, with that
+   * state (frozen): while the store reports the same revision, and this process has not set
+   * another copy since, `get` answers it without reading and checking it again
+   * (`SessionStore.getIfChanged`).
+   */
+  readonly #revisions = new Map<string, { revision: string; state: SessionState }>();
   /**
    * Local answers kept while the store is down (`SessionState.local`): served by `get` until
    * the store answers, never written to it.
@@ -102,6 +109,7 @@ export class FailOpenStore implements SessionStore {
     if (this.#pending.has(key)) return;
     this.#local.delete(key);
     this.#storedVersion.delete(key);
+    this.#revisions.delete(key);
   }
 
   /**
@@ -226,8 +234,9 @@ export class FailOpenStore implements SessionStore {
     // newer version (another process reached the store meanwhile).
     if (this.#pending.has(sessionId)) return this.#floors.duringOutage(sessionId, local ?? undefined);
     try {
-      let state = await this.#call(sessionId, () => this.inner.get(sessionId));
-      const problem = state === undefined ? undefined : storedStateProblem(state);
+      const read = await this.#read(sessionId);
+      let state = read.state;
+      const problem = state === undefined || read.checked ? undefined : storedStateProblem(state);
       if (problem !== undefined) {
         state = undefined;
         await this.#call(sessionId, () => this.inner.delete(sessionId)).catch(() => {});
@@ -248,6 +257,10 @@ export class FailOpenStore implements SessionStore {
       this.#local.set(sessionId, state ?? null);
       if (state) this.#storedVersion.set(sessionId, state.version);
       else this.#storedVersion.delete(sessionId);
+      this.#revisions.delete(sessionId);
+      // Kept only for the store's own answer (not a copy written back, nor a floor).
+      if (state !== undefined && read.revision !== undefined && state === read.state)
+        this.#revisions.set(sessionId, { revision: read.revision, state: deepFreeze(state) });
       return state;
     } catch (error) {
       if (error instanceof StoreFault) return this.#floors.duringOutage(sessionId, local ?? undefined);
@@ -259,6 +272,28 @@ export class FailOpenStore implements SessionStore {
       }
       throw error;
     }
+  }
+
+  /**
+   * The store's state of a session: `checked` when it is the one this process read and checked
+   * before, at the revision the store still reports (and this process set no other copy since).
+   */
+  async #read(
+    sessionId: string,
+  ): Promise<{ state: SessionState | undefined; revision?: string; checked: boolean }> {
+    const inner = this.inner;
+    if (!inner.getIfChanged)
+      return { state: await this.#call(sessionId, () => inner.get(sessionId)), checked: false };
+    const known = this.#revisions.get(sessionId);
+    const held = known !== undefined && this.#local.get(sessionId) === known.state ? known : undefined;
+    const answer = await this.#call(sessionId, () => inner.getIfChanged!(sessionId, held?.revision));
+    if (answer.unchanged === true) {
+      if (held && answer.revision === held.revision)
+        return { state: held.state, revision: held.revision, checked: true };
+      // Unchanged from a revision this process does not hold: read it whole.
+      return { state: await this.#call(sessionId, () => inner.get(sessionId)), checked: false };
+    }
+    return { state: answer.state, revision: answer.revision, checked: false };
   }
 
   /** Writes a state at a version floor over `found` (see {@link writeFloor}). */
@@ -366,24 +401,4 @@ export class FailOpenStore implements SessionStore {
       return localLock(sessionId, -++this.#localTokens);
     }
   }
-}
-
-/**
- * The store a manager's pipeline uses: the in-process store as it is (it cannot fail), any
- * other behind a {@link FailOpenStore} (or fail-closed with `failOnStorageError`).
- */
-export function failOpenFor(
-  store: SessionStore,
-  settings: { storeTimeoutMs: number; failOnStorageError: boolean },
-  handlers: Pick<
-    FailOpenStoreOptions,
-    'onOutage' | 'onCorrupt' | 'onRecovery' | 'onLost' | 'floor' | 'onFloor'
-  >,
-): FailOpenStore | undefined {
-  if (Object.getPrototypeOf(store) === MemorySessionStore.prototype) return undefined;
-  return new FailOpenStore(store, {
-    timeoutMs: settings.storeTimeoutMs,
-    failClosed: settings.failOnStorageError,
-    ...handlers,
-  });
 }

@@ -5,8 +5,8 @@
  * unless told to fail closed.
  */
 import { ArchiveFloorStore } from './archive-floor-store.js';
-import { type FailOpenStore, type FailOpenStoreOptions, failOpenFor } from './fail-open-store.js';
-import type { SessionStore } from './session-store.js';
+import { FailOpenStore, type FailOpenStoreOptions } from './fail-open-store.js';
+import { MemorySessionStore, type SessionStore } from './session-store.js';
 import type { StorageAdapter } from './storage-adapter.js';
 
 /** The fail-open store's event handlers (store-fault-events.ts). */
@@ -27,4 +27,24 @@ export function pipelineStore(
     store: floor ? new ArchiveFloorStore(store, floor, settings.storeTimeoutMs, handlers.onFloor) : store,
     failOpen: undefined,
   };
+}
+
+/**
+ * The store a manager's pipeline uses: the in-process store as it is (it cannot fail), any
+ * other behind a {@link FailOpenStore} (or fail-closed with `failOnStorageError`).
+ */
+export function failOpenFor(
+  store: SessionStore,
+  settings: { storeTimeoutMs: number; failOnStorageError: boolean },
+  handlers: Pick<
+    FailOpenStoreOptions,
+    'onOutage' | 'onCorrupt' | 'onRecovery' | 'onLost' | 'floor' | 'onFloor'
+  >,
+): FailOpenStore | undefined {
+  if (Object.getPrototypeOf(store) === MemorySessionStore.prototype) return undefined;
+  return new FailOpenStore(store, {
+    timeoutMs: settings.storeTimeoutMs,
+    failClosed: settings.failOnStorageError,
+    ...handlers,
+  });
 }

@@ -52,6 +52,16 @@ export interface SessionLock {
   release(): Promise<boolean>;
 }
 
+/** What {@link SessionStore.getIfChanged} answers. */
+export interface RevisedState {
+  /** The stored state's revision now. */
+  revision: string;
+  /** True when the revision is the one asked about: `state` is then left out. */
+  unchanged?: boolean;
+  /** The stored state (absent: none, or `unchanged`). */
+  state?: SessionState;
+}
+
 /**
  * Holds {@link SessionState} by session id, and a lock per session with expiry and a fencing
  * token so that processes sharing the store compact a session once per trigger.
@@ -81,6 +91,15 @@ export interface SessionStore {
    */
   acquireLock(sessionId: string, ttlMs: number): Promise<SessionLock | undefined>;
   /**
+   * The stored state with its revision, or only the revision when it is still `revision`
+   * (nothing was written or deleted since the read that returned it). Optional: a store that
+   * has it spares the manager's calls of a session read and checked before (a process that
+   * resumed it from the store) the full read and check of its state while no other process
+   * writes it. The revision is an opaque string that changes on every write and delete of the
+   * session's state, by any process.
+   */
+  getIfChanged?(sessionId: string, revision?: string): Promise<RevisedState>;
+  /**
    * Closes what the store opened itself (a connection it made from a URL; never a client it
    * was given). `CompactManager.shutdown()` calls it. A store used after `close` may open
    * again. Optional.
@@ -97,7 +116,7 @@ interface MemoryEntry {
 }
 
 /** Returns `value` with every object and array in it frozen. */
-function deepFreeze<T>(value: T): T {
+export function deepFreeze<T>(value: T): T {
   if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
     Object.freeze(value);
     for (const child of Object.values(value)) deepFreeze(child);

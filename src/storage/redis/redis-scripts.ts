@@ -9,6 +9,7 @@
  * | `fence`     | the last fencing token issued (kept by `delete`)             |
  * | `lock`      | the current holder's token                                   |
  * | `lockUntil` | when that lock lapses, in the server's epoch milliseconds    |
+ * | `rev`       | counts the writes and deletes of `state` (kept by `delete`)  |
  *
  * Lock times come from the server's clock (`TIME`), never a client's.
  */
@@ -31,6 +32,27 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
 export const GET_SCRIPT = script(`return redis.call('HGET', KEYS[1], 'state')`);
 
 /**
+ * The state's revision: the write counter, the version and the state's length (a writer of
+ * an older release, which does not count its writes, still moves the version or the length
+ * when it compacts). Lua: `rev` is the revision of KEYS[1].
+ */
+const REVISION = `local rev = (redis.call('HGET', KEYS[1], 'rev') or '0') .. ':' .. (redis.call('HGET', KEYS[1], 'version') or '') .. ':' .. redis.call('HSTRLEN', KEYS[1], 'state')`;
+
+/**
+ * KEYS[1]; ARGV: a revision or ''. Returns {revision, 0} when the state's revision is
+ * ARGV[1], {revision, 1} when there is no state, else {revision, 2, state JSON}.
+ */
+export const GET_IF_CHANGED_SCRIPT = script(`${REVISION}
+if ARGV[1] ~= '' and rev == ARGV[1] then
+  return {rev, 0}
+end
+local state = redis.call('HGET', KEYS[1], 'state')
+if not state then
+  return {rev, 1}
+end
+return {rev, 2, state}`);
+
+/**
  * KEYS[1]; ARGV: state JSON, version, expectedVersion or '', fencingToken or ''.
  * Returns 1 (written), 0 (version mismatch) or -1 (fenced: a newer lock was issued).
  */
@@ -42,10 +64,13 @@ if ARGV[4] ~= '' and tonumber(ARGV[4]) < tonumber(redis.call('HGET', KEYS[1], 'f
   return -1
 end
 redis.call('HSET', KEYS[1], 'state', ARGV[1], 'version', ARGV[2])
+redis.call('HINCRBY', KEYS[1], 'rev', 1)
 return 1`);
 
 /** KEYS[1]; removes the state, keeps the fencing counter and a held lock. */
-export const DELETE_SCRIPT = script(`redis.call('HDEL', KEYS[1], 'state', 'version')
+export const DELETE_SCRIPT = script(`if redis.call('HDEL', KEYS[1], 'state', 'version') > 0 then
+  redis.call('HINCRBY', KEYS[1], 'rev', 1)
+end
 return 1`);
 
 /** KEYS[1]; ARGV: ttlMs. Returns the new fencing token, or 0 when another lock is live. */
@@ -81,4 +106,5 @@ export const SET_ASIDE_SCRIPT = script(`if redis.call('HGET', KEYS[1], 'state') 
 end
 redis.call('HSET', KEYS[1], 'corrupt', ARGV[1])
 redis.call('HDEL', KEYS[1], 'state', 'version')
+redis.call('HINCRBY', KEYS[1], 'rev', 1)
 return 1`);

@@ -76,13 +76,20 @@ describe.runIf(withRedis)('redisSessionStore', () => {
     expect(await admin.keys(`${keyPrefix}*`)).toEqual([`${keyPrefix}s`]);
     const hash = await admin.hGetAll(`${keyPrefix}s`);
     expect(JSON.parse(hash.state ?? '')).toEqual(state(3));
-    expect(hash).toMatchObject({ version: '3', fence: String(lock?.token), lock: String(lock?.token) });
+    expect(hash).toMatchObject({
+      version: '3',
+      rev: '1',
+      fence: String(lock?.token),
+      lock: String(lock?.token),
+    });
     const until = Number(hash.lockUntil);
     const serverNow = Number(((await admin.sendCommand(['TIME'])) as string[])[0]) * 1000;
     expect(until - serverNow).toBeGreaterThan(50_000);
     expect(until - serverNow).toBeLessThanOrEqual(61_000);
     await store.delete('s');
+    // The write counter outlives the state, as the fencing counter does (a revision never repeats).
     expect(await admin.hGetAll(`${keyPrefix}s`)).toEqual({
+      rev: '2',
       fence: String(lock?.token),
       lock: String(lock?.token),
       lockUntil: String(until),

@@ -1,6 +1,7 @@
 import { CompactError } from '../../core/errors.js';
 import { describeCause } from '../../core/session/fail-open-store.js';
 import type {
+  RevisedState,
   SessionLock,
   SessionState,
   SessionStore,
@@ -16,6 +17,7 @@ import {
 import {
   ACQUIRE_SCRIPT,
   DELETE_SCRIPT,
+  GET_IF_CHANGED_SCRIPT,
   GET_SCRIPT,
   RELEASE_SCRIPT,
   RENEW_SCRIPT,
@@ -235,27 +237,40 @@ export function redisSessionStore(options: RedisSessionStoreOptions): RedisSessi
     release: async () => Number(await run(RELEASE_SCRIPT, sessionId, [String(token)])) === 1,
   });
 
+  /** The state stored as `json`, checked; a corrupt one is set aside and raises `corrupt_state`. */
+  const parsed = async (sessionId: string, json: unknown): Promise<SessionState> => {
+    let state: unknown;
+    let problem: string | undefined;
+    try {
+      state = JSON.parse(String(json));
+      problem = storedStateProblem(state);
+    } catch {
+      problem = 'is not JSON';
+    }
+    if (problem === undefined) return state as SessionState;
+    // Kept aside (field `corrupt` of the session's hash) and forgotten: the session goes on as new.
+    await run(SET_ASIDE_SCRIPT, sessionId, [String(json)]);
+    throw new CompactError(
+      'corrupt_state',
+      `redis: the stored state of session ${JSON.stringify(sessionId)} ${problem}; it was moved to the field "corrupt" of ${JSON.stringify(prefix + sessionId)} and the session starts over`,
+    );
+  };
+
   return {
     name: 'redis',
     async get(sessionId: string): Promise<SessionState | undefined> {
       checkSessionId(sessionId);
       const json = await run(GET_SCRIPT, sessionId, []);
       if (json === null || json === undefined) return undefined;
-      let state: unknown;
-      let problem: string | undefined;
-      try {
-        state = JSON.parse(String(json));
-        problem = storedStateProblem(state);
-      } catch {
-        problem = 'is not JSON';
-      }
-      if (problem === undefined) return state as SessionState;
-      // Kept aside (field `corrupt` of the session's hash) and forgotten: the session goes on as new.
-      await run(SET_ASIDE_SCRIPT, sessionId, [String(json)]);
-      throw new CompactError(
-        'corrupt_state',
-        `redis: the stored state of session ${JSON.stringify(sessionId)} ${problem}; it was moved to the field "corrupt" of ${JSON.stringify(prefix + sessionId)} and the session starts over`,
-      );
+      return parsed(sessionId, json);
+    },
+    async getIfChanged(sessionId: string, revision?: string): Promise<RevisedState> {
+      checkSessionId(sessionId);
+      const [now, kind, json] = (await run(GET_IF_CHANGED_SCRIPT, sessionId, [revision ?? ''])) as unknown[];
+      const answer: RevisedState = { revision: String(now) };
+      if (Number(kind) === 0) answer.unchanged = true;
+      else if (Number(kind) === 2) answer.state = await parsed(sessionId, json);
+      return answer;
     },
     async set(
       sessionId: string,

@@ -166,6 +166,22 @@ const PATHS: Record<string, (watch: Watch) => Promise<Row[]>> = {
       }),
     ];
   },
+  async 'ai-sdk-warm-16k'(watch) {
+    const { compactionMiddleware } = await import('../src/adapters/ai-sdk/index.js');
+    const prompt = chatToAiSdkParts(await chat());
+    const made = await manager();
+    const middleware = compactionMiddleware(made, { sessionId: 'ai-sdk' });
+    const call = () => middleware.transformParams!({ params: { prompt }, type: 'generate' } as never);
+    await call();
+    await made.flush();
+    let worst: Row | undefined;
+    for (let i = 0; i < 20; i++) {
+      prompt.push({ role: 'user', content: [{ type: 'text', text: `follow-up ${i}` }] });
+      const row = await watch('AI SDK middleware, warm, 16k, one new message a call', async () => call());
+      if (!worst || blockOf(row) > blockOf(worst)) worst = row;
+    }
+    return [worst!];
+  },
   async 'ai-sdk-prepare-step-16k'(watch) {
     const { compactionPrepareStep } = await import('../src/adapters/ai-sdk/index.js');
     const messages = chatToAiSdkParts(await chat());

@@ -59,7 +59,7 @@ describe('AI SDK conversions of a long history', () => {
     const params = (await call) as { prompt: unknown[] };
     expect(readWhenTimerRan).toBe(false);
     expect(params.prompt).toHaveLength(messages.length);
-    params.prompt.forEach((message, i) => expect(message).toBe(messages[i]));
+    expect(params.prompt.every((message, i) => message === messages[i])).toBe(true);
     await manager.shutdown();
   });
 
@@ -79,6 +79,6 @@ describe('AI SDK conversions of a long history', () => {
     const turned = await back;
     expect(resolvedWhenTimerRan).toBe(false);
     expect(turned).toEqual(chatToAiSdk(chat, 'prompt'));
-    turned.forEach((message, i) => expect(message).toBe(messages[i]));
+    expect(turned.every((message, i) => message === messages[i])).toBe(true);
   });
 });

@@ -282,6 +282,14 @@ function longTexts(message: CompactMessage): string[] {
   return texts.filter((text) => text.length > LONG_TEXT_CHARS);
 }
 
+/** Whether `message` has a text over {@link LONG_TEXT_CHARS} (no allocation: asked of every message counted ahead). */
+export function hasLongText(message: Pick<CompactMessage, 'text' | 'toolCalls' | 'toolResults'>): boolean {
+  if (message.text.length > LONG_TEXT_CHARS) return true;
+  for (const call of message.toolCalls) if (call.arguments.length > LONG_TEXT_CHARS) return true;
+  for (const result of message.toolResults) if (result.output.length > LONG_TEXT_CHARS) return true;
+  return false;
+}
+
 /**
  * `counter.countMessage(message)` as steps that yield between slices of its long texts (run
  * them with `runStepsYielding`), or undefined when there is nothing long to slice or the
@@ -291,7 +299,7 @@ function longTexts(message: CompactMessage): string[] {
 export function countMessageSteps(counter: TokenCounter, message: CompactMessage): Steps<number> | undefined {
   if (!(counter instanceof BpeTokenCounter) || message.kind === 'other') return undefined;
   // Texts with media in them are counted elided (a different string): left to countMessage.
-  if (longTexts(message).length === 0 || mediaParts(message.raw).length > 0) return undefined;
+  if (!hasLongText(message) || mediaParts(message.raw).length > 0) return undefined;
   return messageSteps(counter, message);
 }
 

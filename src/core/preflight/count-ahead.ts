@@ -4,7 +4,7 @@
  * the index entries and rewrites in the rewrite cache, so the view built next (step 2,
  * resume-view.ts) finds them ready instead of tokenizing a long history in one block.
  */
-import { countMessageSteps, type TokenCounter } from '../counting/token-counter.js';
+import { countMessageSteps, hasLongText, type TokenCounter } from '../counting/token-counter.js';
 import { newestBoundary } from '../messages/formats/provider-compaction.js';
 import { entryTokens, type IndexedMessage, toCompactMessage } from '../messages/message-index.js';
 import type { SessionRewrite, SessionState } from '../session/session-store.js';
@@ -44,7 +44,9 @@ export async function countAhead(input: CountAheadInput, slice: TimeSlice): Prom
       const known = input.known?.get(item.entry.hash);
       if (known === undefined) {
         // A message with a long text (a 10 MB tool output) is counted across turns of the loop.
-        const steps = countMessageSteps(counter, toCompactMessage(item));
+        const steps = hasLongText(item.entry.parsed)
+          ? countMessageSteps(counter, toCompactMessage(item))
+          : undefined;
         if (steps === undefined) entryTokens(item, counter);
         else item.entry.tokens.set(counter, await runStepsYielding(steps, slice));
         fresh.count++;

@@ -53,6 +53,8 @@ export interface Blocks {
   /** `monitorEventLoopDelay`'s largest delay. */
   delayMaxMs: number;
   turns: number;
+  /** The gap of {@link threadMs} (`performance.now()` at its start and end), for a profile. */
+  worstGap?: [number, number];
 }
 
 /** The block of a row: the most main-thread CPU time in one gap. */
@@ -113,6 +115,7 @@ export async function watchBlocks(path: string, work: () => Promise<unknown>): P
   observer.observe({ entryTypes: ['gc'] });
   let wallMs = 0;
   let threadMs = 0;
+  let worstGap: [number, number] | undefined;
   let turns = 0;
   let last = performance.now();
   let lastCpu = threadCpuMs();
@@ -121,7 +124,10 @@ export async function watchBlocks(path: string, work: () => Promise<unknown>): P
     const now = performance.now();
     const cpu = threadCpuMs();
     wallMs = Math.max(wallMs, now - last);
-    threadMs = Math.max(threadMs, cpu - lastCpu);
+    if (cpu - lastCpu > threadMs) {
+      threadMs = cpu - lastCpu;
+      worstGap = [last, now];
+    }
     // Gaps under a millisecond of CPU cannot be the longest stretch: not kept.
     if (cpu - lastCpu >= 1) gaps.push(last, now, cpu - lastCpu);
     // The clocks are read again: the read itself is not the work's.
@@ -156,6 +162,7 @@ export async function watchBlocks(path: string, work: () => Promise<unknown>): P
     gcKind,
     delayMaxMs: delay.max / 1e6,
     turns,
+    ...(worstGap ? { worstGap } : {}),
   };
 }
 

@@ -25,6 +25,9 @@ import { type Blocks, blockOf, medianRun, printBlocks, watchBlocks } from './blo
 import type { WarmupFigures } from './tokenizer-warmup.js';
 
 const MODEL_MS = 20;
+
+/** {@link watchBlocks} or a profiled copy of it (bench/block-profile.ts). */
+export type Watch = typeof watchBlocks;
 const DAY_MS = 86_400_000;
 const quick = process.argv.includes('--quick');
 /** `--paths=cold,langchain,trigger,session,background`: the paths to run (all by default). */
@@ -44,7 +47,12 @@ const worst = (a: Blocks | undefined, b: Blocks) => (a && blockOf(a) >= blockOf(
  * built-in summarizer; between preflights the agent "calls the model" (20 ms, longer while a
  * preparation runs). The worst block inside a call, and in the model's time.
  */
-async function backgroundRun(label: string, sliceMs: number, turns: number): Promise<Blocks[]> {
+export async function backgroundRun(
+  label: string,
+  sliceMs: number,
+  turns: number,
+  watch: Watch = watchBlocks,
+): Promise<Blocks[]> {
   const history = syntheticSession({ turns, seed: 5, toolDensity: 2.5, resultChars: 500 });
   const manager = new CompactManager({
     model: 'gpt-4o',
@@ -59,11 +67,11 @@ async function backgroundRun(label: string, sliceMs: number, turns: number): Pro
   let call: Blocks | undefined;
   let between: Blocks | undefined;
   for (const end of ends) {
-    call = worst(call, await watchBlocks('', () => manager.compact('loop', history.slice(0, end))));
+    call = worst(call, await watch('', () => manager.compact('loop', history.slice(0, end))));
     // The model call: the agent's own time, shared with a running preparation.
     between = worst(
       between,
-      await watchBlocks('', async () => {
+      await watch('', async () => {
         await sleep(MODEL_MS);
         while (manager.backgroundStatus().running > 0) await sleep(MODEL_MS);
       }),
@@ -104,7 +112,7 @@ export async function tokenizerWarmupBench(): Promise<WarmupFigures[]> {
 }
 
 /** A synthetic coding session of at least `messages` messages (cut at the end of a turn), ~270 tokens a message. */
-function longHistory(messages: number, resultChars = 2500): unknown[] {
+export function longHistory(messages: number, resultChars = 2500): unknown[] {
   let turns = Math.ceil(messages / 8);
   let history = syntheticSession({ turns, seed: 7, resultChars });
   while (history.length < messages) {
@@ -117,13 +125,13 @@ function longHistory(messages: number, resultChars = 2500): unknown[] {
 }
 
 /** The first call of a long history in a process whose tokenizer is loaded: indexed and counted cold. */
-async function coldCount(messages: number): Promise<Blocks> {
+export async function coldCount(messages: number, watch: Watch = watchBlocks): Promise<Blocks> {
   const history = longHistory(messages);
   // A window the history fits: the count alone, no compaction.
   const manager = new CompactManager({ model: 'gpt-4o', maxContextTokens: 20_000_000 });
   await manager.ready();
   // The call and the work it leaves for after it (the exact count of a call decided from a bound).
-  const blocks = await watchBlocks('', async () => {
+  const blocks = await watch('', async () => {
     await manager.compact('cold', history);
     await manager.flush();
   });
@@ -141,7 +149,11 @@ async function coldCount(messages: number): Promise<Blocks> {
  * with the state), or the same with the counts record deleted; the work it leaves for after
  * the call (flush) included.
  */
-async function langChainFirst(size: number, counts: boolean): Promise<Blocks> {
+export async function langChainFirst(
+  size: number,
+  counts: boolean,
+  watch: Watch = watchBlocks,
+): Promise<Blocks> {
   const classes = await import('@langchain/core/messages');
   const { chatToLangChain, compactionMiddleware } = await import('../src/adapters/langchain/index.js');
   const { chatOf } = await import('./langchain-middleware.js');
@@ -162,7 +174,7 @@ async function langChainFirst(size: number, counts: boolean): Promise<Blocks> {
   const manager = new CompactManager(options);
   await manager.ready();
   const state = chatToLangChain(JSON.parse(JSON.stringify(chat)), classes);
-  const blocks = await watchBlocks('', async () => {
+  const blocks = await watch('', async () => {
     await call(manager, state);
     await manager.flush();
   });

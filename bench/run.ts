@@ -19,7 +19,8 @@
  * 9. The event loop: the tokenizer's load (awaited through `ready()` and cold), the longest
  *    stall per path, and while the built-in summarizer prepares in the background
  *    (bench/event-loop.ts; `--no-event-loop` skips it); the scavenges of a cold 16k-message
- *    call (bench/scavenges.ts; `--no-scavenges` skips it).
+ *    call (bench/scavenges.ts; `--no-scavenges` skips it); the longest block on every path, each
+ *    in a fresh process (bench/path-blocks.ts; `--no-path-blocks` skips it).
  * 10. SDK integrations, then the LangChain.js middleware's own work per call at 1k/4k/16k
  *    messages (bench/sdk-overhead.ts, bench/langchain-middleware.ts; `--no-sdk` skips them).
  * 11. A fleet with the preparation queue (bench/queue.ts; `--no-queue` skips it), and under
@@ -364,6 +365,16 @@ if (!process.argv.includes('--no-event-loop')) {
   } = await import('./event-loop.js');
   printTokenizerWarmup(await tokenizerWarmupBench());
   printPathStalls([await idleGap(), ...(await pathStallsBench())], await backgroundBench());
+}
+
+// Issue 47 point 2: the longest block on every path (core, background, each SDK integration's
+// first call, the proxy, the CLI, a 10 MB input), each in a fresh child process, min and median
+// of 3 runs, with a CPU profile of a block over 20 ms (bench/path-blocks.ts; `--no-path-blocks`
+// skips it).
+if (!process.argv.includes('--no-path-blocks')) {
+  console.log('');
+  const { pathBlocksBench } = await import('./path-blocks.js');
+  await pathBlocksBench();
 }
 
 // Issue 47 point 2: the scavenges of a cold 16k-message call, their longest pause and the most

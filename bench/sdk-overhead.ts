@@ -61,7 +61,7 @@ const NO_TRIGGER_WINDOW = 2_000_000_000;
 const TOOL_NAMES = ['read_file', 'run_tests', 'edit_file', 'grep'] as const;
 const TOOL_DESCRIPTION = 'Operate on a file of the repository';
 
-interface ChatMessage {
+export interface ChatMessage {
   role: string;
   content: string | null;
   tool_calls?: { id: string; function: { name: string; arguments: string } }[];
@@ -174,7 +174,7 @@ function aiSdkVariants(server: ProviderTestServer, system: string, chat: ChatMes
 }
 
 /** Chat messages as Agents SDK items (Responses shapes). */
-function chatToAgentItems(chat: ChatMessage[]): AgentInputItem[] {
+export function chatToAgentItems(chat: ChatMessage[]): AgentInputItem[] {
   const names = new Map<string, string>();
   const items: AgentInputItem[] = [];
   for (const message of chat) {
@@ -274,7 +274,7 @@ function agentsVariants(server: ProviderTestServer, system: string, chat: ChatMe
 }
 
 /** Chat messages as Anthropic message params (tool results of one call batch in one user message). */
-function chatToAnthropic(chat: ChatMessage[]): Anthropic.MessageParam[] {
+export function chatToAnthropic(chat: ChatMessage[]): Anthropic.MessageParam[] {
   const out: Anthropic.MessageParam[] = [];
   for (const message of chat) {
     if (message.role === 'user') out.push({ role: 'user', content: message.content ?? '' });

@@ -4,6 +4,8 @@
  * session. The SDK-specific definitions (`agent-compaction/openai-agents`, `/ai-sdk`,
  * `/anthropic`) and the MCP server wrap {@link runRecallTool}.
  */
+
+import { formatCount } from '../core/format-count.js';
 import type { RecallArchive, RecallHit, RecallPage } from './recall-archive.js';
 import { MAX_QUERY_CHARS } from './recall-archive.js';
 import { isRecallError, RecallError, type RecallErrorCode } from './recall-error.js';
@@ -87,7 +89,7 @@ export interface RecallToolResult {
 /** The session a tool call recalls from: fixed, or read per call (e.g. from the run context). */
 export type RecallSession<C = unknown> = string | ((context: C) => string);
 
-const count = (n: number) => n.toLocaleString('en-US');
+const count = formatCount;
 
 function field<T>(
   input: Record<string, unknown>,

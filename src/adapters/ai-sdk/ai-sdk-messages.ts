@@ -6,6 +6,8 @@
  * object: nothing is re-serialized, provider options and file parts survive untouched.
  */
 
+import { TimeSlice } from '../../core/time-slice.js';
+
 /** A message of either AI SDK format (system content is a string; others are a string or parts). */
 export interface AiSdkMessage {
   role: 'system' | 'user' | 'assistant' | 'tool';
@@ -180,19 +182,49 @@ function metaOf(message: AiSdkMessage): Record<string, unknown> | undefined {
  */
 export function aiSdkToChat(messages: readonly AiSdkMessage[]): ChatMessage[] {
   const out: ChatMessage[] = [];
+  for (const message of messages) convertInto(message, out);
+  return out;
+}
+
+/**
+ * Work between two reads of the clock in {@link aiSdkToChatInSlices}: a message read from the
+ * cache counts 1, one converted {@link CONVERTED_WEIGHT}.
+ */
+const WORK_PER_CHECK = 256;
+const CONVERTED_WEIGHT = 16;
+
+/**
+ * {@link aiSdkToChat}, giving the event loop a turn every few milliseconds (a first call of a
+ * long history converts every message: 16k messages held the loop 60-90 ms in one block).
+ * The same messages as {@link aiSdkToChat}.
+ */
+export async function aiSdkToChatInSlices(messages: readonly AiSdkMessage[]): Promise<ChatMessage[]> {
+  const out: ChatMessage[] = [];
+  const slice = new TimeSlice();
+  let work = 0;
   for (const message of messages) {
-    // One conversion per message object (and content), so the manager's identity cache hits
-    // on every later call instead of hashing fresh copies.
-    const cached = conversions.get(message);
-    if (cached && cached.content === message.content && cached.options === message.providerOptions) {
-      out.push(...cached.chats);
-      continue;
-    }
-    const chats = convertMessage(message);
-    conversions.set(message, { content: message.content, options: message.providerOptions, chats });
-    out.push(...chats);
+    work += convertInto(message, out) ? CONVERTED_WEIGHT : 1;
+    if (work < WORK_PER_CHECK) continue;
+    work = 0;
+    if (slice.due()) await slice.pause();
   }
   return out;
+}
+
+/** Appends the Chat messages of `message` to `out`; true when it was converted, not read from the cache. */
+function convertInto(message: AiSdkMessage, out: ChatMessage[]): boolean {
+  // One conversion per message object (and content), so the manager's identity cache hits
+  // on every later call instead of hashing fresh copies.
+  const cached = conversions.get(message);
+  if (cached && cached.content === message.content && cached.options === message.providerOptions) {
+    // A loop, not a spread: a warm call of a long history reads every message from here.
+    for (const chat of cached.chats) out.push(chat);
+    return false;
+  }
+  const chats = convertMessage(message);
+  conversions.set(message, { content: message.content, options: message.providerOptions, chats });
+  out.push(...chats);
+  return true;
 }
 
 const conversions = new WeakMap<AiSdkMessage, { content: unknown; options: unknown; chats: ChatMessage[] }>();
@@ -334,45 +366,82 @@ function createdToolResult(out: readonly AiSdkMessage[], callId: string, text: s
  * text message of the right format.
  */
 export function chatToAiSdk(messages: readonly unknown[], kind: AiSdkMessageKind): AiSdkMessage[] {
-  const out: AiSdkMessage[] = [];
-  const toolParts = new Map<AiSdkMessage, Map<number, string | undefined>>();
-  const toolSlots = new Map<AiSdkMessage, number>();
-  for (const value of messages) {
-    const chat = value as ChatMessage;
+  const back = new TurnBack(kind);
+  for (const value of messages) back.add(value as ChatMessage);
+  return back.finish();
+}
+
+/** Messages turned back between two reads of the clock in {@link chatToAiSdkInSlices}. */
+const MESSAGES_PER_CHECK = 256;
+
+/**
+ * {@link chatToAiSdk}, giving the event loop a turn every few milliseconds (a first call of a
+ * long history turns back every message it keeps). The same messages.
+ */
+export async function chatToAiSdkInSlices(
+  messages: readonly unknown[],
+  kind: AiSdkMessageKind,
+): Promise<AiSdkMessage[]> {
+  const back = new TurnBack(kind);
+  const slice = new TimeSlice();
+  for (let i = 0; i < messages.length; i++) {
+    back.add(messages[i] as ChatMessage);
+    if (i % MESSAGES_PER_CHECK === MESSAGES_PER_CHECK - 1 && slice.due()) await slice.pause();
+  }
+  return back.finish();
+}
+
+/** The AI SDK messages of Chat messages, added one by one (see {@link chatToAiSdk}). */
+class TurnBack {
+  readonly #kind: AiSdkMessageKind;
+  readonly #out: AiSdkMessage[] = [];
+  readonly #toolParts = new Map<AiSdkMessage, Map<number, string | undefined>>();
+  readonly #toolSlots = new Map<AiSdkMessage, number>();
+
+  constructor(kind: AiSdkMessageKind) {
+    this.#kind = kind;
+  }
+
+  add(chat: ChatMessage): void {
+    const out = this.#out;
     const origin = chat[ORIGIN] as Origin | undefined;
     if (!origin) {
       const text = typeof chat.content === 'string' ? chat.content : JSON.stringify(chat.content);
       if (chat.role === 'tool') {
         // A result the manager wrote or rebuilt without its origin stays a result of its call.
         out.push(createdToolResult(out, String(chat.tool_call_id ?? ''), text));
-        continue;
+        return;
       }
       out.push(
-        kind === 'prompt'
+        this.#kind === 'prompt'
           ? { role: 'assistant', content: [{ type: 'text', text }] }
           : { role: 'assistant', content: text },
       );
-      continue;
+      return;
     }
     if (origin.part === undefined) {
       const message = rewritten(chat, origin) ? applyRewrite(origin.message, chat, origin) : origin.message;
       if (out.at(-1) !== origin.message) out.push(message);
-      continue;
+      return;
     }
-    let kept = toolParts.get(origin.message);
+    let kept = this.#toolParts.get(origin.message);
     if (!kept) {
       kept = new Map();
-      toolParts.set(origin.message, kept);
-      toolSlots.set(origin.message, out.length);
+      this.#toolParts.set(origin.message, kept);
+      this.#toolSlots.set(origin.message, out.length);
       out.push(origin.message);
     }
     kept.set(origin.part, chat.content !== origin.content ? chatText(chat.content) : undefined);
   }
-  for (const [message, kept] of toolParts) {
-    const results = parts(message).filter((part) => part.type === 'tool-result');
-    const unchanged = [...kept.values()].every((text) => text === undefined);
-    if (kept.size === results.length && unchanged) continue;
-    out[toolSlots.get(message)!] = rebuildToolMessage(message, kept);
+
+  finish(): AiSdkMessage[] {
+    const out = this.#out;
+    for (const [message, kept] of this.#toolParts) {
+      const results = parts(message).filter((part) => part.type === 'tool-result');
+      const unchanged = [...kept.values()].every((text) => text === undefined);
+      if (kept.size === results.length && unchanged) continue;
+      out[this.#toolSlots.get(message)!] = rebuildToolMessage(message, kept);
+    }
+    return out;
   }
-  return out;
 }

@@ -5,7 +5,14 @@ import type { CompactionResult } from '../../core/manager/manager-options.js';
 import { replyTokensOf } from '../../core/preflight/reply-tokens.js';
 import { compactWithEvents } from '../compact-with-events.js';
 import { compactForRetry, contextOverflowOf, feedUsage } from '../overflow-recovery.js';
-import { type AiSdkMessage, type AiSdkMessageKind, aiSdkToChat, chatToAiSdk } from './ai-sdk-messages.js';
+import {
+  type AiSdkMessage,
+  type AiSdkMessageKind,
+  aiSdkToChat,
+  aiSdkToChatInSlices,
+  chatToAiSdk,
+  chatToAiSdkInSlices,
+} from './ai-sdk-messages.js';
 
 type TransformParams = NonNullable<LanguageModelMiddleware['transformParams']>;
 type CallOptions = Parameters<TransformParams>[0]['params'];
@@ -55,7 +62,8 @@ export async function compactMessages<M>(
   messages: readonly M[],
   options: CompactMessagesOptions = {},
 ): Promise<{ messages: M[]; result: CompactionResult<unknown> }> {
-  const chat = aiSdkToChat(messages as unknown as readonly AiSdkMessage[]);
+  // In slices: a first call of a long history converts every message.
+  const chat = await aiSdkToChatInSlices(messages as unknown as readonly AiSdkMessage[]);
   const { result } = await compactWithEvents(manager, sessionId, chat, {
     format: 'openai-chat',
     ...(options.tools && options.tools.length > 0 ? { tools: options.tools } : {}),
@@ -65,7 +73,10 @@ export async function compactMessages<M>(
     ...replyTokensOf(options.replyTokens),
   });
   return {
-    messages: chatToAiSdk(result.messages, options.kind ?? 'model-messages') as unknown as M[],
+    messages: (await chatToAiSdkInSlices(
+      result.messages,
+      options.kind ?? 'model-messages',
+    )) as unknown as M[],
     result: result as CompactionResult<unknown>,
   };
 }

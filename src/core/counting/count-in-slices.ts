@@ -4,6 +4,8 @@
  * slice counted apart.
  */
 
+import { runSteps, type Steps } from '../time-slice.js';
+
 /**
  * Texts longer than this are counted in slices. BPE work is quadratic in the length of one
  * pre-token, so 100 KB of one repeated character takes seconds unsliced; slices of about
@@ -26,6 +28,20 @@ export function countInSlices(
   encode: (text: string) => number,
   sliceChars = DEFAULT_SLICE_CHARS,
 ): number {
+  if (text.length <= sliceChars) return encode(text);
+  return runSteps(countInSlicesSteps(text, encode, sliceChars));
+}
+
+/**
+ * {@link countInSlices} as steps: yields after each slice, so that one very long text (a
+ * 10 MB tool output) is counted across turns of the event loop (`runStepsYielding`). The
+ * count is the same.
+ */
+export function* countInSlicesSteps(
+  text: string,
+  encode: (text: string) => number,
+  sliceChars = DEFAULT_SLICE_CHARS,
+): Steps<number> {
   if (text.length <= sliceChars) return encode(text);
   let total = 0;
   let start = 0;
@@ -60,6 +76,7 @@ export function countInSlices(
     }
     total += encode(text.slice(start, end));
     start = end;
+    yield;
   }
   return total;
 }

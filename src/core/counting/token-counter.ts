@@ -2,9 +2,14 @@ import { invalidConfig } from '../errors.js';
 import { elideMedia, type MediaPart, mediaParts } from '../messages/formats/media-parts.js';
 import type { CompactMessage } from '../messages/message.js';
 import { releaseProcessCaches } from '../process-caches.js';
-import { nextTurn } from '../time-slice.js';
+import { nextTurn, type Steps } from '../time-slice.js';
 import { ANTHROPIC_IMAGE_RULE, type ImageRule, imageRuleFor, OPENAI_TILE_RULE } from './count-image.js';
-import { BOUNDARY_WINDOW, countInSlices, DEFAULT_SLICE_CHARS } from './count-in-slices.js';
+import {
+  BOUNDARY_WINDOW,
+  countInSlices,
+  countInSlicesSteps,
+  DEFAULT_SLICE_CHARS,
+} from './count-in-slices.js';
 import { mediaTokens } from './count-media.js';
 import { piecesCounterOf, warmPiecesCounter } from './count-pieces.js';
 import { formatToolSchemas } from './format-tool-schemas.js';
@@ -87,6 +92,9 @@ export interface BpeTokenCounterOptions {
   imageRule?: ImageRule;
 }
 
+/** Set by {@link BpeTokenCounter}'s static block: its private steps, for {@link countMessageSteps}. */
+let messageSteps: (counter: BpeTokenCounter, message: CompactMessage) => Steps<number>;
+
 /**
  * Counts with a real BPE encoding (o200k_base or cl100k_base) through `gpt-tokenizer`,
  * chosen by measurement (bench/tokenizer-choice.mjs): the fastest cold start and the
@@ -146,7 +154,35 @@ export class BpeTokenCounter implements TokenCounter {
   }
 
   #raw(text: string): number {
-    return text.length === 0 ? 0 : countInSlices(text, this.#encode, this.#sliceChars);
+    if (text.length === 0) return 0;
+    // A long text counted ahead in steps (see countMessageSteps); the key is the string itself.
+    const counted = this.#counted?.get(text);
+    return counted ?? countInSlices(text, this.#encode, this.#sliceChars);
+  }
+
+  /** Raw counts of the long texts of the message being counted in steps. */
+  #counted: Map<string, number> | undefined;
+
+  static {
+    messageSteps = (counter, message) => counter.#messageSteps(message);
+  }
+
+  /**
+   * {@link countMessage} in steps: the message's long texts (over {@link LONG_TEXT_CHARS}) are
+   * counted slice by slice with a yield after each, then the message is counted with their
+   * counts. The result is {@link countMessage}'s.
+   */
+  *#messageSteps(message: CompactMessage): Steps<number> {
+    const counted = new Map<string, number>();
+    for (const text of longTexts(message))
+      if (!counted.has(text))
+        counted.set(text, yield* countInSlicesSteps(text, this.#encode, this.#sliceChars));
+    this.#counted = counted;
+    try {
+      return this.countMessage(message);
+    } finally {
+      this.#counted = undefined;
+    }
   }
 
   countText(text: string): number {
@@ -233,6 +269,38 @@ export class BpeTokenCounter implements TokenCounter {
     for (const tool of unknown) total += this.#raw(JSON.stringify(tool));
     return this.#scale(total);
   }
+}
+
+/** A message text longer than this is counted across turns of the loop (see {@link countMessageSteps}). */
+export const LONG_TEXT_CHARS = 65_536;
+
+/** The texts of `message` {@link BpeTokenCounter.countMessage} tokenizes that are long. */
+function longTexts(message: CompactMessage): string[] {
+  const texts = [message.text];
+  for (const call of message.toolCalls) texts.push(call.arguments);
+  for (const result of message.toolResults) texts.push(result.output);
+  return texts.filter((text) => text.length > LONG_TEXT_CHARS);
+}
+
+/** Whether `message` has a text over {@link LONG_TEXT_CHARS} (no allocation: asked of every message counted ahead). */
+export function hasLongText(message: Pick<CompactMessage, 'text' | 'toolCalls' | 'toolResults'>): boolean {
+  if (message.text.length > LONG_TEXT_CHARS) return true;
+  for (const call of message.toolCalls) if (call.arguments.length > LONG_TEXT_CHARS) return true;
+  for (const result of message.toolResults) if (result.output.length > LONG_TEXT_CHARS) return true;
+  return false;
+}
+
+/**
+ * `counter.countMessage(message)` as steps that yield between slices of its long texts (run
+ * them with `runStepsYielding`), or undefined when there is nothing long to slice or the
+ * counter is not this package's tokenizer: a 10 MB tool output is counted across turns of
+ * the event loop instead of in one block. Internal: not exported by the counting entry.
+ */
+export function countMessageSteps(counter: TokenCounter, message: CompactMessage): Steps<number> | undefined {
+  if (!(counter instanceof BpeTokenCounter) || message.kind === 'other') return undefined;
+  // Texts with media in them are counted elided (a different string): left to countMessage.
+  if (!hasLongText(message) || mediaParts(message.raw).length > 0) return undefined;
+  return messageSteps(counter, message);
 }
 
 const counters = new Map<string, BpeTokenCounter>();

@@ -4,11 +4,11 @@
  * the index entries and rewrites in the rewrite cache, so the view built next (step 2,
  * resume-view.ts) finds them ready instead of tokenizing a long history in one block.
  */
-import type { TokenCounter } from '../counting/token-counter.js';
+import { countMessageSteps, hasLongText, type TokenCounter } from '../counting/token-counter.js';
 import { newestBoundary } from '../messages/formats/provider-compaction.js';
-import { entryTokens, type IndexedMessage } from '../messages/message-index.js';
+import { entryTokens, type IndexedMessage, toCompactMessage } from '../messages/message-index.js';
 import type { SessionRewrite, SessionState } from '../session/session-store.js';
-import type { TimeSlice } from '../time-slice.js';
+import { runStepsYielding, type TimeSlice } from '../time-slice.js';
 import type { IndexedHistory } from './index-request.js';
 import type { RealizedRewrite } from './session-view.js';
 
@@ -43,7 +43,12 @@ export async function countAhead(input: CountAheadInput, slice: TimeSlice): Prom
     if (item.entry.tokens?.get(counter) === undefined) {
       const known = input.known?.get(item.entry.hash);
       if (known === undefined) {
-        entryTokens(item, counter);
+        // A message with a long text (a 10 MB tool output) is counted across turns of the loop.
+        const steps = hasLongText(item.entry.parsed)
+          ? countMessageSteps(counter, toCompactMessage(item))
+          : undefined;
+        if (steps === undefined) entryTokens(item, counter);
+        else item.entry.tokens.set(counter, await runStepsYielding(steps, slice));
         fresh.count++;
       } else {
         item.entry.tokens.set(counter, known);

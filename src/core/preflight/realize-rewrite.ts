@@ -5,6 +5,7 @@
  */
 
 import type { TokenCounter } from '../counting/token-counter.js';
+import { formatCount } from '../format-count.js';
 import { findIdentifiers } from '../language/key-identifiers.js';
 import type { MessageCodec } from '../messages/formats/message-codec.js';
 import { hashLanes, hashString } from '../messages/hash-string.js';
@@ -20,8 +21,6 @@ export function rewriteRef(kind: SessionRewrite['kind'], id: string): string {
   // The prefix inside the hash's own flat string: one string per rewritten message, not three.
   return hashString(`${kind}\u0000${id}`, 0, `${prefix}-`);
 }
-
-const formatCount = (n: number) => n.toLocaleString('en-US');
 
 /** The one-line placeholder of a cleared tool result. */
 export function clearedPlaceholder(

@@ -3,7 +3,7 @@
  * (never sent: the caller's own parts are), and the text of Chat content turned back.
  */
 
-import type { AiSdkPart } from './ai-sdk-messages.js';
+import type { AiSdkPart } from './ai-sdk-parts.js';
 
 /** A `data:` URL (or the URL itself) of an AI SDK file's data: base64, bytes, a URL. */
 function fileUrl(data: unknown, mediaType: string): string | undefined {

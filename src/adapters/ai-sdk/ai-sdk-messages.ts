@@ -8,26 +8,9 @@
 
 import { TimeSlice } from '../../core/time-slice.js';
 import { chatText, encryptedReasoning, outputParts, withMedia } from './ai-sdk-media.js';
+import type { AiSdkMessage, AiSdkPart } from './ai-sdk-parts.js';
 
-/** A message of either AI SDK format (system content is a string; others are a string or parts). */
-export interface AiSdkMessage {
-  role: 'system' | 'user' | 'assistant' | 'tool';
-  content: string | readonly AiSdkPart[];
-  providerOptions?: Record<string, Record<string, unknown>>;
-  [key: string]: unknown;
-}
-
-/** A content part of either AI SDK format. */
-export interface AiSdkPart {
-  type: string;
-  text?: string;
-  toolCallId?: string;
-  toolName?: string;
-  input?: unknown;
-  output?: unknown;
-  mediaType?: string;
-  [key: string]: unknown;
-}
+export type { AiSdkMessage, AiSdkPart } from './ai-sdk-parts.js';
 
 /** Which AI SDK format a list is in; decides how a summary message is written. */
 export type AiSdkMessageKind = 'prompt' | 'model-messages';

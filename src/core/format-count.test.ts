@@ -5,7 +5,7 @@
  */
 import { describe, expect, it, vi } from 'vitest';
 import { formatCount } from './format-count.js';
-import { clearedPlaceholder, cutMarker } from './preflight/realize-rewrite.js';
+import { clearedPlaceholder, cutMarker } from './preflight/view/realize-rewrite.js';
 
 describe('formatCount', () => {
   it("writes what toLocaleString('en-US') writes", () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { AnyCompactEvent } from '../../src/core/events/events.js';
 import { CompactManager } from '../../src/core/manager/compact-manager.js';
-import { DANGLING_CALL_RESULT } from '../../src/core/preflight/check-pairing.js';
+import { DANGLING_CALL_RESULT } from '../../src/core/preflight/index/check-pairing.js';
 
 const histories = {
   'openai-chat': [

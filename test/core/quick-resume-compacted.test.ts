@@ -1,6 +1,6 @@
 /**
  * Issue 47 point 1, a session that compacted: the first call of a fresh manager (a new process)
- * answers from the session's quick record (preflight/quick-compacted.ts) without indexing the
+ * answers from the session's quick record (preflight/quick/quick-compacted.ts) without indexing the
  * history the summary covers, and sends exactly what the manager that served the session all
  * along sends; its next call, once the session was indexed behind it, too. An edited history
  * (a rewind, a fork, a changed covered message) takes the full path, or, when the sampled print
@@ -10,7 +10,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { samplePositions } from '../../src/core/preflight/quick-print.js';
+import { samplePositions } from '../../src/core/preflight/quick/quick-print.js';
 import { type QuickRecord, quickKey } from '../../src/core/session/stored-counts.js';
 import { CompactManager, MemorySessionStore, type SessionStore } from '../../src/index.js';
 import { syntheticSession } from '../../src/testing/synthetic-session.js';

@@ -1,6 +1,6 @@
 /**
  * Issue 47 point 1: the first call of a fresh manager (a new process) on a known session
- * answers from the session's quick record (preflight/quick-resume.ts) without indexing its
+ * answers from the session's quick record (preflight/quick/quick-resume.ts) without indexing its
  * history, and sends exactly what a manager that served the session all along sends; its
  * next call, after the session was indexed behind it, too. Anything the record cannot vouch
  * for takes the full path, with the same answer.

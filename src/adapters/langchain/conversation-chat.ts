@@ -6,7 +6,7 @@
  * replaced), which costs no lookup and no allocation.
  */
 import type { BaseMessage } from '@langchain/core/messages';
-import type { LazyHistory } from '../../core/preflight/quick-resume.js';
+import type { LazyHistory } from '../../core/preflight/quick/quick-resume.js';
 import { TimeSlice } from '../../core/time-slice.js';
 import {
   chatToLangChainInPlace,

@@ -1,6 +1,6 @@
 /** Waiting at the trigger for a summary another process or a queue worker is preparing. */
 
-import type { SessionView } from '../preflight/session-view.js';
+import type { SessionView } from '../preflight/view/session-view.js';
 import type { SessionLock } from '../session/session-store.js';
 import type { SharedStore } from './background-status.js';
 import { preparedKey, readPrepared, type SharedPrepared } from './shared-preparation.js';

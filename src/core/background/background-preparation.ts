@@ -12,8 +12,8 @@
  * them all and waits until none is left.
  */
 
-import type { BufferedEvent, PreparedSummary } from '../preflight/prepared-summary.js';
-import type { SessionView, ViewEntry } from '../preflight/session-view.js';
+import type { BufferedEvent, PreparedSummary } from '../preflight/cascade/prepared-summary.js';
+import type { SessionView, ViewEntry } from '../preflight/view/session-view.js';
 import type { PreparationQueue } from '../session/preparation-queue.js';
 import type { SessionLock } from '../session/session-store.js';
 import { awaitOtherPreparation, claimOrAwait } from './await-other-preparation.js';
@@ -25,7 +25,7 @@ import { QueueBacklog } from './queue-backlog.js';
 import { coversPrefix, readPrepared } from './shared-preparation.js';
 import { summarizePreparation } from './summarize-preparation.js';
 
-export type { BufferedEvent, PreparedSummary } from '../preflight/prepared-summary.js';
+export type { BufferedEvent, PreparedSummary } from '../preflight/cascade/prepared-summary.js';
 export type { BackgroundOptions, BackgroundStatus, SharedStore } from './background-status.js';
 export type { PreparationThreshold } from './lead-time.js';
 export { type PreparationRequest, planPreparation } from './preparation-plan.js';

@@ -2,8 +2,8 @@
 
 import type { CompactMessage } from '../messages/message.js';
 import { redactMessages } from '../preflight/cascade/summarize-remainder.js';
-import type { ViewEntry } from '../preflight/session-view.js';
-import { summaryBodyFrom } from '../preflight/summary-output.js';
+import { summaryBodyFrom } from '../preflight/cascade/summary-output.js';
+import type { ViewEntry } from '../preflight/view/session-view.js';
 import type { Redactor } from '../redaction/redactor.js';
 import type { PreparationJob } from '../session/preparation-queue.js';
 import { defuseSummaryMarkup } from '../summary/summary-markup.js';

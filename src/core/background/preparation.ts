@@ -3,8 +3,8 @@
  * in-process summarizing under the shared store's lock, and its abort.
  */
 import { CompactError } from '../errors.js';
+import type { BufferedEvent } from '../preflight/cascade/prepared-summary.js';
 import type { SummarizeOutcome } from '../preflight/cascade/summarize-remainder.js';
-import type { BufferedEvent } from '../preflight/prepared-summary.js';
 import type { SharedStore } from './background-status.js';
 import { preparedKey, publishedVersion, publishPrepared } from './shared-preparation.js';
 

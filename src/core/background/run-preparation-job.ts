@@ -17,7 +17,7 @@
 import type { TokenCounter } from '../counting/token-counter.js';
 import { CompactError } from '../errors.js';
 import { type SummarizeEmit, summarizeWithFallback } from '../preflight/cascade/summarize-remainder.js';
-import { checkSummaryOutput } from '../preflight/summary-output.js';
+import { checkSummaryOutput } from '../preflight/cascade/summary-output.js';
 import type { Redactor } from '../redaction/redactor.js';
 import { type PreparationJob, QUEUE_SUMMARIZER_PREFIX } from '../session/preparation-queue.js';
 import type { SessionLock, SessionStore } from '../session/session-store.js';

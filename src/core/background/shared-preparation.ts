@@ -14,7 +14,7 @@
  */
 
 import type { SummarizeOutcome } from '../preflight/cascade/summarize-remainder.js';
-import type { SessionView } from '../preflight/session-view.js';
+import type { SessionView } from '../preflight/view/session-view.js';
 import type { SessionState, SessionStore } from '../session/session-store.js';
 import type { SummaryMarks } from '../summary/summary-mark.js';
 

@@ -1,13 +1,13 @@
 /** The summarizer's run of an in-process background preparation (no queue). */
 
+import type { BufferedEvent } from '../preflight/cascade/prepared-summary.js';
 import {
   type SummarizeOutcome,
   summarizeWithFallback,
   withKnownCounts,
 } from '../preflight/cascade/summarize-remainder.js';
-import type { BufferedEvent } from '../preflight/prepared-summary.js';
-import type { ViewEntry } from '../preflight/session-view.js';
-import { checkSummaryOutput } from '../preflight/summary-output.js';
+import { checkSummaryOutput } from '../preflight/cascade/summary-output.js';
+import type { ViewEntry } from '../preflight/view/session-view.js';
 import {
   memoized,
   type PreparationRequest,

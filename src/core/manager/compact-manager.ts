@@ -24,7 +24,7 @@ import { refusedPreparedEvent, storeFaultEvents } from '../events/store-fault-ev
 import { codecFor } from '../messages/formats/detect-format.js';
 import { MessageIndex } from '../messages/message-index.js';
 import { type CompactPolicy, resolvePolicy } from '../policy.js';
-import { estimateRequest } from '../preflight/estimate-request.js';
+import { estimateRequest } from '../preflight/index/estimate-request.js';
 import type { PipelineDeps } from '../preflight/prepare-request.js';
 import type { Redactor } from '../redaction/redactor.js';
 import { CallQueue } from '../session/call-queue.js';

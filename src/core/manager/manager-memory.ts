@@ -8,7 +8,7 @@ import { agentStateKey } from '../background/compaction-flight.js';
 import { preparedKey } from '../background/shared-preparation.js';
 import type { UsageLedger } from '../counting/usage-ledger.js';
 import type { MessageIndex } from '../messages/message-index.js';
-import type { IndexedHistory } from '../preflight/index-request.js';
+import type { IndexedHistory } from '../preflight/index/index-request.js';
 import { forgetSession, type PipelineDeps } from '../preflight/prepare-request.js';
 import type { FailOpenStore } from '../session/fail-open-store.js';
 import { deleteStoredCounts } from '../session/stored-counts.js';

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULT_POLICY } from '../policy.js';
 import type { SessionState } from '../session/session-store.js';
 import { paceOf } from './call-pace.js';
-import type { SessionView, ViewEntry } from './session-view.js';
+import type { SessionView, ViewEntry } from './view/session-view.js';
 
 const policy = { ...DEFAULT_POLICY, costTrigger: true };
 

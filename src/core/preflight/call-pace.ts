@@ -2,7 +2,7 @@
 import type { CompactPolicy } from '../policy.js';
 import type { SessionState } from '../session/session-store.js';
 import type { CallPace } from './decide.js';
-import type { SessionView } from './session-view.js';
+import type { SessionView } from './view/session-view.js';
 
 /** Where {@link paceOf} left a view: the entries it read and the messages after the newest kept one among them. */
 interface PaceSeen {

@@ -17,9 +17,9 @@ import type { SessionArchive } from '../session/session-archive.js';
 import type { SessionStore } from '../session/session-store.js';
 import type { Summarizer } from '../summary/summarizer.js';
 import type { SummaryMarks } from '../summary/summary-mark.js';
-import type { IndexedHistories } from './index-request.js';
-import type { PersistedCounts } from './persist-counts.js';
-import type { RewriteCache } from './realize-rewrite.js';
+import type { IndexedHistories } from './index/index-request.js';
+import type { PersistedCounts } from './index/persist-counts.js';
+import type { RewriteCache } from './view/realize-rewrite.js';
 
 /** What the pipeline needs from the manager (built once per manager). */
 export interface PipelineDeps {

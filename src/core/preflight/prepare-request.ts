@@ -9,16 +9,16 @@ import type { CalibratedCount } from '../counting/usage-calibration.js';
 import type { CompactEvent, TokenBreakdown } from '../events/events.js';
 import type { SessionState } from '../session/session-store.js';
 import { TimeSlice } from '../time-slice.js';
-import type { InputRepair } from './check-pairing.js';
 import { type Decision, toLocal } from './decide.js';
-import { indexMessages, indexMessagesInSlices, manyNewMessages } from './index-messages.js';
-import type { IndexedHistory } from './index-request.js';
-import { emitMediaEstimates, emitMediaEstimatesInSlices } from './media-estimates.js';
-import { PERSIST_COUNTS_FROM } from './persist-counts.js';
+import type { InputRepair } from './index/check-pairing.js';
+import { indexMessages, indexMessagesInSlices, manyNewMessages } from './index/index-messages.js';
+import type { IndexedHistory } from './index/index-request.js';
+import { emitMediaEstimates, emitMediaEstimatesInSlices } from './index/media-estimates.js';
+import { PERSIST_COUNTS_FROM } from './index/persist-counts.js';
 import type { PipelineDeps, PreflightInput } from './preflight-deps.js';
-import { rememberProtected } from './remember-protected.js';
-import { resumeAndCount } from './resume-and-count.js';
-import type { SessionView } from './session-view.js';
+import { rememberProtected } from './view/remember-protected.js';
+import { resumeAndCount } from './view/resume-and-count.js';
+import type { SessionView } from './view/session-view.js';
 
 export {
   fixedTokens,

@@ -33,8 +33,8 @@ import {
   withKnownCounts,
 } from './cascade/summarize-remainder.js';
 import type { Decision } from './decide.js';
-import { sentPrefixOf } from './sent-prefix.js';
-import type { RealizedRewrite, SessionView, ViewEntry } from './session-view.js';
+import { sentPrefixOf } from './outcome/sent-prefix.js';
+import type { RealizedRewrite, SessionView, ViewEntry } from './view/session-view.js';
 
 /** What the cascade needs. */
 export interface CascadeInput {

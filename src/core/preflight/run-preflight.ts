@@ -10,30 +10,35 @@ import type { CompactEventProperties } from '../events/events.js';
 import type { CompactionResult } from '../manager/manager-options.js';
 import { QUEUE_SUMMARIZER_PREFIX } from '../session/preparation-queue.js';
 import type { SessionState } from '../session/session-store.js';
-import { between, inSteps } from './after-cascade-turns.js';
-import { artifactsOf } from './archive-originals.js';
-import { archiveLine, dropArchiveLine, pruningBlocked, unnameRefs } from './archive-summary.js';
-import { assemble } from './assemble.js';
-import { freesTooLittle, noteFallbackStreak, overTarget, spendsTriggerReserve } from './compaction-notes.js';
-import { emitOutcome, observed } from './compaction-outcome.js';
-import { emitContended, localize } from './local-answer.js';
-import { nextStateSteps } from './next-state.js';
-import { type PipelineDeps, type PreparedRequest, summaryText } from './prepare-request.js';
-import type { PreparedSummary } from './prepared-summary.js';
+import type { PreparedSummary } from './cascade/prepared-summary.js';
+import { checkSummaryOutput } from './cascade/summary-output.js';
+import { swapPrepared } from './cascade/swap-prepared.js';
+import { between, inSteps } from './outcome/after-cascade-turns.js';
+import { artifactsOf } from './outcome/archive-originals.js';
+import { archiveLine, dropArchiveLine, pruningBlocked, unnameRefs } from './outcome/archive-summary.js';
+import { assemble } from './outcome/assemble.js';
+import {
+  freesTooLittle,
+  noteFallbackStreak,
+  overTarget,
+  spendsTriggerReserve,
+} from './outcome/compaction-notes.js';
+import { emitOutcome, observed } from './outcome/compaction-outcome.js';
+import { emitContended, localize } from './outcome/local-answer.js';
+import { nextStateSteps } from './outcome/next-state.js';
 import {
   compactionFaultSteps,
   foldedCallIds,
   newestFault,
   reportUnsound,
   withNewestAsGiven,
-} from './request-guard.js';
+} from './outcome/request-guard.js';
+import { storeCompaction } from './outcome/store-compaction.js';
+import { keptCountsSteps } from './outcome/untriggered-result.js';
+import { type PipelineDeps, type PreparedRequest, summaryText } from './prepare-request.js';
 import { type CascadeInput, type CascadeResult, runCascade, summaryMessageTokens } from './run-cascade.js';
-import type { ViewEntry } from './session-view.js';
-import { storeCompaction } from './store-compaction.js';
-import { checkSummaryOutput } from './summary-output.js';
-import { swapPrepared } from './swap-prepared.js';
-import { keptCountsSteps } from './untriggered-result.js';
-import { viewAfterCompactionSteps } from './view-after-compaction.js';
+import type { ViewEntry } from './view/session-view.js';
+import { viewAfterCompactionSteps } from './view/view-after-compaction.js';
 
 /** A compaction that landed in the store. */
 export interface Compacted {

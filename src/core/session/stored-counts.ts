@@ -153,8 +153,8 @@ export function quickKey(key: string): string {
 
 /**
  * What a fresh process needs to answer a known session's first call without indexing its
- * history (preflight/quick-resume.ts), written after the calls of a warm one whose answer was
- * the history as given: the history's length and print (preflight/quick-print.ts), its token
+ * history (preflight/quick/quick-resume.ts), written after the calls of a warm one whose answer was
+ * the history as given: the history's length and print (preflight/quick/quick-print.ts), its token
  * sums and pinned messages, and what they were computed under.
  */
 export interface QuickRecord {
@@ -165,7 +165,7 @@ export interface QuickRecord {
   /** The state's `pinnedIds`, joined. */
   pins: string;
   length: number;
-  /** Prints of a sample of its messages (preflight/quick-print.ts). */
+  /** Prints of a sample of its messages (preflight/quick/quick-print.ts). */
   print: string;
   /** Positions of its messages a warm call sent without their `meta`. */
   metaAt: number[];
@@ -175,7 +175,7 @@ export interface QuickRecord {
   pinned: number;
   /**
    * Set when the session compacted: the request its history went out as (the view's messages
-   * and the summary), for the stored state it was made under (preflight/quick-compacted.ts).
+   * and the summary), for the stored state it was made under (preflight/quick/quick-compacted.ts).
    * `sums` are then the view's (the covered messages are not sent), `pinned` the request's.
    */
   compacted?: CompactedLayout;

@@ -22,7 +22,7 @@ import {
   type SummaryRejection,
   summarySourceText,
 } from '../../summary/summary-guard.js';
-import { summaryBodyFrom } from '../summary-output.js';
+import { summaryBodyFrom } from './summary-output.js';
 
 /** Emits a summarizer event (the manager adds ids, times and redaction). */
 export type SummarizeEmit = <N extends 'compact.summary_created' | 'compact.error' | 'compact.circuit'>(

@@ -3,7 +3,7 @@
 import type { IndexedMessage } from '../../messages/message-index.js';
 import type { CompactPolicy } from '../../policy.js';
 import type { SessionRewrite } from '../../session/session-store.js';
-import type { RealizedRewrite, ViewEntry } from '../session-view.js';
+import type { RealizedRewrite, ViewEntry } from '../view/session-view.js';
 
 export type { CascadeLevel, LevelReport } from '../../manager/manager-options.js';
 

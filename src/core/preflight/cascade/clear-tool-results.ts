@@ -9,7 +9,7 @@
 import type { IndexedMessage } from '../../messages/message-index.js';
 import type { ToolPairer } from '../../messages/tool-pairing.js';
 import { runSteps, type Steps } from '../../time-slice.js';
-import { rewriteRef, toolNameOf } from '../realize-rewrite.js';
+import { rewriteRef, toolNameOf } from '../view/realize-rewrite.js';
 import { applyRewrite, type CascadeRun, type LevelReport } from './cascade-types.js';
 
 /** Clears old tool results of `run` (all of them, or until it is under its target). */

@@ -8,7 +8,7 @@
  * `CascadeRun.limit`), that is when it alone is too large for what the window leaves it.
  */
 import { runSteps, type Steps } from '../../time-slice.js';
-import { rewriteRef } from '../realize-rewrite.js';
+import { rewriteRef } from '../view/realize-rewrite.js';
 import { applyRewrite, type CascadeRun, type LevelReport } from './cascade-types.js';
 
 /** The characters of a message's text, as a rough size for the cut. */

@@ -8,7 +8,7 @@
 import type { IndexedMessage } from '../../messages/message-index.js';
 import type { ToolPairer } from '../../messages/tool-pairing.js';
 import { runSteps, type Steps } from '../../time-slice.js';
-import { rewriteRef } from '../realize-rewrite.js';
+import { rewriteRef } from '../view/realize-rewrite.js';
 import { applyRewrite, type CascadeRun, type LevelReport } from './cascade-types.js';
 import { clearableNames, clearEntry } from './clear-tool-results.js';
 

@@ -4,7 +4,7 @@
  */
 import type { CompactPolicy } from '../../policy.js';
 import { runSteps, type Steps } from '../../time-slice.js';
-import { buildUnits, policySuffixStart, type Unit } from '../build-units.js';
+import { buildUnits, policySuffixStart, type Unit } from './build-units.js';
 import type { CascadeRun } from './cascade-types.js';
 import { isUserText, pickUserText } from './rank-user-text.js';
 

@@ -8,8 +8,8 @@
 
 import { releaseRegExpCode } from '../../process-caches.js';
 import { findLibraryTags } from '../../summary/summary-markup.js';
-import type { Unit } from '../build-units.js';
-import type { ViewEntry } from '../session-view.js';
+import type { ViewEntry } from '../view/session-view.js';
+import type { Unit } from './build-units.js';
 
 /** Text a framework injects into a user turn (`<system-reminder>`, `<environment_context>`...). */
 const INJECTED = /^\s*<[a-z][\w-]{0,40}>/i;

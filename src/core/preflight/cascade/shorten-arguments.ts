@@ -5,7 +5,7 @@
  * `keepToolIoPairs` rounds, until the request is under the target.
  */
 import { runSteps, type Steps } from '../../time-slice.js';
-import { rewriteRef } from '../realize-rewrite.js';
+import { rewriteRef } from '../view/realize-rewrite.js';
 import { applyRewrite, type CascadeRun, type LevelReport } from './cascade-types.js';
 
 /** Shortens old, large call arguments of `run` until it is under its target. */

@@ -15,8 +15,7 @@ import type { SentPrefix, SummarizeRequest } from '../../summary/summarizer.js';
 import { summaryRejectionOf } from '../../summary/summary-guard.js';
 import { defuseSummaryMarkup } from '../../summary/summary-markup.js';
 import { mapSliced, TimeSlice } from '../../time-slice.js';
-import type { ViewEntry } from '../session-view.js';
-import { summaryBodyFrom } from '../summary-output.js';
+import type { ViewEntry } from '../view/session-view.js';
 import {
   type ChainRun,
   callChainMember,
@@ -24,6 +23,7 @@ import {
   type SummarizeOutcome,
   summarizerHooks,
 } from './call-chain-member.js';
+import { summaryBodyFrom } from './summary-output.js';
 
 export type { SummarizeContext, SummarizeEmit, SummarizeOutcome } from './call-chain-member.js';
 

@@ -20,8 +20,9 @@
 import { isCompactError } from '../errors.js';
 import type { FailOpenStoreOptions } from './fail-open-options.js';
 import { type CallBudget, waitWithin } from './idle-time-limit.js';
+import { ReadRevisions } from './read-revisions.js';
 import type { SessionState, SessionStoreSetOptions } from './session-state.js';
-import { deepFreeze, type SessionLock, type SessionStore } from './session-store.js';
+import type { SessionLock, SessionStore } from './session-store.js';
 import { storedStateProblem } from './session-store-checks.js';
 import { stateBytes } from './state-bytes.js';
 import { StoreCalls, StoreFault } from './store-calls.js';
@@ -49,13 +50,8 @@ export class FailOpenStore implements SessionStore {
   /** The version the store last had, per key, as far as this process knows. */
   readonly #storedVersion = new Map<string, number>();
   readonly #pending = new Map<string, PendingWrite>();
-  /**
-   * The store's revision of the state this process last read and checked, per key, with that
-   * state (frozen): while the store reports the same revision, and this process has not set
-   * another copy since, `get` answers it without reading and checking it again
-   * (`SessionStore.getIfChanged`).
-   */
-  readonly #revisions = new Map<string, { revision: string; state: SessionState }>();
+  /** What this process read and checked, by the store's revision (read-revisions.ts). */
+  readonly #revisions = new ReadRevisions();
   /**
    * Local answers kept while the store is down (`SessionState.local`): served by `get` until
    * the store answers, never written to it.
@@ -109,7 +105,7 @@ export class FailOpenStore implements SessionStore {
     if (this.#pending.has(key)) return;
     this.#local.delete(key);
     this.#storedVersion.delete(key);
-    this.#revisions.delete(key);
+    this.#revisions.forget(key);
   }
 
   /**
@@ -234,7 +230,9 @@ export class FailOpenStore implements SessionStore {
     // newer version (another process reached the store meanwhile).
     if (this.#pending.has(sessionId)) return this.#floors.duringOutage(sessionId, local ?? undefined);
     try {
-      const read = await this.#read(sessionId);
+      const read = await this.#revisions.read(this.inner, sessionId, this.#local.get(sessionId), (run) =>
+        this.#call(sessionId, run),
+      );
       let state = read.state;
       const problem = state === undefined || read.checked ? undefined : storedStateProblem(state);
       if (problem !== undefined) {
@@ -257,10 +255,7 @@ export class FailOpenStore implements SessionStore {
       this.#local.set(sessionId, state ?? null);
       if (state) this.#storedVersion.set(sessionId, state.version);
       else this.#storedVersion.delete(sessionId);
-      this.#revisions.delete(sessionId);
-      // Kept only for the store's own answer (not a copy written back, nor a floor).
-      if (state !== undefined && read.revision !== undefined && state === read.state)
-        this.#revisions.set(sessionId, { revision: read.revision, state: deepFreeze(state) });
+      this.#revisions.keep(sessionId, read, state);
       return state;
     } catch (error) {
       if (error instanceof StoreFault) return this.#floors.duringOutage(sessionId, local ?? undefined);
@@ -272,28 +267,6 @@ export class FailOpenStore implements SessionStore {
       }
       throw error;
     }
-  }
-
-  /**
-   * The store's state of a session: `checked` when it is the one this process read and checked
-   * before, at the revision the store still reports (and this process set no other copy since).
-   */
-  async #read(
-    sessionId: string,
-  ): Promise<{ state: SessionState | undefined; revision?: string; checked: boolean }> {
-    const inner = this.inner;
-    if (!inner.getIfChanged)
-      return { state: await this.#call(sessionId, () => inner.get(sessionId)), checked: false };
-    const known = this.#revisions.get(sessionId);
-    const held = known !== undefined && this.#local.get(sessionId) === known.state ? known : undefined;
-    const answer = await this.#call(sessionId, () => inner.getIfChanged!(sessionId, held?.revision));
-    if (answer.unchanged === true) {
-      if (held && answer.revision === held.revision)
-        return { state: held.state, revision: held.revision, checked: true };
-      // Unchanged from a revision this process does not hold: read it whole.
-      return { state: await this.#call(sessionId, () => inner.get(sessionId)), checked: false };
-    }
-    return { state: answer.state, revision: answer.revision, checked: false };
   }
 
   /** Writes a state at a version floor over `found` (see {@link writeFloor}). */

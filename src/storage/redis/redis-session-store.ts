@@ -195,6 +195,24 @@ function scriptRunner(options: RedisSessionStoreOptions) {
   return { run, close };
 }
 
+/** Refuses options with neither a client nor a url, or a bad `closeTimeoutMs`, naming the field. */
+function checkStoreOptions(options: RedisSessionStoreOptions): void {
+  if (!options || (options.client === undefined && (typeof options.url !== 'string' || options.url === ''))) {
+    throw new CompactError('invalid_config', 'redisSessionStore: give a connected client or a url', {
+      issues: [{ path: ['store', 'url'], message: 'give a connected client or a non-empty url' }],
+    });
+  }
+  const closeTimeoutMs = options.closeTimeoutMs;
+  if (
+    closeTimeoutMs !== undefined &&
+    (typeof closeTimeoutMs !== 'number' || !Number.isFinite(closeTimeoutMs) || closeTimeoutMs < 0)
+  ) {
+    throw new CompactError('invalid_config', 'redisSessionStore: closeTimeoutMs must be a number >= 0', {
+      issues: [{ path: ['store', 'closeTimeoutMs'], message: 'must be a number of milliseconds >= 0' }],
+    });
+  }
+}
+
 /**
  * Session state, locks and fencing tokens in Redis, shared by every process that uses the
  * same server and `keyPrefix`: state survives restarts, and processes serving one session
@@ -211,20 +229,7 @@ function scriptRunner(options: RedisSessionStoreOptions) {
  * ```
  */
 export function redisSessionStore(options: RedisSessionStoreOptions): RedisSessionStore {
-  if (!options || (options.client === undefined && (typeof options.url !== 'string' || options.url === ''))) {
-    throw new CompactError('invalid_config', 'redisSessionStore: give a connected client or a url', {
-      issues: [{ path: ['store', 'url'], message: 'give a connected client or a non-empty url' }],
-    });
-  }
-  const closeTimeoutMs = options.closeTimeoutMs;
-  if (
-    closeTimeoutMs !== undefined &&
-    (typeof closeTimeoutMs !== 'number' || !Number.isFinite(closeTimeoutMs) || closeTimeoutMs < 0)
-  ) {
-    throw new CompactError('invalid_config', 'redisSessionStore: closeTimeoutMs must be a number >= 0', {
-      issues: [{ path: ['store', 'closeTimeoutMs'], message: 'must be a number of milliseconds >= 0' }],
-    });
-  }
+  checkStoreOptions(options);
   const { run, close } = scriptRunner(options);
   const prefix = options.keyPrefix ?? 'agent-compaction:session:';
   const lockOf = (sessionId: string, token: number, ttlMs: number): SessionLock => ({

@@ -85,22 +85,27 @@ function summaryBlock(compaction: TraceCompaction, previous: string | undefined)
   return `<div class="summary"><h4>Summary <span class="muted">${meta}</span></h4><p class="muted">${legend}</p><pre>${lines.join('\n')}</pre></div>`;
 }
 
-/** One card per compaction. */
+/**
+ * One card per compaction. A summary is compared with the previous one of its own session
+ * (a trace may hold several); with several sessions each card names its session.
+ */
 export function renderCards(compactions: readonly TraceCompaction[]): string {
-  let previous: string | undefined;
+  const previousOf = new Map<string, string>();
+  const sessions = new Set(compactions.map((compaction) => compaction.call.sessionId));
   const cards = compactions.map((compaction) => {
     const number = escapeHtml(compaction.number);
     const call = escapeHtml(compaction.call.index);
+    const session = sessions.size > 1 ? ` · session ${escapeHtml(compaction.call.sessionId)}` : '';
     const card = `<section class="card${compaction.errors.length > 0 ? ' has-error' : ''}" id="compaction-${number}" data-compaction="${number}" data-call="${call}">
-<h3>#${number} · call ${call} · ${fmt(compaction.tokensBefore)} → ${fmt(compaction.tokensAfter)} tokens${compaction.fallback === 'none' ? '' : ` <span class="badge">fallback: ${escapeHtml(compaction.fallback)}</span>`}</h3>
+<h3>#${number}${session} · call ${call} · ${fmt(compaction.tokensBefore)} → ${fmt(compaction.tokensAfter)} tokens${compaction.fallback === 'none' ? '' : ` <span class="badge">fallback: ${escapeHtml(compaction.fallback)}</span>`}</h3>
 <p class="why"><strong>Why:</strong> ${escapeHtml(whyText(compaction))}</p>
 ${levelsTable(compaction)}
 <p class="counts">${escapeHtml(countsText(compaction))}</p>
 ${errorsBlock(compaction.errors)}
-${summaryBlock(compaction, previous)}
+${summaryBlock(compaction, previousOf.get(compaction.call.sessionId))}
 ${refsBlock(compaction)}
 </section>`;
-    if (compaction.summary !== undefined) previous = compaction.summary;
+    if (compaction.summary !== undefined) previousOf.set(compaction.call.sessionId, compaction.summary);
     return card;
   });
   return cards.join('\n');

@@ -73,3 +73,20 @@ describe('a level that added tokens (issue 48)', () => {
     expect(levelsText(added)).not.toContain('-334');
   });
 });
+
+describe('a trace of two sessions', () => {
+  it("marks a session's first summary as first, never as changes from the other session's", () => {
+    const events = [
+      ...sampleCompactionEvents({ sessionId: 'alpha', operationId: 'op-a1', summary: 'Goal: alpha v1' }),
+      ...sampleCompactionEvents({ sessionId: 'beta', operationId: 'op-b1', summary: 'Goal: beta v1' }),
+      ...sampleCompactionEvents({ sessionId: 'alpha', operationId: 'op-a2', summary: 'Goal: alpha v2' }),
+    ];
+    const html = renderReport(buildTraceModel(events), { source: 't' });
+    const cards = html.split('<section class="card').slice(1);
+    expect(cards).toHaveLength(3);
+    expect(cards[1]).toContain('first summary');
+    expect(cards[1]).not.toContain('<del');
+    expect(cards[2]).toContain('<del class="line removed">Goal: alpha v1</del>');
+    expect(cards[1]).toContain('session beta');
+  });
+});

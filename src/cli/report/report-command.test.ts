@@ -94,6 +94,13 @@ describe('report', () => {
     expect(run.code).toBe(EXIT_CODES.badInput);
     expect(run.stderr).toMatch(/--out FILE is required/);
   });
+
+  it('an --out in a missing folder names the flag, like --report of compact', async () => {
+    const out = join(temp.path('no-such-folder'), 'report.html');
+    const run = await cli(['report', trace, '--out', out]);
+    expect(run.code).toBe(EXIT_CODES.badInput);
+    expect(run.stderr).toBe(`error: --out ${out}: cannot write (ENOENT)\n`);
+  });
 });
 
 describe('status', () => {

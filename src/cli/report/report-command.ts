@@ -98,7 +98,12 @@ export async function runReportCommand(
   const trace = buildTraceModel(events);
   const html = renderReport(trace, { source: loaded.source, ...(loaded.note ? { note: loaded.note } : {}) });
   // 0600 like the archive it reads, and never through a link planted at --out.
-  await writePrivateFile(out, html, { what: '--out' });
+  await writePrivateFile(out, html, { what: '--out' }).catch((error: NodeJS.ErrnoException) => {
+    if (error instanceof CompactError) throw error;
+    throw new CompactError('invalid_config', `--out ${out}: cannot write (${error.code ?? error.message})`, {
+      cause: error,
+    });
+  });
   io.stdout(
     `report: ${out} (${trace.compactions.length} compaction${trace.compactions.length === 1 ? '' : 's'}, ${trace.calls.length} calls)\n`,
   );

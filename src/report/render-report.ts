@@ -36,16 +36,21 @@ pre{background:#f6f8fa;border-radius:6px;padding:8px;overflow-x:auto;white-space
 .refs code{font-size:12px;word-break:break-all}.empty{color:#656d76}
 `;
 
+/** `n word` with the word in the plural unless n is 1: "1 call", "2 calls", "0 errors". */
+export function counted(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? '' : 's'}`;
+}
+
 /** The header facts: model, sessions, calls, compactions, errors. */
 function facts(trace: TraceModel): string {
   const errors = trace.compactions.reduce((n, c) => n + c.errors.length, 0) + trace.otherErrors.length;
   const items = [
     `model: ${trace.model ?? 'unknown'}`,
     `session${trace.sessionIds.length === 1 ? '' : 's'}: ${trace.sessionIds.join(', ') || '-'}`,
-    `${trace.calls.length} calls`,
-    `${trace.compactions.length} compactions`,
-    `${errors} errors`,
-    `${trace.eventCount} events`,
+    counted(trace.calls.length, 'call'),
+    counted(trace.compactions.length, 'compaction'),
+    counted(errors, 'error'),
+    counted(trace.eventCount, 'event'),
     ...(trace.cost
       ? [
           `prompt cache: ${(100 * trace.cost.hitShare).toFixed(1)}% hit over ${trace.cost.requests} reported requests`,

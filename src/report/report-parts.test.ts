@@ -90,3 +90,18 @@ describe('a trace of two sessions', () => {
     expect(cards[1]).toContain('session beta');
   });
 });
+
+describe('counts in words', () => {
+  it('says "1 call", "1 compaction", "1 error", never "1 calls"', () => {
+    const html = renderReport(
+      buildTraceModel(sampleCompactionEvents({ sessionId: 's-1', withError: true })),
+      {
+        source: 't',
+      },
+    );
+    const facts = html.match(/<ul class="facts">.*?<\/ul>/)?.[0] ?? '';
+    expect(facts).toContain('<li>1 call</li>');
+    expect(facts).toContain('<li>1 compaction</li>');
+    expect(facts).not.toMatch(/<li>1 [a-z]+s<\/li>/);
+  });
+});

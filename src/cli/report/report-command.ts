@@ -4,7 +4,7 @@ import { CompactError } from '../../core/errors.js';
 import type { AnyCompactEvent } from '../../core/events/events.js';
 import type { CompactManagerOptions } from '../../core/manager/manager-options.js';
 import { redactDeep } from '../../core/redaction/redactor.js';
-import { renderReport } from '../../report/render-report.js';
+import { counted, renderReport } from '../../report/render-report.js';
 import { buildTraceModel, parseTrace } from '../../report/trace-model.js';
 import { writePrivateFile } from '../../storage/fs/private-files.js';
 import { type CliIo, reportRedactor } from '../cli-io.js';
@@ -105,6 +105,6 @@ export async function runReportCommand(
     });
   });
   io.stdout(
-    `report: ${out} (${trace.compactions.length} compaction${trace.compactions.length === 1 ? '' : 's'}, ${trace.calls.length} calls)\n`,
+    `report: ${out} (${counted(trace.compactions.length, 'compaction')}, ${counted(trace.calls.length, 'call')})\n`,
   );
 }

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { CompactError } from '../../core/errors.js';
 import { CompactManager } from '../../core/manager/compact-manager.js';
 import type { ArchivedSummary } from '../../core/session/storage-adapter.js';
+import { counted } from '../../report/render-report.js';
 import { buildTraceModel, parseTrace, type TraceModel } from '../../report/trace-model.js';
 import { newestArchiveName, parseArchiveName } from '../../storage/session-path.js';
 import type { CliIo } from '../cli-io.js';
@@ -174,7 +175,7 @@ export function formatStatus(status: SessionStatus): string {
   if (status.layers) {
     const { pinned, pinnedMessages, summary, recent } = status.layers;
     lines.push('what the agent remembers (tokens, as of the last compaction):');
-    lines.push(`  pinned   ${formatNumber(pinned).padStart(9)}  (${pinnedMessages} messages)`);
+    lines.push(`  pinned   ${formatNumber(pinned).padStart(9)}  (${counted(pinnedMessages, 'message')})`);
     lines.push(
       `  summary  ${formatNumber(summary).padStart(9)}${status.summary ? `  (v${status.summary.version}, ${status.summary.summarizer}, ${status.summary.strategy})` : ''}`,
     );

@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { cp, readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { cli, useTempFiles } from '../../../test/support/cli-fixtures.js';
@@ -110,12 +110,31 @@ describe('status', () => {
     expect(run.stdout).toMatch(/model: gpt-4o, window 6,000; \d+ compactions/);
     expect(run.stdout).toMatch(/last compaction .*: [\d,]+ -> [\d,]+ tokens \([\d.]+% of the window\)/);
     expect(run.stdout).toMatch(
-      / {2}pinned +[\d,]+ +\(\d+ messages\)\n {2}summary +[\d,]+ +\(v\d+, embedded, task_state\)\n {2}recent +[\d,]+/,
+      / {2}pinned +[\d,]+ +\(\d+ messages?\)\n {2}summary +[\d,]+ +\(v\d+, embedded, task_state\)\n {2}recent +[\d,]+/,
     );
     expect(run.stdout).toContain('errors: 0');
     expect(run.stdout).not.toContain(SECRET);
     const json = JSON.parse((await cli(['status', join(archive, 'replay'), '--json'])).stdout);
     expect(json.compactions).toBe(await compactionsOf(trace));
+    expect(json.layers.pinned + json.layers.summary + json.layers.recent).toBe(
+      json.lastCompaction.tokensAfter,
+    );
+  });
+
+  it('an archive whose summary files were deleted still counts the summary from its events, not 0', async () => {
+    const pruned = temp.path('pruned');
+    await cp(join(archive, 'replay'), pruned, { recursive: true });
+    for (const name of await readdir(pruned)) if (name.startsWith('summary-')) await rm(join(pruned, name));
+    const run = await cli(['status', pruned, '--json']);
+    expect(run.code).toBe(0);
+    const json = JSON.parse(run.stdout);
+    const summaries = (await readFile(join(pruned, 'events.jsonl'), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line))
+      .filter((event) => event.name === 'compact.summary_created');
+    expect(summaries.length).toBeGreaterThan(0);
+    expect(json.layers.summary).toBe(summaries.at(-1).properties.summaryTokens);
     expect(json.layers.pinned + json.layers.summary + json.layers.recent).toBe(
       json.lastCompaction.tokensAfter,
     );

@@ -145,7 +145,11 @@ export async function readSessionStatus(
   }
   if (last) {
     const pinned = await pinnedTokens(folder, status.model);
-    const summaryTokens = summary?.tokens ?? 0;
+    // Summary files deleted (an archive pruned by hand): the newest summary's count from the events.
+    const summaryTokens =
+      summary?.tokens ??
+      trace?.compactions.findLast((c) => c.summaryTokens !== undefined)?.summaryTokens ??
+      0;
     status.layers = {
       pinned: pinned.tokens,
       pinnedMessages: pinned.count,

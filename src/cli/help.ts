@@ -61,7 +61,8 @@ export const COMMAND_HELP: Readonly<Record<string, CommandHelp>> = Object.freeze
   replay: {
     summary: 'Replays a recorded transcript call by call and prints a table of the compactions.',
     usage: `agent-compaction replay FILE|DIR [--max-context N] [--model M] [--config FILE] [--out DIR] [--trace FILE]
-                 [--strategy S] [--keep-recent-turns N] [--trigger-pct X] [--buffer N] [--json]`,
+                 [--strategy S] [--keep-recent-turns N] [--keep-tool-io-pairs N] [--trigger-pct X] [--buffer N]
+                 [--max-summary-tokens N] [--session-id ID] [--json]`,
     description:
       'Runs a recorded transcript (JSON array, JSONL, or an archived session folder) through the preflight\ncall by call, as if live, and prints a table of the compactions. Progress goes to stderr.',
     flags: {

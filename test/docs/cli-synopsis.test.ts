@@ -32,3 +32,14 @@ describe('docs/cli.md synopsis', () => {
     });
   }
 });
+
+describe('--help usage lines', () => {
+  for (const [command, help] of Object.entries(COMMAND_HELP)) {
+    it(`${command}: its usage line names every flag its --help lists, as docs/cli.md does`, () => {
+      const missing = Object.keys(help.flags)
+        .map((flag) => flag.split(' ')[0]!)
+        .filter((flag) => !new RegExp(`${flag}(?![\\w-])`).test(help.usage));
+      expect(missing).toEqual([]);
+    });
+  }
+});

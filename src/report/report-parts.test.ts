@@ -105,3 +105,19 @@ describe('counts in words', () => {
     expect(facts).not.toMatch(/<li>1 [a-z]+s<\/li>/);
   });
 });
+
+describe('a trace from before operationId', () => {
+  it("groups each call's events from its token estimate: one call per compaction, its tokens after", () => {
+    const withIds = [
+      ...sampleCompactionEvents({ sessionId: 's-1', summary: 'Goal: one' }),
+      ...sampleCompactionEvents({ sessionId: 's-1', summary: 'Goal: two' }),
+    ];
+    const old = withIds.map(({ operationId: _dropped, ...event }) => event) as typeof withIds;
+    const expected = buildTraceModel(withIds);
+    const trace = buildTraceModel(old);
+    expect(trace.calls).toHaveLength(2);
+    expect(trace.compactions.map((c) => [c.tokensBefore, c.tokensAfter])).toEqual(
+      expected.compactions.map((c) => [c.tokensBefore, c.tokensAfter]),
+    );
+  });
+});

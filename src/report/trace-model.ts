@@ -82,14 +82,31 @@ interface Operation {
   events: AnyCompactEvent[];
 }
 
+/**
+ * Groups the events by `operationId`. A trace written before events carried it groups a
+ * session's events from each `compact.token_estimate` (a call starts with its estimate), or
+ * from a `compact.trigger_decision` when the group already holds one.
+ */
 function groupByOperation(events: readonly AnyCompactEvent[], read: TraceFieldReader): Operation[] {
   const operations = new Map<string, Operation>();
+  const orphanOf = new Map<string, Operation>();
   let orphan = 0;
   for (const event of events) {
-    const id =
-      typeof event.operationId === 'string' && event.operationId !== ''
-        ? event.operationId
-        : `orphan-${orphan++}`;
+    let id: string;
+    if (typeof event.operationId === 'string' && event.operationId !== '') id = event.operationId;
+    else {
+      const session = read.string(event as unknown as Fields, 'sessionId', 'event') ?? '?';
+      const current = orphanOf.get(session);
+      const starts =
+        event.name === 'compact.token_estimate' ||
+        event.name === 'compact.usage' ||
+        (event.name === 'compact.trigger_decision' && current?.events.some((e) => e.name === event.name));
+      if (current === undefined || starts) {
+        id = `orphan-${orphan++}`;
+        orphanOf.set(session, { id, sessionId: session, events: [] });
+        operations.set(id, orphanOf.get(session)!);
+      } else id = current.id;
+    }
     let operation = operations.get(id);
     if (!operation) {
       const sessionId = read.string(event as unknown as Fields, 'sessionId', 'event') ?? '?';

@@ -32,11 +32,13 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
 export const GET_SCRIPT = script(`return redis.call('HGET', KEYS[1], 'state')`);
 
 /**
- * The state's revision: the write counter, the version and the state's length (a writer of
- * an older release, which does not count its writes, still moves the version or the length
- * when it compacts). Lua: `rev` is the revision of KEYS[1].
+ * The state's revision: the write counter and the SHA-1 of the state (a writer of an older
+ * release does not count its writes, and a server restarted without its data, or from an
+ * older snapshot, counts them again from zero: the same count, version and length may then
+ * hold another state). Lua: `state` is KEYS[1]'s state (false: none), `rev` its revision.
  */
-const REVISION = `local rev = (redis.call('HGET', KEYS[1], 'rev') or '0') .. ':' .. (redis.call('HGET', KEYS[1], 'version') or '') .. ':' .. redis.call('HSTRLEN', KEYS[1], 'state')`;
+const REVISION = `local state = redis.call('HGET', KEYS[1], 'state')
+local rev = (redis.call('HGET', KEYS[1], 'rev') or '0') .. ':' .. (state and redis.sha1hex(state) or '')`;
 
 /**
  * KEYS[1]; ARGV: a revision or ''. Returns {revision, 0} when the state's revision is
@@ -46,7 +48,6 @@ export const GET_IF_CHANGED_SCRIPT = script(`${REVISION}
 if ARGV[1] ~= '' and rev == ARGV[1] then
   return {rev, 0}
 end
-local state = redis.call('HGET', KEYS[1], 'state')
 if not state then
   return {rev, 1}
 end

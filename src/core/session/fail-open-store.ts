@@ -182,8 +182,10 @@ export class FailOpenStore implements SessionStore {
         const state = pending.state;
         const current = await this.#call(key, () => this.inner.get(key), budget);
         const currentVersion = current?.version ?? 0;
+        // Kept writes keep the version the store last had (a new one is refused meanwhile):
+        // written over that version too, not only over an older one (a store that lost it).
         const written =
-          currentVersion < state.version &&
+          currentVersion <= state.version &&
           (await this.#call(
             key,
             () => this.inner.set(key, state, { expectedVersion: currentVersion }),

@@ -13,7 +13,7 @@ import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FailOpenStore } from '../../src/core/session/fail-open-store.js';
 import type { SessionState } from '../../src/core/session/session-store.js';
-import { redisSessionStore } from '../../src/storage/redis/index.js';
+import { type RedisSessionStore, redisSessionStore } from '../../src/storage/redis/index.js';
 import { type RedisTestServer, redisAvailable, startRedisServer } from '../support/redis-server.js';
 import { until } from '../support/until.js';
 
@@ -39,9 +39,9 @@ describe.runIf(withRedis)('a write that keeps the version, made while Redis is d
     await rm(dir, { recursive: true, force: true });
   });
 
-  it('is written when the store comes back with its data', async () => {
-    const store = redisSessionStore({ url: server.url, keyPrefix: 'kept:' });
-    const other = redisSessionStore({ url: server.url, keyPrefix: 'kept:' });
+  async function keptThroughRestart(prefix: string, meanwhile?: (other: RedisSessionStore) => Promise<void>) {
+    const store = redisSessionStore({ url: server.url, keyPrefix: prefix });
+    const other = redisSessionStore({ url: server.url, keyPrefix: prefix });
     const failOpen = new FailOpenStore(store, { timeoutMs: 500, onOutage: () => {} });
     const raw = createClient({ url: server.url });
     await raw.connect();
@@ -60,16 +60,31 @@ describe.runIf(withRedis)('a write that keeps the version, made while Redis is d
       expect(failOpen.pendingWrites).toBe(1);
       server = await startRedisServer({ port, dir });
       await until(async () => (await other.get('s').catch(() => null))?.version === 1, 'the restored state');
+      await meanwhile?.(other);
       await until(async () => {
         failOpen.retryNow();
         await failOpen.within('s', () => failOpen.get('s'));
         return failOpen.pendingWrites === 0;
       }, 'the kept write flushed');
-      expect((await other.get('s'))?.pinnedIds).toEqual(['p1']);
-      expect((await failOpen.within('s', () => failOpen.get('s')))?.pinnedIds).toEqual(['p1']);
+      return { stored: await other.get('s'), read: await failOpen.within('s', () => failOpen.get('s')) };
     } finally {
       await other.close();
       await store.close();
     }
+  }
+
+  it('is written when the store comes back with its data', async () => {
+    const { stored, read } = await keptThroughRestart('kept-a:');
+    expect(stored?.pinnedIds).toEqual(['p1']);
+    expect(read?.pinnedIds).toEqual(['p1']);
+  });
+
+  it('leaves the state another process wrote at that version meanwhile, and adopts it', async () => {
+    const theirs = { ...stateOf(['q1']), coveredIds: ['x1', 'y1'] };
+    const { stored, read } = await keptThroughRestart('kept-b:', async (other) => {
+      expect(await other.set('s', theirs, { expectedVersion: 1 })).toBe(true);
+    });
+    expect(stored).toEqual(theirs);
+    expect(read).toEqual(theirs);
   });
 });

@@ -9,6 +9,7 @@ import { CompactManager, type SessionState } from '../../src/index.js';
 import { redisSessionStore } from '../../src/storage/redis/index.js';
 import { countingUnchanged } from '../support/quick-resume-cases.js';
 import { type RedisTestServer, redisAvailable, startRedisServer } from '../support/redis-server.js';
+import { until } from '../support/until.js';
 
 const withRedis = redisAvailable('store revisions');
 
@@ -109,3 +110,45 @@ describe.runIf(withRedis)('a session state read from Redis, then written by anot
     }
   });
 });
+
+/**
+ * The revision is no write counter alone: a Redis restarted without its data (or from an older
+ * snapshot) counts the writes again from zero, and a session recreated there at the same
+ * version and length reaches the very revision a process read before the restart. That process
+ * must read the new state, not serve its copy of the lost one.
+ */
+describe.runIf(withRedis)(
+  'a session state read from Redis, then the server restarted without its data',
+  () => {
+    let server: RedisTestServer;
+    beforeAll(async () => {
+      server = await startRedisServer();
+    });
+    afterAll(async () => {
+      await server?.stop();
+    });
+
+    it('reads the state written after the restart, whose revision counts from zero again', async () => {
+      const mine = redisSessionStore({ url: server.url, keyPrefix: 'rev-e:' });
+      const other = redisSessionStore({ url: server.url, keyPrefix: 'rev-e:' });
+      const manager = new CompactManager({ model: 'gpt-4o', store: countingUnchanged(mine) });
+      try {
+        expect(await other.set('s', stateOf(1, ['a1', 'b1']), { expectedVersion: 0 })).toBe(true);
+        expect(await manager.state('s')).toMatchObject({ version: 1, coveredIds: ['a1', 'b1'] });
+        const port = server.port;
+        await server.stop();
+        server = await startRedisServer({ port });
+        // Both clients reconnect (by themselves, with a backoff): wait for each to answer.
+        await until(async () => (await other.get('s').catch(() => null)) === undefined, 'the other client');
+        await until(async () => (await mine.get('s').catch(() => null)) === undefined, 'the manager client');
+        // The session is started again there (a reused id): first write, version 1, same length.
+        expect(await other.set('s', stateOf(1, ['a2', 'b2']), { expectedVersion: 0 })).toBe(true);
+        expect(await manager.state('s')).toMatchObject({ version: 1, coveredIds: ['a2', 'b2'] });
+      } finally {
+        await manager.shutdown();
+        await other.close();
+        await mine.close();
+      }
+    });
+  },
+);

@@ -87,10 +87,13 @@ function ready(child: ChildProcess): Promise<void> {
 
 /**
  * Starts Debian's redis-server on a free port (or on `port`, to restart a stopped server
- * where its clients reconnect), without persistence, in a temp directory.
+ * where its clients reconnect), without persistence, in a temp directory (or in `dir`, kept:
+ * the server loads the `dump.rdb` a `SAVE` left there, a restart with its data).
  */
-export async function startRedisServer(options: { port?: number } = {}): Promise<RedisTestServer> {
-  const dir = await mkdtemp(join(tmpdir(), 'compact-redis-'));
+export async function startRedisServer(
+  options: { port?: number; dir?: string } = {},
+): Promise<RedisTestServer> {
+  const dir = options.dir ?? (await mkdtemp(join(tmpdir(), 'compact-redis-')));
   for (let attempt = 0; ; attempt++) {
     const port = options.port ?? (await freePort());
     const child = spawn(
@@ -103,7 +106,7 @@ export async function startRedisServer(options: { port?: number } = {}): Promise
     } catch (error) {
       // Another process may have taken the port between the probe and the bind.
       if (attempt < 4) continue;
-      await rm(dir, { recursive: true, force: true });
+      if (options.dir === undefined) await rm(dir, { recursive: true, force: true });
       throw error;
     }
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
@@ -118,7 +121,7 @@ export async function startRedisServer(options: { port?: number } = {}): Promise
           child.kill('SIGTERM');
         }
         await exited;
-        await rm(dir, { recursive: true, force: true });
+        if (options.dir === undefined) await rm(dir, { recursive: true, force: true });
       },
     };
   }

@@ -35,9 +35,13 @@ export type { FailOpenStoreOptions } from './fail-open-options.js';
 /** The default time limit of one store operation, in milliseconds. */
 export const DEFAULT_STORE_TIMEOUT_MS = 500;
 
-/** A write the store missed: the state to write (undefined: a delete). */
+/**
+ * A write the store missed: the state to write (undefined: a delete), and the JSON of the
+ * state the store had as far as this process knew when the first of them was kept.
+ */
 interface PendingWrite {
   state: SessionState | undefined;
+  base?: string;
 }
 
 /** Wraps the manager's store so that its faults never fail a call (see the file comment). */
@@ -167,7 +171,8 @@ export class FailOpenStore implements SessionStore {
   /**
    * Writes the states kept during an outage, last state wins: a kept state is written (a
    * compare-and-set on the version the store has now) unless the store already holds a newer
-   * version, written by another process meanwhile, which is then adopted. A store that came
+   * version, or another state at that version, written by another process meanwhile, which is
+   * then adopted. A store that came
    * back empty (restarted without persistence) gets the kept state.
    */
   async flushPending(budget?: CallBudget): Promise<void> {
@@ -182,8 +187,12 @@ export class FailOpenStore implements SessionStore {
         const state = pending.state;
         const current = await this.#call(key, () => this.inner.get(key), budget);
         const currentVersion = current?.version ?? 0;
+        // Kept writes keep the version the store last had (a new one is refused meanwhile):
+        // written over that version too while the store holds what this process knew, not
+        // only over an older one (a store that lost it).
         const written =
-          currentVersion < state.version &&
+          (currentVersion < state.version ||
+            (currentVersion === state.version && JSON.stringify(current ?? null) === pending.base)) &&
           (await this.#call(
             key,
             () => this.inner.set(key, state, { expectedVersion: currentVersion }),
@@ -324,8 +333,9 @@ export class FailOpenStore implements SessionStore {
       return false;
     if (state.version > (local?.version ?? 0)) return false;
     const copy = JSON.parse(JSON.stringify(state)) as SessionState;
+    const base = this.#pending.get(sessionId)?.base ?? JSON.stringify(local ?? null);
     this.#local.set(sessionId, copy);
-    this.#pending.set(sessionId, { state: copy });
+    this.#pending.set(sessionId, { state: copy, base });
     return true;
   }
 

@@ -10,6 +10,7 @@
  * | `lock`      | the current holder's token                                   |
  * | `lockUntil` | when that lock lapses, in the server's epoch milliseconds    |
  * | `rev`       | counts the writes and deletes of `state` (kept by `delete`)  |
+ * | `wid`       | the random id of the write of `state`                        |
  *
  * Lock times come from the server's clock (`TIME`), never a client's.
  */
@@ -32,11 +33,13 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
 export const GET_SCRIPT = script(`return redis.call('HGET', KEYS[1], 'state')`);
 
 /**
- * The state's revision: the write counter, the version and the state's length (a writer of
- * an older release, which does not count its writes, still moves the version or the length
- * when it compacts). Lua: `rev` is the revision of KEYS[1].
+ * The state's revision: the write counter, the write's id (random, given by the writer: a
+ * server restarted without its data, or from an older snapshot, counts its writes from zero
+ * again, so a count alone repeats), the version and the state's length (a writer of an older
+ * release, which counts nothing, still moves the version or the length when it compacts).
+ * Lua: `rev` is the revision of KEYS[1].
  */
-const REVISION = `local rev = (redis.call('HGET', KEYS[1], 'rev') or '0') .. ':' .. (redis.call('HGET', KEYS[1], 'version') or '') .. ':' .. redis.call('HSTRLEN', KEYS[1], 'state')`;
+const REVISION = `local rev = (redis.call('HGET', KEYS[1], 'rev') or '0') .. ':' .. (redis.call('HGET', KEYS[1], 'wid') or '') .. ':' .. (redis.call('HGET', KEYS[1], 'version') or '') .. ':' .. redis.call('HSTRLEN', KEYS[1], 'state')`;
 
 /**
  * KEYS[1]; ARGV: a revision or ''. Returns {revision, 0} when the state's revision is
@@ -53,7 +56,7 @@ end
 return {rev, 2, state}`);
 
 /**
- * KEYS[1]; ARGV: state JSON, version, expectedVersion or '', fencingToken or ''.
+ * KEYS[1]; ARGV: state JSON, version, expectedVersion or '', fencingToken or '', write id.
  * Returns 1 (written), 0 (version mismatch) or -1 (fenced: a newer lock was issued).
  */
 export const SET_SCRIPT =
@@ -63,12 +66,12 @@ end
 if ARGV[4] ~= '' and tonumber(ARGV[4]) < tonumber(redis.call('HGET', KEYS[1], 'fence') or '0') then
   return -1
 end
-redis.call('HSET', KEYS[1], 'state', ARGV[1], 'version', ARGV[2])
+redis.call('HSET', KEYS[1], 'state', ARGV[1], 'version', ARGV[2], 'wid', ARGV[5])
 redis.call('HINCRBY', KEYS[1], 'rev', 1)
 return 1`);
 
 /** KEYS[1]; removes the state, keeps the fencing counter and a held lock. */
-export const DELETE_SCRIPT = script(`if redis.call('HDEL', KEYS[1], 'state', 'version') > 0 then
+export const DELETE_SCRIPT = script(`if redis.call('HDEL', KEYS[1], 'state', 'version', 'wid') > 0 then
   redis.call('HINCRBY', KEYS[1], 'rev', 1)
 end
 return 1`);
@@ -105,6 +108,6 @@ export const SET_ASIDE_SCRIPT = script(`if redis.call('HGET', KEYS[1], 'state') 
   return 0
 end
 redis.call('HSET', KEYS[1], 'corrupt', ARGV[1])
-redis.call('HDEL', KEYS[1], 'state', 'version')
+redis.call('HDEL', KEYS[1], 'state', 'version', 'wid')
 redis.call('HINCRBY', KEYS[1], 'rev', 1)
 return 1`);

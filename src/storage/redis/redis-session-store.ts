@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { CompactError } from '../../core/errors.js';
 import { describeCause } from '../../core/session/fail-open-store.js';
 import type {
@@ -290,6 +291,7 @@ export function redisSessionStore(options: RedisSessionStoreOptions): RedisSessi
         String(state.version),
         setOptions.expectedVersion === undefined ? '' : String(setOptions.expectedVersion),
         setOptions.fencingToken === undefined ? '' : String(setOptions.fencingToken),
+        randomUUID(),
       ];
       return Number(await run(SET_SCRIPT, sessionId, args)) === 1;
     },

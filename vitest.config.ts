@@ -24,6 +24,7 @@ const ISOLATED = [
   'src/core/process-caches.test.ts',
   // Observes the first sentence segmenter and model decoding of the process.
   'src/core/summary/embedded/first-summary-warm-up.test.ts',
+  'src/core/manager/ready-warms-summary.test.ts',
   'src/core/process-caches-holds.test.ts',
   'src/core/process-caches-regexps.test.ts',
   'src/exporters/event-utils.test.ts',

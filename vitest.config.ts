@@ -22,6 +22,9 @@ const ISOLATED = [
   'test/core/heap-memory.test.ts',
   // Count the process's live managers: another file's manager never shut down holds them.
   'src/core/process-caches.test.ts',
+  // Observes the first sentence segmenter and model decoding of the process.
+  'src/core/summary/embedded/first-summary-warm-up.test.ts',
+  'src/core/manager/ready-warms-summary.test.ts',
   'src/core/process-caches-holds.test.ts',
   'src/core/process-caches-regexps.test.ts',
   'src/exporters/event-utils.test.ts',

@@ -71,6 +71,16 @@ function shippedModel(): InstructionModel {
   return shipped;
 }
 
+/**
+ * Decodes the shipped model if it is not decoded; true when it did (256 KB of weights: a
+ * caller gives it a step of its own rather than the first sentence scored).
+ */
+export function warmInstructionModel(): boolean {
+  if (shipped !== undefined) return false;
+  shippedModel();
+  return true;
+}
+
 /** The log-odds of one linear model over its view's buckets. */
 function linearScore(weights: ArrayLike<number>, buckets: readonly number[]): number {
   let score = 0;

@@ -31,6 +31,7 @@ import { CallQueue } from '../session/call-queue.js';
 import type { FailOpenStore } from '../session/fail-open-store.js';
 import { pipelineStore } from '../session/pipeline-store.js';
 import { MemorySessionStore, type SessionState, type SessionStore } from '../session/session-store.js';
+import { warmFirstSummary } from '../summary/embedded/warm-first-summary.js';
 import { EmbeddedSummarizer } from '../summary/embedded-summarizer.js';
 import type { Summarizer } from '../summary/summarizer.js';
 import {
@@ -203,13 +204,14 @@ export class CompactManager {
    * start-up); calls made before it wait for the same load instead of loading in one block.
    * It also readies what a fresh process's first call on a known session would load: the
    * tokenizer's expressions compiled, the summary key read when it is given or its file exists
-   * (no file is created here), Node's crypto loaded.
+   * (no file is created here), Node's crypto loaded, the built-in summarizer's segmenter and model.
    */
   async ready(): Promise<void> {
     if (this.#ready === true) return;
-    this.#ready ??= Promise.resolve(this.counter.ready?.()).then(() => {
+    this.#ready ??= Promise.resolve(this.counter.ready?.()).then(async () => {
       primeSpanIds();
       this.#deps.marks.prepare();
+      await warmFirstSummary();
       this.#ready = true;
     });
     await this.#ready;

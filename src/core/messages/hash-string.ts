@@ -35,6 +35,46 @@ export function hashLanes(text: string, seed = 0): Readonly<Uint32Array> {
   return lanes;
 }
 
+/**
+ * {@link hashLanes} fed a piece of text at a time: the same lanes as one call on the pieces
+ * joined, so a long text (a message's JSON of megabytes) is hashed across turns of the loop.
+ * {@link digest} leaves the state as it was: more text may follow (the content key hashes the
+ * JSON, then `meta`).
+ */
+export class LaneHasher {
+  #h1: number;
+  #h2: number;
+
+  constructor(seed = 0) {
+    this.#h1 = 0xdeadbeef ^ seed;
+    this.#h2 = 0x41c6ce57 ^ seed;
+  }
+
+  /** Feeds `text`. */
+  update(text: string): void {
+    let h1 = this.#h1;
+    let h2 = this.#h2;
+    for (let i = 0; i < text.length; i++) {
+      const ch = text.charCodeAt(i);
+      h1 = Math.imul(h1 ^ ch, 2654435761);
+      h2 = Math.imul(h2 ^ ch, 1597334677);
+    }
+    this.#h1 = h1;
+    this.#h2 = h2;
+  }
+
+  /** The lanes of the text fed so far, in the pair {@link hashLanes} shares. */
+  digest(): Readonly<Uint32Array> {
+    let h1 = this.#h1;
+    let h2 = this.#h2;
+    h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
+    h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
+    lanes[0] = h2;
+    lanes[1] = h1;
+    return lanes;
+  }
+}
+
 /** The string {@link hashString} gives for the lanes `high` and `low` (after `prefix`, in the same flat string). */
 export function lanesString(high: number, low: number, prefix = ''): string {
   return base36Pair(high >>> 0, low >>> 0, prefix);

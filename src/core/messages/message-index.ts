@@ -1,9 +1,13 @@
 import type { TokenCounter } from '../counting/token-counter.js';
 import { invalidMessage } from '../errors.js';
+import type { TimeSlice } from '../time-slice.js';
 import { flatString } from './flat-string.js';
 import type { MessageCodec, ParsedMessage } from './formats/message-codec.js';
-import { hashLanes, lanesString } from './hash-string.js';
+import { hashJson, hashJsonInSlices, type JsonHash } from './hash-json.js';
+import { lanesString } from './hash-string.js';
+import { hasLongString } from './json-pieces.js';
 import { type CompactMessage, findSummarySpan } from './message.js';
+import { guardDepth, safeJson } from './safe-json.js';
 
 /** What is remembered about one message object between preflights. */
 export interface IndexedEntry {
@@ -78,35 +82,6 @@ export interface IndexedMessage {
 
 function fingerprintOf(raw: Record<string, unknown>): unknown {
   return raw.content ?? raw.output ?? raw.arguments ?? raw.summary;
-}
-
-/** The message's JSON without its top-level `meta` (a replacer function would be much slower). */
-function canonicalJson(raw: object): string {
-  if (!('meta' in raw)) return JSON.stringify(raw);
-  const { meta: _meta, ...rest } = raw as Record<string, unknown>;
-  return JSON.stringify(rest);
-}
-
-/** Runs `work` on message `index`, turning a stack overflow (absurdly deep nesting) into a typed error. */
-function guardDepth<T>(work: () => T, index: number): T {
-  try {
-    return work();
-  } catch (error) {
-    if (error instanceof RangeError)
-      throw invalidMessage(index, '', 'is nested too deeply to process (check for runaway nesting)');
-    throw error;
-  }
-}
-
-/** {@link canonicalJson}, with circular and too-deep messages as typed errors naming the index. */
-function safeJson(raw: object, index: number): string {
-  try {
-    return guardDepth(() => canonicalJson(raw), index);
-  } catch (error) {
-    if (error instanceof TypeError && /circular/i.test(error.message))
-      throw invalidMessage(index, '', 'contains a circular reference (messages must be JSON data)');
-    throw error;
-  }
 }
 
 /**
@@ -224,36 +199,73 @@ export class MessageIndex {
     }
   }
 
-  /** The entry of one message object (parsed once; cached by identity, then by content). */
-  entry(raw: unknown, index: number, codec: MessageCodec): IndexedEntry {
-    if (raw === null || typeof raw !== 'object')
-      throw invalidMessage(index, '', `must be an object (got ${raw === null ? 'null' : typeof raw})`);
+  /** The entry of `raw` when it is cached by identity and unchanged since. */
+  #cached(raw: object, codec: MessageCodec): IndexedEntry | undefined {
     const cached = this.#byObject.get(raw);
-    const fingerprint = fingerprintOf(raw as Record<string, unknown>);
-    const meta = (raw as Record<string, unknown>).meta;
     if (
       cached &&
-      cached.fingerprint === fingerprint &&
-      cached.metaRef === meta &&
+      cached.fingerprint === fingerprintOf(raw as Record<string, unknown>) &&
+      cached.metaRef === (raw as Record<string, unknown>).meta &&
       cached.parsed.format === codec.format
     ) {
       return cached;
     }
-    const json = safeJson(raw, index);
+    return undefined;
+  }
+
+  /**
+   * {@link entry}, a message with long strings (a tool result of megabytes) hashed a piece at a
+   * time with a turn of the loop whenever `slice` is due (the same hashes: the same entry).
+   */
+  entryInSlices(
+    raw: unknown,
+    index: number,
+    codec: MessageCodec,
+    slice: TimeSlice,
+  ): IndexedEntry | Promise<IndexedEntry> {
+    if (raw === null || typeof raw !== 'object' || this.#cached(raw, codec) || !hasLongString(raw))
+      return this.entry(raw, index, codec);
+    return this.#entryHashedInSlices(raw, index, codec, slice);
+  }
+
+  async #entryHashedInSlices(raw: object, index: number, codec: MessageCodec, slice: TimeSlice) {
+    const record = raw as Record<string, unknown>;
+    const fingerprint = fingerprintOf(record);
+    const meta = record.meta;
+    const hashed = await hashJsonInSlices(raw, slice);
+    // Edited during a pause (content or `meta` replaced): hashed again, at once.
+    const same = fingerprintOf(record) === fingerprint && record.meta === meta;
+    return this.entry(raw, index, codec, same ? hashed : undefined);
+  }
+
+  /**
+   * The entry of one message object (parsed once; cached by identity, then by content).
+   * `given`: its hashes, computed ahead ({@link entryInSlices}).
+   */
+  entry(raw: unknown, index: number, codec: MessageCodec, given?: JsonHash): IndexedEntry {
+    if (raw === null || typeof raw !== 'object')
+      throw invalidMessage(index, '', `must be an object (got ${raw === null ? 'null' : typeof raw})`);
+    const cached = this.#cached(raw, codec);
+    if (cached) return cached;
+    const fingerprint = fingerprintOf(raw as Record<string, unknown>);
+    const meta = (raw as Record<string, unknown>).meta;
     // The identity hash ignores `meta` (ids stay stable when a caller adds a flag or persists
     // the stripped view); the cache key does not (the parse carries `meta`).
     // Keyed by 64-bit hashes, the format and length checked on the entry, rather than the text
     // itself, so the cache holds no copy of the conversation.
-    const lanes = hashLanes(json);
-    const hash = { high: lanes[0]!, low: lanes[1]! };
-    if (meta !== undefined) hashLanes(`${json}\u0000${JSON.stringify(meta)}`);
-    const content = { key: contentKeyOf(lanes[1]!), check: lanes[0]! | 0, length: json.length };
+    const hashed = given ?? hashJson(safeJson(raw, index), meta);
+    const hash = { high: hashed.high, low: hashed.low };
+    const content = {
+      key: contentKeyOf(hashed.contentLow),
+      check: hashed.contentHigh | 0,
+      length: hashed.length,
+    };
     const key = content.key;
     let entry = this.#byContent.get(key);
     if (
       entry !== undefined &&
       (entry.parsed.format !== codec.format ||
-        entry.contentLength !== json.length ||
+        entry.contentLength !== content.length ||
         entry.contentCheck !== content.check)
     ) {
       // Another message under the same key (another format, or a collision): replaced.
@@ -272,7 +284,7 @@ export class MessageIndex {
           : undefined;
       const wire = codec.toWire(positioned(parsed, '', index));
       entry = new Entry(parsed, hash, summaryVersion, wire, fingerprint, meta, content);
-      const bytes = 2 * json.length;
+      const bytes = 2 * content.length;
       this.#makeRoom(bytes);
       this.#byContent.set(key, entry);
       this.#bytes += bytes;

@@ -94,7 +94,8 @@ async function growInSlices(
     const next = Math.min(history.length, end + PREFIX_STEP);
     // The parses are kept by object identity: the update below finds them.
     for (let i = end; i < next; i++) {
-      deps.index.entry(history[i], i, codec);
+      const made = deps.index.entryInSlices(history[i], i, codec, slice);
+      if (made instanceof Promise) await made;
       if (slice.due()) await slice.pause();
     }
     if (next === history.length) break;

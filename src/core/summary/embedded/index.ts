@@ -3,6 +3,7 @@
  * facts, key identifiers, scoring, selection, layout, and an exact fit to the budget.
  */
 import { CompactError } from '../../errors.js';
+import { warmInstructionModel } from '../../language/instruction-model.js';
 import { findIdentifiers, IdentifierLedger, pickKeyIdentifierSteps } from '../../language/key-identifiers.js';
 import type { CompactMessage } from '../../messages/message.js';
 import { releaseRegExpCode } from '../../process-caches.js';
@@ -17,7 +18,7 @@ import { findSpeakers, placeMessages } from './segments.js';
 import { selectUnitSteps, weakestUnits } from './select-units.js';
 import { MAX_REVEALED_IDS, type ToolFact, toolFactSteps } from './tool-facts.js';
 import { EXCERPT_SPEAKER, type Segment, type Unit, type UnitSource } from './types.js';
-import { contentWords, excerptUnits, textUnits } from './units.js';
+import { contentWords, excerptUnits, textUnits, warmSentenceSegmenter } from './units.js';
 import { collectUserSectionSteps, renderUserSections, splitUserSections } from './user-sections.js';
 
 /**
@@ -334,6 +335,11 @@ export class EmbeddedSummarizer implements Summarizer {
   }
 
   *#steps(request: Omit<SummarizeRequest, 'sessionId'> & { sessionId?: string }): Steps<string> {
+    // A fresh process's first summary: the sentence segmenter's construction and the
+    // instruction model's decoding each in a step of its own, not inside the first user
+    // message's step (together they held a background preparation's loop 24-30 ms).
+    if (warmSentenceSegmenter()) yield;
+    if (warmInstructionModel()) yield;
     const maxTokens = Math.max(0, Math.floor(request.maxTokens));
     const { countTokens } = request;
     // What the user asked comes first and gets its room first; the rest fills what is left.

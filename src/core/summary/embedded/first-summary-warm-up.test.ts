@@ -1,0 +1,57 @@
+/**
+ * Issue 47 point 2: a fresh process's first summary built the sentence segmenter (ICU's break
+ * rules, ~13 ms of CPU) and decoded the instruction model in the same step as the first user
+ * message: a background preparation held the loop 24-30 ms. Each now has a step of its own.
+ * Isolated in vitest.config.ts: both are process-wide, built once.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { messageList } from '../../../../test/support/compact-messages.js';
+import { tokenCounterFor } from '../../counting/token-counter.js';
+import { INSTRUCTION_WEIGHTS } from '../../language/instruction-weights.js';
+import { EmbeddedSummarizer } from './index.js';
+
+const Segmenter = Intl.Segmenter;
+const atob = globalThis.atob;
+const intl = Intl as { Segmenter: typeof Segmenter };
+
+afterEach(() => {
+  intl.Segmenter = Segmenter;
+  globalThis.atob = atob;
+});
+
+describe("the embedded summarizer's first summary in a process", () => {
+  it('gives the loop a turn between building the sentence segmenter and decoding the model', async () => {
+    // Observed, not replaced: the real segmenter and decoder run.
+    let turned: boolean | undefined;
+    let turnedBeforeDecode: boolean | undefined;
+    intl.Segmenter = class extends Segmenter {
+      constructor(...args: ConstructorParameters<typeof Segmenter>) {
+        super(...args);
+        if (turned === undefined && args[1]?.granularity === 'sentence') {
+          turned = false;
+          setImmediate(() => {
+            turned = true;
+          });
+        }
+      }
+    } as typeof Segmenter;
+    globalThis.atob = (data: string) => {
+      if (data === INSTRUCTION_WEIGHTS && turnedBeforeDecode === undefined) turnedBeforeDecode = turned;
+      return atob(data);
+    };
+    const list = messageList();
+    list.user('Please fix the failing build. Always run the tests before you push, and never touch main.');
+    list.assistant('On it.');
+    const counter = tokenCounterFor('gpt-4o');
+    const summary = await new EmbeddedSummarizer({ sliceMs: 0 }).summarize({
+      strategy: 'task_state',
+      sessionId: 's',
+      messages: list.messages,
+      maxTokens: 400,
+      countTokens: (text) => counter.countText(text),
+    });
+    expect(summary.text).toContain('never touch main');
+    expect(turned).toBeDefined();
+    expect(turnedBeforeDecode).toBe(true);
+  });
+});

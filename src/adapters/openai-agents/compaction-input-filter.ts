@@ -3,6 +3,7 @@ import { CompactError } from '../../core/errors.js';
 import type { CompactManager } from '../../core/manager/compact-manager.js';
 import { replyTokensOf } from '../../core/preflight/reply-tokens.js';
 import { compactWithEvents, describeCompaction } from '../compact-with-events.js';
+import { handoffToolSchemas, outputTypeSchema } from './agent-sent-schemas.js';
 import { loadAgents, withCompactionSpan } from './agents-tracing.js';
 import { rememberFilteredCall } from './compaction-model-provider.js';
 
@@ -183,7 +184,12 @@ export function compactionInputFilter<TContext = unknown>(
     // A session's view already holds its summary: compact under that session, never beside it.
     const sessionId =
       summaryOwner(manager, modelData.input) ?? (await resolveSessionId(options.sessionId, args));
-    const tools = countTools ? [...agentToolSchemas(agent), ...(await mcpToolSchemas(args))] : [];
+    const tools = [
+      ...(countTools
+        ? [...agentToolSchemas(agent), ...(await mcpToolSchemas(args)), ...(await handoffToolSchemas(args))]
+        : []),
+      ...outputTypeSchema(agent),
+    ];
     return withCompactionSpan(spanName, async (placement) => {
       const { result, events } = await compactWithEvents(manager, sessionId, modelData.input, {
         format: 'openai-responses',

@@ -10,7 +10,14 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createOpenAI } from '@ai-sdk/openai';
-import { Agent, tool as agentTool, OpenAIProvider, Runner, setTracingDisabled } from '@openai/agents';
+import {
+  Agent,
+  tool as agentTool,
+  handoff,
+  OpenAIProvider,
+  Runner,
+  setTracingDisabled,
+} from '@openai/agents';
 import { tool as aiTool, generateText, Output, stepCountIs, wrapLanguageModel } from 'ai';
 import OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
@@ -127,38 +134,18 @@ const PATHS: Record<string, Drive> = {
       stopWhen: stepCountIs(STEPS + 5),
     });
   },
-  'agents: input filter with outputType': async (url, manager, script, session) => {
-    const prompt = userText('agents output', 40);
-    script.startRun(prompt, STEPS);
-    setTracingDisabled(true);
-    const runner = new Runner({
-      modelProvider: new OpenAIProvider({ apiKey: 'test-key', baseURL: `${url}/v1` }),
-    });
-    const probe = agentTool({
-      name: TOOL,
-      description: 'Probe the next host',
-      parameters: {
-        type: 'object',
-        properties: { step: { type: 'number' } },
-        required: ['step'],
-        additionalProperties: true,
-      },
-      strict: false,
-      execute: async (input) => script.output((input as { step: number }).step),
-    });
-    const agent = new Agent({
-      name: 'sre',
-      instructions: SYSTEM,
-      tools: [probe],
-      model: 'gpt-4o',
-      outputType: report,
-      modelSettings: { maxTokens: REPLY },
-    });
-    await runner.run(agent, prompt, {
-      callModelInputFilter: compactionInputFilter(manager, { sessionId: session }),
-      maxTurns: STEPS + 5,
-    });
-  },
+  'agents: input filter with outputType': (url, manager, script, session) =>
+    agentsLoop(url, manager, script, session, { outputType: report }),
+  // Each handoff is sent as a function tool; its input schema is a third of the window.
+  'agents: input filter with handoffs': (url, manager, script, session) =>
+    agentsLoop(url, manager, script, session, {
+      handoffs: [
+        handoff(new Agent({ name: 'reporter', instructions: 'Write the report.' }), {
+          inputType: report,
+          onHandoff: () => {},
+        }),
+      ],
+    }),
   'proxy: chat response_format': async (url, manager, script, session) => {
     script.startRun(userText('proxy chat', 40), STEPS);
     const proxy = await startProxy({ upstream: url, manager, port: 0, log: () => {} });
@@ -199,6 +186,45 @@ const PATHS: Record<string, Drive> = {
     }
   },
 };
+
+async function agentsLoop(
+  url: string,
+  manager: CompactManager,
+  script: LoopScript,
+  session: string,
+  extra: Pick<ConstructorParameters<typeof Agent>[0], 'outputType' | 'handoffs'>,
+): Promise<void> {
+  const prompt = userText('agents', 40);
+  script.startRun(prompt, STEPS);
+  setTracingDisabled(true);
+  const runner = new Runner({
+    modelProvider: new OpenAIProvider({ apiKey: 'test-key', baseURL: `${url}/v1` }),
+  });
+  const probe = agentTool({
+    name: TOOL,
+    description: 'Probe the next host',
+    parameters: {
+      type: 'object',
+      properties: { step: { type: 'number' } },
+      required: ['step'],
+      additionalProperties: true,
+    },
+    strict: false,
+    execute: async (input) => script.output((input as { step: number }).step),
+  });
+  const agent = new Agent({
+    name: 'sre',
+    instructions: SYSTEM,
+    tools: [probe],
+    model: 'gpt-4o',
+    modelSettings: { maxTokens: REPLY },
+    ...extra,
+  } as ConstructorParameters<typeof Agent>[0]);
+  await runner.run(agent, prompt, {
+    callModelInputFilter: compactionInputFilter(manager, { sessionId: session }),
+    maxTurns: STEPS + 5,
+  });
+}
 
 /** The transcript as Responses input items. */
 function responsesForm(script: LoopScript): unknown[] {

@@ -10,6 +10,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createOpenAI } from '@ai-sdk/openai';
+import { ChatOpenAI } from '@langchain/openai';
 import {
   Agent,
   tool as agentTool,
@@ -19,10 +20,12 @@ import {
   setTracingDisabled,
 } from '@openai/agents';
 import { tool as aiTool, generateText, Output, stepCountIs, wrapLanguageModel } from 'ai';
+import { createAgent, tool as lcTool } from 'langchain';
 import OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { compactionMiddleware } from '../../src/adapters/ai-sdk/index.js';
+import { compactionMiddleware as langchainMiddleware } from '../../src/adapters/langchain/index.js';
 import { compactionInputFilter } from '../../src/adapters/openai-agents/index.js';
 import { CompactManager } from '../../src/core/manager/compact-manager.js';
 import { startProxy } from '../../src/proxy/index.js';
@@ -146,6 +149,29 @@ const PATHS: Record<string, Drive> = {
         }),
       ],
     }),
+  'langchain: createAgent with responseFormat': async (url, manager, script, session) => {
+    const prompt = userText('langchain output', 40);
+    script.startRun(prompt, STEPS);
+    const probe = lcTool(async ({ step }: { step: number }) => script.output(step), {
+      name: TOOL,
+      description: 'Probe the next host',
+      schema: z.object({ step: z.number() }),
+    });
+    const agent = createAgent({
+      model: new ChatOpenAI({
+        model: 'gpt-4o',
+        apiKey: 'test-key',
+        maxRetries: 0,
+        maxTokens: REPLY,
+        configuration: { baseURL: `${url}/v1` },
+      }),
+      tools: [probe],
+      systemPrompt: SYSTEM,
+      responseFormat: report,
+      middleware: [langchainMiddleware(manager, { sessionId: session })],
+    });
+    await agent.invoke({ messages: [{ role: 'user', content: prompt }] }, { recursionLimit: 500 });
+  },
   'proxy: chat response_format': async (url, manager, script, session) => {
     script.startRun(userText('proxy chat', 40), STEPS);
     const proxy = await startProxy({ upstream: url, manager, port: 0, log: () => {} });

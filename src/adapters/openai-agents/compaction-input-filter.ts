@@ -16,7 +16,9 @@ export interface CompactionInputFilterOptions<TContext = unknown> {
    */
   sessionId?: string | ((args: CallModelInputFilterArgs<TContext>) => string | Promise<string>);
   /**
-   * Count the agent's function tool schemas as part of the request, its MCP servers' tools too.
+   * Count the agent's function tool schemas as part of the request, its MCP servers' tools
+   * and its handoffs (function tools on the wire) too. The output type's schema is counted
+   * either way.
    * @default true
    */
   countTools?: boolean;

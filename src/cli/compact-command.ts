@@ -8,7 +8,7 @@ import { bodyReplyTokens } from '../core/preflight/reply-tokens.js';
 import { redactDeep } from '../core/redaction/redactor.js';
 import { writePrivateFile } from '../storage/fs/private-files.js';
 import { type CliIo, reportRedactor } from './cli-io.js';
-import { type CliInput, readInput } from './read-input.js';
+import { type CliInput, countedTools, readInput } from './read-input.js';
 import { loadStateFile, saveStateFile } from './state-file.js';
 
 /** The flags `estimate` and `compact` read besides the manager's options. */
@@ -52,7 +52,7 @@ export async function namingFormatFound<T>(
 
 function callOptions(input: CliInput, format: MessageFormat | undefined) {
   return {
-    ...(input.tools ? { tools: input.tools } : {}),
+    ...countedTools(input),
     ...(input.system !== undefined ? { system: input.system } : {}),
     ...(format ? { format } : {}),
   };

@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { CompactError } from '../core/errors.js';
+import { bodyResponseSchema, withResponseSchema } from '../core/preflight/response-schema.js';
 import { dropTornLastLine } from './torn-line.js';
 
 /** What a CLI input file holds. */
@@ -98,4 +99,10 @@ export async function readInput(
     );
   }
   return parseInput(text, file === '-' ? 'stdin' : file, warn);
+}
+
+/** The input's tool schemas and the structured-output schema its body sends, counted alike. */
+export function countedTools(input: CliInput): { tools?: readonly unknown[] } {
+  const tools = withResponseSchema(input.tools, bodyResponseSchema(input.object));
+  return tools && tools.length > 0 ? { tools } : {};
 }

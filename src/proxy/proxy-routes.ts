@@ -5,6 +5,7 @@
  */
 import type { CompactOptions } from '../core/manager/manager-options.js';
 import type { MessageFormat } from '../core/messages/message.js';
+import { bodyCountedTools } from '../core/preflight/response-schema.js';
 
 /** One endpoint the proxy compacts. */
 export interface ProxyRoute {
@@ -22,8 +23,8 @@ export interface ProxyRoute {
   withMessages(body: Record<string, unknown>, messages: readonly unknown[]): Record<string, unknown>;
 }
 
-const toolsOf = (body: Record<string, unknown>) =>
-  Array.isArray(body.tools) && body.tools.length > 0 ? { tools: body.tools as unknown[] } : {};
+/** The tool schemas and the structured-output schema (`response_format`, `text.format`), counted alike. */
+const toolsOf = (body: Record<string, unknown>) => bodyCountedTools(body);
 
 const arrayAt = (body: Record<string, unknown>, key: string) =>
   Array.isArray(body[key]) ? (body[key] as unknown[]) : undefined;

@@ -9,6 +9,7 @@
 import { detectFormat, MESSAGE_CODECS } from '../core/messages/formats/detect-format.js';
 import type { CompactMessage, MessageFormat } from '../core/messages/message.js';
 import { bodyReplyTokens } from '../core/preflight/reply-tokens.js';
+import { bodyResponseSchema, withResponseSchema } from '../core/preflight/response-schema.js';
 
 /** The wire formats the check reads: the three providers' and the library's own `CompactMessage` form. */
 export type SoundRequestFormat = MessageFormat | 'compact';
@@ -29,6 +30,10 @@ export interface ReadRequest {
   format: SoundRequestFormat;
   messages: ReadMessage[];
   system?: unknown;
+  /**
+   * The tool schemas, with the structured-output schema the body sends (`response_format`,
+   * `text.format`, `output_format`) last as `{response_format: schema}`.
+   */
   tools?: readonly unknown[];
   /** The reply the body asks for (`max_tokens`, `max_completion_tokens`, `max_output_tokens`). */
   replyTokens?: number;
@@ -113,16 +118,24 @@ export function readRequestBody(request: unknown, format: SoundRequestFormat | u
       messages: readMessages(Array.isArray(input) ? input : [], 'openai-responses'),
     };
     if (body.instructions !== undefined) read.system = body.instructions;
-    if (Array.isArray(body.tools)) read.tools = body.tools;
-    return withReply(read, body);
+    return withReply(withTools(read, body), body);
   }
   const list = Array.isArray(body.messages) ? body.messages : [];
   // A top-level `system` is Anthropic's; Chat carries its system prompt in the messages.
   const found = format ?? (body.system !== undefined ? 'anthropic' : formatOfMessages(list, undefined));
   const read: ReadRequest = { format: found, messages: readMessages(list, found) };
   if (body.system !== undefined) read.system = body.system;
-  if (Array.isArray(body.tools)) read.tools = body.tools;
-  return withReply(read, body);
+  return withReply(withTools(read, body), body);
+}
+
+/** The request with its tool schemas and its structured-output schema, counted alike. */
+function withTools(read: ReadRequest, body: Record<string, unknown>): ReadRequest {
+  const tools = withResponseSchema(
+    Array.isArray(body.tools) ? body.tools : undefined,
+    bodyResponseSchema(body),
+  );
+  if (tools) read.tools = tools;
+  return read;
 }
 
 /** The request with the largest reply size its body asks for, if any. */

@@ -3,6 +3,7 @@ import { CompactError } from '../../core/errors.js';
 import type { CompactManager } from '../../core/manager/compact-manager.js';
 import type { CompactionResult } from '../../core/manager/manager-options.js';
 import { replyTokensOf } from '../../core/preflight/reply-tokens.js';
+import { withResponseSchema } from '../../core/preflight/response-schema.js';
 import { compactWithEvents } from '../compact-with-events.js';
 import { compactForRetry, contextOverflowOf, feedUsage } from '../overflow-recovery.js';
 import {
@@ -81,6 +82,26 @@ export async function compactMessages<M>(
   };
 }
 
+/**
+ * A call's structured-output schema (`responseFormat: {type: 'json', schema}`) as the provider
+ * sends it (OpenAI's `response_format`), one entry for the tool schemas counted: the prompt
+ * carries it. None for plain text or JSON without a schema.
+ */
+export function callResponseSchema(format: unknown): unknown[] {
+  const f = format as { type?: unknown; schema?: unknown; name?: unknown; description?: unknown } | undefined;
+  if (f?.type !== 'json' || f.schema === undefined) return [];
+  const sent = {
+    type: 'json_schema',
+    json_schema: {
+      name: typeof f.name === 'string' ? f.name : 'response',
+      ...(typeof f.description === 'string' ? { description: f.description } : {}),
+      schema: f.schema,
+      strict: true,
+    },
+  };
+  return [...(withResponseSchema([], sent) ?? [])];
+}
+
 /** The function tools of a call as schemas the token counter reads. */
 export function callToolSchemas(tools: readonly unknown[] | undefined): unknown[] {
   return (tools ?? []).flatMap((tool) => {
@@ -150,7 +171,10 @@ export function compactionMiddleware(
     specificationVersion: 'v3',
     async transformParams({ params }) {
       const sessionId = sessionIdOf(options.sessionId, params);
-      const tools = countTools ? callToolSchemas(params.tools) : [];
+      const tools = [
+        ...(countTools ? callToolSchemas(params.tools) : []),
+        ...callResponseSchema(params.responseFormat),
+      ];
       const { messages, result } = await compactMessages(manager, sessionId, params.prompt, {
         kind: 'prompt',
         tools,

@@ -14,6 +14,7 @@ import {
   contentText,
   type LangChainMessageClasses,
 } from './langchain-messages.js';
+import { responseFormatSchemas } from './response-format-schema.js';
 
 /** The runtime a LangChain middleware sees (`request.runtime`). */
 export type LangChainRuntime = ModelRequest['runtime'];
@@ -174,7 +175,10 @@ async function compactCall(
 ): Promise<{ messages: BaseMessage[]; plan: CallPlan }> {
   const sessionId = await resolveSessionId(options.sessionId, request);
   const system = contentText(request.systemMessage?.content ?? request.systemPrompt ?? '');
-  const tools = options.countTools === false ? [] : await langChainToolSchemas(request.tools ?? []);
+  const tools = [
+    ...(options.countTools === false ? [] : await langChainToolSchemas(request.tools ?? [])),
+    ...responseFormatSchemas((request as { responseFormat?: unknown }).responseFormat),
+  ];
   const signal = request.runtime?.signal;
   const compactOptions: CompactOptions = {
     format: 'openai-chat',

@@ -147,6 +147,22 @@ function encryptedReasoning(m: LangChainFields): { encrypted_content: string }[]
   });
 }
 
+/**
+ * The `data` of an AI message's Anthropic `redacted_thinking` blocks, sent back with it and
+ * counted by the provider, as `{ encrypted_content }` objects counted by their length.
+ */
+function redactedThinking(content: unknown): { encrypted_content: string }[] {
+  if (!Array.isArray(content)) return [];
+  return content.flatMap((block) =>
+    isObject(block) &&
+    block.type === 'redacted_thinking' &&
+    typeof block.data === 'string' &&
+    block.data !== ''
+      ? [{ encrypted_content: block.data }]
+      : [],
+  );
+}
+
 function convertMessage(message: BaseMessage): ChatMessage {
   const m = message as unknown as LangChainFields;
   const type = typeOf(m);
@@ -165,7 +181,7 @@ function convertMessage(message: BaseMessage): ChatMessage {
   }
   const meta = m.additional_kwargs?.[LANGCHAIN_META_KEY];
   if (isObject(meta)) chat.meta = { ...meta };
-  const encrypted = role === 'assistant' ? encryptedReasoning(m) : [];
+  const encrypted = role === 'assistant' ? [...encryptedReasoning(m), ...redactedThinking(m.content)] : [];
   // Never sent (the caller's message is): read by the counter as encrypted reasoning.
   if (encrypted.length > 0) chat.reasoning = encrypted;
   const origin: Origin = {

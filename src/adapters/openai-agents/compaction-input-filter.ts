@@ -3,6 +3,7 @@ import { CompactError } from '../../core/errors.js';
 import type { CompactManager } from '../../core/manager/compact-manager.js';
 import { replyTokensOf } from '../../core/preflight/reply-tokens.js';
 import { compactWithEvents, describeCompaction } from '../compact-with-events.js';
+import { handoffToolSchemas, outputTypeSchema } from './agent-sent-schemas.js';
 import { loadAgents, withCompactionSpan } from './agents-tracing.js';
 import { rememberFilteredCall } from './compaction-model-provider.js';
 
@@ -15,7 +16,9 @@ export interface CompactionInputFilterOptions<TContext = unknown> {
    */
   sessionId?: string | ((args: CallModelInputFilterArgs<TContext>) => string | Promise<string>);
   /**
-   * Count the agent's function tool schemas as part of the request, its MCP servers' tools too.
+   * Count the agent's function tool schemas as part of the request, its MCP servers' tools
+   * and its handoffs (function tools on the wire) too. The output type's schema is counted
+   * either way.
    * @default true
    */
   countTools?: boolean;
@@ -183,7 +186,12 @@ export function compactionInputFilter<TContext = unknown>(
     // A session's view already holds its summary: compact under that session, never beside it.
     const sessionId =
       summaryOwner(manager, modelData.input) ?? (await resolveSessionId(options.sessionId, args));
-    const tools = countTools ? [...agentToolSchemas(agent), ...(await mcpToolSchemas(args))] : [];
+    const tools = [
+      ...(countTools
+        ? [...agentToolSchemas(agent), ...(await mcpToolSchemas(args)), ...(await handoffToolSchemas(args))]
+        : []),
+      ...outputTypeSchema(agent),
+    ];
     return withCompactionSpan(spanName, async (placement) => {
       const { result, events } = await compactWithEvents(manager, sessionId, modelData.input, {
         format: 'openai-responses',

@@ -4,7 +4,7 @@ import type { AnyCompactEvent } from '../../core/events/events.js';
 import { CompactManager } from '../../core/manager/compact-manager.js';
 import type { CompactManagerOptions, CompactOptions } from '../../core/manager/manager-options.js';
 import { buildTraceModel, type TraceModel } from '../../report/trace-model.js';
-import type { CliInput } from '../read-input.js';
+import { type CliInput, countedTools } from '../read-input.js';
 import { callPoints } from './call-points.js';
 
 /** Options of {@link replayTranscript}. */
@@ -51,7 +51,7 @@ export async function replayTranscript(input: CliInput, options: ReplayOptions):
   });
   const points = callPoints(input.messages);
   const callOptions: CompactOptions = {
-    ...(input.tools ? { tools: input.tools } : {}),
+    ...countedTools(input),
     ...(input.system !== undefined ? { system: input.system } : {}),
     ...options.callOptions,
   };

@@ -242,7 +242,11 @@ export interface AgentCompactorOptions {
 
 /** Per-call options of {@link CompactManager.preflight} and {@link CompactManager.compact}. */
 export interface PreflightOptions {
-  /** Tool schemas sent with the request (counted in the budget). */
+  /**
+   * Tool schemas sent with the request (counted in the budget). A structured-output schema the
+   * request sends (`response_format`, `text.format`) belongs here too, as
+   * `{response_format: schema}`: an entry without a function `name` is counted as its JSON.
+   */
   tools?: readonly unknown[];
   /** A system prompt sent apart from the messages (Anthropic `system`, Agents `instructions`). */
   system?: string | readonly unknown[];

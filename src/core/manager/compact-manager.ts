@@ -19,7 +19,6 @@ import type {
   CompactEventName,
   CompactEventProperties,
 } from '../events/events.js';
-import { primeSpanIds } from '../events/events.js';
 import { refusedPreparedEvent, storeFaultEvents } from '../events/store-fault-events.js';
 import { codecFor } from '../messages/formats/detect-format.js';
 import { MessageIndex } from '../messages/message-index.js';
@@ -31,7 +30,6 @@ import { CallQueue } from '../session/call-queue.js';
 import type { FailOpenStore } from '../session/fail-open-store.js';
 import { pipelineStore } from '../session/pipeline-store.js';
 import { MemorySessionStore, type SessionState, type SessionStore } from '../session/session-store.js';
-import { warmFirstSummary } from '../summary/embedded/warm-first-summary.js';
 import { EmbeddedSummarizer } from '../summary/embedded-summarizer.js';
 import type { Summarizer } from '../summary/summarizer.js';
 import {
@@ -55,6 +53,7 @@ import type {
 import { pipelineDeps } from './pipeline-deps.js';
 import { checkCallOptions, resolveSettings } from './resolve-settings.js';
 import { type CallContext, runCall } from './run-call.js';
+import { warmFirstCall } from './warm-first-call.js';
 
 export type { BackgroundStatus } from '../background/background-preparation.js';
 export { agentStateKey, DEFAULT_LOCK_TTL_MS } from '../background/compaction-flight.js';
@@ -208,10 +207,7 @@ export class CompactManager {
    */
   async ready(): Promise<void> {
     if (this.#ready === true) return;
-    this.#ready ??= Promise.resolve(this.counter.ready?.()).then(async () => {
-      primeSpanIds();
-      this.#deps.marks.prepare();
-      await warmFirstSummary();
+    this.#ready ??= warmFirstCall(this.counter, this.#deps.marks).then(() => {
       this.#ready = true;
     });
     await this.#ready;

@@ -1,0 +1,16 @@
+/**
+ * What `CompactManager.ready()` loads ahead of a fresh process's first call on a known session:
+ * the tokenizer's tables in slices (and its expressions compiled), Node's crypto for span ids,
+ * the summary key when it is given or its file exists (no file is created here), and the
+ * built-in summarizer's segmenter and model, each after a turn of the loop.
+ */
+import type { TokenCounter } from '../counting/token-counter.js';
+import { primeSpanIds } from '../events/events.js';
+import { warmFirstSummary } from '../summary/embedded/warm-first-summary.js';
+
+export async function warmFirstCall(counter: TokenCounter, marks: { prepare(): void }): Promise<void> {
+  await counter.ready?.();
+  primeSpanIds();
+  marks.prepare();
+  await warmFirstSummary();
+}

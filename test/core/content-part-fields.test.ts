@@ -9,6 +9,35 @@ import { compactMessages } from '../../src/core/compact-messages.js';
 import { isCompactError } from '../../src/core/errors.js';
 import { CompactManager } from '../../src/core/manager/compact-manager.js';
 
+/**
+ * Every entry point (preflight, estimate, compactMessages) refuses `messages` with
+ * `invalid_messages` naming `messages[1].<field>`, its issue's path split the same way.
+ */
+async function expectRefused(messages: unknown[], field: string): Promise<void> {
+  const manager = new CompactManager({ model: 'gpt-4o', maxContextTokens: 8_000 });
+  const calls = [
+    () => manager.preflight('s', messages as never),
+    async () => manager.estimate(messages as never),
+    () => compactMessages(messages as never, { model: 'gpt-4o', maxTokens: 8_000 }),
+  ];
+  for (const call of calls) {
+    const error = await call().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(isCompactError(error, 'invalid_messages')).toBe(true);
+    expect((error as Error).message).toMatch(
+      new RegExp(`^messages\\[1\\]\\.${field.replaceAll('.', '\\.')}: `),
+    );
+    expect((error as { issues: { path: unknown[] }[] }).issues[0]!.path).toEqual([
+      'messages',
+      1,
+      ...field.split('.'),
+    ]);
+  }
+  await manager.shutdown();
+}
+
 const cases: { name: string; part: unknown; field: string }[] = [
   { name: 'a text part without text', part: { type: 'text' }, field: 'content.1.text' },
   { name: 'a text part whose text is null', part: { type: 'text', text: null }, field: 'content.1.text' },
@@ -31,28 +60,7 @@ describe('Chat content parts missing their required field', () => {
         { role: 'system', content: 'Be brief.' },
         { role: 'user', content: [{ type: 'text', text: 'What is in this picture?' }, part] },
       ];
-      const manager = new CompactManager({ model: 'gpt-4o', maxContextTokens: 8_000 });
-      const calls = [
-        () => manager.preflight('s', messages as never),
-        async () => manager.estimate(messages as never),
-        () => compactMessages(messages as never, { model: 'gpt-4o', maxTokens: 8_000 }),
-      ];
-      for (const call of calls) {
-        const error = await call().then(
-          () => undefined,
-          (e: unknown) => e,
-        );
-        expect(isCompactError(error, 'invalid_messages')).toBe(true);
-        expect((error as Error).message).toMatch(
-          new RegExp(`^messages\\[1\\]\\.${field.replaceAll('.', '\\.')}: `),
-        );
-        expect((error as { issues: { path: unknown[] }[] }).issues[0]!.path).toEqual([
-          'messages',
-          1,
-          ...field.split('.'),
-        ]);
-      }
-      await manager.shutdown();
+      await expectRefused(messages, field);
     });
   }
 
@@ -128,23 +136,7 @@ describe('Responses content parts missing their required field', () => {
         { type: 'message', role: 'developer', content: 'Be brief.' },
         { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'What is this?' }, part] },
       ];
-      const manager = new CompactManager({ model: 'gpt-4o', maxContextTokens: 8_000 });
-      const calls = [
-        () => manager.preflight('s', messages as never),
-        async () => manager.estimate(messages as never),
-        () => compactMessages(messages as never, { model: 'gpt-4o', maxTokens: 8_000 }),
-      ];
-      for (const call of calls) {
-        const error = await call().then(
-          () => undefined,
-          (e: unknown) => e,
-        );
-        expect(isCompactError(error, 'invalid_messages')).toBe(true);
-        expect((error as Error).message).toMatch(
-          new RegExp(`^messages\\[1\\]\\.${field.replaceAll('.', '\\.')}: `),
-        );
-      }
-      await manager.shutdown();
+      await expectRefused(messages, field);
     });
   }
 

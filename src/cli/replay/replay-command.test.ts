@@ -51,6 +51,28 @@ describe('replay', () => {
     expect(archived).toContain('events.jsonl');
   });
 
+  // Node 20's recursive mkdir never settles under /proc (it loops with one CPU busy): the
+  // replay stopped at its first archive write and never ended. Now the archive fails, the
+  // conversation goes on without it, and the replay ends.
+  it.runIf(process.platform === 'linux')(
+    'ends when --out names a folder that cannot be made (under /proc)',
+    async () => {
+      const input = await temp.file('session.json', session());
+      const run = await cli([
+        'replay',
+        input,
+        '--max-context',
+        WINDOW,
+        '--out',
+        '/proc/agent-compaction-no-such',
+      ]);
+      expect(run.code).toBe(EXIT_CODES.ok);
+      expect(run.stderr.trim().split('\n').at(-1)).toMatch(/^replay: call (\d+)\/\1 \(100%\)/);
+      expect(run.stdout).toMatch(/compactions in \d+ calls/);
+      expect(run.stdout).toContain('continue without archive');
+    },
+  );
+
   it('gives the same table with or without --out, and never a negative "freed" (issue 48)', async () => {
     // The docs' example, where an archive made the first summary longer than what it folded.
     const example = new URL('../../../docs/examples/coding-session.jsonl', import.meta.url).pathname;

@@ -5,7 +5,6 @@ import {
   fstatSync,
   fsyncSync,
   lstatSync,
-  mkdirSync,
   openSync,
   readFileSync,
   renameSync,
@@ -15,6 +14,7 @@ import {
 } from 'node:fs';
 import { dirname } from 'node:path';
 import { CompactError } from '../errors.js';
+import { makeDirsSync } from '../make-dirs.js';
 
 /**
  * The summary key file (issue 44 point 1): its key is refused when shorter than
@@ -67,7 +67,7 @@ function unsafe(info: Stats, what: string, path: string, source: string): void {
 /** Reads the key file, or creates it with a fresh random key; refuses a weak or exposed one. */
 export function keyFromFile(file: string, source: string): string {
   const folder = dirname(file);
-  mkdirSync(folder, { recursive: true, mode: 0o700 });
+  makeDirsSync(folder, 0o700);
   const folderInfo = lstatSync(folder);
   if (folderInfo.isSymbolicLink() || !folderInfo.isDirectory()) {
     throw weakKeyError(source, `the folder ${folder} is not a plain folder`);

@@ -1,7 +1,8 @@
-import { appendFile, mkdir, rename, rm, stat, truncate } from 'node:fs/promises';
+import { appendFile, rename, rm, stat, truncate } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { CompactError } from '../../core/errors.js';
 import type { AnyCompactEvent, EventExporter } from '../../core/events/events.js';
+import { makeDirs } from '../../core/make-dirs.js';
 import type { WritableLike } from '../console/console-exporter.js';
 import { defineExporter } from '../define-exporter.js';
 import { type ExportPrivacyOptions, prepareEvent } from '../event-utils.js';
@@ -78,7 +79,7 @@ function rotatingFile(path: string, maxBytes: number, maxFiles: number) {
   };
   return async (lines: readonly string[]) => {
     if (size === undefined) {
-      await mkdir(dirname(path), { recursive: true });
+      await makeDirs(dirname(path));
       size = await stat(path).then(
         (info) => info.size,
         () => 0,

@@ -6,9 +6,9 @@
  * page (`report --out`, `compact --report`).
  */
 import { constants, type Stats } from 'node:fs';
-import { lstat, mkdir, open, stat } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { lstat, open, stat } from 'node:fs/promises';
 import { CompactError } from '../../core/errors.js';
+import { makeDirs } from '../../core/make-dirs.js';
 
 /** Mode of the files written. */
 export const PRIVATE_FILE_MODE = 0o600;
@@ -60,27 +60,11 @@ export async function assertPrivateFolder(dir: string, what: string, followLink 
 }
 
 /**
- * `mkdir -p` with 0700 folders that names the real cause: Node's recursive mkdir reports
- * ENOENT on a read-only file system; a plain mkdir of the first missing folder tells EROFS,
- * EACCES or ENOTDIR.
+ * `mkdir -p` with 0700 folders that names the real cause (EROFS, EACCES, ENOTDIR) and never
+ * hangs (see `makeDirs`).
  */
 export async function makePrivateDir(dir: string): Promise<void> {
-  try {
-    await mkdir(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException)?.code !== 'ENOENT') throw error;
-    let missing = dir;
-    for (let parent = dirname(missing); parent !== missing; parent = dirname(parent)) {
-      const exists = await stat(parent).then(
-        () => true,
-        () => false,
-      );
-      if (exists) break;
-      missing = parent;
-    }
-    await mkdir(missing, { mode: PRIVATE_DIR_MODE });
-    await mkdir(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
-  }
+  await makeDirs(dir, PRIVATE_DIR_MODE);
 }
 
 /** Opens `path` for writing without following a link at it; an ELOOP becomes a clear error. */

@@ -20,7 +20,7 @@ import type { SessionRewrite } from '../session/session-store.js';
 import { EmbeddedSummarizer } from '../summary/embedded-summarizer.js';
 import type { SentPrefix } from '../summary/summarizer.js';
 import { mapSliced, runStepsYielding, type Steps, TimeSlice } from '../time-slice.js';
-import type { CascadeRun, LevelReport, NewRewrite } from './cascade/cascade-types.js';
+import { type CascadeRun, cascadeRun, type LevelReport, type NewRewrite } from './cascade/cascade-types.js';
 import { clearToolResultSteps } from './cascade/clear-tool-results.js';
 import { cutOversizedSteps } from './cascade/cut-oversized.js';
 import { giveWaySteps } from './cascade/give-way.js';
@@ -269,17 +269,7 @@ function mergeLevels(levels: readonly LevelReport[]): LevelReport[] {
 
 /** Runs the cascade on a triggered request. */
 export async function runCascade(input: CascadeInput): Promise<CascadeResult> {
-  const { decision } = input;
-  const run: CascadeRun = {
-    entries: [...input.view.entries],
-    total: input.tokensBefore,
-    target: decision.targetTokens,
-    budget: decision.budget,
-    limit: decision.limit,
-    policy: input.policy,
-    rewrites: [],
-    realize: input.realize,
-  };
+  const run = cascadeRun(input, [...input.view.entries], input.tokensBefore);
   const result: CascadeResult = {
     entries: [],
     folded: [],
@@ -299,7 +289,8 @@ export async function runCascade(input: CascadeInput): Promise<CascadeResult> {
   // little, or leaves the next trigger to summarize anyway, is declined (freesTooLittle,
   // spendsTriggerReserve). It never calls that summarizer.
   const paidEarly =
-    decision.reason === 'growth paid a rewrite' && !(input.summarize.chain[0] instanceof EmbeddedSummarizer);
+    input.decision.reason === 'growth paid a rewrite' &&
+    !(input.summarize.chain[0] instanceof EmbeddedSummarizer);
   if ((run.total > run.target && !paidEarly) || input.force) await summarizeLevel(run, input, result, slice);
   // Recent results protected by count give way when they alone keep the request over target.
   if (run.total > run.target && !paidEarly)

@@ -33,6 +33,28 @@ export interface CascadeRun {
   readonly realize: (item: IndexedMessage, rewrite: SessionRewrite) => RealizedRewrite;
 }
 
+/** Where a cascade run takes its goals and tools from (a triggered request's). */
+export interface CascadeRunSource {
+  readonly decision: { readonly targetTokens: number; readonly budget: number; readonly limit: number };
+  readonly policy: Readonly<CompactPolicy>;
+  readonly realize: CascadeRun['realize'];
+}
+
+/** A new cascade run over `entries` (this run's copies) at `total` tokens. */
+export function cascadeRun(source: CascadeRunSource, entries: ViewEntry[], total: number): CascadeRun {
+  const { decision } = source;
+  return {
+    entries,
+    total,
+    target: decision.targetTokens,
+    budget: decision.budget,
+    limit: decision.limit,
+    policy: source.policy,
+    rewrites: [],
+    realize: source.realize,
+  };
+}
+
 /**
  * `entry` with `rewrite` applied: one literal of every field (one hidden class, its fields in
  * the object). A spread built a hidden class per rewritten message once its site had seen

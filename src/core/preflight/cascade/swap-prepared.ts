@@ -7,7 +7,7 @@
 import { runStepsYielding, TimeSlice } from '../../time-slice.js';
 import { type CascadeInput, type CascadeResult, summaryMessageTokens } from '../run-cascade.js';
 import type { ViewEntry } from '../view/session-view.js';
-import type { CascadeRun, LevelReport } from './cascade-types.js';
+import { cascadeRun, type LevelReport } from './cascade-types.js';
 import { clearToolResultSteps, clearToolResults } from './clear-tool-results.js';
 import type { PreparedSummary } from './prepared-summary.js';
 import { shortenArgumentSteps, shortenArguments } from './shorten-arguments.js';
@@ -21,16 +21,7 @@ import { shortenArgumentSteps, shortenArguments } from './shorten-arguments.js';
 export async function cheapLevelsReachTarget(
   input: Pick<CascadeInput, 'view' | 'pairing' | 'policy' | 'decision' | 'tokensBefore' | 'realize'>,
 ): Promise<boolean> {
-  const run: CascadeRun = {
-    entries: [...input.view.entries],
-    total: input.tokensBefore,
-    target: input.decision.targetTokens,
-    budget: input.decision.budget,
-    limit: input.decision.limit,
-    policy: input.policy,
-    rewrites: [],
-    realize: input.realize,
-  };
+  const run = cascadeRun(input, [...input.view.entries], input.tokensBefore);
   // In slices, as the cascade runs them (each rewrite realized and counted).
   const slice = new TimeSlice();
   if (run.total > run.target) await runStepsYielding(clearToolResultSteps(run, input.pairing), slice);
@@ -56,16 +47,7 @@ export function swapPrepared(input: CascadeInput, prepared: PreparedSummary): Ca
   const body = archiveLine ? `${prepared.outcome.text}\n${archiveLine}` : prepared.outcome.text;
   const tokens = summaryMessageTokens(codec, counter, input.formatSummary(version, body));
   const foldedTokens = folded.reduce((sum, entry) => sum + entry.tokens, 0);
-  const run: CascadeRun = {
-    entries: kept,
-    total: input.tokensBefore - foldedTokens - input.summaryTokens + tokens,
-    target: decision.targetTokens,
-    budget: decision.budget,
-    limit: decision.limit,
-    policy: input.policy,
-    rewrites: [],
-    realize: input.realize,
-  };
+  const run = cascadeRun(input, kept, input.tokensBefore - foldedTokens - input.summaryTokens + tokens);
   const levels: LevelReport[] = [
     {
       level: 'summarize',

@@ -70,6 +70,10 @@ describe('replay', () => {
       expect(run.stderr.trim().split('\n').at(-1)).toMatch(/^replay: call (\d+)\/\1 \(100%\)/);
       expect(run.stdout).toMatch(/compactions in \d+ calls/);
       expect(run.stdout).toContain('continue without archive');
+      expect(run.stdout).toContain(
+        'archive: none written (/proc/agent-compaction-no-such could not be written',
+      );
+      expect(run.stdout).not.toContain('archive: /proc');
     },
   );
 

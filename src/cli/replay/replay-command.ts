@@ -1,3 +1,4 @@
+import { stat } from 'node:fs/promises';
 import { CompactError } from '../../core/errors.js';
 import type { CompactManagerOptions } from '../../core/manager/manager-options.js';
 import { jsonlExporter } from '../../exporters/jsonl/jsonl-exporter.js';
@@ -86,5 +87,21 @@ export async function runReplayCommand(
     `${replayHeadline(file, result)}\n\n${compactionTable(result.trace)}\n\n${replayFooter(result)}\n`,
   );
   if (flags.trace !== undefined) io.stdout(`trace: ${flags.trace}\n`);
-  if (flags.out !== undefined) io.stdout(`archive: ${flags.out}\n`);
+  if (flags.out !== undefined) io.stdout(`${await archiveLine(flags.out, result)}\n`);
+}
+
+/** Where the archive went, or that it was not (all) written: a failed write never stops a replay. */
+async function archiveLine(out: string, result: ReplayResult): Promise<string> {
+  const { compactions, otherErrors } = result.trace;
+  const failed = [...compactions.flatMap((c) => c.errors), ...otherErrors].some(
+    (error) => error.fallback === 'continue without archive',
+  );
+  if (!failed) return `archive: ${out}`;
+  const made = await stat(out).then(
+    (info) => info.isDirectory(),
+    () => false,
+  );
+  return made
+    ? `archive: ${out} (incomplete: some writes failed, see the errors above)`
+    : `archive: none written (${out} could not be written, see the errors above)`;
 }

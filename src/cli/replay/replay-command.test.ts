@@ -44,6 +44,7 @@ describe('replay', () => {
     expect(progress.length).toBeLessThanOrEqual(11);
     expect(progress.at(-1)).toMatch(/^replay: call (\d+)\/\1 \(100%\)/);
     expect(run.stderr).not.toContain('\r');
+    expect(run.stdout).toContain(`\narchive: ${out}\n`);
     const archived = await readdir(join(out, 'replay'));
     expect(archived).toContainEqual(
       expect.stringMatching(/^transcript-pre-compact-001-[0-9a-z]{9}-[0-9a-f]{8}\.jsonl$/),

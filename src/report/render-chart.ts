@@ -32,7 +32,7 @@ function lastOf(
  * target as horizontal lines and one marker (`circle.compaction-marker`) per compaction,
  * linking to its card.
  */
-export function renderChart(trace: TraceModel): string {
+export function renderChart(trace: TraceModel, label = 'Context tokens per call'): string {
   const { calls, compactions } = trace;
   if (calls.length === 0) return '<p class="empty">No calls in this trace.</p>';
   const window = lastOf(calls, (call) => call.maxTokens);
@@ -100,10 +100,10 @@ export function renderChart(trace: TraceModel): string {
   for (const compaction of compactions) {
     const { call } = compaction;
     parts.push(
-      `<a href="#compaction-${escapeHtml(compaction.number)}"><circle class="compaction-marker${compaction.errors.length > 0 ? ' has-error' : ''}" data-compaction="${escapeHtml(compaction.number)}" data-call="${escapeHtml(call.index)}" cx="${x(call.index).toFixed(1)}" cy="${y(compaction.tokensAfter).toFixed(1)}" r="5"><title>${escapeHtml(
+      `<a href="#compaction-${escapeHtml(compaction.number)}" aria-label="${escapeHtml(`compaction ${compaction.number} at call ${call.index}`)}"><circle class="compaction-marker${compaction.errors.length > 0 ? ' has-error' : ''}" data-compaction="${escapeHtml(compaction.number)}" data-call="${escapeHtml(call.index)}" cx="${x(call.index).toFixed(1)}" cy="${y(compaction.tokensAfter).toFixed(1)}" r="5"><title>${escapeHtml(
         `#${compaction.number} at call ${call.index}: ${fmt(compaction.tokensBefore)} -> ${fmt(compaction.tokensAfter)} tokens`,
       )}</title></circle></a>`,
     );
   }
-  return `<svg class="chart" role="img" aria-label="Context tokens per call" viewBox="0 0 ${WIDTH} ${HEIGHT}" width="${WIDTH}" height="${HEIGHT}" xmlns="http://www.w3.org/2000/svg">${parts.join('')}</svg>`;
+  return `<svg class="chart" role="group" aria-label="${escapeHtml(label)}" viewBox="0 0 ${WIDTH} ${HEIGHT}" width="${WIDTH}" height="${HEIGHT}" xmlns="http://www.w3.org/2000/svg">${parts.join('')}</svg>`;
 }

@@ -2,6 +2,7 @@ import { escapeHtml } from './html-escape.js';
 import { renderCards } from './render-cards.js';
 import { renderChart } from './render-chart.js';
 import type { TraceModel } from './trace-model.js';
+import type { TraceCost } from './trace-types.js';
 
 /** Options of {@link renderReport}. */
 export interface RenderReportOptions {
@@ -41,6 +42,21 @@ export function counted(n: number, word: string): string {
   return `${n} ${word}${n === 1 ? '' : 's'}`;
 }
 
+/** The prompt-cache facts of one session's reported usage (`which` names it in a trace of several). */
+function costFacts(cost: TraceCost, which: string): string[] {
+  const fmt = (n: number) => Math.round(n).toLocaleString('en');
+  return [
+    `prompt cache${which}: ${(100 * cost.hitShare).toFixed(1)}% hit over ${cost.requests} reported requests`,
+    `billed-equivalent input${which}: ${fmt(cost.billedInputEquivalent)} tokens`,
+    ...(cost.requests > 0
+      ? [
+          `billed-equivalent input per reported request${which}: ${fmt(cost.billedInputEquivalent / cost.requests)} tokens`,
+        ]
+      : []),
+    `prefix rewrites${which}: ${cost.prefixRewrites}`,
+  ];
+}
+
 /** The header facts: model, sessions, calls, compactions, errors. */
 function facts(trace: TraceModel): string {
   const errors = trace.compactions.reduce((n, c) => n + c.errors.length, 0) + trace.otherErrors.length;
@@ -51,17 +67,9 @@ function facts(trace: TraceModel): string {
     counted(trace.compactions.length, 'compaction'),
     counted(errors, 'error'),
     counted(trace.eventCount, 'event'),
-    ...(trace.cost
-      ? [
-          `prompt cache: ${(100 * trace.cost.hitShare).toFixed(1)}% hit over ${trace.cost.requests} reported requests`,
-          `billed-equivalent input: ${Math.round(trace.cost.billedInputEquivalent).toLocaleString('en')} tokens`,
-          ...(trace.cost.requests > 0
-            ? [
-                `billed-equivalent input per reported request: ${Math.round(trace.cost.billedInputEquivalent / trace.cost.requests).toLocaleString('en')} tokens`,
-              ]
-            : []),
-          `prefix rewrites: ${trace.cost.prefixRewrites}`,
-        ]
+    ...(trace.sessionCosts.length === 1 ? costFacts(trace.sessionCosts[0]!, '') : []),
+    ...(trace.sessionCosts.length > 1
+      ? trace.sessionCosts.flatMap((cost) => costFacts(cost, ` (session ${cost.sessionId})`))
       : []),
   ];
   return `<ul class="facts">${items.map((item) => `<li>${escapeHtml(item)}</li>`).join('')}</ul>`;
@@ -97,6 +105,18 @@ function notesBlock(trace: TraceModel): string {
   return `<h2>Skipped trace fields</h2><p class="muted">These fields were not of their type and are not shown.</p><ul class="notes">${items.join('')}</ul>`;
 }
 
+/** The chart, or one per session when the trace holds several (their calls are not one line). */
+function charts(trace: TraceModel): string {
+  if (trace.sessionIds.length <= 1) return renderChart(trace);
+  return trace.sessionIds
+    .map((sessionId) => {
+      const calls = trace.calls.filter((call) => call.sessionId === sessionId);
+      const compactions = trace.compactions.filter((compaction) => compaction.call.sessionId === sessionId);
+      return `<h3>Session ${escapeHtml(sessionId)}</h3>\n${renderChart({ ...trace, calls, compactions }, `Context tokens per call, session ${sessionId}`)}`;
+    })
+    .join('\n');
+}
+
 /**
  * One self-contained HTML page for a trace: the chart of context tokens per call (inline
  * SVG, no script, nothing fetched), then a card per compaction. Every text is HTML-escaped;
@@ -126,7 +146,7 @@ ${options.note === undefined ? '' : `<p class="muted">${escapeHtml(options.note)
 </header>
 <h2>Context tokens per call</h2>
 <p class="muted">Each point is the request a call sent (after compaction when it compacted); a marker is a compaction, with the count before it in its tooltip and card.</p>
-${renderChart(trace)}
+${charts(trace)}
 <h2>Compactions</h2>
 ${cards}
 ${usageTable(trace)}

@@ -195,21 +195,22 @@ export function buildTraceModel(events: readonly AnyCompactEvent[]): TraceModel 
   const sessionIds = new Set<string>();
   let model: string | undefined;
   const lastCallOf = new Map<string, TraceCall>();
-  let cost: TraceCost | undefined;
-  let requests = 0;
+  const costOf = new Map<string, TraceCost & { sessionId: string }>();
   for (const operation of groupByOperation(events, read)) {
     const usage = firstFields(operation.events, 'compact.usage');
     if (usage) {
       // The usage of a response belongs to the session's request just before it.
       const call = lastCallOf.get(operation.sessionId);
       if (call) call.usage = usageOf(usage, read);
-      requests++;
-      cost = {
-        requests,
+      // Each session's usage carries its own running totals: a trace of several sessions
+      // keeps them apart (one session's hit share is not the trace's).
+      costOf.set(operation.sessionId, {
+        sessionId: operation.sessionId,
+        requests: (costOf.get(operation.sessionId)?.requests ?? 0) + 1,
         hitShare: read.number(usage, 'sessionHitShare', 'compact.usage') ?? 0,
         billedInputEquivalent: read.number(usage, 'sessionBilledInputEquivalent', 'compact.usage') ?? 0,
         prefixRewrites: read.number(usage, 'prefixRewrites', 'compact.usage') ?? 0,
-      };
+      });
       continue;
     }
     const estimate = firstFields(operation.events, 'compact.token_estimate');
@@ -235,8 +236,12 @@ export function buildTraceModel(events: readonly AnyCompactEvent[]): TraceModel 
     otherErrors,
     eventCount: events.length,
     notes: read.notes(),
+    sessionCosts: [...costOf.values()],
   };
   if (model !== undefined) result.model = model;
-  if (cost !== undefined) result.cost = cost;
+  if (costOf.size === 1) {
+    const { sessionId: _, ...cost } = result.sessionCosts[0]!;
+    result.cost = cost;
+  }
   return result;
 }

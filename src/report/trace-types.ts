@@ -90,8 +90,10 @@ export interface TraceModel {
   otherErrors: TraceError[];
   /** How many events were read. */
   eventCount: number;
-  /** Totals of the reported usage (`compact.usage`), when any was recorded. */
+  /** Totals of the reported usage (`compact.usage`), when one session's was recorded. */
   cost?: TraceCost;
+  /** The same totals per session (in order of first usage), one entry per session with usage. */
+  sessionCosts: (TraceCost & { sessionId: string })[];
   /** Fields skipped because they were not of their type (a trace may come from elsewhere). */
   notes: string[];
 }

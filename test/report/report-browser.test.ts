@@ -153,7 +153,22 @@ describe.skipIf(!available)('the HTML report in Chromium', () => {
       const text = await page.locator('body').innerText();
       if (events.some((event) => JSON.stringify(event).includes('window.__pwned')))
         expect(text).toContain('<script>window.__pwned');
-      // The marker links to its card.
+      // The marker links to its card, by mouse and by keyboard (Tab reaches it, Enter follows it),
+      // and the chart is a group whose links a screen reader lists (an "img" hides them).
+      expect(await page.locator('svg.chart').first().getAttribute('role')).toBe('group');
+      await page.keyboard.press('Tab');
+      expect(
+        await page.evaluate(() =>
+          (
+            globalThis as unknown as {
+              document: { activeElement: { getAttribute(name: string): string | null } | null };
+            }
+          ).document.activeElement?.getAttribute('aria-label'),
+        ),
+      ).toMatch(/^compaction 1 at call \d+$/);
+      await page.keyboard.press('Enter');
+      await page.waitForURL(/#compaction-1$/);
+      await page.goto(pathToFileURL(htmlPath).href);
       await markers.first().click();
       expect(page.url()).toMatch(/#compaction-1$/);
     } finally {

@@ -1,0 +1,154 @@
+/**
+ * Where a warm appended call goes (issue 47 point 5): a loop of warm calls on the scale
+ * bench's tool session (bench/speed.ts `--speed-only=scale`), one message appended per call,
+ * back to back (no turn of the event loop between calls) or with a turn (`--turn`), printed
+ * beside the tokenize-only floor and the fresh array of the result's length in the same heap.
+ *
+ *   npx tsx bench/back-to-back-steps.ts --size=1000 [--calls=2000] [--turn] [--profile=/tmp/x.cpuprofile]
+ *   npx tsx bench/back-to-back-steps.ts --summarize=/tmp/x.cpuprofile
+ *
+ * `--profile` records a CPU profile (50 us samples) of the loop only (not the session's first,
+ * cold call); `--summarize` lists each function of src/ by its inclusive share of the
+ * profile's busy samples: which steps run on a warm call and what each costs.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
+import { tokenCounterFor } from '../src/core/counting/token-counter.js';
+import { CompactManager } from '../src/index.js';
+import { syntheticSession } from '../src/testing/synthetic-session.js';
+
+const flag = (name: string) =>
+  process.argv.find((arg) => arg.startsWith(`--${name}=`))?.slice(name.length + 3) ??
+  (process.argv.includes(`--${name}`) ? '' : undefined);
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+const us = (ms: number) => `${(1000 * ms).toFixed(1)} us`;
+
+/** The scale bench's session: about `count` messages of a coding session (~60 tokens each). */
+function sessionOf(count: number): unknown[] {
+  const messages: unknown[] = [];
+  for (let part = 0; messages.length < count; part++) {
+    const chunk = syntheticSession({ turns: 200, seed: 3 + part, toolDensity: 3, resultChars: 200 });
+    messages.push(
+      ...(part === 0 ? chunk : chunk.filter((m) => m.role !== 'system' && m.role !== 'developer')),
+    );
+  }
+  let end = count;
+  while (end > 1 && (messages[end] as { role?: string }).role !== 'user') end--;
+  return messages.slice(0, end);
+}
+
+let appended = 0;
+const newMessage = () => ({
+  role: 'user',
+  content: `follow-up ${appended++}: please check src/auth/token.ts again and run the tests`,
+});
+
+/** Median ms to count one appended message's text (the floor the target is stated against). */
+function tokenizeFloor(): number {
+  const counter = tokenCounterFor('gpt-4o');
+  const times: number[] = [];
+  for (let i = 0; i < 400; i++) {
+    const text = newMessage().content;
+    const t = performance.now();
+    counter.countText(text);
+    times.push(performance.now() - t);
+  }
+  return median(times);
+}
+
+/** Median ms of a fresh array of `source`'s length (slice), the last few kept alive as results are. */
+function copyFloor(source: readonly unknown[]): number {
+  const kept: unknown[][] = [];
+  const times: number[] = [];
+  for (let i = 0; i < 60; i++) {
+    const t = performance.now();
+    kept.push(source.slice());
+    times.push(performance.now() - t);
+    if (kept.length > 8) kept.shift();
+  }
+  return median(times);
+}
+
+async function loop(size: number, calls: number, turn: boolean, profile?: string): Promise<void> {
+  const floor = tokenizeFloor();
+  const manager = new CompactManager({ model: 'gpt-4o', maxContextTokens: 2_000_000_000 });
+  const history = sessionOf(size);
+  await manager.compact('steps', history);
+  const session = profile ? new Session() : undefined;
+  if (session) {
+    session.connect();
+    await session.post('Profiler.enable');
+    await session.post('Profiler.setSamplingInterval', { interval: 50 });
+    await session.post('Profiler.start');
+  }
+  const times: number[] = [];
+  for (let i = 0; i < calls; i++) {
+    history.push(newMessage());
+    const t = performance.now();
+    await manager.preflight('steps', history);
+    times.push(performance.now() - t);
+    if (turn) await new Promise((resolve) => setImmediate(resolve));
+  }
+  if (session && profile) {
+    const { profile: recorded } = await session.post('Profiler.stop');
+    writeFileSync(profile, JSON.stringify(recorded));
+    session.disconnect();
+  }
+  const call = median(times.slice(Math.floor(calls / 4)));
+  const copy = copyFloor(history);
+  await manager.shutdown();
+  console.log(
+    `${size.toLocaleString('en')} messages, ${turn ? 'a loop turn between calls' : 'back to back'}: ` +
+      `call ${us(call)} = ${(call / floor).toFixed(1)}x the tokenize-only floor (${us(floor)}); ` +
+      `a fresh array of the result's length, same heap: ${us(copy)}`,
+  );
+}
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string };
+  children?: number[];
+}
+
+/** Inclusive share of the busy samples (not idle) per function of src/, and of the collector. */
+function summarize(file: string): void {
+  const profile = JSON.parse(readFileSync(file, 'utf8')) as {
+    nodes: ProfileNode[];
+    samples: number[];
+    timeDeltas: number[];
+  };
+  const byId = new Map(profile.nodes.map((node) => [node.id, node]));
+  const parent = new Map<number, number>();
+  for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id);
+  const nameOf = (node: ProfileNode) =>
+    node.callFrame.url.includes('/src/')
+      ? `${node.callFrame.functionName || '(anonymous)'} ${node.callFrame.url.split('/src/')[1]}`
+      : node.callFrame.url === '' && node.callFrame.functionName.startsWith('(')
+        ? node.callFrame.functionName
+        : undefined;
+  const inclusive = new Map<string, number>();
+  let busy = 0;
+  for (let k = 0; k < profile.samples.length; k++) {
+    if (byId.get(profile.samples[k]!)!.callFrame.functionName !== '(idle)')
+      busy += profile.timeDeltas[k] ?? 0;
+    const seen = new Set<string>();
+    for (let id: number | undefined = profile.samples[k]; id !== undefined; id = parent.get(id)) {
+      const name = nameOf(byId.get(id)!);
+      if (name === undefined || seen.has(name)) continue;
+      seen.add(name);
+      inclusive.set(name, (inclusive.get(name) ?? 0) + (profile.timeDeltas[k] ?? 0));
+    }
+  }
+  for (const [name, time] of [...inclusive].sort((a, b) => b[1] - a[1]).slice(0, 50))
+    if (name !== '(idle)') console.log(`${((100 * time) / busy).toFixed(1).padStart(6)}%  ${name}`);
+}
+
+const dir = flag('summarize');
+if (dir) summarize(dir);
+else
+  await loop(
+    Number(flag('size') ?? 1_000),
+    Number(flag('calls') ?? 2_000),
+    flag('turn') !== undefined,
+    flag('profile'),
+  );

@@ -4,7 +4,7 @@ import { CompactManager } from '../core/manager/compact-manager.js';
 import { type CompactManagerOptions, DEFAULT_MODEL } from '../core/manager/manager-options.js';
 import { detectFormat } from '../core/messages/formats/detect-format.js';
 import type { MessageFormat } from '../core/messages/message.js';
-import { bodyReplyTokens } from '../core/preflight/reply-tokens.js';
+import { bodyReplyTokens } from '../core/preflight/body/reply-tokens.js';
 import { redactDeep } from '../core/redaction/redactor.js';
 import { writePrivateFile } from '../storage/fs/private-files.js';
 import { type CliIo, reportRedactor } from './cli-io.js';

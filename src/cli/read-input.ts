@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { CompactError } from '../core/errors.js';
-import { bodyResponseSchema, withResponseSchema } from '../core/preflight/response-schema.js';
+import { bodyResponseSchema, withResponseSchema } from '../core/preflight/body/response-schema.js';
 import { dropTornLastLine } from './torn-line.js';
 
 /** What a CLI input file holds. */

@@ -7,7 +7,7 @@
 import { placeBreakpoints } from '../adapters/anthropic/cache-breakpoints.js';
 import { isCompactError } from '../core/errors.js';
 import type { CompactManager } from '../core/manager/compact-manager.js';
-import { bodyReplyTokens } from '../core/preflight/reply-tokens.js';
+import { bodyReplyTokens } from '../core/preflight/body/reply-tokens.js';
 import type { ParsedBodies, ParsedRequest } from './parsed-bodies.js';
 import type { ProxyLogEntry } from './proxy-options.js';
 import type { ProxyRoute } from './proxy-routes.js';

@@ -5,7 +5,7 @@
  */
 import type { CompactOptions } from '../core/manager/manager-options.js';
 import type { MessageFormat } from '../core/messages/message.js';
-import { bodyCountedTools } from '../core/preflight/response-schema.js';
+import { bodyCountedTools } from '../core/preflight/body/response-schema.js';
 
 /** One endpoint the proxy compacts. */
 export interface ProxyRoute {

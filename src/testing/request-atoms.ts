@@ -8,8 +8,8 @@
  */
 import { detectFormat, MESSAGE_CODECS } from '../core/messages/formats/detect-format.js';
 import type { CompactMessage, MessageFormat } from '../core/messages/message.js';
-import { bodyReplyTokens } from '../core/preflight/reply-tokens.js';
-import { bodyResponseSchema, withResponseSchema } from '../core/preflight/response-schema.js';
+import { bodyReplyTokens } from '../core/preflight/body/reply-tokens.js';
+import { bodyResponseSchema, withResponseSchema } from '../core/preflight/body/response-schema.js';
 
 /** The wire formats the check reads: the three providers' and the library's own `CompactMessage` form. */
 export type SoundRequestFormat = MessageFormat | 'compact';

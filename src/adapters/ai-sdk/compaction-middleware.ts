@@ -2,8 +2,8 @@ import type { LanguageModelMiddleware, ModelMessage } from 'ai';
 import { CompactError } from '../../core/errors.js';
 import type { CompactManager } from '../../core/manager/compact-manager.js';
 import type { CompactionResult } from '../../core/manager/manager-options.js';
-import { replyTokensOf } from '../../core/preflight/reply-tokens.js';
-import { withResponseSchema } from '../../core/preflight/response-schema.js';
+import { replyTokensOf } from '../../core/preflight/body/reply-tokens.js';
+import { withResponseSchema } from '../../core/preflight/body/response-schema.js';
 import { compactWithEvents } from '../compact-with-events.js';
 import { compactForRetry, contextOverflowOf, feedUsage } from '../overflow-recovery.js';
 import {

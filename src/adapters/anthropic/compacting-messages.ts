@@ -12,7 +12,7 @@
 import { isCompactError } from '../../core/errors.js';
 import type { CompactManager } from '../../core/manager/compact-manager.js';
 import type { CompactionResult, CompactOptions } from '../../core/manager/manager-options.js';
-import { replyTokensOf } from '../../core/preflight/reply-tokens.js';
+import { replyTokensOf } from '../../core/preflight/body/reply-tokens.js';
 import { compactForRetry, contextOverflowOf, feedUsage } from '../overflow-recovery.js';
 import { type CacheBreakpointsOption, placeBreakpoints } from './cache-breakpoints.js';
 

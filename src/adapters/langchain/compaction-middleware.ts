@@ -3,9 +3,9 @@ import type { AgentMiddleware, ModelRequest } from 'langchain';
 import { CompactError } from '../../core/errors.js';
 import type { CompactManager } from '../../core/manager/compact-manager.js';
 import type { CompactionResult, CompactOptions } from '../../core/manager/manager-options.js';
+import { replyTokensOf } from '../../core/preflight/body/reply-tokens.js';
 import { QUICK_FROM } from '../../core/preflight/quick/quick-records.js';
 import { AS_GIVEN, LAZY_HISTORY, type LazyHistory } from '../../core/preflight/quick/quick-resume.js';
-import { replyTokensOf } from '../../core/preflight/reply-tokens.js';
 import { type ContextOverflow, compactForRetry, contextOverflowOf, feedUsage } from '../overflow-recovery.js';
 import { ConversationChat, type ConversationLease } from './conversation-chat.js';
 import {

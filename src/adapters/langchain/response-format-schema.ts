@@ -5,7 +5,7 @@
  * with the tools. A Zod schema is rendered to JSON Schema (nothing when it cannot be).
  */
 import { z } from 'zod';
-import { withResponseSchema } from '../../core/preflight/response-schema.js';
+import { withResponseSchema } from '../../core/preflight/body/response-schema.js';
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   value !== null && typeof value === 'object' && !Array.isArray(value);

@@ -5,7 +5,7 @@
  */
 import type { CallModelInputFilterArgs } from '@openai/agents';
 import { z } from 'zod';
-import { withResponseSchema } from '../../core/preflight/response-schema.js';
+import { withResponseSchema } from '../../core/preflight/body/response-schema.js';
 import { loadAgents } from './agents-tracing.js';
 
 interface HandoffLike {

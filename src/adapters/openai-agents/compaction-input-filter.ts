@@ -1,7 +1,7 @@
 import type { CallModelInputFilter, CallModelInputFilterArgs, ModelInputData } from '@openai/agents';
 import { CompactError } from '../../core/errors.js';
 import type { CompactManager } from '../../core/manager/compact-manager.js';
-import { replyTokensOf } from '../../core/preflight/reply-tokens.js';
+import { replyTokensOf } from '../../core/preflight/body/reply-tokens.js';
 import { compactWithEvents, describeCompaction } from '../compact-with-events.js';
 import { handoffToolSchemas, outputTypeSchema } from './agent-sent-schemas.js';
 import { loadAgents, withCompactionSpan } from './agents-tracing.js';

@@ -1,7 +1,7 @@
 import type { AgentInputItem, Model, ModelProvider, ModelRequest, ModelResponse } from '@openai/agents';
 import { isCompactError } from '../../core/errors.js';
 import type { CompactManager } from '../../core/manager/compact-manager.js';
-import { replyTokensOf } from '../../core/preflight/reply-tokens.js';
+import { replyTokensOf } from '../../core/preflight/body/reply-tokens.js';
 import { compactForRetry, contextOverflowOf, feedUsage } from '../overflow-recovery.js';
 
 /** What an input filter compacted for one model call (found again by the request's last item). */

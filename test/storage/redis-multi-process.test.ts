@@ -102,7 +102,10 @@ describe.runIf(withRedis)('four processes serving one session through Redis', ()
       const next = await until(locked(4, first.worker));
       if (first.type === 'locked' && next.type === 'locked') {
         blockedMs = next.at - killedAt;
-        heldMs = next.at - first.at;
+        // From before the first lock was granted (the first holder asked for a free lock and
+        // got it at once): its own report comes after a read under the lock, later by as long
+        // as a loaded machine delays it, which would shorten the span measured from there.
+        heldMs = next.at - first.since;
         expect(next.token).toBeGreaterThan(first.token);
       }
       children.delete(first.worker);
@@ -110,12 +113,12 @@ describe.runIf(withRedis)('four processes serving one session through Redis', ()
     });
     expect(wrote(killed)).toBe(1);
     expect(heldMs, 'nobody took the lock before it lapsed').toBeGreaterThanOrEqual(TTL_MS - 100);
-    // The waiters' own limit is 60 s: well under it, they took the lapsed lock rather than
-    // giving up. The bound leaves a loaded machine its pauses; the figure is printed below.
+    // The waiters took the lapsed lock rather than giving up at their own limit (60 s): none
+    // timed out. How long they were blocked is printed (a figure: it depends on the load).
     expect(
-      blockedMs,
-      'blocked until the lock lapsed, not until the waiters gave up (60 s)',
-    ).toBeLessThanOrEqual(TTL_MS + 20_000);
+      [...killed.values()].filter((outcome) => outcome === 'timeout'),
+      'blocked until the lock lapsed, not until the waiters gave up',
+    ).toEqual([]);
     console.log(`killed holder: the others were blocked ${blockedMs} ms (lock ttl ${TTL_MS} ms)`);
 
     // A replacement replica (a restart) picks up the shared state.

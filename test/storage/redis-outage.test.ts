@@ -30,6 +30,28 @@ function chatTurns(n: number): Record<string, unknown>[] {
   return out;
 }
 
+/**
+ * `inner` with each of its calls' promises in `waiting` until it settles: a call the store
+ * cannot answer must fail at once, not wait in the client's queue for a server that is gone.
+ */
+function watchCalls<T extends object>(inner: T, waiting: Set<Promise<unknown>>): T {
+  return new Proxy(inner, {
+    get(target, key) {
+      const value = Reflect.get(target, key);
+      if (typeof value !== 'function') return value;
+      return (...args: unknown[]) => {
+        const result: unknown = value.apply(target, args);
+        if (result instanceof Promise) {
+          waiting.add(result);
+          const settled = () => waiting.delete(result);
+          result.then(settled, settled);
+        }
+        return result;
+      };
+    },
+  });
+}
+
 // Without redis-server: skipped with one notice line (CI sets COMPACT_REQUIRE_REDIS=1).
 const withRedis = redisAvailable('Redis outage tests');
 let server: RedisTestServer;
@@ -50,10 +72,11 @@ afterAll(async () => {
 
 describe.runIf(withRedis)('redis-server killed and restarted mid-run', () => {
   it('fails no call, keeps every request in the window, reports the outage once, claims no version meanwhile, and writes the copy back', async () => {
+    const waiting = new Set<Promise<unknown>>();
     const manager = new CompactManager({
       maxContextTokens: 10_000,
       tokenCounter: charCounter,
-      store,
+      store: watchCalls(store, waiting),
       // Generous for a loaded test machine: a stopped server is detected at once (not connected).
       storeTimeoutMs: 5_000,
       policy: { keepRecentTurns: 2, hardCapBuffer: 500 },
@@ -77,7 +100,6 @@ describe.runIf(withRedis)('redis-server killed and restarted mid-run', () => {
     const port = server.port;
     await server.stop();
     let during = before;
-    const outageStarted = Date.now();
     let local = 0;
     while (turns < 90) {
       const result = await step();
@@ -91,8 +113,11 @@ describe.runIf(withRedis)('redis-server killed and restarted mid-run', () => {
     expect(messages).toHaveLength(1);
     expect(messages[0]).toMatch(/ECONNREFUSED|not connected|no answer within/);
     // Calls went on without waiting for the client's own 5 s timeouts (42 calls would take
-    // 210 s): a bound no loaded machine reaches by being slow.
-    expect(Date.now() - outageStarted).toBeLessThan(120_000);
+    // 210 s): every store call made while the server was gone was refused, none is left
+    // waiting in the client's queue (no clock: a loaded machine is only slower). The
+    // immediate lets the refusals already settled run their callbacks.
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(waiting.size, 'store calls still waiting for the stopped server').toBe(0);
 
     server = await startRedisServer({ port });
     // The client reconnects with a backoff of at most 2 s; calls go on meanwhile. The loop ends

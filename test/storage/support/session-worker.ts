@@ -21,8 +21,9 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 async function compact(message: TriggerMessage): Promise<'wrote' | 'already' | 'refused' | 'timeout'> {
   if (((await store.get(SESSION))?.version ?? 0) >= message.trigger) return 'already';
   const options = { ttlMs: message.ttlMs, timeoutMs: 60_000, retryMs: 20, seenVersion: message.trigger - 1 };
+  const since = Date.now();
   const result = await updateSessionOnce(store, SESSION, options, async (current, { lock }) => {
-    report({ type: 'locked', worker, trigger: message.trigger, token: lock.token, at: Date.now() });
+    report({ type: 'locked', worker, trigger: message.trigger, token: lock.token, at: Date.now(), since });
     // The summarizer. A replica that stalls here (SIGSTOP) does not look at its lock again
     // before writing: only the fencing token stands between it and the newer holder's state.
     await sleep(message.compactMs);

@@ -134,8 +134,6 @@ const CONTEXT_NAMES = [
   'POLICY',
   'plannerSummarizer',
   'coderSummarizer',
-  'openAISummarizer',
-  'promptTemplate',
   'client',
   'tracer',
 ];
@@ -148,7 +146,11 @@ const CONTEXT_TYPES: Record<string, string> = {
   signal: 'AbortSignal',
 };
 
-/** Package and SDK exports a fragment may use without its import line: imported for it. */
+/**
+ * Package and SDK exports a fragment may use without its import line: imported for it. A
+ * snippet with import lines of its own and no context names is copied whole by a reader, so
+ * it gets none: it must import all it uses.
+ */
 const KNOWN_IMPORTS: Record<string, string> = {
   CompactManager: "import { CompactManager } from 'agent-compaction';",
   openaiSummarizer: "import { openaiSummarizer } from 'agent-compaction/summarizers/openai';",
@@ -192,8 +194,9 @@ export function snippetModule(block: DocBlock): string {
       inImport = !/;\s*(\/\/.*)?$/.test(line);
     } else body.push(line);
   }
+  const standalone = imports.length > 0 && contextNames(block).length === 0;
   for (const [name, line] of Object.entries(KNOWN_IMPORTS))
-    if (uses(block.code, name) && !declares(block.code, name)) imports.push(line);
+    if (!standalone && uses(block.code, name) && !declares(block.code, name)) imports.push(line);
   const context = contextNames(block).map(
     (name) => `declare const ${name}: ${CONTEXT_TYPES[name] ?? 'any'};`,
   );

@@ -1,0 +1,89 @@
+/**
+ * docs/integrations.md lists each integration's options in its signature line
+ * (`compactionMiddleware(manager, { sessionId?, countTools?, onCompaction? })`): the list names
+ * every field of the options interface, each optional exactly when the field is.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+const DOC = readFileSync(join(ROOT, 'docs', 'integrations.md'), 'utf8');
+
+/** The doc's section under the `## ` heading that starts with `heading`. */
+function section(heading: string): string {
+  const start = DOC.indexOf(`\n## ${heading}`);
+  const end = DOC.indexOf('\n## ', start + 1);
+  return DOC.slice(start, end === -1 ? undefined : end);
+}
+
+/** The option names of `call`'s signature line in `text` (`name?` when optional). */
+function documented(text: string, call: string): string[] {
+  const line = new RegExp(`\`${call.replace(/[.()]/g, '\\$&')}\\([^\`{]*\\{ ([^}]*) \\}\\)\``).exec(text);
+  if (!line) throw new Error(`no signature line for ${call}`);
+  return line[1]!.split(',').map((name) => name.trim());
+}
+
+/** The fields of `name` in `file` (`field?` when optional). */
+function declared(file: string, name: string): string[] {
+  const source = readFileSync(join(ROOT, file), 'utf8');
+  const start = source.search(new RegExp(`export interface ${name}\\b`));
+  if (start === -1) throw new Error(`${name} is not in ${file}`);
+  const body = source.slice(start, source.indexOf('\n}', start));
+  return [...body.matchAll(/^ {2}(?:readonly )?(\w+)(\?)?:/gm)].map(
+    (match) => `${match[1]}${match[2] ?? ''}`,
+  );
+}
+
+const CASES: { heading: string; call: string; file: string; options: string }[] = [
+  {
+    heading: 'OpenAI Agents',
+    call: 'compactionInputFilter',
+    file: 'src/adapters/openai-agents/compaction-input-filter.ts',
+    options: 'CompactionInputFilterOptions',
+  },
+  {
+    heading: 'OpenAI Agents',
+    call: 'new CompactionSession',
+    file: 'src/adapters/openai-agents/compaction-session.ts',
+    options: 'CompactionSessionOptions',
+  },
+  {
+    heading: 'Vercel AI SDK',
+    call: 'compactionMiddleware',
+    file: 'src/adapters/ai-sdk/compaction-middleware.ts',
+    options: 'CompactionMiddlewareOptions',
+  },
+  {
+    heading: 'Vercel AI SDK',
+    call: 'compactionPrepareStep',
+    file: 'src/adapters/ai-sdk/compaction-middleware.ts',
+    options: 'CompactionPrepareStepOptions',
+  },
+  {
+    heading: 'Vercel AI SDK',
+    call: 'compactMessages',
+    file: 'src/adapters/ai-sdk/compaction-middleware.ts',
+    options: 'CompactMessagesOptions',
+  },
+  {
+    heading: 'Anthropic',
+    call: 'withCompaction',
+    file: 'src/adapters/anthropic/with-compaction.ts',
+    options: 'WithCompactionOptions',
+  },
+  {
+    heading: 'LangChain',
+    call: 'compactionMiddleware',
+    file: 'src/adapters/langchain/compaction-middleware.ts',
+    options: 'CompactionMiddlewareOptions',
+  },
+];
+
+describe('docs/integrations.md option lists', () => {
+  for (const { heading, call, file, options } of CASES) {
+    it(`${heading}: ${call} lists every field of ${options}`, () => {
+      expect(documented(section(heading), call).sort()).toEqual(declared(file, options).sort());
+    });
+  }
+});

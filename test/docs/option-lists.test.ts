@@ -1,7 +1,8 @@
 /**
  * docs/integrations.md lists each integration's options in its signature line
  * (`compactionMiddleware(manager, { sessionId?, countTools?, onCompaction? })`): the list names
- * every field of the options interface, each optional exactly when the field is.
+ * every field of the options interface, each optional exactly when the field is. docs/api.md
+ * lists the fields of `CompactionResult` the same way.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -86,4 +87,19 @@ describe('docs/integrations.md option lists', () => {
       expect(documented(section(heading), call).sort()).toEqual(declared(file, options).sort());
     });
   }
+});
+
+describe('docs/api.md result fields', () => {
+  it('CompactionResult lists every field of the interface', () => {
+    const api = readFileSync(join(ROOT, 'docs', 'api.md'), 'utf8');
+    const listed = /`CompactionResult` is `\{ ([^`]*) \}`/.exec(api)?.[1];
+    expect(listed, 'no CompactionResult line in docs/api.md').toBeDefined();
+    // Nested objects (`kept: { pinned, ... }`) count as their field's name.
+    const names = listed!
+      .replace(/\s+/g, ' ')
+      .replace(/: \{[^}]*\}/g, '')
+      .split(',')
+      .map((name) => name.trim());
+    expect(names.sort()).toEqual(declared('src/core/manager/manager-options.ts', 'CompactionResult').sort());
+  });
 });

@@ -103,3 +103,27 @@ describe('docs/api.md result fields', () => {
     expect(names.sort()).toEqual(declared('src/core/manager/manager-options.ts', 'CompactionResult').sort());
   });
 });
+
+describe('OBSERVABILITY.md event schema', () => {
+  const guide = readFileSync(join(ROOT, 'OBSERVABILITY.md'), 'utf8');
+  const source = readFileSync(join(ROOT, 'src', 'core', 'events', 'events.ts'), 'utf8');
+  const table = source.slice(source.indexOf('export interface CompactEventProperties'));
+  const events = [...table.matchAll(/^ {2}'(compact\.\w+)': \{\n([\s\S]*?)^ {2}\};/gm)];
+  const snake = (name: string) => name.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);
+
+  it('reads every event of CompactEventProperties', () => {
+    expect(events.length).toBeGreaterThanOrEqual(13);
+  });
+
+  for (const [, name, body] of events) {
+    it(`${name}: its bullet names every property (snake_case, as exporters write them)`, () => {
+      const bullet = new RegExp(
+        `^- \`${name!.replace('.', '\\.')}\`[^:\n]*:([\\s\\S]*?)(?=^- |^#|^$)`,
+        'm',
+      ).exec(guide)?.[1];
+      expect(bullet, `no bullet for ${name} in OBSERVABILITY.md`).toBeDefined();
+      const fields = [...body!.matchAll(/^ {4}(\w+)\??:/gm)].map((match) => snake(match[1]!));
+      expect(fields.filter((field) => !new RegExp(`\\b${field}\\b`).test(bullet!))).toEqual([]);
+    });
+  }
+});

@@ -5,6 +5,7 @@
  * until SIGINT or SIGTERM, then finishing the answers in flight.
  */
 import { CompactError } from '../core/errors.js';
+import { MIN_CONTEXT_TOKENS } from '../core/manager/manager-options.js';
 import type { CliIo } from './cli-io.js';
 import { type FlagOptions, parseCliArgs } from './parse-cli-args.js';
 
@@ -48,7 +49,7 @@ export async function runProxyCommand(argv: readonly string[], io: CliIo): Promi
   const { loadManagerOptions } = await import('./load-manager-options.js');
   const options = await loadManagerOptions(values.config as string | undefined, io.env);
   if (typeof values.model === 'string') options.model = values.model;
-  const maxContext = integerFlag(values['max-context'], 'max-context', 1, 2 ** 31);
+  const maxContext = integerFlag(values['max-context'], 'max-context', MIN_CONTEXT_TOKENS, 2 ** 31);
   if (maxContext !== undefined) options.maxContextTokens = maxContext;
   const { CompactManager } = await import('../core/manager/compact-manager.js');
   const manager = new CompactManager(options);

@@ -86,6 +86,18 @@ describe('exit 2: bad input or options, one line naming the index and field', ()
     expect(oneLine(run)).toMatch(new RegExp(`^error: ${option}\\b`));
   });
 
+  it('--max-context names one minimum, the window floor, whatever the bad value', async () => {
+    const path = await file('floor.json', chatSession());
+    const notNumber = oneLine(await cli(['compact', path, '--max-context', 'abc']));
+    const tooSmall = oneLine(await cli(['compact', path, '--max-context', '100']));
+    expect(tooSmall).toContain('>= 256');
+    expect(notNumber).toContain('>= 256');
+    // The proxy checks its flags before it listens: the same floor.
+    const proxy = await cli(['proxy', '--upstream', 'http://127.0.0.1:9', '--max-context', '100']);
+    expect(proxy.code).toBe(2);
+    expect(oneLine(proxy)).toContain('--max-context must be an integer from 256');
+  });
+
   it.each([['--max-context=-5'], ['--buffer=-1'], ['--trigger-pct=-0.2'], ['--max-context=NaN']])(
     '%s (inline value) is rejected with exit 2 naming the option',
     async (argument) => {

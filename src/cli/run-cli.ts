@@ -1,6 +1,6 @@
 import { format as formatText } from 'node:util';
 import { CompactError, isCompactError } from '../core/errors.js';
-import type { CompactManagerOptions } from '../core/manager/manager-options.js';
+import { type CompactManagerOptions, MIN_CONTEXT_TOKENS } from '../core/manager/manager-options.js';
 import type { MessageFormat } from '../core/messages/message.js';
 import type { CompactPolicy } from '../core/policy.js';
 import type { CliIo } from './cli-io.js';
@@ -93,7 +93,8 @@ export async function managerOptions(
   set('maxSummaryTokens', integerOption(values, 'max-summary-tokens', 16));
   const options: CompactManagerOptions = { ...base, policy };
   if (values.model !== undefined) options.model = values.model as string;
-  const maxContext = integerOption(values, 'max-context', 1);
+  // The manager's own floor: '--max-context abc' names the same minimum as '--max-context 100'.
+  const maxContext = integerOption(values, 'max-context', MIN_CONTEXT_TOKENS);
   if (maxContext !== undefined) options.maxContextTokens = maxContext;
   return options;
 }

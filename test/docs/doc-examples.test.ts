@@ -1,5 +1,6 @@
 /**
- * Every code block of README.md and docs/*.md is checked as written: TypeScript is
+ * Every code block of README.md, docs/*.md and the guides it links (OBSERVABILITY.md,
+ * SECURITY.md, ARCHITECTURE.md) is checked as written: TypeScript is
  * type-checked against the built package and run (SDKs pointed at a local test server), the
  * CLI examples are run in document order (the replay before the status that reads its
  * archive) and the output each shows compared line by line with what runs (only timestamps
@@ -7,6 +8,7 @@
  * parse (a config validates). A block that cannot run says why in a `doc-test: skip` comment.
  */
 import { execFile } from 'node:child_process';
+import { existsSync, readdirSync } from 'node:fs';
 import { chmod, cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -23,6 +25,7 @@ import {
   masked,
   snippetModule,
   snippetName,
+  sourceReadmes,
 } from '../support/doc-blocks.js';
 import { ensureBuilt, ROOT } from '../support/ensure-built.js';
 
@@ -35,7 +38,7 @@ const where = (block: DocBlock) => `${block.file}:${block.line}`;
 beforeAll(() => ensureBuilt());
 
 describe('doc blocks', () => {
-  it('every block of README.md and docs/*.md names its language, one the tests check', () => {
+  it('every block of README.md, docs/*.md and the guides names its language, one the tests check', () => {
     expect(BLOCKS.length).toBeGreaterThan(30);
     for (const block of BLOCKS)
       expect(LANGS.has(block.lang), `${where(block)}: \`\`\`${block.lang}`).toBe(true);
@@ -61,11 +64,32 @@ describe('doc blocks', () => {
       expect(readme).toContain(`](${doc})`);
   });
 
-  it('speaks to readers: no internal jargon (spec numbers, issue numbers) in README.md and docs/*.md', async () => {
-    for (const file of FILES) {
+  it('speaks to readers: no internal jargon (spec numbers, issue numbers) in the docs and the source READMEs', async () => {
+    for (const file of [...FILES, ...sourceReadmes(ROOT)]) {
       const text = await readFile(file, 'utf8');
       expect(text, file).not.toMatch(/\bspec \d{3}\b|\bissue \d+\b/i);
     }
+  });
+
+  it('every repository path the docs name in code spans exists', async () => {
+    const missing: string[] = [];
+    for (const file of FILES) {
+      const text = await readFile(file, 'utf8');
+      for (const [, span] of text.matchAll(
+        /`((?:src|test|bench|eval|scripts|examples|schema|docs|api)\/[\w./-]+)`/g,
+      )) {
+        const path = span!.replace(/:\d+$/, '');
+        if (!existsSync(join(ROOT, path))) missing.push(`${file.slice(ROOT.length + 1)}: ${span}`);
+      }
+    }
+    expect(missing).toEqual([]);
+  });
+
+  it("src/core/preflight/README.md names each step file at the folder's top", async () => {
+    const folder = join(ROOT, 'src', 'core', 'preflight');
+    const readme = await readFile(join(folder, 'README.md'), 'utf8');
+    const steps = readdirSync(folder).filter((name) => name.endsWith('.ts') && !name.endsWith('.test.ts'));
+    expect(steps.filter((name) => !readme.includes(`\`${name}\``))).toEqual([]);
   });
 
   it('JSON and YAML blocks parse; a configuration validates against the schema', () => {

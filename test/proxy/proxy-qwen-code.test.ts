@@ -6,7 +6,7 @@
  * folder: every request streamed, no session header. What the provider received is judged
  * request by request: tool pairs in Chat order, no orphan result, the system prompt first and
  * unchanged, the task's instruction kept or folded into one `<COMPACT-SUMMARY vN>`, the reply
- * the body asks for inside the 8,000-token window; and the CLI finished its task.
+ * the body asks for inside the 12,000-token window; and the CLI finished its task.
  *
  * Qwen Code is not a dependency: CI installs it (`npm install --no-save @qwen-code/qwen-code`,
  * the last version whose engines field allows Node 20) and sets COMPACT_REQUIRE_AGENT_CLI=1,
@@ -94,7 +94,7 @@ async function runQwen(baseUrl: string, home: string) {
     'json',
     TASK,
   ];
-  // Its default reply room (8,000 tokens) is the whole window: a smaller one, as a user sets it.
+  // Its default reply room (8,000 tokens) would leave no room in the window: a smaller one, as a user sets it.
   return runCli(QWEN.bin, args, home, { QWEN_CODE_MAX_OUTPUT_TOKENS: '1024', NO_COLOR: '1' });
 }
 
@@ -126,7 +126,7 @@ afterAll(async () => {
 });
 
 describe.skipIf(!QWEN.run)('Qwen Code through the proxy (Chat Completions)', () => {
-  it('a long file tool loop: every request sound and under 8,000 tokens, one session', async () => {
+  it('a long file tool loop: every request sound and under 12,000 tokens, one session', async () => {
     QWEN.expectInstalled();
     const home = await freshHome('proxy-qwen-home-');
     running = await startProxiedProvider(notesLoop(home), { manager: { maxContextTokens: WINDOW } });
@@ -155,6 +155,11 @@ describe.skipIf(!QWEN.run)('Qwen Code through the proxy (Chat Completions)', () 
     ]);
     expect(violations).toEqual([]);
     expect(loop.some((request) => /<COMPACT-SUMMARY v\d+>/.test(request.rawBody))).toBe(true);
+    // The summary names the file each folded read was of (its `file_path`), not `read_file()`.
+    const summaries = loop
+      .map((request) => request.rawBody)
+      .filter((raw) => raw.includes('<COMPACT-SUMMARY'));
+    expect(summaries.at(-1)).toContain(`read_file(${join(home, 'note-1.txt')})`);
     expectProxiedLoop(running, { endpoint: 'openai-chat', steps: STEPS });
   });
 });

@@ -98,7 +98,10 @@ async function runQwen(baseUrl: string, home: string) {
   return runCli(QWEN.bin, args, home, { QWEN_CODE_MAX_OUTPUT_TOKENS: '1024', NO_COLOR: '1' });
 }
 
-type ChatMessage = { role: string; content?: unknown };
+type ChatMessage = { role: string; content?: unknown; tool_call_id?: string };
+
+/** The messages of a recorded Chat request. */
+const messagesOf = (request: RecordedRequest) => (request.body as { messages: ChatMessage[] }).messages;
 
 /** The text of a Chat message's content (a string or text parts). */
 function textOf(message: ChatMessage): string {
@@ -110,7 +113,7 @@ function textOf(message: ChatMessage): string {
 
 /** What breaks the rules of the file's comment in one loop request, beside {@link checkSoundRequest}. */
 function loopProblems(request: RecordedRequest, system: ChatMessage): string[] {
-  const messages = (request.body as { messages: ChatMessage[] }).messages;
+  const messages = messagesOf(request);
   const problems: string[] = [];
   if (JSON.stringify(messages[0]) !== JSON.stringify(system)) problems.push('system prompt not kept first');
   const texts = messages.filter((m) => m.role === 'user').map(textOf);
@@ -139,10 +142,15 @@ describe.skipIf(!QWEN.run)('Qwen Code through the proxy (Chat Completions)', () 
     );
     for (let n = 1; n <= FILES; n++)
       expect(await readFile(join(home, `note-${n}.txt`), 'utf8')).toBe(noteText(n));
-    const last = (loop.at(-1)!.body as { messages: ChatMessage[] }).messages.at(-1)!;
+    const last = messagesOf(loop.at(-1)!).at(-1)!;
     expect(last).toMatchObject({ role: 'tool', tool_call_id: `call_r${FILES}` });
-    expect(textOf(last)).toContain(noteText(FILES));
-    const system = (loop[0]!.body as { messages: ChatMessage[] }).messages[0]!;
+    // The newest message as the CLI sent it: each note read back reached the provider whole.
+    for (const request of loop) {
+      const newest = messagesOf(request).at(-1)!;
+      const read = /^call_r(\d+)$/.exec(newest.tool_call_id ?? '');
+      if (read) expect(textOf(newest)).toContain(noteText(Number(read[1])));
+    }
+    const system = messagesOf(loop[0]!)[0]!;
     expect(system.role).toBe('system');
     expect(textOf(system)).toContain(SYSTEM);
     const violations = loop.flatMap((request) => [

@@ -1,5 +1,5 @@
 /**
- * Private helpers of the agent CLI tests (Claude Code, Codex): finding the CLI (a one-line
+ * Private helpers of the agent CLI tests (Claude Code, Codex, Qwen Code): finding the CLI (a one-line
  * notice and a skip where it is absent, a failure where COMPACT_REQUIRE_AGENT_CLI=1 asks for
  * it), running it in a fresh HOME, and what every CLI's tool loop through the proxy must show.
  */

@@ -85,6 +85,28 @@ describe('tool facts', () => {
     expect(outcome(undefined).text).toBe('no result');
   });
 
+  it('names the file a call reads by its file_path (Claude Code, Qwen Code): reads of two files are two facts', () => {
+    const list = messageList();
+    for (const [file, absolute] of [
+      ['/work/a.txt', { file_path: '/work/a.txt' }],
+      ['/work/b.txt', { filePath: '/work/b.txt' }],
+      ['/work/c.txt', { absolute_path: '/work/c.txt', limit: 40 }],
+      ['/work/d.txt', { file_path: '/work/d.txt' }],
+    ] as const) {
+      list.calls([{ id: 'call_0', name: 'read_file', arguments: JSON.stringify(absolute) }]);
+      list.result({ callId: 'call_0', output: `contents of ${file}\nline 2` });
+    }
+    const facts = toolFacts(list.messages);
+    expect(facts.map((fact) => fact.text.split(' → ')[0])).toEqual([
+      'read_file(/work/a.txt)',
+      'read_file(/work/b.txt)',
+      'read_file(/work/c.txt)',
+      'read_file(/work/d.txt)',
+    ]);
+    // Another file read is no rerun of the first.
+    expect(facts.map((fact) => fact.traits.superseded)).toEqual([false, false, false, false]);
+  });
+
   it('marks a rerun superseded unless the earlier result named ids the later one lacks; scratchpad calls are flagged', () => {
     const list = messageList();
     for (const output of ['Tests 1 failed | 3 passed', 'Tests 4 passed']) {

@@ -60,6 +60,8 @@ const AMOUNT_KEY = /amount|total|price|balance|cost|refund|fee|subtotal|charge|p
 const DATE_KEY = /(?:^|_)(?:date|time|at|deadline|due|created|updated|timestamp)$|Date$|At$/;
 const NAME_KEY =
   /^(?:name|title|path|file|filename|url|branch|query|pattern|command|cmd|method|type|kind|tool|description|reason|item|product)$/i;
+/** A path under another name: `file_path` (Claude Code's, Qwen Code's), `filePath`, `absolute_path`. */
+const PATH_KEY = /(?:_(?:path|file)|[a-z](?:Path|File))$/;
 const STATE_VERBS = new Set(
   `create update delete remove cancel modify change exchange return refund book reserve send transfer pay charge set add
 write edit apply submit place post put patch insert commit push merge deploy move rename replace save upload publish
@@ -198,7 +200,8 @@ function keyFields(value: unknown, limit: number, prefix = '', depth = 0): strin
       STATUS_KEY.test(key) ||
       AMOUNT_KEY.test(key) ||
       DATE_KEY.test(key) ||
-      NAME_KEY.test(key)
+      NAME_KEY.test(key) ||
+      PATH_KEY.test(key)
     )
       out.push(`${name}=${shown}`);
   }

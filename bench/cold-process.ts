@@ -128,6 +128,9 @@ async function parent(dist: string, runs: number, size: number, plain: boolean):
   console.log(
     `  first call ${f(m('firstMs'))} (CPU ${f(m('firstCpu'))}); a second fresh manager ${f(m('secondMs'))} (CPU ${f(m('secondCpu'))}); warm ${f(m('warm'))} (CPU ${f(m('warmCpu'))})`,
   );
+  console.log(
+    `  main thread's CPU (schedstat: no GC helper threads, no sweeping left by the history's parse): first call ${f(m('firstThread'))}, second fresh manager ${f(m('secondThread'))}, warm ${f(m('warmThread'))}: first / warm ${(m('firstThread') / m('warmThread')).toFixed(1)}x; ready()'s longest turn ${f(m('readyBlock'))} (main-thread CPU)`,
+  );
   const majors = rows.filter((row) => row.firstMajor).length;
   console.log(
     `  collector's pauses in the first call ${f(m('firstGc'))} (a major collection in ${majors} of ${runs}); first call CPU less them ${f(median(rows.map((row) => (row.firstCpu as number) - (row.firstGc as number))))}`,

@@ -203,11 +203,13 @@ export class CompactManager {
    * start-up); calls made before it wait for the same load instead of loading in one block.
    * It also readies what a fresh process's first call on a known session would load: the
    * tokenizer's expressions compiled, the summary key read when it is given or its file exists
-   * (no file is created here), Node's crypto loaded, the built-in summarizer's segmenter and model.
+   * (no file is created here), Node's crypto loaded, the built-in summarizer's segmenter and
+   * model, and the quick path's code run once per process (rehearse-first-call.ts).
    */
   async ready(): Promise<void> {
     if (this.#ready === true) return;
-    this.#ready ??= warmFirstCall(this.counter, this.#deps.marks).then(() => {
+    const rehearsal = (store: SessionStore) => new CompactManager({ model: this.model, store });
+    this.#ready ??= warmFirstCall(this.counter, this.#deps.marks, rehearsal).then(() => {
       this.#ready = true;
     });
     await this.#ready;

@@ -13,12 +13,16 @@ import { rehearseQuickCall } from './rehearse-first-call.js';
 function watchedStore(): { store: SessionStore; calls: string[] } {
   const memory = new MemorySessionStore();
   const calls: string[] = [];
+  const note = <T>(call: string, result: T): T => {
+    calls.push(call);
+    return result;
+  };
   const store: SessionStore = {
     name: 'watched',
-    get: (key) => (calls.push(`get ${key}`), memory.get(key)),
-    set: (key, state, options) => (calls.push(`set ${key}`), memory.set(key, state, options)),
-    delete: (key) => (calls.push(`delete ${key}`), memory.delete(key)),
-    acquireLock: (key, ttlMs) => (calls.push(`lock ${key}`), memory.acquireLock(key, ttlMs)),
+    get: (key) => note(`get ${key}`, memory.get(key)),
+    set: (key, state, options) => note(`set ${key}`, memory.set(key, state, options)),
+    delete: (key) => note(`delete ${key}`, memory.delete(key)),
+    acquireLock: (key, ttlMs) => note(`lock ${key}`, memory.acquireLock(key, ttlMs)),
   };
   return { store, calls };
 }

@@ -90,6 +90,7 @@ export async function rehearseQuickCall(make: (store: SessionStore) => Rehearsal
     await nextTurn();
     const store = scratchStore();
     manager = make(store);
+    await nextTurn();
     const history = madeUpSession();
     const n = history.length;
     // Made-up sums: the exact count after the call differs and drops the record (scratch only).

@@ -57,7 +57,13 @@ function sessionOf(
   return messages.slice(0, end);
 }
 
-async function parent(dist: string, runs: number, size: number, plain: boolean): Promise<void> {
+async function parent(
+  dist: string,
+  runs: number,
+  size: number,
+  plain: boolean,
+  langchain = false,
+): Promise<void> {
   const { CompactManager, MemorySessionStore } = await load(dist);
   const { syntheticSession } = (await import(
     pathToFileURL(join(dist, 'testing/synthetic-session.js')).href
@@ -65,11 +71,12 @@ async function parent(dist: string, runs: number, size: number, plain: boolean):
     syntheticSession: (o: object) => unknown[];
   };
   const folder = mkdtempSync(join(tmpdir(), 'cold-process-'));
-  const options = { model: 'gpt-4o', maxContextTokens: plain ? 2_000_000_000 : 400_000 };
+  const options = { model: 'gpt-4o', maxContextTokens: plain || langchain ? 2_000_000_000 : 400_000 };
   const store = new MemorySessionStore();
   const history = sessionOf(syntheticSession, size);
   const manager = new CompactManager({ ...options, store });
   await manager.ready();
+  if (langchain) return langChainParent(dist, runs, { folder, options, store, manager, history });
   const compacted = (await manager.compact('c', history)).applied;
   if (compacted === plain)
     throw new Error(plain ? 'the plain session compacted' : 'the session did not compact');
@@ -128,6 +135,9 @@ async function parent(dist: string, runs: number, size: number, plain: boolean):
   console.log(
     `  first call ${f(m('firstMs'))} (CPU ${f(m('firstCpu'))}); a second fresh manager ${f(m('secondMs'))} (CPU ${f(m('secondCpu'))}); warm ${f(m('warm'))} (CPU ${f(m('warmCpu'))})`,
   );
+  console.log(
+    `  main thread's CPU (schedstat: no GC helper threads, no sweeping left by the history's parse): first call ${f(m('firstThread'))}, second fresh manager ${f(m('secondThread'))}, warm ${f(m('warmThread'))}: first / warm ${(m('firstThread') / m('warmThread')).toFixed(1)}x; ready()'s longest turn ${f(m('readyBlock'))} (main-thread CPU)`,
+  );
   const majors = rows.filter((row) => row.firstMajor).length;
   console.log(
     `  collector's pauses in the first call ${f(m('firstGc'))} (a major collection in ${majors} of ${runs}); first call CPU less them ${f(median(rows.map((row) => (row.firstCpu as number) - (row.firstGc as number))))}`,
@@ -137,10 +147,95 @@ async function parent(dist: string, runs: number, size: number, plain: boolean):
   );
 }
 
+/**
+ * `--langchain`: the same for the LangChain.js middleware (a plain session served by it, the
+ * children's first `wrapModelCall` on the history as LangChain messages, converted before the
+ * clock starts, as an agent's state holds them).
+ */
+async function langChainParent(
+  dist: string,
+  runs: number,
+  served: {
+    folder: string;
+    options: object;
+    store: InstanceType<Package['MemorySessionStore']>;
+    manager: InstanceType<Package['CompactManager']>;
+    history: unknown[];
+  },
+): Promise<void> {
+  const { folder, options, store, manager, history } = served;
+  const classes = await import('@langchain/core/messages');
+  const { chatToLangChain, compactionMiddleware } = (await import(
+    pathToFileURL(join(dist, 'adapters/langchain/index.js')).href
+  )) as typeof import('../src/adapters/langchain/index.js');
+  const chat = history.filter((m) => (m as { role?: string }).role !== 'system');
+  const middleware = compactionMiddleware(manager, { sessionId: 'c' });
+  let seen: unknown[] = [];
+  const handler = async (request: { messages: unknown[] }) => {
+    seen = request.messages;
+    return new classes.AIMessage('ok');
+  };
+  const state = chatToLangChain(chat, classes);
+  const call = () =>
+    middleware.wrapModelCall!({ messages: state, tools: [], runtime: {} } as never, handler as never);
+  await call();
+  await manager.flush();
+  for (let i = 0; i < 30; i++) {
+    chat.push(ask(i));
+    state.push(new classes.HumanMessage(ask(i).content));
+    await call();
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  await manager.flush();
+  chat.push(ask(30));
+  state.push(new classes.HumanMessage(ask(30).content));
+  mkdirSync(folder, { recursive: true });
+  for (const key of ['c', 'c::quick', 'c::counts']) {
+    const stored = await store.get(key);
+    if (stored) writeFileSync(fileOf(folder, key), JSON.stringify(stored));
+  }
+  await call();
+  await manager.shutdown();
+  const historyFile = join(folder, 'history.json');
+  writeFileSync(historyFile, JSON.stringify(chat));
+  const expected = digest((seen as { content: unknown }[]).map((m) => m.content));
+  const setupFile = join(folder, 'setup.json');
+  writeFileSync(
+    setupFile,
+    JSON.stringify({ folder, history: historyFile, options, expected, sent: seen.length, langchain: true }),
+  );
+  const rows: Record<string, number | boolean>[] = [];
+  for (let i = 0; i < runs; i++) {
+    const out = spawnSync(process.execPath, [CHILD, setupFile, dist], { encoding: 'utf8' });
+    const line = out.stdout.trim().split('\n').at(-1);
+    if (out.status !== 0 || !line) throw new Error(`child failed: ${out.stderr}`);
+    rows.push(JSON.parse(line));
+  }
+  if (process.argv.includes('--keep')) console.log(`setup kept: ${setupFile}`);
+  else rmSync(folder, { recursive: true, force: true });
+  const m = (field: string) => median(rows.map((row) => row[field] as number));
+  const f = (value: number) => `${value < 10 ? value.toFixed(2) : value.toFixed(1)} ms`;
+  console.log(
+    `fresh process, LangChain.js middleware, plain session of ${chat.length.toLocaleString('en')} messages, median of ${runs} processes (${dist}):`,
+  );
+  console.log(
+    `  first call ${f(m('firstMs'))} (CPU ${f(m('firstCpu'))}, main thread ${f(m('firstThread'))}); warm ${f(m('warm'))} (CPU ${f(m('warmCpu'))}, main thread ${f(m('warmThread'))})`,
+  );
+  console.log(
+    `  first / warm ${(m('firstMs') / m('warm')).toFixed(1)}x (main-thread CPU ${(m('firstThread') / m('warmThread')).toFixed(1)}x); ready()'s longest turn ${f(m('readyBlock'))}; sent what the warm middleware sent: ${rows.every((row) => row.same) ? 'yes' : 'NO'}`,
+  );
+}
+
 const argv = process.argv;
 const arg = (name: string, fallback: string) => {
   const at = argv.indexOf(name);
   return at > 0 && argv[at + 1] !== undefined ? argv[at + 1]! : fallback;
 };
 const dist = resolve(arg('--dist', 'dist'));
-await parent(dist, Number(arg('--runs', '5')), Number(arg('--size', '16000')), argv.includes('--plain'));
+await parent(
+  dist,
+  Number(arg('--runs', '5')),
+  Number(arg('--size', '16000')),
+  argv.includes('--plain'),
+  argv.includes('--langchain'),
+);

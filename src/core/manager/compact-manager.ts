@@ -201,13 +201,15 @@ export class CompactManager {
   /**
    * Loads the tokenizer's tables in slices of a few milliseconds (`await manager.ready()` at
    * start-up); calls made before it wait for the same load instead of loading in one block.
-   * It also readies what a fresh process's first call on a known session would load: the
-   * tokenizer's expressions compiled, the summary key read when it is given or its file exists
-   * (no file is created here), Node's crypto loaded, the built-in summarizer's segmenter and model.
+   * It also readies what a fresh process's first call on a known session would load or compile
+   * (warm-first-call.ts: the tokenizer's expressions, the summary key when it is given or its
+   * file exists, Node's crypto, the built-in summarizer, the quick path's code once per process).
    */
   async ready(): Promise<void> {
     if (this.#ready === true) return;
-    this.#ready ??= warmFirstCall(this.counter, this.#deps.marks).then(() => {
+    const rehearsal = (store: SessionStore) =>
+      new CompactManager({ model: this.model, store, redaction: false });
+    this.#ready ??= warmFirstCall(this.counter, this.#deps.marks, rehearsal).then(() => {
       this.#ready = true;
     });
     await this.#ready;

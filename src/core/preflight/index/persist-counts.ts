@@ -20,6 +20,11 @@ export const PERSIST_COUNTS_FROM = 256;
 /** Stored counts decoded between two looks at the clock. */
 const DECODE_BATCH = 256;
 
+/** The scope of counts made by counter `counterName` for `model` and `format` (a stored record is used only within its scope). */
+export function countsScope(counterName: string, model: string, format: MessageFormat): string {
+  return `${counterName}|${model}|${format}`;
+}
+
 /**
  * The content hashes a walk over a history has met, by their lanes: 30 bits of the low lane
  * map to the first entry met with them (small integers and entries alive anyway: a Set of hash
@@ -69,7 +74,7 @@ export class PersistedCounts {
 
   /** The scope of counts made by this manager's counter for `format`. */
   scope(format: MessageFormat): string {
-    return `${this.#counter.name}|${this.#model}|${format}`;
+    return countsScope(this.#counter.name, this.#model, format);
   }
 
   /**

@@ -141,6 +141,29 @@ const PATHS: Record<string, (watch: Watch) => Promise<Row[]>> = {
     }
     return [worst!];
   },
+  async 'warm-append-10mb'(watch) {
+    // A warm session (200 messages) whose next call appends a 10 MB tool result: no trigger.
+    const history = await chat(200);
+    const warm = await manager();
+    await warm.compact('warm', history);
+    await warm.flush();
+    const line = 'GET /api/v1/users?id=42 200 took 12ms\n';
+    history.push(
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'big', type: 'function', function: { name: 'read_log', arguments: '{}' } }],
+      },
+      { role: 'tool', tool_call_id: 'big', content: line.repeat(Math.ceil((10 * 2 ** 20) / line.length)) },
+      { role: 'user', content: 'what failed?' },
+    );
+    return [
+      await watch('core preflight, warm 200 messages, a call appending a 10 MB tool result', async () => {
+        await warm.compact('warm', history);
+        await warm.flush();
+      }),
+    ];
+  },
   async background(watch) {
     const { backgroundRun } = await import('./event-loop.js');
     const { SLICE_MS } = await import('../src/core/time-slice.js');

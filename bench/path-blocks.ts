@@ -19,6 +19,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { BLOCK_TARGET_MS, type Blocks, blockOf, watchBlocks } from './block-monitor.js';
 import { type BlockAttribution, watchAttributed } from './block-profile.js';
+import { chatToAiSdkParts } from './chat-to-ai-sdk-parts.js';
 import type { Watch } from './event-loop.js';
 
 type Row = Blocks & { attribution?: BlockAttribution };
@@ -38,41 +39,6 @@ async function manager(options: Record<string, unknown> = {}) {
   const made = new CompactManager({ model: 'gpt-4o', maxContextTokens: NO_TRIGGER, ...options });
   await made.ready();
   return made;
-}
-
-interface ChatLike {
-  role: string;
-  content?: string | null;
-  tool_call_id?: string;
-  tool_calls?: { id: string; function: { name: string; arguments: string } }[];
-}
-
-/** OpenAI Chat messages as AI SDK messages (a prompt's parts, which `ModelMessage` accepts too). */
-function chatToAiSdkParts(chat: readonly unknown[]): unknown[] {
-  const names = new Map<string, string>();
-  return (chat as ChatLike[]).map((message) => {
-    const text = message.content ? [{ type: 'text', text: message.content }] : [];
-    if (message.role === 'assistant') {
-      const calls = (message.tool_calls ?? []).map((call) => {
-        names.set(call.id, call.function.name);
-        const input = JSON.parse(call.function.arguments) as unknown;
-        return { type: 'tool-call', toolCallId: call.id, toolName: call.function.name, input };
-      });
-      return { role: 'assistant', content: [...text, ...calls] };
-    }
-    if (message.role === 'tool') {
-      const id = message.tool_call_id ?? '';
-      const output = { type: 'text', value: message.content ?? '' };
-      return {
-        role: 'tool',
-        content: [{ type: 'tool-result', toolCallId: id, toolName: names.get(id), output }],
-      };
-    }
-    return {
-      role: message.role === 'developer' ? 'system' : message.role,
-      content: message.role === 'user' ? text : message.content,
-    };
-  });
 }
 
 /** A session served once by another manager on the same store: a fresh manager's first call. */

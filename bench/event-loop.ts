@@ -60,6 +60,10 @@ export async function backgroundRun(
     background: true,
     summarizer: new EmbeddedSummarizer({ sliceMs }),
   });
+  // At start-up, as docs/how-it-works.md asks of a server: the tokenizer, the first call's code
+  // and the built-in summarizer's first summary readied ahead (issue 47: without it the first
+  // call paid those in its own blocks).
+  await manager.ready();
   // Ends of turns (no open tool calls), so every preflight is a request an agent would send.
   const ends: number[] = [];
   for (let end = 40; end <= history.length; end += 24)

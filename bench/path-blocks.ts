@@ -19,6 +19,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { BLOCK_TARGET_MS, type Blocks, blockOf, watchBlocks } from './block-monitor.js';
 import { type BlockAttribution, watchAttributed } from './block-profile.js';
+import { chatToAiSdkParts } from './chat-to-ai-sdk-parts.js';
 import type { Watch } from './event-loop.js';
 
 type Row = Blocks & { attribution?: BlockAttribution };
@@ -38,41 +39,6 @@ async function manager(options: Record<string, unknown> = {}) {
   const made = new CompactManager({ model: 'gpt-4o', maxContextTokens: NO_TRIGGER, ...options });
   await made.ready();
   return made;
-}
-
-interface ChatLike {
-  role: string;
-  content?: string | null;
-  tool_call_id?: string;
-  tool_calls?: { id: string; function: { name: string; arguments: string } }[];
-}
-
-/** OpenAI Chat messages as AI SDK messages (a prompt's parts, which `ModelMessage` accepts too). */
-function chatToAiSdkParts(chat: readonly unknown[]): unknown[] {
-  const names = new Map<string, string>();
-  return (chat as ChatLike[]).map((message) => {
-    const text = message.content ? [{ type: 'text', text: message.content }] : [];
-    if (message.role === 'assistant') {
-      const calls = (message.tool_calls ?? []).map((call) => {
-        names.set(call.id, call.function.name);
-        const input = JSON.parse(call.function.arguments) as unknown;
-        return { type: 'tool-call', toolCallId: call.id, toolName: call.function.name, input };
-      });
-      return { role: 'assistant', content: [...text, ...calls] };
-    }
-    if (message.role === 'tool') {
-      const id = message.tool_call_id ?? '';
-      const output = { type: 'text', value: message.content ?? '' };
-      return {
-        role: 'tool',
-        content: [{ type: 'tool-result', toolCallId: id, toolName: names.get(id), output }],
-      };
-    }
-    return {
-      role: message.role === 'developer' ? 'system' : message.role,
-      content: message.role === 'user' ? text : message.content,
-    };
-  });
 }
 
 /** A session served once by another manager on the same store: a fresh manager's first call. */
@@ -140,6 +106,29 @@ const PATHS: Record<string, (watch: Watch) => Promise<Row[]>> = {
       if (!worst || blockOf(row) > blockOf(worst)) worst = row;
     }
     return [worst!];
+  },
+  async 'warm-append-10mb'(watch) {
+    // A warm session (200 messages) whose next call appends a 10 MB tool result: no trigger.
+    const history = await chat(200);
+    const warm = await manager();
+    await warm.compact('warm', history);
+    await warm.flush();
+    const line = 'GET /api/v1/users?id=42 200 took 12ms\n';
+    history.push(
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'big', type: 'function', function: { name: 'read_log', arguments: '{}' } }],
+      },
+      { role: 'tool', tool_call_id: 'big', content: line.repeat(Math.ceil((10 * 2 ** 20) / line.length)) },
+      { role: 'user', content: 'what failed?' },
+    );
+    return [
+      await watch('core preflight, warm 200 messages, a call appending a 10 MB tool result', async () => {
+        await warm.compact('warm', history);
+        await warm.flush();
+      }),
+    ];
   },
   async background(watch) {
     const { backgroundRun } = await import('./event-loop.js');

@@ -1,8 +1,9 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CompactManager } from '../../core/manager/compact-manager.js';
+import { TimeSlice } from '../../core/time-slice.js';
 import { type ProviderTestServer, startProviderTestServer } from '../../testing/provider-test-server.js';
-import { countBreakpoints, placeBreakpoints } from './cache-breakpoints.js';
+import { countBreakpoints, placeBreakpoints, placeBreakpointsInSlices } from './cache-breakpoints.js';
 import { withCompaction } from './index.js';
 
 let server: ProviderTestServer | undefined;
@@ -121,6 +122,28 @@ describe('Anthropic cache breakpoints placed by withCompaction', () => {
         ],
       };
       expect(countBreakpoints(placeBreakpoints(body, true))).toBe(Math.max(marks, Math.min(4, marks + 3)));
+    }
+  });
+
+  it('in slices: the same body, the loop given a turn during the passes over a long request', async () => {
+    // Issue 47: the passes over 16k messages ran in the turn of the SDK's own encoding.
+    const messages = thread(1_500).map((message, index) =>
+      index === 40
+        ? { role: 'user' as const, content: '<COMPACT-SUMMARY v2>\ns\n</COMPACT-SUMMARY>' }
+        : message,
+    );
+    for (const option of ['auto', true] as const) {
+      const body = { system: SYSTEM, messages };
+      const before = structuredClone(body);
+      let turned = false;
+      setImmediate(() => {
+        turned = true;
+      });
+      const sliced = await placeBreakpointsInSlices(body, option, new TimeSlice({ sliceMs: 0 }));
+      expect(turned).toBe(true);
+      expect(sliced).toEqual(placeBreakpoints(body, option));
+      expect(marksOf(sliced)).toBe(3);
+      expect(body).toEqual(before);
     }
   });
 });

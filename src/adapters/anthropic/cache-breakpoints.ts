@@ -8,11 +8,14 @@
  * than the API's 4; marks the caller set are kept and counted.
  */
 import { findLibraryTags } from '../../core/summary/summary-markup.js';
+import { runSteps, runStepsYielding, type Steps, type TimeSlice } from '../../core/time-slice.js';
 
 /** Where the integration places cache breakpoints. */
 export type CacheBreakpointsOption = 'auto' | boolean;
 
 const MAX_BREAKPOINTS = 4;
+/** Messages read between two chances to give the loop a turn (a 16k-message request is ~10 ms of passes). */
+const MESSAGES_PER_STEP = 512;
 const EPHEMERAL = Object.freeze({ type: 'ephemeral' });
 
 type Block = Record<string, unknown>;
@@ -35,11 +38,18 @@ function contentMarks(content: readonly unknown[]): number {
 
 /** The caller's own `cache_control` marks in a request body (the API counts those in tool results too). */
 export function countBreakpoints(body: Record<string, unknown>): number {
+  return runSteps(countBreakpointsSteps(body));
+}
+
+function* countBreakpointsSteps(body: Record<string, unknown>): Steps<number> {
   let count = 0;
   if (Array.isArray(body.tools)) count += body.tools.filter(marked).length;
   if (Array.isArray(body.system)) count += body.system.filter(marked).length;
-  for (const message of (body.messages as Message[] | undefined) ?? []) {
+  const messages = (body.messages as Message[] | undefined) ?? [];
+  for (let index = 0; index < messages.length; index++) {
+    const message = messages[index];
     if (Array.isArray(message?.content)) count += contentMarks(message.content);
+    if (index % MESSAGES_PER_STEP === MESSAGES_PER_STEP - 1) yield;
   }
   return count;
 }
@@ -69,6 +79,15 @@ function isSummary(message: Message): boolean {
   return text.startsWith('<COMPACT-SUMMARY v') && findLibraryTags(text).length > 0;
 }
 
+/** The index of the manager's summary message in `messages`, or -1. */
+function* findSummarySteps(messages: readonly Message[]): Steps<number> {
+  for (let index = 0; index < messages.length; index++) {
+    if (isSummary(messages[index]!)) return index;
+    if (index % MESSAGES_PER_STEP === MESSAGES_PER_STEP - 1) yield;
+  }
+  return -1;
+}
+
 /**
  * `body` with breakpoints placed: with `'auto'` only when the caller set none, with `true`
  * beside the caller's up to 4 in all. Never changes the caller's objects.
@@ -77,8 +96,27 @@ export function placeBreakpoints(
   body: Record<string, unknown>,
   option: CacheBreakpointsOption = 'auto',
 ): Record<string, unknown> {
+  return runSteps(placeBreakpointsSteps(body, option));
+}
+
+/**
+ * {@link placeBreakpoints} giving the event loop a turn whenever `slice` has run its time (its
+ * passes over a long request's messages): the same body.
+ */
+export function placeBreakpointsInSlices(
+  body: Record<string, unknown>,
+  option: CacheBreakpointsOption = 'auto',
+  slice?: TimeSlice,
+): Promise<Record<string, unknown>> {
+  return runStepsYielding(placeBreakpointsSteps(body, option), slice);
+}
+
+function* placeBreakpointsSteps(
+  body: Record<string, unknown>,
+  option: CacheBreakpointsOption,
+): Steps<Record<string, unknown>> {
   if (option === false) return body;
-  const existing = countBreakpoints(body);
+  const existing = yield* countBreakpointsSteps(body);
   if (option === 'auto' && existing > 0) return body;
   let room = MAX_BREAKPOINTS - existing;
   const out = { ...body };
@@ -101,7 +139,7 @@ export function placeBreakpoints(
     }
   }
   // 2. After the summary, when it is not the newest message.
-  const summary = messages.findIndex(isSummary);
+  const summary = room > 0 ? yield* findSummarySteps(messages) : -1;
   if (room > 0 && summary >= 0 && summary < messages.length - 1) {
     messages[summary] = markMessage(messages[summary]!);
     room--;

@@ -13,8 +13,9 @@ import { isCompactError } from '../../core/errors.js';
 import type { CompactManager } from '../../core/manager/compact-manager.js';
 import type { CompactionResult, CompactOptions } from '../../core/manager/manager-options.js';
 import { replyTokensOf } from '../../core/preflight/body/reply-tokens.js';
+import { nextTurn } from '../../core/time-slice.js';
 import { compactForRetry, contextOverflowOf, feedUsage } from '../overflow-recovery.js';
-import { type CacheBreakpointsOption, placeBreakpoints } from './cache-breakpoints.js';
+import { type CacheBreakpointsOption, placeBreakpointsInSlices } from './cache-breakpoints.js';
 
 /** What the wrapper needs to know about one call. */
 export interface MessagesCallContext {
@@ -182,10 +183,16 @@ function compactingCreate(resource: Record<string, unknown>, context: MessagesCa
       }
       Object.assign(attempt, { sessionId, messages, compactOptions, sentTokens: result.tokensAfter });
       context.onCompaction?.(result, sessionId);
-      return {
-        ...options,
-        body: placeBreakpoints({ ...body, messages: result.messages }, context.cacheBreakpoints ?? 'auto'),
-      };
+      // The breakpoints' passes over the messages in slices, each in a turn of its own apart
+      // from the compaction's last step and from the SDK's encoding of the body (one
+      // `JSON.stringify` of it all, after this returns).
+      await nextTurn();
+      const placed = await placeBreakpointsInSlices(
+        { ...body, messages: result.messages },
+        context.cacheBreakpoints ?? 'auto',
+      );
+      await nextTurn();
+      return { ...options, body: placed };
     };
     const scoped = Object.create(resource, { _client: { value: interceptingClient(client, transform) } });
     return originalCreate.call(scoped, params, requestOptions);

@@ -11,7 +11,12 @@ import type { SessionState } from '../session/session-store.js';
 import { TimeSlice } from '../time-slice.js';
 import { type Decision, toLocal } from './decide.js';
 import type { InputRepair } from './index/check-pairing.js';
-import { indexMessages, indexMessagesInSlices, manyNewMessages } from './index/index-messages.js';
+import {
+  indexMessages,
+  indexMessagesInSlices,
+  manyNewMessages,
+  newLongMessage,
+} from './index/index-messages.js';
 import type { IndexedHistory } from './index/index-request.js';
 import { emitMediaEstimates, emitMediaEstimatesInSlices } from './index/media-estimates.js';
 import { PERSIST_COUNTS_FROM } from './index/persist-counts.js';
@@ -97,13 +102,15 @@ export async function prepareRequest(deps: PipelineDeps, input: PreflightInput):
     slice && input.messages.length >= PERSIST_COUNTS_FROM && deps.histories.heldLength(input.key) === 0
       ? deps.counts.read(input.key, input.codec.format)
       : undefined;
-  const { indexed, repairs } = slice
-    ? await indexMessagesInSlices(deps, input, slice)
+  // A warm call's few new messages with one of megabytes: hashed and counted in slices too.
+  const ahead = slice ?? (newLongMessage(deps, input) ? new TimeSlice() : undefined);
+  const { indexed, repairs } = ahead
+    ? await indexMessagesInSlices(deps, input, ahead)
     : indexMessages(deps, input);
   const stored = await deps.store.get(input.key);
   const call = recordCall(deps, input.key, input.policy.cacheLifetimeMs);
   const cold = slice ? { slice, known: await known } : undefined;
-  const resumed = await resumeAndCount(deps, input, indexed, stored, cold, call.idle);
+  const resumed = await resumeAndCount(deps, input, indexed, stored, cold ?? ahead, call.idle);
   const { view, counted, calibrated, decision } = resumed;
   const state = await rememberProtected(deps.store, input.key, view, stored);
   const scale = counted.tokensBefore > 0 ? calibrated.tokens / counted.tokensBefore : 1;
@@ -139,14 +146,14 @@ export async function prepareRequest(deps: PipelineDeps, input: PreflightInput):
   };
   for (const repair of repairs)
     deps.bus.emit(input.context, 'compact.repair', { ...repair }, { start: started });
-  if (slice)
+  if (ahead)
     await emitMediaEstimatesInSlices(
       deps.bus,
       input.context,
       input.messages,
       indexed.changedFrom,
       started,
-      slice,
+      ahead,
     );
   else emitMediaEstimates(deps.bus, input.context, input.messages, indexed.changedFrom, started);
   if (!decision.triggered && !deps.bus.observed) return prepared;

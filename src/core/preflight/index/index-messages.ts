@@ -2,9 +2,11 @@
  * Step 1 of a call: index the request's messages for its session (index-request.ts), check
  * their pairing, and reject or repair broken input (check-pairing.ts). A call that brings many
  * messages the session has not indexed (its first call of a long history) works in slices
- * that give the event loop a turn; a warm call's few new messages are indexed at once.
+ * that give the event loop a turn; a warm call's few new messages are indexed at once, unless
+ * one holds a long string (hashed in slices too).
  */
 import type { MessageCodec } from '../../messages/formats/message-codec.js';
+import { hasLongString } from '../../messages/json-pieces.js';
 import type { MessageIndex } from '../../messages/message-index.js';
 import type { TimeSlice } from '../../time-slice.js';
 import { type InputRepair, pairingRepair } from './check-pairing.js';
@@ -39,6 +41,17 @@ export interface IndexedRequest {
 /** True when `input` brings more than {@link SLICED_FROM} messages its session has not indexed. */
 export function manyNewMessages(deps: IndexDeps, input: IndexInput): boolean {
   return input.messages.length - deps.histories.heldLength(input.key) > SLICED_FROM;
+}
+
+/**
+ * True when a message `input` brings past the session's indexed ones holds a long string (a
+ * tool result of megabytes): a warm call that appends it hashes and counts it in slices.
+ */
+export function newLongMessage(deps: IndexDeps, input: IndexInput): boolean {
+  const { messages } = input;
+  for (let i = deps.histories.heldLength(input.key); i < messages.length; i++)
+    if (hasLongString(messages[i])) return true;
+  return false;
 }
 
 /**

@@ -1,6 +1,6 @@
 /**
  * Steps 2-4 of a preflight after indexing: resume the session's view (extended for appended
- * messages, rebuilt otherwise, in slices on a call with many new messages), count the request
+ * messages, rebuilt otherwise, in slices), count the request
  * and decide. The first call of a long history nobody counted decides from a bound when it
  * can (bound-first-call.ts).
  */
@@ -8,7 +8,7 @@ import type { TokenCounter } from '../../counting/token-counter.js';
 import { type CalibratedCount, countsExactly } from '../../counting/usage-calibration.js';
 import type { TokenBreakdown } from '../../events/events.js';
 import type { SessionState } from '../../session/session-store.js';
-import { runStepsYielding, type TimeSlice } from '../../time-slice.js';
+import { runStepsYielding, TimeSlice } from '../../time-slice.js';
 import { paceOf } from '../call-pace.js';
 import { type Decision, decide, hardLimitOf } from '../decide.js';
 import { BOUND_FROM, boundCounterOf, finishExact, shareKnownCounts } from '../index/bound-first-call.js';
@@ -18,14 +18,7 @@ import type { IndexedHistory } from '../index/index-request.js';
 import { fixedTokens, type PipelineDeps, type PreflightInput, summaryText } from '../preflight-deps.js';
 import { summaryMessageTokens } from '../run-cascade.js';
 import { emitDivergence } from './match-state.js';
-import {
-  adoptState,
-  buildView,
-  buildViewSteps,
-  extendView,
-  type ViewContext,
-  viewIsReusable,
-} from './resume-view.js';
+import { adoptState, buildViewSteps, extendView, type ViewContext, viewIsReusable } from './resume-view.js';
 import type { SessionView } from './session-view.js';
 
 /** Step 2's context: what building or extending the view needs. */
@@ -197,27 +190,32 @@ async function resumeBounded(
   return resumed;
 }
 
-/** Steps 2-4: resume the view (extended when possible, rebuilt otherwise; in slices on a cold call), count, decide. */
+/** Steps 2-4: resume the view (extended when possible, rebuilt otherwise, in slices), count, decide. */
 export async function resumeAndCount(
   deps: PipelineDeps,
   input: PreflightInput,
   indexed: IndexedHistory,
   stored: SessionState | undefined,
-  cold: ColdCall | undefined,
+  cold: ColdCall | TimeSlice | undefined,
   idle: boolean,
 ): Promise<Resumed & { fresh: number }> {
-  const bounded = cold && (await resumeBounded(deps, input, indexed, stored, cold, idle));
+  // A slice alone: a warm call whose new messages are long, counted ahead in slices.
+  const first = cold instanceof TimeSlice ? undefined : cold;
+  const bounded = first && (await resumeBounded(deps, input, indexed, stored, first, idle));
   if (bounded) return { ...bounded, fresh: 0 };
   const fresh = { count: 0 };
   const viewContext = viewContextOf(deps, input, indexed, stored, fresh);
-  if (cold) await countAhead({ ...viewContext, stored, known: cold.known }, cold.slice);
+  const slice = cold instanceof TimeSlice ? cold : cold?.slice;
+  if (slice) await countAhead({ ...viewContext, stored, known: first?.known }, slice);
+  // A rebuild (a first call, or a warm one after a compaction changed the state: background
+  // mode's swap) counts the messages the view has not counted yet: in slices either way.
   const view =
     extendedView(indexed, viewContext) ??
     keepView(
       deps,
       input,
       indexed,
-      cold ? await runStepsYielding(buildViewSteps(viewContext), cold.slice) : buildView(viewContext),
+      await runStepsYielding(buildViewSteps(viewContext), slice ?? new TimeSlice()),
     );
   deps.counts.schedule(input.key, indexed);
   return { ...countAndDecide(deps, input, view, idle, false), fresh: fresh.count };

@@ -239,8 +239,14 @@ function* viewEntries(
   const last = plan.items.length - 1;
   const sums = { system: 0, developer: 0, messages: 0 };
   const entries: ViewEntry[] = [];
+  let counted = context.fresh.count;
   for (let k = 0; k < visible.items.length; k++) {
-    if (k % 256 === 255) yield;
+    // Every 256 entries, and after each message this build had to tokenize (a few of those
+    // held the loop ~20 ms in one step: a warm rebuild after background mode's swap).
+    if (k % 256 === 255 || context.fresh.count !== counted) {
+      counted = context.fresh.count;
+      yield;
+    }
     const item = visible.items[k]!;
     const r = round[item.index] ?? -1;
     if (item.index < boundary) {

@@ -25,13 +25,30 @@ export function spliceBody(
   original.forEach((message, i) => {
     at.set(message, i);
   });
-  const pieces: Buffer[] = [bytes.subarray(0, layout.start + 1)];
+  const pieces: Buffer[] = [];
+  // Messages kept in a row are one run of the client's bytes (their commas included): a few
+  // pieces to copy, not one per message.
+  let runFrom = 0;
+  let runTo = layout.start + 1;
+  let last = -2;
   messages.forEach((message, k) => {
-    if (k > 0) pieces.push(COMMA);
     const i = at.get(message);
-    if (i === undefined) pieces.push(Buffer.from(JSON.stringify(message) ?? 'null'));
-    else pieces.push(bytes.subarray(i === 0 ? layout.start + 1 : layout.ends[i - 1]! + 1, layout.ends[i]));
+    if (i !== undefined && i === last + 1 && k > 0) {
+      runTo = layout.ends[i]!;
+      last = i;
+      return;
+    }
+    pieces.push(bytes.subarray(runFrom, runTo));
+    if (k > 0) pieces.push(COMMA);
+    last = i ?? -2;
+    if (i === undefined) {
+      pieces.push(Buffer.from(JSON.stringify(message) ?? 'null'));
+      runFrom = runTo = 0;
+    } else {
+      runFrom = i === 0 ? layout.start + 1 : layout.ends[i - 1]! + 1;
+      runTo = layout.ends[i]!;
+    }
   });
-  pieces.push(bytes.subarray(layout.end));
+  pieces.push(bytes.subarray(runFrom, runTo), bytes.subarray(layout.end));
   return Buffer.concat(pieces);
 }

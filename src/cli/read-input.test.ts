@@ -1,5 +1,6 @@
+import { isDeepStrictEqual } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { parseInput } from './read-input.js';
+import { parseInput, parseInputBytes, SLICED_INPUT_BYTES } from './read-input.js';
 
 describe('parseInput', () => {
   it("names the file's own line of a broken JSONL record, blank lines counted", () => {
@@ -9,5 +10,47 @@ describe('parseInput', () => {
 
   it('reads JSONL with blank lines', () => {
     expect(parseInput('{"role":"user"}\n\n{"role":"assistant"}\n', 'x').messages).toHaveLength(2);
+  });
+});
+
+describe('readInput of a large file (issue 47 point 2)', () => {
+  const history = Array.from({ length: 8_000 }, (_, i) => ({
+    role: i % 2 === 0 ? 'user' : 'assistant',
+    content: `turn ${i}: ${'é😀 "quoted" \\ '.repeat(12)}`,
+  }));
+
+  it('parses a large JSON file across turns of the loop, as parseInput reads it', async () => {
+    const text = JSON.stringify({ messages: history, tools: [{ name: 't' }], system: 's' });
+    expect(Buffer.byteLength(text)).toBeGreaterThan(SLICED_INPUT_BYTES);
+    let turns = 0;
+    let parsing = true;
+    const turn = () => {
+      turns++;
+      if (parsing) setImmediate(turn);
+    };
+    setImmediate(turn);
+    const input = await parseInputBytes(Buffer.from(text), 'big.json');
+    parsing = false;
+    expect(isDeepStrictEqual(input, parseInput(text, 'big.json'))).toBe(true);
+    expect(turns).toBeGreaterThan(0);
+  });
+
+  it('gives the errors and the JSON Lines reading of parseInput', async () => {
+    const lines = `${history.map((m) => JSON.stringify(m)).join('\n')}\n`;
+    const read = await parseInputBytes(Buffer.from(lines), 'big.jsonl');
+    expect(isDeepStrictEqual(read, parseInput(lines, 'big.jsonl'))).toBe(true);
+    const broken = `${lines}{"role": broken}\n`;
+    const error = (() => {
+      try {
+        parseInput(broken, 'big.jsonl');
+      } catch (e) {
+        return e as Error;
+      }
+    })();
+    await expect(parseInputBytes(Buffer.from(broken), 'big.jsonl')).rejects.toThrow(error!.message);
+    const object = JSON.stringify({ messages: history, tools: 'no' });
+    await expect(parseInputBytes(Buffer.from(object), 'o.json')).rejects.toThrow(
+      'o.json: "tools" must be an array',
+    );
   });
 });

@@ -1,7 +1,14 @@
 import { readFile } from 'node:fs/promises';
 import { CompactError } from '../core/errors.js';
 import { bodyResponseSchema, withResponseSchema } from '../core/preflight/body/response-schema.js';
+import { parseJsonInSlices } from '../proxy/parse-json-in-slices.js';
 import { dropTornLastLine } from './torn-line.js';
+
+/**
+ * An input of this many bytes or more is parsed across turns of the event loop (the CLI's
+ * own timers, an MCP server's other requests); a smaller one at once.
+ */
+export const SLICED_INPUT_BYTES = 1024 * 1024;
 
 /** What a CLI input file holds. */
 export interface CliInput {
@@ -12,11 +19,11 @@ export interface CliInput {
   object?: Record<string, unknown>;
 }
 
-async function readStdin(stdin: NodeJS.ReadableStream): Promise<string> {
+async function readStdin(stdin: NodeJS.ReadableStream): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const chunk of stdin)
     chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer));
-  return Buffer.concat(chunks).toString('utf8');
+  return Buffer.concat(chunks);
 }
 
 /**
@@ -54,6 +61,11 @@ export function parseInput(
     }
     return { messages };
   }
+  return inputOf(value, source);
+}
+
+/** The input a parsed JSON document holds. */
+function inputOf(value: unknown, source: string): CliInput {
   if (Array.isArray(value)) return { messages: value };
   if (value !== null && typeof value === 'object') {
     const object = value as Record<string, unknown>;
@@ -89,16 +101,38 @@ export async function readInput(
   stdin: NodeJS.ReadableStream,
   warn?: (line: string) => void,
 ): Promise<CliInput> {
-  let text: string;
+  let bytes: Buffer;
   try {
-    text = file === '-' ? await readStdin(stdin) : await readFile(file, 'utf8');
+    bytes = file === '-' ? await readStdin(stdin) : await readFile(file);
   } catch (error) {
     throw new CompactError(
       'invalid_messages',
       `cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
     );
   }
-  return parseInput(text, file === '-' ? 'stdin' : file, warn);
+  return parseInputBytes(bytes, file === '-' ? 'stdin' : file, warn);
+}
+
+/**
+ * {@link parseInput} of a file's bytes; one of {@link SLICED_INPUT_BYTES} or more that is one
+ * JSON document is parsed across turns of the event loop (the same value). Anything else
+ * (JSON Lines, a byte-order mark, not JSON) is read by `parseInput`, with its messages.
+ */
+export async function parseInputBytes(
+  bytes: Buffer,
+  source = 'input',
+  warn?: (line: string) => void,
+): Promise<CliInput> {
+  if (bytes.length >= SLICED_INPUT_BYTES) {
+    let value: unknown;
+    try {
+      ({ value } = await parseJsonInSlices(bytes));
+    } catch {
+      return parseInput(bytes.toString('utf8'), source, warn);
+    }
+    return inputOf(value, source);
+  }
+  return parseInput(bytes.toString('utf8'), source, warn);
 }
 
 /** The input's tool schemas and the structured-output schema its body sends, counted alike. */

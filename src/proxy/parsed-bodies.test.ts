@@ -4,6 +4,7 @@
  * after the conversation, spacing, escapes, a second conversation key), and a spliced body is
  * the compacted request, byte for byte the client's where it kept a message.
  */
+import { isDeepStrictEqual } from 'node:util';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { firstDifference, topLevelArray } from './json-layout.js';
@@ -220,6 +221,36 @@ describe('json-layout', () => {
   });
 });
 
+describe('ParsedBodies.parseInSlices', () => {
+  it('parses a large first body across turns of the loop, as parse does at once', async () => {
+    const history = Array.from({ length: 40_000 }, (_, i) => ({
+      role: i % 2 === 0 ? 'user' : 'assistant',
+      content: `turn ${i}: ${'é😀 "quoted" \\ '.repeat(16)}`,
+    }));
+    const bytes = Buffer.from(JSON.stringify({ model: 'm', messages: history, stream: false }));
+    let turns = 0;
+    let parsing = true;
+    const turn = () => {
+      turns++;
+      if (parsing) setImmediate(turn);
+    };
+    setImmediate(turn);
+    const sliced = await new ParsedBodies().parseInSlices(chat, bytes);
+    parsing = false;
+    const whole = new ParsedBodies().parse(chat, bytes);
+    // node's deep equality: vitest's diff of two 16 MB bodies would not fit in memory.
+    expect(isDeepStrictEqual(sliced!.body, whole!.body)).toBe(true);
+    expect(isDeepStrictEqual(sliced!.layout, whole!.layout)).toBe(true);
+    expect(sliced!.layout).toBeDefined();
+    expect(sliced!.bytes).toBe(bytes);
+    // The loop turned while the body was parsed (the old proxy parsed it in one piece).
+    expect(turns).toBeGreaterThan(0);
+    // Not JSON: refused as parse refuses it.
+    const broken = Buffer.concat([bytes.subarray(0, bytes.length - 1), Buffer.from(',}')]);
+    expect(await new ParsedBodies().parseInSlices(chat, broken)).toBeUndefined();
+  });
+});
+
 describe('spliceBody', () => {
   it("writes the compacted request from the client's bytes where a message was kept", () => {
     const raw =
@@ -235,5 +266,29 @@ describe('spliceBody', () => {
     expect(out).toContain('"tools":[{"x":1.0}]');
     // Another field changed too: not spliced.
     expect(spliceBody(parsed, 'messages', { ...next, tools: [] })).toBeUndefined();
+  });
+
+  it('splices any pick of kept and new messages into the request the manager sent', () => {
+    fc.assert(
+      fc.property(
+        fc.array(message, { minLength: 1, maxLength: 8 }),
+        fc.array(fc.oneof(fc.nat({ max: 9 }), message), { maxLength: 10 }),
+        fc.nat({ max: 2 }),
+        (messages, picks, style) => {
+          const raw = write({ model: 'm', messages, tools: [{ x: 1 }] }, style);
+          const parsed = new ParsedBodies().parse(chat, Buffer.from(raw))!;
+          const original = parsed.body.messages as unknown[];
+          const sent = picks.map((pick) =>
+            typeof pick === 'number' ? original[pick % original.length] : pick,
+          );
+          const out = spliceBody(parsed, 'messages', chat.withMessages(parsed.body, sent))!;
+          expect(JSON.parse(out.toString('utf8'))).toEqual({ ...parsed.body, messages: sent });
+          // Every message kept: the client's bytes as sent.
+          const same = spliceBody(parsed, 'messages', chat.withMessages(parsed.body, original))!;
+          expect(same.equals(Buffer.from(raw))).toBe(true);
+        },
+      ),
+      { seed: SEED, numRuns: 300 },
+    );
   });
 });

@@ -26,6 +26,7 @@ import {
   skipValue,
   topLevelArray,
 } from './json-layout.js';
+import { parseJsonInSlices } from './parse-json-in-slices.js';
 import type { ProxyRoute } from './proxy-routes.js';
 
 type Json = Record<string, unknown>;
@@ -56,6 +57,12 @@ export interface RememberedBody {
 
 /** The client bytes kept across all conversations, by default. */
 export const DEFAULT_REUSE_BYTES = 64 * 1024 * 1024;
+/**
+ * A body at least this long that no kept body helps to read is parsed across turns of the
+ * event loop (parse-json-in-slices.ts); a shorter one at once (`JSON.parse` of 1 MB takes a
+ * few milliseconds).
+ */
+export const SLICED_PARSE_BYTES = 1024 * 1024;
 /** Bytes compared at one spot before a kept body is compared whole. */
 const PROBE_BYTES = 256;
 
@@ -137,6 +144,30 @@ export class ParsedBodies {
       parsed = undefined;
     }
     return parsed ?? this.#parseWhole(route, bytes);
+  }
+
+  /**
+   * {@link parse}, but a body of {@link SLICED_PARSE_BYTES} or more that is parsed whole is
+   * parsed across turns of the event loop (the same value and layout).
+   */
+  async parseInSlices(route: ProxyRoute, bytes: Buffer): Promise<ParsedRequest | undefined> {
+    if (bytes.length < SLICED_PARSE_BYTES) return this.parse(route, bytes);
+    let parsed: ParsedRequest | undefined;
+    try {
+      parsed = this.#fromKept(route, bytes);
+    } catch {
+      parsed = undefined;
+    }
+    if (parsed !== undefined) return parsed;
+    const layoutOf = this.#maxBytes > 0 ? route.messagesKey : undefined;
+    let read: Awaited<ReturnType<typeof parseJsonInSlices>>;
+    try {
+      read = await parseJsonInSlices(bytes, { layoutOf });
+    } catch {
+      return undefined;
+    }
+    if (!isObject(read.value)) return undefined;
+    return { bytes, body: read.value, layout: read.layout, reused: 0, from: undefined };
   }
 
   /** Whether `session`'s kept body is on `path` and starts with `prefix` (over the shorter of the two). */

@@ -174,7 +174,7 @@ export class ProxyHandler {
       const answer = await callUpstream(this.client, { ...call, body: read.bytes }, early);
       return answer instanceof Response ? answer : { answer, session: undefined, read };
     }
-    const parsed = this.bodies.parse(route, read.bytes);
+    const parsed = await this.bodies.parseInSlices(route, read.bytes);
     if (parsed === undefined)
       return proxyError(400, 'invalid_request_error', 'the request body is not a JSON object');
     entry.parseMs = performance.now() - readAt;

@@ -8,7 +8,7 @@
  * parse (a config validates). A block that cannot run says why in a `doc-test: skip` comment.
  */
 import { execFile } from 'node:child_process';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { chmod, cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -83,13 +83,6 @@ describe('doc blocks', () => {
       }
     }
     expect(missing).toEqual([]);
-  });
-
-  it("src/core/preflight/README.md names each step file at the folder's top", async () => {
-    const folder = join(ROOT, 'src', 'core', 'preflight');
-    const readme = await readFile(join(folder, 'README.md'), 'utf8');
-    const steps = readdirSync(folder).filter((name) => name.endsWith('.ts') && !name.endsWith('.test.ts'));
-    expect(steps.filter((name) => !readme.includes(`\`${name}\``))).toEqual([]);
   });
 
   it('JSON and YAML blocks parse; a configuration validates against the schema', () => {

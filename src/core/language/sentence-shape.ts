@@ -57,7 +57,7 @@ const SUBJECTS = new Set(
   ),
 );
 /** Modal and auxiliary openings: "could you ...", "do you ...", "is it ...". */
-const AUXILIARIES = new Set(
+export const AUXILIARIES = new Set(
   "can could would will shall should may might must do does did is are was were have has had can't won't don't doesn't didn't isn't aren't".split(
     ' ',
   ),
@@ -68,7 +68,7 @@ const YOU = new Set("you your you're you'll you've you'd yours u".split(' '));
 /** The addressee named in the third person: "The assistant must ...", "The agent is not allowed to ...". */
 const AGENT = new Set(['assistant', 'agent', 'model', 'ai', 'bot', 'chatbot']);
 /** Words that open the object of an imperative: "Book the train", "Send me", "Fix it". */
-const OBJECT_START = new Set(
+export const OBJECT_START = new Set(
   'the a an my me it this that these those your all some any every each one two three us them him her our their'.split(
     ' ',
   ),

@@ -229,7 +229,7 @@ function openings(words: readonly string[], position: SentencePosition, later: L
       for (const view of VIEWS) {
         if (!view.reads) continue;
         const lexical = view === sinks.lexical;
-        const shape = openingShape(view, word, next, lexical);
+        const shape = openingShape(view, word, next, lexical, words, i);
         // The opening read with the sentence's position: "I'm ..." alone, or opening a prompt.
         view.add(false, POSITION_OPENING, position, shape);
         // A statement's opening read with what the rest of the message asks: "I run a bakery."

@@ -5,7 +5,7 @@
  * src/core/language/instruction-weights.ts. Deterministic: the same data gives the same
  * file, byte for byte. `npm run train:instructions`; `-- --check` only prints the
  * leave-one-source-out table; `-- --nested` prints it with the settings chosen on the training
- * sources of each fold alone (eval/instruction-model-nested.ts); `-- --with openhands`
+ * sources of each fold alone (eval/instruction-model-nested.ts; `--only sgd,oasst1` runs those folds alone); `-- --with openhands`
  * adds hand-labelled sets measured and not shipped (`EXTRA_SETS` past `SHIPPED_SETS`, which are
  * always read) and only prints; `-- --errors
  * oasst1,swe-agent` lists each named source's held-out errors (eval/instruction-model-errors.ts);
@@ -39,6 +39,7 @@ const { values } = parseArgs({
   options: {
     check: { type: 'boolean' },
     nested: { type: 'boolean' },
+    only: { type: 'string' },
     with: { type: 'string' },
     errors: { type: 'string' },
     'nested-context': { type: 'string' },
@@ -73,7 +74,7 @@ else if (values['oracle-context'] !== undefined) {
   console.log(`upper bound, thresholds chosen on the held-out scores: ${JSON.stringify(oracle.thresholds)}`);
   for (const fold of oracle.folds) console.log(formatFold(fold));
 } else if (values.nested)
-  for (const fold of nestedLeaveOneSourceOut(rows))
+  for (const fold of nestedLeaveOneSourceOut(rows, values.only?.split(',').filter(Boolean)))
     console.log(
       `${formatFold(fold)}  chose balance ${fold.balance}, threshold ${fold.threshold} (inner worst ${(100 * fold.innerWorst).toFixed(1)}%)`,
     );

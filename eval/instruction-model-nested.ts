@@ -88,3 +88,38 @@ export function nestedLeaveOneSourceOut(rows: LabelledSentence[], only?: readonl
     return { ...fold, ...choice };
   });
 }
+
+/** One held-out source's figures at one cell of the grid the nested run chooses from. */
+export interface GridFold extends Fold {
+  balance: number;
+  threshold: number;
+}
+
+/**
+ * Each held-out source scored at every balance and threshold the nested run chooses from
+ * ({@link NESTED_BALANCES} x {@link NESTED_THRESHOLDS}; one training a balance): whatever its
+ * training sources choose, a source's nested figures are one of these cells, so the worst cell
+ * bounds them from below at a tenth of the nested run's cost (`--grid`). `balances` runs a part of
+ * the grid (a long run splits across processes).
+ */
+export function gridLeaveOneSourceOut(
+  rows: LabelledSentence[],
+  only?: readonly string[],
+  balances: readonly number[] = NESTED_BALANCES,
+): GridFold[] {
+  const sources = [...new Set(rows.map((r) => r.source))].filter((s) => !only || only.includes(s));
+  return sources.flatMap((source) => {
+    const held = rows.filter((r) => r.source === source);
+    return balances.flatMap((balance) => {
+      const model = train(
+        rows.filter((r) => r.source !== source),
+        balance,
+      );
+      return NESTED_THRESHOLDS.map((threshold) => ({
+        ...scoreRows(held, model, source, threshold),
+        balance,
+        threshold,
+      }));
+    });
+  });
+}

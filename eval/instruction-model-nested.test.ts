@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { EXTRA_SETS, type LabelledSentence, readLabelled } from './instruction-model-folds.js';
+import { EXTRA_SETS, type Fold, type LabelledSentence, readLabelled } from './instruction-model-folds.js';
 import {
   gridLeaveOneSourceOut,
   NESTED_BALANCES,
@@ -66,7 +66,7 @@ describe('nested leave-one-source-out (issue 45, tenth pass)', () => {
     const rows = tinySources();
     const grid = gridLeaveOneSourceOut(rows);
     expect(grid.length).toBe(3 * NESTED_BALANCES.length * NESTED_THRESHOLDS.length);
-    const figures = (f: { precision?: number; recall?: number }) => [f.precision, f.recall];
+    const figures = (f: Fold) => [f.precision, f.recall];
     for (const fold of nestedLeaveOneSourceOut(rows, ['b'])) {
       const cell = grid.find(
         (g) => g.source === fold.source && g.balance === fold.balance && g.threshold === fold.threshold,

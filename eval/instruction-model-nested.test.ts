@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { EXTRA_SETS, type LabelledSentence, readLabelled } from './instruction-model-folds.js';
-import { NESTED_BALANCES, NESTED_THRESHOLDS, nestedLeaveOneSourceOut } from './instruction-model-nested.js';
+import { EXTRA_SETS, type Fold, type LabelledSentence, readLabelled } from './instruction-model-folds.js';
+import {
+  gridLeaveOneSourceOut,
+  NESTED_BALANCES,
+  NESTED_THRESHOLDS,
+  nestedLeaveOneSourceOut,
+} from './instruction-model-nested.js';
 
 const row = (text: string, label: LabelledSentence['label'], source: string): LabelledSentence => ({
   text,
@@ -55,6 +60,22 @@ describe('nested leave-one-source-out (issue 45, tenth pass)', () => {
       inner: before?.innerWorst,
     });
     expect(after?.recall).not.toBe(before?.recall);
+  });
+
+  it('the grid scores every cell the nested run chooses from: each nested fold is one of its cells', () => {
+    const rows = tinySources();
+    const grid = gridLeaveOneSourceOut(rows);
+    expect(grid.length).toBe(3 * NESTED_BALANCES.length * NESTED_THRESHOLDS.length);
+    const figures = (f: Fold) => [f.precision, f.recall];
+    for (const fold of nestedLeaveOneSourceOut(rows, ['b'])) {
+      const cell = grid.find(
+        (g) => g.source === fold.source && g.balance === fold.balance && g.threshold === fold.threshold,
+      );
+      expect(cell && figures(cell)).toEqual(figures(fold));
+    }
+    expect(gridLeaveOneSourceOut(rows, ['c'], [1]).map((g) => [g.source, g.balance])).toEqual(
+      NESTED_THRESHOLDS.map(() => ['c', 1]),
+    );
   });
 
   it('reads the hand-labelled sets, shipped and measured: licensed, placed in their message, labelled by the rules', () => {

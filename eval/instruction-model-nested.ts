@@ -69,9 +69,12 @@ function choose(rows: LabelledSentence[]): { balance: number; threshold: number;
   return best;
 }
 
-/** One fold a source, its settings chosen on the other sources alone. */
-export function nestedLeaveOneSourceOut(rows: LabelledSentence[]): NestedFold[] {
-  const sources = [...new Set(rows.map((r) => r.source))];
+/**
+ * One fold a source, its settings chosen on the other sources alone; `only` names the held-out
+ * sources to run (each fold is independent: a long run can be split across processes).
+ */
+export function nestedLeaveOneSourceOut(rows: LabelledSentence[], only?: readonly string[]): NestedFold[] {
+  const sources = [...new Set(rows.map((r) => r.source))].filter((s) => !only || only.includes(s));
   return sources.map((source) => {
     const training = rows.filter((r) => r.source !== source);
     const choice = choose(training);
@@ -83,5 +86,40 @@ export function nestedLeaveOneSourceOut(rows: LabelledSentence[]): NestedFold[] 
       choice.threshold,
     );
     return { ...fold, ...choice };
+  });
+}
+
+/** One held-out source's figures at one cell of the grid the nested run chooses from. */
+export interface GridFold extends Fold {
+  balance: number;
+  threshold: number;
+}
+
+/**
+ * Each held-out source scored at every balance and threshold the nested run chooses from
+ * ({@link NESTED_BALANCES} x {@link NESTED_THRESHOLDS}; one training a balance): whatever its
+ * training sources choose, a source's nested figures are one of these cells, so the worst cell
+ * bounds them from below at a tenth of the nested run's cost (`--grid`). `balances` runs a part of
+ * the grid (a long run splits across processes).
+ */
+export function gridLeaveOneSourceOut(
+  rows: LabelledSentence[],
+  only?: readonly string[],
+  balances: readonly number[] = NESTED_BALANCES,
+): GridFold[] {
+  const sources = [...new Set(rows.map((r) => r.source))].filter((s) => !only || only.includes(s));
+  return sources.flatMap((source) => {
+    const held = rows.filter((r) => r.source === source);
+    return balances.flatMap((balance) => {
+      const model = train(
+        rows.filter((r) => r.source !== source),
+        balance,
+      );
+      return NESTED_THRESHOLDS.map((threshold) => ({
+        ...scoreRows(held, model, source, threshold),
+        balance,
+        threshold,
+      }));
+    });
   });
 }

@@ -5,7 +5,9 @@
  * src/core/language/instruction-weights.ts. Deterministic: the same data gives the same
  * file, byte for byte. `npm run train:instructions`; `-- --check` only prints the
  * leave-one-source-out table; `-- --nested` prints it with the settings chosen on the training
- * sources of each fold alone (eval/instruction-model-nested.ts); `-- --with openhands`
+ * sources of each fold alone (eval/instruction-model-nested.ts; `--only sgd,oasst1` runs those folds alone); `-- --grid`
+ * (or `--grid 0.7`: those balances) scores each held-out source at every cell of the grid the
+ * nested run chooses from, a lower bound of its nested figures; `-- --with openhands`
  * adds hand-labelled sets measured and not shipped (`EXTRA_SETS` past `SHIPPED_SETS`, which are
  * always read) and only prints; `-- --errors
  * oasst1,swe-agent` lists each named source's held-out errors (eval/instruction-model-errors.ts);
@@ -31,7 +33,7 @@ import {
   SHIPPED_SETS,
   trainModel,
 } from '../eval/instruction-model-folds.js';
-import { nestedLeaveOneSourceOut } from '../eval/instruction-model-nested.js';
+import { gridLeaveOneSourceOut, nestedLeaveOneSourceOut } from '../eval/instruction-model-nested.js';
 import { encodeWeights } from '../src/core/language/instruction-model.js';
 
 const OUT = 'src/core/language/instruction-weights.ts';
@@ -39,6 +41,8 @@ const { values } = parseArgs({
   options: {
     check: { type: 'boolean' },
     nested: { type: 'boolean' },
+    only: { type: 'string' },
+    grid: { type: 'string' },
     with: { type: 'string' },
     errors: { type: 'string' },
     'nested-context': { type: 'string' },
@@ -72,8 +76,15 @@ else if (values['oracle-context'] !== undefined) {
   const oracle = oracleContextThresholds(rows, contextKey(values['oracle-context']));
   console.log(`upper bound, thresholds chosen on the held-out scores: ${JSON.stringify(oracle.thresholds)}`);
   for (const fold of oracle.folds) console.log(formatFold(fold));
-} else if (values.nested)
-  for (const fold of nestedLeaveOneSourceOut(rows))
+} else if (values.grid !== undefined)
+  for (const fold of gridLeaveOneSourceOut(
+    rows,
+    values.only?.split(',').filter(Boolean),
+    values.grid ? values.grid.split(',').map(Number) : undefined,
+  ))
+    console.log(`${formatFold(fold)}  balance ${fold.balance}, threshold ${fold.threshold}`);
+else if (values.nested)
+  for (const fold of nestedLeaveOneSourceOut(rows, values.only?.split(',').filter(Boolean)))
     console.log(
       `${formatFold(fold)}  chose balance ${fold.balance}, threshold ${fold.threshold} (inner worst ${(100 * fold.innerWorst).toFixed(1)}%)`,
     );
@@ -81,6 +92,7 @@ else for (const fold of leaveOneSourceOut(rows)) console.log(formatFold(fold));
 const measuresOnly =
   values.check ||
   values.nested ||
+  values.grid !== undefined ||
   values.errors !== undefined ||
   values['nested-context'] !== undefined ||
   values['oracle-context'] !== undefined;

@@ -21,10 +21,12 @@ import type { LaterCue } from './later-cue.js';
 import { lexicalClass } from './lexical-class.js';
 import {
   ADVERB_LEAD,
+  AUXILIARIES,
   clauseShape,
   isImperativeDo,
   LEAD_IN,
   numbersOf,
+  OBJECT_START,
   openingShape,
   type SentencePosition,
   shapeBigrams,
@@ -186,20 +188,10 @@ const POSITION_FIRST = featureTag('pf:');
 const LATER_NEXT = featureTag('ln:');
 const LATER_LEXICAL = featureTag('lx2:');
 const LATER_NUMBERS = featureTag('nl:');
-const AUX_NEXT = new Set(
-  "can could would will shall should may might must do does did is are was were have has had can't won't don't doesn't didn't isn't aren't".split(
-    ' ',
-  ),
-);
-const OBJECT_NEXT = new Set(
-  'the a an my me it this that these those your all some any every each one two three us them him her our their'.split(
-    ' ',
-  ),
-);
 /** What follows a bare opening (eleventh pass, experiment). */
 function nextClassOf(next: string): string {
-  if (AUX_NEXT.has(next)) return 'aux';
-  if (OBJECT_NEXT.has(next)) return 'object';
+  if (AUXILIARIES.has(next)) return 'aux';
+  if (OBJECT_START.has(next)) return 'object';
   if (/(?:ed|es|s)$/.test(next) && next.length > 3) return 'verb-like';
   return next === '<num>' ? 'num' : 'word';
 }
@@ -237,7 +229,7 @@ function openings(words: readonly string[], position: SentencePosition, later: L
       for (const view of VIEWS) {
         if (!view.reads) continue;
         const lexical = view === sinks.lexical;
-        const shape = openingShape(view, word, next, lexical);
+        const shape = openingShape(view, word, next, lexical, words, i);
         // The opening read with the sentence's position: "I'm ..." alone, or opening a prompt.
         view.add(false, POSITION_OPENING, position, shape);
         // A statement's opening read with what the rest of the message asks: "I run a bakery."

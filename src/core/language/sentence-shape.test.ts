@@ -1,13 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { PLAIN_VIEW, sinks, startSentence } from './feature-sink.js';
 import { wordsOf } from './instruction-features.js';
-import { isImperativeDo, openingShape, saysPast } from './sentence-shape.js';
+import { isImperativeDo, openingShape, opensReport, saysPast } from './sentence-shape.js';
 
 /** The opening shape the plain view reads for `sentence`'s first two words. */
 function shapeOf(sentence: string): string {
-  const [word = '', next = '</s>'] = wordsOf(sentence);
+  const words = wordsOf(sentence);
+  const [word = '', next = '</s>'] = words;
   startSentence(false, PLAIN_VIEW);
-  return openingShape(sinks.plain, word, next, false);
+  return openingShape(sinks.plain, word, next, false, words, 0);
 }
 
 describe('sentence shapes the instruction model reads (issue 45, fifteenth pass)', () => {
@@ -47,5 +48,28 @@ describe('sentence shapes the instruction model reads (issue 45, fifteenth pass)
     expect(saysPast(wordsOf('Run the command and check its output.'))).toBe(false);
     expect(saysPast(wordsOf('Make sure the tests have passed before you push.'))).toBe(true);
     expect(saysPast(wordsOf('I have a bakery.'))).toBe(false);
+  });
+
+  it('the addressee as the subject of a past or perfect verb reports, as a statement does; asked, it stays "you"', () => {
+    expect(shapeOf('Your command ran successfully and did not produce any output.')).toBe('subject');
+    expect(shapeOf('Your changes have NOT been applied.')).toBe('subject');
+    expect(shapeOf('Your proposed edit has introduced new syntax error(s).')).toBe('subject');
+    expect(shapeOf("You've made a mistake in the second step.")).toBe('subject');
+    expect(shapeOf('You asked for three options.')).toBe('subject');
+    expect(shapeOf('You should always wait for feedback after every command.')).toBe('you');
+    expect(shapeOf('Your task is to write a poem.')).toBe('you');
+    expect(shapeOf('You have to run the tests first.')).toBe('you');
+    expect(shapeOf('You need to write a job description.')).toBe('you');
+    expect(shapeOf('You are given a list of numbers.')).toBe('you');
+  });
+
+  it('an -ing word as the subject of a finite verb states; a lead clause or a verbless request does not', () => {
+    expect(shapeOf('Running it again will lead to the same error.')).toBe('subject');
+    expect(shapeOf('Pushing is not the end of the task.')).toBe('subject');
+    expect(shapeOf('Using a table, compare the two players.')).toBe('bare');
+    expect(shapeOf('Looking for a restaurant in the east.')).toBe('bare');
+    expect(shapeOf('Looking for a restaurant that is cheap.')).toBe('bare');
+    expect(shapeOf('Bring me what you can.')).toBe('bare');
+    expect(opensReport(wordsOf('Anything in the area would be fine.'), 0)).toBe(false);
   });
 });

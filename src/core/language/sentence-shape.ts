@@ -57,7 +57,7 @@ const SUBJECTS = new Set(
   ),
 );
 /** Modal and auxiliary openings: "could you ...", "do you ...", "is it ...". */
-const AUXILIARIES = new Set(
+export const AUXILIARIES = new Set(
   "can could would will shall should may might must do does did is are was were have has had can't won't don't doesn't didn't isn't aren't".split(
     ' ',
   ),
@@ -68,7 +68,7 @@ const YOU = new Set("you your you're you'll you've you'd yours u".split(' '));
 /** The addressee named in the third person: "The assistant must ...", "The agent is not allowed to ...". */
 const AGENT = new Set(['assistant', 'agent', 'model', 'ai', 'bot', 'chatbot']);
 /** Words that open the object of an imperative: "Book the train", "Send me", "Fix it". */
-const OBJECT_START = new Set(
+export const OBJECT_START = new Set(
   'the a an my me it this that these those your all some any every each one two three us them him her our their'.split(
     ' ',
   ),
@@ -101,9 +101,17 @@ function isDescribingVerb(word: string): boolean {
  * auxiliary before "you" (a request) or before anything else (a question), a wh-word, or a bare
  * word, with its ending (a base-form verb "Execute" against a described "Executes", "Executed").
  */
-export function openingShape(feature: FeatureSink, word: string, next: string, lexical: boolean): string {
+export function openingShape(
+  feature: FeatureSink,
+  word: string,
+  next: string,
+  lexical: boolean,
+  words: readonly string[] = [],
+  at = 0,
+): string {
   let shape = 'other';
-  if (YOU.has(word) || (word === 'the' && AGENT.has(next))) shape = 'you';
+  if (opensReport(words, at)) shape = 'subject';
+  else if (YOU.has(word) || (word === 'the' && AGENT.has(next))) shape = 'you';
   else if (SUBJECTS.has(word)) shape = 'subject';
   else if (isImperativeDo(word, next)) shape = 'bare';
   else if (AUXILIARIES.has(word)) shape = next === 'you' || next === 'u' ? 'aux-you' : 'aux';
@@ -138,6 +146,60 @@ export function openingShape(feature: FeatureSink, word: string, next: string, l
   }
   feature.add(true, OPENING, shape);
   return shape;
+}
+
+/** Words a clause's subject phrase is read over before its verb. */
+const SUBJECT_SPAN = 8;
+/** Clause marks: a subject phrase does not run past one. */
+const CLAUSE_MARKS = new Set([',', ';', ':', '?', '!']);
+
+/**
+ * True when the opening at `words[at]` is the subject of a statement, not an imperative or an
+ * address: "Your command ran successfully ..." and "You have made ..." (the addressee, or what is
+ * theirs, as the subject of a past or perfect verb: a report of what happened, where "You should
+ * ..." and "Your task is ..." ask), or "Running it again will lead to ..." and "Pushing is not
+ * the end of the task." (an -ing word as the subject of a finite verb in its clause, where "Using
+ * a table, compare ..." opens a lead clause and "looking for a restaurant" has no verb).
+ */
+export function opensReport(words: readonly string[], at: number): boolean {
+  const word = words[at];
+  if (word === undefined) return false;
+  const you = YOU.has(word);
+  if (!you && !isGerund(word)) return false;
+  const end = Math.min(words.length, at + 1 + SUBJECT_SPAN);
+  for (let i = at + 1; i < end; i++) {
+    const w = words[i] as string;
+    if (CLAUSE_MARKS.has(w)) return false;
+    if (!you) {
+      if (AUXILIARIES.has(w)) return true;
+      if (RELATIVE.has(w)) return false;
+      continue;
+    }
+    // The addressee's verb: the first past form, perfect or other auxiliary after "you" or "your ...".
+    if (PAST.has(w)) return true;
+    if (PERFECT.has(w)) {
+      const after = words[i + 1] === 'not' ? words[i + 2] : words[i + 1];
+      return after !== undefined && (after === 'been' || (after.length > 4 && after.endsWith('ed')));
+    }
+    if (AUXILIARIES.has(w) || RELATIVE.has(w)) return false;
+    // "You" is followed by its verb ("You asked ..."); "your" by a few words of its noun phrase
+    // first ("your proposed edit has ...", where an -ed word is no verb).
+    if (word !== 'your') return w.length > 4 && w.endsWith('ed');
+  }
+  return false;
+}
+
+/** Words that open a relative or subordinate clause: a verb past them is not the subject's. */
+const RELATIVE = new Set('that which who whom whose where when if because while'.split(' '));
+/** Words in -ing that are no gerund: verbs whose base form ends so ("Bring ..."), a preposition, pronouns. */
+const NOT_GERUND = new Set(
+  'bring sing ring swing string sting fling cling wring spring during thing something anything nothing everything'.split(
+    ' ',
+  ),
+);
+/** An -ing word that can be a gerund: "Running", "Pushing", "Adding". */
+function isGerund(word: string): boolean {
+  return word.length > 4 && word.endsWith('ing') && !NOT_GERUND.has(word);
 }
 
 /** The shape of a later clause's opening: a bare word there is the imperative of "If it fails, stop.". */

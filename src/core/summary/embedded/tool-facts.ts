@@ -62,6 +62,7 @@ const NAME_KEY =
   /^(?:name|title|path|file|filename|url|branch|query|pattern|command|cmd|method|type|kind|tool|description|reason|item|product)$/i;
 /** A path under another name: `file_path` (Claude Code's, Qwen Code's), `filePath`, `absolute_path`. */
 const PATH_KEY = /(?:_(?:path|file)|[a-z](?:Path|File))$/;
+const KEY_PATTERNS = [ID_KEY, STATUS_KEY, AMOUNT_KEY, DATE_KEY, NAME_KEY, PATH_KEY];
 const STATE_VERBS = new Set(
   `create update delete remove cancel modify change exchange return refund book reserve send transfer pay charge set add
 write edit apply submit place post put patch insert commit push merge deploy move rename replace save upload publish
@@ -195,15 +196,7 @@ function keyFields(value: unknown, limit: number, prefix = '', depth = 0): strin
     const shown =
       /^(?:command|cmd)$/i.test(key) && typeof field === 'string' ? commandValue(field) : scalar(field);
     if (shown === undefined) continue;
-    if (
-      ID_KEY.test(key) ||
-      STATUS_KEY.test(key) ||
-      AMOUNT_KEY.test(key) ||
-      DATE_KEY.test(key) ||
-      NAME_KEY.test(key) ||
-      PATH_KEY.test(key)
-    )
-      out.push(`${name}=${shown}`);
+    if (KEY_PATTERNS.some((pattern) => pattern.test(key))) out.push(`${name}=${shown}`);
   }
   return out;
 }

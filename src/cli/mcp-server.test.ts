@@ -178,3 +178,60 @@ describe('recall MCP server', () => {
     expect(errors.join('')).toBe('error: unknown flag --sesion for mcp (did you mean --session?)\n');
   });
 });
+
+/** `agent-compaction mcp` for `session` of `path`, as a host starts it, with its stderr kept. */
+async function stdioClient(path: string, session: string) {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), 'mcp', '--archive', path, '--session', session],
+    cwd: ROOT,
+    stderr: 'pipe',
+  });
+  const stderr: string[] = [];
+  transport.stderr?.on('data', (chunk: Buffer) => stderr.push(chunk.toString('utf8')));
+  const client = new Client({ name: 'test', version: '1.0.0' });
+  await client.connect(transport);
+  return { client, transport, stderr };
+}
+
+describe('recall MCP server, hostile calls over stdio', () => {
+  it('refuses a key inherited by every object (constructor, toString, hasOwnProperty) and cuts a huge unknown key', async () => {
+    const { dir: path } = await archive();
+    const { client } = await stdioClient(path, 'chat-1');
+    for (const key of ['constructor', 'toString', 'hasOwnProperty']) {
+      const result = (await client.callTool({
+        name: 'recall',
+        arguments: JSON.parse(`{"ref": "tool-abc", ${JSON.stringify(key)}: "x"}`),
+      })) as TextResult;
+      expect(result.isError).toBe(true);
+      expect(result.content[0]?.text).toBe(
+        `recall error (invalid_input): unknown field ${key}: pass ref or query`,
+      );
+    }
+    const huge = (await client.callTool({
+      name: 'recall',
+      arguments: { ['k'.repeat(100_000)]: 1 },
+    })) as TextResult;
+    expect(huge.isError).toBe(true);
+    expect(huge.content[0]?.text).toBe(
+      `recall error (invalid_input): unknown field ${'k'.repeat(60)}…: pass ref or query`,
+    );
+    await client.close();
+  });
+
+  it('exits with code 0 and no stack trace when the host stops reading its answers (EPIPE)', async () => {
+    const { dir: path } = await archive();
+    const { client, transport, stderr } = await stdioClient(path, 'chat-1');
+    expect((await client.listTools()).tools).toHaveLength(1);
+    // The host closes its end of the server's stdout but keeps stdin open: the next answer breaks the pipe.
+    const child = (transport as unknown as { _process?: import('node:child_process').ChildProcess })._process;
+    expect(child?.stdout).toBeTruthy();
+    const exited = new Promise<number | null>((done) => child!.once('exit', (code) => done(code)));
+    child!.stdout!.destroy();
+    const call = client.callTool({ name: 'recall', arguments: { ref: 'tool-abc' } }).catch(() => 'closed');
+    expect(await exited).toBe(0);
+    expect(stderr.join('')).toBe('');
+    expect(await call).toBe('closed');
+    await client.close();
+  });
+});

@@ -6,7 +6,7 @@
  * lazily.
  */
 import { stat } from 'node:fs/promises';
-import type { Readable } from 'node:stream';
+import type { Readable, Writable } from 'node:stream';
 import { CompactError, isCompactError } from '../core/errors.js';
 import { RecallArchive } from '../recall/recall-archive.js';
 import {
@@ -126,13 +126,14 @@ async function recallFromFlags(values: ParsedArgs['values']): Promise<RecallArch
 }
 
 /**
- * Runs the `mcp` command until stdin closes (then exit code 0). Bad flags, a missing archive
+ * Runs the `mcp` command until stdin closes or stdout breaks (then exit code 0). Bad flags, a missing archive
  * folder or a missing MCP SDK are one line on stderr and exit code 2.
  */
 export async function runMcpCommand(
   argv: readonly string[],
   stderr: (text: string) => void,
   stdin: NodeJS.ReadableStream = process.stdin,
+  stdout: NodeJS.WritableStream = process.stdout,
 ): Promise<number> {
   let server: Awaited<ReturnType<typeof createRecallMcpServer>>;
   try {
@@ -151,13 +152,16 @@ export async function runMcpCommand(
     return 2;
   }
   const { StdioServerTransport } = await import('@modelcontextprotocol/sdk/server/stdio.js');
-  // The stdio transport does not notice the end of stdin: the host closing the pipe ends the server.
+  // The stdio transport notices neither the end of stdin nor a broken stdout: the host closing
+  // either pipe ends the server (an answer written to a closed stdout is an EPIPE `error` event,
+  // which without a listener would kill the process with a stack trace).
   const closed = new Promise<void>((resolve) => {
     server.onclose = () => resolve();
     stdin.once('end', resolve);
     stdin.once('close', resolve);
+    stdout.on('error', () => resolve());
   });
-  await server.connect(new StdioServerTransport(stdin as Readable));
+  await server.connect(new StdioServerTransport(stdin as Readable, stdout as Writable));
   await closed;
   await server.close();
   return 0;

@@ -138,13 +138,15 @@ export const COMMAND_HELP: Readonly<Record<string, CommandHelp>> = Object.freeze
   },
   mcp: {
     summary: 'Serves the recall tool over MCP (stdio) for one session of an fs archive.',
-    usage: 'agent-compaction mcp --archive DIR --session ID [--page-chars N]',
+    usage: 'agent-compaction mcp --archive DIR --session ID [--page-chars N] [--config FILE]',
     description:
       "Serves the recall tool over MCP (stdio) for one session of an fs archive, so an MCP host's model can\nread back what compaction removed (needs @modelcontextprotocol/sdk). Exits when stdin closes.",
     flags: {
       '--archive DIR': 'the fs archive folder (the storage path given to the manager); must exist',
       '--session ID': 'the one session this server recalls from',
       '--page-chars N': 'characters per recalled page (at least 100)',
+      '--config FILE':
+        'the config whose storage.hash_session_ids names the session folders (else $COMPACT_CONFIG, else ./compact.yaml and the other names of compact --help)',
     },
     example: 'agent-compaction mcp --archive .compact/archive --session my-session',
   },

@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -176,5 +176,126 @@ describe('recall MCP server', () => {
     errors.length = 0;
     expect(await runMcpCommand(['--archive', missing, '--sesion', 's'], (text) => errors.push(text))).toBe(2);
     expect(errors.join('')).toBe('error: unknown flag --sesion for mcp (did you mean --session?)\n');
+  });
+});
+
+/** `agent-compaction mcp` for `session` of `path`, as a host starts it, with its stderr kept. */
+async function stdioClient(path: string, session: string, env?: Record<string, string>) {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: ['--import', 'tsx', join(ROOT, 'src/cli/main.ts'), 'mcp', '--archive', path, '--session', session],
+    cwd: ROOT,
+    stderr: 'pipe',
+    ...(env ? { env } : {}),
+  });
+  const stderr: string[] = [];
+  transport.stderr?.on('data', (chunk: Buffer) => stderr.push(chunk.toString('utf8')));
+  const client = new Client({ name: 'test', version: '1.0.0' });
+  await client.connect(transport);
+  return { client, transport, stderr };
+}
+
+describe('recall MCP server, hostile calls over stdio', () => {
+  it('refuses a key inherited by every object (constructor, toString, hasOwnProperty) and cuts a huge unknown key', async () => {
+    const { dir: path } = await archive();
+    const { client } = await stdioClient(path, 'chat-1');
+    for (const key of ['constructor', 'toString', 'hasOwnProperty']) {
+      const result = (await client.callTool({
+        name: 'recall',
+        arguments: JSON.parse(`{"ref": "tool-abc", ${JSON.stringify(key)}: "x"}`),
+      })) as TextResult;
+      expect(result.isError).toBe(true);
+      expect(result.content[0]?.text).toBe(
+        `recall error (invalid_input): unknown field ${key}: pass ref or query`,
+      );
+    }
+    const huge = (await client.callTool({
+      name: 'recall',
+      arguments: { ['k'.repeat(100_000)]: 1 },
+    })) as TextResult;
+    expect(huge.isError).toBe(true);
+    expect(huge.content[0]?.text).toBe(
+      `recall error (invalid_input): unknown field ${'k'.repeat(60)}…: pass ref or query`,
+    );
+    await client.close();
+  });
+
+  it('exits with code 0 and no stack trace when the host stops reading its answers (EPIPE)', async () => {
+    const { dir: path } = await archive();
+    const { client, transport, stderr } = await stdioClient(path, 'chat-1');
+    expect((await client.listTools()).tools).toHaveLength(1);
+    // The host closes its end of the server's stdout but keeps stdin open: the next answer breaks the pipe.
+    const child = (transport as unknown as { _process?: import('node:child_process').ChildProcess })._process;
+    expect(child?.stdout).toBeTruthy();
+    const exited = new Promise<number | null>((done) => child!.once('exit', (code) => done(code)));
+    child!.stdout!.destroy();
+    const call = client.callTool({ name: 'recall', arguments: { ref: 'tool-abc' } }).catch(() => 'closed');
+    expect(await exited).toBe(0);
+    expect(stderr.join('')).toBe('');
+    expect(await call).toBe('closed');
+    await client.close();
+  });
+});
+
+describe('recall MCP server over an archive with hashed session folders', () => {
+  it('reads the folders as the manager wrote them (COMPACT_HASH_SESSION_FOLDERS and its key)', async () => {
+    dir = await mkdtemp(join(tmpdir(), 'recall-mcp-hashed-'));
+    const hashKey = 'mcp-test-key';
+    const writer = fsStorage({ path: dir, hashSessionIds: true, hashKey });
+    await writer.saveArtifact!(
+      'chat-1',
+      sampleArtifact('chat-1', 'tool-abc', 'retry budget: 17 attempts per hour'),
+    );
+    const { client, stderr } = await stdioClient(dir, 'chat-1', {
+      ...(process.env as Record<string, string>),
+      COMPACT_HASH_SESSION_FOLDERS: 'true',
+      COMPACT_SESSION_HASH_KEY: hashKey,
+    });
+    const byRef = (await client.callTool({ name: 'recall', arguments: { ref: 'tool-abc' } })) as TextResult;
+    expect(byRef.isError).toBeFalsy();
+    expect(byRef.content[0]?.text).toContain('retry budget: 17 attempts per hour');
+    const byQuery = (await client.callTool({
+      name: 'recall',
+      arguments: { query: 'retry budget' },
+    })) as TextResult;
+    expect(byQuery.content[0]?.text).toContain('ref "tool-abc"');
+    await client.close();
+    expect(stderr.join('')).toBe('');
+  });
+
+  it('takes the setting from --config FILE', async () => {
+    dir = await mkdtemp(join(tmpdir(), 'recall-mcp-hashed-'));
+    const hashKey = 'mcp-test-key-2';
+    const archiveDir = join(dir, 'archive');
+    const writer = fsStorage({ path: archiveDir, hashSessionIds: true, hashKey });
+    await writer.saveArtifact!(
+      'chat-1',
+      sampleArtifact('chat-1', 'tool-abc', 'deploy window opens at 14:00 UTC'),
+    );
+    const config = join(dir, 'compact.json');
+    await writeFile(config, JSON.stringify({ storage: { path: archiveDir, hash_session_ids: true } }));
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [
+        '--import',
+        'tsx',
+        join(ROOT, 'src/cli/main.ts'),
+        'mcp',
+        '--archive',
+        archiveDir,
+        '--session',
+        'chat-1',
+        '--config',
+        config,
+      ],
+      cwd: ROOT,
+      stderr: 'pipe',
+      env: { ...(process.env as Record<string, string>), COMPACT_SESSION_HASH_KEY: hashKey },
+    });
+    const client = new Client({ name: 'test', version: '1.0.0' });
+    await client.connect(transport);
+    const byRef = (await client.callTool({ name: 'recall', arguments: { ref: 'tool-abc' } })) as TextResult;
+    expect(byRef.content[0]?.text).toContain('deploy window opens at 14:00 UTC');
+    await client.close();
   });
 });

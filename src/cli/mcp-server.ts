@@ -6,7 +6,7 @@
  * lazily.
  */
 import { stat } from 'node:fs/promises';
-import type { Readable } from 'node:stream';
+import type { Readable, Writable } from 'node:stream';
 import { CompactError, isCompactError } from '../core/errors.js';
 import { RecallArchive } from '../recall/recall-archive.js';
 import {
@@ -16,6 +16,7 @@ import {
   runRecallTool,
 } from '../recall/recall-tool.js';
 import { fsStorage } from '../storage/fs/fs-storage.js';
+import { configFileFor } from './find-config-file.js';
 import { commandFlags } from './help.js';
 import { checkFlags, type FlagOptions, type ParsedArgs, parseCliArgs } from './parse-cli-args.js';
 import { terminalText } from './terminal-text.js';
@@ -28,10 +29,12 @@ export interface RecallMcpServerOptions {
 }
 
 /** The usage line of the `mcp` command. */
-export const MCP_USAGE = `usage: agent-compaction mcp --archive DIR --session ID [--page-chars N]
+export const MCP_USAGE = `usage: agent-compaction mcp --archive DIR --session ID [--page-chars N] [--config FILE]
 
 Serves the recall tool over MCP (stdio) for one session of an fs archive (the directory
-given as storage path to the manager, e.g. .compact/archive).`;
+given as storage path to the manager, e.g. .compact/archive). The config (--config FILE, else
+$COMPACT_CONFIG, else ./compact.yaml ...) and COMPACT_HASH_SESSION_FOLDERS say whether the
+session folders are named by a keyed hash (storage.hash_session_ids).`;
 
 async function loadMcp() {
   try {
@@ -95,8 +98,26 @@ const MCP_OPTIONS: FlagOptions = {
   archive: { type: 'string' },
   session: { type: 'string' },
   'page-chars': { type: 'string' },
+  config: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 };
+
+/**
+ * Whether the archive names session folders by a keyed hash (`storage.hash_session_ids` of the
+ * config, or `COMPACT_HASH_SESSION_FOLDERS`): read as the manager that wrote it reads it, else
+ * a hashed archive would answer every recall with nothing. The config module loads only when
+ * there is a config file or a `COMPACT_*` variable.
+ */
+async function hashedSessionFolders(
+  flag: string | undefined,
+  env: Record<string, string | undefined>,
+): Promise<boolean> {
+  const file = configFileFor(flag, env, process.cwd());
+  if (file === undefined && (env.COMPACT_HASH_SESSION_FOLDERS ?? '') === '') return false;
+  const { loadConfig } = await import('../config/index.js');
+  const config = await loadConfig({ ...(file !== undefined ? { file } : {}), env });
+  return config.storage.hash_session_ids;
+}
 
 /** The recall archive the `mcp` flags name: the folder must exist (a typo would answer nothing). */
 async function recallFromFlags(values: ParsedArgs['values']): Promise<RecallArchive> {
@@ -119,20 +140,22 @@ async function recallFromFlags(values: ParsedArgs['values']): Promise<RecallArch
       'invalid_config',
       `--archive ${archive}: ${info ? 'is not a folder' : 'no such folder'} (the storage path the manager archives to, e.g. .compact/archive)`,
     );
-  return new RecallArchive(fsStorage({ path: archive }), {
+  const hashSessionIds = await hashedSessionFolders(values.config as string | undefined, process.env);
+  return new RecallArchive(fsStorage({ path: archive, hashSessionIds }), {
     refresh: 'list',
     ...(pageChars !== undefined ? { pageChars, maxPageChars: Math.max(pageChars, 20_000) } : {}),
   });
 }
 
 /**
- * Runs the `mcp` command until stdin closes (then exit code 0). Bad flags, a missing archive
+ * Runs the `mcp` command until stdin closes or stdout breaks (then exit code 0). Bad flags, a missing archive
  * folder or a missing MCP SDK are one line on stderr and exit code 2.
  */
 export async function runMcpCommand(
   argv: readonly string[],
   stderr: (text: string) => void,
   stdin: NodeJS.ReadableStream = process.stdin,
+  stdout: NodeJS.WritableStream = process.stdout,
 ): Promise<number> {
   let server: Awaited<ReturnType<typeof createRecallMcpServer>>;
   try {
@@ -151,13 +174,16 @@ export async function runMcpCommand(
     return 2;
   }
   const { StdioServerTransport } = await import('@modelcontextprotocol/sdk/server/stdio.js');
-  // The stdio transport does not notice the end of stdin: the host closing the pipe ends the server.
+  // The stdio transport notices neither the end of stdin nor a broken stdout: the host closing
+  // either pipe ends the server (an answer written to a closed stdout is an EPIPE `error` event,
+  // which without a listener would kill the process with a stack trace).
   const closed = new Promise<void>((resolve) => {
     server.onclose = () => resolve();
     stdin.once('end', resolve);
     stdin.once('close', resolve);
+    stdout.on('error', () => resolve());
   });
-  await server.connect(new StdioServerTransport(stdin as Readable));
+  await server.connect(new StdioServerTransport(stdin as Readable, stdout as Writable));
   await closed;
   await server.close();
   return 0;

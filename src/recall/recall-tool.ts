@@ -91,6 +91,9 @@ export type RecallSession<C = unknown> = string | ((context: C) => string);
 
 const count = formatCount;
 
+/** The longest unknown key an error message repeats. */
+const MAX_ECHOED_KEY_CHARS = 60;
+
 function field<T>(
   input: Record<string, unknown>,
   name: keyof RecallToolInput,
@@ -132,11 +135,13 @@ export function parseRecallInput(input: unknown): RecallToolInput {
     );
   }
   const record = value as Record<string, unknown>;
-  const unknown = Object.keys(record).filter((key) => !(key in PROPERTY_DESCRIPTIONS));
-  if (unknown.length > 0) {
-    throw new RecallError('invalid_input', `unknown field ${unknown[0]}: pass ref or query`, {
-      field: unknown[0]!,
-    });
+  // Own keys only: `in` would take `constructor` or `toString` for a field of the tool.
+  const unknown = Object.keys(record).find((key) => !Object.hasOwn(PROPERTY_DESCRIPTIONS, key));
+  if (unknown !== undefined) {
+    // The model's key is echoed, so it is cut: a 100,000-char key is not a 100,000-char answer.
+    const name =
+      unknown.length > MAX_ECHOED_KEY_CHARS ? `${unknown.slice(0, MAX_ECHOED_KEY_CHARS)}…` : unknown;
+    throw new RecallError('invalid_input', `unknown field ${name}: pass ref or query`, { field: name });
   }
   const ref = field<string>(record, 'ref', 'string');
   const query = field<string>(record, 'query', 'string');

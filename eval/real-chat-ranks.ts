@@ -13,7 +13,7 @@
  */
 import { parseArgs } from 'node:util';
 import { annotateRelativeDate } from '../src/core/summary/embedded/relative-dates.js';
-import { type ScoreOptions, scoreUnits } from '../src/core/summary/embedded/score-units.js';
+import { scoreUnits } from '../src/core/summary/embedded/score-units.js';
 import type { Unit } from '../src/core/summary/embedded/types.js';
 import { textUnits } from '../src/core/summary/embedded/units.js';
 import {
@@ -28,7 +28,7 @@ import {
 export type TurnUnit = Unit & { turn: Record<string, unknown> };
 
 /** Every clause of the chat as a unit of the people path, scored. */
-export function scoredUnits(chat: RealChat, options: Partial<ScoreOptions> = {}): TurnUnit[] {
+export function scoredUnits(chat: RealChat): TurnUnit[] {
   const units: TurnUnit[] = [];
   chat.messages.forEach((turn, index) => {
     const body = String(turn.content).replace(/^[^\n]*\n(?=\w+: )/, '');
@@ -47,7 +47,7 @@ export function scoredUnits(chat: RealChat, options: Partial<ScoreOptions> = {})
         turn,
       });
   });
-  scoreUnits(units, { agentic: false, people: true, ...options });
+  scoreUnits(units, { agentic: false, people: true });
   return units;
 }
 

@@ -13,8 +13,6 @@ import { type FoundIdentifier, findIdentifiers } from '../../language/key-identi
 import { generalRarity, wordRank } from '../../language/word-rarity.js';
 import { releaseRegExpCode } from '../../process-caches.js';
 import { runSteps, type Steps } from '../../time-slice.js';
-import { clauseFeatures, isQuestion } from './clause-features.js';
-import { clauseProbability, shippedClauseModel } from './clause-model.js';
 import type { Unit } from './types.js';
 
 /** Inverse document frequency of each content word over `units` (each unit a document). */
@@ -105,22 +103,16 @@ function spokenName(word: string, text: string, speaker: SpeakerName): boolean {
 
 /** Capitalized words past the first that are not `I`: names of people, places, things. */
 function hasProperNoun(text: string, speaker: SpeakerName = NO_SPEAKER): boolean {
-  return properNouns(text, speaker, 1) > 0;
-}
-
-/** How many capitalized words past the first are not `I` nor a speaker's name (at most `most`). */
-function properNouns(text: string, speaker: SpeakerName, most: number): number {
   let first = true;
-  let n = 0;
   for (const match of text.matchAll(/[\p{L}][\p{L}'’-]*/gu)) {
     const word = match[0];
     if (!first && word !== 'I' && !word.startsWith("I'") && !word.startsWith('I’') && !speaker(word)) {
       const c = word.charCodeAt(0);
-      if (c >= 65 && c <= 90 && word.length > 1 && ++n >= most) return n;
+      if (c >= 65 && c <= 90 && word.length > 1) return true;
     }
     first = false;
   }
-  return n;
+  return false;
 }
 
 /** A word ranked past this in general English is rare: it carries information. */
@@ -247,14 +239,6 @@ export interface ScoreOptions {
   agentic: boolean;
   /** True for a chat between named people (no tool call): {@link peopleSignal} applies. */
   people?: boolean;
-  /**
-   * Between people, the clause model's weights (clause-model.ts): a clause's value is its
-   * probability of holding a later question's answer. Default: the shipped weights; `null`:
-   * the hand-weighted value.
-   */
-  clauseModel?: readonly number[] | null;
-  /** Between people, called with each clause's features (to train the clause model). */
-  onClause?: (unit: Unit, features: number[]) => void;
 }
 
 /** A unit all of whose words are in at least this many units is a recurring theme. */
@@ -319,8 +303,6 @@ export function* scoreUnitSteps(units: Unit[], options: ScoreOptions): Steps<Map
   const speaker = options.people
     ? speakerNames(units.filter((u) => !u.tool && !u.filler).map((u) => u.speaker))
     : NO_SPEAKER;
-  const model = options.clauseModel === undefined ? shippedClauseModel() : (options.clauseModel ?? undefined);
-  const learned = options.people && (model !== undefined || options.onClause !== undefined);
   for (let index = 0; index < units.length; index++) {
     const unit = units[index]!;
     if (++work % 8 === 0) yield;
@@ -329,17 +311,14 @@ export function* scoreUnitSteps(units: Unit[], options: ScoreOptions): Steps<Map
       continue;
     }
     let rarity = 0;
-    let theme = false;
     // Rare in the conversation and rare in English: "Sweden" outweighs "time" said as seldom.
     for (const word of unit.words)
       if (!spokenName(word, unit.text, speaker))
         rarity += (idf.get(word) ?? 0) * wordWeight(word) * (GENERAL_FLOOR + generalRarity(word));
     // A theme that keeps coming back (every word of it in several other units) collapses: its
     // earlier mentions count for little, the novelty discount does the rest.
-    if (!unit.tool && unit.words.length > 0 && unit.words.every((w) => (df.get(w) ?? 0) >= THEME_UNITS)) {
+    if (!unit.tool && unit.words.length > 0 && unit.words.every((w) => (df.get(w) ?? 0) >= THEME_UNITS))
       rarity *= 0.5;
-      theme = true;
-    }
     const signal = unit.tool
       ? toolSignal(unit.tool, unit.text, rare)
       : options.people && !unit.filler
@@ -349,39 +328,10 @@ export function* scoreUnitSteps(units: Unit[], options: ScoreOptions): Steps<Map
     // Between people, a line with no name, number, date or rare word is small talk.
     const empty =
       !options.agentic && !unit.tool && !unit.filler && !carriesInformation(unit.text, unit.words, speaker);
-    if (learned && !unit.tool && !unit.filler) {
-      const features = clauseFeatures({
-        text: unit.text,
-        words: unit.words,
-        rarity,
-        signal,
-        empty,
-        names: properNouns(unit.text, speaker, 8),
-        askedBefore: askedBy(units, index, -1),
-        askedAfter: askedBy(units, index, 1),
-        recency: Math.max(0, unit.order / maxOrder),
-        theme,
-      });
-      options.onClause?.(unit, features);
-      if (model) {
-        unit.value = clauseProbability(features, model);
-        continue;
-      }
-    }
     // An excerpt only fills room no other unit can use.
     unit.value = rarity * signal * recency * (unit.filler ? FILLER_WEIGHT : 1) * (empty ? EMPTY_WEIGHT : 1);
   }
   return idf;
-}
-
-/** True when the nearest clause of another speaker before (`step` -1) or after (1) `index` is a question. */
-function askedBy(units: readonly Unit[], index: number, step: 1 | -1): boolean {
-  const speaker = units[index]!.speaker;
-  for (let i = index + step, n = 0; i >= 0 && i < units.length && n < 8; i += step, n++) {
-    const other = units[i]!;
-    if (other.speaker !== speaker) return isQuestion(other.text);
-  }
-  return false;
 }
 
 // Their machine code is dropped when the last manager shuts down (process-caches.ts).

@@ -1,14 +1,14 @@
 /**
  * The features of a clause in a chat between people, read by the learned clause model
- * (clause-model.ts): what a later question tends to ask about (a name, a number, a date, a
+ * (eval/train-clause-model.ts, an experiment not in src): what a later question tends to ask about (a name, a number, a date, a
  * first-person event, an acquisition or a visit, a rare word), what it seldom asks about
  * (reactions, questions, pleasantries), the hand-weighted value's two parts (rarity and
  * signal), and the turn around it (the other speaker asking before or after it). Dense, a
  * fixed order: {@link CLAUSE_FEATURE_NAMES}.
  */
 
-import { wordRank } from '../../language/word-rarity.js';
-import { releaseRegExpCode } from '../../process-caches.js';
+import { wordRank } from '../src/core/language/word-rarity.js';
+import { releaseRegExpCode } from '../src/core/process-caches.js';
 
 /** The names of the features, in the order {@link clauseFeatures} gives them. */
 export const CLAUSE_FEATURE_NAMES = [
@@ -150,3 +150,10 @@ releaseRegExpCode(
   NEGATION,
   WE,
 );
+
+/** The model's probability that a clause with `features` holds a later question's answer. */
+export function clauseProbability(features: readonly number[], weights: readonly number[]): number {
+  let z = 0;
+  for (let i = 0; i < features.length; i++) z += (weights[i] ?? 0) * features[i]!;
+  return 1 / (1 + Math.exp(-z));
+}

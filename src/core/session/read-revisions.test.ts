@@ -25,6 +25,7 @@ function revisedStore(state: SessionState) {
   const text = JSON.stringify(state);
   const memory = new MemorySessionStore();
   const store = {
+    name: 'revised',
     reads: 0,
     get: async () => {
       store.reads++;

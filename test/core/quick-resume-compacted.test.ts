@@ -32,8 +32,8 @@ const ask = (i: number) => ({ role: 'user', content: `follow-up ${i}: run the te
  * A manager that compacts the session, then serves three calls (one message appended each)
  * and leaves its records in the store: returned still running, as the warm reference.
  */
-async function served(store: SessionStore) {
-  const messages: unknown[] = syntheticSession({ turns: 300, seed: 11, toolDensity: 2.5, resultChars: 400 });
+async function served(store: SessionStore, turns = 300) {
+  const messages: unknown[] = syntheticSession({ turns, seed: 11, toolDensity: 2.5, resultChars: 400 });
   const manager = new CompactManager({ ...options, store });
   expect((await manager.compact('s', messages)).applied).toBe(true);
   for (let i = 0; i < 3; i++) {
@@ -48,8 +48,8 @@ async function served(store: SessionStore) {
   return { manager, messages };
 }
 
-async function compactedCase(store: SessionStore) {
-  const { manager, messages } = await served(store);
+async function compactedCase(store: SessionStore, turns = 300) {
+  const { manager, messages } = await served(store, turns);
   const first = [...messages, ask(10)];
   const second = [...first, { role: 'assistant', content: 'done' }, ask(11)];
   const fresh = await freshCalls(options, store, first, second);
@@ -166,3 +166,15 @@ describe('a fresh manager on a known session that compacted', () => {
 });
 
 describeQuickCaseInRedis('quick resume of a compacted session', compactedCase, { skipsReads: true });
+// A state of over 2,048 ids (isLargeState): read at a revision, it is frozen after the first
+// call, in slices, and held for the later reads only then (read-revisions.ts).
+describeQuickCaseInRedis(
+  'quick resume of a compacted session with a large state',
+  async (store) => {
+    const found = await compactedCase(store, 1_200);
+    const state = (await store.get('s')) as { coveredIds: string[]; keptIds?: string[] };
+    expect(state.coveredIds.length + (state.keptIds?.length ?? 0)).toBeGreaterThan(2_048);
+    return found;
+  },
+  { skipsReads: true },
+);

@@ -5,6 +5,8 @@
  * since), the read answers it without reading and checking it again
  * (`SessionStore.getIfChanged`).
  */
+import { runStepsYielding, TimeSlice } from '../time-slice.js';
+import { deepFreezeSteps, isLargeState } from './json-copy.js';
 import type { SessionState } from './session-state.js';
 import { deepFreeze, type SessionStore } from './session-store.js';
 
@@ -17,7 +19,9 @@ export interface RevisedRead {
 
 /** The revisions of the states this process read and checked, per key (see the file comment). */
 export class ReadRevisions {
-  readonly #known = new Map<string, { revision: string; state: SessionState }>();
+  readonly #known = new Map<string, Known>();
+  /** Large states being frozen after the read that served them (see {@link keep}). */
+  readonly #freezing = new Map<string, Known>();
 
   /**
    * The store's state of a session through `call` (the caller's budget and fault handling);
@@ -45,12 +49,37 @@ export class ReadRevisions {
   /** Remembers the state served after `read`, when it is the store's own answer (frozen). */
   keep(sessionId: string, read: RevisedRead, served: SessionState | undefined): void {
     this.#known.delete(sessionId);
+    this.#freezing.delete(sessionId);
     // Kept only for the store's own answer (not a copy written back, nor a floor).
-    if (served !== undefined && read.revision !== undefined && served === read.state)
-      this.#known.set(sessionId, { revision: read.revision, state: deepFreeze(served) });
+    if (served === undefined || read.revision === undefined || served !== read.state) return;
+    const known = { revision: read.revision, state: served };
+    if (!isLargeState(served)) {
+      deepFreeze(served);
+      this.#known.set(sessionId, known);
+      return;
+    }
+    // A long session's state (thousands of ids and rewrites): frozen in slices after the call
+    // that read it, not on its path (a fresh process's first call). Until then a read of the
+    // session reads it whole, as one without a revision does.
+    this.#freezing.set(sessionId, known);
+    void freezeLater(served).then(() => {
+      if (this.#freezing.get(sessionId) !== known) return;
+      this.#freezing.delete(sessionId);
+      this.#known.set(sessionId, known);
+    });
   }
 
   forget(sessionId: string): void {
     this.#known.delete(sessionId);
+    this.#freezing.delete(sessionId);
   }
+}
+
+type Known = { revision: string; state: SessionState };
+
+/** Freezes `state` (as `deepFreeze`) in slices, from the next turn of the loop. */
+async function freezeLater(state: SessionState): Promise<void> {
+  const slice = new TimeSlice();
+  await slice.pause();
+  await runStepsYielding(deepFreezeSteps(state), slice);
 }

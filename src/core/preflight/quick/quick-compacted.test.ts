@@ -1,6 +1,6 @@
 /**
  * Issue 47 point 1: a fresh process builds a compacted session's request from the stored
- * layout with slices joined by `flat()` (a loop over every sent message was most of its first
+ * layout with slices joined by `concat` (`flat()` before it; a loop over every sent message was most of its first
  * call, run before V8 compiled it). Property: the same request as the loop over positions it
  * replaced (a message at a `metaAt` position stripped, the summary at its place), for any
  * layout, stored lists unsorted, repeated or holding non-positions included.
@@ -85,5 +85,27 @@ describe('layoutRequest', () => {
       ),
       { numRuns: 500 },
     );
+  });
+
+  it('joins more pieces than one concat call takes (runs, wires and stripped messages alternating)', () => {
+    const parts: CompactedLayout['parts'] = [];
+    for (let i = 0; i < 12_000; i++)
+      parts.push(i % 3 === 2 ? { wire: { role: 'tool', content: `c${i}` } } : [i, i + 1]);
+    const layout: CompactedLayout = {
+      stamp: 's',
+      summaryAt: 7_001,
+      summaryTokens: 0,
+      parts,
+      entries: 0,
+      paceAfter: 0,
+      paceFound: false,
+    };
+    const messages = Array.from({ length: 12_000 }, (_, i) => ({ role: 'user', content: `m${i}`, meta: i }));
+    const metaAt = Array.from({ length: 1_000 }, (_, k) => k * 9);
+    const strip = (message: unknown) => ({ ...(message as object), meta: undefined });
+    const summary = { role: 'user', content: 'summary' };
+    const sent = layoutRequest(layout, messages, metaAt, strip, summary);
+    expect(sent).toHaveLength(12_001);
+    expect(sent).toEqual(byPosition(layout, messages, metaAt, strip, summary));
   });
 });

@@ -150,7 +150,7 @@ export function isLayout(value: unknown, length: number): value is CompactedLayo
  * The request a warm call sent of the record's history (`messages`: the caller's; the ones at
  * `metaAt` sent without their `meta`, `strip`), the summary message at its place (between two
  * parts: a layout always has one after it, see {@link layoutEligible}). Built from slices of
- * the history joined by one `flat()`: built-ins, quick in a fresh process whose loops are not
+ * the history joined by `concat`: built-ins, quick in a fresh process whose loops are not
  * compiled yet (a loop over every sent message was most of the call there).
  */
 export function layoutRequest(
@@ -187,5 +187,20 @@ export function layoutRequest(
     }
     if (to > from) pieces.push(messages.slice(from, to));
   }
-  return pieces.flat();
+  return joined(pieces);
+}
+
+/** Arguments per `concat` call: well under the engine's limit on a call's arguments. */
+const JOIN_ARGS = 8_192;
+
+/**
+ * `pieces.flat()`, by `concat` (a built-in with a fast path for plain arrays: in a fresh process
+ * about 10x quicker than `flat()` on thousands of short pieces), in groups of {@link JOIN_ARGS}.
+ */
+function joined(pieces: unknown[][]): unknown[] {
+  if (pieces.length <= JOIN_ARGS) return ([] as unknown[]).concat(...pieces);
+  const groups: unknown[][] = [];
+  for (let i = 0; i < pieces.length; i += JOIN_ARGS)
+    groups.push(([] as unknown[]).concat(...pieces.slice(i, i + JOIN_ARGS)));
+  return joined(groups);
 }

@@ -119,7 +119,7 @@ async function bodyFor(
 ): Promise<Buffer> {
   let next = route.withMessages(parsed.body, messages);
   if (breakpoints) next = await placeBreakpointsInSlices(next, true);
-  const spliced = await spliceBodyInSlices(parsed, route.messagesKey, next, signal);
+  const spliced = await spliceBodyInSlices(parsed, route.messagesKey, next, undefined, signal);
   return spliced ?? Buffer.from(JSON.stringify(next));
 }
 

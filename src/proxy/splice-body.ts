@@ -4,7 +4,7 @@
  * the messages it rewrote (the summary, a cleared result, a message given a cache mark) are
  * serialized. A body whose other fields changed too is left to `JSON.stringify`.
  */
-import { runSteps, runStepsYielding, type Steps } from '../core/time-slice.js';
+import { runSteps, runStepsYielding, type Steps, type TimeSlice } from '../core/time-slice.js';
 import type { ParsedRequest } from './parsed-bodies.js';
 
 const COMMA = Buffer.from(',');
@@ -27,9 +27,10 @@ export function spliceBodyInSlices(
   parsed: ParsedRequest,
   key: string,
   next: Record<string, unknown>,
+  slice?: TimeSlice,
   signal?: AbortSignal,
 ): Promise<Buffer | undefined> {
-  return runStepsYielding(spliceBodySteps(parsed, key, next), undefined, signal);
+  return runStepsYielding(spliceBodySteps(parsed, key, next), slice, signal);
 }
 
 /** {@link spliceBody} as steps: the walk yields every {@link STEP_MESSAGES} messages, the copy every {@link STEP_BYTES}. */

@@ -100,15 +100,16 @@ function extendable(view: SessionView, summaryWire: unknown): boolean {
 }
 
 /**
- * Before {@link untriggeredResult}: a view whose assembled cache must be rebuilt (a cold call's)
- * has it built in slices of the loop, so the result only extends it (a 16k-message rebuild ran
+ * Before {@link untriggeredResult}: a cold call's view (decided from a bound) whose assembled cache
+ * must be rebuilt has it built in slices of the loop, so the result only extends it (a 16k-message rebuild ran
  * at once in the same stretch as the rest of the answer). The result is the same either way.
  */
 export function assembleUntriggered(prepared: PreparedRequest): Promise<void> | undefined {
   const { view, codec } = prepared;
   const summaryWire = view.version > 0 ? prepared.summaryWire : undefined;
-  // A warm call extends the cache: no await, no turn of the loop.
-  if (extendable(view, summaryWire)) return undefined;
+  // Only a call decided from a bound (a cold one, which pauses anyway): a warm call, even one
+  // that rebuilds the cache, answers without a turn of the loop.
+  if (!prepared.bounded || extendable(view, summaryWire)) return undefined;
   const { entries, version } = view;
   return runStepsYielding(assembledCacheSteps(entries, summaryWire, codec.format)).then((built) => {
     // Kept only when built from the entries as they stand (else the result rebuilds at once).

@@ -7,10 +7,11 @@
 import { isDeepStrictEqual } from 'node:util';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { TimeSlice } from '../core/time-slice.js';
 import { firstDifference, topLevelArray } from './json-layout.js';
 import { ParsedBodies } from './parsed-bodies.js';
 import { PROXY_ROUTES } from './proxy-routes.js';
-import { spliceBody } from './splice-body.js';
+import { spliceBody, spliceBodyInSlices } from './splice-body.js';
 
 const chat = PROXY_ROUTES.find((route) => route.path === '/v1/chat/completions')!;
 const responses = PROXY_ROUTES.find((route) => route.path === '/v1/responses')!;
@@ -290,5 +291,49 @@ describe('spliceBody', () => {
       ),
       { seed: SEED, numRuns: 300 },
     );
+  });
+
+  it('splices a large body in slices, giving the loop turns, to the same bytes (issue 47)', async () => {
+    const messages = Array.from({ length: 6_000 }, (_, i) => ({
+      role: i % 2 ? 'assistant' : 'user',
+      content: `message ${i} é 😀 ${'x'.repeat(400)}`,
+    }));
+    const raw = write({ model: 'm', messages, tools: [{ x: 1.0 }] }, 2);
+    const parsed = new ParsedBodies().parse(chat, Buffer.from(raw))!;
+    const original = parsed.body.messages as unknown[];
+    const summary = { role: 'user', content: '<summary>' };
+    const picks = [
+      original,
+      [summary, ...original.slice(3_000)],
+      [
+        original[0],
+        summary,
+        ...original.slice(1_000, 4_000),
+        { role: 'user', content: 'new' },
+        ...original.slice(5_000),
+      ],
+    ];
+    for (const sent of picks) {
+      const next = chat.withMessages(parsed.body, sent);
+      const slice = new TimeSlice({ sliceMs: 0 });
+      let ticks = 0;
+      let splicing = true;
+      const tick = () => {
+        ticks++;
+        if (splicing) setImmediate(tick);
+      };
+      setImmediate(tick);
+      const out = (await spliceBodyInSlices(parsed, 'messages', next, slice))!;
+      splicing = false;
+      // The same bytes as at once, and a turn of the loop observed while it ran.
+      expect(out.equals(spliceBody(parsed, 'messages', next)!)).toBe(true);
+      expect(JSON.parse(out.toString('utf8'))).toEqual({ ...parsed.body, messages: sent });
+      expect(ticks).toBeGreaterThan(0);
+      expect(slice.pauses).toBeGreaterThan(0);
+    }
+    // Every message kept (a body over the copy step, 1 MB): the client's bytes as sent.
+    expect(raw.length).toBeGreaterThan(2 * 2 ** 20);
+    const same = await spliceBodyInSlices(parsed, 'messages', chat.withMessages(parsed.body, original));
+    expect(same!.equals(Buffer.from(raw))).toBe(true);
   });
 });

@@ -4,9 +4,14 @@
  * the messages it rewrote (the summary, a cleared result, a message given a cache mark) are
  * serialized. A body whose other fields changed too is left to `JSON.stringify`.
  */
+import { runSteps, runStepsYielding, type Steps, type TimeSlice } from '../core/time-slice.js';
 import type { ParsedRequest } from './parsed-bodies.js';
 
 const COMMA = Buffer.from(',');
+/** Messages walked between two steps. */
+const STEP_MESSAGES = 512;
+/** Bytes copied between two steps (a 20 MB body copied at once held the loop several ms). */
+const STEP_BYTES = 1 << 20;
 
 /** `next` (the request with the manager's messages under `key`) as bytes, or `undefined` when it cannot be spliced. */
 export function spliceBody(
@@ -14,6 +19,26 @@ export function spliceBody(
   key: string,
   next: Record<string, unknown>,
 ): Buffer | undefined {
+  return runSteps(spliceBodySteps(parsed, key, next));
+}
+
+/** {@link spliceBody} in slices of the loop (the same bytes). */
+export function spliceBodyInSlices(
+  parsed: ParsedRequest,
+  key: string,
+  next: Record<string, unknown>,
+  slice?: TimeSlice,
+  signal?: AbortSignal,
+): Promise<Buffer | undefined> {
+  return runStepsYielding(spliceBodySteps(parsed, key, next), slice, signal);
+}
+
+/** {@link spliceBody} as steps: the walk yields every {@link STEP_MESSAGES} messages, the copy every {@link STEP_BYTES}. */
+export function* spliceBodySteps(
+  parsed: ParsedRequest,
+  key: string,
+  next: Record<string, unknown>,
+): Steps<Buffer | undefined> {
   const { layout, bytes, body } = parsed;
   const messages = next[key];
   if (layout === undefined || !Array.isArray(messages)) return undefined;
@@ -38,12 +63,14 @@ export function spliceBody(
   let runFrom = 0;
   let runTo = layout.start + 1;
   let last = -2;
-  messages.forEach((message, k) => {
+  for (let k = 0; k < messages.length; k++) {
+    if (k % STEP_MESSAGES === STEP_MESSAGES - 1) yield;
+    const message = messages[k];
     const i = indexOf(message, last + 1);
     if (i !== undefined && i === last + 1 && k > 0) {
       runTo = layout.ends[i]!;
       last = i;
-      return;
+      continue;
     }
     pieces.push(bytes.subarray(runFrom, runTo));
     if (k > 0) pieces.push(COMMA);
@@ -55,7 +82,30 @@ export function spliceBody(
       runFrom = i === 0 ? layout.start + 1 : layout.ends[i - 1]! + 1;
       runTo = layout.ends[i]!;
     }
-  });
+  }
   pieces.push(bytes.subarray(runFrom, runTo), bytes.subarray(layout.end));
-  return Buffer.concat(pieces);
+  return yield* joined(pieces);
+}
+
+/** `Buffer.concat(pieces)`, copied {@link STEP_BYTES} at a time. */
+function* joined(pieces: readonly Buffer[]): Steps<Buffer> {
+  let length = 0;
+  for (const piece of pieces) length += piece.length;
+  const out = Buffer.allocUnsafe(length);
+  let offset = 0;
+  let sinceStep = 0;
+  for (const piece of pieces) {
+    for (let from = 0; from < piece.length; ) {
+      const to = Math.min(piece.length, from + STEP_BYTES - sinceStep);
+      piece.copy(out, offset, from, to);
+      offset += to - from;
+      sinceStep += to - from;
+      from = to;
+      if (sinceStep >= STEP_BYTES) {
+        sinceStep = 0;
+        yield;
+      }
+    }
+  }
+  return out;
 }

@@ -58,6 +58,9 @@ async function loadServer(): Promise<typeof import('@hono/node-server')> {
 export async function startProxy(options: StartProxyOptions): Promise<RunningProxy> {
   const { createAdaptorServer } = await loadServer();
   const app = createProxyApp(options);
+  // Hono builds its router on the first match: here, not in the first request's turn (no route
+  // is added to this app later).
+  app.router.match('GET', '/healthz');
   const server = createAdaptorServer({ fetch: app.fetch }) as Server;
   let inFlight = 0;
   let closing = false;

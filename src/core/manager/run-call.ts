@@ -10,7 +10,11 @@ import type { UsageLedger } from '../counting/usage-ledger.js';
 import { newOperation } from '../events/event-bus.js';
 import type { MessageCodec } from '../messages/formats/message-codec.js';
 import { type CompactPolicy, overridePolicy, reserveReply } from '../policy.js';
-import { declinedResult, untriggeredResult } from '../preflight/outcome/untriggered-result.js';
+import {
+  assembleUntriggered,
+  declinedResult,
+  untriggeredResult,
+} from '../preflight/outcome/untriggered-result.js';
 import type { PipelineDeps, PreparedRequest } from '../preflight/prepare-request.js';
 import { prepareRequest } from '../preflight/prepare-request.js';
 import { mayGoQuick, noteQuick, quickOrFull } from '../preflight/quick/quick-resume.js';
@@ -71,6 +75,8 @@ export async function runCall<M>(
   const prepared: PreparedRequest = await prepareRequest(deps, input);
   if (!prepared.decision.triggered) {
     if (self.background) maybePrepare(self.background, deps, prepared);
+    const assembling = assembleUntriggered(prepared);
+    if (assembling) await assembling;
     const result = untriggeredResult<M>(deps, prepared);
     noteQuick(deps, prepared);
     return result;

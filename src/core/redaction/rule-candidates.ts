@@ -25,9 +25,16 @@ export interface StickyRule {
  */
 function extender(charClass: string): (text: string, end: number) => number {
   const test = new RegExp(`^${charClass}$`);
-  const ascii = new Uint8Array(128);
-  for (let code = 0; code < 128; code++) ascii[code] = test.test(String.fromCharCode(code)) ? 1 : 0;
-  const inClass = (code: number) => (code < 128 ? ascii[code] === 1 : test.test(String.fromCharCode(code)));
+  // Built at the first extension, before any answer (a manager's construction compiled 156
+  // classes' tables at once, most of them never used: issue 47).
+  let ascii: Uint8Array | undefined;
+  const table = () => {
+    ascii = new Uint8Array(128);
+    for (let code = 0; code < 128; code++) ascii[code] = test.test(String.fromCharCode(code)) ? 1 : 0;
+    return ascii;
+  };
+  const inClass = (code: number) =>
+    code < 128 ? (ascii ?? table())[code] === 1 : test.test(String.fromCharCode(code));
   return (text, end) => {
     if (end === 0 || !inClass(text.charCodeAt(end - 1))) return end;
     let at = end;
@@ -83,11 +90,18 @@ export function compileRules(rules: readonly RedactionRule[]): CompiledRules {
     const known = gateMakers.indexOf(make);
     return known >= 0 ? known : gateMakers.push(make) - 1;
   };
+  // Rules that extend through the same class share one extender (156 rules, 50 classes).
+  const extenders = new Map<string, (text: string, end: number) => number>();
+  const extenderOf = (charClass: string) => {
+    let made = extenders.get(charClass);
+    if (made === undefined) extenders.set(charClass, (made = extender(charClass)));
+    return made;
+  };
   rules.forEach((rule, order) => {
     const compiled: StickyRule = {
       order,
       regex: sticky(rule.pattern),
-      extend: rule.extend ? extender(rule.extend) : undefined,
+      extend: rule.extend ? extenderOf(rule.extend) : undefined,
       back: rule.extendBack ? backExtender(rule.extendBack.chars, rule.extendBack.max) : undefined,
       accept: rule.accept,
       // Rules that share a gate (the URL rules' `@`) share its state in a scan: one search.

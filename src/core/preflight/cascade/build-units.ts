@@ -4,6 +4,7 @@
  * are contiguous by construction (a result only answers a call of its own round), so a
  * unit never spans another.
  */
+import { runSteps, type Steps } from '../../time-slice.js';
 import type { ViewEntry } from '../view/session-view.js';
 
 /** A unit of the unpinned view. */
@@ -20,8 +21,17 @@ export interface Unit {
 
 /** Groups `entries` (the unpinned view, in order) into units. */
 export function buildUnits(entries: readonly ViewEntry[]): Unit[] {
+  return runSteps(buildUnitsSteps(entries));
+}
+
+/** Entries read between two steps of {@link buildUnitsSteps}. */
+const STEP_ENTRIES = 1_024;
+
+/** {@link buildUnits} as steps, one every {@link STEP_ENTRIES} entries. */
+export function* buildUnitsSteps(entries: readonly ViewEntry[]): Steps<Unit[]> {
   const units: Unit[] = [];
   for (let k = 0; k < entries.length; k++) {
+    if (k % STEP_ENTRIES === STEP_ENTRIES - 1) yield;
     const entry = entries[k]!;
     const parsed = entry.item.entry.parsed;
     const last = units.at(-1);

@@ -4,7 +4,7 @@
  */
 import type { CompactionResult } from '../../manager/manager-options.js';
 import type { MessageFormat } from '../../messages/message.js';
-import { runSteps, type Steps } from '../../time-slice.js';
+import { runSteps, runStepsYielding, type Steps } from '../../time-slice.js';
 import { type PipelineDeps, type PreparedRequest, summaryText } from '../prepare-request.js';
 import type { AssembledCache, SessionView, ViewEntry } from '../view/session-view.js';
 import { assemble } from './assemble.js';
@@ -87,6 +87,37 @@ export function* assembledCacheSteps(
   return { summaryWire, count: entries.length, wires: assemble(entries, summaryWire, format), pinned, head };
 }
 
+/** Whether the view's assembled cache can be extended for `summaryWire` (else it is rebuilt). */
+function extendable(view: SessionView, summaryWire: unknown): boolean {
+  const cache = view.assembled;
+  // Without any unpinned entry yet, a new pinned one would go to the head: rebuild then.
+  return (
+    cache !== undefined &&
+    cache.summaryWire === summaryWire &&
+    cache.count <= view.entries.length &&
+    (summaryWire === undefined || cache.wires.length > cache.head + 1)
+  );
+}
+
+/**
+ * Before {@link untriggeredResult}: a cold call's view (decided from a bound) whose assembled cache
+ * must be rebuilt has it built in slices of the loop, so the result only extends it (a 16k-message rebuild ran
+ * at once in the same stretch as the rest of the answer). The result is the same either way.
+ */
+export function assembleUntriggered(prepared: PreparedRequest): Promise<void> | undefined {
+  const { view, codec } = prepared;
+  const summaryWire = view.version > 0 ? prepared.summaryWire : undefined;
+  // Only a call decided from a bound (a cold one, which pauses anyway): a warm call, even one
+  // that rebuilds the cache, answers without a turn of the loop.
+  if (!prepared.bounded || extendable(view, summaryWire)) return undefined;
+  const { entries, version } = view;
+  return runStepsYielding(assembledCacheSteps(entries, summaryWire, codec.format)).then((built) => {
+    // Kept only when built from the entries as they stand (else the result rebuilds at once).
+    if (view.version === version && built.count === entries.length && !extendable(view, summaryWire))
+      view.assembled = built;
+  });
+}
+
 /**
  * The view assembled, from the cache when the view only grew since: new entries go at the end
  * (after the summary, or in history order without one), so the cached request is extended.
@@ -94,13 +125,7 @@ export function* assembledCacheSteps(
 function assembledView(view: SessionView, summaryWire: unknown, format: MessageFormat): AssembledCache {
   const cache = view.assembled;
   const entries = view.entries;
-  // Without any unpinned entry yet, a new pinned one would go to the head: rebuild then.
-  const extendable =
-    cache !== undefined &&
-    cache.summaryWire === summaryWire &&
-    cache.count <= entries.length &&
-    (summaryWire === undefined || cache.wires.length > cache.head + 1);
-  if (!extendable) {
+  if (cache === undefined || !extendable(view, summaryWire)) {
     view.assembled = assembledCache(entries, summaryWire, format);
     return view.assembled;
   }

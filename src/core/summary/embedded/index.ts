@@ -14,7 +14,7 @@ import { parsePrevious, supersedeCarriedSteps } from './parse-previous.js';
 import { annotateRelativeDate } from './relative-dates.js';
 import { renderSummary } from './render-summary.js';
 import { scoreUnitSteps } from './score-units.js';
-import { findSpeakers, placeMessages } from './segments.js';
+import { findSpeakersSteps, placeMessagesSteps } from './segments.js';
 import { selectUnitSteps, weakestUnits } from './select-units.js';
 import { MAX_REVEALED_IDS, type ToolFact, toolFactSteps } from './tool-facts.js';
 import { EXCERPT_SPEAKER, type Segment, type Unit, type UnitSource } from './types.js';
@@ -83,7 +83,7 @@ function* extractSteps(
   const units = previous.units;
   const ledger = new IdentifierLedger();
   for (const id of previous.ids) ledger.add(id, 'summary');
-  const placed = placeMessages(messages, segments);
+  const placed = yield* placeMessagesSteps(messages, segments);
   let nextFact = 0;
   for (let index = 0; index < messages.length; index++) {
     if (index > 0) yield;
@@ -358,7 +358,7 @@ export class EmbeddedSummarizer implements Summarizer {
     // No tool call now or in the previous summary (its tool lines read `- name(args) → ...`):
     // a chat, its sentences cut into finer clauses; between people when two speakers are named.
     const chat = facts.length === 0 && !toolLines;
-    const betweenPeople = chat && findSpeakers(request.messages).size >= 2;
+    const betweenPeople = chat && (yield* findSpeakersSteps(request.messages)).size >= 2;
     const headRoom = betweenPeople ? Math.floor(maxTokens * PEOPLE_HEAD_SCALE) : maxTokens;
     const head = renderUserSections(sections, headRoom, countTokens);
     yield;

@@ -1,7 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { messageList } from '../../../../test/support/compact-messages.js';
 import { annotateRelativeDate } from './relative-dates.js';
-import { findSpeakers, formatDate, metaDate, parseStamp, placeMessages, speakerParts } from './segments.js';
+import {
+  findSpeakers,
+  formatDate,
+  metaDate,
+  parseStamp,
+  placeMessages,
+  placeMessagesSteps,
+  speakerParts,
+} from './segments.js';
 import type { Segment } from './types.js';
 
 describe('segments', () => {
@@ -40,6 +48,26 @@ describe('segments', () => {
     const placed = placeMessages(list.messages, segments);
     expect(segments.map((s) => s.label)).toEqual(['Conversation', '8 May 2023', '20 May 2023']);
     expect(placed.map((p) => p.segment)).toEqual([0, 1, 1, 2, 1]);
+  });
+
+  it('places a long conversation in steps, the same as at once (issue 47: no 16k-message walk in one stretch)', () => {
+    const list = messageList();
+    for (let i = 0; i < 2_000; i++) {
+      if (i % 300 === 0) list.user(`[${1 + (i % 28)} May 2023]\nCaroline: day ${i}\nMelanie: ok`);
+      else if (i % 2) list.assistant(`Melanie: reply ${i}`);
+      else list.user(`Caroline: message ${i}`);
+    }
+    const atOnce: Segment[] = [{ label: 'Conversation' }];
+    const expected = placeMessages(list.messages, atOnce);
+    const inSteps: Segment[] = [{ label: 'Conversation' }];
+    const steps = placeMessagesSteps(list.messages, inSteps);
+    let pauses = 0;
+    let step = steps.next();
+    for (; !step.done; step = steps.next()) pauses++;
+    // Pauses mid-way (every few hundred messages), and the same placement and segments.
+    expect(pauses).toBeGreaterThan(2);
+    expect(step.value).toEqual(expected);
+    expect(inSteps).toEqual(atOnce);
   });
 
   it('a "Name:" prefix seen on two lines or more is a speaker; labels are not', () => {

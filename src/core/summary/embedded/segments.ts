@@ -7,6 +7,7 @@
  */
 import type { CompactMessage } from '../../messages/message.js';
 import { releaseRegExpCode } from '../../process-caches.js';
+import { runSteps, type Steps } from '../../time-slice.js';
 import { type Segment, UNDATED_LABEL } from './types.js';
 
 /** Month names, January first (dates in segments and stamps). */
@@ -113,8 +114,18 @@ success criteria important fix bug issue problem solution example tip fyi ps re 
 
 /** Names used as a `Name:` prefix on at least two lines of the messages. */
 export function findSpeakers(messages: readonly Pick<CompactMessage, 'text'>[]): Set<string> {
+  return runSteps(findSpeakersSteps(messages));
+}
+
+/** Messages read between two steps of the walks below (16k messages at once held the loop ~20 ms). */
+const STEP_MESSAGES = 256;
+
+/** {@link findSpeakers} as steps, one every {@link STEP_MESSAGES} messages. */
+export function* findSpeakersSteps(messages: readonly Pick<CompactMessage, 'text'>[]): Steps<Set<string>> {
   const counts = new Map<string, number>();
-  for (const message of messages) {
+  for (let index = 0; index < messages.length; index++) {
+    if (index % STEP_MESSAGES === STEP_MESSAGES - 1) yield;
+    const message = messages[index]!;
     for (const line of message.text.split('\n')) {
       const match = SPEAKER_PREFIX.exec(line);
       if (!match || LABELS.has(match[1]!.toLowerCase())) continue;
@@ -163,7 +174,15 @@ function roleSpeaker(message: CompactMessage): string {
  * the same date reuses its segment, and messages with no date continue the last one.
  */
 export function placeMessages(messages: readonly CompactMessage[], segments: Segment[]): PlacedMessage[] {
-  const speakers = findSpeakers(messages);
+  return runSteps(placeMessagesSteps(messages, segments));
+}
+
+/** {@link placeMessages} as steps, one every {@link STEP_MESSAGES} messages. */
+export function* placeMessagesSteps(
+  messages: readonly CompactMessage[],
+  segments: Segment[],
+): Steps<PlacedMessage[]> {
+  const speakers = yield* findSpeakersSteps(messages);
   const byLabel = new Map(segments.map((s, i) => [s.label, i]));
   const open = (label: string, date?: Date): number => {
     let index = byLabel.get(label);
@@ -175,14 +194,18 @@ export function placeMessages(messages: readonly CompactMessage[], segments: Seg
     return index;
   };
   let current = segments.length > 0 ? segments.length - 1 : -1;
-  return messages.map((message) => {
+  const placed: PlacedMessage[] = [];
+  for (let index = 0; index < messages.length; index++) {
+    if (index % STEP_MESSAGES === STEP_MESSAGES - 1) yield;
+    const message = messages[index]!;
     const stamp = parseStamp(message.text);
     const date = stamp?.date ?? metaDate(message);
     if (date) current = open(formatDate(date), date);
     else if (current < 0) current = open(UNDATED_LABEL);
     const text = stamp ? stamp.rest : message.text;
-    return { segment: current, parts: speakerParts(text, roleSpeaker(message), speakers) };
-  });
+    placed.push({ segment: current, parts: speakerParts(text, roleSpeaker(message), speakers) });
+  }
+  return placed;
 }
 
 // Their machine code is dropped when the last manager shuts down (process-caches.ts).

@@ -94,7 +94,10 @@ export function compileRules(rules: readonly RedactionRule[]): CompiledRules {
   const extenders = new Map<string, (text: string, end: number) => number>();
   const extenderOf = (charClass: string) => {
     let made = extenders.get(charClass);
-    if (made === undefined) extenders.set(charClass, (made = extender(charClass)));
+    if (made === undefined) {
+      made = extender(charClass);
+      extenders.set(charClass, made);
+    }
     return made;
   };
   rules.forEach((rule, order) => {

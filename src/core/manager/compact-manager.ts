@@ -208,7 +208,12 @@ export class CompactManager {
   async ready(): Promise<void> {
     if (this.#ready === true) return;
     const rehearsal = (store: SessionStore) =>
-      new CompactManager({ model: this.model, store, redaction: false });
+      new CompactManager({
+        model: this.model,
+        maxContextTokens: this.maxContextTokens,
+        store,
+        redaction: false,
+      });
     this.#ready ??= warmFirstCall(this.counter, this.#deps.marks, rehearsal).then(() => {
       this.#ready = true;
     });

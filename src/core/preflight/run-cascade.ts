@@ -251,43 +251,6 @@ function shrinkSummary(
   summary.tokens = tokens;
 }
 
-/**
- * When the request is still over its limit: the summary (this compaction's, else the previous
- * one carried as is, shortened into the next version) loses lines until it fits. With
- * `onlyIfItFits`, only when a summary of one line would make the request fit (before the
- * newest message is cut: a summary is not given up for a message that is cut anyway).
- */
-function shortenSummaryToFit(
-  run: CascadeRun,
-  input: CascadeInput,
-  result: CascadeResult,
-  onlyIfItFits = false,
-): void {
-  if (run.total <= run.limit) return;
-  if (onlyIfItFits) {
-    const summary = result.summary;
-    const body = summary?.body ?? (input.summaryTokens > 0 ? input.view.previousSummary : undefined);
-    if (body === undefined) return;
-    const version = summary?.version ?? input.view.nextVersion;
-    const tokens = summary?.tokens ?? input.summaryTokens;
-    const shortest = summaryMessageTokens(
-      input.codec,
-      input.counter,
-      input.formatSummary(version, withoutArchiveLine(body).split('\n')[0]!),
-    );
-    if (run.total - tokens + shortest > run.limit) return;
-  }
-  if (!result.summary && input.view.previousSummary !== undefined && input.summaryTokens > 0) {
-    result.summary = {
-      body: withoutArchiveLine(input.view.previousSummary),
-      version: input.view.nextVersion,
-      summarizer: 'previous',
-      tokens: input.summaryTokens,
-    };
-  }
-  if (result.summary) shrinkSummary(run, input, result.summary);
-}
-
 /** One report per level (level a may run twice: before summarizing, and for protected results after). */
 function mergeLevels(levels: readonly LevelReport[]): LevelReport[] {
   const merged = new Map<string, LevelReport>();
@@ -332,16 +295,28 @@ export async function runCascade(input: CascadeInput): Promise<CascadeResult> {
   // Recent results protected by count give way when they alone keep the request over target.
   if (run.total > run.target && !paidEarly)
     result.levels.push(...(await level(giveWaySteps(run, input.pairing))));
-  // Cut no deeper than needed: to a tenth under the budget (or the target, when higher). The
-  // newest message is cut last, after the summary is shortened as far as it goes.
+  // Cut no deeper than needed: to a tenth under the budget (or the target, when higher).
   if (run.total > run.budget) {
     const limit = Math.max(run.target, Math.floor(run.budget * 0.9));
-    const beforeNewest = () => shortenSummaryToFit(run, input, result, true);
-    result.levels.push(await level(cutOversizedSteps(run, limit, beforeNewest)));
+    result.levels.push(await level(cutOversizedSteps(run, limit)));
   }
   // Past level d only the limit counts: a request the newest message alone keeps between the
   // budget and the caller's real limit (compactMessages) is sent so, summary whole.
-  shortenSummaryToFit(run, input, result);
+  // Still over: the previous summary, carried as is, is shortened into the next version.
+  if (
+    run.total > run.limit &&
+    !result.summary &&
+    input.view.previousSummary !== undefined &&
+    input.summaryTokens > 0
+  ) {
+    result.summary = {
+      body: withoutArchiveLine(input.view.previousSummary),
+      version: input.view.nextVersion,
+      summarizer: 'previous',
+      tokens: input.summaryTokens,
+    };
+  }
+  if (run.total > run.limit && result.summary) shrinkSummary(run, input, result.summary);
   if (run.total > run.limit) {
     throw new CompactError(
       'insufficient_budget',

@@ -193,8 +193,7 @@ export class CompactManager {
       usage: this.#usage,
       maxContextTokens: this.maxContextTokens,
     };
-    // Last: a constructor that threw above holds nothing, and the last manager's shutdown
-    // still drops the process caches.
+    // Last: a constructor that threw above holds nothing; the last shutdown still drops the caches.
     this.#endHold = holdEncodings();
   }
 
@@ -207,13 +206,9 @@ export class CompactManager {
    */
   async ready(): Promise<void> {
     if (this.#ready === true) return;
+    const { model, maxContextTokens } = this;
     const rehearsal = (store: SessionStore) =>
-      new CompactManager({
-        model: this.model,
-        maxContextTokens: this.maxContextTokens,
-        store,
-        redaction: false,
-      });
+      new CompactManager({ model, maxContextTokens, store, redaction: false });
     this.#ready ??= warmFirstCall(this.counter, this.#deps.marks, rehearsal).then(() => {
       this.#ready = true;
     });

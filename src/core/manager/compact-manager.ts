@@ -202,14 +202,11 @@ export class CompactManager {
    * start-up); calls made before it wait for the same load instead of loading in one block.
    * It also readies what a fresh process's first call on a known session would load or compile
    * (warm-first-call.ts: the tokenizer's expressions, the summary key when it is given or its
-   * file exists, Node's crypto, the built-in summarizer, the quick path's code once per process).
+   * file exists, Node's crypto, the built-in summarizer).
    */
   async ready(): Promise<void> {
     if (this.#ready === true) return;
-    const { model, maxContextTokens } = this;
-    const rehearsal = (store: SessionStore) =>
-      new CompactManager({ model, maxContextTokens, store, redaction: false });
-    this.#ready ??= warmFirstCall(this.counter, this.#deps.marks, rehearsal).then(() => {
+    this.#ready ??= warmFirstCall(this.counter, this.#deps.marks).then(() => {
       this.#ready = true;
     });
     await this.#ready;

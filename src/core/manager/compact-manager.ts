@@ -202,11 +202,14 @@ export class CompactManager {
    * start-up); calls made before it wait for the same load instead of loading in one block.
    * It also readies what a fresh process's first call on a known session would load or compile
    * (warm-first-call.ts: the tokenizer's expressions, the summary key when it is given or its
-   * file exists, Node's crypto, the built-in summarizer).
+   * file exists, Node's crypto, the built-in summarizer, the quick path's code with a shared store).
    */
   async ready(): Promise<void> {
     if (this.#ready === true) return;
-    this.#ready ??= warmFirstCall(this.counter, this.#deps.marks).then(() => {
+    const { model, maxContextTokens } = this;
+    const rehearsal = (store: SessionStore) =>
+      new CompactManager({ model, maxContextTokens, store, redaction: false });
+    this.#ready ??= warmFirstCall(this.counter, this.#deps.marks, this.store, rehearsal).then(() => {
       this.#ready = true;
     });
     await this.#ready;

@@ -1,13 +1,15 @@
 /**
  * Issue 47 point 1: `ready()` rehearses a fresh process's first call on a known session, so
- * that the real one does not compile the quick path's code. The rehearsal must really take
+ * that the real one does not compile the quick path's code (with a store outside the process:
+ * the in-process one of a fresh process knows no session, and the code compiled would only stay
+ * in the heap, issue 47 point 4). The rehearsal must really take
  * the quick path (a change of its conditions would leave the rehearsal running the full path,
  * silently), and must touch nothing of the caller's.
  */
 import { describe, expect, it } from 'vitest';
 import { MemorySessionStore, type SessionStore } from '../session/session-store.js';
 import { CompactManager } from './compact-manager.js';
-import { rehearseQuickCall } from './rehearse-first-call.js';
+import { firstCallRehearsed, rehearseQuickCall } from './rehearse-first-call.js';
 
 /** A store that records every call made on it. */
 function watchedStore(): { store: SessionStore; calls: string[] } {
@@ -28,6 +30,18 @@ function watchedStore(): { store: SessionStore; calls: string[] } {
 }
 
 describe('the rehearsed first call', () => {
+  // First in the file: the rehearsal runs once per process (this file's module graph is its own).
+  it('is run by ready() once per process, only with a store outside the process', async () => {
+    // A fresh process's in-process store knows no session: its first call cannot take the quick path.
+    const inProcess = new CompactManager({ model: 'gpt-4o', store: new MemorySessionStore() });
+    await inProcess.ready();
+    expect(firstCallRehearsed()).toBe(false);
+    const shared = new CompactManager({ model: 'gpt-4o', store: watchedStore().store });
+    await shared.ready();
+    expect(firstCallRehearsed()).toBe(true);
+    await Promise.all([inProcess.shutdown(), shared.shutdown()]);
+  });
+
   it('takes the quick path, for each built-in model family', async () => {
     for (const model of ['gpt-4o', 'gpt-4', 'claude-sonnet-4-5']) {
       const quick = await rehearseQuickCall((store) => new CompactManager({ model, store }));

@@ -3,7 +3,7 @@
  * runs, for the first time, every function on it: V8 parses and compiles each one lazily on
  * its first run, which cost the first call of a real fresh process 15-20 times a warm call's
  * work on a plain 16k-message session. `CompactManager.ready()` rehearses that call once per
- * process, on a made-up session held by a scratch manager in a store of its own: a quick record
+ * process (with a store outside the process: see {@link rehearseFirstCall}), on a made-up session held by a scratch manager in a store of its own: a quick record
  * written for the session, then a first call that reads it. Each piece runs after a turn of
  * the loop; the call itself compiles the quick path only (the full path's indexing, counting
  * and view compile after it, in the slices of the work a quick call leaves). Nothing of the
@@ -67,18 +67,27 @@ function scratchStore(): SessionStore {
 /** Whether this process rehearsed (once per process: the compiled code is the process's). */
 let rehearsed = false;
 
+/** Whether this process rehearsed a first call (tests: `ready()` rehearses only where it serves). */
+export function firstCallRehearsed(): boolean {
+  return rehearsed;
+}
+
 /**
  * Rehearses a fresh process's first call on a known session (see the file's comment), once per
  * process and only for a manager with a built-in counter (a custom one may be remote, or cost
- * per count): `make` builds a scratch manager for the caller's model, with a counter of its own,
- * on the given store. True when the rehearsal's call took the quick path; a failure is
- * ignored (the rehearsal only spares work).
+ * per count) whose store is not the in-process one: a fresh process's in-process store knows
+ * no session, so its first calls take the full path, and the quick path's code compiled for
+ * nothing would stay in the heap after `shutdown()`. `make` builds a scratch manager for the
+ * caller's model, with a counter of its own, on the given store. True when the rehearsal's
+ * call took the quick path; a failure is ignored (the rehearsal only spares work).
  */
 export async function rehearseFirstCall(
   counter: TokenCounter,
+  store: SessionStore,
   make: (store: SessionStore) => RehearsalManager,
 ): Promise<boolean> {
   if (rehearsed || !(counter instanceof BpeTokenCounter)) return false;
+  if (Object.getPrototypeOf(store) === MemorySessionStore.prototype) return false;
   rehearsed = true;
   return rehearseQuickCall(make);
 }

@@ -60,8 +60,14 @@ export function skipString(bytes: Buffer, at: number): number {
   }
 }
 
-/** The offset after the value starting at `at`, or -1 when it does not end. */
-export function skipValue(bytes: Buffer, at: number): number {
+/** {@link skipValue}'s answer for an array or object longer than its `limit`. */
+export const TOO_LONG = -2;
+
+/**
+ * The offset after the value starting at `at`, or -1 when it does not end; an array or object
+ * not closed within `limit` bytes of `at` gives {@link TOO_LONG} instead.
+ */
+export function skipValue(bytes: Buffer, at: number, limit = Number.POSITIVE_INFINITY): number {
   const first = bytes[at];
   if (first === QUOTE) return skipString(bytes, at);
   if (first !== OPEN_BRACE && first !== OPEN_BRACKET) {
@@ -73,8 +79,9 @@ export function skipValue(bytes: Buffer, at: number): number {
     }
     return i;
   }
+  const stop = Math.min(bytes.length, at + limit);
   let depth = 0;
-  for (let i = at; i < bytes.length; i++) {
+  for (let i = at; i < stop; i++) {
     const byte = bytes[i];
     if (byte === QUOTE) {
       i = skipString(bytes, i) - 1;
@@ -85,7 +92,7 @@ export function skipValue(bytes: Buffer, at: number): number {
       if (depth === 0) return i + 1;
     }
   }
-  return -1;
+  return stop === bytes.length ? -1 : TOO_LONG;
 }
 
 /**

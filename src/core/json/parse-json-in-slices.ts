@@ -14,7 +14,7 @@
  * structure read or a batch fails, and a {@link SyntaxError} is thrown (its message is not
  * `JSON.parse`'s: a caller that shows it parses the whole text again for the exact message).
  */
-import { TimeSlice } from '../core/time-slice.js';
+import { TimeSlice } from '../time-slice.js';
 import { type ArrayLayout, type Field, skipSpace, skipString, skipValue, TOO_LONG } from './json-layout.js';
 
 /** Bytes of values handed to one `JSON.parse` (a batch: well under a millisecond). */

@@ -15,7 +15,21 @@
  * `JSON.parse`'s: a caller that shows it parses the whole text again for the exact message).
  */
 import { TimeSlice } from '../time-slice.js';
-import { type ArrayLayout, type Field, skipSpace, skipString, skipValue, TOO_LONG } from './json-layout.js';
+import {
+  type ArrayLayout,
+  CLOSE_BRACE,
+  CLOSE_BRACKET,
+  COLON,
+  COMMA,
+  type Field,
+  OPEN_BRACE,
+  OPEN_BRACKET,
+  QUOTE,
+  skipSpace,
+  skipString,
+  skipValue,
+  TOO_LONG,
+} from './json-layout.js';
 
 /** Bytes of values handed to one `JSON.parse` (a batch: well under a millisecond). */
 export const BATCH_BYTES = 64 * 1024;
@@ -23,14 +37,6 @@ export const BATCH_BYTES = 64 * 1024;
 export const LARGE_BYTES = 256 * 1024;
 /** Levels of large containers read element by element; deeper ones are parsed whole. */
 const MAX_DEPTH = 32;
-
-const QUOTE = 0x22;
-const COMMA = 0x2c;
-const COLON = 0x3a;
-const OPEN_BRACE = 0x7b;
-const CLOSE_BRACE = 0x7d;
-const OPEN_BRACKET = 0x5b;
-const CLOSE_BRACKET = 0x5d;
 
 /** What {@link parseJsonInSlices} gives. */
 export interface SlicedParse {

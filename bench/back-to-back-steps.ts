@@ -13,66 +13,18 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
-import { tokenCounterFor } from '../src/core/counting/token-counter.js';
 import { CompactManager } from '../src/index.js';
-import { syntheticSession } from '../src/testing/synthetic-session.js';
+import { copyFloor, median, newMessage, sessionOf, tokenizeFloor } from './support/warm-floors.js';
 
 const flag = (name: string) =>
   process.argv.find((arg) => arg.startsWith(`--${name}=`))?.slice(name.length + 3) ??
   (process.argv.includes(`--${name}`) ? '' : undefined);
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 const us = (ms: number) => `${(1000 * ms).toFixed(1)} us`;
 
-/** The scale bench's session: about `count` messages of a coding session (~60 tokens each). */
-function sessionOf(count: number): unknown[] {
-  const messages: unknown[] = [];
-  for (let part = 0; messages.length < count; part++) {
-    const chunk = syntheticSession({ turns: 200, seed: 3 + part, toolDensity: 3, resultChars: 200 });
-    messages.push(
-      ...(part === 0 ? chunk : chunk.filter((m) => m.role !== 'system' && m.role !== 'developer')),
-    );
-  }
-  let end = count;
-  while (end > 1 && (messages[end] as { role?: string }).role !== 'user') end--;
-  return messages.slice(0, end);
-}
-
-let appended = 0;
-const newMessage = () => ({
-  role: 'user',
-  content: `follow-up ${appended++}: please check src/auth/token.ts again and run the tests`,
-});
-
-/** Median ms to count one appended message's text (the floor the target is stated against). */
-function tokenizeFloor(): number {
-  const counter = tokenCounterFor('gpt-4o');
-  const times: number[] = [];
-  for (let i = 0; i < 400; i++) {
-    const text = newMessage().content;
-    const t = performance.now();
-    counter.countText(text);
-    times.push(performance.now() - t);
-  }
-  return median(times);
-}
-
-/** Median ms of a fresh array of `source`'s length (slice), the last few kept alive as results are. */
-function copyFloor(source: readonly unknown[]): number {
-  const kept: unknown[][] = [];
-  const times: number[] = [];
-  for (let i = 0; i < 60; i++) {
-    const t = performance.now();
-    kept.push(source.slice());
-    times.push(performance.now() - t);
-    if (kept.length > 8) kept.shift();
-  }
-  return median(times);
-}
-
 async function loop(size: number, calls: number, turn: boolean, profile?: string): Promise<void> {
-  const floor = tokenizeFloor();
+  const floor = tokenizeFloor(400);
   const manager = new CompactManager({ model: 'gpt-4o', maxContextTokens: 2_000_000_000 });
-  const history = sessionOf(size);
+  const history = sessionOf(size, 3, 200);
   await manager.compact('steps', history);
   const session = profile ? new Session() : undefined;
   if (session) {

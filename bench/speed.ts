@@ -27,7 +27,8 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { tokenCounterFor } from '../src/core/counting/token-counter.js';
 import { CompactManager, type Summarizer } from '../src/index.js';
-import { seededRandom, syntheticSession } from '../src/testing/synthetic-session.js';
+import { seededRandom } from '../src/testing/synthetic-session.js';
+import { copyFloor, median, newMessage, sessionOf, tokenizeFloor } from './support/warm-floors.js';
 
 const quick = process.argv.includes('--quick');
 /** `--speed-only=warm,first,trigger,background`: the sections to run (all by default). */
@@ -41,24 +42,8 @@ const runs = (section: string) => only === undefined || only.includes(section);
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as (options?: { type: 'minor' | 'major' }) => void;
 const collect = () => gc({ type: 'minor' });
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 const ms = (value: number) => `${value < 10 ? value.toFixed(3) : value.toFixed(1)} ms`;
 const pad = (text: string, width: number) => text.padStart(width);
-
-/** A coding session of about `count` messages (~340 tokens each), ending on a complete round. */
-function sessionOf(count: number, seed = 3, resultChars = 3_300): unknown[] {
-  const messages: unknown[] = [];
-  for (let part = 0; messages.length < count; part++) {
-    const chunk = syntheticSession({ turns: 200, seed: seed + part, toolDensity: 3, resultChars });
-    // Only the first part keeps its system prompt and policy.
-    messages.push(
-      ...(part === 0 ? chunk : chunk.filter((m) => m.role !== 'system' && m.role !== 'developer')),
-    );
-  }
-  let end = count;
-  while (end > 1 && (messages[end] as { role?: string }).role !== 'user') end--;
-  return messages.slice(0, end);
-}
 
 /**
  * A conversation of plain text turns, ~400 tokens each, of varied words (what the built-in
@@ -79,12 +64,6 @@ function textSession(count: number, seed: number): unknown[] {
   return messages;
 }
 
-let appendedId = 0;
-const newMessage = () => ({
-  role: 'user',
-  content: `follow-up ${appendedId++}: please check src/auth/token.ts again and run the tests`,
-});
-
 interface WarmRow {
   size: number;
   tokens: number;
@@ -99,33 +78,6 @@ interface WarmRow {
   tokenize: number;
   /** A fresh output array of this size (slice): the floor of a call that returns a new array. */
   copy: number;
-}
-
-/** Tokenizing one new message like the appended ones (what the appended path must pay). */
-function tokenizeOne(): number {
-  const counter = tokenCounterFor('gpt-4o');
-  const times: number[] = [];
-  for (let i = 0; i < 200; i++) {
-    const text = newMessage().content;
-    const t = performance.now();
-    counter.countText(text);
-    times.push(performance.now() - t);
-  }
-  return median(times);
-}
-
-/** Median time to copy an array of `n` references (what returning a fresh array costs at least). */
-function copyFloor(n: number): number {
-  const source = new Array<unknown>(n).fill({});
-  const kept: unknown[][] = [];
-  const times: number[] = [];
-  for (let i = 0; i < 60; i++) {
-    const t = performance.now();
-    kept.push(source.slice());
-    times.push(performance.now() - t);
-    if (kept.length > 8) kept.shift();
-  }
-  return median(times);
 }
 
 /** A deep rebuild that keeps the strings: what an SDK's message conversion hands over. */
@@ -193,7 +145,7 @@ async function warmPaths(size: number, calls: number): Promise<WarmRow> {
     rebuiltSdk,
     cold,
     tokenize: 0,
-    copy: copyFloor(grown.length),
+    copy: copyFloor(new Array<unknown>(grown.length).fill({})),
   };
 }
 
@@ -343,7 +295,7 @@ async function appendedAt(size: number, calls: number, modelTurn = true): Promis
   }
   const copies = modelTurn
     ? { copy: 0, mapped: 0 }
-    : { copy: copyFloor(grown.length), mapped: mappedCopy(grown) };
+    : { copy: copyFloor(new Array<unknown>(grown.length).fill({})), mapped: mappedCopy(grown) };
   await manager.shutdown();
   return { call: median(times), ...copies };
 }
@@ -351,7 +303,7 @@ async function appendedAt(size: number, calls: number, modelTurn = true): Promis
 /** Issue 38 point 2: warm appended at 1k / 16k / 50k / 100k messages beside the tokenize-only floor. */
 async function scaleSection(): Promise<void> {
   const sizes = quick ? [1_000, 16_000] : [1_000, 16_000, 50_000, 100_000];
-  const tokenize = tokenizeOne();
+  const tokenize = tokenizeFloor(200);
   await appendedAt(1_000, 60); // compiles the hot paths first
   console.log('Warm appended by history size (same objects, one message appended per call, median):');
   let base: number | undefined;
@@ -389,7 +341,7 @@ export async function runSpeedBench(): Promise<void> {
 async function warmSection(): Promise<void> {
   const sizes = quick ? [250, 1_000, 4_000] : [250, 1_000, 4_000, 16_000, 50_000];
   console.log('Warm preflight, no trigger, median per call (~340-token messages, gpt-4o tokenizer):');
-  const tokenize = tokenizeOne();
+  const tokenize = tokenizeFloor(200);
   console.log(
     `  ${'messages'.padStart(8)} ${'tokens'.padStart(11)} ${'appended'.padStart(10)} ${'same objs'.padStart(10)} ${'SDK rebuilt'.padStart(11)} ${'/app'.padStart(6)} ${'JSON trip'.padStart(10)} ${'/app'.padStart(6)} ${'app. cold'.padStart(10)} ${'trip/cold'.padStart(9)}  targets: appended <= ${ms(0.1 + tokenize)} (0.1 ms + ${ms(tokenize)} tokenizing), rebuilt <= 2x appended (SDK / JSON trip)`,
   );

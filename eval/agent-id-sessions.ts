@@ -8,6 +8,7 @@
  */
 import { seededRandom } from '../src/testing/synthetic-session.js';
 import type { FidelitySession, KeyFact } from './planted-session.js';
+import { int, pick, type Random } from './seeded-picks.js';
 
 /** Options of {@link agentIdSession}. */
 export interface AgentIdSessionOptions {
@@ -17,9 +18,6 @@ export interface AgentIdSessionOptions {
   browsing?: number;
 }
 
-type Random = () => number;
-const pick = <T>(rand: Random, list: readonly T[]): T => list[Math.floor(rand() * list.length)]!;
-const int = (rand: Random, min: number, max: number) => min + Math.floor(rand() * (max - min + 1));
 const digits = (rand: Random, n: number) =>
   Array.from({ length: n }, (_, i) => (i === 0 ? int(rand, 1, 9) : int(rand, 0, 9))).join('');
 

@@ -11,6 +11,7 @@ import { contextText, factPresent, normalize, slidingWindow, tally } from './con
 import { directRun } from './direct-compaction.js';
 import type { CompactionMode, FidelityRun, RunConfig, SummarizerUnderTest } from './fidelity-run.js';
 import type { FidelitySession } from './planted-session.js';
+import { textTable } from './text-table.js';
 
 export { contextText, factPresent, slidingWindow } from './context-measures.js';
 export type { CompactionMode, FidelityRun, RunConfig, SummarizerUnderTest } from './fidelity-run.js';
@@ -345,11 +346,5 @@ export function formatTable(rows: readonly FidelityRow[]): string {
       .filter(Boolean)
       .join('; '),
   ]);
-  const widths = header.map((h, k) => Math.max(h.length, ...lines.map((l) => l[k]!.length)));
-  const render = (cells: string[]) =>
-    cells
-      .map((c, k) => c.padEnd(widths[k]!))
-      .join('  ')
-      .trimEnd();
-  return [render(header), widths.map((w) => '-'.repeat(w)).join('  '), ...lines.map(render)].join('\n');
+  return textTable(header, lines);
 }

@@ -14,6 +14,7 @@ import {
   SESSION_KINDS,
   type SessionKind,
 } from './instruction-sessions.js';
+import { textTable } from './text-table.js';
 
 /** Issue 20: share of (instruction, later call) pairs whose request holds the instruction. */
 export const INSTRUCTION_RETENTION_TARGET = 0.99;
@@ -211,13 +212,7 @@ export function formatInstructionTable(rows: readonly InstructionRow[]): string 
     String(row.summaries),
     String(row.maxRequestTokens),
   ]);
-  const widths = header.map((h, k) => Math.max(h.length, ...lines.map((l) => l[k]!.length)));
-  const render = (cells: string[]) =>
-    cells
-      .map((c, k) => c.padEnd(widths[k]!))
-      .join('  ')
-      .trimEnd();
-  return [render(header), widths.map((w) => '-'.repeat(w)).join('  '), ...lines.map(render)].join('\n');
+  return textTable(header, lines);
 }
 
 /** The `target:` line. */

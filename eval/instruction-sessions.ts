@@ -9,6 +9,7 @@
  */
 import { seededRandom } from '../src/testing/synthetic-session.js';
 import { contextText, normalize } from './context-measures.js';
+import { int, pick, type Random, shuffle } from './seeded-picks.js';
 
 /** The kinds of session generated. */
 export const SESSION_KINDS = ['coding', 'support', 'research'] as const;
@@ -61,19 +62,6 @@ export interface InstructionSessionOptions {
   calls?: number;
   /** Fewest and most instructions. @default [5, 15] */
   instructions?: [number, number];
-}
-
-type Random = () => number;
-const pick = <T>(rand: Random, list: readonly T[]): T => list[Math.floor(rand() * list.length)]!;
-const int = (rand: Random, min: number, max: number) => min + Math.floor(rand() * (max - min + 1));
-
-function shuffle<T>(rand: Random, list: readonly T[]): T[] {
-  const out = [...list];
-  for (let i = out.length - 1; i > 0; i--) {
-    const j = Math.floor(rand() * (i + 1));
-    [out[i], out[j]] = [out[j]!, out[i]!];
-  }
-  return out;
 }
 
 // ---- Instruction material, per kind (none of it appears in the filler) ----

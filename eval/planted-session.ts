@@ -5,6 +5,7 @@
  * turns (a coding agent reading files, grepping, running tests and editing).
  */
 import { seededRandom } from '../src/testing/synthetic-session.js';
+import { int, pick, type Random, shuffle } from './seeded-picks.js';
 
 /** The kinds of fact the harness plants. */
 export type FactKind =
@@ -44,20 +45,6 @@ export interface PlantedSessionOptions {
   seed?: number;
   /** User turns of filler. @default 36 */
   turns?: number;
-}
-
-type Random = () => number;
-
-const pick = <T>(rand: Random, list: readonly T[]): T => list[Math.floor(rand() * list.length)]!;
-const int = (rand: Random, min: number, max: number) => min + Math.floor(rand() * (max - min + 1));
-
-function shuffle<T>(rand: Random, list: readonly T[]): T[] {
-  const out = [...list];
-  for (let i = out.length - 1; i > 0; i--) {
-    const j = Math.floor(rand() * (i + 1));
-    [out[i], out[j]] = [out[j]!, out[i]!];
-  }
-  return out;
 }
 
 function hex(rand: Random, n: number): string {

@@ -31,6 +31,7 @@ import {
   runFidelity,
 } from './fidelity-harness.js';
 import { type FidelitySession, type KeyFact, plantedSession } from './planted-session.js';
+import { textTable } from './text-table.js';
 
 const normalize = (text: string) => text.replace(/\s+/g, ' ').toLowerCase();
 
@@ -270,13 +271,7 @@ async function main(): Promise<void> {
       row.runs ? (row.artifacts / row.runs).toFixed(1) : '-',
     ];
   });
-  const widths = header.map((h, k) => Math.max(h.length, ...lines.map((l) => l[k]!.length)));
-  const render = (cells: string[]) =>
-    cells
-      .map((c, k) => c.padEnd(widths[k]!))
-      .join('  ')
-      .trimEnd();
-  console.log([render(header), widths.map((w) => '-'.repeat(w)).join('  '), ...lines.map(render)].join('\n'));
+  console.log(textTable(header, lines));
   console.log('');
   console.log(`not reachable: ${misses.length} fact-runs${values.verbose ? '' : ' (--verbose lists them)'}`);
   if (values.verbose) {

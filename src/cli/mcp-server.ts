@@ -17,7 +17,7 @@ import {
 } from '../recall/recall-tool.js';
 import { fsStorage } from '../storage/fs/fs-storage.js';
 import { configFileFor } from './find-config-file.js';
-import { commandFlags } from './help.js';
+import { commandFlags, packageVersion } from './help.js';
 import { checkFlags, type FlagOptions, type ParsedArgs, parseCliArgs } from './parse-cli-args.js';
 import { terminalText } from './terminal-text.js';
 
@@ -65,7 +65,7 @@ async function loadMcp() {
 export async function createRecallMcpServer(options: RecallMcpServerOptions) {
   const { Server, types } = await loadMcp();
   const server = new Server(
-    { name: 'agent-compaction-recall', version: '0.1.0' },
+    { name: 'agent-compaction-recall', version: packageVersion() },
     { capabilities: { tools: {} } },
   );
   server.setRequestHandler(types.ListToolsRequestSchema, async () => ({

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { CompactError } from '../core/errors.js';
+import { parseJsonInSlices } from '../core/json/parse-json-in-slices.js';
 import { bodyResponseSchema, withResponseSchema } from '../core/preflight/body/response-schema.js';
-import { parseJsonInSlices } from '../proxy/parse-json-in-slices.js';
 import { dropTornLastLine } from './torn-line.js';
 
 /**

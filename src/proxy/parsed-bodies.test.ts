@@ -7,8 +7,8 @@
 import { isDeepStrictEqual } from 'node:util';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { firstDifference, topLevelArray } from '../core/json/json-layout.js';
 import { TimeSlice } from '../core/time-slice.js';
-import { firstDifference, topLevelArray } from './json-layout.js';
 import { ParsedBodies } from './parsed-bodies.js';
 import { PROXY_ROUTES } from './proxy-routes.js';
 import { spliceBody, spliceBodyInSlices } from './splice-body.js';

@@ -4,7 +4,7 @@
  * 128k-token body costs milliseconds (its string alone is fresh memory, page-faulted in on
  * every call); comparing it with the last body's bytes costs microseconds. So each
  * conversation's last body is kept with its parsed fields and their byte offsets
- * (json-layout.ts). A new body is read field by field: a field whose bytes are a kept body's
+ * (core/json/json-layout.ts). A new body is read field by field: a field whose bytes are a kept body's
  * takes its value, any other is parsed alone (a changed `model`, `stream` or `max_tokens` in
  * front of the conversation costs the parse of that field, not of the body); its conversation
  * is compared with the kept conversations from its own `[` (the offsets before it may have
@@ -25,8 +25,8 @@ import {
   skipSpace,
   skipValue,
   topLevelArray,
-} from './json-layout.js';
-import { parseJsonInSlices } from './parse-json-in-slices.js';
+} from '../core/json/json-layout.js';
+import { parseJsonInSlices } from '../core/json/parse-json-in-slices.js';
 import type { ProxyRoute } from './proxy-routes.js';
 
 type Json = Record<string, unknown>;
@@ -59,7 +59,7 @@ export interface RememberedBody {
 export const DEFAULT_REUSE_BYTES = 64 * 1024 * 1024;
 /**
  * A body at least this long that no kept body helps to read is parsed across turns of the
- * event loop (parse-json-in-slices.ts); a shorter one at once (`JSON.parse` of 1 MB takes a
+ * event loop (core/json/parse-json-in-slices.ts); a shorter one at once (`JSON.parse` of 1 MB takes a
  * few milliseconds).
  */
 export const SLICED_PARSE_BYTES = 1024 * 1024;

@@ -1,4 +1,4 @@
-import type { LanguageModelMiddleware, ModelMessage } from 'ai';
+import type { LanguageModelMiddleware, ModelMessage, ToolSet } from 'ai';
 import { CompactError } from '../../core/errors.js';
 import type { CompactManager } from '../../core/manager/compact-manager.js';
 import type { CompactionResult } from '../../core/manager/manager-options.js';
@@ -14,6 +14,7 @@ import {
   chatToAiSdk,
   chatToAiSdkInSlices,
 } from './ai-sdk-messages.js';
+import { toolSetSchemas } from './tool-set-schemas.js';
 
 type TransformParams = NonNullable<LanguageModelMiddleware['transformParams']>;
 type CallOptions = Parameters<TransformParams>[0]['params'];
@@ -308,8 +309,11 @@ export interface CompactionPrepareStepOptions {
    * pass it here to have it counted.
    */
   system?: string;
-  /** Tool schemas to count (e.g. `callToolSchemas` of your tools' JSON schemas). */
-  tools?: readonly unknown[];
+  /**
+   * The tools to count: the `ToolSet` given to `generateText` / `ToolLoopAgent` (its input
+   * schemas read as JSON Schema once per tool set), or schemas as `callToolSchemas` makes them.
+   */
+  tools?: ToolSet | readonly unknown[];
   /**
    * The call's `maxOutputTokens`: `prepareStep` never sees it, so pass it here to keep the
    * reply's room free below the window (providers refuse a prompt that passes it with the reply).
@@ -327,6 +331,11 @@ export type CompactionPrepareStep = (options: {
   messages: ModelMessage[];
   steps?: readonly { usage?: { inputTokens?: number | undefined } }[];
 }) => Promise<{ messages: ModelMessage[] }>;
+
+/** Whether `tools` are schemas already (or none), rather than a `ToolSet`. */
+const isToolList = (
+  tools: ToolSet | readonly unknown[] | undefined,
+): tools is readonly unknown[] | undefined => tools === undefined || Array.isArray(tools);
 
 /**
  * A `prepareStep` function for `generateText` / `streamText` / `ToolLoopAgent` that compacts
@@ -348,13 +357,14 @@ export function compactionPrepareStep(
   return async ({ messages, steps }) => {
     const last = steps?.at(-1)?.usage;
     if (last) feedV3Usage(manager, options.sessionId, last);
+    const tools = isToolList(options.tools) ? options.tools : await toolSetSchemas(options.tools);
     const { messages: compacted, result } = await compactMessages<ModelMessage>(
       manager,
       options.sessionId,
       messages,
       {
         kind: 'model-messages',
-        ...(options.tools ? { tools: options.tools } : {}),
+        ...(tools ? { tools } : {}),
         ...(options.system ? { system: options.system } : {}),
         ...replyTokensOf(options.replyTokens),
       },

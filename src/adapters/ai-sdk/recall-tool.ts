@@ -1,5 +1,4 @@
 import type { Tool, ToolExecutionOptions } from 'ai';
-import { CompactError } from '../../core/errors.js';
 import type { RecallArchive } from '../../recall/recall-archive.js';
 import {
   RECALL_INPUT_SCHEMA,
@@ -8,6 +7,7 @@ import {
   resolveRecallSession,
   runRecallTool,
 } from '../../recall/recall-tool.js';
+import { loadAi } from './load-ai.js';
 
 /** Options of {@link recallTool}. */
 export interface AiSdkRecallToolOptions {
@@ -18,16 +18,6 @@ export interface AiSdkRecallToolOptions {
    * of the call's `experimental_context`. The model never chooses it.
    */
   sessionId: string | ((context: unknown) => string);
-}
-
-let aiModule: Promise<typeof import('ai')> | undefined;
-
-function loadAi(): Promise<typeof import('ai')> {
-  aiModule ??= import('ai').catch((error: unknown) => {
-    aiModule = undefined;
-    throw new CompactError('missing_dependency', 'install ai: npm i ai', { cause: error });
-  });
-  return aiModule;
 }
 
 /** The error a refused recall raises inside `execute`; the AI SDK sends its message back as a tool error. */

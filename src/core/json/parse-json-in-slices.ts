@@ -1,7 +1,7 @@
 /**
  * `JSON.parse` of a large document across turns of the event loop. Native `JSON.parse` cannot
  * be paused, and a 20 MB request body takes tens of milliseconds in one piece; so the document's
- * structure is read here (strings, brackets, separators, as json-layout.ts does) and its values
+ * structure is read with json-layout.ts's scanner (strings, brackets, separators) and its values
  * are handed to `JSON.parse` a batch at a time: the elements of an array or the members of an
  * object whose bytes together fill about {@link BATCH_BYTES}, the loop given a turn between
  * batches once the slice has run its time. A value larger than {@link LARGE_BYTES} that is an
@@ -14,8 +14,22 @@
  * structure read or a batch fails, and a {@link SyntaxError} is thrown (its message is not
  * `JSON.parse`'s: a caller that shows it parses the whole text again for the exact message).
  */
-import { TimeSlice } from '../core/time-slice.js';
-import { type ArrayLayout, type Field, skipSpace, skipString, skipValue } from './json-layout.js';
+import { TimeSlice } from '../time-slice.js';
+import {
+  type ArrayLayout,
+  CLOSE_BRACE,
+  CLOSE_BRACKET,
+  COLON,
+  COMMA,
+  type Field,
+  OPEN_BRACE,
+  OPEN_BRACKET,
+  QUOTE,
+  skipSpace,
+  skipString,
+  skipValue,
+  TOO_LONG,
+} from './json-layout.js';
 
 /** Bytes of values handed to one `JSON.parse` (a batch: well under a millisecond). */
 export const BATCH_BYTES = 64 * 1024;
@@ -23,16 +37,6 @@ export const BATCH_BYTES = 64 * 1024;
 export const LARGE_BYTES = 256 * 1024;
 /** Levels of large containers read element by element; deeper ones are parsed whole. */
 const MAX_DEPTH = 32;
-
-const QUOTE = 0x22;
-const COMMA = 0x2c;
-const COLON = 0x3a;
-const OPEN_BRACE = 0x7b;
-const CLOSE_BRACE = 0x7d;
-const OPEN_BRACKET = 0x5b;
-const CLOSE_BRACKET = 0x5d;
-/** {@link skipWithin}'s answer for a container longer than its limit. */
-const TOO_LONG = -2;
 
 /** What {@link parseJsonInSlices} gives. */
 export interface SlicedParse {
@@ -67,26 +71,6 @@ const fail = (at: number): never => {
   throw new SyntaxError(`not valid JSON at byte ${at}`);
 };
 
-/** The offset after the value at `at`, or {@link TOO_LONG} for an array or object longer than `limit` bytes. */
-function skipWithin(bytes: Buffer, at: number, limit: number): number {
-  const first = bytes[at];
-  if (first !== OPEN_BRACE && first !== OPEN_BRACKET) return skipValue(bytes, at);
-  const stop = Math.min(bytes.length, at + limit);
-  let depth = 0;
-  for (let i = at; i < stop; i++) {
-    const byte = bytes[i];
-    if (byte === QUOTE) {
-      i = skipString(bytes, i) - 1;
-      if (i < 0) return -1;
-    } else if (byte === OPEN_BRACE || byte === OPEN_BRACKET) depth++;
-    else if (byte === CLOSE_BRACE || byte === CLOSE_BRACKET) {
-      depth--;
-      if (depth === 0) return i + 1;
-    }
-  }
-  return stop === bytes.length ? -1 : TOO_LONG;
-}
-
 /** How far a container is scanned before it is read element by element. */
 const limitAt = (walk: Walk, depth: number) =>
   depth >= MAX_DEPTH ? Number.POSITIVE_INFINITY : walk.largeBytes;
@@ -101,9 +85,58 @@ function setMember(object: Record<string, unknown>, key: string, value: unknown)
   else object[key] = value;
 }
 
+/**
+ * The elements (or members) of one array (or object) not parsed yet: the bytes from `from` to
+ * `to`, `count` values with their separators, handed to `parse` together.
+ */
+class Batch {
+  private from = 0;
+  private to = 0;
+  private count = 0;
+
+  constructor(
+    private readonly walk: Walk,
+    /** The container's closing byte: `]` or `}`. */
+    private readonly close: number,
+    private readonly parse: (from: number, to: number, count: number) => void,
+  ) {}
+
+  /** Adds the value (or member) whose bytes run from `from` to `to`. */
+  add(from: number, to: number) {
+    if (this.count === 0) this.from = from;
+    this.to = to;
+    this.count++;
+  }
+
+  flush() {
+    if (this.count === 0) return;
+    this.parse(this.from, this.to, this.count);
+    this.count = 0;
+  }
+
+  /**
+   * The offset of the separator after the value ending at `at`, checked to be a `,` or the
+   * closing byte (pushed onto `ends` when given); at the closing byte the batch is parsed,
+   * else it is parsed when it holds {@link Walk.batchBytes}.
+   */
+  separator(at: number, ends: number[] | undefined): number {
+    const separator = skipSpace(this.walk.bytes, at);
+    const byte = this.walk.bytes[separator];
+    if (byte !== COMMA && byte !== this.close) fail(separator);
+    ends?.push(separator);
+    if (byte === this.close || this.to - this.from >= this.walk.batchBytes) this.flush();
+    return separator;
+  }
+
+  /** Whether to give the loop a turn now: nothing waits to be parsed and the slice has run its time. */
+  due(): boolean {
+    return this.count === 0 && this.walk.slice.due();
+  }
+}
+
 /** The value at `at` and the offset after it. */
 async function parseValue(walk: Walk, at: number, depth: number): Promise<{ value: unknown; to: number }> {
-  const to = skipWithin(walk.bytes, at, limitAt(walk, depth));
+  const to = skipValue(walk.bytes, at, limitAt(walk, depth));
   if (to === TOO_LONG) {
     return walk.bytes[at] === OPEN_BRACKET
       ? parseArray(walk, at, depth + 1, undefined)
@@ -127,41 +160,26 @@ async function parseArray(
   const out: unknown[] = [];
   let i = skipSpace(bytes, at + 1);
   if (bytes[i] === CLOSE_BRACKET) return { value: out, to: i + 1 };
-  // The batch: elements from `batchFrom` to `batchTo`, `batchCount` of them, not parsed yet.
-  let batchFrom = i;
-  let batchTo = i;
-  let batchCount = 0;
-  const flush = () => {
-    if (batchCount === 0) return;
-    const batch = JSON.parse(`[${bytes.toString('utf8', batchFrom, batchTo)}]`) as unknown[];
-    if (batch.length !== batchCount) fail(batchFrom);
-    for (const item of batch) out.push(item);
-    batchCount = 0;
-  };
+  const batch = new Batch(walk, CLOSE_BRACKET, (from, to, count) => {
+    const items = JSON.parse(`[${bytes.toString('utf8', from, to)}]`) as unknown[];
+    if (items.length !== count) fail(from);
+    for (const item of items) out.push(item);
+  });
   for (;;) {
-    const to = skipWithin(bytes, i, limitAt(walk, depth));
+    const to = skipValue(bytes, i, limitAt(walk, depth));
     if (to === TOO_LONG) {
-      flush();
+      batch.flush();
       const large = await parseValue(walk, i, depth);
       out.push(large.value);
       i = large.to;
     } else {
       if (to <= i) fail(i);
-      if (batchCount === 0) batchFrom = i;
-      batchTo = to;
-      batchCount++;
+      batch.add(i, to);
       i = to;
     }
-    const separator = skipSpace(bytes, i);
-    const byte = bytes[separator];
-    if (byte !== COMMA && byte !== CLOSE_BRACKET) fail(separator);
-    ends?.push(separator);
-    if (byte === CLOSE_BRACKET) {
-      flush();
-      return { value: out, to: separator + 1 };
-    }
-    if (batchTo - batchFrom >= walk.batchBytes) flush();
-    if (batchCount === 0 && slice.due()) await slice.pause();
+    const separator = batch.separator(i, ends);
+    if (bytes[separator] === CLOSE_BRACKET) return { value: out, to: separator + 1 };
+    if (batch.due()) await slice.pause();
     i = skipSpace(bytes, separator + 1);
   }
 }
@@ -191,15 +209,10 @@ async function parseObject(
   const out: Record<string, unknown> = {};
   let i = skipSpace(bytes, at + 1);
   if (bytes[i] === CLOSE_BRACE) return { value: out, to: i + 1 };
-  let batchFrom = i;
-  let batchTo = i;
-  let batchCount = 0;
-  const flush = () => {
-    if (batchCount === 0) return;
-    const batch = JSON.parse(`{${bytes.toString('utf8', batchFrom, batchTo)}}`) as Record<string, unknown>;
-    for (const key of Object.keys(batch)) setMember(out, key, batch[key]);
-    batchCount = 0;
-  };
+  const batch = new Batch(walk, CLOSE_BRACE, (from, to) => {
+    const members = JSON.parse(`{${bytes.toString('utf8', from, to)}}`) as Record<string, unknown>;
+    for (const key of Object.keys(members)) setMember(out, key, members[key]);
+  });
   for (;;) {
     if (bytes[i] !== QUOTE) fail(i);
     const keyTo = skipString(bytes, i);
@@ -207,9 +220,9 @@ async function parseObject(
     const colon = skipSpace(bytes, keyTo);
     if (bytes[colon] !== COLON) fail(colon);
     const from = skipSpace(bytes, colon + 1);
-    const to = skipWithin(bytes, from, limitAt(walk, depth));
+    const to = skipValue(bytes, from, limitAt(walk, depth));
     if (to === TOO_LONG || read !== undefined) {
-      flush();
+      batch.flush();
       const name = parseText(bytes, i, keyTo) as string;
       const value =
         read !== undefined && name === layoutOf && bytes[from] === OPEN_BRACKET
@@ -222,20 +235,12 @@ async function parseObject(
       i = value.to;
     } else {
       if (to <= from) fail(from);
-      if (batchCount === 0) batchFrom = i;
-      batchTo = to;
-      batchCount++;
+      batch.add(i, to);
       i = to;
     }
-    const separator = skipSpace(bytes, i);
-    const byte = bytes[separator];
-    if (byte !== COMMA && byte !== CLOSE_BRACE) fail(separator);
-    if (byte === CLOSE_BRACE) {
-      flush();
-      return { value: out, to: separator + 1 };
-    }
-    if (batchTo - batchFrom >= walk.batchBytes) flush();
-    if (batchCount === 0 && slice.due()) await slice.pause();
+    const separator = batch.separator(i, undefined);
+    if (bytes[separator] === CLOSE_BRACE) return { value: out, to: separator + 1 };
+    if (batch.due()) await slice.pause();
     i = skipSpace(bytes, separator + 1);
   }
 }

@@ -8,14 +8,15 @@
  * `JSON.parse` before it is trusted.
  */
 
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const COMMA = 0x2c;
-const COLON = 0x3a;
-const OPEN_BRACE = 0x7b;
-const CLOSE_BRACE = 0x7d;
-const OPEN_BRACKET = 0x5b;
-const CLOSE_BRACKET = 0x5d;
+/** JSON's structural bytes. */
+export const QUOTE = 0x22;
+export const BACKSLASH = 0x5c;
+export const COMMA = 0x2c;
+export const COLON = 0x3a;
+export const OPEN_BRACE = 0x7b;
+export const CLOSE_BRACE = 0x7d;
+export const OPEN_BRACKET = 0x5b;
+export const CLOSE_BRACKET = 0x5d;
 
 /** The conversation array of one body. */
 export interface ArrayLayout {
@@ -60,8 +61,14 @@ export function skipString(bytes: Buffer, at: number): number {
   }
 }
 
-/** The offset after the value starting at `at`, or -1 when it does not end. */
-export function skipValue(bytes: Buffer, at: number): number {
+/** {@link skipValue}'s answer for an array or object longer than its `limit`. */
+export const TOO_LONG = -2;
+
+/**
+ * The offset after the value starting at `at`, or -1 when it does not end; an array or object
+ * not closed within `limit` bytes of `at` gives {@link TOO_LONG} instead.
+ */
+export function skipValue(bytes: Buffer, at: number, limit = Number.POSITIVE_INFINITY): number {
   const first = bytes[at];
   if (first === QUOTE) return skipString(bytes, at);
   if (first !== OPEN_BRACE && first !== OPEN_BRACKET) {
@@ -73,8 +80,9 @@ export function skipValue(bytes: Buffer, at: number): number {
     }
     return i;
   }
+  const stop = Math.min(bytes.length, at + limit);
   let depth = 0;
-  for (let i = at; i < bytes.length; i++) {
+  for (let i = at; i < stop; i++) {
     const byte = bytes[i];
     if (byte === QUOTE) {
       i = skipString(bytes, i) - 1;
@@ -85,7 +93,7 @@ export function skipValue(bytes: Buffer, at: number): number {
       if (depth === 0) return i + 1;
     }
   }
-  return -1;
+  return stop === bytes.length ? -1 : TOO_LONG;
 }
 
 /**

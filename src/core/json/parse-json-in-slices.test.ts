@@ -6,7 +6,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { TimeSlice } from '../core/time-slice.js';
+import { TimeSlice } from '../time-slice.js';
 import { topLevelArray } from './json-layout.js';
 import { parseJsonInSlices } from './parse-json-in-slices.js';
 

@@ -9,7 +9,13 @@
 import type { IndexedMessage } from '../../messages/message-index.js';
 import type { ToolPairer } from '../../messages/tool-pairing.js';
 import { runSteps, type Steps } from '../../time-slice.js';
-import { rewriteRef, toolNameOf } from '../view/realize-rewrite.js';
+import {
+  forgetReadIds,
+  READ_IDS_AHEAD_CHARS,
+  readPlaceholderIdsSteps,
+  rewriteRef,
+  toolNameOf,
+} from '../view/realize-rewrite.js';
 import { applyRewrite, type CascadeRun, type LevelReport } from './cascade-types.js';
 
 /** Clears old tool results of `run` (all of them, or until it is under its target). */
@@ -47,7 +53,14 @@ export function* clearToolResultSteps(
     if (entry.rewrite || entry.tokens < policy.clearMinTokens) continue;
     if (entry.round >= 0 && entry.round === lastRound) continue;
     const names = clearableNames(entry.item, pairing, excluded);
-    if (names) clearEntry(run, k, names, report);
+    if (!names) continue;
+    for (const result of entry.item.entry.parsed.toolResults)
+      if (result.output.length >= READ_IDS_AHEAD_CHARS) yield* readPlaceholderIdsSteps(result.output);
+    try {
+      clearEntry(run, k, names, report);
+    } finally {
+      forgetReadIds();
+    }
   }
   return report;
 }

@@ -6,7 +6,9 @@
  * the next model turn or user message. Every step that pairs (units, orphan checks, pin
  * closure, assembly, the summarizer's tool facts, the SDK adapters) reads this one result.
  */
-import type { MessageKind, MessageRole } from './message.js';
+
+import type { Steps } from '../time-slice.js';
+import type { CompactMessage, MessageKind, MessageRole, ToolResult } from './message.js';
 
 /** What pairing needs to know about a message. */
 export interface PairingInput {
@@ -275,4 +277,33 @@ export function pairToolCalls(messages: readonly PairingInput[]): ToolPairing {
   for (let index = 0; index < messages.length; index++) pairer.add(messages[index]!, index);
   pairer.finish();
   return pairer.result();
+}
+
+/** Messages paired between two steps of {@link answeredCallsSteps}. */
+const STEP_MESSAGES = 256;
+
+/**
+ * The result answering each call of `messages`, keyed `message:position` of the call (the
+ * pairing of {@link pairToolCalls}), as steps: one every {@link STEP_MESSAGES} messages while
+ * pairing, and again while the answers are read (16k messages paired at once held the loop
+ * 20-30 ms, issue 47). Keys are set in the order of the results.
+ */
+export function* answeredCallsSteps(messages: readonly CompactMessage[]): Steps<Map<string, ToolResult>> {
+  const pairer = new ToolPairer();
+  for (let index = 0; index < messages.length; index++) {
+    if (index % STEP_MESSAGES === STEP_MESSAGES - 1) yield;
+    pairer.add(messages[index]!, index);
+  }
+  pairer.finish();
+  yield;
+  const answers = new Map<string, ToolResult>();
+  for (let index = 0; index < messages.length; index++) {
+    if (index % STEP_MESSAGES === STEP_MESSAGES - 1) yield;
+    const results = messages[index]!.toolResults;
+    for (let r = 0; r < results.length; r++) {
+      const site = pairer.callSite(index, r);
+      if (site) answers.set(`${site.message}:${site.position}`, results[r]!);
+    }
+  }
+  return answers;
 }

@@ -157,7 +157,11 @@ export async function prepareRequest(deps: PipelineDeps, input: PreflightInput):
     );
   else emitMediaEstimates(deps.bus, input.context, input.messages, indexed.changedFrom, started);
   if (!decision.triggered && !deps.bus.observed) return prepared;
+  // The events are redacted, and a process's first redaction runs the rules' regexes for the
+  // first time (~10 ms, issue 47): a sliced call runs them in a turn of their own.
+  if (ahead) await ahead.pause();
   const decisionEvent = emitDecision(deps, prepared);
+  if (ahead) await ahead.pause();
   return { ...prepared, decisionSpanId: decisionEvent.spanId, decisionEvent };
 }
 

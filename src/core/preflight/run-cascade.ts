@@ -269,6 +269,9 @@ function mergeLevels(levels: readonly LevelReport[]): LevelReport[] {
 
 /** Runs the cascade on a triggered request. */
 export async function runCascade(input: CascadeInput): Promise<CascadeResult> {
+  // Each level gives the event loop a turn every few milliseconds (a long view's rewrites
+  // are realized and counted one message at a time); the slice counts the passes below too.
+  const slice = new TimeSlice();
   const run = cascadeRun(input, [...input.view.entries], input.tokensBefore);
   const result: CascadeResult = {
     entries: [],
@@ -278,9 +281,6 @@ export async function runCascade(input: CascadeInput): Promise<CascadeResult> {
     tokensAfter: 0,
   };
   assertPinnedFit(run, input.summaryTokens);
-  // Each level gives the event loop a turn every few milliseconds (a long view's rewrites
-  // are realized and counted one message at a time).
-  const slice = new TimeSlice();
   const level = <T>(steps: Steps<T>) => runStepsYielding(steps, slice);
   if (run.total > run.target) result.levels.push(await level(clearToolResultSteps(run, input.pairing)));
   if (run.total > run.target) result.levels.push(await level(shortenArgumentSteps(run)));

@@ -26,13 +26,7 @@ import {
 import { emitOutcome, observed } from './outcome/compaction-outcome.js';
 import { emitContended, localize } from './outcome/local-answer.js';
 import { nextStateSteps } from './outcome/next-state.js';
-import {
-  compactionFaultSteps,
-  foldedCallIds,
-  newestFault,
-  reportUnsound,
-  withNewestAsGiven,
-} from './outcome/request-guard.js';
+import { guardSteps, newestFault, reportUnsound, withNewestAsGiven } from './outcome/request-guard.js';
 import { storeCompaction } from './outcome/store-compaction.js';
 import { keptCountsSteps } from './outcome/untriggered-result.js';
 import { type PipelineDeps, type PreparedRequest, summaryText } from './prepare-request.js';
@@ -351,10 +345,10 @@ async function guardCompacted<M>(
     newest ??
     (await inSteps(
       cascade,
-      compactionFaultSteps(
+      guardSteps(
         cascade.entries,
         summaryWire,
-        foldedCallIds(cascade.folded),
+        cascade.folded,
         prepared.codec.format,
         prepared.view.summaryItem,
       ),

@@ -6,6 +6,7 @@
 import type { TokenCounter } from '../../counting/token-counter.js';
 import { CompactError } from '../../errors.js';
 import type { CompactEventProperties } from '../../events/events.js';
+import type { CompactMessage } from '../../messages/message.js';
 import type { Redactor } from '../../redaction/redactor.js';
 import { EmbeddedSummarizer } from '../../summary/embedded-summarizer.js';
 import type {
@@ -22,6 +23,7 @@ import {
   type SummaryRejection,
   summarySourceText,
 } from '../../summary/summary-guard.js';
+import { TimeSlice } from '../../time-slice.js';
 import { summaryBodyFrom } from './summary-output.js';
 
 /** Emits a summarizer event (the manager adds ids, times and redaction). */
@@ -120,7 +122,7 @@ export async function callChainMember(
       `the summary has ${tokens} tokens, over the limit of ${maxTokens}`,
     );
   }
-  const inputTokens = input.messages.reduce((sum, m) => sum + context.counter.countMessage(m), 0);
+  const inputTokens = await countInSlices(input.messages, context.counter);
   context.emit(
     'compact.summary_created',
     {
@@ -143,6 +145,21 @@ export async function callChainMember(
     summarizer: result.summarizer ?? summarizer.name,
     ...(attempt > 0 ? { fallback: summarizer.name } : {}),
   };
+}
+
+/**
+ * The tokens of `messages` (the counter answers the folded ones from the view's counts), the
+ * loop given a turn whenever the slice has run its time: 16k lookups after the summary's
+ * checks and before its event's redaction were a block of their own (issue 47).
+ */
+async function countInSlices(messages: readonly CompactMessage[], counter: TokenCounter): Promise<number> {
+  const slice = new TimeSlice();
+  let sum = 0;
+  for (let index = 0; index < messages.length; index++) {
+    sum += counter.countMessage(messages[index]!);
+    if (index % 64 === 63 && slice.due()) await slice.pause();
+  }
+  return sum;
 }
 
 /** The summary body of `raw` once checked (or the typed rejection), redacted. */

@@ -9,7 +9,13 @@
 import type { IndexedMessage } from '../../messages/message-index.js';
 import type { ToolPairer } from '../../messages/tool-pairing.js';
 import { runSteps, type Steps } from '../../time-slice.js';
-import { rewriteRef, toolNameOf } from '../view/realize-rewrite.js';
+import {
+  forgetReadIds,
+  READ_IDS_AHEAD_CHARS,
+  readPlaceholderIdsSteps,
+  rewriteRef,
+  toolNameOf,
+} from '../view/realize-rewrite.js';
 import { applyRewrite, type CascadeRun, type LevelReport } from './cascade-types.js';
 
 /** Clears old tool results of `run` (all of them, or until it is under its target). */
@@ -20,6 +26,9 @@ export function clearToolResults(
   return runSteps(clearToolResultSteps(run, pairing));
 }
 
+/** Entries looked at between two steps of the first pass of {@link clearToolResultSteps}. */
+const STEP_ENTRIES = 512;
+
 /** {@link clearToolResults} as {@link Steps}: a pause after each result looked at. */
 export function* clearToolResultSteps(
   run: CascadeRun,
@@ -28,9 +37,12 @@ export function* clearToolResultSteps(
   const report: LevelReport = { level: 'clear_tool_results', count: 0, tokensSaved: 0, refs: [] };
   const { policy } = run;
   const resultEntries: number[] = [];
-  run.entries.forEach((entry, k) => {
+  // The pass over every entry yields too (20k entries in one step held the loop, issue 47).
+  for (let k = 0; k < run.entries.length; k++) {
+    if (k % STEP_ENTRIES === STEP_ENTRIES - 1) yield;
+    const entry = run.entries[k]!;
     if (!entry.pinned && entry.item.entry.parsed.toolResults.length > 0) resultEntries.push(k);
-  });
+  }
   const lastRound = run.entries.at(-1)?.round ?? -1;
   const candidates = resultEntries.slice(0, Math.max(0, resultEntries.length - policy.clearKeepRecent));
   const excluded = new Set(policy.clearExcludeTools);
@@ -41,7 +53,14 @@ export function* clearToolResultSteps(
     if (entry.rewrite || entry.tokens < policy.clearMinTokens) continue;
     if (entry.round >= 0 && entry.round === lastRound) continue;
     const names = clearableNames(entry.item, pairing, excluded);
-    if (names) clearEntry(run, k, names, report);
+    if (!names) continue;
+    for (const result of entry.item.entry.parsed.toolResults)
+      if (result.output.length >= READ_IDS_AHEAD_CHARS) yield* readPlaceholderIdsSteps(result.output);
+    try {
+      clearEntry(run, k, names, report);
+    } finally {
+      forgetReadIds();
+    }
   }
   return report;
 }

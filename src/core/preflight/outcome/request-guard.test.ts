@@ -1,7 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { CompactManager } from '../../manager/compact-manager.js';
 import type { ViewEntry } from '../view/session-view.js';
-import { compactionFault, newestFault, withNewestAsGiven } from './request-guard.js';
+import {
+  compactionFault,
+  foldedCallIds,
+  foldedCallIdsSteps,
+  newestFault,
+  withNewestAsGiven,
+} from './request-guard.js';
 
 type Spec = { role?: string; calls?: string[]; results?: string[]; pinned?: boolean; summary?: boolean };
 
@@ -143,5 +149,19 @@ describe('request guard through the manager', () => {
     expect(applied).toBeGreaterThan(2);
     expect(errors).toEqual([]);
     await manager.shutdown();
+  });
+});
+
+describe('foldedCallIdsSteps', () => {
+  it('gathers the ids foldedCallIds does, in steps over a long fold (issue 47)', () => {
+    const folded = Array.from({ length: 3_000 }, (_, k) =>
+      entry(k % 2 ? { results: [`c${k - 1}`, `c${k % 7}`] } : { calls: [`c${k}`] }, k),
+    ).map((e) => e.item);
+    const steps = foldedCallIdsSteps(folded);
+    let yields = 0;
+    let step = steps.next();
+    for (; !step.done; step = steps.next()) yields++;
+    expect([...step.value]).toEqual([...foldedCallIds(folded)]);
+    expect(yields).toBeGreaterThanOrEqual(2);
   });
 });

@@ -6,12 +6,17 @@
 
 import type { TokenCounter } from '../../counting/token-counter.js';
 import { formatCount } from '../../format-count.js';
-import { findIdentifiers } from '../../language/key-identifiers.js';
+import {
+  type FoundIdentifier,
+  findIdentifiers,
+  findIdentifiersSteps,
+} from '../../language/key-identifiers.js';
 import type { MessageCodec } from '../../messages/formats/message-codec.js';
 import { hashLanes, hashString } from '../../messages/hash-string.js';
 import { entryTokens, type IndexedMessage } from '../../messages/message-index.js';
 import type { ToolPairer } from '../../messages/tool-pairing.js';
 import type { SessionRewrite } from '../../session/session-store.js';
+import type { Steps } from '../../time-slice.js';
 import { cutLongestText, replaceToolResults, shortenToolArguments } from '../cascade/rewrite-message.js';
 import type { RealizedRewrite } from './session-view.js';
 
@@ -44,10 +49,37 @@ export function clearedPlaceholder(
  */
 function placeholderIds(output: string): string[] {
   if (output === '') return [];
-  return findIdentifiers(output.length > 200_000 ? output.slice(0, 200_000) : output, 24)
+  if (readIds?.output === output) return readIds.ids;
+  return idsOf(findIdentifiers(placeholderText(output), PLACEHOLDER_ID_LIMIT));
+}
+
+const PLACEHOLDER_ID_LIMIT = 24;
+/** The part of an output its placeholder's ids are looked for in. */
+const placeholderText = (output: string) => (output.length > 200_000 ? output.slice(0, 200_000) : output);
+const idsOf = (found: readonly FoundIdentifier[]) =>
+  found
     .filter((id) => ['ticket', 'uuid', 'path', 'file'].includes(id.kind) && id.text.length <= 40)
     .slice(0, 4)
     .map((id) => id.text);
+
+/** The ids of the output read last ahead by {@link readPlaceholderIdsSteps} (until {@link forgetReadIds}). */
+let readIds: { output: string; ids: string[] } | undefined;
+
+/** Outputs from this length have their placeholder's ids read ahead in steps. */
+export const READ_IDS_AHEAD_CHARS = 32_768;
+
+/**
+ * Reads the ids of `output`'s placeholder ahead, in steps ({@link findIdentifiersSteps}): the
+ * placeholder built next from this output takes them (the same ids) instead of one long scan.
+ */
+export function* readPlaceholderIdsSteps(output: string): Steps<void> {
+  const ids = idsOf(yield* findIdentifiersSteps(placeholderText(output), PLACEHOLDER_ID_LIMIT));
+  readIds = { output, ids };
+}
+
+/** Drops the ids read ahead (and the reference to their output, which may be megabytes). */
+export function forgetReadIds(): void {
+  readIds = undefined;
 }
 
 /** The marker left where text was removed. */

@@ -1,6 +1,6 @@
 /**
  * Tool facts: one line per meaningful call, `name(key arguments) → outcome`. Results are
- * paired with calls by position ({@link pairToolCalls}), never by id alone: ids repeat. The
+ * paired with calls by position ({@link answeredCallsSteps}), never by id alone: ids repeat. The
  * outcome is the error line, or the key fields of the result (ids, statuses, amounts with
  * what they are for, dates), arrays reduced to their ids, contact details left out. Values
  * are never cut inside: a field too long to show is left out whole.
@@ -8,7 +8,7 @@
 
 import { findIdentifiers, identifierKind } from '../../language/key-identifiers.js';
 import type { CompactMessage } from '../../messages/message.js';
-import { pairToolCalls } from '../../messages/tool-pairing.js';
+import { answeredCallsSteps } from '../../messages/tool-pairing.js';
 import { releaseRegExpCode } from '../../process-caches.js';
 import { runSteps, type Steps } from '../../time-slice.js';
 import type { ToolTraits } from './types.js';
@@ -312,19 +312,7 @@ export function toolFacts(messages: readonly CompactMessage[]): ToolFact[] {
 
 /** {@link toolFacts} as {@link Steps}: a pause after each call. */
 export function* toolFactSteps(messages: readonly CompactMessage[]): Steps<ToolFact[]> {
-  const pairing = pairToolCalls(messages);
-  yield;
-  const results = new Map<string, { output: string; isError: boolean }>();
-  for (const [index, sites] of pairing.callOf) {
-    sites.forEach((site, r) => {
-      const result = messages[index]!.toolResults[r];
-      if (site && result)
-        results.set(`${site.message}:${site.position}`, {
-          output: result.output,
-          isError: result.isError === true,
-        });
-    });
-  }
+  const answers = yield* answeredCallsSteps(messages);
   const facts: ToolFact[] = [];
   const latest = new Map<string, ToolFact>();
   const echoes = new Map<string, { fact: ToolFact; calls: number }>();
@@ -335,7 +323,8 @@ export function* toolFactSteps(messages: readonly CompactMessage[]): Steps<ToolF
     for (let position = 0; position < calls.length; position++) {
       if (position > 0) yield;
       const call = calls[position]!;
-      const result = results.get(`${index}:${position}`);
+      const answer = answers.get(`${index}:${position}`);
+      const result = answer && { output: answer.output, isError: answer.isError === true };
       const args = keyArguments(call.arguments);
       const done = outcome(result?.output, result?.isError);
       const signature = `${call.name}(${args.text})`;

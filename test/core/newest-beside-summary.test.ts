@@ -5,6 +5,8 @@
  * stayed whole with lines (excerpts of old results) worth less than the newest's middle. Now
  * the summary gives up its least valued lines first, never one holding an id, and only when
  * that makes the newest fit; a newest too large even then is cut, the summary kept whole.
+ * Here the system prompt takes about 5,900 of the 7,200-token budget, the summary 500 to 600
+ * and each newest read about 420 (the old code cut the read of call 3 head and tail).
  */
 import { describe, expect, it } from 'vitest';
 import { CompactManager } from '../../src/core/manager/compact-manager.js';
@@ -13,10 +15,10 @@ import {
   trimSummaryLines,
 } from '../../src/core/preflight/cascade/trim-summary-lines.js';
 
-const SYSTEM = `You are a coding agent. ${Array.from({ length: 600 }, (_, i) => `Rule ${i}: follow the house style.`).join(' ')}`;
+const SYSTEM = `You are a coding agent. ${Array.from({ length: 660 }, (_, i) => `Rule ${i}: follow the house style.`).join(' ')}`;
 
 function note(n: number): string {
-  return Array.from({ length: 60 }, (_, i) => `note ${n} line ${i}: the value ${n * 100 + i} is kept`).join(
+  return Array.from({ length: 35 }, (_, i) => `note ${n} line ${i}: the value ${n * 100 + i} is kept`).join(
     '\n',
   );
 }

@@ -111,6 +111,7 @@ describe('trimSummaryLines', () => {
     '- read_file(/src/a.ts) → export const a = 1',
     '- excerpt: lorem ipsum dolor sit amet, twice over and over',
     '- excerpt: ticket PAY-77 is open',
+    '- excerpt: as read in /src/a.ts',
     '- The build must stay green.',
     '- user: what is left?',
     '- excerpt: a longer excerpt of filler text from an old result, to be given up first of all',
@@ -123,8 +124,29 @@ describe('trimSummaryLines', () => {
     expect(offered).toEqual([
       '- excerpt: a longer excerpt of filler text from an old result, to be given up first of all',
       '- excerpt: lorem ipsum dolor sit amet, twice over and over',
+      // Its only id stays in the read_file line.
+      '- excerpt: as read in /src/a.ts',
       '- assistant: Looking around the project for a moment.',
     ]);
+  });
+
+  it('drops the heading of a section it empties, not a title over the next heading', () => {
+    const titled = [
+      '# Summary',
+      '## Older',
+      '- excerpt: filler words only',
+      '## Newer',
+      '- decided: keep it',
+    ].join('\n');
+    const countSummary = (text: string) => countText(text) + 10;
+    const trimmed = trimSummaryLines({
+      body: titled,
+      tokens: countSummary(titled),
+      excess: 4,
+      countText,
+      countSummary,
+    });
+    expect(trimmed?.body).toBe(['# Summary', '## Newer', '- decided: keep it'].join('\n'));
   });
 
   it('gives up as few lines as free the excess, and nothing when all of them would not', () => {

@@ -82,12 +82,31 @@ export function droppableSummaryLines(
   return out.sort((a, b) => a.tier - b.tier || (a.tier === 0 ? b.tokens - a.tokens : a.index - b.index));
 }
 
-/** `lines` without those at `dropped`, and without a heading left with no line under it. */
+/**
+ * `lines` without those at `dropped`, and without a heading whose every line was dropped (a
+ * heading that had no line before, a title over the next heading, stays).
+ */
 function withoutLines(lines: readonly string[], dropped: ReadonlySet<number>): string {
-  const kept = lines.filter((_, index) => !dropped.has(index));
-  return kept
-    .filter((line, k) => !HEADING.test(line) || (k + 1 < kept.length && !HEADING.test(kept[k + 1]!)))
-    .join('\n');
+  const out: string[] = [];
+  let heading = -1; // index in `out` of the open section's heading
+  let emptied = false; // the open section lost a line and has none left so far
+  const closeSection = () => {
+    if (heading >= 0 && emptied) out.splice(heading, 1);
+  };
+  lines.forEach((line, index) => {
+    if (HEADING.test(line)) {
+      closeSection();
+      heading = out.push(line) - 1;
+      emptied = false;
+    } else if (dropped.has(index)) {
+      if (heading === out.length - 1) emptied = true;
+    } else {
+      out.push(line);
+      if (line.trim()) emptied = false;
+    }
+  });
+  closeSection();
+  return out.join('\n');
 }
 
 /** What {@link trimSummaryLines} needs. */

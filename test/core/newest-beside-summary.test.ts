@@ -114,11 +114,12 @@ describe('trimSummaryLines', () => {
     '- excerpt: as read in /src/a.ts',
     '- The build must stay green.',
     '- user: what is left?',
+    '- Caroline: we moved to a house by the lake',
     '- excerpt: a longer excerpt of filler text from an old result, to be given up first of all',
   ].join('\n');
   const countText = (text: string) => Math.ceil(text.length / 4);
 
-  it('offers filler excerpts first (largest first), then plain lines; never ids, asks, sections or constraints', () => {
+  it('offers filler excerpts first (largest first), then plain lines; never ids, asks, sections, constraints or a line a person spoke', () => {
     const lines = body.split('\n');
     const offered = droppableSummaryLines(body, countText).map((c) => lines[c.index]);
     expect(offered).toEqual([

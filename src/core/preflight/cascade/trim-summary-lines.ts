@@ -5,15 +5,17 @@
  * of the newest tool result, its filler is not: a line is given up only when it holds nothing
  * a later turn needs.
  *
- * It works on the summary text by lines, whichever summarizer wrote it. Kept always: headings,
- * the lines of the sections of what the user asked and of the key identifiers (`## Task`,
- * `## User instructions`, `## Key entities and identifiers`), the `Note:` and archive lines,
- * a line the user spoke (`user: ...`), and any line holding an identifier (a path, a file, a
- * ticket, a uuid, a code, a URL: `findIdentifiers`) that no line staying holds (an excerpt that
- * only repeats the path of its tool line may go: the summary loses no id). Given up first: the built-in summarizer's
- * excerpt lines (`- excerpt: ...`, text of folded tool results that only fills room no other
- * line could use), largest first; then a plain line holding no number and no word of an ask,
- * a constraint or a decision (must, never, only, because, decided, todo...), oldest first.
+ * It works on the summary text by lines, whichever summarizer wrote it. Kept always: headings
+ * (one goes only with every line of its section), the lines of the sections of what the user
+ * asked and of the key identifiers (`## Task`, `## User instructions`, `## Key entities and
+ * identifiers`), the `Note:` and archive lines, a line anyone but the assistant spoke (`user:
+ * ...`, `Caroline: ...`; in another layout any labelled line, `Goal: ...`), and a line holding
+ * an identifier (a path, a file, a ticket, a uuid, a code, a URL: `findIdentifiers`) that no
+ * line staying holds (an excerpt repeating the path of its tool line may go: no id is lost).
+ * Given up first: the built-in summarizer's excerpt lines (`- excerpt: ...`, text of folded
+ * tool results that only fills room no other line could use), largest first; then a plain or
+ * assistant's line holding no number and no word of an ask, a constraint or a decision (must,
+ * never, only, because, decided, todo...), oldest first.
  */
 
 import { findIdentifiers } from '../../language/key-identifiers.js';
@@ -24,7 +26,8 @@ import { INSTRUCTIONS_TITLE, TASK_TITLE } from '../../summary/embedded/user-sect
 const HEADING = /^#{1,6}\s+(.+?)\s*$/;
 const BULLET = /^\s*(?:[-*•]|\d{1,3}[.)])\s+/;
 const EXCERPT = /^excerpt: /;
-const USER_LINE = /^user: /i;
+/** A speaker's line (`user: ...`, `Caroline: ...`), or a labelled line of another layout (`Goal: ...`). */
+const SPEAKER = /^([\w.'’-]{1,30}(?: [\w.'’-]{1,20})?): /;
 const KEPT_LINE = /^(?:Note: |Archived originals: )/;
 const DIGIT = /\d/;
 /** Words of an ask, a constraint, a decision or an open task: the line stays. */
@@ -46,8 +49,10 @@ export interface SummaryLineCandidate {
 
 /** A line's tier when it may be given up (ids aside), or undefined when it stays. */
 function tierOf(line: string, keptSection: boolean): 0 | 1 | undefined {
-  if (!line || keptSection || KEPT_LINE.test(line) || USER_LINE.test(line)) return undefined;
+  if (!line || keptSection || KEPT_LINE.test(line)) return undefined;
   if (EXCERPT.test(line)) return 0;
+  const speaker = SPEAKER.exec(line)?.[1];
+  if (speaker !== undefined && speaker.toLowerCase() !== 'assistant') return undefined;
   return DIGIT.test(line) || ASK_OR_COMMITMENT.test(line) ? undefined : 1;
 }
 
@@ -130,8 +135,7 @@ export function trimSummaryLines(input: TrimSummaryInput): { body: string; token
   const { body, tokens, excess } = input;
   if (excess <= 0) return { body, tokens };
   const candidates = droppableSummaryLines(body, input.countText);
-  const estimate = candidates.reduce((sum, candidate) => sum + candidate.tokens, 0);
-  if (estimate < excess) return undefined;
+  if (candidates.length === 0) return undefined;
   const lines = body.split('\n');
   const dropped = new Set<number>();
   let next = 0;
@@ -154,4 +158,4 @@ export function trimSummaryLines(input: TrimSummaryInput): { body: string; token
 }
 
 // Their machine code is dropped when the last manager shuts down (process-caches.ts).
-releaseRegExpCode(HEADING, BULLET, EXCERPT, USER_LINE, KEPT_LINE, DIGIT, ASK_OR_COMMITMENT);
+releaseRegExpCode(HEADING, BULLET, EXCERPT, SPEAKER, KEPT_LINE, DIGIT, ASK_OR_COMMITMENT);

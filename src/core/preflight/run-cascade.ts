@@ -32,6 +32,7 @@ import {
   summarizeWithFallback,
   withKnownCounts,
 } from './cascade/summarize-remainder.js';
+import { trimSummaryLines } from './cascade/trim-summary-lines.js';
 import type { Decision } from './decide.js';
 import { sentPrefixOf } from './outcome/sent-prefix.js';
 import type { RealizedRewrite, SessionView, ViewEntry } from './view/session-view.js';
@@ -251,6 +252,35 @@ function shrinkSummary(
   summary.tokens = tokens;
 }
 
+/**
+ * Before the newest message is cut: the summary (this compaction's, else the previous one
+ * carried into the next version) gives up its least valued lines, when that alone makes the
+ * request fit its limit with the newest whole (cascade/trim-summary-lines.ts).
+ */
+function trimSummaryForNewest(run: CascadeRun, input: CascadeInput, result: CascadeResult): void {
+  const previous = input.summaryTokens > 0 ? input.view.previousSummary : undefined;
+  const body = result.summary?.body ?? (previous === undefined ? undefined : withoutArchiveLine(previous));
+  if (body === undefined || run.total <= run.limit) return;
+  const version = result.summary?.version ?? input.view.nextVersion;
+  // The summary's tokens as counted in `run.total`.
+  const tokens = result.summary?.tokens ?? input.summaryTokens;
+  const trimmed = trimSummaryLines({
+    body,
+    tokens,
+    excess: run.total - run.limit,
+    countText: (text) => input.counter.countText(text),
+    countSummary: (next) =>
+      summaryMessageTokens(input.codec, input.counter, input.formatSummary(version, next)),
+  });
+  if (!trimmed) return;
+  run.total += trimmed.tokens - tokens;
+  result.summary = {
+    ...(result.summary ?? { version, summarizer: 'previous' }),
+    body: trimmed.body,
+    tokens: trimmed.tokens,
+  };
+}
+
 /** One report per level (level a may run twice: before summarizing, and for protected results after). */
 function mergeLevels(levels: readonly LevelReport[]): LevelReport[] {
   const merged = new Map<string, LevelReport>();
@@ -295,10 +325,12 @@ export async function runCascade(input: CascadeInput): Promise<CascadeResult> {
   // Recent results protected by count give way when they alone keep the request over target.
   if (run.total > run.target && !paidEarly)
     result.levels.push(...(await level(giveWaySteps(run, input.pairing))));
-  // Cut no deeper than needed: to a tenth under the budget (or the target, when higher).
+  // Cut no deeper than needed: to a tenth under the budget (or the target, when higher). The
+  // newest message is cut only when the summary's least valued lines do not make room for it.
   if (run.total > run.budget) {
     const limit = Math.max(run.target, Math.floor(run.budget * 0.9));
-    result.levels.push(await level(cutOversizedSteps(run, limit)));
+    const beforeNewest = () => trimSummaryForNewest(run, input, result);
+    result.levels.push(await level(cutOversizedSteps(run, limit, beforeNewest)));
   }
   // Past level d only the limit counts: a request the newest message alone keeps between the
   // budget and the caller's real limit (compactMessages) is sent so, summary whole.

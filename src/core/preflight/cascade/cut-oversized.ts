@@ -3,7 +3,8 @@
  * window (a log dump, a 200 KB file read) is cut head and tail around a marker saying how
  * much was removed and where the full text is. Largest first, until the request fits (the
  * target when possible, the budget at least). The newest message is sent as given (issue 43):
- * it is cut only when every other message is cut as far as it goes and the request still
+ * it is cut only when every other message is cut as far as it goes, the summary has given up
+ * what lines it can spare (`beforeNewest`: trim-summary-lines.ts), and the request still
  * exceeds its limit (the budget, or the caller's real limit when the budget is aimed lower:
  * `CascadeRun.limit`), that is when it alone is too large for what the window leaves it.
  */
@@ -21,8 +22,17 @@ export function cutOversized(run: CascadeRun, limit: number): LevelReport {
   return runSteps(cutOversizedSteps(run, limit));
 }
 
-/** {@link cutOversized} as {@link Steps}: a pause after each cut. */
-export function* cutOversizedSteps(run: CascadeRun, limit: number): Steps<LevelReport> {
+/**
+ * {@link cutOversized} as {@link Steps}: a pause after each cut. `beforeNewest` runs when every
+ * other message is cut as far as it goes and the request is still over its limit, before the
+ * newest is cut (the cascade trims its summary there: the newest goes whole when the summary's
+ * least valued lines make room for it).
+ */
+export function* cutOversizedSteps(
+  run: CascadeRun,
+  limit: number,
+  beforeNewest?: () => void,
+): Steps<LevelReport> {
   const report: LevelReport = { level: 'cut_oversized', count: 0, tokensSaved: 0, refs: [] };
   const newest = run.entries.length - 1;
   // Every other message first, to the limit; the newest only if the request still exceeds
@@ -30,6 +40,7 @@ export function* cutOversizedSteps(run: CascadeRun, limit: number): Steps<LevelR
   // left at its hard limit would trigger again on the next call and re-summarize each time.
   const exhausted = new Set<number>([newest]);
   yield* cutLargest(run, limit, exhausted, report);
+  if (run.total > run.limit) beforeNewest?.();
   if (run.total > run.limit) {
     exhausted.delete(newest);
     yield* cutLargest(run, limit, exhausted, report);

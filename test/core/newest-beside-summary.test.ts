@@ -67,8 +67,16 @@ describe('the newest message beside the summary', () => {
   it('sends every newest read whole when the summary gives up its excerpts, its ids kept', async () => {
     const manager = new CompactManager({ model: 'gpt-4o', maxContextTokens: 8_000 });
     let compacted = 0;
+    let reported = 0;
+    const events: number[] = [];
+    manager.on('compact.reduction', (event) => {
+      if (event.properties.summaryLinesGivenUp !== undefined)
+        events.push(event.properties.summaryLinesGivenUp);
+    });
     for (let n = 1; n <= 12; n++) {
       const result = await manager.compact('notes', rounds(n));
+      const cut = result.levels.find((level) => level.level === 'cut_oversized');
+      if (cut?.summaryLinesGivenUp) reported++;
       expect(result.tokensAfter).toBeLessThanOrEqual(result.budget);
       const last = result.messages.at(-1) as { content: string };
       expect(last.content, `call ${n}`).toBe(note(n));
@@ -80,6 +88,10 @@ describe('the newest message beside the summary', () => {
     }
     await manager.shutdown();
     expect(compacted).toBeGreaterThan(5);
+    // The result and the trace say when the summary gave up lines for the newest.
+    expect(reported).toBeGreaterThan(0);
+    expect(events.length).toBe(reported);
+    expect(Math.min(...events)).toBeGreaterThan(0);
   });
 
   it('still cuts a newest message too large for what the excerpts free, the summary kept whole', async () => {
@@ -96,6 +108,8 @@ describe('the newest message beside the summary', () => {
     expect(last.content).toMatch(/cut here/);
     // Nothing given up for a message cut anyway: every line of the summary before is still there.
     expect(pathsHeld(result.summary?.text, 7)).toBe(6);
+    const cut = result.levels.find((level) => level.level === 'cut_oversized');
+    expect(cut?.summaryLinesGivenUp).toBeUndefined();
     expect(before).toBeDefined();
   });
 });

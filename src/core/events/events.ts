@@ -158,6 +158,8 @@ export interface CompactEventProperties {
     version: number;
     /** Of `count`, the protected recent tool results that gave way after the summary; absent when none. */
     gaveWay?: number;
+    /** Under `cut_oversized`: summary lines given up so the newest message went whole; absent when none. */
+    summaryLinesGivenUp?: number;
   };
   'compact.repair': {
     /** `dropped_orphan_result`, `dropped_duplicate_result` or `answered_dangling_call`. */

@@ -31,6 +31,11 @@ export interface LevelReport {
    * the summary (cleared, or shortened head and tail under `cut_oversized`); absent when none.
    */
   gaveWay?: number;
+  /**
+   * Under `cut_oversized`: the summary's least valued lines it gave up so that the newest
+   * message went whole instead of cut; absent when none.
+   */
+  summaryLinesGivenUp?: number;
 }
 
 /** One repair made to the input. */

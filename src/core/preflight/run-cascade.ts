@@ -257,10 +257,10 @@ function shrinkSummary(
  * carried into the next version) gives up its least valued lines, when that alone makes the
  * request fit its limit with the newest whole (cascade/trim-summary-lines.ts).
  */
-function trimSummaryForNewest(run: CascadeRun, input: CascadeInput, result: CascadeResult): void {
+function trimSummaryForNewest(run: CascadeRun, input: CascadeInput, result: CascadeResult): number {
   const previous = input.summaryTokens > 0 ? input.view.previousSummary : undefined;
   const body = result.summary?.body ?? (previous === undefined ? undefined : withoutArchiveLine(previous));
-  if (body === undefined || run.total <= run.limit) return;
+  if (body === undefined || run.total <= run.limit) return 0;
   const version = result.summary?.version ?? input.view.nextVersion;
   // The summary's tokens as counted in `run.total`.
   const tokens = result.summary?.tokens ?? input.summaryTokens;
@@ -272,13 +272,14 @@ function trimSummaryForNewest(run: CascadeRun, input: CascadeInput, result: Casc
     countSummary: (next) =>
       summaryMessageTokens(input.codec, input.counter, input.formatSummary(version, next)),
   });
-  if (!trimmed) return;
+  if (!trimmed) return 0;
   run.total += trimmed.tokens - tokens;
   result.summary = {
     ...(result.summary ?? { version, summarizer: 'previous' }),
     body: trimmed.body,
     tokens: trimmed.tokens,
   };
+  return trimmed.linesGivenUp;
 }
 
 /** One report per level (level a may run twice: before summarizing, and for protected results after). */
@@ -292,6 +293,8 @@ function mergeLevels(levels: readonly LevelReport[]): LevelReport[] {
       known.tokensSaved += level.tokensSaved;
       known.refs.push(...level.refs);
       if (level.gaveWay !== undefined) known.gaveWay = (known.gaveWay ?? 0) + level.gaveWay;
+      if (level.summaryLinesGivenUp !== undefined)
+        known.summaryLinesGivenUp = (known.summaryLinesGivenUp ?? 0) + level.summaryLinesGivenUp;
     }
   }
   return [...merged.values()];
@@ -358,7 +361,7 @@ export async function runCascade(input: CascadeInput): Promise<CascadeResult> {
   result.entries = run.entries;
   result.tokensAfter = run.total;
   result.levels = mergeLevels(result.levels).filter(
-    (level) => level.count > 0 || level.level === 'summarize',
+    (level) => level.count > 0 || level.level === 'summarize' || level.summaryLinesGivenUp !== undefined,
   );
   return result;
 }

@@ -31,7 +31,7 @@ export function cutOversized(run: CascadeRun, limit: number): LevelReport {
 export function* cutOversizedSteps(
   run: CascadeRun,
   limit: number,
-  beforeNewest?: () => void,
+  beforeNewest?: () => number,
 ): Steps<LevelReport> {
   const report: LevelReport = { level: 'cut_oversized', count: 0, tokensSaved: 0, refs: [] };
   const newest = run.entries.length - 1;
@@ -40,7 +40,10 @@ export function* cutOversizedSteps(
   // left at its hard limit would trigger again on the next call and re-summarize each time.
   const exhausted = new Set<number>([newest]);
   yield* cutLargest(run, limit, exhausted, report);
-  if (run.total > run.limit) beforeNewest?.();
+  if (run.total > run.limit && beforeNewest) {
+    const given = beforeNewest();
+    if (given > 0) report.summaryLinesGivenUp = given;
+  }
   if (run.total > run.limit) {
     exhausted.delete(newest);
     yield* cutLargest(run, limit, exhausted, report);

@@ -71,7 +71,9 @@ export function swapPrepared(input: CascadeInput, prepared: PreparedSummary): Ca
     },
     folded: folded.map((entry) => entry.item),
     rewrites: run.rewrites,
-    levels: levels.filter((level) => level.count > 0 || level.level === 'summarize'),
+    levels: levels.filter(
+      (level) => level.count > 0 || level.level === 'summarize' || level.summaryLinesGivenUp !== undefined,
+    ),
     tokensAfter: run.total,
   };
 }

@@ -127,13 +127,22 @@ export interface TrimSummaryInput {
   countSummary: (body: string) => number;
 }
 
+/** A summary body after {@link trimSummaryLines}. */
+export interface TrimmedSummary {
+  body: string;
+  /** Tokens of its summary message. */
+  tokens: number;
+  /** The lines given up (headings of emptied sections not counted). */
+  linesGivenUp: number;
+}
+
 /**
  * `body` without its least valued lines, as few as free `excess` tokens, with the tokens of
  * its summary message; undefined when giving up every droppable line would not be enough.
  */
-export function trimSummaryLines(input: TrimSummaryInput): { body: string; tokens: number } | undefined {
+export function trimSummaryLines(input: TrimSummaryInput): TrimmedSummary | undefined {
   const { body, tokens, excess } = input;
-  if (excess <= 0) return { body, tokens };
+  if (excess <= 0) return { body, tokens, linesGivenUp: 0 };
   const candidates = droppableSummaryLines(body, input.countText);
   if (candidates.length === 0) return undefined;
   const lines = body.split('\n');
@@ -149,7 +158,9 @@ export function trimSummaryLines(input: TrimSummaryInput): { body: string; token
     }
     const trimmed = withoutLines(lines, dropped);
     const trimmedTokens = input.countSummary(trimmed);
-    if (tokens - trimmedTokens >= excess) return { body: trimmed, tokens: trimmedTokens };
+    if (tokens - trimmedTokens >= excess) {
+      return { body: trimmed, tokens: trimmedTokens, linesGivenUp: dropped.size };
+    }
     if (next >= candidates.length) return undefined;
     // The exact saving so far: the next lines by the estimate cover what is still missing.
     saved = tokens - trimmedTokens;

@@ -59,6 +59,7 @@ function emitLevel(deps: PipelineDeps, prepared: PreparedRequest, level: LevelRe
       refs: level.refs,
       version,
       ...(level.gaveWay === undefined ? {} : { gaveWay: level.gaveWay }),
+      ...(level.summaryLinesGivenUp === undefined ? {} : { summaryLinesGivenUp: level.summaryLinesGivenUp }),
     },
     { start: Date.now(), ...(prepared.decisionSpanId ? { parentId: prepared.decisionSpanId } : {}) },
   );

@@ -2,9 +2,10 @@
  * Sliced work shares the turn of the loop it resumes in: two jobs paused in the same turn
  * resume in the same `setImmediate` phase, and the second one only gets what the first left
  * of the slice (issue 47 point 2: two 5 ms jobs held the loop 10 ms between two turns). The
- * clock is a counter advanced by each piece of work: no timing is measured.
+ * library's clock is a counter advanced by each piece of work: no timing is measured.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { clock } from './clock.js';
 import { TimeSlice } from './time-slice.js';
 
 afterEach(() => {
@@ -13,8 +14,8 @@ afterEach(() => {
 
 describe('TimeSlice', () => {
   it('two jobs resumed in the same turn share one slice', async () => {
-    let clock = 0;
-    vi.spyOn(performance, 'now').mockImplementation(() => clock);
+    let now = 0;
+    vi.spyOn(clock, 'now').mockImplementation(() => now);
     // Pieces of work (1 ms of the fake clock each) run between two turns of a ticker.
     let sinceTick = 0;
     let most = 0;
@@ -30,7 +31,7 @@ describe('TimeSlice', () => {
       // Both begin in the next turn (two calls that each paused once, e.g. after their read).
       await slice.pause();
       for (let k = 0; k < pieces; k++) {
-        clock += 1;
+        now += 1;
         sinceTick++;
         if (slice.due()) await slice.pause();
       }
@@ -46,8 +47,8 @@ describe('TimeSlice', () => {
   });
 
   it('a step that starts its own slice after another paused, in the same turn, shares the turn', async () => {
-    let clock = 0;
-    vi.spyOn(performance, 'now').mockImplementation(() => clock);
+    let now = 0;
+    vi.spyOn(clock, 'now').mockImplementation(() => now);
     let sinceTick = 0;
     let most = 0;
     let ticking = true;
@@ -59,7 +60,7 @@ describe('TimeSlice', () => {
     setImmediate(tick);
     const run = async (slice: TimeSlice, pieces: number) => {
       for (let k = 0; k < pieces; k++) {
-        clock += 1;
+        now += 1;
         sinceTick++;
         if (slice.due()) await slice.pause();
       }
@@ -78,11 +79,11 @@ describe('TimeSlice', () => {
   });
 
   it('a job alone keeps its whole slice per turn', async () => {
-    let clock = 0;
-    vi.spyOn(performance, 'now').mockImplementation(() => clock);
+    let now = 0;
+    vi.spyOn(clock, 'now').mockImplementation(() => now);
     const slice = new TimeSlice({ sliceMs: 5 });
     for (let k = 0; k < 100; k++) {
-      clock += 1;
+      now += 1;
       if (slice.due()) await slice.pause();
     }
     expect(slice.pauses).toBe(20);

@@ -7,6 +7,8 @@
  * pieces of work, run at once ({@link runSteps}) or in slices ({@link runStepsYielding}).
  */
 
+import { clock } from './clock.js';
+
 /** Longest stretch of work between two turns of the event loop, in milliseconds. */
 export const SLICE_MS = 5;
 
@@ -33,7 +35,7 @@ export function nextTurn(): Promise<void> {
     markerQueued = true;
     setImmediate(() => {
       markerQueued = false;
-      batchStart = performance.now();
+      batchStart = clock.now();
       if (inBatch) return;
       inBatch = true;
       setImmediate(() => {
@@ -66,13 +68,13 @@ export class TimeSlice {
   constructor(options: TimeSliceOptions = {}) {
     this.#sliceMs = options.sliceMs ?? SLICE_MS;
     this.#signal = options.signal;
-    const now = performance.now();
+    const now = clock.now();
     this.#since = inBatch ? Math.min(now, batchStart) : now;
   }
 
   /** True when the current slice has run its time (reads the clock: call it per piece of work, not per character). */
   due(): boolean {
-    return performance.now() - this.#since >= this.#sliceMs;
+    return clock.now() - this.#since >= this.#sliceMs;
   }
 
   /**
@@ -84,7 +86,7 @@ export class TimeSlice {
     await nextTurn();
     this.pauses++;
     this.#signal?.throwIfAborted();
-    this.#since = Math.min(performance.now(), batchStart);
+    this.#since = Math.min(clock.now(), batchStart);
   }
 }
 

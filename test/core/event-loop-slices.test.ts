@@ -6,6 +6,7 @@
  * with setImmediate ticks while a call runs: no timing is asserted.
  */
 import { describe, expect, it, vi } from 'vitest';
+import { clock } from '../../src/core/clock.js';
 import { isLargeState } from '../../src/core/session/json-copy.js';
 import { CompactManager, MemorySessionStore } from '../../src/index.js';
 import { syntheticSession } from '../../src/testing/synthetic-session.js';
@@ -151,20 +152,20 @@ describe('long work in slices (issue 38 point 1)', () => {
 describe('the steps after a long compaction work in slices (issue 47 point 2)', () => {
   it('the guard and the view left behind give the loop turns within them, not only between them', async () => {
     // Each step (state, guard, view after compaction) was one block: at 20k messages 18-36 ms
-    // each. A clock that runs a slice per reading (no waiting: `performance.now` advanced) makes
+    // each. A clock that runs a slice per reading (no waiting: the library's `clock.now` advanced) makes
     // every chance to pause in them a turn of the loop; before, only the 5 turns between steps.
     const long = session(5_000, 2_000);
     const turns = loopTurns();
     let turnsAtWrite: number | undefined;
-    const now = performance.now.bind(performance);
+    const now = clock.now;
     let skew = 0;
-    const clock = vi.spyOn(performance, 'now').mockImplementation(() => now() + skew);
+    const spy = vi.spyOn(clock, 'now').mockImplementation(() => now() + skew);
     const store = new MemorySessionStore();
     const set = store.set.bind(store);
     store.set = async (...args) => {
       const written = await set(...args);
       turnsAtWrite = turns.count;
-      clock.mockImplementation(() => {
+      spy.mockImplementation(() => {
         skew += 1_000;
         return now() + skew;
       });
@@ -181,7 +182,7 @@ describe('the steps after a long compaction work in slices (issue 47 point 2)', 
       // assembled request) pause every 1,024 entries: well over the 5 turns between steps.
       expect(turns.count - turnsAtWrite!).toBeGreaterThanOrEqual(15);
     } finally {
-      clock.mockRestore();
+      spy.mockRestore();
       await manager.shutdown();
     }
   });
@@ -192,10 +193,10 @@ describe('the steps after a long compaction work in slices (issue 47 point 2)', 
  * slice per reading (every chance to pause is a turn of the loop); returns its undoing.
  */
 function setClock(mode: 'still' | 'racing'): () => void {
-  const now = performance.now.bind(performance);
+  const now = clock.now;
   const start = now();
   let skew = 0;
-  const clock = vi.spyOn(performance, 'now').mockImplementation(
+  const spy = vi.spyOn(clock, 'now').mockImplementation(
     mode === 'still'
       ? () => start
       : () => {
@@ -203,7 +204,7 @@ function setClock(mode: 'still' | 'racing'): () => void {
           return now() + skew;
         },
   );
-  return () => clock.mockRestore();
+  return () => spy.mockRestore();
 }
 
 describe('a pause at every chance changes no result (issue 47 point 2)', () => {

@@ -3,6 +3,8 @@
  * process spends busy meanwhile.
  */
 
+import { clock } from '../clock.js';
+
 /** What one manager call may still wait on the store, and whether the store failed it. */
 export interface CallBudget {
   leftMs: number;
@@ -22,11 +24,11 @@ export function idleTimeLimit(ms: number): {
   waitedMs: () => number;
 } {
   const start = performance.eventLoopUtilization();
-  const startedAt = performance.now();
+  const startedAt = clock.now();
   // Before the loop runs (top-level code), no idle time is measured: count the wall time then.
   const waitedMs = () => {
     const idle = performance.eventLoopUtilization(start).idle;
-    return start.idle === 0 && start.active === 0 ? performance.now() - startedAt : idle;
+    return start.idle === 0 && start.active === 0 ? clock.now() - startedAt : idle;
   };
   let timer: ReturnType<typeof setTimeout> | undefined;
   let immediate: ReturnType<typeof setImmediate> | undefined;

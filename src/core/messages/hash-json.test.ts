@@ -112,4 +112,15 @@ describe('hashing in pieces', () => {
       expect(sliced).toEqual(hashJson(safeJson(message, 0), meta));
     }
   });
+
+  it('reads each long string first in a turn of its own (a rope is flattened there)', async () => {
+    // Ropes, as a caller's concatenation makes them; the clock is never due.
+    const first = 'a'.repeat(LONG_STRING) + 'b'.repeat(LONG_STRING);
+    const second = `${'c'.repeat(LONG_STRING)}d`;
+    const message = { role: 'tool', tool_call_id: 'c', content: first, extra: [second] };
+    const slice = new TimeSlice({ sliceMs: Number.POSITIVE_INFINITY });
+    const sliced = await hashJsonInSlices(message, slice);
+    expect(slice.pauses).toBe(2);
+    expect(sliced).toEqual(hashJson(safeJson(message, 0), undefined));
+  });
 });

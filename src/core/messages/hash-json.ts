@@ -34,6 +34,7 @@ export async function hashJsonInSlices(raw: object, slice: TimeSlice): Promise<J
   const split = splitJson(raw);
   if (split === undefined) return undefined;
   const meta = (raw as Record<string, unknown>).meta;
+  await touchInTurnsOfTheirOwn(split.longs, slice);
   const hasher = new LaneHasher();
   let length = 0;
   for (const piece of jsonPieces(split)) {
@@ -49,4 +50,20 @@ export async function hashJsonInSlices(raw: object, slice: TimeSlice): Promise<J
     lanes = hasher.digest();
   }
   return { length, high, low, contentHigh: lanes[0]!, contentLow: lanes[1]! };
+}
+
+/** Written by {@link touchInTurnsOfTheirOwn} so that its reads are not left out. */
+let touched = 0;
+
+/**
+ * Reads one character of each long string, each in a turn of its own. A string the caller built
+ * by concatenation (a rope) is copied into one flat string the first time any of its characters
+ * is read, in one stretch (~8 ms for 10 MB, more under load): that copy is not cut, but nothing
+ * else runs in its turn.
+ */
+async function touchInTurnsOfTheirOwn(longs: readonly string[], slice: TimeSlice): Promise<void> {
+  for (const long of longs) {
+    await slice.pause();
+    touched ^= long.charCodeAt(0);
+  }
 }

@@ -18,7 +18,7 @@ import { findSpeakersSteps, placeMessagesSteps } from './segments.js';
 import { selectUnitSteps, weakestUnits } from './select-units.js';
 import { MAX_REVEALED_IDS, type ToolFact, toolFactSteps } from './tool-facts.js';
 import { EXCERPT_SPEAKER, type Segment, type Unit, type UnitSource } from './types.js';
-import { contentWords, excerptUnits, textUnits, warmSentenceSegmenter } from './units.js';
+import { contentWords, excerptUnits, textUnits, warmSentenceSegmenterSteps } from './units.js';
 import { collectUserSectionSteps, renderUserSections, splitUserSections } from './user-sections.js';
 
 /**
@@ -335,10 +335,10 @@ export class EmbeddedSummarizer implements Summarizer {
   }
 
   *#steps(request: Omit<SummarizeRequest, 'sessionId'> & { sessionId?: string }): Steps<string> {
-    // A fresh process's first summary: the sentence segmenter's construction and the
-    // instruction model's decoding each in a step of its own, not inside the first user
+    // A fresh process's first summary: the sentence segmenter's construction (in pieces) and
+    // the instruction model's decoding each in steps of their own, not inside the first user
     // message's step (together they held a background preparation's loop 24-30 ms).
-    if (warmSentenceSegmenter()) yield;
+    yield* warmSentenceSegmenterSteps();
     if (warmInstructionModel()) yield;
     const maxTokens = Math.max(0, Math.floor(request.maxTokens));
     const { countTokens } = request;

@@ -209,10 +209,9 @@ export class CompactManager {
     const { model, maxContextTokens } = this;
     const rehearsal = (store: SessionStore) =>
       new CompactManager({ model, maxContextTokens, store, redaction: false });
-    this.#ready ??= warmFirstCall(this.counter, this.#deps.marks, this.store, rehearsal).then(() => {
-      this.#ready = true;
-    });
+    this.#ready ??= warmFirstCall(this.counter, this.#deps.marks, this.store, rehearsal);
     await this.#ready;
+    this.#ready = true;
   }
 
   /** The state key of a session for an agent (the session id unless the agent has its own compactor). */

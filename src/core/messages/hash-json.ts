@@ -53,7 +53,7 @@ export async function hashJsonInSlices(raw: object, slice: TimeSlice): Promise<J
 }
 
 /** Written by {@link touchInTurnsOfTheirOwn} so that its reads are not left out. */
-let touched = 0;
+let _touched = 0;
 
 /**
  * Reads one character of each long string, each in a turn of its own. A string the caller built
@@ -64,6 +64,6 @@ let touched = 0;
 async function touchInTurnsOfTheirOwn(longs: readonly string[], slice: TimeSlice): Promise<void> {
   for (const long of longs) {
     await slice.pause();
-    touched ^= long.charCodeAt(0);
+    _touched ^= long.charCodeAt(0);
   }
 }

@@ -73,6 +73,14 @@ export function firstCallRehearsed(): boolean {
 }
 
 /**
+ * Whether a rehearsal serves a manager on `store`: not on the in-process `MemorySessionStore`
+ * (a fresh process's knows no session; a subclass counts as outside, as for fail-open).
+ */
+export function rehearsalServes(store: SessionStore): boolean {
+  return Object.getPrototypeOf(store) !== MemorySessionStore.prototype;
+}
+
+/**
  * Rehearses a fresh process's first call on a known session (see the file's comment), once per
  * process and only for a manager with a built-in counter (a custom one may be remote, or cost
  * per count) whose store is not the in-process one: a fresh process's in-process store knows
@@ -86,8 +94,7 @@ export async function rehearseFirstCall(
   store: SessionStore,
   make: (store: SessionStore) => RehearsalManager,
 ): Promise<boolean> {
-  if (rehearsed || !(counter instanceof BpeTokenCounter)) return false;
-  if (Object.getPrototypeOf(store) === MemorySessionStore.prototype) return false;
+  if (rehearsed || !(counter instanceof BpeTokenCounter) || !rehearsalServes(store)) return false;
   rehearsed = true;
   return rehearseQuickCall(make);
 }

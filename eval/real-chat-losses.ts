@@ -19,18 +19,16 @@
  */
 import { parseArgs } from 'node:util';
 import { CompactManager } from '../src/core/manager/compact-manager.js';
-import { annotateRelativeDate } from '../src/core/summary/embedded/relative-dates.js';
-import { textUnits } from '../src/core/summary/embedded/units.js';
 import { slidingWindow } from './context-measures.js';
 import {
   heldAt,
   LOCOMO_SETS,
   loadRealChat,
   type ReadLine,
-  type RealChat,
   readLine,
   turnSequence,
 } from './real-chat-facts.js';
+import { clauseLines, summaryLines, turnLines } from './real-chat-misses.js';
 
 const KINDS = ['verbatim', 'summary', 'pushed', 'never', 'split'] as const;
 type Kind = (typeof KINDS)[number];
@@ -51,30 +49,6 @@ export interface LossTally {
   lines: { ever: number; answer: number; roundsAll: number; roundsAnswer: number };
   /** The same for the last summary's lines. */
   lastLines: { all: number; answer: number };
-}
-
-const STAMP = /^\d{1,2}:\d{2} [ap]m on \d{1,2} [A-Za-z]+,? \d{4}$/;
-
-function turnLines(chat: RealChat, turn: Record<string, unknown>): ReadLine[] {
-  return annotateRelativeDate(String(turn.content), chat.dates.get(turn))
-    .split('\n')
-    .filter((line) => !STAMP.test(line))
-    .map((line) => readLine(line, turn));
-}
-
-const summaryLines = (text: string): ReadLine[] =>
-  text
-    .split('\n')
-    .filter((line) => line.startsWith('- '))
-    .map((line) => readLine(line));
-
-function clauseLines(content: string, date: Date | undefined): ReadLine[] {
-  const body = content.replace(/^[^\n]*\n(?=\w+: )/, '');
-  const colon = body.indexOf(': ');
-  const speaker = body.slice(0, colon);
-  return textUnits(body.slice(colon + 2), true).map((unit) =>
-    readLine(`- ${speaker}: ${annotateRelativeDate(unit.text, date)}`),
-  );
 }
 
 const ageBucket = (windows: number) => (windows < 1 ? 0 : windows < 2 ? 1 : windows < 4 ? 2 : 3);

@@ -40,21 +40,21 @@ interface Tally {
 const STAMP = /^\d{1,2}:\d{2} [ap]m on \d{1,2} [A-Za-z]+,? \d{4}$/;
 
 /** A turn's lines as the figures read them: relative dates resolved, the session's stamp left out. */
-function turnLines(chat: RealChat, turn: Record<string, unknown>): ReadLine[] {
+export function turnLines(chat: RealChat, turn: Record<string, unknown>): ReadLine[] {
   return annotateRelativeDate(String(turn.content), chat.dates.get(turn))
     .split('\n')
     .filter((line) => !STAMP.test(line))
     .map((line) => readLine(line, turn));
 }
 
-const summaryLines = (text: string): ReadLine[] =>
+export const summaryLines = (text: string): ReadLine[] =>
   text
     .split('\n')
     .filter((line) => line.startsWith('- '))
     .map((line) => readLine(line));
 
 /** The clauses of a turn as the summarizer cuts them, each as a summary line would read. */
-function clauseLines(content: string, date: Date | undefined): ReadLine[] {
+export function clauseLines(content: string, date: Date | undefined): ReadLine[] {
   const body = content.replace(/^[^\n]*\n(?=\w+: )/, '');
   const colon = body.indexOf(': ');
   const speaker = body.slice(0, colon);

@@ -103,7 +103,7 @@ export class CompactManager {
   readonly #embedded = new EmbeddedSummarizer();
   readonly #customStrategies: string[];
   readonly #redact: Redactor | undefined;
-  readonly #releaseRedactor: () => void;
+  readonly #redactorRules: { warm(): Promise<void>; release(): void };
   readonly #bus: EventBus;
   readonly #deps: PipelineDeps;
   readonly #index: MessageIndex;
@@ -136,7 +136,7 @@ export class CompactManager {
     this.#summarizer = options.summarizer ?? this.#embedded;
     const timeoutMs = settings.summarizerTimeoutMs;
     this.#redact = settings.redact;
-    this.#releaseRedactor = settings.releaseRedactor;
+    this.#redactorRules = settings.redactorRules;
     this.#bus = new EventBus(
       options.exporters ?? [],
       options.exportQueue,
@@ -209,7 +209,7 @@ export class CompactManager {
     const { model, maxContextTokens } = this;
     const rehearsal = (store: SessionStore) =>
       new CompactManager({ model, maxContextTokens, store, redaction: false });
-    this.#ready ??= warmFirstCall(this.counter, this.#deps.marks, this.store, rehearsal);
+    this.#ready ??= warmFirstCall(this.counter, this.#deps.marks, this.store, rehearsal, this.#redactorRules);
     await this.#ready;
     this.#ready = true;
   }
@@ -365,7 +365,7 @@ export class CompactManager {
     await this.store.close?.().catch(() => undefined);
     await this.#summarizer.dispose?.();
     freeMemory(this.#memory);
-    this.#releaseRedactor();
+    this.#redactorRules.release();
     this.#endHold();
   }
 

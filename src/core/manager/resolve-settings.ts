@@ -7,7 +7,8 @@
 import { modelInfo } from '../counting/token-counter.js';
 import { invalidConfig } from '../errors.js';
 import { type CompactPolicy, resolvePolicy } from '../policy.js';
-import { createRedactor, guardRedactor, type Redactor, releasableRedactor } from '../redaction/redactor.js';
+import { guardRedactor, type Redactor, redactorSteps } from '../redaction/redactor.js';
+import { releasableRedactor } from '../redaction/releasable-redactor.js';
 import { DEFAULT_STORE_TIMEOUT_MS } from '../session/fail-open-store.js';
 import {
   type CompactManagerOptions,
@@ -27,8 +28,11 @@ export interface ManagerSettings {
   /** One total budget per preflight, shared by the summarizer's attempts and the fallback. */
   summarizerTimeoutMs: number;
   redact: Redactor | undefined;
-  /** Drops the redactor's compiled rules (`shutdown()`); a later call builds them again. */
-  releaseRedactor: () => void;
+  /**
+   * Compiles the redactor's rules in slices (`ready()`; a call before builds them at once), or
+   * drops them (`shutdown()`; a later call builds them again).
+   */
+  redactorRules: { warm(): Promise<void>; release(): void };
   /**
    * The errors of values the redactor could not scan (each replaced whole by `<REDACTED>`),
    * until the event bus reports them as a `compact.error`.
@@ -78,7 +82,7 @@ export function resolveSettings(options: CompactManagerOptions): ManagerSettings
     policy: Object.freeze(policy),
     summarizerTimeoutMs,
     redact: redactor?.redact,
-    releaseRedactor: () => redactor?.release(),
+    redactorRules: redactor ?? { warm: async () => {}, release() {} },
     redactionFailures,
     storeTimeoutMs,
     failOnStorageError: flag(options, 'failOnStorageError'),
@@ -148,14 +152,15 @@ function managerPolicy(
 function managerRedactor(
   options: CompactManagerOptions,
   failures: unknown[],
-): { redact: Redactor; release(): void } | undefined {
+): { redact: Redactor; warm(): Promise<void>; release(): void } | undefined {
   const redaction = options.redaction ?? true;
   if (redaction === false) return undefined;
   const onError = (error: unknown) => {
     if (failures.length < 16) failures.push(error);
     (redaction as { onError?: (error: unknown) => void }).onError?.(error);
   };
-  if (typeof redaction === 'function') return { redact: guardRedactor(redaction, onError), release() {} };
+  if (typeof redaction === 'function')
+    return { redact: guardRedactor(redaction, onError), warm: async () => {}, release() {} };
   // Built again after shutdown from copies: the caller's arrays may have changed by then.
   const { patterns, extraPatterns, ...rest } = redaction === true ? {} : redaction;
   const settings = {
@@ -166,7 +171,7 @@ function managerRedactor(
   };
   if (settings.custom !== undefined && typeof settings.custom !== 'function')
     throw invalidConfig('redaction.custom', 'must be a function (text) => text');
-  return releasableRedactor(() => createRedactor(settings));
+  return releasableRedactor(redactorSteps(settings));
 }
 
 /** A copy of a list of redaction patterns (a typed error when it is no array of strings). */

@@ -1,6 +1,7 @@
 /**
  * What `CompactManager.ready()` loads ahead of a fresh process's first call on a known session:
- * the tokenizer's tables in slices (and its expressions compiled), Node's crypto for span ids,
+ * the tokenizer's tables in slices (and its expressions compiled), the redaction rules in
+ * slices, Node's crypto for span ids,
  * the summary key when it is given or its file exists (no file is created here), the
  * built-in summarizer's segmenter and model, and, with a store outside the process, the quick
  * path's code compiled by a rehearsed first call on a made-up session (rehearse-first-call.ts),
@@ -17,8 +18,10 @@ export async function warmFirstCall(
   marks: { prepare(): void },
   store: SessionStore,
   rehearsal: (store: SessionStore) => RehearsalManager,
+  redaction: { warm(): Promise<void> },
 ): Promise<void> {
   await counter.ready?.();
+  await redaction.warm();
   primeSpanIds();
   marks.prepare();
   await warmFirstSummary();

@@ -1,7 +1,8 @@
 import { CompactError } from '../errors.js';
 import { onProcessCachesRelease, releaseRegExpCode } from '../process-caches.js';
+import { runSteps, type Steps } from '../time-slice.js';
 import { DEFAULT_REDACTION_RULES, type RedactionRule } from './redaction-rules.js';
-import { createRuleMatcher } from './redaction-scanner.js';
+import { createRuleMatcherSteps } from './redaction-scanner.js';
 import { REDACTED, replaceMatch } from './replace-match.js';
 import { hasUnicodeEscape, redactEscaped } from './unicode-escapes.js';
 
@@ -119,33 +120,47 @@ export const SECRET_KEY_PATTERN =
  * ```
  */
 export function createRedactor(options: RedactorOptions = {}): Redactor {
+  return runSteps(redactorSteps(options)());
+}
+
+/**
+ * {@link createRedactor} in two halves: the patterns that are no built-in rule are checked at
+ * once (a bad one throws its typed error here), and the steps returned compile every rule, a
+ * step after each few (the built-in rules take 10-30 ms of CPU in one piece).
+ */
+export function redactorSteps(options: RedactorOptions = {}): () => Steps<Redactor> {
   const sources = [...(options.patterns ?? DEFAULT_REDACTION_PATTERNS), ...(options.extraPatterns ?? [])];
-  const passes: Redactor[] = [];
+  const pem: RedactionRule[] = [];
   const scanned: RedactionRule[] = [];
   const others: string[] = [];
   for (const source of sources) {
     const rule = DEFAULT_RULE_BY_PATTERN.get(source);
     // PEM blocks go first, on their own: other rules would cut their body into pieces.
-    if (rule?.name === 'pem-private-key') passes.push(rulePass([rule]));
+    if (rule?.name === 'pem-private-key') pem.push(rule);
     else if (rule) scanned.push(rule);
     else others.push(source);
   }
-  if (scanned.length > 0) passes.push(rulePass(scanned));
-  for (const source of others) passes.push(fullPass(source, []));
-  const custom = options.custom;
-  return guardRedactor((text: string) => {
-    let out = text;
-    for (const pass of passes) out = pass(out);
-    return custom ? custom(out) : out;
-  }, options.onError);
+  for (const source of others) compileRedactionPattern(source);
+  const { custom, onError } = options;
+  return function* () {
+    const passes: Redactor[] = [];
+    for (const rule of pem) passes.push(yield* rulePassSteps([rule]));
+    if (scanned.length > 0) passes.push(yield* rulePassSteps(scanned));
+    for (const source of others) passes.push(fullPass(source, []));
+    return guardRedactor((text: string) => {
+      let out = text;
+      for (const pass of passes) out = pass(out);
+      return custom ? custom(out) : out;
+    }, onError);
+  };
 }
 
 /**
  * One scan of `rules` over the text, then over its copy with unicode escapes decoded
  * (`\u0067hp_...`), when it has any.
  */
-function rulePass(rules: readonly RedactionRule[]): Redactor {
-  const find = createRuleMatcher(rules, replaceMatch);
+function* rulePassSteps(rules: readonly RedactionRule[]): Steps<Redactor> {
+  const find = yield* createRuleMatcherSteps(rules, replaceMatch);
   return (text) => {
     // A rope (`+=`) of long stretches and of small pieces joined 64 at a time: text between
     // secrets is never copied, and text dense with secrets (one every few characters) does not
@@ -188,24 +203,6 @@ function fullPass(source: string, triggers: readonly string[]): Redactor {
       const groups = rest.slice(0, typeof rest.at(-1) === 'object' ? -3 : -2);
       return replaceMatch(match, groups);
     });
-  };
-}
-
-/**
- * A redactor built at once (its patterns checked where it is configured) whose compiled rules
- * `release()` drops: a manager's `shutdown()` (the default rules take about 0.3 MB of heap). A
- * call after that builds them again, with the same answers.
- */
-export function releasableRedactor(build: () => Redactor): { redact: Redactor; release(): void } {
-  let built: Redactor | undefined = build();
-  return {
-    redact: (text) => {
-      built ??= build();
-      return built(text);
-    },
-    release: () => {
-      built = undefined;
-    },
   };
 }
 

@@ -1,3 +1,4 @@
+import { runSteps, type Steps } from '../time-slice.js';
 import type { RedactionRule } from './redaction-rules.js';
 
 /**
@@ -82,6 +83,14 @@ export interface CompiledRules {
 
 /** Compiles `rules` (their order is their priority) and indexes them by trigger. */
 export function compileRules(rules: readonly RedactionRule[]): CompiledRules {
+  return runSteps(compileRulesSteps(rules));
+}
+
+/** Rules compiled between two steps of {@link compileRulesSteps}. */
+const RULES_PER_STEP = 48;
+
+/** {@link compileRules} in steps: a step after every few rules. */
+export function* compileRulesSteps(rules: readonly RedactionRule[]): Steps<CompiledRules> {
   const exact = new Map<string, StickyRule[]>();
   const folded = new Map<string, StickyRule[]>();
   const triggers: { text: string; insensitive: boolean }[] = [];
@@ -100,7 +109,8 @@ export function compileRules(rules: readonly RedactionRule[]): CompiledRules {
     }
     return made;
   };
-  rules.forEach((rule, order) => {
+  for (const [order, rule] of rules.entries()) {
+    if (order > 0 && order % RULES_PER_STEP === 0) yield;
     const compiled: StickyRule = {
       order,
       regex: sticky(rule.pattern),
@@ -123,7 +133,7 @@ export function compileRules(rules: readonly RedactionRule[]): CompiledRules {
         triggers.push({ text: trigger, insensitive });
       }
     }
-  });
+  }
   return { exact, folded, triggers, gateMakers };
 }
 

@@ -12,7 +12,7 @@
  * Exit code 0 when every check passes; each failure is printed on one line.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -161,4 +161,7 @@ try {
 }
 
 console.log(failures.length === 0 ? 'pack check: all passed' : `pack check: ${failures.length} failed`);
+// The projects hold an install each (about 100 MB): kept only when asked, to read after a failure.
+if (process.env.PACK_CHECK_KEEP === '1') console.log(`pack check: projects kept in ${work}`);
+else rmSync(work, { recursive: true, force: true });
 process.exit(failures.length === 0 ? 0 : 1);

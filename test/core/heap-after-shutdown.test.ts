@@ -33,9 +33,10 @@ interface Figures {
   builtins: string[];
 }
 
-async function measure(sessions: number): Promise<Figures> {
+async function measure(sessions: number, ...flags: string[]): Promise<Figures> {
   const script = join(ROOT, 'test/fixtures/memory/heap-after-shutdown.mjs');
-  const { stdout } = await run(process.execPath, ['--expose-gc', script, String(sessions)], {
+  const args = ['--expose-gc', script, String(sessions), '128000', ...flags];
+  const { stdout } = await run(process.execPath, args, {
     cwd: ROOT,
     maxBuffer: MB,
   });
@@ -64,5 +65,21 @@ describe('heap after shutdown', () => {
     // global `performance` does, about 70 KB), which a process that never used them keeps.
     for (const { builtins } of [few, many])
       expect(builtins.filter((name) => name.includes('perf'))).toEqual([]);
+  });
+
+  // Issue 47 point 4, a store outside the process (the fixture's `shared`: fail-open wrapper,
+  // quick records, locks, and `ready()`'s rehearsed first call). Its whole-heap figure is not
+  // held to 2 MB here: 1.95-2.07 MB after 40 sessions and 2.05-2.2 after 160, of which the
+  // rehearsal's compiled code about 0.1 MB and Node's perf_hooks (loaded by the store's idle
+  // time limits) about 70 KB; about 0.2 MB less after 8 major collections V8 starts itself
+  // (bench/notes/issue-47-heap-after-shutdown.md). What is held to a bound is what sessions
+  // leave: nothing of theirs is kept by the manager's store path once they are ended.
+  it('holds nothing for sessions of a store outside the process once shut down', async () => {
+    const few = await measure(40, 'shared');
+    const many = await measure(160, 'shared');
+    for (const { fresh, held } of [few, many]) expect(held.used - fresh.used).toBeGreaterThan(10 * MB);
+    // 120 more sessions leave less than 0.5 MB more behind (read 0.05-0.17 MB: code only).
+    const more = many.after.used - many.fresh.used - (few.after.used - few.fresh.used);
+    expect(more, `${(more / MB).toFixed(2)} MB`).toBeLessThan(0.5 * MB);
   });
 });

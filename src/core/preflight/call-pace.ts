@@ -1,5 +1,6 @@
 /** The session's pace since its last compaction, for the cost trigger (`policy.costTrigger`). */
 import type { CompactPolicy } from '../policy.js';
+import { onProcessCachesRelease } from '../process-caches.js';
 import type { SessionState } from '../session/session-store.js';
 import type { CallPace } from './decide.js';
 import type { SessionView } from './view/session-view.js';
@@ -13,8 +14,15 @@ interface PaceSeen {
   found: boolean;
 }
 
-/** Per view (its entries only grow by appending), so that a warm call reads only its new entries. */
-const paceSeen = new WeakMap<SessionView, PaceSeen>();
+/**
+ * Per view (its entries only grow by appending), so that a warm call reads only its new entries.
+ * Replaced when the last manager shuts down: V8 clears the entries of collected views but keeps
+ * the table's room for as many views as were ever held at once.
+ */
+let paceSeen = new WeakMap<SessionView, PaceSeen>();
+onProcessCachesRelease(() => {
+  paceSeen = new WeakMap();
+});
 
 /**
  * The session's pace since the compaction its view resumes, from the stored state (the same in

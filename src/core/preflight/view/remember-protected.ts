@@ -6,12 +6,19 @@
  * so the next call extends it instead of rebuilding it whole (issue 47: a 100k-message view
  * rebuilt in one block of about 0.9 s after the first call that remembered a pin).
  */
+import { onProcessCachesRelease } from '../../process-caches.js';
 import type { SessionState, SessionStore } from '../../session/session-store.js';
 import { adoptState } from './resume-view.js';
 import type { SessionView } from './session-view.js';
 
-/** How many entries of a view {@link rememberProtected} has looked at (a view only grows). */
-const pinsSeen = new WeakMap<SessionView, number>();
+/**
+ * How many entries of a view {@link rememberProtected} has looked at (a view only grows).
+ * Replaced when the last manager shuts down, as call-pace.ts's table (room for the views held).
+ */
+let pinsSeen = new WeakMap<SessionView, number>();
+onProcessCachesRelease(() => {
+  pinsSeen = new WeakMap();
+});
 
 /** How long the lock taken to remember pins may be held. */
 const PIN_LOCK_TTL_MS = 5_000;

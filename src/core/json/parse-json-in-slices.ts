@@ -115,41 +115,22 @@ class Batch {
   }
 
   /**
-   * Reads the container opening at `at` (its `[` or `{`) to its closing byte and gives the
-   * offset after it. `readOne(i)` reads the element (or member) at `i`, adding it to the batch
-   * or, after a {@link flush}, parsing it alone, and gives the offset after it; the separators
-   * are checked here (each pushed onto `ends` when given), and the loop is given a turn between
-   * batches once the slice has run its time.
-   */
-  async readAll(
-    at: number,
-    ends: number[] | undefined,
-    readOne: (i: number) => number | Promise<number>,
-  ): Promise<number> {
-    const { bytes, slice } = this.walk;
-    let i = skipSpace(bytes, at + 1);
-    if (bytes[i] === this.close) return i + 1;
-    for (;;) {
-      const next = readOne(i);
-      const separator = this.separator(typeof next === 'number' ? next : await next, ends);
-      if (bytes[separator] === this.close) return separator + 1;
-      if (this.count === 0 && slice.due()) await slice.pause();
-      i = skipSpace(bytes, separator + 1);
-    }
-  }
-
-  /**
    * The offset of the separator after the value ending at `at`, checked to be a `,` or the
    * closing byte (pushed onto `ends` when given); at the closing byte the batch is parsed,
    * else it is parsed when it holds {@link Walk.batchBytes}.
    */
-  private separator(at: number, ends: number[] | undefined): number {
+  separator(at: number, ends: number[] | undefined): number {
     const separator = skipSpace(this.walk.bytes, at);
     const byte = this.walk.bytes[separator];
     if (byte !== COMMA && byte !== this.close) fail(separator);
     ends?.push(separator);
     if (byte === this.close || this.to - this.from >= this.walk.batchBytes) this.flush();
     return separator;
+  }
+
+  /** Whether to give the loop a turn now: nothing waits to be parsed and the slice has run its time. */
+  due(): boolean {
+    return this.count === 0 && this.walk.slice.due();
   }
 }
 
@@ -175,27 +156,32 @@ async function parseArray(
   depth: number,
   ends: number[] | undefined,
 ): Promise<{ value: unknown[]; to: number }> {
-  const { bytes } = walk;
+  const { bytes, slice } = walk;
   const out: unknown[] = [];
+  let i = skipSpace(bytes, at + 1);
+  if (bytes[i] === CLOSE_BRACKET) return { value: out, to: i + 1 };
   const batch = new Batch(walk, CLOSE_BRACKET, (from, to, count) => {
     const items = JSON.parse(`[${bytes.toString('utf8', from, to)}]`) as unknown[];
     if (items.length !== count) fail(from);
     for (const item of items) out.push(item);
   });
-  const alone = async (i: number) => {
-    batch.flush();
-    const large = await parseValue(walk, i, depth);
-    out.push(large.value);
-    return large.to;
-  };
-  const to = await batch.readAll(at, ends, (i) => {
+  for (;;) {
     const to = skipValue(bytes, i, limitAt(walk, depth));
-    if (to === TOO_LONG) return alone(i);
-    if (to <= i) fail(i);
-    batch.add(i, to);
-    return to;
-  });
-  return { value: out, to };
+    if (to === TOO_LONG) {
+      batch.flush();
+      const large = await parseValue(walk, i, depth);
+      out.push(large.value);
+      i = large.to;
+    } else {
+      if (to <= i) fail(i);
+      batch.add(i, to);
+      i = to;
+    }
+    const separator = batch.separator(i, ends);
+    if (bytes[separator] === CLOSE_BRACKET) return { value: out, to: separator + 1 };
+    if (batch.due()) await slice.pause();
+    i = skipSpace(bytes, separator + 1);
+  }
 }
 
 /** The top-level fields read, to give the layout of one of them. */
@@ -219,26 +205,15 @@ async function parseObject(
   read: FieldsRead | undefined,
   layoutOf: string | undefined,
 ): Promise<{ value: Record<string, unknown>; to: number }> {
-  const { bytes } = walk;
+  const { bytes, slice } = walk;
   const out: Record<string, unknown> = {};
+  let i = skipSpace(bytes, at + 1);
+  if (bytes[i] === CLOSE_BRACE) return { value: out, to: i + 1 };
   const batch = new Batch(walk, CLOSE_BRACE, (from, to) => {
     const members = JSON.parse(`{${bytes.toString('utf8', from, to)}}`) as Record<string, unknown>;
     for (const key of Object.keys(members)) setMember(out, key, members[key]);
   });
-  const alone = async (i: number, keyTo: number, from: number, to: number) => {
-    batch.flush();
-    const name = parseText(bytes, i, keyTo) as string;
-    const value =
-      read !== undefined && name === layoutOf && bytes[from] === OPEN_BRACKET
-        ? await readArrayField(walk, from, depth, read)
-        : to === TOO_LONG
-          ? await parseValue(walk, from, depth)
-          : { value: parseText(bytes, from, to), to };
-    if (read !== undefined) noteField(read, name, from, value.to);
-    setMember(out, name, value.value);
-    return value.to;
-  };
-  const to = await batch.readAll(at, undefined, (i) => {
+  for (;;) {
     if (bytes[i] !== QUOTE) fail(i);
     const keyTo = skipString(bytes, i);
     if (keyTo < 0) fail(i);
@@ -246,12 +221,28 @@ async function parseObject(
     if (bytes[colon] !== COLON) fail(colon);
     const from = skipSpace(bytes, colon + 1);
     const to = skipValue(bytes, from, limitAt(walk, depth));
-    if (to === TOO_LONG || read !== undefined) return alone(i, keyTo, from, to);
-    if (to <= from) fail(from);
-    batch.add(i, to);
-    return to;
-  });
-  return { value: out, to };
+    if (to === TOO_LONG || read !== undefined) {
+      batch.flush();
+      const name = parseText(bytes, i, keyTo) as string;
+      const value =
+        read !== undefined && name === layoutOf && bytes[from] === OPEN_BRACKET
+          ? await readArrayField(walk, from, depth, read)
+          : to === TOO_LONG
+            ? await parseValue(walk, from, depth)
+            : { value: parseText(bytes, from, to), to };
+      if (read !== undefined) noteField(read, name, from, value.to);
+      setMember(out, name, value.value);
+      i = value.to;
+    } else {
+      if (to <= from) fail(from);
+      batch.add(i, to);
+      i = to;
+    }
+    const separator = batch.separator(i, undefined);
+    if (bytes[separator] === CLOSE_BRACE) return { value: out, to: separator + 1 };
+    if (batch.due()) await slice.pause();
+    i = skipSpace(bytes, separator + 1);
+  }
 }
 
 async function readArrayField(walk: Walk, from: number, depth: number, read: FieldsRead) {

@@ -3,7 +3,8 @@
  * the one in OLD_TREE (a checkout or `git archive REV | tar -x -C OLD_TREE` of an older commit):
  * first the same values, layouts and errors on a few documents and option sets (small batches
  * force every path), then the wall time of a ~18 MB body (sliced as the proxy does, and with
- * a slice that never pauses) and the CPU time, old and new alternated; min / median of each.
+ * a slice that never pauses) and the CPU time, and the CPU time of 1M tiny elements (the cost of
+ * each element's step), old and new alternated; min / median of each.
  */
 import os from 'node:os';
 import { resolve } from 'node:path';
@@ -59,7 +60,13 @@ const t: Record<string, number[]> = {
   'new cpu': [],
   'old unsliced': [],
   'new unsliced': [],
+  'old tiny cpu': [],
+  'new tiny cpu': [],
 };
+// The worst case for the cost of each element's step: 1M tiny elements read one by one.
+const tiny = Buffer.from(
+  JSON.stringify({ model: 'x', messages: Array.from({ length: 1_000_000 }, (_, i) => i % 7) }),
+);
 for (let r = 0; r < rounds; r++)
   for (const [name, f] of (r % 2
     ? [
@@ -79,6 +86,10 @@ for (let r = 0; r < rounds; r++)
     s = performance.now();
     await f(big, { layoutOf: 'messages', slice: new TimeSlice({ sliceMs: 1e9 }) });
     t[`${name} unsliced`]!.push(performance.now() - s);
+    c = process.cpuUsage();
+    await f(tiny, { layoutOf: 'messages', slice: new TimeSlice({ sliceMs: 1e9 }) });
+    c = process.cpuUsage(c);
+    t[`${name} tiny cpu`]!.push((c.user + c.system) / 1000);
   }
 const med = (v: number[]) => [...v].sort((a, b) => a - b)[v.length >> 1]!;
 console.log(
@@ -89,7 +100,7 @@ console.log(
 );
 for (const k of Object.keys(t))
   console.log(`  ${k.padEnd(13)}: min ${Math.min(...t[k]!).toFixed(1)} median ${med(t[k]!).toFixed(1)} ms`);
-for (const k of ['', ' cpu', ' unsliced'])
+for (const k of ['', ' cpu', ' unsliced', ' tiny cpu'])
   console.log(
     `  new/old medians${k}: ${(med(t[`new${k}`]!) / med(t[`old${k}`]!)).toFixed(3)}, mins ${(Math.min(...t[`new${k}`]!) / Math.min(...t[`old${k}`]!)).toFixed(3)}`,
   );

@@ -51,6 +51,7 @@ import type { CompactPolicy } from '../src/core/policy.js';
 import { annotateRelativeDate } from '../src/core/summary/embedded/relative-dates.js';
 import { findDate } from '../src/core/summary/embedded/segments.js';
 import { contextText, slidingWindow } from './context-measures.js';
+import { rollRealChat } from './roll-real-chat.js';
 
 /** Issue 45: share of short answers the compacted request keeps at 1/8. */
 export const REAL_CHAT_RETAINED_TARGET = 0.35;
@@ -319,27 +320,23 @@ export async function runRealChat(
   policy: Partial<CompactPolicy> = {},
   oneShot = false,
 ): Promise<RealChatRun> {
-  const probe = new CompactManager({ model: 'gpt-4o', maxContextTokens: 10_000_000 });
-  const rawTokens = probe.estimate(chat.messages).total;
-  const window = Math.floor(rawTokens / ratio);
-  const manager = new CompactManager({ model: 'gpt-4o', maxContextTokens: window, redaction: false, policy });
   let target = 0;
-  manager.on('compact.trigger_decision', (event) => {
-    target = event.properties.targetTokens ?? 0;
-  });
   const fills: number[] = [];
-  const history: Record<string, unknown>[] = [];
-  let last: Awaited<ReturnType<typeof manager.compact>> | undefined;
-  for (const [index, message] of chat.messages.entries()) {
-    history.push(message);
-    if (oneShot && index < chat.messages.length - 1) continue;
-    last = await manager.compact(chat.name, history);
-    if (last.applied && target > 0 && last.levels.some((l) => l.level === 'summarize'))
-      fills.push(last.tokensAfter / target);
-  }
-  await manager.shutdown();
-  const request = last!.messages as Record<string, unknown>[];
-  const sliding = slidingWindow(chat.messages, last!.tokensAfter, (m) => probe.estimate(m).total);
+  const { rawTokens, window, last } = await rollRealChat(chat, ratio, {
+    policy,
+    oneShot,
+    onManager: (manager) =>
+      manager.on('compact.trigger_decision', (event) => {
+        target = event.properties.targetTokens ?? 0;
+      }),
+    onCompact: (result) => {
+      if (result.applied && target > 0 && result.levels.some((l) => l.level === 'summarize'))
+        fills.push(result.tokensAfter / target);
+    },
+  });
+  const request = last.messages as Record<string, unknown>[];
+  const probe = new CompactManager({ model: 'gpt-4o', maxContextTokens: 10_000_000 });
+  const sliding = slidingWindow(chat.messages, last.tokensAfter, (m) => probe.estimate(m).total);
   await probe.shutdown();
   const full = lineSets(resolvedText(chat, chat.messages));
   const requestLines = readLines(chat, request);
@@ -361,7 +358,7 @@ export async function runRealChat(
     looseWindowRetained: 0,
     summaryTokens: 0,
     smallTalkTokens: 0,
-    windowFill: last!.tokensAfter / window,
+    windowFill: last.tokensAfter / window,
     targetFill: fills.length > 0 ? fills.reduce((a, b) => a + b, 0) / fills.length : 0,
     compactions: fills.length,
     missed: [],
@@ -386,7 +383,7 @@ export async function runRealChat(
   }
   const counter = tokenCounterFor('gpt-4o');
   const speakers = new Set(chat.speakers);
-  for (const sentence of summarySentences(last!.summary?.text ?? '')) {
+  for (const sentence of summarySentences(last.summary?.text ?? '')) {
     const n = counter.countText(sentence);
     run.summaryTokens += n;
     if (isSmallTalk(sentence, speakers)) run.smallTalkTokens += n;

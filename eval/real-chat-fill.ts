@@ -14,10 +14,10 @@
  */
 import { parseArgs } from 'node:util';
 import { tokenCounterFor } from '../src/core/counting/token-counter.js';
-import { CompactManager } from '../src/core/manager/compact-manager.js';
 import { EmbeddedSummarizer } from '../src/core/summary/embedded/index.js';
 import type { SummarizeRequest, SummarizeResult } from '../src/core/summary/summarizer.js';
 import { LOCOMO_SETS, loadRealChat, type RealChat } from './real-chat-facts.js';
+import { rollRealChat } from './roll-real-chat.js';
 
 /**
  * The built-in summarizer, recording each limit it is given and the tokens it writes (a
@@ -52,30 +52,22 @@ export interface FillRun {
 
 /** Compacts one conversation rolling at 1/`ratio` and records its fill. */
 export async function fillRun(chat: RealChat, ratio = 8): Promise<FillRun> {
-  const probe = new CompactManager({ model: 'gpt-4o', maxContextTokens: 10_000_000 });
-  const window = Math.floor(probe.estimate(chat.messages).total / ratio);
-  await probe.shutdown();
   const summarizer = new RecordingSummarizer();
-  const manager = new CompactManager({
-    model: 'gpt-4o',
-    maxContextTokens: window,
-    redaction: false,
-    summarizer,
-  });
   let target = 0;
-  manager.on('compact.trigger_decision', (event) => {
-    target = event.properties.targetTokens ?? target;
-  });
+  let seen = 0;
   const fills: number[] = [];
-  const history: Record<string, unknown>[] = [];
-  let last: Awaited<ReturnType<typeof manager.compact>> | undefined;
-  for (const message of chat.messages) {
-    history.push(message);
-    const before = summarizer.calls.length;
-    last = await manager.compact(chat.name, history);
-    if (last.applied && summarizer.calls.length > before && target > 0) fills.push(last.tokensAfter / target);
-  }
-  await manager.shutdown();
+  const { window, last } = await rollRealChat(chat, ratio, {
+    summarizer,
+    onManager: (manager) =>
+      manager.on('compact.trigger_decision', (event) => {
+        target = event.properties.targetTokens ?? target;
+      }),
+    onCompact: (result) => {
+      if (result.applied && summarizer.calls.length > seen && target > 0)
+        fills.push(result.tokensAfter / target);
+      seen = summarizer.calls.length;
+    },
+  });
   const counter = tokenCounterFor('gpt-4o');
   const mean = (xs: number[]) => (xs.length > 0 ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
   return {
@@ -86,8 +78,8 @@ export async function fillRun(chat: RealChat, ratio = 8): Promise<FillRun> {
     summaryFill: mean(summarizer.calls.map((c) => c.tokens / Math.max(1, c.maxTokens))),
     summaryShare: mean(summarizer.calls.map((c) => c.maxTokens / Math.max(1, target))),
     targetFill: mean(fills),
-    lastTokens: last!.tokensAfter,
-    lastSummaryTokens: counter.countText(last!.summary?.text ?? ''),
+    lastTokens: last.tokensAfter,
+    lastSummaryTokens: counter.countText(last.summary?.text ?? ''),
     calls: summarizer.calls,
   };
 }

@@ -12,8 +12,8 @@
  */
 import { parseArgs } from 'node:util';
 import { tokenCounterFor } from '../src/core/counting/token-counter.js';
-import { CompactManager } from '../src/core/manager/compact-manager.js';
 import { heldAt, LOCOMO_SETS, loadRealChat, readLine, SHINGLE, turnSequence } from './real-chat-facts.js';
+import { rollRealChat } from './roll-real-chat.js';
 
 /** Tokens of the last summary by part, and the answers it and the verbatim turns hold. */
 interface Breakdown {
@@ -27,26 +27,11 @@ interface Breakdown {
   answersVerbatim: number;
 }
 
-async function lastRequest(messages: Record<string, unknown>[], name: string, ratio: number) {
-  const probe = new CompactManager({ model: 'gpt-4o', maxContextTokens: 10_000_000 });
-  const window = Math.floor(probe.estimate(messages).total / ratio);
-  await probe.shutdown();
-  const manager = new CompactManager({ model: 'gpt-4o', maxContextTokens: window, redaction: false });
-  const history: Record<string, unknown>[] = [];
-  let last: Awaited<ReturnType<typeof manager.compact>> | undefined;
-  for (const message of messages) {
-    history.push(message);
-    last = await manager.compact(name, history);
-  }
-  await manager.shutdown();
-  return last!;
-}
-
 const PREFIX = /^- ([A-Z][\w.'’-]*(?: [A-Z][\w.'’-]*)?: )?/;
 
 async function breakdown(id: string, ratio: number, print: boolean): Promise<Breakdown> {
   const chat = loadRealChat(id);
-  const last = await lastRequest(chat.messages, chat.name, ratio);
+  const { last } = await rollRealChat(chat, ratio);
   const counter = tokenCounterFor('gpt-4o');
   const summary = last.summary?.text ?? '';
   const byContent = new Set(chat.messages.map((m) => m.content));

@@ -29,6 +29,7 @@ import {
   turnSequence,
 } from './real-chat-facts.js';
 import { clauseLines, summaryLines, turnLines } from './real-chat-misses.js';
+import { rollRealChat } from './roll-real-chat.js';
 
 const KINDS = ['verbatim', 'summary', 'pushed', 'never', 'split'] as const;
 type Kind = (typeof KINDS)[number];
@@ -56,40 +57,29 @@ const ageBucket = (windows: number) => (windows < 1 ? 0 : windows < 2 ? 1 : wind
 /** Runs one conversation rolling and sorts its answers. */
 export async function lossTally(id: string, ratio: number): Promise<LossTally> {
   const chat = loadRealChat(id);
-  const probe = new CompactManager({ model: 'gpt-4o', maxContextTokens: 10_000_000 });
-  const sizes = chat.messages.map((m) => probe.estimate([m]).total);
-  const raw = probe.estimate(chat.messages).total;
-  const window = Math.floor(raw / ratio);
-  const manager = new CompactManager({ model: 'gpt-4o', maxContextTokens: window, redaction: false });
   const summaries: ReadLine[][] = [];
   const texts: string[][] = [];
-  const history: Record<string, unknown>[] = [];
-  let last: Awaited<ReturnType<typeof manager.compact>> | undefined;
-  let previous = '';
-  for (const message of chat.messages) {
-    history.push(message);
-    last = await manager.compact(chat.name, history);
-    const text = last.summary?.text ?? '';
-    if (text && text !== previous) {
+  const { last } = await rollRealChat(chat, ratio, {
+    onSummary: (text) => {
       summaries.push(summaryLines(text));
       texts.push(text.split('\n').filter((line) => line.startsWith('- ')));
-    }
-    previous = text;
-  }
-  await manager.shutdown();
-  const sliding = slidingWindow(chat.messages, last!.tokensAfter, (m) => probe.estimate(m).total);
+    },
+  });
+  const probe = new CompactManager({ model: 'gpt-4o', maxContextTokens: 10_000_000 });
+  const sizes = chat.messages.map((m) => probe.estimate([m]).total);
+  const sliding = slidingWindow(chat.messages, last.tokensAfter, (m) => probe.estimate(m).total);
   await probe.shutdown();
   // Tokens after each message to the chat's end, in windows of the request's size.
   const after = new Map<Record<string, unknown>, number>();
   let tail = 0;
   for (let i = chat.messages.length - 1; i >= 0; i--) {
-    after.set(chat.messages[i]!, tail / last!.tokensAfter);
+    after.set(chat.messages[i]!, tail / last.tokensAfter);
     tail += sizes[i]!;
   }
   const byContent = new Set(chat.messages.map((m) => m.content));
-  const request = last!.messages as Record<string, unknown>[];
+  const request = last.messages as Record<string, unknown>[];
   const verbatim = request.filter((m) => byContent.has(m.content)).flatMap((m) => turnLines(chat, m));
-  const summary = summaryLines(last!.summary?.text ?? '');
+  const summary = summaryLines(last.summary?.text ?? '');
   const windowLines = sliding.flatMap((m) => turnLines(chat, m));
   const zero = () => Object.fromEntries(KINDS.map((k) => [k, 0])) as Record<Kind, number>;
   const tally: LossTally = {

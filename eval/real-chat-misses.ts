@@ -15,7 +15,6 @@
  * `npx tsx eval/real-chat-misses.ts [--set tune|held-out] [--ratio 8] [--list]`
  */
 import { parseArgs } from 'node:util';
-import { CompactManager } from '../src/core/manager/compact-manager.js';
 import { annotateRelativeDate } from '../src/core/summary/embedded/relative-dates.js';
 import { textUnits } from '../src/core/summary/embedded/units.js';
 import {
@@ -27,6 +26,7 @@ import {
   readLine,
   turnSequence,
 } from './real-chat-facts.js';
+import { rollRealChat } from './roll-real-chat.js';
 
 interface Tally {
   ceiling: number;
@@ -65,29 +65,15 @@ export function clauseLines(content: string, date: Date | undefined): ReadLine[]
 
 async function misses(id: string, ratio: number, list: boolean): Promise<Tally> {
   const chat = loadRealChat(id);
-  const probe = new CompactManager({ model: 'gpt-4o', maxContextTokens: 10_000_000 });
-  const window = Math.floor(probe.estimate(chat.messages).total / ratio);
-  await probe.shutdown();
-  const manager = new CompactManager({ model: 'gpt-4o', maxContextTokens: window, redaction: false });
   const summaries: { lines: ReadLine[]; chars: number; at: number }[] = [];
-  const history: Record<string, unknown>[] = [];
-  let last: Awaited<ReturnType<typeof manager.compact>> | undefined;
-  let previous = '';
-  for (const message of chat.messages) {
-    history.push(message);
-    last = await manager.compact(chat.name, history);
-    const text = last.summary?.text ?? '';
-    if (text && text !== previous) {
-      summaries.push({ lines: summaryLines(text), chars: text.length, at: history.length });
-      previous = text;
-    }
-  }
-  await manager.shutdown();
+  const { last } = await rollRealChat(chat, ratio, {
+    onSummary: (text, fed) => summaries.push({ lines: summaryLines(text), chars: text.length, at: fed }),
+  });
   const byContent = new Set(chat.messages.map((m) => m.content));
-  const request = last!.messages as Record<string, unknown>[];
+  const request = last.messages as Record<string, unknown>[];
   const requestLines = [
     ...request.filter((m) => byContent.has(m.content)).flatMap((m) => turnLines(chat, m)),
-    ...summaryLines(last!.summary?.text ?? ''),
+    ...summaryLines(last.summary?.text ?? ''),
   ];
   const tally: Tally = { ceiling: 0, kept: 0, pushedOut: 0, pushedOutSqueezed: 0, neverChosen: 0, split: 0 };
   for (const { question, answer, evidence } of chat.answers) {

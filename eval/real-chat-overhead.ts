@@ -18,9 +18,9 @@
  */
 import { parseArgs } from 'node:util';
 import { tokenCounterFor } from '../src/core/counting/token-counter.js';
-import { CompactManager } from '../src/core/manager/compact-manager.js';
 import type { CompactPolicy } from '../src/core/policy.js';
 import { LOCOMO_SETS, loadRealChat, type RealChat } from './real-chat-facts.js';
+import { rollRealChat } from './roll-real-chat.js';
 
 /** A resolved relative date as the summarizer writes it after its phrase. */
 const RESOLVED =
@@ -67,18 +67,8 @@ export async function overheadRun(
   ratio = 8,
   policy: Partial<CompactPolicy> = {},
 ): Promise<Overhead> {
-  const probe = new CompactManager({ model: 'gpt-4o', maxContextTokens: 10_000_000 });
-  const window = Math.floor(probe.estimate(chat.messages).total / ratio);
-  await probe.shutdown();
-  const manager = new CompactManager({ model: 'gpt-4o', maxContextTokens: window, redaction: false, policy });
-  const history: Record<string, unknown>[] = [];
-  let summary = '';
-  for (const message of chat.messages) {
-    history.push(message);
-    summary = (await manager.compact(chat.name, history)).summary?.text ?? summary;
-  }
-  await manager.shutdown();
-  return summaryOverhead(chat.name, summary);
+  const { last } = await rollRealChat(chat, ratio, { policy });
+  return summaryOverhead(chat.name, last.summary?.text ?? '');
 }
 
 async function main(): Promise<void> {

@@ -51,6 +51,22 @@ export function scoredUnits(chat: RealChat): TurnUnit[] {
   return units;
 }
 
+/**
+ * For each short answer of the chat, in order, the units holding it by the evidence rule of
+ * the figures (a clause of one of its evidence turns, read as a summary line).
+ */
+export function answerHolders(chat: RealChat, units: readonly TurnUnit[]): TurnUnit[][] {
+  return chat.answers.map(({ answer, evidence }) => {
+    const turns = new Set(evidence);
+    const sequences = evidence.map((turn) => turnSequence(chat, turn));
+    return units.filter(
+      (unit) =>
+        turns.has(unit.turn) &&
+        heldAt(answer, [readLine(`- ${unit.speaker}: ${unit.text}`)], turns, sequences),
+    );
+  });
+}
+
 function main(): void {
   const { values } = parseArgs({ options: { set: { type: 'string', default: 'tune' } } });
   const ids = LOCOMO_SETS[values.set as keyof typeof LOCOMO_SETS];
@@ -66,22 +82,11 @@ function main(): void {
   for (const id of ids) {
     const chat = loadRealChat(id);
     const units = scoredUnits(chat);
-    const holding = new Set<Unit>();
-    const cheapest: number[] = [];
-    for (const { answer, evidence } of chat.answers) {
-      let best = Number.POSITIVE_INFINITY;
-      const turns = new Set(evidence);
-      const sequences = evidence.map((turn) => turnSequence(chat, turn));
-      for (const unit of units)
-        if (
-          turns.has(unit.turn) &&
-          heldAt(answer, [readLine(`- ${unit.speaker}: ${unit.text}`)], turns, sequences)
-        ) {
-          holding.add(unit);
-          best = Math.min(best, unit.text.length + 12);
-        }
-      if (best < Number.POSITIVE_INFINITY) cheapest.push(best);
-    }
+    const holders = answerHolders(chat, units);
+    const holding = new Set<Unit>(holders.flat());
+    const cheapest = holders
+      .filter((held) => held.length > 0)
+      .map((held) => Math.min(...held.map((unit) => unit.text.length + 12)));
     const perToken = (unit: Unit) => unit.value / (unit.text.length / 4 + 2);
     const room = chat.messages.reduce((n, m) => n + String(m.content).length, 0) / 16;
     let used = 0;

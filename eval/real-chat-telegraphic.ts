@@ -21,8 +21,8 @@
  */
 import { parseArgs } from 'node:util';
 import { tokenCounterFor } from '../src/core/counting/token-counter.js';
-import { CompactManager } from '../src/core/manager/compact-manager.js';
-import { LOCOMO_SETS, loadRealChat, type RealChat } from './real-chat-facts.js';
+import { LOCOMO_SETS, loadRealChat } from './real-chat-facts.js';
+import { rollRealChat } from './roll-real-chat.js';
 
 const ARTICLES = /(^|\s)(?:a|an|the)\s+(?=[^\s(])/g;
 const FILLERS =
@@ -61,22 +61,6 @@ export function telegraphicSaving(summary: string): { lines: number; text: numbe
   };
 }
 
-/** The last summary of one conversation compacted rolling at 1/`ratio`. */
-async function lastSummary(chat: RealChat, ratio: number): Promise<string> {
-  const probe = new CompactManager({ model: 'gpt-4o', maxContextTokens: 10_000_000 });
-  const window = Math.floor(probe.estimate(chat.messages).total / ratio);
-  await probe.shutdown();
-  const manager = new CompactManager({ model: 'gpt-4o', maxContextTokens: window, redaction: false });
-  const history: Record<string, unknown>[] = [];
-  let summary = '';
-  for (const message of chat.messages) {
-    history.push(message);
-    summary = (await manager.compact(chat.name, history)).summary?.text ?? summary;
-  }
-  await manager.shutdown();
-  return summary;
-}
-
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: { set: { type: 'string', default: 'tune' }, ratio: { type: 'string', default: '8' } },
@@ -88,7 +72,7 @@ async function main(): Promise<void> {
   console.log('conversation  lines  text  level 1 saves  level 2 saves  level 3 saves  (of the clause text)');
   for (const id of ids) {
     const chat = loadRealChat(id);
-    const s = telegraphicSaving(await lastSummary(chat, Number(values.ratio)));
+    const s = telegraphicSaving((await rollRealChat(chat, Number(values.ratio))).last.summary?.text ?? '');
     console.log(
       `${chat.name.padEnd(12)}  ${String(s.lines).padStart(5)}  ${String(s.text).padStart(4)}  ${s.levels.map((n) => `${pct(n, s.text)} (${n})`.padStart(13)).join('  ')}`,
     );

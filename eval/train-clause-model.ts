@@ -23,15 +23,8 @@ import { parseArgs } from 'node:util';
 import type { Unit } from '../src/core/summary/embedded/types.js';
 import { CLAUSE_FEATURE_NAMES, clauseFeatures, clauseProbability } from './clause-features.js';
 import { clauseInputs } from './clause-inputs.js';
-import {
-  heldAt,
-  LOCOMO_SETS,
-  loadRealChat,
-  type RealChat,
-  readLine,
-  turnSequence,
-} from './real-chat-facts.js';
-import { scoredUnits, type TurnUnit } from './real-chat-ranks.js';
+import { LOCOMO_SETS, loadRealChat, type RealChat } from './real-chat-facts.js';
+import { answerHolders, scoredUnits, type TurnUnit } from './real-chat-ranks.js';
 
 /** One conversation's clauses: features, labels, the hand value, the room. */
 export interface ClauseSet {
@@ -45,18 +38,7 @@ export interface ClauseSet {
 
 /** The clauses of a chat holding one of its short answers (evidence rule). */
 export function answerClauses(chat: RealChat, units: readonly TurnUnit[]): Set<Unit> {
-  const holding = new Set<Unit>();
-  for (const { answer, evidence } of chat.answers) {
-    const turns = new Set(evidence);
-    const sequences = evidence.map((turn) => turnSequence(chat, turn));
-    for (const unit of units)
-      if (
-        turns.has(unit.turn) &&
-        heldAt(answer, [readLine(`- ${unit.speaker}: ${unit.text}`)], turns, sequences)
-      )
-        holding.add(unit);
-  }
-  return holding;
+  return new Set<Unit>(answerHolders(chat, units).flat());
 }
 
 /** Reads one conversation's clauses with their features (scored by the hand value). */

@@ -8,6 +8,7 @@ import { CompactError } from '../core/errors.js';
 import { MIN_CONTEXT_TOKENS } from '../core/manager/manager-options.js';
 import type { CliIo } from './cli-io.js';
 import { type FlagOptions, parseCliArgs } from './parse-cli-args.js';
+import { stopSignal } from './stop-signal.js';
 
 const PROXY_OPTIONS: FlagOptions = {
   upstream: { type: 'string' },
@@ -79,17 +80,7 @@ export async function runProxyCommand(argv: readonly string[], io: CliIo): Promi
   });
   await manager.ready();
   (await import('./respawn-with-heap-flags.js')).stopWithParent();
-  // Listening for the signals before saying so: a SIGTERM sent on reading that line stops the
-  // proxy gracefully instead of killing it.
-  const stopped = new Promise<void>((resolve) => {
-    const stop = () => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-      resolve();
-    };
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
-  });
+  const stopped = stopSignal(); // before saying it listens (see stopSignal)
   io.stdout(
     `${json ? JSON.stringify({ url: proxy.url, port: proxy.port }) : `proxy listening on ${proxy.url}`}\n`,
   );

@@ -6,6 +6,7 @@
 
 import { CompactError } from '../core/errors.js';
 import type { CliIo } from './cli-io.js';
+import { stopSignal } from './stop-signal.js';
 
 /** Runs the worker; resolves once it stopped after SIGINT or SIGTERM. */
 export async function runWorkerCommand(flag: string | undefined, json: boolean, io: CliIo): Promise<void> {
@@ -62,17 +63,7 @@ export async function runWorkerCommand(flag: string | undefined, json: boolean, 
     },
     probe.probe,
   );
-  // Listening for the signals before saying so: a SIGTERM sent on reading that line stops the
-  // worker gracefully instead of killing it.
-  const stopped = new Promise<void>((resolve) => {
-    const stop = () => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-      resolve();
-    };
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
-  });
+  const stopped = stopSignal(); // before saying it listens (see stopSignal)
   io.stderr(`worker listening on queue ${queue.name} (concurrency ${queue.concurrency})\n`);
   await stopped;
   io.stderr('worker stopping: finishing the jobs running\n');

@@ -16,7 +16,7 @@ import type {
   SummarizeResult,
   Summarizer,
 } from '../core/summary/summarizer.js';
-import { checkSummaryOutput, SummaryRejectedError } from '../core/summary/summary-guard.js';
+import { acceptedSummaryText } from '../core/summary/summary-guard.js';
 import { defuseSummaryMarkup } from '../core/summary/summary-markup.js';
 import type { CompletionResult } from './llm-summarizer.js';
 import { buildSummaryPrompt, type SummaryPromptOptions } from './prompts/build-summary-prompt.js';
@@ -201,10 +201,7 @@ export function withCachedPrefix(
         maxTokens: request.maxTokens,
         ...(request.signal === undefined ? {} : { signal: request.signal }),
       });
-      const text = result.text.trim();
-      if (text === '') throw new SummaryRejectedError('empty', `${name} returned an empty summary`);
-      const check = checkSummaryOutput(text, { strategy: '' });
-      if (!check.ok) throw new SummaryRejectedError(check.reason, `${name}: ${check.message}`);
+      const text = acceptedSummaryText(name, result.text);
       return {
         text,
         summarizer: name,

@@ -1,6 +1,6 @@
 import { CompactError } from '../core/errors.js';
 import type { SummarizeRequest, SummarizeResult, Summarizer } from '../core/summary/summarizer.js';
-import { checkSummaryOutput, SummaryRejectedError } from '../core/summary/summary-guard.js';
+import { acceptedSummaryText } from '../core/summary/summary-guard.js';
 import {
   buildSummaryPrompt,
   type SummaryPrompt,
@@ -92,14 +92,10 @@ export function createLlmSummarizer(
       maxTokens: request.maxTokens,
       ...(request.signal === undefined ? {} : { signal: request.signal }),
     });
-    const text = result.text.trim();
-    if (text === '') throw new SummaryRejectedError('empty', `${name} returned an empty summary`);
     // Every call, partial summaries of a map-reduce included: a plain-text refusal or an echo
     // of the prompt must not be merged into the summary. (The strategy's structure is checked
     // on the final summary, by the resilient wrapper and the manager.)
-    const check = checkSummaryOutput(text, { strategy: '' });
-    if (!check.ok) throw new SummaryRejectedError(check.reason, `${name}: ${check.message}`);
-    return { ...result, text };
+    return { ...result, text: acceptedSummaryText(name, result.text) };
   };
 
   return {

@@ -231,6 +231,19 @@ export class SummaryRejectedError extends CompactError {
   }
 }
 
+/**
+ * A model's output as a summary text: trimmed, or a {@link SummaryRejectedError} (its message
+ * led by `name`) when it is empty, a refusal or an echo. Every call of an LLM summarizer, partial
+ * summaries of a map-reduce included; the strategy's structure is checked on the final summary.
+ */
+export function acceptedSummaryText(name: string, output: string): string {
+  const text = output.trim();
+  if (text === '') throw new SummaryRejectedError('empty', `${name} returned an empty summary`);
+  const check = checkSummaryOutput(text, { strategy: '' });
+  if (!check.ok) throw new SummaryRejectedError(check.reason, `${name}: ${check.message}`);
+  return text;
+}
+
 /** The rejection reason an error carries (see {@link SummaryRejectedError}), if any. */
 export function summaryRejectionOf(error: unknown): SummaryRejection | undefined {
   const reason =

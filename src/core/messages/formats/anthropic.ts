@@ -3,12 +3,14 @@ import { flatString } from '../flat-string.js';
 import type { CompactMessage, ToolCall, ToolResult } from '../message.js';
 import {
   type MessageCodec,
+  messageObject,
   NO_TOOL_CALLS,
   NO_TOOL_RESULTS,
   type ParsedMessage,
   partsText,
   readMeta,
   stripMeta,
+  withMeta,
 } from './message-codec.js';
 import { anthropicCompactionBlock, type ProviderCompaction } from './provider-compaction.js';
 
@@ -59,10 +61,7 @@ export const anthropicCodec: MessageCodec = {
   format: 'anthropic',
 
   parse(raw: unknown, index: number): ParsedMessage {
-    if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
-      throw invalidMessage(index, '', 'must be an object');
-    }
-    const m = raw as Record<string, unknown>;
+    const m = messageObject(raw, index);
     if (typeof m.role !== 'string') throw invalidMessage(index, 'role', 'is missing');
     if (m.role !== 'user' && m.role !== 'assistant' && m.role !== 'system') {
       throw invalidMessage(index, 'role', `"${m.role}" is not an Anthropic role (user or assistant)`);
@@ -129,11 +128,7 @@ export const anthropicCodec: MessageCodec = {
     if (compaction) parsed.providerCompaction = compaction;
     if (toolCalls.length > 0) parsed.explicitId = flatString('use:', toolCalls[0]!.id);
     else if (toolResults.length > 0) parsed.explicitId = flatString('result:', toolResults[0]!.callId);
-    if (meta) {
-      parsed.meta = meta;
-      if (typeof meta.id === 'string') parsed.explicitId = meta.id;
-    }
-    return parsed;
+    return withMeta(parsed, meta);
   },
 
   toWire(message: CompactMessage): unknown {

@@ -1,3 +1,4 @@
+import { invalidMessage } from '../../errors.js';
 import type { CompactMessage, MessageFormat, ToolCall, ToolResult } from '../message.js';
 
 /** A parsed message before it gets its position-dependent `id` and `index`. */
@@ -34,6 +35,23 @@ export function stripMeta(raw: unknown): unknown {
   if (raw === null || typeof raw !== 'object' || !('meta' in raw)) return raw;
   const { meta: _meta, ...rest } = raw as Record<string, unknown>;
   return rest;
+}
+
+/** `raw` as an object; else throws `invalid_messages` naming `index` ("must be an object"). */
+export function messageObject(raw: unknown, index: number): Record<string, unknown> {
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
+    throw invalidMessage(index, '', 'must be an object');
+  }
+  return raw as Record<string, unknown>;
+}
+
+/** Gives `parsed` the message's `meta` (when it has one) and its `meta.id` as its own id. */
+export function withMeta(parsed: ParsedMessage, meta: Record<string, unknown> | undefined): ParsedMessage {
+  if (meta) {
+    parsed.meta = meta;
+    if (typeof meta.id === 'string') parsed.explicitId = meta.id;
+  }
+  return parsed;
 }
 
 /** Reads `meta` if it is an object. */

@@ -3,12 +3,14 @@ import { flatString } from '../flat-string.js';
 import type { CompactMessage, MessageRole, ToolCall } from '../message.js';
 import {
   type MessageCodec,
+  messageObject,
   NO_TOOL_CALLS,
   NO_TOOL_RESULTS,
   type ParsedMessage,
   partsText,
   readMeta,
   stripMeta,
+  withMeta,
 } from './message-codec.js';
 
 const ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool', 'function']);
@@ -81,10 +83,7 @@ export const openaiChatCodec: MessageCodec = {
   format: 'openai-chat',
 
   parse(raw: unknown, index: number): ParsedMessage {
-    if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
-      throw invalidMessage(index, '', 'must be an object');
-    }
-    const m = raw as Record<string, unknown>;
+    const m = messageObject(raw, index);
     if (typeof m.role !== 'string') throw invalidMessage(index, 'role', 'is missing');
     if (!ROLES.has(m.role)) throw invalidMessage(index, 'role', `"${m.role}" is not a Chat Completions role`);
     const role = (m.role === 'function' ? 'tool' : m.role) as MessageRole;
@@ -139,11 +138,7 @@ export const openaiChatCodec: MessageCodec = {
             raw,
             explicitId,
           };
-    if (meta) {
-      parsed.meta = meta;
-      if (typeof meta.id === 'string') parsed.explicitId = meta.id;
-    }
-    return parsed;
+    return withMeta(parsed, meta);
   },
 
   toWire(message: CompactMessage): unknown {

@@ -3,12 +3,14 @@ import { flatString } from '../flat-string.js';
 import type { CompactMessage, MessageRole } from '../message.js';
 import {
   type MessageCodec,
+  messageObject,
   NO_TOOL_CALLS,
   NO_TOOL_RESULTS,
   type ParsedMessage,
   partsText,
   readMeta,
   stripMeta,
+  withMeta,
 } from './message-codec.js';
 import { responsesCompaction } from './provider-compaction.js';
 
@@ -84,10 +86,7 @@ export const openaiResponsesCodec: MessageCodec = {
   format: 'openai-responses',
 
   parse(raw: unknown, index: number): ParsedMessage {
-    if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
-      throw invalidMessage(index, '', 'must be an object');
-    }
-    const item = raw as Record<string, unknown>;
+    const item = messageObject(raw, index);
     const meta = readMeta(item);
     const type = item.type === undefined ? 'message' : item.type;
     if (typeof type !== 'string') throw invalidMessage(index, 'type', 'must be a string');
@@ -153,11 +152,7 @@ export const openaiResponsesCodec: MessageCodec = {
     if (parsed.toolCalls.length > 0) parsed.explicitId = flatString('call:', String(callId));
     else if (parsed.toolResults.length > 0) parsed.explicitId = flatString('result:', String(callId));
     else if (itemId !== undefined) parsed.explicitId = flatString('item:', itemId);
-    if (meta) {
-      parsed.meta = meta;
-      if (typeof meta.id === 'string') parsed.explicitId = meta.id;
-    }
-    return parsed;
+    return withMeta(parsed, meta);
   },
 
   toWire(message: CompactMessage): unknown {

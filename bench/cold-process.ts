@@ -72,7 +72,17 @@ async function parent(
   };
   const folder = mkdtempSync(join(tmpdir(), 'cold-process-'));
   const options = { model: 'gpt-4o', maxContextTokens: plain || langchain ? 2_000_000_000 : 400_000 };
-  const store = new MemorySessionStore();
+  // The in-process store behind a plain object: the manager takes it for a store outside the
+  // process (as the children's folder store is), so what it writes is what a database holds
+  // (a build that packs long states writes them packed).
+  const memory = new MemorySessionStore();
+  const store: InstanceType<Package['MemorySessionStore']> = Object.assign(Object.create(null), {
+    name: 'outside',
+    get: (key: string) => memory.get(key),
+    set: (...args: Parameters<typeof memory.set>) => memory.set(...args),
+    delete: (key: string) => memory.delete(key),
+    acquireLock: (key: string, ttl: number) => memory.acquireLock(key, ttl),
+  });
   const history = sessionOf(syntheticSession, size);
   const manager = new CompactManager({ ...options, store });
   await manager.ready();

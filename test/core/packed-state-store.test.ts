@@ -9,7 +9,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { CompactManager, type SessionState, type SessionStore } from '../../src/index.js';
+import { CompactManager, type SessionStore } from '../../src/index.js';
 import { syntheticSession } from '../../src/testing/synthetic-session.js';
 import { jsonFileStore } from '../support/json-file-store.js';
 
@@ -87,8 +87,9 @@ describe('a compacted session in a store outside the process', () => {
   it('rejects a malformed packed state: one corrupt_state error, the session starts over, the call answers', async () => {
     const { manager, messages } = await compacted();
     await manager.shutdown();
-    const stored = (await store.get('s')) as SessionState & { packed: Record<string, unknown> };
-    stored.packed.coveredIds = { count: 'many', text: 'h:1 h:2' };
+    // A packed form whose covered list has no count (here in place of the one written).
+    const stored = (await store.get('s'))!;
+    stored.packed = { v: 1, coveredIds: { count: 'many' as unknown as number, text: 'h:1 h:2' } };
     await store.set('s', stored);
     const fresh = new CompactManager({ ...options, store });
     const errors: string[] = [];

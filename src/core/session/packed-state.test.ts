@@ -119,6 +119,7 @@ describe('a long state as stored', () => {
 
   it('rejects a malformed packed form, of the state or of a branch', () => {
     const stored = JSON.parse(JSON.stringify(packState(longState())));
+    // biome-ignore lint/suspicious/noExplicitAny: each case spoils a field of the parsed JSON by its path
     const cases: [string, (s: Record<string, any>) => void][] = [
       ['not an object', (s) => (s.packed = 'h:1 h:2')],
       ['another version', (s) => (s.packed.v = 2)],
@@ -141,13 +142,13 @@ describe('a long state as stored', () => {
 describe('the fail-open store on a store outside the process', () => {
   it('writes a long state packed and reads it back unpacked; an earlier form reads as it is', async () => {
     const inner = jsonStore();
-    const store = new FailOpenStore(inner, { timeoutMs: 5_000 });
+    const store = new FailOpenStore(inner, { timeoutMs: 5_000, onOutage: () => {} });
     const state = longState();
     expect(await store.set('s', state)).toBe(true);
     const raw = inner.raw('s') as SessionState;
     expect(raw.packed?.coveredIds?.count).toBe(3_000);
     expect(JSON.stringify(raw).length).toBeLessThan(JSON.stringify(state).length);
-    const fresh = new FailOpenStore(inner, { timeoutMs: 5_000 });
+    const fresh = new FailOpenStore(inner, { timeoutMs: 5_000, onOutage: () => {} });
     expect(await fresh.get('s')).toEqual(state);
     // A state written in the earlier form (every list an array).
     await inner.set('old', { ...state, sessionId: 'old' });
@@ -160,7 +161,10 @@ describe('the fail-open store on a store outside the process', () => {
     const corrupt: string[] = [];
     const store = new FailOpenStore(inner, {
       timeoutMs: 5_000,
-      onCorrupt: (_, message) => corrupt.push(message),
+      onOutage: () => {},
+      onCorrupt: (_, message) => {
+        corrupt.push(message);
+      },
     });
     const stored = JSON.parse(JSON.stringify(packState(longState())));
     stored.packed.keptIds = { count: 900, text: 12 };

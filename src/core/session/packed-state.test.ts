@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { stampOf } from '../preflight/quick/quick-compacted.js';
 import { FailOpenStore } from './fail-open-store.js';
 import { isLargeState } from './json-copy.js';
-import { listLength, PACK_FROM, packedListsOf, packState, unpackState } from './packed-state.js';
+import { listLength, PACK_FROM, packedShapesOf, packState, unpackState } from './packed-state.js';
 import type { SessionRewrite, SessionState } from './session-state.js';
 import { MemorySessionStore, type SessionStore } from './session-store.js';
 import { storedStateProblem } from './session-store-checks.js';
@@ -95,7 +95,7 @@ describe('a long state as stored', () => {
   it('counts and stamps its lists without reading them', () => {
     const state = longState();
     const read = unpackState(JSON.parse(JSON.stringify(packState(state))));
-    expect(packedListsOf(read)?.coveredIds?.count).toBe(3_000);
+    expect(packedShapesOf(read)?.coveredIds?.count).toBe(3_000);
     expect(listLength(read, 'coveredIds')).toBe(3_000);
     expect(listLength(read, 'keptIds')).toBe(900);
     expect(stampOf(read)).toBe(stampOf(state));

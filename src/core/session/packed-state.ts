@@ -23,9 +23,15 @@ type IdList = (typeof ID_LISTS)[number];
 type PackedField = IdList | 'rewrites';
 const PACKED_FIELDS: ReadonlySet<string> = new Set<string>([...ID_LISTS, 'rewrites']);
 
-/** What an unpacked state was read from: its packed lists (the fields read on first use). */
-const FROM_PACKED: unique symbol = Symbol('agent-compaction.packedLists');
-type Unpacked = SessionState & { [FROM_PACKED]?: PackedLists };
+/** The size of a packed list: its entries and the characters of its text. */
+export interface PackedShape {
+  readonly count: number;
+  readonly chars: number;
+}
+/** The lists an unpacked state reads on first use, by field (their texts are not kept once read). */
+export type PackedShapes = Readonly<Partial<Record<PackedField, PackedShape>>>;
+const FROM_PACKED: unique symbol = Symbol('agent-compaction.packedShapes');
+type Unpacked = SessionState & { [FROM_PACKED]?: PackedShapes };
 
 const REWRITE_KINDS: ReadonlySet<string> = new Set(['cleared', 'shortened', 'cut']);
 const REWRITE_KEYS: ReadonlySet<string> = new Set(['kind', 'ref', 'keepChars', 'hash', 'unarchived']);
@@ -145,14 +151,18 @@ function unpackRewrites(list: PackedList): Record<string, SessionRewrite> {
   return Object.fromEntries(entries);
 }
 
-/** Defines `field` on `target` as read on first use from `list`, then kept. */
-function lazyField(target: object, field: PackedField, list: PackedList): void {
+/** Defines `field` on `target` as read on first use from `packed`, then kept (the text let go). */
+function lazyField(target: object, field: PackedField, packed: PackedList): void {
+  let list: PackedList | undefined = packed;
   let value: unknown;
   Object.defineProperty(target, field, {
     enumerable: true,
     configurable: true,
     get() {
-      value ??= field === 'rewrites' ? unpackRewrites(list) : unpackIds(list);
+      if (list !== undefined) {
+        value = field === 'rewrites' ? unpackRewrites(list) : unpackIds(list);
+        list = undefined;
+      }
       return value;
     },
   });
@@ -179,17 +189,20 @@ export function unpackState(stored: SessionState): SessionState {
     );
   if (isObject(packed)) {
     const lists = packed as unknown as PackedLists;
+    const shapes: Partial<Record<PackedField, PackedShape>> = {};
     for (const field of PACKED_FIELDS) {
       const list = lists[field as PackedField];
-      if (list !== undefined) lazyField(out, field as PackedField, list);
+      if (list === undefined) continue;
+      lazyField(out, field as PackedField, list);
+      shapes[field as PackedField] = { count: list.count, chars: list.text.length };
     }
-    Object.defineProperty(out, FROM_PACKED, { value: lists });
+    Object.defineProperty(out, FROM_PACKED, { value: shapes });
   }
   return out as unknown as SessionState;
 }
 
 /** The packed lists an unpacked state reads on first use (`undefined`: none). */
-export function packedListsOf(state: object): PackedLists | undefined {
+export function packedShapesOf(state: object): PackedShapes | undefined {
   return (state as Unpacked)[FROM_PACKED];
 }
 
@@ -198,11 +211,11 @@ export function packedListsOf(state: object): PackedLists | undefined {
  * count: a count that does not match its text only makes the state's stamp differ).
  */
 export function listLength(state: SessionState, field: IdList): number {
-  return packedListsOf(state)?.[field]?.count ?? state[field]?.length ?? 0;
+  return packedShapesOf(state)?.[field]?.count ?? state[field]?.length ?? 0;
 }
 
 /** True when `field` of `state` is read from a packed list on first use. */
 export function isPackedField(state: object, field: string): boolean {
-  const lists = packedListsOf(state);
-  return lists !== undefined && PACKED_FIELDS.has(field) && lists[field as PackedField] !== undefined;
+  const shapes = packedShapesOf(state);
+  return shapes !== undefined && PACKED_FIELDS.has(field) && shapes[field as PackedField] !== undefined;
 }

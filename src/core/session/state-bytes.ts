@@ -1,4 +1,4 @@
-import { isPackedField, packedListsOf } from './packed-state.js';
+import { isPackedField, type PackedShapes, packedShapesOf } from './packed-state.js';
 import type { SessionState } from './session-state.js';
 
 /** Rough bytes of a state as JSON (strings counted by length). */
@@ -6,7 +6,7 @@ export function stateBytes(state: SessionState | undefined): number {
   if (!state) return 0;
   let bytes = 200 + (state.summary?.text.length ?? 0);
   // Lists not read yet from their packed form (packed-state.ts): their text.
-  const packed = packedListsOf(state);
+  const packed = packedShapesOf(state);
   if (packed !== undefined) return bytes + packedBytes(state, packed);
   for (const id of state.coveredIds ?? []) bytes += id.length + 3;
   for (const id of state.keptIds ?? []) bytes += id.length + 3;
@@ -18,10 +18,9 @@ export function stateBytes(state: SessionState | undefined): number {
 }
 
 /** {@link stateBytes} of a state read from its packed form, its packed lists by their text. */
-function packedBytes(state: SessionState, packed: NonNullable<ReturnType<typeof packedListsOf>>): number {
+function packedBytes(state: SessionState, packed: PackedShapes): number {
   let bytes = 0;
-  for (const [key, list] of Object.entries(packed))
-    if (key !== 'v') bytes += list.text.length + 3 * list.count;
+  for (const shape of Object.values(packed)) bytes += shape.chars + 3 * shape.count;
   const rest: Record<string, unknown> = {};
   for (const key of Object.keys(state))
     if (!isPackedField(state, key)) rest[key] = (state as unknown as Record<string, unknown>)[key];

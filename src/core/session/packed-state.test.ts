@@ -2,7 +2,7 @@
  * Issue 47 point 1: a long session's state is written to a store outside the process with its
  * lists packed (a few counted strings), read back unpacked, its lists read on first use.
  */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { stampOf } from '../preflight/quick/quick-compacted.js';
 import { FailOpenStore } from './fail-open-store.js';
 import { isLargeState } from './json-copy.js';
@@ -10,6 +10,7 @@ import { listLength, PACK_FROM, packedShapesOf, packState, unpackState } from '.
 import type { SessionRewrite, SessionState } from './session-state.js';
 import { MemorySessionStore, type SessionStore } from './session-store.js';
 import { storedStateProblem } from './session-store-checks.js';
+import { stateBytes } from './state-bytes.js';
 
 const ids = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}:${i}`);
 
@@ -92,9 +93,20 @@ describe('a long state as stored', () => {
     expect(stored.branches[0].keptIds).toEqual(['x']);
   });
 
-  it('counts and stamps its lists without reading them', () => {
+  it('counts, stamps and checks its lists without reading them', () => {
     const state = longState();
     const read = unpackState(JSON.parse(JSON.stringify(packState(state))));
+    // What a quick first call does with the state it read: no list is split.
+    const split = vi.spyOn(String.prototype, 'split');
+    try {
+      expect(storedStateProblem(read)).toBeUndefined();
+      expect(stampOf(read)).toBe(stampOf(state));
+      expect(isLargeState(read)).toBe(true);
+      expect(stateBytes(read)).toBeGreaterThan(3_000 * 6);
+      expect(split).not.toHaveBeenCalled();
+    } finally {
+      split.mockRestore();
+    }
     expect(packedShapesOf(read)?.coveredIds?.count).toBe(3_000);
     expect(listLength(read, 'coveredIds')).toBe(3_000);
     expect(listLength(read, 'keptIds')).toBe(900);

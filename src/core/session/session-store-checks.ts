@@ -60,7 +60,7 @@ export function storedStateProblem(state: unknown): string | undefined {
   if (!isPackedField(s, 'coveredIds') && !isStringArray(s.coveredIds))
     return 'coveredIds is not an array of message ids';
   for (const field of ['pinnedIds', 'keptIds'] as const)
-    if (s[field] !== undefined && !isPackedField(s, field) && !isStringArray(s[field]))
+    if (!isPackedField(s, field) && s[field] !== undefined && !isStringArray(s[field]))
       return `${field} is not an array of message ids`;
   const pace = s.pace as Record<string, unknown> | undefined;
   if (pace !== undefined && (typeof pace !== 'object' || pace === null || !isCount(pace.trough)))

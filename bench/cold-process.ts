@@ -72,7 +72,28 @@ async function parent(
   };
   const folder = mkdtempSync(join(tmpdir(), 'cold-process-'));
   const options = { model: 'gpt-4o', maxContextTokens: plain || langchain ? 2_000_000_000 : 400_000 };
-  const store = new MemorySessionStore();
+  // A store outside the process (JSON text per key, locks from an in-process store): the
+  // manager writes to it what a database holds (a build that packs long states, packed).
+  const locks = new MemorySessionStore();
+  const texts = new Map<string, string>();
+  const store = {
+    name: 'outside',
+    get: async (key: string) => {
+      const text = texts.get(key);
+      return text === undefined ? undefined : JSON.parse(text);
+    },
+    set: async (key: string, state: object, options: { expectedVersion?: number } = {}) => {
+      const text = texts.get(key);
+      const version = text === undefined ? 0 : (JSON.parse(text) as { version: number }).version;
+      if (options.expectedVersion !== undefined && version !== options.expectedVersion) return false;
+      texts.set(key, JSON.stringify(state));
+      return true;
+    },
+    delete: async (key: string) => {
+      texts.delete(key);
+    },
+    acquireLock: (key: string, ttl: number) => locks.acquireLock(key, ttl),
+  } as unknown as InstanceType<Package['MemorySessionStore']>;
   const history = sessionOf(syntheticSession, size);
   const manager = new CompactManager({ ...options, store });
   await manager.ready();

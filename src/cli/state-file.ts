@@ -5,6 +5,7 @@
  */
 import { readFile, rename, writeFile } from 'node:fs/promises';
 import { CompactError } from '../core/errors.js';
+import { unpackState } from '../core/session/packed-state.js';
 import { MemorySessionStore, type SessionState } from '../core/session/session-store.js';
 import { storedStateProblem } from '../core/session/session-store-checks.js';
 
@@ -29,7 +30,8 @@ export async function loadStateFile(path: string, sessionId: string): Promise<Me
   const problem = storedStateProblem(state);
   if (problem !== undefined)
     throw new CompactError('invalid_config', `--state ${path} is not a session state: ${problem}`);
-  await store.set(sessionId, { ...(state as SessionState), sessionId });
+  // A state copied from a shared store may hold its lists packed (packed-state.ts).
+  await store.set(sessionId, { ...unpackState(state as SessionState), sessionId });
   return store;
 }
 

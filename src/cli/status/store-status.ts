@@ -7,6 +7,7 @@
  * never on the command line).
  */
 import { CompactError } from '../../core/errors.js';
+import { unpackState } from '../../core/session/packed-state.js';
 import { QUEUE_SUMMARIZER_PREFIX } from '../../core/session/preparation-queue.js';
 import type { SessionState } from '../../core/session/session-state.js';
 import { DEFAULT_PREPARATION_QUEUE_NAME } from '../../queue/bullmq-preparation-queue.js';
@@ -31,7 +32,8 @@ export async function readStoreState(
   try {
     const state = await store.get(sessionId);
     if (!state) throw new CompactError('invalid_messages', `no session "${sessionId}" in the Redis store`);
-    return state;
+    // The manager writes a long state's lists packed (packed-state.ts).
+    return unpackState(state);
   } finally {
     await store.close();
   }

@@ -20,6 +20,7 @@
 import { isCompactError } from '../errors.js';
 import type { FailOpenStoreOptions } from './fail-open-options.js';
 import { type CallBudget, waitWithin } from './idle-time-limit.js';
+import { packingStore } from './packing-store.js';
 import { ReadRevisions } from './read-revisions.js';
 import type { SessionState, SessionStoreSetOptions } from './session-state.js';
 import type { SessionLock, SessionStore } from './session-store.js';
@@ -48,6 +49,8 @@ interface PendingWrite {
 export class FailOpenStore implements SessionStore {
   readonly name: string;
   readonly inner: SessionStore;
+  /** `inner` as this store reads and writes states: long ones packed (packed-state.ts). */
+  readonly #store: SessionStore;
   readonly #options: FailOpenStoreOptions;
   /** The state this process last saw or wrote, per key (null: known to have none). */
   readonly #local = new Map<string, SessionState | null>();
@@ -70,6 +73,7 @@ export class FailOpenStore implements SessionStore {
 
   constructor(inner: SessionStore, options: FailOpenStoreOptions) {
     this.inner = inner;
+    this.#store = packingStore(inner);
     this.name = inner.name;
     this.#options = options;
     this.#floors = new VersionFloors(options.floor, options.timeoutMs);
@@ -180,12 +184,12 @@ export class FailOpenStore implements SessionStore {
       this.#pending.delete(key);
       try {
         if (pending.state === undefined) {
-          await this.#call(key, () => this.inner.delete(key), budget);
+          await this.#call(key, () => this.#store.delete(key), budget);
           this.#storedVersion.delete(key);
           continue;
         }
         const state = pending.state;
-        const current = await this.#call(key, () => this.inner.get(key), budget);
+        const current = await this.#call(key, () => this.#store.get(key), budget);
         const currentVersion = current?.version ?? 0;
         // Kept writes keep the version the store last had (a new one is refused meanwhile):
         // written over that version too while the store holds what this process knew, not
@@ -195,7 +199,7 @@ export class FailOpenStore implements SessionStore {
             (currentVersion === state.version && JSON.stringify(current ?? null) === pending.base)) &&
           (await this.#call(
             key,
-            () => this.inner.set(key, state, { expectedVersion: currentVersion }),
+            () => this.#store.set(key, state, { expectedVersion: currentVersion }),
             budget,
           ));
         if (written) {
@@ -239,14 +243,14 @@ export class FailOpenStore implements SessionStore {
     // newer version (another process reached the store meanwhile).
     if (this.#pending.has(sessionId)) return this.#floors.duringOutage(sessionId, local ?? undefined);
     try {
-      const read = await this.#revisions.read(this.inner, sessionId, this.#local.get(sessionId), (run) =>
+      const read = await this.#revisions.read(this.#store, sessionId, this.#local.get(sessionId), (run) =>
         this.#call(sessionId, run),
       );
       let state = read.state;
       const problem = state === undefined || read.checked ? undefined : storedStateProblem(state);
       if (problem !== undefined) {
         state = undefined;
-        await this.#call(sessionId, () => this.inner.delete(sessionId)).catch(() => {});
+        await this.#call(sessionId, () => this.#store.delete(sessionId)).catch(() => {});
         this.#options.onCorrupt?.(
           sessionId,
           `the stored state of session ${JSON.stringify(sessionId)} ${problem}; it was deleted and the session starts over`,
@@ -300,9 +304,9 @@ export class FailOpenStore implements SessionStore {
   #writes(sessionId: string): StoreWrites {
     return {
       sessionId,
-      get: () => this.#call(sessionId, () => this.inner.get(sessionId)),
+      get: () => this.#call(sessionId, () => this.#store.get(sessionId)),
       set: (state, expectedVersion) =>
-        this.#call(sessionId, () => this.inner.set(sessionId, state, { expectedVersion })),
+        this.#call(sessionId, () => this.#store.set(sessionId, state, { expectedVersion })),
     };
   }
 
@@ -315,7 +319,7 @@ export class FailOpenStore implements SessionStore {
     await this.#catchUp(sessionId);
     if (!this.#pending.has(sessionId)) {
       try {
-        const written = await this.#call(sessionId, () => this.inner.set(sessionId, state, forwarded));
+        const written = await this.#call(sessionId, () => this.#store.set(sessionId, state, forwarded));
         if (written) {
           this.#local.set(sessionId, JSON.parse(JSON.stringify(state)) as SessionState);
           this.#storedVersion.set(sessionId, state.version);
@@ -342,7 +346,7 @@ export class FailOpenStore implements SessionStore {
   async delete(sessionId: string): Promise<void> {
     await this.#catchUp(sessionId);
     try {
-      await this.#call(sessionId, () => this.inner.delete(sessionId));
+      await this.#call(sessionId, () => this.#store.delete(sessionId));
       this.#pending.delete(sessionId);
       this.#local.delete(sessionId);
       this.#storedVersion.delete(sessionId);
@@ -361,7 +365,7 @@ export class FailOpenStore implements SessionStore {
       // its own time limit (`waitForSessionLock`), not by the call's store budget.
       const lock = await this.#call(
         sessionId,
-        () => (asked = this.inner.acquireLock(sessionId, ttlMs)),
+        () => (asked = this.#store.acquireLock(sessionId, ttlMs)),
         undefined,
         (taken) => taken === undefined,
       );

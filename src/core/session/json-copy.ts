@@ -7,6 +7,7 @@
  * with many keys (kept ids, rewrites) in chunks of its entries.
  */
 import type { Steps } from '../time-slice.js';
+import { isPackedField, packedShapesOf } from './packed-state.js';
 
 /** Entries of the state's arrays and plain objects past which it is copied in parts. */
 export const LARGE_STATE_ENTRIES = 2_048;
@@ -28,8 +29,13 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 
 /** True when `state`'s top-level arrays and plain objects hold more than {@link LARGE_STATE_ENTRIES} entries. */
 export function isLargeState(state: object): boolean {
+  // A state read from its packed form: its packed lists by their counts, not read.
+  const packed = packedShapesOf(state);
   let entries = 0;
-  for (const value of Object.values(state)) {
+  for (const shape of Object.values(packed ?? {})) entries += shape.count;
+  for (const key of Object.keys(state)) {
+    if (packed !== undefined && isPackedField(state, key)) continue;
+    const value = (state as Record<string, unknown>)[key];
     if (Array.isArray(value)) entries += value.length;
     else if (isPlainObject(value)) for (const _ in value) if (++entries > LARGE_STATE_ENTRIES) return true;
     if (entries > LARGE_STATE_ENTRIES) return true;

@@ -114,8 +114,33 @@ export interface SessionState {
    * version ever gets a second text. Once the store answers, its state replaces this one.
    */
   local?: true;
+  /**
+   * Set on the form a store holds of a long session's state: its lists of at least 64 entries,
+   * each packed into one string (their own fields are then written empty). Written and read by
+   * the manager only (a state it reads is unpacked before use); a store keeps it as it keeps
+   * the rest of the state.
+   */
+  packed?: PackedLists;
   /** Epoch milliseconds of the last change. */
   updatedAt: number;
+}
+
+/** One list of a {@link PackedLists}: its number of entries and the entries as one string. */
+export interface PackedList {
+  count: number;
+  /** Ids joined by spaces; rewrites one per line, their fields tab-separated. */
+  text: string;
+}
+
+/** The packed lists of a stored state (see {@link SessionState.packed}). */
+export interface PackedLists {
+  /** The form's version. */
+  v: 1;
+  coveredIds?: PackedList;
+  pinnedIds?: PackedList;
+  keptIds?: PackedList;
+  userTextIds?: PackedList;
+  rewrites?: PackedList;
 }
 
 /** Options of {@link SessionStore.set}. */

@@ -3,6 +3,7 @@
  * with the same typed error.
  */
 import { CompactError } from '../errors.js';
+import { isPackedField, packedProblem } from './packed-state.js';
 import type { SessionState, SessionStoreSetOptions } from './session-state.js';
 
 function invalid(path: (string | number)[], problem: string): CompactError {
@@ -53,9 +54,14 @@ export function storedStateProblem(state: unknown): string | undefined {
   if (typeof state !== 'object' || state === null || Array.isArray(state)) return 'is not an object';
   const s = state as Record<string, unknown>;
   if (!isCount(s.version)) return 'version is not a whole number >= 0';
-  if (!isStringArray(s.coveredIds)) return 'coveredIds is not an array of message ids';
+  // A packed list (packed-state.ts) is checked in its packed form: its field is read on first use.
+  const packed = packedOfState(s);
+  if (packed !== undefined) return packed;
+  if (!isPackedField(s, 'coveredIds') && !isStringArray(s.coveredIds))
+    return 'coveredIds is not an array of message ids';
   for (const field of ['pinnedIds', 'keptIds'] as const)
-    if (s[field] !== undefined && !isStringArray(s[field])) return `${field} is not an array of message ids`;
+    if (!isPackedField(s, field) && s[field] !== undefined && !isStringArray(s[field]))
+      return `${field} is not an array of message ids`;
   const pace = s.pace as Record<string, unknown> | undefined;
   if (pace !== undefined && (typeof pace !== 'object' || pace === null || !isCount(pace.trough)))
     return 'pace.trough is not a whole number';
@@ -66,7 +72,9 @@ export function storedStateProblem(state: unknown): string | undefined {
     if (typeof summary.tokens !== 'number' || !Number.isFinite(summary.tokens))
       return 'summary.tokens is not a number';
   }
-  const rewrites = s.rewrites as Record<string, unknown> | undefined;
+  const rewrites = isPackedField(s, 'rewrites')
+    ? undefined
+    : (s.rewrites as Record<string, unknown> | undefined);
   if (rewrites !== undefined) {
     if (typeof rewrites !== 'object' || rewrites === null || Array.isArray(rewrites))
       return 'rewrites is not an object';
@@ -84,6 +92,24 @@ export function storedStateProblem(state: unknown): string | undefined {
       if (r.unarchived !== undefined && typeof r.unarchived !== 'boolean')
         return `rewrites[${JSON.stringify(id)}].unarchived is not a boolean`;
     }
+  }
+  return undefined;
+}
+
+/**
+ * What is wrong with the packed lists of a state or of its branches, as stored (a `packed`
+ * field) or as read (an unpacked state: its packed form was checked by the read).
+ */
+function packedOfState(s: Record<string, unknown>): string | undefined {
+  if (s.packed !== undefined) {
+    const problem = packedProblem(s.packed);
+    if (problem !== undefined) return problem;
+  }
+  if (!Array.isArray(s.branches)) return undefined;
+  for (const [i, branch] of s.branches.entries()) {
+    const packed = (branch as { packed?: unknown } | null)?.packed;
+    const problem = packed === undefined ? undefined : packedProblem(packed);
+    if (problem !== undefined) return `branches[${i}].${problem}`;
   }
   return undefined;
 }

@@ -18,11 +18,14 @@
 
 import { runStepsYielding } from '../time-slice.js';
 import { deepFreezeSteps, isLargeState, jsonCopySteps } from './json-copy.js';
+import { unpackState } from './packed-state.js';
 import type { SessionState, SessionStoreSetOptions } from './session-state.js';
 import { checkSessionId, checkState, checkTtl, checkWriteOptions } from './session-store-checks.js';
 
 export type {
   HistoryAnchor,
+  PackedList,
+  PackedLists,
   SessionRewrite,
   SessionState,
   SessionStoreSetOptions,
@@ -146,11 +149,13 @@ export class MemorySessionStore implements SessionStore {
     checkSessionId(sessionId);
     checkState(state);
     checkWriteOptions(options);
+    // A state copied from a shared store may hold its lists packed: held here as lists.
+    const given = unpackState(state);
     // A JSON round trip, as a shared store does: what a later `get` returns is the same everywhere.
     // A large one (a long session's compaction) is made and frozen a part at a time, in slices.
-    const copy = isLargeState(state)
-      ? await runStepsYielding(deepFreezeSteps(await runStepsYielding(jsonCopySteps(state))))
-      : deepFreeze(JSON.parse(JSON.stringify(state)) as SessionState);
+    const copy = isLargeState(given)
+      ? await runStepsYielding(deepFreezeSteps(await runStepsYielding(jsonCopySteps(given))))
+      : deepFreeze(JSON.parse(JSON.stringify(given)) as SessionState);
     const entry = this.#entries.get(sessionId);
     if (options.expectedVersion !== undefined && (entry?.state?.version ?? 0) !== options.expectedVersion)
       return false;

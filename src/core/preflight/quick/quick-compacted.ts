@@ -10,6 +10,7 @@
  * its positions (quick-print.ts), covered part included, and, after the call, by the exact
  * count of a full resume (quick-resume.ts), which drops the record when it differs.
  */
+import { listLength } from '../../session/packed-state.js';
 import type { SessionState } from '../../session/session-store.js';
 import type { CompactedLayout } from '../../session/stored-counts.js';
 import type { TimeSlice } from '../../time-slice.js';
@@ -20,8 +21,9 @@ export function stampOf(state: SessionState): string {
   return [
     state.version,
     state.updatedAt,
-    state.coveredIds.length,
-    state.keptIds?.length ?? 0,
+    // Counted without reading a list read from the store (packed-state.ts): a fresh call reads none.
+    listLength(state, 'coveredIds'),
+    listLength(state, 'keptIds'),
     state.summary?.text.length ?? -1,
   ].join('|');
 }

@@ -21,6 +21,7 @@ import { lanesString } from '../../messages/hash-string.js';
 import { type IndexedEntry, positioned } from '../../messages/message-index.js';
 import { isPinned } from '../../messages/partition.js';
 import type { CompactPolicy } from '../../policy.js';
+import { listLength } from '../../session/packed-state.js';
 import type { SessionState } from '../../session/session-store.js';
 import { deleteStoredCounts, type QuickRecord, readQuickRecord } from '../../session/stored-counts.js';
 import { TimeSlice } from '../../time-slice.js';
@@ -371,7 +372,10 @@ function paceOf(
   const trough = state?.pace?.trough;
   if (!policy.costTrigger) return { trough, appended: 0 };
   if (!layout.paceFound && trough !== undefined)
-    return { trough, appended: Math.max(0, layout.entries + added - (state?.keptIds?.length ?? 0)) };
+    return {
+      trough,
+      appended: Math.max(0, layout.entries + added - (state ? listLength(state, 'keptIds') : 0)),
+    };
   return { trough, appended: layout.paceAfter + added };
 }
 

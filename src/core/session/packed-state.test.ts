@@ -1,0 +1,198 @@
+/**
+ * Issue 47 point 1: a long session's state is written to a store outside the process with its
+ * lists packed (a few counted strings), read back unpacked, its lists read on first use.
+ */
+import { describe, expect, it, vi } from 'vitest';
+import { stampOf } from '../preflight/quick/quick-compacted.js';
+import { FailOpenStore } from './fail-open-store.js';
+import { isLargeState } from './json-copy.js';
+import { listLength, PACK_FROM, packedShapesOf, packState, unpackState } from './packed-state.js';
+import type { SessionRewrite, SessionState } from './session-state.js';
+import { MemorySessionStore, type SessionStore } from './session-store.js';
+import { storedStateProblem } from './session-store-checks.js';
+import { stateBytes } from './state-bytes.js';
+
+const ids = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}:${i}`);
+
+function longState(covered = 3_000): SessionState {
+  const entries: [string, SessionRewrite][] = [];
+  for (let i = 0; i < 200; i++)
+    entries.push([
+      `result:call_${i}`,
+      i % 3 === 0
+        ? { kind: 'cleared', ref: `tool-${i}`, hash: `h${i}` }
+        : i % 3 === 1
+          ? { kind: 'shortened', ref: `args-${i}`, keepChars: 40 + i, hash: `h${i}` }
+          : { kind: 'cut', ref: `cut-${i}`, keepChars: i, unarchived: i % 2 === 0 },
+    ]);
+  // An own field named `__proto__`, as JSON.parse makes one.
+  entries.push(['__proto__', { kind: 'cleared', ref: 'tool-proto' }]);
+  const rewrites: Record<string, SessionRewrite> = Object.fromEntries(entries);
+  return {
+    sessionId: 's',
+    version: 3,
+    summary: { text: 'the summary', tokens: 4, summarizer: 'none', createdAt: 5 },
+    coveredIds: ids('h', covered),
+    pinnedIds: ['h:system'],
+    keptIds: ids('k', 900),
+    pace: { trough: 1234 },
+    userTextIds: ids('u', 70),
+    rewrites: JSON.parse(JSON.stringify(rewrites)),
+    anchor: { length: covered + 70, chain: 'abc' },
+    branches: [{ sessionId: 's', version: 2, coveredIds: ids('b', 500), keptIds: ['x'], updatedAt: 3 }],
+    updatedAt: 7,
+  };
+}
+
+/** Values a JSON parser makes for `value` (array entries and object fields, nested). */
+function jsonValues(value: unknown): number {
+  if (typeof value !== 'object' || value === null) return 1;
+  const children = Array.isArray(value) ? value : Object.values(value);
+  return 1 + children.reduce((sum: number, child) => sum + jsonValues(child), 0);
+}
+
+/** A store outside the process: its states go through JSON, as a database's would. */
+function jsonStore(): SessionStore & { raw(key: string): unknown } {
+  const inner = new MemorySessionStore();
+  const texts = new Map<string, string>();
+  return {
+    name: 'json',
+    raw: (key) => JSON.parse(texts.get(key) ?? 'null'),
+    async get(key) {
+      const text = texts.get(key);
+      return text === undefined ? undefined : JSON.parse(text);
+    },
+    async set(key, state, options) {
+      const done = await inner.set(key, state, options);
+      if (done) texts.set(key, JSON.stringify(state));
+      return done;
+    },
+    async delete(key) {
+      texts.delete(key);
+      await inner.delete(key);
+    },
+    acquireLock: (key, ttl) => inner.acquireLock(key, ttl),
+  };
+}
+
+describe('a long state as stored', () => {
+  it('holds its lists as a few strings and reads back as it was written', () => {
+    const state = longState();
+    const stored = JSON.parse(JSON.stringify(packState(state)));
+    expect(jsonValues(stored)).toBeLessThan(80);
+    expect(jsonValues(state)).toBeGreaterThan(5_000);
+    expect(stored.coveredIds).toEqual([]);
+    expect(storedStateProblem(stored)).toBeUndefined();
+    const read = unpackState(stored);
+    expect(storedStateProblem(read)).toBeUndefined();
+    expect(read).toEqual(state);
+    expect(JSON.stringify(read)).toBe(JSON.stringify(state));
+    expect(Object.hasOwn(read.rewrites!, '__proto__')).toBe(true);
+    // A short list is written as it is.
+    expect(stored.pinnedIds).toEqual(['h:system']);
+    expect(stored.branches[0].keptIds).toEqual(['x']);
+  });
+
+  it('counts, stamps and checks its lists without reading them', () => {
+    const state = longState();
+    const read = unpackState(JSON.parse(JSON.stringify(packState(state))));
+    // What a quick first call does with the state it read: no list is split.
+    const split = vi.spyOn(String.prototype, 'split');
+    try {
+      expect(storedStateProblem(read)).toBeUndefined();
+      expect(stampOf(read)).toBe(stampOf(state));
+      expect(isLargeState(read)).toBe(true);
+      expect(stateBytes(read)).toBeGreaterThan(3_000 * 6);
+      expect(split).not.toHaveBeenCalled();
+    } finally {
+      split.mockRestore();
+    }
+    expect(packedShapesOf(read)?.coveredIds?.count).toBe(3_000);
+    expect(listLength(read, 'coveredIds')).toBe(3_000);
+    expect(listLength(read, 'keptIds')).toBe(900);
+    expect(stampOf(read)).toBe(stampOf(state));
+    expect(isLargeState(read)).toBe(isLargeState(state));
+    expect(isLargeState(unpackState(JSON.parse(JSON.stringify(packState(longState(64))))))).toBe(false);
+  });
+
+  it('leaves a list it cannot pack as it is', () => {
+    const state = longState(PACK_FROM);
+    state.keptIds![3] = 'an id with spaces';
+    state.rewrites!['result:call_1'] = { kind: 'cleared', ref: 'tool\t1' };
+    const stored = JSON.parse(JSON.stringify(packState(state)));
+    expect(stored.keptIds).toHaveLength(900);
+    expect(Object.keys(stored.rewrites)).toHaveLength(201);
+    expect(stored.coveredIds).toEqual([]);
+    expect(unpackState(stored)).toEqual(state);
+    // Below PACK_FROM entries nothing is packed: the state is written as it is.
+    const short: SessionState = { sessionId: 's', version: 1, coveredIds: ids('h', 10), updatedAt: 1 };
+    expect(packState(short)).toBe(short);
+  });
+
+  it('rejects a malformed packed form, of the state or of a branch', () => {
+    const stored = JSON.parse(JSON.stringify(packState(longState())));
+    // biome-ignore lint/suspicious/noExplicitAny: each case spoils a field of the parsed JSON by its path
+    const cases: [string, (s: Record<string, any>) => void][] = [
+      ['not an object', (s) => (s.packed = 'h:1 h:2')],
+      ['another version', (s) => (s.packed.v = 2)],
+      ['an unknown list', (s) => (s.packed.coveredIdz = { count: 1, text: 'a' })],
+      ['a count that is not one', (s) => (s.packed.coveredIds.count = -1)],
+      ['a text that is not one', (s) => (s.packed.keptIds.text = ['k:0'])],
+      ['a text shorter than its count', (s) => (s.packed.coveredIds.count = 1e6)],
+      ['an empty list with a text', (s) => (s.packed.userTextIds = { count: 0, text: 'u:1' })],
+      ['a branch', (s) => (s.branches[0].packed.coveredIds = { count: 'x', text: '' })],
+    ];
+    for (const [name, spoil] of cases) {
+      const copy = JSON.parse(JSON.stringify(stored));
+      spoil(copy);
+      expect(storedStateProblem(copy), name).toBeDefined();
+      expect(storedStateProblem(unpackState(copy)), name).toBeDefined();
+    }
+  });
+});
+
+describe('the fail-open store on a store outside the process', () => {
+  it('writes a long state packed and reads it back unpacked; an earlier form reads as it is', async () => {
+    const inner = jsonStore();
+    const store = new FailOpenStore(inner, { timeoutMs: 5_000, onOutage: () => {} });
+    const state = longState();
+    expect(await store.set('s', state)).toBe(true);
+    const raw = inner.raw('s') as SessionState;
+    expect(raw.packed?.coveredIds?.count).toBe(3_000);
+    expect(JSON.stringify(raw).length).toBeLessThan(JSON.stringify(state).length);
+    const fresh = new FailOpenStore(inner, { timeoutMs: 5_000, onOutage: () => {} });
+    expect(await fresh.get('s')).toEqual(state);
+    // A state written in the earlier form (every list an array).
+    await inner.set('old', { ...state, sessionId: 'old' });
+    expect(inner.raw('old')).not.toHaveProperty('packed');
+    expect(await fresh.get('old')).toEqual({ ...state, sessionId: 'old' });
+  });
+
+  it('deletes a malformed packed state and reports it', async () => {
+    const inner = jsonStore();
+    const corrupt: string[] = [];
+    const store = new FailOpenStore(inner, {
+      timeoutMs: 5_000,
+      onOutage: () => {},
+      onCorrupt: (_, message) => {
+        corrupt.push(message);
+      },
+    });
+    const stored = JSON.parse(JSON.stringify(packState(longState())));
+    stored.packed.keptIds = { count: 900, text: 12 };
+    await inner.set('s', stored);
+    expect(await store.get('s')).toBeUndefined();
+    expect(corrupt).toHaveLength(1);
+    expect(corrupt[0]).toContain('packed.keptIds');
+    expect(await inner.get('s')).toBeUndefined();
+  });
+});
+
+describe('the in-process store', () => {
+  it('holds a packed state copied into it as lists', async () => {
+    const store = new MemorySessionStore();
+    const state = longState(300);
+    await store.set('s', JSON.parse(JSON.stringify(packState(state))));
+    expect(await store.get('s')).toEqual(state);
+  });
+});

@@ -1,0 +1,27 @@
+/**
+ * A store outside the process as the fail-open store uses it: states written in their packed
+ * form and read back unpacked (packed-state.ts), every other operation passed through.
+ */
+import { packState, unpackState } from './packed-state.js';
+import type { RevisedState, SessionState, SessionStore, SessionStoreSetOptions } from './session-store.js';
+
+/** `inner`, with long states packed on `set` and unpacked on `get` and `getIfChanged`. */
+export function packingStore(inner: SessionStore): SessionStore {
+  const store: SessionStore = {
+    name: inner.name,
+    get: async (sessionId: string) => {
+      const state = await inner.get(sessionId);
+      return state === undefined ? undefined : unpackState(state);
+    },
+    set: (sessionId: string, state: SessionState, options?: SessionStoreSetOptions) =>
+      inner.set(sessionId, packState(state), options),
+    delete: (sessionId: string) => inner.delete(sessionId),
+    acquireLock: (sessionId: string, ttlMs: number) => inner.acquireLock(sessionId, ttlMs),
+  };
+  if (inner.getIfChanged)
+    store.getIfChanged = async (sessionId: string, revision?: string): Promise<RevisedState> => {
+      const answer = await inner.getIfChanged!(sessionId, revision);
+      return answer.state === undefined ? answer : { ...answer, state: unpackState(answer.state) };
+    };
+  return store;
+}

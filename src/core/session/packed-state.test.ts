@@ -93,6 +93,21 @@ describe('a long state as stored', () => {
     expect(stored.branches[0].keptIds).toEqual(['x']);
   });
 
+  it('takes a filled list over a packed one carried along by a writer that does not pack', () => {
+    const state = longState();
+    const stored = JSON.parse(JSON.stringify(packState(state)));
+    // An earlier version read this state (its lists empty to it), compacted further and wrote
+    // its own lists, spreading what it read: the `packed` field came along unchanged.
+    const newer = { ...stored, coveredIds: ids('n', 3_100), keptIds: ids('m', 10), version: 4 };
+    const read = unpackState(newer);
+    expect(read.coveredIds).toEqual(ids('n', 3_100));
+    expect(read.keptIds).toEqual(ids('m', 10));
+    expect(listLength(read, 'coveredIds')).toBe(3_100);
+    // A list it left empty is still read from the packed form.
+    expect(read.userTextIds).toEqual(state.userTextIds);
+    expect(read.rewrites).toEqual(state.rewrites);
+  });
+
   it('counts, stamps and checks its lists without reading them', () => {
     const state = longState();
     const read = unpackState(JSON.parse(JSON.stringify(packState(state))));

@@ -151,6 +151,13 @@ function unpackRewrites(list: PackedList): Record<string, SessionRewrite> {
   return Object.fromEntries(entries);
 }
 
+/** True for a missing list or an empty one (array or rewrites object). */
+function isEmptyList(value: unknown): boolean {
+  if (value === undefined) return true;
+  if (Array.isArray(value)) return value.length === 0;
+  return isObject(value) && Object.keys(value).length === 0;
+}
+
 /** Defines `field` on `target` as read on first use from `packed`, then kept (the text let go). */
 function lazyField(target: object, field: PackedField, packed: PackedList): void {
   let list: PackedList | undefined = packed;
@@ -192,7 +199,10 @@ export function unpackState(stored: SessionState): SessionState {
     const shapes: Partial<Record<PackedField, PackedShape>> = {};
     for (const field of PACKED_FIELDS) {
       const list = lists[field as PackedField];
-      if (list === undefined) continue;
+      // A list this library packed is written empty beside it: a filled one was written by a
+      // process that does not pack (an earlier version sharing the store, which carried the
+      // `packed` field it read over unchanged), and it is the newer of the two.
+      if (list === undefined || !isEmptyList(out[field])) continue;
       lazyField(out, field as PackedField, list);
       shapes[field as PackedField] = { count: list.count, chars: list.text.length };
     }

@@ -33,6 +33,7 @@ export const LEVELS = [
   'give_way_clear',
   'summarize',
   'cut_oversized',
+  'summary_lines',
 ] as const;
 export type Level = (typeof LEVELS)[number];
 
@@ -188,7 +189,8 @@ export class Ledger {
       level,
       count,
       gaveWay = 0,
-    } = event.properties as { level: string; count: number; gaveWay?: number };
+      summaryLinesGivenUp = 0,
+    } = event.properties as { level: string; count: number; gaveWay?: number; summaryLinesGivenUp?: number };
     const levels = this.of(path).levels;
     if (level === 'clear_tool_results') {
       levels.clear += count - gaveWay;
@@ -196,6 +198,8 @@ export class Ledger {
     } else if (level === 'cut_oversized') {
       levels.cut_oversized += count - gaveWay;
       levels.give_way_shorten += gaveWay;
+      // The summary gave up lines so that the newest message went whole (trim-summary-lines.ts).
+      if (summaryLinesGivenUp > 0) levels.summary_lines += 1;
     } else if (level === 'shorten_arguments') levels.shorten_arguments += count;
     else if (level === 'summarize') {
       levels.summarize += 1;

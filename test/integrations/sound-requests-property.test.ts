@@ -21,12 +21,14 @@ import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startProviderTestServer } from '../../src/testing/provider-test-server.js';
 import { JumpHistory, type JumpOp, jumpPaths } from '../support/sound-jump-drivers.js';
-import { LOOP_PATHS, type LoopCase } from '../support/sound-loop-drivers.js';
+import { type LoopCase, LOOP_PATHS as SDK_LOOP_PATHS } from '../support/sound-loop-drivers.js';
 import { LEVELS, Ledger, type Level, llmSummarizer, WINDOW } from '../support/sound-paths.js';
+import { PROXY_LOOP_PATHS } from '../support/sound-proxy-drivers.js';
 
 const SEED = Number(process.env.FC_SEED ?? 20_261_128);
 const RUNS = Number(process.env.FC_RUNS ?? 1);
 const ledger = new Ledger();
+const LOOP_PATHS = { ...SDK_LOOP_PATHS, ...PROXY_LOOP_PATHS };
 
 /**
  * One loop case: 40 to 46 steps; per step an output of 1% to 25% of the window (a few of 20-25%
@@ -94,6 +96,69 @@ describe('tool loops of 40+ steps after one user message, every request sound', 
         const found = ledger.of(path).violations.slice(before);
         if (found.length > 0)
           throw new Error(`${found.length} unsound requests:\n${found.slice(0, 6).join('\n')}`);
+      }),
+      { seed: SEED + LOOPS.findIndex((loop) => loop.path === path), numRuns: RUNS, endOnFailure: true },
+    );
+  });
+});
+
+/**
+ * The summary beside the newest message (the last resort's step before the cut): a system
+ * prompt of about half the window, so that once the history is summarized a newest result of
+ * 2% to 24% fits whole only when the summary gives up lines (its excerpts of old results). The
+ * outputs sweep that range step by step, so some step lands where it fits that way.
+ */
+const trimCase = fc.record({
+  steps: fc.integer({ min: 18, max: 24 }),
+  systemPct: fc.integer({ min: 46, max: 54 }),
+  offset: fc.nat(22),
+  stride: fc.constantFrom(5, 7, 9, 11),
+  quality: fc.boolean(),
+});
+
+/** A system prompt of plain rules, about `tokens` gpt-4o tokens (15 a rule). */
+function systemPrompt(tokens: number): string {
+  const rules = Array.from(
+    { length: Math.round(tokens / 15) },
+    (_, k) => `Rule ${k}: always follow the house style and keep every answer short.`,
+  );
+  return `You are an SRE agent; never restart a host. ${rules.join(' ')}`;
+}
+
+describe('the summary gives up lines for the newest result, every request sound', () => {
+  it.each(LOOPS)('$path', async ({ path, driver, api }) => {
+    await fc.assert(
+      fc.asyncProperty(trimCase, async (c) => {
+        const before = ledger.of(path).violations.length;
+        const reached = ledger.of(path).levels.summary_lines;
+        try {
+          await LOOP_PATHS[driver]!(ledger, {
+            steps: c.steps,
+            sizes: {
+              outputTokens: Array.from({ length: c.steps }, (_, k) =>
+                tokensOf(2 + ((c.offset + k * c.stride) % 23)),
+              ),
+              noteTokens: [0],
+            },
+            api,
+            promptTokens: 60,
+            // Claude's count of this prose is about 1.25 times gpt-4o's: the same share of the window.
+            system: systemPrompt(tokensOf(c.systemPct * (driver.includes('anthropic') ? 0.8 : 1))),
+            instruction: 'probe every host, one at a time, then report',
+            preset: c.quality ? 'quality' : 'default',
+            ledgerPath: path,
+          });
+        } catch (error) {
+          ledger.of(path).violations.push(`threw: ${(error as Error).message.slice(0, 300)}`);
+        }
+        const found = ledger.of(path).violations.slice(before);
+        if (found.length > 0)
+          throw new Error(`${found.length} unsound requests:\n${found.slice(0, 6).join('\n')}`);
+        // Counted from the compact.reduction events (or the CLI's report) of this run.
+        expect(
+          ledger.of(path).levels.summary_lines,
+          'cut_oversized with summaryLinesGivenUp > 0',
+        ).toBeGreaterThan(reached);
       }),
       { seed: SEED + LOOPS.findIndex((loop) => loop.path === path), numRuns: RUNS, endOnFailure: true },
     );

@@ -230,10 +230,19 @@ export class Ledger {
       /** Whether the window applies. @default true */
       window?: boolean;
       note?: string;
+      /** Words of the user's instructions the request must hold (verbatim or in its summary). */
+      instruction?: string;
     } = {},
   ): SoundRequestViolation[] {
     const ledger = this.of(path);
     ledger.requests++;
+    const texts = stringsOf(request.body);
+    const extra = [
+      ...summaryFormProblems(texts),
+      ...(context.instruction === undefined || texts.some((text) => text.includes(context.instruction!))
+        ? []
+        : [`the user's instructions (${context.instruction}) are in no message nor the summary`]),
+    ].map((message): SoundRequestViolation => ({ rule: 'summary', message }));
     const violations = checkSoundRequest({
       request: request.body,
       given,
@@ -245,6 +254,7 @@ export class Ledger {
         ? { countTokens: () => Math.ceil(request.rawBody.length / 4) }
         : {}),
     });
+    violations.push(...extra);
     for (const violation of violations)
       if (ledger.violations.length < 40)
         ledger.violations.push(
@@ -252,6 +262,36 @@ export class Ledger {
         );
     return violations;
   }
+}
+
+/** Every string of a request body (message texts, content blocks, the system prompt). */
+function stringsOf(value: unknown, out: string[] = []): string[] {
+  if (typeof value === 'string') out.push(value);
+  else if (Array.isArray(value)) for (const item of value) stringsOf(item, out);
+  else if (value && typeof value === 'object') for (const item of Object.values(value)) stringsOf(item, out);
+  return out;
+}
+
+const OPEN_TAG = /<COMPACT-SUMMARY v\d+>/g;
+const CLOSE_TAG = /<\/COMPACT-SUMMARY>/g;
+/** A summary's end: its mark line, then the closing tag. */
+const MARKED_END = /\n\[summary-mark \d+\]\n<\/COMPACT-SUMMARY>/;
+
+/**
+ * Whether the request's summary is well formed: at most one, in one string, the opening tag
+ * before the closing one, its mark line right before the closing tag (a trimmed summary too).
+ */
+function summaryFormProblems(texts: readonly string[]): string[] {
+  const opens = texts.reduce((sum, text) => sum + (text.match(OPEN_TAG)?.length ?? 0), 0);
+  const closes = texts.reduce((sum, text) => sum + (text.match(CLOSE_TAG)?.length ?? 0), 0);
+  if (opens === 0 && closes === 0) return [];
+  if (opens !== 1 || closes !== 1) return [`${opens} opening and ${closes} closing summary tags`];
+  const text = texts.find((candidate) => candidate.search(OPEN_TAG) >= 0) ?? '';
+  const open = text.search(OPEN_TAG);
+  const close = text.search(CLOSE_TAG);
+  if (close < open) return ['the summary closes in another message or before it opens'];
+  if (!MARKED_END.test(text.slice(open))) return ['the summary has no mark line before its closing tag'];
+  return [];
 }
 
 /** The scripted model of a tool loop: `steps` calls, then an answer; it extends `turns` as it replies. */

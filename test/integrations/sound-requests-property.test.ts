@@ -7,7 +7,12 @@
  *   of the window, some long arguments, a short or a long user message; the built-in or an LLM
  *   summarizer over loopback);
  * - histories that jump (grow, rewind, edit, fork, switch, reuse the session id, restart) sent
- *   through the paths that take a whole history per call.
+ *   through the paths that take a whole history per call;
+ * - (issue 78 review) the summary beside the newest: a system prompt of half the window, so that
+ *   the last resort's summary gives up lines for the newest (`summary_lines`: cut_oversized with
+ *   summaryLinesGivenUp > 0), asserted per loop path; every request of every case is also
+ *   checked for a well-formed summary (one, its mark line before the closing tag).
+ * The loop paths include the proxy (Chat and Anthropic clients through `startProxy`).
  * The cascade levels each path reached are counted (from `compact.reduction` events, or the
  * result's levels); a level never reached on a path fails the last test, so a new level cannot
  * escape the suite. The table paths x levels and the random steps run are printed and written to
@@ -166,11 +171,6 @@ describe('the summary gives up lines for the newest result, every request sound'
             system: driver.includes('anthropic')
               ? `You are an SRE agent; never restart a host. ${outputOf('rules', tokensOf(c.systemPct * 0.9))}`
               : systemPrompt(tokensOf(c.systemPct)),
-            // Claude's count is an estimate: the summary keeps a margin there and gives up fewer
-            // lines, so this tight shape may cut the user's message when it cannot make room.
-            ...(driver.includes('anthropic')
-              ? {}
-              : { instruction: 'probe every host, one at a time, then report' }),
             preset: c.quality ? 'quality' : 'default',
             ledgerPath: path,
           });

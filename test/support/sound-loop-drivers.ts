@@ -70,8 +70,6 @@ export interface LoopCase {
   replyTokens?: number;
   /** The system prompt (a large one leaves the newest little room beside the summary). @default SYSTEM */
   system?: string;
-  /** Words of the user's message every request must hold (verbatim or in its summary). */
-  instruction?: string;
 }
 
 /** The system prompt of a loop. */
@@ -127,7 +125,6 @@ export async function runLoop(
       model,
       reported: model.startsWith('claude'),
       note: loop.api,
-      ...(loop.instruction === undefined ? {} : { instruction: loop.instruction }),
     });
   }
   if (failure) throw failure;

@@ -230,19 +230,13 @@ export class Ledger {
       /** Whether the window applies. @default true */
       window?: boolean;
       note?: string;
-      /** Words of the user's instructions the request must hold (verbatim or in its summary). */
-      instruction?: string;
     } = {},
   ): SoundRequestViolation[] {
     const ledger = this.of(path);
     ledger.requests++;
-    const texts = stringsOf(request.body);
-    const extra = [
-      ...summaryFormProblems(texts),
-      ...(context.instruction === undefined || texts.some((text) => text.includes(context.instruction!))
-        ? []
-        : [`the user's instructions (${context.instruction}) are in no message nor the summary`]),
-    ].map((message): SoundRequestViolation => ({ rule: 'summary', message }));
+    const extra = summaryFormProblems(stringsOf(request.body)).map(
+      (message): SoundRequestViolation => ({ rule: 'summary', message }),
+    );
     const violations = checkSoundRequest({
       request: request.body,
       given,

@@ -44,7 +44,7 @@ import {
   WINDOW,
 } from './sound-paths.js';
 
-const SYSTEM = 'You are an SRE agent. Probe every host before answering; never restart a host.';
+export const SYSTEM = 'You are an SRE agent. Probe every host before answering; never restart a host.';
 
 /**
  * The reply every agent request asks for, more than the manager's buffer (a tenth of the
@@ -68,7 +68,12 @@ export interface LoopCase {
   preset?: 'default' | 'quality';
   /** The reply every agent request asks for (the CLI's requests ask for none). @default REPLY */
   replyTokens?: number;
+  /** The system prompt (a large one leaves the newest little room beside the summary). @default SYSTEM */
+  system?: string;
 }
+
+/** The system prompt of a loop. */
+export const systemOf = (loop: LoopCase): string => loop.system ?? SYSTEM;
 
 function managerFor(model: string, loop: LoopCase): CompactManager {
   return new CompactManager({
@@ -82,7 +87,7 @@ function managerFor(model: string, loop: LoopCase): CompactManager {
 
 const schema = z.object({ step: z.number(), note: z.string().optional() });
 
-async function runLoop(
+export async function runLoop(
   path: string,
   ledger: Ledger,
   loop: LoopCase,
@@ -113,7 +118,7 @@ async function runLoop(
     const given = script.givenAt.get(request.seq);
     if (!given) continue;
     ledger.steps++;
-    ledger.check(path, request, compactForm(given, SYSTEM), {
+    ledger.check(path, request, compactForm(given, systemOf(loop)), {
       sessionId: session,
       // The CLI's manager signs with the default key (the key file), not the test's.
       ...(path.startsWith('cli') ? { keys: 'default' as const } : {}),
@@ -148,7 +153,7 @@ export const LOOP_PATHS: Record<string, (ledger: Ledger, loop: LoopCase) => Prom
     runLoop('agents: input filter', ledger, loop, 'gpt-4o', async ({ url, manager, script, session }) => {
       const prompt = userText('agents filter', loop.promptTokens);
       script.startRun(prompt, loop.steps);
-      await agentsRunner(url).run(agentsAgent(script, loop.replyTokens ?? REPLY), prompt, {
+      await agentsRunner(url).run(agentsAgent(script, loop), prompt, {
         callModelInputFilter: compactionInputFilter(manager, { sessionId: session }),
         maxTurns: loop.steps + 5,
       });
@@ -160,7 +165,7 @@ export const LOOP_PATHS: Record<string, (ledger: Ledger, loop: LoopCase) => Prom
       for (const [k, steps] of [loop.steps, 6].entries()) {
         const prompt = userText(`agents session run ${k}`, loop.promptTokens);
         script.startRun(prompt, steps);
-        await runner.run(agentsAgent(script, loop.replyTokens ?? REPLY), prompt, {
+        await runner.run(agentsAgent(script, loop), prompt, {
           ...compacting.runOptions(),
           maxTurns: steps + 5,
         });
@@ -175,7 +180,7 @@ export const LOOP_PATHS: Record<string, (ledger: Ledger, loop: LoopCase) => Prom
           model: aiModel(url, loop.api),
           middleware: compactionMiddleware(manager, { sessionId: session }),
         }),
-        system: SYSTEM,
+        system: systemOf(loop),
         tools: aiTools(script),
         providerOptions: RESPONSES_OPTIONS,
         messages: [{ role: 'user', content: prompt }],
@@ -192,7 +197,7 @@ export const LOOP_PATHS: Record<string, (ledger: Ledger, loop: LoopCase) => Prom
           model: aiModel(url, loop.api),
           middleware: compactionMiddleware(manager, { sessionId: session }),
         }),
-        system: SYSTEM,
+        system: systemOf(loop),
         tools: aiTools(script),
         providerOptions: RESPONSES_OPTIONS,
         messages: [{ role: 'user', content: prompt }],
@@ -208,12 +213,12 @@ export const LOOP_PATHS: Record<string, (ledger: Ledger, loop: LoopCase) => Prom
       script.startRun(prompt, loop.steps);
       await generateText({
         model: aiModel(url, loop.api),
-        system: SYSTEM,
+        system: systemOf(loop),
         tools: aiTools(script),
         providerOptions: RESPONSES_OPTIONS,
         prepareStep: compactionPrepareStep(manager, {
           sessionId: session,
-          system: SYSTEM,
+          system: systemOf(loop),
           replyTokens: loop.replyTokens ?? REPLY,
         }),
         messages: [{ role: 'user', content: prompt }],
@@ -246,7 +251,7 @@ export const LOOP_PATHS: Record<string, (ledger: Ledger, loop: LoopCase) => Prom
           configuration: { baseURL: `${url}/v1` },
         }),
         tools: [probe],
-        systemPrompt: SYSTEM,
+        systemPrompt: systemOf(loop),
         middleware: [langchainMiddleware(manager, { sessionId: session })],
       });
       await agent.invoke({ messages: [{ role: 'user', content: prompt }] }, { recursionLimit: 500 });
@@ -258,7 +263,7 @@ function agentsRunner(url: string): Runner {
   return new Runner({ modelProvider: new OpenAIProvider({ apiKey: 'test-key', baseURL: `${url}/v1` }) });
 }
 
-function agentsAgent(script: LoopScript, replyTokens: number): Agent {
+function agentsAgent(script: LoopScript, loop: LoopCase): Agent {
   const probe = agentTool({
     name: TOOL,
     description: 'Probe the next host',
@@ -273,10 +278,10 @@ function agentsAgent(script: LoopScript, replyTokens: number): Agent {
   });
   return new Agent({
     name: 'sre',
-    instructions: SYSTEM,
+    instructions: systemOf(loop),
     tools: [probe],
     model: 'gpt-4o',
-    modelSettings: { maxTokens: replyTokens },
+    modelSettings: { maxTokens: loop.replyTokens ?? REPLY },
   });
 }
 
@@ -302,7 +307,7 @@ function anthropicLoop(
             manager,
             sessionId: session,
             threadHistory: messages,
-            systemPrompt: SYSTEM,
+            systemPrompt: systemOf(loop),
             tools,
             replyTokens: loop.replyTokens ?? REPLY,
           })
@@ -310,14 +315,20 @@ function anthropicLoop(
       const params = {
         model: 'claude-sonnet-4-6',
         max_tokens: loop.replyTokens ?? REPLY,
-        system: SYSTEM,
+        system: systemOf(loop),
         messages,
         tools,
       };
+      const given = JSON.stringify(params);
       const reply =
         how === 'stream'
           ? await client.messages.stream(params).finalMessage()
           : await (how === 'thread' ? plain : client).messages.create(params);
+      // The caller's params are never mutated (their messages least of all).
+      // With a plain client the caller records the usage (docs/integrations.md): it calibrates the count.
+      if (how === 'thread') manager.recordUsage(session, { inputTokens: reply.usage.input_tokens });
+      if (JSON.stringify(params) !== given)
+        ledger.of(loop.ledgerPath ?? path).violations.push(`step ${step}: the caller's params were mutated`);
       if (!reply.content.some((block) => block.type === 'tool_use')) break;
     }
   });
@@ -336,7 +347,7 @@ function cliLoop(ledger: Ledger, loop: LoopCase): Promise<void> {
         const report = join(dir, `report-${step}.json`);
         await writeFile(
           input,
-          JSON.stringify([{ role: 'system', content: SYSTEM }, ...chatForm(script.turns)]),
+          JSON.stringify([{ role: 'system', content: systemOf(loop) }, ...chatForm(script.turns)]),
         );
         // The CLI's manager is its own: its session id is the one checked, its levels come from --report.
         const run = await cli([

@@ -33,6 +33,7 @@ export const LEVELS = [
   'give_way_clear',
   'summarize',
   'cut_oversized',
+  'summary_lines',
 ] as const;
 export type Level = (typeof LEVELS)[number];
 
@@ -188,7 +189,8 @@ export class Ledger {
       level,
       count,
       gaveWay = 0,
-    } = event.properties as { level: string; count: number; gaveWay?: number };
+      summaryLinesGivenUp = 0,
+    } = event.properties as { level: string; count: number; gaveWay?: number; summaryLinesGivenUp?: number };
     const levels = this.of(path).levels;
     if (level === 'clear_tool_results') {
       levels.clear += count - gaveWay;
@@ -196,6 +198,8 @@ export class Ledger {
     } else if (level === 'cut_oversized') {
       levels.cut_oversized += count - gaveWay;
       levels.give_way_shorten += gaveWay;
+      // The summary gave up lines so that the newest message went whole (trim-summary-lines.ts).
+      if (summaryLinesGivenUp > 0) levels.summary_lines += 1;
     } else if (level === 'shorten_arguments') levels.shorten_arguments += count;
     else if (level === 'summarize') {
       levels.summarize += 1;
@@ -230,6 +234,9 @@ export class Ledger {
   ): SoundRequestViolation[] {
     const ledger = this.of(path);
     ledger.requests++;
+    const extra = summaryFormProblems(stringsOf(request.body)).map(
+      (message): SoundRequestViolation => ({ rule: 'summary', message }),
+    );
     const violations = checkSoundRequest({
       request: request.body,
       given,
@@ -241,6 +248,7 @@ export class Ledger {
         ? { countTokens: () => Math.ceil(request.rawBody.length / 4) }
         : {}),
     });
+    violations.push(...extra);
     for (const violation of violations)
       if (ledger.violations.length < 40)
         ledger.violations.push(
@@ -248,6 +256,36 @@ export class Ledger {
         );
     return violations;
   }
+}
+
+/** Every string of a request body (message texts, content blocks, the system prompt). */
+function stringsOf(value: unknown, out: string[] = []): string[] {
+  if (typeof value === 'string') out.push(value);
+  else if (Array.isArray(value)) for (const item of value) stringsOf(item, out);
+  else if (value && typeof value === 'object') for (const item of Object.values(value)) stringsOf(item, out);
+  return out;
+}
+
+const OPEN_TAG = /<COMPACT-SUMMARY v\d+>/g;
+const CLOSE_TAG = /<\/COMPACT-SUMMARY>/g;
+/** A summary's end: its mark line, then the closing tag. */
+const MARKED_END = /\n\[summary-mark \d+\]\n<\/COMPACT-SUMMARY>/;
+
+/**
+ * Whether the request's summary is well formed: at most one, in one string, the opening tag
+ * before the closing one, its mark line right before the closing tag (a trimmed summary too).
+ */
+function summaryFormProblems(texts: readonly string[]): string[] {
+  const opens = texts.reduce((sum, text) => sum + (text.match(OPEN_TAG)?.length ?? 0), 0);
+  const closes = texts.reduce((sum, text) => sum + (text.match(CLOSE_TAG)?.length ?? 0), 0);
+  if (opens === 0 && closes === 0) return [];
+  if (opens !== 1 || closes !== 1) return [`${opens} opening and ${closes} closing summary tags`];
+  const text = texts.find((candidate) => candidate.search(OPEN_TAG) >= 0) ?? '';
+  const open = text.search(OPEN_TAG);
+  const close = text.search(CLOSE_TAG);
+  if (close < open) return ['the summary closes in another message or before it opens'];
+  if (!MARKED_END.test(text.slice(open))) return ['the summary has no mark line before its closing tag'];
+  return [];
 }
 
 /** The scripted model of a tool loop: `steps` calls, then an answer; it extends `turns` as it replies. */

@@ -6,7 +6,9 @@
  * it is cut only when every other message is cut as far as it goes, the summary has given up
  * what lines it can spare (`beforeNewest`: trim-summary-lines.ts), and the request still
  * exceeds its limit (the budget, or the caller's real limit when the budget is aimed lower:
- * `CascadeRun.limit`), that is when it alone is too large for what the window leaves it.
+ * `CascadeRun.limit`), that is when it alone is too large for what the window leaves it. A
+ * message of the user's own words waits the same way, just before the newest: the summary
+ * gives up its lines for it first.
  */
 import { runSteps, type Steps } from '../../time-slice.js';
 import { rewriteRef } from '../view/realize-rewrite.js';
@@ -35,20 +37,37 @@ export function* cutOversizedSteps(
 ): Steps<LevelReport> {
   const report: LevelReport = { level: 'cut_oversized', count: 0, tokensSaved: 0, refs: [] };
   const newest = run.entries.length - 1;
+  // The user's own words are worth more than the summary's least valued lines: they are held
+  // back with the newest, and cut (to the limit) only when the request still exceeds its hard
+  // limit once the summary has given up what it can spare for them.
+  const words = run.entries.flatMap((entry, k) => (k !== newest && userWords(entry) ? [k] : []));
   // Every other message first, to the limit; the newest only if the request still exceeds
   // its hard limit without it cut. Then as deep as any cut goes (to the limit): a request
   // left at its hard limit would trigger again on the next call and re-summarize each time.
-  const exhausted = new Set<number>([newest]);
+  const exhausted = new Set<number>([newest, ...words]);
   yield* cutLargest(run, limit, exhausted, report);
-  if (run.total > run.limit && beforeNewest) {
+  const giveUpLines = () => {
+    if (run.total <= run.limit || !beforeNewest) return;
     const given = beforeNewest();
-    if (given > 0) report.summaryLinesGivenUp = given;
+    if (given > 0) report.summaryLinesGivenUp = (report.summaryLinesGivenUp ?? 0) + given;
+  };
+  giveUpLines();
+  if (run.total > run.limit && words.length > 0) {
+    for (const k of words) exhausted.delete(k);
+    yield* cutLargest(run, limit, exhausted, report);
+    giveUpLines();
   }
   if (run.total > run.limit) {
     exhausted.delete(newest);
     yield* cutLargest(run, limit, exhausted, report);
   }
   return report;
+}
+
+/** A message of the user's own words (not a tool result carried in a user turn). */
+function userWords(entry: CascadeRun['entries'][number]): boolean {
+  const parsed = entry.item.entry.parsed;
+  return entry.userText === true || (parsed.role === 'user' && parsed.toolResults.length === 0);
 }
 
 function* cutLargest(

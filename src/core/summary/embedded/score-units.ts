@@ -10,7 +10,7 @@
  */
 
 import { type FoundIdentifier, findIdentifiers } from '../../language/key-identifiers.js';
-import { generalRarity, wordRank } from '../../language/word-rarity.js';
+import { generalRarity, wordRank, wordRankSteps } from '../../language/word-rarity.js';
 import { releaseRegExpCode } from '../../process-caches.js';
 import { runSteps, type Steps } from '../../time-slice.js';
 import type { Unit } from './types.js';
@@ -276,6 +276,8 @@ export function scoreUnits(units: Unit[], options: ScoreOptions): Map<string, nu
 
 /** {@link scoreUnits} as {@link Steps}: a pause every few dozen units. */
 export function* scoreUnitSteps(units: Unit[], options: ScoreOptions): Steps<Map<string, number>> {
+  // A fresh process's first summary: the rank table of general English is built in steps.
+  yield* wordRankSteps();
   // A pause every few units: a long tool excerpt's unit takes tens of microseconds to scan.
   let work = 0;
   const df = new Map<string, number>();

@@ -25,8 +25,8 @@ const ISOLATED = [
   // Observes the first sentence segmenter and model decoding of the process.
   'src/core/summary/embedded/first-summary-warm-up.test.ts',
   'src/core/manager/ready-warms-summary.test.ts',
-  // Observes the build of the process's rank table of general English.
-  'src/core/language/word-rank-steps.test.ts',
+  // Observes the first scoring's rank table and compiled expressions, process-wide.
+  'src/core/summary/embedded/first-scoring-steps.test.ts',
   'src/core/process-caches-holds.test.ts',
   'src/core/process-caches-regexps.test.ts',
   'src/exporters/event-utils.test.ts',

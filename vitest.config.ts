@@ -25,6 +25,10 @@ const ISOLATED = [
   // Observes the first sentence segmenter and model decoding of the process.
   'src/core/summary/embedded/first-summary-warm-up.test.ts',
   'src/core/manager/ready-warms-summary.test.ts',
+  // Observes the process's one draw of the span ids' prefix.
+  'src/core/events/span-ids.test.ts',
+  // Observes the first scoring's rank table and compiled expressions, process-wide.
+  'src/core/summary/embedded/first-scoring-steps.test.ts',
   'src/core/process-caches-holds.test.ts',
   'src/core/process-caches-regexps.test.ts',
   'src/exporters/event-utils.test.ts',

@@ -275,7 +275,7 @@ async function proxyPath(watch: Watch): Promise<Row[]> {
 
 /** `agent-compaction compact` of a 16k-message file into a 128k window. */
 async function cliCompactPath(watch: Watch): Promise<Row[]> {
-  const { mkdtempSync, writeFileSync } = await import('node:fs');
+  const { mkdtempSync, rmSync, writeFileSync } = await import('node:fs');
   const { join } = await import('node:path');
   const { PassThrough } = await import('node:stream');
   const { runCli } = await import('../src/cli/run-cli.js');
@@ -292,11 +292,16 @@ async function cliCompactPath(watch: Watch): Promise<Row[]> {
     env: {},
     cwd: dir,
   };
-  const row = await watch('CLI compact, 16k-message file into a 128k window', async () => {
-    const code = await runCli(['compact', file, '--max-context', '128000'], io);
-    if (code !== 0 || out === 0) throw new Error(`compact exited ${code}`);
-  });
-  return [row];
+  try {
+    const row = await watch('CLI compact, 16k-message file into a 128k window', async () => {
+      const code = await runCli(['compact', file, '--max-context', '128000'], io);
+      if (code !== 0 || out === 0) throw new Error(`compact exited ${code}`);
+    });
+    return [row];
+  } finally {
+    // 20 MB a run: left behind, a few sittings of runs filled the disk.
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 /** A triggered compaction whose history holds one 10 MB tool result (redacted by default). */

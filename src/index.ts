@@ -75,6 +75,7 @@ export type { CompactPolicy, PolicyPreset } from './core/policy.js';
 export { DEFAULT_POLICY, POLICY_PRESETS } from './core/policy.js';
 export {
   createRedactor,
+  createRedactorAsync,
   DEFAULT_REDACTION_PATTERNS,
   REDACTED,
   type Redactor,

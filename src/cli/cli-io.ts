@@ -1,5 +1,5 @@
 import type { CompactManagerOptions } from '../core/manager/manager-options.js';
-import { createRedactor, type Redactor } from '../core/redaction/redactor.js';
+import { createRedactorAsync, type Redactor } from '../core/redaction/redactor.js';
 
 /** Where the CLI reads and writes (injectable for tests). */
 export interface CliIo {
@@ -16,9 +16,14 @@ export interface CliIo {
   isTTY?: boolean;
 }
 
-/** The redactor of `--report`: the manager's redaction setting (on by default). */
-export function reportRedactor(redaction: CompactManagerOptions['redaction']): Redactor | undefined {
+/**
+ * The redactor of `--report` and `report`: the manager's redaction setting (on by default),
+ * its rules compiled in slices (the built-in ones take 10-30 ms of CPU in one piece).
+ */
+export async function reportRedactor(
+  redaction: CompactManagerOptions['redaction'],
+): Promise<Redactor | undefined> {
   if (redaction === false) return undefined;
   if (typeof redaction === 'function') return redaction;
-  return createRedactor(redaction === true || redaction === undefined ? {} : redaction);
+  return createRedactorAsync(redaction === true || redaction === undefined ? {} : redaction);
 }

@@ -151,7 +151,7 @@ export async function runCompactCommand(
   if (flags.report !== undefined) {
     const { messages: _messages, ...report } = result;
     // Reports leave the process: redacted like every export, with the configured patterns.
-    const redact = reportRedactor(options.redaction);
+    const redact = await reportRedactor(options.redaction);
     await writePrivateFile(
       flags.report,
       `${JSON.stringify(redact ? redactDeep(report, redact) : report, null, 2)}\n`,

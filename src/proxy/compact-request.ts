@@ -4,7 +4,9 @@
  * messages, a budget it cannot meet, a failing store past fail-open) is forwarded as the
  * client sent it: the upstream's answer to it is the client's to see.
  */
+
 import { placeBreakpointsInSlices } from '../adapters/anthropic/cache-breakpoints.js';
+import { clock } from '../core/clock.js';
 import { isCompactError } from '../core/errors.js';
 import type { CompactManager } from '../core/manager/compact-manager.js';
 import { bodyReplyTokens } from '../core/preflight/body/reply-tokens.js';
@@ -141,17 +143,17 @@ export async function compactRequest(
   const original = route.messagesOf(body);
   if (original === undefined || original.length === 0)
     return { body: bytes, session: undefined, streamed, log: {} };
-  let mark = performance.now();
+  let mark = clock.now();
   const { session, fingerprint } = sessionOf(route, parsed, original, options.sessionHeader);
   options.bodies.remember(session, parsed, route, fingerprint);
   const log: Partial<ProxyLogEntry> = {
     session,
     sessionFrom: options.sessionHeader === undefined ? 'fingerprint' : 'header',
-    sessionMs: performance.now() - mark,
+    sessionMs: clock.now() - mark,
   };
   const anthropic = route.format === 'anthropic';
   const messages = anthropic ? withoutMessageMarks(original) : original;
-  mark = performance.now();
+  mark = clock.now();
   try {
     const result = await manager.compact(session, messages, {
       ...route.optionsOf(body),
@@ -162,21 +164,21 @@ export async function compactRequest(
       tokensBefore: result.tokensBefore,
       tokensAfter: result.tokensAfter,
       applied: result.applied,
-      compactMs: performance.now() - mark,
+      compactMs: clock.now() - mark,
     });
-    mark = performance.now();
+    mark = clock.now();
     // The view is the history itself (below the trigger, nothing compacted yet): the client's own bytes.
     const history = isHistory(result.messages, messages, options.lastViews.get(session));
     options.lastViews.set(session, history ? result.messages : undefined);
     const out = history
       ? bytes
       : await bodyFor(route, parsed, result.messages, anthropic && options.cacheBreakpoints, options.signal);
-    log.serializeMs = performance.now() - mark;
+    log.serializeMs = clock.now() - mark;
     return { body: out, session, streamed, log };
   } catch (error) {
     if (!isCompactError(error) || options.signal.aborted) throw error;
     log.error = error.code;
-    log.compactMs = performance.now() - mark;
+    log.compactMs = clock.now() - mark;
     return { body: bytes, session, streamed, log };
   }
 }

@@ -16,6 +16,7 @@
  * from one call to the next. Bodies below {@link EARLY_MIN_BYTES} are not forwarded early (the
  * whole body comes in one or two chunks: nothing to overlap).
  */
+import { clock } from '../core/clock.js';
 import type { OpenedCall, UpstreamAnswer, UpstreamCall, UpstreamClient } from './upstream-client.js';
 
 /** The smallest declared length forwarded early. */
@@ -68,7 +69,7 @@ export class EarlyForward {
       return undefined;
     }
     this.#settled = true;
-    const at = performance.now();
+    const at = clock.now();
     const cpu = process.cpuUsage();
     this.#call.request.end(bytes.subarray(this.#written));
     try {

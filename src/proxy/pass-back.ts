@@ -6,9 +6,11 @@
  * the usage is read on the side (not from an encoded body) and fed once the answer ended, never
  * when the client went away first.
  */
+
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import type { Context } from 'hono';
+import { clock } from '../core/clock.js';
 import type { ReportedUsage } from '../core/manager/manager-options.js';
 import type { MessageFormat } from '../core/messages/message.js';
 import { responseHeaders } from './forward-request.js';
@@ -22,7 +24,7 @@ export interface PassBackOptions {
   extra: Record<string, string>;
   /**
    * Called once the answer's first byte went to the client (its head, flushed alone for a
-   * stream, with the first body chunk otherwise), with `performance.now()` then; not on Node,
+   * stream, with the first body chunk otherwise), with `clock.now()` then; not on Node,
    * at once with `undefined` (the adapter writes the answer after the handler returned).
    */
   onSent?: (at: number | undefined) => void;
@@ -84,7 +86,7 @@ export function passBack(c: Context, upstream: IncomingMessage, options: PassBac
   ]);
   let sent = options.onSent;
   const first = () => {
-    sent?.(performance.now());
+    sent?.(clock.now());
     sent = undefined;
   };
   // A stream's head goes now, before its first event; a whole answer's goes with its body.

@@ -6,6 +6,7 @@
 
 import type { Context } from 'hono';
 import { feedUsage } from '../adapters/overflow-recovery.js';
+import { clock } from '../core/clock.js';
 import { isCompactError } from '../core/errors.js';
 import type { CompactManager } from '../core/manager/compact-manager.js';
 import { callUpstream, proxyError } from './call-upstream.js';
@@ -87,7 +88,7 @@ export class ProxyHandler {
     route: ProxyRoute,
     entry: Partial<ProxyLogEntry>,
   ): Promise<Response | { answer: UpstreamAnswer; session: string | undefined; read: ReadBody }> {
-    const mark = performance.now();
+    const mark = clock.now();
     const url = upstreamUrl(
       this.upstream,
       route.path,
@@ -177,7 +178,7 @@ export class ProxyHandler {
     const parsed = await this.bodies.parseInSlices(route, read.bytes);
     if (parsed === undefined)
       return proxyError(400, 'invalid_request_error', 'the request body is not a JSON object');
-    entry.parseMs = performance.now() - readAt;
+    entry.parseMs = clock.now() - readAt;
     entry.reused = parsed.reused;
     const signal = call.signal;
     let compacted: Awaited<ReturnType<typeof compactRequest>>;
@@ -194,7 +195,7 @@ export class ProxyHandler {
         return proxyError(400, 'invalid_request_error', error.message);
       throw error;
     }
-    Object.assign(entry, compacted.log, { prepareMs: performance.now() - readAt });
+    Object.assign(entry, compacted.log, { prepareMs: clock.now() - readAt });
     const asSent = compacted.body === read.bytes;
     if (compacted.session !== undefined) this.rewritten.note(compacted.session, !asSent);
     const answer = await callUpstream(

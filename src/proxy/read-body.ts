@@ -5,13 +5,15 @@
  * arrives, so that once its last byte is in only that chunk is left to copy (a 128k-token
  * body is ~600 KB: copied whole after its end, that was about 1 ms on the request's path).
  */
+
 import type { IncomingMessage } from 'node:http';
 import type { Context } from 'hono';
+import { clock } from '../core/clock.js';
 
 /** The largest declared length read straight into a Buffer of that size. */
 const PREALLOCATED_BYTES = 8 * 1024 * 1024;
 
-/** A body read, and when its last byte had been received (`performance.now()`, `process.cpuUsage()`). */
+/** A body read, and when its last byte had been received (`clock.now()`, `process.cpuUsage()`). */
 export interface ReadBody {
   bytes: Buffer;
   endedAt: number;
@@ -37,7 +39,7 @@ export async function readBody(
   if (incoming === undefined || typeof incoming.on !== 'function' || incoming.readableDidRead) {
     const whole = Buffer.from(await c.req.arrayBuffer());
     if (whole.length > maxBytes) return undefined;
-    return { bytes: whole, endedAt: performance.now(), endedCpu: process.cpuUsage() };
+    return { bytes: whole, endedAt: clock.now(), endedCpu: process.cpuUsage() };
   }
   return await new Promise<ReadBody | undefined>((resolve, reject) => {
     const chunks: Buffer[] = [];
@@ -75,7 +77,7 @@ export async function readBody(
       if (into !== undefined) progress?.(into, size);
     };
     const onEnd = () => {
-      const endedAt = performance.now();
+      const endedAt = clock.now();
       const endedCpu = process.cpuUsage();
       const bytes =
         into !== undefined

@@ -6,6 +6,7 @@
  * A POST that meets a kept connection the upstream had just closed is sent again once on a
  * fresh one (Node's `reusedSocket` advice); nothing else is retried.
  */
+
 import {
   type ClientRequest,
   Agent as HttpAgent,
@@ -14,6 +15,7 @@ import {
 } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { Readable } from 'node:stream';
+import { clock } from '../core/clock.js';
 
 /** One call to the upstream. */
 export interface UpstreamCall {
@@ -28,13 +30,13 @@ export interface UpstreamCall {
 /** The upstream's answer head, its body still to read. */
 export interface UpstreamAnswer {
   response: IncomingMessage;
-  /** `performance.now()` when the call was made. */
+  /** `clock.now()` when the call was made. */
   startedAt: number;
-  /** `performance.now()` when the request's first byte was handed to the socket. */
+  /** `clock.now()` when the request's first byte was handed to the socket. */
   writtenAt: number;
   /** `process.cpuUsage()` then. */
   writtenCpu: NodeJS.CpuUsage;
-  /** `performance.now()` when the answer's head had arrived. */
+  /** `clock.now()` when the answer's head had arrived. */
   headAt: number;
 }
 
@@ -80,7 +82,7 @@ export class UpstreamClient {
       agent: this.#agent,
       signal: call.signal,
     });
-    const startedAt = performance.now();
+    const startedAt = clock.now();
     const answer = new Promise<UpstreamAnswer>((resolve, reject) => {
       request.once('response', (response) => {
         resolve({
@@ -88,7 +90,7 @@ export class UpstreamClient {
           startedAt,
           writtenAt: startedAt,
           writtenCpu: process.cpuUsage(),
-          headAt: performance.now(),
+          headAt: clock.now(),
         });
       });
       request.on('error', (error) => reject(staleMarked(request, error)));
@@ -99,7 +101,7 @@ export class UpstreamClient {
   }
 
   #once(call: UpstreamCall): Promise<UpstreamAnswer> {
-    const startedAt = performance.now();
+    const startedAt = clock.now();
     return new Promise((resolve, reject) => {
       const headers: Record<string, string> = { ...call.headers };
       if (Buffer.isBuffer(call.body)) headers['content-length'] = String(call.body.length);
@@ -112,7 +114,7 @@ export class UpstreamClient {
       let writtenAt = 0;
       let writtenCpu: NodeJS.CpuUsage = { user: 0, system: 0 };
       const written = () => {
-        writtenAt = performance.now();
+        writtenAt = clock.now();
         writtenCpu = process.cpuUsage();
       };
       request.once('socket', (socket) => {
@@ -120,7 +122,7 @@ export class UpstreamClient {
         else written();
       });
       request.once('response', (response) => {
-        resolve({ response, startedAt, writtenAt, writtenCpu, headAt: performance.now() });
+        resolve({ response, startedAt, writtenAt, writtenCpu, headAt: clock.now() });
       });
       request.on('error', (error) => reject(staleMarked(request, error)));
       const body = call.body;

@@ -1,3 +1,4 @@
+import { clock } from '../../core/clock.js';
 import { type ModeledCache, PrefixCacheTally } from '../../core/counting/prefix-cache.js';
 import { cachePriceFor } from '../../core/counting/session-cost.js';
 import type { AnyCompactEvent } from '../../core/events/events.js';
@@ -60,7 +61,7 @@ export async function replayTranscript(input: CliInput, options: ReplayOptions):
     cachePriceFor(manager.model, options.manager.pricing),
     (message) => manager.estimate([message], callOptions).total - overhead,
   );
-  const started = performance.now();
+  const started = clock.now();
   try {
     for (const [done, end] of points.entries()) {
       const result = await manager.compact(sessionId, input.messages.slice(0, end), callOptions);
@@ -80,7 +81,7 @@ export async function replayTranscript(input: CliInput, options: ReplayOptions):
     triggerTokens: manager.triggerTokens,
     budget: manager.budget,
     messages: input.messages.length,
-    elapsedMs: performance.now() - started,
+    elapsedMs: clock.now() - started,
     cache: cache.totals(),
   };
 }

@@ -93,7 +93,7 @@ export async function runReportCommand(
   const { out: _page, ...replayFlags } = flags;
   const loaded = await loadTrace(path, options, replayFlags, io);
   // Defence in depth: a trace file may come from elsewhere; redact it again like every export.
-  const redact = reportRedactor(options.redaction);
+  const redact = await reportRedactor(options.redaction);
   const events = redact ? redactDeep(loaded.events, redact) : loaded.events;
   const trace = buildTraceModel(events);
   const html = renderReport(trace, { source: loaded.source, ...(loaded.note ? { note: loaded.note } : {}) });

@@ -151,14 +151,22 @@ async function summarizeLevel(
   const foldBefore = plan?.foldBefore ?? 0;
   const folded: ViewEntry[] = [];
   const kept: ViewEntry[] = [];
-  run.entries.forEach((entry, k) => {
+  // The folded messages' counts, known from the view (the summary event's input size).
+  const known = new Map<string, number>();
+  // In slices: over 16k entries, this split and the map took one block with the plan's end.
+  for (let k = 0; k < run.entries.length; k++) {
+    const entry = run.entries[k]!;
     if (entry.pinned || k >= foldBefore) kept.push(entry);
     else if (plan?.keep.has(k)) kept.push(Object.assign({}, entry, { userText: true }));
-    else folded.push(entry);
-  });
+    else {
+      folded.push(entry);
+      known.set(entry.item.id, entry.tokens);
+    }
+    if ((k & 511) === 511 && slice.due()) await slice.pause();
+  }
   if (folded.length === 0 && (!input.force || !view.previousSummary)) return;
   const outcome: SummarizeOutcome | undefined = await summarizeWithFallback(
-    { ...input.summarize, counter: withKnownCounts(input.summarize.counter, folded) },
+    { ...input.summarize, counter: withKnownCounts(input.summarize.counter, known) },
     {
       sessionId: input.sessionId,
       strategy: policy.strategy,

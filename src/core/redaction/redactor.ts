@@ -1,6 +1,6 @@
 import { CompactError } from '../errors.js';
 import { onProcessCachesRelease, releaseRegExpCode } from '../process-caches.js';
-import { runSteps, type Steps } from '../time-slice.js';
+import { runSteps, runStepsYielding, type Steps } from '../time-slice.js';
 import { DEFAULT_REDACTION_RULES, type RedactionRule } from './redaction-rules.js';
 import { createRuleMatcherSteps } from './redaction-scanner.js';
 import { REDACTED, replaceMatch } from './replace-match.js';
@@ -121,6 +121,22 @@ export const SECRET_KEY_PATTERN =
  */
 export function createRedactor(options: RedactorOptions = {}): Redactor {
   return runSteps(redactorSteps(options)());
+}
+
+/**
+ * {@link createRedactor} without holding the event loop: the rules are compiled in slices of a
+ * few milliseconds, a turn of the loop between them (the built-in rules take 10-30 ms of CPU
+ * in one piece in a fresh process). The redactor it resolves with gives the same output as
+ * {@link createRedactor}'s; an invalid pattern rejects with the same `invalid_config` error.
+ *
+ * @example
+ * ```ts
+ * const redact = await createRedactorAsync({ extraPatterns: ['\\binternal-[0-9]+\\b'] });
+ * redact('password: hunter2'); // 'password: <REDACTED>'
+ * ```
+ */
+export async function createRedactorAsync(options: RedactorOptions = {}): Promise<Redactor> {
+  return runStepsYielding(redactorSteps(options)());
 }
 
 /**

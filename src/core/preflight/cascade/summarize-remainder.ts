@@ -32,8 +32,15 @@ export type { SummarizeContext, SummarizeEmit, SummarizeOutcome } from './call-c
  * already has (the summarizer's input size, for its event) instead of tokenizing them again:
  * no message is counted twice in one preflight.
  */
-export function withKnownCounts(counter: TokenCounter, folded: readonly ViewEntry[]): TokenCounter {
-  const known = new Map(folded.map((entry) => [entry.item.id, entry.tokens]));
+export function withKnownCounts(
+  counter: TokenCounter,
+  folded: readonly ViewEntry[] | ReadonlyMap<string, number>,
+): TokenCounter {
+  // A map of the counts by message id when the caller built it (in slices, over a long history).
+  const known =
+    folded instanceof Map
+      ? folded
+      : new Map((folded as readonly ViewEntry[]).map((entry) => [entry.item.id, entry.tokens]));
   return {
     name: counter.name,
     exact: counter.exact,

@@ -1,0 +1,79 @@
+/**
+ * `npx tsx bench/first-steps.ts scoring|redactor-sync|redactor-async [--root=DIR]`: in this fresh
+ * process, the longest piece of a first use (issue 47 point 2), by CPU (`process.cpuUsage`):
+ *
+ * - `scoring`: the longest single step of the embedded summary's first scoring of 4 units
+ *   (`scoreUnitSteps`; the rank table and the signals' expressions are built in it);
+ * - `redactor-sync` / `redactor-async`: the most CPU between two turns of the loop while the
+ *   default redactor is built by `createRedactor()` / `createRedactorAsync()`.
+ *
+ * `--root` points at another copy of the repository (e.g. main, `git archive`d with
+ * node_modules linked) to compare old and new alternated. Run each mode several times: a fresh
+ * process per run is the point.
+ */
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const mode = process.argv[2] ?? 'scoring';
+const root = resolve(
+  process.argv.find((a) => a.startsWith('--root='))?.slice(7) ??
+    fileURLToPath(new URL('..', import.meta.url)),
+);
+const cpu = () => {
+  const used = process.cpuUsage();
+  return (used.user + used.system) / 1000;
+};
+
+if (mode === 'scoring') {
+  const { scoreUnitSteps } = await import(`${root}/src/core/summary/embedded/score-units.ts`);
+  const { contentWords } = await import(`${root}/src/core/summary/embedded/units.ts`);
+  const texts = [
+    'We moved here from Sweden and I signed up for a "pottery" class on Monday!',
+    'Did you run the tests? I think the build at 3pm failed because of the token.',
+    'That must have been amazing, hope you got some rest',
+    'The deploy is blocked because the migration never finished; next step: rerun it.',
+  ];
+  const units = texts.map((text, order) => ({
+    text,
+    speaker: 'user',
+    source: 'user',
+    segment: 0,
+    order,
+    words: contentWords(text),
+    value: 0,
+  }));
+  const steps = scoreUnitSteps(units, { agentic: true });
+  let longest = 0;
+  let count = 0;
+  let total = 0;
+  for (let done = false; !done; count++) {
+    const at = cpu();
+    done = steps.next().done === true;
+    const spent = cpu() - at;
+    longest = Math.max(longest, spent);
+    total += spent;
+  }
+  console.log(
+    `${root}: first scoring, ${count} steps, longest ${longest.toFixed(1)} ms, total ${total.toFixed(1)} ms`,
+  );
+} else {
+  const redaction = await import(`${root}/src/core/redaction/redactor.ts`);
+  await new Promise((done) => setImmediate(done));
+  let last = cpu();
+  let longest = 0;
+  let stopped = false;
+  const tick = () => {
+    const now = cpu();
+    longest = Math.max(longest, now - last);
+    last = now;
+    if (!stopped) setImmediate(tick);
+  };
+  setImmediate(tick);
+  const at = cpu();
+  if (mode === 'redactor-sync') redaction.createRedactor();
+  else await redaction.createRedactorAsync();
+  const total = cpu() - at;
+  tick();
+  stopped = true;
+  console.log(`${root}: ${mode}, longest block ${longest.toFixed(1)} ms, build ${total.toFixed(1)} ms`);
+}

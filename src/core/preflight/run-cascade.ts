@@ -136,6 +136,33 @@ async function summarizerMessages(
   return mapSliced(folded, (entry) => summarizerMessage(entry, redact), slice);
 }
 
+/**
+ * The entries the summary folds and the ones kept (pinned, the suffix, the user's words the plan
+ * keeps), with the folded ones' counts known from the view (the summary event's input size).
+ * In slices: over 16k entries, this split and the map took one block with the plan's end.
+ */
+async function splitFolded(
+  entries: readonly ViewEntry[],
+  plan: { foldBefore: number; keep: ReadonlySet<number> } | undefined,
+  slice: TimeSlice,
+): Promise<{ folded: ViewEntry[]; kept: ViewEntry[]; known: Map<string, number> }> {
+  const foldBefore = plan?.foldBefore ?? 0;
+  const folded: ViewEntry[] = [];
+  const kept: ViewEntry[] = [];
+  const known = new Map<string, number>();
+  for (let k = 0; k < entries.length; k++) {
+    const entry = entries[k]!;
+    if (entry.pinned || k >= foldBefore) kept.push(entry);
+    else if (plan?.keep.has(k)) kept.push(Object.assign({}, entry, { userText: true }));
+    else {
+      folded.push(entry);
+      known.set(entry.item.id, entry.tokens);
+    }
+    if ((k & 511) === 511 && slice.due()) await slice.pause();
+  }
+  return { folded, kept, known };
+}
+
 /** Level c: folds the units before the suffix into the next summary. */
 async function summarizeLevel(
   run: CascadeRun,
@@ -148,22 +175,7 @@ async function summarizeLevel(
   const overhead = summaryMessageTokens(codec, counter, input.formatSummary(version, ''));
   const plan = await runStepsYielding(planSummarySteps(run, input, overhead), slice);
   if (!plan && !view.previousSummary) return;
-  const foldBefore = plan?.foldBefore ?? 0;
-  const folded: ViewEntry[] = [];
-  const kept: ViewEntry[] = [];
-  // The folded messages' counts, known from the view (the summary event's input size).
-  const known = new Map<string, number>();
-  // In slices: over 16k entries, this split and the map took one block with the plan's end.
-  for (let k = 0; k < run.entries.length; k++) {
-    const entry = run.entries[k]!;
-    if (entry.pinned || k >= foldBefore) kept.push(entry);
-    else if (plan?.keep.has(k)) kept.push(Object.assign({}, entry, { userText: true }));
-    else {
-      folded.push(entry);
-      known.set(entry.item.id, entry.tokens);
-    }
-    if ((k & 511) === 511 && slice.due()) await slice.pause();
-  }
+  const { folded, kept, known } = await splitFolded(run.entries, plan, slice);
   if (folded.length === 0 && (!input.force || !view.previousSummary)) return;
   const outcome: SummarizeOutcome | undefined = await summarizeWithFallback(
     { ...input.summarize, counter: withKnownCounts(input.summarize.counter, known) },

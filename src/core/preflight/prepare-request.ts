@@ -224,5 +224,7 @@ function emitDecision(
 
 /** The calibrated count's fit for {@link toLocal}, once reported usage calibrated it. */
 function fitOf(local: number, calibrated: CalibratedCount): LocalFit | undefined {
-  return calibrated.ratio === undefined ? undefined : { local, tokens: calibrated.tokens, marginal: calibrated.ratio };
+  return calibrated.ratio === undefined
+    ? undefined
+    : { local, tokens: calibrated.tokens, marginal: calibrated.ratio };
 }

@@ -155,12 +155,35 @@ export function decide(
   };
 }
 
-/** A decision's limits in local-counter units. */
-export function toLocal(decision: Decision, scale: number): Decision {
+/** A calibrated count next to the local estimate it came from (see `UsageCalibration.count`). */
+export interface LocalFit {
+  /** The local estimate of the request. */
+  local: number;
+  /** Its calibrated count. */
+  tokens: number;
+  /** The ratio that scales what changes (the session's marginal ratio). */
+  marginal: number;
+}
+
+/**
+ * A decision's limits in local-counter units. The target scales by the whole request's ratio
+ * (`scale`). The budget and the limit, hard, take the lower of that and of the count less what
+ * is removed at the marginal ratio (`fit`): what compaction removes (old outputs) is of the kind
+ * that grew, and what it keeps (a system prompt, tool schemas) may weigh more per estimated
+ * token than the whole request's ratio says (bench: a system prompt of rules took requests 4%
+ * over the window by the provider's count under the whole ratio).
+ */
+export function toLocal(decision: Decision, scale: number, fit?: LocalFit): Decision {
+  const local = (tokens: number) => {
+    const proportional = Math.floor(tokens / scale);
+    if (!fit || !(fit.marginal > 0) || tokens >= fit.tokens) return proportional;
+    return Math.max(0, Math.min(proportional, Math.floor(fit.local - (fit.tokens - tokens) / fit.marginal)));
+  };
+  const budget = local(decision.budget);
   return {
     ...decision,
-    budget: Math.floor(decision.budget / scale),
-    limit: Math.floor(decision.limit / scale),
-    targetTokens: Math.floor(decision.targetTokens / scale),
+    budget,
+    limit: local(decision.limit),
+    targetTokens: Math.min(budget, Math.floor(decision.targetTokens / scale)),
   };
 }

@@ -9,7 +9,7 @@ import type { CalibratedCount } from '../counting/usage-calibration.js';
 import type { CompactEvent, TokenBreakdown } from '../events/events.js';
 import type { SessionState } from '../session/session-store.js';
 import { TimeSlice } from '../time-slice.js';
-import { type Decision, toLocal } from './decide.js';
+import { type Decision, type LocalFit, toLocal } from './decide.js';
 import type { InputRepair } from './index/check-pairing.js';
 import {
   indexMessages,
@@ -134,7 +134,7 @@ export async function prepareRequest(deps: PipelineDeps, input: PreflightInput):
     tokensBefore: calibrated.tokens,
     localTokensBefore: counted.tokensBefore,
     scale,
-    localDecision: scale === 1 ? decision : toLocal(decision, scale),
+    localDecision: scale === 1 ? decision : toLocal(decision, scale, fitOf(counted.tokensBefore, calibrated)),
     calibrated,
     decision,
     started,
@@ -220,4 +220,11 @@ function emitDecision(
     },
     { start: estimate.endTime },
   );
+}
+
+/** The calibrated count's fit for {@link toLocal}, once reported usage calibrated it. */
+function fitOf(local: number, calibrated: CalibratedCount): LocalFit | undefined {
+  return calibrated.ratio === undefined
+    ? undefined
+    : { local, tokens: calibrated.tokens, marginal: calibrated.ratio };
 }

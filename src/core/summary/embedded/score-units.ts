@@ -380,20 +380,4 @@ export function* compileSignalSteps(): Steps<void> {
 }
 
 // Their machine code is dropped when the last manager shuts down (process-caches.ts).
-releaseRegExpCode(
-  QUOTED,
-  HAS_NUMBER,
-  DATE_WORD,
-  FIRST_PERSON,
-  COMMITMENT,
-  QUESTION,
-  PLEASANTRY,
-  RESOLVED_DATE,
-  SHARED_PHOTO,
-  EXCLAMATION,
-  EVENT,
-  SECOND_PERSON,
-  NUMERIC,
-  TIMESTAMP_PIECE,
-  LETTER,
-);
+releaseRegExpCode(...SIGNAL_EXPRESSIONS);

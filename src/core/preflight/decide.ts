@@ -155,6 +155,9 @@ export function decide(
   };
 }
 
+/** The share of the whole ratio's limit below which the marginal fit never takes it (see {@link toLocal}). */
+const MIN_FIT_SHARE = 0.8;
+
 /** A calibrated count next to the local estimate it came from (see `UsageCalibration.count`). */
 export interface LocalFit {
   /** The local estimate of the request. */
@@ -177,7 +180,11 @@ export function toLocal(decision: Decision, scale: number, fit?: LocalFit): Deci
   const local = (tokens: number) => {
     const proportional = Math.floor(tokens / scale);
     if (!fit || !(fit.marginal > 0) || tokens >= fit.tokens) return proportional;
-    return Math.max(0, Math.min(proportional, Math.floor(fit.local - (fit.tokens - tokens) / fit.marginal)));
+    const marginal = Math.floor(fit.local - (fit.tokens - tokens) / fit.marginal);
+    // At most MIN_FIT_SHARE below the whole ratio's: a marginal ratio learned on small growth,
+    // applied to a request far over its budget, would otherwise leave no room at all (a budget
+    // of 0 fails the call: nothing pinned fits).
+    return Math.max(Math.floor(proportional * MIN_FIT_SHARE), Math.min(proportional, marginal));
   };
   const budget = local(decision.budget);
   return {

@@ -52,4 +52,14 @@ describe('toLocal', () => {
     expect(local.targetTokens).toBeLessThanOrEqual(local.budget);
     expect(local.budget).toBeGreaterThanOrEqual(0);
   });
+
+  it('never takes the limits far below the whole ratio, however far over the request is', () => {
+    // A request of three times its budget after a large output, the marginal ratio learned on
+    // small growth a fifth of the whole: the fit alone leaves a budget of 0 (nothing fits).
+    const r = request(5400, 0.8, 40_000, 0.54);
+    const local = toLocal(decision, r.scale, { local: r.local, tokens: r.tokens, marginal: 0.1 });
+    expect(r.local - (r.tokens - decision.budget) / 0.1).toBeLessThan(0);
+    expect(local.budget).toBeGreaterThanOrEqual(Math.floor(Math.floor(decision.budget / r.scale) * 0.8));
+    expect(local.limit).toBeGreaterThan(local.budget);
+  });
 });

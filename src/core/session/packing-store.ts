@@ -3,10 +3,21 @@
  * form and read back unpacked (packed-state.ts), every other operation passed through.
  */
 import { packState, unpackState } from './packed-state.js';
-import type { RevisedState, SessionState, SessionStore, SessionStoreSetOptions } from './session-store.js';
+import {
+  MemorySessionStore,
+  type RevisedState,
+  type SessionState,
+  type SessionStore,
+  type SessionStoreSetOptions,
+} from './session-store.js';
 
-/** `inner`, with long states packed on `set` and unpacked on `get` and `getIfChanged`. */
+/**
+ * `inner`, with long states packed on `set` and unpacked on `get` and `getIfChanged`; `inner`
+ * itself when it is an in-process store (a subclass of `MemorySessionStore`, which a manager
+ * still treats as fallible): it keeps objects, not text, and would unpack each state again.
+ */
 export function packingStore(inner: SessionStore): SessionStore {
+  if (inner instanceof MemorySessionStore) return inner;
   const store: SessionStore = {
     name: inner.name,
     get: async (sessionId: string) => {

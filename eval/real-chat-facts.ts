@@ -165,8 +165,6 @@ const tokens = (text: string) =>
 
 /** A heading or a session's date stamp: a date there answers nothing. */
 const DATE_LINE = /^(?:## |\d{1,2}:\d{2} [ap]m on \d{1,2} [A-Za-z]+,? \d{4}$)/;
-/** The segment's date opening a summary line between people (`8 May 2023, Mel: `): as a heading, it answers nothing. */
-const LINE_DATE = /^\d{1,2} [A-Z][a-z]{2,8}(?: \d{4})?, (?=[A-Z][\w.'’-]{0,20}(?: [A-Z][\w.'’-]{0,20})?: )/;
 
 /** The lines of a text as token sets (headings and stamps left out). */
 function lineSets(text: string): Set<string>[] {
@@ -215,8 +213,7 @@ function readLines(chat: RealChat, messages: readonly Record<string, unknown>[])
     const text = turn
       ? annotateRelativeDate(String(turn.content), chat.dates.get(turn))
       : contextText([message]);
-    for (const line of text.split('\n'))
-      if (!DATE_LINE.test(line.trim())) out.push(readLine(turn ? line : line.replace(LINE_DATE, ''), turn));
+    for (const line of text.split('\n')) if (!DATE_LINE.test(line.trim())) out.push(readLine(line, turn));
   }
   return out;
 }
@@ -272,10 +269,7 @@ export function isSmallTalk(sentence: string, speakers: ReadonlySet<string>): bo
   return true;
 }
 
-/**
- * The summary's sentences: its lines past the key-id list, headings dropped, `- Name:` prefixes
- * cut (between people also `8 May 2023, Name:` and `Name:` lines without a bullet).
- */
+/** The summary's sentences: its lines past the key-id list, headings dropped, `- Name:` prefixes cut. */
 export function summarySentences(summary: string): string[] {
   const segmenter = new Intl.Segmenter('en', { granularity: 'sentence' });
   const out: string[] = [];
@@ -285,11 +279,8 @@ export function summarySentences(summary: string): string[] {
       inIds = line.startsWith('## Key entities');
       continue;
     }
-    if (inIds || !line.trim() || /^(?:Note: |<\/?COMPACT-SUMMARY|\[summary-mark )/.test(line)) continue;
-    const body = line
-      .replace(/^- /, '')
-      .replace(LINE_DATE, '')
-      .replace(/^[A-Z][\w.'’-]{0,20}(?: [A-Z][\w.'’-]{0,20})?:\s+/, '');
+    if (inIds || !line.startsWith('- ')) continue;
+    const body = line.slice(2).replace(/^[A-Z][\w.'’-]{0,20}(?: [A-Z][\w.'’-]{0,20})?:\s+/, '');
     for (const { segment } of segmenter.segment(body)) if (segment.trim()) out.push(segment.trim());
   }
   return out;

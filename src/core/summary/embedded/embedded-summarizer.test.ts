@@ -69,14 +69,14 @@ const run = (messages: ReturnType<typeof messageList>['messages'], maxTokens: nu
 
 describe('EmbeddedSummarizer', () => {
   it('lays a conversation out in dated segments, oldest first, one line per speaker turn, small talk first to go', () => {
-    // Between people: one heading, a segment's date opening its first line, no bullets.
     const facts = [
-      '## Conversation',
-      '8 May 2023, Caroline: I went to the LGBTQ support group yesterday (7 May 2023) and we finally adopted a corgi, we named him Waffles.',
-      // A date in the year of the one before it omits the year.
-      '20 May, Melanie: I just finished reading "The Night Circus" and could not put it down. After a lot of back and forth I decided to sell the old Corolla.',
+      '## 8 May 2023',
+      '- Caroline: I went to the LGBTQ support group yesterday (7 May 2023) and we finally adopted a corgi, we named him Waffles.',
+      // A heading in the year of the one before it omits the year.
+      '## 20 May',
+      '- Melanie: I just finished reading "The Night Circus" and could not put it down. After a lot of back and forth I decided to sell the old Corolla.',
     ].join('\n');
-    expect(run(chat().messages, countTokens(facts) + 4)).toBe(facts);
+    expect(run(chat().messages, countTokens(facts) + 10)).toBe(facts);
     // The feeling about the event ("and it was so powerful") is a clause of its own: the first to go.
     // With room to spare, the question and the remark come in too; greetings and thanks never do.
     const roomy = run(chat().messages, 400);
@@ -134,8 +134,7 @@ describe('EmbeddedSummarizer', () => {
     summary = run(list.messages.slice(3), 120, { previousSummary: summary });
     for (const fact of ['Waffles', 'support group', 'The Night Circus', 'sell the old Corolla'])
       expect(summary).toContain(fact);
-    expect(summary.indexOf('\n8 May 2023, ')).toBeGreaterThan(0);
-    expect(summary.indexOf('\n8 May 2023, ')).toBeLessThan(summary.indexOf('\n20 May, '));
+    expect(summary.indexOf('## 8 May 2023')).toBeLessThan(summary.indexOf('## 20 May\n'));
   });
 
   it('writes no summary markup into the body, adds the note, is deterministic and never mutates its input', () => {

@@ -174,8 +174,6 @@ interface FitInput {
   maxTokens: number;
   countTokens: (text: string) => number;
   note: string | undefined;
-  /** A chat between people: the dense layout of `renderSummary`. */
-  people: boolean;
 }
 
 /**
@@ -183,7 +181,7 @@ interface FitInput {
  * identifiers take at most a quarter and leave out ids the kept units already show.
  */
 function* fitSummarySteps(input: FitInput): Steps<string> {
-  const { extraction, idf, maxTokens, countTokens, note, people } = input;
+  const { extraction, idf, maxTokens, countTokens, note } = input;
   const costs = new Map<Unit, number>();
   const cost = (unit: Unit) => {
     let c = costs.get(unit);
@@ -221,7 +219,7 @@ function* fitSummarySteps(input: FitInput): Steps<string> {
     ids = yield* pickKeyIdentifierSteps(ranked, keyBudget, idCost, (id) => text.includes(id));
   }
   yield* refreshIds();
-  const render = () => renderSummary({ segments: extraction.segments, units: chosen, ids, note, people });
+  const render = () => renderSummary({ segments: extraction.segments, units: chosen, ids, note });
   let body = render();
   let count = countTokens(body);
   for (let round = 0; round < 3 && maxTokens - count > Math.max(8, maxTokens * 0.03); round++) {
@@ -258,13 +256,10 @@ function* fitSummarySteps(input: FitInput): Steps<string> {
     count = countTokens(body);
   }
   body = body.replace(/(?:\n?## [^\n]*)+$/, '');
-  return hasUnitLine(body, people) ? body : bestUnitFitting(extraction.units, maxTokens, countTokens) || body;
+  return body.includes('\n- ') || body.startsWith('- ')
+    ? body
+    : bestUnitFitting(extraction.units, maxTokens, countTokens) || body;
 }
-
-/** Between people, a line without a bullet (not a heading or the note): a unit's. */
-const UNIT_LINE = /^(?!## |- |Note: )\S/m;
-const hasUnitLine = (body: string, people: boolean) =>
-  body.includes('\n- ') || body.startsWith('- ') || (people && UNIT_LINE.test(body));
 
 /**
  * When no whole unit fits a tiny budget: the most valuable unit, cut after the most whole
@@ -384,7 +379,6 @@ export class EmbeddedSummarizer implements Summarizer {
             maxTokens: rest,
             countTokens,
             note: noteText(request.note),
-            people: betweenPeople,
           })
         : '';
     if (!head) return body;
@@ -393,4 +387,4 @@ export class EmbeddedSummarizer implements Summarizer {
 }
 
 // Its machine code is dropped when the last manager shuts down (process-caches.ts).
-releaseRegExpCode(LINE_POSITION, UNIT_LINE);
+releaseRegExpCode(LINE_POSITION);

@@ -63,58 +63,6 @@ describe('parsing the previous summary', () => {
     expect(parsed.units.map((u) => u.segment)).toEqual([0, 1, 2, 3]);
   });
 
-  it('reads back the layout between people (a dated first line, no bullets) as it renders it', () => {
-    const segments = [
-      { label: '30 December 2022', date: new Date(Date.UTC(2022, 11, 30)) },
-      { label: '2 January 2023', date: new Date(Date.UTC(2023, 0, 2)) },
-      { label: '9 January 2023', date: new Date(Date.UTC(2023, 0, 9)) },
-    ];
-    const unit = (segment: number, speaker: string, text: string, order: number): Unit => ({
-      text,
-      speaker,
-      source: 'summary',
-      segment,
-      order,
-      words: [],
-      value: 1,
-    });
-    const units = [
-      unit(0, 'Mel', 'We moved to Lisbon.', 0),
-      unit(1, 'Caro', 'I adopted a corgi named Waffles yesterday (1 January 2023).', 1),
-      unit(1, 'Mel', 'My sister Ana visited.', 2),
-      unit(2, 'Mel', 'I sold the old Corolla.', 3),
-    ];
-    const body = renderSummary({ segments, units, ids: ['BILL-2207'], people: true });
-    expect(body).toBe(
-      [
-        '## Key entities and identifiers',
-        '- BILL-2207',
-        '## Conversation',
-        '30 December 2022, Mel: We moved to Lisbon.',
-        '2 January 2023, Caro: I adopted a corgi named Waffles yesterday (1 January 2023).',
-        'Mel: My sister Ana visited.',
-        '9 January, Mel: I sold the old Corolla.',
-      ].join('\n'),
-    );
-    const parsed = parsePrevious(body, true);
-    expect(parsed.ids).toEqual(['BILL-2207']);
-    // The section's heading opens an empty undated segment; each dated line opens its own.
-    expect(parsed.segments.filter((s) => s.date)).toEqual(segments);
-    expect(parsed.units.map((u) => [parsed.segments[u.segment]!.label, u.speaker, u.text])).toEqual([
-      ['30 December 2022', 'Mel', 'We moved to Lisbon.'],
-      ['2 January 2023', 'Caro', 'I adopted a corgi named Waffles yesterday (1 January 2023).'],
-      ['2 January 2023', 'Mel', 'My sister Ana visited.'],
-      ['9 January 2023', 'Mel', 'I sold the old Corolla.'],
-    ]);
-    // Rendered again from what was read, the body is the same: rolling keeps the layout.
-    expect(renderSummary({ ...parsed, units: parsed.units, people: true })).toBe(body);
-    // The old layout (a heading per segment, bulleted lines) of an earlier summary still reads the same.
-    const old = parsePrevious(renderSummary({ segments, units, ids: ['BILL-2207'] }), true);
-    expect(old.units.map((u) => [old.segments[u.segment]!.label, u.speaker, u.text])).toEqual(
-      parsed.units.map((u) => [parsed.segments[u.segment]!.label, u.speaker, u.text]),
-    );
-  });
-
   it('takes another layout (an older one, an LLM summary) as undated units', () => {
     const parsed = parsePrevious(
       '## Goals\n- Migrate billing to Postgres 15 (BILL-2207).\nFree text line about the rollout plan.',

@@ -1,9 +1,8 @@
 /**
  * The previous summary, parsed back into its segments, units and key identifiers, so its
  * units compete with the new ones and rolling compaction does not decay. Reads this
- * summarizer's own layouts (`## heading`, `- Speaker: text`, `- tool(args) → outcome`; between
- * people a dated line `8 May 2023, Speaker: text` opening its segment, `Speaker: text` without
- * a bullet) and takes any other text (an LLM's summary) as undated units.
+ * summarizer's own layout (`## heading`, `- Speaker: text`, `- tool(args) → outcome`) and
+ * takes any other text (an older layout, an LLM's summary) as undated units.
  */
 
 import { findIdentifiers } from '../../language/key-identifiers.js';
@@ -40,8 +39,6 @@ const PREVIOUS_ORDER = -1_000_000;
 
 /** A heading's date without its year (`8 May`: the year of the heading before it). */
 const SHORT_DATE = /^(\d{1,2}) ([A-Z][a-z]{2,8})$/;
-/** Between people, a segment's date opening its first line, before a speaker (`8 May, Mel: `). */
-const DATED_LINE = /^(\d{1,2} [A-Z][a-z]{2,8}(?: \d{4})?), (?=[\w.'’-]{1,30}(?: [\w.'’-]{1,20})?: )/;
 
 function segmentFor(heading: string, year: number | undefined): Segment {
   const short = year === undefined ? null : SHORT_DATE.exec(heading);
@@ -79,14 +76,7 @@ export function parsePrevious(body: string | undefined, prose = false): Previous
       }
       continue;
     }
-    const dated = DATED_LINE.exec(raw);
-    const next = dated ? segmentFor(dated[1]!, year) : undefined;
-    if (next?.date) {
-      inIds = false;
-      year = next.date.getUTCFullYear();
-      openSegment(next);
-    }
-    const line = (next?.date ? raw.slice(dated![0].length) : raw.replace(BULLET, '')).trim();
+    const line = raw.replace(BULLET, '').trim();
     if (!line || line.startsWith('Note: ')) continue;
     if (inIds) {
       out.ids.push(line);
@@ -174,4 +164,4 @@ export function* supersedeCarriedSteps(units: readonly Unit[]): Steps<void> {
 }
 
 // Their machine code is dropped when the last manager shuts down (process-caches.ts).
-releaseRegExpCode(HEADING, BULLET, TOOL_LINE, SPEAKER, FAILED, SHORT_DATE, DATED_LINE);
+releaseRegExpCode(HEADING, BULLET, TOOL_LINE, SPEAKER, FAILED, SHORT_DATE);

@@ -69,9 +69,9 @@ describe('heap after shutdown', () => {
 
   // Issue 47 point 4, a store outside the process (the fixture's `shared`: fail-open wrapper,
   // quick records, locks, and `ready()`'s rehearsed first call). Its whole-heap figure is not
-  // held to 2 MB here: 1.95-2.07 MB after 40 sessions and 2.05-2.2 after 160 (2.0-2.04 and
-  // 2.13-2.17 before the store's time limits stopped loading perf_hooks for an answer within the
-  // turn), of which the rehearsal's compiled code about 0.1 MB; about 0.2 MB less after 8 major
+  // held to 2 MB here: 1.92-1.96 MB after 40 sessions and 2.07-2.09 after 160 (2.00-2.05 and
+  // 2.07-2.19 while the store's time limits loaded perf_hooks for an answer within the turn), of
+  // which the rehearsal's compiled code about 0.11 MB; about 0.2 MB less after 8 major
   // collections V8 starts itself (bench/notes/issue-47-heap-after-shutdown.md). What is held to
   // a bound is what sessions leave: nothing of theirs is kept by the manager's store path once
   // they are ended.

@@ -62,6 +62,16 @@ describe('encodeBodySteps', () => {
     expect(runSteps(encodeBodySteps(body))).toBe(JSON.stringify(body));
   });
 
+  it('writes bodies of many pieces joined a chunk at a time the same way', () => {
+    const messages = Array.from({ length: 12 }, (_, i) => ({
+      role: i % 2 === 0 ? 'user' : 'assistant',
+      content: [{ type: 'text', text: `${i} é\u{1F600}"\n`.repeat(7_000 * (i % 4)) }],
+    }));
+    const body = { model: 'm', messages, max_tokens: 9 };
+    expect(JSON.stringify(body).length).toBeGreaterThan(4 * 256 * 1024);
+    expect(runSteps(encodeBodySteps(body))).toBe(JSON.stringify(body));
+  });
+
   it('gives nothing where the pieces could differ (a toJSON) or there is no messages array', () => {
     expect(runSteps(encodeBodySteps({ messages: [{ toJSON: () => 'x' }] }))).toBeUndefined();
     expect(runSteps(encodeBodySteps({ messages: [], toJSON: () => ({}) }))).toBeUndefined();

@@ -50,6 +50,9 @@ function withJsonContentType(headers: unknown): unknown {
   return { [NULLABLE_HEADERS]: true, values: copy, nulls: new Set(nulls) };
 }
 
+/** Characters of JSON joined into one piece at a time. */
+const CHUNK_CHARS = 256 * 1024;
+
 const isObject = (value: unknown): value is Record<string, unknown> =>
   value !== null && typeof value === 'object';
 
@@ -66,18 +69,30 @@ export function* encodeBodySteps(body: Record<string, unknown>): Steps<string | 
   const skeleton = JSON.stringify({ ...body, messages: placeholder });
   const at = skeleton.indexOf(marker);
   if (at < 0 || skeleton.indexOf(marker, at + 1) >= 0) return undefined;
-  const parts = [skeleton.slice(0, at), '['];
+  // Joined 256 KB at a time, each in a step: one join of 32k pieces at the end was 5-11 ms.
+  const chunks: string[] = [];
+  let parts = [skeleton.slice(0, at), '['];
+  let length = 0;
   for (let index = 0; index < messages.length; index++) {
     yield;
     const message: unknown = messages[index];
     if (isObject(message) && typeof message.toJSON === 'function') return undefined;
     if (index > 0) parts.push(',');
     // An array writes `null` where `JSON.stringify` of the value alone gives undefined.
-    parts.push(JSON.stringify(message) ?? 'null');
+    const json = JSON.stringify(message) ?? 'null';
+    parts.push(json);
+    length += json.length;
+    if (length >= CHUNK_CHARS) {
+      yield;
+      chunks.push(parts.join(''));
+      parts = [];
+      length = 0;
+    }
   }
   parts.push(']', skeleton.slice(at + marker.length));
+  chunks.push(parts.join(''));
   yield;
-  return parts.join('');
+  return chunks.join('');
 }
 
 /**

@@ -1,6 +1,6 @@
 import Anthropic from '@anthropic-ai/sdk';
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { CompactManager } from '../../core/manager/compact-manager.js';
 import { runSteps } from '../../core/time-slice.js';
 import { encodeBodySteps } from './encode-body.js';
@@ -101,8 +101,23 @@ describe('withCompaction on the wire', () => {
     usage: { input_tokens: 1, output_tokens: 1 },
   });
 
-  /** The body and content type the SDK sent, and the body's type as middleware saw it. */
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+
+  /**
+   * The body and content type the SDK sent, the body's type as middleware saw it, and how many
+   * times the whole body (its messages an array) went through one `JSON.stringify`.
+   */
   async function sent(middleware: boolean) {
+    const stringify = JSON.stringify;
+    let whole = 0;
+    vi.spyOn(JSON, 'stringify').mockImplementation(((value: unknown, ...rest: never[]) => {
+      const body = value as { model?: unknown; messages?: unknown } | null;
+      if (body?.model === params.model && Array.isArray(body.messages) && body.messages.length === 40)
+        whole++;
+      return stringify(value, ...rest);
+    }) as typeof JSON.stringify);
     let body: unknown;
     let contentType: string | null = null;
     const fetch = async (_url: unknown, init?: RequestInit) => {
@@ -135,7 +150,8 @@ describe('withCompaction on the wire', () => {
       params,
     );
     await manager.shutdown();
-    return { body, contentType, seen };
+    vi.restoreAllMocks();
+    return { body, contentType, seen, whole };
   }
 
   it('sends the bytes the SDK would have written, with its content type', async () => {
@@ -146,6 +162,9 @@ describe('withCompaction on the wire', () => {
     expect(own.contentType).toBe('application/json');
     expect(own.contentType).toBe(sdk.contentType);
     expect(JSON.parse(own.body as string).messages).toHaveLength(40);
+    // The wrapper wrote it a message at a time; the SDK encoded the object in one piece.
+    expect(own.whole).toBe(0);
+    expect(sdk.whole).toBe(1);
   });
 
   it('leaves the body an object for a client with middleware (middleware reads it as one)', async () => {

@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { CompactManager } from '../../core/manager/compact-manager.js';
 import { runSteps } from '../../core/time-slice.js';
-import { encodeBodySteps } from './encode-body.js';
+import { encodeBodySteps, preEncodedOptions } from './encode-body.js';
 import { withCompaction } from './index.js';
 
 /**
@@ -76,6 +76,32 @@ describe('encodeBodySteps', () => {
     expect(runSteps(encodeBodySteps({ messages: [{ toJSON: () => 'x' }] }))).toBeUndefined();
     expect(runSteps(encodeBodySteps({ messages: [], toJSON: () => ({}) }))).toBeUndefined();
     expect(runSteps(encodeBodySteps({ messages: 'text' }))).toBeUndefined();
+  });
+});
+
+describe('preEncodedOptions', () => {
+  const options = () => ({ body: { model: 'm', messages: [{ role: 'user', content: 'hi' }] } });
+  const named = {
+    current: class Anthropic {
+      buildBody() {}
+    },
+    // The 0.x core: no buildBody; its buildRequest would encode a string body again.
+    old: class Anthropic {},
+    bedrock: class AnthropicBedrock {
+      buildBody() {}
+    },
+  };
+
+  it("writes the body only for the SDK's current core and its Anthropic class", async () => {
+    const written = await preEncodedOptions(new named.current(), options());
+    expect(written.body).toBe(JSON.stringify(options().body));
+    expect((written as { headers?: unknown }).headers).toEqual({ 'content-type': 'application/json' });
+    for (const client of [new named.old(), new named.bedrock()]) {
+      const kept = options();
+      expect(await preEncodedOptions(client, kept)).toBe(kept);
+    }
+    const withMiddleware = { ...options(), middleware: [() => {}] };
+    expect(await preEncodedOptions(new named.current(), withMiddleware)).toBe(withMiddleware);
   });
 });
 

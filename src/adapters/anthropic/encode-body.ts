@@ -5,7 +5,8 @@
  * `content-type` header, the SDK sends it as it is (`buildBody`), so the wrapper writes the same
  * text itself, a turn of the loop between pieces.
  *
- * Only for a plain `Anthropic` client with no middleware: middleware reads `ctx.options.body` as
+ * Only for a plain `Anthropic` client of the SDK's current core (1.x; `buildBody`) with no
+ * middleware: middleware reads `ctx.options.body` as
  * an object (the SDK's `betaRefusalFallbackMiddleware` stands down on a string), and the
  * Bedrock and Vertex clients read `options.body.model` when they build the request. Anything
  * else keeps the object body, as before.
@@ -23,11 +24,17 @@ interface NullableHeaders {
 
 type RequestOptions = { body?: unknown; headers?: unknown; [key: string]: unknown };
 
-/** True when the request built by `client` may carry a body the wrapper encoded. */
+/**
+ * True when the request built by `client` may carry a body the wrapper encoded: the SDK's
+ * current core (its `buildBody` sends a string with a content type as it is; the 0.x core's
+ * `buildRequest` would encode the string again, as a JSON string), the `Anthropic` class itself,
+ * no middleware.
+ */
 function plainClient(client: object, options: RequestOptions): boolean {
-  const c = client as { middleware?: unknown };
+  const c = client as { middleware?: unknown; buildBody?: unknown };
   const requestMiddleware = options.middleware as unknown[] | undefined;
   return (
+    typeof c.buildBody === 'function' &&
     Object.getPrototypeOf(client)?.constructor?.name === 'Anthropic' &&
     (c.middleware === undefined || (Array.isArray(c.middleware) && c.middleware.length === 0)) &&
     (requestMiddleware === undefined || (Array.isArray(requestMiddleware) && requestMiddleware.length === 0))

@@ -16,7 +16,8 @@ import { type PreparationJobResult, runPreparationJob } from '../core/background
 import { type TokenCounter, tokenCounterFor } from '../core/counting/token-counter.js';
 import { EventBus, newOperation } from '../core/events/event-bus.js';
 import { DEFAULT_SUMMARIZER_TIMEOUT_MS } from '../core/manager/manager-options.js';
-import { createRedactor, type Redactor } from '../core/redaction/redactor.js';
+import { type Redactor, redactorSteps } from '../core/redaction/redactor.js';
+import { releasableRedactor } from '../core/redaction/releasable-redactor.js';
 import type { PreparationJob } from '../core/session/preparation-queue.js';
 import { EmbeddedSummarizer } from '../core/summary/embedded/index.js';
 import type { Summarizer } from '../core/summary/summarizer.js';
@@ -140,6 +141,8 @@ interface WorkerSetup {
   name: string;
   chain: Summarizer[];
   redact: Redactor | undefined;
+  /** Compiles the redaction rules in slices (the first redaction before it compiles them at once). */
+  warmRedaction: () => Promise<void>;
   bus: EventBus;
   marks: SummaryMarks;
   counter: TokenCounter;
@@ -150,13 +153,16 @@ interface WorkerSetup {
 function workerSetup(options: PreparationWorkerOptions): WorkerSetup {
   const embedded = new EmbeddedSummarizer();
   const summarizer: Summarizer = options.summarizer ?? embedded;
-  const redact: Redactor | undefined =
-    options.redaction === false ? undefined : createRedactor(options.redaction ?? {});
+  // Patterns checked now (a bad one throws here); the rules compiled in warmUp's slices.
+  const rules =
+    options.redaction === false ? undefined : releasableRedactor(redactorSteps(options.redaction ?? {}));
+  const redact: Redactor | undefined = rules?.redact;
   return {
     name: options.name ?? DEFAULT_PREPARATION_QUEUE_NAME,
     chain:
       summarizer !== embedded && options.fallbackToEmbedded === true ? [summarizer, embedded] : [summarizer],
     redact,
+    warmRedaction: async () => rules?.warm(),
     bus: new EventBus(options.exporters ?? [], undefined, redact),
     marks: new SummaryMarks(options.summaryKeys),
     counter: options.tokenCounter ?? tokenCounterFor(options.model ?? 'gpt-4o'),
@@ -285,6 +291,7 @@ async function warmUp(options: PreparationWorkerOptions, setup: WorkerSetup): Pr
   // The tokenizer's tables and the redactor's patterns load now, not inside the first job.
   await counter.ready?.();
   counter.countText('warm');
+  await setup.warmRedaction();
   redact?.('warm');
   // The key is read now: a worker whose key cannot be read says so once, at start.
   marks.recordMac(name, ['warm']);

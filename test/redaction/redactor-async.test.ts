@@ -10,6 +10,9 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { reportRedactor } from '../../src/cli/cli-io.js';
 import { clock } from '../../src/core/clock.js';
 import { CompactError } from '../../src/core/errors.js';
+import { releaseProcessCaches } from '../../src/core/process-caches.js';
+import { getDefaultRedactor, warmDefaultRedactor } from '../../src/core/redaction/redactor.js';
+import { postToAriadne } from '../../src/exporters/ariadne/ariadne-post.js';
 import { createRedactor, createRedactorAsync, type Redactor } from '../../src/index.js';
 import { expandTemplates } from '../support/secret-templates.js';
 
@@ -79,6 +82,42 @@ describe('createRedactorAsync', () => {
     const made = createRedactorAsync({ extraPatterns: ['(unclosed'] });
     await expect(made).rejects.toBeInstanceOf(CompactError);
     await expect(made).rejects.toMatchObject({ code: 'invalid_config' });
+  });
+});
+
+describe('the default redactor', () => {
+  it('is compiled in slices by warmDefaultRedactor(), then redacts as createRedactor() does', async () => {
+    releaseProcessCaches();
+    const { turns } = await turnsDuring(() => warmDefaultRedactor());
+    expect(turns).toBeGreaterThan(4);
+    sameOutput(createRedactor(), getDefaultRedactor());
+    // Built: a second warm-up has nothing to do.
+    expect((await turnsDuring(() => warmDefaultRedactor())).turns).toBe(0);
+  });
+
+  it('is compiled at once by a redaction that comes first, with the same output', () => {
+    releaseProcessCaches();
+    sameOutput(createRedactor(), getDefaultRedactor());
+  });
+
+  it("is compiled in slices before the Ariadne exporter's first log line", async () => {
+    releaseProcessCaches();
+    const lines: string[] = [];
+    const target = {
+      url: 'https://ariadne.example/v1/spans?api_key=sk-live-0123456789abcdef',
+      headers: {},
+      timeoutMs: 1_000,
+      fetch: (async () =>
+        new Response('bad token=ghp_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa', { status: 400 })) as never,
+      warn: (line: string) => lines.push(line),
+    };
+    const { value, turns } = await turnsDuring(() => postToAriadne(target, '[]', 0, 1));
+    expect(value).toBe('rejected');
+    expect(turns).toBeGreaterThan(4);
+    const redact = createRedactor();
+    expect(lines).toEqual([
+      `POST ${redact(target.url)} answered 400 for 0 events: ${redact('bad token=ghp_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa')}`,
+    ]);
   });
 });
 

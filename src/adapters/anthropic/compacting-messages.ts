@@ -16,6 +16,7 @@ import { replyTokensOf } from '../../core/preflight/body/reply-tokens.js';
 import { nextTurn } from '../../core/time-slice.js';
 import { compactForRetry, contextOverflowOf, feedUsage } from '../overflow-recovery.js';
 import { type CacheBreakpointsOption, placeBreakpointsInSlices } from './cache-breakpoints.js';
+import { preEncodedOptions } from './encode-body.js';
 
 /** What the wrapper needs to know about one call. */
 export interface MessagesCallContext {
@@ -183,16 +184,18 @@ function compactingCreate(resource: Record<string, unknown>, context: MessagesCa
       }
       Object.assign(attempt, { sessionId, messages, compactOptions, sentTokens: result.tokensAfter });
       context.onCompaction?.(result, sessionId);
-      // The breakpoints' passes over the messages in slices, each in a turn of its own apart
-      // from the compaction's last step and from the SDK's encoding of the body (one
-      // `JSON.stringify` of it all, after this returns).
+      // The breakpoints' passes over the messages in slices, then the body's JSON written a
+      // message at a time (encode-body.ts; the SDK's own encoding is one `JSON.stringify` of
+      // it all), each in turns of their own apart from the compaction's last step.
       await nextTurn();
       const placed = await placeBreakpointsInSlices(
         { ...body, messages: result.messages },
         context.cacheBreakpoints ?? 'auto',
       );
       await nextTurn();
-      return { ...options, body: placed };
+      const encoded = await preEncodedOptions(client, { ...options, body: placed });
+      if (encoded.body !== placed) await nextTurn();
+      return encoded;
     };
     const scoped = Object.create(resource, { _client: { value: interceptingClient(client, transform) } });
     return originalCreate.call(scoped, params, requestOptions);

@@ -3,6 +3,7 @@ import { onProcessCachesRelease, releaseRegExpCode } from '../process-caches.js'
 import { runSteps, runStepsYielding, type Steps } from '../time-slice.js';
 import { DEFAULT_REDACTION_RULES, type RedactionRule } from './redaction-rules.js';
 import { createRuleMatcherSteps } from './redaction-scanner.js';
+import { releasableRedactor } from './releasable-redactor.js';
 import { REDACTED, replaceMatch } from './replace-match.js';
 import { hasUnicodeEscape, redactEscaped } from './unicode-escapes.js';
 
@@ -222,15 +223,26 @@ function fullPass(source: string, triggers: readonly string[]): Redactor {
   };
 }
 
-let defaultRedactor: Redactor | undefined;
-onProcessCachesRelease(() => {
-  defaultRedactor = undefined;
-});
+/**
+ * The default rules, compiled by steps once per process: {@link warmDefaultRedactor} runs the
+ * steps in slices, and a redaction before it is done finishes them at once (nothing goes out
+ * unredacted). Released with the process's caches, built again on the next use.
+ */
+const defaultRules = releasableRedactor(() => redactorSteps()());
+onProcessCachesRelease(() => defaultRules.release());
 
-/** The redactor with the default rules (built once). */
+/**
+ * The redactor with the default rules. Its rules are compiled on its first redaction, in one
+ * piece (23-31 ms of CPU in a fresh process) unless {@link warmDefaultRedactor} compiled them
+ * ahead, a few milliseconds between two turns of the loop: an async caller awaits that first.
+ */
 export function getDefaultRedactor(): Redactor {
-  defaultRedactor ??= createRedactor();
-  return defaultRedactor;
+  return defaultRules.redact;
+}
+
+/** Compiles the default rules in slices of a few milliseconds (at once resolved when they are). */
+export function warmDefaultRedactor(): Promise<void> {
+  return defaultRules.warm();
 }
 
 /**

@@ -19,7 +19,7 @@ import { selectUnitSteps, weakestUnits } from './select-units.js';
 import { MAX_REVEALED_IDS, type ToolFact, toolFactSteps } from './tool-facts.js';
 import { EXCERPT_SPEAKER, type Segment, type Unit, type UnitSource } from './types.js';
 import { contentWords, excerptUnits, textUnits, warmSentenceSegmenterSteps } from './units.js';
-import { collectUserSectionSteps, renderUserSections, splitUserSections } from './user-sections.js';
+import { collectUserSectionSteps, renderUserSectionSteps, splitUserSections } from './user-sections.js';
 
 /**
  * Scale of the user sections' room in a chat between people (two or more `Name:` speakers, no
@@ -360,7 +360,7 @@ export class EmbeddedSummarizer implements Summarizer {
     const chat = facts.length === 0 && !toolLines;
     const betweenPeople = chat && (yield* findSpeakersSteps(request.messages)).size >= 2;
     const headRoom = betweenPeople ? Math.floor(maxTokens * PEOPLE_HEAD_SCALE) : maxTokens;
-    const head = renderUserSections(sections, headRoom, countTokens);
+    const head = yield* renderUserSectionSteps(sections, headRoom, countTokens);
     yield;
     const extraction = yield* extractSteps(request.messages, previous.rest, facts, chat);
     if (head) extraction.units = yield* unquotedUnitSteps(extraction.units, head);

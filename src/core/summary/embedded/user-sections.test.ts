@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { messageList } from '../../../../test/support/compact-messages.js';
 import { isInstructionSentence } from '../../language/instruction-sentence.js';
@@ -6,6 +7,7 @@ import { EmbeddedSummarizer } from './index.js';
 import {
   collectUserSections,
   isInstruction,
+  renderUserSectionSteps,
   renderUserSections,
   splitUserSections,
 } from './user-sections.js';
@@ -119,6 +121,97 @@ describe('user sections', () => {
     expect(text).toMatch(
       /^## Task\n- "Rewrite the importer .* …"\n## User instructions\n- "Keep ticket T-100 in mind\."/,
     );
+  });
+});
+
+/** renderUserSections as it was written before its steps (the text it must keep giving). */
+function renderedAtOnce(
+  sections: { task: string[]; instructions: string[] },
+  maxTokens: number,
+  count: (text: string) => number,
+): string {
+  const taskRoom = Math.floor(maxTokens * 0.2);
+  const task: string[] = [];
+  let used = 0;
+  for (const line of sections.task) {
+    let fitted = line;
+    if (count(line) + 2 > taskRoom - used) {
+      const words = line.replace(/^"|"$/g, '').split(' ');
+      const cut = (n: number) => `"${words.slice(0, n).join(' ')} …"`;
+      let low = 0;
+      let high = words.length;
+      while (low < high) {
+        const mid = (low + high + 1) >> 1;
+        if (count(cut(mid)) + 2 <= taskRoom - used) low = mid;
+        else high = mid - 1;
+      }
+      fitted = low > 0 ? cut(low) : '';
+    }
+    if (!fitted) break;
+    task.push(fitted);
+    used += count(fitted) + 2;
+  }
+  const room = Math.floor(maxTokens * 0.5) - used;
+  const instructions: string[] = [];
+  let spent = 0;
+  for (const line of sections.instructions) {
+    const cost = count(line) + 2;
+    if (spent + cost > room) continue;
+    instructions.push(line);
+    spent += cost;
+  }
+  const parts: string[] = [];
+  if (task.length > 0) parts.push(`## Task\n${task.map((l) => `- ${l}`).join('\n')}`);
+  if (instructions.length > 0)
+    parts.push(`## User instructions\n${instructions.map((l) => `- ${l}`).join('\n')}`);
+  return parts.join('\n');
+}
+
+describe('user sections rendered in steps', () => {
+  const word = fc.stringMatching(/^[A-Za-z0-9-]{1,12}$/);
+  const line = fc.array(word, { minLength: 1, maxLength: 30 }).map((words) => `"${words.join(' ')}"`);
+
+  it('give the text they gave at once, whatever the counter and the room', () => {
+    fc.assert(
+      fc.property(
+        fc.array(line, { maxLength: 2 }),
+        fc.array(line, { maxLength: 120 }),
+        fc.integer({ min: 0, max: 2_000 }),
+        fc.integer({ min: 1, max: 6 }),
+        (task, instructions, maxTokens, per) => {
+          const count = (text: string) => Math.ceil(text.length / per);
+          const sections = { task, instructions };
+          expect(renderUserSections(sections, maxTokens, count)).toBe(
+            renderedAtOnce(sections, maxTokens, count),
+          );
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it('count a few instructions between two pauses, not all of them in one', () => {
+    const sections = {
+      task: ['"Port the billing service."'],
+      instructions: Array.from({ length: 900 }, (_, i) => `"Keep ticket T-${i} in mind."`),
+    };
+    let counted = 0;
+    let most = 0;
+    const steps = renderUserSectionSteps(sections, 1_130, (text) => {
+      counted++;
+      most = Math.max(most, counted);
+      return Math.ceil(text.length / 4);
+    });
+    let next = steps.next();
+    let pauses = 0;
+    while (!next.done) {
+      pauses++;
+      counted = 0;
+      next = steps.next();
+    }
+    expect(next.value).toBe(renderUserSections(sections, 1_130, (text) => Math.ceil(text.length / 4)));
+    expect(pauses).toBeGreaterThan(50);
+    expect(most).toBeLessThanOrEqual(16);
   });
 });
 

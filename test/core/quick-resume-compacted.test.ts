@@ -12,8 +12,13 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { samplePositions } from '../../src/core/preflight/quick/quick-print.js';
 import { unpackState } from '../../src/core/session/packed-state.js';
-import { type QuickRecord, quickKey } from '../../src/core/session/stored-counts.js';
-import { CompactManager, MemorySessionStore, type SessionStore } from '../../src/index.js';
+import {
+  type CompactedLayout,
+  type PackedLayout,
+  type QuickRecord,
+  quickKey,
+} from '../../src/core/session/stored-counts.js';
+import { CompactManager, MemorySessionStore, type SessionState, type SessionStore } from '../../src/index.js';
 import { syntheticSession } from '../../src/testing/synthetic-session.js';
 import { jsonFileStore } from '../support/json-file-store.js';
 import {
@@ -83,12 +88,9 @@ describe('a fresh manager on a known session that compacted', () => {
     const { compacted, length } = (
       (await store.get(quickKey('s'))) as unknown as { quickResume: QuickRecord }
     ).quickResume;
-    // A covered message: before the layout's first run of the caller's messages after the summary.
-    const firstKept = compacted!.parts.find((part) => Array.isArray(part) && part[0] > 10) as [
-      number,
-      number,
-    ];
-    const probe = samplePositions(length).find((i) => i > 0 && i < firstKept[0] - 1)!;
+    // A covered message: before the layout's first span of the caller's messages after the summary.
+    const firstKept = compacted!.packed!.spans.find((from, k) => k % 2 === 0 && from > 10)!;
+    const probe = samplePositions(length).find((i) => i > 0 && i < firstKept - 1)!;
     expect(probe).toBeGreaterThan(0);
     const changed = copy(messages) as { role: string; content: unknown }[];
     changed[probe] = { ...changed[probe]!, content: `${JSON.stringify(changed[probe]!.content)} (edited)` };
@@ -163,6 +165,74 @@ describe('a fresh manager on a known session that compacted', () => {
     expect(got).toEqual(expected);
     expect(got.version).toBeGreaterThan(1);
     await manager.shutdown();
+  });
+});
+
+/** A layout as the version before the packed form wrote it: parts (runs split at the summary and at a rewrite). */
+function asParts(packed: PackedLayout): NonNullable<CompactedLayout['parts']> {
+  const parts: NonNullable<CompactedLayout['parts']> = [];
+  let k = 0;
+  for (let s = 0; s < packed.spans.length; s += 2) {
+    let split = true;
+    for (let i = packed.spans[s]!; i < packed.spans[s + 1]!; i++) {
+      const last = parts.at(-1);
+      if (packed.at[k] === i) parts.push({ wire: packed.wires[k++] });
+      else if (!split && Array.isArray(last) && last[1] === i) last[1] = i + 1;
+      else parts.push([i, i + 1]);
+      split = packed.at[k - 1] === i;
+    }
+  }
+  return parts;
+}
+
+/** {@link compactedCase} with the quick record changed before the fresh manager reads it. */
+async function changedRecordCase(change: (layout: CompactedLayout) => CompactedLayout) {
+  const store = new MemorySessionStore();
+  const { manager, messages } = await served(store);
+  const record = (await store.get(quickKey('s'))) as unknown as { quickResume: QuickRecord };
+  const layout = record.quickResume.compacted!;
+  // Written packed, without parts: a version that reads parts only drops it (full path).
+  expect(layout.parts).toBeUndefined();
+  expect(layout.packed!.at.length).toBeGreaterThan(10);
+  const changed = { ...record, quickResume: { ...record.quickResume, compacted: change(copy(layout)) } };
+  await store.set(quickKey('s'), changed as unknown as SessionState);
+  const first = [...messages, ask(10)];
+  const second = [...first, { role: 'assistant', content: 'done' }, ask(11)];
+  const fresh = await freshCalls(options, store, first, second);
+  const warm = [sent(await manager.compact('s', first)), sent(await manager.compact('s', second))];
+  await manager.shutdown();
+  return { fresh, warm };
+}
+
+describe('the stored forms of a compacted layout', () => {
+  it('a record written as parts (before the packed form) answers the first call as a warm manager does', async () => {
+    const { fresh, warm } = await changedRecordCase(({ packed, ...rest }) => ({
+      ...rest,
+      parts: asParts(packed!),
+    }));
+    expectQuickLikeWarm({ fresh, warm });
+  });
+
+  it('a record with parts and a stale packed form beside them is read by its parts', async () => {
+    const { fresh, warm } = await changedRecordCase((layout) => ({
+      ...layout,
+      parts: asParts(layout.packed!),
+      packed: {
+        ...layout.packed!,
+        wires: layout.packed!.wires.map(() => ({ role: 'tool', content: 'stale' })),
+      },
+    }));
+    expectQuickLikeWarm({ fresh, warm });
+  });
+
+  it('a packed layout that does not read as the request takes the full path with the same answer', async () => {
+    const { fresh, warm } = await changedRecordCase((layout) => ({
+      ...layout,
+      packed: { ...layout.packed!, at: layout.packed!.at.map((i) => i + 0.5) },
+    }));
+    expect(fresh.indexed).toBe(true);
+    expect(fresh.first).toEqual(warm[0]);
+    expect(fresh.second).toEqual(warm[1]);
   });
 });
 

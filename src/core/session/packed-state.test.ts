@@ -4,11 +4,12 @@
  */
 import { describe, expect, it, vi } from 'vitest';
 import { stampOf } from '../preflight/quick/quick-compacted.js';
+import { runStepsYielding } from '../time-slice.js';
 import { FailOpenStore } from './fail-open-store.js';
-import { isLargeState } from './json-copy.js';
+import { deepFreezeSteps, isLargeState } from './json-copy.js';
 import { listLength, PACK_FROM, packedShapesOf, packState, unpackState } from './packed-state.js';
 import type { SessionRewrite, SessionState } from './session-state.js';
-import { MemorySessionStore, type SessionStore } from './session-store.js';
+import { deepFreeze, MemorySessionStore, type SessionStore } from './session-store.js';
 import { storedStateProblem } from './session-store-checks.js';
 import { stateBytes } from './state-bytes.js';
 
@@ -128,6 +129,34 @@ describe('a long state as stored', () => {
     expect(stampOf(read)).toBe(stampOf(state));
     expect(isLargeState(read)).toBe(isLargeState(state));
     expect(isLargeState(unpackState(JSON.parse(JSON.stringify(packState(longState(64))))))).toBe(false);
+  });
+
+  it('is deep-frozen without reading its lists; a list read after is frozen too', async () => {
+    // A store's answer held for later reads is frozen (read-revisions.ts): after a fresh
+    // process's first call, in slices, which split every list (16,000 ids and 1,761 rewrites
+    // in bench/cold-process.ts) while the call still waited for its quick record.
+    const state = longState();
+    const frozen = unpackState(JSON.parse(JSON.stringify(packState(state))));
+    const stepped = unpackState(JSON.parse(JSON.stringify(packState(state))));
+    const keptBefore = frozen.keptIds;
+    const split = vi.spyOn(String.prototype, 'split');
+    try {
+      deepFreeze(frozen);
+      await runStepsYielding(deepFreezeSteps(stepped));
+      expect(split).not.toHaveBeenCalled();
+    } finally {
+      split.mockRestore();
+    }
+    for (const read of [frozen, stepped]) {
+      expect(Object.isFrozen(read)).toBe(true);
+      expect(Object.isFrozen(read.coveredIds)).toBe(true);
+      expect(Object.isFrozen(read.rewrites)).toBe(true);
+      expect(Object.values(read.rewrites!).every((rewrite) => Object.isFrozen(rewrite))).toBe(true);
+      expect(Object.isFrozen(read.branches![0]!.coveredIds)).toBe(true);
+      expect(JSON.parse(JSON.stringify(read))).toEqual(JSON.parse(JSON.stringify(state)));
+    }
+    // A list read before the freeze is frozen with the state.
+    expect(Object.isFrozen(keptBefore)).toBe(true);
   });
 
   it('leaves a list it cannot pack as it is', () => {

@@ -158,21 +158,60 @@ function isEmptyList(value: unknown): boolean {
   return isObject(value) && Object.keys(value).length === 0;
 }
 
-/** Defines `field` on `target` as read on first use from `packed`, then kept (the text let go). */
-function lazyField(target: object, field: PackedField, packed: PackedList): void {
-  let list: PackedList | undefined = packed;
-  let value: unknown;
+/** A field read from a packed list on first use: the list until then, its value after. */
+interface LazyList {
+  list: PackedList | undefined;
+  value: unknown;
+}
+const LAZY_LISTS: unique symbol = Symbol('agent-compaction.lazyLists');
+
+/** A list read from its packed form into a state frozen meanwhile: frozen too (as `deepFreeze`). */
+function freezeList(value: unknown): void {
+  if (!Array.isArray(value)) for (const rewrite of Object.values(value as object)) Object.freeze(rewrite);
+  Object.freeze(value);
+}
+
+/**
+ * Defines `field` on `target` as read on first use from `packed`, then kept (the text let go);
+ * frozen when read if `target` is frozen by then (see {@link valuesToFreeze}).
+ */
+function lazyField(
+  target: object,
+  field: PackedField,
+  packed: PackedList,
+  lazies: Map<string, LazyList>,
+): void {
+  const lazy: LazyList = { list: packed, value: undefined };
+  lazies.set(field, lazy);
   Object.defineProperty(target, field, {
     enumerable: true,
     configurable: true,
     get() {
-      if (list !== undefined) {
-        value = field === 'rewrites' ? unpackRewrites(list) : unpackIds(list);
-        list = undefined;
+      if (lazy.list !== undefined) {
+        lazy.value = field === 'rewrites' ? unpackRewrites(lazy.list) : unpackIds(lazy.list);
+        lazy.list = undefined;
+        if (Object.isFrozen(target)) freezeList(lazy.value);
       }
-      return value;
+      return lazy.value;
     },
   });
+}
+
+/**
+ * The values of `value`'s own enumerable fields (`Object.values`), less the packed lists of an
+ * unpacked state not read yet: a deep freeze of a state read from the store (held for later
+ * reads, session/read-revisions.ts) leaves its lists packed, and each is frozen when read.
+ */
+export function valuesToFreeze(value: object): unknown[] {
+  const lazies = (value as { [LAZY_LISTS]?: Map<string, LazyList> })[LAZY_LISTS];
+  if (lazies === undefined) return Object.values(value);
+  const values: unknown[] = [];
+  for (const key of Object.keys(value)) {
+    const lazy = lazies.get(key);
+    if (lazy === undefined) values.push((value as Record<string, unknown>)[key]);
+    else if (lazy.list === undefined) values.push(lazy.value);
+  }
+  return values;
 }
 
 /**
@@ -197,16 +236,18 @@ export function unpackState(stored: SessionState): SessionState {
   if (isObject(packed)) {
     const lists = packed as unknown as PackedLists;
     const shapes: Partial<Record<PackedField, PackedShape>> = {};
+    const lazies = new Map<string, LazyList>();
     for (const field of PACKED_FIELDS) {
       const list = lists[field as PackedField];
       // A list this library packed is written empty beside it: a filled one was written by a
       // process that does not pack (an earlier version sharing the store, which carried the
       // `packed` field it read over unchanged), and it is the newer of the two.
       if (list === undefined || !isEmptyList(out[field])) continue;
-      lazyField(out, field as PackedField, list);
+      lazyField(out, field as PackedField, list, lazies);
       shapes[field as PackedField] = { count: list.count, chars: list.text.length };
     }
     Object.defineProperty(out, FROM_PACKED, { value: shapes });
+    Object.defineProperty(out, LAZY_LISTS, { value: lazies });
   }
   return out as unknown as SessionState;
 }

@@ -38,8 +38,13 @@ const ask = (i: number) => ({ role: 'user', content: `follow-up ${i}: run the te
  * A manager that compacts the session, then serves three calls (one message appended each)
  * and leaves its records in the store: returned still running, as the warm reference.
  */
-async function served(store: SessionStore, turns = 300) {
+async function served(store: SessionStore, turns = 300, arrows = false) {
   const messages: unknown[] = syntheticSession({ turns, seed: 11, toolDensity: 2.5, resultChars: 400 });
+  // Asks with an arrow: the summary quotes them (a summary that is not ASCII, as models write).
+  if (arrows)
+    for (const message of messages as { role: string; content: unknown }[])
+      if (message.role === 'user' && typeof message.content === 'string')
+        message.content = `Step \u2192 ${message.content}`;
   const manager = new CompactManager({ ...options, store });
   expect((await manager.compact('s', messages)).applied).toBe(true);
   for (let i = 0; i < 3; i++) {
@@ -54,8 +59,8 @@ async function served(store: SessionStore, turns = 300) {
   return { manager, messages };
 }
 
-async function compactedCase(store: SessionStore, turns = 300) {
-  const { manager, messages } = await served(store, turns);
+async function compactedCase(store: SessionStore, turns = 300, arrows = false) {
+  const { manager, messages } = await served(store, turns, arrows);
   const first = [...messages, ask(10)];
   const second = [...first, { role: 'assistant', content: 'done' }, ask(11)];
   const fresh = await freshCalls(options, store, first, second);
@@ -242,10 +247,14 @@ describeQuickCaseInRedis('quick resume of a compacted session', compactedCase, {
 describeQuickCaseInRedis(
   'quick resume of a compacted session with a large state',
   async (store) => {
-    const found = await compactedCase(store, 1_200);
+    const found = await compactedCase(store, 1_200, true);
     // As the manager reads it: its lists are stored packed (packed-state.ts).
-    const state = unpackState((await store.get('s'))!);
+    const stored = (await store.get('s'))!;
+    const state = unpackState(stored);
     expect(state.coveredIds.length + (state.keptIds?.length ?? 0)).toBeGreaterThan(2_048);
+    // Its summary's arrows written as escapes (ascii-summary.ts): the stored JSON is ASCII.
+    expect(state.summary!.text).toMatch(/[^\x00-\x7f]/);
+    expect(JSON.stringify(stored)).toMatch(/^[\x00-\x7f]*$/);
     return found;
   },
   { skipsReads: true },

@@ -2,6 +2,7 @@
  * Issue 47 point 1: a long session's state is written to a store outside the process with its
  * lists packed (a few counted strings), read back unpacked, its lists read on first use.
  */
+import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
 import { stampOf } from '../preflight/quick/quick-compacted.js';
 import { runStepsYielding } from '../time-slice.js';
@@ -238,5 +239,47 @@ describe('the in-process store', () => {
     const state = longState(300);
     await store.set('s', JSON.parse(JSON.stringify(packState(state))));
     expect(await store.get('s')).toEqual(state);
+  });
+});
+
+describe('a long state summary with characters that are not ASCII', () => {
+  const summaryOf = (text: string) => ({ text, tokens: 9, summarizer: 'embedded', createdAt: 5 });
+  const texts = [
+    'Fixed auth \u2192 tests pass \u2014 \u201cdone\u201d',
+    'C:\\u2192 \\\\ \\u00e9 \u00e9 \ud83c\udf89 \ud800',
+  ];
+
+  it('is written in ASCII and reads back as it was', () => {
+    fc.assert(
+      fc.property(fc.oneof(fc.string({ unit: 'binary' }), fc.constantFrom(...texts)), (text) => {
+        const state = { ...longState(), summary: summaryOf(text) };
+        const json = JSON.stringify(packState(state));
+        expect(/^[\x00-\x7f]*$/.test(json)).toBe(true);
+        const read = unpackState(JSON.parse(json));
+        expect(read.summary).toEqual(state.summary);
+        expect(stampOf(read)).toBe(stampOf(state));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('is read as written by a writer that does not pack when it no longer matches its mark', () => {
+    const state = { ...longState(), summary: summaryOf(texts[0]!) };
+    const stored = JSON.parse(JSON.stringify(packState(state))) as SessionState;
+    const escaped = stored.summary!.text;
+    // That writer carried the summary's fields along and wrote a text of its own.
+    const others = [
+      { ...stored, summary: { ...stored.summary!, text: 'new \u2192 text' } },
+      { ...stored, summary: { ...stored.summary!, text: `${escaped} ` } },
+      { ...stored, version: stored.version + 1 },
+    ];
+    for (const other of others) {
+      const read = unpackState(JSON.parse(JSON.stringify(other)));
+      expect(read.summary!.text).toBe(other.summary!.text);
+      expect(read.summary).not.toHaveProperty('ascii');
+    }
+    // A state without lists long enough to pack keeps its summary as it is.
+    const short = { ...longState(10), keptIds: [], userTextIds: [], rewrites: {}, branches: [] };
+    expect(packState({ ...short, summary: summaryOf(texts[0]!) }).summary!.text).toBe(texts[0]);
   });
 });

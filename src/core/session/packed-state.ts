@@ -12,6 +12,7 @@
  * malformed `packed` is left in place for the store's check (`storedStateProblem`), which
  * rejects the state (it is deleted and the session starts over, as any malformed state).
  */
+import { asciiSummary, readAsciiSummary } from './ascii-summary.js';
 import type { PackedList, PackedLists, SessionRewrite, SessionState } from './session-state.js';
 
 /** Entries from which a list is packed (a shorter one is written as it is). */
@@ -105,8 +106,11 @@ export function packState(state: SessionState): SessionState {
       out.branches = branches;
     }
   }
-  if (packed !== undefined) out!.packed = packed;
-  return out ?? state;
+  if (packed === undefined) return out ?? state;
+  out!.packed = packed;
+  // Its JSON in ASCII: one character that is not makes a reader decode all of it to two bytes a unit.
+  if (state.summary !== undefined) out!.summary = asciiSummary(state.summary, state.version);
+  return out!;
 }
 
 /** What is wrong with a state's `packed` field (`undefined`: well formed). */
@@ -234,6 +238,7 @@ export function unpackState(stored: SessionState): SessionState {
       isObject(b) ? unpackState(b as unknown as SessionState) : b,
     );
   if (isObject(packed)) {
+    if (out.summary !== undefined) out.summary = readAsciiSummary(out.summary, out.version);
     const lists = packed as unknown as PackedLists;
     const shapes: Partial<Record<PackedField, PackedShape>> = {};
     const lazies = new Map<string, LazyList>();

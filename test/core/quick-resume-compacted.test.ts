@@ -12,8 +12,13 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { samplePositions } from '../../src/core/preflight/quick/quick-print.js';
 import { unpackState } from '../../src/core/session/packed-state.js';
-import { type QuickRecord, quickKey } from '../../src/core/session/stored-counts.js';
-import { CompactManager, MemorySessionStore, type SessionStore } from '../../src/index.js';
+import {
+  type CompactedLayout,
+  type PackedLayout,
+  type QuickRecord,
+  quickKey,
+} from '../../src/core/session/stored-counts.js';
+import { CompactManager, MemorySessionStore, type SessionState, type SessionStore } from '../../src/index.js';
 import { syntheticSession } from '../../src/testing/synthetic-session.js';
 import { jsonFileStore } from '../support/json-file-store.js';
 import {
@@ -33,8 +38,13 @@ const ask = (i: number) => ({ role: 'user', content: `follow-up ${i}: run the te
  * A manager that compacts the session, then serves three calls (one message appended each)
  * and leaves its records in the store: returned still running, as the warm reference.
  */
-async function served(store: SessionStore, turns = 300) {
+async function served(store: SessionStore, turns = 300, arrows = false) {
   const messages: unknown[] = syntheticSession({ turns, seed: 11, toolDensity: 2.5, resultChars: 400 });
+  // Asks with an arrow: the summary quotes them (a summary that is not ASCII, as models write).
+  if (arrows)
+    for (const message of messages as { role: string; content: unknown }[])
+      if (message.role === 'user' && typeof message.content === 'string')
+        message.content = `Step \u2192 ${message.content}`;
   const manager = new CompactManager({ ...options, store });
   expect((await manager.compact('s', messages)).applied).toBe(true);
   for (let i = 0; i < 3; i++) {
@@ -49,8 +59,8 @@ async function served(store: SessionStore, turns = 300) {
   return { manager, messages };
 }
 
-async function compactedCase(store: SessionStore, turns = 300) {
-  const { manager, messages } = await served(store, turns);
+async function compactedCase(store: SessionStore, turns = 300, arrows = false) {
+  const { manager, messages } = await served(store, turns, arrows);
   const first = [...messages, ask(10)];
   const second = [...first, { role: 'assistant', content: 'done' }, ask(11)];
   const fresh = await freshCalls(options, store, first, second);
@@ -83,12 +93,9 @@ describe('a fresh manager on a known session that compacted', () => {
     const { compacted, length } = (
       (await store.get(quickKey('s'))) as unknown as { quickResume: QuickRecord }
     ).quickResume;
-    // A covered message: before the layout's first run of the caller's messages after the summary.
-    const firstKept = compacted!.parts.find((part) => Array.isArray(part) && part[0] > 10) as [
-      number,
-      number,
-    ];
-    const probe = samplePositions(length).find((i) => i > 0 && i < firstKept[0] - 1)!;
+    // A covered message: before the layout's first span of the caller's messages after the summary.
+    const firstKept = compacted!.packed!.spans.find((from, k) => k % 2 === 0 && from > 10)!;
+    const probe = samplePositions(length).find((i) => i > 0 && i < firstKept - 1)!;
     expect(probe).toBeGreaterThan(0);
     const changed = copy(messages) as { role: string; content: unknown }[];
     changed[probe] = { ...changed[probe]!, content: `${JSON.stringify(changed[probe]!.content)} (edited)` };
@@ -166,16 +173,88 @@ describe('a fresh manager on a known session that compacted', () => {
   });
 });
 
+/** A layout as the version before the packed form wrote it: parts (runs split at the summary and at a rewrite). */
+function asParts(packed: PackedLayout): NonNullable<CompactedLayout['parts']> {
+  const parts: NonNullable<CompactedLayout['parts']> = [];
+  let k = 0;
+  for (let s = 0; s < packed.spans.length; s += 2) {
+    let split = true;
+    for (let i = packed.spans[s]!; i < packed.spans[s + 1]!; i++) {
+      const last = parts.at(-1);
+      if (packed.at[k] === i) parts.push({ wire: packed.wires[k++] });
+      else if (!split && Array.isArray(last) && last[1] === i) last[1] = i + 1;
+      else parts.push([i, i + 1]);
+      split = packed.at[k - 1] === i;
+    }
+  }
+  return parts;
+}
+
+/** {@link compactedCase} with the quick record changed before the fresh manager reads it. */
+async function changedRecordCase(change: (layout: CompactedLayout) => CompactedLayout) {
+  const store = new MemorySessionStore();
+  const { manager, messages } = await served(store);
+  const record = (await store.get(quickKey('s'))) as unknown as { quickResume: QuickRecord };
+  const layout = record.quickResume.compacted!;
+  // Written packed, without parts: a version that reads parts only drops it (full path).
+  expect(layout.parts).toBeUndefined();
+  expect(layout.packed!.at.length).toBeGreaterThan(10);
+  const changed = { ...record, quickResume: { ...record.quickResume, compacted: change(copy(layout)) } };
+  await store.set(quickKey('s'), changed as unknown as SessionState);
+  const first = [...messages, ask(10)];
+  const second = [...first, { role: 'assistant', content: 'done' }, ask(11)];
+  const fresh = await freshCalls(options, store, first, second);
+  const warm = [sent(await manager.compact('s', first)), sent(await manager.compact('s', second))];
+  await manager.shutdown();
+  return { fresh, warm };
+}
+
+describe('the stored forms of a compacted layout', () => {
+  it('a record written as parts (before the packed form) answers the first call as a warm manager does', async () => {
+    const { fresh, warm } = await changedRecordCase(({ packed, ...rest }) => ({
+      ...rest,
+      parts: asParts(packed!),
+    }));
+    expectQuickLikeWarm({ fresh, warm });
+  });
+
+  it('a record with parts and a stale packed form beside them is read by its parts', async () => {
+    const { fresh, warm } = await changedRecordCase((layout) => ({
+      ...layout,
+      parts: asParts(layout.packed!),
+      packed: {
+        ...layout.packed!,
+        wires: layout.packed!.wires.map(() => ({ role: 'tool', content: 'stale' })),
+      },
+    }));
+    expectQuickLikeWarm({ fresh, warm });
+  });
+
+  it('a packed layout that does not read as the request takes the full path with the same answer', async () => {
+    const { fresh, warm } = await changedRecordCase((layout) => ({
+      ...layout,
+      packed: { ...layout.packed!, at: layout.packed!.at.map((i) => i + 0.5) },
+    }));
+    expect(fresh.indexed).toBe(true);
+    expect(fresh.first).toEqual(warm[0]);
+    expect(fresh.second).toEqual(warm[1]);
+  });
+});
+
 describeQuickCaseInRedis('quick resume of a compacted session', compactedCase, { skipsReads: true });
 // A state of over 2,048 ids (isLargeState): read at a revision, it is frozen after the first
 // call, in slices, and held for the later reads only then (read-revisions.ts).
 describeQuickCaseInRedis(
   'quick resume of a compacted session with a large state',
   async (store) => {
-    const found = await compactedCase(store, 1_200);
+    const found = await compactedCase(store, 1_200, true);
     // As the manager reads it: its lists are stored packed (packed-state.ts).
-    const state = unpackState((await store.get('s'))!);
+    const stored = (await store.get('s'))!;
+    const state = unpackState(stored);
     expect(state.coveredIds.length + (state.keptIds?.length ?? 0)).toBeGreaterThan(2_048);
+    // Its summary's arrows written as escapes (ascii-summary.ts): the stored JSON is ASCII.
+    expect(state.summary!.text).toMatch(/[^\x00-\x7f]/);
+    expect(JSON.stringify(stored)).toMatch(/^[\x00-\x7f]*$/);
     return found;
   },
   { skipsReads: true },

@@ -7,7 +7,7 @@
  * with many keys (kept ids, rewrites) in chunks of its entries.
  */
 import type { Steps } from '../time-slice.js';
-import { isPackedField, packedShapesOf } from './packed-state.js';
+import { isPackedField, packedShapesOf, valuesToFreeze } from './packed-state.js';
 
 /** Entries of the state's arrays and plain objects past which it is copied in parts. */
 export const LARGE_STATE_ENTRIES = 2_048;
@@ -198,7 +198,7 @@ export function* deepFreezeSteps<T>(value: T): Steps<T> {
     const next = stack.pop();
     if (typeof next !== 'object' || next === null || Object.isFrozen(next)) continue;
     Object.freeze(next);
-    for (const child of Object.values(next))
+    for (const child of valuesToFreeze(next))
       if (typeof child === 'object' && child !== null) stack.push(child);
     if (++frozen % FREEZE_STEP === 0) yield;
   }

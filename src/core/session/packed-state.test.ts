@@ -2,13 +2,15 @@
  * Issue 47 point 1: a long session's state is written to a store outside the process with its
  * lists packed (a few counted strings), read back unpacked, its lists read on first use.
  */
+import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
 import { stampOf } from '../preflight/quick/quick-compacted.js';
+import { runStepsYielding } from '../time-slice.js';
 import { FailOpenStore } from './fail-open-store.js';
-import { isLargeState } from './json-copy.js';
+import { deepFreezeSteps, isLargeState } from './json-copy.js';
 import { listLength, PACK_FROM, packedShapesOf, packState, unpackState } from './packed-state.js';
 import type { SessionRewrite, SessionState } from './session-state.js';
-import { MemorySessionStore, type SessionStore } from './session-store.js';
+import { deepFreeze, MemorySessionStore, type SessionStore } from './session-store.js';
 import { storedStateProblem } from './session-store-checks.js';
 import { stateBytes } from './state-bytes.js';
 
@@ -130,6 +132,34 @@ describe('a long state as stored', () => {
     expect(isLargeState(unpackState(JSON.parse(JSON.stringify(packState(longState(64))))))).toBe(false);
   });
 
+  it('is deep-frozen without reading its lists; a list read after is frozen too', async () => {
+    // A store's answer held for later reads is frozen (read-revisions.ts): after a fresh
+    // process's first call, in slices, which split every list (16,000 ids and 1,761 rewrites
+    // in bench/cold-process.ts) while the call still waited for its quick record.
+    const state = longState();
+    const frozen = unpackState(JSON.parse(JSON.stringify(packState(state))));
+    const stepped = unpackState(JSON.parse(JSON.stringify(packState(state))));
+    const keptBefore = frozen.keptIds;
+    const split = vi.spyOn(String.prototype, 'split');
+    try {
+      deepFreeze(frozen);
+      await runStepsYielding(deepFreezeSteps(stepped));
+      expect(split).not.toHaveBeenCalled();
+    } finally {
+      split.mockRestore();
+    }
+    for (const read of [frozen, stepped]) {
+      expect(Object.isFrozen(read)).toBe(true);
+      expect(Object.isFrozen(read.coveredIds)).toBe(true);
+      expect(Object.isFrozen(read.rewrites)).toBe(true);
+      expect(Object.values(read.rewrites!).every((rewrite) => Object.isFrozen(rewrite))).toBe(true);
+      expect(Object.isFrozen(read.branches![0]!.coveredIds)).toBe(true);
+      expect(JSON.parse(JSON.stringify(read))).toEqual(JSON.parse(JSON.stringify(state)));
+    }
+    // A list read before the freeze is frozen with the state.
+    expect(Object.isFrozen(keptBefore)).toBe(true);
+  });
+
   it('leaves a list it cannot pack as it is', () => {
     const state = longState(PACK_FROM);
     state.keptIds![3] = 'an id with spaces';
@@ -209,5 +239,47 @@ describe('the in-process store', () => {
     const state = longState(300);
     await store.set('s', JSON.parse(JSON.stringify(packState(state))));
     expect(await store.get('s')).toEqual(state);
+  });
+});
+
+describe('a long state summary with characters that are not ASCII', () => {
+  const summaryOf = (text: string) => ({ text, tokens: 9, summarizer: 'embedded', createdAt: 5 });
+  const texts = [
+    'Fixed auth \u2192 tests pass \u2014 \u201cdone\u201d',
+    'C:\\u2192 \\\\ \\u00e9 \u00e9 \ud83c\udf89 \ud800',
+  ];
+
+  it('is written in ASCII and reads back as it was', () => {
+    fc.assert(
+      fc.property(fc.oneof(fc.string({ unit: 'binary' }), fc.constantFrom(...texts)), (text) => {
+        const state = { ...longState(), summary: summaryOf(text) };
+        const json = JSON.stringify(packState(state));
+        expect(/^[\x00-\x7f]*$/.test(json)).toBe(true);
+        const read = unpackState(JSON.parse(json));
+        expect(read.summary).toEqual(state.summary);
+        expect(stampOf(read)).toBe(stampOf(state));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('is read as written by a writer that does not pack when it no longer matches its mark', () => {
+    const state = { ...longState(), summary: summaryOf(texts[0]!) };
+    const stored = JSON.parse(JSON.stringify(packState(state))) as SessionState;
+    const escaped = stored.summary!.text;
+    // That writer carried the summary's fields along and wrote a text of its own.
+    const others = [
+      { ...stored, summary: { ...stored.summary!, text: 'new \u2192 text' } },
+      { ...stored, summary: { ...stored.summary!, text: `${escaped} ` } },
+      { ...stored, version: stored.version + 1 },
+    ];
+    for (const other of others) {
+      const read = unpackState(JSON.parse(JSON.stringify(other)));
+      expect(read.summary!.text).toBe(other.summary!.text);
+      expect(read.summary).not.toHaveProperty('ascii');
+    }
+    // A state without lists long enough to pack keeps its summary as it is.
+    const short = { ...longState(10), keptIds: [], userTextIds: [], rewrites: {}, branches: [] };
+    expect(packState({ ...short, summary: summaryOf(texts[0]!) }).summary!.text).toBe(texts[0]);
   });
 });

@@ -12,6 +12,7 @@
  * malformed `packed` is left in place for the store's check (`storedStateProblem`), which
  * rejects the state (it is deleted and the session starts over, as any malformed state).
  */
+import { asciiSummary, readAsciiSummary } from './ascii-summary.js';
 import type { PackedList, PackedLists, SessionRewrite, SessionState } from './session-state.js';
 
 /** Entries from which a list is packed (a shorter one is written as it is). */
@@ -105,8 +106,11 @@ export function packState(state: SessionState): SessionState {
       out.branches = branches;
     }
   }
-  if (packed !== undefined) out!.packed = packed;
-  return out ?? state;
+  if (packed === undefined) return out ?? state;
+  out!.packed = packed;
+  // Its JSON in ASCII: one character that is not makes a reader decode all of it to two bytes a unit.
+  if (state.summary !== undefined) out!.summary = asciiSummary(state.summary, state.version);
+  return out!;
 }
 
 /** What is wrong with a state's `packed` field (`undefined`: well formed). */
@@ -158,21 +162,60 @@ function isEmptyList(value: unknown): boolean {
   return isObject(value) && Object.keys(value).length === 0;
 }
 
-/** Defines `field` on `target` as read on first use from `packed`, then kept (the text let go). */
-function lazyField(target: object, field: PackedField, packed: PackedList): void {
-  let list: PackedList | undefined = packed;
-  let value: unknown;
+/** A field read from a packed list on first use: the list until then, its value after. */
+interface LazyList {
+  list: PackedList | undefined;
+  value: unknown;
+}
+const LAZY_LISTS: unique symbol = Symbol('agent-compaction.lazyLists');
+
+/** A list read from its packed form into a state frozen meanwhile: frozen too (as `deepFreeze`). */
+function freezeList(value: unknown): void {
+  if (!Array.isArray(value)) for (const rewrite of Object.values(value as object)) Object.freeze(rewrite);
+  Object.freeze(value);
+}
+
+/**
+ * Defines `field` on `target` as read on first use from `packed`, then kept (the text let go);
+ * frozen when read if `target` is frozen by then (see {@link valuesToFreeze}).
+ */
+function lazyField(
+  target: object,
+  field: PackedField,
+  packed: PackedList,
+  lazies: Map<string, LazyList>,
+): void {
+  const lazy: LazyList = { list: packed, value: undefined };
+  lazies.set(field, lazy);
   Object.defineProperty(target, field, {
     enumerable: true,
     configurable: true,
     get() {
-      if (list !== undefined) {
-        value = field === 'rewrites' ? unpackRewrites(list) : unpackIds(list);
-        list = undefined;
+      if (lazy.list !== undefined) {
+        lazy.value = field === 'rewrites' ? unpackRewrites(lazy.list) : unpackIds(lazy.list);
+        lazy.list = undefined;
+        if (Object.isFrozen(target)) freezeList(lazy.value);
       }
-      return value;
+      return lazy.value;
     },
   });
+}
+
+/**
+ * The values of `value`'s own enumerable fields (`Object.values`), less the packed lists of an
+ * unpacked state not read yet: a deep freeze of a state read from the store (held for later
+ * reads, session/read-revisions.ts) leaves its lists packed, and each is frozen when read.
+ */
+export function valuesToFreeze(value: object): unknown[] {
+  const lazies = (value as { [LAZY_LISTS]?: Map<string, LazyList> })[LAZY_LISTS];
+  if (lazies === undefined) return Object.values(value);
+  const values: unknown[] = [];
+  for (const key of Object.keys(value)) {
+    const lazy = lazies.get(key);
+    if (lazy === undefined) values.push((value as Record<string, unknown>)[key]);
+    else if (lazy.list === undefined) values.push(lazy.value);
+  }
+  return values;
 }
 
 /**
@@ -195,18 +238,21 @@ export function unpackState(stored: SessionState): SessionState {
       isObject(b) ? unpackState(b as unknown as SessionState) : b,
     );
   if (isObject(packed)) {
+    if (out.summary !== undefined) out.summary = readAsciiSummary(out.summary, out.version);
     const lists = packed as unknown as PackedLists;
     const shapes: Partial<Record<PackedField, PackedShape>> = {};
+    const lazies = new Map<string, LazyList>();
     for (const field of PACKED_FIELDS) {
       const list = lists[field as PackedField];
       // A list this library packed is written empty beside it: a filled one was written by a
       // process that does not pack (an earlier version sharing the store, which carried the
       // `packed` field it read over unchanged), and it is the newer of the two.
       if (list === undefined || !isEmptyList(out[field])) continue;
-      lazyField(out, field as PackedField, list);
+      lazyField(out, field as PackedField, list, lazies);
       shapes[field as PackedField] = { count: list.count, chars: list.text.length };
     }
     Object.defineProperty(out, FROM_PACKED, { value: shapes });
+    Object.defineProperty(out, LAZY_LISTS, { value: lazies });
   }
   return out as unknown as SessionState;
 }

@@ -18,7 +18,7 @@
 
 import { runStepsYielding } from '../time-slice.js';
 import { deepFreezeSteps, isLargeState, jsonCopySteps } from './json-copy.js';
-import { unpackState } from './packed-state.js';
+import { unpackState, valuesToFreeze } from './packed-state.js';
 import type { SessionState, SessionStoreSetOptions } from './session-state.js';
 import { checkSessionId, checkState, checkTtl, checkWriteOptions } from './session-store-checks.js';
 
@@ -122,7 +122,8 @@ interface MemoryEntry {
 export function deepFreeze<T>(value: T): T {
   if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
     Object.freeze(value);
-    for (const child of Object.values(value)) deepFreeze(child);
+    // An unpacked state's lists not read yet stay packed (frozen when read: packed-state.ts).
+    for (const child of valuesToFreeze(value)) deepFreeze(child);
   }
   return value;
 }

@@ -189,13 +189,36 @@ export interface CompactedLayout {
   summaryAt: number;
   /** Its tokens. */
   summaryTokens: number;
-  /** The request in order: runs `[from, to)` of the caller's positions, or a message as sent (a rewrite). */
-  parts: ([number, number] | { wire: unknown })[];
+  /**
+   * The request in order (as written before {@link packed}; still read): runs `[from, to)` of the
+   * caller's positions, or a message as sent (a rewrite). A record that has it is read by it,
+   * whatever else it holds.
+   */
+  parts?: ([number, number] | { wire: unknown })[];
+  /** The request in order, as written from then on (see {@link PackedLayout}). */
+  packed?: PackedLayout;
   /** Messages of the view (not counting the summary). */
   entries: number;
   /** The cost trigger's pace: view messages after the newest one the compaction kept, and whether it was there. */
   paceAfter: number;
   paceFound: boolean;
+}
+
+/**
+ * A layout's request as a few flat lists (a fresh process parses a few arrays of numbers, not
+ * one small array per run, and builds the request from slices): the caller's positions in
+ * `spans`, in order, the summary message between two of them, and, within them, the positions
+ * `at` whose message went out rewritten, as `wires` (same order). Written without `parts`, so
+ * that a version that reads only `parts` drops the record (full path) instead of misreading it.
+ */
+export interface PackedLayout {
+  v: 1;
+  /** Runs of the caller's positions, flat: `from, to` pairs (`[from, to)`), increasing. */
+  spans: number[];
+  /** Positions inside the spans sent rewritten, increasing. */
+  at: number[];
+  /** What went out at each of them. */
+  wires: unknown[];
 }
 
 interface QuickState extends SessionState {

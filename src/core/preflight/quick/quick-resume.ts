@@ -124,6 +124,7 @@ export async function quickFirstCall<M>(
   const added: unknown[] = [];
   for (let i = quick.length; i < n; i++) added.push(at(i));
   const request = quickRequest(deps, input, found, lazy);
+  if (!request) return undefined;
   const layout = quick.compacted;
   const sums = addedTokens(
     deps,
@@ -172,7 +173,10 @@ async function matchingRecord(
   return { quick, state };
 }
 
-/** The request a quick call sends (its new messages written later), and its summary if compacted. */
+/**
+ * The request a quick call sends (its new messages written later), and its summary if compacted;
+ * `undefined` when a compacted record's layout does not read as a request (full path).
+ */
 function quickRequest(
   deps: PipelineDeps,
   input: PreflightInput,
@@ -183,15 +187,12 @@ function quickRequest(
   const summary = layout && state?.summary;
   const summaryBody = summary ? summaryText(deps, input.key, state.version, summary.text) : undefined;
   const summaryWire = summaryBody === undefined ? undefined : input.codec.summaryMessage(summaryBody);
-  let sent: unknown[];
   // A compacted record holds for a history given whole (layoutHolds): `messages` is it.
-  if (layout) sent = layoutRequest(layout, input.messages, quick.metaAt, stripMeta, summaryWire);
-  else {
-    sent = lazy ? [] : input.messages.slice();
-    // What a warm call sends of a message with `meta`: the codec's wire, the message without it.
-    if (!lazy) for (const i of quick.metaAt) sent[i] = stripMeta(sent[i]);
-  }
-  return { sent, summary: summary || undefined, summaryBody };
+  const history = { messages: input.messages, length: quick.length, metaAt: quick.metaAt, strip: stripMeta };
+  const sent = layout ? layoutRequest(layout, history, summaryWire) : lazy ? [] : input.messages.slice();
+  // What a warm call sends of a message with `meta`: the codec's wire, the message without it.
+  if (!layout && !lazy) for (const i of quick.metaAt) sent![i] = stripMeta(sent![i]);
+  return sent && { sent, summary: summary || undefined, summaryBody };
 }
 
 /** The quick call's count (the record's sums plus the new messages') and its decision. */
@@ -243,7 +244,7 @@ function noteCallTime(deps: PipelineDeps, key: string, now: number): void {
 function quickResult<M>(
   input: PreflightInput,
   quick: QuickRecord,
-  request: ReturnType<typeof quickRequest>,
+  request: NonNullable<ReturnType<typeof quickRequest>>,
   counted: ReturnType<typeof quickDecision>,
   version: number,
   lazy: LazyHistory | undefined,

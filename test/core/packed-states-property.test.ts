@@ -88,11 +88,18 @@ const opArbitrary: fc.Arbitrary<Op> = fc.oneof(
   },
 );
 
+/**
+ * Message ids the caller gives (`meta.id`): none (content hashes), plain ones (`m0`, reused by
+ * every conversation), or odd ones (spaces, tabs, newlines, `__proto__`), which no packed list can hold.
+ */
+type IdStyle = 'none' | 'plain' | 'odd';
+const ODD_IDS = ['__proto__', 'constructor', 'a b', 'tab\there', 'new\nline', ' ', ''];
+
 /** A run's shape: its ops, tool rounds, message ids given by the caller, the window. */
 const runArbitrary = fc.record({
   ops: fc.array(opArbitrary, { minLength: 8, maxLength: 24 }),
   tools: fc.boolean(),
-  metaIds: fc.boolean(),
+  metaIds: fc.constantFrom<IdStyle>('none', 'plain', 'odd'),
   start: fc.integer({ min: 40, max: 90 }),
   window: fc.constantFrom(2_500, 6_000, 16_000),
 });
@@ -104,14 +111,18 @@ interface Caller {
   active: string;
   conversation: number;
   fresh: number;
+  /** Sessions whose stored state was forged into one the store's check rejects, not called since. */
+  rejected: Set<string>;
 }
 
 /** `n` new turns of the caller's conversation (ids `call_0`, ... and `m0`, ... reused across conversations). */
 function newTurns(caller: Caller, run: Run, n: number): ChatMessage[] {
   const turns = turnsOf(`c${caller.conversation}n${caller.fresh++}x`, n, { tools: run.tools }).flat();
-  if (!run.metaIds) return turns;
-  const history = caller.histories.get(caller.active) ?? [];
-  return turns.map((m, k) => ({ ...m, meta: { id: `m${history.length + k}` } }) as ChatMessage);
+  if (run.metaIds === 'none') return turns;
+  const at = (caller.histories.get(caller.active) ?? []).length;
+  const id = (n: number) =>
+    run.metaIds === 'plain' || n % 5 !== 0 ? `m${n}` : `${ODD_IDS[(n / 5) % ODD_IDS.length]}${n}`;
+  return turns.map((m, k) => ({ ...m, meta: { id: id(at + k) } }) as ChatMessage);
 }
 
 /** Turn ends of a history (after an assistant answer with no tool call). */
@@ -158,13 +169,15 @@ function stateKeys(store: HostileStore): string[] {
   return [...store.keys].filter((k) => !k.includes('::'));
 }
 
-/** Forges the packed form of every stored state (see {@link Corruption}). */
-async function corrupt(store: HostileStore, how: Corruption): Promise<void> {
+/** Forges the packed form of every stored state (see {@link Corruption}); returns their keys. */
+async function corrupt(store: HostileStore, how: Corruption): Promise<string[]> {
+  const forged: string[] = [];
   for (const key of stateKeys(store)) {
     const state = (await store.raw(key)) as (SessionState & Record<string, unknown>) | undefined;
     const packed = state?.packed as Record<string, { count: number; text: string } | number> | undefined;
     if (!state || !packed) continue;
     seen.corrupted++;
+    forged.push(key);
     const lists = Object.entries(packed).filter(([field]) => field !== 'v') as [
       string,
       { count: number; text: string },
@@ -180,6 +193,7 @@ async function corrupt(store: HostileStore, how: Corruption): Promise<void> {
       }
     await store.inner.set(key, state);
   }
+  return forged;
 }
 
 /** An earlier version's write: every list an array, no packed form (`carried`: the packed form carried over beside the filled lists). */
@@ -339,7 +353,8 @@ async function nextHistory(
       break;
     case 'corrupt':
       await world.warm.flush();
-      await corrupt(store, op.how);
+      for (const key of await corrupt(store, op.how))
+        if (op.how === 'version' || op.how === 'unknown-list') caller.rejected.add(key);
       history = grow();
       break;
     case 'counts':
@@ -358,7 +373,7 @@ async function runSession(run: Run, open: () => SessionStore): Promise<void> {
   const store = new HostileStore(open());
   const mk = (s: SessionStore) => new CompactManager({ ...options, store: s });
   const world: World = { store, mk, warm: mk(store) };
-  const caller: Caller = { histories: new Map(), active: A, conversation: 0, fresh: 0 };
+  const caller: Caller = { histories: new Map(), active: A, conversation: 0, fresh: 0, rejected: new Set() };
   caller.histories.set(A, newTurns(caller, run, run.start));
   // A store fault met by the last call (see the loop).
   let outage = false;
@@ -380,8 +395,7 @@ async function runSession(run: Run, open: () => SessionStore): Promise<void> {
       caller.histories.set(caller.active, history);
       // A state the store's check rejects is deleted: a fresh manager starts over, the warm one
       // writes its own copy back (versions never go down), by design; compared from the next call.
-      const rejected = op.kind === 'corrupt' && (op.how === 'version' || op.how === 'unknown-list');
-      const compare = op.kind !== 'fault' && !rejected;
+      const compare = op.kind !== 'fault' && !caller.rejected.delete(caller.active);
       await step(world, caller.active, history, where, compare);
       outage = store.thrown !== thrown || store.faults.reads + store.faults.writes > 0;
     }

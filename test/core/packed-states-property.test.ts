@@ -7,6 +7,7 @@
  * forged packed form or token-count record. After every call: a fresh manager on the stored
  * session (a copy of the store) sends exactly what the warm one sends, every tool call goes
  * with its results, the newest message goes last, and the caller's messages are left as given.
+ * `FC_CASE='<counterexample JSON>'` replays one run; `PACKED_PROPERTY_DEBUG=1` prints coverage.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -101,7 +102,7 @@ const runArbitrary = fc.record({
   tools: fc.boolean(),
   metaIds: fc.constantFrom<IdStyle>('none', 'plain', 'odd'),
   start: fc.integer({ min: 40, max: 90 }),
-  window: fc.constantFrom(2_500, 6_000, 16_000),
+  window: fc.constantFrom(2_500, 6_000, 16_000, 64_000),
 });
 type Run = typeof runArbitrary extends fc.Arbitrary<infer R> ? R : never;
 
@@ -154,7 +155,7 @@ const withoutMeta = (m: ChatMessage): ChatMessage => {
 };
 
 /** Calls where the stored state held a packed list, and fresh-vs-warm comparisons, over all runs. */
-const seen = { packedCalls: 0, compared: 0, corrupted: 0, countsForged: 0, faults: 0 };
+const seen = { packedCalls: 0, packedRewrites: 0, compared: 0, corrupted: 0, countsForged: 0, faults: 0 };
 
 /** The stored state of `key` as raw JSON (packed form), through the store's inner layer. */
 async function rawState(store: HostileStore, key: string): Promise<Record<string, unknown> | undefined> {
@@ -243,6 +244,7 @@ async function step(
   const given = JSON.stringify(history);
   const raw = await rawState(world.store, key);
   if (raw?.packed !== undefined) seen.packedCalls++;
+  if ((raw?.packed as { rewrites?: unknown } | undefined)?.rewrites !== undefined) seen.packedRewrites++;
   let fresh: ChatMessage[] | undefined;
   if (compare) {
     await world.warm.flush();
@@ -258,7 +260,11 @@ async function step(
   }
   const out = (await world.warm.preflight(key, history)) as ChatMessage[];
   expect(JSON.stringify(history), `${where}: the caller's messages as given`).toBe(given);
-  if (fresh !== undefined && process.env.R79_DEBUG && JSON.stringify(fresh) !== JSON.stringify(out)) {
+  if (
+    fresh !== undefined &&
+    process.env.PACKED_PROPERTY_DEBUG &&
+    JSON.stringify(fresh) !== JSON.stringify(out)
+  ) {
     const brief = (ms: ChatMessage[]) => ms.map((m) => `${m.role}:${String(m.content).slice(0, 40)}`);
     console.log(where, 'history', history.length, 'thrown', world.store.thrown);
     console.log('fresh', JSON.stringify(brief(fresh).slice(0, 4)), fresh.length);
@@ -422,7 +428,7 @@ describe('packed session states, as the world uses them (review 79)', () => {
     expect(seen.packedCalls, 'calls found a packed state in the store').toBeGreaterThan(RUNS);
     expect(seen.compared, 'fresh and warm managers compared').toBeGreaterThan(RUNS * 4);
     expect(seen.corrupted, 'packed forms forged').toBeGreaterThan(0);
-    if (process.env.R79_DEBUG) console.log(JSON.stringify(seen));
+    if (process.env.PACKED_PROPERTY_DEBUG) console.log(JSON.stringify(seen));
   });
 
   it(`a file per session (${Math.ceil(RUNS / 2)} runs)`, async () => {

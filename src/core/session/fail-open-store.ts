@@ -20,6 +20,7 @@
 import { isCompactError } from '../errors.js';
 import type { FailOpenStoreOptions } from './fail-open-options.js';
 import { type CallBudget, waitWithin } from './idle-time-limit.js';
+import { packState } from './packed-state.js';
 import { packingStore } from './packing-store.js';
 import { ReadRevisions } from './read-revisions.js';
 import type { SessionState, SessionStoreSetOptions } from './session-state.js';
@@ -43,6 +44,14 @@ export const DEFAULT_STORE_TIMEOUT_MS = 500;
 interface PendingWrite {
   state: SessionState | undefined;
   base?: string;
+}
+
+/**
+ * A state's JSON in its stored form (packed-state.ts): a long state reads back with its rewrites'
+ * fields in another order, which its plain JSON told from the state this process knew.
+ */
+function storedJson(state: SessionState | null | undefined): string {
+  return JSON.stringify(state ? packState(state) : null);
 }
 
 /** Wraps the manager's store so that its faults never fail a call (see the file comment). */
@@ -196,7 +205,7 @@ export class FailOpenStore implements SessionStore {
         // only over an older one (a store that lost it).
         const written =
           (currentVersion < state.version ||
-            (currentVersion === state.version && JSON.stringify(current ?? null) === pending.base)) &&
+            (currentVersion === state.version && storedJson(current) === pending.base)) &&
           (await this.#call(
             key,
             () => this.#store.set(key, state, { expectedVersion: currentVersion }),
@@ -337,7 +346,7 @@ export class FailOpenStore implements SessionStore {
       return false;
     if (state.version > (local?.version ?? 0)) return false;
     const copy = JSON.parse(JSON.stringify(state)) as SessionState;
-    const base = this.#pending.get(sessionId)?.base ?? JSON.stringify(local ?? null);
+    const base = this.#pending.get(sessionId)?.base ?? storedJson(local);
     this.#local.set(sessionId, copy);
     this.#pending.set(sessionId, { state: copy, base });
     return true;

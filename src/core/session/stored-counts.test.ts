@@ -10,8 +10,9 @@ function splitDecode(hashes: string, tokens: string): Map<string, number> | unde
   if (h.length !== t.length) return undefined;
   const counts = new Map<string, number>();
   for (let i = 0; i < h.length; i++) {
-    const count = Number(t[i]);
-    if (Number.isSafeInteger(count) && count >= 0) counts.set(h[i]!, count);
+    // Only a run of digits is a count (as written): not '', which Number reads as 0.
+    const count = /^[0-9]+$/.test(t[i]!) ? Number(t[i]) : Number.NaN;
+    if (Number.isSafeInteger(count)) counts.set(h[i]!, count);
   }
   return counts;
 }
@@ -45,6 +46,17 @@ describe('decodeStoredCounts', () => {
       ),
       { numRuns: 300 },
     );
+  });
+
+  it('reads no count from a blank entry (a forged or mangled record: a recount, not 0 tokens)', () => {
+    expect(decode('h1 h2 h3', '5  7')).toEqual(
+      new Map([
+        ['h1', 5],
+        ['h3', 7],
+      ]),
+    );
+    expect(decode('h1', '')).toEqual(new Map());
+    expect(decode('h1 h2 h3 h4', '1e3 0x10 -1 +4')).toEqual(new Map());
   });
 
   it('yields between batches instead of decoding a long record in one piece', () => {

@@ -79,8 +79,8 @@ export async function readStoredCounts(
 /**
  * Decodes a record's lists into `into` (hash to count), `batch` pairs per step of `steps`
  * (a step yields between batches): no list is split at once, and a count made of digits is
- * read without a string of its own. A pair whose count is not a non-negative safe integer is
- * left out; lists of different lengths decode to `false` (the record is not used).
+ * read without a string of its own. A pair whose count is not a run of digits of a safe integer
+ * is left out; lists of different lengths decode to `false` (the record is not used).
  */
 export function* decodeStoredCounts(
   counts: StoredTokenCounts,
@@ -110,16 +110,20 @@ function endOf(list: string, from: number): number {
   return end === -1 ? list.length : end;
 }
 
-/** `Number(list.slice(from, end))`, without the slice for a run of up to 15 digits. */
+/**
+ * The count written as the digits from `from` to `end` (without a slice for up to 15 of them);
+ * `NaN` for anything the writer does not write: an empty entry (which `Number` reads as 0, so a
+ * record with blank entries gave every message 0 tokens), a sign, an exponent, a hex prefix.
+ */
 function countAt(list: string, from: number, end: number): number {
-  if (end - from > 15) return Number(list.slice(from, end));
+  if (end === from) return Number.NaN;
   let value = 0;
   for (let i = from; i < end; i++) {
     const digit = list.charCodeAt(i) - 48;
-    if (digit < 0 || digit > 9) return Number(list.slice(from, end));
+    if (digit < 0 || digit > 9) return Number.NaN;
     value = value * 10 + digit;
   }
-  return value;
+  return end - from > 15 ? Number(list.slice(from, end)) : value;
 }
 
 /** Stores the counts of session `key` (replacing the record); false when the store failed. */

@@ -46,10 +46,7 @@ interface PendingWrite {
   base?: string;
 }
 
-/**
- * A state's JSON in its stored form (packed-state.ts): a long state reads back with its rewrites'
- * fields in another order, which its plain JSON told from the state this process knew.
- */
+/** A state's JSON in its stored form (packed-state.ts): a long state reads back with its rewrites' fields in another order. */
 function storedJson(state: SessionState | null | undefined): string {
   return JSON.stringify(state ? packState(state) : null);
 }

@@ -30,6 +30,21 @@ const cpu = () => {
   return (used.user + used.system) / 1000;
 };
 
+/** Runs `steps` to the end: how many steps, the longest and the total CPU ms. */
+function timeSteps(steps: { next(): { done?: boolean } }) {
+  let longest = 0;
+  let count = 0;
+  let total = 0;
+  for (let done = false; !done; count++) {
+    const at = cpu();
+    done = steps.next().done === true;
+    const spent = cpu() - at;
+    longest = Math.max(longest, spent);
+    total += spent;
+  }
+  return { count, longest, total };
+}
+
 if (mode === 'scoring') {
   const { scoreUnitSteps } = await import(`${root}/src/core/summary/embedded/score-units.ts`);
   const { contentWords } = await import(`${root}/src/core/summary/embedded/units.ts`);
@@ -48,17 +63,7 @@ if (mode === 'scoring') {
     words: contentWords(text),
     value: 0,
   }));
-  const steps = scoreUnitSteps(units, { agentic: true });
-  let longest = 0;
-  let count = 0;
-  let total = 0;
-  for (let done = false; !done; count++) {
-    const at = cpu();
-    done = steps.next().done === true;
-    const spent = cpu() - at;
-    longest = Math.max(longest, spent);
-    total += spent;
-  }
+  const { count, longest, total } = timeSteps(scoreUnitSteps(units, { agentic: true }));
   console.log(
     `${root}: first scoring, ${count} steps, longest ${longest.toFixed(1)} ms, total ${total.toFixed(1)} ms`,
   );
@@ -79,16 +84,7 @@ if (mode === 'scoring') {
   const steps = sections.renderUserSectionSteps
     ? sections.renderUserSectionSteps(input, 1_130, count)
     : { next: () => ({ done: true, value: sections.renderUserSections(input, 1_130, count) }) };
-  let longest = 0;
-  let taken = 0;
-  let total = 0;
-  for (let done = false; !done; taken++) {
-    const at = cpu();
-    done = steps.next().done === true;
-    const spent = cpu() - at;
-    longest = Math.max(longest, spent);
-    total += spent;
-  }
+  const { count: taken, longest, total } = timeSteps(steps);
   console.log(
     `${root}: user sections, ${taken} steps, longest ${longest.toFixed(2)} ms, total ${total.toFixed(2)} ms`,
   );

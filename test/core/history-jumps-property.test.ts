@@ -13,7 +13,7 @@ import type { SessionStore } from '../../src/core/session/session-store.js';
 import { MemorySessionStore } from '../../src/core/session/session-store.js';
 import { SummaryMarks } from '../../src/core/summary/summary-mark.js';
 import { redisSessionStore } from '../../src/storage/redis/redis-session-store.js';
-import { type ChatMessage, foreignMarkers, turnsOf } from '../support/history-jumps.js';
+import { type ChatMessage, foreignMarkers, pairingHolds, turnsOf } from '../support/history-jumps.js';
 import { type RedisTestServer, redisAvailable, startRedisServer } from '../support/redis-server.js';
 import { scaled } from '../support/test-scale.js';
 
@@ -133,20 +133,6 @@ function isSubsequence(
     while (k < given.length && !same(given[k]!)) k++;
     if (k === given.length) return false;
     k++;
-  }
-  return true;
-}
-
-/** Every call followed by its results, every result after its call. */
-function pairingHolds(out: readonly ChatMessage[]): boolean {
-  for (let k = 0; k < out.length; k++) {
-    const calls = out[k]!.tool_calls ?? [];
-    for (let c = 0; c < calls.length; c++) if (out[k + 1 + c]?.tool_call_id !== calls[c]!.id) return false;
-    if (out[k]!.role === 'tool') {
-      let j = k - 1;
-      while (j >= 0 && out[j]!.role === 'tool') j--;
-      if (!(out[j]?.tool_calls ?? []).some((call) => call.id === out[k]!.tool_call_id)) return false;
-    }
   }
   return true;
 }

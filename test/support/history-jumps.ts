@@ -73,3 +73,17 @@ export function foreignMarkers(given: readonly unknown[], output: readonly unkno
   const allowed = [...historyMarkers(given)];
   return [...historyMarkers(output)].filter((marker) => !allowed.some((known) => known.startsWith(marker)));
 }
+
+/** Every call followed by its results, every result after its call. */
+export function pairingHolds(out: readonly ChatMessage[]): boolean {
+  for (let k = 0; k < out.length; k++) {
+    const calls = out[k]!.tool_calls ?? [];
+    for (let c = 0; c < calls.length; c++) if (out[k + 1 + c]?.tool_call_id !== calls[c]!.id) return false;
+    if (out[k]!.role === 'tool') {
+      let j = k - 1;
+      while (j >= 0 && out[j]!.role === 'tool') j--;
+      if (!(out[j]?.tool_calls ?? []).some((call) => call.id === out[k]!.tool_call_id)) return false;
+    }
+  }
+  return true;
+}

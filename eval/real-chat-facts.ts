@@ -68,6 +68,14 @@ export const LOCOMO_SETS = {
   'held-out': ['42', '43', '44'],
 } as const;
 
+/** The conversations of a `--set` value (`tune`, `held-out` or `all`). */
+export function locomoSet(name: string): readonly string[] {
+  if (name === 'all') return [...LOCOMO_SETS.tune, ...LOCOMO_SETS['held-out']];
+  const ids = (LOCOMO_SETS as Record<string, readonly string[]>)[name];
+  if (!ids) throw new Error(`--set takes tune, held-out or all, got ${name}`);
+  return ids;
+}
+
 interface LocomoTurn {
   speaker: string;
   text: string;
@@ -492,8 +500,8 @@ async function main(): Promise<void> {
       'one-shot': { type: 'boolean', default: false },
     },
   });
-  const set = values.set as keyof typeof LOCOMO_SETS | 'all';
-  const ids = set === 'all' ? [...LOCOMO_SETS.tune, ...LOCOMO_SETS['held-out']] : LOCOMO_SETS[set];
+  const set = values.set;
+  const ids = locomoSet(set);
   const policy = JSON.parse(values.policy) as Partial<CompactPolicy>;
   const ratios = values.ratios.split(',').map(Number);
   if (ratios.some((r) => !(r > 1))) throw new Error(`--ratios takes numbers above 1, got ${values.ratios}`);

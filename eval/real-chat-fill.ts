@@ -16,7 +16,7 @@ import { parseArgs } from 'node:util';
 import { tokenCounterFor } from '../src/core/counting/token-counter.js';
 import { EmbeddedSummarizer } from '../src/core/summary/embedded/index.js';
 import type { SummarizeRequest, SummarizeResult } from '../src/core/summary/summarizer.js';
-import { LOCOMO_SETS, loadRealChat, type RealChat } from './real-chat-facts.js';
+import { loadRealChat, locomoSet, type RealChat } from './real-chat-facts.js';
 import { rollRealChat } from './roll-real-chat.js';
 
 /**
@@ -88,8 +88,7 @@ async function main(): Promise<void> {
   const { values } = parseArgs({
     options: { set: { type: 'string', default: 'held-out' }, ratio: { type: 'string', default: '8' } },
   });
-  const set = values.set as keyof typeof LOCOMO_SETS | 'all';
-  const ids = set === 'all' ? [...LOCOMO_SETS.tune, ...LOCOMO_SETS['held-out']] : LOCOMO_SETS[set];
+  const ids = locomoSet(values.set);
   const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
   console.log(
     'conversation  window  target  summaries  summary/limit  limit/target  after/target  last/window  last summary/last',

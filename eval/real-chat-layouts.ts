@@ -11,7 +11,7 @@
  */
 import { parseArgs } from 'node:util';
 import { tokenCounterFor } from '../src/core/counting/token-counter.js';
-import { LOCOMO_SETS, loadRealChat } from './real-chat-facts.js';
+import { loadRealChat, locomoSet } from './real-chat-facts.js';
 import { rollRealChat } from './roll-real-chat.js';
 import { textTable } from './text-table.js';
 
@@ -80,9 +80,7 @@ async function main(): Promise<void> {
   const { values } = parseArgs({
     options: { set: { type: 'string', default: 'tune' }, ratio: { type: 'string', default: '8' } },
   });
-  const set = values.set as keyof typeof LOCOMO_SETS | 'all';
-  const ids = set === 'all' ? [...LOCOMO_SETS.tune, ...LOCOMO_SETS['held-out']] : LOCOMO_SETS[set];
-  if (!ids) throw new Error(`--set takes tune, held-out or all, got ${values.set}`);
+  const ids = locomoSet(values.set);
   const counter = tokenCounterFor('gpt-4o');
   const totals = new Map<string, number>();
   let segments = 0;

@@ -19,7 +19,7 @@
 import { parseArgs } from 'node:util';
 import { tokenCounterFor } from '../src/core/counting/token-counter.js';
 import type { CompactPolicy } from '../src/core/policy.js';
-import { LOCOMO_SETS, loadRealChat, type RealChat } from './real-chat-facts.js';
+import { loadRealChat, locomoSet, type RealChat } from './real-chat-facts.js';
 import { rollRealChat } from './roll-real-chat.js';
 
 /** A resolved relative date as the summarizer writes it after its phrase. */
@@ -79,9 +79,7 @@ async function main(): Promise<void> {
       policy: { type: 'string', default: '{}' },
     },
   });
-  const set = values.set as keyof typeof LOCOMO_SETS | 'all';
-  const ids = set === 'all' ? [...LOCOMO_SETS.tune, ...LOCOMO_SETS['held-out']] : LOCOMO_SETS[set];
-  if (!ids) throw new Error(`--set takes tune, held-out or all, got ${values.set}`);
+  const ids = locomoSet(values.set);
   const policy = JSON.parse(values.policy) as Partial<CompactPolicy>;
   const runs: Overhead[] = [];
   for (const id of ids) runs.push(await overheadRun(loadRealChat(id), Number(values.ratio), policy));

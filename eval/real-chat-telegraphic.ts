@@ -21,7 +21,7 @@
  */
 import { parseArgs } from 'node:util';
 import { tokenCounterFor } from '../src/core/counting/token-counter.js';
-import { LOCOMO_SETS, loadRealChat } from './real-chat-facts.js';
+import { loadRealChat, locomoSet } from './real-chat-facts.js';
 import { rollRealChat } from './roll-real-chat.js';
 
 const ARTICLES = /(^|\s)(?:a|an|the)\s+(?=[^\s(])/g;
@@ -65,9 +65,7 @@ async function main(): Promise<void> {
   const { values } = parseArgs({
     options: { set: { type: 'string', default: 'tune' }, ratio: { type: 'string', default: '8' } },
   });
-  const set = values.set as keyof typeof LOCOMO_SETS | 'all';
-  const ids = set === 'all' ? [...LOCOMO_SETS.tune, ...LOCOMO_SETS['held-out']] : LOCOMO_SETS[set];
-  if (!ids) throw new Error(`--set takes tune, held-out or all, got ${values.set}`);
+  const ids = locomoSet(values.set);
   const pct = (a: number, b: number) => `${((100 * (b - a)) / Math.max(1, b)).toFixed(1)}%`.padStart(7);
   console.log('conversation  lines  text  level 1 saves  level 2 saves  level 3 saves  (of the clause text)');
   for (const id of ids) {

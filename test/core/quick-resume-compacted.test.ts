@@ -59,14 +59,19 @@ async function served(store: SessionStore, turns = 300, arrows = false) {
   return { manager, messages };
 }
 
-async function compactedCase(store: SessionStore, turns = 300, arrows = false) {
-  const { manager, messages } = await served(store, turns, arrows);
+/** Two calls after the served history: a fresh manager's on `store`, then the warm `manager`'s (shut down after). */
+async function freshAndWarm(store: SessionStore, manager: CompactManager, messages: unknown[]) {
   const first = [...messages, ask(10)];
   const second = [...first, { role: 'assistant', content: 'done' }, ask(11)];
   const fresh = await freshCalls(options, store, first, second);
   const warm = [sent(await manager.compact('s', first)), sent(await manager.compact('s', second))];
   await manager.shutdown();
   return { fresh, warm };
+}
+
+async function compactedCase(store: SessionStore, turns = 300, arrows = false) {
+  const { manager, messages } = await served(store, turns, arrows);
+  return freshAndWarm(store, manager, messages);
 }
 
 describe('a fresh manager on a known session that compacted', () => {
@@ -201,12 +206,7 @@ async function changedRecordCase(change: (layout: CompactedLayout) => CompactedL
   expect(layout.packed!.at.length).toBeGreaterThan(10);
   const changed = { ...record, quickResume: { ...record.quickResume, compacted: change(copy(layout)) } };
   await store.set(quickKey('s'), changed as unknown as SessionState);
-  const first = [...messages, ask(10)];
-  const second = [...first, { role: 'assistant', content: 'done' }, ask(11)];
-  const fresh = await freshCalls(options, store, first, second);
-  const warm = [sent(await manager.compact('s', first)), sent(await manager.compact('s', second))];
-  await manager.shutdown();
-  return { fresh, warm };
+  return freshAndWarm(store, manager, messages);
 }
 
 describe('the stored forms of a compacted layout', () => {

@@ -19,6 +19,7 @@
  * @packageDocumentation
  */
 
+export type { ArchivedArtifact, ArchivedSummary, StorageAdapter } from './core/archive/storage-adapter.js';
 export { type CompactMessagesOptions, compactMessages } from './core/compact-messages.js';
 export {
   type CachePrice,
@@ -73,6 +74,7 @@ export type {
 } from './core/messages/message.js';
 export type { CompactPolicy, PolicyPreset } from './core/policy.js';
 export { DEFAULT_POLICY, POLICY_PRESETS } from './core/policy.js';
+export type { PreparationJob, PreparationQueue } from './core/queues/preparation-queue.js';
 export {
   createRedactor,
   createRedactorAsync,
@@ -81,7 +83,6 @@ export {
   type Redactor,
   type RedactorOptions,
 } from './core/redaction/redactor.js';
-export type { PreparationJob, PreparationQueue } from './core/session/preparation-queue.js';
 export {
   type UpdateSessionOnceOptions,
   type UpdateSessionOnceResult,
@@ -102,7 +103,6 @@ export {
   type SessionStoreSetOptions,
   type SessionSummary,
 } from './core/session/session-store.js';
-export type { ArchivedArtifact, ArchivedSummary, StorageAdapter } from './core/session/storage-adapter.js';
 export { EmbeddedSummarizer } from './core/summary/embedded-summarizer.js';
 export type {
   SentPrefix,

@@ -1,5 +1,5 @@
+import type { StorageAdapter } from '../core/archive/storage-adapter.js';
 import type { EventExporter } from '../core/events/events.js';
-import type { StorageAdapter } from '../core/session/storage-adapter.js';
 import type { Summarizer } from '../core/summary/summarizer.js';
 
 /**

@@ -5,7 +5,7 @@
  */
 
 import { CompactError } from '../core/errors.js';
-import type { PreparationQueue } from '../core/session/preparation-queue.js';
+import type { PreparationQueue } from '../core/queues/preparation-queue.js';
 import type { CompactConfig } from './config-schema.js';
 
 type Env = Readonly<Record<string, string | undefined>>;

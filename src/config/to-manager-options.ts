@@ -1,13 +1,13 @@
+import type { StorageAdapter } from '../core/archive/storage-adapter.js';
 import type { CachePrice } from '../core/counting/session-cost.js';
 import { CompactError } from '../core/errors.js';
 import type { EventExporter } from '../core/events/events.js';
 import type { ExportQueueOptions } from '../core/events/export-queue.js';
 import type { AgentCompactorOptions } from '../core/manager/manager-options.js';
 import type { CompactPolicy } from '../core/policy.js';
+import type { PreparationQueue } from '../core/queues/preparation-queue.js';
 import type { RedactorOptions } from '../core/redaction/redactor.js';
-import type { PreparationQueue } from '../core/session/preparation-queue.js';
 import type { SessionStore } from '../core/session/session-store.js';
-import type { StorageAdapter } from '../core/session/storage-adapter.js';
 import type { Summarizer } from '../core/summary/summarizer.js';
 import { buildSummarizer } from './build-summarizer.js';
 import type { ConfigRuntimeOptions } from './config-runtime-options.js';

@@ -16,7 +16,7 @@ import {
   type PreparationJob,
   type PreparationQueue,
   preparationJobId,
-} from '../core/session/preparation-queue.js';
+} from '../core/queues/preparation-queue.js';
 import { AgentSchedule, type PreparationQueueCounts } from './agent-schedule.js';
 import { connectionOptions, loadBullmq, type QueueConnection } from './load-bullmq.js';
 

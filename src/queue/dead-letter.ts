@@ -4,8 +4,8 @@ import type { Job } from 'bullmq';
 import { isCompactError } from '../core/errors.js';
 import type { EventBus } from '../core/events/event-bus.js';
 import { newOperation } from '../core/events/event-bus.js';
+import type { PreparationJob } from '../core/queues/preparation-queue.js';
 import { type Redactor, redactThenClip } from '../core/redaction/redactor.js';
-import type { PreparationJob } from '../core/session/preparation-queue.js';
 
 /** The one event of a job that failed every attempt. */
 export function deadLetter(

@@ -14,7 +14,7 @@
  * has timed a run, runs when picked; a Redis error runs it too (the schedule never costs a job).
  */
 
-import type { PreparationJob } from '../core/session/preparation-queue.js';
+import type { PreparationJob } from '../core/queues/preparation-queue.js';
 import { WITHDRAWN_CHANNEL } from './withdrawals.js';
 
 /** A held job is looked at again at least this often (ms): jobs due sooner may come in meanwhile. */

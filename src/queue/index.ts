@@ -5,8 +5,8 @@
  */
 
 export type { PreparationJobResult } from '../core/background/run-preparation-job.js';
-export type { PreparationJob, PreparationQueue } from '../core/session/preparation-queue.js';
-export { preparationJobId } from '../core/session/preparation-queue.js';
+export type { PreparationJob, PreparationQueue } from '../core/queues/preparation-queue.js';
+export { preparationJobId } from '../core/queues/preparation-queue.js';
 export {
   type BullmqPreparationQueue,
   type BullmqPreparationQueueOptions,

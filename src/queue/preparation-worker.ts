@@ -16,9 +16,9 @@ import { type PreparationJobResult, runPreparationJob } from '../core/background
 import { type TokenCounter, tokenCounterFor } from '../core/counting/token-counter.js';
 import { EventBus, newOperation } from '../core/events/event-bus.js';
 import { DEFAULT_SUMMARIZER_TIMEOUT_MS } from '../core/manager/manager-options.js';
+import type { PreparationJob } from '../core/queues/preparation-queue.js';
 import { type Redactor, redactorSteps } from '../core/redaction/redactor.js';
 import { releasableRedactor } from '../core/redaction/releasable-redactor.js';
-import type { PreparationJob } from '../core/session/preparation-queue.js';
 import { EmbeddedSummarizer } from '../core/summary/embedded/index.js';
 import type { Summarizer } from '../core/summary/summarizer.js';
 import { SummaryMarks } from '../core/summary/summary-mark.js';

@@ -7,8 +7,8 @@
 import type { Job, Worker } from 'bullmq';
 import type { PreparationJobResult } from '../core/background/run-preparation-job.js';
 import type { EventBus } from '../core/events/event-bus.js';
+import type { PreparationJob } from '../core/queues/preparation-queue.js';
 import type { Redactor } from '../core/redaction/redactor.js';
-import type { PreparationJob } from '../core/session/preparation-queue.js';
 import { clip, deadLetter, errorTypeOf } from './dead-letter.js';
 import type {
   PreparationJobOutcome,

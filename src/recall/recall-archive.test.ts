@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ArchivedArtifact, StorageAdapter } from '../core/session/storage-adapter.js';
+import type { ArchivedArtifact, StorageAdapter } from '../core/archive/storage-adapter.js';
 import { memoryStorage } from '../storage/memory/memory-storage.js';
 import { FORGED_REFS, sampleArtifact } from '../testing/sample-artifact.js';
 import { RecallArchive } from './recall-archive.js';

@@ -3,7 +3,7 @@
  * searches a session's archived originals. Bound to one storage; every read is scoped to the
  * session the caller names (never to anything the model passes).
  */
-import type { ArchivedArtifact, StorageAdapter } from '../core/session/storage-adapter.js';
+import type { ArchivedArtifact, StorageAdapter } from '../core/archive/storage-adapter.js';
 import { isArtifactRef } from '../storage/artifact-ref.js';
 import { RecallError } from './recall-error.js';
 import { SessionIndex } from './session-index.js';

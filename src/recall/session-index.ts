@@ -4,7 +4,7 @@
  * passages).
  */
 import type MiniSearch from 'minisearch';
-import type { ArchivedArtifact } from '../core/session/storage-adapter.js';
+import type { ArchivedArtifact } from '../core/archive/storage-adapter.js';
 import { splitPassages } from './split-passages.js';
 
 /** One indexed passage, as a search hit. */

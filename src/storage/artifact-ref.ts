@@ -2,8 +2,9 @@
  * Archive references (`tool-3kf93jd02kd9`, `args-…`, `cut-…`, `sum-v3`) as every storage
  * adapter stores and checks them: one shape, one file or key name per reference, one order.
  */
+
+import type { ArchivedArtifact } from '../core/archive/storage-adapter.js';
 import { CompactError } from '../core/errors.js';
-import type { ArchivedArtifact } from '../core/session/storage-adapter.js';
 
 /** The shape of an archive reference: a lower-case word, a dash, lower-case letters and digits. */
 export const ARTIFACT_REF_PATTERN = /^[a-z]{1,16}-[0-9a-z]{1,48}$/;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { StorageAdapter } from '../core/session/storage-adapter.js';
+import type { StorageAdapter } from '../core/archive/storage-adapter.js';
 import { FORGED_REFS, sampleArtifact } from './sample-artifact.js';
 
 /** An adapter with artifact support, plus a check of where it wrote. */

@@ -3,7 +3,7 @@
  * test runner needed (the artifact conformance suite in `agent-compaction/testing/conformance`
  * uses them).
  */
-import type { ArchivedArtifact } from '../core/session/storage-adapter.js';
+import type { ArchivedArtifact } from '../core/archive/storage-adapter.js';
 
 /** An artifact of `sessionId` under `ref`, for tests. */
 export function sampleArtifact(

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import type { ArchivedSummary, StorageAdapter } from '../core/archive/storage-adapter.js';
 import type { AnyCompactEvent } from '../core/events/events.js';
-import type { ArchivedSummary, StorageAdapter } from '../core/session/storage-adapter.js';
 import { sampleCompactionEvents } from './sample-events.js';
 
 /** An adapter plus a way to read back what it wrote. */

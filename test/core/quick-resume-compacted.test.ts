@@ -17,7 +17,7 @@ import {
   type PackedLayout,
   type QuickRecord,
   quickKey,
-} from '../../src/core/session/stored-counts.js';
+} from '../../src/core/store/stored-counts.js';
 import { CompactManager, MemorySessionStore, type SessionState, type SessionStore } from '../../src/index.js';
 import { syntheticSession } from '../../src/testing/synthetic-session.js';
 import { jsonFileStore } from '../support/json-file-store.js';

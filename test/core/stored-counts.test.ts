@@ -8,7 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { countsKey } from '../../src/core/session/stored-counts.js';
+import { countsKey } from '../../src/core/store/stored-counts.js';
 import {
   CompactManager,
   EmbeddedSummarizer,

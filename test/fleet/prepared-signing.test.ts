@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runPreparationJob } from '../../src/core/background/run-preparation-job.js';
 import type { AnyCompactEvent, CompactEvent } from '../../src/core/events/events.js';
 import { CompactManager } from '../../src/core/manager/compact-manager.js';
-import type { PreparationJob, PreparationQueue } from '../../src/core/session/preparation-queue.js';
+import type { PreparationJob, PreparationQueue } from '../../src/core/queues/preparation-queue.js';
 import type { Summarizer } from '../../src/core/summary/summarizer.js';
 import { SummaryMarks } from '../../src/core/summary/summary-mark.js';
 import { type RedisSessionStore, redisSessionStore } from '../../src/storage/redis/index.js';

@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { PreparationJob } from '../../src/core/session/preparation-queue.js';
+import type { PreparationJob } from '../../src/core/queues/preparation-queue.js';
 import {
   listDue,
   markWithdrawn,

@@ -8,7 +8,7 @@
 
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { PreparationQueue } from '../../src/core/session/preparation-queue.js';
+import type { PreparationQueue } from '../../src/core/queues/preparation-queue.js';
 import { bullmqPreparationQueue } from '../../src/queue/index.js';
 import { chatTurns } from '../support/background-fixtures.js';
 import { type RedisTestServer, redisAvailable, startRedisServer } from '../support/redis-server.js';

@@ -22,10 +22,10 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ArchivedSummary } from '../../src/core/archive/storage-adapter.js';
 import { isCompactError } from '../../src/core/errors.js';
 import type { AnyCompactEvent } from '../../src/core/events/events.js';
 import { CompactManager } from '../../src/core/manager/compact-manager.js';
-import type { ArchivedSummary } from '../../src/core/session/storage-adapter.js';
 import { fsStorage } from '../../src/storage/fs/fs-storage.js';
 import { sampleArtifact } from '../../src/testing/sample-artifact.js';
 import { sampleCompactionEvents } from '../../src/testing/sample-events.js';

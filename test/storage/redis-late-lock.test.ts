@@ -7,8 +7,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FailOpenStore } from '../../src/core/session/fail-open-store.js';
 import type { SessionLock } from '../../src/core/session/session-store.js';
+import { FailOpenStore } from '../../src/core/store/fail-open-store.js';
 import { redisSessionStore } from '../../src/storage/redis/index.js';
 import { type RedisTestServer, redisAvailable, startRedisServer } from '../support/redis-server.js';
 

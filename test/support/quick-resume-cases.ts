@@ -4,7 +4,7 @@
  * same case run through a real Redis store.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { quickKey } from '../../src/core/session/stored-counts.js';
+import { quickKey } from '../../src/core/store/stored-counts.js';
 import {
   type CompactionResult,
   CompactManager,

@@ -1,8 +1,8 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { ArchivedSummary } from '../../core/archive/storage-adapter.js';
 import { CompactError } from '../../core/errors.js';
 import { CompactManager } from '../../core/manager/compact-manager.js';
-import type { ArchivedSummary } from '../../core/session/storage-adapter.js';
 import { counted } from '../../report/render-report.js';
 import { buildTraceModel, parseTrace, type TraceModel } from '../../report/trace-model.js';
 import { newestArchiveName, parseArchiveName } from '../../storage/session-path.js';

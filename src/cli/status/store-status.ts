@@ -7,8 +7,8 @@
  * never on the command line).
  */
 import { CompactError } from '../../core/errors.js';
+import { QUEUE_SUMMARIZER_PREFIX } from '../../core/queues/preparation-queue.js';
 import { unpackState } from '../../core/session/packed-state.js';
-import { QUEUE_SUMMARIZER_PREFIX } from '../../core/session/preparation-queue.js';
 import type { SessionState } from '../../core/session/session-state.js';
 import { DEFAULT_PREPARATION_QUEUE_NAME } from '../../queue/bullmq-preparation-queue.js';
 import type { CliIo } from '../cli-io.js';

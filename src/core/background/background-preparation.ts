@@ -14,7 +14,7 @@
 
 import type { BufferedEvent, PreparedSummary } from '../preflight/cascade/prepared-summary.js';
 import type { SessionView, ViewEntry } from '../preflight/view/session-view.js';
-import type { PreparationQueue } from '../session/preparation-queue.js';
+import type { PreparationQueue } from '../queues/preparation-queue.js';
 import type { SessionLock } from '../session/session-store.js';
 import { awaitOtherPreparation, claimOrAwait } from './await-other-preparation.js';
 import type { BackgroundOptions, BackgroundStatus, SharedStore } from './background-status.js';

@@ -4,8 +4,8 @@ import type { CompactMessage } from '../messages/message.js';
 import { redactMessages } from '../preflight/cascade/summarize-remainder.js';
 import { summaryBodyFrom } from '../preflight/cascade/summary-output.js';
 import type { ViewEntry } from '../preflight/view/session-view.js';
+import type { PreparationJob } from '../queues/preparation-queue.js';
 import type { Redactor } from '../redaction/redactor.js';
-import type { PreparationJob } from '../session/preparation-queue.js';
 import { defuseSummaryMarkup } from '../summary/summary-markup.js';
 
 /** The job of a preparation that folds `folded` (redacted with `redact`, as the summarizer's input). */

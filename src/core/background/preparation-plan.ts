@@ -11,8 +11,8 @@ import type { CompactPolicy } from '../policy.js';
 import { buildUnits, policySuffixStart } from '../preflight/cascade/build-units.js';
 import type { SummarizeContext } from '../preflight/cascade/summarize-remainder.js';
 import type { SessionView, ViewEntry } from '../preflight/view/session-view.js';
+import type { PreparationJob } from '../queues/preparation-queue.js';
 import { memoizeRedactor, type Redactor } from '../redaction/redactor.js';
-import type { PreparationJob } from '../session/preparation-queue.js';
 import { preparationJob } from './preparation-job.js';
 
 /** What starting a preparation needs. */

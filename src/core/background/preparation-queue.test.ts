@@ -10,7 +10,7 @@ import { charCounter, chatTurns } from '../../../test/support/background-fixture
 import { expandTemplates } from '../../../test/support/secret-templates.js';
 import type { CompactEventName } from '../events/events.js';
 import { CompactManager } from '../manager/compact-manager.js';
-import type { PreparationJob, PreparationQueue } from '../session/preparation-queue.js';
+import type { PreparationJob, PreparationQueue } from '../queues/preparation-queue.js';
 import { MemorySessionStore } from '../session/session-store.js';
 import type { Summarizer } from '../summary/summarizer.js';
 import { SummaryMarks } from '../summary/summary-mark.js';

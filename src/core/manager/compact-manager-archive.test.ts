@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { charCounter, chatTurns, collect } from '../../../test/support/manager-fixtures.js';
+import type { StorageAdapter } from '../archive/storage-adapter.js';
 import type { AnyCompactEvent, CompactEvent } from '../events/events.js';
 import { MemorySessionStore } from '../session/session-store.js';
-import type { StorageAdapter } from '../session/storage-adapter.js';
 import { EmbeddedSummarizer } from '../summary/embedded-summarizer.js';
 import type { Summarizer } from '../summary/summarizer.js';
 import { CompactManager } from './compact-manager.js';

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { charCounter, chatTurns, collect, summaryCount } from '../../../test/support/manager-fixtures.js';
+import type { StorageAdapter } from '../archive/storage-adapter.js';
 import { isCompactError } from '../errors.js';
 import type { CompactEvent } from '../events/events.js';
 import { MemorySessionStore } from '../session/session-store.js';
-import type { StorageAdapter } from '../session/storage-adapter.js';
 import { EmbeddedSummarizer } from '../summary/embedded-summarizer.js';
 import { CompactManager } from './compact-manager.js';
 

@@ -25,11 +25,11 @@ import { MessageIndex } from '../messages/message-index.js';
 import { type CompactPolicy, resolvePolicy } from '../policy.js';
 import { estimateRequest } from '../preflight/index/estimate-request.js';
 import type { PipelineDeps } from '../preflight/prepare-request.js';
+import { CallQueue } from '../queues/call-queue.js';
 import type { Redactor } from '../redaction/redactor.js';
-import { CallQueue } from '../session/call-queue.js';
-import type { FailOpenStore } from '../session/fail-open-store.js';
-import { pipelineStore } from '../session/pipeline-store.js';
 import { MemorySessionStore, type SessionState, type SessionStore } from '../session/session-store.js';
+import type { FailOpenStore } from '../store/fail-open-store.js';
+import { pipelineStore } from '../store/pipeline-store.js';
 import { EmbeddedSummarizer } from '../summary/embedded-summarizer.js';
 import type { Summarizer } from '../summary/summarizer.js';
 import {

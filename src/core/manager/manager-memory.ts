@@ -10,8 +10,8 @@ import type { UsageLedger } from '../counting/usage-ledger.js';
 import type { MessageIndex } from '../messages/message-index.js';
 import type { IndexedHistory } from '../preflight/index/index-request.js';
 import { forgetSession, type PipelineDeps } from '../preflight/prepare-request.js';
-import type { FailOpenStore } from '../session/fail-open-store.js';
-import { deleteStoredCounts } from '../session/stored-counts.js';
+import type { FailOpenStore } from '../store/fail-open-store.js';
+import { deleteStoredCounts } from '../store/stored-counts.js';
 
 /** The manager's in-memory parts that outlive one call. */
 export interface ManagerMemory {

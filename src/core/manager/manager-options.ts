@@ -2,16 +2,16 @@
  * Options and results of {@link CompactManager}: what callers pass and get back.
  */
 
+import type { StorageAdapter } from '../archive/storage-adapter.js';
 import type { CachePrice } from '../counting/session-cost.js';
 import type { TokenCounter } from '../counting/token-counter.js';
 import type { EventExporter, KeptCounts, TokenBreakdown } from '../events/events.js';
 import type { ExportQueueOptions } from '../events/export-queue.js';
 import type { MessageFormat } from '../messages/message.js';
 import type { CompactPolicy } from '../policy.js';
+import type { PreparationQueue } from '../queues/preparation-queue.js';
 import type { Redactor, RedactorOptions } from '../redaction/redactor.js';
-import type { PreparationQueue } from '../session/preparation-queue.js';
 import type { SessionStore } from '../session/session-store.js';
-import type { StorageAdapter } from '../session/storage-adapter.js';
 import type { Summarizer } from '../summary/summarizer.js';
 
 /** The cascade levels, cheapest and most faithful first. */

@@ -2,6 +2,8 @@
  * What the pipeline of every call needs from its manager (see preflight/prepare-request.ts's
  * `PipelineDeps`), built once per manager from its options and resolved settings.
  */
+
+import { SessionArchive } from '../archive/session-archive.js';
 import type { CachePrice } from '../counting/session-cost.js';
 import type { TokenCounter } from '../counting/token-counter.js';
 import { UsageCalibration } from '../counting/usage-calibration.js';
@@ -11,7 +13,6 @@ import { IndexedHistories, type IndexedHistory } from '../preflight/index/index-
 import { PersistedCounts } from '../preflight/index/persist-counts.js';
 import type { PipelineDeps } from '../preflight/prepare-request.js';
 import { RewriteCache } from '../preflight/view/realize-rewrite.js';
-import { SessionArchive } from '../session/session-archive.js';
 import type { SessionStore } from '../session/session-store.js';
 import type { Summarizer } from '../summary/summarizer.js';
 import { SummaryMarks } from '../summary/summary-mark.js';

@@ -15,7 +15,7 @@ import { countsScope } from '../preflight/index/persist-counts.js';
 import { samplePrints } from '../preflight/quick/quick-print.js';
 import { QUICK_FROM, ruleOf } from '../preflight/quick/quick-records.js';
 import { MemorySessionStore, type SessionStore } from '../session/session-store.js';
-import { writeQuickRecord } from '../session/stored-counts.js';
+import { writeQuickRecord } from '../store/stored-counts.js';
 import { nextTurn } from '../time-slice.js';
 
 /** What the rehearsal needs of the scratch manager. */

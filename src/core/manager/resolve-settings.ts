@@ -9,7 +9,7 @@ import { invalidConfig } from '../errors.js';
 import { type CompactPolicy, resolvePolicy } from '../policy.js';
 import { guardRedactor, type Redactor, redactorSteps } from '../redaction/redactor.js';
 import { releasableRedactor } from '../redaction/releasable-redactor.js';
-import { DEFAULT_STORE_TIMEOUT_MS } from '../session/fail-open-store.js';
+import { DEFAULT_STORE_TIMEOUT_MS } from '../store/fail-open-store.js';
 import {
   type CompactManagerOptions,
   DEFAULT_CACHE_MAX_BYTES,

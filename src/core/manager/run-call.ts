@@ -19,8 +19,8 @@ import type { PipelineDeps, PreparedRequest } from '../preflight/prepare-request
 import { prepareRequest } from '../preflight/prepare-request.js';
 import { mayGoQuick, noteQuick, quickOrFull } from '../preflight/quick/quick-resume.js';
 import { finishCompaction } from '../preflight/run-preflight.js';
-import { throwIfAborted } from '../session/call-queue.js';
-import type { FailOpenStore } from '../session/fail-open-store.js';
+import { throwIfAborted } from '../queues/call-queue.js';
+import type { FailOpenStore } from '../store/fail-open-store.js';
 import type { CompactionResult, CompactOptions } from './manager-options.js';
 
 /** What a manager's calls run with (fixed at construction). */

@@ -2,6 +2,8 @@
  * What every step of a preflight reads: the pipeline's parts (built once per manager,
  * manager/pipeline-deps.ts) and one call's input, with the helpers the steps share.
  */
+
+import type { SessionArchive } from '../archive/session-archive.js';
 import type { CachePrice } from '../counting/session-cost.js';
 import type { TokenCounter } from '../counting/token-counter.js';
 import type { UsageCalibration } from '../counting/usage-calibration.js';
@@ -13,7 +15,6 @@ import { formatLocalSummaryText } from '../messages/message.js';
 import type { MessageIndex } from '../messages/message-index.js';
 import type { CompactPolicy } from '../policy.js';
 import type { Redactor } from '../redaction/redactor.js';
-import type { SessionArchive } from '../session/session-archive.js';
 import type { SessionStore } from '../session/session-store.js';
 import type { Summarizer } from '../summary/summarizer.js';
 import type { SummaryMarks } from '../summary/summary-mark.js';

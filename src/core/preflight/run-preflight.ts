@@ -8,7 +8,7 @@ import { CompactError, isCompactError } from '../errors.js';
 import type { EventTiming } from '../events/event-bus.js';
 import type { CompactEventProperties } from '../events/events.js';
 import type { CompactionResult } from '../manager/manager-options.js';
-import { QUEUE_SUMMARIZER_PREFIX } from '../session/preparation-queue.js';
+import { QUEUE_SUMMARIZER_PREFIX } from '../queues/preparation-queue.js';
 import type { SessionState } from '../session/session-store.js';
 import type { PreparedSummary } from './cascade/prepared-summary.js';
 import { checkSummaryOutput } from './cascade/summary-output.js';

@@ -5,8 +5,8 @@
 import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
 import { stampOf } from '../preflight/quick/quick-compacted.js';
+import { FailOpenStore } from '../store/fail-open-store.js';
 import { runStepsYielding } from '../time-slice.js';
-import { FailOpenStore } from './fail-open-store.js';
 import { deepFreezeSteps, isLargeState } from './json-copy.js';
 import { listLength, PACK_FROM, packedShapesOf, packState, unpackState } from './packed-state.js';
 import type { SessionRewrite, SessionState } from './session-state.js';

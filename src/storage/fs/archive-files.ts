@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { link, rename, rm, unlink } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { describeCause } from '../../core/describe-cause.js';
 import { CompactError } from '../../core/errors.js';
-import { describeCause } from '../../core/session/fail-open-store.js';
 import { appendPrivateFile, writePrivateFile } from './private-files.js';
 
 /**

@@ -1,12 +1,12 @@
 import { readdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { CompactError } from '../../core/errors.js';
-import type { AnyCompactEvent } from '../../core/events/events.js';
 import type {
   ArchivedArtifact,
   ArchivedSummary,
   StorageAdapter,
-} from '../../core/session/storage-adapter.js';
+} from '../../core/archive/storage-adapter.js';
+import { CompactError } from '../../core/errors.js';
+import type { AnyCompactEvent } from '../../core/events/events.js';
 import {
   artifactFileName,
   assertArtifact,

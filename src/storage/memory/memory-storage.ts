@@ -1,10 +1,10 @@
-import { CompactError } from '../../core/errors.js';
-import type { AnyCompactEvent } from '../../core/events/events.js';
 import type {
   ArchivedArtifact,
   ArchivedSummary,
   StorageAdapter,
-} from '../../core/session/storage-adapter.js';
+} from '../../core/archive/storage-adapter.js';
+import { CompactError } from '../../core/errors.js';
+import type { AnyCompactEvent } from '../../core/events/events.js';
 import { artifactFileName, assertArtifact, assertArtifactRef, sortArtifacts } from '../artifact-ref.js';
 import { ARCHIVE_NAMES, archiveWriteId, highestSummaryStep, safeSessionSegment } from '../session-path.js';
 

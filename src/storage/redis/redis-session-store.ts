@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { describeCause } from '../../core/describe-cause.js';
 import { CompactError } from '../../core/errors.js';
-import { describeCause } from '../../core/session/fail-open-store.js';
 import type {
   RevisedState,
   SessionLock,

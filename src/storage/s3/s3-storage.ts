@@ -1,11 +1,11 @@
 import type { S3Client } from '@aws-sdk/client-s3';
-import { CompactError } from '../../core/errors.js';
-import type { AnyCompactEvent } from '../../core/events/events.js';
 import type {
   ArchivedArtifact,
   ArchivedSummary,
   StorageAdapter,
-} from '../../core/session/storage-adapter.js';
+} from '../../core/archive/storage-adapter.js';
+import { CompactError } from '../../core/errors.js';
+import type { AnyCompactEvent } from '../../core/events/events.js';
 import {
   artifactFileName,
   assertArtifact,

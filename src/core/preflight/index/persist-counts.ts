@@ -9,7 +9,7 @@ import type { TokenCounter } from '../../counting/token-counter.js';
 import type { MessageFormat } from '../../messages/message.js';
 import { type IndexedEntry, sameHash } from '../../messages/message-index.js';
 import type { SessionStore } from '../../session/session-store.js';
-import { decodeStoredCounts, readStoredCounts, writeStoredCounts } from '../../session/stored-counts.js';
+import { decodeStoredCounts, readStoredCounts, writeStoredCounts } from '../../store/stored-counts.js';
 import { runStepsYielding, TimeSlice } from '../../time-slice.js';
 import { QuickRecords } from '../quick/quick-records.js';
 import type { IndexedHistory } from './index-request.js';

@@ -2,9 +2,10 @@
  * What a compaction archives under recall refs: the originals of what it cleared, shortened
  * or cut, and the folded messages as a transcript (`sum-vN`).
  */
+
+import type { ArchivedArtifact } from '../../archive/storage-adapter.js';
 import type { IndexedMessage } from '../../messages/message-index.js';
 import type { SessionRewrite } from '../../session/session-store.js';
-import type { ArchivedArtifact } from '../../session/storage-adapter.js';
 import type { CascadeResult } from '../run-cascade.js';
 
 /** The text an archived original holds. */

@@ -5,8 +5,8 @@
  * (see `SessionState.local`), so no version of a session is ever sent with two texts.
  */
 import type { EventTiming } from '../../events/event-bus.js';
-import { FailOpenStore } from '../../session/fail-open-store.js';
 import type { SessionState } from '../../session/session-store.js';
+import { FailOpenStore } from '../../store/fail-open-store.js';
 import type { PipelineDeps, PreparedRequest } from '../prepare-request.js';
 import type { CascadeResult } from '../run-cascade.js';
 

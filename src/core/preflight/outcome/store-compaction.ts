@@ -5,8 +5,8 @@
  * compaction that landed first makes the run retry.
  */
 import type { EventTiming } from '../../events/event-bus.js';
-import { FailOpenStore } from '../../session/fail-open-store.js';
 import type { SessionState } from '../../session/session-store.js';
+import { FailOpenStore } from '../../store/fail-open-store.js';
 import type { PipelineDeps, PreparedRequest } from '../prepare-request.js';
 import type { CascadeResult } from '../run-cascade.js';
 import { archiveSummary, dropArchiveLine } from './archive-summary.js';

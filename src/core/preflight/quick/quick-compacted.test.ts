@@ -7,7 +7,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { CompactedLayout, PackedLayout } from '../../session/stored-counts.js';
+import type { CompactedLayout, PackedLayout } from '../../store/stored-counts.js';
 import { isLayout, layoutRequest } from './quick-compacted.js';
 
 /** The loop the slices replaced. */

@@ -13,7 +13,7 @@
  */
 import { listLength } from '../../session/packed-state.js';
 import type { SessionState } from '../../session/session-store.js';
-import type { CompactedLayout, PackedLayout } from '../../session/stored-counts.js';
+import type { CompactedLayout, PackedLayout } from '../../store/stored-counts.js';
 import type { TimeSlice } from '../../time-slice.js';
 import type { AssembledCache, SessionView } from '../view/session-view.js';
 

@@ -4,7 +4,7 @@
  */
 import type { CompactPolicy } from '../../policy.js';
 import type { SessionState, SessionStore } from '../../session/session-store.js';
-import { type QuickRecord, writeQuickRecord } from '../../session/stored-counts.js';
+import { type QuickRecord, writeQuickRecord } from '../../store/stored-counts.js';
 import { TimeSlice } from '../../time-slice.js';
 import type { SessionView } from '../view/session-view.js';
 import { buildLayout, type LayoutSnapshot, layoutEligible, snapshotOf } from './quick-compacted.js';

@@ -23,7 +23,7 @@ import { isPinned } from '../../messages/partition.js';
 import type { CompactPolicy } from '../../policy.js';
 import { listLength } from '../../session/packed-state.js';
 import type { SessionState } from '../../session/session-store.js';
-import { deleteStoredCounts, type QuickRecord, readQuickRecord } from '../../session/stored-counts.js';
+import { deleteStoredCounts, type QuickRecord, readQuickRecord } from '../../store/stored-counts.js';
 import { TimeSlice } from '../../time-slice.js';
 import { decide, hardLimitOf } from '../decide.js';
 import { indexMessagesInSlices } from '../index/index-messages.js';

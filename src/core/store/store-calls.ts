@@ -5,8 +5,9 @@
  * is reported once per outage, and throws {@link StoreFault} for the caller to go on without
  * the store; the first answer after an outage ends it, reporting the calls it affected.
  */
+
+import { describeCause } from '../describe-cause.js';
 import { CompactError, isCompactError } from '../errors.js';
-import { describeCause } from './describe-cause.js';
 import type { FailOpenStoreOptions } from './fail-open-options.js';
 import { type CallBudget, idleTimeLimit } from './idle-time-limit.js';
 

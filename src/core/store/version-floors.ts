@@ -9,8 +9,9 @@
  * (it stops asking the store for a while after a fault), and another process may reach the
  * store meanwhile and send a new version, archived before it is sent.
  */
+
+import type { SessionState } from '../session/session-state.js';
 import { idleTimeLimit } from './idle-time-limit.js';
-import type { SessionState } from './session-state.js';
 
 /** Reads and keeps the archive's version floors of sessions. */
 export class VersionFloors {

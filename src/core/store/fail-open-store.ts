@@ -18,20 +18,19 @@
  * its own (see `idleTimeLimit`).
  */
 import { isCompactError } from '../errors.js';
+import { packState } from '../session/packed-state.js';
+import type { SessionState, SessionStoreSetOptions } from '../session/session-state.js';
+import type { SessionLock, SessionStore } from '../session/session-store.js';
+import { storedStateProblem } from '../session/session-store-checks.js';
+import { stateBytes } from '../session/state-bytes.js';
 import type { FailOpenStoreOptions } from './fail-open-options.js';
 import { type CallBudget, waitWithin } from './idle-time-limit.js';
-import { packState } from './packed-state.js';
 import { packingStore } from './packing-store.js';
 import { ReadRevisions } from './read-revisions.js';
-import type { SessionState, SessionStoreSetOptions } from './session-state.js';
-import type { SessionLock, SessionStore } from './session-store.js';
-import { storedStateProblem } from './session-store-checks.js';
-import { stateBytes } from './state-bytes.js';
 import { StoreCalls, StoreFault } from './store-calls.js';
 import { boundedLock, localLock } from './store-locks.js';
 import { type StoreWrites, VersionFloors, writeBack, writeFloor } from './version-floors.js';
 
-export { describeCause } from './describe-cause.js';
 export type { FailOpenStoreOptions } from './fail-open-options.js';
 
 /** The default time limit of one store operation, in milliseconds. */

@@ -7,9 +7,9 @@
  * step from its local answer at v1, its floor read once at the outage's start.
  */
 import { describe, expect, it } from 'vitest';
+import type { SessionState } from '../session/session-state.js';
+import { MemorySessionStore } from '../session/session-store.js';
 import { FailOpenStore } from './fail-open-store.js';
-import type { SessionState } from './session-state.js';
-import { MemorySessionStore } from './session-store.js';
 
 /** A memory store that can be made to fail, as a stalled server does. */
 class FailingStore extends MemorySessionStore {

@@ -2,7 +2,7 @@
  * The locks the fail-open store hands out: the store's own with renewals and release under
  * the call's time limit, or one of this process only while the store cannot give one.
  */
-import type { SessionLock } from './session-store.js';
+import type { SessionLock } from '../session/session-store.js';
 
 /**
  * The store's lock, its renewals and release run through `call` (the call's time limit),

@@ -5,10 +5,11 @@
  * since), the read answers it without reading and checking it again
  * (`SessionStore.getIfChanged`).
  */
+
+import { deepFreezeSteps, isLargeState } from '../session/json-copy.js';
+import type { SessionState } from '../session/session-state.js';
+import { deepFreeze, type SessionStore } from '../session/session-store.js';
 import { runStepsYielding, TimeSlice } from '../time-slice.js';
-import { deepFreezeSteps, isLargeState } from './json-copy.js';
-import type { SessionState } from './session-state.js';
-import { deepFreeze, type SessionStore } from './session-store.js';
 
 /** A read of a session's state: `checked` when it is the copy read and checked before. */
 export interface RevisedRead {

@@ -11,8 +11,9 @@
  * recount, never a different answer. Read and written directly on the user's store (not the
  * manager's in-process copy of states), each operation bounded in time; a failure is ignored.
  */
+
+import type { SessionState, SessionStore } from '../session/session-store.js';
 import { FailOpenStore } from './fail-open-store.js';
-import type { SessionState, SessionStore } from './session-store.js';
 
 /** The store key of a session's token counts. */
 export function countsKey(key: string): string {

@@ -4,10 +4,11 @@
  * above them). Any other store goes behind the fail-open store (which reads the same floor)
  * unless told to fail closed.
  */
+
+import type { StorageAdapter } from '../archive/storage-adapter.js';
+import { MemorySessionStore, type SessionStore } from '../session/session-store.js';
 import { ArchiveFloorStore } from './archive-floor-store.js';
 import { FailOpenStore, type FailOpenStoreOptions } from './fail-open-store.js';
-import { MemorySessionStore, type SessionStore } from './session-store.js';
-import type { StorageAdapter } from './storage-adapter.js';
 
 /** The fail-open store's event handlers (store-fault-events.ts). */
 type FaultHandlers = Pick<FailOpenStoreOptions, 'onOutage' | 'onCorrupt' | 'onRecovery' | 'onLost'> & {

@@ -6,8 +6,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { HostileStore, JsonTextStore } from '../../../test/support/hostile-store.js';
+import type { SessionRewrite, SessionState } from '../session/session-state.js';
 import { FailOpenStore } from './fail-open-store.js';
-import type { SessionRewrite, SessionState } from './session-state.js';
 
 /** A state of version 1 with `n` rewrites made while the archive failed (`unarchived` set before `hash`, as the cascade sets them). */
 function stateWithRewrites(n: number): SessionState {

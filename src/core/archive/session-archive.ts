@@ -7,10 +7,11 @@
  * when a write succeeds again (`compact.warning`, `storage_recovered`, with the number of
  * calls it affected), not on every call; nothing is written on stderr.
  */
+
+import { describeCause } from '../describe-cause.js';
 import { type EventBus, newOperation, type OperationContext } from '../events/event-bus.js';
 import type { CompactEventName, CompactEventProperties } from '../events/events.js';
 import { type Redactor, redactArchivedText, redactDeep } from '../redaction/redactor.js';
-import { describeCause } from './fail-open-store.js';
 import type { ArchivedArtifact, ArchivedSummary, StorageAdapter } from './storage-adapter.js';
 
 /** The manager's archive writer (a no-op without storage). */

@@ -2,14 +2,14 @@
  * A store outside the process as the fail-open store uses it: states written in their packed
  * form and read back unpacked (packed-state.ts), every other operation passed through.
  */
-import { packState, unpackState } from './packed-state.js';
+import { packState, unpackState } from '../session/packed-state.js';
 import {
   MemorySessionStore,
   type RevisedState,
   type SessionState,
   type SessionStore,
   type SessionStoreSetOptions,
-} from './session-store.js';
+} from '../session/session-store.js';
 
 /**
  * `inner`, with long states packed on `set` and unpacked on `get` and `getIfChanged`; `inner`

@@ -7,10 +7,10 @@
  */
 import { describe, expect, it } from 'vitest';
 import { until } from '../../../test/support/until.js';
+import type { SessionState } from '../session/session-state.js';
+import type { RevisedState, SessionStore } from '../session/session-store.js';
+import { MemorySessionStore } from '../session/session-store.js';
 import { ReadRevisions } from './read-revisions.js';
-import type { SessionState } from './session-state.js';
-import type { RevisedState, SessionStore } from './session-store.js';
-import { MemorySessionStore } from './session-store.js';
 
 const stateOf = (ids: number): SessionState => ({
   sessionId: 's',

@@ -7,8 +7,8 @@
  * archived v1 (docs/sessions.md, "Versions never go down"). Shared stores get the same floor
  * through the fail-open store; this one adds no time limit or copy to the in-process path.
  */
-import type { SessionState, SessionStoreSetOptions } from './session-state.js';
-import type { SessionLock, SessionStore } from './session-store.js';
+import type { SessionState, SessionStoreSetOptions } from '../session/session-state.js';
+import type { SessionLock, SessionStore } from '../session/session-store.js';
 import { VersionFloors, writeFloor } from './version-floors.js';
 
 export class ArchiveFloorStore implements SessionStore {

@@ -1,4 +1,4 @@
-/** The job a manager hands to its preparation queue (see session/preparation-queue.ts). */
+/** The job a manager hands to its preparation queue (see queues/preparation-queue.ts). */
 
 import type { CompactMessage } from '../messages/message.js';
 import { redactMessages } from '../preflight/cascade/summarize-remainder.js';

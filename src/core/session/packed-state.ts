@@ -204,7 +204,7 @@ function lazyField(
 /**
  * The values of `value`'s own enumerable fields (`Object.values`), less the packed lists of an
  * unpacked state not read yet: a deep freeze of a state read from the store (held for later
- * reads, session/read-revisions.ts) leaves its lists packed, and each is frozen when read.
+ * reads, store/read-revisions.ts) leaves its lists packed, and each is frozen when read.
  */
 export function valuesToFreeze(value: object): unknown[] {
   const lazies = (value as { [LAZY_LISTS]?: Map<string, LazyList> })[LAZY_LISTS];

@@ -1,5 +1,5 @@
 /**
- * The session's token counts, kept with its state (session/stored-counts.ts): read on the
+ * The session's token counts, kept with its state (store/stored-counts.ts): read on the
  * first call of a long history this process has not indexed, so that counting reuses them
  * (count-ahead.ts); written after a call, in slices and in the background, each time the
  * history has grown by an eighth since the last write (so the writes cost O(1) per message

@@ -2,7 +2,7 @@
  * The first call of a fresh process on a known session, answered without indexing its
  * history (issue 47 point 1). A warm process leaves, after calls whose answer was the history
  * as given (no summary, no rewrite, nothing stripped), a small record with the session's
- * state (`<key>::quick`, session/stored-counts.ts): the history's length, its print
+ * state (`<key>::quick`, store/stored-counts.ts): the history's length, its print
  * (quick-print.ts: a chain of the messages' shapes, no content hash), its token sums and
  * pinned messages. A fresh process given that history plus a few new messages compares the
  * print, counts and checks only the new messages, decides, and when nothing triggers sends

@@ -110,9 +110,11 @@ export async function prepareRequest(deps: PipelineDeps, input: PreflightInput):
   const stored = await deps.store.get(input.key);
   const call = recordCall(deps, input.key, input.policy.cacheLifetimeMs);
   const cold = slice ? { slice, known: await known } : undefined;
-  const resumed = await resumeAndCount(deps, input, indexed, stored, cold ?? ahead, call.idle);
+  const resuming = resumeAndCount(deps, input, indexed, stored, cold ?? ahead, call.idle);
+  const resumed = resuming instanceof Promise ? await resuming : resuming;
   const { view, counted, calibrated, decision } = resumed;
-  const state = await rememberProtected(deps.store, input.key, view, stored);
+  const remembering = rememberProtected(deps.store, input.key, view, stored);
+  const state = remembering instanceof Promise ? await remembering : remembering;
   const scale = counted.tokensBefore > 0 ? calibrated.tokens / counted.tokensBefore : 1;
   // Written out rather than `{ ...input, ... }`: on Node 20 a literal that adds properties after
   // a spread builds a new hidden class per call (~40 us here, a third of a warm call).

@@ -48,12 +48,12 @@ export function carryPinsSeen(from: SessionView, to: SessionView): void {
  * with the pins stored meanwhile. When the lock is busy, the pins are written by a later call
  * (the messages still carry their `meta` until then).
  */
-export async function rememberProtected(
+export function rememberProtected(
   store: SessionStore,
   key: string,
   view: SessionView,
   state: SessionState | undefined,
-): Promise<SessionState | undefined> {
+): SessionState | undefined | Promise<SessionState | undefined> {
   const known = view.pinnedIds;
   const added: string[] = [];
   // Only the entries added since the last look (a pin not yet written is looked at again).
@@ -63,10 +63,23 @@ export async function rememberProtected(
     if (entry.pinned && entry.item.entry.parsed.meta !== undefined && !known.has(entry.item.id))
       added.push(entry.item.id);
   }
+  // Nothing new to remember (a warm call's usual case): answered without a promise.
   if (added.length === 0) {
     pinsSeen.set(view, entries.length);
     return state;
   }
+  return writePins(store, key, view, state, added);
+}
+
+/** Writes the pins {@link rememberProtected} found, under the session's lock. */
+async function writePins(
+  store: SessionStore,
+  key: string,
+  view: SessionView,
+  state: SessionState | undefined,
+  added: readonly string[],
+): Promise<SessionState | undefined> {
+  const entries = view.entries;
   const lock = await store.acquireLock(key, PIN_LOCK_TTL_MS).catch(() => undefined);
   if (!lock) return state;
   try {

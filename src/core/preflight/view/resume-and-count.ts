@@ -114,6 +114,8 @@ export interface Resumed {
   readonly decision: Decision;
   /** Decided from the bound (bound-first-call.ts): exact counting is left for after the call. */
   readonly bounded: boolean;
+  /** Messages tokenized by this call (the rest came from the cache). */
+  readonly fresh: number;
 }
 
 /** Steps 3-4 on a view: its count, calibrated, and the decision. */
@@ -123,6 +125,7 @@ function countAndDecide(
   view: SessionView,
   idle: boolean,
   bounded: boolean,
+  fresh = 0,
 ): Resumed {
   const counted = countRequest(deps, input, view);
   const calibrated = deps.calibration.count(
@@ -137,7 +140,8 @@ function countAndDecide(
     pace: paceOf(view, input.policy),
     price: deps.cachePrice,
   });
-  return { view, counted, calibrated, decision, bounded };
+  // One literal with every field: `{ ...resumed, fresh }` built a new hidden class per call.
+  return { view, counted, calibrated, decision, bounded, fresh };
 }
 
 /**
@@ -190,33 +194,65 @@ async function resumeBounded(
   return resumed;
 }
 
-/** Steps 2-4: resume the view (extended when possible, rebuilt otherwise, in slices), count, decide. */
-export async function resumeAndCount(
+/**
+ * Steps 2-4: resume the view (extended when possible, rebuilt otherwise, in slices), count,
+ * decide. A warm call whose view extends (no slice) answers at once, without a promise: back to
+ * back, each await was a hop of the microtask queue on every call.
+ */
+export function resumeAndCount(
   deps: PipelineDeps,
   input: PreflightInput,
   indexed: IndexedHistory,
   stored: SessionState | undefined,
   cold: ColdCall | TimeSlice | undefined,
   idle: boolean,
-): Promise<Resumed & { fresh: number }> {
+): Resumed | Promise<Resumed> {
+  if (cold !== undefined) return resumeInSlices(deps, input, indexed, stored, cold, idle);
+  const fresh = { count: 0 };
+  const viewContext = viewContextOf(deps, input, indexed, stored, fresh);
+  const view = extendedView(indexed, viewContext);
+  if (view === undefined) return rebuiltView(deps, input, indexed, viewContext, idle, fresh);
+  deps.counts.schedule(input.key, indexed);
+  return countAndDecide(deps, input, view, idle, false, fresh.count);
+}
+
+/** {@link resumeAndCount} of a warm call whose view cannot be extended: rebuilt in slices. */
+async function rebuiltView(
+  deps: PipelineDeps,
+  input: PreflightInput,
+  indexed: IndexedHistory,
+  viewContext: ViewContext,
+  idle: boolean,
+  fresh: { count: number },
+): Promise<Resumed> {
+  const built = await runStepsYielding(buildViewSteps(viewContext), new TimeSlice());
+  const view = keepView(deps, input, indexed, built);
+  deps.counts.schedule(input.key, indexed);
+  return countAndDecide(deps, input, view, idle, false, fresh.count);
+}
+
+/** {@link resumeAndCount} of a call that brought many new messages, or long ones (in slices). */
+async function resumeInSlices(
+  deps: PipelineDeps,
+  input: PreflightInput,
+  indexed: IndexedHistory,
+  stored: SessionState | undefined,
+  cold: ColdCall | TimeSlice,
+  idle: boolean,
+): Promise<Resumed> {
   // A slice alone: a warm call whose new messages are long, counted ahead in slices.
   const first = cold instanceof TimeSlice ? undefined : cold;
   const bounded = first && (await resumeBounded(deps, input, indexed, stored, first, idle));
-  if (bounded) return { ...bounded, fresh: 0 };
+  if (bounded) return bounded;
   const fresh = { count: 0 };
   const viewContext = viewContextOf(deps, input, indexed, stored, fresh);
-  const slice = cold instanceof TimeSlice ? cold : cold?.slice;
-  if (slice) await countAhead({ ...viewContext, stored, known: first?.known }, slice);
+  const slice = cold instanceof TimeSlice ? cold : cold.slice;
+  await countAhead({ ...viewContext, stored, known: first?.known }, slice);
   // A rebuild (a first call, or a warm one after a compaction changed the state: background
   // mode's swap) counts the messages the view has not counted yet: in slices either way.
   const view =
     extendedView(indexed, viewContext) ??
-    keepView(
-      deps,
-      input,
-      indexed,
-      await runStepsYielding(buildViewSteps(viewContext), slice ?? new TimeSlice()),
-    );
+    keepView(deps, input, indexed, await runStepsYielding(buildViewSteps(viewContext), slice));
   deps.counts.schedule(input.key, indexed);
-  return { ...countAndDecide(deps, input, view, idle, false), fresh: fresh.count };
+  return countAndDecide(deps, input, view, idle, false, fresh.count);
 }

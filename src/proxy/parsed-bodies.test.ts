@@ -17,12 +17,12 @@ const chat = PROXY_ROUTES.find((route) => route.path === '/v1/chat/completions')
 const responses = PROXY_ROUTES.find((route) => route.path === '/v1/responses')!;
 const SEED = Number(process.env.FC_SEED ?? 20_261_128);
 
-/** JSON text as various clients write it: compact, Python's `", "`/`": "`, or indented. */
+/** JSON text as various clients write it: compact, Python's `", "`/`": "`, indented, or spaced before the comma. */
 function write(value: unknown, style: number): string {
   if (style === 1) return JSON.stringify(value, null, 2);
-  if (style === 2)
+  if (style === 2 || style === 3)
     return JSON.stringify(value).replace(/("(?:[^"\\]|\\.)*")|([,:])/g, (match, string, sep) =>
-      string ? match : `${sep} `,
+      string ? match : style === 2 ? `${sep} ` : ` ${sep}`,
     );
   return JSON.stringify(value);
 }
@@ -61,7 +61,7 @@ const step = fc.record({
   }),
   // Most calls keep the fields and the writing of the call before.
   changeChance: fc.nat({ max: 4 }),
-  style: fc.nat({ max: 2 }),
+  style: fc.nat({ max: 3 }),
 });
 
 describe('ParsedBodies', () => {
@@ -93,6 +93,10 @@ describe('ParsedBodies', () => {
             const parsed = bodies.parse(chat, bytes);
             expect(parsed?.body).toEqual(expected);
             expect(Object.keys(parsed!.body)).toEqual(Object.keys(expected as object));
+            // Where each message ends is where a whole read finds it (a splice copies by it).
+            const whole = topLevelArray(bytes, 'messages');
+            if (parsed!.layout !== undefined && whole !== undefined)
+              expect(parsed!.layout.ends).toEqual(whole.ends);
             if (parsed!.reused > 0) reusedCalls++;
             bodies.remember('s', parsed!, chat);
           }

@@ -83,6 +83,8 @@ const isObject = (value: unknown): value is Json =>
 
 const OPEN_BRACE = 0x7b;
 const OPEN_BRACKET = 0x5b;
+const CLOSE_BRACKET = 0x5d;
+const COMMA = 0x2c;
 
 /** The value of the field `name` at `from` in `bytes`: a hint's when its bytes are the same, else parsed. */
 function valueAt(bytes: Buffer, from: number, name: string, hints: readonly (RememberedBody | undefined)[]) {
@@ -268,8 +270,11 @@ export class ParsedBodies {
     const shift = start - kept.layout.start;
     const ends: number[] = new Array(count);
     for (let i = 0; i < count; i++) ends[i] = kept.layout.ends[i]! + shift;
-    // The separator after the last message taken: the new messages follow it.
-    const separator = ends[count - 1]!;
+    // The separator after the last message taken: the new messages follow it. Where the kept
+    // body closed its array right after that message, this one may have spaces before its `,`.
+    const separator = skipSpace(bytes, ends[count - 1]!);
+    if (bytes[separator] !== COMMA && bytes[separator] !== CLOSE_BRACKET) return undefined;
+    ends[count - 1] = separator;
     const end = scanElements(bytes, separator, ends);
     if (end < 0) return undefined;
     const added = JSON.parse(`[${this.#marker}${bytes.toString('utf8', separator, end + 1)}`) as unknown[];

@@ -64,15 +64,20 @@ export function passBack(c: Context, upstream: IncomingMessage, options: PassBac
   const ok = (upstream.statusCode ?? 0) >= 200 && (upstream.statusCode ?? 0) < 300;
   const tap = options.tap && ok && !isEncoded(upstream) ? options.tap : undefined;
   const extra = Object.entries(options.extra).flat();
-  const outgoing = nodeResponse(c);
+  // A HEAD's answer goes as a web `Response` on Node too: Hono answers HEAD by wrapping what
+  // the handler returns in a new `Response`, which loses the adapter's "already sent" mark.
+  const head = c.req.method === 'HEAD';
+  const outgoing = head ? undefined : nodeResponse(c);
   if (outgoing === undefined) {
     const headers = new Headers();
-    const flat = [...responseHeaders(upstream.rawHeaders, false), ...extra];
+    const flat = [...responseHeaders(upstream.rawHeaders, head), ...extra];
     for (let i = 0; i < flat.length; i += 2) headers.append(flat[i]!, flat[i + 1]!);
     const body = Readable.toWeb(upstream) as ReadableStream<Uint8Array>;
     const withTap = tap ? body.pipeThrough(usageTap(tap.format, streamed, tap.onUsage)) : body;
     const status = upstream.statusCode ?? 502;
-    const empty = status === 204 || status === 304 || c.req.method === 'HEAD';
+    const empty = status === 204 || status === 304 || head;
+    // No body to pass on: read the upstream's to its end, so that its connection is free again.
+    if (empty) upstream.resume();
     options.onSent?.(undefined);
     return new Response(empty ? null : withTap, {
       status,

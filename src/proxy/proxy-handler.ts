@@ -50,9 +50,13 @@ export class ProxyHandler {
     );
   }
 
-  /** Writes the request's log line. */
+  /**
+   * Writes the request's log line. Its path is the one sent, still percent-encoded: Hono's
+   * `c.req.path` is decoded, and a `%0A` or `%1B` in it would forge a line or a terminal
+   * escape in the log.
+   */
   done(c: Context, entry: Partial<ProxyLogEntry>, status: number): void {
-    this.options.log?.({ method: c.req.method, path: c.req.path, status, ...entry });
+    this.options.log?.({ method: c.req.method, path: new URL(c.req.url).pathname, status, ...entry });
   }
 
   /** A compacted route's request, its log line written once the answer's first byte went back. */

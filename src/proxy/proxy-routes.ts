@@ -39,12 +39,18 @@ const OPENAI_CHAT: ProxyRoute = {
   withMessages: (body, messages) => ({ ...body, messages }),
 };
 
-/** OpenAI Responses: `input` (a string input is one message: nothing to compact), `instructions`. */
+/**
+ * OpenAI Responses: `input` (a string input is one message: nothing to compact), `instructions`.
+ * A request continuing a response or a conversation stored by the provider
+ * (`previous_response_id`, `conversation`) holds only the new items: not the conversation, so
+ * not compacted either.
+ */
 const OPENAI_RESPONSES: ProxyRoute = {
   path: '/v1/responses',
   format: 'openai-responses',
   messagesKey: 'input',
-  messagesOf: (body) => arrayAt(body, 'input'),
+  messagesOf: (body) =>
+    body.previous_response_id == null && body.conversation == null ? arrayAt(body, 'input') : undefined,
   optionsOf: (body) => ({
     format: 'openai-responses',
     ...(typeof body.instructions === 'string' ? { system: body.instructions } : {}),

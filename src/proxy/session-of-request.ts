@@ -78,7 +78,8 @@ export function fingerprintSession(format: MessageFormat, messages: readonly unk
 export function headerSession(value: string | undefined): string | undefined {
   if (value === undefined) return undefined;
   const id = value.trim();
-  if (id === '' || id.length > MAX_SESSION_ID_LENGTH || /[\u0000-\u001f\u007f]/.test(id)) {
+  // Control characters (C1 too: a header's bytes are read as latin1) would reach log lines.
+  if (id === '' || id.length > MAX_SESSION_ID_LENGTH || /[\u0000-\u001f\u007f-\u009f]/.test(id)) {
     throw new CompactError(
       'invalid_config',
       `${SESSION_HEADER} must be 1 to ${MAX_SESSION_ID_LENGTH} printable characters`,

@@ -245,6 +245,8 @@ export class FailOpenStore implements SessionStore {
   async get(sessionId: string): Promise<SessionState | undefined> {
     await this.#catchUp(sessionId);
     const local = this.#localAnswers.get(sessionId) ?? this.#local.get(sessionId);
+    // A session new to this process: the archive's floor is read beside the store's state, which may be older (a store restored from an older dump).
+    const floor = this.#local.has(sessionId) ? undefined : this.#floors.archived(sessionId);
     // Writes of this session wait for the store: its copy stands, unless the archive knows a
     // newer version (another process reached the store meanwhile).
     if (this.#pending.has(sessionId)) return this.#floors.duringOutage(sessionId, local ?? undefined);
@@ -265,8 +267,7 @@ export class FailOpenStore implements SessionStore {
       this.#localAnswers.delete(sessionId);
       const known = this.#storedVersion.get(sessionId);
       if (known !== undefined && (state?.version ?? 0) < known) state = await this.#restore(sessionId, state);
-      else if (state === undefined && !this.#local.has(sessionId))
-        state = await this.#resumeFloor(sessionId, await this.#floors.archived(sessionId), undefined);
+      else if (floor !== undefined) state = await this.#resumeFloor(sessionId, await floor, state);
       const served = this.#floors.takeServed(sessionId);
       // This process answered above the store's version during an outage: lifted, never down.
       if (served !== undefined && (state?.version ?? 0) < served)

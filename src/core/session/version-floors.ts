@@ -1,7 +1,8 @@
 /**
  * A session's version floor from the archive (issue 46): the highest summary version archived
- * for it (`StorageAdapter.latestSummaryStep`). The fail-open store reads it when its store
- * holds nothing for a session this process holds no copy of, and during an outage when the
+ * for it (`StorageAdapter.latestSummaryStep`). The fail-open store reads it when it first
+ * reads a session this process holds no copy of (its store may hold nothing, or an older
+ * state), and during an outage when the
  * archive knows a higher version than this process's copy (another process compacted the
  * session since this one last saw it): so no answer goes below a version already sent.
  *

@@ -298,13 +298,14 @@ export class FailOpenStore implements SessionStore {
 
   /**
    * The store holds an older version (or none) than this process saw it hold: it lost its data.
-   * This process's copy is written back (see {@link writeBack}), with one `onLost`.
+   * This process's copy is written back (see {@link writeBack}), with one `onLost`, and lifted
+   * to the archive's floor when others sent newer versions since this process's copy.
    */
   async #restore(sessionId: string, found: SessionState | undefined): Promise<SessionState | undefined> {
     const known = this.#storedVersion.get(sessionId) ?? 0;
     const current = await writeBack(this.#writes(sessionId), this.#local.get(sessionId) ?? undefined, found);
     this.#options.onLost?.(sessionId, known, found?.version ?? 0);
-    return current;
+    return this.#resumeFloor(sessionId, await this.#floors.archived(sessionId), current);
   }
 
   /** The store's `get` and compare-and-set of one session, under the call's budget. */

@@ -122,11 +122,15 @@ export class FailOpenStore implements SessionStore {
     this.#revisions.forget(key);
   }
 
+  /** A summary of `version` was archived, then its state refused by a store fault: lifted to once the store answers. */
+  archivedUnstored(key: string, version: number): void {
+    this.#floors.serve(key, version);
+  }
+
   /**
    * Keeps a local answer's state (`SessionState.local`) while the store is down, so that the
-   * next calls of the session extend it instead of summarizing again; it is never written to
-   * the store, and the store's state replaces it as soon as the store answers. Ignored while
-   * the store is up (the next call reads the store).
+   * next calls extend it instead of summarizing again; never written to the store, replaced by
+   * the store's state once it answers. Ignored while the store is up (the next call reads it).
    */
   keepLocal(key: string, state: SessionState): void {
     if (!this.#calls.down || state.local !== true) return;
@@ -138,10 +142,7 @@ export class FailOpenStore implements SessionStore {
     for (const key of [...this.#local.keys()]) this.forget(key);
   }
 
-  /**
-   * Runs one manager call of session `key`: its store operations share one budget of
-   * `timeoutMs` (see the file comment).
-   */
+  /** Runs one manager call of session `key`: its store operations share one budget of `timeoutMs`. */
   async within<T>(key: string, run: () => Promise<T>): Promise<T> {
     return this.#calls.within(key, run);
   }
@@ -182,8 +183,7 @@ export class FailOpenStore implements SessionStore {
    * Writes the states kept during an outage, last state wins: a kept state is written (a
    * compare-and-set on the version the store has now) unless the store already holds a newer
    * version, or another state at that version, written by another process meanwhile, which is
-   * then adopted. A store that came
-   * back empty (restarted without persistence) gets the kept state.
+   * then adopted. A store that came back empty (restarted without persistence) gets it.
    */
   async flushPending(budget?: CallBudget): Promise<void> {
     for (const [key, pending] of [...this.#pending]) {

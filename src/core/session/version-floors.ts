@@ -50,8 +50,17 @@ export class VersionFloors {
     const version = Math.max(this.#outage.get(key) ?? 0, (await this.archived(key)) ?? 0);
     if (version > 0) this.#outage.set(key, version);
     if (version <= (local?.version ?? 0)) return local;
-    this.#served.set(key, Math.max(version, this.#served.get(key) ?? 0));
+    this.serve(key, version);
     return { sessionId: key, version, coveredIds: [], updatedAt: 0 };
+  }
+
+  /**
+   * `version` of `key` went out of this process (an answer during an outage) or into the
+   * archive (a summary whose state the store refused) above the store's: the store is lifted
+   * to it when it answers ({@link takeServed}), so no other text ever takes that version.
+   */
+  serve(key: string, version: number): void {
+    this.#served.set(key, Math.max(version, this.#served.get(key) ?? 0));
   }
 
   /** The floor this process answered `key` with during the outage, forgotten once taken. */

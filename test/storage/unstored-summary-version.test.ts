@@ -41,8 +41,8 @@ it('a summary archived for a version the store then refused is never archived ag
   expect(local.summary?.local).toBe(true);
   // The session's next call comes after the store's cool-down (the clock moved on a minute):
   // the store answers it.
-  const realNow = Date.now.bind(Date);
-  vi.spyOn(Date, 'now').mockImplementation(() => realNow() + 60_000);
+  const realNow = performance.now.bind(performance);
+  vi.spyOn(performance, 'now').mockImplementation(() => realNow() + 60_000);
   const next = await manager.manualCompact('chat', history.slice(0, 24));
   await manager.shutdown();
   expect(next.summary?.local).not.toBe(true);

@@ -28,7 +28,7 @@ import type { SessionLock, SessionStore } from './session-store.js';
 import { storedStateProblem } from './session-store-checks.js';
 import { stateBytes } from './state-bytes.js';
 import { StoreCalls, StoreFault } from './store-calls.js';
-import { boundedLock, localLock } from './store-locks.js';
+import { boundedLock, localLock, UnreleasedLocks } from './store-locks.js';
 import { type StoreWrites, VersionFloors, writeBack, writeFloor } from './version-floors.js';
 
 export { describeCause } from './describe-cause.js';
@@ -76,6 +76,7 @@ export class FailOpenStore implements SessionStore {
   readonly #calls: StoreCalls;
   #flushing: Promise<void> | undefined;
   #localTokens = 0;
+  readonly #unreleased = new UnreleasedLocks();
 
   constructor(inner: SessionStore, options: FailOpenStoreOptions) {
     this.inner = inner;
@@ -369,8 +370,8 @@ export class FailOpenStore implements SessionStore {
     await this.#catchUp(sessionId);
     let asked: Promise<SessionLock | undefined> | undefined;
     try {
-      // Polls that find the lock taken answer at once; the wait for the lock is bounded by
-      // its own time limit (`waitForSessionLock`), not by the call's store budget.
+      await this.#unreleased.releaseFirst(sessionId, (release) => this.#call(sessionId, release));
+      // Polls finding the lock taken answer at once; the wait for it has its own time limit.
       const lock = await this.#call(
         sessionId,
         () => (asked = this.#store.acquireLock(sessionId, ttlMs)),
@@ -379,17 +380,16 @@ export class FailOpenStore implements SessionStore {
       );
       if (!lock) return undefined;
       // Renewals run beside the call's work (a summarizer): an answered one costs it nothing.
-      return boundedLock(lock, (operation, free) =>
+      const call = <T>(operation: () => Promise<T>, free?: (value: T) => boolean) =>
         this.#call(sessionId, operation, undefined, free).catch((error: unknown) => {
           if (error instanceof StoreFault) return undefined;
           throw error;
-        }),
-      );
+        });
+      return boundedLock(lock, call, this.#unreleased);
     } catch (error) {
       if (!(error instanceof StoreFault)) throw error;
-      // An acquire given up on may still land (a stalled server answers its queued commands
-      // when it resumes): that lock is nobody's, so it is released at once rather than left to
-      // keep the session (or its preparation claim) taken for its whole time to live.
+      // An acquire given up on may still land (a stalled server answers its queued commands when
+      // it resumes): that lock is nobody's, released at once rather than left for its time to live.
       void asked?.then((late) => late?.release()).catch(() => false);
       // The manager's queue serializes this process's calls of the session; other processes
       // are fenced by the compare-and-set when the kept write reaches the store.

@@ -3,11 +3,14 @@
  * ids, rewrites) kept in a JSON file between CLI runs, so that a later run resumes at the
  * same version with the same protected messages.
  */
-import { readFile, rename, writeFile } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { readFile, rename, rm } from 'node:fs/promises';
 import { CompactError } from '../core/errors.js';
+import { describeCause } from '../core/describe-cause.js';
 import { unpackState } from '../core/session/packed-state.js';
 import { MemorySessionStore, type SessionState } from '../core/session/session-store.js';
 import { storedStateProblem } from '../core/session/session-store-checks.js';
+import { writePrivateFile } from '../storage/fs/private-files.js';
 
 /** Reads the state file into a fresh memory store (an absent file starts a new session). */
 export async function loadStateFile(path: string, sessionId: string): Promise<MemorySessionStore> {
@@ -35,7 +38,11 @@ export async function loadStateFile(path: string, sessionId: string): Promise<Me
   return store;
 }
 
-/** Writes the session's state back (atomically: a temporary file, then a rename). */
+/**
+ * Writes the session's state back (atomically: a temporary file, then a rename), 0600 as the
+ * archive's files (it holds the summary). A write that fails (a full disk) removes its
+ * temporary file and is an `invalid_config` error naming `--state`.
+ */
 export async function saveStateFile(
   path: string,
   store: MemorySessionStore,
@@ -43,7 +50,18 @@ export async function saveStateFile(
 ): Promise<void> {
   const state = await store.get(sessionId);
   if (!state) return;
-  const temporary = `${path}.${process.pid}.tmp`;
-  await writeFile(temporary, `${JSON.stringify(state, null, 2)}\n`);
-  await rename(temporary, path);
+  const temporary = `${path}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
+  try {
+    await writePrivateFile(temporary, `${JSON.stringify(state, null, 2)}\n`, {
+      what: '--state',
+      exclusive: true,
+    });
+    await rename(temporary, path);
+  } catch (error) {
+    await rm(temporary, { force: true }).catch(() => {});
+    if (error instanceof CompactError) throw error;
+    throw new CompactError('invalid_config', `--state ${path} cannot be written: ${describeCause(error)}`, {
+      cause: error,
+    });
+  }
 }

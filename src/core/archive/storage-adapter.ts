@@ -67,8 +67,8 @@ export interface StorageAdapter {
   loadArtifact?(sessionId: string, ref: string): Promise<ArchivedArtifact | undefined>;
   /**
    * The highest compaction step (summary version) of `sessionId` whose summary was archived;
-   * `undefined` when none was. The manager reads it when its session store holds nothing for
-   * a session (a new one, or a store that lost its data): versions resume above it, so they
+   * `undefined` when none was. The manager reads it when it first reads a session it holds no
+   * copy of (a new one, or a store that lost its data or holds an older state): versions resume above it, so they
    * never go down. Optional: without it, a store that lost its data is resumed from the
    * processes' own copies and the trusted summary in the history only.
    */

@@ -66,7 +66,7 @@ export function storeFaultEvents(
         'compact.warning',
         {
           code: 'version_floor',
-          message: `session store "${storeName}" held no state for this session; the archive holds its summaries up to v${version}, so its versions resume above v${version} (they never go down)`,
+          message: `session store "${storeName}" held no state for this session, or an older one; the archive holds its summaries up to v${version}, so its versions resume above v${version} (they never go down)`,
           context: { target: 'store', name: storeName, version },
         },
         { start: Date.now() },

@@ -1,9 +1,9 @@
 /**
  * The in-process session store with the archive's version floor (`StorageAdapter.
  * latestSummaryStep`): a restarted process holds no state, while its archive holds the
- * summaries the process before it sent. The first read of a session this store holds nothing
- * for asks the archive for its highest summary version and stores a state at that version
- * (without a summary), so the next summary is numbered above it, never v1 again beside the
+ * summaries the process before it sent. The first read of a session asks the archive for its
+ * highest summary version and, when the store holds nothing or an older version (a state file
+ * from a backup), stores a state at that version (without a summary), so the next summary is numbered above it, never v1 again beside the
  * archived v1 (docs/sessions.md, "Versions never go down"). Shared stores get the same floor
  * through the fail-open store; this one adds no time limit or copy to the in-process path.
  */
@@ -35,7 +35,7 @@ export class ArchiveFloorStore implements SessionStore {
     const state = await this.inner.get(sessionId);
     if (this.#seen.has(sessionId)) return state;
     this.#seen.add(sessionId);
-    if (state !== undefined) return state;
+    // A state found may be older than the archive (a state file or store restored from before).
     const version = await this.#floors.archived(sessionId);
     const writes = {
       sessionId,
@@ -43,7 +43,7 @@ export class ArchiveFloorStore implements SessionStore {
       set: (next: SessionState, expectedVersion: number) =>
         this.inner.set(sessionId, next, { expectedVersion }),
     };
-    return writeFloor(writes, version, undefined, () => this.#onFloor(sessionId, version ?? 0));
+    return writeFloor(writes, version, state, () => this.#onFloor(sessionId, version ?? 0));
   }
 
   set(sessionId: string, state: SessionState, options?: SessionStoreSetOptions): Promise<boolean> {

@@ -28,11 +28,11 @@ export interface FailOpenStoreOptions {
    */
   readonly onRecovery?: (key: string, affectedCalls: number) => void;
   /**
-   * The version floor of a session the store holds nothing for: the highest summary version
-   * archived for it (`StorageAdapter.latestSummaryStep`). Asked once when this process first
-   * finds no state for a session it holds no copy of (a new session, or a store that lost its
-   * data, seen by a process that never held the session): a floor above 0 is written to the
-   * store (a compare-and-set on "no state") as a state at that version without a summary, so
+   * The version floor of a session: the highest summary version archived for it
+   * (`StorageAdapter.latestSummaryStep`). Asked once, beside the store's read, when this process
+   * first reads a session it holds no copy of (a new session, or a store that lost its data or
+   * holds an older state, seen by a process that never held the session): a floor above the
+   * store's version is written to the store (a compare-and-set on what it held) as a state at that version without a summary, so
    * the next summary is numbered above every archived one, by every process.
    */
   readonly floor?: (key: string) => Promise<number | undefined>;

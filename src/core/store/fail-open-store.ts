@@ -28,7 +28,7 @@ import { type CallBudget, waitWithin } from './idle-time-limit.js';
 import { packingStore } from './packing-store.js';
 import { ReadRevisions } from './read-revisions.js';
 import { StoreCalls, StoreFault } from './store-calls.js';
-import { boundedLock, localLock } from './store-locks.js';
+import { boundedLock, localLock, UnreleasedLocks } from './store-locks.js';
 import { type StoreWrites, VersionFloors, writeBack, writeFloor } from './version-floors.js';
 
 export type { FailOpenStoreOptions } from './fail-open-options.js';
@@ -75,6 +75,7 @@ export class FailOpenStore implements SessionStore {
   readonly #calls: StoreCalls;
   #flushing: Promise<void> | undefined;
   #localTokens = 0;
+  readonly #unreleased = new UnreleasedLocks();
 
   constructor(inner: SessionStore, options: FailOpenStoreOptions) {
     this.inner = inner;
@@ -121,11 +122,15 @@ export class FailOpenStore implements SessionStore {
     this.#revisions.forget(key);
   }
 
+  /** A summary of `version` was archived, then its state refused by a store fault: lifted to once the store answers. */
+  archivedUnstored(key: string, version: number): void {
+    this.#floors.serve(key, version);
+  }
+
   /**
    * Keeps a local answer's state (`SessionState.local`) while the store is down, so that the
-   * next calls of the session extend it instead of summarizing again; it is never written to
-   * the store, and the store's state replaces it as soon as the store answers. Ignored while
-   * the store is up (the next call reads the store).
+   * next calls extend it instead of summarizing again; never written to the store, replaced by
+   * the store's state once it answers. Ignored while the store is up (the next call reads it).
    */
   keepLocal(key: string, state: SessionState): void {
     if (!this.#calls.down || state.local !== true) return;
@@ -137,10 +142,7 @@ export class FailOpenStore implements SessionStore {
     for (const key of [...this.#local.keys()]) this.forget(key);
   }
 
-  /**
-   * Runs one manager call of session `key`: its store operations share one budget of
-   * `timeoutMs` (see the file comment).
-   */
+  /** Runs one manager call of session `key`: its store operations share one budget of `timeoutMs`. */
   async within<T>(key: string, run: () => Promise<T>): Promise<T> {
     return this.#calls.within(key, run);
   }
@@ -181,8 +183,7 @@ export class FailOpenStore implements SessionStore {
    * Writes the states kept during an outage, last state wins: a kept state is written (a
    * compare-and-set on the version the store has now) unless the store already holds a newer
    * version, or another state at that version, written by another process meanwhile, which is
-   * then adopted. A store that came
-   * back empty (restarted without persistence) gets the kept state.
+   * then adopted. A store that came back empty (restarted without persistence) gets it.
    */
   async flushPending(budget?: CallBudget): Promise<void> {
     for (const [key, pending] of [...this.#pending]) {
@@ -244,6 +245,8 @@ export class FailOpenStore implements SessionStore {
   async get(sessionId: string): Promise<SessionState | undefined> {
     await this.#catchUp(sessionId);
     const local = this.#localAnswers.get(sessionId) ?? this.#local.get(sessionId);
+    // A session new to this process: the archive's floor is read beside the store's state, which may be older (a store restored from an older dump).
+    const floor = this.#local.has(sessionId) ? undefined : this.#floors.archived(sessionId);
     // Writes of this session wait for the store: its copy stands, unless the archive knows a
     // newer version (another process reached the store meanwhile).
     if (this.#pending.has(sessionId)) return this.#floors.duringOutage(sessionId, local ?? undefined);
@@ -264,8 +267,7 @@ export class FailOpenStore implements SessionStore {
       this.#localAnswers.delete(sessionId);
       const known = this.#storedVersion.get(sessionId);
       if (known !== undefined && (state?.version ?? 0) < known) state = await this.#restore(sessionId, state);
-      else if (state === undefined && !this.#local.has(sessionId))
-        state = await this.#resumeFloor(sessionId, await this.#floors.archived(sessionId), undefined);
+      else if (floor !== undefined) state = await this.#resumeFloor(sessionId, await floor, state);
       const served = this.#floors.takeServed(sessionId);
       // This process answered above the store's version during an outage: lifted, never down.
       if (served !== undefined && (state?.version ?? 0) < served)
@@ -296,13 +298,14 @@ export class FailOpenStore implements SessionStore {
 
   /**
    * The store holds an older version (or none) than this process saw it hold: it lost its data.
-   * This process's copy is written back (see {@link writeBack}), with one `onLost`.
+   * This process's copy is written back (see {@link writeBack}), with one `onLost`, and lifted
+   * to the archive's floor when others sent newer versions since this process's copy.
    */
   async #restore(sessionId: string, found: SessionState | undefined): Promise<SessionState | undefined> {
     const known = this.#storedVersion.get(sessionId) ?? 0;
     const current = await writeBack(this.#writes(sessionId), this.#local.get(sessionId) ?? undefined, found);
     this.#options.onLost?.(sessionId, known, found?.version ?? 0);
-    return current;
+    return this.#resumeFloor(sessionId, await this.#floors.archived(sessionId), current);
   }
 
   /** The store's `get` and compare-and-set of one session, under the call's budget. */
@@ -366,8 +369,8 @@ export class FailOpenStore implements SessionStore {
     await this.#catchUp(sessionId);
     let asked: Promise<SessionLock | undefined> | undefined;
     try {
-      // Polls that find the lock taken answer at once; the wait for the lock is bounded by
-      // its own time limit (`waitForSessionLock`), not by the call's store budget.
+      await this.#unreleased.releaseFirst(sessionId, (release) => this.#call(sessionId, release));
+      // Polls finding the lock taken answer at once; the wait for it has its own time limit.
       const lock = await this.#call(
         sessionId,
         () => (asked = this.#store.acquireLock(sessionId, ttlMs)),
@@ -376,17 +379,16 @@ export class FailOpenStore implements SessionStore {
       );
       if (!lock) return undefined;
       // Renewals run beside the call's work (a summarizer): an answered one costs it nothing.
-      return boundedLock(lock, (operation, free) =>
+      const call = <T>(operation: () => Promise<T>, free?: (value: T) => boolean) =>
         this.#call(sessionId, operation, undefined, free).catch((error: unknown) => {
           if (error instanceof StoreFault) return undefined;
           throw error;
-        }),
-      );
+        });
+      return boundedLock(lock, call, this.#unreleased);
     } catch (error) {
       if (!(error instanceof StoreFault)) throw error;
-      // An acquire given up on may still land (a stalled server answers its queued commands
-      // when it resumes): that lock is nobody's, so it is released at once rather than left to
-      // keep the session (or its preparation claim) taken for its whole time to live.
+      // An acquire given up on may still land (a stalled server answers its queued commands when
+      // it resumes): that lock is nobody's, released at once rather than left for its time to live.
       void asked?.then((late) => late?.release()).catch(() => false);
       // The manager's queue serializes this process's calls of the session; other processes
       // are fenced by the compare-and-set when the kept write reaches the store.

@@ -14,6 +14,12 @@ import { type CallBudget, idleTimeLimit } from './idle-time-limit.js';
 /** After a fault, the store is left alone this long before the next try (calls go local). */
 const RETRY_AFTER_MS = 1_000;
 
+/**
+ * The cool-down's clock: monotonic, so a wall clock stepped back (NTP, a VM resumed) does not
+ * keep the store left alone for as long as the step.
+ */
+const monotonicMs = () => performance.now();
+
 /** A store operation that did not answer in time or threw: the caller goes on without the store. */
 export class StoreFault extends Error {}
 
@@ -46,7 +52,7 @@ export class StoreCalls {
 
   /** True while the store is down and its cool-down has not passed. */
   get coolingDown(): boolean {
-    return this.#down !== undefined && Date.now() < this.#down.retryAt;
+    return this.#down !== undefined && monotonicMs() < this.#down.retryAt;
   }
 
   /** Lets the next operation try the store at once, even within the cool-down after a fault. */
@@ -115,7 +121,7 @@ export class StoreCalls {
       )
         throw error;
       const first = this.#down === undefined;
-      this.#down = { retryAt: Date.now() + RETRY_AFTER_MS };
+      this.#down = { retryAt: monotonicMs() + RETRY_AFTER_MS };
       this.#affect(budget);
       if (first) this.#options.onOutage(key, describeCause(error));
       throw new StoreFault();

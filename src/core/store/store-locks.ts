@@ -7,12 +7,14 @@ import type { SessionLock } from '../session/session-store.js';
 /**
  * The store's lock, its renewals and release run through `call` (the call's time limit),
  * which resolves `undefined` when the store did not answer: a renewal then keeps the lock
- * (the fencing token still guards the write), a release leaves it to lapse by its time to
- * live. An answered renewal costs the call nothing (`free`): renewals run beside its work.
+ * (the fencing token still guards the write), a release goes to `unreleased` (released before
+ * the session's next lock is asked for, see {@link UnreleasedLocks}). An answered renewal costs
+ * the call nothing (`free`): renewals run beside its work.
  */
 export function boundedLock(
   lock: SessionLock,
   call: <T>(operation: () => Promise<T>, free?: (value: T) => boolean) => Promise<T | undefined>,
+  unreleased?: UnreleasedLocks,
 ): SessionLock {
   return {
     sessionId: lock.sessionId,
@@ -22,8 +24,34 @@ export function boundedLock(
         () => lock.renew(ttlMs),
         () => true,
       )) ?? true,
-    release: async () => (await call(() => lock.release())) ?? false,
+    release: async () => {
+      const released = await call(() => lock.release());
+      if (released === undefined) unreleased?.keep(lock);
+      return released ?? false;
+    },
   };
+}
+
+/**
+ * Locks whose release the store did not answer (a fault in the call that held them): the
+ * store still holds them until their time to live, so the session's next call would wait on
+ * its own lock that long (10 s by default). They are released (by token: a lock lapsed and
+ * taken by another process is not touched) before the session's next lock is asked for.
+ */
+export class UnreleasedLocks {
+  readonly #locks = new Map<string, SessionLock>();
+
+  keep(lock: SessionLock): void {
+    this.#locks.set(lock.sessionId, lock);
+  }
+
+  /** Releases `sessionId`'s unreleased lock through `call`; kept again if the store does not answer. */
+  async releaseFirst(sessionId: string, call: (operation: () => Promise<boolean>) => Promise<unknown>) {
+    const lock = this.#locks.get(sessionId);
+    if (!lock) return;
+    this.#locks.delete(sessionId);
+    await call(() => lock.release()).catch(() => this.#locks.set(sessionId, lock));
+  }
 }
 
 /**

@@ -1,7 +1,8 @@
 /**
  * A session's version floor from the archive (issue 46): the highest summary version archived
- * for it (`StorageAdapter.latestSummaryStep`). The fail-open store reads it when its store
- * holds nothing for a session this process holds no copy of, and during an outage when the
+ * for it (`StorageAdapter.latestSummaryStep`). The fail-open store reads it when it first
+ * reads a session this process holds no copy of (its store may hold nothing, or an older
+ * state), and during an outage when the
  * archive knows a higher version than this process's copy (another process compacted the
  * session since this one last saw it): so no answer goes below a version already sent.
  *
@@ -50,8 +51,17 @@ export class VersionFloors {
     const version = Math.max(this.#outage.get(key) ?? 0, (await this.archived(key)) ?? 0);
     if (version > 0) this.#outage.set(key, version);
     if (version <= (local?.version ?? 0)) return local;
-    this.#served.set(key, Math.max(version, this.#served.get(key) ?? 0));
+    this.serve(key, version);
     return { sessionId: key, version, coveredIds: [], updatedAt: 0 };
+  }
+
+  /**
+   * `version` of `key` went out of this process (an answer during an outage) or into the
+   * archive (a summary whose state the store refused) above the store's: the store is lifted
+   * to it when it answers ({@link takeServed}), so no other text ever takes that version.
+   */
+  serve(key: string, version: number): void {
+    this.#served.set(key, Math.max(version, this.#served.get(key) ?? 0));
   }
 
   /** The floor this process answered `key` with during the outage, forgotten once taken. */

@@ -38,6 +38,8 @@ export async function storeCompaction(
   // The store went down during the compaction: it could not grant the version, so this call
   // gets the compaction as a local answer (no version, no `sum-vN` named).
   if (deps.store instanceof FailOpenStore && deps.store.down) {
+    // Its summary went to the archive under this version: no later summary may take it.
+    if (state.summary && deps.archive.storage) deps.store.archivedUnstored(prepared.key, state.version);
     dropArchiveLine(deps, prepared, cascade, write.version);
     if (state.summary && cascade.summary) state.summary.text = cascade.summary.body;
     localize(deps, prepared, cascade, state);

@@ -5,8 +5,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { readFile, rename, rm } from 'node:fs/promises';
-import { CompactError } from '../core/errors.js';
 import { describeCause } from '../core/describe-cause.js';
+import { CompactError } from '../core/errors.js';
 import { unpackState } from '../core/session/packed-state.js';
 import { MemorySessionStore, type SessionState } from '../core/session/session-store.js';
 import { storedStateProblem } from '../core/session/session-store-checks.js';

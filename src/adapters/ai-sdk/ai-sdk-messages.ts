@@ -7,6 +7,7 @@
  */
 
 import { TimeSlice } from '../../core/time-slice.js';
+import { textAfterReasoning } from '../reasoning-head.js';
 import { chatText, encryptedReasoning, outputParts, withMedia } from './ai-sdk-media.js';
 import type { AiSdkMessage, AiSdkPart } from './ai-sdk-parts.js';
 
@@ -221,9 +222,15 @@ function applyRewrite(message: AiSdkMessage, chat: ChatMessage, origin: Origin):
   const text = chatText(chat.content);
   if (typeof message.content === 'string') return { ...message, content: text };
   const args = callArguments(chat) ?? [];
+  const textChanged = chat.content !== origin.content;
+  // Reasoning goes whole or not at all (signatures, item ids): a cut that left the turn's
+  // leading reasoning whole changes only the text after it.
+  const lead = textChanged ? leadingReasoning(message.content) : [];
+  const visible = textAfterReasoning(text, lead.map(partText).filter(Boolean).join('\n'));
+  const kept = visible === undefined ? [] : lead;
   let call = -1;
   const rest = message.content.flatMap((part): AiSdkPart[] => {
-    if (part.type === 'text' || part.type === 'reasoning') return [];
+    if (part.type === 'text' || part.type === 'reasoning' || kept.includes(part)) return [];
     if (part.type !== 'tool-call' || part.providerExecuted === true) return [part];
     call++;
     const value = args[call];
@@ -231,13 +238,22 @@ function applyRewrite(message: AiSdkMessage, chat: ChatMessage, origin: Origin):
       value === undefined || value === origin.args?.[call] ? part : { ...part, input: parseInput(value) },
     ];
   });
-  const textChanged = chat.content !== origin.content;
+  const shown = visible ?? text;
   const head = textChanged
-    ? text === ''
-      ? []
-      : [{ type: 'text', text }]
+    ? [...kept, ...(shown === '' ? [] : [{ type: 'text', text: shown }])]
     : message.content.filter((part) => part.type === 'text' || part.type === 'reasoning');
   return { ...message, content: [...head, ...rest] };
+}
+
+/** The reasoning parts a turn's text opens with (calls, which carry no text, skipped). */
+function leadingReasoning(content: readonly AiSdkPart[]): AiSdkPart[] {
+  const lead: AiSdkPart[] = [];
+  for (const part of content) {
+    if (part.type === 'tool-call' && part.providerExecuted !== true) continue;
+    if (part.type !== 'reasoning' && part.type !== 'redacted-reasoning') break;
+    lead.push(part);
+  }
+  return lead;
 }
 
 /** A tool message keeping only the `kept` results, with rewritten outputs as text. */

@@ -7,6 +7,7 @@
  * cleared tool output, shortened call arguments, a cut text) and the summary are new objects.
  */
 import type { BaseMessage } from '@langchain/core/messages';
+import { textAfterReasoning } from '../reasoning-head.js';
 
 /** The classes of `@langchain/core/messages` the conversion back builds new messages with. */
 export type LangChainMessageClasses = Pick<
@@ -273,8 +274,10 @@ function rebuildAssistant(m: LangChainFields, content: unknown, args: string[], 
 function rebuild(chat: ChatMessage, origin: Origin, classes: LangChainMessageClasses): BaseMessage {
   const m = origin.message as unknown as LangChainFields;
   const contentChanged = chat.content !== origin.content;
-  const content = contentChanged ? chat.content : m.content;
   const type = typeOf(m);
+  const content = contentChanged
+    ? (type === 'ai' && reasoningKept(m, chat.content)) || chat.content
+    : m.content;
   if (type === 'ai') {
     return new classes.AIMessage(
       rebuildAssistant(m, content, callArguments(chat), origin) as never,
@@ -294,6 +297,32 @@ function rebuild(chat: ChatMessage, origin: Origin, classes: LangChainMessageCla
   // Any other kind (a ChatMessage with a role ...): its own class, with its own fields.
   const Own = (origin.message as unknown as { constructor: new (fields: Json) => BaseMessage }).constructor;
   return new Own({ ...fields, ...(m.role === undefined ? {} : { role: m.role }) });
+}
+
+const REASONING_BLOCKS = new Set(['thinking', 'redacted_thinking', 'reasoning']);
+
+/**
+ * A cut AI message's content with its leading reasoning blocks as they came (thinking goes
+ * whole or not at all: its signature): those blocks, then the cut text after them. Undefined
+ * when it opens with none, or the cut reached into them.
+ */
+function reasoningKept(m: LangChainFields, cut: unknown): unknown[] | undefined {
+  if (typeof cut !== 'string' || !Array.isArray(m.content)) return undefined;
+  const lead: Json[] = [];
+  for (const block of m.content as unknown[]) {
+    if (isObject(block) && CALL_BLOCKS.has(String(block.type))) continue;
+    if (!isObject(block) || !REASONING_BLOCKS.has(String(block.type))) break;
+    lead.push(block);
+  }
+  // Each block's text as chatContent reads it.
+  const texts = lead.map((block) => {
+    if (typeof block.text === 'string') return block.text;
+    const reasoning = block.reasoning ?? block.thinking;
+    return typeof reasoning === 'string' ? reasoning : `[${String(block.type)}]`;
+  });
+  const visible = textAfterReasoning(cut, texts.join('\n'));
+  if (visible === undefined) return undefined;
+  return [...lead, ...(visible === '' ? [] : [{ type: 'text', text: visible }])];
 }
 
 function rewritten(chat: ChatMessage, origin: Origin): boolean {

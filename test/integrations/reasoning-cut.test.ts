@@ -1,0 +1,99 @@
+/**
+ * Review 80 (a new user's hostile review): an assistant turn of the verbatim suffix too long for
+ * the window (a report written before a tool call) is cut by the last resort. Through the AI
+ * SDK and LangChain integrations the turn's reasoning (Anthropic thinking with its signature,
+ * OpenAI reasoning with its item id) went back as plain visible text: the reasoning part was
+ * dropped and its words pasted at the head of the text. The provider refuses that turn (with
+ * thinking on, a tool-loop turn must open with its signed thinking block; a function_call with
+ * an id needs its reasoning item) and the model sees its hidden reasoning as something it said.
+ * Now the leading reasoning goes back as it came, and only the text after it is cut.
+ */
+import { AIMessage, HumanMessage, SystemMessage, ToolMessage } from '@langchain/core/messages';
+import { describe, expect, it } from 'vitest';
+import { compactMessages } from '../../src/adapters/ai-sdk/index.js';
+import { chatToLangChain, langChainToChat } from '../../src/adapters/langchain/index.js';
+import { CompactManager } from '../../src/core/manager/compact-manager.js';
+
+const WINDOW = 8_000;
+const ROUNDS = 20;
+const REPORT = 'Report line: host checked, latency nominal, disk at 40%. '.repeat(600);
+const output = (k: number) =>
+  Array.from({ length: 20 }, (_, i) => `row ${k}.${i} status=ok id=${(k * 97 + i) % 1013}`).join('\n');
+
+const newManager = () => new CompactManager({ model: 'claude-sonnet-4-6', maxContextTokens: WINDOW });
+
+describe('the cut of an assistant turn keeps its reasoning', () => {
+  it('AI SDK: the reasoning part comes back as given, the text after it is cut', async () => {
+    const history: Record<string, unknown>[] = [
+      { role: 'user', content: [{ type: 'text', text: 'Audit.' }] },
+    ];
+    for (let k = 0; k < ROUNDS; k++) {
+      history.push({
+        role: 'assistant',
+        content: [
+          {
+            type: 'reasoning',
+            text: `Check host ${k} next.`,
+            providerOptions: { anthropic: { signature: `sig-${k}` } },
+          },
+          { type: 'text', text: k === ROUNDS - 1 ? REPORT : `Checking ${k}.` },
+          { type: 'tool-call', toolCallId: `t${k}`, toolName: 'probe', input: { host: k } },
+        ],
+      });
+      history.push({
+        role: 'tool',
+        content: [
+          {
+            type: 'tool-result',
+            toolCallId: `t${k}`,
+            toolName: 'probe',
+            output: { type: 'text', value: output(k) },
+          },
+        ],
+      });
+    }
+    const manager = newManager();
+    const { messages, result } = await compactMessages(manager, 'ai-sdk', history, { kind: 'prompt' });
+    await manager.shutdown();
+    expect(result.levels.map((level) => level.level)).toContain('cut_oversized');
+    const given = history.at(-2) as { content: Record<string, unknown>[] };
+    const sent = messages.at(-2) as { content: Record<string, unknown>[] };
+    expect(sent).not.toBe(given);
+    expect(sent.content[0]).toBe(given.content[0]);
+    const text = sent.content.find((part) => part.type === 'text') as { text: string };
+    expect(text.text.startsWith('Report line')).toBe(true);
+    expect(text.text.length).toBeLessThan(REPORT.length);
+    expect(sent.content.at(-1)).toBe(given.content[2]);
+  });
+
+  it('LangChain: the thinking block comes back as given, the text after it is cut', async () => {
+    const history: (AIMessage | HumanMessage | ToolMessage)[] = [new HumanMessage('Audit.')];
+    for (let k = 0; k < ROUNDS; k++) {
+      history.push(
+        new AIMessage({
+          content: [
+            { type: 'thinking', thinking: `Check host ${k} next.`, signature: `sig-${k}` },
+            { type: 'text', text: k === ROUNDS - 1 ? REPORT : `Checking ${k}.` },
+            { type: 'tool_use', id: `t${k}`, name: 'probe', input: { host: k } },
+          ],
+          tool_calls: [{ id: `t${k}`, name: 'probe', args: { host: k }, type: 'tool_call' }],
+        }),
+      );
+      history.push(new ToolMessage({ content: output(k), tool_call_id: `t${k}` }));
+    }
+    const manager = newManager();
+    const result = await manager.compact('langchain', langChainToChat(history));
+    await manager.shutdown();
+    expect(result.levels.map((level) => level.level)).toContain('cut_oversized');
+    const back = chatToLangChain(result.messages, { AIMessage, HumanMessage, SystemMessage, ToolMessage });
+    const given = history.at(-2) as AIMessage;
+    const sent = back.at(-2) as AIMessage;
+    expect(sent).not.toBe(given);
+    const content = sent.content as Record<string, unknown>[];
+    expect(content[0]).toBe((given.content as unknown[])[0]);
+    expect(content[1]?.type).toBe('text');
+    expect(String(content[1]?.text).startsWith('Report line')).toBe(true);
+    expect(String(content[1]?.text).length).toBeLessThan(REPORT.length);
+    expect(sent.tool_calls?.map((call) => call.id)).toEqual([`t${ROUNDS - 1}`]);
+  });
+});

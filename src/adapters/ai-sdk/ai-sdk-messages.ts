@@ -179,7 +179,14 @@ function convertMessage(message: AiSdkMessage): ChatMessage[] {
     .map(partText)
     .filter((value) => value !== '')
     .join('\n');
-  const chat: ChatMessage = { role: message.role, content: withMedia(text, all), ...base };
+  // A summary handed back opening a conversation is a user turn (see TurnBack): read as the
+  // assistant turn the manager wrote, so a persisted view resumes it (when its mark verifies).
+  const summaryTurn = message.role === 'user' && text.startsWith('<COMPACT-SUMMARY v');
+  const chat: ChatMessage = {
+    role: summaryTurn ? 'assistant' : message.role,
+    content: withMedia(text, all),
+    ...base,
+  };
   const encrypted = encryptedReasoning(all);
   // Never sent (the caller's message is): read by the counter as encrypted reasoning.
   if (encrypted.length > 0) chat.reasoning = encrypted;
@@ -287,8 +294,9 @@ function createdToolResult(out: readonly AiSdkMessage[], callId: string, text: s
 /**
  * Converts the manager's output back: every kept message is the caller's original object,
  * unless the manager rewrote it (a cleared tool output, shortened arguments, a cut text) or
- * dropped some of a tool message's results; the summary message is written as an assistant
- * text message of the right format.
+ * dropped some of a tool message's results; the summary message is written as a text message
+ * of the right format: a user turn when it opens the conversation (after system messages only),
+ * else an assistant turn.
  */
 export function chatToAiSdk(messages: readonly unknown[], kind: AiSdkMessageKind): AiSdkMessage[] {
   const back = new TurnBack(kind);
@@ -337,10 +345,11 @@ class TurnBack {
         out.push(createdToolResult(out, String(chat.tool_call_id ?? ''), text));
         return;
       }
+      // The summary opening the conversation goes as a user turn: Anthropic and Gemini refuse
+      // a conversation that opens with an assistant one (whatever provider the model is).
+      const role = out.every((message) => message.role === 'system') ? 'user' : 'assistant';
       out.push(
-        this.#kind === 'prompt'
-          ? { role: 'assistant', content: [{ type: 'text', text }] }
-          : { role: 'assistant', content: text },
+        this.#kind === 'prompt' ? { role, content: [{ type: 'text', text }] } : { role, content: text },
       );
       return;
     }

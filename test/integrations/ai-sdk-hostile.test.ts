@@ -1,0 +1,109 @@
+/**
+ * Review 80 (a new user's hostile review), the AI SDK: a tool loop after one long user message
+ * (a pasted spec). Once the spec is folded into the summary, the summary opens the
+ * conversation, and the integration wrote it as an assistant turn: the model's first message
+ * was an assistant one, which Anthropic ("first message must use the user role") and Gemini
+ * refuse whatever model the middleware wraps. The summary that opens the conversation now goes
+ * as a user turn; handed back in a persisted view it still resumes (one summary, versions one
+ * by one, as with the assistant turn before).
+ */
+import { createOpenAI } from '@ai-sdk/openai';
+import { generateText, type ModelMessage, stepCountIs, tool, wrapLanguageModel } from 'ai';
+import { afterEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { compactionMiddleware, compactMessages } from '../../src/adapters/ai-sdk/index.js';
+import { CompactManager } from '../../src/core/manager/compact-manager.js';
+import { type ProviderTestServer, startProviderTestServer } from '../../src/testing/provider-test-server.js';
+import { reusedIdLoop, toolOutput, WINDOW } from '../support/tool-loop.js';
+
+const STEPS = 30;
+const SPEC = `Here is the spec. ${'The service must validate every request and log it. '.repeat(200)}`;
+const KEY = 'review-80-summary-key-of-32-bytes-or-more';
+
+let server: ProviderTestServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+describe('a summary that opens the conversation', () => {
+  it('goes to the provider as a user turn', async () => {
+    server = await startProviderTestServer({
+      handler: reusedIdLoop({ tool: 'probe', steps: STEPS, idFor: (n) => `call_${n}` }),
+    });
+    const manager = new CompactManager({ model: 'gpt-4o', maxContextTokens: WINDOW });
+    const provider = createOpenAI({ baseURL: server.openaiBaseURL, apiKey: 'test-key' });
+    let step = 0;
+    const probe = tool({
+      description: 'Probe the next host',
+      inputSchema: z.object({ step: z.number() }),
+      execute: async () => toolOutput(step++),
+    });
+    const messages: ModelMessage[] = [{ role: 'user', content: SPEC }];
+    await generateText({
+      model: wrapLanguageModel({
+        model: provider.chat('gpt-4o'),
+        middleware: compactionMiddleware(manager, { sessionId: 'spec-loop' }),
+      }),
+      system: 'You are an SRE agent.',
+      tools: { probe },
+      messages,
+      stopWhen: stepCountIs(STEPS + 2),
+    });
+    await manager.shutdown();
+    const bodies = server.requests.map(
+      (request) => request.body as { messages: { role: string; content: unknown }[] },
+    );
+    const summarized = bodies.filter((body) => JSON.stringify(body.messages).includes('<COMPACT-SUMMARY v'));
+    expect(summarized.length).toBeGreaterThan(0);
+    // The spec itself went into the summary on some request: the summary opened it.
+    const opening = (body: (typeof bodies)[number]) =>
+      JSON.stringify(body.messages.find((message) => message.role !== 'system')).includes(
+        '<COMPACT-SUMMARY v',
+      );
+    expect(summarized.some(opening)).toBe(true);
+    for (const body of bodies) {
+      const first = body.messages.find((message) => message.role !== 'system');
+      expect(first?.role).toBe('user');
+    }
+  });
+
+  it('resumes from a persisted view: one summary, versions one by one', async () => {
+    const manager = new CompactManager({ model: 'gpt-4o', maxContextTokens: WINDOW, summaryKeys: KEY });
+    let view: ModelMessage[] = [{ role: 'user', content: SPEC }];
+    const versions: number[] = [];
+    for (let k = 0; k < 60; k++) {
+      view.push(
+        {
+          role: 'assistant',
+          content: [{ type: 'tool-call', toolCallId: `c${k}`, toolName: 'probe', input: {} }],
+        },
+        {
+          role: 'tool',
+          content: [
+            {
+              type: 'tool-result',
+              toolCallId: `c${k}`,
+              toolName: 'probe',
+              output: { type: 'text', value: toolOutput(k) },
+            },
+          ],
+        },
+      );
+      const { messages, result } = await compactMessages(manager, 'persisted', view);
+      view = messages;
+      if (result.summary && versions.at(-1) !== result.version) versions.push(result.version);
+      const summaries = view.filter((message) =>
+        JSON.stringify(message.content).includes('<COMPACT-SUMMARY v'),
+      );
+      expect(summaries.length).toBeLessThanOrEqual(1);
+      // The view's summary is the session's current one (a summary not read back as one lags).
+      if (summaries[0])
+        expect(JSON.stringify(summaries[0].content)).toContain(`<COMPACT-SUMMARY v${result.version}>`);
+    }
+    await manager.shutdown();
+    expect(versions.length).toBeGreaterThan(1);
+    expect(versions).toEqual(versions.map((_, k) => versions[0]! + k));
+    expect(view[0]?.role).toBe('user');
+  });
+});

@@ -139,18 +139,26 @@ interface Leaf {
   length: number;
 }
 
-function collectLeaves(value: unknown, out: Leaf[]): void {
+const NO_KEYS: ReadonlySet<string> = new Set();
+
+/**
+ * The strings of a JSON value, but those under the keys `uncut` names. A tool call's own
+ * input (Anthropic `tool_use.input`, call arguments as JSON) holds the tool's arguments, not
+ * wire fields: any of its keys (`data`, `url`, `name` ...) may hold the text to cut.
+ */
+function collectLeaves(value: unknown, out: Leaf[], uncut: ReadonlySet<string> = UNCUT_KEYS): void {
   if (Array.isArray(value)) {
     value.forEach((v, i) => {
       if (typeof v === 'string') out.push({ parent: value, key: i, length: v.length });
-      else collectLeaves(v, out);
+      else collectLeaves(v, out, uncut);
     });
   } else if (isObject(value)) {
+    const call = typeof value.type === 'string' && value.type.endsWith('tool_use');
     for (const [key, v] of Object.entries(value)) {
-      if (UNCUT_KEYS.has(key)) continue;
+      if (uncut.has(key)) continue;
       if (typeof v === 'string') {
         if (!v.startsWith('data:')) out.push({ parent: value, key, length: v.length });
-      } else collectLeaves(v, out);
+      } else collectLeaves(v, out, call && key === 'input' ? NO_KEYS : uncut);
     }
   }
 }
@@ -191,7 +199,10 @@ export function cutLongestText(
   let longest: Leaf | undefined;
   for (const leaf of leaves) if (!longest || leaf.length > longest.length) longest = leaf;
   if (!longest) return undefined;
-  if (longest.length > keepChars) {
+  // One string holds the message: it alone is cut to keepChars. When others hold more, the
+  // longest are cut in turn below, so the strings hold about keepChars in all.
+  const others = leaves.reduce((sum, leaf) => sum + leaf.length, 0) - longest.length;
+  if (longest.length > keepChars && others < MIN_CUT_KEEP) {
     const text = (longest.parent as Record<string | number, string>)[longest.key]!;
     const cut = cutText(longest, text, keepChars, marker);
     (longest.parent as Record<string | number, string>)[longest.key] = cut;
@@ -244,7 +255,7 @@ function cutInsideJson(
   }
   if (!isObject(parsed) && !Array.isArray(parsed)) return undefined;
   const leaves: Leaf[] = [];
-  collectLeaves(parsed, leaves);
+  collectLeaves(parsed, leaves, NO_KEYS);
   let longest: Leaf | undefined;
   for (const leaf of leaves) if (!longest || leaf.length > longest.length) longest = leaf;
   if (!longest) return undefined;

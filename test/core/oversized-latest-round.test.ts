@@ -9,7 +9,9 @@
  *   text with no other string was cut as text: the arguments sent were no longer JSON);
  * - the text is split over several strings (a tool_result of two text blocks): the cut
  *   shortened the longest one only, to the size the whole message should keep, and the next
- *   try asked for one character less of the same string.
+ *   try asked for one character less of the same string;
+ * - the text is a plain-text document (Anthropic `source: {type: 'text', data}`): its `data`
+ *   was skipped as bytes are.
  */
 import { describe, expect, it } from 'vitest';
 import { CompactManager } from '../../src/core/manager/compact-manager.js';
@@ -95,6 +97,26 @@ const CASES: {
               { type: 'text', text: lines(150, 'db') },
             ],
           },
+        ],
+      },
+    ],
+  },
+  {
+    name: 'Anthropic: a plain-text document over the window in the newest user turn',
+    model: 'claude-sonnet-4-6',
+    format: 'anthropic',
+    history: [
+      { role: 'user', content: 'Hello.' },
+      { role: 'assistant', content: 'Hi. Send the contract.' },
+      {
+        role: 'user',
+        content: [
+          {
+            type: 'document',
+            source: { type: 'text', media_type: 'text/plain', data: lines(600, 'clause') },
+            title: 'contract.txt',
+          },
+          { type: 'text', text: 'Summarize this contract.' },
         ],
       },
     ],

@@ -154,8 +154,10 @@ function collectLeaves(value: unknown, out: Leaf[], uncut: ReadonlySet<string> =
     });
   } else if (isObject(value)) {
     const call = typeof value.type === 'string' && value.type.endsWith('tool_use');
+    // A plain-text document's source (Anthropic `{type: 'text', data}`) holds text, not bytes.
+    const textData = value.type === 'text';
     for (const [key, v] of Object.entries(value)) {
-      if (uncut.has(key)) continue;
+      if (uncut.has(key) && !(textData && key === 'data')) continue;
       if (typeof v === 'string') {
         if (!v.startsWith('data:')) out.push({ parent: value, key, length: v.length });
       } else collectLeaves(v, out, call && key === 'input' ? NO_KEYS : uncut);

@@ -6,12 +6,22 @@
  * refuse whatever model the middleware wraps. The summary that opens the conversation now goes
  * as a user turn; handed back in a persisted view it still resumes (one summary, versions one
  * by one, as with the assistant turn before).
+ *
+ * And `compactionPrepareStep` in AI SDK 6's tool approval flow (`needsApproval`): the step's
+ * messages hold the approval response as a tool message of its own between the call and its
+ * result, which the conversion made a user turn there, parting the call from its result:
+ * every step after an approval threw `invalid_messages` (unanswered tool call). It now goes back
+ * just before the result's tool message, and the call keeps its result.
  */
 import { createOpenAI } from '@ai-sdk/openai';
 import { generateText, type ModelMessage, stepCountIs, tool, wrapLanguageModel } from 'ai';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { compactionMiddleware, compactMessages } from '../../src/adapters/ai-sdk/index.js';
+import {
+  compactionMiddleware,
+  compactionPrepareStep,
+  compactMessages,
+} from '../../src/adapters/ai-sdk/index.js';
 import { CompactManager } from '../../src/core/manager/compact-manager.js';
 import { type ProviderTestServer, startProviderTestServer } from '../../src/testing/provider-test-server.js';
 import { reusedIdLoop, toolOutput, WINDOW } from '../support/tool-loop.js';
@@ -105,5 +115,63 @@ describe('a summary that opens the conversation', () => {
     expect(versions.length).toBeGreaterThan(1);
     expect(versions).toEqual(versions.map((_, k) => versions[0]! + k));
     expect(view[0]?.role).toBe('user');
+  });
+});
+
+describe('compactionPrepareStep in a tool approval flow', () => {
+  it('compacts the steps after an approval, the response kept before the result', async () => {
+    server = await startProviderTestServer({
+      handler: reusedIdLoop({ tool: 'remove', steps: 1, idFor: () => 'call_rm' }),
+    });
+    const manager = new CompactManager({ model: 'gpt-4o', maxContextTokens: WINDOW });
+    const provider = createOpenAI({ baseURL: server.openaiBaseURL, apiKey: 'test-key' });
+    const remove = tool({
+      description: 'Remove a file',
+      inputSchema: z.object({ step: z.number() }),
+      needsApproval: true,
+      execute: async () => 'removed',
+    });
+    const seen: ModelMessage[][] = [];
+    const compact = compactionPrepareStep(manager, { sessionId: 'approvals' });
+    const prepareStep: typeof compact = async (args) => {
+      const prepared = await compact(args);
+      seen.push(prepared.messages);
+      return prepared;
+    };
+    const messages: ModelMessage[] = [{ role: 'user', content: 'Remove the temp file.' }];
+    const first = await generateText({
+      model: provider.chat('gpt-4o'),
+      tools: { remove },
+      messages,
+      prepareStep,
+    });
+    const request = first.content.find((part) => part.type === 'tool-approval-request');
+    expect(request).toBeDefined();
+    messages.push(...first.response.messages, {
+      role: 'tool',
+      content: [{ type: 'tool-approval-response', approvalId: String(request?.approvalId), approved: true }],
+    });
+    const second = await generateText({
+      model: provider.chat('gpt-4o'),
+      tools: { remove },
+      messages,
+      prepareStep,
+    });
+    await manager.shutdown();
+    expect(second.text).toContain('Done');
+    // The step after the approval: the call, the approval response, then its result.
+    const roles = seen
+      .at(-1)!
+      .map((message) =>
+        typeof message.content === 'string'
+          ? message.role
+          : `${message.role}:${message.content.map((part) => part.type).join('+')}`,
+      );
+    expect(roles).toEqual([
+      'user',
+      'assistant:tool-call+tool-approval-request',
+      'tool:tool-approval-response',
+      'tool:tool-result',
+    ]);
   });
 });

@@ -9,9 +9,10 @@
 import { TimeSlice } from '../../core/time-slice.js';
 import { textAfterReasoning } from '../reasoning-head.js';
 import { chatText, encryptedReasoning, outputParts, withMedia } from './ai-sdk-media.js';
-import type { AiSdkMessage, AiSdkPart } from './ai-sdk-parts.js';
+import { type AiSdkMessage, type AiSdkPart, toolOutputText } from './ai-sdk-parts.js';
 
 export type { AiSdkMessage, AiSdkPart } from './ai-sdk-parts.js';
+export { toolOutputText } from './ai-sdk-parts.js';
 
 /** Which AI SDK format a list is in; decides how a summary message is written. */
 export type AiSdkMessageKind = 'prompt' | 'model-messages';
@@ -29,36 +30,12 @@ interface Origin {
   parts?: number;
   /** The converted message's content and call arguments, to tell a rewrite by the manager. */
   content?: unknown;
+  /** A tool message of approval responses only that goes back just before this one. */
+  before?: AiSdkMessage | undefined;
   args?: string[];
 }
 
 type ChatMessage = Record<string | symbol, unknown>;
-
-/** The text of a tool result output (`text`, `json`, `error-*`, `content`, `execution-denied`). */
-export function toolOutputText(output: unknown): string {
-  if (output === null || typeof output !== 'object') return output === undefined ? '' : String(output);
-  const o = output as { type?: string; value?: unknown; reason?: string };
-  switch (o.type) {
-    case 'text':
-    case 'error-text':
-      return String(o.value ?? '');
-    case 'json':
-    case 'error-json':
-      return JSON.stringify(o.value);
-    case 'execution-denied':
-      return `[execution denied${o.reason ? `: ${o.reason}` : ''}]`;
-    case 'content':
-      return Array.isArray(o.value)
-        ? o.value
-            .map((part: { type?: string; text?: string }) =>
-              typeof part.text === 'string' ? part.text : `[${part.type}]`,
-            )
-            .join('\n')
-        : '';
-    default:
-      return JSON.stringify(output);
-  }
-}
 
 function partText(part: AiSdkPart): string {
   if (part.type === 'text' || part.type === 'reasoning') return part.text ?? '';
@@ -92,8 +69,18 @@ function metaOf(message: AiSdkMessage): Record<string, unknown> | undefined {
  */
 export function aiSdkToChat(messages: readonly AiSdkMessage[]): ChatMessage[] {
   const out: ChatMessage[] = [];
-  for (const message of messages) convertInto(message, out);
+  for (let i = 0; i < messages.length; i++) convertInto(messages[i]!, out, messages[i - 1], messages[i + 1]);
   return out;
+}
+
+/** A tool message of approval responses only (no result): AI SDK 6's `needsApproval` flow. */
+function approvalsOnly(message: AiSdkMessage | undefined): boolean {
+  return (
+    message?.role === 'tool' &&
+    typeof message.content !== 'string' &&
+    message.content.length > 0 &&
+    message.content.every((part) => part.type === 'tool-approval-response')
+  );
 }
 
 /**
@@ -112,8 +99,8 @@ export async function aiSdkToChatInSlices(messages: readonly AiSdkMessage[]): Pr
   const out: ChatMessage[] = [];
   const slice = new TimeSlice();
   let work = 0;
-  for (const message of messages) {
-    work += convertInto(message, out) ? CONVERTED_WEIGHT : 1;
+  for (let i = 0; i < messages.length; i++) {
+    work += convertInto(messages[i]!, out, messages[i - 1], messages[i + 1]) ? CONVERTED_WEIGHT : 1;
     if (work < WORK_PER_CHECK) continue;
     work = 0;
     if (slice.due()) await slice.pause();
@@ -121,20 +108,40 @@ export async function aiSdkToChatInSlices(messages: readonly AiSdkMessage[]): Pr
   return out;
 }
 
-/** Appends the Chat messages of `message` to `out`; true when it was converted, not read from the cache. */
-function convertInto(message: AiSdkMessage, out: ChatMessage[]): boolean {
+/**
+ * Appends the Chat messages of `message` to `out`; true when it was converted, not read from
+ * the cache. A tool message of approval responses only, between a call and its results, has no
+ * Chat message of its own (a user turn there would part the call from its results): it goes
+ * back with the tool message after it (`before`).
+ */
+function convertInto(
+  message: AiSdkMessage,
+  out: ChatMessage[],
+  previous: AiSdkMessage | undefined,
+  next: AiSdkMessage | undefined,
+): boolean {
+  if (approvalsOnly(message) && next?.role === 'tool' && !approvalsOnly(next)) return false;
+  const before = approvalsOnly(previous) && message.role === 'tool' ? previous : undefined;
   // One conversion per message object (and content), so the manager's identity cache hits
   // on every later call instead of hashing fresh copies.
   const cached = conversions.get(message);
-  if (cached && cached.content === message.content && cached.options === message.providerOptions) {
-    // A loop, not a spread: a warm call of a long history reads every message from here.
-    for (const chat of cached.chats) out.push(chat);
-    return false;
+  let chats = cached?.chats;
+  const converted = !(
+    cached &&
+    cached.content === message.content &&
+    cached.options === message.providerOptions
+  );
+  if (converted) {
+    chats = convertMessage(message);
+    conversions.set(message, { content: message.content, options: message.providerOptions, chats });
   }
-  const chats = convertMessage(message);
-  conversions.set(message, { content: message.content, options: message.providerOptions, chats });
-  out.push(...chats);
-  return true;
+  // A loop, not a spread: a warm call of a long history reads every message from here.
+  for (const chat of chats!) {
+    const origin = chat[ORIGIN] as Origin;
+    if (origin.before !== before) origin.before = before;
+    out.push(chat);
+  }
+  return converted;
 }
 
 const conversions = new WeakMap<AiSdkMessage, { content: unknown; options: unknown; chats: ChatMessage[] }>();
@@ -362,6 +369,7 @@ class TurnBack {
     if (!kept) {
       kept = new Map();
       this.#toolParts.set(origin.message, kept);
+      if (origin.before && out.at(-1) !== origin.before) out.push(origin.before);
       this.#toolSlots.set(origin.message, out.length);
       out.push(origin.message);
     }

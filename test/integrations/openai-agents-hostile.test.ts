@@ -4,11 +4,24 @@
  * after the first only what is new (the tool outputs, whose calls the server holds). The input
  * filter took that delta for a broken history and threw `invalid_messages` (orphan tool
  * result) on the second model call of every tool loop; it now passes the delta as it is.
+ *
+ * And `CompactionSession.getItems(limit)` over a reasoning model's history: a window that
+ * began inside a round's calls returned them without the reasoning item before them, which
+ * the Responses API refuses ("function_call was provided without its required 'reasoning'
+ * item"). Such calls now go with their results.
  */
-import { Agent, OpenAIProvider, Runner, setTracingDisabled, tool } from '@openai/agents';
+import {
+  Agent,
+  type AgentInputItem,
+  MemorySession,
+  OpenAIProvider,
+  Runner,
+  setTracingDisabled,
+  tool,
+} from '@openai/agents';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { compactionInputFilter } from '../../src/adapters/openai-agents/index.js';
+import { CompactionSession, compactionInputFilter } from '../../src/adapters/openai-agents/index.js';
 import { CompactManager } from '../../src/core/manager/compact-manager.js';
 import { type ProviderTestServer, startProviderTestServer } from '../../src/testing/provider-test-server.js';
 import { reusedIdLoop, toolOutput, WINDOW } from '../support/tool-loop.js';
@@ -58,6 +71,57 @@ describe('compactionInputFilter on a run whose conversation the server keeps', (
     for (const request of server.requests.slice(1)) {
       const input = (request.body as { input: { type?: string; output?: unknown }[] }).input;
       expect(input.map((item) => item.type)).toEqual(['function_call_output']);
+    }
+  });
+});
+
+/** A reasoning model's rounds as the Agents SDK stores them: reasoning, parallel calls, results. */
+function reasoningHistory(rounds: number): AgentInputItem[] {
+  const items: AgentInputItem[] = [{ role: 'user', content: 'Probe every host.' } as AgentInputItem];
+  for (let r = 0; r < rounds; r++) {
+    items.push({
+      type: 'reasoning',
+      id: `rs_${r}`,
+      content: [],
+      providerData: { encrypted_content: `enc_${r}` },
+    } as AgentInputItem);
+    for (const side of ['a', 'b']) {
+      items.push({
+        type: 'function_call',
+        id: `fc_${r}${side}`,
+        callId: `call_${r}${side}`,
+        name: 'probe',
+        arguments: '{}',
+        status: 'completed',
+      } as AgentInputItem);
+    }
+    for (const side of ['b', 'a']) {
+      items.push({
+        type: 'function_call_result',
+        callId: `call_${r}${side}`,
+        name: 'probe',
+        status: 'completed',
+        output: `host ${r}${side} up`,
+      } as AgentInputItem);
+    }
+  }
+  return items;
+}
+
+describe('CompactionSession.getItems(limit) over a reasoning model', () => {
+  it('never returns a call without the reasoning item before it', async () => {
+    const items = reasoningHistory(4);
+    const session = new CompactionSession({ session: new MemorySession(), manager });
+    await session.addItems(items);
+    for (let limit = 1; limit <= items.length; limit++) {
+      const got = (await session.getItems(limit)) as { type?: string; id?: string }[];
+      expect(got.length).toBeLessThanOrEqual(limit);
+      got.forEach((item, k) => {
+        if (item.type !== 'function_call') return;
+        let j = k - 1;
+        while (got[j]?.type === 'function_call') j--;
+        expect(got[j]?.id, `limit ${limit}: ${item.id}`).toBe(`rs_${item.id!.slice(3, -1)}`);
+      });
     }
   });
 });

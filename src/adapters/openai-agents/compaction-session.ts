@@ -63,14 +63,30 @@ function itemInfo(item: AgentInputItem, index: number): ItemInfo {
 }
 
 /**
+ * Where a window of `items` starting at `start` may start: after the calls it would open with
+ * when the reasoning item they follow is left out (the Responses API refuses a function_call
+ * sent without its reasoning item). Their results then go too (no call in the window).
+ */
+function roundStart(items: readonly AgentInputItem[], start: number): number {
+  const isCall = (k: number) => k >= 0 && k < items.length && itemInfo(items[k]!, k).calls.length > 0;
+  let before = start - 1;
+  while (isCall(before)) before--;
+  if (!isCall(start) || (items[before] as { type?: string } | undefined)?.type !== 'reasoning') return start;
+  let after = start;
+  while (isCall(after)) after++;
+  return after;
+}
+
+/**
  * The most recent `limit` items, never returning a tool result without its call: results whose
  * call fell outside the window are dropped, and so are reasoning items left without the item
- * they belong to. Returns at most `limit` items, in order.
+ * they belong to, and calls left without the reasoning item before them. Returns at most
+ * `limit` items, in order.
  */
 export function boundaryAwareTail(items: readonly AgentInputItem[], limit?: number): AgentInputItem[] {
   if (limit === undefined || limit >= items.length) return [...items];
   if (limit <= 0) return [];
-  const window = items.slice(items.length - limit);
+  const window = items.slice(roundStart(items, items.length - limit));
   const infos = window.map((item, k) => itemInfo(item, k));
   const calls = new Set(infos.flatMap((info) => info.calls));
   const kept = window.filter((_, k) => infos[k]!.results.every((callId) => calls.has(callId)));

@@ -12,6 +12,10 @@
  * result, which the conversion made a user turn there, parting the call from its result:
  * every step after an approval threw `invalid_messages` (unanswered tool call). It now goes back
  * just before the result's tool message, and the call keeps its result.
+ *
+ * And a protected tool round kept ahead of the summary (pinned messages go first) opened the
+ * conversation with its assistant turn: the summary now goes first there, as a user turn (as the
+ * manager orders an Anthropic-format request).
  */
 import { createOpenAI } from '@ai-sdk/openai';
 import { generateText, type ModelMessage, stepCountIs, tool, wrapLanguageModel } from 'ai';
@@ -115,6 +119,48 @@ describe('a summary that opens the conversation', () => {
     expect(versions.length).toBeGreaterThan(1);
     expect(versions).toEqual(versions.map((_, k) => versions[0]! + k));
     expect(view[0]?.role).toBe('user');
+  });
+});
+
+describe('a protected tool round ahead of the summary', () => {
+  it('leaves the summary first, as a user turn', async () => {
+    const manager = new CompactManager({ model: 'claude-sonnet-4-6', maxContextTokens: 6_000 });
+    const history: ModelMessage[] = [{ role: 'system', content: 'You are an SRE agent.' }];
+    for (let k = 0; k < 40; k++) {
+      history.push({
+        role: 'user',
+        content: k === 0 ? SPEC : `Task ${k}: ${'please probe the host '.repeat(12)}`,
+      });
+      history.push({
+        role: 'assistant',
+        content: [{ type: 'tool-call', toolCallId: `c${k}`, toolName: 'probe', input: {} }],
+      });
+      history.push({
+        role: 'tool',
+        content: [
+          {
+            type: 'tool-result',
+            toolCallId: `c${k}`,
+            toolName: 'probe',
+            output: { type: 'text', value: toolOutput(k) },
+          },
+        ],
+        // The license check's result is kept whatever happens (its round with it).
+        ...(k === 3 ? { providerOptions: { agentCompaction: { protected: true } } } : {}),
+      });
+      history.push({ role: 'assistant', content: `Done ${k}.` });
+    }
+    history.push({ role: 'user', content: 'Next?' });
+    const { messages } = await compactMessages(manager, 'pinned-round', history);
+    await manager.shutdown();
+    const first = messages.findIndex((message) => message.role !== 'system');
+    expect(messages[first]?.role).toBe('user');
+    expect(JSON.stringify(messages[first]?.content)).toContain('<COMPACT-SUMMARY v');
+    const call = messages.findIndex((message) =>
+      JSON.stringify(message.content).includes('"toolCallId":"c3"'),
+    );
+    expect(messages[call]?.role).toBe('assistant');
+    expect(messages[call + 1]?.role).toBe('tool');
   });
 });
 

@@ -302,8 +302,8 @@ function createdToolResult(out: readonly AiSdkMessage[], callId: string, text: s
  * Converts the manager's output back: every kept message is the caller's original object,
  * unless the manager rewrote it (a cleared tool output, shortened arguments, a cut text) or
  * dropped some of a tool message's results; the summary message is written as a text message
- * of the right format: a user turn when it opens the conversation (after system messages only),
- * else an assistant turn.
+ * of the right format: a user turn when it opens the conversation (after system messages only,
+ * or ahead of pinned messages that would open it with an assistant turn), else an assistant turn.
  */
 export function chatToAiSdk(messages: readonly unknown[], kind: AiSdkMessageKind): AiSdkMessage[] {
   const back = new TurnBack(kind);
@@ -337,6 +337,7 @@ class TurnBack {
   readonly #out: AiSdkMessage[] = [];
   readonly #toolParts = new Map<AiSdkMessage, Map<number, string | undefined>>();
   readonly #toolSlots = new Map<AiSdkMessage, number>();
+  #summary: number | undefined;
 
   constructor(kind: AiSdkMessageKind) {
     this.#kind = kind;
@@ -355,6 +356,7 @@ class TurnBack {
       // The summary opening the conversation goes as a user turn: Anthropic and Gemini refuse
       // a conversation that opens with an assistant one (whatever provider the model is).
       const role = out.every((message) => message.role === 'system') ? 'user' : 'assistant';
+      this.#summary = out.length;
       out.push(
         this.#kind === 'prompt' ? { role, content: [{ type: 'text', text }] } : { role, content: text },
       );
@@ -384,6 +386,12 @@ class TurnBack {
       if (kept.size === results.length && unchanged) continue;
       out[this.#toolSlots.get(message)!] = rebuildToolMessage(message, kept);
     }
+    // Pinned messages ahead of the summary opening with an assistant turn (a protected tool
+    // round): the summary goes first, as a user turn, as the manager orders an Anthropic request.
+    const first = out.findIndex((message) => message.role !== 'system');
+    const at = this.#summary ?? -1;
+    if (first >= 0 && first < at && out[first]!.role === 'assistant')
+      out.splice(first, 0, { ...out.splice(at, 1)[0]!, role: 'user' });
     return out;
   }
 }

@@ -237,7 +237,7 @@ describe('AI SDK message conversion', () => {
       'prompt',
     );
     expect(partial[1]).toEqual({ role: 'user', content: [{ type: 'text', text: 'SUMMARY' }] });
-    expect(chatToAiSdk([chat[2], { role: 'assistant', content: 'S' }], 'prompt')[1]).toEqual({
+    expect(chatToAiSdk([chat[1], { role: 'assistant', content: 'S' }], 'prompt')[1]).toEqual({
       role: 'assistant',
       content: [{ type: 'text', text: 'S' }],
     });

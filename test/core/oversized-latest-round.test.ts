@@ -10,6 +10,7 @@
  * - the text is split over several strings (a tool_result of two text blocks): the cut
  *   shortened the longest one only, to the size the whole message should keep, and the next
  *   try asked for one character less of the same string;
+ *   The same inside JSON arguments holding several long strings (two files' contents);
  * - the text is a plain-text document (Anthropic `source: {type: 'text', data}`): its `data`
  *   was skipped as bytes are.
  */
@@ -44,6 +45,29 @@ const CASES: {
             function: {
               name: 'write_file',
               arguments: JSON.stringify({ path: 'out.csv', data: lines(600, 'row') }),
+            },
+          },
+        ],
+      },
+      { role: 'tool', tool_call_id: 'call_0', content: 'written' },
+    ],
+  },
+  {
+    name: 'Chat: write_files({first, second}) with two contents, each over the window',
+    model: 'gpt-4o',
+    format: 'openai-chat',
+    history: [
+      { role: 'user', content: 'Write both files.' },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [
+          {
+            id: 'call_0',
+            type: 'function',
+            function: {
+              name: 'write_files',
+              arguments: JSON.stringify({ first: lines(300, 'a'), second: lines(300, 'b') }),
             },
           },
         ],

@@ -210,6 +210,12 @@ export function cutLongestText(
     (longest.parent as Record<string | number, string>)[longest.key] = cut;
     return { wire: copy, removed: text.length - cut.length };
   }
+  const removed = cutInTurn(leaves, keepChars, marker);
+  return removed > 0 ? { wire: copy, removed } : undefined;
+}
+
+/** Cuts the longest of `leaves` in turn until they hold about `keepChars` in all; the characters removed. */
+function cutInTurn(leaves: Leaf[], keepChars: number, marker: (removed: number) => string): number {
   // Longest first (a stable sort: the same message is cut the same way on every call).
   leaves.sort((a, b) => b.length - a.length);
   let excess = leaves.reduce((sum, leaf) => sum + leaf.length, 0) - keepChars;
@@ -222,7 +228,7 @@ export function cutLongestText(
     removed += cut;
     excess -= cut;
   }
-  return removed > 0 ? { wire: copy, removed } : undefined;
+  return removed;
 }
 
 /** Cuts one string of a message to about `keepChars`; the characters removed (0: left as it was). */
@@ -243,7 +249,10 @@ function cutText(leaf: Leaf, text: string, keepChars: number, marker: (removed: 
   );
 }
 
-/** Cuts the longest string inside JSON `text` so the whole keeps about `keepChars`; `undefined` when not JSON. */
+/**
+ * Cuts the strings inside JSON `text` so the whole keeps about `keepChars` (its longest string
+ * alone when the others hold almost nothing, else the longest in turn); `undefined` when not JSON.
+ */
 function cutInsideJson(
   text: string,
   keepChars: number,
@@ -261,6 +270,12 @@ function cutInsideJson(
   let longest: Leaf | undefined;
   for (const leaf of leaves) if (!longest || leaf.length > longest.length) longest = leaf;
   if (!longest) return undefined;
+  const strings = leaves.reduce((sum, leaf) => sum + leaf.length, 0);
+  if (strings - longest.length >= MIN_CUT_KEEP) {
+    // Several strings hold the text (a write of two files' contents): the longest in turn.
+    cutInTurn(leaves, Math.max(1, keepChars - Math.max(0, text.length - strings)), marker);
+    return JSON.stringify(parsed);
+  }
   const parent = longest.parent as Record<string | number, string>;
   const value = parent[longest.key]!;
   const rest = text.length - JSON.stringify(value).length;

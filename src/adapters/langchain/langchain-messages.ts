@@ -8,6 +8,7 @@
  */
 import type { BaseMessage } from '@langchain/core/messages';
 import { textAfterReasoning } from '../reasoning-head.js';
+import { markSummary } from './summary-first.js';
 
 /** The classes of `@langchain/core/messages` the conversion back builds new messages with. */
 export type LangChainMessageClasses = Pick<
@@ -353,7 +354,7 @@ function created(chat: ChatMessage, classes: LangChainMessageClasses): BaseMessa
   }
   // The summary goes as a user turn (as LangChain's own summarization middleware sends it):
   // every provider accepts one anywhere, where an assistant turn may not open a conversation.
-  return new classes.HumanMessage(content);
+  return markSummary(new classes.HumanMessage(content));
 }
 
 /**

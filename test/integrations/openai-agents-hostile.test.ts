@@ -9,6 +9,11 @@
  * began inside a round's calls returned them without the reasoning item before them, which
  * the Responses API refuses ("function_call was provided without its required 'reasoning'
  * item"). Such calls now go with their results.
+ *
+ * And a `CompactionSession` in a run that stops for a tool approval (`needsApproval`): the
+ * session holds the call with no result yet, and the runner's compaction hook (and any
+ * `getItems`) threw `invalid_messages` (unanswered tool call): the run itself failed. The open
+ * round now goes as it is after the compacted rest.
  */
 import {
   Agent,
@@ -123,5 +128,36 @@ describe('CompactionSession.getItems(limit) over a reasoning model', () => {
         expect(got[j]?.id, `limit ${limit}: ${item.id}`).toBe(`rs_${item.id!.slice(3, -1)}`);
       });
     }
+  });
+});
+
+describe('CompactionSession in a run that stops for a tool approval', () => {
+  it('interrupts, resumes after the approval, and reads its items throughout', async () => {
+    const remove = tool({
+      name: 'remove',
+      description: 'Remove a directory',
+      parameters: z.object({ step: z.number() }),
+      needsApproval: true,
+      execute: async () => 'removed',
+    });
+    const approving = new Agent({ name: 'ops', instructions: 'Clean up.', tools: [remove], model: 'gpt-4o' });
+    await server.close();
+    server = await startProviderTestServer({
+      handler: reusedIdLoop({ tool: 'remove', steps: 1, idFor: (n, seq) => `call_${seq}_${n}` }),
+    });
+    runner = new Runner({
+      modelProvider: new OpenAIProvider({ apiKey: 'test-key', baseURL: server.openaiBaseURL }),
+    });
+    const session = new CompactionSession({ session: new MemorySession(), manager });
+    const first = await runner.run(approving, 'Remove the temp directory.', session.runOptions());
+    expect(first.interruptions).toHaveLength(1);
+    // The call waits for its approval: the session reads it back as it is.
+    const pending = (await session.getItems()) as { type?: string }[];
+    expect(pending.at(-1)?.type).toBe('function_call');
+    first.state.approve(first.interruptions[0]!);
+    const resumed = await runner.run(approving, first.state, session.runOptions());
+    expect(String(resumed.finalOutput)).toContain('Done');
+    const items = (await session.getItems()) as { type?: string }[];
+    expect(items.map((item) => item.type ?? 'message')).toContain('function_call_result');
   });
 });

@@ -6,7 +6,9 @@
  * dropped and its words pasted at the head of the text. The provider refuses that turn (with
  * thinking on, a tool-loop turn must open with its signed thinking block; a function_call with
  * an id needs its reasoning item) and the model sees its hidden reasoning as something it said.
- * Now the leading reasoning goes back as it came, and only the text after it is cut.
+ * Now the leading reasoning goes back as it came, and only the text after it is cut; a cut that
+ * reached into the reasoning itself (the reasoning the longest text of the turn, or the turn
+ * trimmed when every other message is cut) is not made: the turn goes as given.
  */
 import { AIMessage, HumanMessage, SystemMessage, ToolMessage } from '@langchain/core/messages';
 import { describe, expect, it } from 'vitest';
@@ -95,5 +97,50 @@ describe('the cut of an assistant turn keeps its reasoning', () => {
     expect(String(content[1]?.text).startsWith('Report line')).toBe(true);
     expect(String(content[1]?.text).length).toBeLessThan(REPORT.length);
     expect(sent.tool_calls?.map((call) => call.id)).toEqual([`t${ROUNDS - 1}`]);
+  });
+
+  it('AI SDK: a cut that would reach into the reasoning leaves the turn as given', async () => {
+    // The latest round alone is over the window: its call's arguments and result are cut, and
+    // every other message as far as it goes before the newest, the turn's reasoning too.
+    const history: Record<string, unknown>[] = [
+      { role: 'user', content: [{ type: 'text', text: 'Write the report and file it.' }] },
+      {
+        role: 'assistant',
+        content: [
+          {
+            type: 'reasoning',
+            text: 'The report is long; write it in one call, then file it. '.repeat(5),
+            providerOptions: { anthropic: { signature: 'sig-0' } },
+          },
+          {
+            type: 'tool-call',
+            toolCallId: 't0',
+            toolName: 'write_file',
+            input: { path: 'report.md', data: REPORT },
+          },
+        ],
+      },
+      {
+        role: 'tool',
+        content: [
+          {
+            type: 'tool-result',
+            toolCallId: 't0',
+            toolName: 'write_file',
+            output: { type: 'text', value: REPORT },
+          },
+        ],
+      },
+    ];
+    const manager = newManager();
+    const { messages, result } = await compactMessages(manager, 'ai-sdk-deep', history, { kind: 'prompt' });
+    await manager.shutdown();
+    expect(result.levels.map((level) => level.level)).toContain('cut_oversized');
+    const given = history[1] as { content: Record<string, unknown>[] };
+    const sent = messages.find((message) => message.role === 'assistant') as {
+      content: Record<string, unknown>[];
+    };
+    expect(sent.content[0]).toBe(given.content[0]);
+    expect(sent.content.filter((part) => part.type === 'text')).toEqual([]);
   });
 });

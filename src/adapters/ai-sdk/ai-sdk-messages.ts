@@ -236,11 +236,12 @@ function applyRewrite(message: AiSdkMessage, chat: ChatMessage, origin: Origin):
   const text = chatText(chat.content);
   if (typeof message.content === 'string') return { ...message, content: text };
   const args = callArguments(chat) ?? [];
-  const textChanged = chat.content !== origin.content;
   // Reasoning goes whole or not at all (signatures, item ids): a cut that left the turn's
-  // leading reasoning whole changes only the text after it.
-  const lead = textChanged ? leadingReasoning(message.content) : [];
+  // leading reasoning whole changes only the text after it; one that reached into it is not
+  // made (a turn a little over its count, rather than one the provider refuses).
+  const lead = chat.content !== origin.content ? leadingReasoning(message.content) : [];
   const visible = textAfterReasoning(text, lead.map(partText).filter(Boolean).join('\n'));
+  const textChanged = chat.content !== origin.content && (lead.length === 0 || visible !== undefined);
   const kept = visible === undefined ? [] : lead;
   let call = -1;
   const rest = message.content.flatMap((part): AiSdkPart[] => {

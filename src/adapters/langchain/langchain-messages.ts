@@ -277,7 +277,9 @@ function rebuild(chat: ChatMessage, origin: Origin, classes: LangChainMessageCla
   const contentChanged = chat.content !== origin.content;
   const type = typeOf(m);
   const content = contentChanged
-    ? (type === 'ai' && reasoningKept(m, chat.content)) || chat.content
+    ? type === 'ai'
+      ? reasoningKept(m, chat.content)
+      : chat.content
     : m.content;
   if (type === 'ai') {
     return new classes.AIMessage(
@@ -304,11 +306,12 @@ const REASONING_BLOCKS = new Set(['thinking', 'redacted_thinking', 'reasoning'])
 
 /**
  * A cut AI message's content with its leading reasoning blocks as they came (thinking goes
- * whole or not at all: its signature): those blocks, then the cut text after them. Undefined
- * when it opens with none, or the cut reached into them.
+ * whole or not at all: its signature): those blocks, then the cut text after them. The cut
+ * text when it opens with none; its own content when the cut reached into them (a turn a
+ * little over its count, rather than one the provider refuses).
  */
-function reasoningKept(m: LangChainFields, cut: unknown): unknown[] | undefined {
-  if (typeof cut !== 'string' || !Array.isArray(m.content)) return undefined;
+function reasoningKept(m: LangChainFields, cut: unknown): unknown {
+  if (typeof cut !== 'string' || !Array.isArray(m.content)) return cut;
   const lead: Json[] = [];
   for (const block of m.content as unknown[]) {
     if (isObject(block) && CALL_BLOCKS.has(String(block.type))) continue;
@@ -321,8 +324,9 @@ function reasoningKept(m: LangChainFields, cut: unknown): unknown[] | undefined 
     const reasoning = block.reasoning ?? block.thinking;
     return typeof reasoning === 'string' ? reasoning : `[${String(block.type)}]`;
   });
+  if (lead.length === 0) return cut;
   const visible = textAfterReasoning(cut, texts.join('\n'));
-  if (visible === undefined) return undefined;
+  if (visible === undefined) return m.content;
   return [...lead, ...(visible === '' ? [] : [{ type: 'text', text: visible }])];
 }
 

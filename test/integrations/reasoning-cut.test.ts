@@ -143,4 +143,32 @@ describe('the cut of an assistant turn keeps its reasoning', () => {
     expect(sent.content[0]).toBe(given.content[0]);
     expect(sent.content.filter((part) => part.type === 'text')).toEqual([]);
   });
+
+  it('LangChain: a cut that would reach into the thinking leaves the turn as given', async () => {
+    const thinking = {
+      type: 'thinking',
+      thinking: 'Write it in one call, then file it. '.repeat(6),
+      signature: 'sig-0',
+    };
+    const history = [
+      new HumanMessage('Write the report and file it.'),
+      new AIMessage({
+        content: [
+          thinking,
+          { type: 'tool_use', id: 't0', name: 'write_file', input: { path: 'report.md', data: REPORT } },
+        ],
+        tool_calls: [
+          { id: 't0', name: 'write_file', args: { path: 'report.md', data: REPORT }, type: 'tool_call' },
+        ],
+      }),
+      new ToolMessage({ content: REPORT, tool_call_id: 't0' }),
+    ];
+    const manager = newManager();
+    const result = await manager.compact('langchain-deep', langChainToChat(history));
+    await manager.shutdown();
+    expect(result.levels.map((level) => level.level)).toContain('cut_oversized');
+    const back = chatToLangChain(result.messages, { AIMessage, HumanMessage, SystemMessage, ToolMessage });
+    const sent = back.find((message) => message.getType() === 'ai') as AIMessage;
+    expect((sent.content as unknown[])[0]).toBe(thinking);
+  });
 });

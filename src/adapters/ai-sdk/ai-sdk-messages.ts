@@ -7,10 +7,12 @@
  */
 
 import { TimeSlice } from '../../core/time-slice.js';
+import { textAfterReasoning } from '../reasoning-head.js';
 import { chatText, encryptedReasoning, outputParts, withMedia } from './ai-sdk-media.js';
-import type { AiSdkMessage, AiSdkPart } from './ai-sdk-parts.js';
+import { type AiSdkMessage, type AiSdkPart, toolOutputText } from './ai-sdk-parts.js';
 
 export type { AiSdkMessage, AiSdkPart } from './ai-sdk-parts.js';
+export { toolOutputText } from './ai-sdk-parts.js';
 
 /** Which AI SDK format a list is in; decides how a summary message is written. */
 export type AiSdkMessageKind = 'prompt' | 'model-messages';
@@ -28,36 +30,12 @@ interface Origin {
   parts?: number;
   /** The converted message's content and call arguments, to tell a rewrite by the manager. */
   content?: unknown;
+  /** A tool message of approval responses only that goes back just before this one. */
+  before?: AiSdkMessage | undefined;
   args?: string[];
 }
 
 type ChatMessage = Record<string | symbol, unknown>;
-
-/** The text of a tool result output (`text`, `json`, `error-*`, `content`, `execution-denied`). */
-export function toolOutputText(output: unknown): string {
-  if (output === null || typeof output !== 'object') return output === undefined ? '' : String(output);
-  const o = output as { type?: string; value?: unknown; reason?: string };
-  switch (o.type) {
-    case 'text':
-    case 'error-text':
-      return String(o.value ?? '');
-    case 'json':
-    case 'error-json':
-      return JSON.stringify(o.value);
-    case 'execution-denied':
-      return `[execution denied${o.reason ? `: ${o.reason}` : ''}]`;
-    case 'content':
-      return Array.isArray(o.value)
-        ? o.value
-            .map((part: { type?: string; text?: string }) =>
-              typeof part.text === 'string' ? part.text : `[${part.type}]`,
-            )
-            .join('\n')
-        : '';
-    default:
-      return JSON.stringify(output);
-  }
-}
 
 function partText(part: AiSdkPart): string {
   if (part.type === 'text' || part.type === 'reasoning') return part.text ?? '';
@@ -91,8 +69,18 @@ function metaOf(message: AiSdkMessage): Record<string, unknown> | undefined {
  */
 export function aiSdkToChat(messages: readonly AiSdkMessage[]): ChatMessage[] {
   const out: ChatMessage[] = [];
-  for (const message of messages) convertInto(message, out);
+  for (let i = 0; i < messages.length; i++) convertInto(messages[i]!, out, messages[i - 1], messages[i + 1]);
   return out;
+}
+
+/** A tool message of approval responses only (no result): AI SDK 6's `needsApproval` flow. */
+function approvalsOnly(message: AiSdkMessage | undefined): boolean {
+  return (
+    message?.role === 'tool' &&
+    typeof message.content !== 'string' &&
+    message.content.length > 0 &&
+    message.content.every((part) => part.type === 'tool-approval-response')
+  );
 }
 
 /**
@@ -111,8 +99,8 @@ export async function aiSdkToChatInSlices(messages: readonly AiSdkMessage[]): Pr
   const out: ChatMessage[] = [];
   const slice = new TimeSlice();
   let work = 0;
-  for (const message of messages) {
-    work += convertInto(message, out) ? CONVERTED_WEIGHT : 1;
+  for (let i = 0; i < messages.length; i++) {
+    work += convertInto(messages[i]!, out, messages[i - 1], messages[i + 1]) ? CONVERTED_WEIGHT : 1;
     if (work < WORK_PER_CHECK) continue;
     work = 0;
     if (slice.due()) await slice.pause();
@@ -120,20 +108,40 @@ export async function aiSdkToChatInSlices(messages: readonly AiSdkMessage[]): Pr
   return out;
 }
 
-/** Appends the Chat messages of `message` to `out`; true when it was converted, not read from the cache. */
-function convertInto(message: AiSdkMessage, out: ChatMessage[]): boolean {
+/**
+ * Appends the Chat messages of `message` to `out`; true when it was converted, not read from
+ * the cache. A tool message of approval responses only, between a call and its results, has no
+ * Chat message of its own (a user turn there would part the call from its results): it goes
+ * back with the tool message after it (`before`).
+ */
+function convertInto(
+  message: AiSdkMessage,
+  out: ChatMessage[],
+  previous: AiSdkMessage | undefined,
+  next: AiSdkMessage | undefined,
+): boolean {
+  if (approvalsOnly(message) && next?.role === 'tool' && !approvalsOnly(next)) return false;
+  const before = approvalsOnly(previous) && message.role === 'tool' ? previous : undefined;
   // One conversion per message object (and content), so the manager's identity cache hits
   // on every later call instead of hashing fresh copies.
   const cached = conversions.get(message);
-  if (cached && cached.content === message.content && cached.options === message.providerOptions) {
-    // A loop, not a spread: a warm call of a long history reads every message from here.
-    for (const chat of cached.chats) out.push(chat);
-    return false;
+  let chats = cached?.chats;
+  const converted = !(
+    cached &&
+    cached.content === message.content &&
+    cached.options === message.providerOptions
+  );
+  if (converted) {
+    chats = convertMessage(message);
+    conversions.set(message, { content: message.content, options: message.providerOptions, chats });
   }
-  const chats = convertMessage(message);
-  conversions.set(message, { content: message.content, options: message.providerOptions, chats });
-  out.push(...chats);
-  return true;
+  // A loop, not a spread: a warm call of a long history reads every message from here.
+  for (const chat of chats!) {
+    const origin = chat[ORIGIN] as Origin;
+    if (origin.before !== before) origin.before = before;
+    out.push(chat);
+  }
+  return converted;
 }
 
 const conversions = new WeakMap<AiSdkMessage, { content: unknown; options: unknown; chats: ChatMessage[] }>();
@@ -178,7 +186,14 @@ function convertMessage(message: AiSdkMessage): ChatMessage[] {
     .map(partText)
     .filter((value) => value !== '')
     .join('\n');
-  const chat: ChatMessage = { role: message.role, content: withMedia(text, all), ...base };
+  // A summary handed back opening a conversation is a user turn (see TurnBack): read as the
+  // assistant turn the manager wrote, so a persisted view resumes it (when its mark verifies).
+  const summaryTurn = message.role === 'user' && text.startsWith('<COMPACT-SUMMARY v');
+  const chat: ChatMessage = {
+    role: summaryTurn ? 'assistant' : message.role,
+    content: withMedia(text, all),
+    ...base,
+  };
   const encrypted = encryptedReasoning(all);
   // Never sent (the caller's message is): read by the counter as encrypted reasoning.
   if (encrypted.length > 0) chat.reasoning = encrypted;
@@ -221,9 +236,16 @@ function applyRewrite(message: AiSdkMessage, chat: ChatMessage, origin: Origin):
   const text = chatText(chat.content);
   if (typeof message.content === 'string') return { ...message, content: text };
   const args = callArguments(chat) ?? [];
+  // Reasoning goes whole or not at all (signatures, item ids): a cut that left the turn's
+  // leading reasoning whole changes only the text after it; one that reached into it is not
+  // made (a turn a little over its count, rather than one the provider refuses).
+  const lead = chat.content !== origin.content ? leadingReasoning(message.content) : [];
+  const visible = textAfterReasoning(text, lead.map(partText).filter(Boolean).join('\n'));
+  const textChanged = chat.content !== origin.content && (lead.length === 0 || visible !== undefined);
+  const kept = visible === undefined ? [] : lead;
   let call = -1;
   const rest = message.content.flatMap((part): AiSdkPart[] => {
-    if (part.type === 'text' || part.type === 'reasoning') return [];
+    if (part.type === 'text' || part.type === 'reasoning' || kept.includes(part)) return [];
     if (part.type !== 'tool-call' || part.providerExecuted === true) return [part];
     call++;
     const value = args[call];
@@ -231,13 +253,22 @@ function applyRewrite(message: AiSdkMessage, chat: ChatMessage, origin: Origin):
       value === undefined || value === origin.args?.[call] ? part : { ...part, input: parseInput(value) },
     ];
   });
-  const textChanged = chat.content !== origin.content;
+  const shown = visible ?? text;
   const head = textChanged
-    ? text === ''
-      ? []
-      : [{ type: 'text', text }]
+    ? [...kept, ...(shown === '' ? [] : [{ type: 'text', text: shown }])]
     : message.content.filter((part) => part.type === 'text' || part.type === 'reasoning');
   return { ...message, content: [...head, ...rest] };
+}
+
+/** The reasoning parts a turn's text opens with (calls, which carry no text, skipped). */
+function leadingReasoning(content: readonly AiSdkPart[]): AiSdkPart[] {
+  const lead: AiSdkPart[] = [];
+  for (const part of content) {
+    if (part.type === 'tool-call' && part.providerExecuted !== true) continue;
+    if (part.type !== 'reasoning' && part.type !== 'redacted-reasoning') break;
+    lead.push(part);
+  }
+  return lead;
 }
 
 /** A tool message keeping only the `kept` results, with rewritten outputs as text. */
@@ -271,8 +302,9 @@ function createdToolResult(out: readonly AiSdkMessage[], callId: string, text: s
 /**
  * Converts the manager's output back: every kept message is the caller's original object,
  * unless the manager rewrote it (a cleared tool output, shortened arguments, a cut text) or
- * dropped some of a tool message's results; the summary message is written as an assistant
- * text message of the right format.
+ * dropped some of a tool message's results; the summary message is written as a text message
+ * of the right format: a user turn when it opens the conversation (after system messages only,
+ * or ahead of pinned messages that would open it with an assistant turn), else an assistant turn.
  */
 export function chatToAiSdk(messages: readonly unknown[], kind: AiSdkMessageKind): AiSdkMessage[] {
   const back = new TurnBack(kind);
@@ -306,6 +338,7 @@ class TurnBack {
   readonly #out: AiSdkMessage[] = [];
   readonly #toolParts = new Map<AiSdkMessage, Map<number, string | undefined>>();
   readonly #toolSlots = new Map<AiSdkMessage, number>();
+  #summary: number | undefined;
 
   constructor(kind: AiSdkMessageKind) {
     this.#kind = kind;
@@ -321,10 +354,12 @@ class TurnBack {
         out.push(createdToolResult(out, String(chat.tool_call_id ?? ''), text));
         return;
       }
+      // The summary opening the conversation goes as a user turn: Anthropic and Gemini refuse
+      // a conversation that opens with an assistant one (whatever provider the model is).
+      const role = out.every((message) => message.role === 'system') ? 'user' : 'assistant';
+      this.#summary = out.length;
       out.push(
-        this.#kind === 'prompt'
-          ? { role: 'assistant', content: [{ type: 'text', text }] }
-          : { role: 'assistant', content: text },
+        this.#kind === 'prompt' ? { role, content: [{ type: 'text', text }] } : { role, content: text },
       );
       return;
     }
@@ -337,6 +372,7 @@ class TurnBack {
     if (!kept) {
       kept = new Map();
       this.#toolParts.set(origin.message, kept);
+      if (origin.before && out.at(-1) !== origin.before) out.push(origin.before);
       this.#toolSlots.set(origin.message, out.length);
       out.push(origin.message);
     }
@@ -351,6 +387,12 @@ class TurnBack {
       if (kept.size === results.length && unchanged) continue;
       out[this.#toolSlots.get(message)!] = rebuildToolMessage(message, kept);
     }
+    // Pinned messages ahead of the summary opening with an assistant turn (a protected tool
+    // round): the summary goes first, as a user turn, as the manager orders an Anthropic request.
+    const first = out.findIndex((message) => message.role !== 'system');
+    const at = this.#summary ?? -1;
+    if (first >= 0 && first < at && out[first]!.role === 'assistant')
+      out.splice(first, 0, { ...out.splice(at, 1)[0]!, role: 'user' });
     return out;
   }
 }

@@ -19,3 +19,29 @@ export interface AiSdkPart {
   mediaType?: string;
   [key: string]: unknown;
 }
+
+/** The text of a tool result output (`text`, `json`, `error-*`, `content`, `execution-denied`). */
+export function toolOutputText(output: unknown): string {
+  if (output === null || typeof output !== 'object') return output === undefined ? '' : String(output);
+  const o = output as { type?: string; value?: unknown; reason?: string };
+  switch (o.type) {
+    case 'text':
+    case 'error-text':
+      return String(o.value ?? '');
+    case 'json':
+    case 'error-json':
+      return JSON.stringify(o.value);
+    case 'execution-denied':
+      return `[execution denied${o.reason ? `: ${o.reason}` : ''}]`;
+    case 'content':
+      return Array.isArray(o.value)
+        ? o.value
+            .map((part: { type?: string; text?: string }) =>
+              typeof part.text === 'string' ? part.text : `[${part.type}]`,
+            )
+            .join('\n')
+        : '';
+    default:
+      return JSON.stringify(output);
+  }
+}

@@ -236,10 +236,16 @@ describe('AI SDK message conversion', () => {
       [chat[0], { role: 'assistant', content: 'SUMMARY' }, chat[2], chat[4]],
       'prompt',
     );
-    expect(partial[1]).toEqual({ role: 'assistant', content: [{ type: 'text', text: 'SUMMARY' }] });
+    expect(partial[1]).toEqual({ role: 'user', content: [{ type: 'text', text: 'SUMMARY' }] });
+    expect(chatToAiSdk([chat[1], { role: 'assistant', content: 'S' }], 'prompt')[1]).toEqual({
+      role: 'assistant',
+      content: [{ type: 'text', text: 'S' }],
+    });
     expect(partial[3]).toEqual({ role: 'tool', content: [prompt[3]!.content[1]] });
+    // A summary opening the conversation is a user turn (review 80: Anthropic and Gemini refuse
+    // an opening assistant turn).
     expect(chatToAiSdk([{ role: 'assistant', content: 'S' }], 'model-messages')).toEqual([
-      { role: 'assistant', content: 'S' },
+      { role: 'user', content: 'S' },
     ]);
   });
 

@@ -15,6 +15,7 @@ import {
   type LangChainMessageClasses,
 } from './langchain-messages.js';
 import { responseFormatSchemas } from './response-format-schema.js';
+import { summaryFirst } from './summary-first.js';
 
 /** The runtime a LangChain middleware sees (`request.runtime`). */
 export type LangChainRuntime = ModelRequest['runtime'];
@@ -288,10 +289,10 @@ export function compactionMiddleware(
       const { messages, plan } = await compactCall(manager, request, options, source);
       let response: Awaited<ReturnType<typeof handler>>;
       try {
-        response = await handler({ ...request, messages });
+        response = await handler({ ...request, messages: summaryFirst(messages) });
       } catch (error) {
         const retry = await retryMessages(manager, plan, error);
-        response = await handler({ ...request, messages: retry });
+        response = await handler({ ...request, messages: summaryFirst(retry) });
       }
       feedLangChainUsage(manager, plan.sessionId, (response as { usage_metadata?: unknown }).usage_metadata);
       return response;

@@ -7,6 +7,8 @@
  * cleared tool output, shortened call arguments, a cut text) and the summary are new objects.
  */
 import type { BaseMessage } from '@langchain/core/messages';
+import { textAfterReasoning } from '../reasoning-head.js';
+import { markSummary } from './summary-first.js';
 
 /** The classes of `@langchain/core/messages` the conversion back builds new messages with. */
 export type LangChainMessageClasses = Pick<
@@ -273,8 +275,12 @@ function rebuildAssistant(m: LangChainFields, content: unknown, args: string[], 
 function rebuild(chat: ChatMessage, origin: Origin, classes: LangChainMessageClasses): BaseMessage {
   const m = origin.message as unknown as LangChainFields;
   const contentChanged = chat.content !== origin.content;
-  const content = contentChanged ? chat.content : m.content;
   const type = typeOf(m);
+  const content = contentChanged
+    ? type === 'ai'
+      ? reasoningKept(m, chat.content)
+      : chat.content
+    : m.content;
   if (type === 'ai') {
     return new classes.AIMessage(
       rebuildAssistant(m, content, callArguments(chat), origin) as never,
@@ -294,6 +300,34 @@ function rebuild(chat: ChatMessage, origin: Origin, classes: LangChainMessageCla
   // Any other kind (a ChatMessage with a role ...): its own class, with its own fields.
   const Own = (origin.message as unknown as { constructor: new (fields: Json) => BaseMessage }).constructor;
   return new Own({ ...fields, ...(m.role === undefined ? {} : { role: m.role }) });
+}
+
+const REASONING_BLOCKS = new Set(['thinking', 'redacted_thinking', 'reasoning']);
+
+/**
+ * A cut AI message's content with its leading reasoning blocks as they came (thinking goes
+ * whole or not at all: its signature): those blocks, then the cut text after them. The cut
+ * text when it opens with none; its own content when the cut reached into them (a turn a
+ * little over its count, rather than one the provider refuses).
+ */
+function reasoningKept(m: LangChainFields, cut: unknown): unknown {
+  if (typeof cut !== 'string' || !Array.isArray(m.content)) return cut;
+  const lead: Json[] = [];
+  for (const block of m.content as unknown[]) {
+    if (isObject(block) && CALL_BLOCKS.has(String(block.type))) continue;
+    if (!isObject(block) || !REASONING_BLOCKS.has(String(block.type))) break;
+    lead.push(block);
+  }
+  // Each block's text as chatContent reads it.
+  const texts = lead.map((block) => {
+    if (typeof block.text === 'string') return block.text;
+    const reasoning = block.reasoning ?? block.thinking;
+    return typeof reasoning === 'string' ? reasoning : `[${String(block.type)}]`;
+  });
+  if (lead.length === 0) return cut;
+  const visible = textAfterReasoning(cut, texts.join('\n'));
+  if (visible === undefined) return m.content;
+  return [...lead, ...(visible === '' ? [] : [{ type: 'text', text: visible }])];
 }
 
 function rewritten(chat: ChatMessage, origin: Origin): boolean {
@@ -324,7 +358,7 @@ function created(chat: ChatMessage, classes: LangChainMessageClasses): BaseMessa
   }
   // The summary goes as a user turn (as LangChain's own summarization middleware sends it):
   // every provider accepts one anywhere, where an assistant turn may not open a conversation.
-  return new classes.HumanMessage(content);
+  return markSummary(new classes.HumanMessage(content));
 }
 
 /**

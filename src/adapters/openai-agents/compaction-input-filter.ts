@@ -154,6 +154,30 @@ async function resolveSessionId<TContext>(
   );
 }
 
+/** The call id of a Responses / Agents SDK item (`call_id` or `callId`), if it has one. */
+function callIdOf(item: unknown): string | undefined {
+  const i = item as { call_id?: unknown; callId?: unknown } | null;
+  const id = i?.call_id ?? i?.callId;
+  return typeof id === 'string' ? id : undefined;
+}
+
+/**
+ * True when `input` answers a call it does not hold: a run whose conversation the server keeps
+ * (`previousResponseId`, `conversationId`) hands each model call only what is new since the
+ * last response, tool outputs whose calls the server holds. There is nothing here to compact.
+ */
+function isServerManagedDelta(input: readonly unknown[]): boolean {
+  const calls = new Set<string>();
+  for (const item of input) {
+    const type = (item as { type?: unknown } | null)?.type;
+    const id = callIdOf(item);
+    if (typeof type !== 'string' || id === undefined) continue;
+    if (/_call$/.test(type)) calls.add(id);
+    else if (/_(output|result)$/.test(type) && !calls.has(id)) return true;
+  }
+  return false;
+}
+
 /**
  * A `callModelInputFilter` for the OpenAI Agents SDK that runs the manager's preflight right
  * before every model call (the spec's `before_model_call` hook): the input the model receives is
@@ -183,6 +207,8 @@ export function compactionInputFilter<TContext = unknown>(
   const filter = async (args: CallModelInputFilterArgs<TContext>): Promise<ModelInputData> => {
     filterCalls++;
     const { modelData, agent } = args;
+    // A server-managed run sends the delta only: passed as it is (the server holds the rest).
+    if (isServerManagedDelta(modelData.input)) return modelData;
     // A session's view already holds its summary: compact under that session, never beside it.
     const sessionId =
       summaryOwner(manager, modelData.input) ?? (await resolveSessionId(options.sessionId, args));

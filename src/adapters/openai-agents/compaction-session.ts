@@ -63,14 +63,51 @@ function itemInfo(item: AgentInputItem, index: number): ItemInfo {
 }
 
 /**
+ * Where the history's open round begins: the round (its reasoning item and calls) of the first
+ * call with no result yet, a run waiting for a tool approval or one stopped mid-tool. That
+ * round goes as it is, after the compacted rest (a placeholder result would be persisted, and
+ * the real one added after it on resume). `items.length` when every call has its result.
+ */
+function openRoundStart(items: readonly AgentInputItem[]): number {
+  const answered = new Set<string>();
+  let open = items.length;
+  for (let k = items.length - 1; k >= 0; k--) {
+    const info = itemInfo(items[k]!, k);
+    for (const id of info.results) answered.add(id);
+    if (info.calls.some((id) => !answered.has(id))) open = k;
+  }
+  const joined = (k: number) =>
+    k >= 0 &&
+    (itemInfo(items[k]!, k).calls.length > 0 || (items[k] as { type?: string }).type === 'reasoning');
+  while (open < items.length && joined(open - 1)) open--;
+  return open;
+}
+
+/**
+ * Where a window of `items` starting at `start` may start: after the calls it would open with
+ * when the reasoning item they follow is left out (the Responses API refuses a function_call
+ * sent without its reasoning item). Their results then go too (no call in the window).
+ */
+function roundStart(items: readonly AgentInputItem[], start: number): number {
+  const isCall = (k: number) => k >= 0 && k < items.length && itemInfo(items[k]!, k).calls.length > 0;
+  let before = start - 1;
+  while (isCall(before)) before--;
+  if (!isCall(start) || (items[before] as { type?: string } | undefined)?.type !== 'reasoning') return start;
+  let after = start;
+  while (isCall(after)) after++;
+  return after;
+}
+
+/**
  * The most recent `limit` items, never returning a tool result without its call: results whose
  * call fell outside the window are dropped, and so are reasoning items left without the item
- * they belong to. Returns at most `limit` items, in order.
+ * they belong to, and calls left without the reasoning item before them. Returns at most
+ * `limit` items, in order.
  */
 export function boundaryAwareTail(items: readonly AgentInputItem[], limit?: number): AgentInputItem[] {
   if (limit === undefined || limit >= items.length) return [...items];
   if (limit <= 0) return [];
-  const window = items.slice(items.length - limit);
+  const window = items.slice(roundStart(items, items.length - limit));
   const infos = window.map((item, k) => itemInfo(item, k));
   const calls = new Set(infos.flatMap((info) => info.calls));
   const kept = window.filter((_, k) => infos[k]!.results.every((callId) => calls.has(callId)));
@@ -170,9 +207,10 @@ export class CompactionSession implements OpenAIResponsesCompactionAwareSession 
   /** The compacted view of the history (most recent `limit` items, boundary-aware). */
   async getItems(limit?: number): Promise<AgentInputItem[]> {
     const raw = await this.underlying.getItems();
-    if (raw.length === 0) return [];
-    const result = await this.#compact(raw, false);
-    return boundaryAwareTail(result.messages, limit);
+    const open = openRoundStart(raw);
+    if (open === 0) return boundaryAwareTail(raw, limit);
+    const result = await this.#compact(raw.slice(0, open), false);
+    return boundaryAwareTail([...result.messages, ...raw.slice(open)], limit);
   }
 
   /** The full, uncompacted history of the underlying session. */
@@ -203,16 +241,17 @@ export class CompactionSession implements OpenAIResponsesCompactionAwareSession 
   async runCompaction(args?: OpenAIResponsesCompactionArgs): Promise<OpenAIResponsesCompactionResult | null> {
     this.#warnWithoutFilter();
     const raw = await this.underlying.getItems();
-    if (raw.length === 0) return null;
-    const { result, usage } = await this.#compactTraced(raw, args?.force === true);
+    const open = openRoundStart(raw);
+    if (open === 0) return null;
+    const { result, usage } = await this.#compactTraced(raw.slice(0, open), args?.force === true);
+    const view = [...result.messages, ...raw.slice(open)];
     // With write-time compaction, persist the view whenever it differs from the stored history
     // (an input filter may have compacted during the turn, before this hook ran).
-    const differs =
-      result.messages.length !== raw.length || result.messages.some((item, k) => item !== raw[k]);
+    const differs = view.length !== raw.length || view.some((item, k) => item !== raw[k]);
     if (this.#options.writeTimeCompaction && differs) {
       await this.underlying.clearSession();
       try {
-        await this.underlying.addItems(result.messages);
+        await this.underlying.addItems(view);
       } catch (error) {
         // Never lose the history to a failed rewrite: put the raw items back.
         await this.underlying.clearSession();

@@ -321,7 +321,9 @@ describe('boundaryAwareTail', () => {
 
   it('drops results whose call fell outside the window', () => {
     expect(boundaryAwareTail(items, 3)).toEqual([items[6]]);
-    expect(boundaryAwareTail(items, 4)).toEqual([items[3], items[5], items[6]]);
+    // Calls whose reasoning item fell outside go too (review 80), with their results.
+    expect(boundaryAwareTail(items, 4)).toEqual([items[6]]);
+    expect(boundaryAwareTail(items, 5)).toEqual([items[6]]);
     expect(boundaryAwareTail(items, 6)).toEqual(items.slice(1));
     expect(boundaryAwareTail(items)).toEqual(items);
     expect(boundaryAwareTail(items, 0)).toEqual([]);

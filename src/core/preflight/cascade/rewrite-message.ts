@@ -139,18 +139,28 @@ interface Leaf {
   length: number;
 }
 
-function collectLeaves(value: unknown, out: Leaf[]): void {
+const NO_KEYS: ReadonlySet<string> = new Set();
+
+/**
+ * The strings of a JSON value, but those under the keys `uncut` names. A tool call's own
+ * input (Anthropic `tool_use.input`, call arguments as JSON) holds the tool's arguments, not
+ * wire fields: any of its keys (`data`, `url`, `name` ...) may hold the text to cut.
+ */
+function collectLeaves(value: unknown, out: Leaf[], uncut: ReadonlySet<string> = UNCUT_KEYS): void {
   if (Array.isArray(value)) {
     value.forEach((v, i) => {
       if (typeof v === 'string') out.push({ parent: value, key: i, length: v.length });
-      else collectLeaves(v, out);
+      else collectLeaves(v, out, uncut);
     });
   } else if (isObject(value)) {
+    const call = typeof value.type === 'string' && value.type.endsWith('tool_use');
+    // A plain-text document's source (Anthropic `{type: 'text', data}`) holds text, not bytes.
+    const textData = value.type === 'text';
     for (const [key, v] of Object.entries(value)) {
-      if (UNCUT_KEYS.has(key)) continue;
+      if (uncut.has(key) && !(textData && key === 'data')) continue;
       if (typeof v === 'string') {
         if (!v.startsWith('data:')) out.push({ parent: value, key, length: v.length });
-      } else collectLeaves(v, out);
+      } else collectLeaves(v, out, call && key === 'input' ? NO_KEYS : uncut);
     }
   }
 }
@@ -191,12 +201,21 @@ export function cutLongestText(
   let longest: Leaf | undefined;
   for (const leaf of leaves) if (!longest || leaf.length > longest.length) longest = leaf;
   if (!longest) return undefined;
-  if (longest.length > keepChars) {
+  // One string holds the message: it alone is cut to keepChars. When others hold more, the
+  // longest are cut in turn below, so the strings hold about keepChars in all.
+  const others = leaves.reduce((sum, leaf) => sum + leaf.length, 0) - longest.length;
+  if (longest.length > keepChars && others < MIN_CUT_KEEP) {
     const text = (longest.parent as Record<string | number, string>)[longest.key]!;
     const cut = cutText(longest, text, keepChars, marker);
     (longest.parent as Record<string | number, string>)[longest.key] = cut;
     return { wire: copy, removed: text.length - cut.length };
   }
+  const removed = cutInTurn(leaves, keepChars, marker);
+  return removed > 0 ? { wire: copy, removed } : undefined;
+}
+
+/** Cuts the longest of `leaves` in turn until they hold about `keepChars` in all; the characters removed. */
+function cutInTurn(leaves: Leaf[], keepChars: number, marker: (removed: number) => string): number {
   // Longest first (a stable sort: the same message is cut the same way on every call).
   leaves.sort((a, b) => b.length - a.length);
   let excess = leaves.reduce((sum, leaf) => sum + leaf.length, 0) - keepChars;
@@ -209,7 +228,7 @@ export function cutLongestText(
     removed += cut;
     excess -= cut;
   }
-  return removed > 0 ? { wire: copy, removed } : undefined;
+  return removed;
 }
 
 /** Cuts one string of a message to about `keepChars`; the characters removed (0: left as it was). */
@@ -230,7 +249,10 @@ function cutText(leaf: Leaf, text: string, keepChars: number, marker: (removed: 
   );
 }
 
-/** Cuts the longest string inside JSON `text` so the whole keeps about `keepChars`; `undefined` when not JSON. */
+/**
+ * Cuts the strings inside JSON `text` so the whole keeps about `keepChars` (its longest string
+ * alone when the others hold almost nothing, else the longest in turn); `undefined` when not JSON.
+ */
 function cutInsideJson(
   text: string,
   keepChars: number,
@@ -244,10 +266,16 @@ function cutInsideJson(
   }
   if (!isObject(parsed) && !Array.isArray(parsed)) return undefined;
   const leaves: Leaf[] = [];
-  collectLeaves(parsed, leaves);
+  collectLeaves(parsed, leaves, NO_KEYS);
   let longest: Leaf | undefined;
   for (const leaf of leaves) if (!longest || leaf.length > longest.length) longest = leaf;
   if (!longest) return undefined;
+  const strings = leaves.reduce((sum, leaf) => sum + leaf.length, 0);
+  if (strings - longest.length >= MIN_CUT_KEEP) {
+    // Several strings hold the text (a write of two files' contents): the longest in turn.
+    cutInTurn(leaves, Math.max(1, keepChars - Math.max(0, text.length - strings)), marker);
+    return JSON.stringify(parsed);
+  }
   const parent = longest.parent as Record<string | number, string>;
   const value = parent[longest.key]!;
   const rest = text.length - JSON.stringify(value).length;

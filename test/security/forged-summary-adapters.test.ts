@@ -85,3 +85,49 @@ describe('a forged summary tag in a user turn, through each integration', () => 
     await manager.shutdown();
   });
 });
+
+describe('a user turn that opens with a forged summary tag stays a user turn', () => {
+  it('AI SDK middleware: sent as a user turn, whether it opens the conversation or not', async () => {
+    server = await startProviderTestServer({ handler: () => ({ text: 'ok' }) });
+    const manager = new CompactManager({ model: 'gpt-4o', maxContextTokens: 100_000 });
+    const provider = createOpenAI({ baseURL: server.openaiBaseURL, apiKey: 'test-key' });
+    const model = wrapLanguageModel({
+      model: provider.chat('gpt-4o'),
+      middleware: compactionMiddleware(manager, { sessionId: 'forged-user-turn' }),
+    });
+    const threads: ModelMessage[][] = [
+      [{ role: 'user', content: FORGED }],
+      [
+        { role: 'user', content: 'hello' },
+        { role: 'assistant', content: 'hi' },
+        { role: 'user', content: FORGED },
+      ],
+    ];
+    for (const messages of threads) {
+      await generateText({ model, messages });
+      const sent = (server.requests.at(-1)!.body as { messages: { role: string; content: unknown }[] })
+        .messages;
+      expect(sent.map((message) => message.role)).toEqual(messages.map((message) => message.role));
+    }
+    // And kept verbatim beside a compaction (the window forces one; the forged turn is recent).
+    const small = new CompactManager({ model: 'gpt-4o', maxContextTokens: 3_000 });
+    const compacted = wrapLanguageModel({
+      model: provider.chat('gpt-4o'),
+      middleware: compactionMiddleware(small, { sessionId: 'forged-user-turn-kept' }),
+    });
+    const thread: ModelMessage[] = forgedThread().slice(7);
+    thread.push(
+      { role: 'assistant', content: 'sure' },
+      { role: 'user', content: FORGED },
+      { role: 'assistant', content: 'ok' },
+      { role: 'user', content: 'next?' },
+    );
+    await generateText({ model: compacted, messages: thread });
+    expect((await small.state('forged-user-turn-kept'))?.version, 'the window forced a compaction').toBe(1);
+    const sent = (server.requests.at(-1)!.body as { messages: { role: string; content: string }[] }).messages;
+    const kept = sent.filter((message) => message.content.includes(CLAIM));
+    expect(kept.map((message) => message.role)).toEqual(['user']);
+    await small.shutdown();
+    await manager.shutdown();
+  });
+});

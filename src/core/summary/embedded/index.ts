@@ -201,7 +201,7 @@ function* fitSummarySteps(input: FitInput): Steps<string> {
     }
     return c;
   };
-  const ranked = extraction.ledger.ranked();
+  const ranked = yield* extraction.ledger.rankedSteps();
   const keyBudget = Math.floor(maxTokens * KEY_IDS_SHARE);
   // Ids the user sections quote are listed again: the list is their backup when a squeezed
   // round drops an instruction line (one ticket was lost without it in the retention eval).

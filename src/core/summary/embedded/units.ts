@@ -99,8 +99,9 @@ const SENTENCE_BREAK = /[\p{Sentence_Terminal}.\u2024\uFE52\uFF0E\r\u0085\u2028\
 /**
  * Splits text into sentences: lines first (lists, code, log lines are lines), then the
  * built-in sentence segmenter, re-joining a sentence that ended on an abbreviation. A line
- * with no terminator is a sentence as it is: a segmenter's call per line of 100k messages
- * ("hi 1") took 8 µs each, and freeing their ICU iterators held the loop 20 ms at a time.
+ * with no terminator is a sentence as it is: the segmenter took 8 µs a line of 100k messages
+ * ("hi 1"; 0.8 s of the call), and the profile's longest gap (20-28 ms) was in its callers,
+ * most of it V8's "(program)" time (native, not a GC pause); gone with this shortcut.
  */
 export function splitSentences(text: string): string[] {
   sentenceSegmenter ??= new Intl.Segmenter('en', { granularity: 'sentence' });

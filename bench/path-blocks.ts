@@ -233,13 +233,26 @@ const PATHS: Record<string, (watch: Watch) => Promise<Row[]>> = {
       }),
     ];
   },
-  proxy: proxyPath,
+  proxy: (watch) =>
+    proxyPath(watch, 'proxy, first request of a 16k conversation (20 MB body)', async () => chat()),
+  'proxy-tiny-100k': (watch) =>
+    proxyPath(
+      watch,
+      'proxy, first request of 100k tiny messages ("hi N", 3.5 MB body) into a 128k window',
+      async () => Array.from({ length: 100_000 }, (_, i) => ({ role: 'user', content: `hi ${i}` })),
+      { maxContextTokens: 128_000 },
+    ),
   'cli-compact-16k': cliCompactPath,
   'redaction-10mb': redactionPath,
 };
 
-/** The proxy's first request of a 16k conversation to a bare upstream in this process. */
-async function proxyPath(watch: Watch): Promise<Row[]> {
+/** The proxy's first request of a conversation (`messages()`) to a bare upstream in this process. */
+async function proxyPath(
+  watch: Watch,
+  label: string,
+  messages: () => Promise<unknown[]>,
+  options: Record<string, unknown> = {},
+): Promise<Row[]> {
   const { createServer, request } = await import('node:http');
   const { startProxy } = await import('../src/proxy/index.js');
   const upstream = createServer((req, res) => {
@@ -253,10 +266,10 @@ async function proxyPath(watch: Watch): Promise<Row[]> {
   const port = (upstream.address() as { port: number }).port;
   const running = await startProxy({
     upstream: `http://127.0.0.1:${port}`,
-    manager: await manager(),
+    manager: await manager(options),
     port: 0,
   });
-  const body = Buffer.from(JSON.stringify({ model: 'gpt-4o', messages: await chat() }));
+  const body = Buffer.from(JSON.stringify({ model: 'gpt-4o', messages: await messages() }));
   const send = () =>
     new Promise<void>((resolve, reject) => {
       const req = request(`${running.url}/v1/chat/completions`, {
@@ -267,7 +280,7 @@ async function proxyPath(watch: Watch): Promise<Row[]> {
       req.on('error', reject);
       req.end(body);
     });
-  const row = await watch('proxy, first request of a 16k conversation (20 MB body)', send);
+  const row = await watch(label, send);
   await running.close();
   upstream.close();
   return [row];

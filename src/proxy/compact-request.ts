@@ -13,7 +13,7 @@ import { bodyReplyTokens } from '../core/preflight/body/reply-tokens.js';
 import type { ParsedBodies, ParsedRequest } from './parsed-bodies.js';
 import type { ProxyLogEntry } from './proxy-options.js';
 import type { ProxyRoute } from './proxy-routes.js';
-import { fingerprintSession, fingerprintSpan, headerSession } from './session-of-request.js';
+import { fingerprintInSlices, headerSession } from './session-of-request.js';
 import { spliceBodyInSlices } from './splice-body.js';
 
 /** What to forward for one compacted request. */
@@ -93,19 +93,20 @@ function isHistory(
 }
 
 /** The request's session: the header's, else the fingerprint (taken from the body it extends when it can). */
-function sessionOf(
+async function sessionOf(
   route: ProxyRoute,
   parsed: ParsedRequest,
   messages: readonly unknown[],
   header: string | undefined,
+  signal: AbortSignal,
 ) {
   const named = headerSession(header);
   if (named !== undefined) return { session: named, fingerprint: undefined };
   const from = parsed.from;
   if (from?.fingerprint !== undefined && parsed.reused >= from.fingerprintSpan)
     return { session: from.fingerprint, fingerprint: { id: from.fingerprint, span: from.fingerprintSpan } };
-  const id = fingerprintSession(route.format, messages);
-  return { session: id, fingerprint: { id, span: fingerprintSpan(messages) } };
+  const fingerprint = await fingerprintInSlices(route.format, messages, signal);
+  return { session: fingerprint.id, fingerprint };
 }
 
 /**
@@ -144,7 +145,13 @@ export async function compactRequest(
   if (original === undefined || original.length === 0)
     return { body: bytes, session: undefined, streamed, log: {} };
   let mark = clock.now();
-  const { session, fingerprint } = sessionOf(route, parsed, original, options.sessionHeader);
+  const { session, fingerprint } = await sessionOf(
+    route,
+    parsed,
+    original,
+    options.sessionHeader,
+    options.signal,
+  );
   options.bodies.remember(session, parsed, route, fingerprint);
   const log: Partial<ProxyLogEntry> = {
     session,

@@ -7,6 +7,7 @@
 import { createHash } from 'node:crypto';
 import { CompactError } from '../core/errors.js';
 import type { MessageFormat } from '../core/messages/message.js';
+import { runSteps, runStepsYielding, SLICE_MS, type Steps } from '../core/time-slice.js';
 
 /** The request header naming the session. */
 export const SESSION_HEADER = 'x-compaction-session';
@@ -20,41 +21,36 @@ const OPENING_ROLES = new Set(['user', 'system', 'developer']);
 /** Roles of the system prompt when it travels among the messages (Chat Completions, Responses). */
 const SYSTEM_ROLES = new Set(['system', 'developer']);
 
+const roleOf = (message: unknown) => String((message as Record<string, unknown> | null)?.role);
+
 /**
- * The conversation's opening: every message before the model's first reply (the first
- * assistant message or tool item). It is what the first request of a conversation holds, and
- * every later request resends it unchanged, so its fingerprint names the session from the
- * first call on. The system prompt is left out, a field of its own or system and developer
- * messages: clients such as Claude Code rebuild it (a date, a directory listing) every call.
+ * Whether `message` belongs to the conversation's opening: every message before the model's
+ * first reply (the first assistant message or tool item). It is what the first request of a
+ * conversation holds, and every later request resends it unchanged, so its fingerprint names
+ * the session from the first call on.
  */
-function openingOf(messages: readonly unknown[]): unknown[] {
-  const end = openingEnd(messages);
-  const opening = end > 0 ? messages.slice(0, end) : messages.slice(0, 1);
-  const words = opening.filter(
-    (message) => !SYSTEM_ROLES.has(String((message as Record<string, unknown> | null)?.role)),
-  );
-  return words.length > 0 ? words : opening;
+function opens(message: unknown): boolean {
+  const type = (message as Record<string, unknown> | null)?.type;
+  if (type !== undefined && type !== 'message') return false; // a Responses tool item or reasoning
+  return OPENING_ROLES.has(roleOf(message));
 }
 
-/** The index of the first message after the opening (`messages.length` when all are opening). */
-function openingEnd(messages: readonly unknown[]): number {
+/** Messages looked at between two steps of {@link fingerprintSteps} when each is a test of its role. */
+const ROLES_PER_STEP = 1024;
+/** Characters of the opening's JSON handed to the hash at once. */
+const HASH_PIECE_CHARS = 64 * 1024;
+
+/**
+ * The index of the first message after the opening (`messages.length` when all are opening).
+ * The fingerprint depends on that many messages and one more (its span): a history that
+ * repeats them has the same fingerprint; infinite while every message opens (the next may too).
+ */
+function* openingEndSteps(messages: readonly unknown[]): Steps<number> {
   for (let i = 0; i < messages.length; i++) {
-    const record = messages[i] as Record<string, unknown> | null;
-    const type = record?.type;
-    if (type !== undefined && type !== 'message') return i; // a Responses tool item or reasoning
-    if (!OPENING_ROLES.has(String(record?.role))) return i;
+    if (!opens(messages[i])) return i;
+    if (i % ROLES_PER_STEP === ROLES_PER_STEP - 1) yield;
   }
   return messages.length;
-}
-
-/**
- * How many leading messages the fingerprint of `messages` depends on: a history that repeats
- * that many has the same fingerprint. Infinite while every message belongs to the opening (the
- * next one may too).
- */
-export function fingerprintSpan(messages: readonly unknown[]): number {
-  const end = openingEnd(messages);
-  return end === messages.length ? Number.POSITIVE_INFINITY : end + 1;
 }
 
 /** `cache_control` marks move from message to message between calls: they are not content. */
@@ -69,9 +65,58 @@ function withoutCacheMarks(key: string, value: unknown): unknown {
  * the history it was made from) keeps each one's summary to itself.
  */
 export function fingerprintSession(format: MessageFormat, messages: readonly unknown[]): string {
-  const opening = JSON.stringify(openingOf(messages), withoutCacheMarks);
-  const digest = createHash('sha256').update(`${format}\u0000`).update(opening).digest('hex');
-  return `${FINGERPRINT_PREFIX}${digest.slice(0, 32)}`;
+  return runSteps(fingerprintSteps(format, messages)).id;
+}
+
+/**
+ * {@link fingerprintSession} and {@link fingerprintSpan} across turns of the event loop (an
+ * opening of 100k tiny messages took 55 ms at once).
+ */
+export function fingerprintInSlices(
+  format: MessageFormat,
+  messages: readonly unknown[],
+  signal?: AbortSignal,
+): Promise<{ id: string; span: number }> {
+  return runStepsYielding(fingerprintSteps(format, messages), SLICE_MS, signal);
+}
+
+/**
+ * The conversation's opening (every message before the model's first reply: the first
+ * assistant message or tool item; the first message when there is none), its system and
+ * developer messages left out unless it holds nothing else, hashed as the JSON of that array
+ * would be: the hash reads `[`, each message's JSON (`null` for one JSON leaves out), commas,
+ * `]`, so the id is the one of a single `JSON.stringify` of the array (for plain JSON values,
+ * as a parsed body holds). The system prompt is left out because clients such as Claude Code
+ * rebuild it (a date, a directory listing) every call. A step per message; with the span.
+ */
+function* fingerprintSteps(
+  format: MessageFormat,
+  messages: readonly unknown[],
+): Steps<{ id: string; span: number }> {
+  const end = yield* openingEndSteps(messages);
+  const opening = end > 0 ? end : Math.min(1, messages.length);
+  let words = 0;
+  for (let i = 0; i < opening; i++) {
+    if (!SYSTEM_ROLES.has(roleOf(messages[i]))) words++;
+    if (i % ROLES_PER_STEP === ROLES_PER_STEP - 1) yield;
+  }
+  const hash = createHash('sha256').update(`${format}\u0000`);
+  let piece = '[';
+  let first = true;
+  for (let i = 0; i < opening; i++) {
+    const message = messages[i];
+    if (words > 0 && SYSTEM_ROLES.has(roleOf(message))) continue;
+    piece += `${first ? '' : ','}${JSON.stringify(message, withoutCacheMarks) ?? 'null'}`;
+    first = false;
+    if (piece.length >= HASH_PIECE_CHARS) {
+      hash.update(piece);
+      piece = '';
+    }
+    yield;
+  }
+  const digest = hash.update(`${piece}]`).digest('hex');
+  const span = end === messages.length ? Number.POSITIVE_INFINITY : end + 1;
+  return { id: `${FINGERPRINT_PREFIX}${digest.slice(0, 32)}`, span };
 }
 
 /** The session named by the header, checked; `undefined` without the header. */

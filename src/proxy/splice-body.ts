@@ -47,16 +47,8 @@ export function* spliceBodySteps(
   for (const name of names) if (name !== key && next[name] !== body[name]) return undefined;
   const original = body[key] as unknown[];
   // Where each original message is: most follow the one before, so the map is built only
-  // for a message that does not (a message moved).
+  // for a message that does not (a message moved, or the view's summary before them).
   let at: Map<unknown, number> | undefined;
-  const indexOf = (message: unknown, next: number): number | undefined => {
-    if (next >= 0 && original[next] === message) return next;
-    if (at === undefined) {
-      at = new Map();
-      for (let i = 0; i < original.length; i++) at.set(original[i], i);
-    }
-    return at.get(message);
-  };
   const pieces: Buffer[] = [];
   // Messages kept in a row are one run of the client's bytes (their commas included): a few
   // pieces to copy, not one per message.
@@ -66,7 +58,11 @@ export function* spliceBodySteps(
   for (let k = 0; k < messages.length; k++) {
     if (k % STEP_MESSAGES === STEP_MESSAGES - 1) yield;
     const message = messages[k];
-    const i = indexOf(message, last + 1);
+    let i: number | undefined = last + 1;
+    if (i < 0 || original[i] !== message) {
+      at ??= yield* positionsSteps(original);
+      i = at.get(message);
+    }
     if (i !== undefined && i === last + 1 && k > 0) {
       runTo = layout.ends[i]!;
       last = i;
@@ -85,6 +81,23 @@ export function* spliceBodySteps(
   }
   pieces.push(bytes.subarray(runFrom, runTo), bytes.subarray(layout.end));
   return yield* joined(pieces);
+}
+
+/** Messages placed in the map of {@link positionsSteps} between two steps. */
+const STEP_POSITIONS = 4096;
+
+/**
+ * Each message's position in `original`, a step every {@link STEP_POSITIONS} messages (a map
+ * of 200k messages built at once, for the summary in front of a compacted view, held the loop
+ * 20 ms).
+ */
+function* positionsSteps(original: readonly unknown[]): Steps<Map<unknown, number>> {
+  const at = new Map<unknown, number>();
+  for (let i = 0; i < original.length; i++) {
+    at.set(original[i], i);
+    if (i % STEP_POSITIONS === STEP_POSITIONS - 1) yield;
+  }
+  return at;
 }
 
 /** `Buffer.concat(pieces)`, copied {@link STEP_BYTES} at a time. */

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { findIdentifiers, IdentifierLedger, identifierKind, pickKeyIdentifiers } from './key-identifiers.js';
 
@@ -57,5 +58,37 @@ describe('key identifiers', () => {
       '#W3333333',
       '#W1111111',
     ]);
+  });
+
+  it('ranks ids as a sort by rank, then latest first named (its linear steps)', () => {
+    const origins = ['action', 'user', 'assistant', 'summary', 'result'] as const;
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.tuple(
+            fc.oneof(fc.integer({ min: 0, max: 40 }), fc.integer({ min: 0, max: 20_000 })),
+            fc.constantFrom(...origins),
+          ),
+          { maxLength: 9000 },
+        ),
+        (adds) => {
+          const ledger = new IdentifierLedger();
+          const seen = new Map<string, { rank: number; order: number }>();
+          for (const [n, origin] of adds) {
+            const id = `ID-${n}`;
+            ledger.add(id, origin);
+            const rank = { action: 0, user: 1, summary: 2, assistant: 3, result: 4 }[origin];
+            const known = seen.get(id);
+            if (!known) seen.set(id, { rank, order: seen.size });
+            else known.rank = Math.min(known.rank, rank);
+          }
+          const sorted = [...seen]
+            .sort(([, a], [, b]) => a.rank - b.rank || b.order - a.order)
+            .map(([id]) => id);
+          expect(ledger.ranked()).toEqual(sorted);
+        },
+      ),
+      { numRuns: 300 },
+    );
   });
 });

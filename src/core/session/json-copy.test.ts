@@ -106,6 +106,19 @@ describe('jsonCopySteps', () => {
     expect(Object.isFrozen(frozen.ids)).toBe(true);
   });
 
+  it('copies a state of long strings in parts, sharing the strings (a stored counts record of 200k messages)', () => {
+    const hashes = 'h1x2y '.repeat(60_000);
+    const state = {
+      sessionId: 's::counts',
+      tokenCounts: { scope: 'o200k', hashes, tokens: '3 '.repeat(60_000) },
+    };
+    expect(isLargeState(state)).toBe(true);
+    expect(isLargeState({ tokenCounts: { hashes: hashes.slice(0, 200_000) } })).toBe(false);
+    const copy = runSteps(jsonCopySteps(state));
+    expect(copy).toEqual(state);
+    expect(copy.tokenCounts).not.toBe(state.tokenCounts);
+  });
+
   it('gives a memory store the same state, large or small', async () => {
     const store = new MemorySessionStore();
     const rewrites = Object.fromEntries(

@@ -27,18 +27,35 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   );
 }
 
-/** True when `state`'s top-level arrays and plain objects hold more than {@link LARGE_STATE_ENTRIES} entries. */
+/**
+ * Characters of the strings at the state's top level and in its plain objects past which it is
+ * copied in parts (the parts share strings: a stored counts record of 200k messages, 3 MB of
+ * hashes in one string, took 10 ms through JSON at once).
+ */
+export const LARGE_STATE_CHARS = 256 * 1024;
+
+/**
+ * True when `state`'s top-level arrays and plain objects hold more than
+ * {@link LARGE_STATE_ENTRIES} entries, or its strings there more than {@link LARGE_STATE_CHARS}.
+ */
 export function isLargeState(state: object): boolean {
   // A state read from its packed form: its packed lists by their counts, not read.
   const packed = packedShapesOf(state);
   let entries = 0;
+  let chars = 0;
+  const charsOf = (value: unknown) => (typeof value === 'string' ? value.length : 0);
   for (const shape of Object.values(packed ?? {})) entries += shape.count;
   for (const key of Object.keys(state)) {
     if (packed !== undefined && isPackedField(state, key)) continue;
     const value = (state as Record<string, unknown>)[key];
+    chars += charsOf(value);
     if (Array.isArray(value)) entries += value.length;
-    else if (isPlainObject(value)) for (const _ in value) if (++entries > LARGE_STATE_ENTRIES) return true;
-    if (entries > LARGE_STATE_ENTRIES) return true;
+    else if (isPlainObject(value))
+      for (const inner in value) {
+        chars += charsOf(value[inner]);
+        if (++entries > LARGE_STATE_ENTRIES) return true;
+      }
+    if (entries > LARGE_STATE_ENTRIES || chars > LARGE_STATE_CHARS) return true;
   }
   return false;
 }

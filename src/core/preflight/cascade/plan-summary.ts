@@ -120,6 +120,9 @@ interface SuffixState {
   userBefore: number;
 }
 
+/** Entries looked at between two steps of {@link planContextSteps}' first pass. */
+const STEP_ENTRIES = 1_024;
+
 /** The plan's units (the unpinned entries grouped) and sums; `undefined` with no unit. */
 function* planContextSteps(
   run: CascadeRun,
@@ -128,11 +131,13 @@ function* planContextSteps(
 ): Steps<PlanContext | undefined> {
   const unpinned: number[] = [];
   const unpinnedEntries: ViewEntry[] = [];
-  run.entries.forEach((entry, k) => {
-    if (entry.pinned) return;
+  for (let k = 0; k < run.entries.length; k++) {
+    if (k % STEP_ENTRIES === STEP_ENTRIES - 1) yield;
+    const entry = run.entries[k]!;
+    if (entry.pinned) continue;
     unpinned.push(k);
     unpinnedEntries.push(entry);
-  });
+  }
   yield;
   // In steps: 16k entries' units at once held the loop over 20 ms under load (issue 47).
   const units = yield* buildUnitsSteps(unpinnedEntries);

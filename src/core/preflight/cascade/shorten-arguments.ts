@@ -8,6 +8,9 @@ import { runSteps, type Steps } from '../../time-slice.js';
 import { rewriteRef } from '../view/realize-rewrite.js';
 import { applyRewrite, type CascadeRun, type LevelReport } from './cascade-types.js';
 
+/** Entries looked at between two steps of the first pass of {@link shortenArgumentSteps}. */
+const STEP_ENTRIES = 1_024;
+
 /** Shortens old, large call arguments of `run` until it is under its target. */
 export function shortenArguments(run: CascadeRun): LevelReport {
   return runSteps(shortenArgumentSteps(run));
@@ -18,9 +21,12 @@ export function* shortenArgumentSteps(run: CascadeRun): Steps<LevelReport> {
   const report: LevelReport = { level: 'shorten_arguments', count: 0, tokensSaved: 0, refs: [] };
   const { policy } = run;
   const callEntries: number[] = [];
-  run.entries.forEach((entry, k) => {
+  // The pass over every entry yields too (200k tiny messages' passes of three levels in one step held the loop 20 ms).
+  for (let k = 0; k < run.entries.length; k++) {
+    if (k % STEP_ENTRIES === STEP_ENTRIES - 1) yield;
+    const entry = run.entries[k]!;
     if (!entry.pinned && entry.item.entry.parsed.toolCalls.length > 0) callEntries.push(k);
-  });
+  }
   const candidates = callEntries.slice(0, Math.max(0, callEntries.length - policy.keepToolIoPairs));
   for (const k of candidates) {
     if (run.total <= run.target) break;

@@ -5,7 +5,7 @@
 
 import type { Steps } from '../../time-slice.js';
 import { selectUnitSteps } from './select-units.js';
-import type { Unit } from './types.js';
+import type { Unit, WordRarities } from './types.js';
 
 /**
  * Units tried one by one, each on the rendered count, in the room the fitting left (at most
@@ -19,7 +19,7 @@ export const EXACT_FILL_TRIES = 12;
 export interface ExactFill {
   units: readonly Unit[];
   chosen: Set<Unit>;
-  idf: Map<string, number>;
+  idf: WordRarities;
   maxTokens: number;
   countTokens: (text: string) => number;
   cost: (unit: Unit) => number;

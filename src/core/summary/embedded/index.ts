@@ -17,7 +17,7 @@ import { scoreUnitSteps } from './score-units.js';
 import { findSpeakersSteps, placeMessagesSteps } from './segments.js';
 import { selectUnitSteps, weakestUnits } from './select-units.js';
 import { MAX_REVEALED_IDS, type ToolFact, toolFactSteps } from './tool-facts.js';
-import { EXCERPT_SPEAKER, type Segment, type Unit, type UnitSource } from './types.js';
+import { EXCERPT_SPEAKER, type Segment, type Unit, type UnitSource, type WordRarities } from './types.js';
 import { contentWords, excerptUnits, textUnits, warmSentenceSegmenterSteps } from './units.js';
 import { collectUserSectionSteps, renderUserSectionSteps, splitUserSections } from './user-sections.js';
 
@@ -170,7 +170,7 @@ function noteText(note: string | undefined): string | undefined {
 /** Options of {@link fitSummary}. */
 interface FitInput {
   extraction: Extraction;
-  idf: Map<string, number>;
+  idf: WordRarities;
   maxTokens: number;
   countTokens: (text: string) => number;
   note: string | undefined;
@@ -201,7 +201,7 @@ function* fitSummarySteps(input: FitInput): Steps<string> {
     }
     return c;
   };
-  const ranked = extraction.ledger.ranked();
+  const ranked = yield* extraction.ledger.rankedSteps();
   const keyBudget = Math.floor(maxTokens * KEY_IDS_SHARE);
   // Ids the user sections quote are listed again: the list is their backup when a squeezed
   // round drops an instruction line (one ticket was lost without it in the retention eval).

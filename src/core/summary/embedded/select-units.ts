@@ -4,7 +4,7 @@
  * lazy heap re-scores a unit only when it reaches the top: O(n log n).
  */
 import { runSteps, type Steps } from '../../time-slice.js';
-import type { Unit } from './types.js';
+import type { Unit, WordRarities } from './types.js';
 
 /** Share of a unit's value lost when every one of its words is already in the summary. */
 export const NOVELTY_DISCOUNT = 0.6;
@@ -16,17 +16,13 @@ export interface SelectOptions {
   /** Estimated tokens of a unit in the rendered summary. */
   cost: (unit: Unit) => number;
   /** Rarity of each content word (from scoring). */
-  idf: ReadonlyMap<string, number>;
+  idf: WordRarities;
   /** Units already in the summary: skipped, and their words count as covered. */
   chosen?: ReadonlySet<Unit>;
 }
 
 /** The gain of `unit` given the words already covered. */
-export function novelGain(
-  unit: Unit,
-  covered: ReadonlySet<string>,
-  idf: ReadonlyMap<string, number>,
-): number {
+export function novelGain(unit: Unit, covered: ReadonlySet<string>, idf: WordRarities): number {
   if (unit.value <= 0) return 0;
   let total = 0;
   let seen = 0;

@@ -58,3 +58,6 @@ export const EXCERPT_SPEAKER = 'excerpt';
 
 /** The heading of the key identifiers section. */
 export const KEY_IDS_TITLE = 'Key entities and identifiers';
+
+/** Each content word's rarity in the conversation (inverse document frequency), by word. */
+export type WordRarities = { get(word: string): number | undefined };

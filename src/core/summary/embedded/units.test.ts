@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   chunkLong,
@@ -134,5 +135,67 @@ describe('units', () => {
       for (const word of chunk.split(' ')) expect(word).toMatch(/^word\d+$/);
     }
     expect(chunkLong(`key sk-${'x'.repeat(100)} end`)).toEqual(['key end']);
+  });
+
+  it('splits a line with no terminator as the segmenter does (one sentence, no segmenter call)', () => {
+    // The segmenter's path for every line, as splitSentences was before its shortcut.
+    const segmenter = new Intl.Segmenter('en', { granularity: 'sentence' });
+    const abbreviation =
+      /(?:^|[\s(])(?:mr|mrs|ms|dr|prof|st|sr|jr|vs|etc|e\.g|i\.e|approx|no|fig|inc|ltd|co|mt|dept|u\.s|[a-z])\.$/i;
+    const segmented = (text: string) => {
+      const out: string[] = [];
+      for (const line of text.split('\n')) {
+        if (line.trim() === '') continue;
+        let pending = '';
+        for (const { segment } of segmenter.segment(line)) {
+          pending += segment;
+          if (abbreviation.test(pending.trimEnd().slice(-12))) continue;
+          if (pending.trim()) out.push(pending.trim());
+          pending = '';
+        }
+        if (pending.trim()) out.push(pending.trim());
+      }
+      return out;
+    };
+    const piece = fc.constantFrom(
+      'hi',
+      ' ',
+      '1',
+      'Dr',
+      'x',
+      '.',
+      '!',
+      '?',
+      '\n',
+      '\r',
+      '\u0085',
+      '\u2028',
+      '\u2029',
+      '\u3002',
+      '\u2024',
+      '\uFF0E',
+      '\u0964',
+      '\u061F',
+      '\u2026',
+      '"',
+      ')',
+      '\t',
+      '\u00A0',
+      'A',
+      'é',
+      '🙂',
+    );
+    fc.assert(
+      fc.property(
+        fc.array(fc.oneof(piece, fc.string({ maxLength: 4 }), fc.string({ unit: 'binary', maxLength: 3 })), {
+          maxLength: 14,
+        }),
+        (parts) => {
+          const text = parts.join('');
+          expect(splitSentences(text)).toEqual(segmented(text));
+        },
+      ),
+      { numRuns: 3000 },
+    );
   });
 });

@@ -90,14 +90,28 @@ const ABBREVIATION_END =
   /(?:^|[\s(])(?:mr|mrs|ms|dr|prof|st|sr|jr|vs|etc|e\.g|i\.e|approx|no|fig|inc|ltd|co|mt|dept|u\.s|[a-z])\.$/i;
 
 /**
+ * The characters after which the sentence segmenter (Unicode's sentence breaks) may end a
+ * sentence: terminators (`.`-like ones included) and separators. A line without any is one
+ * sentence, without a call to the segmenter.
+ */
+const SENTENCE_BREAK = /[\p{Sentence_Terminal}.\u2024\uFE52\uFF0E\r\u0085\u2028\u2029]/u;
+
+/**
  * Splits text into sentences: lines first (lists, code, log lines are lines), then the
- * built-in sentence segmenter, re-joining a sentence that ended on an abbreviation.
+ * built-in sentence segmenter, re-joining a sentence that ended on an abbreviation. A line
+ * with no terminator is a sentence as it is: the segmenter took 8 µs a line of 100k messages
+ * ("hi 1"; 0.8 s of the call), and the profile's longest gap (20-28 ms) was in its callers,
+ * most of it V8's "(program)" time (native, not a GC pause); gone with this shortcut.
  */
 export function splitSentences(text: string): string[] {
   sentenceSegmenter ??= new Intl.Segmenter('en', { granularity: 'sentence' });
   const out: string[] = [];
   for (const line of text.split('\n')) {
     if (line.trim() === '') continue;
+    if (!SENTENCE_BREAK.test(line)) {
+      out.push(line.trim());
+      continue;
+    }
     let pending = '';
     for (const { segment } of sentenceSegmenter.segment(line)) {
       pending += segment;
@@ -312,6 +326,7 @@ export function excerptUnits(output: string | undefined): TextUnit[] {
 releaseRegExpCode(
   WORD,
   ABBREVIATION_END,
+  SENTENCE_BREAK,
   CLAUSE_BREAK,
   PROSE_CLAUSE_BREAK,
   CODE_CHARS,

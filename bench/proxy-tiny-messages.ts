@@ -1,0 +1,78 @@
+/**
+ * `node --import tsx bench/proxy-tiny-messages.ts <tree> <count>` (PROFILE=1 for the longest
+ * gap's functions): one proxy request of `count` tiny OpenAI Chat messages (`{"role":"user",
+ * "content":"hi N"}`) into gpt-4o's 128k window, to a bare upstream in this process; prints the
+ * request's total time, the longest block (bench/block-monitor.ts) and the proxy's log fields.
+ * `<tree>`: the checkout whose src and bench are run (an old tree from `git archive` for A/B).
+ * Issue 47 point 2: many small messages, where bench/path-blocks.ts's proxy row has few large.
+ */
+import { createServer, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+const [tree = '.', countArg = '100000'] = process.argv.slice(2);
+const count = Number(countArg);
+const root = new URL(`${tree.replace(/\/$/, '')}/`, `file://${process.cwd()}/`).href;
+const { watchBlocks: plain } = await import(`${root}bench/block-monitor.ts`);
+const { watchAttributed } = await import(`${root}bench/block-profile.ts`);
+const watch = process.env.PROFILE ? watchAttributed : plain;
+const { startProxy } = await import(`${root}src/proxy/index.ts`);
+const { CompactManager } = await import(`${root}src/index.ts`);
+
+const upstream = createServer((req, res) => {
+  req.resume();
+  req.on('end', () => {
+    res.setHeader('content-type', 'application/json');
+    res.end('{"id":"x","object":"chat.completion","choices":[],"usage":{"prompt_tokens":1}}');
+  });
+});
+await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
+const manager = new CompactManager({ model: 'gpt-4o', maxContextTokens: 128_000 });
+await manager.ready();
+const logs: Record<string, unknown>[] = [];
+const running = await startProxy({
+  upstream: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`,
+  manager,
+  port: 0,
+  log: (entry: Record<string, unknown>) => logs.push(entry),
+});
+const messages = Array.from({ length: count }, (_, i) => ({ role: 'user', content: `hi ${i}` }));
+const body = Buffer.from(JSON.stringify({ model: 'gpt-4o', messages }));
+let totalMs = 0;
+const send = () =>
+  new Promise<void>((resolve, reject) => {
+    const start = performance.now();
+    const req = request(`${running.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'content-length': body.length },
+    });
+    req.on('response', (res) =>
+      res.resume().on('end', () => {
+        totalMs = performance.now() - start;
+        resolve();
+      }),
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+const row = await watch(`${count}`, send);
+const log = logs[0] ?? {};
+const ms = (value: unknown) => Math.round(Number(value));
+console.log(
+  JSON.stringify({
+    count,
+    totalMs: ms(totalMs),
+    blockMs: Number(row.threadMs.toFixed(1)),
+    gcMs: Number(row.gcMs.toFixed(1)),
+    turns: row.turns,
+    applied: log.applied,
+    before: log.tokensBefore,
+    after: log.tokensAfter,
+    sessionMs: ms(log.sessionMs),
+    compactMs: ms(log.compactMs),
+    serializeMs: ms(log.serializeMs),
+  }),
+);
+if (row.attribution) console.log(JSON.stringify(row.attribution, null, 1));
+await running.close();
+upstream.close();
+process.exit(0);

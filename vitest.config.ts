@@ -37,6 +37,9 @@ const ISOLATED = [
   // test would wait on it.
   'test/queue/worker-unreachable-early.test.ts',
   'test/queue/worker-cli-unreachable-early.test.ts',
+  // Mocks node:fs/promises for state-file.js: in the shared graph another file may have
+  // imported state-file.js with the real module first (test/package/isolated-mocks.test.ts).
+  'src/cli/state-file.test.ts',
 ];
 
 // Not in `npm run test:quick` (COMPACT_TEST_QUICK=1): files that start real servers or

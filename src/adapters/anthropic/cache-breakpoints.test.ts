@@ -125,6 +125,40 @@ describe('Anthropic cache breakpoints placed by withCompaction', () => {
     }
   });
 
+  it('never on a thinking block or an empty text: the last block the API takes a mark on, else none', () => {
+    // Review 80: the newest message's last block was marked whatever it was; Anthropic refuses
+    // cache_control on a thinking block and on an empty text block.
+    const thinking = { type: 'thinking', thinking: 'plan', signature: 'sig' };
+    const cases = [
+      { content: [thinking, { type: 'text', text: 'answer' }, { type: 'text', text: '' }], at: 1 },
+      {
+        content: [
+          { type: 'text', text: 'before' },
+          { type: 'redacted_thinking', data: 'x' },
+        ],
+        at: 0,
+      },
+      { content: [thinking], at: -1 },
+      { content: '', at: -1 },
+    ];
+    for (const { content, at } of cases) {
+      const body = {
+        system: 'sys',
+        messages: [
+          { role: 'user', content: 'go' },
+          { role: 'assistant', content },
+        ],
+      };
+      const placed = placeBreakpoints(body, true) as { messages: { content: unknown }[] };
+      const newest = placed.messages[1]!.content;
+      const markedAt = Array.isArray(newest)
+        ? newest.findIndex((block) => (block as { cache_control?: unknown }).cache_control !== undefined)
+        : -1;
+      expect(markedAt, JSON.stringify(content)).toBe(at);
+      if (at < 0) expect(placed.messages[1]).toEqual(body.messages[1]);
+    }
+  });
+
   it('in slices: the same body, the loop given a turn during the passes over a long request', async () => {
     // Issue 47: the passes over 16k messages ran in the turn of the SDK's own encoding.
     const messages = thread(1_500).map((message, index) =>

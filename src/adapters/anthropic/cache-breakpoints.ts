@@ -54,21 +54,36 @@ function* countBreakpointsSteps(body: Record<string, unknown>): Steps<number> {
   return count;
 }
 
-/** A copy of `message` with its last content block marked (string content becomes one text block). */
-function markMessage(message: Message): Message {
+/**
+ * Whether Anthropic takes a `cache_control` mark on a block: never on a thinking block (the API
+ * refuses one there) nor on an empty text block (likewise).
+ */
+function markable(block: unknown): boolean {
+  if (block === null || typeof block !== 'object') return false;
+  const { type, text } = block as Block;
+  if (type === 'thinking' || type === 'redacted_thinking') return false;
+  return !(type === 'text' && (typeof text !== 'string' || text.length === 0));
+}
+
+/**
+ * A copy of `message` with its last markable content block marked (string content becomes one
+ * text block), or undefined when it has none (an assistant turn of thinking only, empty text).
+ */
+function markMessage(message: Message): Message | undefined {
   const content =
     typeof message.content === 'string'
       ? [{ type: 'text', text: message.content }]
       : Array.isArray(message.content)
         ? [...(message.content as Block[])]
         : undefined;
-  if (!content || content.length === 0) return message;
-  const last = content.length - 1;
+  if (!content) return undefined;
+  let last = content.length - 1;
+  while (last >= 0 && !markable(content[last])) last--;
+  if (last < 0) return undefined;
   content[last] = { ...content[last], cache_control: EPHEMERAL };
   return { ...message, content };
 }
 
-/** True when `message` is the manager's summary message (its text opens with the summary tag). */
 function isSummary(message: Message): boolean {
   const text =
     typeof message.content === 'string'
@@ -140,18 +155,21 @@ function* placeBreakpointsSteps(
   }
   // 2. After the summary, when it is not the newest message.
   const summary = room > 0 ? yield* findSummarySteps(messages) : -1;
-  if (room > 0 && summary >= 0 && summary < messages.length - 1) {
-    messages[summary] = markMessage(messages[summary]!);
+  const markedSummary =
+    room > 0 && summary >= 0 && summary < messages.length - 1 && markMessage(messages[summary]!);
+  if (markedSummary) {
+    messages[summary] = markedSummary;
     room--;
   }
   // 3. The newest message: the next call reads everything up to it from the cache.
   const last = messages.length - 1;
-  if (
+  const markedLast =
     room > 0 &&
     last >= 0 &&
-    !(Array.isArray(messages[last]!.content) && (messages[last]!.content as Block[]).some(marked))
-  ) {
-    messages[last] = markMessage(messages[last]!);
+    !(Array.isArray(messages[last]!.content) && (messages[last]!.content as Block[]).some(marked)) &&
+    markMessage(messages[last]!);
+  if (markedLast) {
+    messages[last] = markedLast;
     room--;
   }
   out.messages = messages;

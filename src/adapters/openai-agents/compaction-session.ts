@@ -84,24 +84,38 @@ function openRoundStart(items: readonly AgentInputItem[]): number {
 }
 
 /**
- * Where a window of `items` starting at `start` may start: after the calls it would open with
- * when the reasoning item they follow is left out (the Responses API refuses a function_call
- * sent without its reasoning item). Their results then go too (no call in the window).
+ * An assistant message item with the id the Responses API gave it: like a call, it belongs to
+ * the reasoning item before it ("Item 'msg_...' of type 'message' was provided without its
+ * required 'reasoning' item" otherwise).
+ */
+function identifiedMessage(item: AgentInputItem): boolean {
+  const { role, id, type } = item as { role?: unknown; id?: unknown; type?: unknown };
+  return role === 'assistant' && typeof id === 'string' && (type === undefined || type === 'message');
+}
+
+/**
+ * Where a window of `items` starting at `start` may start: after the output items it would
+ * open with (calls, identified assistant messages) when the reasoning item they follow is left
+ * out (the Responses API refuses them sent without it). Their results then go too (no call in
+ * the window).
  */
 function roundStart(items: readonly AgentInputItem[], start: number): number {
-  const isCall = (k: number) => k >= 0 && k < items.length && itemInfo(items[k]!, k).calls.length > 0;
+  const isOutput = (k: number) =>
+    k >= 0 && k < items.length && (itemInfo(items[k]!, k).calls.length > 0 || identifiedMessage(items[k]!));
   let before = start - 1;
-  while (isCall(before)) before--;
-  if (!isCall(start) || (items[before] as { type?: string } | undefined)?.type !== 'reasoning') return start;
+  while (isOutput(before)) before--;
+  if (!isOutput(start) || (items[before] as { type?: string } | undefined)?.type !== 'reasoning')
+    return start;
   let after = start;
-  while (isCall(after)) after++;
+  while (isOutput(after)) after++;
   return after;
 }
 
 /**
  * The most recent `limit` items, never returning a tool result without its call: results whose
  * call fell outside the window are dropped, and so are reasoning items left without the item
- * they belong to, and calls left without the reasoning item before them. Returns at most
+ * they belong to, and calls or identified assistant messages left without the reasoning item
+ * before them. Returns at most
  * `limit` items, in order.
  */
 export function boundaryAwareTail(items: readonly AgentInputItem[], limit?: number): AgentInputItem[] {

@@ -328,6 +328,28 @@ describe('boundaryAwareTail', () => {
     expect(boundaryAwareTail(items)).toEqual(items);
     expect(boundaryAwareTail(items, 0)).toEqual([]);
   });
+
+  it('drops an assistant message item whose reasoning item fell outside the window', () => {
+    // The Responses API refuses it: "Item 'msg_1' of type 'message' was provided without its
+    // required 'reasoning' item: 'rs_1'". A message without an id belongs to no reasoning item.
+    const text = (t: string) => [{ type: 'output_text', text: t }];
+    const rounds = [
+      { role: 'user', content: 'q1' },
+      { type: 'reasoning', id: 'rs_1', content: [] },
+      { type: 'message', id: 'msg_1', role: 'assistant', status: 'completed', content: text('one') },
+      { role: 'user', content: 'q2' },
+      { type: 'reasoning', id: 'rs_2', content: [] },
+      { type: 'function_call', callId: 'c', name: 't', arguments: '{}' },
+      { type: 'message', id: 'msg_2', role: 'assistant', status: 'completed', content: text('two') },
+      { type: 'function_call_result', callId: 'c', name: 't', status: 'completed', output: 'C' },
+      { role: 'assistant', status: 'completed', content: text('no id') },
+    ] as AgentInputItem[];
+    expect(boundaryAwareTail(rounds, 7)).toEqual(rounds.slice(3));
+    expect(boundaryAwareTail(rounds, 4)).toEqual([rounds[8]]);
+    expect(boundaryAwareTail(rounds, 3)).toEqual([rounds[8]]);
+    expect(boundaryAwareTail(rounds, 1)).toEqual([rounds[8]]);
+    expect(boundaryAwareTail(rounds, 6)).toEqual(rounds.slice(3));
+  });
 });
 
 describe('tracing', () => {

@@ -3,7 +3,7 @@
  * path with one checked path appended, never anything the request says about a host (its
  * `Host` header, an absolute request target, `//host` or `..` in its path); the headers are
  * the client's (credentials included, passed on and nowhere else) minus the hop-by-hop ones
- * and the proxy's own.
+ * (the standard ones and those its `Connection` header names) and the proxy's own.
  */
 import { CompactError } from '../core/errors.js';
 import { SESSION_HEADER } from './session-of-request.js';
@@ -94,11 +94,25 @@ export function isAnthropicRequest(headers: Headers): boolean {
   return headers.has('anthropic-version');
 }
 
+/**
+ * The names a message's `Connection` header lists: hop-by-hop for that message (RFC 9110
+ * 7.6.1), removed by a proxy like the standard ones.
+ */
+function nominated(connection: string | null | undefined): Set<string> {
+  const names = new Set<string>();
+  for (const name of (connection ?? '').split(',')) {
+    const trimmed = name.trim().toLowerCase();
+    if (trimmed !== '') names.add(trimmed);
+  }
+  return names;
+}
+
 /** The client's headers as forwarded to the upstream. */
 export function forwardHeaders(headers: Headers): Record<string, string> {
+  const hop = nominated(headers.get('connection'));
   const out: Record<string, string> = {};
   headers.forEach((value, name) => {
-    if (!DROPPED_REQUEST_HEADERS.has(name)) out[name] = value;
+    if (!DROPPED_REQUEST_HEADERS.has(name) && !hop.has(name)) out[name] = value;
   });
   return out;
 }
@@ -109,9 +123,14 @@ export function forwardHeaders(headers: Headers): Record<string, string> {
  */
 export function responseHeaders(raw: readonly string[], withLength = true): string[] {
   const out: string[] = [];
+  const connections: string[] = [];
+  for (let i = 0; i + 1 < raw.length; i += 2)
+    if (raw[i]!.toLowerCase() === 'connection') connections.push(raw[i + 1]!);
+  const hop = nominated(connections.join(','));
   for (let i = 0; i + 1 < raw.length; i += 2) {
     const name = raw[i]!.toLowerCase();
-    if (DROPPED_RESPONSE_HEADERS.has(name) || (!withLength && name === 'content-length')) continue;
+    if (DROPPED_RESPONSE_HEADERS.has(name) || hop.has(name) || (!withLength && name === 'content-length'))
+      continue;
     out.push(raw[i]!, raw[i + 1]!);
   }
   return out;

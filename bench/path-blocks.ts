@@ -253,33 +253,16 @@ async function proxyPath(
   messages: () => Promise<unknown[]>,
   options: Record<string, unknown> = {},
 ): Promise<Row[]> {
-  const { createServer, request } = await import('node:http');
+  const { postJson, startBareUpstream } = await import('./support/bare-upstream.js');
   const { startProxy } = await import('../src/proxy/index.js');
-  const upstream = createServer((req, res) => {
-    req.resume();
-    req.on('end', () => {
-      res.setHeader('content-type', 'application/json');
-      res.end('{"id":"x","object":"chat.completion","choices":[],"usage":{"prompt_tokens":1}}');
-    });
-  });
-  await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
-  const port = (upstream.address() as { port: number }).port;
+  const upstream = await startBareUpstream();
   const running = await startProxy({
-    upstream: `http://127.0.0.1:${port}`,
+    upstream: upstream.url,
     manager: await manager(options),
     port: 0,
   });
   const body = Buffer.from(JSON.stringify({ model: 'gpt-4o', messages: await messages() }));
-  const send = () =>
-    new Promise<void>((resolve, reject) => {
-      const req = request(`${running.url}/v1/chat/completions`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'content-length': body.length },
-      });
-      req.on('response', (res) => res.resume().on('end', resolve));
-      req.on('error', reject);
-      req.end(body);
-    });
+  const send = () => postJson(`${running.url}/v1/chat/completions`, body);
   const row = await watch(label, send);
   await running.close();
   upstream.close();

@@ -6,8 +6,7 @@
  * `<tree>`: the checkout whose src and bench are run (an old tree from `git archive` for A/B).
  * Issue 47 point 2: many small messages, where bench/path-blocks.ts's proxy row has few large.
  */
-import { createServer, request } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { postJson, startBareUpstream } from './support/bare-upstream.js';
 
 const [tree = '.', countArg = '100000'] = process.argv.slice(2);
 const count = Number(countArg);
@@ -18,19 +17,12 @@ const watch = process.env.PROFILE ? watchAttributed : plain;
 const { startProxy } = await import(`${root}src/proxy/index.ts`);
 const { CompactManager } = await import(`${root}src/index.ts`);
 
-const upstream = createServer((req, res) => {
-  req.resume();
-  req.on('end', () => {
-    res.setHeader('content-type', 'application/json');
-    res.end('{"id":"x","object":"chat.completion","choices":[],"usage":{"prompt_tokens":1}}');
-  });
-});
-await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
+const upstream = await startBareUpstream();
 const manager = new CompactManager({ model: 'gpt-4o', maxContextTokens: 128_000 });
 await manager.ready();
 const logs: Record<string, unknown>[] = [];
 const running = await startProxy({
-  upstream: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`,
+  upstream: upstream.url,
   manager,
   port: 0,
   log: (entry: Record<string, unknown>) => logs.push(entry),
@@ -38,22 +30,11 @@ const running = await startProxy({
 const messages = Array.from({ length: count }, (_, i) => ({ role: 'user', content: `hi ${i}` }));
 const body = Buffer.from(JSON.stringify({ model: 'gpt-4o', messages }));
 let totalMs = 0;
-const send = () =>
-  new Promise<void>((resolve, reject) => {
-    const start = performance.now();
-    const req = request(`${running.url}/v1/chat/completions`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'content-length': body.length },
-    });
-    req.on('response', (res) =>
-      res.resume().on('end', () => {
-        totalMs = performance.now() - start;
-        resolve();
-      }),
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
+const send = async () => {
+  const start = performance.now();
+  await postJson(`${running.url}/v1/chat/completions`, body);
+  totalMs = performance.now() - start;
+};
 const row = await watch(`${count}`, send);
 const log = logs[0] ?? {};
 const ms = (value: unknown) => Math.round(Number(value));

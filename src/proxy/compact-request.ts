@@ -9,6 +9,8 @@ import { placeBreakpointsInSlices } from '../adapters/anthropic/cache-breakpoint
 import { clock } from '../core/clock.js';
 import { isCompactError } from '../core/errors.js';
 import type { CompactManager } from '../core/manager/compact-manager.js';
+import type { CompactionResult } from '../core/manager/manager-options.js';
+import { CHAT_TURNS, isSummaryText, summaryFirst } from '../core/messages/summary-first.js';
 import { bodyReplyTokens } from '../core/preflight/body/reply-tokens.js';
 import type { ParsedBodies, ParsedRequest } from './parsed-bodies.js';
 import type { ProxyLogEntry } from './proxy-options.js';
@@ -126,6 +128,17 @@ async function bodyFor(
   return spliced ?? Buffer.from(JSON.stringify(next));
 }
 
+/**
+ * The messages to send: a Chat request opens with a user turn, the summary when a folded first
+ * user message or a pinned tool round would open it with an assistant turn (Gemini's and
+ * gateways' Chat endpoints to Anthropic models refuse that). An Anthropic request is assembled so.
+ */
+function sentMessages(route: ProxyRoute, result: CompactionResult): readonly unknown[] {
+  if (route.format !== 'openai-chat' || result.summary === undefined) return result.messages;
+  const text = result.summary.text;
+  return summaryFirst(result.messages, (message) => isSummaryText(message, text), CHAT_TURNS);
+}
+
 /** Compacts one request's conversation (see the file's comment). */
 export async function compactRequest(
   manager: CompactManager,
@@ -179,7 +192,13 @@ export async function compactRequest(
     options.lastViews.set(session, history ? result.messages : undefined);
     const out = history
       ? bytes
-      : await bodyFor(route, parsed, result.messages, anthropic && options.cacheBreakpoints, options.signal);
+      : await bodyFor(
+          route,
+          parsed,
+          sentMessages(route, result),
+          anthropic && options.cacheBreakpoints,
+          options.signal,
+        );
     log.serializeMs = clock.now() - mark;
     return { body: out, session, streamed, log };
   } catch (error) {

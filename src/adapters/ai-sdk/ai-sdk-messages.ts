@@ -6,6 +6,7 @@
  * object: nothing is re-serialized, provider options and file parts survive untouched.
  */
 
+import { CHAT_TURNS, summaryFirst, type TurnForm } from '../../core/messages/summary-first.js';
 import { TimeSlice } from '../../core/time-slice.js';
 import { textAfterReasoning } from '../reasoning-head.js';
 import { chatText, encryptedReasoning, outputParts, withMedia } from './ai-sdk-media.js';
@@ -338,7 +339,7 @@ class TurnBack {
   readonly #out: AiSdkMessage[] = [];
   readonly #toolParts = new Map<AiSdkMessage, Map<number, string | undefined>>();
   readonly #toolSlots = new Map<AiSdkMessage, number>();
-  #summary: number | undefined;
+  #summary: AiSdkMessage | undefined;
 
   constructor(kind: AiSdkMessageKind) {
     this.#kind = kind;
@@ -354,13 +355,11 @@ class TurnBack {
         out.push(createdToolResult(out, String(chat.tool_call_id ?? ''), text));
         return;
       }
-      // The summary opening the conversation goes as a user turn: Anthropic and Gemini refuse
-      // a conversation that opens with an assistant one (whatever provider the model is).
-      const role = out.every((message) => message.role === 'system') ? 'user' : 'assistant';
-      this.#summary = out.length;
-      out.push(
-        this.#kind === 'prompt' ? { role, content: [{ type: 'text', text }] } : { role, content: text },
-      );
+      // An assistant turn; a user turn when it opens the conversation (see finish).
+      const role = 'assistant';
+      this.#summary =
+        this.#kind === 'prompt' ? { role, content: [{ type: 'text', text }] } : { role, content: text };
+      out.push(this.#summary);
       return;
     }
     if (origin.part === undefined) {
@@ -387,12 +386,14 @@ class TurnBack {
       if (kept.size === results.length && unchanged) continue;
       out[this.#toolSlots.get(message)!] = rebuildToolMessage(message, kept);
     }
-    // Pinned messages ahead of the summary opening with an assistant turn (a protected tool
-    // round): the summary goes first, as a user turn, as the manager orders an Anthropic request.
-    const first = out.findIndex((message) => message.role !== 'system');
-    const at = this.#summary ?? -1;
-    if (first >= 0 && first < at && out[first]!.role === 'assistant')
-      out.splice(first, 0, { ...out.splice(at, 1)[0]!, role: 'user' });
-    return out;
+    // Anthropic and Gemini refuse a conversation that opens with an assistant turn (whatever
+    // provider the model is): the summary opening it, or a protected tool round kept ahead of it.
+    const summary = this.#summary;
+    if (summary === undefined) return out;
+    return summaryFirst(
+      out,
+      (message) => message === summary,
+      CHAT_TURNS as TurnForm<AiSdkMessage>,
+    ) as AiSdkMessage[];
   }
 }

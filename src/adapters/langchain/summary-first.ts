@@ -1,10 +1,15 @@
 /**
- * The summary's place in a LangChain model call. The manager keeps pinned messages ahead of the
- * summary; a protected tool round among them would open the call with an assistant turn, which
- * Anthropic and Gemini refuse: the summary (a user turn) then goes first, as the manager orders
- * an Anthropic-format request.
+ * The summary's place in a LangChain model call: the core's rule (`summaryFirst`, see
+ * `src/core/messages/summary-first.ts`) over LangChain messages. The summary is written as a
+ * `HumanMessage` wherever it goes; it moves first when an AI message (a protected tool round
+ * kept ahead of it) would open the call after the system messages.
  */
 import type { BaseMessage } from '@langchain/core/messages';
+import {
+  type OpeningTurn,
+  summaryFirst as placeSummary,
+  type TurnForm,
+} from '../../core/messages/summary-first.js';
 
 const summaries = new WeakSet<object>();
 
@@ -14,12 +19,22 @@ export function markSummary<T extends object>(message: T): T {
   return message;
 }
 
+function typeOf(message: BaseMessage): string | undefined {
+  const loose = message as { type?: unknown; _getType?: () => string };
+  return typeof loose.type === 'string' ? loose.type : loose._getType?.();
+}
+
+const LANGCHAIN_TURNS: TurnForm<BaseMessage> = {
+  turnOf(message): OpeningTurn {
+    const type = typeOf(message);
+    if (type === 'system' || type === 'developer') return 'system';
+    return type === 'human' ? 'user' : 'other';
+  },
+  // Written as a HumanMessage already (see `created` in langchain-messages.ts).
+  asUser: (summary) => summary,
+};
+
 /** `messages` with the summary first when an AI message would open them; the same array when nothing moves. */
 export function summaryFirst(messages: BaseMessage[]): BaseMessage[] {
-  const first = messages[0] as { type?: unknown; _getType?: () => string } | undefined;
-  const type = typeof first?.type === 'string' ? first.type : first?._getType?.();
-  if (type !== 'ai') return messages;
-  const at = messages.findIndex((message) => summaries.has(message));
-  if (at <= 0) return messages;
-  return [messages[at]!, ...messages.slice(0, at), ...messages.slice(at + 1)];
+  return placeSummary(messages, (message) => summaries.has(message), LANGCHAIN_TURNS) as BaseMessage[];
 }

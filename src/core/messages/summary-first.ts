@@ -1,0 +1,80 @@
+/**
+ * The summary's place when a request must open with a user turn. Anthropic and Gemini refuse a
+ * conversation whose first turn (after instructions) is the assistant's; Gemini also refuses a
+ * function call that opens it. A compacted request opens with an assistant turn in two ways:
+ * the summary (an assistant turn in the OpenAI formats) is the first turn once the first user
+ * message is folded, or a pinned tool round kept ahead of the summary opens the request. Either
+ * way the summary goes first, as a user turn: ahead of the whole pinned round, never between a
+ * call and its result (nor between a reasoning item and what follows it).
+ *
+ * One rule for every form a request is built in: the manager's Anthropic requests
+ * (`../preflight/outcome/assemble.ts` orders them so as they are assembled), and after the
+ * manager the integrations that send a Chat-form request to any provider (the AI SDK and
+ * LangChain adapters, each with its own messages, and the proxy's Chat route), each through a
+ * {@link TurnForm} of its messages.
+ */
+
+/** How the rule reads a message: instructions (skipped), a user turn, or any other turn. */
+export type OpeningTurn = 'system' | 'user' | 'other';
+
+/** The turns of one form of messages, and the summary written as a user turn in it. */
+export interface TurnForm<T> {
+  turnOf(message: T): OpeningTurn;
+  /** The summary as a user turn (the message itself when it is one). */
+  asUser(summary: T): T;
+}
+
+/**
+ * `messages` with the summary first, as a user turn, when the first turn after the instructions
+ * is not a user turn (the summary itself, or a pinned round ahead of it); the same array when
+ * nothing changes (never modified). A request with no summary goes as it is.
+ */
+export function summaryFirst<T>(
+  messages: readonly T[],
+  isSummary: (message: T) => boolean,
+  form: TurnForm<T>,
+): readonly T[] {
+  let first = 0;
+  while (first < messages.length && form.turnOf(messages[first]!) === 'system') first++;
+  const opening = messages[first];
+  if (opening === undefined || form.turnOf(opening) === 'user') return messages;
+  let at = first;
+  while (at < messages.length && !isSummary(messages[at]!)) at++;
+  if (at === messages.length) return messages;
+  const summary = form.asUser(messages[at]!);
+  if (at === first && summary === opening) return messages;
+  const out = messages.slice();
+  out.splice(at, 1);
+  out.splice(first, 0, summary);
+  return out;
+}
+
+type RoleMessage = { readonly role?: unknown };
+
+/**
+ * Chat Completions messages, and any messages with the same roles (the AI SDK's): `system` and
+ * `developer` are instructions; the summary as a user turn is a copy with `role: 'user'`.
+ */
+export const CHAT_TURNS: TurnForm<unknown> = {
+  turnOf(message) {
+    const role = (message as RoleMessage | null)?.role;
+    if (role === 'system' || role === 'developer') return 'system';
+    return role === 'user' ? 'user' : 'other';
+  },
+  asUser(summary) {
+    return (summary as RoleMessage).role === 'user' ? summary : { ...(summary as object), role: 'user' };
+  },
+};
+
+/** The text of a message's content: a string, or its text parts joined. */
+function contentText(content: unknown): string | undefined {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return undefined;
+  const texts = content.map((part) => (part as { text?: unknown } | null)?.text);
+  return texts.every((text) => typeof text === 'string') ? texts.join('') : undefined;
+}
+
+/** True when `message` is the summary message whose whole text is `text` (a Chat message or a Responses item). */
+export function isSummaryText(message: unknown, text: string | undefined): boolean {
+  return text !== undefined && contentText((message as { content?: unknown } | null)?.content) === text;
+}

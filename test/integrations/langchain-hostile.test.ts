@@ -4,8 +4,11 @@
  * manager keeps pinned messages ahead of the summary, so the model call opened with the pinned
  * round's AIMessage, which Anthropic ("first message must use the user role") and Gemini refuse.
  * The summary (a HumanMessage) now goes first there.
+ * Then (core-81) the same with a SystemMessage opening the agent's messages: the rule read only
+ * the first message, so a system message ahead of the pinned round left the AIMessage the first
+ * turn (the rule is now the core's `summaryFirst`, system messages skipped as the AI SDK's did).
  */
-import { AIMessage, HumanMessage, ToolMessage } from '@langchain/core/messages';
+import { AIMessage, HumanMessage, SystemMessage, ToolMessage } from '@langchain/core/messages';
 import { ChatOpenAI } from '@langchain/openai';
 import { createAgent } from 'langchain';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -23,10 +26,14 @@ afterEach(async () => {
 });
 
 describe('LangChain: a protected tool round ahead of the summary', () => {
-  it('the model call opens with the summary, a user turn', async () => {
+  it.each([
+    { name: 'the model call opens with the summary, a user turn', system: false },
+    { name: 'after a SystemMessage among the messages too', system: true },
+  ])('$name', async ({ system }) => {
     server = await startProviderTestServer({ handler: () => ({ text: 'Done.' }) });
     const manager = new CompactManager({ model: 'gpt-4o', maxContextTokens: 6_000 });
-    const messages: (AIMessage | HumanMessage | ToolMessage)[] = [];
+    const messages: (AIMessage | HumanMessage | SystemMessage | ToolMessage)[] = [];
+    if (system) messages.push(new SystemMessage('You are an SRE agent.'));
     for (let k = 0; k < 40; k++) {
       messages.push(new HumanMessage(k === 0 ? SPEC : `Task ${k}: ${'please probe the host '.repeat(12)}`));
       messages.push(

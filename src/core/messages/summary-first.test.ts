@@ -1,0 +1,41 @@
+import { describe, expect, it } from 'vitest';
+import { CHAT_TURNS, isSummaryText, summaryFirst } from './summary-first.js';
+
+const S = '<COMPACT-SUMMARY v2>\nsummary\n</COMPACT-SUMMARY>';
+const summary = { role: 'assistant', content: S };
+const isSummary = (message: unknown) => isSummaryText(message, S);
+const call = { role: 'assistant', content: null, tool_calls: [{ id: 'c1' }] };
+const result = { role: 'tool', tool_call_id: 'c1', content: 'ok' };
+const user = { role: 'user', content: 'Next?' };
+const system = { role: 'system', content: 'Be brief.' };
+const developer = { role: 'developer', content: 'Be brief.' };
+
+describe('summaryFirst', () => {
+  it('writes a summary that opens the request as a user turn', () => {
+    const out = summaryFirst([system, summary, user], isSummary, CHAT_TURNS);
+    expect(out).toEqual([system, { role: 'user', content: S }, user]);
+  });
+
+  it('moves the summary ahead of a pinned round that opens the request, the round whole', () => {
+    const out = summaryFirst([developer, call, result, summary, user], isSummary, CHAT_TURNS);
+    expect(out).toEqual([developer, { role: 'user', content: S }, call, result, user]);
+  });
+
+  it('leaves a request that opens with a user turn as it is (the same array)', () => {
+    const given = [system, user, call, result, summary, user];
+    expect(summaryFirst(given, isSummary, CHAT_TURNS)).toBe(given);
+  });
+
+  it('leaves a request without a summary as it is', () => {
+    const given = [call, result, user];
+    expect(summaryFirst(given, isSummary, CHAT_TURNS)).toBe(given);
+  });
+
+  it('reads a summary written in text parts', () => {
+    const parts = { role: 'assistant', content: [{ type: 'text', text: S }] };
+    expect(summaryFirst([call, result, parts, user], isSummary, CHAT_TURNS)[0]).toEqual({
+      ...parts,
+      role: 'user',
+    });
+  });
+});

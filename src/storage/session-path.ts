@@ -134,8 +134,11 @@ export function parseArchiveName(name: string): ArchiveName | undefined {
 }
 
 /**
- * The newest of `names` of one kind: files with write ids are newer than those without and
- * ordered by their ids (time-ordered); files without, by step. `undefined` when there is none.
+ * The newest of `names` of one kind: the highest step (the summary version the file belongs
+ * to; versions never go down), then, among the writes of one step (a compaction that only
+ * cleared keeps the version), a file with a write id after one without and the later id.
+ * Never by write id first: ids are time-ordered in one process only, and a process whose clock
+ * ran ahead named an older version later. `undefined` when there is none.
  */
 export function newestArchiveName(names: readonly string[], kind: ArchiveName['kind']): string | undefined {
   let best: { name: string; parsed: ArchiveName } | undefined;
@@ -148,9 +151,10 @@ export function newestArchiveName(names: readonly string[], kind: ArchiveName['k
 }
 
 function compareArchiveNames(a: ArchiveName, b: ArchiveName): number {
+  if (a.step !== b.step) return a.step - b.step;
   if ((a.id === undefined) !== (b.id === undefined)) return a.id === undefined ? -1 : 1;
   if (a.id !== undefined && b.id !== undefined && a.id !== b.id) return a.id < b.id ? -1 : 1;
-  return a.step - b.step;
+  return 0;
 }
 
 /** The highest step among archive file names' summaries (`undefined`: none). */

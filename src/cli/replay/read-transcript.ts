@@ -6,9 +6,9 @@ import { readTranscriptLines } from '../../storage/transcript-parts.js';
 import { type CliInput, readInput } from '../read-input.js';
 
 /**
- * The newest archived transcript of a session folder, if any: the latest write
- * (`transcript-pre-compact-NNN-{id}.jsonl` or a `.part.jsonl`), else the highest step of the
- * layout before write ids (`transcript-pre-compact-NNN.jsonl`).
+ * The newest archived transcript of a session folder, if any: the highest step, its latest
+ * write (`transcript-pre-compact-NNN-{id}.jsonl` or a `.part.jsonl`; in the layout before write
+ * ids, `transcript-pre-compact-NNN.jsonl`).
  */
 export async function latestTranscript(dir: string): Promise<string | undefined> {
   const name = newestArchiveName(await readdir(dir), 'transcript');

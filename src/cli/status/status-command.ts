@@ -50,7 +50,7 @@ function checkedSummary(value: unknown, file: string): ArchivedSummary {
   return summary as ArchivedSummary;
 }
 
-/** The newest summary of the folder (the latest write; in the layout before write ids, the highest step). */
+/** The newest summary of the folder: the highest version, its latest write (see `newestArchiveName`). */
 async function latestSummary(folder: string): Promise<ArchivedSummary | undefined> {
   const last = newestArchiveName(await readdir(folder), 'summary');
   if (last === undefined) return undefined;

@@ -1,5 +1,6 @@
 /** Waiting at the trigger for a summary another process or a queue worker is preparing. */
 
+import { clock } from '../clock.js';
 import type { SessionView } from '../preflight/view/session-view.js';
 import type { SessionLock } from '../session/session-store.js';
 import type { SharedStore } from './background-status.js';
@@ -23,8 +24,8 @@ export async function awaitOtherPreparation(
     return probe !== undefined;
   };
   if (await lockFree()) return undefined;
-  const deadline = Date.now() + Math.max(1_000, (lockTtlMs - 5_000) / 2);
-  while (Date.now() < deadline && !signal?.aborted) {
+  const deadline = clock.now() + Math.max(1_000, (lockTtlMs - 5_000) / 2);
+  while (clock.now() < deadline && !signal?.aborted) {
     await new Promise((resolve) => setTimeout(resolve, 25));
     const found = await readPrepared(store, key, view, signing);
     if (found) return found;
@@ -67,8 +68,8 @@ export async function claimOrAwait(
   const claim = () => store.acquireLock(preparedKey(key), lockTtlMs).catch(() => undefined);
   let held = await claim();
   if (held) return { claim: held };
-  const deadline = Date.now() + Math.min(maxWaitMs, Math.max(1_000, (lockTtlMs - 5_000) / 2));
-  while (Date.now() < deadline && !signal?.aborted) {
+  const deadline = clock.now() + Math.min(maxWaitMs, Math.max(1_000, (lockTtlMs - 5_000) / 2));
+  while (clock.now() < deadline && !signal?.aborted) {
     await new Promise((resolve) => setTimeout(resolve, 25));
     const found = await readPrepared(store, key, view, signing, seen);
     if (found) return { found };

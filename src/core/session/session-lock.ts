@@ -2,6 +2,7 @@
  * Helpers over {@link SessionStore.acquireLock}: wait for a session's lock, and run work
  * while holding it (renewed in the background, released at the end).
  */
+import { clock } from '../clock.js';
 import { CompactError } from '../errors.js';
 import type { SessionLock, SessionState, SessionStore } from './session-store.js';
 import { checkTtl } from './session-store-checks.js';
@@ -62,12 +63,12 @@ export async function waitForSessionLock(
   checkTtl(options.ttlMs);
   const timeoutMs = options.timeoutMs ?? 2 * options.ttlMs;
   const retryMs = options.retryMs ?? 25;
-  const deadline = Date.now() + timeoutMs;
+  const deadline = clock.now() + timeoutMs;
   for (;;) {
     if (options.signal?.aborted) throw aborted(options.signal);
     const lock = await store.acquireLock(sessionId, options.ttlMs);
     if (lock) return lock;
-    const left = deadline - Date.now();
+    const left = deadline - clock.now();
     if (left <= 0) return undefined;
     await pause(Math.min(left, retryMs * (1 + Math.random() / 2)), options.signal);
   }

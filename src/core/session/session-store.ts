@@ -16,6 +16,7 @@
  *   (also across `delete`).
  */
 
+import { clock } from '../clock.js';
 import { runStepsYielding } from '../time-slice.js';
 import { deepFreezeSteps, isLargeState, jsonCopySteps } from './json-copy.js';
 import { unpackState, valuesToFreeze } from './packed-state.js';
@@ -114,7 +115,7 @@ interface MemoryEntry {
   state?: SessionState;
   /** The last fencing token issued. */
   fence: number;
-  /** The current holder's token, and when it lapses (epoch ms). */
+  /** The current holder's token, and when it lapses (ms on the monotonic `clock`). */
   lock?: { token: number; until: number };
 }
 
@@ -183,7 +184,9 @@ export class MemorySessionStore implements SessionStore {
       entry = { fence: 0 };
       this.#entries.set(sessionId, entry);
     }
-    const now = Date.now();
+    // In-process lifetimes on the monotonic clock: a wall clock stepped (NTP, a resumed VM)
+    // neither stretches a lock nor lapses it early.
+    const now = clock.now();
     if (entry.lock && entry.lock.until > now) return undefined;
     const token = ++entry.fence;
     entry.lock = { token, until: now + ttlMs };
@@ -194,7 +197,7 @@ export class MemorySessionStore implements SessionStore {
       renew: async (renewTtlMs = ttlMs) => {
         checkTtl(renewTtlMs);
         if (held.lock?.token !== token) return false;
-        held.lock.until = Date.now() + renewTtlMs;
+        held.lock.until = clock.now() + renewTtlMs;
         return true;
       },
       release: async () => {

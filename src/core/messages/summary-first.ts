@@ -24,6 +24,23 @@ export interface TurnForm<T> {
   asUser(summary: T): T;
 }
 
+/** How a message role reads (`system` and `developer` are instructions). */
+export function turnOfRole(role: unknown): OpeningTurn {
+  if (role === 'system' || role === 'developer') return 'system';
+  return role === 'user' ? 'user' : 'other';
+}
+
+/**
+ * Where the summary goes among `count` messages ahead of it (`turnAt` reads each): the index of
+ * the first turn after the instructions when that turn is not a user's, else `undefined` (the
+ * summary stays where it is).
+ */
+export function summaryPlace(count: number, turnAt: (index: number) => OpeningTurn): number | undefined {
+  let first = 0;
+  while (first < count && turnAt(first) === 'system') first++;
+  return first < count && turnAt(first) !== 'user' ? first : undefined;
+}
+
 /**
  * `messages` with the summary first, as a user turn, when the first turn after the instructions
  * is not a user turn (the summary itself, or a pinned round ahead of it); the same array when
@@ -34,10 +51,9 @@ export function summaryFirst<T>(
   isSummary: (message: T) => boolean,
   form: TurnForm<T>,
 ): readonly T[] {
-  let first = 0;
-  while (first < messages.length && form.turnOf(messages[first]!) === 'system') first++;
-  const opening = messages[first];
-  if (opening === undefined || form.turnOf(opening) === 'user') return messages;
+  const first = summaryPlace(messages.length, (index) => form.turnOf(messages[index]!));
+  if (first === undefined) return messages;
+  const opening = messages[first]!;
   let at = first;
   while (at < messages.length && !isSummary(messages[at]!)) at++;
   if (at === messages.length) return messages;
@@ -56,11 +72,7 @@ type RoleMessage = { readonly role?: unknown };
  * `developer` are instructions; the summary as a user turn is a copy with `role: 'user'`.
  */
 export const CHAT_TURNS: TurnForm<unknown> = {
-  turnOf(message) {
-    const role = (message as RoleMessage | null)?.role;
-    if (role === 'system' || role === 'developer') return 'system';
-    return role === 'user' ? 'user' : 'other';
-  },
+  turnOf: (message) => turnOfRole((message as RoleMessage | null)?.role),
   asUser(summary) {
     return (summary as RoleMessage).role === 'user' ? summary : { ...(summary as object), role: 'user' };
   },

@@ -3,10 +3,13 @@
  * user's own messages kept from the folded part, in history order, one summary message, then the verbatim suffix (pinned messages inside it
  * keep their place); before any summary exists, the view goes out in history order.
  * Provider shape rules: an Anthropic request starts with a user turn, so when the pinned
- * layer would open with an assistant message the summary (a user turn) goes first, unless
- * the head holds a provider compaction boundary (the summary then follows it).
+ * layer would open with an assistant message the summary (a user turn) goes first
+ * (`summaryPlace`, the rule the integrations apply to the OpenAI formats after the manager:
+ * `../../messages/summary-first.ts`), unless the head holds a provider compaction boundary (the
+ * summary then follows it).
  */
 import type { MessageFormat } from '../../messages/message.js';
+import { summaryPlace, turnOfRole } from '../../messages/summary-first.js';
 import type { ViewEntry } from '../view/session-view.js';
 
 const wireOf = (entry: ViewEntry): unknown => entry.wire;
@@ -32,11 +35,13 @@ export function assemble<T = unknown>(
   const head = suffixStart < 0 ? entries : entries.slice(0, suffixStart);
   const rest = suffixStart < 0 ? [] : entries.slice(suffixStart).map(pick);
   const pinned = head.map(pick);
-  const firstPinnedRole = head[0]?.item.entry.parsed.role;
+  if (format !== 'anthropic') return [...pinned, summaryWire, ...rest];
   // Never before a provider compaction boundary (the API would drop the summary with what
   // precedes the block): the head then holds the boundary, and the summary follows it.
   const bounded = head.some((entry) => entry.item.entry.parsed.providerCompaction === 'boundary');
-  if (format === 'anthropic' && !bounded && firstPinnedRole !== undefined && firstPinnedRole !== 'user')
-    return [summaryWire, ...pinned, ...rest];
-  return [...pinned, summaryWire, ...rest];
+  const first = bounded
+    ? undefined
+    : summaryPlace(head.length, (index) => turnOfRole(head[index]!.item.entry.parsed.role));
+  if (first === undefined) return [...pinned, summaryWire, ...rest];
+  return [...pinned.slice(0, first), summaryWire, ...pinned.slice(first), ...rest];
 }

@@ -6,7 +6,8 @@
  * The forms: the AI SDK's (`compactMessages`, both message kinds), LangChain's (the middleware's
  * `wrapModelCall`, its handler recording the call), Chat as the proxy sends it (the manager's
  * result through the core's `summaryFirst`, as `src/proxy/compact-request.ts` does) and
- * Anthropic (the manager's own order: `withCompaction` and the proxy's Anthropic route).
+ * Anthropic (the manager's own order: `withCompaction` and the proxy's Anthropic route) and the
+ * OpenAI Agents SDK's Responses items (`compactionInputFilter`).
  * Deterministic: FC_SEED explores other seeds, FC_RUNS runs more cases.
  */
 import {
@@ -20,6 +21,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { compactMessages } from '../../src/adapters/ai-sdk/index.js';
 import { compactionMiddleware } from '../../src/adapters/langchain/index.js';
+import { compactionInputFilter } from '../../src/adapters/openai-agents/index.js';
 import { CompactManager } from '../../src/core/manager/compact-manager.js';
 import { CHAT_TURNS, isSummaryText, summaryFirst } from '../../src/core/messages/summary-first.js';
 
@@ -256,6 +258,57 @@ function anthropicShape(message: Record<string, unknown>): Shape {
   };
 }
 
+function responsesItems(turns: Turn[]): Record<string, unknown>[] {
+  return turns.flatMap((turn, k): Record<string, unknown>[] => {
+    if (turn.kind === 'system') return [];
+    if (turn.kind === 'user') return [{ type: 'message', role: 'user', content: turn.text }];
+    if (turn.kind === 'result')
+      return [
+        {
+          type: 'function_call_output',
+          call_id: turn.id,
+          output: turn.text,
+          ...(turn.pinned ? { meta: { protected: true } } : {}),
+        },
+      ];
+    const text = {
+      type: 'message',
+      role: 'assistant',
+      status: 'completed',
+      content: [{ type: 'output_text', text: turn.text }],
+    };
+    return [
+      ...(turn.reasoning
+        ? [{ type: 'reasoning', id: `rs_${k}`, summary: [{ type: 'summary_text', text: turn.reasoning }] }]
+        : []),
+      ...(turn.text ? [text] : []),
+      ...turn.calls.map((id) => ({ type: 'function_call', call_id: id, name: 'probe', arguments: '{}' })),
+    ];
+  });
+}
+
+/** Shapes of Responses items: a turn's reasoning and calls in a row are one assistant turn. */
+function responsesShapes(items: Record<string, unknown>[]): Shape[] {
+  const shapes: Shape[] = [];
+  let turn: Shape | undefined;
+  for (const item of items) {
+    const summary = JSON.stringify(item.content ?? '').includes(SUMMARY);
+    if (item.type === 'reasoning' || item.type === 'function_call') {
+      if (!turn) {
+        turn = { role: 'assistant', calls: [], results: [], summary: false };
+        shapes.push(turn);
+      }
+      if (item.type === 'function_call') turn.calls.push(String(item.call_id));
+      continue;
+    }
+    turn = undefined;
+    if (item.type === 'function_call_output')
+      shapes.push({ role: 'tool', calls: [], results: [String(item.call_id)], summary });
+    else shapes.push({ role: item.role as Shape['role'], calls: [], results: [], summary });
+  }
+  return shapes;
+}
+
 const manager = (model: string) => new CompactManager({ model, maxContextTokens: 6_000, redaction: false });
 
 async function checkAllForms(h: History, run: number): Promise<void> {
@@ -286,6 +339,17 @@ async function checkAllForms(h: History, run: number): Promise<void> {
   const text = result.summary?.text;
   const proxied = summaryFirst(result.messages, (message) => isSummaryText(message, text), CHAT_TURNS);
   checkShapes('chat (proxy)', (proxied as Record<string, unknown>[]).map(chatShape));
+
+  const agents = manager('gpt-4o');
+  const filter = compactionInputFilter(agents, { sessionId: `agents-${run}` });
+  const instructions = h.system ? { instructions: 'You are an SRE agent.' } : {};
+  const filtered = await filter({
+    modelData: { input: responsesItems(turns), ...instructions },
+    agent: { name: 'sre', tools: [] },
+    context: undefined,
+  } as never);
+  await agents.shutdown();
+  checkShapes('openai-agents', responsesShapes(filtered.input as unknown as Record<string, unknown>[]));
 
   const claude = manager('claude-sonnet-4-6');
   const anthropic = await claude.compact(`anthropic-${run}`, anthropicMessages(turns), {

@@ -1,6 +1,7 @@
 import type { CallModelInputFilter, CallModelInputFilterArgs, ModelInputData } from '@openai/agents';
 import { CompactError } from '../../core/errors.js';
 import type { CompactManager } from '../../core/manager/compact-manager.js';
+import { responsesSummaryFirst } from '../../core/messages/summary-first.js';
 import { replyTokensOf } from '../../core/preflight/body/reply-tokens.js';
 import { compactWithEvents, describeCompaction } from '../compact-with-events.js';
 import { handoffToolSchemas, outputTypeSchema } from './agent-sent-schemas.js';
@@ -227,7 +228,12 @@ export function compactionInputFilter<TContext = unknown>(
         ...replyTokensOf(agent.modelSettings?.maxTokens),
         ...placement,
       });
-      const sent = dropStaleSummaries(result.messages, result.summary?.text);
+      // Opens with a user turn whatever model runs the agent (see responsesSummaryFirst).
+      const text = result.summary?.text;
+      const sent = responsesSummaryFirst(
+        dropStaleSummaries(result.messages, text),
+        text,
+      ) as typeof result.messages;
       rememberFilteredCall(sent, {
         manager,
         sessionId,

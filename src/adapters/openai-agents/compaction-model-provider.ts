@@ -1,6 +1,7 @@
 import type { AgentInputItem, Model, ModelProvider, ModelRequest, ModelResponse } from '@openai/agents';
 import { isCompactError } from '../../core/errors.js';
 import type { CompactManager } from '../../core/manager/compact-manager.js';
+import { responsesSummaryFirst } from '../../core/messages/summary-first.js';
 import { replyTokensOf } from '../../core/preflight/body/reply-tokens.js';
 import { compactForRetry, contextOverflowOf, feedUsage } from '../overflow-recovery.js';
 
@@ -92,7 +93,8 @@ async function retryRequest(
       },
       { overflow, sentTokens: call.sentTokens, integration: 'openai-agents' },
     );
-    return { ...request, input: result.messages };
+    const input = responsesSummaryFirst(result.messages, result.summary?.text) as typeof result.messages;
+    return { ...request, input };
   } catch (compactError) {
     // Even the tighter budget cannot hold the request: the provider's error is the one to see.
     if (isCompactError(compactError)) throw error;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CHAT_TURNS, isSummaryText, summaryFirst } from './summary-first.js';
+import { CHAT_TURNS, isSummaryText, responsesSummaryFirst, summaryFirst } from './summary-first.js';
 
 const S = '<COMPACT-SUMMARY v2>\nsummary\n</COMPACT-SUMMARY>';
 const summary = { role: 'assistant', content: S };
@@ -37,5 +37,26 @@ describe('summaryFirst', () => {
       ...parts,
       role: 'user',
     });
+  });
+});
+
+describe('responsesSummaryFirst', () => {
+  const item = { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: S }] };
+  const fnCall = { type: 'function_call', call_id: 'c1', name: 'probe', arguments: '{}' };
+  const output = { type: 'function_call_output', call_id: 'c1', output: 'ok' };
+  const ask = { type: 'message', role: 'user', content: 'Next?' };
+
+  it('moves the summary ahead of a pinned call, as a user input_text message', () => {
+    expect(responsesSummaryFirst([fnCall, output, item, ask], S)).toEqual([
+      { type: 'message', role: 'user', content: [{ type: 'input_text', text: S }] },
+      fnCall,
+      output,
+      ask,
+    ]);
+  });
+
+  it('never moves it ahead of a provider compaction item', () => {
+    const given = [{ type: 'compaction', encrypted_content: 'x' }, fnCall, output, item, ask];
+    expect(responsesSummaryFirst(given, S)).toBe(given);
   });
 });

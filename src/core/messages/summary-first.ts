@@ -90,3 +90,35 @@ function contentText(content: unknown): string | undefined {
 export function isSummaryText(message: unknown, text: string | undefined): boolean {
   return text !== undefined && contentText((message as { content?: unknown } | null)?.content) === text;
 }
+
+type ResponsesItem = { readonly role?: unknown; readonly type?: unknown; readonly content?: unknown };
+
+/**
+ * Responses input items (the OpenAI Agents SDK's, whatever model runs them): items without a
+ * role (calls, their outputs, reasoning) are the assistant's turn or answers to it; the summary
+ * as a user turn is an `input_text` message.
+ */
+export const RESPONSES_TURNS: TurnForm<unknown> = {
+  turnOf: (item) => turnOfRole((item as ResponsesItem | null)?.role),
+  asUser(summary) {
+    const item = summary as ResponsesItem;
+    if (item.role === 'user') return summary;
+    return {
+      type: 'message',
+      role: 'user',
+      content: [{ type: 'input_text', text: contentText(item.content) ?? '' }],
+    };
+  },
+};
+
+/**
+ * {@link summaryFirst} over Responses items, the summary the item whose text is `text`: never
+ * ahead of a provider `compaction` item (the API drops what precedes it).
+ */
+export function responsesSummaryFirst<T>(items: readonly T[], text: string | undefined): readonly T[] {
+  if (text === undefined) return items;
+  const at = items.findIndex((item) => isSummaryText(item, text));
+  if (at < 0 || items.slice(0, at).some((item) => (item as ResponsesItem | null)?.type === 'compaction'))
+    return items;
+  return summaryFirst(items, (item) => isSummaryText(item, text), RESPONSES_TURNS as TurnForm<T>);
+}

@@ -1,9 +1,12 @@
 /**
- * Review 81d: the entries that need no SDK type-check in a project that has none, with
+ * Review 81d: the package installed without its optional peers, as a new user has it. The
+ * entries that need no SDK type-check in a project that has none, with
  * skipLibCheck off (tsc's default), under node16 and bundler resolution. The package is copied,
  * not linked: a link resolves the peers from this repository's node_modules. Before, the
  * declarations of `agent-compaction/config` imported `openai`, `ai` and `@anthropic-ai/sdk`
  * types (toManagerOptions' client options): "Cannot find module 'openai'" in any such project.
+ * The CLI names the packages a command needs: `proxy` printed Node's "Cannot find package
+ * 'hono' imported from .../create-proxy-app.js" where `mcp` said what to install.
  */
 import { spawnSync } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -24,7 +27,7 @@ const PEER_FREE = [
   '/testing',
 ];
 
-const project = mkdtempSync(join(tmpdir(), 'types-without-peers-'));
+const project = mkdtempSync(join(tmpdir(), 'package-without-peers-'));
 
 beforeAll(() => {
   ensureBuilt();
@@ -34,7 +37,7 @@ beforeAll(() => {
   cpSync(join(ROOT, 'schema'), join(target, 'schema'), { recursive: true });
   cpSync(join(ROOT, 'dist'), join(target, 'dist'), {
     recursive: true,
-    filter: (source) => !/\.(js|map)$/.test(source),
+    filter: (source) => !source.endsWith('.map'),
   });
   // The dependencies are installed with the package; the peers are not.
   const { dependencies } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
@@ -95,5 +98,26 @@ describe('types without the optional peers', () => {
       expect(() => readFileSync(join(project, 'node_modules', 'openai', 'package.json'))).toThrow();
     },
     120_000,
+  );
+});
+
+describe('the CLI without the optional peers', () => {
+  const bin = () => join(project, 'node_modules', 'agent-compaction', 'dist', 'cli', 'main.js');
+  it.each([
+    [['proxy', '--upstream', 'http://127.0.0.1:9', '--port', '0'], 'npm i hono @hono/node-server'],
+    [['mcp', '--archive', '.', '--session', 'x'], 'npm i @modelcontextprotocol/sdk'],
+  ])(
+    '%j: exit 2, one line naming what to install',
+    (argv, install) => {
+      const result = spawnSync(process.execPath, [bin(), ...argv], {
+        cwd: project,
+        encoding: 'utf8',
+        input: '',
+      });
+      expect(result.stdout).toBe('');
+      expect(result.stderr.trim().split('\n')).toEqual([expect.stringContaining(install)]);
+      expect(result.status).toBe(2);
+    },
+    60_000,
   );
 });

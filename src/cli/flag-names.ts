@@ -12,13 +12,15 @@ export const CLI_FLAGS: Readonly<Record<string, string>> = Object.freeze({
   'policy.strategy': '--strategy',
 });
 
-// `model` is left out: the word is also plain English ("unknown model").
+// `model` is left out: the word is also plain English ("unknown model"). A name a config file
+// holds as a key it does not know (`policy.keepRecentTurns is not a known key`) is the file's
+// own word, not the option a flag sets: it stays.
 const OPTION_NAMES = new RegExp(
   `(?<![\\w.-])(${Object.keys(CLI_FLAGS)
     .filter((key) => key !== 'model')
     .sort((a, b) => b.length - a.length)
     .map((key) => key.replace('.', '\\.'))
-    .join('|')})(?![\\w])`,
+    .join('|')})(?![\\w])(?! is not a known key)`,
   'g',
 );
 

@@ -1,3 +1,6 @@
+import type Anthropic from '@anthropic-ai/sdk';
+import type { LanguageModel } from 'ai';
+import type OpenAI from 'openai';
 import { CompactError } from '../core/errors.js';
 import type { Summarizer } from '../core/summary/summarizer.js';
 import type { ConfigRuntimeOptions } from './config-runtime-options.js';
@@ -44,7 +47,7 @@ async function buildLlmSummarizer(
         ...(summarizer.seed === undefined ? {} : { seed: summarizer.seed }),
         ...(summarizer.base_url === undefined ? {} : { baseURL: summarizer.base_url }),
         ...(apiKey === undefined ? {} : { apiKey }),
-        ...(options.openaiClient === undefined ? {} : { client: options.openaiClient }),
+        ...(options.openaiClient === undefined ? {} : { client: options.openaiClient as OpenAI }),
       });
     }
     case 'anthropic': {
@@ -57,7 +60,7 @@ async function buildLlmSummarizer(
         ...common,
         ...(summarizer.base_url === undefined ? {} : { baseURL: summarizer.base_url }),
         ...(apiKey === undefined ? {} : { apiKey }),
-        ...(options.anthropicClient === undefined ? {} : { client: options.anthropicClient }),
+        ...(options.anthropicClient === undefined ? {} : { client: options.anthropicClient as Anthropic }),
       });
     }
     case 'ai-sdk': {
@@ -67,7 +70,7 @@ async function buildLlmSummarizer(
         () => import('../summarizers/ai-sdk/index.js'),
       );
       return aiSdkSummarizer({
-        model: aiSdkModel,
+        model: aiSdkModel as LanguageModel,
         ...common,
         ...(summarizer.seed === undefined ? {} : { seed: summarizer.seed }),
       });

@@ -16,7 +16,12 @@
  * @packageDocumentation
  */
 
-export type { ConfigRuntimeOptions } from './config-runtime-options.js';
+export type {
+  AiSdkModelLike,
+  AnthropicClientLike,
+  ConfigRuntimeOptions,
+  OpenAiClientLike,
+} from './config-runtime-options.js';
 export {
   CONFIG_VERSION,
   type CompactConfig,

@@ -119,7 +119,8 @@ export function resolveConfig(raw: unknown = {}, options: ResolveConfigOptions =
 export function parseConfigText(text: string, file = 'compact.yaml'): unknown {
   if (extname(file).toLowerCase() === '.json') {
     try {
-      return JSON.parse(text);
+      // A byte-order mark (Windows editors save one) is no JSON token: YAML skips it, so does JSON here.
+      return JSON.parse(text.startsWith('\uFEFF') ? text.slice(1) : text);
     } catch (error) {
       throw invalid(file, [{ path: [], message: `is not valid JSON: ${(error as Error).message}` }]);
     }

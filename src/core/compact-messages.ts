@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { CompactError, invalidConfig, isCompactError } from './errors.js';
+import { CompactError, closestOption, invalidConfig, isCompactError, shownValue } from './errors.js';
 import { CompactManager } from './manager/compact-manager.js';
 import {
   type CompactionResult,
@@ -47,9 +47,7 @@ const OWN = ['maxTokens', 'policy', 'force', 'tools', 'system', 'format', 'signa
 function checkKnownKeys(rest: object): void {
   for (const key of Object.keys(rest)) {
     if (PASSED_ON.has(key)) continue;
-    const close = [...OWN, ...PASSED_ON].find(
-      (known) => known.toLowerCase() === key.toLowerCase().replace(/_/g, ''),
-    );
+    const close = closestOption(key, [...OWN, ...PASSED_ON]);
     const hint = key === 'maxContextTokens' || key === 'targetTokens' ? ' (the budget is maxTokens)' : '';
     throw invalidConfig(key, `is not a compactMessages option${close ? ` (did you mean ${close}?)` : hint}`);
   }
@@ -88,7 +86,7 @@ export async function compactMessages<M = unknown>(
   if (typeof maxTokens !== 'number' || !Number.isInteger(maxTokens) || maxTokens < MIN_CONTEXT_TOKENS) {
     throw invalidConfig(
       'maxTokens',
-      `must be an integer >= ${MIN_CONTEXT_TOKENS} (got ${String(maxTokens)})`,
+      `must be an integer >= ${MIN_CONTEXT_TOKENS} (got ${shownValue(maxTokens)})`,
     );
   }
   for (const key of ['triggerPct', 'hardCapBuffer'] as const) {

@@ -1,3 +1,5 @@
+import { boundedLevenshtein } from './counting/model-table.js';
+
 const MARKER = Symbol.for('agent-compaction.error');
 
 /**
@@ -123,6 +125,31 @@ export function invalidMessage(index: number, field: string, problem: string): C
   return new CompactError('invalid_messages', `${where}: ${problem}`, {
     issues: [{ path: ['messages', index, ...(field ? field.split('.') : [])], message: problem }],
   });
+}
+
+/**
+ * The known option an unknown `key` likely meant: the same name in another case or with
+ * underscores (`max_tokens` for `maxTokens`), else one within two edits (`maxTokenz`).
+ */
+export function closestOption(key: string, known: readonly string[]): string | undefined {
+  const plain = key.toLowerCase().replace(/[_-]/g, '');
+  const same = known.find((name) => name.toLowerCase() === plain);
+  if (same !== undefined) return same;
+  let best: string | undefined;
+  let bestDistance = 3;
+  for (const name of known) {
+    const distance = boundedLevenshtein(plain, name.toLowerCase(), 2);
+    if (distance < bestDistance) {
+      best = name;
+      bestDistance = distance;
+    }
+  }
+  return best;
+}
+
+/** A rejected value as an error shows it: a string quoted, so `"8000"` reads apart from `8000`. */
+export function shownValue(value: unknown): string {
+  return typeof value === 'string' ? JSON.stringify(value) : String(value);
 }
 
 /** Builds an `invalid_config` error naming the option path. */

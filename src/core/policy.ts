@@ -1,4 +1,4 @@
-import { invalidConfig } from './errors.js';
+import { closestOption, invalidConfig, shownValue } from './errors.js';
 import { STRATEGY_NAMES, type StrategyName } from './summary/summarizer.js';
 
 /** The named settings a policy can start from ({@link POLICY_PRESETS}). */
@@ -206,7 +206,7 @@ export const DEFAULT_POLICY: Readonly<CompactPolicy> = Object.freeze({
 
 function checkInteger(path: string, value: unknown, min: number): number {
   if (typeof value !== 'number' || !Number.isFinite(value) || !Number.isInteger(value) || value < min) {
-    throw invalidConfig(path, `must be an integer >= ${min} (got ${String(value)})`);
+    throw invalidConfig(path, `must be an integer >= ${min} (got ${shownValue(value)})`);
   }
   return value;
 }
@@ -214,7 +214,7 @@ function checkInteger(path: string, value: unknown, min: number): number {
 /** A share of the window: a finite number in the range `inRange` accepts, or throws `rule`. */
 function checkShare(path: string, value: unknown, inRange: (share: number) => boolean, rule: string): number {
   if (typeof value !== 'number' || !Number.isFinite(value) || !inRange(value)) {
-    throw invalidConfig(path, `${rule} (got ${String(value)})`);
+    throw invalidConfig(path, `${rule} (got ${shownValue(value)})`);
   }
   return value;
 }
@@ -242,7 +242,13 @@ function mergePolicy(policy: Partial<CompactPolicy>): CompactPolicy {
   Object.assign(merged, POLICY_PRESETS[preset]);
   for (const [key, value] of Object.entries(policy)) {
     if (value === undefined) continue;
-    if (!(key in DEFAULT_POLICY)) throw invalidConfig(`policy.${key}`, 'is not a policy option');
+    if (!(key in DEFAULT_POLICY)) {
+      const close = closestOption(key, Object.keys(DEFAULT_POLICY));
+      throw invalidConfig(
+        `policy.${key}`,
+        `is not a policy option${close ? ` (did you mean ${close}?)` : ''}`,
+      );
+    }
     (merged as unknown as Record<string, unknown>)[key] = Array.isArray(value) ? [...value] : value;
   }
   return merged;

@@ -185,4 +185,12 @@ export async function summariesTracingConfig() {
     storage: fsStorage({ path: '.compact/archive' }),
   });
   new CompactManager(await toManagerOptions(await loadConfig({ file: 'compact.yaml' })));
+  // docs/configuration.md: the SDK objects toManagerOptions takes, typed by their shape (the
+  // config entry names no optional peer): the SDKs' own objects fit.
+  const config = await loadConfig({ file: 'compact.yaml' });
+  await toManagerOptions(config, { openaiClient: new OpenAI(), anthropicClient: new Anthropic() });
+  await toManagerOptions(config, { aiSdkModel: openai('gpt-4o-mini') });
+  await toManagerOptions(config, { aiSdkModel: 'openai/gpt-4o-mini' });
+  // @ts-expect-error an object that is no client is refused
+  await toManagerOptions(config, { openaiClient: { chat: {} } });
 }

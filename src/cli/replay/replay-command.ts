@@ -1,8 +1,10 @@
-import { stat } from 'node:fs/promises';
+import { mkdir, stat } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { CompactError } from '../../core/errors.js';
 import type { CompactManagerOptions } from '../../core/manager/manager-options.js';
 import { jsonlExporter } from '../../exporters/jsonl/jsonl-exporter.js';
 import { fsStorage } from '../../storage/fs/fs-storage.js';
+import { writePrivateFile } from '../../storage/fs/private-files.js';
 import { memoryStorage } from '../../storage/memory/memory-storage.js';
 import type { CliIo } from '../cli-io.js';
 import { compactionTable, formatNumber } from './format-table.js';
@@ -35,6 +37,7 @@ export async function replayFile(
   if (flags.out !== undefined) manager.storage = fsStorage({ path: flags.out });
   else manager.storage ??= memoryStorage();
   if (flags.trace !== undefined) {
+    await startTrace(flags.trace);
     const trace = jsonlExporter({ path: flags.trace, maxBytes: 0 });
     manager.exporters = [...(options.exporters ?? []), trace];
   }
@@ -50,6 +53,22 @@ export async function replayFile(
   });
   shown.progress?.finish();
   return result;
+}
+
+/**
+ * Empties (or creates) the `--trace` file before the replay: the trace holds this replay's
+ * calls only (appended to an earlier one, `report` drew both runs as one session), and a path
+ * that cannot be written is one error line before any work, not an exporter line per batch.
+ */
+async function startTrace(path: string): Promise<void> {
+  try {
+    await mkdir(dirname(path), { recursive: true });
+    await writePrivateFile(path, '', { what: '--trace' });
+  } catch (error) {
+    if (error instanceof CompactError) throw error;
+    const code = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+    throw new CompactError('invalid_config', `--trace ${path}: cannot write (${code})`, { cause: error });
+  }
 }
 
 /** The line above the table: what was replayed against which window. */

@@ -5,7 +5,7 @@
  */
 
 import { modelInfo } from '../counting/token-counter.js';
-import { invalidConfig } from '../errors.js';
+import { closestOption, invalidConfig, shownValue } from '../errors.js';
 import { type CompactPolicy, resolvePolicy } from '../policy.js';
 import { guardRedactor, type Redactor, redactorSteps } from '../redaction/redactor.js';
 import { releasableRedactor } from '../redaction/releasable-redactor.js';
@@ -102,7 +102,7 @@ function windowOf(options: CompactManagerOptions, model: string): number {
   ) {
     throw invalidConfig(
       'maxContextTokens',
-      `must be an integer >= ${MIN_CONTEXT_TOKENS} (got ${String(maxContextTokens)})`,
+      `must be an integer >= ${MIN_CONTEXT_TOKENS} (got ${shownValue(maxContextTokens)})`,
     );
   }
   return maxContextTokens;
@@ -216,9 +216,7 @@ const MANAGER_OPTION_KEYS = {
 function checkKnownKeys(options: object): void {
   for (const key of Object.keys(options)) {
     if (!Object.hasOwn(MANAGER_OPTION_KEYS, key)) {
-      const close = Object.keys(MANAGER_OPTION_KEYS).find(
-        (known) => known.toLowerCase() === key.toLowerCase().replace(/_/g, ''),
-      );
+      const close = closestOption(key, Object.keys(MANAGER_OPTION_KEYS));
       throw invalidConfig(key, `is not a CompactManager option${close ? ` (did you mean ${close}?)` : ''}`);
     }
   }

@@ -19,13 +19,15 @@ export function guardDepth<T>(work: () => T, index: number): T {
   }
 }
 
-/** {@link canonicalJson}, with circular and too-deep messages as typed errors naming the index. */
+/** {@link canonicalJson}, with circular, BigInt and too-deep messages as typed errors naming the index. */
 export function safeJson(raw: object, index: number): string {
   try {
     return guardDepth(() => canonicalJson(raw), index);
   } catch (error) {
     if (error instanceof TypeError && /circular/i.test(error.message))
       throw invalidMessage(index, '', 'contains a circular reference (messages must be JSON data)');
+    if (error instanceof TypeError && /BigInt/.test(error.message))
+      throw invalidMessage(index, '', 'contains a BigInt (messages must be JSON data)');
     throw error;
   }
 }

@@ -11,7 +11,8 @@ export function proxyError(status: number, type: string, message: string): Respo
 
 /**
  * Calls the upstream (through the call opened early when there is one); an unreachable upstream
- * is a 502 in the providers' error shape.
+ * is a 502 in the providers' error shape, and so is a kept connection reset after the request
+ * went out, which is not sent again (see upstream-client.ts).
  */
 export async function callUpstream(
   client: UpstreamClient,
@@ -25,6 +26,13 @@ export async function callUpstream(
   } catch (error) {
     if (call.signal.aborted) throw error;
     const cause = (error as { code?: string }).code ?? (error as Error).message;
+    const { reusedSocket, unsent } = error as { reusedSocket?: boolean; unsent?: boolean };
+    if (reusedSocket === true && unsent !== true)
+      return proxyError(
+        502,
+        'upstream_connection_reset',
+        `the upstream closed the connection before answering (${cause}); the request may have reached it and was not sent again`,
+      );
     return proxyError(502, 'upstream_unreachable', `the upstream could not be reached (${cause})`);
   }
 }

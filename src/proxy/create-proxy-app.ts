@@ -7,7 +7,7 @@
  */
 
 import { Readable } from 'node:stream';
-import { Hono } from 'hono';
+import { type Context, Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { callUpstream, proxyError } from './call-upstream.js';
 import { forwardHeaders, isAnthropicRequest, parseUpstream, upstreamUrl } from './forward-request.js';
@@ -48,7 +48,11 @@ export function createProxyApp(options: CompactionProxyOptions): Hono {
   app.on(['GET', 'HEAD'], '/', (c) => c.body(null, 200));
   for (const route of PROXY_ROUTES) app.post(route.path, (c) => handler.compactedCall(c, route));
   const maxSize = handler.maxSize;
-  app.all('/v1/*', bodyLimit({ maxSize, onError: () => handler.tooLarge() }), async (c) => {
+  app.all('/v1/*', bodyLimit({ maxSize, onError: () => handler.tooLarge() }), (c) =>
+    handler.unlessClientClosed(c, {}, () => forwarded(c)),
+  );
+  /** A request the proxy forwards as it came. */
+  async function forwarded(c: Context): Promise<Response> {
     const url = upstreamUrl(
       upstream,
       c.req.path,
@@ -71,7 +75,7 @@ export function createProxyApp(options: CompactionProxyOptions): Hono {
     }
     const status = answer.response.statusCode ?? 502;
     return passBack(c, answer.response, { extra: {}, onSent: () => handler.done(c, {}, status) });
-  });
+  }
   app.all('*', (c) => {
     const response = proxyError(404, 'not_found', 'the proxy serves /v1/... and /healthz only');
     handler.done(c, {}, 404);

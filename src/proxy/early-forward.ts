@@ -61,7 +61,8 @@ export class EarlyForward {
   /**
    * Sends the rest of `bytes` (the whole body, the client's own) and resolves with the
    * answer; `undefined` when this call failed before its answer on a connection the upstream
-   * had closed or before the body was complete (the caller sends the body anew).
+   * had closed before the body's last byte went, or before the body was complete (the caller
+   * sends the body anew).
    */
   async release(bytes: Buffer): Promise<UpstreamAnswer | undefined> {
     if (this.#failed || this.#settled || bytes.length !== this.#length) {
@@ -76,7 +77,8 @@ export class EarlyForward {
       const answer = await this.#call.answer;
       return { ...answer, startedAt: at, writtenAt: at, writtenCpu: cpu };
     } catch (error) {
-      if ((error as { reusedSocket?: boolean }).reusedSocket === true) return undefined;
+      // Sent again only when the upstream never had the whole body (see upstream-client.ts).
+      if ((error as { unsent?: boolean }).unsent === true) return undefined;
       throw error;
     }
   }

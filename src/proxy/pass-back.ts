@@ -85,6 +85,11 @@ export function passBack(c: Context, upstream: IncomingMessage, options: PassBac
       headers,
     });
   }
+  if (outgoing.destroyed) {
+    // The client went away while the answer's head came: no one to pass it to.
+    upstream.destroy();
+    throw new Error('the client closed the connection before the answer');
+  }
   outgoing.writeHead(upstream.statusCode ?? 502, upstream.statusMessage, [
     ...responseHeaders(upstream.rawHeaders),
     ...extra,

@@ -4,6 +4,7 @@
  * manager, one log line per request.
  */
 
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Context } from 'hono';
 import { feedUsage } from '../adapters/overflow-recovery.js';
 import { clock } from '../core/clock.js';
@@ -20,6 +21,17 @@ import type { ProxyRoute } from './proxy-routes.js';
 import { type BodyProgress, type ReadBody, readBody } from './read-body.js';
 import { headerSession, SESSION_HEADER } from './session-of-request.js';
 import type { UpstreamAnswer, UpstreamCall, UpstreamClient } from './upstream-client.js';
+
+/** The status logged for a request whose client went away before its answer (nginx's 499). */
+export const CLIENT_CLOSED_STATUS = 499;
+
+/** Whether the client of `c` went away before its answer was sent whole. */
+function clientClosed(c: Context): boolean {
+  if (c.req.raw.signal.aborted) return true;
+  const env = c.env as { incoming?: IncomingMessage; outgoing?: ServerResponse } | undefined;
+  const socket = env?.incoming?.socket;
+  return socket?.destroyed === true && env?.outgoing?.writableFinished !== true;
+}
 
 /** The handler of one proxy app's compacted routes, with the state its requests share. */
 export class ProxyHandler {
@@ -59,9 +71,34 @@ export class ProxyHandler {
     this.options.log?.({ method: c.req.method, path: new URL(c.req.url).pathname, status, ...entry });
   }
 
+  /**
+   * Runs `answer` (a request's handling up to its answer), and when it fails because the client
+   * went away first (its body cut, or the connection closed while the proxy compacted or waited
+   * for the upstream, whose call the request's signal aborted), writes the log line with status
+   * 499 and `error: 'client_closed'` (nginx's convention) instead of letting the app answer
+   * a 500 nobody reads, with no line.
+   */
+  async unlessClientClosed(
+    c: Context,
+    entry: Partial<ProxyLogEntry>,
+    answer: () => Promise<Response>,
+  ): Promise<Response> {
+    try {
+      return await answer();
+    } catch (error) {
+      if (!clientClosed(c)) throw error;
+      this.done(c, { ...entry, error: 'client_closed' }, CLIENT_CLOSED_STATUS);
+      return new Response(null, { status: CLIENT_CLOSED_STATUS });
+    }
+  }
+
   /** A compacted route's request, its log line written once the answer's first byte went back. */
   async compactedCall(c: Context, route: ProxyRoute): Promise<Response> {
     const entry: Partial<ProxyLogEntry> = {};
+    return await this.unlessClientClosed(c, entry, () => this.compactedAnswer(c, route, entry));
+  }
+
+  private async compactedAnswer(c: Context, route: ProxyRoute, entry: Partial<ProxyLogEntry>) {
     const response = await this.prepareAndCall(c, route, entry);
     if (response instanceof Response) {
       this.done(c, entry, response.status);

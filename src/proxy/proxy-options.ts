@@ -14,7 +14,11 @@ export interface ProxyLogEntry {
   method: string;
   /** The path called, as sent (percent-encoded, no query string). */
   path: string;
-  /** The upstream's status, or the proxy's own (400, 404, 413, 502). */
+  /**
+   * The upstream's status, or the proxy's own (400, 404, 413, 502), or 499 when the client went
+   * away before the answer's first byte (`error: 'client_closed'`; the upstream's call, if made,
+   * was aborted).
+   */
   status: number;
   /** The session the request was compacted in (compacted routes only). */
   session?: string;
@@ -61,7 +65,8 @@ export interface ProxyLogEntry {
   returnMs?: number;
   /**
    * Why the request was forwarded uncompacted, when it was: the `CompactError` code, or
-   * `encoded_body` for a compressed body (`Content-Encoding`), which is forwarded as sent.
+   * `encoded_body` for a compressed body (`Content-Encoding`), which is forwarded as sent; or
+   * `client_closed` (status 499) when the client went away before its answer.
    */
   error?: string;
 }
@@ -102,6 +107,9 @@ export interface CompactionProxyOptions {
    * @default true
    */
   forwardEarly?: boolean;
-  /** Called once per request, once the answer's first byte was sent. */
+  /**
+   * Called once per request, once the answer's first byte was sent, or once the client went
+   * away before it (status 499).
+   */
   log?: (entry: ProxyLogEntry) => void;
 }

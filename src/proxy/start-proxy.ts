@@ -61,7 +61,10 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
   // Hono builds its router on the first match: here, not in the first request's turn (no route
   // is added to this app later).
   app.router.match('GET', '/healthz');
-  const server = createAdaptorServer({ fetch: app.fetch }) as Server;
+  // An HTTP/1.0 request may omit Host (RFC 9112 3.2: only HTTP/1.1 must send it, and Node's
+  // server answers an HTTP/1.1 one without it 400 itself); the adapter would refuse it too.
+  // The proxy routes by path alone, so the request's URL takes a placeholder host.
+  const server = createAdaptorServer({ fetch: app.fetch, hostname: 'localhost' }) as Server;
   let inFlight = 0;
   let closing = false;
   let drained: (() => void) | undefined;

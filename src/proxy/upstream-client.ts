@@ -3,8 +3,25 @@
  * connection to the provider is opened once and reused (no TCP or TLS handshake per request,
  * Nagle off), a body held in memory is written to the socket as it is (no copy into a web
  * stream), and the answer comes back as the socket's own chunks, to be piped to the client.
- * A POST that meets a kept connection the upstream had just closed is sent again once on a
- * fresh one (Node's `reusedSocket` advice); nothing else is retried.
+ *
+ * A request that meets a kept connection reset under it (`ECONNRESET`, `EPIPE`: the upstream
+ * closed it while idle, just as it was reused) is sent again once on a fresh one only when the
+ * upstream cannot have acted on it (RFC 9112 9.3.1: a non-idempotent request is not retried
+ * automatically unless it is known the first one was never applied):
+ * - an idempotent method (GET, HEAD, OPTIONS, TRACE, PUT, DELETE: RFC 9110 9.2.2), whose body
+ *   is in memory or none;
+ * - any other (POST: a paid model call) only when its last byte had not been handed to the
+ *   socket when the error came (the request's `finish` had not fired): the upstream never had
+ *   a whole request, and no HTTP server answers or acts on a body it has not all read.
+ * A POST that had all gone out is not sent again even though the reset came before any answer
+ * (the upstream may have read it and be working on it): the client gets a 502
+ * (`upstream_connection_reset`) and decides, as with undici (Node's `fetch`), which retries
+ * only idempotent requests. Node's own `http` retries nothing; its docs' `reusedSocket`
+ * example retries a GET.
+ *
+ * That race is made rare instead: a kept connection is closed after
+ * {@link UPSTREAM_IDLE_MS} idle, or a second before the idle timeout the upstream announces
+ * (`Keep-Alive: timeout=N`), which Node's agent applies only when it has a timeout of its own.
  */
 
 import {
@@ -16,6 +33,15 @@ import {
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { Readable } from 'node:stream';
 import { clock } from '../core/clock.js';
+
+/**
+ * How long a kept connection to the upstream may stay idle (undici's default is 4 s, Node's
+ * global agent's 5 s); shorter when the upstream announces a shorter idle timeout.
+ */
+export const UPSTREAM_IDLE_MS = 4_000;
+
+/** Methods a request of which may be sent again (RFC 9110 9.2.2). */
+const IDEMPOTENT_METHODS = new Set(['GET', 'HEAD', 'OPTIONS', 'TRACE', 'PUT', 'DELETE']);
 
 /** One call to the upstream. */
 export interface UpstreamCall {
@@ -47,7 +73,7 @@ export class UpstreamClient {
 
   constructor(upstream: URL) {
     const secure = upstream.protocol === 'https:';
-    const options = { keepAlive: true, scheduling: 'lifo' as const };
+    const options = { keepAlive: true, scheduling: 'lifo' as const, timeout: UPSTREAM_IDLE_MS };
     this.#agent = secure ? new HttpsAgent(options) : new HttpAgent(options);
     this.#request = secure ? (httpsRequest as typeof httpRequest) : httpRequest;
   }
@@ -57,9 +83,10 @@ export class UpstreamClient {
     try {
       return await this.#once(call);
     } catch (error) {
-      const stale = (error as { reusedSocket?: boolean }).reusedSocket === true;
-      const retryable = call.body === null || Buffer.isBuffer(call.body);
-      if (!stale || !retryable || call.signal.aborted) throw error;
+      const { reusedSocket, unsent } = error as { reusedSocket?: boolean; unsent?: boolean };
+      const replayable = call.body === null || Buffer.isBuffer(call.body);
+      const safe = unsent === true || IDEMPOTENT_METHODS.has(call.method.toUpperCase());
+      if (reusedSocket !== true || !replayable || !safe || call.signal.aborted) throw error;
       return await this.#once(call);
     }
   }
@@ -72,7 +99,8 @@ export class UpstreamClient {
   /**
    * Opens a call whose body of `length` bytes is written as it comes (see early-forward.ts):
    * the request, its head sent, and its answer to come. Not sent again on a stale connection
-   * (the caller holds the bytes and sends them with {@link send} instead).
+   * (the caller holds the bytes and sends them with {@link send} instead, when the error is
+   * marked `unsent`).
    */
   open(call: Omit<UpstreamCall, 'body'>, length: number): OpenedCall {
     const headers = { ...call.headers, 'content-length': String(length) };
@@ -143,10 +171,15 @@ export interface OpenedCall {
   answer: Promise<UpstreamAnswer>;
 }
 
-/** `error` marked `reusedSocket` when a kept connection was reset before any answer (the upstream closed it while idle). */
+/**
+ * `error` marked `reusedSocket` when a kept connection was reset before any answer (the
+ * upstream closed it while idle, or after reading the request), and `unsent` too when the
+ * request's last byte had not been handed to the socket (`writableFinished`: its `finish`
+ * had not fired), so that the upstream never had the whole request.
+ */
 function staleMarked(request: ClientRequest, error: Error): Error {
   const code = (error as NodeJS.ErrnoException).code;
   if (request.reusedSocket && (code === 'ECONNRESET' || code === 'EPIPE'))
-    Object.assign(error, { reusedSocket: true });
+    Object.assign(error, { reusedSocket: true, unsent: !request.writableFinished });
   return error;
 }

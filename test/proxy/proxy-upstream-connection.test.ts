@@ -1,8 +1,10 @@
 /**
  * The proxy's connection to its upstream: one kept connection serves request after request (no
- * TCP setup per request), and a kept connection the upstream dropped while idle costs the
- * client nothing (the request goes again, once, on a fresh one). Against a real `node:http`
- * upstream on loopback that counts its connections.
+ * TCP setup per request); a kept connection reset under a request is sent again on a fresh one
+ * only when the upstream cannot have acted on it (an idempotent method, or a POST whose last
+ * byte never went out): a POST the upstream had read is not sent twice (a paid model call);
+ * a kept connection is closed before the idle timeout the upstream announces. Against a real
+ * `node:http` upstream on loopback that counts its connections and requests.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -19,7 +21,8 @@ afterEach(async () => {
 async function upstream(
   onRequest?: (request: IncomingMessage, response: ServerResponse, nth: number) => boolean,
 ) {
-  const seen = { connections: 0, requests: 0 };
+  const seen = { connections: 0, requests: 0, closed: 0, closedByProxy: 0 };
+  let onClosed: (() => void) | undefined;
   const server = createServer((request, response) => {
     const nth = ++seen.requests;
     request.resume();
@@ -36,7 +39,15 @@ async function upstream(
       response.end(body);
     });
   });
-  server.on('connection', () => seen.connections++);
+  server.on('connection', (socket) => {
+    seen.connections++;
+    // The proxy's end of the connection closed first (not the upstream's idle timeout).
+    socket.once('end', () => seen.closedByProxy++);
+    socket.once('close', () => {
+      seen.closed++;
+      onClosed?.();
+    });
+  });
   await new Promise<void>((ready) => server.listen(0, '127.0.0.1', ready));
   cleanups.push(
     () =>
@@ -45,7 +56,15 @@ async function upstream(
         server.close(() => done());
       }),
   );
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen };
+  /** Resolves once `count` connections have closed. */
+  const closed = (count: number) =>
+    new Promise<void>((done) => {
+      onClosed = () => {
+        if (seen.closed >= count) done();
+      };
+      onClosed();
+    });
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen, server, closed };
 }
 
 async function proxyTo(url: string): Promise<RunningProxy> {
@@ -78,21 +97,103 @@ describe("the proxy's connection to the upstream", () => {
     expect(provider.seen.connections).toBe(1);
   });
 
-  it('dropped by the upstream while kept, costs the client nothing: the request goes again on a fresh one', async () => {
-    // The second request meets the kept connection closed under it, without an answer.
+  it('reset by the upstream after it read a POST: the POST is not sent again (502), the next one is served', async () => {
+    // The second request is read whole, then its kept connection is closed without an answer:
+    // the upstream may have started the paid call; a second copy would be a second call.
     const provider = await upstream((request, _response, nth) => {
       if (nth !== 2) return false;
       request.socket.destroy();
       return true;
     });
     const proxy = await proxyTo(provider.url);
+    const statuses: number[] = [];
     for (let turn = 0; turn < 3; turn++) {
       const response = await ask(proxy, turn);
+      statuses.push(response.status);
+      const body = (await response.json()) as { error?: { type: string } };
+      if (turn === 1) expect(body.error?.type).toBe('upstream_connection_reset');
+    }
+    expect(statuses).toEqual([200, 502, 200]);
+    // Request 2 reached the upstream once.
+    expect(provider.seen.requests).toBe(3);
+    expect(provider.seen.connections).toBe(2);
+  });
+
+  it('reset under an idempotent request (GET): the request goes again on a fresh one', async () => {
+    const provider = await upstream((request, response, nth) => {
+      if (nth === 2) {
+        request.socket.destroy();
+        return true;
+      }
+      if (request.method !== 'GET') return false;
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.end('{"data":[]}');
+      return true;
+    });
+    const proxy = await proxyTo(provider.url);
+    for (let turn = 0; turn < 3; turn++) {
+      const response = await fetch(`${proxy.url}/v1/models`, { headers: { authorization: 'Bearer test' } });
       expect(response.status).toBe(200);
-      expect(await response.json()).toMatchObject({ choices: [{ message: { content: 'ok' } }] });
+      expect(await response.json()).toEqual({ data: [] });
     }
     // Requests 1 and 2 on the first connection; 2 again, then 3, on the second.
     expect(provider.seen.requests).toBe(4);
     expect(provider.seen.connections).toBe(2);
+  });
+
+  it('reset before a POST had all gone out: the POST goes again (the upstream never had it whole)', async () => {
+    // A 16 MB body does not fit the socket's buffers: the upstream resets the kept connection
+    // at the body's first bytes, before the proxy has handed the last one to the socket.
+    const provider = await upstream();
+    provider.server.removeAllListeners('request');
+    let nth = 0;
+    provider.server.on('request', (request: IncomingMessage, response: ServerResponse) => {
+      nth++;
+      provider.seen.requests++;
+      if (nth === 2) {
+        request.once('data', () => request.socket.destroy());
+        return;
+      }
+      request.resume();
+      request.on('end', () => {
+        response.writeHead(200, { 'content-type': 'application/json' });
+        response.end(
+          JSON.stringify({ choices: [{ index: 0, message: { role: 'assistant', content: 'ok' } }] }),
+        );
+      });
+    });
+    const manager = new CompactManager({ model: 'gpt-4o', maxContextTokens: 8_000_000 });
+    const proxy = await startProxy({ upstream: provider.url, manager, port: 0, forwardEarly: false });
+    cleanups.push(() => proxy.close({ graceMs: 1000 }));
+    expect((await ask(proxy, 0)).status).toBe(200);
+    const big = JSON.stringify({
+      model: 'gpt-4o',
+      messages: [{ role: 'user', content: 'x'.repeat(16 * 1024 * 1024) }],
+    });
+    const response = await fetch(`${proxy.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: 'Bearer test' },
+      body: big,
+    });
+    expect(response.status).toBe(200);
+    await response.text();
+    expect(provider.seen.requests).toBe(3);
+    expect(provider.seen.connections).toBe(2);
+  });
+
+  it('is closed a second before the idle timeout the upstream announces (Keep-Alive: timeout=2)', async () => {
+    const provider = await upstream((request, response) => {
+      response.writeHead(200, { 'content-type': 'application/json', 'keep-alive': 'timeout=2' });
+      response.end('{"data":[]}');
+      return request.method === 'GET';
+    });
+    // The upstream itself would keep it 20 s, then close it (the old code's way out).
+    provider.server.keepAliveTimeout = 20_000;
+    const proxy = await proxyTo(provider.url);
+    const response = await fetch(`${proxy.url}/v1/models`, { headers: { authorization: 'Bearer test' } });
+    expect(await response.json()).toEqual({ data: [] });
+    await provider.closed(1);
+    expect(provider.seen.connections).toBe(1);
+    expect(provider.seen.closedByProxy).toBe(1);
   });
 });

@@ -2,14 +2,16 @@ import { releaseRegExpCode } from '../process-caches.js';
 import type { MatchSink } from './redaction-scanner.js';
 
 /**
- * Secrets written with JSON unicode escapes (`\u0067hp_...` for `ghp_...`, also escaped again
- * inside JSON-encoded tool arguments: `\\u0067hp_...`): the rules run on a copy where the
- * escapes of printable ASCII characters are decoded, and each match is mapped back onto the
- * raw text. Quotes and backslashes stay escaped, so the copy keeps the text's JSON structure.
+ * Secrets written with JSON escapes: unicode escapes (`\u0067hp_...` for `ghp_...`, also
+ * escaped again inside JSON-encoded tool arguments: `\\u0067hp_...`) and escaped slashes
+ * (`https:\/\/user:pw@host`, a base64 key's `\/`, as PHP's `json_encode` and Slack's API write
+ * them): the rules run on a copy where the escapes of printable ASCII characters are decoded,
+ * and each match is mapped back onto the raw text. Quotes and backslashes stay escaped, so the
+ * copy keeps the text's JSON structure.
  */
 
 /** Any escape of a printable ASCII character, at any depth up to 7 backslashes. */
-const ESCAPE = /\\{1,7}u00[2-7][0-9a-fA-F]/;
+const ESCAPE = /\\{1,7}(?:u00[2-7][0-9a-fA-F]|\/)/;
 
 /** A decoded copy and where its escapes were: decoded index, extra raw characters so far. */
 interface Decoded {
@@ -28,7 +30,10 @@ const hexValue = (code: number) =>
         ? code - 55
         : -1;
 
-/** The printable ASCII character a `\u00XX` escape at `at` (after its backslashes) stands for, or -1. */
+/**
+ * The printable ASCII character a `\u00XX` escape at `at` (after its backslashes) stands for, or
+ * -1. An escaped slash (`\/`) is taken apart in {@link decode}.
+ */
 function escapedCode(raw: string, at: number): number {
   if (raw.charCodeAt(at) !== 117 || raw.charCodeAt(at + 1) !== 48 || raw.charCodeAt(at + 2) !== 48) return -1;
   const high = hexValue(raw.charCodeAt(at + 3));
@@ -52,18 +57,21 @@ function decode(raw: string): Decoded {
     if (code === 92) {
       let slashes = 1;
       while (slashes < 7 && raw.charCodeAt(index + slashes) === 92) slashes++;
-      const decoded = escapedCode(raw, index + slashes);
+      const slash = raw.charCodeAt(index + slashes) === 47;
+      const decoded = slash ? 47 : escapedCode(raw, index + slashes);
       if (decoded >= 0) {
         if (count === at.length) {
           at = grow(at);
           extra = grow(extra);
         }
-        skipped += slashes + 4;
+        // `\u00XX` is 5 characters after its backslashes, `\/` one.
+        const dropped = slash ? slashes : slashes + 4;
+        skipped += dropped;
         at[count] = length;
         extra[count] = skipped;
         count++;
         units[length++] = decoded;
-        index += slashes + 4;
+        index += dropped;
         continue;
       }
     }
@@ -94,11 +102,11 @@ function rawIndex(decoded: Decoded, index: number): number {
 
 /**
  * True when `text` holds an escape of a printable ASCII character. Cheap: a search for a
- * backslash and `u00` first (run it on the caller's flat input, not on a text built from
- * pieces, which each search would flatten again).
+ * backslash and `u00` or `/` first (run it on the caller's flat input, not on a text built
+ * from pieces, which each search would flatten again).
  */
 export function hasUnicodeEscape(text: string): boolean {
-  return text.includes('\\u00') && ESCAPE.test(text);
+  return (text.includes('\\u00') || text.includes('\\/')) && ESCAPE.test(text);
 }
 
 /**

@@ -32,7 +32,7 @@ const hexValue = (code: number) =>
 
 /**
  * The printable ASCII character a `\u00XX` escape at `at` (after its backslashes) stands for, or
- * -1. An escaped slash (`\/`) is taken apart in {@link decode}.
+ * -1. An escaped slash (`\/`) is taken apart in {@link decode}, a quote (`\u0022`) there too.
  */
 function escapedCode(raw: string, at: number): number {
   if (raw.charCodeAt(at) !== 117 || raw.charCodeAt(at + 1) !== 48 || raw.charCodeAt(at + 2) !== 48) return -1;
@@ -40,11 +40,17 @@ function escapedCode(raw: string, at: number): number {
   const low = hexValue(raw.charCodeAt(at + 4));
   if (high < 2 || high > 7 || low < 0) return -1;
   const code = high * 16 + low;
-  // `"`, `'`, `\` and a backtick stay escaped: decoding them would end a string early.
-  return code === 0x22 || code === 0x27 || code === 0x5c || code === 0x60 || code === 0x7f ? -1 : code;
+  // A backslash stays escaped: decoding it would escape the character after it. `'` and a
+  // backtick end no JSON string (.NET writes them `\u0027`, `\u0060`).
+  return code === 0x5c || code === 0x7f ? -1 : code;
 }
 
-/** One linear pass: the copy's characters in a typed array, the escapes' places beside it. */
+/**
+ * One linear pass: the copy's characters in a typed array, the escapes' places beside it. A
+ * quote written `\u0022` (.NET's System.Text.Json writes every quote in a string so) becomes
+ * the same quote escaped with backslashes (`\"`; `\\\"` at the next depth), so the copy keeps
+ * the text's JSON structure; at a depth past 5 it stays as it is.
+ */
 function decode(raw: string): Decoded {
   const units = new Uint16Array(raw.length);
   let at: Int32Array<ArrayBuffer> = new Int32Array(64);
@@ -59,19 +65,22 @@ function decode(raw: string): Decoded {
       while (slashes < 7 && raw.charCodeAt(index + slashes) === 92) slashes++;
       const slash = raw.charCodeAt(index + slashes) === 47;
       const decoded = slash ? 47 : escapedCode(raw, index + slashes);
-      if (decoded >= 0) {
+      // A quote keeps 2 * depth - 1 backslashes before it.
+      const kept = decoded === 0x22 ? 2 * slashes - 1 : 0;
+      if (decoded >= 0 && kept <= 9) {
         if (count === at.length) {
           at = grow(at);
           extra = grow(extra);
         }
         // `\u00XX` is 5 characters after its backslashes, `\/` one.
-        const dropped = slash ? slashes : slashes + 4;
-        skipped += dropped;
+        const rawLength = slash ? slashes + 1 : slashes + 5;
+        skipped += rawLength - 1 - kept;
         at[count] = length;
         extra[count] = skipped;
         count++;
+        for (let written = 0; written < kept; written++) units[length++] = 92;
         units[length++] = decoded;
-        index += dropped;
+        index += rawLength - 1;
         continue;
       }
     }

@@ -2,6 +2,7 @@ import type Anthropic from '@anthropic-ai/sdk';
 import type { LanguageModel } from 'ai';
 import type OpenAI from 'openai';
 import { CompactError } from '../core/errors.js';
+import { getDefaultRedactor } from '../core/redaction/redactor.js';
 import type { Summarizer } from '../core/summary/summarizer.js';
 import type { ConfigRuntimeOptions } from './config-runtime-options.js';
 import type { CompactConfig } from './config-schema.js';
@@ -91,14 +92,21 @@ async function buildLlmSummarizer(
 
 type SummarizerConfig = CompactConfig['summarizer'];
 
-/** The key in the environment variable `api_key_env` names, if any; a name that is not set is `invalid_config`. */
+/**
+ * The key in the environment variable `api_key_env` names, if any; a name that is not set is
+ * `invalid_config`. The error names the variable redacted: a key written where its variable's
+ * name goes (`api_key_env: gsk_...`, a valid name) would otherwise be printed whole.
+ */
 function summarizerApiKey(summarizer: SummarizerConfig, env: NodeJS.ProcessEnv): string | undefined {
   const apiKey = summarizer.api_key_env === undefined ? undefined : env[summarizer.api_key_env];
   if (summarizer.api_key_env !== undefined && (apiKey === undefined || apiKey === '')) {
+    const name = getDefaultRedactor()(summarizer.api_key_env);
+    const hint =
+      name === summarizer.api_key_env ? '' : ' (a key, not a name: name the variable that holds the key)';
     throw new CompactError(
       'invalid_config',
-      `summarizer.api_key_env names ${summarizer.api_key_env}, which is not set in the environment`,
-      { issues: [{ path: ['summarizer', 'api_key_env'], message: `${summarizer.api_key_env} is not set` }] },
+      `summarizer.api_key_env names ${name}, which is not set in the environment${hint}`,
+      { issues: [{ path: ['summarizer', 'api_key_env'], message: `${name} is not set${hint}` }] },
     );
   }
   return apiKey;

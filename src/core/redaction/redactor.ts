@@ -173,12 +173,14 @@ export function redactorSteps(options: RedactorOptions = {}): () => Steps<Redact
 }
 
 /**
- * One scan of `rules` over the text, then over its copy with unicode escapes decoded
- * (`\u0067hp_...`), when it has any.
+ * One scan of `rules` over the text's copy with its JSON escapes decoded (`\u0067hp_...`,
+ * `\/`), when it has any, then over the text. The decoded copy goes first: a plain scan stops
+ * a key at its first escape (`ops_eyJ...\/...`), and the rest of it no longer has its prefix.
  */
 function* rulePassSteps(rules: readonly RedactionRule[]): Steps<Redactor> {
   const find = yield* createRuleMatcherSteps(rules, replaceMatch);
-  return (text) => {
+  return (input) => {
+    const text = hasUnicodeEscape(input) ? redactEscaped(input, find) : input;
     // A rope (`+=`) of long stretches and of small pieces joined 64 at a time: text between
     // secrets is never copied, and text dense with secrets (one every few characters) does not
     // make a rope of many thousand small pieces, which the garbage collector walks again and
@@ -199,11 +201,9 @@ function* rulePassSteps(rules: readonly RedactionRule[]): Steps<Redactor> {
       copied = end;
       if (parts.length >= 64) flush();
     });
-    if (copied === 0) return hasUnicodeEscape(text) ? redactEscaped(text, find) : text;
+    if (copied === 0) return text;
     flush();
-    const redacted = out + text.slice(copied);
-    // Replacements add no escape: the input tells whether the output has one.
-    return hasUnicodeEscape(text) ? redactEscaped(redacted, find) : redacted;
+    return out + text.slice(copied);
   };
 }
 

@@ -2,14 +2,16 @@ import { releaseRegExpCode } from '../process-caches.js';
 import type { MatchSink } from './redaction-scanner.js';
 
 /**
- * Secrets written with JSON unicode escapes (`\u0067hp_...` for `ghp_...`, also escaped again
- * inside JSON-encoded tool arguments: `\\u0067hp_...`): the rules run on a copy where the
- * escapes of printable ASCII characters are decoded, and each match is mapped back onto the
- * raw text. Quotes and backslashes stay escaped, so the copy keeps the text's JSON structure.
+ * Secrets written with JSON escapes: unicode escapes (`\u0067hp_...` for `ghp_...`, also
+ * escaped again inside JSON-encoded tool arguments: `\\u0067hp_...`) and escaped slashes
+ * (`https:\/\/user:pw@host`, a base64 key's `\/`, as PHP's `json_encode` and Slack's API write
+ * them): the rules run on a copy where the escapes of printable ASCII characters are decoded,
+ * and each match is mapped back onto the raw text. Quotes and backslashes stay escaped, so the
+ * copy keeps the text's JSON structure.
  */
 
 /** Any escape of a printable ASCII character, at any depth up to 7 backslashes. */
-const ESCAPE = /\\{1,7}u00[2-7][0-9a-fA-F]/;
+const ESCAPE = /\\{1,7}(?:u00[2-7][0-9a-fA-F]|\/)/;
 
 /** A decoded copy and where its escapes were: decoded index, extra raw characters so far. */
 interface Decoded {
@@ -28,18 +30,27 @@ const hexValue = (code: number) =>
         ? code - 55
         : -1;
 
-/** The printable ASCII character a `\u00XX` escape at `at` (after its backslashes) stands for, or -1. */
+/**
+ * The printable ASCII character a `\u00XX` escape at `at` (after its backslashes) stands for, or
+ * -1. An escaped slash (`\/`) is taken apart in {@link decode}, a quote (`\u0022`) there too.
+ */
 function escapedCode(raw: string, at: number): number {
   if (raw.charCodeAt(at) !== 117 || raw.charCodeAt(at + 1) !== 48 || raw.charCodeAt(at + 2) !== 48) return -1;
   const high = hexValue(raw.charCodeAt(at + 3));
   const low = hexValue(raw.charCodeAt(at + 4));
   if (high < 2 || high > 7 || low < 0) return -1;
   const code = high * 16 + low;
-  // `"`, `'`, `\` and a backtick stay escaped: decoding them would end a string early.
-  return code === 0x22 || code === 0x27 || code === 0x5c || code === 0x60 || code === 0x7f ? -1 : code;
+  // A backslash stays escaped: decoding it would escape the character after it. `'` and a
+  // backtick end no JSON string (.NET writes them `\u0027`, `\u0060`).
+  return code === 0x5c || code === 0x7f ? -1 : code;
 }
 
-/** One linear pass: the copy's characters in a typed array, the escapes' places beside it. */
+/**
+ * One linear pass: the copy's characters in a typed array, the escapes' places beside it. A
+ * quote written `\u0022` (.NET's System.Text.Json writes every quote in a string so) becomes
+ * the same quote escaped with backslashes (`\"`; `\\\"` at the next depth), so the copy keeps
+ * the text's JSON structure; at a depth past 5 it stays as it is.
+ */
 function decode(raw: string): Decoded {
   const units = new Uint16Array(raw.length);
   let at: Int32Array<ArrayBuffer> = new Int32Array(64);
@@ -52,18 +63,24 @@ function decode(raw: string): Decoded {
     if (code === 92) {
       let slashes = 1;
       while (slashes < 7 && raw.charCodeAt(index + slashes) === 92) slashes++;
-      const decoded = escapedCode(raw, index + slashes);
-      if (decoded >= 0) {
+      const slash = raw.charCodeAt(index + slashes) === 47;
+      const decoded = slash ? 47 : escapedCode(raw, index + slashes);
+      // A quote keeps 2 * depth - 1 backslashes before it.
+      const kept = decoded === 0x22 ? 2 * slashes - 1 : 0;
+      if (decoded >= 0 && kept <= 9) {
         if (count === at.length) {
           at = grow(at);
           extra = grow(extra);
         }
-        skipped += slashes + 4;
+        // `\u00XX` is 5 characters after its backslashes, `\/` one.
+        const rawLength = slash ? slashes + 1 : slashes + 5;
+        skipped += rawLength - 1 - kept;
         at[count] = length;
         extra[count] = skipped;
         count++;
+        for (let written = 0; written < kept; written++) units[length++] = 92;
         units[length++] = decoded;
-        index += slashes + 4;
+        index += rawLength - 1;
         continue;
       }
     }
@@ -94,11 +111,11 @@ function rawIndex(decoded: Decoded, index: number): number {
 
 /**
  * True when `text` holds an escape of a printable ASCII character. Cheap: a search for a
- * backslash and `u00` first (run it on the caller's flat input, not on a text built from
- * pieces, which each search would flatten again).
+ * backslash and `u00` or `/` first (run it on the caller's flat input, not on a text built
+ * from pieces, which each search would flatten again).
  */
 export function hasUnicodeEscape(text: string): boolean {
-  return text.includes('\\u00') && ESCAPE.test(text);
+  return (text.includes('\\u00') || text.includes('\\/')) && ESCAPE.test(text);
 }
 
 /**

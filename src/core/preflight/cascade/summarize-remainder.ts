@@ -51,14 +51,27 @@ export function withKnownCounts(
   };
 }
 
-/** A copy of a message with its text, tool arguments and tool results redacted. */
+/**
+ * A copy of a message with its text, tool calls and tool results redacted: arguments and
+ * outputs, and the names and ids the transcript prints beside them (`-> call name(...) [id]`),
+ * which are the caller's strings too.
+ */
 export function redactMessage(message: CompactMessage, redact: Redactor): CompactMessage {
   return {
     ...message,
     raw: redactDeep(message.raw, redact),
     text: redact(message.text),
-    toolCalls: message.toolCalls.map((call) => ({ ...call, arguments: redact(call.arguments) })),
-    toolResults: message.toolResults.map((result) => ({ ...result, output: redact(result.output) })),
+    toolCalls: message.toolCalls.map((call) => ({
+      ...call,
+      id: redact(call.id),
+      name: redact(call.name),
+      arguments: redact(call.arguments),
+    })),
+    toolResults: message.toolResults.map((result) => ({
+      ...result,
+      callId: redact(result.callId),
+      output: redact(result.output),
+    })),
   };
 }
 

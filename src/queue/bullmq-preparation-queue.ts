@@ -66,6 +66,12 @@ export interface BullmqPreparationQueue extends PreparationQueue {
    * or 50 ms): a steady session's calls do not each write to Redis.
    */
   reschedule(key: string, baseVersion: number, dueAt: number): Promise<void>;
+  /**
+   * Removes the jobs of `key` for versions 0 to `throughVersion` that are not running,
+   * completed and failed ones included (`reset`): their ids are free for the conversation that
+   * reuses the session id. Gives up after `enqueueTimeoutMs`.
+   */
+  forget(key: string, throughVersion: number): Promise<void>;
   /** Closes the queue's Redis connection (jobs stay in Redis for the workers). */
   close(): Promise<void>;
 }
@@ -140,6 +146,14 @@ export function bullmqPreparationQueue(options: BullmqPreparationQueueOptions): 
       // Only a queue this process added to; the job listed already (not run or withdrawn since).
       if (closed || !queue) return;
       await (await queue).schedule.renew(preparationJobId(key, baseVersion), dueAt);
+    },
+    async forget(key: string, throughVersion: number) {
+      if (closed) return;
+      const ids = Array.from({ length: throughVersion + 1 }, (_, version) => preparationJobId(key, version));
+      // Opened if need be: the process that resets a session need not be one that added its jobs.
+      // A running job (locked) stays: its publish is fenced by the session's version.
+      const removed = open().then(({ q }) => Promise.all(ids.map((id) => q.remove(id).catch(() => 0))));
+      await withTimeout(removed, timeoutMs);
     },
     counts: async () => (await open()).schedule.counts(),
     async close() {

@@ -292,6 +292,15 @@ export class BackgroundPreparations {
   }
 
   /**
+   * Frees the queue's jobs of `key` for versions 0 to `version` (its stored version at a
+   * `reset`), finished ones included: the conversation that reuses the session id gets jobs of
+   * its own. Resolves once the queue answered; a failure is ignored.
+   */
+  async forget(key: string, version: number): Promise<void> {
+    await this.#queue?.forget?.(key, version).catch(() => {});
+  }
+
+  /**
    * How long a trigger waits for a worker summarizing its version: twice the queue's p90
    * latency (enqueue to publish, which a run alone does not exceed), at least a second;
    * before any latency was learned, the summarizer's time limit.

@@ -87,6 +87,8 @@ export async function resetSession(memory: ManagerMemory, sessionId: string): Pr
   for (const key of sessionKeys(memory, sessionId)) {
     forgetParses(memory, key);
     forgetSession(memory.deps, key);
+    // The jobs it had, up to its stored version, are freed for a conversation that reuses the id.
+    const stored = memory.background ? await memory.deps.store.get(key).catch(() => undefined) : undefined;
     // Its stored state goes: a job of its old version must not be published for it.
     memory.background?.discard(key, Number.POSITIVE_INFINITY, true);
     memory.usage.delete(sessionId);
@@ -94,6 +96,7 @@ export async function resetSession(memory: ManagerMemory, sessionId: string): Pr
     await memory.deps.store.delete(key);
     await deleteStoredCounts(memory.deps.store, key);
     if (memory.background && memory.lockTtlMs !== undefined) await memory.deps.store.delete(preparedKey(key));
+    await memory.background?.forget(key, stored?.version ?? 0);
   }
 }
 

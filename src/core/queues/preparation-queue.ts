@@ -67,6 +67,13 @@ export interface PreparationQueue {
    * schedule across the fleet starts it by it. Optional; never awaited on the agent's path.
    */
   reschedule?(key: string, baseVersion: number, dueAt: number): Promise<void>;
+  /**
+   * Removes every job of `key` for versions 0 to `throughVersion` that is not running, finished
+   * ones included (`reset`): a queue that keeps a finished job's id taken (a later add of it a
+   * no-op) would otherwise give the conversation that reuses the session id no job for any
+   * version the old one reached. Optional; awaited by `reset`, a failure ignored.
+   */
+  forget?(key: string, throughVersion: number): Promise<void>;
 }
 
 /**

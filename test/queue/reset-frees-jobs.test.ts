@@ -1,0 +1,76 @@
+/**
+ * A session reset, then reused by another conversation: the queue keeps a finished job's id
+ * taken (a later add of it is a no-op), so without freeing them the new conversation got no job
+ * for any version the old one reached (none of its summaries from the queue, each trigger
+ * summarized by the agent). `reset` frees them, from any process. Real redis-server, a real
+ * worker process (support/queue-worker.ts).
+ */
+
+import { randomUUID } from 'node:crypto';
+import { Queue } from 'bullmq';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { preparationJobId } from '../../src/queue/index.js';
+import { chatTurns } from '../support/background-fixtures.js';
+import { type RedisTestServer, redisAvailable, startRedisServer } from '../support/redis-server.js';
+import { type Agent, settled, startAgent, WorkerFleet } from './support/queue-fleet.js';
+
+const withRedis = redisAvailable('reset frees the queue jobs');
+let server: RedisTestServer;
+let fleet: WorkerFleet | undefined;
+let agents: Agent[] = [];
+let reader: Queue | undefined;
+
+beforeAll(async () => {
+  if (withRedis) server = await startRedisServer();
+});
+
+afterEach(async () => {
+  await fleet?.stop();
+  await Promise.all(agents.map((agent) => agent.close()));
+  await reader?.close();
+  fleet = undefined;
+  agents = [];
+  reader = undefined;
+});
+
+afterAll(async () => {
+  await server?.stop();
+});
+
+/** 36 turns: past prepareAtPct (7,000 of 10,000 tokens), under the trigger; 45: past the trigger. */
+const crossed = (tag: string) => chatTurns(200, 100, tag).slice(0, 72);
+const triggered = (tag: string) => chatTurns(200, 100, tag).slice(0, 90);
+
+describe.runIf(withRedis)('reset, then the session id reused', () => {
+  it("the new conversation's jobs run and its trigger uses their summary", async () => {
+    const queue = `q-${randomUUID()}`;
+    const keyPrefix = `reset-test:${randomUUID()}:`;
+    fleet = new WorkerFleet({ REDIS_URL: server.url, KEY_PREFIX: keyPrefix, QUEUE_NAME: queue });
+    const agent = startAgent(server.url, keyPrefix, queue);
+    const admin = startAgent(server.url, keyPrefix, queue);
+    agents = [agent, admin];
+    await fleet.start('w1');
+    const published = (count: number) =>
+      fleet!.untilCount((r) => r.type === 'job' && r.outcome.result === 'published', count);
+
+    await agent.manager.compact('s', crossed('old-'));
+    await settled(agent);
+    await published(1);
+    // Reset by a process that never served the session (nor added a job); the one that served
+    // it lets it go first (docs/sessions.md: reset on every process, or endSession first).
+    agent.manager.endSession('s');
+    await admin.manager.reset('s');
+
+    await agent.manager.compact('s', crossed('new-'));
+    await settled(agent);
+    const { hostname, port } = new URL(server.url);
+    reader = new Queue(queue, { connection: { host: hostname, port: Number(port) } });
+    const job = await reader.getJob(preparationJobId('s', 0));
+    expect(job?.data.messages[0]?.text, 'the queue holds the new conversation’s job').toMatch(/^Qnew-0 /);
+    await published(2);
+    const result = await agent.manager.compact('s', triggered('new-'));
+    expect(result.applied).toBe(true);
+    expect(result.summary?.summarizer).toBe('queue:scripted-w1');
+    expect(agent.calls, 'the agent summarized nothing').toEqual([]);
+  });
+});

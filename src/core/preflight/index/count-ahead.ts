@@ -5,7 +5,7 @@
  * resume-view.ts) finds them ready instead of tokenizing a long history in one block.
  */
 import { countMessageSteps, hasLongText, type TokenCounter } from '../../counting/token-counter.js';
-import { newestBoundary } from '../../messages/formats/provider-compaction.js';
+import { newestBoundarySteps } from '../../messages/formats/provider-compaction.js';
 import { entryTokens, type IndexedMessage, toCompactMessage } from '../../messages/message-index.js';
 import type { SessionRewrite, SessionState } from '../../session/session-store.js';
 import { runStepsYielding, type TimeSlice } from '../../time-slice.js';
@@ -37,7 +37,9 @@ export async function countAhead(input: CountAheadInput, slice: TimeSlice): Prom
   const items = indexed.items;
   const covered = stored?.coveredIds.length ? new Set(stored.coveredIds) : undefined;
   const rewrites = stored?.rewrites;
-  for (let i = Math.max(indexed.changedFrom, newestBoundary(items)); i < items.length; i++) {
+  // Only a boundary at or after the first changed position moves the start: the scan stops there.
+  const boundary = await runStepsYielding(newestBoundarySteps(items, indexed.changedFrom), slice);
+  for (let i = Math.max(indexed.changedFrom, boundary); i < items.length; i++) {
     const item = items[i]!;
     if (covered?.has(item.id)) continue;
     if (item.entry.tokens?.get(counter) === undefined) {

@@ -1,14 +1,18 @@
 /**
- * `node --import tsx bench/proxy-tiny-messages.ts <tree> <count>` (PROFILE=1 for the longest
- * gap's functions): one proxy request of `count` tiny OpenAI Chat messages (`{"role":"user",
- * "content":"hi N"}`) into gpt-4o's 128k window, to a bare upstream in this process; prints the
- * request's total time, the longest block (bench/block-monitor.ts) and the proxy's log fields.
+ * `node --import tsx bench/proxy-tiny-messages.ts <tree> <count> [proxy|proxy-warm|library|library-warm]`
+ * (PROFILE=1 for the longest gap's functions): one proxy request of `count` tiny OpenAI Chat
+ * messages (`{"role":"user", "content":"hi N"}`) into gpt-4o's 128k window, to a bare upstream
+ * in this process; prints the request's total time, the longest block (bench/block-monitor.ts)
+ * and the proxy's log fields. `proxy-warm`: the same conversation's second request (two more
+ * messages), after the first one and its background work. `library`: the same history through
+ * `manager.compact` (the library's preflight, cold); `library-warm`: its next call with two more
+ * messages.
  * `<tree>`: the checkout whose src and bench are run (an old tree from `git archive` for A/B).
  * Issue 47 point 2: many small messages, where bench/path-blocks.ts's proxy row has few large.
  */
 import { postJson, startBareUpstream } from './support/bare-upstream.js';
 
-const [tree = '.', countArg = '100000'] = process.argv.slice(2);
+const [tree = '.', countArg = '100000', mode = 'proxy'] = process.argv.slice(2);
 const count = Number(countArg);
 const root = new URL(`${tree.replace(/\/$/, '')}/`, `file://${process.cwd()}/`).href;
 const { watchBlocks: plain } = await import(`${root}bench/block-monitor.ts`);
@@ -27,12 +31,24 @@ const running = await startProxy({
   port: 0,
   log: (entry: Record<string, unknown>) => logs.push(entry),
 });
-const messages = Array.from({ length: count }, (_, i) => ({ role: 'user', content: `hi ${i}` }));
-const body = Buffer.from(JSON.stringify({ model: 'gpt-4o', messages }));
+const messages: unknown[] = Array.from({ length: count }, (_, i) => ({ role: 'user', content: `hi ${i}` }));
+const bodyOf = () => Buffer.from(JSON.stringify({ model: 'gpt-4o', messages }));
+const library = mode.startsWith('library');
+const call = async (body: Buffer) => {
+  if (library) await manager.compact('tiny', messages);
+  else await postJson(`${running.url}/v1/chat/completions`, body);
+  await manager.flush();
+};
+if (mode.endsWith('-warm')) {
+  await call(bodyOf());
+  logs.length = 0;
+  messages.push({ role: 'assistant', content: 'ok' }, { role: 'user', content: 'and now?' });
+}
+const body = library ? Buffer.alloc(0) : bodyOf();
 let totalMs = 0;
 const send = async () => {
   const start = performance.now();
-  await postJson(`${running.url}/v1/chat/completions`, body);
+  await call(body);
   totalMs = performance.now() - start;
 };
 const row = await watch(`${count}`, send);
@@ -41,6 +57,7 @@ const ms = (value: unknown) => Math.round(Number(value));
 console.log(
   JSON.stringify({
     count,
+    mode,
     totalMs: ms(totalMs),
     blockMs: Number(row.threadMs.toFixed(1)),
     gcMs: Number(row.gcMs.toFixed(1)),

@@ -1,36 +1,55 @@
 /**
- * A map of string keys spread over many small `Map`s. A `Map` grows by copying every entry
- * into a table twice the size, in one call of `set`: past 100k entries that one call holds
- * the event loop 15-30 ms (the embedded summary's word counts of 300k tiny messages, "hi 1"
- * to "hi 300000"). Spread over {@link SHARDS} maps, each growth copies a sixty-fourth.
+ * Maps and sets spread over many small ones. A `Map` (a `Set`, a `WeakMap`) grows by copying
+ * every entry into a table twice the size, in one call of `set`: past 100k entries that one
+ * call holds the event loop 12-30 ms (the embedded summary's word counts of 300k tiny
+ * messages, "hi 1" to "hi 300000"; the message index's parses of them). Spread over
+ * {@link SHARDS} tables, each growth copies a sixty-fourth.
  */
 
-/** Maps a key's entries are spread over. */
+import type { Steps } from './time-slice.js';
+
+/** Tables a key's entries are spread over. */
 const SHARDS = 64;
 
-/** A string map whose growth never copies more than a small part of it at once. */
-export class ShardedMap<V> {
-  readonly #shards: Map<string, V>[] = Array.from({ length: SHARDS }, () => new Map<string, V>());
+/** The shard of a string: its length and last four characters, mixed. */
+export function stringShard(key: string): number {
+  let h = key.length;
+  for (let i = key.length - 1, n = 0; i >= 0 && n < 4; i--, n++)
+    h = Math.imul(h ^ key.charCodeAt(i), 0x9e3779b1);
+  return (h >>> 26) % SHARDS;
+}
 
-  /** The shard of `key`: its length and last four characters, mixed. */
-  #shard(key: string): Map<string, V> {
-    let h = key.length;
-    for (let i = key.length - 1, n = 0; i >= 0 && n < 4; i--, n++)
-      h = Math.imul(h ^ key.charCodeAt(i), 0x9e3779b1);
-    return this.#shards[(h >>> 26) % SHARDS]!;
+/** The shard of a key: a string's {@link stringShard}, a number's low bits mixed. */
+function shardOf(key: string | number): number {
+  return typeof key === 'string' ? stringShard(key) : (Math.imul(key | 0, 0x9e3779b1) >>> 26) % SHARDS;
+}
+
+/**
+ * A map of string (or number) keys whose growth never copies more than a small part of it at
+ * once. Iteration goes shard by shard, not in the order set.
+ */
+export class ShardedMap<V, K extends string | number = string> {
+  readonly #shards: Map<K, V>[] = Array.from({ length: SHARDS }, () => new Map<K, V>());
+
+  get(key: K): V | undefined {
+    return this.#shards[shardOf(key)]!.get(key);
   }
 
-  get(key: string): V | undefined {
-    return this.#shard(key).get(key);
+  has(key: K): boolean {
+    return this.#shards[shardOf(key)]!.has(key);
   }
 
-  has(key: string): boolean {
-    return this.#shard(key).has(key);
-  }
-
-  set(key: string, value: V): this {
-    this.#shard(key).set(key, value);
+  set(key: K, value: V): this {
+    this.#shards[shardOf(key)]!.set(key, value);
     return this;
+  }
+
+  delete(key: K): boolean {
+    return this.#shards[shardOf(key)]!.delete(key);
+  }
+
+  clear(): void {
+    for (const shard of this.#shards) shard.clear();
   }
 
   get size(): number {
@@ -40,7 +59,80 @@ export class ShardedMap<V> {
   }
 
   /** Every entry, shard by shard (not in the order set). */
-  *entries(): IterableIterator<[string, V]> {
+  *entries(): IterableIterator<[K, V]> {
     for (const shard of this.#shards) yield* shard;
+  }
+}
+
+/**
+ * A set of strings spread over small sets, read as a `ReadonlySet`'s `has`, `size` and
+ * iteration (shard by shard, not in the order added).
+ */
+export class ShardedSet {
+  readonly #shards: Set<string>[] = Array.from({ length: SHARDS }, () => new Set<string>());
+
+  has(key: string): boolean {
+    return this.#shards[stringShard(key)]!.has(key);
+  }
+
+  add(key: string): this {
+    this.#shards[stringShard(key)]!.add(key);
+    return this;
+  }
+
+  get size(): number {
+    let size = 0;
+    for (const shard of this.#shards) size += shard.size;
+    return size;
+  }
+
+  *[Symbol.iterator](): IterableIterator<string> {
+    for (const shard of this.#shards) yield* shard;
+  }
+}
+
+/** Keys added between two pauses of {@link shardedSetSteps}. */
+const SET_STEP = 4_096;
+
+/** A {@link ShardedSet} of `keys`, a pause every {@link SET_STEP} (`new Set` of 300k ids was one ~20 ms call). */
+export function* shardedSetSteps(keys: readonly string[]): Steps<ShardedSet> {
+  const set = new ShardedSet();
+  for (let i = 0; i < keys.length; i++) {
+    set.add(keys[i]!);
+    if (i % SET_STEP === SET_STEP - 1) yield;
+  }
+  return set;
+}
+
+/**
+ * A `WeakMap` spread over small ones, the shard of a key given by the caller from the key's
+ * content (an object has no hash of its own to read). A key must be looked up in the shard it
+ * was set in: a caller whose shard may change for a key (its content edited in place) finds
+ * the entry with {@link findAnywhere}.
+ */
+export class ShardedWeakMap<K extends object, V> {
+  readonly #shards: WeakMap<K, V>[] = Array.from({ length: SHARDS }, () => new WeakMap<K, V>());
+
+  /** The shard for a string read from the key (see {@link stringShard}); 0 for none. */
+  static shardOf(text: string | undefined): number {
+    return text === undefined ? 0 : stringShard(text);
+  }
+
+  get(shard: number, key: K): V | undefined {
+    return this.#shards[shard]!.get(key);
+  }
+
+  set(shard: number, key: K, value: V): void {
+    this.#shards[shard]!.set(key, value);
+  }
+
+  delete(shard: number, key: K): boolean {
+    return this.#shards[shard]!.delete(key);
+  }
+
+  /** The shard holding `key` with `value`, or -1. */
+  findAnywhere(key: K, value: V): number {
+    for (let shard = 0; shard < SHARDS; shard++) if (this.#shards[shard]!.get(key) === value) return shard;
+    return -1;
   }
 }

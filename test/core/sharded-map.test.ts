@@ -5,7 +5,10 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ShardedMap } from '../../src/core/sharded-map.js';
+import { openaiChatCodec } from '../../src/core/messages/formats/openai-chat.js';
+import { MessageIndex } from '../../src/core/messages/message-index.js';
+import { ShardedMap, ShardedSet, ShardedWeakMap, shardedSetSteps } from '../../src/core/sharded-map.js';
+import { runSteps } from '../../src/core/time-slice.js';
 
 describe('ShardedMap', () => {
   it('gets, sets and counts as a Map does', () => {
@@ -45,5 +48,67 @@ describe('ShardedMap', () => {
     }
     expect(shards).toBeGreaterThanOrEqual(32);
     expect(longest).toBeLessThan(100_000 / 16);
+  });
+
+  it('deletes, clears and takes number keys as a Map does', () => {
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.tuple(fc.constantFrom('set', 'delete'), fc.integer({ min: -5, max: 2 ** 31 }), fc.integer()),
+        ),
+        (ops) => {
+          const sharded = new ShardedMap<number, number>();
+          const plain = new Map<number, number>();
+          for (const [op, key, value] of ops) {
+            if (op === 'set') {
+              sharded.set(key, value);
+              plain.set(key, value);
+            } else expect(sharded.delete(key)).toBe(plain.delete(key));
+          }
+          expect(new Map(sharded.entries())).toEqual(plain);
+          sharded.clear();
+          expect(sharded.size).toBe(0);
+        },
+      ),
+    );
+  });
+
+  it('a sharded set holds what a Set holds', () => {
+    fc.assert(
+      fc.property(fc.array(fc.string({ maxLength: 6 })), (keys) => {
+        const sharded = runSteps(shardedSetSteps(keys));
+        const plain = new Set(keys);
+        expect(sharded.size).toBe(plain.size);
+        expect(new Set(sharded)).toEqual(plain);
+        for (const key of keys) expect(sharded.has(key)).toBe(true);
+        expect(sharded.has('\u0000absent')).toBe(false);
+        expect(new ShardedSet().add('a').has('a')).toBe(true);
+      }),
+    );
+  });
+
+  it('a sharded weak map finds a key in the shard it was set in, or anywhere', () => {
+    const map = new ShardedWeakMap<object, number>();
+    const key = {};
+    map.set(ShardedWeakMap.shardOf('x'), key, 1);
+    expect(map.get(ShardedWeakMap.shardOf('x'), key)).toBe(1);
+    expect(map.findAnywhere(key, 1)).toBe(ShardedWeakMap.shardOf('x'));
+    expect(map.findAnywhere(key, 2)).toBe(-1);
+    expect(map.delete(ShardedWeakMap.shardOf('x'), key)).toBe(true);
+    expect(map.findAnywhere(key, 1)).toBe(-1);
+  });
+
+  it('the message index forgets a message whose block was edited in place since (its shard moved)', () => {
+    const codec = openaiChatCodec;
+    const index = new MessageIndex();
+    const block = { type: 'text', text: 'first words' };
+    const raw = { role: 'user', content: [block] };
+    const entry = index.entry(raw, 0, codec);
+    expect(index.entry(raw, 0, codec)).toBe(entry);
+    block.text = 'edited in place';
+    index.forget([entry]);
+    block.text = 'first words';
+    // Forgotten by identity and by content: a parse of its own again.
+    expect(index.entry(raw, 0, codec)).not.toBe(entry);
   });
 });

@@ -24,7 +24,7 @@ import { type CascadeRun, cascadeRun, type LevelReport, type NewRewrite } from '
 import { clearToolResultSteps } from './cascade/clear-tool-results.js';
 import { cutOversizedSteps } from './cascade/cut-oversized.js';
 import { giveWaySteps } from './cascade/give-way.js';
-import { planSummarySteps } from './cascade/plan-summary.js';
+import { planSummarySteps, splitFolded } from './cascade/plan-summary.js';
 import { shortenArgumentSteps } from './cascade/shorten-arguments.js';
 import {
   type SummarizeContext,
@@ -34,7 +34,7 @@ import {
 } from './cascade/summarize-remainder.js';
 import { trimSummaryLines } from './cascade/trim-summary-lines.js';
 import type { Decision } from './decide.js';
-import { sentPrefixOf } from './outcome/sent-prefix.js';
+import { sentPrefixSteps } from './outcome/sent-prefix.js';
 import type { RealizedRewrite, SessionView, ViewEntry } from './view/session-view.js';
 
 /** What the cascade needs. */
@@ -115,10 +115,17 @@ function summarizerMessage(entry: ViewEntry, redact: Redactor | undefined): Comp
   };
 }
 
-/** The conversation as last sent, up to the last folded message (for cached-prefix summarizers). */
-function sentPrefixField(input: CascadeInput, folded: readonly ViewEntry[]): { sentPrefix?: SentPrefix } {
+/** The conversation as last sent, up to the last folded message (for cached-prefix summarizers), in slices. */
+async function sentPrefixField(
+  input: CascadeInput,
+  folded: readonly ViewEntry[],
+  slice: TimeSlice,
+): Promise<{ sentPrefix?: SentPrefix }> {
   const { view, codec } = input;
-  const prefix = sentPrefixOf(view, input.summaryWire, folded, codec.format);
+  const prefix = await runStepsYielding(
+    sentPrefixSteps(view, input.summaryWire, folded, codec.format),
+    slice,
+  );
   return prefix ? { sentPrefix: prefix } : {};
 }
 
@@ -136,33 +143,6 @@ async function summarizerMessages(
   return mapSliced(folded, (entry) => summarizerMessage(entry, redact), slice);
 }
 
-/**
- * The entries the summary folds and the ones kept (pinned, the suffix, the user's words the plan
- * keeps), with the folded ones' counts known from the view (the summary event's input size).
- * In slices: over 16k entries, this split and the map took one block with the plan's end.
- */
-async function splitFolded(
-  entries: readonly ViewEntry[],
-  plan: { foldBefore: number; keep: ReadonlySet<number> } | undefined,
-  slice: TimeSlice,
-): Promise<{ folded: ViewEntry[]; kept: ViewEntry[]; known: Map<string, number> }> {
-  const foldBefore = plan?.foldBefore ?? 0;
-  const folded: ViewEntry[] = [];
-  const kept: ViewEntry[] = [];
-  const known = new Map<string, number>();
-  for (let k = 0; k < entries.length; k++) {
-    const entry = entries[k]!;
-    if (entry.pinned || k >= foldBefore) kept.push(entry);
-    else if (plan?.keep.has(k)) kept.push(Object.assign({}, entry, { userText: true }));
-    else {
-      folded.push(entry);
-      known.set(entry.item.id, entry.tokens);
-    }
-    if ((k & 511) === 511 && slice.due()) await slice.pause();
-  }
-  return { folded, kept, known };
-}
-
 /** Level c: folds the units before the suffix into the next summary. */
 async function summarizeLevel(
   run: CascadeRun,
@@ -175,7 +155,7 @@ async function summarizeLevel(
   const overhead = summaryMessageTokens(codec, counter, input.formatSummary(version, ''));
   const plan = await runStepsYielding(planSummarySteps(run, input, overhead), slice);
   if (!plan && !view.previousSummary) return;
-  const { folded, kept, known } = await splitFolded(run.entries, plan, slice);
+  const { folded, kept, known, foldedItems, foldedTokens } = await splitFolded(run.entries, plan, slice);
   if (folded.length === 0 && (!input.force || !view.previousSummary)) return;
   const outcome: SummarizeOutcome | undefined = await summarizeWithFallback(
     { ...input.summarize, counter: withKnownCounts(input.summarize.counter, known) },
@@ -183,7 +163,7 @@ async function summarizeLevel(
       sessionId: input.sessionId,
       strategy: policy.strategy,
       messages: await summarizerMessages(folded, input.summarize.redact, slice),
-      ...sentPrefixField(input, folded),
+      ...(await sentPrefixField(input, folded, slice)),
       maxTokens: plan?.maxTokens ?? policy.maxSummaryTokens,
       ...(view.previousSummary ? { previousSummary: withoutArchiveLine(view.previousSummary) } : {}),
       ...(input.note ? { note: input.note } : {}),
@@ -194,7 +174,6 @@ async function summarizeLevel(
     input.checkSummary,
     plan?.fillTokens,
   );
-  const foldedTokens = folded.reduce((sum, entry) => sum + entry.tokens, 0);
   const archiveLine = folded.length > 0 ? input.archiveLine?.(version) : undefined;
   let body =
     outcome?.text ??
@@ -218,7 +197,7 @@ async function summarizeLevel(
     body === undefined ? 0 : summaryMessageTokens(codec, counter, input.formatSummary(version, body));
   run.entries = kept;
   run.total += tokens - input.summaryTokens - foldedTokens;
-  result.folded = folded.map((entry) => entry.item);
+  result.folded = foldedItems;
   if (body !== undefined) {
     result.summary = {
       body,

@@ -215,8 +215,19 @@ export function* deepFreezeSteps<T>(value: T): Steps<T> {
     const next = stack.pop();
     if (typeof next !== 'object' || next === null || Object.isFrozen(next)) continue;
     Object.freeze(next);
-    for (const child of valuesToFreeze(next))
-      if (typeof child === 'object' && child !== null) stack.push(child);
+    if (Array.isArray(next)) {
+      // By index, a step every FREEZE_STEP elements: a state's 300k covered ids were one
+      // 17 ms stretch (`Object.values`' copy, then the look at each). A copy's arrays are dense,
+      // with no other own properties.
+      for (let i = 0; i < next.length; i++) {
+        const child: unknown = next[i];
+        if (typeof child === 'object' && child !== null) stack.push(child);
+        if (i % FREEZE_STEP === FREEZE_STEP - 1) yield;
+      }
+    } else {
+      for (const child of valuesToFreeze(next))
+        if (typeof child === 'object' && child !== null) stack.push(child);
+    }
     if (++frozen % FREEZE_STEP === 0) yield;
   }
   return value;

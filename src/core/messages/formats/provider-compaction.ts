@@ -28,6 +28,7 @@
  * summary) is read as an opaque item: kept and counted as sent, never a boundary.
  */
 
+import { runSteps, type Steps } from '../../time-slice.js';
 import type { CompactMessage } from '../message.js';
 
 /** How a message takes part in provider compaction. */
@@ -69,7 +70,21 @@ export interface BoundaryInput {
  * is dropped by the provider: sent as the caller wrote it, never counted, never rewritten.
  */
 export function newestBoundary(items: readonly BoundaryInput[]): number {
-  for (let i = items.length - 1; i >= 0; i--)
+  return runSteps(newestBoundarySteps(items));
+}
+
+/** Items looked at between two pauses of {@link newestBoundarySteps}. */
+const BOUNDARY_STEP = 4_096;
+
+/**
+ * {@link newestBoundary} as steps, a pause every {@link BOUNDARY_STEP} items (a cold call of
+ * 300k messages held the loop on this scan), looking no lower than `from`: -1 when no
+ * boundary sits at or after it (`Math.max(from, newestBoundary(items))` is then `from`).
+ */
+export function* newestBoundarySteps(items: readonly BoundaryInput[], from = 0): Steps<number> {
+  for (let i = items.length - 1, low = Math.max(0, from); i >= low; i--) {
     if (items[i]!.entry.parsed.providerCompaction === 'boundary') return i;
+    if (i % BOUNDARY_STEP === 0) yield;
+  }
   return -1;
 }

@@ -10,6 +10,7 @@ import type { TokenCounter } from '../../counting/token-counter.js';
 import { CompactError, isCompactError } from '../../errors.js';
 import type { CompactMessage } from '../../messages/message.js';
 import { memoizeRedactor, type Redactor, redactDeep } from '../../redaction/redactor.js';
+import { ShardedMap } from '../../sharded-map.js';
 import { INSTRUCTIONS_TITLE, splitUserSections, TASK_TITLE } from '../../summary/embedded/user-sections.js';
 import type { SentPrefix, SummarizeRequest } from '../../summary/summarizer.js';
 import { summaryRejectionOf } from '../../summary/summary-guard.js';
@@ -34,11 +35,11 @@ export type { SummarizeContext, SummarizeEmit, SummarizeOutcome } from './call-c
  */
 export function withKnownCounts(
   counter: TokenCounter,
-  folded: readonly ViewEntry[] | ReadonlyMap<string, number>,
+  folded: readonly ViewEntry[] | ReadonlyMap<string, number> | ShardedMap<number>,
 ): TokenCounter {
   // A map of the counts by message id when the caller built it (in slices, over a long history).
-  const known =
-    folded instanceof Map
+  const known: { get(id: string): number | undefined } =
+    folded instanceof Map || folded instanceof ShardedMap
       ? folded
       : new Map((folded as readonly ViewEntry[]).map((entry) => [entry.item.id, entry.tokens]));
   return {

@@ -5,12 +5,15 @@
  * resume-view.ts) finds them ready instead of tokenizing a long history in one block.
  */
 import { countMessageSteps, hasLongText, type TokenCounter } from '../../counting/token-counter.js';
-import { newestBoundary } from '../../messages/formats/provider-compaction.js';
+import { newestBoundarySteps } from '../../messages/formats/provider-compaction.js';
 import { entryTokens, type IndexedMessage, toCompactMessage } from '../../messages/message-index.js';
 import type { SessionRewrite, SessionState } from '../../session/session-store.js';
-import { runStepsYielding, type TimeSlice } from '../../time-slice.js';
+import { runSteps, runStepsYielding, type TimeSlice } from '../../time-slice.js';
 import type { RealizedRewrite } from '../view/session-view.js';
 import type { IndexedHistory } from './index-request.js';
+
+/** New messages whose boundary scan runs at once (no await: a warm call's few). */
+const SCAN_AT_ONCE = 4_096;
 
 /** What counting ahead needs. */
 export interface CountAheadInput {
@@ -37,7 +40,12 @@ export async function countAhead(input: CountAheadInput, slice: TimeSlice): Prom
   const items = indexed.items;
   const covered = stored?.coveredIds.length ? new Set(stored.coveredIds) : undefined;
   const rewrites = stored?.rewrites;
-  for (let i = Math.max(indexed.changedFrom, newestBoundary(items)); i < items.length; i++) {
+  // Only a boundary at or after the first changed position moves the start: the scan stops
+  // there (in slices over a long history; at once for a warm call's few new messages).
+  const scan = newestBoundarySteps(items, indexed.changedFrom);
+  const boundary =
+    items.length - indexed.changedFrom > SCAN_AT_ONCE ? await runStepsYielding(scan, slice) : runSteps(scan);
+  for (let i = Math.max(indexed.changedFrom, boundary); i < items.length; i++) {
     const item = items[i]!;
     if (covered?.has(item.id)) continue;
     if (item.entry.tokens?.get(counter) === undefined) {

@@ -17,6 +17,7 @@ import { hashLanes, hashString, lanesString } from '../../messages/hash-string.j
 import type { MessageFormat } from '../../messages/message.js';
 import type { IndexedEntry, IndexedMessage, MessageIndex } from '../../messages/message-index.js';
 import { ToolPairer } from '../../messages/tool-pairing.js';
+import { ShardedMap } from '../../sharded-map.js';
 import type { SessionView } from '../view/session-view.js';
 import { sameShape, sameWire, unchangedInPlace, wireFingerprint } from './same-wire.js';
 
@@ -103,7 +104,8 @@ export class IndexedHistory {
   /** Where the next audits of older messages start (by content, by shape). */
   #audit = 0;
   #shapeAudit = 0;
-  readonly #seen = new Map<string, number>();
+  /** Repeats of each base id so far (sharded: a `Map` of 300k ids grew in one ~15 ms `set`). */
+  readonly #seen = new ShardedMap<number>();
   /** The array of the last call, audited after it (held weakly: it is the caller's). */
   #audited: WeakRef<readonly unknown[]> | undefined;
   /** Whether the audit after the last call ran, and whether it found a change. */

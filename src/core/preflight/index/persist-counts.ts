@@ -9,6 +9,7 @@ import type { TokenCounter } from '../../counting/token-counter.js';
 import type { MessageFormat } from '../../messages/message.js';
 import { type IndexedEntry, sameHash } from '../../messages/message-index.js';
 import type { SessionStore } from '../../session/session-store.js';
+import { ShardedMap } from '../../sharded-map.js';
 import { decodeStoredCounts, readStoredCounts, writeStoredCounts } from '../../store/stored-counts.js';
 import { runStepsYielding, TimeSlice } from '../../time-slice.js';
 import { QuickRecords } from '../quick/quick-records.js';
@@ -33,7 +34,8 @@ export function countsScope(counterName: string, model: string, format: MessageF
  * another hash took first. Tells the same hashes apart as a Set of the strings would.
  */
 export class HashesSeen {
-  readonly #first = new Map<number, IndexedEntry>();
+  /** Sharded: a `Map` of 300k hashes grew in one `set` that held the loop ~15 ms. */
+  readonly #first = new ShardedMap<IndexedEntry, number>();
   #collided: Set<string> | undefined;
 
   /** True the first time `entry`'s hash is met. */

@@ -10,9 +10,13 @@
  */
 import type { MessageFormat } from '../../messages/message.js';
 import { summaryPlace, turnOfRole } from '../../messages/summary-first.js';
+import { runSteps, type Steps } from '../../time-slice.js';
 import type { ViewEntry } from '../view/session-view.js';
 
 const wireOf = (entry: ViewEntry): unknown => entry.wire;
+
+/** Entries looked at between two pauses of {@link assembleSteps}. */
+const STEP_ENTRIES = 1_024;
 
 /**
  * The wire messages of a view. `pick` reads what goes out of each entry (its wire by
@@ -26,22 +30,66 @@ export function assemble<T = unknown>(
   format: MessageFormat,
   pick: (entry: ViewEntry) => T = wireOf as (entry: ViewEntry) => T,
 ): T[] {
-  if (summaryWire === undefined) return entries.map(pick);
+  return runSteps(assembleSteps(entries, summaryWire, format, pick));
+}
+
+/**
+ * {@link assemble} as steps, a pause every {@link STEP_ENTRIES} entries (300k entries were
+ * one stretch of the loop): the same messages in the same order, written into one array.
+ */
+export function* assembleSteps<T = unknown>(
+  entries: readonly ViewEntry[],
+  summaryWire: T | undefined,
+  format: MessageFormat,
+  pick: (entry: ViewEntry) => T = wireOf as (entry: ViewEntry) => T,
+): Steps<T[]> {
+  const out: T[] = [];
+  if (summaryWire === undefined) {
+    yield* pickInto(out, entries, 0, entries.length, pick);
+    return out;
+  }
   // Pinned messages before the verbatim suffix go to the head, with the user's own messages
   // kept verbatim from the folded part; pinned messages inside the suffix keep their place.
-  let suffixStart = entries.findIndex((entry) => !entry.pinned && !entry.userText);
-  // The newest message always goes last, after the summary, even when it is pinned.
-  if (suffixStart < 0 && entries.length > 0) suffixStart = entries.length - 1;
-  const head = suffixStart < 0 ? entries : entries.slice(0, suffixStart);
-  const rest = suffixStart < 0 ? [] : entries.slice(suffixStart).map(pick);
-  const pinned = head.map(pick);
-  if (format !== 'anthropic') return [...pinned, summaryWire, ...rest];
+  let suffixStart = -1;
   // Never before a provider compaction boundary (the API would drop the summary with what
   // precedes the block): the head then holds the boundary, and the summary follows it.
-  const bounded = head.some((entry) => entry.item.entry.parsed.providerCompaction === 'boundary');
-  const first = bounded
-    ? undefined
-    : summaryPlace(head.length, (index) => turnOfRole(head[index]!.item.entry.parsed.role));
-  if (first === undefined) return [...pinned, summaryWire, ...rest];
-  return [...pinned.slice(0, first), summaryWire, ...pinned.slice(first), ...rest];
+  let firstBoundary = -1;
+  for (let k = 0; k < entries.length; k++) {
+    if (k % STEP_ENTRIES === STEP_ENTRIES - 1) yield;
+    const entry = entries[k]!;
+    if (!entry.pinned && !entry.userText) {
+      suffixStart = k;
+      break;
+    }
+    if (firstBoundary < 0 && entry.item.entry.parsed.providerCompaction === 'boundary') firstBoundary = k;
+  }
+  // The newest message always goes last, after the summary, even when it is pinned.
+  if (suffixStart < 0 && entries.length > 0) suffixStart = entries.length - 1;
+  const headEnd = suffixStart < 0 ? entries.length : suffixStart;
+  const bounded = firstBoundary >= 0 && firstBoundary < headEnd;
+  // An Anthropic request opens with a user turn: the summary goes first when the head would
+  // open with another (`summaryPlace`), else after the head.
+  const first =
+    format !== 'anthropic' || bounded
+      ? undefined
+      : summaryPlace(headEnd, (index) => turnOfRole(entries[index]!.item.entry.parsed.role));
+  const at = first ?? headEnd;
+  yield* pickInto(out, entries, 0, at, pick);
+  out.push(summaryWire);
+  yield* pickInto(out, entries, at, entries.length, pick);
+  return out;
+}
+
+/** Pushes `pick` of `entries[from..to)` onto `out`, a pause every {@link STEP_ENTRIES}. */
+function* pickInto<T>(
+  out: T[],
+  entries: readonly ViewEntry[],
+  from: number,
+  to: number,
+  pick: (entry: ViewEntry) => T,
+): Steps<void> {
+  for (let k = from; k < to; k++) {
+    if (k % STEP_ENTRIES === STEP_ENTRIES - 1) yield;
+    out.push(pick(entries[k]!));
+  }
 }

@@ -7,7 +7,7 @@ import type { MessageFormat } from '../../messages/message.js';
 import { runSteps, runStepsYielding, type Steps } from '../../time-slice.js';
 import { type PipelineDeps, type PreparedRequest, summaryText } from '../prepare-request.js';
 import type { AssembledCache, SessionView, ViewEntry } from '../view/session-view.js';
-import { assemble } from './assemble.js';
+import { assembleSteps } from './assemble.js';
 import { newestFault, reportUnsound, withNewestAsGiven } from './request-guard.js';
 import { resultCopy } from './result-copy.js';
 
@@ -84,7 +84,8 @@ export function* assembledCacheSteps(
     if (entry.pinned || entry.userText) head++;
   }
   yield;
-  return { summaryWire, count: entries.length, wires: assemble(entries, summaryWire, format), pinned, head };
+  const wires = yield* assembleSteps(entries, summaryWire, format);
+  return { summaryWire, count: entries.length, wires, pinned, head };
 }
 
 /** Whether the view's assembled cache can be extended for `summaryWire` (else it is rebuilt). */

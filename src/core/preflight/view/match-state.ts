@@ -16,6 +16,7 @@ import type { EventBus, OperationContext } from '../../events/event-bus.js';
 import { isExactSummaryText, summaryBody } from '../../messages/message.js';
 import type { IndexedMessage } from '../../messages/message-index.js';
 import type { SessionState } from '../../session/session-store.js';
+import { runSteps, type Steps } from '../../time-slice.js';
 import type { IndexedHistory } from '../index/index-request.js';
 
 /**
@@ -74,14 +75,19 @@ function stateWithSummary(states: readonly SessionState[], version: number, body
   return states.find((state) => state.version === version && state.summary?.text === body);
 }
 
-/** The trusted summary messages of the history, in order. */
-function trustedSummaries(
+/** Messages looked at between two pauses of {@link trustedSummarySteps}. */
+const SUMMARY_STEP = 4_096;
+
+/** The trusted summary messages of the history, in order; a pause every {@link SUMMARY_STEP} messages. */
+function* trustedSummarySteps(
   items: readonly IndexedMessage[],
   states: readonly SessionState[],
   trust: TrustSummary,
-): { item: IndexedMessage; version: number; body: string; signed?: string }[] {
+): Steps<{ item: IndexedMessage; version: number; body: string; signed?: string }[]> {
   const found: { item: IndexedMessage; version: number; body: string; signed?: string }[] = [];
-  for (const item of items) {
+  for (let i = 0; i < items.length; i++) {
+    if (i % SUMMARY_STEP === SUMMARY_STEP - 1) yield;
+    const item = items[i]!;
     if (item.entry.summaryVersion === undefined) continue;
     const marked = trust(item);
     if (marked) {
@@ -116,8 +122,17 @@ export function matchState(
   record: SessionState | undefined,
   trust: TrustSummary,
 ): StateMatch {
+  return runSteps(matchStateSteps(history, record, trust));
+}
+
+/** {@link matchState} as steps: the look for summary messages pauses every few thousand messages. */
+export function* matchStateSteps(
+  history: IndexedHistory,
+  record: SessionState | undefined,
+  trust: TrustSummary,
+): Steps<StateMatch> {
   const states = statesOf(record);
-  const newest = currentSummary(trustedSummaries(history.items, states, trust));
+  const newest = currentSummary(yield* trustedSummarySteps(history.items, states, trust));
   let nextVersion = (newest?.version ?? 0) + 1;
   for (const state of states) nextVersion = Math.max(nextVersion, state.version + 1);
   let best: SessionState | undefined;

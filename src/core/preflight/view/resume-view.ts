@@ -9,15 +9,16 @@
 
 import type { TokenCounter } from '../../counting/token-counter.js';
 import type { MessageCodec } from '../../messages/formats/message-codec.js';
-import { newestBoundary } from '../../messages/formats/provider-compaction.js';
+import { newestBoundarySteps } from '../../messages/formats/provider-compaction.js';
 import { summaryBody } from '../../messages/message.js';
 import { entryTokens, type IndexedMessage } from '../../messages/message-index.js';
 import { isPinned, type PinRule } from '../../messages/partition.js';
 import type { SessionRewrite, SessionState } from '../../session/session-store.js';
+import { shardedSetSteps } from '../../sharded-map.js';
 import { runSteps, type Steps } from '../../time-slice.js';
 import type { IndexedHistory } from '../index/index-request.js';
 import { type ContentAroundSummary, contentAroundSummary } from './content-around-summary.js';
-import { matchState, type TrustSummary } from './match-state.js';
+import { matchStateSteps, type TrustSummary } from './match-state.js';
 import type { RealizedRewrite, SessionView, ViewEntry } from './session-view.js';
 
 /** What building a view needs. */
@@ -129,7 +130,7 @@ export function buildView(context: ViewContext): SessionView {
 /** {@link buildView} as {@link Steps}: a pause every few hundred messages (a cold call of a long history). */
 export function* buildViewSteps(context: ViewContext): Steps<SessionView> {
   const { history, state, rule } = context;
-  const plan = viewPlan(context);
+  const plan = yield* viewPlanSteps(context);
   const { match, effective, stale, summaryItem, signed } = plan;
   const visible = yield* visibleItems(context, plan);
   const { entries, sums } = yield* viewEntries(context, plan, visible);
@@ -160,12 +161,13 @@ export function* buildViewSteps(context: ViewContext): Steps<SessionView> {
   };
 }
 
-/** What a view is built from: the matched state, the summary it resumes and the ids it names. */
-function viewPlan(context: ViewContext) {
+/** What a view is built from (the matched state, the summary it resumes, the ids it names), in steps. */
+function* viewPlanSteps(context: ViewContext) {
   const { history, state } = context;
   const items = history.items;
-  const boundary = newestBoundary(items);
-  const match = matchState(history, state, context.trust);
+  const boundary = yield* newestBoundarySteps(items);
+  yield;
+  const match = yield* matchStateSteps(history, state, context.trust);
   const effective = match.state;
   const accepted = match.summaryItem;
   // A summary made before the provider compacted is part of what the provider dropped.
@@ -178,7 +180,8 @@ function viewPlan(context: ViewContext) {
     summaryItem && signed !== undefined
       ? contentAroundSummary(context.codec, context.counter, summaryItem, signed)
       : undefined;
-  const coveredIds = !accepted && effective?.coveredIds.length ? new Set(effective.coveredIds) : EMPTY;
+  const coveredIds =
+    !accepted && effective?.coveredIds.length ? yield* shardedSetSteps(effective.coveredIds) : EMPTY;
   // Pins are the session's whatever the branch (protected memory stays protected).
   const pins = [
     ...(effective?.pinnedIds ?? []),
@@ -204,7 +207,7 @@ function viewPlan(context: ViewContext) {
   };
 }
 
-type ViewPlan = ReturnType<typeof viewPlan>;
+type ViewPlan = ReturnType<typeof viewPlanSteps> extends Steps<infer T> ? T : never;
 
 /** The messages the view shows, whether each is pinned, and the rounds pinned messages pin. */
 function* visibleItems(context: ViewContext, plan: ViewPlan) {

@@ -7,6 +7,7 @@ import type { CompactMessage } from '../../messages/message.js';
 import type { IndexedMessage } from '../../messages/message-index.js';
 import type { PinRule } from '../../messages/partition.js';
 import type { SessionRewrite, SessionState } from '../../session/session-store.js';
+import type { ShardedSet } from '../../sharded-map.js';
 
 /** One message of the view. */
 export interface ViewEntry {
@@ -81,7 +82,8 @@ export interface SessionView {
   readonly pinnedRounds: Set<number>;
   /** Ids protected by the state, and covered by the summary. */
   readonly pinnedIds: ReadonlySet<string>;
-  readonly coveredIds: ReadonlySet<string>;
+  /** A `Set`, or a {@link ShardedSet} when built from many ids (see sharded-map.ts). */
+  readonly coveredIds: ReadonlySet<string> | ShardedSet;
   /** Token sums of the entries by role group. */
   readonly sums: { system: number; developer: number; messages: number };
   /** The stored summary as a message in this format, built once per view. */

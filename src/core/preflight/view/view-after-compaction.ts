@@ -9,6 +9,7 @@
 import type { TokenCounter } from '../../counting/token-counter.js';
 import type { MessageCodec } from '../../messages/formats/message-codec.js';
 import type { SessionState } from '../../session/session-store.js';
+import { ShardedSet } from '../../sharded-map.js';
 import { runSteps, type Steps } from '../../time-slice.js';
 import { copyAheadOf } from '../outcome/result-copy.js';
 import { assembledCacheSteps } from '../outcome/untriggered-result.js';
@@ -60,7 +61,9 @@ export function* viewAfterCompactionSteps(
   if (cascade.entries.some((entry) => entry.beforeBoundary)) return undefined;
   if (view.coveredIds.size + cascade.folded.length !== state.coveredIds.length) return undefined;
   // The old view is replaced: its covered set grows in place (copying it is the O(history) step).
-  const coveredIds = view.coveredIds.size > 0 ? (view.coveredIds as Set<string>) : new Set<string>();
+  // Sharded when new: a `Set` of 300k folded ids grew in one `add` that held the loop ~18 ms.
+  const coveredIds =
+    view.coveredIds.size > 0 ? (view.coveredIds as Set<string> | ShardedSet) : new ShardedSet();
   for (let k = 0; k < cascade.folded.length; k++) {
     coveredIds.add(cascade.folded[k]!.id);
     if (k % STEP_ENTRIES === STEP_ENTRIES - 1) yield;

@@ -5,13 +5,14 @@
  * or with a pinned tool round ahead of it is refused by Anthropic ("first message must use the
  * user role") and Gemini. The summary now goes first there, as a user `input_text` message (the
  * core's `summaryFirst`, as every Chat-form integration sends it); the session's items are not
- * touched (a view handed back still resumes its assistant summary).
+ * touched (a view handed back still resumes its assistant summary). The retry after a rejection
+ * for length (`CompactionModel`) is compacted again and goes the same way.
  */
-import { Agent } from '@openai/agents';
+import { Agent, type Model, type ModelRequest } from '@openai/agents';
 import { describe, expect, it } from 'vitest';
 import { toolOutput } from '../../../test/support/tool-loop.js';
 import { CompactManager } from '../../core/manager/compact-manager.js';
-import { compactionInputFilter } from './index.js';
+import { CompactionModel, compactionInputFilter } from './index.js';
 
 const SPEC = `Here is the spec. ${'The service must validate every request and log it. '.repeat(200)}`;
 
@@ -63,5 +64,36 @@ describe('the input filter', () => {
       expect(JSON.stringify(sent[0]?.content)).toContain('<COMPACT-SUMMARY v');
       expect(sent[1]).toMatchObject({ type: 'function_call', call_id: 'c3' });
     }
+  });
+});
+
+describe('the retry after a rejection for length', () => {
+  it('opens with the summary ahead of a pinned tool round too', async () => {
+    const manager = new CompactManager({ model: 'gpt-4o', maxContextTokens: 6_000 });
+    const agent = new Agent({ name: 'sre', instructions: 'Probe every host.' });
+    const filter = compactionInputFilter(manager, { sessionId: 'agents-retry' });
+    const out = await filter({
+      modelData: { input: history(true) as never, instructions: 'Probe every host.' },
+      agent,
+      context: undefined,
+    } as never);
+    const asked: ModelRequest[] = [];
+    const model = new CompactionModel({
+      async getResponse(request: ModelRequest) {
+        asked.push(request);
+        if (asked.length === 1)
+          throw Object.assign(new Error('maximum context length is 3000 tokens'), { status: 400 });
+        return { usage: {}, output: [], responseId: 'r' };
+      },
+    } as unknown as Model);
+    await model.getResponse({ input: out.input } as unknown as ModelRequest);
+    await manager.shutdown();
+    expect(asked).toHaveLength(2);
+    const retried = asked[1]!.input as Item[];
+    expect(retried).not.toBe(out.input);
+    expect(retried[0]?.role).toBe('user');
+    expect(JSON.stringify(retried[0]?.content)).toContain('<COMPACT-SUMMARY v');
+    for (const [i, item] of retried.entries())
+      if (item.type === 'function_call') expect(retried[i + 1]?.call_id).toBe(item.call_id);
   });
 });

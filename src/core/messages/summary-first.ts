@@ -10,8 +10,9 @@
  * One rule for every form a request is built in: the manager's Anthropic requests
  * (`../preflight/outcome/assemble.ts` orders them so as they are assembled), and after the
  * manager the integrations that send a Chat-form request to any provider (the AI SDK and
- * LangChain adapters, each with its own messages, and the proxy's Chat route), each through a
- * {@link TurnForm} of its messages.
+ * LangChain adapters, each with its own messages, and the proxy's Chat route) and the OpenAI
+ * Agents filter (Responses items, which the SDK also runs on other providers' models), each
+ * through a {@link TurnForm} of its messages.
  */
 
 /** How the rule reads a message: instructions (skipped), a user turn, or any other turn. */

@@ -182,7 +182,9 @@ export async function loadConfig(options: LoadConfigOptions = {}): Promise<Compa
       const code = (error as NodeJS.ErrnoException).code;
       throw new CompactError(
         'invalid_config',
-        code === 'ENOENT' ? `config file not found: ${path}` : `cannot read config file ${path}: ${code}`,
+        `${code === 'ENOENT' ? `config file not found: ${path}` : `cannot read config file ${path}: ${code}`}${
+          options.file === undefined ? ` (named by ${CONFIG_FILE_ENV})` : ''
+        }`,
         { cause: error, issues: [{ path: [], message: `cannot read ${path}` }] },
       );
     }

@@ -50,7 +50,29 @@ export async function namingFormatFound<T>(
   }
 }
 
-function callOptions(input: CliInput, format: MessageFormat | undefined) {
+/**
+ * The format the input's body names when its messages do not: a top-level `system` belongs to
+ * an Anthropic Messages body (a Chat body holds its system prompt as a message, a Responses one
+ * as `instructions`), and plain `user` / `assistant` turns are valid in every format. Read as
+ * Chat, a compacted Claude request opened with the summary as an assistant turn, which the
+ * Messages API refuses ("first message must use the user role").
+ */
+export function bodyFormat(input: CliInput): MessageFormat | undefined {
+  if (input.object === undefined || input.system === undefined) return undefined;
+  const plain = input.messages.every((message) => {
+    const { role, content } = (message ?? {}) as { role?: unknown; content?: unknown };
+    if (role !== 'user' && role !== 'assistant') return false;
+    return (
+      typeof content === 'string' ||
+      (Array.isArray(content) &&
+        content.every((part) => (part as { type?: unknown } | null)?.type === 'text'))
+    );
+  });
+  return plain ? 'anthropic' : undefined;
+}
+
+function callOptions(input: CliInput, forced: MessageFormat | undefined) {
+  const format = forced ?? bodyFormat(input);
   return {
     ...countedTools(input),
     ...(input.system !== undefined ? { system: input.system } : {}),

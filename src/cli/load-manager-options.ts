@@ -18,6 +18,8 @@ export async function loadManagerOptions(
   const hasEnv = ENV_OVERRIDES.some(({ variable }) => (env[variable] ?? '') !== '');
   if (file === undefined && !hasEnv) return {};
   const config = await import('../config/index.js');
-  const loaded = await config.loadConfig({ ...(file !== undefined ? { file } : {}), env });
+  // The file COMPACT_CONFIG names is left for loadConfig to read from env, so that an error names the variable.
+  const named = flag === undefined && file !== undefined && file === env.COMPACT_CONFIG;
+  const loaded = await config.loadConfig({ ...(file !== undefined && !named ? { file } : {}), env });
   return config.toManagerOptions(loaded);
 }

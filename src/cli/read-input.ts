@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import { notUtf8 } from '../config/utf8-text.js';
 import { CompactError } from '../core/errors.js';
 import { parseJsonInSlices } from '../core/json/parse-json-in-slices.js';
 import { bodyResponseSchema, withResponseSchema } from '../core/preflight/body/response-schema.js';
@@ -110,7 +111,10 @@ export async function readInput(
       `cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
     );
   }
-  return parseInputBytes(bytes, file === '-' ? 'stdin' : file, warn);
+  const source = file === '-' ? 'stdin' : file;
+  const problem = notUtf8(bytes);
+  if (problem !== undefined) throw new CompactError('invalid_messages', `${source} ${problem}`);
+  return parseInputBytes(bytes, source, warn);
 }
 
 /**

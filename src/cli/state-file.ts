@@ -60,7 +60,9 @@ export async function saveStateFile(
   } catch (error) {
     await rm(temporary, { force: true }).catch(() => {});
     if (error instanceof CompactError) throw error;
-    throw new CompactError('invalid_config', `--state ${path} cannot be written: ${describeCause(error)}`, {
+    // The code alone: Node's message names the temporary file, which the user never made.
+    const code = (error as NodeJS.ErrnoException).code ?? describeCause(error);
+    throw new CompactError('invalid_config', `--state ${path} cannot be written (${code})`, {
       cause: error,
     });
   }

@@ -6,6 +6,7 @@ import { CompactError, type CompactIssue } from '../core/errors.js';
 import { configErrorMap, formatIssue, toCompactIssues } from './config-issues.js';
 import { type CompactConfig, type CompactConfigInput, compactConfigSchema } from './config-schema.js';
 import { CONFIG_FILE_ENV, readEnvOverrides } from './env-overrides.js';
+import { notUtf8 } from './utf8-text.js';
 
 /** A deep partial of the config, in the file's snake_case layout (for programmatic overrides). */
 export type ConfigOverrides = {
@@ -174,18 +175,24 @@ export async function loadConfig(options: LoadConfigOptions = {}): Promise<Compa
   if (file !== undefined && file !== '') {
     const path = resolve(options.cwd ?? process.cwd(), file);
     source = file;
-    let text: string;
+    let bytes: Buffer;
     try {
-      text = await readFile(path, 'utf8');
+      bytes = await readFile(path);
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       throw new CompactError(
         'invalid_config',
-        code === 'ENOENT' ? `config file not found: ${path}` : `cannot read config file ${path}: ${code}`,
+        `${code === 'ENOENT' ? `config file not found: ${path}` : `cannot read config file ${path}: ${code}`}${
+          options.file === undefined ? ` (named by ${CONFIG_FILE_ENV})` : ''
+        }`,
         { cause: error, issues: [{ path: [], message: `cannot read ${path}` }] },
       );
     }
-    raw = /\.m?js$/i.test(path) ? await importConfig(path, file) : parseConfigText(text, file);
+    const problem = /\.m?js$/i.test(path) ? undefined : notUtf8(bytes);
+    if (problem !== undefined) throw invalid(file, [{ path: [], message: problem }]);
+    raw = /\.m?js$/i.test(path)
+      ? await importConfig(path, file)
+      : parseConfigText(bytes.toString('utf8'), file);
   }
   return resolveConfig(raw, {
     env,

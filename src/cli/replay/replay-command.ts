@@ -1,11 +1,12 @@
-import { mkdir, stat } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { mkdir, readdir, stat } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { CompactError } from '../../core/errors.js';
 import type { CompactManagerOptions } from '../../core/manager/manager-options.js';
 import { jsonlExporter } from '../../exporters/jsonl/jsonl-exporter.js';
 import { fsStorage } from '../../storage/fs/fs-storage.js';
 import { writePrivateFile } from '../../storage/fs/private-files.js';
 import { memoryStorage } from '../../storage/memory/memory-storage.js';
+import { sessionFolderName } from '../../storage/session-path.js';
 import type { CliIo } from '../cli-io.js';
 import { compactionTable, formatNumber } from './format-table.js';
 import { createProgress, type Progress } from './progress.js';
@@ -34,8 +35,10 @@ export async function replayFile(
   // Without --out the replay archives all the same, in memory (dropped at the end): an archive
   // changes what compaction sends (cleared outputs and summaries point at what they archived),
   // so the result is the same with or without --out.
-  if (flags.out !== undefined) manager.storage = fsStorage({ path: flags.out });
-  else manager.storage ??= memoryStorage();
+  if (flags.out !== undefined) {
+    manager.storage = fsStorage({ path: flags.out });
+    await warnArchived(join(flags.out, sessionFolderName(flags.sessionId ?? 'replay')), io);
+  } else manager.storage ??= memoryStorage();
   if (flags.trace !== undefined) {
     await startTrace(flags.trace);
     const trace = jsonlExporter({ path: flags.trace, maxBytes: 0 });
@@ -53,6 +56,19 @@ export async function replayFile(
   });
   shown.progress?.finish();
   return result;
+}
+
+/**
+ * A session folder already archived (the same replay run twice): the replay adds to it as a
+ * restarted process would, its summary versions going on above the archived ones, and `status`
+ * and `report` then count both runs. Said once, so the figures do not surprise.
+ */
+async function warnArchived(folder: string, io: CliIo): Promise<void> {
+  const entries = await readdir(folder).catch(() => []);
+  if (entries.length === 0) return;
+  io.stderr(
+    `warning: ${folder} already holds an archived session: this replay adds to it (status and report count both runs; another --out or --session-id keeps them apart)\n`,
+  );
 }
 
 /**

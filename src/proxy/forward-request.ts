@@ -74,8 +74,8 @@ function upstreamError(problem: string): CompactError {
  * own `/v1`. Any other base path is an OpenAI-compatible base URL that names its own version
  * (`https://generativelanguage.googleapis.com/v1beta/openai`, a gateway's `.../openai`), which
  * takes the path without `/v1` too, except for Anthropic's requests (`anthropic`: the client
- * sent `anthropic-version`): Anthropic's base URLs carry no version (a gateway's
- * `.../anthropic` takes `/v1/messages`).
+ * sent `anthropic-version` on a path the proxy does not compact, or called `/v1/messages`):
+ * Anthropic's base URLs carry no version (a gateway's `.../anthropic` takes `/v1/messages`).
  */
 export function upstreamUrl(upstream: URL, path: string, search: string, anthropic = false): URL | undefined {
   if (!FORWARDABLE_PATH.test(path) || path.split('/').some((segment) => segment === '..' || segment === '.'))

@@ -13,7 +13,7 @@ import type { CompactManager } from '../core/manager/compact-manager.js';
 import { callUpstream, proxyError } from './call-upstream.js';
 import { compactRequest, LastViews } from './compact-request.js';
 import { EARLY_MIN_BYTES, EarlyForward, PREFIX_BYTES, RewrittenSessions } from './early-forward.js';
-import { forwardHeaders, isAnthropicRequest, upstreamUrl } from './forward-request.js';
+import { forwardHeaders, upstreamUrl } from './forward-request.js';
 import { DEFAULT_REUSE_BYTES, ParsedBodies } from './parsed-bodies.js';
 import { passBack } from './pass-back.js';
 import { type CompactionProxyOptions, DEFAULT_MAX_BODY_BYTES, type ProxyLogEntry } from './proxy-options.js';
@@ -130,11 +130,13 @@ export class ProxyHandler {
     entry: Partial<ProxyLogEntry>,
   ): Promise<Response | { answer: UpstreamAnswer; session: string | undefined; read: ReadBody }> {
     const mark = clock.now();
+    // The route says the format: a Chat or Responses request that also carries
+    // `anthropic-version` (a client's shared headers) keeps its OpenAI-compatible path.
     const url = upstreamUrl(
       this.upstream,
       route.path,
       new URL(c.req.url).search,
-      route.format === 'anthropic' || isAnthropicRequest(c.req.raw.headers),
+      route.format === 'anthropic',
     )!;
     const call = {
       url,

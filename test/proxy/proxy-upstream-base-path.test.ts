@@ -108,4 +108,25 @@ describe('the upstream URL of a request (base paths)', () => {
     expect(message.content[0]).toMatchObject({ type: 'text', text: 'ok' });
     expect(upstream.paths).toEqual(['/gw/anthropic/v1/messages']);
   });
+
+  it('a Chat Completions or Responses request that carries anthropic-version keeps its own format', async () => {
+    // A client that sends Anthropic's header on every request (a shared HTTP client) to an
+    // OpenAI-compatible base path: the route says the format, not the header.
+    const upstream = await recordingUpstream();
+    const proxy = await proxyTo(`${upstream.url}/gw/openai`);
+    const headers = { 'content-type': 'application/json', 'anthropic-version': '2023-06-01' };
+    for (const [path, body] of [
+      ['/v1/chat/completions', { model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }] }],
+      ['/v1/responses', { model: 'gpt-4o', input: [{ role: 'user', content: 'hi' }] }],
+    ] as const) {
+      const response = await fetch(`${proxy.url}${path}`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify(body),
+      });
+      expect(response.status).toBe(200);
+      await response.arrayBuffer();
+    }
+    expect(upstream.paths).toEqual(['/gw/openai/chat/completions', '/gw/openai/responses']);
+  });
 });

@@ -8,10 +8,29 @@ import type { MatchSink } from './redaction-scanner.js';
  * them): the rules run on a copy where the escapes of printable ASCII characters are decoded,
  * and each match is mapped back onto the raw text. Quotes and backslashes stay escaped, so the
  * copy keeps the text's JSON structure.
+ *
+ * The copy also leaves out invisible characters inside a key (a zero-width space, joiner or
+ * non-joiner, a word joiner, a byte order mark, a soft hyphen: `ghp_ab\u200bcd...`, as text
+ * pasted from a chat carries, or a model writes to slip a key past a filter), which a reader
+ * does not see.
  */
 
 /** Any escape of a printable ASCII character, at any depth up to 7 backslashes. */
 const ESCAPE = /\\{1,7}(?:u00[2-7][0-9a-fA-F]|\/)/;
+
+/**
+ * What hides a key from the rules: an invisible character (zero-width space, joiner or
+ * non-joiner, word joiner, byte order mark, soft hyphen) between two printable ASCII characters
+ * (`ab\u200bcd`; not an emoji's joiner, nor a soft hyphen between words). It starts with the
+ * invisible class: 10 MB of text without one costs 8 to 18 ms (ASCII or CJK, on a loaded
+ * machine). `includes` per character is no cheaper: V8 looks for one byte of a two-byte
+ * character, and `\u200b`'s `0x20` is every space.
+ */
+const HIDES_KEY =
+  /[\u00ad\u200b-\u200d\u2060\ufeff](?<=[!-~][\u00ad\u200b-\u200d\u2060\ufeff])[\u00ad\u200b-\u200d\u2060\ufeff]*(?=[!-~])/;
+
+const invisible = (code: number) =>
+  code === 0xad || (code >= 0x200b && code <= 0x200d) || code === 0x2060 || code === 0xfeff;
 
 /** A decoded copy and where its escapes were: decoded index, extra raw characters so far. */
 interface Decoded {
@@ -84,6 +103,17 @@ function decode(raw: string): Decoded {
         continue;
       }
     }
+    if (code >= 0xad && invisible(code)) {
+      // Left out: no character of the copy stands for it.
+      if (count === at.length) {
+        at = grow(at);
+        extra = grow(extra);
+      }
+      at[count] = length;
+      extra[count] = ++skipped;
+      count++;
+      continue;
+    }
     units[length++] = code;
   }
   return { text: UTF16.decode(units.subarray(0, length)), at, extra, count };
@@ -110,12 +140,12 @@ function rawIndex(decoded: Decoded, index: number): number {
 }
 
 /**
- * True when `text` holds an escape of a printable ASCII character. Cheap: a search for a
- * backslash and `u00` or `/` first (run it on the caller's flat input, not on a text built
- * from pieces, which each search would flatten again).
+ * True when `text` holds an escape of a printable ASCII character, or hides a key from the
+ * rules (`HIDES_KEY`). Cheap: a search for a backslash and `u00` or `/` first (run it on the
+ * caller's flat input, not on a text built from pieces, which each search would flatten again).
  */
 export function hasUnicodeEscape(text: string): boolean {
-  return (text.includes('\\u00') || text.includes('\\/')) && ESCAPE.test(text);
+  return ((text.includes('\\u00') || text.includes('\\/')) && ESCAPE.test(text)) || HIDES_KEY.test(text);
 }
 
 /**
@@ -136,3 +166,4 @@ export function redactEscaped(raw: string, find: (text: string, sink: MatchSink)
 
 // Their machine code is dropped when the last manager shuts down (process-caches.ts).
 releaseRegExpCode(ESCAPE);
+releaseRegExpCode(HIDES_KEY);

@@ -9,6 +9,9 @@ import type { MatchSink } from './redaction-scanner.js';
  * and each match is mapped back onto the raw text. Quotes and backslashes stay escaped, so the
  * copy keeps the text's JSON structure.
  *
+ * Percent escapes of printable ASCII characters are decoded the same way (`%3D`, `%2F`, `%40`:
+ * a URL inside a URL's query, a form body); a quote and a backslash stay encoded.
+ *
  * The copy also leaves out invisible characters inside a key (a zero-width space, joiner or
  * non-joiner, a word joiner, a byte order mark, a soft hyphen: `ghp_ab\u200bcd...`, as text
  * pasted from a chat carries, or a model writes to slip a key past a filter), which a reader
@@ -17,6 +20,9 @@ import type { MatchSink } from './redaction-scanner.js';
 
 /** Any escape of a printable ASCII character, at any depth up to 7 backslashes. */
 const ESCAPE = /\\{1,7}(?:u00[2-7][0-9a-fA-F]|\/)/;
+
+/** A percent escape of a printable ASCII character (`%3D`, `%2F`: a URL-encoded value). */
+const PERCENT = /%[2-7][0-9a-fA-F]/;
 
 /**
  * What hides a key from the rules: an invisible character (zero-width space, joiner or
@@ -64,6 +70,15 @@ function escapedCode(raw: string, at: number): number {
   return code === 0x5c || code === 0x7f ? -1 : code;
 }
 
+/** The printable ASCII character `%XX` at `at` stands for, or -1 (a quote and a backslash stay). */
+function percentCode(raw: string, at: number): number {
+  const high = hexValue(raw.charCodeAt(at + 1));
+  const low = hexValue(raw.charCodeAt(at + 2));
+  if (high < 2 || high > 7 || low < 0) return -1;
+  const code = high * 16 + low;
+  return code === 0x22 || code === 0x5c || code === 0x7f ? -1 : code;
+}
+
 /**
  * One linear pass: the copy's characters in a typed array, the escapes' places beside it. A
  * quote written `\u0022` (.NET's System.Text.Json writes every quote in a string so) becomes
@@ -102,6 +117,20 @@ function decode(raw: string): Decoded {
         index += rawLength - 1;
         continue;
       }
+    }
+    const percent = code === 37 ? percentCode(raw, index) : -1;
+    if (percent >= 0) {
+      if (count === at.length) {
+        at = grow(at);
+        extra = grow(extra);
+      }
+      skipped += 2;
+      at[count] = length;
+      extra[count] = skipped;
+      count++;
+      units[length++] = percent;
+      index += 2;
+      continue;
     }
     if (code >= 0xad && invisible(code)) {
       // Left out: no character of the copy stands for it.
@@ -145,7 +174,11 @@ function rawIndex(decoded: Decoded, index: number): number {
  * caller's flat input, not on a text built from pieces, which each search would flatten again).
  */
 export function hasUnicodeEscape(text: string): boolean {
-  return ((text.includes('\\u00') || text.includes('\\/')) && ESCAPE.test(text)) || HIDES_KEY.test(text);
+  return (
+    ((text.includes('\\u00') || text.includes('\\/')) && ESCAPE.test(text)) ||
+    HIDES_KEY.test(text) ||
+    (text.includes('%') && PERCENT.test(text))
+  );
 }
 
 /**
@@ -167,3 +200,4 @@ export function redactEscaped(raw: string, find: (text: string, sink: MatchSink)
 // Their machine code is dropped when the last manager shuts down (process-caches.ts).
 releaseRegExpCode(ESCAPE);
 releaseRegExpCode(HIDES_KEY);
+releaseRegExpCode(PERCENT);

@@ -50,6 +50,7 @@ const CAUGHT: readonly (readonly [string, string, string])[] = [
   ],
   ['token: long value', 'token: 9f8e7d6c5b4a39281706f5e4d3c2b1a0', '9f8e7d6c5b4a39281706f5e4d3c2b1a0'],
   ['password: a number', 'password: 12345678', '12345678'],
+  ['URL-encoded key name', 'pass%77ord%3DZx81kLm02PqRs', 'Zx81kLm02PqRs'],
   [
     'base64 path-like secret',
     'secret: wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY',
@@ -60,7 +61,6 @@ const CAUGHT: readonly (readonly [string, string, string])[] = [
 /** Documented limits: shapes recognizes nothing in (SECURITY.md, "Limits"). */
 const LIMITS: readonly (readonly [string, string])[] = [
   ['base64-encoded', 'cGFzc3dvcmQ9aHVudGVyMg=='],
-  ['URL-encoded key name', 'pass%77ord%3Dhunter2'],
   ['prose', 'the password is hunter2'],
   ['value on the next line', 'password:\nhunter2'],
   ['split across messages', 'sk-pr'],

@@ -1,0 +1,52 @@
+import { describe, expect, it } from 'vitest';
+import { getDefaultRedactor } from '../../src/core/redaction/redactor.js';
+import { oneOfEachKind } from './support/secret-shapes.js';
+
+/**
+ * A key a reader sees whole but whose bytes the rules did not: an invisible character inside
+ * it (a zero-width space, joiner, word joiner, byte order mark or soft hyphen, as text pasted
+ * from a chat or a web page carries, or as a model told to slip a key past a filter writes it).
+ * The key went out in the archive, the events and the summarizer's input with its parts intact.
+ */
+
+const redact = getDefaultRedactor();
+const INVISIBLE = ['\u200b', '\u200c', '\u200d', '\u2060', '\ufeff', '\u00ad'];
+
+/** Runs of 8 characters of `secret` left in `out` (invisible characters taken out). */
+function leftOf(secret: string, out: string): string[] {
+  const seen = out.replace(/[\u00ad\u200b-\u200d\u2060\ufeff]/g, '');
+  const parts: string[] = [];
+  for (let at = 0; at + 8 <= secret.length; at++)
+    if (seen.includes(secret.slice(at, at + 8))) parts.push(secret.slice(at, at + 8));
+  return parts;
+}
+
+/** The prefixed kinds, one line each (a PEM body's lines are checked on their own elsewhere). */
+const SECRETS = oneOfEachKind(4242).filter((planted) => planted.kind !== 'pem');
+
+describe('keys hidden by invisible characters', () => {
+  it.each(INVISIBLE.map((char) => [`U+${char.charCodeAt(0).toString(16).padStart(4, '0')}`, char]))(
+    'an invisible %s in the middle of each kind of key',
+    (_name, char) => {
+      for (const planted of SECRETS) {
+        const middle = planted.text.indexOf(planted.secret) + Math.floor(planted.secret.length / 2);
+        const text = `deploy with ${planted.text.slice(0, middle)}${char}${planted.text.slice(middle)} now`;
+        const out = redact(text);
+        expect(leftOf(planted.secret, out), `${planted.kind}: ${out}`).toEqual([]);
+        expect(out).toContain('deploy with');
+      }
+    },
+  );
+
+  it('leaves prose with joiners, soft hyphens and fullwidth punctuation as it is', () => {
+    for (const text of [
+      'family 👨\u200d👩\u200d👧 joined the channel',
+      'a long hyphen\u00adated word in prose',
+      '部署脚本读取环境，检查健康端点（/health），失败时回滚！',
+      'ｆｕｌｌｗｉｄｔｈ ｔｅｘｔ in a Japanese UI label',
+      '\ufeff{"name": "package", "version": "1.0.0"}',
+    ]) {
+      expect(redact(text)).toBe(text);
+    }
+  });
+});

@@ -274,7 +274,8 @@ function jobRunner(
         ...(heldAt !== undefined ? { heldMs: Math.max(0, started - heldAt) } : {}),
         ...(signal ? { signal } : {}),
       });
-      if (result === 'published') runTimes.record(Date.now() - started);
+      // Timed too when it summarized but came too late to publish (runs always late taught nothing).
+      if (result === 'published' || summarizedRuns.has(id)) runTimes.record(Date.now() - started);
       status.processed++;
       status[COUNTED[result]]++;
       return { result, attempt: job.attemptsMade + 1 };

@@ -76,7 +76,7 @@ export async function startProbedWorker(
   const summarizedRuns = new Set<string>();
   const tell = outcomeTeller(options, setup.redact, summarizedRuns);
   const concurrency = options.concurrency ?? DEFAULT_WORKER_CONCURRENCY;
-  // How long published runs took (the latest ones): a job due sooner is dropped unsummarized.
+  // How long runs took (the latest that published or summarized): a job due sooner is dropped unsummarized.
   const runTimes = new RunTimes();
   // How far due times came earlier while their jobs ran: a held job's margin for the estimate.
   const drift = new DueDrift();

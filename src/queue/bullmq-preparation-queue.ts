@@ -41,7 +41,8 @@ export interface BullmqPreparationQueueOptions {
   enqueueTimeoutMs?: number;
   /**
    * Seconds a completed job is kept: while it is, a duplicate add of its session and version
-   * is a no-op. @default 3600
+   * is a no-op. Its worker keeps only what names it (not the messages it summarized).
+   * @default 3600
    */
   keepCompletedSeconds?: number;
   /** Failed (dead-lettered) jobs kept, newest first. @default 1000 */

@@ -129,14 +129,15 @@ export interface PreparationWorkerStatus {
   cancelled: number;
   /**
    * The run and due-time margins this worker's schedule plans held jobs with now
-   * (fleet-schedule.ts, due-drift.ts); absent before its first published run.
+   * (fleet-schedule.ts, due-drift.ts); absent before its first timed run (published, or
+   * summarized too late to publish).
    */
   margins?: PreparationWorkerMargins;
 }
 
 /** The margins a worker learned from its own runs and the schedule's due times. */
 export interface PreparationWorkerMargins {
-  /** The median of the last published runs' times (ms): a held job's run is planned with it. */
+  /** The median of the last timed runs' times (ms): a held job's run is planned with it. */
   readonly runMedianMs: number;
   /** Their p90 (ms). */
   readonly runP90Ms: number;

@@ -76,7 +76,7 @@ export async function startProbedWorker(
   const summarizedRuns = new Set<string>();
   const tell = outcomeTeller(options, setup.redact, summarizedRuns);
   const concurrency = options.concurrency ?? DEFAULT_WORKER_CONCURRENCY;
-  // How long published runs took (the latest ones): a job due sooner is dropped unsummarized.
+  // How long runs took (the latest that published or summarized): a job due sooner is dropped unsummarized.
   const runTimes = new RunTimes();
   // How far due times came earlier while their jobs ran: a held job's margin for the estimate.
   const drift = new DueDrift();
@@ -93,7 +93,10 @@ export async function startProbedWorker(
   );
   const worker: Worker<PreparationJob, JobDone> = new Worker<PreparationJob, JobDone>(
     name,
-    jobRunner(options, setup, status, summarizedRuns, { schedule, bullmq, runTimes, drift }),
+    spentOnCompletion(
+      jobRunner(options, setup, status, summarizedRuns, { schedule, bullmq, runTimes, drift }),
+      status,
+    ),
     {
       connection: connectionOptions(options.connection, 'worker'),
       concurrency,
@@ -133,8 +136,38 @@ export async function startProbedWorker(
   };
 }
 
-/** A job as the worker keeps it: when the fleet's schedule first held it (epoch ms). */
-type HeldJob = PreparationJob & { heldAt?: number };
+/**
+ * A job as the worker keeps it: when the fleet's schedule first held it (epoch ms), and whether
+ * a run of it completed (`spent`: its messages dropped, see {@link spentOnCompletion}).
+ */
+type HeldJob = PreparationJob & { heldAt?: number; spent?: true };
+
+type JobRun = (job: Job<PreparationJob>, token?: string, signal?: AbortSignal) => Promise<JobDone>;
+
+/**
+ * `run`, after which a job that completed keeps only what names it: a completed job is kept
+ * (`keepCompletedSeconds`, an hour by default) for its id alone (a later add of it is a no-op),
+ * and its folded messages, several times their text as JSON, held Redis memory that grew with
+ * every session (46 KB a job for a 7,000-token fold). A failed run keeps them for its retries
+ * and dead letter. A job whose run completed but whose worker died before BullMQ recorded it
+ * (picked again, spent) is not run again.
+ */
+function spentOnCompletion(run: JobRun, status: PreparationWorkerStatus): JobRun {
+  return async (job, token, signal) => {
+    const data = job.data as HeldJob;
+    if (data.spent) {
+      status.processed++;
+      status.superseded++;
+      return { result: 'superseded', attempt: job.attemptsMade + 1 };
+    }
+    const done = await run(job, token, signal);
+    // What names the job stays (its session and version, for onJobDone and the queue's views).
+    const { previousSummary, ...named } = job.data;
+    const spent: HeldJob = { ...named, messages: [], foldedIds: [], foldedHashes: [], spent: true };
+    await job.updateData(spent).catch(() => {});
+    return done;
+  };
+}
 
 /** The worker's parts built from its options. */
 interface WorkerSetup {
@@ -241,7 +274,8 @@ function jobRunner(
         ...(heldAt !== undefined ? { heldMs: Math.max(0, started - heldAt) } : {}),
         ...(signal ? { signal } : {}),
       });
-      if (result === 'published') runTimes.record(Date.now() - started);
+      // Timed too when it summarized but came too late to publish (runs always late taught nothing).
+      if (result === 'published' || summarizedRuns.has(id)) runTimes.record(Date.now() - started);
       status.processed++;
       status[COUNTED[result]]++;
       return { result, attempt: job.attemptsMade + 1 };

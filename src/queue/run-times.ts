@@ -1,10 +1,11 @@
 /**
- * How long a worker's published runs took: a job due sooner than the fastest is dropped
- * unsummarized; a job due later is held for the median, with the spread of the recent runs
- * (their p90 over the median) as its margin (fleet-schedule.ts).
+ * How long a worker's runs took (those that published, and those that summarized but came too
+ * late to publish: a worker whose runs are all late learns too): a job due sooner than the
+ * fastest is dropped unsummarized; a job due later is held for the median, with the spread of
+ * the recent runs (their p90 over the median) as its margin (fleet-schedule.ts).
  */
 
-/** The times of the latest published runs (the newest {@link RUN_TIMES_KEPT}). */
+/** The times of the latest runs (the newest {@link RUN_TIMES_KEPT}). */
 export class RunTimes {
   readonly #times: number[] = [];
 
@@ -46,7 +47,7 @@ export class RunTimes {
   }
 }
 
-/** Published runs whose times a worker keeps (for the deadline check). */
+/** Runs whose times a worker keeps (for the deadline check). */
 export const RUN_TIMES_KEPT = 32;
 
 /**

@@ -1,0 +1,117 @@
+/**
+ * A worker whose runs all come too late to publish (the sessions compact while it summarizes:
+ * a fleet in lockstep faster than the summarizer) still learns how long a run takes: a later
+ * job whose deadline it cannot meet is dropped unsummarized (`expired`). It learned only from
+ * published runs, so such a worker summarized every job for nothing. Real redis-server, a
+ * worker in this process, jobs added as an agent adds them.
+ */
+
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { CompactMessage } from '../../src/core/messages/message.js';
+import type { PreparationJob } from '../../src/core/queues/preparation-queue.js';
+import {
+  bullmqPreparationQueue,
+  type PreparationJobOutcome,
+  startPreparationWorker,
+} from '../../src/queue/index.js';
+import { redisSessionStore } from '../../src/storage/redis/index.js';
+import { type RedisTestServer, redisAvailable, startRedisServer } from '../support/redis-server.js';
+
+const withRedis = redisAvailable('late runs are timed');
+let server: RedisTestServer;
+
+beforeAll(async () => {
+  if (withRedis) server = await startRedisServer();
+});
+
+afterAll(async () => {
+  await server?.stop();
+});
+
+const message: CompactMessage = {
+  id: 'm0',
+  role: 'user',
+  kind: 'message',
+  text: 'hello',
+  toolCalls: [],
+  toolResults: [],
+  index: 0,
+  format: 'openai-chat',
+  raw: { role: 'user', content: 'hello' },
+};
+
+function job(key: string, deadline?: number): PreparationJob {
+  return {
+    key,
+    sessionId: key,
+    baseVersion: 0,
+    foldedIds: ['m0'],
+    foldedHashes: ['h0'],
+    messages: [message],
+    strategy: 'structured',
+    maxTokens: 500,
+    enqueuedAt: Date.now(),
+    ...(deadline === undefined ? {} : { deadline }),
+  };
+}
+
+describe.runIf(withRedis)('a worker whose runs come too late', () => {
+  it('times them, and drops a later job it cannot finish by its deadline without a summarizer call', async () => {
+    const name = `q-${randomUUID()}`;
+    const keyPrefix = `late-test:${randomUUID()}:`;
+    const store = redisSessionStore({ url: server.url, keyPrefix });
+    const queue = bullmqPreparationQueue({ connection: server.url, name });
+    const calls: string[] = [];
+    const outcomes: PreparationJobOutcome[] = [];
+    const done: (() => void)[] = [];
+    let started!: () => void;
+    const summarizing = new Promise<void>((resolve) => {
+      started = resolve;
+    });
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const worker = await startPreparationWorker({
+      connection: server.url,
+      store,
+      name,
+      summarizer: {
+        name: 'gated',
+        summarize: async (request) => {
+          calls.push(request.sessionId);
+          started();
+          await gate;
+          return { text: '## Task\n- a summary' };
+        },
+      },
+      onJobDone: (outcome) => {
+        outcomes.push(outcome);
+        done.shift()?.();
+      },
+    });
+    const jobDone = () => new Promise<void>((resolve) => done.push(resolve));
+    try {
+      // The session compacts while the worker summarizes: the run ends superseded, late.
+      const first = jobDone();
+      await queue.enqueue(job('a'));
+      await summarizing;
+      await store.set('a', { sessionId: 'a', version: 1, coveredIds: [], updatedAt: Date.now() });
+      release();
+      await first;
+      expect(outcomes[0]).toMatchObject({ result: 'superseded', summarized: true });
+
+      // A job whose deadline has passed: even the fastest run would be late.
+      const second = jobDone();
+      await queue.enqueue(job('b', Date.now() - 1));
+      await second;
+      expect(outcomes[1]).toMatchObject({ sessionId: 'b', result: 'expired', summarized: false });
+      expect(calls).toEqual(['a']);
+    } finally {
+      await worker.close();
+      await queue.close();
+      await store.close();
+    }
+  });
+});

@@ -269,8 +269,10 @@ export class ParsedBodies {
     if (closest === undefined) return undefined;
     const { kept, count } = closest;
     const shift = start - kept.layout.start;
-    const ends: number[] = new Array(count);
-    for (let i = 0; i < count; i++) ends[i] = kept.layout.ends[i]! + shift;
+    // A copy, shifted when the fields before the conversation changed length: `new Array(n)`
+    // of 300k is a dictionary-mode array, whose filling held the loop ~9 ms (issue 47).
+    const ends = kept.layout.ends.slice(0, count);
+    if (shift !== 0) for (let i = 0; i < count; i++) ends[i]! += shift;
     // The separator after the last message taken: the new messages follow it. Where the kept
     // body closed its array right after that message, this one may have spaces before its `,`.
     const separator = skipSpace(bytes, ends[count - 1]!);

@@ -166,18 +166,21 @@ function flatRecords(chunk: Record<string, unknown>): Record<string, unknown> | 
 
 /** The same of an array, a slice of elements a step. */
 function* arrayCopy(value: readonly unknown[]): Steps<unknown[]> {
-  const out: unknown[] = new Array(value.length);
+  // Pushed, not `new Array(length)`: past ~100k that is a dictionary-mode array (slow to fill
+  // and to read, 300k covered ids: issue 47).
+  const out: unknown[] = [];
   for (let start = 0; start < value.length; start += CHUNK_ENTRIES) {
     const end = Math.min(value.length, start + CHUNK_ENTRIES);
     let flat = true;
     for (let i = start; i < end && flat; i++) {
       const copied = flatCopy(value[i]);
       if (copied === NOT_FLAT) flat = false;
-      else out[i] = copied;
+      else out.push(copied);
     }
     if (!flat) {
+      out.length = start;
       const copied = roundTrip(value.slice(start, end)) as unknown[];
-      for (let i = start; i < end; i++) out[i] = copied[i - start];
+      for (let i = start; i < end; i++) out.push(copied[i - start]);
     }
     yield;
   }

@@ -4,28 +4,50 @@ export interface DiffLine {
   text: string;
 }
 
-/** Above this many cells the diff gives up on alignment (every line changed). */
+/** Above this many cells one diff gives up on alignment (every line changed). */
 const MAX_CELLS = 4_000_000;
+
+/**
+ * The alignment work (cells: lines before × lines after) the diffs of one page may still
+ * spend, shared by them: a trace of many long summaries cannot make each of its diffs take
+ * the full allowance. `refused` counts the diffs that found too little left.
+ */
+export interface DiffBudget {
+  cells: number;
+  refused: number;
+}
+
+/** The cells of alignment one report spends at most on its summary diffs. */
+export const REPORT_DIFF_CELLS = 16_000_000;
+
+/** A fresh {@link DiffBudget} of `cells`. */
+export function diffBudget(cells = MAX_CELLS): DiffBudget {
+  return { cells, refused: 0 };
+}
 
 /**
  * A line diff of two texts by longest common subsequence: the lines of `next` in order,
  * marked `same` or `added`, with the lines of `previous` that are gone marked `removed`
- * where they stood.
+ * where they stood. Alignment spends `budget`; without enough left every line reads changed
+ * (and `budget.refused` counts it).
  *
  * @example
  * ```ts
  * lineDiff('a\nb', 'a\nc'); // same a, removed b, added c
  * ```
  */
-export function lineDiff(previous: string, next: string): DiffLine[] {
+export function lineDiff(previous: string, next: string, budget = diffBudget()): DiffLine[] {
   const a = previous === '' ? [] : previous.split('\n');
   const b = next === '' ? [] : next.split('\n');
-  if (a.length * b.length > MAX_CELLS) {
+  const cells = a.length * b.length;
+  if (cells > Math.min(MAX_CELLS, budget.cells)) {
+    budget.refused++;
     return [
       ...a.map((text) => ({ kind: 'removed' as const, text })),
       ...b.map((text) => ({ kind: 'added' as const, text })),
     ];
   }
+  budget.cells -= cells;
   // lengths[i][j]: the LCS of a[i..] and b[j..].
   const width = b.length + 1;
   const lengths = new Uint32Array((a.length + 1) * width);

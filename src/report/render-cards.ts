@@ -1,4 +1,5 @@
 import { escapeHtml } from './html-escape.js';
+import { type DiffBudget, diffBudget, REPORT_DIFF_CELLS } from './line-diff.js';
 import { summaryDiff } from './summary-diff.js';
 import { freedText, levelLabel, type TraceCompaction, type TraceError } from './trace-model.js';
 
@@ -61,15 +62,20 @@ function refsBlock(compaction: TraceCompaction): string {
   return `<details class="refs"><summary>recall refs (${refs.length})</summary><code>${refs.map(escapeHtml).join(' ')}</code></details>`;
 }
 
-/** The summary with what changed from the previous version marked (`ins` / `del` lines). */
-function summaryBlock(compaction: TraceCompaction, previous: string | undefined): string {
+/**
+ * The summary with what changed from the previous version marked (`ins` / `del` lines); shown
+ * whole, and said so, when the page's diff budget cannot align it with the previous one.
+ */
+function summaryBlock(compaction: TraceCompaction, previous: string | undefined, budget: DiffBudget): string {
   if (compaction.summary === undefined) return '<p class="muted">No new summary in this compaction.</p>';
-  // The first summary is shown plain; later ones mark what changed.
-  const diff =
-    previous === undefined
-      ? compaction.summary.split('\n').map((text) => ({ kind: 'same' as const, text }))
-      : summaryDiff(previous, compaction.summary);
-  const lines = diff.map((line) => {
+  const refused = budget.refused;
+  const diff = previous === undefined ? undefined : summaryDiff(previous, compaction.summary, budget);
+  const compared = diff !== undefined && budget.refused === refused;
+  // The first summary, or one too long to compare, is shown plain.
+  const shown = compared
+    ? diff
+    : compaction.summary.split('\n').map((text) => ({ kind: 'same' as const, text }));
+  const lines = shown.map((line) => {
     const text = escapeHtml(line.text) || '&nbsp;';
     if (line.kind === 'added') return `<ins class="line added">${text}</ins>`;
     if (line.kind === 'removed') return `<del class="line removed">${text}</del>`;
@@ -81,16 +87,20 @@ function summaryBlock(compaction: TraceCompaction, previous: string | undefined)
   const legend =
     previous === undefined
       ? 'first summary'
-      : 'changes from the previous summary: added lines in green, removed in red (list items compared regardless of order)';
+      : compared
+        ? 'changes from the previous summary: added lines in green, removed in red (list items compared regardless of order)'
+        : 'shown whole: too long to compare line by line with the previous summary';
   return `<div class="summary"><h4>Summary <span class="muted">${meta}</span></h4><p class="muted">${legend}</p><pre>${lines.join('\n')}</pre></div>`;
 }
 
 /**
  * One card per compaction. A summary is compared with the previous one of its own session
- * (a trace may hold several); with several sessions each card names its session.
+ * (a trace may hold several); with several sessions each card names its session. The diffs
+ * share one budget of alignment work, so a trace of many long summaries renders in bounded time.
  */
 export function renderCards(compactions: readonly TraceCompaction[]): string {
   const previousOf = new Map<string, string>();
+  const budget = diffBudget(REPORT_DIFF_CELLS);
   const sessions = new Set(compactions.map((compaction) => compaction.call.sessionId));
   const cards = compactions.map((compaction) => {
     const number = escapeHtml(compaction.number);
@@ -102,7 +112,7 @@ export function renderCards(compactions: readonly TraceCompaction[]): string {
 ${levelsTable(compaction)}
 <p class="counts">${escapeHtml(countsText(compaction))}</p>
 ${errorsBlock(compaction.errors)}
-${summaryBlock(compaction, previousOf.get(compaction.call.sessionId))}
+${summaryBlock(compaction, previousOf.get(compaction.call.sessionId), budget)}
 ${refsBlock(compaction)}
 </section>`;
     if (compaction.summary !== undefined) previousOf.set(compaction.call.sessionId, compaction.summary);

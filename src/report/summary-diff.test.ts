@@ -51,4 +51,29 @@ describe('summaryDiff', () => {
     expect(html.match(/<section/g)).toHaveLength(2);
     expect(html).not.toMatch(/<ins|<del/);
   });
+
+  it('in cards: the diffs of a page share one budget; past it a summary is shown whole, and said so', () => {
+    // Three prose sections of 1,500 lines: 6.75M cells of alignment per diff, so the page's
+    // 16M allow two diffs. Without the shared budget every diff took its full allowance, and a
+    // 10 MB trace of such summaries took 20 s to render.
+    const long = (c: number) =>
+      [0, 1, 2]
+        .map((k) => {
+          const lines = Array.from({ length: 1500 }, (_, l) =>
+            l % 2 === 0 ? `stable ${k}.${l}` : `c${c} ${k}.${l}`,
+          );
+          return `## Part ${k}\n${lines.join('\n')}`;
+        })
+        .join('\n');
+    const events: AnyCompactEvent[] = [];
+    for (let c = 0; c < 4; c++) events.push(...sampleCompactionEvents({ sessionId: 's', summary: long(c) }));
+    const cards = renderCards(buildTraceModel(events).compactions).split('<section').slice(1);
+    expect(cards).toHaveLength(4);
+    expect(cards[0]).toContain('first summary');
+    for (const card of cards.slice(1, 3))
+      expect(card).toMatch(/changes from the previous summary[\s\S]*<del/);
+    expect(cards[3]).toContain('shown whole: too long to compare');
+    expect(cards[3]).not.toMatch(/<ins|<del/);
+    expect(cards[3]).toContain('c3 2.1499');
+  });
 });

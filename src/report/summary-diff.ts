@@ -1,4 +1,4 @@
-import { type DiffLine, lineDiff } from './line-diff.js';
+import { type DiffBudget, type DiffLine, diffBudget, lineDiff } from './line-diff.js';
 
 /** A `## heading` and the lines under it (the text before the first heading has heading ''). */
 interface Section {
@@ -55,9 +55,9 @@ function listDiff(previous: readonly string[], next: readonly string[]): DiffLin
   return out;
 }
 
-function bodyDiff(previous: readonly string[], next: readonly string[]): DiffLine[] {
+function bodyDiff(previous: readonly string[], next: readonly string[], budget: DiffBudget): DiffLine[] {
   if (isList(previous) && isList(next)) return listDiff(previous, next);
-  return lineDiff(previous.join('\n'), next.join('\n'));
+  return lineDiff(previous.join('\n'), next.join('\n'), budget);
 }
 
 const all = (kind: DiffLine['kind'], section: Section): DiffLine[] => [
@@ -69,18 +69,19 @@ const all = (kind: DiffLine['kind'], section: Section): DiffLine[] => [
  * What changed from one summary to the next, section by section (`## heading`): sections are
  * aligned by their headings; within a section that is a list on both sides (identifiers,
  * decisions, files) items are compared regardless of order; other sections get a line diff.
+ * Every line diff spends the one `budget` (see {@link lineDiff}).
  *
  * @example
  * ```ts
  * summaryDiff('## Ids\n- a\n- b', '## Ids\n- b\n- a'); // every line `same`
  * ```
  */
-export function summaryDiff(previous: string, next: string): DiffLine[] {
+export function summaryDiff(previous: string, next: string, budget = diffBudget()): DiffLine[] {
   const a = sections(previous);
   const b = sections(next);
   // Headings aligned with the line diff; a prefix keeps an empty heading from reading as no line.
   const key = (section: Section) => `#${section.heading}`;
-  const headings = lineDiff(a.map(key).join('\n'), b.map(key).join('\n'));
+  const headings = lineDiff(a.map(key).join('\n'), b.map(key).join('\n'), budget);
   const out: DiffLine[] = [];
   let i = 0;
   let j = 0;
@@ -91,7 +92,7 @@ export function summaryDiff(previous: string, next: string): DiffLine[] {
       const left = a[i++]!;
       const right = b[j++]!;
       if (right.heading !== '') out.push({ kind: 'same', text: right.heading });
-      out.push(...bodyDiff(left.lines, right.lines));
+      out.push(...bodyDiff(left.lines, right.lines, budget));
     }
   }
   return out;

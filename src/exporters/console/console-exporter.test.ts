@@ -106,6 +106,34 @@ describe('consoleExporter, summary format (the default)', () => {
     expect(lines.some((l) => / ERROR \w+: /.test(l))).toBe(true);
     expect(out.text()).not.toContain('compact.token_estimate');
   });
+
+  it('never writes the terminal controls a session id, error or summary carries, in any format', async () => {
+    // A window title set, the screen cleared, red on, and a right-to-left override.
+    const controls = '\u001b]0;pwned\u0007\u001b[2J\u001b[31m\u202e';
+    const events = sampleCompactionEvents({
+      sessionId: `s${controls}`,
+      summary: `Goal ${controls}`,
+      withError: true,
+    }).map((event) =>
+      event.name === 'compact.error'
+        ? ({
+            ...event,
+            properties: { ...event.properties, message: `provider said ${controls}` },
+          } as typeof event)
+        : event,
+    );
+    for (const format of ['summary', 'pretty', 'json'] as const) {
+      const out = sink();
+      await consoleExporter({ format, stream: out.stream }).export(events);
+      expect(out.text()).toContain('session');
+      expect(out.text()).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202e]/);
+      if (format === 'json') {
+        // The JSON lines still parse to the same values.
+        const first = JSON.parse(out.text().split('\n')[0]!) as { session_id: string };
+        expect(first.session_id).toBe(`s${controls}`);
+      } else expect(out.text()).toContain('\\u{1b}]0;pwned');
+    }
+  });
 });
 
 describe('defineExporter', () => {

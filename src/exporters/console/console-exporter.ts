@@ -1,3 +1,4 @@
+import { jsonTerminalText, terminalText } from '../../cli/terminal-text.js';
 import type { AnyCompactEvent, EventExporter } from '../../core/events/events.js';
 import {
   type ExportPrivacyOptions,
@@ -100,8 +101,11 @@ export function consoleExporter(options: ConsoleExporterOptions = {}): EventExpo
         }
       }
       if (lines.length === 0) return;
+      // Lines carry the conversation's text (session ids, error messages, summaries) to a
+      // terminal: its escape sequences and bidi overrides are made visible, never acted on.
+      const text = lines.join('\n');
       try {
-        stream.write(`${lines.join('\n')}\n`);
+        stream.write(`${format === 'json' ? jsonTerminalText(text) : terminalText(text)}\n`);
       } catch {
         // A closed stream must not break the agent loop.
       }

@@ -199,4 +199,19 @@ describe("the proxy's connection to the upstream", () => {
     expect(provider.seen.connections).toBe(1);
     expect(provider.seen.closedByProxy).toBe(1);
   });
+
+  it("whose answer's head Node cannot read (over 16 KB) is a 502 that says so, not 'could not be reached'", async () => {
+    const provider = await upstream((request, response) => {
+      response.writeHead(200, { 'content-type': 'application/json', 'x-big': 'a'.repeat(20_000) });
+      response.end('{}');
+      return request.method === 'POST';
+    });
+    const proxy = await proxyTo(provider.url);
+    const response = await ask(proxy, 0);
+    expect(response.status).toBe(502);
+    expect(await response.json()).toMatchObject({
+      error: { type: 'upstream_bad_response', message: expect.stringContaining('HPE_HEADER_OVERFLOW') },
+    });
+    expect(provider.seen.requests).toBe(1);
+  });
 });

@@ -33,6 +33,10 @@ export async function callUpstream(
         'upstream_connection_reset',
         `the upstream closed the connection before answering (${cause}); the request may have reached it and was not sent again`,
       );
+    // Node's parser refused the answer (HPE_HEADER_OVERFLOW: its head over 16 KB, as undici's
+    // limit too; HPE_INVALID_*): the upstream was reached, its answer is what failed.
+    if (cause.startsWith('HPE_'))
+      return proxyError(502, 'upstream_bad_response', `the upstream's answer could not be read (${cause})`);
     return proxyError(502, 'upstream_unreachable', `the upstream could not be reached (${cause})`);
   }
 }

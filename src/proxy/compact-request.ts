@@ -12,6 +12,7 @@ import type { CompactManager } from '../core/manager/compact-manager.js';
 import type { CompactionResult } from '../core/manager/manager-options.js';
 import { CHAT_TURNS, isSummaryText, summaryFirst } from '../core/messages/summary-first.js';
 import { bodyReplyTokens } from '../core/preflight/body/reply-tokens.js';
+import type { KnownConversations } from './known-conversations.js';
 import type { ParsedBodies, ParsedRequest } from './parsed-bodies.js';
 import type { ProxyLogEntry } from './proxy-options.js';
 import type { ProxyRoute } from './proxy-routes.js';
@@ -94,21 +95,25 @@ function isHistory(
   return true;
 }
 
-/** The request's session: the header's, else the fingerprint (taken from the body it extends when it can). */
+/**
+ * The request's session: the header's, else the fingerprint of its opening (taken from the body
+ * it extends when it can), told apart from other conversations that open alike by `known`.
+ */
 async function sessionOf(
   route: ProxyRoute,
   parsed: ParsedRequest,
   messages: readonly unknown[],
-  header: string | undefined,
-  signal: AbortSignal,
+  options: { header: string | undefined; signal: AbortSignal; known: KnownConversations },
 ) {
-  const named = headerSession(header);
+  const named = headerSession(options.header);
   if (named !== undefined) return { session: named, fingerprint: undefined };
   const from = parsed.from;
-  if (from?.fingerprint !== undefined && parsed.reused >= from.fingerprintSpan)
-    return { session: from.fingerprint, fingerprint: { id: from.fingerprint, span: from.fingerprintSpan } };
-  const fingerprint = await fingerprintInSlices(route.format, messages, signal);
-  return { session: fingerprint.id, fingerprint };
+  const fingerprint =
+    from?.fingerprint !== undefined && parsed.reused >= from.fingerprintSpan
+      ? { id: from.fingerprint, span: from.fingerprintSpan }
+      : await fingerprintInSlices(route.format, messages, options.signal);
+  const session = await options.known.sessionOf(route.format, fingerprint.id, messages, options.signal);
+  return { session, fingerprint };
 }
 
 /**
@@ -150,6 +155,7 @@ export async function compactRequest(
     cacheBreakpoints: boolean;
     lastViews: LastViews;
     bodies: ParsedBodies;
+    known: KnownConversations;
   },
 ): Promise<CompactedRequest> {
   const { body, bytes } = parsed;
@@ -158,13 +164,11 @@ export async function compactRequest(
   if (original === undefined || original.length === 0)
     return { body: bytes, session: undefined, streamed, log: {} };
   let mark = clock.now();
-  const { session, fingerprint } = await sessionOf(
-    route,
-    parsed,
-    original,
-    options.sessionHeader,
-    options.signal,
-  );
+  const { session, fingerprint } = await sessionOf(route, parsed, original, {
+    header: options.sessionHeader,
+    signal: options.signal,
+    known: options.known,
+  });
   options.bodies.remember(session, parsed, route, fingerprint);
   const log: Partial<ProxyLogEntry> = {
     session,

@@ -14,6 +14,7 @@ import { callUpstream, proxyError } from './call-upstream.js';
 import { compactRequest, LastViews } from './compact-request.js';
 import { EARLY_MIN_BYTES, EarlyForward, PREFIX_BYTES, RewrittenSessions } from './early-forward.js';
 import { forwardHeaders, upstreamUrl } from './forward-request.js';
+import { KnownConversations } from './known-conversations.js';
 import { DEFAULT_REUSE_BYTES, ParsedBodies } from './parsed-bodies.js';
 import { passBack } from './pass-back.js';
 import { type CompactionProxyOptions, DEFAULT_MAX_BODY_BYTES, type ProxyLogEntry } from './proxy-options.js';
@@ -38,6 +39,7 @@ export class ProxyHandler {
   readonly maxSize: number;
   private readonly manager: CompactManager;
   private readonly lastViews = new LastViews();
+  private readonly known = new KnownConversations();
   private readonly bodies: ParsedBodies;
   private readonly rewritten = new RewrittenSessions();
   private readonly forwardEarly: boolean;
@@ -232,6 +234,7 @@ export class ProxyHandler {
         cacheBreakpoints: this.options.cacheBreakpoints ?? true,
         lastViews: this.lastViews,
         bodies: this.bodies,
+        known: this.known,
       });
     } catch (error) {
       if (isCompactError(error, 'invalid_config'))

@@ -119,6 +119,39 @@ function* fingerprintSteps(
   return { id: `${FINGERPRINT_PREFIX}${digest.slice(0, 32)}`, span };
 }
 
+/** Whether two messages are the same for a session's identity: cache marks aside, system prompts alike. */
+export function sameMessage(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (SYSTEM_ROLES.has(roleOf(a)) && SYSTEM_ROLES.has(roleOf(b))) return true;
+  return JSON.stringify(a, withoutCacheMarks) === JSON.stringify(b, withoutCacheMarks);
+}
+
+/**
+ * The session of a conversation that parts from the one known under its fingerprint: `fp-` and
+ * 32 hex digits of a SHA-256 over the format and its first `count` messages (up to and with the
+ * first that differs; system messages and cache marks left out), so that every call of it, on
+ * any instance that knew the other, finds the same id. A step per message.
+ */
+export function forkSessionInSlices(
+  format: MessageFormat,
+  messages: readonly unknown[],
+  count: number,
+  signal?: AbortSignal,
+): Promise<string> {
+  return runStepsYielding(forkSteps(format, messages, count), SLICE_MS, signal);
+}
+
+function* forkSteps(format: MessageFormat, messages: readonly unknown[], count: number): Steps<string> {
+  const hash = createHash('sha256').update(`${format}\u0000fork\u0000`);
+  for (let i = 0; i < Math.min(count, messages.length); i++) {
+    const message = messages[i];
+    if (!SYSTEM_ROLES.has(roleOf(message)))
+      hash.update(`${JSON.stringify(message, withoutCacheMarks) ?? 'null'}\u0000`);
+    yield;
+  }
+  return `${FINGERPRINT_PREFIX}${hash.digest('hex').slice(0, 32)}`;
+}
+
 /** The session named by the header, checked; `undefined` without the header. */
 export function headerSession(value: string | undefined): string | undefined {
   if (value === undefined) return undefined;

@@ -1,12 +1,12 @@
 /**
- * Conversations that open with the same first message share one fingerprint session through
- * one proxy without a session header. Review 80c measured two 25-step loops alternating
- * compacting on 26 of their 50 calls against 5 one after the other; on this tree the session's
- * branches (core/session/session-state.ts: a history that does not match the state resumes the
- * earlier state it matches) resume each conversation's own state, and alternating costs no more
- * summaries than one after the other (bench/notes/proxy-81.md). These tests keep it so, and
- * keep one conversation in one session as it grows, is compacted, moves its Anthropic cache
- * marks or resends an earlier turn. Real HTTP on loopback, a bare upstream.
+ * Conversations that open with the same first message (a canned one) share one fingerprint,
+ * through one proxy without a session header. The session's state followed whichever called
+ * last (the core resumes up to 4 earlier branches): six 25-step loops alternating summarized
+ * 55 times in 150 calls, against 13 one after the other (each a paid call with an LLM
+ * summarizer). Now each keeps a session of its own once two of them alternate, and alternating
+ * costs no more summaries than one after the other. One conversation stays in one session as it
+ * grows, is compacted, moves its Anthropic cache marks, resends an earlier turn or edits one.
+ * Real HTTP on loopback, a bare upstream.
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -21,6 +21,7 @@ afterEach(async () => {
 });
 
 const STEPS = 25;
+const LOOPS = ['A', 'B', 'C', 'D', 'E', 'F'];
 
 async function bareUpstream(bodies: string[]): Promise<string> {
   const server = createServer((request, response) => {
@@ -73,7 +74,14 @@ function chatHistory(loop: string, step: number): Message[] {
   for (let s = 0; s < step; s++) {
     const call = { id: `call_${s}`, type: 'function', function: { name: 'probe', arguments: `{"n":${s}}` } };
     messages.push({ role: 'assistant', content: null, tool_calls: [call] });
-    messages.push({ role: 'tool', tool_call_id: `call_${s}`, content: `LOOP-${loop}\n${toolOutput(s)}` });
+    messages.push({
+      role: 'tool',
+      tool_call_id: `call_${s}`,
+      content: toolOutput(s)
+        .split('\n')
+        .map((line) => `LOOP-${loop} ${line}`)
+        .join('\n'),
+    });
   }
   return messages;
 }
@@ -123,29 +131,28 @@ const compactMs = (logs: ProxyLogEntry[]) =>
 describe('two conversations with the same first message', () => {
   it('alternating, summarize no more often than one after the other, and never mix', async () => {
     const sequential = await proxy();
-    for (const loop of ['A', 'B'])
+    for (const loop of LOOPS)
       for (let step = 0; step < STEPS; step++) await chat(sequential.proxy, loop, step);
     const alternating = await proxy();
     for (let step = 0; step < STEPS; step++)
-      for (const loop of ['A', 'B']) await chat(alternating.proxy, loop, step);
-    const figures = {
-      sequential: {
-        summaries: sequential.summaries(),
-        applied: compactions(sequential.logs),
-        compactMs: compactMs(sequential.logs),
-      },
-      alternating: {
-        summaries: alternating.summaries(),
-        applied: compactions(alternating.logs),
-        compactMs: compactMs(alternating.logs),
-      },
-    };
-    console.log(`${2 * STEPS} calls: ${JSON.stringify(figures)}`);
+      for (const loop of LOOPS) await chat(alternating.proxy, loop, step);
+    const figure = (run: typeof sequential) => ({
+      summaries: run.summaries(),
+      applied: compactions(run.logs),
+      compactMs: compactMs(run.logs),
+    });
+    const figures = { sequential: figure(sequential), alternating: figure(alternating) };
+    console.log(`${LOOPS.length} loops, ${LOOPS.length * STEPS} calls: ${JSON.stringify(figures)}`);
     expect(figures.sequential.summaries).toBeGreaterThan(0);
     expect(figures.alternating.summaries).toBeLessThanOrEqual(figures.sequential.summaries);
-    // Nothing of one loop reached the upstream in the other's requests.
-    for (const [i, body] of alternating.bodies.entries())
-      expect(body.includes(i % 2 === 0 ? 'LOOP-B' : 'LOOP-A')).toBe(false);
+    // Nothing of one loop reached the upstream in another's requests.
+    for (const [i, body] of alternating.bodies.entries()) {
+      const own = LOOPS[i % LOOPS.length]!;
+      for (const other of LOOPS) if (other !== own) expect(body.includes(`LOOP-${other} `)).toBe(false);
+    }
+    // Each loop ends in a session of its own.
+    const last = alternating.logs.slice(-LOOPS.length).map((entry) => entry.session);
+    expect(new Set(last).size).toBe(LOOPS.length);
   });
 
   it('named by the header, stay in the header sessions', async () => {
@@ -181,6 +188,18 @@ describe('one conversation', () => {
   it('stays in one session when a call is sent again (a retry) or an earlier turn is resent', async () => {
     const running = await proxy();
     for (const step of [0, 1, 2, 3, 3, 4, 5, 2, 6]) await chat(running.proxy, 'A', step);
+    expect(new Set(running.logs.map((entry) => entry.session)).size).toBe(1);
+  });
+
+  it('stays in one session when a turn is edited (a rewind), then goes on', async () => {
+    const running = await proxy();
+    for (let step = 0; step < STEPS; step++) {
+      const messages = chatHistory('A', step);
+      // From step 12 on, the tool's answer of step 3 reads differently (edited in place).
+      if (step >= 12) messages[8] = { ...messages[8]!, content: 'edited' };
+      await send(running.proxy, '/v1/chat/completions', { model: 'gpt-4o', messages });
+    }
+    expect(compactions(running.logs)).toBeGreaterThan(0);
     expect(new Set(running.logs.map((entry) => entry.session)).size).toBe(1);
   });
 });

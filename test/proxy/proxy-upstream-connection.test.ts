@@ -166,9 +166,12 @@ describe("the proxy's connection to the upstream", () => {
     const proxy = await startProxy({ upstream: provider.url, manager, port: 0, forwardEarly: false });
     cleanups.push(() => proxy.close({ graceMs: 1000 }));
     expect((await ask(proxy, 0)).status).toBe(200);
+    // The bulk outside the conversation: read and forwarded at once, so that the kept
+    // connection does not sit idle past its 4 s while the proxy counts tokens.
     const big = JSON.stringify({
       model: 'gpt-4o',
-      messages: [{ role: 'user', content: 'x'.repeat(16 * 1024 * 1024) }],
+      messages: [{ role: 'user', content: 'hi' }],
+      metadata: { padding: 'x'.repeat(16 * 1024 * 1024) },
     });
     const response = await fetch(`${proxy.url}/v1/chat/completions`, {
       method: 'POST',
@@ -195,5 +198,20 @@ describe("the proxy's connection to the upstream", () => {
     await provider.closed(1);
     expect(provider.seen.connections).toBe(1);
     expect(provider.seen.closedByProxy).toBe(1);
+  });
+
+  it("whose answer's head Node cannot read (over 16 KB) is a 502 that says so, not 'could not be reached'", async () => {
+    const provider = await upstream((request, response) => {
+      response.writeHead(200, { 'content-type': 'application/json', 'x-big': 'a'.repeat(20_000) });
+      response.end('{}');
+      return request.method === 'POST';
+    });
+    const proxy = await proxyTo(provider.url);
+    const response = await ask(proxy, 0);
+    expect(response.status).toBe(502);
+    expect(await response.json()).toMatchObject({
+      error: { type: 'upstream_bad_response', message: expect.stringContaining('HPE_HEADER_OVERFLOW') },
+    });
+    expect(provider.seen.requests).toBe(1);
   });
 });

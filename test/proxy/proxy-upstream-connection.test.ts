@@ -165,14 +165,15 @@ describe("the proxy's connection to the upstream", () => {
     const manager = new CompactManager({ model: 'gpt-4o', maxContextTokens: 8_000_000 });
     const proxy = await startProxy({ upstream: provider.url, manager, port: 0, forwardEarly: false });
     cleanups.push(() => proxy.close({ graceMs: 1000 }));
-    expect((await ask(proxy, 0)).status).toBe(200);
     // The bulk outside the conversation: read and forwarded at once, so that the kept
-    // connection does not sit idle past its 4 s while the proxy counts tokens.
+    // connection does not sit idle past its 4 s while the proxy counts tokens; built before
+    // the first call, so that its making is not in that gap either.
     const big = JSON.stringify({
       model: 'gpt-4o',
       messages: [{ role: 'user', content: 'hi' }],
       metadata: { padding: 'x'.repeat(16 * 1024 * 1024) },
     });
+    expect((await ask(proxy, 0)).status).toBe(200);
     const response = await fetch(`${proxy.url}/v1/chat/completions`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: 'Bearer test' },

@@ -73,7 +73,11 @@ export interface BullmqPreparationQueue extends PreparationQueue {
    * reuses the session id. Gives up after `enqueueTimeoutMs`.
    */
   forget(key: string, throughVersion: number): Promise<void>;
-  /** Closes the queue's Redis connection (jobs stay in Redis for the workers). */
+  /**
+   * Closes the queue's Redis connection (jobs stay in Redis for the workers): waits for the
+   * commands in flight up to a second, then drops the connection (a stalled or unreachable
+   * Redis never answers them).
+   */
   close(): Promise<void>;
 }
 
@@ -159,9 +163,29 @@ export function bullmqPreparationQueue(options: BullmqPreparationQueueOptions): 
     counts: async () => (await open()).schedule.counts(),
     async close() {
       closed = true;
-      if (queue) await (await queue).q.close();
+      if (!queue) return;
+      const { q } = await queue;
+      // A graceful close waits for the commands in flight, which a stalled or unreachable Redis
+      // never answers: past the bound the connection is dropped (as the Redis session store's).
+      const closing = q.close().then(
+        () => true,
+        () => true,
+      );
+      if (!(await settlesWithin(closing, CLOSE_TIMEOUT_MS))) await q.disconnect().catch(() => {});
     },
   };
+}
+
+/** How long `close()` waits for the queue's commands in flight before it drops the connection (ms). */
+const CLOSE_TIMEOUT_MS = 1_000;
+
+/** True when `work` settled within `ms`, false once `ms` passed first. */
+function settlesWithin(work: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  return Promise.race([work.then(() => true), late]).finally(() => clearTimeout(timer));
 }
 
 /** `work`, or a `storage_failed` rejection once `ms` passed (the work is not cancelled). */

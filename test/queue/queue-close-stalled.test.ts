@@ -1,0 +1,42 @@
+/**
+ * The agent's queue closes while Redis is stalled with a command in flight (SIGSTOP: the server
+ * accepts and never answers): `close()` drops the connection past its bound, as the Redis
+ * session store's does, where it waited for an answer until the server came back (forever,
+ * were it never to). Real redis-server of its own (it is stopped).
+ */
+
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bullmqPreparationQueue } from '../../src/queue/index.js';
+import { type RedisTestServer, redisAvailable, startRedisServer } from '../support/redis-server.js';
+
+const withRedis = redisAvailable('queue close at a stalled Redis');
+let server: RedisTestServer;
+
+beforeAll(async () => {
+  if (withRedis) server = await startRedisServer();
+});
+
+afterAll(async () => {
+  await server?.stop();
+});
+
+describe.runIf(withRedis)('the preparation queue at a stalled Redis', () => {
+  it('close() settles while the server is still stopped', { timeout: 60_000 }, async () => {
+    const queue = bullmqPreparationQueue({ connection: server.url, name: `q-${randomUUID()}` });
+    await queue.counts();
+    process.kill(server.pid, 'SIGSTOP');
+    try {
+      // A command in flight that the stopped server never answers.
+      const inFlight = queue.counts().then(
+        () => 'answered',
+        () => 'failed',
+      );
+      // The server runs again only after close() settled (finally): before, close() never did.
+      await queue.close();
+      expect(await inFlight).toBe('failed');
+    } finally {
+      process.kill(server.pid, 'SIGCONT');
+    }
+  });
+});

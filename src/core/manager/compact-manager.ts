@@ -11,7 +11,6 @@ import { cachePriceFor, checkPricing, type SessionCost } from '../counting/sessi
 import { holdEncodings, type TokenCounter, tokenCounterFor } from '../counting/token-counter.js';
 import { warnUnknownModel } from '../counting/unknown-model-warning.js';
 import { UsageLedger } from '../counting/usage-ledger.js';
-import { CompactError } from '../errors.js';
 import { EventBus, newOperation } from '../events/event-bus.js';
 import type {
   CompactEvent,
@@ -27,6 +26,7 @@ import { estimateRequest } from '../preflight/index/estimate-request.js';
 import type { PipelineDeps } from '../preflight/prepare-request.js';
 import { CallQueue } from '../queues/call-queue.js';
 import type { Redactor } from '../redaction/redactor.js';
+import { checkCallSessionId } from '../session/session-id.js';
 import { MemorySessionStore, type SessionState, type SessionStore } from '../session/session-store.js';
 import type { FailOpenStore } from '../store/fail-open-store.js';
 import { pipelineStore } from '../store/pipeline-store.js';
@@ -298,11 +298,7 @@ export class CompactManager {
     messages: readonly M[],
     options: CompactOptions = {},
   ): Promise<CompactionResult<M>> {
-    if (typeof sessionId !== 'string' || sessionId === '') {
-      throw new CompactError('invalid_messages', 'sessionId must be a non-empty string', {
-        issues: [{ path: ['sessionId'], message: 'must be a non-empty string' }],
-      });
-    }
+    checkCallSessionId(sessionId);
     checkCallOptions(options);
     const codec = codecFor(messages, options.format);
     const key = this.#keyOf(sessionId, options.agent);
@@ -389,6 +385,7 @@ export class CompactManager {
 
   /** Forgets a session's compaction state (the next call starts over from the raw history). */
   async reset(sessionId: string): Promise<void> {
+    checkCallSessionId(sessionId);
     await resetSession(this.#memory, sessionId);
   }
 

@@ -1,7 +1,9 @@
 /**
  * Review 81d (a new user's trial): config files as editors and habits write them. A camelCase
  * key is named as the file holds it, never as a CLI flag; a JSON file saved with a byte-order
- * mark (Windows editors) reads as the same file without it, as a YAML one does.
+ * mark (Windows editors) reads as the same file without it, as a YAML one does. A YAML tag the
+ * parser cannot resolve (`!!js/function`) is an error, not a plain string with Node's warning;
+ * a YAML error says where once.
  */
 import { describe, expect, it } from 'vitest';
 import { cli, useTempFiles } from '../../test/support/cli-fixtures.js';
@@ -47,5 +49,25 @@ describe('config file errors, as the file holds its keys', () => {
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);
     expect(JSON.parse(run.stdout).max_context_tokens).toBe(5000);
+  });
+});
+
+describe('YAML the parser only warns about', () => {
+  it('an unresolved tag: exit 2 naming the line, the value not read as a string', async () => {
+    const config = await temp.file('tag.yaml', 'version: 1\nmodel: !!js/function "x"\n');
+    const run = await cli(['estimate', await temp.file('request-4.json', request), '--config', config]);
+    expect(run.code).toBe(2);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toBe(
+      `error: ${config}: (root) is not valid YAML at line 2, column 8: Unresolved tag: tag:yaml.org,2002:js/function\n`,
+    );
+  });
+
+  it('a YAML error says where once', async () => {
+    const config = await temp.file('tab.yaml', 'policy:\n  trigger_pct: 0.8\n\tkeep: 1\n');
+    const run = await cli(['estimate', await temp.file('request-5.json', request), '--config', config]);
+    expect(run.stderr).toBe(
+      `error: ${config}: (root) is not valid YAML at line 3, column 1: Tabs are not allowed as indentation\n`,
+    );
   });
 });

@@ -4,7 +4,7 @@
  * (session store, archive, summarizer, redaction, exporters) and the policy flags, running
  * until SIGINT or SIGTERM, then finishing the answers in flight.
  */
-import { CompactError } from '../core/errors.js';
+import { CompactError, isCompactError } from '../core/errors.js';
 import { MIN_CONTEXT_TOKENS } from '../core/manager/manager-options.js';
 import type { CliIo } from './cli-io.js';
 import { type FlagOptions, parseCliArgs } from './parse-cli-args.js';
@@ -56,7 +56,7 @@ export async function runProxyCommand(argv: readonly string[], io: CliIo): Promi
   const manager = new CompactManager(options);
   const { startProxy } = await loadProxy();
   const json = values.json === true;
-  const proxy = await startProxy({
+  const proxy = await namingUpstreamFlag(startProxy)({
     upstream: values.upstream,
     manager,
     ...(port === undefined ? {} : { port }),
@@ -109,4 +109,20 @@ async function loadProxy(): Promise<typeof import('../proxy/index.js')> {
       },
     );
   }
+}
+
+/** `start`, whose error about the `upstream` option names the flag that set it (`--upstream is not a URL`). */
+function namingUpstreamFlag<A extends unknown[], R>(start: (...args: A) => Promise<R>) {
+  return async (...args: A): Promise<R> => {
+    try {
+      return await start(...args);
+    } catch (error) {
+      const issue = (error as CompactError).issues?.[0];
+      if (!isCompactError(error, 'invalid_config') || issue?.path[0] !== 'upstream') throw error;
+      throw new CompactError('invalid_config', `--upstream ${issue.message}`, {
+        cause: error,
+        issues: error.issues ?? [],
+      });
+    }
+  };
 }

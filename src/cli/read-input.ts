@@ -20,7 +20,8 @@ export interface CliInput {
   object?: Record<string, unknown>;
 }
 
-async function readStdin(stdin: NodeJS.ReadableStream): Promise<Buffer> {
+/** All of `stdin`'s bytes (it can be read once). */
+export async function readStdin(stdin: NodeJS.ReadableStream): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const chunk of stdin)
     chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer));

@@ -2,7 +2,8 @@
  * Review 81d: error lines name what the user gave. `--state` in a missing folder read
  * "cannot be written: ENOENT ENOENT: no such file or directory, open '.../s.json.19636.4939f841eaaa.tmp'"
  * (the code twice and a temporary file the user never made); a missing config file named by
- * COMPACT_CONFIG did not say where its name came from.
+ * COMPACT_CONFIG did not say where its name came from; `proxy --upstream notaurl` read
+ * "upstream is not a URL", the option's name rather than the flag's.
  */
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -28,5 +29,18 @@ describe('error lines name what the user gave', () => {
     expect(run.stderr).toBe(`error: config file not found: ${missing} (named by COMPACT_CONFIG)\n`);
     const flagged = await cli(['estimate', input, '--config', missing]);
     expect(flagged.stderr).toBe(`error: config file not found: ${missing}\n`);
+  });
+});
+
+describe('proxy --upstream', () => {
+  it.each([
+    ['notaurl', '--upstream is not a URL (got notaurl)'],
+    ['ftp://example.com', '--upstream must be http or https'],
+  ])('%s: exit 2, one line naming the flag', async (upstream, line) => {
+    const run = await cli(['proxy', '--upstream', upstream, '--port', '0'], '', {
+      AGENT_COMPACTION_PROXY_RESPAWN: '0',
+    });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toBe(`error: ${line}\n`);
   });
 });

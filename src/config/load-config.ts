@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { extname, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { parse as parseYaml, YAMLParseError } from 'yaml';
+import { parseDocument } from 'yaml';
 import { CompactError, type CompactIssue } from '../core/errors.js';
 import { configErrorMap, formatIssue, toCompactIssues } from './config-issues.js';
 import { type CompactConfig, type CompactConfigInput, compactConfigSchema } from './config-schema.js';
@@ -126,19 +126,17 @@ export function parseConfigText(text: string, file = 'compact.yaml'): unknown {
       throw invalid(file, [{ path: [], message: `is not valid JSON: ${(error as Error).message}` }]);
     }
   }
-  try {
-    return parseYaml(text, { prettyErrors: true });
-  } catch (error) {
-    if (error instanceof YAMLParseError) {
-      const where = error.linePos?.[0]
-        ? ` at line ${error.linePos[0].line}, column ${error.linePos[0].col}`
-        : '';
-      throw invalid(file, [
-        { path: [], message: `is not valid YAML${where}: ${error.message.split('\n')[0]}` },
-      ]);
-    }
-    throw error;
+  const document = parseDocument(text, { prettyErrors: true });
+  // An unresolved tag (`model: !!js/function x`) is only a warning to the yaml package, which
+  // reads the value as a plain string and prints Node's warning: a config takes it as an error.
+  const problem = document.errors[0] ?? document.warnings[0];
+  if (problem !== undefined) {
+    const at = problem.linePos?.[0];
+    const where = at ? ` at line ${at.line}, column ${at.col}` : '';
+    const what = problem.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '');
+    throw invalid(file, [{ path: [], message: `is not valid YAML${where}: ${what}` }]);
   }
+  return document.toJS();
 }
 
 /** A `.js` / `.mjs` config: its default export (the same object a YAML file holds). */

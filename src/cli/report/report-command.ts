@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { Readable } from 'node:stream';
 import { CompactError } from '../../core/errors.js';
 import type { AnyCompactEvent } from '../../core/events/events.js';
 import type { CompactManagerOptions } from '../../core/manager/manager-options.js';
@@ -8,6 +9,7 @@ import { counted, renderReport } from '../../report/render-report.js';
 import { buildTraceModel, parseTrace } from '../../report/trace-model.js';
 import { writePrivateFile } from '../../storage/fs/private-files.js';
 import { type CliIo, reportRedactor } from '../cli-io.js';
+import { readStdin } from '../read-input.js';
 import { isDirectory } from '../replay/read-transcript.js';
 import { type ReplayFlags, replayFile } from '../replay/replay-command.js';
 import { dropTornLastLine } from '../torn-line.js';
@@ -57,6 +59,15 @@ export async function loadTrace(
   flags: ReplayFlags,
   io: CliIo,
 ): Promise<LoadedTrace> {
+  if (path === '-') {
+    // stdin reads once: a trace is reported as it is, a transcript replayed from the same bytes.
+    const bytes = await readStdin(io.stdin);
+    const text = bytes.toString('utf8');
+    if (looksLikeTrace(text))
+      return { events: parseTrace(dropTornLastLine(text, 'stdin', io.stderr), 'stdin'), source: 'stdin' };
+    const result = await replayFile(path, options, flags, { ...io, stdin: Readable.from([bytes]) });
+    return { events: result.events, source: 'stdin (replayed)' };
+  }
   if (await isDirectory(path)) {
     const eventsFile = join(path, 'events.jsonl');
     const text = await readFile(eventsFile, 'utf8').catch(() => undefined);

@@ -1,5 +1,5 @@
 import type { AnyCompactEvent } from '../core/events/events.js';
-import { type Redactor, redactDeep } from '../core/redaction/redactor.js';
+import { getDefaultRedactor, type Redactor, redactDeep } from '../core/redaction/redactor.js';
 import { hashSessionId } from '../core/session/hash-session-id.js';
 import { safeSessionSegment } from '../storage/session-path.js';
 
@@ -88,6 +88,17 @@ export function prepareEvent(event: AnyCompactEvent, options: ExportPrivacyOptio
   if (!options.hashSessionIds) return redacted;
   const id = String(redacted.sessionId);
   return mapStrings(redacted, sessionIdSwap(id, hashSessionId(id, options.hashKey))) as AnyCompactEvent;
+}
+
+/**
+ * A free text that is no event (a thrown error's message) as it may leave the process: redacted
+ * (by `options.redact`, else the default rules: it never went through the manager's redactor),
+ * then the session id hashed when `hashSessionIds` asks.
+ */
+export function prepareText(text: string, sessionId: string, options: ExportPrivacyOptions): string {
+  const redacted = (options.redact ?? getDefaultRedactor())(text);
+  if (!options.hashSessionIds) return redacted;
+  return sessionIdSwap(sessionId, hashSessionId(sessionId, options.hashKey))(redacted);
 }
 
 /**

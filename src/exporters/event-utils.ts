@@ -163,3 +163,17 @@ export function summaryTextOf(event: AnyCompactEvent): string | undefined {
   const summary = (event.properties as { summary?: unknown } | undefined)?.summary;
   return typeof summary === 'string' ? summary : undefined;
 }
+
+/**
+ * Calls a caller's callback (a log sink, an error reporter) so that it never throws into the
+ * agent loop: a throw is dropped, and so is an async callback's rejection, which would
+ * otherwise be unhandled and end the process.
+ */
+export function callSafely<A extends unknown[]>(callback: (...args: A) => unknown, ...args: A): void {
+  try {
+    const result = callback(...args);
+    if (result instanceof Promise) result.catch(() => {});
+  } catch {
+    // Nothing to do: the callback's failure must not reach the agent loop.
+  }
+}

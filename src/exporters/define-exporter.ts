@@ -1,5 +1,6 @@
 import { CompactError } from '../core/errors.js';
 import type { AnyCompactEvent, EventExporter } from '../core/events/events.js';
+import { callSafely } from './event-utils.js';
 
 /**
  * # The custom exporter contract
@@ -68,11 +69,8 @@ export function defineExporter(definition: ExporterDefinition): EventExporter {
     try {
       await run();
     } catch (error) {
-      try {
-        report(error);
-      } catch {
-        // Never let the reporter throw into the agent loop.
-      }
+      // Never let the reporter throw (or reject) into the agent loop.
+      callSafely(report, error);
     }
   };
   let shutdown: Promise<void> | undefined;

@@ -1,5 +1,5 @@
 import type { AnyCompactEvent } from '../core/events/events.js';
-import { type Redactor, redactDeep } from '../core/redaction/redactor.js';
+import { getDefaultRedactor, type Redactor, redactDeep } from '../core/redaction/redactor.js';
 import { hashSessionId } from '../core/session/hash-session-id.js';
 import { safeSessionSegment } from '../storage/session-path.js';
 
@@ -91,6 +91,17 @@ export function prepareEvent(event: AnyCompactEvent, options: ExportPrivacyOptio
 }
 
 /**
+ * A free text that is no event (a thrown error's message) as it may leave the process: redacted
+ * (by `options.redact`, else the default rules: it never went through the manager's redactor),
+ * then the session id hashed when `hashSessionIds` asks.
+ */
+export function prepareText(text: string, sessionId: string, options: ExportPrivacyOptions): string {
+  const redacted = (options.redact ?? getDefaultRedactor())(text);
+  if (!options.hashSessionIds) return redacted;
+  return sessionIdSwap(sessionId, hashSessionId(sessionId, options.hashKey))(redacted);
+}
+
+/**
  * Replaces a session id in one string: the whole string, a path segment (`/{id}/`, as is,
  * path-encoded by the archive or URL-encoded), or (ids of 8+ characters) any occurrence.
  */
@@ -151,4 +162,18 @@ export function summaryTextOf(event: AnyCompactEvent): string | undefined {
   if (event.name !== 'compact.summary_created') return undefined;
   const summary = (event.properties as { summary?: unknown } | undefined)?.summary;
   return typeof summary === 'string' ? summary : undefined;
+}
+
+/**
+ * Calls a caller's callback (a log sink, an error reporter) so that it never throws into the
+ * agent loop: a throw is dropped, and so is an async callback's rejection, which would
+ * otherwise be unhandled and end the process.
+ */
+export function callSafely<A extends unknown[]>(callback: (...args: A) => unknown, ...args: A): void {
+  try {
+    const result = callback(...args);
+    if (result instanceof Promise) result.catch(() => {});
+  } catch {
+    // Nothing to do: the callback's failure must not reach the agent loop.
+  }
 }

@@ -202,3 +202,35 @@ describe('a real compaction exported to Ariadne and archived on disk', () => {
     expect(lines.every((line) => line.startsWith('[Ariadne] '))).toBe(true);
   });
 });
+
+describe('listeners that fail', () => {
+  it('an async listener that rejects costs neither the compaction nor the process', async () => {
+    const manager = newManager([]);
+    let outcome: (value: string) => void = () => {};
+    const settled = new Promise<string>((resolve) => {
+      outcome = resolve;
+    });
+    // Unhandled, the rejection would end a Node process (--unhandled-rejections=throw).
+    const unhandled = (reason: unknown) => outcome(`unhandled: ${String((reason as Error)?.message)}`);
+    process.on('unhandledRejection', unhandled);
+    const original = process.stderr.write.bind(process.stderr);
+    process.stderr.write = ((chunk: string | Uint8Array) => {
+      if (String(chunk).includes('listener failed: async boom')) outcome('reported');
+      return true;
+    }) as typeof process.stderr.write;
+    try {
+      manager.on('compact.summary_created', async () => {
+        throw new Error('async boom');
+      });
+      manager.on('*', () => {
+        throw new Error('sync boom');
+      });
+      const result = await manager.compact('listener-session', history(10), { force: true });
+      expect(result.applied).toBe(true);
+      expect(await settled).toBe('reported');
+    } finally {
+      process.stderr.write = original;
+      process.off('unhandledRejection', unhandled);
+    }
+  });
+});

@@ -260,4 +260,25 @@ describe('runRecallTool', () => {
       expect(result.text).toMatch(new RegExp(`^recall error \\(${code}\\): `));
     }
   });
+
+  it('never answers half a surrogate pair (an echo cut mid-emoji, or one in the archive)', async () => {
+    const recall = new RecallArchive(memoryStorage());
+    await recall.storage.saveArtifact!(
+      's',
+      sampleArtifact('s', 'tool-bin', `binary \ud800 junk ${'word '.repeat(30)}`),
+    );
+    const lone = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+    const inputs = [
+      { ref: `${'x'.repeat(79)}\u{1f600}` },
+      { [`${'k'.repeat(59)}\u{1f600}`]: 1 },
+      { ref: 'tool-bin' },
+      { query: 'binary junk' },
+    ];
+    for (const input of inputs) {
+      const result = await runRecallTool(recall, 's', input);
+      expect(result.text, JSON.stringify(input)).not.toMatch(lone);
+    }
+    // Whole pairs stay.
+    expect((await runRecallTool(recall, 's', { ref: '\u{1f600}' })).text).toContain('\u{1f600}');
+  });
 });

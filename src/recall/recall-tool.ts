@@ -216,6 +216,23 @@ export async function runRecallTool(
   sessionId: string,
   input: unknown,
 ): Promise<RecallToolResult> {
+  const result = await answer(recall, sessionId, input);
+  return { ...result, text: wellFormed(result.text) };
+}
+
+/** Half a surrogate pair with no other half. */
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
+/**
+ * `text` with every lone surrogate replaced by U+FFFD: an echo of the model's input cut at a
+ * length (a ref, a key) can end in half an emoji, and a provider refuses a request holding
+ * one ("The request body is not valid JSON: no low surrogate in string").
+ */
+function wellFormed(text: string): string {
+  return text.replace(LONE_SURROGATE, '\ufffd');
+}
+
+async function answer(recall: RecallArchive, sessionId: string, input: unknown): Promise<RecallToolResult> {
   try {
     const parsed = parseRecallInput(input);
     if (typeof parsed.ref === 'string') {

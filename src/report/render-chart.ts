@@ -5,6 +5,9 @@ const WIDTH = 960;
 const HEIGHT = 320;
 const PAD = { left: 72, right: 110, top: 16, bottom: 40 } as const;
 
+/** Most ticks of an axis. */
+const MAX_TICKS = 12;
+
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 
 /** A "nice" step for about `count` ticks over `span`. */
@@ -13,6 +16,19 @@ function tickStep(span: number, count: number): number {
   const power = 10 ** Math.floor(Math.log10(Math.max(raw, 1)));
   const unit = raw / power;
   return (unit <= 1 ? 1 : unit <= 2 ? 2 : unit <= 5 ? 5 : 10) * power;
+}
+
+/**
+ * The call axis's ticks: the first call, then the multiples of a nice step up to the last,
+ * counted from the first multiple after the first call (calls numbered from 10^9 take ten
+ * steps, not 10^9) and capped.
+ */
+function callTicks(first: number, last: number): number[] {
+  const step = tickStep(last - first + 1, 10);
+  const ticks = [first];
+  for (let k = Math.floor(first / step) + 1, n = 0; k * step <= last && n <= MAX_TICKS; k++, n++)
+    if (k * step > first) ticks.push(k * step);
+  return ticks;
 }
 
 /** The last value a field takes over the calls (the window and lines rarely change). */
@@ -48,7 +64,8 @@ export function renderChart(trace: TraceModel, label = 'Context tokens per call'
     first = Math.min(first, call.index);
     last = Math.max(last, call.index);
   }
-  top = top * 1.05 || 1;
+  // Finite: a trace's figures may be anything up to Number.MAX_VALUE.
+  top = Math.min(top * 1.05, Number.MAX_VALUE) || 1;
   const plotWidth = WIDTH - PAD.left - PAD.right;
   const plotHeight = HEIGHT - PAD.top - PAD.bottom;
   const x = (index: number) =>
@@ -56,16 +73,16 @@ export function renderChart(trace: TraceModel, label = 'Context tokens per call'
   const y = (tokens: number) => PAD.top + plotHeight - (tokens / top) * plotHeight;
   const parts: string[] = [];
   const yStep = tickStep(top, 5);
-  for (let value = 0; value <= top; value += yStep) {
+  // Ticks are counted (and capped), never stepped until a value: a step lost in a huge value's
+  // precision would never end the loop.
+  for (let k = 0; k * yStep <= top && k <= MAX_TICKS; k++) {
+    const value = k * yStep;
     parts.push(
       `<line class="grid" x1="${PAD.left}" x2="${PAD.left + plotWidth}" y1="${y(value).toFixed(1)}" y2="${y(value).toFixed(1)}"/>`,
       `<text class="tick" x="${PAD.left - 6}" y="${(y(value) + 4).toFixed(1)}" text-anchor="end">${fmt(value)}</text>`,
     );
   }
-  const xStep = tickStep(last - first + 1, 10);
-  const xTicks = [first];
-  for (let index = xStep; index <= last; index += xStep) if (index > first) xTicks.push(index);
-  for (const index of xTicks) {
+  for (const index of callTicks(first, last)) {
     parts.push(
       `<text class="tick" x="${x(index).toFixed(1)}" y="${PAD.top + plotHeight + 16}" text-anchor="middle">${escapeHtml(index)}</text>`,
     );

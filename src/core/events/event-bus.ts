@@ -190,11 +190,11 @@ export class EventBus {
       if (!listeners) continue;
       for (const listener of listeners) {
         try {
-          (listener as CompactEventListener)(event);
+          // An async listener's rejection is caught too: unhandled, it would end the process.
+          const result: unknown = (listener as CompactEventListener)(event);
+          if (result instanceof Promise) result.catch(listenerFailed);
         } catch (error) {
-          process.stderr.write(
-            `[agent-compaction] event listener failed: ${String((error as Error)?.message ?? error)}\n`,
-          );
+          listenerFailed(error);
         }
       }
     }
@@ -210,5 +210,16 @@ export class EventBus {
   /** Flushes and shuts the exporters down. */
   shutdown(): Promise<void> {
     return this.#queue.shutdown();
+  }
+}
+
+/** One stderr line for a listener that threw or rejected; never throws itself. */
+function listenerFailed(error: unknown): void {
+  try {
+    process.stderr.write(
+      `[agent-compaction] event listener failed: ${String((error as Error)?.message ?? error)}\n`,
+    );
+  } catch {
+    // A closed stderr must not break the agent loop.
   }
 }

@@ -175,4 +175,30 @@ describe('ExportQueue', () => {
     await expect(queue.flush()).resolves.toBeUndefined();
     await expect(queue.shutdown()).resolves.toBeUndefined();
   });
+
+  it('an async onExporterError that rejects leaves no unhandled rejection', async () => {
+    const unhandled: unknown[] = [];
+    const record = (reason: unknown) => void unhandled.push(reason);
+    process.on('unhandledRejection', record);
+    try {
+      const failing: EventExporter = {
+        name: 'failing',
+        async export() {
+          throw new Error('down');
+        },
+      };
+      const queue = new ExportQueue([failing], {
+        onExporterError: async () => {
+          throw new Error('reporter down');
+        },
+      });
+      queue.enqueue(sampleCompactionEvents()[0]!);
+      await queue.flush();
+      // Unhandled rejections are reported before the next turn of the event loop.
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', record);
+    }
+  });
 });

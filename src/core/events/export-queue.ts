@@ -209,7 +209,9 @@ export class ExportQueue {
       await Promise.race([Promise.resolve().then(run), timeout]);
     } catch (error) {
       try {
-        this.#onExporterError(exporter.name, error);
+        // An async reporter's rejection is dropped too: unhandled, it would end the process.
+        const reported: unknown = this.#onExporterError(exporter.name, error);
+        if (reported instanceof Promise) reported.catch(() => {});
       } catch {
         // An error reporter that throws must not stop the queue.
       }

@@ -1,5 +1,7 @@
+import { terminalText } from '../../cli/terminal-text.js';
 import type { AnyCompactEvent, EventExporter } from '../../core/events/events.js';
 import {
+  callSafely,
   type ExportPrivacyOptions,
   isoTime,
   operationIdOf,
@@ -226,15 +228,14 @@ export function ariadneExporter(options: AriadneExporterOptions = {}): EventExpo
   };
 }
 
-/** A warning sink that prefixes `[Ariadne]` and never throws (a broken log sink must not turn into an exception in the agent loop). */
+/**
+ * A warning sink that prefixes `[Ariadne]`, makes terminal controls visible (a receiver's
+ * answer is quoted in the line; stderr is a terminal) and never throws (a broken log sink must
+ * not turn into an exception in the agent loop).
+ */
 function ariadneWarn(log: (line: string) => void): (line: string) => void {
-  return (line) => {
-    try {
-      log(`[Ariadne] ${line}`);
-    } catch {
-      // Nothing to do: the warning is lost, the agent loop goes on.
-    }
-  };
+  // A sink that throws or rejects loses the warning; the agent loop goes on.
+  return (line) => callSafely(log, terminalText(`[Ariadne] ${line}`));
 }
 
 /** The span events of `batches` (their trace events are sent again from the traces). */

@@ -1,3 +1,4 @@
+import { createServer as createHttpServer } from 'node:http';
 import { connect, createServer, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type AriadneTestServer, startAriadneTestServer } from '../../testing/ariadne-test-server.js';
@@ -128,5 +129,27 @@ describe('ariadneExporter during and after an outage', () => {
     expect(server.events.slice(1).map((event) => event.span_id)).toEqual(
       events.slice(2).map((event) => event.spanId),
     );
+  });
+});
+
+describe('ariadneExporter, a hostile receiver', () => {
+  it("makes the terminal controls of a receiver's answer visible in its log line", async () => {
+    // A receiver (or whatever answers at the URL) quoting escape sequences back.
+    const hostile = createHttpServer((_request, response) => {
+      response.writeHead(400, { 'content-type': 'text/plain' });
+      response.end('bad \u001b]0;pwned\u0007\u001b[2J\u202e batch');
+    });
+    await new Promise<void>((resolve) => hostile.listen(0, '127.0.0.1', resolve));
+    const { port } = hostile.address() as { port: number };
+    try {
+      const { lines, log } = captureLog();
+      const exporter = ariadneExporter({ url: `http://127.0.0.1:${port}/ingest`, log, traceEvents: false });
+      await exporter.export(sampleCompactionEvents());
+      expect(lines.join('\n')).toContain('answered 400');
+      expect(lines.join('\n')).toContain('\\u{1b}]0;pwned');
+      expect(lines.join('\n')).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202e]/);
+    } finally {
+      await new Promise<void>((resolve) => hostile.close(() => resolve()));
+    }
   });
 });

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createRedactor } from '../../core/redaction/redactor.js';
 import { describeExporterConformance } from '../../testing/exporter-conformance.js';
 import { sampleCompactionEvents } from '../../testing/sample-events.js';
+import { ariadneExporter } from '../ariadne/ariadne-exporter.js';
 import { defineExporter } from '../define-exporter.js';
 import { consoleExporter, formatEventLine } from './console-exporter.js';
 
@@ -191,5 +192,33 @@ describe('defineExporter', () => {
         issues: [expect.objectContaining({ path: ['name'] })],
       }),
     );
+  });
+
+  it('an async onError (or Ariadne log sink) that rejects leaves no unhandled rejection', async () => {
+    const unhandled: unknown[] = [];
+    const record = (reason: unknown) => void unhandled.push(reason);
+    process.on('unhandledRejection', record);
+    try {
+      const exporter = defineExporter({
+        name: 'webhook',
+        export() {
+          throw new Error('502');
+        },
+        onError: async () => {
+          throw new Error('reporter down');
+        },
+      });
+      await exporter.export(sampleCompactionEvents());
+      const url = 'http://127.0.0.1:9/ingest'; // the discard port: refused
+      const log = async () => {
+        throw new Error('log sink down');
+      };
+      await ariadneExporter({ url, log, traceEvents: false }).export(sampleCompactionEvents());
+      // Unhandled rejections are reported before the next turn of the event loop.
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', record);
+    }
   });
 });

@@ -1,6 +1,6 @@
 import type { Span, Tracer } from '@opentelemetry/api';
 import type { AnyCompactEvent } from '../../core/events/events.js';
-import { hashSessionId, prepareEvent } from '../event-utils.js';
+import { hashSessionId, prepareEvent, prepareText } from '../event-utils.js';
 import { COMPACTION_SPAN_NAME, recordCompaction } from './compaction-attributes.js';
 import { loadApi, type OtelApi, type OtelOptions, TRACER_NAME } from './otel-api.js';
 
@@ -90,9 +90,9 @@ export function instrumentManager<M extends InstrumentableManager>(
           const events: AnyCompactEvent[] = [];
           collectors.set(span, events);
           try {
-            return await traceCall(otel, tracer, span, events, () =>
-              original.call(manager, sessionId, messages, callOptions),
-            );
+            const call = () => original.call(manager, sessionId, messages, callOptions);
+            const describe = (error: unknown) => exceptionOf(error, String(sessionId), options);
+            return await traceCall(otel, tracer, span, events, call, describe);
           } finally {
             collectors.delete(span);
           }
@@ -115,6 +115,29 @@ function conversationId(sessionId: unknown, options: OtelOptions): string {
   return options.hashSessionIds ? hashSessionId(String(sessionId), options.hashKey) : String(sessionId);
 }
 
+/** What a span records of a thrown error. */
+interface SafeException {
+  name: string;
+  message: string;
+  code?: string;
+}
+
+/**
+ * A thrown error as the span records it: its name and code, and its message made safe like the
+ * events (a storage error may quote a secret or the archive path holding the session id). No
+ * stack: it repeats the raw message.
+ */
+function exceptionOf(error: unknown, sessionId: string, options: OtelOptions): SafeException {
+  const raw = String((error as Error)?.message ?? error);
+  const name = error instanceof Error ? error.name : 'Error';
+  const code = (error as { code?: unknown } | undefined)?.code;
+  return {
+    name,
+    message: prepareText(raw, sessionId, options),
+    ...(typeof code === 'string' ? { code } : {}),
+  };
+}
+
 /**
  * Runs one call in its span: a throw records the exception and an ERROR status and is rethrown;
  * either way the span gets the attributes of the call's `events` and ends.
@@ -125,15 +148,18 @@ async function traceCall(
   span: Span,
   events: AnyCompactEvent[],
   call: () => Promise<unknown>,
+  describe: (error: unknown) => SafeException,
 ): Promise<unknown> {
   try {
     return await call();
   } catch (error) {
-    span.recordException(error instanceof Error ? error : String(error));
-    span.setStatus({
-      code: otel.SpanStatusCode.ERROR,
-      message: String((error as Error)?.message ?? error),
-    });
+    try {
+      const exception = describe(error);
+      span.recordException(exception);
+      span.setStatus({ code: otel.SpanStatusCode.ERROR, message: exception.message });
+    } catch {
+      // Instrumentation must never replace the caller's error.
+    }
     throw error;
   } finally {
     try {

@@ -196,6 +196,39 @@ describe('instrumentManager with the real OTLPTraceExporter (JSON) on 127.0.0.1'
   });
 });
 
+describe('instrumentManager: a thrown error leaves the process as safe as the events', () => {
+  it('records the exception and status redacted, the session id hashed, and no stack', async () => {
+    receiver = await startOtlpTestServer();
+    const provider = new BasicTracerProvider({
+      spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url: receiver.tracesUrl }))],
+    });
+    const secret = 'sk-proj-Zx81kQv3LmN7pR2tY6wE9uI0oPa';
+    const sessionId = 'alice@example.com-thread-7';
+    // A storage whose error quotes a secret and the archive path (the session id in it).
+    const broken = async () => {
+      throw new Error(`EACCES: open /archive/${sessionId}/t.jsonl (token=${secret})`);
+    };
+    const manager = new CompactManager({
+      model: 'gpt-4o',
+      maxContextTokens: 4000,
+      requireArchive: true,
+      storage: { name: 'broken', saveTranscript: broken, saveSummary: broken, saveEvent: async () => {} },
+    });
+    instrumentManager(manager, { tracer: provider.getTracer('t'), hashSessionIds: true, hashKey: 'k' });
+    await expect(manager.compact(sessionId, history(12), { force: true })).rejects.toThrow(secret);
+    await provider.forceFlush();
+    const compaction = byName(receiver.spans, 'agent.compaction');
+    expect(compaction.status?.code).toBe(api.SpanStatusCode.ERROR);
+    expect(compaction.status?.message).toContain('EACCES');
+    const sent = JSON.stringify(compaction);
+    expect(sent).toContain('exception.message');
+    expect(sent).not.toContain(secret);
+    expect(sent).not.toContain(sessionId);
+    expect(sent).not.toContain('exception.stacktrace');
+    await provider.shutdown();
+  });
+});
+
 describe('Langfuse: the real LangfuseSpanProcessor posting to 127.0.0.1', () => {
   it('exports agent.compaction with its metadata (and drops the non-gen_ai caller span)', async () => {
     receiver = await startOtlpTestServer();

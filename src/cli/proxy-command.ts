@@ -54,7 +54,8 @@ export async function runProxyCommand(argv: readonly string[], io: CliIo): Promi
   if (maxContext !== undefined) options.maxContextTokens = maxContext;
   const { CompactManager } = await import('../core/manager/compact-manager.js');
   const manager = new CompactManager(options);
-  const { startProxy } = await loadProxy();
+  // Loaded here, not at start: its peers (hono) name themselves when missing (`missing_dependency`).
+  const { startProxy } = await import('../proxy/index.js');
   const json = values.json === true;
   const proxy = await namingUpstreamFlag(startProxy)({
     upstream: values.upstream,
@@ -89,26 +90,6 @@ export async function runProxyCommand(argv: readonly string[], io: CliIo): Promi
   await proxy.close();
   await manager.shutdown();
   await (options.store as { close?: () => Promise<void> } | undefined)?.close?.();
-}
-
-/**
- * The proxy module, whose server is the optional `hono` and `@hono/node-server`: without them
- * one line names both to install (`missing_dependency`, exit 2), as `mcp` names its SDK.
- */
-async function loadProxy(): Promise<typeof import('../proxy/index.js')> {
-  try {
-    return await import('../proxy/index.js');
-  } catch (error) {
-    const missing = (error as NodeJS.ErrnoException).code === 'ERR_MODULE_NOT_FOUND';
-    if (!missing || !/'(hono|@hono\/node-server)'/.test((error as Error).message)) throw error;
-    throw new CompactError(
-      'missing_dependency',
-      'the proxy needs hono and @hono/node-server: npm i hono @hono/node-server',
-      {
-        cause: error,
-      },
-    );
-  }
 }
 
 /** `start`, whose error about the `upstream` option names the flag that set it (`--upstream is not a URL`). */

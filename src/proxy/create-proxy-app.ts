@@ -7,10 +7,10 @@
  */
 
 import { Readable } from 'node:stream';
-import { type Context, Hono } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
+import type { Context, Hono } from 'hono';
 import { callUpstream, proxyError } from './call-upstream.js';
 import { forwardHeaders, isAnthropicRequest, parseUpstream, upstreamUrl } from './forward-request.js';
+import { loadHono } from './load-peers.js';
 import { passBack } from './pass-back.js';
 import { ProxyHandler } from './proxy-handler.js';
 import type { CompactionProxyOptions } from './proxy-options.js';
@@ -35,10 +35,11 @@ export function closeUpstream(app: Hono): void {
  * ```
  */
 export function createProxyApp(options: CompactionProxyOptions): Hono {
+  const hono = loadHono();
   const upstream = parseUpstream(options.upstream);
   const client = new UpstreamClient(upstream);
   const handler = new ProxyHandler(options, upstream, client);
-  const app = new Hono();
+  const app = new hono.Hono();
   upstreamClients.set(app, client);
   app.onError((error) => {
     // Whatever went wrong is said without the request's content or headers.
@@ -48,7 +49,7 @@ export function createProxyApp(options: CompactionProxyOptions): Hono {
   app.on(['GET', 'HEAD'], '/', (c) => c.body(null, 200));
   for (const route of PROXY_ROUTES) app.post(route.path, (c) => handler.compactedCall(c, route));
   const maxSize = handler.maxSize;
-  app.all('/v1/*', bodyLimit({ maxSize, onError: () => handler.tooLarge() }), (c) =>
+  app.all('/v1/*', hono.bodyLimit({ maxSize, onError: () => handler.tooLarge() }), (c) =>
     handler.unlessClientClosed(c, {}, () => forwarded(c)),
   );
   /** A request the proxy forwards as it came. */

@@ -6,6 +6,7 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { closeUpstream, createProxyApp } from './create-proxy-app.js';
+import { loadNodeServer } from './load-peers.js';
 import {
   type CompactionProxyOptions,
   DEFAULT_PROXY_HOST,
@@ -35,17 +36,6 @@ export interface RunningProxy {
   close(options?: { graceMs?: number }): Promise<void>;
 }
 
-async function loadServer(): Promise<typeof import('@hono/node-server')> {
-  try {
-    return await import('@hono/node-server');
-  } catch (error) {
-    throw new Error(
-      'agent-compaction proxy needs hono and @hono/node-server: npm install hono @hono/node-server',
-      { cause: error },
-    );
-  }
-}
-
 /**
  * Starts the proxy and resolves once it listens.
  *
@@ -56,7 +46,7 @@ async function loadServer(): Promise<typeof import('@hono/node-server')> {
  * ```
  */
 export async function startProxy(options: StartProxyOptions): Promise<RunningProxy> {
-  const { createAdaptorServer } = await loadServer();
+  const { createAdaptorServer } = await loadNodeServer();
   const app = createProxyApp(options);
   // Hono builds its router on the first match: here, not in the first request's turn (no route
   // is added to this app later).

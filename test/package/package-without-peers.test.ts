@@ -7,6 +7,8 @@
  * types (toManagerOptions' client options): "Cannot find module 'openai'" in any such project.
  * The CLI names the packages a command needs: `proxy` printed Node's "Cannot find package
  * 'hono' imported from .../create-proxy-app.js" where `mcp` said what to install.
+ * Review 82u: so did `import 'agent-compaction/proxy'` in code (hono was imported statically);
+ * now the import works and the first use throws `missing_dependency` naming both packages.
  */
 import { spawnSync } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -120,4 +122,28 @@ describe('the CLI without the optional peers', () => {
     },
     60_000,
   );
+});
+
+describe('agent-compaction/proxy without hono', () => {
+  it('imports; createProxyApp and startProxy throw missing_dependency naming both packages', () => {
+    const script = [
+      "import { CompactManager } from 'agent-compaction';",
+      "import { createProxyApp, SESSION_HEADER, startProxy } from 'agent-compaction/proxy';",
+      "const manager = new CompactManager({ model: 'gpt-4o' });",
+      'const seen = [SESSION_HEADER];',
+      "try { createProxyApp({ upstream: 'http://127.0.0.1:9', manager }); } catch (e) { seen.push([e.name, e.code, e.message]); }",
+      "await startProxy({ upstream: 'http://127.0.0.1:9', manager, port: 0 }).catch((e) => seen.push([e.name, e.code, e.message]));",
+      'console.log(JSON.stringify(seen));',
+      'await manager.shutdown();',
+    ].join('\n');
+    writeFileSync(join(project, 'proxy-use.mjs'), script);
+    const result = spawnSync(process.execPath, ['proxy-use.mjs'], { cwd: project, encoding: 'utf8' });
+    expect(result.stderr).toBe('');
+    const install = 'the proxy needs hono and @hono/node-server: npm i hono @hono/node-server';
+    expect(JSON.parse(result.stdout)).toEqual([
+      'x-compaction-session',
+      ['CompactError', 'missing_dependency', install],
+      ['CompactError', 'missing_dependency', install],
+    ]);
+  }, 60_000);
 });

@@ -120,12 +120,12 @@ export async function runEstimateCommand(
     tokenizer: estimate.tokenizer,
     exact: estimate.exact,
   };
-  if (maxGiven) {
-    out.max_context_tokens = estimate.maxContextTokens;
-    // usage_pct is a fraction (kept one release); usage_percent is the percentage.
-    out.usage_pct = Number(estimate.usagePct.toFixed(6));
-    out.usage_percent = Number((estimate.usagePct * 100).toFixed(2));
-  }
+  out.max_context_tokens = estimate.maxContextTokens;
+  // An unknown model's window is the default the warning names: said, and marked as assumed.
+  if (!maxGiven) out.max_context_assumed = true;
+  // usage_pct is a fraction (kept one release); usage_percent is the percentage.
+  out.usage_pct = Number(estimate.usagePct.toFixed(6));
+  out.usage_percent = Number((estimate.usagePct * 100).toFixed(2));
   io.stdout(`${JSON.stringify(out, null, 2)}\n`);
 }
 

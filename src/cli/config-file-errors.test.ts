@@ -3,7 +3,8 @@
  * key is named as the file holds it, never as a CLI flag; a JSON file saved with a byte-order
  * mark (Windows editors) reads as the same file without it, as a YAML one does. A YAML tag the
  * parser cannot resolve (`!!js/function`) is an error, not a plain string with Node's warning;
- * a YAML error says where once.
+ * a YAML error says where once. Review 82u: a key given twice in a JSON file was taken
+ * silently (the last value) where YAML refuses it; now one line names the key and its line.
  */
 import { describe, expect, it } from 'vitest';
 import { cli, useTempFiles } from '../../test/support/cli-fixtures.js';
@@ -49,6 +50,20 @@ describe('config file errors, as the file holds its keys', () => {
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);
     expect(JSON.parse(run.stdout).max_context_tokens).toBe(5000);
+  });
+});
+
+describe('a key given twice in a JSON config', () => {
+  it('exit 2, one line naming the key path and the line of its second use', async () => {
+    const text =
+      '{\n  "version": 1,\n  "policy": {\n    "trigger_pct": 0.5,\n    "keep_recent_turns": 2,\n    "trigger_pct": 0.9\n  }\n}\n';
+    const config = await temp.file('twice.json', text);
+    const run = await cli(['estimate', await temp.file('request-7.json', request), '--config', config]);
+    expect(run.code).toBe(2);
+    expect(run.stdout).toBe('');
+    expect(run.stderr.trim().split('\n')).toEqual([
+      `error: ${config}: policy.trigger_pct is given twice (line 6; a key may appear once in an object)`,
+    ]);
   });
 });
 

@@ -6,6 +6,7 @@ import { CompactError, type CompactIssue } from '../core/errors.js';
 import { configErrorMap, formatIssue, toCompactIssues } from './config-issues.js';
 import { type CompactConfig, type CompactConfigInput, compactConfigSchema } from './config-schema.js';
 import { CONFIG_FILE_ENV, readEnvOverrides } from './env-overrides.js';
+import { findDuplicateKey } from './json-duplicate-key.js';
 import { notUtf8 } from './utf8-text.js';
 
 /** A deep partial of the config, in the file's snake_case layout (for programmatic overrides). */
@@ -119,12 +120,21 @@ export function resolveConfig(raw: unknown = {}, options: ResolveConfigOptions =
 /** Parses YAML or JSON text into a raw object; `file` picks the parser by extension. */
 export function parseConfigText(text: string, file = 'compact.yaml'): unknown {
   if (extname(file).toLowerCase() === '.json') {
+    // A byte-order mark (Windows editors save one) is no JSON token: YAML skips it, so does JSON here.
+    const json = text.startsWith('\uFEFF') ? text.slice(1) : text;
+    let raw: unknown;
     try {
-      // A byte-order mark (Windows editors save one) is no JSON token: YAML skips it, so does JSON here.
-      return JSON.parse(text.startsWith('\uFEFF') ? text.slice(1) : text);
+      raw = JSON.parse(json);
     } catch (error) {
       throw invalid(file, [{ path: [], message: `is not valid JSON: ${(error as Error).message}` }]);
     }
+    // JSON.parse keeps a repeated key's last value; YAML refuses the key, and so does JSON here.
+    const duplicate = findDuplicateKey(json);
+    if (duplicate) {
+      const message = `is given twice (line ${duplicate.line}; a key may appear once in an object)`;
+      throw invalid(file, [{ path: duplicate.path, message }]);
+    }
+    return raw;
   }
   const document = parseDocument(text, { prettyErrors: true });
   // An unresolved tag (`model: !!js/function x`) is only a warning to the yaml package, which

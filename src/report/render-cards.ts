@@ -1,7 +1,13 @@
 import { escapeHtml } from './html-escape.js';
-import { type DiffBudget, diffBudget, REPORT_DIFF_CELLS } from './line-diff.js';
+import { type DiffBudget, type DiffLine, diffBudget, REPORT_DIFF_CELLS } from './line-diff.js';
 import { summaryDiff } from './summary-diff.js';
 import { freedText, levelLabel, type TraceCompaction, type TraceError } from './trace-model.js';
+
+/**
+ * The characters of its summary (and of the lines removed from the previous one) a card shows
+ * at most: a summary of megabytes made a page a browser could not load. The trace keeps it whole.
+ */
+export const REPORT_SUMMARY_CHARS = 64_000;
 
 const fmt = (n: number | undefined) => (n === undefined ? '-' : Math.round(n).toLocaleString('en-US'));
 
@@ -63,19 +69,44 @@ function refsBlock(compaction: TraceCompaction): string {
 }
 
 /**
+ * The first lines of `lines` that fit in `cap` characters (the last one cut when it alone is
+ * longer), and how many characters of the summary they show (removed lines are the previous one's).
+ */
+function capLines(
+  lines: readonly DiffLine[],
+  cap: number,
+): { lines: DiffLine[]; shown: number; cut: boolean } {
+  const kept: DiffLine[] = [];
+  let left = cap;
+  let shown = 0;
+  for (const line of lines) {
+    if (left <= 0) break;
+    const text = line.text.length > left ? line.text.slice(0, left) : line.text;
+    kept.push(text === line.text ? line : { ...line, text });
+    left -= text.length + 1;
+    if (line.kind !== 'removed') shown += text.length + 1;
+  }
+  const cut = kept.length < lines.length || kept.at(-1)?.text !== lines.at(-1)?.text;
+  return { lines: kept, shown: Math.max(0, shown - 1), cut };
+}
+
+/**
  * The summary with what changed from the previous version marked (`ins` / `del` lines); shown
- * whole, and said so, when the page's diff budget cannot align it with the previous one.
+ * whole, and said so, when the page's diff budget cannot align it with the previous one; cut
+ * at {@link REPORT_SUMMARY_CHARS}, and said so, when longer.
  */
 function summaryBlock(compaction: TraceCompaction, previous: string | undefined, budget: DiffBudget): string {
-  if (compaction.summary === undefined) return '<p class="muted">No new summary in this compaction.</p>';
+  const summary = compaction.summary;
+  if (summary === undefined) return '<p class="muted">No new summary in this compaction.</p>';
   const refused = budget.refused;
-  const diff = previous === undefined ? undefined : summaryDiff(previous, compaction.summary, budget);
+  // A summary longer than a card shows is not compared: its diff would be cut anyway.
+  const long = Math.max(summary.length, previous?.length ?? 0) > REPORT_SUMMARY_CHARS;
+  const diff = previous === undefined || long ? undefined : summaryDiff(previous, summary, budget);
   const compared = diff !== undefined && budget.refused === refused;
   // The first summary, or one too long to compare, is shown plain.
-  const shown = compared
-    ? diff
-    : compaction.summary.split('\n').map((text) => ({ kind: 'same' as const, text }));
-  const lines = shown.map((line) => {
+  const all = compared ? diff : summary.split('\n').map((text) => ({ kind: 'same' as const, text }));
+  const capped = capLines(all, REPORT_SUMMARY_CHARS);
+  const lines = capped.lines.map((line) => {
     const text = escapeHtml(line.text) || '&nbsp;';
     if (line.kind === 'added') return `<ins class="line added">${text}</ins>`;
     if (line.kind === 'removed') return `<del class="line removed">${text}</del>`;
@@ -89,8 +120,11 @@ function summaryBlock(compaction: TraceCompaction, previous: string | undefined,
       ? 'first summary'
       : compared
         ? 'changes from the previous summary: added lines in green, removed in red (list items compared regardless of order)'
-        : 'shown whole: too long to compare line by line with the previous summary';
-  return `<div class="summary"><h4>Summary <span class="muted">${meta}</span></h4><p class="muted">${legend}</p><pre>${lines.join('\n')}</pre></div>`;
+        : `shown ${capped.cut ? 'plain' : 'whole'}: too long to compare line by line with the previous summary`;
+  const cut = capped.cut
+    ? `<p class="muted cut">shown ${fmt(capped.shown)} of ${fmt(summary.length)} characters; the whole summary is in the trace</p>`
+    : '';
+  return `<div class="summary"><h4>Summary <span class="muted">${meta}</span></h4><p class="muted">${legend}</p><pre>${lines.join('\n')}</pre>${cut}</div>`;
 }
 
 /**

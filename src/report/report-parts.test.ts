@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { sampleCompactionEvents } from '../testing/sample-events.js';
 import { escapeHtml } from './html-escape.js';
 import { lineDiff } from './line-diff.js';
+import { REPORT_SUMMARY_CHARS } from './render-cards.js';
 import { renderReport } from './render-report.js';
 import { buildTraceModel, parseTrace } from './trace-model.js';
 
@@ -119,5 +120,39 @@ describe('a trace from before operationId', () => {
     expect(trace.compactions.map((c) => [c.tokensBefore, c.tokensAfter])).toEqual(
       expected.compactions.map((c) => [c.tokensBefore, c.tokensAfter]),
     );
+  });
+});
+
+describe('a very long summary (review 82u)', () => {
+  it('a card shows its first REPORT_SUMMARY_CHARS characters and says so; the page stays small', () => {
+    // Before, a card rendered its summary whole: a 10 MB trace made a page a browser could not load.
+    const long = `Goal: keep going.\n${'a fact worth keeping, line after line. '.repeat(50_000)}`;
+    const events = [
+      ...sampleCompactionEvents({ sessionId: 's-1', operationId: 'op-1', summary: long }),
+      ...sampleCompactionEvents({ sessionId: 's-1', operationId: 'op-2', summary: `${long}\nDone: more.` }),
+    ];
+    const trace = buildTraceModel(events);
+    expect(trace.compactions[1]?.summary).toHaveLength(long.length + 12);
+    const html = renderReport(trace, { source: 't' });
+    expect(long.length).toBeGreaterThan(1_900_000);
+    expect(html.length).toBeLessThan(2 * REPORT_SUMMARY_CHARS + 100_000);
+    const cards = html.split('<section class="card').slice(1);
+    expect(cards[0]).toContain(
+      `shown ${REPORT_SUMMARY_CHARS.toLocaleString('en-US')} of ${long.length.toLocaleString('en-US')} characters; the whole summary is in the trace`,
+    );
+    expect(cards[0]).toContain('<span class="line">Goal: keep going.</span>');
+    expect(cards[1]).toContain('shown plain: too long to compare');
+    expect(cards[1]).toContain(`of ${(long.length + 12).toLocaleString('en-US')} characters`);
+  });
+
+  it('a summary within the cap is shown whole, with no note', () => {
+    const html = renderReport(
+      buildTraceModel(sampleCompactionEvents({ sessionId: 's-1', summary: 'Goal: x' })),
+      {
+        source: 't',
+      },
+    );
+    expect(html).toContain('<span class="line">Goal: x</span>');
+    expect(html).not.toContain('the whole summary is in the trace');
   });
 });

@@ -135,6 +135,33 @@ describe('consoleExporter, summary format (the default)', () => {
       } else expect(out.text()).toContain('\\u{1b}]0;pwned');
     }
   });
+
+  it('writes a newline inside a session id or error message escaped: no forged line (review 82u)', async () => {
+    const forged = 'x\n[compact] 00:00:00 session=admin compacted 1 -> 1 tokens (forced): nothing to reduce';
+    const withNewlines = (sessionId: string) =>
+      sampleCompactionEvents({ sessionId, withError: true }).map((event) =>
+        event.name === 'compact.error'
+          ? ({ ...event, properties: { ...event.properties, message: 'first\nsecond' } } as typeof event)
+          : event,
+      );
+    for (const format of ['summary', 'pretty', 'json'] as const) {
+      const written = async (sessionId: string) => {
+        const out = sink();
+        await consoleExporter({ format, stream: out.stream }).export(withNewlines(sessionId));
+        return out.text().trimEnd().split('\n');
+      };
+      const lines = await written(forged);
+      // As many lines as with a plain session id, each one event's.
+      expect(lines).toHaveLength((await written('x')).length);
+      if (format === 'json') for (const line of lines) expect(JSON.parse(line).session_id).toBe(forged);
+      else {
+        for (const line of lines)
+          expect(line).toMatch(/^\[compact\] \S+ (\S+ )?session=x\\u\{0a\}\[compact\]/);
+        // pretty flattens a property's whitespace; summary writes the message as it came.
+        if (format === 'summary') expect(lines.join('\n')).toContain('first\\u{0a}second');
+      }
+    }
+  });
 });
 
 describe('defineExporter', () => {

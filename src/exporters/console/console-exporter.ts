@@ -102,8 +102,9 @@ export function consoleExporter(options: ConsoleExporterOptions = {}): EventExpo
       }
       if (lines.length === 0) return;
       // Lines carry the conversation's text (session ids, error messages, summaries) to a
-      // terminal: its escape sequences and bidi overrides are made visible, never acted on.
-      const text = lines.join('\n');
+      // terminal: its escape sequences and bidi overrides are made visible, never acted on, and
+      // a newline inside one (a session id's) cannot start a line that reads as another event.
+      const text = lines.map((line) => line.replaceAll('\n', '\\u{0a}')).join('\n');
       try {
         stream.write(`${format === 'json' ? jsonTerminalText(text) : terminalText(text)}\n`);
       } catch {

@@ -4,7 +4,8 @@
  * (and `agent-compaction worker` on SIGTERM) waited until the server answered again, forever
  * were it never to. Here the jobs' runs (summarizer and publish) still finish however long they
  * take; once none runs, the close gets {@link WORKER_CLOSE_TIMEOUT_MS} with no run starting,
- * then the connections are dropped (as the agent's queue and the Redis session store do).
+ * then the connections are dropped (as the agent's queue and the Redis session store do); their
+ * commands in flight fail once ioredis ends them (within its `disconnectTimeout`, 2 s).
  */
 
 /** How long the worker's close waits for Redis once no job runs before it drops the connections (ms). */
@@ -71,7 +72,8 @@ export async function closeWorker(parts: ClosingWorker, force: boolean): Promise
     (await listening)();
     // Closing first: BullMQ's loops stop instead of retrying on the dropped connections.
     worker.close(true).catch(() => {});
-    await worker.disconnect();
+    // Not awaited: a connection waiting to reconnect (the server gone) never tells its end.
+    worker.disconnect().catch(() => {});
   });
 }
 

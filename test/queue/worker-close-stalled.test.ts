@@ -4,7 +4,8 @@
  * waited until the server came back (forever, were it never to), so `agent-compaction worker`
  * did not stop on SIGTERM. At a healthy Redis, a job running at close() still finishes before
  * close() settles, however long past the bound its summarizer takes. Real redis-server of its
- * own (it is stopped), a worker in this process, jobs added as an agent adds them.
+ * own (it is stopped), a worker in this process, jobs added as an agent adds them; and one
+ * more that is stopped for good.
  */
 
 import { randomUUID } from 'node:crypto';
@@ -130,5 +131,20 @@ describe.runIf(withRedis)('the preparation worker closing', () => {
       process.kill(server.pid, 'SIGCONT');
       await queue.close();
     }
+  });
+
+  it('settles once the server is gone (its connections waiting to reconnect)', {
+    timeout: 60_000,
+  }, async () => {
+    const gone = await startRedisServer();
+    const worker = await startPreparationWorker({
+      connection: gone.url,
+      store: new MemorySessionStore(),
+      name: `q-${randomUUID()}`,
+    });
+    await gone.stop();
+    // Before, close() waited for a server that never came back (and after the first fix here,
+    // its promise was left unsettled once the worker's connections had nothing left to do).
+    await expect(worker.close()).resolves.toBeUndefined();
   });
 });

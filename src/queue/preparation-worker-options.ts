@@ -155,7 +155,11 @@ export interface PreparationWorker {
   status(): PreparationWorkerStatus;
   /** Subscribes to the worker's events (`'*'`: all); returns the unsubscribe function. */
   on<N extends CompactEventName>(name: N | '*', listener: CompactEventListener<N>): () => void;
-  /** Finishes the jobs running (or abandons them to a retry when `force`), then disconnects. */
+  /**
+   * Finishes the jobs running (or abandons them to a retry when `force`), then disconnects:
+   * waits for Redis up to a second once no job runs, then drops the connections (a stalled or
+   * unreachable Redis never answers the commands in flight).
+   */
   close(force?: boolean): Promise<void>;
 }
 

@@ -42,6 +42,7 @@ import {
   WITHDRAWN_REASON,
   withdrawnWhileRunning,
 } from './withdrawals.js';
+import { closeWorker, RunningJobs } from './worker-close.js';
 import { runPlan, withMargins } from './worker-margins.js';
 
 /**
@@ -80,6 +81,8 @@ export async function startProbedWorker(
   const runTimes = new RunTimes();
   // How far due times came earlier while their jobs ran: a held job's margin for the estimate.
   const drift = new DueDrift();
+  // The runs in progress, which close() lets finish.
+  const runs = new RunningJobs(status);
   // The fleet-wide schedule talks to Redis on the worker's own client (made just below).
   let client!: (value: Promise<ScheduleClient>) => void;
   const keys = scheduleKeys((type) => `${options.prefix ?? 'bull'}:${name}:${type}`);
@@ -94,7 +97,7 @@ export async function startProbedWorker(
   const worker: Worker<PreparationJob, JobDone> = new Worker<PreparationJob, JobDone>(
     name,
     spentOnCompletion(
-      jobRunner(options, setup, status, summarizedRuns, { schedule, bullmq, runTimes, drift }),
+      jobRunner(options, setup, status, summarizedRuns, { schedule, bullmq, runTimes, drift, runs }),
       status,
     ),
     {
@@ -128,9 +131,8 @@ export async function startProbedWorker(
     status: () => withMargins(status, runTimes, drift),
     on: (event, listener) => bus.on(event, listener),
     async close(force = false) {
-      await schedule.stop();
-      (await listening)();
-      await worker.close(force);
+      // The runs in progress finish; a stalled Redis then gets a bound (worker-close.ts).
+      await closeWorker({ schedule, listening, worker, runs }, force);
       await bus.shutdown();
     },
   };
@@ -221,9 +223,9 @@ function jobRunner(
   setup: WorkerSetup,
   status: PreparationWorkerStatus,
   summarizedRuns: Set<string>,
-  fleet: { schedule: WorkerSchedule; bullmq: BullMq; runTimes: RunTimes; drift: DueDrift },
+  fleet: { schedule: WorkerSchedule; bullmq: BullMq; runTimes: RunTimes; drift: DueDrift; runs: RunningJobs },
 ) {
-  const { runTimes, drift } = fleet;
+  const { runTimes, drift, runs } = fleet;
   return async (job: Job<PreparationJob>, token?: string, signal?: AbortSignal): Promise<JobDone> => {
     const data = job.data as HeldJob;
     const id = String(job.id);
@@ -255,7 +257,7 @@ function jobRunner(
     const started = Date.now();
     // The due time its start was decided on, read again when the run ends: how far it moved.
     const reading = hold ? { at: started, dueAt: hold.dueAt } : undefined;
-    status.running++;
+    runs.start();
     try {
       const result = await runPreparationJob(data, {
         store: options.store,
@@ -290,7 +292,7 @@ function jobRunner(
       status.failed++;
       throw error;
     } finally {
-      status.running--;
+      runs.end();
       const dueAt = await fleet.schedule.done(id);
       if (reading && dueAt !== undefined) drift.record(reading, { at: Date.now(), dueAt });
     }

@@ -10,6 +10,7 @@ import type { TokenCounter } from '../../counting/token-counter.js';
 import { CompactError, isCompactError } from '../../errors.js';
 import type { CompactMessage } from '../../messages/message.js';
 import { memoizeRedactor, type Redactor, redactDeep } from '../../redaction/redactor.js';
+import { blockSeams, redactJoined } from '../../redaction/split-secrets.js';
 import { ShardedMap } from '../../sharded-map.js';
 import { INSTRUCTIONS_TITLE, splitUserSections, TASK_TITLE } from '../../summary/embedded/user-sections.js';
 import type { SentPrefix, SummarizeRequest } from '../../summary/summarizer.js';
@@ -58,10 +59,12 @@ export function withKnownCounts(
  * which are the caller's strings too.
  */
 export function redactMessage(message: CompactMessage, redact: Redactor): CompactMessage {
+  // A secret split over two text blocks is redacted across their seam in the joined texts too.
+  const seams = blockSeams(message.raw);
   return {
     ...message,
     raw: redactDeep(message.raw, redact),
-    text: redact(message.text),
+    text: redactJoined(message.text, seams, redact),
     toolCalls: message.toolCalls.map((call) => ({
       ...call,
       id: redact(call.id),
@@ -71,7 +74,7 @@ export function redactMessage(message: CompactMessage, redact: Redactor): Compac
     toolResults: message.toolResults.map((result) => ({
       ...result,
       callId: redact(result.callId),
-      output: redact(result.output),
+      output: redactJoined(result.output, seams, redact),
     })),
   };
 }

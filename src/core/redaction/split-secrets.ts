@@ -1,5 +1,7 @@
-import type { Redactor } from './redactor.js';
 import { REDACTED } from './replace-match.js';
+
+/** A redactor (`Redactor` of redactor.ts, named here so the two files do not import each other). */
+type Redactor = (text: string) => string;
 
 /**
  * Secrets split over two adjacent text blocks of one message (`[{text: 'token ghp_AAAA'},

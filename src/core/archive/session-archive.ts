@@ -12,7 +12,7 @@ import { describeCause } from '../describe-cause.js';
 import { type EventBus, newOperation, type OperationContext } from '../events/event-bus.js';
 import type { CompactEventName, CompactEventProperties } from '../events/events.js';
 import { type Redactor, redactArchivedText, redactDeep } from '../redaction/redactor.js';
-import { type BlockSeam, redactJoined } from '../redaction/split-secrets.js';
+import { type BlockSeam, crossingSeams, redactJoined } from '../redaction/split-secrets.js';
 import type { ArchivedArtifact, ArchivedSummary, StorageAdapter } from './storage-adapter.js';
 
 /**
@@ -29,9 +29,8 @@ function artifactOnly(artifact: PendingArtifact): Omit<ArchivedArtifact, 'sessio
 }
 
 function redactArtifactText(artifact: PendingArtifact, redact: Redactor): string {
-  return redactJoined(artifact.text, artifact.seams ?? [], redact, (text) =>
-    redactArchivedText(text, redact),
-  );
+  const seams = artifact.seams?.length ? crossingSeams(artifact.seams, redact) : [];
+  return redactJoined(artifact.text, seams, redact, (text) => redactArchivedText(text, redact));
 }
 
 /** The manager's archive writer (a no-op without storage). */

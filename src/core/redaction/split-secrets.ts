@@ -122,17 +122,25 @@ function withText(item: unknown, change: (text: string) => string): unknown {
   return { ...(item as object), text: change(text) };
 }
 
-/** The two sides of a seam between adjacent text blocks (at most {@link SEAM_WINDOW} characters each). */
+/**
+ * The two sides of a seam between adjacent text blocks (at most {@link SEAM_WINDOW} characters
+ * each), and the array they are in: `group` 0 is the message's own blocks, n the n-th block
+ * with blocks of its own, whose `owner` is its `tool_use_id` (a tool result's call id).
+ */
 export interface BlockSeam {
   tail: string;
   head: string;
+  group: number;
+  owner?: string;
 }
 
 /** A seam a match crosses, to be found again in a text joined from the blocks. */
-interface Seam {
+export interface Seam {
   needle: string;
   at: number;
   cut: SeamCut;
+  group: number;
+  owner?: string;
 }
 
 /**
@@ -148,52 +156,75 @@ export function blockSeams(raw: unknown): BlockSeam[] {
     : Array.isArray(record.output)
       ? record.output
       : [];
-  const arrays: unknown[][] = [top];
+  pushSeams(seams, top, 0, undefined);
+  let group = 0;
   for (const item of top) {
-    const inner =
-      item !== null && typeof item === 'object' ? (item as { content?: unknown }).content : undefined;
-    if (Array.isArray(inner)) arrays.push(inner);
-  }
-  for (const blocks of arrays) {
-    for (let i = 0; i + 1 < blocks.length; i++) {
-      const a = blockText(blocks[i]);
-      const b = a === undefined ? undefined : blockText(blocks[i + 1]);
-      if (!a || !b) continue;
-      seams.push({ tail: a.slice(Math.max(0, a.length - SEAM_WINDOW)), head: b.slice(0, SEAM_WINDOW) });
-    }
+    if (item === null || typeof item !== 'object') continue;
+    const { content, tool_use_id: owner } = item as { content?: unknown; tool_use_id?: unknown };
+    if (Array.isArray(content))
+      pushSeams(seams, content, ++group, typeof owner === 'string' ? owner : undefined);
   }
   return seams;
 }
 
+function pushSeams(
+  seams: BlockSeam[],
+  blocks: readonly unknown[],
+  group: number,
+  owner: string | undefined,
+): void {
+  for (let i = 0; i + 1 < blocks.length; i++) {
+    const a = blockText(blocks[i]);
+    const b = a === undefined ? undefined : blockText(blocks[i + 1]);
+    if (!a || !b) continue;
+    const seam: BlockSeam = {
+      tail: a.slice(Math.max(0, a.length - SEAM_WINDOW)),
+      head: b.slice(0, SEAM_WINDOW),
+      group,
+    };
+    if (owner !== undefined) seam.owner = owner;
+    seams.push(seam);
+  }
+}
+
 /** The seams a match crosses. */
-function crossing(seams: readonly BlockSeam[], redact: Redactor): Seam[] {
+export function crossingSeams(seams: readonly BlockSeam[], redact: Redactor): Seam[] {
   const found: Seam[] = [];
-  for (const { tail, head } of seams) {
+  for (const { tail, head, group, owner } of seams) {
     const cut = seamCut(tail, head, redact);
-    if (cut) found.push({ needle: `${tail}\n${head}`, at: tail.length, cut });
+    if (!cut) continue;
+    const seam: Seam = { needle: `${tail}\n${head}`, at: tail.length, cut, group };
+    if (owner !== undefined) seam.owner = owner;
+    found.push(seam);
   }
   return found;
 }
 
 /**
  * Redacts a text joined from a message's blocks with newlines (`message.text`, a tool result's
- * output, an archived transcript), cut at the seams of `blocks` a match crosses, so each is
- * redacted across; without one, `whole` redacts it.
+ * output, an archived transcript), cut at the crossing `seams` ({@link crossingSeams}) found
+ * in it, in order, so each is redacted across; without one, `whole` redacts it. A seam not found
+ * skips the rest of its group (a text holds a group whole or not at all), so the text is
+ * searched at most once more per group.
  */
 export function redactJoined(
   text: string,
-  blocks: readonly BlockSeam[],
+  seams: readonly Seam[],
   redact: Redactor,
   whole: Redactor = redact,
 ): string {
-  const seams = blocks.length === 0 ? [] : crossing(blocks, redact);
   if (seams.length === 0) return whole(text);
   const pieces: string[] = [];
   const cuts: SeamCut[] = [];
   let from = 0;
+  let skipped: number | undefined;
   for (const seam of seams) {
+    if (seam.group === skipped) continue;
     const found = text.indexOf(seam.needle, from);
-    if (found < 0) continue;
+    if (found < 0) {
+      skipped = seam.group;
+      continue;
+    }
     pieces.push(text.slice(from, found + seam.at));
     cuts.push(seam.cut);
     from = found + seam.at + 1;

@@ -12,7 +12,26 @@ import { describeCause } from '../describe-cause.js';
 import { type EventBus, newOperation, type OperationContext } from '../events/event-bus.js';
 import type { CompactEventName, CompactEventProperties } from '../events/events.js';
 import { type Redactor, redactArchivedText, redactDeep } from '../redaction/redactor.js';
+import { type BlockSeam, crossingSeams, redactJoined } from '../redaction/split-secrets.js';
 import type { ArchivedArtifact, ArchivedSummary, StorageAdapter } from './storage-adapter.js';
+
+/**
+ * An artifact to archive, with the seams of the text blocks its text was joined from (a secret
+ * split over two blocks is redacted across them); the seams are not stored.
+ */
+export type PendingArtifact = Omit<ArchivedArtifact, 'sessionId' | 'createdAt'> & {
+  seams?: readonly BlockSeam[];
+};
+
+function artifactOnly(artifact: PendingArtifact): Omit<ArchivedArtifact, 'sessionId' | 'createdAt'> {
+  const { seams: _seams, ...rest } = artifact;
+  return rest;
+}
+
+function redactArtifactText(artifact: PendingArtifact, redact: Redactor): string {
+  const seams = artifact.seams?.length ? crossingSeams(artifact.seams, redact) : [];
+  return redactJoined(artifact.text, seams, redact, (text) => redactArchivedText(text, redact));
+}
 
 /** The manager's archive writer (a no-op without storage). */
 export class SessionArchive {
@@ -120,7 +139,7 @@ export class SessionArchive {
   /** Archives originals under their references (redacted), in parallel; resolves the refs written. */
   async artifacts(
     context: OperationContext,
-    artifacts: readonly Omit<ArchivedArtifact, 'sessionId' | 'createdAt'>[],
+    artifacts: readonly PendingArtifact[],
     parentId?: string,
   ): Promise<Set<string>> {
     const written = new Set<string>();
@@ -131,8 +150,8 @@ export class SessionArchive {
       artifacts.map(async (artifact) => {
         const ok = await this.#write(context, parentId, artifact.step ?? 0, `artifact ${artifact.ref}`, () =>
           storage.saveArtifact!(context.sessionId, {
-            ...artifact,
-            text: this.#redact ? redactArchivedText(artifact.text, this.#redact) : artifact.text,
+            ...artifactOnly(artifact),
+            text: this.#redact ? redactArtifactText(artifact, this.#redact) : artifact.text,
             sessionId: context.sessionId,
             createdAt,
           }),

@@ -14,7 +14,7 @@ import type {
   EventExporter,
 } from './events.js';
 import { newSpanId } from './events.js';
-import { ExportQueue, type ExportQueueOptions } from './export-queue.js';
+import { ExportQueue, type ExportQueueOptions, exporterErrorLine } from './export-queue.js';
 
 /** The ids one `preflight`/`compact` call gives its events. */
 export interface OperationContext {
@@ -69,7 +69,12 @@ export class EventBus {
     redact: Redactor | undefined,
     redactionFailures: unknown[] = [],
   ) {
-    this.#queue = new ExportQueue([...exporters], queueOptions);
+    // The default error line is redacted with the manager's redactor (its extra patterns too).
+    const options =
+      redact && !queueOptions?.onExporterError
+        ? { ...queueOptions, onExporterError: exporterErrorLine(redact) }
+        : queueOptions;
+    this.#queue = new ExportQueue([...exporters], options);
     this.#hasExporters = exporters.length > 0;
     this.#redact = redact;
     this.#redactionFailures = redactionFailures;

@@ -144,6 +144,31 @@ describe('ExportQueue', () => {
     expect(written.join('')).toContain('[agent-compaction] exporter bad failed: nope');
   });
 
+  it('redacts the default error line (an error quoting a URL with a key)', async () => {
+    const key = 'ghp_x7Kq2M9vTz4Lw8Rj3Nc6Pb1Yd5Hf0Gs2Ua7E';
+    const written: string[] = [];
+    const original = process.stderr.write.bind(process.stderr);
+    process.stderr.write = ((chunk: string) => {
+      written.push(String(chunk));
+      return true;
+    }) as typeof process.stderr.write;
+    try {
+      const failing = async () =>
+        Promise.reject(new Error(`POST https://hooks.example.com/in?token=${key}: 500`));
+      const queue = new ExportQueue([{ name: 'hook', export: failing }]);
+      queue.enqueue(events(1)[0]!);
+      await queue.flush();
+    } finally {
+      process.stderr.write = original;
+    }
+    const line = written.join('');
+    expect(line).toContain(
+      '[agent-compaction] exporter hook failed: POST https://hooks.example.com/in?token=',
+    );
+    expect(line).not.toContain(key.slice(4, 12));
+    expect(line).not.toContain(key.slice(-8));
+  });
+
   it('shutdown flushes, calls forceFlush and shutdown once, and ignores later events', async () => {
     const calls: string[] = [];
     const sink = recorder();

@@ -1,3 +1,4 @@
+import { getDefaultRedactor, type Redactor } from '../redaction/redactor.js';
 import type { AnyCompactEvent, EventExporter } from './events.js';
 
 /** Options of {@link ExportQueue}. */
@@ -25,9 +26,29 @@ export interface ExportQueueOptions {
   exportTimeoutMs?: number;
   /**
    * Called when an exporter throws, rejects or times out.
-   * @default one `[agent-compaction]` line on stderr
+   * @default one `[agent-compaction]` line on stderr, redacted
    */
   onExporterError?: (exporter: string, error: unknown) => void;
+}
+
+/**
+ * The default `onExporterError`: one `[agent-compaction]` line on stderr, redacted (a network
+ * client's error may quote a URL with a key in its query); a line that cannot be redacted is
+ * written without the error's message.
+ */
+export function exporterErrorLine(
+  redact: Redactor = getDefaultRedactor(),
+): (exporter: string, error: unknown) => void {
+  return (exporter, error) => {
+    const message = String((error as Error)?.message ?? error);
+    let line: string;
+    try {
+      line = redact(`exporter ${exporter} failed: ${message}`);
+    } catch {
+      line = 'exporter failed (its message could not be redacted)';
+    }
+    process.stderr.write(`[agent-compaction] ${line}\n`);
+  };
 }
 
 /** The queue's defaults. */
@@ -84,12 +105,7 @@ export class ExportQueue {
     this.#maxBatchSize = Math.max(1, options.maxBatchSize ?? DEFAULT_EXPORT_QUEUE_OPTIONS.maxBatchSize);
     this.#flushIntervalMs = options.flushIntervalMs ?? DEFAULT_EXPORT_QUEUE_OPTIONS.flushIntervalMs;
     this.#exportTimeoutMs = options.exportTimeoutMs ?? DEFAULT_EXPORT_QUEUE_OPTIONS.exportTimeoutMs;
-    this.#onExporterError =
-      options.onExporterError ??
-      ((exporter, error) =>
-        process.stderr.write(
-          `[agent-compaction] exporter ${exporter} failed: ${String((error as Error)?.message ?? error)}\n`,
-        ));
+    this.#onExporterError = options.onExporterError ?? exporterErrorLine();
   }
 
   /** Events dropped because the queue was full. */

@@ -5,6 +5,7 @@ import { DEFAULT_REDACTION_RULES, type RedactionRule } from './redaction-rules.j
 import { createRuleMatcherSteps } from './redaction-scanner.js';
 import { releasableRedactor } from './releasable-redactor.js';
 import { REDACTED, replaceMatch } from './replace-match.js';
+import { redactBlockSeams } from './split-secrets.js';
 import { hasUnicodeEscape, redactEscaped } from './unicode-escapes.js';
 
 export { DEFAULT_REDACTION_RULES, type RedactionRule } from './redaction-rules.js';
@@ -287,6 +288,7 @@ function redactValue(value: unknown, redact: Redactor, seen: WeakMap<object, unk
     const out: unknown[] = [];
     seen.set(value, out);
     for (const item of value) out.push(redactValue(item, redact, seen));
+    redactBlockSeams(value, out, redact);
     return out;
   }
   if (value instanceof Date) return new Date(value.getTime());

@@ -10,6 +10,7 @@ import type { TokenCounter } from '../../counting/token-counter.js';
 import { CompactError, isCompactError } from '../../errors.js';
 import type { CompactMessage } from '../../messages/message.js';
 import { memoizeRedactor, type Redactor, redactDeep } from '../../redaction/redactor.js';
+import { blockSeams, crossingSeams, redactJoined, type Seam } from '../../redaction/split-secrets.js';
 import { ShardedMap } from '../../sharded-map.js';
 import { INSTRUCTIONS_TITLE, splitUserSections, TASK_TITLE } from '../../summary/embedded/user-sections.js';
 import type { SentPrefix, SummarizeRequest } from '../../summary/summarizer.js';
@@ -58,10 +59,17 @@ export function withKnownCounts(
  * which are the caller's strings too.
  */
 export function redactMessage(message: CompactMessage, redact: Redactor): CompactMessage {
+  // A secret split over two text blocks is redacted across their seam in the joined texts too.
+  const seams = crossingSeams(blockSeams(message.raw), redact);
+  const ofResult = resultSeams(seams);
   return {
     ...message,
     raw: redactDeep(message.raw, redact),
-    text: redact(message.text),
+    text: redactJoined(
+      message.text,
+      seams.filter((seam) => seam.group === 0),
+      redact,
+    ),
     toolCalls: message.toolCalls.map((call) => ({
       ...call,
       id: redact(call.id),
@@ -71,9 +79,25 @@ export function redactMessage(message: CompactMessage, redact: Redactor): Compac
     toolResults: message.toolResults.map((result) => ({
       ...result,
       callId: redact(result.callId),
-      output: redact(result.output),
+      output: redactJoined(result.output, ofResult(result.callId), redact),
     })),
   };
+}
+
+/**
+ * The crossing seams of a tool result's output, by call id: its `tool_result` block's
+ * (Anthropic), else the message's own blocks (a Chat `tool` message's content is its output).
+ */
+function resultSeams(seams: readonly Seam[]): (callId: string) => readonly Seam[] {
+  if (seams.length === 0 || !seams.some((seam) => seam.group > 0)) return () => seams;
+  const owned = new Map<string, Seam[]>();
+  for (const seam of seams) {
+    if (seam.owner === undefined) continue;
+    const list = owned.get(seam.owner);
+    if (list) list.push(seam);
+    else owned.set(seam.owner, [seam]);
+  }
+  return (callId) => owned.get(callId) ?? [];
 }
 
 /**

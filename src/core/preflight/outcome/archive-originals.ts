@@ -3,8 +3,9 @@
  * or cut, and the folded messages as a transcript (`sum-vN`).
  */
 
-import type { ArchivedArtifact } from '../../archive/storage-adapter.js';
+import type { PendingArtifact } from '../../archive/session-archive.js';
 import type { IndexedMessage } from '../../messages/message-index.js';
+import { blockSeams } from '../../redaction/split-secrets.js';
 import type { SessionRewrite } from '../../session/session-store.js';
 import type { CascadeResult } from '../run-cascade.js';
 
@@ -36,33 +37,30 @@ function renderFolded(items: readonly IndexedMessage[]): string {
 }
 
 /** The artifacts of one compaction, one per reference (the latest rewrite of each). */
-export function artifactsOf(
-  cascade: CascadeResult,
-  version: number,
-): Omit<ArchivedArtifact, 'sessionId' | 'createdAt'>[] {
+export function artifactsOf(cascade: CascadeResult, version: number): PendingArtifact[] {
   const latest = new Map<string, (typeof cascade.rewrites)[number]>();
   for (const rewrite of cascade.rewrites) latest.set(rewrite.rewrite.ref, rewrite);
-  const artifacts: Omit<ArchivedArtifact, 'sessionId' | 'createdAt'>[] = [...latest.values()].map(
-    ({ item, rewrite, toolName }) => ({
-      ref: rewrite.ref,
-      kind:
-        rewrite.kind === 'cleared'
-          ? 'tool_result'
-          : rewrite.kind === 'shortened'
-            ? 'tool_arguments'
-            : 'message',
-      text: originalText(item, rewrite.kind),
-      ...(toolName ? { toolName } : {}),
-      messageIndex: item.index,
-      step: version,
-    }),
-  );
+  const artifacts: PendingArtifact[] = [...latest.values()].map(({ item, rewrite, toolName }) => ({
+    ref: rewrite.ref,
+    kind:
+      rewrite.kind === 'cleared'
+        ? 'tool_result'
+        : rewrite.kind === 'shortened'
+          ? 'tool_arguments'
+          : 'message',
+    text: originalText(item, rewrite.kind),
+    ...(toolName ? { toolName } : {}),
+    messageIndex: item.index,
+    step: version,
+    seams: blockSeams(item.entry.parsed.raw),
+  }));
   if (cascade.summary && cascade.folded.length > 0) {
     artifacts.push({
       ref: `sum-v${cascade.summary.version}`,
       kind: 'summarized',
       text: renderFolded(cascade.folded),
       step: cascade.summary.version,
+      seams: cascade.folded.flatMap((item) => blockSeams(item.entry.parsed.raw)),
     });
   }
   return artifacts;

@@ -112,7 +112,13 @@ async function sessionOf(
     from?.fingerprint !== undefined && parsed.reused >= from.fingerprintSpan
       ? { id: from.fingerprint, span: from.fingerprintSpan }
       : await fingerprintInSlices(route.format, messages, options.signal);
-  const session = await options.known.sessionOf(route.format, fingerprint.id, messages, options.signal);
+  const session = await options.known.sessionOf(
+    route.format,
+    fingerprint.id,
+    messages,
+    options.signal,
+    parsed.bytes.length,
+  );
   return { session, fingerprint };
 }
 

@@ -19,6 +19,7 @@
  * retried or edited; alternating ones each pay one compaction to part, then keep their own.
  */
 import type { MessageFormat } from '../core/messages/message.js';
+import { DEFAULT_REUSE_BYTES } from './parsed-bodies.js';
 import { forkSessionInSlices, sameMessage } from './session-of-request.js';
 
 /** Histories kept per fingerprint (the least recently seen forgotten first). */
@@ -37,6 +38,8 @@ const COMPARED_MESSAGES = 4;
 interface Known {
   session: string;
   messages: readonly unknown[];
+  /** The size of the body the messages were parsed from (what holding them costs, roughly). */
+  bytes: number;
 }
 
 /** How many messages `a` and `b` share from the first on. */
@@ -58,13 +61,53 @@ function repeats(known: readonly unknown[], messages: readonly unknown[], count:
 /** The conversations seen under each fingerprint (see the file's comment). */
 export class KnownConversations {
   readonly #byFingerprint = new Map<string, Known[]>();
+  readonly #maxBytes: number;
 
-  /** The session of `messages`, whose opening's fingerprint is `fingerprint`; notes it. */
+  /**
+   * `maxBytes`: the bodies whose messages are held, in all (the proxy's `reuseBytes`): past it
+   * the least recently seen are forgotten (their conversations then share the fingerprint's
+   * session again, as before they were told apart), so 256 histories of large bodies do not
+   * hold gigabytes.
+   */
+  constructor(maxBytes = DEFAULT_REUSE_BYTES) {
+    this.#maxBytes = maxBytes;
+  }
+
+  /**
+   * The session of `messages`, whose opening's fingerprint is `fingerprint`, parsed from a body
+   * of `bytes`; notes it.
+   */
   async sessionOf(
     format: MessageFormat,
     fingerprint: string,
     messages: readonly unknown[],
     signal?: AbortSignal,
+    bytes = 0,
+  ): Promise<string> {
+    try {
+      return await this.#sessionOf(format, fingerprint, messages, signal, bytes);
+    } finally {
+      this.#trim();
+    }
+  }
+
+  /** Forgets the least recently seen histories until the bodies held fit `maxBytes`. */
+  #trim(): void {
+    let held = 0;
+    for (const known of this.#byFingerprint.values()) for (const entry of known) held += entry.bytes;
+    for (const [fingerprint, known] of this.#byFingerprint) {
+      if (held <= this.#maxBytes) return;
+      while (known.length > 0 && held > this.#maxBytes) held -= known.pop()!.bytes;
+      if (known.length === 0) this.#byFingerprint.delete(fingerprint);
+    }
+  }
+
+  async #sessionOf(
+    format: MessageFormat,
+    fingerprint: string,
+    messages: readonly unknown[],
+    signal: AbortSignal | undefined,
+    bytes: number,
   ): Promise<string> {
     const known = this.#byFingerprint.get(fingerprint) ?? [];
     this.#byFingerprint.delete(fingerprint);
@@ -74,7 +117,7 @@ export class KnownConversations {
     for (let at = 0; at < known.length; at++) {
       const history = known[at]!.messages;
       if (repeats(history, messages, history.length))
-        return await this.#continued(format, known, at, messages, signal);
+        return await this.#continued(format, known, at, messages, signal, bytes);
       // An earlier turn of it (a retry, a rewind): its session, the history left as it is.
       if (repeats(history, messages, messages.length)) return known[at]!.session;
     }
@@ -85,7 +128,7 @@ export class KnownConversations {
       if (count > (best?.count ?? -1)) best = { at, count };
     }
     const session = best === undefined ? fingerprint : known[best.at]!.session;
-    known.unshift({ session, messages });
+    known.unshift({ session, messages, bytes });
     if (known.length > HISTORIES_PER_FINGERPRINT) known.pop();
     return session;
   }
@@ -97,6 +140,7 @@ export class KnownConversations {
     at: number,
     messages: readonly unknown[],
     signal: AbortSignal | undefined,
+    bytes: number,
   ): Promise<string> {
     const entry = known[at]!;
     const newer = known.slice(0, at).find((other) => other.session === entry.session);
@@ -105,6 +149,7 @@ export class KnownConversations {
       entry.session = await forkSessionInSlices(format, messages, parted + 1, signal);
     }
     entry.messages = messages;
+    entry.bytes = bytes;
     // Found again: the list may have changed while the id was hashed.
     const index = known.indexOf(entry);
     if (index >= 0) known.splice(index, 1);

@@ -39,7 +39,7 @@ export class ProxyHandler {
   readonly maxSize: number;
   private readonly manager: CompactManager;
   private readonly lastViews = new LastViews();
-  private readonly known = new KnownConversations();
+  private readonly known: KnownConversations;
   private readonly bodies: ParsedBodies;
   private readonly rewritten = new RewrittenSessions();
   private readonly forwardEarly: boolean;
@@ -52,6 +52,7 @@ export class ProxyHandler {
     this.manager = options.manager;
     this.maxSize = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
     this.bodies = new ParsedBodies(options.reuseBytes ?? DEFAULT_REUSE_BYTES);
+    this.known = new KnownConversations(options.reuseBytes ?? DEFAULT_REUSE_BYTES);
     this.forwardEarly = options.forwardEarly ?? true;
   }
 

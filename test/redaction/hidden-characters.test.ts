@@ -38,6 +38,18 @@ describe('keys hidden by invisible characters', () => {
     },
   );
 
+  it.each(['\\u200b', '\\u200c', '\\u200d', '\\u2060', '\\ufeff', '\\u00ad', '\\u200B', '\\\\u200b'])(
+    'a JSON escape %s in the middle of a GitHub token inside a JSON string (json.dumps writes it so)',
+    (written) => {
+      const secret = 'ghp_aB3dE5fG7hJ9kL1mN3pQ5rS7tV9wX1yZ3bC5';
+      const text = `{"note": "deploy with ${secret.slice(0, 20)}${written}${secret.slice(20)} now"}`;
+      const out = redact(text);
+      const seen = out.replace(/\\+u(?:200[b-d]|2060|feff|00ad)/gi, '');
+      expect(leftOf(secret, seen), out).toEqual([]);
+      expect(out).toContain('{"note": "deploy with ');
+    },
+  );
+
   it('leaves prose with joiners, soft hyphens and fullwidth punctuation as it is', () => {
     for (const text of [
       'family 👨\u200d👩\u200d👧 joined the channel',

@@ -15,7 +15,8 @@ import type { MatchSink } from './redaction-scanner.js';
  * The copy also leaves out invisible characters inside a key (a zero-width space, joiner or
  * non-joiner, a word joiner, a byte order mark, a soft hyphen: `ghp_ab\u200bcd...`, as text
  * pasted from a chat carries, or a model writes to slip a key past a filter), which a reader
- * does not see.
+ * does not see, and the JSON escapes of those characters (`ghp_ab\\u200bcd...`, as Python's
+ * `json.dumps` writes a zero-width space) the same way.
  */
 
 /** Any escape of a printable ASCII character, at any depth up to 7 backslashes. */
@@ -34,6 +35,9 @@ const PERCENT = /%[2-7][0-9a-fA-F]/;
  */
 const HIDES_KEY =
   /[\u00ad\u200b-\u200d\u2060\ufeff](?<=[!-~][\u00ad\u200b-\u200d\u2060\ufeff])[\u00ad\u200b-\u200d\u2060\ufeff]*(?=[!-~])/;
+
+/** A JSON escape of an invisible character (`\\u200b`, `\\u00ad`, `\\ufeff`), at any depth up to 7. */
+const ESCAPED_INVISIBLE = /\\{1,7}u(?:200[b-dB-D]|2060|[fF][eE][fF][fF]|00[aA][dD])/;
 
 const invisible = (code: number) =>
   code === 0xad || (code >= 0x200b && code <= 0x200d) || code === 0x2060 || code === 0xfeff;
@@ -79,6 +83,18 @@ function percentCode(raw: string, at: number): number {
   return code === 0x22 || code === 0x5c || code === 0x7f ? -1 : code;
 }
 
+/** True when `raw` holds a JSON escape of an invisible character at `at` (after its backslashes). */
+function escapedInvisible(raw: string, at: number): boolean {
+  if (raw.charCodeAt(at) !== 117) return false;
+  let code = 0;
+  for (let digit = 1; digit <= 4; digit++) {
+    const value = hexValue(raw.charCodeAt(at + digit));
+    if (value < 0) return false;
+    code = code * 16 + value;
+  }
+  return invisible(code);
+}
+
 /**
  * One linear pass: the copy's characters in a typed array, the escapes' places beside it. A
  * quote written `\u0022` (.NET's System.Text.Json writes every quote in a string so) becomes
@@ -115,6 +131,19 @@ function decode(raw: string): Decoded {
         for (let written = 0; written < kept; written++) units[length++] = 92;
         units[length++] = decoded;
         index += rawLength - 1;
+        continue;
+      }
+      if (!slash && escapedInvisible(raw, index + slashes)) {
+        // An escaped invisible character is left out too: all its raw characters are extra.
+        if (count === at.length) {
+          at = grow(at);
+          extra = grow(extra);
+        }
+        skipped += slashes + 5;
+        at[count] = length;
+        extra[count] = skipped;
+        count++;
+        index += slashes + 4;
         continue;
       }
     }
@@ -177,6 +206,7 @@ export function hasUnicodeEscape(text: string): boolean {
   return (
     ((text.includes('\\u00') || text.includes('\\/')) && ESCAPE.test(text)) ||
     HIDES_KEY.test(text) ||
+    (text.includes('\\u') && ESCAPED_INVISIBLE.test(text)) ||
     (text.includes('%') && PERCENT.test(text))
   );
 }
@@ -200,4 +230,5 @@ export function redactEscaped(raw: string, find: (text: string, sink: MatchSink)
 // Their machine code is dropped when the last manager shuts down (process-caches.ts).
 releaseRegExpCode(ESCAPE);
 releaseRegExpCode(HIDES_KEY);
+releaseRegExpCode(ESCAPED_INVISIBLE);
 releaseRegExpCode(PERCENT);

@@ -10,6 +10,7 @@ import { feedUsage } from '../adapters/overflow-recovery.js';
 import { clock } from '../core/clock.js';
 import { isCompactError } from '../core/errors.js';
 import type { CompactManager } from '../core/manager/compact-manager.js';
+import { getDefaultRedactor } from '../core/redaction/redactor.js';
 import { callUpstream, proxyError } from './call-upstream.js';
 import { compactRequest, LastViews } from './compact-request.js';
 import { EARLY_MIN_BYTES, EarlyForward, PREFIX_BYTES, RewrittenSessions } from './early-forward.js';
@@ -68,10 +69,12 @@ export class ProxyHandler {
   /**
    * Writes the request's log line. Its path is the one sent, still percent-encoded: Hono's
    * `c.req.path` is decoded, and a `%0A` or `%1B` in it would forge a line or a terminal
-   * escape in the log.
+   * escape in the log. It is redacted with the default rules: a key in a path segment
+   * (`/v1/models/AIza.../...`) is not logged.
    */
   done(c: Context, entry: Partial<ProxyLogEntry>, status: number): void {
-    this.options.log?.({ method: c.req.method, path: new URL(c.req.url).pathname, status, ...entry });
+    const path = getDefaultRedactor()(new URL(c.req.url).pathname);
+    this.options.log?.({ method: c.req.method, path, status, ...entry });
   }
 
   /**

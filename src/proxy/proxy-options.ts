@@ -12,7 +12,7 @@ export const DEFAULT_SHUTDOWN_GRACE_MS = 30_000;
 /** What the proxy did with one request, for a log line. Never carries a header or a message. */
 export interface ProxyLogEntry {
   method: string;
-  /** The path called, as sent (percent-encoded, no query string). */
+  /** The path called, as sent (percent-encoded, no query string), a key in it redacted. */
   path: string;
   /**
    * The upstream's status, or the proxy's own (400, 404, 413, 502), or 499 when the client went

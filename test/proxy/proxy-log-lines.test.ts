@@ -63,4 +63,20 @@ describe('log lines', () => {
     expect(await withSession(proxy.url, 'agent-42')).toBe(200);
     expect(logs.at(-1)).toMatchObject({ path: '/v1/chat/completions', session: 'agent-42' });
   });
+
+  it('hold no key a request put in its path or query string', async () => {
+    running = await startProxiedProvider(() => ({ text: 'ok' }));
+    const { proxy, logs } = running;
+    const key = 'AIzaSyD4kL9mQ2xW7vB3nR8tY1uE6oP5aS0dF2g';
+    for (const target of [
+      `/v1/models/${key}/generateContent`,
+      `/v1beta/models/gemini-pro:generateContent/${key}`,
+      `/v1/chat/completions?key=${key}`,
+    ])
+      await rawGet(proxy.port, target);
+    expect(logs).toHaveLength(3);
+    const logged = JSON.stringify(logs);
+    for (let at = 0; at + 8 <= key.length; at++) expect(logged).not.toContain(key.slice(at, at + 8));
+    expect(logs[0]?.path).toMatch(/^\/v1\/models\//);
+  });
 });

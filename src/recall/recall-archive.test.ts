@@ -1,5 +1,9 @@
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { ArchivedArtifact, StorageAdapter } from '../core/archive/storage-adapter.js';
+import { fsStorage } from '../storage/fs/fs-storage.js';
 import { memoryStorage } from '../storage/memory/memory-storage.js';
 import { FORGED_REFS, sampleArtifact } from '../testing/sample-artifact.js';
 import { RecallArchive } from './recall-archive.js';
@@ -94,6 +98,32 @@ describe('RecallArchive.read', () => {
     const recall = new RecallArchive(liar);
     expect(await codeOf(recall.read('me', 'tool-x'))).toBe('unknown_ref');
     expect(await recall.search('me', 'their text')).toEqual([]);
+  });
+
+  it('says an artifact that exists but is truncated is unreadable, naming its ref (not "unknown ref")', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'recall-corrupt-'));
+    try {
+      const recall = new RecallArchive(fsStorage({ path: root }));
+      const file = await recall.storage.saveArtifact!(
+        's',
+        sampleArtifact('s', 'tool-cut1', 'the original output '.repeat(50)),
+      );
+      await recall.storage.saveArtifact!('s', sampleArtifact('s', 'tool-whole1', 'still readable output'));
+      const text = await readFile(file, 'utf8');
+      await writeFile(file, text.slice(0, Math.floor(text.length / 2)));
+      const error = await recall.read('s', 'tool-cut1').then(
+        () => undefined,
+        (caught: unknown) => caught,
+      );
+      expect(isRecallError(error) ? error.code : String(error)).toBe('archive_unreadable');
+      expect((error as Error).message).toContain('"tool-cut1"');
+      expect((error as Error).message).not.toContain(root);
+      // The other artifacts still read and search as before.
+      expect((await recall.read('s', 'tool-whole1')).text).toBe('still readable output');
+      expect((await recall.search('s', 'readable')).map((hit) => hit.ref)).toEqual(['tool-whole1']);
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
   });
 
   it('says when the storage keeps no originals, and hides storage failures behind a clear error', async () => {

@@ -4,6 +4,7 @@
  * session the caller names (never to anything the model passes).
  */
 import type { ArchivedArtifact, StorageAdapter } from '../core/archive/storage-adapter.js';
+import { isCompactError } from '../core/errors.js';
 import { isArtifactRef } from '../storage/artifact-ref.js';
 import { RecallError } from './recall-error.js';
 import { SessionIndex } from './session-index.js';
@@ -178,6 +179,13 @@ export class RecallArchive {
       artifact = await this.#storage().loadArtifact(sessionId, ref);
     } catch (error) {
       if (error instanceof RecallError) throw error;
+      if (isCompactError(error, 'corrupt_state')) {
+        throw new RecallError(
+          'archive_unreadable',
+          `the text archived under ref "${ref}" is unreadable (corrupt or truncated); search with "query" for other archived text`,
+          { field: 'ref', cause: error },
+        );
+      }
       throw new RecallError('archive_unreadable', 'the archive could not be read; try again later', {
         cause: error,
       });

@@ -8,7 +8,7 @@
  * - `page_too_large`: `page_chars` is over the limit.
  * - `page_out_of_range`: `page` is below 1 or past the last page.
  * - `recall_unavailable`: the archive keeps no originals (its storage has no artifact methods).
- * - `archive_unreadable`: the storage failed while reading.
+ * - `archive_unreadable`: the storage failed while reading, or the text stored under the ref is corrupt or truncated (the message then names the ref).
  */
 export type RecallErrorCode =
   | 'invalid_input'

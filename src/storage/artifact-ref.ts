@@ -99,20 +99,33 @@ export function newestArtifactFiles(names: Iterable<string>): Map<string, string
 /**
  * Parses a stored artifact and checks it belongs to `sessionId` under `ref`; `undefined`
  * when it does not (a file copied or forged into the wrong session is never returned).
+ * A text that is no artifact at all (truncated, corrupt) is `undefined` too, or with
+ * `unreadable: 'throw'` (one artifact read by its ref) a `corrupt_state` error naming the ref.
  */
 export function parseStoredArtifact(
   text: string,
   sessionId: string,
   ref: string,
+  unreadable: 'skip' | 'throw' = 'skip',
 ): ArchivedArtifact | undefined {
+  const corrupt = (cause?: unknown) => {
+    if (unreadable === 'skip') return undefined;
+    throw new CompactError(
+      'corrupt_state',
+      `the archived artifact "${ref}" is unreadable (corrupt or truncated)`,
+      {
+        cause,
+      },
+    );
+  };
   let value: unknown;
   try {
     value = JSON.parse(text);
-  } catch {
-    return undefined;
+  } catch (error) {
+    return corrupt(error);
   }
   const artifact = value as ArchivedArtifact;
-  if (!artifact || typeof artifact !== 'object') return undefined;
+  if (!artifact || typeof artifact !== 'object' || Array.isArray(artifact)) return corrupt();
   if (artifact.sessionId !== sessionId || artifact.ref !== ref || typeof artifact.text !== 'string')
     return undefined;
   return artifact;

@@ -63,7 +63,11 @@ export interface StorageAdapter {
    * name no reference.
    */
   saveArtifact?(sessionId: string, artifact: ArchivedArtifact): Promise<string>;
-  /** Reads one artifact of `sessionId` back; `undefined` when there is none. Never crosses sessions. */
+  /**
+   * Reads one artifact of `sessionId` back; `undefined` when there is none. Never crosses
+   * sessions. One stored under `ref` that cannot be read (corrupt, truncated) throws
+   * `corrupt_state` naming the ref (the built-in fs and S3 storages).
+   */
   loadArtifact?(sessionId: string, ref: string): Promise<ArchivedArtifact | undefined>;
   /**
    * The highest compaction step (summary version) of `sessionId` whose summary was archived;

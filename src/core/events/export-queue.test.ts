@@ -87,6 +87,29 @@ describe('ExportQueue', () => {
     expect(second.all().map((event) => event.spanId)).toEqual(events(7).map((event) => event.spanId));
   });
 
+  it('a hung exporter holds up only itself: the others get the next batches before it times out', async () => {
+    const stuck = hanging();
+    const healthy = recorder('healthy');
+    const errors: string[] = [];
+    const queue = new ExportQueue([stuck.exporter, healthy.exporter], {
+      maxBatchSize: 2,
+      exportTimeoutMs: 20_000,
+      onExporterError: (name) => errors.push(name),
+    });
+    const all = events(6);
+    for (const event of all) queue.enqueue(event);
+    const flushed = queue.flush();
+    await until(() => healthy.all().length === 6, 'the healthy exporter to receive all three batches');
+    // On the old queue every batch waited for both exporters: the healthy one got its second
+    // batch only after the hung one timed out (and was reported).
+    expect(errors).toEqual([]);
+    expect(stuck.received).toHaveLength(2);
+    expect(healthy.all().map((event) => event.spanId)).toEqual(all.map((event) => event.spanId));
+    stuck.release();
+    await flushed;
+    expect(stuck.received.map((event) => event.spanId)).toEqual(all.map((event) => event.spanId));
+  });
+
   it('flushes in the background after flushIntervalMs', async () => {
     const sink = recorder();
     const queue = new ExportQueue([sink.exporter], { flushIntervalMs: 5 });

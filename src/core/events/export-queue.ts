@@ -64,14 +64,25 @@ interface Waiter {
   resolve: () => void;
 }
 
+/** One exporter's worker: its own place in the queue, so a hung exporter holds up only itself. */
+interface Lane {
+  exporter: EventExporter;
+  /** The sequence number of the next event to send it. */
+  next: number;
+  /** The lowest sequence number of the batch it is exporting, if any. */
+  inFlight: number | undefined;
+  running: boolean;
+}
+
 /**
  * A bounded queue between the engine and its exporters: `enqueue` never blocks and never
  * throws; batches go out in the background, at the end of each compaction and on
  * `flush()`/`shutdown()`.
  *
- * One worker sends batches in order; events stay in the queue (and count towards
- * `maxSize`) until the worker takes them, so a slow exporter makes the queue drop its oldest
- * events rather than grow without bound.
+ * Each exporter has its own worker that sends it batches in order, each call with its own
+ * timeout: a hung exporter holds up only its own batches, the others get theirs meanwhile.
+ * Events stay in the queue (and count towards `maxSize`) until every worker has taken them,
+ * so a slow exporter makes the queue drop its oldest events rather than grow without bound.
  *
  * @example
  * ```ts
@@ -82,6 +93,7 @@ interface Waiter {
  */
 export class ExportQueue {
   readonly #exporters: readonly EventExporter[];
+  readonly #lanes: Lane[];
   readonly #maxSize: number;
   readonly #maxBatchSize: number;
   readonly #flushIntervalMs: number;
@@ -89,11 +101,8 @@ export class ExportQueue {
   readonly #onExporterError: (exporter: string, error: unknown) => void;
   #events: { seq: number; event: AnyCompactEvent }[] = [];
   #timer: ReturnType<typeof setTimeout> | undefined;
-  #running = false;
   /** Events ever enqueued (the last sequence number). */
   #enqueued = 0;
-  /** The lowest sequence number of the batch being exported, if any. */
-  #inFlightSeq: number | undefined;
   #waiters: Waiter[] = [];
   #dropped = 0;
   #closed = false;
@@ -101,6 +110,12 @@ export class ExportQueue {
 
   constructor(exporters: readonly EventExporter[], options: ExportQueueOptions = {}) {
     this.#exporters = [...exporters];
+    this.#lanes = this.#exporters.map((exporter) => ({
+      exporter,
+      next: 1,
+      inFlight: undefined,
+      running: false,
+    }));
     this.#maxSize = Math.max(1, options.maxSize ?? DEFAULT_EXPORT_QUEUE_OPTIONS.maxSize);
     this.#maxBatchSize = Math.max(1, options.maxBatchSize ?? DEFAULT_EXPORT_QUEUE_OPTIONS.maxBatchSize);
     this.#flushIntervalMs = options.flushIntervalMs ?? DEFAULT_EXPORT_QUEUE_OPTIONS.flushIntervalMs;
@@ -129,7 +144,7 @@ export class ExportQueue {
       this.#dropped += excess;
       this.#notify();
     }
-    if (this.#timer === undefined && !this.#running) {
+    if (this.#timer === undefined && this.#lanes.some((lane) => !lane.running)) {
       this.#timer = setTimeout(() => {
         this.#timer = undefined;
         this.#kick();
@@ -174,33 +189,57 @@ export class ExportQueue {
       clearTimeout(this.#timer);
       this.#timer = undefined;
     }
-    if (this.#running) return;
-    this.#running = true;
-    void this.#drain();
+    for (const lane of this.#lanes) {
+      if (lane.running) continue;
+      lane.running = true;
+      void this.#drain(lane);
+    }
   }
 
-  async #drain(): Promise<void> {
+  /** Sends one exporter its batches in order until it has taken every queued event. */
+  async #drain(lane: Lane): Promise<void> {
     try {
-      while (this.#events.length > 0) {
-        const entries = this.#events.splice(0, this.#maxBatchSize);
-        this.#inFlightSeq = entries[0]?.seq;
+      for (;;) {
+        // Sequence numbers in the queue are contiguous: events leave only from its front.
+        const first = this.#events[0]?.seq ?? lane.next;
+        const start = Math.max(0, lane.next - first);
+        const entries = this.#events.slice(start, start + this.#maxBatchSize);
+        if (entries.length === 0) break;
+        lane.inFlight = entries[0]?.seq;
+        lane.next = (entries.at(-1)?.seq ?? lane.next) + 1;
+        this.#trim();
         const batch = entries.map((entry) => entry.event);
-        await Promise.all(
-          this.#exporters.map((exporter) => this.#call(exporter, () => exporter.export(batch))),
-        );
-        this.#inFlightSeq = undefined;
+        await this.#call(lane.exporter, () => lane.exporter.export(batch));
+        lane.inFlight = undefined;
+        this.#trim();
         this.#notify();
       }
     } finally {
-      this.#running = false;
-      this.#inFlightSeq = undefined;
+      lane.running = false;
+      lane.inFlight = undefined;
+      this.#trim();
       this.#notify();
     }
   }
 
-  /** The sequence number of the oldest event not yet exported (or dropped). */
+  /** Forgets the events every worker has taken. */
+  #trim(): void {
+    const taken = Math.min(...this.#lanes.map((lane) => lane.next));
+    const count = this.#events.findIndex((entry) => entry.seq >= taken);
+    this.#events.splice(0, count === -1 ? this.#events.length : count);
+  }
+
+  /** The sequence number of the oldest event some exporter has not yet answered for (or dropped). */
   #lowestPending(): number {
-    return this.#inFlightSeq ?? this.#events[0]?.seq ?? Number.POSITIVE_INFINITY;
+    let lowest = Number.POSITIVE_INFINITY;
+    const first = this.#events[0]?.seq;
+    for (const lane of this.#lanes) {
+      const waiting = first === undefined ? undefined : Math.max(lane.next, first);
+      const pending =
+        lane.inFlight ?? (waiting !== undefined && waiting <= this.#enqueued ? waiting : undefined);
+      if (pending !== undefined) lowest = Math.min(lowest, pending);
+    }
+    return lowest;
   }
 
   #notify(): void {

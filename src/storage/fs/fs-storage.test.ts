@@ -55,7 +55,7 @@ describeArtifactConformance({
 });
 
 describe('fsStorage artifacts', () => {
-  it('never returns a file copied or symlinked in from another session, nor a non-artifact file', async () => {
+  it('never returns a file copied or symlinked in from another session, nor a non-artifact or broken file', async () => {
     const root = await tempRoot();
     try {
       const adapter = fsStorage({ path: root });
@@ -70,7 +70,11 @@ describe('fsStorage artifacts', () => {
       await writeFile(join(aliceDir, 'tool-broken.json'), '{ not json');
       expect(await adapter.loadArtifact!('alice', 'tool-copied')).toBeUndefined();
       expect(await adapter.loadArtifact!('alice', 'tool-bob1')).toBeUndefined();
-      expect(await adapter.loadArtifact!('alice', 'tool-broken')).toBeUndefined();
+      // A broken file under the ref is no missing one: read by its ref, it says so.
+      await expect(adapter.loadArtifact!('alice', 'tool-broken')).rejects.toMatchObject({
+        code: 'corrupt_state',
+        message: expect.stringContaining('"tool-broken"'),
+      });
       expect((await adapter.listArtifacts!('alice')).map((a) => a.text)).toEqual(['alice text']);
     } finally {
       await rm(root, { recursive: true, force: true });

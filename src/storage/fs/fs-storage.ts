@@ -92,8 +92,8 @@ export function fsStorage(options: FsStorageOptions = {}): StorageAdapter {
   const parts = transcriptParts();
   const writeAtomic = (file: string, content: string) => writeNewFile(file, content, ensureDir);
 
-  const readArtifact = async (sessionId: string, ref: string, name: string) =>
-    readArtifactFile(join(artifactDir(sessionId), name), sessionId, ref);
+  const readArtifact = async (sessionId: string, ref: string, name: string, unreadable?: 'throw') =>
+    readArtifactFile(join(artifactDir(sessionId), name), sessionId, ref, unreadable);
 
   return {
     name: 'fs',
@@ -126,7 +126,7 @@ export function fsStorage(options: FsStorageOptions = {}): StorageAdapter {
     async loadArtifact(sessionId, ref) {
       assertArtifactRef(ref);
       const name = (await artifactFiles(sessionId)).get(ref);
-      return name === undefined ? undefined : readArtifact(sessionId, ref, name);
+      return name === undefined ? undefined : readArtifact(sessionId, ref, name, 'throw');
     },
     async listArtifacts(sessionId) {
       const read = (ref: string, name: string) => readArtifact(sessionId, ref, name);
@@ -143,6 +143,7 @@ async function readArtifactFile(
   file: string,
   sessionId: string,
   ref: string,
+  unreadable?: 'throw',
 ): Promise<ArchivedArtifact | undefined> {
   let text: string;
   try {
@@ -155,7 +156,7 @@ async function readArtifactFile(
       cause: error,
     });
   }
-  return parseStoredArtifact(text, sessionId, ref);
+  return parseStoredArtifact(text, sessionId, ref, unreadable);
 }
 
 /** The highest summary step archived for a session under `root`, or undefined (no folder yet). */

@@ -118,9 +118,10 @@ export function s3Storage(options: S3StorageOptions): StorageAdapter {
     sessionId: string,
     ref: string,
     name: string,
+    unreadable?: 'throw',
   ): Promise<ArchivedArtifact | undefined> => {
     const text = await get(keyFor(sessionId, `${ARTIFACT_DIR}/${name}`));
-    return text === undefined ? undefined : parseStoredArtifact(text, sessionId, ref);
+    return text === undefined ? undefined : parseStoredArtifact(text, sessionId, ref, unreadable);
   };
 
   return {
@@ -160,7 +161,7 @@ export function s3Storage(options: S3StorageOptions): StorageAdapter {
     async loadArtifact(sessionId, ref) {
       assertArtifactRef(ref);
       const name = (await artifactFiles(sessionId, ref)).get(ref);
-      return name === undefined ? undefined : readArtifact(sessionId, ref, name);
+      return name === undefined ? undefined : readArtifact(sessionId, ref, name, 'throw');
     },
     async listArtifacts(sessionId) {
       const read = (ref: string, name: string) => readArtifact(sessionId, ref, name);

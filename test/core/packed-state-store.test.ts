@@ -13,7 +13,10 @@ import { CompactManager, type SessionStore } from '../../src/index.js';
 import { syntheticSession } from '../../src/testing/synthetic-session.js';
 import { jsonFileStore } from '../support/json-file-store.js';
 
-const options = { model: 'gpt-4o', maxContextTokens: 32_000 } as const;
+// The store's deadline (500 ms by default) far away: this file checks the packed form, and a
+// loaded machine's file writes past the deadline take the fail-open path instead (a rehearsal
+// under CI_LOAD read back a state of no covered ids).
+const options = { model: 'gpt-4o', maxContextTokens: 32_000, storeTimeoutMs: 600_000 } as const;
 const ask = (i: number) => ({ role: 'user', content: `follow-up ${i}: run the tests again` });
 const copy = <T>(value: T): T => JSON.parse(JSON.stringify(value));
 

@@ -8,8 +8,6 @@
 
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CompactMessage } from '../../src/core/messages/message.js';
-import type { PreparationJob } from '../../src/core/queues/preparation-queue.js';
 import {
   bullmqPreparationQueue,
   type PreparationJobOutcome,
@@ -17,6 +15,7 @@ import {
 } from '../../src/queue/index.js';
 import { redisSessionStore } from '../../src/storage/redis/index.js';
 import { type RedisTestServer, redisAvailable, startRedisServer } from '../support/redis-server.js';
+import { oneMessageJob } from './support/one-message-job.js';
 
 const withRedis = redisAvailable('late runs are timed');
 let server: RedisTestServer;
@@ -28,33 +27,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await server?.stop();
 });
-
-const message: CompactMessage = {
-  id: 'm0',
-  role: 'user',
-  kind: 'message',
-  text: 'hello',
-  toolCalls: [],
-  toolResults: [],
-  index: 0,
-  format: 'openai-chat',
-  raw: { role: 'user', content: 'hello' },
-};
-
-function job(key: string, deadline?: number): PreparationJob {
-  return {
-    key,
-    sessionId: key,
-    baseVersion: 0,
-    foldedIds: ['m0'],
-    foldedHashes: ['h0'],
-    messages: [message],
-    strategy: 'structured',
-    maxTokens: 500,
-    enqueuedAt: Date.now(),
-    ...(deadline === undefined ? {} : { deadline }),
-  };
-}
 
 describe.runIf(withRedis)('a worker whose runs come too late', () => {
   it('times them, and drops a later job it cannot finish by its deadline without a summarizer call', async () => {
@@ -95,7 +67,7 @@ describe.runIf(withRedis)('a worker whose runs come too late', () => {
     try {
       // The session compacts while the worker summarizes: the run ends superseded, late.
       const first = jobDone();
-      await queue.enqueue(job('a'));
+      await queue.enqueue(oneMessageJob('a'));
       await summarizing;
       await store.set('a', { sessionId: 'a', version: 1, coveredIds: [], updatedAt: Date.now() });
       release();
@@ -104,7 +76,7 @@ describe.runIf(withRedis)('a worker whose runs come too late', () => {
 
       // A job whose deadline has passed: even the fastest run would be late.
       const second = jobDone();
-      await queue.enqueue(job('b', Date.now() - 1));
+      await queue.enqueue(oneMessageJob('b', Date.now() - 1));
       await second;
       expect(outcomes[1]).toMatchObject({ sessionId: 'b', result: 'expired', summarized: false });
       expect(calls).toEqual(['a']);

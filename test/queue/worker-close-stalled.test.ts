@@ -11,13 +11,12 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CompactMessage } from '../../src/core/messages/message.js';
-import type { PreparationJob } from '../../src/core/queues/preparation-queue.js';
 import { MemorySessionStore } from '../../src/core/session/session-store.js';
 import type { Summarizer } from '../../src/core/summary/summarizer.js';
 import { bullmqPreparationQueue, startPreparationWorker } from '../../src/queue/index.js';
 import { WORKER_CLOSE_TIMEOUT_MS } from '../../src/queue/worker-close.js';
 import { type RedisTestServer, redisAvailable, startRedisServer } from '../support/redis-server.js';
+import { oneMessageJob } from './support/one-message-job.js';
 
 const withRedis = redisAvailable('worker close at a stalled Redis');
 let server: RedisTestServer;
@@ -29,32 +28,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await server?.stop();
 });
-
-const message: CompactMessage = {
-  id: 'm0',
-  role: 'user',
-  kind: 'message',
-  text: 'hello',
-  toolCalls: [],
-  toolResults: [],
-  index: 0,
-  format: 'openai-chat',
-  raw: { role: 'user', content: 'hello' },
-};
-
-function job(key: string): PreparationJob {
-  return {
-    key,
-    sessionId: key,
-    baseVersion: 0,
-    foldedIds: ['m0'],
-    foldedHashes: ['h0'],
-    messages: [message],
-    strategy: 'structured',
-    maxTokens: 500,
-    enqueuedAt: Date.now(),
-  };
-}
 
 /** A summarizer that says when it starts and returns once `finish` resolves (noting 'summarized'). */
 function summarizerUntil(finish: () => Promise<unknown>, order: string[]) {
@@ -90,7 +63,7 @@ describe.runIf(withRedis)('the preparation worker closing', () => {
       summarizer,
     });
     try {
-      await queue.enqueue(job('a'));
+      await queue.enqueue(oneMessageJob('a'));
       await running;
       await worker.close().then(() => order.push('closed'));
       expect(order).toEqual(['summarized', 'closed']);
@@ -118,7 +91,7 @@ describe.runIf(withRedis)('the preparation worker closing', () => {
       name,
       summarizer,
     });
-    await queue.enqueue(job('a'));
+    await queue.enqueue(oneMessageJob('a'));
     await running;
     process.kill(server.pid, 'SIGSTOP');
     try {

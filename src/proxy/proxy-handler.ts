@@ -10,7 +10,7 @@ import { feedUsage } from '../adapters/overflow-recovery.js';
 import { clock } from '../core/clock.js';
 import { isCompactError } from '../core/errors.js';
 import type { CompactManager } from '../core/manager/compact-manager.js';
-import { getDefaultRedactor } from '../core/redaction/redactor.js';
+import { getDefaultRedactor, warmDefaultRedactor } from '../core/redaction/redactor.js';
 import { callUpstream, proxyError } from './call-upstream.js';
 import { compactRequest, LastViews } from './compact-request.js';
 import { EARLY_MIN_BYTES, EarlyForward, PREFIX_BYTES, RewrittenSessions } from './early-forward.js';
@@ -55,6 +55,9 @@ export class ProxyHandler {
     this.bodies = new ParsedBodies(options.reuseBytes ?? DEFAULT_REUSE_BYTES);
     this.known = new KnownConversations(options.reuseBytes ?? DEFAULT_REUSE_BYTES);
     this.forwardEarly = options.forwardEarly ?? true;
+    // The log line's path is redacted with the default rules (`done`): compiled now in slices,
+    // not in one piece of 23-31 ms on the first line when the manager redacts otherwise.
+    warmDefaultRedactor().catch(() => {});
   }
 
   /** The 413 answer to a body over the limit. */

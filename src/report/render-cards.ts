@@ -9,6 +9,17 @@ import { freedText, levelLabel, type TraceCompaction, type TraceError } from './
  */
 export const REPORT_SUMMARY_CHARS = 64_000;
 
+/**
+ * The characters of summaries one page shows in all: 500 compactions of 60,000-character
+ * summaries made a page of 31 MB. Past it a card says where the summary is (the trace).
+ */
+export const REPORT_PAGE_SUMMARY_CHARS = 1_000_000;
+
+/** What is left of the page's {@link REPORT_PAGE_SUMMARY_CHARS}, shared by its cards. */
+interface TextBudget {
+  left: number;
+}
+
 const fmt = (n: number | undefined) => (n === undefined ? '-' : Math.round(n).toLocaleString('en-US'));
 
 /** Why the compaction ran, in words, with the figures behind it. */
@@ -93,11 +104,19 @@ function capLines(
 /**
  * The summary with what changed from the previous version marked (`ins` / `del` lines); shown
  * whole, and said so, when the page's diff budget cannot align it with the previous one; cut
- * at {@link REPORT_SUMMARY_CHARS}, and said so, when longer.
+ * at {@link REPORT_SUMMARY_CHARS}, and said so, when longer; not shown, and said so, once the
+ * page's {@link REPORT_PAGE_SUMMARY_CHARS} are spent.
  */
-function summaryBlock(compaction: TraceCompaction, previous: string | undefined, budget: DiffBudget): string {
+function summaryBlock(
+  compaction: TraceCompaction,
+  previous: string | undefined,
+  budget: DiffBudget,
+  text: TextBudget,
+): string {
   const summary = compaction.summary;
   if (summary === undefined) return '<p class="muted">No new summary in this compaction.</p>';
+  if (text.left <= 0)
+    return `<p class="muted cut">Summary not shown (${fmt(summary.length)} characters): this page already shows ${fmt(REPORT_PAGE_SUMMARY_CHARS)} characters of summaries; the whole summary is in the trace.</p>`;
   const refused = budget.refused;
   // A summary longer than a card shows is not compared: its diff would be cut anyway.
   const long = Math.max(summary.length, previous?.length ?? 0) > REPORT_SUMMARY_CHARS;
@@ -105,7 +124,8 @@ function summaryBlock(compaction: TraceCompaction, previous: string | undefined,
   const compared = diff !== undefined && budget.refused === refused;
   // The first summary, or one too long to compare, is shown plain.
   const all = compared ? diff : summary.split('\n').map((text) => ({ kind: 'same' as const, text }));
-  const capped = capLines(all, REPORT_SUMMARY_CHARS);
+  const capped = capLines(all, Math.min(REPORT_SUMMARY_CHARS, text.left));
+  text.left -= capped.lines.reduce((n, line) => n + line.text.length + 1, 0);
   const lines = capped.lines.map((line) => {
     const text = escapeHtml(line.text) || '&nbsp;';
     if (line.kind === 'added') return `<ins class="line added">${text}</ins>`;
@@ -135,6 +155,7 @@ function summaryBlock(compaction: TraceCompaction, previous: string | undefined,
 export function renderCards(compactions: readonly TraceCompaction[]): string {
   const previousOf = new Map<string, string>();
   const budget = diffBudget(REPORT_DIFF_CELLS);
+  const text: TextBudget = { left: REPORT_PAGE_SUMMARY_CHARS };
   const sessions = new Set(compactions.map((compaction) => compaction.call.sessionId));
   const cards = compactions.map((compaction) => {
     const number = escapeHtml(compaction.number);
@@ -146,7 +167,7 @@ export function renderCards(compactions: readonly TraceCompaction[]): string {
 ${levelsTable(compaction)}
 <p class="counts">${escapeHtml(countsText(compaction))}</p>
 ${errorsBlock(compaction.errors)}
-${summaryBlock(compaction, previousOf.get(compaction.call.sessionId), budget)}
+${summaryBlock(compaction, previousOf.get(compaction.call.sessionId), budget, text)}
 ${refsBlock(compaction)}
 </section>`;
     if (compaction.summary !== undefined) previousOf.set(compaction.call.sessionId, compaction.summary);

@@ -1,7 +1,7 @@
 import { escapeHtml } from './html-escape.js';
 import { renderCards } from './render-cards.js';
 import { renderChart } from './render-chart.js';
-import type { TraceModel } from './trace-model.js';
+import type { TraceCall, TraceCompaction, TraceModel } from './trace-model.js';
 import type { TraceCost } from './trace-types.js';
 
 /** Options of {@link renderReport}. */
@@ -57,19 +57,37 @@ function costFacts(cost: TraceCost, which: string): string[] {
   ];
 }
 
+/**
+ * The sessions a page names in its header, and charts, at most: a trace of 20,000 sessions
+ * made a header of 20,000 ids and 20,000 charts (42 MB, 5.8 s). The cards still show them all.
+ */
+export const REPORT_CHARTED_SESSIONS = 50;
+
+/** `ids` joined, the first {@link REPORT_CHARTED_SESSIONS} of them, with how many more there are. */
+function someIds(ids: readonly string[]): string {
+  const shown = ids.slice(0, REPORT_CHARTED_SESSIONS).join(', ');
+  return ids.length > REPORT_CHARTED_SESSIONS
+    ? `${shown} and ${ids.length - REPORT_CHARTED_SESSIONS} more`
+    : shown;
+}
+
 /** The header facts: model, sessions, calls, compactions, errors. */
 function facts(trace: TraceModel): string {
   const errors = trace.compactions.reduce((n, c) => n + c.errors.length, 0) + trace.otherErrors.length;
+  const costs = trace.sessionCosts.slice(0, REPORT_CHARTED_SESSIONS);
   const items = [
     `model: ${trace.model ?? 'unknown'}`,
-    `session${trace.sessionIds.length === 1 ? '' : 's'}: ${trace.sessionIds.join(', ') || '-'}`,
+    `session${trace.sessionIds.length === 1 ? '' : 's'}: ${someIds(trace.sessionIds) || '-'}`,
     counted(trace.calls.length, 'call'),
     counted(trace.compactions.length, 'compaction'),
     counted(errors, 'error'),
     counted(trace.eventCount, 'event'),
     ...(trace.sessionCosts.length === 1 ? costFacts(trace.sessionCosts[0]!, '') : []),
     ...(trace.sessionCosts.length > 1
-      ? trace.sessionCosts.flatMap((cost) => costFacts(cost, ` (session ${cost.sessionId})`))
+      ? costs.flatMap((cost) => costFacts(cost, ` (session ${cost.sessionId})`))
+      : []),
+    ...(trace.sessionCosts.length > costs.length
+      ? [`prompt cache of ${trace.sessionCosts.length - costs.length} more sessions: in the trace`]
       : []),
   ];
   return `<ul class="facts">${items.map((item) => `<li>${escapeHtml(item)}</li>`).join('')}</ul>`;
@@ -105,16 +123,33 @@ function notesBlock(trace: TraceModel): string {
   return `<h2>Skipped trace fields</h2><p class="muted">These fields were not of their type and are not shown.</p><ul class="notes">${items.join('')}</ul>`;
 }
 
-/** The chart, or one per session when the trace holds several (their calls are not one line). */
+/**
+ * The chart, or one per session when the trace holds several (their calls are not one line),
+ * for the first {@link REPORT_CHARTED_SESSIONS} sessions. Calls and compactions are grouped
+ * by session in one pass over each.
+ */
 function charts(trace: TraceModel): string {
   if (trace.sessionIds.length <= 1) return renderChart(trace);
-  return trace.sessionIds
-    .map((sessionId) => {
-      const calls = trace.calls.filter((call) => call.sessionId === sessionId);
-      const compactions = trace.compactions.filter((compaction) => compaction.call.sessionId === sessionId);
-      return `<h3>Session ${escapeHtml(sessionId)}</h3>\n${renderChart({ ...trace, calls, compactions }, `Context tokens per call, session ${sessionId}`)}`;
-    })
-    .join('\n');
+  const charted = trace.sessionIds.slice(0, REPORT_CHARTED_SESSIONS);
+  const groups = new Map(
+    charted.map((id) => [id, { calls: [] as TraceCall[], compactions: [] as TraceCompaction[] }]),
+  );
+  for (const call of trace.calls) groups.get(call.sessionId)?.calls.push(call);
+  for (const compaction of trace.compactions)
+    groups.get(compaction.call.sessionId)?.compactions.push(compaction);
+  const rest = trace.sessionIds.length - charted.length;
+  const more =
+    rest > 0
+      ? `\n<p class="muted more-sessions">${escapeHtml(`${counted(rest, 'more session')} not charted here: their compactions are in the cards below, their calls in the trace.`)}</p>`
+      : '';
+  return (
+    charted
+      .map((sessionId) => {
+        const { calls, compactions } = groups.get(sessionId)!;
+        return `<h3>Session ${escapeHtml(sessionId)}</h3>\n${renderChart({ ...trace, calls, compactions }, `Context tokens per call, session ${sessionId}`)}`;
+      })
+      .join('\n') + more
+  );
 }
 
 /**

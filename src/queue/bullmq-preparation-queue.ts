@@ -171,7 +171,9 @@ export function bullmqPreparationQueue(options: BullmqPreparationQueueOptions): 
         () => true,
         () => true,
       );
-      if (!(await settlesWithin(closing, CLOSE_TIMEOUT_MS))) await q.disconnect().catch(() => {});
+      // The drop is not awaited: a connection waiting to reconnect to a gone server (no attempt
+      // under way) never emits the `end` it waits for (as the worker's close, worker-close.ts).
+      if (!(await settlesWithin(closing, CLOSE_TIMEOUT_MS))) void q.disconnect().catch(() => {});
     },
   };
 }

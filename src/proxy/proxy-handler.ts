@@ -11,7 +11,7 @@ import { clock } from '../core/clock.js';
 import { isCompactError } from '../core/errors.js';
 import type { CompactManager } from '../core/manager/compact-manager.js';
 import { getDefaultRedactor, warmDefaultRedactor } from '../core/redaction/redactor.js';
-import { callUpstream, proxyError } from './call-upstream.js';
+import { callUpstream, type ErrorShape, errorShapeOf, proxyError } from './call-upstream.js';
 import { compactRequest, LastViews } from './compact-request.js';
 import { EARLY_MIN_BYTES, EarlyForward, PREFIX_BYTES, RewrittenSessions } from './early-forward.js';
 import { forwardHeaders, upstreamUrl } from './forward-request.js';
@@ -61,11 +61,12 @@ export class ProxyHandler {
   }
 
   /** The 413 answer to a body over the limit. */
-  tooLarge(): Response {
+  tooLarge(shape: ErrorShape): Response {
     return proxyError(
       413,
       'request_too_large',
       `the request body is over the proxy's limit of ${this.maxSize} bytes`,
+      shape,
     );
   }
 
@@ -159,7 +160,7 @@ export class ProxyHandler {
         ? this.earlyCall(c, route, call, (forward) => (early = forward))
         : undefined;
       const read = await readBody(c, this.maxSize, opened);
-      if (read === undefined) return this.tooLarge();
+      if (read === undefined) return this.tooLarge(errorShapeOf(route.format, c.req.raw.headers));
       return await this.compactAndCall(c, route, entry, read, call, early, mark);
     } finally {
       // Released when the client's bytes went; anything else (compacted, refused, failed) drops it.
@@ -220,16 +221,17 @@ export class ProxyHandler {
   ): Promise<Response | { answer: UpstreamAnswer; session: string | undefined; read: ReadBody }> {
     const readAt = read.endedAt;
     entry.readMs = readAt - mark;
+    const shape = errorShapeOf(route.format, c.req.raw.headers);
     const encoding = c.req.header('content-encoding')?.trim().toLowerCase();
     if (encoding !== undefined && encoding !== '' && encoding !== 'identity') {
       // A compressed body (gzip, zstd) is not read: forwarded as sent, as any request not compacted.
       entry.error = 'encoded_body';
-      const answer = await callUpstream(this.client, { ...call, body: read.bytes }, early);
+      const answer = await callUpstream(this.client, { ...call, body: read.bytes }, shape, early);
       return answer instanceof Response ? answer : { answer, session: undefined, read };
     }
     const parsed = await this.bodies.parseInSlices(route, read.bytes);
     if (parsed === undefined)
-      return proxyError(400, 'invalid_request_error', 'the request body is not a JSON object');
+      return proxyError(400, 'invalid_request_error', 'the request body is not a JSON object', shape);
     entry.parseMs = clock.now() - readAt;
     entry.reused = parsed.reused;
     const signal = call.signal;
@@ -245,7 +247,7 @@ export class ProxyHandler {
       });
     } catch (error) {
       if (isCompactError(error, 'invalid_config'))
-        return proxyError(400, 'invalid_request_error', error.message);
+        return proxyError(400, 'invalid_request_error', error.message, shape);
       throw error;
     }
     Object.assign(entry, compacted.log, { prepareMs: clock.now() - readAt });
@@ -254,6 +256,7 @@ export class ProxyHandler {
     const answer = await callUpstream(
       this.client,
       { ...call, body: compacted.body },
+      shape,
       asSent ? early : undefined,
     );
     return answer instanceof Response ? answer : { answer, session: compacted.session, read };

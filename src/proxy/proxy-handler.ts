@@ -13,6 +13,7 @@ import type { CompactManager } from '../core/manager/compact-manager.js';
 import { getDefaultRedactor, warmDefaultRedactor } from '../core/redaction/redactor.js';
 import { callUpstream, type ErrorShape, errorShapeOf, proxyError } from './call-upstream.js';
 import { compactRequest, LastViews } from './compact-request.js';
+import { contentCodings, decodeBody } from './decode-body.js';
 import { EARLY_MIN_BYTES, EarlyForward, PREFIX_BYTES, RewrittenSessions } from './early-forward.js';
 import { forwardHeaders, upstreamUrl } from './forward-request.js';
 import { KnownConversations } from './known-conversations.js';
@@ -26,6 +27,12 @@ import type { UpstreamAnswer, UpstreamCall, UpstreamClient } from './upstream-cl
 
 /** The status logged for a request whose client went away before its answer (nginx's 499). */
 export const CLIENT_CLOSED_STATUS = 499;
+
+/** A call's headers without `content-encoding` (its body sent uncompressed). */
+function withoutEncoding(headers: Record<string, string>): Record<string, string> {
+  const { 'content-encoding': _, ...rest } = headers;
+  return rest;
+}
 
 /** Whether the client of `c` went away before its answer was sent whole. */
 function clientClosed(c: Context): boolean {
@@ -61,11 +68,11 @@ export class ProxyHandler {
   }
 
   /** The 413 answer to a body over the limit. */
-  tooLarge(shape: ErrorShape): Response {
+  tooLarge(shape: ErrorShape, decompressed = ''): Response {
     return proxyError(
       413,
       'request_too_large',
-      `the request body is over the proxy's limit of ${this.maxSize} bytes`,
+      `the request body ${decompressed}is over the proxy's limit of ${this.maxSize} bytes`,
       shape,
     );
   }
@@ -181,6 +188,8 @@ export class ProxyHandler {
     let forward: EarlyForward | undefined;
     let decided = false;
     let named: string | undefined;
+    // A compressed body is decoded whole first: its bytes as they come say nothing of its conversation.
+    if (contentCodings(c.req.header('content-encoding')).length > 0) return undefined;
     try {
       named = headerSession(c.req.header(SESSION_HEADER));
     } catch {
@@ -222,14 +231,25 @@ export class ProxyHandler {
     const readAt = read.endedAt;
     entry.readMs = readAt - mark;
     const shape = errorShapeOf(route.format, c.req.raw.headers);
-    const encoding = c.req.header('content-encoding')?.trim().toLowerCase();
-    if (encoding !== undefined && encoding !== '' && encoding !== 'identity') {
-      // A compressed body (gzip, zstd) is not read: forwarded as sent, as any request not compacted.
+    const codings = contentCodings(c.req.header('content-encoding'));
+    const decoded =
+      codings.length === 0 ? { bytes: read.bytes } : await decodeBody(read.bytes, codings, this.maxSize);
+    if ('unknown' in decoded) {
+      // A coding this Node cannot decode (zstd before Node 22.15): forwarded as sent, not compacted.
       entry.error = 'encoded_body';
       const answer = await callUpstream(this.client, { ...call, body: read.bytes }, shape, early);
       return answer instanceof Response ? answer : { answer, session: undefined, read };
     }
-    const parsed = await this.bodies.parseInSlices(route, read.bytes);
+    if ('tooLarge' in decoded) return this.tooLarge(shape, 'decompressed ');
+    if ('invalid' in decoded)
+      return proxyError(
+        400,
+        'invalid_request_error',
+        `the request body is not valid ${decoded.invalid}`,
+        shape,
+      );
+    const bytes = decoded.bytes;
+    const parsed = await this.bodies.parseInSlices(route, bytes);
     if (parsed === undefined)
       return proxyError(400, 'invalid_request_error', 'the request body is not a JSON object', shape);
     entry.parseMs = clock.now() - readAt;
@@ -251,14 +271,13 @@ export class ProxyHandler {
       throw error;
     }
     Object.assign(entry, compacted.log, { prepareMs: clock.now() - readAt });
-    const asSent = compacted.body === read.bytes;
+    const asSent = compacted.body === bytes;
     if (compacted.session !== undefined) this.rewritten.note(compacted.session, !asSent);
-    const answer = await callUpstream(
-      this.client,
-      { ...call, body: compacted.body },
-      shape,
-      asSent ? early : undefined,
-    );
+    // Unchanged, the client's own bytes go (compressed as sent); rewritten, the body goes uncompressed.
+    const forward = asSent
+      ? { ...call, body: read.bytes }
+      : { ...call, headers: withoutEncoding(call.headers), body: compacted.body };
+    const answer = await callUpstream(this.client, forward, shape, asSent ? early : undefined);
     return answer instanceof Response ? answer : { answer, session: compacted.session, read };
   }
 }

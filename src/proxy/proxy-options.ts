@@ -65,7 +65,8 @@ export interface ProxyLogEntry {
   returnMs?: number;
   /**
    * Why the request was forwarded uncompacted, when it was: the `CompactError` code, or
-   * `encoded_body` for a compressed body (`Content-Encoding`), which is forwarded as sent; or
+   * `encoded_body` for a body in a coding the proxy cannot decode (`Content-Encoding: zstd` on
+   * Node 20), which is forwarded as sent; or
    * `client_closed` (status 499) when the client went away before its answer.
    */
   error?: string;

@@ -8,6 +8,7 @@
 
 import { Readable } from 'node:stream';
 import type { Context, Hono } from 'hono';
+import { clock } from '../core/clock.js';
 import { callUpstream, errorShapeOf, proxyError } from './call-upstream.js';
 import { forwardHeaders, isAnthropicRequest, parseUpstream, upstreamUrl } from './forward-request.js';
 import { loadHono } from './load-peers.js';
@@ -57,6 +58,7 @@ export function createProxyApp(options: CompactionProxyOptions): Hono {
   );
   /** A request the proxy forwards as it came. */
   async function forwarded(c: Context): Promise<Response> {
+    const start = clock.now();
     const url = upstreamUrl(
       upstream,
       c.req.path,
@@ -82,7 +84,10 @@ export function createProxyApp(options: CompactionProxyOptions): Hono {
       return answer;
     }
     const status = answer.response.statusCode ?? 502;
-    return passBack(c, answer.response, { extra: {}, onSent: () => handler.done(c, {}, status) });
+    return passBack(c, answer.response, {
+      extra: {},
+      onEnd: (end) => handler.ended(c, {}, status, start, end),
+    });
   }
   app.all('*', (c) => {
     const response = proxyError(404, 'not_found', 'the proxy serves /v1/... and /healthz only', shapeOf(c));

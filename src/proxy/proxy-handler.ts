@@ -18,7 +18,7 @@ import { EARLY_MIN_BYTES, EarlyForward, PREFIX_BYTES, RewrittenSessions } from '
 import { forwardHeaders, upstreamUrl } from './forward-request.js';
 import { KnownConversations } from './known-conversations.js';
 import { DEFAULT_REUSE_BYTES, ParsedBodies } from './parsed-bodies.js';
-import { passBack } from './pass-back.js';
+import { type AnswerEnd, passBack } from './pass-back.js';
 import { type CompactionProxyOptions, DEFAULT_MAX_BODY_BYTES, type ProxyLogEntry } from './proxy-options.js';
 import type { ProxyRoute } from './proxy-routes.js';
 import { type BodyProgress, type ReadBody, readBody } from './read-body.js';
@@ -109,13 +109,26 @@ export class ProxyHandler {
     }
   }
 
-  /** A compacted route's request, its log line written once the answer's first byte went back. */
+  /**
+   * Writes the line of an answer passed back, once it ended (see {@link AnswerEnd}): how long
+   * the request took from `start` (the handler's), the usage the answer reported, and whether it
+   * was cut.
+   */
+  ended(c: Context, entry: Partial<ProxyLogEntry>, status: number, start: number, end: AnswerEnd): void {
+    entry.totalMs = end.at - start;
+    if (end.usage !== undefined) entry.usage = end.usage;
+    if (end.cut !== undefined) entry.error = end.cut;
+    this.done(c, entry, status);
+  }
+
+  /** A compacted route's request, its log line written once the answer ended. */
   async compactedCall(c: Context, route: ProxyRoute): Promise<Response> {
     const entry: Partial<ProxyLogEntry> = {};
     return await this.unlessClientClosed(c, entry, () => this.compactedAnswer(c, route, entry));
   }
 
   private async compactedAnswer(c: Context, route: ProxyRoute, entry: Partial<ProxyLogEntry>) {
+    const start = clock.now();
     const response = await this.prepareAndCall(c, route, entry);
     if (response instanceof Response) {
       this.done(c, entry, response.status);
@@ -135,8 +148,8 @@ export class ProxyHandler {
           : { format: route.format, onUsage: (usage) => feedUsage(this.manager, session, usage) },
       onSent: (at) => {
         if (at !== undefined) entry.returnMs = at - answer.headAt;
-        this.done(c, entry, status);
       },
+      onEnd: (end) => this.ended(c, entry, status, start, end),
     });
   }
 

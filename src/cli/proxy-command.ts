@@ -10,6 +10,9 @@ import type { CliIo } from './cli-io.js';
 import { type FlagOptions, parseCliArgs } from './parse-cli-args.js';
 import { stopSignal } from './stop-signal.js';
 
+/** Log errors that say an answer was cut (the client or the upstream went away), not why it went uncompacted. */
+const CUT_ANSWERS = new Set(['client_closed', 'upstream_aborted']);
+
 const PROXY_OPTIONS: FlagOptions = {
   upstream: { type: 'string' },
   port: { type: 'string' },
@@ -75,7 +78,7 @@ export async function runProxyCommand(argv: readonly string[], io: CliIo): Promi
                     entry.tokensBefore === undefined
                       ? ''
                       : ` ${entry.tokensBefore}->${entry.tokensAfter} tokens${entry.applied ? ' (compacted)' : ''}`
-                  }${entry.error ? ` forwarded uncompacted (${entry.error})` : ''}\n`,
+                  }${entry.error === undefined ? '' : CUT_ANSWERS.has(entry.error) ? ` ${entry.error}` : ` forwarded uncompacted (${entry.error})`}\n`,
             ),
         }),
   });

@@ -8,7 +8,8 @@
 
 import { Readable } from 'node:stream';
 import type { Context, Hono } from 'hono';
-import { callUpstream, proxyError } from './call-upstream.js';
+import { clock } from '../core/clock.js';
+import { callUpstream, errorShapeOf, proxyError } from './call-upstream.js';
 import { forwardHeaders, isAnthropicRequest, parseUpstream, upstreamUrl } from './forward-request.js';
 import { loadHono } from './load-peers.js';
 import { passBack } from './pass-back.js';
@@ -41,44 +42,55 @@ export function createProxyApp(options: CompactionProxyOptions): Hono {
   const handler = new ProxyHandler(options, upstream, client);
   const app = new hono.Hono();
   upstreamClients.set(app, client);
-  app.onError((error) => {
+  const shapeOf = (c: Context) => errorShapeOf(undefined, c.req.raw.headers);
+  app.onError((error, c) => {
     // Whatever went wrong is said without the request's content or headers.
-    return proxyError(500, 'proxy_error', `the proxy failed: ${(error as Error).name}`);
+    const route = PROXY_ROUTES.find((one) => c.req.method === 'POST' && one.path === c.req.path);
+    const shape = errorShapeOf(route?.format, c.req.raw.headers);
+    return proxyError(500, 'proxy_error', `the proxy failed: ${(error as Error).name}`, shape);
   });
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
   app.on(['GET', 'HEAD'], '/', (c) => c.body(null, 200));
   for (const route of PROXY_ROUTES) app.post(route.path, (c) => handler.compactedCall(c, route));
   const maxSize = handler.maxSize;
-  app.all('/v1/*', hono.bodyLimit({ maxSize, onError: () => handler.tooLarge() }), (c) =>
+  app.all('/v1/*', hono.bodyLimit({ maxSize, onError: (c) => handler.tooLarge(shapeOf(c)) }), (c) =>
     handler.unlessClientClosed(c, {}, () => forwarded(c)),
   );
   /** A request the proxy forwards as it came. */
   async function forwarded(c: Context): Promise<Response> {
+    const start = clock.now();
     const url = upstreamUrl(
       upstream,
       c.req.path,
       new URL(c.req.url).search,
       isAnthropicRequest(c.req.raw.headers),
     );
-    if (!url) return proxyError(404, 'not_found', 'the proxy does not forward this path');
+    if (!url) return proxyError(404, 'not_found', 'the proxy does not forward this path', shapeOf(c));
     const method = c.req.method;
     const raw = c.req.raw.body;
-    const answer = await callUpstream(client, {
-      url,
-      method,
-      headers: forwardHeaders(c.req.raw.headers),
-      body: method === 'GET' || method === 'HEAD' || raw === null ? null : Readable.fromWeb(raw as never),
-      signal: c.req.raw.signal,
-    });
+    const answer = await callUpstream(
+      client,
+      {
+        url,
+        method,
+        headers: forwardHeaders(c.req.raw.headers),
+        body: method === 'GET' || method === 'HEAD' || raw === null ? null : Readable.fromWeb(raw as never),
+        signal: c.req.raw.signal,
+      },
+      shapeOf(c),
+    );
     if (answer instanceof Response) {
       handler.done(c, {}, answer.status);
       return answer;
     }
     const status = answer.response.statusCode ?? 502;
-    return passBack(c, answer.response, { extra: {}, onSent: () => handler.done(c, {}, status) });
+    return passBack(c, answer.response, {
+      extra: {},
+      onEnd: (end) => handler.ended(c, {}, status, start, end),
+    });
   }
   app.all('*', (c) => {
-    const response = proxyError(404, 'not_found', 'the proxy serves /v1/... and /healthz only');
+    const response = proxyError(404, 'not_found', 'the proxy serves /v1/... and /healthz only', shapeOf(c));
     handler.done(c, {}, 404);
     return response;
   });

@@ -28,6 +28,20 @@ export interface PassBackOptions {
    * at once with `undefined` (the adapter writes the answer after the handler returned).
    */
   onSent?: (at: number | undefined) => void;
+  /**
+   * Called once the answer ended: its body all read from the upstream and handed on, or cut
+   * (`client_closed`: the client went away first; `upstream_aborted`: the upstream failed
+   * mid-answer), with `clock.now()` then and the usage read (when tapped). Not on Node, at once
+   * after `onSent`.
+   */
+  onEnd?: (end: AnswerEnd) => void;
+}
+
+/** How an answer ended (see {@link PassBackOptions.onEnd}). */
+export interface AnswerEnd {
+  at: number;
+  cut?: 'client_closed' | 'upstream_aborted';
+  usage?: Partial<ReportedUsage>;
 }
 
 /**
@@ -79,6 +93,7 @@ export function passBack(c: Context, upstream: IncomingMessage, options: PassBac
     // No body to pass on: read the upstream's to its end, so that its connection is free again.
     if (empty) upstream.resume();
     options.onSent?.(undefined);
+    options.onEnd?.({ at: clock.now() });
     return new Response(empty ? null : withTap, {
       status,
       statusText: upstream.statusMessage ?? '',
@@ -105,7 +120,7 @@ export function passBack(c: Context, upstream: IncomingMessage, options: PassBac
     first();
   }
   const reader = tap === undefined ? undefined : { reader: new UsageReader(tap.format, streamed), ...tap };
-  pipeBody(upstream, outgoing, reader);
+  pipeBody(upstream, outgoing, reader, (end) => options.onEnd?.({ at: clock.now(), ...end }));
   if (!streamed) {
     // After the pipe's own listener: called once the first chunk was written (or no body came).
     upstream.once('data', first);
@@ -114,23 +129,40 @@ export function passBack(c: Context, upstream: IncomingMessage, options: PassBac
   return alreadySent();
 }
 
-/** Pipes the answer's body to the client, the usage read on the side. */
+/**
+ * Pipes the answer's body to the client, the usage read on the side; `ended` once, when the
+ * upstream's body ended (before its last chunk is written on: the client cannot have seen the
+ * end first) or was cut.
+ */
 function pipeBody(
   upstream: IncomingMessage,
   outgoing: ServerResponse,
   tap: { reader: UsageReader; onUsage: (usage: Partial<ReportedUsage>) => void } | undefined,
+  ended: (end: Omit<AnswerEnd, 'at'>) => void,
 ): void {
+  let done = false;
+  const end = (value: Omit<AnswerEnd, 'at'>) => {
+    if (done) return;
+    done = true;
+    ended(value);
+  };
   if (tap) upstream.on('data', (chunk: Buffer) => tap.reader.push(chunk));
   upstream.once('end', () => {
-    if (tap === undefined || outgoing.destroyed) return;
-    const usage = tap.reader.end();
-    if (usage !== undefined) tap.onUsage(usage);
+    if (outgoing.destroyed) return end({ cut: 'client_closed' });
+    const usage = tap?.reader.end();
+    if (tap !== undefined && usage !== undefined) tap.onUsage(usage);
+    end(usage === undefined ? {} : { usage });
   });
   // The upstream failed mid-answer: the client's answer is cut too (never ended as if whole).
-  upstream.once('error', () => outgoing.destroy());
-  upstream.once('aborted', () => outgoing.destroy());
+  const failed = () => {
+    end({ cut: 'upstream_aborted' });
+    outgoing.destroy();
+  };
+  upstream.once('error', failed);
+  upstream.once('aborted', failed);
   // The client went away: stop reading the upstream's answer.
   outgoing.once('close', () => {
+    end({ cut: 'client_closed' });
     if (!upstream.complete) upstream.destroy();
   });
   upstream.pipe(outgoing);

@@ -11,13 +11,14 @@ import { clock } from '../core/clock.js';
 import { isCompactError } from '../core/errors.js';
 import type { CompactManager } from '../core/manager/compact-manager.js';
 import { getDefaultRedactor, warmDefaultRedactor } from '../core/redaction/redactor.js';
-import { callUpstream, proxyError } from './call-upstream.js';
+import { callUpstream, type ErrorShape, errorShapeOf, proxyError } from './call-upstream.js';
 import { compactRequest, LastViews } from './compact-request.js';
+import { contentCodings, decodeBody } from './decode-body.js';
 import { EARLY_MIN_BYTES, EarlyForward, PREFIX_BYTES, RewrittenSessions } from './early-forward.js';
 import { forwardHeaders, upstreamUrl } from './forward-request.js';
 import { KnownConversations } from './known-conversations.js';
 import { DEFAULT_REUSE_BYTES, ParsedBodies } from './parsed-bodies.js';
-import { passBack } from './pass-back.js';
+import { type AnswerEnd, passBack } from './pass-back.js';
 import { type CompactionProxyOptions, DEFAULT_MAX_BODY_BYTES, type ProxyLogEntry } from './proxy-options.js';
 import type { ProxyRoute } from './proxy-routes.js';
 import { type BodyProgress, type ReadBody, readBody } from './read-body.js';
@@ -26,6 +27,12 @@ import type { UpstreamAnswer, UpstreamCall, UpstreamClient } from './upstream-cl
 
 /** The status logged for a request whose client went away before its answer (nginx's 499). */
 export const CLIENT_CLOSED_STATUS = 499;
+
+/** A call's headers without `content-encoding` (its body sent uncompressed). */
+function withoutEncoding(headers: Record<string, string>): Record<string, string> {
+  const { 'content-encoding': _, ...rest } = headers;
+  return rest;
+}
 
 /** Whether the client of `c` went away before its answer was sent whole. */
 function clientClosed(c: Context): boolean {
@@ -61,11 +68,12 @@ export class ProxyHandler {
   }
 
   /** The 413 answer to a body over the limit. */
-  tooLarge(): Response {
+  tooLarge(shape: ErrorShape, decompressed = ''): Response {
     return proxyError(
       413,
       'request_too_large',
-      `the request body is over the proxy's limit of ${this.maxSize} bytes`,
+      `the request body ${decompressed}is over the proxy's limit of ${this.maxSize} bytes`,
+      shape,
     );
   }
 
@@ -101,13 +109,26 @@ export class ProxyHandler {
     }
   }
 
-  /** A compacted route's request, its log line written once the answer's first byte went back. */
+  /**
+   * Writes the line of an answer passed back, once it ended (see {@link AnswerEnd}): how long
+   * the request took from `start` (the handler's), the usage the answer reported, and whether it
+   * was cut.
+   */
+  ended(c: Context, entry: Partial<ProxyLogEntry>, status: number, start: number, end: AnswerEnd): void {
+    entry.totalMs = end.at - start;
+    if (end.usage !== undefined) entry.usage = end.usage;
+    if (end.cut !== undefined) entry.error = end.cut;
+    this.done(c, entry, status);
+  }
+
+  /** A compacted route's request, its log line written once the answer ended. */
   async compactedCall(c: Context, route: ProxyRoute): Promise<Response> {
     const entry: Partial<ProxyLogEntry> = {};
     return await this.unlessClientClosed(c, entry, () => this.compactedAnswer(c, route, entry));
   }
 
   private async compactedAnswer(c: Context, route: ProxyRoute, entry: Partial<ProxyLogEntry>) {
+    const start = clock.now();
     const response = await this.prepareAndCall(c, route, entry);
     if (response instanceof Response) {
       this.done(c, entry, response.status);
@@ -127,8 +148,8 @@ export class ProxyHandler {
           : { format: route.format, onUsage: (usage) => feedUsage(this.manager, session, usage) },
       onSent: (at) => {
         if (at !== undefined) entry.returnMs = at - answer.headAt;
-        this.done(c, entry, status);
       },
+      onEnd: (end) => this.ended(c, entry, status, start, end),
     });
   }
 
@@ -159,7 +180,7 @@ export class ProxyHandler {
         ? this.earlyCall(c, route, call, (forward) => (early = forward))
         : undefined;
       const read = await readBody(c, this.maxSize, opened);
-      if (read === undefined) return this.tooLarge();
+      if (read === undefined) return this.tooLarge(errorShapeOf(route.format, c.req.raw.headers));
       return await this.compactAndCall(c, route, entry, read, call, early, mark);
     } finally {
       // Released when the client's bytes went; anything else (compacted, refused, failed) drops it.
@@ -180,6 +201,8 @@ export class ProxyHandler {
     let forward: EarlyForward | undefined;
     let decided = false;
     let named: string | undefined;
+    // A compressed body is decoded whole first: its bytes as they come say nothing of its conversation.
+    if (contentCodings(c.req.header('content-encoding')).length > 0) return undefined;
     try {
       named = headerSession(c.req.header(SESSION_HEADER));
     } catch {
@@ -220,16 +243,28 @@ export class ProxyHandler {
   ): Promise<Response | { answer: UpstreamAnswer; session: string | undefined; read: ReadBody }> {
     const readAt = read.endedAt;
     entry.readMs = readAt - mark;
-    const encoding = c.req.header('content-encoding')?.trim().toLowerCase();
-    if (encoding !== undefined && encoding !== '' && encoding !== 'identity') {
-      // A compressed body (gzip, zstd) is not read: forwarded as sent, as any request not compacted.
+    const shape = errorShapeOf(route.format, c.req.raw.headers);
+    const codings = contentCodings(c.req.header('content-encoding'));
+    const decoded =
+      codings.length === 0 ? { bytes: read.bytes } : await decodeBody(read.bytes, codings, this.maxSize);
+    if ('unknown' in decoded) {
+      // A coding this Node cannot decode (zstd before Node 22.15): forwarded as sent, not compacted.
       entry.error = 'encoded_body';
-      const answer = await callUpstream(this.client, { ...call, body: read.bytes }, early);
+      const answer = await callUpstream(this.client, { ...call, body: read.bytes }, shape, early);
       return answer instanceof Response ? answer : { answer, session: undefined, read };
     }
-    const parsed = await this.bodies.parseInSlices(route, read.bytes);
+    if ('tooLarge' in decoded) return this.tooLarge(shape, 'decompressed ');
+    if ('invalid' in decoded)
+      return proxyError(
+        400,
+        'invalid_request_error',
+        `the request body is not valid ${decoded.invalid}`,
+        shape,
+      );
+    const bytes = decoded.bytes;
+    const parsed = await this.bodies.parseInSlices(route, bytes);
     if (parsed === undefined)
-      return proxyError(400, 'invalid_request_error', 'the request body is not a JSON object');
+      return proxyError(400, 'invalid_request_error', 'the request body is not a JSON object', shape);
     entry.parseMs = clock.now() - readAt;
     entry.reused = parsed.reused;
     const signal = call.signal;
@@ -245,17 +280,17 @@ export class ProxyHandler {
       });
     } catch (error) {
       if (isCompactError(error, 'invalid_config'))
-        return proxyError(400, 'invalid_request_error', error.message);
+        return proxyError(400, 'invalid_request_error', error.message, shape);
       throw error;
     }
     Object.assign(entry, compacted.log, { prepareMs: clock.now() - readAt });
-    const asSent = compacted.body === read.bytes;
+    const asSent = compacted.body === bytes;
     if (compacted.session !== undefined) this.rewritten.note(compacted.session, !asSent);
-    const answer = await callUpstream(
-      this.client,
-      { ...call, body: compacted.body },
-      asSent ? early : undefined,
-    );
+    // Unchanged, the client's own bytes go (compressed as sent); rewritten, the body goes uncompressed.
+    const forward = asSent
+      ? { ...call, body: read.bytes }
+      : { ...call, headers: withoutEncoding(call.headers), body: compacted.body };
+    const answer = await callUpstream(this.client, forward, shape, asSent ? early : undefined);
     return answer instanceof Response ? answer : { answer, session: compacted.session, read };
   }
 }

@@ -1,4 +1,5 @@
 import type { CompactManager } from '../core/manager/compact-manager.js';
+import type { ReportedUsage } from '../core/manager/manager-options.js';
 
 /** The largest request body the proxy reads (a larger one is answered 413). */
 export const DEFAULT_MAX_BODY_BYTES = 32 * 1024 * 1024;
@@ -64,9 +65,20 @@ export interface ProxyLogEntry {
    */
   returnMs?: number;
   /**
+   * Milliseconds from the handler's start to the answer's end: its body all read from the
+   * upstream and handed on to the client (a stream's last event), or cut (answers passed back
+   * from the upstream only).
+   */
+  totalMs?: number;
+  /** The usage the upstream's answer reported (a compacted route's 2xx answer in a session). */
+  usage?: Partial<ReportedUsage>;
+  /**
    * Why the request was forwarded uncompacted, when it was: the `CompactError` code, or
-   * `encoded_body` for a compressed body (`Content-Encoding`), which is forwarded as sent; or
-   * `client_closed` (status 499) when the client went away before its answer.
+   * `encoded_body` for a body in a coding the proxy cannot decode (`Content-Encoding: zstd` on
+   * Node 20), which is forwarded as sent; or
+   * `client_closed` (status 499) when the client went away before its answer; with the upstream's
+   * status, `client_closed` when the client went away mid-answer and `upstream_aborted` when
+   * the upstream's answer was cut.
    */
   error?: string;
 }
@@ -108,8 +120,8 @@ export interface CompactionProxyOptions {
    */
   forwardEarly?: boolean;
   /**
-   * Called once per request, once the answer's first byte was sent, or once the client went
-   * away before it (status 499).
+   * Called once per request, once its answer ended (a stream's last event handed on, or the
+   * answer cut), or once the client went away before it (status 499).
    */
   log?: (entry: ProxyLogEntry) => void;
 }

@@ -134,13 +134,42 @@ describe('a client that goes away before its answer', { timeout: 30_000 }, () =>
       response.writeHead(200, { 'content-type': 'text/event-stream' });
       response.write('data: {"choices":[{"index":0,"delta":{"content":"Hel"}}]}\n\n');
     });
-    const { proxy, logged } = await proxyTo(upstream.url);
+    const { proxy, logs, logged } = await proxyTo(upstream.url);
     const { req, head } = open(proxy, '/v1/chat/completions', 'POST', chat(true));
     const response = await head;
     await new Promise((first) => response.once('data', first));
+    // The answer has not ended: no line yet (the old code wrote it with the stream's head).
+    expect(logs).toHaveLength(0);
     req.destroy();
     await upstream.closed.fired;
-    // The line went with the stream's head (its status then).
-    expect(await logged.fired).toMatchObject({ status: 200 });
+    // The stream's status, and that it was cut.
+    expect(await logged.fired).toMatchObject({ status: 200, error: 'client_closed' });
+  });
+});
+
+describe("a streamed answer's log line", { timeout: 30_000 }, () => {
+  it('is written once the stream ended, with its usage and its whole duration', async () => {
+    let rest!: () => void;
+    const upstream = await heldUpstream((response) => {
+      response.writeHead(200, { 'content-type': 'text/event-stream' });
+      response.write('data: {"choices":[{"index":0,"delta":{"content":"Hel"}}]}\n\n');
+      rest = () => {
+        response.write('data: {"choices":[],"usage":{"prompt_tokens":12,"completion_tokens":7}}\n\n');
+        response.end('data: [DONE]\n\n');
+      };
+    });
+    const { proxy, logs, logged } = await proxyTo(upstream.url);
+    const { head } = open(proxy, '/v1/chat/completions', 'POST', chat(true));
+    const response = await head;
+    await new Promise((first) => response.once('data', first));
+    expect(logs).toHaveLength(0);
+    const ended = new Promise((done) => response.once('end', done));
+    response.resume();
+    rest();
+    const entry = await logged.fired;
+    await ended;
+    expect(entry).toMatchObject({ status: 200, usage: { inputTokens: 12, outputTokens: 7 } });
+    expect(entry.error).toBeUndefined();
+    expect(entry.totalMs).toBeGreaterThanOrEqual(entry.upstreamMs!);
   });
 });

@@ -49,10 +49,24 @@ function isSource(source: unknown): boolean {
   );
 }
 
+/** A server or MCP tool block: a `*_tool_use` call, or a block answering one (`web_search_tool_result`, ...). */
+function isServerBlock(block: Record<string, unknown>): boolean {
+  return /tool_use$/.test(String(block.type)) || block.tool_use_id !== undefined;
+}
+
+/** What a server tool block says, for counting and the summary: its input, or its result's text. */
+function serverBlockText(block: Record<string, unknown>): string {
+  if (/tool_use$/.test(String(block.type)))
+    return `${String(block.name)} ${JSON.stringify(block.input ?? {})}`;
+  return blockText(block.content);
+}
+
 /**
  * Anthropic Messages: `user`/`assistant` messages whose content is a string or blocks;
- * `tool_use` blocks (and `server_tool_use`, `mcp_tool_use`) are calls, blocks with a
- * `tool_use_id` (`tool_result`, `web_search_tool_result`, ...) are results. A `compaction`
+ * `tool_use` blocks are calls, `tool_result` blocks their results. Server and MCP tool blocks
+ * (`server_tool_use`, `web_search_tool_result`, `mcp_tool_use`, ...) are neither: Anthropic runs
+ * them inside the assistant turn, so they are that turn's text (a caller's result never answers
+ * them, and read as a call and its result in one message they broke the pairing: review 84d). A `compaction`
  * block (context edit `compact_20260112`) counts as its summary text and pins its message;
  * with a summary it is the boundary before which nothing counts (provider-compaction.ts).
  * The system prompt travels separately (pass it as `system` in the options).
@@ -79,13 +93,17 @@ export const anthropicCodec: MessageCodec = {
           throw invalidMessage(index, `content.${j}`, 'must be a content block object');
         const b = block as Record<string, unknown>;
         if (typeof b.type !== 'string') throw invalidMessage(index, `content.${j}.type`, 'is missing');
-        if (/tool_use$/.test(b.type)) {
+        if (b.type !== 'tool_use' && b.type !== 'tool_result' && isServerBlock(b)) {
+          // Run by Anthropic inside the assistant turn (web search, code execution, MCP connector):
+          // the result is in the same turn (or the next, after `pause_turn`), never the caller's.
+          texts.push(`[${b.type}]`, serverBlockText(b));
+        } else if (b.type === 'tool_use') {
           if (typeof b.id !== 'string')
             throw invalidMessage(index, `content.${j}.id`, 'must be a string on a tool_use block');
           if (typeof b.name !== 'string')
             throw invalidMessage(index, `content.${j}.name`, 'must be a string on a tool_use block');
           toolCalls.push({ id: b.id, name: b.name, arguments: JSON.stringify(b.input ?? {}) });
-        } else if (b.tool_use_id !== undefined || b.type === 'tool_result') {
+        } else if (b.type === 'tool_result') {
           if (typeof b.tool_use_id !== 'string')
             throw invalidMessage(index, `content.${j}.tool_use_id`, 'must be a string');
           const result: ToolResult = { callId: b.tool_use_id, output: blockText(b.content) };

@@ -215,9 +215,11 @@ describe('parsing details', () => {
       { callId: 'tu_1', output: 'one' },
       { callId: 'tu_2', output: 'two', isError: true },
     ]);
+    // Server tool blocks are the assistant turn's own (Anthropic runs them): neither calls nor results.
     const server = anthropicCodec.parse(anthropic[3], 3);
-    expect(server.toolCalls[0]!.id).toBe('st_1');
-    expect(server.toolResults[0]!.callId).toBe('st_1');
+    expect(server.toolCalls).toEqual([]);
+    expect(server.toolResults).toEqual([]);
+    expect(server.text).toBe('[server_tool_use]\nweb_search {"q":"x"}\n[web_search_tool_result]\n');
   });
 
   it('converts across formats', () => {

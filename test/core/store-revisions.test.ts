@@ -84,14 +84,15 @@ describe.runIf(withRedis)('a session state read from Redis, then written by anot
       // Valid JSON, wrong shape (a version that is not a count): refused and set aside.
       const forged = JSON.stringify({ sessionId: 's', version: -1, coveredIds: ['a1', 'b1'] });
       await raw.hSet('rev-c:s', { state: forged, version: '1' });
-      expect(await manager.state('s')).toBeUndefined();
+      // Never the forged state; this process's copy of v1 is written back (versions never go down).
+      expect(await manager.state('s')).toEqual(stateOf(1, ['a1', 'b1']));
       expect(await raw.hGet('rev-c:s', 'corrupt')).toBe(forged);
-      expect(corrupt).toEqual(['corrupt_state']);
+      expect(corrupt).toEqual(['corrupt_state', 'storage_failed']);
       // Not JSON at all.
       await raw.hSet('rev-c:s', { state: '{"version":1,', version: '1' });
-      expect(await manager.state('s')).toBeUndefined();
+      expect(await manager.state('s')).toEqual(stateOf(1, ['a1', 'b1']));
       expect(await raw.hGet('rev-c:s', 'corrupt')).toBe('{"version":1,');
-      expect(corrupt).toEqual(['corrupt_state', 'corrupt_state']);
+      expect(corrupt).toEqual(['corrupt_state', 'storage_failed', 'corrupt_state', 'storage_failed']);
       expect(counted.unchanged).toBe(1);
     } finally {
       await raw.quit();

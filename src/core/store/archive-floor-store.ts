@@ -11,12 +11,22 @@ import type { SessionState, SessionStoreSetOptions } from '../session/session-st
 import type { SessionLock, SessionStore } from '../session/session-store.js';
 import { VersionFloors, writeFloor } from './version-floors.js';
 
+/**
+ * Sessions remembered as read; past this many they are forgotten at once and read the floor
+ * again (one `latestSummaryStep`, harmless: the floor only lifts a state below it).
+ */
+const SEEN_SESSIONS = 10_000;
+
 export class ArchiveFloorStore implements SessionStore {
   readonly name: string;
   readonly inner: SessionStore;
   readonly #floors: VersionFloors;
   readonly #onFloor: (sessionId: string, version: number) => void;
-  /** Sessions read once: a state deleted since (`reset`) starts over, as in the fail-open store. */
+  /**
+   * Sessions whose floor was read (or that were written) in this process, bounded by
+   * {@link SEEN_SESSIONS}; a delete (`reset`) forgets one, so it resumes above the archive
+   * as in the fail-open store, never at v1 beside the archived summaries.
+   */
   readonly #seen = new Set<string>();
 
   constructor(
@@ -34,7 +44,7 @@ export class ArchiveFloorStore implements SessionStore {
   async get(sessionId: string): Promise<SessionState | undefined> {
     const state = await this.inner.get(sessionId);
     if (this.#seen.has(sessionId)) return state;
-    this.#seen.add(sessionId);
+    this.#see(sessionId);
     // A state found may be older than the archive (a state file or store restored from before).
     const version = await this.#floors.archived(sessionId);
     const writes = {
@@ -47,12 +57,18 @@ export class ArchiveFloorStore implements SessionStore {
   }
 
   set(sessionId: string, state: SessionState, options?: SessionStoreSetOptions): Promise<boolean> {
-    this.#seen.add(sessionId);
+    this.#see(sessionId);
     return this.inner.set(sessionId, state, options);
   }
 
-  delete(sessionId: string): Promise<void> {
-    return this.inner.delete(sessionId);
+  async delete(sessionId: string): Promise<void> {
+    await this.inner.delete(sessionId);
+    this.#seen.delete(sessionId);
+  }
+
+  #see(sessionId: string): void {
+    if (this.#seen.size >= SEEN_SESSIONS && !this.#seen.has(sessionId)) this.#seen.clear();
+    this.#seen.add(sessionId);
   }
 
   acquireLock(sessionId: string, ttlMs: number): Promise<SessionLock | undefined> {

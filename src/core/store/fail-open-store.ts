@@ -26,7 +26,7 @@ import { stateBytes } from '../session/state-bytes.js';
 import type { FailOpenStoreOptions } from './fail-open-options.js';
 import { type CallBudget, waitWithin } from './idle-time-limit.js';
 import { packingStore } from './packing-store.js';
-import { ReadRevisions } from './read-revisions.js';
+import { ReadRevisions, type RevisedRead } from './read-revisions.js';
 import { StoreCalls, StoreFault } from './store-calls.js';
 import { boundedLock, localLock, UnreleasedLocks } from './store-locks.js';
 import { type StoreWrites, VersionFloors, writeBack, writeFloor } from './version-floors.js';
@@ -251,9 +251,9 @@ export class FailOpenStore implements SessionStore {
     // newer version (another process reached the store meanwhile).
     if (this.#pending.has(sessionId)) return this.#floors.duringOutage(sessionId, local ?? undefined);
     try {
-      const read = await this.#revisions.read(this.#store, sessionId, this.#local.get(sessionId), (run) =>
-        this.#call(sessionId, run),
-      );
+      const read = await this.#revisions
+        .read(this.#store, sessionId, this.#local.get(sessionId), (run) => this.#call(sessionId, run))
+        .catch((error: unknown) => this.#corrupt(sessionId, error));
       let state = read.state;
       const problem = state === undefined || read.checked ? undefined : storedStateProblem(state);
       if (problem !== undefined) {
@@ -279,14 +279,15 @@ export class FailOpenStore implements SessionStore {
       return state;
     } catch (error) {
       if (error instanceof StoreFault) return this.#floors.duringOutage(sessionId, local ?? undefined);
-      if (isCompactError(error, 'corrupt_state')) {
-        this.#options.onCorrupt?.(sessionId, error.message);
-        this.#local.set(sessionId, null);
-        this.#storedVersion.delete(sessionId);
-        return undefined;
-      }
       throw error;
     }
+  }
+
+  /** A state the store found corrupt (`corrupt_state`) reads as none: resumed from this process's copy or the archive's floor, never at v1. */
+  #corrupt(sessionId: string, error: unknown): RevisedRead {
+    if (!isCompactError(error, 'corrupt_state')) throw error;
+    this.#options.onCorrupt?.(sessionId, error.message);
+    return { state: undefined, checked: true };
   }
 
   /** Writes a state at a version floor over `found` (see {@link writeFloor}). */

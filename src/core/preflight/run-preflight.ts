@@ -242,7 +242,7 @@ async function archiveArtifacts(
   version: number,
   extras: TriggeredExtras,
 ): Promise<void> {
-  const artifacts = artifactsOf(cascade, version).filter(
+  const artifacts = artifactsOf(cascade, version, input.pairing.items).filter(
     (artifact) => !(extras.local && artifact.kind === 'summarized'),
   );
   const written = await deps.archive.artifacts(prepared.context, artifacts, prepared.decisionSpanId);

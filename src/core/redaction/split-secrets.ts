@@ -55,7 +55,7 @@ export function seamCut(a: string, b: string, redact: Redactor): SeamCut | undef
  * `redacted` (the redaction of `original`) with its first `front` and last `back` characters of
  * the original replaced too; where the redaction already changed that part, what it left is kept.
  */
-function cutPiece(original: string, redacted: string, front: number, back: number): string {
+export function cutPiece(original: string, redacted: string, front: number, back: number): string {
   if (front === 0 && back === 0) return redacted;
   let lead: number;
   let trail: number;
@@ -99,27 +99,64 @@ function blockText(item: unknown): string | undefined {
   return typeof text === 'string' ? text : undefined;
 }
 
+/** Where a text sits in an item: a path of keys and indices, and the text. */
+interface Edge {
+  readonly path: readonly (string | number)[];
+  readonly text: string;
+}
+
 /**
- * After `redactDeep` redacted an array item by item (`out`), the text blocks of `source` next
- * to each other redacted across their seams too.
+ * The text at one end of an array item: a block's `text`, or a message's `content` (or a tool
+ * output's `output`) when it is a string, else the first or last item of that array, three
+ * levels deep at most (a message, its `tool_result`, its text block). Two adjacent messages
+ * (a key pasted over two user turns, a tool's output streamed into two tool results) meet at
+ * the last text of one and the first text of the next.
+ */
+function edgeOf(item: unknown, last: boolean, depth = 0): Edge | undefined {
+  if (item === null || typeof item !== 'object' || Array.isArray(item)) return undefined;
+  const record = item as { text?: unknown; content?: unknown; output?: unknown };
+  if (typeof record.text === 'string') return { path: ['text'], text: record.text };
+  const key = record.content !== undefined ? 'content' : 'output';
+  const inner = record[key];
+  if (typeof inner === 'string') return { path: [key], text: inner };
+  if (!Array.isArray(inner) || inner.length === 0 || depth >= 2) return undefined;
+  const index = last ? inner.length - 1 : 0;
+  const edge = edgeOf(inner[index], last, depth + 1);
+  return edge && { path: [key, index, ...edge.path], text: edge.text };
+}
+
+/**
+ * After `redactDeep` redacted an array item by item (`out`), the texts of adjacent items
+ * (text blocks, messages, tool results) redacted across their seams too.
  */
 export function redactBlockSeams(source: readonly unknown[], out: unknown[], redact: Redactor): void {
   for (let i = 0; i + 1 < source.length; i++) {
-    const a = blockText(source[i]);
-    const b = a === undefined ? undefined : blockText(source[i + 1]);
-    if (a === undefined || b === undefined) continue;
-    const cut = seamCut(a, b, redact);
+    const a = edgeOf(source[i], true);
+    const b = a && edgeOf(source[i + 1], false);
+    if (!a || !b) continue;
+    const cut = seamCut(a.text, b.text, redact);
     if (!cut) continue;
-    out[i] = withText(out[i], (text) => cutPiece(a, text, 0, cut[0]));
-    out[i + 1] = withText(out[i + 1], (text) => cutPiece(b, text, cut[1], 0));
+    out[i] = withTextAt(out[i], a.path, (text) => cutPiece(a.text, text, 0, cut[0]));
+    out[i + 1] = withTextAt(out[i + 1], b.path, (text) => cutPiece(b.text, text, cut[1], 0));
   }
 }
 
-/** A copy of a redacted block with its text changed (an item seen twice is one shared copy). */
-function withText(item: unknown, change: (text: string) => string): unknown {
-  const text = blockText(item);
-  if (text === undefined) return item;
-  return { ...(item as object), text: change(text) };
+/**
+ * A copy of a redacted item with the text at `path` changed, copied along the path (an item seen
+ * twice is one shared copy); an item whose redaction has another shape is kept.
+ */
+function withTextAt(
+  item: unknown,
+  path: readonly (string | number)[],
+  change: (text: string) => string,
+): unknown {
+  if (path.length === 0) return typeof item === 'string' ? change(item) : item;
+  if (item === null || typeof item !== 'object') return item;
+  const [step, ...rest] = path;
+  const copy = (Array.isArray(item) ? [...item] : { ...item }) as Record<string | number, unknown>;
+  if (!Object.hasOwn(copy, step!)) return item;
+  copy[step!] = withTextAt(copy[step!], rest, change);
+  return copy;
 }
 
 /**
@@ -132,6 +169,16 @@ export interface BlockSeam {
   head: string;
   group: number;
   owner?: string;
+  /**
+   * What the joined text holds between the two sides (`\n` unless said: a transcript of
+   * messages writes the next one's header there, `\n[5] user: `).
+   */
+  joiner?: string;
+  /**
+   * Set when the text holds one side only (an archived original of one message, whose
+   * neighbour meets it at a seam): `end`, the text ends with `tail`; `start`, it starts with `head`.
+   */
+  side?: 'start' | 'end';
 }
 
 /** A seam a match crosses, to be found again in a text joined from the blocks. */
@@ -141,6 +188,8 @@ export interface Seam {
   cut: SeamCut;
   group: number;
   owner?: string;
+  joiner?: string;
+  side?: 'start' | 'end';
 }
 
 /**
@@ -190,11 +239,18 @@ function pushSeams(
 /** The seams a match crosses. */
 export function crossingSeams(seams: readonly BlockSeam[], redact: Redactor): Seam[] {
   const found: Seam[] = [];
-  for (const { tail, head, group, owner } of seams) {
+  for (const { tail, head, group, owner, joiner = '\n', side } of seams) {
     const cut = seamCut(tail, head, redact);
     if (!cut) continue;
-    const seam: Seam = { needle: `${tail}\n${head}`, at: tail.length, cut, group };
+    const seam: Seam = {
+      needle: side === 'end' ? tail : side === 'start' ? head : `${tail}${joiner}${head}`,
+      at: side === 'start' ? 0 : tail.length,
+      cut,
+      group,
+    };
     if (owner !== undefined) seam.owner = owner;
+    if (joiner !== '\n') seam.joiner = joiner;
+    if (side !== undefined) seam.side = side;
     found.push(seam);
   }
   return found;
@@ -213,23 +269,51 @@ export function redactJoined(
   redact: Redactor,
   whole: Redactor = redact,
 ): string {
-  if (seams.length === 0) return whole(text);
+  const inner = seams.filter((seam) => seam.side === undefined);
+  const edged = inner.length === seams.length ? undefined : seams;
+  if (inner.length === 0) return edged ? redactEdges(text, edged, redact, whole) : whole(text);
   const pieces: string[] = [];
+  const joiners: string[] = [];
   const cuts: SeamCut[] = [];
   let from = 0;
   let skipped: number | undefined;
-  for (const seam of seams) {
+  for (const seam of inner) {
     if (seam.group === skipped) continue;
     const found = text.indexOf(seam.needle, from);
     if (found < 0) {
       skipped = seam.group;
       continue;
     }
+    const joiner = seam.joiner ?? '\n';
     pieces.push(text.slice(from, found + seam.at));
+    joiners.push(joiner);
     cuts.push(seam.cut);
-    from = found + seam.at + 1;
+    from = found + seam.at + joiner.length;
   }
-  if (pieces.length === 0) return whole(text);
+  if (pieces.length === 0) return edged ? redactEdges(text, edged, redact, whole) : whole(text);
   pieces.push(text.slice(from));
-  return redactPieces(pieces, redact, cuts).join('\n');
+  const front = edgeCut(text, edged, 'start');
+  const back = edgeCut(text, edged, 'end');
+  const redacted = redactPieces(pieces, redact, cuts);
+  redacted[0] = cutPiece(pieces[0]!, redacted[0]!, front, 0);
+  redacted[redacted.length - 1] = cutPiece(pieces.at(-1)!, redacted.at(-1)!, 0, back);
+  let out = redacted[0]!;
+  for (let i = 1; i < redacted.length; i++) out += joiners[i - 1]! + redacted[i]!;
+  return out;
+}
+
+/** How many characters of the text's start (or end) a seam with a neighbouring message cuts. */
+function edgeCut(text: string, seams: readonly Seam[] | undefined, side: 'start' | 'end'): number {
+  const seam = seams?.find((one) => one.side === side);
+  if (!seam) return 0;
+  if (side === 'start') return text.startsWith(seam.needle) ? seam.cut[1] : 0;
+  return text.endsWith(seam.needle) ? seam.cut[0] : 0;
+}
+
+/** A text with no inner seam, cut at its ends where a neighbour's seam crosses. */
+function redactEdges(text: string, seams: readonly Seam[], redact: Redactor, whole: Redactor): string {
+  const front = edgeCut(text, seams, 'start');
+  const back = edgeCut(text, seams, 'end');
+  if (front === 0 && back === 0) return whole(text);
+  return cutPiece(text, redact(text), front, back);
 }

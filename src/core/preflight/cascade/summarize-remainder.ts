@@ -9,6 +9,7 @@
 import type { TokenCounter } from '../../counting/token-counter.js';
 import { CompactError, isCompactError } from '../../errors.js';
 import type { CompactMessage } from '../../messages/message.js';
+import { redactMessageSeams, redactWireSeams } from '../../redaction/message-seams.js';
 import { memoizeRedactor, type Redactor, redactDeep } from '../../redaction/redactor.js';
 import { blockSeams, crossingSeams, redactJoined, type Seam } from '../../redaction/split-secrets.js';
 import { ShardedMap } from '../../sharded-map.js';
@@ -109,7 +110,11 @@ export async function redactMessages(
   redact: Redactor,
 ): Promise<CompactMessage[]> {
   const once = memoizeRedactor(redact);
-  return mapSliced(messages, (message) => redactMessage(message, once));
+  const slice = new TimeSlice();
+  const redacted = await mapSliced(messages, (message) => redactMessage(message, once), slice);
+  // A secret split over two messages is read across their seam, as the transcript joins them.
+  await redactMessageSeams(messages, redacted, once, slice);
+  return redacted;
 }
 
 /**
@@ -130,6 +135,7 @@ async function redactSentPrefix(prefix: SentPrefix, redact: Redactor): Promise<S
     messages.push(redactDeep(message, once));
     if (slice.due()) await slice.pause();
   }
+  await redactWireSeams(prefix.messages, messages, once, slice);
   return { ...prefix, messages };
 }
 

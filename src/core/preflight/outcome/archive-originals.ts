@@ -5,7 +5,8 @@
 
 import type { PendingArtifact } from '../../archive/session-archive.js';
 import type { IndexedMessage } from '../../messages/message-index.js';
-import { blockSeams } from '../../redaction/split-secrets.js';
+import { edgeText } from '../../redaction/message-seams.js';
+import { type BlockSeam, blockSeams, SEAM_WINDOW } from '../../redaction/split-secrets.js';
 import type { SessionRewrite } from '../../session/session-store.js';
 import type { CascadeResult } from '../run-cascade.js';
 
@@ -36,8 +37,61 @@ function renderFolded(items: readonly IndexedMessage[]): string {
   return lines.join('\n');
 }
 
-/** The artifacts of one compaction, one per reference (the latest rewrite of each). */
-export function artifactsOf(cascade: CascadeResult, version: number): PendingArtifact[] {
+/**
+ * The seam between two adjacent messages (the last text of `before`, the first of `after`,
+ * {@link SEAM_WINDOW} characters each): a secret split over them is redacted across it.
+ */
+function messageSeam(
+  before: IndexedMessage | undefined,
+  after: IndexedMessage | undefined,
+  seam: Pick<BlockSeam, 'group' | 'joiner' | 'side'>,
+): BlockSeam[] {
+  const a = before && edgeText(before.entry.parsed, true);
+  const b = after && edgeText(after.entry.parsed, false);
+  if (!a || !b) return [];
+  return [{ tail: a.slice(Math.max(0, a.length - SEAM_WINDOW)), head: b.slice(0, SEAM_WINDOW), ...seam }];
+}
+
+/** The seams of an archived original: its blocks', and its ends' with the messages beside it. */
+function originalSeams(
+  item: IndexedMessage,
+  kind: SessionRewrite['kind'],
+  history: readonly IndexedMessage[],
+): BlockSeam[] {
+  const seams = blockSeams(item.entry.parsed.raw);
+  if (kind === 'shortened') return seams;
+  const previous = history[item.index - 1];
+  const next = history[item.index + 1];
+  return [
+    ...(previous?.index === item.index - 1 ? messageSeam(previous, item, { group: -1, side: 'start' }) : []),
+    ...seams,
+    ...(next?.index === item.index + 1 ? messageSeam(item, next, { group: -1, side: 'end' }) : []),
+  ];
+}
+
+/** The seams of `sum-vN`: each message's blocks, and each message with the next (its header between). */
+function foldedSeams(folded: readonly IndexedMessage[]): BlockSeam[] {
+  const seams: BlockSeam[] = [];
+  for (const [i, item] of folded.entries()) {
+    seams.push(...blockSeams(item.entry.parsed.raw));
+    const next = folded[i + 1];
+    if (!next) continue;
+    const parsed = next.entry.parsed;
+    const joiner = `\n[${next.index}] ${parsed.text !== '' ? parsed.role : 'result'}: `;
+    seams.push(...messageSeam(item, next, { group: -2 - i, joiner }));
+  }
+  return seams;
+}
+
+/**
+ * The artifacts of one compaction, one per reference (the latest rewrite of each); `history`,
+ * the session's messages by index, gives each original the messages beside it.
+ */
+export function artifactsOf(
+  cascade: CascadeResult,
+  version: number,
+  history: readonly IndexedMessage[] = [],
+): PendingArtifact[] {
   const latest = new Map<string, (typeof cascade.rewrites)[number]>();
   for (const rewrite of cascade.rewrites) latest.set(rewrite.rewrite.ref, rewrite);
   const artifacts: PendingArtifact[] = [...latest.values()].map(({ item, rewrite, toolName }) => ({
@@ -52,7 +106,7 @@ export function artifactsOf(cascade: CascadeResult, version: number): PendingArt
     ...(toolName ? { toolName } : {}),
     messageIndex: item.index,
     step: version,
-    seams: blockSeams(item.entry.parsed.raw),
+    seams: originalSeams(item, rewrite.kind, history),
   }));
   if (cascade.summary && cascade.folded.length > 0) {
     artifacts.push({
@@ -60,7 +114,7 @@ export function artifactsOf(cascade: CascadeResult, version: number): PendingArt
       kind: 'summarized',
       text: renderFolded(cascade.folded),
       step: cascade.summary.version,
-      seams: cascade.folded.flatMap((item) => blockSeams(item.entry.parsed.raw)),
+      seams: foldedSeams(cascade.folded),
     });
   }
   return artifacts;

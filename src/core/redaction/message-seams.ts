@@ -1,0 +1,106 @@
+import type { CompactMessage } from '../messages/message.js';
+import { TimeSlice } from '../time-slice.js';
+import { cutPiece, redactBlockSeams, seamCut } from './split-secrets.js';
+
+/** A redactor (`Redactor` of redactor.ts, named here so the two files do not import each other). */
+type Redactor = (text: string) => string;
+
+/**
+ * A secret split over two messages (a key pasted in two user turns, a tool's output streamed
+ * into two tool results): each message redacted alone lets the half without a prefix out, yet
+ * the summarizer reads the messages as one transcript. Each seam between two adjacent messages
+ * (the last text of one, the first of the next, at most `SEAM_WINDOW` characters each) is
+ * scanned once more, and a match that crosses it is replaced on both sides, in the parsed
+ * texts and in the wire form (`raw`) alike.
+ */
+
+/** Which text of a message a seam meets: its own text, or the tool result at `result`. */
+type Piece = { kind: 'text' } | { kind: 'result'; result: number };
+
+/** The last text of a message, or undefined when it ends with a tool call (no text). */
+function endPiece(message: CompactMessage): Piece | undefined {
+  if (message.toolResults.length > 0) return { kind: 'result', result: message.toolResults.length - 1 };
+  return message.toolCalls.length === 0 && message.text !== '' ? { kind: 'text' } : undefined;
+}
+
+/** The first text of a message, or undefined when it starts with a tool call. */
+function startPiece(message: CompactMessage): Piece | undefined {
+  if (message.text !== '') return { kind: 'text' };
+  return message.toolCalls.length === 0 && message.toolResults.length > 0
+    ? { kind: 'result', result: 0 }
+    : undefined;
+}
+
+/** The parsed fields a seam between messages reads. */
+type MessageTexts = Pick<CompactMessage, 'text' | 'toolCalls' | 'toolResults'>;
+
+/**
+ * The last (`end`) or first text of a message, as a transcript or an archived original shows it
+ * (text, then tool calls, then tool results), or undefined when a tool call is there.
+ */
+export function edgeText(message: MessageTexts, end: boolean): string | undefined {
+  const piece = end ? endPiece(message as CompactMessage) : startPiece(message as CompactMessage);
+  return piece && pieceText(message as CompactMessage, piece);
+}
+
+function pieceText(message: CompactMessage, piece: Piece): string {
+  return piece.kind === 'text' ? message.text : message.toolResults[piece.result]!.output;
+}
+
+function withPiece(message: CompactMessage, piece: Piece, change: (text: string) => string): CompactMessage {
+  if (piece.kind === 'text') return { ...message, text: change(message.text) };
+  const toolResults = message.toolResults.map((result, index) =>
+    index === piece.result ? { ...result, output: change(result.output) } : result,
+  );
+  return { ...message, toolResults };
+}
+
+/**
+ * `redacted` (each of `originals` redacted alone, in order) with the matches that cross a seam
+ * between two adjacent messages replaced on both sides, giving the event loop a turn every few
+ * milliseconds.
+ */
+export async function redactMessageSeams(
+  originals: readonly CompactMessage[],
+  redacted: CompactMessage[],
+  redact: Redactor,
+  slice: TimeSlice = new TimeSlice(),
+): Promise<void> {
+  for (let i = 0; i + 1 < originals.length; i++) {
+    const before = originals[i]!;
+    const after = originals[i + 1]!;
+    const end = endPiece(before);
+    const start = end && startPiece(after);
+    if (end && start) {
+      const a = pieceText(before, end);
+      const b = pieceText(after, start);
+      const cut = seamCut(a, b, redact);
+      if (cut) {
+        redacted[i] = withPiece(redacted[i]!, end, (text) => cutPiece(a, text, 0, cut[0]));
+        redacted[i + 1] = withPiece(redacted[i + 1]!, start, (text) => cutPiece(b, text, cut[1], 0));
+      }
+    }
+    // The wire forms meet at the same seam (a cached prefix sends them as they are).
+    const raws = [redacted[i]!.raw, redacted[i + 1]!.raw];
+    redactBlockSeams([before.raw, after.raw], raws, redact);
+    if (raws[0] !== redacted[i]!.raw) redacted[i] = { ...redacted[i]!, raw: raws[0] };
+    if (raws[1] !== redacted[i + 1]!.raw) redacted[i + 1] = { ...redacted[i + 1]!, raw: raws[1] };
+    if (slice.due()) await slice.pause();
+  }
+}
+
+/** `redactBlockSeams` over a long array of wire messages, in slices. */
+export async function redactWireSeams(
+  source: readonly unknown[],
+  out: unknown[],
+  redact: Redactor,
+  slice: TimeSlice = new TimeSlice(),
+): Promise<void> {
+  for (let i = 0; i + 1 < source.length; i++) {
+    const pair = [out[i], out[i + 1]];
+    redactBlockSeams([source[i], source[i + 1]], pair, redact);
+    out[i] = pair[0];
+    out[i + 1] = pair[1];
+    if (slice.due()) await slice.pause();
+  }
+}

@@ -18,6 +18,10 @@ import type { CompactionProxyOptions } from './proxy-options.js';
 import { PROXY_ROUTES } from './proxy-routes.js';
 import { UpstreamClient } from './upstream-client.js';
 
+/** Why a request asking for another protocol (`Upgrade: websocket`, the Realtime API) is refused. */
+const UPGRADE_REFUSED =
+  'the proxy does not carry WebSocket or other upgraded connections (the Realtime API): connect to the provider directly';
+
 /** Each app's connections to its upstream, closed by {@link closeUpstream}. */
 const upstreamClients = new WeakMap<Hono, UpstreamClient>();
 
@@ -53,9 +57,16 @@ export function createProxyApp(options: CompactionProxyOptions): Hono {
   app.on(['GET', 'HEAD'], '/', (c) => c.body(null, 200));
   for (const route of PROXY_ROUTES) app.post(route.path, (c) => handler.compactedCall(c, route));
   const maxSize = handler.maxSize;
-  app.all('/v1/*', hono.bodyLimit({ maxSize, onError: (c) => handler.tooLarge(shapeOf(c)) }), (c) =>
-    handler.unlessClientClosed(c, {}, () => forwarded(c)),
+  app.all(
+    '/v1/*',
+    hono.bodyLimit({ maxSize, onError: (c) => refused(c, handler.tooLarge(shapeOf(c))) }),
+    (c) => handler.unlessClientClosed(c, {}, () => forwarded(c)),
   );
+  /** The proxy's own answer to a request it does not forward, logged. */
+  function refused(c: Context, response: Response): Response {
+    handler.done(c, {}, response.status);
+    return response;
+  }
   /** A request the proxy forwards as it came. */
   async function forwarded(c: Context): Promise<Response> {
     const start = clock.now();
@@ -65,7 +76,11 @@ export function createProxyApp(options: CompactionProxyOptions): Hono {
       new URL(c.req.url).search,
       isAnthropicRequest(c.req.raw.headers),
     );
-    if (!url) return proxyError(404, 'not_found', 'the proxy does not forward this path', shapeOf(c));
+    if (!url)
+      return refused(c, proxyError(404, 'not_found', 'the proxy does not forward this path', shapeOf(c)));
+    // Sent on as a plain request (`Upgrade` is hop-by-hop), it would reach the upstream mangled.
+    if (c.req.header('upgrade') !== undefined)
+      return refused(c, proxyError(501, 'upgrade_not_supported', UPGRADE_REFUSED, shapeOf(c)));
     const method = c.req.method;
     const raw = c.req.raw.body;
     const answer = await callUpstream(

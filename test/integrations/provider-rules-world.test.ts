@@ -27,7 +27,7 @@ import { createAgent, tool as lcTool } from 'langchain';
 import OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { compactionMiddleware } from '../../src/adapters/ai-sdk/index.js';
+import { compactionMiddleware, compactionPrepareStep } from '../../src/adapters/ai-sdk/index.js';
 import { withCompaction } from '../../src/adapters/anthropic/index.js';
 import { compactionMiddleware as langchainMiddleware } from '../../src/adapters/langchain/index.js';
 import { compactionInputFilter } from '../../src/adapters/openai-agents/index.js';
@@ -39,7 +39,7 @@ import {
   type ProviderTestServer,
   startProviderTestServer,
 } from '../../src/testing/provider-test-server.js';
-import { providerProblems } from '../support/provider-rules.js';
+import { anthropicProblems, providerProblems } from '../support/provider-rules.js';
 import { outputOf } from '../support/sound-paths.js';
 import {
   agentItems,
@@ -57,7 +57,7 @@ import {
 setTracingDisabled(true);
 const SEED = Number(process.env.FC_SEED ?? 20_261_201);
 const RUNS = Number(process.env.FC_RUNS ?? 4);
-const SYSTEM = 'You are an SRE agent. Answer in French; never restart a host.';
+const SYSTEM = 'You are an SRE agent; never restart a host.';
 
 /** The summarizer of a case, over a loopback server of its own when it is an LLM. */
 async function summarizerFor(mode: WorldCase['summarizer']): Promise<{
@@ -96,21 +96,31 @@ const aiTools = {
   }),
 };
 
-function aiSdk(api: 'chat' | 'responses', stream: boolean, store = false): Path {
+function aiSdk(api: 'chat' | 'responses', how: 'stream' | 'generate' | 'prepareStep', store = false): Path {
   return async ({ url, manager, session, events, reasoning }) => {
     const provider = createOpenAI({ baseURL: `${url}/v1`, apiKey: 'test-key' });
+    const model = api === 'chat' ? provider.chat('gpt-4o') : provider.responses('o4-mini');
     const options = {
-      model: wrapLanguageModel({
-        model: api === 'chat' ? provider.chat('gpt-4o') : provider.responses('o4-mini'),
-        middleware: compactionMiddleware(manager, { sessionId: session }),
-      }),
+      model:
+        how === 'prepareStep'
+          ? model
+          : wrapLanguageModel({ model, middleware: compactionMiddleware(manager, { sessionId: session }) }),
+      ...(how === 'prepareStep'
+        ? {
+            prepareStep: compactionPrepareStep(manager, {
+              sessionId: session,
+              system: SYSTEM,
+              tools: aiTools,
+            }),
+          }
+        : {}),
       system: SYSTEM,
       tools: aiTools,
       providerOptions: { openai: { store } },
       messages: modelMessages(events, reasoning) as ModelMessage[],
       maxRetries: 0,
     };
-    if (stream) {
+    if (how === 'stream') {
       const result = streamText({ ...options, onError: () => {} });
       await result.consumeStream();
       await result.text;
@@ -262,14 +272,22 @@ function langchainMessages(events: readonly WorldEvent[], reasoning = false): Ba
   });
 }
 
-/** The paths, and whether their provider takes reused call ids (Anthropic wants them unique). */
+/**
+ * The paths; `reuseIds`: whether the provider takes call ids reused across rounds (Anthropic wants
+ * them unique); `more`: cases beyond FC_RUNS, for the cheap paths to reach every level too.
+ */
 const PATHS: { name: string; path: Path; reuseIds: boolean; more?: number }[] = [
-  { name: 'ai-sdk: generateText (chat)', path: aiSdk('chat', false), reuseIds: true },
-  { name: 'ai-sdk: streamText (responses)', path: aiSdk('responses', true), reuseIds: false },
-  // The cheapest path: more cases, so that it reaches every level too.
+  { name: 'ai-sdk: generateText (chat)', path: aiSdk('chat', 'generate'), reuseIds: true },
+  { name: 'ai-sdk: streamText (responses)', path: aiSdk('responses', 'stream'), reuseIds: false },
+  {
+    name: 'ai-sdk: prepareStep (responses)',
+    path: aiSdk('responses', 'prepareStep'),
+    reuseIds: false,
+    more: 4,
+  },
   {
     name: 'ai-sdk: generateText (responses, store)',
-    path: aiSdk('responses', false, true),
+    path: aiSdk('responses', 'generate', true),
     reuseIds: false,
     more: 4,
   },
@@ -318,9 +336,20 @@ async function runCase(name: string, path: Path, world: WorldCase, run: number):
       } catch (error) {
         problems.push(`${cut} events: threw ${(error as Error).message.slice(0, 300)}`);
       }
-      for (const request of server.requests.slice(before))
-        for (const problem of providerProblems(request.endpoint, request.body, given))
-          problems.push(`${cut} events (${world.summarizer}): ${problem}`);
+      // The history as given is one the provider takes (the generator's own check).
+      if (anthropic && given)
+        for (const problem of anthropicProblems({
+          messages: given,
+          thinking: world.reasoning ? {} : undefined,
+        }))
+          problems.push(`${cut} events: the given history itself: ${problem}`);
+      for (const request of server.requests.slice(before)) {
+        const found = providerProblems(request.endpoint, request.body, given);
+        // The given histories hold no summary: a request holds at most the library's one.
+        const tags = request.rawBody.match(/<COMPACT-SUMMARY v/g)?.length ?? 0;
+        if (tags > 1) found.push(`${tags} summary tags`);
+        for (const problem of found) problems.push(`${cut} events (${world.summarizer}): ${problem}`);
+      }
     }
   } finally {
     await manager.shutdown();

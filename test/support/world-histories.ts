@@ -89,7 +89,13 @@ export function buildEvents(
     // Out of order: results sorted by a random key each.
     const order = calls.map((_, i) => i).sort((a, b) => spec.order[a]! - spec.order[b]! || a - b);
     events.push({ kind: 'round', n, ...(spec.text ? { text: `Probing round ${n}.` } : {}), calls, order });
-    if (spec.after === 'answer') events.push({ kind: 'answer', text: `Round ${n} done.` });
+    // An answer ends the model's turn: the user speaks next (Anthropic merges two assistant
+    // messages into one turn, which must then open with its thinking).
+    if (spec.after === 'answer')
+      events.push(
+        { kind: 'answer', text: `Round ${n} done.` },
+        { kind: 'user', text: 'Continue.', image: false },
+      );
     if (spec.after === 'user')
       events.push(
         { kind: 'answer', text: `Round ${n} done.` },

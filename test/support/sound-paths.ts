@@ -17,6 +17,7 @@ import {
   type RecordedRequest,
   startProviderTestServer,
 } from '../../src/testing/provider-test-server.js';
+import { providerProblems } from './provider-rules.js';
 
 /** The window every path runs in, and the summary key of every manager. */
 export const WINDOW = 8000;
@@ -249,6 +250,10 @@ export class Ledger {
         : {}),
     });
     violations.push(...extra);
+    // What the provider's API itself refuses, read from the raw body (review 84d).
+    if ('endpoint' in request)
+      for (const message of providerProblems(request.endpoint, request.body))
+        violations.push({ rule: 'unreadable', message: `provider refuses: ${message}` });
     for (const violation of violations)
       if (ledger.violations.length < 40)
         ledger.violations.push(

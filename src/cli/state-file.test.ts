@@ -4,7 +4,8 @@
  * also written 0644 while it holds the summary, which the archive writes 0600. The fault is
  * injected where the file system answers (`rename`), as a full disk fails it.
  */
-import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
+import { mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -22,7 +23,7 @@ vi.mock('node:fs/promises', async (original) => {
     },
   };
 });
-const { saveStateFile } = await import('./state-file.js');
+const { loadStateFile, saveStateFile } = await import('./state-file.js');
 
 const dirs: string[] = [];
 afterEach(async () => {
@@ -53,5 +54,30 @@ describe('saveStateFile', () => {
     await saveStateFile(join(dir, 'state.json'), await storeWithState(), 'cli');
     expect(await readdir(dir)).toEqual(['state.json']);
     expect((await stat(join(dir, 'state.json'))).mode & 0o777).toBe(0o600);
+  });
+});
+
+describe('loadStateFile', () => {
+  /** The id of a process that has ended (a run killed with -9 mid-write leaves its temp file). */
+  async function endedPid(): Promise<number> {
+    const child = spawn(process.execPath, ['-e', ''], { stdio: 'ignore' });
+    await new Promise((resolve) => child.once('exit', resolve));
+    return child.pid as number;
+  }
+
+  it("removes the temp files of --state FILE a run killed mid-write left (a later run's start), no other", async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'state-file-'));
+    dirs.push(dir);
+    const gone = await endedPid();
+    const names = {
+      stale: `state.json.${gone}.0123456789ab.tmp`,
+      live: `state.json.${process.ppid}.0123456789ab.tmp`,
+      otherFile: `other.json.${gone}.0123456789ab.tmp`,
+    };
+    for (const name of Object.values(names)) await writeFile(join(dir, name), '{"sessionId":"cli"');
+    await saveStateFile(join(dir, 'state.json'), await storeWithState(), 'cli');
+    const store = await loadStateFile(join(dir, 'state.json'), 'cli');
+    expect((await store.get('cli'))?.version).toBe(2);
+    expect((await readdir(dir)).sort()).toEqual([names.live, names.otherFile, 'state.json'].sort());
   });
 });

@@ -5,16 +5,22 @@
  */
 import { randomBytes } from 'node:crypto';
 import { readFile, rename, rm } from 'node:fs/promises';
+import { basename, dirname } from 'node:path';
 import { describeCause } from '../core/describe-cause.js';
 import { CompactError } from '../core/errors.js';
 import { unpackState } from '../core/session/packed-state.js';
 import { MemorySessionStore, type SessionState } from '../core/session/session-store.js';
 import { storedStateProblem } from '../core/session/session-store-checks.js';
+import { removeStaleTemps } from '../storage/fs/archive-folders.js';
 import { writePrivateFile } from '../storage/fs/private-files.js';
 
-/** Reads the state file into a fresh memory store (an absent file starts a new session). */
+/**
+ * Reads the state file into a fresh memory store (an absent file starts a new session). The
+ * temp files of `path` a run killed mid-write left (they hold a summary) are removed first.
+ */
 export async function loadStateFile(path: string, sessionId: string): Promise<MemorySessionStore> {
   const store = new MemorySessionStore();
+  await removeStaleTemps(dirname(path), basename(path));
   let text: string;
   try {
     text = await readFile(path, 'utf8');

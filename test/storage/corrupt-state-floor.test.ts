@@ -55,6 +55,8 @@ const managerOn = (store: SessionStore, archive: string) =>
     policy: { userTextShare: 0 },
     store,
     storage: fsStorage({ path: archive }),
+    // A loaded machine must not take a slow answer for an outage (the test is about the floor).
+    storeTimeoutMs: 600_000,
   });
 
 /** Compacts to v2, tears the stored state, compacts twice more (on `next()`, or the same manager). */

@@ -49,6 +49,7 @@ export interface ManagerSettings {
 export function resolveSettings(options: CompactManagerOptions): ManagerSettings {
   if (options === null || typeof options !== 'object') throw invalidConfig('options', 'must be an object');
   checkKnownKeys(options);
+  checkAdapters(options);
   const model = options.model ?? DEFAULT_MODEL;
   if (typeof model !== 'string' || model === '') throw invalidConfig('model', 'must be a non-empty string');
   const maxContextTokens = windowOf(options, model);
@@ -211,6 +212,30 @@ const MANAGER_OPTION_KEYS = {
   clock: true,
   summaryKeys: true,
 } satisfies Record<keyof CompactManagerOptions, true>;
+
+/** The methods a `store` and a `storage` must have (their contracts' required ones). */
+const ADAPTER_METHODS = {
+  store: { kind: 'SessionStore', methods: ['get', 'set', 'delete', 'acquireLock'] },
+  storage: { kind: 'StorageAdapter', methods: ['saveTranscript', 'saveSummary', 'saveEvent'] },
+} as const;
+
+/**
+ * A `store` or `storage` that is not one (`storage: 'fs'` from a config file, a method missing)
+ * is refused here: taken as it was, every call went on without it, the store "down" for good.
+ */
+function checkAdapters(options: CompactManagerOptions): void {
+  for (const field of ['store', 'storage'] as const) {
+    const value: unknown = options[field];
+    if (value === undefined || value === null) continue;
+    const { kind, methods } = ADAPTER_METHODS[field];
+    if (typeof value !== 'object' && typeof value !== 'function')
+      throw invalidConfig(field, `must be a ${kind} object (got ${shownValue(value)})`);
+    for (const method of methods) {
+      if (typeof (value as Record<string, unknown>)[method] !== 'function')
+        throw invalidConfig(`${field}.${method}`, `must be a function (a ${kind} has it)`);
+    }
+  }
+}
 
 /** An unknown option is an error, as in a config file (a misspelt key would do nothing). */
 function checkKnownKeys(options: object): void {

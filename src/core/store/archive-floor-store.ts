@@ -12,8 +12,8 @@ import type { SessionLock, SessionStore } from '../session/session-store.js';
 import { VersionFloors, writeFloor } from './version-floors.js';
 
 /**
- * Sessions remembered as read; past this many they are forgotten at once and read the floor
- * again (one `latestSummaryStep`, harmless: the floor only lifts a state below it).
+ * Sessions remembered as read; past this many the one read or written longest ago is forgotten
+ * and reads the floor again (one `latestSummaryStep`; the floor only lifts a state below it).
  */
 const SEEN_SESSIONS = 10_000;
 
@@ -43,8 +43,9 @@ export class ArchiveFloorStore implements SessionStore {
 
   async get(sessionId: string): Promise<SessionState | undefined> {
     const state = await this.inner.get(sessionId);
-    if (this.#seen.has(sessionId)) return state;
+    const seen = this.#seen.has(sessionId);
     this.#see(sessionId);
+    if (seen) return state;
     // A state found may be older than the archive (a state file or store restored from before).
     const version = await this.#floors.archived(sessionId);
     const writes = {
@@ -66,9 +67,11 @@ export class ArchiveFloorStore implements SessionStore {
     this.#seen.delete(sessionId);
   }
 
+  /** Remembers `sessionId` as the session used last, forgetting the one used longest ago past the bound. */
   #see(sessionId: string): void {
-    if (this.#seen.size >= SEEN_SESSIONS && !this.#seen.has(sessionId)) this.#seen.clear();
+    this.#seen.delete(sessionId);
     this.#seen.add(sessionId);
+    if (this.#seen.size > SEEN_SESSIONS) this.#seen.delete(this.#seen.values().next().value as string);
   }
 
   acquireLock(sessionId: string, ttlMs: number): Promise<SessionLock | undefined> {

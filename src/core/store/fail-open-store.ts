@@ -113,10 +113,10 @@ export class FailOpenStore implements SessionStore {
     return total;
   }
 
-  /** Forgets what this process keeps of a session (its pending write is kept). */
+  /** Forgets what this process keeps of a session but its pending write, and its copy while a call of it runs (read anew, the summary that call archived would be a floor). */
   forget(key: string): void {
     this.#localAnswers.delete(key);
-    if (this.#pending.has(key)) return;
+    if (this.#pending.has(key) || this.#calls.budget(key)) return;
     this.#local.delete(key);
     this.#storedVersion.delete(key);
     this.#revisions.forget(key);

@@ -65,9 +65,12 @@ export class StoreCalls {
     return this.#budgets.get(key);
   }
 
-  /** Runs one manager call of session `key`: its store operations share one budget of `timeoutMs`. */
+  /**
+   * Runs one manager call of session `key`: its store operations share one budget of `timeoutMs`
+   * (failing closed, they have no time limit; the budget only says a call of `key` runs).
+   */
   async within<T>(key: string, run: () => Promise<T>): Promise<T> {
-    if (this.#options.failClosed || this.#budgets.has(key)) return run();
+    if (this.#budgets.has(key)) return run();
     const budget: CallBudget = { leftMs: this.#options.timeoutMs, affected: false };
     this.#budgets.set(key, budget);
     try {

@@ -24,9 +24,10 @@ function processAlive(pid: number): boolean {
 /**
  * Removes the temp files a writer killed mid-write left in `dir` (issue 43): those of a process
  * that is gone, and this process's own (none is in flight before the session is opened: every
- * write waits for it). A missing folder has none; a file that cannot be removed stays.
+ * write waits for it). A missing folder has none; a file that cannot be removed stays. With
+ * `of`, only the temp files of that file name (`{of}.{pid}.{12 hex}.tmp`: `--state` FILE's).
  */
-async function removeStaleTemps(dir: string): Promise<void> {
+export async function removeStaleTemps(dir: string, of?: string): Promise<void> {
   let names: string[];
   try {
     names = await readdir(dir);
@@ -35,7 +36,9 @@ async function removeStaleTemps(dir: string): Promise<void> {
   }
   await Promise.all(
     names.map(async (name) => {
-      const pid = Number(TEMP_FILE.exec(name)?.[1]);
+      const match = TEMP_FILE.exec(name);
+      if (!match || (of !== undefined && name.slice(0, match.index) !== of)) return;
+      const pid = Number(match[1]);
       if (!Number.isInteger(pid) || pid <= 0) return;
       if (pid !== process.pid && processAlive(pid)) return;
       await unlink(join(dir, name)).catch(() => {});

@@ -85,6 +85,7 @@ export const DEFAULT_FS_STORAGE_OPTIONS = Object.freeze({ path: '.compact/archiv
  * ```
  */
 export function fsStorage(options: FsStorageOptions = {}): StorageAdapter {
+  assertFsOptions(options);
   const root = resolve(options.path ?? DEFAULT_FS_STORAGE_OPTIONS.path);
   const folders = archiveFolders(root, options);
   const { ensureDir, sessionDir, artifactDir, artifactFiles } = folders;
@@ -136,6 +137,19 @@ export function fsStorage(options: FsStorageOptions = {}): StorageAdapter {
       await appends.drain();
     },
   };
+}
+
+/** The options are an object with a non-empty `path` and a boolean `hashSessionIds` (`invalid_config` naming the field). */
+function assertFsOptions(options: FsStorageOptions): void {
+  const refuse = (field: string, message: string) =>
+    new CompactError('invalid_config', `fsStorage: ${field ? `${field} ` : 'options '}${message}`, {
+      issues: [{ path: ['storage', ...(field ? [field] : [])], message }],
+    });
+  if (options === null || typeof options !== 'object') throw refuse('', 'must be an object');
+  if (options.path !== undefined && (typeof options.path !== 'string' || options.path === ''))
+    throw refuse('path', 'must be a non-empty string');
+  if (options.hashSessionIds !== undefined && typeof options.hashSessionIds !== 'boolean')
+    throw refuse('hashSessionIds', 'must be a boolean');
 }
 
 /** One artifact file, read without following a link; undefined when it is gone or a link. */

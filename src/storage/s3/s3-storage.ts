@@ -173,11 +173,16 @@ export function s3Storage(options: S3StorageOptions): StorageAdapter {
   };
 }
 
-/** The options name a bucket: a non-empty string (`invalid_config` otherwise). */
+/** The options name a bucket, a non-empty string, and a prefix, a string (`invalid_config` otherwise). */
 function assertBucket(options: S3StorageOptions): void {
   if (!options || typeof options.bucket !== 'string' || options.bucket === '') {
     throw new CompactError('invalid_config', 's3Storage: bucket must be a non-empty string', {
       issues: [{ path: ['storage', 'bucket'], message: 'must be a non-empty string' }],
+    });
+  }
+  if (options.prefix !== undefined && typeof options.prefix !== 'string') {
+    throw new CompactError('invalid_config', 's3Storage: prefix must be a string', {
+      issues: [{ path: ['storage', 'prefix'], message: 'must be a string' }],
     });
   }
 }

@@ -53,7 +53,7 @@ async function knownSession(history: unknown[]) {
 }
 
 /** One path's rows; `watch` times its work. */
-const PATHS: Record<string, (watch: Watch) => Promise<Row[]>> = {
+export const PATHS: Record<string, (watch: Watch) => Promise<Row[]>> = {
   async 'core-cold-unknown-20k'(watch) {
     const { coldCount } = await import('./event-loop.js');
     return [await coldCount(20_000, watch)];
@@ -242,6 +242,8 @@ const PATHS: Record<string, (watch: Watch) => Promise<Row[]>> = {
       async () => Array.from({ length: 100_000 }, (_, i) => ({ role: 'user', content: `hi ${i}` })),
       { maxContextTokens: 128_000 },
     ),
+  'library-tiny-300k': (watch) => tinyLibraryPath(watch, 300_000),
+  'library-tiny-20k': (watch) => tinyLibraryPath(watch, 20_000),
   'cli-compact-16k': cliCompactPath,
   'redaction-10mb': redactionPath,
 };
@@ -267,6 +269,21 @@ async function proxyPath(
   await running.close();
   upstream.close();
   return [row];
+}
+
+/** `manager.compact` of `count` tiny messages ("hi N") into a 128k window, cold, with the work after it. */
+async function tinyLibraryPath(watch: Watch, count: number): Promise<Row[]> {
+  const messages = Array.from({ length: count }, (_, i) => ({ role: 'user', content: `hi ${i}` }));
+  const made = await manager({ maxContextTokens: 128_000 });
+  return [
+    await watch(
+      `core compact, cold, ${count.toLocaleString('en')} tiny messages ("hi N") into a 128k window`,
+      async () => {
+        await made.compact('tiny', messages);
+        await made.flush();
+      },
+    ),
+  ];
 }
 
 /** `agent-compaction compact` of a 16k-message file into a 128k window. */

@@ -8,7 +8,7 @@ import { createRequire } from 'node:module';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { scaled } from '../../../test/support/test-scale.js';
-import { piecesCounterOf } from './count-pieces.js';
+import { piecesCounterOf, piecesSliced } from './count-pieces.js';
 import { type BpeEncoding, loadEncodingInSlices } from './load-encoding.js';
 
 const NO_SPECIAL = { disallowedSpecial: new Set<string>() };
@@ -80,4 +80,19 @@ describe('piecesCounterOf', () => {
       }
     });
   }
+
+  it('looks the pieces of a text up in the rank table without slicing them out (o200k_base)', async () => {
+    // Issue 47 point 2: a string per piece was most of a cold count's allocation. Every piece
+    // of this text is a token of the table, so none is made a string; a piece that is not
+    // (a rare word split by byte pairs) still is, and counts the same.
+    const encoding = await loadEncodingInSlices('o200k_base');
+    const count = piecesCounterOf(encoding);
+    const text = 'The tests passed again, so we ship it today.\n\nRun them once more tomorrow morning.';
+    const before = piecesSliced();
+    expect(count(text)).toBe(encoding.countTokens(text, NO_SPECIAL));
+    expect(piecesSliced()).toBe(before);
+    const rare = 'zxqvbnmwq';
+    expect(count(rare)).toBe(encoding.countTokens(rare, NO_SPECIAL));
+    expect(piecesSliced()).toBe(before + 1);
+  });
 });

@@ -54,9 +54,18 @@ export class RankTable {
 
   /** The rank of the token `key`, or undefined. */
   get(key: string): number | undefined {
-    const length = key.length;
+    return this.rankAt(key, 0, key.length);
+  }
+
+  /**
+   * The rank of the token `text[start .. end)`, or undefined: `get` of that slice without
+   * making it (a cold count looks up millions of pieces; a string each was most of what it
+   * allocated, see count-pieces.ts).
+   */
+  rankAt(text: string, start: number, end: number): number | undefined {
+    const length = end - start;
     let hash = 0x811c9dc5;
-    for (let at = 0; at < length; at++) hash = Math.imul(hash ^ key.charCodeAt(at), 0x01000193);
+    for (let at = start; at < end; at++) hash = Math.imul(hash ^ text.charCodeAt(at), 0x01000193);
     const units = this.#units;
     const starts = this.#starts;
     const slots = this.#slots;
@@ -64,10 +73,10 @@ export class RankTable {
     for (let slot = (hash ^ (hash >>> 15)) & mask; ; slot = (slot + 1) & mask) {
       const rank = slots[slot]! - 1;
       if (rank < 0) return undefined;
-      const start = starts[rank]!;
-      if (starts[rank + 1]! - start !== length) continue;
+      const from = starts[rank]!;
+      if (starts[rank + 1]! - from !== length) continue;
       let at = 0;
-      while (at < length && units[start + at] === key.charCodeAt(at)) at++;
+      while (at < length && units[from + at] === text.charCodeAt(start + at)) at++;
       if (at === length) return rank;
     }
   }

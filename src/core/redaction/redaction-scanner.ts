@@ -193,6 +193,13 @@ export function createRuleMatcher(
 }
 
 let matchersBuilt = 0;
+/** Per-text states (gates, best match, recent lists) the matchers have made: one per text with a trigger. */
+let statesMade = 0;
+
+/** Per-text states made so far (tests: a text without a trigger makes none). */
+export function ruleScanStatesMade(): number {
+  return statesMade;
+}
 
 /** Rule matchers built so far in the process (tests: what builds one and what does not). */
 export function ruleMatchersBuilt(): number {
@@ -212,16 +219,21 @@ export function* createRuleMatcherSteps(
   const candidatesOf = candidateLists(compiled);
 
   return (text, sink) => {
+    finder.lastIndex = 0;
+    let hit = finder.exec(text);
+    // Most texts hold no trigger: nothing more is made for them (the gates and lists below were
+    // made per text, a few hundred bytes each, on every message a compaction redacts).
+    if (hit === null) return;
+    statesMade++;
     const best: BestMatch = { start: 0, stop: -1, order: -1, whole: '', groups: NO_GROUPS };
     const gates = compiled.gateMakers.map((make) => make());
-    finder.lastIndex = 0;
     let copied = 0;
     // Text dense with a few triggers (`token=a password=b secret=c ...`) asks for the same
     // lists again and again: the last four are compared as strings, not hashed into the map.
     const recentHits = ['', '', '', ''];
     const recentLists: (readonly Candidate[])[] = [[], [], [], []];
     let nextRecent = 0;
-    for (let hit = finder.exec(text); hit !== null; hit = finder.exec(text)) {
+    for (; hit !== null; hit = finder.exec(text)) {
       const at = hit.index;
       const found = hit[0];
       let lastList: readonly Candidate[] | undefined;

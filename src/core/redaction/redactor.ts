@@ -2,11 +2,10 @@ import { CompactError } from '../errors.js';
 import { onProcessCachesRelease, releaseRegExpCode } from '../process-caches.js';
 import { runSteps, runStepsYielding, type Steps } from '../time-slice.js';
 import { DEFAULT_REDACTION_RULES, type RedactionRule } from './redaction-rules.js';
-import { createRuleMatcherSteps } from './redaction-scanner.js';
 import { releasableRedactor } from './releasable-redactor.js';
 import { REDACTED, replaceMatch } from './replace-match.js';
+import { rulePassSteps } from './rule-pass.js';
 import { redactBlockSeams } from './split-secrets.js';
-import { hasUnicodeEscape, redactEscaped } from './unicode-escapes.js';
 
 export { DEFAULT_REDACTION_RULES, type RedactionRule } from './redaction-rules.js';
 
@@ -170,41 +169,6 @@ export function redactorSteps(options: RedactorOptions = {}): () => Steps<Redact
       for (const pass of passes) out = pass(out);
       return custom ? custom(out) : out;
     }, onError);
-  };
-}
-
-/**
- * One scan of `rules` over the text's copy with its JSON escapes decoded (`\u0067hp_...`,
- * `\/`), when it has any, then over the text. The decoded copy goes first: a plain scan stops
- * a key at its first escape (`ops_eyJ...\/...`), and the rest of it no longer has its prefix.
- */
-function* rulePassSteps(rules: readonly RedactionRule[]): Steps<Redactor> {
-  const find = yield* createRuleMatcherSteps(rules, replaceMatch);
-  return (input) => {
-    const text = hasUnicodeEscape(input) ? redactEscaped(input, find) : input;
-    // A rope (`+=`) of long stretches and of small pieces joined 64 at a time: text between
-    // secrets is never copied, and text dense with secrets (one every few characters) does not
-    // make a rope of many thousand small pieces, which the garbage collector walks again and
-    // again.
-    let out = '';
-    let parts: string[] = [];
-    const flush = () => {
-      if (parts.length > 0) out += parts.join('');
-      parts = [];
-    };
-    let copied = 0;
-    find(text, (start: number, end: number, replacement: string) => {
-      if (start - copied > 256) {
-        flush();
-        out += text.slice(copied, start);
-      } else if (start > copied) parts.push(text.slice(copied, start));
-      parts.push(replacement);
-      copied = end;
-      if (parts.length >= 64) flush();
-    });
-    if (copied === 0) return text;
-    flush();
-    return out + text.slice(copied);
   };
 }
 

@@ -47,14 +47,18 @@ export function contentCodings(header: string | undefined): string[] {
     .filter((coding) => coding !== '' && coding !== 'identity');
 }
 
+/** Whether {@link decodeBody} can undo every one of `codings` (none: nothing to undo). */
+export function decodable(codings: readonly string[]): boolean {
+  return codings.every((coding) => DECODERS.has(coding));
+}
+
 /** `bytes` with `codings` undone (the last applied first), none of them past `maxBytes`. */
 export async function decodeBody(
   bytes: Buffer,
   codings: readonly string[],
   maxBytes: number,
 ): Promise<DecodedBody> {
-  const unknown = codings.find((coding) => !DECODERS.has(coding));
-  if (unknown !== undefined) return { unknown };
+  if (!decodable(codings)) return { unknown: codings.find((coding) => !DECODERS.has(coding))! };
   let out = bytes;
   for (const coding of [...codings].reverse()) {
     try {

@@ -13,7 +13,7 @@ import type { CompactManager } from '../core/manager/compact-manager.js';
 import { getDefaultRedactor, warmDefaultRedactor } from '../core/redaction/redactor.js';
 import { callUpstream, type ErrorShape, errorShapeOf, proxyError } from './call-upstream.js';
 import { compactRequest, LastViews } from './compact-request.js';
-import { contentCodings, decodeBody } from './decode-body.js';
+import { contentCodings, decodable, decodeBody } from './decode-body.js';
 import { EARLY_MIN_BYTES, EarlyForward, PREFIX_BYTES, RewrittenSessions } from './early-forward.js';
 import { forwardHeaders, upstreamUrl } from './forward-request.js';
 import { KnownConversations } from './known-conversations.js';
@@ -201,8 +201,10 @@ export class ProxyHandler {
     let forward: EarlyForward | undefined;
     let decided = false;
     let named: string | undefined;
-    // A compressed body is decoded whole first: its bytes as they come say nothing of its conversation.
-    if (contentCodings(c.req.header('content-encoding')).length > 0) return undefined;
+    // A body the proxy decodes is read whole first: its bytes as they come say nothing of its
+    // conversation. One in a coding it cannot decode goes as sent, early like a plain one.
+    const codings = contentCodings(c.req.header('content-encoding'));
+    if (codings.length > 0 && decodable(codings)) return undefined;
     try {
       named = headerSession(c.req.header(SESSION_HEADER));
     } catch {

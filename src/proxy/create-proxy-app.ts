@@ -9,6 +9,7 @@
 import { Readable } from 'node:stream';
 import type { Context, Hono } from 'hono';
 import { clock } from '../core/clock.js';
+import { CompactError } from '../core/errors.js';
 import { callUpstream, errorShapeOf, proxyError } from './call-upstream.js';
 import { forwardHeaders, isAnthropicRequest, parseUpstream, upstreamUrl } from './forward-request.js';
 import { loadHono } from './load-peers.js';
@@ -24,6 +25,14 @@ const UPGRADE_REFUSED =
 
 /** Each app's connections to its upstream, closed by {@link closeUpstream}. */
 const upstreamClients = new WeakMap<Hono, UpstreamClient>();
+
+/** `upstreamIdleMs` checked: a positive whole number of milliseconds, or the default. */
+function idleMsOf(value: number | undefined): number | undefined {
+  if (value === undefined || (Number.isSafeInteger(value) && value > 0)) return value;
+  throw new CompactError('invalid_config', `upstreamIdleMs must be a positive whole number of milliseconds`, {
+    issues: [{ path: ['upstreamIdleMs'], message: 'must be a positive whole number of milliseconds' }],
+  });
+}
 
 /** Closes the kept connections of an app made by {@link createProxyApp} (a later request opens one again). */
 export function closeUpstream(app: Hono): void {
@@ -42,7 +51,7 @@ export function closeUpstream(app: Hono): void {
 export function createProxyApp(options: CompactionProxyOptions): Hono {
   const hono = loadHono();
   const upstream = parseUpstream(options.upstream);
-  const client = new UpstreamClient(upstream);
+  const client = new UpstreamClient(upstream, idleMsOf(options.upstreamIdleMs));
   const handler = new ProxyHandler(options, upstream, client);
   const app = new hono.Hono();
   upstreamClients.set(app, client);

@@ -120,6 +120,14 @@ export interface CompactionProxyOptions {
    */
   forwardEarly?: boolean;
   /**
+   * Milliseconds a kept connection to the upstream may stay idle before the proxy closes it
+   * (sooner when the upstream announces a shorter `Keep-Alive: timeout`). An upstream that
+   * closes idle connections sooner than it says makes a POST on a just-closed connection
+   * fail with 502 `upstream_connection_reset`; shorten it for such an upstream.
+   * @default UPSTREAM_IDLE_MS (4,000)
+   */
+  upstreamIdleMs?: number;
+  /**
    * Called once per request, once its answer ended (a stream's last event handed on, or the
    * answer cut), or once the client went away before it (status 499).
    */

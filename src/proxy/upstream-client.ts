@@ -71,9 +71,9 @@ export class UpstreamClient {
   readonly #agent: HttpAgent;
   readonly #request: typeof httpRequest;
 
-  constructor(upstream: URL) {
+  constructor(upstream: URL, idleMs = UPSTREAM_IDLE_MS) {
     const secure = upstream.protocol === 'https:';
-    const options = { keepAlive: true, scheduling: 'lifo' as const, timeout: UPSTREAM_IDLE_MS };
+    const options = { keepAlive: true, scheduling: 'lifo' as const, timeout: idleMs };
     this.#agent = secure ? new HttpsAgent(options) : new HttpAgent(options);
     this.#request = secure ? (httpsRequest as typeof httpRequest) : httpRequest;
   }

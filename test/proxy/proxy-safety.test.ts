@@ -90,6 +90,14 @@ describe('the upstream is fixed by configuration', () => {
         code: 'invalid_config',
       });
   });
+
+  it('an upstream idle time that is not a positive whole number of milliseconds is refused, naming it', async () => {
+    const manager = new CompactManager({ model: 'gpt-4o' });
+    for (const upstreamIdleMs of [0, -1, 1.5, Number.NaN])
+      await expect(
+        startProxy({ upstream: 'http://127.0.0.1:1', manager, port: 0, upstreamIdleMs }),
+      ).rejects.toMatchObject({ code: 'invalid_config', issues: [{ path: ['upstreamIdleMs'] }] });
+  });
 });
 
 /** Every file under `dir`, read as text. */

@@ -162,12 +162,23 @@ describe("the proxy's connection to the upstream", () => {
         );
       });
     });
+    // Nor may the upstream's own idle close (Node's 5 s, announced as Keep-Alive: timeout=5,
+    // which the proxy honours a second early) come first.
+    provider.server.keepAliveTimeout = 600_000;
     const manager = new CompactManager({ model: 'gpt-4o', maxContextTokens: 8_000_000 });
-    const proxy = await startProxy({ upstream: provider.url, manager, port: 0, forwardEarly: false });
+    // The kept connection must still be there when the POST goes out, however slow the
+    // machine: its idle close far away (under load the 16 MB body's read and count outlasted
+    // the default 4 s, and the POST went on a fresh connection, rightly not sent again).
+    const proxy = await startProxy({
+      upstream: provider.url,
+      manager,
+      port: 0,
+      forwardEarly: false,
+      upstreamIdleMs: 600_000,
+    });
     cleanups.push(() => proxy.close({ graceMs: 1000 }));
-    // The bulk outside the conversation: read and forwarded at once, so that the kept
-    // connection does not sit idle past its 4 s while the proxy counts tokens; built before
-    // the first call, so that its making is not in that gap either.
+    // The bulk outside the conversation: read and forwarded at once; built before the first
+    // call, so that its making is not in the gap.
     const big = JSON.stringify({
       model: 'gpt-4o',
       messages: [{ role: 'user', content: 'hi' }],

@@ -34,6 +34,7 @@ import { compactionInputFilter } from '../../src/adapters/openai-agents/index.js
 import { CompactManager } from '../../src/core/manager/compact-manager.js';
 import type { Summarizer } from '../../src/core/summary/summarizer.js';
 import { openaiSummarizer } from '../../src/summarizers/openai/openai-summarizer.js';
+import { checkSoundRequest } from '../../src/testing/assert-sound-request.js';
 import {
   type ProviderReply,
   type ProviderTestServer,
@@ -133,19 +134,35 @@ const anthropicPath: Path = async ({ url, manager, session, events, reasoning })
   const client = withCompaction(new Anthropic({ apiKey: 'test-key', baseURL: url, maxRetries: 0 }), manager, {
     sessionId: session,
   });
-  const messages = anthropicMessages(events, reasoning);
+  // The caller's own cache marks (3 of the API's 4): tools, system, the newest message.
+  const messages = withNewestMarked(anthropicMessages(events, reasoning));
   await client.messages.create({
     model: 'claude-sonnet-4-6',
     max_tokens: 1024,
-    system: SYSTEM,
+    system: [{ type: 'text', text: SYSTEM, cache_control: { type: 'ephemeral' } }],
     messages: messages as unknown as Anthropic.MessageParam[],
     tools: [
-      { name: WORLD_TOOL, description: 'Probe a host', input_schema: { type: 'object', properties: {} } },
+      {
+        name: WORLD_TOOL,
+        description: 'Probe a host',
+        input_schema: { type: 'object', properties: {} },
+        cache_control: { type: 'ephemeral' },
+      },
     ],
     ...(reasoning ? { thinking: { type: 'enabled' as const, budget_tokens: 1024 } } : {}),
   });
   return messages;
 };
+
+/** The messages with a cache mark on the newest message's last block (a caller's moving breakpoint). */
+function withNewestMarked(messages: Record<string, unknown>[]): Record<string, unknown>[] {
+  const newest = messages.at(-1)!;
+  const content = Array.isArray(newest.content)
+    ? (newest.content as Record<string, unknown>[])
+    : [{ type: 'text', text: newest.content }];
+  const marked = [...content.slice(0, -1), { ...content.at(-1)!, cache_control: { type: 'ephemeral' } }];
+  return [...messages.slice(0, -1), { ...newest, content: marked }];
+}
 
 const agentsPath: Path = async ({ url, manager, session, events, reasoning }) => {
   const runner = new Runner({
@@ -348,6 +365,13 @@ async function runCase(name: string, path: Path, world: WorldCase, run: number):
         // The given histories hold no summary: a request holds at most the library's one.
         const tags = request.rawBody.match(/<COMPACT-SUMMARY v/g)?.length ?? 0;
         if (tags > 1) found.push(`${tags} summary tags`);
+        // Within the window, by the library's count of the wire body (OpenAI's tokenizer).
+        if (!anthropic)
+          for (const violation of checkSoundRequest({
+            request: request.body,
+            maxContextTokens: WORLD_WINDOW,
+          }))
+            found.push(violation.message);
         for (const problem of found) problems.push(`${cut} events (${world.summarizer}): ${problem}`);
       }
     }

@@ -158,6 +158,22 @@ describe('Anthropic Messages rules', () => {
     expect(anthropicProblems({ messages })).not.toEqual([]);
   });
 
+  it('refuses a fifth cache mark, and a mark on a thinking block', () => {
+    const mark = { cache_control: { type: 'ephemeral' } };
+    const text = (t: string) => ({ type: 'text', text: t, ...mark });
+    const five = [{ role: 'user', content: [text('a'), text('b'), text('c'), text('d'), text('e')] }];
+    expect(anthropicProblems({ messages: five })).not.toEqual([]);
+    expect(anthropicProblems({ messages: five.map((m) => ({ ...m, content: m.content.slice(1) })) })).toEqual(
+      [],
+    );
+    const marked = [
+      { role: 'user', content: 'go' },
+      { role: 'assistant', content: [{ ...thinking, ...mark }, use('a')] },
+      { role: 'user', content: [result('a')] },
+    ];
+    expect(anthropicProblems({ messages: marked })).not.toEqual([]);
+  });
+
   it('refuses a tool loop turn without its thinking, and thinking not as given', () => {
     const messages = [
       { role: 'user', content: 'go' },

@@ -142,9 +142,12 @@ export function responsesProblems(body: unknown, given?: readonly unknown[]): st
   return problems;
 }
 
-/** What a reasoning item may precede: a call, or the assistant's message. */
-const producedByReasoning = (item: Json): boolean =>
-  itemType(item) === 'function_call' || (itemType(item) === 'message' && item.role === 'assistant');
+/** What a reasoning item may precede: an item the model produced (a call of any tool, its message). */
+const producedByReasoning = (item: Json): boolean => {
+  const type = itemType(item);
+  if (type === 'message') return item.role === 'assistant';
+  return type !== 'reasoning' && !/_(output|result)$/.test(type) && type !== 'item_reference';
+};
 
 /** An item sent with the id it had right after a reasoning item of the given history is sent with that reasoning. */
 function reasoningKept(input: readonly Json[], given: readonly unknown[] | undefined): string[] {
@@ -255,10 +258,28 @@ export function anthropicProblems(body: unknown, given?: readonly unknown[]): st
     const missing = asked.filter((id) => !results.some((result) => result.tool_use_id === id));
     if (missing.length > 0) problems.push(`${where}: tool_use ${missing.join(', ')} not answered in it`);
   });
+  problems.push(...cacheProblems(body as Json, turns));
   const last = turns.at(-1);
   if (last?.role === 'assistant' && last.blocks.some((block) => block.type === 'tool_use'))
     problems.push('the last turn asks for tools that are not answered');
   problems.push(...thinkingProblems(body as Json, turns, given));
+  return problems;
+}
+
+/** At most 4 `cache_control` marks (tools, system, blocks, blocks inside tool results); none on thinking nor empty text. */
+function cacheProblems(body: Json, turns: readonly Turn[]): string[] {
+  const problems: string[] = [];
+  const marked = (value: unknown) => isObject(value) && value.cache_control != null;
+  let count = partsOf(body.tools).filter(marked).length + partsOf(body.system).filter(marked).length;
+  turns.forEach((turn, k) => {
+    for (const block of turn.blocks) {
+      if (marked(block)) count++;
+      if (block.type === 'tool_result') count += partsOf(block.content).filter(marked).length;
+      if (marked(block) && (thinkingKey(block) || (block.type === 'text' && String(block.text) === '')))
+        problems.push(`turn ${k}: cache_control on a ${block.type} block`);
+    }
+  });
+  if (count > 4) problems.push(`${count} cache_control marks (at most 4)`);
   return problems;
 }
 

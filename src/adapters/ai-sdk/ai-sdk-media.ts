@@ -44,6 +44,25 @@ export function withMedia(text: string, source: readonly AiSdkPart[]): unknown {
   return text === '' ? media : [{ type: 'text', text }, ...media];
 }
 
+/**
+ * A tool result's content as the manager counts it: its text with its media beside it, or, when
+ * the provider sends tool result media as text (`mediaAsText`), the JSON it sends.
+ */
+export function resultContent(part: AiSdkPart, text: string, mediaAsText: boolean): unknown {
+  const media = outputParts(part);
+  if (mediaAsText && media.length > 0) return JSON.stringify((part.output as { value: unknown }).value);
+  return withMedia(text, media);
+}
+
+/**
+ * Whether an AI SDK provider sends the media of a tool result as text: the OpenAI Chat provider
+ * (`openai.chat`) and the OpenAI-compatible chat providers (`<name>.chat`) send a `content` output
+ * as its JSON, base64 and all; Anthropic, Responses and Gemini send the images as images.
+ */
+export function sendsMediaAsText(provider: string | undefined): boolean {
+  return provider?.endsWith('.chat') === true;
+}
+
 /** The text of Chat content (its text parts joined when it is an array of parts). */
 export function chatText(content: unknown): string {
   if (typeof content === 'string') return content;

@@ -9,8 +9,8 @@
 import { CHAT_TURNS, summaryFirst, type TurnForm } from '../../core/messages/summary-first.js';
 import { TimeSlice } from '../../core/time-slice.js';
 import { textAfterReasoning } from '../reasoning-head.js';
-import { chatText, encryptedReasoning, outputParts, withMedia } from './ai-sdk-media.js';
-import { type AiSdkMessage, type AiSdkPart, toolOutputText } from './ai-sdk-parts.js';
+import { chatText, encryptedReasoning, resultContent, withMedia } from './ai-sdk-media.js';
+import { type AiSdkMessage, type AiSdkPart, approvalsOnly, parts, partText } from './ai-sdk-parts.js';
 
 export type { AiSdkMessage, AiSdkPart } from './ai-sdk-parts.js';
 export { toolOutputText } from './ai-sdk-parts.js';
@@ -38,18 +38,6 @@ interface Origin {
 
 type ChatMessage = Record<string | symbol, unknown>;
 
-function partText(part: AiSdkPart): string {
-  if (part.type === 'text' || part.type === 'reasoning') return part.text ?? '';
-  if (part.type === 'tool-result') return toolOutputText(part.output);
-  if (part.type === 'file' || part.type === 'image')
-    return `[${part.type}${part.mediaType ? ` ${part.mediaType}` : ''}]`;
-  return `[${part.type}]`;
-}
-
-function parts(message: AiSdkMessage): readonly AiSdkPart[] {
-  return typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : message.content;
-}
-
 function withOrigin(chat: ChatMessage, origin: Origin): ChatMessage {
   origin.content = chat.content;
   const calls = chat.tool_calls as { function: { arguments: string } }[] | undefined;
@@ -66,22 +54,14 @@ function metaOf(message: AiSdkMessage): Record<string, unknown> | undefined {
 /**
  * Converts AI SDK messages to OpenAI Chat messages for the manager: assistant tool calls become
  * `tool_calls`, each tool result its own `role: "tool"` message. `providerOptions.agentCompaction`
- * becomes the message's `meta` (so `{ protected: true }` pins it).
+ * becomes the message's `meta` (so `{ protected: true }` pins it). `mediaAsText`: the provider
+ * sends a tool result's media as the output's JSON (`*.chat` providers), so it is counted so.
  */
-export function aiSdkToChat(messages: readonly AiSdkMessage[]): ChatMessage[] {
+export function aiSdkToChat(messages: readonly AiSdkMessage[], mediaAsText = false): ChatMessage[] {
   const out: ChatMessage[] = [];
-  for (let i = 0; i < messages.length; i++) convertInto(messages[i]!, out, messages[i - 1], messages[i + 1]);
+  for (let i = 0; i < messages.length; i++)
+    convertInto(messages[i]!, out, messages[i - 1], messages[i + 1], mediaAsText);
   return out;
-}
-
-/** A tool message of approval responses only (no result): AI SDK 6's `needsApproval` flow. */
-function approvalsOnly(message: AiSdkMessage | undefined): boolean {
-  return (
-    message?.role === 'tool' &&
-    typeof message.content !== 'string' &&
-    message.content.length > 0 &&
-    message.content.every((part) => part.type === 'tool-approval-response')
-  );
 }
 
 /**
@@ -96,12 +76,17 @@ const CONVERTED_WEIGHT = 16;
  * long history converts every message: 16k messages held the loop 60-90 ms in one block).
  * The same messages as {@link aiSdkToChat}.
  */
-export async function aiSdkToChatInSlices(messages: readonly AiSdkMessage[]): Promise<ChatMessage[]> {
+export async function aiSdkToChatInSlices(
+  messages: readonly AiSdkMessage[],
+  mediaAsText = false,
+): Promise<ChatMessage[]> {
   const out: ChatMessage[] = [];
   const slice = new TimeSlice();
   let work = 0;
   for (let i = 0; i < messages.length; i++) {
-    work += convertInto(messages[i]!, out, messages[i - 1], messages[i + 1]) ? CONVERTED_WEIGHT : 1;
+    work += convertInto(messages[i]!, out, messages[i - 1], messages[i + 1], mediaAsText)
+      ? CONVERTED_WEIGHT
+      : 1;
     if (work < WORK_PER_CHECK) continue;
     work = 0;
     if (slice.due()) await slice.pause();
@@ -120,11 +105,13 @@ function convertInto(
   out: ChatMessage[],
   previous: AiSdkMessage | undefined,
   next: AiSdkMessage | undefined,
+  mediaAsText: boolean,
 ): boolean {
   if (approvalsOnly(message) && next?.role === 'tool' && !approvalsOnly(next)) return false;
   const before = approvalsOnly(previous) && message.role === 'tool' ? previous : undefined;
   // One conversion per message object (and content), so the manager's identity cache hits
   // on every later call instead of hashing fresh copies.
+  const conversions = mediaAsText ? textConversions : mediaConversions;
   const cached = conversions.get(message);
   let chats = cached?.chats;
   const converted = !(
@@ -133,7 +120,7 @@ function convertInto(
     cached.options === message.providerOptions
   );
   if (converted) {
-    chats = convertMessage(message);
+    chats = convertMessage(message, mediaAsText);
     conversions.set(message, { content: message.content, options: message.providerOptions, chats });
   }
   // A loop, not a spread: a warm call of a long history reads every message from here.
@@ -145,9 +132,12 @@ function convertInto(
   return converted;
 }
 
-const conversions = new WeakMap<AiSdkMessage, { content: unknown; options: unknown; chats: ChatMessage[] }>();
+type Conversions = WeakMap<AiSdkMessage, { content: unknown; options: unknown; chats: ChatMessage[] }>;
+/** Per message, its conversion for a provider that sends tool result media as media, or as text. */
+const mediaConversions: Conversions = new WeakMap();
+const textConversions: Conversions = new WeakMap();
 
-function convertMessage(message: AiSdkMessage): ChatMessage[] {
+function convertMessage(message: AiSdkMessage, mediaAsText: boolean): ChatMessage[] {
   const out: ChatMessage[] = [];
   const meta = metaOf(message);
   const base = meta ? { meta } : {};
@@ -159,7 +149,7 @@ function convertMessage(message: AiSdkMessage): ChatMessage[] {
           {
             role: 'tool',
             tool_call_id: String(part.toolCallId),
-            content: withMedia(partText(part), outputParts(part)),
+            content: resultContent(part, partText(part), mediaAsText),
             ...base,
           },
           { message, part: index, parts: results.length },

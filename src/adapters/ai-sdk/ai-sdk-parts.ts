@@ -45,3 +45,27 @@ export function toolOutputText(output: unknown): string {
       return JSON.stringify(output);
   }
 }
+
+/** A part's text for the manager (media and other parts as a `[type]` placeholder). */
+export function partText(part: AiSdkPart): string {
+  if (part.type === 'text' || part.type === 'reasoning') return part.text ?? '';
+  if (part.type === 'tool-result') return toolOutputText(part.output);
+  if (part.type === 'file' || part.type === 'image')
+    return `[${part.type}${part.mediaType ? ` ${part.mediaType}` : ''}]`;
+  return `[${part.type}]`;
+}
+
+/** A message's parts (a string content is one text part). */
+export function parts(message: AiSdkMessage): readonly AiSdkPart[] {
+  return typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : message.content;
+}
+
+/** A tool message of approval responses only (no result): AI SDK 6's `needsApproval` flow. */
+export function approvalsOnly(message: AiSdkMessage | undefined): boolean {
+  return (
+    message?.role === 'tool' &&
+    typeof message.content !== 'string' &&
+    message.content.length > 0 &&
+    message.content.every((part) => part.type === 'tool-approval-response')
+  );
+}

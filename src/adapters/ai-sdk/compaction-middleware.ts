@@ -6,6 +6,7 @@ import { replyTokensOf } from '../../core/preflight/body/reply-tokens.js';
 import { withResponseSchema } from '../../core/preflight/body/response-schema.js';
 import { compactWithEvents } from '../compact-with-events.js';
 import { compactForRetry, contextOverflowOf, feedUsage } from '../overflow-recovery.js';
+import { sendsMediaAsText } from './ai-sdk-media.js';
 import {
   type AiSdkMessage,
   type AiSdkMessageKind,
@@ -42,6 +43,12 @@ export interface CompactMessagesOptions {
   /** The format of `messages`. @default 'model-messages' */
   kind?: AiSdkMessageKind;
   /**
+   * The provider the messages go to (the model's `provider`, e.g. `openai.chat`): a chat
+   * provider (`*.chat`) sends a tool result's images as its JSON text, which is counted so.
+   * @default unknown: images are counted as images
+   */
+  provider?: string;
+  /**
    * A system prompt sent apart from `messages` (e.g. `generateText({ system })`, an agent's
    * `instructions`): counted in the budget, never sent back.
    */
@@ -65,7 +72,10 @@ export async function compactMessages<M>(
   options: CompactMessagesOptions = {},
 ): Promise<{ messages: M[]; result: CompactionResult<unknown> }> {
   // In slices: a first call of a long history converts every message.
-  const chat = await aiSdkToChatInSlices(messages as unknown as readonly AiSdkMessage[]);
+  const chat = await aiSdkToChatInSlices(
+    messages as unknown as readonly AiSdkMessage[],
+    sendsMediaAsText(options.provider),
+  );
   const { result } = await compactWithEvents(manager, sessionId, chat, {
     format: 'openai-chat',
     ...(options.tools && options.tools.length > 0 ? { tools: options.tools } : {}),
@@ -170,7 +180,7 @@ export function compactionMiddleware(
   const calls = new WeakMap<object, CallRecord>();
   return {
     specificationVersion: 'v3',
-    async transformParams({ params }) {
+    async transformParams({ params, model }) {
       const sessionId = sessionIdOf(options.sessionId, params);
       const tools = [
         ...(countTools ? callToolSchemas(params.tools) : []),
@@ -179,12 +189,19 @@ export function compactionMiddleware(
       const { messages, result } = await compactMessages(manager, sessionId, params.prompt, {
         kind: 'prompt',
         tools,
+        ...(model?.provider === undefined ? {} : { provider: model.provider }),
         ...replyTokensOf(params.maxOutputTokens),
         ...(params.abortSignal === undefined ? {} : { signal: params.abortSignal }),
       });
       options.onCompaction?.(result, sessionId);
       const transformed = { ...params, prompt: messages };
-      calls.set(transformed, { sessionId, prompt: params.prompt, tools, sentTokens: result.tokensAfter });
+      calls.set(transformed, {
+        sessionId,
+        prompt: params.prompt,
+        provider: model?.provider,
+        tools,
+        sentTokens: result.tokensAfter,
+      });
       return transformed;
     },
     async wrapGenerate({ doGenerate, params, model }) {
@@ -228,6 +245,8 @@ type StreamPart =
 interface CallRecord {
   sessionId: string;
   prompt: CallOptions['prompt'];
+  /** The model's provider (whether tool result media go as text). */
+  provider: string | undefined;
   tools: unknown[];
   sentTokens: number;
 }
@@ -278,7 +297,10 @@ async function retryParams(
 ): Promise<CallOptions> {
   const overflow = contextOverflowOf(error);
   if (!overflow || !record) throw error;
-  const chat = aiSdkToChat(record.prompt as unknown as readonly AiSdkMessage[]);
+  const chat = aiSdkToChat(
+    record.prompt as unknown as readonly AiSdkMessage[],
+    sendsMediaAsText(record.provider),
+  );
   try {
     const { result } = await compactForRetry(
       manager,

@@ -29,8 +29,18 @@ import {
   sent,
 } from '../support/quick-resume-cases.js';
 
-/** A window the history is well over: the first call compacts, the next ones do not. */
-const options = { model: 'gpt-4o', maxContextTokens: 32_000 } as const;
+/**
+ * A window the history is well over: the first call compacts, the next ones do not. The
+ * summarizer's and the store's time limits far away: on a loaded CI machine the embedded
+ * summary of the 1,200-turn case outlasted the default 30 s, and the session compacted with
+ * the "earlier messages were removed" note instead (a fallback this file does not test).
+ */
+const options = {
+  model: 'gpt-4o',
+  maxContextTokens: 32_000,
+  summarizerTimeoutMs: 600_000,
+  storeTimeoutMs: 600_000,
+} as const;
 
 const ask = (i: number) => ({ role: 'user', content: `follow-up ${i}: run the tests again` });
 

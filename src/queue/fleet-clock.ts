@@ -12,6 +12,11 @@ import { type ScheduleClient, type ScheduleKeys, serverTime } from './fleet-sche
 
 /** The offset is measured again at most this often (ms), in the background. */
 export const FLEET_CLOCK_REMEASURE_MS = 60_000;
+/**
+ * Clocks apart by no more than this (ms) beyond the measurement's own error (half its round
+ * trip) are taken as one: a job's times are written as they were (the schedule's unit is 250 ms).
+ */
+export const FLEET_CLOCK_TOLERANCE_MS = 100;
 
 /** This process's reading of the fleet's clock. */
 export class FleetClock {
@@ -59,7 +64,8 @@ export class FleetClock {
       const server = await this.#measure();
       const after = Date.now();
       // The server read its clock about halfway through the round trip.
-      this.#offset = Math.round(server - (before + after) / 2);
+      const offset = Math.round(server - (before + after) / 2);
+      this.#offset = Math.abs(offset) <= (after - before) / 2 + FLEET_CLOCK_TOLERANCE_MS ? 0 : offset;
     } catch {
       // Unmeasured: the last offset stands (0 before any).
     }

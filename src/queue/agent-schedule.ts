@@ -6,6 +6,7 @@
  */
 
 import type { Queue } from 'bullmq';
+import { FleetClock } from './fleet-clock.js';
 import {
   heldJobs,
   listDue,
@@ -54,10 +55,13 @@ export class AgentSchedule {
   readonly #keys: ScheduleKeys;
   /** The due time last written per job id. */
   readonly #told = new Map<string, number>();
+  /** The fleet's clock: the times this schedule writes, and the job's, are on it (fleet-clock.ts). */
+  readonly clock: FleetClock;
 
   constructor(queue: Queue) {
     this.#queue = queue;
     this.#keys = scheduleKeys((type) => queue.toKey(type));
+    this.clock = FleetClock.of(() => this.#client(), this.#keys);
   }
 
   /**
@@ -74,7 +78,7 @@ export class AgentSchedule {
    * Renews a listed job's due time when it moved materially since the last write; true when it
    * wrote (a job not listed, run or withdrawn since, is left alone by Redis).
    */
-  async renew(jobId: string, dueAt: number, now = Date.now()): Promise<boolean> {
+  async renew(jobId: string, dueAt: number, now = this.clock.now()): Promise<boolean> {
     const told = this.#told.get(jobId);
     if (told !== undefined && Math.abs(dueAt - told) <= Math.max(RENEW_MIN_MS, RENEW_SHARE * (dueAt - now)))
       return false;
@@ -97,8 +101,10 @@ export class AgentSchedule {
     const held = state === 'waiting' || state === 'delayed' || state === 'prioritized';
     if (job && held) await job.remove().catch(() => {});
     // No job yet: another agent's add may be on the way; the mark outlasts it (fleet-schedule.ts).
-    if (!job || held || state === 'active')
-      await markWithdrawn(await this.#client(), this.#keys, jobId).catch(() => {});
+    if (!job || held || state === 'active') {
+      await this.clock.sync();
+      await markWithdrawn(await this.#client(), this.#keys, jobId, this.clock.now()).catch(() => {});
+    }
   }
 
   /** Jobs by state, the lag of the oldest waiting one, and the held jobs with the earliest due time. */

@@ -18,6 +18,7 @@ import {
   preparationJobId,
 } from '../core/queues/preparation-queue.js';
 import { AgentSchedule, type PreparationQueueCounts } from './agent-schedule.js';
+import { shiftedJob } from './fleet-clock.js';
 import { connectionOptions, loadBullmq, type QueueConnection } from './load-bullmq.js';
 
 export type { PreparationQueueCounts } from './agent-schedule.js';
@@ -129,10 +130,13 @@ export function bullmqPreparationQueue(options: BullmqPreparationQueueOptions): 
       if (closed) throw new CompactError('aborted', 'the preparation queue is closed');
       const jobId = preparationJobId(job.key, job.baseVersion);
       const add = open().then(async ({ q, schedule }) => {
+        // Its times on the fleet's clock (Redis's): the workers' clocks may run apart from ours.
+        await schedule.clock.sync();
+        const fleetJob = shiftedJob(job, schedule.clock.offset());
         // Listed by its due time first: a worker that picks it at once counts it ahead of later
         // ones. Without one, only its withdrawal mark is settled (withdrawn since it was decided?).
-        await schedule.list(jobId, job.dueAt, job.enqueuedAt);
-        return q.add('prepare', job, {
+        await schedule.list(jobId, fleetJob.dueAt, fleetJob.enqueuedAt);
+        return q.add('prepare', fleetJob, {
           jobId,
           attempts,
           backoff: { type: 'exponential', delay: backoffMs },
@@ -150,7 +154,8 @@ export function bullmqPreparationQueue(options: BullmqPreparationQueueOptions): 
     async reschedule(key: string, baseVersion: number, dueAt: number) {
       // Only a queue this process added to; the job listed already (not run or withdrawn since).
       if (closed || !queue) return;
-      await (await queue).schedule.renew(preparationJobId(key, baseVersion), dueAt);
+      const { schedule } = await queue;
+      await schedule.renew(preparationJobId(key, baseVersion), dueAt + schedule.clock.offset());
     },
     async forget(key: string, throughVersion: number) {
       if (closed) return;

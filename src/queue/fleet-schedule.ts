@@ -67,6 +67,8 @@ elseif op == 'slots' then
 elseif op == 'leave' then
   redis.call('ZREM', KEYS[2], ARGV[2])
   return 0
+elseif op == 'time' then
+  return redis.call('TIME')
 elseif op == 'marked' then
   if redis.call('ZSCORE', KEYS[3], 'w:' .. ARGV[2]) then return 1 end
   return 0
@@ -147,8 +149,19 @@ export function withdrawnChannel(keys: ScheduleKeys): string {
  * pick instead of holding it again, and a worker running it cancels the run (the id is
  * published on {@link withdrawnChannel}); an agent's new add of the same id lifts the mark.
  */
-export function markWithdrawn(client: ScheduleClient, keys: ScheduleKeys, jobId: string): Promise<unknown> {
-  return run(client, keys, ['withdrawn', jobId, Date.now(), withdrawnChannel(keys)]);
+export function markWithdrawn(
+  client: ScheduleClient,
+  keys: ScheduleKeys,
+  jobId: string,
+  now = Date.now(),
+): Promise<unknown> {
+  return run(client, keys, ['withdrawn', jobId, now, withdrawnChannel(keys)]);
+}
+
+/** The Redis server's time (epoch ms): the fleet's clock (fleet-clock.ts). */
+export async function serverTime(client: ScheduleClient, keys: ScheduleKeys): Promise<number> {
+  const [seconds, micros] = (await run(client, keys, ['time'])) as [string, string];
+  return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
 }
 
 /** Takes `jobId` off the list (run or dropped); resolves with its listed due time then, if any. */
@@ -156,8 +169,9 @@ export async function unlistDue(
   client: ScheduleClient,
   keys: ScheduleKeys,
   jobId: string,
+  now = Date.now(),
 ): Promise<number | undefined> {
-  const due = await run(client, keys, ['done', jobId, Date.now()]);
+  const due = await run(client, keys, ['done', jobId, now]);
   return due === null || due === undefined ? undefined : Number(due);
 }
 
@@ -266,19 +280,30 @@ export class WorkerSchedule {
   readonly #keys: ScheduleKeys;
   readonly #member: string;
   readonly #concurrency: number;
+  /** The fleet's clock (fleet-clock.ts): the agents' due times are on it. */
+  readonly #now: () => number;
   #renewal: ReturnType<typeof setInterval> | undefined;
 
-  constructor(client: Promise<ScheduleClient>, keys: ScheduleKeys, id: string, concurrency: number) {
+  constructor(
+    client: Promise<ScheduleClient>,
+    keys: ScheduleKeys,
+    id: string,
+    concurrency: number,
+    now: () => number = Date.now,
+  ) {
     this.#client = client;
     this.#keys = keys;
     this.#member = `${id}|${concurrency}`;
     this.#concurrency = concurrency;
+    this.#now = now;
   }
 
   /** Lists the worker's slots now and every third of {@link SLOTS_TTL_MS}. */
   async start(): Promise<void> {
     const renew = async () =>
-      run(await this.#client, this.#keys, ['slots', this.#member, Date.now() + SLOTS_TTL_MS]).catch(() => {});
+      run(await this.#client, this.#keys, ['slots', this.#member, this.#now() + SLOTS_TTL_MS]).catch(
+        () => {},
+      );
     await renew();
     this.#renewal = setInterval(() => void renew(), SLOTS_TTL_MS / 3);
     this.#renewal.unref?.();
@@ -297,7 +322,7 @@ export class WorkerSchedule {
     // Not scheduled, but withdrawn all the same when its agent withdrew it (its add late).
     if (job.dueAt === undefined || plan === undefined)
       return (await this.#marked(jobId)) ? 'withdrawn' : undefined;
-    const now = Date.now();
+    const now = this.#now();
     try {
       const answer = (await run(await this.#client, this.#keys, [
         'ahead',
@@ -311,7 +336,7 @@ export class WorkerSchedule {
       // The listed due time: the session's agents renew it at each call (a newer estimate).
       const dueAt = Number(answer[1]) || job.dueAt;
       const later = answer.slice(2).map(Number);
-      return { until: holdUntil(dueAt, Date.now(), { slots, later }, plan), dueAt };
+      return { until: holdUntil(dueAt, this.#now(), { slots, later }, plan), dueAt };
     } catch {
       return undefined;
     }
@@ -319,7 +344,7 @@ export class WorkerSchedule {
 
   /** Takes a job that ran (to any outcome) off the list; resolves with its listed due time then. */
   async done(jobId: string): Promise<number | undefined> {
-    return unlistDue(await this.#client, this.#keys, jobId).catch(() => undefined);
+    return unlistDue(await this.#client, this.#keys, jobId, this.#now()).catch(() => undefined);
   }
 
   /** True when `jobId` carries a withdrawal mark (a Redis error: false, the job runs). */

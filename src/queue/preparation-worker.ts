@@ -25,6 +25,7 @@ import { SummaryMarks } from '../core/summary/summary-mark.js';
 import { DEFAULT_PREPARATION_QUEUE_NAME } from './bullmq-preparation-queue.js';
 import { ConnectionWatch } from './connection-watch.js';
 import { DueDrift } from './due-drift.js';
+import { FleetClock, shiftedJob } from './fleet-clock.js';
 import { type ScheduleClient, scheduleKeys, WorkerSchedule, withdrawnChannel } from './fleet-schedule.js';
 import { type BullMq, connectionOptions, loadBullmq } from './load-bullmq.js';
 import {
@@ -85,19 +86,17 @@ export async function startProbedWorker(
   const runs = new RunningJobs(status);
   // The fleet-wide schedule talks to Redis on the worker's own client (made just below).
   let client!: (value: Promise<ScheduleClient>) => void;
+  const scheduleClient = new Promise<ScheduleClient>((resolve) => {
+    client = resolve;
+  });
   const keys = scheduleKeys((type) => `${options.prefix ?? 'bull'}:${name}:${type}`);
-  const schedule = new WorkerSchedule(
-    new Promise<ScheduleClient>((resolve) => {
-      client = resolve;
-    }),
-    keys,
-    randomUUID(),
-    concurrency,
-  );
+  // The jobs' times are on the fleet's clock (Redis's), whatever this machine's says.
+  const clock = FleetClock.of(() => scheduleClient, keys);
+  const schedule = new WorkerSchedule(scheduleClient, keys, randomUUID(), concurrency, () => clock.now());
   const worker: Worker<PreparationJob, JobDone> = new Worker<PreparationJob, JobDone>(
     name,
     spentOnCompletion(
-      jobRunner(options, setup, status, summarizedRuns, { schedule, bullmq, runTimes, drift, runs }),
+      jobRunner(options, setup, status, summarizedRuns, { schedule, bullmq, runTimes, drift, runs, clock }),
       status,
     ),
     {
@@ -125,6 +124,7 @@ export async function startProbedWorker(
   tellOutcomes(worker, tell, status, bus, setup.redact);
   await warmUp(options, setup);
   await worker.waitUntilReady();
+  await clock.sync();
   await schedule.start();
   return {
     name,
@@ -223,12 +223,20 @@ function jobRunner(
   setup: WorkerSetup,
   status: PreparationWorkerStatus,
   summarizedRuns: Set<string>,
-  fleet: { schedule: WorkerSchedule; bullmq: BullMq; runTimes: RunTimes; drift: DueDrift; runs: RunningJobs },
+  fleet: {
+    schedule: WorkerSchedule;
+    bullmq: BullMq;
+    runTimes: RunTimes;
+    drift: DueDrift;
+    runs: RunningJobs;
+    clock: FleetClock;
+  },
 ) {
-  const { runTimes, drift, runs } = fleet;
+  const { runTimes, drift, runs, clock } = fleet;
   return async (job: Job<PreparationJob>, token?: string, signal?: AbortSignal): Promise<JobDone> => {
     const data = job.data as HeldJob;
     const id = String(job.id);
+    void clock.sync();
     const hold = token ? await fleet.schedule.hold(id, data, runPlan(runTimes, drift)) : undefined;
     // Withdrawn by its agent while this worker held it again: nothing will use it.
     if (hold === 'withdrawn') {
@@ -237,19 +245,8 @@ function jobRunner(
       return { result: 'superseded', attempt: job.attemptsMade + 1 };
     }
     const until = hold?.until;
-    // The first hold is noted in the job: the published record tells how long it was held.
     const { heldAt } = data;
-    if (until !== undefined && token && heldAt === undefined)
-      await job.updateData(held(data)).catch(() => {});
-    // Put back until its start; a job that cannot be put back (its lock lost) runs now.
-    if (
-      until !== undefined &&
-      token &&
-      (await job.moveToDelayed(until, token).then(
-        () => true,
-        () => false,
-      ))
-    ) {
+    if (until !== undefined && token && (await putBack(job, until, token, clock))) {
       status.held++;
       throw new fleet.bullmq.DelayedError();
     }
@@ -259,7 +256,8 @@ function jobRunner(
     const reading = hold ? { at: started, dueAt: hold.dueAt } : undefined;
     runs.start();
     try {
-      const result = await runPreparationJob(data, {
+      // Its deadline on this machine's clock, which the run's checks read.
+      const result = await runPreparationJob(shiftedJob(data, -clock.offset()), {
         store: options.store,
         chain: setup.chain.map((member) =>
           counting(member, () => {
@@ -273,7 +271,7 @@ function jobRunner(
         emit: (event, properties, start) => setup.bus.emit(context, event, properties, { start }),
         marks: setup.marks,
         expectedMs: () => runTimes.fastest(),
-        ...(heldAt !== undefined ? { heldMs: Math.max(0, started - heldAt) } : {}),
+        ...(heldAt !== undefined ? { heldMs: Math.max(0, clock.now() - heldAt) } : {}),
         ...(signal ? { signal } : {}),
       });
       // Timed too when it summarized but came too late to publish (runs always late taught nothing).
@@ -299,9 +297,26 @@ function jobRunner(
   };
 }
 
-/** `data` noted as first held now. */
-function held(data: PreparationJob): HeldJob {
-  return { ...data, heldAt: Date.now() };
+/**
+ * Puts `job` back until its start (`until`, on the fleet's clock), its first hold noted in it
+ * (the published record tells how long it was held); false when it cannot be put back (its lock
+ * lost): it runs now.
+ */
+async function putBack(
+  job: Job<PreparationJob>,
+  until: number,
+  token: string,
+  clock: FleetClock,
+): Promise<boolean> {
+  const data = job.data as HeldJob;
+  if (data.heldAt === undefined) {
+    const noted: HeldJob = { ...data, heldAt: clock.now() };
+    await job.updateData(noted).catch(() => {});
+  }
+  return job.moveToDelayed(until - clock.offset(), token).then(
+    () => true,
+    () => false,
+  );
 }
 
 /** A worker's counts before its first job. */

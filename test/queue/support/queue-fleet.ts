@@ -28,7 +28,7 @@ export class WorkerFleet {
     this.#env = env;
   }
 
-  /** Starts worker `id` (env: MODE, SUMMARIZE_MS, STALLED_MS, LOCK_MS, MAX_STALLED, TIMEOUT_MS, CONCURRENCY); resolves once it listens. */
+  /** Starts worker `id` (env: MODE, SUMMARIZE_MS, CLOCK_SKEW_MS, STALLED_MS, LOCK_MS, MAX_STALLED, TIMEOUT_MS, CONCURRENCY); resolves once it listens. */
   async start(id: string, env: Record<string, string> = {}): Promise<ChildProcess> {
     const child = fork(WORKER, [], {
       execArgv: ['--import', 'tsx'],

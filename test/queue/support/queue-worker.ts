@@ -32,6 +32,12 @@ export type QueueWorkerReport =
     }
   | { type: 'status'; worker: string; status: PreparationWorkerStatus };
 
+// A machine whose clock runs apart from the agents' by CLOCK_SKEW_MS (fleet-clock-skew.test.ts).
+const skew = Number(process.env.CLOCK_SKEW_MS ?? 0);
+if (skew !== 0) {
+  const now = Date.now.bind(Date);
+  Date.now = () => now() + skew;
+}
 const worker = process.env.WORKER_ID ?? String(process.pid);
 const mode = process.env.MODE ?? 'ok';
 // Stamped here (epoch ms): the bench places each report against its sessions' close.

@@ -25,9 +25,18 @@ const fill = (unit: string) =>
 const inputs: [string, string][] = [
   ['HTML with references', fill('<p>Tom &amp; Jerry&nbsp;went&#8203; home &lt;b&gt; ok</p>\n')],
   ['URLs with percent UTF-8', fill('GET /search?q=caf%C3%A9%20cr%C3%A8me&x=%E2%80%8B 200\n')],
-  ['CJK prose with fullwidth letters', fill('部署脚本读取环境，检查健康端点（／ｈｅａｌｔｈ），失败时回滚！数据库连接正常。\n')],
-  ['Japanese prose, short fullwidth words', fill('２０２４年、ＩＤ：４２のＵＲＬ（API）を開いてください。設定を確認します。\n')],
-  ['CJK prose, fullwidth punctuation', fill('部署脚本读取环境，检查健康端点（健康），失败时回滚！数据库连接正常。\n')],
+  [
+    'CJK prose with fullwidth letters',
+    fill('部署脚本读取环境，检查健康端点（／ｈｅａｌｔｈ），失败时回滚！数据库连接正常。\n'),
+  ],
+  [
+    'Japanese prose, short fullwidth words',
+    fill('２０２４年、ＩＤ：４２のＵＲＬ（API）を開いてください。設定を確認します。\n'),
+  ],
+  [
+    'CJK prose, fullwidth punctuation',
+    fill('部署脚本读取环境，检查健康端点（健康），失败时回滚！数据库连接正常。\n'),
+  ],
   ['ASCII prose', fill('the deploy script reads the environment and rolls back on failure.\n')],
 ];
 for (const [name, text] of inputs) {

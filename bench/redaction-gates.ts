@@ -23,8 +23,14 @@ const fill = (unit: string) =>
   JSON.parse(JSON.stringify(unit.repeat(Math.ceil(TEN_MB / unit.length)).slice(0, TEN_MB))) as string;
 const inputs: [string, string][] = [
   ['HTML with references', fill('<p>Tom &amp; Jerry&nbsp;went&#8203; home &#39;b&#39; ok</p>\n')],
-  ['Japanese prose, short fullwidth words', fill('２０２４年、ＩＤ：４２のＵＲＬ（API）を開いてください。設定を確認します。\n')],
-  ['CJK prose, fullwidth punctuation', fill('部署脚本读取环境，检查健康端点（健康），失败时回滚！数据库连接正常。\n')],
+  [
+    'Japanese prose, short fullwidth words',
+    fill('２０２４年、ＩＤ：４２のＵＲＬ（API）を開いてください。設定を確認します。\n'),
+  ],
+  [
+    'CJK prose, fullwidth punctuation',
+    fill('部署脚本读取环境，检查健康端点（健康），失败时回滚！数据库连接正常。\n'),
+  ],
   ['ASCII prose', fill('the deploy script reads the environment and rolls back on failure.\n')],
 ];
 for (const [name, text] of inputs) {

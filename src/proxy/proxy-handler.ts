@@ -10,6 +10,7 @@ import { feedUsage } from '../adapters/overflow-recovery.js';
 import { clock } from '../core/clock.js';
 import { isCompactError } from '../core/errors.js';
 import type { CompactManager } from '../core/manager/compact-manager.js';
+import { managerRedactorOf } from '../core/manager/manager-redactors.js';
 import { getDefaultRedactor, warmDefaultRedactor } from '../core/redaction/redactor.js';
 import { callUpstream, type ErrorShape, errorShapeOf, proxyError } from './call-upstream.js';
 import { compactRequest, LastViews } from './compact-request.js';
@@ -80,11 +81,14 @@ export class ProxyHandler {
   /**
    * Writes the request's log line. Its path is the one sent, still percent-encoded: Hono's
    * `c.req.path` is decoded, and a `%0A` or `%1B` in it would forge a line or a terminal
-   * escape in the log. It is redacted with the default rules: a key in a path segment
-   * (`/v1/models/AIza.../...`) is not logged.
+   * escape in the log. It is redacted with the manager's own redactor (its `extraPatterns`, a
+   * `custom` function), then with the default rules (also when the manager's redaction is
+   * off or replaces them): a key in a path segment (`/v1/models/AIza.../...`) is not logged.
    */
   done(c: Context, entry: Partial<ProxyLogEntry>, status: number): void {
-    const path = getDefaultRedactor()(new URL(c.req.url).pathname);
+    const own = managerRedactorOf(this.manager);
+    const sent = new URL(c.req.url).pathname;
+    const path = getDefaultRedactor()(own ? own(sent) : sent);
     this.options.log?.({ method: c.req.method, path, status, ...entry });
   }
 

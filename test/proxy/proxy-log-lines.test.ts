@@ -79,4 +79,17 @@ describe('log lines', () => {
     for (let at = 0; at + 8 <= key.length; at++) expect(logged).not.toContain(key.slice(at, at + 8));
     expect(logs[0]?.path).toMatch(/^\/v1\/models\//);
   });
+
+  it("hold no secret of the manager's own rules (extraPatterns) a request put in its path", async () => {
+    const secret = 'acct-9f3b7c1d5e2a4f60';
+    running = await startProxiedProvider(() => ({ text: 'ok' }), {
+      manager: { redaction: { extraPatterns: ['acct-[0-9a-f]{16}'] } },
+    });
+    const { proxy, logs } = running;
+    await rawGet(proxy.port, `/v1/accounts/${secret}/chat/completions`);
+    expect(logs).toHaveLength(1);
+    expect(logs[0]?.path).toMatch(/^\/v1\/accounts\//);
+    const logged = JSON.stringify(logs);
+    for (let at = 0; at + 8 <= secret.length; at++) expect(logged).not.toContain(secret.slice(at, at + 8));
+  });
 });

@@ -62,3 +62,48 @@ describe('keys hidden by invisible characters', () => {
     }
   });
 });
+
+describe('keys hidden by encoded invisible characters', () => {
+  const secret = 'ghp_aB3dE5fG7hJ9kL1mN3pQ5rS7tV9wX1yZ3bC5';
+  const ENCODED = [
+    '%E2%80%8B',
+    '%e2%80%8c',
+    '%E2%80%8D',
+    '%E2%81%A0',
+    '%EF%BB%BF',
+    '%C2%AD',
+    '&#8203;',
+    '&#8203',
+    '&#x200B;',
+    '&#x200d;',
+    '&#65279;',
+    '&#173;',
+    '&ZeroWidthSpace;',
+    '&zwj;',
+    '&zwnj;',
+    '&NoBreak;',
+    '&shy;',
+  ];
+
+  it.each(ENCODED)('%s in the middle of a GitHub token, in a URL query and in HTML', (written) => {
+    for (const text of [
+      `https://ci.example.com/hook?note=deploy&token_hint=${secret.slice(0, 20)}${written}${secret.slice(20)}&x=1`,
+      `<p>deploy with <code>${secret.slice(0, 20)}${written}${secret.slice(20)}</code> now</p>`,
+    ]) {
+      const out = redact(text);
+      const seen = out.split(written).join('');
+      expect(leftOf(secret, seen), out).toEqual([]);
+      expect(out).toContain(text.slice(0, 20));
+    }
+  });
+
+  it('leaves text with such characters between words as it is', () => {
+    for (const text of [
+      'a long hyphen&shy;ated word and a&#8203;b in prose',
+      'https://example.com/search?q=caf%C3%A9%E2%80%8B&lang=fr',
+      '<p>Tom&zwj;&amp;&zwj;Jerry &NoBreak;2024</p>',
+    ]) {
+      expect(redact(text)).toBe(text);
+    }
+  });
+});

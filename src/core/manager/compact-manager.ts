@@ -50,6 +50,7 @@ import type {
   ReportedUsage,
   TokenEstimate,
 } from './manager-options.js';
+import { setManagerRedactor } from './manager-redactors.js';
 import { pipelineDeps } from './pipeline-deps.js';
 import { checkCallOptions, resolveSettings } from './resolve-settings.js';
 import { type CallContext, runCall } from './run-call.js';
@@ -136,6 +137,7 @@ export class CompactManager {
     this.#summarizer = options.summarizer ?? this.#embedded;
     const timeoutMs = settings.summarizerTimeoutMs;
     this.#redact = settings.redact;
+    setManagerRedactor(this, settings.redact);
     this.#redactorRules = settings.redactorRules;
     this.#bus = new EventBus(
       options.exporters ?? [],

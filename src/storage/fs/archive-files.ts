@@ -46,6 +46,9 @@ async function placeNew(temp: string, file: string): Promise<void> {
   }
 }
 
+/** The temp files of this process's writes in flight (never taken for a dead writer's). */
+export const tempsInFlight = new Set<string>();
+
 /** Writes `content` to `file`, a name no write used before, atomically (0600). */
 export async function writeNewFile(
   file: string,
@@ -53,6 +56,7 @@ export async function writeNewFile(
   ensureDir: (dir: string) => Promise<void>,
 ): Promise<void> {
   const temp = `${file}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
+  tempsInFlight.add(temp);
   try {
     await withDir(file, ensureDir, () =>
       writePrivateFile(temp, content, { what: 'archive file', exclusive: true }),
@@ -64,6 +68,8 @@ export async function writeNewFile(
     throw new CompactError('storage_failed', `fs: could not write ${file}: ${describeCause(error)}`, {
       cause: error,
     });
+  } finally {
+    tempsInFlight.delete(temp);
   }
 }
 

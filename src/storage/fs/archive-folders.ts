@@ -3,6 +3,7 @@ import { dirname, join } from 'node:path';
 import { CompactError } from '../../core/errors.js';
 import { newestArtifactFiles } from '../artifact-ref.js';
 import { type SessionFolderOptions, sessionFolderName } from '../session-path.js';
+import { tempsInFlight } from './archive-files.js';
 import { assertPrivateFolder, makePrivateDir, PRIVATE_DIR_MODE } from './private-files.js';
 
 /** The folder of a session's artifacts. */
@@ -21,10 +22,13 @@ function processAlive(pid: number): boolean {
   }
 }
 
+/** Session folders a writer remembers as opened (the one used longest ago is forgotten first). */
+const MAX_OPEN_SESSIONS = 10_000;
+
 /**
  * Removes the temp files a writer killed mid-write left in `dir` (issue 43): those of a process
- * that is gone, and this process's own (none is in flight before the session is opened: every
- * write waits for it). A missing folder has none; a file that cannot be removed stays. With
+ * that is gone, and this process's own but those of its writes in flight (a process restarted
+ * under the same pid, as in a container). A missing folder has none; a file that cannot be removed stays. With
  * `of`, only the temp files of that file name (`{of}.{pid}.{12 hex}.tmp`: `--state` FILE's).
  */
 export async function removeStaleTemps(dir: string, of?: string): Promise<void> {
@@ -38,6 +42,7 @@ export async function removeStaleTemps(dir: string, of?: string): Promise<void> 
     names.map(async (name) => {
       const match = TEMP_FILE.exec(name);
       if (!match || (of !== undefined && name.slice(0, match.index) !== of)) return;
+      if (tempsInFlight.has(join(dir, name))) return;
       const pid = Number(match[1]);
       if (!Number.isInteger(pid) || pid <= 0) return;
       if (pid !== process.pid && processAlive(pid)) return;
@@ -60,9 +65,24 @@ export interface ArchiveFolders {
   artifactFiles(sessionId: string): Promise<Map<string, string>>;
 }
 
-/** The folders of the archive at `root` (see {@link fsStorage} for the checks). */
-export function archiveFolders(root: string, options: SessionFolderOptions): ArchiveFolders {
-  const madeDirs = new Set<string>();
+/** Sets `key` as the entry of `map` used last, forgetting the one used longest ago past `max`. */
+function useLast<V>(map: Map<string, V>, key: string, value: V, max: number): void {
+  map.delete(key);
+  map.set(key, value);
+  if (map.size > max) map.delete(map.keys().next().value as string);
+}
+
+/**
+ * The folders of the archive at `root` (see {@link fsStorage} for the checks). The last
+ * `maxSessions` session folders used are remembered as opened; one forgotten is opened again.
+ */
+export function archiveFolders(
+  root: string,
+  options: SessionFolderOptions,
+  maxSessions = MAX_OPEN_SESSIONS,
+): ArchiveFolders {
+  /** Artifact folders made (the last `maxSessions` used). */
+  const madeDirs = new Map<string, true>();
 
   const ensureDir = (dir: string) => ensureArchiveDir(root, dir);
 
@@ -75,23 +95,20 @@ export function archiveFolders(root: string, options: SessionFolderOptions): Arc
     if (!opening) {
       opening = (async () => {
         await ensureDir(dir);
-        madeDirs.add(dir);
         await removeStaleTemps(dir);
         await removeStaleTemps(join(dir, ARTIFACT_DIR));
       })();
-      opened.set(dir, opening);
       opening.catch(() => opened.delete(dir));
     }
+    useLast(opened, dir, opening, maxSessions);
     await opening;
     return dir;
   };
 
   const artifactDirFor = async (sessionDir: string) => {
     const dir = join(sessionDir, ARTIFACT_DIR);
-    if (!madeDirs.has(dir)) {
-      await ensureDir(dir);
-      madeDirs.add(dir);
-    }
+    if (!madeDirs.has(dir)) await ensureDir(dir);
+    useLast(madeDirs, dir, true, maxSessions);
     return dir;
   };
 

@@ -11,6 +11,8 @@ export interface S3ObjectOptions {
   region?: string | undefined;
   endpoint?: string | undefined;
   forcePathStyle?: boolean | undefined;
+  /** The time limit of one request, in milliseconds. */
+  requestTimeoutMs: number;
 }
 
 /** A failed S3 call as `storage_failed`, naming what it did. */
@@ -48,7 +50,7 @@ export class S3Objects {
       input.ServerSideEncryption = 'aws:kms';
       input.SSEKMSKeyId = kmsKeyId;
     }
-    const request = client.send(new sdk.PutObjectCommand(input));
+    const request = client.send(new sdk.PutObjectCommand(input), this.#limit());
     this.#pending.add(request);
     try {
       await request;
@@ -65,7 +67,7 @@ export class S3Objects {
     const { client, sdk } = await this.#load();
     const { bucket } = this.#options;
     try {
-      const object = await client.send(new sdk.GetObjectCommand({ Bucket: bucket, Key: key }));
+      const object = await client.send(new sdk.GetObjectCommand({ Bucket: bucket, Key: key }), this.#limit());
       return (await object.Body?.transformToString('utf8')) ?? '';
     } catch (error) {
       const name = (error as { name?: string })?.name;
@@ -89,6 +91,7 @@ export class S3Objects {
             Prefix: exactPrefix ? folder : `${folder}/`,
             ...(token ? { ContinuationToken: token } : {}),
           }),
+          this.#limit(),
         );
         for (const object of page.Contents ?? []) if (object.Key) keys.push(object.Key);
         token = page.IsTruncated ? page.NextContinuationToken : undefined;
@@ -99,7 +102,12 @@ export class S3Objects {
     return keys;
   }
 
-  /** Waits for the writes in flight. */
+  /** One request's time limit: a stalled server or network is given up on, never waited for. */
+  #limit(): { abortSignal: AbortSignal } {
+    return { abortSignal: AbortSignal.timeout(this.#options.requestTimeoutMs) };
+  }
+
+  /** Waits for the writes in flight (each settles within its time limit). */
   async drain(): Promise<void> {
     await Promise.allSettled([...this.#pending]);
   }

@@ -64,11 +64,21 @@ export interface S3StorageOptions extends SessionFolderOptions {
    */
   endpoint?: string;
   /**
+   * Time limit of one request to S3, in milliseconds: a request not answered by then (a
+   * stalled server or network) is given up and fails as `storage_failed`, so a conversation
+   * never waits on the archive for good (the SDK sets no limit).
+   * @default 10000
+   */
+  requestTimeoutMs?: number;
+  /**
    * Path-style addressing for the created client (needed by most S3-compatible servers).
    * @default false
    */
   forcePathStyle?: boolean;
 }
+
+/** The default time limit of one S3 request ({@link S3StorageOptions.requestTimeoutMs}). */
+export const DEFAULT_S3_REQUEST_TIMEOUT_MS = 10_000;
 
 /**
  * Archives to Amazon S3 (or any S3-compatible store), with the fs adapter's layout under
@@ -100,7 +110,7 @@ export function s3Storage(options: S3StorageOptions): StorageAdapter {
   const writer = Math.random().toString(36).slice(2, 8).padEnd(6, '0');
   let sequence = 0;
   const parts = transcriptParts();
-  const objects = new S3Objects(options);
+  const objects = s3Objects(options);
   const put = objects.put.bind(objects);
   const get = objects.get.bind(objects);
   const listKeys = objects.listKeys.bind(objects);
@@ -173,7 +183,7 @@ export function s3Storage(options: S3StorageOptions): StorageAdapter {
   };
 }
 
-/** The options name a bucket, a non-empty string, and a prefix, a string (`invalid_config` otherwise). */
+/** The options name a bucket, a non-empty string; a prefix is a string, a time limit a whole number (`invalid_config` otherwise). */
 function assertBucket(options: S3StorageOptions): void {
   if (!options || typeof options.bucket !== 'string' || options.bucket === '') {
     throw new CompactError('invalid_config', 's3Storage: bucket must be a non-empty string', {
@@ -185,6 +195,24 @@ function assertBucket(options: S3StorageOptions): void {
       issues: [{ path: ['storage', 'prefix'], message: 'must be a string' }],
     });
   }
+  const timeout = options.requestTimeoutMs;
+  if (timeout !== undefined && (typeof timeout !== 'number' || !Number.isInteger(timeout) || timeout < 1)) {
+    throw new CompactError(
+      'invalid_config',
+      's3Storage: requestTimeoutMs must be a whole number of milliseconds >= 1',
+      {
+        issues: [
+          { path: ['storage', 'requestTimeoutMs'], message: 'must be a whole number of milliseconds >= 1' },
+        ],
+      },
+    );
+  }
+}
+
+/** The bucket's objects, each request under the options' time limit. */
+function s3Objects(options: S3StorageOptions): S3Objects {
+  const requestTimeoutMs = options.requestTimeoutMs ?? DEFAULT_S3_REQUEST_TIMEOUT_MS;
+  return new S3Objects({ ...options, requestTimeoutMs });
 }
 
 /** The names of the keys right in `folder` (not in a folder below it). */

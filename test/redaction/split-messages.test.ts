@@ -1,17 +1,11 @@
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import OpenAI from 'openai';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CompactManager } from '../../src/core/manager/compact-manager.js';
+import { describe, expect, it } from 'vitest';
 import { MESSAGE_CODECS } from '../../src/core/messages/formats/detect-format.js';
 import { redactMessages } from '../../src/core/preflight/cascade/summarize-remainder.js';
 import { artifactsOf } from '../../src/core/preflight/outcome/archive-originals.js';
 import { getDefaultRedactor, redactDeep } from '../../src/core/redaction/redactor.js';
 import { crossingSeams, redactJoined } from '../../src/core/redaction/split-secrets.js';
-import { fsStorage } from '../../src/storage/fs/fs-storage.js';
-import { openaiSummarizer } from '../../src/summarizers/openai/openai-summarizer.js';
 import { useProviderTestServer } from '../fixtures/summarizers/use-provider-test-server.js';
+import { compactToWireAndArchive } from './support/compact-to-wire-and-archive.js';
 import { leakFinder } from './support/secret-shapes.js';
 
 /**
@@ -57,45 +51,18 @@ function history(): Record<string, unknown>[] {
   ];
 }
 
-async function readTree(dir: string): Promise<string> {
-  const parts: string[] = [];
-  for (const entry of await readdir(dir, { withFileTypes: true, recursive: true })) {
-    if (entry.isFile()) parts.push(await readFile(join(entry.parentPath, entry.name), 'utf8'));
-  }
-  return parts.join('\n');
-}
-
 describe('a secret split over two messages', () => {
-  let dir: string;
-  beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'split-messages-'));
-  });
-  afterAll(async () => {
-    await rm(dir, { recursive: true, force: true });
-  });
-
   it('leaves no run of 8 of its characters in the archive or on the summarizer wire', async () => {
-    const server = await startServer({
-      handler: () => ({ text: '## Goals\n- deploy', usage: { inputTokens: 10, outputTokens: 5 } }),
-    });
-    const client = new OpenAI({ baseURL: server.openaiBaseURL, apiKey: 'test', maxRetries: 0 });
     // The test can fail: both secrets are in the input, split.
     expect(find(JSON.stringify(history())).length).toBeGreaterThanOrEqual(2);
-    const archive = join(dir, 'archive');
-    const manager = new CompactManager({
-      model: 'gpt-4o',
-      maxContextTokens: 6000,
-      storage: fsStorage({ path: archive }),
-      summarizer: openaiSummarizer({ model: 'gpt-4o-mini', client, maxRetries: 0 }),
-    });
-    await manager.manualCompact('split-messages', history());
-    await manager.shutdown();
-
-    expect(server.requests.length).toBe(1);
-    const wire = server.requests[0]!.rawBody;
+    const { requests, wire, archived } = await compactToWireAndArchive(
+      startServer,
+      'split-messages',
+      history(),
+    );
+    expect(requests).toBe(1);
     expect(wire).toContain('the host is db.internal');
     expect(find(wire)).toEqual([]);
-    const archived = await readTree(archive);
     expect(archived).toContain('the host is db.internal');
     expect(archived).toContain('for the summaries');
     expect(find(archived)).toEqual([]);

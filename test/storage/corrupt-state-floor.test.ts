@@ -7,11 +7,10 @@
  * just sent v2 (docs/sessions.md, "Versions never go down"). A state found corrupt by the
  * fail-open store's own check already resumed above the floor.
  */
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createClient } from 'redis';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { CompactError } from '../../src/core/errors.js';
 import type { AnyCompactEvent } from '../../src/core/events/events.js';
 import { CompactManager } from '../../src/core/manager/compact-manager.js';
@@ -21,17 +20,10 @@ import { redisSessionStore } from '../../src/storage/redis/index.js';
 import { JsonTextStore } from '../support/hostile-store.js';
 import { charCounter, chatTurns, collect } from '../support/manager-fixtures.js';
 import { redisAvailable, startRedisServer } from '../support/redis-server.js';
+import { useTempDirs } from '../support/temp-dirs.js';
 
 const withRedis = redisAvailable('corrupt state floor test');
-const dirs: string[] = [];
-afterEach(async () => {
-  for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
-});
-async function tempDir(name: string): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), name));
-  dirs.push(dir);
-  return dir;
-}
+const tempDir = useTempDirs();
 
 /** A JSON-text store that refuses a text it cannot read as Redis does: set aside, `corrupt_state`. */
 class CheckingTextStore extends JsonTextStore {

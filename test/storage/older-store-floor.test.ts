@@ -7,11 +7,10 @@
  * the archive's floor was read only when the store held nothing). Real redis-server, SAVEd
  * after v2, killed after v4 and restarted from its dump.
  */
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createClient } from 'redis';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { StorageAdapter } from '../../src/core/archive/storage-adapter.js';
 import type { AnyCompactEvent } from '../../src/core/events/events.js';
 import { CompactManager } from '../../src/core/manager/compact-manager.js';
@@ -20,17 +19,10 @@ import { fsStorage } from '../../src/storage/fs/fs-storage.js';
 import { redisSessionStore } from '../../src/storage/redis/index.js';
 import { charCounter, chatTurns, collect } from '../support/manager-fixtures.js';
 import { redisAvailable, startRedisServer } from '../support/redis-server.js';
+import { useTempDirs } from '../support/temp-dirs.js';
 
 const withRedis = redisAvailable('older store floor test');
-const dirs: string[] = [];
-afterEach(async () => {
-  for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
-});
-async function tempDir(name: string): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), name));
-  dirs.push(dir);
-  return dir;
-}
+const tempDir = useTempDirs();
 
 const history = chatTurns(20, 30);
 const managerOn = (store: SessionStore, storage: StorageAdapter) =>

@@ -32,6 +32,25 @@ describe('user sections', () => {
     expect(sections.instructions).toEqual(['"Use pnpm, not npm."', '"Keep ticket BILL-204 in mind."']);
   });
 
+  it('take a less sure instruction of a long opening message beyond its task quote (review-85b)', () => {
+    const readme = Array.from(
+      { length: 12 },
+      (_, k) =>
+        `Section ${k}: the ingest service flushes batch ${k} to Postgres through the pool in src/db/pool.ts.`,
+    );
+    const list = messageList();
+    list.user(
+      `Here is our README, read it before you start: ${readme.slice(0, 9).join(' ')} Always answer in French. ${readme.slice(9).join(' ')}`,
+    );
+    list.calls([{ id: 'c1', name: 'read_file', arguments: '{"path":"src/db/pool.ts"}' }]);
+    list.result({ callId: 'c1', output: 'export const pool = createPool();' });
+    // The same sentence in a later turn is held to the head threshold (log-odds 1.95 here, under 2).
+    expect(isInstruction('Always answer in French.', 'assistant', 'middle', 'imp', 'colon')).toBe(false);
+    const sections = collectUserSections(list.messages, none);
+    expect(sections.task[0]).not.toContain('French');
+    expect(sections.instructions).toContain('"Always answer in French."');
+  });
+
   it('leave out the sentences of a quoted passage: the material to work on, not an ask (issue 45, twelfth pass)', () => {
     const list = messageList();
     list.user('Help me with my support inbox today.');

@@ -8,6 +8,7 @@
  * get their room before anything else.
  */
 
+import { INSTRUCTION_THRESHOLD } from '../../language/instruction-model.js';
 import {
   type InstructionContext,
   instructionContextOf,
@@ -40,6 +41,15 @@ export const INSTRUCTIONS_SHARE = 0.3;
  * a line of the conversation, where it competes by value like any other (issue 45).
  */
 export const HEAD_INSTRUCTION_LOG_ODDS = 2;
+/**
+ * The log-odds a sentence of the opening message (the one `## Task` quotes) needs: the model's
+ * own threshold (more likely than not). A short opening message is carried whole in the task
+ * quote, its less sure instructions with it; a long one (a pasted spec with "Always answer in
+ * French." in it, log-odds 1.5-1.95) is quoted up to `MAX_QUOTE_CHARS`, and a sentence beyond
+ * the quote held to the head threshold stayed a line of the conversation, lost to a later
+ * rolling summary (review-85b: gone after round 145 of 150).
+ */
+export const OPENING_INSTRUCTION_LOG_ODDS = INSTRUCTION_THRESHOLD;
 /** Longest quote of one message (longer ones are cut at a word). */
 const MAX_QUOTE_CHARS = 700;
 /** Longest user message read for instructions (a paste beyond it is data, not instructions). */
@@ -102,8 +112,9 @@ export function isInstruction(
   position?: SentencePosition,
   later?: LaterCue,
   material?: MaterialCue,
+  threshold = HEAD_INSTRUCTION_LOG_ODDS,
 ): boolean {
-  return isInstructionSentence(sentence, context, HEAD_INSTRUCTION_LOG_ODDS, position, later, material);
+  return isInstructionSentence(sentence, context, threshold, position, later, material);
 }
 
 /** True when `message` is text the user wrote (not tool results, not injected text). */
@@ -207,11 +218,12 @@ export function* collectUserSectionSteps(
     const sentences = splitSentences(text);
     const cues = laterCuesOf(sentences);
     const material = materialCuesOf(sentences);
+    const threshold = opening ? OPENING_INSTRUCTION_LOG_ODDS : HEAD_INSTRUCTION_LOG_ODDS;
     for (const [index, sentence] of sentences.entries()) {
       if (++work % 16 === 0) yield;
       const position = positionOf(index, sentences.length);
-      if (!isInstruction(sentence, context, position, cues[index], material[index]) || MARKUP.test(sentence))
-        continue;
+      const asks = isInstruction(sentence, context, position, cues[index], material[index], threshold);
+      if (!asks || MARKUP.test(sentence)) continue;
       const line = quote(sentence, 400);
       const key = normalize(line);
       if (seen.has(key) || (opening && normalize(opening).includes(key))) continue;

@@ -1,0 +1,98 @@
+// Reproduces review-85b (run from the repository root after npm run build): POS=start|early|mid|end WINDOW=8000 node bench/notes/review-85b-repro.mjs
+import { CompactManager } from '../../dist/index.js';
+
+const WINDOW = Number(process.env.WINDOW ?? 8000);
+const para = [
+  'The ingest service reads events from the Kafka topic `orders.v2`, validates them against the schema in `schemas/order.json`, and writes them to Postgres through the pool in `src/db/pool.ts`.',
+  'Configuration comes from environment variables (`INGEST_BATCH`, `INGEST_TIMEOUT_MS`, `DATABASE_URL`); defaults live in `src/config.ts`.',
+  'Batches are flushed every 500 ms or when 1,000 events have accumulated, whichever comes first.',
+  'The retry policy is exponential with jitter, capped at 30 seconds, and a poison message goes to the dead-letter topic `orders.dlq` after five attempts.',
+  'Metrics are exported in Prometheus format on port 9464: `ingest_events_total`, `ingest_batch_seconds`, `ingest_dlq_total`.',
+  'The service runs as three replicas behind a consumer group; partition rebalancing is handled by the client library.',
+  'Integration tests start a Postgres container with testcontainers and a Redpanda broker; they live in `test/integration/`.',
+  'Unit tests use vitest and mock the database layer through `test/support/fake-pool.ts`.',
+  'The deployment manifests are in `deploy/k8s/`, rendered by kustomize with overlays for staging and production.',
+  'Logging uses pino with JSON output; request ids are propagated from the Kafka headers.',
+  'The schema registry client caches schemas for ten minutes and refreshes them in the background.',
+  'Historical note: the first version used RabbitMQ, replaced in 2023 after throughput problems at peak load.',
+];
+const sections = [
+  'Overview',
+  'Architecture',
+  'Configuration',
+  'Batching',
+  'Retries',
+  'Observability',
+  'Testing',
+  'Deployment',
+  'Operations',
+  'History',
+];
+let body = '# ingest-service\n\n';
+let k = 0;
+for (const s of sections) {
+  body += `## ${s}\n\n`;
+  for (let j = 0; j < Number(process.env.PER ?? 6); j++) body += para[(k++ * 7 + j) % para.length] + ' ';
+  body += '\n\n';
+}
+const POS = process.env.POS ?? 'mid';
+const instr = 'Always answer in French.';
+const instr2 = 'Never modify files under vendor/.';
+let first;
+if (POS === 'start')
+  first = `${instr} ${instr2}\n\nHere is our README:\n\n${body}\nPlease fix the flaky batching test.`;
+else if (POS === 'end')
+  first = `Here is our README:\n\n${body}\nPlease fix the flaky batching test. ${instr} ${instr2}`;
+else if (POS === 'early')
+  first = `Here is our README, read it before you start:\n\n${body.slice(0, 600)}\n\n${instr} ${instr2}\n\n${body.slice(600)}\nPlease fix the flaky batching test.`;
+else
+  first = `Here is our README, read it before you start:\n\n${body.slice(0, body.length / 2)}\n\n${instr} ${instr2}\n\n${body.slice(body.length / 2)}\nPlease fix the flaky batching test in test/integration/batch.test.ts.`;
+const manager = new CompactManager({ model: 'gpt-4o', maxContextTokens: WINDOW });
+console.log('first message tokens', manager.estimate([{ role: 'user', content: first }]).total);
+const messages = [
+  { role: 'system', content: 'You are a coding agent.' },
+  { role: 'user', content: first },
+];
+let lostAt = [],
+  lost2 = [],
+  compactions = 0;
+manager.on('compact.pruned_messages', () => compactions++);
+let last;
+for (let r = 1; r <= Number(process.env.ROUNDS ?? 150); r++) {
+  const id = `call_${r}`;
+  messages.push({
+    role: 'assistant',
+    content: `Round ${r}: checking file ${r}.`,
+    tool_calls: [
+      {
+        id,
+        type: 'function',
+        function: {
+          name: 'read_file',
+          arguments: JSON.stringify({ path: `src/module${r % 37}/file${r}.ts` }),
+        },
+      },
+    ],
+  });
+  messages.push({
+    role: 'tool',
+    tool_call_id: id,
+    content:
+      `export function handler${r}(event) {\n` +
+      `  // processes batch ${r} with retry ${r % 5}\n  return process(event, ${r});\n}\n`.repeat(20),
+  });
+  if (r % 40 === 0) messages.push({ role: 'user', content: `Keep going, look at module ${r % 37} next.` });
+  const out = await manager.compact('s', messages);
+  const text = JSON.stringify(out.messages);
+  last = text;
+  if (!text.includes('answer in French')) lostAt.push(r);
+  if (!text.includes('vendor/')) lost2.push(r);
+}
+console.log('compactions', compactions);
+console.log('French lost in rounds', lostAt.length, lostAt.slice(0, 5));
+console.log('vendor lost in rounds', lost2.length, lost2.slice(0, 5));
+if (process.env.SHOW) {
+  const s = JSON.parse(last).find((m) => JSON.stringify(m).includes('COMPACT-SUMMARY'));
+  console.log(typeof s.content === 'string' ? s.content.slice(0, 3000) : JSON.stringify(s).slice(0, 3000));
+}
+await manager.shutdown();

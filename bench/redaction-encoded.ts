@@ -30,6 +30,10 @@ const inputs: [string, string][] = [
     fill('部署脚本读取环境，检查健康端点（／ｈｅａｌｔｈ），失败时回滚！数据库连接正常。\n'),
   ],
   [
+    'CJK prose, fullwidth words of 8+ letters',
+    fill('部署脚本读取环境，检查（ｋｕｂｅｒｎｅｔｅｓ）端点，失败时回滚！数据库连接正常。\n'),
+  ],
+  [
     'Japanese prose, short fullwidth words',
     fill('２０２４年、ＩＤ：４２のＵＲＬ（API）を開いてください。設定を確認します。\n'),
   ],

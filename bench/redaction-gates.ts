@@ -1,23 +1,30 @@
 /**
- * `npx tsx bench/redaction-gates.ts <old root>`: the first look of src/core/redaction/unicode-escapes.ts
- * (`hasUnicodeEscape`, run by every scan pass before the rules) against an old tree's, in one
- * process, alternated, on 10 MB inputs (flat strings, as JSON.parse gives them). Median and
- * minimum of 9 runs each, in ms.
+ * `npx tsx bench/redaction-gates.ts <old root> [<other root>...]`: the first look of a scan pass
+ * (`hasUnicodeEscape` in src/core/redaction/unicode-escapes.ts, then, where the tree has it,
+ * `redactHiddenKeys` in hidden-key-windows.ts with a rule finder that finds nothing: its hits and
+ * the windows it decodes) against older trees', in one process, alternated, on 10 MB inputs
+ * (flat strings, as JSON.parse gives them). Median and minimum of 9 runs each, in ms.
  */
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
 type Gate = (text: string) => boolean;
-const load = async (root: string) =>
-  (
-    (await import(`${pathToFileURL(resolve(root)).href}/src/core/redaction/unicode-escapes.ts`)) as {
-      hasUnicodeEscape: Gate;
-    }
-  ).hasUnicodeEscape;
-const gates: [string, Gate][] = [
-  ['new', await load(new URL('..', import.meta.url).pathname)],
-  ['old', await load(process.argv[2] ?? '/tmp/old')],
-];
+type Windows = (text: string, find: (text: string, sink: unknown) => void) => string;
+const load = async (root: string): Promise<Gate> => {
+  const base = `${pathToFileURL(resolve(root)).href}/src/core/redaction`;
+  const { hasUnicodeEscape } = (await import(`${base}/unicode-escapes.ts`)) as { hasUnicodeEscape: Gate };
+  const windows = await import(`${base}/hidden-key-windows.ts`).then(
+    (module: { redactHiddenKeys: Windows }) => module.redactHiddenKeys,
+    () => undefined,
+  );
+  if (windows === undefined) return hasUnicodeEscape;
+  const none = () => {};
+  return (text) => hasUnicodeEscape(text) || windows(text, none) !== text;
+};
+const roots = process.argv.slice(2);
+const gates: [string, Gate][] = [['new', await load(new URL('..', import.meta.url).pathname)]];
+for (const [index, root] of (roots.length > 0 ? roots : ['/tmp/old']).entries())
+  gates.push([index === 0 ? 'old' : `old${index + 1}`, await load(root)]);
 const TEN_MB = 10 * 1024 * 1024;
 const fill = (unit: string) =>
   JSON.parse(JSON.stringify(unit.repeat(Math.ceil(TEN_MB / unit.length)).slice(0, TEN_MB))) as string;
@@ -30,6 +37,10 @@ const inputs: [string, string][] = [
   [
     'CJK prose, fullwidth punctuation',
     fill('部署脚本读取环境，检查健康端点（健康），失败时回滚！数据库连接正常。\n'),
+  ],
+  [
+    'CJK prose, fullwidth words of 8+ letters',
+    fill('部署脚本读取环境，检查（ｋｕｂｅｒｎｅｔｅｓ）端点，失败时回滚！数据库连接正常。\n'),
   ],
   ['ASCII prose', fill('the deploy script reads the environment and rolls back on failure.\n')],
 ];

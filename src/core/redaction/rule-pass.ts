@@ -1,5 +1,6 @@
 /** One pass of the redactor's scanned rules over a text (redactor.ts builds its passes with it). */
 import type { Steps } from '../time-slice.js';
+import { redactHiddenKeys } from './hidden-key-windows.js';
 import type { RedactionRule } from './redaction-rules.js';
 import { createRuleMatcherSteps } from './redaction-scanner.js';
 import { replaceMatch } from './replace-match.js';
@@ -35,7 +36,9 @@ export function* rulePassSteps(rules: readonly RedactionRule[]): Steps<(text: st
     if (parts.length >= 64) flush();
   };
   return (input) => {
-    text = hasUnicodeEscape(input) ? redactEscaped(input, find) : input;
+    // Text without JSON or percent escapes: only windows around an encoded invisible character or
+    // a fullwidth key's run are decoded (hidden-key-windows.ts), not the whole text.
+    text = hasUnicodeEscape(input) ? redactEscaped(input, find) : redactHiddenKeys(input, find);
     out = '';
     parts.length = 0;
     copied = 0;

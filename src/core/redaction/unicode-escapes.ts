@@ -45,58 +45,10 @@ const ENCODED_INVISIBLE =
   /%(?:e2%80%8[b-d]|e2%81%a0|ef%bb%bf|c2%ad)|&(?:#(?:x0*(?:200[b-d]|2060|feff|ad)(?![0-9a-f])|0*(?:820[3-5]|8288|65279|173)(?![0-9]))|zwn?j;|ZeroWidthSpace;|NoBreak;|shy;)/i;
 
 /**
- * The gates: such a character between two printable ASCII characters (`ab&#8203;cd`; not
- * `word&#8203; word`), as {@link HIDES_KEY} for the raw ones. Each starts with its literal
- * (`%`, `&#`, the named reference): one regex from `[%&]` took 40 to 60 ms on 10 MB of HTML
- * dense with `&amp;`.
+ * Percent-encoded UTF-8 of an invisible character between two printable ASCII characters
+ * (`ab%E2%80%8Bcd`): read after the search for `%` that {@link PERCENT} needs anyway.
  */
 const PERCENT_HIDES_KEY = /%(?<=[!-~]%)(?:e2%80%8[b-d]|e2%81%a0|ef%bb%bf|c2%ad)(?=[!-~])/i;
-const NUMERIC_HIDES_KEY =
-  /&#(?<=[!-~]&#)(?:x0*(?:200[b-d]|2060|feff|ad)(?![0-9a-f])|0*(?:820[3-5]|8288|65279|173)(?![0-9]))(?:;|(?!;))(?=[!-~])/i;
-/** A named reference (`includes` per name took 77 to 167 ms on HTML dense with `&`). */
-const NAMED_INVISIBLE = /&(?=[zsZN])(?:zwn?j|shy|ZeroWidthSpace|NoBreak);/;
-
-/** True when `text` holds an encoded invisible character that may hide a key. */
-function hasEncodedInvisible(text: string): boolean {
-  if (text.includes('%') && PERCENT_HIDES_KEY.test(text)) return true;
-  if (!text.includes('&')) return false;
-  // A named reference's neighbours are checked in `decode`'s copy: the names are rare.
-  return (text.includes('&#') && NUMERIC_HIDES_KEY.test(text)) || NAMED_INVISIBLE.test(text);
-}
-
-/** Fullwidth letters, digits, `－` and `＿` (`ｇｈｐ＿`, `ｓｋ－`: NFKC reads them as ASCII). */
-const FULLWIDTH = '\\uff0d\\uff10-\\uff19\\uff21-\\uff3a\\uff3f\\uff41-\\uff5a';
-
-/**
- * A key with a fullwidth letter, digit, `－` or `＿` next to an ASCII letter or digit
- * (`ghp_ab１cd...`, `ｓｋ－abc...`). On ASCII text it costs nothing (a class of two-byte
- * characters never matches a one-byte string); it starts at the ASCII letter or digit, rare in
- * CJK text: starting at the fullwidth class took 140 to 200 ms on 10 MB of Japanese text dense
- * with short fullwidth words.
- */
-const FULLWIDTH_NEXT_TO_ASCII = new RegExp(
-  `[0-9A-Za-z](?:(?=[${FULLWIDTH}])|(?<=[${FULLWIDTH}][0-9A-Za-z]))`,
-);
-
-const fullwidthForm = (code: number) => code >= 0xff01 && code <= 0xff5e;
-
-/**
- * True when `text` holds a run of 16 fullwidth forms (`ｓｋ－ｐｒｏｊ－...`: every key shape has 16
- * characters), not the short fullwidth words of Japanese text (`ＵＲＬ`, `２０２４年`) nor
- * punctuation between CJK characters (`（`, `，`). Every 16th character is read, a run is
- * measured from there: 10 MB for a few milliseconds.
- */
-function hasFullwidthRun(text: string): boolean {
-  for (let index = 15; index < text.length; index += 16) {
-    if (!fullwidthForm(text.charCodeAt(index))) continue;
-    let start = index;
-    let end = index;
-    while (start > 0 && fullwidthForm(text.charCodeAt(start - 1))) start--;
-    while (end + 1 < text.length && fullwidthForm(text.charCodeAt(end + 1))) end++;
-    if (end - start >= 15) return true;
-  }
-  return false;
-}
 
 /** A JSON escape of an invisible character (`\\u200b`, `\\u00ad`, `\\ufeff`), at any depth up to 7. */
 const ESCAPED_INVISIBLE = /\\{1,7}u(?:200[b-dB-D]|2060|[fF][eE][fF][fF]|00[aA][dD])/;
@@ -291,11 +243,8 @@ export function hasUnicodeEscape(text: string): boolean {
   return (
     ((text.includes('\\u00') || text.includes('\\/')) && ESCAPE.test(text)) ||
     HIDES_KEY.test(text) ||
-    FULLWIDTH_NEXT_TO_ASCII.test(text) ||
-    hasFullwidthRun(text) ||
     (text.includes('\\u') && ESCAPED_INVISIBLE.test(text)) ||
-    (text.includes('%') && PERCENT.test(text)) ||
-    hasEncodedInvisible(text)
+    (text.includes('%') && (PERCENT.test(text) || PERCENT_HIDES_KEY.test(text)))
   );
 }
 
@@ -304,15 +253,30 @@ export function hasUnicodeEscape(text: string): boolean {
  * each match's raw span (escapes included).
  */
 export function redactEscaped(raw: string, find: (text: string, sink: MatchSink) => void): string {
-  const decoded = decode(raw);
   let out = '';
   let copied = 0;
-  find(decoded.text, (start, end, replacement) => {
-    const rawStart = rawIndex(decoded, start);
-    out += raw.slice(copied, rawStart) + replacement;
-    copied = rawIndex(decoded, end);
+  findEscaped(raw, 0, raw.length, find, (start, end, replacement) => {
+    out += raw.slice(copied, start) + replacement;
+    copied = end;
   });
   return copied === 0 ? raw : out + raw.slice(copied);
+}
+
+/**
+ * Runs `find` on the decoded copy of `raw.slice(from, to)` and gives `sink` each match's span in
+ * `raw` (escapes included): hidden-key-windows.ts decodes only windows around its hits.
+ */
+export function findEscaped(
+  raw: string,
+  from: number,
+  to: number,
+  find: (text: string, sink: MatchSink) => void,
+  sink: MatchSink,
+): void {
+  const decoded = decode(from === 0 && to === raw.length ? raw : raw.slice(from, to));
+  find(decoded.text, (start, end, replacement) =>
+    sink(from + rawIndex(decoded, start), from + rawIndex(decoded, end), replacement),
+  );
 }
 
 // Their machine code is dropped when the last manager shuts down (process-caches.ts).
@@ -321,7 +285,4 @@ releaseRegExpCode(HIDES_KEY);
 releaseRegExpCode(ESCAPED_INVISIBLE);
 releaseRegExpCode(PERCENT);
 releaseRegExpCode(PERCENT_HIDES_KEY);
-releaseRegExpCode(NUMERIC_HIDES_KEY);
-releaseRegExpCode(NAMED_INVISIBLE);
-releaseRegExpCode(FULLWIDTH_NEXT_TO_ASCII);
 releaseRegExpCode(ENCODED_INVISIBLE_AT);

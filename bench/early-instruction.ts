@@ -1,5 +1,5 @@
-// Reproduces review-85b (run from the repository root after npm run build): POS=start|early|mid|end WINDOW=8000 node bench/notes/review-85b-repro.mjs
-import { CompactManager } from '../../dist/index.js';
+// Reproduces review-85b's lost early instruction (bench/notes/review-85b-early-instruction.md): POS=start|early|mid|end WINDOW=8000 npx tsx bench/early-instruction.ts
+import { CompactManager } from '../src/index.js';
 
 const WINDOW = Number(process.env.WINDOW ?? 8000);
 const para = [
@@ -38,7 +38,7 @@ for (const s of sections) {
 const POS = process.env.POS ?? 'mid';
 const instr = 'Always answer in French.';
 const instr2 = 'Never modify files under vendor/.';
-let first;
+let first: string;
 if (POS === 'start')
   first = `${instr} ${instr2}\n\nHere is our README:\n\n${body}\nPlease fix the flaky batching test.`;
 else if (POS === 'end')
@@ -49,15 +49,15 @@ else
   first = `Here is our README, read it before you start:\n\n${body.slice(0, body.length / 2)}\n\n${instr} ${instr2}\n\n${body.slice(body.length / 2)}\nPlease fix the flaky batching test in test/integration/batch.test.ts.`;
 const manager = new CompactManager({ model: 'gpt-4o', maxContextTokens: WINDOW });
 console.log('first message tokens', manager.estimate([{ role: 'user', content: first }]).total);
-const messages = [
+const messages: Record<string, unknown>[] = [
   { role: 'system', content: 'You are a coding agent.' },
   { role: 'user', content: first },
 ];
-let lostAt = [],
-  lost2 = [],
-  compactions = 0;
+const lostAt: number[] = [];
+const lost2: number[] = [];
+let compactions = 0;
 manager.on('compact.pruned_messages', () => compactions++);
-let last;
+let last = '[]';
 for (let r = 1; r <= Number(process.env.ROUNDS ?? 150); r++) {
   const id = `call_${r}`;
   messages.push({
@@ -92,7 +92,9 @@ console.log('compactions', compactions);
 console.log('French lost in rounds', lostAt.length, lostAt.slice(0, 5));
 console.log('vendor lost in rounds', lost2.length, lost2.slice(0, 5));
 if (process.env.SHOW) {
-  const s = JSON.parse(last).find((m) => JSON.stringify(m).includes('COMPACT-SUMMARY'));
-  console.log(typeof s.content === 'string' ? s.content.slice(0, 3000) : JSON.stringify(s).slice(0, 3000));
+  const s = (JSON.parse(last) as { content: unknown }[]).find((m) =>
+    JSON.stringify(m).includes('COMPACT-SUMMARY'),
+  );
+  console.log(typeof s?.content === 'string' ? s.content.slice(0, 3000) : JSON.stringify(s).slice(0, 3000));
 }
 await manager.shutdown();

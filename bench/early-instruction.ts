@@ -1,33 +1,10 @@
 // Reproduces review-85b's lost early instruction (bench/notes/review-85b-early-instruction.md): POS=start|early|mid|end WINDOW=8000 npx tsx bench/early-instruction.ts
 import { CompactManager } from '../src/index.js';
+import { README_FACTS, README_SECTIONS } from '../test/fixtures/early-instruction/pasted-readme.js';
 
 const WINDOW = Number(process.env.WINDOW ?? 8000);
-const para = [
-  'The ingest service reads events from the Kafka topic `orders.v2`, validates them against the schema in `schemas/order.json`, and writes them to Postgres through the pool in `src/db/pool.ts`.',
-  'Configuration comes from environment variables (`INGEST_BATCH`, `INGEST_TIMEOUT_MS`, `DATABASE_URL`); defaults live in `src/config.ts`.',
-  'Batches are flushed every 500 ms or when 1,000 events have accumulated, whichever comes first.',
-  'The retry policy is exponential with jitter, capped at 30 seconds, and a poison message goes to the dead-letter topic `orders.dlq` after five attempts.',
-  'Metrics are exported in Prometheus format on port 9464: `ingest_events_total`, `ingest_batch_seconds`, `ingest_dlq_total`.',
-  'The service runs as three replicas behind a consumer group; partition rebalancing is handled by the client library.',
-  'Integration tests start a Postgres container with testcontainers and a Redpanda broker; they live in `test/integration/`.',
-  'Unit tests use vitest and mock the database layer through `test/support/fake-pool.ts`.',
-  'The deployment manifests are in `deploy/k8s/`, rendered by kustomize with overlays for staging and production.',
-  'Logging uses pino with JSON output; request ids are propagated from the Kafka headers.',
-  'The schema registry client caches schemas for ten minutes and refreshes them in the background.',
-  'Historical note: the first version used RabbitMQ, replaced in 2023 after throughput problems at peak load.',
-];
-const sections = [
-  'Overview',
-  'Architecture',
-  'Configuration',
-  'Batching',
-  'Retries',
-  'Observability',
-  'Testing',
-  'Deployment',
-  'Operations',
-  'History',
-];
+const para = README_FACTS;
+const sections = README_SECTIONS;
 let body = '# ingest-service\n\n';
 let k = 0;
 for (const s of sections) {

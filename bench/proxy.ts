@@ -23,7 +23,7 @@
  * warm, below its trigger: the common call). `added` is also split by leg on the machine's
  * monotonic clock, shared by the processes (the upstream stamps its first and last body
  * byte in an answer header; the proxy's log lines give its handler, last byte in, upstream
- * write and first byte back). A body the proxy forwards while it arrives (src/proxy/early-forward.ts)
+ * write and first byte back). A body the proxy forwards while it arrives (src/proxy/upstream/early-forward.ts)
  * reaches the upstream before the proxy's "upstream write", which is then the release of its
  * held end: the "proxy write -> upstream's first byte" leg is negative. Beside the pairwise
  * differences, each quantile through the proxy (and the relay) less the straight call's.

@@ -7,7 +7,7 @@
  */
 import os from 'node:os';
 import { parseInput, parseInputBytes } from '../src/cli/read-input.js';
-import { ParsedBodies } from '../src/proxy/parsed-bodies.js';
+import { ParsedBodies } from '../src/proxy/bodies/parsed-bodies.js';
 import { PROXY_ROUTES } from '../src/proxy/proxy-routes.js';
 
 const rounds = Number(process.argv.find((a) => a.startsWith('--rounds='))?.slice(9) ?? 7);

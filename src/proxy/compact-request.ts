@@ -12,12 +12,12 @@ import type { CompactManager } from '../core/manager/compact-manager.js';
 import type { CompactionResult } from '../core/manager/manager-options.js';
 import { CHAT_TURNS, isSummaryText, summaryFirst } from '../core/messages/summary-first.js';
 import { bodyReplyTokens } from '../core/preflight/body/reply-tokens.js';
-import type { KnownConversations } from './known-conversations.js';
-import type { ParsedBodies, ParsedRequest } from './parsed-bodies.js';
+import type { ParsedBodies, ParsedRequest } from './bodies/parsed-bodies.js';
+import { spliceBodyInSlices } from './bodies/splice-body.js';
 import type { ProxyLogEntry } from './proxy-options.js';
 import type { ProxyRoute } from './proxy-routes.js';
-import { fingerprintInSlices, headerSession } from './session-of-request.js';
-import { spliceBodyInSlices } from './splice-body.js';
+import type { KnownConversations } from './sessions/known-conversations.js';
+import { fingerprintInSlices, headerSession } from './sessions/session-of-request.js';
 
 /** What to forward for one compacted request. */
 export interface CompactedRequest {

@@ -10,14 +10,19 @@ import { Readable } from 'node:stream';
 import type { Context, Hono } from 'hono';
 import { clock } from '../core/clock.js';
 import { CompactError } from '../core/errors.js';
-import { callUpstream, errorShapeOf, proxyError } from './call-upstream.js';
-import { forwardHeaders, isAnthropicRequest, parseUpstream, upstreamUrl } from './forward-request.js';
 import { loadHono } from './load-peers.js';
-import { passBack } from './pass-back.js';
 import { ProxyHandler } from './proxy-handler.js';
 import type { CompactionProxyOptions } from './proxy-options.js';
 import { PROXY_ROUTES } from './proxy-routes.js';
-import { UpstreamClient } from './upstream-client.js';
+import { callUpstream, errorShapeOf, proxyError } from './upstream/call-upstream.js';
+import {
+  forwardHeaders,
+  isAnthropicRequest,
+  parseUpstream,
+  upstreamUrl,
+} from './upstream/forward-request.js';
+import { passBack } from './upstream/pass-back.js';
+import { UpstreamClient } from './upstream/upstream-client.js';
 
 /** Why a request asking for another protocol (`Upgrade: websocket`, the Realtime API) is refused. */
 const UPGRADE_REFUSED =

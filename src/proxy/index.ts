@@ -3,8 +3,9 @@
  * with a `CompactManager`, for clients that only take a base URL (any language, agent CLIs).
  * Needs `hono` and `@hono/node-server` (optional peers). See docs/proxy.md.
  */
+
+export { DEFAULT_REUSE_BYTES } from './bodies/parsed-bodies.js';
 export { createProxyApp } from './create-proxy-app.js';
-export { DEFAULT_REUSE_BYTES } from './parsed-bodies.js';
 export {
   type CompactionProxyOptions,
   DEFAULT_MAX_BODY_BYTES,
@@ -13,5 +14,5 @@ export {
   DEFAULT_SHUTDOWN_GRACE_MS,
   type ProxyLogEntry,
 } from './proxy-options.js';
-export { fingerprintSession, SESSION_HEADER } from './session-of-request.js';
+export { fingerprintSession, SESSION_HEADER } from './sessions/session-of-request.js';
 export { type RunningProxy, type StartProxyOptions, startProxy } from './start-proxy.js';

@@ -1,5 +1,5 @@
 /**
- * A large body is forwarded while it arrives (src/proxy/early-forward.ts): the upstream has its
+ * A large body is forwarded while it arrives (src/proxy/upstream/early-forward.ts): the upstream has its
  * first bytes before the client sent its last; the client's bytes reach it unchanged when
  * nothing is compacted; a compacted body is sent anew and the call opened early is left
  * incomplete (never a request the upstream answers); a conversation compacted once is not

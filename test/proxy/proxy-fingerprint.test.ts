@@ -11,7 +11,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { clock } from '../../src/core/clock.js';
 import type { MessageFormat } from '../../src/core/messages/message.js';
 import { fingerprintSession } from '../../src/proxy/index.js';
-import { fingerprintInSlices } from '../../src/proxy/session-of-request.js';
+import { fingerprintInSlices } from '../../src/proxy/sessions/session-of-request.js';
 
 /** The id as the proxy computed it before (one `JSON.stringify` of the opening). */
 function oneStringify(format: MessageFormat, messages: readonly unknown[]): string {

@@ -14,8 +14,8 @@ import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CompactManager } from '../../src/core/manager/compact-manager.js';
-import { upstreamUrl } from '../../src/proxy/forward-request.js';
 import { type RunningProxy, startProxy } from '../../src/proxy/index.js';
+import { upstreamUrl } from '../../src/proxy/upstream/forward-request.js';
 
 const CHAT = {
   id: 'chatcmpl-1',

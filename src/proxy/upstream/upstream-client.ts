@@ -32,7 +32,7 @@ import {
 } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { Readable } from 'node:stream';
-import { clock } from '../core/clock.js';
+import { clock } from '../../core/clock.js';
 
 /**
  * How long a kept connection to the upstream may stay idle (undici's default is 4 s, Node's

@@ -5,8 +5,8 @@
  * the client's (credentials included, passed on and nowhere else) minus the hop-by-hop ones
  * (the standard ones and those its `Connection` header names) and the proxy's own.
  */
-import { CompactError } from '../core/errors.js';
-import { SESSION_HEADER } from './session-of-request.js';
+import { CompactError } from '../../core/errors.js';
+import { SESSION_HEADER } from '../sessions/session-of-request.js';
 
 /** Request headers never forwarded: hop-by-hop, framing the proxy redoes, and its own. */
 const DROPPED_REQUEST_HEADERS = new Set([

@@ -8,8 +8,8 @@
 
 import type { IncomingMessage } from 'node:http';
 import type { Context } from 'hono';
-import { clock } from '../core/clock.js';
-import { nextTurn } from '../core/time-slice.js';
+import { clock } from '../../core/clock.js';
+import { nextTurn } from '../../core/time-slice.js';
 
 /** The largest declared length read straight into a Buffer of that size. */
 const PREALLOCATED_BYTES = 8 * 1024 * 1024;

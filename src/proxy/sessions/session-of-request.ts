@@ -5,9 +5,9 @@
  * session on every call, on every proxy instance and after a restart.
  */
 import { createHash } from 'node:crypto';
-import { CompactError } from '../core/errors.js';
-import type { MessageFormat } from '../core/messages/message.js';
-import { runSteps, runStepsYielding, SLICE_MS, type Steps } from '../core/time-slice.js';
+import { CompactError } from '../../core/errors.js';
+import type { MessageFormat } from '../../core/messages/message.js';
+import { runSteps, runStepsYielding, SLICE_MS, type Steps } from '../../core/time-slice.js';
 
 /** The request header naming the session. */
 export const SESSION_HEADER = 'x-compaction-session';

@@ -1,4 +1,4 @@
-import type { MessageFormat } from '../core/messages/message.js';
+import type { MessageFormat } from '../../core/messages/message.js';
 import type { EarlyForward } from './early-forward.js';
 import type { UpstreamAnswer, UpstreamCall, UpstreamClient } from './upstream-client.js';
 

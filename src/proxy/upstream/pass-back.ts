@@ -10,9 +10,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import type { Context } from 'hono';
-import { clock } from '../core/clock.js';
-import type { ReportedUsage } from '../core/manager/manager-options.js';
-import type { MessageFormat } from '../core/messages/message.js';
+import { clock } from '../../core/clock.js';
+import type { ReportedUsage } from '../../core/manager/manager-options.js';
+import type { MessageFormat } from '../../core/messages/message.js';
 import { responseHeaders } from './forward-request.js';
 import { UsageReader, usageTap } from './usage-tap.js';
 

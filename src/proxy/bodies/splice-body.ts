@@ -4,7 +4,7 @@
  * the messages it rewrote (the summary, a cleared result, a message given a cache mark) are
  * serialized. A body whose other fields changed too is left to `JSON.stringify`.
  */
-import { runSteps, runStepsYielding, type Steps, type TimeSlice } from '../core/time-slice.js';
+import { runSteps, runStepsYielding, type Steps, type TimeSlice } from '../../core/time-slice.js';
 import type { ParsedRequest } from './parsed-bodies.js';
 
 const COMMA = Buffer.from(',');

@@ -18,8 +18,8 @@
  * grows, is compacted (the client resends its own history, which the proxy keeps reading), is
  * retried or edited; alternating ones each pay one compaction to part, then keep their own.
  */
-import type { MessageFormat } from '../core/messages/message.js';
-import { DEFAULT_REUSE_BYTES } from './parsed-bodies.js';
+import type { MessageFormat } from '../../core/messages/message.js';
+import { DEFAULT_REUSE_BYTES } from '../bodies/parsed-bodies.js';
 import { forkSessionInSlices, sameMessage } from './session-of-request.js';
 
 /** Histories kept per fingerprint (the least recently seen forgotten first). */

@@ -16,7 +16,7 @@
  * from one call to the next. Bodies below {@link EARLY_MIN_BYTES} are not forwarded early (the
  * whole body comes in one or two chunks: nothing to overlap).
  */
-import { clock } from '../core/clock.js';
+import { clock } from '../../core/clock.js';
 import type { OpenedCall, UpstreamAnswer, UpstreamCall, UpstreamClient } from './upstream-client.js';
 
 /** The smallest declared length forwarded early. */

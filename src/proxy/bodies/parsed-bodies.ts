@@ -25,9 +25,9 @@ import {
   skipSpace,
   skipValue,
   topLevelArray,
-} from '../core/json/json-layout.js';
-import { parseJsonInSlices } from '../core/json/parse-json-in-slices.js';
-import type { ProxyRoute } from './proxy-routes.js';
+} from '../../core/json/json-layout.js';
+import { parseJsonInSlices } from '../../core/json/parse-json-in-slices.js';
+import type { ProxyRoute } from '../proxy-routes.js';
 
 type Json = Record<string, unknown>;
 

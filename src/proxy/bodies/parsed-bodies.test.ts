@@ -7,10 +7,10 @@
 import { isDeepStrictEqual } from 'node:util';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { firstDifference, topLevelArray } from '../core/json/json-layout.js';
-import { TimeSlice } from '../core/time-slice.js';
+import { firstDifference, topLevelArray } from '../../core/json/json-layout.js';
+import { TimeSlice } from '../../core/time-slice.js';
+import { PROXY_ROUTES } from '../proxy-routes.js';
 import { ParsedBodies } from './parsed-bodies.js';
-import { PROXY_ROUTES } from './proxy-routes.js';
 import { spliceBody, spliceBodyInSlices } from './splice-body.js';
 
 const chat = PROXY_ROUTES.find((route) => route.path === '/v1/chat/completions')!;

@@ -4,8 +4,8 @@
  * looked at on the side. Server-sent events are read line by line, and only the lines that
  * mention `"usage"` are parsed; a JSON answer is kept (up to a bound) and parsed at its end.
  */
-import type { ReportedUsage } from '../core/manager/manager-options.js';
-import type { MessageFormat } from '../core/messages/message.js';
+import type { ReportedUsage } from '../../core/manager/manager-options.js';
+import type { MessageFormat } from '../../core/messages/message.js';
 
 /** The largest JSON answer whose usage is read (a larger one passes through unread). */
 export const MAX_USAGE_BODY_BYTES = 8 * 1024 * 1024;

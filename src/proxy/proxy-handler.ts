@@ -12,7 +12,13 @@ import { isCompactError } from '../core/errors.js';
 import type { CompactManager } from '../core/manager/compact-manager.js';
 import { managerRedactorOf } from '../core/manager/manager-redactors.js';
 import { getDefaultRedactor, warmDefaultRedactor } from '../core/redaction/redactor.js';
-import { contentCodings, decodable, decodeBody } from './bodies/decode-body.js';
+import {
+  contentCodings,
+  DECODABLE_CODINGS,
+  decodable,
+  decodeBody,
+  unsupportedCoding,
+} from './bodies/decode-body.js';
 import { DEFAULT_REUSE_BYTES, ParsedBodies } from './bodies/parsed-bodies.js';
 import { type BodyProgress, type ReadBody, readBody } from './bodies/read-body.js';
 import { compactRequest, LastViews } from './compact-request.js';
@@ -208,7 +214,8 @@ export class ProxyHandler {
     // A body the proxy decodes is read whole first: its bytes as they come say nothing of its
     // conversation. One in a coding it cannot decode goes as sent, early like a plain one.
     const codings = contentCodings(c.req.header('content-encoding'));
-    if (codings.length > 0 && decodable(codings)) return undefined;
+    if (codings.length > 0 && (decodable(codings) || unsupportedCoding(codings) !== undefined))
+      return undefined;
     try {
       named = headerSession(c.req.header(SESSION_HEADER));
     } catch {
@@ -259,6 +266,7 @@ export class ProxyHandler {
       const answer = await callUpstream(this.client, { ...call, body: read.bytes }, shape, early);
       return answer instanceof Response ? answer : { answer, session: undefined, read };
     }
+    if ('unsupported' in decoded) return unsupportedEncoding(decoded.unsupported, shape);
     if ('tooLarge' in decoded) return this.tooLarge(shape, 'decompressed ');
     if ('invalid' in decoded)
       return proxyError(
@@ -299,4 +307,20 @@ export class ProxyHandler {
     const answer = await callUpstream(this.client, forward, shape, asSent ? early : undefined);
     return answer instanceof Response ? answer : { answer, session: compacted.session, read };
   }
+}
+
+/**
+ * The 415 to a body in a coding this Node cannot decode (RFC 9110 15.5.16): named in the message
+ * and `error.type` `unsupported_content_encoding`, the codings it can decode in `Accept-Encoding`.
+ * Forwarded as sent it would go uncompacted with nothing said; nothing goes upstream.
+ */
+function unsupportedEncoding(coding: string, shape: ErrorShape): Response {
+  const response = proxyError(
+    415,
+    'unsupported_content_encoding',
+    `the proxy cannot decode Content-Encoding ${coding} on Node ${process.version} (zstd needs Node 22.15 or later); send the body uncompressed or as ${DECODABLE_CODINGS.join(', ')}`,
+    shape,
+  );
+  response.headers.set('accept-encoding', DECODABLE_CODINGS.join(', '));
+  return response;
 }

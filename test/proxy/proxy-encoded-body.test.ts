@@ -2,8 +2,12 @@
  * Request bodies a client compressed (`Content-Encoding: gzip`, `deflate`, `br`) are decoded,
  * compacted and forwarded uncompressed; one the proxy leaves as it is goes compressed as sent. A
  * body that decoded would pass the body limit (a zip bomb) is a 413 with nothing sent upstream,
- * and one not valid in its coding a 400, each in the provider's error shape.
+ * and one not valid in its coding a 400, each in the provider's error shape. A zstd body (made by
+ * the `zstd` tool, vendored) is decoded where Node's zlib has zstd, else refused with a 415 that
+ * names the coding.
  */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import * as zlib from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -88,12 +92,42 @@ describe('compressed request bodies', () => {
     expect(provider.requests).toHaveLength(0);
   });
 
-  it("a coding this Node cannot decode is forwarded as sent (zstd on Node 20's zlib)", async () => {
+  it('a coding the proxy does not know is forwarded as sent', async () => {
     running = await startProxiedProvider(() => ({ text: 'ok' }));
     const { proxy, provider, logs } = running;
     const answer = await post(`${proxy.url}/v1/chat/completions`, Buffer.from('opaque'), 'x-unknown');
     expect(answer.status).toBe(200);
     expect(provider.requests.at(-1)?.headers['content-encoding']).toBe('x-unknown');
     expect(logs.at(-1)).toMatchObject({ status: 200, error: 'encoded_body' });
+  });
+
+  const zstdBody = readFileSync(
+    join(import.meta.dirname, '..', 'fixtures', 'proxy', 'chat-12-notes.json.zst'),
+  );
+  const hasZstd = typeof (zlib as { zstdDecompress?: unknown }).zstdDecompress === 'function';
+
+  it.runIf(!hasZstd)('a zstd body on a Node without zstd: 415 naming it, nothing sent upstream', async () => {
+    running = await startProxiedProvider(() => ({ text: 'ok' }));
+    const { proxy, provider, logs } = running;
+    const response = await fetch(`${proxy.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'content-encoding': 'zstd' },
+      body: zstdBody,
+    });
+    expect(response.status).toBe(415);
+    expect(response.headers.get('accept-encoding')).toBe('gzip, deflate, br');
+    const body = (await response.json()) as { error: { type: string; message: string } };
+    expect(body.error.type).toBe('unsupported_content_encoding');
+    expect(body.error.message).toContain('Content-Encoding zstd');
+    expect(provider.requests).toHaveLength(0);
+    expect(logs.at(-1)).toMatchObject({ status: 415 });
+  });
+
+  it.runIf(hasZstd)('a zstd body on a Node with zstd: decoded and compacted', async () => {
+    running = await startProxiedProvider(() => ({ text: 'ok' }));
+    const { proxy, provider } = running;
+    const answer = await post(`${proxy.url}/v1/chat/completions`, zstdBody, 'zstd');
+    expect(answer.status).toBe(200);
+    expect(provider.requests.at(-1)?.headers['content-encoding']).toBeUndefined();
   });
 });

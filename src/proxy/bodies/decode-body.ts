@@ -1,6 +1,6 @@
 /**
  * A compressed request body (`Content-Encoding: gzip`, `deflate`, `br`; `zstd` where Node's zlib
- * has it, from Node 22.15) decoded so that the proxy can compact it. Decoded off the event loop
+ * has it, from Node 22.15, else a 415 naming it) decoded so that the proxy can compact it. Decoded off the event loop
  * (zlib's thread pool), each coding's output capped at the proxy's body limit as it is produced:
  * a few kilobytes that would inflate to gigabytes (a zip bomb) stop at the limit, never held whole.
  */
@@ -34,6 +34,8 @@ export type DecodedBody =
   | { bytes: Buffer }
   /** A coding the proxy cannot decode: the body is forwarded as sent. */
   | { unknown: string }
+  /** A coding clients send that this Node cannot decode (`zstd` before 22.15): refused, 415. */
+  | { unsupported: string }
   /** Decoded, it would be over the limit. */
   | { tooLarge: true }
   /** Not valid in the coding it names. */
@@ -47,6 +49,21 @@ export function contentCodings(header: string | undefined): string[] {
     .filter((coding) => coding !== '' && coding !== 'identity');
 }
 
+/**
+ * Codings clients send (Codex compresses with zstd) that this Node cannot decode. No pure-JS
+ * decoder is taken instead: fzstd 0.1.1 (Dec 2024) decodes on the event loop and allocates the
+ * window a frame header declares (1.9 GB from 20 bytes), before any output cap could stop it.
+ */
+export const UNSUPPORTED_CODINGS: readonly string[] = zstd === undefined ? ['zstd'] : [];
+
+/** The codings {@link decodeBody} can undo, for an `Accept-Encoding` answer. */
+export const DECODABLE_CODINGS: readonly string[] = [...DECODERS.keys()].filter((name) => name !== 'x-gzip');
+
+/** The first of `codings` this Node cannot decode though clients send it (see {@link UNSUPPORTED_CODINGS}). */
+export function unsupportedCoding(codings: readonly string[]): string | undefined {
+  return codings.find((coding) => UNSUPPORTED_CODINGS.includes(coding));
+}
+
 /** Whether {@link decodeBody} can undo every one of `codings` (none: nothing to undo). */
 export function decodable(codings: readonly string[]): boolean {
   return codings.every((coding) => DECODERS.has(coding));
@@ -58,6 +75,8 @@ export async function decodeBody(
   codings: readonly string[],
   maxBytes: number,
 ): Promise<DecodedBody> {
+  const unsupported = unsupportedCoding(codings);
+  if (unsupported !== undefined) return { unsupported };
   if (!decodable(codings)) return { unknown: codings.find((coding) => !DECODERS.has(coding))! };
   let out = bytes;
   for (const coding of [...codings].reverse()) {

@@ -64,6 +64,7 @@ describe('Expect: 100-continue', () => {
     const forwarded = await expectingPost(proxy.url, '/v1/embeddings', 'x'.repeat(2000));
     expect(forwarded).toMatchObject({ status: 413, continued: false });
     expect(provider.requests).toHaveLength(0);
+    expect(running.logs.map((line) => line.status)).toEqual([413, 413]);
   });
 
   it('a body within the limit: 100 Continue, then the answer', async () => {

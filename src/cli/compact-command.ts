@@ -10,6 +10,7 @@ import { writePrivateFile } from '../storage/fs/private-files.js';
 import { type CliIo, reportRedactor } from './cli-io.js';
 import { type CliInput, countedTools, readInput } from './read-input.js';
 import { loadStateFile, saveStateFile } from './state-file.js';
+import { lockStateFile } from './state-lock.js';
 
 /** The flags `estimate` and `compact` read besides the manager's options. */
 export interface CompactFlags {
@@ -139,6 +140,32 @@ export function outputShape(input: CliInput, messages: readonly unknown[]): unkn
   return { ...input.object, messages };
 }
 
+/** One compaction of the input, with the state file read before and written after. */
+async function compactOnce(
+  input: CliInput,
+  options: CompactManagerOptions,
+  flags: CompactFlags,
+  sessionId: string,
+): Promise<Awaited<ReturnType<CompactManager['compact']>>> {
+  const store = flags.state === undefined ? undefined : await loadStateFile(flags.state, sessionId);
+  const manager = new CompactManager(store ? { ...options, store } : options);
+  try {
+    const result = await namingFormatFound(input.messages, flags.format, () =>
+      manager.compact(sessionId, input.messages, {
+        ...callOptions(input, flags.format),
+        // A request body's reply is kept free below the window, as the proxy keeps it.
+        ...bodyReplyTokens(input.object),
+        force: flags.force === true,
+      }),
+    );
+    if (store && flags.state !== undefined) await saveStateFile(flags.state, store, sessionId);
+    return result;
+  } finally {
+    // Queued events and archive writes go out on every path, errors included.
+    await manager.shutdown();
+  }
+}
+
 /** `agent-compaction compact FILE --max-context N`: the messages to send on stdout. */
 export async function runCompactCommand(
   file: string,
@@ -153,22 +180,13 @@ export async function runCompactCommand(
       issues: [{ path: ['max-context'], message: 'is required for compact' }],
     });
   const sessionId = flags.sessionId ?? 'cli';
-  const store = flags.state === undefined ? undefined : await loadStateFile(flags.state, sessionId);
-  const manager = new CompactManager(store ? { ...options, store } : options);
-  let result: Awaited<ReturnType<typeof manager.compact>>;
+  // Held from before the state is read until after it is written back (state-lock.ts).
+  const unlock = flags.state === undefined ? undefined : await lockStateFile(flags.state);
+  let result: Awaited<ReturnType<CompactManager['compact']>>;
   try {
-    result = await namingFormatFound(input.messages, flags.format, () =>
-      manager.compact(sessionId, input.messages, {
-        ...callOptions(input, flags.format),
-        // A request body's reply is kept free below the window, as the proxy keeps it.
-        ...bodyReplyTokens(input.object),
-        force: flags.force === true,
-      }),
-    );
-    if (store && flags.state !== undefined) await saveStateFile(flags.state, store, sessionId);
+    result = await compactOnce(input, options, flags, sessionId);
   } finally {
-    // Queued events and archive writes go out on every path, errors included.
-    await manager.shutdown();
+    await unlock?.();
   }
   if (flags.report !== undefined) {
     const { messages: _messages, ...report } = result;

@@ -32,6 +32,7 @@ const CONFIG_KEY_OF = {
   failOnStorageError: 'sessions.fail_on_storage_error',
   cacheMaxBytes: 'sessions.cache_max_bytes',
   requireArchive: 'storage.require_archive',
+  archiveTimeoutMs: 'storage.archive_timeout_ms',
   pricing: 'pricing',
   clock: 'code only: a function (tests inject a fake clock)',
   summaryKeys: 'code only: secrets, given by the COMPACT_SUMMARY_KEY environment variable to config users',

@@ -169,6 +169,16 @@ export const storageSchema = z
       .boolean()
       .default(false)
       .describe('Use path-style S3 URLs (most S3-compatible servers).'),
+    request_timeout_ms: integer(1)
+      .max(600_000)
+      .optional()
+      .describe('Time limit of one S3 request, ms (default 10000).'),
+    archive_timeout_ms: integer(1)
+      .max(600_000)
+      .default(30_000)
+      .describe(
+        'Time limit of one archive write (transcript, original, summary or event line), in milliseconds: a write that has not settled by then (a hung mount, a stalled server) counts as failed (storage_failed) and the call goes on.',
+      ),
     hash_session_ids: z
       .boolean()
       .default(false)
@@ -214,6 +224,10 @@ export const sessionsSchema = z
       .min(1)
       .optional()
       .describe("Prefix of the session keys in Redis (default 'agent-compaction:session:')."),
+    redis_close_timeout_ms: integer(0)
+      .max(600_000)
+      .optional()
+      .describe('How long closing the Redis store waits for commands in flight, ms (default 1000).'),
     store_timeout_ms: integer(1)
       .max(600_000)
       .default(500)

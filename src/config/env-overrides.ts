@@ -91,11 +91,18 @@ export const ENV_OVERRIDES: readonly EnvOverride[] = [
     type: 'integer',
   },
   { variable: 'COMPACT_REQUIRE_ARCHIVE', path: ['storage', 'require_archive'], type: 'boolean' },
+  { variable: 'COMPACT_ARCHIVE_TIMEOUT_MS', path: ['storage', 'archive_timeout_ms'], type: 'integer' },
+  { variable: 'COMPACT_S3_REQUEST_TIMEOUT_MS', path: ['storage', 'request_timeout_ms'], type: 'integer' },
   { variable: 'COMPACT_HASH_SESSION_FOLDERS', path: ['storage', 'hash_session_ids'], type: 'boolean' },
   { variable: 'COMPACT_SESSION_STORE', path: ['sessions', 'store'], type: 'string' },
   { variable: 'COMPACT_REDIS_URL_ENV', path: ['sessions', 'redis_url_env'], type: 'string' },
   { variable: 'COMPACT_REDIS_KEY_PREFIX', path: ['sessions', 'redis_key_prefix'], type: 'string' },
   { variable: 'COMPACT_STORE_TIMEOUT_MS', path: ['sessions', 'store_timeout_ms'], type: 'integer' },
+  {
+    variable: 'COMPACT_REDIS_CLOSE_TIMEOUT_MS',
+    path: ['sessions', 'redis_close_timeout_ms'],
+    type: 'integer',
+  },
   {
     variable: 'COMPACT_FAIL_ON_STORAGE_ERROR',
     path: ['sessions', 'fail_on_storage_error'],

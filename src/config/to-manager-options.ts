@@ -52,6 +52,8 @@ export interface ConfigManagerOptions {
   cacheMaxBytes: number;
   /** `storage.require_archive`. */
   requireArchive: boolean;
+  /** `storage.archive_timeout_ms`. */
+  archiveTimeoutMs: number;
   /** `pricing`, when set. */
   pricing?: Record<string, CachePrice>;
   /** `sessions.store: redis`: a Redis session store (absent for memory, the manager's default). */
@@ -185,6 +187,7 @@ async function buildStorage(config: CompactConfig): Promise<StorageAdapter | und
     ...(storage.region === undefined ? {} : { region: storage.region }),
     ...(storage.kms_key_id === undefined ? {} : { kmsKeyId: storage.kms_key_id }),
     ...(storage.endpoint === undefined ? {} : { endpoint: storage.endpoint }),
+    ...(storage.request_timeout_ms === undefined ? {} : { requestTimeoutMs: storage.request_timeout_ms }),
   });
 }
 
@@ -193,7 +196,12 @@ async function buildSessionStore(
   config: CompactConfig,
   env: Readonly<Record<string, string | undefined>>,
 ): Promise<SessionStore | undefined> {
-  const { store, redis_url_env: urlEnv, redis_key_prefix: keyPrefix } = config.sessions;
+  const {
+    store,
+    redis_url_env: urlEnv,
+    redis_key_prefix: keyPrefix,
+    redis_close_timeout_ms: closeTimeoutMs,
+  } = config.sessions;
   if (store !== 'redis') return undefined;
   const url = env[urlEnv];
   if (!url) {
@@ -202,7 +210,11 @@ async function buildSessionStore(
     });
   }
   const { redisSessionStore } = await import('../storage/redis/index.js');
-  return redisSessionStore({ url, ...(keyPrefix === undefined ? {} : { keyPrefix }) });
+  return redisSessionStore({
+    url,
+    ...(keyPrefix === undefined ? {} : { keyPrefix }),
+    ...(closeTimeoutMs === undefined ? {} : { closeTimeoutMs }),
+  });
 }
 
 /**
@@ -237,6 +249,7 @@ export async function toManagerOptions(
     failOnStorageError: config.sessions.fail_on_storage_error,
     cacheMaxBytes: config.sessions.cache_max_bytes,
     requireArchive: config.storage.require_archive,
+    archiveTimeoutMs: config.storage.archive_timeout_ms,
     ...(config.redaction.summarizer_input === undefined
       ? {}
       : { redactSummarizerInput: config.redaction.summarizer_input }),

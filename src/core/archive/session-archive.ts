@@ -9,6 +9,7 @@
  */
 
 import { describeCause } from '../describe-cause.js';
+import { CompactError } from '../errors.js';
 import { type EventBus, newOperation, type OperationContext } from '../events/event-bus.js';
 import type { CompactEventName, CompactEventProperties } from '../events/events.js';
 import { type Redactor, redactArchivedText, redactDeep } from '../redaction/redactor.js';
@@ -33,6 +34,30 @@ function redactArtifactText(artifact: PendingArtifact, redact: Redactor): string
   return redactJoined(artifact.text, seams, redact, (text) => redactArchivedText(text, redact));
 }
 
+/** The default time limit of one archive write ({@link SessionArchive}, `archiveTimeoutMs`). */
+export const DEFAULT_ARCHIVE_TIMEOUT_MS = 30_000;
+
+/**
+ * `write()`, given up after `ms` (a custom adapter or a hung mount whose write never settles):
+ * rejects as `storage_failed`. The write itself cannot be cancelled; if it lands later, it
+ * lands under its own name (archive writes never overwrite one another).
+ */
+export function withArchiveTimeout<T>(write: () => Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const limit = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () =>
+        reject(
+          new CompactError('storage_failed', `${what} did not settle within ${ms} ms (archiveTimeoutMs)`),
+        ),
+      ms,
+    );
+    timer.unref?.();
+  });
+  const run = (async () => write())();
+  return Promise.race([run, limit]).finally(() => clearTimeout(timer));
+}
+
 /** The manager's archive writer (a no-op without storage). */
 export class SessionArchive {
   readonly storage: StorageAdapter | undefined;
@@ -44,11 +69,19 @@ export class SessionArchive {
   lastFailure: string | undefined;
   /** While the archive fails: the calls (operations) it affected, the last one counted. */
   #outage: { affected: number; lastOperation: string } | undefined;
+  /** Time limit of one write, in milliseconds. */
+  readonly #timeoutMs: number;
 
-  constructor(storage: StorageAdapter | undefined, redact: Redactor | undefined, bus: EventBus) {
+  constructor(
+    storage: StorageAdapter | undefined,
+    redact: Redactor | undefined,
+    bus: EventBus,
+    timeoutMs: number = DEFAULT_ARCHIVE_TIMEOUT_MS,
+  ) {
     this.storage = storage;
     this.#redact = redact;
     this.#bus = bus;
+    this.#timeoutMs = timeoutMs;
   }
 
   /** True when originals can be archived under references (the storage supports artifacts). */
@@ -65,7 +98,7 @@ export class SessionArchive {
   ): Promise<boolean> {
     const start = Date.now();
     try {
-      const location = await write();
+      const location = await withArchiveTimeout(write, this.#timeoutMs, `${artifact} archive write`);
       this.#recovered(context, start, parentId);
       this.#bus.emit(
         context,
@@ -201,7 +234,11 @@ export class SessionArchive {
       for (const event of events) {
         const start = Date.now();
         try {
-          await storage.saveEvent(sessionId, event);
+          await withArchiveTimeout(
+            () => storage.saveEvent(sessionId, event),
+            this.#timeoutMs,
+            'event archive write',
+          );
           this.#recovered(own, start);
         } catch (error) {
           this.#failed(own, `event archive failed: ${describeCause(error)}`, start);

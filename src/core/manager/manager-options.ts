@@ -106,6 +106,14 @@ export interface CompactManagerOptions {
    */
   requireArchive?: boolean;
   /**
+   * Time limit of one archive write (transcript, original, summary or event line), in ms: a
+   * `storage` write not settled by then (a hung adapter or mount) counts as failed
+   * (`storage_failed`, once per outage; with `requireArchive`, nothing is pruned), so the call
+   * goes on and `flush()`/`shutdown()` return. A write given up may land later, under its own name.
+   * @default 30000
+   */
+  archiveTimeoutMs?: number;
+  /**
    * Secrets that sign the summaries this manager writes (the first signs, every one
    * verifies: list the old key after the new one while rotating). A persisted view handed back
    * resumes its summary only when the mark verifies for its session, after a restart or in

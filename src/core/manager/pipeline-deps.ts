@@ -47,7 +47,7 @@ export function pipelineDeps(
     model: parts.model,
     store: parts.store,
     bus: parts.bus,
-    archive: new SessionArchive(options.storage, settings.redact, parts.bus),
+    archive: new SessionArchive(options.storage, settings.redact, parts.bus, settings.archiveTimeoutMs),
     index: parts.index,
     histories: new IndexedHistories(undefined, settings.cacheMaxBytes, parts.onEvict),
     rewrites: new RewriteCache(),

@@ -4,6 +4,7 @@
  * and the redactor.
  */
 
+import { DEFAULT_ARCHIVE_TIMEOUT_MS } from '../archive/session-archive.js';
 import { modelInfo } from '../counting/token-counter.js';
 import { closestOption, invalidConfig, shownValue } from '../errors.js';
 import { type CompactPolicy, resolvePolicy } from '../policy.js';
@@ -42,6 +43,8 @@ export interface ManagerSettings {
   storeTimeoutMs: number;
   failOnStorageError: boolean;
   requireArchive: boolean;
+  /** Time limit of one archive write. */
+  archiveTimeoutMs: number;
   cacheMaxBytes: number;
 }
 
@@ -68,6 +71,17 @@ export function resolveSettings(options: CompactManagerOptions): ManagerSettings
       'storeTimeoutMs',
       `must be a whole number of milliseconds from 1 to 600000 (got ${String(storeTimeoutMs)})`,
     );
+  const archiveTimeoutMs = options.archiveTimeoutMs ?? DEFAULT_ARCHIVE_TIMEOUT_MS;
+  if (
+    typeof archiveTimeoutMs !== 'number' ||
+    !Number.isInteger(archiveTimeoutMs) ||
+    archiveTimeoutMs < 1 ||
+    archiveTimeoutMs > 600_000
+  )
+    throw invalidConfig(
+      'archiveTimeoutMs',
+      `must be a whole number of milliseconds from 1 to 600000 (got ${String(archiveTimeoutMs)})`,
+    );
   const cacheMaxBytes = options.cacheMaxBytes ?? DEFAULT_CACHE_MAX_BYTES;
   if (typeof cacheMaxBytes !== 'number' || !Number.isSafeInteger(cacheMaxBytes) || cacheMaxBytes < 0)
     throw invalidConfig(
@@ -88,6 +102,7 @@ export function resolveSettings(options: CompactManagerOptions): ManagerSettings
     storeTimeoutMs,
     failOnStorageError: flag(options, 'failOnStorageError'),
     requireArchive: flag(options, 'requireArchive'),
+    archiveTimeoutMs,
     cacheMaxBytes,
   };
 }
@@ -208,6 +223,7 @@ const MANAGER_OPTION_KEYS = {
   failOnStorageError: true,
   cacheMaxBytes: true,
   requireArchive: true,
+  archiveTimeoutMs: true,
   pricing: true,
   clock: true,
   summaryKeys: true,

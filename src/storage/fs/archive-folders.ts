@@ -13,7 +13,7 @@ export const ARTIFACT_DIR = 'artifacts';
 const TEMP_FILE = /\.(\d+)\.[0-9a-f]{12}\.tmp$/;
 
 /** Whether process `pid` is alive (a process of another user counts as alive). */
-function processAlive(pid: number): boolean {
+export function processAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

@@ -46,6 +46,8 @@ const SELECTED: readonly Mode[] = process.env.QUEUE_BENCH_MODES
   ? MODES.filter((mode) => process.env.QUEUE_BENCH_MODES!.split(/,(?! )/).includes(mode))
   : MODES;
 const CONCURRENCY = process.env.QUEUE_BENCH_CONCURRENCY ?? '4';
+/** QUEUE_BENCH_WORKER_SKEW_MS: the workers' clocks run this far ahead of the agents' (negative: behind). */
+const WORKER_SKEW_MS = process.env.QUEUE_BENCH_WORKER_SKEW_MS ?? '0';
 
 /** The figures of one run. */
 export interface QueueBenchRun {
@@ -173,6 +175,7 @@ async function run(url: string, mode: Mode): Promise<QueueBenchRun> {
     CONCURRENCY,
     STALLED_MS: '1000',
     LOCK_MS: '3000',
+    CLOCK_SKEW_MS: WORKER_SKEW_MS,
   };
   const workers =
     mode === 'background'

@@ -8,7 +8,13 @@
 
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { LeadTime } from '../../src/core/background/lead-time.js';
+import { QueueBacklog } from '../../src/core/background/queue-backlog.js';
+import { readPrepared } from '../../src/core/background/shared-preparation.js';
+import type { SessionView } from '../../src/core/preflight/view/session-view.js';
+import { SummaryMarks } from '../../src/core/summary/summary-mark.js';
 import { type BullmqPreparationQueue, bullmqPreparationQueue } from '../../src/queue/index.js';
+import { redisSessionStore } from '../../src/storage/redis/index.js';
 import { type RedisTestServer, redisAvailable, startRedisServer } from '../support/redis-server.js';
 import { oneMessageJob } from './support/one-message-job.js';
 import { WorkerFleet } from './support/queue-fleet.js';
@@ -34,14 +40,10 @@ afterAll(async () => {
 });
 
 /** A worker whose clock is `skewMs` off the agents', and a queue to add jobs as an agent does. */
-async function skewedWorker(skewMs: number): Promise<WorkerFleet> {
+async function skewedWorker(skewMs: number, keyPrefix = `skew-test:${randomUUID()}:`): Promise<WorkerFleet> {
   const name = `q-${randomUUID()}`;
-  fleet = new WorkerFleet({
-    REDIS_URL: server.url,
-    KEY_PREFIX: `skew-test:${randomUUID()}:`,
-    QUEUE_NAME: name,
-  });
-  await fleet.start('w1', { CLOCK_SKEW_MS: String(skewMs) });
+  fleet = new WorkerFleet({ REDIS_URL: server.url, KEY_PREFIX: keyPrefix, QUEUE_NAME: name });
+  await fleet.start('w1', { CLOCK_SKEW_MS: String(skewMs), SUMMARIZE_MS: String(SUMMARIZE_MS) });
   // A loaded machine's first add (the connection, bullmq's scripts) is not what this checks.
   queue = bullmqPreparationQueue({ connection: server.url, name, enqueueTimeoutMs: 30_000 });
   // A first job, without a deadline or due time, teaches the worker how long a run takes (it
@@ -51,6 +53,7 @@ async function skewedWorker(skewMs: number): Promise<WorkerFleet> {
   return fleet;
 }
 
+const SUMMARIZE_MS = 50;
 const results = (workers: WorkerFleet) => workers.of('job').map((r) => r.outcome.result);
 
 describe.runIf(withRedis)('a worker whose clock runs apart from the agents', () => {
@@ -69,5 +72,26 @@ describe.runIf(withRedis)('a worker whose clock runs apart from the agents', () 
     // Before the fix the worker held it until its own clock reached the due time: a minute.
     await workers.untilCount((r) => r.type === 'job', 2);
     expect(results(workers)).toEqual(['published', 'published']);
+  });
+});
+
+describe.runIf(withRedis)('the queue latency an agent learns from a worker whose clock is behind', () => {
+  it('is the time the job took (its summarizer at least), not the worker clock minus the agent one', async () => {
+    const keyPrefix = `skew-test:${randomUUID()}:`;
+    const workers = await skewedWorker(-60_000, keyPrefix);
+    const job = oneMessageJob('latency', Date.now() + 30_000);
+    await queue!.enqueue(job);
+    await workers.untilCount((r) => r.type === 'job', 2);
+    expect(results(workers)).toEqual(['published', 'published']);
+    // The agent's trigger reads the record, as background-preparation.ts does.
+    const store = redisSessionStore({ url: server.url, keyPrefix });
+    const lead = new LeadTime();
+    const observer = new QueueBacklog(lead, 'q').observer('latency', job.enqueuedAt);
+    const view = { version: 0, mismatch: true } as unknown as SessionView;
+    await readPrepared(store, 'latency', view, { marks: new SummaryMarks('k'.repeat(64)) }, observer.seen);
+    observer.end();
+    await store.close();
+    // Before: the record's createdAt (a minute behind) minus the agent's enqueue: 0 ms.
+    expect(lead.latencyMs()).toBeGreaterThanOrEqual(SUMMARIZE_MS);
   });
 });

@@ -61,7 +61,7 @@ export async function claimOrAwait(
   key: string,
   view: SessionView,
   signal?: AbortSignal,
-  wait: { maxWaitMs?: number; seen?: (publishedAt: number | undefined) => void } = {},
+  wait: { maxWaitMs?: number; seen?: (publishedAt: number | undefined, queueMs?: number) => void } = {},
 ): Promise<ClaimedOrPrepared> {
   const { maxWaitMs = Number.POSITIVE_INFINITY, seen } = wait;
   const { store, lockTtlMs, signing } = shared;

@@ -50,16 +50,18 @@ export class QueueBacklog {
   observer(
     key: string,
     queuedAt: number,
-  ): { seen: (publishedAt: number | undefined) => void; end: () => void } {
+  ): { seen: (publishedAt: number | undefined, queueMs?: number) => void; end: () => void } {
     let late = false;
     let heard = false;
     return {
-      seen: (publishedAt) => {
+      seen: (publishedAt, queueMs) => {
         if (heard) return;
         if (publishedAt === undefined) late = true;
         else {
           heard = true;
-          this.observe(key, queuedAt, publishedAt);
+          // The worker's measure of the job's time in the queue, on one clock: its `createdAt`
+          // is on the worker's own clock, seconds apart from this process's on some machines.
+          this.observe(key, queuedAt, queueMs === undefined ? publishedAt : queuedAt + queueMs);
         }
       },
       end: () => {

@@ -166,6 +166,8 @@ async function summarizeAndPublish(
     },
     { marks: deps.marks },
     deps.heldMs,
+    // On this process's clock, as the job's `enqueuedAt` is (the queue moved it here).
+    Math.max(0, Date.now() - job.enqueuedAt - (deps.heldMs ?? 0)),
   );
   if (written === 'failed')
     throw new CompactError('storage_failed', 'the prepared summary could not be published');

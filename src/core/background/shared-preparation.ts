@@ -107,6 +107,7 @@ export async function publishPrepared(
   prepared: SharedPrepared,
   signing: PreparedSigning,
   heldMs?: number,
+  queueMs?: number,
 ): Promise<'published' | 'taken' | 'failed'> {
   const record: SessionState = {
     sessionId: preparedKey(key),
@@ -121,6 +122,7 @@ export async function publishPrepared(
     keptIds: [...prepared.foldedHashes],
     mac: signing.marks.recordMac(key, macParts(key, prepared)),
     ...(heldMs ? { heldMs } : {}),
+    ...(queueMs !== undefined ? { queueMs } : {}),
     updatedAt: Date.now(),
   };
   try {
@@ -139,14 +141,14 @@ export async function publishPrepared(
 /**
  * The published prepared summary of `key` when its MAC verifies and it still fits `view`, else
  * `undefined`. `seen` hears when the record found was published for the view's version (its
- * `createdAt`), fitting or not, or `undefined` when none was.
+ * `createdAt`, and its `queueMs` when told), fitting or not, or `undefined` when none was.
  */
 export async function readPrepared(
   store: SessionStore,
   key: string,
   view: SessionView,
   signing: PreparedSigning,
-  seen?: (publishedAt: number | undefined) => void,
+  seen?: (publishedAt: number | undefined, queueMs?: number) => void,
 ): Promise<SharedPrepared | undefined> {
   const found = await store.get(preparedKey(key)).catch(() => null);
   // A failing store tells nothing about the queue.
@@ -156,6 +158,7 @@ export async function readPrepared(
       found?.summary && found.version === view.version + 1
         ? found.summary.createdAt - (found.heldMs ?? 0)
         : undefined,
+      found?.summary && found.version === view.version + 1 ? found.queueMs : undefined,
     );
   const record = found ?? undefined;
   if (!record?.summary || record.version !== view.version + 1 || view.mismatch) return undefined;

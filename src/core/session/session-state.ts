@@ -107,6 +107,13 @@ export interface SessionState {
    */
   heldMs?: number;
   /**
+   * Prepared summaries only: how long the job took from its enqueue to this publish (ms), the
+   * held time left out, measured by the worker on one clock (the job's `enqueuedAt` moved onto
+   * the worker's clock by the fleet's). The agents learn the queue's latency from it, not from
+   * `createdAt`, which is the worker's clock.
+   */
+  queueMs?: number;
+  /**
    * Set on a state made by this process while the store could not take it (an outage, or a
    * store that kept changing under the compaction): it is never written to the store, its
    * summary is sent as a local summary that claims no version (`<COMPACT-LOCAL-SUMMARY>`),

@@ -11,6 +11,7 @@ import {
   README_FACTS as FACTS,
   README_SECTIONS as SECTIONS,
 } from '../fixtures/early-instruction/pasted-readme.js';
+import { charCounter, chatTurns, GatedSummarizer } from '../support/background-fixtures.js';
 
 /** A README of ~1,700 tokens with the user's two instructions pasted in its middle. */
 function firstMessage(): string {
@@ -187,4 +188,29 @@ describe('who the imperative is said to (review-86d)', () => {
         await manager.shutdown();
       }
     });
+});
+
+describe('the background preparation hears what the request shows (review-86d)', () => {
+  it('its summarizer is told the request shows an assistant when only the pinned system prompt does', async () => {
+    const summarizer = new GatedSummarizer('gated', true);
+    const manager = new CompactManager({
+      maxContextTokens: 10_000,
+      tokenCounter: charCounter,
+      summarizer,
+      background: true,
+      policy: { hardCapBuffer: 500 },
+    });
+    try {
+      // A chat with an assistant whose only sign is the pinned system prompt: the folded
+      // turns hold no tool call, no system message.
+      const history = [{ role: 'system', content: 'You are a helpful assistant.' }, ...chatTurns(50)];
+      for (let n = 30; n <= 38; n++) await manager.preflight('s', history.slice(0, 1 + 2 * n));
+      await summarizer.requested();
+      const [request] = summarizer.requests;
+      expect(request!.messages.some((m) => m.role === 'system')).toBe(false);
+      expect(request!.withAssistant).toBe(true);
+    } finally {
+      await manager.shutdown();
+    }
+  });
 });

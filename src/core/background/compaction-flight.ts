@@ -10,6 +10,7 @@ import type { AgentCompactorOptions, CompactManagerOptions } from '../manager/ma
 import type { CompactPolicy } from '../policy.js';
 import { summaryReserve } from '../preflight/cascade/plan-summary.js';
 import { cheapLevelsReachTarget } from '../preflight/cascade/swap-prepared.js';
+import { requestShowsAssistant } from '../preflight/index/request-shows-assistant.js';
 import type { PipelineDeps, PreparedRequest } from '../preflight/prepare-request.js';
 import { type Compacted, runTriggered } from '../preflight/run-preflight.js';
 import { withSessionLock } from '../session/session-lock.js';
@@ -106,6 +107,7 @@ export function maybePrepare(
         redact: deps.summarizerRedact,
       },
       ...(prepared.options.agent ? { agent: prepared.options.agent } : {}),
+      ...(requestShowsAssistant(prepared.indexed.items, prepared.options) ? { withAssistant: true } : {}),
       ...(due ?? {}),
     },
     threshold,

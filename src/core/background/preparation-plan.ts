@@ -23,6 +23,8 @@ export interface PreparationRequest {
   readonly summarize: Omit<SummarizeContext, 'emit'>;
   readonly codec: MessageCodec;
   readonly agent?: string;
+  /** The request shows an AI assistant on the other side (see `SummarizeRequest.withAssistant`). */
+  readonly withAssistant?: boolean;
   /**
    * Tokens to fold at least (oldest first): what the request will have to shed at the trigger
    * to reach the target, plus the summary's room. Without it, all before the policy window.
@@ -104,6 +106,7 @@ export function queueJob(
       strategy: String(policy.strategy),
       maxTokens: policy.maxSummaryTokens,
       ...(request.agent ? { agent: request.agent } : {}),
+      ...(request.withAssistant ? { withAssistant: true } : {}),
       ...(request.deadline !== undefined ? { deadline: request.deadline } : {}),
       ...(request.dueAt !== undefined ? { dueAt: request.dueAt } : {}),
     },

@@ -145,6 +145,7 @@ async function summarizeAndPublish(
       maxTokens: job.maxTokens,
       ...(job.previousSummary ? { previousSummary: job.previousSummary } : {}),
       ...(job.agent ? { agent: job.agent } : {}),
+      ...(job.withAssistant ? { withAssistant: true } : {}),
       ...(deps.signal ? { signal: deps.signal } : {}),
     },
     job.baseVersion + 1,

@@ -37,6 +37,7 @@ export function summarizePreparation(
       maxTokens: policy.maxSummaryTokens,
       ...(view.previousSummary ? { previousSummary: withoutArchiveLine(view.previousSummary) } : {}),
       ...(request.agent ? { agent: request.agent } : {}),
+      ...(request.withAssistant ? { withAssistant: true } : {}),
       signal,
     },
     view.nextVersion,

@@ -64,6 +64,8 @@ export interface CascadeInput {
   readonly signal?: AbortSignal;
   readonly note?: string;
   readonly agent?: string;
+  /** The request shows an AI assistant on the other side (see `SummarizeRequest.withAssistant`). */
+  readonly withAssistant?: boolean;
 }
 
 /** What the cascade did. */
@@ -168,6 +170,7 @@ async function summarizeLevel(
       ...(view.previousSummary ? { previousSummary: withoutArchiveLine(view.previousSummary) } : {}),
       ...(input.note ? { note: input.note } : {}),
       ...(input.agent ? { agent: input.agent } : {}),
+      ...(input.withAssistant ? { withAssistant: true } : {}),
       ...(input.signal ? { signal: input.signal } : {}),
     },
     version,

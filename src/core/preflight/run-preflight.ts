@@ -13,6 +13,7 @@ import type { SessionState } from '../session/session-store.js';
 import type { PreparedSummary } from './cascade/prepared-summary.js';
 import { checkSummaryOutput } from './cascade/summary-output.js';
 import { swapPrepared } from './cascade/swap-prepared.js';
+import { requestShowsAssistant } from './index/request-shows-assistant.js';
 import { between, inSteps } from './outcome/after-cascade-turns.js';
 import { artifactsOf } from './outcome/archive-originals.js';
 import { archiveLine, dropArchiveLine, pruningBlocked, unnameRefs } from './outcome/archive-summary.js';
@@ -110,6 +111,7 @@ function cascadeInput(
     ...(options.signal ? { signal: options.signal } : {}),
     ...(options.note ? { note: options.note } : {}),
     ...(options.agent ? { agent: options.agent } : {}),
+    ...(requestShowsAssistant(indexed.items, options) ? { withAssistant: true } : {}),
   };
 }
 

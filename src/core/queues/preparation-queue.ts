@@ -29,6 +29,8 @@ export interface PreparationJob {
   readonly strategy: string;
   readonly maxTokens: number;
   readonly agent?: string;
+  /** The request shows an AI assistant on the other side (see `SummarizeRequest.withAssistant`). */
+  readonly withAssistant?: boolean;
   /** Epoch milliseconds. */
   readonly enqueuedAt: number;
   /**

@@ -30,6 +30,13 @@ export interface SummarizeRequest {
    * Absent when the manager cannot tell.
    */
   sentPrefix?: SentPrefix;
+  /**
+   * True when the request shows an AI assistant on the other side (a system prompt, tool
+   * definitions, a tool call or result anywhere in it, pinned and kept messages included):
+   * the folded messages are said to that assistant even when they show none of it (a first
+   * fold of the opening user message alone). Absent: judge from the folded messages.
+   */
+  withAssistant?: boolean;
   /** The summary must stay within this many tokens. */
   maxTokens: number;
   /** Counts tokens the way the manager does (use it to check the length). */

@@ -353,13 +353,13 @@ export class EmbeddedSummarizer implements Summarizer {
     const { countTokens } = request;
     // What the user asked comes first and gets its room first; the rest fills what is left.
     const previous = splitUserSections(request.previousSummary);
-    // The previous summary's tool lines (`- name(args) → ...`) show an assistant at work.
+    // The previous summary's tool lines (`- name(args) → ...`) show an assistant at work; so does the request.
     const toolLines = /^- [\w.:-]{1,64}\(/m.test(previous.rest ?? '');
     const sections = yield* collectUserSectionSteps(
       request.messages,
       previous,
       request.sentPrefix?.messages,
-      toolLines,
+      toolLines || request.withAssistant === true,
     );
     yield;
     const facts = yield* toolFactSteps(request.messages);

@@ -1,6 +1,6 @@
 /**
  * `npx tsx bench/redaction-encoded.ts [root]`: what the first look at encoded text
- * (src/core/redaction/unicode-escapes.ts) costs on 10 MB inputs: `hasUnicodeEscape` (the gate)
+ * (src/core/redaction/find-decoded.ts, unicode-escapes.ts before review-86a) costs on 10 MB inputs: `hasUnicodeEscape` (the gate)
  * and a whole `redact` on HTML dense with character references (`&amp;`, `&nbsp;`, `&#8203;`
  * between words), on URLs dense with percent-encoded UTF-8 (`%C3%A9`, `%E2%80%8B` between words),
  * on CJK prose with fullwidth letters (a fullwidth key's gate is true: the copy is scanned) or
@@ -14,7 +14,9 @@ const root = pathToFileURL(resolve(process.argv[2] ?? new URL('..', import.meta.
 const { createRedactor } = (await import(`${root}/src/core/redaction/redactor.ts`)) as {
   createRedactor: () => (text: string) => string;
 };
-const { hasUnicodeEscape } = (await import(`${root}/src/core/redaction/unicode-escapes.ts`)) as {
+const { hasUnicodeEscape } = (await import(`${root}/src/core/redaction/find-decoded.ts`).catch(
+  () => import(`${root}/src/core/redaction/unicode-escapes.ts`),
+)) as {
   hasUnicodeEscape: (text: string) => boolean;
 };
 const redact = createRedactor();

@@ -1,13 +1,13 @@
 import { releaseRegExpCode } from '../process-caches.js';
+import { findDecoded } from './find-decoded.js';
 import type { MatchSink } from './redaction-scanner.js';
-import { findEscaped } from './unicode-escapes.js';
 
 /**
  * Keys a reader sees but the rules do not, found on cheap evidence: an HTML reference to an
  * invisible character between two printable ASCII characters (`ab&#8203;cd`,
  * `ab&ZeroWidthSpace;cd`) or a run of 16 key characters with a fullwidth one among them
  * (`ｓｋ－ｐｒｏｊ－...`, `ghp_ab１cd...`, `ｇｈｐ＿` + ASCII). Only a window around each hit is
- * decoded (unicode-escapes.ts: invisible characters left out, fullwidth forms read as ASCII) and
+ * decoded (find-decoded.ts: invisible characters left out, fullwidth forms read as ASCII) and
  * scanned: decoding and scanning a whole 10 MB text took 500 to 800 ms on CJK prose full of
  * fullwidth letters, and its gates 20 to 35 ms more than main's on HTML and CJK text.
  */
@@ -75,7 +75,7 @@ export function fullwidthRuns(text: string, hits: number[]): void {
 
 /**
  * HTML references to invisible characters between two printable ASCII characters, as
- * `[start, end)` pairs. Percent-encoded ones open the whole copy (unicode-escapes.ts' gate, which
+ * `[start, end)` pairs. Percent-encoded ones open the whole copy (find-decoded.ts' gate, which
  * looks for `%` already: a second search took 2 to 3 ms per 10 MB of CJK text).
  */
 export function encodedInvisibles(text: string, hits: number[]): void {
@@ -130,7 +130,7 @@ export function redactHiddenKeys(raw: string, find: (text: string, sink: MatchSi
     out += raw.slice(copied, start) + replacement;
     copied = end;
   };
-  for (const [from, to] of merged(windows)) findEscaped(raw, from, to, find, sink);
+  for (const [from, to] of merged(windows)) findDecoded(raw, from, to, find, sink);
   return copied === 0 ? raw : out + raw.slice(copied);
 }
 

@@ -17,19 +17,35 @@ type Redactor = (text: string) => string;
 /** Which text of a message a seam meets: its own text, or the tool result at `result`. */
 type Piece = { kind: 'text' } | { kind: 'result'; result: number };
 
-/** The last text of a message, or undefined when it ends with a tool call (no text). */
+/**
+ * The last text of a message (its last tool result, else its text, tool calls after it or not:
+ * a model reads `token ghp_AAAA` + a call + the result `BBBB...` as one key), or undefined.
+ */
 function endPiece(message: CompactMessage): Piece | undefined {
   if (message.toolResults.length > 0) return { kind: 'result', result: message.toolResults.length - 1 };
-  return message.toolCalls.length === 0 && message.text !== '' ? { kind: 'text' } : undefined;
+  return message.text !== '' ? { kind: 'text' } : undefined;
 }
 
-/** The first text of a message, or undefined when it starts with a tool call. */
+/** The first text of a message (its text, else its first tool result), or undefined. */
 function startPiece(message: CompactMessage): Piece | undefined {
   if (message.text !== '') return { kind: 'text' };
-  return message.toolCalls.length === 0 && message.toolResults.length > 0
-    ? { kind: 'result', result: 0 }
-    : undefined;
+  return message.toolResults.length > 0 ? { kind: 'result', result: 0 } : undefined;
 }
+
+/** A message with tool calls and no text a seam reads (an assistant's call alone): skipped over. */
+function callsOnly(message: CompactMessage): boolean {
+  return message.text === '' && message.toolResults.length === 0 && message.toolCalls.length > 0;
+}
+
+/** The index of the message after `i` whose first text meets `i`'s last, past calls-only ones. */
+export function nextTextual(messages: readonly CompactMessage[], i: number): number {
+  let j = i + 1;
+  while (j < messages.length - 1 && j - i <= MAX_SKIPPED && callsOnly(messages[j]!)) j++;
+  return j;
+}
+
+/** How many calls-only messages a seam reaches over. */
+const MAX_SKIPPED = 4;
 
 /** The parsed fields a seam between messages reads. */
 type MessageTexts = Pick<CompactMessage, 'text' | 'toolCalls' | 'toolResults'>;
@@ -68,7 +84,8 @@ export async function redactMessageSeams(
 ): Promise<void> {
   for (let i = 0; i + 1 < originals.length; i++) {
     const before = originals[i]!;
-    const after = originals[i + 1]!;
+    const k = nextTextual(originals, i);
+    const after = originals[k]!;
     const end = endPiece(before);
     const start = end && startPiece(after);
     if (end && start) {
@@ -77,14 +94,14 @@ export async function redactMessageSeams(
       const cut = seamCut(a, b, redact);
       if (cut) {
         redacted[i] = withPiece(redacted[i]!, end, (text) => cutPiece(a, text, 0, cut[0]));
-        redacted[i + 1] = withPiece(redacted[i + 1]!, start, (text) => cutPiece(b, text, cut[1], 0));
+        redacted[k] = withPiece(redacted[k]!, start, (text) => cutPiece(b, text, cut[1], 0));
       }
     }
     // The wire forms meet at the same seam (a cached prefix sends them as they are).
-    const raws = [redacted[i]!.raw, redacted[i + 1]!.raw];
+    const raws = [redacted[i]!.raw, redacted[k]!.raw];
     redactBlockSeams([before.raw, after.raw], raws, redact);
     if (raws[0] !== redacted[i]!.raw) redacted[i] = { ...redacted[i]!, raw: raws[0] };
-    if (raws[1] !== redacted[i + 1]!.raw) redacted[i + 1] = { ...redacted[i + 1]!, raw: raws[1] };
+    if (raws[1] !== redacted[k]!.raw) redacted[k] = { ...redacted[k]!, raw: raws[1] };
     if (slice.due()) await slice.pause();
   }
 }

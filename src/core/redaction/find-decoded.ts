@@ -252,10 +252,10 @@ export function hasUnicodeEscape(text: string): boolean {
  * Runs `find` on the decoded copy of `raw` (a text with {@link hasUnicodeEscape}) and replaces
  * each match's raw span (escapes included).
  */
-export function redactEscaped(raw: string, find: (text: string, sink: MatchSink) => void): string {
+export function redactDecoded(raw: string, find: (text: string, sink: MatchSink) => void): string {
   let out = '';
   let copied = 0;
-  findEscaped(raw, 0, raw.length, find, (start, end, replacement) => {
+  findDecoded(raw, 0, raw.length, find, (start, end, replacement) => {
     out += raw.slice(copied, start) + replacement;
     copied = end;
   });
@@ -266,7 +266,7 @@ export function redactEscaped(raw: string, find: (text: string, sink: MatchSink)
  * Runs `find` on the decoded copy of `raw.slice(from, to)` and gives `sink` each match's span in
  * `raw` (escapes included): hidden-key-windows.ts decodes only windows around its hits.
  */
-export function findEscaped(
+export function findDecoded(
   raw: string,
   from: number,
   to: number,

@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { MESSAGE_CODECS } from '../../src/core/messages/formats/detect-format.js';
 import { redactMessages } from '../../src/core/preflight/cascade/summarize-remainder.js';
 import { getDefaultRedactor, redactDeep } from '../../src/core/redaction/redactor.js';
+import { useProviderTestServer } from '../fixtures/summarizers/use-provider-test-server.js';
+import { compactToWireAndArchive } from './support/compact-to-wire-and-archive.js';
 import { leakFinder } from './support/secret-shapes.js';
 
 /**
@@ -11,6 +13,7 @@ import { leakFinder } from './support/secret-shapes.js';
  * a seam (a PEM body): no run of 8 characters of either may leave.
  */
 
+const startServer = useProviderTestServer();
 const FILL = 'the deploy script reads the environment and rolls back on failure. '.repeat(12);
 const OPENAI = 'sk-proj-Qx7Lm2Vb9Kt4Rw8Zn3Pc6Hd1Yf5Js0Ga2Ue7Tb4Nk9Mq3Wv';
 const GITHUB = 'ghp_x7Kq2M9vTz4Lw8Rj3Nc6Pb1Yd5Hf0Gs2Ua7E';
@@ -64,8 +67,12 @@ describe('a secret split around a tool call, or with over 256 characters on one 
     expect(find(out)).toEqual([]);
   });
 
-  // Open (review-86a): the summarizer's "new history" starts at #2 here, and the half in #1,
-  // summarized before, is not read with it: the seam at the start of the slice is not scanned.
-  it.todo('leaves none on the summarizer wire when the seam is at the start of the new history');
+  // The summarizer's "new history" starts at #2 (#0 and #1 are pinned user turns): the half
+  // in #1 is not sent, and the seam at the slice's start is cut where the slice is made.
+  it('leaves none on the summarizer wire when the seam is at the start of the new history', async () => {
+    const { wire } = await compactToWireAndArchive(startServer, 'split-around-calls', history());
+    expect(wire).toContain('the host is db.internal');
+    expect(find(wire)).toEqual([]);
+  });
   it.todo('leaves none in the archive (sum-vN and the originals) in that case');
 });

@@ -83,6 +83,25 @@ export function fullwidthRuns(text: string, hits: number[]): void {
 /** Any look-alike letter's block (Greek, Cyrillic) or a mathematical letter's high surrogate. */
 const LOOK_ALIKE_BLOCK = /[\u0250-\u052f\ud835]/;
 
+/**
+ * What a name read as Latin letters must hold to be worth a window (every secret-named key of the
+ * rules has one of these): Russian or Greek prose with `=` and `:` (`адрес=хост`) opens none.
+ */
+const SECRET_NAME = /pass|pwd|secret|token|key|auth|cred|private|session|cookie|bearer|dsn|conn/i;
+
+/** `text.slice(start, end)` with its look-alike and mathematical letters read as Latin. */
+function latinName(text: string, start: number, end: number): string {
+  let name = '';
+  for (let at = start; at < end; at++) {
+    const code = text.charCodeAt(at);
+    if (code <= 0x7e) name += text[at];
+    else if (code === 0xd835)
+      name += String.fromCharCode(mathAlphanumeric(code, text.charCodeAt(at + 1)) || 32);
+    else if (code < 0x530) name += String.fromCharCode(lookAlikeLetter(code) || 32);
+  }
+  return name;
+}
+
 /** True for a character of a key's name: an ASCII word character, `-`, `.`, or a non-ASCII one. */
 const nameCode = (code: number) =>
   (code >= 0x30 && code <= 0x39) ||
@@ -113,9 +132,15 @@ export function lookAlikeKeys(text: string, hits: number[]): void {
       let alike = false;
       while (start > 0 && end - start < 64 && nameCode(text.charCodeAt(start - 1))) {
         start--;
-        if (!alike && text.charCodeAt(start) > 0x7e && keyAt(text, start)) alike = true;
+        if (text.charCodeAt(start) <= 0x7e) continue;
+        // A letter no Latin one looks like (`д`, `л`): a word of prose, not a disguised name.
+        if (!keyAt(text, start)) {
+          alike = false;
+          break;
+        }
+        alike = true;
       }
-      if (alike) hits.push(start, at + 1);
+      if (alike && SECRET_NAME.test(latinName(text, start, end))) hits.push(start, at + 1);
     }
   }
 }
@@ -199,3 +224,4 @@ function merged(windows: number[]): [number, number][] {
 releaseRegExpCode(HTML_INVISIBLE);
 releaseRegExpCode(WIDE);
 releaseRegExpCode(LOOK_ALIKE_BLOCK);
+releaseRegExpCode(SECRET_NAME);

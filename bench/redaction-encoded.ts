@@ -1,10 +1,11 @@
 /**
  * `npx tsx bench/redaction-encoded.ts [root]`: what the first look at encoded text
- * (src/core/redaction/unicode-escapes.ts) costs on 10 MB inputs: `hasUnicodeEscape` (the gate)
+ * (src/core/redaction/find-decoded.ts, unicode-escapes.ts before review-86a) costs on 10 MB inputs: `hasUnicodeEscape` (the gate)
  * and a whole `redact` on HTML dense with character references (`&amp;`, `&nbsp;`, `&#8203;`
  * between words), on URLs dense with percent-encoded UTF-8 (`%C3%A9`, `%E2%80%8B` between words),
  * on CJK prose with fullwidth letters (a fullwidth key's gate is true: the copy is scanned) or
- * fullwidth punctuation only, and on ASCII prose. `root`: a tree to measure (an old
+ * fullwidth punctuation only, on ASCII prose, and on Russian prose and JSON with Cyrillic
+ * values (the look-alike key finder reads back from every `=` and `:`). `root`: a tree to measure (an old
  * checkout from `git archive`; default this one). Median and minimum of 7 runs, in ms.
  */
 import { resolve } from 'node:path';
@@ -14,7 +15,9 @@ const root = pathToFileURL(resolve(process.argv[2] ?? new URL('..', import.meta.
 const { createRedactor } = (await import(`${root}/src/core/redaction/redactor.ts`)) as {
   createRedactor: () => (text: string) => string;
 };
-const { hasUnicodeEscape } = (await import(`${root}/src/core/redaction/unicode-escapes.ts`)) as {
+const { hasUnicodeEscape } = (await import(`${root}/src/core/redaction/find-decoded.ts`).catch(
+  () => import(`${root}/src/core/redaction/unicode-escapes.ts`),
+)) as {
   hasUnicodeEscape: (text: string) => boolean;
 };
 const redact = createRedactor();
@@ -42,6 +45,9 @@ const inputs: [string, string][] = [
     fill('部署脚本读取环境，检查健康端点（健康），失败时回滚！数据库连接正常。\n'),
   ],
   ['ASCII prose', fill('the deploy script reads the environment and rolls back on failure.\n')],
+  // review-86a: look-alike letters (Cyrillic, Greek) and separators dense, no key among them.
+  ['Russian prose', fill('Скрипт читает окружение: проверяет адрес=хост и откатывает при сбое.\n')],
+  ['JSON with Cyrillic values', fill('{"name": "Сергей", "city": "Москва", "role": "admin", "n": 42},\n')],
 ];
 for (const [name, text] of inputs) {
   for (const [what, run] of [

@@ -1,6 +1,6 @@
 /**
  * `npx tsx bench/redaction-gates.ts <old root> [<other root>...]`: the first look of a scan pass
- * (`hasUnicodeEscape` in src/core/redaction/unicode-escapes.ts, then, where the tree has it,
+ * (`hasUnicodeEscape` in src/core/redaction/find-decoded.ts, unicode-escapes.ts before review-86a, then, where the tree has it,
  * `redactHiddenKeys` in hidden-key-windows.ts with a rule finder that finds nothing: its hits and
  * the windows it decodes) against older trees', in one process, alternated, on 10 MB inputs
  * (flat strings, as JSON.parse gives them). Median and minimum of 9 runs each, in ms.
@@ -12,7 +12,9 @@ type Gate = (text: string) => boolean;
 type Windows = (text: string, find: (text: string, sink: unknown) => void) => string;
 const load = async (root: string): Promise<Gate> => {
   const base = `${pathToFileURL(resolve(root)).href}/src/core/redaction`;
-  const { hasUnicodeEscape } = (await import(`${base}/unicode-escapes.ts`)) as { hasUnicodeEscape: Gate };
+  const { hasUnicodeEscape } = (await import(`${base}/find-decoded.ts`).catch(
+    () => import(`${base}/unicode-escapes.ts`),
+  )) as { hasUnicodeEscape: Gate };
   const windows = await import(`${base}/hidden-key-windows.ts`).then(
     (module: { redactHiddenKeys: Windows }) => module.redactHiddenKeys,
     () => undefined,

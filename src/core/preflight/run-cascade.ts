@@ -15,6 +15,7 @@ import type { CompactMessage } from '../messages/message.js';
 import { type IndexedMessage, toCompactMessage } from '../messages/message-index.js';
 import type { ToolPairer } from '../messages/tool-pairing.js';
 import type { CompactPolicy } from '../policy.js';
+import { cutOuterSeams } from '../redaction/message-seams.js';
 import type { Redactor } from '../redaction/redactor.js';
 import type { SessionRewrite } from '../session/session-store.js';
 import { EmbeddedSummarizer } from '../summary/embedded-summarizer.js';
@@ -138,11 +139,15 @@ function withoutArchiveLine(summary: string): string {
 
 /** The messages the summarizer sees for `folded`, giving the loop a turn whenever `slice` has run its time. */
 async function summarizerMessages(
+  entries: readonly ViewEntry[],
   folded: readonly ViewEntry[],
   redact: Redactor | undefined,
   slice: TimeSlice,
 ): Promise<CompactMessage[]> {
-  return mapSliced(folded, (entry) => summarizerMessage(entry, redact), slice);
+  const messages = await mapSliced(folded, (entry) => summarizerMessage(entry, redact), slice);
+  // A secret split between a folded message and a pinned or kept one beside it is cut here.
+  if (redact) cutOuterSeams(entries, folded, messages, (entry) => summarizerMessage(entry, redact), redact);
+  return messages;
 }
 
 /** Level c: folds the units before the suffix into the next summary. */
@@ -164,7 +169,7 @@ async function summarizeLevel(
     {
       sessionId: input.sessionId,
       strategy: policy.strategy,
-      messages: await summarizerMessages(folded, input.summarize.redact, slice),
+      messages: await summarizerMessages(run.entries, folded, input.summarize.redact, slice),
       ...(await sentPrefixField(input, folded, slice)),
       maxTokens: plan?.maxTokens ?? policy.maxSummaryTokens,
       ...(view.previousSummary ? { previousSummary: withoutArchiveLine(view.previousSummary) } : {}),

@@ -1,13 +1,14 @@
 import { releaseRegExpCode } from '../process-caches.js';
+import { findDecoded } from './find-decoded.js';
+import { lookAlikeLetter, mathAlphanumeric } from './look-alike-letter.js';
 import type { MatchSink } from './redaction-scanner.js';
-import { findEscaped } from './unicode-escapes.js';
 
 /**
  * Keys a reader sees but the rules do not, found on cheap evidence: an HTML reference to an
  * invisible character between two printable ASCII characters (`ab&#8203;cd`,
  * `ab&ZeroWidthSpace;cd`) or a run of 16 key characters with a fullwidth one among them
  * (`ｓｋ－ｐｒｏｊ－...`, `ghp_ab１cd...`, `ｇｈｐ＿` + ASCII). Only a window around each hit is
- * decoded (unicode-escapes.ts: invisible characters left out, fullwidth forms read as ASCII) and
+ * decoded (find-decoded.ts: invisible characters left out, fullwidth forms read as ASCII) and
  * scanned: decoding and scanning a whole 10 MB text took 500 to 800 ms on CJK prose full of
  * fullwidth letters, and its gates 20 to 35 ms more than main's on HTML and CJK text.
  */
@@ -37,10 +38,16 @@ const narrow = (code: number) => (code >= 0xff01 && code <= 0xff5e ? code - 0xfe
 const keyCode = (code: number) =>
   code >= 0x21 && code <= 0x7e && code !== 0x2c && code !== 0x28 && code !== 0x29;
 
-/** True when the character at `at` is a key character (ASCII or fullwidth); the first test fails most CJK characters. */
+/**
+ * True when the character at `at` is a key character (ASCII, fullwidth, a look-alike letter or a
+ * half of a mathematical letter's pair); the first test fails most CJK characters.
+ */
 const keyAt = (text: string, at: number) => {
   const code = text.charCodeAt(at);
-  return !(code > 0x7e && (code < 0xff01 || code > 0xff5e)) && keyCode(narrow(code));
+  if (code <= 0x7e || (code >= 0xff01 && code <= 0xff5e)) return keyCode(narrow(code));
+  if (code < 0x530) return lookAlikeLetter(code) > 0;
+  if (code === 0xd835) return mathAlphanumeric(code, text.charCodeAt(at + 1)) > 0;
+  return code >= 0xdc00 && code <= 0xdfff && mathAlphanumeric(text.charCodeAt(at - 1), code) > 0;
 };
 
 /**
@@ -63,7 +70,7 @@ export function fullwidthRuns(text: string, hits: number[]): void {
     while (end < length && keyAt(text, end)) end++;
     if (end - start >= 16) {
       for (let at = start; at < end; at++) {
-        if (text.charCodeAt(at) >= 0xff01) {
+        if (text.charCodeAt(at) > 0x7e) {
           hits.push(start, end);
           break;
         }
@@ -73,9 +80,74 @@ export function fullwidthRuns(text: string, hits: number[]): void {
   }
 }
 
+/** Any look-alike letter's block (Greek, Cyrillic) or a mathematical letter's high surrogate. */
+const LOOK_ALIKE_BLOCK = /[\u0250-\u052f\ud835]/;
+
+/**
+ * What a name read as Latin letters must hold to be worth a window (every secret-named key of the
+ * rules has one of these): Russian or Greek prose with `=` and `:` (`адрес=хост`) opens none.
+ */
+const SECRET_NAME = /pass|pwd|secret|token|key|auth|cred|private|session|cookie|bearer|dsn|conn/i;
+
+/** `text.slice(start, end)` with its look-alike and mathematical letters read as Latin. */
+function latinName(text: string, start: number, end: number): string {
+  let name = '';
+  for (let at = start; at < end; at++) {
+    const code = text.charCodeAt(at);
+    if (code <= 0x7e) name += text[at];
+    else if (code === 0xd835)
+      name += String.fromCharCode(mathAlphanumeric(code, text.charCodeAt(at + 1)) || 32);
+    else if (code < 0x530) name += String.fromCharCode(lookAlikeLetter(code) || 32);
+  }
+  return name;
+}
+
+/** True for a character of a key's name: an ASCII word character, `-`, `.`, or a non-ASCII one. */
+const nameCode = (code: number) =>
+  (code >= 0x30 && code <= 0x39) ||
+  (code >= 0x41 && code <= 0x5a) ||
+  (code >= 0x61 && code <= 0x7a) ||
+  code === 0x5f ||
+  code === 0x2d ||
+  code === 0x2e ||
+  code > 0x7e;
+
+/**
+ * Key names with a look-alike letter before a `=` or `:` (`раssword=`, `"𝑡𝑜𝑘𝑒𝑛": `), as
+ * `[start, end)` pairs: from each separator (found with `indexOf`) the name before it (a quote
+ * and two spaces skipped, 64 characters at most) is read back. Text with no Greek, Cyrillic or
+ * mathematical letter costs one regex test.
+ */
+export function lookAlikeKeys(text: string, hits: number[]): void {
+  if (!LOOK_ALIKE_BLOCK.test(text)) return;
+  for (const separator of ['=', ':']) {
+    for (let at = text.indexOf(separator); at >= 0; at = text.indexOf(separator, at + 1)) {
+      let end = at;
+      for (let skip = 0; skip < 3 && end > 0; skip++) {
+        const code = text.charCodeAt(end - 1);
+        if (code !== 0x20 && code !== 0x22 && code !== 0x27) break;
+        end--;
+      }
+      let start = end;
+      let alike = false;
+      while (start > 0 && end - start < 64 && nameCode(text.charCodeAt(start - 1))) {
+        start--;
+        if (text.charCodeAt(start) <= 0x7e) continue;
+        // A letter no Latin one looks like (`д`, `л`): a word of prose, not a disguised name.
+        if (!keyAt(text, start)) {
+          alike = false;
+          break;
+        }
+        alike = true;
+      }
+      if (alike && SECRET_NAME.test(latinName(text, start, end))) hits.push(start, at + 1);
+    }
+  }
+}
+
 /**
  * HTML references to invisible characters between two printable ASCII characters, as
- * `[start, end)` pairs. Percent-encoded ones open the whole copy (unicode-escapes.ts' gate, which
+ * `[start, end)` pairs. Percent-encoded ones open the whole copy (find-decoded.ts' gate, which
  * looks for `%` already: a second search took 2 to 3 ms per 10 MB of CJK text).
  */
 export function encodedInvisibles(text: string, hits: number[]): void {
@@ -115,6 +187,7 @@ export function redactHiddenKeys(raw: string, find: (text: string, sink: MatchSi
   const hits: number[] = [];
   encodedInvisibles(raw, hits);
   fullwidthRuns(raw, hits);
+  lookAlikeKeys(raw, hits);
   if (hits.length === 0) return raw;
   const windows: number[] = [];
   for (let pair = 0; pair < hits.length; pair += 2) {
@@ -130,7 +203,7 @@ export function redactHiddenKeys(raw: string, find: (text: string, sink: MatchSi
     out += raw.slice(copied, start) + replacement;
     copied = end;
   };
-  for (const [from, to] of merged(windows)) findEscaped(raw, from, to, find, sink);
+  for (const [from, to] of merged(windows)) findDecoded(raw, from, to, find, sink);
   return copied === 0 ? raw : out + raw.slice(copied);
 }
 
@@ -150,3 +223,5 @@ function merged(windows: number[]): [number, number][] {
 
 releaseRegExpCode(HTML_INVISIBLE);
 releaseRegExpCode(WIDE);
+releaseRegExpCode(LOOK_ALIKE_BLOCK);
+releaseRegExpCode(SECRET_NAME);

@@ -1,10 +1,10 @@
 /** One pass of the redactor's scanned rules over a text (redactor.ts builds its passes with it). */
 import type { Steps } from '../time-slice.js';
+import { hasUnicodeEscape, redactDecoded } from './find-decoded.js';
 import { redactHiddenKeys } from './hidden-key-windows.js';
 import type { RedactionRule } from './redaction-rules.js';
 import { createRuleMatcherSteps } from './redaction-scanner.js';
 import { replaceMatch } from './replace-match.js';
-import { hasUnicodeEscape, redactEscaped } from './unicode-escapes.js';
 
 /**
  * One scan of `rules` over the text's copy with its JSON escapes decoded (`\u0067hp_...`,
@@ -38,7 +38,7 @@ export function* rulePassSteps(rules: readonly RedactionRule[]): Steps<(text: st
   return (input) => {
     // Text without JSON or percent escapes: only windows around an encoded invisible character or
     // a fullwidth key's run are decoded (hidden-key-windows.ts), not the whole text.
-    text = hasUnicodeEscape(input) ? redactEscaped(input, find) : redactHiddenKeys(input, find);
+    text = hasUnicodeEscape(input) ? redactDecoded(input, find) : redactHiddenKeys(input, find);
     out = '';
     parts.length = 0;
     copied = 0;

@@ -29,6 +29,16 @@ function commonSuffix(a: string, b: string, max: number): number {
   return i;
 }
 
+/**
+ * True when the tail window may cut off the start of a secret that crosses the seam: a run with
+ * no whitespace (a long token's middle, its prefix further back), or a PEM block's end in the
+ * head with its BEGIN line further back than the tail.
+ */
+function headless(tail: string, head: string): boolean {
+  if (!/\s/.test(tail)) return true;
+  return head.includes('-----END') && !tail.includes('-----BEGIN');
+}
+
 /** How many characters of `a`'s end and `b`'s start a match across their seam covers. */
 export type SeamCut = readonly [before: number, after: number];
 
@@ -38,17 +48,32 @@ export type SeamCut = readonly [before: number, after: number];
  */
 export function seamCut(a: string, b: string, redact: Redactor): SeamCut | undefined {
   if (a.length === 0 || b.length === 0) return undefined;
-  const tail = a.length > SEAM_WINDOW ? a.slice(a.length - SEAM_WINDOW) : a;
-  const head = b.length > SEAM_WINDOW ? b.slice(0, SEAM_WINDOW) : b;
-  const joined = tail + head;
-  const out = redact(joined);
-  if (out === joined || out === redact(tail) + redact(head)) return undefined;
-  const first = commonPrefix(joined, out);
-  const end = joined.length - commonSuffix(joined, out, Math.min(joined.length, out.length) - first);
-  // A change the join caused that starts or ends short of the seam (`password=` | ` hunter2`)
-  // is cut from the seam, the few characters between included.
-  if (end <= first) return undefined;
-  return [Math.max(0, tail.length - first), Math.max(0, end - tail.length)];
+  // A match that reaches a window's edge may go on past it (a PEM body or a long token with
+  // more than SEAM_WINDOW characters on one side): that side is read again four times wider,
+  // up to the whole text, so the windows scanned add up to less than 4/3 of the widest.
+  let before = SEAM_WINDOW;
+  let after = SEAM_WINDOW;
+  for (;;) {
+    const tail = a.length > before ? a.slice(a.length - before) : a;
+    const head = b.length > after ? b.slice(0, after) : b;
+    if (tail.length < a.length && headless(tail, head)) {
+      before *= 4;
+      continue;
+    }
+    const joined = tail + head;
+    const out = redact(joined);
+    if (out === joined || out === redact(tail) + redact(head)) return undefined;
+    const first = commonPrefix(joined, out);
+    const end = joined.length - commonSuffix(joined, out, Math.min(joined.length, out.length) - first);
+    // A change the join caused that starts or ends short of the seam (`password=` | ` hunter2`)
+    // is cut from the seam, the few characters between included.
+    if (end <= first) return undefined;
+    const growTail = first === 0 && tail.length < a.length;
+    const growHead = end === joined.length && head.length < b.length;
+    if (!growTail && !growHead) return [Math.max(0, tail.length - first), Math.max(0, end - tail.length)];
+    if (growTail) before *= 4;
+    if (growHead) after *= 4;
+  }
 }
 
 /**
@@ -132,13 +157,27 @@ function edgeOf(item: unknown, last: boolean, depth = 0): Edge | undefined {
 export function redactBlockSeams(source: readonly unknown[], out: unknown[], redact: Redactor): void {
   for (let i = 0; i + 1 < source.length; i++) {
     const a = edgeOf(source[i], true);
-    const b = a && edgeOf(source[i + 1], false);
-    if (!a || !b) continue;
+    if (!a) continue;
+    // Items with no text between (an assistant's tool call alone) are read past: the halves
+    // of a key on both sides of a call meet in the model's reading.
+    let k = i + 1;
+    while (k < source.length - 1 && k - i <= 4 && isCallOnly(source[k])) k++;
+    const b = edgeOf(source[k], false);
+    if (!b) continue;
     const cut = seamCut(a.text, b.text, redact);
     if (!cut) continue;
     out[i] = withTextAt(out[i], a.path, (text) => cutPiece(a.text, text, 0, cut[0]));
-    out[i + 1] = withTextAt(out[i + 1], b.path, (text) => cutPiece(b.text, text, cut[1], 0));
+    out[k] = withTextAt(out[k], b.path, (text) => cutPiece(b.text, text, cut[1], 0));
   }
+}
+
+/** A wire item that is tool calls and no text (`tool_calls` with null content, a `function_call` item). */
+function isCallOnly(item: unknown): boolean {
+  if (item === null || typeof item !== 'object' || Array.isArray(item)) return false;
+  const record = item as { content?: unknown; tool_calls?: unknown; type?: unknown };
+  if (record.type === 'function_call') return true;
+  if (!Array.isArray(record.tool_calls) || record.tool_calls.length === 0) return false;
+  return record.content === null || record.content === undefined || record.content === '';
 }
 
 /**
@@ -160,8 +199,8 @@ function withTextAt(
 }
 
 /**
- * The two sides of a seam between adjacent text blocks (at most {@link SEAM_WINDOW} characters
- * each), and the array they are in: `group` 0 is the message's own blocks, n the n-th block
+ * The two sides of a seam between adjacent text blocks (whole: {@link seamCut} reads
+ * {@link SEAM_WINDOW} characters each, more where a match reaches that far), and the array they are in: `group` 0 is the message's own blocks, n the n-th block
  * with blocks of its own, whose `owner` is its `tool_use_id` (a tool result's call id).
  */
 export interface BlockSeam {
@@ -226,11 +265,7 @@ function pushSeams(
     const a = blockText(blocks[i]);
     const b = a === undefined ? undefined : blockText(blocks[i + 1]);
     if (!a || !b) continue;
-    const seam: BlockSeam = {
-      tail: a.slice(Math.max(0, a.length - SEAM_WINDOW)),
-      head: b.slice(0, SEAM_WINDOW),
-      group,
-    };
+    const seam: BlockSeam = { tail: a, head: b, group };
     if (owner !== undefined) seam.owner = owner;
     seams.push(seam);
   }

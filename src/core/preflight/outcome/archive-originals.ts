@@ -6,7 +6,7 @@
 import type { PendingArtifact } from '../../archive/session-archive.js';
 import type { IndexedMessage } from '../../messages/message-index.js';
 import { edgeText } from '../../redaction/message-seams.js';
-import { type BlockSeam, blockSeams, SEAM_WINDOW } from '../../redaction/split-secrets.js';
+import { type BlockSeam, blockSeams } from '../../redaction/split-secrets.js';
 import type { SessionRewrite } from '../../session/session-store.js';
 import type { CascadeResult } from '../run-cascade.js';
 
@@ -39,7 +39,7 @@ function renderFolded(items: readonly IndexedMessage[]): string {
 
 /**
  * The seam between two adjacent messages (the last text of `before`, the first of `after`,
- * {@link SEAM_WINDOW} characters each): a secret split over them is redacted across it.
+ * whole; split-secrets.ts' seamCut reads the windows): a secret split over them is redacted across it.
  */
 function messageSeam(
   before: IndexedMessage | undefined,
@@ -49,7 +49,7 @@ function messageSeam(
   const a = before && edgeText(before.entry.parsed, true);
   const b = after && edgeText(after.entry.parsed, false);
   if (!a || !b) return [];
-  return [{ tail: a.slice(Math.max(0, a.length - SEAM_WINDOW)), head: b.slice(0, SEAM_WINDOW), ...seam }];
+  return [{ tail: a, head: b, ...seam }];
 }
 
 /** The seams of an archived original: its blocks', and its ends' with the messages beside it. */
@@ -60,13 +60,29 @@ function originalSeams(
 ): BlockSeam[] {
   const seams = blockSeams(item.entry.parsed.raw);
   if (kind === 'shortened') return seams;
-  const previous = history[item.index - 1];
-  const next = history[item.index + 1];
+  const previous = beside(history, item.index, -1);
+  const next = beside(history, item.index, 1);
   return [
-    ...(previous?.index === item.index - 1 ? messageSeam(previous, item, { group: -1, side: 'start' }) : []),
+    ...(previous ? messageSeam(previous, item, { group: -1, side: 'start' }) : []),
     ...seams,
-    ...(next?.index === item.index + 1 ? messageSeam(item, next, { group: -1, side: 'end' }) : []),
+    ...(next ? messageSeam(item, next, { group: -1, side: 'end' }) : []),
   ];
+}
+
+/** A message with tool calls and no text (an assistant's call alone): a seam reads past it. */
+function callsOnly(item: IndexedMessage): boolean {
+  const parsed = item.entry.parsed;
+  return parsed.text === '' && parsed.toolResults.length === 0 && parsed.toolCalls.length > 0;
+}
+
+/** The message before (`step` -1) or after (1) `index`, past up to four calls-only ones. */
+function beside(history: readonly IndexedMessage[], index: number, step: number): IndexedMessage | undefined {
+  for (let at = index + step, n = 0; n <= 4; at += step, n++) {
+    const item = history[at];
+    if (item?.index !== at) return undefined;
+    if (!callsOnly(item)) return item;
+  }
+  return undefined;
 }
 
 /** The seams of `sum-vN`: each message's blocks, and each message with the next (its header between). */
@@ -74,10 +90,16 @@ function foldedSeams(folded: readonly IndexedMessage[]): BlockSeam[] {
   const seams: BlockSeam[] = [];
   for (const [i, item] of folded.entries()) {
     seams.push(...blockSeams(item.entry.parsed.raw));
-    const next = folded[i + 1];
+    let k = i + 1;
+    let calls = '';
+    for (; folded[k] && k - i <= 4 && callsOnly(folded[k]!); k++) {
+      for (const call of folded[k]!.entry.parsed.toolCalls)
+        calls += `\n[${folded[k]!.index}] call ${call.name}(${call.arguments})`;
+    }
+    const next = folded[k];
     if (!next) continue;
     const parsed = next.entry.parsed;
-    const joiner = `\n[${next.index}] ${parsed.text !== '' ? parsed.role : 'result'}: `;
+    const joiner = `${calls}\n[${next.index}] ${parsed.text !== '' ? parsed.role : 'result'}: `;
     seams.push(...messageSeam(item, next, { group: -2 - i, joiner }));
   }
   return seams;

@@ -55,6 +55,8 @@ export interface Blocks {
   turns: number;
   /** The gap of {@link threadMs} (`performance.now()` at its start and end), for a profile. */
   worstGap?: [number, number];
+  /** Every gap of more than {@link BLOCK_TARGET_MS} of CPU (start, end, CPU ms), for a profile of each. */
+  longGaps?: [number, number, number][];
 }
 
 /** The block of a row: the most main-thread CPU time in one gap. */
@@ -163,7 +165,16 @@ export async function watchBlocks(path: string, work: () => Promise<unknown>): P
     delayMaxMs: delay.max / 1e6,
     turns,
     ...(worstGap ? { worstGap } : {}),
+    longGaps: longGapsOf(gaps),
   };
+}
+
+/** The gaps (triples start, end, CPU) of more than the target. */
+function longGapsOf(gaps: readonly number[]): [number, number, number][] {
+  const out: [number, number, number][] = [];
+  for (let g = 0; g < gaps.length; g += 3)
+    if (gaps[g + 2]! > BLOCK_TARGET_MS) out.push([gaps[g]!, gaps[g + 1]!, gaps[g + 2]!]);
+  return out;
 }
 
 /**

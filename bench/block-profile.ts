@@ -98,5 +98,13 @@ export async function watchAttributed(
     row.worstGap === undefined
       ? { samples: 0, self: [], ours: [], stacks: [] }
       : attribute(profile, row.worstGap[0] * 1000 + offset, row.worstGap[1] * 1000 + offset);
+  // `--all-gaps`: every gap over the target attributed on stderr, not only the longest.
+  if (process.argv.includes('--all-gaps'))
+    for (const [from, to, cpu] of row.longGaps ?? []) {
+      const each = attribute(profile, from * 1000 + offset, to * 1000 + offset);
+      process.stderr.write(
+        `gap ${cpu.toFixed(1)} ms CPU at ${from.toFixed(0)} ms, ${each.samples} samples\n  self: ${each.self.join('; ')}\n  ours: ${each.ours.join('; ')}\n  stacks: ${each.stacks.join(' | ')}\n`,
+      );
+    }
   return { ...row, attribution };
 }

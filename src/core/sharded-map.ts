@@ -11,11 +11,19 @@ import type { Steps } from './time-slice.js';
 /** Tables a key's entries are spread over. */
 const SHARDS = 64;
 
-/** The shard of a string: its length and last four characters, mixed. */
+/**
+ * The shard of a string: its length and at most twenty of its characters, sixteen spread
+ * evenly over it and the last four, mixed (constant work per key; keys sharing a prefix or a
+ * suffix, such as numbered words or joined texts ending alike, still spread).
+ */
 export function stringShard(key: string): number {
-  let h = key.length;
-  for (let i = key.length - 1, n = 0; i >= 0 && n < 4; i--, n++)
-    h = Math.imul(h ^ key.charCodeAt(i), 0x9e3779b1);
+  const n = key.length;
+  let h = n;
+  if (n <= 20) for (let i = 0; i < n; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x9e3779b1);
+  else {
+    for (let i = 0; i < 16; i++) h = Math.imul(h ^ key.charCodeAt(((i * n) / 16) | 0), 0x9e3779b1);
+    for (let i = n - 4; i < n; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x9e3779b1);
+  }
   return (h >>> 26) % SHARDS;
 }
 

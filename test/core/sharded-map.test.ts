@@ -7,7 +7,13 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { openaiChatCodec } from '../../src/core/messages/formats/openai-chat.js';
 import { MessageIndex } from '../../src/core/messages/message-index.js';
-import { ShardedMap, ShardedSet, ShardedWeakMap, shardedSetSteps } from '../../src/core/sharded-map.js';
+import {
+  ShardedMap,
+  ShardedSet,
+  ShardedWeakMap,
+  shardedSetSteps,
+  stringShard,
+} from '../../src/core/sharded-map.js';
 import { runSteps } from '../../src/core/time-slice.js';
 
 describe('ShardedMap', () => {
@@ -48,6 +54,17 @@ describe('ShardedMap', () => {
     }
     expect(shards).toBeGreaterThanOrEqual(32);
     expect(longest).toBeLessThan(100_000 / 16);
+  });
+
+  it('spreads keys that share a long suffix (joined texts ending alike) over its shards', () => {
+    // The redactor's memo of joined neighbour texts: each key ends in the same words.
+    const counts = new Map<number, number>();
+    for (let i = 0; i < 20_000; i++) {
+      const shard = stringShard(`hi ${i}\n\nhi ${i + 1} and the same closing words of a seam`);
+      counts.set(shard, (counts.get(shard) ?? 0) + 1);
+    }
+    expect(counts.size).toBeGreaterThanOrEqual(32);
+    expect(Math.max(...counts.values())).toBeLessThan(20_000 / 16);
   });
 
   it('deletes, clears and takes number keys as a Map does', () => {

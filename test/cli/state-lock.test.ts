@@ -11,7 +11,7 @@ import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startProviderTestServer } from '../../src/testing/provider-test-server.js';
-import { BIN, type BinRun, ensureBuilt, ROOT } from './support/built-cli.js';
+import { type BinRun, ensureBuilt, ROOT, runBin } from './support/built-cli.js';
 
 let dir: string;
 beforeAll(async () => {
@@ -25,25 +25,8 @@ afterAll(async () => {
 const fixture = join(ROOT, 'test/fixtures/transcripts', 'swe-agent-marshmallow.json');
 
 /** Starts `node dist/cli/main.js ...args` in `dir` with `env` added; resolves when it exits. */
-function startBin(args: readonly string[], env: Record<string, string>): Promise<BinRun> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], {
-      cwd: dir,
-      env: { ...process.env, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-      stdout += chunk;
-    });
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
-      stderr += chunk;
-    });
-    child.once('error', reject);
-    child.once('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const startBin = (args: readonly string[], env: Record<string, string>): Promise<BinRun> =>
+  runBin(args, undefined, { cwd: dir, env });
 
 const exists = (path: string) =>
   stat(path).then(

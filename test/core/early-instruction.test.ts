@@ -30,42 +30,20 @@ describe('an instruction inside a long first user message', () => {
     const manager = new CompactManager({ model: 'gpt-4o', maxContextTokens: 8_000 });
     const first = firstMessage();
     expect(manager.estimate([{ role: 'user', content: first }]).total).toBeGreaterThan(1_500);
-    const messages: Record<string, unknown>[] = [
-      { role: 'system', content: 'You are a coding agent.' },
-      { role: 'user', content: first },
-    ];
-    let compactions = 0;
-    manager.on('compact.pruned_messages', () => compactions++);
-    const lost: string[] = [];
     try {
-      for (let r = 1; r <= 150; r++) {
-        const id = `call_${r}`;
-        const call = {
-          name: 'read_file',
-          arguments: JSON.stringify({ path: `src/module${r % 37}/file${r}.ts` }),
-        };
-        messages.push({
-          role: 'assistant',
-          content: `Round ${r}: checking file ${r}.`,
-          tool_calls: [{ id, type: 'function', function: call }],
-        });
-        const code = `  // processes batch ${r} with retry ${r % 5}\n  return process(event, ${r});\n}\n`;
-        messages.push({
-          role: 'tool',
-          tool_call_id: id,
-          content: `export function handler${r}(event) {\n${code.repeat(20)}`,
-        });
-        if (r % 40 === 0)
-          messages.push({ role: 'user', content: `Keep going, look at module ${r % 37} next.` });
-        const sent = JSON.stringify((await manager.compact('early', messages)).messages);
-        for (const instruction of ['Always answer in French.', 'Never modify files under vendor/.'])
-          if (!sent.includes(instruction)) lost.push(`round ${r}: ${instruction}`);
-      }
+      const { lost, compactions } = await roundsLosing(
+        manager,
+        [
+          { role: 'system', content: 'You are a coding agent.' },
+          { role: 'user', content: first },
+        ],
+        ['Always answer in French.', 'Never modify files under vendor/.'],
+      );
+      expect(compactions, 'the session compacts many times').toBeGreaterThanOrEqual(10);
+      expect(lost).toEqual([]);
     } finally {
       await manager.shutdown();
     }
-    expect(compactions, 'the session compacts many times').toBeGreaterThanOrEqual(10);
-    expect(lost).toEqual([]);
   });
 });
 

@@ -17,10 +17,21 @@ export interface BinRun {
   stderr: string;
 }
 
-/** Runs `node dist/cli/main.js ...args`, writing `stdin` to it when given. */
-export function runBin(args: readonly string[], stdin?: string): Promise<BinRun> {
+/**
+ * Runs `node dist/cli/main.js ...args`, writing `stdin` to it when given; in `where.cwd` (the
+ * repository by default) with `where.env` added to the environment.
+ */
+export function runBin(
+  args: readonly string[],
+  stdin?: string,
+  where: { cwd?: string; env?: Record<string, string> } = {},
+): Promise<BinRun> {
   return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, ...args], {
+      cwd: where.cwd ?? ROOT,
+      env: { ...process.env, ...where.env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => {

@@ -1,7 +1,11 @@
 // Other shapes of "instructions given once early" (review-86d, bench/notes/review-86d-instructions.md):
 // SHAPE=tool-result|developer|second-user|image|german|list|rewind|fork WINDOW=4000 npx tsx bench/early-instruction-shapes.ts
 import { CompactManager } from '../src/index.js';
-import { README_FACTS, README_SECTIONS } from '../test/fixtures/early-instruction/pasted-readme.js';
+import {
+  batchFileRound,
+  README_FACTS,
+  README_SECTIONS,
+} from '../test/fixtures/early-instruction/pasted-readme.js';
 
 const WINDOW = Number(process.env.WINDOW ?? 4000);
 const SHAPE = process.env.SHAPE ?? 'image';
@@ -77,26 +81,7 @@ const total = SHAPE === 'second-user' ? ROUNDS * 2 : ROUNDS;
 let last = '';
 for (let r = 1; r <= total; r++) {
   if (later && r === ROUNDS + 1) messages.push(later);
-  const id = `call_${r}`;
-  messages.push({
-    role: 'assistant',
-    content: `Round ${r}: checking file ${r}.`,
-    tool_calls: [
-      {
-        id,
-        type: 'function',
-        function: {
-          name: 'read_file',
-          arguments: JSON.stringify({ path: `src/module${r % 37}/file${r}.ts` }),
-        },
-      },
-    ],
-  });
-  messages.push({
-    role: 'tool',
-    tool_call_id: id,
-    content: `export function handler${r}(event) {\n${`  // processes batch ${r} with retry ${r % 5}\n  return process(event, ${r});\n}\n`.repeat(20)}`,
-  });
+  messages.push(...batchFileRound(r));
   if (r % 40 === 0) messages.push({ role: 'user', content: `Keep going, look at module ${r % 37} next.` });
   // rewind: at round 100 the user goes back to round 60's history and carries on from there.
   if (SHAPE === 'rewind' && r === 100) messages = messages.slice(0, head.length + 60 * 2 + 1);

@@ -1,6 +1,10 @@
 // Reproduces review-85b's lost early instruction (bench/notes/review-85b-early-instruction.md): POS=start|early|mid|end WINDOW=8000 npx tsx bench/early-instruction.ts
 import { CompactManager } from '../src/index.js';
-import { README_FACTS, README_SECTIONS } from '../test/fixtures/early-instruction/pasted-readme.js';
+import {
+  batchFileRound,
+  README_FACTS,
+  README_SECTIONS,
+} from '../test/fixtures/early-instruction/pasted-readme.js';
 
 const WINDOW = Number(process.env.WINDOW ?? 8000);
 const para = README_FACTS;
@@ -36,28 +40,7 @@ let compactions = 0;
 manager.on('compact.pruned_messages', () => compactions++);
 let last = '[]';
 for (let r = 1; r <= Number(process.env.ROUNDS ?? 150); r++) {
-  const id = `call_${r}`;
-  messages.push({
-    role: 'assistant',
-    content: `Round ${r}: checking file ${r}.`,
-    tool_calls: [
-      {
-        id,
-        type: 'function',
-        function: {
-          name: 'read_file',
-          arguments: JSON.stringify({ path: `src/module${r % 37}/file${r}.ts` }),
-        },
-      },
-    ],
-  });
-  messages.push({
-    role: 'tool',
-    tool_call_id: id,
-    content:
-      `export function handler${r}(event) {\n` +
-      `  // processes batch ${r} with retry ${r % 5}\n  return process(event, ${r});\n}\n`.repeat(20),
-  });
+  messages.push(...batchFileRound(r));
   if (r % 40 === 0) messages.push({ role: 'user', content: `Keep going, look at module ${r % 37} next.` });
   const out = await manager.compact('s', messages);
   const text = JSON.stringify(out.messages);

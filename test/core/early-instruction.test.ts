@@ -8,6 +8,7 @@
 import { describe, expect, it } from 'vitest';
 import { CompactManager } from '../../src/core/manager/compact-manager.js';
 import {
+  batchFileRound,
   README_FACTS as FACTS,
   README_SECTIONS as SECTIONS,
 } from '../fixtures/early-instruction/pasted-readme.js';
@@ -67,22 +68,7 @@ async function roundsLosing(
   manager.on('compact.pruned_messages', () => compactions++);
   const lost: string[] = [];
   for (let r = 1; r <= 150; r++) {
-    const id = `call_${r}`;
-    const call = {
-      name: 'read_file',
-      arguments: JSON.stringify({ path: `src/module${r % 37}/file${r}.ts` }),
-    };
-    messages.push({
-      role: 'assistant',
-      content: `Round ${r}: checking file ${r}.`,
-      tool_calls: [{ id, type: 'function', function: call }],
-    });
-    const code = `  // processes batch ${r} with retry ${r % 5}\n  return process(event, ${r});\n}\n`;
-    messages.push({
-      role: 'tool',
-      tool_call_id: id,
-      content: `export function handler${r}(event) {\n${code.repeat(20)}`,
-    });
+    messages.push(...batchFileRound(r));
     if (r % 40 === 0) messages.push({ role: 'user', content: `Keep going, look at module ${r % 37} next.` });
     const sent = JSON.stringify((await manager.compact('early', messages)).messages);
     for (const instruction of instructions)

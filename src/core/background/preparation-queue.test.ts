@@ -214,4 +214,36 @@ describe('a preparation queue (the contract)', () => {
     expect(await store.get('s::prepared')).toBeUndefined();
     await m.shutdown();
   });
+
+  it("a queued job says whether an AI assistant is on the other side, and the worker's summarizer is told", async () => {
+    const heard: (boolean | undefined)[] = [];
+    const listening: Summarizer = {
+      ...worker,
+      summarize: (request) => {
+        heard.push(request.withAssistant);
+        return worker.summarize(request);
+      },
+    };
+    const jobs: PreparationJob[] = [];
+    for (const withPrompt of [true, false]) {
+      const store = new MemorySessionStore();
+      const queue = new ArrayQueue();
+      const m = manager(store, queue);
+      // The system prompt is pinned, never folded: only the request shows the assistant.
+      const history = [
+        ...(withPrompt ? [{ role: 'system', content: 'You are a travel booking assistant.' }] : []),
+        ...chatTurns(60),
+      ];
+      await m.compact('s', history.slice(0, 72));
+      await settled(m);
+      const [job] = queue.jobs.values();
+      expect(job, `a job (system prompt: ${withPrompt})`).toBeDefined();
+      expect(job!.messages.some((message) => message.role === 'system')).toBe(false);
+      jobs.push(job!);
+      expect(await runPreparationJob(job!, deps(store, [listening]).deps)).toBe('published');
+      await m.shutdown();
+    }
+    expect(jobs.map((job) => job.withAssistant === true)).toEqual([true, false]);
+    expect(heard.map((told) => told === true)).toEqual([true, false]);
+  });
 });

@@ -60,28 +60,11 @@ export function resolveSettings(options: CompactManagerOptions): ManagerSettings
   const policy = managerPolicy(options, maxContextTokens, customStrategies);
   const summarizerTimeoutMs = options.summarizerTimeoutMs ?? DEFAULT_SUMMARIZER_TIMEOUT_MS;
   if (!(summarizerTimeoutMs > 0)) throw invalidConfig('summarizerTimeoutMs', 'must be a positive number');
-  const storeTimeoutMs = options.storeTimeoutMs ?? DEFAULT_STORE_TIMEOUT_MS;
-  if (
-    typeof storeTimeoutMs !== 'number' ||
-    !Number.isInteger(storeTimeoutMs) ||
-    storeTimeoutMs < 1 ||
-    storeTimeoutMs > 600_000
-  )
-    throw invalidConfig(
-      'storeTimeoutMs',
-      `must be a whole number of milliseconds from 1 to 600000 (got ${String(storeTimeoutMs)})`,
-    );
-  const archiveTimeoutMs = options.archiveTimeoutMs ?? DEFAULT_ARCHIVE_TIMEOUT_MS;
-  if (
-    typeof archiveTimeoutMs !== 'number' ||
-    !Number.isInteger(archiveTimeoutMs) ||
-    archiveTimeoutMs < 1 ||
-    archiveTimeoutMs > 600_000
-  )
-    throw invalidConfig(
-      'archiveTimeoutMs',
-      `must be a whole number of milliseconds from 1 to 600000 (got ${String(archiveTimeoutMs)})`,
-    );
+  const storeTimeoutMs = wholeMs('storeTimeoutMs', options.storeTimeoutMs ?? DEFAULT_STORE_TIMEOUT_MS);
+  const archiveTimeoutMs = wholeMs(
+    'archiveTimeoutMs',
+    options.archiveTimeoutMs ?? DEFAULT_ARCHIVE_TIMEOUT_MS,
+  );
   const cacheMaxBytes = options.cacheMaxBytes ?? DEFAULT_CACHE_MAX_BYTES;
   if (typeof cacheMaxBytes !== 'number' || !Number.isSafeInteger(cacheMaxBytes) || cacheMaxBytes < 0)
     throw invalidConfig(
@@ -297,4 +280,13 @@ export function checkCallOptions(options: unknown): void {
     (typeof signal !== 'object' || signal === null || typeof signal.aborted !== 'boolean')
   )
     throw invalidConfig('signal', 'must be an AbortSignal');
+}
+
+/** A time limit in whole milliseconds from 1 to 600,000 (ten minutes), or an `invalid_config` naming `field`. */
+function wholeMs(field: 'storeTimeoutMs' | 'archiveTimeoutMs', value: unknown): number {
+  if (typeof value === 'number' && Number.isInteger(value) && value >= 1 && value <= 600_000) return value;
+  throw invalidConfig(
+    field,
+    `must be a whole number of milliseconds from 1 to 600000 (got ${String(value)})`,
+  );
 }

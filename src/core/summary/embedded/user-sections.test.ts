@@ -170,7 +170,7 @@ function renderedAtOnce(
     task.push(fitted);
     used += count(fitted) + 2;
   }
-  const room = Math.floor(maxTokens * 0.5) - used;
+  const room = Math.floor(maxTokens * (0.2 + (0.3 * Math.min(maxTokens, 1024)) / 1024)) - used;
   const instructions: string[] = [];
   let spent = 0;
   for (const line of sections.instructions) {
@@ -185,6 +185,23 @@ function renderedAtOnce(
     parts.push(`## User instructions\n${instructions.map((l) => `- ${l}`).join('\n')}`);
   return parts.join('\n');
 }
+
+describe('user sections in a small summary', () => {
+  const sections = {
+    task: [],
+    instructions: Array.from({ length: 120 }, (_, i) => `"Keep ticket T-${100 + i} in mind."`),
+  };
+
+  it('leave the work its room: below 1024 tokens the instructions share shrinks with the size (issue 45)', () => {
+    // 512 tokens: 20% task room (unused here) + 30% x 512/1024 = 35%, not the 50% a large summary gives them.
+    const small = countTokens(renderUserSections(sections, 512, countTokens));
+    expect(small).toBeLessThanOrEqual(Math.floor(512 * 0.35));
+    expect(small).toBeGreaterThan(Math.floor(512 * 0.25));
+    const large = countTokens(renderUserSections(sections, 2_048, countTokens));
+    expect(large).toBeGreaterThan(Math.floor(2_048 * 0.4));
+    expect(large).toBeLessThanOrEqual(1_024);
+  });
+});
 
 describe('user sections rendered in steps', () => {
   const word = fc.stringMatching(/^[A-Za-z0-9-]{1,12}$/);

@@ -44,13 +44,24 @@ export function closeUpstream(app: Hono): void {
   upstreamClients.get(app)?.close();
 }
 
+/** Each app's body limit, read by {@link bodyLimitOf}. */
+const bodyLimits = new WeakMap<Hono, number>();
+
+/** The body limit of an app made by {@link createProxyApp} (`undefined` for any other). */
+export function bodyLimitOf(app: Hono): number | undefined {
+  return bodyLimits.get(app);
+}
+
 /**
- * The proxy app (mount it in your own Hono app, or serve it with {@link startProxy}).
+ * The proxy app (mount it in your own Hono app, or serve it with {@link startProxy}). On a
+ * server of your own, {@link handleExpectContinue} makes `Expect: 100-continue` wait for the
+ * body limit as `startProxy` does (without it Node answers `100 Continue` at once).
  *
  * @example
  * ```ts
  * const app = createProxyApp({ upstream: 'https://api.anthropic.com', manager: new CompactManager({ model: 'claude-sonnet-4-5' }) });
- * serve({ fetch: app.fetch, port: 8787, hostname: '127.0.0.1' });
+ * const server = serve({ fetch: app.fetch, port: 8787, hostname: '127.0.0.1' });
+ * handleExpectContinue(server as Server, app);
  * ```
  */
 export function createProxyApp(options: CompactionProxyOptions): Hono {
@@ -60,6 +71,7 @@ export function createProxyApp(options: CompactionProxyOptions): Hono {
   const handler = new ProxyHandler(options, upstream, client);
   const app = new hono.Hono();
   upstreamClients.set(app, client);
+  bodyLimits.set(app, handler.maxSize);
   const shapeOf = (c: Context) => errorShapeOf(undefined, c.req.raw.headers);
   app.onError((error, c) => {
     // Whatever went wrong is said without the request's content or headers.

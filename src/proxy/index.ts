@@ -6,6 +6,7 @@
 
 export { DEFAULT_REUSE_BYTES } from './bodies/parsed-bodies.js';
 export { createProxyApp } from './create-proxy-app.js';
+export { handleExpectContinue } from './expect-continue.js';
 export {
   type CompactionProxyOptions,
   DEFAULT_MAX_BODY_BYTES,

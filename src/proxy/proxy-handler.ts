@@ -14,8 +14,8 @@ import { managerRedactorOf } from '../core/manager/manager-redactors.js';
 import { getDefaultRedactor, warmDefaultRedactor } from '../core/redaction/redactor.js';
 import {
   contentCodings,
-  DECODABLE_CODINGS,
   decodable,
+  decodableCodings,
   decodeBody,
   unsupportedCoding,
 } from './bodies/decode-body.js';
@@ -261,7 +261,7 @@ export class ProxyHandler {
     const decoded =
       codings.length === 0 ? { bytes: read.bytes } : await decodeBody(read.bytes, codings, this.maxSize);
     if ('unknown' in decoded) {
-      // A coding this Node cannot decode (zstd before Node 22.15): forwarded as sent, not compacted.
+      // A coding HTTP does not register (`x-...`): forwarded as sent, not compacted.
       entry.error = 'encoded_body';
       const answer = await callUpstream(this.client, { ...call, body: read.bytes }, shape, early);
       return answer instanceof Response ? answer : { answer, session: undefined, read };
@@ -318,9 +318,9 @@ function unsupportedEncoding(coding: string, shape: ErrorShape): Response {
   const response = proxyError(
     415,
     'unsupported_content_encoding',
-    `the proxy cannot decode Content-Encoding ${coding} on Node ${process.version} (zstd needs Node 22.15 or later); send the body uncompressed or as ${DECODABLE_CODINGS.join(', ')}`,
+    `the proxy cannot decode Content-Encoding ${coding} on Node ${process.version} (zstd needs Node 22.15 or later, or the fzstd package installed beside agent-compaction); send the body uncompressed or as ${decodableCodings().join(', ')}`,
     shape,
   );
-  response.headers.set('accept-encoding', DECODABLE_CODINGS.join(', '));
+  response.headers.set('accept-encoding', decodableCodings().join(', '));
   return response;
 }

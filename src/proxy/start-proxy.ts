@@ -6,10 +6,10 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { closeUpstream, createProxyApp } from './create-proxy-app.js';
+import { handleExpectContinue } from './expect-continue.js';
 import { loadNodeServer } from './load-peers.js';
 import {
   type CompactionProxyOptions,
-  DEFAULT_MAX_BODY_BYTES,
   DEFAULT_PROXY_HOST,
   DEFAULT_PROXY_PORT,
   DEFAULT_SHUTDOWN_GRACE_MS,
@@ -56,18 +56,7 @@ export async function startProxy(options: StartProxyOptions): Promise<RunningPro
   // server answers an HTTP/1.1 one without it 400 itself); the adapter would refuse it too.
   // The proxy routes by path alone, so the request's URL takes a placeholder host.
   const server = createAdaptorServer({ fetch: app.fetch, hostname: 'localhost' }) as Server;
-  // `Expect: 100-continue` (curl and others send it before a large body): Node would answer
-  // `100 Continue` at once and the client upload a body the proxy then refuses. A declared
-  // length over the limit gets its 413 first, no 100, and the connection closes after it (the
-  // body, if the client sends it anyway, is never read); any other waits for its 100.
-  const maxBody = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
-  server.on('checkContinue', (request, response) => {
-    const length = request.headers['content-length'];
-    if (length !== undefined && /^\d+$/.test(length) && Number(length) > maxBody)
-      response.shouldKeepAlive = false;
-    else response.writeContinue();
-    server.emit('request', request, response);
-  });
+  handleExpectContinue(server, app);
   let inFlight = 0;
   let closing = false;
   let drained: (() => void) | undefined;

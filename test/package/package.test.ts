@@ -18,6 +18,7 @@ import { ensureBuilt } from '../support/ensure-built.js';
 const root = new URL('../../', import.meta.url).pathname;
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
   dependencies: Record<string, string>;
+  optionalDependencies: Record<string, string>;
   peerDependencies: Record<string, string>;
   peerDependenciesMeta: Record<string, { optional?: boolean }>;
   exports: Record<string, unknown>;
@@ -72,6 +73,7 @@ describe('package boundaries', () => {
   it('every bare import in dist is a dependency, a peer or a Node builtin', () => {
     const allowed = new Set([
       ...Object.keys(pkg.dependencies),
+      ...Object.keys(pkg.optionalDependencies),
       ...OPTIONAL_PEERS,
       '@opentelemetry/resources',
       '@opentelemetry/core',

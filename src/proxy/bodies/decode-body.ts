@@ -1,11 +1,13 @@
 /**
- * A compressed request body (`Content-Encoding: gzip`, `deflate`, `br`; `zstd` where Node's zlib
- * has it, from Node 22.15, else a 415 naming it) decoded so that the proxy can compact it. Decoded off the event loop
- * (zlib's thread pool), each coding's output capped at the proxy's body limit as it is produced:
- * a few kilobytes that would inflate to gigabytes (a zip bomb) stop at the limit, never held whole.
+ * A compressed request body (`Content-Encoding: gzip`, `deflate`, `br`, `zstd`) decoded so that
+ * the proxy can compact it. Decoded off the event loop (zlib's thread pool; zstd on a Node whose
+ * zlib has none, before 22.15, by fzstd in a worker thread, see zstd-worker.ts), each coding's
+ * output capped at the proxy's body limit as it is produced: a few kilobytes that would inflate
+ * to gigabytes (a zip bomb) stop at the limit, never held whole. zstd with neither is a 415.
  */
 import { promisify } from 'node:util';
 import * as zlib from 'node:zlib';
+import { fzstdDecompress, hasFzstd } from './zstd-worker.js';
 
 type Decoder = (bytes: Buffer, options: zlib.ZlibOptions) => Promise<Buffer>;
 
@@ -13,15 +15,20 @@ type Decoder = (bytes: Buffer, options: zlib.ZlibOptions) => Promise<Buffer>;
 const zstd = (zlib as unknown as { zstdDecompress?: (b: Buffer, o: object, cb: () => void) => void })
   .zstdDecompress;
 
-/** The decoders by coding name (RFC 9110 8.4.1; `x-gzip` is `gzip`). */
+/** The decoders by coding name (RFC 9110 8.4.1; `x-gzip` is `gzip`), zstd's where there is one. */
 const DECODERS: ReadonlyMap<string, Decoder> = new Map<string, Decoder>([
   ['gzip', promisify(zlib.gunzip)],
   ['x-gzip', promisify(zlib.gunzip)],
   // HTTP's `deflate` is the zlib format; some clients send raw deflate: taken as well.
   ['deflate', inflateEither],
   ['br', promisify(zlib.brotliDecompress) as Decoder],
-  ...(zstd === undefined ? [] : [['zstd', promisify(zstd) as unknown as Decoder] as const]),
+  ['zstd', zstd === undefined ? fzstdDecompress : (promisify(zstd) as unknown as Decoder)],
 ]);
+
+/** Whether this process can decode `coding` (zstd: with zlib's decoder or fzstd). */
+function canDecode(coding: string): boolean {
+  return DECODERS.has(coding) && (coding !== 'zstd' || zstd !== undefined || hasFzstd());
+}
 
 async function inflateEither(bytes: Buffer, options: zlib.ZlibOptions): Promise<Buffer> {
   // A zlib stream starts with a header whose first 16 bits are a multiple of 31 (RFC 1950).
@@ -34,7 +41,7 @@ export type DecodedBody =
   | { bytes: Buffer }
   /** A coding the proxy cannot decode: the body is forwarded as sent. */
   | { unknown: string }
-  /** A coding clients send that this Node cannot decode (`zstd` before 22.15): refused, 415. */
+  /** A coding clients send that this process cannot decode (`zstd` before Node 22.15 without fzstd): refused, 415. */
   | { unsupported: string }
   /** Decoded, it would be over the limit. */
   | { tooLarge: true }
@@ -49,24 +56,22 @@ export function contentCodings(header: string | undefined): string[] {
     .filter((coding) => coding !== '' && coding !== 'identity');
 }
 
+/** The codings {@link decodeBody} can undo here, for an `Accept-Encoding` answer. */
+export function decodableCodings(): string[] {
+  return [...DECODERS.keys()].filter((name) => name !== 'x-gzip' && canDecode(name));
+}
+
 /**
- * Codings clients send (Codex compresses with zstd) that this Node cannot decode. No pure-JS
- * decoder is taken instead: fzstd 0.1.1 (Dec 2024) decodes on the event loop and allocates the
- * window a frame header declares (1.9 GB from 20 bytes), before any output cap could stop it.
+ * The first of `codings` that clients send (Codex compresses with zstd) but this process cannot
+ * decode: zstd on a Node without it in zlib when the optional fzstd is not installed.
  */
-export const UNSUPPORTED_CODINGS: readonly string[] = zstd === undefined ? ['zstd'] : [];
-
-/** The codings {@link decodeBody} can undo, for an `Accept-Encoding` answer. */
-export const DECODABLE_CODINGS: readonly string[] = [...DECODERS.keys()].filter((name) => name !== 'x-gzip');
-
-/** The first of `codings` this Node cannot decode though clients send it (see {@link UNSUPPORTED_CODINGS}). */
 export function unsupportedCoding(codings: readonly string[]): string | undefined {
-  return codings.find((coding) => UNSUPPORTED_CODINGS.includes(coding));
+  return codings.find((coding) => DECODERS.has(coding) && !canDecode(coding));
 }
 
 /** Whether {@link decodeBody} can undo every one of `codings` (none: nothing to undo). */
 export function decodable(codings: readonly string[]): boolean {
-  return codings.every((coding) => DECODERS.has(coding));
+  return codings.every(canDecode);
 }
 
 /** `bytes` with `codings` undone (the last applied first), none of them past `maxBytes`. */
@@ -77,7 +82,8 @@ export async function decodeBody(
 ): Promise<DecodedBody> {
   const unsupported = unsupportedCoding(codings);
   if (unsupported !== undefined) return { unsupported };
-  if (!decodable(codings)) return { unknown: codings.find((coding) => !DECODERS.has(coding))! };
+  const unknown = codings.find((coding) => !DECODERS.has(coding));
+  if (unknown !== undefined) return { unknown };
   let out = bytes;
   for (const coding of [...codings].reverse()) {
     try {

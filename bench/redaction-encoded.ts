@@ -5,7 +5,8 @@
  * between words), on URLs dense with percent-encoded UTF-8 (`%C3%A9`, `%E2%80%8B` between words),
  * on CJK prose with fullwidth letters (a fullwidth key's gate is true: the copy is scanned) or
  * fullwidth punctuation only, on ASCII prose, and on Russian prose and JSON with Cyrillic
- * values (the look-alike key finder reads back from every `=` and `:`). `root`: a tree to measure (an old
+ * values, and Russian words of look-alike letters before `:` and `=` (the look-alike key finder
+ * reads back from every `=` and `:`). `root`: a tree to measure (an old
  * checkout from `git archive`; default this one). Median and minimum of 7 runs, in ms.
  */
 import { resolve } from 'node:path';
@@ -48,6 +49,8 @@ const inputs: [string, string][] = [
   // review-86a: look-alike letters (Cyrillic, Greek) and separators dense, no key among them.
   ['Russian prose', fill('Скрипт читает окружение: проверяет адрес=хост и откатывает при сбое.\n')],
   ['JSON with Cyrillic values', fill('{"name": "Сергей", "city": "Москва", "role": "admin", "n": 42},\n')],
+  // review-87a: words of look-alike letters only before the separators (each read back whole).
+  ['Russian, look-alike words', fill('Он сказал: ору, сор, рос, хор=мор; ура: нос, ох: ах\n')],
 ];
 for (const [name, text] of inputs) {
   for (const [what, run] of [

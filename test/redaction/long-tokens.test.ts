@@ -117,6 +117,7 @@ const PREFIXES: Record<string, readonly { prefix: string; unit?: string }[]> = {
  */
 const LIMITED = new Set([
   'url-credentials',
+  'url-key-user',
   'url-user-key',
   'twilio-api-key',
   'nuget-key',

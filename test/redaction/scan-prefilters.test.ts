@@ -87,6 +87,7 @@ describe('scan prefilters (gates)', () => {
       'secret-named-key',
       'sidekiq-credentials',
       'url-credentials',
+      'url-key-user',
       'url-user-key',
     ]);
   });

@@ -22,15 +22,22 @@ const BODY = Array.from({ length: 12 }, (_, i) =>
 ).join('\n');
 const PEM = `-----BEGIN PRIVATE KEY-----\n${BODY}\n-----END PRIVATE KEY-----`;
 const CUT = PEM.length - 60;
+// In a call's arguments between the halves of the GitHub token: sum-vN writes it in the join.
+const AWS = 'AKIAQX7LM2VB9KT4RW8Z';
 const find = leakFinder(
   [
     { kind: 'openai', secret: OPENAI, text: OPENAI },
     { kind: 'github', secret: GITHUB, text: GITHUB },
+    { kind: 'aws', secret: AWS, text: AWS },
     ...BODY.split('\n').map((line) => ({ kind: 'pem', secret: line, text: line })),
   ],
   8,
 );
-const call = (id: string) => ({ id, type: 'function', function: { name: 'read', arguments: '{}' } });
+const call = (id: string, args = '{}') => ({
+  id,
+  type: 'function',
+  function: { name: 'read', arguments: args },
+});
 
 function history(): Record<string, unknown>[] {
   return [
@@ -38,7 +45,11 @@ function history(): Record<string, unknown>[] {
     { role: 'user', content: `use my key ${OPENAI.slice(0, 22)}` },
     { role: 'assistant', content: null, tool_calls: [call('call_1')] },
     { role: 'tool', tool_call_id: 'call_1', content: `${OPENAI.slice(22)} for the summaries` },
-    { role: 'assistant', content: `the bot token is ${GITHUB.slice(0, 16)}`, tool_calls: [call('call_2')] },
+    {
+      role: 'assistant',
+      content: `the bot token is ${GITHUB.slice(0, 16)}`,
+      tool_calls: [call('call_2', `{"key":"${AWS}"}`)],
+    },
     { role: 'tool', tool_call_id: 'call_2', content: `${GITHUB.slice(16)}\nthe host is db.internal.` },
     { role: 'user', content: `the signing key:\n${PEM.slice(0, CUT)}` },
     { role: 'user', content: `${PEM.slice(CUT)}\nplease rotate it. ${FILL}` },
@@ -74,5 +85,11 @@ describe('a secret split around a tool call, or with over 256 characters on one 
     expect(wire).toContain('the host is db.internal');
     expect(find(wire)).toEqual([]);
   });
-  it.todo('leaves none in the archive (sum-vN and the originals) in that case');
+  it('leaves none in the archive (sum-vN and the originals) in that case', async () => {
+    const { archived } = await compactToWireAndArchive(startServer, 'split-around-calls-archive', history());
+    expect(archived).toContain('for the summaries');
+    expect(archived).toContain('the host is db.internal');
+    expect(find(archived)).toEqual([]);
+    expect(archived).toContain('[5] result: <REDACTED>');
+  });
 });

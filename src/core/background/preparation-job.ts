@@ -8,22 +8,24 @@ import type { PreparationJob } from '../queues/preparation-queue.js';
 import type { Redactor } from '../redaction/redactor.js';
 import { defuseSummaryMarkup } from '../summary/summary-markup.js';
 
-/** The job of a preparation that folds `folded` (redacted with `redact`, as the summarizer's input). */
+/**
+ * The job of a preparation that folds `folded`, whose messages the summarizer sees as `messages`
+ * (redacted here with `redact`, as the summarizer's input).
+ */
 export async function preparationJob(
   base: Omit<PreparationJob, 'messages' | 'foldedIds' | 'foldedHashes' | 'previousSummary' | 'enqueuedAt'>,
   folded: readonly ViewEntry[],
-  message: (entry: ViewEntry) => CompactMessage,
+  messages: readonly CompactMessage[],
   previousSummary: string | undefined,
   redact: Redactor | undefined,
 ): Promise<PreparationJob> {
   const clean: Redactor = redact ? (text) => defuseSummaryMarkup(redact(text)) : defuseSummaryMarkup;
   const previous = previousSummary ? summaryBodyFrom(previousSummary) : undefined;
-  const messages = await redactMessages(folded.map(message), clean);
   return {
     ...base,
     foldedIds: folded.map((entry) => entry.item.id),
     foldedHashes: folded.map((entry) => entry.item.entry.hash),
-    messages,
+    messages: await redactMessages(messages, clean),
     ...(previous ? { previousSummary: redact ? redact(previous) : previous } : {}),
     enqueuedAt: Date.now(),
   };

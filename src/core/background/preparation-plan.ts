@@ -12,6 +12,7 @@ import { buildUnits, policySuffixStart } from '../preflight/cascade/build-units.
 import type { SummarizeContext } from '../preflight/cascade/summarize-remainder.js';
 import type { SessionView, ViewEntry } from '../preflight/view/session-view.js';
 import type { PreparationJob } from '../queues/preparation-queue.js';
+import { cutOuterSeams } from '../redaction/message-seams.js';
 import { memoizeRedactor, type Redactor } from '../redaction/redactor.js';
 import { preparationJob } from './preparation-job.js';
 
@@ -58,6 +59,22 @@ export function planPreparation(
 export function summarizerMessage(entry: ViewEntry, codec: MessageCodec): CompactMessage {
   if (!entry.rewrite) return toCompactMessage(entry.item);
   return { ...codec.parse(entry.wire, entry.item.index), id: entry.item.id, index: entry.item.index };
+}
+
+/**
+ * The messages the summarizer sees for `folded` (entries of the request's view): where a secret
+ * crosses into a message the preparation does not fold (a pinned turn before, the first kept
+ * message after), the folded side is cut across that seam, as the foreground's slice is.
+ */
+export function preparationMessages(
+  folded: readonly ViewEntry[],
+  request: PreparationRequest,
+): CompactMessage[] {
+  const message = (entry: ViewEntry) => summarizerMessage(entry, request.codec);
+  const messages = folded.map(message);
+  const redact = request.summarize.redact;
+  if (redact) cutOuterSeams(request.view.entries, folded, messages, message, redact);
+  return messages;
 }
 
 /**
@@ -111,7 +128,7 @@ export function queueJob(
       ...(request.dueAt !== undefined ? { dueAt: request.dueAt } : {}),
     },
     folded,
-    (entry) => summarizerMessage(entry, request.codec),
+    preparationMessages(folded, request),
     view.previousSummary ? withoutArchiveLine(view.previousSummary) : undefined,
     request.summarize.redact,
   );

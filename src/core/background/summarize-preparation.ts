@@ -11,7 +11,7 @@ import type { ViewEntry } from '../preflight/view/session-view.js';
 import {
   memoized,
   type PreparationRequest,
-  summarizerMessage,
+  preparationMessages,
   withoutArchiveLine,
 } from './preparation-plan.js';
 
@@ -33,7 +33,7 @@ export function summarizePreparation(
     {
       sessionId: request.sessionId,
       strategy: policy.strategy,
-      messages: folded.map((entry) => summarizerMessage(entry, request.codec)),
+      messages: preparationMessages(folded, request),
       maxTokens: policy.maxSummaryTokens,
       ...(view.previousSummary ? { previousSummary: withoutArchiveLine(view.previousSummary) } : {}),
       ...(request.agent ? { agent: request.agent } : {}),

@@ -102,21 +102,67 @@ function latinName(text: string, start: number, end: number): string {
   return name;
 }
 
-/** True for a character of a key's name: an ASCII word character, `-`, `.`, or a non-ASCII one. */
-const nameCode = (code: number) =>
-  (code >= 0x30 && code <= 0x39) ||
-  (code >= 0x41 && code <= 0x5a) ||
-  (code >= 0x61 && code <= 0x7a) ||
-  code === 0x5f ||
-  code === 0x2d ||
-  code === 0x2e ||
-  code > 0x7e;
+/**
+ * What a character is in a key's name read back from a separator (bits): none ends the name
+ * (ASCII but a word character, `-`, `.`); `ASCII`; `ALIKE`, a look-alike or fullwidth key
+ * letter; `PROSE`, a letter no Latin one looks like (`д`, `л`, a CJK one): a word of prose, not
+ * a disguised name; `STRONG`, a letter read as one of `b d k n s t w`: every secret word of
+ * {@link SECRET_NAME} holds one, and Russian words of look-alike letters (`хор`, `сор`, `ору`:
+ * `a c e o p x y`) hold none, so their names are never read as Latin (review-87a).
+ */
+const ASCII = 1;
+const ALIKE = 2;
+const PROSE = 4;
+const STRONG = 8;
+
+/** `STRONG` for a Latin letter of `b d k n s t w` (either case), else 0. */
+const strong = (latin: number) => ('bdknstw'.includes(String.fromCharCode(latin | 0x20)) ? STRONG : 0);
+
+/** The classes of U+0000 to U+052F, then of the fullwidth forms U+FF01 to U+FF5E. */
+const NAME_CLASS = new Uint8Array(0x530 + 0x5e);
+for (let code = 0; code < 0x530; code++) {
+  const word = /[0-9A-Za-z_.-]/.test(String.fromCharCode(code));
+  const latin = lookAlikeLetter(code);
+  NAME_CLASS[code] =
+    code <= 0x7e ? (word ? ASCII | strong(code) : 0) : latin > 0 ? ALIKE | strong(latin) : PROSE;
+}
+for (let code = 0x21; code <= 0x7e; code++)
+  NAME_CLASS[0x530 + code - 0x21] = keyCode(code) ? ALIKE | strong(code) : PROSE;
+
+/** The class of the character at `at` (a mathematical letter's half read with its pair). */
+function nameClass(text: string, at: number): number {
+  const code = text.charCodeAt(at);
+  if (code < 0x530) return NAME_CLASS[code]!;
+  if (code >= 0xff01 && code <= 0xff5e) return NAME_CLASS[0x530 + code - 0xff01]!;
+  let latin = 0;
+  if (code === 0xd835) latin = mathAlphanumeric(code, text.charCodeAt(at + 1));
+  else if (code >= 0xdc00 && code <= 0xdfff) latin = mathAlphanumeric(text.charCodeAt(at - 1), code);
+  return latin > 0 ? ALIKE | strong(latin) : PROSE;
+}
+
+/**
+ * The start of the key name that ends at `end` (64 characters at most) when it holds a
+ * look-alike letter, a `STRONG` one and no letter of prose, else -1.
+ */
+function disguisedNameStart(text: string, end: number): number {
+  const limit = Math.max(0, end - 64);
+  let start = end;
+  let seen = 0;
+  while (start > limit) {
+    const kind = nameClass(text, start - 1);
+    if (kind === 0) break;
+    if (kind & PROSE) return -1;
+    seen |= kind;
+    start--;
+  }
+  return seen & ALIKE && seen & STRONG ? start : -1;
+}
 
 /**
  * Key names with a look-alike letter before a `=` or `:` (`раssword=`, `"𝑡𝑜𝑘𝑒𝑛": `), as
  * `[start, end)` pairs: from each separator (found with `indexOf`) the name before it (a quote
- * and two spaces skipped, 64 characters at most) is read back. Text with no Greek, Cyrillic or
- * mathematical letter costs one regex test.
+ * and two spaces skipped, 64 characters at most) is read back, one table look a character.
+ * Text with no Greek, Cyrillic or mathematical letter costs one regex test.
  */
 export function lookAlikeKeys(text: string, hits: number[]): void {
   if (!LOOK_ALIKE_BLOCK.test(text)) return;
@@ -128,19 +174,8 @@ export function lookAlikeKeys(text: string, hits: number[]): void {
         if (code !== 0x20 && code !== 0x22 && code !== 0x27) break;
         end--;
       }
-      let start = end;
-      let alike = false;
-      while (start > 0 && end - start < 64 && nameCode(text.charCodeAt(start - 1))) {
-        start--;
-        if (text.charCodeAt(start) <= 0x7e) continue;
-        // A letter no Latin one looks like (`д`, `л`): a word of prose, not a disguised name.
-        if (!keyAt(text, start)) {
-          alike = false;
-          break;
-        }
-        alike = true;
-      }
-      if (alike && SECRET_NAME.test(latinName(text, start, end))) hits.push(start, at + 1);
+      const start = disguisedNameStart(text, end);
+      if (start >= 0 && SECRET_NAME.test(latinName(text, start, end))) hits.push(start, at + 1);
     }
   }
 }
@@ -180,14 +215,39 @@ function toBoundary(text: string, at: number, step: 1 | -1): number {
 }
 
 /**
- * Scans `raw`'s decoded windows around each hit with `find` and replaces each match's raw span
- * (its encoded characters included). Returns `raw` itself when there is no hit or no match.
+ * The hits of the text a redaction's passes were last given (redactor.ts makes one per
+ * redactor and empties it after each redaction): each pass gets the previous one's output, the
+ * same string when that pass changed nothing, so a text is looked at once, not once a pass.
  */
-export function redactHiddenKeys(raw: string, find: (text: string, sink: MatchSink) => void): string {
+export interface HiddenKeyLook {
+  text: string | undefined;
+  hits: readonly number[];
+}
+
+/** The hits of `raw` (`[start, end)` pairs): `look`'s when it looked at `raw` last. */
+function hiddenKeyHits(raw: string, look: HiddenKeyLook | undefined): readonly number[] {
+  if (look?.text === raw) return look.hits;
   const hits: number[] = [];
   encodedInvisibles(raw, hits);
   fullwidthRuns(raw, hits);
   lookAlikeKeys(raw, hits);
+  if (look) {
+    look.text = raw;
+    look.hits = hits;
+  }
+  return hits;
+}
+
+/**
+ * Scans `raw`'s decoded windows around each hit with `find` and replaces each match's raw span
+ * (its encoded characters included). Returns `raw` itself when there is no hit or no match.
+ */
+export function redactHiddenKeys(
+  raw: string,
+  find: (text: string, sink: MatchSink) => void,
+  look?: HiddenKeyLook,
+): string {
+  const hits = hiddenKeyHits(raw, look);
   if (hits.length === 0) return raw;
   const windows: number[] = [];
   for (let pair = 0; pair < hits.length; pair += 2) {

@@ -3,7 +3,13 @@ import { GITLEAKS_GAP_RULES } from './gitleaks-gaps.js';
 import { keyValueMayHold } from './key-value-may-hold.js';
 import { PROVIDER_RULES } from './redaction-families.js';
 import { B, type RedactionRule, urlAtGate } from './redaction-rule.js';
-import { COMMAND_LINE_RULES, NAMED_KEY_RULE, URL_USER_KEY_RULE } from './redaction-shapes.js';
+import {
+  COMMAND_LINE_RULES,
+  NAMED_KEY_RULE,
+  URL_KEY_USER_RULE,
+  URL_PASSWORD,
+  URL_USER_KEY_RULE,
+} from './redaction-shapes.js';
 import { acceptKeyValue } from './redaction-values.js';
 
 export type { RedactionRule } from './redaction-rule.js';
@@ -190,14 +196,14 @@ export const DEFAULT_REDACTION_RULES: readonly RedactionRule[] = Object.freeze([
       return /[0-9+/=]/.test(value) || value.length >= 16;
     },
   },
+  URL_KEY_USER_RULE,
   {
     // Keeps `://user:` and `@`; the user may be empty, the password may hold `/` and `@` (the
     // last `@` ends it); a URL cut before its `@` (end of text or `…`) loses the rest. A port
     // (`host:8080/path`) is not a password, nor is a `//` after the colon (`s3://:///`, a
     // scheme repeated: no user, no password).
     name: 'url-credentials',
-    pattern:
-      '(://[^\\s:/@"\'<>]{0,256}:)(?!\\d{1,5}(?:[/?#]|$|…))(?!//)[^\\s"\'<>]{1,256}?(@(?![^\\s"\'<>@]{0,256}@)|(?=…)|$)',
+    pattern: `(://[^\\s:/@"'<>]{0,256}:)${URL_PASSWORD}`,
     triggers: ['://'],
     gate: urlAtGate,
     // `redis://:password@host`, `://user:authpassword@`: a placeholder in docs. A short

@@ -223,6 +223,18 @@ export const NAMED_KEY_RULE: RedactionRule = {
 };
 
 /**
+ * A URL's password after its `:`, and the `@` that ends it (the last one: a password may hold
+ * `/` and `@`), or the end of a URL cut before it (end of text or `…`). A port (`host:8080/path`)
+ * is not a password, nor is a `//` after the colon (`s3://:///`, a scheme repeated).
+ */
+export const URL_PASSWORD =
+  '(?!\\d{1,5}(?:[/?#]|$|…))(?!//)[^\\s"\'<>]{1,256}?(@(?![^\\s"\'<>@]{0,256}@)|(?=…)|$)';
+
+/** True for a URL's user part that is a key, not a user name: letters and digits, not `name42`. */
+const keyLikeUser = (user: string) =>
+  /[0-9]/.test(user) && /[A-Za-z]/.test(user) && !/^[a-z]+(?:[._-][a-z]+)*[0-9]{0,4}$/.test(user);
+
+/**
  * A key in a URL's user part with no password (a Sentry DSN, `https://<key>@o1.ingest.sentry.io/2`):
  * 16 or more characters with letters and digits, not a user name.
  */
@@ -231,8 +243,19 @@ export const URL_USER_KEY_RULE: RedactionRule = {
   pattern: '(://)[A-Za-z0-9_-]{16,256}(@)',
   triggers: ['://'],
   gate: urlAtGate,
-  accept: (match) => {
-    const user = match.slice(3, -1);
-    return /[0-9]/.test(user) && /[A-Za-z]/.test(user) && !/^[a-z]+(?:[._-][a-z]+)*[0-9]{0,4}$/.test(user);
-  },
+  accept: (match) => keyLikeUser(match.slice(3, -1)),
+};
+
+/**
+ * A key in a URL's user part with a password after it (GitHub's token as the user,
+ * `git+https://<token>:x-oauth-basic@github.com/...` in package.json, secretlint's npm rule):
+ * user and password go together. Before `url-credentials`, which ends at the same `@` and
+ * keeps the user; its password shapes (the last `@`, no port, a clipped URL) are its own.
+ */
+export const URL_KEY_USER_RULE: RedactionRule = {
+  name: 'url-key-user',
+  pattern: `(://)[A-Za-z0-9_-]{16,256}:${URL_PASSWORD}`,
+  triggers: ['://'],
+  gate: urlAtGate,
+  accept: (match) => keyLikeUser(match.slice(3, match.indexOf(':', 3))),
 };

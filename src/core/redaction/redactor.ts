@@ -2,6 +2,7 @@ import { CompactError } from '../errors.js';
 import { onProcessCachesRelease, releaseRegExpCode } from '../process-caches.js';
 import { ShardedMap } from '../sharded-map.js';
 import { runSteps, runStepsYielding, type Steps } from '../time-slice.js';
+import type { HiddenKeyLook } from './hidden-key-windows.js';
 import { DEFAULT_REDACTION_RULES, type RedactionRule } from './redaction-rules.js';
 import { releasableRedactor } from './releasable-redactor.js';
 import { REDACTED, replaceMatch } from './replace-match.js';
@@ -162,12 +163,20 @@ export function redactorSteps(options: RedactorOptions = {}): () => Steps<Redact
   const { custom, onError } = options;
   return function* () {
     const passes: Redactor[] = [];
-    for (const rule of pem) passes.push(yield* rulePassSteps([rule]));
-    if (scanned.length > 0) passes.push(yield* rulePassSteps(scanned));
+    // The hidden-key hits of a text, looked for once for all the passes.
+    const look: HiddenKeyLook = { text: undefined, hits: [] };
+    for (const rule of pem) passes.push(yield* rulePassSteps([rule], look));
+    if (scanned.length > 0) passes.push(yield* rulePassSteps(scanned, look));
     for (const source of others) passes.push(fullPass(source, []));
     return guardRedactor((text: string) => {
       let out = text;
-      for (const pass of passes) out = pass(out);
+      try {
+        for (const pass of passes) out = pass(out);
+      } finally {
+        // No text is held past its redaction.
+        look.text = undefined;
+        look.hits = [];
+      }
       return custom ? custom(out) : out;
     }, onError);
   };

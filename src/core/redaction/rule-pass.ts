@@ -1,7 +1,7 @@
 /** One pass of the redactor's scanned rules over a text (redactor.ts builds its passes with it). */
 import type { Steps } from '../time-slice.js';
 import { hasUnicodeEscape, redactDecoded } from './find-decoded.js';
-import { redactHiddenKeys } from './hidden-key-windows.js';
+import { type HiddenKeyLook, redactHiddenKeys } from './hidden-key-windows.js';
 import type { RedactionRule } from './redaction-rules.js';
 import { createRuleMatcherSteps } from './redaction-scanner.js';
 import { replaceMatch } from './replace-match.js';
@@ -10,8 +10,12 @@ import { replaceMatch } from './replace-match.js';
  * One scan of `rules` over the text's copy with its JSON escapes decoded (`\u0067hp_...`,
  * `\/`), when it has any, then over the text. The decoded copy goes first: a plain scan stops
  * a key at its first escape (`ops_eyJ...\/...`), and the rest of it no longer has its prefix.
+ * `look` is shared by a redactor's passes: a text they all get unchanged is looked at once.
  */
-export function* rulePassSteps(rules: readonly RedactionRule[]): Steps<(text: string) => string> {
+export function* rulePassSteps(
+  rules: readonly RedactionRule[],
+  look?: HiddenKeyLook,
+): Steps<(text: string) => string> {
   const find = yield* createRuleMatcherSteps(rules, replaceMatch);
   // A rope (`+=`) of long stretches and of small pieces joined 64 at a time: text between
   // secrets is never copied, and text dense with secrets (one every few characters) does not
@@ -38,7 +42,7 @@ export function* rulePassSteps(rules: readonly RedactionRule[]): Steps<(text: st
   return (input) => {
     // Text without JSON or percent escapes: only windows around an encoded invisible character or
     // a fullwidth key's run are decoded (hidden-key-windows.ts), not the whole text.
-    text = hasUnicodeEscape(input) ? redactDecoded(input, find) : redactHiddenKeys(input, find);
+    text = hasUnicodeEscape(input) ? redactDecoded(input, find) : redactHiddenKeys(input, find, look);
     out = '';
     parts.length = 0;
     copied = 0;

@@ -214,10 +214,12 @@ export interface BlockSeam {
    */
   joiner?: string;
   /**
-   * Set when the text holds one side only (an archived original of one message, whose
-   * neighbour meets it at a seam): `end`, the text ends with `tail`; `start`, it starts with `head`.
+   * Set when a side meets a message the text does not hold (an archived original of one
+   * message; `sum-vN`, whose folded messages have a kept or pinned one before, between or
+   * after them): the text each side meets instead of the other (`''`: none). `tail` is `''` at
+   * the text's start (`joiner` is then what comes before `head`), `head` `''` at its end.
    */
-  side?: 'start' | 'end';
+  outside?: { afterTail: string; beforeHead: string };
 }
 
 /** A seam a match crosses, to be found again in a text joined from the blocks. */
@@ -228,7 +230,6 @@ export interface Seam {
   group: number;
   owner?: string;
   joiner?: string;
-  side?: 'start' | 'end';
 }
 
 /**
@@ -274,21 +275,27 @@ function pushSeams(
 /** The seams a match crosses. */
 export function crossingSeams(seams: readonly BlockSeam[], redact: Redactor): Seam[] {
   const found: Seam[] = [];
-  for (const { tail, head, group, owner, joiner = '\n', side } of seams) {
-    const cut = seamCut(tail, head, redact);
+  for (const { tail, head, group, owner, joiner = '\n', outside } of seams) {
+    const cut = outside ? outsideCut(tail, head, outside, redact) : seamCut(tail, head, redact);
     if (!cut) continue;
-    const seam: Seam = {
-      needle: side === 'end' ? tail : side === 'start' ? head : `${tail}${joiner}${head}`,
-      at: side === 'start' ? 0 : tail.length,
-      cut,
-      group,
-    };
+    const seam: Seam = { needle: `${tail}${joiner}${head}`, at: tail.length, cut, group };
     if (owner !== undefined) seam.owner = owner;
     if (joiner !== '\n') seam.joiner = joiner;
-    if (side !== undefined) seam.side = side;
     found.push(seam);
   }
   return found;
+}
+
+/** The cut of a seam whose sides meet texts outside the text (`BlockSeam.outside`), if any. */
+function outsideCut(
+  tail: string,
+  head: string,
+  { afterTail, beforeHead }: NonNullable<BlockSeam['outside']>,
+  redact: Redactor,
+): SeamCut | undefined {
+  const before = seamCut(tail, afterTail, redact)?.[0] ?? 0;
+  const after = seamCut(beforeHead, head, redact)?.[1] ?? 0;
+  return before === 0 && after === 0 ? undefined : [before, after];
 }
 
 /**
@@ -296,7 +303,8 @@ export function crossingSeams(seams: readonly BlockSeam[], redact: Redactor): Se
  * output, an archived transcript), cut at the crossing `seams` ({@link crossingSeams}) found
  * in it, in order, so each is redacted across; without one, `whole` redacts it. A seam not found
  * skips the rest of its group (a text holds a group whole or not at all), so the text is
- * searched at most once more per group.
+ * searched at most once more per group. What a seam's joiner holds (a transcript's headers and
+ * tool calls) is redacted alone.
  */
 export function redactJoined(
   text: string,
@@ -304,15 +312,13 @@ export function redactJoined(
   redact: Redactor,
   whole: Redactor = redact,
 ): string {
-  const inner = seams.filter((seam) => seam.side === undefined);
-  const edged = inner.length === seams.length ? undefined : seams;
-  if (inner.length === 0) return edged ? redactEdges(text, edged, redact, whole) : whole(text);
+  if (seams.length === 0) return whole(text);
   const pieces: string[] = [];
   const joiners: string[] = [];
   const cuts: SeamCut[] = [];
   let from = 0;
   let skipped: number | undefined;
-  for (const seam of inner) {
+  for (const seam of seams) {
     if (seam.group === skipped) continue;
     const found = text.indexOf(seam.needle, from);
     if (found < 0) {
@@ -325,30 +331,10 @@ export function redactJoined(
     cuts.push(seam.cut);
     from = found + seam.at + joiner.length;
   }
-  if (pieces.length === 0) return edged ? redactEdges(text, edged, redact, whole) : whole(text);
+  if (pieces.length === 0) return whole(text);
   pieces.push(text.slice(from));
-  const front = edgeCut(text, edged, 'start');
-  const back = edgeCut(text, edged, 'end');
   const redacted = redactPieces(pieces, redact, cuts);
-  redacted[0] = cutPiece(pieces[0]!, redacted[0]!, front, 0);
-  redacted[redacted.length - 1] = cutPiece(pieces.at(-1)!, redacted.at(-1)!, 0, back);
   let out = redacted[0]!;
-  for (let i = 1; i < redacted.length; i++) out += joiners[i - 1]! + redacted[i]!;
+  for (let i = 1; i < redacted.length; i++) out += redact(joiners[i - 1]!) + redacted[i]!;
   return out;
-}
-
-/** How many characters of the text's start (or end) a seam with a neighbouring message cuts. */
-function edgeCut(text: string, seams: readonly Seam[] | undefined, side: 'start' | 'end'): number {
-  const seam = seams?.find((one) => one.side === side);
-  if (!seam) return 0;
-  if (side === 'start') return text.startsWith(seam.needle) ? seam.cut[1] : 0;
-  return text.endsWith(seam.needle) ? seam.cut[0] : 0;
-}
-
-/** A text with no inner seam, cut at its ends where a neighbour's seam crosses. */
-function redactEdges(text: string, seams: readonly Seam[], redact: Redactor, whole: Redactor): string {
-  const front = edgeCut(text, seams, 'start');
-  const back = edgeCut(text, seams, 'end');
-  if (front === 0 && back === 0) return whole(text);
-  return cutPiece(text, redact(text), front, back);
 }

@@ -4,7 +4,7 @@
  * EROFS, ENOSPC), and `requireArchive` blocks pruning while the archive cannot be written.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
@@ -15,6 +15,7 @@ import { jsonlExporter } from '../../src/exporters/jsonl/jsonl-exporter.js';
 import { fsStorage } from '../../src/storage/fs/index.js';
 import { sampleCompactionEvents } from '../../src/testing/sample-events.js';
 import { charCounter, toolTurns } from '../support/manager-fixtures.js';
+import { filesUnder } from '../support/temp-dirs.js';
 
 const dirs: string[] = [];
 async function tempDir(): Promise<string> {
@@ -25,16 +26,6 @@ async function tempDir(): Promise<string> {
 afterAll(async () => {
   for (const dir of dirs) await rm(dir, { recursive: true, force: true });
 });
-
-async function filesUnder(root: string): Promise<Map<string, string>> {
-  const files = new Map<string, string>();
-  for (const entry of await readdir(root, { recursive: true, withFileTypes: true })) {
-    if (!entry.isFile()) continue;
-    const path = join(entry.parentPath, entry.name);
-    files.set(path, await readFile(path, 'utf8'));
-  }
-  return files;
-}
 
 function manager(path: string, extra: Record<string, unknown> = {}) {
   return new CompactManager({

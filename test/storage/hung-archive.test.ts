@@ -6,12 +6,29 @@
  * reported, with nothing earlier overwritten. The write given up has its signal aborted
  * (`ArchiveWriteOptions`): an adapter that honours it (memory, fs, S3) writes nothing more.
  */
-import { describe, expect, it } from 'vitest';
+import { execFileSync } from 'node:child_process';
+import { constants } from 'node:fs';
+import { mkdir, open } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
 import type { ArchiveWriteOptions, StorageAdapter } from '../../src/core/archive/storage-adapter.js';
 import { isCompactError } from '../../src/core/errors.js';
 import { CompactManager } from '../../src/core/manager/compact-manager.js';
+import { fsStorage } from '../../src/storage/fs/index.js';
 import { memoryStorage } from '../../src/storage/memory/index.js';
+import { safeSessionSegment } from '../../src/storage/session-path.js';
 import { charCounter, toolTurns } from '../support/manager-fixtures.js';
+import { useTempDirs } from '../support/temp-dirs.js';
+
+const makeDir = useTempDirs();
+/** A FIFO a test's append waits on; after the test, the reader it waits for lets its thread go. */
+let fifo: string | undefined;
+afterEach(async () => {
+  if (fifo === undefined) return;
+  const reader = await open(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
+  await reader.close();
+  fifo = undefined;
+});
 
 /**
  * A memory archive whose writes do not settle while `hung` is set (as on a hung mount); held
@@ -136,6 +153,23 @@ describe('an archive write that never settles', () => {
     expect(answered.filter((signal) => signal.aborted)).toEqual([]);
     expect(inner.snapshot('s')!.transcripts.size).toBeGreaterThanOrEqual(1);
   });
+
+  it('an fs archive whose event log never opens (a FIFO, as a hung mount): shutdown returns', async () => {
+    const root = await makeDir('compact-hung-fs-');
+    const session = join(root, safeSessionSegment('s'));
+    await mkdir(session, { mode: 0o700 });
+    // Opening a FIFO for writing blocks in the kernel until a reader comes: the append hangs.
+    fifo = join(session, 'events.jsonl');
+    execFileSync('mkfifo', ['-m', '600', fifo]);
+    const target = manager(fsStorage({ path: root }));
+    const errors: string[] = [];
+    target.on('compact.error', (event) => errors.push(String(event.properties.message)));
+    await compactUntilPruned(target, 'f');
+    await target.flush();
+    expect(errors.join('\n')).toMatch(/event archive failed: .*did not settle within 20 ms/);
+    // Old code: waited here for good (the adapter's close drained the hung append).
+    await target.shutdown();
+  }, 60_000);
 
   it('with requireArchive: storage_failed, nothing pruned', async () => {
     const { storage } = hangingStorage();

@@ -276,9 +276,26 @@ export class SessionArchive {
     await Promise.all([...this.#pending]);
   }
 
-  /** Flushes and closes the storage. */
+  /**
+   * Flushes and closes the storage. A close that does not settle within the write time limit
+   * (an adapter waiting for a write stuck on a hung mount) is given up, so `shutdown()`
+   * returns: its cause is kept in {@link lastFailure}. A close that fails still throws.
+   */
   async close(): Promise<void> {
     await this.flush();
-    await this.storage?.close?.();
+    const storage = this.storage;
+    if (!storage?.close) return;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const limit = new Promise<'given up'>((resolve) => {
+      timer = setTimeout(() => resolve('given up'), this.#timeoutMs);
+      timer.unref?.();
+    });
+    try {
+      const outcome = await Promise.race([storage.close().then(() => 'closed' as const), limit]);
+      if (outcome === 'given up')
+        this.lastFailure = `archive close did not settle within ${this.#timeoutMs} ms (archiveTimeoutMs); given up`;
+    } finally {
+      clearTimeout(timer);
+    }
   }
 }

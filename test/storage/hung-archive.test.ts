@@ -7,8 +7,8 @@
  * (`ArchiveWriteOptions`): an adapter that honours it (memory, fs, S3) writes nothing more.
  */
 import { execFileSync } from 'node:child_process';
-import { constants } from 'node:fs';
-import { mkdir, open } from 'node:fs/promises';
+import { constants, existsSync } from 'node:fs';
+import { mkdir, open, readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ArchiveWriteOptions, StorageAdapter } from '../../src/core/archive/storage-adapter.js';
@@ -17,6 +17,7 @@ import { CompactManager } from '../../src/core/manager/compact-manager.js';
 import { fsStorage } from '../../src/storage/fs/index.js';
 import { memoryStorage } from '../../src/storage/memory/index.js';
 import { safeSessionSegment } from '../../src/storage/session-path.js';
+import { sampleCompactionEvents } from '../../src/testing/sample-events.js';
 import { charCounter, toolTurns } from '../support/manager-fixtures.js';
 import { useTempDirs } from '../support/temp-dirs.js';
 
@@ -29,6 +30,25 @@ afterEach(async () => {
   await reader.close();
   fifo = undefined;
 });
+
+/** An archive root whose session `s` logs its events to a FIFO: opening it to write blocks in the kernel until a reader comes (as on a hung mount). */
+async function fifoEventLog(): Promise<string> {
+  const root = await makeDir('compact-hung-fs-');
+  const session = join(root, safeSessionSegment('s'));
+  await mkdir(session, { mode: 0o700 });
+  fifo = join(session, 'events.jsonl');
+  execFileSync('mkfifo', ['-m', '600', fifo]);
+  return root;
+}
+
+/** True when a thread of this process sleeps in the kernel function `wchan`. */
+async function threadWaits(wchan: string): Promise<boolean> {
+  for (const task of await readdir('/proc/self/task')) {
+    const where = await readFile(`/proc/self/task/${task}/wchan`, 'utf8').catch(() => '');
+    if (where === wchan) return true;
+  }
+  return false;
+}
 
 /**
  * A memory archive whose writes do not settle while `hung` is set (as on a hung mount); held
@@ -155,12 +175,7 @@ describe('an archive write that never settles', () => {
   });
 
   it('an fs archive whose event log never opens (a FIFO, as a hung mount): shutdown returns', async () => {
-    const root = await makeDir('compact-hung-fs-');
-    const session = join(root, safeSessionSegment('s'));
-    await mkdir(session, { mode: 0o700 });
-    // Opening a FIFO for writing blocks in the kernel until a reader comes: the append hangs.
-    fifo = join(session, 'events.jsonl');
-    execFileSync('mkfifo', ['-m', '600', fifo]);
+    const root = await fifoEventLog();
     const target = manager(fsStorage({ path: root }));
     const errors: string[] = [];
     target.on('compact.error', (event) => errors.push(String(event.properties.message)));
@@ -169,6 +184,24 @@ describe('an archive write that never settles', () => {
     expect(errors.join('\n')).toMatch(/event archive failed: .*did not settle within 20 ms/);
     // Old code: waited here for good (the adapter's close drained the hung append).
     await target.shutdown();
+  }, 60_000);
+
+  it("the fs adapter's close does not wait for an append given up while stuck in the kernel", async ({
+    skip,
+  }) => {
+    if (!existsSync('/proc/self/task')) skip('no /proc/self/task: cannot see a thread stuck in open');
+    const root = await fifoEventLog();
+    const storage = fsStorage({ path: root });
+    const controller = new AbortController();
+    const stuck = storage.saveEvent('s', sampleCompactionEvents({ sessionId: 's' })[0]!, {
+      signal: controller.signal,
+    });
+    stuck.catch(() => {});
+    // The event waited for: a thread of this process blocked opening the FIFO.
+    while (!(await threadWaits('wait_for_partner'))) await new Promise((resolve) => setImmediate(resolve));
+    controller.abort(new Error('given up'));
+    // Old fs adapter: close drained the stuck append and never returned.
+    await storage.close!();
   }, 60_000);
 
   it('with requireArchive: storage_failed, nothing pruned', async () => {

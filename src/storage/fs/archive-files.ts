@@ -90,13 +90,18 @@ export async function appendWithDir(
   await withDir(file, ensureDir, () => appendPrivateFile(file, line, 'archive file', signal));
 }
 
-/** Runs appends to one file one after another; `drain` waits for every append in flight. */
+/**
+ * Runs appends to one file one after another; `drain` waits for every append in flight, except
+ * those whose `signal` was aborted (given up by the manager: one stuck on a hung mount would
+ * hold `close()` for good).
+ */
 export function appendQueue(): {
-  serialize(file: string, run: () => Promise<void>): Promise<void>;
+  serialize(file: string, run: () => Promise<void>, signal?: AbortSignal): Promise<void>;
   drain(): Promise<void>;
 } {
   const tails = new Map<string, Promise<void>>();
-  const serialize = (file: string, run: () => Promise<void>): Promise<void> => {
+  const awaited = new Set<Promise<void>>();
+  const serialize = (file: string, run: () => Promise<void>, signal?: AbortSignal): Promise<void> => {
     const previous = tails.get(file) ?? Promise.resolve();
     const next = previous.then(run, run);
     const tail = next.catch(() => {});
@@ -104,13 +109,22 @@ export function appendQueue(): {
     void tail.then(() => {
       if (tails.get(file) === tail) tails.delete(file);
     });
+    const done = signal ? Promise.race([tail, aborted(signal)]) : tail;
+    awaited.add(done);
+    void done.then(() => awaited.delete(done));
     return next;
   };
 
   return {
     serialize,
     drain: async () => {
-      await Promise.all([...tails.values()]);
+      await Promise.all([...awaited]);
     },
   };
+}
+
+/** Resolves once `signal` is aborted. */
+function aborted(signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
 }

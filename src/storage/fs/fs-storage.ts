@@ -67,7 +67,7 @@ export const DEFAULT_FS_STORAGE_OPTIONS = Object.freeze({ path: '.compact/archiv
  * and never replace a file already there (that write fails with `storage_failed`). The temp
  * files of a writer killed mid-write are removed when a writer next opens the session. A write
  * whose `signal` is aborted (the manager gave it up) writes nothing more and puts no file in
- * place; an event line not yet appended is not appended.
+ * place; an event line not yet appended is not appended, and `close()` does not wait for it.
  * Events are appended, one write per line, and appends to the same file are serialized in
  * this process, so lines of concurrent sessions or calls never interleave. Nothing is ever
  * deleted: clean up old sessions yourself (see SECURITY.md, retention).
@@ -119,7 +119,11 @@ export function fsStorage(options: FsStorageOptions = {}): StorageAdapter {
       const file = join(await sessionDir(sessionId), ARCHIVE_NAMES.events);
       const line = `${JSON.stringify(event)}\n`;
       // An append given up while queued behind a hung one is not made when its turn comes.
-      await appends.serialize(file, () => appendEventLine(file, line, ensureDir, options?.signal));
+      await appends.serialize(
+        file,
+        () => appendEventLine(file, line, ensureDir, options?.signal),
+        options?.signal,
+      );
     },
     async saveArtifact(sessionId, artifact: ArchivedArtifact, options) {
       assertArtifact(sessionId, artifact);

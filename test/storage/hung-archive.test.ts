@@ -181,7 +181,7 @@ describe('an archive write that never settles', () => {
     target.on('compact.error', (event) => errors.push(String(event.properties.message)));
     await compactUntilPruned(target, 'f');
     await target.flush();
-    expect(errors.join('\n')).toMatch(/event archive failed: .*did not settle within 20 ms/);
+    expect(errors.join('\n')).toMatch(/archive failed: .*did not settle within 20 ms/);
     // Old code: waited here for good (the adapter's close drained the hung append).
     await target.shutdown();
   }, 60_000);

@@ -92,10 +92,11 @@ it('a stalled S3 server: a call that archives before pruning is answered, shutdo
 
 it('a write given up by archiveTimeoutMs has its S3 request aborted, long before requestTimeoutMs', async () => {
   // requestTimeoutMs far beyond the test's time: only the write's signal can end the request.
-  const { storage, manager, errors, history } = await stalledSetup('aborted', 600_000, 300);
+  const { storage, manager, errors, history } = await stalledSetup('aborted', 600_000, 1_000);
   const stalled = await manager.manualCompact('chat', history.slice(0, 16));
   expect(stalled.version).toBe(2);
-  expect(errors.at(-1)).toMatch(/transcript archive write did not settle within 300 ms/);
+  // Reported once per outage: by the stalled call, or earlier by a write slow on a loaded machine.
+  expect(errors.join('\n')).toMatch(/archive write did not settle within 1000 ms/);
   // shutdown waits for the adapter's requests in flight: each was aborted with its write.
   await manager.shutdown();
   const controller = new AbortController();

@@ -19,7 +19,12 @@
  * @packageDocumentation
  */
 
-export type { ArchivedArtifact, ArchivedSummary, StorageAdapter } from './core/archive/storage-adapter.js';
+export type {
+  ArchivedArtifact,
+  ArchivedSummary,
+  ArchiveWriteOptions,
+  StorageAdapter,
+} from './core/archive/storage-adapter.js';
 export { type CompactMessagesOptions, compactMessages } from './core/compact-messages.js';
 export {
   type CachePrice,

@@ -1,5 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import { describe, expect, it } from 'vitest';
+import { countLoopTurns, escapedHistory } from '../../test/support/loop-turns.js';
 import { parseInput, parseInputBytes, SLICED_INPUT_BYTES } from './read-input.js';
 
 describe('parseInput', () => {
@@ -14,23 +15,14 @@ describe('parseInput', () => {
 });
 
 describe('readInput of a large file (issue 47 point 2)', () => {
-  const history = Array.from({ length: 8_000 }, (_, i) => ({
-    role: i % 2 === 0 ? 'user' : 'assistant',
-    content: `turn ${i}: ${'é😀 "quoted" \\ '.repeat(12)}`,
-  }));
+  const history = escapedHistory(8_000, 12);
 
   it('parses a large JSON file across turns of the loop, as parseInput reads it', async () => {
     const text = JSON.stringify({ messages: history, tools: [{ name: 't' }], system: 's' });
     expect(Buffer.byteLength(text)).toBeGreaterThan(SLICED_INPUT_BYTES);
-    let turns = 0;
-    let parsing = true;
-    const turn = () => {
-      turns++;
-      if (parsing) setImmediate(turn);
-    };
-    setImmediate(turn);
-    const input = await parseInputBytes(Buffer.from(text), 'big.json');
-    parsing = false;
+    const { result: input, turns } = await countLoopTurns(() =>
+      parseInputBytes(Buffer.from(text), 'big.json'),
+    );
     expect(isDeepStrictEqual(input, parseInput(text, 'big.json'))).toBe(true);
     expect(turns).toBeGreaterThan(0);
   });

@@ -177,7 +177,7 @@ export const storageSchema = z
       .max(600_000)
       .default(30_000)
       .describe(
-        'Time limit of one archive write (transcript, original, summary or event line), in milliseconds: a write that has not settled by then (a hung mount, a stalled server) counts as failed (storage_failed) and the call goes on.',
+        'Time limit of one archive write (transcript, original, summary or event line), in milliseconds: a write that has not settled by then (a hung mount, a stalled server) counts as failed (storage_failed), the call goes on, and the write is aborted (the fs and s3 adapters write nothing more).',
       ),
     hash_session_ids: z
       .boolean()

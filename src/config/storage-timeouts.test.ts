@@ -6,6 +6,7 @@
  */
 import { createServer, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import { setAwsTestKeys } from '../../test/support/aws-test-keys.js';
 import { isCompactError } from '../core/errors.js';
 import { resolveConfig } from './load-config.js';
 import { toManagerOptions } from './to-manager-options.js';
@@ -44,15 +45,8 @@ function configError(run: () => unknown): unknown {
 describe('storage and store time limits in the config file', () => {
   it('storage.request_timeout_ms reaches the s3 adapter: a silent endpoint fails as storage_failed', async () => {
     const endpoint = await silentServer();
-    const saved = { id: process.env.AWS_ACCESS_KEY_ID, secret: process.env.AWS_SECRET_ACCESS_KEY };
-    process.env.AWS_ACCESS_KEY_ID = 'test';
-    process.env.AWS_SECRET_ACCESS_KEY = 'test';
-    cleanups.push(async () => {
-      if (saved.id === undefined) delete process.env.AWS_ACCESS_KEY_ID;
-      else process.env.AWS_ACCESS_KEY_ID = saved.id;
-      if (saved.secret === undefined) delete process.env.AWS_SECRET_ACCESS_KEY;
-      else process.env.AWS_SECRET_ACCESS_KEY = saved.secret;
-    });
+    const restoreKeys = setAwsTestKeys('test');
+    cleanups.push(async () => restoreKeys());
     const config = resolveConfig({
       storage: {
         adapter: 's3',

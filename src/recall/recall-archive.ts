@@ -134,14 +134,16 @@ export class RecallArchive {
   #wrap(storage: StorageAdapter): StorageAdapter {
     const wrapped: StorageAdapter = {
       name: storage.name,
-      saveTranscript: (sessionId, transcript, step) => storage.saveTranscript(sessionId, transcript, step),
-      saveSummary: (sessionId, summary, step) => storage.saveSummary(sessionId, summary, step),
-      saveEvent: (sessionId, event) => storage.saveEvent(sessionId, event),
+      saveTranscript: (sessionId, transcript, step, options) =>
+        storage.saveTranscript(sessionId, transcript, step, options),
+      saveSummary: (sessionId, summary, step, options) =>
+        storage.saveSummary(sessionId, summary, step, options),
+      saveEvent: (sessionId, event, options) => storage.saveEvent(sessionId, event, options),
     };
     if (storage.saveArtifact) {
       const save = storage.saveArtifact.bind(storage);
-      wrapped.saveArtifact = async (sessionId, artifact) => {
-        const location = await save(sessionId, artifact);
+      wrapped.saveArtifact = async (sessionId, artifact, options) => {
+        const location = await save(sessionId, artifact, options);
         this.#written(sessionId, artifact);
         return location;
       };

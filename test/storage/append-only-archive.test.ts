@@ -11,6 +11,7 @@ import { readLatestTranscript } from '../../src/cli/replay/read-transcript.js';
 import { readSessionStatus } from '../../src/cli/status/status-command.js';
 import { fsStorage } from '../../src/storage/fs/index.js';
 import { cli, useTempFiles } from '../support/cli-fixtures.js';
+import { filesUnder } from '../support/temp-dirs.js';
 
 const temp = useTempFiles();
 const OLD_LAYOUT = 'test/fixtures/archive-before-write-ids';
@@ -30,17 +31,6 @@ async function chainedTranscript(): Promise<Record<string, unknown>[]> {
       if (message.role !== 'system' || messages.length === 0) messages.push(message);
   }
   return messages;
-}
-
-/** Every file under `root` with its text. */
-async function filesUnder(root: string): Promise<Map<string, string>> {
-  const files = new Map<string, string>();
-  for (const entry of await readdir(root, { recursive: true, withFileTypes: true })) {
-    if (!entry.isFile()) continue;
-    const path = join(entry.parentPath, entry.name);
-    files.set(path, await readFile(path, 'utf8'));
-  }
-  return files;
 }
 
 const bytes = (files: Map<string, string>) =>

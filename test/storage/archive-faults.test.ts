@@ -4,52 +4,18 @@
  * EROFS, ENOSPC), and `requireArchive` blocks pruning while the archive cannot be written.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { readSessionStatus } from '../../src/cli/status/status-command.js';
-import type { TokenCounter } from '../../src/core/counting/token-counter.js';
 import { isCompactError } from '../../src/core/errors.js';
 import { CompactManager } from '../../src/core/manager/compact-manager.js';
-import type { CompactMessage } from '../../src/core/messages/message.js';
 import { jsonlExporter } from '../../src/exporters/jsonl/jsonl-exporter.js';
 import { fsStorage } from '../../src/storage/fs/index.js';
 import { sampleCompactionEvents } from '../../src/testing/sample-events.js';
-
-const charCounter: TokenCounter = {
-  name: 'chars',
-  exact: true,
-  requestOverhead: 0,
-  countText: (text) => text.length,
-  countMessage: (m: CompactMessage) =>
-    m.text.length +
-    m.toolCalls.reduce((s, c) => s + c.arguments.length, 0) +
-    m.toolResults.reduce((s, r) => s + r.output.length, 0),
-  countTools: (tools) => JSON.stringify(tools).length,
-};
-
-/** Turns with a tool call each, so compactions clear tool results (artifacts) and summarize (sum-vN). */
-function toolTurns(n: number, seed: string, outputChars = 120): Record<string, unknown>[] {
-  const out: Record<string, unknown>[] = [];
-  for (let i = 0; i < n; i++) {
-    out.push({ role: 'user', content: `${seed} question ${i} `.padEnd(80, 'q') });
-    out.push({
-      role: 'assistant',
-      content: null,
-      tool_calls: [
-        { id: `call_${i}`, type: 'function', function: { name: 'read', arguments: `{"i":${i}}` } },
-      ],
-    });
-    out.push({
-      role: 'tool',
-      tool_call_id: `call_${i}`,
-      content: `${seed} output ${i} `.padEnd(outputChars, 'o'),
-    });
-    out.push({ role: 'assistant', content: `${seed} answer ${i} `.padEnd(60, 'a') });
-  }
-  return out;
-}
+import { charCounter, toolTurns } from '../support/manager-fixtures.js';
+import { filesUnder } from '../support/temp-dirs.js';
 
 const dirs: string[] = [];
 async function tempDir(): Promise<string> {
@@ -60,16 +26,6 @@ async function tempDir(): Promise<string> {
 afterAll(async () => {
   for (const dir of dirs) await rm(dir, { recursive: true, force: true });
 });
-
-async function filesUnder(root: string): Promise<Map<string, string>> {
-  const files = new Map<string, string>();
-  for (const entry of await readdir(root, { recursive: true, withFileTypes: true })) {
-    if (!entry.isFile()) continue;
-    const path = join(entry.parentPath, entry.name);
-    files.set(path, await readFile(path, 'utf8'));
-  }
-  return files;
-}
 
 function manager(path: string, extra: Record<string, unknown> = {}) {
   return new CompactManager({

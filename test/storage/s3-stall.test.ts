@@ -4,7 +4,8 @@
  * archived a transcript before pruning waited for it for good: the conversation stopped, and
  * `shutdown()` (waiting for the writes in flight) with it. Now each request is given up after
  * `requestTimeoutMs`: the write fails as `storage_failed`, the manager reports it once and the
- * call goes on without the archive.
+ * call goes on without the archive. A write the manager gives up first (`archiveTimeoutMs`)
+ * has its request aborted through the write's signal.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -14,6 +15,7 @@ import { afterEach, expect, it } from 'vitest';
 import { isCompactError } from '../../src/core/errors.js';
 import { CompactManager } from '../../src/core/manager/compact-manager.js';
 import { s3Storage } from '../../src/storage/s3/s3-storage.js';
+import { setAwsTestKeys } from '../support/aws-test-keys.js';
 import { charCounter, chatTurns } from '../support/manager-fixtures.js';
 
 const serverScript = new URL('./support/s3rver-process.cjs', import.meta.url).pathname;
@@ -47,29 +49,24 @@ async function startS3rver(bucket: string): Promise<{ child: ChildProcess; endpo
   return { child, endpoint: `http://127.0.0.1:${port}` };
 }
 
-it('a stalled S3 server: a call that archives before pruning is answered, shutdown settles', async () => {
-  const saved = { id: process.env.AWS_ACCESS_KEY_ID, secret: process.env.AWS_SECRET_ACCESS_KEY };
-  process.env.AWS_ACCESS_KEY_ID = 'S3RVER';
-  process.env.AWS_SECRET_ACCESS_KEY = 'S3RVER';
-  cleanups.push(async () => {
-    if (saved.id === undefined) delete process.env.AWS_ACCESS_KEY_ID;
-    else process.env.AWS_ACCESS_KEY_ID = saved.id;
-    if (saved.secret === undefined) delete process.env.AWS_SECRET_ACCESS_KEY;
-    else process.env.AWS_SECRET_ACCESS_KEY = saved.secret;
-  });
-  const { child, endpoint } = await startS3rver('stalled');
+/** A manager archiving to a fresh s3rver; `stall()` SIGSTOPs the server. */
+async function stalledSetup(bucket: string, requestTimeoutMs: number, archiveTimeoutMs?: number) {
+  const restoreKeys = setAwsTestKeys('S3RVER');
+  cleanups.push(async () => restoreKeys());
+  const { child, endpoint } = await startS3rver(bucket);
   const storage = s3Storage({
-    bucket: 'stalled',
+    bucket,
     endpoint,
     forcePathStyle: true,
     region: 'us-east-1',
-    requestTimeoutMs: 300,
+    requestTimeoutMs,
   });
   const manager = new CompactManager({
     maxContextTokens: 100_000,
     tokenCounter: charCounter,
     policy: { userTextShare: 0 },
     storage,
+    ...(archiveTimeoutMs === undefined ? {} : { archiveTimeoutMs }),
   });
   const errors: string[] = [];
   manager.on('compact.error', (event) =>
@@ -79,6 +76,11 @@ it('a stalled S3 server: a call that archives before pruning is answered, shutdo
   expect((await manager.manualCompact('chat', history.slice(0, 12))).version).toBe(1);
   await manager.flush();
   child.kill('SIGSTOP');
+  return { storage, manager, errors, history };
+}
+
+it('a stalled S3 server: a call that archives before pruning is answered, shutdown settles', async () => {
+  const { storage, manager, errors, history } = await stalledSetup('stalled', 300);
   const stalled = await manager.manualCompact('chat', history.slice(0, 16));
   expect(stalled.version).toBe(2);
   expect(JSON.stringify(stalled.messages)).toContain('<COMPACT-SUMMARY v2>');
@@ -86,4 +88,21 @@ it('a stalled S3 server: a call that archives before pruning is answered, shutdo
   expect(errors.at(-1)).toMatch(/archive failed: .*s3: could not put/);
   const direct = await storage.saveEvent('chat', { name: 'x' } as never).catch((error: unknown) => error);
   expect(isCompactError(direct, 'storage_failed')).toBe(true);
+}, 60_000);
+
+it('a write given up by archiveTimeoutMs has its S3 request aborted, long before requestTimeoutMs', async () => {
+  // requestTimeoutMs far beyond the test's time: only the write's signal can end the request.
+  const { storage, manager, errors, history } = await stalledSetup('aborted', 600_000, 1_000);
+  const stalled = await manager.manualCompact('chat', history.slice(0, 16));
+  expect(stalled.version).toBe(2);
+  // Reported once per outage: by the stalled call, or earlier by a write slow on a loaded machine.
+  expect(errors.join('\n')).toMatch(/archive write did not settle within 1000 ms/);
+  // shutdown waits for the adapter's requests in flight: each was aborted with its write.
+  await manager.shutdown();
+  const controller = new AbortController();
+  const direct = storage.saveEvent('chat', { name: 'x' } as never, { signal: controller.signal });
+  controller.abort(new Error('given up'));
+  const error = await direct.catch((e: unknown) => e);
+  expect(isCompactError(error, 'storage_failed')).toBe(true);
+  expect(String((error as Error).message)).toMatch(/^s3: could not put s3:\/\/aborted\/chat\/events\//);
 }, 60_000);

@@ -1,21 +1,9 @@
 /** Shared pieces of the background-compaction tests: a counter, histories, gated summarizers. */
 
-import type { TokenCounter } from '../../src/core/counting/token-counter.js';
-import type { CompactMessage } from '../../src/core/messages/message.js';
 import type { SummarizeRequest, SummarizeResult, Summarizer } from '../../src/core/summary/summarizer.js';
 
 /** One token per character of content: makes thresholds exact in tests. */
-export const charCounter: TokenCounter = {
-  name: 'chars',
-  exact: true,
-  requestOverhead: 0,
-  countText: (text) => text.length,
-  countMessage: (m: CompactMessage) =>
-    m.text.length +
-    m.toolCalls.reduce((s, c) => s + c.name.length + c.arguments.length, 0) +
-    m.toolResults.reduce((s, r) => s + r.output.length, 0),
-  countTools: (tools) => JSON.stringify(tools).length,
-};
+export { charCounter } from './manager-fixtures.js';
 
 /** `n` user/assistant turns of `size` characters per message (200 tokens a turn by default). */
 export function chatTurns(n: number, size = 100, tag = ''): Record<string, unknown>[] {

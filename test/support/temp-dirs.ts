@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach } from 'vitest';
@@ -17,4 +17,15 @@ export function useTempDirs(): (name: string) => Promise<string> {
     dirs.push(dir);
     return dir;
   };
+}
+
+/** Every file under `root` (at any depth) with its text. */
+export async function filesUnder(root: string): Promise<Map<string, string>> {
+  const files = new Map<string, string>();
+  for (const entry of await readdir(root, { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile()) continue;
+    const path = join(entry.parentPath, entry.name);
+    files.set(path, await readFile(path, 'utf8'));
+  }
+  return files;
 }

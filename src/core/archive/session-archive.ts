@@ -38,23 +38,30 @@ function redactArtifactText(artifact: PendingArtifact, redact: Redactor): string
 export const DEFAULT_ARCHIVE_TIMEOUT_MS = 30_000;
 
 /**
- * `write()`, given up after `ms` (a custom adapter or a hung mount whose write never settles):
- * rejects as `storage_failed`. The write itself cannot be cancelled; if it lands later, it
- * lands under its own name (archive writes never overwrite one another).
+ * `write(signal)`, given up after `ms` (a custom adapter or a hung mount whose write never
+ * settles): rejects as `storage_failed` and aborts `signal` with that error, so an adapter that
+ * honours it stops the write. One that does not lets it run on; if it lands later, it lands
+ * under its own name (archive writes never overwrite one another).
  */
-export function withArchiveTimeout<T>(write: () => Promise<T>, ms: number, what: string): Promise<T> {
+export function withArchiveTimeout<T>(
+  write: (signal: AbortSignal) => Promise<T>,
+  ms: number,
+  what: string,
+): Promise<T> {
+  const controller = new AbortController();
   let timer: ReturnType<typeof setTimeout> | undefined;
   const limit = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () =>
-        reject(
-          new CompactError('storage_failed', `${what} did not settle within ${ms} ms (archiveTimeoutMs)`),
-        ),
-      ms,
-    );
+    timer = setTimeout(() => {
+      const error = new CompactError(
+        'storage_failed',
+        `${what} did not settle within ${ms} ms (archiveTimeoutMs)`,
+      );
+      reject(error);
+      controller.abort(error);
+    }, ms);
     timer.unref?.();
   });
-  const run = (async () => write())();
+  const run = (async () => write(controller.signal))();
   return Promise.race([run, limit]).finally(() => clearTimeout(timer));
 }
 
@@ -94,7 +101,7 @@ export class SessionArchive {
     parentId: string | undefined,
     step: number,
     artifact: string,
-    write: () => Promise<string>,
+    write: (signal: AbortSignal) => Promise<string>,
   ): Promise<boolean> {
     const start = Date.now();
     try {
@@ -164,8 +171,8 @@ export class SessionArchive {
     const storage = this.storage;
     if (!storage) return true;
     const transcript = this.#redact ? redactDeep(messages, this.#redact) : messages;
-    return this.#write(context, parentId, step, 'transcript', () =>
-      storage.saveTranscript(context.sessionId, transcript, step),
+    return this.#write(context, parentId, step, 'transcript', (signal) =>
+      storage.saveTranscript(context.sessionId, transcript, step, { signal }),
     );
   }
 
@@ -181,13 +188,22 @@ export class SessionArchive {
     const createdAt = Date.now();
     await Promise.all(
       artifacts.map(async (artifact) => {
-        const ok = await this.#write(context, parentId, artifact.step ?? 0, `artifact ${artifact.ref}`, () =>
-          storage.saveArtifact!(context.sessionId, {
-            ...artifactOnly(artifact),
-            text: this.#redact ? redactArtifactText(artifact, this.#redact) : artifact.text,
-            sessionId: context.sessionId,
-            createdAt,
-          }),
+        const ok = await this.#write(
+          context,
+          parentId,
+          artifact.step ?? 0,
+          `artifact ${artifact.ref}`,
+          (signal) =>
+            storage.saveArtifact!(
+              context.sessionId,
+              {
+                ...artifactOnly(artifact),
+                text: this.#redact ? redactArtifactText(artifact, this.#redact) : artifact.text,
+                sessionId: context.sessionId,
+                createdAt,
+              },
+              { signal },
+            ),
         );
         if (ok) written.add(artifact.ref);
       }),
@@ -202,8 +218,8 @@ export class SessionArchive {
     const { sessionId, ...rest } = summary;
     // Session ids are identifiers, not secrets: redaction must not replace them.
     const redacted = this.#redact ? { sessionId, ...redactDeep(rest, this.#redact) } : summary;
-    await this.#write(context, parentId, summary.step, 'summary', () =>
-      storage.saveSummary(sessionId, redacted, summary.step),
+    await this.#write(context, parentId, summary.step, 'summary', (signal) =>
+      storage.saveSummary(sessionId, redacted, summary.step, { signal }),
     );
   }
 
@@ -235,7 +251,7 @@ export class SessionArchive {
         const start = Date.now();
         try {
           await withArchiveTimeout(
-            () => storage.saveEvent(sessionId, event),
+            (signal) => storage.saveEvent(sessionId, event, { signal }),
             this.#timeoutMs,
             'event archive write',
           );
@@ -260,9 +276,26 @@ export class SessionArchive {
     await Promise.all([...this.#pending]);
   }
 
-  /** Flushes and closes the storage. */
+  /**
+   * Flushes and closes the storage. A close that does not settle within the write time limit
+   * (an adapter waiting for a write stuck on a hung mount) is given up, so `shutdown()`
+   * returns: its cause is kept in {@link lastFailure}. A close that fails still throws.
+   */
   async close(): Promise<void> {
     await this.flush();
-    await this.storage?.close?.();
+    const storage = this.storage;
+    if (!storage?.close) return;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const limit = new Promise<'given up'>((resolve) => {
+      timer = setTimeout(() => resolve('given up'), this.#timeoutMs);
+      timer.unref?.();
+    });
+    try {
+      const outcome = await Promise.race([storage.close().then(() => 'closed' as const), limit]);
+      if (outcome === 'given up')
+        this.lastFailure = `archive close did not settle within ${this.#timeoutMs} ms (archiveTimeoutMs); given up`;
+    } finally {
+      clearTimeout(timer);
+    }
   }
 }

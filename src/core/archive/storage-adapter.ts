@@ -41,28 +41,58 @@ export interface ArchivedArtifact {
   createdAt: number;
 }
 
+/** Options of one archive write (the last, optional argument of each `save…` method). */
+export interface ArchiveWriteOptions {
+  /**
+   * Aborted when the manager gives the write up (`archiveTimeoutMs`), its reason a
+   * `storage_failed` error. An adapter that honours it stops the write (cancels the request,
+   * writes nothing more) and leaves nothing under the write's name where it can; the shipped
+   * adapters do (fs: no file is put in place after it; S3: the request is aborted; memory:
+   * nothing is stored). Optional: the manager always passes one, callers of an adapter may not.
+   */
+  signal?: AbortSignal;
+}
+
 /**
  * Archives what compaction is about to remove, so nothing is ever lost: the full
  * transcript before each compaction, each summary, and every event.
  *
  * Everything handed to an adapter has already been redacted. Adapters may throw; the
  * manager turns a failed write into a `compact.error` event and the conversation goes on.
+ *
+ * Each write is given an {@link ArchiveWriteOptions} whose `signal` the manager aborts when
+ * it gives the write up (`archiveTimeoutMs`); an adapter that ignores it still works (the write
+ * given up then runs on in the background and lands, if ever, under its own name).
  */
 export interface StorageAdapter {
   /** `fs`, `s3`, ... (reported as `storage_adapter` in `compact.archival`). */
   readonly name: string;
   /** Saves the full history (in the caller's format) before compaction `step`. Returns its path or key. */
-  saveTranscript(sessionId: string, transcript: readonly unknown[], step: number): Promise<string>;
+  saveTranscript(
+    sessionId: string,
+    transcript: readonly unknown[],
+    step: number,
+    options?: ArchiveWriteOptions,
+  ): Promise<string>;
   /** Saves the summary of compaction `step`. Returns its path or key. */
-  saveSummary(sessionId: string, summary: ArchivedSummary, step: number): Promise<string>;
+  saveSummary(
+    sessionId: string,
+    summary: ArchivedSummary,
+    step: number,
+    options?: ArchiveWriteOptions,
+  ): Promise<string>;
   /** Appends one event to the session's event log. */
-  saveEvent(sessionId: string, event: AnyCompactEvent): Promise<void>;
+  saveEvent(sessionId: string, event: AnyCompactEvent, options?: ArchiveWriteOptions): Promise<void>;
   /**
    * Saves the original of a cleared, cut or summarized text under `artifact.ref`, before the
    * request that drops it is sent. Returns its path or key. Optional: without it, placeholders
    * name no reference.
    */
-  saveArtifact?(sessionId: string, artifact: ArchivedArtifact): Promise<string>;
+  saveArtifact?(
+    sessionId: string,
+    artifact: ArchivedArtifact,
+    options?: ArchiveWriteOptions,
+  ): Promise<string>;
   /**
    * Reads one artifact of `sessionId` back; `undefined` when there is none. Never crosses
    * sessions. One stored under `ref` that cannot be read (corrupt, truncated) throws

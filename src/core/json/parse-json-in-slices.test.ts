@@ -6,6 +6,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { countLoopTurns } from '../../../test/support/loop-turns.js';
 import { TimeSlice } from '../time-slice.js';
 import { topLevelArray } from './json-layout.js';
 import { parseJsonInSlices } from './parse-json-in-slices.js';
@@ -158,15 +159,9 @@ describe('parseJsonInSlices', () => {
     }));
     const bytes = Buffer.from(JSON.stringify({ model: 'm', messages }));
     const slice = new TimeSlice({ sliceMs: 0 });
-    let ticks = 0;
-    let parsing = true;
-    const tick = () => {
-      ticks++;
-      if (parsing) setImmediate(tick);
-    };
-    setImmediate(tick);
-    const parsed = await parseJsonInSlices(bytes, { layoutOf: 'messages', slice });
-    parsing = false;
+    const { result: parsed, turns: ticks } = await countLoopTurns(() =>
+      parseJsonInSlices(bytes, { layoutOf: 'messages', slice }),
+    );
     expect(isDeepStrictEqual(parsed.value, JSON.parse(bytes.toString()))).toBe(true);
     expect(slice.pauses).toBeGreaterThan(10);
     expect(ticks).toBeGreaterThan(10);

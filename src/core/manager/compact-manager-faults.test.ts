@@ -6,10 +6,9 @@
  * `failOnStorageError` restores throwing.
  */
 import { describe, expect, it } from 'vitest';
-import type { TokenCounter } from '../counting/token-counter.js';
+import { charCounter, chatTurns } from '../../../test/support/manager-fixtures.js';
 import { isCompactError } from '../errors.js';
 import type { AnyCompactEvent } from '../events/events.js';
-import type { CompactMessage } from '../messages/message.js';
 import {
   MemorySessionStore,
   type SessionLock,
@@ -18,27 +17,6 @@ import {
   type SessionStoreSetOptions,
 } from '../session/session-store.js';
 import { CompactManager } from './compact-manager.js';
-
-const charCounter: TokenCounter = {
-  name: 'chars',
-  exact: true,
-  requestOverhead: 0,
-  countText: (text) => text.length,
-  countMessage: (m: CompactMessage) =>
-    m.text.length +
-    m.toolCalls.reduce((s, c) => s + c.name.length + c.arguments.length, 0) +
-    m.toolResults.reduce((s, r) => s + r.output.length, 0),
-  countTools: (tools) => JSON.stringify(tools).length,
-};
-
-function chatTurns(n: number, size = 100): Record<string, unknown>[] {
-  const out: Record<string, unknown>[] = [];
-  for (let i = 0; i < n; i++) {
-    out.push({ role: 'user', content: `Q${i} `.padEnd(size, 'q') });
-    out.push({ role: 'assistant', content: `A${i} `.padEnd(size, 'a') });
-  }
-  return out;
-}
 
 type Mode = 'up' | 'throw' | 'hang';
 

@@ -344,7 +344,8 @@ export class CompactManager {
   /**
    * Aborts background preparations (waiting until none runs), tries once more to write what
    * a store outage kept (within `storeTimeoutMs`), flushes events, shuts exporters down,
-   * closes the storage adapter and the session store (`store.close()`: the connection a
+   * closes the storage adapter (given up after `archiveTimeoutMs`: one waiting for a write
+   * stuck on a hung mount does not hold shutdown) and the session store (`store.close()`: the connection a
    * store opened from a URL or a config file; a client you gave it stays open) and disposes
    * the summarizer, and drops the redactor's compiled rules (built again if the manager is
    * called later). The last manager of the process to shut down also drops what they shared:

@@ -109,7 +109,9 @@ export interface CompactManagerOptions {
    * Time limit of one archive write (transcript, original, summary or event line), in ms: a
    * `storage` write not settled by then (a hung adapter or mount) counts as failed
    * (`storage_failed`, once per outage; with `requireArchive`, nothing is pruned), so the call
-   * goes on and `flush()`/`shutdown()` return. A write given up may land later, under its own name.
+   * goes on and `flush()`/`shutdown()` return. The write's signal (`ArchiveWriteOptions`) is
+   * aborted then: the shipped adapters stop it (fs puts no file in place, S3 aborts the request,
+   * memory stores nothing); an adapter that ignores the signal may land it later, under its own name.
    * @default 30000
    */
   archiveTimeoutMs?: number;

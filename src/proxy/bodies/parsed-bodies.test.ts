@@ -7,6 +7,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { countLoopTurns, escapedHistory } from '../../../test/support/loop-turns.js';
 import { firstDifference, topLevelArray } from '../../core/json/json-layout.js';
 import { TimeSlice } from '../../core/time-slice.js';
 import { PROXY_ROUTES } from '../proxy-routes.js';
@@ -228,20 +229,11 @@ describe('json-layout', () => {
 
 describe('ParsedBodies.parseInSlices', () => {
   it('parses a large first body across turns of the loop, as parse does at once', async () => {
-    const history = Array.from({ length: 40_000 }, (_, i) => ({
-      role: i % 2 === 0 ? 'user' : 'assistant',
-      content: `turn ${i}: ${'é😀 "quoted" \\ '.repeat(16)}`,
-    }));
+    const history = escapedHistory(40_000, 16);
     const bytes = Buffer.from(JSON.stringify({ model: 'm', messages: history, stream: false }));
-    let turns = 0;
-    let parsing = true;
-    const turn = () => {
-      turns++;
-      if (parsing) setImmediate(turn);
-    };
-    setImmediate(turn);
-    const sliced = await new ParsedBodies().parseInSlices(chat, bytes);
-    parsing = false;
+    const { result: sliced, turns } = await countLoopTurns(() =>
+      new ParsedBodies().parseInSlices(chat, bytes),
+    );
     const whole = new ParsedBodies().parse(chat, bytes);
     // node's deep equality: vitest's diff of two 16 MB bodies would not fit in memory.
     expect(isDeepStrictEqual(sliced!.body, whole!.body)).toBe(true);
@@ -320,15 +312,10 @@ describe('spliceBody', () => {
     for (const sent of picks) {
       const next = chat.withMessages(parsed.body, sent);
       const slice = new TimeSlice({ sliceMs: 0 });
-      let ticks = 0;
-      let splicing = true;
-      const tick = () => {
-        ticks++;
-        if (splicing) setImmediate(tick);
-      };
-      setImmediate(tick);
-      const out = (await spliceBodyInSlices(parsed, 'messages', next, slice))!;
-      splicing = false;
+      const { result, turns: ticks } = await countLoopTurns(() =>
+        spliceBodyInSlices(parsed, 'messages', next, slice),
+      );
+      const out = result!;
       // The same bytes as at once, and a turn of the loop observed while it ran.
       expect(out.equals(spliceBody(parsed, 'messages', next)!)).toBe(true);
       expect(JSON.parse(out.toString('utf8'))).toEqual({ ...parsed.body, messages: sent });

@@ -3,6 +3,7 @@ import { link, rename, rm, unlink } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { describeCause } from '../../core/describe-cause.js';
 import { CompactError } from '../../core/errors.js';
+import { assertWriteNotAborted } from '../write-signal.js';
 import { appendPrivateFile, writePrivateFile } from './private-files.js';
 
 /**
@@ -49,18 +50,24 @@ async function placeNew(temp: string, file: string): Promise<void> {
 /** The temp files of this process's writes in flight (never taken for a dead writer's). */
 export const tempsInFlight = new Set<string>();
 
-/** Writes `content` to `file`, a name no write used before, atomically (0600). */
+/**
+ * Writes `content` to `file`, a name no write used before, atomically (0600). Once `signal` is
+ * aborted nothing more is written and the file is never put in place (its temp file is removed).
+ */
 export async function writeNewFile(
   file: string,
   content: string,
   ensureDir: (dir: string) => Promise<void>,
+  signal?: AbortSignal,
 ): Promise<void> {
+  assertWriteNotAborted(signal, `fs: ${file}`);
   const temp = `${file}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
   tempsInFlight.add(temp);
   try {
     await withDir(file, ensureDir, () =>
-      writePrivateFile(temp, content, { what: 'archive file', exclusive: true }),
+      writePrivateFile(temp, content, { what: 'archive file', exclusive: true, signal }),
     );
+    assertWriteNotAborted(signal, `fs: ${file}`);
     await placeNew(temp, file);
   } catch (error) {
     await rm(temp, { force: true }).catch(() => {});
@@ -73,22 +80,28 @@ export async function writeNewFile(
   }
 }
 
-/** Appends `line` to `file` (0600), remaking its folder once if it vanished. */
+/** Appends `line` to `file` (0600), remaking its folder once if it vanished; nothing once `signal` is aborted. */
 export async function appendWithDir(
   file: string,
   line: string,
   ensureDir: (dir: string) => Promise<void>,
+  signal?: AbortSignal,
 ): Promise<void> {
-  await withDir(file, ensureDir, () => appendPrivateFile(file, line, 'archive file'));
+  await withDir(file, ensureDir, () => appendPrivateFile(file, line, 'archive file', signal));
 }
 
-/** Runs appends to one file one after another; `drain` waits for every append in flight. */
+/**
+ * Runs appends to one file one after another; `drain` waits for every append in flight, except
+ * those whose `signal` was aborted (given up by the manager: one stuck on a hung mount would
+ * hold `close()` for good).
+ */
 export function appendQueue(): {
-  serialize(file: string, run: () => Promise<void>): Promise<void>;
+  serialize(file: string, run: () => Promise<void>, signal?: AbortSignal): Promise<void>;
   drain(): Promise<void>;
 } {
   const tails = new Map<string, Promise<void>>();
-  const serialize = (file: string, run: () => Promise<void>): Promise<void> => {
+  const awaited = new Set<Promise<void>>();
+  const serialize = (file: string, run: () => Promise<void>, signal?: AbortSignal): Promise<void> => {
     const previous = tails.get(file) ?? Promise.resolve();
     const next = previous.then(run, run);
     const tail = next.catch(() => {});
@@ -96,13 +109,22 @@ export function appendQueue(): {
     void tail.then(() => {
       if (tails.get(file) === tail) tails.delete(file);
     });
+    const done = signal ? Promise.race([tail, aborted(signal)]) : tail;
+    awaited.add(done);
+    void done.then(() => awaited.delete(done));
     return next;
   };
 
   return {
     serialize,
     drain: async () => {
-      await Promise.all([...tails.values()]);
+      await Promise.all([...awaited]);
     },
   };
+}
+
+/** Resolves once `signal` is aborted. */
+function aborted(signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
 }

@@ -2,6 +2,7 @@ import { mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/prom
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import type { ArchivedSummary } from '../../core/archive/storage-adapter.js';
 import { isCompactError } from '../../core/errors.js';
 import { hashSessionId } from '../../core/session/hash-session-id.js';
 import { describeArtifactConformance } from '../../testing/artifact-conformance.js';
@@ -10,6 +11,17 @@ import { sampleCompactionEvents } from '../../testing/sample-events.js';
 import { describeStorageConformance } from '../../testing/storage-conformance.js';
 import { safeSessionSegment } from '../session-path.js';
 import { fsStorage } from './fs-storage.js';
+
+const sampleSummary: ArchivedSummary = {
+  sessionId: 'session-abc-123',
+  step: 1,
+  text: 's',
+  tokens: 1,
+  strategy: 'brief',
+  summarizer: 'embedded',
+  coveredIds: [],
+  createdAt: 0,
+};
 
 async function tempRoot(): Promise<string> {
   return mkdtemp(join(tmpdir(), 'compact-fs-'));
@@ -100,20 +112,7 @@ describe('fsStorage', () => {
     try {
       const adapter = fsStorage({ path: join(root, '.compact/archive') });
       await adapter.saveTranscript('session-abc-123', [{ role: 'user', content: 'hi' }], 1);
-      await adapter.saveSummary(
-        'session-abc-123',
-        {
-          sessionId: 'session-abc-123',
-          step: 1,
-          text: 's',
-          tokens: 1,
-          strategy: 'brief',
-          summarizer: 'embedded',
-          coveredIds: [],
-          createdAt: 0,
-        },
-        1,
-      );
+      await adapter.saveSummary('session-abc-123', sampleSummary, 1);
       await adapter.saveTranscript('session-abc-123', [], 2);
       for (const event of sampleCompactionEvents()) await adapter.saveEvent('session-abc-123', event);
       await adapter.close?.();
@@ -207,6 +206,48 @@ describe('fsStorage', () => {
         .saveEvent('s', sampleCompactionEvents()[0]!)
         .catch((caught: unknown) => caught);
       expect(isCompactError(appendError, 'storage_failed')).toBe(true);
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('fsStorage write signals', () => {
+  it('a write whose signal is aborted in flight puts no file in place and appends no line', async () => {
+    const root = await tempRoot();
+    try {
+      const adapter = fsStorage({ path: root });
+      // One write of each kind lands first (the session folder and events.jsonl exist).
+      const events = sampleCompactionEvents({ sessionId: 's' });
+      await adapter.saveTranscript('s', [{ role: 'user', content: 'kept' }], 1);
+      await adapter.saveEvent('s', events[0]!);
+      await adapter.saveArtifact!('s', sampleArtifact('s', 'tool-kept', 'kept'));
+      const before = (await readdir(join(root, 's'), { recursive: true })).sort();
+      const eventsBefore = await readFile(join(root, 's', 'events.jsonl'), 'utf8');
+      const given = new Error('given up');
+      const summary: ArchivedSummary = { ...sampleSummary, sessionId: 's', step: 2 };
+      const writes = [
+        (signal: AbortSignal) =>
+          adapter.saveTranscript('s', [{ role: 'user', content: 'late' }], 2, { signal }),
+        (signal: AbortSignal) => adapter.saveSummary('s', summary, 2, { signal }),
+        (signal: AbortSignal) =>
+          adapter.saveArtifact!('s', sampleArtifact('s', 'tool-late', 'late'), { signal }),
+        (signal: AbortSignal) => adapter.saveEvent('s', events[1]!, { signal }),
+      ];
+      for (const write of writes) {
+        const controller = new AbortController();
+        const pending = write(controller.signal);
+        controller.abort(given);
+        const error = await pending.then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+        expect(isCompactError(error, 'storage_failed')).toBe(true);
+        expect(String((error as Error).message)).toMatch(/the write was aborted \(given up\)/);
+      }
+      await adapter.close?.();
+      expect((await readdir(join(root, 's'), { recursive: true })).sort()).toEqual(before);
+      expect(await readFile(join(root, 's', 'events.jsonl'), 'utf8')).toBe(eventsBefore);
     } finally {
       await rm(root, { recursive: true, force: true });
     }

@@ -65,7 +65,9 @@ export const DEFAULT_FS_STORAGE_OPTIONS = Object.freeze({ path: '.compact/archiv
  * against `ARTIFACT_REF_PATTERN` before they name a file. Transcripts, summaries and artifacts
  * are written atomically (a temp file, then a hard link), so a reader never sees half a file,
  * and never replace a file already there (that write fails with `storage_failed`). The temp
- * files of a writer killed mid-write are removed when a writer next opens the session.
+ * files of a writer killed mid-write are removed when a writer next opens the session. A write
+ * whose `signal` is aborted (the manager gave it up) writes nothing more and puts no file in
+ * place; an event line not yet appended is not appended, and `close()` does not wait for it.
  * Events are appended, one write per line, and appends to the same file are serialized in
  * this process, so lines of concurrent sessions or calls never interleave. Nothing is ever
  * deleted: clean up old sessions yourself (see SECURITY.md, retention).
@@ -91,37 +93,43 @@ export function fsStorage(options: FsStorageOptions = {}): StorageAdapter {
   const { ensureDir, sessionDir, artifactDir, artifactFiles } = folders;
   const appends = appendQueue();
   const parts = transcriptParts();
-  const writeAtomic = (file: string, content: string) => writeNewFile(file, content, ensureDir);
+  const writeAtomic = (file: string, content: string, signal: AbortSignal | undefined) =>
+    writeNewFile(file, content, ensureDir, signal);
 
   const readArtifact = async (sessionId: string, ref: string, name: string, unreadable?: 'throw') =>
     readArtifactFile(join(artifactDir(sessionId), name), sessionId, ref, unreadable);
 
   return {
     name: 'fs',
-    async saveTranscript(sessionId, transcript, step) {
+    async saveTranscript(sessionId, transcript, step, options) {
       const dir = await sessionDir(sessionId);
       const planned = parts.plan(dir, transcript, step);
       const file = join(dir, planned.name);
-      await writeAtomic(file, planned.body);
+      await writeAtomic(file, planned.body, options?.signal);
       planned.commit();
       return file;
     },
-    async saveSummary(sessionId, summary: ArchivedSummary, step) {
+    async saveSummary(sessionId, summary: ArchivedSummary, step, options) {
       const file = join(await sessionDir(sessionId), ARCHIVE_NAMES.summary(step, archiveWriteId()));
-      await writeAtomic(file, `${JSON.stringify(summary, null, 2)}\n`);
+      await writeAtomic(file, `${JSON.stringify(summary, null, 2)}\n`, options?.signal);
       return file;
     },
     latestSummaryStep: (sessionId) => latestSummaryStepIn(root, sessionId, options),
-    async saveEvent(sessionId, event: AnyCompactEvent) {
+    async saveEvent(sessionId, event: AnyCompactEvent, options) {
       const file = join(await sessionDir(sessionId), ARCHIVE_NAMES.events);
       const line = `${JSON.stringify(event)}\n`;
-      await appends.serialize(file, () => appendEventLine(file, line, ensureDir));
+      // An append given up while queued behind a hung one is not made when its turn comes.
+      await appends.serialize(
+        file,
+        () => appendEventLine(file, line, ensureDir, options?.signal),
+        options?.signal,
+      );
     },
-    async saveArtifact(sessionId, artifact: ArchivedArtifact) {
+    async saveArtifact(sessionId, artifact: ArchivedArtifact, options) {
       assertArtifact(sessionId, artifact);
       const dir = await folders.artifactDirFor(await sessionDir(sessionId));
       const file = join(dir, artifactFileName(artifact.ref, archiveWriteId()));
-      await writeAtomic(file, `${JSON.stringify(artifact)}\n`);
+      await writeAtomic(file, `${JSON.stringify(artifact)}\n`, options?.signal);
       return file;
     },
     async loadArtifact(sessionId, ref) {
@@ -201,9 +209,10 @@ async function appendEventLine(
   file: string,
   line: string,
   ensureDir: Parameters<typeof appendWithDir>[2],
+  signal: AbortSignal | undefined,
 ): Promise<void> {
   try {
-    await appendWithDir(file, line, ensureDir);
+    await appendWithDir(file, line, ensureDir, signal);
   } catch (error) {
     if (error instanceof CompactError) throw error;
     throw new CompactError('storage_failed', `fs: could not append to ${file}: ${(error as Error).message}`, {

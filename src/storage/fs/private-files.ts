@@ -9,6 +9,7 @@ import { constants, type Stats } from 'node:fs';
 import { lstat, open, stat } from 'node:fs/promises';
 import { CompactError } from '../../core/errors.js';
 import { makeDirs } from '../../core/make-dirs.js';
+import { assertWriteNotAborted } from '../write-signal.js';
 
 /** Mode of the files written. */
 export const PRIVATE_FILE_MODE = 0o600;
@@ -93,19 +94,20 @@ async function openPrivate(path: string, flags: number, what: string) {
 
 /**
  * Writes `text` to `path` (created or truncated), 0600, never through a symbolic link.
- * `exclusive` refuses a file already there (for temp files).
+ * `exclusive` refuses a file already there (for temp files); an aborted `signal` stops the
+ * write between chunks (the file is then left partly written: callers write a temp file).
  */
 export async function writePrivateFile(
   path: string,
   text: string,
-  options: { what?: string; exclusive?: boolean } = {},
+  options: { what?: string; exclusive?: boolean; signal?: AbortSignal | undefined } = {},
 ): Promise<void> {
   const what = options.what ?? 'file';
   const flags =
     constants.O_WRONLY | constants.O_CREAT | (options.exclusive ? constants.O_EXCL : constants.O_TRUNC);
   const handle = await openPrivate(path, flags, what);
   try {
-    await handle.writeFile(text, 'utf8');
+    await handle.writeFile(text, { encoding: 'utf8', ...(options.signal ? { signal: options.signal } : {}) });
   } finally {
     await handle.close();
   }
@@ -114,12 +116,20 @@ export async function writePrivateFile(
 /**
  * Appends `text` to `path` (created 0600), never through a symbolic link. An append that fails
  * (a full disk writes part of it) is cut off again: a torn line would glue to the next append
- * and leave a broken line in the middle of a JSONL file, which no reader skips.
+ * and leave a broken line in the middle of a JSONL file, which no reader skips. An aborted
+ * `signal` writes nothing (checked before the file is opened and once it is).
  */
-export async function appendPrivateFile(path: string, text: string, what = 'file'): Promise<void> {
+export async function appendPrivateFile(
+  path: string,
+  text: string,
+  what = 'file',
+  signal?: AbortSignal,
+): Promise<void> {
+  assertWriteNotAborted(signal, `fs: ${path}`);
   const handle = await openPrivate(path, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT, what);
   try {
     const { size } = await handle.stat();
+    assertWriteNotAborted(signal, `fs: ${path}`);
     try {
       await handle.appendFile(text, 'utf8');
     } catch (error) {

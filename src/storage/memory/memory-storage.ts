@@ -1,12 +1,14 @@
 import type {
   ArchivedArtifact,
   ArchivedSummary,
+  ArchiveWriteOptions,
   StorageAdapter,
 } from '../../core/archive/storage-adapter.js';
 import { CompactError } from '../../core/errors.js';
 import type { AnyCompactEvent } from '../../core/events/events.js';
 import { artifactFileName, assertArtifact, assertArtifactRef, sortArtifacts } from '../artifact-ref.js';
 import { ARCHIVE_NAMES, archiveWriteId, highestSummaryStep, safeSessionSegment } from '../session-path.js';
+import { assertWriteNotAborted } from '../write-signal.js';
 
 /** What a {@link memoryStorage} holds for one session (copies; changing them changes nothing stored). */
 export interface MemoryArchiveSession {
@@ -31,7 +33,7 @@ export interface MemoryStorage extends StorageAdapter {
   snapshot(sessionId: string): MemoryArchiveSession | undefined;
   /** The session ids stored so far. */
   sessions(): string[];
-  saveArtifact(sessionId: string, artifact: ArchivedArtifact): Promise<string>;
+  saveArtifact(sessionId: string, artifact: ArchivedArtifact, options?: ArchiveWriteOptions): Promise<string>;
   loadArtifact(sessionId: string, ref: string): Promise<ArchivedArtifact | undefined>;
   listArtifacts(sessionId: string): Promise<ArchivedArtifact[]>;
 }
@@ -41,7 +43,8 @@ export interface MemoryStorage extends StorageAdapter {
  * copied in and out (`structuredClone`), so neither the caller nor the model can change what
  * was stored. Locations look like the fs layout under `memory://` (`memory://{session}/summary-001-{id}.json`);
  * every write has its own, as on disk (transcripts are kept whole, not as parts).
- * Nothing is ever evicted: the archive lives as long as the adapter.
+ * Nothing is ever evicted: the archive lives as long as the adapter. A write whose `signal` is
+ * aborted stores nothing.
  *
  * @example
  * ```ts
@@ -70,12 +73,14 @@ export function memoryStorage(): MemoryStorage {
 
   return {
     name: 'memory',
-    async saveTranscript(sessionId, transcript, step) {
+    async saveTranscript(sessionId, transcript, step, options) {
+      assertWriteNotAborted(options?.signal, 'memory');
       const name = ARCHIVE_NAMES.transcript(step, archiveWriteId());
       sessionOf(sessionId).transcripts.set(name, structuredClone([...transcript]));
       return location(sessionId, name);
     },
-    async saveSummary(sessionId, summary, step) {
+    async saveSummary(sessionId, summary, step, options) {
+      assertWriteNotAborted(options?.signal, 'memory');
       const name = ARCHIVE_NAMES.summary(step, archiveWriteId());
       sessionOf(sessionId).summaries.set(name, structuredClone(summary));
       return location(sessionId, name);
@@ -83,10 +88,12 @@ export function memoryStorage(): MemoryStorage {
     async latestSummaryStep(sessionId) {
       return highestSummaryStep(sessions.get(sessionId)?.summaries.keys() ?? []);
     },
-    async saveEvent(sessionId, event) {
+    async saveEvent(sessionId, event, options) {
+      assertWriteNotAborted(options?.signal, 'memory');
       sessionOf(sessionId).events.push(structuredClone(event));
     },
-    async saveArtifact(sessionId, artifact) {
+    async saveArtifact(sessionId, artifact, options) {
+      assertWriteNotAborted(options?.signal, 'memory');
       assertArtifact(sessionId, artifact);
       const session = sessionOf(sessionId);
       const earlier = session.artifacts.get(artifact.ref);

@@ -1,5 +1,6 @@
 import type { PutObjectCommandInput, S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
 import { CompactError } from '../../core/errors.js';
+import { assertWriteNotAborted } from '../write-signal.js';
 
 type S3Sdk = typeof import('@aws-sdk/client-s3');
 
@@ -35,10 +36,14 @@ export class S3Objects {
     this.#options = options;
   }
 
-  /** Writes `body` at `key` (SSE-KMS when configured) and returns its `s3://` location. */
-  async put(key: string, body: string, contentType: string): Promise<string> {
-    const { client, sdk } = await this.#load();
+  /**
+   * Writes `body` at `key` (SSE-KMS when configured) and returns its `s3://` location. An
+   * aborted `signal` aborts the request (the SDK's `abortSignal`), as its time limit does.
+   */
+  async put(key: string, body: string, contentType: string, signal?: AbortSignal): Promise<string> {
     const { bucket, kmsKeyId } = this.#options;
+    assertWriteNotAborted(signal, `s3: put s3://${bucket}/${key}`);
+    const { client, sdk } = await this.#load();
     const input: PutObjectCommandInput = {
       Bucket: bucket,
       Key: key,
@@ -50,7 +55,7 @@ export class S3Objects {
       input.ServerSideEncryption = 'aws:kms';
       input.SSEKMSKeyId = kmsKeyId;
     }
-    const request = client.send(new sdk.PutObjectCommand(input), this.#limit());
+    const request = client.send(new sdk.PutObjectCommand(input), this.#limit(signal));
     this.#pending.add(request);
     try {
       await request;
@@ -102,9 +107,13 @@ export class S3Objects {
     return keys;
   }
 
-  /** One request's time limit: a stalled server or network is given up on, never waited for. */
-  #limit(): { abortSignal: AbortSignal } {
-    return { abortSignal: AbortSignal.timeout(this.#options.requestTimeoutMs) };
+  /**
+   * One request's time limit (a stalled server or network is given up on, never waited for),
+   * and the caller's `signal` when it gave one.
+   */
+  #limit(signal?: AbortSignal): { abortSignal: AbortSignal } {
+    const timeout = AbortSignal.timeout(this.#options.requestTimeoutMs);
+    return { abortSignal: signal ? AbortSignal.any([signal, timeout]) : timeout };
   }
 
   /** Waits for the writes in flight (each settles within its time limit). */

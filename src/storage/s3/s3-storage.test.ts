@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { setAwsTestKeys } from '../../../test/support/aws-test-keys.js';
 import { charCounter, chatTurns } from '../../../test/support/background-fixtures.js';
 import { isCompactError } from '../../core/errors.js';
 import { CompactManager } from '../../core/manager/compact-manager.js';
@@ -32,12 +33,10 @@ let server: S3rverInstance;
 let directory: string;
 let endpoint: string;
 const seen: { method: string; url: string; headers: IncomingHttpHeaders }[] = [];
-const savedEnv = { id: process.env.AWS_ACCESS_KEY_ID, secret: process.env.AWS_SECRET_ACCESS_KEY };
+let restoreKeys: (() => void) | undefined;
 
 beforeAll(async () => {
-  // Dummy credentials for the SDK's default chain, in this test process only.
-  process.env.AWS_ACCESS_KEY_ID = 'S3RVER';
-  process.env.AWS_SECRET_ACCESS_KEY = 'S3RVER';
+  restoreKeys = setAwsTestKeys('S3RVER');
   directory = await mkdtemp(join(tmpdir(), 'compact-s3rver-'));
   server = new S3rver({
     address: '127.0.0.1',
@@ -57,10 +56,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await server?.close();
   await rm(directory, { recursive: true, force: true });
-  if (savedEnv.id === undefined) delete process.env.AWS_ACCESS_KEY_ID;
-  else process.env.AWS_ACCESS_KEY_ID = savedEnv.id;
-  if (savedEnv.secret === undefined) delete process.env.AWS_SECRET_ACCESS_KEY;
-  else process.env.AWS_SECRET_ACCESS_KEY = savedEnv.secret;
+  restoreKeys?.();
 });
 
 function reader() {

@@ -95,7 +95,8 @@ export const DEFAULT_S3_REQUEST_TIMEOUT_MS = 10_000;
  * the keys sort in write order (13-digit epoch milliseconds, a random writer id per adapter,
  * a 6-digit sequence), and listing `events/` then concatenating gives the same JSON Lines.
  * As in the fs layout, every write has a key nobody wrote before (`{id}`: a time-ordered
- * write id), nothing is copied aside or replaced; reads of an artifact return its newest write. `@aws-sdk/client-s3` is an optional peer, imported on first use. Use S3 lifecycle rules
+ * write id), nothing is copied aside or replaced; reads of an artifact return its newest write.
+ * A write's `signal` (aborted when the manager gives the write up) aborts its request. `@aws-sdk/client-s3` is an optional peer, imported on first use. Use S3 lifecycle rules
  * for retention.
  *
  * @example
@@ -136,36 +137,39 @@ export function s3Storage(options: S3StorageOptions): StorageAdapter {
 
   return {
     name: 's3',
-    async saveTranscript(sessionId, transcript, step) {
+    async saveTranscript(sessionId, transcript, step, options) {
       const planned = parts.plan(keyFor(sessionId, ''), transcript, step);
-      const location = await put(keyFor(sessionId, planned.name), planned.body, 'application/x-ndjson');
+      const key = keyFor(sessionId, planned.name);
+      const location = await put(key, planned.body, 'application/x-ndjson', options?.signal);
       planned.commit();
       return location;
     },
-    async saveSummary(sessionId, summary: ArchivedSummary, step) {
+    async saveSummary(sessionId, summary: ArchivedSummary, step, options) {
       const key = keyFor(sessionId, ARCHIVE_NAMES.summary(step, archiveWriteId()));
-      return put(key, `${JSON.stringify(summary, null, 2)}\n`, 'application/json');
+      return put(key, `${JSON.stringify(summary, null, 2)}\n`, 'application/json', options?.signal);
     },
     async latestSummaryStep(sessionId) {
       // Only the summaries are listed (`summary-` names), not the session's events.
       const folder = keyFor(sessionId, '');
       return highestSummaryStep(namesIn(await listKeys(`${folder}/summary-`, true), folder));
     },
-    async saveEvent(sessionId, event: AnyCompactEvent) {
+    async saveEvent(sessionId, event: AnyCompactEvent, options) {
       sequence += 1;
       await put(
         keyFor(sessionId, eventName(writer, sequence)),
         `${JSON.stringify(event)}\n`,
         'application/json',
+        options?.signal,
       );
     },
-    async saveArtifact(sessionId, artifact: ArchivedArtifact) {
+    async saveArtifact(sessionId, artifact: ArchivedArtifact, options) {
       assertArtifact(sessionId, artifact);
       const name = artifactFileName(artifact.ref, archiveWriteId());
       return put(
         keyFor(sessionId, `${ARTIFACT_DIR}/${name}`),
         `${JSON.stringify(artifact)}\n`,
         'application/json',
+        options?.signal,
       );
     },
     async loadArtifact(sessionId, ref) {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { messageList } from '../../../../test/support/compact-messages.js';
+import { countLoopTurns } from '../../../../test/support/loop-turns.js';
 import { tokenCounterFor } from '../../counting/token-counter.js';
 import { EmbeddedSummarizer, PEOPLE_HEAD_SCALE } from './index.js';
 
@@ -164,13 +165,6 @@ describe('the event loop while summarizing', () => {
   it('summarize() hands the loop back between messages, with the same text as summarizeSync', async () => {
     const messages = agentRun().messages;
     const summarizer = new EmbeddedSummarizer({ sliceMs: 0 });
-    let turns = 0;
-    let running = true;
-    const tick = () => {
-      turns++;
-      if (running) setImmediate(tick);
-    };
-    setImmediate(tick);
     const request = {
       sessionId: 's',
       strategy: 'task_state' as const,
@@ -178,8 +172,10 @@ describe('the event loop while summarizing', () => {
       maxTokens: 400,
       countTokens,
     };
-    const { text } = await summarizer.summarize(request);
-    running = false;
+    const {
+      result: { text },
+      turns,
+    } = await countLoopTurns(() => summarizer.summarize(request));
     // Other work ran during the summary, at least once per message (each phase walks the
     // messages and pauses between them; with the default slice it pauses every 5 ms).
     expect(turns).toBeGreaterThanOrEqual(messages.length);

@@ -1,0 +1,71 @@
+/**
+ * Issue 47 point 2: the per-message lists of a long cold call are not grown whole by `push`
+ * (an array of 300k elements grows by copying itself in one push, 13-30 ms each on a loaded
+ * machine, and columns pushed in step grow at the same message). Counted, not timed: the
+ * arrays that a `push` took past {@link CHUNK} elements while the step ran.
+ */
+import { describe, expect, it } from 'vitest';
+import { CHUNK } from '../../src/core/chunked-list.js';
+import { codecFor } from '../../src/core/messages/formats/detect-format.js';
+import { MessageIndex } from '../../src/core/messages/message-index.js';
+import { buildUnits } from '../../src/core/preflight/cascade/build-units.js';
+import { splitFolded } from '../../src/core/preflight/cascade/plan-summary.js';
+import { IndexedHistory } from '../../src/core/preflight/index/index-request.js';
+import type { ViewEntry } from '../../src/core/preflight/view/session-view.js';
+import { mapSliced, TimeSlice } from '../../src/core/time-slice.js';
+import { arraysPushedPast } from '../support/grown-arrays.js';
+
+const COUNT = 3 * CHUNK;
+
+/** View entries of `n` plain user messages, every tenth pinned (only what the steps read). */
+function entries(n: number): ViewEntry[] {
+  return Array.from({ length: n }, (_, i) => ({
+    item: {
+      id: `m${i}`,
+      index: i,
+      entry: { parsed: { role: 'user', toolCalls: [], toolResults: [] } },
+    },
+    pinned: i % 10 === 0,
+    round: -1,
+    tokens: 3 + (i % 7),
+  })) as unknown as ViewEntry[];
+}
+
+describe('per-message lists of a long call', () => {
+  it("an index update pushes one array past a chunk (its items), not the objects', fingerprints' and metas' columns beside it", async () => {
+    const messages = Array.from({ length: COUNT }, (_, i) => ({ role: 'user', content: `hi ${i}` }));
+    const codec = codecFor(messages, undefined);
+    const indexed = new IndexedHistory();
+    const grown = await arraysPushedPast(CHUNK, () => indexed.update(messages, codec, new MessageIndex()));
+    expect(grown).toBe(1);
+    expect(indexed.length).toBe(COUNT);
+    expect(indexed.raws.largestChunk).toBeLessThanOrEqual(CHUNK);
+    // The same index as before: a second call with the same array finds nothing changed.
+    expect(indexed.update(messages, codec, new MessageIndex())).toBe(COUNT);
+    expect(indexed.raws.at(COUNT - 1)).toBe(messages[COUNT - 1]);
+  });
+
+  it('units, the folded split and a sliced map push no array past a chunk, and give what the plain loops give', async () => {
+    const view = entries(COUNT);
+    let units: ReturnType<typeof buildUnits> = [];
+    let split: Awaited<ReturnType<typeof splitFolded>> | undefined;
+    let mapped: string[] = [];
+    const plan = { foldBefore: COUNT - 50, keep: new Set([5, 7]) };
+    const grown = await arraysPushedPast(CHUNK, async () => {
+      units = buildUnits(view);
+      split = await splitFolded(view, plan, new TimeSlice());
+      mapped = await mapSliced(view, (entry) => entry.item.id, new TimeSlice());
+    });
+    expect(grown).toBe(0);
+    expect(units).toHaveLength(COUNT);
+    expect(units.map((unit) => unit.start)).toEqual(view.map((_, k) => k));
+    expect(units.every((unit) => unit.startsTurn && !unit.tool)).toBe(true);
+    const folded = view.filter((entry, k) => !entry.pinned && k < plan.foldBefore && !plan.keep.has(k));
+    expect(split!.folded).toEqual(folded);
+    expect(split!.foldedItems).toEqual(folded.map((entry) => entry.item));
+    expect(split!.foldedTokens).toBe(folded.reduce((sum, entry) => sum + entry.tokens, 0));
+    expect(split!.kept).toHaveLength(COUNT - folded.length);
+    expect(split!.kept.filter((entry) => entry.userText).map((entry) => entry.item.index)).toEqual([5, 7]);
+    expect(mapped).toEqual(view.map((entry) => entry.item.id));
+  });
+});

@@ -12,7 +12,9 @@ import { buildUnits } from '../../src/core/preflight/cascade/build-units.js';
 import { splitFolded } from '../../src/core/preflight/cascade/plan-summary.js';
 import { IndexedHistory } from '../../src/core/preflight/index/index-request.js';
 import type { ViewEntry } from '../../src/core/preflight/view/session-view.js';
-import { mapSliced, TimeSlice } from '../../src/core/time-slice.js';
+import { assemble } from '../../src/core/preflight/outcome/assemble.js';
+import { jsonCopySteps } from '../../src/core/session/json-copy.js';
+import { mapSliced, runSteps, TimeSlice } from '../../src/core/time-slice.js';
 import { arraysPushedPast } from '../support/grown-arrays.js';
 
 const COUNT = 3 * CHUNK;
@@ -67,5 +69,20 @@ describe('per-message lists of a long call', () => {
     expect(split!.kept).toHaveLength(COUNT - folded.length);
     expect(split!.kept.filter((entry) => entry.userText).map((entry) => entry.item.index)).toEqual([5, 7]);
     expect(mapped).toEqual(view.map((entry) => entry.item.id));
+  });
+
+  it("the request's messages and a state's copy push no array past a chunk, and give what they gave", async () => {
+    const view = entries(COUNT).map((entry) => ({ ...entry, pinned: false }));
+    const ids = view.map((entry) => entry.item.id);
+    let sent: string[] = [];
+    let copy: { coveredIds: string[] } | undefined;
+    const grown = await arraysPushedPast(CHUNK, () => {
+      sent = assemble(view, 'summary', 'openai', (entry) => entry.item.id);
+      copy = runSteps(jsonCopySteps({ coveredIds: ids }));
+    });
+    expect(grown).toBe(0);
+    expect(sent).toEqual(['summary', ...ids]);
+    expect(copy).toEqual({ coveredIds: ids });
+    expect(copy!.coveredIds).not.toBe(ids);
   });
 });

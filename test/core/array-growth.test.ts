@@ -11,8 +11,8 @@ import { MessageIndex } from '../../src/core/messages/message-index.js';
 import { buildUnits } from '../../src/core/preflight/cascade/build-units.js';
 import { splitFolded } from '../../src/core/preflight/cascade/plan-summary.js';
 import { IndexedHistory } from '../../src/core/preflight/index/index-request.js';
-import type { ViewEntry } from '../../src/core/preflight/view/session-view.js';
 import { assemble } from '../../src/core/preflight/outcome/assemble.js';
+import type { ViewEntry } from '../../src/core/preflight/view/session-view.js';
 import { jsonCopySteps } from '../../src/core/session/json-copy.js';
 import { mapSliced, runSteps, TimeSlice } from '../../src/core/time-slice.js';
 import { arraysPushedPast } from '../support/grown-arrays.js';
@@ -77,7 +77,7 @@ describe('per-message lists of a long call', () => {
     let sent: string[] = [];
     let copy: { coveredIds: string[] } | undefined;
     const grown = await arraysPushedPast(CHUNK, () => {
-      sent = assemble(view, 'summary', 'openai', (entry) => entry.item.id);
+      sent = assemble(view, 'summary', 'openai-chat', (entry) => entry.item.id);
       copy = runSteps(jsonCopySteps({ coveredIds: ids }));
     });
     expect(grown).toBe(0);

@@ -20,6 +20,7 @@ import type { IndexedEntry, IndexedMessage, MessageIndex } from '../../messages/
 import { ToolPairer } from '../../messages/tool-pairing.js';
 import { ShardedMap } from '../../sharded-map.js';
 import type { SessionView } from '../view/session-view.js';
+import { showsAssistant } from './request-shows-assistant.js';
 import { sameShape, sameWire, unchangedInPlace, wireFingerprint } from './same-wire.js';
 
 /** The newest messages checked on every call (compared by content when rebuilt). */
@@ -104,6 +105,8 @@ export class IndexedHistory {
   readonly #metas = new ChunkedList<unknown>();
   /** Approximate bytes of the indexed messages (see {@link entryBytes}). */
   bytes = 0;
+  /** The messages that show an assistant ({@link showsAssistant}). */
+  assistantShown = 0;
   /** Where the next audits of older messages start (by content, by shape). */
   #audit = 0;
   #shapeAudit = 0;
@@ -159,6 +162,7 @@ export class IndexedHistory {
       this.items.push({ entry, id, index: i });
       this.#pushLink(i, id, entry.hash);
       this.pairer.add(entry.parsed, i);
+      if (showsAssistant(entry.parsed)) this.assistantShown++;
     }
     this.changedFrom = same;
     if (length >= AUDIT_AFTER_FROM) this.#auditAfter(history);
@@ -279,6 +283,7 @@ export class IndexedHistory {
       if (n === 0) this.#seen.delete(base);
       else this.#seen.set(base, n);
       this.bytes -= entryBytes(entry);
+      if (showsAssistant(entry.parsed)) this.assistantShown--;
     }
     this.items.length = keep;
     this.#lastLink = this.chainAt(keep - 1);

@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { CHUNK } from '../../src/core/chunked-list.js';
+import { IdentifierLedger } from '../../src/core/language/key-identifiers.js';
 import { codecFor } from '../../src/core/messages/formats/detect-format.js';
 import { MessageIndex } from '../../src/core/messages/message-index.js';
 import { buildUnits } from '../../src/core/preflight/cascade/build-units.js';
@@ -84,5 +85,34 @@ describe('per-message lists of a long call', () => {
     expect(sent).toEqual(['summary', ...ids]);
     expect(copy).toEqual({ coveredIds: ids });
     expect(copy!.coveredIds).not.toBe(ids);
+  });
+
+  it("the summary's identifier ledger grows no Map or array whole, and ranks as before", async () => {
+    const ledger = new IdentifierLedger();
+    const set = Map.prototype.set;
+    let largestMap = 0;
+    Map.prototype.set = function (this: Map<unknown, unknown>, key: unknown, value: unknown) {
+      const out = set.call(this, key, value);
+      largestMap = Math.max(largestMap, this.size);
+      return out;
+    };
+    let ranked: string[] = [];
+    let grown = 0;
+    try {
+      grown = await arraysPushedPast(CHUNK, () => {
+        for (let i = 0; i < COUNT; i++) ledger.add(`ID_${i}`, i % 3 === 0 ? 'user' : 'assistant');
+        ledger.add('ID_1', 'user');
+        ranked = ledger.ranked();
+      });
+    } finally {
+      Map.prototype.set = set;
+    }
+    expect(grown).toBe(0);
+    expect(largestMap).toBeLessThan(CHUNK);
+    // User ids first (ID_1 raised to user keeps its place of first naming), most recently named
+    // first; then the assistant's.
+    const user = [0, 1, ...Array.from({ length: COUNT / 3 - 1 }, (_, k) => 3 * k + 3)].map((i) => `ID_${i}`);
+    const assistant = Array.from({ length: COUNT }, (_, i) => i).filter((i) => i % 3 !== 0 && i !== 1);
+    expect(ranked).toEqual([...user.reverse(), ...assistant.reverse().map((i) => `ID_${i}`)]);
   });
 });

@@ -7,6 +7,7 @@
  * pieces of work, run at once ({@link runSteps}) or in slices ({@link runStepsYielding}).
  */
 
+import { ChunkedList } from './chunked-list.js';
 import { clock } from './clock.js';
 
 /** Longest stretch of work between two turns of the event loop, in milliseconds. */
@@ -96,12 +97,14 @@ export async function mapSliced<T, U>(
   map: (item: T) => U,
   slice: TimeSlice = new TimeSlice(),
 ): Promise<U[]> {
-  const out: U[] = [];
+  // Gathered in chunks, made one array at its size at the end (a 300k-element array grown by
+  // `push` copied itself whole in one push: issue 47).
+  const out = new ChunkedList<U>();
   for (const item of items) {
     out.push(map(item));
     if (slice.due()) await slice.pause();
   }
-  return out;
+  return out.toArray();
 }
 
 /** A computation that yields between small pieces of work and returns `T`. */

@@ -107,7 +107,7 @@ export function maybePrepare(
         redact: deps.summarizerRedact,
       },
       ...(prepared.options.agent ? { agent: prepared.options.agent } : {}),
-      ...(requestShowsAssistant(prepared.indexed.items, prepared.options) ? { withAssistant: true } : {}),
+      ...(requestShowsAssistant(prepared.indexed, prepared.options) ? { withAssistant: true } : {}),
       ...(due ?? {}),
     },
     threshold,

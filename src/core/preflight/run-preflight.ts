@@ -111,7 +111,7 @@ function cascadeInput(
     ...(options.signal ? { signal: options.signal } : {}),
     ...(options.note ? { note: options.note } : {}),
     ...(options.agent ? { agent: options.agent } : {}),
-    ...(requestShowsAssistant(indexed.items, options) ? { withAssistant: true } : {}),
+    ...(requestShowsAssistant(indexed, options) ? { withAssistant: true } : {}),
   };
 }
 

@@ -6,6 +6,7 @@
  * trip's: each top-level field goes through JSON apart, and a long array or a plain object
  * with many keys (kept ids, rewrites) in chunks of its entries.
  */
+import { ChunkedList } from '../chunked-list.js';
 import type { Steps } from '../time-slice.js';
 import { isPackedField, packedShapesOf, valuesToFreeze } from './packed-state.js';
 
@@ -167,8 +168,9 @@ function flatRecords(chunk: Record<string, unknown>): Record<string, unknown> | 
 /** The same of an array, a slice of elements a step. */
 function* arrayCopy(value: readonly unknown[]): Steps<unknown[]> {
   // Pushed, not `new Array(length)`: past ~100k that is a dictionary-mode array (slow to fill
-  // and to read, 300k covered ids: issue 47).
-  const out: unknown[] = [];
+  // and to read, 300k covered ids: issue 47); in chunks, made one array at its size at the end
+  // (one array grown by `push` copied itself whole at each growth).
+  const out = new ChunkedList<unknown>();
   for (let start = 0; start < value.length; start += CHUNK_ENTRIES) {
     const end = Math.min(value.length, start + CHUNK_ENTRIES);
     let flat = true;
@@ -178,13 +180,13 @@ function* arrayCopy(value: readonly unknown[]): Steps<unknown[]> {
       else out.push(copied);
     }
     if (!flat) {
-      out.length = start;
+      out.truncate(start);
       const copied = roundTrip(value.slice(start, end)) as unknown[];
       for (let i = start; i < end; i++) out.push(copied[i - start]);
     }
     yield;
   }
-  return out;
+  return out.toArray();
 }
 
 /**

@@ -4,6 +4,7 @@
  * are contiguous by construction (a result only answers a call of its own round), so a
  * unit never spans another.
  */
+import { ChunkedList, type Positional } from '../../chunked-list.js';
 import { runSteps, type Steps } from '../../time-slice.js';
 import type { ViewEntry } from '../view/session-view.js';
 
@@ -20,7 +21,7 @@ export interface Unit {
 }
 
 /** Groups `entries` (the unpinned view, in order) into units. */
-export function buildUnits(entries: readonly ViewEntry[]): Unit[] {
+export function buildUnits(entries: Positional<ViewEntry>): Unit[] {
   return runSteps(buildUnitsSteps(entries));
 }
 
@@ -28,14 +29,15 @@ export function buildUnits(entries: readonly ViewEntry[]): Unit[] {
 const STEP_ENTRIES = 1_024;
 
 /** {@link buildUnits} as steps, one every {@link STEP_ENTRIES} entries. */
-export function* buildUnitsSteps(entries: readonly ViewEntry[]): Steps<Unit[]> {
-  const units: Unit[] = [];
+export function* buildUnitsSteps(entries: Positional<ViewEntry>): Steps<Unit[]> {
+  // Gathered in chunks, made one array at its size at the end (300k units grew it by copies).
+  const units = new ChunkedList<Unit>();
   for (let k = 0; k < entries.length; k++) {
     if (k % STEP_ENTRIES === STEP_ENTRIES - 1) yield;
-    const entry = entries[k]!;
+    const entry = entries.at(k)!;
     const parsed = entry.item.entry.parsed;
-    const last = units.at(-1);
-    if (entry.round >= 0 && last && entries[last.end]!.round === entry.round) {
+    const last = units.at(units.length - 1);
+    if (entry.round >= 0 && last && entries.at(last.end)!.round === entry.round) {
       last.end = k;
       last.tokens += entry.tokens;
       if (parsed.toolCalls.length > 0 || parsed.toolResults.length > 0) last.tool = true;
@@ -49,7 +51,8 @@ export function* buildUnitsSteps(entries: readonly ViewEntry[]): Steps<Unit[]> {
       tokens: entry.tokens,
     });
   }
-  return units;
+  yield;
+  return units.toArray();
 }
 
 /**

@@ -2,6 +2,8 @@
  * Level c's plan: which units stay verbatim (the suffix, grown to what the target holds, and
  * the user's own words before it) and how much room the summary gets.
  */
+
+import { ChunkedList, type Positional } from '../../chunked-list.js';
 import type { IndexedMessage } from '../../messages/message-index.js';
 import type { CompactPolicy } from '../../policy.js';
 import { ShardedMap } from '../../sharded-map.js';
@@ -87,7 +89,7 @@ export function* planSummarySteps(
     plan.userBudget,
     Math.max(0, run.budget - plan.fixed - overhead - at.suffix - 64),
   );
-  const candidates: number[] = [];
+  const candidates = new ChunkedList<number>();
   for (let u = 0; u < at.start; u++) {
     if (u % 64 === 63) yield;
     if (plan.isUser(u)) candidates.push(u);
@@ -102,7 +104,7 @@ interface PlanContext {
   readonly input: PlanInput;
   readonly overhead: number;
   /** Index in `run.entries` of each unpinned entry. */
-  readonly unpinned: readonly number[];
+  readonly unpinned: Positional<number>;
   readonly units: readonly Unit[];
   /** Tokens of the request outside the unpinned units and the current summary. */
   readonly fixed: number;
@@ -131,8 +133,9 @@ function* planContextSteps(
   input: PlanInput,
   overhead: number,
 ): Steps<PlanContext | undefined> {
-  const unpinned: number[] = [];
-  const unpinnedEntries: ViewEntry[] = [];
+  // Chunked: two lists of 300k pushed in step grew at the same entry (issue 47).
+  const unpinned = new ChunkedList<number>();
+  const unpinnedEntries = new ChunkedList<ViewEntry>();
   for (let k = 0; k < run.entries.length; k++) {
     if (k % STEP_ENTRIES === STEP_ENTRIES - 1) yield;
     const entry = run.entries[k]!;
@@ -157,7 +160,7 @@ function* planContextSteps(
     const asked = userUnits[u]!;
     if (asked !== 0) return asked === 2;
     const unit = units[u]!;
-    const known = unit.start === unit.end && unit.startsTurn && isUserText(unpinnedEntries[unit.start]!);
+    const known = unit.start === unit.end && unit.startsTurn && isUserText(unpinnedEntries.at(unit.start)!);
     userUnits[u] = known ? 2 : 1;
     return known;
   };
@@ -258,8 +261,8 @@ function finalPlan(plan: PlanContext, at: SuffixState, picked: readonly number[]
   const maxTokens = Math.max(16, Math.min(policy.maxSummaryTokens, room));
   const fillTokens = Math.max(maxTokens, Math.min(fill, room));
   return {
-    foldBefore: unpinned[units[start]!.start]!,
-    keep: new Set(picked.map((u) => unpinned[units[u]!.start]!)),
+    foldBefore: unpinned.at(units[start]!.start)!,
+    keep: new Set(picked.map((u) => unpinned.at(units[u]!.start)!)),
     maxTokens,
     fillTokens,
   };
@@ -282,13 +285,15 @@ export async function splitFolded(
   foldedTokens: number;
 }> {
   const foldBefore = plan?.foldBefore ?? 0;
-  const folded: ViewEntry[] = [];
-  const kept: ViewEntry[] = [];
+  // Chunked, then each made one array at its size with a turn between (three arrays of 300k
+  // grown by copies in step held the loop 50 ms at one entry: issue 47).
+  const folded = new ChunkedList<ViewEntry>();
+  const kept = new ChunkedList<ViewEntry>();
   // Sharded: a `Map` of 300k folded ids grew in one `set` that held the loop ~18 ms.
   const known = new ShardedMap<number>();
   // The result's folded messages and their tokens, in the same walk (over 300k entries, a
   // `map` and a `reduce` after the summary were one more stretch of the loop).
-  const foldedItems: IndexedMessage[] = [];
+  const foldedItems = new ChunkedList<IndexedMessage>();
   let foldedTokens = 0;
   for (let k = 0; k < entries.length; k++) {
     const entry = entries[k]!;
@@ -302,5 +307,11 @@ export async function splitFolded(
     }
     if ((k & 511) === 511 && slice.due()) await slice.pause();
   }
-  return { folded, kept, known, foldedItems, foldedTokens };
+  const arrays: ViewEntry[][] = [];
+  for (const list of [folded, kept]) {
+    if (slice.due()) await slice.pause();
+    arrays.push(list.toArray());
+  }
+  if (slice.due()) await slice.pause();
+  return { folded: arrays[0]!, kept: arrays[1]!, known, foldedItems: foldedItems.toArray(), foldedTokens };
 }

@@ -6,6 +6,7 @@
  * sections hold them. Pinned messages are not candidates: they keep their own rules.
  */
 
+import type { Positional } from '../../chunked-list.js';
 import { releaseRegExpCode } from '../../process-caches.js';
 import { findLibraryTags } from '../../summary/summary-markup.js';
 import type { ViewEntry } from '../view/session-view.js';
@@ -41,7 +42,7 @@ export function isUserText(entry: ViewEntry): boolean {
  * that does not fit whole is skipped (the summary takes it), smaller older ones may still fit.
  */
 export function pickUserText(
-  candidates: readonly number[],
+  candidates: Positional<number>,
   units: readonly Unit[],
   budget: number,
 ): number[] {
@@ -54,8 +55,8 @@ export function pickUserText(
     picked.push(u);
     left -= tokens;
   };
-  take(candidates[0]!);
-  for (let k = candidates.length - 1; k >= 1 && left > 0; k--) take(candidates[k]!);
+  take(candidates.at(0)!);
+  for (let k = candidates.length - 1; k >= 1 && left > 0; k--) take(candidates.at(k)!);
   return picked.sort((a, b) => a - b);
 }
 

@@ -8,6 +8,7 @@ import { codecFor } from '../../messages/formats/detect-format.js';
 import { hashLanes, hashString, lanesString } from '../../messages/hash-string.js';
 import { MessageIndex } from '../../messages/message-index.js';
 import { chainLink, IndexedHistory } from './index-request.js';
+import { requestShowsAssistant } from './request-shows-assistant.js';
 
 /** A chat history of `n` messages: user turns, tool calls and their results. */
 function history(n: number, edit = -1): unknown[] {
@@ -72,5 +73,27 @@ describe('IndexedHistory prefix chain', () => {
       const lanes = hashLanes(text, 7);
       expect(lanesString(lanes[0]!, lanes[1]!)).toBe(hashString(text, 7));
     }
+  });
+
+  it('counts the messages that show an assistant as the history grows and rolls back', () => {
+    const user = (i: number) => ({ role: 'user', content: `question ${i}` });
+    const plain = [user(0), { role: 'assistant', content: 'answer' }, user(1)];
+    const codec = codecFor(plain, undefined);
+    const indexed = new IndexedHistory();
+    const index = new MessageIndex();
+    indexed.update(plain, codec, index);
+    expect(requestShowsAssistant(indexed, {})).toBe(false);
+    const withTools = history(30);
+    indexed.update(withTools, codec, index);
+    // 10 user turns, 10 calls, 10 results.
+    expect(indexed.assistantShown).toBe(20);
+    expect(requestShowsAssistant(indexed, {})).toBe(true);
+    // An edit rolls back to message 4: the calls and results after it are no longer counted.
+    indexed.update([...withTools.slice(0, 4), user(9)], codec, index);
+    expect(indexed.assistantShown).toBe(2);
+    indexed.update(plain, codec, index);
+    expect(indexed.assistantShown).toBe(0);
+    expect(requestShowsAssistant(indexed, {})).toBe(false);
+    expect(requestShowsAssistant(indexed, { system: 'You are terse.' })).toBe(true);
   });
 });

@@ -11,6 +11,7 @@
  * scan from the start, which rolls back to the first changed message.
  */
 
+import { ChunkedList } from '../../chunked-list.js';
 import { flatString } from '../../messages/flat-string.js';
 import type { MessageCodec } from '../../messages/formats/message-codec.js';
 import { hashLanes, hashString, lanesString } from '../../messages/hash-string.js';
@@ -19,6 +20,7 @@ import type { IndexedEntry, IndexedMessage, MessageIndex } from '../../messages/
 import { ToolPairer } from '../../messages/tool-pairing.js';
 import { ShardedMap } from '../../sharded-map.js';
 import type { SessionView } from '../view/session-view.js';
+import { showsAssistant } from './request-shows-assistant.js';
 import { sameShape, sameWire, unchangedInPlace, wireFingerprint } from './same-wire.js';
 
 /** The newest messages checked on every call (compared by content when rebuilt). */
@@ -71,9 +73,11 @@ export function chainLink(previous: string, id: string, hash: string): string {
 export class IndexedHistory {
   /**
    * The message objects of the last calls, by position: the object indexed, or a rebuilt
-   * object with the same content adopted since.
+   * object with the same content adopted since. This and the two columns below are chunked:
+   * three more arrays of 300k pushed in step with {@link items} grew at the same message, and
+   * their copies held the loop 25-60 ms in one push (issue 47).
    */
-  readonly raws: unknown[] = [];
+  readonly raws = new ChunkedList<unknown>();
   /** Indexed messages, by position. */
   readonly items: IndexedMessage[] = [];
   /** Positional pairing of the whole history. */
@@ -97,10 +101,12 @@ export class IndexedHistory {
   /** The newest link as a string (the text the next link hashes). */
   #lastLink = '';
   /** The content field and `meta` of each object in {@link raws} when it was indexed or adopted. */
-  readonly #fingerprints: unknown[] = [];
-  readonly #metas: unknown[] = [];
+  readonly #fingerprints = new ChunkedList<unknown>();
+  readonly #metas = new ChunkedList<unknown>();
   /** Approximate bytes of the indexed messages (see {@link entryBytes}). */
   bytes = 0;
+  /** The messages that show an assistant ({@link showsAssistant}). */
+  assistantShown = 0;
   /** Where the next audits of older messages start (by content, by shape). */
   #audit = 0;
   #shapeAudit = 0;
@@ -156,6 +162,7 @@ export class IndexedHistory {
       this.items.push({ entry, id, index: i });
       this.#pushLink(i, id, entry.hash);
       this.pairer.add(entry.parsed, i);
+      if (showsAssistant(entry.parsed)) this.assistantShown++;
     }
     this.changedFrom = same;
     if (length >= AUDIT_AFTER_FROM) this.#auditAfter(history);
@@ -204,14 +211,14 @@ export class IndexedHistory {
    */
   #holds(history: readonly unknown[], i: number): boolean {
     const raw = history[i];
-    const previous = this.raws[i];
-    if (raw === previous) return unchangedInPlace(raw, this.#fingerprints[i], this.#metas[i]);
+    const previous = this.raws.at(i);
+    if (raw === previous) return unchangedInPlace(raw, this.#fingerprints.at(i), this.#metas.at(i));
     if (raw === null || typeof raw !== 'object') return false;
-    if (!unchangedInPlace(previous, this.#fingerprints[i], this.#metas[i]) || !sameWire(raw, previous))
+    if (!unchangedInPlace(previous, this.#fingerprints.at(i), this.#metas.at(i)) || !sameWire(raw, previous))
       return false;
-    this.raws[i] = raw;
-    this.#fingerprints[i] = wireFingerprint(raw);
-    this.#metas[i] = (raw as Record<string, unknown>).meta;
+    this.raws.set(i, raw);
+    this.#fingerprints.set(i, wireFingerprint(raw));
+    this.#metas.set(i, (raw as Record<string, unknown>).meta);
     return true;
   }
 
@@ -222,8 +229,8 @@ export class IndexedHistory {
    */
   #resembles(history: readonly unknown[], i: number): boolean {
     const raw = history[i];
-    const previous = this.raws[i];
-    if (raw === previous) return unchangedInPlace(raw, this.#fingerprints[i], this.#metas[i]);
+    const previous = this.raws.at(i);
+    if (raw === previous) return unchangedInPlace(raw, this.#fingerprints.at(i), this.#metas.at(i));
     return sameShape(raw, previous);
   }
 
@@ -247,12 +254,12 @@ export class IndexedHistory {
     // looked at by shape.
     let i = this.#audit < newest ? this.#audit : 0;
     for (let budget = AUDIT_PER_CALL; budget > 0 && i < newest; i++) {
-      budget -= history[i] === this.raws[i] ? 1 : DEEP_COST;
+      budget -= history[i] === this.raws.at(i) ? 1 : DEEP_COST;
       if (!this.#holds(history, i)) return false;
     }
     let j = this.#shapeAudit < recent ? this.#shapeAudit : 0;
     for (const end = Math.min(recent, j + SHAPE_AUDIT_PER_CALL); j < end; j++)
-      if (history[j] !== this.raws[j] && !sameShape(history[j], this.raws[j])) return false;
+      if (history[j] !== this.raws.at(j) && !sameShape(history[j], this.raws.at(j))) return false;
     this.#audit = i >= newest ? 0 : i;
     this.#shapeAudit = j >= recent ? 0 : j;
     return true;
@@ -276,12 +283,13 @@ export class IndexedHistory {
       if (n === 0) this.#seen.delete(base);
       else this.#seen.set(base, n);
       this.bytes -= entryBytes(entry);
+      if (showsAssistant(entry.parsed)) this.assistantShown--;
     }
     this.items.length = keep;
     this.#lastLink = this.chainAt(keep - 1);
-    this.raws.length = keep;
-    this.#fingerprints.length = keep;
-    this.#metas.length = keep;
+    this.raws.truncate(keep);
+    this.#fingerprints.truncate(keep);
+    this.#metas.truncate(keep);
     this.pairer = new ToolPairer();
     for (let i = 0; i < keep; i++) this.pairer.add(this.items[i]!.entry.parsed, i);
   }

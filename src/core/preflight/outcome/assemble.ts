@@ -8,6 +8,8 @@
  * `../../messages/summary-first.ts`), unless the head holds a provider compaction boundary (the
  * summary then follows it).
  */
+
+import { ChunkedList } from '../../chunked-list.js';
 import type { MessageFormat } from '../../messages/message.js';
 import { summaryPlace, turnOfRole } from '../../messages/summary-first.js';
 import { runSteps, type Steps } from '../../time-slice.js';
@@ -43,10 +45,12 @@ export function* assembleSteps<T = unknown>(
   format: MessageFormat,
   pick: (entry: ViewEntry) => T = wireOf as (entry: ViewEntry) => T,
 ): Steps<T[]> {
-  const out: T[] = [];
+  // Gathered in chunks, made one array at its size at the end (300k pushed grew it by copies).
+  const out = new ChunkedList<T>();
   if (summaryWire === undefined) {
     yield* pickInto(out, entries, 0, entries.length, pick);
-    return out;
+    yield;
+    return out.toArray();
   }
   // Pinned messages before the verbatim suffix go to the head, with the user's own messages
   // kept verbatim from the folded part; pinned messages inside the suffix keep their place.
@@ -77,12 +81,13 @@ export function* assembleSteps<T = unknown>(
   yield* pickInto(out, entries, 0, at, pick);
   out.push(summaryWire);
   yield* pickInto(out, entries, at, entries.length, pick);
-  return out;
+  yield;
+  return out.toArray();
 }
 
 /** Pushes `pick` of `entries[from..to)` onto `out`, a pause every {@link STEP_ENTRIES}. */
 function* pickInto<T>(
-  out: T[],
+  out: ChunkedList<T>,
   entries: readonly ViewEntry[],
   from: number,
   to: number,

@@ -6,6 +6,8 @@
  * other branches), newest first, bounded in number and size, so a rewind or a fork resumes
  * what still holds.
  */
+
+import { ChunkedList } from '../../chunked-list.js';
 import {
   type HistoryAnchor,
   MAX_BRANCH_BYTES,
@@ -135,16 +137,21 @@ export function* nextStateSteps(prepared: PreparedRequest, cascade: CascadeResul
   }
   const summary = cascade.summary;
   const record = prepared.state;
-  const coveredIds = view.summaryItem
+  const coveredBefore = view.summaryItem
     ? view.summarySigned === undefined
       ? [view.summaryItem.id]
       : []
-    : (base?.coveredIds ?? []).slice();
+    : (base?.coveredIds ?? []);
   yield;
+  // The folded ids in chunks, joined to the ones before in one array at the end (300k pushed
+  // onto one array grew it by copies: issue 47).
+  const folded = new ChunkedList<string>();
   for (let k = 0; k < cascade.folded.length; k++) {
-    coveredIds.push(cascade.folded[k]!.id);
+    folded.push(cascade.folded[k]!.id);
     if (k % STEP_ENTRIES === STEP_ENTRIES - 1) yield;
   }
+  yield;
+  const coveredIds = folded.toArray(coveredBefore);
   const state: SessionState = {
     sessionId: prepared.key,
     // Versions only grow: a compaction on another branch (or a history that resumed nothing)

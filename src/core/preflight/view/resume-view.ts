@@ -7,6 +7,7 @@
  * policy or earlier messages change.
  */
 
+import { ChunkedList } from '../../chunked-list.js';
 import type { TokenCounter } from '../../counting/token-counter.js';
 import type { MessageCodec } from '../../messages/formats/message-codec.js';
 import { newestBoundarySteps } from '../../messages/formats/provider-compaction.js';
@@ -212,8 +213,9 @@ type ViewPlan = ReturnType<typeof viewPlanSteps> extends Steps<infer T> ? T : ne
 /** The messages the view shows, whether each is pinned, and the rounds pinned messages pin. */
 function* visibleItems(context: ViewContext, plan: ViewPlan) {
   const { round, boundary, summaryItem, signed, coveredIds, pinnedIds } = plan;
-  const items: IndexedMessage[] = [];
-  const pinnedFlags: boolean[] = [];
+  // Chunked, as the entries below: arrays of 300k pushed in step grew at one message (issue 47).
+  const items = new ChunkedList<IndexedMessage>();
+  const pinnedFlags = new ChunkedList<boolean>();
   const pinnedRounds = new Set<number>();
   for (const item of plan.items) {
     if (item.index % 256 === 255) yield;
@@ -226,8 +228,8 @@ function* visibleItems(context: ViewContext, plan: ViewPlan) {
     const r = round[item.index] ?? -1;
     if (pinned && r >= 0 && pinsItsRound(item)) pinnedRounds.add(r);
     // Reasoning right before a pinned message stays with it.
-    for (let k = items.length - 2; pinned && k >= 0 && isReasoningOf(items[k]!, r, round); k--)
-      pinnedFlags[k] = true;
+    for (let k = items.length - 2; pinned && k >= 0 && isReasoningOf(items.at(k)!, r, round); k--)
+      pinnedFlags.set(k, true);
   }
   return { items, pinnedFlags, pinnedRounds };
 }
@@ -236,12 +238,12 @@ function* visibleItems(context: ViewContext, plan: ViewPlan) {
 function* viewEntries(
   context: ViewContext,
   plan: ViewPlan,
-  visible: { items: IndexedMessage[]; pinnedFlags: boolean[]; pinnedRounds: Set<number> },
+  visible: ReturnType<typeof visibleItems> extends Steps<infer T> ? T : never,
 ) {
   const { round, boundary, effective, summaryItem, around, userTextIds } = plan;
   const last = plan.items.length - 1;
   const sums = { system: 0, developer: 0, messages: 0 };
-  const entries: ViewEntry[] = [];
+  const entries = new ChunkedList<ViewEntry>();
   let counted = context.fresh.count;
   for (let k = 0; k < visible.items.length; k++) {
     // Every 256 entries, and after each message this build had to tokenize (a few of those
@@ -250,13 +252,13 @@ function* viewEntries(
       counted = context.fresh.count;
       yield;
     }
-    const item = visible.items[k]!;
+    const item = visible.items.at(k)!;
     const r = round[item.index] ?? -1;
     if (item.index < boundary) {
       entries.push(beforeBoundaryEntry(item, r));
       continue;
     }
-    const pinned = visible.pinnedFlags[k]! || visible.pinnedRounds.has(r);
+    const pinned = visible.pinnedFlags.at(k)! || visible.pinnedRounds.has(r);
     const entry =
       around && item === summaryItem
         ? aroundEntry(item, pinned, r, around)
@@ -265,7 +267,8 @@ function* viewEntries(
     if (!entry.pinned && userTextIds.has(item.id)) entry.userText = true;
     entries.push(entry);
   }
-  return { entries, sums };
+  yield;
+  return { entries: entries.toArray(), sums };
 }
 
 /**

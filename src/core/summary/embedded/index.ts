@@ -2,6 +2,7 @@
  * The built-in summarizer, as a list of steps: units, dated segments and speakers, tool
  * facts, key identifiers, scoring, selection, layout, and an exact fit to the budget.
  */
+import { ChunkedList } from '../../chunked-list.js';
 import { CompactError } from '../../errors.js';
 import { warmInstructionModel } from '../../language/instruction-model.js';
 import { findIdentifiers, IdentifierLedger, pickKeyIdentifierSteps } from '../../language/key-identifiers.js';
@@ -81,7 +82,8 @@ function* extractSteps(
 ): Steps<Extraction> {
   const previous = parsePrevious(previousSummary, chat);
   const segments = previous.segments;
-  const units = previous.units;
+  // Chunked (300k pushed on one array grew it by copies: issue 47), joined to the previous ones.
+  const added = new ChunkedList<Unit>();
   const ledger = new IdentifierLedger();
   for (const id of previous.ids) ledger.add(id, 'summary');
   const placed = yield* placeMessagesSteps(messages, segments);
@@ -98,7 +100,7 @@ function* extractSteps(
         ledger.addText(part.text, source === 'user' ? 'user' : 'assistant');
         for (const unit of textUnits(part.text, chat)) {
           const text = annotateRelativeDate(unit.text, segments[segment]!.date);
-          units.push({
+          added.push({
             text,
             words: unit.words,
             speaker: part.speaker,
@@ -112,7 +114,7 @@ function* extractSteps(
     }
     for (const result of message.toolResults)
       for (const unit of excerptUnits(result.output))
-        units.push({
+        added.push({
           ...unit,
           speaker: EXCERPT_SPEAKER,
           source: 'tool',
@@ -125,7 +127,7 @@ function* extractSteps(
       const fact = facts[nextFact++]!;
       if (fact.traits.stateChanging) for (const id of fact.argumentIds) ledger.add(id, 'action');
       else addResultIds(ledger, fact);
-      units.push({
+      added.push({
         text: fact.text,
         // A cleared result's recall ref is unique by construction: it is no rare content word.
         words: contentWords(fact.text.replace(/ → \(cleared[^)]*\)$/, '')),
@@ -138,26 +140,27 @@ function* extractSteps(
       });
     }
   }
-  if (previous.units.length > 0) yield* supersedeCarriedSteps(units);
+  const units = added.toArray(previous.units); // (the previous ones were grown in place before)
+  if (units.length > 0) yield* supersedeCarriedSteps(units);
   return {
     segments,
     units,
     ledger,
     // A round with no new tool call is still an agent's: the previous summary's tool lines say so.
-    agentic: facts.length > 0 || previous.units.some((u) => u.tool),
+    agentic: facts.length > 0 || units.some((u) => u.tool),
   };
 }
 
 /** The units but the user's own words the head already quotes; a pause every few dozen units. */
 function* unquotedUnitSteps(units: readonly Unit[], head: string): Steps<Unit[]> {
   const quoted = head.toLowerCase();
-  const kept: Unit[] = [];
+  const kept = new ChunkedList<Unit>();
   for (let i = 0; i < units.length; i++) {
     if (i % 64 === 63) yield;
     const unit = units[i]!;
     if (unit.source !== 'user' || !quoted.includes(unit.text.toLowerCase())) kept.push(unit);
   }
-  return kept;
+  return kept.toArray();
 }
 
 function noteText(note: string | undefined): string | undefined {

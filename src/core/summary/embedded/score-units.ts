@@ -9,6 +9,7 @@
  * scratchpad calls near zero. A small bonus goes to recent units.
  */
 
+import { ChunkedList } from '../../chunked-list.js';
 import { type FoundIdentifier, findIdentifiers } from '../../language/key-identifiers.js';
 import { generalRarity, wordRank, wordRankSteps } from '../../language/word-rarity.js';
 import { onProcessCachesRelease, releaseRegExpCode } from '../../process-caches.js';
@@ -307,7 +308,7 @@ export function* scoreUnitSteps(units: Unit[], options: ScoreOptions): Steps<Wor
   yield;
   const idUnits = new ShardedMap<number>();
   // Each unit's identifiers, found once: counted here, read again by its signal.
-  const unitIds: FoundIdentifier[][] = [];
+  const unitIds = new ChunkedList<FoundIdentifier[]>();
   for (const unit of units) {
     if (++work % 8 === 0) yield;
     const ids = findIdentifiers(unit.text, COUNTED_IDS);
@@ -338,8 +339,8 @@ export function* scoreUnitSteps(units: Unit[], options: ScoreOptions): Steps<Wor
     const signal = unit.tool
       ? toolSignal(unit.tool, unit.text, rare)
       : options.people && !unit.filler
-        ? peopleSignal(unit.text, rare, unitIds[index], speaker)
-        : textSignal(unit.text, unit.source, options.agentic, rare, unitIds[index]);
+        ? peopleSignal(unit.text, rare, unitIds.at(index), speaker)
+        : textSignal(unit.text, unit.source, options.agentic, rare, unitIds.at(index));
     const recency = 1 + 0.15 * Math.max(0, unit.order / maxOrder);
     // Between people, a line with no name, number, date or rare word is small talk.
     const empty =

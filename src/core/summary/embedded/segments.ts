@@ -5,6 +5,8 @@
  * dates ("yesterday", "last Friday", "3 days ago") are resolved against the segment's date
  * (`relative-dates.ts`).
  */
+
+import { ChunkedList } from '../../chunked-list.js';
 import type { CompactMessage } from '../../messages/message.js';
 import { releaseRegExpCode } from '../../process-caches.js';
 import { runSteps, type Steps } from '../../time-slice.js';
@@ -194,7 +196,7 @@ export function* placeMessagesSteps(
     return index;
   };
   let current = segments.length > 0 ? segments.length - 1 : -1;
-  const placed: PlacedMessage[] = [];
+  const placed = new ChunkedList<PlacedMessage>();
   for (let index = 0; index < messages.length; index++) {
     if (index % STEP_MESSAGES === STEP_MESSAGES - 1) yield;
     const message = messages[index]!;
@@ -205,7 +207,8 @@ export function* placeMessagesSteps(
     const text = stamp ? stamp.rest : message.text;
     placed.push({ segment: current, parts: speakerParts(text, roleSpeaker(message), speakers) });
   }
-  return placed;
+  yield;
+  return placed.toArray();
 }
 
 // Their machine code is dropped when the last manager shuts down (process-caches.ts).

@@ -1,0 +1,118 @@
+/**
+ * Issue 47 point 2: the per-message lists of a long cold call are not grown whole by `push`
+ * (an array of 300k elements grows by copying itself in one push, 13-30 ms each on a loaded
+ * machine, and columns pushed in step grow at the same message). Counted, not timed: the
+ * arrays that a `push` took past {@link CHUNK} elements while the step ran.
+ */
+import { describe, expect, it } from 'vitest';
+import { CHUNK } from '../../src/core/chunked-list.js';
+import { IdentifierLedger } from '../../src/core/language/key-identifiers.js';
+import { codecFor } from '../../src/core/messages/formats/detect-format.js';
+import { MessageIndex } from '../../src/core/messages/message-index.js';
+import { buildUnits } from '../../src/core/preflight/cascade/build-units.js';
+import { splitFolded } from '../../src/core/preflight/cascade/plan-summary.js';
+import { IndexedHistory } from '../../src/core/preflight/index/index-request.js';
+import { assemble } from '../../src/core/preflight/outcome/assemble.js';
+import type { ViewEntry } from '../../src/core/preflight/view/session-view.js';
+import { jsonCopySteps } from '../../src/core/session/json-copy.js';
+import { mapSliced, runSteps, TimeSlice } from '../../src/core/time-slice.js';
+import { arraysPushedPast } from '../support/grown-arrays.js';
+
+const COUNT = 3 * CHUNK;
+
+/** View entries of `n` plain user messages, every tenth pinned (only what the steps read). */
+function entries(n: number): ViewEntry[] {
+  return Array.from({ length: n }, (_, i) => ({
+    item: {
+      id: `m${i}`,
+      index: i,
+      entry: { parsed: { role: 'user', toolCalls: [], toolResults: [] } },
+    },
+    pinned: i % 10 === 0,
+    round: -1,
+    tokens: 3 + (i % 7),
+  })) as unknown as ViewEntry[];
+}
+
+describe('per-message lists of a long call', () => {
+  it("an index update pushes one array past a chunk (its items), not the objects', fingerprints' and metas' columns beside it", async () => {
+    const messages = Array.from({ length: COUNT }, (_, i) => ({ role: 'user', content: `hi ${i}` }));
+    const codec = codecFor(messages, undefined);
+    const indexed = new IndexedHistory();
+    const grown = await arraysPushedPast(CHUNK, () => indexed.update(messages, codec, new MessageIndex()));
+    expect(grown).toBe(1);
+    expect(indexed.length).toBe(COUNT);
+    expect(indexed.raws.largestChunk).toBeLessThanOrEqual(CHUNK);
+    // The same index as before: a second call with the same array finds nothing changed.
+    expect(indexed.update(messages, codec, new MessageIndex())).toBe(COUNT);
+    expect(indexed.raws.at(COUNT - 1)).toBe(messages[COUNT - 1]);
+  });
+
+  it('units, the folded split and a sliced map push no array past a chunk, and give what the plain loops give', async () => {
+    const view = entries(COUNT);
+    let units: ReturnType<typeof buildUnits> = [];
+    let split: Awaited<ReturnType<typeof splitFolded>> | undefined;
+    let mapped: string[] = [];
+    const plan = { foldBefore: COUNT - 50, keep: new Set([5, 7]) };
+    const grown = await arraysPushedPast(CHUNK, async () => {
+      units = buildUnits(view);
+      split = await splitFolded(view, plan, new TimeSlice());
+      mapped = await mapSliced(view, (entry) => entry.item.id, new TimeSlice());
+    });
+    expect(grown).toBe(0);
+    expect(units).toHaveLength(COUNT);
+    expect(units.map((unit) => unit.start)).toEqual(view.map((_, k) => k));
+    expect(units.every((unit) => unit.startsTurn && !unit.tool)).toBe(true);
+    const folded = view.filter((entry, k) => !entry.pinned && k < plan.foldBefore && !plan.keep.has(k));
+    expect(split!.folded).toEqual(folded);
+    expect(split!.foldedItems).toEqual(folded.map((entry) => entry.item));
+    expect(split!.foldedTokens).toBe(folded.reduce((sum, entry) => sum + entry.tokens, 0));
+    expect(split!.kept).toHaveLength(COUNT - folded.length);
+    expect(split!.kept.filter((entry) => entry.userText).map((entry) => entry.item.index)).toEqual([5, 7]);
+    expect(mapped).toEqual(view.map((entry) => entry.item.id));
+  });
+
+  it("the request's messages and a state's copy push no array past a chunk, and give what they gave", async () => {
+    const view = entries(COUNT).map((entry) => ({ ...entry, pinned: false }));
+    const ids = view.map((entry) => entry.item.id);
+    let sent: string[] = [];
+    let copy: { coveredIds: string[] } | undefined;
+    const grown = await arraysPushedPast(CHUNK, () => {
+      sent = assemble(view, 'summary', 'openai-chat', (entry) => entry.item.id);
+      copy = runSteps(jsonCopySteps({ coveredIds: ids }));
+    });
+    expect(grown).toBe(0);
+    expect(sent).toEqual(['summary', ...ids]);
+    expect(copy).toEqual({ coveredIds: ids });
+    expect(copy!.coveredIds).not.toBe(ids);
+  });
+
+  it("the summary's identifier ledger grows no Map or array whole, and ranks as before", async () => {
+    const ledger = new IdentifierLedger();
+    const set = Map.prototype.set;
+    let largestMap = 0;
+    Map.prototype.set = function (this: Map<unknown, unknown>, key: unknown, value: unknown) {
+      const out = set.call(this, key, value);
+      largestMap = Math.max(largestMap, this.size);
+      return out;
+    };
+    let ranked: string[] = [];
+    let grown = 0;
+    try {
+      grown = await arraysPushedPast(CHUNK, () => {
+        for (let i = 0; i < COUNT; i++) ledger.add(`ID_${i}`, i % 3 === 0 ? 'user' : 'assistant');
+        ledger.add('ID_1', 'user');
+        ranked = ledger.ranked();
+      });
+    } finally {
+      Map.prototype.set = set;
+    }
+    expect(grown).toBe(0);
+    expect(largestMap).toBeLessThan(CHUNK);
+    // User ids first (ID_1 raised to user keeps its place of first naming), most recently named
+    // first; then the assistant's.
+    const user = [0, 1, ...Array.from({ length: COUNT / 3 - 1 }, (_, k) => 3 * k + 3)].map((i) => `ID_${i}`);
+    const assistant = Array.from({ length: COUNT }, (_, i) => i).filter((i) => i % 3 !== 0 && i !== 1);
+    expect(ranked).toEqual([...user.reverse(), ...assistant.reverse().map((i) => `ID_${i}`)]);
+  });
+});

@@ -11,6 +11,10 @@ import { preparedKey, publishedVersion, publishPrepared } from './shared-prepara
 /** A preparation of a session's summary, for the summary version it extends. */
 export interface Preparation {
   readonly baseVersion: number;
+  /** The anchor chain of the state it extends (`''`: none): with the version, its branch. */
+  readonly baseChain: string;
+  /** Its fold's tag (`preparationFold`): names its queue job and its worker's claim. */
+  readonly fold: string;
   readonly foldedIds: readonly string[];
   /** Content hashes of the folded messages (an edit that keeps an id changes the hash). */
   readonly foldedHashes: readonly string[];

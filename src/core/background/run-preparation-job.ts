@@ -12,6 +12,13 @@
  * deadline at most): the agent at its trigger then waits for this summary instead of writing
  * one itself, and a job whose version the agent claimed first (it compacts without a prepared
  * summary) is not summarized.
+ *
+ * A job that names its branch (`baseChain`, `fold`: a session's forks each resume their own
+ * state, and versions grow across branches) is fenced by that branch instead of the newest
+ * version (branch-prepared.ts: its base still stored, no newer state covering its last folded
+ * message), published among the session's branch records, and claimed under its fold's lock
+ * (`<key>::prepared@<fold>`): another fork's run or trigger neither fences nor blocks it. A
+ * job without them (an agent from before) runs as described above.
  */
 
 import type { TokenCounter } from '../counting/token-counter.js';
@@ -91,6 +98,13 @@ function claimKey(job: PreparationJob): string {
   return job.baseChain !== undefined && job.fold ? branchClaimKey(job.key, job.fold) : preparedKey(job.key);
 }
 
+/** True when nobody holds the session's preparation claim (probed: taken and let go at once). */
+async function sessionClaimFree(store: SessionStore, key: string): Promise<boolean> {
+  const probe = await store.acquireLock(preparedKey(key), WORKER_CLAIM_TTL_MS);
+  await probe?.release().catch(() => false);
+  return probe !== undefined;
+}
+
 /**
  * How long a worker's claim on a session's preparation lives (renewed every third of it while
  * the job runs): a dead worker's claim lapses within it, and the agent at its trigger stops
@@ -114,6 +128,13 @@ export async function runPreparationJob(
   // trigger waits for this summary instead of writing one itself.
   const claim = await deps.store.acquireLock(claimKey(job), WORKER_CLAIM_TTL_MS);
   if (!claim) return 'superseded';
+  // A job under its fold's claim: the session's claim held means a trigger compacts without a
+  // prepared summary (a process that has no job of its own claims the session's), or a worker
+  // from before runs: superseded, as then.
+  if (claimKey(job) !== preparedKey(job.key) && !(await sessionClaimFree(deps.store, job.key))) {
+    await claim.release().catch(() => false);
+    return 'superseded';
+  }
   const held = holdClaim(claim, job.deadline);
   try {
     // Fenced again under the claim: a trigger may have compacted it just before.

@@ -93,7 +93,9 @@ export interface PreparationQueue {
 
 /**
  * The job's id: one per session key and summary version, the same in every process. Made of
- * characters job queues accept in ids (no `:`, never a bare integer).
+ * characters job queues accept in ids (no `:`, never a bare integer). A job whose id another
+ * fold's job holds (another fork at the same base, or the conversation before a reset) is
+ * added as {@link siblingJobId}.
  */
 export function preparationJobId(key: string, baseVersion: number): string {
   return `prep-${encodeURIComponent(key)}-v${baseVersion}`;

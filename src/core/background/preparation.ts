@@ -59,7 +59,13 @@ export async function summarizeUnderLock(
       const published = await publishPrepared(
         shared.store,
         key,
-        { ...preparation, outcome: preparation.outcome },
+        // In the session's one slot, as before (its lock is the session's): no branch named.
+        {
+          baseVersion: preparation.baseVersion,
+          foldedIds: preparation.foldedIds,
+          foldedHashes: preparation.foldedHashes,
+          outcome: preparation.outcome,
+        },
         shared.signing,
       );
       // Another process published this version first: its text stands (read at the trigger).

@@ -20,12 +20,12 @@ import { preparationFold } from '../queues/preparation-queue.js';
 import type { SessionLock, SessionState } from '../session/session-store.js';
 import { awaitOtherPreparation, claimOrAwait } from './await-other-preparation.js';
 import type { BackgroundOptions, BackgroundStatus, SharedStore } from './background-status.js';
-import { baseChainOf, branchClaimKey, branchMovedOn, resumesStored } from './branch-prepared.js';
+import { baseChainOf, branchClaimKey, branchMovedOn } from './branch-prepared.js';
 import { DEADLINE_MARGIN, LeadTime, type PreparationThreshold } from './lead-time.js';
-import { abortPreparation, type Preparation, summarizeUnderLock } from './preparation.js';
+import { abortPreparation, type Preparation, preparationFits, summarizeUnderLock } from './preparation.js';
 import { type PreparationRequest, planPreparation, queueJob, untilAborted } from './preparation-plan.js';
 import { QueueBacklog } from './queue-backlog.js';
-import { coversPrefix, readPrepared } from './shared-preparation.js';
+import { readPrepared } from './shared-preparation.js';
 import { summarizePreparation } from './summarize-preparation.js';
 
 export type { BufferedEvent, PreparedSummary } from '../preflight/cascade/prepared-summary.js';
@@ -36,16 +36,6 @@ export type { BacklogInfo } from './queue-backlog.js';
 
 /** Preparations of one session kept at most (its forks'); the oldest go first. */
 export const MAX_BRANCHES_KEPT = 4;
-
-/** True when `preparation` extends the view's state and folds a prefix of its messages. */
-function fits(preparation: Preparation, view: SessionView): boolean {
-  return (
-    preparation.baseVersion === view.version &&
-    preparation.baseChain === baseChainOf(view) &&
-    resumesStored(view) &&
-    coversPrefix(preparation.foldedIds, preparation.foldedHashes, view)
-  );
-}
 
 /** The background preparations of one manager, by session key (a few per key: its forks'). */
 export class BackgroundPreparations {
@@ -128,7 +118,7 @@ export class BackgroundPreparations {
 
   /** Tells the queue the newer due time of this process's queued job of `key` for `view`. */
   reschedule(key: string, view: SessionView, dueAt: number): void {
-    const entry = this.#of(key).find((p) => fits(p, view));
+    const entry = this.#of(key).find((p) => preparationFits(p, view));
     if (!entry || entry.queuedAt === undefined || entry.unwanted) return;
     this.#queue?.reschedule?.(key, view.version, dueAt, entry.fold).catch(() => {});
   }
@@ -159,7 +149,7 @@ export class BackgroundPreparations {
    */
   start(key: string, request: PreparationRequest, threshold?: PreparationThreshold): boolean {
     if (this.#closed) return false;
-    if (this.#of(key).some((p) => fits(p, request.view))) return false;
+    if (this.#of(key).some((p) => preparationFits(p, request.view))) return false;
     const folded = planPreparation(request.view, request.policy, request.foldAtLeast);
     if (folded.length === 0) return false;
     this.#dropMovedOn(key, request.view.state);
@@ -242,8 +232,8 @@ export class BackgroundPreparations {
    */
   async take(key: string, view: SessionView, signal?: AbortSignal): Promise<PreparedSummary | undefined> {
     // Those whose branch moved on go (another fork's stay for it).
-    this.#dropMovedOn(key, view.state, (p) => !fits(p, view));
-    const preparation = this.#of(key).find((p) => fits(p, view));
+    this.#dropMovedOn(key, view.state, (p) => !preparationFits(p, view));
+    const preparation = this.#of(key).find((p) => preparationFits(p, view));
     // A queued preparation is summarized elsewhere: awaited only while a worker runs it (below).
     if (preparation && !preparation.settled && !this.#queue) await untilAborted(preparation.done, signal);
     if (preparation && !this.#of(key).includes(preparation)) return undefined;

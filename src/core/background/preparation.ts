@@ -5,8 +5,10 @@
 import { CompactError } from '../errors.js';
 import type { BufferedEvent } from '../preflight/cascade/prepared-summary.js';
 import type { SummarizeOutcome } from '../preflight/cascade/summarize-remainder.js';
+import type { SessionView } from '../preflight/view/session-view.js';
 import type { SharedStore } from './background-status.js';
-import { preparedKey, publishedVersion, publishPrepared } from './shared-preparation.js';
+import { baseChainOf, resumesStored } from './branch-prepared.js';
+import { coversPrefix, preparedKey, publishedVersion, publishPrepared } from './shared-preparation.js';
 
 /** A preparation of a session's summary, for the summary version it extends. */
 export interface Preparation {
@@ -30,6 +32,16 @@ export interface Preparation {
   /** Its job is to be withdrawn (nothing will use it): at once if queued, else once the add lands. */
   unwanted: boolean;
   immediate: ReturnType<typeof setImmediate> | undefined;
+}
+
+/** True when `preparation` extends the view's state and folds a prefix of its messages. */
+export function preparationFits(preparation: Preparation, view: SessionView): boolean {
+  return (
+    preparation.baseVersion === view.version &&
+    preparation.baseChain === baseChainOf(view) &&
+    resumesStored(view) &&
+    coversPrefix(preparation.foldedIds, preparation.foldedHashes, view)
+  );
 }
 
 /**

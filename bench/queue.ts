@@ -281,9 +281,13 @@ async function run(url: string, mode: Mode): Promise<QueueBenchRun> {
   // Preparations of each session's last version: published, never used (the session ended first).
   const store = redisSessionStore({ url, keyPrefix });
   let endOfSession = 0;
-  // A prepared record's version is the version it makes.
-  for (const [session, version] of versions)
-    if ((await store.get(`${session}::prepared`))?.version === version + 1) endOfSession++;
+  // A prepared record's version is the version it makes (in the one slot, from an older
+  // agent's job, or among the branch records).
+  for (const [session, version] of versions) {
+    const slot = await store.get(`${session}::prepared`);
+    const branches = (await store.get(`${session}::prepared-forks`))?.branches ?? [];
+    if ([slot, ...branches].some((record) => record?.version === version + 1)) endOfSession++;
+  }
   await store.close();
   const used = stats.reduce((sum, s) => sum + s.status.used, 0);
   const agentPreparations = stats.reduce((sum, s) => sum + s.status.summarized, 0);

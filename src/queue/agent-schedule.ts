@@ -92,11 +92,14 @@ export class AgentSchedule {
    * id taken). One not found is marked withdrawn (an add decided before now, still on the way,
    * is dropped by the worker that picks it). An active one is marked withdrawn: a worker holding it again drops it at its
    * next pick, and a worker running it cancels the run (its summarizer call is aborted;
-   * withdrawals.ts).
+   * withdrawals.ts). With `fold`, a job of another fold under the id is left alone.
    */
-  async withdraw(jobId: string): Promise<void> {
-    this.#told.delete(jobId);
+  async withdraw(jobId: string, fold?: string): Promise<void> {
     const job = await this.#queue.getJob(jobId);
+    // Another fold's job under this id (a sibling fork's at the same base): left alone.
+    const heldFold = (job?.data as { fold?: string } | undefined)?.fold;
+    if (fold && heldFold && heldFold !== fold) return;
+    this.#told.delete(jobId);
     const state = await job?.getState();
     const held = state === 'waiting' || state === 'delayed' || state === 'prioritized';
     if (job && held) await job.remove().catch(() => {});

@@ -16,6 +16,7 @@ import {
   type PreparationJob,
   type PreparationQueue,
   preparationJobId,
+  siblingJobId,
 } from '../core/queues/preparation-queue.js';
 import { AgentSchedule, type PreparationQueueCounts } from './agent-schedule.js';
 import { shiftedJob } from './fleet-clock.js';
@@ -56,7 +57,7 @@ export interface BullmqPreparationQueue extends PreparationQueue {
    * Removes the waiting (or held) job of `key` and `baseVersion`; a running one is cancelled
    * in its worker (its summarizer call aborted, nothing published); a finished one stays.
    */
-  withdraw(key: string, baseVersion: number): Promise<void>;
+  withdraw(key: string, baseVersion: number, fold?: string): Promise<void>;
   /**
    * Jobs by state (pending, running, failed), the lag of the oldest waiting one, and the jobs
    * the fleet's schedule holds with the earliest due time among them.
@@ -67,11 +68,12 @@ export interface BullmqPreparationQueue extends PreparationQueue {
    * when it moved materially since this queue last wrote it (more than 5% of the time to it,
    * or 50 ms): a steady session's calls do not each write to Redis.
    */
-  reschedule(key: string, baseVersion: number, dueAt: number): Promise<void>;
+  reschedule(key: string, baseVersion: number, dueAt: number, fold?: string): Promise<void>;
   /**
    * Removes the jobs of `key` for versions 0 to `throughVersion` that are not running,
    * completed and failed ones included (`reset`): their ids are free for the conversation that
-   * reuses the session id. Gives up after `enqueueTimeoutMs`.
+   * reuses the session id; a running one is withdrawn (its run cancelled, nothing published).
+   * Gives up after `enqueueTimeoutMs`.
    */
   forget(key: string, throughVersion: number): Promise<void>;
   /**
@@ -124,45 +126,80 @@ export function bullmqPreparationQueue(options: BullmqPreparationQueueOptions): 
     });
     return queue;
   };
+  // The ids this queue's sibling jobs got (another fork's job held their base's id), by base id and fold.
+  const siblings = new Map<string, string>();
+  const idOf = (key: string, baseVersion: number, fold: string | undefined) => {
+    const base = preparationJobId(key, baseVersion);
+    return (fold && siblings.get(`${base} ${fold}`)) || base;
+  };
+  const addAs = async (
+    { q, schedule }: { q: Queue; schedule: AgentSchedule },
+    jobId: string,
+    job: PreparationJob,
+  ) => {
+    // Listed by its due time first: a worker that picks it at once counts it ahead of later
+    // ones. Without one, only its withdrawal mark is settled (withdrawn since it was decided?).
+    await schedule.list(jobId, job.dueAt, job.enqueuedAt);
+    await q.add('prepare', job, {
+      jobId,
+      attempts,
+      backoff: { type: 'exponential', delay: backoffMs },
+      removeOnComplete: { age: keepCompleted },
+      removeOnFail: { count: keepFailed },
+    });
+  };
   return {
     name,
     async enqueue(job: PreparationJob) {
       if (closed) throw new CompactError('aborted', 'the preparation queue is closed');
       const jobId = preparationJobId(job.key, job.baseVersion);
-      const add = open().then(async ({ q, schedule }) => {
+      const add = open().then(async (opened) => {
         // Its times on the fleet's clock (Redis's): the workers' clocks may run apart from ours.
-        await schedule.clock.sync();
-        const fleetJob = shiftedJob(job, schedule.clock.offset());
-        // Listed by its due time first: a worker that picks it at once counts it ahead of later
-        // ones. Without one, only its withdrawal mark is settled (withdrawn since it was decided?).
-        await schedule.list(jobId, fleetJob.dueAt, fleetJob.enqueuedAt);
-        return q.add('prepare', fleetJob, {
-          jobId,
-          attempts,
-          backoff: { type: 'exponential', delay: backoffMs },
-          removeOnComplete: { age: keepCompleted },
-          removeOnFail: { count: keepFailed },
-        });
+        await opened.schedule.clock.sync();
+        const fleetJob = shiftedJob(job, opened.schedule.clock.offset());
+        await addAs(opened, jobId, fleetJob);
+        // The id held by another fork's job at this base (or by another conversation's, before a
+        // reset): this fold is added under an id of its own. The same fold's job is a no-op, as before.
+        const held = job.fold
+          ? ((await opened.q.getJob(jobId))?.data as PreparationJob | undefined)
+          : undefined;
+        if (!held?.fold || held.fold === job.fold) return;
+        const sibling = siblingJobId(job.key, job.baseVersion, job.fold!);
+        siblings.set(`${jobId} ${job.fold}`, sibling);
+        if (siblings.size > SIBLINGS_KEPT) siblings.delete(siblings.keys().next().value as string);
+        await addAs(opened, sibling, fleetJob);
       });
       await withTimeout(add, timeoutMs);
     },
-    async withdraw(key: string, baseVersion: number) {
+    async withdraw(key: string, baseVersion: number, fold?: string) {
       // Only a queue this process opened (it added jobs, or counted them) takes a job back.
       if (closed || !queue) return;
-      await (await queue).schedule.withdraw(preparationJobId(key, baseVersion));
+      // With a fold, only that fold's job: another fork's job at this base stays.
+      await (await queue).schedule.withdraw(idOf(key, baseVersion, fold), fold);
     },
-    async reschedule(key: string, baseVersion: number, dueAt: number) {
+    async reschedule(key: string, baseVersion: number, dueAt: number, fold?: string) {
       // Only a queue this process added to; the job listed already (not run or withdrawn since).
       if (closed || !queue) return;
       const { schedule } = await queue;
-      await schedule.renew(preparationJobId(key, baseVersion), dueAt + schedule.clock.offset());
+      await schedule.renew(idOf(key, baseVersion, fold), dueAt + schedule.clock.offset());
     },
     async forget(key: string, throughVersion: number) {
       if (closed) return;
       const ids = Array.from({ length: throughVersion + 1 }, (_, version) => preparationJobId(key, version));
       // Opened if need be: the process that resets a session need not be one that added its jobs.
-      // A running job (locked) stays: its publish is fenced by the session's version.
-      const removed = open().then(({ q }) => Promise.all(ids.map((id) => q.remove(id).catch(() => 0))));
+      // A running job (locked) is withdrawn: its run is cancelled, the old conversation's
+      // summary not published for the new one.
+      const removed = open().then(({ q, schedule }) =>
+        Promise.all(
+          ids
+            .map(async (id) => {
+              const job = await q.getJob(id);
+              if ((await job?.getState()) === 'active') await schedule.withdraw(id);
+              else await q.remove(id);
+            })
+            .map((done) => done.catch(() => 0)),
+        ),
+      );
       await withTimeout(removed, timeoutMs);
     },
     counts: async () => (await open()).schedule.counts(),
@@ -182,6 +219,9 @@ export function bullmqPreparationQueue(options: BullmqPreparationQueueOptions): 
     },
   };
 }
+
+/** Sibling job ids remembered at most (the oldest go first). */
+const SIBLINGS_KEPT = 10_000;
 
 /** How long `close()` waits for the queue's commands in flight before it drops the connection (ms). */
 const CLOSE_TIMEOUT_MS = 1_000;

@@ -64,7 +64,8 @@ function claimRefused(agent: Agent, key: string): Promise<void> {
   return new Promise((resolve) => {
     agent.store.acquireLock = async (id, ttlMs) => {
       const lock = await acquire(id, ttlMs);
-      if (id === key && !lock) resolve();
+      // The session's claim, or its job's fold's (`<key>@<fold>`, a job that names its branch).
+      if ((id === key || id.startsWith(`${key}@`)) && !lock) resolve();
       return lock;
     };
   });

@@ -147,7 +147,8 @@ describe.runIf(withRedis)("the fleet's schedule by expected trigger", () => {
     await fleet.inbox.until((r) => r.type === 'job' && r.outcome.sessionId === 'held');
     expect(fleet.of('job').find((r) => r.outcome.sessionId === 'held')?.outcome.result).toBe('published');
     expect((await fleet.status('w1')).held).toBeGreaterThanOrEqual(1);
-    const record = await agent.store.get('held::prepared');
+    // The job names its branch (an agent's job): its record is among the session's branch records.
+    const record = (await agent.store.get('held::prepared-forks'))?.branches?.[0];
     expect(record?.version).toBe(job.baseVersion + 1);
     // The record tells the hold: the agents' learned queue latency leaves it out.
     expect(record?.heldMs).toBeGreaterThan(0);

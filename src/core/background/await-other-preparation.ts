@@ -61,11 +61,16 @@ export async function claimOrAwait(
   key: string,
   view: SessionView,
   signal?: AbortSignal,
-  wait: { maxWaitMs?: number; seen?: (publishedAt: number | undefined, queueMs?: number) => void } = {},
+  wait: {
+    maxWaitMs?: number;
+    seen?: (publishedAt: number | undefined, queueMs?: number) => void;
+    /** The claim's lock: the session's preparation lock unless told (a job's fold's, branch-prepared.ts). */
+    lock?: string;
+  } = {},
 ): Promise<ClaimedOrPrepared> {
-  const { maxWaitMs = Number.POSITIVE_INFINITY, seen } = wait;
+  const { maxWaitMs = Number.POSITIVE_INFINITY, seen, lock = preparedKey(key) } = wait;
   const { store, lockTtlMs, signing } = shared;
-  const claim = () => store.acquireLock(preparedKey(key), lockTtlMs).catch(() => undefined);
+  const claim = () => store.acquireLock(lock, lockTtlMs).catch(() => undefined);
   let held = await claim();
   if (held) return { claim: held };
   const deadline = clock.now() + Math.min(maxWaitMs, Math.max(1_000, (lockTtlMs - 5_000) / 2));

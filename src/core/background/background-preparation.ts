@@ -7,22 +7,25 @@
  * stay verbatim, or go through the cheap cascade levels. Otherwise the preparation is
  * discarded and the cascade runs as without background.
  *
- * One preparation per session key and summary version (single flight); a preflight that
- * waits on one and is aborted leaves it running for the next caller; `shutdown` aborts
- * them all and waits until none is left.
+ * One preparation per session key and branch (single flight: the state it extends and a fold
+ * that fits the view; a session's forks each have theirs, at most {@link MAX_BRANCHES_KEPT});
+ * a preflight that waits on one and is aborted leaves it running for the next caller;
+ * `shutdown` aborts them all and waits until none is left.
  */
 
 import type { BufferedEvent, PreparedSummary } from '../preflight/cascade/prepared-summary.js';
 import type { SessionView, ViewEntry } from '../preflight/view/session-view.js';
 import type { PreparationQueue } from '../queues/preparation-queue.js';
-import type { SessionLock } from '../session/session-store.js';
+import { preparationFold } from '../queues/preparation-queue.js';
+import type { SessionLock, SessionState } from '../session/session-store.js';
 import { awaitOtherPreparation, claimOrAwait } from './await-other-preparation.js';
 import type { BackgroundOptions, BackgroundStatus, SharedStore } from './background-status.js';
+import { baseChainOf, branchClaimKey, branchMovedOn } from './branch-prepared.js';
 import { DEADLINE_MARGIN, LeadTime, type PreparationThreshold } from './lead-time.js';
-import { abortPreparation, type Preparation, summarizeUnderLock } from './preparation.js';
+import { abortPreparation, type Preparation, preparationFits, summarizeUnderLock } from './preparation.js';
 import { type PreparationRequest, planPreparation, queueJob, untilAborted } from './preparation-plan.js';
 import { QueueBacklog } from './queue-backlog.js';
-import { coversPrefix, readPrepared } from './shared-preparation.js';
+import { readPrepared } from './shared-preparation.js';
 import { summarizePreparation } from './summarize-preparation.js';
 
 export type { BufferedEvent, PreparedSummary } from '../preflight/cascade/prepared-summary.js';
@@ -31,9 +34,12 @@ export type { PreparationThreshold } from './lead-time.js';
 export { type PreparationRequest, planPreparation } from './preparation-plan.js';
 export type { BacklogInfo } from './queue-backlog.js';
 
-/** The background preparations of one manager, by session key. */
+/** Preparations of one session kept at most (its forks'); the oldest go first. */
+export const MAX_BRANCHES_KEPT = 4;
+
+/** The background preparations of one manager, by session key (a few per key: its forks'). */
 export class BackgroundPreparations {
-  readonly #entries = new Map<string, Preparation>();
+  readonly #entries = new Map<string, Preparation[]>();
   readonly #running = new Set<Preparation>();
   readonly #maxKept: number;
   readonly #shared: SharedStore | undefined;
@@ -92,7 +98,7 @@ export class BackgroundPreparations {
    * could not be ready before the trigger (counted as `tooLate`; never with `lead: 'fixed'`).
    */
   tooLate(key: string, version: number, tokens: number, trigger: number): boolean {
-    if (!this.#learn || this.#entries.get(key)?.baseVersion === version) return false;
+    if (!this.#learn || this.#of(key).some((p) => p.baseVersion === version)) return false;
     if (!this.#lead.tooLate(key, tokens, trigger)) return false;
     this.#tooLate++;
     return true;
@@ -110,11 +116,11 @@ export class BackgroundPreparations {
     return { deadline: Math.round(now + ms * DEADLINE_MARGIN), dueAt: Math.round(now + ms) };
   }
 
-  /** Tells the queue the newer due time of this process's queued job of `key` for `version`. */
-  reschedule(key: string, version: number, dueAt: number): void {
-    const entry = this.#entries.get(key);
-    if (entry?.baseVersion !== version || entry.queuedAt === undefined || entry.unwanted) return;
-    this.#queue?.reschedule?.(key, version, dueAt).catch(() => {});
+  /** Tells the queue the newer due time of this process's queued job of `key` for `view`. */
+  reschedule(key: string, view: SessionView, dueAt: number): void {
+    const entry = this.#of(key).find((p) => preparationFits(p, view));
+    if (!entry || entry.queuedAt === undefined || entry.unwanted) return;
+    this.#queue?.reschedule?.(key, view.version, dueAt, entry.fold).catch(() => {});
   }
 
   /** Counters and sizes. */
@@ -124,7 +130,7 @@ export class BackgroundPreparations {
       used: this.#used,
       discarded: this.#discarded,
       running: this.#running.size,
-      kept: this.#entries.size,
+      kept: [...this.#entries.values()].reduce((sum, list) => sum + list.length, 0),
       summarized: this.#summarized,
       queued: this.#queued,
       tooLate: this.#tooLate,
@@ -136,19 +142,22 @@ export class BackgroundPreparations {
   }
 
   /**
-   * Starts preparing the next summary of `key` unless one is kept for the view's summary
-   * version already. Returns at once: the work starts on a later turn of the event loop.
+   * Starts preparing the next summary of `key` unless one kept fits the view (its state, a
+   * prefix of its messages). Preparations of `key` whose branch moved on are dropped (their
+   * jobs withdrawn); another fork's stay. Returns at once: the work starts on a later turn of
+   * the event loop.
    */
   start(key: string, request: PreparationRequest, threshold?: PreparationThreshold): boolean {
     if (this.#closed) return false;
-    const existing = this.#entries.get(key);
-    if (existing && existing.baseVersion === request.view.version) return false;
+    if (this.#of(key).some((p) => preparationFits(p, request.view))) return false;
     const folded = planPreparation(request.view, request.policy, request.foldAtLeast);
     if (folded.length === 0) return false;
-    if (existing) this.#drop(key, existing, existing.baseVersion < request.view.version);
+    this.#dropMovedOn(key, request.view.state);
+    const kept = this.#of(key);
+    if (kept.length >= MAX_BRANCHES_KEPT) this.#drop(key, kept[0]!);
     this.#evict();
     const preparation = this.#launch(key, folded, request);
-    this.#entries.set(key, preparation);
+    this.#entries.set(key, [...this.#of(key), preparation]);
     this.#started++;
     if (threshold) this.#lastThreshold = threshold;
     return true;
@@ -162,10 +171,15 @@ export class BackgroundPreparations {
     const begun = new Promise<void>((resolve) => {
       kick = resolve;
     });
+    const foldedIds = folded.map((entry) => entry.item.id);
+    const foldedHashes = folded.map((entry) => entry.item.entry.hash);
+    const baseChain = baseChainOf(request.view);
     const preparation: Preparation = {
       baseVersion: request.view.version,
-      foldedIds: folded.map((entry) => entry.item.id),
-      foldedHashes: folded.map((entry) => entry.item.entry.hash),
+      baseChain,
+      fold: preparationFold(request.view.version, baseChain, foldedIds, foldedHashes),
+      foldedIds,
+      foldedHashes,
       controller,
       events,
       settled: false,
@@ -179,7 +193,7 @@ export class BackgroundPreparations {
           preparation.kick = undefined;
           if (controller.signal.aborted) return;
           if (this.#queue) {
-            const job = await queueJob(key, folded, request);
+            const job = await queueJob(key, folded, request, preparation.fold);
             if (controller.signal.aborted) return;
             await this.#queue.enqueue(job);
             preparation.queuedAt = job.enqueuedAt;
@@ -217,16 +231,14 @@ export class BackgroundPreparations {
    * none.
    */
   async take(key: string, view: SessionView, signal?: AbortSignal): Promise<PreparedSummary | undefined> {
-    const found = this.#entries.get(key);
-    const fits = (p: Preparation) =>
-      p.baseVersion === view.version && !view.mismatch && coversPrefix(p.foldedIds, p.foldedHashes, view);
-    if (found && !fits(found)) this.#drop(key, found, found.baseVersion < view.version);
-    const preparation = this.#entries.get(key);
+    // Those whose branch moved on go (another fork's stay for it).
+    this.#dropMovedOn(key, view.state, (p) => !preparationFits(p, view));
+    const preparation = this.#of(key).find((p) => preparationFits(p, view));
     // A queued preparation is summarized elsewhere: awaited only while a worker runs it (below).
     if (preparation && !preparation.settled && !this.#queue) await untilAborted(preparation.done, signal);
-    if (preparation && this.#entries.get(key) !== preparation) return undefined;
+    if (preparation && !this.#of(key).includes(preparation)) return undefined;
     if (preparation?.outcome) {
-      this.#entries.delete(key);
+      this.#remove(key, preparation);
       this.#used++;
       return { outcome: preparation.outcome, foldedIds: preparation.foldedIds, events: preparation.events };
     }
@@ -244,7 +256,12 @@ export class BackgroundPreparations {
     // claimed, so no worker starts its job while this trigger compacts it (issue 46).
     let claimed = false;
     if (!shared && this.#shared && this.#queue && !this.#closed) {
-      const wait = { maxWaitMs: this.#runningWaitMs(), ...(observer ? { seen: observer.seen } : {}) };
+      const wait = {
+        maxWaitMs: this.#runningWaitMs(),
+        // The claim of this process's job's fold (its worker holds it while it runs), else the session's.
+        ...(preparation ? { lock: branchClaimKey(key, preparation.fold) } : {}),
+        ...(observer ? { seen: observer.seen } : {}),
+      };
       const outcome = await claimOrAwait(this.#shared, key, view, signal, wait);
       shared = outcome.found;
       if (outcome.claim) {
@@ -254,7 +271,7 @@ export class BackgroundPreparations {
       }
     }
     observer?.end();
-    if (preparation) this.#entries.delete(key);
+    if (preparation) this.#remove(key, preparation);
     if (!shared) {
       if (preparation) {
         this.#discarded++;
@@ -280,15 +297,24 @@ export class BackgroundPreparations {
     version = Number.POSITIVE_INFINITY,
     withdraw = version !== Number.POSITIVE_INFINITY,
   ): void {
-    const preparation = this.#entries.get(key);
-    if (preparation && preparation.baseVersion < version) this.#drop(key, preparation, withdraw);
+    const own = this.#of(key);
+    for (const preparation of own)
+      if (preparation.baseVersion < version) this.#drop(key, preparation, withdraw);
     if (version !== Number.POSITIVE_INFINITY) return;
     // Over: the job of its latest version is taken back even when another process of the fleet
     // enqueued it (its id is the same everywhere; that process's threshold came sooner).
     const latest = this.#lead.version(key);
-    if (withdraw && latest !== undefined && latest !== preparation?.baseVersion)
+    if (withdraw && latest !== undefined && !own.some((p) => p.baseVersion === latest))
       this.#queue?.withdraw?.(key, latest).catch(() => {});
     this.#lead.forget(key);
+  }
+
+  /**
+   * After a compaction of `key` stored `state`: the preparations whose branch moved on are
+   * dropped and their jobs withdrawn (another fork's stay, see `branchMovedOn`).
+   */
+  compacted(key: string, state: SessionState): void {
+    this.#dropMovedOn(key, state);
   }
 
   /**
@@ -325,7 +351,7 @@ export class BackgroundPreparations {
   async shutdown(): Promise<void> {
     this.#closed = true;
     for (const key of [...this.#claims.keys()]) this.release(key);
-    for (const [key, preparation] of this.#entries) this.#drop(key, preparation);
+    for (const [key, list] of this.#entries) for (const preparation of list) this.#drop(key, preparation);
     const running = [...this.#running];
     for (const preparation of running) abortPreparation(preparation);
     await Promise.all(running.map((preparation) => preparation.done));
@@ -333,7 +359,7 @@ export class BackgroundPreparations {
 
   /** `stale`: nothing will use the preparation (the session moved past its version, or is over): its job is withdrawn. */
   #drop(key: string, preparation: Preparation, stale = false): void {
-    this.#entries.delete(key);
+    this.#remove(key, preparation);
     this.#discarded++;
     if (!preparation.settled) abortPreparation(preparation);
     if (stale) this.#withdraw(key, preparation);
@@ -347,14 +373,30 @@ export class BackgroundPreparations {
   #withdraw(key: string, preparation: Preparation): void {
     preparation.unwanted = true;
     if (preparation.queuedAt === undefined || !this.#queue?.withdraw) return;
-    this.#queue.withdraw(key, preparation.baseVersion).catch(() => {});
+    this.#queue.withdraw(key, preparation.baseVersion, preparation.fold).catch(() => {});
   }
 
-  /** Keeps at most `maxKept` preparations: the oldest go first. */
+  /** The preparations kept for `key`, oldest first. */
+  #of(key: string): readonly Preparation[] {
+    return this.#entries.get(key) ?? [];
+  }
+
+  #remove(key: string, preparation: Preparation): void {
+    const rest = this.#of(key).filter((p) => p !== preparation);
+    if (rest.length > 0) this.#entries.set(key, rest);
+    else this.#entries.delete(key);
+  }
+
+  /** Drops (withdraws) the preparations of `key` whose branch moved on in `record` and that `only` allows. */
+  #dropMovedOn(key: string, record: SessionState | undefined, only = (_p: Preparation) => true): void {
+    for (const p of this.#of(key)) if (only(p) && branchMovedOn(record, p)) this.#drop(key, p, true);
+  }
+
+  /** Keeps preparations of at most `maxKept` sessions: the oldest go first. */
   #evict(): void {
     while (this.#entries.size >= this.#maxKept) {
-      const [key, oldest] = this.#entries.entries().next().value as [string, Preparation];
-      this.#drop(key, oldest);
+      const [key, list] = this.#entries.entries().next().value as [string, Preparation[]];
+      for (const oldest of list) this.#drop(key, oldest);
     }
   }
 }

@@ -17,6 +17,7 @@ import { withSessionLock } from '../session/session-lock.js';
 import { MemorySessionStore, type SessionStore } from '../session/session-store.js';
 import type { Summarizer } from '../summary/summarizer.js';
 import type { BackgroundPreparations } from './background-preparation.js';
+import { resumesStored } from './branch-prepared.js';
 
 /** The default time to live of the session lock a compaction holds. */
 export const DEFAULT_LOCK_TTL_MS = 10_000;
@@ -89,7 +90,8 @@ export function maybePrepare(
     floor: decision.targetTokens,
     fixed: policy.prepareAtPct * prepared.maxContextTokens,
   });
-  if (tokensBefore < threshold.tokens || view.mismatch) return;
+  // A fork resuming its own state (not the newest) prepares too: its preparation names its branch.
+  if (tokensBefore < threshold.tokens || !resumesStored(view)) return;
   if (background.tooLate(key, view.version, tokensBefore, decision.triggerTokens)) return;
   const due = background.deadline(key, tokensBefore, decision.triggerTokens);
   const started = background.start(
@@ -113,7 +115,7 @@ export function maybePrepare(
     threshold,
   );
   // Its job pending: the queue hears the session's newer estimate of its trigger.
-  if (!started && due) background.reschedule(prepared.key, view.version, due.dueAt);
+  if (!started && due) background.reschedule(prepared.key, view, due.dueAt);
 }
 
 /**

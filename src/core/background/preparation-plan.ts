@@ -14,6 +14,7 @@ import type { SessionView, ViewEntry } from '../preflight/view/session-view.js';
 import type { PreparationJob } from '../queues/preparation-queue.js';
 import { cutOuterSeams } from '../redaction/message-seams.js';
 import { memoizeRedactor, type Redactor } from '../redaction/redactor.js';
+import { baseChainOf } from './branch-prepared.js';
 import { preparationJob } from './preparation-job.js';
 
 /** What starting a preparation needs. */
@@ -113,6 +114,7 @@ export function queueJob(
   key: string,
   folded: readonly ViewEntry[],
   request: PreparationRequest,
+  fold: string,
 ): Promise<PreparationJob> {
   const { view, policy } = request;
   return preparationJob(
@@ -120,6 +122,9 @@ export function queueJob(
       key,
       sessionId: request.sessionId,
       baseVersion: view.version,
+      // The branch it serves: the state it extends and what it folds (branch-prepared.ts).
+      baseChain: baseChainOf(view),
+      fold,
       strategy: String(policy.strategy),
       maxTokens: policy.maxSummaryTokens,
       ...(request.agent ? { agent: request.agent } : {}),

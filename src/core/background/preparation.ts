@@ -5,12 +5,18 @@
 import { CompactError } from '../errors.js';
 import type { BufferedEvent } from '../preflight/cascade/prepared-summary.js';
 import type { SummarizeOutcome } from '../preflight/cascade/summarize-remainder.js';
+import type { SessionView } from '../preflight/view/session-view.js';
 import type { SharedStore } from './background-status.js';
-import { preparedKey, publishedVersion, publishPrepared } from './shared-preparation.js';
+import { baseChainOf, resumesStored } from './branch-prepared.js';
+import { coversPrefix, preparedKey, publishedVersion, publishPrepared } from './shared-preparation.js';
 
 /** A preparation of a session's summary, for the summary version it extends. */
 export interface Preparation {
   readonly baseVersion: number;
+  /** The anchor chain of the state it extends (`''`: none): with the version, its branch. */
+  readonly baseChain: string;
+  /** Its fold's tag (`preparationFold`): names its queue job and its worker's claim. */
+  readonly fold: string;
   readonly foldedIds: readonly string[];
   /** Content hashes of the folded messages (an edit that keeps an id changes the hash). */
   readonly foldedHashes: readonly string[];
@@ -26,6 +32,16 @@ export interface Preparation {
   /** Its job is to be withdrawn (nothing will use it): at once if queued, else once the add lands. */
   unwanted: boolean;
   immediate: ReturnType<typeof setImmediate> | undefined;
+}
+
+/** True when `preparation` extends the view's state and folds a prefix of its messages. */
+export function preparationFits(preparation: Preparation, view: SessionView): boolean {
+  return (
+    preparation.baseVersion === view.version &&
+    preparation.baseChain === baseChainOf(view) &&
+    resumesStored(view) &&
+    coversPrefix(preparation.foldedIds, preparation.foldedHashes, view)
+  );
 }
 
 /**
@@ -55,7 +71,13 @@ export async function summarizeUnderLock(
       const published = await publishPrepared(
         shared.store,
         key,
-        { ...preparation, outcome: preparation.outcome },
+        // In the session's one slot, as before (its lock is the session's): no branch named.
+        {
+          baseVersion: preparation.baseVersion,
+          foldedIds: preparation.foldedIds,
+          foldedHashes: preparation.foldedHashes,
+          outcome: preparation.outcome,
+        },
         shared.signing,
       );
       // Another process published this version first: its text stands (read at the trigger).

@@ -12,6 +12,13 @@
  * deadline at most): the agent at its trigger then waits for this summary instead of writing
  * one itself, and a job whose version the agent claimed first (it compacts without a prepared
  * summary) is not summarized.
+ *
+ * A job that names its branch (`baseChain`, `fold`: a session's forks each resume their own
+ * state, and versions grow across branches) is fenced by that branch instead of the newest
+ * version (branch-prepared.ts: its base still stored, no newer state covering its last folded
+ * message), published among the session's branch records, and claimed under its fold's lock
+ * (`<key>::prepared@<fold>`): another fork's run or trigger neither fences nor blocks it. A
+ * job without them (an agent from before) runs as described above.
  */
 
 import type { TokenCounter } from '../counting/token-counter.js';
@@ -23,6 +30,7 @@ import type { Redactor } from '../redaction/redactor.js';
 import type { SessionLock, SessionStore } from '../session/session-store.js';
 import type { Summarizer } from '../summary/summarizer.js';
 import type { SummaryMarks } from '../summary/summary-mark.js';
+import { branchClaimKey, branchMovedOn, branchPublished } from './branch-prepared.js';
 import { preparedKey, publishedVersion, publishPrepared } from './shared-preparation.js';
 
 /** What a worker needs to run jobs. */
@@ -68,10 +76,33 @@ export type PreparationJobResult = 'published' | 'superseded' | 'already_prepare
 async function fence(store: SessionStore, job: PreparationJob): Promise<PreparationJobResult | undefined> {
   // A failing store throws: the queue retries the job later.
   const state = await store.get(job.key);
+  const branch = branchOf(job);
+  // A job that names its branch: fenced by it, not by the newest version (another fork's).
+  if (branch) {
+    if (branchMovedOn(state, branch)) return 'superseded';
+    return (await branchPublished(store, job.key, branch)) ? 'already_prepared' : undefined;
+  }
   if ((state?.version ?? 0) !== job.baseVersion) return 'superseded';
   const published = await publishedVersion(store, job.key);
   if (published === undefined || published < job.baseVersion) return undefined;
   return published === job.baseVersion ? 'already_prepared' : 'superseded';
+}
+
+/** The branch a job names (its base's chain and what it folds), or none: an older agent's job. */
+function branchOf(job: PreparationJob) {
+  return job.baseChain === undefined ? undefined : { ...job, baseChain: job.baseChain };
+}
+
+/** The lock of a job's preparation claim: its fold's for a job that names its branch, else the session's. */
+function claimKey(job: PreparationJob): string {
+  return job.baseChain !== undefined && job.fold ? branchClaimKey(job.key, job.fold) : preparedKey(job.key);
+}
+
+/** True when nobody holds the session's preparation claim (probed: taken and let go at once). */
+async function sessionClaimFree(store: SessionStore, key: string): Promise<boolean> {
+  const probe = await store.acquireLock(preparedKey(key), WORKER_CLAIM_TTL_MS);
+  await probe?.release().catch(() => false);
+  return probe !== undefined;
 }
 
 /**
@@ -95,8 +126,15 @@ export async function runPreparationJob(
   // The session's preparation claim: held by the agent compacting this version at its trigger
   // (or by another run of this job), the job is superseded; held here, the agent at its
   // trigger waits for this summary instead of writing one itself.
-  const claim = await deps.store.acquireLock(preparedKey(job.key), WORKER_CLAIM_TTL_MS);
+  const claim = await deps.store.acquireLock(claimKey(job), WORKER_CLAIM_TTL_MS);
   if (!claim) return 'superseded';
+  // A job under its fold's claim: the session's claim held means a trigger compacts without a
+  // prepared summary (a process that has no job of its own claims the session's), or a worker
+  // from before runs: superseded, as then.
+  if (claimKey(job) !== preparedKey(job.key) && !(await sessionClaimFree(deps.store, job.key))) {
+    await claim.release().catch(() => false);
+    return 'superseded';
+  }
   const held = holdClaim(claim, job.deadline);
   try {
     // Fenced again under the claim: a trigger may have compacted it just before.
@@ -161,6 +199,7 @@ async function summarizeAndPublish(
     job.key,
     {
       baseVersion: job.baseVersion,
+      ...(job.baseChain === undefined ? {} : { baseChain: job.baseChain }),
       foldedIds: job.foldedIds,
       foldedHashes: job.foldedHashes,
       outcome: { ...outcome, summarizer: `${QUEUE_SUMMARIZER_PREFIX}${outcome.summarizer}` },

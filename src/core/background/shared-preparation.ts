@@ -11,12 +11,16 @@
  * wins, a later one for the same version (a retried job, another worker, a background
  * preparation) is refused, so every process adopts the same text. A record whose MAC does
  * not verify (a worker without the key, a record rewritten in the store) is never adopted.
+ * A preparation that names its branch (`baseChain`, a queue job of a fork-aware agent) is
+ * published among the session's branch records instead (branch-prepared.ts); a reader looks
+ * at both.
  */
 
 import type { SummarizeOutcome } from '../preflight/cascade/summarize-remainder.js';
 import type { SessionView } from '../preflight/view/session-view.js';
 import type { SessionState, SessionStore } from '../session/session-store.js';
 import type { SummaryMarks } from '../summary/summary-mark.js';
+import { branchCandidates, branchesKey, publishBranch } from './branch-prepared.js';
 
 /** The store key of a session's prepared summary (and of its preparation lock). */
 export function preparedKey(key: string): string {
@@ -46,6 +50,8 @@ export function coversPrefix(
 /** A prepared summary as published (see the module's comment). */
 export interface SharedPrepared {
   readonly baseVersion: number;
+  /** The anchor chain of the state it extends, when it names its branch (branch-prepared.ts). */
+  readonly baseChain?: string;
   readonly foldedIds: readonly string[];
   readonly foldedHashes: readonly string[];
   readonly outcome: SummarizeOutcome;
@@ -69,6 +75,8 @@ function macParts(key: string, prepared: SharedPrepared): string[] {
     JSON.stringify(prepared.foldedHashes),
     prepared.outcome.summarizer,
     prepared.outcome.text,
+    // A branch's record: its base is signed too (a record of the session's one slot has none).
+    ...(prepared.baseChain === undefined ? [] : ['base', prepared.baseChain]),
   ];
 }
 
@@ -81,6 +89,7 @@ function verified(key: string, record: SessionState, signing: PreparedSigning): 
     foldedIds: record.coveredIds,
     foldedHashes: hashes,
     outcome: { text: record.summary.text, summarizer: record.summary.summarizer },
+    ...(record.anchor ? { baseChain: record.anchor.chain } : {}),
   };
   if (typeof record.mac !== 'string') return 'unsigned';
   return signing.marks.verifyRecordMac(key, macParts(key, prepared), record.mac) ? prepared : 'bad MAC';
@@ -125,6 +134,14 @@ export async function publishPrepared(
     ...(queueMs !== undefined ? { queueMs } : {}),
     updatedAt: Date.now(),
   };
+  const { baseChain } = prepared;
+  if (baseChain !== undefined)
+    return publishBranch(
+      store,
+      key,
+      { ...record, anchor: { length: 0, chain: baseChain } },
+      { ...prepared, baseChain },
+    );
   try {
     // A compare-and-set on the record found: two publishers of one version, one winner.
     for (let attempt = 0; attempt < 3; attempt++) {
@@ -140,8 +157,10 @@ export async function publishPrepared(
 
 /**
  * The published prepared summary of `key` when its MAC verifies and it still fits `view`, else
- * `undefined`. `seen` hears when the record found was published for the view's version (its
- * `createdAt`, and its `queueMs` when told), fitting or not, or `undefined` when none was.
+ * `undefined`: the session's one slot's record, or a branch record of the view's base
+ * (branch-prepared.ts). `seen` hears when a record found was published for the view's version
+ * and base (its `createdAt`, and its `queueMs` when told; the one that fits first), fitting or
+ * not, or `undefined` when none was.
  */
 export async function readPrepared(
   store: SessionStore,
@@ -150,22 +169,26 @@ export async function readPrepared(
   signing: PreparedSigning,
   seen?: (publishedAt: number | undefined, queueMs?: number) => void,
 ): Promise<SharedPrepared | undefined> {
-  const found = await store.get(preparedKey(key)).catch(() => null);
-  // A failing store tells nothing about the queue.
-  if (found !== null)
-    // A job a queue's schedule held was published that much later than the queue needed.
-    seen?.(
-      found?.summary && found.version === view.version + 1
-        ? found.summary.createdAt - (found.heldMs ?? 0)
-        : undefined,
-      found?.summary && found.version === view.version + 1 ? found.queueMs : undefined,
-    );
-  const record = found ?? undefined;
-  if (!record?.summary || record.version !== view.version + 1 || view.mismatch) return undefined;
-  const prepared = verified(key, record, signing);
-  if (typeof prepared === 'string') {
-    signing.onRefused?.(key, prepared);
-    return undefined;
+  const [found, branches] = await Promise.all([
+    store.get(preparedKey(key)).catch(() => null),
+    store.get(branchesKey(key)).catch(() => null),
+  ]);
+  const candidates = branchCandidates(branches ?? undefined, view);
+  // The one slot's record names no branch: only for a view of the newest state.
+  if (found?.summary && found.version === view.version + 1 && !view.mismatch) candidates.push(found);
+  let fit: { record: SessionState; prepared: SharedPrepared } | undefined;
+  for (const record of candidates) {
+    const prepared = verified(key, record, signing);
+    if (typeof prepared === 'string') signing.onRefused?.(key, prepared);
+    else if (coversPrefix(prepared.foldedIds, prepared.foldedHashes, view)) {
+      fit = { record, prepared };
+      break;
+    }
   }
-  return coversPrefix(prepared.foldedIds, prepared.foldedHashes, view) ? prepared : undefined;
+  // A failing store tells nothing about the queue. A job a queue's schedule held was published
+  // that much later than the queue needed.
+  const told = fit?.record ?? candidates[0];
+  if (found !== null || branches !== null)
+    seen?.(told?.summary ? told.summary.createdAt - (told.heldMs ?? 0) : undefined, told?.queueMs);
+  return fit?.prepared;
 }

@@ -4,6 +4,7 @@
  * functions here only walk them, so the manager reads as a list of calls.
  */
 import type { BackgroundPreparations } from '../background/background-preparation.js';
+import { branchesKey } from '../background/branch-prepared.js';
 import { agentStateKey } from '../background/compaction-flight.js';
 import { preparedKey } from '../background/shared-preparation.js';
 import type { UsageLedger } from '../counting/usage-ledger.js';
@@ -95,7 +96,10 @@ export async function resetSession(memory: ManagerMemory, sessionId: string): Pr
     memory.deps.counts.forget(key);
     await memory.deps.store.delete(key);
     await deleteStoredCounts(memory.deps.store, key);
-    if (memory.background && memory.lockTtlMs !== undefined) await memory.deps.store.delete(preparedKey(key));
+    if (memory.background && memory.lockTtlMs !== undefined) {
+      await memory.deps.store.delete(preparedKey(key));
+      await memory.deps.store.delete(branchesKey(key));
+    }
     await memory.background?.forget(key, stored?.version ?? 0);
   }
 }

@@ -99,7 +99,7 @@ export async function runCall<M>(
     // Bounded: after MAX_COMPACTION_RELOADS the flight answers locally instead of 'retry'.
     return runCall(self, { ...call, options: { ...options, force: false } }, attempt + 1);
   }
-  if (!outcome.local) self.background?.discard(key, outcome.state.version);
+  if (!outcome.local) self.background?.compacted(key, outcome.state);
   const result = await finishCompaction<M>(deps, prepared, outcome);
   if (result.applied) self.usage.rewrite(sessionId);
   return result;

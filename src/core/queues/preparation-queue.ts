@@ -9,6 +9,7 @@
  * worker holds the session's preparation claim) is awaited, bounded.
  */
 
+import { createHash } from 'node:crypto';
 import type { CompactMessage } from '../messages/message.js';
 
 /** One summary to prepare: everything a worker needs, nothing of the agent's process. */
@@ -18,6 +19,17 @@ export interface PreparationJob {
   readonly sessionId: string;
   /** The summary version the preparation extends (the session's state version when enqueued). */
   readonly baseVersion: number;
+  /**
+   * The anchor chain of the stored state the preparation extends (`''`: none, or a state without
+   * an anchor): with {@link fold}, it names the branch of the session the job serves (a fork
+   * resumes its own state, and versions grow across branches). A worker fences such a job by
+   * that branch and publishes its summary beside the other branches' (shared-preparation.ts).
+   * Absent in a job of an agent before branches were named: fenced by the session's newest
+   * version and published in the session's one slot, as then.
+   */
+  readonly baseChain?: string;
+  /** {@link preparationFold} of the job: with `baseChain`, absent in an older agent's job. */
+  readonly fold?: string;
   /** Ids of the folded messages, in history order. */
   readonly foldedIds: readonly string[];
   /** Their content hashes (an edit that keeps an id changes the hash). */
@@ -60,15 +72,16 @@ export interface PreparationQueue {
   /**
    * Takes a job of `key` and `baseVersion` out of the queue while it waits (the agent compacted
    * without it, or dropped it): no worker picks it up. A running job is left alone (its
-   * publish is fenced). Optional; never awaited on the agent's path.
+   * publish is fenced). With `fold`, only that fold's job (not a sibling fork's at the same
+   * base). Optional; never awaited on the agent's path.
    */
-  withdraw?(key: string, baseVersion: number): Promise<void>;
+  withdraw?(key: string, baseVersion: number, fold?: string): Promise<void>;
   /**
    * The session's newer estimate of its trigger for the job of `key` and `baseVersion`
    * (`dueAt`, epoch ms), told at each call past its threshold while the job is pending: a
    * schedule across the fleet starts it by it. Optional; never awaited on the agent's path.
    */
-  reschedule?(key: string, baseVersion: number, dueAt: number): Promise<void>;
+  reschedule?(key: string, baseVersion: number, dueAt: number, fold?: string): Promise<void>;
   /**
    * Removes every job of `key` for versions 0 to `throughVersion` that is not running, finished
    * ones included (`reset`): a queue that keeps a finished job's id taken (a later add of it a
@@ -80,10 +93,37 @@ export interface PreparationQueue {
 
 /**
  * The job's id: one per session key and summary version, the same in every process. Made of
- * characters job queues accept in ids (no `:`, never a bare integer).
+ * characters job queues accept in ids (no `:`, never a bare integer). A job whose id another
+ * fold's job holds (another fork at the same base, or the conversation before a reset) is
+ * added as {@link siblingJobId}.
  */
 export function preparationJobId(key: string, baseVersion: number): string {
   return `prep-${encodeURIComponent(key)}-v${baseVersion}`;
+}
+
+/**
+ * A short tag naming what a preparation folds and the state it extends: two forks at one base
+ * that fold different messages get different tags (and jobs); the same fold anywhere in the
+ * fleet gets the same one. Hex of SHA-256, linear in the folded ids.
+ */
+export function preparationFold(
+  baseVersion: number,
+  baseChain: string,
+  foldedIds: readonly string[],
+  foldedHashes: readonly string[],
+): string {
+  const hash = createHash('sha256').update(`${baseVersion}\u0000${baseChain}\u0000`);
+  for (let i = 0; i < foldedIds.length; i++)
+    hash.update(`${foldedIds[i]}\u0000${foldedHashes[i] ?? ''}\u0000`);
+  return hash.digest('hex').slice(0, 16);
+}
+
+/**
+ * The id of a job whose {@link preparationJobId} another fork's job holds (a sibling at one
+ * base): the base's id and the fold's tag.
+ */
+export function siblingJobId(key: string, baseVersion: number, fold: string): string {
+  return `${preparationJobId(key, baseVersion)}-f${fold}`;
 }
 
 /** The prefix of a summary's `summarizer` when a queue worker prepared it (`queue:<name>`). */

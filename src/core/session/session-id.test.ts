@@ -8,20 +8,24 @@ const history = [
 ];
 
 describe('session ids that name a session record', () => {
-  it.each(['victim::prepared', 'victim::counts', 'victim::quick', 'victim::agent::planner'])(
-    '%s is refused with a typed error naming sessionId, and the store is not touched',
-    async (id) => {
-      const store = new MemorySessionStore();
-      const manager = new CompactManager({ model: 'gpt-4o', maxContextTokens: 8_000, store });
-      await expect(manager.preflight(id, history)).rejects.toMatchObject({
-        code: 'invalid_messages',
-        issues: [{ path: ['sessionId'] }],
-      });
-      await expect(manager.reset(id)).rejects.toMatchObject({ code: 'invalid_messages' });
-      expect(await store.get(id)).toBeUndefined();
-      await manager.shutdown();
-    },
-  );
+  it.each([
+    'victim::prepared',
+    'victim::counts',
+    'victim::quick',
+    'victim::agent::planner',
+    'victim::prepared-forks',
+    'victim::prepared@0123abcd',
+  ])('%s is refused with a typed error naming sessionId, and the store is not touched', async (id) => {
+    const store = new MemorySessionStore();
+    const manager = new CompactManager({ model: 'gpt-4o', maxContextTokens: 8_000, store });
+    await expect(manager.preflight(id, history)).rejects.toMatchObject({
+      code: 'invalid_messages',
+      issues: [{ path: ['sessionId'] }],
+    });
+    await expect(manager.reset(id)).rejects.toMatchObject({ code: 'invalid_messages' });
+    expect(await store.get(id)).toBeUndefined();
+    await manager.shutdown();
+  });
 
   it('an id holding :: elsewhere is served', async () => {
     const manager = new CompactManager({ model: 'gpt-4o', maxContextTokens: 8_000 });

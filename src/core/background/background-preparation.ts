@@ -8,21 +8,27 @@
  * discarded and the cascade runs as without background.
  *
  * One preparation per session key and branch (single flight: the state it extends and a fold
- * that fits the view; a session's forks each have theirs, at most {@link MAX_BRANCHES_KEPT});
+ * that fits the view; a session's forks each have theirs, `preparation-branches.ts`);
  * a preflight that waits on one and is aborted leaves it running for the next caller;
  * `shutdown` aborts them all and waits until none is left.
  */
 
-import type { BufferedEvent, PreparedSummary } from '../preflight/cascade/prepared-summary.js';
+import type { PreparedSummary } from '../preflight/cascade/prepared-summary.js';
 import type { SessionView, ViewEntry } from '../preflight/view/session-view.js';
 import type { PreparationQueue } from '../queues/preparation-queue.js';
-import { preparationFold } from '../queues/preparation-queue.js';
 import type { SessionLock, SessionState } from '../session/session-store.js';
 import { awaitOtherPreparation, claimOrAwait } from './await-other-preparation.js';
 import type { BackgroundOptions, BackgroundStatus, SharedStore } from './background-status.js';
-import { baseChainOf, branchClaimKey, branchMovedOn } from './branch-prepared.js';
+import { branchClaimKey } from './branch-prepared.js';
 import { DEADLINE_MARGIN, LeadTime, type PreparationThreshold } from './lead-time.js';
-import { abortPreparation, type Preparation, preparationFits, summarizeUnderLock } from './preparation.js';
+import {
+  abortPreparation,
+  type Preparation,
+  preparationFits,
+  startPreparation,
+  summarizeUnderLock,
+} from './preparation.js';
+import { PreparationBranches } from './preparation-branches.js';
 import { type PreparationRequest, planPreparation, queueJob, untilAborted } from './preparation-plan.js';
 import { QueueBacklog } from './queue-backlog.js';
 import { readPrepared } from './shared-preparation.js';
@@ -31,17 +37,14 @@ import { summarizePreparation } from './summarize-preparation.js';
 export type { BufferedEvent, PreparedSummary } from '../preflight/cascade/prepared-summary.js';
 export type { BackgroundOptions, BackgroundStatus, SharedStore } from './background-status.js';
 export type { PreparationThreshold } from './lead-time.js';
+export { MAX_BRANCHES_KEPT } from './preparation-branches.js';
 export { type PreparationRequest, planPreparation } from './preparation-plan.js';
 export type { BacklogInfo } from './queue-backlog.js';
 
-/** Preparations of one session kept at most (its forks'); the oldest go first. */
-export const MAX_BRANCHES_KEPT = 4;
-
 /** The background preparations of one manager, by session key (a few per key: its forks'). */
 export class BackgroundPreparations {
-  readonly #entries = new Map<string, Preparation[]>();
+  readonly #kept: PreparationBranches;
   readonly #running = new Set<Preparation>();
-  readonly #maxKept: number;
   readonly #shared: SharedStore | undefined;
   readonly #queue: PreparationQueue | undefined;
   readonly #lead = new LeadTime();
@@ -71,7 +74,7 @@ export class BackgroundPreparations {
     queue?: PreparationQueue,
     options: BackgroundOptions = {},
   ) {
-    this.#maxKept = maxKept;
+    this.#kept = new PreparationBranches(maxKept);
     this.#shared = shared;
     this.#queue = queue;
     // In-process preparations are awaited at the trigger: only a queue's need a lead time.
@@ -98,7 +101,7 @@ export class BackgroundPreparations {
    * could not be ready before the trigger (counted as `tooLate`; never with `lead: 'fixed'`).
    */
   tooLate(key: string, version: number, tokens: number, trigger: number): boolean {
-    if (!this.#learn || this.#of(key).some((p) => p.baseVersion === version)) return false;
+    if (!this.#learn || this.#kept.of(key).some((p) => p.baseVersion === version)) return false;
     if (!this.#lead.tooLate(key, tokens, trigger)) return false;
     this.#tooLate++;
     return true;
@@ -118,7 +121,7 @@ export class BackgroundPreparations {
 
   /** Tells the queue the newer due time of this process's queued job of `key` for `view`. */
   reschedule(key: string, view: SessionView, dueAt: number): void {
-    const entry = this.#of(key).find((p) => preparationFits(p, view));
+    const entry = this.#kept.of(key).find((p) => preparationFits(p, view));
     if (!entry || entry.queuedAt === undefined || entry.unwanted) return;
     this.#queue?.reschedule?.(key, view.version, dueAt, entry.fold).catch(() => {});
   }
@@ -130,7 +133,7 @@ export class BackgroundPreparations {
       used: this.#used,
       discarded: this.#discarded,
       running: this.#running.size,
-      kept: [...this.#entries.values()].reduce((sum, list) => sum + list.length, 0),
+      kept: this.#kept.size,
       summarized: this.#summarized,
       queued: this.#queued,
       tooLate: this.#tooLate,
@@ -149,78 +152,45 @@ export class BackgroundPreparations {
    */
   start(key: string, request: PreparationRequest, threshold?: PreparationThreshold): boolean {
     if (this.#closed) return false;
-    if (this.#of(key).some((p) => preparationFits(p, request.view))) return false;
+    if (this.#kept.of(key).some((p) => preparationFits(p, request.view))) return false;
     const folded = planPreparation(request.view, request.policy, request.foldAtLeast);
     if (folded.length === 0) return false;
     this.#dropMovedOn(key, request.view.state);
-    const kept = this.#of(key);
-    if (kept.length >= MAX_BRANCHES_KEPT) this.#drop(key, kept[0]!);
-    this.#evict();
-    const preparation = this.#launch(key, folded, request);
-    this.#entries.set(key, [...this.#of(key), preparation]);
+    for (const [crowded, oldest] of this.#kept.crowded(key)) this.#drop(crowded, oldest);
+    const work = (p: Preparation) => this.#work(key, folded, request, p);
+    // Running until it settles; its work starts on a later turn of the event loop.
+    const preparation = startPreparation(request.view, folded, work, (p) => this.#running.delete(p));
+    this.#running.add(preparation);
+    this.#kept.add(key, preparation);
     this.#started++;
     if (threshold) this.#lastThreshold = threshold;
     return true;
   }
 
-  /** The preparation's work: under the shared lock when the store is shared, then published. */
-  #launch(key: string, folded: ViewEntry[], request: PreparationRequest): Preparation {
-    const controller = new AbortController();
-    const events: BufferedEvent[] = [];
-    let kick: () => void = () => {};
-    const begun = new Promise<void>((resolve) => {
-      kick = resolve;
-    });
-    const foldedIds = folded.map((entry) => entry.item.id);
-    const foldedHashes = folded.map((entry) => entry.item.entry.hash);
-    const baseChain = baseChainOf(request.view);
-    const preparation: Preparation = {
-      baseVersion: request.view.version,
-      baseChain,
-      fold: preparationFold(request.view.version, baseChain, foldedIds, foldedHashes),
-      foldedIds,
-      foldedHashes,
-      controller,
-      events,
-      settled: false,
-      outcome: undefined,
-      immediate: undefined,
-      queuedAt: undefined,
-      unwanted: false,
-      kick,
-      done: begun
-        .then(async () => {
-          preparation.kick = undefined;
-          if (controller.signal.aborted) return;
-          if (this.#queue) {
-            const job = await queueJob(key, folded, request, preparation.fold);
-            if (controller.signal.aborted) return;
-            await this.#queue.enqueue(job);
-            preparation.queuedAt = job.enqueuedAt;
-            this.#queued++;
-            // Dropped as unwanted while its add was on the way: the job is taken back now.
-            if (preparation.unwanted) this.#withdraw(key, preparation);
-          } else
-            await summarizeUnderLock(
-              this.#shared,
-              key,
-              preparation,
-              () => summarizePreparation(folded, request, controller.signal, events),
-              () => this.#summarized++,
-            );
-        })
-        .catch(() => {
-          preparation.outcome = undefined;
-        })
-        .finally(() => {
-          preparation.settled = true;
-          this.#running.delete(preparation);
-        }),
-    };
-    // Off the critical path: the caller's model call goes first.
-    preparation.immediate = setImmediate(kick);
-    this.#running.add(preparation);
-    return preparation;
+  /** The preparation's work: a queue's job, or summarized here (under the shared lock when the store is shared, then published). */
+  async #work(
+    key: string,
+    folded: ViewEntry[],
+    request: PreparationRequest,
+    preparation: Preparation,
+  ): Promise<void> {
+    const { controller, events } = preparation;
+    if (this.#queue) {
+      const job = await queueJob(key, folded, request, preparation.fold);
+      if (controller.signal.aborted) return;
+      await this.#queue.enqueue(job);
+      preparation.queuedAt = job.enqueuedAt;
+      this.#queued++;
+      // Dropped as unwanted while its add was on the way: the job is taken back now.
+      if (preparation.unwanted) this.#withdraw(key, preparation);
+    } else
+      await summarizeUnderLock(
+        this.#shared,
+        key,
+        preparation,
+        () => summarizePreparation(folded, request, controller.signal, events),
+        () => this.#summarized++,
+      );
   }
 
   /**
@@ -233,12 +203,12 @@ export class BackgroundPreparations {
   async take(key: string, view: SessionView, signal?: AbortSignal): Promise<PreparedSummary | undefined> {
     // Those whose branch moved on go (another fork's stay for it).
     this.#dropMovedOn(key, view.state, (p) => !preparationFits(p, view));
-    const preparation = this.#of(key).find((p) => preparationFits(p, view));
+    const preparation = this.#kept.of(key).find((p) => preparationFits(p, view));
     // A queued preparation is summarized elsewhere: awaited only while a worker runs it (below).
     if (preparation && !preparation.settled && !this.#queue) await untilAborted(preparation.done, signal);
-    if (preparation && !this.#of(key).includes(preparation)) return undefined;
+    if (preparation && !this.#kept.of(key).includes(preparation)) return undefined;
     if (preparation?.outcome) {
-      this.#remove(key, preparation);
+      this.#kept.remove(key, preparation);
       this.#used++;
       return { outcome: preparation.outcome, foldedIds: preparation.foldedIds, events: preparation.events };
     }
@@ -271,7 +241,7 @@ export class BackgroundPreparations {
       }
     }
     observer?.end();
-    if (preparation) this.#remove(key, preparation);
+    if (preparation) this.#kept.remove(key, preparation);
     if (!shared) {
       if (preparation) {
         this.#discarded++;
@@ -297,7 +267,7 @@ export class BackgroundPreparations {
     version = Number.POSITIVE_INFINITY,
     withdraw = version !== Number.POSITIVE_INFINITY,
   ): void {
-    const own = this.#of(key);
+    const own = this.#kept.of(key);
     for (const preparation of own)
       if (preparation.baseVersion < version) this.#drop(key, preparation, withdraw);
     if (version !== Number.POSITIVE_INFINITY) return;
@@ -351,7 +321,7 @@ export class BackgroundPreparations {
   async shutdown(): Promise<void> {
     this.#closed = true;
     for (const key of [...this.#claims.keys()]) this.release(key);
-    for (const [key, list] of this.#entries) for (const preparation of list) this.#drop(key, preparation);
+    for (const [key, preparation] of this.#kept.all()) this.#drop(key, preparation);
     const running = [...this.#running];
     for (const preparation of running) abortPreparation(preparation);
     await Promise.all(running.map((preparation) => preparation.done));
@@ -359,7 +329,7 @@ export class BackgroundPreparations {
 
   /** `stale`: nothing will use the preparation (the session moved past its version, or is over): its job is withdrawn. */
   #drop(key: string, preparation: Preparation, stale = false): void {
-    this.#remove(key, preparation);
+    this.#kept.remove(key, preparation);
     this.#discarded++;
     if (!preparation.settled) abortPreparation(preparation);
     if (stale) this.#withdraw(key, preparation);
@@ -376,27 +346,8 @@ export class BackgroundPreparations {
     this.#queue.withdraw(key, preparation.baseVersion, preparation.fold).catch(() => {});
   }
 
-  /** The preparations kept for `key`, oldest first. */
-  #of(key: string): readonly Preparation[] {
-    return this.#entries.get(key) ?? [];
-  }
-
-  #remove(key: string, preparation: Preparation): void {
-    const rest = this.#of(key).filter((p) => p !== preparation);
-    if (rest.length > 0) this.#entries.set(key, rest);
-    else this.#entries.delete(key);
-  }
-
   /** Drops (withdraws) the preparations of `key` whose branch moved on in `record` and that `only` allows. */
   #dropMovedOn(key: string, record: SessionState | undefined, only = (_p: Preparation) => true): void {
-    for (const p of this.#of(key)) if (only(p) && branchMovedOn(record, p)) this.#drop(key, p, true);
-  }
-
-  /** Keeps preparations of at most `maxKept` sessions: the oldest go first. */
-  #evict(): void {
-    while (this.#entries.size >= this.#maxKept) {
-      const [key, list] = this.#entries.entries().next().value as [string, Preparation[]];
-      for (const oldest of list) this.#drop(key, oldest);
-    }
+    for (const p of this.#kept.movedOn(key, record, only)) this.#drop(key, p, true);
   }
 }

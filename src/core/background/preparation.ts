@@ -5,7 +5,8 @@
 import { CompactError } from '../errors.js';
 import type { BufferedEvent } from '../preflight/cascade/prepared-summary.js';
 import type { SummarizeOutcome } from '../preflight/cascade/summarize-remainder.js';
-import type { SessionView } from '../preflight/view/session-view.js';
+import type { SessionView, ViewEntry } from '../preflight/view/session-view.js';
+import { preparationFold } from '../queues/preparation-queue.js';
 import type { SharedStore } from './background-status.js';
 import { baseChainOf, resumesStored } from './branch-prepared.js';
 import { coversPrefix, preparedKey, publishedVersion, publishPrepared } from './shared-preparation.js';
@@ -42,6 +43,57 @@ export function preparationFits(preparation: Preparation, view: SessionView): bo
     resumesStored(view) &&
     coversPrefix(preparation.foldedIds, preparation.foldedHashes, view)
   );
+}
+
+/**
+ * A preparation of `folded` extending `view`'s state, its `work` started on a later turn of the
+ * event loop (off the critical path: the caller's model call goes first) unless aborted
+ * before; a failed work leaves no outcome; `onSettled` is called when it ends.
+ */
+export function startPreparation(
+  view: SessionView,
+  folded: readonly ViewEntry[],
+  work: (preparation: Preparation) => Promise<void>,
+  onSettled: (preparation: Preparation) => void,
+): Preparation {
+  const controller = new AbortController();
+  let kick: () => void = () => {};
+  const begun = new Promise<void>((resolve) => {
+    kick = resolve;
+  });
+  const foldedIds = folded.map((entry) => entry.item.id);
+  const foldedHashes = folded.map((entry) => entry.item.entry.hash);
+  const baseChain = baseChainOf(view);
+  const preparation: Preparation = {
+    baseVersion: view.version,
+    baseChain,
+    fold: preparationFold(view.version, baseChain, foldedIds, foldedHashes),
+    foldedIds,
+    foldedHashes,
+    controller,
+    events: [],
+    settled: false,
+    outcome: undefined,
+    immediate: undefined,
+    queuedAt: undefined,
+    unwanted: false,
+    kick,
+    done: begun
+      .then(async () => {
+        preparation.kick = undefined;
+        if (controller.signal.aborted) return;
+        await work(preparation);
+      })
+      .catch(() => {
+        preparation.outcome = undefined;
+      })
+      .finally(() => {
+        preparation.settled = true;
+        onSettled(preparation);
+      }),
+  };
+  preparation.immediate = setImmediate(kick);
+  return preparation;
 }
 
 /**

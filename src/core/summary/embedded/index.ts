@@ -21,6 +21,7 @@ import { selectUnitSteps, weakestUnits } from './select-units.js';
 import { MAX_REVEALED_IDS, type ToolFact, toolFactSteps } from './tool-facts.js';
 import { EXCERPT_SPEAKER, type Segment, type Unit, type UnitSource, type WordRarities } from './types.js';
 import { contentWords, excerptUnits, textUnits, warmSentenceSegmenterSteps } from './units.js';
+import { unquotedUnitSteps } from './unquoted-units.js';
 import { collectUserSectionSteps, renderUserSectionSteps, splitUserSections } from './user-sections.js';
 
 /**
@@ -151,18 +152,6 @@ function* extractSteps(
   };
 }
 
-/** The units but the user's own words the head already quotes; a pause every few dozen units. */
-function* unquotedUnitSteps(units: readonly Unit[], head: string): Steps<Unit[]> {
-  const quoted = head.toLowerCase();
-  const kept = new ChunkedList<Unit>();
-  for (let i = 0; i < units.length; i++) {
-    if (i % 64 === 63) yield;
-    const unit = units[i]!;
-    if (unit.source !== 'user' || !quoted.includes(unit.text.toLowerCase())) kept.push(unit);
-  }
-  return kept.toArray();
-}
-
 function noteText(note: string | undefined): string | undefined {
   if (!note?.trim()) return undefined;
   const flat = note.replace(/\s+/g, ' ').trim();
@@ -181,16 +170,16 @@ interface FitInput {
 }
 
 /**
- * A unit's cost in tokens (its line and separator), counted once per text; kept in a sharded
- * map: a `Map` of 300k units grew in one `set` that held the loop ~16 ms (issue 47).
+ * `countTokens` remembered per text, in a sharded map: a `Map` of 300k units (or of 300k key
+ * identifiers, "hi 1" to "hi 300000") grew in one `set` that held the loop 16-40 ms (issue 47).
  */
-function unitCosts(countTokens: (text: string) => number): (unit: Unit) => number {
-  const costs = new ShardedMap<number>();
-  return (unit) => {
-    let c = costs.get(unit.text);
+function rememberedCounts(countTokens: (text: string) => number): (text: string) => number {
+  const counts = new ShardedMap<number>();
+  return (text) => {
+    let c = counts.get(text);
     if (c === undefined) {
-      c = countTokens(unit.text) + 2;
-      costs.set(unit.text, c);
+      c = countTokens(text);
+      counts.set(text, c);
     }
     return c;
   };
@@ -202,17 +191,11 @@ function unitCosts(countTokens: (text: string) => number): (unit: Unit) => numbe
  */
 function* fitSummarySteps(input: FitInput): Steps<string> {
   const { extraction, idf, maxTokens, countTokens, note } = input;
-  const cost = unitCosts(countTokens);
-  // Ids are counted once (the list is picked again as the chosen lines change).
-  const idTokens = new Map<string, number>();
-  const idCost = (id: string) => {
-    let c = idTokens.get(id);
-    if (c === undefined) {
-      c = countTokens(id);
-      idTokens.set(id, c);
-    }
-    return c;
-  };
+  // A unit's cost is its line and separator; ids are counted once (the list is picked again
+  // as the chosen lines change).
+  const unitCount = rememberedCounts(countTokens);
+  const cost = (unit: Unit) => unitCount(unit.text) + 2;
+  const idCost = rememberedCounts(countTokens);
   const ranked = yield* extraction.ledger.rankedSteps();
   const keyBudget = Math.floor(maxTokens * KEY_IDS_SHARE);
   // Ids the user sections quote are listed again: the list is their backup when a squeezed

@@ -74,8 +74,12 @@ function grown(column: Int32Array<ArrayBuffer>, length: number): Int32Array<Arra
  * {@link ToolPairer.rounds} build the objects on demand.
  */
 export class ToolPairer {
-  readonly round: number[] = [];
   readonly findings: PairingFinding[] = [];
+  /**
+   * The round of each message (-1 outside any), a column grown by doubling: an array of 300k
+   * grew by a copy of itself in one write, in the stretch of an index update (issue 47).
+   */
+  #round = new Int32Array(64);
   /** Round `r`: its first message at `2r`, its last at `2r + 1`. */
   #bounds = new Int32Array(64);
   #roundCount = 0;
@@ -98,8 +102,12 @@ export class ToolPairer {
   /** Pairs message `index` (messages must be added in order, starting at 0). */
   add(message: PairingInput, index: number): void {
     this.#firstSite = grown(this.#firstSite, index + 2);
-    // A message skipped (none should be) has no results.
-    for (let i = this.#added; i <= index; i++) this.#firstSite[i] = this.#siteCount;
+    this.#round = grown(this.#round, index + 1);
+    // A message skipped (none should be) has no results, and no round.
+    for (let i = this.#added; i <= index; i++) {
+      this.#firstSite[i] = this.#siteCount;
+      this.#round[i] = -1;
+    }
     this.#added = index + 1;
     this.#addMessage(message, index);
     this.#firstSite[index + 1] = this.#siteCount;
@@ -109,14 +117,14 @@ export class ToolPairer {
     if (message.toolCalls.length === 0 && message.text?.startsWith('<COMPACT-SUMMARY v')) {
       // The summary stands for older history: the model turns around it are not one round.
       this.#inModelTurn = false;
-      this.round[index] = -1;
+      this.#round[index] = -1;
       this.#closeRound();
       return;
     }
     if (isModelSide(message)) {
       if (!this.#inModelTurn) this.#openRound(index);
       this.#inModelTurn = true;
-      this.round[index] = this.#roundIndex;
+      this.#round[index] = this.#roundIndex;
       this.#bounds[2 * this.#roundIndex + 1] = index;
       message.toolCalls.forEach((call, position) => {
         this.#roundHasCalls = true;
@@ -151,14 +159,19 @@ export class ToolPairer {
         this.findings.push({ kind: list ? 'duplicate_result' : 'orphan_result', index, position, callId });
       }
       if (this.#roundIndex >= 0 && this.#roundHasCalls && answered) {
-        this.round[index] = this.#roundIndex;
+        this.#round[index] = this.#roundIndex;
         this.#bounds[2 * this.#roundIndex + 1] = index;
-      } else this.round[index] = -1;
+      } else this.#round[index] = -1;
       return;
     }
-    this.round[index] = -1;
+    this.#round[index] = -1;
     // A user turn (or any other entry) closes the round.
     if (message.role === 'user') this.#closeRound();
+  }
+
+  /** `round[i]`: the round message `i` belongs to, or -1 outside any (a view of the column). */
+  get round(): Int32Array {
+    return this.#round.subarray(0, this.#added);
   }
 
   /** Where the call answered by result `position` of message `index` is (undefined for an orphan). */

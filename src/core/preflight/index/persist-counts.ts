@@ -118,7 +118,7 @@ export class PersistedCounts {
     let tokens: number[] = [];
     const seen = new HashesSeen();
     for (let i = 0; i < items.length; i++) {
-      const entry = items[i]!.entry;
+      const entry = items.at(i)!.entry;
       const count = entry.tokens?.get(this.#counter);
       if (count !== undefined && seen.firstSight(entry)) {
         hashes.push(entry.hash);

@@ -7,7 +7,7 @@
  * policy or earlier messages change.
  */
 
-import { ChunkedList } from '../../chunked-list.js';
+import { ChunkedList, type Positional } from '../../chunked-list.js';
 import type { TokenCounter } from '../../counting/token-counter.js';
 import type { MessageCodec } from '../../messages/formats/message-codec.js';
 import { newestBoundarySteps } from '../../messages/formats/provider-compaction.js';
@@ -98,17 +98,17 @@ function beforeBoundaryEntry(item: IndexedMessage, round: number): ViewEntry {
  * before it.
  */
 function summaryPredatesBoundary(
-  items: readonly IndexedMessage[],
+  items: Positional<IndexedMessage>,
   boundary: number,
   state: SessionState | undefined,
   summaryItem: IndexedMessage | undefined,
 ): boolean {
   if (boundary < 0 || state === undefined) return false;
   if (summaryItem) return summaryItem.index < boundary;
-  if (state.pinnedIds?.includes(items[boundary]!.id)) return false;
+  if (state.pinnedIds?.includes(items.at(boundary)!.id)) return false;
   if (state.coveredIds.length === 0) return true;
   const covered = new Set(state.coveredIds);
-  for (let i = boundary + 1; i < items.length; i++) if (covered.has(items[i]!.id)) return false;
+  for (let i = boundary + 1; i < items.length; i++) if (covered.has(items.at(i)!.id)) return false;
   return true;
 }
 
@@ -308,7 +308,7 @@ export function extendView(view: SessionView, context: ViewContext): boolean {
   const added: ViewEntry[] = [];
   const grew = items.length > view.processed;
   for (let i = view.processed; i < items.length; i++) {
-    const item = items[i]!;
+    const item = items.at(i)!;
     if (item.entry.summaryVersion !== undefined) return false;
     // A new provider compaction boundary: what was before it is no longer counted.
     if (item.entry.parsed.providerCompaction === 'boundary') return false;

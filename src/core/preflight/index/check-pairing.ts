@@ -100,14 +100,14 @@ export function repairHistory(
   items: Positional<IndexedMessage>,
   findings: readonly PairingFinding[],
   format: MessageFormat,
-  rounds: { readonly round: ArrayLike<number>; roundEnd(round: number): number },
+  rounds: { readonly round: Positional<number>; roundEnd(round: number): number },
 ): { history: unknown[]; repairs: InputRepair[] } {
   const repairs: InputRepair[] = [];
   const dropResults = new Map<number, Set<number>>();
   const answerAfter = new Map<number, unknown[]>();
   for (const finding of findings) {
     if (finding.kind === 'dangling_call') {
-      const r = rounds.round[finding.index] ?? -1;
+      const r = rounds.round.at(finding.index) ?? -1;
       const after = r >= 0 ? rounds.roundEnd(r) : finding.index;
       const list = answerAfter.get(after) ?? [];
       list.push(placeholderResult(format, history[finding.index], finding.callId));

@@ -12,6 +12,7 @@
  */
 
 import { ChunkedList } from '../../chunked-list.js';
+import { IntColumn } from '../../int-column.js';
 import { flatString } from '../../messages/flat-string.js';
 import type { MessageCodec } from '../../messages/formats/message-codec.js';
 import { hashLanes, hashString, lanesString } from '../../messages/hash-string.js';
@@ -98,9 +99,10 @@ export class IndexedHistory {
    * hash of every message up to position `i`, so that "the first n messages are the ones a
    * state was made from" is one comparison (see match-state.ts). Extended for new messages
    * only. Kept as the two 32-bit lanes of each link, not a string per message: a string each
-   * was one more object for every scavenge of a cold index to copy (issue 47).
+   * was one more object for every scavenge of a cold index to copy (issue 47); in chunks (a
+   * typed array grown by doubling doubled at the same message as the pairer's columns).
    */
-  #chain = new Uint32Array(128);
+  readonly #chain = new IntColumn();
   /** The newest link as a string (the text the next link hashes). */
   #lastLink = '';
   /** The content field and `meta` of each object in {@link raws} when it was indexed or adopted. */
@@ -175,19 +177,14 @@ export class IndexedHistory {
   /** Link `i` of the prefix chain (as {@link chainLink} gives it). */
   chainAt(i: number): string {
     if (i < 0 || i >= this.items.length) return '';
-    return lanesString(this.#chain[2 * i]!, this.#chain[2 * i + 1]!);
+    return lanesString(this.#chain.get(2 * i) >>> 0, this.#chain.get(2 * i + 1) >>> 0);
   }
 
   /** Extends the chain with message `i`. */
   #pushLink(i: number, id: string, hash: string): void {
-    if (2 * i + 2 > this.#chain.length) {
-      const grown = new Uint32Array(Math.max(2 * i + 2, 2 * this.#chain.length));
-      grown.set(this.#chain);
-      this.#chain = grown;
-    }
     const link = hashLanes(`${this.#lastLink}\u0000${id}\u0000${hash}`);
-    this.#chain[2 * i] = link[0]!;
-    this.#chain[2 * i + 1] = link[1]!;
+    this.#chain.set(2 * i, link[0]! | 0);
+    this.#chain.set(2 * i + 1, link[1]! | 0);
     this.#lastLink = lanesString(link[0]!, link[1]!);
   }
 

@@ -30,20 +30,22 @@ describe('ChunkedList', () => {
         expect(list.length).toBe(array.length);
         longest = Math.max(longest, array.length);
         const probe = Math.floor(next() * (array.length + 2)) - 1;
-        expect(list.at(probe)).toBe(array[probe]);
+        expect(list.at(probe)).toBe(array.at(probe));
       }
       expect([...list]).toEqual(array);
       expect(list.toArray()).toEqual(array);
+      expect(list.map((value, i) => `${value}@${i}`)).toEqual(array.map((value, i) => `${value}@${i}`));
       expect(list.largestChunk).toBeLessThanOrEqual(CHUNK);
       expect(longest).toBeGreaterThan(4 * CHUNK);
     }
   });
 
-  it('reads undefined outside the list and refuses a write there', () => {
+  it('reads undefined outside the list, from the end at a negative position as an array, and refuses a write outside', () => {
     const list = new ChunkedList<string>();
     expect(list.at(0)).toBeUndefined();
     list.push('a');
-    expect(list.at(-1)).toBeUndefined();
+    expect(list.at(-1)).toBe('a');
+    expect(list.at(-2)).toBeUndefined();
     expect(list.at(1)).toBeUndefined();
     expect(() => list.set(1, 'b')).toThrow(RangeError);
     list.truncate(0);

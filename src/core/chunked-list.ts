@@ -43,8 +43,12 @@ export class ChunkedList<T> implements Iterable<T>, Positional<T> {
     this.#length++;
   }
 
-  /** The value at position `i` (undefined outside the list). */
+  /**
+   * The value at position `i`, counted from the end when negative as `Array.prototype.at`
+   * does (a {@link Positional} reads the same from either); undefined outside the list.
+   */
   at(i: number): T | undefined {
+    if (i < 0) i += this.#length;
     if (i < 0 || i >= this.#length) return undefined;
     return this.#chunks[i >>> SHIFT]![i & MASK];
   }
@@ -67,6 +71,16 @@ export class ChunkedList<T> implements Iterable<T>, Positional<T> {
 
   *[Symbol.iterator](): Iterator<T> {
     for (const chunk of this.#chunks) yield* chunk;
+  }
+
+  /** `fn` of every value, in order, as one new array made at its size (see {@link toArray}). */
+  map<U>(fn: (value: T, i: number) => U): U[] {
+    const mapped: U[][] = new Array(this.#chunks.length);
+    for (let c = 0; c < this.#chunks.length; c++) {
+      const base = c << SHIFT;
+      mapped[c] = this.#chunks[c]!.map((value, k) => fn(value, base + k));
+    }
+    return ([] as U[]).concat(...mapped);
   }
 
   /**

@@ -7,6 +7,8 @@
  * closure, assembly, the summarizer's tool facts, the SDK adapters) reads this one result.
  */
 
+import type { Positional } from '../chunked-list.js';
+import { IntColumn } from '../int-column.js';
 import type { Steps } from '../time-slice.js';
 import type { CompactMessage, MessageKind, MessageRole, ToolResult } from './message.js';
 
@@ -74,8 +76,13 @@ function grown(column: Int32Array<ArrayBuffer>, length: number): Int32Array<Arra
  * {@link ToolPairer.rounds} build the objects on demand.
  */
 export class ToolPairer {
-  readonly round: number[] = [];
   readonly findings: PairingFinding[] = [];
+  /**
+   * The round of each message (-1 outside any), and the first result site of each (below): in
+   * chunks, as an array of 300k grew by a copy of itself in one write, and typed arrays grown
+   * by doubling doubled at the same message as the index's chain (issue 47).
+   */
+  readonly #round = new IntColumn();
   /** Round `r`: its first message at `2r`, its last at `2r + 1`. */
   #bounds = new Int32Array(64);
   #roundCount = 0;
@@ -83,7 +90,7 @@ export class ToolPairer {
    * The results of message `i` are sites `#firstSite[i]` to `#firstSite[i + 1] - 1`: the call
    * each answers, its message at `2k` of `#sites` and its position at `2k + 1` (-1 for none).
    */
-  #firstSite = new Int32Array(64);
+  readonly #firstSite = new IntColumn();
   #sites = new Int32Array(64);
   #siteCount = 0;
   /** Messages added (the next index). */
@@ -97,26 +104,28 @@ export class ToolPairer {
 
   /** Pairs message `index` (messages must be added in order, starting at 0). */
   add(message: PairingInput, index: number): void {
-    this.#firstSite = grown(this.#firstSite, index + 2);
-    // A message skipped (none should be) has no results.
-    for (let i = this.#added; i <= index; i++) this.#firstSite[i] = this.#siteCount;
+    // A message skipped (none should be) has no results, and no round.
+    for (let i = this.#added; i <= index; i++) {
+      this.#firstSite.set(i, this.#siteCount);
+      this.#round.set(i, -1);
+    }
     this.#added = index + 1;
     this.#addMessage(message, index);
-    this.#firstSite[index + 1] = this.#siteCount;
+    this.#firstSite.set(index + 1, this.#siteCount);
   }
 
   #addMessage(message: PairingInput, index: number): void {
     if (message.toolCalls.length === 0 && message.text?.startsWith('<COMPACT-SUMMARY v')) {
       // The summary stands for older history: the model turns around it are not one round.
       this.#inModelTurn = false;
-      this.round[index] = -1;
+      this.#round.set(index, -1);
       this.#closeRound();
       return;
     }
     if (isModelSide(message)) {
       if (!this.#inModelTurn) this.#openRound(index);
       this.#inModelTurn = true;
-      this.round[index] = this.#roundIndex;
+      this.#round.set(index, this.#roundIndex);
       this.#bounds[2 * this.#roundIndex + 1] = index;
       message.toolCalls.forEach((call, position) => {
         this.#roundHasCalls = true;
@@ -151,21 +160,28 @@ export class ToolPairer {
         this.findings.push({ kind: list ? 'duplicate_result' : 'orphan_result', index, position, callId });
       }
       if (this.#roundIndex >= 0 && this.#roundHasCalls && answered) {
-        this.round[index] = this.#roundIndex;
+        this.#round.set(index, this.#roundIndex);
         this.#bounds[2 * this.#roundIndex + 1] = index;
-      } else this.round[index] = -1;
+      } else this.#round.set(index, -1);
       return;
     }
-    this.round[index] = -1;
+    this.#round.set(index, -1);
     // A user turn (or any other entry) closes the round.
     if (message.role === 'user') this.#closeRound();
+  }
+
+  /** `round.at(i)`: the round message `i` belongs to, or -1 outside any (undefined past the last message). */
+  get round(): Positional<number> {
+    const column = this.#round;
+    const length = this.#added;
+    return { length, at: (i) => (i >= 0 && i < length ? column.get(i) : undefined) };
   }
 
   /** Where the call answered by result `position` of message `index` is (undefined for an orphan). */
   callSite(index: number, position: number): ToolSite | undefined {
     if (index < 0 || index >= this.#added || position < 0) return undefined;
-    const k = this.#firstSite[index]! + position;
-    if (k >= this.#firstSite[index + 1]!) return undefined;
+    const k = this.#firstSite.get(index) + position;
+    if (k >= this.#firstSite.get(index + 1)) return undefined;
     const message = this.#sites[2 * k]!;
     return message < 0 ? undefined : { message, position: this.#sites[2 * k + 1]! };
   }
@@ -174,7 +190,7 @@ export class ToolPairer {
   get callOf(): ReadonlyMap<number, readonly (ToolSite | undefined)[]> {
     const map = new Map<number, (ToolSite | undefined)[]>();
     for (let i = 0; i < this.#added; i++) {
-      const count = this.#firstSite[i + 1]! - this.#firstSite[i]!;
+      const count = this.#firstSite.get(i + 1) - this.#firstSite.get(i);
       if (count === 0) continue;
       const sites: (ToolSite | undefined)[] = new Array(count);
       for (let r = 0; r < count; r++) sites[r] = this.callSite(i, r);
@@ -255,7 +271,7 @@ export class ToolPairer {
   /** The pairing so far (closing the open round first when `final`). */
   result(): ToolPairing {
     return {
-      round: Int32Array.from(this.round),
+      round: this.#round.toInt32Array(this.#added),
       rounds: this.rounds,
       callOf: this.callOf,
       findings: [...this.findings].sort((a, b) => a.index - b.index || a.position - b.position),

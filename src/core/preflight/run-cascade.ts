@@ -8,6 +8,7 @@
  * Levels a and b need no summarizer, so many triggers end before any LLM call.
  */
 
+import type { Positional } from '../chunked-list.js';
 import type { TokenCounter } from '../counting/token-counter.js';
 import { CompactError } from '../errors.js';
 import type { MessageCodec } from '../messages/formats/message-codec.js';
@@ -42,7 +43,7 @@ import type { RealizedRewrite, SessionView, ViewEntry } from './view/session-vie
 export interface CascadeInput {
   readonly sessionId: string;
   readonly view: SessionView;
-  readonly pairing: { readonly pairer: ToolPairer; readonly items: readonly IndexedMessage[] };
+  readonly pairing: { readonly pairer: ToolPairer; readonly items: Positional<IndexedMessage> };
   readonly policy: Readonly<CompactPolicy>;
   readonly decision: Decision;
   /** Tokens of the request as it stands (system, tools, overhead, view, summary). */

@@ -28,6 +28,7 @@
  * summary) is read as an opaque item: kept and counted as sent, never a boundary.
  */
 
+import type { Positional } from '../../chunked-list.js';
 import { runSteps, type Steps } from '../../time-slice.js';
 import type { CompactMessage } from '../message.js';
 
@@ -81,9 +82,9 @@ const BOUNDARY_STEP = 4_096;
  * 300k messages held the loop on this scan), looking no lower than `from`: -1 when no
  * boundary sits at or after it (`Math.max(from, newestBoundary(items))` is then `from`).
  */
-export function* newestBoundarySteps(items: readonly BoundaryInput[], from = 0): Steps<number> {
+export function* newestBoundarySteps(items: Positional<BoundaryInput>, from = 0): Steps<number> {
   for (let i = items.length - 1, low = Math.max(0, from); i >= low; i--) {
-    if (items[i]!.entry.parsed.providerCompaction === 'boundary') return i;
+    if (items.at(i)!.entry.parsed.providerCompaction === 'boundary') return i;
     if (i % BOUNDARY_STEP === 0) yield;
   }
   return -1;

@@ -6,6 +6,7 @@
  * the request is under the target. Once cleared, a result keeps the same placeholder on every
  * later call.
  */
+import type { Positional } from '../../chunked-list.js';
 import type { IndexedMessage } from '../../messages/message-index.js';
 import type { ToolPairer } from '../../messages/tool-pairing.js';
 import { runSteps, type Steps } from '../../time-slice.js';
@@ -21,7 +22,7 @@ import { applyRewrite, type CascadeRun, type LevelReport } from './cascade-types
 /** Clears old tool results of `run` (all of them, or until it is under its target). */
 export function clearToolResults(
   run: CascadeRun,
-  pairing: { pairer: ToolPairer; items: readonly IndexedMessage[] },
+  pairing: { pairer: ToolPairer; items: Positional<IndexedMessage> },
 ): LevelReport {
   return runSteps(clearToolResultSteps(run, pairing));
 }
@@ -32,7 +33,7 @@ const STEP_ENTRIES = 512;
 /** {@link clearToolResults} as {@link Steps}: a pause after each result looked at. */
 export function* clearToolResultSteps(
   run: CascadeRun,
-  pairing: { pairer: ToolPairer; items: readonly IndexedMessage[] },
+  pairing: { pairer: ToolPairer; items: Positional<IndexedMessage> },
 ): Steps<LevelReport> {
   const report: LevelReport = { level: 'clear_tool_results', count: 0, tokensSaved: 0, refs: [] };
   const { policy } = run;
@@ -68,7 +69,7 @@ export function* clearToolResultSteps(
 /** The tools whose results `item` holds, or undefined when one of them may not be cleared. */
 export function clearableNames(
   item: IndexedMessage,
-  pairing: { pairer: ToolPairer; items: readonly IndexedMessage[] },
+  pairing: { pairer: ToolPairer; items: Positional<IndexedMessage> },
   excluded: ReadonlySet<string>,
 ): string[] | undefined {
   const names = item.entry.parsed.toolResults.map((_, position) =>

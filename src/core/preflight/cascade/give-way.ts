@@ -5,6 +5,7 @@
  * it); a smaller one is cleared with its recall ref. The latest round and the newest message
  * are never touched (an oversized one is level d's), nor pinned messages or `clearExcludeTools`.
  */
+import type { Positional } from '../../chunked-list.js';
 import type { IndexedMessage } from '../../messages/message-index.js';
 import type { ToolPairer } from '../../messages/tool-pairing.js';
 import { runSteps, type Steps } from '../../time-slice.js';
@@ -20,7 +21,7 @@ const MARKER_TOKENS = 48;
 /** Shortens or clears protected tool results of `run`, oldest first, until it is under its target. */
 export function giveWay(
   run: CascadeRun,
-  pairing: { pairer: ToolPairer; items: readonly IndexedMessage[] },
+  pairing: { pairer: ToolPairer; items: Positional<IndexedMessage> },
 ): LevelReport[] {
   return runSteps(giveWaySteps(run, pairing));
 }
@@ -28,7 +29,7 @@ export function giveWay(
 /** {@link giveWay} as {@link Steps}: a pause after each result looked at. */
 export function* giveWaySteps(
   run: CascadeRun,
-  pairing: { pairer: ToolPairer; items: readonly IndexedMessage[] },
+  pairing: { pairer: ToolPairer; items: Positional<IndexedMessage> },
 ): Steps<LevelReport[]> {
   const cleared: LevelReport = { level: 'clear_tool_results', count: 0, tokensSaved: 0, refs: [] };
   const cut: LevelReport = { level: 'cut_oversized', count: 0, tokensSaved: 0, refs: [] };

@@ -8,6 +8,7 @@
  * slices in the background, and the session's next call waits for them (without holding the
  * loop) before it starts.
  */
+import type { Positional } from '../../chunked-list.js';
 import type { TokenCounter } from '../../counting/token-counter.js';
 import type { IndexedMessage } from '../../messages/message-index.js';
 import type { SessionState } from '../../session/session-store.js';
@@ -52,7 +53,7 @@ export function boundCounterOf(counter: TokenCounter): TokenCounter | undefined 
  * others are bounded. Returns how many are not known.
  */
 export async function shareKnownCounts(
-  items: readonly IndexedMessage[],
+  items: Positional<IndexedMessage>,
   counter: TokenCounter,
   bound: TokenCounter,
   known: ReadonlyMap<string, number> | undefined,
@@ -60,7 +61,7 @@ export async function shareKnownCounts(
 ): Promise<number> {
   let unknown = 0;
   for (let i = 0; i < items.length; i++) {
-    const entry = items[i]!.entry;
+    const entry = items.at(i)!.entry;
     const exact = entry.tokens?.get(counter) ?? known?.get(entry.hash);
     if (exact === undefined) unknown++;
     else {

@@ -5,6 +5,7 @@
  * repaired instead: orphan and duplicate results dropped, unanswered calls answered with a
  * short placeholder result (one object per call, reused across calls).
  */
+import type { Positional } from '../../chunked-list.js';
 import { invalidMessage } from '../../errors.js';
 import type { InputRepair } from '../../manager/manager-options.js';
 import type { MessageFormat } from '../../messages/message.js';
@@ -96,17 +97,17 @@ function withoutResults(raw: unknown, format: MessageFormat, drop: ReadonlySet<n
 /** The repaired history and what was repaired. */
 export function repairHistory(
   history: readonly unknown[],
-  items: readonly IndexedMessage[],
+  items: Positional<IndexedMessage>,
   findings: readonly PairingFinding[],
   format: MessageFormat,
-  rounds: { readonly round: ArrayLike<number>; roundEnd(round: number): number },
+  rounds: { readonly round: Positional<number>; roundEnd(round: number): number },
 ): { history: unknown[]; repairs: InputRepair[] } {
   const repairs: InputRepair[] = [];
   const dropResults = new Map<number, Set<number>>();
   const answerAfter = new Map<number, unknown[]>();
   for (const finding of findings) {
     if (finding.kind === 'dangling_call') {
-      const r = rounds.round[finding.index] ?? -1;
+      const r = rounds.round.at(finding.index) ?? -1;
       const after = r >= 0 ? rounds.roundEnd(r) : finding.index;
       const list = answerAfter.get(after) ?? [];
       list.push(placeholderResult(format, history[finding.index], finding.callId));
@@ -127,7 +128,10 @@ export function repairHistory(
   history.forEach((raw, i) => {
     const drop = dropResults.get(i);
     if (!drop) out.push(raw);
-    else if (drop.size < items[i]!.entry.parsed.toolResults.length || items[i]!.entry.parsed.text !== '') {
+    else if (
+      drop.size < items.at(i)!.entry.parsed.toolResults.length ||
+      items.at(i)!.entry.parsed.text !== ''
+    ) {
       const kept = withoutResults(raw, format, drop);
       if (kept !== undefined) out.push(kept);
     }
@@ -143,7 +147,7 @@ export function repairHistory(
  */
 export function pairingRepair(
   history: readonly unknown[],
-  indexed: { readonly pairer: ToolPairer; readonly items: readonly IndexedMessage[] },
+  indexed: { readonly pairer: ToolPairer; readonly items: Positional<IndexedMessage> },
   format: MessageFormat,
   repairInput: boolean,
 ): { history: unknown[]; repairs: InputRepair[] } | undefined {

@@ -30,7 +30,7 @@ describe('countAhead', () => {
     const counter = tokenCounterFor('gpt-4o');
     const indexed = new IndexedHistory();
     indexed.update(messages, codecFor(messages, undefined), new MessageIndex());
-    const long = indexed.items[0]!;
+    const long = indexed.items.at(0)!;
     // A slice of 0 ms is always due: any pause the work offers is taken.
     const counting = countAhead(
       { counter, history: indexed, stored: undefined, realize: () => ({}) as never, fresh: { count: 0 } },

@@ -46,7 +46,7 @@ export async function countAhead(input: CountAheadInput, slice: TimeSlice): Prom
   const boundary =
     items.length - indexed.changedFrom > SCAN_AT_ONCE ? await runStepsYielding(scan, slice) : runSteps(scan);
   for (let i = Math.max(indexed.changedFrom, boundary); i < items.length; i++) {
-    const item = items[i]!;
+    const item = items.at(i)!;
     if (covered?.has(item.id)) continue;
     if (item.entry.tokens?.get(counter) === undefined) {
       const known = input.known?.get(item.entry.hash);

@@ -32,7 +32,7 @@ describe('indexing a message of megabytes in slices', () => {
     const { indexed } = await indexMessagesInSlices(deps, input, new TimeSlice({ sliceMs: 0 }));
     expect(turnedBeforeParse).toBe(true);
     const atOnce = new MessageIndex().entry(big, 0, openaiChatCodec);
-    const entry = indexed.items[0]!.entry;
+    const entry = indexed.items.at(0)!.entry;
     expect([entry.hash, entry.contentKey, entry.contentCheck, entry.contentLength]).toEqual([
       atOnce.hash,
       atOnce.contentKey,

@@ -31,7 +31,7 @@ function history(n: number, edit = -1): unknown[] {
 function chainOf(indexed: IndexedHistory): string[] {
   const links: string[] = [];
   for (let i = 0; i < indexed.length; i++) {
-    const item = indexed.items[i]!;
+    const item = indexed.items.at(i)!;
     links.push(chainLink(links[i - 1] ?? '', item.id, item.entry.hash));
   }
   return links;

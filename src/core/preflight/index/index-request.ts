@@ -12,6 +12,7 @@
  */
 
 import { ChunkedList } from '../../chunked-list.js';
+import { IntColumn } from '../../int-column.js';
 import { flatString } from '../../messages/flat-string.js';
 import type { MessageCodec } from '../../messages/formats/message-codec.js';
 import { hashLanes, hashString, lanesString } from '../../messages/hash-string.js';
@@ -78,8 +79,11 @@ export class IndexedHistory {
    * their copies held the loop 25-60 ms in one push (issue 47).
    */
   readonly raws = new ChunkedList<unknown>();
-  /** Indexed messages, by position. */
-  readonly items: IndexedMessage[] = [];
+  /**
+   * Indexed messages, by position; chunked too (one array of 300k grew by a copy of itself in
+   * one push, 13-21 ms: issue 47). Read through `at()` or iteration.
+   */
+  readonly items = new ChunkedList<IndexedMessage>();
   /** Positional pairing of the whole history. */
   pairer = new ToolPairer();
   /** The format the history was indexed in. */
@@ -95,9 +99,10 @@ export class IndexedHistory {
    * hash of every message up to position `i`, so that "the first n messages are the ones a
    * state was made from" is one comparison (see match-state.ts). Extended for new messages
    * only. Kept as the two 32-bit lanes of each link, not a string per message: a string each
-   * was one more object for every scavenge of a cold index to copy (issue 47).
+   * was one more object for every scavenge of a cold index to copy (issue 47); in chunks (a
+   * typed array grown by doubling doubled at the same message as the pairer's columns).
    */
-  #chain = new Uint32Array(128);
+  readonly #chain = new IntColumn();
   /** The newest link as a string (the text the next link hashes). */
   #lastLink = '';
   /** The content field and `meta` of each object in {@link raws} when it was indexed or adopted. */
@@ -172,19 +177,14 @@ export class IndexedHistory {
   /** Link `i` of the prefix chain (as {@link chainLink} gives it). */
   chainAt(i: number): string {
     if (i < 0 || i >= this.items.length) return '';
-    return lanesString(this.#chain[2 * i]!, this.#chain[2 * i + 1]!);
+    return lanesString(this.#chain.get(2 * i) >>> 0, this.#chain.get(2 * i + 1) >>> 0);
   }
 
   /** Extends the chain with message `i`. */
   #pushLink(i: number, id: string, hash: string): void {
-    if (2 * i + 2 > this.#chain.length) {
-      const grown = new Uint32Array(Math.max(2 * i + 2, 2 * this.#chain.length));
-      grown.set(this.#chain);
-      this.#chain = grown;
-    }
     const link = hashLanes(`${this.#lastLink}\u0000${id}\u0000${hash}`);
-    this.#chain[2 * i] = link[0]!;
-    this.#chain[2 * i + 1] = link[1]!;
+    this.#chain.set(2 * i, link[0]! | 0);
+    this.#chain.set(2 * i + 1, link[1]! | 0);
     this.#lastLink = lanesString(link[0]!, link[1]!);
   }
 
@@ -277,7 +277,7 @@ export class IndexedHistory {
     // A message's base id and bytes are read again from its entry (arrays of them, kept for
     // every message, were copied by the scavenges of a cold index: issue 47).
     for (let i = this.items.length - 1; i >= keep; i--) {
-      const entry = this.items[i]!.entry;
+      const entry = this.items.at(i)!.entry;
       const base = baseId(entry);
       const n = this.#seen.get(base)! - 1;
       if (n === 0) this.#seen.delete(base);
@@ -285,13 +285,13 @@ export class IndexedHistory {
       this.bytes -= entryBytes(entry);
       if (showsAssistant(entry.parsed)) this.assistantShown--;
     }
-    this.items.length = keep;
+    this.items.truncate(keep);
     this.#lastLink = this.chainAt(keep - 1);
     this.raws.truncate(keep);
     this.#fingerprints.truncate(keep);
     this.#metas.truncate(keep);
     this.pairer = new ToolPairer();
-    for (let i = 0; i < keep; i++) this.pairer.add(this.items[i]!.entry.parsed, i);
+    for (let i = 0; i < keep; i++) this.pairer.add(this.items.at(i)!.entry.parsed, i);
   }
 }
 

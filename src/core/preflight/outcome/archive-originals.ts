@@ -4,6 +4,7 @@
  */
 
 import type { PendingArtifact } from '../../archive/session-archive.js';
+import type { Positional } from '../../chunked-list.js';
 import type { IndexedMessage } from '../../messages/message-index.js';
 import { edgeText } from '../../redaction/message-seams.js';
 import { type BlockSeam, blockSeams } from '../../redaction/split-secrets.js';
@@ -64,9 +65,13 @@ function callsOnly(item: IndexedMessage): boolean {
 }
 
 /** The message before (`step` -1) or after (1) `index`, past up to four calls-only ones. */
-function beside(history: readonly IndexedMessage[], index: number, step: number): IndexedMessage | undefined {
+function beside(
+  history: Positional<IndexedMessage>,
+  index: number,
+  step: number,
+): IndexedMessage | undefined {
   for (let at = index + step, n = 0; n <= 4; at += step, n++) {
-    const item = history[at];
+    const item = history.at(at);
     if (item?.index !== at) return undefined;
     if (!callsOnly(item)) return item;
   }
@@ -84,7 +89,7 @@ const edge = (item: IndexedMessage | undefined, end: boolean) =>
 function originalSeams(
   item: IndexedMessage,
   kind: SessionRewrite['kind'],
-  history: readonly IndexedMessage[],
+  history: Positional<IndexedMessage>,
 ): BlockSeam[] {
   const seams = blockSeams(item.entry.parsed.raw);
   const parsed = item.entry.parsed;
@@ -128,7 +133,7 @@ function originalSeams(
  * fold meets one side (a pinned turn before the fold, a kept message between or after its
  * messages), that side is cut across the seam with it too.
  */
-function foldedSeams(folded: readonly IndexedMessage[], history: readonly IndexedMessage[]): BlockSeam[] {
+function foldedSeams(folded: readonly IndexedMessage[], history: Positional<IndexedMessage>): BlockSeam[] {
   const seams: BlockSeam[] = [];
   let last: IndexedMessage | undefined;
   // What sum-vN holds after `last`'s last text (or from its start): calls, headers.
@@ -169,7 +174,7 @@ function foldedSeams(folded: readonly IndexedMessage[], history: readonly Indexe
 export function artifactsOf(
   cascade: CascadeResult,
   version: number,
-  history: readonly IndexedMessage[] = [],
+  history: Positional<IndexedMessage> = [],
 ): PendingArtifact[] {
   const latest = new Map<string, (typeof cascade.rewrites)[number]>();
   for (const rewrite of cascade.rewrites) latest.set(rewrite.rewrite.ref, rewrite);

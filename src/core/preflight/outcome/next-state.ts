@@ -32,7 +32,7 @@ function* anchorOf(prepared: PreparedRequest, cascade: CascadeResult): Steps<His
     const covered = new Set(base.coveredIds);
     yield;
     for (let k = 0; k < indexed.items.length; k++) {
-      const item = indexed.items[k]!;
+      const item = indexed.items.at(k)!;
       if (covered.has(item.id)) length = item.index + 1;
       if (k % STEP_ENTRIES === STEP_ENTRIES - 1) yield;
     }

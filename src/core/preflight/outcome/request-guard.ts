@@ -38,7 +38,8 @@ function levelOf(rewrite: SessionRewrite): string {
 
 /** The newest message of the given history (after repairs), if any. */
 function newestItem(prepared: PreparedRequest): IndexedMessage | undefined {
-  return prepared.indexed.items.at(-1);
+  const items = prepared.indexed.items;
+  return items.at(items.length - 1);
 }
 
 /**

@@ -12,6 +12,7 @@
  * (`branches`): a rewind resumes an ancestor that still holds, a fork alternating under one id
  * resumes its own branch, another conversation resumes nothing.
  */
+import type { Positional } from '../../chunked-list.js';
 import type { EventBus, OperationContext } from '../../events/event-bus.js';
 import { isExactSummaryText, summaryBody } from '../../messages/message.js';
 import type { IndexedMessage } from '../../messages/message-index.js';
@@ -67,7 +68,8 @@ function legacyHolds(history: IndexedHistory, state: SessionState): boolean {
   const ids = [...state.coveredIds, ...(state.keptIds ?? [])];
   if (ids.length === 0) return true;
   const known = new Set(ids);
-  return history.items.some((item) => known.has(item.id));
+  for (const item of history.items) if (known.has(item.id)) return true;
+  return false;
 }
 
 /** The state whose summary is exactly `version` and `body`, if stored. */
@@ -80,14 +82,14 @@ const SUMMARY_STEP = 4_096;
 
 /** The trusted summary messages of the history, in order; a pause every {@link SUMMARY_STEP} messages. */
 function* trustedSummarySteps(
-  items: readonly IndexedMessage[],
+  items: Positional<IndexedMessage>,
   states: readonly SessionState[],
   trust: TrustSummary,
 ): Steps<{ item: IndexedMessage; version: number; body: string; signed?: string }[]> {
   const found: { item: IndexedMessage; version: number; body: string; signed?: string }[] = [];
   for (let i = 0; i < items.length; i++) {
     if (i % SUMMARY_STEP === SUMMARY_STEP - 1) yield;
-    const item = items[i]!;
+    const item = items.at(i)!;
     if (item.entry.summaryVersion === undefined) continue;
     const marked = trust(item);
     if (marked) {
@@ -178,7 +180,6 @@ function resumedState(
   history: IndexedHistory,
   summary: { item: IndexedMessage; version: number; body: string },
 ): SessionState {
-  const before = history.items.slice(0, summary.item.index);
   const state: SessionState = {
     sessionId: '',
     version: summary.version,
@@ -186,7 +187,11 @@ function resumedState(
     coveredIds: [],
     updatedAt: 0,
   };
-  const userText = before.filter((item) => item.entry.summaryVersion === undefined).map((item) => item.id);
+  const userText: string[] = [];
+  for (let i = 0; i < summary.item.index; i++) {
+    const item = history.items.at(i)!;
+    if (item.entry.summaryVersion === undefined) userText.push(item.id);
+  }
   if (userText.length > 0) state.userTextIds = userText;
   return state;
 }

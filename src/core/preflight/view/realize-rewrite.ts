@@ -4,6 +4,7 @@
  * rewrite of the same message always gives the same text.
  */
 
+import type { Positional } from '../../chunked-list.js';
 import type { TokenCounter } from '../../counting/token-counter.js';
 import { formatCount } from '../../format-count.js';
 import {
@@ -93,11 +94,11 @@ export function toolNameOf(
   item: IndexedMessage,
   position: number,
   pairer: ToolPairer,
-  items: readonly IndexedMessage[],
+  items: Positional<IndexedMessage>,
 ): string {
   const site = pairer.callSite(item.index, position);
   if (!site) return 'unknown';
-  return items[site.message]?.entry.parsed.toolCalls[site.position]?.name ?? 'unknown';
+  return items.at(site.message)?.entry.parsed.toolCalls[site.position]?.name ?? 'unknown';
 }
 
 /** What realizing a rewrite needs. */
@@ -105,7 +106,7 @@ export interface RewriteContext {
   readonly codec: MessageCodec;
   readonly counter: TokenCounter;
   readonly pairer: ToolPairer;
-  readonly items: readonly IndexedMessage[];
+  readonly items: Positional<IndexedMessage>;
   /**
    * Whether originals are archived under their refs: without an archive (no storage) a
    * placeholder names no recall ref, since recall could not find it.
@@ -205,9 +206,10 @@ export class RewriteCache {
   }
 
   /** Drops the realized rewrites of `items` (a session that ended); one pass over the cache. */
-  forget(items: readonly IndexedMessage[]): void {
+  forget(items: Iterable<IndexedMessage> & { readonly length: number }): void {
     if (items.length === 0 || this.#slots.size === 0) return;
-    const ids = new Set(items.map((item) => `${item.entry.hashHigh},${item.entry.hashLow},${item.id}`));
+    const ids = new Set<string>();
+    for (const item of items) ids.add(`${item.entry.hashHigh},${item.entry.hashLow},${item.id}`);
     const numbers = this.#numbers;
     for (const [key, slot] of this.#slots) {
       const at = NUMBERS * slot;

@@ -69,7 +69,7 @@ describe('rememberProtected', () => {
     const store = new MemorySessionStore();
     const view = buildView(context(undefined));
     const written = await rememberProtected(store, 's', view, undefined);
-    expect(written?.pinnedIds).toEqual([indexed.items[1]!.id]);
+    expect(written?.pinnedIds).toEqual([indexed.items.at(1)!.id]);
     expect(await store.get('s')).toEqual(written);
     // The next call reads the written state: its view is the one left, extended.
     expect(viewIsReusable(view, context(written), indexed.length)).toBe(true);

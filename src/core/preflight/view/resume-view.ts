@@ -7,7 +7,7 @@
  * policy or earlier messages change.
  */
 
-import { ChunkedList } from '../../chunked-list.js';
+import { ChunkedList, type Positional } from '../../chunked-list.js';
 import type { TokenCounter } from '../../counting/token-counter.js';
 import type { MessageCodec } from '../../messages/formats/message-codec.js';
 import { newestBoundarySteps } from '../../messages/formats/provider-compaction.js';
@@ -98,17 +98,17 @@ function beforeBoundaryEntry(item: IndexedMessage, round: number): ViewEntry {
  * before it.
  */
 function summaryPredatesBoundary(
-  items: readonly IndexedMessage[],
+  items: Positional<IndexedMessage>,
   boundary: number,
   state: SessionState | undefined,
   summaryItem: IndexedMessage | undefined,
 ): boolean {
   if (boundary < 0 || state === undefined) return false;
   if (summaryItem) return summaryItem.index < boundary;
-  if (state.pinnedIds?.includes(items[boundary]!.id)) return false;
+  if (state.pinnedIds?.includes(items.at(boundary)!.id)) return false;
   if (state.coveredIds.length === 0) return true;
   const covered = new Set(state.coveredIds);
-  for (let i = boundary + 1; i < items.length; i++) if (covered.has(items[i]!.id)) return false;
+  for (let i = boundary + 1; i < items.length; i++) if (covered.has(items.at(i)!.id)) return false;
   return true;
 }
 
@@ -225,7 +225,7 @@ function* visibleItems(context: ViewContext, plan: ViewPlan) {
     const pinned = dropped || isPinned(item.entry, context.rule) || pinnedIds.has(item.id);
     items.push(item);
     pinnedFlags.push(pinned);
-    const r = round[item.index] ?? -1;
+    const r = round.at(item.index) ?? -1;
     if (pinned && r >= 0 && pinsItsRound(item)) pinnedRounds.add(r);
     // Reasoning right before a pinned message stays with it.
     for (let k = items.length - 2; pinned && k >= 0 && isReasoningOf(items.at(k)!, r, round); k--)
@@ -253,7 +253,7 @@ function* viewEntries(
       yield;
     }
     const item = visible.items.at(k)!;
-    const r = round[item.index] ?? -1;
+    const r = round.at(item.index) ?? -1;
     if (item.index < boundary) {
       entries.push(beforeBoundaryEntry(item, r));
       continue;
@@ -292,9 +292,9 @@ export function pinIsItsOwn(item: IndexedMessage, rule: PinRule, pinnedIds: Read
 }
 
 /** True when `item` (or entry) is a reasoning item of round `r`. */
-function isReasoningOf(target: IndexedMessage | ViewEntry, r: number, round: ArrayLike<number>): boolean {
+function isReasoningOf(target: IndexedMessage | ViewEntry, r: number, round: Positional<number>): boolean {
   const item = 'item' in target ? target.item : target;
-  return r >= 0 && item.entry.parsed.kind === 'reasoning' && (round[item.index] ?? -1) === r;
+  return r >= 0 && item.entry.parsed.kind === 'reasoning' && (round.at(item.index) ?? -1) === r;
 }
 
 /**
@@ -308,12 +308,12 @@ export function extendView(view: SessionView, context: ViewContext): boolean {
   const added: ViewEntry[] = [];
   const grew = items.length > view.processed;
   for (let i = view.processed; i < items.length; i++) {
-    const item = items[i]!;
+    const item = items.at(i)!;
     if (item.entry.summaryVersion !== undefined) return false;
     // A new provider compaction boundary: what was before it is no longer counted.
     if (item.entry.parsed.providerCompaction === 'boundary') return false;
     if (view.coveredIds.has(item.id)) continue;
-    const r = round[i] ?? -1;
+    const r = round.at(i) ?? -1;
     const pinned = isPinned(item.entry, view.rule) || view.pinnedIds.has(item.id) || view.pinnedRounds.has(r);
     const before = added.at(-1) ?? view.entries.at(-1);
     if (pinned && before && !before.pinned && isReasoningOf(before, r, round)) return false;

@@ -2,7 +2,6 @@
  * The built-in summarizer, as a list of steps: units, dated segments and speakers, tool
  * facts, key identifiers, scoring, selection, layout, and an exact fit to the budget.
  */
-import { ChunkedList } from '../../chunked-list.js';
 import { CompactError } from '../../errors.js';
 import { warmInstructionModel } from '../../language/instruction-model.js';
 import { pickKeyIdentifierSteps } from '../../language/key-identifiers.js';
@@ -18,6 +17,7 @@ import { selectUnitSteps, weakestUnits } from './select-units.js';
 import { toolFactSteps } from './tool-facts.js';
 import type { Unit, WordRarities } from './types.js';
 import { warmSentenceSegmenterSteps } from './units.js';
+import { unquotedUnitSteps } from './unquoted-units.js';
 import { collectUserSectionSteps, renderUserSectionSteps, splitUserSections } from './user-sections.js';
 
 /**
@@ -32,18 +32,6 @@ export const KEY_IDS_SHARE = 0.25;
 const SECTION_HEADING_TOKENS = 4;
 /** Longest manual-compaction note kept (longer notes are cut at a word). */
 const MAX_NOTE_CHARS = 300;
-
-/** The units but the user's own words the head already quotes; a pause every few dozen units. */
-function* unquotedUnitSteps(units: readonly Unit[], head: string): Steps<Unit[]> {
-  const quoted = head.toLowerCase();
-  const kept = new ChunkedList<Unit>();
-  for (let i = 0; i < units.length; i++) {
-    if (i % 64 === 63) yield;
-    const unit = units[i]!;
-    if (unit.source !== 'user' || !quoted.includes(unit.text.toLowerCase())) kept.push(unit);
-  }
-  return kept.toArray();
-}
 
 function noteText(note: string | undefined): string | undefined {
   if (!note?.trim()) return undefined;
@@ -63,16 +51,16 @@ interface FitInput {
 }
 
 /**
- * A unit's cost in tokens (its line and separator), counted once per text; kept in a sharded
- * map: a `Map` of 300k units grew in one `set` that held the loop ~16 ms (issue 47).
+ * `countTokens` remembered per text, in a sharded map: a `Map` of 300k units (or of 300k key
+ * identifiers, "hi 1" to "hi 300000") grew in one `set` that held the loop 16-40 ms (issue 47).
  */
-function unitCosts(countTokens: (text: string) => number): (unit: Unit) => number {
-  const costs = new ShardedMap<number>();
-  return (unit) => {
-    let c = costs.get(unit.text);
+function rememberedCounts(countTokens: (text: string) => number): (text: string) => number {
+  const counts = new ShardedMap<number>();
+  return (text) => {
+    let c = counts.get(text);
     if (c === undefined) {
-      c = countTokens(unit.text) + 2;
-      costs.set(unit.text, c);
+      c = countTokens(text);
+      counts.set(text, c);
     }
     return c;
   };
@@ -84,17 +72,11 @@ function unitCosts(countTokens: (text: string) => number): (unit: Unit) => numbe
  */
 function* fitSummarySteps(input: FitInput): Steps<string> {
   const { extraction, idf, maxTokens, countTokens, note } = input;
-  const cost = unitCosts(countTokens);
-  // Ids are counted once (the list is picked again as the chosen lines change).
-  const idTokens = new Map<string, number>();
-  const idCost = (id: string) => {
-    let c = idTokens.get(id);
-    if (c === undefined) {
-      c = countTokens(id);
-      idTokens.set(id, c);
-    }
-    return c;
-  };
+  // A unit's cost is its line and separator; ids are counted once (the list is picked again
+  // as the chosen lines change).
+  const unitCount = rememberedCounts(countTokens);
+  const cost = (unit: Unit) => unitCount(unit.text) + 2;
+  const idCost = rememberedCounts(countTokens);
   const ranked = yield* extraction.ledger.rankedSteps();
   const keyBudget = Math.floor(maxTokens * KEY_IDS_SHARE);
   // Ids the user sections quote are listed again: the list is their backup when a squeezed

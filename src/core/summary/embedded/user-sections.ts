@@ -11,7 +11,7 @@
 import { INSTRUCTION_THRESHOLD } from '../../language/instruction-model.js';
 import {
   type InstructionContext,
-  instructionContextOf,
+  instructionContextSteps,
   isInstructionSentence,
   type LaterCue,
   laterCuesOf,
@@ -215,7 +215,7 @@ export function* collectUserSectionSteps(
   // Who the user talks to: "Check this out!" is work for an assistant, small talk to a friend.
   // A fold of user turns alone (the tool calls between them cleared or folded before) is still
   // said to the assistant whose calls the previous summary records.
-  const context = agentic ? 'assistant' : instructionContextOf(messages, sent);
+  const context = agentic ? 'assistant' : yield* instructionContextSteps(messages, sent);
   const task = [...carried.task];
   const instructions = [...carried.instructions];
   const seen = new Set(instructions.map(normalize));

@@ -3,6 +3,8 @@
  * `ShardedMap` spreads it over small maps. It behaves as a `Map`, and keys that differ only in
  * their last digits ("hi 1" to "hi 100000") spread over the shards (no timing asserted).
  */
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { openaiChatCodec } from '../../src/core/messages/formats/openai-chat.js';
@@ -113,6 +115,21 @@ describe('ShardedMap', () => {
     expect(map.findAnywhere(key, 2)).toBe(-1);
     expect(map.delete(ShardedWeakMap.shardOf('x'), key)).toBe(true);
     expect(map.findAnywhere(key, 1)).toBe(-1);
+  });
+
+  it('a sharded weak map holds no table before its first entry (an index emptied by shutdown)', () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const heapUsed = () => {
+      for (let i = 0; i < 3; i++) gc();
+      return process.memoryUsage().heapUsed;
+    };
+    const before = heapUsed();
+    const maps = Array.from({ length: 1_000 }, () => new ShardedWeakMap<object, number>());
+    // Main made its 64 WeakMaps up front: 8.8 MB for these (9 KB per emptied index).
+    const held = heapUsed() - before;
+    expect(maps).toHaveLength(1_000);
+    expect(held, `${(held / 1024).toFixed(0)} KB`).toBeLessThan(1024 * 1024);
   });
 
   it('the message index forgets a message whose block was edited in place since (its shard moved)', () => {

@@ -145,4 +145,21 @@ describe('ShardedMap', () => {
     // Forgotten by identity and by content: a parse of its own again.
     expect(index.entry(raw, 0, codec)).not.toBe(entry);
   });
+
+  it('the message index emptied as by shutdown parses and finds messages again', () => {
+    const codec = openaiChatCodec;
+    const index = new MessageIndex();
+    const history = [
+      { role: 'user', content: 'first question' },
+      { role: 'assistant', content: 'first answer' },
+    ];
+    const ids = index.index(history, codec).map((message) => message.id);
+    index.clear();
+    expect(index.size).toBe(0);
+    const again = index.index(history, codec);
+    expect(again.map((message) => message.id)).toEqual(ids);
+    // Found by identity in its shard, made on this first entry after the clear.
+    expect(index.entry(history[0], 0, codec)).toBe(index.entry(history[0], 0, codec));
+    expect(index.size).toBe(2);
+  });
 });

@@ -6,6 +6,8 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
+import { syntheticSession } from '../../testing/synthetic-session.js';
+import { CompactManager } from '../manager/compact-manager.js';
 import { MemorySessionStore, type SessionLock, type SessionState } from './session-store.js';
 
 setFlagsFromString('--expose-gc');
@@ -70,5 +72,20 @@ describe('MemorySessionStore after a session ends', () => {
     await new Promise((resolve) => setTimeout(resolve, 5));
     expect(await lock.renew(60_000)).toBe(true);
     expect(await store.acquireLock('s', 60_000)).toBeUndefined();
+  });
+
+  it('serves a manager made after the last one shut down, on the sessions it ended', async () => {
+    const store = new MemorySessionStore();
+    const messages = syntheticSession({ turns: 40, seed: 3 });
+    for (let round = 0; round < 2; round++) {
+      const manager = new CompactManager({ model: 'gpt-4o', maxContextTokens: 16_000, store });
+      const result = await manager.compact('s', messages);
+      expect(result.messages.length).toBeLessThan(messages.length);
+      expect((await store.get('s'))?.version).toBeGreaterThan(0);
+      manager.endSession('s');
+      await manager.shutdown();
+      await store.delete('s');
+      await store.delete('s::counts');
+    }
   });
 });

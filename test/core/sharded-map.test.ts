@@ -3,6 +3,8 @@
  * `ShardedMap` spreads it over small maps. It behaves as a `Map`, and keys that differ only in
  * their last digits ("hi 1" to "hi 100000") spread over the shards (no timing asserted).
  */
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { openaiChatCodec } from '../../src/core/messages/formats/openai-chat.js';
@@ -115,6 +117,21 @@ describe('ShardedMap', () => {
     expect(map.findAnywhere(key, 1)).toBe(-1);
   });
 
+  it('a sharded weak map holds no table before its first entry (an index emptied by shutdown)', () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const heapUsed = () => {
+      for (let i = 0; i < 3; i++) gc();
+      return process.memoryUsage().heapUsed;
+    };
+    const before = heapUsed();
+    const maps = Array.from({ length: 1_000 }, () => new ShardedWeakMap<object, number>());
+    // Main made its 64 WeakMaps up front: 8.8 MB for these (9 KB per emptied index).
+    const held = heapUsed() - before;
+    expect(maps).toHaveLength(1_000);
+    expect(held, `${(held / 1024).toFixed(0)} KB`).toBeLessThan(1024 * 1024);
+  });
+
   it('the message index forgets a message whose block was edited in place since (its shard moved)', () => {
     const codec = openaiChatCodec;
     const index = new MessageIndex();
@@ -127,5 +144,22 @@ describe('ShardedMap', () => {
     block.text = 'first words';
     // Forgotten by identity and by content: a parse of its own again.
     expect(index.entry(raw, 0, codec)).not.toBe(entry);
+  });
+
+  it('the message index emptied as by shutdown parses and finds messages again', () => {
+    const codec = openaiChatCodec;
+    const index = new MessageIndex();
+    const history = [
+      { role: 'user', content: 'first question' },
+      { role: 'assistant', content: 'first answer' },
+    ];
+    const ids = index.index(history, codec).map((message) => message.id);
+    index.clear();
+    expect(index.size).toBe(0);
+    const again = index.index(history, codec);
+    expect(again.map((message) => message.id)).toEqual(ids);
+    // Found by identity in its shard, made on this first entry after the clear.
+    expect(index.entry(history[0], 0, codec)).toBe(index.entry(history[0], 0, codec));
+    expect(index.size).toBe(2);
   });
 });

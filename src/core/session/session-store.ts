@@ -87,7 +87,7 @@ export interface SessionStore {
    * `fencingToken` is older than the session's newest lock.
    */
   set(sessionId: string, state: SessionState, options?: SessionStoreSetOptions): Promise<boolean>;
-  /** Forgets a session's state (a held lock and the fencing counter stay). */
+  /** Forgets a session's state (a held lock stays, and no token issued before is issued again). */
   delete(sessionId: string): Promise<void>;
   /**
    * Takes the session's lock for `ttlMs` milliseconds, or resolves `undefined` at once when
@@ -113,7 +113,10 @@ export interface SessionStore {
 
 interface MemoryEntry {
   state?: SessionState;
-  /** The last fencing token issued. */
+  /**
+   * The last fencing token issued for the session; for an entry made without a lock, the
+   * store's counter when it was made (no token issued before is newer than that).
+   */
   fence: number;
   /** The current holder's token, and when it lapses (ms on the monotonic `clock`). */
   lock?: { token: number; until: number };
@@ -141,6 +144,12 @@ export function deepFreeze<T>(value: T): T {
 export class MemorySessionStore implements SessionStore {
   readonly name = 'memory';
   readonly #entries = new Map<string, MemoryEntry>();
+  /**
+   * The last fencing token issued, for any session: tokens come from one counter, so a
+   * session's entry can go once it holds neither state nor lock (an ended session keeps
+   * nothing here) and its next token is still greater than every one issued before.
+   */
+  #fence = 0;
 
   async get(sessionId: string): Promise<SessionState | undefined> {
     checkSessionId(sessionId);
@@ -161,9 +170,12 @@ export class MemorySessionStore implements SessionStore {
     const entry = this.#entries.get(sessionId);
     if (options.expectedVersion !== undefined && (entry?.state?.version ?? 0) !== options.expectedVersion)
       return false;
-    if (options.fencingToken !== undefined && options.fencingToken < (entry?.fence ?? 0)) return false;
+    // A session with no entry issued its last token before the counter's value, at the latest:
+    // a write under an older lock is refused (one under a lock released since may be too).
+    if (options.fencingToken !== undefined && options.fencingToken < (entry?.fence ?? this.#fence))
+      return false;
     if (entry) entry.state = copy;
-    else this.#entries.set(sessionId, { state: copy, fence: 0 });
+    else this.#entries.set(sessionId, { state: copy, fence: this.#fence });
     return true;
   }
 
@@ -172,8 +184,7 @@ export class MemorySessionStore implements SessionStore {
     const entry = this.#entries.get(sessionId);
     if (!entry) return;
     delete entry.state;
-    // The fencing counter outlives the state so tokens never repeat; an idle entry goes.
-    if (entry.fence === 0) this.#entries.delete(sessionId);
+    this.#dropIfIdle(sessionId, entry);
   }
 
   async acquireLock(sessionId: string, ttlMs: number): Promise<SessionLock | undefined> {
@@ -181,14 +192,15 @@ export class MemorySessionStore implements SessionStore {
     checkTtl(ttlMs);
     let entry = this.#entries.get(sessionId);
     if (!entry) {
-      entry = { fence: 0 };
+      entry = { fence: this.#fence };
       this.#entries.set(sessionId, entry);
     }
     // In-process lifetimes on the monotonic clock: a wall clock stepped (NTP, a resumed VM)
     // neither stretches a lock nor lapses it early.
     const now = clock.now();
     if (entry.lock && entry.lock.until > now) return undefined;
-    const token = ++entry.fence;
+    const token = ++this.#fence;
+    entry.fence = token;
     entry.lock = { token, until: now + ttlMs };
     const held = entry;
     return {
@@ -203,8 +215,18 @@ export class MemorySessionStore implements SessionStore {
       release: async () => {
         if (held.lock?.token !== token) return false;
         delete held.lock;
+        this.#dropIfIdle(sessionId, held);
         return true;
       },
     };
+  }
+
+  /**
+   * Forgets a session's entry once it holds neither state nor lock (a lapsed lock not released
+   * stays: its holder may still renew it); the store's counter keeps its tokens from repeating.
+   */
+  #dropIfIdle(sessionId: string, entry: MemoryEntry): void {
+    if (entry.state === undefined && entry.lock === undefined && this.#entries.get(sessionId) === entry)
+      this.#entries.delete(sessionId);
   }
 }

@@ -220,6 +220,15 @@ export interface BlockSeam {
    * the text's start (`joiner` is then what comes before `head`), `head` `''` at its end.
    */
   outside?: { afterTail: string; beforeHead: string };
+  /**
+   * Where `tail` starts in the text the seam is found in, when known: {@link blockSeams} gives
+   * it in the text of the seam's group (its blocks joined with `\n`) when every block before
+   * `tail` is a text block; a caller that embeds that text in a longer one moves it there.
+   * {@link redactJoined} cuts the seam there when the text holds it there, and searches for it
+   * only when not (an equal text earlier, a whole token printed before one split in two, would
+   * be found first).
+   */
+  start?: number;
 }
 
 /** A seam a match crosses, to be found again in a text joined from the blocks. */
@@ -230,6 +239,8 @@ export interface Seam {
   group: number;
   owner?: string;
   joiner?: string;
+  /** Where `needle` starts in the text, when known ({@link BlockSeam.start}). */
+  start?: number;
 }
 
 /**
@@ -262,25 +273,31 @@ function pushSeams(
   group: number,
   owner: string | undefined,
 ): void {
+  // Where block i starts in the blocks' joined text, while every block before it is a text block.
+  let start: number | undefined = 0;
   for (let i = 0; i + 1 < blocks.length; i++) {
     const a = blockText(blocks[i]);
     const b = a === undefined ? undefined : blockText(blocks[i + 1]);
-    if (!a || !b) continue;
-    const seam: BlockSeam = { tail: a, head: b, group };
-    if (owner !== undefined) seam.owner = owner;
-    seams.push(seam);
+    if (a && b) {
+      const seam: BlockSeam = { tail: a, head: b, group };
+      if (owner !== undefined) seam.owner = owner;
+      if (start !== undefined) seam.start = start;
+      seams.push(seam);
+    }
+    start = start !== undefined && a !== undefined ? start + a.length + 1 : undefined;
   }
 }
 
 /** The seams a match crosses. */
 export function crossingSeams(seams: readonly BlockSeam[], redact: Redactor): Seam[] {
   const found: Seam[] = [];
-  for (const { tail, head, group, owner, joiner = '\n', outside } of seams) {
+  for (const { tail, head, group, owner, joiner = '\n', outside, start } of seams) {
     const cut = outside ? outsideCut(tail, head, outside, redact) : seamCut(tail, head, redact);
     if (!cut) continue;
     const seam: Seam = { needle: `${tail}${joiner}${head}`, at: tail.length, cut, group };
     if (owner !== undefined) seam.owner = owner;
     if (joiner !== '\n') seam.joiner = joiner;
+    if (start !== undefined) seam.start = start;
     found.push(seam);
   }
   return found;
@@ -299,12 +316,24 @@ function outsideCut(
 }
 
 /**
+ * Where `seam`'s needle is in `text`, at `from` or after: its `start` when the text holds it
+ * there, else (no start, or the text laid out otherwise) the first place it is found, or -1.
+ */
+function seamAt(text: string, seam: Seam, from: number): number {
+  const { start, needle } = seam;
+  if (start !== undefined && start >= from && text.startsWith(needle, start)) return start;
+  return text.indexOf(needle, from);
+}
+
+/**
  * Redacts a text joined from a message's blocks with newlines (`message.text`, a tool result's
  * output, an archived transcript), cut at the crossing `seams` ({@link crossingSeams}) found
- * in it, in order, so each is redacted across; without one, `whole` redacts it. A seam not found
- * skips the rest of its group (a text holds a group whole or not at all), so the text is
- * searched at most once more per group. What a seam's joiner holds (a transcript's headers and
- * tool calls) is redacted alone.
+ * in it, in order, so each is redacted across; without one, `whole` redacts it. A seam is cut
+ * where its `start` says when the text holds it there (secrets-88: the first place it was found
+ * could be an earlier equal text, and the seam's halves went out whole); one without is searched
+ * for. A seam not found skips the rest of its group (a text holds a group whole or not at all),
+ * so the text is searched at most once more per group. What a seam's joiner holds (a
+ * transcript's headers and tool calls) is redacted alone.
  */
 export function redactJoined(
   text: string,
@@ -320,7 +349,7 @@ export function redactJoined(
   let skipped: number | undefined;
   for (const seam of seams) {
     if (seam.group === skipped) continue;
-    const found = text.indexOf(seam.needle, from);
+    const found = seamAt(text, seam, from);
     if (found < 0) {
       skipped = seam.group;
       continue;

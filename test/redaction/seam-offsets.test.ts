@@ -63,13 +63,15 @@ describe('a seam whose text is found earlier in the joined text', () => {
 
   it('cuts a cleared original at its own last result, not in the first', () => {
     const [original] = archived([], [2]);
-    expect(original).toContain('printed <REDACTED> once');
+    // The last result's half is redacted alone too, so the cut takes the text after the token
+    // with it (cutPiece joins the changes a cut reaches into one replacement).
+    expect(original).toMatch(/^printed <REDACTED>/);
     expect(find(original!)).toEqual([]);
   });
 
   it('cuts sum-vN at the last result, not in the first', () => {
     const [summary] = archived([0, 1, 2]);
-    expect(summary).toContain('[2] result: printed <REDACTED> once');
+    expect(summary).toContain('[2] result: printed <REDACTED>');
     expect(find(summary!)).toEqual([]);
   });
 

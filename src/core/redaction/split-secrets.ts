@@ -39,6 +39,15 @@ function headless(tail: string, head: string): boolean {
   return head.includes('-----END') && !tail.includes('-----BEGIN');
 }
 
+/** True when `text` has a whitespace character in `[from, to)`. */
+function hasBlank(text: string, from: number, to: number): boolean {
+  for (let at = from; at < to; at++) {
+    const code = text.charCodeAt(at);
+    if (code <= 0x20 || code === 0xa0 || code === 0x2028 || code === 0x2029 || code === 0x3000) return true;
+  }
+  return false;
+}
+
 /** How many characters of `a`'s end and `b`'s start a match across their seam covers. */
 export type SeamCut = readonly [before: number, after: number];
 
@@ -68,8 +77,12 @@ export function seamCut(a: string, b: string, redact: Redactor): SeamCut | undef
     // A change the join caused that starts or ends short of the seam (`password=` | ` hunter2`)
     // is cut from the seam, the few characters between included.
     if (end <= first) return undefined;
-    const growTail = first === 0 && tail.length < a.length;
-    const growHead = end === joined.length && head.length < b.length;
+    // A match that ends near a window's edge with no blank after it may be cut short by it
+    // (gitlab's routable token, `glpat-...` then `.2yclr50mo`: a window ending at `.2` took the
+    // token without its suffix, which went out, secrets-88); one that starts near the start
+    // with no blank before it too.
+    const growTail = tail.length < a.length && !hasBlank(joined, 0, first);
+    const growHead = head.length < b.length && !hasBlank(joined, end, joined.length);
     if (!growTail && !growHead) return [Math.max(0, tail.length - first), Math.max(0, end - tail.length)];
     if (growTail) before *= 4;
     if (growHead) after *= 4;
@@ -78,25 +91,34 @@ export function seamCut(a: string, b: string, redact: Redactor): SeamCut | undef
 
 /**
  * `redacted` (the redaction of `original`) with its first `front` and last `back` characters of
- * the original replaced too; where the redaction already changed that part, what it left is kept.
+ * the original replaced too. Where the redaction changed text that a cut reaches (a JWT caught
+ * in the head's first characters, the rest of a Sentry token after it; a URL's password caught
+ * in the tail, its user before it), that change and the cut become one replacement: the text
+ * between the first and the last change is not mapped back, so it goes with them (secrets-88:
+ * what the redaction left there was kept, the rest of the secret with it).
  */
 export function cutPiece(original: string, redacted: string, front: number, back: number): string {
   if (front === 0 && back === 0) return redacted;
-  let lead: number;
-  let trail: number;
+  const length = original.length;
+  if (front + back >= length) return REDACTED;
+  let lead = front;
+  let trail = back;
+  let middle: string;
   if (redacted === original) {
-    if (front + back >= original.length) return REDACTED;
-    lead = front;
-    trail = back;
+    middle = original.slice(lead, length - trail);
   } else {
-    const prefix = commonPrefix(original, redacted);
-    lead = Math.min(front, prefix);
-    trail = Math.min(
-      back,
-      commonSuffix(original, redacted, Math.min(original.length, redacted.length) - prefix),
-    );
+    // The redaction changed original[first, end) (one span from its first change to its last).
+    const first = commonPrefix(original, redacted);
+    const end = length - commonSuffix(original, redacted, Math.min(length, redacted.length) - first);
+    if (front > 0 && first < front) lead = Math.max(front, end);
+    if (back > 0 && end > length - back) trail = Math.max(back, length - first);
+    if (lead + trail >= length) return REDACTED;
+    // The change is in the middle (both ends of the text are as they were), or inside the cuts.
+    middle =
+      first >= lead && end <= length - trail
+        ? redacted.slice(lead, redacted.length - trail)
+        : original.slice(lead, length - trail);
   }
-  const middle = redacted.slice(lead, redacted.length - trail);
   return `${front > 0 ? REDACTED : ''}${middle}${back > 0 ? REDACTED : ''}`;
 }
 

@@ -199,7 +199,7 @@ function decode(raw: string): Decoded {
     units[length++] =
       code >= 0xff01 && code <= 0xff5e && code !== 0xff02 && code !== 0xff3c
         ? code - 0xfee0
-        : code >= 0x250 && code < 0x530
+        : code >= 0x100
           ? lookAlikeLetter(code) || code
           : code;
   }

@@ -1,6 +1,11 @@
 import { releaseRegExpCode } from '../process-caches.js';
 import { findDecoded } from './find-decoded.js';
-import { lookAlikeLetter, mathAlphanumeric } from './look-alike-letter.js';
+import {
+  LOOK_ALIKE_END,
+  lookAlikeLetter,
+  mathAlphanumeric,
+  SPARSE_LOOK_ALIKES,
+} from './look-alike-letter.js';
 import type { MatchSink } from './redaction-scanner.js';
 
 /**
@@ -45,9 +50,9 @@ const keyCode = (code: number) =>
 const keyAt = (text: string, at: number) => {
   const code = text.charCodeAt(at);
   if (code <= 0x7e || (code >= 0xff01 && code <= 0xff5e)) return keyCode(narrow(code));
-  if (code < 0x530) return lookAlikeLetter(code) > 0;
   if (code === 0xd835) return mathAlphanumeric(code, text.charCodeAt(at + 1)) > 0;
-  return code >= 0xdc00 && code <= 0xdfff && mathAlphanumeric(text.charCodeAt(at - 1), code) > 0;
+  if (code >= 0xdc00 && code <= 0xdfff) return mathAlphanumeric(text.charCodeAt(at - 1), code) > 0;
+  return lookAlikeLetter(code) > 0;
 };
 
 /**
@@ -80,8 +85,14 @@ export function fullwidthRuns(text: string, hits: number[]): void {
   }
 }
 
-/** Any look-alike letter's block (Greek, Cyrillic) or a mathematical letter's high surrogate. */
-const LOOK_ALIKE_BLOCK = /[\u0250-\u052f\ud835]/;
+/**
+ * Any look-alike letter's block (IPA to Armenian), a look-alike of Latin Extended or the
+ * Letterlike Symbols (`ı`, `ℎ`: not the other accented letters of European prose), or a
+ * mathematical letter's high surrogate.
+ */
+export const LOOK_ALIKE_BLOCK: RegExp = new RegExp(
+  `[${SPARSE_LOOK_ALIKES}\\u0250-\\u${(LOOK_ALIKE_END - 1).toString(16).padStart(4, '0')}\\ud835]`,
+);
 
 /**
  * What a name read as Latin letters must hold to be worth a window (every secret-named key of the
@@ -97,7 +108,7 @@ function latinName(text: string, start: number, end: number): string {
     if (code <= 0x7e) name += text[at];
     else if (code === 0xd835)
       name += String.fromCharCode(mathAlphanumeric(code, text.charCodeAt(at + 1)) || 32);
-    else if (code < 0x530) name += String.fromCharCode(lookAlikeLetter(code) || 32);
+    else if (code < 0xdc00 || code > 0xdfff) name += String.fromCharCode(lookAlikeLetter(code) || 32);
   }
   return name;
 }
@@ -118,25 +129,26 @@ const STRONG = 8;
 /** `STRONG` for a Latin letter of `b d k n s t w` (either case), else 0. */
 const strong = (latin: number) => ('bdknstw'.includes(String.fromCharCode(latin | 0x20)) ? STRONG : 0);
 
-/** The classes of U+0000 to U+052F, then of the fullwidth forms U+FF01 to U+FF5E. */
-const NAME_CLASS = new Uint8Array(0x530 + 0x5e);
-for (let code = 0; code < 0x530; code++) {
+/** The classes of U+0000 to the table's end, then of the fullwidth forms U+FF01 to U+FF5E. */
+const NAME_CLASS = new Uint8Array(LOOK_ALIKE_END + 0x5e);
+for (let code = 0; code < LOOK_ALIKE_END; code++) {
   const word = /[0-9A-Za-z_.-]/.test(String.fromCharCode(code));
   const latin = lookAlikeLetter(code);
   NAME_CLASS[code] =
     code <= 0x7e ? (word ? ASCII | strong(code) : 0) : latin > 0 ? ALIKE | strong(latin) : PROSE;
 }
 for (let code = 0x21; code <= 0x7e; code++)
-  NAME_CLASS[0x530 + code - 0x21] = keyCode(code) ? ALIKE | strong(code) : PROSE;
+  NAME_CLASS[LOOK_ALIKE_END + code - 0x21] = keyCode(code) ? ALIKE | strong(code) : PROSE;
 
 /** The class of the character at `at` (a mathematical letter's half read with its pair). */
 function nameClass(text: string, at: number): number {
   const code = text.charCodeAt(at);
-  if (code < 0x530) return NAME_CLASS[code]!;
-  if (code >= 0xff01 && code <= 0xff5e) return NAME_CLASS[0x530 + code - 0xff01]!;
+  if (code < LOOK_ALIKE_END) return NAME_CLASS[code]!;
+  if (code >= 0xff01 && code <= 0xff5e) return NAME_CLASS[LOOK_ALIKE_END + code - 0xff01]!;
   let latin = 0;
   if (code === 0xd835) latin = mathAlphanumeric(code, text.charCodeAt(at + 1));
   else if (code >= 0xdc00 && code <= 0xdfff) latin = mathAlphanumeric(text.charCodeAt(at - 1), code);
+  else latin = lookAlikeLetter(code);
   return latin > 0 ? ALIKE | strong(latin) : PROSE;
 }
 

@@ -39,6 +39,15 @@ function headless(tail: string, head: string): boolean {
   return head.includes('-----END') && !tail.includes('-----BEGIN');
 }
 
+/** True when `text` has a whitespace character in `[from, to)`. */
+function hasBlank(text: string, from: number, to: number): boolean {
+  for (let at = from; at < to; at++) {
+    const code = text.charCodeAt(at);
+    if (code <= 0x20 || code === 0xa0 || code === 0x2028 || code === 0x2029 || code === 0x3000) return true;
+  }
+  return false;
+}
+
 /** How many characters of `a`'s end and `b`'s start a match across their seam covers. */
 export type SeamCut = readonly [before: number, after: number];
 
@@ -68,8 +77,12 @@ export function seamCut(a: string, b: string, redact: Redactor): SeamCut | undef
     // A change the join caused that starts or ends short of the seam (`password=` | ` hunter2`)
     // is cut from the seam, the few characters between included.
     if (end <= first) return undefined;
-    const growTail = first === 0 && tail.length < a.length;
-    const growHead = end === joined.length && head.length < b.length;
+    // A match that ends near a window's edge with no blank after it may be cut short by it
+    // (gitlab's routable token, `glpat-...` then `.2yclr50mo`: a window ending at `.2` took the
+    // token without its suffix, which went out, secrets-88); one that starts near the start
+    // with no blank before it too.
+    const growTail = tail.length < a.length && !hasBlank(joined, 0, first);
+    const growHead = head.length < b.length && !hasBlank(joined, end, joined.length);
     if (!growTail && !growHead) return [Math.max(0, tail.length - first), Math.max(0, end - tail.length)];
     if (growTail) before *= 4;
     if (growHead) after *= 4;
@@ -78,25 +91,34 @@ export function seamCut(a: string, b: string, redact: Redactor): SeamCut | undef
 
 /**
  * `redacted` (the redaction of `original`) with its first `front` and last `back` characters of
- * the original replaced too; where the redaction already changed that part, what it left is kept.
+ * the original replaced too. Where the redaction changed text that a cut reaches (a JWT caught
+ * in the head's first characters, the rest of a Sentry token after it; a URL's password caught
+ * in the tail, its user before it), that change and the cut become one replacement: the text
+ * between the first and the last change is not mapped back, so it goes with them (secrets-88:
+ * what the redaction left there was kept, the rest of the secret with it).
  */
 export function cutPiece(original: string, redacted: string, front: number, back: number): string {
   if (front === 0 && back === 0) return redacted;
-  let lead: number;
-  let trail: number;
+  const length = original.length;
+  if (front + back >= length) return REDACTED;
+  let lead = front;
+  let trail = back;
+  let middle: string;
   if (redacted === original) {
-    if (front + back >= original.length) return REDACTED;
-    lead = front;
-    trail = back;
+    middle = original.slice(lead, length - trail);
   } else {
-    const prefix = commonPrefix(original, redacted);
-    lead = Math.min(front, prefix);
-    trail = Math.min(
-      back,
-      commonSuffix(original, redacted, Math.min(original.length, redacted.length) - prefix),
-    );
+    // The redaction changed original[first, end) (one span from its first change to its last).
+    const first = commonPrefix(original, redacted);
+    const end = length - commonSuffix(original, redacted, Math.min(length, redacted.length) - first);
+    if (front > 0 && first < front) lead = Math.max(front, end);
+    if (back > 0 && end > length - back) trail = Math.max(back, length - first);
+    if (lead + trail >= length) return REDACTED;
+    // The change is in the middle (both ends of the text are as they were), or inside the cuts.
+    middle =
+      first >= lead && end <= length - trail
+        ? redacted.slice(lead, redacted.length - trail)
+        : original.slice(lead, length - trail);
   }
-  const middle = redacted.slice(lead, redacted.length - trail);
   return `${front > 0 ? REDACTED : ''}${middle}${back > 0 ? REDACTED : ''}`;
 }
 
@@ -220,6 +242,15 @@ export interface BlockSeam {
    * the text's start (`joiner` is then what comes before `head`), `head` `''` at its end.
    */
   outside?: { afterTail: string; beforeHead: string };
+  /**
+   * Where `tail` starts in the text the seam is found in, when known: {@link blockSeams} gives
+   * it in the text of the seam's group (its blocks joined with `\n`) when every block before
+   * `tail` is a text block; a caller that embeds that text in a longer one moves it there.
+   * {@link redactJoined} cuts the seam there when the text holds it there, and searches for it
+   * only when not (an equal text earlier, a whole token printed before one split in two, would
+   * be found first).
+   */
+  start?: number;
 }
 
 /** A seam a match crosses, to be found again in a text joined from the blocks. */
@@ -230,6 +261,8 @@ export interface Seam {
   group: number;
   owner?: string;
   joiner?: string;
+  /** Where `needle` starts in the text, when known ({@link BlockSeam.start}). */
+  start?: number;
 }
 
 /**
@@ -262,25 +295,31 @@ function pushSeams(
   group: number,
   owner: string | undefined,
 ): void {
+  // Where block i starts in the blocks' joined text, while every block before it is a text block.
+  let start: number | undefined = 0;
   for (let i = 0; i + 1 < blocks.length; i++) {
     const a = blockText(blocks[i]);
     const b = a === undefined ? undefined : blockText(blocks[i + 1]);
-    if (!a || !b) continue;
-    const seam: BlockSeam = { tail: a, head: b, group };
-    if (owner !== undefined) seam.owner = owner;
-    seams.push(seam);
+    if (a && b) {
+      const seam: BlockSeam = { tail: a, head: b, group };
+      if (owner !== undefined) seam.owner = owner;
+      if (start !== undefined) seam.start = start;
+      seams.push(seam);
+    }
+    start = start !== undefined && a !== undefined ? start + a.length + 1 : undefined;
   }
 }
 
 /** The seams a match crosses. */
 export function crossingSeams(seams: readonly BlockSeam[], redact: Redactor): Seam[] {
   const found: Seam[] = [];
-  for (const { tail, head, group, owner, joiner = '\n', outside } of seams) {
+  for (const { tail, head, group, owner, joiner = '\n', outside, start } of seams) {
     const cut = outside ? outsideCut(tail, head, outside, redact) : seamCut(tail, head, redact);
     if (!cut) continue;
     const seam: Seam = { needle: `${tail}${joiner}${head}`, at: tail.length, cut, group };
     if (owner !== undefined) seam.owner = owner;
     if (joiner !== '\n') seam.joiner = joiner;
+    if (start !== undefined) seam.start = start;
     found.push(seam);
   }
   return found;
@@ -299,12 +338,24 @@ function outsideCut(
 }
 
 /**
+ * Where `seam`'s needle is in `text`, at `from` or after: its `start` when the text holds it
+ * there, else (no start, or the text laid out otherwise) the first place it is found, or -1.
+ */
+function seamAt(text: string, seam: Seam, from: number): number {
+  const { start, needle } = seam;
+  if (start !== undefined && start >= from && text.startsWith(needle, start)) return start;
+  return text.indexOf(needle, from);
+}
+
+/**
  * Redacts a text joined from a message's blocks with newlines (`message.text`, a tool result's
  * output, an archived transcript), cut at the crossing `seams` ({@link crossingSeams}) found
- * in it, in order, so each is redacted across; without one, `whole` redacts it. A seam not found
- * skips the rest of its group (a text holds a group whole or not at all), so the text is
- * searched at most once more per group. What a seam's joiner holds (a transcript's headers and
- * tool calls) is redacted alone.
+ * in it, in order, so each is redacted across; without one, `whole` redacts it. A seam is cut
+ * where its `start` says when the text holds it there (secrets-88: the first place it was found
+ * could be an earlier equal text, and the seam's halves went out whole); one without is searched
+ * for. A seam not found skips the rest of its group (a text holds a group whole or not at all),
+ * so the text is searched at most once more per group. What a seam's joiner holds (a
+ * transcript's headers and tool calls) is redacted alone.
  */
 export function redactJoined(
   text: string,
@@ -320,7 +371,7 @@ export function redactJoined(
   let skipped: number | undefined;
   for (const seam of seams) {
     if (seam.group === skipped) continue;
-    const found = text.indexOf(seam.needle, from);
+    const found = seamAt(text, seam, from);
     if (found < 0) {
       skipped = seam.group;
       continue;

@@ -59,6 +59,7 @@ export async function namingFormatFound<T>(
  * Messages API refuses ("first message must use the user role").
  */
 export function bodyFormat(input: CliInput): MessageFormat | undefined {
+  if (input.messagesKey === 'input') return 'openai-responses';
   if (input.object === undefined || input.system === undefined) return undefined;
   const plain = input.messages.every((message) => {
     const { role, content } = (message ?? {}) as { role?: unknown; content?: unknown };
@@ -137,7 +138,7 @@ export async function runEstimateCommand(
  */
 export function outputShape(input: CliInput, messages: readonly unknown[]): unknown {
   if (input.object === undefined) return messages;
-  return { ...input.object, messages };
+  return { ...input.object, [input.messagesKey ?? 'messages']: messages };
 }
 
 /** One compaction of the input, with the state file read before and written after. */

@@ -187,7 +187,8 @@ ${commands}
 
 The usages show the main flags; agent-compaction COMMAND --help lists every flag of COMMAND (the policy
 flags of compact, replay and report too) with an example. --version prints the version.
-FILE is a JSON array of messages, a JSONL file, or {"messages": [...], "tools"?: [...], "system"?: ...}; "-" reads stdin.
+FILE is a JSON array of messages, a JSONL file, {"messages": [...], "tools"?: [...], "system"?: ...}, or a Responses
+body {"input": [...], "instructions"?: ..., "tools"?: [...]}; "-" reads stdin.
 Exit codes: 0 ok, 2 bad input, options or files, 3 a budget that cannot be met.`;
 }
 

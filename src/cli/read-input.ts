@@ -18,6 +18,11 @@ export interface CliInput {
   system?: string | unknown[];
   /** The input object when it was one (`{system, messages, tools, ...}`): `compact` prints the same shape. */
   object?: Record<string, unknown>;
+  /**
+   * The object's key holding the messages: `input` for an OpenAI Responses request body
+   * (`{model, instructions?, input, tools?}`, whose format it names), else `messages`.
+   */
+  messagesKey?: 'messages' | 'input';
 }
 
 /** All of `stdin`'s bytes (it can be read once). */
@@ -29,8 +34,8 @@ export async function readStdin(stdin: NodeJS.ReadableStream): Promise<Buffer> {
 }
 
 /**
- * Parses a CLI input: a JSON array of messages, a JSONL file (one message a line), or an
- * object `{messages, tools?, system?}`. A torn last JSONL line is skipped with a warning.
+ * Parses a CLI input: a JSON array of messages, a JSONL file (one message a line), an
+ * object `{messages, tools?, system?}`, or a Responses body `{input, instructions?, tools?}`. A torn last JSONL line is skipped with a warning.
  */
 export function parseInput(
   text: string,
@@ -71,15 +76,15 @@ function inputOf(value: unknown, source: string): CliInput {
   if (Array.isArray(value)) return { messages: value };
   if (value !== null && typeof value === 'object') {
     const object = value as Record<string, unknown>;
+    if (!Array.isArray(object.messages) && Array.isArray(object.input)) return responsesInput(object, source);
     if (!Array.isArray(object.messages)) {
-      throw new CompactError('invalid_messages', `${source}: an object input needs a "messages" array`);
+      throw new CompactError(
+        'invalid_messages',
+        `${source}: an object input needs a "messages" array (or a Responses body's "input" array)`,
+      );
     }
     const input: CliInput = { messages: object.messages, object };
-    if (object.tools !== undefined) {
-      if (!Array.isArray(object.tools))
-        throw new CompactError('invalid_messages', `${source}: "tools" must be an array`);
-      input.tools = object.tools;
-    }
+    withTools(input, object, source);
     if (object.system !== undefined) {
       if (typeof object.system !== 'string' && !Array.isArray(object.system)) {
         throw new CompactError(
@@ -95,6 +100,25 @@ function inputOf(value: unknown, source: string): CliInput {
     'invalid_messages',
     `${source}: expected a JSON array of messages, JSON Lines, or {"messages": [...]}`,
   );
+}
+
+/** An OpenAI Responses request body: `input` is its messages, `instructions` its system prompt. */
+function responsesInput(object: Record<string, unknown>, source: string): CliInput {
+  const input: CliInput = { messages: object.input as unknown[], object, messagesKey: 'input' };
+  withTools(input, object, source);
+  if (object.instructions !== undefined && object.instructions !== null) {
+    if (typeof object.instructions !== 'string')
+      throw new CompactError('invalid_messages', `${source}: "instructions" must be a string`);
+    input.system = object.instructions;
+  }
+  return input;
+}
+
+function withTools(input: CliInput, object: Record<string, unknown>, source: string): void {
+  if (object.tools === undefined) return;
+  if (!Array.isArray(object.tools))
+    throw new CompactError('invalid_messages', `${source}: "tools" must be an array`);
+  input.tools = object.tools;
 }
 
 /** Reads a CLI input from a file path, or from stdin for `-`. */

@@ -4,6 +4,7 @@ import type { CompactManager } from '../../core/manager/compact-manager.js';
 import type { CompactionResult } from '../../core/manager/manager-options.js';
 import { replyTokensOf } from '../../core/preflight/body/reply-tokens.js';
 import { withResponseSchema } from '../../core/preflight/body/response-schema.js';
+import { checkAdapterOptions } from '../adapter-options.js';
 import { compactWithEvents } from '../compact-with-events.js';
 import { compactForRetry, contextOverflowOf, feedUsage } from '../overflow-recovery.js';
 import { sendsMediaAsText } from './ai-sdk-media.js';
@@ -150,6 +151,9 @@ function sessionIdOf(option: CompactionMiddlewareOptions['sessionId'], params: C
   );
 }
 
+const MIDDLEWARE_OPTIONS = ['sessionId', 'countTools', 'onCompaction'] as const;
+const PREPARE_STEP_OPTIONS = ['sessionId', 'system', 'tools', 'replyTokens', 'onCompaction'] as const;
+
 /**
  * A Vercel AI SDK language model middleware that compacts the prompt before every model call
  * (`transformParams`), with the call's tool schemas counted. Works with `generateText`,
@@ -175,6 +179,7 @@ export function compactionMiddleware(
   manager: CompactManager,
   options: CompactionMiddlewareOptions = {},
 ): LanguageModelMiddleware {
+  checkAdapterOptions('compactionMiddleware', manager, options, MIDDLEWARE_OPTIONS);
   const { countTools = true } = options;
   // What each call's compaction started from, for an overflow retry.
   const calls = new WeakMap<object, CallRecord>();
@@ -376,6 +381,7 @@ export function compactionPrepareStep(
   manager: CompactManager,
   options: CompactionPrepareStepOptions,
 ): CompactionPrepareStep {
+  checkAdapterOptions('compactionPrepareStep', manager, options, PREPARE_STEP_OPTIONS);
   return async ({ messages, steps }) => {
     const last = steps?.at(-1)?.usage;
     if (last) feedV3Usage(manager, options.sessionId, last);

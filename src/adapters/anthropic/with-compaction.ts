@@ -3,6 +3,7 @@ import { CompactError } from '../../core/errors.js';
 import type { CompactManager } from '../../core/manager/compact-manager.js';
 import type { CompactionResult } from '../../core/manager/manager-options.js';
 import type { WithMeta } from '../../core/messages/message.js';
+import { checkAdapterOptions } from '../adapter-options.js';
 import { compactingMessages, type MessagesCallContext } from './compacting-messages.js';
 
 type CreateParams = Anthropic.Messages.MessageCreateParams;
@@ -81,6 +82,7 @@ export function withCompaction<C extends Pick<Anthropic, 'messages'>>(
       },
     );
   }
+  checkAdapterOptions('withCompaction', manager, options, ['sessionId', 'onCompaction', 'cacheBreakpoints']);
   const context: MessagesCallContext = {
     manager,
     sessionId: (params) => sessionIdOf(options.sessionId, params as unknown as CreateParams),

@@ -6,6 +6,7 @@ import type { CompactionResult, CompactOptions } from '../../core/manager/manage
 import { replyTokensOf } from '../../core/preflight/body/reply-tokens.js';
 import { QUICK_FROM } from '../../core/preflight/quick/quick-records.js';
 import { AS_GIVEN, LAZY_HISTORY, type LazyHistory } from '../../core/preflight/quick/quick-resume.js';
+import { checkAdapterOptions } from '../adapter-options.js';
 import { type ContextOverflow, compactForRetry, contextOverflowOf, feedUsage } from '../overflow-recovery.js';
 import { ConversationChat, type ConversationLease } from './conversation-chat.js';
 import {
@@ -274,6 +275,12 @@ export function compactionMiddleware(
   manager: CompactManager,
   options: CompactionMiddlewareOptions = {},
 ): AgentMiddleware {
+  checkAdapterOptions('compactionMiddleware', manager, options, [
+    'sessionId',
+    'countTools',
+    'name',
+    'onCompaction',
+  ]);
   const conversations = new ConversationChat();
   const wrapModelCall: NonNullable<AgentMiddleware['wrapModelCall']> = async (request, handler) => {
     // Only the messages not seen on an earlier call are converted (the state grows by appending);

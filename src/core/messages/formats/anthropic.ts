@@ -80,7 +80,7 @@ export const anthropicCodec: MessageCodec = {
     if (m.role !== 'user' && m.role !== 'assistant' && m.role !== 'system') {
       throw invalidMessage(index, 'role', `"${m.role}" is not an Anthropic role (user or assistant)`);
     }
-    const meta = readMeta(m);
+    const meta = readMeta(m, index);
     const toolCalls: ToolCall[] = [];
     const toolResults: ToolResult[] = [];
     const texts: string[] = [];

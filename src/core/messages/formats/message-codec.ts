@@ -54,14 +54,36 @@ export function withMeta(parsed: ParsedMessage, meta: Record<string, unknown> | 
   return parsed;
 }
 
-/** Reads `meta` if it is an object. */
-export function readMeta(raw: Record<string, unknown>): Record<string, unknown> | undefined {
-  const meta = raw.meta;
-  return meta !== null && typeof meta === 'object' && !Array.isArray(meta)
-    ? (meta as Record<string, unknown>)
-    : undefined;
-}
+/** The fields of `meta` this library reads, with the type each must have. */
+const META_FIELDS = [
+  ['protected', 'boolean'],
+  ['id', 'string'],
+  ['label', 'string'],
+] as const;
 
+/**
+ * The message's `meta` (`undefined` when absent or `null`). A `meta` that is not an object, or
+ * whose `protected`, `id` or `label` has the wrong type, throws `invalid_messages` naming the
+ * field: read as no `meta`, a `meta: 'protected'` left a policy unprotected without a word.
+ */
+export function readMeta(raw: Record<string, unknown>, index: number): Record<string, unknown> | undefined {
+  const meta = raw.meta;
+  if (meta === undefined || meta === null) return undefined;
+  if (typeof meta !== 'object' || Array.isArray(meta)) {
+    throw invalidMessage(
+      index,
+      'meta',
+      `must be an object (got ${Array.isArray(meta) ? 'array' : typeof meta})`,
+    );
+  }
+  const fields = meta as Record<string, unknown>;
+  for (const [field, type] of META_FIELDS) {
+    const value = fields[field];
+    if (value !== undefined && typeof value !== type)
+      throw invalidMessage(index, `meta.${field}`, `must be a ${type} (got ${typeof value})`);
+  }
+  return fields;
+}
 /** Joins the text of content parts (`text`, `input_text`, `output_text`, `refusal`); marks others. */
 export function partsText(parts: readonly unknown[]): string {
   const out: string[] = [];

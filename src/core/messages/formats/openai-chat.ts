@@ -87,7 +87,7 @@ export const openaiChatCodec: MessageCodec = {
     if (typeof m.role !== 'string') throw invalidMessage(index, 'role', 'is missing');
     if (!ROLES.has(m.role)) throw invalidMessage(index, 'role', `"${m.role}" is not a Chat Completions role`);
     const role = (m.role === 'function' ? 'tool' : m.role) as MessageRole;
-    const meta = readMeta(m);
+    const meta = readMeta(m, index);
     const text = contentText(m.content, index, m.role);
     let toolCalls = NO_TOOL_CALLS;
     if (m.tool_calls !== undefined && m.tool_calls !== null) {

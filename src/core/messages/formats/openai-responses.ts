@@ -87,7 +87,7 @@ export const openaiResponsesCodec: MessageCodec = {
 
   parse(raw: unknown, index: number): ParsedMessage {
     const item = messageObject(raw, index);
-    const meta = readMeta(item);
+    const meta = readMeta(item, index);
     const type = item.type === undefined ? 'message' : item.type;
     if (typeof type !== 'string') throw invalidMessage(index, 'type', 'must be a string');
     const parsed: ParsedMessage = {

@@ -20,7 +20,7 @@ import { jsonCopySteps } from '../../src/core/session/json-copy.js';
 import { MemorySessionStore } from '../../src/core/session/session-store.js';
 import { decodeStoredCounts, readStoredCounts } from '../../src/core/store/stored-counts.js';
 import { mapSliced, runSteps, TimeSlice } from '../../src/core/time-slice.js';
-import { arraysPushedPast } from '../support/grown-arrays.js';
+import { arraysPushedPast, largestMapDuring } from '../support/grown-arrays.js';
 
 const COUNT = 3 * CHUNK;
 
@@ -117,24 +117,15 @@ describe('per-message lists of a long call', () => {
 
   it("the summary's identifier ledger grows no Map or array whole, and ranks as before", async () => {
     const ledger = new IdentifierLedger();
-    const set = Map.prototype.set;
-    let largestMap = 0;
-    Map.prototype.set = function (this: Map<unknown, unknown>, key: unknown, value: unknown) {
-      const out = set.call(this, key, value);
-      largestMap = Math.max(largestMap, this.size);
-      return out;
-    };
     let ranked: string[] = [];
     let grown = 0;
-    try {
+    const largestMap = await largestMapDuring(async () => {
       grown = await arraysPushedPast(CHUNK, () => {
         for (let i = 0; i < COUNT; i++) ledger.add(`ID_${i}`, i % 3 === 0 ? 'user' : 'assistant');
         ledger.add('ID_1', 'user');
         ranked = ledger.ranked();
       });
-    } finally {
-      Map.prototype.set = set;
-    }
+    });
     expect(grown).toBe(0);
     expect(largestMap).toBeLessThan(CHUNK);
     // User ids first (ID_1 raised to user keeps its place of first naming), most recently named

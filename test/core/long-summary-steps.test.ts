@@ -12,28 +12,12 @@ import type { CompactMessage } from '../../src/core/messages/message.js';
 import { EmbeddedSummarizer } from '../../src/core/summary/embedded/index.js';
 import { collectUserSectionSteps } from '../../src/core/summary/embedded/user-sections.js';
 import { messageList } from '../support/compact-messages.js';
+import { largestMapDuring } from '../support/grown-arrays.js';
 
 const COUNT = 3 * CHUNK;
 
-/** Runs `run`, returning the largest size a `Map` reached through `set` meanwhile. */
-function largestMapDuring(run: () => void): number {
-  const set = Map.prototype.set;
-  let largest = 0;
-  Map.prototype.set = function (this: Map<unknown, unknown>, key: unknown, value: unknown) {
-    const out = set.call(this, key, value);
-    largest = Math.max(largest, this.size);
-    return out;
-  };
-  try {
-    run();
-  } finally {
-    Map.prototype.set = set;
-  }
-  return largest;
-}
-
 describe('the embedded summary of a long history', () => {
-  it('counts the key identifiers without growing one Map of them, and gives the same summary', () => {
+  it('counts the key identifiers without growing one Map of them, and gives the same summary', async () => {
     const list = messageList();
     for (let i = 0; i < COUNT; i++) list.user(`please keep ticket TKT-${100_000 + i}`);
     const countTokens = (text: string) => Math.ceil(text.length / 4);
@@ -44,7 +28,7 @@ describe('the embedded summary of a long history', () => {
       countTokens,
     };
     let text = '';
-    const largest = largestMapDuring(() => {
+    const largest = await largestMapDuring(() => {
       text = new EmbeddedSummarizer().summarizeSync(request);
     });
     expect(largest).toBeLessThan(CHUNK);

@@ -22,3 +22,23 @@ export async function arraysPushedPast(limit: number, run: () => unknown): Promi
   }
   return count;
 }
+
+/**
+ * The largest size a `Map` reached through `set` while `run` ran: a `Map` grows by copying
+ * every entry into a table twice the size, in one `set` (wraps `Map.prototype.set`, no timing).
+ */
+export async function largestMapDuring(run: () => unknown): Promise<number> {
+  const set = Map.prototype.set;
+  let largest = 0;
+  Map.prototype.set = function (this: Map<unknown, unknown>, key: unknown, value: unknown) {
+    const out = set.call(this, key, value);
+    largest = Math.max(largest, this.size);
+    return out;
+  };
+  try {
+    await run();
+  } finally {
+    Map.prototype.set = set;
+  }
+  return largest;
+}

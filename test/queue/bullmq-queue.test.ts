@@ -5,8 +5,7 @@
  * mid-job, a Redis restart, a poisoned job, a backlog of superseded jobs.
  */
 
-import { randomUUID } from 'node:crypto';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { CompactManagerOptions } from '../../src/core/manager/compact-manager.js';
 import {
   bullmqPreparationQueue,
@@ -15,47 +14,26 @@ import {
 } from '../../src/queue/index.js';
 import { redisSessionStore } from '../../src/storage/redis/index.js';
 import { chatTurns } from '../support/background-fixtures.js';
-import { type RedisTestServer, redisAvailable, startRedisServer } from '../support/redis-server.js';
-import { type Agent, settled, startAgent, WorkerFleet } from './support/queue-fleet.js';
+import { type Agent, settled, type WorkerFleet } from './support/queue-fleet.js';
+import { type QueueScene, queueTestRedis } from './support/queue-test-redis.js';
 
-const withRedis = redisAvailable('BullMQ preparation queue tests');
-let server: RedisTestServer;
+const redis = queueTestRedis('BullMQ preparation queue tests');
 const history = chatTurns(200);
 /** 36 turns: past prepareAtPct (7,000 of 10,000 tokens), under the trigger. */
 const CROSSED = history.slice(0, 72);
 /** 45 turns: past the trigger (8,500). */
 const TRIGGERED = history.slice(0, 90);
-let fleet: WorkerFleet | undefined;
-let agents: Agent[] = [];
-
-beforeAll(async () => {
-  if (withRedis) server = await startRedisServer();
-});
-
-afterEach(async () => {
-  await fleet?.stop();
-  await Promise.all(agents.map((agent) => agent.close()));
-  fleet = undefined;
-  agents = [];
-});
-
-afterAll(async () => {
-  await server?.stop();
-});
+/** The current test's queue and key prefix (`setup`). */
+let scene: QueueScene;
 
 /** A fleet and `n` agents on their own queue and key prefix. */
-let currentPrefix = '';
 
 function setup(
   n: number,
   extra: Partial<CompactManagerOptions> = {},
 ): { fleet: WorkerFleet; agents: Agent[] } {
-  const queue = `q-${randomUUID()}`;
-  const keyPrefix = `queue-test:${randomUUID()}:`;
-  currentPrefix = keyPrefix;
-  fleet = new WorkerFleet({ REDIS_URL: server.url, KEY_PREFIX: keyPrefix, QUEUE_NAME: queue });
-  agents = Array.from({ length: n }, () => startAgent(server.url, keyPrefix, queue, extra));
-  return { fleet, agents };
+  scene = redis.scene('queue-test');
+  return { fleet: scene.fleet, agents: Array.from({ length: n }, () => scene.agent(extra)) };
 }
 
 /** Resolves once `agent` is refused the lock `key` (a claim a worker holds). */
@@ -74,7 +52,7 @@ function claimRefused(agent: Agent, key: string): Promise<void> {
 const summarizing = (f: WorkerFleet, session: string) =>
   f.of('summarizing').filter((r) => r.sessionId === session);
 
-describe.runIf(withRedis)('the BullMQ preparation queue', () => {
+describe.runIf(redis.available)('the BullMQ preparation queue', () => {
   it('dedup: three agents enqueue one version, two workers summarize it once, the trigger swaps it in', async () => {
     const { fleet, agents } = setup(3);
     await Promise.all([fleet.start('w1'), fleet.start('w2')]);
@@ -261,8 +239,7 @@ describe.runIf(withRedis)('the BullMQ preparation queue', () => {
     // A session at a pace of one call per millisecond (its clock): its trigger is a few
     // milliseconds after the job is enqueued, sooner than any run of this worker.
     let now = Date.now();
-    const fast = startAgent(server.url, currentPrefix, agent.queue.name, { clock: () => ++now });
-    agents.push(fast);
+    const fast = scene.agent({ clock: () => ++now });
     for (const turns of [30, 32, 34, 36]) {
       await fast.manager.compact('due', history.slice(0, 2 * turns));
       await settled(fast);
@@ -314,7 +291,7 @@ describe.runIf(withRedis)('the BullMQ preparation queue', () => {
     const gate = new Promise<void>((resolve) => {
       release = resolve;
     });
-    const held = startAgent(server.url, currentPrefix, enqueuer.queue.name, {
+    const held = scene.agent({
       // Held for as long as the worker takes to start on a loaded machine.
       summarizerTimeoutMs: 600_000,
       summarizer: {
@@ -326,7 +303,6 @@ describe.runIf(withRedis)('the BullMQ preparation queue', () => {
         },
       },
     });
-    agents.push(held);
     const compaction = held.manager.compact('s', TRIGGERED);
     await inSummarizer;
     await fleet.start('w1');
@@ -363,10 +339,10 @@ describe.runIf(withRedis)('the BullMQ preparation queue', () => {
   it('in process: a worker started beside the agent prepares, counts and reports through its events', async () => {
     const { agents } = setup(1);
     const agent = agents[0]!;
-    const store = redisSessionStore({ url: server.url, keyPrefix: currentPrefix });
+    const store = redisSessionStore({ url: redis.server.url, keyPrefix: scene.keyPrefix });
     const outcomes: string[] = [];
     const worker = await startPreparationWorker({
-      connection: server.url,
+      connection: redis.server.url,
       store,
       name: agent.queue.name,
       concurrency: 2,
@@ -399,7 +375,7 @@ describe.runIf(withRedis)('the BullMQ preparation queue', () => {
     await worker.close();
     await store.close();
     await expect(
-      startPreparationWorker({ connection: server.url, store, concurrency: 0 }),
+      startPreparationWorker({ connection: redis.server.url, store, concurrency: 0 }),
     ).rejects.toMatchObject({ code: 'invalid_config', issues: [{ path: ['concurrency'] }] });
     expect(() => bullmqPreparationQueue({ connection: 'http://x', name: 'q' })).toThrow(/redis:\/\//);
   });
@@ -412,8 +388,7 @@ describe.runIf(withRedis)('the BullMQ preparation queue', () => {
     await settled(agent);
     await fleet.inbox.until((r) => r.type === 'job' && r.outcome.sessionId === 'before');
 
-    await server.stop();
-    server = await startRedisServer({ port: server.port });
+    await redis.restart();
     // The agent's store client reconnects (its commands wait meanwhile); the manager's calls
     // made before that would run through the store's outage mode, as without a queue.
     for (;;) {

@@ -7,46 +7,26 @@
  * worker process whose summarizer never answers.
  */
 
-import { randomUUID } from 'node:crypto';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { chatTurns } from '../support/background-fixtures.js';
-import { type RedisTestServer, redisAvailable, startRedisServer } from '../support/redis-server.js';
-import { type Agent, settled, startAgent, WorkerFleet } from './support/queue-fleet.js';
+import { settled } from './support/queue-fleet.js';
+import { queueTestRedis } from './support/queue-test-redis.js';
 
-const withRedis = redisAvailable('preparation claim deadline test');
-let server: RedisTestServer;
-let fleet: WorkerFleet | undefined;
-const agents: Agent[] = [];
+const redis = queueTestRedis('preparation claim deadline test');
 const history = chatTurns(200);
 
-beforeAll(async () => {
-  if (withRedis) server = await startRedisServer();
-});
-
-afterEach(async () => {
-  await fleet?.stop();
-  await Promise.all(agents.splice(0).map((agent) => agent.close()));
-  fleet = undefined;
-});
-
-afterAll(async () => {
-  await server?.stop();
-});
-
-describe.runIf(withRedis)('the preparation claim of a hung run', () => {
+describe.runIf(redis.available)('the preparation claim of a hung run', () => {
   it('ends at the job deadline: the trigger compacts itself while the summarizer still hangs', async () => {
-    const queue = `q-${randomUUID()}`;
-    const keyPrefix = `claim-deadline:${randomUUID()}:`;
-    fleet = new WorkerFleet({ REDIS_URL: server.url, KEY_PREFIX: keyPrefix, QUEUE_NAME: queue });
+    const scene = redis.scene('claim-deadline');
+    const { fleet } = scene;
     // A session at a pace of one call per millisecond (its clock): its job's deadline is a few
     // milliseconds after the enqueue. The agent would wait the summarizer's time limit (600 s)
     // for a run that holds the claim.
     let now = Date.now();
-    const agent = startAgent(server.url, keyPrefix, queue, {
+    const agent = scene.agent({
       clock: () => ++now,
       summarizerTimeoutMs: 600_000,
     });
-    agents.push(agent);
     for (const turns of [30, 32, 34, 36]) {
       await agent.manager.compact('s', history.slice(0, 2 * turns));
       await settled(agent);

@@ -7,22 +7,13 @@
 
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { bullmqPreparationQueue, type PreparationJob } from '../../src/queue/index.js';
-import { type RedisTestServer, redisAvailable, startRedisServer } from '../support/redis-server.js';
+import { queueTestRedis } from './support/queue-test-redis.js';
 
-const withRedis = redisAvailable('due time renewal tests');
-let server: RedisTestServer;
+const testRedis = queueTestRedis('due time renewal tests');
 /** Far enough that no worker would start the job during the test (there is none anyway). */
 const LATER_MS = 600_000;
-
-beforeAll(async () => {
-  if (withRedis) server = await startRedisServer();
-});
-
-afterAll(async () => {
-  await server?.stop();
-});
 
 /**
  * Scripts run on this test's queue, as the server's MONITOR sees them: only those that name the
@@ -60,12 +51,12 @@ async function queueScripts(url: string, name: string) {
   };
 }
 
-describe.runIf(withRedis)("the fleet's schedule: renewing a job's due time", () => {
+describe.runIf(testRedis.available)("the fleet's schedule: renewing a job's due time", () => {
   it('a steady session does not write at every call; an estimate that moves materially does', async () => {
     const name = `q-${randomUUID()}`;
-    const queue = bullmqPreparationQueue({ connection: server.url, name });
-    const redis = new Redis(server.url);
-    const scripts = await queueScripts(server.url, name);
+    const queue = bullmqPreparationQueue({ connection: testRedis.server.url, name });
+    const redis = new Redis(testRedis.server.url);
+    const scripts = await queueScripts(testRedis.server.url, name);
     try {
       const dueAt = Date.now() + LATER_MS;
       const job = {

@@ -6,8 +6,7 @@
  * (fleet-clock.ts). Real redis-server, a real worker process whose `Date.now` is skewed.
  */
 
-import { randomUUID } from 'node:crypto';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { LeadTime } from '../../src/core/background/lead-time.js';
 import { QueueBacklog } from '../../src/core/background/queue-backlog.js';
 import { readPrepared } from '../../src/core/background/shared-preparation.js';
@@ -15,50 +14,35 @@ import type { SessionView } from '../../src/core/preflight/view/session-view.js'
 import { SummaryMarks } from '../../src/core/summary/summary-mark.js';
 import { type BullmqPreparationQueue, bullmqPreparationQueue } from '../../src/queue/index.js';
 import { redisSessionStore } from '../../src/storage/redis/index.js';
-import { type RedisTestServer, redisAvailable, startRedisServer } from '../support/redis-server.js';
 import { oneMessageJob } from './support/one-message-job.js';
-import { WorkerFleet } from './support/queue-fleet.js';
+import type { WorkerFleet } from './support/queue-fleet.js';
+import { type QueueScene, queueTestRedis } from './support/queue-test-redis.js';
 
-const withRedis = redisAvailable('a worker whose clock is skewed');
-let server: RedisTestServer;
-let fleet: WorkerFleet | undefined;
+const redis = queueTestRedis('a worker whose clock is skewed');
 let queue: BullmqPreparationQueue | undefined;
 
-beforeAll(async () => {
-  if (withRedis) server = await startRedisServer();
-});
-
-afterEach(async () => {
-  await fleet?.stop();
-  await queue?.close();
-  fleet = undefined;
-  queue = undefined;
-});
-
-afterAll(async () => {
-  await server?.stop();
-});
-
 /** A worker whose clock is `skewMs` off the agents', and a queue to add jobs as an agent does. */
-async function skewedWorker(skewMs: number, keyPrefix = `skew-test:${randomUUID()}:`): Promise<WorkerFleet> {
-  const name = `q-${randomUUID()}`;
-  fleet = new WorkerFleet({ REDIS_URL: server.url, KEY_PREFIX: keyPrefix, QUEUE_NAME: name });
+async function skewedWorker(skewMs: number): Promise<QueueScene> {
+  const scene = redis.scene('skew-test');
+  const { fleet } = scene;
   await fleet.start('w1', { CLOCK_SKEW_MS: String(skewMs), SUMMARIZE_MS: String(SUMMARIZE_MS) });
   // A loaded machine's first add (the connection, bullmq's scripts) is not what this checks.
-  queue = bullmqPreparationQueue({ connection: server.url, name, enqueueTimeoutMs: 30_000 });
+  queue = redis.closeAfter(
+    bullmqPreparationQueue({ connection: redis.server.url, name: scene.queue, enqueueTimeoutMs: 30_000 }),
+  );
   // A first job, without a deadline or due time, teaches the worker how long a run takes (it
   // checks deadlines and holds jobs only once it knows).
   await queue.enqueue(oneMessageJob('first'));
   await fleet.untilCount((r) => r.type === 'job', 1);
-  return fleet;
+  return scene;
 }
 
 const SUMMARIZE_MS = 50;
 const results = (workers: WorkerFleet) => workers.of('job').map((r) => r.outcome.result);
 
-describe.runIf(withRedis)('a worker whose clock runs apart from the agents', () => {
+describe.runIf(redis.available)('a worker whose clock runs apart from the agents', () => {
   it('a minute ahead: a job whose deadline is half a minute away is published, not expired', async () => {
-    const workers = await skewedWorker(60_000);
+    const { fleet: workers } = await skewedWorker(60_000);
     await queue!.enqueue(oneMessageJob('ahead', Date.now() + 30_000));
     await workers.untilCount((r) => r.type === 'job', 2);
     expect(results(workers)).toEqual(['published', 'published']);
@@ -67,7 +51,7 @@ describe.runIf(withRedis)('a worker whose clock runs apart from the agents', () 
   it('a minute behind: a job due in seconds runs by then, not a minute later', {
     timeout: 40_000,
   }, async () => {
-    const workers = await skewedWorker(-60_000);
+    const { fleet: workers } = await skewedWorker(-60_000);
     await queue!.enqueue({ ...oneMessageJob('behind', Date.now() + 30_000), dueAt: Date.now() + 3_000 });
     // Before the fix the worker held it until its own clock reached the due time: a minute.
     await workers.untilCount((r) => r.type === 'job', 2);
@@ -75,23 +59,25 @@ describe.runIf(withRedis)('a worker whose clock runs apart from the agents', () 
   });
 });
 
-describe.runIf(withRedis)('the queue latency an agent learns from a worker whose clock is behind', () => {
-  it('is the time the job took (its summarizer at least), not the worker clock minus the agent one', async () => {
-    const keyPrefix = `skew-test:${randomUUID()}:`;
-    const workers = await skewedWorker(-60_000, keyPrefix);
-    const job = oneMessageJob('latency', Date.now() + 30_000);
-    await queue!.enqueue(job);
-    await workers.untilCount((r) => r.type === 'job', 2);
-    expect(results(workers)).toEqual(['published', 'published']);
-    // The agent's trigger reads the record, as background-preparation.ts does.
-    const store = redisSessionStore({ url: server.url, keyPrefix });
-    const lead = new LeadTime();
-    const observer = new QueueBacklog(lead, 'q').observer('latency', job.enqueuedAt);
-    const view = { version: 0, mismatch: true } as unknown as SessionView;
-    await readPrepared(store, 'latency', view, { marks: new SummaryMarks('k'.repeat(64)) }, observer.seen);
-    observer.end();
-    await store.close();
-    // Before: the record's createdAt (a minute behind) minus the agent's enqueue: 0 ms.
-    expect(lead.latencyMs()).toBeGreaterThanOrEqual(SUMMARIZE_MS);
-  });
-});
+describe.runIf(redis.available)(
+  'the queue latency an agent learns from a worker whose clock is behind',
+  () => {
+    it('is the time the job took (its summarizer at least), not the worker clock minus the agent one', async () => {
+      const { fleet: workers, keyPrefix } = await skewedWorker(-60_000);
+      const job = oneMessageJob('latency', Date.now() + 30_000);
+      await queue!.enqueue(job);
+      await workers.untilCount((r) => r.type === 'job', 2);
+      expect(results(workers)).toEqual(['published', 'published']);
+      // The agent's trigger reads the record, as background-preparation.ts does.
+      const store = redisSessionStore({ url: redis.server.url, keyPrefix });
+      const lead = new LeadTime();
+      const observer = new QueueBacklog(lead, 'q').observer('latency', job.enqueuedAt);
+      const view = { version: 0, mismatch: true } as unknown as SessionView;
+      await readPrepared(store, 'latency', view, { marks: new SummaryMarks('k'.repeat(64)) }, observer.seen);
+      observer.end();
+      await store.close();
+      // Before: the record's createdAt (a minute behind) minus the agent's enqueue: 0 ms.
+      expect(lead.latencyMs()).toBeGreaterThanOrEqual(SUMMARIZE_MS);
+    });
+  },
+);

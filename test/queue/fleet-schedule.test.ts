@@ -7,47 +7,26 @@
 
 import { randomUUID } from 'node:crypto';
 import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { QUEUE_METRICS, queueMetrics } from '../../src/exporters/otel/index.js';
 import type { PreparationJob } from '../../src/queue/index.js';
-import { chatTurns } from '../support/background-fixtures.js';
 import { cli } from '../support/cli-fixtures.js';
-import { type RedisTestServer, redisAvailable, startRedisServer } from '../support/redis-server.js';
-import { type Agent, settled, startAgent, WorkerFleet } from './support/queue-fleet.js';
+import { type Agent, crossedTurns, settled, type WorkerFleet } from './support/queue-fleet.js';
+import { queueTestRedis } from './support/queue-test-redis.js';
 
-const withRedis = redisAvailable('fleet schedule tests');
-let server: RedisTestServer;
-/** 36 turns: past prepareAtPct (7,000 of 10,000 tokens), under the trigger. */
-const CROSSED = chatTurns(200).slice(0, 72);
-const open: { fleets: WorkerFleet[]; agents: Agent[] } = { fleets: [], agents: [] };
-
-beforeAll(async () => {
-  if (withRedis) server = await startRedisServer();
-});
-
-afterEach(async () => {
-  await Promise.all(open.fleets.map((fleet) => fleet.stop()));
-  await Promise.all(open.agents.map((agent) => agent.close()));
-  open.fleets = [];
-  open.agents = [];
-});
-
-afterAll(async () => {
-  await server?.stop();
-});
+const redis = queueTestRedis('fleet schedule tests');
+const CROSSED = crossedTurns();
 
 /**
  * A worker of one slot and an agent on their own queue, the worker's run time learned from a
  * first job (no `dueAt`: run when picked); resolves with that job, to copy for other sessions.
  */
 async function warmFleet(
-  keyPrefix = `schedule-test:${randomUUID()}:`,
+  keyPrefix?: string,
 ): Promise<{ fleet: WorkerFleet; agent: Agent; job: PreparationJob }> {
-  const queue = `q-${randomUUID()}`;
-  const fleet = new WorkerFleet({ REDIS_URL: server.url, KEY_PREFIX: keyPrefix, QUEUE_NAME: queue });
-  const agent = startAgent(server.url, keyPrefix, queue);
-  open.fleets.push(fleet);
-  open.agents.push(agent);
+  const scene = redis.scene('schedule-test', keyPrefix);
+  const { fleet } = scene;
+  const agent = scene.agent();
   const enqueue = agent.queue.enqueue.bind(agent.queue);
   let job: PreparationJob | undefined;
   agent.queue.enqueue = async (added) => {
@@ -108,7 +87,7 @@ async function collectQueueMetrics(agent: Agent) {
       | undefined;
 }
 
-describe.runIf(withRedis)("the fleet's schedule by expected trigger", () => {
+describe.runIf(redis.available)("the fleet's schedule by expected trigger", () => {
   it('a job not due yet is held while a job due sooner runs, and a closed session withdraws it unsummarized', async () => {
     const { fleet, agent, job } = await warmFleet();
     // Enqueued first, due in ten minutes (far past any slow machine's run of this test): FIFO
@@ -184,7 +163,7 @@ describe.runIf(withRedis)("the fleet's schedule by expected trigger", () => {
         ['status', session, '--store', 'redis', '--queue', agent.queue.name, ...(json ? ['--json'] : [])],
         '',
         {
-          REDIS_URL: server.url,
+          REDIS_URL: redis.server.url,
         },
       );
     const run = await readUntil(

@@ -8,47 +8,26 @@
  * process (support/queue-worker.ts).
  */
 
-import { randomUUID } from 'node:crypto';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { chatTurns } from '../support/background-fixtures.js';
-import { type RedisTestServer, redisAvailable, startRedisServer } from '../support/redis-server.js';
 import { until } from '../support/until.js';
-import { type Agent, settled, startAgent, WorkerFleet } from './support/queue-fleet.js';
+import { settled } from './support/queue-fleet.js';
+import { queueTestRedis } from './support/queue-test-redis.js';
 
 const NOW = Date.parse('2026-01-01T00:00:00Z');
-const withRedis = redisAvailable('fork branches queue test');
-let server: RedisTestServer;
-let fleet: WorkerFleet | undefined;
-let agent: Agent | undefined;
-
-beforeAll(async () => {
-  if (withRedis) server = await startRedisServer();
-});
-
-afterEach(async () => {
-  await fleet?.stop();
-  await agent?.close();
-  fleet = undefined;
-  agent = undefined;
-});
-
-afterAll(async () => {
-  await server?.stop();
-});
+const redis = queueTestRedis('fork branches queue test');
 
 /** 45 shared turns (past the trigger), then each fork's own 100. */
 const shared = chatTurns(45, 100, 's-');
 const fork = (tag: string) => [...shared, ...chatTurns(100, 100, tag)];
 
-describe.runIf(withRedis)('forks of one session through the queue', () => {
+describe.runIf(redis.available)('forks of one session through the queue', () => {
   it('each fork gets its summaries from the queue, at a base both extend and at its own', async () => {
-    const queue = `q-${randomUUID()}`;
-    const keyPrefix = `fork-test:${randomUUID()}:`;
-    fleet = new WorkerFleet({ REDIS_URL: server.url, KEY_PREFIX: keyPrefix, QUEUE_NAME: queue });
+    const scene = redis.scene('fork-test');
+    const { fleet } = scene;
     // The threshold at prepareAtPct, and no pace learned (one instant for every call): the
     // jobs carry no deadline, so a worker runs each one it picks (none expires or is held).
-    const live = startAgent(server.url, keyPrefix, queue, { preparationLead: 'fixed', clock: () => NOW });
-    agent = live;
+    const live = scene.agent({ preparationLead: 'fixed', clock: () => NOW });
     await fleet.start('w1');
     // Every job added so far has run (published, or fenced): the queue holds none pending.
     const drained = () =>

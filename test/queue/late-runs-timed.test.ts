@@ -7,33 +7,24 @@
  */
 
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   bullmqPreparationQueue,
   type PreparationJobOutcome,
   startPreparationWorker,
 } from '../../src/queue/index.js';
 import { redisSessionStore } from '../../src/storage/redis/index.js';
-import { type RedisTestServer, redisAvailable, startRedisServer } from '../support/redis-server.js';
 import { oneMessageJob } from './support/one-message-job.js';
+import { queueTestRedis } from './support/queue-test-redis.js';
 
-const withRedis = redisAvailable('late runs are timed');
-let server: RedisTestServer;
+const redis = queueTestRedis('late runs are timed');
 
-beforeAll(async () => {
-  if (withRedis) server = await startRedisServer();
-});
-
-afterAll(async () => {
-  await server?.stop();
-});
-
-describe.runIf(withRedis)('a worker whose runs come too late', () => {
+describe.runIf(redis.available)('a worker whose runs come too late', () => {
   it('times them, and drops a later job it cannot finish by its deadline without a summarizer call', async () => {
     const name = `q-${randomUUID()}`;
     const keyPrefix = `late-test:${randomUUID()}:`;
-    const store = redisSessionStore({ url: server.url, keyPrefix });
-    const queue = bullmqPreparationQueue({ connection: server.url, name });
+    const store = redisSessionStore({ url: redis.server.url, keyPrefix });
+    const queue = bullmqPreparationQueue({ connection: redis.server.url, name });
     const calls: string[] = [];
     const outcomes: PreparationJobOutcome[] = [];
     const done: (() => void)[] = [];
@@ -46,7 +37,7 @@ describe.runIf(withRedis)('a worker whose runs come too late', () => {
       release = resolve;
     });
     const worker = await startPreparationWorker({
-      connection: server.url,
+      connection: redis.server.url,
       store,
       name,
       summarizer: {

@@ -8,34 +8,17 @@
 
 import { randomUUID } from 'node:crypto';
 import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { BACKLOG_AFTER } from '../../src/core/background/queue-backlog.js';
 import type { CompactEvent } from '../../src/core/events/events.js';
 import { QUEUE_METRICS, queueMetrics } from '../../src/exporters/otel/index.js';
 import { chatTurns } from '../support/background-fixtures.js';
 import { cli } from '../support/cli-fixtures.js';
-import { type RedisTestServer, redisAvailable, startRedisServer } from '../support/redis-server.js';
-import { type Agent, settled, startAgent, WorkerFleet } from './support/queue-fleet.js';
+import { type Agent, settled, type WorkerFleet } from './support/queue-fleet.js';
+import { queueTestRedis } from './support/queue-test-redis.js';
 
-const withRedis = redisAvailable('queue lead time tests');
-let server: RedisTestServer;
+const redis = queueTestRedis('queue lead time tests');
 const history = chatTurns(400);
-const open: { fleets: WorkerFleet[]; agents: Agent[] } = { fleets: [], agents: [] };
-
-beforeAll(async () => {
-  if (withRedis) server = await startRedisServer();
-});
-
-afterEach(async () => {
-  await Promise.all(open.fleets.map((fleet) => fleet.stop()));
-  await Promise.all(open.agents.map((agent) => agent.close()));
-  open.fleets = [];
-  open.agents = [];
-});
-
-afterAll(async () => {
-  await server?.stop();
-});
 
 /** A clock that moves 500 ms per call of the agent (time per call), plus the real time. */
 function stepClock(): { now: () => number; step: () => void } {
@@ -44,13 +27,9 @@ function stepClock(): { now: () => number; step: () => void } {
 }
 
 /** A fleet and one agent on their own queue and key prefix (`''`: none). */
-function setup(keyPrefix = `lead-test:${randomUUID()}:`, clock?: () => number) {
-  const queue = `q-${randomUUID()}`;
-  const fleet = new WorkerFleet({ REDIS_URL: server.url, KEY_PREFIX: keyPrefix, QUEUE_NAME: queue });
-  const agent = startAgent(server.url, keyPrefix, queue, clock ? { clock } : {});
-  open.fleets.push(fleet);
-  open.agents.push(agent);
-  return { fleet, agent };
+function setup(keyPrefix?: string, clock?: () => number) {
+  const scene = redis.scene('lead-test', keyPrefix);
+  return { fleet: scene.fleet, agent: scene.agent(clock ? { clock } : {}) };
 }
 
 /**
@@ -76,7 +55,7 @@ async function drive(
   }
 }
 
-describe.runIf(withRedis)('the learned lead time of queued preparations', () => {
+describe.runIf(redis.available)('the learned lead time of queued preparations', () => {
   it('a slower queue makes preparations start earlier (the decided threshold)', async () => {
     const decided = async (summarizeMs: string) => {
       const clock = stepClock();
@@ -198,7 +177,7 @@ describe.runIf(withRedis)('the learned lead time of queued preparations', () => 
     });
     while ((await agent.queue.counts()).waiting > 1) await new Promise((resolve) => setTimeout(resolve, 20));
     const run = await cli(['status', session, '--store', 'redis', '--queue', agent.queue.name], '', {
-      REDIS_URL: server.url,
+      REDIS_URL: redis.server.url,
     });
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout).toMatch(
@@ -210,7 +189,7 @@ describe.runIf(withRedis)('the learned lead time of queued preparations', () => 
     const json = JSON.parse(
       (
         await cli(['status', session, '--store', 'redis', '--queue', agent.queue.name, '--json'], '', {
-          REDIS_URL: server.url,
+          REDIS_URL: redis.server.url,
         })
       ).stdout,
     );

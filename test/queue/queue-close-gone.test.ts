@@ -7,22 +7,13 @@
  */
 
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { bullmqPreparationQueue } from '../../src/queue/index.js';
-import { type RedisTestServer, redisAvailable, startRedisServer } from '../support/redis-server.js';
+import { queueTestRedis } from './support/queue-test-redis.js';
 
-const withRedis = redisAvailable('queue close at a gone Redis');
-let server: RedisTestServer;
+const redis = queueTestRedis('queue close at a gone Redis');
 
-beforeAll(async () => {
-  if (withRedis) server = await startRedisServer();
-});
-
-afterAll(async () => {
-  await server?.stop();
-});
-
-describe.runIf(withRedis)('the preparation queue at a gone Redis', () => {
+describe.runIf(redis.available)('the preparation queue at a gone Redis', () => {
   it('close() settles with a command in flight', { timeout: 30_000 }, async () => {
     let reconnecting: () => void = () => {};
     const lost = new Promise<void>((resolve) => {
@@ -31,7 +22,7 @@ describe.runIf(withRedis)('the preparation queue at a gone Redis', () => {
     const queue = bullmqPreparationQueue({
       connection: {
         host: '127.0.0.1',
-        port: server.port,
+        port: redis.server.port,
         // Called once the client saw its socket close: it then waits a minute to reconnect (no
         // attempt under way when close() drops it: the drop then never ends a socket).
         retryStrategy: () => {
@@ -42,7 +33,7 @@ describe.runIf(withRedis)('the preparation queue at a gone Redis', () => {
       name: `q-${randomUUID()}`,
     });
     await queue.counts();
-    process.kill(server.pid, 'SIGKILL');
+    process.kill(redis.server.pid, 'SIGKILL');
     await lost;
     // A command in flight that nothing will answer (the client holds it until it reconnects).
     const inFlight = queue.counts().then(

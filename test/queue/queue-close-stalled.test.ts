@@ -6,26 +6,17 @@
  */
 
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { bullmqPreparationQueue } from '../../src/queue/index.js';
-import { type RedisTestServer, redisAvailable, startRedisServer } from '../support/redis-server.js';
+import { queueTestRedis } from './support/queue-test-redis.js';
 
-const withRedis = redisAvailable('queue close at a stalled Redis');
-let server: RedisTestServer;
+const redis = queueTestRedis('queue close at a stalled Redis');
 
-beforeAll(async () => {
-  if (withRedis) server = await startRedisServer();
-});
-
-afterAll(async () => {
-  await server?.stop();
-});
-
-describe.runIf(withRedis)('the preparation queue at a stalled Redis', () => {
+describe.runIf(redis.available)('the preparation queue at a stalled Redis', () => {
   it('close() settles while the server is still stopped', { timeout: 60_000 }, async () => {
-    const queue = bullmqPreparationQueue({ connection: server.url, name: `q-${randomUUID()}` });
+    const queue = bullmqPreparationQueue({ connection: redis.server.url, name: `q-${randomUUID()}` });
     await queue.counts();
-    process.kill(server.pid, 'SIGSTOP');
+    process.kill(redis.server.pid, 'SIGSTOP');
     try {
       // A command in flight that the stopped server never answers.
       const inFlight = queue.counts().then(
@@ -36,7 +27,7 @@ describe.runIf(withRedis)('the preparation queue at a stalled Redis', () => {
       await queue.close();
       expect(await inFlight).toBe('failed');
     } finally {
-      process.kill(server.pid, 'SIGCONT');
+      process.kill(redis.server.pid, 'SIGCONT');
     }
   });
 });

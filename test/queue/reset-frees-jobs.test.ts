@@ -6,52 +6,23 @@
  * worker process (support/queue-worker.ts).
  */
 
-import { randomUUID } from 'node:crypto';
 import { Queue } from 'bullmq';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { preparationJobId } from '../../src/queue/index.js';
-import { chatTurns } from '../support/background-fixtures.js';
-import { type RedisTestServer, redisAvailable, startRedisServer } from '../support/redis-server.js';
-import { type Agent, settled, startAgent, WorkerFleet } from './support/queue-fleet.js';
+import { crossedTurns as crossed, settled, triggeredTurns as triggered } from './support/queue-fleet.js';
+import { queueTestRedis } from './support/queue-test-redis.js';
 
-const withRedis = redisAvailable('reset frees the queue jobs');
-let server: RedisTestServer;
-let fleet: WorkerFleet | undefined;
-let agents: Agent[] = [];
-let reader: Queue | undefined;
+const redis = queueTestRedis('reset frees the queue jobs');
 
-beforeAll(async () => {
-  if (withRedis) server = await startRedisServer();
-});
-
-afterEach(async () => {
-  await fleet?.stop();
-  await Promise.all(agents.map((agent) => agent.close()));
-  await reader?.close();
-  fleet = undefined;
-  agents = [];
-  reader = undefined;
-});
-
-afterAll(async () => {
-  await server?.stop();
-});
-
-/** 36 turns: past prepareAtPct (7,000 of 10,000 tokens), under the trigger; 45: past the trigger. */
-const crossed = (tag: string) => chatTurns(200, 100, tag).slice(0, 72);
-const triggered = (tag: string) => chatTurns(200, 100, tag).slice(0, 90);
-
-describe.runIf(withRedis)('reset, then the session id reused', () => {
+describe.runIf(redis.available)('reset, then the session id reused', () => {
   it("the new conversation's jobs run and its trigger uses their summary", async () => {
-    const queue = `q-${randomUUID()}`;
-    const keyPrefix = `reset-test:${randomUUID()}:`;
-    fleet = new WorkerFleet({ REDIS_URL: server.url, KEY_PREFIX: keyPrefix, QUEUE_NAME: queue });
-    const agent = startAgent(server.url, keyPrefix, queue);
-    const admin = startAgent(server.url, keyPrefix, queue);
-    agents = [agent, admin];
+    const scene = redis.scene('reset-test');
+    const { queue, fleet } = scene;
+    const agent = scene.agent();
+    const admin = scene.agent();
     await fleet.start('w1');
     const published = (count: number) =>
-      fleet!.untilCount((r) => r.type === 'job' && r.outcome.result === 'published', count);
+      fleet.untilCount((r) => r.type === 'job' && r.outcome.result === 'published', count);
 
     await agent.manager.compact('s', crossed('old-'));
     await settled(agent);
@@ -67,8 +38,8 @@ describe.runIf(withRedis)('reset, then the session id reused', () => {
     await published(2);
     // The job of version 0 is the new conversation's: added after the reset (a completed job
     // keeps no messages, so its time tells it from the old one, whose id the add reused).
-    const { hostname, port } = new URL(server.url);
-    reader = new Queue(queue, { connection: { host: hostname, port: Number(port) } });
+    const { hostname, port } = new URL(redis.server.url);
+    const reader = redis.closeAfter(new Queue(queue, { connection: { host: hostname, port: Number(port) } }));
     const job = await reader.getJob(preparationJobId('s', 0));
     expect(job?.timestamp, 'the queue holds the new conversation’s job').toBeGreaterThanOrEqual(resetAt);
     const result = await agent.manager.compact('s', triggered('new-'));

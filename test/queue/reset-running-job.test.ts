@@ -8,45 +8,19 @@
  * worker process whose summarizer answers when told (support/queue-worker.ts, `gate`).
  */
 
-import { randomUUID } from 'node:crypto';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { chatTurns } from '../support/background-fixtures.js';
-import { type RedisTestServer, redisAvailable, startRedisServer } from '../support/redis-server.js';
+import { describe, expect, it } from 'vitest';
 import { until } from '../support/until.js';
-import { type Agent, settled, startAgent, WorkerFleet } from './support/queue-fleet.js';
+import { crossedTurns as crossed, settled, triggeredTurns as triggered } from './support/queue-fleet.js';
+import { queueTestRedis } from './support/queue-test-redis.js';
 
-const withRedis = redisAvailable('reset while a job runs');
-let server: RedisTestServer;
-let fleet: WorkerFleet | undefined;
-let agents: Agent[] = [];
+const redis = queueTestRedis('reset while a job runs');
 
-beforeAll(async () => {
-  if (withRedis) server = await startRedisServer();
-});
-
-afterEach(async () => {
-  await fleet?.stop();
-  await Promise.all(agents.map((agent) => agent.close()));
-  fleet = undefined;
-  agents = [];
-});
-
-afterAll(async () => {
-  await server?.stop();
-});
-
-/** 36 turns: past prepareAtPct (7,000 of 10,000 tokens), under the trigger; 45: past the trigger. */
-const crossed = (tag: string) => chatTurns(200, 100, tag).slice(0, 72);
-const triggered = (tag: string) => chatTurns(200, 100, tag).slice(0, 90);
-
-describe.runIf(withRedis)('reset while the old conversation’s job runs', () => {
+describe.runIf(redis.available)('reset while the old conversation’s job runs', () => {
   it("the new conversation's job runs and its trigger uses its summary", async () => {
-    const queue = `q-${randomUUID()}`;
-    const keyPrefix = `reset-running:${randomUUID()}:`;
-    fleet = new WorkerFleet({ REDIS_URL: server.url, KEY_PREFIX: keyPrefix, QUEUE_NAME: queue });
-    const agent = startAgent(server.url, keyPrefix, queue);
-    const admin = startAgent(server.url, keyPrefix, queue);
-    agents = [agent, admin];
+    const scene = redis.scene('reset-running');
+    const { fleet } = scene;
+    const agent = scene.agent();
+    const admin = scene.agent();
     const gated = await fleet.start('gated', { MODE: 'gate' });
 
     // The old conversation's job runs: its summarizer waits to be told.
@@ -65,7 +39,7 @@ describe.runIf(withRedis)('reset while the old conversation’s job runs', () =>
     // reset's withdrawal did not cancel it yet, and the new one), until every job added has run.
     let released = 0;
     await until(async () => {
-      const summarizing = fleet!.of('summarizing').length;
+      const summarizing = fleet.of('summarizing').length;
       for (; released < summarizing; released++) gated.send({ type: 'release' });
       const counts = await agent.queue.counts();
       return counts.waiting + counts.active + counts.delayed === 0;

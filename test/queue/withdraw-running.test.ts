@@ -6,48 +6,20 @@
  * process (support/queue-worker.ts).
  */
 
-import { randomUUID } from 'node:crypto';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { PreparationQueue } from '../../src/core/queues/preparation-queue.js';
 import { bullmqPreparationQueue } from '../../src/queue/index.js';
-import { chatTurns } from '../support/background-fixtures.js';
-import { type RedisTestServer, redisAvailable, startRedisServer } from '../support/redis-server.js';
-import { type Agent, settled, startAgent, WorkerFleet } from './support/queue-fleet.js';
+import { crossedTurns, settled } from './support/queue-fleet.js';
+import { queueTestRedis } from './support/queue-test-redis.js';
 
-const withRedis = redisAvailable('withdrawal of a running job');
-let server: RedisTestServer;
-let fleet: WorkerFleet | undefined;
-let agent: Agent | undefined;
-let other: Agent | undefined;
-let extraQueue: { close(): Promise<void> } | undefined;
-/** 36 turns: past prepareAtPct (7,000 of 10,000 tokens), under the trigger. */
-const CROSSED = chatTurns(200).slice(0, 72);
+const redis = queueTestRedis('withdrawal of a running job');
+const CROSSED = crossedTurns();
 
-beforeAll(async () => {
-  if (withRedis) server = await startRedisServer();
-});
-
-afterEach(async () => {
-  await fleet?.stop();
-  await agent?.close();
-  await other?.close();
-  await extraQueue?.close();
-  extraQueue = undefined;
-  fleet = undefined;
-  agent = undefined;
-  other = undefined;
-});
-
-afterAll(async () => {
-  await server?.stop();
-});
-
-describe.runIf(withRedis)('a running job withdrawn by its agent', () => {
+describe.runIf(redis.available)('a running job withdrawn by its agent', () => {
   it('the session closes mid-run: the summarizer call is aborted, nothing is published or retried', async () => {
-    const queue = `q-${randomUUID()}`;
-    const keyPrefix = `withdraw-test:${randomUUID()}:`;
-    fleet = new WorkerFleet({ REDIS_URL: server.url, KEY_PREFIX: keyPrefix, QUEUE_NAME: queue });
-    agent = startAgent(server.url, keyPrefix, queue);
+    const scene = redis.scene('withdraw-test');
+    const { fleet } = scene;
+    const agent = scene.agent();
     // Its summarizer answers only when told (never here): only a cancellation ends the run.
     await fleet.start('gated', { MODE: 'gate' });
     await agent.manager.compact('s', CROSSED);
@@ -75,12 +47,11 @@ describe.runIf(withRedis)('a running job withdrawn by its agent', () => {
   });
 
   it('a session closed by an agent that never prepared it: the job another agent enqueued is withdrawn too', async () => {
-    const queue = `q-${randomUUID()}`;
-    const keyPrefix = `withdraw-test:${randomUUID()}:`;
+    const scene = redis.scene('withdraw-test');
     // No worker: the job waits in the queue.
-    agent = startAgent(server.url, keyPrefix, queue);
+    const agent = scene.agent();
     // Its preparations start later (84% of the window): at this size it enqueues none itself.
-    other = startAgent(server.url, keyPrefix, queue, {
+    const other = scene.agent({
       policy: { hardCapBuffer: 500, prepareAtPct: 0.84 },
     });
     await agent.manager.compact('s', CROSSED);
@@ -99,11 +70,12 @@ describe.runIf(withRedis)('a running job withdrawn by its agent', () => {
   });
 
   it("a session closed while another agent's add is still on the way: the job lands withdrawn and runs no summarizer", async () => {
-    const queue = `q-${randomUUID()}`;
-    const keyPrefix = `withdraw-test:${randomUUID()}:`;
+    const scene = redis.scene('withdraw-test');
+    const { fleet } = scene;
     // The agent that enqueues: its add is held back until the close is done (a slow add under load).
-    const inner = bullmqPreparationQueue({ connection: server.url, name: queue, attempts: 3, backoffMs: 50 });
-    extraQueue = inner;
+    const inner = redis.closeAfter(
+      bullmqPreparationQueue({ connection: redis.server.url, name: scene.queue, attempts: 3, backoffMs: 50 }),
+    );
     let release: () => void = () => {};
     const gate = new Promise<void>((resolve) => {
       release = resolve;
@@ -121,12 +93,12 @@ describe.runIf(withRedis)('a running job withdrawn by its agent', () => {
         return added;
       },
     };
-    agent = startAgent(server.url, keyPrefix, queue, { preparationQueue: slow });
+    const agent = scene.agent({ preparationQueue: slow });
     const call = agent.manager.compact('s', CROSSED);
     const { added } = await adding;
     // The next call goes to the other agent, which enqueues nothing itself, and the
     // conversation closes there: its withdrawal (what endSession(closed) calls) finds no job yet.
-    other = startAgent(server.url, keyPrefix, queue, { policy: { hardCapBuffer: 500, prepareAtPct: 0.84 } });
+    const other = scene.agent({ policy: { hardCapBuffer: 500, prepareAtPct: 0.84 } });
     await other.manager.compact('s', CROSSED);
     await settled(other);
     // Its queue is open (as in a fleet where it enqueued other sessions' jobs before).
@@ -137,7 +109,6 @@ describe.runIf(withRedis)('a running job withdrawn by its agent', () => {
     await added;
     await call;
     expect(await inner.counts()).toMatchObject({ waiting: 1 });
-    fleet = new WorkerFleet({ REDIS_URL: server.url, KEY_PREFIX: keyPrefix, QUEUE_NAME: queue });
     await fleet.start('ok');
     await fleet.inbox.until((r) => r.type === 'job');
     const [run] = fleet.of('job');

@@ -10,24 +10,16 @@
 
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { MemorySessionStore } from '../../src/core/session/session-store.js';
 import type { Summarizer } from '../../src/core/summary/summarizer.js';
 import { bullmqPreparationQueue, startPreparationWorker } from '../../src/queue/index.js';
 import { WORKER_CLOSE_TIMEOUT_MS } from '../../src/queue/worker-close.js';
-import { type RedisTestServer, redisAvailable, startRedisServer } from '../support/redis-server.js';
+import { startRedisServer } from '../support/redis-server.js';
 import { oneMessageJob } from './support/one-message-job.js';
+import { queueTestRedis } from './support/queue-test-redis.js';
 
-const withRedis = redisAvailable('worker close at a stalled Redis');
-let server: RedisTestServer;
-
-beforeAll(async () => {
-  if (withRedis) server = await startRedisServer();
-});
-
-afterAll(async () => {
-  await server?.stop();
-});
+const redis = queueTestRedis('worker close at a stalled Redis');
 
 /** A summarizer that says when it starts and returns once `finish` resolves (noting 'summarized'). */
 function summarizerUntil(finish: () => Promise<unknown>, order: string[]) {
@@ -47,17 +39,17 @@ function summarizerUntil(finish: () => Promise<unknown>, order: string[]) {
   return { summarizer, running };
 }
 
-describe.runIf(withRedis)('the preparation worker closing', () => {
+describe.runIf(redis.available)('the preparation worker closing', () => {
   it('lets a job running at close() finish first, however long it takes (Redis healthy)', {
     timeout: 60_000,
   }, async () => {
     const name = `q-${randomUUID()}`;
-    const queue = bullmqPreparationQueue({ connection: server.url, name });
+    const queue = bullmqPreparationQueue({ connection: redis.server.url, name });
     const order: string[] = [];
     // Longer than the close's bound for Redis: a bound on the whole close would cut it.
     const { summarizer, running } = summarizerUntil(() => sleep(WORKER_CLOSE_TIMEOUT_MS * 2), order);
     const worker = await startPreparationWorker({
-      connection: server.url,
+      connection: redis.server.url,
       store: new MemorySessionStore(),
       name,
       summarizer,
@@ -78,7 +70,7 @@ describe.runIf(withRedis)('the preparation worker closing', () => {
     timeout: 60_000,
   }, async () => {
     const name = `q-${randomUUID()}`;
-    const queue = bullmqPreparationQueue({ connection: server.url, name });
+    const queue = bullmqPreparationQueue({ connection: redis.server.url, name });
     const order: string[] = [];
     let release!: () => void;
     const gate = new Promise<void>((resolve) => {
@@ -86,14 +78,14 @@ describe.runIf(withRedis)('the preparation worker closing', () => {
     });
     const { summarizer, running } = summarizerUntil(() => gate, order);
     const worker = await startPreparationWorker({
-      connection: server.url,
+      connection: redis.server.url,
       store: new MemorySessionStore(),
       name,
       summarizer,
     });
     await queue.enqueue(oneMessageJob('a'));
     await running;
-    process.kill(server.pid, 'SIGSTOP');
+    process.kill(redis.server.pid, 'SIGSTOP');
     try {
       const closing = worker.close().then(() => order.push('closed'));
       release();
@@ -101,7 +93,7 @@ describe.runIf(withRedis)('the preparation worker closing', () => {
       await closing;
       expect(order).toEqual(['summarized', 'closed']);
     } finally {
-      process.kill(server.pid, 'SIGCONT');
+      process.kill(redis.server.pid, 'SIGCONT');
       await queue.close();
     }
   });

@@ -5,30 +5,11 @@
  */
 import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TokenCounter } from '../../src/core/counting/token-counter.js';
 import type { AnyCompactEvent } from '../../src/core/events/events.js';
 import { CompactManager } from '../../src/core/manager/compact-manager.js';
-import type { CompactMessage } from '../../src/core/messages/message.js';
 import { type RedisSessionStore, redisSessionStore } from '../../src/storage/redis/index.js';
+import { charCounter, chatTurns } from '../support/manager-fixtures.js';
 import { type RedisTestServer, redisAvailable, startRedisServer } from '../support/redis-server.js';
-
-const charCounter: TokenCounter = {
-  name: 'chars',
-  exact: true,
-  requestOverhead: 0,
-  countText: (text) => text.length,
-  countMessage: (m: CompactMessage) => m.text.length,
-  countTools: (tools) => JSON.stringify(tools).length,
-};
-
-function chatTurns(n: number): Record<string, unknown>[] {
-  const out: Record<string, unknown>[] = [];
-  for (let i = 0; i < n; i++) {
-    out.push({ role: 'user', content: `Q${i} `.padEnd(100, 'q') });
-    out.push({ role: 'assistant', content: `A${i} `.padEnd(100, 'a') });
-  }
-  return out;
-}
 
 /**
  * `inner` with each of its calls' promises in `waiting` until it settles: a call the store

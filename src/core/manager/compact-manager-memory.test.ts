@@ -4,19 +4,9 @@
  * the manager's own counters (`cacheStatus`), not on heap figures.
  */
 import { describe, expect, it } from 'vitest';
-import type { TokenCounter } from '../counting/token-counter.js';
-import type { CompactMessage } from '../messages/message.js';
+import { charCounter } from '../../../test/support/manager-fixtures.js';
 import { MemorySessionStore, type SessionStore } from '../session/session-store.js';
 import { CompactManager } from './compact-manager.js';
-
-const charCounter: TokenCounter = {
-  name: 'chars',
-  exact: true,
-  requestOverhead: 0,
-  countText: (text) => text.length,
-  countMessage: (m: CompactMessage) => m.text.length,
-  countTools: (tools) => JSON.stringify(tools).length,
-};
 
 function chatTurns(n: number, seed: string, size = 100): Record<string, unknown>[] {
   const out: Record<string, unknown>[] = [];

@@ -5,9 +5,8 @@
  * number of calls it affected. Counted, not timed.
  */
 import { describe, expect, it } from 'vitest';
-import type { TokenCounter } from '../counting/token-counter.js';
+import { charCounter, chatTurns } from '../../../test/support/manager-fixtures.js';
 import type { AnyCompactEvent } from '../events/events.js';
-import type { CompactMessage } from '../messages/message.js';
 import {
   MemorySessionStore,
   type SessionLock,
@@ -16,24 +15,6 @@ import {
   type SessionStoreSetOptions,
 } from '../session/session-store.js';
 import { CompactManager } from './compact-manager.js';
-
-const charCounter: TokenCounter = {
-  name: 'chars',
-  exact: true,
-  requestOverhead: 0,
-  countText: (text) => text.length,
-  countMessage: (m: CompactMessage) => m.text.length,
-  countTools: (tools) => JSON.stringify(tools).length,
-};
-
-function chatTurns(n: number): Record<string, unknown>[] {
-  const out: Record<string, unknown>[] = [];
-  for (let i = 0; i < n; i++) {
-    out.push({ role: 'user', content: `Q${i} `.padEnd(100, 'q') });
-    out.push({ role: 'assistant', content: `A${i} `.padEnd(100, 'a') });
-  }
-  return out;
-}
 
 /** A shared store over a memory store that can throw or stall (every operation, lock operations included). */
 class StallingStore implements SessionStore {

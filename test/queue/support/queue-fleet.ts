@@ -13,7 +13,7 @@ import {
 } from '../../../src/queue/index.js';
 import { type RedisSessionStore, redisSessionStore } from '../../../src/storage/redis/index.js';
 import { ReportInbox } from '../../storage/support/report-inbox.js';
-import { charCounter } from '../../support/background-fixtures.js';
+import { charCounter, chatTurns } from '../../support/background-fixtures.js';
 import type { QueueWorkerReport } from './queue-worker.js';
 
 const WORKER = new URL('./queue-worker.ts', import.meta.url).pathname;
@@ -142,4 +142,17 @@ export function startAgent(
 /** Resolves once the agent's background work (redaction and the queue's add) is done. */
 export async function settled(agent: Agent): Promise<void> {
   while (agent.manager.backgroundStatus().running > 0) await new Promise((resolve) => setTimeout(resolve, 5));
+}
+
+/**
+ * A chat of 36 turns (`chatTurns`, `tag` telling one conversation from another): past an
+ * agent's prepareAtPct (7,000 of its 10,000 tokens), under its trigger.
+ */
+export function crossedTurns(tag = ''): Record<string, unknown>[] {
+  return chatTurns(200, 100, tag).slice(0, 72);
+}
+
+/** The same chat at 45 turns: past the agent's trigger (8,500 tokens). */
+export function triggeredTurns(tag = ''): Record<string, unknown>[] {
+  return chatTurns(200, 100, tag).slice(0, 90);
 }

@@ -107,8 +107,8 @@ export function cutSeam(
     const b = pieceText(after, start);
     const cut = seamCut(a, b, redact);
     if (cut) {
-      first = withPiece(first, end, (text) => cutPiece(a, text, 0, cut[0]));
-      second = withPiece(second, start, (text) => cutPiece(b, text, cut[1], 0));
+      first = withPiece(first, end, (text) => cutPiece(a, text, 0, cut[0], redact));
+      second = withPiece(second, start, (text) => cutPiece(b, text, cut[1], 0, redact));
     }
   }
   // The wire forms meet at the same seam (a cached prefix sends them as they are).

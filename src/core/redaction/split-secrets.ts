@@ -93,11 +93,19 @@ export function seamCut(a: string, b: string, redact: Redactor): SeamCut | undef
  * `redacted` (the redaction of `original`) with its first `front` and last `back` characters of
  * the original replaced too. Where the redaction changed text that a cut reaches (a JWT caught
  * in the head's first characters, the rest of a Sentry token after it; a URL's password caught
- * in the tail, its user before it), that change and the cut become one replacement: the text
- * between the first and the last change is not mapped back, so it goes with them (secrets-88:
- * what the redaction left there was kept, the rest of the secret with it).
+ * in the tail, its user before it), that change and the cut become one replacement (secrets-88:
+ * what the redaction left there was kept, the rest of the secret with it). With `redact`, the
+ * text left of the piece is redacted again alone when that loses no change of `redacted`
+ * (its redaction is where `redacted` starts or ends), so the text between a change the cut
+ * reaches and another one is kept; without, it goes with them.
  */
-export function cutPiece(original: string, redacted: string, front: number, back: number): string {
+export function cutPiece(
+  original: string,
+  redacted: string,
+  front: number,
+  back: number,
+  redact?: Redactor,
+): string {
   if (front === 0 && back === 0) return redacted;
   const length = original.length;
   if (front + back >= length) return REDACTED;
@@ -112,6 +120,10 @@ export function cutPiece(original: string, redacted: string, front: number, back
     const end = length - commonSuffix(original, redacted, Math.min(length, redacted.length) - first);
     if (front > 0 && first < front) lead = Math.max(front, end);
     if (back > 0 && end > length - back) trail = Math.max(back, length - first);
+    if (redact && (lead > front || trail > back)) {
+      const kept = keptBetween(original, redacted, front, back, redact);
+      if (kept !== undefined) return kept;
+    }
     if (lead + trail >= length) return REDACTED;
     // The change is in the middle (both ends of the text are as they were), or inside the cuts.
     middle =
@@ -122,6 +134,35 @@ export function cutPiece(original: string, redacted: string, front: number, back
   return `${front > 0 ? REDACTED : ''}${middle}${back > 0 ? REDACTED : ''}`;
 }
 
+/**
+ * The piece with its cuts replaced and the text between redacted alone, when that redaction
+ * is where `redacted` starts (a back cut) or ends (a front cut): then no change of `redacted`
+ * is lost (one that crossed into a cut is in it), else undefined.
+ */
+function keptBetween(
+  original: string,
+  redacted: string,
+  front: number,
+  back: number,
+  redact: Redactor,
+): string | undefined {
+  let rest = redacted;
+  let middle = original;
+  if (back > 0) {
+    middle = original.slice(0, original.length - back);
+    const alone = redact(middle);
+    if (!rest.startsWith(alone)) return undefined;
+    rest = alone;
+  }
+  if (front > 0) {
+    middle = middle.slice(front);
+    const alone = redact(middle);
+    if (!rest.endsWith(alone)) return undefined;
+    rest = alone;
+  }
+  return `${front > 0 ? REDACTED : ''}${rest}${back > 0 ? REDACTED : ''}`;
+}
+
 /** Redacts adjacent pieces of one text, each alone and across each seam (`cuts[i]`: seam i, i + 1). */
 export function redactPieces(
   pieces: readonly string[],
@@ -129,7 +170,7 @@ export function redactPieces(
   cuts: readonly (SeamCut | undefined)[] = seamCuts(pieces, redact),
 ): string[] {
   return pieces.map((piece, i) =>
-    cutPiece(piece, redact(piece), i > 0 ? (cuts[i - 1]?.[1] ?? 0) : 0, cuts[i]?.[0] ?? 0),
+    cutPiece(piece, redact(piece), i > 0 ? (cuts[i - 1]?.[1] ?? 0) : 0, cuts[i]?.[0] ?? 0, redact),
   );
 }
 
@@ -188,8 +229,8 @@ export function redactBlockSeams(source: readonly unknown[], out: unknown[], red
     if (!b) continue;
     const cut = seamCut(a.text, b.text, redact);
     if (!cut) continue;
-    out[i] = withTextAt(out[i], a.path, (text) => cutPiece(a.text, text, 0, cut[0]));
-    out[k] = withTextAt(out[k], b.path, (text) => cutPiece(b.text, text, cut[1], 0));
+    out[i] = withTextAt(out[i], a.path, (text) => cutPiece(a.text, text, 0, cut[0], redact));
+    out[k] = withTextAt(out[k], b.path, (text) => cutPiece(b.text, text, cut[1], 0, redact));
   }
 }
 

@@ -1,5 +1,5 @@
 /**
- * Review 88: the integration factories took any options. A misspelt key (`sesionId`,
+ * Review 88: the integration factories (and `CompactionSession`) took any options. A misspelt key (`sesionId`,
  * `onCompation`, `cacheBreakpoint`) was ignored without a word, where `new CompactManager`
  * names it (`invalid_config`, "did you mean ..."); `withCompaction(client, manager,
  * { sessionId: 5 })` was accepted and failed at the first request instead; and a missing manager
@@ -7,6 +7,7 @@
  * TypeError. Now each factory refuses them at once, `invalid_config` naming the option.
  */
 import Anthropic from '@anthropic-ai/sdk';
+import { MemorySession } from '@openai/agents';
 import { describe, expect, it } from 'vitest';
 import {
   compactionMiddleware as aiSdkMiddleware,
@@ -14,6 +15,7 @@ import {
 } from '../../src/adapters/ai-sdk/index.js';
 import { withCompaction } from '../../src/adapters/anthropic/index.js';
 import { compactionMiddleware as langChainMiddleware } from '../../src/adapters/langchain/index.js';
+import { CompactionSession, compactionInputFilter } from '../../src/adapters/openai-agents/index.js';
 import { CompactError } from '../../src/core/errors.js';
 import { CompactManager } from '../../src/core/manager/compact-manager.js';
 
@@ -52,6 +54,13 @@ describe('integration factories check their options', () => {
         code: 'invalid_config',
       },
     ]);
+    expect(
+      refused(() => compactionInputFilter(manager, { sessionId: 's', spanname: 'x' } as never)).message,
+    ).toBe('compactionInputFilter: spanname is not an option (did you mean spanName?)');
+    const session = new MemorySession();
+    expect(
+      refused(() => new CompactionSession({ session, manager, writeTimeCompation: true } as never)).message,
+    ).toBe('CompactionSession: writeTimeCompation is not an option (did you mean writeTimeCompaction?)');
   });
 
   it('a session id that is neither a string nor a function is refused when the integration is made', () => {
@@ -87,5 +96,18 @@ describe('integration factories check their options', () => {
     expect(() =>
       compactionPrepareStep(manager, { sessionId: 's', system: 'x', tools: [], replyTokens: 10 }),
     ).not.toThrow();
+    expect(() =>
+      compactionInputFilter(manager, { sessionId: () => 's', countTools: false, spanName: 'c' }),
+    ).not.toThrow();
+    const session = new MemorySession();
+    const options = {
+      session,
+      manager,
+      sessionId: 's',
+      instructions: 'i',
+      tools: [],
+      writeTimeCompaction: false,
+    };
+    expect(() => new CompactionSession(options)).not.toThrow();
   });
 });

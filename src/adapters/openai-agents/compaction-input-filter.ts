@@ -3,6 +3,7 @@ import { CompactError } from '../../core/errors.js';
 import type { CompactManager } from '../../core/manager/compact-manager.js';
 import { responsesSummaryFirst } from '../../core/messages/summary-first.js';
 import { replyTokensOf } from '../../core/preflight/body/reply-tokens.js';
+import { checkAdapterOptions } from '../adapter-options.js';
 import { compactWithEvents, describeCompaction } from '../compact-with-events.js';
 import { handoffToolSchemas, outputTypeSchema } from './agent-sent-schemas.js';
 import { loadAgents, withCompactionSpan } from './agents-tracing.js';
@@ -204,6 +205,7 @@ export function compactionInputFilter<TContext = unknown>(
   manager: CompactManager,
   options: CompactionInputFilterOptions<TContext> = {},
 ): CallModelInputFilter<TContext> & { preserveInputIdentity: true } {
+  checkAdapterOptions('compactionInputFilter', manager, options, ['sessionId', 'countTools', 'spanName']);
   const { countTools = true, spanName = 'agent.compaction' } = options;
   const filter = async (args: CallModelInputFilterArgs<TContext>): Promise<ModelInputData> => {
     filterCalls++;

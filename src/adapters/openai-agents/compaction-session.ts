@@ -11,9 +11,12 @@ import type { CompactManager } from '../../core/manager/compact-manager.js';
 import type { CompactionResult } from '../../core/manager/manager-options.js';
 import { openaiResponsesCodec } from '../../core/messages/formats/openai-responses.js';
 import type { WithMeta } from '../../core/messages/message.js';
+import { checkAdapterOptions } from '../adapter-options.js';
 import { compactWithEvents, describeCompaction, summaryEventOf } from '../compact-with-events.js';
 import { loadAgents, withCompactionSpan } from './agents-tracing.js';
 import { compactionInputFilter, filterCallCount, registerSessionSummary } from './compaction-input-filter.js';
+
+const SESSION_OPTIONS = ['sessionId', 'instructions', 'tools', 'writeTimeCompaction'] as const;
 
 /**
  * An Agents SDK input item with the optional `meta` the manager reads (`{ protected: true }`
@@ -174,6 +177,8 @@ export class CompactionSession implements OpenAIResponsesCompactionAwareSession 
     if (!options.manager || typeof options.manager.compact !== 'function') {
       throw new CompactError('invalid_config', 'CompactionSession: manager must be a CompactManager');
     }
+    const { session: _session, manager, ...rest } = options;
+    checkAdapterOptions('CompactionSession', manager, rest, SESSION_OPTIONS);
     this.underlying = options.session;
     this.manager = options.manager;
     this.#options = { ...options };

@@ -1,6 +1,7 @@
 import type { CompactMessage } from '../messages/message.js';
 import { TimeSlice } from '../time-slice.js';
-import { cutPiece, redactBlockSeams, seamCut } from './split-secrets.js';
+import { cutPiece } from './cut-piece.js';
+import { redactBlockSeams, seamCut } from './split-secrets.js';
 
 /** A redactor (`Redactor` of redactor.ts, named here so the two files do not import each other). */
 type Redactor = (text: string) => string;

@@ -1,5 +1,6 @@
 import OpenAI from 'openai';
 import { beforeEach, describe, expect, it } from 'vitest';
+import { migrationHistory as history } from '../../test/fixtures/summarizers/migration-history.js';
 import { useProviderTestServer } from '../../test/fixtures/summarizers/use-provider-test-server.js';
 import type { AnyCompactEvent } from '../core/events/events.js';
 import { CompactManager } from '../core/manager/compact-manager.js';
@@ -10,23 +11,6 @@ import { resilientSummarizer } from './resilient-summarizer.js';
 
 const startServer = useProviderTestServer();
 beforeEach(() => resetCircuitBreakers());
-
-function history() {
-  const messages: { role: string; content: string }[] = [
-    { role: 'system', content: 'You are a billing migration agent.' },
-  ];
-  for (let i = 0; i < 12; i++) {
-    messages.push({
-      role: 'user',
-      content: `Step ${i}: migrate table t_${i} on branch feat/pg15. ${'context '.repeat(40)}`,
-    });
-    messages.push({
-      role: 'assistant',
-      content: `Done step ${i}; table t_${i} migrated. ${'detail '.repeat(40)}`,
-    });
-  }
-  return messages;
-}
 
 async function managerWith(handler: ProviderReply[] | ((n: number) => ProviderReply)) {
   const started = await startServer({

@@ -8,6 +8,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
+import { migrationHistory as history } from '../../test/fixtures/summarizers/migration-history.js';
 import { useProviderTestServer } from '../../test/fixtures/summarizers/use-provider-test-server.js';
 import type { AnyCompactEvent, CompactEventProperties } from '../core/events/events.js';
 import { CompactManager } from '../core/manager/compact-manager.js';
@@ -21,24 +22,6 @@ import { resilientSummarizer } from './resilient-summarizer.js';
 const startServer = useProviderTestServer();
 
 const REFUSAL = "I'm sorry, but I can't help with that.";
-
-/** A 25-turn billing migration, with the facts a summary must keep and a planted injection. */
-function history(turns = 12) {
-  const messages: { role: string; content: string }[] = [
-    { role: 'system', content: 'You are a billing migration agent.' },
-  ];
-  for (let i = 0; i < turns; i++) {
-    messages.push({
-      role: 'user',
-      content: `Step ${i}: migrate table t_${i} on branch feat/pg15. ${'context '.repeat(40)}`,
-    });
-    messages.push({
-      role: 'assistant',
-      content: `Done step ${i}; table t_${i} migrated. ${'detail '.repeat(40)}`,
-    });
-  }
-  return messages;
-}
 
 type Provider = 'openai' | 'anthropic';
 

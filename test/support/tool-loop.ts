@@ -30,6 +30,24 @@ export function reportedInput(request: RecordedRequest): number {
   return Math.max(1, Math.ceil(request.rawBody.length / 4));
 }
 
+/**
+ * An OpenAI-style `context_length_exceeded` rejection (HTTP 400) of a request of `tokens`, the
+ * model's window being `limit`: what the adapters' overflow recovery reads the limit from.
+ */
+export function contextLengthExceeded(limit: number, tokens: number): ProviderReply {
+  return {
+    status: 400,
+    json: {
+      error: {
+        message: `This model's maximum context length is ${limit} tokens. However, your messages resulted in ${tokens} tokens. Please reduce the length of the messages.`,
+        type: 'invalid_request_error',
+        param: 'messages',
+        code: 'context_length_exceeded',
+      },
+    },
+  };
+}
+
 /** A tool output of about 600 tokens (900 under `npm test`), distinct per step. */
 export function toolOutput(step: number): string {
   return Array.from(

@@ -13,6 +13,7 @@ import {
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
+  contextLengthExceeded,
   reportedInput,
   requestViolations,
   reusedIdLoop,
@@ -172,17 +173,7 @@ describe(`AI SDK: every path in a ${STEPS}-step loop with reused call ids`, () =
 describe('AI SDK: overflow recovery', () => {
   /** The provider's real window is 4,000 tokens while the manager was told 8,000. */
   const LIMIT = 4000;
-  const tooLong = (tokens: number) => ({
-    status: 400,
-    json: {
-      error: {
-        message: `This model's maximum context length is ${LIMIT} tokens. However, your messages resulted in ${tokens} tokens. Please reduce the length of the messages.`,
-        type: 'invalid_request_error',
-        param: 'messages',
-        code: 'context_length_exceeded',
-      },
-    },
-  });
+  const tooLong = (tokens: number) => contextLengthExceeded(LIMIT, tokens);
 
   it('compacts against the reported limit and retries once, in generateText and streamText', async () => {
     const { manager, events } = newManager();

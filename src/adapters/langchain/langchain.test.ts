@@ -5,6 +5,7 @@ import { createAgent, tool } from 'langchain';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
+  contextLengthExceeded,
   positionalPairProblems,
   reportedInput,
   requestViolations,
@@ -229,17 +230,7 @@ describe('LangChain createAgent: streamed, and across invocations of a checkpoin
 describe('LangChain createAgent: overflow recovery', () => {
   /** The provider's real window, in its own (reported) tokens, while the manager was told 8,000. */
   const LIMIT = 4000;
-  const tooLong = (tokens: number): ProviderReply => ({
-    status: 400,
-    json: {
-      error: {
-        message: `This model's maximum context length is ${LIMIT} tokens. However, your messages resulted in ${tokens} tokens. Please reduce the length of the messages.`,
-        type: 'invalid_request_error',
-        param: 'messages',
-        code: 'context_length_exceeded',
-      },
-    },
-  });
+  const tooLong = (tokens: number) => contextLengthExceeded(LIMIT, tokens);
 
   it('compacts against the reported limit and retries once per rejection', async () => {
     const { manager, events } = newManager();

@@ -24,7 +24,15 @@ let mcp: MCPServerStdio;
 beforeAll(async () => {
   setTracingDisabled(true);
   server = await startProviderTestServer({ handler: () => ({ text: 'Noted.' }) });
-  mcp = new MCPServerStdio({ name: 'wide', command: process.execPath, args: [SCRIPT], cacheToolsList: true });
+  // The SDK gives the server's start and each request 5 s by default: on a busy machine the
+  // child's start alone took longer (beforeAll timed out twice at load 11-15). Wait for it.
+  mcp = new MCPServerStdio({
+    name: 'wide',
+    command: process.execPath,
+    args: [SCRIPT],
+    cacheToolsList: true,
+    clientSessionTimeoutSeconds: 600,
+  });
   await mcp.connect();
 });
 

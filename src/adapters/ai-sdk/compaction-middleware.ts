@@ -3,7 +3,6 @@ import { CompactError } from '../../core/errors.js';
 import type { CompactManager } from '../../core/manager/compact-manager.js';
 import type { CompactionResult } from '../../core/manager/manager-options.js';
 import { replyTokensOf } from '../../core/preflight/body/reply-tokens.js';
-import { withResponseSchema } from '../../core/preflight/body/response-schema.js';
 import { checkAdapterOptions } from '../adapter-options.js';
 import { compactWithEvents } from '../compact-with-events.js';
 import { compactForRetry, contextOverflowOf, feedUsage } from '../overflow-recovery.js';
@@ -16,7 +15,7 @@ import {
   chatToAiSdk,
   chatToAiSdkInSlices,
 } from './ai-sdk-messages.js';
-import { toolSetSchemas } from './tool-set-schemas.js';
+import { callResponseSchema, callToolSchemas, toolSetSchemas } from './tool-set-schemas.js';
 
 type TransformParams = NonNullable<LanguageModelMiddleware['transformParams']>;
 type CallOptions = Parameters<TransformParams>[0]['params'];
@@ -92,49 +91,6 @@ export async function compactMessages<M>(
     )) as unknown as M[],
     result: result as CompactionResult<unknown>,
   };
-}
-
-/**
- * A call's structured-output schema (`responseFormat: {type: 'json', schema}`) as the provider
- * sends it (OpenAI's `response_format`), one entry for the tool schemas counted: the prompt
- * carries it. None for plain text or JSON without a schema.
- */
-export function callResponseSchema(format: unknown): unknown[] {
-  const f = format as { type?: unknown; schema?: unknown; name?: unknown; description?: unknown } | undefined;
-  if (f?.type !== 'json' || f.schema === undefined) return [];
-  const sent = {
-    type: 'json_schema',
-    json_schema: {
-      name: typeof f.name === 'string' ? f.name : 'response',
-      ...(typeof f.description === 'string' ? { description: f.description } : {}),
-      schema: f.schema,
-      strict: true,
-    },
-  };
-  return [...(withResponseSchema([], sent) ?? [])];
-}
-
-/** The function tools of a call as schemas the token counter reads. */
-export function callToolSchemas(tools: readonly unknown[] | undefined): unknown[] {
-  return (tools ?? []).flatMap((tool) => {
-    const t = tool as {
-      type?: string;
-      name?: string;
-      description?: string;
-      inputSchema?: unknown;
-      parameters?: unknown;
-    };
-    if (t.type !== undefined && t.type !== 'function') return [];
-    if (typeof t.name !== 'string') return [];
-    return [
-      {
-        type: 'function',
-        name: t.name,
-        description: t.description ?? '',
-        parameters: t.inputSchema ?? t.parameters ?? {},
-      },
-    ];
-  });
 }
 
 function sessionIdOf(option: CompactionMiddlewareOptions['sessionId'], params: CallOptions): string {

@@ -12,9 +12,9 @@ export {
   type CompactionPrepareStep,
   type CompactionPrepareStepOptions,
   type CompactMessagesOptions,
-  callToolSchemas,
   compactionMiddleware,
   compactionPrepareStep,
   compactMessages,
 } from './compaction-middleware.js';
 export { type AiSdkRecallToolOptions, RecallToolCallError, recallTool } from './recall-tool.js';
+export { callToolSchemas } from './tool-set-schemas.js';

@@ -1,8 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { MESSAGE_CODECS } from '../../src/core/messages/formats/detect-format.js';
-import { artifactsOf } from '../../src/core/preflight/outcome/archive-originals.js';
 import { getDefaultRedactor } from '../../src/core/redaction/redactor.js';
-import { crossingSeams, redactJoined } from '../../src/core/redaction/split-secrets.js';
+import { archivedTextsOf } from './support/archived-texts.js';
 import { leakFinder } from './support/secret-shapes.js';
 
 /**
@@ -35,24 +33,8 @@ function history(): Record<string, unknown>[] {
   ];
 }
 
-const codec = MESSAGE_CODECS['openai-chat'];
-const items = history().map((raw, index) => ({
-  entry: { parsed: codec.parse(raw, index) },
-  id: `m${index}`,
-  index,
-}));
-
-/** The artifacts of a cascade that folded `folded` and cut `cut`, as the archive redacts them. */
-function archived(folded: number[], cut: number[] = []): string[] {
-  const cascade = {
-    rewrites: cut.map((index) => ({ item: items[index], rewrite: { ref: `cut-${index}`, kind: 'cut' } })),
-    folded: folded.map((index) => items[index]),
-    summary: { version: 1 },
-  };
-  return artifactsOf(cascade as never, 1, items as never).map((artifact) =>
-    redactJoined(artifact.text, crossingSeams(artifact.seams ?? [], redact), redact),
-  );
-}
+/** The artifacts of a cascade that folded some messages and cut others, as the archive redacts them. */
+const archived = archivedTextsOf(history(), 'openai-chat', redact, 'cut');
 
 describe('a secret split over an archived message and one the archive does not hold', () => {
   it('holds both secrets split (the test can fail)', () => {

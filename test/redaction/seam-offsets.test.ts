@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { MESSAGE_CODECS } from '../../src/core/messages/formats/detect-format.js';
-import { artifactsOf } from '../../src/core/preflight/outcome/archive-originals.js';
 import { getDefaultRedactor } from '../../src/core/redaction/redactor.js';
 import { blockSeams, crossingSeams, redactJoined } from '../../src/core/redaction/split-secrets.js';
+import { archivedTextsOf } from './support/archived-texts.js';
 import { leakFinder } from './support/secret-shapes.js';
 
 /**
@@ -35,26 +35,8 @@ const raws: Record<string, unknown>[] = [
   },
   { role: 'user', content: `${GITHUB.slice(20)} is the rest of it` },
 ];
-const items = raws.map((raw, index) => ({
-  entry: { parsed: codec.parse(raw, index) },
-  id: `m${index}`,
-  index,
-}));
-
-/** The artifacts of a cascade that folded `folded` and cleared `cleared`, as the archive redacts them. */
-function archived(folded: number[], cleared: number[] = []): string[] {
-  const cascade = {
-    rewrites: cleared.map((index) => ({
-      item: items[index],
-      rewrite: { ref: `c-${index}`, kind: 'cleared' },
-    })),
-    folded: folded.map((index) => items[index]),
-    summary: { version: 1 },
-  };
-  return artifactsOf(cascade as never, 1, items as never).map((artifact) =>
-    redactJoined(artifact.text, crossingSeams(artifact.seams ?? [], redact), redact),
-  );
-}
+/** The artifacts of a cascade that folded some messages and cleared others, as the archive redacts them. */
+const archived = archivedTextsOf(raws, 'anthropic', redact, 'cleared');
 
 describe('a seam whose text is found earlier in the joined text', () => {
   it('holds the whole token and its halves (the test can fail)', () => {

@@ -181,6 +181,11 @@ describe('a gitleaks corpus secret split over two messages at every position', (
     );
   }, 120_000);
 
-  it.todo('in three messages whose middle one completes no match with either neighbour');
-  it.todo('in the arguments of two tool calls');
+  // Not caught yet (bench/notes/secrets-88.md, "What is left"): each seam is read between two
+  // neighbouring messages only, and tool-call arguments are never read across calls. Todos,
+  // not passes: they name the two shapes the redactor still misses.
+  it.todo(
+    'in three messages whose middle one completes no match with either neighbour (not caught: seams are read between two messages only)',
+  );
+  it.todo('in the arguments of two tool calls (not caught: arguments are not read across calls)');
 });
